@@ -1,0 +1,174 @@
+// Command local runs all of openvitals in one process for development: the whole REST API on
+// OPENVITALS_ADDR, the purge worker polling its queue, and an in-process S3 stand-in, over
+// DynamoDB Local and the SQS stand-in that `make run` starts.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/openvitals/openvitals/internal/apikey"
+	"github.com/openvitals/openvitals/internal/purge"
+	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/service"
+)
+
+func main() {
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, log); err != nil {
+		log.Error("openvitals stopped", "err", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, log *slog.Logger) error {
+	setDefault("AWS_REGION", "us-east-1")
+	setDefault("AWS_ACCESS_KEY_ID", "test")
+	setDefault("AWS_SECRET_ACCESS_KEY", "test")
+	setDefault("AWS_EC2_METADATA_DISABLED", "true")
+	if os.Getenv("AWS_ENDPOINT_URL_S3") == "" {
+		addr, err := serveS3(ctx, envOr("OPENVITALS_S3_ADDR", "127.0.0.1:9090"), log)
+		if err != nil {
+			return err
+		}
+		os.Setenv("AWS_ENDPOINT_URL_S3", "http://"+addr)
+	}
+
+	cfg := service.ConfigFromEnv()
+	clients, err := service.NewClients(ctx)
+	if err != nil {
+		return err
+	}
+	if err := service.Provision(ctx, cfg, clients); err != nil {
+		return fmt.Errorf("create table, queues and bucket (are the stand-ins running? use make run): %w", err)
+	}
+	svc, err := service.New(cfg, clients, log)
+	if err != nil {
+		return err
+	}
+	if err := provisionKeys(ctx, svc); err != nil {
+		return err
+	}
+
+	purgeQueue, err := queue.Open(ctx, clients.SQS, cfg.PurgeQueue)
+	if err != nil {
+		return err
+	}
+	go purgeQueue.Poll(ctx, 10, svc.Purger.HandleSQS, log)
+	go sweepPurges(ctx, svc)
+
+	addr := envOr("OPENVITALS_ADDR", "127.0.0.1:8080")
+	srv := &http.Server{Addr: addr, Handler: logRequests(svc.API.Handler(), log), ReadHeaderTimeout: 10 * time.Second}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	log.Info("openvitals is serving", "url", "http://"+ln.Addr().String(), "table", cfg.Table, "bucket", cfg.Bucket)
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// provisionKeys creates the accounts and keys of OPENVITALS_KEYS or, when it is unset, the
+// account "local" with a fresh admin key, printed once.
+func provisionKeys(ctx context.Context, svc *service.Service) error {
+	spec := os.Getenv("OPENVITALS_KEYS")
+	if spec == "" {
+		g := apikey.Grant{Account: "local", Role: "admin", Key: apikey.Generate()}
+		if err := apikey.Provision(ctx, svc.Store, g, "make run"); err != nil {
+			return err
+		}
+		fmt.Printf("\nAccount %q, admin API key (shown once):\n\n    %s\n\n", g.Account, g.Key)
+		return nil
+	}
+	grants, err := apikey.ParseGrants(spec)
+	if err != nil {
+		return fmt.Errorf("OPENVITALS_KEYS: %w", err)
+	}
+	for _, g := range grants {
+		if err := apikey.Provision(ctx, svc.Store, g, "OPENVITALS_KEYS"); err != nil {
+			return err
+		}
+	}
+	svc.Log.Info("API keys from OPENVITALS_KEYS are ready", "keys", len(grants))
+	return nil
+}
+
+// sweepPurges queues again, at start and then every ten minutes, the purges whose message was
+// lost (in AWS the scheduler does this).
+func sweepPurges(ctx context.Context, svc *service.Service) {
+	for {
+		if n, err := purge.Sweep(ctx, svc.Store, svc.PurgeQueue, 5*time.Minute); err != nil {
+			svc.Log.Error("sweep pending purges", "err", err)
+		} else if n > 0 {
+			svc.Log.Info("queued pending purges again", "purges", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(10 * time.Minute):
+		}
+	}
+}
+
+// serveS3 runs the in-process S3 stand-in (gofakes3, in memory) and returns its address.
+func serveS3(ctx context.Context, addr string, log *slog.Logger) (string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("S3 stand-in: %w", err)
+	}
+	srv := &http.Server{Handler: gofakes3.New(s3mem.New()).Server(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	go func() { <-ctx.Done(); _ = srv.Close() }()
+	log.Info("S3 stand-in (gofakes3, in memory) is serving", "url", "http://"+ln.Addr().String())
+	return ln.Addr().String(), nil
+}
+
+func logRequests(h http.Handler, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		h.ServeHTTP(rec, r)
+		log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "ms", time.Since(start).Milliseconds())
+	})
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) { w.status = code; w.ResponseWriter.WriteHeader(code) }
+
+func setDefault(name, value string) {
+	if os.Getenv(name) == "" {
+		os.Setenv(name, value)
+	}
+}
+
+func envOr(name, fallback string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return fallback
+}

@@ -1,0 +1,20 @@
+// Command purge-worker is the Lambda function that consumes the purge queue and removes every
+// item and object a deleted website, page or multistep test left behind.
+package main
+
+import (
+	"context"
+	"log"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/openvitals/openvitals/internal/service"
+)
+
+func main() {
+	svc, err := service.FromEnv(context.Background())
+	if err != nil {
+		log.Fatal(err)
+	}
+	lambda.Start(svc.Purger.HandleSQS)
+}

@@ -1,0 +1,25 @@
+// Command infra is the openvitals CDK app: `cdk deploy` (from the repository
+// root, through cdk.json) runs it to synthesize the CloudFormation template.
+package main
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/jsii-runtime-go"
+)
+
+func main() {
+	// Stops the jsii Node.js child process when the app is done.
+	defer jsii.Close()
+
+	app := awscdk.NewApp(nil)
+
+	// No Env: the stack is environment-agnostic, so `cdk deploy` targets
+	// whatever account and region the caller's credentials select.
+	NewOpenvitalsStack(app, "OpenvitalsStack", &OpenvitalsStackProps{
+		StackProps: awscdk.StackProps{
+			Description: jsii.String("openvitals: self-hosted web-performance monitoring"),
+		},
+	})
+
+	app.Synth(nil)
+}

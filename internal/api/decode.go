@@ -1,0 +1,87 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+)
+
+// maxBodyBytes bounds every request body: 100 pages of 2 KB URLs and aliases fit with room.
+const maxBodyBytes = 1 << 20
+
+// decodeJSON reads a JSON request body into v, strictly: one JSON value, no unknown fields,
+// at most maxBodyBytes. Every failure is a *Problem (400, 413 or 415).
+func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			return newProblem(http.StatusUnsupportedMediaType, "send the request body as application/json")
+		}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return newProblem(http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes", maxBodyBytes))
+		}
+		return badRequest("the request body could not be read")
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return badRequest("the request body is empty; send a JSON document")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return jsonProblem(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return badRequest("the request body holds more than one JSON value")
+	}
+	return nil
+}
+
+// jsonProblem explains a decoding error in terms of the request, naming the field at fault.
+func jsonProblem(err error) *Problem {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		return badRequest(fmt.Sprintf("the request body is not valid JSON (at byte %d)", syntax.Offset))
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return badRequest("the request body is not valid JSON (it ends too early)")
+	case errors.As(err, &typ):
+		field := typ.Field
+		if field == "" {
+			return badRequest(fmt.Sprintf("the request body must be %s, not %s", jsonKind(typ.Type.Kind().String()), typ.Value))
+		}
+		want := jsonKind(typ.Type.Kind().String())
+		return badRequest(fmt.Sprintf("%s must be %s, not %s", field, want, typ.Value),
+			FieldError{Field: field, Message: "must be " + want})
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return badRequest(fmt.Sprintf("unknown field %q", name), FieldError{Field: name, Message: "unknown field"})
+	default:
+		return badRequest("the request body is not valid JSON: " + err.Error())
+	}
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "float64", "float32", "int", "int64":
+		return "a number"
+	case "bool":
+		return "a boolean"
+	case "slice", "array":
+		return "an array"
+	case "struct", "map":
+		return "an object"
+	}
+	return "of another type"
+}

@@ -1,0 +1,355 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+const (
+	maxSteps       = 50
+	maxSelectorLen = 1000
+	maxValueLen    = 2000
+	maxWaitMillis  = 60000
+)
+
+var (
+	stepTypes   = []string{"navigate", "click", "type", "select", "hover", "scroll", "waitForSelector", "wait"}
+	waitUntils  = []string{"load", "domcontentloaded", "networkidle0", "networkidle2"}
+	testDevices = []string{"desktop", "mobile"}
+)
+
+func (s *Server) multistepRoutes(mux *http.ServeMux) {
+	s.route(mux, "GET /{websiteID}/multistep", false, s.listTests)
+	s.route(mux, "GET /{websiteID}/multistep/{testID}", false, s.getTest)
+	s.route(mux, "POST /{websiteID}/multistep", true, s.createTest)
+	s.route(mux, "PUT /{websiteID}/multistep/{testID}", true, s.updateTest)
+	s.route(mux, "DELETE /{websiteID}/multistep/{testID}", true, s.deleteTest)
+}
+
+// testJSON is a multistep test as the interface shows it.
+type testJSON struct {
+	ID      string     `json:"id"`
+	Alias   string     `json:"alias"`
+	Created time.Time  `json:"created"`
+	Device  string     `json:"device"`
+	Steps   []stepJSON `json:"steps"`
+}
+
+type stepJSON struct {
+	Type              string `json:"type"`
+	Target            string `json:"target,omitempty"`
+	Value             string `json:"value,omitempty"`
+	WaitForNavigation bool   `json:"waitForNavigation"`
+	WaitUntil         string `json:"waitUntil,omitempty"`
+}
+
+// testStatsJSON is a test in the list, with its statistics over the latest 14 days. Averages
+// are null while there is no run to average.
+type testStatsJSON struct {
+	testJSON
+	INP          *int              `json:"inp"`
+	TBT          *int              `json:"tbt"`
+	CLS          *float64          `json:"cls"`
+	Duration     *int              `json:"duration"`
+	SuccessRates []successRateJSON `json:"success_rates"`
+	State        string            `json:"state"`
+	SuccessRate  *int              `json:"success_rate"`
+}
+
+type successRateJSON struct {
+	Date string `json:"date"`
+	Rate int    `json:"rate"`
+}
+
+func toTestJSON(t store.Test) testJSON {
+	steps := make([]stepJSON, len(t.Steps))
+	for i, st := range t.Steps {
+		steps[i] = stepJSON(st)
+	}
+	return testJSON{ID: t.ID, Alias: t.Alias, Created: t.Created, Device: t.Device, Steps: steps}
+}
+
+type testInput struct {
+	Alias  *string      `json:"alias"`
+	Device *string      `json:"device"`
+	Steps  *[]stepInput `json:"steps"`
+}
+
+type stepInput struct {
+	Type              *string     `json:"type"`
+	Target            *string     `json:"target"`
+	Value             *flexString `json:"value"`
+	WaitForNavigation *flexBool   `json:"waitForNavigation"`
+	WaitUntil         *string     `json:"waitUntil"`
+}
+
+// flexBool accepts a JSON boolean or the strings "on", "off", "true" and "false" (HTML forms
+// send "on" for a ticked checkbox).
+type flexBool bool
+
+func (b *flexBool) UnmarshalJSON(data []byte) error {
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	switch v {
+	case true, "on", "true":
+		*b = true
+	case false, "off", "false":
+		*b = false
+	default:
+		return &json.UnmarshalTypeError{Value: string(data), Type: reflect.TypeFor[bool]()}
+	}
+	return nil
+}
+
+// flexString accepts a JSON string or number (a wait step's milliseconds may come as either).
+type flexString string
+
+func (s *flexString) UnmarshalJSON(data []byte) error {
+	if len(data) > 0 && data[0] == '"' {
+		var v string
+		if err := json.Unmarshal(data, &v); err != nil {
+			return err
+		}
+		*s = flexString(v)
+		return nil
+	}
+	var n json.Number
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&n); err != nil {
+		return &json.UnmarshalTypeError{Value: string(data), Type: reflect.TypeFor[string]()}
+	}
+	*s = flexString(n.String())
+	return nil
+}
+
+// applyTest sets the fields present in in over t and checks the result; on create alias and
+// device must be present.
+func applyTest(in testInput, t *store.Test, create bool) error {
+	var errs fieldErrors
+	if in.Alias != nil {
+		t.Alias = *in.Alias
+		if msg := checkName(t.Alias); msg != "" {
+			errs.add("alias", "%s", msg)
+		}
+	} else if create {
+		errs.add("alias", "is required")
+	}
+	if in.Device != nil {
+		t.Device = *in.Device
+		if !slices.Contains(testDevices, t.Device) {
+			errs.add("device", "must be desktop or mobile")
+		}
+	} else if create {
+		errs.add("device", "is required")
+	}
+	if in.Steps != nil {
+		if len(*in.Steps) > maxSteps {
+			errs.add("steps", "at most %d steps, not %d", maxSteps, len(*in.Steps))
+		} else {
+			t.Steps = make([]store.Step, len(*in.Steps))
+			for i, st := range *in.Steps {
+				t.Steps[i] = checkStep(st, fmt.Sprintf("steps[%d]", i), &errs)
+			}
+		}
+	}
+	if !create && in == (testInput{}) {
+		errs.add("body", "send at least one of alias, device and steps")
+	}
+	return errs.err()
+}
+
+// checkStep validates one step: target where the type needs one, value for type, select and
+// wait, and waitUntil only from the known events.
+func checkStep(in stepInput, field string, errs *fieldErrors) store.Step {
+	var st store.Step
+	if in.Type == nil {
+		errs.add(field+".type", "is required")
+	} else if st.Type = *in.Type; !slices.Contains(stepTypes, st.Type) {
+		errs.add(field+".type", "must be one of %s", strings.Join(stepTypes, ", "))
+	}
+	if in.Target != nil {
+		st.Target = *in.Target
+	}
+	if in.Value != nil {
+		st.Value = string(*in.Value)
+	}
+	if in.WaitForNavigation != nil {
+		st.WaitForNavigation = bool(*in.WaitForNavigation)
+	}
+	if in.WaitUntil != nil {
+		st.WaitUntil = *in.WaitUntil
+		if !slices.Contains(waitUntils, st.WaitUntil) {
+			errs.add(field+".waitUntil", "must be one of %s", strings.Join(waitUntils, ", "))
+		}
+	} else if st.WaitForNavigation || st.Type == "navigate" {
+		st.WaitUntil = "load"
+	}
+
+	switch st.Type {
+	case "navigate":
+		if msg := checkNavigateTarget(st.Target); msg != "" {
+			errs.add(field+".target", "%s", msg)
+		}
+	case "click", "type", "select", "hover", "waitForSelector":
+		if msg := checkSelector(st.Target, true); msg != "" {
+			errs.add(field+".target", "%s", msg)
+		}
+	case "scroll":
+		if msg := checkSelector(st.Target, false); msg != "" {
+			errs.add(field+".target", "%s", msg)
+		}
+	case "wait":
+		if st.Target != "" {
+			errs.add(field+".target", "does not apply to a wait step")
+		}
+	}
+
+	switch st.Type {
+	case "type", "select":
+		if in.Value == nil {
+			errs.add(field+".value", "is required for a %s step", st.Type)
+		} else if len(st.Value) > maxValueLen {
+			errs.add(field+".value", "must be at most %d bytes", maxValueLen)
+		}
+	case "wait":
+		ms, err := strconv.Atoi(st.Value)
+		if in.Value == nil {
+			errs.add(field+".value", "is required for a wait step: the milliseconds to wait")
+		} else if err != nil || ms < 1 || ms > maxWaitMillis {
+			errs.add(field+".value", "must be a whole number of milliseconds from 1 to %d", maxWaitMillis)
+		}
+	default:
+		if in.Value != nil && st.Type != "" {
+			errs.add(field+".value", "does not apply to a %s step", st.Type)
+		}
+	}
+	return st
+}
+
+// checkNavigateTarget accepts an absolute http(s) URL or a path on the website's domain.
+func checkNavigateTarget(s string) string {
+	switch {
+	case s == "":
+		return "is required: the URL or path to open"
+	case strings.HasPrefix(s, "/"):
+		return checkPageURL(s)
+	case len(s) > maxURLLen:
+		return fmt.Sprintf("must be at most %d bytes", maxURLLen)
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
+		return "must be an http(s) URL or a path starting with /"
+	}
+	return ""
+}
+
+func checkSelector(s string, required bool) string {
+	switch {
+	case s == "" && required:
+		return "is required: the CSS selector of the element"
+	case len(s) > maxSelectorLen:
+		return fmt.Sprintf("must be at most %d bytes", maxSelectorLen)
+	case strings.IndexFunc(s, unicode.IsControl) >= 0:
+		return "must not contain control characters"
+	}
+	return ""
+}
+
+func (s *Server) listTests(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	tests, err := s.store.Tests(r.Context(), site)
+	if err != nil {
+		return err
+	}
+	out := make([]testStatsJSON, len(tests))
+	for i, t := range tests {
+		// No runs are recorded yet, so there is nothing to average and the test is off.
+		out[i] = testStatsJSON{testJSON: toTestJSON(t), SuccessRates: []successRateJSON{}, State: "off"}
+	}
+	return writeJSON(w, http.StatusOK, list(out))
+}
+
+func (s *Server) getTest(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	t, err := s.store.Test(r.Context(), site, r.PathValue("testID"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, toTestJSON(t))
+}
+
+func (s *Server) createTest(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	var in testInput
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	t := store.Test{Steps: []store.Step{}}
+	if err := applyTest(in, &t, true); err != nil {
+		return err
+	}
+	if err := s.store.CreateTest(r.Context(), site, &t); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, toTestJSON(t))
+}
+
+func (s *Server) updateTest(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	var in testInput
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	t, err := s.store.Test(r.Context(), site, r.PathValue("testID"))
+	if err != nil {
+		return err
+	}
+	if err := applyTest(in, &t, false); err != nil {
+		return err
+	}
+	if err := s.store.UpdateTest(r.Context(), site, t); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, toTestJSON(t))
+}
+
+func (s *Server) deleteTest(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	job, err := s.store.DeleteTest(r.Context(), site, r.PathValue("testID"))
+	if err != nil {
+		return err
+	}
+	s.enqueuePurge(r, job)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

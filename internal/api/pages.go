@@ -1,0 +1,161 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+func (s *Server) pageRoutes(mux *http.ServeMux) {
+	s.route(mux, "GET /{websiteID}/settings/pages", false, s.listPages)
+	// The interface does not mark adding pages (admin): any key of the account may add them.
+	s.route(mux, "POST /{websiteID}/settings/pages", false, s.createPages)
+	s.route(mux, "PUT /{websiteID}/settings/{pageID}", true, s.updatePage)
+	s.route(mux, "DELETE /{websiteID}/settings/{pageID}", true, s.deletePage)
+}
+
+// pageJSON is a page's settings as the interface shows them.
+type pageJSON struct {
+	ID    string `json:"id"`
+	URL   string `json:"url"`
+	Alias string `json:"alias"`
+}
+
+func toPageJSON(p store.Page) pageJSON { return pageJSON{ID: p.ID, URL: p.URL, Alias: p.Alias} }
+
+// pageInput is one page of a create or update request; nil means omitted.
+type pageInput struct {
+	URL   *string `json:"url"`
+	Alias *string `json:"alias"`
+}
+
+func (s *Server) listPages(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	pages, err := s.store.Pages(r.Context(), site)
+	if err != nil {
+		return err
+	}
+	out := make([]pageJSON, len(pages))
+	for i, p := range pages {
+		out[i] = toPageJSON(p)
+	}
+	return writeJSON(w, http.StatusOK, list(out))
+}
+
+func (s *Server) createPages(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	var in []pageInput
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	var errs fieldErrors
+	switch {
+	case len(in) == 0:
+		errs.add("body", "send an array of 1 to %d pages", store.MaxPagesPerCall)
+	case len(in) > store.MaxPagesPerCall:
+		errs.add("body", "at most %d pages a call, not %d", store.MaxPagesPerCall, len(in))
+	}
+	if err := errs.err(); err != nil {
+		return err
+	}
+	pages := make([]store.Page, len(in))
+	seen := make(map[string]int, len(in))
+	for i, p := range in {
+		field := fmt.Sprintf("[%d]", i)
+		pages[i] = checkPage(p, store.Page{}, field, &errs)
+		if first, dup := seen[pages[i].URL]; dup && pages[i].URL != "" {
+			errs.add(field+".url", "repeats the url of [%d]", first)
+		}
+		seen[pages[i].URL] = i
+	}
+	if err := errs.err(); err != nil {
+		return err
+	}
+	if err := s.store.CreatePages(r.Context(), site, pages); err != nil {
+		return err
+	}
+	out := make([]pageJSON, len(pages))
+	for i, p := range pages {
+		out[i] = toPageJSON(p)
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// checkPage applies a page input over base (the stored page, or empty for a new one) and
+// records what is wrong under field. A new page's alias defaults to its url.
+func checkPage(in pageInput, base store.Page, field string, errs *fieldErrors) store.Page {
+	p := base
+	if field != "" {
+		field += "."
+	}
+	if in.URL != nil {
+		p.URL = *in.URL
+	}
+	if in.URL != nil || base.URL == "" {
+		if msg := checkPageURL(p.URL); msg != "" {
+			errs.add(field+"url", "%s", msg)
+		}
+	}
+	if in.Alias != nil && *in.Alias != "" {
+		p.Alias = *in.Alias
+		if msg := checkName(p.Alias); msg != "" {
+			errs.add(field+"alias", "%s", msg)
+		}
+	} else if p.Alias == "" {
+		p.Alias = p.URL
+	}
+	return p
+}
+
+func (s *Server) updatePage(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	var in pageInput
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	if in.URL == nil && in.Alias == nil {
+		return invalid(FieldError{Field: "body", Message: "send url, alias or both"})
+	}
+	old, err := s.store.Page(r.Context(), site, r.PathValue("pageID"))
+	if err != nil {
+		return err
+	}
+	var errs fieldErrors
+	updated := checkPage(in, old, "", &errs)
+	if err := errs.err(); err != nil {
+		return err
+	}
+	if err := s.store.UpdatePage(r.Context(), site, old, updated); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) deletePage(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	p, err := s.store.Page(r.Context(), site, r.PathValue("pageID"))
+	if err != nil {
+		return err
+	}
+	job, err := s.store.DeletePage(r.Context(), site, p)
+	if err != nil {
+		return err
+	}
+	s.enqueuePurge(r, job)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

@@ -1,0 +1,97 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// Problem is an RFC 9457 problem detail, the body of every error response. Message repeats
+// Detail for clients of the service this interface comes from.
+type Problem struct {
+	Type    string       `json:"type"`
+	Title   string       `json:"title"`
+	Status  int          `json:"status"`
+	Detail  string       `json:"detail"`
+	Message string       `json:"message"`
+	Errors  []FieldError `json:"errors,omitempty"`
+}
+
+// FieldError names one bad field of a request and what is wrong with it.
+type FieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+func (p *Problem) Error() string { return fmt.Sprintf("%d %s: %s", p.Status, p.Title, p.Detail) }
+
+func newProblem(status int, detail string, fields ...FieldError) *Problem {
+	return &Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail, Errors: fields}
+}
+
+// badRequest is malformed input: bad JSON, wrong types, unknown fields, bad query parameters.
+func badRequest(detail string, fields ...FieldError) *Problem {
+	return newProblem(http.StatusBadRequest, detail, fields...)
+}
+
+// invalid is well-formed input with values that are not acceptable.
+func invalid(fields ...FieldError) *Problem {
+	msgs := make([]string, len(fields))
+	for i, f := range fields {
+		msgs[i] = f.Field + ": " + f.Message
+	}
+	return newProblem(http.StatusUnprocessableEntity, "invalid request: "+strings.Join(msgs, "; "), fields...)
+}
+
+var (
+	errUnauthorized = newProblem(http.StatusUnauthorized, "a valid API key is required: send it as 'Authorization: Bearer <key>'")
+	errForbidden    = newProblem(http.StatusForbidden, "this operation needs an admin key")
+)
+
+// writeError turns any error into a problem response. Store errors map to 404 and 409;
+// anything unexpected is logged and answered with a 500 that reveals nothing.
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	var p *Problem
+	var conflict *store.ConflictError
+	switch {
+	case errors.As(err, &p):
+	case errors.Is(err, store.ErrNotFound):
+		p = newProblem(http.StatusNotFound, notFoundDetail(err))
+	case errors.As(err, &conflict):
+		p = newProblem(http.StatusConflict, conflict.Error(), FieldError{Field: conflict.Field, Message: "already exists"})
+	default:
+		log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		p = newProblem(http.StatusInternalServerError, "the request could not be completed; it has been logged")
+	}
+	writeProblem(w, p)
+}
+
+// notFoundDetail keeps the "what" of a not-found error ("website abc") and drops the rest.
+func notFoundDetail(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, ": "+store.ErrNotFound.Error()); i > 0 {
+		msg = msg[:i]
+		if j := strings.LastIndex(msg, ": "); j >= 0 {
+			msg = msg[j+2:]
+		}
+		return msg + " not found"
+	}
+	return "not found"
+}
+
+func writeProblem(w http.ResponseWriter, p *Problem) {
+	out := *p
+	out.Message = out.Detail
+	if out.Status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="openvitals"`)
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(out.Status)
+	_ = json.NewEncoder(w).Encode(out)
+}

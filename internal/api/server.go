@@ -1,0 +1,176 @@
+// Package api serves openvitals' REST interface over net/http. One Server builds a handler per
+// endpoint group (each becomes a Lambda behind API Gateway) and one with every group (for the
+// local service).
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/openvitals/openvitals/internal/apikey"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// Purger queues the purge of what a deletion left behind.
+type Purger interface {
+	Enqueue(ctx context.Context, job store.PurgeJob) error
+}
+
+// Server holds what the handlers need.
+type Server struct {
+	store  *store.Store
+	purger Purger
+	log    *slog.Logger
+}
+
+// New returns a Server over a store, queuing purges with purger.
+func New(st *store.Store, purger Purger, log *slog.Logger) *Server {
+	return &Server{store: st, purger: purger, log: log}
+}
+
+// handlerFunc is an endpoint: it writes a success response or returns an error, which becomes
+// the problem response in one place (writeError).
+type handlerFunc func(w http.ResponseWriter, r *http.Request, c caller) error
+
+// caller is who sent the request: the account and role of its API key.
+type caller struct {
+	account string
+	role    store.Role
+}
+
+// route registers an authenticated endpoint; admin endpoints refuse viewer keys with 403.
+func (s *Server) route(mux *http.ServeMux, pattern string, admin bool, h handlerFunc) {
+	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		c, err := s.authenticate(r)
+		if err == nil && admin && c.role != store.RoleAdmin {
+			err = errForbidden
+		}
+		if err == nil {
+			err = h(w, r, c)
+		}
+		if err != nil {
+			writeError(w, r, s.log, err)
+		}
+	})
+}
+
+func (s *Server) authenticate(r *http.Request) (caller, error) {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	token = strings.TrimSpace(token)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || len(token) > 256 {
+		return caller{}, errUnauthorized
+	}
+	k, err := s.store.APIKeyByHash(r.Context(), apikey.Hash(token))
+	if err != nil {
+		if isNotFound(err) {
+			return caller{}, errUnauthorized
+		}
+		return caller{}, err
+	}
+	return caller{account: k.Account, role: k.Role}, nil
+}
+
+// website resolves the {websiteID} of the path within the caller's account: a website of
+// another account is not found, exactly like one that does not exist.
+func (s *Server) website(r *http.Request, c caller) (store.Website, error) {
+	return s.store.Website(r.Context(), c.account, r.PathValue("websiteID"))
+}
+
+// Handler serves every endpoint group; the local service uses it.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	s.websiteRoutes(mux)
+	s.pageRoutes(mux)
+	s.budgetRoutes(mux)
+	s.multistepRoutes(mux)
+	return s.finish(mux)
+}
+
+// Websites serves the website endpoints and the OpenAPI document.
+func (s *Server) Websites() http.Handler { return s.group(s.websiteRoutes) }
+
+// Pages serves the page settings endpoints.
+func (s *Server) Pages() http.Handler { return s.group(s.pageRoutes) }
+
+// Budgets serves the budget endpoints.
+func (s *Server) Budgets() http.Handler { return s.group(s.budgetRoutes) }
+
+// Multistep serves the multistep test endpoints.
+func (s *Server) Multistep() http.Handler { return s.group(s.multistepRoutes) }
+
+func (s *Server) group(routes func(*http.ServeMux)) http.Handler {
+	mux := http.NewServeMux()
+	routes(mux)
+	return s.finish(mux)
+}
+
+// finish wraps a mux so that unmatched paths and methods answer with problem details too, and
+// a panic becomes a logged 500 instead of a dropped connection.
+func (s *Server) finish(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				s.log.ErrorContext(r.Context(), "panic", "method", r.Method, "path", r.URL.Path, "panic", v)
+				writeProblem(w, newProblem(http.StatusInternalServerError, "the request could not be completed; it has been logged"))
+			}
+		}()
+		h, pattern := mux.Handler(r)
+		if pattern == "" {
+			// The mux's own 404 and 405 answers are plain text: keep their status and Allow header.
+			rec := &statusRecorder{header: http.Header{}}
+			h.ServeHTTP(rec, r)
+			if allow := rec.header.Get("Allow"); allow != "" {
+				w.Header().Set("Allow", allow)
+			}
+			status := rec.status
+			if status == 0 || status == http.StatusOK {
+				status = http.StatusNotFound
+			}
+			detail := "no such endpoint: " + r.Method + " " + r.URL.Path
+			if status == http.StatusMethodNotAllowed {
+				detail = "method " + r.Method + " is not allowed here"
+			}
+			writeProblem(w, newProblem(status, detail))
+			return
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// statusRecorder captures the status and headers a handler writes, and drops its body.
+type statusRecorder struct {
+	header http.Header
+	status int
+}
+
+func (s *statusRecorder) Header() http.Header         { return s.header }
+func (s *statusRecorder) Write(b []byte) (int, error) { return len(b), nil }
+func (s *statusRecorder) WriteHeader(code int)        { s.status = code }
+
+// writeJSON answers with v as JSON. It encodes before writing anything, so an encoding error
+// can still become a problem response.
+func writeJSON(w http.ResponseWriter, status int, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+	return nil
+}
+
+// list wraps a slice the way the interface returns lists: {"result": {"list": [...]}}.
+func list[T any](items []T) any {
+	if items == nil {
+		items = []T{}
+	}
+	return map[string]any{"result": map[string]any{"list": items}}
+}
+
+func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

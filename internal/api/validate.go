@@ -1,0 +1,128 @@
+package api
+
+import (
+	"fmt"
+	"math"
+	"net"
+	"net/url"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/net/idna"
+)
+
+// Limits on free text, so that no single field can bloat an item.
+const (
+	maxNameLen = 200  // displayName, alias (characters)
+	maxURLLen  = 2048 // page url (bytes)
+)
+
+// fieldErrors collects the problems of one request, so that a response names all of them.
+type fieldErrors []FieldError
+
+func (fe *fieldErrors) add(field, format string, args ...any) {
+	*fe = append(*fe, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// err is nil when nothing was wrong, otherwise a 422 problem naming every bad field.
+func (fe fieldErrors) err() error {
+	if len(fe) == 0 {
+		return nil
+	}
+	return invalid(fe...)
+}
+
+var domainProfile = idna.New(idna.MapForLookup(), idna.BidiRule(), idna.Transitional(false))
+
+// normalizeDomain checks that s is a host name only (no scheme, path, query or port) and returns
+// it lower-cased, internationalized names in their ASCII (punycode) form. A leading "www." is kept.
+func normalizeDomain(s string) (string, string) {
+	s = strings.TrimSpace(s)
+	switch {
+	case s == "":
+		return "", "is required"
+	case strings.Contains(s, "://"):
+		return "", "must be a host name only, without a scheme such as https://"
+	case strings.ContainsAny(s, "/?#"):
+		return "", "must be a host name only, without a path, query or fragment"
+	case strings.ContainsAny(s, "@ \t"):
+		return "", "must be a host name only"
+	case strings.Contains(s, ":"):
+		return "", "must be a host name only, without a port"
+	case len(s) > 253:
+		return "", "must be at most 253 characters"
+	}
+	ascii, err := domainProfile.ToASCII(s)
+	if err != nil {
+		return "", "is not a valid host name"
+	}
+	ascii = strings.ToLower(ascii)
+	if net.ParseIP(ascii) != nil {
+		return "", "must be a host name, not an IP address"
+	}
+	labels := strings.Split(ascii, ".")
+	if len(labels) < 2 {
+		return "", "must be a fully qualified host name such as example.com"
+	}
+	for _, l := range labels {
+		if !validLabel(l) {
+			return "", "is not a valid host name"
+		}
+	}
+	if tld := labels[len(labels)-1]; strings.Trim(tld, "0123456789") == "" {
+		return "", "is not a valid host name"
+	}
+	return ascii, ""
+}
+
+func validLabel(l string) bool {
+	if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+		return false
+	}
+	for _, c := range l {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// checkPageURL checks that s is a path (with an optional query) relative to the website's
+// domain: it starts with a single "/", and holds no fragment, white space or control characters.
+func checkPageURL(s string) string {
+	switch {
+	case s == "":
+		return "is required"
+	case len(s) > maxURLLen:
+		return fmt.Sprintf("must be at most %d bytes", maxURLLen)
+	case !strings.HasPrefix(s, "/"):
+		return "must be a path relative to the website's domain, starting with /"
+	case strings.HasPrefix(s, "//") || strings.HasPrefix(s, `/\`):
+		return "must be a path on the website's own domain, not start with // or /\\"
+	case strings.Contains(s, "#"):
+		return "must not contain a fragment (#)"
+	case strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0:
+		return "must not contain white space or control characters (percent-encode them)"
+	}
+	u, err := url.ParseRequestURI(s)
+	if err != nil || u.Scheme != "" || u.Host != "" {
+		return "is not a valid path"
+	}
+	return ""
+}
+
+// checkName checks a display name or alias: 1 to maxNameLen characters of printable text.
+func checkName(s string) string {
+	switch {
+	case strings.TrimSpace(s) == "":
+		return "must not be empty"
+	case utf8.RuneCountInString(s) > maxNameLen:
+		return fmt.Sprintf("must be at most %d characters", maxNameLen)
+	case strings.IndexFunc(s, func(r rune) bool { return unicode.IsControl(r) || r == utf8.RuneError }) >= 0:
+		return "must not contain control characters or invalid UTF-8"
+	}
+	return ""
+}
+
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }

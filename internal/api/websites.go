@@ -1,0 +1,94 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+func (s *Server) websiteRoutes(mux *http.ServeMux) {
+	s.route(mux, "GET /websites", false, s.listWebsites)
+	s.route(mux, "POST /account/websites", true, s.createWebsite)
+	s.route(mux, "DELETE /{websiteID}", true, s.deleteWebsite)
+	mux.HandleFunc("GET /openapi.json", s.serveOpenAPI)
+}
+
+// websiteJSON is a website as the interface shows it.
+type websiteJSON struct {
+	ID          string `json:"id"`
+	DisplayName string `json:"displayName"`
+	Domain      string `json:"domain"`
+}
+
+func toWebsiteJSON(w store.Website) websiteJSON {
+	return websiteJSON{ID: w.ID, DisplayName: w.DisplayName, Domain: w.Domain}
+}
+
+func (s *Server) listWebsites(w http.ResponseWriter, r *http.Request, c caller) error {
+	sites, err := s.store.Websites(r.Context(), c.account)
+	if err != nil {
+		return err
+	}
+	out := make([]websiteJSON, len(sites))
+	for i, site := range sites {
+		out[i] = toWebsiteJSON(site)
+	}
+	return writeJSON(w, http.StatusOK, list(out))
+}
+
+func (s *Server) createWebsite(w http.ResponseWriter, r *http.Request, c caller) error {
+	var in struct {
+		Domain      *string `json:"domain"`
+		DisplayName *string `json:"displayName"`
+	}
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	var errs fieldErrors
+	site := store.Website{Account: c.account}
+	if in.Domain == nil {
+		errs.add("domain", "is required")
+	} else if d, msg := normalizeDomain(*in.Domain); msg != "" {
+		errs.add("domain", "%s", msg)
+	} else {
+		site.Domain = d
+	}
+	site.DisplayName = site.Domain
+	// An empty displayName counts as omitted: it defaults to the domain.
+	if in.DisplayName != nil && *in.DisplayName != "" {
+		if msg := checkName(*in.DisplayName); msg != "" {
+			errs.add("displayName", "%s", msg)
+		}
+		site.DisplayName = *in.DisplayName
+	}
+	if err := errs.err(); err != nil {
+		return err
+	}
+	if err := s.store.CreateWebsite(r.Context(), &site); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, toWebsiteJSON(site))
+}
+
+func (s *Server) deleteWebsite(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	job, err := s.store.DeleteWebsite(r.Context(), site)
+	if err != nil {
+		return err
+	}
+	s.enqueuePurge(r, job)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// enqueuePurge queues the purge of what a deletion left. The deletion has already happened and
+// its purge marker is stored, so a failure here is logged, not answered: the periodic sweep of
+// pending purges queues it again.
+func (s *Server) enqueuePurge(r *http.Request, job store.PurgeJob) {
+	if err := s.purger.Enqueue(r.Context(), job); err != nil {
+		s.log.ErrorContext(r.Context(), "queue purge; the sweep will retry", "job", job, "err", err)
+	}
+}

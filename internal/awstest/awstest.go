@@ -1,0 +1,120 @@
+// Package awstest gives tests their own resources on the local AWS stand-ins that `make test`
+// starts: a fresh DynamoDB table, SQS queue or S3 bucket per test, removed afterwards. There are
+// no mocks: tests talk to DynamoDB Local, the SQS stand-in and gofakes3 over the wire.
+package awstest
+
+import (
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/openvitals/openvitals/internal/blobstore"
+	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// Clients returns clients for the stand-ins. It fails the test, rather than skipping it, when
+// the stand-ins are not configured, and refuses any endpoint that is not on this machine, so a
+// test can neither pass vacuously nor touch a real AWS account.
+func Clients(t testing.TB) service.Clients {
+	t.Helper()
+	for _, v := range []string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_SQS"} {
+		u, err := url.Parse(os.Getenv(v))
+		if err != nil || u.Host == "" {
+			t.Fatalf("%s is not set: run the tests with `make test`, which starts the local stand-ins", v)
+		}
+		if h := u.Hostname(); h != "127.0.0.1" && h != "localhost" {
+			t.Fatalf("%s=%s is not a local stand-in; tests never use real AWS", v, u)
+		}
+	}
+	for k, v := range map[string]string{"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_EC2_METADATA_DISABLED": "true"} {
+		if os.Getenv(k) == "" {
+			os.Setenv(k, v)
+		}
+	}
+	c, err := service.NewClients(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Name returns a name unique to this test run, usable for tables, queues and buckets.
+func Name(t testing.TB) string {
+	n := strings.ToLower(strings.NewReplacer("/", "-", "_", "-", " ", "-").Replace(t.Name()))
+	if len(n) > 40 {
+		n = n[:40]
+	}
+	return strings.Trim(n, "-") + "-" + store.NewID()
+}
+
+// Store returns a store over a new table of its own, deleted when the test ends.
+func Store(t testing.TB, clients service.Clients) *store.Store {
+	t.Helper()
+	st := store.New(clients.DynamoDB, Name(t))
+	if err := st.CreateTable(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.DeleteTable(context.Background()) })
+	return st
+}
+
+// Queue returns a new queue (with its dead-letter queue), deleted when the test ends.
+func Queue(t testing.TB, clients service.Clients, s queue.Settings) *queue.Queue {
+	t.Helper()
+	name := Name(t)
+	q, err := queue.Create(context.Background(), clients.SQS, name, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, n := range []string{name, name + "-dlq"} {
+			if out, err := clients.SQS.GetQueueUrl(context.Background(), &sqs.GetQueueUrlInput{QueueName: aws.String(n)}); err == nil {
+				_, _ = clients.SQS.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: out.QueueUrl})
+			}
+		}
+	})
+	return q
+}
+
+// Bucket starts an in-memory gofakes3 server for the test and returns a bucket on it.
+func Bucket(t testing.TB) *blobstore.Bucket {
+	t.Helper()
+	srv := httptest.NewServer(gofakes3.New(s3mem.New()).Server())
+	t.Cleanup(srv.Close)
+	client := s3.New(s3.Options{
+		Region:                     "us-east-1",
+		BaseEndpoint:               aws.String(srv.URL),
+		UsePathStyle:               true,
+		Credentials:                aws.AnonymousCredentials{},
+		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
+	})
+	b := blobstore.New(client, "openvitals-test")
+	if err := b.Create(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Log is a logger that writes into the test's output.
+func Log(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(testWriter{t}, nil))
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}

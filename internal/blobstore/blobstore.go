@@ -1,0 +1,124 @@
+// Package blobstore keeps large objects (raw audit reports, screenshots) in S3.
+package blobstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+)
+
+// ErrNotFound is returned (wrapped) for a missing object.
+var ErrNotFound = errors.New("object not found")
+
+// Object keys partition like the table: everything of a website under its prefix, everything
+// of a page or test under theirs, so that a purge is one listing.
+
+// WebsitePrefix is the key prefix of every object of a website.
+func WebsitePrefix(account, website string) string { return account + "/" + website + "/" }
+
+// PagePrefix is the key prefix of every object of a page.
+func PagePrefix(account, website, page string) string {
+	return WebsitePrefix(account, website) + "pages/" + page + "/"
+}
+
+// TestPrefix is the key prefix of every object of a multistep test.
+func TestPrefix(account, website, test string) string {
+	return WebsitePrefix(account, website) + "tests/" + test + "/"
+}
+
+// Bucket reads and writes objects of one S3 bucket.
+type Bucket struct {
+	s3   *s3.Client
+	name string
+}
+
+// New returns a Bucket over the named bucket.
+func New(client *s3.Client, name string) *Bucket { return &Bucket{s3: client, name: name} }
+
+// Create makes the bucket if it does not exist (the local service and tests use it; in AWS
+// the CDK stack owns the bucket).
+func (b *Bucket) Create(ctx context.Context) error {
+	_, err := b.s3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(b.name)})
+	var owned *s3types.BucketAlreadyOwnedByYou
+	var exists *s3types.BucketAlreadyExists
+	if err != nil && !errors.As(err, &owned) && !errors.As(err, &exists) {
+		return fmt.Errorf("create bucket %s: %w", b.name, err)
+	}
+	return nil
+}
+
+// Put stores an object.
+func (b *Bucket) Put(ctx context.Context, key string, body []byte, contentType string) error {
+	_, err := b.s3.PutObject(ctx, &s3.PutObjectInput{
+		Bucket: aws.String(b.name), Key: aws.String(key),
+		Body: bytes.NewReader(body), ContentType: aws.String(contentType),
+	})
+	if err != nil {
+		return fmt.Errorf("put object %s: %w", key, err)
+	}
+	return nil
+}
+
+// Get reads an object.
+func (b *Bucket) Get(ctx context.Context, key string) ([]byte, error) {
+	out, err := b.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(b.name), Key: aws.String(key)})
+	var missing *s3types.NoSuchKey
+	if errors.As(err, &missing) {
+		return nil, fmt.Errorf("%s: %w", key, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get object %s: %w", key, err)
+	}
+	defer out.Body.Close()
+	return io.ReadAll(out.Body)
+}
+
+// Keys lists the keys under a prefix.
+func (b *Bucket) Keys(ctx context.Context, prefix string) ([]string, error) {
+	var keys []string
+	p := s3.NewListObjectsV2Paginator(b.s3, &s3.ListObjectsV2Input{Bucket: aws.String(b.name), Prefix: aws.String(prefix)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list objects %s: %w", prefix, err)
+		}
+		for _, o := range page.Contents {
+			keys = append(keys, aws.ToString(o.Key))
+		}
+	}
+	return keys, nil
+}
+
+// DeletePrefix deletes every object under a prefix, 1000 a request, and says how many.
+func (b *Bucket) DeletePrefix(ctx context.Context, prefix string) (int, error) {
+	keys, err := b.Keys(ctx, prefix)
+	if err != nil {
+		return 0, err
+	}
+	deleted := 0
+	for start := 0; start < len(keys); start += 1000 {
+		batch := keys[start:min(start+1000, len(keys))]
+		ids := make([]s3types.ObjectIdentifier, len(batch))
+		for i, k := range batch {
+			ids[i] = s3types.ObjectIdentifier{Key: aws.String(k)}
+		}
+		out, err := b.s3.DeleteObjects(ctx, &s3.DeleteObjectsInput{
+			Bucket: aws.String(b.name), Delete: &s3types.Delete{Objects: ids, Quiet: aws.Bool(true)},
+		})
+		if err != nil {
+			return deleted, fmt.Errorf("delete objects %s: %w", prefix, err)
+		}
+		if len(out.Errors) > 0 {
+			e := out.Errors[0]
+			return deleted, fmt.Errorf("delete object %s: %s", aws.ToString(e.Key), aws.ToString(e.Message))
+		}
+		deleted += len(batch)
+	}
+	return deleted, nil
+}

@@ -1,0 +1,111 @@
+// Package queue sends JSON messages to SQS queues and, for the local service, plays the part of
+// Lambda's SQS event source mapping.
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+)
+
+// Queue is one SQS queue.
+type Queue struct {
+	sqs *sqs.Client
+	url string
+}
+
+// Open returns the queue named by nameOrURL: a full queue URL (as CDK hands it to a Lambda) or
+// a queue name, which is looked up.
+func Open(ctx context.Context, client *sqs.Client, nameOrURL string) (*Queue, error) {
+	if strings.HasPrefix(nameOrURL, "http://") || strings.HasPrefix(nameOrURL, "https://") {
+		return &Queue{sqs: client, url: nameOrURL}, nil
+	}
+	out, err := client.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(nameOrURL)})
+	if err != nil {
+		return nil, fmt.Errorf("find queue %s: %w", nameOrURL, err)
+	}
+	return &Queue{sqs: client, url: aws.ToString(out.QueueUrl)}, nil
+}
+
+// URL is the queue's URL.
+func (q *Queue) URL() string { return q.url }
+
+// Send sends v as one JSON message.
+func (q *Queue) Send(ctx context.Context, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = q.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.url), MessageBody: aws.String(string(body))})
+	if err != nil {
+		return fmt.Errorf("send to %s: %w", q.url, err)
+	}
+	return nil
+}
+
+// Settings are how a queue created by Create behaves.
+type Settings struct {
+	// VisibilityTimeout is how long a received message stays hidden before it is delivered
+	// again; it must exceed the time its consumer needs.
+	VisibilityTimeout time.Duration
+	// MaxReceives is how many deliveries a message gets before it moves to the dead-letter
+	// queue, named after the queue with a "-dlq" suffix.
+	MaxReceives int
+}
+
+// Create makes a queue and its dead-letter queue if they do not exist, and returns the queue.
+// The local service and tests use it; in AWS the CDK stack owns the queues.
+func Create(ctx context.Context, client *sqs.Client, name string, s Settings) (*Queue, error) {
+	dlq, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{
+		QueueName:  aws.String(name + "-dlq"),
+		Attributes: map[string]string{"MessageRetentionPeriod": "1209600"},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create queue %s-dlq: %w", name, err)
+	}
+	attrs, err := client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl: dlq.QueueUrl, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read queue %s-dlq: %w", name, err)
+	}
+	redrive, _ := json.Marshal(map[string]string{
+		"deadLetterTargetArn": attrs.Attributes[string(sqstypes.QueueAttributeNameQueueArn)],
+		"maxReceiveCount":     strconv.Itoa(s.MaxReceives),
+	})
+	out, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{
+		QueueName: aws.String(name),
+		Attributes: map[string]string{
+			"VisibilityTimeout": strconv.Itoa(int(s.VisibilityTimeout / time.Second)),
+			"RedrivePolicy":     string(redrive),
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create queue %s: %w", name, err)
+	}
+	return &Queue{sqs: client, url: aws.ToString(out.QueueUrl)}, nil
+}
+
+// Depth reports how many messages wait in the queue and how many are being processed.
+func (q *Queue) Depth(ctx context.Context) (visible, inFlight int, err error) {
+	out, err := q.sqs.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(q.url),
+		AttributeNames: []sqstypes.QueueAttributeName{
+			sqstypes.QueueAttributeNameApproximateNumberOfMessages,
+			sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
+		},
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("queue depth %s: %w", q.url, err)
+	}
+	visible, _ = strconv.Atoi(out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessages)])
+	inFlight, _ = strconv.Atoi(out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible)])
+	return visible, inFlight, nil
+}

@@ -1,0 +1,127 @@
+// Package service reads openvitals' configuration from the environment and builds the clients
+// and components every function shares. Lambda mains and the local service both start here,
+// so that the code that runs locally is the code that runs in AWS.
+package service
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/openvitals/openvitals/internal/api"
+	"github.com/openvitals/openvitals/internal/blobstore"
+	"github.com/openvitals/openvitals/internal/purge"
+	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// Config is what the functions read from the environment.
+type Config struct {
+	Table      string // OPENVITALS_TABLE
+	Bucket     string // OPENVITALS_BUCKET
+	PurgeQueue string // OPENVITALS_PURGE_QUEUE: a queue name or URL
+}
+
+// ConfigFromEnv reads Config, with the defaults the local service uses.
+func ConfigFromEnv() Config {
+	return Config{
+		Table:      env("OPENVITALS_TABLE", "openvitals"),
+		Bucket:     env("OPENVITALS_BUCKET", "openvitals"),
+		PurgeQueue: env("OPENVITALS_PURGE_QUEUE", "openvitals-purge"),
+	}
+}
+
+func env(name, fallback string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return fallback
+}
+
+// Clients are the AWS clients, configured from the SDK's own environment variables
+// (AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL_S3, ...).
+type Clients struct {
+	DynamoDB *dynamodb.Client
+	SQS      *sqs.Client
+	S3       *s3.Client
+}
+
+// NewClients loads the AWS configuration and builds the clients.
+func NewClients(ctx context.Context) (Clients, error) {
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return Clients{}, fmt.Errorf("load AWS config: %w", err)
+	}
+	return Clients{
+		DynamoDB: dynamodb.NewFromConfig(cfg),
+		SQS:      sqs.NewFromConfig(cfg),
+		S3: s3.NewFromConfig(cfg, func(o *s3.Options) {
+			// S3 stand-ins (gofakes3, LocalStack) serve buckets by path, not by host name.
+			o.UsePathStyle = os.Getenv("AWS_ENDPOINT_URL_S3") != ""
+			// Checksums only where S3 requires them: stand-ins reject the newer trailers.
+			o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+		}),
+	}, nil
+}
+
+// Service is openvitals' components, wired.
+type Service struct {
+	Config     Config
+	Log        *slog.Logger
+	Store      *store.Store
+	Objects    *blobstore.Bucket
+	PurgeQueue *purge.Queue
+	Purger     *purge.Worker
+	API        *api.Server
+}
+
+// New builds the service over existing resources (Provision creates them locally). Given a
+// queue URL, as CDK gives the functions, it makes no network call, so a cold start pays only
+// for building clients.
+func New(cfg Config, clients Clients, log *slog.Logger) (*Service, error) {
+	st := store.New(clients.DynamoDB, cfg.Table)
+	objects := blobstore.New(clients.S3, cfg.Bucket)
+	q, err := queue.Open(context.Background(), clients.SQS, cfg.PurgeQueue)
+	if err != nil {
+		return nil, err
+	}
+	pq := purge.NewQueue(q)
+	return &Service{
+		Config: cfg, Log: log, Store: st, Objects: objects, PurgeQueue: pq,
+		Purger: purge.NewWorker(st, objects, log),
+		API:    api.New(st, pq, log),
+	}, nil
+}
+
+// FromEnv builds the service from the environment; every Lambda main starts with it.
+func FromEnv(ctx context.Context) (*Service, error) {
+	clients, err := NewClients(ctx)
+	if err != nil {
+		return nil, err
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	return New(ConfigFromEnv(), clients, log)
+}
+
+// Provision creates the table, queues and bucket the configuration names, where they do not
+// exist yet. The local service and tests use it; in AWS the CDK stack owns these resources.
+func Provision(ctx context.Context, cfg Config, clients Clients) error {
+	if err := store.New(clients.DynamoDB, cfg.Table).CreateTable(ctx); err != nil {
+		return err
+	}
+	if _, err := queue.Create(ctx, clients.SQS, cfg.PurgeQueue, PurgeQueueSettings); err != nil {
+		return err
+	}
+	return blobstore.New(clients.S3, cfg.Bucket).Create(ctx)
+}
+
+// PurgeQueueSettings match the purge queue of the CDK stack.
+var PurgeQueueSettings = queue.Settings{VisibilityTimeout: 5 * time.Minute, MaxReceives: 3}

@@ -1,0 +1,99 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Test is a multistep test: a scripted browser journey through a website.
+type Test struct {
+	ID      string
+	Alias   string
+	Device  string // "desktop" or "mobile"
+	Steps   []Step
+	Created time.Time
+}
+
+// Step is one action of a multistep test.
+type Step struct {
+	Type              string
+	Target            string `dynamodbav:",omitempty"`
+	Value             string `dynamodbav:",omitempty"`
+	WaitForNavigation bool
+	WaitUntil         string `dynamodbav:",omitempty"`
+}
+
+type testItem struct {
+	PK   string
+	SK   string
+	Type string
+	Test
+}
+
+func (s *Store) testItem(w Website, t Test) testItem {
+	if t.Steps == nil {
+		t.Steps = []Step{}
+	}
+	return testItem{PK: websitePK(w.Account, w.ID), SK: testSK(t.ID), Type: "test", Test: t}
+}
+
+// CreateTest stores a new multistep test and assigns its ID.
+func (s *Store) CreateTest(ctx context.Context, w Website, t *Test) error {
+	t.ID, t.Created = NewID(), s.now()
+	return s.putItem(ctx, s.testItem(w, *t), false, "multistep test "+t.ID)
+}
+
+// Tests lists a website's multistep tests, oldest first.
+func (s *Store) Tests(ctx context.Context, w Website) ([]Test, error) {
+	var items []testItem
+	if err := s.queryPrefix(ctx, websitePK(w.Account, w.ID), testSKPrefix, true, &items); err != nil {
+		return nil, fmt.Errorf("list multistep tests: %w", err)
+	}
+	tests := make([]Test, len(items))
+	for i, it := range items {
+		tests[i] = it.Test
+	}
+	sort.SliceStable(tests, func(i, j int) bool { return tests[i].Created.Before(tests[j].Created) })
+	return tests, nil
+}
+
+// Test returns one multistep test of a website.
+func (s *Store) Test(ctx context.Context, w Website, id string) (Test, error) {
+	var it testItem
+	err := s.getItem(ctx, websitePK(w.Account, w.ID), testSK(id), "multistep test "+id, &it)
+	return it.Test, err
+}
+
+// UpdateTest replaces an existing multistep test.
+func (s *Store) UpdateTest(ctx context.Context, w Website, t Test) error {
+	return s.putItem(ctx, s.testItem(w, t), true, "multistep test "+t.ID)
+}
+
+// DeleteTest removes a multistep test and records a purge marker for its runs, at once.
+func (s *Store) DeleteTest(ctx context.Context, w Website, id string) (PurgeJob, error) {
+	job := PurgeJob{Account: w.Account, Website: w.ID, Test: id, Requested: s.now()}
+	marker, err := s.purgeMarker(job)
+	if err != nil {
+		return job, err
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+		TransactItems: []ddbtypes.TransactWriteItem{
+			{Delete: &ddbtypes.Delete{TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), testSK(id)),
+				ConditionExpression: aws.String("attribute_exists(PK)")}},
+			{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: marker}},
+		},
+	})
+	if r := cancellationReasons(err); len(r) > 0 && r[0] == "ConditionalCheckFailed" {
+		return job, fmt.Errorf("multistep test %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return job, fmt.Errorf("delete multistep test: %w", err)
+	}
+	return job, nil
+}

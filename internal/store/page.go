@@ -1,0 +1,173 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// MaxPagesPerCall is how many pages one CreatePages call may write: one transaction of
+// DynamoDB holds at most 100 actions, and every page is one conditional put.
+const MaxPagesPerCall = 100
+
+// Page is a monitored page of a website.
+type Page struct {
+	ID      string
+	URL     string // path relative to the website's domain, starting with "/"
+	Alias   string
+	Created time.Time
+}
+
+type pageItem struct {
+	PK      string
+	SK      string
+	Type    string
+	ID      string
+	URL     string
+	Alias   string
+	Created time.Time
+}
+
+// CreatePages stores up to MaxPagesPerCall new pages of a website, all or none. A URL already
+// monitored in the website is a *ConflictError naming it. It assigns the pages' IDs.
+func (s *Store) CreatePages(ctx context.Context, w Website, pages []Page) error {
+	if len(pages) == 0 || len(pages) > MaxPagesPerCall {
+		return fmt.Errorf("create pages: %d pages, want 1 to %d", len(pages), MaxPagesPerCall)
+	}
+	now := s.now()
+	actions := make([]ddbtypes.TransactWriteItem, len(pages))
+	for i := range pages {
+		p := &pages[i]
+		p.ID = NewID()
+		// Distinct creation times keep the list in the order the pages were given.
+		p.Created = now.Add(time.Duration(i) * time.Microsecond)
+		item, err := attributevalue.MarshalMap(pageItem{
+			PK: websitePK(w.Account, w.ID), SK: pageSK(p.URL), Type: "page",
+			ID: p.ID, URL: p.URL, Alias: p.Alias, Created: p.Created,
+		})
+		if err != nil {
+			return err
+		}
+		actions[i] = ddbtypes.TransactWriteItem{Put: &ddbtypes.Put{
+			TableName: aws.String(s.table), Item: item,
+			ConditionExpression: aws.String("attribute_not_exists(PK)"),
+		}}
+	}
+	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions})
+	for i, code := range cancellationReasons(err) {
+		if code == "ConditionalCheckFailed" {
+			return &ConflictError{Field: fmt.Sprintf("[%d].url", i), Value: pages[i].URL}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("create pages: %w", err)
+	}
+	return nil
+}
+
+// Pages lists a website's pages in the order they were added.
+func (s *Store) Pages(ctx context.Context, w Website) ([]Page, error) {
+	var items []pageItem
+	if err := s.queryPrefix(ctx, websitePK(w.Account, w.ID), pageSKPrefix, true, &items); err != nil {
+		return nil, fmt.Errorf("list pages: %w", err)
+	}
+	pages := make([]Page, len(items))
+	for i, it := range items {
+		pages[i] = Page{ID: it.ID, URL: it.URL, Alias: it.Alias, Created: it.Created}
+	}
+	sort.SliceStable(pages, func(i, j int) bool { return pages[i].Created.Before(pages[j].Created) })
+	return pages, nil
+}
+
+// Page returns one page of a website by its ID.
+func (s *Store) Page(ctx context.Context, w Website, id string) (Page, error) {
+	// Pages are keyed by URL, so finding one by ID reads the website's page items: one query
+	// of a few hundred bytes per page, which is the price of atomic URL uniqueness.
+	pages, err := s.Pages(ctx, w)
+	if err != nil {
+		return Page{}, err
+	}
+	for _, p := range pages {
+		if p.ID == id {
+			return p, nil
+		}
+	}
+	return Page{}, fmt.Errorf("page %s: %w", id, ErrNotFound)
+}
+
+// UpdatePage replaces a page's URL and alias. A URL used by another page is a *ConflictError.
+func (s *Store) UpdatePage(ctx context.Context, w Website, old, updated Page) error {
+	updated.ID, updated.Created = old.ID, old.Created
+	item, err := attributevalue.MarshalMap(pageItem{
+		PK: websitePK(w.Account, w.ID), SK: pageSK(updated.URL), Type: "page",
+		ID: updated.ID, URL: updated.URL, Alias: updated.Alias, Created: updated.Created,
+	})
+	if err != nil {
+		return err
+	}
+	sameID := map[string]ddbtypes.AttributeValue{":id": str(old.ID)}
+	if updated.URL == old.URL {
+		_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName: aws.String(s.table), Item: item,
+			ConditionExpression:       aws.String("ID = :id"),
+			ExpressionAttributeValues: sameID,
+		})
+		if isConditionFailed(err) {
+			return fmt.Errorf("page %s: %w", old.ID, ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("update page: %w", err)
+		}
+		return nil
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+		TransactItems: []ddbtypes.TransactWriteItem{
+			{Delete: &ddbtypes.Delete{TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), pageSK(old.URL)),
+				ConditionExpression: aws.String("ID = :id"), ExpressionAttributeValues: sameID}},
+			{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: item,
+				ConditionExpression: aws.String("attribute_not_exists(PK)")}},
+		},
+	})
+	if r := cancellationReasons(err); len(r) == 2 {
+		switch {
+		case r[0] == "ConditionalCheckFailed":
+			return fmt.Errorf("page %s: %w", old.ID, ErrNotFound)
+		case r[1] == "ConditionalCheckFailed":
+			return &ConflictError{Field: "url", Value: updated.URL}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("update page: %w", err)
+	}
+	return nil
+}
+
+// DeletePage removes a page's settings and records a purge marker for its results, at once.
+func (s *Store) DeletePage(ctx context.Context, w Website, p Page) (PurgeJob, error) {
+	job := PurgeJob{Account: w.Account, Website: w.ID, Page: p.ID, Requested: s.now()}
+	marker, err := s.purgeMarker(job)
+	if err != nil {
+		return job, err
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+		TransactItems: []ddbtypes.TransactWriteItem{
+			{Delete: &ddbtypes.Delete{TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), pageSK(p.URL)),
+				ConditionExpression:       aws.String("ID = :id"),
+				ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":id": str(p.ID)}}},
+			{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: marker}},
+		},
+	})
+	if r := cancellationReasons(err); len(r) > 0 && r[0] == "ConditionalCheckFailed" {
+		return job, fmt.Errorf("page %s: %w", p.ID, ErrNotFound)
+	}
+	if err != nil {
+		return job, fmt.Errorf("delete page: %w", err)
+	}
+	return job, nil
+}

@@ -1,0 +1,147 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// PurgeJob names what a purge removes: a whole website, or one page or multistep test of it.
+type PurgeJob struct {
+	Account string `json:"account"`
+	Website string `json:"website"`
+	Page    string `json:"page,omitempty"`
+	Test    string `json:"test,omitempty"`
+	// Requested is when the deletion was accepted.
+	Requested time.Time `json:"requested"`
+}
+
+type purgeItem struct {
+	PK   string
+	SK   string
+	Type string
+	PurgeJob
+}
+
+func (s *Store) purgeMarker(j PurgeJob) (map[string]ddbtypes.AttributeValue, error) {
+	return attributevalue.MarshalMap(purgeItem{PK: purgePK, SK: purgeSK(j), Type: "purge", PurgeJob: j})
+}
+
+// PendingPurges lists the purges recorded but not finished yet.
+func (s *Store) PendingPurges(ctx context.Context) ([]PurgeJob, error) {
+	var items []purgeItem
+	if err := s.queryPrefix(ctx, purgePK, "", true, &items); err != nil {
+		return nil, fmt.Errorf("list pending purges: %w", err)
+	}
+	jobs := make([]PurgeJob, len(items))
+	for i, it := range items {
+		jobs[i] = it.PurgeJob
+	}
+	return jobs, nil
+}
+
+// PurgeItems deletes every item a purge job covers and then its marker. It is idempotent:
+// running it again, or for a job already done, deletes nothing more and succeeds.
+func (s *Store) PurgeItems(ctx context.Context, j PurgeJob) (int, error) {
+	prefix := ""
+	switch {
+	case j.Page != "":
+		prefix = PageItemsPrefix(j.Page)
+	case j.Test != "":
+		prefix = TestItemsPrefix(j.Test)
+	}
+	n, err := s.deletePrefix(ctx, websitePK(j.Account, j.Website), prefix)
+	if err != nil {
+		return n, err
+	}
+	_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: aws.String(s.table), Key: key(purgePK, purgeSK(j)),
+	})
+	if err != nil {
+		return n, fmt.Errorf("delete purge marker: %w", err)
+	}
+	return n, nil
+}
+
+// CountItems counts the items of a purge job's scope; tests use it to show a purge is complete.
+func (s *Store) CountItems(ctx context.Context, j PurgeJob) (int, error) {
+	prefix := ""
+	switch {
+	case j.Page != "":
+		prefix = PageItemsPrefix(j.Page)
+	case j.Test != "":
+		prefix = TestItemsPrefix(j.Test)
+	}
+	keys, err := s.keysWithPrefix(ctx, websitePK(j.Account, j.Website), prefix)
+	return len(keys), err
+}
+
+func (s *Store) keysWithPrefix(ctx context.Context, pk, prefix string) ([]map[string]ddbtypes.AttributeValue, error) {
+	var keys []map[string]ddbtypes.AttributeValue
+	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName:              aws.String(s.table),
+		KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :prefix)"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
+			":pk": str(pk), ":prefix": str(prefix),
+		},
+		ProjectionExpression: aws.String("PK, SK"),
+		ConsistentRead:       aws.Bool(true),
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("query %s: %w", pk, err)
+		}
+		keys = append(keys, page.Items...)
+	}
+	return keys, nil
+}
+
+// deletePrefix deletes the items of a partition whose sort key starts with prefix, 25 a batch.
+func (s *Store) deletePrefix(ctx context.Context, pk, prefix string) (int, error) {
+	keys, err := s.keysWithPrefix(ctx, pk, prefix)
+	if err != nil {
+		return 0, err
+	}
+	deleted := 0
+	for start := 0; start < len(keys); start += 25 {
+		batch := keys[start:min(start+25, len(keys))]
+		reqs := make([]ddbtypes.WriteRequest, len(batch))
+		for i, k := range batch {
+			reqs[i] = ddbtypes.WriteRequest{DeleteRequest: &ddbtypes.DeleteRequest{Key: k}}
+		}
+		if err := s.batchWrite(ctx, reqs); err != nil {
+			return deleted, err
+		}
+		deleted += len(batch)
+	}
+	return deleted, nil
+}
+
+// batchWrite sends one batch and retries its unprocessed requests with a growing pause.
+func (s *Store) batchWrite(ctx context.Context, reqs []ddbtypes.WriteRequest) error {
+	pending := map[string][]ddbtypes.WriteRequest{s.table: reqs}
+	for attempt := 0; len(pending[s.table]) > 0; attempt++ {
+		if attempt > 0 {
+			if attempt > 8 {
+				return fmt.Errorf("batch write: %d requests still unprocessed", len(pending[s.table]))
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Duration(50<<attempt) * time.Millisecond):
+			}
+		}
+		out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
+		if err != nil {
+			return fmt.Errorf("batch write: %w", err)
+		}
+		pending = out.UnprocessedItems
+	}
+	return nil
+}

@@ -1,0 +1,160 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Website is a monitored website of an account.
+type Website struct {
+	ID          string
+	Account     string
+	Domain      string
+	DisplayName string
+	Created     time.Time
+}
+
+type websiteItem struct {
+	PK          string
+	SK          string
+	Type        string
+	ID          string
+	Account     string
+	Domain      string
+	DisplayName string
+	Created     time.Time
+}
+
+type domainLockItem struct {
+	PK      string
+	SK      string
+	Type    string
+	Website string
+}
+
+// CreateWebsite stores a new website. A domain already used in the account is a *ConflictError.
+func (s *Store) CreateWebsite(ctx context.Context, w *Website) error {
+	w.ID = NewID()
+	w.Created = s.now()
+	site, err := attributevalue.MarshalMap(websiteItem{
+		PK: accountPK(w.Account), SK: websiteSK(w.ID), Type: "website",
+		ID: w.ID, Account: w.Account, Domain: w.Domain, DisplayName: w.DisplayName, Created: w.Created,
+	})
+	if err != nil {
+		return err
+	}
+	lock, err := attributevalue.MarshalMap(domainLockItem{
+		PK: accountPK(w.Account), SK: domainSK(w.Domain), Type: "domain", Website: w.ID,
+	})
+	if err != nil {
+		return err
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+		TransactItems: []ddbtypes.TransactWriteItem{
+			{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: site,
+				ConditionExpression: aws.String("attribute_not_exists(PK)")}},
+			{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: lock,
+				ConditionExpression: aws.String("attribute_not_exists(PK)")}},
+		},
+	})
+	if r := cancellationReasons(err); len(r) == 2 && r[1] == "ConditionalCheckFailed" {
+		return &ConflictError{Field: "domain", Value: w.Domain}
+	}
+	if err != nil {
+		return fmt.Errorf("create website: %w", err)
+	}
+	return nil
+}
+
+// Websites lists an account's websites, oldest first.
+func (s *Store) Websites(ctx context.Context, account string) ([]Website, error) {
+	var items []websiteItem
+	err := s.queryPrefix(ctx, accountPK(account), websiteSK(""), true, &items)
+	if err != nil {
+		return nil, fmt.Errorf("list websites: %w", err)
+	}
+	sites := make([]Website, len(items))
+	for i, it := range items {
+		sites[i] = it.website()
+	}
+	sort.SliceStable(sites, func(i, j int) bool { return sites[i].Created.Before(sites[j].Created) })
+	return sites, nil
+}
+
+// Website returns one website of an account; another account's website is ErrNotFound.
+func (s *Store) Website(ctx context.Context, account, id string) (Website, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(s.table),
+		Key:            key(accountPK(account), websiteSK(id)),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return Website{}, fmt.Errorf("get website: %w", err)
+	}
+	if out.Item == nil {
+		return Website{}, fmt.Errorf("website %s: %w", id, ErrNotFound)
+	}
+	var it websiteItem
+	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
+		return Website{}, fmt.Errorf("decode website: %w", err)
+	}
+	return it.website(), nil
+}
+
+// DeleteWebsite removes a website and its domain lock at once and records a purge marker for
+// everything else that belonged to it, all in one transaction.
+func (s *Store) DeleteWebsite(ctx context.Context, w Website) (PurgeJob, error) {
+	job := PurgeJob{Account: w.Account, Website: w.ID, Requested: s.now()}
+	marker, err := s.purgeMarker(job)
+	if err != nil {
+		return job, err
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+		TransactItems: []ddbtypes.TransactWriteItem{
+			{Delete: &ddbtypes.Delete{TableName: aws.String(s.table), Key: key(accountPK(w.Account), websiteSK(w.ID)),
+				ConditionExpression: aws.String("attribute_exists(PK)")}},
+			{Delete: &ddbtypes.Delete{TableName: aws.String(s.table), Key: key(accountPK(w.Account), domainSK(w.Domain))}},
+			{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: marker}},
+		},
+	})
+	if r := cancellationReasons(err); len(r) > 0 && r[0] == "ConditionalCheckFailed" {
+		return job, fmt.Errorf("website %s: %w", w.ID, ErrNotFound)
+	}
+	if err != nil {
+		return job, fmt.Errorf("delete website: %w", err)
+	}
+	return job, nil
+}
+
+func (it websiteItem) website() Website {
+	return Website{ID: it.ID, Account: it.Account, Domain: it.Domain, DisplayName: it.DisplayName, Created: it.Created}
+}
+
+// queryPrefix reads every item of a partition whose sort key starts with prefix into out
+// (a pointer to a slice of item structs), following pagination.
+func (s *Store) queryPrefix(ctx context.Context, pk, skPrefix string, consistent bool, out any) error {
+	var all []map[string]ddbtypes.AttributeValue
+	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName:              aws.String(s.table),
+		KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :prefix)"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
+			":pk": str(pk), ":prefix": str(skPrefix),
+		},
+		ConsistentRead: aws.Bool(consistent),
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return err
+		}
+		all = append(all, page.Items...)
+	}
+	return attributevalue.UnmarshalListOfMaps(all, out)
+}
