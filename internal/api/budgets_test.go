@@ -1,0 +1,113 @@
+package api_test
+
+import (
+	"testing"
+)
+
+type budget struct {
+	ID       string  `json:"id"`
+	Metric   string  `json:"metric"`
+	Operator string  `json:"operator"`
+	Value    float64 `json:"value"`
+	Device   string  `json:"device"`
+}
+
+type budgetStatus struct {
+	ID       string `json:"id"`
+	Metric   string `json:"metric"`
+	Operator string `json:"operator"`
+	Value    string `json:"value"`
+	Device   string `json:"device"`
+	Status   string `json:"status"`
+	Pages    []struct {
+		ID, Device, Alias, Status string
+	} `json:"pages"`
+}
+
+func TestBudgets(t *testing.T) {
+	e := newTestEnv(t)
+	site := e.createWebsite("example.com")
+	path := "/" + site.ID + "/budgets"
+
+	var lcp, cls budget
+	e.do("POST", path, adminKey, `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`).want(t, 201).decode(t, &lcp)
+	if lcp.ID == "" || lcp != (budget{ID: lcp.ID, Metric: "lcp", Operator: "lt", Value: 2500, Device: "all"}) {
+		t.Errorf("created %+v", lcp)
+	}
+	e.do("POST", path, adminKey, `{"metric":"cls","operator":"lt","value":0.1,"device":"mobile"}`).want(t, 201).decode(t, &cls)
+
+	// The list returns value as a numeric string, with status and pages.
+	got := listOf[budgetStatus](t, e.do("GET", path, viewerKey, nil).want(t, 200))
+	if len(got) != 2 || got[0].ID != lcp.ID || got[0].Value != "2500" || got[1].Value != "0.1" {
+		t.Fatalf("list %+v", got)
+	}
+	for _, b := range got {
+		if b.Status != "ok" || b.Pages == nil || len(b.Pages) != 0 {
+			t.Errorf("budget %+v: without lab results it is ok with empty pages", b)
+		}
+	}
+
+	// Edit replaces the fields sent and returns the budget with value as a number.
+	var edited budget
+	e.do("PUT", path+"/"+lcp.ID, adminKey, `{"value":2000.5,"device":"desktop"}`).want(t, 200).decode(t, &edited)
+	if edited != (budget{ID: lcp.ID, Metric: "lcp", Operator: "lt", Value: 2000.5, Device: "desktop"}) {
+		t.Errorf("edited %+v", edited)
+	}
+	e.do("PUT", path+"/"+lcp.ID, adminKey, `{"metric":"dom_elements","operator":"gt","value":1500,"device":"all"}`).want(t, 200)
+	got = listOf[budgetStatus](t, e.do("GET", path, adminKey, nil))
+	if got[0].Metric != "dom_elements" || got[0].Operator != "gt" || got[0].Value != "1500" || got[0].Device != "all" {
+		t.Errorf("after edit, list has %+v", got[0])
+	}
+
+	// Admin only, except reading.
+	e.do("POST", path, viewerKey, `{"metric":"lcp","operator":"lt","value":1,"device":"all"}`).want(t, 403)
+	e.do("PUT", path+"/"+lcp.ID, viewerKey, `{"value":1}`).want(t, 403)
+	e.do("DELETE", path+"/"+lcp.ID, viewerKey, nil).want(t, 403)
+
+	e.do("PUT", path+"/nosuchbudget", adminKey, `{"value":1}`).want(t, 404).problem(t)
+	e.do("DELETE", path+"/"+cls.ID, adminKey, nil).want(t, 204)
+	e.do("DELETE", path+"/"+cls.ID, adminKey, nil).want(t, 404)
+	e.do("PUT", path+"/"+cls.ID, adminKey, `{"value":1}`).want(t, 404)
+	if got := listOf[budgetStatus](t, e.do("GET", path, adminKey, nil)); len(got) != 1 || got[0].ID != lcp.ID {
+		t.Errorf("after delete, list %+v", got)
+	}
+}
+
+func TestBudgetValidation(t *testing.T) {
+	e := newTestEnv(t)
+	site := e.createWebsite("example.com")
+	path := "/" + site.ID + "/budgets"
+	var b budget
+	e.do("POST", path, adminKey, `{"metric":"ux_inp","operator":"gt","value":-0,"device":"all"}`).want(t, 201).decode(t, &b)
+	for _, tc := range []struct {
+		name, method, body string
+		status             int
+		fields             []string
+	}{
+		{"unknown metric", "POST", `{"metric":"speed","operator":"lt","value":1,"device":"all"}`, 422, []string{"metric"}},
+		{"score field not a metric", "POST", `{"metric":"budgets_exceeded","operator":"lt","value":1,"device":"all"}`, 422, []string{"metric"}},
+		{"operator", "POST", `{"metric":"lcp","operator":"le","value":1,"device":"all"}`, 422, []string{"operator"}},
+		{"device", "POST", `{"metric":"lcp","operator":"lt","value":1,"device":"tablet"}`, 422, []string{"device"}},
+		{"all missing", "POST", `{}`, 422, []string{"metric", "operator", "value", "device"}},
+		{"value as string", "POST", `{"metric":"lcp","operator":"lt","value":"2500","device":"all"}`, 400, []string{"value"}},
+		{"value too large", "POST", `{"metric":"lcp","operator":"lt","value":1e400,"device":"all"}`, 400, []string{"value"}},
+		{"value NaN", "POST", `{"metric":"lcp","operator":"lt","value":NaN,"device":"all"}`, 400, nil},
+		{"metric as number", "POST", `{"metric":1,"operator":"lt","value":1,"device":"all"}`, 400, []string{"metric"}},
+		{"edit nothing", "PUT", `{}`, 422, []string{"body"}},
+		{"edit bad metric", "PUT", `{"metric":"LCP"}`, 422, []string{"metric"}},
+		{"edit unknown field", "PUT", `{"status":"ok"}`, 400, []string{"status"}},
+		{"edit null body", "PUT", `null`, 422, []string{"body"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := path
+			if tc.method == "PUT" {
+				p += "/" + b.ID
+			}
+			e.do(tc.method, p, adminKey, tc.body).want(t, tc.status).problem(t, tc.fields...)
+		})
+	}
+	got := listOf[budgetStatus](t, e.do("GET", path, adminKey, nil))
+	if len(got) != 1 || got[0].Metric != "ux_inp" || got[0].Operator != "gt" || got[0].Value != "0" {
+		t.Errorf("refused requests changed the budgets: %+v", got)
+	}
+}

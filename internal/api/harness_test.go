@@ -1,0 +1,245 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+
+	"github.com/openvitals/openvitals/internal/api"
+	"github.com/openvitals/openvitals/internal/apikey"
+	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/purge"
+	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// Keys of the accounts every test environment has: acme with an admin and a viewer key, and
+// globex, another tenant whose data acme must never see.
+const (
+	adminKey  = "acme-admin-key-0123456789"
+	viewerKey = "acme-viewer-key-0123456789"
+	otherKey  = "globex-admin-key-0123456789"
+)
+
+type testEnv struct {
+	t       *testing.T
+	handler http.Handler
+	store   *store.Store
+	purges  *queue.Queue
+}
+
+// newTestEnv serves the whole API over a table and purge queue of the test's own, on the
+// local stand-ins.
+func newTestEnv(t *testing.T) *testEnv {
+	t.Helper()
+	clients := awstest.Clients(t)
+	st := awstest.Store(t, clients)
+	q := awstest.Queue(t, clients, service.PurgeQueueSettings)
+	for _, g := range []apikey.Grant{
+		{Account: "acme", Role: store.RoleAdmin, Key: adminKey},
+		{Account: "acme", Role: store.RoleViewer, Key: viewerKey},
+		{Account: "globex", Role: store.RoleAdmin, Key: otherKey},
+	} {
+		if err := apikey.Provision(context.Background(), st, g, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := api.New(st, purge.NewQueue(q), awstest.Log(t))
+	return &testEnv{t: t, handler: srv.Handler(), store: st, purges: q}
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// do sends a request and checks the response against the OpenAPI document. body is nil (no
+// body), a string or []byte (sent as is), or a value sent as JSON.
+func (e *testEnv) do(method, path, key string, body any) response {
+	e.t.Helper()
+	var raw []byte
+	switch b := body.(type) {
+	case nil:
+	case string:
+		raw = []byte(b)
+	case []byte:
+		raw = b
+	default:
+		var err error
+		if raw, err = json.Marshal(b); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	req := httptest.NewRequest(method, path, bytes.NewReader(raw))
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	return e.send(req)
+}
+
+func (e *testEnv) send(req *http.Request) response {
+	e.t.Helper()
+	rec := httptest.NewRecorder()
+	e.handler.ServeHTTP(rec, req)
+	res := response{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+	checkContract(e.t, req, res)
+	return res
+}
+
+var contract = sync.OnceValues(func() (routers.Router, error) {
+	doc, err := openapi3.NewLoader().LoadFromData(api.OpenAPIYAML)
+	if err != nil {
+		return nil, err
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		return nil, err
+	}
+	return gorillamux.NewRouter(doc)
+})
+
+// checkContract validates a response against the OpenAPI document: status, headers and body.
+// Every response must be documented, and every error is problem+json.
+func checkContract(t *testing.T, req *http.Request, res response) {
+	t.Helper()
+	if res.status >= 500 {
+		t.Errorf("%s %s: %d %s", req.Method, req.URL.Path, res.status, res.body)
+	}
+	if res.status >= 400 && res.header.Get("Content-Type") != "application/problem+json" {
+		t.Errorf("%s %s: %d with Content-Type %q, want application/problem+json", req.Method, req.URL.Path, res.status, res.header.Get("Content-Type"))
+	}
+	if res.status == http.StatusNoContent && len(res.body) != 0 {
+		t.Errorf("%s %s: 204 with a body: %s", req.Method, req.URL.Path, res.body)
+	}
+	router, err := contract()
+	if err != nil {
+		t.Fatalf("OpenAPI document: %v", err)
+	}
+	route, params, err := router.FindRoute(req)
+	if err != nil {
+		// Only requests outside the interface may miss a route, and they get 404 or 405.
+		if res.status != http.StatusNotFound && res.status != http.StatusMethodNotAllowed {
+			t.Errorf("%s %s is not in the OpenAPI document but answered %d", req.Method, req.URL.Path, res.status)
+		}
+		return
+	}
+	err = openapi3filter.ValidateResponse(context.Background(), &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{
+			Request: req, PathParams: params, Route: route,
+			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
+		},
+		Status:  res.status,
+		Header:  res.header,
+		Body:    io.NopCloser(bytes.NewReader(res.body)),
+		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+	})
+	if err != nil {
+		t.Errorf("%s %s: response %d breaks the OpenAPI document: %v\nbody: %s", req.Method, req.URL.Path, res.status, err, res.body)
+	}
+}
+
+// want fails the test unless the response has the given status.
+func (r response) want(t *testing.T, status int) response {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status %d, want %d; body: %s", r.status, status, r.body)
+	}
+	return r
+}
+
+func (r response) decode(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.body, v); err != nil {
+		t.Fatalf("decode %s: %v", r.body, err)
+	}
+}
+
+// problem decodes an error response and checks it names the given fields.
+func (r response) problem(t *testing.T, fields ...string) api.Problem {
+	t.Helper()
+	var p api.Problem
+	r.decode(t, &p)
+	if p.Status != r.status || p.Detail == "" || p.Message != p.Detail || p.Title == "" {
+		t.Errorf("problem %+v does not describe the %d response", p, r.status)
+	}
+	for _, f := range fields {
+		found := false
+		for _, fe := range p.Errors {
+			found = found || fe.Field == f
+		}
+		if !found {
+			t.Errorf("problem %s does not name field %q", r.body, f)
+		}
+	}
+	return p
+}
+
+// listOf decodes a {"result":{"list":[...]}} response.
+func listOf[T any](t *testing.T, r response) []T {
+	t.Helper()
+	var out struct {
+		Result struct {
+			List []T `json:"list"`
+		} `json:"result"`
+	}
+	r.decode(t, &out)
+	return out.Result.List
+}
+
+type website struct {
+	ID          string `json:"id"`
+	DisplayName string `json:"displayName"`
+	Domain      string `json:"domain"`
+}
+
+type page struct {
+	ID    string `json:"id"`
+	URL   string `json:"url"`
+	Alias string `json:"alias"`
+}
+
+// createWebsite makes a website of acme and returns it.
+func (e *testEnv) createWebsite(domain string) website {
+	e.t.Helper()
+	var w website
+	e.do("POST", "/account/websites", adminKey, map[string]string{"domain": domain}).want(e.t, 201).decode(e.t, &w)
+	return w
+}
+
+func (e *testEnv) createPages(siteID string, urls ...string) []page {
+	e.t.Helper()
+	in := make([]map[string]string, len(urls))
+	for i, u := range urls {
+		in[i] = map[string]string{"url": u}
+	}
+	var out []page
+	e.do("POST", "/"+siteID+"/settings/pages", adminKey, in).want(e.t, 200).decode(e.t, &out)
+	return out
+}
+
+func bigJSONString(n int) string { return `"` + strings.Repeat("a", n) + `"` }
+
+func newRequest(method, path, authorization string) *http.Request {
+	req := httptest.NewRequest(method, path, nil)
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
+	}
+	return req
+}
+
+func readCloser(s string) io.ReadCloser { return io.NopCloser(strings.NewReader(s)) }

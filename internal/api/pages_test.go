@@ -1,0 +1,158 @@
+package api_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestPages(t *testing.T) {
+	e := newTestEnv(t)
+	site := e.createWebsite("example.com")
+	base := "/" + site.ID + "/settings/"
+
+	var created []page
+	e.do("POST", base+"pages", adminKey, []map[string]string{
+		{"url": "/", "alias": "Home"},
+		{"url": "/pricing"},
+		{"url": "/search?q=shoes", "alias": "Search ✓"},
+	}).want(t, 200).decode(t, &created)
+	want := []page{{URL: "/", Alias: "Home"}, {URL: "/pricing", Alias: "/pricing"}, {URL: "/search?q=shoes", Alias: "Search ✓"}}
+	if len(created) != len(want) {
+		t.Fatalf("created %+v", created)
+	}
+	for i := range want {
+		want[i].ID = created[i].ID
+		if created[i] != want[i] || created[i].ID == "" {
+			t.Errorf("page %d: %+v, want %+v with an id (alias defaults to the url)", i, created[i], want[i])
+		}
+	}
+	got := listOf[page](t, e.do("GET", base+"pages", viewerKey, nil).want(t, 200))
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("list %+v, want %+v in the order given", got, want)
+	}
+
+	// The interface does not mark adding pages (admin): a viewer key may add them.
+	e.do("POST", base+"pages", viewerKey, []map[string]string{{"url": "/blog"}}).want(t, 200)
+
+	// A url already monitored refuses the whole call: nothing of it is written.
+	e.do("POST", base+"pages", adminKey, []map[string]string{{"url": "/new"}, {"url": "/pricing"}}).want(t, 409).problem(t, "[1].url")
+	e.do("POST", base+"pages", adminKey, []map[string]string{{"url": "/a"}, {"url": "/a"}}).want(t, 422).problem(t, "[1].url")
+	if got := listOf[page](t, e.do("GET", base+"pages", adminKey, nil)); len(got) != 4 {
+		t.Errorf("after refused calls, %d pages, want 4: %+v", len(got), got)
+	}
+
+	// Edit: alias alone, url alone; a url taken by another page is a conflict.
+	home := created[0]
+	e.do("PUT", base+home.ID, adminKey, map[string]string{"alias": "Start"}).want(t, 204)
+	e.do("PUT", base+home.ID, adminKey, map[string]string{"url": "/start"}).want(t, 204)
+	e.do("PUT", base+home.ID, adminKey, map[string]string{"url": "/pricing"}).want(t, 409).problem(t, "url")
+	e.do("PUT", base+home.ID, adminKey, map[string]string{}).want(t, 422).problem(t, "body")
+	e.do("PUT", base+home.ID, adminKey, map[string]string{"url": "start"}).want(t, 422).problem(t, "url")
+	e.do("PUT", base+home.ID, viewerKey, map[string]string{"alias": "x"}).want(t, 403)
+	e.do("PUT", base+"nosuchpage00", adminKey, map[string]string{"alias": "x"}).want(t, 404).problem(t)
+	got = listOf[page](t, e.do("GET", base+"pages", adminKey, nil))
+	if got[0] != (page{ID: home.ID, URL: "/start", Alias: "Start"}) {
+		t.Errorf("edited page is %+v", got[0])
+	}
+	// The old url is free again.
+	e.do("POST", base+"pages", adminKey, []map[string]string{{"url": "/"}}).want(t, 200)
+
+	// Delete: at once, for admins only, and gone from every read.
+	e.do("DELETE", base+home.ID, viewerKey, nil).want(t, 403)
+	e.do("DELETE", base+home.ID, adminKey, nil).want(t, 204)
+	e.do("DELETE", base+home.ID, adminKey, nil).want(t, 404)
+	e.do("PUT", base+home.ID, adminKey, map[string]string{"alias": "x"}).want(t, 404)
+	for _, p := range listOf[page](t, e.do("GET", base+"pages", adminKey, nil)) {
+		if p.ID == home.ID {
+			t.Errorf("deleted page still listed: %+v", p)
+		}
+	}
+}
+
+func TestPagesLimits(t *testing.T) {
+	e := newTestEnv(t)
+	site := e.createWebsite("example.com")
+	path := "/" + site.ID + "/settings/pages"
+	pages := func(n int, last string) []map[string]string {
+		out := make([]map[string]string, n)
+		for i := range out {
+			out[i] = map[string]string{"url": fmt.Sprintf("/p/%d", i)}
+		}
+		if last != "" {
+			out[n-1]["url"] = last
+		}
+		return out
+	}
+	e.do("POST", path, adminKey, pages(101, "")).want(t, 422).problem(t, "body")
+	e.do("POST", path, adminKey, []map[string]string{}).want(t, 422).problem(t, "body")
+	e.do("POST", path, adminKey, "null").want(t, 422)
+	// 100 pages whose last is invalid: all or nothing.
+	e.do("POST", path, adminKey, pages(100, "no-slash")).want(t, 422).problem(t, "[99].url")
+	if got := listOf[page](t, e.do("GET", path, adminKey, nil)); len(got) != 0 {
+		t.Fatalf("a refused call wrote %d pages", len(got))
+	}
+	created := e.createPages(site.ID, urls(pages(100, ""))...)
+	if len(created) != 100 {
+		t.Fatalf("created %d pages, want 100", len(created))
+	}
+	if got := listOf[page](t, e.do("GET", path, adminKey, nil)); len(got) != 100 || got[99].URL != "/p/99" {
+		t.Fatalf("listed %d pages", len(got))
+	}
+	// 100 more whose last clashes with a stored page: none of them is written.
+	more := pages(100, "/p/5")
+	for i := range more[:99] {
+		more[i]["url"] = fmt.Sprintf("/q/%d", i)
+	}
+	e.do("POST", path, adminKey, more).want(t, 409).problem(t, "[99].url")
+	if got := listOf[page](t, e.do("GET", path, adminKey, nil)); len(got) != 100 {
+		t.Fatalf("a refused call changed the page count to %d", len(got))
+	}
+}
+
+func urls(in []map[string]string) []string {
+	out := make([]string, len(in))
+	for i, p := range in {
+		out[i] = p["url"]
+	}
+	return out
+}
+
+func TestPageValidation(t *testing.T) {
+	e := newTestEnv(t)
+	site := e.createWebsite("example.com")
+	path := "/" + site.ID + "/settings/pages"
+	for _, tc := range []struct {
+		name   string
+		body   string
+		status int
+		field  string
+	}{
+		{"absolute url", `[{"url":"https://example.com/"}]`, 422, "[0].url"},
+		{"no slash", `[{"url":"pricing"}]`, 422, "[0].url"},
+		{"scheme relative", `[{"url":"//evil.example/x"}]`, 422, "[0].url"},
+		{"fragment", `[{"url":"/a#b"}]`, 422, "[0].url"},
+		{"space", `[{"url":"/a b"}]`, 422, "[0].url"},
+		{"newline", `[{"url":"/a\nb"}]`, 422, "[0].url"},
+		{"missing url", `[{"alias":"x"}]`, 422, "[0].url"},
+		{"long url", `[{"url":"/` + strings.Repeat("a", 2048) + `"}]`, 422, "[0].url"},
+		{"control alias", `[{"url":"/a","alias":"\u001b[31m"}]`, 422, "[0].alias"},
+		{"second bad", `[{"url":"/ok"},{"url":"bad"}]`, 422, "[1].url"},
+		{"object not array", `{"url":"/a"}`, 400, ""},
+		{"number url", `[{"url":1}]`, 400, "url"},
+		{"unknown field", `[{"url":"/a","id":"x"}]`, 400, "id"},
+		{"nested garbage", `[[[[]]]]`, 400, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := e.do("POST", path, adminKey, tc.body).want(t, tc.status)
+			if tc.field != "" {
+				res.problem(t, tc.field)
+			} else {
+				res.problem(t)
+			}
+		})
+	}
+	if got := listOf[page](t, e.do("GET", path, adminKey, nil)); len(got) != 0 {
+		t.Fatalf("refused requests wrote %+v", got)
+	}
+}

@@ -1,0 +1,210 @@
+package api_test
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestWebsites(t *testing.T) {
+	e := newTestEnv(t)
+
+	e.do("GET", "/websites", adminKey, nil).want(t, 200)
+	if got := listOf[website](t, e.do("GET", "/websites", adminKey, nil)); len(got) != 0 {
+		t.Fatalf("new account lists %v", got)
+	}
+
+	var a website
+	e.do("POST", "/account/websites", adminKey, map[string]string{"domain": "Example.COM"}).want(t, 201).decode(t, &a)
+	if a.ID == "" || a.Domain != "example.com" || a.DisplayName != "example.com" {
+		t.Errorf("created %+v, want lower-cased domain and displayName defaulting to it", a)
+	}
+	var b website
+	e.do("POST", "/account/websites", adminKey, map[string]string{"domain": "www.example.org", "displayName": "Shop ☕"}).want(t, 201).decode(t, &b)
+	if b.Domain != "www.example.org" || b.DisplayName != "Shop ☕" {
+		t.Errorf("created %+v, want www. kept and the given name", b)
+	}
+
+	// Readers see the account's websites, oldest first.
+	got := listOf[website](t, e.do("GET", "/websites", viewerKey, nil).want(t, 200))
+	if len(got) != 2 || got[0] != a || got[1] != b {
+		t.Errorf("list %+v, want [%+v %+v]", got, a, b)
+	}
+
+	// A domain is unique within an account, but another account may monitor it too.
+	e.do("POST", "/account/websites", adminKey, map[string]string{"domain": "EXAMPLE.com"}).want(t, 409).problem(t, "domain")
+	e.do("POST", "/account/websites", otherKey, map[string]string{"domain": "example.com"}).want(t, 201)
+
+	// Another account sees none of acme's websites and cannot delete them.
+	for _, w := range listOf[website](t, e.do("GET", "/websites", otherKey, nil)) {
+		if w.ID == a.ID || w.ID == b.ID {
+			t.Errorf("globex sees acme's website %+v", w)
+		}
+	}
+	e.do("DELETE", "/"+a.ID, otherKey, nil).want(t, 404).problem(t)
+
+	// Deleting is for admins; it answers at once and the website is gone from every read.
+	e.do("DELETE", "/"+a.ID, viewerKey, nil).want(t, 403).problem(t)
+	e.do("DELETE", "/"+a.ID, adminKey, nil).want(t, 204)
+	e.do("DELETE", "/"+a.ID, adminKey, nil).want(t, 404)
+	e.do("GET", "/"+a.ID+"/settings/pages", adminKey, nil).want(t, 404)
+	if got := listOf[website](t, e.do("GET", "/websites", adminKey, nil)); len(got) != 1 || got[0] != b {
+		t.Errorf("after delete, list %+v, want only %+v", got, b)
+	}
+	// Its domain is free again.
+	e.do("POST", "/account/websites", adminKey, map[string]string{"domain": "example.com"}).want(t, 201)
+}
+
+func TestWebsiteAuth(t *testing.T) {
+	e := newTestEnv(t)
+	for _, tc := range []struct {
+		name, header string
+	}{
+		{"no header", ""},
+		{"empty bearer", "Bearer "},
+		{"basic scheme", "Basic " + adminKey},
+		{"unknown key", "Bearer ov_nosuchkeyatall0000000000"},
+		{"key with suffix", "Bearer " + adminKey + "x"},
+		{"huge key", "Bearer " + strings.Repeat("k", 10000)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := newRequest("GET", "/websites", tc.header)
+			res := e.send(req).want(t, 401)
+			if !strings.HasPrefix(res.header.Get("WWW-Authenticate"), "Bearer") {
+				t.Errorf("WWW-Authenticate = %q, want Bearer", res.header.Get("WWW-Authenticate"))
+			}
+			res.problem(t)
+		})
+	}
+	// The scheme is case-insensitive (RFC 9110).
+	e.send(newRequest("GET", "/websites", "bearer "+adminKey)).want(t, 200)
+	e.do("POST", "/account/websites", viewerKey, map[string]string{"domain": "example.com"}).want(t, 403).problem(t)
+	if got := listOf[website](t, e.do("GET", "/websites", adminKey, nil)); len(got) != 0 {
+		t.Errorf("a refused create left %v", got)
+	}
+}
+
+func TestWebsiteValidation(t *testing.T) {
+	e := newTestEnv(t)
+	for _, tc := range []struct {
+		name   string
+		body   string
+		status int
+		field  string
+	}{
+		{"scheme", `{"domain":"https://example.com"}`, 422, "domain"},
+		{"path", `{"domain":"example.com/shop"}`, 422, "domain"},
+		{"query", `{"domain":"example.com?a=1"}`, 422, "domain"},
+		{"port", `{"domain":"example.com:8080"}`, 422, "domain"},
+		{"empty", `{"domain":""}`, 422, "domain"},
+		{"missing", `{"displayName":"x"}`, 422, "domain"},
+		{"null", `{"domain":null}`, 422, "domain"},
+		{"single label", `{"domain":"localhost"}`, 422, "domain"},
+		{"ip address", `{"domain":"10.0.0.1"}`, 422, "domain"},
+		{"ipv6", `{"domain":"[::1]"}`, 422, "domain"},
+		{"space", `{"domain":"exa mple.com"}`, 422, "domain"},
+		{"leading hyphen", `{"domain":"-bad.example.com"}`, 422, "domain"},
+		{"underscore", `{"domain":"a_b.example.com"}`, 422, "domain"},
+		{"userinfo", `{"domain":"user@example.com"}`, 422, "domain"},
+		{"too long", `{"domain":"` + strings.Repeat("a.", 130) + `com"}`, 422, "domain"},
+		{"control char in name", `{"domain":"example.com","displayName":"a\u0000b"}`, 422, "displayName"},
+		{"name too long", `{"domain":"example.com","displayName":` + bigJSONString(201) + `}`, 422, "displayName"},
+		{"number domain", `{"domain":5}`, 400, "domain"},
+		{"array name", `{"domain":"example.com","displayName":[]}`, 400, "displayName"},
+		{"unknown field", `{"domain":"example.com","owner":"me"}`, 400, "owner"},
+		{"array body", `[{"domain":"example.com"}]`, 400, ""},
+		{"not json", `domain=example.com`, 400, ""},
+		{"truncated", `{"domain":"example.com"`, 400, ""},
+		{"two values", `{"domain":"example.com"}{"domain":"example.org"}`, 400, ""},
+		{"empty body", ``, 400, ""},
+		{"invalid utf-8", "{\"domain\":\"ex\xffample.com\"}", 422, "domain"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := e.do("POST", "/account/websites", adminKey, tc.body).want(t, tc.status)
+			if tc.field != "" {
+				res.problem(t, tc.field)
+			} else {
+				res.problem(t)
+			}
+		})
+	}
+	t.Run("too large", func(t *testing.T) {
+		body := `{"domain":"example.com","displayName":` + bigJSONString(2<<20) + `}`
+		e.do("POST", "/account/websites", adminKey, body).want(t, 413).problem(t)
+	})
+	t.Run("wrong content type", func(t *testing.T) {
+		req := newRequest("POST", "/account/websites", "Bearer "+adminKey)
+		req.Body = readCloser(`{"domain":"example.com"}`)
+		req.Header.Set("Content-Type", "text/plain")
+		e.send(req).want(t, 415).problem(t)
+	})
+	if got := listOf[website](t, e.do("GET", "/websites", adminKey, nil)); len(got) != 0 {
+		t.Fatalf("refused requests created %v", got)
+	}
+
+	// Internationalized names are stored in their ASCII form, so they compare exactly.
+	var w website
+	e.do("POST", "/account/websites", adminKey, `{"domain":"Bücher.example"}`).want(t, 201).decode(t, &w)
+	if w.Domain != "xn--bcher-kva.example" || w.DisplayName != "xn--bcher-kva.example" {
+		t.Errorf("IDN stored as %+v", w)
+	}
+	e.do("POST", "/account/websites", adminKey, `{"domain":"xn--bcher-kva.example"}`).want(t, 409)
+}
+
+func TestUnknownRoutes(t *testing.T) {
+	e := newTestEnv(t)
+	e.do("GET", "/no/such/endpoint/here", adminKey, nil).want(t, 404).problem(t)
+	res := e.do("PATCH", "/websites", adminKey, nil).want(t, 405)
+	res.problem(t)
+	if res.header.Get("Allow") == "" {
+		t.Error("405 without an Allow header")
+	}
+}
+
+func TestOpenAPIDocument(t *testing.T) {
+	e := newTestEnv(t)
+	res := e.do("GET", "/openapi.json", "", nil).want(t, 200)
+	var doc struct {
+		OpenAPI string                    `json:"openapi"`
+		Paths   map[string]map[string]any `json:"paths"`
+	}
+	res.decode(t, &doc)
+	if !strings.HasPrefix(doc.OpenAPI, "3.1") {
+		t.Errorf("openapi %q, want 3.1", doc.OpenAPI)
+	}
+	// Every endpoint the service has is in the document, and nothing more.
+	endpoints := map[string][]string{
+		"/openapi.json":                   {"get"},
+		"/websites":                       {"get"},
+		"/account/websites":               {"post"},
+		"/{websiteId}":                    {"delete"},
+		"/{websiteId}/settings/pages":     {"get", "post"},
+		"/{websiteId}/settings/{pageId}":  {"put", "delete"},
+		"/{websiteId}/budgets":            {"get", "post"},
+		"/{websiteId}/budgets/{budgetId}": {"put", "delete"},
+		"/{websiteId}/multistep":          {"get", "post"},
+		"/{websiteId}/multistep/{testId}": {"get", "put", "delete"},
+	}
+	for path, methods := range endpoints {
+		for _, m := range methods {
+			if _, ok := doc.Paths[path][m]; !ok {
+				t.Errorf("%s %s is missing from the document", m, path)
+			}
+		}
+	}
+	for path, ops := range doc.Paths {
+		for m := range ops {
+			if !contains(endpoints[path], m) && m != "parameters" {
+				t.Errorf("the document has %s %s, which the service does not serve", m, path)
+			}
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
