@@ -34,6 +34,9 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return badRequest("the request body is empty; send a JSON document")
 	}
+	if name, dup := duplicateKey(body); dup {
+		return badRequest(fmt.Sprintf("field %q appears twice in one object", name), FieldError{Field: name, Message: "appears twice"})
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -84,4 +87,50 @@ func jsonKind(goKind string) string {
 		return "an object"
 	}
 	return "of another type"
+}
+
+// duplicateKey finds a name used twice in one JSON object. encoding/json keeps the last value
+// silently; refusing such a body avoids acting on an ambiguous request. Syntax errors are left
+// to the decoder.
+func duplicateKey(body []byte) (string, bool) {
+	type object struct {
+		keys      map[string]bool
+		expectKey bool
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	var stack []*object // nil entries stand for arrays
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		var top *object
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.expectKey {
+			if key, ok := tok.(string); ok {
+				if top.keys[key] {
+					return key, true
+				}
+				top.keys[key] = true
+				top.expectKey = false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &object{keys: map[string]bool{}, expectKey: true})
+			continue
+		case json.Delim('['):
+			stack = append(stack, nil)
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+		// A value just ended: the enclosing object expects its next key.
+		if len(stack) > 0 && stack[len(stack)-1] != nil {
+			stack[len(stack)-1].expectKey = true
+		}
+	}
 }

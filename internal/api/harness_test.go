@@ -34,7 +34,7 @@ const (
 )
 
 type testEnv struct {
-	t       *testing.T
+	t       testing.TB
 	handler http.Handler
 	store   *store.Store
 	purges  *queue.Queue
@@ -42,7 +42,7 @@ type testEnv struct {
 
 // newTestEnv serves the whole API over a table and purge queue of the test's own, on the
 // local stand-ins.
-func newTestEnv(t *testing.T) *testEnv {
+func newTestEnv(t testing.TB) *testEnv {
 	t.Helper()
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
@@ -115,7 +115,7 @@ var contract = sync.OnceValues(func() (routers.Router, error) {
 
 // checkContract validates a response against the OpenAPI document: status, headers and body.
 // Every response must be documented, and every error is problem+json.
-func checkContract(t *testing.T, req *http.Request, res response) {
+func checkContract(t testing.TB, req *http.Request, res response) {
 	t.Helper()
 	if res.status >= 500 {
 		t.Errorf("%s %s: %d %s", req.Method, req.URL.Path, res.status, res.body)
@@ -154,7 +154,7 @@ func checkContract(t *testing.T, req *http.Request, res response) {
 }
 
 // want fails the test unless the response has the given status.
-func (r response) want(t *testing.T, status int) response {
+func (r response) want(t testing.TB, status int) response {
 	t.Helper()
 	if r.status != status {
 		t.Fatalf("status %d, want %d; body: %s", r.status, status, r.body)
@@ -162,7 +162,7 @@ func (r response) want(t *testing.T, status int) response {
 	return r
 }
 
-func (r response) decode(t *testing.T, v any) {
+func (r response) decode(t testing.TB, v any) {
 	t.Helper()
 	if err := json.Unmarshal(r.body, v); err != nil {
 		t.Fatalf("decode %s: %v", r.body, err)
@@ -170,7 +170,7 @@ func (r response) decode(t *testing.T, v any) {
 }
 
 // problem decodes an error response and checks it names the given fields.
-func (r response) problem(t *testing.T, fields ...string) api.Problem {
+func (r response) problem(t testing.TB, fields ...string) api.Problem {
 	t.Helper()
 	var p api.Problem
 	r.decode(t, &p)
@@ -190,7 +190,7 @@ func (r response) problem(t *testing.T, fields ...string) api.Problem {
 }
 
 // listOf decodes a {"result":{"list":[...]}} response.
-func listOf[T any](t *testing.T, r response) []T {
+func listOf[T any](t testing.TB, r response) []T {
 	t.Helper()
 	var out struct {
 		Result struct {

@@ -104,6 +104,8 @@ func checkPageURL(s string) string {
 		return "must not contain a fragment (#)"
 	case strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0:
 		return "must not contain white space or control characters (percent-encode them)"
+	case strings.ContainsRune(s, utf8.RuneError):
+		return "must be valid UTF-8"
 	}
 	u, err := url.ParseRequestURI(s)
 	if err != nil || u.Scheme != "" || u.Host != "" {

@@ -20,12 +20,17 @@ type BatchHandler func(context.Context, events.SQSEvent) (events.SQSEventRespons
 // deleted; the failed ones (all of them when handle returns an error) become visible again
 // after the visibility timeout, and the queue's redrive policy moves them to the dead-letter
 // queue after its maximum receives.
+//
+// Cancelling ctx stops it gracefully: a receive under way is not abandoned (the queue would hand
+// its messages to a connection nobody reads, hiding them for a visibility timeout), and a batch
+// received is handled to the end.
 func (q *Queue) Poll(ctx context.Context, batchSize int, handle BatchHandler, log *slog.Logger) {
+	work := context.WithoutCancel(ctx)
 	for ctx.Err() == nil {
-		out, err := q.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+		out, err := q.sqs.ReceiveMessage(work, &sqs.ReceiveMessageInput{
 			QueueUrl:            aws.String(q.url),
 			MaxNumberOfMessages: int32(batchSize),
-			WaitTimeSeconds:     2,
+			WaitTimeSeconds:     1, // short, so that a stop waits at most a second
 			// The stand-in honours only the older AttributeNames for the receive count.
 			AttributeNames:              []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameAll},
 			MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll},
@@ -49,7 +54,7 @@ func (q *Queue) Poll(ctx context.Context, batchSize int, handle BatchHandler, lo
 				Attributes:    m.Attributes,
 			}
 		}
-		resp, err := handle(ctx, ev)
+		resp, err := handle(work, ev)
 		if err != nil {
 			log.Error("handle batch; every message will be retried", "queue", q.url, "err", err)
 			continue
@@ -67,10 +72,7 @@ func (q *Queue) Poll(ctx context.Context, batchSize int, handle BatchHandler, lo
 		if len(done) == 0 {
 			continue
 		}
-		// Deleting must outlive a cancelled ctx, or handled messages would run again.
-		delCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		_, err = q.sqs.DeleteMessageBatch(delCtx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(q.url), Entries: done})
-		cancel()
+		_, err = q.sqs.DeleteMessageBatch(work, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(q.url), Entries: done})
 		if err != nil {
 			log.Error("delete handled messages", "queue", q.url, "err", err)
 		}

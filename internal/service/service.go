@@ -66,7 +66,7 @@ func NewClients(ctx context.Context) (Clients, error) {
 			// only fills the log with warnings; AWS's own endpoint keeps the check.
 			o.DisableValidateResponseChecksum = os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") != ""
 		}),
-		SQS:      sqs.NewFromConfig(cfg),
+		SQS: sqs.NewFromConfig(cfg),
 		S3: s3.NewFromConfig(cfg, func(o *s3.Options) {
 			// S3 stand-ins (gofakes3, LocalStack) serve buckets by path, not by host name.
 			o.UsePathStyle = os.Getenv("AWS_ENDPOINT_URL_S3") != ""

@@ -83,15 +83,9 @@ func (s *Store) CountItems(ctx context.Context, j PurgeJob) (int, error) {
 
 func (s *Store) keysWithPrefix(ctx context.Context, pk, prefix string) ([]map[string]ddbtypes.AttributeValue, error) {
 	var keys []map[string]ddbtypes.AttributeValue
-	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
-		TableName:              aws.String(s.table),
-		KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :prefix)"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-			":pk": str(pk), ":prefix": str(prefix),
-		},
-		ProjectionExpression: aws.String("PK, SK"),
-		ConsistentRead:       aws.Bool(true),
-	})
+	in := prefixQuery(s.table, pk, prefix, true)
+	in.ProjectionExpression = aws.String("PK, SK")
+	p := dynamodb.NewQueryPaginator(s.db, in)
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {

@@ -141,14 +141,7 @@ func (it websiteItem) website() Website {
 // (a pointer to a slice of item structs), following pagination.
 func (s *Store) queryPrefix(ctx context.Context, pk, skPrefix string, consistent bool, out any) error {
 	var all []map[string]ddbtypes.AttributeValue
-	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
-		TableName:              aws.String(s.table),
-		KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :prefix)"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-			":pk": str(pk), ":prefix": str(skPrefix),
-		},
-		ConsistentRead: aws.Bool(consistent),
-	})
+	p := dynamodb.NewQueryPaginator(s.db, prefixQuery(s.table, pk, skPrefix, consistent))
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
@@ -157,4 +150,20 @@ func (s *Store) queryPrefix(ctx context.Context, pk, skPrefix string, consistent
 		all = append(all, page.Items...)
 	}
 	return attributevalue.UnmarshalListOfMaps(all, out)
+}
+
+// prefixQuery selects the items of a partition whose sort key starts with prefix; an empty
+// prefix selects the whole partition (DynamoDB refuses begins_with with an empty string).
+func prefixQuery(table, pk, prefix string, consistent bool) *dynamodb.QueryInput {
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(table),
+		KeyConditionExpression:    aws.String("PK = :pk"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":pk": str(pk)},
+		ConsistentRead:            aws.Bool(consistent),
+	}
+	if prefix != "" {
+		in.KeyConditionExpression = aws.String("PK = :pk AND begins_with(SK, :prefix)")
+		in.ExpressionAttributeValues[":prefix"] = str(prefix)
+	}
+	return in
 }

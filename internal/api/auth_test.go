@@ -1,0 +1,89 @@
+package api_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// endpoint is one operation of the interface with a request that would succeed for acme's admin.
+type endpoint struct {
+	method, path, body string
+	admin              bool
+}
+
+// acmeEndpoints lists every operation on acme's data, with working ids and bodies.
+func acmeEndpoints(e *testEnv) []endpoint {
+	site := e.createWebsite("example.com")
+	p := e.createPages(site.ID, "/")[0]
+	var b budget
+	e.do("POST", "/"+site.ID+"/budgets", adminKey, `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`).want(e.t, 201).decode(e.t, &b)
+	var ms multistepTest
+	e.do("POST", "/"+site.ID+"/multistep", adminKey, `{"alias":"a","device":"mobile"}`).want(e.t, 201).decode(e.t, &ms)
+	w := "/" + site.ID
+	return []endpoint{
+		{"GET", w + "/settings/pages", "", false},
+		{"POST", w + "/settings/pages", `[{"url":"/new"}]`, false},
+		{"PUT", w + "/settings/" + p.ID, `{"alias":"x"}`, true},
+		{"GET", w + "/budgets", "", false},
+		{"POST", w + "/budgets", `{"metric":"lcp","operator":"lt","value":1,"device":"all"}`, true},
+		{"PUT", w + "/budgets/" + b.ID, `{"value":1}`, true},
+		{"GET", w + "/multistep", "", false},
+		{"GET", w + "/multistep/" + ms.ID, "", false},
+		{"POST", w + "/multistep", `{"alias":"b","device":"desktop"}`, true},
+		{"PUT", w + "/multistep/" + ms.ID, `{"alias":"c"}`, true},
+		{"DELETE", w + "/multistep/" + ms.ID, "", true},
+		{"DELETE", w + "/budgets/" + b.ID, "", true},
+		{"DELETE", w + "/settings/" + p.ID, "", true},
+		{"DELETE", w, "", true},
+	}
+}
+
+func (e *testEnv) call(ep endpoint, authorization string) response {
+	e.t.Helper()
+	req := newRequest(ep.method, ep.path, authorization)
+	if ep.body != "" {
+		req.Body = readCloser(ep.body)
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return e.send(req)
+}
+
+// TestAccessControl runs every operation without a key, with an unknown key, with a viewer key
+// and with another account's admin key, before acme's admin runs it for real: another account
+// gets 404 exactly as for a missing website, a viewer 403 on admin operations.
+func TestAccessControl(t *testing.T) {
+	e := newTestEnv(t)
+	for _, ep := range acmeEndpoints(e) {
+		t.Run(ep.method+" "+ep.path, func(t *testing.T) {
+			e.t = t
+			for _, auth := range []string{"", "Bearer ov_unknown_key_000000000", "Token " + adminKey} {
+				res := e.call(ep, auth).want(t, http.StatusUnauthorized)
+				if res.header.Get("WWW-Authenticate") == "" {
+					t.Error("401 without WWW-Authenticate")
+				}
+			}
+			other := e.call(ep, "Bearer "+otherKey).want(t, http.StatusNotFound)
+			missing := e.call(endpoint{ep.method, replaceWebsite(ep.path, "nosuchsite00"), ep.body, ep.admin}, "Bearer "+adminKey).want(t, http.StatusNotFound)
+			siteID := strings.Split(ep.path, "/")[1]
+			if strings.ReplaceAll(other.problem(t).Detail, siteID, "X") != strings.ReplaceAll(missing.problem(t).Detail, "nosuchsite00", "X") {
+				t.Errorf("another account's website answers %s, a missing one %s", other.body, missing.body)
+			}
+			if ep.admin {
+				e.call(ep, "Bearer "+viewerKey).want(t, http.StatusForbidden).problem(t)
+			}
+			ok := e.call(ep, "Bearer "+adminKey)
+			if ok.status >= 300 {
+				t.Fatalf("acme's admin got %d: %s", ok.status, ok.body)
+			}
+		})
+	}
+}
+
+func replaceWebsite(path, id string) string {
+	rest := strings.TrimPrefix(path, "/")
+	if i := strings.Index(rest, "/"); i >= 0 {
+		return "/" + id + rest[i:]
+	}
+	return "/" + id
+}
