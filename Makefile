@@ -56,7 +56,8 @@ layers/localstack/node_modules/.stamp: layers/localstack/package.json layers/loc
 run: deps
 	@set -e; trap '$(STANDINS) stop $(RUN_PORTS)' EXIT; \
 	$(STANDINS) start $(RUN_PORTS); \
-	$(call LOCAL_AWS,$(RUN_PORTS)) go run ./functions/local
+	go build -o .run/bin/openvitals-local ./functions/local; \
+	$(call LOCAL_AWS,$(RUN_PORTS)) .run/bin/openvitals-local
 
 keys: deps
 	@$(call LOCAL_AWS,$(RUN_PORTS)) go run ./functions/keys create -account "$(or $(ACCOUNT),local)" -role "$(or $(ROLE),admin)" -name "$(NAME)"

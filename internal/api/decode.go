@@ -20,7 +20,7 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			return newProblem(http.StatusUnsupportedMediaType, "send the request body as application/json")
+			return newProblem(http.StatusUnsupportedMediaType, "the request body must be JSON, sent with the header 'Content-Type: application/json'")
 		}
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"path"
 	"strings"
 
 	"github.com/openvitals/openvitals/internal/apikey"
@@ -119,16 +120,17 @@ func (s *Server) finish(mux *http.ServeMux) http.Handler {
 			}
 		}()
 		h, pattern := mux.Handler(r)
-		if pattern == "" {
+		if pattern == "" || !isClean(r.URL.Path) {
 			// The mux's own 404 and 405 answers are plain text: keep their status and Allow header.
 			rec := &statusRecorder{header: http.Header{}}
 			h.ServeHTTP(rec, r)
 			if allow := rec.header.Get("Allow"); allow != "" {
 				w.Header().Set("Allow", allow)
 			}
-			status := rec.status
-			if status == 0 || status == http.StatusOK {
-				status = http.StatusNotFound
+			// The mux also redirects unclean paths ("//budgets"); an API answers those 404 too.
+			status := http.StatusNotFound
+			if rec.status == http.StatusMethodNotAllowed {
+				status = http.StatusMethodNotAllowed
 			}
 			detail := "no such endpoint: " + r.Method + " " + r.URL.Path
 			if status == http.StatusMethodNotAllowed {
@@ -140,6 +142,16 @@ func (s *Server) finish(mux *http.ServeMux) http.Handler {
 		w.Header().Set("Cache-Control", "no-store")
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// isClean tells whether a path has no empty, "." or ".." segments; the mux would redirect
+// such paths to their cleaned form, where an API answers 404.
+func isClean(p string) bool {
+	clean := path.Clean(p)
+	if strings.HasSuffix(p, "/") && clean != "/" {
+		clean += "/"
+	}
+	return clean == p
 }
 
 // statusRecorder captures the status and headers a handler writes, and drops its body.

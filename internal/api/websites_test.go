@@ -153,6 +153,8 @@ func TestWebsiteValidation(t *testing.T) {
 func TestUnknownRoutes(t *testing.T) {
 	e := newTestEnv(t)
 	e.do("GET", "/no/such/endpoint/here", adminKey, nil).want(t, 404).problem(t)
+	e.do("GET", "//budgets", adminKey, nil).want(t, 404).problem(t)
+	e.do("GET", "/websites/../websites", adminKey, nil).want(t, 404).problem(t)
 	res := e.do("PATCH", "/websites", adminKey, nil).want(t, 405)
 	res.problem(t)
 	if res.header.Get("Allow") == "" {
