@@ -11,6 +11,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/openvitals/openvitals/internal/apikey"
@@ -19,13 +20,13 @@ import (
 )
 
 func main() {
-	if err := run(context.Background(), os.Args[1:]); err != nil {
+	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "keys:", err)
 		os.Exit(2)
 	}
 }
 
-func run(ctx context.Context, args []string) error {
+func run(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 || (args[0] != "create" && args[0] != "revoke") {
 		return fmt.Errorf("usage: keys create -account NAME -role admin|viewer [-name LABEL] [-key SECRET] | keys revoke -key SECRET")
 	}
@@ -50,7 +51,7 @@ func run(ctx context.Context, args []string) error {
 		if err := st.DeleteAPIKey(ctx, apikey.Hash(*key)); err != nil {
 			return err
 		}
-		fmt.Println("revoked")
+		fmt.Fprintln(out, "revoked")
 		return nil
 	}
 
@@ -65,6 +66,6 @@ func run(ctx context.Context, args []string) error {
 	if err := apikey.Provision(ctx, st, grants[0], *name); err != nil {
 		return err
 	}
-	fmt.Printf("account %s, %s key (only its hash is stored; keep it now):\n%s\n", *account, *role, secret)
+	fmt.Fprintf(out, "account %s, %s key (only its hash is stored; keep it now):\n%s\n", *account, *role, secret)
 	return nil
 }
