@@ -10,7 +10,7 @@ func (s *Server) websiteRoutes(mux *http.ServeMux) {
 	s.route(mux, "GET /websites", false, s.listWebsites)
 	s.route(mux, "POST /account/websites", true, s.createWebsite)
 	s.route(mux, "DELETE /{websiteID}", true, s.deleteWebsite)
-	mux.HandleFunc("GET /openapi.json", s.serveOpenAPI)
+	mux.HandleFunc("GET /openapi.json", serveOpenAPI)
 }
 
 // websiteJSON is a website as the interface shows it.

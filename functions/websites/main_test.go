@@ -1,0 +1,299 @@
+package main_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/openvitals/openvitals/internal/apikey"
+	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/lambdatest"
+	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// TestMain removes the function binary that the tests and the benchmark share.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	lambdatest.RemoveBuilds()
+	os.Exit(code)
+}
+
+// The events below are written the way an API Gateway HTTP API (payload format 2.0, $default
+// stage and route) delivers them, rather than built from the aws-lambda-go structs, so that the
+// test also covers the field names and encodings the adapter has to understand. {{KEY}} is
+// replaced with the test's API key.
+
+// createWebsiteEvent is POST /account/websites with the body {"domain":"example.com"}.
+// API Gateway hands some bodies over base64-encoded (isBase64Encoded), so this one is.
+const createWebsiteEvent = `{
+  "version": "2.0",
+  "routeKey": "$default",
+  "rawPath": "/account/websites",
+  "rawQueryString": "",
+  "headers": {
+    "accept": "application/json",
+    "authorization": "Bearer {{KEY}}",
+    "content-length": "24",
+    "content-type": "application/json",
+    "host": "abcdef1234.execute-api.us-east-1.amazonaws.com",
+    "user-agent": "curl/8.5.0",
+    "x-amzn-trace-id": "Root=1-6740f1a2-0c1d2e3f4a5b6c7d8e9f0a1b",
+    "x-forwarded-for": "203.0.113.7",
+    "x-forwarded-port": "443",
+    "x-forwarded-proto": "https"
+  },
+  "requestContext": {
+    "accountId": "123456789012",
+    "apiId": "abcdef1234",
+    "domainName": "abcdef1234.execute-api.us-east-1.amazonaws.com",
+    "domainPrefix": "abcdef1234",
+    "http": {
+      "method": "POST",
+      "path": "/account/websites",
+      "protocol": "HTTP/1.1",
+      "sourceIp": "203.0.113.7",
+      "userAgent": "curl/8.5.0"
+    },
+    "requestId": "B2xkFjOzIAMEVXw=",
+    "routeKey": "$default",
+    "stage": "$default",
+    "time": "22/Nov/2026:03:19:27 +0000",
+    "timeEpoch": 1795317567000
+  },
+  "body": "eyJkb21haW4iOiJleGFtcGxlLmNvbSJ9",
+  "isBase64Encoded": true
+}`
+
+// listWebsitesEvent is GET /websites. {{AUTH}} is the authorization header entry, so that the
+// same event serves the request without one.
+const listWebsitesEvent = `{
+  "version": "2.0",
+  "routeKey": "$default",
+  "rawPath": "/websites",
+  "rawQueryString": "",
+  "headers": {
+    "accept": "application/json",{{AUTH}}
+    "content-length": "0",
+    "host": "abcdef1234.execute-api.us-east-1.amazonaws.com",
+    "user-agent": "curl/8.5.0",
+    "x-amzn-trace-id": "Root=1-6740f1a3-1d2e3f4a5b6c7d8e9f0a1b2c",
+    "x-forwarded-for": "203.0.113.7",
+    "x-forwarded-port": "443",
+    "x-forwarded-proto": "https"
+  },
+  "requestContext": {
+    "accountId": "123456789012",
+    "apiId": "abcdef1234",
+    "domainName": "abcdef1234.execute-api.us-east-1.amazonaws.com",
+    "domainPrefix": "abcdef1234",
+    "http": {
+      "method": "GET",
+      "path": "/websites",
+      "protocol": "HTTP/1.1",
+      "sourceIp": "203.0.113.7",
+      "userAgent": "curl/8.5.0"
+    },
+    "requestId": "B2xkGhRrIAMEVYw=",
+    "routeKey": "$default",
+    "stage": "$default",
+    "time": "22/Nov/2026:03:19:28 +0000",
+    "timeEpoch": 1795317568000
+  },
+  "isBase64Encoded": false
+}`
+
+// testKey is the admin key provisioned in each test's table.
+const testKey = "ov_lambdatest_websites_admin_key"
+
+// event fills in an event template; key "" leaves the authorization header out.
+func event(template, key string) []byte {
+	auth := ""
+	if key != "" {
+		auth = "\n    \"authorization\": \"Bearer " + key + "\","
+	}
+	return []byte(strings.NewReplacer("{{KEY}}", key, "{{AUTH}}", auth).Replace(template))
+}
+
+// fixture is what a run of the websites function needs: its binary, and a table (holding the
+// admin key testKey of account "acme") and purge queue of its own on the stand-ins.
+type fixture struct {
+	binary string
+	config lambdatest.Config
+}
+
+func newFixture(t testing.TB) fixture {
+	t.Helper()
+	clients := awstest.Clients(t)
+	st := awstest.Store(t, clients)
+	q := awstest.Queue(t, clients, service.PurgeQueueSettings)
+	grant := apikey.Grant{Account: "acme", Role: store.RoleAdmin, Key: testKey}
+	if err := apikey.Provision(context.Background(), st, grant, "test"); err != nil {
+		t.Fatal(err)
+	}
+	return fixture{
+		binary: lambdatest.Build(t, "websites"),
+		// The websites endpoints never touch the bucket; the name only has to be set.
+		config: lambdatest.Config{Table: st.Table(), Bucket: "openvitals-test", PurgeQueue: q.URL()},
+	}
+}
+
+// invoke sends one event and decodes the function's answer as API Gateway would.
+func invoke(t testing.TB, fn *lambdatest.Function, ev []byte) events.APIGatewayV2HTTPResponse {
+	t.Helper()
+	// Only a guard against a hung function, not a speed requirement.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := fn.Invoke(ctx, ev)
+	if err != nil {
+		t.Fatalf("invoke: %v", err)
+	}
+	var resp events.APIGatewayV2HTTPResponse
+	if err := json.Unmarshal(out, &resp); err != nil {
+		t.Fatalf("decode the proxy response: %v\n%s", err, out)
+	}
+	return resp
+}
+
+// header reads a response header by name, ignoring case as HTTP (and API Gateway) does.
+func header(resp events.APIGatewayV2HTTPResponse, name string) string {
+	for k, v := range resp.Headers {
+		if strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	return ""
+}
+
+// body returns the response body, decoding it if the function base64-encoded it.
+func body(t testing.TB, resp events.APIGatewayV2HTTPResponse) string {
+	t.Helper()
+	if !resp.IsBase64Encoded {
+		return resp.Body
+	}
+	b, err := base64.StdEncoding.DecodeString(resp.Body)
+	if err != nil {
+		t.Fatalf("decode base64 body: %v", err)
+	}
+	return string(b)
+}
+
+// TestAPIGatewayEvent runs the built websites function under a fake Lambda Runtime API and sends
+// it API Gateway events: the deployed binary must start from its environment, route HTTP API
+// events through the adapter and answer with proxy responses.
+func TestAPIGatewayEvent(t *testing.T) {
+	fx := newFixture(t)
+	fn := lambdatest.Start(t, fx.binary, lambdatest.New(t), fx.config)
+
+	// Create a website.
+	resp := invoke(t, fn, event(createWebsiteEvent, testKey))
+	if resp.StatusCode != 201 {
+		t.Fatalf("POST /account/websites: status %d, want 201; body %s", resp.StatusCode, body(t, resp))
+	}
+	if ct := header(resp, "content-type"); !strings.HasPrefix(ct, "application/json") {
+		t.Errorf("POST /account/websites: content-type %q, want application/json", ct)
+	}
+	var created struct {
+		ID          string `json:"id"`
+		Domain      string `json:"domain"`
+		DisplayName string `json:"displayName"`
+	}
+	if err := json.Unmarshal([]byte(body(t, resp)), &created); err != nil {
+		t.Fatalf("POST /account/websites: body is not JSON: %v\n%s", err, body(t, resp))
+	}
+	if created.ID == "" || created.Domain != "example.com" || created.DisplayName != "example.com" {
+		t.Errorf("POST /account/websites: got %+v, want an id, domain and displayName example.com", created)
+	}
+
+	// The same process lists it on its next invocation.
+	resp = invoke(t, fn, event(listWebsitesEvent, testKey))
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET /websites: status %d, want 200; body %s", resp.StatusCode, body(t, resp))
+	}
+	if ct := header(resp, "content-type"); !strings.HasPrefix(ct, "application/json") {
+		t.Errorf("GET /websites: content-type %q, want application/json", ct)
+	}
+	var listed struct {
+		Result struct {
+			List []struct {
+				ID          string `json:"id"`
+				Domain      string `json:"domain"`
+				DisplayName string `json:"displayName"`
+			} `json:"list"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(body(t, resp)), &listed); err != nil {
+		t.Fatalf("GET /websites: body is not JSON: %v\n%s", err, body(t, resp))
+	}
+	if l := listed.Result.List; len(l) != 1 || l[0].ID != created.ID || l[0].Domain != "example.com" {
+		t.Errorf("GET /websites: list %+v, want only website %s (example.com)", l, created.ID)
+	}
+
+	// Without a key: 401 with a challenge and a problem document.
+	resp = invoke(t, fn, event(listWebsitesEvent, ""))
+	if resp.StatusCode != 401 {
+		t.Fatalf("GET /websites without authorization: status %d, want 401; body %s", resp.StatusCode, body(t, resp))
+	}
+	if h := header(resp, "www-authenticate"); !strings.HasPrefix(h, "Bearer") {
+		t.Errorf("GET /websites without authorization: www-authenticate %q, want a Bearer challenge", h)
+	}
+	if ct := header(resp, "content-type"); !strings.HasPrefix(ct, "application/problem+json") {
+		t.Errorf("GET /websites without authorization: content-type %q, want application/problem+json", ct)
+	}
+	var problem struct {
+		Status int    `json:"status"`
+		Detail string `json:"detail"`
+	}
+	if err := json.Unmarshal([]byte(body(t, resp)), &problem); err != nil || problem.Status != 401 || problem.Detail == "" {
+		t.Errorf("GET /websites without authorization: problem %+v (%v), want status 401 and a detail", problem, err)
+	}
+}
+
+// BenchmarkColdStart measures a cold start of the websites function as this machine can show
+// it: from starting the process to its answer to the first event, an authenticated
+// GET /websites (one DynamoDB GetItem and one Query). It includes the Go runtime's start,
+// reading the configuration, building the AWS clients and the first connections to the
+// stand-ins; it excludes what only AWS does (creating the sandbox, fetching the code).
+// Every iteration starts and kills a fresh process; run it with a fixed count, -benchtime 20x.
+func BenchmarkColdStart(b *testing.B) {
+	fx := newFixture(b)
+	ev := event(listWebsitesEvent, testKey)
+	var samples []time.Duration
+	for b.Loop() {
+		rt := lambdatest.New(b)
+		start := time.Now()
+		fn := lambdatest.Start(b, fx.binary, rt, fx.config)
+		resp := invoke(b, fn, ev)
+		samples = append(samples, time.Since(start))
+		fn.Stop()
+		rt.Close()
+		if resp.StatusCode != 200 {
+			b.Fatalf("GET /websites: status %d, want 200; body %s", resp.StatusCode, body(b, resp))
+		}
+	}
+	b.ReportMetric(percentileMS(samples, 0.50), "ms/coldstart-p50")
+	b.ReportMetric(percentileMS(samples, 0.99), "ms/coldstart-p99")
+	// Reported after the loop: b.Loop resets the timer, which drops earlier metrics.
+	if fi, err := os.Stat(fx.binary); err == nil {
+		b.ReportMetric(float64(fi.Size())/(1<<20), "MiB-binary")
+	}
+}
+
+// percentileMS is the nearest-rank p-th percentile of samples, in milliseconds.
+func percentileMS(samples []time.Duration, p float64) float64 {
+	if len(samples) == 0 {
+		return 0
+	}
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	i := int(math.Ceil(p*float64(len(s)))) - 1
+	return float64(s[max(i, 0)]) / float64(time.Millisecond)
+}
