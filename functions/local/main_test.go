@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/contract"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -55,6 +56,7 @@ func TestLocalService(t *testing.T) {
 		defer res.Body.Close()
 		var buf strings.Builder
 		_, _ = io.Copy(&buf, res.Body)
+		contract.Check(t, req, res.StatusCode, res.Header, []byte(buf.String()))
 		if res.StatusCode != want {
 			t.Fatalf("%s %s: %d, want %d: %s", method, path, res.StatusCode, want, buf.String())
 		}

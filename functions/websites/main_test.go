@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/contract"
 	"github.com/openvitals/openvitals/internal/lambdatest"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
@@ -146,7 +149,8 @@ func newFixture(t testing.TB) fixture {
 	}
 }
 
-// invoke sends one event and decodes the function's answer as API Gateway would.
+// invoke sends one event and decodes the function's answer as API Gateway would, checking it
+// against the OpenAPI document.
 func invoke(t testing.TB, fn *lambdatest.Function, ev []byte) events.APIGatewayV2HTTPResponse {
 	t.Helper()
 	// Only a guard against a hung function, not a speed requirement.
@@ -160,6 +164,15 @@ func invoke(t testing.TB, fn *lambdatest.Function, ev []byte) events.APIGatewayV
 	if err := json.Unmarshal(out, &resp); err != nil {
 		t.Fatalf("decode the proxy response: %v\n%s", err, out)
 	}
+	var req events.APIGatewayV2HTTPRequest
+	if err := json.Unmarshal(ev, &req); err != nil {
+		t.Fatal(err)
+	}
+	h := http.Header{}
+	for k, v := range resp.Headers {
+		h.Set(k, v)
+	}
+	contract.Check(t, httptest.NewRequest(req.RequestContext.HTTP.Method, req.RawPath, nil), resp.StatusCode, h, []byte(body(t, resp)))
 	return resp
 }
 

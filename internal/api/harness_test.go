@@ -8,16 +8,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
-
-	"github.com/getkin/kin-openapi/openapi3filter"
-	"github.com/getkin/kin-openapi/routers"
-	"github.com/getkin/kin-openapi/routers/gorillamux"
 
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/contract"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/service"
@@ -97,56 +93,8 @@ func (e *testEnv) send(req *http.Request) response {
 	rec := httptest.NewRecorder()
 	e.handler.ServeHTTP(rec, req)
 	res := response{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
-	checkContract(e.t, req, res)
+	contract.Check(e.t, req, res.status, res.header, res.body)
 	return res
-}
-
-var contract = sync.OnceValues(func() (routers.Router, error) {
-	doc, err := loadContract()
-	if err != nil {
-		return nil, err
-	}
-	return gorillamux.NewRouter(doc)
-})
-
-// checkContract validates a response against the OpenAPI document: status, headers and body.
-// Every response must be documented, and every error is problem+json.
-func checkContract(t testing.TB, req *http.Request, res response) {
-	t.Helper()
-	if res.status >= 500 {
-		t.Errorf("%s %s: %d %s", req.Method, req.URL.Path, res.status, res.body)
-	}
-	if res.status >= 400 && res.header.Get("Content-Type") != "application/problem+json" {
-		t.Errorf("%s %s: %d with Content-Type %q, want application/problem+json", req.Method, req.URL.Path, res.status, res.header.Get("Content-Type"))
-	}
-	if res.status == http.StatusNoContent && len(res.body) != 0 {
-		t.Errorf("%s %s: 204 with a body: %s", req.Method, req.URL.Path, res.body)
-	}
-	router, err := contract()
-	if err != nil {
-		t.Fatalf("OpenAPI document: %v", err)
-	}
-	route, params, err := router.FindRoute(req)
-	if err != nil {
-		// Only requests outside the interface may miss a route, and they get 404 or 405.
-		if res.status != http.StatusNotFound && res.status != http.StatusMethodNotAllowed {
-			t.Errorf("%s %s is not in the OpenAPI document but answered %d", req.Method, req.URL.Path, res.status)
-		}
-		return
-	}
-	err = openapi3filter.ValidateResponse(context.Background(), &openapi3filter.ResponseValidationInput{
-		RequestValidationInput: &openapi3filter.RequestValidationInput{
-			Request: req, PathParams: params, Route: route,
-			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
-		},
-		Status:  res.status,
-		Header:  res.header,
-		Body:    io.NopCloser(bytes.NewReader(res.body)),
-		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
-	})
-	if err != nil {
-		t.Errorf("%s %s: response %d breaks the OpenAPI document: %v\nbody: %s", req.Method, req.URL.Path, res.status, err, res.body)
-	}
 }
 
 // want fails the test unless the response has the given status.

@@ -18,3 +18,6 @@ func serveOpenAPI(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "public, max-age=300")
 	_, _ = w.Write(openAPIJSON)
 }
+
+// OpenAPIJSON returns the OpenAPI document as served; tests check responses against it.
+func OpenAPIJSON() []byte { return openAPIJSON }

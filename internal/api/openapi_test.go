@@ -13,8 +13,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite generated files (openapi.json)")
 
-// loadContract parses and validates openapi.yaml, the source of the interface's description.
-func loadContract() (*openapi3.T, error) {
+// loadYAML parses and validates openapi.yaml, the source of the interface's description.
+func loadYAML() (*openapi3.T, error) {
 	yaml, err := os.ReadFile("openapi.yaml")
 	if err != nil {
 		return nil, err
@@ -28,7 +28,7 @@ func loadContract() (*openapi3.T, error) {
 
 // TestOpenAPIJSONIsCurrent keeps the served openapi.json generated from openapi.yaml.
 func TestOpenAPIJSONIsCurrent(t *testing.T) {
-	doc, err := loadContract()
+	doc, err := loadYAML()
 	if err != nil {
 		t.Fatal(err)
 	}

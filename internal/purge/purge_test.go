@@ -19,6 +19,7 @@ import (
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/blobstore"
+	"github.com/openvitals/openvitals/internal/contract"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/service"
@@ -61,6 +62,7 @@ func (e *purgeEnv) call(method, path, key, body string, status int, out any) {
 	req.Header.Set("Authorization", "Bearer "+key)
 	rec := httptest.NewRecorder()
 	e.handler.ServeHTTP(rec, req)
+	contract.Check(e.t, req, rec.Code, rec.Header(), rec.Body.Bytes())
 	if rec.Code != status {
 		e.t.Fatalf("%s %s: %d, want %d: %s", method, path, rec.Code, status, rec.Body)
 	}
