@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/openvitals/openvitals/internal/budget"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -81,14 +82,41 @@ func (s *Server) listBudgets(w http.ResponseWriter, r *http.Request, c caller) e
 	if err != nil {
 		return err
 	}
+	var labs []pageLab
+	if len(budgets) > 0 {
+		pages, err := s.store.Pages(r.Context(), site)
+		if err != nil {
+			return err
+		}
+		today := s.now()
+		labs, err = s.labResults(r.Context(), site, pages, labDevices, today.AddDate(0, 0, -(pagesWindowDays-1)), today)
+		if err != nil {
+			return err
+		}
+	}
+	latest := make([]map[string]float64, len(labs))
+	for i, l := range labs {
+		latest[i] = mean(l.results)
+	}
 	out := make([]budgetStatusJSON, len(budgets))
 	for i, b := range budgets {
-		// Without lab results yet, no page can be at risk of or over a budget.
-		out[i] = budgetStatusJSON{
+		// A budget is as bad as its worst page and device; pages lists those not ok.
+		item := budgetStatusJSON{
 			ID: b.ID, Metric: b.Metric, Operator: b.Operator, Device: b.Device,
 			Value:  strconv.FormatFloat(b.Value, 'f', -1, 64),
-			Status: "ok", Pages: []budgetPageJSON{},
+			Status: budget.OK, Pages: []budgetPageJSON{},
 		}
+		for j, l := range labs {
+			v, ok := latest[j][b.Metric]
+			if !ok || !budget.AppliesTo(b.Device, l.device) {
+				continue
+			}
+			if st := budget.Status(b.Operator, b.Value, v); st != budget.OK {
+				item.Status = budget.Worse(item.Status, st)
+				item.Pages = append(item.Pages, budgetPageJSON{ID: l.page.ID, Device: l.device, Alias: l.page.Alias, Status: st})
+			}
+		}
+		out[i] = item
 	}
 	return writeJSON(w, http.StatusOK, list(out))
 }

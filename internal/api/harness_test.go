@@ -12,7 +12,9 @@ import (
 
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
+	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/contract"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/queue"
@@ -33,6 +35,8 @@ type testEnv struct {
 	handler http.Handler
 	store   *store.Store
 	purges  *queue.Queue
+	audits  *queue.Queue
+	objects *blobstore.Bucket
 }
 
 // newTestEnv serves the whole API over a table and purge queue of the test's own, on the
@@ -51,8 +55,11 @@ func newTestEnv(t testing.TB) *testEnv {
 			t.Fatal(err)
 		}
 	}
-	srv := api.New(st, purge.NewQueue(q), awstest.Log(t))
-	return &testEnv{t: t, handler: srv.Handler(), store: st, purges: q}
+	aq := awstest.Queue(t, clients, service.AuditQueueSettings)
+	objects := awstest.Bucket(t)
+	log := awstest.Log(t)
+	srv := api.New(api.Deps{Store: st, Purger: purge.NewQueue(q), Auditor: audit.NewScheduler(st, aq, log), Reports: objects, Log: log})
+	return &testEnv{t: t, handler: srv.Handler(), store: st, purges: q, audits: aq, objects: objects}
 }
 
 type response struct {

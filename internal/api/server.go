@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/store"
@@ -21,16 +22,49 @@ type Purger interface {
 	Enqueue(ctx context.Context, job store.PurgeJob) error
 }
 
-// Server holds what the handlers need.
-type Server struct {
-	store  *store.Store
-	purger Purger
-	log    *slog.Logger
+// Auditor queues audits of a website's pages on demand.
+type Auditor interface {
+	Website(ctx context.Context, w store.Website, pages []store.Page, devices []string) (int, error)
 }
 
-// New returns a Server over a store, queuing purges with purger.
-func New(st *store.Store, purger Purger, log *slog.Logger) *Server {
-	return &Server{store: st, purger: purger, log: log}
+// Reports reads stored objects: the gzipped Lighthouse reports.
+type Reports interface {
+	Get(ctx context.Context, key string) ([]byte, error)
+}
+
+// Deps are what the handlers need.
+type Deps struct {
+	Store   *store.Store
+	Purger  Purger
+	Auditor Auditor
+	Reports Reports
+	Log     *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// AllowLocalTargets lets a website's domain be an IP address or carry a port
+	// (127.0.0.1:8090), for local use and tests with OPENVITALS_ALLOW_PRIVATE_TARGETS.
+	AllowLocalTargets bool
+}
+
+// Server holds what the handlers need.
+type Server struct {
+	store   *store.Store
+	purger  Purger
+	auditor Auditor
+	reports Reports
+	log     *slog.Logger
+	now     func() time.Time
+	local   bool
+}
+
+// New returns a Server over its dependencies.
+func New(d Deps) *Server {
+	now := d.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Server{store: d.Store, purger: d.Purger, auditor: d.Auditor, reports: d.Reports, log: d.Log,
+		now: func() time.Time { return now().UTC() }, local: d.AllowLocalTargets}
 }
 
 // handlerFunc is an endpoint: it writes a success response or returns an error, which becomes
@@ -88,6 +122,7 @@ func (s *Server) Handler() http.Handler {
 	s.pageRoutes(mux)
 	s.budgetRoutes(mux)
 	s.multistepRoutes(mux)
+	s.labRoutes(mux)
 	return s.finish(mux)
 }
 
@@ -99,6 +134,10 @@ func (s *Server) Pages() http.Handler { return s.group(s.pageRoutes) }
 
 // Budgets serves the budget endpoints.
 func (s *Server) Budgets() http.Handler { return s.group(s.budgetRoutes) }
+
+// Lab serves the lab results: pages with metrics, timelines, network, opportunities, and
+// audits on demand.
+func (s *Server) Lab() http.Handler { return s.group(s.labRoutes) }
 
 // Multistep serves the multistep test endpoints.
 func (s *Server) Multistep() http.Handler { return s.group(s.multistepRoutes) }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -37,8 +38,15 @@ var domainProfile = idna.New(idna.MapForLookup(), idna.BidiRule(), idna.Transiti
 
 // normalizeDomain checks that s is a host name only (no scheme, path, query or port) and returns
 // it lower-cased, internationalized names in their ASCII (punycode) form. A leading "www." is kept.
-func normalizeDomain(s string) (string, string) {
+// With local, an IP address or a host with a port is accepted too, for auditing pages served on
+// this machine.
+func normalizeDomain(s string, local bool) (string, string) {
 	s = strings.TrimSpace(s)
+	if local {
+		if d, ok := localTarget(s); ok {
+			return d, ""
+		}
+	}
 	switch {
 	case s == "":
 		return "", "is required"
@@ -128,3 +136,28 @@ func checkName(s string) string {
 }
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
+// localTarget accepts host:port or an IP address (with or without a port) as a local target.
+func localTarget(s string) (string, bool) {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		host, port = s, ""
+	}
+	if port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return "", false
+		}
+	}
+	if ip := net.ParseIP(strings.Trim(host, "[]")); ip != nil {
+		return strings.ToLower(s), true
+	}
+	if port != "" {
+		if d, msg := normalizeDomain(host, false); msg == "" || host == "localhost" {
+			if d == "" {
+				d = "localhost"
+			}
+			return d + ":" + port, true
+		}
+	}
+	return "", false
+}

@@ -48,7 +48,7 @@ func (s *Server) createWebsite(w http.ResponseWriter, r *http.Request, c caller)
 	site := store.Website{Account: c.account}
 	if in.Domain == nil {
 		errs.add("domain", "is required")
-	} else if d, msg := normalizeDomain(*in.Domain); msg != "" {
+	} else if d, msg := normalizeDomain(*in.Domain, s.local); msg != "" {
 		errs.add("domain", "%s", msg)
 	} else {
 		site.Domain = d

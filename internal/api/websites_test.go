@@ -175,16 +175,24 @@ func TestOpenAPIDocument(t *testing.T) {
 	}
 	// Every endpoint the service has is in the document, and nothing more.
 	endpoints := map[string][]string{
-		"/openapi.json":                   {"get"},
-		"/websites":                       {"get"},
-		"/account/websites":               {"post"},
-		"/{websiteId}":                    {"delete"},
-		"/{websiteId}/settings/pages":     {"get", "post"},
-		"/{websiteId}/settings/{pageId}":  {"put", "delete"},
-		"/{websiteId}/budgets":            {"get", "post"},
-		"/{websiteId}/budgets/{budgetId}": {"put", "delete"},
-		"/{websiteId}/multistep":          {"get", "post"},
-		"/{websiteId}/multistep/{testId}": {"get", "put", "delete"},
+		"/openapi.json":                                             {"get"},
+		"/websites":                                                 {"get"},
+		"/account/websites":                                         {"post"},
+		"/{websiteId}":                                              {"delete"},
+		"/{websiteId}/settings/pages":                               {"get", "post"},
+		"/{websiteId}/settings/{pageId}":                            {"put", "delete"},
+		"/{websiteId}/budgets":                                      {"get", "post"},
+		"/{websiteId}/budgets/{budgetId}":                           {"put", "delete"},
+		"/{websiteId}/multistep":                                    {"get", "post"},
+		"/{websiteId}/multistep/{testId}":                           {"get", "put", "delete"},
+		"/{websiteId}/pages":                                        {"get"},
+		"/{websiteId}/pages/{pageId}":                               {"get"},
+		"/{websiteId}/pages/{pageId}/timeline":                      {"get"},
+		"/{websiteId}/pages/{pageId}/network":                       {"get"},
+		"/{websiteId}/opportunities":                                {"get"},
+		"/{websiteId}/pages/{pageId}/opportunities":                 {"get"},
+		"/{websiteId}/pages/{pageId}/opportunities/{opportunityId}": {"get"},
+		"/{websiteId}/audits":                                       {"post"},
 	}
 	for path, methods := range endpoints {
 		for _, m := range methods {

@@ -363,6 +363,7 @@ type Config struct {
 	Table      string   // OPENVITALS_TABLE
 	Bucket     string   // OPENVITALS_BUCKET
 	PurgeQueue string   // OPENVITALS_PURGE_QUEUE: a queue URL, as CDK passes it
+	AuditQueue string   // OPENVITALS_AUDIT_QUEUE: a queue URL, as CDK passes it
 	Env        []string // more KEY=value entries; they win over the ones Start sets
 }
 
@@ -438,6 +439,7 @@ func functionEnv(rt *Runtime, cfg Config) ([]string, error) {
 		"OPENVITALS_TABLE=" + cfg.Table,
 		"OPENVITALS_BUCKET=" + cfg.Bucket,
 		"OPENVITALS_PURGE_QUEUE=" + cfg.PurgeQueue,
+		"OPENVITALS_AUDIT_QUEUE=" + cfg.AuditQueue,
 	}
 	for _, name := range []string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_S3"} {
 		v := os.Getenv(name)

@@ -47,7 +47,7 @@ func newPurgeEnv(t *testing.T) *purgeEnv {
 		queue: awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: 30 * time.Second, MaxReceives: 3})}
 	log := awstest.Log(t)
 	e.worker = purge.NewWorker(e.store, e.objects, log)
-	e.handler = api.New(e.store, purge.NewQueue(e.queue), log).Handler()
+	e.handler = api.New(api.Deps{Store: e.store, Purger: purge.NewQueue(e.queue), Log: log}).Handler()
 	for _, g := range []apikey.Grant{{Account: "acme", Role: store.RoleAdmin, Key: acmeKey}, {Account: "globex", Role: store.RoleAdmin, Key: globexKey}} {
 		if err := apikey.Provision(context.Background(), e.store, g, "test"); err != nil {
 			t.Fatal(err)

@@ -109,3 +109,30 @@ func (q *Queue) Depth(ctx context.Context) (visible, inFlight int, err error) {
 	inFlight, _ = strconv.Atoi(out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible)])
 	return visible, inFlight, nil
 }
+
+// SendBatch sends each value as one JSON message, ten to a request. It returns how many were
+// sent; on error, the first sent of the values were sent and the rest were not.
+func (q *Queue) SendBatch(ctx context.Context, values []any) (int, error) {
+	sent := 0
+	for start := 0; start < len(values); start += 10 {
+		batch := values[start:min(start+10, len(values))]
+		entries := make([]sqstypes.SendMessageBatchRequestEntry, len(batch))
+		for i, v := range batch {
+			body, err := json.Marshal(v)
+			if err != nil {
+				return sent, err
+			}
+			entries[i] = sqstypes.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(string(body))}
+		}
+		out, err := q.sqs.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(q.url), Entries: entries})
+		if err != nil {
+			return sent, fmt.Errorf("send batch to %s: %w", q.url, err)
+		}
+		if len(out.Failed) > 0 {
+			f := out.Failed[0]
+			return sent, fmt.Errorf("send batch to %s: %d of %d failed, first: %s", q.url, len(out.Failed), len(batch), aws.ToString(f.Message))
+		}
+		sent += len(batch)
+	}
+	return sent, nil
+}

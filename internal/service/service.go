@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -17,7 +18,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/openvitals/openvitals/internal/api"
+	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/blobstore"
+	"github.com/openvitals/openvitals/internal/browser"
+	"github.com/openvitals/openvitals/internal/lighthouse"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/store"
@@ -28,6 +32,7 @@ type Config struct {
 	Table      string // OPENVITALS_TABLE
 	Bucket     string // OPENVITALS_BUCKET
 	PurgeQueue string // OPENVITALS_PURGE_QUEUE: a queue name or URL
+	AuditQueue string // OPENVITALS_AUDIT_QUEUE: a queue name or URL
 }
 
 // ConfigFromEnv reads Config, with the defaults the local service uses.
@@ -36,6 +41,7 @@ func ConfigFromEnv() Config {
 		Table:      env("OPENVITALS_TABLE", "openvitals"),
 		Bucket:     env("OPENVITALS_BUCKET", "openvitals"),
 		PurgeQueue: env("OPENVITALS_PURGE_QUEUE", "openvitals-purge"),
+		AuditQueue: env("OPENVITALS_AUDIT_QUEUE", "openvitals-audit"),
 	}
 }
 
@@ -84,6 +90,8 @@ type Service struct {
 	Objects    *blobstore.Bucket
 	PurgeQueue *purge.Queue
 	Purger     *purge.Worker
+	AuditQueue *queue.Queue
+	Scheduler  *audit.Scheduler
 	API        *api.Server
 }
 
@@ -98,10 +106,17 @@ func New(cfg Config, clients Clients, log *slog.Logger) (*Service, error) {
 		return nil, err
 	}
 	pq := purge.NewQueue(q)
+	aq, err := queue.Open(context.Background(), clients.SQS, cfg.AuditQueue)
+	if err != nil {
+		return nil, err
+	}
+	sched := audit.NewScheduler(st, aq, log)
 	return &Service{
 		Config: cfg, Log: log, Store: st, Objects: objects, PurgeQueue: pq,
-		Purger: purge.NewWorker(st, objects, log),
-		API:    api.New(st, pq, log),
+		Purger:     purge.NewWorker(st, objects, log),
+		AuditQueue: aq, Scheduler: sched,
+		API: api.New(api.Deps{Store: st, Purger: pq, Auditor: sched, Reports: objects, Log: log,
+			AllowLocalTargets: AllowsLocalTargets()}),
 	}, nil
 }
 
@@ -124,8 +139,52 @@ func Provision(ctx context.Context, cfg Config, clients Clients) error {
 	if _, err := queue.Create(ctx, clients.SQS, cfg.PurgeQueue, PurgeQueueSettings); err != nil {
 		return err
 	}
+	if _, err := queue.Create(ctx, clients.SQS, cfg.AuditQueue, AuditQueueSettings); err != nil {
+		return err
+	}
 	return blobstore.New(clients.S3, cfg.Bucket).Create(ctx)
 }
 
+// AuditQueueSettings match the audit queue of the CDK stack: an audit of 3 Lighthouse runs
+// takes about a minute here, so a message stays hidden for 15 minutes, and a page that fails
+// three times goes to the dead-letter queue.
+var AuditQueueSettings = queue.Settings{VisibilityTimeout: 15 * time.Minute, MaxReceives: 3}
+
 // PurgeQueueSettings match the purge queue of the CDK stack.
 var PurgeQueueSettings = queue.Settings{VisibilityTimeout: 5 * time.Minute, MaxReceives: 3}
+
+// AuditWorker builds the audit worker from the environment: OPENVITALS_AUDIT_RUNS (default 3),
+// OPENVITALS_TARGET_SCHEME (default https), OPENVITALS_ALLOW_PRIVATE_TARGETS, the Chromium
+// binary (OPENVITALS_CHROMIUM_BIN or Debian's) and the Lighthouse runner under moduleRoot
+// (OPENVITALS_NODE and OPENVITALS_LIGHTHOUSE_RUNNER override its paths). Only the audit worker
+// function and the local service call it.
+func (s *Service) AuditWorker(moduleRoot string) (*audit.Worker, *lighthouse.Runner, error) {
+	runs := 3
+	if v := os.Getenv("OPENVITALS_AUDIT_RUNS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 9 {
+			return nil, nil, fmt.Errorf("OPENVITALS_AUDIT_RUNS=%q: want 1 to 9", v)
+		}
+		runs = n
+	}
+	scheme := env("OPENVITALS_TARGET_SCHEME", "https")
+	if scheme != "https" && scheme != "http" {
+		return nil, nil, fmt.Errorf("OPENVITALS_TARGET_SCHEME=%q: want https or http", scheme)
+	}
+	bin, err := browser.LookBin()
+	if err != nil {
+		return nil, nil, err
+	}
+	rc := lighthouse.DefaultRunnerConfig(moduleRoot)
+	rc.Log = s.Log
+	runner := lighthouse.NewRunner(rc)
+	w := audit.NewWorker(audit.WorkerConfig{
+		Runs: runs, Scheme: scheme,
+		Browser: browser.Options{Bin: bin, Guard: browser.GuardFromEnv(), Log: s.Log},
+	}, s.Store, s.Objects, runner, s.Log)
+	return w, runner, nil
+}
+
+// AllowsLocalTargets tells whether OPENVITALS_ALLOW_PRIVATE_TARGETS opens loopback and private
+// targets (local use and tests only); websites may then be IP addresses with a port.
+func AllowsLocalTargets() bool { return browser.GuardFromEnv().AllowPrivate }

@@ -69,3 +69,27 @@ func purgeSK(j PurgeJob) string {
 	}
 	return sk
 }
+
+// sitesPK holds one entry per website of every account, so that the daily scheduler finds all
+// websites with one query instead of a table scan.
+const sitesPK = "SITES"
+
+func siteEntrySK(account, website string) string { return account + "#" + website }
+
+// labSK keys a page's lab result of one device and UTC day (yyyymmdd), so that a range of days
+// is one query and a re-audit the same day replaces the item.
+func labSK(page, device, day string) string {
+	return PageItemsPrefix(page) + "LAB#" + device + "#" + day
+}
+
+// labErrorSK keys the last error of a page's audits on one device.
+func labErrorSK(page, device string) string { return PageItemsPrefix(page) + "ERR#" + device }
+
+// queuedSK marks that a page's daily audit on one device was queued for a UTC day, so that the
+// scheduler running twice a day does not audit a page twice.
+func queuedSK(page, device, day string) string {
+	return PageItemsPrefix(page) + "QUEUED#" + device + "#" + day
+}
+
+// opportunitySK records the first day an opportunity was seen on a website.
+func opportunitySK(auditID string) string { return "OPP#" + auditID }

@@ -32,6 +32,33 @@ type websiteItem struct {
 	Created     time.Time
 }
 
+type siteEntryItem struct {
+	PK      string
+	SK      string
+	Type    string
+	Account string
+	Website string
+}
+
+// SiteRef names a website of an account.
+type SiteRef struct {
+	Account string
+	Website string
+}
+
+// AllWebsites lists every website of every account, for the daily scheduler.
+func (s *Store) AllWebsites(ctx context.Context) ([]SiteRef, error) {
+	var items []siteEntryItem
+	if err := s.queryPrefix(ctx, sitesPK, "", false, &items); err != nil {
+		return nil, fmt.Errorf("list all websites: %w", err)
+	}
+	refs := make([]SiteRef, len(items))
+	for i, it := range items {
+		refs[i] = SiteRef{Account: it.Account, Website: it.Website}
+	}
+	return refs, nil
+}
+
 type domainLockItem struct {
 	PK      string
 	SK      string
@@ -56,15 +83,22 @@ func (s *Store) CreateWebsite(ctx context.Context, w *Website) error {
 	if err != nil {
 		return err
 	}
+	entry, err := attributevalue.MarshalMap(siteEntryItem{
+		PK: sitesPK, SK: siteEntrySK(w.Account, w.ID), Type: "site", Account: w.Account, Website: w.ID,
+	})
+	if err != nil {
+		return err
+	}
 	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
 		TransactItems: []ddbtypes.TransactWriteItem{
 			{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: site,
 				ConditionExpression: aws.String("attribute_not_exists(PK)")}},
 			{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: lock,
 				ConditionExpression: aws.String("attribute_not_exists(PK)")}},
+			{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: entry}},
 		},
 	})
-	if r := cancellationReasons(err); len(r) == 2 && r[1] == "ConditionalCheckFailed" {
+	if r := cancellationReasons(err); len(r) == 3 && r[1] == "ConditionalCheckFailed" {
 		return &ConflictError{Field: "domain", Value: w.Domain}
 	}
 	if err != nil {
@@ -121,6 +155,7 @@ func (s *Store) DeleteWebsite(ctx context.Context, w Website) (PurgeJob, error) 
 			{Delete: &ddbtypes.Delete{TableName: aws.String(s.table), Key: key(accountPK(w.Account), websiteSK(w.ID)),
 				ConditionExpression: aws.String("attribute_exists(PK)")}},
 			{Delete: &ddbtypes.Delete{TableName: aws.String(s.table), Key: key(accountPK(w.Account), domainSK(w.Domain))}},
+			{Delete: &ddbtypes.Delete{TableName: aws.String(s.table), Key: key(sitesPK, siteEntrySK(w.Account, w.ID))}},
 			{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: marker}},
 		},
 	})

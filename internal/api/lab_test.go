@@ -1,0 +1,272 @@
+package api_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// labFixture is a website with two pages, budgets, and stored lab results of several days.
+type labFixture struct {
+	site             website
+	home, pricing    page
+	lcp, cls, perf   budget
+	today, firstSeen time.Time
+}
+
+func day(t time.Time, back int) string { return store.Day(t.AddDate(0, 0, -back)) }
+
+func newLabFixture(t *testing.T, e *testEnv) labFixture {
+	t.Helper()
+	ctx := context.Background()
+	f := labFixture{site: e.createWebsite("example.com"), today: time.Now().UTC()}
+	ps := e.createPages(f.site.ID, "/", "/pricing")
+	f.home, f.pricing = ps[0], ps[1]
+	path := "/" + f.site.ID + "/budgets"
+	e.do("POST", path, adminKey, `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`).want(t, 201).decode(t, &f.lcp)
+	e.do("POST", path, adminKey, `{"metric":"cls","operator":"lt","value":0.1,"device":"mobile"}`).want(t, 201).decode(t, &f.cls)
+	e.do("POST", path, adminKey, `{"metric":"performance_score","operator":"gt","value":90,"device":"desktop"}`).want(t, 201).decode(t, &f.perf)
+
+	w, err := e.store.Website(ctx, "acme", f.site.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(p page, device string, back int, m map[string]float64, opps ...string) {
+		t.Helper()
+		r := store.LabResult{Page: p.ID, Device: device, Day: day(f.today, back), Metrics: m, LighthouseVersion: "13.5.0", Runs: 3,
+			ReportKey: fmt.Sprintf("acme/%s/pages/%s/%s-%s.json.gz", f.site.ID, p.ID, day(f.today, back), device)}
+		for _, o := range opps {
+			r.Opportunities = append(r.Opportunities, store.Opportunity{ID: o, Title: "Title of " + o, Category: "performance", Description: "About " + o, DisplayValue: "Est savings of 1 s"})
+		}
+		if err := e.store.PutLabResult(ctx, w, r); err != nil {
+			t.Fatal(err)
+		}
+		report := map[string]any{"lighthouseVersion": "13.5.0", "audits": map[string]any{}}
+		for _, o := range opps {
+			report["audits"].(map[string]any)[o] = map[string]any{"id": o, "score": 0.5, "details": map[string]any{"type": "opportunity"}}
+		}
+		var gz bytes.Buffer
+		zw := gzip.NewWriter(&gz)
+		_ = json.NewEncoder(zw).Encode(report)
+		_ = zw.Close()
+		if err := e.objects.Put(ctx, r.ReportKey, gz.Bytes(), "application/gzip"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	metrics := func(lcp, perf, cls float64) map[string]float64 {
+		return map[string]float64{"fcp": 900.4, "lcp": lcp, "cls": cls, "tbt": 120, "ttfb": 80.6, "speed_index": 1500, "tti": 2000,
+			"performance_score": perf, "accessibility_score": 88, "best_practices_score": 100, "seo_score": 91, "kb_total": 640.2,
+			"cpu_total": 700, "dns_time": 3, "connect_time": 4, "server_time": 51, "transfer_time": 2, "dom_ready": 800, "on_load": 1900,
+			"dom_elements": 412, "dom_max_depth": 12, "validation_errors": 7, "bytes_total": 655564, "bytes_doc": 4000,
+			"bytes_image": 500000, "bytes_js": 100000, "bytes_css": 30000, "bytes_font": 20000, "bytes_media": 0, "bytes_other": 1564, "bytes_thirdparty": 12000}
+	}
+	// Home on desktop: 5 days; the last 3 average lcp 2400 (at risk of lt 2500), performance 93.
+	for back, lcp := range []float64{2500, 2400, 2300, 3000, 3000} {
+		put(f.home, "desktop", back, metrics(lcp, 93, 0.01), "render-blocking-insight", "image-delivery-insight")
+	}
+	f.firstSeen, _ = time.Parse(store.DayLayout, day(f.today, 4))
+	// Home on mobile: one day over both the lcp and the cls budget, no performance score.
+	m := metrics(4000, 0, 0.12345)
+	delete(m, "performance_score")
+	put(f.home, "mobile", 1, m, "image-delivery-insight")
+	// Pricing on desktop: fine; nothing on mobile.
+	put(f.pricing, "desktop", 0, metrics(1000, 100, 0))
+	return f
+}
+
+func TestPagesWithMetrics(t *testing.T) {
+	e := newTestEnv(t)
+	f := newLabFixture(t, e)
+
+	type metricsJSON map[string]any
+	type record struct {
+		ID, Alias, URL, Device string
+		Timeline               []metricsJSON
+		Latest                 metricsJSON
+	}
+	got := listOf[record](t, e.do("GET", "/"+f.site.ID+"/pages", viewerKey, nil).want(t, 200))
+	if len(got) != 4 {
+		t.Fatalf("%d records, want one per page and device", len(got))
+	}
+	by := map[string]record{}
+	for _, r := range got {
+		by[r.URL+" "+r.Device] = r
+	}
+	hd := by["/ desktop"]
+	if len(hd.Timeline) != 5 || hd.Timeline[0]["date"] != store.DayToISO(day(f.today, 4)) || hd.Timeline[4]["date"] != store.DayToISO(day(f.today, 0)) {
+		t.Errorf("home desktop timeline %v", hd.Timeline)
+	}
+	want := map[string]any{"lcp": 2400.0, "fcp": 900.0, "ttfb": 81.0, "kb_total": 640.0, "performance_score": 93.0, "cls": 0.01,
+		"budgets_exceeded": 0.0, "budgets_at_risk": 2.0, "opportunities": 2.0}
+	for k, v := range want {
+		if hd.Latest[k] != v {
+			t.Errorf("home desktop latest %s = %v, want %v", k, hd.Latest[k], v)
+		}
+	}
+	if hd.Timeline[4]["budgets_exceeded"] != 1.0 || hd.Timeline[0]["budgets_at_risk"] != 1.0 {
+		t.Errorf("per-day budget counts: oldest %v, newest %v", hd.Timeline[0], hd.Timeline[4])
+	}
+	hm := by["/ mobile"]
+	if hm.Latest["performance_score"] != nil || hm.Latest["cls"] != 0.1235 || hm.Latest["budgets_exceeded"] != 2.0 {
+		t.Errorf("home mobile latest %v: unmeasured fields are null, cls to 4 decimals, 2 budgets exceeded", hm.Latest)
+	}
+	if pm := by["/pricing mobile"]; len(pm.Timeline) != 0 || pm.Latest != nil {
+		t.Errorf("pricing mobile without results: %+v", pm)
+	}
+}
+
+func TestBudgetStatus(t *testing.T) {
+	e := newTestEnv(t)
+	f := newLabFixture(t, e)
+	got := map[string]budgetStatus{}
+	for _, b := range listOf[budgetStatus](t, e.do("GET", "/"+f.site.ID+"/budgets", adminKey, nil).want(t, 200)) {
+		got[b.ID] = b
+	}
+	lcp := got[f.lcp.ID]
+	if lcp.Status != "exceeded" || len(lcp.Pages) != 2 {
+		t.Fatalf("lcp budget %+v: home mobile exceeds it, home desktop is at risk", lcp)
+	}
+	for _, p := range lcp.Pages {
+		want := map[string]string{"desktop": "at-risk", "mobile": "exceeded"}[p.Device]
+		if p.ID != f.home.ID || p.Alias != "/" || p.Status != want {
+			t.Errorf("lcp budget page %+v, want home with %s", p, want)
+		}
+	}
+	if cls := got[f.cls.ID]; cls.Status != "exceeded" || len(cls.Pages) != 1 || cls.Pages[0].Device != "mobile" {
+		t.Errorf("cls budget %+v", cls)
+	}
+	// performance gt 90 on desktop: home at 93 is within 10% (at risk), pricing at 100 is fine.
+	if perf := got[f.perf.ID]; perf.Status != "at-risk" || len(perf.Pages) != 1 || perf.Pages[0].ID != f.home.ID {
+		t.Errorf("performance budget %+v", perf)
+	}
+}
+
+func TestPageDetailTimelineNetwork(t *testing.T) {
+	e := newTestEnv(t)
+	f := newLabFixture(t, e)
+	base := "/" + f.site.ID + "/pages/" + f.home.ID
+
+	var detail struct {
+		ID, URL, Alias, Device string
+		LatestMetrics          map[string]any
+		LastError              *struct{ Message string }
+	}
+	e.do("GET", base+"?device=desktop", viewerKey, nil).want(t, 200).decode(t, &detail)
+	if detail.ID != f.home.ID || detail.Device != "desktop" || detail.LatestMetrics["validation_errors"] != 7.0 || detail.LatestMetrics["lcp"] != 2400.0 || detail.LastError != nil {
+		t.Errorf("detail %+v", detail)
+	}
+	w, _ := e.store.Website(context.Background(), "acme", f.site.ID)
+	if err := e.store.PutLabError(context.Background(), w, f.pricing.ID, "mobile", store.LabError{Message: "net::ERR_NAME_NOT_RESOLVED", At: time.Now(), Attempts: 3}); err != nil {
+		t.Fatal(err)
+	}
+	e.do("GET", "/"+f.site.ID+"/pages/"+f.pricing.ID+"?device=mobile", viewerKey, nil).want(t, 200).decode(t, &detail)
+	if detail.LatestMetrics != nil || detail.LastError == nil || detail.LastError.Message != "net::ERR_NAME_NOT_RESOLVED" {
+		t.Errorf("failing page detail %+v", detail)
+	}
+	e.do("GET", base, viewerKey, nil).want(t, 400).problem(t, "device")
+	e.do("GET", base+"?device=tablet", viewerKey, nil).want(t, 400).problem(t, "device")
+	e.do("GET", "/"+f.site.ID+"/pages/nosuchpage?device=mobile", viewerKey, nil).want(t, 404)
+
+	var timeline struct{ Result []map[string]any }
+	e.do("GET", base+"/timeline?device=desktop", viewerKey, nil).want(t, 200).decode(t, &timeline)
+	if len(timeline.Result) != 5 || timeline.Result[0]["count"] != 3.0 || timeline.Result[4]["dom_elements"] != 412.0 || timeline.Result[4]["dns_time"] != 3.0 {
+		t.Errorf("timeline %v", timeline.Result)
+	}
+	rng := day(f.today, 3) + "-" + day(f.today, 1)
+	e.do("GET", base+"/timeline?device=desktop&date="+rng, viewerKey, nil).want(t, 200).decode(t, &timeline)
+	if len(timeline.Result) != 3 || timeline.Result[0]["lcp"] != 3000.0 {
+		t.Errorf("timeline in %s: %v", rng, timeline.Result)
+	}
+	for _, bad := range []string{"20261301-20261302", "2026111-20261120", "20261120", day(f.today, 1) + "-" + day(f.today, 3), "20200101-20261120", "abc"} {
+		e.do("GET", base+"/timeline?device=desktop&date="+bad, viewerKey, nil).want(t, 400).problem(t, "date")
+	}
+	e.do("GET", base+"/timeline", viewerKey, nil).want(t, 400).problem(t, "device")
+
+	var network struct{ Result []map[string]any }
+	e.do("GET", base+"/network?device=desktop", viewerKey, nil).want(t, 200).decode(t, &network)
+	if len(network.Result) != 5 || network.Result[0]["bytes_image"] != 500000.0 || network.Result[0]["bytes_thirdparty"] != 12000.0 {
+		t.Errorf("network %v", network.Result)
+	}
+}
+
+func TestOpportunities(t *testing.T) {
+	e := newTestEnv(t)
+	f := newLabFixture(t, e)
+
+	var site struct {
+		Result struct {
+			List map[string]struct {
+				Title, Category, Description string
+				StartDate                    time.Time
+				Pages                        []struct{ ID, Alias, URL, Device string }
+			}
+		}
+	}
+	e.do("GET", "/"+f.site.ID+"/opportunities", viewerKey, nil).want(t, 200).decode(t, &site)
+	img := site.Result.List["image-delivery-insight"]
+	if len(site.Result.List) != 2 || len(img.Pages) != 2 || img.Category != "performance" || !img.StartDate.Equal(f.firstSeen) || img.Description == "" {
+		t.Errorf("website opportunities %+v (first seen %v)", site.Result.List, f.firstSeen)
+	}
+
+	var pageOpps struct {
+		Result struct {
+			LighthouseVersion *string
+			List              map[string]struct{ ID, Title, Category, DisplayValue string }
+		}
+	}
+	base := "/" + f.site.ID + "/pages/" + f.home.ID + "/opportunities"
+	e.do("GET", base+"?device=desktop", viewerKey, nil).want(t, 200).decode(t, &pageOpps)
+	if v := pageOpps.Result.LighthouseVersion; v == nil || *v != "13.5.0" || len(pageOpps.Result.List) != 2 || pageOpps.Result.List["render-blocking-insight"].ID != "render-blocking-insight" {
+		t.Errorf("page opportunities %+v", pageOpps.Result)
+	}
+	pageOpps.Result.List, pageOpps.Result.LighthouseVersion = nil, nil
+	e.do("GET", "/"+f.site.ID+"/pages/"+f.pricing.ID+"/opportunities?device=mobile", viewerKey, nil).want(t, 200).decode(t, &pageOpps)
+	if pageOpps.Result.LighthouseVersion != nil || len(pageOpps.Result.List) != 0 {
+		t.Errorf("page without results: %+v", pageOpps.Result)
+	}
+
+	var audit map[string]any
+	e.do("GET", base+"/image-delivery-insight?device=desktop", viewerKey, nil).want(t, 200).decode(t, &audit)
+	if audit["id"] != "image-delivery-insight" || audit["score"] != 0.5 {
+		t.Errorf("opportunity detail %v", audit)
+	}
+	e.do("GET", base+"/no-such-audit?device=desktop", viewerKey, nil).want(t, 404).problem(t)
+	e.do("GET", "/"+f.site.ID+"/pages/"+f.pricing.ID+"/opportunities/image-delivery-insight?device=mobile", viewerKey, nil).want(t, 404)
+	e.do("GET", base+"/image-delivery-insight?device=desktop", otherKey, nil).want(t, 404)
+}
+
+func TestAuditsOnDemand(t *testing.T) {
+	e := newTestEnv(t)
+	site := e.createWebsite("example.com")
+	ps := e.createPages(site.ID, "/", "/pricing")
+	path := "/" + site.ID + "/audits"
+	queued := func(res response) int {
+		var out struct{ Queued int }
+		res.want(t, 202).decode(t, &out)
+		return out.Queued
+	}
+	if n := queued(e.do("POST", path, adminKey, nil)); n != 4 {
+		t.Errorf("no body queued %d, want 4 (2 pages, 2 devices)", n)
+	}
+	if n := queued(e.do("POST", path, adminKey, `{"pages":["`+ps[1].ID+`"],"devices":["mobile","mobile"]}`)); n != 1 {
+		t.Errorf("one page on mobile queued %d", n)
+	}
+	e.do("POST", path, adminKey, `{"pages":["nosuchpage"]}`).want(t, 422).problem(t, "pages[0]")
+	e.do("POST", path, adminKey, `{"devices":["tablet"]}`).want(t, 422).problem(t, "devices[0]")
+	e.do("POST", path, viewerKey, nil).want(t, 403)
+	e.do("POST", path, otherKey, nil).want(t, 404)
+
+	visible, inFlight, err := e.audits.Depth(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if visible+inFlight != 5 {
+		t.Errorf("%d messages on the audit queue, want 5", visible+inFlight)
+	}
+}

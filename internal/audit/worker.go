@@ -1,0 +1,303 @@
+package audit
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/openvitals/openvitals/internal/blobstore"
+	"github.com/openvitals/openvitals/internal/browser"
+	"github.com/openvitals/openvitals/internal/lighthouse"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// WorkerConfig is how the audit worker audits.
+type WorkerConfig struct {
+	// Runs is how many Lighthouse runs make one audit; the median run is kept
+	// (OPENVITALS_AUDIT_RUNS, default 3).
+	Runs int
+	// Scheme is the targets' scheme: "https", or "http" for local use and tests
+	// (OPENVITALS_TARGET_SCHEME).
+	Scheme string
+	// Browser is how sessions are launched: the Chromium binary and the SSRF guard.
+	Browser browser.Options
+	// RunTimeout bounds one Lighthouse run, and the navigation-timing load.
+	RunTimeout time.Duration
+	// MaxDocumentBytes bounds the document fetched for validation.
+	MaxDocumentBytes int64
+}
+
+// Worker audits pages: Lighthouse runs in fresh Chromium sessions, one load for navigation
+// timing, html-validate on the document, then one stored result per page, device and day.
+type Worker struct {
+	cfg     WorkerConfig
+	store   *store.Store
+	objects *blobstore.Bucket
+	runner  *lighthouse.Runner
+	client  *http.Client
+	log     *slog.Logger
+	now     func() time.Time
+}
+
+// NewWorker returns a Worker; the Lighthouse runner is started on first use and reused.
+func NewWorker(cfg WorkerConfig, st *store.Store, objects *blobstore.Bucket, runner *lighthouse.Runner, log *slog.Logger) *Worker {
+	if cfg.Runs < 1 {
+		cfg.Runs = 1
+	}
+	if cfg.Scheme == "" {
+		cfg.Scheme = "https"
+	}
+	if cfg.RunTimeout == 0 {
+		cfg.RunTimeout = 3 * time.Minute
+	}
+	if cfg.MaxDocumentBytes == 0 {
+		cfg.MaxDocumentBytes = 10 << 20
+	}
+	return &Worker{cfg: cfg, store: st, objects: objects, runner: runner,
+		client: browser.NewHTTPClient(cfg.Browser.Guard), log: log, now: func() time.Time { return time.Now().UTC() }}
+}
+
+// HandleSQS is the audit worker's Lambda handler: one audit a message. A failed audit is
+// recorded as the page's last error and reported as a batch item failure, so that SQS retries
+// it and, after the queue's maximum receives, moves it to the dead-letter queue.
+func (w *Worker) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	var resp events.SQSEventResponse
+	for _, m := range ev.Records {
+		var job Job
+		if err := json.Unmarshal([]byte(m.Body), &job); err != nil || job.Page == "" || job.Device == "" {
+			w.log.ErrorContext(ctx, "unreadable audit message", "message", m.MessageId, "err", err)
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
+			continue
+		}
+		attempt, _ := strconv.Atoi(m.Attributes["ApproximateReceiveCount"])
+		if err := w.Audit(ctx, job, attempt); err != nil {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
+		}
+	}
+	return resp, nil
+}
+
+// Audit audits one page on one device and stores the result; a failure is recorded as the
+// page's last error and returned. A page or website deleted since the job was queued is
+// skipped without error.
+func (w *Worker) Audit(ctx context.Context, job Job, attempt int) error {
+	site, err := w.store.Website(ctx, job.Account, job.Website)
+	if store.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	page, err := w.store.Page(ctx, site, job.Page)
+	if store.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	target := w.cfg.Scheme + "://" + site.Domain + page.URL
+	start := time.Now()
+	log := w.log.With("website", site.ID, "page", page.ID, "device", job.Device, "url", target, "attempt", attempt)
+	log.InfoContext(ctx, "audit started", "runs", w.cfg.Runs)
+
+	res, err := w.audit(ctx, site, page, job.Device, target)
+	if err != nil {
+		log.ErrorContext(ctx, "audit failed", "ms", time.Since(start).Milliseconds(), "err", err)
+		rec := store.LabError{Message: err.Error(), At: w.now(), Attempts: attempt}
+		if perr := w.store.PutLabError(context.WithoutCancel(ctx), site, page.ID, job.Device, rec); perr != nil {
+			log.ErrorContext(ctx, "record audit error", "err", perr)
+		}
+		return err
+	}
+	log.InfoContext(ctx, "audit finished", "ms", time.Since(start).Milliseconds(),
+		"performance", res.Metrics["performance_score"], "lcp", res.Metrics["lcp"], "opportunities", len(res.Opportunities))
+	return nil
+}
+
+func (w *Worker) audit(ctx context.Context, site store.Website, page store.Page, device, target string) (store.LabResult, error) {
+	dir, err := os.MkdirTemp(w.cfg.Browser.TempRoot, "audit-*")
+	if err != nil {
+		return store.LabResult{}, err
+	}
+	defer os.RemoveAll(dir)
+
+	reports := make([]*lighthouse.Report, 0, w.cfg.Runs)
+	paths := make([]string, 0, w.cfg.Runs)
+	for i := range w.cfg.Runs {
+		path := filepath.Join(dir, fmt.Sprintf("run-%d.json", i))
+		rep, err := w.lighthouseRun(ctx, target, device, path)
+		if err != nil {
+			return store.LabResult{}, err
+		}
+		reports = append(reports, rep)
+		paths = append(paths, path)
+	}
+	median := lighthouse.MedianRun(reports)
+	rep := reports[median]
+
+	timing, err := w.navigationTiming(ctx, target)
+	if err != nil {
+		return store.LabResult{}, fmt.Errorf("navigation timing: %w", err)
+	}
+	validation, err := w.validate(ctx, target)
+	if err != nil {
+		return store.LabResult{}, fmt.Errorf("html validation: %w", err)
+	}
+
+	now := w.now()
+	res := store.LabResult{
+		Page: page.ID, Device: device, Day: store.Day(now), Audited: now, Runs: len(reports),
+		LighthouseVersion: rep.LighthouseVersion, Metrics: labMetrics(rep),
+	}
+	// The issue takes all four document timings from one unthrottled Navigation Timing load,
+	// so that they add up; Lighthouse's server-response-time is left aside.
+	res.Metrics["dns_time"] = timing.DNS
+	res.Metrics["connect_time"] = timing.Connect
+	res.Metrics["server_time"] = timing.Server
+	res.Metrics["transfer_time"] = timing.Transfer
+	res.Metrics["validation_errors"] = float64(validation.Errors)
+	for _, o := range rep.Opportunities {
+		res.Opportunities = append(res.Opportunities, store.Opportunity{ID: o.ID, Title: o.Title, Category: o.Category, Description: o.Description, DisplayValue: o.DisplayValue})
+	}
+
+	raw, err := os.ReadFile(paths[median])
+	if err != nil {
+		return res, err
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	if _, err := zw.Write(raw); err != nil {
+		return res, err
+	}
+	if err := zw.Close(); err != nil {
+		return res, err
+	}
+	res.ReportKey = blobstore.PagePrefix(site.Account, site.ID, page.ID) + "lighthouse/" + res.Day + "-" + device + ".json.gz"
+	if err := w.objects.Put(ctx, res.ReportKey, gz.Bytes(), "application/gzip"); err != nil {
+		return res, err
+	}
+	return res, w.store.PutLabResult(ctx, site, res)
+}
+
+// lighthouseRun runs Lighthouse once in a fresh browser session, which it closes before
+// returning, so that no run inherits another's cache or state.
+func (w *Worker) lighthouseRun(ctx context.Context, target, device, path string) (*lighthouse.Report, error) {
+	ctx, cancel := context.WithTimeout(ctx, w.cfg.RunTimeout)
+	defer cancel()
+	sess, err := browser.Launch(ctx, w.cfg.Browser)
+	if err != nil {
+		return nil, fmt.Errorf("launch browser: %w", err)
+	}
+	_, err = w.runner.Audit(ctx, lighthouse.AuditRequest{URL: target, Port: sess.Port(), Device: device, ReportPath: path})
+	refused := sess.RefusedConnections()
+	if cerr := sess.Close(); cerr != nil {
+		w.log.WarnContext(ctx, "close browser", "err", cerr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lighthouse: %w", err)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("lighthouse report: %w", err)
+	}
+	rep, err := lighthouse.Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	if rep.RuntimeError != nil {
+		if len(refused) > 0 {
+			return nil, fmt.Errorf("%w (refused connections: %v)", rep.RuntimeError, refused)
+		}
+		return nil, rep.RuntimeError
+	}
+	return rep, nil
+}
+
+func (w *Worker) navigationTiming(ctx context.Context, target string) (browser.Timing, error) {
+	ctx, cancel := context.WithTimeout(ctx, w.cfg.RunTimeout)
+	defer cancel()
+	sess, err := browser.Launch(ctx, w.cfg.Browser)
+	if err != nil {
+		return browser.Timing{}, fmt.Errorf("launch browser: %w", err)
+	}
+	defer sess.Close()
+	return browser.NavigationTiming(ctx, sess, target)
+}
+
+// validate fetches the document through the SSRF guard and counts html-validate's errors.
+func (w *Worker) validate(ctx context.Context, target string) (lighthouse.Validation, error) {
+	ctx, cancel := context.WithTimeout(ctx, w.cfg.RunTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return lighthouse.Validation{}, err
+	}
+	res, err := w.client.Do(req)
+	if err != nil {
+		return lighthouse.Validation{}, err
+	}
+	defer res.Body.Close()
+	if res.StatusCode >= 400 {
+		return lighthouse.Validation{}, fmt.Errorf("%s answered %s", target, res.Status)
+	}
+	html, err := io.ReadAll(io.LimitReader(res.Body, w.cfg.MaxDocumentBytes+1))
+	if err != nil {
+		return lighthouse.Validation{}, err
+	}
+	if int64(len(html)) > w.cfg.MaxDocumentBytes {
+		return lighthouse.Validation{}, errors.New("the document is larger than the validation limit")
+	}
+	return w.runner.ValidateHTML(ctx, html)
+}
+
+// labMetrics names a report's values by their interface fields; values Lighthouse did not
+// measure are left out.
+func labMetrics(r *lighthouse.Report) map[string]float64 {
+	m := map[string]float64{}
+	set := func(name string, v *float64) {
+		if v != nil {
+			m[name] = *v
+		}
+	}
+	set("fcp", r.FCP)
+	set("lcp", r.LCP)
+	set("cls", r.CLS)
+	set("tbt", r.TBT)
+	set("speed_index", r.SpeedIndex)
+	set("ttfb", r.TTFB)
+	set("tti", r.TTI)
+	set("performance_score", r.Performance)
+	set("accessibility_score", r.Accessibility)
+	set("best_practices_score", r.BestPractices)
+	set("seo_score", r.SEO)
+	set("kb_total", r.KBTotal)
+	set("cpu_total", r.CPUTotal)
+	set("dom_ready", r.DOMReady)
+	set("on_load", r.OnLoad)
+	if r.DOMElements != nil {
+		m["dom_elements"] = float64(*r.DOMElements)
+	}
+	if r.DOMMaxDepth != nil {
+		m["dom_max_depth"] = float64(*r.DOMMaxDepth)
+	}
+	if n := r.Network; n != nil {
+		for name, v := range map[string]int64{"bytes_total": n.Total, "bytes_doc": n.Document, "bytes_image": n.Image,
+			"bytes_js": n.Script, "bytes_css": n.CSS, "bytes_font": n.Font, "bytes_media": n.Media,
+			"bytes_other": n.Other, "bytes_thirdparty": n.ThirdParty} {
+			m[name] = float64(v)
+		}
+	}
+	return m
+}

@@ -1,0 +1,408 @@
+package browser
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/launcher"
+	"github.com/go-rod/rod/lib/launcher/flags"
+)
+
+// EnvChromiumBin names the environment variable [LookBin] reads first.
+const EnvChromiumBin = "OPENVITALS_CHROMIUM_BIN"
+
+// LookBin finds a Chromium executable: [EnvChromiumBin] if set, else Debian's binary itself
+// (/usr/lib/chromium/chromium, not the /usr/bin/chromium shell wrapper, which adds flags of its
+// own), else chromium, chromium-browser or google-chrome on PATH.
+func LookBin() (string, error) {
+	if bin := os.Getenv(EnvChromiumBin); bin != "" {
+		if _, err := os.Stat(bin); err != nil {
+			return "", fmt.Errorf("%s: %w", EnvChromiumBin, err)
+		}
+		return bin, nil
+	}
+	if _, err := os.Stat("/usr/lib/chromium/chromium"); err == nil {
+		return "/usr/lib/chromium/chromium", nil
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if bin, err := exec.LookPath(name); err == nil {
+			return bin, nil
+		}
+	}
+	return "", errors.New("no Chromium found: set " + EnvChromiumBin)
+}
+
+// Options configures a browser session.
+type Options struct {
+	// Bin is the Chromium executable. Required: rod would otherwise download a browser.
+	Bin string
+	// Guard decides where the browser may connect; every connection goes through it.
+	Guard Guard
+	// TempRoot is where the session's temporary directory is made; empty means os.TempDir().
+	TempRoot string
+	// Log receives the session's events; nil discards them.
+	Log *slog.Logger
+}
+
+// Session is one running Chromium, its guarded proxy and its temporary directory. Close it.
+type Session struct {
+	log     *slog.Logger
+	dir     string
+	marker  string
+	proxy   *Proxy
+	pid     int
+	exited  chan struct{}
+	output  *outputWatcher
+	browser *rod.Browser
+	port    int
+	cancel  context.CancelFunc
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// launchTimeout bounds a launch whatever ctx says: a Chromium that never prints its DevTools
+// address must not hold a worker forever.
+const launchTimeout = 60 * time.Second
+
+// Launch starts a fresh headless Chromium that reaches the network only through a guarded
+// proxy, and connects rod to it. The session gets its own temporary directory (holding
+// Chromium's TMPDIR, profile and XDG directories) and its own process group; [Session.Close]
+// removes both. ctx bounds the launch only, not the session's life.
+func Launch(ctx context.Context, opts Options) (*Session, error) {
+	if opts.Bin == "" {
+		return nil, errors.New("browser: Options.Bin is required")
+	}
+	if _, err := os.Stat(opts.Bin); err != nil {
+		return nil, fmt.Errorf("browser: %w", err)
+	}
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	root := opts.TempRoot
+	if root == "" {
+		root = os.TempDir()
+	}
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("browser: temp root: %w", err)
+	}
+	dir, err := os.MkdirTemp(root, "openvitals-browser-")
+	if err != nil {
+		return nil, fmt.Errorf("browser: temp dir: %w", err)
+	}
+	s := &Session{log: log, dir: dir, marker: "OPENVITALS_BROWSER_SESSION=" + dir, exited: make(chan struct{})}
+	if err := s.start(ctx, opts); err != nil {
+		if cerr := s.close(); cerr != nil {
+			log.Warn("clean up after failed launch", "err", cerr)
+		}
+		return nil, err
+	}
+	log.Debug("browser launched", "pid", s.pid, "port", s.port, "dir", dir)
+	return s, nil
+}
+
+func (s *Session) start(ctx context.Context, opts Options) error {
+	sub := func(name string) (string, error) {
+		p := filepath.Join(s.dir, name)
+		return p, os.Mkdir(p, 0o700)
+	}
+	var tmp, profile, config, cache string
+	var err error
+	for _, d := range []struct {
+		dst  *string
+		name string
+	}{{&tmp, "tmp"}, {&profile, "profile"}, {&config, "config"}, {&cache, "cache"}} {
+		if *d.dst, err = sub(d.name); err != nil {
+			return fmt.Errorf("browser: temp dir: %w", err)
+		}
+	}
+
+	s.proxy, err = StartProxy(opts.Guard, s.log)
+	if err != nil {
+		return fmt.Errorf("browser: %w", err)
+	}
+
+	args := chromiumArgs(opts.Bin, profile, s.proxy.URL())
+	cmd := exec.Command(opts.Bin, args...)
+	cmd.Env = chromiumEnv(os.Environ(), map[string]string{
+		"TMPDIR": tmp,
+		// Chromium's crashpad handler keeps its database under the XDG config directory (by
+		// default ~/.config/chromium/Crash Reports), whatever the profile is.
+		"XDG_CONFIG_HOME":            config,
+		"XDG_CACHE_HOME":             cache,
+		"OPENVITALS_BROWSER_SESSION": s.dir,
+	})
+	cmd.Dir = tmp
+	cmd.SysProcAttr = sysProcAttr()
+	s.output = newOutputWatcher()
+	cmd.Stdout = s.output
+	cmd.Stderr = s.output
+	// Chromium's helpers may hold its stderr open after it dies; don't wait for them long.
+	cmd.WaitDelay = 2 * time.Second
+
+	started := make(chan error, 1)
+	go func() {
+		if pdeathsigNeedsLockedThread {
+			// Never unlocked: the thread ends with this goroutine, after Chromium has exited.
+			runtime.LockOSThread()
+		}
+		if err := cmd.Start(); err != nil {
+			started <- err
+			close(s.exited)
+			return
+		}
+		started <- nil
+		err := cmd.Wait()
+		s.log.Debug("browser exited", "pid", cmd.Process.Pid, "err", err)
+		close(s.exited)
+	}()
+	if err := <-started; err != nil {
+		return fmt.Errorf("browser: start %s: %w", opts.Bin, err)
+	}
+	s.pid = cmd.Process.Pid
+
+	ctx, cancel := context.WithTimeout(ctx, launchTimeout)
+	defer cancel()
+	// Until the launch succeeds, ending ctx kills the browser, which fails whatever step is
+	// waiting on it (rod's WebSocket handshake takes no deadline of its own).
+	stop := context.AfterFunc(ctx, func() { killGroup(s.pid) })
+	defer stop()
+
+	var wsURL string
+	select {
+	case wsURL = <-s.output.url:
+	case <-s.exited:
+		return fmt.Errorf("browser: chromium exited before it was ready: %s", s.output.tail())
+	case <-ctx.Done():
+		return fmt.Errorf("browser: waiting for chromium: %w", ctx.Err())
+	}
+	u, err := url.Parse(wsURL)
+	if err != nil {
+		return fmt.Errorf("browser: DevTools address %q: %w", wsURL, err)
+	}
+	s.port, err = strconv.Atoi(u.Port())
+	if err != nil {
+		return fmt.Errorf("browser: DevTools address %q: no port", wsURL)
+	}
+
+	// The connection lives as long as the session: rod's event loop is bound to this context.
+	sessCtx, sessCancel := context.WithCancel(context.Background())
+	s.cancel = sessCancel
+	b := rod.New().ControlURL(wsURL).Context(sessCtx).
+		// rod otherwise takes these from a "rod" environment variable; the workers never want
+		// tracing, slow motion or a monitor.
+		Trace(false).SlowMotion(0).Monitor("")
+	if err := b.Connect(); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("browser: connect: %w", ctx.Err())
+		}
+		return fmt.Errorf("browser: connect: %w", err)
+	}
+	s.browser = b
+	return nil
+}
+
+// chromiumArgs builds Chromium's command line with rod's launcher, starting from rod's
+// defaults minus those that would make the browser differ from the one Lighthouse expects.
+func chromiumArgs(bin, profile, proxyURL string) []string {
+	l := launcher.New().Bin(bin).Leakless(false).Headless(true).NoSandbox(true).UserDataDir(profile).
+		RemoteDebuggingPort(0).Proxy(proxyURL)
+	for _, f := range []flags.Flag{
+		// navigator.webdriver and the automation infobar: pages may treat the browser as a bot.
+		"enable-automation",
+		// Without a startup window Chromium has no tab until someone creates one; a plain
+		// about:blank tab is what Lighthouse's own launcher leaves.
+		"no-startup-window",
+		// rod turns off site isolation (an old puppeteer workaround); real Chrome has it on.
+		"disable-site-isolation-trials", "disable-features",
+		// Running the network service in the browser process is not how Chrome runs.
+		"enable-features",
+		// Leftovers of rod's defaults that only apply to its own launch path.
+		flags.Leakless, "auto-open-devtools-for-tabs",
+	} {
+		l.Delete(f)
+	}
+	for _, f := range []string{
+		"disable-gpu", "disable-quic", "no-first-run", "disable-background-networking",
+		"disable-component-update", "disable-sync", "disable-dev-shm-usage",
+	} {
+		l.Set(flags.Flag(f))
+	}
+	// Chromium bypasses a proxy for loopback by default; "<-loopback>" removes that rule, so
+	// that 127.0.0.1 and localhost go through the proxy and its guard like any host.
+	l.Set("proxy-bypass-list", "<-loopback>")
+	// WebRTC may send UDP straight from the browser, around the proxy: forbid it.
+	l.Set("force-webrtc-ip-handling-policy", "disable_non_proxied_udp")
+	return l.FormatArgs()
+}
+
+// chromiumEnv returns env with the given variables set (replacing any earlier value).
+func chromiumEnv(env []string, set map[string]string) []string {
+	out := make([]string, 0, len(env)+len(set))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if _, ok := set[name]; !ok {
+			out = append(out, kv)
+		}
+	}
+	for k, v := range set {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+// Port is the browser's DevTools port, for Lighthouse's --port.
+func (s *Session) Port() int { return s.port }
+
+// PID is the browser process's id, which is also its process group's.
+func (s *Session) PID() int { return s.pid }
+
+// Browser is the rod connection to the browser.
+func (s *Session) Browser() *rod.Browser { return s.browser }
+
+// RefusedConnections lists the connections the guard refused during the session, oldest first,
+// each as "host:port: refused: host resolves to a private address (10.0.0.1)".
+func (s *Session) RefusedConnections() []string {
+	if s.proxy == nil {
+		return nil
+	}
+	return s.proxy.Refused()
+}
+
+// Close kills Chromium and every process it started, stops the proxy and removes the session's
+// temporary directory. It is safe to call more than once; later calls return the first result.
+func (s *Session) Close() error {
+	s.closeOnce.Do(func() { s.closeErr = s.close() })
+	return s.closeErr
+}
+
+// Bounds on Close's waits. A SIGKILLed process is gone in milliseconds; these only keep a
+// worker from hanging on a kernel that misbehaves.
+const (
+	sweepTimeout = 5 * time.Second
+	exitTimeout  = 5 * time.Second
+)
+
+func (s *Session) close() error {
+	var errs []error
+	if s.cancel != nil {
+		s.cancel()
+	}
+	if s.pid > 0 {
+		// No graceful Browser.close: the profile is thrown away, and a kill cannot hang.
+		killGroup(s.pid)
+		if left := s.sweep(); len(left) > 0 {
+			errs = append(errs, fmt.Errorf("browser: processes %v survived SIGKILL", left))
+		}
+		select {
+		case <-s.exited:
+		case <-time.After(exitTimeout):
+			errs = append(errs, fmt.Errorf("browser: chromium %d was not reaped", s.pid))
+		}
+	}
+	if s.proxy != nil {
+		if err := s.proxy.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := removeAll(s.dir); err != nil {
+		errs = append(errs, fmt.Errorf("browser: remove temp dir: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// sweep kills whatever of the session still lives, until nothing does or sweepTimeout passes,
+// and returns the survivors.
+func (s *Session) sweep() []int {
+	deadline := time.Now().Add(sweepTimeout)
+	for {
+		left := sessionProcesses(s.pid, s.marker)
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		for _, pid := range left {
+			killPID(pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// removeAll retries briefly: a process that was writing into the directory as it died can
+// make the first attempt see a directory that is not yet empty.
+func removeAll(dir string) error {
+	var err error
+	for range 5 {
+		if err = os.RemoveAll(dir); err == nil {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return err
+}
+
+// outputWatcher receives Chromium's stdout and stderr: it hands over the DevTools address
+// Chromium prints when ready and keeps the end of the output for error messages.
+type outputWatcher struct {
+	url chan string
+
+	mu    sync.Mutex
+	line  []byte
+	last  []byte
+	found bool
+}
+
+func newOutputWatcher() *outputWatcher { return &outputWatcher{url: make(chan string, 1)} }
+
+const outputTail = 4 << 10
+
+func (o *outputWatcher) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.last = append(o.last, p...)
+	if len(o.last) > outputTail {
+		o.last = append(o.last[:0], o.last[len(o.last)-outputTail:]...)
+	}
+	if o.found {
+		return len(p), nil
+	}
+	o.line = append(o.line, p...)
+	for {
+		i := bytes.IndexByte(o.line, '\n')
+		if i < 0 {
+			break
+		}
+		line := strings.TrimSpace(string(o.line[:i]))
+		o.line = o.line[i+1:]
+		if rest, ok := strings.CutPrefix(line, "DevTools listening on "); ok && strings.HasPrefix(rest, "ws://") {
+			o.found = true
+			o.line = nil
+			o.url <- rest
+			break
+		}
+	}
+	if len(o.line) > outputTail {
+		o.line = o.line[len(o.line)-outputTail:]
+	}
+	return len(p), nil
+}
+
+func (o *outputWatcher) tail() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return strings.TrimSpace(string(o.last))
+}

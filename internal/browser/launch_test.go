@@ -1,0 +1,234 @@
+package browser
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// chromium returns the Chromium to test with, or skips the test when the machine has none
+// (`make test` installs it).
+func chromium(t *testing.T) string {
+	t.Helper()
+	bin, err := LookBin()
+	if err != nil {
+		t.Skipf("no Chromium: %v", err)
+	}
+	return bin
+}
+
+// launch starts a session for a test and closes it when the test ends.
+func launch(t *testing.T, g Guard) *Session {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s, err := Launch(ctx, Options{Bin: chromium(t), Guard: g, TempRoot: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return s
+}
+
+// procStart is a process's start time in clock ticks since boot (field 22 of /proc/PID/stat),
+// which tells a process from a later one that reuses its PID.
+func procStart(pid int) (string, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return "", false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	fields := strings.Fields(string(b[i+1:]))
+	if len(fields) < 20 {
+		return "", false
+	}
+	return fields[19], true
+}
+
+// alive says whether the process that had pid and start time still runs (a zombie is dead).
+func alive(pid int, start string) bool {
+	now, ok := procStart(pid)
+	if !ok || now != start {
+		return false
+	}
+	state, _, ok := procStat(pid)
+	return ok && state != 'Z' && state != 'X'
+}
+
+func TestCloseLeavesNoProcessOrDirectory(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("process checks read /proc")
+	}
+	root := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s, err := Launch(ctx, Options{Bin: chromium(t), Guard: Guard{AllowPrivate: true}, TempRoot: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Port() <= 0 {
+		t.Errorf("port %d", s.Port())
+	}
+	// Load a page, so that renderer and network processes exist.
+	srv := testSite(t)
+	if _, err := NavigationTiming(ctx, s, srv.URL+"/"); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(root)
+	if len(entries) != 1 {
+		t.Fatalf("temp root holds %d entries, want the session's directory", len(entries))
+	}
+	dir := filepath.Join(root, entries[0].Name())
+	if _, err := os.Stat(filepath.Join(dir, "profile")); err != nil {
+		t.Errorf("no profile in the session directory: %v", err)
+	}
+
+	pids := sessionProcesses(s.PID(), s.marker)
+	if !slices.Contains(pids, s.PID()) || len(pids) < 3 {
+		t.Fatalf("session processes %v, want the browser (%d) and its children", pids, s.PID())
+	}
+	starts := map[int]string{}
+	var outsideGroup []int
+	for _, pid := range pids {
+		if st, ok := procStart(pid); ok {
+			starts[pid] = st
+		}
+		if _, pgid, ok := procStat(pid); ok && pgid != s.PID() {
+			outsideGroup = append(outsideGroup, pid)
+		}
+	}
+	t.Logf("session: %d processes, %d outside the process group (crashpad): %v", len(pids), len(outsideGroup), outsideGroup)
+
+	if err := s.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	for pid, st := range starts {
+		if alive(pid, st) {
+			t.Errorf("process %d outlived Close", pid)
+		}
+	}
+	if left := sessionProcesses(s.PID(), s.marker); len(left) > 0 {
+		t.Errorf("session processes left: %v", left)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("session directory left behind: %v", err)
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 0 {
+		t.Errorf("temp root not empty: %v", entries)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second close: %v", err)
+	}
+}
+
+func TestLaunchNeedsABinary(t *testing.T) {
+	if _, err := Launch(context.Background(), Options{}); err == nil {
+		t.Error("launched without Bin")
+	}
+	root := t.TempDir()
+	if _, err := Launch(context.Background(), Options{Bin: filepath.Join(root, "missing"), TempRoot: root}); err == nil {
+		t.Error("launched a missing binary")
+	}
+}
+
+// fakeBrowser writes an executable script standing in for Chromium.
+func fakeBrowser(t *testing.T, script string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "chromium")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"+script+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// envProcesses lists live processes whose environment has an entry starting with prefix.
+func envProcesses(prefix string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil {
+			continue
+		}
+		if state, _, ok := procStat(pid); !ok || state == 'Z' {
+			continue
+		}
+		for _, kv := range strings.Split(string(b), "\x00") {
+			if strings.HasPrefix(kv, prefix) {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}
+
+func TestFailedLaunchCleansUp(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("process checks read /proc")
+	}
+	t.Run("browser exits", func(t *testing.T) {
+		root := t.TempDir()
+		bin := fakeBrowser(t, `echo "cannot open display" >&2; exit 1`)
+		_, err := Launch(context.Background(), Options{Bin: bin, TempRoot: root})
+		if err == nil || !strings.Contains(err.Error(), "cannot open display") {
+			t.Errorf("launch: %v, want the browser's own words", err)
+		}
+		if entries, _ := os.ReadDir(root); len(entries) != 0 {
+			t.Errorf("temp root not empty: %v", entries)
+		}
+	})
+	t.Run("context ends", func(t *testing.T) {
+		root := t.TempDir()
+		// Never prints a DevTools address; its child keeps the session's environment.
+		bin := fakeBrowser(t, `sleep 300 & exec sleep 301`)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := Launch(ctx, Options{Bin: bin, TempRoot: root})
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("launch: %v, want context.Canceled", err)
+		}
+		if entries, _ := os.ReadDir(root); len(entries) != 0 {
+			t.Errorf("temp root not empty: %v", entries)
+		}
+		if left := envProcesses("OPENVITALS_BROWSER_SESSION=" + root + "/"); len(left) > 0 {
+			t.Errorf("processes left: %v", left)
+		}
+	})
+}
+
+func TestChromiumArgs(t *testing.T) {
+	args := chromiumArgs("/usr/lib/chromium/chromium", "/tmp/x/profile", "http://127.0.0.1:1234")
+	for _, want := range []string{
+		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--disable-dev-shm-usage", "--user-data-dir=/tmp/x/profile", "--remote-debugging-port=0",
+		"--proxy-server=http://127.0.0.1:1234", "--proxy-bypass-list=<-loopback>",
+		"--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+	} {
+		if !slices.Contains(args, want) {
+			t.Errorf("missing %s in %v", want, args)
+		}
+	}
+	for _, arg := range args {
+		for _, unwanted := range []string{"--enable-automation", "--no-startup-window", "--rod-", "--disable-site-isolation-trials", "--disable-features"} {
+			if strings.HasPrefix(arg, unwanted) {
+				t.Errorf("unwanted %s", arg)
+			}
+		}
+	}
+}

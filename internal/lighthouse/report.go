@@ -1,0 +1,422 @@
+package lighthouse
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Report holds what openvitals keeps from one Lighthouse 13.5 result (LHR). Field sources are
+// listed in DESIGN.md ("Where each lab field comes from").
+//
+// A metric that Lighthouse left out or null (an errored audit, a runtime error, an insight that
+// did not apply) is a nil pointer and its name is in Missing, never a silent 0: a 0 ms LCP would
+// be averaged into a page's "latest" values and pass every budget.
+type Report struct {
+	// LighthouseVersion is the lhr's lighthouseVersion, e.g. "13.5.0".
+	LighthouseVersion string
+	// RequestedURL is the URL Lighthouse was asked to audit.
+	RequestedURL string
+	// FinalURL is the URL shown at the end of the load (lhr.finalDisplayedUrl), falling back to
+	// the main document's URL when Lighthouse did not record one (e.g. a runtime error).
+	FinalURL string
+	// FetchTime is when Lighthouse started the run; zero if absent.
+	FetchTime time.Time
+	// FormFactor is configSettings.formFactor: "desktop" or "mobile".
+	FormFactor string
+	// RuntimeError is set when Lighthouse could not audit the page at all (DNS failure, HTTP
+	// error, page hung...). The metrics are then Missing.
+	RuntimeError *RuntimeError
+
+	// Lab metrics, in milliseconds except CLS (unitless).
+	FCP        *float64 // audits['first-contentful-paint'].numericValue
+	LCP        *float64 // audits['largest-contentful-paint'].numericValue
+	CLS        *float64 // audits['cumulative-layout-shift'].numericValue
+	TBT        *float64 // audits['total-blocking-time'].numericValue
+	SpeedIndex *float64 // audits['speed-index'].numericValue
+	TTFB       *float64 // audits.metrics.details.items[0].timeToFirstByte (simulated unless throttling is off)
+	TTI        *float64 // audits.interactive.numericValue
+
+	// Category scores on a 0..100 scale, rounded to an integer as Lighthouse's report shows them.
+	Performance   *float64
+	Accessibility *float64
+	BestPractices *float64
+	SEO           *float64
+
+	// KBTotal is audits['total-byte-weight'].numericValue / 1024 (transferred KiB).
+	KBTotal *float64
+	// CPUTotal is audits.diagnostics.details.items[0].totalTaskTime, ms of main-thread tasks.
+	CPUTotal *float64
+	// DOMReady and OnLoad are the observed (unthrottled) DOMContentLoaded and load event times
+	// from audits.metrics.details.items[0], ms from navigation start.
+	DOMReady *float64
+	OnLoad   *float64
+	// DOMElements is audits['dom-size-insight'].numericValue (total elements).
+	DOMElements *int
+	// DOMMaxDepth is audits['dom-size-insight'].details.debugData.maxDepth.
+	DOMMaxDepth *int
+	// ServerTime is audits['server-response-time'].numericValue, ms the server took to answer
+	// the main document (observed).
+	ServerTime *float64
+	// Network is the transfer size by resource type from audits['resource-summary']; nil if
+	// that audit is missing.
+	Network *NetworkBytes
+
+	// Opportunities are the failed audits worth showing a user, in the report's own order.
+	Opportunities []Opportunity
+
+	// Missing names (by their API field name, e.g. "lcp", "dom_max_depth", "network") every
+	// value above that the report did not provide.
+	Missing []string
+}
+
+// NetworkBytes is the transfer size in bytes per resource type, from the rows of
+// audits['resource-summary'].details.items (keyed there by resourceType).
+type NetworkBytes struct {
+	Total      int64 // "total"
+	Document   int64 // "document"
+	Image      int64 // "image"
+	Script     int64 // "script"
+	CSS        int64 // "stylesheet"
+	Font       int64 // "font"
+	Media      int64 // "media"
+	Other      int64 // "other"
+	ThirdParty int64 // "third-party": bytes from other sites than the page's own, any type
+}
+
+// Opportunity is one failed Lighthouse audit: what the API lists as an "opportunity".
+type Opportunity struct {
+	// ID is the Lighthouse audit id (e.g. "render-blocking-insight").
+	ID string
+	// Title and Description are Lighthouse's English texts; Description is Markdown.
+	Title       string
+	Description string
+	// Category is "performance", "accessibility", "best_practices" or "seo".
+	Category string
+	// DisplayValue is Lighthouse's short summary (e.g. "Est savings of 90 ms"); often empty.
+	DisplayValue string
+	// Score is the audit's score, 0 to below 0.9.
+	Score float64
+}
+
+// RuntimeError is Lighthouse's lhr.runtimeError: the page could not be audited.
+type RuntimeError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Error makes a RuntimeError usable as an error value by callers that want to fail on it.
+func (e *RuntimeError) Error() string {
+	return fmt.Sprintf("lighthouse runtime error %s: %s", e.Code, e.Message)
+}
+
+// Opportunity category names as the API spells them (note best_practices with an underscore,
+// while Lighthouse's category id is "best-practices").
+const (
+	CategoryPerformance   = "performance"
+	CategoryAccessibility = "accessibility"
+	CategoryBestPractices = "best_practices"
+	CategorySEO           = "seo"
+)
+
+// passScore is Lighthouse's own pass threshold (report-utils RATINGS.PASS.minScore): the report
+// shows an audit as passed from 0.9 up.
+const passScore = 0.9
+
+// ErrAuditNotFound is returned by Audit when the report has no audit with the requested id.
+var ErrAuditNotFound = errors.New("lighthouse: audit not found in report")
+
+// lhr is the part of a Lighthouse result that Parse reads.
+type lhr struct {
+	LighthouseVersion string        `json:"lighthouseVersion"`
+	RequestedURL      string        `json:"requestedUrl"`
+	MainDocumentURL   string        `json:"mainDocumentUrl"`
+	FinalDisplayedURL string        `json:"finalDisplayedUrl"`
+	FinalURL          string        `json:"finalUrl"`
+	FetchTime         string        `json:"fetchTime"`
+	RuntimeError      *RuntimeError `json:"runtimeError"`
+	ConfigSettings    struct {
+		FormFactor string `json:"formFactor"`
+	} `json:"configSettings"`
+	Audits     map[string]lhrAudit    `json:"audits"`
+	Categories map[string]lhrCategory `json:"categories"`
+}
+
+type lhrAudit struct {
+	ID               string          `json:"id"`
+	Title            string          `json:"title"`
+	Description      string          `json:"description"`
+	Score            *float64        `json:"score"`
+	ScoreDisplayMode string          `json:"scoreDisplayMode"`
+	NumericValue     *float64        `json:"numericValue"`
+	DisplayValue     string          `json:"displayValue"`
+	Details          json.RawMessage `json:"details"`
+}
+
+type lhrCategory struct {
+	Score     *float64 `json:"score"`
+	AuditRefs []struct {
+		ID    string `json:"id"`
+		Group string `json:"group"`
+	} `json:"auditRefs"`
+}
+
+// metricsItem is audits.metrics.details.items[0]; pointers because a field may be absent.
+type metricsItem struct {
+	TimeToFirstByte          *float64 `json:"timeToFirstByte"`
+	ObservedDomContentLoaded *float64 `json:"observedDomContentLoaded"`
+	ObservedLoad             *float64 `json:"observedLoad"`
+}
+
+// Parse extracts a Report from a Lighthouse result (the JSON written by the runner's audit op
+// or by `lighthouse --output=json`). It fails only when lhrJSON is not a Lighthouse result;
+// a result with a runtime error or errored audits parses, with the gaps in Missing.
+func Parse(lhrJSON []byte) (*Report, error) {
+	var l lhr
+	if err := json.Unmarshal(lhrJSON, &l); err != nil {
+		return nil, fmt.Errorf("lighthouse: parse report: %w", err)
+	}
+	if l.LighthouseVersion == "" || l.Audits == nil {
+		return nil, errors.New("lighthouse: parse report: not a Lighthouse result (no lighthouseVersion or audits)")
+	}
+	r := &Report{
+		LighthouseVersion: l.LighthouseVersion,
+		RequestedURL:      l.RequestedURL,
+		FinalURL:          firstNonEmpty(l.FinalDisplayedURL, l.MainDocumentURL, l.FinalURL),
+		FormFactor:        l.ConfigSettings.FormFactor,
+		RuntimeError:      l.RuntimeError,
+	}
+	if t, err := time.Parse(time.RFC3339Nano, l.FetchTime); err == nil {
+		r.FetchTime = t
+	}
+
+	// numeric returns an audit's numericValue, or nil (and notes the field missing).
+	numeric := func(field, auditID string) *float64 {
+		if a, ok := l.Audits[auditID]; ok && a.NumericValue != nil && isFinite(*a.NumericValue) {
+			v := *a.NumericValue
+			return &v
+		}
+		r.Missing = append(r.Missing, field)
+		return nil
+	}
+	r.FCP = numeric("fcp", "first-contentful-paint")
+	r.LCP = numeric("lcp", "largest-contentful-paint")
+	r.CLS = numeric("cls", "cumulative-layout-shift")
+	r.TBT = numeric("tbt", "total-blocking-time")
+	r.SpeedIndex = numeric("speed_index", "speed-index")
+
+	var m metricsItem
+	haveMetrics := firstItem(l.Audits["metrics"].Details, &m)
+	metricsValue := func(field string, v *float64) *float64 {
+		if haveMetrics && v != nil && isFinite(*v) {
+			return v
+		}
+		r.Missing = append(r.Missing, field)
+		return nil
+	}
+	r.TTFB = metricsValue("ttfb", m.TimeToFirstByte)
+	r.TTI = numeric("tti", "interactive")
+
+	score := func(field, categoryID string) *float64 {
+		if c, ok := l.Categories[categoryID]; ok && c.Score != nil && isFinite(*c.Score) {
+			// Rounded like Lighthouse's report (Math.round(score * 100)): 0.99 * 100 is
+			// 98.99999999999999 in floating point.
+			v := math.Round(*c.Score * 100)
+			return &v
+		}
+		r.Missing = append(r.Missing, field)
+		return nil
+	}
+	r.Performance = score("performance_score", "performance")
+	r.Accessibility = score("accessibility_score", "accessibility")
+	r.BestPractices = score("best_practices_score", "best-practices")
+	r.SEO = score("seo_score", "seo")
+
+	if v := numeric("kb_total", "total-byte-weight"); v != nil {
+		kb := *v / 1024
+		r.KBTotal = &kb
+	}
+
+	var diag struct {
+		TotalTaskTime *float64 `json:"totalTaskTime"`
+	}
+	if firstItem(l.Audits["diagnostics"].Details, &diag) && diag.TotalTaskTime != nil && isFinite(*diag.TotalTaskTime) {
+		r.CPUTotal = diag.TotalTaskTime
+	} else {
+		r.Missing = append(r.Missing, "cpu_total")
+	}
+
+	r.DOMReady = metricsValue("dom_ready", m.ObservedDomContentLoaded)
+	r.OnLoad = metricsValue("on_load", m.ObservedLoad)
+
+	if v := numeric("dom_elements", "dom-size-insight"); v != nil {
+		n := int(math.Round(*v))
+		r.DOMElements = &n
+	}
+	// maxDepth is in details.debugData, which dom-size-insight fills (with totalElements and
+	// maxChildren) only when the trace carried DOM statistics; the same number is also the
+	// "DOM depth" row of details.items, but that row is located by a localized label.
+	var dom struct {
+		DebugData struct {
+			MaxDepth *float64 `json:"maxDepth"`
+		} `json:"debugData"`
+	}
+	if d := l.Audits["dom-size-insight"].Details; len(d) > 0 && json.Unmarshal(d, &dom) == nil &&
+		dom.DebugData.MaxDepth != nil && isFinite(*dom.DebugData.MaxDepth) {
+		n := int(math.Round(*dom.DebugData.MaxDepth))
+		r.DOMMaxDepth = &n
+	} else {
+		r.Missing = append(r.Missing, "dom_max_depth")
+	}
+
+	r.ServerTime = numeric("server_time", "server-response-time")
+	r.Network = networkBytes(l.Audits["resource-summary"].Details)
+	if r.Network == nil {
+		r.Missing = append(r.Missing, "network")
+	}
+
+	r.Opportunities = opportunities(&l)
+	return r, nil
+}
+
+// networkBytes reads resource-summary's rows; nil when the audit has no table.
+func networkBytes(details json.RawMessage) *NetworkBytes {
+	if len(details) == 0 {
+		return nil
+	}
+	var d struct {
+		Items []struct {
+			ResourceType string   `json:"resourceType"`
+			TransferSize *float64 `json:"transferSize"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(details, &d); err != nil || len(d.Items) == 0 {
+		return nil
+	}
+	n := &NetworkBytes{}
+	for _, it := range d.Items {
+		if it.TransferSize == nil || !isFinite(*it.TransferSize) {
+			continue
+		}
+		v := int64(math.Round(*it.TransferSize))
+		switch it.ResourceType {
+		case "total":
+			n.Total = v
+		case "document":
+			n.Document = v
+		case "image":
+			n.Image = v
+		case "script":
+			n.Script = v
+		case "stylesheet":
+			n.CSS = v
+		case "font":
+			n.Font = v
+		case "media":
+			n.Media = v
+		case "other":
+			n.Other = v
+		case "third-party":
+			n.ThirdParty = v
+		}
+	}
+	return n
+}
+
+// opportunityCategories lists, in report order, the categories whose failed audits are
+// opportunities, with the API's name for each and which of its audit groups count (nil: all
+// but "hidden").
+var opportunityCategories = []struct {
+	lighthouseID string
+	name         string
+	groups       map[string]bool
+}{
+	// For performance only the insights and diagnostics groups: the metrics group is the
+	// metrics themselves, and "hidden" holds data audits (metrics, diagnostics, resource-summary...).
+	{"performance", CategoryPerformance, map[string]bool{"insights": true, "diagnostics": true}},
+	{"accessibility", CategoryAccessibility, nil},
+	{"best-practices", CategoryBestPractices, nil},
+	{"seo", CategorySEO, nil},
+}
+
+// scoredModes are the scoreDisplayModes whose score means pass/fail. Lighthouse 13 gives most
+// insights "metricSavings" (score 0, 0.5 or 1), not "numeric" or "binary", so leaving it out would
+// drop nearly every performance opportunity. "informative", "manual", "notApplicable" and "error"
+// carry no verdict.
+var scoredModes = map[string]bool{"numeric": true, "binary": true, "metricSavings": true}
+
+func opportunities(l *lhr) []Opportunity {
+	var out []Opportunity
+	seen := map[string]bool{}
+	for _, c := range opportunityCategories {
+		cat, ok := l.Categories[c.lighthouseID]
+		if !ok {
+			continue
+		}
+		for _, ref := range cat.AuditRefs {
+			if (c.groups != nil && !c.groups[ref.Group]) || (c.groups == nil && ref.Group == "hidden") {
+				continue
+			}
+			a, ok := l.Audits[ref.ID]
+			if !ok || seen[ref.ID] || !scoredModes[a.ScoreDisplayMode] || a.Score == nil || *a.Score >= passScore {
+				continue
+			}
+			seen[ref.ID] = true
+			out = append(out, Opportunity{
+				ID:           ref.ID,
+				Title:        a.Title,
+				Description:  a.Description,
+				Category:     c.name,
+				DisplayValue: a.DisplayValue,
+				Score:        *a.Score,
+			})
+		}
+	}
+	return out
+}
+
+// Audit returns one audit's object exactly as Lighthouse wrote it in the report, for the
+// opportunity detail endpoint. It returns ErrAuditNotFound when the report has no such audit.
+func Audit(lhrJSON []byte, id string) (json.RawMessage, error) {
+	var l struct {
+		Audits map[string]json.RawMessage `json:"audits"`
+	}
+	if err := json.Unmarshal(lhrJSON, &l); err != nil {
+		return nil, fmt.Errorf("lighthouse: parse report: %w", err)
+	}
+	if l.Audits == nil {
+		return nil, errors.New("lighthouse: parse report: not a Lighthouse result (no audits)")
+	}
+	a, ok := l.Audits[id]
+	if !ok || len(a) == 0 || string(a) == "null" {
+		return nil, fmt.Errorf("%w: %q", ErrAuditNotFound, id)
+	}
+	return a, nil
+}
+
+// firstItem decodes details.items[0] into v; false if there is no such item.
+func firstItem(details json.RawMessage, v any) bool {
+	if len(details) == 0 {
+		return false
+	}
+	var d struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(details, &d); err != nil || len(d.Items) == 0 {
+		return false
+	}
+	return json.Unmarshal(d.Items[0], v) == nil
+}
+
+func isFinite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

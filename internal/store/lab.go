@@ -1,0 +1,210 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// DayLayout is how days appear in sort keys.
+const DayLayout = "20060102"
+
+// LabResult is one day's lab audit of a page on one device: the median Lighthouse run's
+// metrics, the document's navigation timing and validation, and its opportunities.
+type LabResult struct {
+	Page   string
+	Device string
+	Day    string // UTC day of the audit, yyyymmdd
+	// Metrics holds every lab field by its interface name (fcp, lcp, cls, dns_time,
+	// dom_elements, bytes_image, validation_errors...). A field Lighthouse could not measure is
+	// absent, not zero.
+	Metrics           map[string]float64
+	Opportunities     []Opportunity
+	LighthouseVersion string
+	ReportKey         string // S3 key of the gzipped Lighthouse report of the median run
+	Runs              int
+	Audited           time.Time
+}
+
+// Opportunity is one failed audit of a lab result.
+type Opportunity struct {
+	ID           string
+	Title        string
+	Category     string
+	Description  string `dynamodbav:",omitempty"`
+	DisplayValue string `dynamodbav:",omitempty"`
+}
+
+type labItem struct {
+	PK   string
+	SK   string
+	Type string
+	LabResult
+}
+
+type opportunityItem struct {
+	PK        string
+	SK        string
+	Type      string
+	ID        string
+	FirstSeen string // yyyymmdd
+}
+
+// PutLabResult stores a lab result, replacing the same day's, clears the page's last error on
+// that device, and records the first day each of its opportunities was seen on the website.
+func (s *Store) PutLabResult(ctx context.Context, w Website, r LabResult) error {
+	pk := websitePK(w.Account, w.ID)
+	item, err := attributevalue.MarshalMap(labItem{PK: pk, SK: labSK(r.Page, r.Device, r.Day), Type: "lab", LabResult: r})
+	if err != nil {
+		return err
+	}
+	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item}); err != nil {
+		return fmt.Errorf("put lab result: %w", err)
+	}
+	if _, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: key(pk, labErrorSK(r.Page, r.Device))}); err != nil {
+		return fmt.Errorf("clear last error: %w", err)
+	}
+	for _, o := range r.Opportunities {
+		seen, err := attributevalue.MarshalMap(opportunityItem{PK: pk, SK: opportunitySK(o.ID), Type: "opportunity", ID: o.ID, FirstSeen: r.Day})
+		if err != nil {
+			return err
+		}
+		_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName: aws.String(s.table), Item: seen,
+			ConditionExpression:       aws.String("attribute_not_exists(PK) OR FirstSeen > :day"),
+			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":day": str(r.Day)},
+		})
+		if err != nil && !isConditionFailed(err) {
+			return fmt.Errorf("record opportunity: %w", err)
+		}
+	}
+	return nil
+}
+
+// LabResults returns a page's results on one device from day from to day to (yyyymmdd,
+// inclusive), oldest first.
+func (s *Store) LabResults(ctx context.Context, w Website, page, device, from, to string) ([]LabResult, error) {
+	var all []map[string]ddbtypes.AttributeValue
+	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName:              aws.String(s.table),
+		KeyConditionExpression: aws.String("PK = :pk AND SK BETWEEN :from AND :to"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
+			":pk": str(websitePK(w.Account, w.ID)), ":from": str(labSK(page, device, from)), ":to": str(labSK(page, device, to)),
+		},
+		ConsistentRead: aws.Bool(true),
+	})
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("query lab results: %w", err)
+		}
+		all = append(all, out.Items...)
+	}
+	var items []labItem
+	if err := attributevalue.UnmarshalListOfMaps(all, &items); err != nil {
+		return nil, fmt.Errorf("decode lab results: %w", err)
+	}
+	results := make([]LabResult, len(items))
+	for i, it := range items {
+		results[i] = it.LabResult
+	}
+	return results, nil
+}
+
+// OpportunitiesFirstSeen maps each opportunity ever seen on a website to the first day
+// (yyyymmdd) it was seen.
+func (s *Store) OpportunitiesFirstSeen(ctx context.Context, w Website) (map[string]string, error) {
+	var items []opportunityItem
+	if err := s.queryPrefix(ctx, websitePK(w.Account, w.ID), opportunitySK(""), true, &items); err != nil {
+		return nil, fmt.Errorf("list opportunities: %w", err)
+	}
+	seen := make(map[string]string, len(items))
+	for _, it := range items {
+		seen[it.ID] = it.FirstSeen
+	}
+	return seen, nil
+}
+
+// LabError is the last failure of a page's audits on one device.
+type LabError struct {
+	Message  string
+	At       time.Time
+	Attempts int
+}
+
+type labErrorItem struct {
+	PK   string
+	SK   string
+	Type string
+	LabError
+}
+
+// PutLabError records the latest failure of a page's audit on one device.
+func (s *Store) PutLabError(ctx context.Context, w Website, page, device string, e LabError) error {
+	item, err := attributevalue.MarshalMap(labErrorItem{PK: websitePK(w.Account, w.ID), SK: labErrorSK(page, device), Type: "laberror", LabError: e})
+	if err != nil {
+		return err
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item})
+	if err != nil {
+		return fmt.Errorf("put lab error: %w", err)
+	}
+	return nil
+}
+
+// LastLabError returns the failure recorded since a page's last successful audit on a device.
+func (s *Store) LastLabError(ctx context.Context, w Website, page, device string) (LabError, error) {
+	var it labErrorItem
+	err := s.getItem(ctx, websitePK(w.Account, w.ID), labErrorSK(page, device), "lab error", &it)
+	return it.LabError, err
+}
+
+// MarkQueued records that a page's audit on a device was queued for a UTC day. It reports
+// false when it was queued already, so that a second scheduler run the same day skips it.
+func (s *Store) MarkQueued(ctx context.Context, w SiteRef, page, device, day string) (bool, error) {
+	expires := time.Now().Add(72 * time.Hour).Unix()
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(s.table),
+		Item: map[string]ddbtypes.AttributeValue{
+			attrPK:    str(websitePK(w.Account, w.Website)),
+			attrSK:    str(queuedSK(page, device, day)),
+			"Type":    str("queued"),
+			"expires": &ddbtypes.AttributeValueMemberN{Value: fmt.Sprint(expires)},
+		},
+		ConditionExpression: aws.String("attribute_not_exists(PK)"),
+	})
+	if isConditionFailed(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("mark queued: %w", err)
+	}
+	return true, nil
+}
+
+// UnmarkQueued forgets a queued mark, when sending the audit's message failed.
+func (s *Store) UnmarkQueued(ctx context.Context, w SiteRef, page, device, day string) error {
+	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.Website), queuedSK(page, device, day))})
+	return err
+}
+
+// IsNotFound tells whether err means a missing item.
+func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
+
+// Day formats a time as a UTC day for keys.
+func Day(t time.Time) string { return t.UTC().Format(DayLayout) }
+
+// DayToISO turns a yyyymmdd day into yyyy-mm-dd.
+func DayToISO(day string) string {
+	if len(day) != 8 || strings.ContainsAny(day, "-") {
+		return day
+	}
+	return day[:4] + "-" + day[4:6] + "-" + day[6:]
+}
