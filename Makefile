@@ -18,16 +18,17 @@ LOCAL_AWS = AWS_REGION=$${AWS_REGION:-us-east-1} AWS_ACCESS_KEY_ID=test AWS_SECR
 
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: help deps run test test-go test-infra bench build keys clean
+.PHONY: help deps run daily test test-infra bench build keys clean
 
 help:
 	@echo "make run    install what is missing, start the stand-ins and serve the API on OPENVITALS_ADDR"
 	@echo "make test   install what is missing, start the stand-ins, run every test, stop them"
+	@echo "make daily  queue today's audits of every page now and follow them (with make run going)"
 	@echo "make bench  API latency and allocation benchmarks, and a function's cold start"
 	@echo "make keys ACCOUNT=acme ROLE=admin   create an API key in the table the environment points at"
 
 # ---- installation -------------------------------------------------------------------------
-deps: .run/apt.stamp layers/localstack/node_modules/.stamp .run/gomod.stamp
+deps: .run/apt.stamp layers/localstack/node_modules/.stamp layers/browser/node_modules/.stamp .run/gomod.stamp
 
 .run/apt.stamp:
 	@mkdir -p .run
@@ -36,6 +37,7 @@ deps: .run/apt.stamp layers/localstack/node_modules/.stamp .run/gomod.stamp
 	command -v node >/dev/null || missing="$$missing nodejs"; \
 	command -v npm >/dev/null || missing="$$missing npm"; \
 	command -v curl >/dev/null || missing="$$missing curl"; \
+	[ -x /usr/lib/chromium/chromium ] || command -v chromium >/dev/null || missing="$$missing chromium"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing Debian packages:$$missing"; \
 		sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
@@ -45,6 +47,11 @@ deps: .run/apt.stamp layers/localstack/node_modules/.stamp .run/gomod.stamp
 
 layers/localstack/node_modules/.stamp: layers/localstack/package.json layers/localstack/package-lock.json
 	cd layers/localstack && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# Node 22, Lighthouse and html-validate for the audit worker (Lighthouse 13.5 needs Node 22).
+layers/browser/node_modules/.stamp: layers/browser/package.json layers/browser/package-lock.json
+	cd layers/browser && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
 .run/gomod.stamp: go.mod go.sum
@@ -58,6 +65,10 @@ run: deps
 	$(STANDINS) start $(RUN_PORTS); \
 	go build -o .run/bin/openvitals-local ./functions/local; \
 	$(call LOCAL_AWS,$(RUN_PORTS)) .run/bin/openvitals-local
+
+# Queue today's audits now through the scheduler's handler and follow them (needs make run).
+daily: deps
+	@$(call LOCAL_AWS,$(RUN_PORTS)) go run ./functions/daily
 
 keys: deps
 	@$(call LOCAL_AWS,$(RUN_PORTS)) go run ./functions/keys create -account "$(or $(ACCOUNT),local)" -role "$(or $(ROLE),admin)" -name "$(NAME)"
@@ -79,7 +90,7 @@ bench: deps
 
 build:
 	@mkdir -p .run/bin
-	for f in websites pages budgets multistep purge-worker; do \
+	for f in websites pages budgets multistep lab scheduler audit-worker purge-worker; do \
 		CGO_ENABLED=0 GOOS=linux go build -trimpath -ldflags='-s -w' -o .run/bin/$$f/bootstrap ./functions/$$f; \
 	done
 

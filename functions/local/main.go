@@ -12,9 +12,11 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
@@ -69,6 +71,25 @@ func run(ctx context.Context, log *slog.Logger) error {
 	}
 	go purgeQueue.Poll(ctx, 10, svc.Purger.HandleSQS, log)
 	go sweepPurges(ctx, svc)
+
+	// Audits run one at a time: two Lighthouse runs at once skew each other's timings.
+	root, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	worker, runner, err := svc.AuditWorker(root)
+	if err != nil {
+		return fmt.Errorf("audit worker: %w", err)
+	}
+	defer runner.Close()
+	auditsDone := make(chan struct{})
+	go func() { svc.AuditQueue.Poll(ctx, 1, worker.HandleSQS, log); close(auditsDone) }()
+	defer func() { <-auditsDone }()
+	hour, err := dailyHour()
+	if err != nil {
+		return err
+	}
+	go runDaily(ctx, svc, hour)
 
 	addr := envOr("OPENVITALS_ADDR", "127.0.0.1:8080")
 	srv := &http.Server{Addr: addr, Handler: logRequests(svc.API.Handler(), log), ReadHeaderTimeout: 10 * time.Second}
@@ -127,6 +148,42 @@ func sweepPurges(ctx context.Context, svc *service.Service) {
 		case <-ctx.Done():
 			return
 		case <-time.After(10 * time.Minute):
+		}
+	}
+}
+
+// dailyHour reads OPENVITALS_DAILY_HOUR, the UTC hour of the daily audits (default 3).
+func dailyHour() (int, error) {
+	v := envOr("OPENVITALS_DAILY_HOUR", "3")
+	h, err := strconv.Atoi(v)
+	if err != nil || h < 0 || h > 23 {
+		return 0, fmt.Errorf("OPENVITALS_DAILY_HOUR=%q: want 0 to 23", v)
+	}
+	return h, nil
+}
+
+// runDaily plays EventBridge's daily rule: once a minute it checks the clock, and in the daily
+// hour it invokes the scheduler's handler (which queues nothing twice the same day).
+func runDaily(ctx context.Context, svc *service.Service, hour int) {
+	tick := time.NewTicker(time.Minute)
+	defer tick.Stop()
+	lastDay := ""
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-tick.C:
+			now = now.UTC()
+			if now.Hour() != hour || now.Format("20060102") == lastDay {
+				continue
+			}
+			lastDay = now.Format("20060102")
+			res, err := svc.Scheduler.HandleEvent(ctx, events.CloudWatchEvent{Source: "openvitals.local", DetailType: "Scheduled Event", Time: now})
+			if err != nil {
+				svc.Log.Error("daily audits", "err", err)
+				continue
+			}
+			svc.Log.Info("daily audits queued", "day", res.Day, "audits", res.Queued)
 		}
 	}
 }

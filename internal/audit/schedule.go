@@ -44,13 +44,13 @@ func NewScheduler(st *store.Store, q *queue.Queue, log *slog.Logger) *Scheduler 
 // Daily queues the day's audit of every page of every website on both devices, skipping those
 // already queued for the same UTC day, so that running it twice a day audits nothing twice.
 // It returns how many audits it queued.
-func (s *Scheduler) Daily(ctx context.Context, now time.Time) (int, error) {
+func (s *Scheduler) Daily(ctx context.Context, now time.Time) ([]Job, error) {
 	day := store.Day(now)
 	sites, err := s.store.AllWebsites(ctx)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	queued := 0
+	var queued []Job
 	for _, ref := range sites {
 		w, err := s.store.Website(ctx, ref.Account, ref.Website)
 		if store.IsNotFound(err) {
@@ -76,7 +76,7 @@ func (s *Scheduler) Daily(ctx context.Context, now time.Time) (int, error) {
 			}
 		}
 		n, err := s.send(ctx, jobs)
-		queued += n
+		queued = append(queued, jobs[:n]...)
 		if err != nil {
 			// Forget the marks of what was not sent, so that a rerun queues them.
 			for _, j := range jobs[n:] {
@@ -85,7 +85,7 @@ func (s *Scheduler) Daily(ctx context.Context, now time.Time) (int, error) {
 			return queued, err
 		}
 	}
-	s.log.InfoContext(ctx, "daily audits queued", "day", day, "websites", len(sites), "audits", queued)
+	s.log.InfoContext(ctx, "daily audits queued", "day", day, "websites", len(sites), "audits", len(queued))
 	return queued, nil
 }
 
@@ -121,6 +121,7 @@ func (s *Scheduler) send(ctx context.Context, jobs []Job) (int, error) {
 type DailyResult struct {
 	Day    string `json:"day"`
 	Queued int    `json:"queued"`
+	Jobs   []Job  `json:"jobs,omitempty"`
 }
 
 // HandleEvent is the scheduler's Lambda handler, invoked by the daily EventBridge rule (and by
@@ -130,6 +131,6 @@ func (s *Scheduler) HandleEvent(ctx context.Context, ev events.CloudWatchEvent) 
 	if at.IsZero() {
 		at = time.Now()
 	}
-	n, err := s.Daily(ctx, at)
-	return DailyResult{Day: store.Day(at), Queued: n}, err
+	jobs, err := s.Daily(ctx, at)
+	return DailyResult{Day: store.Day(at), Queued: len(jobs), Jobs: jobs}, err
 }

@@ -113,6 +113,11 @@ func (w *Worker) Audit(ctx context.Context, job Job, attempt int) error {
 	log.InfoContext(ctx, "audit started", "runs", w.cfg.Runs)
 
 	res, err := w.audit(ctx, site, page, job.Device, target)
+	if err != nil && ctx.Err() != nil {
+		// Stopped, not failed: the message is retried and no error is recorded against the page.
+		log.InfoContext(ctx, "audit interrupted", "ms", time.Since(start).Milliseconds())
+		return err
+	}
 	if err != nil {
 		log.ErrorContext(ctx, "audit failed", "ms", time.Since(start).Milliseconds(), "err", err)
 		rec := store.LabError{Message: err.Error(), At: w.now(), Attempts: attempt}

@@ -116,7 +116,18 @@ func Launch(ctx context.Context, opts Options) (*Session, error) {
 	return s, nil
 }
 
+// maxSocketPath is the longest path a Unix socket can have (sun_path holds 108 bytes with the
+// terminating NUL). Chromium puts its SingletonSocket under TMPDIR and dies of a failed CHECK
+// (SIGTRAP, no message) when the path is longer.
+const maxSocketPath = 107
+
+// singletonSocket is the length of what Chromium appends to TMPDIR for its socket.
+var singletonSocket = len("/org.chromium.Chromium.XXXXXX/SingletonSocket")
+
 func (s *Session) start(ctx context.Context, opts Options) error {
+	if n := len(filepath.Join(s.dir, "tmp")) + singletonSocket; n > maxSocketPath {
+		return fmt.Errorf("browser: temp root %q is too deep: Chromium's socket path would be %d bytes, over the %d a Unix socket allows", filepath.Dir(s.dir), n, maxSocketPath)
+	}
 	sub := func(name string) (string, error) {
 		p := filepath.Join(s.dir, name)
 		return p, os.Mkdir(p, 0o700)

@@ -24,12 +24,24 @@ func chromium(t *testing.T) string {
 	return bin
 }
 
+// tempRoot returns a short temporary directory for sessions: t.TempDir's paths, named after the
+// test, can make Chromium's socket path too long.
+func tempRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "ovt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
 // launch starts a session for a test and closes it when the test ends.
 func launch(t *testing.T, g Guard) *Session {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	s, err := Launch(ctx, Options{Bin: chromium(t), Guard: g, TempRoot: t.TempDir()})
+	s, err := Launch(ctx, Options{Bin: chromium(t), Guard: g, TempRoot: tempRoot(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +82,7 @@ func TestCloseLeavesNoProcessOrDirectory(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("process checks read /proc")
 	}
-	root := t.TempDir()
+	root := tempRoot(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	s, err := Launch(ctx, Options{Bin: chromium(t), Guard: Guard{AllowPrivate: true}, TempRoot: root})
@@ -132,6 +144,20 @@ func TestCloseLeavesNoProcessOrDirectory(t *testing.T) {
 	}
 }
 
+func TestLaunchRefusesADeepTempRoot(t *testing.T) {
+	root := filepath.Join(tempRoot(t), strings.Repeat("d", 60))
+	if err := os.Mkdir(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Launch(context.Background(), Options{Bin: fakeBrowser(t, "exit 1"), TempRoot: root})
+	if err == nil || !strings.Contains(err.Error(), "too deep") {
+		t.Errorf("launch: %v", err)
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 0 {
+		t.Errorf("temp root not empty: %v", entries)
+	}
+}
+
 func TestLaunchNeedsABinary(t *testing.T) {
 	if _, err := Launch(context.Background(), Options{}); err == nil {
 		t.Error("launched without Bin")
@@ -182,7 +208,7 @@ func TestFailedLaunchCleansUp(t *testing.T) {
 		t.Skip("process checks read /proc")
 	}
 	t.Run("browser exits", func(t *testing.T) {
-		root := t.TempDir()
+		root := tempRoot(t)
 		bin := fakeBrowser(t, `echo "cannot open display" >&2; exit 1`)
 		_, err := Launch(context.Background(), Options{Bin: bin, TempRoot: root})
 		if err == nil || !strings.Contains(err.Error(), "cannot open display") {
@@ -193,7 +219,7 @@ func TestFailedLaunchCleansUp(t *testing.T) {
 		}
 	})
 	t.Run("context ends", func(t *testing.T) {
-		root := t.TempDir()
+		root := tempRoot(t)
 		// Never prints a DevTools address; its child keeps the session's environment.
 		bin := fakeBrowser(t, `sleep 300 & exec sleep 301`)
 		ctx, cancel := context.WithCancel(context.Background())

@@ -2,6 +2,7 @@ package browser
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -151,6 +152,10 @@ func NavigationTiming(ctx context.Context, s *Session, target string) (Timing, e
 		t.URL = firstNonEmpty(ds.responseURL, ds.requestURL, target)
 	}
 	addProxyTime(&t, raw, s.proxy.dialsSince(navStart))
+	// Differences of doubles carry noise (4.399999999906868); microseconds are plenty.
+	for _, v := range []*float64{&t.DNS, &t.Connect, &t.Server, &t.Transfer} {
+		*v = math.Round(*v*1000) / 1000
+	}
 
 	if t.Status >= 400 {
 		lerr := &LoadError{URL: t.URL, Status: t.Status, Reason: fmt.Sprintf("HTTP %d", t.Status)}
@@ -242,7 +247,12 @@ func readNavigationEntry(page *rod.Page) (navigationEntry, error) {
 	if res.Value.Nil() {
 		return e, errors.New("the page has no navigation timing entry")
 	}
-	if err := res.Value.Unmarshal(&e); err != nil {
+	// rod has already parsed the value (gson's Unmarshal works on raw bytes only): re-encode.
+	raw, err := res.Value.MarshalJSON()
+	if err != nil {
+		return e, fmt.Errorf("read navigation timing: %w", err)
+	}
+	if err := json.Unmarshal(raw, &e); err != nil {
 		return e, fmt.Errorf("read navigation timing: %w", err)
 	}
 	return e, nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -70,10 +71,10 @@ func TestBrowserCannotReachLoopbackByDefault(t *testing.T) {
 	_, port, _ := net.SplitHostPort(plain.Listener.Addr().String())
 
 	for _, target := range []string{
-		plain.URL + "/",                          // forwarded http: the proxy answers 403
-		secure.URL + "/",                         // CONNECT: the tunnel is refused
-		"http://localhost:" + port + "/",         // a name resolving to loopback
-		"http://[::1]:" + port + "/",             // IPv6 loopback (nothing listens: refused first)
+		plain.URL + "/",                           // forwarded http: the proxy answers 403
+		secure.URL + "/",                          // CONNECT: the tunnel is refused
+		"http://localhost:" + port + "/",          // a name resolving to loopback
+		"http://[::1]:" + port + "/",              // IPv6 loopback (nothing listens: refused first)
 		"http://169.254.169.254/latest/meta-data", // cloud metadata
 	} {
 		_, err := NavigationTiming(timingCtx(t), s, target)
@@ -168,6 +169,18 @@ func TestNavigationTimingErrors(t *testing.T) {
 	refused := s.RefusedConnections()
 	if len(refused) != 1 || !strings.HasPrefix(refused[0], "169.254.169.254:80: refused: 169.254.169.254 is a link-local address") {
 		t.Errorf("refused %q", refused)
+	}
+
+	// An allowed https target is tunnelled through to the server: Chromium gets as far as the
+	// test server's self-signed certificate, and its own error is kept.
+	secure := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	secure.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshake Chromium aborts is expected
+	secure.StartTLS()
+	defer secure.Close()
+	_, err = NavigationTiming(timingCtx(t), s, secure.URL+"/")
+	var lerr *LoadError
+	if !errors.As(err, &lerr) || !strings.HasPrefix(lerr.Reason, "net::ERR_CERT_") || errors.Is(err, ErrForbiddenTarget) {
+		t.Errorf("https with a self-signed certificate: %v", err)
 	}
 
 	if _, err := NavigationTiming(timingCtx(t), s, "file:///etc/passwd"); err == nil {

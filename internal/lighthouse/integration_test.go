@@ -38,7 +38,8 @@ var chromiumFlags = []string{
 // startChromium launches a fresh headless Chromium and returns its DevTools port and a stop
 // function (also run at the test's end). A small stand-in for internal/browser, which launches
 // the production one: a new process group so every Chromium child dies with it, and a
-// user-data-dir and TMPDIR removed afterwards.
+// user-data-dir, TMPDIR and XDG_CONFIG_HOME (where Debian's Chromium puts its crashpad
+// database, whatever the user-data-dir) all inside one directory removed afterwards.
 func startChromium(t *testing.T) (port int, stop func()) {
 	t.Helper()
 	bin := os.Getenv("OPENVITALS_CHROMIUM")
@@ -58,7 +59,7 @@ func startChromium(t *testing.T) (port int, stop func()) {
 	}
 	args := append(slices.Clone(chromiumFlags), "--user-data-dir="+profile, "--remote-debugging-port=0", "about:blank")
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -73,7 +74,14 @@ func startChromium(t *testing.T) (port int, stop func()) {
 		once.Do(func() {
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			<-exited
-			if err := os.RemoveAll(dir); err != nil {
+			err := os.RemoveAll(dir)
+			if err != nil {
+				// The crashpad handler runs in its own process group and leaves on its own
+				// once the browser is gone; give it a moment if it was still writing.
+				time.Sleep(500 * time.Millisecond)
+				err = os.RemoveAll(dir)
+			}
+			if err != nil {
 				t.Errorf("remove Chromium's directory: %v", err)
 			}
 		})
@@ -98,6 +106,7 @@ func startChromium(t *testing.T) (port int, stop func()) {
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
+			stop() // before reading stderr, which Chromium writes until it exits
 			t.Fatalf("Chromium wrote no DevToolsActivePort: %s", stderr.String())
 		}
 	}

@@ -109,7 +109,7 @@ type ValidationMessage struct {
 var ErrRunnerClosed = errors.New("lighthouse runner: closed")
 
 // errRunnerExited is wrapped when the process ends while a request is in flight.
-var errRunnerExited = errors.New("lighthouse runner: process exited")
+var errRunnerExited = errors.New("runner process exited")
 
 // Runner owns one long-lived runner.mjs process. It is started on first use, reused by every
 // call so no audit pays for loading Lighthouse again, and restarted transparently when it is

@@ -21,9 +21,9 @@ type BatchHandler func(context.Context, events.SQSEvent) (events.SQSEventRespons
 // after the visibility timeout, and the queue's redrive policy moves them to the dead-letter
 // queue after its maximum receives.
 //
-// Cancelling ctx stops it gracefully: a receive under way is not abandoned (the queue would hand
-// its messages to a connection nobody reads, hiding them for a visibility timeout), and a batch
-// received is handled to the end.
+// Cancelling ctx stops it: a receive under way is not abandoned (the queue would hand its
+// messages to a connection nobody reads, hiding them for a visibility timeout) but its batch is
+// handed back; a batch being handled sees ctx cancelled, and what it could not finish is retried.
 func (q *Queue) Poll(ctx context.Context, batchSize int, handle BatchHandler, log *slog.Logger) {
 	work := context.WithoutCancel(ctx)
 	for ctx.Err() == nil {
@@ -54,7 +54,13 @@ func (q *Queue) Poll(ctx context.Context, batchSize int, handle BatchHandler, lo
 				Attributes:    m.Attributes,
 			}
 		}
-		resp, err := handle(work, ev)
+		if ctx.Err() != nil {
+			// Stopped while receiving: hand the batch back at once rather than leaving it
+			// hidden for a visibility timeout.
+			q.release(work, out.Messages, log)
+			return
+		}
+		resp, err := handle(ctx, ev)
 		if err != nil {
 			log.Error("handle batch; every message will be retried", "queue", q.url, "err", err)
 			continue
@@ -83,5 +89,17 @@ func sleep(ctx context.Context, d time.Duration) {
 	select {
 	case <-ctx.Done():
 	case <-time.After(d):
+	}
+}
+
+// release makes received messages visible again at once.
+func (q *Queue) release(ctx context.Context, msgs []sqstypes.Message, log *slog.Logger) {
+	entries := make([]sqstypes.ChangeMessageVisibilityBatchRequestEntry, len(msgs))
+	for i, m := range msgs {
+		entries[i] = sqstypes.ChangeMessageVisibilityBatchRequestEntry{Id: m.MessageId, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0}
+	}
+	_, err := q.sqs.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(q.url), Entries: entries})
+	if err != nil {
+		log.Error("hand back received messages", "queue", q.url, "err", err)
 	}
 }

@@ -1,0 +1,67 @@
+// Command daily runs the daily audit schedule once, now, through the same handler the
+// EventBridge rule invokes, then shows the progress of the audits it queued until they are all
+// done or failed. `make daily` runs it against the local service started by `make run`.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/openvitals/openvitals/internal/audit"
+	"github.com/openvitals/openvitals/internal/service"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "daily:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context) error {
+	clients, err := service.NewClients(ctx)
+	if err != nil {
+		return err
+	}
+	svc, err := service.New(service.ConfigFromEnv(), clients, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		return fmt.Errorf("%w (is the local service running? start it with make run)", err)
+	}
+	now := time.Now().UTC()
+	res, err := svc.Scheduler.HandleEvent(ctx, events.CloudWatchEvent{Source: "openvitals.daily", DetailType: "Scheduled Event", Time: now})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("day %s: %d audits queued\n", res.Day, res.Queued)
+	if res.Queued == 0 {
+		fmt.Println("nothing to wait for: no pages, or every page was queued today already")
+		return nil
+	}
+	last := audit.Progress{Remaining: -1}
+	for {
+		p, err := audit.Track(ctx, svc.Store, res.Jobs)
+		if err != nil {
+			return err
+		}
+		if p != last {
+			fmt.Printf("%s  done %d / failed %d / remaining %d\n", time.Now().Format("15:04:05"), p.Done, p.Failed, p.Remaining)
+			last = p
+		}
+		if p.Remaining == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(3 * time.Second):
+		}
+	}
+}
