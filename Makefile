@@ -30,7 +30,7 @@ help:
 # ---- installation -------------------------------------------------------------------------
 deps: .run/apt.stamp layers/localstack/node_modules/.stamp layers/browser/node_modules/.stamp .run/gomod.stamp
 
-.run/apt.stamp:
+.run/apt.stamp: Makefile
 	@mkdir -p .run
 	@missing=""; \
 	command -v java >/dev/null && java -version 2>&1 | grep -q '"17\.' || missing="$$missing openjdk-17-jre-headless"; \

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -132,6 +133,15 @@ func (w *Worker) Audit(ctx context.Context, job Job, attempt int) error {
 }
 
 func (w *Worker) audit(ctx context.Context, site store.Website, page store.Page, device, target string) (store.LabResult, error) {
+	// Refuse a forbidden target before starting a browser; the browser's own connections are
+	// guarded too (redirects, subresources), by its proxy.
+	u, err := url.Parse(target)
+	if err != nil {
+		return store.LabResult{}, err
+	}
+	if err := w.cfg.Browser.Guard.CheckHost(ctx, u.Hostname()); err != nil {
+		return store.LabResult{}, err
+	}
 	dir, err := os.MkdirTemp(w.cfg.Browser.TempRoot, "audit-*")
 	if err != nil {
 		return store.LabResult{}, err

@@ -228,6 +228,10 @@ func (g Guard) dial(ctx context.Context, network, address string) (net.Conn, dia
 // resolve returns host's addresses (a literal is its own address) and refuses the host if any
 // of them is forbidden.
 func (g Guard) resolve(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	if host == "" {
+		// net.Dial(":80") means this machine.
+		return nil, fmt.Errorf("%w: empty host", ErrForbiddenTarget)
+	}
 	if ip, err := netip.ParseAddr(host); err == nil {
 		if err := g.CheckAddr(ip); err != nil {
 			var refused *RefusedError

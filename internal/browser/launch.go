@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/go-rod/rod"
@@ -23,6 +24,11 @@ import (
 
 // EnvChromiumBin names the environment variable [LookBin] reads first.
 const EnvChromiumBin = "OPENVITALS_CHROMIUM_BIN"
+
+// envSession is set, to the session's directory, in the environment of every browser Launch
+// starts. It tells a session's processes apart from every other process, including those that
+// leave its process group (Chromium's crashpad handlers).
+const envSession = "OPENVITALS_BROWSER_SESSION"
 
 // LookBin finds a Chromium executable: [EnvChromiumBin] if set, else Debian's binary itself
 // (/usr/lib/chromium/chromium, not the /usr/bin/chromium shell wrapper, which adds flags of its
@@ -59,16 +65,17 @@ type Options struct {
 
 // Session is one running Chromium, its guarded proxy and its temporary directory. Close it.
 type Session struct {
-	log     *slog.Logger
-	dir     string
-	marker  string
-	proxy   *Proxy
-	pid     int
-	exited  chan struct{}
-	output  *outputWatcher
-	browser *rod.Browser
-	port    int
-	cancel  context.CancelFunc
+	log      *slog.Logger
+	dir      string
+	marker   string
+	proxy    *Proxy
+	pid      int
+	exited   chan struct{}
+	output   *outputWatcher
+	browser  *rod.Browser
+	port     int
+	cancel   context.CancelFunc
+	watchdog *watchdog
 
 	closeOnce sync.Once
 	closeErr  error
@@ -105,7 +112,7 @@ func Launch(ctx context.Context, opts Options) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("browser: temp dir: %w", err)
 	}
-	s := &Session{log: log, dir: dir, marker: "OPENVITALS_BROWSER_SESSION=" + dir, exited: make(chan struct{})}
+	s := &Session{log: log, dir: dir, marker: envSession + "=" + dir, exited: make(chan struct{})}
 	if err := s.start(ctx, opts); err != nil {
 		if cerr := s.close(); cerr != nil {
 			log.Warn("clean up after failed launch", "err", cerr)
@@ -154,9 +161,9 @@ func (s *Session) start(ctx context.Context, opts Options) error {
 		"TMPDIR": tmp,
 		// Chromium's crashpad handler keeps its database under the XDG config directory (by
 		// default ~/.config/chromium/Crash Reports), whatever the profile is.
-		"XDG_CONFIG_HOME":            config,
-		"XDG_CACHE_HOME":             cache,
-		"OPENVITALS_BROWSER_SESSION": s.dir,
+		"XDG_CONFIG_HOME": config,
+		"XDG_CACHE_HOME":  cache,
+		envSession:        s.dir,
 	})
 	cmd.Dir = tmp
 	cmd.SysProcAttr = sysProcAttr()
@@ -186,12 +193,17 @@ func (s *Session) start(ctx context.Context, opts Options) error {
 		return fmt.Errorf("browser: start %s: %w", opts.Bin, err)
 	}
 	s.pid = cmd.Process.Pid
+	if s.watchdog, err = startWatchdog(s.pid, s.dir); err != nil {
+		// Close still kills everything; only a crash of the worker itself could now orphan
+		// Chromium's children (the parent-death signal reaches the browser process only).
+		s.log.Warn("browser watchdog not started", "err", err)
+	}
 
 	ctx, cancel := context.WithTimeout(ctx, launchTimeout)
 	defer cancel()
 	// Until the launch succeeds, ending ctx kills the browser, which fails whatever step is
 	// waiting on it (rod's WebSocket handshake takes no deadline of its own).
-	stop := context.AfterFunc(ctx, func() { killGroup(s.pid) })
+	stop := context.AfterFunc(ctx, func() { killGroup(s.group()) })
 	defer stop()
 
 	var wsURL string
@@ -314,9 +326,14 @@ func (s *Session) close() error {
 	if s.cancel != nil {
 		s.cancel()
 	}
+	if s.watchdog != nil {
+		// First, so that it can never act on a process group number that a later process
+		// reuses once this one is gone.
+		s.watchdog.stop()
+	}
 	if s.pid > 0 {
 		// No graceful Browser.close: the profile is thrown away, and a kill cannot hang.
-		killGroup(s.pid)
+		killGroup(s.group())
 		if left := s.sweep(); len(left) > 0 {
 			errs = append(errs, fmt.Errorf("browser: processes %v survived SIGKILL", left))
 		}
@@ -337,12 +354,27 @@ func (s *Session) close() error {
 	return errors.Join(errs...)
 }
 
+// group returns the browser's process group id, or 0 once that number may belong to someone
+// else. The kernel does not hand out a PID while a process group of that number has members,
+// so the group is ours as long as the browser is unreaped or no process has its PID; only a
+// browser that died and was reaped along with its whole group frees the number for reuse.
+func (s *Session) group() int {
+	select {
+	case <-s.exited:
+		if _, err := os.Stat("/proc/" + strconv.Itoa(s.pid)); err == nil {
+			return 0
+		}
+	default:
+	}
+	return s.pid
+}
+
 // sweep kills whatever of the session still lives, until nothing does or sweepTimeout passes,
 // and returns the survivors.
 func (s *Session) sweep() []int {
 	deadline := time.Now().Add(sweepTimeout)
 	for {
-		left := sessionProcesses(s.pid, s.marker)
+		left := sessionProcesses(s.group(), s.marker)
 		if len(left) == 0 || time.Now().After(deadline) {
 			return left
 		}
@@ -416,4 +448,51 @@ func (o *outputWatcher) tail() string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return strings.TrimSpace(string(o.last))
+}
+
+// watchdog is a small shell process that cleans up after the worker if the worker dies with the
+// session open: it blocks reading a pipe whose only writer is the worker, and the kernel closes
+// that pipe when the worker exits, however it exits. The parent-death signal alone is not
+// enough: it reaches the browser process, but its children (the network service among them)
+// live on for a while after it, and Chromium's disk cache has been seen recreating a removed
+// profile directory 20 seconds later. rod's leakless helper does the same job but unpacks a
+// binary into the worker's TMPDIR, serializes launches on a fixed TCP port and panics on errors.
+type watchdog struct {
+	cmd *exec.Cmd
+	w   *os.File
+}
+
+// watchdogScript kills the process group $1 (the kernel lets no fork escape a signal sent to
+// a group), gives the killed processes a moment to be gone, then removes the session directory
+// $2. It signals once only: the longer it waited, the likelier a freed group number would
+// belong to someone else.
+const watchdogScript = `read _; kill -9 -"$1" 2>/dev/null; sleep 1; rm -rf -- "$2"`
+
+func startWatchdog(pgid int, dir string) (*watchdog, error) {
+	// os.Pipe opens both ends close-on-exec, so neither Chromium nor any other child of the
+	// worker inherits the write end and keeps the pipe open after the worker dies.
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command("/bin/sh", "-c", watchdogScript, "openvitals-browser-watchdog", strconv.Itoa(pgid), dir)
+	cmd.Stdin = r
+	cmd.Dir = "/"
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	// A group of its own: a Ctrl-C to the worker's group must not kill the watchdog first.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	_ = r.Close() // the watchdog has its copy
+	if err != nil {
+		_ = w.Close()
+		return nil, err
+	}
+	return &watchdog{cmd: cmd, w: w}, nil
+}
+
+// stop ends the watchdog without letting it act.
+func (wd *watchdog) stop() {
+	_ = wd.cmd.Process.Kill()
+	_ = wd.cmd.Wait()
+	_ = wd.w.Close()
 }

@@ -3,7 +3,9 @@ package browser
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -11,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-rod/rod/lib/proto"
 )
 
 // chromium returns the Chromium to test with, or skips the test when the machine has none
@@ -89,6 +93,7 @@ func TestCloseLeavesNoProcessOrDirectory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { s.Close() }) // should the test stop early; Close is idempotent
 	if s.Port() <= 0 {
 		t.Errorf("port %d", s.Port())
 	}
@@ -256,5 +261,71 @@ func TestChromiumArgs(t *testing.T) {
 				t.Errorf("unwanted %s", arg)
 			}
 		}
+	}
+}
+
+// envOrphanHelper makes the test binary, run again by TestWorkerDeathCleansUp, launch a session
+// under the given root, print the session's process group and marker, and exit without closing
+// it, the way a crashed worker would.
+const envOrphanHelper = "OPENVITALS_TEST_ORPHAN_ROOT"
+
+func TestOrphanHelper(t *testing.T) {
+	root := os.Getenv(envOrphanHelper)
+	if root == "" {
+		t.Skip("helper process for TestWorkerDeathCleansUp")
+	}
+	s, err := Launch(context.Background(), Options{Bin: chromium(t), Guard: Guard{AllowPrivate: true}, TempRoot: root})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	// Let the browser start its children, as a worker mid-audit would have.
+	if p, err := s.Browser().Page(proto.TargetCreateTarget{URL: "about:blank"}); err == nil {
+		_, _ = p.Eval("() => 1")
+	}
+	fmt.Println("session", s.PID(), s.marker)
+	os.Exit(0) // no Close: the worker died
+}
+
+func TestWorkerDeathCleansUp(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("process checks read /proc")
+	}
+	chromium(t)
+	root := tempRoot(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestOrphanHelper$", "-test.count=1")
+	cmd.Env = append(os.Environ(), envOrphanHelper+"="+root)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("helper: %v\n%s", err, out)
+	}
+	var pgid int
+	var marker string
+	for _, line := range strings.Split(string(out), "\n") {
+		if rest, ok := strings.CutPrefix(line, "session "); ok {
+			pid, m, _ := strings.Cut(rest, " ")
+			pgid, _ = strconv.Atoi(pid)
+			marker = m
+		}
+	}
+	if pgid == 0 || marker == "" {
+		t.Fatalf("helper printed no session:\n%s", out)
+	}
+	// The watchdog acts within about a second; the deadline only bounds a failure.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		left := sessionProcesses(pgid, marker)
+		entries, _ := os.ReadDir(root)
+		if len(left) == 0 && len(entries) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			killGroup(pgid)
+			for _, pid := range left {
+				killPID(pid)
+			}
+			t.Fatalf("30 s after the worker died: processes %v, temp root %v", left, entries)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

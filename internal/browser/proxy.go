@@ -29,6 +29,7 @@ type Proxy struct {
 	mu       sync.Mutex
 	closed   bool
 	failures []dialFailure
+	logged   map[string]bool // refused targets already logged
 	dials    []dialRecord
 	tunnels  map[net.Conn]struct{}
 	wg       sync.WaitGroup
@@ -67,7 +68,7 @@ func StartProxy(g Guard, log *slog.Logger) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("proxy listen: %w", err)
 	}
-	p := &Proxy{guard: g, log: log, ln: ln, tunnels: map[net.Conn]struct{}{}}
+	p := &Proxy{guard: g, log: log, ln: ln, logged: map[string]bool{}, tunnels: map[net.Conn]struct{}{}}
 	p.transport = &http.Transport{
 		Proxy:                  nil, // the guard must see the target's address, never a proxy's
 		DialContext:            p.dialForward,
@@ -82,8 +83,9 @@ func StartProxy(g Guard, log *slog.Logger) (*Proxy, error) {
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			// The request is already absolute; keep it as Chromium sent it. Rewrite (unlike
 			// Director) adds no X-Forwarded-* headers, so a target sees a browser, not a proxy.
-			pr.Out.URL = pr.In.URL
 			pr.Out.Host = pr.In.Host
+			// The guarded dial reads the URL back, so that the connection it records can be
+			// matched to the document's request.
 			pr.Out = pr.Out.WithContext(context.WithValue(pr.Out.Context(), forwardURLKey{}, pr.In.URL.String()))
 		},
 		Transport: p.transport,
@@ -167,15 +169,22 @@ func (p *Proxy) dialsSince(t time.Time) []dialRecord {
 // measures a fresh connection.
 func (p *Proxy) dropIdle() { p.transport.CloseIdleConnections() }
 
-func (p *Proxy) recordFailure(target string, err error) {
+// recordFailure keeps a failure and says whether it is the first refusal of target, the one
+// worth a log line (a page may retry a refused host many times).
+func (p *Proxy) recordFailure(target string, err error) (firstRefusal bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if errors.Is(err, ErrForbiddenTarget) && !p.logged[target] && len(p.logged) < maxFailures {
+		p.logged[target] = true
+		firstRefusal = true
+	}
 	if len(p.failures) == maxFailures {
 		// Keep the first refusals (what a report needs) and the latest (what a load needs).
 		copy(p.failures[maxFailures/2:], p.failures[maxFailures/2+1:])
 		p.failures = p.failures[:maxFailures-1]
 	}
 	p.failures = append(p.failures, dialFailure{Target: target, At: time.Now(), Err: err})
+	return firstRefusal
 }
 
 func (p *Proxy) recordDial(d dialRecord) {
@@ -192,10 +201,9 @@ func (p *Proxy) dial(ctx context.Context, target, url string) (net.Conn, error) 
 	start := time.Now()
 	conn, st, err := p.guard.dial(ctx, "tcp", target)
 	if err != nil {
-		p.recordFailure(target, err)
-		if errors.Is(err, ErrForbiddenTarget) {
+		if p.recordFailure(target, err) {
 			p.log.Warn("guarded proxy refused a connection", "target", target, "err", err)
-		} else {
+		} else if !errors.Is(err, ErrForbiddenTarget) {
 			p.log.Debug("guarded proxy could not connect", "target", target, "err", err)
 		}
 		return nil, err

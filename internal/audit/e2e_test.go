@@ -1,0 +1,420 @@
+package audit_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"math/rand"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"text/template"
+	"time"
+
+	"golang.org/x/net/html"
+
+	"github.com/openvitals/openvitals/internal/api"
+	"github.com/openvitals/openvitals/internal/apikey"
+	"github.com/openvitals/openvitals/internal/audit"
+	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/browser"
+	"github.com/openvitals/openvitals/internal/contract"
+	"github.com/openvitals/openvitals/internal/lighthouse"
+	"github.com/openvitals/openvitals/internal/purge"
+	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+const adminKey = "acme-admin-key-0123456789"
+
+// fixtureSite serves testdata/site on 127.0.0.1, with a generated hero image, and a script on
+// a second host (localhost) for third-party bytes. It returns the site's host:port and the
+// hero image's size.
+func fixtureSite(t *testing.T) (string, int) {
+	t.Helper()
+	third := httptest.NewServer(http.FileServer(http.Dir("testdata/site")))
+	t.Cleanup(third.Close)
+	_, thirdPort, _ := net.SplitHostPort(third.Listener.Addr().String())
+
+	// A noisy image compresses badly, so its bytes are certain: the page's largest download.
+	img := image.NewRGBA(image.Rect(0, 0, 600, 400))
+	rnd := rand.New(rand.NewSource(1))
+	for i := range img.Pix {
+		img.Pix[i] = byte(rnd.Intn(256))
+	}
+	for x := 0; x < 600; x++ {
+		img.Set(x, 0, color.RGBA{A: 255})
+	}
+	var hero bytes.Buffer
+	if err := png.Encode(&hero, img); err != nil {
+		t.Fatal(err)
+	}
+	page := template.Must(template.ParseFiles("testdata/site/index.html"))
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_ = page.Execute(w, map[string]string{"ThirdParty": "http://localhost:" + thirdPort})
+	})
+	mux.HandleFunc("GET /hero.png", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write(hero.Bytes())
+	})
+	mux.Handle("GET /", http.FileServer(http.Dir("testdata/site")))
+	site := httptest.NewServer(mux)
+	t.Cleanup(site.Close)
+	return site.Listener.Addr().String(), hero.Len()
+}
+
+type e2e struct {
+	t       *testing.T
+	handler http.Handler
+	store   *store.Store
+	queue   *queue.Queue
+	worker  *audit.Worker
+	runner  *lighthouse.Runner
+	temp    string
+}
+
+func newE2E(t *testing.T, allowPrivate bool) *e2e {
+	t.Helper()
+	clients := awstest.Clients(t)
+	st := awstest.Store(t, clients)
+	// A short visibility timeout, so that a failing audit's retries come quickly.
+	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: 2 * time.Second, MaxReceives: audit.MaxAttempts})
+	pq := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: 30 * time.Second, MaxReceives: 3})
+	objects := awstest.Bucket(t)
+	log := awstest.Log(t)
+	if err := apikey.Provision(context.Background(), st, apikey.Grant{Account: "acme", Role: store.RoleAdmin, Key: adminKey}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := browser.LookBin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := lighthouse.NewRunner(lighthouse.DefaultRunnerConfig(root))
+	t.Cleanup(func() { _ = runner.Close() })
+	// A short path: Chromium's socket path inside it must fit a Unix socket's 107 bytes.
+	temp, err := os.MkdirTemp("", "ov-e2e-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(temp) })
+	worker := audit.NewWorker(audit.WorkerConfig{
+		Runs: 1, Scheme: "http",
+		Browser: browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: allowPrivate}, TempRoot: temp},
+	}, st, objects, runner, log)
+	srv := api.New(api.Deps{Store: st, Purger: purge.NewQueue(pq), Auditor: audit.NewScheduler(st, q, log),
+		Reports: objects, Log: log, AllowLocalTargets: true})
+	return &e2e{t: t, handler: srv.Handler(), store: st, queue: q, worker: worker, runner: runner, temp: temp}
+}
+
+func (e *e2e) call(method, path, body string, status int, out any) {
+	e.t.Helper()
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+adminKey)
+	rec := httptest.NewRecorder()
+	e.handler.ServeHTTP(rec, req)
+	contract.Check(e.t, req, rec.Code, rec.Header(), rec.Body.Bytes())
+	if rec.Code != status {
+		e.t.Fatalf("%s %s: %d, want %d: %s", method, path, rec.Code, status, rec.Body)
+	}
+	if out != nil {
+		if err := json.Unmarshal(rec.Body.Bytes(), out); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+}
+
+// work runs the audit worker on the queue, as the local service does, until jobs are done or
+// failed.
+func (e *e2e) work(jobs []audit.Job) audit.Progress {
+	e.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { e.queue.Poll(ctx, 1, e.worker.HandleSQS, awstest.Log(e.t)); close(done) }()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(10 * time.Minute) // a bound for a stuck worker, not a speed check
+	for time.Now().Before(deadline) {
+		p, err := audit.Track(ctx, e.store, jobs)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if p.Remaining == 0 {
+			return p
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	e.t.Fatal("audits not finished after 10 minutes")
+	return audit.Progress{}
+}
+
+// checkNothingLeft fails if a temp directory or a Chromium process of the worker remains.
+func (e *e2e) checkNothingLeft() {
+	e.t.Helper()
+	entries, err := os.ReadDir(e.temp)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, d := range entries {
+		e.t.Errorf("left behind in the worker's temp dir: %s", d.Name())
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		cmd, err := os.ReadFile(p)
+		if err == nil && bytes.Contains(cmd, []byte(e.temp)) {
+			e.t.Errorf("a process outlived its audit: %s", bytes.ReplaceAll(cmd, []byte{0}, []byte{' '}))
+		}
+	}
+}
+
+func TestAuditEndToEnd(t *testing.T) {
+	e := newE2E(t, true)
+	host, heroBytes := fixtureSite(t)
+
+	var site struct{ ID string }
+	e.call("POST", "/account/websites", `{"domain":"`+host+`"}`, 201, &site)
+	var pages []struct{ ID, URL string }
+	e.call("POST", "/"+site.ID+"/settings/pages", `[{"url":"/","alias":"Home"},{"url":"/missing","alias":"Broken"}]`, 200, &pages)
+	home, missing := pages[0].ID, pages[1].ID
+	var kb, cls struct{ ID string }
+	e.call("POST", "/"+site.ID+"/budgets", `{"metric":"kb_total","operator":"lt","value":100,"device":"all"}`, 201, &kb)
+	e.call("POST", "/"+site.ID+"/budgets", `{"metric":"cls","operator":"lt","value":5,"device":"desktop"}`, 201, &cls)
+
+	queued := time.Now().UTC()
+	var res struct{ Queued int }
+	e.call("POST", "/"+site.ID+"/audits", `{"pages":["`+home+`"]}`, 202, &res)
+	e.call("POST", "/"+site.ID+"/audits", `{"pages":["`+missing+`"],"devices":["desktop"]}`, 202, nil)
+	if res.Queued != 2 {
+		t.Fatalf("queued %d audits of home, want 2 (desktop and mobile)", res.Queued)
+	}
+	jobs := []audit.Job{
+		{Account: "acme", Website: site.ID, Page: home, Device: "desktop", Queued: queued},
+		{Account: "acme", Website: site.ID, Page: home, Device: "mobile", Queued: queued},
+		{Account: "acme", Website: site.ID, Page: missing, Device: "desktop", Queued: queued},
+	}
+	if p := e.work(jobs); p.Done != 2 || p.Failed != 1 {
+		t.Fatalf("progress %+v, want home done on both devices and the missing page failed", p)
+	}
+	e.checkNothingLeft()
+
+	// What html-validate says of the served document is what the page detail must show.
+	doc, err := http.Get("http://" + host + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(doc.Body)
+	doc.Body.Close()
+	validation, err := e.runner.ValidateHTML(context.Background(), body)
+	if err != nil || validation.Errors < 3 {
+		t.Fatalf("html-validate on the fixture: %+v, %v; it holds at least 3 known errors", validation, err)
+	}
+	elements := countElements(t, body)
+
+	for _, device := range []string{"desktop", "mobile"} {
+		var detail struct {
+			LatestMetrics map[string]*float64
+		}
+		e.call("GET", "/"+site.ID+"/pages/"+home+"?device="+device, "", 200, &detail)
+		m := detail.LatestMetrics
+		v := func(k string) float64 {
+			if m[k] == nil {
+				t.Errorf("%s: %s is null", device, k)
+				return 0
+			}
+			return *m[k]
+		}
+		if v("validation_errors") != float64(validation.Errors) {
+			t.Errorf("%s: validation_errors %v, html-validate counts %d", device, v("validation_errors"), validation.Errors)
+		}
+		if v("kb_total")*1024 < float64(heroBytes) {
+			t.Errorf("%s: kb_total %v KB does not cover the %d-byte hero image", device, v("kb_total"), heroBytes)
+		}
+		if v("cls") <= 0 {
+			t.Errorf("%s: cls %v, but the banner shifts the layout", device, v("cls"))
+		}
+		if v("fcp") <= 0 || v("lcp") < v("fcp") || v("performance_score") < 0 || v("performance_score") > 100 {
+			t.Errorf("%s: implausible fcp %v, lcp %v, performance %v", device, v("fcp"), v("lcp"), v("performance_score"))
+		}
+		if v("cpu_total") < 300 {
+			t.Errorf("%s: cpu_total %v ms, but the page runs a 300 ms task", device, v("cpu_total"))
+		}
+		if v("budgets_exceeded") < 1 {
+			t.Errorf("%s: kb_total lt 100 should be exceeded: %v", device, v("budgets_exceeded"))
+		}
+		if v("opportunities") < 1 {
+			t.Errorf("%s: no opportunities on a page with render-blocking resources", device)
+		}
+
+		var timeline struct{ Result []numbers }
+		e.call("GET", "/"+site.ID+"/pages/"+home+"/timeline?device="+device, "", 200, &timeline)
+		if len(timeline.Result) != 1 {
+			t.Fatalf("%s: timeline has %d days, want 1", device, len(timeline.Result))
+		}
+		day := timeline.Result[0]
+		if n := day["dom_elements"]; n == nil || *n < float64(elements-2) || *n > float64(elements+3) {
+			t.Errorf("%s: dom_elements %v, the fixture has %d elements (plus the banner)", device, jsonString(n), elements)
+		}
+		for _, k := range []string{"dns_time", "connect_time", "server_time", "transfer_time", "dom_ready", "on_load", "tti", "dom_max_depth"} {
+			if day[k] == nil || *day[k] < 0 {
+				t.Errorf("%s: timeline %s = %v", device, k, day[k])
+			}
+		}
+
+		var network struct{ Result []numbers }
+		e.call("GET", "/"+site.ID+"/pages/"+home+"/network?device="+device, "", 200, &network)
+		n := network.Result[0]
+		if *n["bytes_image"] < float64(heroBytes) || *n["bytes_js"] <= 0 || *n["bytes_css"] <= 0 || *n["bytes_doc"] <= 0 ||
+			*n["bytes_total"] < *n["bytes_image"]+*n["bytes_js"] {
+			t.Errorf("%s: network bytes %v", device, jsonString(n))
+		}
+		if *n["bytes_thirdparty"] <= 0 {
+			t.Errorf("%s: no third-party bytes, but widget.js comes from a second host: %v", device, jsonString(n))
+		}
+
+		var opps struct {
+			Result struct {
+				LighthouseVersion string
+				List              map[string]struct{ ID, Category string }
+			}
+		}
+		e.call("GET", "/"+site.ID+"/pages/"+home+"/opportunities?device="+device, "", 200, &opps)
+		if opps.Result.LighthouseVersion != "13.5.0" || len(opps.Result.List) == 0 {
+			t.Errorf("%s: page opportunities %+v", device, opps.Result)
+		}
+		for id := range opps.Result.List {
+			var detail map[string]any
+			e.call("GET", "/"+site.ID+"/pages/"+home+"/opportunities/"+id+"?device="+device, "", 200, &detail)
+			if detail["id"] != id || detail["title"] == nil {
+				t.Errorf("%s: detail of %s is %v", device, id, detail)
+			}
+			break
+		}
+	}
+
+	var siteOpps struct {
+		Result struct {
+			List map[string]struct{ Pages []struct{ ID, Device string } }
+		}
+	}
+	e.call("GET", "/"+site.ID+"/opportunities", "", 200, &siteOpps)
+	if len(siteOpps.Result.List) == 0 {
+		t.Error("no website-level opportunities")
+	}
+
+	var budgets struct {
+		Result struct {
+			List []struct {
+				ID, Status string
+				Pages      []struct{ ID, Device, Status string }
+			}
+		}
+	}
+	e.call("GET", "/"+site.ID+"/budgets", "", 200, &budgets)
+	for _, b := range budgets.Result.List {
+		switch b.ID {
+		case kb.ID:
+			if b.Status != "exceeded" || len(b.Pages) != 2 {
+				t.Errorf("kb_total budget %+v: home exceeds it on both devices", b)
+			}
+		case cls.ID:
+			if b.Status != "ok" || len(b.Pages) != 0 {
+				t.Errorf("cls budget %+v", b)
+			}
+		}
+	}
+
+	// The page that cannot be audited shows why, after SQS gave up on it.
+	var broken struct {
+		LatestMetrics map[string]any
+		LastError     struct {
+			Message  string
+			Attempts int
+		}
+	}
+	e.call("GET", "/"+site.ID+"/pages/"+missing+"?device=desktop", "", 200, &broken)
+	if broken.LatestMetrics != nil || broken.LastError.Attempts != audit.MaxAttempts || !strings.Contains(broken.LastError.Message, "404") {
+		t.Errorf("broken page detail %+v", broken)
+	}
+}
+
+// TestAuditRefusesPrivateTargets shows that without OPENVITALS_ALLOW_PRIVATE_TARGETS a page on
+// this machine is not audited and the refusal is recorded.
+func TestAuditRefusesPrivateTargets(t *testing.T) {
+	e := newE2E(t, false)
+	host, _ := fixtureSite(t)
+	var site struct{ ID string }
+	e.call("POST", "/account/websites", `{"domain":"`+host+`"}`, 201, &site)
+	var pages []struct{ ID string }
+	e.call("POST", "/"+site.ID+"/settings/pages", `[{"url":"/"}]`, 200, &pages)
+	w, err := e.store.Website(context.Background(), "acme", site.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := audit.Job{Account: "acme", Website: site.ID, Page: pages[0].ID, Device: "desktop", Queued: time.Now().UTC()}
+	if err := e.worker.Audit(context.Background(), job, 1); err == nil {
+		t.Fatal("a loopback target was audited")
+	}
+	last, err := e.store.LastLabError(context.Background(), w, pages[0].ID, "desktop")
+	if err != nil || !strings.Contains(last.Message, "refused") {
+		t.Errorf("recorded error %q (%v), want the refusal", last.Message, err)
+	}
+	e.checkNothingLeft()
+}
+
+func countElements(t *testing.T, doc []byte) int {
+	t.Helper()
+	root, err := html.Parse(bytes.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Lighthouse counts the body and the elements in it.
+	n := 0
+	var walk func(*html.Node, bool)
+	walk = func(node *html.Node, inBody bool) {
+		inBody = inBody || node.Type == html.ElementNode && node.Data == "body"
+		if node.Type == html.ElementNode && inBody {
+			n++
+		}
+		for c := node.FirstChild; c != nil; c = c.NextSibling {
+			walk(c, inBody)
+		}
+	}
+	walk(root, false)
+	return n
+}
+
+func jsonString(v any) string {
+	b, _ := json.Marshal(v)
+	return fmt.Sprint(string(b))
+}
+
+// numbers decodes a day item: its number fields, skipping the date.
+type numbers map[string]*float64
+
+func (n *numbers) UnmarshalJSON(b []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*n = numbers{}
+	for k, v := range raw {
+		var f *float64
+		if json.Unmarshal(v, &f) == nil {
+			(*n)[k] = f
+		}
+	}
+	return nil
+}
