@@ -18,13 +18,14 @@ LOCAL_AWS = AWS_REGION=$${AWS_REGION:-us-east-1} AWS_ACCESS_KEY_ID=test AWS_SECR
 
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: help deps run daily test test-infra bench build keys clean
+.PHONY: help deps run daily test test-infra bench bench-audit build keys clean
 
 help:
 	@echo "make run    install what is missing, start the stand-ins and serve the API on OPENVITALS_ADDR"
 	@echo "make test   install what is missing, start the stand-ins, run every test, stop them"
 	@echo "make daily  queue today's audits of every page now and follow them (with make run going)"
 	@echo "make bench  API latency and allocation benchmarks, and a function's cold start"
+	@echo "make bench-audit  lab audit benchmarks: throughput, runner vs Lighthouse CLI, stability (~15 min)"
 	@echo "make keys ACCOUNT=acme ROLE=admin   create an API key in the table the environment points at"
 
 # ---- installation -------------------------------------------------------------------------
@@ -87,6 +88,13 @@ bench: deps
 	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
 	$(STANDINS) start $(TEST_PORTS); \
 	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench . -benchmem -benchtime 300x ./internal/api/ ./functions/...
+
+# Lab audits: throughput, warm runner against the Lighthouse CLI, stability (~15 min, real
+# Chromium and Lighthouse; run nothing else CPU-heavy meanwhile). See BENCHMARKS.md.
+bench-audit: deps
+	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
+	$(STANDINS) start $(TEST_PORTS); \
+	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench Audit -benchtime 1x -timeout 45m ./internal/audit/
 
 build:
 	@mkdir -p .run/bin

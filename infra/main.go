@@ -3,6 +3,9 @@
 package main
 
 import (
+	"fmt"
+	"os"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
 )
@@ -15,11 +18,17 @@ func main() {
 
 	// No Env: the stack is environment-agnostic, so `cdk deploy` targets
 	// whatever account and region the caller's credentials select.
-	NewOpenvitalsStack(app, "OpenvitalsStack", &OpenvitalsStackProps{
+	// Settings left out here come from the context (`cdk deploy -c dailyHourUtc=5`).
+	_, err := NewOpenvitalsStack(app, "OpenvitalsStack", &OpenvitalsStackProps{
 		StackProps: awscdk.StackProps{
 			Description: jsii.String("openvitals: self-hosted web-performance monitoring"),
 		},
 	})
+	if err != nil {
+		jsii.Close()
+		fmt.Fprintln(os.Stderr, "openvitals stack:", err)
+		os.Exit(1)
+	}
 
 	app.Synth(nil)
 }

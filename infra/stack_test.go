@@ -1,10 +1,15 @@
 package main
 
 import (
+	"debug/elf"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -33,23 +38,85 @@ func cdkContext(t *testing.T) map[string]any {
 	return cfg.Context
 }
 
-var (
-	synthOnce sync.Once
-	synthed   awscdk.Stack
-	template  assertions.Template
-)
+// functionsDir stands in for what `make build` writes: one directory per
+// function holding a placeholder bootstrap, so that synthesis needs no build.
+var functionsDir string
 
-// openvitals synthesizes OpenvitalsStack once for all tests: synthesis goes
-// through the jsii Node.js process and costs seconds.
-func openvitals(t *testing.T) (awscdk.Stack, assertions.Template) {
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "openvitals-functions-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if err := writeBootstraps(dir, "placeholder"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	functionsDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// writeBootstraps writes dir/<function>/bootstrap for every function, each
+// holding content and the function's name.
+func writeBootstraps(dir, content string) error {
+	for _, fn := range append(goFunctions[:len(goFunctions):len(goFunctions)], AuditWorkerFunction) {
+		if err := os.MkdirAll(filepath.Join(dir, fn), 0o755); err != nil {
+			return err
+		}
+		body := []byte(content + " " + fn + "\n")
+		if err := os.WriteFile(filepath.Join(dir, fn, "bootstrap"), body, 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// synthesized is one synthesized app.
+type synthesized struct {
+	app   awscdk.App
+	stack awscdk.Stack
+	tmpl  assertions.Template
+}
+
+// synth builds OpenvitalsStack with props (FunctionsDir defaults to the
+// placeholders) and extra context over cdk.json's, and synthesizes it.
+func synth(t *testing.T, props *OpenvitalsStackProps, extra map[string]any) synthesized {
 	t.Helper()
 	ctx := cdkContext(t)
-	synthOnce.Do(func() {
-		app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx})
-		synthed = NewOpenvitalsStack(app, "OpenvitalsStack", nil)
-		template = assertions.Template_FromStack(synthed, nil)
-	})
-	return synthed, template
+	for k, v := range extra {
+		ctx[k] = v
+	}
+	var p OpenvitalsStackProps
+	if props != nil {
+		p = *props
+	}
+	if p.FunctionsDir == "" {
+		p.FunctionsDir = functionsDir
+	}
+	app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx})
+	stack, err := NewOpenvitalsStack(app, "OpenvitalsStack", &p)
+	if err != nil {
+		t.Fatalf("NewOpenvitalsStack: %v", err)
+	}
+	return synthesized{app: app, stack: stack, tmpl: assertions.Template_FromStack(stack, nil)}
+}
+
+var (
+	synthOnce sync.Once
+	synthed   synthesized
+)
+
+// openvitals synthesizes OpenvitalsStack with the default settings once for
+// all tests: synthesis goes through the jsii Node.js process and costs seconds.
+func openvitals(t *testing.T) (awscdk.Stack, assertions.Template) {
+	t.Helper()
+	synthOnce.Do(func() { synthed = synth(t, nil, nil) })
+	if synthed.stack == nil {
+		t.Fatal("synthesis failed")
+	}
+	return synthed.stack, synthed.tmpl
 }
 
 // check runs a CDK assertion, which panics with a readable diff on a
@@ -163,7 +230,9 @@ func TestPurgeQueueRedrivesToDLQ(t *testing.T) {
 	stack, tmpl := openvitals(t)
 	dlq := logicalID(t, stack, "Storage", "PurgeDLQ")
 	purge := logicalID(t, stack, "Storage", "purge")
-	check(t, "two queues", func() { tmpl.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(2)) })
+	check(t, "four queues (purge and audit, each with a DLQ)", func() {
+		tmpl.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(4))
+	})
 
 	redriven := *tmpl.FindResources(jsii.String("AWS::SQS::Queue"), map[string]any{
 		"Properties": map[string]any{
@@ -207,9 +276,12 @@ func keys[V any](m map[string]V) []string {
 func TestNoHardCodedNames(t *testing.T) {
 	_, tmpl := openvitals(t)
 	for typ, prop := range map[string]string{
-		"AWS::DynamoDB::Table": "TableName",
-		"AWS::S3::Bucket":      "BucketName",
-		"AWS::SQS::Queue":      "QueueName",
+		"AWS::DynamoDB::Table":  "TableName",
+		"AWS::S3::Bucket":       "BucketName",
+		"AWS::SQS::Queue":       "QueueName",
+		"AWS::Lambda::Function": "FunctionName",
+		"AWS::IAM::Role":        "RoleName",
+		"AWS::Events::Rule":     "Name",
 	} {
 		found := *tmpl.FindResources(jsii.String(typ), map[string]any{
 			"Properties": map[string]any{prop: assertions.Match_AnyValue()},
@@ -226,6 +298,12 @@ func TestOutputs(t *testing.T) {
 		"TableName":     map[string]any{"Ref": logicalID(t, stack, "Storage", "Table")},
 		"BucketName":    map[string]any{"Ref": logicalID(t, stack, "Storage", "Bucket")},
 		"PurgeQueueUrl": map[string]any{"Ref": logicalID(t, stack, "Storage", "purge")},
+		"AuditQueueUrl": map[string]any{"Ref": logicalID(t, stack, "Storage", "audit")},
+		"AuditDLQUrl":   map[string]any{"Ref": logicalID(t, stack, "Storage", "AuditDLQ")},
+		"ApiUrl": map[string]any{"Fn::Join": []any{"", []any{
+			"https://", map[string]any{"Ref": logicalID(t, stack, "Api")},
+			".execute-api.", map[string]any{"Ref": "AWS::Region"}, ".", map[string]any{"Ref": "AWS::URLSuffix"}, "/",
+		}}},
 	}
 	for id, value := range want {
 		check(t, "output "+id, func() {
@@ -313,5 +391,691 @@ func TestAssertionsFailOnMismatch(t *testing.T) {
 	}()
 	if !panicked {
 		t.Fatal("HasResourceProperties accepted a wrong BillingMode")
+	}
+}
+
+// ---- template helpers ---------------------------------------------------------------
+
+// resources returns the template's resources of type typ, by logical id.
+func resources(tmpl assertions.Template, typ string) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	all, _ := (*tmpl.ToJSON())["Resources"].(map[string]any)
+	for id, r := range all {
+		r, _ := r.(map[string]any)
+		if r["Type"] == typ {
+			props, _ := r["Properties"].(map[string]any)
+			out[id] = props
+		}
+	}
+	return out
+}
+
+// fnID is the logical id of the function with construct id id (e.g. "Scheduler").
+func fnID(t *testing.T, stack awscdk.Stack, id string) string {
+	t.Helper()
+	return logicalID(t, stack, id)
+}
+
+// getAttArn returns the logical id in {"Fn::GetAtt": [id, "Arn"]}, or "".
+func getAttArn(v any) string {
+	m, _ := v.(map[string]any)
+	ga, _ := m["Fn::GetAtt"].([]any)
+	if len(ga) == 2 && ga[1] == "Arn" {
+		id, _ := ga[0].(string)
+		return id
+	}
+	return ""
+}
+
+// statement is one IAM policy statement, with Action always a list.
+type statement struct {
+	Effect   string
+	Actions  []string
+	Resource any
+}
+
+// functionStatements returns every statement of the policies attached to the
+// role of function fn (logical id).
+func functionStatements(t *testing.T, tmpl assertions.Template, fn string) []statement {
+	t.Helper()
+	props, ok := resources(tmpl, "AWS::Lambda::Function")[fn]
+	if !ok {
+		t.Fatalf("no function %s", fn)
+	}
+	role := getAttArn(props["Role"])
+	if role == "" {
+		t.Fatalf("function %s has no role of its own: %v", fn, props["Role"])
+	}
+	var docs []any
+	if rp, ok := resources(tmpl, "AWS::IAM::Role")[role]; ok {
+		pols, _ := rp["Policies"].([]any)
+		for _, p := range pols {
+			docs = append(docs, p.(map[string]any)["PolicyDocument"])
+		}
+	}
+	for _, p := range resources(tmpl, "AWS::IAM::Policy") {
+		for _, r := range p["Roles"].([]any) {
+			if ref, _ := r.(map[string]any)["Ref"].(string); ref == role {
+				docs = append(docs, p["PolicyDocument"])
+			}
+		}
+	}
+	var out []statement
+	for _, d := range docs {
+		for _, st := range d.(map[string]any)["Statement"].([]any) {
+			st := st.(map[string]any)
+			s := statement{Resource: st["Resource"]}
+			s.Effect, _ = st["Effect"].(string)
+			switch a := st["Action"].(type) {
+			case string:
+				s.Actions = []string{a}
+			case []any:
+				for _, x := range a {
+					s.Actions = append(s.Actions, x.(string))
+				}
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// actionMatches tells whether an IAM action pattern (with * wildcards, any case)
+// covers action.
+func actionMatches(pattern, action string) bool {
+	re := "^" + strings.ReplaceAll(regexp.QuoteMeta(strings.ToLower(pattern)), `\*`, ".*") + "$"
+	return regexp.MustCompile(re).MatchString(strings.ToLower(action))
+}
+
+// allows tells whether some Allow statement grants action on a resource that
+// mentions the logical id resource ("" for any resource).
+func allows(stmts []statement, action, resource string) bool {
+	for _, s := range stmts {
+		if s.Effect != "Allow" {
+			continue
+		}
+		for _, a := range s.Actions {
+			if !actionMatches(a, action) {
+				continue
+			}
+			if resource == "" || slices.Contains(stringsIn(s.Resource), resource) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// actionsWithPrefix lists the allowed actions starting with prefix (e.g. "s3:").
+func actionsWithPrefix(stmts []statement, prefix string) []string {
+	var out []string
+	for _, s := range stmts {
+		for _, a := range s.Actions {
+			if s.Effect == "Allow" && strings.HasPrefix(strings.ToLower(a), prefix) {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}
+
+// ---- schedule -----------------------------------------------------------------------
+
+func TestDailyRuleRunsSchedulerAtDefaultHour(t *testing.T) {
+	stack, tmpl := openvitals(t)
+	check(t, "one rule", func() { tmpl.ResourceCountIs(jsii.String("AWS::Events::Rule"), jsii.Number(1)) })
+	check(t, "daily at 03:00 UTC, invoking the scheduler", func() {
+		tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{
+			"ScheduleExpression": "cron(0 3 * * ? *)",
+			"State":              "ENABLED",
+			"Targets": []any{assertions.Match_ObjectLike(&map[string]any{
+				"Arn": map[string]any{"Fn::GetAtt": []any{fnID(t, stack, "Scheduler"), "Arn"}},
+			})},
+		})
+	})
+	check(t, "EventBridge may invoke the scheduler", func() {
+		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Permission"), map[string]any{
+			"Action":       "lambda:InvokeFunction",
+			"Principal":    "events.amazonaws.com",
+			"FunctionName": map[string]any{"Fn::GetAtt": []any{fnID(t, stack, "Scheduler"), "Arn"}},
+			"SourceArn":    map[string]any{"Fn::GetAtt": []any{logicalID(t, stack, "DailyAudits"), "Arn"}},
+		})
+	})
+}
+
+// imageTag returns the tag of the container image of function fn: the hash of
+// its image asset.
+func imageTag(t *testing.T, tmpl assertions.Template, fn string) string {
+	t.Helper()
+	props := resources(tmpl, "AWS::Lambda::Function")[fn]
+	uri := stringsIn(props["Code"].(map[string]any)["ImageUri"])
+	if len(uri) != 1 || !strings.Contains(uri[0], ":") {
+		t.Fatalf("function %s has no image URI: %v", fn, props["Code"])
+	}
+	return uri[0][strings.LastIndex(uri[0], ":")+1:]
+}
+
+func TestDailyHourIsConfigurable(t *testing.T) {
+	_, base := openvitals(t)
+	baseTag := imageTag(t, base, fnID(t, synthed.stack, "AuditWorker"))
+
+	// A property, with a different audit worker binary: the image must change.
+	other := t.TempDir()
+	if err := writeBootstraps(other, "another build"); err != nil {
+		t.Fatal(err)
+	}
+	hour := 17
+	s := synth(t, &OpenvitalsStackProps{DailyHourUTC: &hour, FunctionsDir: other}, nil)
+	check(t, "hour 17 from a property", func() {
+		s.tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{"ScheduleExpression": "cron(0 17 * * ? *)"})
+	})
+	if tag := imageTag(t, s.tmpl, fnID(t, s.stack, "AuditWorker")); tag == baseTag {
+		t.Errorf("a different audit worker binary kept image %s: the image would not be rebuilt", tag)
+	}
+
+	// The context, as `cdk deploy -c dailyHourUtc=0` passes it (a string), with
+	// the same binaries in another directory: the image must stay the same.
+	same := t.TempDir()
+	if err := writeBootstraps(same, "placeholder"); err != nil {
+		t.Fatal(err)
+	}
+	s = synth(t, &OpenvitalsStackProps{FunctionsDir: same}, map[string]any{ContextDailyHourUTC: "0", ContextAuditMaxConcurrency: 5})
+	check(t, "hour 0 from the context", func() {
+		s.tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{"ScheduleExpression": "cron(0 0 * * ? *)"})
+	})
+	check(t, "audit concurrency 5 from the context", func() {
+		s.tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
+			"ScalingConfig": map[string]any{"MaximumConcurrency": 5},
+		})
+	})
+	if tag := imageTag(t, s.tmpl, fnID(t, s.stack, "AuditWorker")); tag != baseTag {
+		t.Errorf("the same binaries in another directory changed the image from %s to %s", baseTag, tag)
+	}
+}
+
+func TestBadSettingsAreRefused(t *testing.T) {
+	ints := func(n int) *int { return &n }
+	cases := []struct {
+		name    string
+		props   OpenvitalsStackProps
+		context map[string]any
+		want    string
+	}{
+		{"hour 24", OpenvitalsStackProps{DailyHourUTC: ints(24)}, nil, ContextDailyHourUTC},
+		{"hour -1", OpenvitalsStackProps{DailyHourUTC: ints(-1)}, nil, ContextDailyHourUTC},
+		{"context hour 24", OpenvitalsStackProps{}, map[string]any{ContextDailyHourUTC: "24"}, ContextDailyHourUTC},
+		{"context hour 24 (number)", OpenvitalsStackProps{}, map[string]any{ContextDailyHourUTC: 24}, ContextDailyHourUTC},
+		{"context hour 3.5", OpenvitalsStackProps{}, map[string]any{ContextDailyHourUTC: 3.5}, ContextDailyHourUTC},
+		{"context hour text", OpenvitalsStackProps{}, map[string]any{ContextDailyHourUTC: "three"}, ContextDailyHourUTC},
+		{"concurrency 1", OpenvitalsStackProps{AuditMaxConcurrency: ints(1)}, nil, ContextAuditMaxConcurrency},
+		{"no binaries", OpenvitalsStackProps{FunctionsDir: t.TempDir()}, nil, "make build"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := map[string]any{}
+			for k, v := range c.context {
+				ctx[k] = v
+			}
+			app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx})
+			p := c.props
+			if p.FunctionsDir == "" {
+				p.FunctionsDir = functionsDir
+			}
+			stack, err := NewOpenvitalsStack(app, "OpenvitalsStack", &p)
+			if err == nil || stack != nil {
+				t.Fatalf("accepted: stack %v, err %v", stack, err)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %q does not mention %q", err, c.want)
+			}
+		})
+	}
+}
+
+// elfHeader returns a minimal 64-bit little-endian ELF executable header for machine.
+func elfHeader(machine elf.Machine) []byte {
+	h := make([]byte, 64)
+	copy(h, elf.ELFMAG)
+	h[elf.EI_CLASS] = byte(elf.ELFCLASS64)
+	h[elf.EI_DATA] = byte(elf.ELFDATA2LSB)
+	h[elf.EI_VERSION] = byte(elf.EV_CURRENT)
+	binary.LittleEndian.PutUint16(h[16:], uint16(elf.ET_EXEC))
+	binary.LittleEndian.PutUint16(h[18:], uint16(machine))
+	binary.LittleEndian.PutUint32(h[20:], uint32(elf.EV_CURRENT))
+	binary.LittleEndian.PutUint16(h[52:], 64) // e_ehsize
+	binary.LittleEndian.PutUint16(h[54:], 56) // e_phentsize
+	binary.LittleEndian.PutUint16(h[58:], 64) // e_shentsize
+	return h
+}
+
+func TestBinariesForAnotherArchitectureAreRefused(t *testing.T) {
+	dir := t.TempDir()
+	for machine, ok := range map[elf.Machine]bool{elf.EM_X86_64: true, elf.EM_AARCH64: false} {
+		path := filepath.Join(dir, machine.String())
+		if err := os.WriteFile(path, elfHeader(machine), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		err := checkBootstrap(path)
+		if ok && err != nil {
+			t.Errorf("%s refused: %v", machine, err)
+		}
+		if !ok && (err == nil || !strings.Contains(err.Error(), "GOARCH=amd64")) {
+			t.Errorf("%s: want a refusal naming GOARCH=amd64, got %v", machine, err)
+		}
+	}
+}
+
+// ---- queues and workers -------------------------------------------------------------
+
+func TestAuditQueueRedrivesToDLQ(t *testing.T) {
+	stack, tmpl := openvitals(t)
+	dlq := logicalID(t, stack, "Storage", "AuditDLQ")
+	audit := logicalID(t, stack, "Storage", "audit")
+	queues := resources(tmpl, "AWS::SQS::Queue")
+	q := queues[audit]
+	want := map[string]any{"deadLetterTargetArn": map[string]any{"Fn::GetAtt": []any{dlq, "Arn"}}, "maxReceiveCount": float64(3)}
+	if got := q["RedrivePolicy"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("audit queue redrive policy %v, want %v", got, want)
+	}
+	worker := resources(tmpl, "AWS::Lambda::Function")[fnID(t, stack, "AuditWorker")]
+	vis, _ := q["VisibilityTimeout"].(float64)
+	timeout, _ := worker["Timeout"].(float64)
+	if vis < 6*timeout || vis < 15*60 {
+		t.Errorf("audit queue visibility timeout %v s: want at least 6 × the worker's %v s", vis, timeout)
+	}
+	if _, ok := queues[dlq]["RedrivePolicy"]; ok {
+		t.Error("the audit DLQ redrives itself")
+	}
+	if r := queues[dlq]["MessageRetentionPeriod"]; r != float64(14*24*3600) {
+		t.Errorf("audit DLQ retention %v, want 14 days", r)
+	}
+	check(t, "audit DLQ denies plain HTTP", func() {
+		tmpl.HasResourceProperties(jsii.String("AWS::SQS::QueuePolicy"), map[string]any{
+			"Queues": []any{map[string]any{"Ref": dlq}},
+			"PolicyDocument": map[string]any{"Statement": assertions.Match_ArrayWith(&[]any{
+				assertions.Match_ObjectLike(&map[string]any{"Effect": "Deny"}),
+			})},
+		})
+	})
+
+	// The purge queue must also outlast its worker six times over.
+	purge := queues[logicalID(t, stack, "Storage", "purge")]
+	pw := resources(tmpl, "AWS::Lambda::Function")[fnID(t, stack, "PurgeWorker")]
+	if v, to := purge["VisibilityTimeout"].(float64), pw["Timeout"].(float64); v < 6*to {
+		t.Errorf("purge queue visibility timeout %v s < 6 × the purge worker's %v s", v, to)
+	}
+}
+
+func TestEventSources(t *testing.T) {
+	stack, tmpl := openvitals(t)
+	check(t, "two event sources", func() {
+		tmpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(2))
+	})
+	check(t, "audit worker: one message at a time, partial failures, 2 at most", func() {
+		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
+			"FunctionName":          map[string]any{"Ref": fnID(t, stack, "AuditWorker")},
+			"EventSourceArn":        map[string]any{"Fn::GetAtt": []any{logicalID(t, stack, "Storage", "audit"), "Arn"}},
+			"BatchSize":             1,
+			"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
+			"ScalingConfig":         map[string]any{"MaximumConcurrency": DefaultAuditMaxConcurrency},
+		})
+	})
+	check(t, "purge worker: batches of 10, partial failures", func() {
+		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
+			"FunctionName":          map[string]any{"Ref": fnID(t, stack, "PurgeWorker")},
+			"EventSourceArn":        map[string]any{"Fn::GetAtt": []any{logicalID(t, stack, "Storage", "purge"), "Arn"}},
+			"BatchSize":             10,
+			"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
+		})
+	})
+}
+
+// ---- functions ----------------------------------------------------------------------
+
+// sharedEnv is the environment every function gets: the generated names of the
+// shared resources, queues as URLs.
+func sharedEnv(t *testing.T, stack awscdk.Stack) map[string]any {
+	return map[string]any{
+		"OPENVITALS_TABLE":       map[string]any{"Ref": logicalID(t, stack, "Storage", "Table")},
+		"OPENVITALS_BUCKET":      map[string]any{"Ref": logicalID(t, stack, "Storage", "Bucket")},
+		"OPENVITALS_PURGE_QUEUE": map[string]any{"Ref": logicalID(t, stack, "Storage", "purge")},
+		"OPENVITALS_AUDIT_QUEUE": map[string]any{"Ref": logicalID(t, stack, "Storage", "audit")},
+	}
+}
+
+func TestGoFunctions(t *testing.T) {
+	stack, tmpl := openvitals(t)
+	fns := resources(tmpl, "AWS::Lambda::Function")
+	if len(fns) != len(functionIDs) {
+		t.Errorf("%d functions, want %d: %v", len(fns), len(functionIDs), keys(fns))
+	}
+	for _, name := range goFunctions {
+		id := fnID(t, stack, functionIDs[name])
+		check(t, name, func() {
+			tmpl.HasResource(jsii.String("AWS::Lambda::Function"), map[string]any{
+				"Properties": map[string]any{
+					"Runtime":       "provided.al2023",
+					"Handler":       "bootstrap",
+					"Architectures": []any{"x86_64"},
+					"Code":          map[string]any{"S3Key": assertions.Match_StringLikeRegexp(jsii.String(`^[0-9a-f]{64}\.zip$`))},
+					"Environment":   map[string]any{"Variables": sharedEnv(t, stack)},
+				},
+			})
+		})
+		if fns[id]["Runtime"] != "provided.al2023" {
+			t.Errorf("%s: runtime %v", name, fns[id]["Runtime"])
+		}
+	}
+}
+
+func TestAuditWorkerIsContainerFunction(t *testing.T) {
+	stack, tmpl := openvitals(t)
+	env := sharedEnv(t, stack)
+	env["OPENVITALS_AUDIT_RUNS"] = "3"
+	env["OPENVITALS_NODE"] = ImageNode
+	env["OPENVITALS_LIGHTHOUSE_RUNNER"] = ImageRunner
+	env["OPENVITALS_CHROMIUM_BIN"] = ImageChromium
+	found := *tmpl.FindResources(jsii.String("AWS::Lambda::Function"), map[string]any{
+		"Properties": map[string]any{
+			"PackageType":      "Image",
+			"MemorySize":       assertions.Match_AnyValue(),
+			"Timeout":          900,
+			"Architectures":    []any{"x86_64"},
+			"EphemeralStorage": map[string]any{"Size": AuditWorkerTmpMB},
+			"Environment":      map[string]any{"Variables": env},
+			"Code":             map[string]any{"ImageUri": assertions.Match_AnyValue()},
+		},
+	})
+	id := fnID(t, stack, "AuditWorker")
+	if _, ok := found[id]; !ok || len(found) != 1 {
+		t.Fatalf("want only %s as a 15-minute x86_64 image function with the browser paths; matched %v", id, keys(found))
+	}
+	props := resources(tmpl, "AWS::Lambda::Function")[id]
+	if mem, _ := props["MemorySize"].(float64); mem < 3008 {
+		t.Errorf("audit worker memory %v MB: Chromium and Lighthouse need at least 3008", mem)
+	}
+	for _, p := range []string{"Handler", "Runtime"} {
+		if _, ok := props[p]; ok {
+			t.Errorf("image function sets %s", p)
+		}
+	}
+}
+
+// TestBrowserImageAsset reads the cloud assembly: the image is built from a
+// copy of layers/browser without node_modules, for linux/amd64, with the audit
+// worker's binary as the build context "bin" the Dockerfile copies from.
+func TestBrowserImageAsset(t *testing.T) {
+	stack, _ := openvitals(t)
+	asm := synthed.app.Synth(nil)
+	raw, err := os.ReadFile(filepath.Join(*asm.Directory(), *stack.ArtifactId()+".assets.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var manifest struct {
+		DockerImages map[string]struct {
+			Source struct {
+				Directory           string            `json:"directory"`
+				Platform            string            `json:"platform"`
+				DockerBuildContexts map[string]string `json:"dockerBuildContexts"`
+			} `json:"source"`
+		} `json:"dockerImages"`
+	}
+	if err := json.Unmarshal(raw, &manifest); err != nil {
+		t.Fatal(err)
+	}
+	if len(manifest.DockerImages) != 1 {
+		t.Fatalf("%d docker images, want 1", len(manifest.DockerImages))
+	}
+	for hash, img := range manifest.DockerImages {
+		if img.Source.Platform != "linux/amd64" {
+			t.Errorf("image platform %q, want linux/amd64", img.Source.Platform)
+		}
+		if got, want := img.Source.DockerBuildContexts["bin"], filepath.Join(functionsDir, AuditWorkerFunction); got != want {
+			t.Errorf("build context bin = %q, want %q", got, want)
+		}
+		if tag := imageTag(t, synthed.tmpl, fnID(t, stack, "AuditWorker")); tag != hash {
+			t.Errorf("function image tag %s, asset %s", tag, hash)
+		}
+		staged := filepath.Join(*asm.Directory(), img.Source.Directory)
+		for _, f := range []string{"Dockerfile", "package.json", "package-lock.json", "runner.mjs"} {
+			if _, err := os.Stat(filepath.Join(staged, f)); err != nil {
+				t.Errorf("image context lacks %s: %v", f, err)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(staged, "node_modules")); !os.IsNotExist(err) {
+			t.Errorf("image context holds node_modules (err %v)", err)
+		}
+		if _, err := os.Stat(filepath.Join(BrowserImageDir, "node_modules")); err != nil {
+			t.Logf("note: %s/node_modules does not exist here, so its exclusion is not exercised", BrowserImageDir)
+		}
+	}
+}
+
+// TestDockerfileMatchesStack keeps layers/browser/Dockerfile and the stack in
+// step: the paths the function is given are the image's, the binary comes from
+// the build context the stack passes, and it is the entrypoint.
+func TestDockerfileMatchesStack(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(BrowserImageDir, "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Join continued lines, drop comments.
+	var lines []string
+	cur := ""
+	for _, l := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "#") {
+			continue
+		}
+		if strings.HasSuffix(l, "\\") {
+			cur += strings.TrimSuffix(l, "\\") + " "
+			continue
+		}
+		lines = append(lines, cur+l)
+		cur = ""
+	}
+	env := map[string]string{}
+	var entrypoint, froms, copies []string
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if len(f) == 0 {
+			continue
+		}
+		switch strings.ToUpper(f[0]) {
+		case "ENV":
+			for _, kv := range f[1:] {
+				if k, v, ok := strings.Cut(kv, "="); ok {
+					env[k] = v
+				}
+			}
+		case "ENTRYPOINT":
+			entrypoint = f[1:]
+		case "FROM":
+			froms = append(froms, strings.Join(f[1:], " "))
+		case "COPY":
+			copies = append(copies, strings.Join(f[1:], " "))
+		}
+	}
+	for k, want := range map[string]string{
+		"OPENVITALS_NODE":              ImageNode,
+		"OPENVITALS_LIGHTHOUSE_RUNNER": ImageRunner,
+		"OPENVITALS_CHROMIUM_BIN":      ImageChromium,
+		"HOME":                         "/tmp",
+	} {
+		if env[k] != want {
+			t.Errorf("Dockerfile ENV %s=%q, the stack uses %q", k, env[k], want)
+		}
+	}
+	if got := strings.Join(entrypoint, " "); got != `["/opt/openvitals/bootstrap"]` {
+		t.Errorf("ENTRYPOINT %s", got)
+	}
+	if !slices.ContainsFunc(copies, func(c string) bool {
+		return strings.Contains(c, "--from=bin") && strings.Contains(c, "bootstrap /opt/openvitals/bootstrap")
+	}) {
+		t.Errorf("no COPY --from=bin of the bootstrap: %q", copies)
+	}
+	if len(froms) == 0 || !strings.HasPrefix(froms[len(froms)-1], "debian:bookworm") {
+		t.Errorf("final stage %q: want Debian 12, the Chromium the tests measure with", froms)
+	}
+}
+
+// ---- HTTP API -----------------------------------------------------------------------
+
+func TestHTTPAPIRoutes(t *testing.T) {
+	stack, tmpl := openvitals(t)
+	check(t, "one HTTP API", func() {
+		tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Api"), map[string]any{"ProtocolType": "HTTP"})
+	})
+	check(t, "$default stage, deployed automatically", func() {
+		tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Stage"), map[string]any{
+			"StageName": "$default", "AutoDeploy": true,
+			"ApiId": map[string]any{"Ref": logicalID(t, stack, "Api")},
+		})
+	})
+
+	want := map[string]string{
+		"GET /websites":          "Websites",
+		"POST /account/websites": "Websites",
+		"DELETE /{websiteId}":    "Websites",
+		"GET /openapi.json":      "Websites",
+		"$default":               "Websites",
+
+		"ANY /{websiteId}/settings/{proxy+}": "Pages",
+
+		"ANY /{websiteId}/budgets":          "Budgets",
+		"ANY /{websiteId}/budgets/{proxy+}": "Budgets",
+
+		"ANY /{websiteId}/multistep":          "Multistep",
+		"ANY /{websiteId}/multistep/{proxy+}": "Multistep",
+
+		"ANY /{websiteId}/pages":          "Lab",
+		"ANY /{websiteId}/pages/{proxy+}": "Lab",
+		"ANY /{websiteId}/opportunities":  "Lab",
+		"POST /{websiteId}/audits":        "Lab",
+	}
+
+	integrations := resources(tmpl, "AWS::ApiGatewayV2::Integration")
+	got := map[string]string{} // route key -> function logical id
+	for id, r := range resources(tmpl, "AWS::ApiGatewayV2::Route") {
+		key, _ := r["RouteKey"].(string)
+		var integ string
+		for _, s := range stringsIn(r["Target"]) {
+			if _, ok := integrations[s]; ok {
+				integ = s
+			}
+		}
+		if integ == "" {
+			t.Errorf("route %s (%s) targets no integration: %v", key, id, r["Target"])
+			continue
+		}
+		i := integrations[integ]
+		if i["IntegrationType"] != "AWS_PROXY" || i["PayloadFormatVersion"] != "2.0" {
+			t.Errorf("route %s: integration %s is %v with payload %v, want AWS_PROXY 2.0",
+				key, integ, i["IntegrationType"], i["PayloadFormatVersion"])
+		}
+		if _, dup := got[key]; dup {
+			t.Errorf("route %s defined twice", key)
+		}
+		got[key] = getAttArn(i["IntegrationUri"])
+	}
+	for key, fn := range want {
+		if g, ok := got[key]; !ok {
+			t.Errorf("no route %s", key)
+		} else if w := fnID(t, stack, fn); g != w {
+			t.Errorf("route %s -> %s, want %s (%s)", key, g, w, fn)
+		}
+	}
+	for key, fn := range got {
+		if _, ok := want[key]; !ok {
+			t.Errorf("unexpected route %s -> %s", key, fn)
+		}
+	}
+	if n := len(integrations); n != 5 {
+		t.Errorf("%d integrations, want one per endpoint group (5)", n)
+	}
+
+	// API Gateway may invoke each group's function.
+	for _, fn := range []string{"Websites", "Pages", "Budgets", "Multistep", "Lab"} {
+		check(t, "API Gateway invokes "+fn, func() {
+			tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Permission"), map[string]any{
+				"Action":       "lambda:InvokeFunction",
+				"Principal":    "apigateway.amazonaws.com",
+				"FunctionName": map[string]any{"Fn::GetAtt": []any{fnID(t, stack, fn), "Arn"}},
+			})
+		})
+	}
+}
+
+// ---- least privilege ----------------------------------------------------------------
+
+func TestLeastPrivilege(t *testing.T) {
+	stack, tmpl := openvitals(t)
+	table := logicalID(t, stack, "Storage", "Table")
+	bucket := logicalID(t, stack, "Storage", "Bucket")
+	purgeQ := logicalID(t, stack, "Storage", "purge")
+	auditQ := logicalID(t, stack, "Storage", "audit")
+
+	type grant struct {
+		action, resource string
+		want             bool
+	}
+	cases := map[string][]grant{
+		"Scheduler": {
+			{"dynamodb:Query", table, true}, {"dynamodb:PutItem", table, true},
+			{"sqs:SendMessage", auditQ, true}, {"sqs:SendMessage", purgeQ, false},
+			{"s3:GetObject", "", false}, {"s3:PutObject", "", false}, {"sqs:ReceiveMessage", "", false},
+		},
+		"AuditWorker": {
+			{"dynamodb:PutItem", table, true}, {"s3:PutObject", bucket, true},
+			{"s3:GetObject", "", false}, {"s3:DeleteObject", "", false},
+			{"sqs:ReceiveMessage", auditQ, true}, {"sqs:DeleteMessage", auditQ, true},
+			{"sqs:SendMessage", "", false}, {"sqs:ReceiveMessage", purgeQ, false},
+		},
+		"PurgeWorker": {
+			{"dynamodb:DeleteItem", table, true}, {"s3:ListBucket", bucket, true}, {"s3:DeleteObject", bucket, true},
+			{"s3:PutObject", "", false}, {"sqs:ReceiveMessage", purgeQ, true},
+			{"sqs:SendMessage", "", false}, {"sqs:ReceiveMessage", auditQ, false},
+		},
+		"Lab": {
+			{"dynamodb:Query", table, true}, {"s3:GetObject", bucket, true}, {"sqs:SendMessage", auditQ, true},
+			{"s3:PutObject", "", false}, {"s3:DeleteObject", "", false}, {"sqs:SendMessage", purgeQ, false},
+		},
+		"Websites":  {{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", auditQ, false}},
+		"Pages":     {{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", auditQ, false}},
+		"Multistep": {{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", auditQ, false}},
+		"Budgets":   {{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", "", false}},
+	}
+	for fn, grants := range cases {
+		stmts := functionStatements(t, tmpl, fnID(t, stack, fn))
+		for _, g := range grants {
+			on := g.resource
+			if on == "" {
+				on = "any resource"
+			}
+			if got := allows(stmts, g.action, g.resource); got != g.want {
+				t.Errorf("%s: %s on %s allowed = %v, want %v", fn, g.action, on, got, g.want)
+			}
+		}
+		for _, s := range stmts {
+			if slices.Contains(stringsIn(s.Resource), "*") {
+				t.Errorf("%s: %v on every resource", fn, s.Actions)
+			}
+			for _, a := range s.Actions {
+				if a == "*" || strings.HasSuffix(a, ":*") {
+					t.Errorf("%s: action %s grants a whole service", fn, a)
+				}
+			}
+		}
+	}
+	if s3 := actionsWithPrefix(functionStatements(t, tmpl, fnID(t, stack, "Scheduler")), "s3:"); len(s3) > 0 {
+		t.Errorf("the scheduler has S3 permissions: %v", s3)
+	}
+
+	// Functions' roles carry only the basic execution role (logs), nothing broader.
+	for id, r := range resources(tmpl, "AWS::IAM::Role") {
+		for _, arn := range stringsIn(r["ManagedPolicyArns"]) {
+			if strings.Contains(arn, ":iam::aws:policy/") && !strings.HasSuffix(arn, ":iam::aws:policy/service-role/AWSLambdaBasicExecutionRole") {
+				t.Errorf("role %s has managed policy %s", id, arn)
+			}
+		}
 	}
 }

@@ -21,6 +21,20 @@ const PurgeMaxReceiveCount = 3
 // message that is still being processed.
 const PurgeVisibilityTimeoutMinutes = 5
 
+// AuditMaxReceiveCount is how many times an audit may fail (DNS failure, timeout, HTTP error,
+// Lighthouse runtimeError) before SQS moves its message to the audit dead-letter queue.
+const AuditMaxReceiveCount = 3
+
+// AuditWorkerTimeoutMinutes is the audit worker's Lambda timeout: the longest Lambda allows.
+// Three Lighthouse runs, Navigation Timing and html-validate take about a minute, a slow page
+// several.
+const AuditWorkerTimeoutMinutes = 15
+
+// AuditVisibilityTimeoutMinutes is how long a received audit message stays hidden: six times
+// the audit worker's timeout, as AWS advises for SQS event sources, so that the event source's
+// own retries (after throttling, say) finish before SQS hands the message out again.
+const AuditVisibilityTimeoutMinutes = 6 * AuditWorkerTimeoutMinutes
+
 // Storage holds the stateful resources every function shares. Functions are
 // granted access to these fields one by one (least privilege), so keep the
 // concrete types here rather than names or ARNs.
@@ -35,10 +49,14 @@ type Storage struct {
 	PurgeQueue awssqs.Queue
 	// PurgeDLQ receives purge messages that failed PurgeMaxReceiveCount times.
 	PurgeDLQ awssqs.Queue
+	// AuditQueue carries one message per page and device to audit, to the audit worker.
+	AuditQueue awssqs.Queue
+	// AuditDLQ receives audit messages that failed AuditMaxReceiveCount times.
+	AuditDLQ awssqs.Queue
 }
 
-// NewStorage creates the table, the bucket and the purge queue with its
-// dead-letter queue under scope. Physical names are left to CloudFormation so
+// NewStorage creates the table, the bucket, and the purge and audit queues with
+// their dead-letter queues under scope. Physical names are left to CloudFormation so
 // several copies of the stack can live in one account.
 func NewStorage(scope constructs.Construct, id string) *Storage {
 	c := constructs.NewConstruct(scope, jsii.String(id))
@@ -84,5 +102,27 @@ func NewStorage(scope constructs.Construct, id string) *Storage {
 		},
 	})
 
-	return &Storage{Construct: c, Table: table, Bucket: bucket, PurgeQueue: purge, PurgeDLQ: dlq}
+	auditDLQ := awssqs.NewQueue(c, jsii.String("AuditDLQ"), &awssqs.QueueProps{
+		EnforceSSL:      jsii.Bool(true),
+		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
+	})
+
+	audit := awssqs.NewQueue(c, jsii.String("audit"), &awssqs.QueueProps{
+		EnforceSSL:        jsii.Bool(true),
+		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
+		VisibilityTimeout: awscdk.Duration_Minutes(jsii.Number(AuditVisibilityTimeoutMinutes)),
+		// A page that cannot be audited is retried, then parked; its last error is
+		// already on the page (the worker records it on every failure).
+		DeadLetterQueue: &awssqs.DeadLetterQueue{
+			Queue:           auditDLQ,
+			MaxReceiveCount: jsii.Number(AuditMaxReceiveCount),
+		},
+	})
+
+	return &Storage{
+		Construct: c, Table: table, Bucket: bucket,
+		PurgeQueue: purge, PurgeDLQ: dlq,
+		AuditQueue: audit, AuditDLQ: auditDLQ,
+	}
 }

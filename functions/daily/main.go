@@ -52,10 +52,17 @@ func run(ctx context.Context) error {
 			return err
 		}
 		if p != last {
-			fmt.Printf("%s  done %d / failed %d / remaining %d\n", time.Now().Format("15:04:05"), p.Done, p.Failed, p.Remaining)
+			fmt.Printf("%s  done %d / failed %d / remaining %d", time.Now().Format("15:04:05"), p.Done, p.Failed, p.Remaining)
+			if p.Retrying > 0 {
+				fmt.Printf(" (%d failed once or twice and wait for a retry)", p.Retrying)
+			}
+			fmt.Println()
 			last = p
 		}
 		if p.Remaining == 0 {
+			if p.Retrying > 0 || p.Failed > 0 {
+				fmt.Println("the page details show why audits failed (lastError); SQS retries each up to 3 times")
+			}
 			return nil
 		}
 		select {

@@ -152,7 +152,7 @@ func (e *e2e) work(jobs []audit.Job) audit.Progress {
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		if p.Remaining == 0 {
+		if p.Remaining == 0 && p.Retrying == 0 {
 			return p
 		}
 		time.Sleep(500 * time.Millisecond)

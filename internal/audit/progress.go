@@ -7,9 +7,10 @@ import (
 	"github.com/openvitals/openvitals/internal/store"
 )
 
-// Progress counts how far queued audits have come.
+// Progress counts how far queued audits have come. Retrying audits failed and wait for SQS
+// to deliver them again; Failed ones failed their last attempt.
 type Progress struct {
-	Done, Failed, Remaining int
+	Done, Failed, Retrying, Remaining int
 }
 
 // MaxAttempts is how many times SQS delivers an audit before it goes to the dead-letter queue;
@@ -18,7 +19,8 @@ const MaxAttempts = 3
 
 // Track reports the progress of jobs from what the worker stored: an audit is done when a
 // result newer than its queuing exists, failed when its last error is newer and came from the
-// final attempt, and remaining otherwise. A job whose page was deleted counts as done.
+// final attempt, retrying when that error came from an earlier attempt, and remaining
+// otherwise. A job whose page was deleted counts as done.
 func Track(ctx context.Context, st *store.Store, jobs []Job) (Progress, error) {
 	var p Progress
 	for _, j := range jobs {
@@ -43,6 +45,8 @@ func Track(ctx context.Context, st *store.Store, jobs []Job) (Progress, error) {
 		switch {
 		case err == nil && !last.At.Before(j.Queued) && last.Attempts >= MaxAttempts:
 			p.Failed++
+		case err == nil && !last.At.Before(j.Queued):
+			p.Retrying++
 		case err == nil || store.IsNotFound(err):
 			p.Remaining++
 		default:

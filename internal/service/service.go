@@ -145,10 +145,11 @@ func Provision(ctx context.Context, cfg Config, clients Clients) error {
 	return blobstore.New(clients.S3, cfg.Bucket).Create(ctx)
 }
 
-// AuditQueueSettings match the audit queue of the CDK stack: an audit of 3 Lighthouse runs
-// takes about a minute here, so a message stays hidden for 15 minutes, and a page that fails
-// three times goes to the dead-letter queue.
-var AuditQueueSettings = queue.Settings{VisibilityTimeout: 15 * time.Minute, MaxReceives: 3}
+// AuditQueueSettings are the local audit queue's: an audit of 3 Lighthouse runs takes about a
+// minute here, so a message stays hidden for 5 minutes before a retry, and a page that fails
+// three times goes to the dead-letter queue. (In AWS the visibility must exceed the worker's
+// 15-minute timeout; the CDK stack sets it.)
+var AuditQueueSettings = queue.Settings{VisibilityTimeout: 5 * time.Minute, MaxReceives: 3}
 
 // PurgeQueueSettings match the purge queue of the CDK stack.
 var PurgeQueueSettings = queue.Settings{VisibilityTimeout: 5 * time.Minute, MaxReceives: 3}

