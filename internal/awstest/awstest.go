@@ -10,8 +10,11 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -117,4 +120,40 @@ type testWriter struct{ t testing.TB }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// Receive consumes a queue until want messages came and a second passed without more, or five
+// seconds passed without any, and returns their bodies. (ApproximateNumberOfMessages lags behind
+// batch sends, so counting means receiving.)
+func Receive(t testing.TB, q *queue.Queue, want int) []string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	var mu sync.Mutex
+	var bodies []string
+	last := time.Now()
+	go func() {
+		defer close(done)
+		q.Poll(ctx, 10, func(_ context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, m := range ev.Records {
+				bodies = append(bodies, m.Body)
+			}
+			last = time.Now()
+			return events.SQSEventResponse{}, nil
+		}, Log(t))
+	}()
+	defer func() { cancel(); <-done }()
+	for {
+		mu.Lock()
+		n, quiet := len(bodies), time.Since(last)
+		mu.Unlock()
+		if n >= want && quiet > time.Second || quiet > 5*time.Second {
+			mu.Lock()
+			defer mu.Unlock()
+			return append([]string(nil), bodies...)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
