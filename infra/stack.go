@@ -105,6 +105,8 @@ func NewOpenvitalsStack(scope constructs.Construct, id string, props *Openvitals
 	// queues nothing twice.
 	storage.Table.GrantReadWriteData(scheduler)
 	storage.AuditQueue.GrantSendMessages(scheduler)
+	// It also queues again the purges whose message was lost (their markers are in the table).
+	storage.PurgeQueue.GrantSendMessages(scheduler)
 	awsevents.NewRule(stack, jsii.String("DailyAudits"), &awsevents.RuleProps{
 		Description: jsii.String(fmt.Sprintf("openvitals: queue the daily audits at %02d:00 UTC", cfg.dailyHourUTC)),
 		Schedule: awsevents.Schedule_Cron(&awsevents.CronOptions{
@@ -126,7 +128,7 @@ func NewOpenvitalsStack(scope constructs.Construct, id string, props *Openvitals
 	// One message per invocation: a worker audits one page at a time (two Lighthouse runs at
 	// once skew each other's timings), and a failure is retried alone.
 	auditWorker.AddEventSource(awslambdaeventsources.NewSqsEventSource(storage.AuditQueue, &awslambdaeventsources.SqsEventSourceProps{
-		BatchSize:               jsii.Number(2),
+		BatchSize:               jsii.Number(1),
 		ReportBatchItemFailures: jsii.Bool(true),
 		MaxConcurrency:          jsii.Number(float64(cfg.auditMaxConcurrency)),
 	}))

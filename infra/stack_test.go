@@ -1021,7 +1021,7 @@ func TestLeastPrivilege(t *testing.T) {
 	cases := map[string][]grant{
 		"Scheduler": {
 			{"dynamodb:Query", table, true}, {"dynamodb:PutItem", table, true},
-			{"sqs:SendMessage", auditQ, true}, {"sqs:SendMessage", purgeQ, false},
+			{"sqs:SendMessage", auditQ, true}, {"sqs:SendMessage", purgeQ, true},
 			{"s3:GetObject", "", false}, {"s3:PutObject", "", false}, {"sqs:ReceiveMessage", "", false},
 		},
 		"AuditWorker": {

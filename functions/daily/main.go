@@ -36,7 +36,7 @@ func run(ctx context.Context) error {
 		return fmt.Errorf("%w (is the local service running? start it with make run)", err)
 	}
 	now := time.Now().UTC()
-	res, err := svc.Scheduler.HandleEvent(ctx, events.CloudWatchEvent{Source: "openvitals.daily", DetailType: "Scheduled Event", Time: now})
+	res, err := svc.Daily(ctx, events.CloudWatchEvent{Source: "openvitals.daily", DetailType: "Scheduled Event", Time: now})
 	if err != nil {
 		return err
 	}

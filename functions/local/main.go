@@ -136,7 +136,7 @@ func provisionKeys(ctx context.Context, svc *service.Service) error {
 }
 
 // sweepPurges queues again, at start and then every ten minutes, the purges whose message was
-// lost (in AWS the scheduler does this).
+// lost (in AWS the daily scheduler does this).
 func sweepPurges(ctx context.Context, svc *service.Service) {
 	for {
 		if n, err := purge.Sweep(ctx, svc.Store, svc.PurgeQueue, 5*time.Minute); err != nil {
@@ -178,7 +178,7 @@ func runDaily(ctx context.Context, svc *service.Service, hour int) {
 				continue
 			}
 			lastDay = now.Format("20060102")
-			res, err := svc.Scheduler.HandleEvent(ctx, events.CloudWatchEvent{Source: "openvitals.local", DetailType: "Scheduled Event", Time: now})
+			res, err := svc.Daily(ctx, events.CloudWatchEvent{Source: "openvitals.local", DetailType: "Scheduled Event", Time: now})
 			if err != nil {
 				svc.Log.Error("daily audits", "err", err)
 				continue

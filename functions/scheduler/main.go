@@ -1,5 +1,5 @@
 // Command scheduler is the Lambda function the daily EventBridge rule invokes: it queues one
-// audit per page and device.
+// audit per page and device, and queues again purges whose message was lost.
 package main
 
 import (
@@ -16,5 +16,5 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	lambda.Start(svc.Scheduler.HandleEvent)
+	lambda.Start(svc.Daily)
 }

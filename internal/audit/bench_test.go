@@ -14,6 +14,7 @@ package audit_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"image"
 	"image/color"
@@ -129,7 +130,7 @@ func (e *benchEnv) audit(b *testing.B, w *audit.Worker) (time.Duration, store.La
 
 // runnerRun is one Lighthouse run through the warm runner on a fresh browser session; only the
 // runner's call is timed, not the browser's launch or close.
-func (e *benchEnv) runnerRun(ctx context.Context, b *testing.B, out string) (time.Duration, *lighthouse.Report) {
+func (e *benchEnv) runnerRun(ctx context.Context, b *testing.B, out string) (time.Duration, lhReport) {
 	b.Helper()
 	sess, err := browser.Launch(ctx, e.browser)
 	if err != nil {
@@ -152,7 +153,7 @@ func (e *benchEnv) runnerRun(ctx context.Context, b *testing.B, out string) (tim
 // preset as the runner), attached with --port to a fresh browser session, as the runner is. The
 // whole CLI process is timed: Node's start, loading Lighthouse, the run and writing the report.
 // The CLI gets a TMPDIR of its own: its launcher leaves a directory there even with --port.
-func (e *benchEnv) cliRun(ctx context.Context, b *testing.B, out string) (time.Duration, *lighthouse.Report) {
+func (e *benchEnv) cliRun(ctx context.Context, b *testing.B, out string) (time.Duration, lhReport) {
 	b.Helper()
 	sess, err := browser.Launch(ctx, e.browser)
 	if err != nil {
@@ -186,7 +187,15 @@ func (e *benchEnv) cliRun(ctx context.Context, b *testing.B, out string) (time.D
 	return took, rep
 }
 
-func readReport(b *testing.B, path string) *lighthouse.Report {
+// lhReport is a Lighthouse report with lhr.timing.total, the time Lighthouse itself counts for
+// the run (from its start to the finished result), which tells how much of a CLI run is the
+// process's start and loading Lighthouse.
+type lhReport struct {
+	*lighthouse.Report
+	lhTotal time.Duration
+}
+
+func readReport(b *testing.B, path string) lhReport {
 	b.Helper()
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -199,7 +208,13 @@ func readReport(b *testing.B, path string) *lighthouse.Report {
 	if rep.FormFactor != "desktop" {
 		b.Fatalf("%s: form factor %q, want desktop", path, rep.FormFactor)
 	}
-	return rep
+	var timing struct {
+		Timing struct{ Total float64 } `json:"timing"`
+	}
+	if err := json.Unmarshal(raw, &timing); err != nil {
+		b.Fatal(err)
+	}
+	return lhReport{Report: rep, lhTotal: time.Duration(timing.Timing.Total * float64(time.Millisecond))}
 }
 
 // BenchmarkAuditThroughput measures whole audits (Lighthouse runs, navigation timing,
@@ -222,7 +237,7 @@ func BenchmarkAuditThroughput(b *testing.B) {
 					d, res := e.audit(b, w)
 					took = append(took, d.Seconds())
 					b.Logf("audit %d (runs=%d): %.1f s, performance %v, lcp %.0f ms, load %s", i+1, runs, d.Seconds(),
-						res.Metrics["performance_score"], res.Metrics["lcp"], loadAvg())
+						res.Metrics["performance_score"], res.Metrics["lcp"], machineState(e.temp))
 				}
 			}
 			mean := meanOf(took)
@@ -251,31 +266,58 @@ func BenchmarkAuditVsCLI(b *testing.B) {
 	d, _ = e.cliRun(ctx, b, filepath.Join(dir, "warm-cli.json"))
 	b.Logf("warm-up CLI run: %.1f s", d.Seconds())
 
-	var runnerS, cliS, auditS []float64
+	// One sample per run: kind, seconds, performance score and LCP of its report or result, and
+	// the machine's state when it ended.
+	type sample struct {
+		secs, perf, lcp float64
+		lhTotal         float64 // lhr.timing.total, s; 0 for whole audits
+		load            string
+	}
 	kinds := []string{"runner", "cli", "audit"}
+	samples := map[string][]sample{}
+	var order []string
 	for b.Loop() {
-		runnerS, cliS, auditS = nil, nil, nil
+		clear(samples)
+		order = order[:0]
 		for round := range rounds {
 			for k := range kinds {
 				kind := kinds[(k+round)%len(kinds)]
+				order = append(order, kind)
 				out := filepath.Join(dir, fmt.Sprintf("%s-%d.json", kind, round))
+				var s sample
 				switch kind {
 				case "runner":
 					d, rep := e.runnerRun(ctx, b, out)
-					runnerS = append(runnerS, d.Seconds())
-					b.Logf("round %d runner: %.2f s, performance %v, lcp %.0f ms, load %s", round+1, d.Seconds(), deref(rep.Performance), deref(rep.LCP), loadAvg())
+					s = sample{secs: d.Seconds(), perf: deref(rep.Performance), lcp: deref(rep.LCP), lhTotal: rep.lhTotal.Seconds()}
 				case "cli":
 					d, rep := e.cliRun(ctx, b, out)
-					cliS = append(cliS, d.Seconds())
-					b.Logf("round %d CLI:    %.2f s, performance %v, lcp %.0f ms, load %s", round+1, d.Seconds(), deref(rep.Performance), deref(rep.LCP), loadAvg())
+					s = sample{secs: d.Seconds(), perf: deref(rep.Performance), lcp: deref(rep.LCP), lhTotal: rep.lhTotal.Seconds()}
 				case "audit":
 					d, res := e.audit(b, w)
-					auditS = append(auditS, d.Seconds())
-					b.Logf("round %d audit:  %.2f s, performance %v, lcp %.0f ms, load %s", round+1, d.Seconds(), res.Metrics["performance_score"], res.Metrics["lcp"], loadAvg())
+					s = sample{secs: d.Seconds(), perf: res.Metrics["performance_score"], lcp: res.Metrics["lcp"]}
 				}
+				s.load = machineState(e.temp)
+				samples[kind] = append(samples[kind], s)
 			}
 		}
 	}
+	b.Logf("order: %s", strings.Join(order, " "))
+	secs := map[string][]float64{}
+	for _, kind := range kinds {
+		var t, perf, lcp, load []string
+		var lhTotal []float64
+		for _, s := range samples[kind] {
+			secs[kind] = append(secs[kind], s.secs)
+			lhTotal = append(lhTotal, s.lhTotal)
+			t = append(t, fmt.Sprintf("%.2f", s.secs))
+			perf = append(perf, fmt.Sprintf("%.0f", s.perf))
+			lcp = append(lcp, fmt.Sprintf("%.0f", s.lcp))
+			load = append(load, s.load)
+		}
+		b.Logf("%-6s s: %s; lhr timing.total median %.2f s; performance: %s; lcp ms: %s; load: %s", kind, strings.Join(t, " "),
+			medianOf(lhTotal), strings.Join(perf, " "), strings.Join(lcp, " "), strings.Join(load, " "))
+	}
+	runnerS, cliS, auditS := secs["runner"], secs["cli"], secs["audit"]
 	b.ReportMetric(medianOf(runnerS), "runner-s-median")
 	b.ReportMetric(meanOf(runnerS), "runner-s-mean")
 	b.ReportMetric(medianOf(cliS), "cli-s-median")
@@ -301,13 +343,13 @@ func BenchmarkAuditStability(b *testing.B) {
 	for _, runs := range []int{1, 3} {
 		b.Run(fmt.Sprintf("runs=%d", runs), func(b *testing.B) {
 			w := e.worker(b, runs)
-			var perf, lcp, tbt []float64
+			var perf, lcp []float64
 			for b.Loop() {
-				perf, lcp, tbt = nil, nil, nil
+				perf, lcp = nil, nil
 				for i := range audits {
 					d, res := e.audit(b, w)
 					m := res.Metrics
-					for name, s := range map[string]*[]float64{"performance_score": &perf, "lcp": &lcp, "tbt": &tbt} {
+					for name, s := range map[string]*[]float64{"performance_score": &perf, "lcp": &lcp} {
 						v, ok := m[name]
 						if !ok {
 							b.Fatalf("audit %d: no %s stored", i+1, name)
@@ -315,12 +357,11 @@ func BenchmarkAuditStability(b *testing.B) {
 						*s = append(*s, v)
 					}
 					b.Logf("audit %d (runs=%d): performance %v, lcp %.1f ms, tbt %.0f ms, cls %.4f; %.1f s, load %s",
-						i+1, runs, m["performance_score"], m["lcp"], m["tbt"], m["cls"], d.Seconds(), loadAvg())
+						i+1, runs, m["performance_score"], m["lcp"], m["tbt"], m["cls"], d.Seconds(), machineState(e.temp))
 				}
 			}
 			b.ReportMetric(cv(perf), "perf-cv-%")
 			b.ReportMetric(cv(lcp), "lcp-cv-%")
-			b.ReportMetric(cv(tbt), "tbt-cv-%")
 			b.ReportMetric(meanOf(perf), "perf-mean")
 			b.ReportMetric(meanOf(lcp), "lcp-ms-mean")
 			b.ReportMetric(0, "ns/op")
@@ -377,17 +418,33 @@ func (w tbWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// loadAvg is the machine's 1-minute load average, for the log: the machine is shared.
-func loadAvg() string {
-	raw, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
+// machineState is the machine's 1-minute load average, followed by "+N" when N Chromium
+// browsers other than this benchmark's are running (another engineer's Lighthouse, say), for the
+// log: the machine is shared, and a second browser at work skews the runs.
+func machineState(ownTemp string) string {
+	load := "?"
+	if raw, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(raw)); len(f) > 0 {
+			load = f[0]
+		}
 	}
-	f := strings.Fields(string(raw))
-	if len(f) == 0 {
-		return "?"
+	others := 0
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		cmd, err := os.ReadFile(p)
+		if err != nil || !bytes.Contains(cmd, []byte("chromium")) {
+			continue
+		}
+		// A browser's main process: it has the DevTools port and no --type= (renderer, GPU...).
+		if bytes.Contains(cmd, []byte("--remote-debugging-port")) && !bytes.Contains(cmd, []byte("--type=")) &&
+			!bytes.Contains(cmd, []byte(ownTemp)) {
+			others++
+		}
 	}
-	return f[0]
+	if others > 0 {
+		return fmt.Sprintf("%s+%d", load, others)
+	}
+	return load
 }
 
 func deref(p *float64) float64 {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -189,3 +190,16 @@ func (s *Service) AuditWorker(moduleRoot string) (*audit.Worker, *lighthouse.Run
 // AllowsLocalTargets tells whether OPENVITALS_ALLOW_PRIVATE_TARGETS opens loopback and private
 // targets (local use and tests only); websites may then be IP addresses with a port.
 func AllowsLocalTargets() bool { return browser.GuardFromEnv().AllowPrivate }
+
+// Daily is the scheduler function's handler, invoked by the daily EventBridge rule (and by
+// make daily and the local clock): it queues the day's audits, then queues again the purges
+// whose message was lost more than 15 minutes ago.
+func (s *Service) Daily(ctx context.Context, ev events.CloudWatchEvent) (audit.DailyResult, error) {
+	res, err := s.Scheduler.HandleEvent(ctx, ev)
+	if n, serr := purge.Sweep(ctx, s.Store, s.PurgeQueue, 15*time.Minute); serr != nil {
+		s.Log.ErrorContext(ctx, "sweep pending purges", "err", serr)
+	} else if n > 0 {
+		s.Log.InfoContext(ctx, "queued pending purges again", "purges", n)
+	}
+	return res, err
+}
