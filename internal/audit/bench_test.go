@@ -16,22 +16,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"image"
-	"image/color"
-	"image/png"
 	"log/slog"
 	"math"
-	"math/rand"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"text/template"
 	"time"
 
 	"github.com/openvitals/openvitals/internal/audit"
@@ -81,7 +73,7 @@ func newBenchEnv(b *testing.B) *benchEnv {
 	}
 	b.Cleanup(func() { _ = os.RemoveAll(temp) })
 
-	host := benchFixtureSite(b)
+	host, _ := fixtureSite(b)
 	ctx := context.Background()
 	site := store.Website{Account: "acme", Domain: host}
 	if err := st.CreateWebsite(ctx, &site); err != nil {
@@ -261,10 +253,10 @@ func BenchmarkAuditVsCLI(b *testing.B) {
 	dir := b.TempDir()
 	// Warm the runner once (its process start and first run are not what a warm worker pays),
 	// and let the CLI load its files once too, so that neither side pays for a cold page cache.
-	d, _ := e.runnerRun(ctx, b, filepath.Join(dir, "warm-runner.json"))
-	b.Logf("warm-up runner run (starts the runner): %.1f s", d.Seconds())
-	d, _ = e.cliRun(ctx, b, filepath.Join(dir, "warm-cli.json"))
-	b.Logf("warm-up CLI run: %.1f s", d.Seconds())
+	d, rep := e.runnerRun(ctx, b, filepath.Join(dir, "warm-runner.json"))
+	b.Logf("warm-up runner run (starts the runner): %.1f s (lhr timing.total %.1f s)", d.Seconds(), rep.lhTotal.Seconds())
+	d, rep = e.cliRun(ctx, b, filepath.Join(dir, "warm-cli.json"))
+	b.Logf("warm-up CLI run: %.1f s (lhr timing.total %.1f s)", d.Seconds(), rep.lhTotal.Seconds())
 
 	// One sample per run: kind, seconds, performance score and LCP of its report or result, and
 	// the machine's state when it ended.
@@ -367,42 +359,6 @@ func BenchmarkAuditStability(b *testing.B) {
 			b.ReportMetric(0, "ns/op")
 		})
 	}
-}
-
-// benchFixtureSite is fixtureSite (e2e_test.go) for a benchmark: the same page, hero image and
-// second host. fixtureSite takes a *testing.T, so it cannot be called from here.
-func benchFixtureSite(tb testing.TB) string {
-	tb.Helper()
-	third := httptest.NewServer(http.FileServer(http.Dir("testdata/site")))
-	tb.Cleanup(third.Close)
-	_, thirdPort, _ := net.SplitHostPort(third.Listener.Addr().String())
-
-	img := image.NewRGBA(image.Rect(0, 0, 600, 400))
-	rnd := rand.New(rand.NewSource(1))
-	for i := range img.Pix {
-		img.Pix[i] = byte(rnd.Intn(256))
-	}
-	for x := 0; x < 600; x++ {
-		img.Set(x, 0, color.RGBA{A: 255})
-	}
-	var hero bytes.Buffer
-	if err := png.Encode(&hero, img); err != nil {
-		tb.Fatal(err)
-	}
-	page := template.Must(template.ParseFiles("testdata/site/index.html"))
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_ = page.Execute(w, map[string]string{"ThirdParty": "http://localhost:" + thirdPort})
-	})
-	mux.HandleFunc("GET /hero.png", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "image/png")
-		_, _ = w.Write(hero.Bytes())
-	})
-	mux.Handle("GET /", http.FileServer(http.Dir("testdata/site")))
-	site := httptest.NewServer(mux)
-	tb.Cleanup(site.Close)
-	return site.Listener.Addr().String()
 }
 
 // warnLog writes the worker's warnings and errors into the benchmark's output; its per-audit

@@ -39,7 +39,7 @@ const adminKey = "acme-admin-key-0123456789"
 // fixtureSite serves testdata/site on 127.0.0.1, with a generated hero image, and a script on
 // a second host (localhost) for third-party bytes. It returns the site's host:port and the
 // hero image's size.
-func fixtureSite(t *testing.T) (string, int) {
+func fixtureSite(t testing.TB) (string, int) {
 	t.Helper()
 	third := httptest.NewServer(http.FileServer(http.Dir("testdata/site")))
 	t.Cleanup(third.Close)
