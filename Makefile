@@ -78,7 +78,7 @@ keys: deps
 test: deps
 	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
 	$(STANDINS) start $(TEST_PORTS); \
-	$(call LOCAL_AWS,$(TEST_PORTS)) go test -count=1 ./...; \
+	$(call LOCAL_AWS,$(TEST_PORTS)) go test -p 1 -count=1 ./...; \
 	$(MAKE) --no-print-directory test-infra
 
 test-infra:
