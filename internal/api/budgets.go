@@ -84,13 +84,7 @@ func (s *Server) listBudgets(w http.ResponseWriter, r *http.Request, c caller) e
 	}
 	var labs []pageLab
 	if len(budgets) > 0 {
-		pages, err := s.store.Pages(r.Context(), site)
-		if err != nil {
-			return err
-		}
-		today := s.now()
-		labs, err = s.labResults(r.Context(), site, pages, labDevices, today.AddDate(0, 0, -(pagesWindowDays-1)), today)
-		if err != nil {
+		if labs, err = s.recentLabs(r.Context(), site); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -40,16 +41,11 @@ func (s *Server) listPageMetrics(w http.ResponseWriter, r *http.Request, c calle
 	if err != nil {
 		return err
 	}
-	pages, err := s.store.Pages(r.Context(), site)
-	if err != nil {
-		return err
-	}
 	budgets, err := s.store.Budgets(r.Context(), site)
 	if err != nil {
 		return err
 	}
-	today := s.now()
-	labs, err := s.labResults(r.Context(), site, pages, labDevices, today.AddDate(0, 0, -(pagesWindowDays-1)), today)
+	labs, err := s.recentLabs(r.Context(), site)
 	if err != nil {
 		return err
 	}
@@ -104,8 +100,7 @@ func (s *Server) pageDetail(w http.ResponseWriter, r *http.Request, c caller) er
 	if err != nil {
 		return err
 	}
-	today := s.now()
-	results, err := s.store.LabResults(r.Context(), site, p.ID, device, store.Day(today.AddDate(0, 0, -(pagesWindowDays-1))), store.Day(today))
+	results, err := s.recentResults(r.Context(), site, p.ID, device)
 	if err != nil {
 		return err
 	}
@@ -192,12 +187,7 @@ func (s *Server) websiteOpportunities(w http.ResponseWriter, r *http.Request, c 
 	if err != nil {
 		return err
 	}
-	pages, err := s.store.Pages(r.Context(), site)
-	if err != nil {
-		return err
-	}
-	today := s.now()
-	labs, err := s.labResults(r.Context(), site, pages, labDevices, today.AddDate(0, 0, -(pagesWindowDays-1)), today)
+	labs, err := s.recentLabs(r.Context(), site)
 	if err != nil {
 		return err
 	}
@@ -236,10 +226,25 @@ func (s *Server) websiteOpportunities(w http.ResponseWriter, r *http.Request, c 
 	return writeJSON(w, http.StatusOK, map[string]any{"result": map[string]any{"list": out}})
 }
 
+// recentLabs reads every page of a website on both devices with its results of the last 30 days.
+func (s *Server) recentLabs(ctx context.Context, site store.Website) ([]pageLab, error) {
+	pages, err := s.store.Pages(ctx, site)
+	if err != nil {
+		return nil, err
+	}
+	today := s.now()
+	return s.labResults(ctx, site, pages, labDevices, today.AddDate(0, 0, -(pagesWindowDays-1)), today)
+}
+
+// recentResults reads a page's results on a device of the last 30 days, oldest first.
+func (s *Server) recentResults(ctx context.Context, site store.Website, page, device string) ([]store.LabResult, error) {
+	today := s.now()
+	return s.store.LabResults(ctx, site, page, device, store.Day(today.AddDate(0, 0, -(pagesWindowDays-1))), store.Day(today))
+}
+
 // latestResult is a page's most recent result on a device in the last 30 days.
 func (s *Server) latestResult(r *http.Request, site store.Website, p store.Page, device string) (store.LabResult, bool, error) {
-	today := s.now()
-	results, err := s.store.LabResults(r.Context(), site, p.ID, device, store.Day(today.AddDate(0, 0, -(pagesWindowDays-1))), store.Day(today))
+	results, err := s.recentResults(r.Context(), site, p.ID, device)
 	if err != nil || len(results) == 0 {
 		return store.LabResult{}, false, err
 	}
