@@ -98,7 +98,7 @@ bench-audit: deps
 
 build:
 	@mkdir -p .run/bin
-	for f in websites pages budgets multistep lab scheduler audit-worker purge-worker; do \
+	for f in websites pages budgets multistep lab scheduler audit-worker multistep-worker purge-worker; do \
 		CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath -ldflags='-s -w' -o .run/bin/$$f/bootstrap ./functions/$$f; \
 	done
 

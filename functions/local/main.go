@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -82,9 +83,24 @@ func run(ctx context.Context, log *slog.Logger) error {
 		return fmt.Errorf("audit worker: %w", err)
 	}
 	defer runner.Close()
-	auditsDone := make(chan struct{})
-	go func() { svc.AuditQueue.Poll(ctx, 1, worker.HandleSQS, log); close(auditsDone) }()
-	defer func() { <-auditsDone }()
+	runs, err := svc.MultistepWorker()
+	if err != nil {
+		return fmt.Errorf("multistep worker: %w", err)
+	}
+	// One browser job at a time: a multistep run beside a Lighthouse run skews both.
+	var browserMu sync.Mutex
+	oneAtATime := func(h queue.BatchHandler) queue.BatchHandler {
+		return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+			browserMu.Lock()
+			defer browserMu.Unlock()
+			return h(ctx, ev)
+		}
+	}
+	var workers sync.WaitGroup
+	workers.Add(2)
+	go func() { defer workers.Done(); svc.AuditQueue.Poll(ctx, 1, oneAtATime(worker.HandleSQS), log) }()
+	go func() { defer workers.Done(); svc.MultistepQueue.Poll(ctx, 1, oneAtATime(runs.HandleSQS), log) }()
+	defer workers.Wait()
 	hour, err := dailyHour()
 	if err != nil {
 		return err

@@ -145,7 +145,7 @@ func newFixture(t testing.TB) fixture {
 	return fixture{
 		binary: lambdatest.Build(t, "websites"),
 		// The websites endpoints never touch the bucket; the name only has to be set.
-		config: lambdatest.Config{Table: st.Table(), Bucket: "openvitals-test", PurgeQueue: q.URL(), AuditQueue: q.URL()},
+		config: lambdatest.Config{Table: st.Table(), Bucket: "openvitals-test", PurgeQueue: q.URL(), AuditQueue: q.URL(), MultistepQueue: q.URL()},
 	}
 }
 

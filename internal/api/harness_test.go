@@ -16,6 +16,7 @@ import (
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/contract"
+	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/service"
@@ -36,6 +37,7 @@ type testEnv struct {
 	store   *store.Store
 	purges  *queue.Queue
 	audits  *queue.Queue
+	runs    *queue.Queue
 	objects *blobstore.Bucket
 }
 
@@ -56,10 +58,12 @@ func newTestEnv(t testing.TB) *testEnv {
 		}
 	}
 	aq := awstest.Queue(t, clients, service.AuditQueueSettings)
+	mq := awstest.Queue(t, clients, service.MultistepQueueSettings)
 	objects := awstest.Bucket(t)
 	log := awstest.Log(t)
-	srv := api.New(api.Deps{Store: st, Purger: purge.NewQueue(q), Auditor: audit.NewScheduler(st, aq, log), Reports: objects, Log: log})
-	return &testEnv{t: t, handler: srv.Handler(), store: st, purges: q, audits: aq, objects: objects}
+	srv := api.New(api.Deps{Store: st, Purger: purge.NewQueue(q), Auditor: audit.NewScheduler(st, aq, log),
+		Runner: multistep.NewQueue(st, mq, log), Reports: objects, Log: log})
+	return &testEnv{t: t, handler: srv.Handler(), store: st, purges: q, audits: aq, runs: mq, objects: objects}
 }
 
 type response struct {

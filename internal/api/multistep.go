@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -13,6 +14,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/openvitals/openvitals/internal/runstats"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -35,6 +37,10 @@ func (s *Server) multistepRoutes(mux *http.ServeMux) {
 	s.route(mux, "POST /{websiteID}/multistep", true, s.createTest)
 	s.route(mux, "PUT /{websiteID}/multistep/{testID}", true, s.updateTest)
 	s.route(mux, "DELETE /{websiteID}/multistep/{testID}", true, s.deleteTest)
+	// Running tests is not marked (admin) in the interface: any key of the account may.
+	s.route(mux, "POST /{websiteID}/multistep/run-all", false, s.runAll)
+	s.route(mux, "GET /{websiteID}/multistep/{testID}/runs", false, s.listRuns)
+	s.route(mux, "POST /{websiteID}/multistep/{testID}/runs", false, s.startRun)
 }
 
 // testJSON is a multistep test as the interface shows it.
@@ -279,10 +285,25 @@ func (s *Server) listTests(w http.ResponseWriter, r *http.Request, c caller) err
 	if err != nil {
 		return err
 	}
+	now := s.now()
 	out := make([]testStatsJSON, len(tests))
 	for i, t := range tests {
-		// No runs are recorded yet, so there is nothing to average and the test is off.
-		out[i] = testStatsJSON{testJSON: toTestJSON(t), SuccessRates: []successRateJSON{}, State: "off"}
+		runs, err := s.store.Runs(r.Context(), site, t.ID, now.Add(-runstats.Window), 0)
+		if err != nil {
+			return err
+		}
+		st := runstats.Summarize(runs, now)
+		item := testStatsJSON{testJSON: toTestJSON(t), SuccessRates: make([]successRateJSON, len(st.SuccessRates)),
+			State: st.State, SuccessRate: st.SuccessRate,
+			INP: roundedInt(st.INP), TBT: roundedInt(st.TBT), Duration: roundedInt(st.Duration)}
+		if st.CLS != nil {
+			cls := rounded("cls", *st.CLS)
+			item.CLS = &cls
+		}
+		for j, d := range st.SuccessRates {
+			item.SuccessRates[j] = successRateJSON{Date: d.Date, Rate: d.Rate}
+		}
+		out[i] = item
 	}
 	return writeJSON(w, http.StatusOK, list(out))
 }
@@ -352,4 +373,91 @@ func (s *Server) deleteTest(w http.ResponseWriter, r *http.Request, c caller) er
 	s.enqueuePurge(r, job)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+func roundedInt(v *float64) *int {
+	if v == nil {
+		return nil
+	}
+	n := int(math.Round(*v))
+	return &n
+}
+
+// runJSON is a multistep run as the interface shows it; measurements are null until it completed.
+type runJSON struct {
+	ID         string    `json:"id"`
+	Created    time.Time `json:"created"`
+	Device     string    `json:"device"`
+	Duration   *int      `json:"duration"`
+	INP        *int      `json:"inp"`
+	TBT        *int      `json:"tbt"`
+	CLS        *float64  `json:"cls"`
+	CPUTotal   *int      `json:"cpu_total"`
+	BytesTotal *int64    `json:"bytes_total"`
+	Status     string    `json:"status"`
+	Error      string    `json:"error,omitempty"`
+	FailedStep *int      `json:"failedStep,omitempty"`
+	Screenshot bool      `json:"screenshot,omitempty"`
+}
+
+func toRunJSON(r store.Run) runJSON {
+	out := runJSON{ID: r.ID, Created: r.Created, Device: r.Device, Status: r.Status,
+		Duration: roundedInt(r.Duration), INP: roundedInt(r.INP), TBT: roundedInt(r.TBT), CPUTotal: roundedInt(r.CPUTotal),
+		BytesTotal: r.BytesTotal, Error: r.Error, FailedStep: r.FailedStep, Screenshot: r.ScreenshotKey != ""}
+	if r.CLS != nil {
+		cls := rounded("cls", *r.CLS)
+		out.CLS = &cls
+	}
+	return out
+}
+
+// maxRunsListed bounds the runs list: the newest hundred.
+const maxRunsListed = 100
+
+func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	t, err := s.store.Test(r.Context(), site, r.PathValue("testID"))
+	if err != nil {
+		return err
+	}
+	runs, err := s.store.Runs(r.Context(), site, t.ID, time.Time{}, maxRunsListed)
+	if err != nil {
+		return err
+	}
+	out := make([]runJSON, len(runs))
+	for i, run := range runs {
+		out[i] = toRunJSON(run)
+	}
+	return writeJSON(w, http.StatusOK, list(out))
+}
+
+func (s *Server) startRun(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	t, err := s.store.Test(r.Context(), site, r.PathValue("testID"))
+	if err != nil {
+		return err
+	}
+	run, err := s.runner.Run(r.Context(), site, t)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, map[string]string{"runId": run.ID})
+}
+
+func (s *Server) runAll(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	n, err := s.runner.RunAll(r.Context(), site)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"message": fmt.Sprintf("%d runs queued", n), "queued": n})
 }

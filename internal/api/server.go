@@ -27,6 +27,12 @@ type Auditor interface {
 	Website(ctx context.Context, w store.Website, pages []store.Page, devices []string) (int, error)
 }
 
+// Runner queues runs of multistep tests.
+type Runner interface {
+	Run(ctx context.Context, w store.Website, t store.Test) (store.Run, error)
+	RunAll(ctx context.Context, w store.Website) (int, error)
+}
+
 // Reports reads stored objects: the gzipped Lighthouse reports.
 type Reports interface {
 	Get(ctx context.Context, key string) ([]byte, error)
@@ -37,6 +43,7 @@ type Deps struct {
 	Store   *store.Store
 	Purger  Purger
 	Auditor Auditor
+	Runner  Runner
 	Reports Reports
 	Log     *slog.Logger
 	// Now is the clock; nil means time.Now.
@@ -51,6 +58,7 @@ type Server struct {
 	store   *store.Store
 	purger  Purger
 	auditor Auditor
+	runner  Runner
 	reports Reports
 	log     *slog.Logger
 	now     func() time.Time
@@ -63,7 +71,7 @@ func New(d Deps) *Server {
 	if now == nil {
 		now = time.Now
 	}
-	return &Server{store: d.Store, purger: d.Purger, auditor: d.Auditor, reports: d.Reports, log: d.Log,
+	return &Server{store: d.Store, purger: d.Purger, auditor: d.Auditor, runner: d.Runner, reports: d.Reports, log: d.Log,
 		now: func() time.Time { return now().UTC() }, local: d.AllowLocalTargets}
 }
 

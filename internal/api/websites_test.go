@@ -193,6 +193,8 @@ func TestOpenAPIDocument(t *testing.T) {
 		"/{websiteId}/pages/{pageId}/opportunities":                 {"get"},
 		"/{websiteId}/pages/{pageId}/opportunities/{opportunityId}": {"get"},
 		"/{websiteId}/audits":                                       {"post"},
+		"/{websiteId}/multistep/run-all":                            {"post"},
+		"/{websiteId}/multistep/{testId}/runs":                      {"get", "post"},
 	}
 	for path, methods := range endpoints {
 		for _, m := range methods {

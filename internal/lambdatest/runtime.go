@@ -360,11 +360,13 @@ func RemoveBuilds() {
 
 // Config is the function's configuration: what CDK would set in its environment.
 type Config struct {
-	Table      string   // OPENVITALS_TABLE
-	Bucket     string   // OPENVITALS_BUCKET
-	PurgeQueue string   // OPENVITALS_PURGE_QUEUE: a queue URL, as CDK passes it
-	AuditQueue string   // OPENVITALS_AUDIT_QUEUE: a queue URL, as CDK passes it
-	Env        []string // more KEY=value entries; they win over the ones Start sets
+	Table      string // OPENVITALS_TABLE
+	Bucket     string // OPENVITALS_BUCKET
+	PurgeQueue string // OPENVITALS_PURGE_QUEUE: a queue URL, as CDK passes it
+	AuditQueue string // OPENVITALS_AUDIT_QUEUE: a queue URL, as CDK passes it
+	// MultistepQueue is OPENVITALS_MULTISTEP_QUEUE: a queue URL, as CDK passes it.
+	MultistepQueue string
+	Env            []string // more KEY=value entries; they win over the ones Start sets
 }
 
 // Function is a started function process.
@@ -440,6 +442,7 @@ func functionEnv(rt *Runtime, cfg Config) ([]string, error) {
 		"OPENVITALS_BUCKET=" + cfg.Bucket,
 		"OPENVITALS_PURGE_QUEUE=" + cfg.PurgeQueue,
 		"OPENVITALS_AUDIT_QUEUE=" + cfg.AuditQueue,
+		"OPENVITALS_MULTISTEP_QUEUE=" + cfg.MultistepQueue,
 	}
 	for _, name := range []string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_S3"} {
 		v := os.Getenv(name)

@@ -22,7 +22,9 @@ import (
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/browser"
+	"github.com/openvitals/openvitals/internal/journey"
 	"github.com/openvitals/openvitals/internal/lighthouse"
+	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/store"
@@ -34,15 +36,18 @@ type Config struct {
 	Bucket     string // OPENVITALS_BUCKET
 	PurgeQueue string // OPENVITALS_PURGE_QUEUE: a queue name or URL
 	AuditQueue string // OPENVITALS_AUDIT_QUEUE: a queue name or URL
+	// MultistepQueue is OPENVITALS_MULTISTEP_QUEUE: a queue name or URL.
+	MultistepQueue string
 }
 
 // ConfigFromEnv reads Config, with the defaults the local service uses.
 func ConfigFromEnv() Config {
 	return Config{
-		Table:      env("OPENVITALS_TABLE", "openvitals"),
-		Bucket:     env("OPENVITALS_BUCKET", "openvitals"),
-		PurgeQueue: env("OPENVITALS_PURGE_QUEUE", "openvitals-purge"),
-		AuditQueue: env("OPENVITALS_AUDIT_QUEUE", "openvitals-audit"),
+		Table:          env("OPENVITALS_TABLE", "openvitals"),
+		Bucket:         env("OPENVITALS_BUCKET", "openvitals"),
+		PurgeQueue:     env("OPENVITALS_PURGE_QUEUE", "openvitals-purge"),
+		AuditQueue:     env("OPENVITALS_AUDIT_QUEUE", "openvitals-audit"),
+		MultistepQueue: env("OPENVITALS_MULTISTEP_QUEUE", "openvitals-multistep"),
 	}
 }
 
@@ -93,7 +98,10 @@ type Service struct {
 	Purger     *purge.Worker
 	AuditQueue *queue.Queue
 	Scheduler  *audit.Scheduler
-	API        *api.Server
+	// MultistepQueue carries run messages; Runs records and queues runs.
+	MultistepQueue *queue.Queue
+	Runs           *multistep.Queue
+	API            *api.Server
 }
 
 // New builds the service over existing resources (Provision creates them locally). Given a
@@ -112,11 +120,16 @@ func New(cfg Config, clients Clients, log *slog.Logger) (*Service, error) {
 		return nil, err
 	}
 	sched := audit.NewScheduler(st, aq, log)
+	mq, err := queue.Open(context.Background(), clients.SQS, cfg.MultistepQueue)
+	if err != nil {
+		return nil, err
+	}
+	runs := multistep.NewQueue(st, mq, log)
 	return &Service{
 		Config: cfg, Log: log, Store: st, Objects: objects, PurgeQueue: pq,
 		Purger:     purge.NewWorker(st, objects, log),
-		AuditQueue: aq, Scheduler: sched,
-		API: api.New(api.Deps{Store: st, Purger: pq, Auditor: sched, Reports: objects, Log: log,
+		AuditQueue: aq, Scheduler: sched, MultistepQueue: mq, Runs: runs,
+		API: api.New(api.Deps{Store: st, Purger: pq, Auditor: sched, Runner: runs, Reports: objects, Log: log,
 			AllowLocalTargets: AllowsLocalTargets()}),
 	}, nil
 }
@@ -143,6 +156,9 @@ func Provision(ctx context.Context, cfg Config, clients Clients) error {
 	if _, err := queue.Create(ctx, clients.SQS, cfg.AuditQueue, AuditQueueSettings); err != nil {
 		return err
 	}
+	if _, err := queue.Create(ctx, clients.SQS, cfg.MultistepQueue, MultistepQueueSettings); err != nil {
+		return err
+	}
 	return blobstore.New(clients.S3, cfg.Bucket).Create(ctx)
 }
 
@@ -151,6 +167,9 @@ func Provision(ctx context.Context, cfg Config, clients Clients) error {
 // three times goes to the dead-letter queue. (In AWS the visibility must exceed the worker's
 // 15-minute timeout; the CDK stack sets it.)
 var AuditQueueSettings = queue.Settings{VisibilityTimeout: 5 * time.Minute, MaxReceives: 3}
+
+// MultistepQueueSettings are the local multistep queue's: a run takes at most 3 minutes.
+var MultistepQueueSettings = queue.Settings{VisibilityTimeout: 5 * time.Minute, MaxReceives: 3}
 
 // PurgeQueueSettings match the purge queue of the CDK stack.
 var PurgeQueueSettings = queue.Settings{VisibilityTimeout: 5 * time.Minute, MaxReceives: 3}
@@ -192,14 +211,38 @@ func (s *Service) AuditWorker(moduleRoot string) (*audit.Worker, *lighthouse.Run
 func AllowsLocalTargets() bool { return browser.GuardFromEnv().AllowPrivate }
 
 // Daily is the scheduler function's handler, invoked by the daily EventBridge rule (and by
-// make daily and the local clock): it queues the day's audits, then queues again the purges
-// whose message was lost more than 15 minutes ago.
+// make daily and the local clock): it queues the day's audits and multistep runs, then queues
+// again the purges whose message was lost more than 15 minutes ago.
 func (s *Service) Daily(ctx context.Context, ev events.CloudWatchEvent) (audit.DailyResult, error) {
 	res, err := s.Scheduler.HandleEvent(ctx, ev)
+	at := ev.Time
+	if at.IsZero() {
+		at = time.Now()
+	}
+	if _, rerr := s.Runs.Daily(ctx, at); rerr != nil && err == nil {
+		err = rerr
+	}
 	if n, serr := purge.Sweep(ctx, s.Store, s.PurgeQueue, 15*time.Minute); serr != nil {
 		s.Log.ErrorContext(ctx, "sweep pending purges", "err", serr)
 	} else if n > 0 {
 		s.Log.InfoContext(ctx, "queued pending purges again", "purges", n)
 	}
 	return res, err
+}
+
+// MultistepWorker builds the multistep worker from the environment: the Chromium binary, the
+// SSRF guard (OPENVITALS_ALLOW_PRIVATE_TARGETS) and OPENVITALS_TARGET_SCHEME.
+func (s *Service) MultistepWorker() (*multistep.Worker, error) {
+	scheme := env("OPENVITALS_TARGET_SCHEME", "https")
+	if scheme != "https" && scheme != "http" {
+		return nil, fmt.Errorf("OPENVITALS_TARGET_SCHEME=%q: want https or http", scheme)
+	}
+	bin, err := browser.LookBin()
+	if err != nil {
+		return nil, err
+	}
+	return multistep.NewWorker(multistep.WorkerConfig{
+		Scheme:  scheme,
+		Journey: journey.Options{Browser: browser.Options{Bin: bin, Guard: browser.GuardFromEnv(), Log: s.Log}},
+	}, s.Store, s.Objects, s.Log), nil
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"time"
 )
 
 // Every item of the single table is addressed by a string partition key (PK) and sort key (SK).
@@ -93,3 +94,15 @@ func queuedSK(page, device, day string) string {
 
 // opportunitySK records the first day an opportunity was seen on a website.
 func opportunitySK(auditID string) string { return "OPP#" + auditID }
+
+// runSK keys a multistep run by its test and creation time, so that a test's runs are one
+// query, newest first when read backwards.
+func runSK(test string, created time.Time, id string) string {
+	return TestItemsPrefix(test) + "RUN#" + created.UTC().Format(runTimeLayout) + "#" + id
+}
+
+// runTimeLayout sorts as text in time order.
+const runTimeLayout = "20060102T150405.000000000Z"
+
+// testQueuedSK marks that a test's daily run was queued for a UTC day.
+func testQueuedSK(test, day string) string { return TestItemsPrefix(test) + "QUEUED#" + day }

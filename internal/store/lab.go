@@ -169,12 +169,17 @@ func (s *Store) LastLabError(ctx context.Context, w Website, page, device string
 // MarkQueued records that a page's audit on a device was queued for a UTC day. It reports
 // false when it was queued already, so that a second scheduler run the same day skips it.
 func (s *Store) MarkQueued(ctx context.Context, w SiteRef, page, device, day string) (bool, error) {
+	return s.markOnce(ctx, websitePK(w.Account, w.Website), queuedSK(page, device, day))
+}
+
+// markOnce writes a marker item that expires after three days; false when it exists already.
+func (s *Store) markOnce(ctx context.Context, pk, sk string) (bool, error) {
 	expires := time.Now().Add(72 * time.Hour).Unix()
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(s.table),
 		Item: map[string]ddbtypes.AttributeValue{
-			attrPK:    str(websitePK(w.Account, w.Website)),
-			attrSK:    str(queuedSK(page, device, day)),
+			attrPK:    str(pk),
+			attrSK:    str(sk),
 			"Type":    str("queued"),
 			"expires": &ddbtypes.AttributeValueMemberN{Value: fmt.Sprint(expires)},
 		},

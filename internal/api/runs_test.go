@@ -1,0 +1,133 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/multistep"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+type runRecord struct {
+	ID         string
+	Created    time.Time
+	Device     string
+	Status     string
+	Duration   *int
+	INP        *int
+	CLS        *float64
+	Error      string
+	FailedStep *int
+}
+
+func TestRunsAndStatistics(t *testing.T) {
+	e := newTestEnv(t)
+	site := e.createWebsite("example.com")
+	base := "/" + site.ID + "/multistep"
+	var a, b multistepTest
+	e.do("POST", base, adminKey, `{"alias":"A","device":"desktop","steps":[{"type":"navigate","target":"/"}]}`).want(t, 201).decode(t, &a)
+	e.do("POST", base, adminKey, `{"alias":"B","device":"mobile"}`).want(t, 201).decode(t, &b)
+
+	// Run one now: recorded as queued, with a message carrying it.
+	var started struct{ RunID string }
+	e.do("POST", base+"/"+a.ID+"/runs", viewerKey, nil).want(t, 201).decode(t, &started)
+	runs := listOf[runRecord](t, e.do("GET", base+"/"+a.ID+"/runs", viewerKey, nil).want(t, 200))
+	if started.RunID == "" || len(runs) != 1 || runs[0].ID != started.RunID || runs[0].Status != "queued" || runs[0].Device != "desktop" || runs[0].Duration != nil {
+		t.Fatalf("after a run started: %+v (run %q)", runs, started.RunID)
+	}
+
+	// Run all: one run per test.
+	var all struct {
+		Message string
+		Queued  int
+	}
+	e.do("POST", base+"/run-all", viewerKey, nil).want(t, 200).decode(t, &all)
+	if all.Queued != 2 || all.Message == "" {
+		t.Errorf("run-all answered %+v", all)
+	}
+	msgs := awstest.Receive(t, e.runs, 3)
+	if len(msgs) != 3 {
+		t.Fatalf("%d run messages, want 3", len(msgs))
+	}
+	perTest := map[string]int{}
+	for _, m := range msgs {
+		var j multistep.Job
+		if err := json.Unmarshal([]byte(m), &j); err != nil {
+			t.Fatal(err)
+		}
+		perTest[j.Test]++
+	}
+	if perTest[a.ID] != 2 || perTest[b.ID] != 1 {
+		t.Errorf("messages per test %v", perTest)
+	}
+
+	// Record outcomes as the worker does; the list averages completed runs and derives state.
+	ctx := context.Background()
+	w, _ := e.store.Website(ctx, "acme", site.ID)
+	aRuns, err := e.store.Runs(ctx, w, a.ID, time.Time{}, 0)
+	if err != nil || len(aRuns) != 2 {
+		t.Fatalf("runs of A: %v, %v", aRuns, err)
+	}
+	for i, r := range aRuns {
+		d, inp, tbt, cls, cpu, bytes := float64(4000+1000*i), float64(200+100*i), 150.0, 0.05, 800.0, int64(123456)
+		r.Status, r.Duration, r.INP, r.TBT, r.CLS, r.CPUTotal, r.BytesTotal = store.RunCompleted, &d, &inp, &tbt, &cls, &cpu, &bytes
+		if err := e.store.UpdateRun(ctx, w, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bRuns, _ := e.store.Runs(ctx, w, b.ID, time.Time{}, 0)
+	step := 2
+	bRuns[0].Status, bRuns[0].Error, bRuns[0].FailedStep = store.RunFailed, "step 2: no element matches #buy", &step
+	if err := e.store.UpdateRun(ctx, w, bRuns[0]); err != nil {
+		t.Fatal(err)
+	}
+
+	runs = listOf[runRecord](t, e.do("GET", base+"/"+a.ID+"/runs", viewerKey, nil))
+	if len(runs) != 2 || !runs[0].Created.After(runs[1].Created) || runs[0].Status != "completed" || *runs[0].INP != 200 {
+		t.Errorf("runs of A, newest first: %+v", runs)
+	}
+	runs = listOf[runRecord](t, e.do("GET", base+"/"+b.ID+"/runs", viewerKey, nil))
+	if runs[0].Status != "failed" || runs[0].FailedStep == nil || *runs[0].FailedStep != 2 || runs[0].Error == "" {
+		t.Errorf("failed run of B: %+v", runs[0])
+	}
+
+	var list struct {
+		Result struct {
+			List []struct {
+				ID           string
+				INP, TBT     *int
+				CLS          *float64
+				Duration     *int
+				SuccessRates []struct {
+					Date string
+					Rate int
+				} `json:"success_rates"`
+				SuccessRate *int `json:"success_rate"`
+				State       string
+			}
+		}
+	}
+	e.do("GET", base, viewerKey, nil).want(t, 200).decode(t, &list)
+	for _, item := range list.Result.List {
+		switch item.ID {
+		case a.ID:
+			if item.State != "up" || *item.INP != 250 || *item.Duration != 4500 || *item.CLS != 0.05 || *item.SuccessRate != 100 ||
+				len(item.SuccessRates) != 1 || item.SuccessRates[0].Rate != 100 || item.SuccessRates[0].Date != time.Now().UTC().Format("2006-01-02") {
+				t.Errorf("test A statistics %+v", item)
+			}
+		case b.ID:
+			if item.State != "down" || item.INP != nil || *item.SuccessRate != 0 {
+				t.Errorf("test B statistics %+v", item)
+			}
+		}
+	}
+
+	e.do("POST", base+"/nosuchtest/runs", viewerKey, nil).want(t, 404)
+	e.do("GET", base+"/nosuchtest/runs", viewerKey, nil).want(t, 404)
+	e.do("POST", base+"/run-all", otherKey, nil).want(t, 404)
+	e.do("POST", base+"/"+a.ID+"/runs", otherKey, nil).want(t, 404)
+	e.do("POST", base+"/run-all", "", nil).want(t, 401)
+}

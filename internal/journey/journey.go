@@ -1,0 +1,483 @@
+// Package journey runs a multistep test (a scripted browser journey through a website) in a
+// fresh headless Chromium and measures it: duration, INP, TBT, CLS, main-thread CPU time and
+// bytes transferred.
+//
+// One run is one [browser.Session]: launched for the run and closed at its end, so no browser
+// process outlives a run and no state (cache, cookies, service workers) carries over from one
+// run to the next. Every connection the browser makes goes through the session's guarded proxy;
+// navigate steps are also checked against the guard before the browser is asked to go there,
+// so that a refusal reads as one rather than as a tunnel failure.
+//
+// Measurements come from two sources:
+//   - A script installed with Page.addScriptToEvaluateOnNewDocument, before any document of the
+//     run exists, observes Event Timing, long tasks and layout shifts in every top-level document
+//     and reports each entry as it arrives through a CDP binding (Runtime.addBinding, which
+//     survives navigations). Nothing waits for pagehide: a binding call made while a document
+//     unloads never reaches the client.
+//   - CDP events and calls: Network.loadingFinished for bytes, Performance.getMetrics for CPU.
+package journey
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/openvitals/openvitals/internal/browser"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// Default time limits, from the issue: a step may take 30 s, a whole run 3 minutes.
+const (
+	DefaultStepTimeout = 30 * time.Second
+	DefaultRunTimeout  = 3 * time.Minute
+)
+
+// Devices a run can emulate.
+const (
+	DeviceDesktop = "desktop"
+	DeviceMobile  = "mobile"
+)
+
+// Options configures a run.
+type Options struct {
+	// Browser configures the session the run launches (Chromium binary, SSRF guard, temporary
+	// directory, logger).
+	Browser browser.Options
+	// BaseURL is the website's address ("https://example.com"); navigate targets that are paths
+	// ("/checkout") resolve against it.
+	BaseURL string
+	// Device is DeviceDesktop (a 1350x940 viewport, the default) or DeviceMobile (a phone:
+	// 412x823 at 1.75x, touch, a mobile user agent), as Lighthouse emulates them.
+	Device string
+	// StepTimeout bounds each step except wait, whose length the test sets; 0 means
+	// DefaultStepTimeout.
+	StepTimeout time.Duration
+	// RunTimeout bounds the whole run, browser launch included; 0 means DefaultRunTimeout.
+	RunTimeout time.Duration
+
+	// Test hooks: called with the session right after launch and right before it is closed.
+	onLaunch    func(*browser.Session)
+	beforeClose func(*browser.Session)
+}
+
+// Result is what a run measured, and how it ended.
+type Result struct {
+	// Duration is the time the steps took, from the start of the first to the end of the last
+	// (or of the failing one). Launching and closing the browser are not part of it.
+	Duration time.Duration
+	// INP is the longest interaction of the run, in milliseconds: the largest duration of an
+	// Event Timing entry with an interactionId (durationThreshold 16 ms), over every top-level
+	// document the run went through. 0 when nothing was interacted with.
+	INP float64
+	// TBT is the sum over every long task of every top-level document of its duration beyond
+	// 50 ms, in milliseconds.
+	TBT float64
+	// CLS is the sum of the values of every layout shift without recent input, over every
+	// top-level document of the run. Unlike web-vitals' CLS (the largest session window of one
+	// page) it does not window: a journey is several pages, and each shift it meets counts.
+	CLS float64
+	// CPUTotal is the main-thread task time of the top-level documents, in milliseconds
+	// (Performance.getMetrics TaskDuration, summed over documents).
+	CPUTotal float64
+	// BytesTotal is the sum of the encoded (transfer) sizes of every response the page and its
+	// iframes received.
+	BytesTotal int64
+	// FailedStep is the index (from 0) of the step that failed, or -1 when every step passed.
+	FailedStep int
+	// Error says why that step failed: "step 3 (click #buy): no element matches the selector
+	// within 30 s". Empty when every step passed.
+	Error string
+	// Screenshot is a PNG of the viewport when the step failed; nil when every step passed.
+	Screenshot []byte
+}
+
+// Causes of a context's end, told apart in error messages.
+var (
+	errStepTimeout = errors.New("step timeout")
+	errRunTimeout  = errors.New("run timeout")
+	errCrashed     = errors.New("the page crashed")
+)
+
+// finishTimeout bounds the work after the steps (flushing observers, the screenshot): it runs
+// even when the run's time is up, and must not hold a worker long.
+const finishTimeout = 10 * time.Second
+
+// Run launches a browser, runs steps in order, measures them and closes the browser.
+//
+// The returned error is non-nil only when the run could not start (bad options, the browser
+// did not launch, the page could not be set up). A step that fails ends the run with a Result
+// whose FailedStep is its index; the measurements then cover the steps up to it.
+func Run(ctx context.Context, opts Options, steps []store.Step) (Result, error) {
+	res := Result{FailedStep: -1}
+	if opts.StepTimeout <= 0 {
+		opts.StepTimeout = DefaultStepTimeout
+	}
+	if opts.RunTimeout <= 0 {
+		opts.RunTimeout = DefaultRunTimeout
+	}
+	switch opts.Device {
+	case "":
+		opts.Device = DeviceDesktop
+	case DeviceDesktop, DeviceMobile:
+	default:
+		return res, fmt.Errorf("journey: device must be %q or %q, not %q", DeviceDesktop, DeviceMobile, opts.Device)
+	}
+	var base *url.URL
+	if opts.BaseURL != "" {
+		u, err := url.Parse(opts.BaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return res, fmt.Errorf("journey: base URL %q is not an absolute http(s) URL", opts.BaseURL)
+		}
+		base = u
+	}
+	log := opts.Browser.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+
+	runCtx, cancel := context.WithTimeoutCause(ctx, opts.RunTimeout, errRunTimeout)
+	defer cancel()
+	sess, err := browser.Launch(runCtx, opts.Browser)
+	if err != nil {
+		return res, fmt.Errorf("journey: %w", err)
+	}
+	defer func() {
+		if opts.beforeClose != nil {
+			opts.beforeClose(sess)
+		}
+		if err := sess.Close(); err != nil {
+			log.Warn("journey: close browser", "err", err)
+		}
+	}()
+	if opts.onLaunch != nil {
+		opts.onLaunch(sess)
+	}
+
+	r, err := start(runCtx, sess, opts, base, log)
+	if err != nil {
+		return res, fmt.Errorf("journey: set up the page: %w", err)
+	}
+	defer r.stop()
+
+	began := time.Now()
+	for i, st := range steps {
+		log.Debug("journey step", "index", i, "type", st.Type, "target", st.Target)
+		if err := r.step(runCtx, st); err != nil {
+			res.FailedStep = i
+			res.Error = fmt.Sprintf("step %d (%s): %v", i, describe(st), err)
+			log.Debug("journey step failed", "index", i, "err", err)
+			break
+		}
+	}
+	res.Duration = time.Since(began)
+
+	// The caller's ctx ending means the worker is giving up: skip the extras. The run's own
+	// timeout does not: a run that took too long still deserves its screenshot and measurements.
+	if ctx.Err() == nil {
+		fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+		defer fcancel()
+		if res.FailedStep >= 0 {
+			shot, err := proto.PageCaptureScreenshot{Format: proto.PageCaptureScreenshotFormatPng}.Call(r.page.Context(fctx))
+			if err != nil {
+				log.Warn("journey: screenshot", "err", err)
+			} else {
+				res.Screenshot = shot.Data
+			}
+		}
+		r.finish(fctx)
+	}
+	r.fill(&res)
+	return res, nil
+}
+
+// describe names a step in error messages: "click #buy", "navigate /checkout", "wait 500 ms".
+func describe(st store.Step) string {
+	switch {
+	case st.Type == "wait":
+		return "wait " + st.Value + " ms"
+	case st.Target == "":
+		return st.Type
+	}
+	target := st.Target
+	if len(target) > 120 {
+		target = target[:117] + "..."
+	}
+	return st.Type + " " + target
+}
+
+// runner is the state of one run: the session, its page, and what the page reported.
+type runner struct {
+	opts    Options
+	log     *slog.Logger
+	base    *url.URL
+	sess    *browser.Session
+	page    *rod.Page
+	binding string
+	rec     *recorder
+	cpu     *cpuSampler
+	// cpuStarted says whether the sampler's loop runs (stop waits for it).
+	cpuStarted bool
+	// children are the sessions of the page's cross-site iframes (see attach); only the event
+	// goroutine uses it.
+	children map[proto.TargetSessionID]bool
+	cancel   context.CancelFunc
+	done     chan struct{}
+}
+
+// start opens the run's page and installs everything that must be in place before the first
+// document loads: device emulation, the binding, the observers and the CDP event stream.
+func start(ctx context.Context, sess *browser.Session, opts Options, base *url.URL, log *slog.Logger) (*runner, error) {
+	b := sess.Browser().Context(ctx)
+	page, err := b.Page(proto.TargetCreateTarget{})
+	if err != nil {
+		return nil, fmt.Errorf("new page: %w", err)
+	}
+	tree, err := proto.PageGetFrameTree{}.Call(page)
+	if err != nil {
+		return nil, fmt.Errorf("frame tree: %w", err)
+	}
+	var nonce [8]byte
+	_, _ = rand.Read(nonce[:])
+	r := &runner{
+		opts: opts, log: log, base: base, sess: sess, page: page,
+		// A random name: the page cannot guess it, so it can neither call it nor collide with it.
+		binding:  "__openvitals_" + hex.EncodeToString(nonce[:]),
+		rec:      newRecorder(tree.FrameTree.Frame.ID, tree.FrameTree.Frame.LoaderID),
+		done:     make(chan struct{}),
+		children: map[proto.TargetSessionID]bool{},
+	}
+
+	// The event stream is subscribed to before any domain is enabled, so that no event of the
+	// run can come before it. It lives until stop, not until ctx: finish still needs it after a
+	// run that timed out.
+	evCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	r.cancel = cancel
+	r.cpu = newCPUSampler(page.Context(evCtx))
+	events := sess.Browser().Context(evCtx).Event()
+	go func() {
+		defer close(r.done)
+		for msg := range events {
+			r.handle(evCtx, msg)
+		}
+	}()
+	fail := func(what string, err error) (*runner, error) {
+		r.stop()
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+
+	if err := emulate(page, opts.Device); err != nil {
+		return fail("emulate "+opts.Device, err)
+	}
+	for _, req := range []proto.Request{
+		proto.PageEnable{},
+		proto.NetworkEnable{},
+		proto.PerformanceEnable{},
+		// Only for Inspector.targetCrashed, which ends a step at once instead of at its timeout.
+		proto.InspectorEnable{},
+		// Lifecycle events carry load, DOMContentLoaded, networkIdle and networkAlmostIdle per
+		// document: what waitUntil waits for, as in puppeteer.
+		proto.PageSetLifecycleEventsEnabled{Enabled: true},
+		proto.RuntimeAddBinding{Name: r.binding},
+		// Cross-site iframes run in processes of their own (site isolation): their requests are
+		// reported on sessions of their own, which are attached to here so that bytes_total
+		// counts them. They start paused until their Network domain is enabled (see attach).
+		proto.TargetSetAutoAttach{AutoAttach: true, WaitForDebuggerOnStart: true, Flatten: true,
+			Filter: proto.TargetTargetFilter{{Type: "iframe"}}},
+	} {
+		if _, err := page.Call(page.GetContext(), string(page.SessionID), req.ProtoReq(), req); err != nil {
+			return fail(req.ProtoReq(), err)
+		}
+	}
+	if _, err := page.EvalOnNewDocument(observerScript(r.binding)); err != nil {
+		return fail("install observers", err)
+	}
+
+	r.cpuStarted = true
+	go r.cpu.loop(evCtx)
+	return r, nil
+}
+
+// stop ends the event stream and the CPU sampler; the session's Close does the rest.
+func (r *runner) stop() {
+	r.cancel()
+	<-r.done
+	if r.cpuStarted {
+		<-r.cpu.done
+	}
+}
+
+// finish collects what the page has not reported yet: entries its observers hold but have not
+// delivered (Event Timing entries of the last interaction wait for the next frame), and the
+// current document's CPU time.
+func (r *runner) finish(ctx context.Context) {
+	token := strconv.FormatInt(time.Now().UnixNano(), 36)
+	res, err := r.page.Context(ctx).Eval(flushJS, r.binding+flushSuffix, token)
+	if err != nil {
+		r.log.Debug("journey: flush observers", "err", err)
+	} else if res.Value.Bool() {
+		// The flush reports through the binding like every entry, and ends with the token: once
+		// it arrives, every entry reported before it has been counted.
+		if err := r.rec.waitFlush(ctx, token); err != nil {
+			r.log.Debug("journey: flush observers", "err", err)
+		}
+	}
+	r.cpu.sample(ctx)
+}
+
+// fill copies the measurements into res.
+func (r *runner) fill(res *Result) {
+	m := r.rec.metrics()
+	res.INP, res.TBT, res.CLS, res.BytesTotal = m.inp, m.tbt, m.cls, m.bytes
+	res.CPUTotal = r.cpu.total()
+}
+
+// step runs one step within its time limits and explains a failure in words.
+func (r *runner) step(runCtx context.Context, st store.Step) error {
+	if st.Type == "wait" {
+		// A wait is as long as the test says (up to 60 s, which the API allows): only the run's
+		// limit applies to it.
+		ms, err := strconv.Atoi(strings.TrimSpace(st.Value))
+		if err != nil || ms < 0 {
+			return fmt.Errorf("%q is not a number of milliseconds", st.Value)
+		}
+		t := time.NewTimer(time.Duration(ms) * time.Millisecond)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return nil
+		case <-runCtx.Done():
+			return r.runEnded(runCtx)
+		}
+	}
+
+	ctx, cancel := context.WithCancelCause(runCtx)
+	defer cancel(nil)
+	ctx, cancelT := context.WithTimeoutCause(ctx, r.opts.StepTimeout, errStepTimeout)
+	defer cancelT()
+	// A crashed renderer answers nothing: end the step at once rather than at its timeout.
+	go func() {
+		select {
+		case <-r.rec.crashed:
+			cancel(errCrashed)
+		case <-ctx.Done():
+		}
+	}()
+
+	var ph phase
+	err := r.do(ctx, st, &ph)
+	if err == nil {
+		return nil
+	}
+	if runCtx.Err() != nil {
+		return r.runEnded(runCtx)
+	}
+	var sf *stepFailure
+	switch {
+	case errors.As(err, &sf):
+		return sf
+	case context.Cause(ctx) == errCrashed:
+		return errCrashed
+	case context.Cause(ctx) == errStepTimeout:
+		return errors.New(ph.timeout(st, r.opts.StepTimeout))
+	}
+	return ph.explain(err)
+}
+
+// runEnded says why the run's context ended.
+func (r *runner) runEnded(runCtx context.Context) error {
+	if context.Cause(runCtx) == errRunTimeout {
+		return fmt.Errorf("the run took longer than its limit of %s", human(r.opts.RunTimeout))
+	}
+	return errors.New("the run was cancelled")
+}
+
+// stepFailure is a failure already explained in words, reported as it is.
+type stepFailure struct{ msg string }
+
+func (f *stepFailure) Error() string { return f.msg }
+
+func failf(format string, args ...any) error { return &stepFailure{fmt.Sprintf(format, args...)} }
+
+// phase is where in a step the work is, so that a timeout or error can say what did not happen.
+type phase int
+
+const (
+	phaseAct      phase = iota // talking to the page
+	phaseFind                  // waiting for an element to match the selector
+	phaseReady                 // waiting for the element to become visible, enabled, uncovered
+	phaseNavStart              // waiting for the step's navigation to begin
+	phaseNavEvent              // waiting for the new document to reach waitUntil
+)
+
+func (ph phase) timeout(st store.Step, d time.Duration) string {
+	within := "within " + human(d)
+	switch ph {
+	case phaseFind:
+		return "no element matches the selector " + within
+	case phaseReady:
+		return "the element did not become visible, enabled and uncovered " + within
+	case phaseNavStart:
+		return "no navigation followed " + within
+	case phaseNavEvent:
+		return "the page did not reach " + waitUntil(st) + " " + within
+	default:
+		return "the page did not respond " + within
+	}
+}
+
+func (ph phase) explain(err error) error {
+	var evalErr *rod.EvalError
+	if ph == phaseFind && errors.As(err, &evalErr) {
+		// querySelector threw: the selector is not valid CSS.
+		return fmt.Errorf("invalid selector: %s", evalErr.Exception.Description)
+	}
+	return err
+}
+
+// human writes a duration the way error messages show it: "30 s", "3 min", "500 ms", "1.5 s".
+func human(d time.Duration) string {
+	switch {
+	case d >= time.Minute && d%time.Minute == 0:
+		return fmt.Sprintf("%d min", d/time.Minute)
+	case d >= time.Second && d%time.Second == 0:
+		return fmt.Sprintf("%d s", d/time.Second)
+	case d < time.Second:
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	default:
+		return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " s"
+	}
+}
+
+// waitUntil is the step's waitUntil, load by default (as the API stores it, and as puppeteer).
+func waitUntil(st store.Step) string {
+	if st.WaitUntil == "" {
+		return "load"
+	}
+	return st.WaitUntil
+}
+
+// lifecycleEvent maps a waitUntil value to the CDP lifecycle event it waits for, as puppeteer's
+// LifecycleWatcher does.
+func lifecycleEvent(waitUntil string) (string, bool) {
+	switch waitUntil {
+	case "load":
+		return "load", true
+	case "domcontentloaded":
+		return "DOMContentLoaded", true
+	case "networkidle0":
+		return "networkIdle", true
+	case "networkidle2":
+		return "networkAlmostIdle", true
+	}
+	return "", false
+}

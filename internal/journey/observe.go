@@ -1,0 +1,601 @@
+package journey
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/proto"
+)
+
+// observerScript returns the script installed in every new document before its own scripts
+// run. It observes the top-level document only, as web-vitals does: an iframe's interactions
+// and shifts belong to its own page, and its long tasks (same-site) show in the top document's
+// observer anyway. Each observer callback reports its entries at once through the binding:
+// entries held back until pagehide would be lost, as a binding call made then never arrives.
+func observerScript(binding string) string {
+	return `(() => {
+	if (window !== window.top) return;
+	const name = ` + strconv.Quote(binding) + `;
+	const send = (m) => {
+		try {
+			const report = window[name];
+			if (typeof report === 'function') report(JSON.stringify(m));
+		} catch (e) {}
+	};
+	const observers = [];
+	const observe = (type, options, handle) => {
+		try {
+			const o = new PerformanceObserver((list) => handle(list.getEntries()));
+			o.observe(Object.assign({type: type, buffered: true}, options));
+			observers.push([o, handle]);
+		} catch (e) {}
+	};
+	observe('event', {durationThreshold: 16}, (entries) => {
+		const d = [];
+		for (const e of entries) if (e.interactionId > 0) d.push(e.duration);
+		if (d.length) send({k: 'event', d: d});
+	});
+	observe('longtask', {}, (entries) => {
+		if (entries.length) send({k: 'longtask', d: entries.map((e) => e.duration)});
+	});
+	observe('layout-shift', {}, (entries) => {
+		const d = [];
+		for (const e of entries) if (!e.hadRecentInput) d.push(e.value);
+		if (d.length) send({k: 'shift', d: d});
+	});
+	// For the end of the run: hand over what the observers hold, then a token that tells the
+	// runner every earlier report has arrived.
+	Object.defineProperty(window, name + ` + strconv.Quote(flushSuffix) + `, {value: (token) => {
+		for (const [o, handle] of observers) {
+			try {
+				const entries = o.takeRecords();
+				if (entries.length) handle(entries);
+			} catch (e) {}
+		}
+		send({k: 'flush', t: token});
+	}});
+})();`
+}
+
+// flushSuffix names the flush function: the binding's name plus this.
+const flushSuffix = "_flush"
+
+// flushJS calls the flush function of the current document once the last interaction's Event
+// Timing entries are out (they are dispatched after the frame that presents its result), and
+// resolves to whether the document had one (an error page or about:blank has none).
+const flushJS = `(fn, token) => new Promise((resolve) => {
+	const flush = window[fn];
+	if (typeof flush !== 'function') return resolve(false);
+	let done = false;
+	const run = () => {
+		if (done) return;
+		done = true;
+		flush(token);
+		resolve(true);
+	};
+	requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(run, 0)));
+	// A page that is not rendering never runs animation frames.
+	setTimeout(run, 1000);
+})`
+
+// metrics are the totals of what the page reported.
+type metrics struct {
+	inp, tbt, cls float64
+	bytes         int64
+}
+
+// document is what the main frame's document of one loader did.
+type document struct {
+	events    map[string]bool // lifecycle events reached
+	url       string
+	status    int
+	fromProxy bool // the response came from the guarded proxy, not the target
+	failed    bool // Chromium showed its error page instead
+	errorText string
+}
+
+// recorder keeps what the run's CDP events tell: the measurements, and the main frame's
+// navigations, which steps wait on.
+type recorder struct {
+	mainFrame proto.PageFrameID
+	// crashed is closed when the page's renderer crashes.
+	crashed   chan struct{}
+	crashOnce sync.Once
+
+	mu sync.Mutex
+	// changed is closed, and replaced, whenever the navigation state changes or a flush
+	// token arrives.
+	changed chan struct{}
+	m       metrics
+	flushes map[string]bool
+	// navs counts the main frame's navigations: new documents and same-document ones.
+	navs int
+	// loader is the main frame's current document; committed, every loader that committed.
+	loader    proto.NetworkLoaderID
+	committed map[proto.NetworkLoaderID]bool
+	docs      map[proto.NetworkLoaderID]*document
+	// docRequests are the main frame's document requests in flight, and lastFailure the
+	// latest that failed: an error page's frame does not say why it is one.
+	docRequests map[proto.NetworkRequestID]string
+	lastFailure struct{ url, text string }
+}
+
+func newRecorder(mainFrame proto.PageFrameID, loader proto.NetworkLoaderID) *recorder {
+	return &recorder{
+		mainFrame:   mainFrame,
+		crashed:     make(chan struct{}),
+		changed:     make(chan struct{}),
+		flushes:     map[string]bool{},
+		loader:      loader,
+		committed:   map[proto.NetworkLoaderID]bool{loader: true},
+		docs:        map[proto.NetworkLoaderID]*document{},
+		docRequests: map[proto.NetworkRequestID]string{},
+	}
+}
+
+// doc returns the document of a loader, creating it; r.mu must be held.
+func (r *recorder) doc(loader proto.NetworkLoaderID) *document {
+	d := r.docs[loader]
+	if d == nil {
+		d = &document{events: map[string]bool{}}
+		r.docs[loader] = d
+	}
+	return d
+}
+
+// notify wakes the waiters; r.mu must be held.
+func (r *recorder) notify() {
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+// report takes one message of the page's observers.
+func (r *recorder) report(payload string) {
+	var m struct {
+		K string    `json:"k"`
+		D []float64 `json:"d"`
+		T string    `json:"t"`
+	}
+	if json.Unmarshal([]byte(payload), &m) != nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch m.K {
+	case "event":
+		// The largest entry is the largest interaction: an interaction's latency is the
+		// longest of its entries.
+		for _, d := range m.D {
+			r.m.inp = max(r.m.inp, d)
+		}
+	case "longtask":
+		for _, d := range m.D {
+			r.m.tbt += max(0, d-50)
+		}
+	case "shift":
+		for _, v := range m.D {
+			r.m.cls += v
+		}
+	case "flush":
+		r.flushes[m.T] = true
+		r.notify()
+	}
+}
+
+func (r *recorder) addBytes(n float64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.m.bytes += int64(n)
+}
+
+func (r *recorder) metrics() metrics {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.m
+}
+
+// waitFlush waits for a flush token to arrive.
+func (r *recorder) waitFlush(ctx context.Context, token string) error {
+	for {
+		r.mu.Lock()
+		ok, ch := r.flushes[token], r.changed
+		r.mu.Unlock()
+		if ok {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (r *recorder) lifecycle(e *proto.PageLifecycleEvent) {
+	if e.FrameID != r.mainFrame {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.doc(e.LoaderID).events[string(e.Name)] = true
+	r.notify()
+}
+
+func (r *recorder) frameNavigated(f *proto.PageFrame) {
+	if f == nil || f.ParentID != "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.navs++
+	r.loader = f.LoaderID
+	r.committed[f.LoaderID] = true
+	d := r.doc(f.LoaderID)
+	if d.url == "" {
+		d.url = f.URL
+	}
+	if strings.HasPrefix(f.URL, "chrome-error://") {
+		d.failed = true
+		d.url = f.UnreachableURL
+		if r.lastFailure.url == f.UnreachableURL {
+			d.errorText = r.lastFailure.text
+		}
+	}
+	r.notify()
+}
+
+func (r *recorder) sameDocument(frame proto.PageFrameID) {
+	if frame != r.mainFrame {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.navs++
+	r.notify()
+}
+
+func (r *recorder) docRequest(e *proto.NetworkRequestWillBeSent) {
+	if e.Type != proto.NetworkResourceTypeDocument || e.FrameID != r.mainFrame || e.Request == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.docRequests[e.RequestID] = e.Request.URL
+}
+
+func (r *recorder) docResponse(e *proto.NetworkResponseReceived) {
+	if e.Type != proto.NetworkResourceTypeDocument || e.FrameID != r.mainFrame || e.Response == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.docRequests, e.RequestID)
+	d := r.doc(e.LoaderID)
+	d.url, d.status = e.Response.URL, e.Response.Status
+	for name := range e.Response.Headers {
+		// The guarded proxy marks the answers it writes itself (internal/browser's
+		// proxyErrorHeader).
+		if strings.EqualFold(name, "X-Openvitals-Proxy-Error") {
+			d.fromProxy = true
+		}
+	}
+}
+
+func (r *recorder) docFailed(e *proto.NetworkLoadingFailed) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	url, ok := r.docRequests[e.RequestID]
+	if !ok {
+		return
+	}
+	delete(r.docRequests, e.RequestID)
+	r.lastFailure.url, r.lastFailure.text = url, e.ErrorText
+	// The error page may already have committed.
+	if d := r.docs[r.loader]; d != nil && d.failed && d.url == url && d.errorText == "" {
+		d.errorText = e.ErrorText
+	}
+}
+
+func (r *recorder) crash() {
+	r.crashOnce.Do(func() { close(r.crashed) })
+}
+
+// navCount is the number of main-frame navigations so far: a mark to wait from.
+func (r *recorder) navCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.navs
+}
+
+// waitNavigation waits until the main frame has navigated since mark and its current document
+// has reached the lifecycle event (or turned out to be an error page), and returns that
+// document. It calls committed once the navigation has committed and only the event remains.
+// Waiting on the current document rather than the first new one follows redirects made by
+// script, as puppeteer's waitForNavigation does.
+func (r *recorder) waitNavigation(ctx context.Context, mark int, event string, committed func()) (document, error) {
+	told := false
+	for {
+		r.mu.Lock()
+		var found *document
+		if r.navs > mark {
+			d := r.doc(r.loader)
+			if d.failed || d.events[event] {
+				found = d
+			}
+		}
+		navigated, ch := r.navs > mark, r.changed
+		var out document
+		if found != nil {
+			out = *found
+		}
+		r.mu.Unlock()
+		if found != nil {
+			return out, nil
+		}
+		if navigated && !told {
+			told = true
+			committed()
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return document{}, ctx.Err()
+		}
+	}
+}
+
+// handle dispatches one CDP event of the browser. It runs on the event goroutine only, which
+// also owns r.children.
+func (r *runner) handle(ctx context.Context, msg *rod.Message) {
+	own := msg.SessionID == r.page.SessionID
+	child := r.children[msg.SessionID]
+	if !own && !child {
+		return
+	}
+	switch msg.Method {
+	case "Network.loadingFinished":
+		var e proto.NetworkLoadingFinished
+		if msg.Load(&e) {
+			r.rec.addBytes(e.EncodedDataLength)
+		}
+		return
+	case "Target.attachedToTarget":
+		var e proto.TargetAttachedToTarget
+		if msg.Load(&e) {
+			r.children[e.SessionID] = true
+			go r.attach(ctx, e.SessionID)
+		}
+		return
+	case "Target.detachedFromTarget":
+		var e proto.TargetDetachedFromTarget
+		if msg.Load(&e) {
+			delete(r.children, e.SessionID)
+		}
+		return
+	}
+	if !own {
+		return
+	}
+	switch msg.Method {
+	case "Runtime.bindingCalled":
+		var e proto.RuntimeBindingCalled
+		if msg.Load(&e) && e.Name == r.binding {
+			r.rec.report(e.Payload)
+		}
+	case "Page.lifecycleEvent":
+		var e proto.PageLifecycleEvent
+		if msg.Load(&e) {
+			r.rec.lifecycle(&e)
+		}
+	case "Page.frameNavigated":
+		var e proto.PageFrameNavigated
+		if msg.Load(&e) {
+			r.rec.frameNavigated(e.Frame)
+		}
+	case "Page.navigatedWithinDocument":
+		var e proto.PageNavigatedWithinDocument
+		if msg.Load(&e) {
+			r.rec.sameDocument(e.FrameID)
+		}
+	case "Page.frameRequestedNavigation":
+		// The document asking to navigate is about to be replaced: take its CPU time now.
+		var e proto.PageFrameRequestedNavigation
+		if msg.Load(&e) && e.FrameID == r.rec.mainFrame {
+			r.cpu.kick()
+		}
+	case "Network.requestWillBeSent":
+		var e proto.NetworkRequestWillBeSent
+		if msg.Load(&e) {
+			r.rec.docRequest(&e)
+		}
+	case "Network.responseReceived":
+		var e proto.NetworkResponseReceived
+		if msg.Load(&e) {
+			r.rec.docResponse(&e)
+		}
+	case "Network.loadingFailed":
+		var e proto.NetworkLoadingFailed
+		if msg.Load(&e) {
+			r.rec.docFailed(&e)
+		}
+	case "Page.javascriptDialogOpening":
+		// An alert, confirm, prompt or beforeunload dialog blocks the page until answered:
+		// accept it, as a user going through the journey would, so that the run goes on.
+		var e proto.PageJavascriptDialogOpening
+		if msg.Load(&e) {
+			go func() {
+				dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				defer cancel()
+				_ = proto.PageHandleJavaScriptDialog{Accept: true, PromptText: e.DefaultPrompt}.Call(r.page.Context(dctx))
+			}()
+		}
+	case "Inspector.targetCrashed":
+		r.rec.crash()
+	}
+}
+
+// attach sets up a cross-site iframe's session: its network events count toward bytes_total,
+// and its own cross-site iframes are attached to in turn. The iframe waits, paused, until
+// this is done, so none of its requests goes uncounted.
+func (r *runner) attach(ctx context.Context, id proto.TargetSessionID) {
+	actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c := sessionClient{b: r.sess.Browser(), ctx: actx, id: id}
+	if err := (proto.NetworkEnable{}).Call(c); err != nil {
+		r.log.Debug("journey: iframe network", "err", err)
+	}
+	if err := (proto.TargetSetAutoAttach{AutoAttach: true, WaitForDebuggerOnStart: true, Flatten: true,
+		Filter: proto.TargetTargetFilter{{Type: "iframe"}}}).Call(c); err != nil {
+		r.log.Debug("journey: iframe auto-attach", "err", err)
+	}
+	// Whatever failed above, the iframe must not stay paused.
+	if err := (proto.RuntimeRunIfWaitingForDebugger{}).Call(c); err != nil {
+		r.log.Debug("journey: resume iframe", "err", err)
+	}
+}
+
+// sessionClient sends CDP commands to one session of the browser: rod has no object for an
+// iframe's session.
+type sessionClient struct {
+	b   *rod.Browser
+	ctx context.Context
+	id  proto.TargetSessionID
+}
+
+func (c sessionClient) Call(ctx context.Context, sessionID, method string, params any) ([]byte, error) {
+	return c.b.Call(ctx, sessionID, method, params)
+}
+
+func (c sessionClient) GetSessionID() proto.TargetSessionID { return c.id }
+
+func (c sessionClient) GetContext() context.Context { return c.ctx }
+
+// cpuSampler totals the main thread's task time over the run's documents.
+//
+// Performance.getMetrics' TaskDuration starts from zero with each new document, and a document
+// gone cannot be asked any more; NavigationStart tells the documents apart. So the sampler
+// keeps the largest TaskDuration seen per NavigationStart and sums them. It samples every
+// cpuInterval, at once when the main frame asks to navigate or a step's action is done (the
+// document that ran it may be about to go), and before each navigate step. What a document
+// spends after its last sample is lost: at most about cpuInterval per document.
+type cpuSampler struct {
+	page  *rod.Page
+	kicks chan struct{}
+	done  chan struct{}
+
+	mu   sync.Mutex
+	docs map[float64]float64 // NavigationStart → TaskDuration, in seconds
+}
+
+// cpuInterval is how often the sampler asks when nothing else prompts it. A getMetrics call
+// costs the renderer well under a millisecond.
+const cpuInterval = 100 * time.Millisecond
+
+func newCPUSampler(page *rod.Page) *cpuSampler {
+	return &cpuSampler{page: page, kicks: make(chan struct{}, 1), done: make(chan struct{}), docs: map[float64]float64{}}
+}
+
+func (c *cpuSampler) loop(ctx context.Context) {
+	defer close(c.done)
+	t := time.NewTicker(cpuInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-c.kicks:
+		}
+		// A renderer busy with a long task answers when the task ends; don't wait forever.
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		c.sample(sctx)
+		cancel()
+	}
+}
+
+// kick asks the loop for a sample now.
+func (c *cpuSampler) kick() {
+	select {
+	case c.kicks <- struct{}{}:
+	default:
+	}
+}
+
+// sample asks for the current document's TaskDuration. Errors (the document is being replaced,
+// ctx ended) only mean no sample.
+func (c *cpuSampler) sample(ctx context.Context) {
+	res, err := proto.PerformanceGetMetrics{}.Call(c.page.Context(ctx))
+	if err != nil {
+		return
+	}
+	var nav, task float64
+	var haveTask bool
+	for _, m := range res.Metrics {
+		switch m.Name {
+		case "NavigationStart":
+			nav = m.Value
+		case "TaskDuration":
+			task, haveTask = m.Value, true
+		}
+	}
+	if !haveTask {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.docs[nav] = max(c.docs[nav], task)
+}
+
+// total is the task time over every document sampled, in milliseconds.
+func (c *cpuSampler) total() float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var s float64
+	for _, v := range c.docs {
+		s += v
+	}
+	return s * 1000
+}
+
+// emulate makes the page a desktop (1350x940) or a phone (412x823 at 1.75x, touch, a mobile
+// user agent): Lighthouse's two form factors, so that journeys and audits see the same page.
+// The user agent is the browser's own without "Headless", which some sites turn away.
+func emulate(p *rod.Page, device string) error {
+	v, err := proto.BrowserGetVersion{}.Call(p.Browser())
+	if err != nil {
+		return err
+	}
+	if device == DeviceMobile {
+		version := v.Product[strings.IndexByte(v.Product, '/')+1:]
+		major, _, _ := strings.Cut(version, ".")
+		// Lighthouse's phone, with the reduced user agent's version (major.0.0.0).
+		ua := "Mozilla/5.0 (Linux; Android 11; moto g power (2022)) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/" +
+			major + ".0.0.0 Mobile Safari/537.36"
+		touchPoints := 5
+		for _, req := range []proto.Request{
+			proto.EmulationSetDeviceMetricsOverride{Width: 412, Height: 823, DeviceScaleFactor: 1.75, Mobile: true,
+				ScreenOrientation: &proto.EmulationScreenOrientation{Type: proto.EmulationScreenOrientationTypePortraitPrimary}},
+			proto.EmulationSetTouchEmulationEnabled{Enabled: true, MaxTouchPoints: &touchPoints},
+			proto.EmulationSetUserAgentOverride{UserAgent: ua, Platform: "Linux armv8l"},
+		} {
+			if _, err := p.Call(p.GetContext(), string(p.SessionID), req.ProtoReq(), req); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, req := range []proto.Request{
+		proto.EmulationSetDeviceMetricsOverride{Width: 1350, Height: 940, DeviceScaleFactor: 1},
+		proto.EmulationSetUserAgentOverride{UserAgent: strings.Replace(v.UserAgent, "HeadlessChrome/", "Chrome/", 1)},
+	} {
+		if _, err := p.Call(p.GetContext(), string(p.SessionID), req.ProtoReq(), req); err != nil {
+			return err
+		}
+	}
+	return nil
+}

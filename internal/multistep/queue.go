@@ -1,0 +1,118 @@
+// Package multistep runs multistep tests: runs are recorded as queued and sent to SQS (on
+// demand, for every test of a website, or daily), and the worker plays each journey in
+// Chromium and records its outcome and measurements.
+package multistep
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// Job is the body of a run message: enough to find the run's item directly.
+type Job struct {
+	Account string    `json:"account"`
+	Website string    `json:"website"`
+	Test    string    `json:"test"`
+	Run     string    `json:"run"`
+	Created time.Time `json:"created"`
+}
+
+// Queue records runs and queues them.
+type Queue struct {
+	store *store.Store
+	queue *queue.Queue
+	log   *slog.Logger
+}
+
+// NewQueue returns a Queue sending to the multistep queue q.
+func NewQueue(st *store.Store, q *queue.Queue, log *slog.Logger) *Queue {
+	return &Queue{store: st, queue: q, log: log}
+}
+
+// Run records a queued run of a test and queues it.
+func (q *Queue) Run(ctx context.Context, w store.Website, t store.Test) (store.Run, error) {
+	runs, err := q.send(ctx, w, []store.Test{t})
+	if err != nil {
+		return store.Run{}, err
+	}
+	return runs[0], nil
+}
+
+// RunAll records and queues one run of every test of a website, and says how many.
+func (q *Queue) RunAll(ctx context.Context, w store.Website) (int, error) {
+	tests, err := q.store.Tests(ctx, w)
+	if err != nil {
+		return 0, err
+	}
+	runs, err := q.send(ctx, w, tests)
+	return len(runs), err
+}
+
+// Daily queues the day's run of every test of every website, once per UTC day.
+func (q *Queue) Daily(ctx context.Context, now time.Time) (int, error) {
+	sites, err := q.store.AllWebsites(ctx)
+	if err != nil {
+		return 0, err
+	}
+	day := store.Day(now)
+	queued := 0
+	for _, ref := range sites {
+		w, err := q.store.Website(ctx, ref.Account, ref.Website)
+		if store.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return queued, err
+		}
+		tests, err := q.store.Tests(ctx, w)
+		if err != nil {
+			return queued, err
+		}
+		var due []store.Test
+		for _, t := range tests {
+			fresh, err := q.store.MarkTestQueued(ctx, ref, t.ID, day)
+			if err != nil {
+				return queued, err
+			}
+			if fresh {
+				due = append(due, t)
+			}
+		}
+		runs, err := q.send(ctx, w, due)
+		queued += len(runs)
+		if err != nil {
+			return queued, err
+		}
+	}
+	q.log.InfoContext(ctx, "daily multistep runs queued", "day", day, "runs", queued)
+	return queued, nil
+}
+
+// send records a queued run per test, then sends their messages.
+func (q *Queue) send(ctx context.Context, w store.Website, tests []store.Test) ([]store.Run, error) {
+	runs := make([]store.Run, 0, len(tests))
+	jobs := make([]any, 0, len(tests))
+	for _, t := range tests {
+		r, err := q.store.CreateRun(ctx, w, t)
+		if err != nil {
+			return runs, err
+		}
+		runs = append(runs, r)
+		jobs = append(jobs, Job{Account: w.Account, Website: w.ID, Test: t.ID, Run: r.ID, Created: r.Created})
+	}
+	n, err := q.queue.SendBatch(ctx, jobs)
+	if err != nil {
+		// Runs whose message was not sent will never start: record them as failed.
+		for _, r := range runs[n:] {
+			r.Status, r.Error, r.Finished = store.RunFailed, "could not be queued", time.Now().UTC()
+			_ = q.store.UpdateRun(context.WithoutCancel(ctx), w, r)
+		}
+		return runs[:n], fmt.Errorf("queue runs: %w", err)
+	}
+	return runs, nil
+}
