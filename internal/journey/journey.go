@@ -15,6 +15,11 @@
 //     survives navigations). Nothing waits for pagehide: a binding call made while a document
 //     unloads never reaches the client.
 //   - CDP events and calls: Network.loadingFinished for bytes, Performance.getMetrics for CPU.
+//
+// A document's last moments are the hard part: the interaction that navigates away is reported
+// after the next frame, and TaskDuration can only be read from a document still there. So
+// every main-frame document request is paused (Fetch) until the leaving document has reported
+// and its CPU time has been read; see [runner.beforeNavigation].
 package journey
 
 import (
@@ -27,6 +32,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-rod/rod"
@@ -73,7 +79,10 @@ type Options struct {
 // Result is what a run measured, and how it ended.
 type Result struct {
 	// Duration is the time the steps took, from the start of the first to the end of the last
-	// (or of the failing one). Launching and closing the browser are not part of it.
+	// (or of the failing one). Launching and closing the browser are not part of it. It does
+	// include the runner's hold of each main-frame navigation while the leaving document
+	// reports (see beforeNavigation): a few milliseconds to a few tens, up to 150 ms when the
+	// interaction that navigated was too short to have an Event Timing entry.
 	Duration time.Duration
 	// INP is the longest interaction of the run, in milliseconds: the largest duration of an
 	// Event Timing entry with an interactionId (durationThreshold 16 ms), over every top-level
@@ -86,8 +95,10 @@ type Result struct {
 	// top-level document of the run. Unlike web-vitals' CLS (the largest session window of one
 	// page) it does not window: a journey is several pages, and each shift it meets counts.
 	CLS float64
-	// CPUTotal is the main-thread task time of the top-level documents, in milliseconds
-	// (Performance.getMetrics TaskDuration, summed over documents).
+	// CPUTotal is the main-thread task time, in milliseconds, of the renderer of each top-level
+	// document of the run (Performance.getMetrics TaskDuration, which restarts with each
+	// document, summed over them; see cpuSampler). Cross-site iframes run in processes of their
+	// own and are not counted.
 	CPUTotal float64
 	// BytesTotal is the sum of the encoded (transfer) sizes of every response the page and its
 	// iframes received.
@@ -230,8 +241,10 @@ type runner struct {
 	// children are the sessions of the page's cross-site iframes (see attach); only the event
 	// goroutine uses it.
 	children map[proto.TargetSessionID]bool
-	cancel   context.CancelFunc
-	done     chan struct{}
+	// flushes numbers flush tokens.
+	flushes atomic.Uint64
+	cancel  context.CancelFunc
+	done    chan struct{}
 }
 
 // start opens the run's page and installs everything that must be in place before the first
@@ -287,12 +300,19 @@ func start(ctx context.Context, sess *browser.Session, opts Options, base *url.U
 		// Lifecycle events carry load, DOMContentLoaded, networkIdle and networkAlmostIdle per
 		// document: what waitUntil waits for, as in puppeteer.
 		proto.PageSetLifecycleEventsEnabled{Enabled: true},
+		// Runtime.bindingCalled is only sent to a client that enabled Runtime.
+		proto.RuntimeEnable{},
 		proto.RuntimeAddBinding{Name: r.binding},
 		// Cross-site iframes run in processes of their own (site isolation): their requests are
 		// reported on sessions of their own, which are attached to here so that bytes_total
 		// counts them. They start paused until their Network domain is enabled (see attach).
 		proto.TargetSetAutoAttach{AutoAttach: true, WaitForDebuggerOnStart: true, Flatten: true,
 			Filter: proto.TargetTargetFilter{{Type: "iframe"}}},
+		// Main-frame document requests pause until the leaving document has reported what it
+		// holds (see beforeNavigation).
+		proto.FetchEnable{Patterns: []*proto.FetchRequestPattern{{
+			URLPattern: "*", ResourceType: proto.NetworkResourceTypeDocument, RequestStage: proto.FetchRequestStageRequest,
+		}}},
 	} {
 		if _, err := page.Call(page.GetContext(), string(page.SessionID), req.ProtoReq(), req); err != nil {
 			return fail(req.ProtoReq(), err)
@@ -316,22 +336,72 @@ func (r *runner) stop() {
 	}
 }
 
-// finish collects what the page has not reported yet: entries its observers hold but have not
-// delivered (Event Timing entries of the last interaction wait for the next frame), and the
-// current document's CPU time.
+// finish collects what the page has not reported yet at the end of the run.
 func (r *runner) finish(ctx context.Context) {
-	token := strconv.FormatInt(time.Now().UnixNano(), 36)
-	res, err := r.page.Context(ctx).Eval(flushJS, r.binding+flushSuffix, token)
+	r.flush(ctx)
+	r.cpu.sample(ctx)
+}
+
+// flush has the current document hand over what its observers hold but have not delivered
+// (Event Timing entries of the last interaction wait for the frame after it), and waits for
+// them to arrive. While a navigation's request is paused (see beforeNavigation) the page does
+// not answer Runtime commands: a flush then waits until the new document can answer it.
+func (r *runner) flush(ctx context.Context) {
+	token := strconv.FormatUint(r.flushes.Add(1), 10)
+	res, err := r.page.Context(ctx).Evaluate(rod.Eval(flushJS, r.binding+flushSuffix, token).ByPromise())
 	if err != nil {
 		r.log.Debug("journey: flush observers", "err", err)
-	} else if res.Value.Bool() {
-		// The flush reports through the binding like every entry, and ends with the token: once
-		// it arrives, every entry reported before it has been counted.
-		if err := r.rec.waitFlush(ctx, token); err != nil {
-			r.log.Debug("journey: flush observers", "err", err)
-		}
+		return
 	}
-	r.cpu.sample(ctx)
+	if !res.Value.Bool() {
+		return // about:blank, an error page: nothing observed
+	}
+	// The flush reports through the binding like every entry, and ends with the token: once
+	// it arrives, every entry reported before it has been counted. It comes in milliseconds
+	// or, the document having gone meanwhile, never.
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := r.rec.waitFlush(wctx, token); err != nil {
+		r.log.Debug("journey: flush observers", "err", err)
+	}
+}
+
+// leaveTimeout bounds how long a main-frame navigation is held for the leaving document's last
+// report. The document itself gives up waiting for entries after 150 ms (see observerScript).
+const leaveTimeout = 400 * time.Millisecond
+
+// beforeNavigation runs while a main-frame document request is paused by Fetch, before the
+// document it would replace is gone.
+//
+// If that document announced the navigation (its Navigation API navigate event), the request
+// is held until the document has reported its last entries. Without the hold, a click whose
+// handler navigates races its own measurement: the click's Event Timing entry waits for the
+// next frame and the long task's for an observer callback, and on a fast server the new
+// document commits first, taking both with the old one (measured: INP and TBT of such a click
+// lost in 4 runs of 6). The page cannot be asked to flush instead: Runtime commands sent while
+// the request is paused get no answer until it goes on (measured). Navigations the browser
+// starts (a navigate step) have no navigate event and are not held; the step flushes before.
+//
+// Performance commands are answered meanwhile (measured), by the leaving document: its last
+// TaskDuration sample is taken here, after its last task.
+func (r *runner) beforeNavigation(ctx context.Context, e *proto.FetchRequestPaused) {
+	if e.FrameID == r.rec.mainFrame {
+		wctx, cancel := context.WithTimeout(ctx, leaveTimeout)
+		if err := r.rec.waitLeft(wctx); err != nil {
+			r.log.Debug("journey: the leaving document did not report in time", "url", e.Request.URL)
+		}
+		cancel()
+		// A document busy with a long task answers when it ends: bound the wait.
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		r.cpu.sample(sctx)
+		cancel()
+	}
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := (proto.FetchContinueRequest{RequestID: e.RequestID}).Call(r.page.Context(cctx)); err != nil {
+		// The navigation was cancelled or replaced meanwhile.
+		r.log.Debug("journey: continue document request", "err", err)
+	}
 }
 
 // fill copies the measurements into res.
@@ -388,7 +458,12 @@ func (r *runner) step(runCtx context.Context, st store.Step) error {
 	case context.Cause(ctx) == errCrashed:
 		return errCrashed
 	case context.Cause(ctx) == errStepTimeout:
-		return errors.New(ph.timeout(st, r.opts.StepTimeout))
+		msg := ph.timeout(st, r.opts.StepTimeout)
+		var nr *notReady
+		if errors.As(err, &nr) {
+			msg += ": " + nr.reason
+		}
+		return errors.New(msg)
 	}
 	return ph.explain(err)
 }
@@ -425,7 +500,7 @@ func (ph phase) timeout(st store.Step, d time.Duration) string {
 	case phaseFind:
 		return "no element matches the selector " + within
 	case phaseReady:
-		return "the element did not become visible, enabled and uncovered " + within
+		return "the element was not ready " + within
 	case phaseNavStart:
 		return "no navigation followed " + within
 	case phaseNavEvent:
@@ -437,9 +512,14 @@ func (ph phase) timeout(st store.Step, d time.Duration) string {
 
 func (ph phase) explain(err error) error {
 	var evalErr *rod.EvalError
-	if ph == phaseFind && errors.As(err, &evalErr) {
-		// querySelector threw: the selector is not valid CSS.
-		return fmt.Errorf("invalid selector: %s", evalErr.Exception.Description)
+	if ph == phaseFind && errors.As(err, &evalErr) && evalErr.Exception != nil {
+		// querySelector threw: "SyntaxError: Failed to execute 'querySelector' on 'Document':
+		// 'h1[[' is not a valid selector.", then a stack.
+		msg, _, _ := strings.Cut(evalErr.Exception.Description, "\n")
+		if _, rest, ok := strings.Cut(msg, "': "); ok {
+			msg = rest
+		}
+		return fmt.Errorf("invalid selector: %s", strings.TrimSuffix(msg, "."))
 	}
 	return err
 }

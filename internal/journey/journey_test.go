@@ -150,15 +150,17 @@ func navigate(target string) store.Step { return store.Step{Type: "navigate", Ta
 func TestSlowClickThatNavigates(t *testing.T) {
 	f := newFixture(t)
 	opts := options(t, f.URL)
-	var rss int64
-	opts.beforeClose = func(s *browser.Session) { rss = peakRSS(s, opts.Browser.TempRoot) }
+	var rss, pss int64
+	opts.beforeClose = func(s *browser.Session) {
+		rss, pss = memory(s, opts.Browser.TempRoot)
+	}
 	res := run(t, opts,
 		navigate("/slow-click.html"),
 		store.Step{Type: "click", Target: "#buy", WaitForNavigation: true, WaitUntil: "load"},
 		store.Step{Type: "waitForSelector", Target: "#done"},
 	)
 	passed(t, res)
-	t.Logf("peak RSS of the session's processes (sum of VmHWM): %d MB", rss>>20)
+	t.Logf("memory of the session's processes at the end: sum of peak RSS (VmHWM) %d MB, sum of PSS %d MB", rss>>20, pss>>20)
 	// The handler busy-waits 200 ms: the interaction lasts at least that, and so does a long
 	// task (150 ms of it beyond 50 ms).
 	if res.INP < 200 {
@@ -184,7 +186,7 @@ func TestFormTypedSelectedAndSubmitted(t *testing.T) {
 	res := run(t, opts,
 		navigate("/form.html"),
 		store.Step{Type: "type", Target: "#name", Value: name},
-		store.Step{Type: "select", Target: "#size", Value: "Large"}, // by text
+		store.Step{Type: "select", Target: "#size", Value: "Large"},  // by text
 		store.Step{Type: "select", Target: "#colour", Value: "blue"}, // by value
 		store.Step{Type: "click", Target: "#send", WaitForNavigation: true, WaitUntil: "domcontentloaded"},
 		store.Step{Type: "waitForSelector", Target: `#greeting[data-name="Zoë \"Ada\" – O'Neil"][data-size="l"][data-colour="blue"]`},
@@ -241,6 +243,7 @@ func TestBytesAndCPU(t *testing.T) {
 		store.Step{Type: "scroll"},
 	)
 	passed(t, res)
+	t.Logf("images: %d + %d bytes", len(f.noise), len(f.frameNoise))
 	// The iframe is cross-site (localhost under 127.0.0.1): its image is counted only if the
 	// iframe's own session is.
 	if min := int64(len(f.noise) + len(f.frameNoise)); res.BytesTotal < min {
@@ -249,6 +252,44 @@ func TestBytesAndCPU(t *testing.T) {
 	if res.CPUTotal <= 0 {
 		t.Errorf("CPU %v, want above 0", res.CPUTotal)
 	}
+}
+
+func TestInvalidSelector(t *testing.T) {
+	f := newFixture(t)
+	res := run(t, options(t, f.URL), navigate("/done.html"), store.Step{Type: "click", Target: "h1[["})
+	if res.FailedStep != 1 || !strings.HasPrefix(res.Error, "step 1 (click h1[[): invalid selector: ") {
+		t.Errorf("failed step %d, error %q: want step 1, invalid selector", res.FailedStep, res.Error)
+	}
+}
+
+func TestCoveredElement(t *testing.T) {
+	f := newFixture(t)
+	opts := options(t, f.URL)
+	opts.StepTimeout = 2 * time.Second
+	res := run(t, opts, navigate("/overlay.html"), store.Step{Type: "click", Target: "#buy"})
+	if want := "step 1 (click #buy): the element was not ready within 2 s: it is covered by <div#overlay>"; res.Error != want {
+		t.Errorf("error %q, want %q", res.Error, want)
+	}
+}
+
+func TestDialogsAreAccepted(t *testing.T) {
+	f := newFixture(t)
+	res := run(t, options(t, f.URL),
+		navigate("/dialog.html"),
+		store.Step{Type: "click", Target: "#buy", WaitForNavigation: true},
+		store.Step{Type: "waitForSelector", Target: "#done"},
+	)
+	passed(t, res)
+}
+
+func TestLinkClick(t *testing.T) {
+	f := newFixture(t)
+	res := run(t, options(t, f.URL),
+		navigate("/link.html"),
+		store.Step{Type: "click", Target: "#next", WaitForNavigation: true, WaitUntil: "networkidle2"},
+		store.Step{Type: "waitForSelector", Target: "#done"},
+	)
+	passed(t, res)
 }
 
 func TestNetworkIdleWaitsForLateRequests(t *testing.T) {
@@ -377,21 +418,27 @@ func sessionProcesses(pgid int, root string) []int {
 	return out
 }
 
-// peakRSS sums the peak resident set (VmHWM) of the session's processes. Pages shared between
-// them (the binary, shared memory) count once per process, so this overstates the real peak.
-func peakRSS(s *browser.Session, root string) int64 {
-	var total int64
-	for _, pid := range sessionProcesses(s.PID(), root) {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+// memory sums, over the session's processes, the peak resident set (VmHWM) and the current
+// proportional set (Pss). Pages shared between the processes (the binary, shared memory) count
+// once per process in the first, which overstates the real peak; the second splits them.
+func memory(s *browser.Session, root string) (peakRSS, pss int64) {
+	field := func(path, name string) int64 {
+		b, err := os.ReadFile(path)
 		if err != nil {
-			continue
+			return 0
 		}
 		for _, line := range strings.Split(string(b), "\n") {
-			if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			if rest, ok := strings.CutPrefix(line, name+":"); ok {
 				kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-				total += kb << 10
+				return kb << 10
 			}
 		}
+		return 0
 	}
-	return total
+	for _, pid := range sessionProcesses(s.PID(), root) {
+		proc := "/proc/" + strconv.Itoa(pid)
+		peakRSS += field(proc+"/status", "VmHWM")
+		pss += field(proc+"/smaps_rollup", "Pss")
+	}
+	return peakRSS, pss
 }

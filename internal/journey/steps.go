@@ -2,6 +2,7 @@ package journey
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/url"
 	"strings"
@@ -32,8 +33,6 @@ func (r *runner) do(ctx context.Context, st store.Step, ph *phase) error {
 	if err := r.act(p, st, ph); err != nil {
 		return err
 	}
-	// The document that ran the action may be about to be replaced, and its CPU time with it.
-	r.cpu.kick()
 	if st.WaitForNavigation {
 		return r.waitNavigation(ctx, st, mark, ph)
 	}
@@ -50,34 +49,46 @@ func (r *runner) act(p *rod.Page, st store.Step, ph *phase) error {
 		}`)
 		return err
 	}
-
-	*ph = phaseFind
-	el, err := p.Element(st.Target)
-	if err != nil {
+	for {
+		*ph = phaseFind
+		el, err := p.Element(st.Target)
+		if err != nil {
+			return err
+		}
+		*ph = phaseReady
+		err = r.actOn(p, el, st, ph)
+		// The page replaced the element between finding it and acting on it (a framework
+		// re-rendering): find it again. Never once input has been sent, which a retry would
+		// repeat.
+		if errors.Is(err, errDetached) && *ph == phaseReady && p.GetContext().Err() == nil {
+			continue
+		}
 		return err
 	}
-	*ph = phaseReady
+}
+
+// actOn performs the step's action on the element that matched.
+func (r *runner) actOn(p *rod.Page, el *rod.Element, st store.Step, ph *phase) error {
 	switch st.Type {
 	case "waitForSelector":
 		// Presence, as puppeteer's waitForSelector by default: Element has waited for it.
 		return nil
 	case "scroll":
-		return el.ScrollIntoView()
+		if _, err := ready(p, el, true, false, false); err != nil {
+			return err
+		}
+		return proto.DOMScrollIntoViewIfNeeded{ObjectID: el.Object.ObjectID}.Call(p)
 	case "click", "hover":
 		// rod's Click and Hover drive the page's shared Mouse, whose calls use the context the
-		// page was created with, not the step's: dispatch the events here, under the step's limit.
-		pt, err := el.WaitInteractable()
+		// page was created with, not the step's: the events are sent here, under the step's limit.
+		pt, err := ready(p, el, true, st.Type == "click", true)
 		if err != nil {
 			return err
 		}
+		*ph = phaseAct
 		if st.Type == "hover" {
-			*ph = phaseAct
 			return mouse(p, proto.InputDispatchMouseEventTypeMouseMoved, *pt)
 		}
-		if err := el.WaitEnabled(); err != nil {
-			return err
-		}
-		*ph = phaseAct
 		for _, t := range []proto.InputDispatchMouseEventType{
 			proto.InputDispatchMouseEventTypeMouseMoved,
 			proto.InputDispatchMouseEventTypeMousePressed,
@@ -89,16 +100,20 @@ func (r *runner) act(p *rod.Page, st store.Step, ph *phase) error {
 		}
 		return nil
 	case "type":
-		if err := el.Focus(); err != nil {
-			return err
-		}
-		if err := el.WaitEnabled(); err != nil {
+		if _, err := ready(p, el, true, true, false); err != nil {
 			return err
 		}
 		*ph = phaseAct
+		if err := (proto.DOMScrollIntoViewIfNeeded{ObjectID: el.Object.ObjectID}).Call(p); err != nil {
+			return err
+		}
+		if _, err := el.Evaluate(rod.Eval(`() => this.focus()`).ByUser()); err != nil {
+			return err
+		}
 		return typeText(p, st.Value)
 	case "select":
-		if err := el.WaitEnabled(); err != nil {
+		// Not visible: sites often hide the <select> behind a styled stand-in.
+		if _, err := ready(p, el, false, true, false); err != nil {
 			return err
 		}
 		*ph = phaseAct
@@ -112,6 +127,77 @@ func (r *runner) act(p *rod.Page, st store.Step, ph *phase) error {
 		return nil
 	}
 	return failf("unknown step type %q", st.Type)
+}
+
+// errDetached is an element that left the document after it matched.
+var errDetached = errors.New("the element left the document")
+
+// notReady is a wait for an element's state that ran out of time, with the latest reason.
+type notReady struct {
+	reason string
+	err    error
+}
+
+func (e *notReady) Error() string { return e.reason + ": " + e.err.Error() }
+func (e *notReady) Unwrap() error { return e.err }
+
+// stateJS says what keeps an element from being acted on: "detached", "hidden", "disabled",
+// or "" for nothing.
+const stateJS = `(visible, enabled) => {
+	if (!this.isConnected) return 'detached';
+	if (visible) {
+		const style = getComputedStyle(this), box = this.getBoundingClientRect();
+		if (style.display === 'none' || style.visibility === 'hidden' || !(box.width || box.height)) return 'hidden';
+	}
+	if (enabled && this.disabled) return 'disabled';
+	return '';
+}`
+
+// ready waits until el is visible and enabled (as asked) and, for pointer, can be pointed at:
+// scrolled into view and not covered by another element. It returns the point to aim at. rod's
+// own waits never end for an element that left the document; this one returns errDetached.
+func ready(p *rod.Page, el *rod.Element, visible, enabled, pointer bool) (*proto.Point, error) {
+	var pt *proto.Point
+	reason := ""
+	err := utils.Retry(p.GetContext(), pollSleeper(), func() (bool, error) {
+		res, err := el.Evaluate(rod.Eval(stateJS, visible, enabled))
+		if err != nil {
+			return true, err
+		}
+		switch state := res.Value.Str(); state {
+		case "detached":
+			return true, errDetached
+		case "hidden":
+			reason = "it is not visible"
+			return false, nil
+		case "disabled":
+			reason = "it is disabled"
+			return false, nil
+		}
+		if !pointer {
+			return true, nil
+		}
+		if err := (proto.DOMScrollIntoViewIfNeeded{ObjectID: el.Object.ObjectID}).Call(p); err != nil {
+			return true, err
+		}
+		pt, err = el.Interactable()
+		var covered *rod.CoveredError
+		switch {
+		case errors.As(err, &covered):
+			reason = "it is covered by " + covered.String()
+		case errors.Is(err, &rod.InvisibleShapeError{}):
+			reason = "it has no visible area"
+		case errors.Is(err, &rod.NoPointerEventsError{}):
+			reason = "it has pointer-events: none"
+		default:
+			return true, err
+		}
+		return false, nil
+	})
+	if err != nil && p.GetContext().Err() != nil && reason != "" {
+		return nil, &notReady{reason: reason, err: err}
+	}
+	return pt, err
 }
 
 // mouse sends one mouse event with the left button at pt.
@@ -214,7 +300,10 @@ func (r *runner) navigate(ctx context.Context, p *rod.Page, st store.Step, ph *p
 	}
 
 	mark := r.rec.navCount()
-	// TaskDuration restarts with each document: take the leaving document's total first.
+	// The browser starts this navigation, unannounced to the page (see beforeNavigation): take
+	// the leaving document's last entries and its CPU time (TaskDuration restarts with each
+	// document) now.
+	r.flush(ctx)
 	r.cpu.sample(ctx)
 	*ph = phaseNavStart
 	nav, err := proto.PageNavigate{URL: target.String()}.Call(p)

@@ -1,0 +1,100 @@
+package journey
+
+import (
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+func TestHuman(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		30 * time.Second:        "30 s",
+		3 * time.Minute:         "3 min",
+		90 * time.Second:        "90 s",
+		500 * time.Millisecond:  "500 ms",
+		1500 * time.Millisecond: "1.5 s",
+	} {
+		if got := human(d); got != want {
+			t.Errorf("human(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	for _, c := range []struct {
+		st   store.Step
+		want string
+	}{
+		{store.Step{Type: "click", Target: "#buy"}, "click #buy"},
+		{store.Step{Type: "navigate", Target: "/checkout"}, "navigate /checkout"},
+		{store.Step{Type: "wait", Value: "500"}, "wait 500 ms"},
+		{store.Step{Type: "scroll"}, "scroll"},
+	} {
+		if got := describe(c.st); got != c.want {
+			t.Errorf("describe(%+v) = %q, want %q", c.st, got, c.want)
+		}
+	}
+}
+
+func TestResolve(t *testing.T) {
+	base, _ := url.Parse("https://example.com/shop/")
+	r := &runner{base: base}
+	for target, want := range map[string]string{
+		"/checkout?step=2":        "https://example.com/checkout?step=2",
+		"http://other.example/a":  "http://other.example/a",
+		"https://example.com/b#c": "https://example.com/b#c",
+	} {
+		u, err := r.resolve(target)
+		if err != nil || u.String() != want {
+			t.Errorf("resolve(%q) = %v, %v; want %s", target, u, err, want)
+		}
+	}
+	for _, target := range []string{"//evil.example/x", "javascript:alert(1)", "file:///etc/passwd", "checkout", "ftp://example.com/"} {
+		if u, err := r.resolve(target); err == nil {
+			t.Errorf("resolve(%q) = %v, want an error", target, u)
+		}
+	}
+	if _, err := (&runner{}).resolve("/a"); err == nil {
+		t.Error("resolve of a path without a base URL: want an error")
+	}
+}
+
+func TestKeyFor(t *testing.T) {
+	for _, c := range []rune{'a', 'Z', '7', ' ', '"', '\n'} {
+		if _, ok := keyFor(c); !ok {
+			t.Errorf("keyFor(%q): want a key", c)
+		}
+	}
+	// rod files named keys under U+0100 and up: Backspace is U+0108.
+	for _, c := range []rune{'ë', 'Ĉ', '–', '日'} {
+		if k, ok := keyFor(c); ok {
+			t.Errorf("keyFor(%q) = %v, want none", c, k)
+		}
+	}
+}
+
+func TestLifecycleEvent(t *testing.T) {
+	for in, want := range map[string]string{"load": "load", "domcontentloaded": "DOMContentLoaded", "networkidle0": "networkIdle", "networkidle2": "networkAlmostIdle"} {
+		if got, ok := lifecycleEvent(in); !ok || got != want {
+			t.Errorf("lifecycleEvent(%q) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+	if _, ok := lifecycleEvent("networkidle"); ok {
+		t.Error(`lifecycleEvent("networkidle"): want unknown`)
+	}
+}
+
+func TestRecorderSums(t *testing.T) {
+	r := newRecorder("main", "l0")
+	r.report(`{"k":"event","d":[24,240,224]}`)
+	r.report(`{"k":"event","d":[56]}`)
+	r.report(`{"k":"longtask","d":[214,51,40]}`)
+	r.report(`{"k":"shift","d":[0.05,0.0301]}`)
+	r.report(`not json`)
+	m := r.metrics()
+	if m.inp != 240 || m.tbt != 165 || m.cls < 0.0800 || m.cls > 0.0802 {
+		t.Errorf("inp %v, tbt %v, cls %v; want 240, 165, 0.0801", m.inp, m.tbt, m.cls)
+	}
+}
