@@ -154,10 +154,9 @@ type recorder struct {
 	leaving, left int
 	// navs counts the main frame's navigations: new documents and same-document ones.
 	navs int
-	// loader is the main frame's current document; committed, every loader that committed.
-	loader    proto.NetworkLoaderID
-	committed map[proto.NetworkLoaderID]bool
-	docs      map[proto.NetworkLoaderID]*document
+	// loader is the main frame's current document.
+	loader proto.NetworkLoaderID
+	docs   map[proto.NetworkLoaderID]*document
 	// docRequests are the main frame's document requests in flight, and lastFailure the
 	// latest that failed: an error page's frame does not say why it is one.
 	docRequests map[proto.NetworkRequestID]string
@@ -171,7 +170,6 @@ func newRecorder(mainFrame proto.PageFrameID, loader proto.NetworkLoaderID) *rec
 		changed:     make(chan struct{}),
 		flushes:     map[string]bool{},
 		loader:      loader,
-		committed:   map[proto.NetworkLoaderID]bool{loader: true},
 		docs:        map[proto.NetworkLoaderID]*document{},
 		docRequests: map[proto.NetworkRequestID]string{},
 	}
@@ -298,7 +296,6 @@ func (r *recorder) frameNavigated(f *proto.PageFrame) {
 	// The document that announced a navigation is gone: nothing more will come from it.
 	r.leaving, r.left = 0, 0
 	r.loader = f.LoaderID
-	r.committed[f.LoaderID] = true
 	d := r.doc(f.LoaderID)
 	if d.url == "" {
 		d.url = f.URL
