@@ -18,7 +18,7 @@ LOCAL_AWS = AWS_REGION=$${AWS_REGION:-us-east-1} AWS_ACCESS_KEY_ID=test AWS_SECR
 
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: help deps run daily test test-infra bench bench-audit build keys clean
+.PHONY: help deps run daily test test-infra bench bench-audit bench-multistep build keys clean
 
 help:
 	@echo "make run    install what is missing, start the stand-ins and serve the API on OPENVITALS_ADDR"
@@ -95,6 +95,10 @@ bench-audit: deps
 	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
 	$(STANDINS) start $(TEST_PORTS); \
 	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench Audit -benchtime 1x -timeout 45m ./internal/audit/
+
+# Multistep runs: runs per hour per worker and peak memory of a run (real Chromium). See BENCHMARKS.md.
+bench-multistep: deps
+	go test -run '^$$' -bench JourneyRun -benchtime 1x ./internal/multistep/
 
 build:
 	@mkdir -p .run/bin

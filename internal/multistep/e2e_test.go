@@ -26,7 +26,7 @@ const adminKey = "acme-admin-key-0123456789"
 
 // journeySite serves two pages: a start page whose button blocks the main thread ~200 ms and
 // then navigates, and the page it leads to.
-func journeySite(t *testing.T) string {
+func journeySite(t testing.TB) string {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
