@@ -295,11 +295,7 @@ func (s *Server) listTests(w http.ResponseWriter, r *http.Request, c caller) err
 		st := runstats.Summarize(runs, now)
 		item := testStatsJSON{testJSON: toTestJSON(t), SuccessRates: make([]successRateJSON, len(st.SuccessRates)),
 			State: st.State, SuccessRate: st.SuccessRate,
-			INP: roundedInt(st.INP), TBT: roundedInt(st.TBT), Duration: roundedInt(st.Duration)}
-		if st.CLS != nil {
-			cls := rounded("cls", *st.CLS)
-			item.CLS = &cls
-		}
+			INP: roundedInt(st.INP), TBT: roundedInt(st.TBT), CLS: roundedCLS(st.CLS), Duration: roundedInt(st.Duration)}
 		for j, d := range st.SuccessRates {
 			item.SuccessRates[j] = successRateJSON{Date: d.Date, Rate: d.Rate}
 		}
@@ -309,11 +305,7 @@ func (s *Server) listTests(w http.ResponseWriter, r *http.Request, c caller) err
 }
 
 func (s *Server) getTest(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	t, err := s.store.Test(r.Context(), site, r.PathValue("testID"))
+	_, t, err := s.test(r, c)
 	if err != nil {
 		return err
 	}
@@ -375,6 +367,25 @@ func (s *Server) deleteTest(w http.ResponseWriter, r *http.Request, c caller) er
 	return nil
 }
 
+// test resolves the website and the {testID} of the path within the caller's account.
+func (s *Server) test(r *http.Request, c caller) (store.Website, store.Test, error) {
+	site, err := s.website(r, c)
+	if err != nil {
+		return site, store.Test{}, err
+	}
+	t, err := s.store.Test(r.Context(), site, r.PathValue("testID"))
+	return site, t, err
+}
+
+// roundedCLS is a CLS value as the interface shows it (four decimals), or nil.
+func roundedCLS(v *float64) *float64 {
+	if v == nil {
+		return nil
+	}
+	cls := rounded("cls", *v)
+	return &cls
+}
+
 func roundedInt(v *float64) *int {
 	if v == nil {
 		return nil
@@ -401,25 +412,16 @@ type runJSON struct {
 }
 
 func toRunJSON(r store.Run) runJSON {
-	out := runJSON{ID: r.ID, Created: r.Created, Device: r.Device, Status: r.Status,
+	return runJSON{ID: r.ID, Created: r.Created, Device: r.Device, Status: r.Status,
 		Duration: roundedInt(r.Duration), INP: roundedInt(r.INP), TBT: roundedInt(r.TBT), CPUTotal: roundedInt(r.CPUTotal),
-		BytesTotal: r.BytesTotal, Error: r.Error, FailedStep: r.FailedStep, Screenshot: r.ScreenshotKey != ""}
-	if r.CLS != nil {
-		cls := rounded("cls", *r.CLS)
-		out.CLS = &cls
-	}
-	return out
+		CLS: roundedCLS(r.CLS), BytesTotal: r.BytesTotal, Error: r.Error, FailedStep: r.FailedStep, Screenshot: r.ScreenshotKey != ""}
 }
 
 // maxRunsListed bounds the runs list: the newest hundred.
 const maxRunsListed = 100
 
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	t, err := s.store.Test(r.Context(), site, r.PathValue("testID"))
+	site, t, err := s.test(r, c)
 	if err != nil {
 		return err
 	}
@@ -435,11 +437,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, c caller) erro
 }
 
 func (s *Server) startRun(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	t, err := s.store.Test(r.Context(), site, r.PathValue("testID"))
+	site, t, err := s.test(r, c)
 	if err != nil {
 		return err
 	}
