@@ -94,11 +94,11 @@ bench: deps
 bench-audit: deps
 	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
 	$(STANDINS) start $(TEST_PORTS); \
-	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench Audit -benchtime 1x -timeout 45m ./internal/audit/
+	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench Audit -benchtime 1x -timeout 45m ./internal/auditworker/
 
 # Multistep runs: runs per hour per worker and peak memory of a run (real Chromium). See BENCHMARKS.md.
 bench-multistep: deps
-	go test -run '^$$' -bench JourneyRun -benchtime 1x ./internal/multistep/
+	go test -run '^$$' -bench JourneyRun -benchtime 1x ./internal/runworker/
 
 build:
 	@mkdir -p .run/bin

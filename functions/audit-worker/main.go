@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/openvitals/openvitals/internal/auditworker"
 	"github.com/openvitals/openvitals/internal/service"
 )
 
@@ -18,7 +19,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	worker, _, err := svc.AuditWorker("/opt/openvitals")
+	worker, _, err := auditworker.FromEnv(svc, "/opt/openvitals")
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -22,8 +22,10 @@ import (
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/openvitals/openvitals/internal/apikey"
+	"github.com/openvitals/openvitals/internal/auditworker"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/runworker"
 	"github.com/openvitals/openvitals/internal/service"
 )
 
@@ -78,12 +80,12 @@ func run(ctx context.Context, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	worker, runner, err := svc.AuditWorker(root)
+	worker, runner, err := auditworker.FromEnv(svc, root)
 	if err != nil {
 		return fmt.Errorf("audit worker: %w", err)
 	}
 	defer runner.Close()
-	runs, err := svc.MultistepWorker()
+	runs, err := runworker.FromEnv(svc)
 	if err != nil {
 		return fmt.Errorf("multistep worker: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/openvitals/openvitals/internal/runworker"
 	"github.com/openvitals/openvitals/internal/service"
 )
 
@@ -17,7 +18,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	worker, err := svc.MultistepWorker()
+	worker, err := runworker.FromEnv(svc)
 	if err != nil {
 		log.Fatal(err)
 	}

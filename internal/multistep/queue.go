@@ -1,6 +1,5 @@
-// Package multistep runs multistep tests: runs are recorded as queued and sent to SQS (on
-// demand, for every test of a website, or daily), and the worker plays each journey in
-// Chromium and records its outcome and measurements.
+// Package multistep queues runs of multistep tests: runs are recorded as queued and sent to
+// SQS on demand, for every test of a website, or daily. The runworker package plays them.
 package multistep
 
 import (
@@ -12,6 +11,9 @@ import (
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/store"
 )
+
+// MaxAttempts is how many times SQS delivers a run message before its dead-letter queue.
+const MaxAttempts = 3
 
 // Job is the body of a run message: enough to find the run's item directly.
 type Job struct {

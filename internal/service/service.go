@@ -21,9 +21,6 @@ import (
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/blobstore"
-	"github.com/openvitals/openvitals/internal/browser"
-	"github.com/openvitals/openvitals/internal/journey"
-	"github.com/openvitals/openvitals/internal/lighthouse"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/queue"
@@ -174,41 +171,13 @@ var MultistepQueueSettings = queue.Settings{VisibilityTimeout: 5 * time.Minute, 
 // PurgeQueueSettings match the purge queue of the CDK stack.
 var PurgeQueueSettings = queue.Settings{VisibilityTimeout: 5 * time.Minute, MaxReceives: 3}
 
-// AuditWorker builds the audit worker from the environment: OPENVITALS_AUDIT_RUNS (default 3),
-// OPENVITALS_TARGET_SCHEME (default https), OPENVITALS_ALLOW_PRIVATE_TARGETS, the Chromium
-// binary (OPENVITALS_CHROMIUM_BIN or Debian's) and the Lighthouse runner under moduleRoot
-// (OPENVITALS_NODE and OPENVITALS_LIGHTHOUSE_RUNNER override its paths). Only the audit worker
-// function and the local service call it.
-func (s *Service) AuditWorker(moduleRoot string) (*audit.Worker, *lighthouse.Runner, error) {
-	runs := 3
-	if v := os.Getenv("OPENVITALS_AUDIT_RUNS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 9 {
-			return nil, nil, fmt.Errorf("OPENVITALS_AUDIT_RUNS=%q: want 1 to 9", v)
-		}
-		runs = n
-	}
-	scheme := env("OPENVITALS_TARGET_SCHEME", "https")
-	if scheme != "https" && scheme != "http" {
-		return nil, nil, fmt.Errorf("OPENVITALS_TARGET_SCHEME=%q: want https or http", scheme)
-	}
-	bin, err := browser.LookBin()
-	if err != nil {
-		return nil, nil, err
-	}
-	rc := lighthouse.DefaultRunnerConfig(moduleRoot)
-	rc.Log = s.Log
-	runner := lighthouse.NewRunner(rc)
-	w := audit.NewWorker(audit.WorkerConfig{
-		Runs: runs, Scheme: scheme,
-		Browser: browser.Options{Bin: bin, Guard: browser.GuardFromEnv(), Log: s.Log},
-	}, s.Store, s.Objects, runner, s.Log)
-	return w, runner, nil
-}
-
 // AllowsLocalTargets tells whether OPENVITALS_ALLOW_PRIVATE_TARGETS opens loopback and private
 // targets (local use and tests only); websites may then be IP addresses with a port.
-func AllowsLocalTargets() bool { return browser.GuardFromEnv().AllowPrivate }
+func AllowsLocalTargets() bool {
+	// Read here rather than through the browser package, which the API functions do not link.
+	allow, err := strconv.ParseBool(os.Getenv("OPENVITALS_ALLOW_PRIVATE_TARGETS"))
+	return err == nil && allow
+}
 
 // Daily is the scheduler function's handler, invoked by the daily EventBridge rule (and by
 // make daily and the local clock): it queues the day's audits and multistep runs, then queues
@@ -230,19 +199,12 @@ func (s *Service) Daily(ctx context.Context, ev events.CloudWatchEvent) (audit.D
 	return res, err
 }
 
-// MultistepWorker builds the multistep worker from the environment: the Chromium binary, the
-// SSRF guard (OPENVITALS_ALLOW_PRIVATE_TARGETS) and OPENVITALS_TARGET_SCHEME.
-func (s *Service) MultistepWorker() (*multistep.Worker, error) {
+// TargetScheme reads OPENVITALS_TARGET_SCHEME: "https" (the default), or "http" for local use
+// and tests.
+func TargetScheme() (string, error) {
 	scheme := env("OPENVITALS_TARGET_SCHEME", "https")
 	if scheme != "https" && scheme != "http" {
-		return nil, fmt.Errorf("OPENVITALS_TARGET_SCHEME=%q: want https or http", scheme)
+		return "", fmt.Errorf("OPENVITALS_TARGET_SCHEME=%q: want https or http", scheme)
 	}
-	bin, err := browser.LookBin()
-	if err != nil {
-		return nil, err
-	}
-	return multistep.NewWorker(multistep.WorkerConfig{
-		Scheme:  scheme,
-		Journey: journey.Options{Browser: browser.Options{Bin: bin, Guard: browser.GuardFromEnv(), Log: s.Log}},
-	}, s.Store, s.Objects, s.Log), nil
+	return scheme, nil
 }

@@ -1,4 +1,7 @@
-package multistep
+// Package runworker plays multistep runs: it consumes the multistep queue and drives each
+// journey in headless Chromium. Only the multistep worker function and the local service import
+// it, so the other functions do not carry the browser code.
+package runworker
 
 import (
 	"context"
@@ -12,11 +15,9 @@ import (
 
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/journey"
+	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/store"
 )
-
-// MaxAttempts is how many times SQS delivers a run message before its dead-letter queue.
-const MaxAttempts = 3
 
 // WorkerConfig is how the multistep worker plays journeys.
 type WorkerConfig struct {
@@ -48,7 +49,7 @@ func NewWorker(cfg WorkerConfig, st *store.Store, objects *blobstore.Bucket, log
 func (w *Worker) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	var resp events.SQSEventResponse
 	for _, m := range ev.Records {
-		var job Job
+		var job multistep.Job
 		err := json.Unmarshal([]byte(m.Body), &job)
 		if err == nil {
 			attempt, _ := strconv.Atoi(m.Attributes["ApproximateReceiveCount"])
@@ -64,7 +65,7 @@ func (w *Worker) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSE
 
 // Play runs one queued run: testing, then completed or failed with the failing step, its error
 // and a screenshot stored in S3. A run, test or website deleted since it was queued is skipped.
-func (w *Worker) Play(ctx context.Context, job Job, attempt int) error {
+func (w *Worker) Play(ctx context.Context, job multistep.Job, attempt int) error {
 	site, err := w.store.Website(ctx, job.Account, job.Website)
 	if store.IsNotFound(err) {
 		return nil
@@ -99,7 +100,7 @@ func (w *Worker) Play(ctx context.Context, job Job, attempt int) error {
 	if err != nil {
 		// Not played at all: let SQS retry, and give up on the last attempt.
 		run.Status = store.RunQueued
-		if attempt >= MaxAttempts {
+		if attempt >= multistep.MaxAttempts {
 			run.Status, run.Error, run.Finished = store.RunFailed, err.Error(), time.Now().UTC()
 		}
 		if uerr := w.store.UpdateRun(context.WithoutCancel(ctx), site, run); uerr != nil {

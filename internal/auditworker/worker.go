@@ -1,4 +1,7 @@
-package audit
+// Package auditworker audits pages: it consumes the audit queue and runs Lighthouse in headless
+// Chromium. Only the audit worker function and the local service import it, so the other
+// functions do not carry the browser code.
+package auditworker
 
 import (
 	"bytes"
@@ -18,6 +21,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/lighthouse"
@@ -76,7 +80,7 @@ func NewWorker(cfg WorkerConfig, st *store.Store, objects *blobstore.Bucket, run
 func (w *Worker) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	var resp events.SQSEventResponse
 	for _, m := range ev.Records {
-		var job Job
+		var job audit.Job
 		if err := json.Unmarshal([]byte(m.Body), &job); err != nil || job.Page == "" || job.Device == "" {
 			w.log.ErrorContext(ctx, "unreadable audit message", "message", m.MessageId, "err", err)
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
@@ -93,7 +97,7 @@ func (w *Worker) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSE
 // Audit audits one page on one device and stores the result; a failure is recorded as the
 // page's last error and returned. A page or website deleted since the job was queued is
 // skipped without error.
-func (w *Worker) Audit(ctx context.Context, job Job, attempt int) error {
+func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 	site, err := w.store.Website(ctx, job.Account, job.Website)
 	if store.IsNotFound(err) {
 		return nil

@@ -1,4 +1,4 @@
-package multistep_test
+package runworker_test
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package audit_test
+package auditworker_test
 
 import (
 	"bytes"
@@ -25,6 +25,7 @@ import (
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/audit"
+	"github.com/openvitals/openvitals/internal/auditworker"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/contract"
@@ -79,7 +80,7 @@ type e2e struct {
 	handler http.Handler
 	store   *store.Store
 	queue   *queue.Queue
-	worker  *audit.Worker
+	worker  *auditworker.Worker
 	runner  *lighthouse.Runner
 	temp    string
 }
@@ -112,7 +113,7 @@ func newE2E(t *testing.T, allowPrivate bool) *e2e {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(temp) })
-	worker := audit.NewWorker(audit.WorkerConfig{
+	worker := auditworker.NewWorker(auditworker.WorkerConfig{
 		Runs: 1, Scheme: "http",
 		Browser: browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: allowPrivate}, TempRoot: temp},
 	}, st, objects, runner, log)

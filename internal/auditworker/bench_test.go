@@ -1,4 +1,4 @@
-package audit_test
+package auditworker_test
 
 // Lab audit benchmarks: throughput of the audit worker, its Lighthouse runs against bare
 // Lighthouse CLI runs, and the stability of its results. Each benchmark does a fixed number of
@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/audit"
+	"github.com/openvitals/openvitals/internal/auditworker"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/browser"
@@ -92,14 +93,14 @@ func newBenchEnv(b *testing.B) *benchEnv {
 
 // worker returns an audit worker with runs Lighthouse runs per audit, over the shared runner,
 // logging its warnings into b's output.
-func (e *benchEnv) worker(b *testing.B, runs int) *audit.Worker {
-	return audit.NewWorker(audit.WorkerConfig{Runs: runs, Scheme: "http", Browser: e.browser},
+func (e *benchEnv) worker(b *testing.B, runs int) *auditworker.Worker {
+	return auditworker.NewWorker(auditworker.WorkerConfig{Runs: runs, Scheme: "http", Browser: e.browser},
 		e.store, e.objects, e.runner, warnLog(b))
 }
 
 // audit runs one whole desktop audit of the fixture page and returns its wall time and the
 // result stored for it, read back from DynamoDB Local.
-func (e *benchEnv) audit(b *testing.B, w *audit.Worker) (time.Duration, store.LabResult) {
+func (e *benchEnv) audit(b *testing.B, w *auditworker.Worker) (time.Duration, store.LabResult) {
 	b.Helper()
 	ctx := context.Background()
 	job := audit.Job{Account: e.site.Account, Website: e.site.ID, Page: e.page.ID, Device: "desktop", Queued: time.Now().UTC()}

@@ -1,4 +1,4 @@
-package multistep_test
+package runworker_test
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	"github.com/openvitals/openvitals/internal/journey"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/runworker"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -66,7 +67,7 @@ func TestRunsEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(temp) })
-	worker := multistep.NewWorker(multistep.WorkerConfig{Scheme: "http", Journey: journey.Options{
+	worker := runworker.NewWorker(runworker.WorkerConfig{Scheme: "http", Journey: journey.Options{
 		Browser:     browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: true}, TempRoot: temp},
 		StepTimeout: 3 * time.Second,
 	}}, st, objects, log)
