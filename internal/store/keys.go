@@ -106,3 +106,20 @@ const runTimeLayout = "20060102T150405.000000000Z"
 
 // testQueuedSK marks that a test's daily run was queued for a UTC day.
 func testQueuedSK(test, day string) string { return TestItemsPrefix(test) + "QUEUED#" + day }
+
+// uxSK keys a page's user-experience dataset record of one device and UTC day, like labSK.
+func uxSK(page, device, day string) string {
+	return PageItemsPrefix(page) + "UX#" + device + "#" + day
+}
+
+// searchSK keys a page's search analytics of the 14 days up to a UTC day of collection.
+func searchSK(page, day string) string { return PageItemsPrefix(page) + "SEARCH#" + day }
+
+// integrationSK keys a website's integration of one kind ("search-console").
+func integrationSK(kind string) string { return "INTEGRATION#" + kind }
+
+// fieldQueuedSK marks that a website's daily field-data collection was queued for a UTC day;
+// fieldRunSK records how that collection went.
+func fieldQueuedSK(day string) string { return "FIELD#QUEUED#" + day }
+
+func fieldRunSK(day string) string { return "FIELD#RUN#" + day }
