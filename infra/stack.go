@@ -19,7 +19,7 @@ import (
 type OpenvitalsStackProps struct {
 	awscdk.StackProps
 
-	// FunctionsDir holds one sub-directory per function with its Linux x86_64 `bootstrap`,
+	// FunctionsDir holds one sub-directory per function with its Linux arm64 `bootstrap`,
 	// as `make build` writes them. A relative path is relative to infra/. Default
 	// DefaultFunctionsDir.
 	FunctionsDir string

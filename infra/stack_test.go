@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -685,7 +686,7 @@ func elfHeader(machine elf.Machine) []byte {
 
 func TestBinariesForAnotherArchitectureAreRefused(t *testing.T) {
 	dir := t.TempDir()
-	for machine, ok := range map[elf.Machine]bool{elf.EM_X86_64: true, elf.EM_AARCH64: false} {
+	for machine, ok := range map[elf.Machine]bool{elf.EM_AARCH64: true, elf.EM_X86_64: false} {
 		path := filepath.Join(dir, machine.String())
 		if err := os.WriteFile(path, elfHeader(machine), 0o755); err != nil {
 			t.Fatal(err)
@@ -694,8 +695,8 @@ func TestBinariesForAnotherArchitectureAreRefused(t *testing.T) {
 		if ok && err != nil {
 			t.Errorf("%s refused: %v", machine, err)
 		}
-		if !ok && (err == nil || !strings.Contains(err.Error(), "GOARCH=amd64")) {
-			t.Errorf("%s: want a refusal naming GOARCH=amd64, got %v", machine, err)
+		if !ok && (err == nil || !strings.Contains(err.Error(), "GOARCH=arm64")) {
+			t.Errorf("%s: want a refusal naming GOARCH=arm64, got %v", machine, err)
 		}
 	}
 }
@@ -865,7 +866,7 @@ func TestGoFunctions(t *testing.T) {
 				"Properties": map[string]any{
 					"Runtime":       "provided.al2023",
 					"Handler":       "bootstrap",
-					"Architectures": []any{"x86_64"},
+					"Architectures": []any{"arm64"},
 					"Code":          map[string]any{"S3Key": assertions.Match_StringLikeRegexp(jsii.String(`^[0-9a-f]{64}\.zip$`))},
 					"Environment":   map[string]any{"Variables": sharedEnv(t, stack)},
 				},
@@ -889,7 +890,7 @@ func TestAuditWorkerIsContainerFunction(t *testing.T) {
 			"PackageType":      "Image",
 			"MemorySize":       assertions.Match_AnyValue(),
 			"Timeout":          900,
-			"Architectures":    []any{"x86_64"},
+			"Architectures":    []any{"arm64"},
 			"EphemeralStorage": map[string]any{"Size": AuditWorkerTmpMB},
 			"Environment":      map[string]any{"Variables": env},
 			"Code":             map[string]any{"ImageUri": assertions.Match_AnyValue()},
@@ -897,7 +898,7 @@ func TestAuditWorkerIsContainerFunction(t *testing.T) {
 	})
 	id := fnID(t, stack, "AuditWorker")
 	if _, ok := found[id]; !ok || len(found) != 1 {
-		t.Fatalf("want only %s as a 15-minute x86_64 image function with the browser paths; matched %v", id, keys(found))
+		t.Fatalf("want only %s as a 15-minute arm64 image function with the browser paths; matched %v", id, keys(found))
 	}
 	checkEntrypoint(t, tmpl, id, AuditWorkerFunction)
 	props := resources(tmpl, "AWS::Lambda::Function")[id]
@@ -935,13 +936,13 @@ func TestMultistepWorkerIsContainerFunction(t *testing.T) {
 			"PackageType":   "Image",
 			"MemorySize":    2048,
 			"Timeout":       300,
-			"Architectures": []any{"x86_64"},
+			"Architectures": []any{"arm64"},
 			"Environment":   map[string]any{"Variables": env},
 			"Code":          map[string]any{"ImageUri": assertions.Match_AnyValue()},
 		},
 	})
 	if _, ok := found[id]; !ok || len(found) != 1 {
-		t.Fatalf("want only %s as a 5-minute 2048 MB x86_64 image function with Chromium's path; matched %v", id, keys(found))
+		t.Fatalf("want only %s as a 5-minute 2048 MB arm64 image function with Chromium's path; matched %v", id, keys(found))
 	}
 	checkEntrypoint(t, tmpl, id, MultistepWorkerFunction)
 	props := resources(tmpl, "AWS::Lambda::Function")[id]
@@ -961,7 +962,7 @@ func TestMultistepWorkerIsContainerFunction(t *testing.T) {
 }
 
 // TestBrowserImageAsset reads the cloud assembly: the image is built from a
-// copy of layers/browser without node_modules, for linux/amd64, with each browser
+// copy of layers/browser without node_modules, for linux/arm64, with each browser
 // worker's binary as the build context of its name the Dockerfile copies from, and
 // both workers use it.
 func TestBrowserImageAsset(t *testing.T) {
@@ -987,8 +988,8 @@ func TestBrowserImageAsset(t *testing.T) {
 		t.Fatalf("%d docker images, want 1", len(manifest.DockerImages))
 	}
 	for hash, img := range manifest.DockerImages {
-		if img.Source.Platform != "linux/amd64" {
-			t.Errorf("image platform %q, want linux/amd64", img.Source.Platform)
+		if img.Source.Platform != "linux/arm64" {
+			t.Errorf("image platform %q, want linux/arm64", img.Source.Platform)
 		}
 		want := map[string]string{}
 		for _, fn := range browserFunctions {
@@ -1017,15 +1018,14 @@ func TestBrowserImageAsset(t *testing.T) {
 	}
 }
 
-// TestDockerfileMatchesStack keeps layers/browser/Dockerfile and the stack in
-// step: the paths the function is given are the image's, the binary comes from
-// the build context the stack passes, and it is the entrypoint.
-func TestDockerfileMatchesStack(t *testing.T) {
+// dockerfileInstructions returns the instructions of a Dockerfile, continued lines joined and
+// comments dropped.
+func dockerfileInstructions(t *testing.T) []string {
+	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(BrowserImageDir, "Dockerfile"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Join continued lines, drop comments.
 	var lines []string
 	cur := ""
 	for _, l := range strings.Split(string(raw), "\n") {
@@ -1036,16 +1036,23 @@ func TestDockerfileMatchesStack(t *testing.T) {
 			cur += strings.TrimSuffix(l, "\\") + " "
 			continue
 		}
-		lines = append(lines, cur+l)
+		if l = cur + l; strings.TrimSpace(l) != "" {
+			lines = append(lines, l)
+		}
 		cur = ""
 	}
+	return lines
+}
+
+// TestDockerfileMatchesStack keeps layers/browser/Dockerfile and the stack in
+// step: the paths the function is given are the image's, every install step is
+// install.sh's, each binary comes from the build context the stack passes and is
+// installed where the stack's entrypoint expects it.
+func TestDockerfileMatchesStack(t *testing.T) {
 	env := map[string]string{}
-	var entrypoint, froms, copies []string
-	for _, l := range lines {
+	var entrypoint, froms, runs []string
+	for _, l := range dockerfileInstructions(t) {
 		f := strings.Fields(l)
-		if len(f) == 0 {
-			continue
-		}
 		switch strings.ToUpper(f[0]) {
 		case "ENV":
 			for _, kv := range f[1:] {
@@ -1057,8 +1064,8 @@ func TestDockerfileMatchesStack(t *testing.T) {
 			entrypoint = f[1:]
 		case "FROM":
 			froms = append(froms, strings.Join(f[1:], " "))
-		case "COPY":
-			copies = append(copies, strings.Join(f[1:], " "))
+		case "RUN":
+			runs = append(runs, strings.Join(f[1:], " "))
 		}
 	}
 	for k, want := range map[string]string{
@@ -1075,15 +1082,107 @@ func TestDockerfileMatchesStack(t *testing.T) {
 	if got := strings.Join(entrypoint, " "); got != `["`+ImageBinary(AuditWorkerFunction)+`"]` {
 		t.Errorf("ENTRYPOINT %s", got)
 	}
-	for _, fn := range browserFunctions {
-		if !slices.ContainsFunc(copies, func(c string) bool {
-			return strings.Contains(c, "--from="+fn+" ") && strings.HasSuffix(c, "bootstrap "+ImageBinary(fn))
-		}) {
-			t.Errorf("no COPY --from=%s of its bootstrap to %s: %q", fn, ImageBinary(fn), copies)
-		}
-	}
 	if len(froms) == 0 || !strings.HasPrefix(froms[len(froms)-1], "debian:bookworm") {
 		t.Errorf("final stage %q: want Debian 12, the Chromium the tests measure with", froms)
+	}
+
+	// Every RUN is the install script (so what make deps runs is what builds the image), and
+	// together they run each of its steps.
+	steps := map[string]bool{}
+	var install string // the RUN that installs the binaries
+	for _, r := range runs {
+		f := strings.Fields(r)
+		i := slices.IndexFunc(f, func(s string) bool { return strings.HasSuffix(s, "/install.sh") || s == "./install.sh" })
+		if i < 0 {
+			t.Errorf("RUN %s: every install step belongs in install.sh", r)
+			continue
+		}
+		for _, s := range f[i+1:] {
+			if s == "&&" {
+				break
+			}
+			steps[s] = true
+			if s == "bootstraps" {
+				install = r
+			}
+		}
+		if strings.Contains(r, "apt-get install") || strings.Contains(r, "npm ci") {
+			t.Errorf("RUN %s installs by itself, beside install.sh", r)
+		}
+	}
+	for _, s := range []string{"packages", "npm", "bootstraps", "check"} {
+		if !steps[s] {
+			t.Errorf("no RUN of install.sh's %s step: %q", s, runs)
+		}
+	}
+	f := strings.Fields(install)
+	dest := ""
+	if i := slices.Index(f, "--dest"); i >= 0 && i+1 < len(f) {
+		dest = f[i+1]
+	}
+	for _, fn := range browserFunctions {
+		// --mount=type=bind,from=<fn>,target=<dir> and --bootstrap <fn>=<dir>/bootstrap
+		target := ""
+		for _, s := range f {
+			opts, ok := strings.CutPrefix(s, "--mount=")
+			if !ok || !strings.Contains(","+opts+",", ",from="+fn+",") {
+				continue
+			}
+			for _, o := range strings.Split(opts, ",") {
+				if v, ok := strings.CutPrefix(o, "target="); ok {
+					target = v
+				}
+			}
+		}
+		if target == "" {
+			t.Errorf("%s: no RUN --mount of the build context %q beside the bootstraps step: %q", fn, fn, install)
+			continue
+		}
+		if i := slices.Index(f, fn+"="+target+"/bootstrap"); i < 1 || f[i-1] != "--bootstrap" {
+			t.Errorf("%s: install.sh is not given --bootstrap %s=%s/bootstrap: %q", fn, fn, target, install)
+		}
+		if dest+"/"+fn != ImageBinary(fn) {
+			t.Errorf("%s: installed as %s/%s, the stack runs %s", fn, dest, fn, ImageBinary(fn))
+		}
+	}
+}
+
+// TestInstallScriptInstallsBootstraps runs layers/browser/install.sh's bootstraps step, the one
+// step `make deps` does not run here, the way the Dockerfile does, into a temporary directory.
+func TestInstallScriptInstallsBootstraps(t *testing.T) {
+	src, dest := t.TempDir(), t.TempDir()
+	var args []string
+	for _, fn := range browserFunctions {
+		if err := os.WriteFile(filepath.Join(src, fn), []byte("binary of "+fn), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--bootstrap", fn+"="+filepath.Join(src, fn))
+	}
+	script := filepath.Join(BrowserImageDir, "install.sh")
+	run := func(args ...string) (string, error) {
+		out, err := exec.Command("bash", append([]string{script}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	if out, err := run(append(append([]string{"--dest", dest}, args...), "bootstraps")...); err != nil {
+		t.Fatalf("install.sh bootstraps: %v\n%s", err, out)
+	}
+	for _, fn := range browserFunctions {
+		path := filepath.Join(dest, strings.TrimPrefix(ImageBinary(fn), "/opt/openvitals/"))
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Errorf("%s: %v", fn, err)
+			continue
+		}
+		if fi.Mode().Perm() != 0o755 {
+			t.Errorf("%s installed with mode %v, want 0755 (Lambda runs the image as another user)", fn, fi.Mode().Perm())
+		}
+		if b, _ := os.ReadFile(path); string(b) != "binary of "+fn {
+			t.Errorf("%s installed with content %q", fn, b)
+		}
+	}
+	// A missing binary (make build not run) fails the build instead of making an image without it.
+	if out, err := run("--dest", dest, "--bootstrap", "audit-worker="+filepath.Join(src, "missing"), "bootstraps"); err == nil {
+		t.Errorf("install.sh accepted a missing bootstrap:\n%s", out)
 	}
 }
 
