@@ -25,6 +25,8 @@ import (
 	"github.com/openvitals/openvitals/internal/auditworker"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/rum"
+	"github.com/openvitals/openvitals/internal/rum/geo"
 	"github.com/openvitals/openvitals/internal/runworker"
 	"github.com/openvitals/openvitals/internal/service"
 )
@@ -73,6 +75,7 @@ func run(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 	go purgeQueue.Poll(ctx, 10, svc.Purger.HandleSQS, log)
+	go svc.RUMQueue.Poll(ctx, 10, rum.NewAggregator(svc.Store, log, geo.Country).HandleSQS, log)
 	go sweepPurges(ctx, svc)
 
 	// Audits run one at a time: two Lighthouse runs at once skew each other's timings.

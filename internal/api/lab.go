@@ -35,7 +35,7 @@ func (s *Server) labRoutes(mux *http.ServeMux) {
 }
 
 // listPageMetrics answers one record per page and device with its last 30 days and the mean of
-// its last 3 days present.
+// its last 3 days present, lab and field data together.
 func (s *Server) listPageMetrics(w http.ResponseWriter, r *http.Request, c caller) error {
 	site, err := s.website(r, c)
 	if err != nil {
@@ -49,21 +49,16 @@ func (s *Server) listPageMetrics(w http.ResponseWriter, r *http.Request, c calle
 	if err != nil {
 		return err
 	}
+	search, err := s.hasSearchAnalytics(r.Context(), site)
+	if err != nil {
+		return err
+	}
+	if err := s.recentField(r.Context(), site, labs, search); err != nil {
+		return err
+	}
 	out := make([]map[string]any, len(labs))
 	for i, l := range labs {
-		timeline := make([]map[string]any, len(l.results))
-		for j, res := range l.results {
-			timeline[j] = pageMetricsJSON(budgets, l.device, values(res))
-			timeline[j]["date"] = store.DayToISO(res.Day)
-		}
-		var latest any
-		if m := mean(l.results); m != nil {
-			latest = pageMetricsJSON(budgets, l.device, m)
-		}
-		out[i] = map[string]any{
-			"id": l.page.ID, "alias": l.page.Alias, "url": l.page.URL, "device": l.device,
-			"timeline": timeline, "latest": latest,
-		}
+		out[i] = pageWithMetrics(budgets, l, search)
 	}
 	return writeJSON(w, http.StatusOK, list(out))
 }
@@ -104,9 +99,16 @@ func (s *Server) pageDetail(w http.ResponseWriter, r *http.Request, c caller) er
 	if err != nil {
 		return err
 	}
-	out := map[string]any{"id": p.ID, "url": p.URL, "alias": p.Alias, "device": device, "latestMetrics": nil}
+	l := []pageLab{{page: p, device: device, results: results}}
+	if err := s.recentField(r.Context(), site, l, false); err != nil {
+		return err
+	}
+	out := map[string]any{"id": p.ID, "url": p.URL, "alias": p.Alias, "device": device, "latestMetrics": nil,
+		"latestUx": latestUX(p, device, l[0].ux)}
 	if m := mean(results); m != nil {
-		lm := pageMetricsJSON(budgets, device, m)
+		// The budget counts judge the latest ux_* values too, as in the pages list.
+		vals := l[0].latestValues()
+		lm := pageMetricsJSON(budgets, device, vals)
 		lm["validation_errors"] = metricsJSON([]string{"validation_errors"}, m)["validation_errors"]
 		out["latestMetrics"] = lm
 	}
@@ -120,12 +122,13 @@ func (s *Server) pageDetail(w http.ResponseWriter, r *http.Request, c caller) er
 	return writeJSON(w, http.StatusOK, out)
 }
 
-// dateRange reads the date query parameter, yyyyMMdd-yyyyMMdd, defaulting to the last 90 days.
-func (s *Server) dateRange(r *http.Request) (time.Time, time.Time, error) {
+// dateRange reads the date query parameter, yyyyMMdd-yyyyMMdd, defaulting to the last
+// defaultDays days, today included.
+func (s *Server) dateRange(r *http.Request, defaultDays int) (time.Time, time.Time, error) {
 	today := s.now()
 	q := r.URL.Query().Get("date")
 	if q == "" {
-		return today.AddDate(0, 0, -(defaultRangeDays - 1)), today, nil
+		return today.AddDate(0, 0, -(defaultDays - 1)), today, nil
 	}
 	bad := func(msg string) error {
 		return badRequest("date "+msg, FieldError{Field: "date", Message: msg})
@@ -153,7 +156,7 @@ func (s *Server) dayItems(w http.ResponseWriter, r *http.Request, c caller, fiel
 	if err != nil {
 		return err
 	}
-	from, to, err := s.dateRange(r)
+	from, to, err := s.dateRange(r, defaultRangeDays)
 	if err != nil {
 		return err
 	}

@@ -38,6 +38,12 @@ type Reports interface {
 	Get(ctx context.Context, key string) ([]byte, error)
 }
 
+// Sealer encrypts integration credentials before they are stored; aad binds them to their
+// owner.
+type Sealer interface {
+	Seal(ctx context.Context, plaintext, aad []byte) ([]byte, error)
+}
+
 // Deps are what the handlers need.
 type Deps struct {
 	Store   *store.Store
@@ -45,12 +51,20 @@ type Deps struct {
 	Auditor Auditor
 	Runner  Runner
 	Reports Reports
-	Log     *slog.Logger
+	// Credentials seals the Search Console credentials of websites.
+	Credentials Sealer
+	Log         *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// AllowLocalTargets lets a website's domain be an IP address or carry a port
 	// (127.0.0.1:8090), for local use and tests with OPENVITALS_ALLOW_PRIVATE_TARGETS.
 	AllowLocalTargets bool
+	// Beacons queues real-user page views; Field reads their reports.
+	Beacons Beacons
+	Field   FieldReports
+	// TrustViewerCountry takes a beacon's country from CloudFront-Viewer-Country
+	// (OPENVITALS_TRUST_VIEWER_COUNTRY: only where CloudFront sets it).
+	TrustViewerCountry bool
 }
 
 // Server holds what the handlers need.
@@ -60,9 +74,15 @@ type Server struct {
 	auditor Auditor
 	runner  Runner
 	reports Reports
+	sealer  Sealer
 	log     *slog.Logger
 	now     func() time.Time
 	local   bool
+	beacons Beacons
+	field   FieldReports
+	sites   *siteCache
+
+	trustViewerCountry bool
 }
 
 // New returns a Server over its dependencies.
@@ -72,7 +92,7 @@ func New(d Deps) *Server {
 		now = time.Now
 	}
 	return &Server{store: d.Store, purger: d.Purger, auditor: d.Auditor, runner: d.Runner, reports: d.Reports, log: d.Log,
-		now: func() time.Time { return now().UTC() }, local: d.AllowLocalTargets}
+		now: func() time.Time { return now().UTC() }, local: d.AllowLocalTargets, sealer: d.Credentials}
 }
 
 // handlerFunc is an endpoint: it writes a success response or returns an error, which becomes
@@ -131,7 +151,17 @@ func (s *Server) Handler() http.Handler {
 	s.budgetRoutes(mux)
 	s.multistepRoutes(mux)
 	s.labRoutes(mux)
-	return s.finish(mux)
+	s.fieldRoutes(mux)
+	api, public := s.finish(mux), s.RUM()
+	// The public RUM paths overlap the website patterns (/rum/x against /{websiteID}/x); in
+	// AWS they are routes of their own, here they are picked out first.
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/rum/") || r.URL.Path == "/collect" {
+			public.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
 }
 
 // Websites serves the website endpoints and the OpenAPI document.

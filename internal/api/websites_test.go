@@ -195,6 +195,10 @@ func TestOpenAPIDocument(t *testing.T) {
 		"/{websiteId}/audits":                                       {"post"},
 		"/{websiteId}/multistep/run-all":                            {"post"},
 		"/{websiteId}/multistep/{testId}/runs":                      {"get", "post"},
+		"/{websiteId}/field-testing/pages":                          {"get"},
+		"/{websiteId}/field-testing/countries":                      {"get"},
+		"/rum/{file}":                                               {"get"},
+		"/collect":                                                  {"post", "options"},
 	}
 	for path, methods := range endpoints {
 		for _, m := range methods {

@@ -56,37 +56,50 @@ type Settings struct {
 	// again; it must exceed the time its consumer needs.
 	VisibilityTimeout time.Duration
 	// MaxReceives is how many deliveries a message gets before it moves to the dead-letter
-	// queue, named after the queue with a "-dlq" suffix.
+	// queue, named after the queue with a "-dlq" suffix (before ".fifo" for a FIFO queue).
 	MaxReceives int
+}
+
+// FIFO tells whether a queue name is a FIFO queue's.
+func FIFO(name string) bool { return strings.HasSuffix(name, ".fifo") }
+
+// dlqName names a queue's dead-letter queue.
+func dlqName(name string) string {
+	if base, ok := strings.CutSuffix(name, ".fifo"); ok {
+		return base + "-dlq.fifo"
+	}
+	return name + "-dlq"
 }
 
 // Create makes a queue and its dead-letter queue if they do not exist, and returns the queue.
 // The local service and tests use it; in AWS the CDK stack owns the queues.
 func Create(ctx context.Context, client *sqs.Client, name string, s Settings) (*Queue, error) {
-	dlq, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{
-		QueueName:  aws.String(name + "-dlq"),
-		Attributes: map[string]string{"MessageRetentionPeriod": "1209600"},
-	})
+	dlqAttrs := map[string]string{"MessageRetentionPeriod": "1209600"}
+	if FIFO(name) {
+		dlqAttrs["FifoQueue"] = "true"
+	}
+	dlq, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(dlqName(name)), Attributes: dlqAttrs})
 	if err != nil {
-		return nil, fmt.Errorf("create queue %s-dlq: %w", name, err)
+		return nil, fmt.Errorf("create queue %s: %w", dlqName(name), err)
 	}
 	attrs, err := client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
 		QueueUrl: dlq.QueueUrl, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("read queue %s-dlq: %w", name, err)
+		return nil, fmt.Errorf("read queue %s: %w", dlqName(name), err)
 	}
 	redrive, _ := json.Marshal(map[string]string{
 		"deadLetterTargetArn": attrs.Attributes[string(sqstypes.QueueAttributeNameQueueArn)],
 		"maxReceiveCount":     strconv.Itoa(s.MaxReceives),
 	})
-	out, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{
-		QueueName: aws.String(name),
-		Attributes: map[string]string{
-			"VisibilityTimeout": strconv.Itoa(int(s.VisibilityTimeout / time.Second)),
-			"RedrivePolicy":     string(redrive),
-		},
-	})
+	attrs2 := map[string]string{
+		"VisibilityTimeout": strconv.Itoa(int(s.VisibilityTimeout / time.Second)),
+		"RedrivePolicy":     string(redrive),
+	}
+	if FIFO(name) {
+		attrs2["FifoQueue"] = "true"
+	}
+	out, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs2})
 	if err != nil {
 		return nil, fmt.Errorf("create queue %s: %w", name, err)
 	}
@@ -135,4 +148,41 @@ func (q *Queue) SendBatch(ctx context.Context, values []any) (int, error) {
 		sent += len(batch)
 	}
 	return sent, nil
+}
+
+// GroupMessage is a message for a FIFO queue: messages of one group are delivered in order, and
+// a message whose DedupID was sent in the last five minutes is not sent again.
+type GroupMessage struct {
+	Group   string
+	DedupID string
+	Body    []byte
+}
+
+// SendGroups sends FIFO messages, ten to a request, and returns one error per message (nil for
+// those sent).
+func (q *Queue) SendGroups(ctx context.Context, msgs []GroupMessage) []error {
+	errs := make([]error, len(msgs))
+	for start := 0; start < len(msgs); start += 10 {
+		batch := msgs[start:min(start+10, len(msgs))]
+		entries := make([]sqstypes.SendMessageBatchRequestEntry, len(batch))
+		for i, m := range batch {
+			entries[i] = sqstypes.SendMessageBatchRequestEntry{
+				Id: aws.String(strconv.Itoa(start + i)), MessageBody: aws.String(string(m.Body)),
+				MessageGroupId: aws.String(m.Group), MessageDeduplicationId: aws.String(m.DedupID),
+			}
+		}
+		out, err := q.sqs.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(q.url), Entries: entries})
+		if err != nil {
+			for i := range batch {
+				errs[start+i] = fmt.Errorf("send batch to %s: %w", q.url, err)
+			}
+			continue
+		}
+		for _, f := range out.Failed {
+			if i, err := strconv.Atoi(aws.ToString(f.Id)); err == nil && i >= start && i < len(msgs) {
+				errs[i] = fmt.Errorf("send to %s: %s: %s", q.url, aws.ToString(f.Code), aws.ToString(f.Message))
+			}
+		}
+	}
+	return errs
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -35,6 +36,12 @@ type Config struct {
 	AuditQueue string // OPENVITALS_AUDIT_QUEUE: a queue name or URL
 	// MultistepQueue is OPENVITALS_MULTISTEP_QUEUE: a queue name or URL.
 	MultistepQueue string
+	// RUMQueue is OPENVITALS_RUM_QUEUE: the FIFO queue (name ends in .fifo) of real-user page
+	// views, a name or URL.
+	RUMQueue string
+	// TrustViewerCountry is OPENVITALS_TRUST_VIEWER_COUNTRY: take a beacon's country from the
+	// CloudFront-Viewer-Country header (true only where CloudFront sets it).
+	TrustViewerCountry bool
 }
 
 // ConfigFromEnv reads Config, with the defaults the local service uses.
@@ -45,6 +52,11 @@ func ConfigFromEnv() Config {
 		PurgeQueue:     env("OPENVITALS_PURGE_QUEUE", "openvitals-purge"),
 		AuditQueue:     env("OPENVITALS_AUDIT_QUEUE", "openvitals-audit"),
 		MultistepQueue: env("OPENVITALS_MULTISTEP_QUEUE", "openvitals-multistep"),
+		RUMQueue:       env("OPENVITALS_RUM_QUEUE", "openvitals-rum.fifo"),
+		TrustViewerCountry: func() bool {
+			v, err := strconv.ParseBool(os.Getenv("OPENVITALS_TRUST_VIEWER_COUNTRY"))
+			return err == nil && v
+		}(),
 	}
 }
 
@@ -98,7 +110,9 @@ type Service struct {
 	// MultistepQueue carries run messages; Runs records and queues runs.
 	MultistepQueue *queue.Queue
 	Runs           *multistep.Queue
-	API            *api.Server
+	// RUMQueue carries page views from the collect endpoint to the aggregator.
+	RUMQueue *queue.Queue
+	API      *api.Server
 }
 
 // New builds the service over existing resources (Provision creates them locally). Given a
@@ -122,12 +136,18 @@ func New(cfg Config, clients Clients, log *slog.Logger) (*Service, error) {
 		return nil, err
 	}
 	runs := multistep.NewQueue(st, mq, log)
+	rq, err := queue.Open(context.Background(), clients.SQS, cfg.RUMQueue)
+	if err != nil {
+		return nil, err
+	}
 	return &Service{
 		Config: cfg, Log: log, Store: st, Objects: objects, PurgeQueue: pq,
 		Purger:     purge.NewWorker(st, objects, log),
-		AuditQueue: aq, Scheduler: sched, MultistepQueue: mq, Runs: runs,
+		AuditQueue: aq, Scheduler: sched, MultistepQueue: mq, Runs: runs, RUMQueue: rq,
 		API: api.New(api.Deps{Store: st, Purger: pq, Auditor: sched, Runner: runs, Reports: objects, Log: log,
-			AllowLocalTargets: AllowsLocalTargets()}),
+			AllowLocalTargets: AllowsLocalTargets(),
+			Beacons:           rum.NewCollector(rq), Field: rum.NewReader(st),
+			TrustViewerCountry: cfg.TrustViewerCountry}),
 	}, nil
 }
 
@@ -156,6 +176,9 @@ func Provision(ctx context.Context, cfg Config, clients Clients) error {
 	if _, err := queue.Create(ctx, clients.SQS, cfg.MultistepQueue, MultistepQueueSettings); err != nil {
 		return err
 	}
+	if _, err := queue.Create(ctx, clients.SQS, cfg.RUMQueue, RUMQueueSettings); err != nil {
+		return err
+	}
 	return blobstore.New(clients.S3, cfg.Bucket).Create(ctx)
 }
 
@@ -167,6 +190,9 @@ var AuditQueueSettings = queue.Settings{VisibilityTimeout: 5 * time.Minute, MaxR
 
 // MultistepQueueSettings are the local multistep queue's: a run takes at most 3 minutes.
 var MultistepQueueSettings = queue.Settings{VisibilityTimeout: 5 * time.Minute, MaxReceives: 3}
+
+// RUMQueueSettings are the local RUM queue's: a fold takes well under a second.
+var RUMQueueSettings = queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 3}
 
 // PurgeQueueSettings match the purge queue of the CDK stack.
 var PurgeQueueSettings = queue.Settings{VisibilityTimeout: 5 * time.Minute, MaxReceives: 3}

@@ -3,6 +3,7 @@ package store
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"fmt"
 	"time"
 )
 
@@ -76,6 +77,22 @@ func purgeSK(j PurgeJob) string {
 const sitesPK = "SITES"
 
 func siteEntrySK(account, website string) string { return account + "#" + website }
+
+// sitePointerPK is the partition of a website's pointer item (its account and domain by ID).
+func sitePointerPK(website string) string { return "SITE#" + website }
+
+const sitePointerSK = "SITE"
+
+// RUM rollups live in the website's partition. rumIndexSK holds a month's index (the days
+// that have running totals, the custom variable names); rumCellSK one running-total table of a
+// day, dimension (p: pages, c: countries), metric ("_n": page views) and shard.
+func rumIndexSK(month string) string { return "RUM#IX#" + month }
+
+func rumDayPrefix(day string) string { return "RUM#C#" + day + "#" }
+
+func rumCellSK(c RUMCell) string {
+	return fmt.Sprintf("%s%s#%s#%02d", rumDayPrefix(c.Day), c.Dim, c.Metric, c.Shard)
+}
 
 // labSK keys a page's lab result of one device and UTC day (yyyymmdd), so that a range of days
 // is one query and a re-audit the same day replaces the item.

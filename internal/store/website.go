@@ -40,6 +40,26 @@ type siteEntryItem struct {
 	Website string
 }
 
+// sitePointerItem finds a website by its ID alone, for the public RUM endpoints, which know no
+// account: one GetItem, whatever the number of websites.
+type sitePointerItem struct {
+	PK      string
+	SK      string
+	Type    string
+	Account string
+	Domain  string
+}
+
+// WebsiteByID returns the account and domain of a website from its ID alone (ID, Account and
+// Domain are set); an unknown ID is ErrNotFound. Only the public RUM endpoints use it.
+func (s *Store) WebsiteByID(ctx context.Context, id string) (Website, error) {
+	var it sitePointerItem
+	if err := s.getItem(ctx, sitePointerPK(id), sitePointerSK, "website "+id, &it); err != nil {
+		return Website{}, err
+	}
+	return Website{ID: id, Account: it.Account, Domain: it.Domain}, nil
+}
+
 // SiteRef names a website of an account.
 type SiteRef struct {
 	Account string
@@ -89,6 +109,12 @@ func (s *Store) CreateWebsite(ctx context.Context, w *Website) error {
 	if err != nil {
 		return err
 	}
+	pointer, err := attributevalue.MarshalMap(sitePointerItem{
+		PK: sitePointerPK(w.ID), SK: sitePointerSK, Type: "site-pointer", Account: w.Account, Domain: w.Domain,
+	})
+	if err != nil {
+		return err
+	}
 	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
 		TransactItems: []ddbtypes.TransactWriteItem{
 			{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: site,
@@ -96,9 +122,10 @@ func (s *Store) CreateWebsite(ctx context.Context, w *Website) error {
 			{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: lock,
 				ConditionExpression: aws.String("attribute_not_exists(PK)")}},
 			{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: entry}},
+			{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: pointer}},
 		},
 	})
-	if r := cancellationReasons(err); len(r) == 3 && r[1] == "ConditionalCheckFailed" {
+	if r := cancellationReasons(err); len(r) == 4 && r[1] == "ConditionalCheckFailed" {
 		return &ConflictError{Field: "domain", Value: w.Domain}
 	}
 	if err != nil {
@@ -156,6 +183,7 @@ func (s *Store) DeleteWebsite(ctx context.Context, w Website) (PurgeJob, error) 
 				ConditionExpression: aws.String("attribute_exists(PK)")}},
 			{Delete: &ddbtypes.Delete{TableName: aws.String(s.table), Key: key(accountPK(w.Account), domainSK(w.Domain))}},
 			{Delete: &ddbtypes.Delete{TableName: aws.String(s.table), Key: key(sitesPK, siteEntrySK(w.Account, w.ID))}},
+			{Delete: &ddbtypes.Delete{TableName: aws.String(s.table), Key: key(sitePointerPK(w.ID), sitePointerSK)}},
 			{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: marker}},
 		},
 	})

@@ -1,0 +1,22 @@
+// Command rum is the Lambda function serving the public real-user monitoring endpoints behind
+// API Gateway (HTTP API, payload format 2.0): the snippet GET /rum/{website-id}.js and the
+// beacon endpoint POST /collect.
+package main
+
+import (
+	"context"
+	"log"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"github.com/openvitals/openvitals/internal/service"
+)
+
+func main() {
+	svc, err := service.FromEnv(context.Background())
+	if err != nil {
+		log.Fatal(err)
+	}
+	lambda.Start(httpadapter.NewV2(svc.API.RUM()).ProxyWithContext)
+}

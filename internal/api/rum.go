@@ -1,0 +1,212 @@
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/rum"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// Beacons queues validated page views for the RUM aggregator.
+type Beacons interface {
+	Add(ctx context.Context, account, website string, v rum.View) error
+}
+
+// The public RUM endpoints: the snippet a website includes and the endpoint its beacons go to.
+// They take no API key, so they reveal nothing: a known website ID is all they accept, and no
+// answer repeats what was sent.
+func (s *Server) rumRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /rum/{file}", s.public(s.snippet))
+	mux.HandleFunc("POST /collect", s.public(s.collect))
+	mux.HandleFunc("OPTIONS /collect", s.public(s.collectPreflight))
+}
+
+// RUM serves the public snippet and collect endpoints.
+func (s *Server) RUM() http.Handler { return s.group(s.rumRoutes) }
+
+// public wraps an endpoint without authentication; any origin may call it (no credentials are
+// involved).
+func (s *Server) public(h func(w http.ResponseWriter, r *http.Request) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		if err := h(w, r); err != nil {
+			writeError(w, r, s.log, err)
+		}
+	}
+}
+
+// snippet serves /rum/{website-id}.js.
+func (s *Server) snippet(w http.ResponseWriter, r *http.Request) error {
+	id, ok := strings.CutSuffix(r.PathValue("file"), ".js")
+	if !ok || !plausibleID(id) {
+		return newProblem(http.StatusNotFound, "no such script")
+	}
+	if _, err := s.sites.get(r.Context(), id); err != nil {
+		if isNotFound(err) {
+			return newProblem(http.StatusNotFound, "no such script")
+		}
+		return err
+	}
+	body := rum.Snippet(id)
+	sum := sha256.Sum256(body)
+	etag := `"` + hex.EncodeToString(sum[:12]) + `"`
+	h := w.Header()
+	h.Set("Content-Type", "text/javascript; charset=utf-8")
+	h.Set("Cache-Control", "public, max-age=3600")
+	h.Set("ETag", etag)
+	h.Set("X-Content-Type-Options", "nosniff")
+	if r.Header.Get("If-None-Match") == etag {
+		w.WriteHeader(http.StatusNotModified)
+		return nil
+	}
+	_, _ = w.Write(body)
+	return nil
+}
+
+// collectPreflight answers CORS preflights; sendBeacon's text/plain needs none, but a fetch
+// with application/json does.
+func (s *Server) collectPreflight(w http.ResponseWriter, r *http.Request) error {
+	h := w.Header()
+	h.Set("Access-Control-Allow-Methods", "POST")
+	h.Set("Access-Control-Allow-Headers", "Content-Type")
+	h.Set("Access-Control-Max-Age", "86400")
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+var (
+	errBadBeacon     = badRequest("the beacon is not valid")
+	errUnknownSite   = newProblem(http.StatusNotFound, "no such website")
+	errOffDomain     = invalid(FieldError{Field: "u", Message: "the page is not on the website's domain"})
+	errBeaconTooBig  = newProblem(http.StatusRequestEntityTooLarge, "the beacon is larger than 16 KB")
+	errBeaconType    = newProblem(http.StatusUnsupportedMediaType, "a beacon is text/plain or application/json")
+	errNoBeaconValue = invalid(FieldError{Field: "m", Message: "no metric"})
+)
+
+// collect takes one beacon: it checks the website and the page's domain, resolves the page key,
+// day and (where trusted) country, and queues the view. 202 once queued.
+func (s *Server) collect(w http.ResponseWriter, r *http.Request) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "text/plain" && mt != "application/json") {
+			return errBeaconType
+		}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, rum.MaxBeaconBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return errBeaconTooBig
+		}
+		return errBadBeacon
+	}
+	b, err := rum.ParseBeacon(body)
+	if err != nil || !plausibleID(b.Website) {
+		return errBadBeacon
+	}
+	site, err := s.sites.get(r.Context(), b.Website)
+	if err != nil {
+		if isNotFound(err) {
+			return errUnknownSite
+		}
+		return err
+	}
+	key, host, err := rum.PageKey(b.URL)
+	if err != nil {
+		return errBadBeacon
+	}
+	if !rum.OnDomain(host, site.Domain) {
+		return errOffDomain
+	}
+	if len(b.Metrics) == 0 {
+		return errNoBeaconValue
+	}
+	v := rum.View{Day: s.now().Format("20060102"), Page: key, Metrics: b.Metrics,
+		Country: rum.ViewerCountry(r.Header.Get("CloudFront-Viewer-Country"), s.trustViewerCountry)}
+	for name, val := range b.Custom {
+		v.Metrics[name] = val
+	}
+	if v.Country == "" {
+		v.IP = clientIP(r.RemoteAddr)
+	}
+	if err := s.beacons.Add(r.Context(), site.Account, site.ID, v); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+// clientIP is the address of the request's peer: API Gateway's source IP (the adapter puts it
+// in RemoteAddr), or the TCP peer locally. X-Forwarded-For is not read: a client writes it.
+func clientIP(remoteAddr string) string {
+	if h, _, err := net.SplitHostPort(remoteAddr); err == nil {
+		return h
+	}
+	return remoteAddr
+}
+
+// plausibleID refuses what cannot be a website ID before any lookup.
+func plausibleID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// siteCache remembers websites by ID for a minute, known and unknown, so that a busy site's
+// beacons do not each cost a read. A deleted website may take beacons for that minute; the
+// aggregator checks again before it stores anything.
+type siteCache struct {
+	store *store.Store
+	now   func() time.Time
+
+	mu      sync.Mutex
+	entries map[string]siteEntry
+}
+
+type siteEntry struct {
+	site    store.Website
+	err     error
+	expires time.Time
+}
+
+const (
+	siteCacheTTL = time.Minute
+	siteCacheMax = 10000
+)
+
+func (c *siteCache) get(ctx context.Context, id string) (store.Website, error) {
+	now := c.now()
+	c.mu.Lock()
+	e, ok := c.entries[id]
+	c.mu.Unlock()
+	if ok && now.Before(e.expires) {
+		return e.site, e.err
+	}
+	site, err := c.store.WebsiteByID(ctx, id)
+	if err != nil && !isNotFound(err) {
+		return site, err // not cached: a failed read says nothing about the website
+	}
+	c.mu.Lock()
+	if len(c.entries) >= siteCacheMax {
+		clear(c.entries)
+	}
+	c.entries[id] = siteEntry{site: site, err: err, expires: now.Add(siteCacheTTL)}
+	c.mu.Unlock()
+	return site, err
+}

@@ -1,0 +1,370 @@
+package rum
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// RollupStore is what the aggregator needs of the table.
+type RollupStore interface {
+	WebsiteByID(ctx context.Context, id string) (store.Website, error)
+	RUMIndexes(ctx context.Context, account, website string, months []string) (map[string]store.RUMIndex, error)
+	PutRUMIndex(ctx context.Context, account, website string, ix store.RUMIndex) error
+	CopyRUMDay(ctx context.Context, account, website, from, to string) error
+	RUMTables(ctx context.Context, account, website string, cells []store.RUMCell, consistent bool) (map[store.RUMCell]store.RUMTable, error)
+	PutRUMTable(ctx context.Context, account, website string, c store.RUMCell, t store.RUMTable, prevSeq string, existed bool) error
+}
+
+// Aggregator folds queued page views into the daily rollups. It consumes a FIFO queue whose
+// message group is the website, so that one website's batches arrive in order and are never
+// folded by two consumers at once; each stored table remembers the sequence number of the last
+// batch folded into it, so a batch delivered twice is counted once.
+type Aggregator struct {
+	store     RollupStore
+	log       *slog.Logger
+	countryOf func(addr string) string
+}
+
+// NewAggregator returns an Aggregator over the table; countryOf places a client address
+// (geo.Country: passed in so that only the aggregator links the IP table).
+func NewAggregator(st RollupStore, log *slog.Logger, countryOf func(addr string) string) *Aggregator {
+	return &Aggregator{store: st, log: log, countryOf: countryOf}
+}
+
+// message is a received batch with its queue identity.
+type message struct {
+	id    string // SQS message ID, for batch item failures
+	seq   string // FIFO sequence number
+	batch Batch
+}
+
+// HandleSQS is the aggregator function's handler. A failed website fails its remaining messages
+// in the batch too (FIFO order must hold); other websites' messages are unaffected.
+func (a *Aggregator) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	var resp events.SQSEventResponse
+	var order []string
+	groups := map[string][]message{}
+	for _, r := range ev.Records {
+		var b Batch
+		if err := json.Unmarshal([]byte(r.Body), &b); err != nil || b.Account == "" || b.Website == "" {
+			// Only our collect endpoint writes to the queue; a message it did not write can
+			// never succeed, so it is dropped rather than retried into the dead-letter queue.
+			a.log.ErrorContext(ctx, "drop unreadable RUM message", "message", r.MessageId)
+			continue
+		}
+		seq := r.Attributes["SequenceNumber"]
+		if seq == "" {
+			a.log.ErrorContext(ctx, "RUM message without a FIFO sequence number; is the queue FIFO?", "message", r.MessageId)
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: r.MessageId})
+			continue
+		}
+		for i := range b.Views {
+			if b.Views[i].Country == "" {
+				b.Views[i].Country = a.countryOf(b.Views[i].IP)
+			}
+			b.Views[i].IP = ""
+		}
+		g := b.Account + "#" + b.Website
+		if _, seen := groups[g]; !seen {
+			order = append(order, g)
+		}
+		groups[g] = append(groups[g], message{id: r.MessageId, seq: seq, batch: b})
+	}
+	for _, g := range order {
+		msgs := groups[g]
+		views := 0
+		for _, m := range msgs {
+			views += len(m.batch.Views)
+		}
+		site, err := a.store.WebsiteByID(ctx, msgs[0].batch.Website)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && site.Account != msgs[0].batch.Account) {
+			// Deleted since the beacons came in: nothing may be written into a purged partition.
+			a.log.InfoContext(ctx, "drop page views of a deleted website", "website", msgs[0].batch.Website, "views", views)
+			continue
+		}
+		if err == nil {
+			err = a.Fold(ctx, msgs[0].batch.Account, msgs[0].batch.Website, msgs)
+		}
+		if err != nil {
+			a.log.ErrorContext(ctx, "fold page views; the batch will be retried", "website", msgs[0].batch.Website, "views", views, "err", err)
+			for _, m := range msgs {
+				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.id})
+			}
+			continue
+		}
+		a.log.InfoContext(ctx, "folded page views", "website", msgs[0].batch.Website, "messages", len(msgs), "views", views)
+	}
+	return resp, nil
+}
+
+// Fold adds one website's messages, in queue order, to its rollups.
+func (a *Aggregator) Fold(ctx context.Context, account, website string, msgs []message) error {
+	// 1. The months and days the views fall on, and the custom names they carry.
+	monthSet := map[string]bool{}
+	for _, m := range msgs {
+		for _, v := range m.batch.Views {
+			if len(v.Day) == 8 {
+				monthSet[v.Day[:6]] = true
+			}
+		}
+	}
+	months := sortedKeys(monthSet)
+	idx, err := a.store.RUMIndexes(ctx, account, website, months)
+	if err != nil {
+		return err
+	}
+
+	// 2. New days start as a copy of the month's latest earlier day, before the index names
+	// them: a copy interrupted is simply made again.
+	for _, month := range months {
+		ix := idx[month]
+		ix.Month = month
+		changed := false
+		for _, day := range viewDays(msgs, month) {
+			if _, found := slices.BinarySearch(ix.Days, day); found {
+				continue
+			}
+			if base := latestBefore(ix.Days, day); base != "" {
+				if err := a.store.CopyRUMDay(ctx, account, website, base, day); err != nil {
+					return err
+				}
+			}
+			ix.Days = append(ix.Days, day)
+			slices.Sort(ix.Days)
+			changed = true
+		}
+		for _, name := range customNames(msgs, month) {
+			if !slices.Contains(ix.Custom, name) && len(ix.Custom) < maxCustomPerMonth {
+				ix.Custom = append(ix.Custom, name)
+				changed = true
+			}
+		}
+		if changed {
+			if err := a.store.PutRUMIndex(ctx, account, website, ix); err != nil {
+				return err
+			}
+		}
+		idx[month] = ix
+	}
+
+	// 3. One fold per message, into its views' day and every later day of the month.
+	folds := make([]fold, len(msgs))
+	cellSet := map[store.RUMCell]bool{}
+	for i, m := range msgs {
+		f := fold{}
+		for _, v := range m.batch.Views {
+			if len(v.Day) != 8 {
+				continue
+			}
+			ix := idx[v.Day[:6]]
+			v.Metrics = keepKnown(v.Metrics, ix.Custom)
+			f.add(laterDays(ix.Days, v.Day), v)
+		}
+		for c := range f {
+			cellSet[c] = true
+		}
+		folds[i] = f
+	}
+	cells := make([]store.RUMCell, 0, len(cellSet))
+	for c := range cellSet {
+		cells = append(cells, c)
+	}
+	stored, err := a.store.RUMTables(ctx, account, website, cells, true)
+	if err != nil {
+		return err
+	}
+
+	// 4. Cap the page keys of each shard: the admitted keys are those already stored, then new
+	// ones in queue order while there is room.
+	admitted := map[store.RUMCell]map[string]bool{}
+	for _, f := range folds {
+		for c, t := range f {
+			if c.Dim != DimPages || c.Metric != viewsMetric {
+				continue
+			}
+			set := admitted[c]
+			if set == nil {
+				set = map[string]bool{}
+				if st, ok := stored[c]; ok {
+					old, err := decodeTable(st.Data)
+					if err != nil {
+						return fmt.Errorf("cell %v: %w", c, err)
+					}
+					for k := range old.counts {
+						set[k] = true
+					}
+				}
+				admitted[c] = set
+			}
+			for _, k := range sortedKeys(t.counts) {
+				if set[k] || k == otherKey {
+					continue
+				}
+				// The same decision on a redelivery: a key admitted then is stored now.
+				if len(set) < maxKeysPerShard {
+					set[k] = true
+					continue
+				}
+				f.renamePage(c.Day, c.Shard, k, otherKey)
+			}
+		}
+	}
+
+	// 5. Each cell: the stored table plus the folds of the messages it has not seen yet.
+	return forEachLimited(ctx, cells, 8, func(c store.RUMCell) error {
+		st, existed := stored[c]
+		t := newTable(c.Metric)
+		if existed {
+			if t, err = decodeTable(st.Data); err != nil {
+				return fmt.Errorf("cell %v: %w", c, err)
+			}
+		}
+		seq := st.Seq
+		for i, m := range msgs {
+			if part := folds[i][c]; part != nil && seqAfter(m.seq, seq) {
+				t.merge(part)
+				seq = m.seq
+			}
+		}
+		if seq == st.Seq {
+			return nil // every message was folded into this cell before
+		}
+		data := t.encode()
+		if len(data) > maxItemBytes {
+			return fmt.Errorf("cell %v would be %d bytes", c, len(data))
+		}
+		return a.store.PutRUMTable(ctx, account, website, c, store.RUMTable{Data: data, Seq: seq}, st.Seq, existed)
+	})
+}
+
+// maxItemBytes keeps a table well under DynamoDB's 400 KB item limit.
+const maxItemBytes = 350 << 10
+
+// seqAfter tells whether FIFO sequence number a comes after b (decimal strings of up to 128
+// bits; "" is before everything).
+func seqAfter(a, b string) bool {
+	if len(a) != len(b) {
+		return len(a) > len(b)
+	}
+	return a > b
+}
+
+// keepKnown drops custom variables the month's index could not admit.
+func keepKnown(metrics map[string]float64, custom []string) map[string]float64 {
+	for name := range metrics {
+		if _, std := Metrics[name]; !std && !slices.Contains(custom, name) {
+			delete(metrics, name)
+		}
+	}
+	return metrics
+}
+
+// laterDays is day and the days of the index after it.
+func laterDays(days []string, day string) []string {
+	i, _ := slices.BinarySearch(days, day)
+	out := []string{day}
+	for _, d := range days[i:] {
+		if d != day {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// latestBefore is the latest day of days (ascending) before day, or "".
+func latestBefore(days []string, day string) string {
+	i, _ := slices.BinarySearch(days, day)
+	if i == 0 {
+		return ""
+	}
+	return days[i-1]
+}
+
+// latestAtOrBefore is the latest day of days (ascending) on or before day, or "".
+func latestAtOrBefore(days []string, day string) string {
+	i, found := slices.BinarySearch(days, day)
+	if found {
+		return days[i]
+	}
+	if i == 0 {
+		return ""
+	}
+	return days[i-1]
+}
+
+func viewDays(msgs []message, month string) []string {
+	set := map[string]bool{}
+	for _, m := range msgs {
+		for _, v := range m.batch.Views {
+			if len(v.Day) == 8 && v.Day[:6] == month {
+				set[v.Day] = true
+			}
+		}
+	}
+	return sortedKeys(set)
+}
+
+func customNames(msgs []message, month string) []string {
+	set := map[string]bool{}
+	for _, m := range msgs {
+		for _, v := range m.batch.Views {
+			if len(v.Day) != 8 || v.Day[:6] != month {
+				continue
+			}
+			for name := range v.Metrics {
+				if IsCustomName(name) {
+					set[name] = true
+				}
+			}
+		}
+	}
+	return sortedKeys(set)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// forEachLimited runs fn for each item, at most n at a time, and returns the first error.
+func forEachLimited[T any](ctx context.Context, items []T, n int, fn func(T) error) error {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	sem := make(chan struct{}, n)
+	for _, it := range items {
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := fn(it); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}

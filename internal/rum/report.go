@@ -1,0 +1,185 @@
+package rum
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// ReportStore is what reports need of the table.
+type ReportStore interface {
+	RUMIndexes(ctx context.Context, account, website string, months []string) (map[string]store.RUMIndex, error)
+	RUMTables(ctx context.Context, account, website string, cells []store.RUMCell, consistent bool) (map[store.RUMCell]store.RUMTable, error)
+}
+
+// Reader answers field-data reports from the rollups.
+type Reader struct {
+	store ReportStore
+}
+
+// NewReader returns a Reader over the table.
+func NewReader(st ReportStore) *Reader { return &Reader{store: st} }
+
+// Query asks for one dimension of a website's page views over a range of UTC days, with the
+// 75th percentile of the given metrics.
+type Query struct {
+	Account, Website string
+	Dim              string // DimPages or DimCountries
+	Metrics          []string
+	From, To         time.Time // days, inclusive
+}
+
+// Row is one key of a report.
+type Row struct {
+	Key   string
+	Views uint64
+	// P75 holds the 75th percentile of each requested metric that has values for this key.
+	P75 map[string]float64
+}
+
+// Report is a dimension's page views per key.
+type Report struct {
+	Rows  []Row
+	Views uint64 // total page views
+}
+
+// UnknownMetricError is a requested metric that is neither a timing metric nor a custom
+// variable the website has sent in the range.
+type UnknownMetricError struct{ Name string }
+
+func (e *UnknownMetricError) Error() string { return fmt.Sprintf("unknown timing metric %q", e.Name) }
+
+// Report reads a report: per month of the range, the running totals at the range's end minus
+// those before its start.
+func (r *Reader) Report(ctx context.Context, q Query) (Report, error) {
+	from, to := q.From.UTC().Format(dayLayout), q.To.UTC().Format(dayLayout)
+	var months []string
+	for m := time.Date(q.From.Year(), q.From.Month(), 1, 0, 0, 0, 0, time.UTC); m.Format(dayLayout) <= to; m = m.AddDate(0, 1, 0) {
+		months = append(months, m.Format("200601"))
+	}
+	idx, err := r.store.RUMIndexes(ctx, q.Account, q.Website, months)
+	if err != nil {
+		return Report{}, err
+	}
+	for _, name := range q.Metrics {
+		if _, std := Metrics[name]; std {
+			continue
+		}
+		known := false
+		for _, ix := range idx {
+			known = known || slices.Contains(ix.Custom, name)
+		}
+		if !known {
+			return Report{}, &UnknownMetricError{Name: name}
+		}
+	}
+
+	// The running totals to add (the range's last day with data, per month) and to subtract
+	// (the last day with data before the range starts, in the range's first month).
+	var plus, minus []string
+	for _, month := range months {
+		ix := idx[month]
+		end := min(to, month+"31")
+		hi := latestAtOrBefore(ix.Days, end)
+		if hi == "" || hi < from {
+			continue
+		}
+		plus = append(plus, hi)
+		if from > month+"01" {
+			if lo := latestBefore(ix.Days, from); lo != "" {
+				minus = append(minus, lo)
+			}
+		}
+	}
+	metrics := append([]string{viewsMetric}, q.Metrics...)
+	var cells []store.RUMCell
+	for _, day := range append(slices.Clone(plus), minus...) {
+		for _, m := range metrics {
+			for s := range shards(q.Dim) {
+				cells = append(cells, store.RUMCell{Day: day, Dim: q.Dim, Metric: m, Shard: s})
+			}
+		}
+	}
+	stored, err := r.store.RUMTables(ctx, q.Account, q.Website, cells, false)
+	if err != nil {
+		return Report{}, err
+	}
+
+	// Sum per metric over shards and months; shards hold disjoint keys but for otherKey.
+	totals := make(map[string]*table, len(metrics))
+	for _, m := range metrics {
+		acc := newTable(m)
+		for _, sign := range []struct {
+			days []string
+			add  bool
+		}{{plus, true}, {minus, false}} {
+			for _, day := range sign.days {
+				for s := range shards(q.Dim) {
+					st, ok := stored[store.RUMCell{Day: day, Dim: q.Dim, Metric: m, Shard: s}]
+					if !ok {
+						continue
+					}
+					t, err := decodeTable(st.Data)
+					if err != nil {
+						return Report{}, fmt.Errorf("RUM table %s %s %s %d: %w", day, q.Dim, m, s, err)
+					}
+					if sign.add {
+						acc.merge(t)
+					} else {
+						acc.sub(t)
+					}
+				}
+			}
+		}
+		totals[m] = acc
+	}
+
+	var rep Report
+	for key, n := range totals[viewsMetric].counts {
+		if n == 0 {
+			continue
+		}
+		row := Row{Key: key, Views: n}
+		for _, m := range q.Metrics {
+			if s := totals[m].sketches[key]; s != nil {
+				if v, ok := s.Quantile(0.75); ok {
+					if row.P75 == nil {
+						row.P75 = map[string]float64{}
+					}
+					row.P75[m] = v
+				}
+			}
+		}
+		rep.Rows = append(rep.Rows, row)
+		rep.Views += n
+	}
+	slices.SortFunc(rep.Rows, func(a, b Row) int {
+		if a.Views != b.Views {
+			return int(min(max(int64(b.Views)-int64(a.Views), -1), 1))
+		}
+		if a.Key < b.Key {
+			return -1
+		}
+		return 1
+	})
+	return rep, nil
+}
+
+const dayLayout = "20060102"
+
+// Round gives a metric's reported value: cls with 3 decimals, custom variables with 2, and
+// every other metric (milliseconds, bytes, counts) as an integer.
+func Round(metric string, v float64) float64 {
+	switch {
+	case metric == "cls":
+		return math.Round(v*1000) / 1000
+	case IsCustomName(metric):
+		return math.Round(v*100) / 100
+	default:
+		return math.Round(v)
+	}
+}

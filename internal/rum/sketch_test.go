@@ -1,0 +1,137 @@
+package rum
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// exactQuantile is the sample of rank floor(q*(n-1)), the rank rule the sketch follows.
+func exactQuantile(sorted []float64, q float64) float64 {
+	return sorted[int(q*float64(len(sorted)-1))]
+}
+
+func TestSketchQuantileWithinRelativeAccuracy(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, dist := range []struct {
+		name string
+		draw func() float64
+	}{
+		{"lognormal lcp", func() float64 { return math.Exp(7.6 + 0.6*rng.NormFloat64()) }},
+		{"uniform cls", func() float64 { return rng.Float64() * 0.5 }},
+		{"integers with zeros", func() float64 { return float64(rng.IntN(40)) }},
+		{"wide bytes", func() float64 { return math.Exp(rng.Float64() * 16) }},
+	} {
+		var s Sketch
+		vals := make([]float64, 20000)
+		for i := range vals {
+			vals[i] = dist.draw()
+			s.Add(vals[i])
+		}
+		slices.Sort(vals)
+		for _, q := range []float64{0.5, 0.75, 0.95} {
+			want := exactQuantile(vals, q)
+			got, ok := s.Quantile(q)
+			if !ok {
+				t.Fatalf("%s: empty sketch", dist.name)
+			}
+			if want == 0 {
+				if got != 0 {
+					t.Errorf("%s p%v = %v, want 0", dist.name, q*100, got)
+				}
+				continue
+			}
+			if rel := math.Abs(got-want) / want; rel > RelativeAccuracy {
+				t.Errorf("%s p%v = %v, exact %v: relative error %.4f > %v", dist.name, q*100, got, want, rel, RelativeAccuracy)
+			}
+		}
+		if s.Count() != uint64(len(vals)) {
+			t.Errorf("%s count %d, want %d", dist.name, s.Count(), len(vals))
+		}
+	}
+}
+
+func TestSketchEncodeMergeSub(t *testing.T) {
+	var a, b Sketch
+	for i := range 1000 {
+		a.Add(float64(i))
+		b.Add(float64(i * 7))
+	}
+	a.Add(0)
+	b.Add(1e9)
+	enc := a.AppendBinary(nil)
+	got, rest, err := decodeSketch(enc)
+	if err != nil || len(rest) != 0 {
+		t.Fatalf("decode: %v, %d bytes left", err, len(rest))
+	}
+	for _, q := range []float64{0, 0.25, 0.75, 1} {
+		x, _ := a.Quantile(q)
+		y, _ := got.Quantile(q)
+		if x != y {
+			t.Errorf("q%v: %v after a round trip, %v before", q, y, x)
+		}
+	}
+	sum := &Sketch{}
+	sum.Merge(&a)
+	sum.Merge(&b)
+	if sum.Count() != a.Count()+b.Count() {
+		t.Fatalf("merged count %d", sum.Count())
+	}
+	if !sum.Sub(&a) {
+		t.Fatal("sub of a merged part failed")
+	}
+	x, _ := sum.Quantile(0.75)
+	y, _ := b.Quantile(0.75)
+	if x != y || sum.Count() != b.Count() {
+		t.Errorf("(a+b)-a p75 %v count %d, b p75 %v count %d", x, sum.Count(), y, b.Count())
+	}
+	if (&Sketch{}).Sub(&a) {
+		t.Error("sub from an empty sketch succeeded")
+	}
+	for _, bad := range [][]byte{{}, {1}, {0, 5, 1}, {0, 1, 2, 0}} {
+		if _, _, err := decodeSketch(bad); err == nil {
+			t.Errorf("decodeSketch(%v) succeeded", bad)
+		}
+	}
+}
+
+func TestSketchIgnoresNonFinite(t *testing.T) {
+	var s Sketch
+	for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1), -1} {
+		s.Add(v)
+	}
+	if s.Count() != 0 {
+		t.Errorf("count %d after only invalid values", s.Count())
+	}
+}
+
+func TestTableRoundTrip(t *testing.T) {
+	views := newTable(viewsMetric)
+	views.counts["/"] = 3
+	views.counts["/a"] = 1
+	lcp := newTable("lcp")
+	for i := range 50 {
+		s := lcp.sketches["/"]
+		if s == nil {
+			s = &Sketch{}
+			lcp.sketches["/"] = s
+		}
+		s.Add(float64(1000 + i*10))
+	}
+	for _, tb := range []*table{views, lcp} {
+		got, err := decodeTable(tb.encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.len() != tb.len() || got.isCounts() != tb.isCounts() {
+			t.Fatalf("round trip: %d keys, want %d", got.len(), tb.len())
+		}
+	}
+	if got, _ := decodeTable(views.encode()); got.counts["/"] != 3 || got.counts["/a"] != 1 {
+		t.Errorf("counts after a round trip: %v", got.counts)
+	}
+	if _, err := decodeTable(append(views.encode(), 7)); err == nil {
+		t.Error("trailing bytes accepted")
+	}
+}

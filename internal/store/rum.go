@@ -1,0 +1,234 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// RUMCell names one stored running-total table of real-user data: its UTC day (yyyymmdd), its
+// dimension ("p" pages, "c" countries), its metric ("_n" for page views) and its shard.
+type RUMCell struct {
+	Day    string
+	Dim    string
+	Metric string
+	Shard  int
+}
+
+// RUMTable is a stored running-total table: an encoded table (internal/rum owns the format) and
+// Seq, the queue sequence number of the last message folded into it, which makes folding a
+// message twice a no-op.
+type RUMTable struct {
+	Data []byte
+	Seq  string
+}
+
+// RUMIndex is a month's index of a website's rollups: the days (yyyymmdd, ascending) that
+// have running totals, and the custom variable names seen.
+type RUMIndex struct {
+	Month  string
+	Days   []string
+	Custom []string
+}
+
+type rumIndexItem struct {
+	PK     string
+	SK     string
+	Type   string
+	Month  string
+	Days   []string `dynamodbav:",omitempty"`
+	Custom []string `dynamodbav:",omitempty"`
+}
+
+type rumCellItem struct {
+	PK   string
+	SK   string
+	Type string
+	Data []byte
+	Seq  string
+}
+
+// RUMIndexes reads the indexes of the given months (yyyymm); a month without one is absent
+// from the map.
+func (s *Store) RUMIndexes(ctx context.Context, account, website string, months []string) (map[string]RUMIndex, error) {
+	keys := make([]map[string]ddbtypes.AttributeValue, len(months))
+	for i, m := range months {
+		keys[i] = key(websitePK(account, website), rumIndexSK(m))
+	}
+	items, err := s.batchGet(ctx, keys)
+	if err != nil {
+		return nil, fmt.Errorf("read RUM indexes: %w", err)
+	}
+	out := make(map[string]RUMIndex, len(items))
+	for _, av := range items {
+		var it rumIndexItem
+		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+			return nil, fmt.Errorf("decode RUM index: %w", err)
+		}
+		out[it.Month] = RUMIndex{Month: it.Month, Days: it.Days, Custom: it.Custom}
+	}
+	return out, nil
+}
+
+// PutRUMIndex writes a month's index.
+func (s *Store) PutRUMIndex(ctx context.Context, account, website string, ix RUMIndex) error {
+	av, err := attributevalue.MarshalMap(rumIndexItem{
+		PK: websitePK(account, website), SK: rumIndexSK(ix.Month), Type: "rum-index",
+		Month: ix.Month, Days: ix.Days, Custom: ix.Custom,
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: av}); err != nil {
+		return fmt.Errorf("put RUM index: %w", err)
+	}
+	return nil
+}
+
+// CopyRUMDay copies every table of day from to day to: a new day's running totals start as the
+// previous day's.
+func (s *Store) CopyRUMDay(ctx context.Context, account, website, from, to string) error {
+	pk := websitePK(account, website)
+	p := dynamodb.NewQueryPaginator(s.db, prefixQuery(s.table, pk, rumDayPrefix(from), true))
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("read RUM day %s: %w", from, err)
+		}
+		var writes []ddbtypes.WriteRequest
+		for _, av := range page.Items {
+			sk := av[attrSK].(*ddbtypes.AttributeValueMemberS).Value
+			av[attrSK] = str(rumDayPrefix(to) + strings.TrimPrefix(sk, rumDayPrefix(from)))
+			writes = append(writes, ddbtypes.WriteRequest{PutRequest: &ddbtypes.PutRequest{Item: av}})
+		}
+		for start := 0; start < len(writes); start += 25 {
+			if err := s.batchWrite(ctx, writes[start:min(start+25, len(writes))]); err != nil {
+				return fmt.Errorf("copy RUM day %s to %s: %w", from, to, err)
+			}
+		}
+	}
+	return nil
+}
+
+// RUMTables reads the given cells; a cell never written is absent from the map. Reads run a few
+// batches at a time: a report over many shards and metrics reads a few hundred cells.
+func (s *Store) RUMTables(ctx context.Context, account, website string, cells []RUMCell, consistent bool) (map[RUMCell]RUMTable, error) {
+	pk := websitePK(account, website)
+	bySK := make(map[string]RUMCell, len(cells))
+	keys := make([]map[string]ddbtypes.AttributeValue, 0, len(cells))
+	for _, c := range cells {
+		sk := rumCellSK(c)
+		if _, dup := bySK[sk]; dup {
+			continue
+		}
+		bySK[sk] = c
+		keys = append(keys, key(pk, sk))
+	}
+	out := make(map[RUMCell]RUMTable, len(keys))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var firstErr error
+	sem := make(chan struct{}, 4)
+	for start := 0; start < len(keys); start += 100 {
+		chunk := keys[start:min(start+100, len(keys))]
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			items, err := s.batchGetOpt(ctx, chunk, consistent)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if firstErr == nil {
+					firstErr = err
+				}
+				return
+			}
+			for _, av := range items {
+				var it rumCellItem
+				if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+					firstErr = fmt.Errorf("decode RUM table: %w", err)
+					return
+				}
+				out[bySK[it.SK]] = RUMTable{Data: it.Data, Seq: it.Seq}
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, fmt.Errorf("read RUM tables: %w", firstErr)
+	}
+	return out, nil
+}
+
+// PutRUMTable writes a cell's table if the stored one is still at prevSeq (or, with existed
+// false, still absent): a second writer, which the FIFO queue should exclude, makes it fail
+// rather than lose a fold.
+func (s *Store) PutRUMTable(ctx context.Context, account, website string, c RUMCell, t RUMTable, prevSeq string, existed bool) error {
+	av, err := attributevalue.MarshalMap(rumCellItem{
+		PK: websitePK(account, website), SK: rumCellSK(c), Type: "rum", Data: t.Data, Seq: t.Seq,
+	})
+	if err != nil {
+		return err
+	}
+	in := &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: av,
+		ConditionExpression: aws.String("attribute_not_exists(PK)")}
+	if existed {
+		in.ConditionExpression = aws.String("Seq = :prev")
+		in.ExpressionAttributeValues = map[string]ddbtypes.AttributeValue{":prev": str(prevSeq)}
+	}
+	_, err = s.db.PutItem(ctx, in)
+	if isConditionFailed(err) {
+		return fmt.Errorf("RUM table %s changed under this writer", rumCellSK(c))
+	}
+	if err != nil {
+		return fmt.Errorf("put RUM table: %w", err)
+	}
+	return nil
+}
+
+// batchGet reads items by key with strongly consistent reads, 100 to a request, retrying the
+// keys DynamoDB leaves unprocessed.
+func (s *Store) batchGet(ctx context.Context, keys []map[string]ddbtypes.AttributeValue) ([]map[string]ddbtypes.AttributeValue, error) {
+	var out []map[string]ddbtypes.AttributeValue
+	for start := 0; start < len(keys); start += 100 {
+		items, err := s.batchGetOpt(ctx, keys[start:min(start+100, len(keys))], true)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, items...)
+	}
+	return out, nil
+}
+
+func (s *Store) batchGetOpt(ctx context.Context, keys []map[string]ddbtypes.AttributeValue, consistent bool) ([]map[string]ddbtypes.AttributeValue, error) {
+	var out []map[string]ddbtypes.AttributeValue
+	pending := map[string]ddbtypes.KeysAndAttributes{s.table: {Keys: keys, ConsistentRead: aws.Bool(consistent)}}
+	for attempt := 0; len(pending) > 0 && len(pending[s.table].Keys) > 0; attempt++ {
+		if attempt > 0 {
+			if attempt > 8 {
+				return nil, fmt.Errorf("batch get: %d keys still unprocessed", len(pending[s.table].Keys))
+			}
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(time.Duration(50<<attempt) * time.Millisecond):
+			}
+		}
+		res, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: pending})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res.Responses[s.table]...)
+		pending = res.UnprocessedKeys
+	}
+	return out, nil
+}
