@@ -88,9 +88,14 @@ func (s *Server) listBudgets(w http.ResponseWriter, r *http.Request, c caller) e
 			return err
 		}
 	}
+	if hasUXBudget(budgets) {
+		if err := s.recentField(r.Context(), site, labs, false); err != nil {
+			return err
+		}
+	}
 	latest := make([]map[string]float64, len(labs))
 	for i, l := range labs {
-		latest[i] = mean(l.results)
+		latest[i] = l.latestValues()
 	}
 	out := make([]budgetStatusJSON, len(budgets))
 	for i, b := range budgets {

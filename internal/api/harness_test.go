@@ -19,6 +19,7 @@ import (
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
 )
@@ -30,6 +31,9 @@ const (
 	viewerKey = "acme-viewer-key-0123456789"
 	otherKey  = "globex-admin-key-0123456789"
 )
+
+// credentialsKey seals the integration credentials the tests store.
+var credentialsKey = seal.FixedKey(seal.GenerateKey())
 
 type testEnv struct {
 	t       testing.TB
@@ -62,7 +66,7 @@ func newTestEnv(t testing.TB) *testEnv {
 	objects := awstest.Bucket(t)
 	log := awstest.Log(t)
 	srv := api.New(api.Deps{Store: st, Purger: purge.NewQueue(q), Auditor: audit.NewScheduler(st, aq, log),
-		Runner: multistep.NewQueue(st, mq, log), Reports: objects, Log: log})
+		Runner: multistep.NewQueue(st, mq, log), Reports: objects, Log: log, Credentials: credentialsKey})
 	return &testEnv{t: t, handler: srv.Handler(), store: st, purges: q, audits: aq, runs: mq, objects: objects}
 }
 

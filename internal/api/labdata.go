@@ -29,12 +29,15 @@ const latestDays = 3
 // labDevices are the devices pages are audited on.
 var labDevices = []string{"desktop", "mobile"}
 
-// rounded gives a field's value as the interface shows it: cls to four decimals, everything
-// else a whole number. Budgets are judged on these values, so that what a budget reports
+// rounded gives a field's value as the interface shows it: cls and ux_cls to four decimals,
+// CTR (percent) to two, everything else a whole number. Budgets are judged on these values, so that what a budget reports
 // matches what the client sees.
 func rounded(field string, v float64) float64 {
-	if field == "cls" || field == "ux_cls" {
+	switch field {
+	case "cls", "ux_cls":
 		return math.Round(v*10000) / 10000
+	case "CTR":
+		return math.Round(v*100) / 100
 	}
 	return math.Round(v)
 }
@@ -52,13 +55,23 @@ func values(r store.LabResult) map[string]float64 {
 // mean averages the most recent latestDays results (oldest first in rs), field by field over
 // the results that have the field. It is nil when there is no result.
 func mean(rs []store.LabResult) map[string]float64 {
-	if len(rs) == 0 {
+	days := make([]map[string]float64, len(rs))
+	for i, r := range rs {
+		days[i] = values(r)
+	}
+	return meanOf(days)
+}
+
+// meanOf averages the most recent latestDays of days' values (oldest first), field by field
+// over the days that have the field. It is nil when there is no day.
+func meanOf(days []map[string]float64) map[string]float64 {
+	if len(days) == 0 {
 		return nil
 	}
-	rs = rs[max(0, len(rs)-latestDays):]
+	days = days[max(0, len(days)-latestDays):]
 	sums, counts := map[string]float64{}, map[string]int{}
-	for _, r := range rs {
-		for k, v := range values(r) {
+	for _, day := range days {
+		for k, v := range day {
 			sums[k] += v
 			counts[k]++
 		}
@@ -100,19 +113,22 @@ func metricsJSON(fields []string, vals map[string]float64) map[string]any {
 	return out
 }
 
-// number is a value as JSON: an integer for every field but cls.
+// number is a value as JSON: an integer for every field but cls and CTR.
 func number(field string, v float64) any {
-	if field == "cls" || field == "ux_cls" {
+	if field == "cls" || field == "ux_cls" || field == "CTR" {
 		return v
 	}
 	return int64(v)
 }
 
-// pageLab is one page on one device with its results in a range of days, oldest first.
+// pageLab is one page on one device with its results in a range of days, oldest first: lab
+// results, and user-experience records and search analytics once readField has read them.
 type pageLab struct {
 	page    store.Page
 	device  string
 	results []store.LabResult
+	ux      []store.UXResult
+	search  []store.SearchResult
 }
 
 // labResults reads the results of pages on devices from day from to day to, a few queries at

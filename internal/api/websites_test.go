@@ -193,6 +193,7 @@ func TestOpenAPIDocument(t *testing.T) {
 		"/{websiteId}/pages/{pageId}/opportunities":                 {"get"},
 		"/{websiteId}/pages/{pageId}/opportunities/{opportunityId}": {"get"},
 		"/{websiteId}/audits":                                       {"post"},
+		"/{websiteId}/integrations/search-console":                  {"get", "put", "delete"},
 		"/{websiteId}/multistep/run-all":                            {"post"},
 		"/{websiteId}/multistep/{testId}/runs":                      {"get", "post"},
 		"/{websiteId}/field-testing/pages":                          {"get"},

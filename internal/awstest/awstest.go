@@ -91,6 +91,67 @@ func Queue(t testing.TB, clients service.Clients, s queue.Settings) *queue.Queue
 	return q
 }
 
+// FIFOQueue returns a new FIFO queue (with its FIFO dead-letter queue), deleted when the test
+// ends.
+func FIFOQueue(t testing.TB, clients service.Clients, s queue.Settings) *queue.Queue {
+	t.Helper()
+	name := Name(t)
+	name = name[:min(len(name), 70)] + ".fifo"
+	q, err := queue.Create(context.Background(), clients.SQS, name, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, n := range []string{name, strings.TrimSuffix(name, ".fifo") + "-dlq.fifo"} {
+			if out, err := clients.SQS.GetQueueUrl(context.Background(), &sqs.GetQueueUrlInput{QueueName: aws.String(n)}); err == nil {
+				_, _ = clients.SQS.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: out.QueueUrl})
+			}
+		}
+	})
+	return q
+}
+
+// Drain hands a queue's batches to handle, as the event source mapping would, until done says
+// so (given how many messages were handled without failure), and returns the events handed
+// over. It fails the test after ten seconds without progress.
+func Drain(t testing.TB, q *queue.Queue, batchSize int, handle queue.BatchHandler, done func(handled int) bool) []events.SQSEvent {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	var mu sync.Mutex
+	var seen []events.SQSEvent
+	handled, last := 0, time.Now()
+	go func() {
+		defer close(stopped)
+		q.Poll(ctx, batchSize, func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+			resp, err := handle(ctx, ev)
+			mu.Lock()
+			defer mu.Unlock()
+			seen = append(seen, ev)
+			if err == nil {
+				handled += len(ev.Records) - len(resp.BatchItemFailures)
+				last = time.Now()
+			}
+			return resp, err
+		}, Log(t))
+	}()
+	defer func() { cancel(); <-stopped }()
+	for {
+		mu.Lock()
+		n, quiet := handled, time.Since(last)
+		mu.Unlock()
+		if done(n) {
+			mu.Lock()
+			defer mu.Unlock()
+			return append([]events.SQSEvent(nil), seen...)
+		}
+		if quiet > 10*time.Second {
+			t.Fatalf("drained %d messages, then nothing for 10 s", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // Bucket starts an in-memory gofakes3 server for the test and returns a bucket on it.
 func Bucket(t testing.TB) *blobstore.Bucket {
 	t.Helper()

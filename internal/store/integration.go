@@ -35,6 +35,12 @@ type SearchConsole struct {
 	LastErrorAt   time.Time
 }
 
+// IntegrationAAD is what a website's integration credentials are sealed for: they open only
+// as the credentials of that integration of that website.
+func IntegrationAAD(w Website, kind string) []byte {
+	return []byte("integration\x00" + kind + "\x00" + w.Account + "\x00" + w.ID)
+}
+
 type searchConsoleItem struct {
 	PK   string
 	SK   string

@@ -1,0 +1,221 @@
+package rum_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/rum"
+	"github.com/openvitals/openvitals/internal/rum/geo"
+	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+type rig struct {
+	t      *testing.T
+	st     *store.Store
+	col    *rum.Collector
+	agg    *rum.Aggregator
+	reader *rum.Reader
+	site   store.Website
+	sent   []rum.View // every view sent, for exact answers
+	q      *queue.Queue
+}
+
+func newRig(t *testing.T) *rig {
+	clients := awstest.Clients(t)
+	st := awstest.Store(t, clients)
+	q := awstest.FIFOQueue(t, clients, service.RUMQueueSettings)
+	site := store.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
+	if err := st.CreateWebsite(context.Background(), &site); err != nil {
+		t.Fatal(err)
+	}
+	return &rig{t: t, st: st, col: rum.NewCollector(q), agg: rum.NewAggregator(st, awstest.Log(t), geo.Country),
+		reader: rum.NewReader(st), site: site, q: q}
+}
+
+// send queues views one at a time (one message each) and folds them.
+func (r *rig) send(views ...rum.View) []events.SQSEvent {
+	r.t.Helper()
+	for _, v := range views {
+		if err := r.col.Add(context.Background(), r.site.Account, r.site.ID, v); err != nil {
+			r.t.Fatal(err)
+		}
+		if v.Country == "" {
+			v.Country = geo.Country(v.IP)
+			v.IP = ""
+		}
+		r.sent = append(r.sent, v)
+	}
+	return awstest.Drain(r.t, r.q, 10, r.agg.HandleSQS, func(n int) bool { return n >= len(views) })
+}
+
+func (r *rig) report(dim string, metrics []string, from, to string) rum.Report {
+	r.t.Helper()
+	f, _ := time.Parse("20060102", from)
+	l, _ := time.Parse("20060102", to)
+	rep, err := r.reader.Report(context.Background(), rum.Query{Account: r.site.Account, Website: r.site.ID,
+		Dim: dim, Metrics: metrics, From: f, To: l})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return rep
+}
+
+// check compares a report with the exact answer computed from the views sent: counts exactly,
+// 75th percentiles within the sketches' relative accuracy.
+func (r *rig) check(dim string, metrics []string, from, to string) rum.Report {
+	r.t.Helper()
+	got := r.report(dim, metrics, from, to)
+	counts := map[string]uint64{}
+	values := map[string]map[string][]float64{}
+	var total uint64
+	for _, v := range r.sent {
+		if v.Day < from || v.Day > to {
+			continue
+		}
+		key := v.Page
+		if dim == rum.DimCountries {
+			key = v.Country
+		}
+		counts[key]++
+		total++
+		for _, m := range metrics {
+			if x, ok := v.Metrics[m]; ok {
+				if values[key] == nil {
+					values[key] = map[string][]float64{}
+				}
+				values[key][m] = append(values[key][m], x)
+			}
+		}
+	}
+	if got.Views != total || len(got.Rows) != len(counts) {
+		r.t.Fatalf("%s %s-%s: %d views in %d rows, want %d in %d", dim, from, to, got.Views, len(got.Rows), total, len(counts))
+	}
+	for _, row := range got.Rows {
+		if row.Views != counts[row.Key] {
+			r.t.Errorf("%s %s-%s %q: %d views, want %d", dim, from, to, row.Key, row.Views, counts[row.Key])
+		}
+		for _, m := range metrics {
+			vals := values[row.Key][m]
+			if len(vals) == 0 {
+				if _, ok := row.P75[m]; ok {
+					r.t.Errorf("%q %s: a value without data", row.Key, m)
+				}
+				continue
+			}
+			slices.Sort(vals)
+			want := vals[int(0.75*float64(len(vals)-1))]
+			if math.Abs(row.P75[m]-want) > rum.RelativeAccuracy*want+1e-9 {
+				r.t.Errorf("%s %s-%s %q %s p75 %v, exact %v", dim, from, to, row.Key, m, row.P75[m], want)
+			}
+		}
+	}
+	return got
+}
+
+func view(day, page, country string, lcp float64) rum.View {
+	return rum.View{Day: day, Page: page, Country: country, Metrics: map[string]float64{"lcp": lcp, "cls": lcp / 20000}}
+}
+
+func TestRollupsAnswerAnyRange(t *testing.T) {
+	r := newRig(t)
+	r.send(
+		view("20261030", "/", "DE", 1200), view("20261030", "/a", "FR", 2400),
+		view("20261031", "/", "DE", 1800),
+		view("20261101", "/", "US", 900), view("20261101", "/b", "DE", 3100),
+		view("20261102", "/b", "US", 2000),
+		// No country header: the aggregator places the address (8.8.8.8 is in the US).
+		rum.View{Day: "20261102", Page: "/a", IP: "8.8.8.8", Metrics: map[string]float64{"lcp": 1500}},
+		rum.View{Day: "20261102", Page: "/a", IP: "127.0.0.1", Metrics: map[string]float64{"inp": 80}},
+	)
+	metrics := []string{"lcp", "cls", "inp"}
+	for _, rng := range [][2]string{
+		{"20261001", "20261130"}, {"20261030", "20261030"}, {"20261031", "20261101"},
+		{"20261101", "20261102"}, {"20261102", "20261102"}, {"20261103", "20261110"}, {"20261015", "20261031"},
+	} {
+		r.check(rum.DimPages, metrics, rng[0], rng[1])
+		r.check(rum.DimCountries, metrics, rng[0], rng[1])
+		r.check(rum.DimPages, nil, rng[0], rng[1])
+	}
+	countries := r.report(rum.DimCountries, nil, "20261102", "20261102")
+	var seen []string
+	for _, row := range countries.Rows {
+		seen = append(seen, row.Key)
+	}
+	slices.Sort(seen)
+	if !slices.Equal(seen, []string{"US", "XX"}) {
+		t.Errorf("countries on Nov 2: %v, want US (header and 8.8.8.8) and XX (loopback)", seen)
+	}
+
+	// A view arriving late for Oct 31 counts there and in the later running totals of October,
+	// but not in November.
+	r.send(view("20261031", "/late", "IT", 4000))
+	r.check(rum.DimPages, metrics, "20261031", "20261031")
+	r.check(rum.DimPages, metrics, "20261030", "20261102")
+	if rep := r.check(rum.DimPages, nil, "20261101", "20261102"); slices.ContainsFunc(rep.Rows, func(row rum.Row) bool { return row.Key == "/late" }) {
+		t.Error("the late October view shows in November")
+	}
+}
+
+func TestRedeliveredBatchCountsOnce(t *testing.T) {
+	r := newRig(t)
+	evs := r.send(view("20261110", "/", "DE", 1000), view("20261110", "/x", "DE", 1100))
+	before := r.check(rum.DimPages, []string{"lcp"}, "20261101", "20261130")
+	// SQS delivers at least once: hand the same messages (same sequence numbers) over again.
+	for _, ev := range evs {
+		resp, err := r.agg.HandleSQS(context.Background(), ev)
+		if err != nil || len(resp.BatchItemFailures) > 0 {
+			t.Fatalf("redelivery: %v, %v", err, resp.BatchItemFailures)
+		}
+	}
+	after := r.check(rum.DimPages, []string{"lcp"}, "20261101", "20261130")
+	if after.Views != before.Views || after.Views != 2 {
+		t.Errorf("views %d after a redelivery, %d before; want 2", after.Views, before.Views)
+	}
+}
+
+// Concurrent beacons share queue messages (group commit) and still all count.
+func TestConcurrentBeaconsAreBatched(t *testing.T) {
+	r := newRig(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	views := make([]rum.View, 300)
+	for i := range views {
+		views[i] = view("20261112", fmt.Sprintf("/p%d", i%25), []string{"DE", "US", "FR"}[i%3], 500+rng.Float64()*4000)
+	}
+	var wg sync.WaitGroup
+	for _, v := range views {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := r.col.Add(context.Background(), r.site.Account, r.site.ID, v); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	r.sent = views
+	messages := 0
+	var mu sync.Mutex
+	awstest.Drain(t, r.q, 10, func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+		mu.Lock()
+		messages += len(ev.Records)
+		mu.Unlock()
+		return r.agg.HandleSQS(ctx, ev)
+	}, func(int) bool { return r.report(rum.DimPages, nil, "20261112", "20261112").Views == 300 })
+	if messages >= len(views) {
+		t.Errorf("%d messages for %d concurrent views: not batched", messages, len(views))
+	}
+	t.Logf("%d views in %d messages", len(views), messages)
+	r.check(rum.DimPages, []string{"lcp", "cls"}, "20261101", "20261130")
+	r.check(rum.DimCountries, []string{"lcp"}, "20261112", "20261112")
+}
