@@ -32,6 +32,8 @@ func acmeEndpoints(e *testEnv) []endpoint {
 		{"GET", w + "/multistep/" + ms.ID, "", false},
 		{"POST", w + "/multistep", `{"alias":"b","device":"desktop"}`, true},
 		{"PUT", w + "/multistep/" + ms.ID, `{"alias":"c"}`, true},
+		{"GET", w + "/field-testing/pages", "", false},
+		{"GET", w + "/field-testing/countries?timing=lcp+cls", "", false},
 		{"DELETE", w + "/multistep/" + ms.ID, "", true},
 		{"DELETE", w + "/budgets/" + b.ID, "", true},
 		{"DELETE", w + "/settings/" + p.ID, "", true},

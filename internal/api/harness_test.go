@@ -19,6 +19,7 @@ import (
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
@@ -42,6 +43,7 @@ type testEnv struct {
 	purges  *queue.Queue
 	audits  *queue.Queue
 	runs    *queue.Queue
+	rum     *queue.Queue // FIFO: page views from /collect
 	objects *blobstore.Bucket
 }
 
@@ -65,9 +67,11 @@ func newTestEnv(t testing.TB) *testEnv {
 	mq := awstest.Queue(t, clients, service.MultistepQueueSettings)
 	objects := awstest.Bucket(t)
 	log := awstest.Log(t)
+	rq := awstest.FIFOQueue(t, clients, service.RUMQueueSettings)
 	srv := api.New(api.Deps{Store: st, Purger: purge.NewQueue(q), Auditor: audit.NewScheduler(st, aq, log),
-		Runner: multistep.NewQueue(st, mq, log), Reports: objects, Log: log, Credentials: credentialsKey})
-	return &testEnv{t: t, handler: srv.Handler(), store: st, purges: q, audits: aq, runs: mq, objects: objects}
+		Runner: multistep.NewQueue(st, mq, log), Reports: objects, Log: log, Credentials: credentialsKey,
+		Beacons: rum.NewCollector(rq), Field: rum.NewReader(st)})
+	return &testEnv{t: t, handler: srv.Handler(), store: st, purges: q, audits: aq, runs: mq, rum: rq, objects: objects}
 }
 
 type response struct {

@@ -91,8 +91,11 @@ func New(d Deps) *Server {
 	if now == nil {
 		now = time.Now
 	}
-	return &Server{store: d.Store, purger: d.Purger, auditor: d.Auditor, runner: d.Runner, reports: d.Reports, log: d.Log,
-		now: func() time.Time { return now().UTC() }, local: d.AllowLocalTargets, sealer: d.Credentials}
+	s := &Server{store: d.Store, purger: d.Purger, auditor: d.Auditor, runner: d.Runner, reports: d.Reports, log: d.Log,
+		now: func() time.Time { return now().UTC() }, local: d.AllowLocalTargets, sealer: d.Credentials,
+		beacons: d.Beacons, field: d.Field, trustViewerCountry: d.TrustViewerCountry}
+	s.sites = &siteCache{store: d.Store, now: s.now, entries: map[string]siteEntry{}}
+	return s
 }
 
 // handlerFunc is an endpoint: it writes a success response or returns an error, which becomes

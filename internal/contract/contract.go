@@ -20,6 +20,8 @@ import (
 )
 
 var router = sync.OnceValues(func() (routers.Router, error) {
+	// The RUM snippet is a script: its body is checked as a string.
+	openapi3filter.RegisterBodyDecoder("text/javascript", openapi3filter.PlainBodyDecoder)
 	doc, err := openapi3.NewLoader().LoadFromData(api.OpenAPIJSON())
 	if err != nil {
 		return nil, err

@@ -23,7 +23,9 @@ func Snippet(website string) []byte {
 	id, _ := json.Marshal(website) // a JSON string is a JavaScript string literal
 	var b bytes.Buffer
 	b.Grow(len(webVitals) + len(reporter) + 64)
-	b.Write(webVitals)
+	// The source map it names is not served.
+	vitals, _, _ := bytes.Cut(webVitals, []byte("\n//# sourceMappingURL="))
+	b.Write(vitals)
 	b.WriteString("\n")
 	b.Write(bytes.Replace(reporter, []byte(sitePlaceholder), id, 1))
 	return b.Bytes()
