@@ -5,10 +5,12 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -16,15 +18,18 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/blobstore"
+	"github.com/openvitals/openvitals/internal/fieldqueue"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/rum"
+	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -36,6 +41,9 @@ type Config struct {
 	AuditQueue string // OPENVITALS_AUDIT_QUEUE: a queue name or URL
 	// MultistepQueue is OPENVITALS_MULTISTEP_QUEUE: a queue name or URL.
 	MultistepQueue string
+	// FieldQueue is OPENVITALS_FIELD_QUEUE: the queue of daily field-data collections, one
+	// message per website, a name or URL.
+	FieldQueue string
 	// RUMQueue is OPENVITALS_RUM_QUEUE: the FIFO queue (name ends in .fifo) of real-user page
 	// views, a name or URL.
 	RUMQueue string
@@ -52,6 +60,7 @@ func ConfigFromEnv() Config {
 		PurgeQueue:     env("OPENVITALS_PURGE_QUEUE", "openvitals-purge"),
 		AuditQueue:     env("OPENVITALS_AUDIT_QUEUE", "openvitals-audit"),
 		MultistepQueue: env("OPENVITALS_MULTISTEP_QUEUE", "openvitals-multistep"),
+		FieldQueue:     env("OPENVITALS_FIELD_QUEUE", "openvitals-field"),
 		RUMQueue:       env("OPENVITALS_RUM_QUEUE", "openvitals-rum.fifo"),
 		TrustViewerCountry: func() bool {
 			v, err := strconv.ParseBool(os.Getenv("OPENVITALS_TRUST_VIEWER_COUNTRY"))
@@ -73,6 +82,9 @@ type Clients struct {
 	DynamoDB *dynamodb.Client
 	SQS      *sqs.Client
 	S3       *s3.Client
+	// SecretsManager reads the secrets of AWS deployments (the CrUX API key, the credentials
+	// key); locally the same values come from environment variables.
+	SecretsManager *secretsmanager.Client
 }
 
 // NewClients loads the AWS configuration and builds the clients.
@@ -94,6 +106,7 @@ func NewClients(ctx context.Context) (Clients, error) {
 			// Checksums only where S3 requires them: stand-ins reject the newer trailers.
 			o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
 		}),
+		SecretsManager: secretsmanager.NewFromConfig(cfg),
 	}, nil
 }
 
@@ -110,6 +123,12 @@ type Service struct {
 	// MultistepQueue carries run messages; Runs records and queues runs.
 	MultistepQueue *queue.Queue
 	Runs           *multistep.Queue
+	// FieldQueue carries the daily field-data collections; FieldScheduler queues them.
+	FieldQueue     *queue.Queue
+	FieldScheduler *fieldqueue.Scheduler
+	// Credentials seals and opens the integration credentials stored in the table.
+	Credentials *seal.Keyring
+	secrets     *secretsmanager.Client
 	// RUMQueue carries page views from the collect endpoint to the aggregator.
 	RUMQueue *queue.Queue
 	API      *api.Server
@@ -136,6 +155,11 @@ func New(cfg Config, clients Clients, log *slog.Logger) (*Service, error) {
 		return nil, err
 	}
 	runs := multistep.NewQueue(st, mq, log)
+	fq, err := queue.Open(context.Background(), clients.SQS, cfg.FieldQueue)
+	if err != nil {
+		return nil, err
+	}
+	credentials := seal.NewKeyring(credentialsKey(clients.SecretsManager, log))
 	rq, err := queue.Open(context.Background(), clients.SQS, cfg.RUMQueue)
 	if err != nil {
 		return nil, err
@@ -144,7 +168,9 @@ func New(cfg Config, clients Clients, log *slog.Logger) (*Service, error) {
 		Config: cfg, Log: log, Store: st, Objects: objects, PurgeQueue: pq,
 		Purger:     purge.NewWorker(st, objects, log),
 		AuditQueue: aq, Scheduler: sched, MultistepQueue: mq, Runs: runs, RUMQueue: rq,
-		API: api.New(api.Deps{Store: st, Purger: pq, Auditor: sched, Runner: runs, Reports: objects, Log: log,
+		FieldQueue: fq, FieldScheduler: fieldqueue.NewScheduler(st, fq, log),
+		Credentials: credentials, secrets: clients.SecretsManager,
+		API: api.New(api.Deps{Store: st, Purger: pq, Auditor: sched, Runner: runs, Reports: objects, Log: log, Credentials: credentials,
 			AllowLocalTargets: AllowsLocalTargets(),
 			Beacons:           rum.NewCollector(rq), Field: rum.NewReader(st),
 			TrustViewerCountry: cfg.TrustViewerCountry}),
@@ -176,6 +202,9 @@ func Provision(ctx context.Context, cfg Config, clients Clients) error {
 	if _, err := queue.Create(ctx, clients.SQS, cfg.MultistepQueue, MultistepQueueSettings); err != nil {
 		return err
 	}
+	if _, err := queue.Create(ctx, clients.SQS, cfg.FieldQueue, FieldQueueSettings); err != nil {
+		return err
+	}
 	if _, err := queue.Create(ctx, clients.SQS, cfg.RUMQueue, RUMQueueSettings); err != nil {
 		return err
 	}
@@ -191,6 +220,11 @@ var AuditQueueSettings = queue.Settings{VisibilityTimeout: 5 * time.Minute, MaxR
 // MultistepQueueSettings are the local multistep queue's: a run takes at most 3 minutes.
 var MultistepQueueSettings = queue.Settings{VisibilityTimeout: 5 * time.Minute, MaxReceives: 3}
 
+// FieldQueueSettings are the local field queue's: a website of a hundred pages takes about a
+// minute and a half of CrUX queries at 150 a minute, and up to 15 minutes when the API keeps
+// answering 429, so a message stays hidden for 15 minutes before a retry.
+var FieldQueueSettings = queue.Settings{VisibilityTimeout: 15 * time.Minute, MaxReceives: fieldqueue.MaxAttempts}
+
 // RUMQueueSettings are the local RUM queue's: a fold takes well under a second.
 var RUMQueueSettings = queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 3}
 
@@ -205,11 +239,19 @@ func AllowsLocalTargets() bool {
 	return err == nil && allow
 }
 
+// DailyResult is what the daily handler queued: the audits, and the field-data collections.
+type DailyResult struct {
+	audit.DailyResult
+	FieldQueued int              `json:"fieldQueued"`
+	FieldJobs   []fieldqueue.Job `json:"fieldJobs,omitempty"`
+}
+
 // Daily is the scheduler function's handler, invoked by the daily EventBridge rule (and by
-// make daily and the local clock): it queues the day's audits and multistep runs, then queues
-// again the purges whose message was lost more than 15 minutes ago.
-func (s *Service) Daily(ctx context.Context, ev events.CloudWatchEvent) (audit.DailyResult, error) {
-	res, err := s.Scheduler.HandleEvent(ctx, ev)
+// make daily and the local clock): it queues the day's audits, multistep runs and field-data
+// collections, then queues again the purges whose message was lost more than 15 minutes ago.
+func (s *Service) Daily(ctx context.Context, ev events.CloudWatchEvent) (DailyResult, error) {
+	audits, err := s.Scheduler.HandleEvent(ctx, ev)
+	res := DailyResult{DailyResult: audits}
 	at := ev.Time
 	if at.IsZero() {
 		at = time.Now()
@@ -217,12 +259,65 @@ func (s *Service) Daily(ctx context.Context, ev events.CloudWatchEvent) (audit.D
 	if _, rerr := s.Runs.Daily(ctx, at); rerr != nil && err == nil {
 		err = rerr
 	}
+	jobs, ferr := s.FieldScheduler.Daily(ctx, at)
+	res.FieldQueued, res.FieldJobs = len(jobs), jobs
+	if ferr != nil && err == nil {
+		err = ferr
+	}
 	if n, serr := purge.Sweep(ctx, s.Store, s.PurgeQueue, 15*time.Minute); serr != nil {
 		s.Log.ErrorContext(ctx, "sweep pending purges", "err", serr)
 	} else if n > 0 {
 		s.Log.InfoContext(ctx, "queued pending purges again", "purges", n)
 	}
 	return res, err
+}
+
+// Secret returns the value of the environment variable valueEnv or, when it is empty, the
+// string of the Secrets Manager secret (ARN or name) in the variable secretEnv; "" when
+// neither is set. In AWS the values live in Secrets Manager; locally and in tests, in the
+// environment.
+func (s *Service) Secret(ctx context.Context, valueEnv, secretEnv string) (string, error) {
+	return secret(ctx, s.secrets, valueEnv, secretEnv)
+}
+
+func secret(ctx context.Context, sm *secretsmanager.Client, valueEnv, secretEnv string) (string, error) {
+	if v := strings.TrimSpace(os.Getenv(valueEnv)); v != "" {
+		return v, nil
+	}
+	id := os.Getenv(secretEnv)
+	if id == "" {
+		return "", nil
+	}
+	out, err := sm.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(id)})
+	if err != nil {
+		return "", fmt.Errorf("read secret %s (%s): %w", id, secretEnv, err)
+	}
+	return strings.TrimSpace(aws.ToString(out.SecretString)), nil
+}
+
+// credentialsKey loads the key that seals integration credentials, on first use:
+// OPENVITALS_CREDENTIALS_KEY, or the secret OPENVITALS_CREDENTIALS_KEY_SECRET names, base64 of
+// 32 bytes. Outside Lambda, without either, it makes a key for this process: the local table
+// lives in memory anyway.
+func credentialsKey(sm *secretsmanager.Client, log *slog.Logger) func(context.Context) ([]byte, error) {
+	return func(ctx context.Context) ([]byte, error) {
+		v, err := secret(ctx, sm, "OPENVITALS_CREDENTIALS_KEY", "OPENVITALS_CREDENTIALS_KEY_SECRET")
+		if err != nil {
+			return nil, err
+		}
+		if v != "" {
+			key, err := seal.ParseKey(v)
+			if err != nil {
+				return nil, fmt.Errorf("OPENVITALS_CREDENTIALS_KEY: %w", err)
+			}
+			return key, nil
+		}
+		if os.Getenv("AWS_LAMBDA_FUNCTION_NAME") != "" {
+			return nil, errors.New("neither OPENVITALS_CREDENTIALS_KEY nor OPENVITALS_CREDENTIALS_KEY_SECRET is set")
+		}
+		log.Warn("OPENVITALS_CREDENTIALS_KEY is not set: integration credentials are sealed under a key made for this process, and those stored will not open after a restart")
+		return seal.GenerateKey(), nil
+	}
 }
 
 // TargetScheme reads OPENVITALS_TARGET_SCHEME: "https" (the default), or "http" for local use
