@@ -71,9 +71,9 @@
   }
 
   // On window in the bubbling phase: web-vitals reports its final values from window listeners
-  // in the capturing phase of the same event, which run first.
+  // in the capturing phase of the same event, which run first. Not on pagehide: leaving a page
+  // fires it before visibilitychange, that is before web-vitals has reported.
   addEventListener("visibilitychange", function () {
     if (document.visibilityState === "hidden") send();
   });
-  addEventListener("pagehide", send);
 })(__OPENVITALS_SITE__);
