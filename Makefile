@@ -32,8 +32,12 @@ LAMBDA_FUNCTIONS := websites pages budgets multistep lab field rum scheduler pur
 LAMBDA_GOENV   := GOOS=linux GOARCH=arm64 CGO_ENABLED=0
 LAMBDA_GOFLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
 
-# The CDK CLI pinned in infra/package.json; cdk.json runs the Go app (infra/cdk-app.sh).
-CDK := infra/node_modules/.bin/cdk
+# The CDK CLI pinned in infra/package.json, installed under .run/cdk: node_modules inside
+# infra/ would put the CLI's Go init templates into infra's `go test ./...`. It runs on the
+# browser layer's Node 22 (Node 20 is past its end of life for the CLI and jsii), and cdk.json
+# runs the Go app (infra/cdk-app.sh), whose jsii runtime JSII_NODE points at the same Node.
+NODE22 := layers/browser/node_modules/.bin/node
+CDK    := JSII_NODE=$(abspath $(NODE22)) $(NODE22) .run/cdk/node_modules/aws-cdk/bin/cdk
 
 help:
 	@echo "make run    install what is missing, start the stand-ins and serve the API on OPENVITALS_ADDR"
@@ -51,7 +55,7 @@ help:
 # `make test`, `make synth` and `make deploy` need (after it, `make synth` works offline).
 deps-local: .run/apt.stamp layers/localstack/node_modules/.stamp layers/browser/node_modules/.stamp \
 	layers/rum/node_modules/.stamp .run/gomod.stamp
-deps: deps-local .run/infra-gomod.stamp infra/node_modules/.stamp
+deps: deps-local .run/infra-gomod.stamp .run/cdk/node_modules/.stamp
 
 .run/apt.stamp: Makefile
 	@mkdir -p .run
@@ -93,8 +97,10 @@ layers/rum/node_modules/.stamp: layers/rum/package.json layers/rum/package-lock.
 	cd infra && go mod download
 	@touch $@
 
-infra/node_modules/.stamp: infra/package.json infra/package-lock.json
-	cd infra && npm ci --no-audit --no-fund --loglevel=error
+.run/cdk/node_modules/.stamp: infra/package.json infra/package-lock.json
+	@mkdir -p .run/cdk
+	cp infra/package.json infra/package-lock.json .run/cdk/
+	cd .run/cdk && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
 # ---- running ------------------------------------------------------------------------------

@@ -38,17 +38,35 @@ var APIRoutes = []APIRoute{
 	{awsapigatewayv2.HttpMethod_ANY, "/{websiteId}/pages/{proxy+}", "lab"},
 	{awsapigatewayv2.HttpMethod_ANY, "/{websiteId}/opportunities", "lab"},
 	{awsapigatewayv2.HttpMethod_POST, "/{websiteId}/audits", "lab"},
+
+	// Search Console integration: PUT, GET and DELETE (the websites group).
+	{awsapigatewayv2.HttpMethod_ANY, "/{websiteId}/integrations/{proxy+}", "websites"},
+
+	{awsapigatewayv2.HttpMethod_ANY, "/{websiteId}/field-testing/{proxy+}", "field"},
 }
+
+// PublicRoutes are the routes anyone may call, without an API key: the RUM snippet that sites
+// embed and the beacons browsers send. The rum function answers CORS preflights itself
+// (OPTIONS /collect), so the API has no CORS configuration of its own.
+var PublicRoutes = []APIRoute{
+	{awsapigatewayv2.HttpMethod_GET, "/rum/{file}", "rum"},
+	{awsapigatewayv2.HttpMethod_POST, "/collect", "rum"},
+	{awsapigatewayv2.HttpMethod_OPTIONS, "/collect", "rum"},
+}
+
+// RouteKey is the route's key as API Gateway writes it ("POST /collect").
+func (r APIRoute) RouteKey() string { return string(r.Method) + " " + r.Path }
 
 // APIDefaultGroup serves every request no route matches (the `$default` route), so that an
 // unknown path or method gets the service's problem+json 404 or 405, as it does locally,
 // rather than API Gateway's own {"message":"Not Found"}.
 const APIDefaultGroup = "websites"
 
-// newHTTPAPI creates the HTTP API (payload format 2.0, `$default` stage deployed
-// automatically) with one Lambda integration per endpoint group. functions maps a group to
-// its function and must hold every group APIRoutes names.
-func newHTTPAPI(scope constructs.Construct, id string, functions map[string]awslambda.IFunction) awsapigatewayv2.HttpApi {
+// newHTTPAPI creates the HTTP API (payload format 2.0) with one Lambda integration per
+// endpoint group and its `$default` stage, deployed automatically. Each route is throttled to
+// api, each public route to rum instead (API Gateway applies a limit to each route on its
+// own). functions maps a group to its function and must hold every group the routes name.
+func newHTTPAPI(scope constructs.Construct, id string, functions map[string]awslambda.IFunction, api, rum throttle) (awsapigatewayv2.HttpApi, awsapigatewayv2.HttpStage) {
 	integrations := map[string]awsapigatewayv2integrations.HttpLambdaIntegration{}
 	integration := func(group string) awsapigatewayv2integrations.HttpLambdaIntegration {
 		if in, ok := integrations[group]; ok {
@@ -63,17 +81,47 @@ func newHTTPAPI(scope constructs.Construct, id string, functions map[string]awsl
 		return in
 	}
 
-	api := awsapigatewayv2.NewHttpApi(scope, jsii.String(id), &awsapigatewayv2.HttpApiProps{
-		Description:        jsii.String("openvitals REST API"),
-		CreateDefaultStage: jsii.Bool(true),
+	httpAPI := awsapigatewayv2.NewHttpApi(scope, jsii.String(id), &awsapigatewayv2.HttpApiProps{
+		Description: jsii.String("openvitals REST API"),
+		// The stage is created below, with throttling, which the default stage cannot take.
+		CreateDefaultStage: jsii.Bool(false),
 		DefaultIntegration: integration(APIDefaultGroup),
 	})
-	for _, r := range APIRoutes {
-		api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+	var public []constructs.IDependable
+	for i, r := range append(append([]APIRoute{}, APIRoutes...), PublicRoutes...) {
+		routes := httpAPI.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
 			Path:        jsii.String(r.Path),
 			Methods:     &[]awsapigatewayv2.HttpMethod{r.Method},
 			Integration: integration(r.Group),
 		})
+		if i >= len(APIRoutes) {
+			for _, route := range *routes {
+				public = append(public, route)
+			}
+		}
 	}
-	return api
+
+	stage := httpAPI.AddStage(jsii.String("DefaultStage"), &awsapigatewayv2.HttpStageOptions{
+		StageName:  jsii.String("$default"),
+		AutoDeploy: jsii.Bool(true),
+		Throttle: &awsapigatewayv2.ThrottleSettings{
+			RateLimit:  jsii.Number(float64(api.rate)),
+			BurstLimit: jsii.Number(float64(api.burst)),
+		},
+	})
+	// The L2 stage has no per-route settings: set them on the CloudFormation resource. A
+	// stage naming a route that does not exist yet fails, hence the dependencies.
+	settings := map[string]any{}
+	for _, r := range PublicRoutes {
+		settings[r.RouteKey()] = map[string]any{
+			"ThrottlingRateLimit":  rum.rate,
+			"ThrottlingBurstLimit": rum.burst,
+		}
+	}
+	cfnStage := stage.Node().DefaultChild().(awsapigatewayv2.CfnStage)
+	cfnStage.SetRouteSettings(settings)
+	for _, d := range public {
+		stage.Node().AddDependency(d)
+	}
+	return httpAPI, stage
 }

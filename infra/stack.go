@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 )
@@ -31,6 +32,22 @@ type OpenvitalsStackProps struct {
 	// MultistepMaxConcurrency is how many multistep runs may play at once, one per worker
 	// (2 to 1000). Default DefaultMultistepMaxConcurrency.
 	MultistepMaxConcurrency *int
+	// ReportRetentionDays is how long S3 keeps a report or screenshot (MinReportRetentionDays
+	// to 3650). Default DefaultReportRetentionDays.
+	ReportRetentionDays *int
+	// APIThrottleRate and APIThrottleBurst limit each route of the API (requests per second,
+	// 1 to MaxThrottleRate and MaxThrottleBurst). Defaults DefaultAPIThrottleRate and
+	// DefaultAPIThrottleBurst.
+	APIThrottleRate, APIThrottleBurst *int
+	// RUMThrottleRate and RUMThrottleBurst limit each public RUM route. Defaults
+	// DefaultRUMThrottleRate and DefaultRUMThrottleBurst.
+	RUMThrottleRate, RUMThrottleBurst *int
+	// TrustViewerCountry makes the RUM function take a beacon's country from the
+	// CloudFront-Viewer-Country header: set it only when CloudFront is in front of the API.
+	// Default false.
+	TrustViewerCountry *bool
+	// AlarmEmail, when set, is subscribed to the alarm topic.
+	AlarmEmail string
 }
 
 // Construct ids of the functions, by directory name under functions/.
@@ -40,16 +57,51 @@ var functionIDs = map[string]string{
 	"budgets":               "Budgets",
 	"multistep":             "Multistep",
 	"lab":                   "Lab",
+	"field":                 "Field",
+	"rum":                   "Rum",
 	"scheduler":             "Scheduler",
 	"purge-worker":          "PurgeWorker",
+	"rum-aggregator":        "RumAggregator",
+	"field-collector":       "FieldCollector",
 	AuditWorkerFunction:     "AuditWorker",
 	MultistepWorkerFunction: "MultistepWorker",
 }
 
+// Environment variables the stack sets beyond the shared ones (sharedEnvironment).
+const (
+	// EnvTrustViewerCountry tells the rum function whether CloudFront-Viewer-Country is
+	// trustworthy: "true" or "false".
+	EnvTrustViewerCountry = "OPENVITALS_TRUST_VIEWER_COUNTRY"
+	// EnvCruxAPIKeySecret is the ARN of the secret holding the CrUX API key (empty until the
+	// operator puts the key in).
+	EnvCruxAPIKeySecret = "OPENVITALS_CRUX_API_KEY_SECRET"
+	// EnvCredentialsKeySecret is the ARN of the secret holding the key that encrypts stored
+	// Search Console credentials (see newCredentialsKey for its format).
+	EnvCredentialsKeySecret = "OPENVITALS_CREDENTIALS_KEY_SECRET"
+)
+
+// sharedEnvironment is what every function gets: the generated names of the table and the
+// bucket, and every queue's URL. service.FromEnv opens every queue at start (a URL costs no
+// call), whether or not the function may use it: a URL grants nothing.
+func sharedEnvironment(s *Storage) map[string]*string {
+	return map[string]*string{
+		"OPENVITALS_TABLE":           s.Table.TableName(),
+		"OPENVITALS_BUCKET":          s.Bucket.BucketName(),
+		"OPENVITALS_PURGE_QUEUE":     s.PurgeQueue.QueueUrl(),
+		"OPENVITALS_AUDIT_QUEUE":     s.AuditQueue.QueueUrl(),
+		"OPENVITALS_MULTISTEP_QUEUE": s.MultistepQueue.QueueUrl(),
+		"OPENVITALS_RUM_QUEUE":       s.RUMQueue.QueueUrl(),
+		"OPENVITALS_FIELD_QUEUE":     s.FieldQueue.QueueUrl(),
+	}
+}
+
 // NewOpenvitalsStack creates the whole openvitals deployment: the shared storage (table,
-// bucket, purge, audit and multistep queues), the HTTP API with one function per endpoint
-// group, the daily schedule with its scheduler, the audit and multistep workers (container
-// functions of one image with Chromium and Lighthouse) and the purge worker. Each function gets only the access its code needs.
+// bucket, and the purge, audit, multistep, RUM and field queues), the HTTP API with one
+// function per endpoint group and the public RUM routes, the daily schedule with its
+// scheduler, the audit and multistep workers (container functions of one image with Chromium
+// and Lighthouse), the purge worker, the RUM aggregator, the field collector, the secrets of
+// the field data, and an alarm on every queue. Each function gets only the access its code
+// needs.
 func NewOpenvitalsStack(scope constructs.Construct, id string, props *OpenvitalsStackProps) (awscdk.Stack, error) {
 	cfg, err := resolveSettings(scope, props)
 	if err != nil {
@@ -61,62 +113,73 @@ func NewOpenvitalsStack(scope constructs.Construct, id string, props *Openvitals
 	}
 	stack := awscdk.NewStack(scope, &id, &sprops)
 
-	storage := NewStorage(stack, "Storage")
+	storage := NewStorage(stack, "Storage", StorageProps{ReportRetentionDays: cfg.reportRetentionDays})
+	cruxKey := newCruxAPIKey(stack, "CruxApiKey")
+	credentialsKey := newCredentialsKey(stack, "CredentialsKey")
 
-	// Every function gets every resource's name: service.New opens every queue (a URL costs
-	// no call at start), whether or not the function may use them.
-	env := func() map[string]*string {
-		return map[string]*string{
-			"OPENVITALS_TABLE":           storage.Table.TableName(),
-			"OPENVITALS_BUCKET":          storage.Bucket.BucketName(),
-			"OPENVITALS_PURGE_QUEUE":     storage.PurgeQueue.QueueUrl(),
-			"OPENVITALS_AUDIT_QUEUE":     storage.AuditQueue.QueueUrl(),
-			"OPENVITALS_MULTISTEP_QUEUE": storage.MultistepQueue.QueueUrl(),
-		}
-	}
-	goFunction := func(name, description string, memoryMB float64, timeout awscdk.Duration) awslambda.Function {
+	goFunction := func(name, description string, memoryMB float64, timeout awscdk.Duration, extraEnv map[string]*string) awslambda.Function {
 		return newGoFunction(stack, functionIDs[name], filepath.Join(cfg.functionsDir, name), goFunctionProps{
-			description: description, memoryMB: memoryMB, timeout: timeout, environment: env(),
+			description: description, memoryMB: memoryMB, timeout: timeout,
+			environment: withEnv(sharedEnvironment(storage), extraEnv),
 		})
 	}
-	apiFunction := func(name, description string) awslambda.Function {
-		fn := goFunction(name, description, APIMemoryMB, awscdk.Duration_Seconds(jsii.Number(APITimeoutSeconds)))
+	apiTimeout := awscdk.Duration_Seconds(jsii.Number(APITimeoutSeconds))
+	apiFunction := func(name, description string, extraEnv map[string]*string) awslambda.Function {
+		fn := goFunction(name, description, APIMemoryMB, apiTimeout, extraEnv)
 		storage.Table.GrantReadWriteData(fn)
 		return fn
 	}
 
 	// ---- API ----------------------------------------------------------------------------
-	websites := apiFunction("websites", "openvitals API: websites and the OpenAPI document")
-	pages := apiFunction("pages", "openvitals API: page settings")
-	budgets := apiFunction("budgets", "openvitals API: performance budgets")
-	multistep := apiFunction("multistep", "openvitals API: multistep tests and their runs")
-	lab := apiFunction("lab", "openvitals API: lab results, opportunities and audits on demand")
+	websites := apiFunction("websites", "openvitals API: websites, the Search Console integration and the OpenAPI document",
+		map[string]*string{EnvCredentialsKeySecret: credentialsKey.SecretArn()})
+	pages := apiFunction("pages", "openvitals API: page settings", nil)
+	budgets := apiFunction("budgets", "openvitals API: performance budgets", nil)
+	multistep := apiFunction("multistep", "openvitals API: multistep tests and their runs", nil)
+	lab := apiFunction("lab", "openvitals API: lab results, opportunities and audits on demand", nil)
 	// Deleting a website, a page or a multistep test queues the purge of what it left.
 	for _, fn := range []awslambda.Function{websites, pages, multistep} {
 		storage.PurgeQueue.GrantSendMessages(fn)
 	}
+	// The Search Console credential is stored encrypted with this key.
+	credentialsKey.GrantRead(websites, nil)
 	// Lab serves opportunity details from the stored reports and queues audits on demand.
 	storage.Bucket.GrantRead(lab, nil)
 	storage.AuditQueue.GrantSendMessages(lab)
 	// Multistep queues runs on demand (one test, or every test of a website).
 	storage.MultistepQueue.GrantSendMessages(multistep)
 
-	api := newHTTPAPI(stack, "Api", map[string]awslambda.IFunction{
-		"websites": websites, "pages": pages, "budgets": budgets, "multistep": multistep, "lab": lab,
-	})
+	// Field-testing reports only read the RUM rollups.
+	field := goFunction("field", "openvitals API: real-user monitoring reports per page and per country", APIMemoryMB, apiTimeout, nil)
+	storage.Table.GrantReadData(field)
 
-	// ---- daily audits and multistep runs -------------------------------------------------
-	scheduler := goFunction("scheduler", "openvitals scheduler: queues the daily audit of every page and device, and the daily multistep runs",
-		APIMemoryMB, awscdk.Duration_Minutes(jsii.Number(SchedulerTimeoutMinutes)))
+	// The public RUM routes: the snippet looks the website up, collect checks the beacon
+	// against it and queues it.
+	rum := goFunction("rum", "openvitals RUM: serves the snippet and collects beacons (public)", APIMemoryMB, apiTimeout,
+		map[string]*string{EnvTrustViewerCountry: jsii.String(strconv.FormatBool(cfg.trustViewerCountry))})
+	storage.Table.GrantReadData(rum)
+	storage.RUMQueue.GrantSendMessages(rum)
+
+	_, stage := newHTTPAPI(stack, "Api", map[string]awslambda.IFunction{
+		"websites": websites, "pages": pages, "budgets": budgets, "multistep": multistep, "lab": lab,
+		"field": field, "rum": rum,
+	}, cfg.apiThrottle, cfg.rumThrottle)
+
+	// ---- daily audits, multistep runs and field data --------------------------------------
+	scheduler := goFunction("scheduler", "openvitals scheduler: queues the daily audits of every page and device, the daily multistep runs and the daily field data collection",
+		APIMemoryMB, awscdk.Duration_Minutes(jsii.Number(SchedulerTimeoutMinutes)), nil)
 	// Reads websites and pages, and marks what it queued so that a second run the same day
 	// queues nothing twice.
 	storage.Table.GrantReadWriteData(scheduler)
 	storage.AuditQueue.GrantSendMessages(scheduler)
 	storage.MultistepQueue.GrantSendMessages(scheduler)
+	storage.FieldQueue.GrantSendMessages(scheduler)
 	// It also queues again the purges whose message was lost (their markers are in the table).
 	storage.PurgeQueue.GrantSendMessages(scheduler)
-	awsevents.NewRule(stack, jsii.String("DailyAudits"), &awsevents.RuleProps{
-		Description: jsii.String(fmt.Sprintf("openvitals: queue the daily audits at %02d:00 UTC", cfg.dailyHourUTC)),
+	// One rule: the scheduler fans the day out to the audit, multistep and field queues in one
+	// invocation, each job queuing nothing it queued already that day.
+	awsevents.NewRule(stack, jsii.String("DailySchedule"), &awsevents.RuleProps{
+		Description: jsii.String(fmt.Sprintf("openvitals: queue the daily audits, multistep runs and field data at %02d:00 UTC", cfg.dailyHourUTC)),
 		Schedule: awsevents.Schedule_Cron(&awsevents.CronOptions{
 			Minute: jsii.String("0"),
 			Hour:   jsii.String(strconv.Itoa(cfg.dailyHourUTC)),
@@ -130,7 +193,7 @@ func NewOpenvitalsStack(scope constructs.Construct, id string, props *Openvitals
 		},
 	})
 
-	auditWorker := newAuditWorker(stack, functionIDs[AuditWorkerFunction], cfg, env())
+	auditWorker := newAuditWorker(stack, functionIDs[AuditWorkerFunction], cfg, sharedEnvironment(storage))
 	storage.Table.GrantReadWriteData(auditWorker)
 	storage.Bucket.GrantPut(auditWorker, nil)
 	// One message per invocation: a worker audits one page at a time (two Lighthouse runs at
@@ -142,7 +205,7 @@ func NewOpenvitalsStack(scope constructs.Construct, id string, props *Openvitals
 	}))
 
 	// ---- multistep runs ------------------------------------------------------------------
-	multistepWorker := newMultistepWorker(stack, functionIDs[MultistepWorkerFunction], cfg, env())
+	multistepWorker := newMultistepWorker(stack, functionIDs[MultistepWorkerFunction], cfg, sharedEnvironment(storage))
 	// Records the run (testing, then completed or failed) and a screenshot of a failure.
 	storage.Table.GrantReadWriteData(multistepWorker)
 	storage.Bucket.GrantPut(multistepWorker, nil)
@@ -154,9 +217,39 @@ func NewOpenvitalsStack(scope constructs.Construct, id string, props *Openvitals
 		MaxConcurrency:          jsii.Number(float64(cfg.multistepMaxConcurrency)),
 	}))
 
+	// ---- real-user monitoring ------------------------------------------------------------
+	rumAggregator := goFunction("rum-aggregator", "openvitals RUM aggregator: folds beacons into daily rollups per page and country",
+		RUMAggregatorMemoryMB, awscdk.Duration_Seconds(jsii.Number(RUMAggregatorTimeoutSeconds)), nil)
+	// Reads the rollups and writes them back merged (and its dedupe markers).
+	storage.Table.GrantReadWriteData(rumAggregator)
+	rumAggregator.AddEventSource(awslambdaeventsources.NewSqsEventSource(storage.RUMQueue, &awslambdaeventsources.SqsEventSourceProps{
+		BatchSize:               jsii.Number(RUMAggregatorBatchSize),
+		ReportBatchItemFailures: jsii.Bool(true),
+	}))
+
+	// ---- field data ------------------------------------------------------------------------
+	fieldCollector := newGoFunction(stack, functionIDs["field-collector"], filepath.Join(cfg.functionsDir, "field-collector"), goFunctionProps{
+		description: "openvitals field collector: a website's Chrome UX Report and Search Console data, once a day",
+		memoryMB:    APIMemoryMB,
+		timeout:     awscdk.Duration_Minutes(jsii.Number(FieldCollectorTimeoutMinutes)),
+		environment: withEnv(sharedEnvironment(storage), map[string]*string{
+			EnvCruxAPIKeySecret:     cruxKey.SecretArn(),
+			EnvCredentialsKeySecret: credentialsKey.SecretArn(),
+		}),
+		reservedConcurrency: FieldCollectorConcurrency,
+	})
+	storage.Table.GrantReadWriteData(fieldCollector)
+	cruxKey.GrantRead(fieldCollector, nil)
+	credentialsKey.GrantRead(fieldCollector, nil)
+	// One website per invocation, so that a failing one is retried alone.
+	fieldCollector.AddEventSource(awslambdaeventsources.NewSqsEventSource(storage.FieldQueue, &awslambdaeventsources.SqsEventSourceProps{
+		BatchSize:               jsii.Number(1),
+		ReportBatchItemFailures: jsii.Bool(true),
+	}))
+
 	// ---- purges -------------------------------------------------------------------------
 	purgeWorker := goFunction("purge-worker", "openvitals purge worker: removes every item and object a deletion left",
-		APIMemoryMB, awscdk.Duration_Seconds(jsii.Number(PurgeWorkerTimeoutSeconds)))
+		APIMemoryMB, awscdk.Duration_Seconds(jsii.Number(PurgeWorkerTimeoutSeconds)), nil)
 	storage.Table.GrantReadWriteData(purgeWorker)
 	// Lists a prefix, then deletes it.
 	storage.Bucket.GrantRead(purgeWorker, nil)
@@ -166,41 +259,46 @@ func NewOpenvitalsStack(scope constructs.Construct, id string, props *Openvitals
 		ReportBatchItemFailures: jsii.Bool(true),
 	}))
 
+	// ---- alarms -------------------------------------------------------------------------
+	alarms := newAlarms(stack, "Alarms", storage.WorkQueues(), cfg.alarmEmail)
+
 	// ---- outputs ------------------------------------------------------------------------
 	// Outputs let operators and `make` targets find the generated names without
 	// hard-coding any of them.
-	awscdk.NewCfnOutput(stack, jsii.String("ApiUrl"), &awscdk.CfnOutputProps{
-		Value:       api.Url(),
-		Description: jsii.String("Base URL of the openvitals REST API"),
-	})
-	awscdk.NewCfnOutput(stack, jsii.String("TableName"), &awscdk.CfnOutputProps{
-		Value:       storage.Table.TableName(),
-		Description: jsii.String("DynamoDB table holding every openvitals entity"),
-	})
-	awscdk.NewCfnOutput(stack, jsii.String("BucketName"), &awscdk.CfnOutputProps{
-		Value:       storage.Bucket.BucketName(),
-		Description: jsii.String("S3 bucket for raw audit reports and screenshots"),
-	})
-	awscdk.NewCfnOutput(stack, jsii.String("PurgeQueueUrl"), &awscdk.CfnOutputProps{
-		Value:       storage.PurgeQueue.QueueUrl(),
-		Description: jsii.String("SQS queue feeding the purge worker"),
-	})
-	awscdk.NewCfnOutput(stack, jsii.String("AuditQueueUrl"), &awscdk.CfnOutputProps{
-		Value:       storage.AuditQueue.QueueUrl(),
-		Description: jsii.String("SQS queue feeding the audit worker"),
-	})
-	awscdk.NewCfnOutput(stack, jsii.String("AuditDLQUrl"), &awscdk.CfnOutputProps{
-		Value:       storage.AuditDLQ.QueueUrl(),
-		Description: jsii.String("Audits that failed every attempt (the page shows the last error)"),
-	})
-	awscdk.NewCfnOutput(stack, jsii.String("MultistepQueueUrl"), &awscdk.CfnOutputProps{
-		Value:       storage.MultistepQueue.QueueUrl(),
-		Description: jsii.String("SQS queue feeding the multistep worker"),
-	})
-	awscdk.NewCfnOutput(stack, jsii.String("MultistepDLQUrl"), &awscdk.CfnOutputProps{
-		Value:       storage.MultistepDLQ.QueueUrl(),
-		Description: jsii.String("Multistep runs whose message failed every attempt"),
-	})
+	output := func(id string, value *string, description string) {
+		awscdk.NewCfnOutput(stack, jsii.String(id), &awscdk.CfnOutputProps{Value: value, Description: jsii.String(description)})
+	}
+	output("ApiUrl", stage.Url(), "Base URL of the openvitals REST API")
+	output("TableName", storage.Table.TableName(), "DynamoDB table holding every openvitals entity")
+	output("CreateAdminKey", awscdk.Fn_Join(jsii.String(""), &[]*string{
+		jsii.String("AWS_REGION="), stack.Region(), jsii.String(" OPENVITALS_TABLE="), storage.Table.TableName(),
+		jsii.String(" go run ./functions/keys create -account ACCOUNT -role admin"),
+	}), "Create the first admin API key: run this from the repository with AWS credentials that may write the table, ACCOUNT replaced by your account name; it prints the key once")
+	output("BucketName", storage.Bucket.BucketName(), "S3 bucket for raw audit reports and screenshots")
+	output("CruxApiKeySecretArn", cruxKey.SecretArn(), "Secret for the Chrome UX Report API key, empty until you set it; the field collector skips CrUX until then")
+	output("SetCruxApiKey", awscdk.Fn_Join(jsii.String(""), &[]*string{
+		jsii.String("aws secretsmanager put-secret-value --region "), stack.Region(),
+		jsii.String(" --secret-id "), cruxKey.SecretArn(), jsii.String(" --secret-string YOUR_CRUX_API_KEY"),
+	}), "Store the CrUX API key (a Google Cloud API key with the Chrome UX Report API enabled)")
+	output("AlarmTopicArn", alarms.TopicArn(), "SNS topic the queue alarms notify: subscribe to it (or deploy with -c alarmEmail=...)")
+	for _, q := range []struct {
+		id          string
+		queue       awssqs.Queue
+		description string
+	}{
+		{"PurgeQueueUrl", storage.PurgeQueue, "SQS queue feeding the purge worker"},
+		{"PurgeDLQUrl", storage.PurgeDLQ, "Purges that failed every attempt (their markers stay in the table)"},
+		{"AuditQueueUrl", storage.AuditQueue, "SQS queue feeding the audit worker"},
+		{"AuditDLQUrl", storage.AuditDLQ, "Audits that failed every attempt (the page shows the last error)"},
+		{"MultistepQueueUrl", storage.MultistepQueue, "SQS queue feeding the multistep worker"},
+		{"MultistepDLQUrl", storage.MultistepDLQ, "Multistep runs whose message failed every attempt"},
+		{"RumQueueUrl", storage.RUMQueue, "SQS FIFO queue carrying beacons to the RUM aggregator"},
+		{"RumDLQUrl", storage.RUMDLQ, "Beacons that failed every attempt"},
+		{"FieldQueueUrl", storage.FieldQueue, "SQS queue feeding the field collector"},
+		{"FieldDLQUrl", storage.FieldDLQ, "Field data collections that failed every attempt"},
+	} {
+		output(q.id, q.queue.QueueUrl(), q.description)
+	}
 
 	return stack, nil
 }

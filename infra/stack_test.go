@@ -231,8 +231,8 @@ func TestPurgeQueueRedrivesToDLQ(t *testing.T) {
 	stack, tmpl := openvitals(t)
 	dlq := logicalID(t, stack, "Storage", "PurgeDLQ")
 	purge := logicalID(t, stack, "Storage", "purge")
-	check(t, "six queues (purge, audit and multistep, each with a DLQ)", func() {
-		tmpl.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(6))
+	check(t, "ten queues (purge, audit, multistep, rum and field, each with a DLQ)", func() {
+		tmpl.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(10))
 	})
 
 	redriven := *tmpl.FindResources(jsii.String("AWS::SQS::Queue"), map[string]any{
@@ -296,13 +296,30 @@ func TestNoHardCodedNames(t *testing.T) {
 func TestOutputs(t *testing.T) {
 	stack, tmpl := openvitals(t)
 	want := map[string]any{
-		"TableName":         map[string]any{"Ref": logicalID(t, stack, "Storage", "Table")},
-		"BucketName":        map[string]any{"Ref": logicalID(t, stack, "Storage", "Bucket")},
-		"PurgeQueueUrl":     map[string]any{"Ref": logicalID(t, stack, "Storage", "purge")},
-		"AuditQueueUrl":     map[string]any{"Ref": logicalID(t, stack, "Storage", "audit")},
-		"AuditDLQUrl":       map[string]any{"Ref": logicalID(t, stack, "Storage", "AuditDLQ")},
-		"MultistepQueueUrl": map[string]any{"Ref": logicalID(t, stack, "Storage", "multistep")},
-		"MultistepDLQUrl":   map[string]any{"Ref": logicalID(t, stack, "Storage", "MultistepDLQ")},
+		"TableName":           map[string]any{"Ref": logicalID(t, stack, "Storage", "Table")},
+		"BucketName":          map[string]any{"Ref": logicalID(t, stack, "Storage", "Bucket")},
+		"PurgeQueueUrl":       map[string]any{"Ref": logicalID(t, stack, "Storage", "purge")},
+		"AuditQueueUrl":       map[string]any{"Ref": logicalID(t, stack, "Storage", "audit")},
+		"AuditDLQUrl":         map[string]any{"Ref": logicalID(t, stack, "Storage", "AuditDLQ")},
+		"MultistepQueueUrl":   map[string]any{"Ref": logicalID(t, stack, "Storage", "multistep")},
+		"MultistepDLQUrl":     map[string]any{"Ref": logicalID(t, stack, "Storage", "MultistepDLQ")},
+		"PurgeDLQUrl":         map[string]any{"Ref": logicalID(t, stack, "Storage", "PurgeDLQ")},
+		"RumQueueUrl":         map[string]any{"Ref": logicalID(t, stack, "Storage", "rum")},
+		"RumDLQUrl":           map[string]any{"Ref": logicalID(t, stack, "Storage", "RumDLQ")},
+		"FieldQueueUrl":       map[string]any{"Ref": logicalID(t, stack, "Storage", "field")},
+		"FieldDLQUrl":         map[string]any{"Ref": logicalID(t, stack, "Storage", "FieldDLQ")},
+		"CruxApiKeySecretArn": map[string]any{"Ref": logicalID(t, stack, "CruxApiKey")},
+		"AlarmTopicArn":       map[string]any{"Ref": logicalID(t, stack, "Alarms", "Topic")},
+		"CreateAdminKey": map[string]any{"Fn::Join": []any{"", []any{
+			"AWS_REGION=", map[string]any{"Ref": "AWS::Region"},
+			" OPENVITALS_TABLE=", map[string]any{"Ref": logicalID(t, stack, "Storage", "Table")},
+			" go run ./functions/keys create -account ACCOUNT -role admin",
+		}}},
+		"SetCruxApiKey": map[string]any{"Fn::Join": []any{"", []any{
+			"aws secretsmanager put-secret-value --region ", map[string]any{"Ref": "AWS::Region"},
+			" --secret-id ", map[string]any{"Ref": logicalID(t, stack, "CruxApiKey")},
+			" --secret-string YOUR_CRUX_API_KEY",
+		}}},
 		"ApiUrl": map[string]any{"Fn::Join": []any{"", []any{
 			"https://", map[string]any{"Ref": logicalID(t, stack, "Api")},
 			".execute-api.", map[string]any{"Ref": "AWS::Region"}, ".", map[string]any{"Ref": "AWS::URLSuffix"}, "/",
@@ -541,7 +558,7 @@ func TestDailyRuleRunsSchedulerAtDefaultHour(t *testing.T) {
 			"Action":       "lambda:InvokeFunction",
 			"Principal":    "events.amazonaws.com",
 			"FunctionName": map[string]any{"Fn::GetAtt": []any{fnID(t, stack, "Scheduler"), "Arn"}},
-			"SourceArn":    map[string]any{"Fn::GetAtt": []any{logicalID(t, stack, "DailyAudits"), "Arn"}},
+			"SourceArn":    map[string]any{"Fn::GetAtt": []any{logicalID(t, stack, "DailySchedule"), "Arn"}},
 		})
 	})
 }
@@ -645,6 +662,13 @@ func TestBadSettingsAreRefused(t *testing.T) {
 		{"multistep concurrency 1", OpenvitalsStackProps{MultistepMaxConcurrency: ints(1)}, nil, ContextMultistepMaxConcurrency},
 		{"context multistep concurrency 1001", OpenvitalsStackProps{}, map[string]any{ContextMultistepMaxConcurrency: "1001"}, ContextMultistepMaxConcurrency},
 		{"no binaries", OpenvitalsStackProps{FunctionsDir: t.TempDir()}, nil, "make build"},
+		{"report retention 30 days", OpenvitalsStackProps{ReportRetentionDays: ints(30)}, nil, ContextReportRetentionDays},
+		{"context report retention text", OpenvitalsStackProps{}, map[string]any{ContextReportRetentionDays: "a year"}, ContextReportRetentionDays},
+		{"API throttle rate 0", OpenvitalsStackProps{APIThrottleRate: ints(0)}, nil, ContextAPIThrottleRate},
+		{"context RUM burst 5001", OpenvitalsStackProps{}, map[string]any{ContextRUMThrottleBurst: "5001"}, ContextRUMThrottleBurst},
+		{"context trustViewerCountry maybe", OpenvitalsStackProps{}, map[string]any{ContextTrustViewerCountry: "maybe"}, ContextTrustViewerCountry},
+		{"alarm e-mail without @", OpenvitalsStackProps{AlarmEmail: "ops.example.com"}, nil, ContextAlarmEmail},
+		{"context alarm e-mail with a name", OpenvitalsStackProps{}, map[string]any{ContextAlarmEmail: "Ops <ops@example.com>"}, ContextAlarmEmail},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -787,8 +811,24 @@ func TestMultistepQueueRedrivesToDLQ(t *testing.T) {
 
 func TestEventSources(t *testing.T) {
 	stack, tmpl := openvitals(t)
-	check(t, "three event sources", func() {
-		tmpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(3))
+	check(t, "five event sources", func() {
+		tmpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(5))
+	})
+	check(t, "RUM aggregator: batches of 10 from the FIFO queue, partial failures", func() {
+		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
+			"FunctionName":          map[string]any{"Ref": fnID(t, stack, "RumAggregator")},
+			"EventSourceArn":        map[string]any{"Fn::GetAtt": []any{logicalID(t, stack, "Storage", "rum"), "Arn"}},
+			"BatchSize":             10,
+			"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
+		})
+	})
+	check(t, "field collector: one website at a time, partial failures", func() {
+		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
+			"FunctionName":          map[string]any{"Ref": fnID(t, stack, "FieldCollector")},
+			"EventSourceArn":        map[string]any{"Fn::GetAtt": []any{logicalID(t, stack, "Storage", "field"), "Arn"}},
+			"BatchSize":             1,
+			"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
+		})
 	})
 	check(t, "multistep worker: one run at a time, partial failures, 2 at most", func() {
 		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
@@ -829,6 +869,8 @@ func sharedEnv(t *testing.T, stack awscdk.Stack) map[string]any {
 		"OPENVITALS_PURGE_QUEUE":     map[string]any{"Ref": logicalID(t, stack, "Storage", "purge")},
 		"OPENVITALS_AUDIT_QUEUE":     map[string]any{"Ref": logicalID(t, stack, "Storage", "audit")},
 		"OPENVITALS_MULTISTEP_QUEUE": map[string]any{"Ref": logicalID(t, stack, "Storage", "multistep")},
+		"OPENVITALS_RUM_QUEUE":       map[string]any{"Ref": logicalID(t, stack, "Storage", "rum")},
+		"OPENVITALS_FIELD_QUEUE":     map[string]any{"Ref": logicalID(t, stack, "Storage", "field")},
 	}
 }
 
@@ -859,21 +901,18 @@ func TestGoFunctions(t *testing.T) {
 	if len(fns) != len(functionIDs) {
 		t.Errorf("%d functions, want %d: %v", len(fns), len(functionIDs), keys(fns))
 	}
+	zip := regexp.MustCompile(`^[0-9a-f]{64}\.zip$`)
 	for _, name := range goFunctions {
-		id := fnID(t, stack, functionIDs[name])
-		check(t, name, func() {
-			tmpl.HasResource(jsii.String("AWS::Lambda::Function"), map[string]any{
-				"Properties": map[string]any{
-					"Runtime":       "provided.al2023",
-					"Handler":       "bootstrap",
-					"Architectures": []any{"arm64"},
-					"Code":          map[string]any{"S3Key": assertions.Match_StringLikeRegexp(jsii.String(`^[0-9a-f]{64}\.zip$`))},
-					"Environment":   map[string]any{"Variables": sharedEnv(t, stack)},
-				},
-			})
-		})
-		if fns[id]["Runtime"] != "provided.al2023" {
-			t.Errorf("%s: runtime %v", name, fns[id]["Runtime"])
+		props := fns[fnID(t, stack, functionIDs[name])]
+		if props["Runtime"] != "provided.al2023" || props["Handler"] != "bootstrap" {
+			t.Errorf("%s: runtime %v, handler %v, want provided.al2023 and bootstrap", name, props["Runtime"], props["Handler"])
+		}
+		if a := props["Architectures"]; !reflect.DeepEqual(a, []any{"arm64"}) {
+			t.Errorf("%s: architectures %v, want arm64", name, a)
+		}
+		code, _ := props["Code"].(map[string]any)
+		if key, _ := code["S3Key"].(string); !zip.MatchString(key) {
+			t.Errorf("%s: code %v, want a zip asset", name, code)
 		}
 	}
 }
@@ -1219,6 +1258,14 @@ func TestHTTPAPIRoutes(t *testing.T) {
 		"ANY /{websiteId}/pages/{proxy+}": "Lab",
 		"ANY /{websiteId}/opportunities":  "Lab",
 		"POST /{websiteId}/audits":        "Lab",
+
+		"ANY /{websiteId}/integrations/{proxy+}": "Websites",
+
+		"ANY /{websiteId}/field-testing/{proxy+}": "Field",
+
+		"GET /rum/{file}":  "Rum",
+		"POST /collect":    "Rum",
+		"OPTIONS /collect": "Rum",
 	}
 
 	integrations := resources(tmpl, "AWS::ApiGatewayV2::Integration")
@@ -1257,12 +1304,12 @@ func TestHTTPAPIRoutes(t *testing.T) {
 			t.Errorf("unexpected route %s -> %s", key, fn)
 		}
 	}
-	if n := len(integrations); n != 5 {
-		t.Errorf("%d integrations, want one per endpoint group (5)", n)
+	if n := len(integrations); n != 7 {
+		t.Errorf("%d integrations, want one per endpoint group (7)", n)
 	}
 
 	// API Gateway may invoke each group's function.
-	for _, fn := range []string{"Websites", "Pages", "Budgets", "Multistep", "Lab"} {
+	for _, fn := range []string{"Websites", "Pages", "Budgets", "Multistep", "Lab", "Field", "Rum"} {
 		check(t, "API Gateway invokes "+fn, func() {
 			tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Permission"), map[string]any{
 				"Action":       "lambda:InvokeFunction",
@@ -1282,6 +1329,11 @@ func TestLeastPrivilege(t *testing.T) {
 	purgeQ := logicalID(t, stack, "Storage", "purge")
 	auditQ := logicalID(t, stack, "Storage", "audit")
 	multistepQ := logicalID(t, stack, "Storage", "multistep")
+	rumQ := logicalID(t, stack, "Storage", "rum")
+	fieldQ := logicalID(t, stack, "Storage", "field")
+	crux := logicalID(t, stack, "CruxApiKey")
+	credentials := logicalID(t, stack, "CredentialsKey")
+	const getSecret = "secretsmanager:GetSecretValue"
 
 	type grant struct {
 		action, resource string
@@ -1291,7 +1343,9 @@ func TestLeastPrivilege(t *testing.T) {
 		"Scheduler": {
 			{"dynamodb:Query", table, true}, {"dynamodb:PutItem", table, true},
 			{"sqs:SendMessage", auditQ, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", multistepQ, true},
+			{"sqs:SendMessage", fieldQ, true}, {"sqs:SendMessage", rumQ, false},
 			{"s3:GetObject", "", false}, {"s3:PutObject", "", false}, {"sqs:ReceiveMessage", "", false},
+			{getSecret, "", false},
 		},
 		"AuditWorker": {
 			{"dynamodb:PutItem", table, true}, {"s3:PutObject", bucket, true},
@@ -1316,13 +1370,46 @@ func TestLeastPrivilege(t *testing.T) {
 			{"s3:PutObject", "", false}, {"s3:DeleteObject", "", false}, {"sqs:SendMessage", purgeQ, false},
 			{"sqs:SendMessage", multistepQ, false},
 		},
-		"Websites": {{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", auditQ, false}, {"sqs:SendMessage", multistepQ, false}},
-		"Pages":    {{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", auditQ, false}, {"sqs:SendMessage", multistepQ, false}},
+		"Websites": {
+			{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", auditQ, false}, {"sqs:SendMessage", multistepQ, false},
+			{getSecret, credentials, true}, {getSecret, crux, false}, {"secretsmanager:PutSecretValue", "", false},
+		},
+		"Field": {
+			{"dynamodb:Query", table, true}, {"dynamodb:GetItem", table, true},
+			{"dynamodb:PutItem", "", false}, {"dynamodb:UpdateItem", "", false}, {"dynamodb:DeleteItem", "", false},
+			{"sqs:SendMessage", "", false}, {"s3:GetObject", "", false}, {getSecret, "", false},
+		},
+		"Rum": {
+			{"dynamodb:GetItem", table, true}, {"dynamodb:Query", table, true},
+			{"dynamodb:PutItem", "", false}, {"dynamodb:UpdateItem", "", false}, {"dynamodb:DeleteItem", "", false},
+			{"sqs:SendMessage", rumQ, true}, {"sqs:SendMessage", purgeQ, false}, {"sqs:SendMessage", fieldQ, false},
+			{"sqs:ReceiveMessage", "", false}, {"s3:GetObject", "", false}, {getSecret, "", false},
+		},
+		"RumAggregator": {
+			{"dynamodb:GetItem", table, true}, {"dynamodb:PutItem", table, true}, {"dynamodb:UpdateItem", table, true},
+			{"sqs:ReceiveMessage", rumQ, true}, {"sqs:DeleteMessage", rumQ, true},
+			{"sqs:SendMessage", "", false}, {"sqs:ReceiveMessage", fieldQ, false}, {"s3:GetObject", "", false}, {getSecret, "", false},
+		},
+		"FieldCollector": {
+			{"dynamodb:Query", table, true}, {"dynamodb:PutItem", table, true},
+			{"sqs:ReceiveMessage", fieldQ, true}, {"sqs:DeleteMessage", fieldQ, true},
+			{getSecret, crux, true}, {getSecret, credentials, true}, {"secretsmanager:PutSecretValue", "", false},
+			{"sqs:SendMessage", "", false}, {"sqs:ReceiveMessage", rumQ, false}, {"s3:GetObject", "", false},
+		},
+		"Pages": {{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", auditQ, false}, {"sqs:SendMessage", multistepQ, false}},
 		"Multistep": {
 			{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", multistepQ, true},
 			{"sqs:SendMessage", auditQ, false}, {"sqs:ReceiveMessage", "", false}, {"s3:PutObject", "", false},
 		},
 		"Budgets": {{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", "", false}},
+	}
+	for _, fn := range []string{"Pages", "Budgets", "Multistep", "Lab", "AuditWorker", "MultistepWorker", "PurgeWorker"} {
+		cases[fn] = append(cases[fn], grant{getSecret, "", false}, grant{"sqs:SendMessage", rumQ, false}, grant{"sqs:SendMessage", fieldQ, false})
+	}
+	for name, id := range functionIDs {
+		if _, ok := cases[id]; !ok {
+			t.Errorf("function %s: no expected grants", name)
+		}
 	}
 	for fn, grants := range cases {
 		stmts := functionStatements(t, tmpl, fnID(t, stack, fn))
