@@ -9,20 +9,22 @@ import (
 	"github.com/aws/jsii-runtime-go"
 )
 
-// newCruxAPIKey creates the secret for the Chrome UX Report API key without a value: the
-// operator puts the key in after deploying (the CruxApiKeySecretArn and SetCruxApiKey
-// outputs). Until then reading it fails (Secrets Manager has no AWSCURRENT version), which
-// the field collector takes as "no key". It is retained with the stack's data: the key is the
-// operator's, not the stack's.
+// CruxAPIKeyPlaceholder is the CrUX key secret's value until the operator puts the key in:
+// blank, which the field collector reads (trimmed) as "no key", so it leaves CrUX out and
+// says so once. A secret created with no value at all would instead make every read fail
+// (Secrets Manager has no AWSCURRENT version to return).
+const CruxAPIKeyPlaceholder = " "
+
+// newCruxAPIKey creates the secret for the Chrome UX Report API key, blank: the operator puts
+// the key in after deploying (the CruxApiKeySecretArn and SetCruxApiKey outputs). It is
+// retained with the stack's data: the key is the operator's, not the stack's.
 func newCruxAPIKey(scope constructs.Construct, id string) awssecretsmanager.Secret {
-	secret := awssecretsmanager.NewSecret(scope, jsii.String(id), &awssecretsmanager.SecretProps{
-		Description:   jsii.String("openvitals: the Chrome UX Report API key (put it in after deploying)"),
+	return awssecretsmanager.NewSecret(scope, jsii.String(id), &awssecretsmanager.SecretProps{
+		Description:   jsii.String("openvitals: the Chrome UX Report API key (blank until you put the key in)"),
 		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
+		// Not a secret: the placeholder the operator replaces.
+		SecretStringValue: awscdk.SecretValue_UnsafePlainText(jsii.String(CruxAPIKeyPlaceholder)),
 	})
-	// The L2 secret generates a random value unless given one; with neither,
-	// CloudFormation creates the secret empty.
-	secret.Node().DefaultChild().(awscdk.CfnResource).AddPropertyDeletionOverride(jsii.String("GenerateSecretString"))
-	return secret
 }
 
 // CredentialsKeyLength is the length of the credentials key's text: 43 characters of the

@@ -275,7 +275,7 @@ func NewOpenvitalsStack(scope constructs.Construct, id string, props *Openvitals
 		jsii.String(" go run ./functions/keys create -account ACCOUNT -role admin"),
 	}), "Create the first admin API key: run this from the repository with AWS credentials that may write the table, ACCOUNT replaced by your account name; it prints the key once")
 	output("BucketName", storage.Bucket.BucketName(), "S3 bucket for raw audit reports and screenshots")
-	output("CruxApiKeySecretArn", cruxKey.SecretArn(), "Secret for the Chrome UX Report API key, empty until you set it; the field collector skips CrUX until then")
+	output("CruxApiKeySecretArn", cruxKey.SecretArn(), "Secret for the Chrome UX Report API key, blank until you set it; the field collector skips CrUX until then")
 	output("SetCruxApiKey", awscdk.Fn_Join(jsii.String(""), &[]*string{
 		jsii.String("aws secretsmanager put-secret-value --region "), stack.Region(),
 		jsii.String(" --secret-id "), cruxKey.SecretArn(), jsii.String(" --secret-string YOUR_CRUX_API_KEY"),
