@@ -38,7 +38,9 @@ func benchSetup(b *testing.B) *benchEnv {
 	clients := awstest.Clients(b)
 	st := awstest.Store(b, clients)
 	q := awstest.Queue(b, clients, service.PurgeQueueSettings)
-	cfg := service.Config{Table: st.Table(), Bucket: "openvitals-bench", PurgeQueue: q.URL(), AuditQueue: q.URL(), MultistepQueue: q.URL()}
+	rq := awstest.FIFOQueue(b, clients, service.RUMQueueSettings)
+	cfg := service.Config{Table: st.Table(), Bucket: "openvitals-bench", PurgeQueue: q.URL(), AuditQueue: q.URL(),
+		MultistepQueue: q.URL(), RUMQueue: rq.URL(), FieldQueue: q.URL()}
 	svc, err := service.New(cfg, clients, awstest.Log(b))
 	if err != nil {
 		b.Fatal(err)

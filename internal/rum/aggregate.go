@@ -45,7 +45,7 @@ func NewAggregator(st RollupStore, log *slog.Logger, countryOf func(addr string)
 type message struct {
 	id    string // SQS message ID, for batch item failures
 	seq   string // FIFO sequence number
-	batch Batch
+	batch wireBatch
 }
 
 // HandleSQS is the aggregator function's handler. A failed website fails its remaining messages
@@ -55,7 +55,7 @@ func (a *Aggregator) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.
 	var order []string
 	groups := map[string][]message{}
 	for _, r := range ev.Records {
-		var b Batch
+		var b wireBatch
 		if err := json.Unmarshal([]byte(r.Body), &b); err != nil || b.Account == "" || b.Website == "" {
 			// Only our collect endpoint writes to the queue; a message it did not write can
 			// never succeed, so it is dropped rather than retried into the dead-letter queue.
@@ -167,10 +167,10 @@ func (a *Aggregator) Fold(ctx context.Context, account, website string, msgs []m
 				continue
 			}
 			ix := idx[v.Day[:6]]
-			v.Metrics = keepKnown(v.Metrics, ix.Custom)
+			v.X = keepKnown(v.X, ix.Custom)
 			f.add(laterDays(ix.Days, v.Day), v)
 		}
-		for c := range f {
+		for _, c := range f.cells() {
 			cellSet[c] = true
 		}
 		folds[i] = f
@@ -188,10 +188,11 @@ func (a *Aggregator) Fold(ctx context.Context, account, website string, msgs []m
 	// ones in queue order while there is room.
 	admitted := map[store.RUMCell]map[string]bool{}
 	for _, f := range folds {
-		for c, t := range f {
-			if c.Dim != DimPages || c.Metric != viewsMetric {
+		for pk, p := range f {
+			if pk.dim != DimPages {
 				continue
 			}
+			c := store.RUMCell{Day: pk.day, Dim: pk.dim, Metric: viewsMetric, Shard: pk.shard}
 			set := admitted[c]
 			if set == nil {
 				set = map[string]bool{}
@@ -206,7 +207,7 @@ func (a *Aggregator) Fold(ctx context.Context, account, website string, msgs []m
 				}
 				admitted[c] = set
 			}
-			for _, k := range sortedKeys(t.counts) {
+			for _, k := range sortedKeys(p.views) {
 				if set[k] || k == otherKey {
 					continue
 				}
@@ -231,7 +232,7 @@ func (a *Aggregator) Fold(ctx context.Context, account, website string, msgs []m
 		}
 		seq := st.Seq
 		for i, m := range msgs {
-			if part := folds[i][c]; part != nil && seqAfter(m.seq, seq) {
+			if part := folds[i].table(c); part != nil && seqAfter(m.seq, seq) {
 				t.merge(part)
 				seq = m.seq
 			}
@@ -260,13 +261,13 @@ func seqAfter(a, b string) bool {
 }
 
 // keepKnown drops custom variables the month's index could not admit.
-func keepKnown(metrics map[string]float64, custom []string) map[string]float64 {
-	for name := range metrics {
-		if _, std := Metrics[name]; !std && !slices.Contains(custom, name) {
-			delete(metrics, name)
+func keepKnown(vars map[string]float64, custom []string) map[string]float64 {
+	for name := range vars {
+		if !slices.Contains(custom, name) {
+			delete(vars, name)
 		}
 	}
-	return metrics
+	return vars
 }
 
 // laterDays is day and the days of the index after it.
@@ -321,7 +322,7 @@ func customNames(msgs []message, month string) []string {
 			if len(v.Day) != 8 || v.Day[:6] != month {
 				continue
 			}
-			for name := range v.Metrics {
+			for name := range v.X {
 				if IsCustomName(name) {
 					set[name] = true
 				}

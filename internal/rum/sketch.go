@@ -51,7 +51,11 @@ func (s *Sketch) Add(v float64) {
 func (s *Sketch) addBin(i int, n uint64) {
 	if len(s.bins) == 0 {
 		s.offset = i
-		s.bins = append(s.bins[:0], n)
+		if cap(s.bins) == 0 {
+			s.bins = make([]uint64, 1, 4) // most sketches of a fold hold a few values
+		}
+		s.bins = s.bins[:1]
+		s.bins[0] = n
 		return
 	}
 	switch {

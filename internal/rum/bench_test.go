@@ -1,0 +1,124 @@
+package rum
+
+// Benchmarks of real-user monitoring (make bench-rum writes their figures to the console;
+// BENCHMARKS.md keeps them):
+//   - BenchmarkFold: the aggregator's work per beacon (decode a queue message, fold its views
+//     into the day's tables), one core; reports beacons/s.
+//   - BenchmarkSketchP75Error: the 75th percentile of the sketches against the exact one over
+//     many keys; reports the largest and the mean relative error in percent.
+//   - BenchmarkReport10M (report_bench_test.go): report latency over 10 million page views (1,000 pages, 30 days, 50
+//     countries) stored as the aggregator stores them, against DynamoDB Local; reports p50 and
+//     p99 per report kind.
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// benchView draws a page view with every timing metric, at the precision browsers report
+// (timings in tenths of a millisecond; cls with 3 decimals as the snippet sends it).
+func benchView(rng *rand.Rand, day string, pages, countries int) View {
+	v := drawView(rng, day, pages, countries)
+	for name, x := range v.Metrics {
+		if name == "cls" {
+			v.Metrics[name] = math.Round(x*1000) / 1000
+		} else {
+			v.Metrics[name] = math.Round(x*10) / 10
+		}
+	}
+	return v
+}
+
+func drawView(rng *rand.Rand, day string, pages, countries int) View {
+	lcp := math.Exp(7.6 + 0.5*rng.NormFloat64())
+	return View{
+		Day:     day,
+		Page:    fmt.Sprintf("/section-%d/page-%d", rng.IntN(pages)%20, rng.IntN(pages)),
+		Country: countryCodes[rng.IntN(countries)],
+		Metrics: map[string]float64{
+			"lcp": lcp, "fcp": lcp * 0.6, "fp": lcp * 0.55, "inp": math.Exp(4.8 + 0.7*rng.NormFloat64()),
+			"cls": rng.Float64() * 0.3, "ttfb": math.Exp(5.5 + 0.4*rng.NormFloat64()),
+			"dns_time": float64(rng.IntN(40)), "connect_time": float64(rng.IntN(80)),
+			"server_time": math.Exp(5 + 0.5*rng.NormFloat64()), "transfer_time": float64(rng.IntN(200)),
+			"dom_time": math.Exp(6 + 0.5*rng.NormFloat64()), "fully_loaded_time": lcp * 1.8,
+			"transfer_size": float64(20000 + rng.IntN(80000)), "dom_size": float64(30000 + rng.IntN(200000)),
+			"dom_elements": float64(300 + rng.IntN(2000)),
+		},
+	}
+}
+
+var countryCodes = func() []string {
+	var cc []string
+	for a := 'A'; a <= 'Z'; a++ {
+		for b := 'A'; b <= 'Z'; b++ {
+			cc = append(cc, string([]rune{a, b}))
+		}
+	}
+	return cc
+}()
+
+func BenchmarkFold(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	// Queue messages as the collect endpoint writes them: 40 views of one website each.
+	var bodies [][]byte
+	for range 50 {
+		batch := Batch{ID: newBatchID(), Account: "a", Website: "w"}
+		for range maxViewsPerBatch {
+			batch.Views = append(batch.Views, benchView(rng, "20261122", 1000, 50))
+		}
+		body, _ := json.Marshal(batch)
+		bodies = append(bodies, body)
+	}
+	days := []string{"20261122"}
+	b.ReportAllocs()
+	b.ResetTimer()
+	views := 0
+	for i := range b.N {
+		var batch wireBatch
+		if err := json.Unmarshal(bodies[i%len(bodies)], &batch); err != nil {
+			b.Fatal(err)
+		}
+		f := fold{}
+		for _, v := range batch.Views {
+			f.add(days, v)
+		}
+		views += len(batch.Views)
+	}
+	b.ReportMetric(float64(views)/b.Elapsed().Seconds(), "beacons/s")
+}
+
+func BenchmarkSketchP75Error(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	var worst, sum float64
+	n := 0
+	for range b.N {
+		for _, dist := range []func() float64{
+			func() float64 { return math.Exp(7.6 + 0.5*rng.NormFloat64()) }, // lcp-like, ms
+			func() float64 { return math.Exp(4.8 + 0.7*rng.NormFloat64()) }, // inp-like
+			func() float64 { return rng.Float64() * 0.3 },                   // cls
+			func() float64 { return float64(20000 + rng.IntN(80000)) },      // bytes
+		} {
+			for _, size := range []int{10, 100, 1000, 10000} {
+				var s Sketch
+				vals := make([]float64, size)
+				for i := range vals {
+					vals[i] = dist()
+					s.Add(vals[i])
+				}
+				slices.Sort(vals)
+				exact := vals[int(0.75*float64(size-1))]
+				got, _ := s.Quantile(0.75)
+				rel := math.Abs(got-exact) / exact
+				worst = max(worst, rel)
+				sum += rel
+				n++
+			}
+		}
+	}
+	b.ReportMetric(worst*100, "max_err_%")
+	b.ReportMetric(sum/float64(n)*100, "mean_err_%")
+}

@@ -1,0 +1,56 @@
+package rum
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync/atomic"
+
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// Exports for the external tests (the report benchmark needs the table but cannot be in this
+// package: awstest imports the service, which imports rum).
+
+// BenchView draws a page view with every timing metric.
+func BenchView(rng *rand.Rand, day string, pages, countries int) View {
+	return benchView(rng, day, pages, countries)
+}
+
+// RunningTotals accumulates page views the way a month's running totals do.
+type RunningTotals struct{ f fold }
+
+// NewRunningTotals starts empty totals.
+func NewRunningTotals() *RunningTotals { return &RunningTotals{f: fold{}} }
+
+// Add counts one view, with the given metrics only.
+func (t *RunningTotals) Add(v View, metrics []string) {
+	w := wireView{Page: v.Page, Country: v.Country, T: make([]float64, numTimings)}
+	for i := range w.T {
+		w.T[i] = -1
+	}
+	for _, m := range metrics {
+		w.T[timingIndex[m]] = v.Metrics[m]
+	}
+	t.f.add([]string{""}, w)
+}
+
+// Store writes the totals as one day's tables and returns the bytes and tables written and
+// the largest table.
+func (t *RunningTotals) Store(ctx context.Context, st *store.Store, account, website, day string) (bytes, tables, largest int64, err error) {
+	var b, n, big atomic.Int64
+	err = forEachLimited(ctx, t.f.cells(), 8, func(c store.RUMCell) error {
+		data := t.f.table(c).encode()
+		b.Add(int64(len(data)))
+		n.Add(1)
+		for {
+			old := big.Load()
+			if int64(len(data)) <= old || big.CompareAndSwap(old, int64(len(data))) {
+				break
+			}
+		}
+		stored := c
+		stored.Day = day
+		return st.PutRUMTable(ctx, account, website, stored, store.RUMTable{Data: data, Seq: "1"}, "", false)
+	})
+	return b.Load(), n.Load(), big.Load(), err
+}

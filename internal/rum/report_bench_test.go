@@ -1,0 +1,94 @@
+package rum_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/rum"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// BenchmarkReport10M stores the running totals of 10 million page views (1,000 pages, 30 days,
+// 50 countries) the way the aggregator leaves them, day by day with five timing metrics, in
+// DynamoDB Local, then times reports over them; it reports p50 and p99 per kind of report.
+func BenchmarkReport10M(b *testing.B) {
+	const (
+		totalViews = 10_000_000
+		days       = 30
+		pages      = 1000
+		countries  = 50
+	)
+	metrics := []string{"lcp", "fcp", "inp", "cls", "ttfb"}
+	clients := awstest.Clients(b)
+	st := awstest.Store(b, clients)
+	ctx := context.Background()
+	site := store.Website{Account: "bench", Domain: "example.com"}
+	if err := st.CreateWebsite(ctx, &site); err != nil {
+		b.Fatal(err)
+	}
+
+	start := time.Now()
+	rng := rand.New(rand.NewPCG(5, 5))
+	first := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	totals := rum.NewRunningTotals()
+	var dayList []string
+	var written, tables, largest int64
+	for d := range days {
+		day := first.AddDate(0, 0, d).Format("20060102")
+		dayList = append(dayList, day)
+		for range totalViews / days {
+			totals.Add(rum.BenchView(rng, day, pages, countries), metrics)
+		}
+		w, n, big, err := totals.Store(ctx, st, site.Account, site.ID, day)
+		if err != nil {
+			b.Fatal(err)
+		}
+		written, tables, largest = written+w, tables+n, max(largest, big)
+	}
+	if err := st.PutRUMIndex(ctx, site.Account, site.ID, store.RUMIndex{Month: "202611", Days: dayList}); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("stored %d page views as %d tables (%.1f MB in all, largest table %.0f KB) in %v",
+		totalViews, tables, float64(written)/1e6, float64(largest)/1e3, time.Since(start).Round(time.Second))
+
+	r := rum.NewReader(st)
+	last := first.AddDate(0, 0, days-1)
+	for _, kind := range []struct {
+		name    string
+		dim     string
+		metrics []string
+		from    time.Time
+	}{
+		{"pages", rum.DimPages, nil, first},
+		{"pages_timing_lcp_inp_cls", rum.DimPages, []string{"lcp", "inp", "cls"}, first},
+		{"pages_timing_5", rum.DimPages, metrics, first},
+		{"countries_timing_lcp_inp_cls", rum.DimCountries, []string{"lcp", "inp", "cls"}, first},
+		{"pages_days_10_to_20_lcp", rum.DimPages, []string{"lcp"}, first.AddDate(0, 0, 9)},
+	} {
+		b.Run(kind.name, func(b *testing.B) {
+			q := rum.Query{Account: site.Account, Website: site.ID, Dim: kind.dim, Metrics: kind.metrics, From: kind.from, To: last}
+			if kind.name == "pages_days_10_to_20_lcp" {
+				q.To = first.AddDate(0, 0, 19)
+			}
+			var lat []time.Duration
+			for range b.N {
+				t0 := time.Now()
+				rep, err := r.Report(ctx, q)
+				lat = append(lat, time.Since(t0))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if q.From.Equal(first) && q.To.Equal(last) && rep.Views != totalViews/days*days {
+					b.Fatalf("%d views, want %d", rep.Views, totalViews/days*days)
+				}
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50_ms")
+			b.ReportMetric(float64(lat[(len(lat)*99)/100].Microseconds())/1000, "p99_ms")
+		})
+	}
+}
