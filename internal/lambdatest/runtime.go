@@ -297,10 +297,15 @@ type build struct {
 	err  error
 }
 
+// BuildFlags are the `go build` flags of every function, the Makefile's LAMBDA_GOFLAGS (a test
+// keeps the two in step): lambda.norpc leaves out aws-lambda-go's net/rpc entry point, which
+// only the retired go1.x runtime used.
+var BuildFlags = []string{"-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w"}
+
 // Build compiles the function in ./functions/<name> of this module, once per test binary, the
-// way `make build` does for deployment (CGO_ENABLED=0, -trimpath, -ldflags='-s -w', named
-// bootstrap), so that what the tests start is what Lambda would run. It returns the binary's
-// path. The binaries live in a temporary directory that outlives single tests; RemoveBuilds
+// way `make build` does for deployment (GOOS=linux, CGO_ENABLED=0, BuildFlags, named bootstrap)
+// but for this machine's architecture (Lambda's is arm64), so that what the tests start is
+// what Lambda would run. It returns the binary's path. The binaries live in a temporary directory that outlives single tests; RemoveBuilds
 // deletes them.
 func Build(t testing.TB, name string) string {
 	t.Helper()
@@ -323,9 +328,9 @@ func compile(name string) (dir, path string, err error) {
 		return "", "", err
 	}
 	path = filepath.Join(dir, "bootstrap")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", path, "./functions/"+name)
+	cmd := exec.Command("go", append(append([]string{"build"}, BuildFlags...), "-o", path, "./functions/"+name)...)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		_ = os.RemoveAll(dir)
 		return "", "", fmt.Errorf("go build ./functions/%s: %v\n%s", name, err, out)
@@ -366,7 +371,10 @@ type Config struct {
 	AuditQueue string // OPENVITALS_AUDIT_QUEUE: a queue URL, as CDK passes it
 	// MultistepQueue is OPENVITALS_MULTISTEP_QUEUE: a queue URL, as CDK passes it.
 	MultistepQueue string
-	Env            []string // more KEY=value entries; they win over the ones Start sets
+	// RUMQueue and FieldQueue are OPENVITALS_RUM_QUEUE and OPENVITALS_FIELD_QUEUE (queue URLs);
+	// left unset when empty.
+	RUMQueue, FieldQueue string
+	Env                  []string // more KEY=value entries; they win over the ones Start sets
 }
 
 // Function is a started function process.
@@ -443,6 +451,11 @@ func functionEnv(rt *Runtime, cfg Config) ([]string, error) {
 		"OPENVITALS_PURGE_QUEUE=" + cfg.PurgeQueue,
 		"OPENVITALS_AUDIT_QUEUE=" + cfg.AuditQueue,
 		"OPENVITALS_MULTISTEP_QUEUE=" + cfg.MultistepQueue,
+	}
+	for name, v := range map[string]string{"OPENVITALS_RUM_QUEUE": cfg.RUMQueue, "OPENVITALS_FIELD_QUEUE": cfg.FieldQueue} {
+		if v != "" {
+			env = append(env, name+"="+v)
+		}
 	}
 	for _, name := range []string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_S3"} {
 		v := os.Getenv(name)
