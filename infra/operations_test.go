@@ -1,7 +1,9 @@
 package main
 
 import (
+	"os"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -388,5 +390,28 @@ func TestStarActionDetector(t *testing.T) {
 	found := allowedStarActions(*assertions.Template_FromStack(stack, nil).ToJSON())
 	if len(found) != 1 || !strings.HasSuffix(found[0], ": dynamodb:*") {
 		t.Fatalf("detector found %q, want the role's dynamodb:*", found)
+	}
+}
+
+// TestMakefileBuildsEveryFunction keeps the Makefile's LAMBDA_FUNCTIONS (what `make build`
+// writes into dist/) and the stack's functions the same set.
+func TestMakefileBuildsEveryFunction(t *testing.T) {
+	raw, err := os.ReadFile("../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^LAMBDA_FUNCTIONS\s*:=((?:[^\n]*\\\n)*[^\n]*)`).FindSubmatch(raw)
+	if m == nil {
+		t.Fatal("no LAMBDA_FUNCTIONS in the Makefile")
+	}
+	built := strings.Fields(strings.ReplaceAll(string(m[1]), "\\", " "))
+	slices.Sort(built)
+	deployed := allFunctions()
+	slices.Sort(deployed)
+	if !slices.Equal(built, deployed) {
+		t.Errorf("make build builds %v, the stack deploys %v", built, deployed)
+	}
+	if DefaultFunctionsDir != "../dist" || !strings.Contains(string(raw), "-o dist/$$f/bootstrap") {
+		t.Errorf("the stack reads %s/<function>/bootstrap; the Makefile must write dist/<function>/bootstrap", DefaultFunctionsDir)
 	}
 }
