@@ -20,7 +20,7 @@ LOCAL_AWS = AWS_REGION=$${AWS_REGION:-us-east-1} AWS_ACCESS_KEY_ID=test AWS_SECR
 
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: help deps deps-local run daily test test-infra bench bench-audit bench-multistep build synth deploy keys clean
+.PHONY: help deps deps-local run daily test test-infra bench bench-audit bench-multistep bench-rum build synth deploy keys clean
 
 # The functions deployed to AWS, by directory under functions/: each is built into
 # dist/<function>/bootstrap, which infra/ packages (zip, or the browser image for the workers).
@@ -45,6 +45,7 @@ help:
 	@echo "make daily  queue today's audits of every page now and follow them (with make run going)"
 	@echo "make bench  API latency and allocation benchmarks, and a function's cold start"
 	@echo "make bench-audit  lab audit benchmarks: throughput, runner vs Lighthouse CLI, stability (~15 min)"
+	@echo "make bench-rum    RUM benchmarks: fold and collect throughput, sketch error, reports over 10M views (~5 min)"
 	@echo "make keys ACCOUNT=acme ROLE=admin   create an API key in the table the environment points at"
 	@echo "make build  Linux arm64 bootstraps of every Lambda function under dist/<function>/"
 	@echo "make synth  synthesize the CloudFormation template offline (infra/cdk.out)"
@@ -142,6 +143,15 @@ bench-audit: deps-local
 # Multistep runs: runs per hour per worker and peak memory of a run (real Chromium). See BENCHMARKS.md.
 bench-multistep: deps-local
 	go test -run '^$$' -bench JourneyRun -benchtime 1x ./internal/runworker/
+
+# Real-user monitoring: fold throughput on one core, the sketches' p75 error, collect throughput
+# and report latency over 10 million page views in DynamoDB Local (~5 min). See BENCHMARKS.md.
+bench-rum: deps-local
+	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
+	$(STANDINS) start $(TEST_PORTS); \
+	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench 'Fold|SketchP75' -benchtime 4000x -cpu 1 ./internal/rum/; \
+	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench 'Collect' -benchtime 3000x ./internal/api/; \
+	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench 'Report10M' -benchtime 30x -timeout 30m ./internal/rum/
 
 # Each function's bootstrap, for Lambda's provided.al2023 runtime on arm64.
 build:

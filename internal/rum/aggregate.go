@@ -233,7 +233,7 @@ func (a *Aggregator) Fold(ctx context.Context, account, website string, msgs []m
 		seq := st.Seq
 		for i, m := range msgs {
 			if part := folds[i].table(c); part != nil && seqAfter(m.seq, seq) {
-				t.merge(part)
+				t.merge(part, false)
 				seq = m.seq
 			}
 		}

@@ -35,9 +35,10 @@ func benchView(rng *rand.Rand, day string, pages, countries int) View {
 
 func drawView(rng *rand.Rand, day string, pages, countries int) View {
 	lcp := math.Exp(7.6 + 0.5*rng.NormFloat64())
+	page := rng.IntN(pages)
 	return View{
 		Day:     day,
-		Page:    fmt.Sprintf("/section-%d/page-%d", rng.IntN(pages)%20, rng.IntN(pages)),
+		Page:    fmt.Sprintf("/section-%d/page-%d", page%20, page),
 		Country: countryCodes[rng.IntN(countries)],
 		Metrics: map[string]float64{
 			"lcp": lcp, "fcp": lcp * 0.6, "fp": lcp * 0.55, "inp": math.Exp(4.8 + 0.7*rng.NormFloat64()),

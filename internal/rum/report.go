@@ -128,7 +128,7 @@ func (r *Reader) Report(ctx context.Context, q Query) (Report, error) {
 						return Report{}, fmt.Errorf("RUM table %s %s %s %d: %w", day, q.Dim, m, s, err)
 					}
 					if sign.add {
-						acc.merge(t)
+						acc.merge(t, true)
 					} else {
 						acc.sub(t)
 					}

@@ -180,25 +180,23 @@ func decodeSketch(b []byte) (*Sketch, []byte, error) {
 		return nil, nil, errCorrupt
 	}
 	b = b[k:]
-	idx := make([]int, n)
-	cnt := make([]uint64, n)
-	idx[0] = int(first)
+	s.offset = int(first)
+	s.bins = make([]uint64, 0, n+n/2)
 	for j := uint64(0); j < n; j++ {
 		if j > 0 {
 			var gap uint64
 			if gap, b, ok = uvarint(b); !ok || gap == 0 || gap > 1<<20 {
 				return nil, nil, errCorrupt
 			}
-			idx[j] = idx[j-1] + int(gap)
+			for range gap - 1 {
+				s.bins = append(s.bins, 0)
+			}
 		}
-		if cnt[j], b, ok = uvarint(b); !ok || cnt[j] == 0 {
+		var c uint64
+		if c, b, ok = uvarint(b); !ok || c == 0 {
 			return nil, nil, errCorrupt
 		}
-	}
-	s.offset = idx[0]
-	s.bins = make([]uint64, idx[n-1]-idx[0]+1)
-	for j := range idx {
-		s.bins[idx[j]-s.offset] = cnt[j]
+		s.bins = append(s.bins, c)
 	}
 	return s, b, nil
 }

@@ -71,15 +71,18 @@ func (t *table) len() int {
 	return len(t.sketches)
 }
 
-// merge adds o to t.
-func (t *table) merge(o *table) {
+// merge adds o to t. With own, t may keep o's sketches (o is not used afterwards).
+func (t *table) merge(o *table, own bool) {
 	for k, n := range o.counts {
 		t.counts[k] += n
 	}
 	for k, s := range o.sketches {
-		if mine := t.sketches[k]; mine != nil {
+		switch mine := t.sketches[k]; {
+		case mine != nil:
 			mine.Merge(s)
-		} else {
+		case own:
+			t.sketches[k] = s
+		default:
 			c := &Sketch{}
 			c.Merge(s)
 			t.sketches[k] = c
