@@ -1,6 +1,7 @@
-// Command daily runs the daily audit schedule once, now, through the same handler the
-// EventBridge rule invokes, then shows the progress of the audits it queued until they are all
-// done or failed. `make daily` runs it against the local service started by `make run`.
+// Command daily runs the daily schedule once, now, through the same handler the EventBridge
+// rule invokes, then shows the progress of the audits and field-data collections it queued
+// until they are all done or failed. `make daily` runs it against the local service started by
+// `make run`.
 package main
 
 import (
@@ -14,6 +15,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/openvitals/openvitals/internal/audit"
+	"github.com/openvitals/openvitals/internal/fieldqueue"
 	"github.com/openvitals/openvitals/internal/service"
 )
 
@@ -40,18 +42,22 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("day %s: %d audits queued\n", res.Day, res.Queued)
-	if res.Queued == 0 {
-		fmt.Println("nothing to wait for: no pages, or every page was queued today already")
+	fmt.Printf("day %s: %d audits queued, %d field-data collections queued (one per website)\n", res.Day, res.Queued, res.FieldQueued)
+	if res.Queued == 0 && res.FieldQueued == 0 {
+		fmt.Println("nothing to wait for: no pages, or everything was queued today already")
 		return nil
 	}
-	last := audit.Progress{Remaining: -1}
+	last, lastField := audit.Progress{Remaining: -1}, fieldqueue.Progress{Remaining: -1}
 	for {
 		p, err := audit.Track(ctx, svc.Store, res.Jobs)
 		if err != nil {
 			return err
 		}
-		if p != last {
+		f, err := fieldqueue.Track(ctx, svc.Store, res.FieldJobs)
+		if err != nil {
+			return err
+		}
+		if p != last && res.Queued > 0 {
 			fmt.Printf("%s  done %d / failed %d / remaining %d", time.Now().Format("15:04:05"), p.Done, p.Failed, p.Remaining)
 			if p.Retrying > 0 {
 				fmt.Printf(" (%d failed once or twice and wait for a retry)", p.Retrying)
@@ -59,9 +65,20 @@ func run(ctx context.Context) error {
 			fmt.Println()
 			last = p
 		}
-		if p.Remaining == 0 {
+		if f != lastField && res.FieldQueued > 0 {
+			fmt.Printf("%s  field data: done %d / failed %d / remaining %d", time.Now().Format("15:04:05"), f.Done, f.Failed, f.Remaining)
+			if f.Retrying > 0 {
+				fmt.Printf(" (%d failed for now and wait for a retry)", f.Retrying)
+			}
+			fmt.Println()
+			lastField = f
+		}
+		if p.Remaining == 0 && f.Remaining == 0 {
 			if p.Retrying > 0 || p.Failed > 0 {
 				fmt.Println("the page details show why audits failed (lastError); SQS retries each up to 3 times")
+			}
+			if f.Retrying > 0 || f.Failed > 0 {
+				fmt.Println("the CrUX or Search Console API kept failing; SQS retries each collection up to 3 times")
 			}
 			return nil
 		}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/auditworker"
+	"github.com/openvitals/openvitals/internal/fieldcollect"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/rum"
@@ -77,6 +78,13 @@ func run(ctx context.Context, log *slog.Logger) error {
 	go purgeQueue.Poll(ctx, 10, svc.Purger.HandleSQS, log)
 	go svc.RUMQueue.Poll(ctx, 10, rum.NewAggregator(svc.Store, log, geo.Country).HandleSQS, log)
 	go sweepPurges(ctx, svc)
+	// Field data, one website at a time as the collector function takes them; without
+	// OPENVITALS_CRUX_API_KEY only search analytics are collected.
+	collector, err := fieldcollect.FromEnv(ctx, svc)
+	if err != nil {
+		return fmt.Errorf("field collector: %w", err)
+	}
+	go svc.FieldQueue.Poll(ctx, 1, collector.HandleSQS, log)
 
 	// Audits run one at a time: two Lighthouse runs at once skew each other's timings.
 	root, err := os.Getwd()
@@ -204,7 +212,7 @@ func runDaily(ctx context.Context, svc *service.Service, hour int) {
 				svc.Log.Error("daily audits", "err", err)
 				continue
 			}
-			svc.Log.Info("daily audits queued", "day", res.Day, "audits", res.Queued)
+			svc.Log.Info("daily audits queued", "day", res.Day, "audits", res.Queued, "fieldCollections", res.FieldQueued)
 		}
 	}
 }

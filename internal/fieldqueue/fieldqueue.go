@@ -77,8 +77,9 @@ type Progress struct {
 	Done, Failed, Retrying, Remaining int
 }
 
-// Track reports the progress of jobs from the runs the collector recorded. A collection of a
-// website deleted since counts as done.
+// Track reports the progress of jobs from the runs the collector recorded: done once a run of
+// the job's day finished, failed when its last attempt failed, retrying when an earlier one
+// did. A collection of a website deleted since counts as done.
 func Track(ctx context.Context, st *store.Store, jobs []Job) (Progress, error) {
 	var p Progress
 	for _, j := range jobs {
@@ -96,8 +97,8 @@ func Track(ctx context.Context, st *store.Store, jobs []Job) (Progress, error) {
 			p.Remaining++
 		case err != nil:
 			return p, err
-		case !run.Finished.IsZero() && !run.Finished.Before(j.Queued):
-			p.Done++
+		case !run.Finished.IsZero():
+			p.Done++ // runs are per day, and a day is queued once
 		case run.Error != "" && run.Attempt >= MaxAttempts:
 			p.Failed++
 		case run.Error != "":
