@@ -198,3 +198,33 @@ func BenchmarkCreateBudget(b *testing.B) {
 	path := "/" + e.benchWebsite(b, "example.com") + "/budgets"
 	benchLoop(b, func(int) { e.benchCall(b, "POST", path, benchBudgetBody, http.StatusCreated) })
 }
+
+// BenchmarkCollect posts beacons from 16 concurrent clients through the whole collect handler
+// (website lookup, validation, normalization) and the group-committing collector into the SQS
+// stand-in's FIFO queue; it reports beacons per second. The stand-in's own speed is part of the
+// figure, as SQS's would be.
+func BenchmarkCollect(b *testing.B) {
+	e := benchSetup(b)
+	site := e.benchWebsite(b, "collect.example.com")
+	body := `{"w":"` + site + `","u":"https://collect.example.com/Shop/Item-42?ref=x",` +
+		`"m":{"lcp":2345.6,"fcp":1234.5,"fp":1200.1,"inp":180,"cls":0.052,"ttfb":310.2,"dns_time":12,` +
+		`"connect_time":30.5,"server_time":210.4,"transfer_time":40.2,"dom_time":600.3,"fully_loaded_time":3100.8,` +
+		`"transfer_size":45210,"dom_size":120345,"dom_elements":1432},"c":{"cart_items":2}}`
+	b.SetParallelism(8) // 16 clients on 2 cores
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			req := httptest.NewRequest("POST", "/collect", strings.NewReader(body))
+			req.Header.Set("Content-Type", "text/plain;charset=UTF-8")
+			req.RemoteAddr = "8.8.8.8:4000"
+			rec := httptest.NewRecorder()
+			e.handler.ServeHTTP(rec, req)
+			if rec.Code != http.StatusAccepted {
+				b.Errorf("collect: %d %s", rec.Code, rec.Body)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "beacons/s")
+}
