@@ -51,9 +51,15 @@ func GenerateKey() []byte {
 	return k
 }
 
-// ParseKey decodes a key given as standard base64 of KeySize bytes.
+// ParseKey decodes a key given as base64 of KeySize bytes, padded (44 characters, as
+// `openssl rand -base64 32` writes it) or not (43, as the stack's generated secret is), in the
+// standard or the URL alphabet.
 func ParseKey(b64 string) ([]byte, error) {
-	k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(b64))
+	text := strings.TrimRight(strings.TrimSpace(b64), "=")
+	k, err := base64.RawStdEncoding.DecodeString(text)
+	if err != nil {
+		k, err = base64.RawURLEncoding.DecodeString(text)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("key is not base64: %w", err)
 	}

@@ -54,7 +54,17 @@ func TestParseKey(t *testing.T) {
 	if err != nil || !bytes.Equal(got, key) {
 		t.Errorf("ParseKey = %x, %v; want %x", got, err, key)
 	}
-	for _, bad := range []string{"", "not base64!", base64.StdEncoding.EncodeToString(make([]byte, 16))} {
+	for _, text := range []string{base64.RawStdEncoding.EncodeToString(key), base64.RawURLEncoding.EncodeToString(key)} {
+		if got, err := ParseKey(text); err != nil || !bytes.Equal(got, key) {
+			t.Errorf("ParseKey(%q) = %x, %v; want %x", text, got, err, key)
+		}
+	}
+	// The stack's generated secret: 43 random characters of the base64 alphabet, whose last
+	// one may carry bits beyond the 32 bytes.
+	if got, err := ParseKey("Zq8+/9AbCdEfGhIjKlMnOpQrStUvWxYz0123456789z"); err != nil || len(got) != KeySize {
+		t.Errorf("ParseKey of a generated secret = %d bytes, %v", len(got), err)
+	}
+	for _, bad := range []string{"", "not base64!", base64.StdEncoding.EncodeToString(make([]byte, 16)), base64.StdEncoding.EncodeToString(make([]byte, 33))} {
 		if _, err := ParseKey(bad); err == nil {
 			t.Errorf("ParseKey(%q) accepted", bad)
 		}
