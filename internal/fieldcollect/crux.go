@@ -107,4 +107,6 @@ func numeric(v any) (float64, bool) {
 func percent(density float64) float64 { return math.Round(density*10000) / 100 }
 
 // cruxURL is the URL of a page the dataset knows it by: always https, as public pages are.
-func cruxURL(w store.Website, p store.Page) string { return fmt.Sprintf("https://%s%s", w.Domain, p.URL) }
+func cruxURL(w store.Website, p store.Page) string {
+	return fmt.Sprintf("https://%s%s", w.Domain, p.URL)
+}
