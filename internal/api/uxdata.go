@@ -31,11 +31,16 @@ const (
 var searchFields = []string{"impressions", "clicks", "CTR", "position"}
 
 // readField fills in the user-experience records (and, with search, the search analytics) of
-// labs from day from to day to, a few queries at a time.
+// labs from day from to day to, a few queries at a time. Search analytics are per page, not
+// per device: they are read once per page and shared by its devices.
 func (s *Server) readField(ctx context.Context, site store.Website, labs []pageLab, from, to time.Time, search bool) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(labs))
 	sem := make(chan struct{}, 8)
+	first := map[string]int{} // page ID: the index of its first pageLab, which reads its search analytics
+	for i := len(labs) - 1; i >= 0; i-- {
+		first[labs[i].page.ID] = i
+	}
 	for i := range labs {
 		wg.Add(1)
 		sem <- struct{}{}
@@ -44,7 +49,7 @@ func (s *Server) readField(ctx context.Context, site store.Website, labs []pageL
 			defer func() { <-sem }()
 			l := &labs[i]
 			l.ux, errs[i] = s.store.UXResults(ctx, site, l.page.ID, l.device, store.Day(from), store.Day(to))
-			if errs[i] == nil && search {
+			if errs[i] == nil && search && first[l.page.ID] == i {
 				l.search, errs[i] = s.store.SearchResults(ctx, site, l.page.ID, store.Day(from), store.Day(to))
 			}
 		}()
@@ -54,6 +59,9 @@ func (s *Server) readField(ctx context.Context, site store.Website, labs []pageL
 		if err != nil {
 			return err
 		}
+	}
+	for i := range labs {
+		labs[i].search = labs[first[labs[i].page.ID]].search
 	}
 	return nil
 }
