@@ -42,7 +42,7 @@ CDK    := JSII_NODE=$(abspath $(NODE22)) $(NODE22) .run/cdk/node_modules/aws-cdk
 help:
 	@echo "make run    install what is missing, start the stand-ins and serve the API on OPENVITALS_ADDR"
 	@echo "make test   install what is missing, start the stand-ins, run every test, stop them"
-	@echo "make daily  queue today's audits of every page now and follow them (with make run going)"
+	@echo "make daily  queue today's audits, multistep runs and field-data collections now and follow them (with make run going)"
 	@echo "make bench  API latency and allocation benchmarks, and a function's cold start"
 	@echo "make bench-audit  lab audit benchmarks: throughput, runner vs Lighthouse CLI, stability (~15 min)"
 	@echo "make bench-rum    RUM benchmarks: fold and collect throughput, sketch error, reports over 10M views (~5 min)"
