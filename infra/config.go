@@ -22,8 +22,12 @@ import (
 // Context keys (`cdk deploy -c dailyHourUtc=5`, or "context" in cdk.json) that configure the
 // stack when OpenvitalsStackProps leaves the matching field unset.
 const (
-	ContextFunctionsDir        = "functionsDir"
-	ContextDailyHourUTC        = "dailyHourUtc"
+	ContextFunctionsDir = "functionsDir"
+	ContextDailyHourUTC = "dailyHourUtc"
+	// ContextMultistepHourUTC and ContextFieldHourUTC: the UTC hours of the daily multistep
+	// runs and field-data collection (default: dailyHourUtc).
+	ContextMultistepHourUTC    = "multistepHourUtc"
+	ContextFieldHourUTC        = "fieldHourUtc"
 	ContextAuditMaxConcurrency = "auditMaxConcurrency"
 	// ContextMultistepMaxConcurrency: how many multistep runs may play at once.
 	ContextMultistepMaxConcurrency = "multistepMaxConcurrency"
@@ -109,6 +113,8 @@ type settings struct {
 	// functionsDir is absolute, and holds <function>/bootstrap for every function.
 	functionsDir             string
 	dailyHourUTC             int
+	multistepHourUTC         int
+	fieldHourUTC             int
 	auditMaxConcurrency      int
 	multistepMaxConcurrency  int
 	reportRetentionDays      int
@@ -151,6 +157,12 @@ func resolveSettings(scope constructs.Construct, props *OpenvitalsStackProps) (s
 	}
 
 	if s.dailyHourUTC, err = intSetting(scope, p.DailyHourUTC, ContextDailyHourUTC, DefaultDailyHourUTC, 0, 23); err != nil {
+		return s, err
+	}
+	if s.multistepHourUTC, err = intSetting(scope, p.MultistepHourUTC, ContextMultistepHourUTC, s.dailyHourUTC, 0, 23); err != nil {
+		return s, err
+	}
+	if s.fieldHourUTC, err = intSetting(scope, p.FieldHourUTC, ContextFieldHourUTC, s.dailyHourUTC, 0, 23); err != nil {
 		return s, err
 	}
 	// Lambda's SQS event sources accept a maximum concurrency of 2 to 1000.

@@ -26,6 +26,10 @@ type OpenvitalsStackProps struct {
 	FunctionsDir string
 	// DailyHourUTC is the UTC hour (0 to 23) of the daily audits. Default DefaultDailyHourUTC.
 	DailyHourUTC *int
+	// MultistepHourUTC and FieldHourUTC are the UTC hours of the daily multistep runs and
+	// field-data collection. Default: DailyHourUTC.
+	MultistepHourUTC *int
+	FieldHourUTC     *int
 	// AuditMaxConcurrency is how many audits may run at once, one per worker (2 to 1000).
 	// Default DefaultAuditMaxConcurrency.
 	AuditMaxConcurrency *int
@@ -176,22 +180,36 @@ func NewOpenvitalsStack(scope constructs.Construct, id string, props *Openvitals
 	storage.FieldQueue.GrantSendMessages(scheduler)
 	// It also queues again the purges whose message was lost (their markers are in the table).
 	storage.PurgeQueue.GrantSendMessages(scheduler)
-	// One rule: the scheduler fans the day out to the audit, multistep and field queues in one
-	// invocation, each job queuing nothing it queued already that day.
-	awsevents.NewRule(stack, jsii.String("DailySchedule"), &awsevents.RuleProps{
-		Description: jsii.String(fmt.Sprintf("openvitals: queue the daily audits, multistep runs and field data at %02d:00 UTC", cfg.dailyHourUTC)),
-		Schedule: awsevents.Schedule_Cron(&awsevents.CronOptions{
-			Minute: jsii.String("0"),
-			Hour:   jsii.String(strconv.Itoa(cfg.dailyHourUTC)),
-		}),
-		Targets: &[]awsevents.IRuleTarget{
-			// Running the scheduler again the same day is harmless, so let EventBridge retry.
-			awseventstargets.NewLambdaFunction(scheduler, &awseventstargets.LambdaFunctionProps{
-				RetryAttempts: jsii.Number(2),
-				MaxEventAge:   awscdk.Duration_Hours(jsii.Number(2)),
+	// One rule per daily job, each at its own hour; the event names the job. A job queues
+	// nothing it queued already that day, so EventBridge may retry.
+	for _, r := range []struct {
+		id, job, what string
+		hour          int
+	}{
+		{"DailySchedule", "audits", "the daily audits", cfg.dailyHourUTC},
+		{"MultistepSchedule", "multistep", "the daily multistep runs", cfg.multistepHourUTC},
+		{"FieldSchedule", "field", "the daily field-data collection", cfg.fieldHourUTC},
+	} {
+		awsevents.NewRule(stack, jsii.String(r.id), &awsevents.RuleProps{
+			Description: jsii.String(fmt.Sprintf("openvitals: queue %s at %02d:00 UTC", r.what, r.hour)),
+			Schedule: awsevents.Schedule_Cron(&awsevents.CronOptions{
+				Minute: jsii.String("0"),
+				Hour:   jsii.String(strconv.Itoa(r.hour)),
 			}),
-		},
-	})
+			Targets: &[]awsevents.IRuleTarget{
+				awseventstargets.NewLambdaFunction(scheduler, &awseventstargets.LambdaFunctionProps{
+					Event: awsevents.RuleTargetInput_FromObject(map[string]any{
+						"source":      "openvitals.schedule",
+						"detail-type": "Scheduled Event",
+						"time":        awsevents.EventField_Time(),
+						"detail":      map[string]any{"jobs": []string{r.job}},
+					}),
+					RetryAttempts: jsii.Number(2),
+					MaxEventAge:   awscdk.Duration_Hours(jsii.Number(2)),
+				}),
+			},
+		})
+	}
 
 	auditWorker := newAuditWorker(stack, functionIDs[AuditWorkerFunction], cfg, sharedEnvironment(storage))
 	storage.Table.GrantReadWriteData(auditWorker)

@@ -541,24 +541,37 @@ func actionsWithPrefix(stmts []statement, prefix string) []string {
 
 // ---- schedule -----------------------------------------------------------------------
 
-func TestDailyRuleRunsSchedulerAtDefaultHour(t *testing.T) {
+func TestDailyRulesRunSchedulerAtDefaultHour(t *testing.T) {
 	stack, tmpl := openvitals(t)
-	check(t, "one rule", func() { tmpl.ResourceCountIs(jsii.String("AWS::Events::Rule"), jsii.Number(1)) })
-	check(t, "daily at 03:00 UTC, invoking the scheduler", func() {
-		tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{
-			"ScheduleExpression": "cron(0 3 * * ? *)",
-			"State":              "ENABLED",
-			"Targets": []any{assertions.Match_ObjectLike(&map[string]any{
-				"Arn": map[string]any{"Fn::GetAtt": []any{fnID(t, stack, "Scheduler"), "Arn"}},
-			})},
-		})
-	})
+	check(t, "three rules", func() { tmpl.ResourceCountIs(jsii.String("AWS::Events::Rule"), jsii.Number(3)) })
+	for id, job := range map[string]string{"DailySchedule": "audits", "MultistepSchedule": "multistep", "FieldSchedule": "field"} {
+		rule := resources(tmpl, "AWS::Events::Rule")[logicalID(t, stack, id)]
+		if rule == nil {
+			t.Fatalf("no rule %s", id)
+		}
+		if rule["ScheduleExpression"] != "cron(0 3 * * ? *)" || rule["State"] != "ENABLED" {
+			t.Errorf("%s: %v, %v; want daily at 03:00 UTC", id, rule["ScheduleExpression"], rule["State"])
+		}
+		targets := rule["Targets"].([]any)
+		target := targets[0].(map[string]any)
+		arn, _ := json.Marshal(target["Arn"])
+		if len(targets) != 1 || !strings.Contains(string(arn), fnID(t, stack, "Scheduler")) {
+			t.Errorf("%s targets %v; want the scheduler", id, targets)
+		}
+		// The event names the job and carries the scheduled time, as the scheduler reads them.
+		in, _ := json.Marshal(target["InputTransformer"])
+		for _, want := range []string{`\"jobs\":[\"` + job + `\"]`, "$.time", `\"detail-type\":\"Scheduled Event\"`} {
+			if !strings.Contains(string(in), want) {
+				t.Errorf("%s: input %s lacks %s", id, in, want)
+			}
+		}
+	}
 	check(t, "EventBridge may invoke the scheduler", func() {
 		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Permission"), map[string]any{
 			"Action":       "lambda:InvokeFunction",
 			"Principal":    "events.amazonaws.com",
 			"FunctionName": map[string]any{"Fn::GetAtt": []any{fnID(t, stack, "Scheduler"), "Arn"}},
-			"SourceArn":    map[string]any{"Fn::GetAtt": []any{logicalID(t, stack, "DailySchedule"), "Arn"}},
+			"SourceArn":    map[string]any{"Fn::GetAtt": []any{logicalID(t, stack, "FieldSchedule"), "Arn"}},
 		})
 	})
 }
@@ -601,10 +614,14 @@ func TestDailyHourIsConfigurable(t *testing.T) {
 	}
 	s = synth(t, &OpenvitalsStackProps{FunctionsDir: same}, map[string]any{
 		ContextDailyHourUTC: "0", ContextAuditMaxConcurrency: 5, ContextMultistepMaxConcurrency: "7",
+		ContextFieldHourUTC: "22",
 	})
-	check(t, "hour 0 from the context", func() {
-		s.tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{"ScheduleExpression": "cron(0 0 * * ? *)"})
-	})
+	rules := resources(s.tmpl, "AWS::Events::Rule")
+	for id, want := range map[string]string{"DailySchedule": "cron(0 0 * * ? *)", "MultistepSchedule": "cron(0 0 * * ? *)", "FieldSchedule": "cron(0 22 * * ? *)"} {
+		if got := rules[logicalID(t, s.stack, id)]["ScheduleExpression"]; got != want {
+			t.Errorf("%s from the context: %v, want %s (multistep follows dailyHourUtc, field has its own)", id, got, want)
+		}
+	}
 	check(t, "audit concurrency 5 from the context", func() {
 		s.tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
 			"FunctionName":  map[string]any{"Ref": fnID(t, s.stack, "AuditWorker")},
@@ -654,6 +671,8 @@ func TestBadSettingsAreRefused(t *testing.T) {
 	}{
 		{"hour 24", OpenvitalsStackProps{DailyHourUTC: ints(24)}, nil, ContextDailyHourUTC},
 		{"hour -1", OpenvitalsStackProps{DailyHourUTC: ints(-1)}, nil, ContextDailyHourUTC},
+		{"multistep hour 24", OpenvitalsStackProps{MultistepHourUTC: ints(24)}, nil, ContextMultistepHourUTC},
+		{"context field hour text", OpenvitalsStackProps{}, map[string]any{ContextFieldHourUTC: "noon"}, ContextFieldHourUTC},
 		{"context hour 24", OpenvitalsStackProps{}, map[string]any{ContextDailyHourUTC: "24"}, ContextDailyHourUTC},
 		{"context hour 24 (number)", OpenvitalsStackProps{}, map[string]any{ContextDailyHourUTC: 24}, ContextDailyHourUTC},
 		{"context hour 3.5", OpenvitalsStackProps{}, map[string]any{ContextDailyHourUTC: 3.5}, ContextDailyHourUTC},

@@ -5,6 +5,7 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -246,23 +247,65 @@ type DailyResult struct {
 	FieldJobs   []fieldqueue.Job `json:"fieldJobs,omitempty"`
 }
 
-// Daily is the scheduler function's handler, invoked by the daily EventBridge rule (and by
+// The daily jobs an event may ask for. AWS runs each from a rule of its own (at an hour of its
+// own); an event naming none, as the local clock and make daily send, runs all three.
+const (
+	JobAudits    = "audits"
+	JobMultistep = "multistep"
+	JobField     = "field"
+)
+
+// dailyJobs reads the jobs an event's detail names: {"jobs": ["audits", ...]}.
+func dailyJobs(ev events.CloudWatchEvent) (map[string]bool, error) {
+	var detail struct {
+		Jobs []string `json:"jobs"`
+	}
+	if len(ev.Detail) > 0 {
+		if err := json.Unmarshal(ev.Detail, &detail); err != nil {
+			return nil, fmt.Errorf("daily event detail: %w", err)
+		}
+	}
+	jobs := map[string]bool{}
+	for _, j := range detail.Jobs {
+		if j != JobAudits && j != JobMultistep && j != JobField {
+			return nil, fmt.Errorf("daily event: unknown job %q", j)
+		}
+		jobs[j] = true
+	}
+	if len(jobs) == 0 {
+		jobs = map[string]bool{JobAudits: true, JobMultistep: true, JobField: true}
+	}
+	return jobs, nil
+}
+
+// Daily is the scheduler function's handler, invoked by the daily EventBridge rules (and by
 // make daily and the local clock): it queues the day's audits, multistep runs and field-data
-// collections, then queues again the purges whose message was lost more than 15 minutes ago.
+// collections (those the event names; all when it names none), then queues again the purges
+// whose message was lost more than 15 minutes ago.
 func (s *Service) Daily(ctx context.Context, ev events.CloudWatchEvent) (DailyResult, error) {
-	audits, err := s.Scheduler.HandleEvent(ctx, ev)
-	res := DailyResult{DailyResult: audits}
+	jobs, err := dailyJobs(ev)
+	if err != nil {
+		return DailyResult{}, err
+	}
+	var res DailyResult
+	if jobs[JobAudits] {
+		res.DailyResult, err = s.Scheduler.HandleEvent(ctx, ev)
+	}
 	at := ev.Time
 	if at.IsZero() {
 		at = time.Now()
 	}
-	if _, rerr := s.Runs.Daily(ctx, at); rerr != nil && err == nil {
-		err = rerr
+	if jobs[JobMultistep] {
+		if _, rerr := s.Runs.Daily(ctx, at); rerr != nil && err == nil {
+			err = rerr
+		}
 	}
-	jobs, ferr := s.FieldScheduler.Daily(ctx, at)
-	res.FieldQueued, res.FieldJobs = len(jobs), jobs
-	if ferr != nil && err == nil {
-		err = ferr
+	if jobs[JobField] {
+		fjobs, ferr := s.FieldScheduler.Daily(ctx, at)
+		res.FieldQueued, res.FieldJobs = len(fjobs), fjobs
+		if ferr != nil && err == nil {
+			err = ferr
+		}
 	}
 	if n, serr := purge.Sweep(ctx, s.Store, s.PurgeQueue, 15*time.Minute); serr != nil {
 		s.Log.ErrorContext(ctx, "sweep pending purges", "err", serr)
