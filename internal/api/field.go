@@ -64,7 +64,7 @@ func (s *Server) fieldReport(dim string) handlerFunc {
 		}
 		count := rep.Views
 		if dim == rum.DimPages && len(metrics) == 0 {
-			count = uint64(len(rep.Rows))
+			count = rep.Pages
 		}
 		return writeJSON(w, http.StatusOK, map[string]any{"result": map[string]any{"count": count, "list": items}})
 	}

@@ -22,13 +22,17 @@ type RollupStore interface {
 	PutRUMIndex(ctx context.Context, account, website string, ix store.RUMIndex) error
 	CopyRUMDay(ctx context.Context, account, website, from, to string) error
 	RUMTables(ctx context.Context, account, website string, cells []store.RUMCell, consistent bool) (map[store.RUMCell]store.RUMTable, error)
-	PutRUMTable(ctx context.Context, account, website string, c store.RUMCell, t store.RUMTable, prevSeq string, existed bool) error
+	PutRUMTable(ctx context.Context, account, website string, c store.RUMCell, t store.RUMTable) error
+	RUMDistinct(ctx context.Context, account, website string, days []string, consistent bool) (map[string]store.RUMTable, error)
+	PutRUMDistinct(ctx context.Context, account, website, day string, t store.RUMTable) error
 }
 
 // Aggregator folds queued page views into the daily rollups. It consumes a FIFO queue whose
 // message group is the website, so that one website's batches arrive in order and are never
-// folded by two consumers at once; each stored table remembers the sequence number of the last
-// batch folded into it, so a batch delivered twice is counted once.
+// folded by two consumers at once. Each stored table remembers the IDs of the batches last
+// folded into it: SQS redelivers a batch (or part of it, or with later messages) only while the
+// group waits for it, so a batch delivered twice is counted once, also after a crash half way.
+// (FIFO sequence numbers would do as well in AWS, but the SQS stand-in's are not monotonic.)
 type Aggregator struct {
 	store     RollupStore
 	log       *slog.Logger
@@ -44,7 +48,6 @@ func NewAggregator(st RollupStore, log *slog.Logger, countryOf func(addr string)
 // message is a received batch with its queue identity.
 type message struct {
 	id    string // SQS message ID, for batch item failures
-	seq   string // FIFO sequence number
 	batch wireBatch
 }
 
@@ -56,16 +59,10 @@ func (a *Aggregator) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.
 	groups := map[string][]message{}
 	for _, r := range ev.Records {
 		var b wireBatch
-		if err := json.Unmarshal([]byte(r.Body), &b); err != nil || b.Account == "" || b.Website == "" {
+		if err := json.Unmarshal([]byte(r.Body), &b); err != nil || b.ID == "" || b.Account == "" || b.Website == "" {
 			// Only our collect endpoint writes to the queue; a message it did not write can
 			// never succeed, so it is dropped rather than retried into the dead-letter queue.
 			a.log.ErrorContext(ctx, "drop unreadable RUM message", "message", r.MessageId)
-			continue
-		}
-		seq := r.Attributes["SequenceNumber"]
-		if seq == "" {
-			a.log.ErrorContext(ctx, "RUM message without a FIFO sequence number; is the queue FIFO?", "message", r.MessageId)
-			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: r.MessageId})
 			continue
 		}
 		for i := range b.Views {
@@ -78,7 +75,7 @@ func (a *Aggregator) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.
 		if _, seen := groups[g]; !seen {
 			order = append(order, g)
 		}
-		groups[g] = append(groups[g], message{id: r.MessageId, seq: seq, batch: b})
+		groups[g] = append(groups[g], message{id: r.MessageId, batch: b})
 	}
 	for _, g := range order {
 		msgs := groups[g]
@@ -221,44 +218,87 @@ func (a *Aggregator) Fold(ctx context.Context, account, website string, msgs []m
 		}
 	}
 
-	// 5. Each cell: the stored table plus the folds of the messages it has not seen yet.
-	return forEachLimited(ctx, cells, 8, func(c store.RUMCell) error {
+	// 5. Each cell: the stored table plus the folds of the messages it has not seen yet; it
+	// then remembers this batch's messages.
+	ids := make([]string, len(msgs))
+	for i, m := range msgs {
+		ids[i] = m.batch.ID
+	}
+	err = forEachLimited(ctx, cells, 8, func(c store.RUMCell) error {
 		st, existed := stored[c]
 		t := newTable(c.Metric)
 		if existed {
+			var err error
 			if t, err = decodeTable(st.Data); err != nil {
 				return fmt.Errorf("cell %v: %w", c, err)
 			}
 		}
-		seq := st.Seq
+		folded := false
 		for i, m := range msgs {
-			if part := folds[i].table(c); part != nil && seqAfter(m.seq, seq) {
+			if part := folds[i].table(c); part != nil && !slices.Contains(st.Applied, m.batch.ID) {
 				t.merge(part, false)
-				seq = m.seq
+				folded = true
 			}
 		}
-		if seq == st.Seq {
+		if !folded {
 			return nil // every message was folded into this cell before
 		}
 		data := t.encode()
 		if len(data) > maxItemBytes {
 			return fmt.Errorf("cell %v would be %d bytes", c, len(data))
 		}
-		return a.store.PutRUMTable(ctx, account, website, c, store.RUMTable{Data: data, Seq: seq}, st.Seq, existed)
+		return a.store.PutRUMTable(ctx, account, website, c, store.RUMTable{Data: data, Applied: ids, Version: st.Version})
 	})
+	if err != nil {
+		return err
+	}
+	return a.foldDistinct(ctx, account, website, msgs)
+}
+
+// foldDistinct adds the page keys of each view's day to that day's HyperLogLog, which counts
+// distinct pages beyond the cap on stored keys. A union is idempotent: a batch delivered
+// twice changes nothing.
+func (a *Aggregator) foldDistinct(ctx context.Context, account, website string, msgs []message) error {
+	byDay := map[string]map[string]bool{}
+	for _, m := range msgs {
+		for _, v := range m.batch.Views {
+			if len(v.Day) != 8 {
+				continue
+			}
+			if byDay[v.Day] == nil {
+				byDay[v.Day] = map[string]bool{}
+			}
+			byDay[v.Day][v.Page] = true
+		}
+	}
+	days := sortedKeys(byDay)
+	stored, err := a.store.RUMDistinct(ctx, account, website, days, true)
+	if err != nil {
+		return err
+	}
+	for _, day := range days {
+		st := stored[day]
+		hll, err := decodeDistinct(st.Data)
+		if err != nil {
+			return fmt.Errorf("distinct pages of %s: %w", day, err)
+		}
+		for key := range byDay[day] {
+			hll.Insert([]byte(key))
+		}
+		data, err := hll.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		if err := a.store.PutRUMDistinct(ctx, account, website, day, store.RUMTable{Data: data, Version: st.Version}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // maxItemBytes keeps a table well under DynamoDB's 400 KB item limit.
 const maxItemBytes = 350 << 10
 
-// seqAfter tells whether FIFO sequence number a comes after b (decimal strings of up to 128
-// bits; "" is before everything).
-func seqAfter(a, b string) bool {
-	if len(a) != len(b) {
-		return len(a) > len(b)
-	}
-	return a > b
-}
 
 // keepKnown drops custom variables the month's index could not admit.
 func keepKnown(vars map[string]float64, custom []string) map[string]float64 {

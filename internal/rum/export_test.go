@@ -50,7 +50,7 @@ func (t *RunningTotals) Store(ctx context.Context, st *store.Store, account, web
 		}
 		stored := c
 		stored.Day = day
-		return st.PutRUMTable(ctx, account, website, stored, store.RUMTable{Data: data, Seq: "1"}, "", false)
+		return st.PutRUMTable(ctx, account, website, stored, store.RUMTable{Data: data})
 	})
 	return b.Load(), n.Load(), big.Load(), err
 }

@@ -14,6 +14,7 @@ import (
 type ReportStore interface {
 	RUMIndexes(ctx context.Context, account, website string, months []string) (map[string]store.RUMIndex, error)
 	RUMTables(ctx context.Context, account, website string, cells []store.RUMCell, consistent bool) (map[store.RUMCell]store.RUMTable, error)
+	RUMDistinct(ctx context.Context, account, website string, days []string, consistent bool) (map[string]store.RUMTable, error)
 }
 
 // Reader answers field-data reports from the rollups.
@@ -45,6 +46,9 @@ type Row struct {
 type Report struct {
 	Rows  []Row
 	Views uint64 // total page views
+	// Pages is the number of distinct pages (pages reports): exact, unless views went to
+	// otherKey, when it is the day sketches' estimate (HyperLogLog, ~1 %).
+	Pages uint64
 }
 
 // UnknownMetricError is a requested metric that is neither a timing metric nor a custom
@@ -157,6 +161,14 @@ func (r *Reader) Report(ctx context.Context, q Query) (Report, error) {
 		rep.Rows = append(rep.Rows, row)
 		rep.Views += n
 	}
+	if q.Dim == DimPages {
+		rep.Pages = uint64(len(rep.Rows))
+		if slices.ContainsFunc(rep.Rows, func(r Row) bool { return r.Key == otherKey }) {
+			if rep.Pages, err = r.distinctPages(ctx, q, to, rep.Pages-1); err != nil {
+				return Report{}, err
+			}
+		}
+	}
 	slices.SortFunc(rep.Rows, func(a, b Row) int {
 		if a.Views != b.Views {
 			return int(min(max(int64(b.Views)-int64(a.Views), -1), 1))
@@ -167,6 +179,30 @@ func (r *Reader) Report(ctx context.Context, q Query) (Report, error) {
 		return 1
 	})
 	return rep, nil
+}
+
+// distinctPages estimates the distinct pages of a range from its days' HyperLogLogs; known is
+// the number of distinct pages stored under their own key, which the estimate cannot be below.
+func (r *Reader) distinctPages(ctx context.Context, q Query, to string, known uint64) (uint64, error) {
+	var days []string
+	for d := q.From.UTC(); d.Format(dayLayout) <= to; d = d.AddDate(0, 0, 1) {
+		days = append(days, d.Format(dayLayout))
+	}
+	stored, err := r.store.RUMDistinct(ctx, q.Account, q.Website, days, false)
+	if err != nil {
+		return 0, err
+	}
+	union, _ := decodeDistinct(nil)
+	for day, st := range stored {
+		hll, err := decodeDistinct(st.Data)
+		if err != nil {
+			return 0, fmt.Errorf("distinct pages of %s: %w", day, err)
+		}
+		if err := union.Merge(hll); err != nil {
+			return 0, err
+		}
+	}
+	return max(union.Estimate(), known), nil
 }
 
 const dayLayout = "20060102"

@@ -2,6 +2,7 @@ package rum_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -182,6 +183,27 @@ func TestRedeliveredBatchCountsOnce(t *testing.T) {
 	if after.Views != before.Views || after.Views != 2 {
 		t.Errorf("views %d after a redelivery, %d before; want 2", after.Views, before.Views)
 	}
+
+	// The last batch handed over again with a later message (the group's next delivery after
+	// the batch failed half way): only the new message counts.
+	if err := r.col.Add(context.Background(), r.site.Account, r.site.ID, view("20261110", "/y", "FR", 1200)); err != nil {
+		t.Fatal(err)
+	}
+	r.sent = append(r.sent, view("20261110", "/y", "FR", 1200))
+	later := awstest.Drain(t, r.q, 10, func(_ context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+		return events.SQSEventResponse{}, nil // taken off the queue, folded below
+	}, func(n int) bool { return n >= 1 })
+	var again events.SQSEvent
+	for _, ev := range append(evs[len(evs)-1:], later...) {
+		again.Records = append(again.Records, ev.Records...)
+	}
+	if resp, err := r.agg.HandleSQS(context.Background(), again); err != nil || len(resp.BatchItemFailures) > 0 {
+		t.Fatalf("redelivery with a later message: %v, %v", err, resp.BatchItemFailures)
+	}
+	if got := r.check(rum.DimPages, []string{"lcp"}, "20261101", "20261130"); got.Views != 3 {
+		t.Errorf("views %d, want 3", got.Views)
+	}
+	r.check(rum.DimCountries, []string{"lcp"}, "20261110", "20261110")
 }
 
 // Concurrent beacons share queue messages (group commit) and still all count.
@@ -218,4 +240,53 @@ func TestConcurrentBeaconsAreBatched(t *testing.T) {
 	t.Logf("%d views in %d messages", len(views), messages)
 	r.check(rum.DimPages, []string{"lcp", "cls"}, "20261101", "20261130")
 	r.check(rum.DimCountries, []string{"lcp"}, "20261112", "20261112")
+}
+
+// A website with more distinct pages than the tables keep: the extra pages count under
+// /(other), and the distinct count comes from the days' HyperLogLogs.
+func TestPagesBeyondTheCapCountUnderOther(t *testing.T) {
+	r := newRig(t)
+	const pages = 9000
+	var msgs []queue.GroupMessage
+	batch := rum.Batch{ID: "b0", Account: r.site.Account, Website: r.site.ID}
+	for i := range pages {
+		day := "20261105"
+		if i%2 == 1 {
+			day = "20261106"
+		}
+		batch.Views = append(batch.Views, rum.View{Day: day, Page: fmt.Sprintf("/item/%d", i), Country: "DE", Metrics: map[string]float64{"lcp": 1000}})
+		if len(batch.Views) == 40 || i == pages-1 {
+			body, err := json.Marshal(batch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			msgs = append(msgs, queue.GroupMessage{Group: r.site.ID, DedupID: batch.ID, Body: body})
+			batch = rum.Batch{ID: fmt.Sprintf("b%d", len(msgs)), Account: r.site.Account, Website: r.site.ID}
+		}
+	}
+	for _, err := range r.q.SendGroups(context.Background(), msgs) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	awstest.Drain(t, r.q, 10, r.agg.HandleSQS, func(n int) bool { return n >= len(msgs) })
+
+	rep := r.report(rum.DimPages, nil, "20261101", "20261130")
+	var other uint64
+	for _, row := range rep.Rows {
+		if row.Key == "/(other)" {
+			other = row.Views
+		}
+	}
+	if rep.Views != pages || other == 0 || len(rep.Rows) > 8001 || uint64(len(rep.Rows)-1)+other != pages {
+		t.Fatalf("%d views in %d rows, %d under /(other); want %d views, at most 8,000 pages and the rest under /(other)", rep.Views, len(rep.Rows), other, pages)
+	}
+	if rel := math.Abs(float64(rep.Pages)-pages) / pages; rel > 0.03 {
+		t.Errorf("distinct pages %d, want about %d (HyperLogLog)", rep.Pages, pages)
+	}
+	one := r.report(rum.DimPages, nil, "20261106", "20261106")
+	if rel := math.Abs(float64(one.Pages)-pages/2) / (pages / 2); rel > 0.03 {
+		t.Errorf("distinct pages of one day %d, want about %d", one.Pages, pages/2)
+	}
+	t.Logf("%d pages: %d stored keys, %d views under /(other), estimate %d (one day %d)", pages, len(rep.Rows)-1, other, rep.Pages, one.Pages)
 }

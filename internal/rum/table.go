@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"hash/fnv"
 	"slices"
+
+	"github.com/axiomhq/hyperloglog"
 )
 
 // Rollups are running totals per UTC day since the start of its month: a day's tables hold
@@ -193,4 +195,16 @@ func decodeTable(b []byte) (*table, error) {
 		return nil, errCorrupt
 	}
 	return t, nil
+}
+
+// decodeDistinct reads a stored HyperLogLog of page keys; no data is an empty one.
+func decodeDistinct(b []byte) (*hyperloglog.Sketch, error) {
+	hll := hyperloglog.New14() // 16 KB at most, about 0.8 % standard error
+	if len(b) == 0 {
+		return hll, nil
+	}
+	if err := hll.UnmarshalBinary(b); err != nil {
+		return nil, err
+	}
+	return hll, nil
 }

@@ -90,6 +90,10 @@ func rumIndexSK(month string) string { return "RUM#IX#" + month }
 
 func rumDayPrefix(day string) string { return "RUM#C#" + day + "#" }
 
+// rumDistinctSK holds a day's HyperLogLog of the page keys seen that day (not a running total:
+// distinct counts do not subtract).
+func rumDistinctSK(day string) string { return "RUM#H#" + day }
+
 func rumCellSK(c RUMCell) string {
 	return fmt.Sprintf("%s%s#%s#%02d", rumDayPrefix(c.Day), c.Dim, c.Metric, c.Shard)
 }

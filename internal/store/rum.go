@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -22,12 +23,13 @@ type RUMCell struct {
 	Shard  int
 }
 
-// RUMTable is a stored running-total table: an encoded table (internal/rum owns the format) and
-// Seq, the queue sequence number of the last message folded into it, which makes folding a
-// message twice a no-op.
+// RUMTable is a stored running-total table: an encoded table (internal/rum owns the format),
+// Applied, the IDs of the queue batches folded into it last (so that the same batch delivered
+// again is not folded twice), and Version, which every write increments (0: never written).
 type RUMTable struct {
-	Data []byte
-	Seq  string
+	Data    []byte
+	Applied []string
+	Version int64
 }
 
 // RUMIndex is a month's index of a website's rollups: the days (yyyymmdd, ascending) that
@@ -48,11 +50,12 @@ type rumIndexItem struct {
 }
 
 type rumCellItem struct {
-	PK   string
-	SK   string
-	Type string
-	Data []byte
-	Seq  string
+	PK      string
+	SK      string
+	Type    string
+	Data    []byte
+	Applied []string `dynamodbav:",omitempty"`
+	Ver     int64
 }
 
 // RUMIndexes reads the indexes of the given months (yyyymm); a month without one is absent
@@ -158,7 +161,7 @@ func (s *Store) RUMTables(ctx context.Context, account, website string, cells []
 					firstErr = fmt.Errorf("decode RUM table: %w", err)
 					return
 				}
-				out[bySK[it.SK]] = RUMTable{Data: it.Data, Seq: it.Seq}
+				out[bySK[it.SK]] = RUMTable{Data: it.Data, Applied: it.Applied, Version: it.Ver}
 			}
 		}()
 	}
@@ -169,28 +172,33 @@ func (s *Store) RUMTables(ctx context.Context, account, website string, cells []
 	return out, nil
 }
 
-// PutRUMTable writes a cell's table if the stored one is still at prevSeq (or, with existed
-// false, still absent): a second writer, which the FIFO queue should exclude, makes it fail
-// rather than lose a fold.
-func (s *Store) PutRUMTable(ctx context.Context, account, website string, c RUMCell, t RUMTable, prevSeq string, existed bool) error {
-	av, err := attributevalue.MarshalMap(rumCellItem{
-		PK: websitePK(account, website), SK: rumCellSK(c), Type: "rum", Data: t.Data, Seq: t.Seq,
-	})
+// PutRUMTable writes a cell's table as version t.Version+1, if the stored one is still at
+// t.Version: a second writer, which the FIFO queue should exclude, makes it fail rather than
+// lose a fold.
+func (s *Store) PutRUMTable(ctx context.Context, account, website string, c RUMCell, t RUMTable) error {
+	return s.putVersioned(ctx, rumCellItem{PK: websitePK(account, website), SK: rumCellSK(c), Type: "rum",
+		Data: t.Data, Applied: t.Applied, Ver: t.Version + 1}, t.Version)
+}
+
+func (s *Store) putVersioned(ctx context.Context, it rumCellItem, prev int64) error {
+	av, err := attributevalue.MarshalMap(it)
 	if err != nil {
 		return err
 	}
 	in := &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: av,
 		ConditionExpression: aws.String("attribute_not_exists(PK)")}
-	if existed {
-		in.ConditionExpression = aws.String("Seq = :prev")
-		in.ExpressionAttributeValues = map[string]ddbtypes.AttributeValue{":prev": str(prevSeq)}
+	if prev > 0 {
+		in.ConditionExpression = aws.String("Ver = :prev")
+		in.ExpressionAttributeValues = map[string]ddbtypes.AttributeValue{
+			":prev": &ddbtypes.AttributeValueMemberN{Value: strconv.FormatInt(prev, 10)},
+		}
 	}
 	_, err = s.db.PutItem(ctx, in)
 	if isConditionFailed(err) {
-		return fmt.Errorf("RUM table %s changed under this writer", rumCellSK(c))
+		return fmt.Errorf("RUM item %s changed under this writer", it.SK)
 	}
 	if err != nil {
-		return fmt.Errorf("put RUM table: %w", err)
+		return fmt.Errorf("put RUM item: %w", err)
 	}
 	return nil
 }
@@ -231,4 +239,34 @@ func (s *Store) batchGetOpt(ctx context.Context, keys []map[string]ddbtypes.Attr
 		pending = res.UnprocessedKeys
 	}
 	return out, nil
+}
+
+// RUMDistinct reads the distinct-page sketches of the given days; a day without one is absent.
+func (s *Store) RUMDistinct(ctx context.Context, account, website string, days []string, consistent bool) (map[string]RUMTable, error) {
+	keys := make([]map[string]ddbtypes.AttributeValue, len(days))
+	for i, d := range days {
+		keys[i] = key(websitePK(account, website), rumDistinctSK(d))
+	}
+	out := make(map[string]RUMTable, len(days))
+	for start := 0; start < len(keys); start += 100 {
+		items, err := s.batchGetOpt(ctx, keys[start:min(start+100, len(keys))], consistent)
+		if err != nil {
+			return nil, fmt.Errorf("read RUM distinct pages: %w", err)
+		}
+		for _, av := range items {
+			var it rumCellItem
+			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+				return nil, fmt.Errorf("decode RUM distinct pages: %w", err)
+			}
+			out[strings.TrimPrefix(it.SK, rumDistinctSK(""))] = RUMTable{Data: it.Data, Applied: it.Applied, Version: it.Ver}
+		}
+	}
+	return out, nil
+}
+
+// PutRUMDistinct writes a day's distinct-page sketch as version t.Version+1, if the stored
+// one is still at t.Version.
+func (s *Store) PutRUMDistinct(ctx context.Context, account, website, day string, t RUMTable) error {
+	return s.putVersioned(ctx, rumCellItem{PK: websitePK(account, website), SK: rumDistinctSK(day), Type: "rum-distinct",
+		Data: t.Data, Ver: t.Version + 1}, t.Version)
 }
