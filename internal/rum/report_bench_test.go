@@ -2,10 +2,14 @@ package rum_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/rum"
@@ -91,4 +95,55 @@ func BenchmarkReport10M(b *testing.B) {
 			b.ReportMetric(float64(lat[(len(lat)*99)/100].Microseconds())/1000, "p99_ms")
 		})
 	}
+}
+
+// BenchmarkAggregate folds batches of ten queue messages (1,000 pages, 50 countries, every
+// timing metric) through the aggregator's handler into DynamoDB Local: the end-to-end rate of
+// one aggregator, storage included (BenchmarkFold is its CPU part alone). Messages carry 40
+// views where collect's group commit fills them (many beacons arriving at one process, as
+// locally), or 1 (one beacon per Lambda invocation of collect).
+func BenchmarkAggregate(b *testing.B) {
+	for _, perMessage := range []int{40, 1} {
+		b.Run(fmt.Sprintf("views_per_message_%d", perMessage), func(b *testing.B) { benchAggregate(b, perMessage) })
+	}
+}
+
+func benchAggregate(b *testing.B, perMessage int) {
+	clients := awstest.Clients(b)
+	st := awstest.Store(b, clients)
+	ctx := context.Background()
+	site := store.Website{Account: "bench", Domain: "example.com"}
+	if err := st.CreateWebsite(ctx, &site); err != nil {
+		b.Fatal(err)
+	}
+	agg := rum.NewAggregator(st, awstest.Log(b), func(string) string { return "XX" })
+	rng := rand.New(rand.NewPCG(9, 9))
+	day := time.Now().UTC().Format("20060102")
+	event := func(n int) events.SQSEvent {
+		var ev events.SQSEvent
+		for m := range 10 {
+			batch := rum.Batch{ID: fmt.Sprintf("bench-%d-%d", n, m), Account: site.Account, Website: site.ID}
+			for range perMessage {
+				batch.Views = append(batch.Views, rum.BenchView(rng, day, 1000, 50))
+			}
+			body, _ := json.Marshal(batch)
+			ev.Records = append(ev.Records, events.SQSMessage{MessageId: batch.ID, Body: string(body)})
+		}
+		return ev
+	}
+	// Warm up: the tables exist, as they do after the first minutes of a day.
+	for i := range 5 {
+		if _, err := agg.HandleSQS(ctx, event(-1-i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	start := time.Now()
+	for i := range b.N {
+		resp, err := agg.HandleSQS(ctx, event(i))
+		if err != nil || len(resp.BatchItemFailures) > 0 {
+			b.Fatalf("%v %v", err, resp.BatchItemFailures)
+		}
+	}
+	b.ReportMetric(float64(b.N*10*perMessage)/time.Since(start).Seconds(), "beacons/s")
 }
