@@ -25,7 +25,7 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 # The functions deployed to AWS, by directory under functions/: each is built into
 # dist/<function>/bootstrap, which infra/ packages (zip, or the browser image for the workers).
 LAMBDA_FUNCTIONS := websites pages budgets multistep lab field rum scheduler purge-worker \
-	rum-aggregator field-collector audit-worker multistep-worker
+	rum-batcher rum-aggregator field-collector audit-worker multistep-worker
 # Every function runs on Graviton (arm64). lambda.norpc leaves out aws-lambda-go's net/rpc
 # entry point, which only the retired go1.x runtime used. internal/lambdatest builds the
 # functions the tests start with the same flags, for this machine's architecture.
@@ -151,7 +151,7 @@ bench-rum: deps-local
 	$(STANDINS) start $(TEST_PORTS); \
 	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench 'Fold|SketchP75' -benchtime 4000x -cpu 1 ./internal/rum/; \
 	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench 'Collect' -benchtime 3000x ./internal/api/; \
-	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench 'Report10M' -benchtime 30x -timeout 30m ./internal/rum/
+	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench 'Report10M|Aggregate' -benchtime 30x -timeout 30m ./internal/rum/
 
 # Each function's bootstrap, for Lambda's provided.al2023 runtime on arm64.
 build:

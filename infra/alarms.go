@@ -32,8 +32,10 @@ var QueueDepthAlarms = map[string]depthAlarm{
 	"audit": {1, 60, 12, "audits have waited for 12 hours: raise auditMaxConcurrency, or look at the audit worker's errors"},
 	// A run takes at most three minutes.
 	"multistep": {1, 60, 6, "multistep runs have waited for 6 hours: raise multistepMaxConcurrency, or look at the multistep worker's errors"},
-	// Beacons arrive all the time; the aggregator folds 10 at a time in milliseconds.
-	"rum": {10000, 5, 3, "over 10,000 beacons have waited for 15 minutes: is the RUM aggregator failing or throttled?"},
+	// Beacons arrive all the time; the rebatcher takes up to 2,000 every 30 seconds.
+	"beacon": {50000, 5, 3, "over 50,000 beacons have waited for 15 minutes: is the RUM rebatcher failing or throttled?"},
+	// Regrouped batches of up to 400 views; the aggregator folds ten at a time.
+	"rum": {1000, 5, 3, "over 1,000 beacon batches have waited for 15 minutes: is the RUM aggregator failing or throttled?"},
 	// One message per website and day, one collector at a time.
 	"field": {1, 60, 6, "field data collections have waited for 6 hours: look at the field collector's errors"},
 }

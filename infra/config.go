@@ -87,9 +87,9 @@ const BrowserImageDir = "../layers/browser"
 // directory (and under functions/ in the repository).
 var goFunctions = []string{
 	"websites", "pages", "budgets", "multistep", "lab", "field", // API groups with API keys
-	"rum",                                               // the public RUM snippet and beacon collection
-	"scheduler",                                         // the daily schedule
-	"purge-worker", "rum-aggregator", "field-collector", // queue consumers
+	"rum",                                                              // the public RUM snippet and beacon collection
+	"scheduler",                                                        // the daily schedule
+	"purge-worker", "rum-batcher", "rum-aggregator", "field-collector", // queue consumers
 }
 
 // The functions whose binaries go into the browser image (both into the same one).

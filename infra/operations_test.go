@@ -17,13 +17,13 @@ import (
 // consumers names, per work queue, the function its event source feeds.
 var consumers = map[string]string{
 	"purge": "PurgeWorker", "audit": "AuditWorker", "multistep": "MultistepWorker",
-	"rum": "RumAggregator", "field": "FieldCollector",
+	"beacon": "RumBatcher", "rum": "RumAggregator", "field": "FieldCollector",
 }
 
 // queueIDs are the construct ids (under Storage) of each work queue and its DLQ.
 var queueIDs = map[string][2]string{
 	"purge": {"purge", "PurgeDLQ"}, "audit": {"audit", "AuditDLQ"}, "multistep": {"multistep", "MultistepDLQ"},
-	"rum": {"rum", "RumDLQ"}, "field": {"field", "FieldDLQ"},
+	"beacon": {"beacon", "BeaconDLQ"}, "rum": {"rum", "RumDLQ"}, "field": {"field", "FieldDLQ"},
 }
 
 // TestEveryQueueHasADLQAndAlarms: each queue redrives to its own DLQ after 3 receives, outlasts

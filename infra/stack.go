@@ -66,6 +66,7 @@ var functionIDs = map[string]string{
 	"scheduler":             "Scheduler",
 	"purge-worker":          "PurgeWorker",
 	"rum-aggregator":        "RumAggregator",
+	"rum-batcher":           "RumBatcher",
 	"field-collector":       "FieldCollector",
 	AuditWorkerFunction:     "AuditWorker",
 	MultistepWorkerFunction: "MultistepWorker",
@@ -95,6 +96,7 @@ func sharedEnvironment(s *Storage) map[string]*string {
 		"OPENVITALS_AUDIT_QUEUE":     s.AuditQueue.QueueUrl(),
 		"OPENVITALS_MULTISTEP_QUEUE": s.MultistepQueue.QueueUrl(),
 		"OPENVITALS_RUM_QUEUE":       s.RUMQueue.QueueUrl(),
+		"OPENVITALS_BEACON_QUEUE":    s.BeaconQueue.QueueUrl(),
 		"OPENVITALS_FIELD_QUEUE":     s.FieldQueue.QueueUrl(),
 	}
 }
@@ -162,7 +164,7 @@ func NewOpenvitalsStack(scope constructs.Construct, id string, props *Openvitals
 	rum := goFunction("rum", "openvitals RUM: serves the snippet and collects beacons (public)", APIMemoryMB, apiTimeout,
 		map[string]*string{EnvTrustViewerCountry: jsii.String(strconv.FormatBool(cfg.trustViewerCountry))})
 	storage.Table.GrantReadData(rum)
-	storage.RUMQueue.GrantSendMessages(rum)
+	storage.BeaconQueue.GrantSendMessages(rum)
 
 	_, stage := newHTTPAPI(stack, "Api", map[string]awslambda.IFunction{
 		"websites": websites, "pages": pages, "budgets": budgets, "multistep": multistep, "lab": lab,
@@ -236,6 +238,17 @@ func NewOpenvitalsStack(scope constructs.Construct, id string, props *Openvitals
 	}))
 
 	// ---- real-user monitoring ------------------------------------------------------------
+	// The rebatcher turns the beacon queue's single views into per-website batches for the
+	// aggregator's FIFO queue.
+	rumBatcher := goFunction("rum-batcher", "openvitals RUM rebatcher: regroups beacons per website for the aggregator",
+		APIMemoryMB, awscdk.Duration_Seconds(jsii.Number(RUMBatcherTimeoutSeconds)), nil)
+	storage.RUMQueue.GrantSendMessages(rumBatcher)
+	rumBatcher.AddEventSource(awslambdaeventsources.NewSqsEventSource(storage.BeaconQueue, &awslambdaeventsources.SqsEventSourceProps{
+		BatchSize:               jsii.Number(RUMBatcherBatchSize),
+		MaxBatchingWindow:       awscdk.Duration_Seconds(jsii.Number(RUMBatcherWindowSeconds)),
+		ReportBatchItemFailures: jsii.Bool(true),
+	}))
+
 	rumAggregator := goFunction("rum-aggregator", "openvitals RUM aggregator: folds beacons into daily rollups per page and country",
 		RUMAggregatorMemoryMB, awscdk.Duration_Seconds(jsii.Number(RUMAggregatorTimeoutSeconds)), nil)
 	// Reads the rollups and writes them back merged (and its dedupe markers).
@@ -310,7 +323,9 @@ func NewOpenvitalsStack(scope constructs.Construct, id string, props *Openvitals
 		{"AuditDLQUrl", storage.AuditDLQ, "Audits that failed every attempt (the page shows the last error)"},
 		{"MultistepQueueUrl", storage.MultistepQueue, "SQS queue feeding the multistep worker"},
 		{"MultistepDLQUrl", storage.MultistepDLQ, "Multistep runs whose message failed every attempt"},
-		{"RumQueueUrl", storage.RUMQueue, "SQS FIFO queue carrying beacons to the RUM aggregator"},
+		{"BeaconQueueUrl", storage.BeaconQueue, "SQS queue carrying beacons from collect to the RUM rebatcher"},
+		{"BeaconDLQUrl", storage.BeaconDLQ, "Beacons the rebatcher could not pass on"},
+		{"RumQueueUrl", storage.RUMQueue, "SQS FIFO queue carrying regrouped beacons to the RUM aggregator"},
 		{"RumDLQUrl", storage.RUMDLQ, "Beacons that failed every attempt"},
 		{"FieldQueueUrl", storage.FieldQueue, "SQS queue feeding the field collector"},
 		{"FieldDLQUrl", storage.FieldDLQ, "Field data collections that failed every attempt"},

@@ -231,8 +231,8 @@ func TestPurgeQueueRedrivesToDLQ(t *testing.T) {
 	stack, tmpl := openvitals(t)
 	dlq := logicalID(t, stack, "Storage", "PurgeDLQ")
 	purge := logicalID(t, stack, "Storage", "purge")
-	check(t, "ten queues (purge, audit, multistep, rum and field, each with a DLQ)", func() {
-		tmpl.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(10))
+	check(t, "twelve queues (purge, audit, multistep, beacon, rum and field, each with a DLQ)", func() {
+		tmpl.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(12))
 	})
 
 	redriven := *tmpl.FindResources(jsii.String("AWS::SQS::Queue"), map[string]any{
@@ -830,8 +830,17 @@ func TestMultistepQueueRedrivesToDLQ(t *testing.T) {
 
 func TestEventSources(t *testing.T) {
 	stack, tmpl := openvitals(t)
-	check(t, "five event sources", func() {
-		tmpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(5))
+	check(t, "six event sources", func() {
+		tmpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(6))
+	})
+	check(t, "RUM rebatcher: up to 2,000 beacons gathered for up to 30 s, partial failures", func() {
+		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
+			"FunctionName":                   map[string]any{"Ref": fnID(t, stack, "RumBatcher")},
+			"EventSourceArn":                 map[string]any{"Fn::GetAtt": []any{logicalID(t, stack, "Storage", "beacon"), "Arn"}},
+			"BatchSize":                      RUMBatcherBatchSize,
+			"MaximumBatchingWindowInSeconds": RUMBatcherWindowSeconds,
+			"FunctionResponseTypes":          []any{"ReportBatchItemFailures"},
+		})
 	})
 	check(t, "RUM aggregator: batches of 10 from the FIFO queue, partial failures", func() {
 		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
@@ -1349,6 +1358,7 @@ func TestLeastPrivilege(t *testing.T) {
 	auditQ := logicalID(t, stack, "Storage", "audit")
 	multistepQ := logicalID(t, stack, "Storage", "multistep")
 	rumQ := logicalID(t, stack, "Storage", "rum")
+	beaconQ := logicalID(t, stack, "Storage", "beacon")
 	fieldQ := logicalID(t, stack, "Storage", "field")
 	crux := logicalID(t, stack, "CruxApiKey")
 	credentials := logicalID(t, stack, "CredentialsKey")
@@ -1401,8 +1411,13 @@ func TestLeastPrivilege(t *testing.T) {
 		"Rum": {
 			{"dynamodb:GetItem", table, true}, {"dynamodb:Query", table, true},
 			{"dynamodb:PutItem", "", false}, {"dynamodb:UpdateItem", "", false}, {"dynamodb:DeleteItem", "", false},
-			{"sqs:SendMessage", rumQ, true}, {"sqs:SendMessage", purgeQ, false}, {"sqs:SendMessage", fieldQ, false},
-			{"sqs:ReceiveMessage", "", false}, {"s3:GetObject", "", false}, {getSecret, "", false},
+			{"sqs:SendMessage", beaconQ, true}, {"sqs:SendMessage", rumQ, false}, {"sqs:SendMessage", purgeQ, false},
+			{"sqs:SendMessage", fieldQ, false}, {"sqs:ReceiveMessage", "", false}, {"s3:GetObject", "", false}, {getSecret, "", false},
+		},
+		"RumBatcher": {
+			{"sqs:ReceiveMessage", beaconQ, true}, {"sqs:DeleteMessage", beaconQ, true}, {"sqs:SendMessage", rumQ, true},
+			{"sqs:SendMessage", beaconQ, false}, {"sqs:ReceiveMessage", rumQ, false}, {"dynamodb:GetItem", "", false},
+			{"dynamodb:PutItem", "", false}, {"s3:GetObject", "", false}, {getSecret, "", false},
 		},
 		"RumAggregator": {
 			{"dynamodb:GetItem", table, true}, {"dynamodb:PutItem", table, true}, {"dynamodb:UpdateItem", table, true},

@@ -53,6 +53,22 @@ const MultistepVisibilityTimeoutMinutes = 6 * MultistepWorkerTimeoutMinutes
 // concurrent write.
 const RUMAggregatorTimeoutSeconds = 60
 
+// RUMBatcherTimeoutSeconds is the RUM rebatcher's Lambda timeout: it regroups up to
+// RUMBatcherBatchSize small messages and sends them on in a few requests.
+const RUMBatcherTimeoutSeconds = 60
+
+// RUMBatcherVisibilityTimeoutSeconds is six times the rebatcher's timeout, as AWS advises,
+// plus its batching window.
+const RUMBatcherVisibilityTimeoutSeconds = 6*RUMBatcherTimeoutSeconds + RUMBatcherWindowSeconds
+
+// RUMBatcherBatchSize and RUMBatcherWindowSeconds: the rebatcher's event source hands over up
+// to this many beacons, waiting up to this long to gather them, so that a fold covers many
+// views of a website instead of one.
+const (
+	RUMBatcherBatchSize     = 2000
+	RUMBatcherWindowSeconds = 30
+)
+
 // RUMVisibilityTimeoutSeconds is six times the aggregator's timeout, as AWS advises.
 const RUMVisibilityTimeoutSeconds = 6 * RUMAggregatorTimeoutSeconds
 
@@ -97,8 +113,13 @@ type Storage struct {
 	MultistepQueue awssqs.Queue
 	// MultistepDLQ receives multistep messages that failed MultistepMaxReceiveCount times.
 	MultistepDLQ awssqs.Queue
-	// RUMQueue carries beacons from the collect endpoint to the RUM aggregator. It is a FIFO
-	// queue: each message carries a MessageDeduplicationId, so a beacon sent twice within
+	// BeaconQueue carries beacons from the collect endpoint (one message per invocation) to
+	// the RUM rebatcher, which takes it in large batches.
+	BeaconQueue awssqs.Queue
+	// BeaconDLQ receives beacon messages that failed MaxReceiveCount times.
+	BeaconDLQ awssqs.Queue
+	// RUMQueue carries regrouped beacons from the rebatcher to the RUM aggregator. It is a
+	// FIFO queue: each message carries a MessageDeduplicationId, so a batch sent twice within
 	// five minutes is queued once, and its MessageGroupId is the website.
 	RUMQueue awssqs.Queue
 	// RUMDLQ (FIFO too) receives beacon batches that failed MaxReceiveCount times.
@@ -123,6 +144,7 @@ func (s *Storage) WorkQueues() []WorkQueue {
 		{"purge", s.PurgeQueue, s.PurgeDLQ},
 		{"audit", s.AuditQueue, s.AuditDLQ},
 		{"multistep", s.MultistepQueue, s.MultistepDLQ},
+		{"beacon", s.BeaconQueue, s.BeaconDLQ},
 		{"rum", s.RUMQueue, s.RUMDLQ},
 		{"field", s.FieldQueue, s.FieldDLQ},
 	}
@@ -184,6 +206,9 @@ func NewStorage(scope constructs.Construct, id string, p StorageProps) *Storage 
 	multistep, multistepDLQ := newWorkQueue(c, "multistep", "MultistepDLQ", queueProps{
 		visibility: awscdk.Duration_Minutes(jsii.Number(MultistepVisibilityTimeoutMinutes)),
 	})
+	beacon, beaconDLQ := newWorkQueue(c, "beacon", "BeaconDLQ", queueProps{
+		visibility: awscdk.Duration_Seconds(jsii.Number(RUMBatcherVisibilityTimeoutSeconds)),
+	})
 	rum, rumDLQ := newWorkQueue(c, "rum", "RumDLQ", queueProps{
 		visibility: awscdk.Duration_Seconds(jsii.Number(RUMVisibilityTimeoutSeconds)),
 		fifo:       true,
@@ -197,6 +222,7 @@ func NewStorage(scope constructs.Construct, id string, p StorageProps) *Storage 
 		PurgeQueue: purge, PurgeDLQ: purgeDLQ,
 		AuditQueue: audit, AuditDLQ: auditDLQ,
 		MultistepQueue: multistep, MultistepDLQ: multistepDLQ,
+		BeaconQueue: beacon, BeaconDLQ: beaconDLQ,
 		RUMQueue: rum, RUMDLQ: rumDLQ,
 		FieldQueue: field, FieldDLQ: fieldDLQ,
 	}

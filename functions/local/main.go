@@ -76,6 +76,7 @@ func run(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 	go purgeQueue.Poll(ctx, 10, svc.Purger.HandleSQS, log)
+	go svc.BeaconQueue.Poll(ctx, 10, rum.NewRebatcher(svc.RUMQueue, log).HandleSQS, log)
 	go svc.RUMQueue.Poll(ctx, 10, rum.NewAggregator(svc.Store, log, geo.Country).HandleSQS, log)
 	go sweepPurges(ctx, svc)
 	// Field data, one website at a time as the collector function takes them; without

@@ -39,8 +39,9 @@ func benchSetup(b *testing.B) *benchEnv {
 	st := awstest.Store(b, clients)
 	q := awstest.Queue(b, clients, service.PurgeQueueSettings)
 	rq := awstest.FIFOQueue(b, clients, service.RUMQueueSettings)
+	bq := awstest.Queue(b, clients, service.BeaconQueueSettings)
 	cfg := service.Config{Table: st.Table(), Bucket: "openvitals-bench", PurgeQueue: q.URL(), AuditQueue: q.URL(),
-		MultistepQueue: q.URL(), RUMQueue: rq.URL(), FieldQueue: q.URL()}
+		MultistepQueue: q.URL(), RUMQueue: rq.URL(), BeaconQueue: bq.URL(), FieldQueue: q.URL()}
 	svc, err := service.New(cfg, clients, awstest.Log(b))
 	if err != nil {
 		b.Fatal(err)
@@ -201,7 +202,7 @@ func BenchmarkCreateBudget(b *testing.B) {
 
 // BenchmarkCollect posts beacons from 16 concurrent clients through the whole collect handler
 // (website lookup, validation, normalization) and the group-committing collector into the SQS
-// stand-in's FIFO queue; it reports beacons per second. The stand-in's own speed is part of the
+// stand-in's beacon queue; it reports beacons per second. The stand-in's own speed is part of the
 // figure, as SQS's would be.
 func BenchmarkCollect(b *testing.B) {
 	e := benchSetup(b)

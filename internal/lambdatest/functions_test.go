@@ -138,6 +138,7 @@ func newEnv(t *testing.T) (*env, service.Clients, map[string]string) {
 		"multistep": awstest.Queue(t, clients, service.MultistepQueueSettings).URL(),
 		"field":     awstest.Queue(t, clients, service.FieldQueueSettings).URL(),
 		"rum":       awstest.FIFOQueue(t, clients, service.RUMQueueSettings).URL(),
+		"beacon":    awstest.Queue(t, clients, service.BeaconQueueSettings).URL(),
 	}
 
 	// The purge worker lists and deletes objects: give the functions an S3 stand-in of the
@@ -158,7 +159,7 @@ func newEnv(t *testing.T) (*env, service.Clients, map[string]string) {
 		config: lambdatest.Config{
 			Table: st.Table(), Bucket: bucket,
 			PurgeQueue: urls["purge"], AuditQueue: urls["audit"], MultistepQueue: urls["multistep"],
-			RUMQueue: urls["rum"], FieldQueue: urls["field"],
+			RUMQueue: urls["rum"], BeaconQueue: urls["beacon"], FieldQueue: urls["field"],
 			Env: []string{
 				"AWS_ENDPOINT_URL_S3=" + s3srv.URL,
 				// What the browser image sets (the audit worker checks them at start).
@@ -421,6 +422,29 @@ func TestEveryFunctionAnswersItsEvent(t *testing.T) {
 			run, err := e.st.FieldRun(ctx, e.site, day)
 			if err != nil || run.Finished.IsZero() || run.UXRecords != 0 || run.SearchPages != 0 {
 				t.Errorf("field run of %s: %+v (%v), want a finished run with nothing collected", day, run, err)
+			}
+		},
+
+		// Three single-view messages of the beacon queue leave as one message of the FIFO queue.
+		"rum-batcher": func(t *testing.T) {
+			var bodies []string
+			for _, page := range []string{"/", "/a", "/b"} {
+				body, _ := json.Marshal(rum.Batch{ID: "c-" + page, Account: "acme", Website: w, Views: []rum.View{{
+					Day: "20261122", Page: page, Country: "DE", Metrics: map[string]float64{"lcp": 1000},
+				}}})
+				bodies = append(bodies, string(body))
+			}
+			if f := failures(t, invoke(t, start(t, "rum-batcher", e), sqsEvent(urls["beacon"], false, bodies...))); len(f) != 0 {
+				t.Fatalf("regrouping failed: %v", f)
+			}
+			q, err := queue.Open(ctx, awstest.Clients(t).SQS, urls["rum"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := awstest.Receive(t, q, 1)
+			var b rum.Batch
+			if len(got) != 1 || json.Unmarshal([]byte(got[0]), &b) != nil || len(b.Views) != 3 || b.Website != w {
+				t.Fatalf("FIFO queue holds %v, want one batch of the three views", got)
 			}
 		},
 

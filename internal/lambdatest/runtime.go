@@ -371,10 +371,10 @@ type Config struct {
 	AuditQueue string // OPENVITALS_AUDIT_QUEUE: a queue URL, as CDK passes it
 	// MultistepQueue is OPENVITALS_MULTISTEP_QUEUE: a queue URL, as CDK passes it.
 	MultistepQueue string
-	// RUMQueue and FieldQueue are OPENVITALS_RUM_QUEUE and OPENVITALS_FIELD_QUEUE (queue URLs);
-	// left unset when empty.
-	RUMQueue, FieldQueue string
-	Env                  []string // more KEY=value entries; they win over the ones Start sets
+	// RUMQueue, BeaconQueue and FieldQueue are OPENVITALS_RUM_QUEUE, OPENVITALS_BEACON_QUEUE
+	// and OPENVITALS_FIELD_QUEUE (queue URLs); left unset when empty.
+	RUMQueue, BeaconQueue, FieldQueue string
+	Env                               []string // more KEY=value entries; they win over the ones Start sets
 }
 
 // Function is a started function process.
@@ -452,7 +452,8 @@ func functionEnv(rt *Runtime, cfg Config) ([]string, error) {
 		"OPENVITALS_AUDIT_QUEUE=" + cfg.AuditQueue,
 		"OPENVITALS_MULTISTEP_QUEUE=" + cfg.MultistepQueue,
 	}
-	for name, v := range map[string]string{"OPENVITALS_RUM_QUEUE": cfg.RUMQueue, "OPENVITALS_FIELD_QUEUE": cfg.FieldQueue} {
+	for name, v := range map[string]string{"OPENVITALS_RUM_QUEUE": cfg.RUMQueue, "OPENVITALS_BEACON_QUEUE": cfg.BeaconQueue,
+		"OPENVITALS_FIELD_QUEUE": cfg.FieldQueue} {
 		if v != "" {
 			env = append(env, name+"="+v)
 		}

@@ -151,7 +151,8 @@ func (q *Queue) SendBatch(ctx context.Context, values []any) (int, error) {
 }
 
 // GroupMessage is a message for a FIFO queue: messages of one group are delivered in order, and
-// a message whose DedupID was sent in the last five minutes is not sent again.
+// a message whose DedupID was sent in the last five minutes is not sent again. A standard queue
+// ignores both.
 type GroupMessage struct {
 	Group   string
 	DedupID string
@@ -168,7 +169,10 @@ func (q *Queue) SendGroups(ctx context.Context, msgs []GroupMessage) []error {
 		for i, m := range batch {
 			entries[i] = sqstypes.SendMessageBatchRequestEntry{
 				Id: aws.String(strconv.Itoa(start + i)), MessageBody: aws.String(string(m.Body)),
-				MessageGroupId: aws.String(m.Group), MessageDeduplicationId: aws.String(m.DedupID),
+			}
+			if FIFO(q.url) { // a standard queue takes neither
+				entries[i].MessageGroupId = aws.String(m.Group)
+				entries[i].MessageDeduplicationId = aws.String(m.DedupID)
 			}
 		}
 		out, err := q.sqs.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(q.url), Entries: entries})

@@ -299,7 +299,6 @@ func (a *Aggregator) foldDistinct(ctx context.Context, account, website string, 
 // maxItemBytes keeps a table well under DynamoDB's 400 KB item limit.
 const maxItemBytes = 350 << 10
 
-
 // keepKnown drops custom variables the month's index could not admit.
 func keepKnown(vars map[string]float64, custom []string) map[string]float64 {
 	for name := range vars {

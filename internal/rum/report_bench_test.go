@@ -99,11 +99,11 @@ func BenchmarkReport10M(b *testing.B) {
 
 // BenchmarkAggregate folds batches of ten queue messages (1,000 pages, 50 countries, every
 // timing metric) through the aggregator's handler into DynamoDB Local: the end-to-end rate of
-// one aggregator, storage included (BenchmarkFold is its CPU part alone). Messages carry 40
-// views where collect's group commit fills them (many beacons arriving at one process, as
-// locally), or 1 (one beacon per Lambda invocation of collect).
+// one aggregator, storage included (BenchmarkFold is its CPU part alone). Messages carry 400
+// views (as the rebatcher fills them in AWS), 40 (collect's group commit in one busy process,
+// as locally) or 1 (one Lambda invocation of collect, without the rebatcher).
 func BenchmarkAggregate(b *testing.B) {
-	for _, perMessage := range []int{40, 1} {
+	for _, perMessage := range []int{400, 40, 1} {
 		b.Run(fmt.Sprintf("views_per_message_%d", perMessage), func(b *testing.B) { benchAggregate(b, perMessage) })
 	}
 }

@@ -290,3 +290,50 @@ func TestPagesBeyondTheCapCountUnderOther(t *testing.T) {
 	}
 	t.Logf("%d pages: %d stored keys, %d views under /(other), estimate %d (one day %d)", pages, len(rep.Rows)-1, other, rep.Pages, one.Pages)
 }
+
+// Single-view messages on the standard beacon queue (what collect sends from Lambda) are
+// regrouped per website into the aggregator's FIFO queue, and all count once.
+func TestRebatcherRegroupsSingleViews(t *testing.T) {
+	r := newRig(t)
+	clients := awstest.Clients(t)
+	beacons := awstest.Queue(t, clients, service.BeaconQueueSettings)
+	other := store.Website{Account: "globex", Domain: "globex.example"}
+	if err := r.st.CreateWebsite(context.Background(), &other); err != nil {
+		t.Fatal(err)
+	}
+	col := rum.NewCollector(beacons)
+	for i := range 30 {
+		site := r.site
+		if i%3 == 0 {
+			site = other
+		}
+		v := view("20261115", fmt.Sprintf("/p%d", i%7), "DE", float64(1000+i*10))
+		if err := col.Add(context.Background(), site.Account, site.ID, v); err != nil { // one message each
+			t.Fatal(err)
+		}
+		if site.ID == r.site.ID {
+			r.sent = append(r.sent, v)
+		}
+	}
+	rb := rum.NewRebatcher(r.q, awstest.Log(t))
+	regrouped := 0
+	awstest.Drain(t, beacons, 10, func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+		regrouped += len(ev.Records)
+		return rb.HandleSQS(ctx, ev)
+	}, func(n int) bool { return n >= 30 })
+	folded := 0
+	awstest.Drain(t, r.q, 10, func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+		folded += len(ev.Records)
+		return r.agg.HandleSQS(ctx, ev)
+	}, func(int) bool { return r.report(rum.DimPages, nil, "20261115", "20261115").Views == 20 })
+	if folded >= regrouped {
+		t.Errorf("%d beacon messages became %d aggregator messages: not regrouped", regrouped, folded)
+	}
+	r.check(rum.DimPages, []string{"lcp"}, "20261101", "20261130")
+	rep, err := r.reader.Report(context.Background(), rum.Query{Account: other.Account, Website: other.ID, Dim: rum.DimPages,
+		From: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)})
+	if err != nil || rep.Views != 10 {
+		t.Errorf("the other website: %d views (%v), want 10", rep.Views, err)
+	}
+	t.Logf("%d beacon messages, %d aggregator messages", regrouped, folded)
+}

@@ -25,7 +25,8 @@ func TestDailyRunsTheJobsTheEventNames(t *testing.T) {
 	rq := awstest.FIFOQueue(t, clients, service.RUMQueueSettings)
 	t.Setenv("OPENVITALS_CREDENTIALS_KEY", "")
 	svc, err := service.New(service.Config{Table: st.Table(), Bucket: "openvitals-test", PurgeQueue: purges.URL(),
-		AuditQueue: audits.URL(), MultistepQueue: runs.URL(), FieldQueue: field.URL(), RUMQueue: rq.URL()}, clients, awstest.Log(t))
+		AuditQueue: audits.URL(), MultistepQueue: runs.URL(), FieldQueue: field.URL(), RUMQueue: rq.URL(),
+		BeaconQueue: awstest.Queue(t, clients, service.BeaconQueueSettings).URL()}, clients, awstest.Log(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,8 +45,11 @@ type Config struct {
 	// FieldQueue is OPENVITALS_FIELD_QUEUE: the queue of daily field-data collections, one
 	// message per website, a name or URL.
 	FieldQueue string
-	// RUMQueue is OPENVITALS_RUM_QUEUE: the FIFO queue (name ends in .fifo) of real-user page
-	// views, a name or URL.
+	// BeaconQueue is OPENVITALS_BEACON_QUEUE: the standard queue collect sends page views to,
+	// a name or URL.
+	BeaconQueue string
+	// RUMQueue is OPENVITALS_RUM_QUEUE: the FIFO queue (name ends in .fifo) the rebatcher sends
+	// page views to, per website, for the aggregator; a name or URL.
 	RUMQueue string
 	// TrustViewerCountry is OPENVITALS_TRUST_VIEWER_COUNTRY: take a beacon's country from the
 	// CloudFront-Viewer-Country header (true only where CloudFront sets it).
@@ -62,6 +65,7 @@ func ConfigFromEnv() Config {
 		AuditQueue:     env("OPENVITALS_AUDIT_QUEUE", "openvitals-audit"),
 		MultistepQueue: env("OPENVITALS_MULTISTEP_QUEUE", "openvitals-multistep"),
 		FieldQueue:     env("OPENVITALS_FIELD_QUEUE", "openvitals-field"),
+		BeaconQueue:    env("OPENVITALS_BEACON_QUEUE", "openvitals-beacons"),
 		RUMQueue:       env("OPENVITALS_RUM_QUEUE", "openvitals-rum.fifo"),
 		TrustViewerCountry: func() bool {
 			v, err := strconv.ParseBool(os.Getenv("OPENVITALS_TRUST_VIEWER_COUNTRY"))
@@ -130,9 +134,11 @@ type Service struct {
 	// Credentials seals and opens the integration credentials stored in the table.
 	Credentials *seal.Keyring
 	secrets     *secretsmanager.Client
-	// RUMQueue carries page views from the collect endpoint to the aggregator.
-	RUMQueue *queue.Queue
-	API      *api.Server
+	// BeaconQueue carries page views from collect to the rebatcher, RUMQueue from the
+	// rebatcher to the aggregator.
+	BeaconQueue *queue.Queue
+	RUMQueue    *queue.Queue
+	API         *api.Server
 }
 
 // New builds the service over existing resources (Provision creates them locally). Given a
@@ -165,15 +171,19 @@ func New(cfg Config, clients Clients, log *slog.Logger) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	bq, err := queue.Open(context.Background(), clients.SQS, cfg.BeaconQueue)
+	if err != nil {
+		return nil, err
+	}
 	return &Service{
 		Config: cfg, Log: log, Store: st, Objects: objects, PurgeQueue: pq,
 		Purger:     purge.NewWorker(st, objects, log),
-		AuditQueue: aq, Scheduler: sched, MultistepQueue: mq, Runs: runs, RUMQueue: rq,
+		AuditQueue: aq, Scheduler: sched, MultistepQueue: mq, Runs: runs, RUMQueue: rq, BeaconQueue: bq,
 		FieldQueue: fq, FieldScheduler: fieldqueue.NewScheduler(st, fq, log),
 		Credentials: credentials, secrets: clients.SecretsManager,
 		API: api.New(api.Deps{Store: st, Purger: pq, Auditor: sched, Runner: runs, Reports: objects, Log: log, Credentials: credentials,
 			AllowLocalTargets: AllowsLocalTargets(),
-			Beacons:           rum.NewCollector(rq), Field: rum.NewReader(st),
+			Beacons:           rum.NewCollector(bq), Field: rum.NewReader(st),
 			TrustViewerCountry: cfg.TrustViewerCountry}),
 	}, nil
 }
@@ -209,6 +219,9 @@ func Provision(ctx context.Context, cfg Config, clients Clients) error {
 	if _, err := queue.Create(ctx, clients.SQS, cfg.RUMQueue, RUMQueueSettings); err != nil {
 		return err
 	}
+	if _, err := queue.Create(ctx, clients.SQS, cfg.BeaconQueue, BeaconQueueSettings); err != nil {
+		return err
+	}
 	return blobstore.New(clients.S3, cfg.Bucket).Create(ctx)
 }
 
@@ -225,6 +238,9 @@ var MultistepQueueSettings = queue.Settings{VisibilityTimeout: 5 * time.Minute, 
 // minute and a half of CrUX queries at 150 a minute, and up to 15 minutes when the API keeps
 // answering 429, so a message stays hidden for 15 minutes before a retry.
 var FieldQueueSettings = queue.Settings{VisibilityTimeout: 15 * time.Minute, MaxReceives: fieldqueue.MaxAttempts}
+
+// BeaconQueueSettings are the local beacon queue's: a regrouping takes milliseconds.
+var BeaconQueueSettings = queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 3}
 
 // RUMQueueSettings are the local RUM queue's: a fold takes well under a second.
 var RUMQueueSettings = queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 3}
