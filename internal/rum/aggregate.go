@@ -184,6 +184,7 @@ func (a *Aggregator) Fold(ctx context.Context, account, website string, msgs []m
 	// 4. Cap the page keys of each shard: the admitted keys are those already stored, then new
 	// ones in queue order while there is room.
 	admitted := map[store.RUMCell]map[string]bool{}
+	decoded := map[store.RUMCell]*table{} // the page-view tables read here, reused in step 5
 	for _, f := range folds {
 		for pk, p := range f {
 			if pk.dim != DimPages {
@@ -198,6 +199,7 @@ func (a *Aggregator) Fold(ctx context.Context, account, website string, msgs []m
 					if err != nil {
 						return fmt.Errorf("cell %v: %w", c, err)
 					}
+					decoded[c] = old
 					for k := range old.counts {
 						set[k] = true
 					}
@@ -226,12 +228,16 @@ func (a *Aggregator) Fold(ctx context.Context, account, website string, msgs []m
 	}
 	err = forEachLimited(ctx, cells, 8, func(c store.RUMCell) error {
 		st, existed := stored[c]
-		t := newTable(c.Metric)
-		if existed {
+		t := decoded[c]
+		switch {
+		case t != nil:
+		case existed:
 			var err error
 			if t, err = decodeTable(st.Data); err != nil {
 				return fmt.Errorf("cell %v: %w", c, err)
 			}
+		default:
+			t = newTable(c.Metric)
 		}
 		folded := false
 		for i, m := range msgs {

@@ -27,13 +27,8 @@ func BenchmarkReport10M(b *testing.B) {
 		countries  = 50
 	)
 	metrics := []string{"lcp", "fcp", "inp", "cls", "ttfb"}
-	clients := awstest.Clients(b)
-	st := awstest.Store(b, clients)
+	st, site := benchWebsite(b)
 	ctx := context.Background()
-	site := store.Website{Account: "bench", Domain: "example.com"}
-	if err := st.CreateWebsite(ctx, &site); err != nil {
-		b.Fatal(err)
-	}
 
 	start := time.Now()
 	rng := rand.New(rand.NewPCG(5, 5))
@@ -109,13 +104,8 @@ func BenchmarkAggregate(b *testing.B) {
 }
 
 func benchAggregate(b *testing.B, perMessage int) {
-	clients := awstest.Clients(b)
-	st := awstest.Store(b, clients)
+	st, site := benchWebsite(b)
 	ctx := context.Background()
-	site := store.Website{Account: "bench", Domain: "example.com"}
-	if err := st.CreateWebsite(ctx, &site); err != nil {
-		b.Fatal(err)
-	}
 	agg := rum.NewAggregator(st, awstest.Log(b), func(string) string { return "XX" })
 	rng := rand.New(rand.NewPCG(9, 9))
 	day := time.Now().UTC().Format("20060102")
@@ -146,4 +136,14 @@ func benchAggregate(b *testing.B, perMessage int) {
 		}
 	}
 	b.ReportMetric(float64(b.N*10*perMessage)/time.Since(start).Seconds(), "beacons/s")
+}
+
+// benchWebsite is a website in a table of the benchmark's own.
+func benchWebsite(b *testing.B) (*store.Store, store.Website) {
+	st := awstest.Store(b, awstest.Clients(b))
+	site := store.Website{Account: "bench", Domain: "example.com"}
+	if err := st.CreateWebsite(context.Background(), &site); err != nil {
+		b.Fatal(err)
+	}
+	return st, site
 }

@@ -109,22 +109,6 @@ func (t *table) sub(o *table) {
 	}
 }
 
-// rename moves key from to key to (which may hold counts already).
-func (t *table) rename(from, to string) {
-	if n, ok := t.counts[from]; ok {
-		delete(t.counts, from)
-		t.counts[to] += n
-	}
-	if s, ok := t.sketches[from]; ok {
-		delete(t.sketches, from)
-		if mine := t.sketches[to]; mine != nil {
-			mine.Merge(s)
-		} else {
-			t.sketches[to] = s
-		}
-	}
-}
-
 // Encoding: a kind byte (0 counts, 1 sketches), the number of keys, then per key in sorted
 // order its length, its bytes and its count or sketch.
 func (t *table) encode() []byte {

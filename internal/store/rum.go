@@ -65,7 +65,7 @@ func (s *Store) RUMIndexes(ctx context.Context, account, website string, months 
 	for i, m := range months {
 		keys[i] = key(websitePK(account, website), rumIndexSK(m))
 	}
-	items, err := s.batchGet(ctx, keys)
+	items, err := s.batchGet(ctx, keys, true)
 	if err != nil {
 		return nil, fmt.Errorf("read RUM indexes: %w", err)
 	}
@@ -146,7 +146,7 @@ func (s *Store) RUMTables(ctx context.Context, account, website string, cells []
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			items, err := s.batchGetOpt(ctx, chunk, consistent)
+			items, err := s.batchGetPage(ctx, chunk, consistent)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -203,12 +203,12 @@ func (s *Store) putVersioned(ctx context.Context, it rumCellItem, prev int64) er
 	return nil
 }
 
-// batchGet reads items by key with strongly consistent reads, 100 to a request, retrying the
-// keys DynamoDB leaves unprocessed.
-func (s *Store) batchGet(ctx context.Context, keys []map[string]ddbtypes.AttributeValue) ([]map[string]ddbtypes.AttributeValue, error) {
+// batchGet reads items by key, 100 to a request, retrying the keys DynamoDB leaves
+// unprocessed.
+func (s *Store) batchGet(ctx context.Context, keys []map[string]ddbtypes.AttributeValue, consistent bool) ([]map[string]ddbtypes.AttributeValue, error) {
 	var out []map[string]ddbtypes.AttributeValue
 	for start := 0; start < len(keys); start += 100 {
-		items, err := s.batchGetOpt(ctx, keys[start:min(start+100, len(keys))], true)
+		items, err := s.batchGetPage(ctx, keys[start:min(start+100, len(keys))], consistent)
 		if err != nil {
 			return nil, err
 		}
@@ -217,7 +217,8 @@ func (s *Store) batchGet(ctx context.Context, keys []map[string]ddbtypes.Attribu
 	return out, nil
 }
 
-func (s *Store) batchGetOpt(ctx context.Context, keys []map[string]ddbtypes.AttributeValue, consistent bool) ([]map[string]ddbtypes.AttributeValue, error) {
+// batchGetPage reads up to 100 keys (one BatchGetItem and its retries).
+func (s *Store) batchGetPage(ctx context.Context, keys []map[string]ddbtypes.AttributeValue, consistent bool) ([]map[string]ddbtypes.AttributeValue, error) {
 	var out []map[string]ddbtypes.AttributeValue
 	pending := map[string]ddbtypes.KeysAndAttributes{s.table: {Keys: keys, ConsistentRead: aws.Bool(consistent)}}
 	for attempt := 0; len(pending) > 0 && len(pending[s.table].Keys) > 0; attempt++ {
@@ -247,19 +248,17 @@ func (s *Store) RUMDistinct(ctx context.Context, account, website string, days [
 	for i, d := range days {
 		keys[i] = key(websitePK(account, website), rumDistinctSK(d))
 	}
-	out := make(map[string]RUMTable, len(days))
-	for start := 0; start < len(keys); start += 100 {
-		items, err := s.batchGetOpt(ctx, keys[start:min(start+100, len(keys))], consistent)
-		if err != nil {
-			return nil, fmt.Errorf("read RUM distinct pages: %w", err)
+	items, err := s.batchGet(ctx, keys, consistent)
+	if err != nil {
+		return nil, fmt.Errorf("read RUM distinct pages: %w", err)
+	}
+	out := make(map[string]RUMTable, len(items))
+	for _, av := range items {
+		var it rumCellItem
+		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+			return nil, fmt.Errorf("decode RUM distinct pages: %w", err)
 		}
-		for _, av := range items {
-			var it rumCellItem
-			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-				return nil, fmt.Errorf("decode RUM distinct pages: %w", err)
-			}
-			out[strings.TrimPrefix(it.SK, rumDistinctSK(""))] = RUMTable{Data: it.Data, Applied: it.Applied, Version: it.Ver}
-		}
+		out[strings.TrimPrefix(it.SK, rumDistinctSK(""))] = RUMTable{Data: it.Data, Applied: it.Applied, Version: it.Ver}
 	}
 	return out, nil
 }
