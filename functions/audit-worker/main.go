@@ -15,11 +15,12 @@ import (
 )
 
 func main() {
-	svc, err := service.FromEnv(context.Background())
+	ctx := context.Background()
+	svc, err := service.FromEnv(ctx)
 	if err != nil {
 		log.Fatal(err)
 	}
-	worker, _, err := auditworker.FromEnv(svc, "/opt/openvitals")
+	worker, err := auditworker.New(ctx, svc)
 	if err != nil {
 		log.Fatal(err)
 	}

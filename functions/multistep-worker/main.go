@@ -9,16 +9,17 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/openvitals/openvitals/internal/runworker"
+	"github.com/openvitals/openvitals/internal/multistepworker"
 	"github.com/openvitals/openvitals/internal/service"
 )
 
 func main() {
-	svc, err := service.FromEnv(context.Background())
+	ctx := context.Background()
+	svc, err := service.FromEnv(ctx)
 	if err != nil {
 		log.Fatal(err)
 	}
-	worker, err := runworker.FromEnv(svc)
+	worker, err := multistepworker.New(ctx, svc)
 	if err != nil {
 		log.Fatal(err)
 	}

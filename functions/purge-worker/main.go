@@ -8,13 +8,19 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/openvitals/openvitals/internal/purgeworker"
 	"github.com/openvitals/openvitals/internal/service"
 )
 
 func main() {
-	svc, err := service.FromEnv(context.Background())
+	ctx := context.Background()
+	svc, err := service.FromEnv(ctx)
 	if err != nil {
 		log.Fatal(err)
 	}
-	lambda.Start(svc.Purger.HandleSQS)
+	worker, err := purgeworker.New(ctx, svc)
+	if err != nil {
+		log.Fatal(err)
+	}
+	lambda.Start(worker.HandleSQS)
 }

@@ -1,5 +1,5 @@
-// Command rum-aggregator is the Lambda function that consumes the RUM FIFO queue and folds page
-// views into the daily rollups.
+// Command rum-aggregator is the Lambda function that consumes the RUM FIFO queue and folds the
+// page views of each website into its rollups of running totals per page and per country.
 package main
 
 import (
@@ -8,15 +8,19 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/openvitals/openvitals/internal/rum"
-	"github.com/openvitals/openvitals/internal/rum/geo"
+	"github.com/openvitals/openvitals/internal/rumworker"
 	"github.com/openvitals/openvitals/internal/service"
 )
 
 func main() {
-	svc, err := service.FromEnv(context.Background())
+	ctx := context.Background()
+	svc, err := service.FromEnv(ctx)
 	if err != nil {
 		log.Fatal(err)
 	}
-	lambda.Start(rum.NewAggregator(svc.Store, svc.Log, geo.Country).HandleSQS)
+	worker, err := rumworker.NewAggregator(ctx, svc)
+	if err != nil {
+		log.Fatal(err)
+	}
+	lambda.Start(worker.HandleSQS)
 }

@@ -8,14 +8,19 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/openvitals/openvitals/internal/rum"
+	"github.com/openvitals/openvitals/internal/rumworker"
 	"github.com/openvitals/openvitals/internal/service"
 )
 
 func main() {
-	svc, err := service.FromEnv(context.Background())
+	ctx := context.Background()
+	svc, err := service.FromEnv(ctx)
 	if err != nil {
 		log.Fatal(err)
 	}
-	lambda.Start(rum.NewRebatcher(svc.RUMQueue, svc.Log).HandleSQS)
+	worker, err := rumworker.NewRebatcher(ctx, svc)
+	if err != nil {
+		log.Fatal(err)
+	}
+	lambda.Start(worker.HandleSQS)
 }

@@ -8,15 +8,14 @@ import (
 	"log"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
-	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/api"
 )
 
 func main() {
-	svc, err := service.FromEnv(context.Background())
+	handler, err := api.LambdaHandler(context.Background(), "rum")
 	if err != nil {
 		log.Fatal(err)
 	}
-	lambda.Start(httpadapter.NewV2(svc.API.RUM()).ProxyWithContext)
+	lambda.Start(handler)
 }

@@ -1,5 +1,6 @@
-// Command scheduler is the Lambda function the daily EventBridge rule invokes: it queues one
-// audit per page and device, and queues again purges whose message was lost.
+// Command scheduler is the Lambda function the daily EventBridge rules invoke: it queues the
+// day's lab audits, multistep runs and user-experience data collections (those the event names)
+// and queues again the purges whose message was lost.
 package main
 
 import (
@@ -8,6 +9,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/openvitals/openvitals/internal/schedule"
 	"github.com/openvitals/openvitals/internal/service"
 )
 
@@ -16,5 +18,5 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	lambda.Start(svc.Daily)
+	lambda.Start(schedule.New(svc).Handle)
 }

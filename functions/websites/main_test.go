@@ -144,8 +144,11 @@ func newFixture(t testing.TB) fixture {
 	}
 	return fixture{
 		binary: lambdatest.Build(t, "websites"),
-		// The websites endpoints never touch the bucket; the name only has to be set.
-		config: lambdatest.Config{Table: st.Table(), Bucket: "openvitals-test", PurgeQueue: q.URL(), AuditQueue: q.URL(), MultistepQueue: q.URL()},
+		// The websites endpoints never touch the bucket and send only purges, but the function
+		// opens every queue at start: each must exist (the RUM queue is FIFO).
+		config: lambdatest.Config{Table: st.Table(), Bucket: "openvitals-test", PurgeQueue: q.URL(), AuditQueue: q.URL(),
+			MultistepQueue: q.URL(), UXQueue: q.URL(), BeaconQueue: q.URL(),
+			RUMQueue: awstest.FIFOQueue(t, clients, service.RUMQueueSettings).URL()},
 	}
 }
 

@@ -20,14 +20,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/purge"
+	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
-// benchEnv is the service over a table and purge queue of the benchmark's own, with an admin
-// key of one account.
+// benchEnv is the whole API over a table, purge queue and beacon queue of the benchmark's own,
+// with an admin key of one account.
 type benchEnv struct {
 	handler http.Handler
 	key     string
@@ -37,16 +40,12 @@ func benchSetup(b *testing.B) *benchEnv {
 	b.Helper()
 	clients := awstest.Clients(b)
 	st := awstest.Store(b, clients)
-	q := awstest.Queue(b, clients, service.PurgeQueueSettings)
-	rq := awstest.FIFOQueue(b, clients, service.RUMQueueSettings)
+	log := awstest.Log(b)
+	pq := awstest.Queue(b, clients, service.PurgeQueueSettings)
 	bq := awstest.Queue(b, clients, service.BeaconQueueSettings)
-	cfg := service.Config{Table: st.Table(), Bucket: "openvitals-bench", PurgeQueue: q.URL(), AuditQueue: q.URL(),
-		MultistepQueue: q.URL(), RUMQueue: rq.URL(), BeaconQueue: bq.URL(), FieldQueue: q.URL()}
-	svc, err := service.New(cfg, clients, awstest.Log(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	e := &benchEnv{handler: svc.API.Handler(), key: apikey.Generate()}
+	srv := api.New(api.Deps{Store: st, Purger: purge.NewQueue(pq), Log: log,
+		Beacons: rum.NewCollector(bq), Field: rum.NewReader(st)})
+	e := &benchEnv{handler: srv.Handler(), key: apikey.Generate()}
 	grant := apikey.Grant{Account: "bench", Role: store.RoleAdmin, Key: e.key}
 	if err := apikey.Provision(context.Background(), st, grant, "bench"); err != nil {
 		b.Fatal(err)

@@ -9,31 +9,6 @@ import (
 	"github.com/openvitals/openvitals/internal/store"
 )
 
-// BudgetMetrics are the metrics a budget may watch: the lab metrics of a page (including the
-// timeline and network fields) and the user-experience dataset's.
-var BudgetMetrics = []string{
-	"fcp", "lcp", "cls", "tbt", "ttfb", "tti", "speed_index",
-	"performance_score", "accessibility_score", "best_practices_score", "seo_score",
-	"kb_total", "cpu_total", "opportunities", "validation_errors",
-	"dom_elements", "dom_max_depth", "dns_time", "connect_time", "server_time", "transfer_time",
-	"dom_ready", "on_load",
-	"bytes_total", "bytes_doc", "bytes_image", "bytes_js", "bytes_css", "bytes_font",
-	"bytes_media", "bytes_other", "bytes_thirdparty",
-	"ux_lcp", "ux_fid", "ux_cls", "ux_fcp", "ux_ttfb", "ux_inp",
-}
-
-var (
-	budgetOperators = []string{"lt", "gt"}
-	budgetDevices   = []string{"desktop", "mobile", "all"}
-)
-
-func (s *Server) budgetRoutes(mux *http.ServeMux) {
-	s.route(mux, "GET /{websiteID}/budgets", false, s.listBudgets)
-	s.route(mux, "POST /{websiteID}/budgets", true, s.createBudget)
-	s.route(mux, "PUT /{websiteID}/budgets/{budgetID}", true, s.updateBudget)
-	s.route(mux, "DELETE /{websiteID}/budgets/{budgetID}", true, s.deleteBudget)
-}
-
 // budgetJSON is a budget as create and edit return it: value is a number.
 type budgetJSON struct {
 	ID       string  `json:"id"`
@@ -78,44 +53,21 @@ func (s *Server) listBudgets(w http.ResponseWriter, r *http.Request, c caller) e
 	if err != nil {
 		return err
 	}
-	budgets, err := s.store.Budgets(r.Context(), site)
+	reports, err := s.budgets.Website(r.Context(), site)
 	if err != nil {
 		return err
 	}
-	var labs []pageLab
-	if len(budgets) > 0 {
-		if labs, err = s.recentLabs(r.Context(), site); err != nil {
-			return err
-		}
-	}
-	if hasUXBudget(budgets) {
-		if err := s.recentField(r.Context(), site, labs, false); err != nil {
-			return err
-		}
-	}
-	latest := make([]map[string]float64, len(labs))
-	for i, l := range labs {
-		latest[i] = l.latestValues()
-	}
-	out := make([]budgetStatusJSON, len(budgets))
-	for i, b := range budgets {
-		// A budget is as bad as its worst page and device; pages lists those not ok.
-		item := budgetStatusJSON{
+	out := make([]budgetStatusJSON, len(reports))
+	for i, rep := range reports {
+		b := rep.Budget
+		out[i] = budgetStatusJSON{
 			ID: b.ID, Metric: b.Metric, Operator: b.Operator, Device: b.Device,
 			Value:  strconv.FormatFloat(b.Value, 'f', -1, 64),
-			Status: budget.OK, Pages: []budgetPageJSON{},
+			Status: rep.Status, Pages: make([]budgetPageJSON, len(rep.Pages)),
 		}
-		for j, l := range labs {
-			v, ok := latest[j][b.Metric]
-			if !ok || !budget.AppliesTo(b.Device, l.device) {
-				continue
-			}
-			if st := budget.Status(b.Operator, b.Value, v); st != budget.OK {
-				item.Status = budget.Worse(item.Status, st)
-				item.Pages = append(item.Pages, budgetPageJSON{ID: l.page.ID, Device: l.device, Alias: l.page.Alias, Status: st})
-			}
+		for j, p := range rep.Pages {
+			out[i].Pages[j] = budgetPageJSON{ID: p.Page.ID, Device: p.Device, Alias: p.Page.Alias, Status: p.Status}
 		}
-		out[i] = item
 	}
 	return writeJSON(w, http.StatusOK, list(out))
 }
@@ -126,7 +78,7 @@ func applyBudget(in budgetInput, b *store.Budget, create bool) error {
 	var errs fieldErrors
 	if in.Metric != nil {
 		b.Metric = *in.Metric
-		if !slices.Contains(BudgetMetrics, b.Metric) {
+		if !slices.Contains(budget.Metrics, b.Metric) {
 			errs.add("metric", "must be one of the lab metric fields or ux_* fields, such as lcp, cls or dom_elements")
 		}
 	} else if create {
@@ -134,7 +86,7 @@ func applyBudget(in budgetInput, b *store.Budget, create bool) error {
 	}
 	if in.Operator != nil {
 		b.Operator = *in.Operator
-		if !slices.Contains(budgetOperators, b.Operator) {
+		if !slices.Contains(budget.Operators, b.Operator) {
 			errs.add("operator", "must be lt or gt")
 		}
 	} else if create {
@@ -150,7 +102,7 @@ func applyBudget(in budgetInput, b *store.Budget, create bool) error {
 	}
 	if in.Device != nil {
 		b.Device = *in.Device
-		if !slices.Contains(budgetDevices, b.Device) {
+		if !slices.Contains(budget.Devices, b.Device) {
 			errs.add("device", "must be desktop, mobile or all")
 		}
 	} else if create {

@@ -20,17 +20,9 @@ type FieldReports interface {
 // defaultFieldDays is the default range of the field-data reports.
 const defaultFieldDays = 30
 
-func (s *Server) fieldRoutes(mux *http.ServeMux) {
-	s.route(mux, "GET /{websiteID}/field-testing/pages", false, s.fieldReport(rum.DimPages))
-	s.route(mux, "GET /{websiteID}/field-testing/countries", false, s.fieldReport(rum.DimCountries))
-}
-
-// Field serves the field-data (real-user) reports.
-func (s *Server) Field() http.Handler { return s.group(s.fieldRoutes) }
-
 // fieldReport answers {"result": {"count": n, "list": {key: {count, percent, metrics...}}}}.
 // count is the number of distinct pages for the plain pages report and the total page views
-// otherwise, as the spec says.
+// otherwise.
 func (s *Server) fieldReport(dim string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, c caller) error {
 		site, err := s.website(r, c)

@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,27 +11,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
 const (
-	pagesWindowDays    = 30  // days of timeline in the pages list
 	defaultRangeDays   = 90  // default range of the timeline and network endpoints
 	maxRangeDays       = 731 // longest range one request may ask for
 	dateRangeLayout    = "20060102"
 	maxAuditsPerDemand = 1000
 )
-
-func (s *Server) labRoutes(mux *http.ServeMux) {
-	s.route(mux, "GET /{websiteID}/pages", false, s.listPageMetrics)
-	s.route(mux, "GET /{websiteID}/pages/{pageID}", false, s.pageDetail)
-	s.route(mux, "GET /{websiteID}/pages/{pageID}/timeline", false, s.pageTimeline)
-	s.route(mux, "GET /{websiteID}/pages/{pageID}/network", false, s.pageNetwork)
-	s.route(mux, "GET /{websiteID}/opportunities", false, s.websiteOpportunities)
-	s.route(mux, "GET /{websiteID}/pages/{pageID}/opportunities", false, s.pageOpportunities)
-	s.route(mux, "GET /{websiteID}/pages/{pageID}/opportunities/{opportunityID}", false, s.opportunityDetail)
-	s.route(mux, "POST /{websiteID}/audits", true, s.queueAudits)
-}
 
 // listPageMetrics answers one record per page and device with its last 30 days and the mean of
 // its last 3 days present, lab and field data together.
@@ -45,30 +33,15 @@ func (s *Server) listPageMetrics(w http.ResponseWriter, r *http.Request, c calle
 	if err != nil {
 		return err
 	}
-	labs, err := s.recentLabs(r.Context(), site)
+	series, search, err := s.metrics.PageList(r.Context(), site)
 	if err != nil {
 		return err
 	}
-	search, err := s.hasSearchAnalytics(r.Context(), site)
-	if err != nil {
-		return err
-	}
-	if err := s.recentField(r.Context(), site, labs, search); err != nil {
-		return err
-	}
-	out := make([]map[string]any, len(labs))
-	for i, l := range labs {
-		out[i] = pageWithMetrics(budgets, l, search)
+	out := make([]map[string]any, len(series))
+	for i, ser := range series {
+		out[i] = pageWithMetricsJSON(budgets, ser, search)
 	}
 	return writeJSON(w, http.StatusOK, list(out))
-}
-
-// pageMetricsJSON renders the metric fields of a page with metrics.
-func pageMetricsJSON(budgets []store.Budget, device string, vals map[string]float64) map[string]any {
-	m := metricsJSON(pageFields, vals)
-	m["budgets_exceeded"], m["budgets_at_risk"] = budgetCounts(budgets, device, vals)
-	m["opportunities"] = int64(vals["opportunities"])
-	return m
 }
 
 // pageAndDevice resolves the website, the page and the required device query parameter.
@@ -78,7 +51,7 @@ func (s *Server) pageAndDevice(r *http.Request, c caller) (store.Website, store.
 		return site, store.Page{}, "", err
 	}
 	device := r.URL.Query().Get("device")
-	if !slices.Contains(labDevices, device) {
+	if !slices.Contains(metrics.Devices, device) {
 		return site, store.Page{}, "", badRequest("the query parameter device must be desktop or mobile",
 			FieldError{Field: "device", Message: "must be desktop or mobile"})
 	}
@@ -95,29 +68,20 @@ func (s *Server) pageDetail(w http.ResponseWriter, r *http.Request, c caller) er
 	if err != nil {
 		return err
 	}
-	results, err := s.recentResults(r.Context(), site, p.ID, device)
+	d, err := s.metrics.Detail(r.Context(), site, p, device)
 	if err != nil {
 		return err
 	}
-	l := []pageLab{{page: p, device: device, results: results}}
-	if err := s.recentField(r.Context(), site, l, false); err != nil {
-		return err
-	}
 	out := map[string]any{"id": p.ID, "url": p.URL, "alias": p.Alias, "device": device, "latestMetrics": nil,
-		"latestUx": latestUX(p, device, l[0].ux)}
-	if m := mean(results); m != nil {
+		"latestUx": latestUXJSON(p, device, metrics.LatestUX(d.UX))}
+	if lab := metrics.LatestLab(d.Lab); lab != nil {
 		// The budget counts judge the latest ux_* values too, as in the pages list.
-		vals := l[0].latestValues()
-		lm := pageMetricsJSON(budgets, device, vals)
-		lm["validation_errors"] = metricsJSON([]string{"validation_errors"}, m)["validation_errors"]
+		lm := pageMetricsJSON(budgets, device, d.Latest())
+		lm["validation_errors"] = metricsJSON([]string{"validation_errors"}, lab)["validation_errors"]
 		out["latestMetrics"] = lm
 	}
-	lastErr, err := s.store.LastLabError(r.Context(), site, p.ID, device)
-	switch {
-	case err == nil:
-		out["lastError"] = map[string]any{"message": lastErr.Message, "at": lastErr.At, "attempts": lastErr.Attempts}
-	case !isNotFound(err):
-		return err
+	if e := d.LastError; e != nil {
+		out["lastError"] = map[string]any{"message": e.Message, "at": e.At, "attempts": e.Attempts}
 	}
 	return writeJSON(w, http.StatusOK, out)
 }
@@ -166,7 +130,7 @@ func (s *Server) dayItems(w http.ResponseWriter, r *http.Request, c caller, fiel
 	}
 	items := make([]map[string]any, len(results))
 	for i, res := range results {
-		items[i] = metricsJSON(fields, values(res))
+		items[i] = metricsJSON(fields, metrics.LabValues(res))
 		items[i]["date"] = store.DayToISO(res.Day)
 		if withCount {
 			// The number of Lighthouse runs the day's values come from.
@@ -190,11 +154,7 @@ func (s *Server) websiteOpportunities(w http.ResponseWriter, r *http.Request, c 
 	if err != nil {
 		return err
 	}
-	labs, err := s.recentLabs(r.Context(), site)
-	if err != nil {
-		return err
-	}
-	firstSeen, err := s.store.OpportunitiesFirstSeen(r.Context(), site)
+	opps, err := s.metrics.Opportunities(r.Context(), site)
 	if err != nil {
 		return err
 	}
@@ -211,47 +171,16 @@ func (s *Server) websiteOpportunities(w http.ResponseWriter, r *http.Request, c 
 		StartDate   time.Time `json:"startDate"`
 		Pages       []pageRef `json:"pages"`
 	}
-	out := map[string]*opportunity{}
-	for _, l := range labs {
-		if len(l.results) == 0 {
-			continue
+	out := make(map[string]opportunity, len(opps))
+	for id, o := range opps {
+		item := opportunity{Title: o.Title, Category: o.Category, Description: o.Description, StartDate: o.FirstSeen,
+			Pages: make([]pageRef, len(o.Pages))}
+		for i, pd := range o.Pages {
+			item.Pages[i] = pageRef{ID: pd.Page.ID, Alias: pd.Page.Alias, URL: pd.Page.URL, Device: pd.Device}
 		}
-		for _, o := range l.results[len(l.results)-1].Opportunities {
-			item, ok := out[o.ID]
-			if !ok {
-				start, _ := time.Parse(store.DayLayout, firstSeen[o.ID])
-				item = &opportunity{Title: o.Title, Category: o.Category, Description: o.Description, StartDate: start, Pages: []pageRef{}}
-				out[o.ID] = item
-			}
-			item.Pages = append(item.Pages, pageRef{ID: l.page.ID, Alias: l.page.Alias, URL: l.page.URL, Device: l.device})
-		}
+		out[id] = item
 	}
 	return writeJSON(w, http.StatusOK, map[string]any{"result": map[string]any{"list": out}})
-}
-
-// recentLabs reads every page of a website on both devices with its results of the last 30 days.
-func (s *Server) recentLabs(ctx context.Context, site store.Website) ([]pageLab, error) {
-	pages, err := s.store.Pages(ctx, site)
-	if err != nil {
-		return nil, err
-	}
-	today := s.now()
-	return s.labResults(ctx, site, pages, labDevices, today.AddDate(0, 0, -(pagesWindowDays-1)), today)
-}
-
-// recentResults reads a page's results on a device of the last 30 days, oldest first.
-func (s *Server) recentResults(ctx context.Context, site store.Website, page, device string) ([]store.LabResult, error) {
-	today := s.now()
-	return s.store.LabResults(ctx, site, page, device, store.Day(today.AddDate(0, 0, -(pagesWindowDays-1))), store.Day(today))
-}
-
-// latestResult is a page's most recent result on a device in the last 30 days.
-func (s *Server) latestResult(r *http.Request, site store.Website, p store.Page, device string) (store.LabResult, bool, error) {
-	results, err := s.recentResults(r.Context(), site, p.ID, device)
-	if err != nil || len(results) == 0 {
-		return store.LabResult{}, false, err
-	}
-	return results[len(results)-1], true, nil
 }
 
 func (s *Server) pageOpportunities(w http.ResponseWriter, r *http.Request, c caller) error {
@@ -259,7 +188,7 @@ func (s *Server) pageOpportunities(w http.ResponseWriter, r *http.Request, c cal
 	if err != nil {
 		return err
 	}
-	latest, ok, err := s.latestResult(r, site, p, device)
+	latest, ok, err := s.metrics.LatestResult(r.Context(), site, p.ID, device)
 	if err != nil {
 		return err
 	}
@@ -287,7 +216,7 @@ func (s *Server) opportunityDetail(w http.ResponseWriter, r *http.Request, c cal
 		return err
 	}
 	id := r.PathValue("opportunityID")
-	latest, ok, err := s.latestResult(r, site, p, device)
+	latest, ok, err := s.metrics.LatestResult(r.Context(), site, p.ID, device)
 	if err != nil {
 		return err
 	}
@@ -339,7 +268,7 @@ func (s *Server) queueAudits(w http.ResponseWriter, r *http.Request, c caller) e
 	}
 	var errs fieldErrors
 	for i, d := range in.Devices {
-		if !slices.Contains(labDevices, d) {
+		if !slices.Contains(metrics.Devices, d) {
 			errs.add(fmt.Sprintf("devices[%d]", i), "must be desktop or mobile")
 		}
 	}
@@ -367,7 +296,7 @@ func (s *Server) queueAudits(w http.ResponseWriter, r *http.Request, c caller) e
 	devices := slices.Compact(slices.Sorted(slices.Values(in.Devices)))
 	perPage := len(devices)
 	if perPage == 0 {
-		perPage = len(labDevices)
+		perPage = len(metrics.Devices)
 	}
 	if n := len(pages) * perPage; n > maxAuditsPerDemand {
 		return invalid(FieldError{Field: "pages", Message: fmt.Sprintf("at most %d audits a request", maxAuditsPerDemand)})

@@ -6,42 +6,18 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"net/url"
 	"reflect"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
-	"unicode"
 
-	"github.com/openvitals/openvitals/internal/runstats"
+	"github.com/openvitals/openvitals/internal/metrics"
+	"github.com/openvitals/openvitals/internal/multistep"
+	"github.com/openvitals/openvitals/internal/multistep/step"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
-const (
-	maxSteps       = 50
-	maxSelectorLen = 1000
-	maxValueLen    = 2000
-	maxWaitMillis  = 60000
-)
-
-var (
-	stepTypes   = []string{"navigate", "click", "type", "select", "hover", "scroll", "waitForSelector", "wait"}
-	waitUntils  = []string{"load", "domcontentloaded", "networkidle0", "networkidle2"}
-	testDevices = []string{"desktop", "mobile"}
-)
-
-func (s *Server) multistepRoutes(mux *http.ServeMux) {
-	s.route(mux, "GET /{websiteID}/multistep", false, s.listTests)
-	s.route(mux, "GET /{websiteID}/multistep/{testID}", false, s.getTest)
-	s.route(mux, "POST /{websiteID}/multistep", true, s.createTest)
-	s.route(mux, "PUT /{websiteID}/multistep/{testID}", true, s.updateTest)
-	s.route(mux, "DELETE /{websiteID}/multistep/{testID}", true, s.deleteTest)
-	// Running tests is not marked (admin) in the interface: any key of the account may.
-	s.route(mux, "POST /{websiteID}/multistep/run-all", false, s.runAll)
-	s.route(mux, "GET /{websiteID}/multistep/{testID}/runs", false, s.listRuns)
-	s.route(mux, "POST /{websiteID}/multistep/{testID}/runs", false, s.startRun)
-}
+// testDevices are the devices a multistep test runs on.
+var testDevices = []string{"desktop", "mobile"}
 
 // testJSON is a multistep test as the interface shows it.
 type testJSON struct {
@@ -81,7 +57,8 @@ type successRateJSON struct {
 func toTestJSON(t store.Test) testJSON {
 	steps := make([]stepJSON, len(t.Steps))
 	for i, st := range t.Steps {
-		steps[i] = stepJSON(st)
+		steps[i] = stepJSON{Type: string(st.Type), Target: st.Target, Value: st.Value,
+			WaitForNavigation: st.WaitForNavigation, WaitUntil: string(st.WaitUntil)}
 	}
 	return testJSON{ID: t.ID, Alias: t.Alias, Created: t.Created, Device: t.Device, Steps: steps}
 }
@@ -98,6 +75,20 @@ type stepInput struct {
 	Value             *flexString `json:"value"`
 	WaitForNavigation *flexBool   `json:"waitForNavigation"`
 	WaitUntil         *string     `json:"waitUntil"`
+}
+
+// input is the step as step.Parse takes it.
+func (in stepInput) input() step.Input {
+	out := step.Input{Type: in.Type, Target: in.Target, WaitUntil: in.WaitUntil}
+	if in.Value != nil {
+		v := string(*in.Value)
+		out.Value = &v
+	}
+	if in.WaitForNavigation != nil {
+		b := bool(*in.WaitForNavigation)
+		out.WaitForNavigation = &b
+	}
+	return out
 }
 
 // flexBool accepts a JSON boolean or the strings "on", "off", "true" and "false" (HTML forms
@@ -163,12 +154,16 @@ func applyTest(in testInput, t *store.Test, create bool) error {
 		errs.add("device", "is required")
 	}
 	if in.Steps != nil {
-		if len(*in.Steps) > maxSteps {
-			errs.add("steps", "at most %d steps, not %d", maxSteps, len(*in.Steps))
+		if len(*in.Steps) > step.MaxSteps {
+			errs.add("steps", "at most %d steps, not %d", step.MaxSteps, len(*in.Steps))
 		} else {
-			t.Steps = make([]store.Step, len(*in.Steps))
-			for i, st := range *in.Steps {
-				t.Steps[i] = checkStep(st, fmt.Sprintf("steps[%d]", i), &errs)
+			t.Steps = make([]step.Step, len(*in.Steps))
+			for i, si := range *in.Steps {
+				st, problems := step.Parse(si.input())
+				for _, p := range problems {
+					errs.add(fmt.Sprintf("steps[%d].%s", i, p.Field), "%s", p.Message)
+				}
+				t.Steps[i] = st
 			}
 		}
 	}
@@ -178,125 +173,21 @@ func applyTest(in testInput, t *store.Test, create bool) error {
 	return errs.err()
 }
 
-// checkStep validates one step: target where the type needs one, value for type, select and
-// wait, and waitUntil only from the known events.
-func checkStep(in stepInput, field string, errs *fieldErrors) store.Step {
-	var st store.Step
-	if in.Type == nil {
-		errs.add(field+".type", "is required")
-	} else if st.Type = *in.Type; !slices.Contains(stepTypes, st.Type) {
-		errs.add(field+".type", "must be one of %s", strings.Join(stepTypes, ", "))
-	}
-	if in.Target != nil {
-		st.Target = *in.Target
-	}
-	if in.Value != nil {
-		st.Value = string(*in.Value)
-	}
-	if in.WaitForNavigation != nil {
-		st.WaitForNavigation = bool(*in.WaitForNavigation)
-	}
-	if in.WaitUntil != nil {
-		st.WaitUntil = *in.WaitUntil
-		if !slices.Contains(waitUntils, st.WaitUntil) {
-			errs.add(field+".waitUntil", "must be one of %s", strings.Join(waitUntils, ", "))
-		}
-	} else if st.WaitForNavigation || st.Type == "navigate" {
-		st.WaitUntil = "load"
-	}
-
-	switch st.Type {
-	case "navigate":
-		if msg := checkNavigateTarget(st.Target); msg != "" {
-			errs.add(field+".target", "%s", msg)
-		}
-	case "click", "type", "select", "hover", "waitForSelector":
-		if msg := checkSelector(st.Target, true); msg != "" {
-			errs.add(field+".target", "%s", msg)
-		}
-	case "scroll":
-		if msg := checkSelector(st.Target, false); msg != "" {
-			errs.add(field+".target", "%s", msg)
-		}
-	case "wait":
-		if st.Target != "" {
-			errs.add(field+".target", "does not apply to a wait step")
-		}
-	}
-
-	switch st.Type {
-	case "type", "select":
-		if in.Value == nil {
-			errs.add(field+".value", "is required for a %s step", st.Type)
-		} else if len(st.Value) > maxValueLen {
-			errs.add(field+".value", "must be at most %d bytes", maxValueLen)
-		}
-	case "wait":
-		ms, err := strconv.Atoi(st.Value)
-		if in.Value == nil {
-			errs.add(field+".value", "is required for a wait step: the milliseconds to wait")
-		} else if err != nil || ms < 1 || ms > maxWaitMillis {
-			errs.add(field+".value", "must be a whole number of milliseconds from 1 to %d", maxWaitMillis)
-		}
-	default:
-		if in.Value != nil && st.Type != "" {
-			errs.add(field+".value", "does not apply to a %s step", st.Type)
-		}
-	}
-	return st
-}
-
-// checkNavigateTarget accepts an absolute http(s) URL or a path on the website's domain.
-func checkNavigateTarget(s string) string {
-	switch {
-	case s == "":
-		return "is required: the URL or path to open"
-	case strings.HasPrefix(s, "/"):
-		return checkPageURL(s)
-	case len(s) > maxURLLen:
-		return fmt.Sprintf("must be at most %d bytes", maxURLLen)
-	}
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
-		strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
-		return "must be an http(s) URL or a path starting with /"
-	}
-	return ""
-}
-
-func checkSelector(s string, required bool) string {
-	switch {
-	case s == "" && required:
-		return "is required: the CSS selector of the element"
-	case len(s) > maxSelectorLen:
-		return fmt.Sprintf("must be at most %d bytes", maxSelectorLen)
-	case strings.IndexFunc(s, unicode.IsControl) >= 0:
-		return "must not contain control characters"
-	}
-	return ""
-}
-
 func (s *Server) listTests(w http.ResponseWriter, r *http.Request, c caller) error {
 	site, err := s.website(r, c)
 	if err != nil {
 		return err
 	}
-	tests, err := s.store.Tests(r.Context(), site)
+	tests, err := multistep.TestsWithStats(r.Context(), s.store, site, s.now())
 	if err != nil {
 		return err
 	}
-	now := s.now()
 	out := make([]testStatsJSON, len(tests))
 	for i, t := range tests {
-		runs, err := s.store.Runs(r.Context(), site, t.ID, now.Add(-runstats.Window), 0)
-		if err != nil {
-			return err
-		}
-		st := runstats.Summarize(runs, now)
-		item := testStatsJSON{testJSON: toTestJSON(t), SuccessRates: make([]successRateJSON, len(st.SuccessRates)),
-			State: st.State, SuccessRate: st.SuccessRate,
-			INP: roundedInt(st.INP), TBT: roundedInt(st.TBT), CLS: roundedCLS(st.CLS), Duration: roundedInt(st.Duration)}
-		for j, d := range st.SuccessRates {
+		item := testStatsJSON{testJSON: toTestJSON(t.Test), SuccessRates: make([]successRateJSON, len(t.SuccessRates)),
+			State: t.State, SuccessRate: t.SuccessRate,
+			INP: roundedInt(t.INP), TBT: roundedInt(t.TBT), CLS: roundedCLS(t.CLS), Duration: roundedInt(t.Duration)}
+		for j, d := range t.SuccessRates {
 			item.SuccessRates[j] = successRateJSON{Date: d.Date, Rate: d.Rate}
 		}
 		out[i] = item
@@ -321,7 +212,7 @@ func (s *Server) createTest(w http.ResponseWriter, r *http.Request, c caller) er
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	t := store.Test{Steps: []store.Step{}}
+	t := store.Test{Steps: []step.Step{}}
 	if err := applyTest(in, &t, true); err != nil {
 		return err
 	}
@@ -382,7 +273,7 @@ func roundedCLS(v *float64) *float64 {
 	if v == nil {
 		return nil
 	}
-	cls := rounded("cls", *v)
+	cls := metrics.Round("cls", *v)
 	return &cls
 }
 

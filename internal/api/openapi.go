@@ -13,10 +13,11 @@ import (
 //go:embed openapi.json
 var openAPIJSON []byte
 
-func serveOpenAPI(w http.ResponseWriter, r *http.Request) {
+func serveOpenAPI(w http.ResponseWriter, _ *http.Request, _ caller) error {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "public, max-age=300")
 	_, _ = w.Write(openAPIJSON)
+	return nil
 }
 
 // OpenAPIJSON returns the OpenAPI document as served; tests check responses against it.

@@ -7,14 +7,6 @@ import (
 	"github.com/openvitals/openvitals/internal/store"
 )
 
-func (s *Server) pageRoutes(mux *http.ServeMux) {
-	s.route(mux, "GET /{websiteID}/settings/pages", false, s.listPages)
-	// The interface does not mark adding pages (admin): any key of the account may add them.
-	s.route(mux, "POST /{websiteID}/settings/pages", false, s.createPages)
-	s.route(mux, "PUT /{websiteID}/settings/{pageID}", true, s.updatePage)
-	s.route(mux, "DELETE /{websiteID}/settings/{pageID}", true, s.deletePage)
-}
-
 // pageJSON is a page's settings as the interface shows them.
 type pageJSON struct {
 	ID    string `json:"id"`

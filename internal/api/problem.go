@@ -12,7 +12,7 @@ import (
 )
 
 // Problem is an RFC 9457 problem detail, the body of every error response. Message repeats
-// Detail for clients of the service this interface comes from.
+// Detail, for clients that read an error's message member rather than detail.
 type Problem struct {
 	Type    string       `json:"type"`
 	Title   string       `json:"title"`

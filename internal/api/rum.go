@@ -22,31 +22,8 @@ type Beacons interface {
 	Add(ctx context.Context, account, website string, v rum.View) error
 }
 
-// The public RUM endpoints: the snippet a website includes and the endpoint its beacons go to.
-// They take no API key, so they reveal nothing: a known website ID is all they accept, and no
-// answer repeats what was sent.
-func (s *Server) rumRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /rum/{file}", s.public(s.snippet))
-	mux.HandleFunc("POST /collect", s.public(s.collect))
-	mux.HandleFunc("OPTIONS /collect", s.public(s.collectPreflight))
-}
-
-// RUM serves the public snippet and collect endpoints.
-func (s *Server) RUM() http.Handler { return s.group(s.rumRoutes) }
-
-// public wraps an endpoint without authentication; any origin may call it (no credentials are
-// involved).
-func (s *Server) public(h func(w http.ResponseWriter, r *http.Request) error) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Access-Control-Allow-Origin", "*")
-		if err := h(w, r); err != nil {
-			writeError(w, r, s.log, err)
-		}
-	}
-}
-
 // snippet serves /rum/{website-id}.js.
-func (s *Server) snippet(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) snippet(w http.ResponseWriter, r *http.Request, _ caller) error {
 	id, ok := strings.CutSuffix(r.PathValue("file"), ".js")
 	if !ok || !plausibleID(id) {
 		return newProblem(http.StatusNotFound, "no such script")
@@ -75,7 +52,7 @@ func (s *Server) snippet(w http.ResponseWriter, r *http.Request) error {
 
 // collectPreflight answers CORS preflights; sendBeacon's text/plain needs none, but a fetch
 // with application/json does.
-func (s *Server) collectPreflight(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) collectPreflight(w http.ResponseWriter, _ *http.Request, _ caller) error {
 	h := w.Header()
 	h.Set("Access-Control-Allow-Methods", "POST")
 	h.Set("Access-Control-Allow-Headers", "Content-Type")
@@ -95,7 +72,7 @@ var (
 
 // collect takes one beacon: it checks the website and the page's domain, resolves the page key,
 // day and (where trusted) country, and queues the view. 202 once queued.
-func (s *Server) collect(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) collect(w http.ResponseWriter, r *http.Request, _ caller) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != "text/plain" && mt != "application/json") {

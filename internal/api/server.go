@@ -1,6 +1,8 @@
-// Package api serves openvitals' REST interface over net/http. One Server builds a handler per
-// endpoint group (each becomes a Lambda behind API Gateway) and one with every group (for the
-// local service).
+// Package api serves openvitals' REST interface over net/http. Every endpoint is declared once,
+// in the route table of api.go; one Server builds a handler per endpoint group (each becomes a
+// Lambda behind API Gateway) and one with every group (for the local service). Handlers decode
+// the request, call the domain (the store, metrics, budget, multistep...) and encode the
+// answer; errors become problem responses in one place.
 package api
 
 import (
@@ -14,6 +16,8 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/apikey"
+	"github.com/openvitals/openvitals/internal/budget"
+	"github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -81,6 +85,8 @@ type Server struct {
 	beacons Beacons
 	field   FieldReports
 	sites   *siteCache
+	metrics *metrics.Reader
+	budgets *budget.Checker
 
 	trustViewerCountry bool
 }
@@ -95,6 +101,8 @@ func New(d Deps) *Server {
 		now: func() time.Time { return now().UTC() }, local: d.AllowLocalTargets, sealer: d.Credentials,
 		beacons: d.Beacons, field: d.Field, trustViewerCountry: d.TrustViewerCountry}
 	s.sites = &siteCache{store: d.Store, now: s.now, entries: map[string]siteEntry{}}
+	s.metrics = metrics.NewReader(d.Store, s.now)
+	s.budgets = budget.NewChecker(d.Store, s.metrics)
 	return s
 }
 
@@ -102,28 +110,14 @@ func New(d Deps) *Server {
 // the problem response in one place (writeError).
 type handlerFunc func(w http.ResponseWriter, r *http.Request, c caller) error
 
-// caller is who sent the request: the account and role of its API key.
+// caller is who sent the request: the account and role of its API key (none on public
+// routes).
 type caller struct {
 	account string
 	role    store.Role
 }
 
-// route registers an authenticated endpoint; admin endpoints refuse viewer keys with 403.
-func (s *Server) route(mux *http.ServeMux, pattern string, admin bool, h handlerFunc) {
-	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		c, err := s.authenticate(r)
-		if err == nil && admin && c.role != store.RoleAdmin {
-			err = errForbidden
-		}
-		if err == nil {
-			err = h(w, r, c)
-		}
-		if err != nil {
-			writeError(w, r, s.log, err)
-		}
-	})
-}
-
+// authenticate finds the caller by the API key of the Authorization header.
 func (s *Server) authenticate(r *http.Request) (caller, error) {
 	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	token = strings.TrimSpace(token)
@@ -144,49 +138,6 @@ func (s *Server) authenticate(r *http.Request) (caller, error) {
 // another account is not found, exactly like one that does not exist.
 func (s *Server) website(r *http.Request, c caller) (store.Website, error) {
 	return s.store.Website(r.Context(), c.account, r.PathValue("websiteID"))
-}
-
-// Handler serves every endpoint group; the local service uses it.
-func (s *Server) Handler() http.Handler {
-	mux := http.NewServeMux()
-	s.websiteRoutes(mux)
-	s.pageRoutes(mux)
-	s.budgetRoutes(mux)
-	s.multistepRoutes(mux)
-	s.labRoutes(mux)
-	s.fieldRoutes(mux)
-	api, public := s.finish(mux), s.RUM()
-	// The public RUM paths overlap the website patterns (/rum/x against /{websiteID}/x); in
-	// AWS they are routes of their own, here they are picked out first.
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/rum/") || r.URL.Path == "/collect" {
-			public.ServeHTTP(w, r)
-			return
-		}
-		api.ServeHTTP(w, r)
-	})
-}
-
-// Websites serves the website endpoints and the OpenAPI document.
-func (s *Server) Websites() http.Handler { return s.group(s.websiteRoutes) }
-
-// Pages serves the page settings endpoints.
-func (s *Server) Pages() http.Handler { return s.group(s.pageRoutes) }
-
-// Budgets serves the budget endpoints.
-func (s *Server) Budgets() http.Handler { return s.group(s.budgetRoutes) }
-
-// Lab serves the lab results: pages with metrics, timelines, network, opportunities, and
-// audits on demand.
-func (s *Server) Lab() http.Handler { return s.group(s.labRoutes) }
-
-// Multistep serves the multistep test endpoints.
-func (s *Server) Multistep() http.Handler { return s.group(s.multistepRoutes) }
-
-func (s *Server) group(routes func(*http.ServeMux)) http.Handler {
-	mux := http.NewServeMux()
-	routes(mux)
-	return s.finish(mux)
 }
 
 // finish wraps a mux so that unmatched paths and methods answer with problem details too, and

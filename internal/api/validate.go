@@ -4,19 +4,19 @@ import (
 	"fmt"
 	"math"
 	"net"
-	"net/url"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/openvitals/openvitals/internal/multistep/step"
 	"golang.org/x/net/idna"
 )
 
 // Limits on free text, so that no single field can bloat an item.
 const (
 	maxNameLen = 200  // displayName, alias (characters)
-	maxURLLen  = 2048 // page url (bytes)
+	maxURLLen  = 2048 // Search Console property (bytes)
 )
 
 // fieldErrors collects the problems of one request, so that a response names all of them.
@@ -96,31 +96,9 @@ func validLabel(l string) bool {
 	return true
 }
 
-// checkPageURL checks that s is a path (with an optional query) relative to the website's
-// domain: it starts with a single "/", and holds no fragment, white space or control characters.
-func checkPageURL(s string) string {
-	switch {
-	case s == "":
-		return "is required"
-	case len(s) > maxURLLen:
-		return fmt.Sprintf("must be at most %d bytes", maxURLLen)
-	case !strings.HasPrefix(s, "/"):
-		return "must be a path relative to the website's domain, starting with /"
-	case strings.HasPrefix(s, "//") || strings.HasPrefix(s, `/\`):
-		return "must be a path on the website's own domain, not start with // or /\\"
-	case strings.Contains(s, "#"):
-		return "must not contain a fragment (#)"
-	case strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0:
-		return "must not contain white space or control characters (percent-encode them)"
-	case strings.ContainsRune(s, utf8.RuneError):
-		return "must be valid UTF-8"
-	}
-	u, err := url.ParseRequestURI(s)
-	if err != nil || u.Scheme != "" || u.Host != "" {
-		return "is not a valid path"
-	}
-	return ""
-}
+// checkPageURL checks a page's url: a path (with an optional query) on the website's domain.
+// Navigate steps' paths follow the same rule, which the step package holds.
+func checkPageURL(s string) string { return step.CheckPath(s) }
 
 // checkName checks a display name or alias: 1 to maxNameLen characters of printable text.
 func checkName(s string) string {

@@ -6,16 +6,6 @@ import (
 	"github.com/openvitals/openvitals/internal/store"
 )
 
-func (s *Server) websiteRoutes(mux *http.ServeMux) {
-	s.route(mux, "GET /websites", false, s.listWebsites)
-	s.route(mux, "POST /account/websites", true, s.createWebsite)
-	s.route(mux, "DELETE /{websiteID}", true, s.deleteWebsite)
-	s.route(mux, "GET /{websiteID}/integrations/search-console", false, s.getSearchConsole)
-	s.route(mux, "PUT /{websiteID}/integrations/search-console", true, s.putSearchConsole)
-	s.route(mux, "DELETE /{websiteID}/integrations/search-console", true, s.deleteSearchConsole)
-	mux.HandleFunc("GET /openapi.json", serveOpenAPI)
-}
-
 // websiteJSON is a website as the interface shows it.
 type websiteJSON struct {
 	ID          string `json:"id"`

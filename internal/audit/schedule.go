@@ -1,14 +1,14 @@
-// Package audit runs the daily lab audits: the scheduler queues one message per page and
-// device, and the worker audits each with Lighthouse in headless Chromium and stores the result.
+// Package audit queues the lab audits: its messages (one page on one device each), the daily
+// schedule of every page on both devices, audits on demand, and how far queued audits have come.
+// The auditworker package consumes the audit queue, with the lighthouse engine beneath.
 package audit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
-
-	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/store"
@@ -29,6 +29,14 @@ type Job struct {
 	Day    string    `json:"day,omitempty"`
 }
 
+// Check tells whether a message names everything an audit needs.
+func (j Job) Check() error {
+	if j.Account == "" || j.Website == "" || j.Page == "" || j.Device == "" {
+		return errors.New("an audit needs account, website, page and device")
+	}
+	return nil
+}
+
 // Scheduler queues audits.
 type Scheduler struct {
 	store *store.Store
@@ -43,7 +51,7 @@ func NewScheduler(st *store.Store, q *queue.Queue, log *slog.Logger) *Scheduler 
 
 // Daily queues the day's audit of every page of every website on both devices, skipping those
 // already queued for the same UTC day, so that running it twice a day audits nothing twice.
-// It returns how many audits it queued.
+// It returns the audits it queued.
 func (s *Scheduler) Daily(ctx context.Context, now time.Time) ([]Job, error) {
 	day := store.Day(now)
 	sites, err := s.store.AllWebsites(ctx)
@@ -66,23 +74,18 @@ func (s *Scheduler) Daily(ctx context.Context, now time.Time) ([]Job, error) {
 		var jobs []Job
 		for _, p := range pages {
 			for _, d := range Devices {
-				fresh, err := s.store.MarkQueued(ctx, ref, p.ID, d, day)
-				if err != nil {
-					return queued, err
-				}
-				if fresh {
-					jobs = append(jobs, Job{Account: w.Account, Website: w.ID, Page: p.ID, Device: d, Queued: now, Day: day})
-				}
+				jobs = append(jobs, Job{Account: w.Account, Website: w.ID, Page: p.ID, Device: d, Queued: now, Day: day})
 			}
 		}
-		n, err := s.send(ctx, jobs)
-		queued = append(queued, jobs[:n]...)
+		sent, err := queue.SendOnce(ctx, jobs,
+			func(ctx context.Context, j Job) (bool, error) {
+				return s.store.MarkQueued(ctx, ref, j.Page, j.Device, day)
+			},
+			func(ctx context.Context, j Job) error { return s.store.UnmarkQueued(ctx, ref, j.Page, j.Device, day) },
+			s.send)
+		queued = append(queued, sent...)
 		if err != nil {
-			// Forget the marks of what was not sent, so that a rerun queues them.
-			for _, j := range jobs[n:] {
-				_ = s.store.UnmarkQueued(ctx, ref, j.Page, j.Device, day)
-			}
-			return queued, err
+			return queued, fmt.Errorf("audits: %w", err)
 		}
 	}
 	s.log.InfoContext(ctx, "daily audits queued", "day", day, "websites", len(sites), "audits", len(queued))
@@ -106,31 +109,9 @@ func (s *Scheduler) Website(ctx context.Context, w store.Website, pages []store.
 }
 
 func (s *Scheduler) send(ctx context.Context, jobs []Job) (int, error) {
-	values := make([]any, len(jobs))
-	for i, j := range jobs {
-		values[i] = j
-	}
-	n, err := s.queue.SendBatch(ctx, values)
+	n, err := queue.SendJSON[Job](s.queue)(ctx, jobs)
 	if err != nil {
 		return n, fmt.Errorf("queue audits: %w", err)
 	}
 	return n, nil
-}
-
-// DailyResult is what a scheduler run did.
-type DailyResult struct {
-	Day    string `json:"day"`
-	Queued int    `json:"queued"`
-	Jobs   []Job  `json:"jobs,omitempty"`
-}
-
-// HandleEvent is the scheduler's Lambda handler, invoked by the daily EventBridge rule (and by
-// `make daily` and the local service's clock). The day is the event's time, in UTC.
-func (s *Scheduler) HandleEvent(ctx context.Context, ev events.CloudWatchEvent) (DailyResult, error) {
-	at := ev.Time
-	if at.IsZero() {
-		at = time.Now()
-	}
-	jobs, err := s.Daily(ctx, at)
-	return DailyResult{Day: store.Day(at), Queued: len(jobs), Jobs: jobs}, err
 }

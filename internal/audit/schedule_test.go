@@ -68,15 +68,15 @@ func TestDailyScheduleQueuesEachPageOncePerDay(t *testing.T) {
 	if err := json.Unmarshal([]byte(scheduledEvent), &ev); err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.HandleEvent(ctx, ev)
+	jobs, err := s.Daily(ctx, ev.Time)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Day != "20261122" || res.Queued != 24 {
-		t.Fatalf("first run: %+v, want 24 audits for 20261122", res)
+	if len(jobs) != 24 || jobs[0].Day != "20261122" {
+		t.Fatalf("first run: %+v, want 24 audits for 20261122", jobs)
 	}
 	seen := map[string]bool{}
-	for _, j := range res.Jobs {
+	for _, j := range jobs {
 		if j.Website == gone.ID {
 			t.Errorf("queued an audit of a deleted website: %+v", j)
 		}
@@ -90,18 +90,18 @@ func TestDailyScheduleQueuesEachPageOncePerDay(t *testing.T) {
 	}
 
 	// The same day again: nothing new. A page added since is queued alone.
-	if res, err := s.HandleEvent(ctx, ev); err != nil || res.Queued != 0 {
-		t.Errorf("second run the same day queued %d (%v), want 0", res.Queued, err)
+	if jobs, err := s.Daily(ctx, ev.Time); err != nil || len(jobs) != 0 {
+		t.Errorf("second run the same day queued %d (%v), want 0", len(jobs), err)
 	}
 	if err := st.CreatePages(ctx, sites[0], []store.Page{{URL: "/new", Alias: "new"}}); err != nil {
 		t.Fatal(err)
 	}
-	if res, err := s.HandleEvent(ctx, ev); err != nil || res.Queued != 2 {
-		t.Errorf("run after adding a page queued %d (%v), want 2", res.Queued, err)
+	if jobs, err := s.Daily(ctx, ev.Time); err != nil || len(jobs) != 2 {
+		t.Errorf("run after adding a page queued %d (%v), want 2", len(jobs), err)
 	}
 	// The next day everything is audited again.
 	ev.Time = ev.Time.Add(24 * time.Hour)
-	if res, err := s.HandleEvent(ctx, ev); err != nil || res.Queued != 26 {
-		t.Errorf("next day queued %d (%v), want 26", res.Queued, err)
+	if jobs, err := s.Daily(ctx, ev.Time); err != nil || len(jobs) != 26 {
+		t.Errorf("next day queued %d (%v), want 26", len(jobs), err)
 	}
 }

@@ -90,7 +90,7 @@ func newE2E(t *testing.T, allowPrivate bool) *e2e {
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
 	// A short visibility timeout, so that a failing audit's retries come quickly.
-	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: 2 * time.Second, MaxReceives: audit.MaxAttempts})
+	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: 2 * time.Second, MaxReceives: queue.MaxReceives})
 	pq := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: 30 * time.Second, MaxReceives: 3})
 	objects := awstest.Bucket(t)
 	log := awstest.Log(t)
@@ -141,7 +141,7 @@ func (e *e2e) call(method, path, body string, status int, out any) {
 
 // work runs the audit worker on the queue, as the local service does, until jobs are done or
 // failed.
-func (e *e2e) work(jobs []audit.Job) audit.Progress {
+func (e *e2e) work(jobs []audit.Job) queue.Progress {
 	e.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -159,7 +159,7 @@ func (e *e2e) work(jobs []audit.Job) audit.Progress {
 		time.Sleep(500 * time.Millisecond)
 	}
 	e.t.Fatal("audits not finished after 10 minutes")
-	return audit.Progress{}
+	return queue.Progress{}
 }
 
 // checkNothingLeft fails if a temp directory or a Chromium process of the worker remains.
@@ -346,7 +346,7 @@ func TestAuditEndToEnd(t *testing.T) {
 		}
 	}
 	e.call("GET", "/"+site.ID+"/pages/"+missing+"?device=desktop", "", 200, &broken)
-	if broken.LatestMetrics != nil || broken.LastError.Attempts != audit.MaxAttempts || !strings.Contains(broken.LastError.Message, "404") {
+	if broken.LatestMetrics != nil || broken.LastError.Attempts != queue.MaxReceives || !strings.Contains(broken.LastError.Message, "404") {
 		t.Errorf("broken page detail %+v", broken)
 	}
 }

@@ -1,43 +1,34 @@
 package auditworker
 
 import (
-	"fmt"
+	"context"
 	"os"
-	"strconv"
 
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/lighthouse"
 	"github.com/openvitals/openvitals/internal/service"
 )
 
-// FromEnv builds the audit worker of a service from the environment: OPENVITALS_AUDIT_RUNS
-// (default 3), OPENVITALS_TARGET_SCHEME (default https), OPENVITALS_ALLOW_PRIVATE_TARGETS, the
-// Chromium binary (OPENVITALS_CHROMIUM_BIN or Debian's) and the Lighthouse runner under
-// moduleRoot (OPENVITALS_NODE and OPENVITALS_LIGHTHOUSE_RUNNER override its paths). The runner
-// is returned so that its owner can close it.
-func FromEnv(svc *service.Service, moduleRoot string) (*Worker, *lighthouse.Runner, error) {
-	runs := 3
-	if v := os.Getenv("OPENVITALS_AUDIT_RUNS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 9 {
-			return nil, nil, fmt.Errorf("OPENVITALS_AUDIT_RUNS=%q: want 1 to 9", v)
-		}
-		runs = n
-	}
-	scheme, err := service.TargetScheme()
-	if err != nil {
-		return nil, nil, err
-	}
+// New builds the audit worker from the service's configuration (runs per audit, target scheme,
+// SSRF guard), the Chromium binary (OPENVITALS_CHROMIUM_BIN or Debian's) and the warm Lighthouse
+// runner: OPENVITALS_NODE and OPENVITALS_LIGHTHOUSE_RUNNER, by default the browser layer under
+// the working directory (the repository, locally; the image sets both). Close stops the runner.
+func New(_ context.Context, svc *service.Service) (*Worker, error) {
 	bin, err := browser.LookBin()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	rc := lighthouse.DefaultRunnerConfig(moduleRoot)
+	root, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	rc := lighthouse.DefaultRunnerConfig(root)
 	rc.Log = svc.Log
-	runner := lighthouse.NewRunner(rc)
-	w := NewWorker(WorkerConfig{
-		Runs: runs, Scheme: scheme,
-		Browser: browser.Options{Bin: bin, Guard: browser.GuardFromEnv(), Log: svc.Log},
-	}, svc.Store, svc.Objects, runner, svc.Log)
-	return w, runner, nil
+	return NewWorker(WorkerConfig{
+		Runs: svc.Config.AuditRuns, Scheme: svc.Config.TargetScheme,
+		Browser: browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: svc.Config.AllowPrivateTargets}, Log: svc.Log},
+	}, svc.Store, svc.Objects, lighthouse.NewRunner(rc), svc.Log), nil
 }
+
+// Close stops the Lighthouse runner.
+func (w *Worker) Close() error { return w.runner.Close() }

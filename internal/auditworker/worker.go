@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,7 +15,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -25,6 +23,7 @@ import (
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/lighthouse"
+	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -54,6 +53,7 @@ type Worker struct {
 	client  *http.Client
 	log     *slog.Logger
 	now     func() time.Time
+	handle  queue.BatchHandler
 }
 
 // NewWorker returns a Worker; the Lighthouse runner is started on first use and reused.
@@ -70,28 +70,19 @@ func NewWorker(cfg WorkerConfig, st *store.Store, objects *blobstore.Bucket, run
 	if cfg.MaxDocumentBytes == 0 {
 		cfg.MaxDocumentBytes = 10 << 20
 	}
-	return &Worker{cfg: cfg, store: st, objects: objects, runner: runner,
+	w := &Worker{cfg: cfg, store: st, objects: objects, runner: runner,
 		client: browser.NewHTTPClient(cfg.Browser.Guard), log: log, now: func() time.Time { return time.Now().UTC() }}
+	w.handle = queue.Each(log, func(ctx context.Context, d queue.Delivery[audit.Job]) error {
+		return w.Audit(ctx, d.Body, d.Attempt)
+	})
+	return w
 }
 
 // HandleSQS is the audit worker's Lambda handler: one audit a message. A failed audit is
 // recorded as the page's last error and reported as a batch item failure, so that SQS retries
 // it and, after the queue's maximum receives, moves it to the dead-letter queue.
 func (w *Worker) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
-	var resp events.SQSEventResponse
-	for _, m := range ev.Records {
-		var job audit.Job
-		if err := json.Unmarshal([]byte(m.Body), &job); err != nil || job.Page == "" || job.Device == "" {
-			w.log.ErrorContext(ctx, "unreadable audit message", "message", m.MessageId, "err", err)
-			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
-			continue
-		}
-		attempt, _ := strconv.Atoi(m.Attributes["ApproximateReceiveCount"])
-		if err := w.Audit(ctx, job, attempt); err != nil {
-			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
-		}
-	}
-	return resp, nil
+	return w.handle(ctx, ev)
 }
 
 // Audit audits one page on one device and stores the result; a failure is recorded as the
@@ -180,8 +171,8 @@ func (w *Worker) audit(ctx context.Context, site store.Website, page store.Page,
 		Page: page.ID, Device: device, Day: store.Day(now), Audited: now, Runs: len(reports),
 		LighthouseVersion: rep.LighthouseVersion, Metrics: labMetrics(rep),
 	}
-	// The issue takes all four document timings from one unthrottled Navigation Timing load,
-	// so that they add up; Lighthouse's server-response-time is left aside.
+	// All four document timings come from one unthrottled Navigation Timing load, so that
+	// they add up; Lighthouse's server-response-time is left aside.
 	res.Metrics["dns_time"] = timing.DNS
 	res.Metrics["connect_time"] = timing.Connect
 	res.Metrics["server_time"] = timing.Server

@@ -20,17 +20,12 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"os"
 	"strconv"
 	"syscall"
 	"time"
 
 	"code.dny.dev/ssrf"
 )
-
-// EnvAllowPrivate names the environment variable that, set to true, lets the guard dial loopback
-// and private addresses. It exists for local use and tests; production never sets it.
-const EnvAllowPrivate = "OPENVITALS_ALLOW_PRIVATE_TARGETS"
 
 // ErrForbiddenTarget is matched (with errors.Is) by every refusal of the guard, wherever it
 // surfaces: a dial, an HTTP request, a proxied connection or a page load.
@@ -43,13 +38,6 @@ type Guard struct {
 	// addresses, so that a laptop or a test can audit pages served on 127.0.0.1. Link-local
 	// addresses (169.254.0.0/16, fe80::/10), where cloud metadata services live, stay refused.
 	AllowPrivate bool
-}
-
-// GuardFromEnv returns the guard configured by [EnvAllowPrivate]. Anything but a true value
-// (as strconv.ParseBool reads it) keeps the production policy, so a typo fails safe.
-func GuardFromEnv() Guard {
-	allow, err := strconv.ParseBool(os.Getenv(EnvAllowPrivate))
-	return Guard{AllowPrivate: err == nil && allow}
 }
 
 // The two policies, built once: a Guardian is safe for concurrent use. Ports are not

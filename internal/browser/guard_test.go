@@ -66,15 +66,6 @@ func TestCheckAddr(t *testing.T) {
 	}
 }
 
-func TestGuardFromEnv(t *testing.T) {
-	for value, want := range map[string]bool{"true": true, "1": true, "": false, "false": false, "yes": false} {
-		t.Setenv(EnvAllowPrivate, value)
-		if got := GuardFromEnv().AllowPrivate; got != want {
-			t.Errorf("%s=%q: AllowPrivate %v, want %v", EnvAllowPrivate, value, got, want)
-		}
-	}
-}
-
 // listen returns a TCP listener on addr that counts the connections it accepts.
 func listen(t *testing.T, addr string) (net.Listener, *atomic.Int32) {
 	t.Helper()

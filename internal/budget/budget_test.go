@@ -1,6 +1,13 @@
 package budget
 
-import "testing"
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/openvitals/openvitals/internal/metrics"
+	"github.com/openvitals/openvitals/internal/store"
+)
 
 func TestStatusBoundaries(t *testing.T) {
 	for _, tc := range []struct {
@@ -47,5 +54,97 @@ func TestWorseAndAppliesTo(t *testing.T) {
 	}
 	if !AppliesTo("all", "mobile") || !AppliesTo("desktop", "desktop") || AppliesTo("desktop", "mobile") {
 		t.Error("AppliesTo is wrong")
+	}
+}
+
+func TestCount(t *testing.T) {
+	budgets := []store.Budget{
+		{Metric: "lcp", Operator: "lt", Value: 2500, Device: "all"},
+		{Metric: "cls", Operator: "lt", Value: 0.1, Device: "mobile"},
+		{Metric: "performance_score", Operator: "gt", Value: 90, Device: "desktop"},
+		{Metric: "ux_lcp", Operator: "lt", Value: 2500, Device: "mobile"},
+	}
+	for _, tc := range []struct {
+		name             string
+		device           string
+		vals             map[string]float64
+		exceeded, atRisk int
+	}{
+		{"nothing measured", "mobile", nil, 0, 0},
+		{"all fine on desktop", "desktop", map[string]float64{"lcp": 1000, "performance_score": 100}, 0, 0},
+		{"lcp at risk, performance exceeded", "desktop", map[string]float64{"lcp": 2400, "performance_score": 80}, 1, 1},
+		{"a mobile budget does not judge desktop", "desktop", map[string]float64{"cls": 0.5, "ux_lcp": 9000}, 0, 0},
+		{"mobile: lab and ux budgets", "mobile", map[string]float64{"lcp": 4000, "cls": 0.12, "ux_lcp": 2433, "performance_score": 1}, 2, 1},
+	} {
+		exceeded, atRisk := Count(budgets, tc.device, tc.vals)
+		if exceeded != tc.exceeded || atRisk != tc.atRisk {
+			t.Errorf("%s: %d exceeded, %d at risk; want %d, %d", tc.name, exceeded, atRisk, tc.exceeded, tc.atRisk)
+		}
+	}
+}
+
+func TestEvaluate(t *testing.T) {
+	home, pricing := store.Page{ID: "home", Alias: "/"}, store.Page{ID: "pricing", Alias: "/pricing"}
+	measured := []Measured{
+		{Page: home, Device: "desktop", Values: map[string]float64{"lcp": 2400, "performance_score": 93}},
+		{Page: home, Device: "mobile", Values: map[string]float64{"lcp": 4000, "cls": 0.1235}},
+		{Page: pricing, Device: "desktop", Values: map[string]float64{"lcp": 1000, "performance_score": 100}},
+		{Page: pricing, Device: "mobile"}, // nothing measured
+	}
+	lcp := store.Budget{ID: "lcp", Metric: "lcp", Operator: "lt", Value: 2500, Device: "all"}
+	cls := store.Budget{ID: "cls", Metric: "cls", Operator: "lt", Value: 0.1, Device: "mobile"}
+	perf := store.Budget{ID: "perf", Metric: "performance_score", Operator: "gt", Value: 90, Device: "desktop"}
+	dom := store.Budget{ID: "dom", Metric: "dom_elements", Operator: "lt", Value: 1500, Device: "all"}
+	got := Evaluate([]store.Budget{lcp, cls, perf, dom}, measured)
+	want := []Report{
+		{Budget: lcp, Status: Exceeded, Pages: []PageStatus{{home, "desktop", AtRisk}, {home, "mobile", Exceeded}}},
+		{Budget: cls, Status: Exceeded, Pages: []PageStatus{{home, "mobile", Exceeded}}},
+		{Budget: perf, Status: AtRisk, Pages: []PageStatus{{home, "desktop", AtRisk}}},
+		{Budget: dom, Status: OK, Pages: []PageStatus{}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("reports\n got %+v\nwant %+v", got, want)
+	}
+	if got := Evaluate(nil, measured); got == nil || len(got) != 0 {
+		t.Errorf("no budgets: %v, want an empty list", got)
+	}
+}
+
+// fakeWebsite is a website's budgets and series in memory; it records what the checker reads.
+type fakeWebsite struct {
+	budgets []store.Budget
+	series  []metrics.Series
+	reads   []metrics.Include
+}
+
+func (f *fakeWebsite) Budgets(context.Context, store.Website) ([]store.Budget, error) {
+	return f.budgets, nil
+}
+
+func (f *fakeWebsite) Website(_ context.Context, _ store.Website, inc metrics.Include) ([]metrics.Series, error) {
+	f.reads = append(f.reads, inc)
+	return f.series, nil
+}
+
+func TestChecker(t *testing.T) {
+	home := store.Page{ID: "home"}
+	f := &fakeWebsite{series: []metrics.Series{{Page: home, Device: "mobile",
+		Lab: []store.LabResult{{Day: "20261101", Metrics: map[string]float64{"lcp": 2000}}, {Day: "20261102", Metrics: map[string]float64{"lcp": 4000}}},
+		UX:  []store.UXResult{{Day: "20261102", Vitals: map[string]store.Vital{"lcp": {P75: 2600}}}}}}}
+	c := NewChecker(f, f)
+	ctx := context.Background()
+
+	if got, err := c.Website(ctx, store.Website{}); err != nil || got == nil || len(got) != 0 || len(f.reads) != 0 {
+		t.Errorf("no budgets: %v, %v, read %v; want an empty list and no results read", got, err, f.reads)
+	}
+	f.budgets = []store.Budget{{Metric: "lcp", Operator: "lt", Value: 2500, Device: "all"}}
+	got, err := c.Website(ctx, store.Website{})
+	if err != nil || len(got) != 1 || got[0].Status != Exceeded || len(f.reads) != 1 || f.reads[0] != (metrics.Include{}) {
+		t.Errorf("a lab budget: %+v, %v, read %v; want the mean of 3000 exceeded, lab results only", got, err, f.reads)
+	}
+	f.budgets = append(f.budgets, store.Budget{Metric: "ux_lcp", Operator: "lt", Value: 2500, Device: "mobile"})
+	got, err = c.Website(ctx, store.Website{})
+	if err != nil || len(got) != 2 || got[1].Status != Exceeded || f.reads[1] != (metrics.Include{UX: true}) {
+		t.Errorf("a ux budget: %+v, %v, read %v; want ux_lcp 2600 exceeded, user-experience records read", got, err, f.reads)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/multistep/step"
 )
 
 func TestHuman(t *testing.T) {
@@ -24,13 +24,13 @@ func TestHuman(t *testing.T) {
 
 func TestDescribe(t *testing.T) {
 	for _, c := range []struct {
-		st   store.Step
+		st   step.Step
 		want string
 	}{
-		{store.Step{Type: "click", Target: "#buy"}, "click #buy"},
-		{store.Step{Type: "navigate", Target: "/checkout"}, "navigate /checkout"},
-		{store.Step{Type: "wait", Value: "500"}, "wait 500 ms"},
-		{store.Step{Type: "scroll"}, "scroll"},
+		{step.Step{Type: "click", Target: "#buy"}, "click #buy"},
+		{step.Step{Type: "navigate", Target: "/checkout"}, "navigate /checkout"},
+		{step.Step{Type: "wait", Value: "500"}, "wait 500 ms"},
+		{step.Step{Type: "scroll"}, "scroll"},
 	} {
 		if got := describe(c.st); got != c.want {
 			t.Errorf("describe(%+v) = %q, want %q", c.st, got, c.want)
@@ -76,13 +76,19 @@ func TestKeyFor(t *testing.T) {
 }
 
 func TestLifecycleEvent(t *testing.T) {
-	for in, want := range map[string]string{"load": "load", "domcontentloaded": "DOMContentLoaded", "networkidle0": "networkIdle", "networkidle2": "networkAlmostIdle"} {
+	for in, want := range map[step.WaitUntil]string{"load": "load", "domcontentloaded": "DOMContentLoaded", "networkidle0": "networkIdle", "networkidle2": "networkAlmostIdle"} {
 		if got, ok := lifecycleEvent(in); !ok || got != want {
 			t.Errorf("lifecycleEvent(%q) = %q, %v; want %q", in, got, ok, want)
 		}
 	}
 	if _, ok := lifecycleEvent("networkidle"); ok {
 		t.Error(`lifecycleEvent("networkidle"): want unknown`)
+	}
+	// The engine waits for every event a step may name.
+	for _, w := range step.WaitUntils {
+		if _, ok := lifecycleEvent(w); !ok {
+			t.Errorf("lifecycleEvent(%q): unknown, though a step may name it", w)
+		}
 	}
 }
 

@@ -39,10 +39,10 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 
 	"github.com/openvitals/openvitals/internal/browser"
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/multistep/step"
 )
 
-// Default time limits, from the issue: a step may take 30 s, a whole run 3 minutes.
+// Default time limits: a step may take 30 s, a whole run 3 minutes.
 const (
 	DefaultStepTimeout = 30 * time.Second
 	DefaultRunTimeout  = 3 * time.Minute
@@ -128,7 +128,7 @@ const finishTimeout = 10 * time.Second
 // The returned error is non-nil only when the run could not start (bad options, the browser
 // did not launch, the page could not be set up). A step that fails ends the run with a Result
 // whose FailedStep is its index; the measurements then cover the steps up to it.
-func Run(ctx context.Context, opts Options, steps []store.Step) (Result, error) {
+func Run(ctx context.Context, opts Options, steps []step.Step) (Result, error) {
 	res := Result{FailedStep: -1}
 	if opts.StepTimeout <= 0 {
 		opts.StepTimeout = DefaultStepTimeout
@@ -212,18 +212,18 @@ func Run(ctx context.Context, opts Options, steps []store.Step) (Result, error) 
 }
 
 // describe names a step in error messages: "click #buy", "navigate /checkout", "wait 500 ms".
-func describe(st store.Step) string {
+func describe(st step.Step) string {
 	switch {
-	case st.Type == "wait":
+	case st.Type == step.Wait:
 		return "wait " + st.Value + " ms"
 	case st.Target == "":
-		return st.Type
+		return string(st.Type)
 	}
 	target := st.Target
 	if len(target) > 120 {
 		target = target[:117] + "..."
 	}
-	return st.Type + " " + target
+	return string(st.Type) + " " + target
 }
 
 // runner is the state of one run: the session, its page, and what the page reported.
@@ -412,15 +412,15 @@ func (r *runner) fill(res *Result) {
 }
 
 // step runs one step within its time limits and explains a failure in words.
-func (r *runner) step(runCtx context.Context, st store.Step) error {
-	if st.Type == "wait" {
-		// A wait is as long as the test says (up to 60 s, which the API allows): only the run's
-		// limit applies to it.
-		ms, err := strconv.Atoi(strings.TrimSpace(st.Value))
-		if err != nil || ms < 0 {
-			return fmt.Errorf("%q is not a number of milliseconds", st.Value)
+func (r *runner) step(runCtx context.Context, st step.Step) error {
+	if st.Type == step.Wait {
+		// A wait is as long as the test says (up to step.MaxWaitMillis, which the API checks):
+		// only the run's limit applies to it.
+		d, err := st.Pause()
+		if err != nil {
+			return err
 		}
-		t := time.NewTimer(time.Duration(ms) * time.Millisecond)
+		t := time.NewTimer(d)
 		defer t.Stop()
 		select {
 		case <-t.C:
@@ -494,7 +494,7 @@ const (
 	phaseNavEvent              // waiting for the new document to reach waitUntil
 )
 
-func (ph phase) timeout(st store.Step, d time.Duration) string {
+func (ph phase) timeout(st step.Step, d time.Duration) string {
 	within := "within " + human(d)
 	switch ph {
 	case phaseFind:
@@ -504,7 +504,7 @@ func (ph phase) timeout(st store.Step, d time.Duration) string {
 	case phaseNavStart:
 		return "no navigation followed " + within
 	case phaseNavEvent:
-		return "the page did not reach " + waitUntil(st) + " " + within
+		return "the page did not reach " + string(st.Event()) + " " + within
 	default:
 		return "the page did not respond " + within
 	}
@@ -538,25 +538,17 @@ func human(d time.Duration) string {
 	}
 }
 
-// waitUntil is the step's waitUntil, load by default (as the API stores it, and as puppeteer).
-func waitUntil(st store.Step) string {
-	if st.WaitUntil == "" {
-		return "load"
-	}
-	return st.WaitUntil
-}
-
 // lifecycleEvent maps a waitUntil value to the CDP lifecycle event it waits for, as puppeteer's
 // LifecycleWatcher does.
-func lifecycleEvent(waitUntil string) (string, bool) {
+func lifecycleEvent(waitUntil step.WaitUntil) (string, bool) {
 	switch waitUntil {
-	case "load":
+	case step.Load:
 		return "load", true
-	case "domcontentloaded":
+	case step.DOMContentLoaded:
 		return "DOMContentLoaded", true
-	case "networkidle0":
+	case step.NetworkIdle0:
 		return "networkIdle", true
-	case "networkidle2":
+	case step.NetworkIdle2:
 		return "networkAlmostIdle", true
 	}
 	return "", false

@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/browser"
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/multistep/step"
 )
 
 // chromium returns the Chromium to test with, or skips the test when the machine has none.
@@ -124,7 +124,7 @@ func options(t *testing.T, base string) Options {
 	}
 }
 
-func run(t *testing.T, opts Options, steps ...store.Step) Result {
+func run(t *testing.T, opts Options, steps ...step.Step) Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -145,7 +145,7 @@ func passed(t *testing.T, res Result) {
 	}
 }
 
-func navigate(target string) store.Step { return store.Step{Type: "navigate", Target: target} }
+func navigate(target string) step.Step { return step.Step{Type: "navigate", Target: target} }
 
 func TestSlowClickThatNavigates(t *testing.T) {
 	f := newFixture(t)
@@ -156,8 +156,8 @@ func TestSlowClickThatNavigates(t *testing.T) {
 	}
 	res := run(t, opts,
 		navigate("/slow-click.html"),
-		store.Step{Type: "click", Target: "#buy", WaitForNavigation: true, WaitUntil: "load"},
-		store.Step{Type: "waitForSelector", Target: "#done"},
+		step.Step{Type: "click", Target: "#buy", WaitForNavigation: true, WaitUntil: "load"},
+		step.Step{Type: "waitForSelector", Target: "#done"},
 	)
 	passed(t, res)
 	t.Logf("memory of the session's processes at the end: sum of peak RSS (VmHWM) %d MB, sum of PSS %d MB", rss>>20, pss>>20)
@@ -185,11 +185,11 @@ func TestFormTypedSelectedAndSubmitted(t *testing.T) {
 	name := `Zoë "Ada" – O'Neil`
 	res := run(t, opts,
 		navigate("/form.html"),
-		store.Step{Type: "type", Target: "#name", Value: name},
-		store.Step{Type: "select", Target: "#size", Value: "Large"},  // by text
-		store.Step{Type: "select", Target: "#colour", Value: "blue"}, // by value
-		store.Step{Type: "click", Target: "#send", WaitForNavigation: true, WaitUntil: "domcontentloaded"},
-		store.Step{Type: "waitForSelector", Target: `#greeting[data-name="Zoë \"Ada\" – O'Neil"][data-size="l"][data-colour="blue"]`},
+		step.Step{Type: "type", Target: "#name", Value: name},
+		step.Step{Type: "select", Target: "#size", Value: "Large"},  // by text
+		step.Step{Type: "select", Target: "#colour", Value: "blue"}, // by value
+		step.Step{Type: "click", Target: "#send", WaitForNavigation: true, WaitUntil: "domcontentloaded"},
+		step.Step{Type: "waitForSelector", Target: `#greeting[data-name="Zoë \"Ada\" – O'Neil"][data-size="l"][data-colour="blue"]`},
 	)
 	passed(t, res)
 	f.mu.Lock()
@@ -205,8 +205,8 @@ func TestLateLayoutShift(t *testing.T) {
 	f := newFixture(t)
 	res := run(t, options(t, f.URL),
 		navigate("/shift.html"),
-		store.Step{Type: "waitForSelector", Target: "#banner"},
-		store.Step{Type: "wait", Value: "200"},
+		step.Step{Type: "waitForSelector", Target: "#banner"},
+		step.Step{Type: "wait", Value: "200"},
 	)
 	passed(t, res)
 	if res.CLS <= 0 {
@@ -220,8 +220,8 @@ func TestMissingSelectorFailsTheStep(t *testing.T) {
 	opts.StepTimeout = 2 * time.Second
 	res := run(t, opts,
 		navigate("/done.html"),
-		store.Step{Type: "click", Target: "#nope"},
-		store.Step{Type: "waitForSelector", Target: "#done"},
+		step.Step{Type: "click", Target: "#nope"},
+		step.Step{Type: "waitForSelector", Target: "#done"},
 	)
 	if res.FailedStep != 1 {
 		t.Fatalf("failed step %d, want 1", res.FailedStep)
@@ -239,8 +239,8 @@ func TestMissingSelectorFailsTheStep(t *testing.T) {
 func TestBytesAndCPU(t *testing.T) {
 	f := newFixture(t)
 	res := run(t, options(t, f.URL),
-		store.Step{Type: "navigate", Target: f.URL + "/heavy.html", WaitUntil: "networkidle0"},
-		store.Step{Type: "scroll"},
+		step.Step{Type: "navigate", Target: f.URL + "/heavy.html", WaitUntil: "networkidle0"},
+		step.Step{Type: "scroll"},
 	)
 	passed(t, res)
 	t.Logf("images: %d + %d bytes", len(f.noise), len(f.frameNoise))
@@ -256,7 +256,7 @@ func TestBytesAndCPU(t *testing.T) {
 
 func TestInvalidSelector(t *testing.T) {
 	f := newFixture(t)
-	res := run(t, options(t, f.URL), navigate("/done.html"), store.Step{Type: "click", Target: "h1[["})
+	res := run(t, options(t, f.URL), navigate("/done.html"), step.Step{Type: "click", Target: "h1[["})
 	if res.FailedStep != 1 || !strings.HasPrefix(res.Error, "step 1 (click h1[[): invalid selector: ") {
 		t.Errorf("failed step %d, error %q: want step 1, invalid selector", res.FailedStep, res.Error)
 	}
@@ -266,7 +266,7 @@ func TestCoveredElement(t *testing.T) {
 	f := newFixture(t)
 	opts := options(t, f.URL)
 	opts.StepTimeout = 2 * time.Second
-	res := run(t, opts, navigate("/overlay.html"), store.Step{Type: "click", Target: "#buy"})
+	res := run(t, opts, navigate("/overlay.html"), step.Step{Type: "click", Target: "#buy"})
 	if want := "step 1 (click #buy): the element was not ready within 2 s: it is covered by <div#overlay>"; res.Error != want {
 		t.Errorf("error %q, want %q", res.Error, want)
 	}
@@ -276,8 +276,8 @@ func TestDialogsAreAccepted(t *testing.T) {
 	f := newFixture(t)
 	res := run(t, options(t, f.URL),
 		navigate("/dialog.html"),
-		store.Step{Type: "click", Target: "#buy", WaitForNavigation: true},
-		store.Step{Type: "waitForSelector", Target: "#done"},
+		step.Step{Type: "click", Target: "#buy", WaitForNavigation: true},
+		step.Step{Type: "waitForSelector", Target: "#done"},
 	)
 	passed(t, res)
 }
@@ -286,8 +286,8 @@ func TestLinkClick(t *testing.T) {
 	f := newFixture(t)
 	res := run(t, options(t, f.URL),
 		navigate("/link.html"),
-		store.Step{Type: "click", Target: "#next", WaitForNavigation: true, WaitUntil: "networkidle2"},
-		store.Step{Type: "waitForSelector", Target: "#done"},
+		step.Step{Type: "click", Target: "#next", WaitForNavigation: true, WaitUntil: "networkidle2"},
+		step.Step{Type: "waitForSelector", Target: "#done"},
 	)
 	passed(t, res)
 }
@@ -295,7 +295,7 @@ func TestLinkClick(t *testing.T) {
 func TestNetworkIdleWaitsForLateRequests(t *testing.T) {
 	f := newFixture(t)
 	res := run(t, options(t, f.URL),
-		store.Step{Type: "navigate", Target: "/idle.html", WaitUntil: "networkidle0"},
+		step.Step{Type: "navigate", Target: "/idle.html", WaitUntil: "networkidle0"},
 		navigate("/done.html"),
 	)
 	passed(t, res)
@@ -312,7 +312,7 @@ func TestNothingOutlivesTheRun(t *testing.T) {
 	root := opts.Browser.TempRoot
 	var during []int
 	opts.onLaunch = func(s *browser.Session) { during = sessionProcesses(s.PID(), root) }
-	res := run(t, opts, navigate("/done.html"), store.Step{Type: "click", Target: "#done"})
+	res := run(t, opts, navigate("/done.html"), step.Step{Type: "click", Target: "#done"})
 	passed(t, res)
 	if len(during) == 0 {
 		t.Fatal("found no process of the session while it ran: the check below would prove nothing")
@@ -356,7 +356,7 @@ func TestClickToRefusedHost(t *testing.T) {
 	// refuses it; the step says so rather than "HTTP 403".
 	res := run(t, options(t, f.URL),
 		navigate("/metadata.html"),
-		store.Step{Type: "click", Target: "#meta", WaitForNavigation: true},
+		step.Step{Type: "click", Target: "#meta", WaitForNavigation: true},
 	)
 	if res.FailedStep != 1 {
 		t.Fatalf("failed step %d, want 1", res.FailedStep)
@@ -379,7 +379,7 @@ func TestRunTimeout(t *testing.T) {
 	f := newFixture(t)
 	opts := options(t, f.URL)
 	opts.RunTimeout = 8 * time.Second
-	res := run(t, opts, navigate("/done.html"), store.Step{Type: "wait", Value: "60000"})
+	res := run(t, opts, navigate("/done.html"), step.Step{Type: "wait", Value: "60000"})
 	if want := "step 1 (wait 60000 ms): the run took longer than its limit of 8 s"; res.Error != want {
 		t.Errorf("error %q, want %q", res.Error, want)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 	"github.com/go-rod/rod/lib/utils"
 
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/multistep/step"
 )
 
 // pollSleeper paces rod's retries while waiting for a selector or an element's state. rod's
@@ -23,9 +23,9 @@ func pollSleeper() utils.Sleeper {
 }
 
 // do performs one step (other than wait) in the step's context, keeping ph up to date.
-func (r *runner) do(ctx context.Context, st store.Step, ph *phase) error {
+func (r *runner) do(ctx context.Context, st step.Step, ph *phase) error {
 	p := r.page.Context(ctx).Sleeper(pollSleeper)
-	if st.Type == "navigate" {
+	if st.Type == step.Navigate {
 		return r.navigate(ctx, p, st, ph)
 	}
 	// Counted before the action: the navigation it causes may commit before the action returns.
@@ -40,8 +40,8 @@ func (r *runner) do(ctx context.Context, st store.Step, ph *phase) error {
 }
 
 // act performs the action of a click, type, select, hover, scroll or waitForSelector step.
-func (r *runner) act(p *rod.Page, st store.Step, ph *phase) error {
-	if st.Type == "scroll" && st.Target == "" {
+func (r *runner) act(p *rod.Page, st step.Step, ph *phase) error {
+	if st.Type == step.Scroll && st.Target == "" {
 		*ph = phaseAct
 		_, err := p.Eval(`() => {
 			const el = document.scrollingElement || document.documentElement;
@@ -68,25 +68,25 @@ func (r *runner) act(p *rod.Page, st store.Step, ph *phase) error {
 }
 
 // actOn performs the step's action on the element that matched.
-func (r *runner) actOn(p *rod.Page, el *rod.Element, st store.Step, ph *phase) error {
+func (r *runner) actOn(p *rod.Page, el *rod.Element, st step.Step, ph *phase) error {
 	switch st.Type {
-	case "waitForSelector":
+	case step.WaitForSelector:
 		// Presence, as puppeteer's waitForSelector by default: Element has waited for it.
 		return nil
-	case "scroll":
+	case step.Scroll:
 		if _, err := ready(p, el, true, false, false); err != nil {
 			return err
 		}
 		return proto.DOMScrollIntoViewIfNeeded{ObjectID: el.Object.ObjectID}.Call(p)
-	case "click", "hover":
+	case step.Click, step.Hover:
 		// rod's Click and Hover drive the page's shared Mouse, whose calls use the context the
 		// page was created with, not the step's: the events are sent here, under the step's limit.
-		pt, err := ready(p, el, true, st.Type == "click", true)
+		pt, err := ready(p, el, true, st.Type == step.Click, true)
 		if err != nil {
 			return err
 		}
 		*ph = phaseAct
-		if st.Type == "hover" {
+		if st.Type == step.Hover {
 			return mouse(p, proto.InputDispatchMouseEventTypeMouseMoved, *pt)
 		}
 		for _, t := range []proto.InputDispatchMouseEventType{
@@ -99,7 +99,7 @@ func (r *runner) actOn(p *rod.Page, el *rod.Element, st store.Step, ph *phase) e
 			}
 		}
 		return nil
-	case "type":
+	case step.TypeText:
 		if _, err := ready(p, el, true, true, false); err != nil {
 			return err
 		}
@@ -111,7 +111,7 @@ func (r *runner) actOn(p *rod.Page, el *rod.Element, st store.Step, ph *phase) e
 			return err
 		}
 		return typeText(p, st.Value)
-	case "select":
+	case step.Select:
 		// Not visible: sites often hide the <select> behind a styled stand-in.
 		if _, err := ready(p, el, false, true, false); err != nil {
 			return err
@@ -284,7 +284,7 @@ const selectJS = `(v) => {
 }`
 
 // navigate opens the step's target (a URL, or a path of BaseURL) and waits for waitUntil.
-func (r *runner) navigate(ctx context.Context, p *rod.Page, st store.Step, ph *phase) error {
+func (r *runner) navigate(ctx context.Context, p *rod.Page, st step.Step, ph *phase) error {
 	target, err := r.resolve(st.Target)
 	if err != nil {
 		return err
@@ -340,8 +340,8 @@ func (r *runner) resolve(target string) (*url.URL, error) {
 // waitNavigation waits until a navigation of the main frame has committed since mark and the
 // document it made has reached the step's waitUntil, and fails the step if that document is
 // an error page or an HTTP error.
-func (r *runner) waitNavigation(ctx context.Context, st store.Step, mark int, ph *phase) error {
-	event, ok := lifecycleEvent(waitUntil(st))
+func (r *runner) waitNavigation(ctx context.Context, st step.Step, mark int, ph *phase) error {
+	event, ok := lifecycleEvent(st.Event())
 	if !ok {
 		return failf("unknown waitUntil %q", st.WaitUntil)
 	}

@@ -25,13 +25,14 @@ import (
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/contract"
-	"github.com/openvitals/openvitals/internal/fieldqueue"
 	"github.com/openvitals/openvitals/internal/lambdatest"
 	"github.com/openvitals/openvitals/internal/multistep"
+	"github.com/openvitals/openvitals/internal/multistep/step"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/ux"
 )
 
 // TestMain removes the function binaries the tests built.
@@ -51,24 +52,27 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// lambdaFunctions reads the Makefile's LAMBDA_FUNCTIONS: every function `make build` builds
-// and the stack deploys.
+// lambdaFunctions lists the deployed functions: the directories under functions/ with a
+// main.go, which `make build` builds and the stack deploys.
 func lambdaFunctions(t *testing.T) []string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "Makefile"))
+	mains, err := filepath.Glob(filepath.Join(repoRoot(t), "functions", "*", "main.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?m)^LAMBDA_FUNCTIONS\s*:=((?:[^\n]*\\\n)*[^\n]*)`).FindSubmatch(raw)
-	if m == nil {
-		t.Fatal("no LAMBDA_FUNCTIONS in the Makefile")
+	var names []string
+	for _, m := range mains {
+		names = append(names, filepath.Base(filepath.Dir(m)))
 	}
-	return strings.Fields(strings.ReplaceAll(string(m[1]), "\\", " "))
+	if len(names) == 0 {
+		t.Fatal("no function under functions/")
+	}
+	return names
 }
 
 // TestMakefileBuildsWhatTheTestsStart keeps the Makefile's build and Build in step: the same
-// flags, and every function under functions/ that is a Lambda function (it calls
-// lambda.Start) is built for deployment.
+// flags, the Makefile's functions are the directories under functions/, and each of them is a
+// Lambda function (it calls lambda.Start).
 func TestMakefileBuildsWhatTheTestsStart(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "Makefile"))
 	if err != nil {
@@ -86,19 +90,27 @@ func TestMakefileBuildsWhatTheTestsStart(t *testing.T) {
 		t.Error("Makefile LAMBDA_GOENV is not GOOS=linux GOARCH=arm64 CGO_ENABLED=0")
 	}
 
-	built := lambdaFunctions(t)
+	derive := `(?m)^LAMBDA_FUNCTIONS\s*:=\s*\$\(sort \$\(patsubst functions/%/main.go,%,\$\(wildcard functions/\*/main.go\)\)\)\s*$`
+	if !regexp.MustCompile(derive).Match(raw) {
+		t.Error("the Makefile's LAMBDA_FUNCTIONS is not derived from functions/*/main.go")
+	}
 	dirs, err := os.ReadDir(filepath.Join(repoRoot(t), "functions"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	built := lambdaFunctions(t)
 	for _, d := range dirs {
-		src, err := os.ReadFile(filepath.Join(repoRoot(t), "functions", d.Name(), "main.go"))
-		if err != nil {
-			continue
+		if !slices.Contains(built, d.Name()) {
+			t.Errorf("functions/%s has no main.go: functions/ holds exactly the deployed Lambda functions", d.Name())
 		}
-		isLambda := strings.Contains(string(src), "lambda.Start(")
-		if isLambda != slices.Contains(built, d.Name()) {
-			t.Errorf("functions/%s: calls lambda.Start %v, built by make build %v", d.Name(), isLambda, !isLambda)
+	}
+	for _, name := range built {
+		src, err := os.ReadFile(filepath.Join(repoRoot(t), "functions", name, "main.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(src), "lambda.Start(") {
+			t.Errorf("functions/%s does not call lambda.Start: local programs belong under cmd/", name)
 		}
 	}
 }
@@ -136,7 +148,7 @@ func newEnv(t *testing.T) (*env, service.Clients, map[string]string) {
 		"purge":     awstest.Queue(t, clients, service.PurgeQueueSettings).URL(),
 		"audit":     awstest.Queue(t, clients, service.AuditQueueSettings).URL(),
 		"multistep": awstest.Queue(t, clients, service.MultistepQueueSettings).URL(),
-		"field":     awstest.Queue(t, clients, service.FieldQueueSettings).URL(),
+		"ux":        awstest.Queue(t, clients, service.UXQueueSettings).URL(),
 		"rum":       awstest.FIFOQueue(t, clients, service.RUMQueueSettings).URL(),
 		"beacon":    awstest.Queue(t, clients, service.BeaconQueueSettings).URL(),
 	}
@@ -159,7 +171,7 @@ func newEnv(t *testing.T) (*env, service.Clients, map[string]string) {
 		config: lambdatest.Config{
 			Table: st.Table(), Bucket: bucket,
 			PurgeQueue: urls["purge"], AuditQueue: urls["audit"], MultistepQueue: urls["multistep"],
-			RUMQueue: urls["rum"], BeaconQueue: urls["beacon"], FieldQueue: urls["field"],
+			RUMQueue: urls["rum"], BeaconQueue: urls["beacon"], UXQueue: urls["ux"],
 			Env: []string{
 				"AWS_ENDPOINT_URL_S3=" + s3srv.URL,
 				// What the browser image sets (the audit worker checks them at start).
@@ -268,8 +280,7 @@ func failures(t *testing.T, out []byte) []string {
 // TestEveryFunctionAnswersItsEvent starts each deployed function's bootstrap under the fake
 // Runtime API, configured as the stack configures it, and sends it one real event of its
 // kind: API Gateway HTTP events to the API functions, an EventBridge event to the scheduler,
-// SQS events to the queue consumers. Every function of the Makefile's LAMBDA_FUNCTIONS must
-// have a case here.
+// SQS events to the queue consumers. Every function under functions/ must have a case here.
 func TestEveryFunctionAnswersItsEvent(t *testing.T) {
 	e, clients, urls := newEnv(t)
 	ctx := context.Background()
@@ -324,7 +335,7 @@ func TestEveryFunctionAnswersItsEvent(t *testing.T) {
 			}
 		},
 
-		// The daily EventBridge rule: one audit per page and device.
+		// A daily EventBridge rule naming no job: one audit per page and device, among the rest.
 		"scheduler": func(t *testing.T) {
 			ev := map[string]any{
 				"version": "0", "id": "53dc4d37-cffa-4f76-80c9-8b7d4a4d2eaa", "detail-type": "Scheduled Event",
@@ -333,10 +344,10 @@ func TestEveryFunctionAnswersItsEvent(t *testing.T) {
 				"detail": map[string]any{},
 			}
 			var res struct {
-				Queued int `json:"queued"`
+				Audits []audit.Job `json:"audits"`
 			}
 			out := invoke(t, start(t, "scheduler", e), ev)
-			if err := json.Unmarshal(out, &res); err != nil || res.Queued != 2 {
+			if err := json.Unmarshal(out, &res); err != nil || len(res.Audits) != 2 {
 				t.Fatalf("scheduler answered %s (%v), want 2 audits queued (one page, two devices)", out, err)
 			}
 			q, err := queue.Open(ctx, clients.SQS, urls["audit"])
@@ -387,7 +398,7 @@ func TestEveryFunctionAnswersItsEvent(t *testing.T) {
 		// A redelivered message of a run already completed is done with; an unreadable one
 		// fails alone.
 		"multistep-worker": func(t *testing.T) {
-			test := store.Test{Alias: "Signup", Device: "desktop", Steps: []store.Step{{Type: "navigate", Target: "/"}}}
+			test := store.Test{Alias: "Signup", Device: "desktop", Steps: []step.Step{{Type: "navigate", Target: "/"}}}
 			if err := e.st.CreateTest(ctx, e.site, &test); err != nil {
 				t.Fatal(err)
 			}
@@ -413,15 +424,15 @@ func TestEveryFunctionAnswersItsEvent(t *testing.T) {
 		// A website's daily collection. Without a CrUX key (the stack's secret starts blank)
 		// and without the Search Console integration, it finishes with nothing to store, and
 		// says so in the day's run record.
-		"field-collector": func(t *testing.T) {
+		"ux-worker": func(t *testing.T) {
 			day := time.Now().UTC().Format("20060102")
-			body, _ := json.Marshal(fieldqueue.Job{Account: "acme", Website: w, Day: day, Queued: time.Now().UTC()})
-			if f := failures(t, invoke(t, start(t, "field-collector", e), sqsEvent(urls["field"], false, string(body)))); len(f) != 0 {
+			body, _ := json.Marshal(ux.Job{Account: "acme", Website: w, Day: day, Queued: time.Now().UTC()})
+			if f := failures(t, invoke(t, start(t, "ux-worker", e), sqsEvent(urls["ux"], false, string(body)))); len(f) != 0 {
 				t.Fatalf("collection failed: %v", f)
 			}
-			run, err := e.st.FieldRun(ctx, e.site, day)
+			run, err := e.st.UXRun(ctx, e.site, day)
 			if err != nil || run.Finished.IsZero() || run.UXRecords != 0 || run.SearchPages != 0 {
-				t.Errorf("field run of %s: %+v (%v), want a finished run with nothing collected", day, run, err)
+				t.Errorf("ux run of %s: %+v (%v), want a finished run with nothing collected", day, run, err)
 			}
 		},
 

@@ -27,8 +27,9 @@ import (
 	"golang.org/x/net/html"
 )
 
-// chromiumFlags are the flags every openvitals Chromium runs with (see the brief of issue 3 and
-// notes/browser.md: Debian's wrapper never adds --disable-dev-shm-usage itself).
+// chromiumFlags are the flags every openvitals Chromium runs with, as browser.Options launches
+// it: headless without sandbox or GPU, nothing in the background, and /dev/shm left alone
+// (Debian's wrapper never adds --disable-dev-shm-usage itself).
 var chromiumFlags = []string{
 	"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 	"--disable-background-networking", "--disable-component-update", "--disable-sync",

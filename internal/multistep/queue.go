@@ -1,9 +1,11 @@
-// Package multistep queues runs of multistep tests: runs are recorded as queued and sent to
-// SQS on demand, for every test of a website, or daily. The runworker package plays them.
+// Package multistep is the domain of multistep tests: it queues their runs (recorded as queued
+// and sent to SQS on demand, for every test of a website, or daily). The multistepworker package
+// plays them, with the journey engine beneath.
 package multistep
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -12,9 +14,6 @@ import (
 	"github.com/openvitals/openvitals/internal/store"
 )
 
-// MaxAttempts is how many times SQS delivers a run message before its dead-letter queue.
-const MaxAttempts = 3
-
 // Job is the body of a run message: enough to find the run's item directly.
 type Job struct {
 	Account string    `json:"account"`
@@ -22,6 +21,14 @@ type Job struct {
 	Test    string    `json:"test"`
 	Run     string    `json:"run"`
 	Created time.Time `json:"created"`
+}
+
+// Check tells whether a message names the run to play.
+func (j Job) Check() error {
+	if j.Account == "" || j.Website == "" || j.Test == "" || j.Run == "" {
+		return errors.New("a run needs account, website, test and run")
+	}
+	return nil
 }
 
 // Queue records runs and queues them.
@@ -75,17 +82,16 @@ func (q *Queue) Daily(ctx context.Context, now time.Time) (int, error) {
 		if err != nil {
 			return queued, err
 		}
-		var due []store.Test
-		for _, t := range tests {
-			fresh, err := q.store.MarkTestQueued(ctx, ref, t.ID, day)
-			if err != nil {
-				return queued, err
-			}
-			if fresh {
-				due = append(due, t)
-			}
-		}
-		runs, err := q.send(ctx, w, due)
+		// A run whose message could not be sent is recorded failed rather than queued again.
+		runs, err := queue.SendOnce(ctx, tests,
+			func(ctx context.Context, t store.Test) (bool, error) {
+				return q.store.MarkTestQueued(ctx, ref, t.ID, day)
+			},
+			func(context.Context, store.Test) error { return nil },
+			func(ctx context.Context, due []store.Test) (int, error) {
+				runs, err := q.send(ctx, w, due)
+				return len(runs), err
+			})
 		queued += len(runs)
 		if err != nil {
 			return queued, err

@@ -50,6 +50,11 @@ func (q *Queue) Send(ctx context.Context, v any) error {
 	return nil
 }
 
+// MaxReceives is how many times SQS delivers a message of any of openvitals' queues before
+// moving it to the queue's dead-letter queue, locally as in the CDK stack; progress tracking
+// knows a job's last attempt by it.
+const MaxReceives = 3
+
 // Settings are how a queue created by Create behaves.
 type Settings struct {
 	// VisibilityTimeout is how long a received message stays hidden before it is delivered

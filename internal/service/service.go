@@ -1,20 +1,18 @@
 // Package service reads openvitals' configuration from the environment and builds the clients
-// and components every function shares. Lambda mains and the local service both start here,
-// so that the code that runs locally is the code that runs in AWS.
+// every function shares: the table, the bucket, the queues, the credentials keyring and the
+// secrets. Lambda mains and the local programs all start here, so that the code that runs
+// locally is the code that runs in AWS; each pipeline and the API build their own parts from it.
 package service
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -22,64 +20,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/openvitals/openvitals/internal/api"
-	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/blobstore"
-	"github.com/openvitals/openvitals/internal/fieldqueue"
-	"github.com/openvitals/openvitals/internal/multistep"
-	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/queue"
-	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/store"
 )
-
-// Config is what the functions read from the environment.
-type Config struct {
-	Table      string // OPENVITALS_TABLE
-	Bucket     string // OPENVITALS_BUCKET
-	PurgeQueue string // OPENVITALS_PURGE_QUEUE: a queue name or URL
-	AuditQueue string // OPENVITALS_AUDIT_QUEUE: a queue name or URL
-	// MultistepQueue is OPENVITALS_MULTISTEP_QUEUE: a queue name or URL.
-	MultistepQueue string
-	// FieldQueue is OPENVITALS_FIELD_QUEUE: the queue of daily field-data collections, one
-	// message per website, a name or URL.
-	FieldQueue string
-	// BeaconQueue is OPENVITALS_BEACON_QUEUE: the standard queue collect sends page views to,
-	// a name or URL.
-	BeaconQueue string
-	// RUMQueue is OPENVITALS_RUM_QUEUE: the FIFO queue (name ends in .fifo) the rebatcher sends
-	// page views to, per website, for the aggregator; a name or URL.
-	RUMQueue string
-	// TrustViewerCountry is OPENVITALS_TRUST_VIEWER_COUNTRY: take a beacon's country from the
-	// CloudFront-Viewer-Country header (true only where CloudFront sets it).
-	TrustViewerCountry bool
-}
-
-// ConfigFromEnv reads Config, with the defaults the local service uses.
-func ConfigFromEnv() Config {
-	return Config{
-		Table:          env("OPENVITALS_TABLE", "openvitals"),
-		Bucket:         env("OPENVITALS_BUCKET", "openvitals"),
-		PurgeQueue:     env("OPENVITALS_PURGE_QUEUE", "openvitals-purge"),
-		AuditQueue:     env("OPENVITALS_AUDIT_QUEUE", "openvitals-audit"),
-		MultistepQueue: env("OPENVITALS_MULTISTEP_QUEUE", "openvitals-multistep"),
-		FieldQueue:     env("OPENVITALS_FIELD_QUEUE", "openvitals-field"),
-		BeaconQueue:    env("OPENVITALS_BEACON_QUEUE", "openvitals-beacons"),
-		RUMQueue:       env("OPENVITALS_RUM_QUEUE", "openvitals-rum.fifo"),
-		TrustViewerCountry: func() bool {
-			v, err := strconv.ParseBool(os.Getenv("OPENVITALS_TRUST_VIEWER_COUNTRY"))
-			return err == nil && v
-		}(),
-	}
-}
-
-func env(name, fallback string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return fallback
-}
 
 // Clients are the AWS clients, configured from the SDK's own environment variables
 // (AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL_S3, ...).
@@ -115,87 +60,56 @@ func NewClients(ctx context.Context) (Clients, error) {
 	}, nil
 }
 
-// Service is openvitals' components, wired.
+// Queues are the opened queues of every pipeline.
+type Queues struct {
+	Purge, Audit, Multistep, UX, Beacon, RUM *queue.Queue
+}
+
+// Service is the configuration and the clients built from it: the table, the bucket, the
+// queues, the credentials keyring and the secrets.
 type Service struct {
-	Config     Config
-	Log        *slog.Logger
-	Store      *store.Store
-	Objects    *blobstore.Bucket
-	PurgeQueue *purge.Queue
-	Purger     *purge.Worker
-	AuditQueue *queue.Queue
-	Scheduler  *audit.Scheduler
-	// MultistepQueue carries run messages; Runs records and queues runs.
-	MultistepQueue *queue.Queue
-	Runs           *multistep.Queue
-	// FieldQueue carries the daily field-data collections; FieldScheduler queues them.
-	FieldQueue     *queue.Queue
-	FieldScheduler *fieldqueue.Scheduler
+	Config  Config
+	Log     *slog.Logger
+	Store   *store.Store
+	Objects *blobstore.Bucket
+	Queues  Queues
 	// Credentials seals and opens the integration credentials stored in the table.
 	Credentials *seal.Keyring
 	secrets     *secretsmanager.Client
-	// BeaconQueue carries page views from collect to the rebatcher, RUMQueue from the
-	// rebatcher to the aggregator.
-	BeaconQueue *queue.Queue
-	RUMQueue    *queue.Queue
-	API         *api.Server
 }
 
-// New builds the service over existing resources (Provision creates them locally). Given a
-// queue URL, as CDK gives the functions, it makes no network call, so a cold start pays only
-// for building clients.
+// New builds the service over existing resources (Provision creates them locally). Given queue
+// URLs, as CDK gives the functions, it makes no network call, so a cold start pays only for
+// building clients.
 func New(cfg Config, clients Clients, log *slog.Logger) (*Service, error) {
-	st := store.New(clients.DynamoDB, cfg.Table)
-	objects := blobstore.New(clients.S3, cfg.Bucket)
-	q, err := queue.Open(context.Background(), clients.SQS, cfg.PurgeQueue)
-	if err != nil {
-		return nil, err
+	svc := &Service{
+		Config: cfg, Log: log,
+		Store:       store.New(clients.DynamoDB, cfg.Table),
+		Objects:     blobstore.New(clients.S3, cfg.Bucket),
+		Credentials: seal.NewKeyring(credentialsKey(clients.SecretsManager, log)),
+		secrets:     clients.SecretsManager,
 	}
-	pq := purge.NewQueue(q)
-	aq, err := queue.Open(context.Background(), clients.SQS, cfg.AuditQueue)
-	if err != nil {
-		return nil, err
+	for _, q := range cfg.queues(&svc.Queues) {
+		opened, err := queue.Open(context.Background(), clients.SQS, q.name)
+		if err != nil {
+			return nil, err
+		}
+		*q.opened = opened
 	}
-	sched := audit.NewScheduler(st, aq, log)
-	mq, err := queue.Open(context.Background(), clients.SQS, cfg.MultistepQueue)
-	if err != nil {
-		return nil, err
-	}
-	runs := multistep.NewQueue(st, mq, log)
-	fq, err := queue.Open(context.Background(), clients.SQS, cfg.FieldQueue)
-	if err != nil {
-		return nil, err
-	}
-	credentials := seal.NewKeyring(credentialsKey(clients.SecretsManager, log))
-	rq, err := queue.Open(context.Background(), clients.SQS, cfg.RUMQueue)
-	if err != nil {
-		return nil, err
-	}
-	bq, err := queue.Open(context.Background(), clients.SQS, cfg.BeaconQueue)
-	if err != nil {
-		return nil, err
-	}
-	return &Service{
-		Config: cfg, Log: log, Store: st, Objects: objects, PurgeQueue: pq,
-		Purger:     purge.NewWorker(st, objects, log),
-		AuditQueue: aq, Scheduler: sched, MultistepQueue: mq, Runs: runs, RUMQueue: rq, BeaconQueue: bq,
-		FieldQueue: fq, FieldScheduler: fieldqueue.NewScheduler(st, fq, log),
-		Credentials: credentials, secrets: clients.SecretsManager,
-		API: api.New(api.Deps{Store: st, Purger: pq, Auditor: sched, Runner: runs, Reports: objects, Log: log, Credentials: credentials,
-			AllowLocalTargets: AllowsLocalTargets(),
-			Beacons:           rum.NewCollector(bq), Field: rum.NewReader(st),
-			TrustViewerCountry: cfg.TrustViewerCountry}),
-	}, nil
+	return svc, nil
 }
 
 // FromEnv builds the service from the environment; every Lambda main starts with it.
 func FromEnv(ctx context.Context) (*Service, error) {
+	cfg, err := ConfigFromEnv()
+	if err != nil {
+		return nil, err
+	}
 	clients, err := NewClients(ctx)
 	if err != nil {
 		return nil, err
 	}
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	return New(ConfigFromEnv(), clients, log)
+	return New(cfg, clients, slog.New(slog.NewJSONHandler(os.Stderr, nil)))
 }
 
 // Provision creates the table, queues and bucket the configuration names, where they do not
@@ -204,141 +118,63 @@ func Provision(ctx context.Context, cfg Config, clients Clients) error {
 	if err := store.New(clients.DynamoDB, cfg.Table).CreateTable(ctx); err != nil {
 		return err
 	}
-	if _, err := queue.Create(ctx, clients.SQS, cfg.PurgeQueue, PurgeQueueSettings); err != nil {
-		return err
-	}
-	if _, err := queue.Create(ctx, clients.SQS, cfg.AuditQueue, AuditQueueSettings); err != nil {
-		return err
-	}
-	if _, err := queue.Create(ctx, clients.SQS, cfg.MultistepQueue, MultistepQueueSettings); err != nil {
-		return err
-	}
-	if _, err := queue.Create(ctx, clients.SQS, cfg.FieldQueue, FieldQueueSettings); err != nil {
-		return err
-	}
-	if _, err := queue.Create(ctx, clients.SQS, cfg.RUMQueue, RUMQueueSettings); err != nil {
-		return err
-	}
-	if _, err := queue.Create(ctx, clients.SQS, cfg.BeaconQueue, BeaconQueueSettings); err != nil {
-		return err
+	for _, q := range cfg.queues(&Queues{}) {
+		if _, err := queue.Create(ctx, clients.SQS, q.name, q.settings); err != nil {
+			return err
+		}
 	}
 	return blobstore.New(clients.S3, cfg.Bucket).Create(ctx)
 }
 
-// AuditQueueSettings are the local audit queue's: an audit of 3 Lighthouse runs takes about a
-// minute here, so a message stays hidden for 5 minutes before a retry, and a page that fails
-// three times goes to the dead-letter queue. (In AWS the visibility must exceed the worker's
-// 15-minute timeout; the CDK stack sets it.)
-var AuditQueueSettings = queue.Settings{VisibilityTimeout: 5 * time.Minute, MaxReceives: 3}
-
-// MultistepQueueSettings are the local multistep queue's: a run takes at most 3 minutes.
-var MultistepQueueSettings = queue.Settings{VisibilityTimeout: 5 * time.Minute, MaxReceives: 3}
-
-// FieldQueueSettings are the local field queue's: a website of a hundred pages takes about a
-// minute and a half of CrUX queries at 150 a minute, and up to 15 minutes when the API keeps
-// answering 429, so a message stays hidden for 15 minutes before a retry.
-var FieldQueueSettings = queue.Settings{VisibilityTimeout: 15 * time.Minute, MaxReceives: fieldqueue.MaxAttempts}
-
-// BeaconQueueSettings are the local beacon queue's: a regrouping takes milliseconds.
-var BeaconQueueSettings = queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 3}
-
-// RUMQueueSettings are the local RUM queue's: a fold takes well under a second.
-var RUMQueueSettings = queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 3}
-
-// PurgeQueueSettings match the purge queue of the CDK stack.
-var PurgeQueueSettings = queue.Settings{VisibilityTimeout: 5 * time.Minute, MaxReceives: 3}
-
-// AllowsLocalTargets tells whether OPENVITALS_ALLOW_PRIVATE_TARGETS opens loopback and private
-// targets (local use and tests only); websites may then be IP addresses with a port.
-func AllowsLocalTargets() bool {
-	// Read here rather than through the browser package, which the API functions do not link.
-	allow, err := strconv.ParseBool(os.Getenv("OPENVITALS_ALLOW_PRIVATE_TARGETS"))
-	return err == nil && allow
+// namedQueue is a configured queue: its name or URL, its local settings, and where the opened
+// queue goes.
+type namedQueue struct {
+	name     string
+	settings queue.Settings
+	opened   **queue.Queue
 }
 
-// DailyResult is what the daily handler queued: the audits, and the field-data collections.
-type DailyResult struct {
-	audit.DailyResult
-	FieldQueued int              `json:"fieldQueued"`
-	FieldJobs   []fieldqueue.Job `json:"fieldJobs,omitempty"`
+// queues lists the configured queues, each opening into its field of qs.
+func (c Config) queues(qs *Queues) []namedQueue {
+	return []namedQueue{
+		{c.PurgeQueue, PurgeQueueSettings, &qs.Purge},
+		{c.AuditQueue, AuditQueueSettings, &qs.Audit},
+		{c.MultistepQueue, MultistepQueueSettings, &qs.Multistep},
+		{c.UXQueue, UXQueueSettings, &qs.UX},
+		{c.BeaconQueue, BeaconQueueSettings, &qs.Beacon},
+		{c.RUMQueue, RUMQueueSettings, &qs.RUM},
+	}
 }
 
-// The daily jobs an event may ask for. AWS runs each from a rule of its own (at an hour of its
-// own); an event naming none, as the local clock and make daily send, runs all three.
-const (
-	JobAudits    = "audits"
-	JobMultistep = "multistep"
-	JobField     = "field"
+// The local queues' settings. (In AWS the visibility must be six times the consumer's Lambda
+// timeout; the CDK stack sets it.)
+var (
+	// PurgeQueueSettings: a purge takes seconds.
+	PurgeQueueSettings = queue.Settings{VisibilityTimeout: 5 * time.Minute, MaxReceives: queue.MaxReceives}
+	// AuditQueueSettings: an audit of 3 Lighthouse runs takes about a minute here, so a
+	// message stays hidden for 5 minutes before a retry.
+	AuditQueueSettings = queue.Settings{VisibilityTimeout: 5 * time.Minute, MaxReceives: queue.MaxReceives}
+	// MultistepQueueSettings: a run takes at most 3 minutes.
+	MultistepQueueSettings = queue.Settings{VisibilityTimeout: 5 * time.Minute, MaxReceives: queue.MaxReceives}
+	// UXQueueSettings: a website of a hundred pages takes about a minute and a half of CrUX
+	// queries at 150 a minute, and up to 15 minutes when the API keeps answering 429.
+	UXQueueSettings = queue.Settings{VisibilityTimeout: 15 * time.Minute, MaxReceives: queue.MaxReceives}
+	// BeaconQueueSettings: a regrouping takes milliseconds.
+	BeaconQueueSettings = queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: queue.MaxReceives}
+	// RUMQueueSettings: a fold takes well under a second.
+	RUMQueueSettings = queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: queue.MaxReceives}
 )
 
-// dailyJobs reads the jobs an event's detail names: {"jobs": ["audits", ...]}.
-func dailyJobs(ev events.CloudWatchEvent) (map[string]bool, error) {
-	var detail struct {
-		Jobs []string `json:"jobs"`
-	}
-	if len(ev.Detail) > 0 {
-		if err := json.Unmarshal(ev.Detail, &detail); err != nil {
-			return nil, fmt.Errorf("daily event detail: %w", err)
-		}
-	}
-	jobs := map[string]bool{}
-	for _, j := range detail.Jobs {
-		if j != JobAudits && j != JobMultistep && j != JobField {
-			return nil, fmt.Errorf("daily event: unknown job %q", j)
-		}
-		jobs[j] = true
-	}
-	if len(jobs) == 0 {
-		jobs = map[string]bool{JobAudits: true, JobMultistep: true, JobField: true}
-	}
-	return jobs, nil
+// CrUXAPIKey returns the Chrome UX Report API key: OPENVITALS_CRUX_API_KEY, or in AWS the
+// secret OPENVITALS_CRUX_API_KEY_SECRET names; "" when there is none (CrUX is then skipped).
+func (s *Service) CrUXAPIKey(ctx context.Context) (string, error) {
+	return secret(ctx, s.secrets, "OPENVITALS_CRUX_API_KEY", "OPENVITALS_CRUX_API_KEY_SECRET")
 }
 
-// Daily is the scheduler function's handler, invoked by the daily EventBridge rules (and by
-// make daily and the local clock): it queues the day's audits, multistep runs and field-data
-// collections (those the event names; all when it names none), then queues again the purges
-// whose message was lost more than 15 minutes ago.
-func (s *Service) Daily(ctx context.Context, ev events.CloudWatchEvent) (DailyResult, error) {
-	jobs, err := dailyJobs(ev)
-	if err != nil {
-		return DailyResult{}, err
-	}
-	var res DailyResult
-	if jobs[JobAudits] {
-		res.DailyResult, err = s.Scheduler.HandleEvent(ctx, ev)
-	}
-	at := ev.Time
-	if at.IsZero() {
-		at = time.Now()
-	}
-	if jobs[JobMultistep] {
-		if _, rerr := s.Runs.Daily(ctx, at); rerr != nil && err == nil {
-			err = rerr
-		}
-	}
-	if jobs[JobField] {
-		fjobs, ferr := s.FieldScheduler.Daily(ctx, at)
-		res.FieldQueued, res.FieldJobs = len(fjobs), fjobs
-		if ferr != nil && err == nil {
-			err = ferr
-		}
-	}
-	if n, serr := purge.Sweep(ctx, s.Store, s.PurgeQueue, 15*time.Minute); serr != nil {
-		s.Log.ErrorContext(ctx, "sweep pending purges", "err", serr)
-	} else if n > 0 {
-		s.Log.InfoContext(ctx, "queued pending purges again", "purges", n)
-	}
-	return res, err
-}
-
-// Secret returns the value of the environment variable valueEnv or, when it is empty, the
+// secret returns the value of the environment variable valueEnv or, when it is empty, the
 // string of the Secrets Manager secret (ARN or name) in the variable secretEnv; "" when
 // neither is set. In AWS the values live in Secrets Manager; locally and in tests, in the
 // environment.
-func (s *Service) Secret(ctx context.Context, valueEnv, secretEnv string) (string, error) {
-	return secret(ctx, s.secrets, valueEnv, secretEnv)
-}
-
 func secret(ctx context.Context, sm *secretsmanager.Client, valueEnv, secretEnv string) (string, error) {
 	if v := strings.TrimSpace(os.Getenv(valueEnv)); v != "" {
 		return v, nil
@@ -377,14 +213,4 @@ func credentialsKey(sm *secretsmanager.Client, log *slog.Logger) func(context.Co
 		log.Warn("OPENVITALS_CREDENTIALS_KEY is not set: integration credentials are sealed under a key made for this process, and those stored will not open after a restart")
 		return seal.GenerateKey(), nil
 	}
-}
-
-// TargetScheme reads OPENVITALS_TARGET_SCHEME: "https" (the default), or "http" for local use
-// and tests.
-func TargetScheme() (string, error) {
-	scheme := env("OPENVITALS_TARGET_SCHEME", "https")
-	if scheme != "https" && scheme != "http" {
-		return "", fmt.Errorf("OPENVITALS_TARGET_SCHEME=%q: want https or http", scheme)
-	}
-	return scheme, nil
 }

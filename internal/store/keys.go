@@ -139,8 +139,8 @@ func searchSK(page, day string) string { return PageItemsPrefix(page) + "SEARCH#
 // integrationSK keys a website's integration of one kind ("search-console").
 func integrationSK(kind string) string { return "INTEGRATION#" + kind }
 
-// fieldQueuedSK marks that a website's daily field-data collection was queued for a UTC day;
-// fieldRunSK records how that collection went.
-func fieldQueuedSK(day string) string { return "FIELD#QUEUED#" + day }
+// uxQueuedSK marks that a website's daily user-experience data collection was queued for a UTC day;
+// uxRunSK records how that collection went.
+func uxQueuedSK(day string) string { return "UX#QUEUED#" + day }
 
-func fieldRunSK(day string) string { return "FIELD#RUN#" + day }
+func uxRunSK(day string) string { return "UX#RUN#" + day }

@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/openvitals/openvitals/internal/multistep/step"
 )
 
 // Test is a multistep test: a scripted browser journey through a website.
@@ -16,17 +18,8 @@ type Test struct {
 	ID      string
 	Alias   string
 	Device  string // "desktop" or "mobile"
-	Steps   []Step
+	Steps   []step.Step
 	Created time.Time
-}
-
-// Step is one action of a multistep test.
-type Step struct {
-	Type              string
-	Target            string `dynamodbav:",omitempty"`
-	Value             string `dynamodbav:",omitempty"`
-	WaitForNavigation bool
-	WaitUntil         string `dynamodbav:",omitempty"`
 }
 
 type testItem struct {
@@ -38,7 +31,7 @@ type testItem struct {
 
 func (s *Store) testItem(w Website, t Test) testItem {
 	if t.Steps == nil {
-		t.Steps = []Step{}
+		t.Steps = []step.Step{}
 	}
 	return testItem{PK: websitePK(w.Account, w.ID), SK: testSK(t.ID), Type: "test", Test: t}
 }

@@ -1,0 +1,75 @@
+// Command keys creates accounts and API keys, or revokes keys, directly in the table of any
+// deployment: DynamoDB Local or AWS, whichever the usual AWS environment variables reach.
+//
+//	go run ./cmd/keys create -account acme -role admin [-name ci] [-key SECRET]
+//	go run ./cmd/keys revoke -key SECRET
+//
+// The table is OPENVITALS_TABLE (default "openvitals"; for AWS, the stack's TableName output).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/openvitals/openvitals/internal/apikey"
+	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "keys:", err)
+		os.Exit(2)
+	}
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) == 0 || (args[0] != "create" && args[0] != "revoke") {
+		return fmt.Errorf("usage: keys create -account NAME -role admin|viewer [-name LABEL] [-key SECRET] | keys revoke -key SECRET")
+	}
+	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
+	account := fs.String("account", "", "account name (created if new): 1 to 64 of a-z, 0-9, '-' and '_'")
+	role := fs.String("role", "admin", "admin or viewer")
+	name := fs.String("name", "", "a label for the key, e.g. who uses it")
+	key := fs.String("key", "", "the key's secret; omitted on create, a random one is generated")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	cfg, err := service.ConfigFromEnv()
+	if err != nil {
+		return err
+	}
+	clients, err := service.NewClients(ctx)
+	if err != nil {
+		return err
+	}
+	st := store.New(clients.DynamoDB, cfg.Table)
+
+	if args[0] == "revoke" {
+		if *key == "" {
+			return fmt.Errorf("revoke needs -key")
+		}
+		if err := st.DeleteAPIKey(ctx, apikey.Hash(*key)); err != nil {
+			return err
+		}
+		fmt.Fprintln(out, "revoked")
+		return nil
+	}
+
+	secret := *key
+	if secret == "" {
+		secret = apikey.Generate()
+	}
+	grants, err := apikey.ParseGrants(*account + ":" + *role + ":" + secret)
+	if err != nil {
+		return err
+	}
+	if err := apikey.Provision(ctx, st, grants[0], *name); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "account %s, %s key (only its hash is stored; keep it now):\n%s\n", *account, *role, secret)
+	return nil
+}

@@ -1,0 +1,222 @@
+// Command local runs all of openvitals in one process for development: the whole REST API on
+// OPENVITALS_ADDR, every worker polling its queue as Lambda's event source mappings would, a
+// clock standing in for the daily EventBridge rules, and an in-process S3 stand-in, over
+// DynamoDB Local and the SQS stand-in that `make run` starts.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/openvitals/openvitals/internal/api"
+	"github.com/openvitals/openvitals/internal/apikey"
+	"github.com/openvitals/openvitals/internal/purge"
+	"github.com/openvitals/openvitals/internal/schedule"
+	"github.com/openvitals/openvitals/internal/service"
+)
+
+func main() {
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, log); err != nil {
+		log.Error("openvitals stopped", "err", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, log *slog.Logger) error {
+	setDefault("AWS_REGION", "us-east-1")
+	setDefault("AWS_ACCESS_KEY_ID", "test")
+	setDefault("AWS_SECRET_ACCESS_KEY", "test")
+	setDefault("AWS_EC2_METADATA_DISABLED", "true")
+	if os.Getenv("AWS_ENDPOINT_URL_S3") == "" {
+		addr, err := serveS3(ctx, envOr("OPENVITALS_S3_ADDR", "127.0.0.1:9090"), log)
+		if err != nil {
+			return err
+		}
+		os.Setenv("AWS_ENDPOINT_URL_S3", "http://"+addr)
+	}
+
+	cfg, err := service.ConfigFromEnv()
+	if err != nil {
+		return err
+	}
+	clients, err := service.NewClients(ctx)
+	if err != nil {
+		return err
+	}
+	if err := service.Provision(ctx, cfg, clients); err != nil {
+		return fmt.Errorf("create table, queues and bucket (are the stand-ins running? use make run): %w", err)
+	}
+	svc, err := service.New(cfg, clients, log)
+	if err != nil {
+		return err
+	}
+	if err := provisionKeys(ctx, svc); err != nil {
+		return err
+	}
+	stopWorkers, err := startWorkers(ctx, svc)
+	if err != nil {
+		return err
+	}
+	defer stopWorkers()
+	go sweepPurges(ctx, svc)
+	hour, err := dailyHour()
+	if err != nil {
+		return err
+	}
+	go runDaily(ctx, schedule.New(svc), hour, log)
+
+	addr := envOr("OPENVITALS_ADDR", "127.0.0.1:8080")
+	srv := &http.Server{Addr: addr, Handler: logRequests(api.FromService(svc).Handler(), log), ReadHeaderTimeout: 10 * time.Second}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	log.Info("openvitals is serving", "url", "http://"+ln.Addr().String(), "table", cfg.Table, "bucket", cfg.Bucket)
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// provisionKeys creates the accounts and keys of OPENVITALS_KEYS or, when it is unset, the
+// account "local" with a fresh admin key, printed once.
+func provisionKeys(ctx context.Context, svc *service.Service) error {
+	spec := os.Getenv("OPENVITALS_KEYS")
+	if spec == "" {
+		g := apikey.Grant{Account: "local", Role: "admin", Key: apikey.Generate()}
+		if err := apikey.Provision(ctx, svc.Store, g, "make run"); err != nil {
+			return err
+		}
+		fmt.Printf("\nAccount %q, admin API key (shown once):\n\n    %s\n\n", g.Account, g.Key)
+		return nil
+	}
+	grants, err := apikey.ParseGrants(spec)
+	if err != nil {
+		return fmt.Errorf("OPENVITALS_KEYS: %w", err)
+	}
+	for _, g := range grants {
+		if err := apikey.Provision(ctx, svc.Store, g, "OPENVITALS_KEYS"); err != nil {
+			return err
+		}
+	}
+	svc.Log.Info("API keys from OPENVITALS_KEYS are ready", "keys", len(grants))
+	return nil
+}
+
+// sweepPurges queues again, at start and then every ten minutes, the purges whose message was
+// lost (in AWS the daily scheduler does this).
+func sweepPurges(ctx context.Context, svc *service.Service) {
+	for {
+		if n, err := purge.Sweep(ctx, svc.Store, purge.NewQueue(svc.Queues.Purge), 5*time.Minute); err != nil {
+			svc.Log.Error("sweep pending purges", "err", err)
+		} else if n > 0 {
+			svc.Log.Info("queued pending purges again", "purges", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(10 * time.Minute):
+		}
+	}
+}
+
+// dailyHour reads OPENVITALS_DAILY_HOUR, the UTC hour of the daily audits (default 3).
+func dailyHour() (int, error) {
+	v := envOr("OPENVITALS_DAILY_HOUR", "3")
+	h, err := strconv.Atoi(v)
+	if err != nil || h < 0 || h > 23 {
+		return 0, fmt.Errorf("OPENVITALS_DAILY_HOUR=%q: want 0 to 23", v)
+	}
+	return h, nil
+}
+
+// runDaily plays EventBridge's daily rules: once a minute it checks the clock, and in the daily
+// hour it invokes the scheduler's handler with an event naming no job, so all of them run
+// (each queues nothing twice the same day).
+func runDaily(ctx context.Context, sched *schedule.Scheduler, hour int, log *slog.Logger) {
+	tick := time.NewTicker(time.Minute)
+	defer tick.Stop()
+	lastDay := ""
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-tick.C:
+			now = now.UTC()
+			if now.Hour() != hour || now.Format("20060102") == lastDay {
+				continue
+			}
+			lastDay = now.Format("20060102")
+			res, err := sched.Handle(ctx, events.CloudWatchEvent{Source: "openvitals.local", DetailType: "Scheduled Event", Time: now})
+			if err != nil {
+				log.Error("daily schedule", "err", err)
+				continue
+			}
+			log.Info("daily work queued", "day", res.Day, "audits", len(res.Audits), "runs", res.Runs, "uxCollections", len(res.UX))
+		}
+	}
+}
+
+// serveS3 runs the in-process S3 stand-in (gofakes3, in memory) and returns its address.
+func serveS3(ctx context.Context, addr string, log *slog.Logger) (string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("S3 stand-in: %w", err)
+	}
+	srv := &http.Server{Handler: gofakes3.New(s3mem.New()).Server(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	go func() { <-ctx.Done(); _ = srv.Close() }()
+	log.Info("S3 stand-in (gofakes3, in memory) is serving", "url", "http://"+ln.Addr().String())
+	return ln.Addr().String(), nil
+}
+
+func logRequests(h http.Handler, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		h.ServeHTTP(rec, r)
+		log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "ms", time.Since(start).Milliseconds())
+	})
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) { w.status = code; w.ResponseWriter.WriteHeader(code) }
+
+func setDefault(name, value string) {
+	if os.Getenv(name) == "" {
+		os.Setenv(name, value)
+	}
+}
+
+func envOr(name, fallback string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return fallback
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"strconv"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// auditRuns is OPENVITALS_AUDIT_RUNS: Lighthouse runs per audit, of which the median is kept.
+const auditRuns = 3
+
+// Sizes of the audit worker.
+const (
+	// auditWorkerMemoryMB: Chromium and Lighthouse peak at ~1.7 GB, and more memory is more
+	// CPU (Lighthouse's timings are steadier with it). 3008 MB is also the most a new AWS
+	// account may give a function until its Lambda quotas are raised.
+	auditWorkerMemoryMB = 3008
+	// auditWorkerTmpMB: /tmp holds each audit's Chromium profile and reports.
+	auditWorkerTmpMB = 1024
+	// auditWorkerTimeoutMinutes is the longest Lambda allows. Three Lighthouse runs,
+	// Navigation Timing and html-validate take about a minute, a slow page several.
+	auditWorkerTimeoutMinutes = 15
+	// auditVisibilityTimeoutMinutes is how long a received audit message stays hidden: six
+	// times the worker's timeout, as AWS advises for SQS event sources, so that the event
+	// source's own retries (after throttling, say) finish before SQS hands the message out
+	// again.
+	auditVisibilityTimeoutMinutes = 6 * auditWorkerTimeoutMinutes
+)
+
+// auditPipeline runs the lab audits: the scheduler and the API queue one message per page and
+// device, the audit worker (Lighthouse in Chromium, a container function of the browser image)
+// audits it and records the result.
+type auditPipeline struct {
+	c constructs.Construct
+	s *shared
+	// queue carries one message per page and device to audit.
+	queue *workQueue
+}
+
+// newAuditPipeline creates the audit queue, its dead-letter queue and their alarms under
+// scope/id; addFunctions adds the worker.
+func newAuditPipeline(scope constructs.Construct, id string, s *shared) *auditPipeline {
+	c := constructs.NewConstruct(scope, jsii.String(id))
+	// An audit may fail (DNS failure, timeout, HTTP error, Lighthouse runtimeError): it is
+	// retried, then parked; its last error is already on the page (the worker records it on
+	// every failure).
+	q := newWorkQueue(c, "audit", queueProps{
+		visibility: awscdk.Duration_Minutes(jsii.Number(auditVisibilityTimeoutMinutes)),
+		// The daily burst of audits drains at about one audit a minute per worker.
+		depth:          depthAlarm{1, 60, 12, "audits have waited for 12 hours: raise auditMaxConcurrency, or look at the audit worker's errors"},
+		description:    "SQS queue feeding the audit worker",
+		dlqDescription: "Audits that failed every attempt (the page shows the last error)",
+	})
+	newQueueAlarms(c, s.alarmTopic, q)
+	return &auditPipeline{c: c, s: s, queue: q}
+}
+
+// workQueues returns the audit queue.
+func (p *auditPipeline) workQueues() []*workQueue { return []*workQueue{p.queue} }
+
+// addFunctions creates the audit worker, fed by the audit queue.
+func (p *auditPipeline) addFunctions(fns *functionFactory) {
+	worker := fns.browserFunction(p.c, auditWorkerFunction, browserFunctionProps{
+		description: "openvitals audit worker: Lighthouse in headless Chromium, one page and device per message",
+		memoryMB:    auditWorkerMemoryMB,
+		tmpMB:       auditWorkerTmpMB,
+		timeout:     awscdk.Duration_Minutes(jsii.Number(auditWorkerTimeoutMinutes)),
+		environment: map[string]*string{
+			"OPENVITALS_AUDIT_RUNS":        jsii.String(strconv.Itoa(auditRuns)),
+			"OPENVITALS_NODE":              jsii.String(imageNode),
+			"OPENVITALS_LIGHTHOUSE_RUNNER": jsii.String(imageRunner),
+			"OPENVITALS_CHROMIUM_BIN":      jsii.String(imageChromium),
+		},
+	})
+	p.s.data.table.GrantReadWriteData(worker)
+	p.s.data.bucket.GrantPut(worker, nil)
+	// One message per invocation: a worker audits one page at a time (two Lighthouse runs at
+	// once skew each other's timings), and a failure is retried alone.
+	p.queue.feed(worker, awslambdaeventsources.SqsEventSourceProps{
+		BatchSize:      jsii.Number(1),
+		MaxConcurrency: jsii.Number(float64(p.s.auditMaxConcurrency)),
+	})
+}

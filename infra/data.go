@@ -1,0 +1,62 @@
+package main
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// ttlAttribute is the item attribute DynamoDB reads to expire items (epoch seconds).
+const ttlAttribute = "expires"
+
+// data holds the stateful resources every pipeline shares. Functions are granted access to
+// them one by one (least privilege), so keep the concrete types here rather than names or
+// ARNs.
+type data struct {
+	// table is the single DynamoDB table (PK/SK) holding every entity.
+	table awsdynamodb.Table
+	// bucket holds raw Lighthouse reports and screenshots, too big for DynamoDB.
+	bucket awss3.Bucket
+}
+
+// newData creates the table and the bucket under scope/id, both retained when the stack goes.
+// Physical names are left to CloudFormation so that several copies of the stack can live in
+// one account. The stack passes the id "Storage": the table's and the bucket's logical ids
+// derive from it, and a new logical id would make CloudFormation create an empty table and
+// bucket and orphan the old ones.
+func newData(scope constructs.Construct, id string, reportRetentionDays int) *data {
+	c := constructs.NewConstruct(scope, jsii.String(id))
+
+	table := awsdynamodb.NewTable(c, jsii.String("Table"), &awsdynamodb.TableProps{
+		PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("PK"), Type: awsdynamodb.AttributeType_STRING},
+		SortKey:      &awsdynamodb.Attribute{Name: jsii.String("SK"), Type: awsdynamodb.AttributeType_STRING},
+		// Traffic is spiky (a daily audit burst, RUM beacons): no capacity to plan.
+		BillingMode: awsdynamodb.BillingMode_PAY_PER_REQUEST,
+		// Customer history cannot be recomputed: allow restoring to any second of the last 35 days.
+		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
+			PointInTimeRecoveryEnabled: jsii.Bool(true),
+		},
+		TimeToLiveAttribute: jsii.String(ttlAttribute),
+		// Deleting the stack must never delete customer data.
+		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
+	})
+
+	bucket := awss3.NewBucket(c, jsii.String("Bucket"), &awss3.BucketProps{
+		// Reports are served through the API only, never straight from S3.
+		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
+		EnforceSSL:        jsii.Bool(true),
+		Encryption:        awss3.BucketEncryption_S3_MANAGED,
+		RemovalPolicy:     awscdk.RemovalPolicy_RETAIN,
+		// Every object is a report or a failure screenshot, under
+		// {account}/{website}/pages|tests/..., so no prefix singles reports out: the rule
+		// covers the bucket. The API reads only the reports of the last 30 days.
+		LifecycleRules: &[]*awss3.LifecycleRule{{
+			Id:                                  jsii.String("ExpireOldReports"),
+			Expiration:                          awscdk.Duration_Days(jsii.Number(float64(reportRetentionDays))),
+			AbortIncompleteMultipartUploadAfter: awscdk.Duration_Days(jsii.Number(1)),
+		}},
+	})
+	return &data{table: table, bucket: bucket}
+}

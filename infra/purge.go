@@ -1,0 +1,64 @@
+package main
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// purgeVisibilityTimeoutMinutes is how long a received purge message stays hidden; it must
+// exceed the purge worker's Lambda timeout, or SQS redelivers a message that is still being
+// processed.
+const purgeVisibilityTimeoutMinutes = 5
+
+// purgeWorkerTimeoutSeconds is a sixth of the purge queue's visibility timeout, as AWS advises
+// for SQS event sources. A purge that does not finish in time is idempotent and carries on
+// where it stopped when the message comes back.
+const purgeWorkerTimeoutSeconds = purgeVisibilityTimeoutMinutes * 60 / 6
+
+// purgeBatchSize is how many purge messages one invocation handles.
+const purgeBatchSize = 10
+
+// purgePipeline removes what a deleted website, page or multistep test left: the API and the
+// scheduler queue purges, the purge worker deletes every item and object of each.
+type purgePipeline struct {
+	c constructs.Construct
+	s *shared
+	// queue carries website, page and test deletions to the purge worker.
+	queue *workQueue
+}
+
+// newPurgePipeline creates the purge queue, its dead-letter queue and their alarms under
+// scope/id; addFunctions adds the worker.
+func newPurgePipeline(scope constructs.Construct, id string, s *shared) *purgePipeline {
+	c := constructs.NewConstruct(scope, jsii.String(id))
+	// Purges are idempotent, so retrying is safe; a message that keeps failing is parked in
+	// the DLQ instead of looping for ever.
+	q := newWorkQueue(c, "purge", queueProps{
+		visibility: awscdk.Duration_Minutes(jsii.Number(purgeVisibilityTimeoutMinutes)),
+		// A purge takes seconds.
+		depth:          depthAlarm{1, 5, 6, "purges have waited for 30 minutes: is the purge worker failing or throttled?"},
+		description:    "SQS queue feeding the purge worker",
+		dlqDescription: "Purges that failed every attempt (their markers stay in the table)",
+	})
+	newQueueAlarms(c, s.alarmTopic, q)
+	return &purgePipeline{c: c, s: s, queue: q}
+}
+
+// workQueues returns the purge queue.
+func (p *purgePipeline) workQueues() []*workQueue { return []*workQueue{p.queue} }
+
+// addFunctions creates the purge worker, fed by the purge queue.
+func (p *purgePipeline) addFunctions(fns *functionFactory) {
+	worker := fns.goFunction(p.c, "purge-worker", goFunctionProps{
+		description: "openvitals purge worker: removes every item and object a deletion left",
+		memoryMB:    defaultMemoryMB,
+		timeout:     awscdk.Duration_Seconds(jsii.Number(purgeWorkerTimeoutSeconds)),
+	})
+	p.s.data.table.GrantReadWriteData(worker)
+	// Lists a prefix, then deletes it.
+	p.s.data.bucket.GrantRead(worker, nil)
+	p.s.data.bucket.GrantDelete(worker, nil)
+	p.queue.feed(worker, awslambdaeventsources.SqsEventSourceProps{BatchSize: jsii.Number(purgeBatchSize)})
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// maxReceiveCount is how many times any message may be received (and fail) before SQS moves
+// it to its queue's dead-letter queue.
+const maxReceiveCount = 3
+
+// dlqRetentionDays is how long a dead-letter queue keeps a message: the longest SQS allows,
+// time to look into a failure and redrive it.
+const dlqRetentionDays = 14
+
+// workQueue is a pipeline's queue with its dead-letter queue and what the alarms and outputs
+// say of them.
+type workQueue struct {
+	// name says what the queue carries ("audit"); it names the queue's environment variable,
+	// construct ids, outputs and alarms.
+	name       string
+	queue, dlq awssqs.Queue
+	props      queueProps
+}
+
+// queueProps are what differ between the work queues.
+type queueProps struct {
+	// visibility must be at least six times the consumer's timeout.
+	visibility awscdk.Duration
+	fifo       bool
+	// depth says when a backlog is a problem (see newQueueAlarms).
+	depth depthAlarm
+	// description and dlqDescription describe the queue and its dead-letter queue in the
+	// stack's outputs.
+	description, dlqDescription string
+}
+
+// newWorkQueue creates the queue name and its dead-letter queue (construct ids
+// <Name>Queue and <Name>DLQ), both encrypted and refusing plain HTTP; a message received
+// maxReceiveCount times moves to the DLQ. Physical names are left to CloudFormation so that
+// several copies of the stack can live in one account.
+func newWorkQueue(scope constructs.Construct, name string, p queueProps) *workQueue {
+	var fifo *bool
+	var contentDedup *bool
+	var dedupScope awssqs.DeduplicationScope
+	var throughput awssqs.FifoThroughputLimit
+	if p.fifo {
+		fifo = jsii.Bool(true)
+		// Producers set MessageDeduplicationId themselves (a beacon's own id).
+		contentDedup = jsii.Bool(false)
+		// High-throughput FIFO: deduplication and ordering per message group (website), so the
+		// queue scales with the number of sites instead of 300 messages a second in all.
+		dedupScope = awssqs.DeduplicationScope_MESSAGE_GROUP
+		throughput = awssqs.FifoThroughputLimit_PER_MESSAGE_GROUP_ID
+	}
+	dlq := awssqs.NewQueue(scope, jsii.String(capitalize(name)+"DLQ"), &awssqs.QueueProps{
+		EnforceSSL:      jsii.Bool(true),
+		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+		RetentionPeriod: awscdk.Duration_Days(jsii.Number(dlqRetentionDays)),
+		// A FIFO queue's dead-letter queue must be FIFO too.
+		Fifo: fifo,
+	})
+	queue := awssqs.NewQueue(scope, jsii.String(capitalize(name)+"Queue"), &awssqs.QueueProps{
+		EnforceSSL:                jsii.Bool(true),
+		Encryption:                awssqs.QueueEncryption_SQS_MANAGED,
+		VisibilityTimeout:         p.visibility,
+		Fifo:                      fifo,
+		ContentBasedDeduplication: contentDedup,
+		DeduplicationScope:        dedupScope,
+		FifoThroughputLimit:       throughput,
+		DeadLetterQueue: &awssqs.DeadLetterQueue{
+			Queue:           dlq,
+			MaxReceiveCount: jsii.Number(maxReceiveCount),
+		},
+	})
+	return &workQueue{name: name, queue: queue, dlq: dlq, props: p}
+}
+
+// envVar is the environment variable carrying the queue's URL to every function
+// ("OPENVITALS_AUDIT_QUEUE"), as the main module's service.ConfigFromEnv reads it.
+func (q *workQueue) envVar() string {
+	return "OPENVITALS_" + strings.ToUpper(q.name) + "_QUEUE"
+}
+
+// feed makes the queue invoke fn with batches as p says. Every consumer reports partial batch
+// failures, so that one bad message does not send its whole batch back.
+func (q *workQueue) feed(fn awslambda.Function, p awslambdaeventsources.SqsEventSourceProps) {
+	p.ReportBatchItemFailures = jsii.Bool(true)
+	fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(q.queue, &p))
+}
+
+// sharedEnvironment is what every function gets: the generated names of the table and the
+// bucket, and every queue's URL. The main module's service.FromEnv opens every queue at start
+// (a URL costs no call), whether or not the function may use it: a URL grants nothing.
+func sharedEnvironment(d *data, queues []*workQueue) map[string]*string {
+	env := map[string]*string{
+		"OPENVITALS_TABLE":  d.table.TableName(),
+		"OPENVITALS_BUCKET": d.bucket.BucketName(),
+	}
+	for _, q := range queues {
+		env[q.envVar()] = q.queue.QueueUrl()
+	}
+	return env
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// schedulerTimeoutMinutes: queueing every page of every website, in batches of 10.
+const schedulerTimeoutMinutes = 5
+
+// scheduledQueues are the queues the scheduler fills.
+type scheduledQueues struct {
+	audits, runs, ux, purges *workQueue
+}
+
+// newSchedules creates, under scope/id, the scheduler function and one EventBridge rule per
+// daily job, each at its own hour, whose event names the job (the scheduler runs the jobs an
+// event names). A job queues nothing it queued already that day, so EventBridge may retry.
+func newSchedules(scope constructs.Construct, id string, s *shared, fns *functionFactory, q scheduledQueues) {
+	c := constructs.NewConstruct(scope, jsii.String(id))
+	scheduler := fns.goFunction(c, "scheduler", goFunctionProps{
+		description: "openvitals scheduler: queues the daily audits of every page and device, the daily multistep runs and the daily user-experience data collection",
+		memoryMB:    defaultMemoryMB,
+		timeout:     awscdk.Duration_Minutes(jsii.Number(schedulerTimeoutMinutes)),
+	})
+	// Reads websites and pages, and marks what it queued so that a second run the same day
+	// queues nothing twice.
+	s.data.table.GrantReadWriteData(scheduler)
+	for _, wq := range []*workQueue{q.audits, q.runs, q.ux} {
+		wq.queue.GrantSendMessages(scheduler)
+	}
+	// It also queues again the purges whose message was lost (their markers are in the table).
+	q.purges.queue.GrantSendMessages(scheduler)
+
+	// The job names are the scheduler's (internal/schedule).
+	newDailyRule(c, "DailySchedule", scheduler, "audits", "the daily audits", s.dailyHourUTC)
+	newDailyRule(c, "MultistepSchedule", scheduler, "multistep", "the daily multistep runs", s.multistepHourUTC)
+	newDailyRule(c, "UxSchedule", scheduler, "ux", "the daily user-experience data collection", s.uxHourUTC)
+}
+
+// newDailyRule creates a rule invoking scheduler at hour:00 UTC every day with an event naming
+// job, shaped as EventBridge's scheduled events are.
+func newDailyRule(scope constructs.Construct, id string, scheduler awslambda.IFunction, job, what string, hour int) {
+	awsevents.NewRule(scope, jsii.String(id), &awsevents.RuleProps{
+		Description: jsii.String(fmt.Sprintf("openvitals: queue %s at %02d:00 UTC", what, hour)),
+		Schedule: awsevents.Schedule_Cron(&awsevents.CronOptions{
+			Minute: jsii.String("0"),
+			Hour:   jsii.String(strconv.Itoa(hour)),
+		}),
+		Targets: &[]awsevents.IRuleTarget{
+			awseventstargets.NewLambdaFunction(scheduler, &awseventstargets.LambdaFunctionProps{
+				Event: awsevents.RuleTargetInput_FromObject(map[string]any{
+					"source":      "openvitals.schedule",
+					"detail-type": "Scheduled Event",
+					"time":        awsevents.EventField_Time(),
+					"detail":      map[string]any{"jobs": []string{job}},
+				}),
+				RetryAttempts: jsii.Number(2),
+				MaxEventAge:   awscdk.Duration_Hours(jsii.Number(2)),
+			}),
+		},
+	})
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// Sizes of the ux worker.
+const (
+	// uxWorkerTimeoutMinutes: one website a message, each page on both devices at most 150
+	// CrUX queries a minute (500 pages take ~7 minutes), plus the Search Console query.
+	uxWorkerTimeoutMinutes = 15
+	// uxWorkerConcurrency: one worker at a time keeps every CrUX query of the deployment
+	// under the API's 150 queries a minute, which the worker paces itself to.
+	uxWorkerConcurrency = 1
+	// uxVisibilityTimeoutMinutes is six times the worker's timeout. With one worker at a time
+	// (reserved concurrency 1), the event source holds a few messages while it waits for the
+	// worker and retries the throttled ones; each must stay hidden that long, or SQS counts a
+	// new receive and a website would reach the dead-letter queue without ever failing.
+	uxVisibilityTimeoutMinutes = 6 * uxWorkerTimeoutMinutes
+)
+
+// uxPipeline collects the user-experience data of every website once a day: the scheduler
+// queues one message per website, the ux worker reads its Chrome UX Report records and
+// Search Console analytics and stores them.
+type uxPipeline struct {
+	c constructs.Construct
+	s *shared
+	// queue carries one message per website and day.
+	queue *workQueue
+}
+
+// newUXPipeline creates the ux queue, its dead-letter queue and their alarms under scope/id;
+// addFunctions adds the worker.
+func newUXPipeline(scope constructs.Construct, id string, s *shared) *uxPipeline {
+	c := constructs.NewConstruct(scope, jsii.String(id))
+	q := newWorkQueue(c, "ux", queueProps{
+		visibility: awscdk.Duration_Minutes(jsii.Number(uxVisibilityTimeoutMinutes)),
+		// One message per website and day, one worker at a time.
+		depth:          depthAlarm{1, 60, 6, "user-experience data collections have waited for 6 hours: look at the ux worker's errors"},
+		description:    "SQS queue feeding the ux worker",
+		dlqDescription: "User-experience data collections that failed every attempt",
+	})
+	newQueueAlarms(c, s.alarmTopic, q)
+	return &uxPipeline{c: c, s: s, queue: q}
+}
+
+// workQueues returns the ux queue.
+func (p *uxPipeline) workQueues() []*workQueue { return []*workQueue{p.queue} }
+
+// addFunctions creates the ux worker, fed by the ux queue.
+func (p *uxPipeline) addFunctions(fns *functionFactory) {
+	worker := fns.goFunction(p.c, "ux-worker", goFunctionProps{
+		description: "openvitals ux worker: a website's Chrome UX Report and Search Console data, once a day",
+		memoryMB:    defaultMemoryMB,
+		timeout:     awscdk.Duration_Minutes(jsii.Number(uxWorkerTimeoutMinutes)),
+		environment: map[string]*string{
+			envCruxAPIKeySecret:     p.s.cruxKey.SecretArn(),
+			envCredentialsKeySecret: p.s.credentialsKey.SecretArn(),
+		},
+		reservedConcurrency: uxWorkerConcurrency,
+	})
+	p.s.data.table.GrantReadWriteData(worker)
+	p.s.cruxKey.GrantRead(worker, nil)
+	// The Search Console credentials are stored encrypted with this key.
+	p.s.credentialsKey.GrantRead(worker, nil)
+	// One website per invocation, so that a failing one is retried alone.
+	p.queue.feed(worker, awslambdaeventsources.SqsEventSourceProps{BatchSize: jsii.Number(1)})
+}

@@ -1,0 +1,46 @@
+package api
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"github.com/openvitals/openvitals/internal/audit"
+	"github.com/openvitals/openvitals/internal/multistep"
+	"github.com/openvitals/openvitals/internal/purge"
+	"github.com/openvitals/openvitals/internal/rum"
+	"github.com/openvitals/openvitals/internal/service"
+)
+
+// FromService builds the server from the service's configuration and clients: the pipelines'
+// queues, the report bucket, the credentials keyring.
+func FromService(svc *service.Service) *Server {
+	return New(Deps{
+		Store:              svc.Store,
+		Purger:             purge.NewQueue(svc.Queues.Purge),
+		Auditor:            audit.NewScheduler(svc.Store, svc.Queues.Audit, svc.Log),
+		Runner:             multistep.NewQueue(svc.Store, svc.Queues.Multistep, svc.Log),
+		Reports:            svc.Objects,
+		Credentials:        svc.Credentials,
+		Log:                svc.Log,
+		AllowLocalTargets:  svc.Config.AllowPrivateTargets,
+		Beacons:            rum.NewCollector(svc.Queues.Beacon),
+		Field:              rum.NewReader(svc.Store),
+		TrustViewerCountry: svc.Config.TrustViewerCountry,
+	})
+}
+
+// LambdaHandler is the Lambda handler of one endpoint group's function behind API Gateway
+// (HTTP API, payload format 2.0), built from the environment.
+func LambdaHandler(ctx context.Context, group string) (func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error), error) {
+	svc, err := service.FromEnv(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h, err := FromService(svc).Group(group)
+	if err != nil {
+		return nil, err
+	}
+	return httpadapter.NewV2(h).ProxyWithContext, nil
+}

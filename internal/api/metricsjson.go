@@ -1,0 +1,121 @@
+package api
+
+import (
+	"maps"
+
+	"github.com/openvitals/openvitals/internal/budget"
+	"github.com/openvitals/openvitals/internal/metrics"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// The metric fields of each kind of item, by their interface names.
+var (
+	// pageFields are the lab metrics of a page with metrics (timeline items and latest).
+	pageFields = []string{"fcp", "lcp", "cls", "tbt", "ttfb", "speed_index",
+		"performance_score", "accessibility_score", "best_practices_score", "seo_score", "kb_total", "cpu_total"}
+	// timelineFields are the metrics of a timeline day item.
+	timelineFields = []string{"fcp", "lcp", "speed_index", "tbt", "ttfb", "tti", "cls",
+		"dns_time", "connect_time", "server_time", "transfer_time", "dom_ready", "on_load", "dom_elements", "dom_max_depth"}
+	// networkFields are the byte counts of a network day item.
+	networkFields = []string{"bytes_total", "bytes_doc", "bytes_image", "bytes_js", "bytes_css",
+		"bytes_font", "bytes_media", "bytes_other", "bytes_thirdparty"}
+	// searchFields are the search analytics fields of a page with metrics.
+	searchFields = []string{"impressions", "clicks", "CTR", "position"}
+)
+
+// metricsJSON renders the given fields of vals, null where a field was not measured.
+func metricsJSON(fields []string, vals metrics.Values) map[string]any {
+	out := make(map[string]any, len(fields)+4)
+	for _, f := range fields {
+		if v, ok := vals[f]; ok {
+			out[f] = number(f, v)
+		} else {
+			out[f] = nil
+		}
+	}
+	return out
+}
+
+// number is a value as JSON: an integer for every field but cls, ux_cls and CTR.
+func number(field string, v float64) any {
+	if field == "cls" || field == "ux_cls" || field == "CTR" {
+		return v
+	}
+	return int64(v)
+}
+
+// pageMetricsJSON renders the lab fields of a page with metrics, with the budgets its values
+// on device exceed and are at risk of.
+func pageMetricsJSON(budgets []store.Budget, device string, vals metrics.Values) map[string]any {
+	m := metricsJSON(pageFields, vals)
+	m["budgets_exceeded"], m["budgets_at_risk"] = budget.Count(budgets, device, vals)
+	m["opportunities"] = int64(vals["opportunities"])
+	return m
+}
+
+// pageDayJSON renders the metric fields of a page with metrics (a timeline day or latest):
+// the lab fields (null where not measured; opportunities too on a day without a lab result),
+// the budget counts over every value, the ux_* fields the dataset has data for with their
+// assessment, and, for a website with search analytics, the four search fields (null where
+// not collected).
+func pageDayJSON(budgets []store.Budget, device string, vals metrics.Values, search bool) map[string]any {
+	m := pageMetricsJSON(budgets, device, vals)
+	if _, ok := vals["opportunities"]; !ok {
+		m["opportunities"] = nil
+	}
+	for _, name := range metrics.UXVitals {
+		if v, ok := vals["ux_"+name]; ok {
+			m["ux_"+name] = number("ux_"+name, v)
+		}
+	}
+	if passed, ok := metrics.Assess(vals); ok {
+		m["ux_passed"] = 0
+		if passed {
+			m["ux_passed"] = 1
+		}
+	}
+	if search {
+		maps.Copy(m, metricsJSON(searchFields, vals))
+	}
+	return m
+}
+
+// pageWithMetricsJSON renders one page on one device of the pages list: one timeline item per
+// day with any result, and latest.
+func pageWithMetricsJSON(budgets []store.Budget, s metrics.Series, search bool) map[string]any {
+	days := s.Days()
+	timeline := make([]map[string]any, len(days))
+	for i, d := range days {
+		timeline[i] = pageDayJSON(budgets, s.Device, d.Values(), search)
+		timeline[i]["date"] = store.DayToISO(d.Day)
+	}
+	var latest any
+	if vals := s.Latest(); vals != nil {
+		latest = pageDayJSON(budgets, s.Device, vals, search)
+	}
+	return map[string]any{
+		"id": s.Page.ID, "alias": s.Page.Alias, "url": s.Page.URL, "device": s.Device,
+		"timeline": timeline, "latest": latest,
+	}
+}
+
+// latestUXJSON renders the page detail's latestUx: one object per vital with data, and the
+// assessment (null without one). It is nil without a record.
+func latestUXJSON(p store.Page, device string, ux *metrics.UXSummary) map[string]any {
+	if ux == nil {
+		return nil
+	}
+	out := map[string]any{"id": p.ID, "device": device, "passed": nil}
+	for name, v := range ux.Vitals {
+		out[name] = map[string]any{
+			"value":  number("ux_"+name, v.P75),
+			"green":  v.Good,
+			"yellow": v.NeedsImprovement,
+			"red":    v.Poor,
+		}
+	}
+	if ux.Passed != nil {
+		out["passed"] = *ux.Passed
+	}
+	return out
+}

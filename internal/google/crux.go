@@ -1,0 +1,107 @@
+package google
+
+import (
+	"context"
+	"errors"
+	"math"
+	"net/http"
+	"strconv"
+
+	"google.golang.org/api/chromeuxreport/v1"
+
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// formFactors are the dataset's form factors of the devices pages are monitored on.
+var formFactors = map[string]string{"mobile": "PHONE", "desktop": "DESKTOP"}
+
+// cruxMetrics maps the dataset's metric names to the interface's vital names. First Input
+// Delay is not among them: the API no longer serves it.
+var cruxMetrics = map[string]string{
+	"largest_contentful_paint":        "lcp",
+	"interaction_to_next_paint":       "inp",
+	"cumulative_layout_shift":         "cls",
+	"first_contentful_paint":          "fcp",
+	"experimental_time_to_first_byte": "ttfb",
+}
+
+// ErrNoData is the dataset having no record for a URL and form factor (the API's 404): too
+// little traffic, or a page that is not public. It is an outcome, not a failure.
+var ErrNoData = errors.New("no user-experience data for this URL")
+
+// CrUXRecord reads the record of a page URL on a device ("mobile" or "desktop"): each vital's
+// 75th percentile and its good / needs-improvement / poor shares. It is ErrNoData when the
+// dataset has none.
+func (c *Client) CrUXRecord(ctx context.Context, url, device string) (map[string]store.Vital, error) {
+	names := make([]string, 0, len(cruxMetrics))
+	for name := range cruxMetrics {
+		names = append(names, name)
+	}
+	req := &chromeuxreport.QueryRequest{Url: url, FormFactor: formFactors[device], Metrics: names}
+	var res *chromeuxreport.QueryResponse
+	err := c.retry(ctx, c.pace, "CrUX "+url+" "+device, func(ctx context.Context) error {
+		var err error
+		res, err = c.crux.Records.QueryRecord(req).Context(ctx).Do()
+		return err
+	})
+	if code, ok := statusOf(err); ok && code == http.StatusNotFound {
+		return nil, ErrNoData
+	}
+	if err != nil {
+		return nil, err
+	}
+	if res.Record == nil {
+		return nil, ErrNoData
+	}
+	vitals := parseRecord(res.Record)
+	if len(vitals) == 0 {
+		return nil, ErrNoData
+	}
+	return vitals, nil
+}
+
+// parseRecord reads the vitals of a record. A metric without a 75th percentile or histogram is
+// left out rather than filled in.
+func parseRecord(r *chromeuxreport.Record) map[string]store.Vital {
+	out := map[string]store.Vital{}
+	for name, m := range r.Metrics {
+		vital, ok := cruxMetrics[name]
+		if !ok || m.Percentiles == nil || len(m.Histogram) < 2 {
+			continue
+		}
+		p75, ok := numeric(m.Percentiles.P75)
+		if !ok {
+			continue
+		}
+		// Three bins: good, needs improvement, poor. Should the API ever send more, the first is
+		// good, the last is poor, and those between need improvement.
+		shares := make([]float64, len(m.Histogram))
+		for i, b := range m.Histogram {
+			if b != nil {
+				shares[i], _ = numeric(b.Density) // a bin without density has none
+			}
+		}
+		good, poor := shares[0], shares[len(shares)-1]
+		ni := 0.0
+		for _, s := range shares[1 : len(shares)-1] {
+			ni += s
+		}
+		out[vital] = store.Vital{P75: p75, Good: percent(good), NeedsImprovement: percent(ni), Poor: percent(poor)}
+	}
+	return out
+}
+
+// numeric reads a number the API sends as a JSON number or, for CLS, as a string ("0.05").
+func numeric(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, true
+	case string:
+		f, err := strconv.ParseFloat(n, 64)
+		return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
+	}
+	return 0, false
+}
+
+// percent turns a density (0 to 1) into percent with two decimals.
+func percent(density float64) float64 { return math.Round(density*10000) / 100 }

@@ -1,0 +1,235 @@
+package metrics
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+func TestRound(t *testing.T) {
+	for _, tc := range []struct {
+		field string
+		in    float64
+		want  float64
+	}{
+		{"lcp", 2400.5, 2401},
+		{"lcp", 2400.49, 2400},
+		{"ttfb", 80.6, 81},
+		{"cls", 0.12345, 0.1235},
+		{"ux_cls", 0.06666, 0.0667},
+		{"CTR", 5.254, 5.25},
+		{"performance_score", 92.5, 93},
+		{"ux_lcp", 2433.33, 2433},
+	} {
+		if got := Round(tc.field, tc.in); got != tc.want {
+			t.Errorf("Round(%s, %v) = %v, want %v", tc.field, tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestValuesOfOneResult(t *testing.T) {
+	vital := func(p75 float64) store.Vital { return store.Vital{P75: p75} }
+	for _, tc := range []struct {
+		name string
+		got  Values
+		want Values
+	}{
+		{"lab: rounded, with the opportunity count, unmeasured fields absent",
+			LabValues(store.LabResult{Metrics: map[string]float64{"lcp": 2400.4, "cls": 0.123456}, Opportunities: []store.Opportunity{{ID: "a"}, {ID: "b"}}}),
+			Values{"lcp": 2400, "cls": 0.1235, "opportunities": 2}},
+		{"lab without opportunities", LabValues(store.LabResult{}), Values{"opportunities": 0}},
+		{"ux: the dataset's vitals as ux_* fields; fid and unknown vitals dropped",
+			UXValues(store.UXResult{Vitals: map[string]store.Vital{"lcp": vital(2400.6), "cls": vital(0.051234), "fid": vital(12), "fp": vital(900)}}),
+			Values{"ux_lcp": 2401, "ux_cls": 0.0512}},
+		{"search: CTR in percent, rounded position",
+			SearchValues(store.SearchResult{Impressions: 1200, Clicks: 66, Position: 2.6}),
+			Values{"impressions": 1200, "clicks": 66, "CTR": 5.5, "position": 3}},
+		{"search without impressions: neither CTR nor position",
+			SearchValues(store.SearchResult{Clicks: 0, Position: 4}),
+			Values{"impressions": 0, "clicks": 0}},
+	} {
+		if !reflect.DeepEqual(tc.got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, tc.got, tc.want)
+		}
+	}
+}
+
+func TestLatest(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		days []Values
+		want Values
+	}{
+		{"no day", nil, nil},
+		{"one day", []Values{{"lcp": 2000}}, Values{"lcp": 2000}},
+		{"the last 3 of 5 days", []Values{{"lcp": 9000}, {"lcp": 9000}, {"lcp": 2500}, {"lcp": 2400}, {"lcp": 2300}}, Values{"lcp": 2400}},
+		{"each field over the days that have it", []Values{{"lcp": 1000, "tbt": 90}, {"lcp": 2000}, {"lcp": 3000, "tbt": 110}}, Values{"lcp": 2000, "tbt": 100}},
+		{"a field only outside the last 3 days is absent", []Values{{"tbt": 100}, {"lcp": 1}, {"lcp": 2}, {"lcp": 3}}, Values{"lcp": 2}},
+		{"means rounded as shown", []Values{{"lcp": 1}, {"lcp": 2}, {"lcp": 2}}, Values{"lcp": 2}},
+		{"cls to four decimals", []Values{{"cls": 0.1}, {"cls": 0.2}, {"cls": 0.2}}, Values{"cls": 0.1667}},
+	} {
+		if got := Latest(tc.days); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if LatestLab(nil) != nil {
+		t.Error("LatestLab without results: want nil")
+	}
+}
+
+func TestAssess(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		vals             Values
+		passed, assessed bool
+	}{
+		{"all good", Values{"ux_lcp": 2000, "ux_inp": 150, "ux_cls": 0.05}, true, true},
+		{"on the thresholds", Values{"ux_lcp": 2500, "ux_inp": 200, "ux_cls": 0.1}, true, true},
+		{"lcp poor", Values{"ux_lcp": 2501, "ux_inp": 150, "ux_cls": 0.05}, false, true},
+		{"inp poor", Values{"ux_lcp": 2000, "ux_inp": 201, "ux_cls": 0.05}, false, true},
+		{"cls poor", Values{"ux_lcp": 2000, "ux_inp": 150, "ux_cls": 0.1001}, false, true},
+		{"no inp: lcp and cls decide", Values{"ux_lcp": 2400, "ux_cls": 0.05}, true, true},
+		{"no inp, lcp poor", Values{"ux_lcp": 2600, "ux_cls": 0.07}, false, true},
+		{"no lcp: no assessment", Values{"ux_inp": 100, "ux_cls": 0.05}, false, false},
+		{"no cls: no assessment", Values{"ux_lcp": 1000, "ux_inp": 100}, false, false},
+		{"lab values do not count", Values{"lcp": 1000, "cls": 0}, false, false},
+	} {
+		passed, ok := Assess(tc.vals)
+		if passed != tc.passed || ok != tc.assessed {
+			t.Errorf("%s: passed %v assessed %v, want %v %v", tc.name, passed, ok, tc.passed, tc.assessed)
+		}
+	}
+}
+
+// series is home on mobile: lab results on days 3 and 5, user-experience records on days 1, 2,
+// 3 and 5 (none on 4), search analytics on days 4 and 5.
+func series() Series {
+	lab := func(day string, lcp float64) store.LabResult {
+		return store.LabResult{Day: day, Metrics: map[string]float64{"lcp": lcp}}
+	}
+	ux := func(day string, p75 float64) store.UXResult {
+		return store.UXResult{Day: day, Vitals: map[string]store.Vital{"lcp": {P75: p75}, "cls": {P75: 0.05}}}
+	}
+	return Series{
+		Page:   store.Page{ID: "home", URL: "/", Alias: "Home"},
+		Device: "mobile",
+		Lab:    []store.LabResult{lab("20261103", 3000), lab("20261105", 4000)},
+		UX:     []store.UXResult{ux("20261101", 9000), ux("20261102", 2000), ux("20261103", 2400), ux("20261105", 2600)},
+		Search: []store.SearchResult{{Day: "20261104", Impressions: 100, Clicks: 5}, {Day: "20261105", Impressions: 300, Clicks: 15}},
+	}
+}
+
+func TestDays(t *testing.T) {
+	days := series().Days()
+	var got []string
+	for _, d := range days {
+		kinds := d.Day + ":"
+		if d.Lab != nil {
+			kinds += "lab "
+		}
+		if d.UX != nil {
+			kinds += "ux "
+		}
+		if d.Search != nil {
+			kinds += "search"
+		}
+		got = append(got, kinds)
+	}
+	want := []string{"20261101:ux ", "20261102:ux ", "20261103:lab ux ", "20261104:search", "20261105:lab ux search"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("days %q, want %q", got, want)
+	}
+	if v := days[4].Values(); !reflect.DeepEqual(v, Values{"lcp": 4000, "opportunities": 0, "ux_lcp": 2600, "ux_cls": 0.05,
+		"impressions": 300, "clicks": 15, "CTR": 5, "position": 0}) {
+		t.Errorf("values of a day with everything: %v", v)
+	}
+	if v := days[3].Values(); len(v) != 4 || v["impressions"] != 100 {
+		t.Errorf("values of a day with search analytics only: %v", v)
+	}
+	if len((Series{}).Days()) != 0 {
+		t.Error("an empty series has days")
+	}
+}
+
+func TestSeriesLatest(t *testing.T) {
+	// Each family is averaged over its own last 3 days present: lab over 2, ux over days 2, 3
+	// and 5, search over 2.
+	want := Values{"lcp": 3500, "opportunities": 0, "ux_lcp": 2333, "ux_cls": 0.05, "impressions": 200, "clicks": 10, "CTR": 5, "position": 0}
+	if got := series().Latest(); !reflect.DeepEqual(got, want) {
+		t.Errorf("latest %v, want %v", got, want)
+	}
+	if got := (Series{Page: store.Page{ID: "p"}, Device: "desktop"}).Latest(); got != nil {
+		t.Errorf("latest of an empty series %v, want nil", got)
+	}
+	uxOnly := Series{UX: series().UX}
+	if got := uxOnly.Latest(); len(got) != 2 || got["ux_lcp"] != 2333 {
+		t.Errorf("latest without lab results %v: ux fields only, no opportunities", got)
+	}
+}
+
+func TestLatestUX(t *testing.T) {
+	v := func(p75, good, ni, poor float64) store.Vital {
+		return store.Vital{P75: p75, Good: good, NeedsImprovement: ni, Poor: poor}
+	}
+	rs := []store.UXResult{
+		{Day: "20261101", Vitals: map[string]store.Vital{"lcp": v(9000, 0, 0, 100), "inp": v(900, 0, 0, 100), "cls": v(0.5, 0, 0, 100)}},
+		{Day: "20261102", Vitals: map[string]store.Vital{"lcp": v(2400, 80, 15, 5), "inp": v(180, 85, 10, 5), "cls": v(0.05, 90, 6, 4), "fid": v(5, 100, 0, 0)}},
+		{Day: "20261103", Vitals: map[string]store.Vital{"lcp": v(2600, 70, 20, 10), "cls": v(0.07, 88, 8, 4)}},
+		{Day: "20261104", Vitals: map[string]store.Vital{"lcp": v(2300, 84, 11, 5), "inp": v(190, 86, 9, 5), "cls": v(0.06, 89, 7, 4)}},
+	}
+	got := LatestUX(rs)
+	want := &UXSummary{Vitals: map[string]VitalSummary{
+		"lcp": {P75: 2433, Good: 78, NeedsImprovement: 15.33, Poor: 6.67},
+		"inp": {P75: 185, Good: 85.5, NeedsImprovement: 9.5, Poor: 5},
+		"cls": {P75: 0.06, Good: 89, NeedsImprovement: 7, Poor: 4},
+	}}
+	if got == nil || !reflect.DeepEqual(got.Vitals, want.Vitals) {
+		t.Fatalf("latest ux %+v, want %+v: the last 3 records, each vital over the records that have it, no fid", got, want)
+	}
+	if got.Passed == nil || !*got.Passed {
+		t.Errorf("passed %v, want true: 2433, 185 and 0.06 are good", got.Passed)
+	}
+	if LatestUX(nil) != nil {
+		t.Error("latest ux without a record: want nil")
+	}
+	noLCP := LatestUX([]store.UXResult{{Vitals: map[string]store.Vital{"inp": v(100, 90, 5, 5)}}})
+	if noLCP == nil || noLCP.Passed != nil || len(noLCP.Vitals) != 1 {
+		t.Errorf("a record without LCP %+v: inp only, no assessment", noLCP)
+	}
+	poor := LatestUX([]store.UXResult{{Vitals: map[string]store.Vital{"lcp": v(4000, 10, 20, 70), "cls": v(0.01, 99, 1, 0)}}})
+	if poor.Passed == nil || *poor.Passed {
+		t.Errorf("poor LCP assessed %v, want false", poor.Passed)
+	}
+}
+
+func TestOpportunities(t *testing.T) {
+	opp := func(id, title string) store.Opportunity {
+		return store.Opportunity{ID: id, Title: title, Category: "performance", Description: "About " + id}
+	}
+	home, pricing := store.Page{ID: "home", Alias: "Home"}, store.Page{ID: "pricing", Alias: "Pricing"}
+	got := opportunities([]Series{
+		{Page: home, Device: "desktop", Lab: []store.LabResult{
+			{Day: "20261101", Opportunities: []store.Opportunity{opp("old-only", "Old")}},
+			{Day: "20261102", Opportunities: []store.Opportunity{opp("images", "Images"), opp("fonts", "Fonts")}},
+		}},
+		{Page: home, Device: "mobile"},
+		{Page: pricing, Device: "mobile", Lab: []store.LabResult{{Day: "20261102", Opportunities: []store.Opportunity{opp("images", "Images, again")}}}},
+	}, map[string]string{"images": "20261020"})
+	if len(got) != 2 {
+		t.Fatalf("opportunities %v: only those of each latest result", got)
+	}
+	images := got["images"]
+	wantStart := time.Date(2026, 10, 20, 0, 0, 0, 0, time.UTC)
+	if images.Title != "Images" || images.Description != "About images" || !images.FirstSeen.Equal(wantStart) ||
+		!reflect.DeepEqual(images.Pages, []PageDevice{{home, "desktop"}, {pricing, "mobile"}}) {
+		t.Errorf("images %+v: first occurrence's title, first seen %v, both pages in order", images, wantStart)
+	}
+	if fonts := got["fonts"]; !fonts.FirstSeen.IsZero() || len(fonts.Pages) != 1 {
+		t.Errorf("fonts %+v: no first day recorded, one page", fonts)
+	}
+	if got := opportunities(nil, nil); got == nil || len(got) != 0 {
+		t.Errorf("no series: %v, want an empty map", got)
+	}
+}

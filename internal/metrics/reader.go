@@ -1,0 +1,201 @@
+package metrics
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// Reader reads pages' results over the last WindowDays days, today included.
+type Reader struct {
+	store *store.Store
+	now   func() time.Time
+}
+
+// NewReader returns a Reader over st; now is the clock the window ends at.
+func NewReader(st *store.Store, now func() time.Time) *Reader {
+	return &Reader{store: st, now: now}
+}
+
+// Include chooses what a read adds to the lab results.
+type Include struct {
+	UX     bool // the user-experience records
+	Search bool // the search analytics
+}
+
+// readers bounds the queries one read has in flight.
+const readers = 8
+
+// Website reads every page of a website on each device, in the store's page order, with the
+// results of the window that inc asks for.
+//
+// Results are kept per page and device, so this costs a query per page and device (and per
+// page for search analytics), 8 at a time.
+func (r *Reader) Website(ctx context.Context, w store.Website, inc Include) ([]Series, error) {
+	pages, err := r.store.Pages(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	from, to := r.window()
+	out := make([]Series, 0, len(pages)*len(Devices))
+	for _, p := range pages {
+		for _, d := range Devices {
+			out = append(out, Series{Page: p, Device: d})
+		}
+	}
+	// Search analytics are per page, not per device: the page's first series reads them and
+	// the others share them.
+	first := map[string]int{}
+	for i := len(out) - 1; i >= 0; i-- {
+		first[out[i].Page.ID] = i
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(out))
+	sem := make(chan struct{}, readers)
+	for i := range out {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			errs[i] = r.read(ctx, w, &out[i], from, to, Include{UX: inc.UX, Search: inc.Search && first[out[i].Page.ID] == i})
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	for i := range out {
+		out[i].Search = out[first[out[i].Page.ID]].Search
+	}
+	return out, nil
+}
+
+// PageList reads what the pages list shows: every page on each device with its lab results
+// and user-experience records of the window, and its search analytics when the website has
+// the Search Console integration (search tells).
+func (r *Reader) PageList(ctx context.Context, w store.Website) (series []Series, search bool, err error) {
+	_, err = r.store.SearchConsole(ctx, w)
+	switch {
+	case err == nil:
+		search = true
+	case !store.IsNotFound(err):
+		return nil, false, err
+	}
+	series, err = r.Website(ctx, w, Include{UX: true, Search: search})
+	return series, search, err
+}
+
+// Detail is what a page's detail shows of one device.
+type Detail struct {
+	// Series holds the lab results and user-experience records of the window.
+	Series
+	// LastError is the failure recorded since the page's last successful audit, if any.
+	LastError *store.LabError
+}
+
+// Detail reads a page on one device: its lab results and user-experience records of the
+// window, and its last audit failure.
+func (r *Reader) Detail(ctx context.Context, w store.Website, p store.Page, device string) (Detail, error) {
+	from, to := r.window()
+	d := Detail{Series: Series{Page: p, Device: device}}
+	if err := r.read(ctx, w, &d.Series, from, to, Include{UX: true}); err != nil {
+		return d, err
+	}
+	lastErr, err := r.store.LastLabError(ctx, w, p.ID, device)
+	switch {
+	case err == nil:
+		d.LastError = &lastErr
+	case !store.IsNotFound(err):
+		return d, err
+	}
+	return d, nil
+}
+
+// LatestResult is a page's most recent lab result on a device in the window; ok is false
+// without one.
+func (r *Reader) LatestResult(ctx context.Context, w store.Website, page, device string) (res store.LabResult, ok bool, err error) {
+	from, to := r.window()
+	results, err := r.store.LabResults(ctx, w, page, device, from, to)
+	if err != nil || len(results) == 0 {
+		return store.LabResult{}, false, err
+	}
+	return results[len(results)-1], true, nil
+}
+
+// Opportunity is an audit that fails in the latest result of at least one page and device.
+type Opportunity struct {
+	Title, Category, Description string
+	// FirstSeen is the first day it failed on any page of the website (zero if unrecorded).
+	FirstSeen time.Time
+	// Pages are where it fails in the latest results, in the page list's order.
+	Pages []PageDevice
+}
+
+// PageDevice is a page on one device.
+type PageDevice struct {
+	Page   store.Page
+	Device string
+}
+
+// Opportunities maps the ID of every audit that fails in a page's latest result of the window
+// to where it fails.
+func (r *Reader) Opportunities(ctx context.Context, w store.Website) (map[string]Opportunity, error) {
+	series, err := r.Website(ctx, w, Include{})
+	if err != nil {
+		return nil, err
+	}
+	firstSeen, err := r.store.OpportunitiesFirstSeen(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	return opportunities(series, firstSeen), nil
+}
+
+// opportunities groups the opportunities of each series' latest lab result by audit ID; the
+// first occurrence gives the title, category and description. firstSeen maps IDs to days.
+func opportunities(series []Series, firstSeen map[string]string) map[string]Opportunity {
+	out := map[string]Opportunity{}
+	for _, s := range series {
+		if len(s.Lab) == 0 {
+			continue
+		}
+		for _, o := range s.Lab[len(s.Lab)-1].Opportunities {
+			item, ok := out[o.ID]
+			if !ok {
+				start, _ := time.Parse(store.DayLayout, firstSeen[o.ID])
+				item = Opportunity{Title: o.Title, Category: o.Category, Description: o.Description, FirstSeen: start, Pages: []PageDevice{}}
+			}
+			item.Pages = append(item.Pages, PageDevice{Page: s.Page, Device: s.Device})
+			out[o.ID] = item
+		}
+	}
+	return out
+}
+
+// window is the days of the window, yyyymmdd: from WindowDays-1 days ago to today.
+func (r *Reader) window() (from, to string) {
+	today := r.now()
+	return store.Day(today.AddDate(0, 0, -(WindowDays - 1))), store.Day(today)
+}
+
+// read fills in s's results from day from to day to.
+func (r *Reader) read(ctx context.Context, w store.Website, s *Series, from, to string, inc Include) error {
+	var err error
+	if s.Lab, err = r.store.LabResults(ctx, w, s.Page.ID, s.Device, from, to); err != nil {
+		return err
+	}
+	if inc.UX {
+		if s.UX, err = r.store.UXResults(ctx, w, s.Page.ID, s.Device, from, to); err != nil {
+			return err
+		}
+	}
+	if inc.Search {
+		s.Search, err = r.store.SearchResults(ctx, w, s.Page.ID, from, to)
+	}
+	return err
+}

@@ -1,0 +1,182 @@
+package multistepworker_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/api"
+	"github.com/openvitals/openvitals/internal/apikey"
+	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/blobstore"
+	"github.com/openvitals/openvitals/internal/browser"
+	"github.com/openvitals/openvitals/internal/contract"
+	"github.com/openvitals/openvitals/internal/journey"
+	"github.com/openvitals/openvitals/internal/multistep"
+	"github.com/openvitals/openvitals/internal/multistepworker"
+	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+const adminKey = "acme-admin-key-0123456789"
+
+// journeySite serves two pages: a start page whose button blocks the main thread ~200 ms and
+// then navigates, and the page it leads to.
+func journeySite(t testing.TB) string {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write([]byte(`<!DOCTYPE html><html><head><title>Start</title></head><body>
+<button id="go">Go</button>
+<script>document.getElementById("go").addEventListener("click", function () {
+  var t = performance.now(); while (performance.now() - t < 200) {}
+  location.href = "/next";
+});</script></body></html>`))
+	})
+	mux.HandleFunc("GET /next", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write([]byte(`<!DOCTYPE html><html><head><title>Next</title></head><body><p id="done">Done</p></body></html>`))
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv.Listener.Addr().String()
+}
+
+func TestRunsEndToEnd(t *testing.T) {
+	ctx := context.Background()
+	clients := awstest.Clients(t)
+	st := awstest.Store(t, clients)
+	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: queue.MaxReceives})
+	pq := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 3})
+	objects := awstest.Bucket(t)
+	log := awstest.Log(t)
+	if err := apikey.Provision(ctx, st, apikey.Grant{Account: "acme", Role: store.RoleAdmin, Key: adminKey}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	bin, err := browser.LookBin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	temp, err := os.MkdirTemp("", "ovm") // short: Chromium's socket path must fit 107 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(temp) })
+	worker := multistepworker.NewWorker(multistepworker.WorkerConfig{Scheme: "http", Journey: journey.Options{
+		Browser:     browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: true}, TempRoot: temp},
+		StepTimeout: 3 * time.Second,
+	}}, st, objects, log)
+	handler := api.New(api.Deps{Store: st, Purger: nil, Runner: multistep.NewQueue(st, q, log), Reports: objects, Log: log, AllowLocalTargets: true}).Handler()
+	call := func(method, path, body string, status int, out any) {
+		t.Helper()
+		req := httptest.NewRequest(method, path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+adminKey)
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, req)
+		contract.Check(t, req, rec.Code, rec.Header(), rec.Body.Bytes())
+		if rec.Code != status {
+			t.Fatalf("%s %s: %d, want %d: %s", method, path, rec.Code, status, rec.Body)
+		}
+		if out != nil {
+			if err := json.Unmarshal(rec.Body.Bytes(), out); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	_ = pq
+
+	var site struct{ ID string }
+	call("POST", "/account/websites", `{"domain":"`+journeySite(t)+`"}`, 201, &site)
+	var good, broken struct{ ID string }
+	call("POST", "/"+site.ID+"/multistep", `{"alias":"Go","device":"desktop","steps":[
+		{"type":"navigate","target":"/"},
+		{"type":"click","target":"#go","waitForNavigation":"on","waitUntil":"load"},
+		{"type":"waitForSelector","target":"#done"}]}`, 201, &good)
+	call("POST", "/"+site.ID+"/multistep", `{"alias":"Broken","device":"mobile","steps":[
+		{"type":"navigate","target":"/"},
+		{"type":"click","target":"#missing"}]}`, 201, &broken)
+	var all struct{ Queued int }
+	call("POST", "/"+site.ID+"/multistep/run-all", "", 200, &all)
+	if all.Queued != 2 {
+		t.Fatalf("run-all queued %d", all.Queued)
+	}
+
+	// Play the queue as the local service does, until both runs have an outcome.
+	w, _ := st.Website(ctx, "acme", site.ID)
+	pollCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { q.Poll(pollCtx, 1, worker.HandleSQS, log); close(done) }()
+	deadline := time.Now().Add(5 * time.Minute) // a bound for a stuck worker, not a speed check
+	for {
+		g, _ := st.Runs(ctx, w, good.ID, time.Time{}, 0)
+		b, _ := st.Runs(ctx, w, broken.ID, time.Time{}, 0)
+		if len(g) == 1 && g[0].IsFinished() && len(b) == 1 && b[0].IsFinished() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("runs not finished: %+v %+v", g, b)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	cancel()
+	<-done
+
+	type run struct {
+		Status                       string
+		Duration, INP, TBT, CPUTotal *int
+		CLS                          *float64
+		BytesTotal                   *int64 `json:"bytes_total"`
+		Error                        string
+		FailedStep                   *int
+		Screenshot                   bool
+	}
+	var runs struct{ Result struct{ List []run } }
+	call("GET", "/"+site.ID+"/multistep/"+good.ID+"/runs", "", 200, &runs)
+	r := runs.Result.List[0]
+	if r.Status != "completed" || r.INP == nil || *r.INP < 200 || *r.TBT <= 100 || *r.Duration <= 0 || r.BytesTotal == nil || *r.BytesTotal <= 0 {
+		t.Errorf("completed run %+v: INP >= 200 and TBT > 100 from the 200 ms click handler", jsonOf(r))
+	}
+	call("GET", "/"+site.ID+"/multistep/"+broken.ID+"/runs", "", 200, &runs)
+	r = runs.Result.List[0]
+	if r.Status != "failed" || r.FailedStep == nil || *r.FailedStep != 1 || !strings.Contains(r.Error, "#missing") || !r.Screenshot {
+		t.Errorf("failed run %+v", jsonOf(r))
+	}
+	keys, err := objects.Keys(ctx, blobstore.TestPrefix("acme", site.ID, broken.ID))
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("screenshot objects %v, %v", keys, err)
+	}
+	png, err := objects.Get(ctx, keys[0])
+	if err != nil || len(png) < 100 || string(png[1:4]) != "PNG" {
+		t.Errorf("the failure screenshot is not a PNG (%d bytes, %v)", len(png), err)
+	}
+
+	var list struct {
+		Result struct {
+			List []struct {
+				ID, State string
+				INP       *int
+			}
+		}
+	}
+	call("GET", "/"+site.ID+"/multistep", "", 200, &list)
+	for _, item := range list.Result.List {
+		want := map[string]string{good.ID: "up", broken.ID: "down"}[item.ID]
+		if item.State != want {
+			t.Errorf("test %s state %s, want %s", item.ID, item.State, want)
+		}
+	}
+	entries, _ := os.ReadDir(temp)
+	for _, e := range entries {
+		t.Errorf("left behind in the worker's temp dir: %s", e.Name())
+	}
+}
+
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

@@ -1,0 +1,24 @@
+package multistepworker
+
+import (
+	"context"
+
+	"github.com/openvitals/openvitals/internal/browser"
+	"github.com/openvitals/openvitals/internal/journey"
+	"github.com/openvitals/openvitals/internal/service"
+)
+
+// New builds the multistep worker from the service's configuration (target scheme, SSRF guard)
+// and the Chromium binary (OPENVITALS_CHROMIUM_BIN or Debian's).
+func New(_ context.Context, svc *service.Service) (*Worker, error) {
+	bin, err := browser.LookBin()
+	if err != nil {
+		return nil, err
+	}
+	return NewWorker(WorkerConfig{
+		Scheme: svc.Config.TargetScheme,
+		Journey: journey.Options{Browser: browser.Options{
+			Bin: bin, Guard: browser.Guard{AllowPrivate: svc.Config.AllowPrivateTargets}, Log: svc.Log,
+		}},
+	}, svc.Store, svc.Objects, svc.Log), nil
+}

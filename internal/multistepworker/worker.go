@@ -1,0 +1,130 @@
+// Package multistepworker plays multistep runs: it consumes the multistep queue and drives each
+// journey in headless Chromium. Only the multistep worker function and the local service import
+// it, so the other functions do not carry the browser code.
+package multistepworker
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/openvitals/openvitals/internal/blobstore"
+	"github.com/openvitals/openvitals/internal/journey"
+	"github.com/openvitals/openvitals/internal/multistep"
+	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// WorkerConfig is how the multistep worker plays journeys.
+type WorkerConfig struct {
+	// Journey holds the browser options and timeouts; BaseURL and Device are set per run.
+	Journey journey.Options
+	// Scheme is the targets' scheme: "https", or "http" for local use and tests.
+	Scheme string
+}
+
+// Worker plays multistep runs from the queue and records their outcome.
+type Worker struct {
+	cfg     WorkerConfig
+	store   *store.Store
+	objects *blobstore.Bucket
+	log     *slog.Logger
+	handle  queue.BatchHandler
+}
+
+// NewWorker returns a Worker.
+func NewWorker(cfg WorkerConfig, st *store.Store, objects *blobstore.Bucket, log *slog.Logger) *Worker {
+	if cfg.Scheme == "" {
+		cfg.Scheme = "https"
+	}
+	w := &Worker{cfg: cfg, store: st, objects: objects, log: log}
+	w.handle = queue.Each(log, func(ctx context.Context, d queue.Delivery[multistep.Job]) error {
+		err := w.Play(ctx, d.Body, d.Attempt)
+		if err != nil {
+			log.ErrorContext(ctx, "multistep run failed to play", "message", d.ID, "err", err)
+		}
+		return err
+	})
+	return w
+}
+
+// HandleSQS is the multistep worker's Lambda handler: one run a message. A run that could not
+// be played at all (the browser did not start) is retried by SQS; a journey whose step fails is
+// a finished, failed run, not a retry.
+func (w *Worker) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	return w.handle(ctx, ev)
+}
+
+// Play runs one queued run: testing, then completed or failed with the failing step, its error
+// and a screenshot stored in S3. A run, test or website deleted since it was queued is skipped.
+func (w *Worker) Play(ctx context.Context, job multistep.Job, attempt int) error {
+	site, err := w.store.Website(ctx, job.Account, job.Website)
+	if store.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	t, err := w.store.Test(ctx, site, job.Test)
+	if store.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	run, err := w.store.GetRun(ctx, site, job.Test, job.Created, job.Run)
+	if store.IsNotFound(err) || err == nil && run.IsFinished() {
+		return nil // deleted, or a repeated message of a run already done
+	}
+	if err != nil {
+		return err
+	}
+	log := w.log.With("website", site.ID, "test", t.ID, "run", run.ID, "device", t.Device, "attempt", attempt)
+	run.Status = store.RunTesting
+	if err := w.store.UpdateRun(ctx, site, run); err != nil {
+		return err
+	}
+	log.InfoContext(ctx, "multistep run started", "steps", len(t.Steps))
+
+	opts := w.cfg.Journey
+	opts.BaseURL, opts.Device = w.cfg.Scheme+"://"+site.Domain, t.Device
+	res, err := journey.Run(ctx, opts, t.Steps)
+	if err != nil {
+		// Not played at all: let SQS retry, and give up on the last attempt.
+		run.Status = store.RunQueued
+		if attempt >= queue.MaxReceives {
+			run.Status, run.Error, run.Finished = store.RunFailed, err.Error(), time.Now().UTC()
+		}
+		if uerr := w.store.UpdateRun(context.WithoutCancel(ctx), site, run); uerr != nil {
+			log.ErrorContext(ctx, "record run", "err", uerr)
+		}
+		return err
+	}
+
+	run.Finished = time.Now().UTC()
+	dur := float64(res.Duration.Milliseconds())
+	if res.FailedStep >= 0 {
+		step := res.FailedStep
+		run.Status, run.Error, run.FailedStep = store.RunFailed, res.Error, &step
+		if len(res.Screenshot) > 0 {
+			key := blobstore.TestPrefix(site.Account, site.ID, t.ID) + "runs/" + run.ID + "/failure.png"
+			if err := w.objects.Put(ctx, key, res.Screenshot, "image/png"); err != nil {
+				log.ErrorContext(ctx, "store failure screenshot", "err", err)
+			} else {
+				run.ScreenshotKey = key
+			}
+		}
+	} else {
+		bytes := res.BytesTotal
+		run.Status = store.RunCompleted
+		run.Duration, run.INP, run.TBT, run.CLS, run.CPUTotal, run.BytesTotal = &dur, &res.INP, &res.TBT, &res.CLS, &res.CPUTotal, &bytes
+	}
+	if err := w.store.UpdateRun(context.WithoutCancel(ctx), site, run); err != nil {
+		return fmt.Errorf("record run: %w", err)
+	}
+	log.InfoContext(ctx, "multistep run finished", "status", run.Status, "ms", dur, "error", run.Error)
+	return nil
+}

@@ -1,0 +1,311 @@
+package purgeworker_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/openvitals/openvitals/internal/api"
+	"github.com/openvitals/openvitals/internal/apikey"
+	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/blobstore"
+	"github.com/openvitals/openvitals/internal/contract"
+	"github.com/openvitals/openvitals/internal/purge"
+	"github.com/openvitals/openvitals/internal/purgeworker"
+	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+const (
+	acmeKey   = "acme-admin-key-0123456789"
+	globexKey = "globex-admin-key-0123456789"
+)
+
+type purgeEnv struct {
+	t       *testing.T
+	clients service.Clients
+	store   *store.Store
+	objects *blobstore.Bucket
+	queue   *queue.Queue
+	worker  *purgeworker.Worker
+	handler http.Handler
+}
+
+func newPurgeEnv(t *testing.T) *purgeEnv {
+	clients := awstest.Clients(t)
+	e := &purgeEnv{t: t, clients: clients, store: awstest.Store(t, clients), objects: awstest.Bucket(t),
+		queue: awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: 30 * time.Second, MaxReceives: 3})}
+	log := awstest.Log(t)
+	e.worker = purgeworker.NewWorker(e.store, e.objects, log)
+	e.handler = api.New(api.Deps{Store: e.store, Purger: purge.NewQueue(e.queue), Log: log}).Handler()
+	for _, g := range []apikey.Grant{{Account: "acme", Role: store.RoleAdmin, Key: acmeKey}, {Account: "globex", Role: store.RoleAdmin, Key: globexKey}} {
+		if err := apikey.Provision(context.Background(), e.store, g, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e
+}
+
+func (e *purgeEnv) call(method, path, key, body string, status int, out any) {
+	e.t.Helper()
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	rec := httptest.NewRecorder()
+	e.handler.ServeHTTP(rec, req)
+	contract.Check(e.t, req, rec.Code, rec.Header(), rec.Body.Bytes())
+	if rec.Code != status {
+		e.t.Fatalf("%s %s: %d, want %d: %s", method, path, rec.Code, status, rec.Body)
+	}
+	if out != nil {
+		if err := json.Unmarshal(rec.Body.Bytes(), out); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+}
+
+// site is a website with everything that can belong to one: pages with results and stored
+// reports, a budget, a multistep test with runs.
+type site struct {
+	account, id    string
+	pages          []string
+	test           string
+	pageObjects    map[string]string
+	testObject     string
+	websiteObjects string
+}
+
+func (e *purgeEnv) populate(key, account, domain string) site {
+	e.t.Helper()
+	var w struct{ ID string }
+	e.call("POST", "/account/websites", key, `{"domain":"`+domain+`"}`, 201, &w)
+	var pages []struct{ ID string }
+	e.call("POST", "/"+w.ID+"/settings/pages", key, `[{"url":"/"},{"url":"/pricing"}]`, 200, &pages)
+	e.call("POST", "/"+w.ID+"/budgets", key, `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`, 201, nil)
+	var test struct{ ID string }
+	e.call("POST", "/"+w.ID+"/multistep", key, `{"alias":"t","device":"mobile"}`, 201, &test)
+	s := site{account: account, id: w.ID, test: test.ID, pageObjects: map[string]string{}}
+	ctx := context.Background()
+	// Results of later stages: per-page items and reports, per-test runs, website-wide items.
+	for _, p := range pages {
+		s.pages = append(s.pages, p.ID)
+		for _, sk := range []string{"LAB#desktop#20261120", "LAB#mobile#20261120", "OPP#uses-http2"} {
+			e.putRaw(account, w.ID, store.PageItemsPrefix(p.ID)+sk)
+		}
+		s.pageObjects[p.ID] = blobstore.PagePrefix(account, w.ID, p.ID) + "lighthouse/20261120-desktop.json.gz"
+		if err := e.objects.Put(ctx, s.pageObjects[p.ID], []byte("report"), "application/gzip"); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	e.putRaw(account, w.ID, store.TestItemsPrefix(test.ID)+"RUN#20261120T000000")
+	s.testObject = blobstore.TestPrefix(account, w.ID, test.ID) + "run1/screenshot.png"
+	s.websiteObjects = blobstore.WebsitePrefix(account, w.ID) + "rum/20261120.bin"
+	e.putRaw(account, w.ID, "RUM#20261120#/")
+	for _, k := range []string{s.testObject, s.websiteObjects} {
+		if err := e.objects.Put(ctx, k, []byte("x"), "application/octet-stream"); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// putRaw writes an item the way later stages will: in the website's partition.
+func (e *purgeEnv) putRaw(account, website, sk string) {
+	e.t.Helper()
+	_, err := e.clients.DynamoDB.PutItem(context.Background(), &dynamodb.PutItemInput{
+		TableName: aws.String(e.store.Table()),
+		Item: map[string]ddbtypes.AttributeValue{
+			"PK": &ddbtypes.AttributeValueMemberS{Value: "A#" + account + "#W#" + website},
+			"SK": &ddbtypes.AttributeValueMemberS{Value: sk},
+		},
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// scan returns the keys of every item in the table as "PK|SK".
+func (e *purgeEnv) scan() []string {
+	e.t.Helper()
+	var keys []string
+	p := dynamodb.NewScanPaginator(e.clients.DynamoDB, &dynamodb.ScanInput{TableName: aws.String(e.store.Table())})
+	for p.HasMorePages() {
+		page, err := p.NextPage(context.Background())
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		for _, it := range page.Items {
+			keys = append(keys, it["PK"].(*ddbtypes.AttributeValueMemberS).Value+"|"+it["SK"].(*ddbtypes.AttributeValueMemberS).Value)
+		}
+	}
+	return keys
+}
+
+// runWorker consumes the purge queue, as the purge Lambda would, until no purge is pending.
+func (e *purgeEnv) runWorker() {
+	e.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { e.queue.Poll(ctx, 10, e.worker.HandleSQS, awstest.Log(e.t)); close(done) }()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(60 * time.Second) // a bound for a stuck worker, not a speed check
+	for time.Now().Before(deadline) {
+		pending, err := e.store.PendingPurges(ctx)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		visible, inFlight, err := e.queue.Depth(ctx)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if len(pending) == 0 && visible == 0 && inFlight == 0 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	e.t.Fatal("purges still pending after 60 s")
+}
+
+func (e *purgeEnv) objectCount(prefix string) int {
+	e.t.Helper()
+	keys, err := e.objects.Keys(context.Background(), prefix)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return len(keys)
+}
+
+func TestPurgeLeavesNothing(t *testing.T) {
+	e := newPurgeEnv(t)
+	acme := e.populate(acmeKey, "acme", "example.com")
+	globex := e.populate(globexKey, "globex", "example.com")
+	globexBefore := filter(e.scan(), "globex")
+
+	// A deleted page: its results and reports go; the other page's stay.
+	e.call("DELETE", "/"+acme.id+"/settings/"+acme.pages[0], acmeKey, "", 204, nil)
+	e.runWorker()
+	items := e.scan()
+	if n := len(filter(items, store.PageItemsPrefix(acme.pages[0]))); n != 0 {
+		t.Errorf("%d items of the deleted page remain", n)
+	}
+	if n := len(filter(items, store.PageItemsPrefix(acme.pages[1]))); n != 3 {
+		t.Errorf("the other page has %d items, want its 3", n)
+	}
+	if e.objectCount(blobstore.PagePrefix("acme", acme.id, acme.pages[0])) != 0 || e.objectCount(acme.pageObjects[acme.pages[1]]) != 1 {
+		t.Error("page purge removed the wrong objects")
+	}
+
+	// A deleted multistep test: its runs go.
+	e.call("DELETE", "/"+acme.id+"/multistep/"+acme.test, acmeKey, "", 204, nil)
+	e.runWorker()
+	if n := len(filter(e.scan(), store.TestItemsPrefix(acme.test))); n != 0 {
+		t.Errorf("%d items of the deleted test remain", n)
+	}
+	if e.objectCount(acme.testObject) != 0 {
+		t.Error("the deleted test's objects remain")
+	}
+
+	// A deleted website: nothing of it is left in the table or the bucket.
+	e.call("DELETE", "/"+acme.id, acmeKey, "", 204, nil)
+	e.runWorker()
+	items = e.scan()
+	for _, k := range items {
+		if strings.Contains(k, acme.id) || strings.Contains(k, "example.com") && strings.HasPrefix(k, "A#acme|") || strings.HasPrefix(k, "PURGE|") {
+			t.Errorf("left behind: %s", k)
+		}
+	}
+	if want := []string{"A#acme|ACCOUNT"}; strings.Join(filter(items, "acme"), ",") != strings.Join(want, ",") {
+		t.Errorf("acme's items after the purge: %v, want only %v", filter(items, "acme"), want)
+	}
+	if n := e.objectCount(blobstore.WebsitePrefix("acme", acme.id)); n != 0 {
+		t.Errorf("%d objects of the deleted website remain", n)
+	}
+	// Another account's website on the same domain is untouched.
+	if got := filter(items, "globex"); strings.Join(got, ",") != strings.Join(globexBefore, ",") {
+		t.Errorf("globex's items changed: %v, was %v", got, globexBefore)
+	}
+	if n := e.objectCount(blobstore.WebsitePrefix("globex", globex.id)); n != 4 {
+		t.Errorf("globex has %d objects, want 4", n)
+	}
+
+	// Purging again, or a repeated message, is harmless.
+	job := store.PurgeJob{Account: "acme", Website: acme.id}
+	if err := e.worker.Purge(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+	if err := purge.NewQueue(e.queue).Enqueue(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+	e.runWorker()
+	if got := filter(e.scan(), "globex"); strings.Join(got, ",") != strings.Join(globexBefore, ",") {
+		t.Errorf("a repeated purge touched globex: %v", got)
+	}
+}
+
+// TestSweepRequeuesLostPurges shows a purge whose message never reached the queue is found
+// again from its marker and done.
+func TestSweepRequeuesLostPurges(t *testing.T) {
+	e := newPurgeEnv(t)
+	acme := e.populate(acmeKey, "acme", "example.com")
+	w, err := e.store.Website(context.Background(), "acme", acme.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Delete without queuing, as if SQS had been unreachable.
+	if _, err := e.store.DeleteWebsite(context.Background(), w); err != nil {
+		t.Fatal(err)
+	}
+	pq := purge.NewQueue(e.queue)
+	if n, err := purge.Sweep(context.Background(), e.store, pq, time.Hour); err != nil || n != 0 {
+		t.Fatalf("sweep within the grace period queued %d (%v), want 0", n, err)
+	}
+	if n, err := purge.Sweep(context.Background(), e.store, pq, 0); err != nil || n != 1 {
+		t.Fatalf("sweep queued %d (%v), want 1", n, err)
+	}
+	e.runWorker()
+	for _, k := range e.scan() {
+		if strings.Contains(k, acme.id) {
+			t.Errorf("left behind: %s", k)
+		}
+	}
+}
+
+func TestPoisonMessageIsReportedAsFailure(t *testing.T) {
+	e := newPurgeEnv(t)
+	resp, err := e.worker.HandleSQS(context.Background(), eventOf(`{"account":"acme"}`, `not json`, `{"account":"acme","website":"nosuchsite"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.BatchItemFailures) != 2 || resp.BatchItemFailures[0].ItemIdentifier != "m0" || resp.BatchItemFailures[1].ItemIdentifier != "m1" {
+		t.Errorf("failures %+v, want m0 and m1 (a purge of nothing succeeds)", resp.BatchItemFailures)
+	}
+}
+
+// filter keeps the keys that contain s.
+func filter(keys []string, s string) []string {
+	var out []string
+	for _, k := range keys {
+		if strings.Contains(k, s) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func eventOf(bodies ...string) events.SQSEvent {
+	var ev events.SQSEvent
+	for i, b := range bodies {
+		ev.Records = append(ev.Records, events.SQSMessage{MessageId: "m" + strconv.Itoa(i), Body: b})
+	}
+	return ev
+}

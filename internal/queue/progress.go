@@ -1,0 +1,79 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Progress counts how far queued jobs have come: Done ones have a result, Failed ones failed
+// their last attempt, Retrying ones failed an earlier attempt and wait for SQS to deliver them
+// again, Remaining ones have not been tried yet.
+type Progress struct {
+	Done, Failed, Retrying, Remaining int
+}
+
+// Attempted is what a consumer recorded of a job queued at a time: when it last finished
+// and when it last failed, at which attempt (zero times when it did not).
+type Attempted struct {
+	Queued, Finished, Failed time.Time
+	Attempt                  int
+}
+
+// Add counts one job by what its consumer recorded, maxAttempts being the queue's maximum
+// receives: done once it finished after it was queued; failed when its last error is newer and
+// came from the final attempt; retrying when that error came from an earlier attempt.
+func (p *Progress) Add(a Attempted, maxAttempts int) {
+	switch {
+	case !a.Finished.IsZero() && !a.Finished.Before(a.Queued):
+		p.Done++
+	case !a.Failed.IsZero() && !a.Failed.Before(a.Queued) && a.Attempt >= maxAttempts:
+		p.Failed++
+	case !a.Failed.IsZero() && !a.Failed.Before(a.Queued):
+		p.Retrying++
+	default:
+		p.Remaining++
+	}
+}
+
+// SendOnce sends the jobs that mark accepts (the first mark of a job for its day; false for
+// one marked already) and returns those it sent. When sending fails, the marks of the jobs not
+// sent are forgotten, so that running it again sends them: a daily job runs at most once a day
+// however often its schedule fires, and a failure loses nothing.
+func SendOnce[J any](ctx context.Context, jobs []J,
+	mark func(context.Context, J) (bool, error), unmark func(context.Context, J) error,
+	send func(context.Context, []J) (int, error)) ([]J, error) {
+	var fresh []J
+	for _, j := range jobs {
+		ok, err := mark(ctx, j)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			fresh = append(fresh, j)
+		}
+	}
+	if len(fresh) == 0 {
+		return nil, nil
+	}
+	n, err := send(ctx, fresh)
+	if err != nil {
+		for _, j := range fresh[n:] {
+			_ = unmark(context.WithoutCancel(ctx), j)
+		}
+		return fresh[:n], fmt.Errorf("queue: %w", err)
+	}
+	return fresh, nil
+}
+
+// SendJSON sends jobs as JSON messages, ten to a request, and says how many were sent: a
+// SendOnce send for jobs whose message is the job itself.
+func SendJSON[J any](q *Queue) func(context.Context, []J) (int, error) {
+	return func(ctx context.Context, jobs []J) (int, error) {
+		values := make([]any, len(jobs))
+		for i, j := range jobs {
+			values[i] = j
+		}
+		return q.SendBatch(ctx, values)
+	}
+}

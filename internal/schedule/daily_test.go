@@ -1,0 +1,70 @@
+package schedule_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/schedule"
+	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// Each daily rule of the stack names its job in the event; an event naming none (the local
+// clock, make daily) runs them all, and a job is queued once a day whichever rule ran it.
+func TestDailyRunsTheJobsTheEventNames(t *testing.T) {
+	clients := awstest.Clients(t)
+	st := awstest.Store(t, clients)
+	purges := awstest.Queue(t, clients, service.PurgeQueueSettings)
+	audits := awstest.Queue(t, clients, service.AuditQueueSettings)
+	runs := awstest.Queue(t, clients, service.MultistepQueueSettings)
+	uxq := awstest.Queue(t, clients, service.UXQueueSettings)
+	rq := awstest.FIFOQueue(t, clients, service.RUMQueueSettings)
+	t.Setenv("OPENVITALS_CREDENTIALS_KEY", "")
+	svc, err := service.New(service.Config{Table: st.Table(), Bucket: "openvitals-test", PurgeQueue: purges.URL(),
+		AuditQueue: audits.URL(), MultistepQueue: runs.URL(), UXQueue: uxq.URL(), RUMQueue: rq.URL(),
+		BeaconQueue: awstest.Queue(t, clients, service.BeaconQueueSettings).URL()}, clients, awstest.Log(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched := schedule.New(svc)
+	ctx := context.Background()
+	site := store.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
+	if err := st.CreateWebsite(ctx, &site); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreatePages(ctx, site, []store.Page{{URL: "/", Alias: "Home"}}); err != nil {
+		t.Fatal(err)
+	}
+	event := func(jobs ...string) events.CloudWatchEvent {
+		ev := events.CloudWatchEvent{Source: "aws.events", DetailType: "Scheduled Event", Time: time.Now().UTC()}
+		if jobs != nil {
+			ev.Detail, _ = json.Marshal(map[string]any{"jobs": jobs})
+		}
+		return ev
+	}
+
+	res, err := sched.Handle(ctx, event(schedule.JobUX))
+	if err != nil || len(res.UX) != 1 || len(res.Audits) != 0 {
+		t.Fatalf("ux rule: %+v, %v; want one collection and no audit", res, err)
+	}
+	if got := awstest.Receive(t, audits, 0); len(got) != 0 {
+		t.Errorf("the ux rule queued %d audits", len(got))
+	}
+	res, err = sched.Handle(ctx, event(schedule.JobAudits))
+	if err != nil || len(res.Audits) != 2 || len(res.UX) != 0 {
+		t.Fatalf("audit rule: %+v, %v; want two audits (desktop, mobile) and no collection", res, err)
+	}
+	// No jobs named: everything, but nothing twice the same day.
+	res, err = sched.Handle(ctx, event())
+	if err != nil || len(res.Audits) != 0 || len(res.UX) != 0 {
+		t.Fatalf("all jobs again: %+v, %v; want nothing queued twice", res, err)
+	}
+	if _, err := sched.Handle(ctx, event("coffee")); err == nil {
+		t.Error("an unknown job was accepted")
+	}
+}

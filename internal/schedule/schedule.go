@@ -1,0 +1,157 @@
+// Package schedule is the scheduler function's handler: invoked by the daily EventBridge rules
+// (and locally by the service's clock and make daily), it queues the day's lab audits, multistep
+// runs and user-experience data collections through their pipelines, then queues again the
+// purges whose message was lost.
+package schedule
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/openvitals/openvitals/internal/audit"
+	"github.com/openvitals/openvitals/internal/multistep"
+	"github.com/openvitals/openvitals/internal/purge"
+	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/ux"
+)
+
+// The daily jobs an event may name. AWS runs each from a rule of its own (at an hour of its
+// own); an event naming none, as the local clock and make daily send, runs all three.
+const (
+	JobAudits    = "audits"
+	JobMultistep = "multistep"
+	JobUX        = "ux"
+)
+
+// Jobs are the daily jobs, in the order an event naming none runs them.
+var Jobs = []string{JobAudits, JobMultistep, JobUX}
+
+// PurgeGrace is how old a pending purge must be before the daily run queues it again: its
+// message was lost, or its worker stopped half-way.
+const PurgeGrace = 15 * time.Minute
+
+// Scheduler queues the daily work of every pipeline.
+type Scheduler struct {
+	store  *store.Store
+	audits *audit.Scheduler
+	runs   *multistep.Queue
+	ux     *ux.Scheduler
+	purges *purge.Queue
+	log    *slog.Logger
+}
+
+// New builds the scheduler from the service.
+func New(svc *service.Service) *Scheduler {
+	return &Scheduler{
+		store:  svc.Store,
+		audits: audit.NewScheduler(svc.Store, svc.Queues.Audit, svc.Log),
+		runs:   multistep.NewQueue(svc.Store, svc.Queues.Multistep, svc.Log),
+		ux:     ux.NewScheduler(svc.Store, svc.Queues.UX, svc.Log),
+		purges: purge.NewQueue(svc.Queues.Purge),
+		log:    svc.Log,
+	}
+}
+
+// Result is what a daily run queued.
+type Result struct {
+	// Day is the UTC day the run queued for.
+	Day string `json:"day"`
+	// Audits, Runs and UX are the lab audits, multistep runs and user-experience data
+	// collections queued.
+	Audits []audit.Job `json:"audits,omitempty"`
+	Runs   int         `json:"runs"`
+	UX     []ux.Job    `json:"ux,omitempty"`
+	// Purges is how many lost purges were queued again.
+	Purges int `json:"purges"`
+}
+
+// Handle is the scheduler function's Lambda handler. It runs the jobs the event's detail names
+// ({"jobs": ["audits"]}; all of them when it names none) for the UTC day of the event's time.
+// Each job queues nothing it queued already that day, so EventBridge may retry.
+func (s *Scheduler) Handle(ctx context.Context, ev events.CloudWatchEvent) (Result, error) {
+	jobs, err := jobsOf(ev)
+	if err != nil {
+		return Result{}, err
+	}
+	at := ev.Time
+	if at.IsZero() {
+		at = time.Now()
+	}
+	res := Result{Day: store.Day(at)}
+	var errs []error
+	for _, job := range jobs {
+		var err error
+		switch job {
+		case JobAudits:
+			res.Audits, err = s.audits.Daily(ctx, at)
+		case JobMultistep:
+			res.Runs, err = s.runs.Daily(ctx, at)
+		case JobUX:
+			res.UX, err = s.ux.Daily(ctx, at)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", job, err))
+		}
+	}
+	res.Purges, err = purge.Sweep(ctx, s.store, s.purges, PurgeGrace)
+	if err != nil {
+		s.log.ErrorContext(ctx, "sweep pending purges", "err", err)
+	} else if res.Purges > 0 {
+		s.log.InfoContext(ctx, "queued pending purges again", "purges", res.Purges)
+	}
+	if len(errs) > 0 {
+		return res, errs[0]
+	}
+	return res, nil
+}
+
+// jobsOf reads the jobs an event's detail names.
+func jobsOf(ev events.CloudWatchEvent) ([]string, error) {
+	var detail struct {
+		Jobs []string `json:"jobs"`
+	}
+	if len(ev.Detail) > 0 {
+		if err := json.Unmarshal(ev.Detail, &detail); err != nil {
+			return nil, fmt.Errorf("daily event detail: %w", err)
+		}
+	}
+	if len(detail.Jobs) == 0 {
+		return Jobs, nil
+	}
+	var jobs []string
+	for _, j := range Jobs {
+		if slices.Contains(detail.Jobs, j) {
+			jobs = append(jobs, j)
+		}
+	}
+	for _, j := range detail.Jobs {
+		if !slices.Contains(Jobs, j) {
+			return nil, fmt.Errorf("daily event: unknown job %q", j)
+		}
+	}
+	return jobs, nil
+}
+
+// Progress is how far the work of a daily run has come, per pipeline that tracks it.
+type Progress struct {
+	Audits, UX queue.Progress
+}
+
+// Track reports the progress of what a daily run queued, from what the workers stored.
+func (s *Scheduler) Track(ctx context.Context, res Result) (Progress, error) {
+	var p Progress
+	var err error
+	if p.Audits, err = audit.Track(ctx, s.store, res.Audits); err != nil {
+		return p, err
+	}
+	p.UX, err = ux.Track(ctx, s.store, res.UX)
+	return p, err
+}

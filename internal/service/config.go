@@ -1,0 +1,81 @@
+package service
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+)
+
+// Config is what the functions read from the environment (the README lists every variable).
+type Config struct {
+	Table  string // OPENVITALS_TABLE
+	Bucket string // OPENVITALS_BUCKET
+	// The queues, each a name (looked up) or a URL (as CDK passes them).
+	PurgeQueue     string // OPENVITALS_PURGE_QUEUE: deletions to purge
+	AuditQueue     string // OPENVITALS_AUDIT_QUEUE: lab audits, one page and device a message
+	MultistepQueue string // OPENVITALS_MULTISTEP_QUEUE: multistep runs
+	// UXQueue is OPENVITALS_UX_QUEUE: the daily collections of user-experience data (CrUX
+	// records and search analytics), one message per website.
+	UXQueue string
+	// BeaconQueue is OPENVITALS_BEACON_QUEUE: the standard queue collect sends page views to.
+	BeaconQueue string
+	// RUMQueue is OPENVITALS_RUM_QUEUE: the FIFO queue (name ends in .fifo) the rebatcher sends
+	// page views to, per website, for the aggregator.
+	RUMQueue string
+	// TrustViewerCountry is OPENVITALS_TRUST_VIEWER_COUNTRY: take a beacon's country from the
+	// CloudFront-Viewer-Country header (true only where CloudFront sets it).
+	TrustViewerCountry bool
+	// AllowPrivateTargets is OPENVITALS_ALLOW_PRIVATE_TARGETS: lets the workers and their
+	// browser reach loopback and private addresses, and a website's domain be an IP address
+	// with a port (local use and tests only).
+	AllowPrivateTargets bool
+	// TargetScheme is OPENVITALS_TARGET_SCHEME: "https", or "http" for local use and tests.
+	TargetScheme string
+	// AuditRuns is OPENVITALS_AUDIT_RUNS: Lighthouse runs per audit, 1 to 9 (default 3).
+	AuditRuns int
+	// CrUXEndpoint and SearchConsoleEndpoint are OPENVITALS_CRUX_ENDPOINT and
+	// OPENVITALS_SEARCH_CONSOLE_ENDPOINT: the Google APIs' base URLs ("" for Google's own).
+	CrUXEndpoint, SearchConsoleEndpoint string
+}
+
+// ConfigFromEnv reads Config, with the defaults the local service uses.
+func ConfigFromEnv() (Config, error) {
+	cfg := Config{
+		Table:                 env("OPENVITALS_TABLE", "openvitals"),
+		Bucket:                env("OPENVITALS_BUCKET", "openvitals"),
+		PurgeQueue:            env("OPENVITALS_PURGE_QUEUE", "openvitals-purge"),
+		AuditQueue:            env("OPENVITALS_AUDIT_QUEUE", "openvitals-audit"),
+		MultistepQueue:        env("OPENVITALS_MULTISTEP_QUEUE", "openvitals-multistep"),
+		UXQueue:               env("OPENVITALS_UX_QUEUE", "openvitals-ux"),
+		BeaconQueue:           env("OPENVITALS_BEACON_QUEUE", "openvitals-beacons"),
+		RUMQueue:              env("OPENVITALS_RUM_QUEUE", "openvitals-rum.fifo"),
+		TrustViewerCountry:    flag("OPENVITALS_TRUST_VIEWER_COUNTRY"),
+		AllowPrivateTargets:   flag("OPENVITALS_ALLOW_PRIVATE_TARGETS"),
+		TargetScheme:          env("OPENVITALS_TARGET_SCHEME", "https"),
+		CrUXEndpoint:          os.Getenv("OPENVITALS_CRUX_ENDPOINT"),
+		SearchConsoleEndpoint: os.Getenv("OPENVITALS_SEARCH_CONSOLE_ENDPOINT"),
+	}
+	if cfg.TargetScheme != "https" && cfg.TargetScheme != "http" {
+		return cfg, fmt.Errorf("OPENVITALS_TARGET_SCHEME=%q: want https or http", cfg.TargetScheme)
+	}
+	runs := env("OPENVITALS_AUDIT_RUNS", "3")
+	n, err := strconv.Atoi(runs)
+	if err != nil || n < 1 || n > 9 {
+		return cfg, fmt.Errorf("OPENVITALS_AUDIT_RUNS=%q: want 1 to 9", runs)
+	}
+	cfg.AuditRuns = n
+	return cfg, nil
+}
+
+func env(name, fallback string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return fallback
+}
+
+// flag reads a boolean variable; anything but a true value (true, 1, t...) is false.
+func flag(name string) bool {
+	v, err := strconv.ParseBool(os.Getenv(name))
+	return err == nil && v
+}

@@ -1,0 +1,201 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Vital is one vital of a user-experience dataset record: its 75th percentile (ms, unitless
+// for cls) and the shares of experiences that were good, needing improvement and poor, in
+// percent.
+type Vital struct {
+	P75              float64
+	Good             float64
+	NeedsImprovement float64
+	Poor             float64
+}
+
+// UXResult is one day's user-experience dataset record of a page on one device (the dataset's
+// rolling 28-day window as published that day).
+type UXResult struct {
+	Page   string
+	Device string
+	Day    string // UTC day of collection, yyyymmdd
+	// Vitals holds each vital the dataset has data for by its interface name (lcp, inp, cls,
+	// fcp, ttfb). A vital without data is absent, never zero.
+	Vitals    map[string]Vital
+	Collected time.Time
+}
+
+type uxItem struct {
+	PK   string
+	SK   string
+	Type string
+	UXResult
+}
+
+// PutUXResult stores a page's record of one device and day, replacing the same day's.
+func (s *Store) PutUXResult(ctx context.Context, w Website, r UXResult) error {
+	item, err := attributevalue.MarshalMap(uxItem{PK: websitePK(w.Account, w.ID), SK: uxSK(r.Page, r.Device, r.Day), Type: "ux", UXResult: r})
+	if err != nil {
+		return err
+	}
+	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item}); err != nil {
+		return fmt.Errorf("put ux result: %w", err)
+	}
+	return nil
+}
+
+// UXResults returns a page's records on one device from day from to day to (yyyymmdd,
+// inclusive), oldest first.
+func (s *Store) UXResults(ctx context.Context, w Website, page, device, from, to string) ([]UXResult, error) {
+	var items []uxItem
+	if err := s.queryBetween(ctx, websitePK(w.Account, w.ID), uxSK(page, device, from), uxSK(page, device, to), &items); err != nil {
+		return nil, fmt.Errorf("query ux results: %w", err)
+	}
+	out := make([]UXResult, len(items))
+	for i, it := range items {
+		out[i] = it.UXResult
+	}
+	return out, nil
+}
+
+// SearchResult is a page's search analytics over the 14 days before a day of collection, from
+// every search row that maps to the page.
+type SearchResult struct {
+	Page        string
+	Day         string // UTC day of collection, yyyymmdd
+	From, To    string // the days queried, yyyy-mm-dd, inclusive
+	Impressions float64
+	Clicks      float64
+	// Position is the average position in search results, weighted by impressions; it means
+	// nothing when there were no impressions.
+	Position  float64
+	Collected time.Time
+}
+
+type searchItem struct {
+	PK   string
+	SK   string
+	Type string
+	SearchResult
+}
+
+// PutSearchResults stores the search analytics of a website's pages for one day, replacing
+// that day's.
+func (s *Store) PutSearchResults(ctx context.Context, w Website, rs []SearchResult) error {
+	reqs := make([]ddbtypes.WriteRequest, 0, len(rs))
+	for _, r := range rs {
+		item, err := attributevalue.MarshalMap(searchItem{PK: websitePK(w.Account, w.ID), SK: searchSK(r.Page, r.Day), Type: "search", SearchResult: r})
+		if err != nil {
+			return err
+		}
+		reqs = append(reqs, ddbtypes.WriteRequest{PutRequest: &ddbtypes.PutRequest{Item: item}})
+	}
+	for start := 0; start < len(reqs); start += 25 {
+		if err := s.batchWrite(ctx, reqs[start:min(start+25, len(reqs))]); err != nil {
+			return fmt.Errorf("put search results: %w", err)
+		}
+	}
+	return nil
+}
+
+// SearchResults returns a page's search analytics collected from day from to day to
+// (yyyymmdd, inclusive), oldest first.
+func (s *Store) SearchResults(ctx context.Context, w Website, page, from, to string) ([]SearchResult, error) {
+	var items []searchItem
+	if err := s.queryBetween(ctx, websitePK(w.Account, w.ID), searchSK(page, from), searchSK(page, to), &items); err != nil {
+		return nil, fmt.Errorf("query search results: %w", err)
+	}
+	out := make([]SearchResult, len(items))
+	for i, it := range items {
+		out[i] = it.SearchResult
+	}
+	return out, nil
+}
+
+// UXRun is how a website's user-experience data collection of one UTC day went.
+type UXRun struct {
+	Day      string
+	Attempt  int
+	Started  time.Time
+	Finished time.Time // zero until an attempt finished; retried attempts leave it zero
+	// UXRecords counts the page-device records stored, UXNoData those the dataset has no
+	// data for; SearchPages counts the pages with search analytics stored.
+	UXRecords   int
+	UXNoData    int
+	SearchPages int
+	// Error is what went wrong: why the last attempt failed, or what a finished collection
+	// had to leave out (an invalid API key, Search Console refusing the credentials).
+	Error string
+}
+
+type uxRunItem struct {
+	PK      string
+	SK      string
+	Type    string
+	Expires int64 `dynamodbav:"expires"`
+	UXRun
+}
+
+// PutUXRun records how a website's collection of a day went, replacing what was recorded.
+func (s *Store) PutUXRun(ctx context.Context, w Website, r UXRun) error {
+	// Kept a month: it only serves to follow a collection and to explain a gap.
+	item, err := attributevalue.MarshalMap(uxRunItem{PK: websitePK(w.Account, w.ID), SK: uxRunSK(r.Day), Type: "uxrun",
+		Expires: s.now().Add(31 * 24 * time.Hour).Unix(), UXRun: r})
+	if err != nil {
+		return err
+	}
+	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item}); err != nil {
+		return fmt.Errorf("put ux run: %w", err)
+	}
+	return nil
+}
+
+// UXRun returns how a website's collection of a day went; ErrNotFound before it started.
+func (s *Store) UXRun(ctx context.Context, w Website, day string) (UXRun, error) {
+	var it uxRunItem
+	err := s.getItem(ctx, websitePK(w.Account, w.ID), uxRunSK(day), "ux run "+day, &it)
+	return it.UXRun, err
+}
+
+// MarkUXQueued records that a website's user-experience data collection was queued for a UTC day. It
+// reports false when it was queued already, so that the daily handler running twice a day
+// queues it once.
+func (s *Store) MarkUXQueued(ctx context.Context, w SiteRef, day string) (bool, error) {
+	return s.markOnce(ctx, websitePK(w.Account, w.Website), uxQueuedSK(day))
+}
+
+// UnmarkUXQueued forgets a queued mark, when sending the message failed.
+func (s *Store) UnmarkUXQueued(ctx context.Context, w SiteRef, day string) error {
+	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.Website), uxQueuedSK(day))})
+	return err
+}
+
+// queryBetween reads every item of a partition with a sort key from from to to (inclusive)
+// into out (a pointer to a slice of item structs), following pagination.
+func (s *Store) queryBetween(ctx context.Context, pk, from, to string, out any) error {
+	var all []map[string]ddbtypes.AttributeValue
+	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName:              aws.String(s.table),
+		KeyConditionExpression: aws.String("PK = :pk AND SK BETWEEN :from AND :to"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
+			":pk": str(pk), ":from": str(from), ":to": str(to),
+		},
+		ConsistentRead: aws.Bool(true),
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return err
+		}
+		all = append(all, page.Items...)
+	}
+	return attributevalue.UnmarshalListOfMaps(all, out)
+}

@@ -1,0 +1,103 @@
+// Package ux is the pipeline of user-experience data: the daily collection of each website's
+// Chrome UX Report records and search analytics. It owns the pipeline's messages (one per
+// website and UTC day on the ux queue) and how they are queued and followed; the uxworker
+// package consumes them. This package stays free of Google's client libraries, so that the
+// scheduler, which imports it, does not link them.
+package ux
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// Job is one website's collection of one UTC day: the body of a ux message.
+type Job struct {
+	Account string    `json:"account"`
+	Website string    `json:"website"`
+	Day     string    `json:"day"`
+	Queued  time.Time `json:"queued"`
+}
+
+// Check tells whether a message names the collection to make.
+func (j Job) Check() error {
+	if j.Account == "" || j.Website == "" || j.Day == "" {
+		return errors.New("a collection needs account, website and day")
+	}
+	return nil
+}
+
+// ref is the website a job collects.
+func (j Job) ref() store.SiteRef { return store.SiteRef{Account: j.Account, Website: j.Website} }
+
+// Scheduler queues collections.
+type Scheduler struct {
+	store *store.Store
+	queue *queue.Queue
+	log   *slog.Logger
+}
+
+// NewScheduler returns a Scheduler sending to the ux queue q.
+func NewScheduler(st *store.Store, q *queue.Queue, log *slog.Logger) *Scheduler {
+	return &Scheduler{store: st, queue: q, log: log}
+}
+
+// Daily queues the day's collection of every website once per UTC day: running it twice the
+// same day queues nothing the second time. It returns the jobs it queued.
+func (s *Scheduler) Daily(ctx context.Context, now time.Time) ([]Job, error) {
+	day := store.Day(now)
+	sites, err := s.store.AllWebsites(ctx)
+	if err != nil {
+		return nil, err
+	}
+	jobs := make([]Job, len(sites))
+	for i, ref := range sites {
+		jobs[i] = Job{Account: ref.Account, Website: ref.Website, Day: day, Queued: now.UTC()}
+	}
+	sent, err := queue.SendOnce(ctx, jobs,
+		func(ctx context.Context, j Job) (bool, error) { return s.store.MarkUXQueued(ctx, j.ref(), j.Day) },
+		func(ctx context.Context, j Job) error { return s.store.UnmarkUXQueued(ctx, j.ref(), j.Day) },
+		queue.SendJSON[Job](s.queue))
+	if err != nil {
+		return sent, err
+	}
+	s.log.InfoContext(ctx, "daily user-experience collections queued", "day", day, "websites", len(sites), "queued", len(sent))
+	return sent, nil
+}
+
+// Track reports the progress of jobs from the runs the worker recorded: done once a run of
+// the job's day finished, failed when its last attempt failed, retrying when an earlier one
+// did. A collection of a website deleted since counts as done.
+func Track(ctx context.Context, st *store.Store, jobs []Job) (queue.Progress, error) {
+	var p queue.Progress
+	for _, j := range jobs {
+		w, err := st.Website(ctx, j.Account, j.Website)
+		if store.IsNotFound(err) {
+			p.Done++
+			continue
+		}
+		if err != nil {
+			return p, err
+		}
+		run, err := st.UXRun(ctx, w, j.Day)
+		switch {
+		case store.IsNotFound(err):
+			p.Remaining++
+		case err != nil:
+			return p, err
+		case !run.Finished.IsZero():
+			p.Done++ // runs are per day, and a day is queued once
+		case run.Error != "" && run.Attempt >= queue.MaxReceives:
+			p.Failed++
+		case run.Error != "":
+			p.Retrying++
+		default:
+			p.Remaining++
+		}
+	}
+	return p, nil
+}

@@ -1,0 +1,220 @@
+// Package uxworker consumes the ux queue: for each website it collects the day's
+// user-experience dataset records (Chrome UX Report) of every page and device, and the search
+// analytics of websites with the Search Console integration, through the google engine. Only
+// the ux-worker function and the local service import it, so that no other function links
+// Google's client libraries.
+package uxworker
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/openvitals/openvitals/internal/google"
+	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/seal"
+	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/ux"
+)
+
+// Opener opens sealed integration credentials.
+type Opener interface {
+	Open(ctx context.Context, sealed, aad []byte) ([]byte, error)
+}
+
+// Worker collects the user-experience data of websites.
+type Worker struct {
+	store  *store.Store
+	creds  Opener
+	google *google.Client
+	log    *slog.Logger
+	now    func() time.Time
+	handle queue.BatchHandler
+}
+
+// New builds the ux worker from the service: the CrUX API key (Service.CrUXAPIKey, read once
+// here) and the configured endpoint overrides.
+func New(ctx context.Context, svc *service.Service) (*Worker, error) {
+	key, err := svc.CrUXAPIKey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return NewWorker(ctx, google.Config{
+		CrUXKey:               key,
+		CrUXEndpoint:          svc.Config.CrUXEndpoint,
+		SearchConsoleEndpoint: svc.Config.SearchConsoleEndpoint,
+	}, svc.Store, svc.Credentials, svc.Log)
+}
+
+// NewWorker returns a Worker reaching Google's APIs as cfg says (its clock is the worker's
+// too). Without a CrUX key it collects search analytics only, and says so once.
+func NewWorker(ctx context.Context, cfg google.Config, st *store.Store, creds Opener, log *slog.Logger) (*Worker, error) {
+	client, err := google.New(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	w := &Worker{store: st, creds: creds, google: client, log: log, now: cfg.Now}
+	if w.now == nil {
+		w.now = time.Now
+	}
+	if !client.HasCrUX() {
+		log.WarnContext(ctx, "OPENVITALS_CRUX_API_KEY is not set: the user-experience dataset (CrUX) is not collected; search analytics still are")
+	}
+	w.handle = queue.Each(log, func(ctx context.Context, d queue.Delivery[ux.Job]) error {
+		_, err := w.Collect(ctx, d.Body, max(d.Attempt, 1))
+		if err != nil {
+			log.ErrorContext(ctx, "user-experience collection failed; SQS will deliver it again", "website", d.Body.Website,
+				"day", d.Body.Day, "attempt", d.Attempt, "err", err)
+		}
+		return err
+	})
+	return w, nil
+}
+
+// HandleSQS is the ux worker's Lambda handler: one website a message. A collection that failed
+// for now (the APIs kept answering 429 or 5xx) is reported as a batch item failure, so SQS
+// delivers it again after the visibility timeout, up to the queue's maximum receives.
+func (w *Worker) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	return w.handle(ctx, ev)
+}
+
+// devices are the devices pages are monitored on, in the order records are collected.
+var devices = []string{"mobile", "desktop"}
+
+// Collect collects a website's field data of a day and records how it went (a store.UXRun).
+// No data for a URL is a normal outcome; a refused API key or refused Search Console
+// credentials are recorded and end that part, since asking again would not help; an API that
+// keeps answering 429 or 5xx ends that part and makes Collect return an error, for a retry.
+func (w *Worker) Collect(ctx context.Context, job ux.Job, attempt int) (store.UXRun, error) {
+	run := store.UXRun{Day: job.Day, Attempt: attempt, Started: w.now().UTC()}
+	site, err := w.store.Website(ctx, job.Account, job.Website)
+	if store.IsNotFound(err) {
+		return run, nil // deleted since it was queued
+	}
+	if err != nil {
+		return run, err
+	}
+	pages, err := w.store.Pages(ctx, site)
+	if err != nil {
+		return run, err
+	}
+	log := w.log.With("website", site.ID, "day", job.Day, "attempt", attempt)
+	var notes, failures []string
+	if w.google.HasCrUX() {
+		if note, err := w.collectUX(ctx, site, pages, job.Day, &run); err != nil {
+			failures = append(failures, "CrUX: "+err.Error())
+		} else if note != "" {
+			notes = append(notes, "CrUX: "+note)
+		}
+	}
+	if note, err := w.collectSearch(ctx, site, pages, job.Day, &run); err != nil {
+		failures = append(failures, "Search Console: "+err.Error())
+	} else if note != "" {
+		notes = append(notes, "Search Console: "+note)
+	}
+	var failed error
+	if len(failures) > 0 {
+		failed = errors.New(strings.Join(failures, "; "))
+		run.Error = failed.Error()
+	} else {
+		run.Finished = w.now().UTC()
+		run.Error = strings.Join(notes, "; ")
+	}
+	if err := w.store.PutUXRun(context.WithoutCancel(ctx), site, run); err != nil {
+		return run, errors.Join(failed, err)
+	}
+	log.InfoContext(ctx, "user-experience data collected", "pages", len(pages), "uxRecords", run.UXRecords, "uxNoData", run.UXNoData,
+		"searchPages", run.SearchPages, "error", run.Error)
+	return run, failed
+}
+
+// collectUX stores the day's record of every page and device the dataset has data for. It
+// returns a note when the API refused the key (the rest is skipped), and an error when the
+// API kept answering 429 or 5xx.
+func (w *Worker) collectUX(ctx context.Context, site store.Website, pages []store.Page, day string, run *store.UXRun) (string, error) {
+	for _, p := range pages {
+		for _, d := range devices {
+			vitals, err := w.google.CrUXRecord(ctx, cruxURL(site, p), d)
+			switch {
+			case errors.Is(err, google.ErrNoData):
+				run.UXNoData++
+				continue
+			case google.Permanent(err):
+				return google.Message(err), nil
+			case err != nil:
+				return "", err
+			}
+			r := store.UXResult{Page: p.ID, Device: d, Day: day, Vitals: vitals, Collected: w.now().UTC()}
+			if err := w.store.PutUXResult(ctx, site, r); err != nil {
+				return "", err
+			}
+			run.UXRecords++
+		}
+	}
+	return "", nil
+}
+
+// collectSearch stores the search analytics of the website's pages when it has the Search
+// Console integration, and records the outcome on the integration. It returns a note when the
+// credentials or the property were refused, and an error when the API kept answering 429 or
+// 5xx.
+func (w *Worker) collectSearch(ctx context.Context, site store.Website, pages []store.Page, day string, run *store.UXRun) (string, error) {
+	sc, err := w.store.SearchConsole(ctx, site)
+	if store.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	// outcome records how the collection went with these settings: msg says why it failed,
+	// or is empty after a success.
+	outcome := func(msg string) (string, error) {
+		if err := w.store.RecordSearchConsoleRun(ctx, site, sc.Updated, w.now().UTC(), msg); err != nil {
+			return "", err
+		}
+		return msg, nil
+	}
+	key, err := w.creds.Open(ctx, sc.Credentials, store.IntegrationAAD(site, store.SearchConsoleKind))
+	if errors.Is(err, seal.ErrOpen) {
+		return outcome("the stored credentials cannot be opened (the credentials key changed?): set the integration again")
+	}
+	if err != nil {
+		return "", err
+	}
+	from, to, err := searchWindow(day)
+	if err != nil {
+		return "", err
+	}
+	client, err := w.google.SearchConsole(ctx, key)
+	if err != nil {
+		return outcome(err.Error())
+	}
+	rows, err := client.PageRows(ctx, sc.Property, from, to)
+	switch {
+	case google.Permanent(err):
+		return outcome(google.Message(err))
+	case err != nil:
+		return "", err
+	}
+	results := searchResults(site, pages, rows, day, from, to, w.now().UTC())
+	if err := w.store.PutSearchResults(ctx, site, results); err != nil {
+		return "", err
+	}
+	for _, r := range results {
+		if r.Impressions > 0 {
+			run.SearchPages++
+		}
+	}
+	_, err = outcome("")
+	return "", err
+}
+
+// cruxURL is the URL of a page the dataset knows it by: always https, as public pages are.
+func cruxURL(w store.Website, p store.Page) string {
+	return "https://" + w.Domain + p.URL
+}

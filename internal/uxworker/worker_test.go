@@ -1,0 +1,466 @@
+package uxworker_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/openvitals/openvitals/internal/api"
+	"github.com/openvitals/openvitals/internal/apikey"
+	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/contract"
+	"github.com/openvitals/openvitals/internal/google"
+	"github.com/openvitals/openvitals/internal/seal"
+	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/ux"
+	"github.com/openvitals/openvitals/internal/uxworker"
+)
+
+const (
+	cruxKey  = "test-crux-key"
+	adminKey = "acme-admin-key-0123456789"
+	saEmail  = "openvitals@acme-seo.iam.gserviceaccount.com"
+)
+
+type testEnv struct {
+	t       *testing.T
+	ctx     context.Context
+	clients service.Clients
+	st      *store.Store
+	keys    *seal.Keyring
+	google  *fakeGoogle
+	sa      serviceAccount
+	clock   *fakeClock
+	logs    *logBuffer
+	today   time.Time
+}
+
+func newTestEnv(t *testing.T) *testEnv {
+	t.Helper()
+	clients := awstest.Clients(t)
+	e := &testEnv{t: t, ctx: context.Background(), clients: clients, st: awstest.Store(t, clients), keys: seal.FixedKey(seal.GenerateKey()),
+		sa: newServiceAccount(t, saEmail), clock: &fakeClock{now: time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)}, logs: &logBuffer{},
+		today: time.Now().UTC()}
+	e.google = newFakeGoogle(t, cruxKey, &e.sa.key.PublicKey, e.sa.email)
+	if err := e.st.EnsureAccount(e.ctx, "acme"); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// collector returns a collector over the fake Google with the test's clock.
+func (e *testEnv) collector(key string) *uxworker.Worker {
+	e.t.Helper()
+	c, err := uxworker.NewWorker(e.ctx, google.Config{
+		CrUXKey: key, CrUXEndpoint: e.google.URL(), SearchConsoleEndpoint: e.google.URL(), TokenURL: e.google.TokenURL(),
+		Now: e.clock.Now, Sleep: e.clock.Sleep,
+	}, e.st, e.keys, e.logs.logger())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return c
+}
+
+func (e *testEnv) website(domain string, urls ...string) (store.Website, []store.Page) {
+	e.t.Helper()
+	w := store.Website{Account: "acme", Domain: domain, DisplayName: domain}
+	if err := e.st.CreateWebsite(e.ctx, &w); err != nil {
+		e.t.Fatal(err)
+	}
+	pages := make([]store.Page, len(urls))
+	for i, u := range urls {
+		pages[i] = store.Page{URL: u, Alias: u}
+	}
+	if err := e.st.CreatePages(e.ctx, w, pages); err != nil {
+		e.t.Fatal(err)
+	}
+	return w, pages
+}
+
+// integrate gives a website the Search Console integration, sealed as the API seals it.
+func (e *testEnv) integrate(w store.Website, property string, key []byte, keys *seal.Keyring) store.SearchConsole {
+	e.t.Helper()
+	sealed, err := keys.Seal(e.ctx, key, store.IntegrationAAD(w, store.SearchConsoleKind))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	sc := store.SearchConsole{Property: property, ServiceAccount: e.sa.email, Credentials: sealed, Created: now, Updated: now}
+	if err := e.st.PutSearchConsole(e.ctx, w, sc); err != nil {
+		e.t.Fatal(err)
+	}
+	return sc
+}
+
+func (e *testEnv) job(w store.Website) ux.Job {
+	return ux.Job{Account: w.Account, Website: w.ID, Day: store.Day(e.today), Queued: e.today}
+}
+
+func (e *testEnv) ux(w store.Website, p store.Page, device string) (store.UXResult, bool) {
+	e.t.Helper()
+	day := store.Day(e.today)
+	rs, err := e.st.UXResults(e.ctx, w, p.ID, device, day, day)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if len(rs) == 0 {
+		return store.UXResult{}, false
+	}
+	return rs[0], true
+}
+
+// TestCollectThroughTheQueue runs a day's collection as in AWS: the daily handler queues one
+// message per website on an SQS queue, and the collector consumes them. It checks what the
+// collector stored from the APIs' answers (string CLS values, a missing INP, a 404 without
+// data, a 429 then success, 503s then success, search rows of every shape), how it waited,
+// and what the pages endpoints then serve.
+func TestCollectThroughTheQueue(t *testing.T) {
+	e := newTestEnv(t)
+	site, pages := e.website("example.com", "/", "/pricing", "/blog/")
+	home, pricing, blog := pages[0], pages[1], pages[2]
+	other, otherPages := e.website("other.example", "/")
+	e.integrate(site, "sc-domain:example.com", e.sa.json, e.keys)
+
+	g := e.google
+	g.crux["https://example.com/ PHONE"] = []answer{record("https://example.com/", "PHONE", false)}
+	g.crux["https://example.com/ DESKTOP"] = []answer{
+		{status: 429, header: map[string]string{"Retry-After": "7"}, body: `{"error":{"code":429,"message":"Quota exceeded for quota metric 'Queries' and limit 'Queries per minute' of service 'chromeuxreport.googleapis.com'.","status":"RESOURCE_EXHAUSTED"}}`},
+		record("https://example.com/", "DESKTOP", true),
+	}
+	g.crux["https://example.com/blog/ PHONE"] = []answer{
+		googleError(503, "UNAVAILABLE", "The service is currently unavailable."),
+		googleError(503, "UNAVAILABLE", "The service is currently unavailable."),
+		record("https://example.com/blog/", "PHONE", true),
+	}
+	g.crux["https://other.example/ PHONE"] = []answer{record("https://other.example/", "PHONE", true)}
+	g.search["sc-domain:example.com"] = []answer{searchRows(
+		row("https://example.com/", 50, 1000, 3.4),
+		row("https://www.example.com/", 10, 200, 1),
+		row("https://example.com/pricing/", 3, 300, 8.2),
+		row("http://example.com/Pricing?utm_source=news", 1, 100, 12.2),
+		row("https://blog.example.com/", 900, 5000, 1.1),
+		row("https://example.com/unmonitored", 7, 77, 4),
+	)}
+
+	// The daily handler's part: one message per website, once a day.
+	q := awstest.Queue(t, e.clients, service.UXQueueSettings)
+	jobs, err := ux.NewScheduler(e.st, q, awstest.Log(t)).Daily(e.ctx, e.today)
+	if err != nil || len(jobs) != 2 {
+		t.Fatalf("queued %d collections (%v), want 2", len(jobs), err)
+	}
+	c := e.collector(cruxKey)
+	pollCtx, stop := context.WithCancel(e.ctx)
+	polled := make(chan struct{})
+	go func() { defer close(polled); q.Poll(pollCtx, 1, c.HandleSQS, awstest.Log(t)) }()
+	deadline := time.Now().Add(time.Minute) // a bound for a stuck collector, not a speed check
+	for {
+		p, err := ux.Track(e.ctx, e.st, jobs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Done == 2 {
+			break
+		}
+		if p.Failed > 0 || p.Retrying > 0 || time.Now().After(deadline) {
+			t.Fatalf("progress %+v; log:\n%s", p, e.logs)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	stop()
+	<-polled
+
+	// Stored: the 75th percentiles and the shares of the three bins, in percent.
+	hm, ok := e.ux(site, home, "mobile")
+	want := map[string]store.Vital{
+		"lcp":  {P75: 2406, Good: 79.25, NeedsImprovement: 12.15, Poor: 8.6},
+		"cls":  {P75: 0.05, Good: 87.46, NeedsImprovement: 8.38, Poor: 4.16},
+		"fcp":  {P75: 1932, Good: 66.12, NeedsImprovement: 21.02, Poor: 12.86},
+		"ttfb": {P75: 1187, Good: 50.04, NeedsImprovement: 38.85, Poor: 11.11},
+	}
+	if !ok || len(hm.Vitals) != len(want) {
+		t.Fatalf("home mobile record %+v, want exactly %v (no INP, no FID)", hm, want)
+	}
+	for k, v := range want {
+		if hm.Vitals[k] != v {
+			t.Errorf("home mobile %s = %+v, want %+v", k, hm.Vitals[k], v)
+		}
+	}
+	if hd, ok := e.ux(site, home, "desktop"); !ok || hd.Vitals["inp"] != (store.Vital{P75: 176, Good: 81.03, NeedsImprovement: 15.12, Poor: 3.85}) {
+		t.Errorf("home desktop record (after a 429) %+v", hd)
+	}
+	if _, ok := e.ux(site, blog, "mobile"); !ok {
+		t.Error("blog mobile (after two 503s) was not stored")
+	}
+	for _, d := range []string{"mobile", "desktop"} {
+		if r, ok := e.ux(site, pricing, d); ok {
+			t.Errorf("pricing %s has a record without data: %+v", d, r)
+		}
+	}
+	run, err := e.st.UXRun(e.ctx, site, store.Day(e.today))
+	if err != nil || run.UXRecords != 3 || run.UXNoData != 3 || run.SearchPages != 2 || run.Finished.IsZero() || run.Error != "" || run.Attempt != 1 {
+		t.Errorf("run %+v (%v), want 3 records, 3 without data, 2 pages with search analytics, finished", run, err)
+	}
+
+	// Waits: 400 ms between queries (150 a minute): before each of the 8 queries but the first,
+	// none before a retry the backoff already spaced; 7 s as Retry-After said; 1 s and 2 s of
+	// backoff for the 503s. The two messages may come in either order, so compare sorted.
+	ms := time.Millisecond
+	wantSleeps := []time.Duration{400 * ms, 400 * ms, 400 * ms, 400 * ms, 400 * ms, 400 * ms, 400 * ms, time.Second, 2 * time.Second, 7 * time.Second}
+	if got := slices.Sorted(slices.Values(e.clock.Sleeps())); !slices.Equal(got, wantSleeps) {
+		t.Errorf("slept %v, want %v", got, wantSleeps)
+	}
+	if g.cruxCalls["https://example.com/ DESKTOP"] != 2 || g.cruxCalls["https://example.com/blog/ PHONE"] != 3 || g.cruxCalls["https://example.com/pricing PHONE"] != 1 {
+		t.Errorf("CrUX calls %v", g.cruxCalls)
+	}
+
+	// Search analytics: rows mapped by normalized path, www and http variants summed, other
+	// hosts and unmonitored pages left out, the 14 days before the day of collection.
+	results := map[string]store.SearchResult{}
+	for _, p := range pages {
+		rs, err := e.st.SearchResults(e.ctx, site, p.ID, store.Day(e.today), store.Day(e.today))
+		if err != nil || len(rs) != 1 {
+			t.Fatalf("search results of %s: %v, %v", p.URL, rs, err)
+		}
+		results[p.URL] = rs[0]
+	}
+	if r := results["/"]; r.Impressions != 1200 || r.Clicks != 60 || r.Position < 2.999 || r.Position > 3.001 {
+		t.Errorf("home search %+v, want 1200 impressions, 60 clicks, position 3 (weighted)", r)
+	}
+	if r := results["/pricing"]; r.Impressions != 400 || r.Clicks != 4 || r.Position < 9.199 || r.Position > 9.201 {
+		t.Errorf("pricing search %+v, want 400 impressions, 4 clicks, position 9.2", r)
+	}
+	if r := results["/blog/"]; r.Impressions != 0 || r.Clicks != 0 {
+		t.Errorf("blog search %+v, want nothing (blog.example.com is another host)", r)
+	}
+	end := e.today.AddDate(0, 0, -1)
+	if len(g.searchBodies) != 1 {
+		t.Fatalf("%d Search Console queries, want 1", len(g.searchBodies))
+	}
+	b := g.searchBodies[0]
+	if b["startDate"] != end.AddDate(0, 0, -13).Format(time.DateOnly) || b["endDate"] != end.Format(time.DateOnly) || b["dataState"] != "all" ||
+		!slices.Equal(toStrings(b["dimensions"]), []string{"page"}) {
+		t.Errorf("Search Console query %v, want dimension page over the 14 days before today", b)
+	}
+	sc, err := e.st.SearchConsole(e.ctx, site)
+	if err != nil || sc.LastCollected.IsZero() || sc.LastError != "" {
+		t.Errorf("integration after a collection %+v (%v)", sc, err)
+	}
+	if n, err := e.st.SearchResults(e.ctx, other, otherPages[0].ID, "00000000", "99999999"); err != nil || len(n) != 0 {
+		t.Errorf("the website without the integration has search analytics: %v, %v", n, err)
+	}
+
+	// Served through the API, checked against the OpenAPI document.
+	srv := e.api()
+	var list struct {
+		Result struct {
+			List []struct {
+				URL, Device string
+				Latest      map[string]any
+			}
+		}
+	}
+	e.get(srv, "/"+site.ID+"/pages", &list)
+	for _, r := range list.Result.List {
+		if r.URL != "/" {
+			continue
+		}
+		if r.Latest["impressions"] != 1200.0 || r.Latest["clicks"] != 60.0 || r.Latest["CTR"] != 5.0 || r.Latest["position"] != 3.0 {
+			t.Errorf("home %s search fields %v", r.Device, r.Latest)
+		}
+		if r.Device == "mobile" && (r.Latest["ux_lcp"] != 2406.0 || r.Latest["ux_cls"] != 0.05 || r.Latest["ux_passed"] != 1.0 || r.Latest["ux_inp"] != nil || r.Latest["lcp"] != nil) {
+			t.Errorf("home mobile latest %v: ux fields, no INP, passed on LCP and CLS, no lab values", r.Latest)
+		}
+	}
+	var detail struct{ LatestUx map[string]any }
+	e.get(srv, "/"+site.ID+"/pages/"+home.ID+"?device=mobile", &detail)
+	lcp, _ := detail.LatestUx["lcp"].(map[string]any)
+	if detail.LatestUx["passed"] != true || lcp["value"] != 2406.0 || lcp["green"] != 79.25 || lcp["yellow"] != 12.15 || lcp["red"] != 8.6 || detail.LatestUx["inp"] != nil {
+		t.Errorf("latestUx %v", detail.LatestUx)
+	}
+	var otherList struct {
+		Result struct{ List []map[string]any }
+	}
+	e.get(srv, "/"+other.ID+"/pages", &otherList)
+	for _, r := range otherList.Result.List {
+		latest, _ := r["latest"].(map[string]any)
+		if _, ok := latest["impressions"]; ok {
+			t.Errorf("other.example without the integration shows search fields: %v", latest)
+		}
+		if r["device"] == "mobile" && latest["ux_inp"] != 176.0 {
+			t.Errorf("other.example mobile %v", latest)
+		}
+	}
+	var integration map[string]any
+	e.get(srv, "/"+site.ID+"/integrations/search-console", &integration)
+	if integration["lastCollected"] == nil || integration["lastError"] != nil || strings.Contains(mustJSON(integration), "PRIVATE") {
+		t.Errorf("integration %v", integration)
+	}
+}
+
+// TestTransientFailuresAreRetriedBySQS shows an API that keeps answering 503: five attempts
+// with growing backoff, then the collection fails for SQS to deliver again, without querying
+// the other pages; the run says why.
+func TestTransientFailuresAreRetriedBySQS(t *testing.T) {
+	e := newTestEnv(t)
+	site, _ := e.website("example.com", "/", "/pricing")
+	e.google.crux["https://example.com/ PHONE"] = []answer{googleError(503, "UNAVAILABLE", "The service is currently unavailable.")}
+	c := e.collector(cruxKey)
+	body, _ := json.Marshal(e.job(site))
+	ev := events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m1", Body: string(body), Attributes: map[string]string{"ApproximateReceiveCount": "2"}}}}
+	resp, err := c.HandleSQS(e.ctx, ev)
+	if err != nil || len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != "m1" {
+		t.Fatalf("HandleSQS = %+v, %v; want m1 reported failed", resp, err)
+	}
+	if n := e.google.cruxCalls["https://example.com/ PHONE"]; n != 5 {
+		t.Errorf("%d attempts, want 5", n)
+	}
+	if n := e.google.cruxCalls["https://example.com/pricing PHONE"] + e.google.cruxCalls["https://example.com/ DESKTOP"]; n != 0 {
+		t.Errorf("%d queries after the API kept failing, want none", n)
+	}
+	var backoffs []time.Duration
+	for _, d := range e.clock.Sleeps() {
+		if d >= time.Second {
+			backoffs = append(backoffs, d)
+		}
+	}
+	if want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}; !slices.Equal(backoffs, want) {
+		t.Errorf("backoffs %v, want %v", backoffs, want)
+	}
+	run, err := e.st.UXRun(e.ctx, site, store.Day(e.today))
+	if err != nil || !run.Finished.IsZero() || run.Attempt != 2 || !strings.Contains(run.Error, "503") {
+		t.Errorf("run %+v (%v), want unfinished, attempt 2, the 503 as error", run, err)
+	}
+	p, _ := ux.Track(e.ctx, e.st, []ux.Job{e.job(site)})
+	if p.Retrying != 1 {
+		t.Errorf("progress %+v, want retrying", p)
+	}
+
+	// A malformed message is reported failed, so that it ends in the dead-letter queue.
+	resp, _ = c.HandleSQS(e.ctx, events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m2", Body: "{not json"}}})
+	if len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != "m2" {
+		t.Errorf("malformed message not reported failed: %+v", resp)
+	}
+}
+
+// TestRefusalsAreRecordedNotRetried shows answers that asking again would not change: an
+// invalid CrUX key, a property the service account may not read, a key Google refuses, and
+// credentials sealed under another key. Each is recorded where a user sees it; none fails the
+// message.
+func TestRefusalsAreRecordedNotRetried(t *testing.T) {
+	e := newTestEnv(t)
+	denied, _ := e.website("example.com", "/")
+	e.integrate(denied, "sc-domain:example.com", e.sa.json, e.keys) // the fake grants no property: 403
+	refusedKey, _ := e.website("refused.example", "/")
+	stranger := newServiceAccount(t, "stranger@elsewhere.iam.gserviceaccount.com")
+	e.integrate(refusedKey, "sc-domain:refused.example", stranger.json, e.keys)
+	rekeyed, _ := e.website("rekeyed.example", "/")
+	e.integrate(rekeyed, "sc-domain:rekeyed.example", e.sa.json, seal.FixedKey(seal.GenerateKey()))
+
+	c := e.collector("not-the-key")
+	for _, w := range []store.Website{denied, refusedKey, rekeyed} {
+		run, err := c.Collect(e.ctx, e.job(w), 1)
+		if err != nil || run.Finished.IsZero() || !strings.Contains(run.Error, "API key not valid") {
+			t.Errorf("%s: run %+v, %v; want finished, noting the refused CrUX key", w.Domain, run, err)
+		}
+		if n := e.google.cruxCalls["https://"+w.Domain+"/ PHONE"] + e.google.cruxCalls["https://"+w.Domain+"/ DESKTOP"]; n != 1 {
+			t.Errorf("%s: %d CrUX queries with a refused key, want 1", w.Domain, n)
+		}
+	}
+	for w, want := range map[store.Website]string{
+		denied:     "User does not have sufficient permission for site 'sc-domain:example.com'",
+		refusedKey: "the service account's key was refused: invalid_grant: Invalid JWT Signature.",
+		rekeyed:    "cannot be opened",
+	} {
+		sc, err := e.st.SearchConsole(e.ctx, w)
+		if err != nil || !strings.Contains(sc.LastError, want) || sc.LastErrorAt.IsZero() || !sc.LastCollected.IsZero() {
+			t.Errorf("%s: integration %q at %v (%v), want %q", w.Domain, sc.LastError, sc.LastErrorAt, err, want)
+		}
+	}
+	if n := e.google.searchCalls["sc-domain:example.com"]; n != 1 {
+		t.Errorf("%d Search Console queries for a denied property, want 1", n)
+	}
+	if e.google.tokens != 2 {
+		t.Errorf("%d token exchanges, want 2 (none with credentials that do not open)", e.google.tokens)
+	}
+}
+
+// TestWithoutCrUXKey shows the collector without a CrUX key: it says so once, queries nothing
+// from CrUX, and still collects search analytics.
+func TestWithoutCrUXKey(t *testing.T) {
+	e := newTestEnv(t)
+	site, _ := e.website("example.com", "/")
+	e.integrate(site, "sc-domain:example.com", e.sa.json, e.keys)
+	e.google.search["sc-domain:example.com"] = []answer{searchRows(row("https://example.com/", 5, 100, 2))}
+	c := e.collector("")
+	for range 2 {
+		run, err := c.Collect(e.ctx, e.job(site), 1)
+		if err != nil || run.UXRecords != 0 || run.SearchPages != 1 || run.Error != "" {
+			t.Errorf("run %+v, %v; want search analytics only", run, err)
+		}
+	}
+	if n := strings.Count(e.logs.String(), "OPENVITALS_CRUX_API_KEY is not set"); n != 1 {
+		t.Errorf("said %d times that CrUX is off, want once:\n%s", n, e.logs)
+	}
+	if len(e.google.cruxCalls) != 0 {
+		t.Errorf("CrUX queried without a key: %v", e.google.cruxCalls)
+	}
+}
+
+// TestDeletedWebsite shows a collection of a website deleted since it was queued: nothing to
+// do, nothing queried.
+func TestDeletedWebsite(t *testing.T) {
+	e := newTestEnv(t)
+	site, _ := e.website("example.com", "/")
+	if _, err := e.st.DeleteWebsite(e.ctx, site); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.collector(cruxKey).Collect(e.ctx, e.job(site), 1); err != nil || len(e.google.cruxCalls) != 0 {
+		t.Errorf("Collect = %v, CrUX calls %v; want nothing done", err, e.google.cruxCalls)
+	}
+}
+
+// api serves the store's data as the API functions do.
+func (e *testEnv) api() http.Handler {
+	if err := apikey.Provision(e.ctx, e.st, apikey.Grant{Account: "acme", Role: store.RoleAdmin, Key: adminKey}, "test"); err != nil {
+		e.t.Fatal(err)
+	}
+	return api.New(api.Deps{Store: e.st, Credentials: e.keys, Log: awstest.Log(e.t)}).Handler()
+}
+
+func (e *testEnv) get(h http.Handler, path string, out any) {
+	e.t.Helper()
+	req := httptest.NewRequest("GET", path, nil)
+	req.Header.Set("Authorization", "Bearer "+adminKey)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	contract.Check(e.t, req, rec.Code, rec.Header(), rec.Body.Bytes())
+	if rec.Code != 200 {
+		e.t.Fatalf("GET %s: %d %s", path, rec.Code, rec.Body)
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), out); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func toStrings(v any) []string {
+	var out []string
+	list, _ := v.([]any)
+	for _, x := range list {
+		s, _ := x.(string)
+		out = append(out, s)
+	}
+	return out
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
