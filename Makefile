@@ -149,9 +149,9 @@ bench-multistep: deps-local
 bench-rum: deps-local
 	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
 	$(STANDINS) start $(TEST_PORTS); \
-	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench 'Fold|SketchP75' -benchtime 4000x -cpu 1 ./internal/rum/; \
+	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench 'Fold|SketchP75' -benchtime 4000x -cpu 1 ./internal/rumworker/ ./internal/rollup/; \
 	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench 'Collect' -benchtime 3000x ./internal/api/; \
-	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench 'Report10M|Aggregate' -benchtime 30x -timeout 30m ./internal/rum/
+	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench 'Report10M|Aggregate' -benchtime 30x -timeout 30m ./internal/rumworker/
 
 # Each function's bootstrap, for Lambda's provided.al2023 runtime on arm64.
 build:

@@ -17,6 +17,7 @@ import (
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/rum/geo"
+	"github.com/openvitals/openvitals/internal/rumworker"
 )
 
 // beacon posts a beacon as navigator.sendBeacon does (text/plain) from a client address.
@@ -36,7 +37,7 @@ func (e *testEnv) beacon(body, contentType, remoteAddr string, header map[string
 // fold runs the queued page views through the aggregator.
 func (e *testEnv) fold(views int) {
 	e.t.Helper()
-	agg := rum.NewAggregator(e.store, awstest.Log(e.t), geo.Country)
+	agg := rumworker.NewAggregatorWith(e.store, awstest.Log(e.t), geo.Country)
 	folded := 0
 	var mu sync.Mutex
 	awstest.Drain(e.t, e.rum, 10, func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {

@@ -1,6 +1,7 @@
-// Package rum is openvitals' real-user monitoring: the beacons the snippet sends, their
-// validation, the daily rollups they fold into (a count and one DDSketch per timing metric,
-// per page and per country) and the reports read from them.
+// Package rum is the pipeline of real-user monitoring: the snippet, the beacons it sends and
+// their validation, the page views the collect endpoint queues (its messages, message.go) and
+// the field-testing reports read from the rollups. The rumworker package consumes the queues
+// and folds the views into the rollups; the rollup package is the engine beneath both.
 package rum
 
 import (

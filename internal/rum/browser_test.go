@@ -22,8 +22,10 @@ import (
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/browser"
+	"github.com/openvitals/openvitals/internal/rollup"
 	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/rum/geo"
+	"github.com/openvitals/openvitals/internal/rumworker"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
 )
@@ -174,7 +176,7 @@ func TestBrowserBeaconReachesTheReport(t *testing.T) {
 		}
 	}
 
-	agg := rum.NewAggregator(st, log, geo.Country)
+	agg := rumworker.NewAggregatorWith(st, log, geo.Country)
 	var mu sync.Mutex
 	folded := 0
 	awstest.Drain(t, q, 10, func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
@@ -211,11 +213,11 @@ func TestBrowserBeaconReachesTheReport(t *testing.T) {
 			want = sent.Custom[m]
 		}
 		// Within the sketch's 1 %, then rounded as reported (ms to integers, cls to 3 decimals).
-		if got := item[m]; math.Abs(got-want) > want*rum.RelativeAccuracy+0.5 {
+		if got := item[m]; math.Abs(got-want) > want*rollup.RelativeAccuracy+0.5 {
 			t.Errorf("%s: report %v, beacon %v", m, got, want)
 		}
 	}
-	if got, want := item["fcp"], browserSaw["fcp"]; math.Abs(got-want) > want*rum.RelativeAccuracy+1 {
+	if got, want := item["fcp"], browserSaw["fcp"]; math.Abs(got-want) > want*rollup.RelativeAccuracy+1 {
 		t.Errorf("fcp: report %v, the browser measured %v", got, want)
 	}
 }

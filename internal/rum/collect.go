@@ -15,8 +15,8 @@ type GroupSender interface {
 	SendGroups(ctx context.Context, msgs []queue.GroupMessage) []error
 }
 
-// maxViewsPerBatch keeps a queue message small (a view is well under 1 KB) and a fold quick.
-const maxViewsPerBatch = 40
+// MaxViewsPerBatch is the most views collect puts in one message: it keeps a queue message small (a view is well under 1 KB) and a fold quick.
+const MaxViewsPerBatch = 40
 
 // Collector queues page views in batches. It commits in groups: while one send is under way,
 // the views that arrive meanwhile gather into per-website batches, which go out together in the
@@ -46,7 +46,7 @@ func NewCollector(q GroupSender) *Collector {
 func (c *Collector) Add(ctx context.Context, account, website string, v View) error {
 	c.mu.Lock()
 	b := c.open[website]
-	if b == nil || len(b.batch.Views) >= maxViewsPerBatch {
+	if b == nil || len(b.batch.Views) >= MaxViewsPerBatch {
 		b = &pendingBatch{batch: Batch{ID: newBatchID(), Account: account, Website: website}, done: make(chan struct{})}
 		c.open[website] = b
 		c.waiting = append(c.waiting, b)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/rollup"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -24,6 +25,12 @@ type Reader struct {
 
 // NewReader returns a Reader over the table.
 func NewReader(st ReportStore) *Reader { return &Reader{store: st} }
+
+// The dimensions of a report: pages (normalized paths) and countries (ISO codes).
+const (
+	DimPages     = rollup.DimPages
+	DimCountries = rollup.DimCountries
+)
 
 // Query asks for one dimension of a website's page views over a range of UTC days, with the
 // 75th percentile of the given metrics.
@@ -47,7 +54,7 @@ type Report struct {
 	Rows  []Row
 	Views uint64 // total page views
 	// Pages is the number of distinct pages (pages reports): exact, unless views went to
-	// otherKey, when it is the day sketches' estimate (HyperLogLog, ~1 %).
+	// rollup.OtherKey, when it is the day sketches' estimate (HyperLogLog, ~1 %).
 	Pages uint64
 }
 
@@ -88,22 +95,22 @@ func (r *Reader) Report(ctx context.Context, q Query) (Report, error) {
 	for _, month := range months {
 		ix := idx[month]
 		end := min(to, month+"31")
-		hi := latestAtOrBefore(ix.Days, end)
+		hi := rollup.LatestAtOrBefore(ix.Days, end)
 		if hi == "" || hi < from {
 			continue
 		}
 		plus = append(plus, hi)
 		if from > month+"01" {
-			if lo := latestBefore(ix.Days, from); lo != "" {
+			if lo := rollup.LatestBefore(ix.Days, from); lo != "" {
 				minus = append(minus, lo)
 			}
 		}
 	}
-	metrics := append([]string{viewsMetric}, q.Metrics...)
+	metrics := append([]string{rollup.ViewsMetric}, q.Metrics...)
 	var cells []store.RUMCell
 	for _, day := range append(slices.Clone(plus), minus...) {
 		for _, m := range metrics {
-			for s := range shards(q.Dim) {
+			for s := range rollup.Shards(q.Dim) {
 				cells = append(cells, store.RUMCell{Day: day, Dim: q.Dim, Metric: m, Shard: s})
 			}
 		}
@@ -113,28 +120,28 @@ func (r *Reader) Report(ctx context.Context, q Query) (Report, error) {
 		return Report{}, err
 	}
 
-	// Sum per metric over shards and months; shards hold disjoint keys but for otherKey.
-	totals := make(map[string]*table, len(metrics))
+	// Sum per metric over shards and months; shards hold disjoint keys but for rollup.OtherKey.
+	totals := make(map[string]*rollup.Table, len(metrics))
 	for _, m := range metrics {
-		acc := newTable(m)
+		acc := rollup.NewTable(m)
 		for _, sign := range []struct {
 			days []string
 			add  bool
 		}{{plus, true}, {minus, false}} {
 			for _, day := range sign.days {
-				for s := range shards(q.Dim) {
+				for s := range rollup.Shards(q.Dim) {
 					st, ok := stored[store.RUMCell{Day: day, Dim: q.Dim, Metric: m, Shard: s}]
 					if !ok {
 						continue
 					}
-					t, err := decodeTable(st.Data)
+					t, err := rollup.DecodeTable(st.Data)
 					if err != nil {
 						return Report{}, fmt.Errorf("RUM table %s %s %s %d: %w", day, q.Dim, m, s, err)
 					}
 					if sign.add {
-						acc.merge(t, true)
+						acc.Merge(t, true)
 					} else {
-						acc.sub(t)
+						acc.Sub(t)
 					}
 				}
 			}
@@ -143,13 +150,13 @@ func (r *Reader) Report(ctx context.Context, q Query) (Report, error) {
 	}
 
 	var rep Report
-	for key, n := range totals[viewsMetric].counts {
+	for key, n := range totals[rollup.ViewsMetric].Counts {
 		if n == 0 {
 			continue
 		}
 		row := Row{Key: key, Views: n}
 		for _, m := range q.Metrics {
-			if s := totals[m].sketches[key]; s != nil {
+			if s := totals[m].Sketches[key]; s != nil {
 				if v, ok := s.Quantile(0.75); ok {
 					if row.P75 == nil {
 						row.P75 = map[string]float64{}
@@ -163,7 +170,7 @@ func (r *Reader) Report(ctx context.Context, q Query) (Report, error) {
 	}
 	if q.Dim == DimPages {
 		rep.Pages = uint64(len(rep.Rows))
-		if slices.ContainsFunc(rep.Rows, func(r Row) bool { return r.Key == otherKey }) {
+		if slices.ContainsFunc(rep.Rows, func(r Row) bool { return r.Key == rollup.OtherKey }) {
 			if rep.Pages, err = r.distinctPages(ctx, q, to, rep.Pages-1); err != nil {
 				return Report{}, err
 			}
@@ -192,9 +199,9 @@ func (r *Reader) distinctPages(ctx context.Context, q Query, to string, known ui
 	if err != nil {
 		return 0, err
 	}
-	union, _ := decodeDistinct(nil)
+	union, _ := rollup.DecodeDistinct(nil)
 	for day, st := range stored {
-		hll, err := decodeDistinct(st.Data)
+		hll, err := rollup.DecodeDistinct(st.Data)
 		if err != nil {
 			return 0, fmt.Errorf("distinct pages of %s: %w", day, err)
 		}

@@ -1,4 +1,4 @@
-package rum
+package rollup
 
 import (
 	"encoding/binary"
@@ -159,7 +159,7 @@ func (s *Sketch) AppendBinary(b []byte) []byte {
 	return b
 }
 
-var errCorrupt = errors.New("rum: corrupt rollup encoding")
+var errCorrupt = errors.New("rollup: corrupt encoding")
 
 // decodeSketch reads one sketch encoded by AppendBinary from b and returns the rest of b.
 func decodeSketch(b []byte) (*Sketch, []byte, error) {

@@ -1,18 +1,19 @@
-package rum
+package rumworker
 
 import (
 	"context"
 	"math/rand/v2"
 	"sync/atomic"
 
+	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
-// Exports for the external tests (the report benchmark needs the table but cannot be in this
-// package: awstest imports the service, which imports rum).
+// Exports for the external tests (the report benchmark needs the fold but cannot be in this
+// package: awstest imports the service, which this package imports).
 
 // BenchView draws a page view with every timing metric.
-func BenchView(rng *rand.Rand, day string, pages, countries int) View {
+func BenchView(rng *rand.Rand, day string, pages, countries int) rum.View {
 	return benchView(rng, day, pages, countries)
 }
 
@@ -23,13 +24,14 @@ type RunningTotals struct{ f fold }
 func NewRunningTotals() *RunningTotals { return &RunningTotals{f: fold{}} }
 
 // Add counts one view, with the given metrics only.
-func (t *RunningTotals) Add(v View, metrics []string) {
-	w := wireView{Page: v.Page, Country: v.Country, T: make([]float64, numTimings)}
-	for i := range w.T {
-		w.T[i] = -1
+func (t *RunningTotals) Add(v rum.View, metrics []string) {
+	w := rum.WireView{Page: v.Page, Country: v.Country, Timings: make([]float64, rum.NumTimings)}
+	for i := range w.Timings {
+		w.Timings[i] = -1
 	}
 	for _, m := range metrics {
-		w.T[timingIndex[m]] = v.Metrics[m]
+		i, _ := rum.TimingIndex(m)
+		w.Timings[i] = v.Metrics[m]
 	}
 	t.f.add([]string{""}, w)
 }
@@ -39,7 +41,7 @@ func (t *RunningTotals) Add(v View, metrics []string) {
 func (t *RunningTotals) Store(ctx context.Context, st *store.Store, account, website, day string) (bytes, tables, largest int64, err error) {
 	var b, n, big atomic.Int64
 	err = forEachLimited(ctx, t.f.cells(), 8, func(c store.RUMCell) error {
-		data := t.f.table(c).encode()
+		data := t.f.table(c).Encode()
 		b.Add(int64(len(data)))
 		n.Add(1)
 		for {

@@ -1,4 +1,4 @@
-package rum_test
+package rumworker_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/rum"
+	"github.com/openvitals/openvitals/internal/rumworker"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -33,14 +34,14 @@ func BenchmarkReport10M(b *testing.B) {
 	start := time.Now()
 	rng := rand.New(rand.NewPCG(5, 5))
 	first := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	totals := rum.NewRunningTotals()
+	totals := rumworker.NewRunningTotals()
 	var dayList []string
 	var written, tables, largest int64
 	for d := range days {
 		day := first.AddDate(0, 0, d).Format("20060102")
 		dayList = append(dayList, day)
 		for range totalViews / days {
-			totals.Add(rum.BenchView(rng, day, pages, countries), metrics)
+			totals.Add(rumworker.BenchView(rng, day, pages, countries), metrics)
 		}
 		w, n, big, err := totals.Store(ctx, st, site.Account, site.ID, day)
 		if err != nil {
@@ -106,7 +107,7 @@ func BenchmarkAggregate(b *testing.B) {
 func benchAggregate(b *testing.B, perMessage int) {
 	st, site := benchWebsite(b)
 	ctx := context.Background()
-	agg := rum.NewAggregator(st, awstest.Log(b), func(string) string { return "XX" })
+	agg := rumworker.NewAggregatorWith(st, awstest.Log(b), func(string) string { return "XX" })
 	rng := rand.New(rand.NewPCG(9, 9))
 	day := time.Now().UTC().Format("20060102")
 	event := func(n int) events.SQSEvent {
@@ -114,7 +115,7 @@ func benchAggregate(b *testing.B, perMessage int) {
 		for m := range 10 {
 			batch := rum.Batch{ID: fmt.Sprintf("bench-%d-%d", n, m), Account: site.Account, Website: site.ID}
 			for range perMessage {
-				batch.Views = append(batch.Views, rum.BenchView(rng, day, 1000, 50))
+				batch.Views = append(batch.Views, rumworker.BenchView(rng, day, 1000, 50))
 			}
 			body, _ := json.Marshal(batch)
 			ev.Records = append(ev.Records, events.SQSMessage{MessageId: batch.ID, Body: string(body)})

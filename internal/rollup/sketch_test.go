@@ -1,4 +1,4 @@
-package rum
+package rollup
 
 import (
 	"math"
@@ -107,31 +107,31 @@ func TestSketchIgnoresNonFinite(t *testing.T) {
 }
 
 func TestTableRoundTrip(t *testing.T) {
-	views := newTable(viewsMetric)
-	views.counts["/"] = 3
-	views.counts["/a"] = 1
-	lcp := newTable("lcp")
+	views := NewTable(ViewsMetric)
+	views.Counts["/"] = 3
+	views.Counts["/a"] = 1
+	lcp := NewTable("lcp")
 	for i := range 50 {
-		s := lcp.sketches["/"]
+		s := lcp.Sketches["/"]
 		if s == nil {
 			s = &Sketch{}
-			lcp.sketches["/"] = s
+			lcp.Sketches["/"] = s
 		}
 		s.Add(float64(1000 + i*10))
 	}
-	for _, tb := range []*table{views, lcp} {
-		got, err := decodeTable(tb.encode())
+	for _, tb := range []*Table{views, lcp} {
+		got, err := DecodeTable(tb.Encode())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.len() != tb.len() || got.isCounts() != tb.isCounts() {
-			t.Fatalf("round trip: %d keys, want %d", got.len(), tb.len())
+		if got.Len() != tb.Len() || got.IsCounts() != tb.IsCounts() {
+			t.Fatalf("round trip: %d keys, want %d", got.Len(), tb.Len())
 		}
 	}
-	if got, _ := decodeTable(views.encode()); got.counts["/"] != 3 || got.counts["/a"] != 1 {
-		t.Errorf("counts after a round trip: %v", got.counts)
+	if got, _ := DecodeTable(views.Encode()); got.Counts["/"] != 3 || got.Counts["/a"] != 1 {
+		t.Errorf("counts after a round trip: %v", got.Counts)
 	}
-	if _, err := decodeTable(append(views.encode(), 7)); err == nil {
+	if _, err := DecodeTable(append(views.Encode(), 7)); err == nil {
 		t.Error("trailing bytes accepted")
 	}
 }

@@ -1,13 +1,11 @@
-package rum
+package rumworker
 
 // Benchmarks of real-user monitoring (make bench-rum writes their figures to the console;
 // BENCHMARKS.md keeps them):
 //   - BenchmarkFold: the aggregator's work per beacon (decode a queue message, fold its views
 //     into the day's tables), one core; reports beacons/s.
-//   - BenchmarkSketchP75Error: the 75th percentile of the sketches against the exact one over
-//     many keys; reports the largest and the mean relative error in percent.
-//   - BenchmarkReport10M (report_bench_test.go): report latency over 10 million page views (1,000 pages, 30 days, 50
-//     countries) stored as the aggregator stores them, against DynamoDB Local; reports p50 and
+//   - BenchmarkReport10M (report_bench_test.go): report latency over 10 million page views
+//     (1,000 pages, 30 days, 50 countries) stored as the aggregator stores them, against DynamoDB Local; reports p50 and
 //     p99 per report kind.
 
 import (
@@ -15,13 +13,14 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"testing"
+
+	"github.com/openvitals/openvitals/internal/rum"
 )
 
 // benchView draws a page view with every timing metric, at the precision browsers report
 // (timings in tenths of a millisecond; cls with 3 decimals as the snippet sends it).
-func benchView(rng *rand.Rand, day string, pages, countries int) View {
+func benchView(rng *rand.Rand, day string, pages, countries int) rum.View {
 	v := drawView(rng, day, pages, countries)
 	for name, x := range v.Metrics {
 		if name == "cls" {
@@ -33,10 +32,10 @@ func benchView(rng *rand.Rand, day string, pages, countries int) View {
 	return v
 }
 
-func drawView(rng *rand.Rand, day string, pages, countries int) View {
+func drawView(rng *rand.Rand, day string, pages, countries int) rum.View {
 	lcp := math.Exp(7.6 + 0.5*rng.NormFloat64())
 	page := rng.IntN(pages)
-	return View{
+	return rum.View{
 		Day:     day,
 		Page:    fmt.Sprintf("/section-%d/page-%d", page%20, page),
 		Country: countryCodes[rng.IntN(countries)],
@@ -67,8 +66,8 @@ func BenchmarkFold(b *testing.B) {
 	// Queue messages as the collect endpoint writes them: 40 views of one website each.
 	var bodies [][]byte
 	for range 50 {
-		batch := Batch{ID: newBatchID(), Account: "a", Website: "w"}
-		for range maxViewsPerBatch {
+		batch := rum.Batch{ID: fmt.Sprintf("b%d", len(bodies)), Account: "a", Website: "w"}
+		for range rum.MaxViewsPerBatch {
 			batch.Views = append(batch.Views, benchView(rng, "20261122", 1000, 50))
 		}
 		body, _ := json.Marshal(batch)
@@ -79,7 +78,7 @@ func BenchmarkFold(b *testing.B) {
 	b.ResetTimer()
 	views := 0
 	for i := range b.N {
-		var batch wireBatch
+		var batch rum.WireBatch
 		if err := json.Unmarshal(bodies[i%len(bodies)], &batch); err != nil {
 			b.Fatal(err)
 		}
@@ -90,36 +89,4 @@ func BenchmarkFold(b *testing.B) {
 		views += len(batch.Views)
 	}
 	b.ReportMetric(float64(views)/b.Elapsed().Seconds(), "beacons/s")
-}
-
-func BenchmarkSketchP75Error(b *testing.B) {
-	rng := rand.New(rand.NewPCG(7, 7))
-	var worst, sum float64
-	n := 0
-	for range b.N {
-		for _, dist := range []func() float64{
-			func() float64 { return math.Exp(7.6 + 0.5*rng.NormFloat64()) }, // lcp-like, ms
-			func() float64 { return math.Exp(4.8 + 0.7*rng.NormFloat64()) }, // inp-like
-			func() float64 { return rng.Float64() * 0.3 },                   // cls
-			func() float64 { return float64(20000 + rng.IntN(80000)) },      // bytes
-		} {
-			for _, size := range []int{10, 100, 1000, 10000} {
-				var s Sketch
-				vals := make([]float64, size)
-				for i := range vals {
-					vals[i] = dist()
-					s.Add(vals[i])
-				}
-				slices.Sort(vals)
-				exact := vals[int(0.75*float64(size-1))]
-				got, _ := s.Quantile(0.75)
-				rel := math.Abs(got-exact) / exact
-				worst = max(worst, rel)
-				sum += rel
-				n++
-			}
-		}
-	}
-	b.ReportMetric(worst*100, "max_err_%")
-	b.ReportMetric(sum/float64(n)*100, "mean_err_%")
 }

@@ -1,4 +1,4 @@
-package rum_test
+package rumworker_test
 
 import (
 	"context"
@@ -15,8 +15,10 @@ import (
 
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/rollup"
 	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/rum/geo"
+	"github.com/openvitals/openvitals/internal/rumworker"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
 )
@@ -25,7 +27,7 @@ type rig struct {
 	t      *testing.T
 	st     *store.Store
 	col    *rum.Collector
-	agg    *rum.Aggregator
+	agg    *rumworker.Aggregator
 	reader *rum.Reader
 	site   store.Website
 	sent   []rum.View // every view sent, for exact answers
@@ -40,7 +42,7 @@ func newRig(t *testing.T) *rig {
 	if err := st.CreateWebsite(context.Background(), &site); err != nil {
 		t.Fatal(err)
 	}
-	return &rig{t: t, st: st, col: rum.NewCollector(q), agg: rum.NewAggregator(st, awstest.Log(t), geo.Country),
+	return &rig{t: t, st: st, col: rum.NewCollector(q), agg: rumworker.NewAggregatorWith(st, awstest.Log(t), geo.Country),
 		reader: rum.NewReader(st), site: site, q: q}
 }
 
@@ -116,7 +118,7 @@ func (r *rig) check(dim string, metrics []string, from, to string) rum.Report {
 			}
 			slices.Sort(vals)
 			want := vals[int(0.75*float64(len(vals)-1))]
-			if math.Abs(row.P75[m]-want) > rum.RelativeAccuracy*want+1e-9 {
+			if math.Abs(row.P75[m]-want) > rollup.RelativeAccuracy*want+1e-9 {
 				r.t.Errorf("%s %s-%s %q %s p75 %v, exact %v", dim, from, to, row.Key, m, row.P75[m], want)
 			}
 		}
@@ -315,7 +317,7 @@ func TestRebatcherRegroupsSingleViews(t *testing.T) {
 			r.sent = append(r.sent, v)
 		}
 	}
-	rb := rum.NewRebatcher(r.q, awstest.Log(t))
+	rb := rumworker.NewRebatcherWith(r.q, awstest.Log(t))
 	regrouped := 0
 	awstest.Drain(t, beacons, 10, func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 		regrouped += len(ev.Records)
@@ -336,4 +338,36 @@ func TestRebatcherRegroupsSingleViews(t *testing.T) {
 		t.Errorf("the other website: %d views (%v), want 10", rep.Views, err)
 	}
 	t.Logf("%d beacon messages, %d aggregator messages", regrouped, folded)
+}
+
+// An unreadable message on either RUM queue is reported failed, so that it ends in the
+// dead-letter queue, and does not hold back the readable ones beside it.
+func TestUnreadableMessagesGoToTheDeadLetterQueue(t *testing.T) {
+	r := newRig(t)
+	good, err := json.Marshal(rum.Batch{ID: "b1", Account: r.site.Account, Website: r.site.ID,
+		Views: []rum.View{view("20261115", "/", "DE", 1200)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := events.SQSEvent{Records: []events.SQSMessage{
+		{MessageId: "bad-json", Body: "{not json"},
+		{MessageId: "no-website", Body: `{"id":"x","a":"acme","v":[]}`},
+		{MessageId: "good", Body: string(good)},
+	}}
+	for name, handle := range map[string]func(context.Context, events.SQSEvent) (events.SQSEventResponse, error){
+		"rebatcher":  rumworker.NewRebatcherWith(r.q, awstest.Log(t)).HandleSQS,
+		"aggregator": r.agg.HandleSQS,
+	} {
+		resp, err := handle(context.Background(), ev)
+		var failed []string
+		for _, f := range resp.BatchItemFailures {
+			failed = append(failed, f.ItemIdentifier)
+		}
+		if err != nil || !slices.Equal(failed, []string{"bad-json", "no-website"}) {
+			t.Errorf("%s: failures %v (%v), want the two unreadable messages", name, failed, err)
+		}
+	}
+	if rep := r.report(rum.DimPages, nil, "20261115", "20261115"); rep.Views != 1 {
+		t.Errorf("%d views folded, want the readable message's 1", rep.Views)
+	}
 }

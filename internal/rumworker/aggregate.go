@@ -1,8 +1,7 @@
-package rum
+package rumworker
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,6 +11,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/rollup"
+	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -37,34 +39,37 @@ type Aggregator struct {
 	store     RollupStore
 	log       *slog.Logger
 	countryOf func(addr string) string
+	handle    queue.BatchHandler
 }
 
-// NewAggregator returns an Aggregator over the table; countryOf places a client address
+// NewAggregatorWith returns an Aggregator over the table; countryOf places a client address
 // (geo.Country: passed in so that only the aggregator links the IP table).
-func NewAggregator(st RollupStore, log *slog.Logger, countryOf func(addr string) string) *Aggregator {
-	return &Aggregator{store: st, log: log, countryOf: countryOf}
+func NewAggregatorWith(st RollupStore, log *slog.Logger, countryOf func(addr string) string) *Aggregator {
+	a := &Aggregator{store: st, log: log, countryOf: countryOf}
+	a.handle = queue.Batch(log, a.foldBatch)
+	return a
 }
 
 // message is a received batch with its queue identity.
 type message struct {
 	id    string // SQS message ID, for batch item failures
-	batch wireBatch
+	batch rum.WireBatch
 }
 
 // HandleSQS is the aggregator function's handler. A failed website fails its remaining messages
-// in the batch too (FIFO order must hold); other websites' messages are unaffected.
+// in the batch too (FIFO order must hold); other websites' messages are unaffected. An
+// unreadable message is reported failed and ends in the dead-letter queue.
 func (a *Aggregator) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
-	var resp events.SQSEventResponse
+	return a.handle(ctx, ev)
+}
+
+// foldBatch folds the readable messages of a batch, website by website, and returns the IDs
+// of the messages that failed.
+func (a *Aggregator) foldBatch(ctx context.Context, ds []queue.Delivery[rum.WireBatch]) (failed []string) {
 	var order []string
 	groups := map[string][]message{}
-	for _, r := range ev.Records {
-		var b wireBatch
-		if err := json.Unmarshal([]byte(r.Body), &b); err != nil || b.ID == "" || b.Account == "" || b.Website == "" {
-			// Only our collect endpoint writes to the queue; a message it did not write can
-			// never succeed, so it is dropped rather than retried into the dead-letter queue.
-			a.log.ErrorContext(ctx, "drop unreadable RUM message", "message", r.MessageId)
-			continue
-		}
+	for _, d := range ds {
+		b := d.Body
 		for i := range b.Views {
 			if b.Views[i].Country == "" {
 				b.Views[i].Country = a.countryOf(b.Views[i].IP)
@@ -75,7 +80,7 @@ func (a *Aggregator) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.
 		if _, seen := groups[g]; !seen {
 			order = append(order, g)
 		}
-		groups[g] = append(groups[g], message{id: r.MessageId, batch: b})
+		groups[g] = append(groups[g], message{id: d.ID, batch: b})
 	}
 	for _, g := range order {
 		msgs := groups[g]
@@ -95,13 +100,13 @@ func (a *Aggregator) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.
 		if err != nil {
 			a.log.ErrorContext(ctx, "fold page views; the batch will be retried", "website", msgs[0].batch.Website, "views", views, "err", err)
 			for _, m := range msgs {
-				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.id})
+				failed = append(failed, m.id)
 			}
 			continue
 		}
 		a.log.InfoContext(ctx, "folded page views", "website", msgs[0].batch.Website, "messages", len(msgs), "views", views)
 	}
-	return resp, nil
+	return failed
 }
 
 // Fold adds one website's messages, in queue order, to its rollups.
@@ -131,7 +136,7 @@ func (a *Aggregator) Fold(ctx context.Context, account, website string, msgs []m
 			if _, found := slices.BinarySearch(ix.Days, day); found {
 				continue
 			}
-			if base := latestBefore(ix.Days, day); base != "" {
+			if base := rollup.LatestBefore(ix.Days, day); base != "" {
 				if err := a.store.CopyRUMDay(ctx, account, website, base, day); err != nil {
 					return err
 				}
@@ -141,7 +146,7 @@ func (a *Aggregator) Fold(ctx context.Context, account, website string, msgs []m
 			changed = true
 		}
 		for _, name := range customNames(msgs, month) {
-			if !slices.Contains(ix.Custom, name) && len(ix.Custom) < maxCustomPerMonth {
+			if !slices.Contains(ix.Custom, name) && len(ix.Custom) < rollup.MaxCustomPerMonth {
 				ix.Custom = append(ix.Custom, name)
 				changed = true
 			}
@@ -164,8 +169,8 @@ func (a *Aggregator) Fold(ctx context.Context, account, website string, msgs []m
 				continue
 			}
 			ix := idx[v.Day[:6]]
-			v.X = keepKnown(v.X, ix.Custom)
-			f.add(laterDays(ix.Days, v.Day), v)
+			v.Custom = keepKnown(v.Custom, ix.Custom)
+			f.add(rollup.LaterDays(ix.Days, v.Day), v)
 		}
 		for _, c := range f.cells() {
 			cellSet[c] = true
@@ -184,38 +189,38 @@ func (a *Aggregator) Fold(ctx context.Context, account, website string, msgs []m
 	// 4. Cap the page keys of each shard: the admitted keys are those already stored, then new
 	// ones in queue order while there is room.
 	admitted := map[store.RUMCell]map[string]bool{}
-	decoded := map[store.RUMCell]*table{} // the page-view tables read here, reused in step 5
+	decoded := map[store.RUMCell]*rollup.Table{} // the page-view tables read here, reused in step 5
 	for _, f := range folds {
 		for pk, p := range f {
-			if pk.dim != DimPages {
+			if pk.dim != rollup.DimPages {
 				continue
 			}
-			c := store.RUMCell{Day: pk.day, Dim: pk.dim, Metric: viewsMetric, Shard: pk.shard}
+			c := store.RUMCell{Day: pk.day, Dim: pk.dim, Metric: rollup.ViewsMetric, Shard: pk.shard}
 			set := admitted[c]
 			if set == nil {
 				set = map[string]bool{}
 				if st, ok := stored[c]; ok {
-					old, err := decodeTable(st.Data)
+					old, err := rollup.DecodeTable(st.Data)
 					if err != nil {
 						return fmt.Errorf("cell %v: %w", c, err)
 					}
 					decoded[c] = old
-					for k := range old.counts {
+					for k := range old.Counts {
 						set[k] = true
 					}
 				}
 				admitted[c] = set
 			}
 			for _, k := range sortedKeys(p.views) {
-				if set[k] || k == otherKey {
+				if set[k] || k == rollup.OtherKey {
 					continue
 				}
 				// The same decision on a redelivery: a key admitted then is stored now.
-				if len(set) < maxKeysPerShard {
+				if len(set) < rollup.MaxKeysPerShard {
 					set[k] = true
 					continue
 				}
-				f.renamePage(c.Day, c.Shard, k, otherKey)
+				f.renamePage(c.Day, c.Shard, k, rollup.OtherKey)
 			}
 		}
 	}
@@ -233,23 +238,23 @@ func (a *Aggregator) Fold(ctx context.Context, account, website string, msgs []m
 		case t != nil:
 		case existed:
 			var err error
-			if t, err = decodeTable(st.Data); err != nil {
+			if t, err = rollup.DecodeTable(st.Data); err != nil {
 				return fmt.Errorf("cell %v: %w", c, err)
 			}
 		default:
-			t = newTable(c.Metric)
+			t = rollup.NewTable(c.Metric)
 		}
 		folded := false
 		for i, m := range msgs {
 			if part := folds[i].table(c); part != nil && !slices.Contains(st.Applied, m.batch.ID) {
-				t.merge(part, false)
+				t.Merge(part, false)
 				folded = true
 			}
 		}
 		if !folded {
 			return nil // every message was folded into this cell before
 		}
-		data := t.encode()
+		data := t.Encode()
 		if len(data) > maxItemBytes {
 			return fmt.Errorf("cell %v would be %d bytes", c, len(data))
 		}
@@ -284,7 +289,7 @@ func (a *Aggregator) foldDistinct(ctx context.Context, account, website string, 
 	}
 	for _, day := range days {
 		st := stored[day]
-		hll, err := decodeDistinct(st.Data)
+		hll, err := rollup.DecodeDistinct(st.Data)
 		if err != nil {
 			return fmt.Errorf("distinct pages of %s: %w", day, err)
 		}
@@ -315,39 +320,6 @@ func keepKnown(vars map[string]float64, custom []string) map[string]float64 {
 	return vars
 }
 
-// laterDays is day and the days of the index after it.
-func laterDays(days []string, day string) []string {
-	i, _ := slices.BinarySearch(days, day)
-	out := []string{day}
-	for _, d := range days[i:] {
-		if d != day {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
-// latestBefore is the latest day of days (ascending) before day, or "".
-func latestBefore(days []string, day string) string {
-	i, _ := slices.BinarySearch(days, day)
-	if i == 0 {
-		return ""
-	}
-	return days[i-1]
-}
-
-// latestAtOrBefore is the latest day of days (ascending) on or before day, or "".
-func latestAtOrBefore(days []string, day string) string {
-	i, found := slices.BinarySearch(days, day)
-	if found {
-		return days[i]
-	}
-	if i == 0 {
-		return ""
-	}
-	return days[i-1]
-}
-
 func viewDays(msgs []message, month string) []string {
 	set := map[string]bool{}
 	for _, m := range msgs {
@@ -367,8 +339,8 @@ func customNames(msgs []message, month string) []string {
 			if len(v.Day) != 8 || v.Day[:6] != month {
 				continue
 			}
-			for name := range v.X {
-				if IsCustomName(name) {
+			for name := range v.Custom {
+				if rum.IsCustomName(name) {
 					set[name] = true
 				}
 			}

@@ -1,0 +1,125 @@
+package rum
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+)
+
+// View is one page view as the collect endpoint queues it: validated, with its page key,
+// country and UTC day resolved.
+type View struct {
+	Day     string // yyyymmdd
+	Page    string // normalized path
+	Country string // ISO 3166-1 alpha-2, or XX; empty when IP is to be placed
+	// IP is the client address when the country is not known yet: the aggregator places it
+	// and keeps nothing of it.
+	IP string
+	// Metrics holds the timing metrics and the custom variables.
+	Metrics map[string]float64
+}
+
+// TimingNames are the timing metrics in the fixed order of the queue format and the fold.
+var TimingNames = func() []string {
+	names := make([]string, 0, len(Metrics))
+	for name := range Metrics {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}()
+
+// NumTimings is how many timing metrics there are (checked against Metrics at start).
+const NumTimings = 16
+
+var timingIndex = func() map[string]int {
+	if len(TimingNames) != NumTimings {
+		panic("rum: NumTimings is out of date")
+	}
+	idx := make(map[string]int, NumTimings)
+	for i, name := range TimingNames {
+		idx[name] = i
+	}
+	return idx
+}()
+
+// TimingIndex is a timing metric's place in TimingNames; false for other names (custom
+// variables).
+func TimingIndex(name string) (int, bool) {
+	i, ok := timingIndex[name]
+	return i, ok
+}
+
+// WireView is a View as the queues carry it: the timing metrics as an array in TimingNames
+// order (-1 where absent), which decodes several times faster than a map, and the custom
+// variables. The workers read and regroup views in this form.
+type WireView struct {
+	Day     string             `json:"d"`
+	Page    string             `json:"p"`
+	Country string             `json:"c,omitempty"`
+	IP      string             `json:"ip,omitempty"`
+	Timings []float64          `json:"t"`
+	Custom  map[string]float64 `json:"x,omitempty"`
+}
+
+// MarshalJSON writes the queue format.
+func (v View) MarshalJSON() ([]byte, error) {
+	w := WireView{Day: v.Day, Page: v.Page, Country: v.Country, IP: v.IP, Timings: make([]float64, NumTimings)}
+	for i := range w.Timings {
+		w.Timings[i] = -1
+	}
+	for name, x := range v.Metrics {
+		if i, ok := timingIndex[name]; ok {
+			w.Timings[i] = x
+		} else {
+			if w.Custom == nil {
+				w.Custom = map[string]float64{}
+			}
+			w.Custom[name] = x
+		}
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON reads the queue format.
+func (v *View) UnmarshalJSON(b []byte) error {
+	var w WireView
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*v = View{Day: w.Day, Page: w.Page, Country: w.Country, IP: w.IP, Metrics: map[string]float64{}}
+	for i, x := range w.Timings {
+		if i < NumTimings && x >= 0 {
+			v.Metrics[TimingNames[i]] = x
+		}
+	}
+	for name, x := range w.Custom {
+		v.Metrics[name] = x
+	}
+	return nil
+}
+
+// Batch is one queue message: page views of one website. The queue is FIFO with the website as
+// message group, so one website's batches are folded in order by one consumer at a time.
+type Batch struct {
+	ID      string `json:"id"`
+	Account string `json:"a"`
+	Website string `json:"w"`
+	Views   []View `json:"v"`
+}
+
+// WireBatch is a Batch as the workers read it.
+type WireBatch struct {
+	ID      string     `json:"id"`
+	Account string     `json:"a"`
+	Website string     `json:"w"`
+	Views   []WireView `json:"v"`
+}
+
+// Check tells whether a message names its batch and website.
+func (b WireBatch) Check() error {
+	if b.ID == "" || b.Account == "" || b.Website == "" {
+		return errors.New("a batch of page views needs id, account and website")
+	}
+	return nil
+}

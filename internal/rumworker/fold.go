@@ -1,0 +1,150 @@
+package rumworker
+
+import (
+	"github.com/openvitals/openvitals/internal/rollup"
+	"github.com/openvitals/openvitals/internal/rum"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// partKey names the tables of one day, dimension and shard.
+type partKey struct {
+	day, dim string
+	shard    int
+}
+
+// part is what a fold adds to one day, dimension and shard: page views per key, a sketch per
+// key and timing metric (one allocation per key), and custom variables.
+type part struct {
+	views   map[string]uint64
+	timings map[string]*[rum.NumTimings]rollup.Sketch
+	custom  map[string]map[string]*rollup.Sketch // name, key
+}
+
+// fold is what one batch adds to the tables it touches.
+type fold map[partKey]*part
+
+// add folds one view into the given days (the view's day and the later days of its month
+// that already have running totals).
+func (f fold) add(days []string, v rum.WireView) {
+	for _, day := range days {
+		f.addKey(partKey{day, rollup.DimPages, rollup.ShardOf(rollup.DimPages, v.Page)}, v.Page, v)
+		f.addKey(partKey{day, rollup.DimCountries, 0}, v.Country, v)
+	}
+}
+
+func (f fold) addKey(pk partKey, key string, v rum.WireView) {
+	p := f[pk]
+	if p == nil {
+		p = &part{views: map[string]uint64{}, timings: map[string]*[rum.NumTimings]rollup.Sketch{}}
+		f[pk] = p
+	}
+	p.views[key]++
+	ts := p.timings[key]
+	if ts == nil {
+		ts = new([rum.NumTimings]rollup.Sketch)
+		p.timings[key] = ts
+	}
+	for i, x := range v.Timings[:min(len(v.Timings), rum.NumTimings)] {
+		if x >= 0 {
+			ts[i].Add(x)
+		}
+	}
+	for name, x := range v.Custom {
+		if p.custom == nil {
+			p.custom = map[string]map[string]*rollup.Sketch{}
+		}
+		byKey := p.custom[name]
+		if byKey == nil {
+			byKey = map[string]*rollup.Sketch{}
+			p.custom[name] = byKey
+		}
+		s := byKey[key]
+		if s == nil {
+			s = &rollup.Sketch{}
+			byKey[key] = s
+		}
+		s.Add(x)
+	}
+}
+
+// cells lists the stored tables the fold touches.
+func (f fold) cells() []store.RUMCell {
+	var cells []store.RUMCell
+	for pk, p := range f {
+		cells = append(cells, store.RUMCell{Day: pk.day, Dim: pk.dim, Metric: rollup.ViewsMetric, Shard: pk.shard})
+		var used [rum.NumTimings]bool
+		for _, ts := range p.timings {
+			for i := range ts {
+				used[i] = used[i] || ts[i].Count() > 0
+			}
+		}
+		for i, u := range used {
+			if u {
+				cells = append(cells, store.RUMCell{Day: pk.day, Dim: pk.dim, Metric: rum.TimingNames[i], Shard: pk.shard})
+			}
+		}
+		for name := range p.custom {
+			cells = append(cells, store.RUMCell{Day: pk.day, Dim: pk.dim, Metric: name, Shard: pk.shard})
+		}
+	}
+	return cells
+}
+
+// table is the fold's contribution to one stored table, or nil.
+func (f fold) table(c store.RUMCell) *rollup.Table {
+	p := f[partKey{c.Day, c.Dim, c.Shard}]
+	if p == nil {
+		return nil
+	}
+	if c.Metric == rollup.ViewsMetric {
+		return &rollup.Table{Counts: p.views}
+	}
+	t := rollup.NewTable(c.Metric)
+	if i, ok := rum.TimingIndex(c.Metric); ok {
+		for key, ts := range p.timings {
+			if ts[i].Count() > 0 {
+				t.Sketches[key] = &ts[i]
+			}
+		}
+	} else {
+		for key, s := range p.custom[c.Metric] {
+			t.Sketches[key] = s
+		}
+	}
+	if t.Len() == 0 {
+		return nil
+	}
+	return t
+}
+
+// renamePage moves a page key to another in one day and shard.
+func (f fold) renamePage(day string, shard int, from, to string) {
+	p := f[partKey{day, rollup.DimPages, shard}]
+	if p == nil {
+		return
+	}
+	if n, ok := p.views[from]; ok {
+		delete(p.views, from)
+		p.views[to] += n
+	}
+	if ts, ok := p.timings[from]; ok {
+		delete(p.timings, from)
+		if mine := p.timings[to]; mine != nil {
+			for i := range ts {
+				mine[i].Merge(&ts[i])
+			}
+		} else {
+			p.timings[to] = ts
+		}
+	}
+	for _, byKey := range p.custom {
+		if s, ok := byKey[from]; ok {
+			delete(byKey, from)
+			if mine := byKey[to]; mine != nil {
+				mine.Merge(s)
+			} else {
+				byKey[to] = s
+			}
+		}
+	}
+}
