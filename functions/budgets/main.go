@@ -12,7 +12,7 @@ import (
 )
 
 func main() {
-	handler, err := api.LambdaHandler(context.Background(), "budgets")
+	handler, err := api.LambdaHandler(context.Background(), api.Budgets)
 	if err != nil {
 		log.Fatal(err)
 	}

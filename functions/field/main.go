@@ -12,7 +12,7 @@ import (
 )
 
 func main() {
-	handler, err := api.LambdaHandler(context.Background(), "field")
+	handler, err := api.LambdaHandler(context.Background(), api.Field)
 	if err != nil {
 		log.Fatal(err)
 	}

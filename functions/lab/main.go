@@ -12,7 +12,7 @@ import (
 )
 
 func main() {
-	handler, err := api.LambdaHandler(context.Background(), "lab")
+	handler, err := api.LambdaHandler(context.Background(), api.Lab)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 func main() {
-	handler, err := api.LambdaHandler(context.Background(), "multistep")
+	handler, err := api.LambdaHandler(context.Background(), api.Multistep)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 func main() {
-	handler, err := api.LambdaHandler(context.Background(), "pages")
+	handler, err := api.LambdaHandler(context.Background(), api.Pages)
 	if err != nil {
 		log.Fatal(err)
 	}

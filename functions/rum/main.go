@@ -13,7 +13,7 @@ import (
 )
 
 func main() {
-	handler, err := api.LambdaHandler(context.Background(), "rum")
+	handler, err := api.LambdaHandler(context.Background(), api.RUM)
 	if err != nil {
 		log.Fatal(err)
 	}

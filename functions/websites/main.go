@@ -12,7 +12,7 @@ import (
 )
 
 func main() {
-	handler, err := api.LambdaHandler(context.Background(), "websites")
+	handler, err := api.LambdaHandler(context.Background(), api.Websites)
 	if err != nil {
 		log.Fatal(err)
 	}

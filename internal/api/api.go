@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -11,20 +10,32 @@ import (
 	"github.com/openvitals/openvitals/internal/store"
 )
 
-// The endpoint groups: each is served by a Lambda function of its own (functions/<group>).
-const (
-	groupWebsites  = "websites"
-	groupPages     = "pages"
-	groupBudgets   = "budgets"
-	groupMultistep = "multistep"
-	groupLab       = "lab"
-	groupField     = "field"
-	groupRUM       = "rum"
+// Group is an endpoint group: the endpoints one Lambda function serves (functions/<Name>).
+type Group struct {
+	Name      string
+	endpoints func(*Server) []endpoint
+}
+
+// The endpoint groups, each declared with its endpoints below. A function's main serves its
+// group's variable, so that its binary links that group's handlers only.
+var (
+	Websites  = Group{"websites", (*Server).websitesEndpoints}
+	Pages     = Group{"pages", (*Server).pagesEndpoints}
+	Budgets   = Group{"budgets", (*Server).budgetsEndpoints}
+	Multistep = Group{"multistep", (*Server).multistepEndpoints}
+	Lab       = Group{"lab", (*Server).labEndpoints}
+	Field     = Group{"field", (*Server).fieldEndpoints}
+	RUM       = Group{"rum", (*Server).rumEndpoints}
 )
 
+// Groups lists the endpoint groups, in the order of routes.json.
+func Groups() []Group { return []Group{Websites, Pages, Budgets, Multistep, Lab, Field, RUM} }
+
 // defaultGroup answers the requests no route matches (API Gateway's $default route), so that
-// an unknown path or method gets a problem+json 404 or 405 in AWS as it does locally.
-const defaultGroup = groupWebsites
+// an unknown path or method gets a problem+json 404 or 405 in AWS as it does locally. (A
+// function, not a variable: a variable initialized from Websites would make every function
+// link the websites handlers.)
+func defaultGroup() Group { return Websites }
 
 // access is who may call a route.
 type access string
@@ -35,103 +46,120 @@ const (
 	admin  access = "admin"  // an admin key; a viewer key gets 403
 )
 
-// route is one endpoint: the group that serves it, its method and path pattern (net/http
-// ServeMux syntax), who may call it, and its handler.
-type route struct {
-	group   string
+// endpoint is one endpoint of a group: its method and path pattern (net/http ServeMux
+// syntax), who may call it, and its handler.
+type endpoint struct {
 	method  string
 	pattern string
 	access  access
 	handle  handlerFunc
 }
 
-// routes declares every endpoint of the interface, once: Group and Handler serve them, and
-// routes.json, which the CDK app builds API Gateway's routes from, is generated from them.
-//
-// Adding pages and running multistep tests are viewer operations: spec/api.md marks neither
-// (admin).
-func (s *Server) routes() []route {
-	return []route{
-		{groupWebsites, "GET", "/websites", viewer, s.listWebsites},
-		{groupWebsites, "POST", "/account/websites", admin, s.createWebsite},
-		{groupWebsites, "DELETE", "/{websiteID}", admin, s.deleteWebsite},
-		{groupWebsites, "GET", "/{websiteID}/integrations/search-console", viewer, s.getSearchConsole},
-		{groupWebsites, "PUT", "/{websiteID}/integrations/search-console", admin, s.putSearchConsole},
-		{groupWebsites, "DELETE", "/{websiteID}/integrations/search-console", admin, s.deleteSearchConsole},
-		{groupWebsites, "GET", "/openapi.json", public, serveOpenAPI},
+// route is an endpoint with the group that serves it.
+type route struct {
+	group string
+	endpoint
+}
 
-		{groupPages, "GET", "/{websiteID}/settings/pages", viewer, s.listPages},
-		{groupPages, "POST", "/{websiteID}/settings/pages", viewer, s.createPages},
-		{groupPages, "PUT", "/{websiteID}/settings/{pageID}", admin, s.updatePage},
-		{groupPages, "DELETE", "/{websiteID}/settings/{pageID}", admin, s.deletePage},
+// routes lists the endpoints of groups.
+func (s *Server) routes(groups ...Group) []route {
+	var out []route
+	for _, g := range groups {
+		for _, e := range g.endpoints(s) {
+			out = append(out, route{g.Name, e})
+		}
+	}
+	return out
+}
 
-		{groupBudgets, "GET", "/{websiteID}/budgets", viewer, s.listBudgets},
-		{groupBudgets, "POST", "/{websiteID}/budgets", admin, s.createBudget},
-		{groupBudgets, "PUT", "/{websiteID}/budgets/{budgetID}", admin, s.updateBudget},
-		{groupBudgets, "DELETE", "/{websiteID}/budgets/{budgetID}", admin, s.deleteBudget},
+// websitesEndpoints and the functions after it declare the endpoints of the interface, each
+// once, per group: Serve and Handler serve them, and routes.json, which the CDK app builds API
+// Gateway's routes from, is generated from them. Adding pages and running multistep tests are
+// viewer operations: spec/api.md marks neither (admin).
+func (s *Server) websitesEndpoints() []endpoint {
+	return []endpoint{
+		{"GET", "/websites", viewer, s.listWebsites},
+		{"POST", "/account/websites", admin, s.createWebsite},
+		{"DELETE", "/{websiteID}", admin, s.deleteWebsite},
+		{"GET", "/{websiteID}/integrations/search-console", viewer, s.getSearchConsole},
+		{"PUT", "/{websiteID}/integrations/search-console", admin, s.putSearchConsole},
+		{"DELETE", "/{websiteID}/integrations/search-console", admin, s.deleteSearchConsole},
+		{"GET", "/openapi.json", public, serveOpenAPI},
+	}
+}
 
-		{groupMultistep, "GET", "/{websiteID}/multistep", viewer, s.listTests},
-		{groupMultistep, "GET", "/{websiteID}/multistep/{testID}", viewer, s.getTest},
-		{groupMultistep, "POST", "/{websiteID}/multistep", admin, s.createTest},
-		{groupMultistep, "PUT", "/{websiteID}/multistep/{testID}", admin, s.updateTest},
-		{groupMultistep, "DELETE", "/{websiteID}/multistep/{testID}", admin, s.deleteTest},
-		{groupMultistep, "POST", "/{websiteID}/multistep/run-all", viewer, s.runAll},
-		{groupMultistep, "GET", "/{websiteID}/multistep/{testID}/runs", viewer, s.listRuns},
-		{groupMultistep, "POST", "/{websiteID}/multistep/{testID}/runs", viewer, s.startRun},
+func (s *Server) pagesEndpoints() []endpoint {
+	return []endpoint{
+		{"GET", "/{websiteID}/settings/pages", viewer, s.listPages},
+		{"POST", "/{websiteID}/settings/pages", viewer, s.createPages},
+		{"PUT", "/{websiteID}/settings/{pageID}", admin, s.updatePage},
+		{"DELETE", "/{websiteID}/settings/{pageID}", admin, s.deletePage},
+	}
+}
 
-		{groupLab, "GET", "/{websiteID}/pages", viewer, s.listPageMetrics},
-		{groupLab, "GET", "/{websiteID}/pages/{pageID}", viewer, s.pageDetail},
-		{groupLab, "GET", "/{websiteID}/pages/{pageID}/timeline", viewer, s.pageTimeline},
-		{groupLab, "GET", "/{websiteID}/pages/{pageID}/network", viewer, s.pageNetwork},
-		{groupLab, "GET", "/{websiteID}/opportunities", viewer, s.websiteOpportunities},
-		{groupLab, "GET", "/{websiteID}/pages/{pageID}/opportunities", viewer, s.pageOpportunities},
-		{groupLab, "GET", "/{websiteID}/pages/{pageID}/opportunities/{opportunityID}", viewer, s.opportunityDetail},
-		{groupLab, "POST", "/{websiteID}/audits", admin, s.queueAudits},
+func (s *Server) budgetsEndpoints() []endpoint {
+	return []endpoint{
+		{"GET", "/{websiteID}/budgets", viewer, s.listBudgets},
+		{"POST", "/{websiteID}/budgets", admin, s.createBudget},
+		{"PUT", "/{websiteID}/budgets/{budgetID}", admin, s.updateBudget},
+		{"DELETE", "/{websiteID}/budgets/{budgetID}", admin, s.deleteBudget},
+	}
+}
 
-		{groupField, "GET", "/{websiteID}/field-testing/pages", viewer, s.fieldReport(rum.DimPages)},
-		{groupField, "GET", "/{websiteID}/field-testing/countries", viewer, s.fieldReport(rum.DimCountries)},
+func (s *Server) multistepEndpoints() []endpoint {
+	return []endpoint{
+		{"GET", "/{websiteID}/multistep", viewer, s.listTests},
+		{"GET", "/{websiteID}/multistep/{testID}", viewer, s.getTest},
+		{"POST", "/{websiteID}/multistep", admin, s.createTest},
+		{"PUT", "/{websiteID}/multistep/{testID}", admin, s.updateTest},
+		{"DELETE", "/{websiteID}/multistep/{testID}", admin, s.deleteTest},
+		{"POST", "/{websiteID}/multistep/run-all", viewer, s.runAll},
+		{"GET", "/{websiteID}/multistep/{testID}/runs", viewer, s.listRuns},
+		{"POST", "/{websiteID}/multistep/{testID}/runs", viewer, s.startRun},
+	}
+}
 
+func (s *Server) labEndpoints() []endpoint {
+	return []endpoint{
+		{"GET", "/{websiteID}/pages", viewer, s.listPageMetrics},
+		{"GET", "/{websiteID}/pages/{pageID}", viewer, s.pageDetail},
+		{"GET", "/{websiteID}/pages/{pageID}/timeline", viewer, s.pageTimeline},
+		{"GET", "/{websiteID}/pages/{pageID}/network", viewer, s.pageNetwork},
+		{"GET", "/{websiteID}/opportunities", viewer, s.websiteOpportunities},
+		{"GET", "/{websiteID}/pages/{pageID}/opportunities", viewer, s.pageOpportunities},
+		{"GET", "/{websiteID}/pages/{pageID}/opportunities/{opportunityID}", viewer, s.opportunityDetail},
+		{"POST", "/{websiteID}/audits", admin, s.queueAudits},
+	}
+}
+
+func (s *Server) fieldEndpoints() []endpoint {
+	return []endpoint{
+		{"GET", "/{websiteID}/field-testing/pages", viewer, s.fieldReport(rum.DimPages)},
+		{"GET", "/{websiteID}/field-testing/countries", viewer, s.fieldReport(rum.DimCountries)},
+	}
+}
+
+func (s *Server) rumEndpoints() []endpoint {
+	return []endpoint{
 		// The RUM snippet a website includes and the endpoint its beacons go to. Any origin may
 		// call them; they take no API key, so they reveal nothing: a known website ID is all
 		// they accept, and no answer repeats what was sent.
-		{groupRUM, "GET", "/rum/{file}", public, anyOrigin(s.snippet)},
-		{groupRUM, "POST", "/collect", public, anyOrigin(s.collect)},
-		{groupRUM, "OPTIONS", "/collect", public, anyOrigin(s.collectPreflight)},
+		{"GET", "/rum/{file}", public, anyOrigin(s.snippet)},
+		{"POST", "/collect", public, anyOrigin(s.collect)},
+		{"OPTIONS", "/collect", public, anyOrigin(s.collectPreflight)},
 	}
 }
 
-// Groups lists the endpoint groups, in the order of the route table.
-func Groups() []string {
-	var groups []string
-	for _, rt := range (&Server{}).routes() {
-		if !slices.Contains(groups, rt.group) {
-			groups = append(groups, rt.group)
-		}
-	}
-	return groups
-}
-
-// Group serves the endpoints of one group, for the Lambda function of that group.
-func (s *Server) Group(name string) (http.Handler, error) {
-	var routes []route
-	for _, rt := range s.routes() {
-		if rt.group == name {
-			routes = append(routes, rt)
-		}
-	}
-	if len(routes) == 0 {
-		return nil, fmt.Errorf("api: no endpoint group %q (the groups are %s)", name, strings.Join(Groups(), ", "))
-	}
-	return s.mux(routes), nil
-}
+// Serve serves the endpoints of one group, for the Lambda function of that group.
+func (s *Server) Serve(g Group) http.Handler { return s.mux(s.routes(g)) }
 
 // Handler serves every group, for the local service. The RUM group's public paths overlap the
 // website patterns (/rum/x against /{websiteID}/x): in AWS they are routes of their own, here
 // a request goes to the RUM group when its path has the shape of one of that group's patterns.
 func (s *Server) Handler() http.Handler {
 	var rumRoutes, others []route
-	for _, rt := range s.routes() {
-		if rt.group == groupRUM {
+	for _, rt := range s.routes(Groups()...) {
+		if rt.group == RUM.Name {
 			rumRoutes = append(rumRoutes, rt)
 		} else {
 			others = append(others, rt)
@@ -215,8 +243,8 @@ func routesJSON() ([]byte, error) {
 	doc := struct {
 		DefaultGroup string      `json:"defaultGroup"`
 		Routes       []routeJSON `json:"routes"`
-	}{DefaultGroup: defaultGroup}
-	for _, rt := range (&Server{}).routes() {
+	}{DefaultGroup: defaultGroup().Name}
+	for _, rt := range (&Server{}).routes(Groups()...) {
 		doc.Routes = append(doc.Routes, routeJSON{Group: rt.group, Method: rt.method, Pattern: rt.pattern, Access: rt.access})
 	}
 	out, err := json.MarshalIndent(doc, "", "  ")

@@ -33,14 +33,10 @@ func FromService(svc *service.Service) *Server {
 
 // LambdaHandler is the Lambda handler of one endpoint group's function behind API Gateway
 // (HTTP API, payload format 2.0), built from the environment.
-func LambdaHandler(ctx context.Context, group string) (func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error), error) {
+func LambdaHandler(ctx context.Context, group Group) (func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error), error) {
 	svc, err := service.FromEnv(ctx)
 	if err != nil {
 		return nil, err
 	}
-	h, err := FromService(svc).Group(group)
-	if err != nil {
-		return nil, err
-	}
-	return httpadapter.NewV2(h).ProxyWithContext, nil
+	return httpadapter.NewV2(FromService(svc).Serve(group)).ProxyWithContext, nil
 }

@@ -171,11 +171,7 @@ func TestCollectTrustsViewerCountryWhereConfigured(t *testing.T) {
 	e := newTestEnv(t)
 	site := e.createWebsite("example.com")
 	srv := api.New(api.Deps{Store: e.store, Log: awstest.Log(t), Beacons: rum.NewCollector(e.rum), TrustViewerCountry: true})
-	h, err := srv.Group("rum")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.handler = h
+	e.handler = srv.Serve(api.RUM)
 	body := fmt.Sprintf(`{"w":%q,"u":"https://example.com/","m":{"lcp":1000}}`, site.ID)
 	e.beacon(body, "text/plain", "8.8.8.8:1", map[string]string{"CloudFront-Viewer-Country": "JP"}).want(t, 202)
 	e.beacon(body, "text/plain", "8.8.8.8:1", map[string]string{"CloudFront-Viewer-Country": "j<"}).want(t, 202)
