@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsecrassets"
@@ -65,6 +66,8 @@ type functionFactory struct {
 	env map[string]*string
 	// deployed are the functions created so far, by directory name under functions/.
 	deployed map[string]awslambda.Function
+	// longestTimeout is the longest timeout of the functions created so far.
+	longestTimeout time.Duration
 }
 
 // newFunctionFactory returns a factory of functions that all get env.
@@ -113,7 +116,7 @@ func (f *functionFactory) goFunction(scope constructs.Construct, name string, p 
 		ReservedConcurrentExecutions: reserved,
 		LogGroup:                     newLogGroup(scope, id),
 	})
-	f.record(name, fn)
+	f.record(name, fn, p.timeout)
 	return fn
 }
 
@@ -147,16 +150,17 @@ func (f *functionFactory) browserFunction(scope constructs.Construct, name strin
 		Environment:          &env,
 		LogGroup:             newLogGroup(scope, id),
 	})
-	f.record(name, fn)
+	f.record(name, fn, p.timeout)
 	return fn
 }
 
-// record notes fn as the function of functions/<name>.
-func (f *functionFactory) record(name string, fn awslambda.Function) {
+// record notes fn as the function of functions/<name>, with its timeout.
+func (f *functionFactory) record(name string, fn awslambda.Function, timeout awscdk.Duration) {
 	if _, dup := f.deployed[name]; dup {
 		panic("function " + name + " created twice")
 	}
 	f.deployed[name] = fn
+	f.longestTimeout = max(f.longestTimeout, time.Duration(*timeout.ToSeconds(nil))*time.Second)
 }
 
 // constructID is the construct id of the function of functions/<name>: "ux-worker" is

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -460,5 +461,26 @@ func TestStatefulResourcesKeepTheirLogicalIDs(t *testing.T) {
 		if r["Type"] != typ {
 			t.Errorf("no %s %s: its logical id changed, so CloudFormation would replace it", typ, id)
 		}
+	}
+}
+
+// TestPurgeSettlesAfterTheLongestFunction shows the purge worker passes again for as long as
+// any function of the stack can still be writing for a deleted website: its settle time is the
+// longest function timeout and a margin (TestLeastPrivilege shows it may queue its own next
+// pass).
+func TestPurgeSettlesAfterTheLongestFunction(t *testing.T) {
+	o, tmpl := openvitals(t)
+	longest := 0.0
+	for _, fn := range resources(tmpl, "AWS::Lambda::Function") {
+		if timeout, ok := fn["Timeout"].(float64); ok {
+			longest = max(longest, timeout)
+		}
+	}
+	if longest != 15*60 {
+		t.Errorf("longest function timeout %v s, want the audit worker's 900", longest)
+	}
+	want := strconv.Itoa(int(longest) + purgeSettleMarginSeconds)
+	if got := functionEnv(t, o, tmpl, "purge-worker")["OPENVITALS_PURGE_SETTLE_SECONDS"]; got != want {
+		t.Errorf("purge worker OPENVITALS_PURGE_SETTLE_SECONDS = %v, want %s", got, want)
 	}
 }

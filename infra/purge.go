@@ -1,7 +1,11 @@
 package main
 
 import (
+	"strconv"
+	"time"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -27,6 +31,8 @@ type purgePipeline struct {
 	s *shared
 	// queue carries website, page and test deletions to the purge worker.
 	queue *workQueue
+	// worker is the purge worker, once addFunctions has created it.
+	worker awslambda.Function
 }
 
 // newPurgePipeline creates the purge queue, its dead-letter queue and their alarms under
@@ -51,14 +57,28 @@ func (p *purgePipeline) workQueues() []*workQueue { return []*workQueue{p.queue}
 
 // addFunctions creates the purge worker, fed by the purge queue.
 func (p *purgePipeline) addFunctions(fns *functionFactory) {
-	worker := fns.goFunction(p.c, "purge-worker", goFunctionProps{
+	p.worker = fns.goFunction(p.c, "purge-worker", goFunctionProps{
 		description: "openvitals purge worker: removes every item and object a deletion left",
 		memoryMB:    defaultMemoryMB,
 		timeout:     awscdk.Duration_Seconds(jsii.Number(purgeWorkerTimeoutSeconds)),
 	})
-	p.s.data.table.GrantReadWriteData(worker)
+	p.s.data.table.GrantReadWriteData(p.worker)
 	// Lists a prefix, then deletes it.
-	p.s.data.bucket.GrantRead(worker, nil)
-	p.s.data.bucket.GrantDelete(worker, nil)
-	p.queue.feed(worker, awslambdaeventsources.SqsEventSourceProps{BatchSize: jsii.Number(purgeBatchSize)})
+	p.s.data.bucket.GrantRead(p.worker, nil)
+	p.s.data.bucket.GrantDelete(p.worker, nil)
+	// Queues a purge's next pass to its own queue.
+	p.queue.queue.GrantSendMessages(p.worker)
+	p.queue.feed(p.worker, awslambdaeventsources.SqsEventSourceProps{BatchSize: jsii.Number(purgeBatchSize)})
+}
+
+// purgeSettleMarginSeconds is added to the longest function timeout for a purge's settle time:
+// a worker that had just started when its website was deleted stores its last object before
+// then.
+const purgeSettleMarginSeconds = 60
+
+// settleAfter sets the purge worker's settle time (OPENVITALS_PURGE_SETTLE_SECONDS): a purge
+// passes again until the longest any function runs, longest, has passed since the deletion.
+func (p *purgePipeline) settleAfter(longest time.Duration) {
+	p.worker.AddEnvironment(jsii.String("OPENVITALS_PURGE_SETTLE_SECONDS"),
+		jsii.String(strconv.Itoa(int(longest.Seconds())+purgeSettleMarginSeconds)), nil)
 }

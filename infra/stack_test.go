@@ -1620,7 +1620,9 @@ func TestLeastPrivilege(t *testing.T) {
 		"purge-worker": {
 			{"dynamodb:DeleteItem", table, true}, {"s3:ListBucket", bucket, true}, {"s3:DeleteObject", bucket, true},
 			{"s3:PutObject", "", false}, {"sqs:ReceiveMessage", purgeQ, true},
-			{"sqs:SendMessage", "", false}, {"sqs:ReceiveMessage", auditQ, false}, {"sqs:ReceiveMessage", multistepQ, false},
+			// Its own queue only: a purge queues its next pass.
+			{"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", auditQ, false}, {"sqs:SendMessage", multistepQ, false},
+			{"sqs:ReceiveMessage", auditQ, false}, {"sqs:ReceiveMessage", multistepQ, false},
 		},
 		"lab": {
 			{"dynamodb:Query", table, true}, {"s3:GetObject", bucket, true}, {"sqs:SendMessage", auditQ, true},

@@ -129,7 +129,7 @@ func provisionKeys(ctx context.Context, svc *service.Service) error {
 // lost (in AWS the daily scheduler does this).
 func sweepPurges(ctx context.Context, svc *service.Service) {
 	for {
-		if n, err := purge.Sweep(ctx, svc.Store, purge.NewQueue(svc.Queues.Purge), 5*time.Minute); err != nil {
+		if n, err := purge.Sweep(ctx, svc.Store, purge.NewQueue(svc.Queues.Purge), svc.Config.PurgeSettle+5*time.Minute); err != nil {
 			svc.Log.Error("sweep pending purges", "err", err)
 		} else if n > 0 {
 			svc.Log.Info("queued pending purges again", "purges", n)

@@ -45,7 +45,7 @@ func newLabFixture(t *testing.T, e *testEnv) labFixture {
 		for _, o := range opps {
 			r.Opportunities = append(r.Opportunities, store.Opportunity{ID: o, Title: "Title of " + o, Category: "performance", Description: "About " + o, DisplayValue: "Est savings of 1 s"})
 		}
-		if err := e.store.PutLabResult(ctx, w, r); err != nil {
+		if err := e.store.PutLabResult(ctx, w, store.Page{ID: p.ID, URL: p.URL}, r); err != nil {
 			t.Fatal(err)
 		}
 		report := map[string]any{"lighthouseVersion": "13.5.0", "audits": map[string]any{}}
@@ -163,7 +163,7 @@ func TestPageDetailTimelineNetwork(t *testing.T) {
 		t.Errorf("detail %+v", detail)
 	}
 	w, _ := e.store.Website(context.Background(), "acme", f.site.ID)
-	if err := e.store.PutLabError(context.Background(), w, f.pricing.ID, "mobile", store.LabError{Message: "net::ERR_NAME_NOT_RESOLVED", At: time.Now(), Attempts: 3}); err != nil {
+	if err := e.store.PutLabError(context.Background(), w, store.Page{ID: f.pricing.ID, URL: f.pricing.URL}, "mobile", store.LabError{Message: "net::ERR_NAME_NOT_RESOLVED", At: time.Now(), Attempts: 3}); err != nil {
 		t.Fatal(err)
 	}
 	e.do("GET", "/"+f.site.ID+"/pages/"+f.pricing.ID+"?device=mobile", viewerKey, nil).want(t, 200).decode(t, &detail)

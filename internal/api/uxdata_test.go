@@ -48,7 +48,7 @@ func TestFieldDataInPages(t *testing.T) {
 		t.Helper()
 		r := store.LabResult{Page: p.ID, Device: device, Day: day(today, back), Runs: 1, LighthouseVersion: "13.5.0",
 			Metrics: map[string]float64{"lcp": lcp, "fcp": 900, "cls": 0.01, "validation_errors": 2}}
-		if err := e.store.PutLabResult(ctx, w, r); err != nil {
+		if err := e.store.PutLabResult(ctx, w, store.Page{ID: p.ID, URL: p.URL}, r); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -27,11 +27,13 @@ import (
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/auditworker"
 	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/contract"
 	"github.com/openvitals/openvitals/internal/lighthouse"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -77,9 +79,12 @@ func fixtureSite(t testing.TB) (string, int) {
 
 type e2e struct {
 	t       *testing.T
+	clients service.Clients
 	handler http.Handler
 	store   *store.Store
+	objects *blobstore.Bucket
 	queue   *queue.Queue
+	purges  *queue.Queue
 	worker  *auditworker.Worker
 	runner  *lighthouse.Runner
 	temp    string
@@ -119,7 +124,8 @@ func newE2E(t *testing.T, allowPrivate bool) *e2e {
 	}, st, objects, runner, log)
 	srv := api.New(api.Deps{Store: st, Purger: purge.NewQueue(pq), Auditor: audit.NewScheduler(st, q, log),
 		Reports: objects, Log: log, AllowLocalTargets: true})
-	return &e2e{t: t, handler: srv.Handler(), store: st, queue: q, worker: worker, runner: runner, temp: temp}
+	return &e2e{t: t, clients: clients, handler: srv.Handler(), store: st, objects: objects, queue: q, purges: pq,
+		worker: worker, runner: runner, temp: temp}
 }
 
 func (e *e2e) call(method, path, body string, status int, out any) {
@@ -352,25 +358,32 @@ func TestAuditEndToEnd(t *testing.T) {
 }
 
 // TestAuditRefusesPrivateTargets shows that without OPENVITALS_ALLOW_PRIVATE_TARGETS a page on
-// this machine is not audited and the refusal is recorded.
+// this machine is not audited and the refusal is recorded, and that the page's lastError names
+// no address a name resolved to and no resolver (the log has those).
 func TestAuditRefusesPrivateTargets(t *testing.T) {
 	e := newE2E(t, false)
 	host, _ := fixtureSite(t)
-	var site struct{ ID string }
-	e.call("POST", "/account/websites", `{"domain":"`+host+`"}`, 201, &site)
-	var pages []struct{ ID string }
-	e.call("POST", "/"+site.ID+"/settings/pages", `[{"url":"/"}]`, 200, &pages)
-	w, err := e.store.Website(context.Background(), "acme", site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	job := audit.Job{Account: "acme", Website: site.ID, Page: pages[0].ID, Device: "desktop", Queued: time.Now().UTC()}
-	if err := e.worker.Audit(context.Background(), job, 1); err == nil {
-		t.Fatal("a loopback target was audited")
-	}
-	last, err := e.store.LastLabError(context.Background(), w, pages[0].ID, "desktop")
-	if err != nil || !strings.Contains(last.Message, "refused") {
-		t.Errorf("recorded error %q (%v), want the refusal", last.Message, err)
+	_, port, _ := net.SplitHostPort(host)
+	for _, tc := range []struct {
+		domain, want, hidden string
+	}{
+		{host, "refused: 127.0.0.1 is a loopback address", ""},
+		{"localhost:" + port, "refused: the address of localhost is not public", "127.0.0.1"},
+		{"no-such-host.invalid", "no-such-host.invalid: the host does not resolve", ":53"},
+	} {
+		var site struct{ ID string }
+		e.call("POST", "/account/websites", `{"domain":"`+tc.domain+`"}`, 201, &site)
+		var pages []struct{ ID string }
+		e.call("POST", "/"+site.ID+"/settings/pages", `[{"url":"/"}]`, 200, &pages)
+		job := audit.Job{Account: "acme", Website: site.ID, Page: pages[0].ID, Device: "desktop", Queued: time.Now().UTC()}
+		if err := e.worker.Audit(context.Background(), job, 1); err == nil {
+			t.Fatalf("%s was audited", tc.domain)
+		}
+		var detail struct{ LastError struct{ Message string } }
+		e.call("GET", "/"+site.ID+"/pages/"+pages[0].ID+"?device=desktop", "", 200, &detail)
+		if got := detail.LastError.Message; got != tc.want || tc.hidden != "" && strings.Contains(got, tc.hidden) {
+			t.Errorf("%s: lastError %q, want %q", tc.domain, got, tc.want)
+		}
 	}
 	e.checkNothingLeft()
 }

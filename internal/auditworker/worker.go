@@ -109,6 +109,12 @@ func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 	log.InfoContext(ctx, "audit started", "runs", w.cfg.Runs)
 
 	res, err := w.audit(ctx, site, page, job.Device, target)
+	if store.IsNotFound(err) {
+		// Deleted while it was audited: no result was written, and the purge's last pass
+		// removes the report.
+		log.InfoContext(ctx, "audit dropped: the website or page was deleted meanwhile", "ms", time.Since(start).Milliseconds())
+		return nil
+	}
 	if err != nil && ctx.Err() != nil {
 		// Stopped, not failed: the message is retried and no error is recorded against the page.
 		log.InfoContext(ctx, "audit interrupted", "ms", time.Since(start).Milliseconds())
@@ -116,8 +122,9 @@ func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 	}
 	if err != nil {
 		log.ErrorContext(ctx, "audit failed", "ms", time.Since(start).Milliseconds(), "err", err)
-		rec := store.LabError{Message: err.Error(), At: w.now(), Attempts: attempt}
-		if perr := w.store.PutLabError(context.WithoutCancel(ctx), site, page.ID, job.Device, rec); perr != nil {
+		// The page's lastError says what happened without network details; the log has them.
+		rec := store.LabError{Message: browser.Reason(err), At: w.now(), Attempts: attempt}
+		if perr := w.store.PutLabError(context.WithoutCancel(ctx), site, page, job.Device, rec); perr != nil && !store.IsNotFound(perr) {
 			log.ErrorContext(ctx, "record audit error", "err", perr)
 		}
 		return err
@@ -198,7 +205,9 @@ func (w *Worker) audit(ctx context.Context, site store.Website, page store.Page,
 	if err := w.objects.Put(ctx, res.ReportKey, gz.Bytes(), "application/gzip"); err != nil {
 		return res, err
 	}
-	return res, w.store.PutLabResult(ctx, site, res)
+	// Refused (ErrNotFound) once the website or page is deleted; the report just stored is
+	// then removed by the purge's last pass, which waits for the longest a worker can run.
+	return res, w.store.PutLabResult(ctx, site, page, res)
 }
 
 // lighthouseRun runs Lighthouse once in a fresh browser session, which it closes before

@@ -16,6 +16,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/johannesboyne/gofakes3"
@@ -169,6 +171,39 @@ func Bucket(t testing.TB) *blobstore.Bucket {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// Leftovers returns what names a website anywhere: the keys ("PK|SK") of every item of a full
+// table scan and every object of a whole-bucket listing that contain its ID. After its purge
+// there must be none.
+func Leftovers(t testing.TB, clients service.Clients, st *store.Store, objects *blobstore.Bucket, website string) []string {
+	t.Helper()
+	ctx := context.Background()
+	var left []string
+	p := dynamodb.NewScanPaginator(clients.DynamoDB, &dynamodb.ScanInput{TableName: aws.String(st.Table())})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range page.Items {
+			pk, _ := it["PK"].(*ddbtypes.AttributeValueMemberS)
+			sk, _ := it["SK"].(*ddbtypes.AttributeValueMemberS)
+			if k := pk.Value + "|" + sk.Value; strings.Contains(k, website) {
+				left = append(left, "item "+k)
+			}
+		}
+	}
+	keys, err := objects.Keys(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if strings.Contains(k, website) {
+			left = append(left, "object "+k)
+		}
+	}
+	return left
 }
 
 // Log is a logger that writes into the test's output.

@@ -95,6 +95,39 @@ func (e *RefusedError) Error() string {
 	return fmt.Sprintf("refused: %s resolves to %s %s address (%s)", e.Host, article, e.Kind, e.Addr)
 }
 
+// Public says the same without the addresses a host name resolved to, for API responses:
+// "refused: the address of example.com is not public". A refused address literal is named as
+// Error names it: the caller gave it.
+func (e *RefusedError) Public() string {
+	if e.Host == "" || e.Host == e.Addr.String() {
+		return e.Error()
+	}
+	return fmt.Sprintf("refused: the address of %s is not public", e.Host)
+}
+
+// Reason says why a target could not be reached in words fit for an API response (a page's
+// lastError, a run's error): what happened to which host, without the addresses it resolved
+// to or the resolver that was asked. Those stay in err, for the log. An error of any other
+// kind keeps its own message.
+func Reason(err error) string {
+	var refused *RefusedError
+	if errors.As(err, &refused) {
+		return refused.Public()
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		switch {
+		case dns.IsNotFound:
+			return dns.Name + ": the host does not resolve"
+		case dns.IsTimeout:
+			return dns.Name + ": resolving the host timed out"
+		default:
+			return dns.Name + ": the host could not be resolved"
+		}
+	}
+	return err.Error()
+}
+
 // Is makes errors.Is(err, ErrForbiddenTarget) true for every refusal.
 func (e *RefusedError) Is(target error) bool { return target == ErrForbiddenTarget }
 
@@ -117,14 +150,16 @@ func addrKind(ip netip.Addr) string {
 	switch {
 	case ip.IsLoopback():
 		return "loopback"
-	case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
+	case ip.IsMulticast():
+		// Before link-local: 224.0.0.0/24 and ff02::/16 are link-local multicast, multicast
+		// first of all.
+		return "multicast"
+	case ip.IsLinkLocalUnicast():
 		return "link-local"
 	case ip.IsPrivate():
 		return "private"
 	case ip.IsUnspecified():
 		return "unspecified"
-	case ip.IsMulticast():
-		return "multicast"
 	default:
 		return "special-purpose"
 	}

@@ -3,6 +3,7 @@ package browser
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -35,6 +36,8 @@ func TestCheckAddr(t *testing.T) {
 		{"::", false, false, "unspecified"},
 		{"100.64.0.1", false, false, "special-purpose"},
 		{"239.1.2.3", false, false, "multicast"},
+		{"224.0.0.1", false, false, "multicast"}, // link-local multicast: multicast first
+		{"ff02::1", false, false, "multicast"},
 		{"192.0.2.1", false, false, "special-purpose"},
 		{"93.184.215.14", true, true, ""},
 		{"1.1.1.1", true, true, ""},
@@ -217,5 +220,35 @@ func TestReadLimited(t *testing.T) {
 	}
 	if _, err := ReadLimited(strings.NewReader("123456"), 5); !errors.Is(err, ErrBodyTooLarge) {
 		t.Errorf("over the limit: %v", err)
+	}
+}
+
+// TestReasonHidesResolverAndAddresses shows the messages callers get for targets that cannot be
+// reached: the host and what happened, never the resolver's address or the addresses a name
+// resolved to (those stay in the error, for the log).
+func TestReasonHidesResolverAndAddresses(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		host, want, hidden string
+	}{
+		{"localhost", "refused: the address of localhost is not public", "127.0.0.1"},
+		{"no-such-host.invalid", "no-such-host.invalid: the host does not resolve", ":53"},
+		{"127.0.0.1", "refused: 127.0.0.1 is a loopback address", ""},
+	} {
+		err := Guard{}.CheckHost(ctx, tc.host)
+		if err == nil {
+			t.Fatalf("%s: not refused", tc.host)
+		}
+		got := Reason(err)
+		if got != tc.want || tc.hidden != "" && strings.Contains(got, tc.hidden) {
+			t.Errorf("Reason(%v) = %q, want %q", err, got, tc.want)
+		}
+	}
+	wrapped := fmt.Errorf("html validation: %w", &net.DNSError{Err: "no such host", Name: "example.com", Server: "10.255.255.53:53", IsNotFound: true})
+	if got := Reason(wrapped); got != "example.com: the host does not resolve" {
+		t.Errorf("Reason(%v) = %q", wrapped, got)
+	}
+	if got := Reason(errors.New("lighthouse: NO_FCP")); got != "lighthouse: NO_FCP" {
+		t.Errorf("another error's message changed: %q", got)
 	}
 }

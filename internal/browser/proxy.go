@@ -127,7 +127,7 @@ func (p *Proxy) Refused() []string {
 		if !errors.Is(f.Err, ErrForbiddenTarget) {
 			continue
 		}
-		s := f.Target + ": " + f.Err.Error()
+		s := f.Target + ": " + Reason(f.Err)
 		if !seen[s] {
 			seen[s] = true
 			out = append(out, s)

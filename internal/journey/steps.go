@@ -13,6 +13,7 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 	"github.com/go-rod/rod/lib/utils"
 
+	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/multistep/step"
 )
 
@@ -296,7 +297,7 @@ func (r *runner) navigate(ctx context.Context, p *rod.Page, st step.Step, ph *ph
 		if ctx.Err() != nil {
 			return err
 		}
-		return failf("could not load %s: %v", target, err)
+		return failf("could not load %s: %s", target, browser.Reason(err))
 	}
 
 	mark := r.rec.navCount()

@@ -33,7 +33,7 @@ func TestReader(t *testing.T) {
 			Opportunities: []store.Opportunity{{ID: "images", Title: "Images", Category: "performance"}}},
 		{Page: home.ID, Device: "mobile", Day: day(0), Metrics: map[string]float64{"lcp": 3000}},
 	} {
-		if err := st.PutLabResult(ctx, site, r); err != nil {
+		if err := st.PutLabResult(ctx, site, home, r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -92,7 +92,7 @@ func TestReader(t *testing.T) {
 	if err != nil || len(d.Lab) != 1 || len(d.UX) != 1 || len(d.Search) != 0 || d.LastError != nil {
 		t.Errorf("detail %+v, %v", d, err)
 	}
-	if err := st.PutLabError(ctx, site, home.ID, "desktop", store.LabError{Message: "net::ERR_NAME_NOT_RESOLVED", Attempts: 3}); err != nil {
+	if err := st.PutLabError(ctx, site, home, "desktop", store.LabError{Message: "net::ERR_NAME_NOT_RESOLVED", Attempts: 3}); err != nil {
 		t.Fatal(err)
 	}
 	if d, err = r.Detail(ctx, site, home, "desktop"); err != nil || d.LastError == nil || d.LastError.Attempts != 3 {

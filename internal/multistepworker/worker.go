@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/openvitals/openvitals/internal/blobstore"
+	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/journey"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/queue"
@@ -96,7 +97,7 @@ func (w *Worker) Play(ctx context.Context, job multistep.Job, attempt int) error
 		// Not played at all: let SQS retry, and give up on the last attempt.
 		run.Status = store.RunQueued
 		if attempt >= queue.MaxReceives {
-			run.Status, run.Error, run.Finished = store.RunFailed, err.Error(), time.Now().UTC()
+			run.Status, run.Error, run.Finished = store.RunFailed, browser.Reason(err), time.Now().UTC()
 		}
 		if uerr := w.store.UpdateRun(context.WithoutCancel(ctx), site, run); uerr != nil {
 			log.ErrorContext(ctx, "record run", "err", uerr)
@@ -122,7 +123,13 @@ func (w *Worker) Play(ctx context.Context, job multistep.Job, attempt int) error
 		run.Status = store.RunCompleted
 		run.Duration, run.INP, run.TBT, run.CLS, run.CPUTotal, run.BytesTotal = &dur, &res.INP, &res.TBT, &res.CLS, &res.CPUTotal, &bytes
 	}
-	if err := w.store.UpdateRun(context.WithoutCancel(ctx), site, run); err != nil {
+	err = w.store.UpdateRun(context.WithoutCancel(ctx), site, run)
+	if store.IsNotFound(err) {
+		// Deleted while it ran: the purge's last pass removes the screenshot.
+		log.InfoContext(ctx, "multistep run dropped: its test or website was deleted meanwhile")
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("record run: %w", err)
 	}
 	log.InfoContext(ctx, "multistep run finished", "status", run.Status, "ms", dur, "error", run.Error)

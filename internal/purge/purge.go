@@ -2,6 +2,11 @@
 // left behind: its items in the table and its objects in the bucket. Deletions answer at once
 // and queue a purge; the purgeworker package consumes the queue, and Sweep queues again the
 // purges whose message was lost.
+//
+// A worker that was already auditing or running when the deletion came may still store a
+// report or a screenshot afterwards, for as long as it can run. So a purge passes again until
+// its settle time (the longest any worker runs, and a margin) has passed since the deletion,
+// and only its last pass removes the purge's marker.
 package purge
 
 import (
@@ -35,8 +40,20 @@ func (q *Queue) Enqueue(ctx context.Context, job store.PurgeJob) error {
 	return q.q.Send(ctx, Job(job))
 }
 
+// EnqueueNextPass queues a job's next pass, due when settle has passed since the deletion (or
+// sooner: SQS delays a message by at most 15 minutes). It reports false, queuing nothing, when
+// that time has come: the pass just made was the last.
+func (q *Queue) EnqueueNextPass(ctx context.Context, job store.PurgeJob, settle time.Duration, now time.Time) (bool, error) {
+	wait := job.Requested.Add(settle).Sub(now)
+	if wait <= 0 {
+		return false, nil
+	}
+	return true, q.q.SendAfter(ctx, Job(job), min(wait, queue.MaxDelay))
+}
+
 // Sweep queues again every pending purge requested more than grace ago: its message was lost,
-// or its worker stopped half-way. It returns how many it queued.
+// or its worker stopped half-way. Callers add the settle time to grace, as a purge's marker
+// stays until then on purpose. It returns how many it queued.
 func Sweep(ctx context.Context, st *store.Store, q *Queue, grace time.Duration) (int, error) {
 	jobs, err := st.PendingPurges(ctx)
 	if err != nil {

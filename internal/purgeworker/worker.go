@@ -5,6 +5,7 @@ package purgeworker
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -19,18 +20,23 @@ import (
 type Worker struct {
 	store   *store.Store
 	objects *blobstore.Bucket
-	log     *slog.Logger
-	handle  queue.BatchHandler
+	purges  *purge.Queue
+	// settle is how long after a deletion its purge passes again (service.Config.PurgeSettle).
+	settle time.Duration
+	now    func() time.Time
+	log    *slog.Logger
+	handle queue.BatchHandler
 }
 
 // New builds the purge worker from the service.
 func New(_ context.Context, svc *service.Service) (*Worker, error) {
-	return NewWorker(svc.Store, svc.Objects, svc.Log), nil
+	return NewWorker(svc.Store, svc.Objects, purge.NewQueue(svc.Queues.Purge), svc.Config.PurgeSettle, svc.Log), nil
 }
 
-// NewWorker returns a Worker over the table and bucket.
-func NewWorker(st *store.Store, objects *blobstore.Bucket, log *slog.Logger) *Worker {
-	w := &Worker{store: st, objects: objects, log: log}
+// NewWorker returns a Worker over the table and bucket, queuing a purge's further passes to
+// purges until settle has passed since its deletion.
+func NewWorker(st *store.Store, objects *blobstore.Bucket, purges *purge.Queue, settle time.Duration, log *slog.Logger) *Worker {
+	w := &Worker{store: st, objects: objects, purges: purges, settle: settle, now: time.Now, log: log}
 	w.handle = queue.Each(log, func(ctx context.Context, d queue.Delivery[purge.Job]) error {
 		err := w.Purge(ctx, store.PurgeJob(d.Body))
 		if err != nil {
@@ -47,8 +53,9 @@ func (w *Worker) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSE
 	return w.handle(ctx, ev)
 }
 
-// Purge removes the objects and then the items a job covers, the job's marker last, so that an
-// interrupted purge is found again by purge.Sweep. Running it twice is harmless.
+// Purge removes the objects and then the items a job covers. Until the job's settle time has
+// passed it queues the next pass; the last pass removes the job's marker, so that a purge
+// interrupted at any point is found again by purge.Sweep. Running it twice is harmless.
 func (w *Worker) Purge(ctx context.Context, job store.PurgeJob) error {
 	if err := purge.Job(job).Check(); err != nil {
 		return err
@@ -68,7 +75,16 @@ func (w *Worker) Purge(ctx context.Context, job store.PurgeJob) error {
 	if err != nil {
 		return err
 	}
+	again, err := w.purges.EnqueueNextPass(ctx, job, w.settle, w.now())
+	if err != nil {
+		return err
+	}
+	if !again {
+		if err := w.store.FinishPurge(ctx, job); err != nil {
+			return err
+		}
+	}
 	w.log.InfoContext(ctx, "purged", "account", job.Account, "website", job.Website, "page", job.Page,
-		"test", job.Test, "items", items, "objects", objects)
+		"test", job.Test, "items", items, "objects", objects, "last", !again)
 	return nil
 }

@@ -42,12 +42,16 @@ type purgeEnv struct {
 	handler http.Handler
 }
 
-func newPurgeEnv(t *testing.T) *purgeEnv {
+// newPurgeEnv's worker ends a purge in one pass; newSettlingPurgeEnv's passes again until
+// settle has passed since the deletion.
+func newPurgeEnv(t *testing.T) *purgeEnv { return newSettlingPurgeEnv(t, 0) }
+
+func newSettlingPurgeEnv(t *testing.T, settle time.Duration) *purgeEnv {
 	clients := awstest.Clients(t)
 	e := &purgeEnv{t: t, clients: clients, store: awstest.Store(t, clients), objects: awstest.Bucket(t),
 		queue: awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: 30 * time.Second, MaxReceives: 3})}
 	log := awstest.Log(t)
-	e.worker = purgeworker.NewWorker(e.store, e.objects, log)
+	e.worker = purgeworker.NewWorker(e.store, e.objects, purge.NewQueue(e.queue), settle, log)
 	e.handler = api.New(api.Deps{Store: e.store, Purger: purge.NewQueue(e.queue), Log: log}).Handler()
 	for _, g := range []apikey.Grant{{Account: "acme", Role: store.RoleAdmin, Key: acmeKey}, {Account: "globex", Role: store.RoleAdmin, Key: globexKey}} {
 		if err := apikey.Provision(context.Background(), e.store, g, "test"); err != nil {
@@ -93,7 +97,7 @@ func (e *purgeEnv) populate(key, account, domain string) site {
 	e.call("POST", "/"+w.ID+"/settings/pages", key, `[{"url":"/"},{"url":"/pricing"}]`, 200, &pages)
 	e.call("POST", "/"+w.ID+"/budgets", key, `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`, 201, nil)
 	var test struct{ ID string }
-	e.call("POST", "/"+w.ID+"/multistep", key, `{"alias":"t","device":"mobile"}`, 201, &test)
+	e.call("POST", "/"+w.ID+"/multistep", key, `{"alias":"t","device":"mobile","steps":[{"type":"navigate","target":"/"}]}`, 201, &test)
 	s := site{account: account, id: w.ID, test: test.ID, pageObjects: map[string]string{}}
 	ctx := context.Background()
 	// Results of later stages: per-page items and reports, per-test runs, website-wide items.
@@ -249,6 +253,48 @@ func TestPurgeLeavesNothing(t *testing.T) {
 	e.runWorker()
 	if got := filter(e.scan(), "globex"); strings.Join(got, ",") != strings.Join(globexBefore, ",") {
 		t.Errorf("a repeated purge touched globex: %v", got)
+	}
+}
+
+// TestPurgePassesAgainUntilSettled shows that what a worker busy with a website stores after
+// the website's deletion (a report, a result, a run's screenshot) is removed by the purge's
+// later passes, and that the marker stays until the last one.
+func TestPurgePassesAgainUntilSettled(t *testing.T) {
+	const settle = 3 * time.Second
+	e := newSettlingPurgeEnv(t, settle)
+	acme := e.populate(acmeKey, "acme", "example.com")
+	e.call("DELETE", "/"+acme.id, acmeKey, "", 204, nil)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { e.queue.Poll(ctx, 10, e.worker.HandleSQS, awstest.Log(e.t)); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	// The first pass removes what existed at the deletion and leaves the marker.
+	first := time.Now().Add(30 * time.Second) // a bound for a stuck worker, not a speed check
+	for len(filter(e.scan(), acme.id)) > 1 && time.Now().Before(first) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := filter(e.scan(), acme.id); len(got) != 1 || !strings.HasPrefix(got[0], "PURGE|") {
+		t.Fatalf("after the first pass: %v, want the purge marker only", got)
+	}
+	// A worker that was busy with the website finishes now and stores its results.
+	late := blobstore.PagePrefix("acme", acme.id, acme.pages[0]) + "lighthouse/late-desktop.json.gz"
+	if err := e.objects.Put(context.Background(), late, []byte("report"), "application/gzip"); err != nil {
+		t.Fatal(err)
+	}
+	e.putRaw("acme", acme.id, store.PageItemsPrefix(acme.pages[0])+"LAB#desktop#20261121")
+	e.putRaw("acme", acme.id, "OPP#late-opportunity")
+
+	deadline := time.Now().Add(60 * time.Second)
+	for len(filter(e.scan(), acme.id)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if got := filter(e.scan(), acme.id); len(got) != 0 {
+		t.Errorf("left behind after the last pass: %v", got)
+	}
+	if n := e.objectCount(blobstore.WebsitePrefix("acme", acme.id)); n != 0 {
+		t.Errorf("%d objects of the deleted website remain after the last pass", n)
 	}
 }
 

@@ -38,12 +38,23 @@ func Open(ctx context.Context, client *sqs.Client, nameOrURL string) (*Queue, er
 func (q *Queue) URL() string { return q.url }
 
 // Send sends v as one JSON message.
-func (q *Queue) Send(ctx context.Context, v any) error {
+func (q *Queue) Send(ctx context.Context, v any) error { return q.SendAfter(ctx, v, 0) }
+
+// MaxDelay is the longest SQS delays a message.
+const MaxDelay = 15 * time.Minute
+
+// SendAfter sends v as one JSON message that is delivered no sooner than delay from now
+// (at most MaxDelay; a standard queue only).
+func (q *Queue) SendAfter(ctx context.Context, v any, delay time.Duration) error {
+	if delay < 0 || delay > MaxDelay {
+		return fmt.Errorf("send to %s: delay %s out of 0 to %s", q.url, delay, MaxDelay)
+	}
 	body, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	_, err = q.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.url), MessageBody: aws.String(string(body))})
+	_, err = q.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.url), MessageBody: aws.String(string(body)),
+		DelaySeconds: int32(delay.Round(time.Second) / time.Second)})
 	if err != nil {
 		return fmt.Errorf("send to %s: %w", q.url, err)
 	}

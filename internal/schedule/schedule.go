@@ -34,8 +34,8 @@ const (
 // Jobs are the daily jobs, in the order an event naming none runs them.
 var Jobs = []string{JobAudits, JobMultistep, JobUX}
 
-// PurgeGrace is how old a pending purge must be before the daily run queues it again: its
-// message was lost, or its worker stopped half-way.
+// PurgeGrace is how much older than its settle time a pending purge must be before the daily
+// run queues it again: its message was lost, or its worker stopped half-way.
 const PurgeGrace = 15 * time.Minute
 
 // Scheduler queues the daily work of every pipeline.
@@ -45,18 +45,21 @@ type Scheduler struct {
 	runs   *multistep.Queue
 	ux     *ux.Scheduler
 	purges *purge.Queue
-	log    *slog.Logger
+	// purgeSettle is how long a purge's marker stays on purpose (service.Config.PurgeSettle).
+	purgeSettle time.Duration
+	log         *slog.Logger
 }
 
 // New builds the scheduler from the service.
 func New(svc *service.Service) *Scheduler {
 	return &Scheduler{
-		store:  svc.Store,
-		audits: audit.NewScheduler(svc.Store, svc.Queues.Audit, svc.Log),
-		runs:   multistep.NewQueue(svc.Store, svc.Queues.Multistep, svc.Log),
-		ux:     ux.NewScheduler(svc.Store, svc.Queues.UX, svc.Log),
-		purges: purge.NewQueue(svc.Queues.Purge),
-		log:    svc.Log,
+		store:       svc.Store,
+		audits:      audit.NewScheduler(svc.Store, svc.Queues.Audit, svc.Log),
+		runs:        multistep.NewQueue(svc.Store, svc.Queues.Multistep, svc.Log),
+		ux:          ux.NewScheduler(svc.Store, svc.Queues.UX, svc.Log),
+		purges:      purge.NewQueue(svc.Queues.Purge),
+		purgeSettle: svc.Config.PurgeSettle,
+		log:         svc.Log,
 	}
 }
 
@@ -101,7 +104,7 @@ func (s *Scheduler) Handle(ctx context.Context, ev events.CloudWatchEvent) (Resu
 			errs = append(errs, fmt.Errorf("%s: %w", job, err))
 		}
 	}
-	res.Purges, err = purge.Sweep(ctx, s.store, s.purges, PurgeGrace)
+	res.Purges, err = purge.Sweep(ctx, s.store, s.purges, s.purgeSettle+PurgeGrace)
 	if err != nil {
 		s.log.ErrorContext(ctx, "sweep pending purges", "err", err)
 	} else if res.Purges > 0 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"time"
 )
 
 // Config is what the functions read from the environment (the README lists every variable).
@@ -36,6 +37,10 @@ type Config struct {
 	// CrUXEndpoint and SearchConsoleEndpoint are OPENVITALS_CRUX_ENDPOINT and
 	// OPENVITALS_SEARCH_CONSOLE_ENDPOINT: the Google APIs' base URLs ("" for Google's own).
 	CrUXEndpoint, SearchConsoleEndpoint string
+	// PurgeSettle is OPENVITALS_PURGE_SETTLE_SECONDS: how long after a deletion its purge passes
+	// again, to remove what a worker busy with the deleted website at that moment stores later.
+	// The stack sets it from its longest function timeout; default 16 minutes.
+	PurgeSettle time.Duration
 }
 
 // ConfigFromEnv reads Config, with the defaults the local service uses.
@@ -64,6 +69,12 @@ func ConfigFromEnv() (Config, error) {
 		return cfg, fmt.Errorf("OPENVITALS_AUDIT_RUNS=%q: want 1 to 9", runs)
 	}
 	cfg.AuditRuns = n
+	settle := env("OPENVITALS_PURGE_SETTLE_SECONDS", "960")
+	secs, err := strconv.Atoi(settle)
+	if err != nil || secs < 0 || secs > 24*3600 {
+		return cfg, fmt.Errorf("OPENVITALS_PURGE_SETTLE_SECONDS=%q: want 0 to 86400", settle)
+	}
+	cfg.PurgeSettle = time.Duration(secs) * time.Second
 	return cfg, nil
 }
 

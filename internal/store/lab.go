@@ -57,19 +57,23 @@ type opportunityItem struct {
 	FirstSeen string // yyyymmdd
 }
 
-// PutLabResult stores a lab result, replacing the same day's, clears the page's last error on
-// that device, and records the first day each of its opportunities was seen on the website.
-func (s *Store) PutLabResult(ctx context.Context, w Website, r LabResult) error {
+// PutLabResult stores a lab result of page, replacing the same day's, clears the page's last
+// error on that device, and records the first day each of its opportunities was seen on the
+// website. The result and the error are written only while the website and the page exist
+// (ErrNotFound otherwise), so that an audit finishing after a deletion leaves nothing behind
+// its purge; an opportunity recorded in the moment between is removed by the purge's last pass.
+func (s *Store) PutLabResult(ctx context.Context, w Website, page Page, r LabResult) error {
 	pk := websitePK(w.Account, w.ID)
-	item, err := attributevalue.MarshalMap(labItem{PK: pk, SK: labSK(r.Page, r.Device, r.Day), Type: "lab", LabResult: r})
+	r.Page = page.ID
+	item, err := attributevalue.MarshalMap(labItem{PK: pk, SK: labSK(page.ID, r.Device, r.Day), Type: "lab", LabResult: r})
 	if err != nil {
 		return err
 	}
-	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item}); err != nil {
-		return fmt.Errorf("put lab result: %w", err)
-	}
-	if _, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: key(pk, labErrorSK(r.Page, r.Device))}); err != nil {
-		return fmt.Errorf("clear last error: %w", err)
+	err = s.whilePageExists(ctx, w, page, "lab result",
+		ddbtypes.TransactWriteItem{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: item}},
+		ddbtypes.TransactWriteItem{Delete: &ddbtypes.Delete{TableName: aws.String(s.table), Key: key(pk, labErrorSK(page.ID, r.Device))}})
+	if err != nil {
+		return err
 	}
 	for _, o := range r.Opportunities {
 		seen, err := attributevalue.MarshalMap(opportunityItem{PK: pk, SK: opportunitySK(o.ID), Type: "opportunity", ID: o.ID, FirstSeen: r.Day})
@@ -84,6 +88,25 @@ func (s *Store) PutLabResult(ctx context.Context, w Website, r LabResult) error 
 		if err != nil && !isConditionFailed(err) {
 			return fmt.Errorf("record opportunity: %w", err)
 		}
+	}
+	return nil
+}
+
+// whilePageExists applies writes in one transaction with checks that the website and the page
+// (by its URL and ID) still exist; if either is gone it writes nothing and returns ErrNotFound.
+func (s *Store) whilePageExists(ctx context.Context, w Website, page Page, what string, writes ...ddbtypes.TransactWriteItem) error {
+	checks := []ddbtypes.TransactWriteItem{
+		{ConditionCheck: &ddbtypes.ConditionCheck{TableName: aws.String(s.table), Key: key(accountPK(w.Account), websiteSK(w.ID)),
+			ConditionExpression: aws.String("attribute_exists(PK)")}},
+		{ConditionCheck: &ddbtypes.ConditionCheck{TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), pageSK(page.URL)),
+			ConditionExpression: aws.String("ID = :id"), ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":id": str(page.ID)}}},
+	}
+	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: append(checks, writes...)})
+	if r := cancellationReasons(err); len(r) >= 2 && (r[0] == "ConditionalCheckFailed" || r[1] == "ConditionalCheckFailed") {
+		return fmt.Errorf("%s of page %s: website or page deleted: %w", what, page.ID, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("put %s: %w", what, err)
 	}
 	return nil
 }
@@ -146,17 +169,14 @@ type labErrorItem struct {
 	LabError
 }
 
-// PutLabError records the latest failure of a page's audit on one device.
-func (s *Store) PutLabError(ctx context.Context, w Website, page, device string, e LabError) error {
-	item, err := attributevalue.MarshalMap(labErrorItem{PK: websitePK(w.Account, w.ID), SK: labErrorSK(page, device), Type: "laberror", LabError: e})
+// PutLabError records the latest failure of a page's audit on one device, while the website
+// and the page exist (ErrNotFound otherwise).
+func (s *Store) PutLabError(ctx context.Context, w Website, page Page, device string, e LabError) error {
+	item, err := attributevalue.MarshalMap(labErrorItem{PK: websitePK(w.Account, w.ID), SK: labErrorSK(page.ID, device), Type: "laberror", LabError: e})
 	if err != nil {
 		return err
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item})
-	if err != nil {
-		return fmt.Errorf("put lab error: %w", err)
-	}
-	return nil
+	return s.whilePageExists(ctx, w, page, "lab error", ddbtypes.TransactWriteItem{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: item}})
 }
 
 // LastLabError returns the failure recorded since a page's last successful audit on a device.

@@ -45,8 +45,9 @@ func (s *Store) PendingPurges(ctx context.Context) ([]PurgeJob, error) {
 	return jobs, nil
 }
 
-// PurgeItems deletes every item a purge job covers and then its marker. It is idempotent:
-// running it again, or for a job already done, deletes nothing more and succeeds.
+// PurgeItems deletes every item a purge job covers. It is idempotent: running it again, or
+// for a job already done, deletes nothing more and succeeds. The job's marker stays until
+// FinishPurge.
 func (s *Store) PurgeItems(ctx context.Context, j PurgeJob) (int, error) {
 	prefix := ""
 	switch {
@@ -55,17 +56,18 @@ func (s *Store) PurgeItems(ctx context.Context, j PurgeJob) (int, error) {
 	case j.Test != "":
 		prefix = TestItemsPrefix(j.Test)
 	}
-	n, err := s.deletePrefix(ctx, websitePK(j.Account, j.Website), prefix)
-	if err != nil {
-		return n, err
-	}
-	_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+	return s.deletePrefix(ctx, websitePK(j.Account, j.Website), prefix)
+}
+
+// FinishPurge removes a purge's marker once its last pass is done.
+func (s *Store) FinishPurge(ctx context.Context, j PurgeJob) error {
+	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName: aws.String(s.table), Key: key(purgePK, purgeSK(j)),
 	})
 	if err != nil {
-		return n, fmt.Errorf("delete purge marker: %w", err)
+		return fmt.Errorf("delete purge marker: %w", err)
 	}
-	return n, nil
+	return nil
 }
 
 // CountItems counts the items of a purge job's scope; tests use it to show a purge is complete.

@@ -1,0 +1,144 @@
+package auditworker_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/purge"
+	"github.com/openvitals/openvitals/internal/purgeworker"
+	"github.com/openvitals/openvitals/internal/queue"
+)
+
+// heldSite serves a small page, and holds the audit's last fetch of it (the document fetched
+// for validation, by Go's HTTP client, after Lighthouse and the timing load) until release is
+// called; arrived is closed when that fetch comes in.
+func heldSite(t *testing.T) (host string, arrived <-chan struct{}, release func()) {
+	in, out := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.Contains(r.UserAgent(), "Chrome") {
+			once.Do(func() { close(in) })
+			select {
+			case <-out:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Held</title></head><body><h1>Held</h1><p>A page audited while it is deleted.</p></body></html>`))
+	}))
+	t.Cleanup(srv.Close)
+	var releaseOnce sync.Once
+	release = func() { releaseOnce.Do(func() { close(out) }) }
+	t.Cleanup(release)
+	return srv.Listener.Addr().String(), in, release
+}
+
+// TestDeleteDuringAuditLeavesNothing deletes a website, or a page, while its audit is running
+// (Lighthouse done, the document being fetched), lets the purge pass, then lets the audit
+// finish: once the purge's last pass is done, a full table scan and a listing of the whole
+// bucket find nothing of the website or page.
+func TestDeleteDuringAuditLeavesNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		deletePage bool
+	}{{"website", false}, {"page", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newE2E(t, true)
+			host, arrived, release := heldSite(t)
+			// The settle time must outlast the audit's end after release (a second or two),
+			// not its whole run: the audit is held until the first pass is done.
+			const settle = 20 * time.Second
+			purger := purgeworker.NewWorker(e.store, e.objects, purge.NewQueue(e.purges), settle, awstest.Log(t))
+
+			var site struct{ ID string }
+			e.call("POST", "/account/websites", `{"domain":"`+host+`"}`, 201, &site)
+			var pages []struct{ ID string }
+			e.call("POST", "/"+site.ID+"/settings/pages", `[{"url":"/","alias":"Home"},{"url":"/other","alias":"Other"}]`, 200, &pages)
+			e.call("POST", "/"+site.ID+"/audits", `{"pages":["`+pages[0].ID+`"],"devices":["desktop"]}`, 202, nil)
+
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			audits := make(chan struct{})
+			go func() { e.queue.Poll(ctx, 1, e.worker.HandleSQS, awstest.Log(t)); close(audits) }()
+			purges := make(chan struct{})
+			go func() { e.purges.Poll(ctx, 10, purger.HandleSQS, awstest.Log(t)); close(purges) }()
+			defer func() { cancel(); <-audits; <-purges }()
+
+			select {
+			case <-arrived:
+			case <-time.After(5 * time.Minute): // a bound for a stuck worker, not a speed check
+				t.Fatal("the audit never fetched the page")
+			}
+			gone := site.ID
+			if tc.deletePage {
+				e.call("DELETE", "/"+site.ID+"/settings/"+pages[0].ID, "", 204, nil)
+				gone = pages[0].ID
+			} else {
+				e.call("DELETE", "/"+site.ID, "", 204, nil)
+			}
+			// The first pass: the purge message is consumed (its next pass waits, delayed), and
+			// only the marker is left.
+			waitFor(t, "the purge's first pass", func() bool {
+				left := awstest.Leftovers(t, e.clients, e.store, e.objects, gone)
+				return queueEmpty(t, e.purges) && len(left) == 1 && strings.Contains(left[0], "PURGE|")
+			})
+			release()
+			waitFor(t, "the audit's end", func() bool { return queueEmpty(t, e.queue) })
+			// The audit stored its report after the first pass (what the last pass is for),
+			// and no result: the table refused it.
+			left := awstest.Leftovers(t, e.clients, e.store, e.objects, gone)
+			if len(left) != 2 || !strings.Contains(left[0], "PURGE|") || !strings.HasSuffix(left[1], "-desktop.json.gz") {
+				t.Errorf("after the audit: %v, want the purge marker and the report only", left)
+			}
+			waitFor(t, "the purge's last pass", func() bool {
+				p, err := e.store.PendingPurges(context.Background())
+				return err == nil && len(p) == 0 && queueEmpty(t, e.purges)
+			})
+			if left := awstest.Leftovers(t, e.clients, e.store, e.objects, gone); len(left) != 0 {
+				t.Errorf("left behind after the purge: %v", left)
+			}
+			if tc.deletePage {
+				// The other page is untouched.
+				var list struct {
+					Result struct{ List []struct{ ID string } }
+				}
+				e.call("GET", "/"+site.ID+"/pages", "", 200, &list)
+				for _, p := range list.Result.List {
+					if p.ID != pages[1].ID {
+						t.Errorf("pages after the delete: %+v, want only %s", list.Result.List, pages[1].ID)
+					}
+				}
+				if len(list.Result.List) == 0 {
+					t.Error("the other page is gone")
+				}
+			}
+		})
+	}
+}
+
+func queueEmpty(t *testing.T, q *queue.Queue) bool {
+	visible, inFlight, err := q.Depth(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return visible == 0 && inFlight == 0
+}
+
+// waitFor polls cond until it holds; the bound is for a stuck worker, not a speed check.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after 5 minutes", what)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
