@@ -19,7 +19,7 @@ func acmeEndpoints(e *testEnv) []endpoint {
 	var b budget
 	e.do("POST", "/"+site.ID+"/budgets", adminKey, `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`).want(e.t, 201).decode(e.t, &b)
 	var ms multistepTest
-	e.do("POST", "/"+site.ID+"/multistep", adminKey, `{"alias":"a","device":"mobile"}`).want(e.t, 201).decode(e.t, &ms)
+	e.do("POST", "/"+site.ID+"/multistep", adminKey, `{"alias":"a","device":"mobile","steps":[{"type":"navigate","target":"/"}]}`).want(e.t, 201).decode(e.t, &ms)
 	w := "/" + site.ID
 	return []endpoint{
 		{"GET", w + "/settings/pages", "", false},
@@ -30,7 +30,7 @@ func acmeEndpoints(e *testEnv) []endpoint {
 		{"PUT", w + "/budgets/" + b.ID, `{"value":1}`, true},
 		{"GET", w + "/multistep", "", false},
 		{"GET", w + "/multistep/" + ms.ID, "", false},
-		{"POST", w + "/multistep", `{"alias":"b","device":"desktop"}`, true},
+		{"POST", w + "/multistep", `{"alias":"b","device":"desktop","steps":[{"type":"navigate","target":"/"}]}`, true},
 		{"PUT", w + "/multistep/" + ms.ID, `{"alias":"c"}`, true},
 		{"GET", w + "/field-testing/pages", "", false},
 		{"GET", w + "/field-testing/countries?timing=lcp+cls", "", false},

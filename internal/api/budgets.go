@@ -78,11 +78,16 @@ func applyBudget(in budgetInput, b *store.Budget, create bool) error {
 	var errs fieldErrors
 	if in.Metric != nil {
 		b.Metric = *in.Metric
-		if !slices.Contains(budget.Metrics, b.Metric) {
-			errs.add("metric", "must be one of the lab metric fields or ux_* fields, such as lcp, cls or dom_elements")
-		}
 	} else if create {
 		errs.add("metric", "is required")
+	}
+	metric, known := budget.Lookup(b.Metric)
+	switch {
+	case b.Metric == "":
+	case !known:
+		errs.add("metric", "must be one of the lab metric fields or ux_* fields, such as lcp, cls or dom_elements")
+	case metric.NoData != "":
+		errs.add("metric", "%s", metric.NoData)
 	}
 	if in.Operator != nil {
 		b.Operator = *in.Operator
@@ -94,11 +99,14 @@ func applyBudget(in budgetInput, b *store.Budget, create bool) error {
 	}
 	if in.Value != nil {
 		b.Value = *in.Value
-		if !finite(b.Value) {
-			errs.add("value", "must be a finite number")
-		}
 	} else if create {
 		errs.add("value", "is required")
+	}
+	// Checked against the metric's range whichever of the two changed.
+	if known && (in.Value != nil || in.Metric != nil) {
+		if msg := metric.CheckThreshold(b.Value); msg != "" {
+			errs.add("value", "%s", msg)
+		}
 	}
 	if in.Device != nil {
 		b.Device = *in.Device

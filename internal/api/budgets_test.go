@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -97,6 +98,23 @@ func TestBudgetValidation(t *testing.T) {
 		{"edit bad metric", "PUT", `{"metric":"LCP"}`, 422, []string{"metric"}},
 		{"edit unknown field", "PUT", `{"status":"ok"}`, 400, []string{"status"}},
 		{"edit null body", "PUT", `null`, 422, []string{"body"}},
+		// Numbers beyond a metric's range, some beyond DynamoDB's (which answered 500).
+		{"1e126", "POST", `{"metric":"lcp","operator":"lt","value":1e126,"device":"all"}`, 422, []string{"value"}},
+		{"1e300", "POST", `{"metric":"lcp","operator":"lt","value":1e300,"device":"all"}`, 422, []string{"value"}},
+		{"-1e200", "POST", `{"metric":"lcp","operator":"lt","value":-1e200,"device":"all"}`, 422, []string{"value"}},
+		{"1e-131", "POST", `{"metric":"cls","operator":"lt","value":1e-131,"device":"all"}`, 422, []string{"value"}},
+		{"negative time", "POST", `{"metric":"lcp","operator":"lt","value":-1,"device":"all"}`, 422, []string{"value"}},
+		{"time over a day", "POST", `{"metric":"tbt","operator":"lt","value":86400001,"device":"all"}`, 422, []string{"value"}},
+		{"cls over 10", "POST", `{"metric":"cls","operator":"lt","value":10.5,"device":"all"}`, 422, []string{"value"}},
+		{"score over 100", "POST", `{"metric":"performance_score","operator":"gt","value":101,"device":"all"}`, 422, []string{"value"}},
+		{"negative bytes", "POST", `{"metric":"bytes_js","operator":"lt","value":-5,"device":"all"}`, 422, []string{"value"}},
+		{"ux_fid never has data", "POST", `{"metric":"ux_fid","operator":"lt","value":100,"device":"all"}`, 422, []string{"metric"}},
+		{"edit 1e126", "PUT", `{"value":1e126}`, 422, []string{"value"}},
+		{"edit 1e300", "PUT", `{"value":1e300}`, 422, []string{"value"}},
+		{"edit -1e200", "PUT", `{"value":-1e200}`, 422, []string{"value"}},
+		{"edit 1e-131", "PUT", `{"value":1e-131}`, 422, []string{"value"}},
+		// The stored value (0 on ux_inp) is judged against the new metric's range too.
+		{"edit metric to ux_fid", "PUT", `{"metric":"ux_fid"}`, 422, []string{"metric"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := path
@@ -109,5 +127,24 @@ func TestBudgetValidation(t *testing.T) {
 	got := listOf[budgetStatus](t, e.do("GET", path, adminKey, nil))
 	if len(got) != 1 || got[0].Metric != "ux_inp" || got[0].Operator != "gt" || got[0].Value != "0" {
 		t.Errorf("refused requests changed the budgets: %+v", got)
+	}
+
+	// The messages say the range and why ux_fid is refused.
+	p := e.do("POST", path, adminKey, `{"metric":"cls","operator":"lt","value":11,"device":"all"}`).want(t, 422).problem(t, "value")
+	if len(p.Errors) != 1 || p.Errors[0].Message != "must be from 0 to 10 (layout shift score) for cls" {
+		t.Errorf("cls 11: %+v", p.Errors)
+	}
+	p = e.do("POST", path, adminKey, `{"metric":"ux_fid","operator":"lt","value":100,"device":"all"}`).want(t, 422).problem(t, "metric")
+	if len(p.Errors) != 1 || !strings.Contains(p.Errors[0].Message, "never have data: use ux_inp") {
+		t.Errorf("ux_fid: %+v", p.Errors)
+	}
+	// The ends of each range are accepted.
+	for _, body := range []string{
+		`{"metric":"cls","operator":"lt","value":10,"device":"all"}`,
+		`{"metric":"lcp","operator":"lt","value":86400000,"device":"all"}`,
+		`{"metric":"performance_score","operator":"gt","value":100,"device":"all"}`,
+		`{"metric":"cls","operator":"lt","value":0.000001,"device":"all"}`,
+	} {
+		e.do("POST", path, adminKey, body).want(t, 201)
 	}
 }

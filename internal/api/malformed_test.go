@@ -27,7 +27,7 @@ func TestMalformedBodies(t *testing.T) {
 	var b budget
 	e.do("POST", "/"+site.ID+"/budgets", adminKey, `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`).want(t, 201).decode(t, &b)
 	var ms multistepTest
-	e.do("POST", "/"+site.ID+"/multistep", adminKey, `{"alias":"a","device":"mobile"}`).want(t, 201).decode(t, &ms)
+	e.do("POST", "/"+site.ID+"/multistep", adminKey, `{"alias":"a","device":"mobile","steps":[{"type":"navigate","target":"/"}]}`).want(t, 201).decode(t, &ms)
 
 	snapshot := func() string {
 		var out strings.Builder

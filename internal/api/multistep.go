@@ -153,6 +153,10 @@ func applyTest(in testInput, t *store.Test, create bool) error {
 	} else if create {
 		errs.add("device", "is required")
 	}
+	// A test without a step would "complete" every run in no time: refused on create and edit.
+	if in.Steps == nil && create || in.Steps != nil && len(*in.Steps) == 0 {
+		errs.add("steps", "at least one step")
+	}
 	if in.Steps != nil {
 		if len(*in.Steps) > step.MaxSteps {
 			errs.add("steps", "at most %d steps, not %d", step.MaxSteps, len(*in.Steps))

@@ -31,8 +31,8 @@ func TestMultistep(t *testing.T) {
 
 	var plain multistepTest
 	before := time.Now().Add(-time.Second)
-	e.do("POST", path, adminKey, `{"alias":"Checkout","device":"mobile"}`).want(t, 201).decode(t, &plain)
-	if plain.ID == "" || plain.Alias != "Checkout" || plain.Device != "mobile" || plain.Steps == nil || len(plain.Steps) != 0 ||
+	e.do("POST", path, adminKey, `{"alias":"Checkout","device":"mobile","steps":[{"type":"navigate","target":"/checkout"}]}`).want(t, 201).decode(t, &plain)
+	if plain.ID == "" || plain.Alias != "Checkout" || plain.Device != "mobile" || len(plain.Steps) != 1 || plain.Steps[0].Target != "/checkout" ||
 		plain.Created.Before(before) || plain.Created.After(time.Now().Add(time.Second)) {
 		t.Errorf("created %+v", plain)
 	}
@@ -138,6 +138,9 @@ func TestMultistepValidation(t *testing.T) {
 		{"device", `{"alias":"t","device":"tablet"}`, 422, []string{"device"}},
 		{"blank alias", `{"alias":"  ","device":"mobile"}`, 422, []string{"alias"}},
 		{"51 steps", steps(tooMany), 422, []string{"steps"}},
+		// A test without a step would "complete" every run in 0 ms with a 100 % success rate.
+		{"no steps", `{"alias":"t","device":"desktop"}`, 422, []string{"steps"}},
+		{"empty steps", steps(``), 422, []string{"steps"}},
 		{"unknown type", steps(`{"type":"drag","target":"#a"}`), 422, []string{"steps[0].type"}},
 		{"missing type", steps(`{"target":"#a"}`), 422, []string{"steps[0].type"}},
 		{"click without target", steps(`{"type":"click"}`), 422, []string{"steps[0].target"}},
@@ -162,12 +165,16 @@ func TestMultistepValidation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e.do("POST", path, adminKey, tc.body).want(t, tc.status).problem(t, tc.fields...)
 			// The same body as an edit changes nothing either.
-			if tc.status == 422 && tc.name != "missing alias and device" {
+			if tc.status == 422 && tc.name != "missing alias and device" && tc.name != "no steps" {
 				e.do("PUT", path+"/"+existing.ID, adminKey, tc.body).want(t, tc.status)
 			}
 		})
 	}
 	e.do("PUT", path+"/"+existing.ID, adminKey, `{}`).want(t, 422).problem(t, "body")
+	p := e.do("PUT", path+"/"+existing.ID, adminKey, `{"steps":[]}`).want(t, 422).problem(t, "steps")
+	if len(p.Errors) != 1 || p.Errors[0].Message != "at least one step" {
+		t.Errorf("empty steps: %+v", p.Errors)
+	}
 	list := listOf[multistepTest](t, e.do("GET", path, adminKey, nil))
 	if len(list) != 1 || fmt.Sprint(list[0]) != fmt.Sprint(existing) {
 		t.Errorf("refused requests changed the tests: %+v", list)

@@ -29,7 +29,7 @@ func TestRunsAndStatistics(t *testing.T) {
 	base := "/" + site.ID + "/multistep"
 	var a, b multistepTest
 	e.do("POST", base, adminKey, `{"alias":"A","device":"desktop","steps":[{"type":"navigate","target":"/"}]}`).want(t, 201).decode(t, &a)
-	e.do("POST", base, adminKey, `{"alias":"B","device":"mobile"}`).want(t, 201).decode(t, &b)
+	e.do("POST", base, adminKey, `{"alias":"B","device":"mobile","steps":[{"type":"navigate","target":"/b"}]}`).want(t, 201).decode(t, &b)
 
 	// Run one now: recorded as queued, with a message carrying it.
 	var started struct{ RunID string }

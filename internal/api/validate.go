@@ -2,7 +2,6 @@ package api
 
 import (
 	"fmt"
-	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -112,8 +111,6 @@ func checkName(s string) string {
 	}
 	return ""
 }
-
-func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
 // localTarget accepts host:port or an IP address (with or without a port) as a local target.
 func localTarget(s string) (string, bool) {

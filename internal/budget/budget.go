@@ -4,25 +4,107 @@ package budget
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
-// Metrics are the metrics a budget may watch: the lab metrics of a page (including the
-// timeline and network fields) and the user-experience dataset's ux_* fields.
-var Metrics = []string{
-	"fcp", "lcp", "cls", "tbt", "ttfb", "tti", "speed_index",
-	"performance_score", "accessibility_score", "best_practices_score", "seo_score",
-	"kb_total", "cpu_total", "opportunities", "validation_errors",
-	"dom_elements", "dom_max_depth", "dns_time", "connect_time", "server_time", "transfer_time",
-	"dom_ready", "on_load",
-	"bytes_total", "bytes_doc", "bytes_image", "bytes_js", "bytes_css", "bytes_font",
-	"bytes_media", "bytes_other", "bytes_thirdparty",
-	"ux_lcp", "ux_fid", "ux_cls", "ux_fcp", "ux_ttfb", "ux_inp",
+// Range is the values a metric can take, and so the thresholds a budget on it may have: a
+// threshold outside it could never be kept or exceeded, and a number beyond it may lie
+// outside DynamoDB's range (1e-130 to 1e126 in magnitude).
+type Range struct {
+	Min, Max float64
+	// Unit says what the numbers count, for messages.
+	Unit string
 }
+
+// The ranges of the metrics' kinds.
+var (
+	timeRange  = Range{0, 24 * 60 * 60 * 1000, "milliseconds (up to a day)"}
+	scoreRange = Range{0, 100, "points"}
+	shiftRange = Range{0, 10, "(layout shift score)"}
+	kbRange    = Range{0, 1e9, "kilobytes"}
+	bytesRange = Range{0, 1e12, "bytes"}
+	countRange = Range{0, 1e9, ""}
+)
+
+// Metric is a metric a budget may watch.
+type Metric struct {
+	Name  string
+	Range Range
+	// NoData, when set, says why the metric never has data: a budget on it is refused.
+	NoData string
+}
+
+// catalogue declares every metric a budget may watch, with its range: the lab metrics of a
+// page (including the timeline and network fields) and the user-experience dataset's ux_*
+// fields.
+var catalogue = []Metric{
+	{Name: "fcp", Range: timeRange}, {Name: "lcp", Range: timeRange}, {Name: "cls", Range: shiftRange},
+	{Name: "tbt", Range: timeRange}, {Name: "ttfb", Range: timeRange}, {Name: "tti", Range: timeRange},
+	{Name: "speed_index", Range: timeRange},
+	{Name: "performance_score", Range: scoreRange}, {Name: "accessibility_score", Range: scoreRange},
+	{Name: "best_practices_score", Range: scoreRange}, {Name: "seo_score", Range: scoreRange},
+	{Name: "kb_total", Range: kbRange}, {Name: "cpu_total", Range: timeRange},
+	{Name: "opportunities", Range: countRange}, {Name: "validation_errors", Range: countRange},
+	{Name: "dom_elements", Range: countRange}, {Name: "dom_max_depth", Range: countRange},
+	{Name: "dns_time", Range: timeRange}, {Name: "connect_time", Range: timeRange},
+	{Name: "server_time", Range: timeRange}, {Name: "transfer_time", Range: timeRange},
+	{Name: "dom_ready", Range: timeRange}, {Name: "on_load", Range: timeRange},
+	{Name: "bytes_total", Range: bytesRange}, {Name: "bytes_doc", Range: bytesRange},
+	{Name: "bytes_image", Range: bytesRange}, {Name: "bytes_js", Range: bytesRange},
+	{Name: "bytes_css", Range: bytesRange}, {Name: "bytes_font", Range: bytesRange},
+	{Name: "bytes_media", Range: bytesRange}, {Name: "bytes_other", Range: bytesRange},
+	{Name: "bytes_thirdparty", Range: bytesRange},
+	{Name: "ux_lcp", Range: timeRange},
+	{Name: "ux_fid", Range: timeRange, NoData: "the user-experience dataset no longer reports First Input Delay " +
+		"(Interaction to Next Paint replaced it), so a budget on ux_fid would never have data: use ux_inp"},
+	{Name: "ux_cls", Range: shiftRange}, {Name: "ux_fcp", Range: timeRange}, {Name: "ux_ttfb", Range: timeRange},
+	{Name: "ux_inp", Range: timeRange},
+}
+
+// Metrics are the names of the metrics a budget may watch, in the catalogue's order.
+var Metrics = func() []string {
+	names := make([]string, len(catalogue))
+	for i, m := range catalogue {
+		names[i] = m.Name
+	}
+	return names
+}()
+
+// Lookup returns the metric of a name; false for a name no budget may watch.
+func Lookup(name string) (Metric, bool) {
+	for _, m := range catalogue {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Metric{}, false
+}
+
+// MinMagnitude is the smallest non-zero threshold: finer values mean nothing for any metric,
+// and the tiniest cannot be stored.
+const MinMagnitude = 1e-6
+
+// CheckThreshold says what is wrong with a threshold for the metric, "" when nothing is.
+func (m Metric) CheckThreshold(v float64) string {
+	r := m.Range
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "must be a finite number"
+	case v < r.Min || v > r.Max:
+		return strings.TrimSpace(fmt.Sprintf("must be from %s to %s %s for %s", num(r.Min), num(r.Max), r.Unit, m.Name))
+	case v != 0 && math.Abs(v) < MinMagnitude:
+		return fmt.Sprintf("must be 0 or at least %s", num(MinMagnitude))
+	}
+	return ""
+}
+
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // Operators are a budget's operators: lt wants values below the threshold, gt above it.
 var Operators = []string{"lt", "gt"}
