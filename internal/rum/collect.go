@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"sync"
+	"time"
 
 	"github.com/openvitals/openvitals/internal/queue"
 )
@@ -42,8 +43,12 @@ func NewCollector(q GroupSender) *Collector {
 	return &Collector{q: q, open: map[string]*pendingBatch{}}
 }
 
-// Add queues one page view of a website and waits until it is sent.
+// Add queues one page view of a website and waits until it is sent. A view without an ID gets
+// one here, once: everything downstream recognizes a redelivered view by it.
 func (c *Collector) Add(ctx context.Context, account, website string, v View) error {
+	if v.ID == "" {
+		v.ID = NewViewID(time.Now())
+	}
 	c.mu.Lock()
 	b := c.open[website]
 	if b == nil || len(b.batch.Views) >= MaxViewsPerBatch {

@@ -1,14 +1,21 @@
 package rum
 
 import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"slices"
+	"time"
 )
 
 // View is one page view as the collect endpoint queues it: validated, with its page key,
 // country and UTC day resolved.
 type View struct {
+	// ID identifies the page view from collect to the fold, so that it counts once however
+	// often the queues deliver it (see NewViewID).
+	ID      string
 	Day     string // yyyymmdd
 	Page    string // normalized path
 	Country string // ISO 3166-1 alpha-2, or XX; empty when IP is to be placed
@@ -54,6 +61,7 @@ func TimingIndex(name string) (int, bool) {
 // order (-1 where absent), which decodes several times faster than a map, and the custom
 // variables. The workers read and regroup views in this form.
 type WireView struct {
+	ID      string             `json:"i,omitempty"`
 	Day     string             `json:"d"`
 	Page    string             `json:"p"`
 	Country string             `json:"c,omitempty"`
@@ -64,7 +72,7 @@ type WireView struct {
 
 // MarshalJSON writes the queue format.
 func (v View) MarshalJSON() ([]byte, error) {
-	w := WireView{Day: v.Day, Page: v.Page, Country: v.Country, IP: v.IP, Timings: make([]float64, NumTimings)}
+	w := WireView{ID: v.ID, Day: v.Day, Page: v.Page, Country: v.Country, IP: v.IP, Timings: make([]float64, NumTimings)}
 	for i := range w.Timings {
 		w.Timings[i] = -1
 	}
@@ -87,7 +95,7 @@ func (v *View) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*v = View{Day: w.Day, Page: w.Page, Country: w.Country, IP: w.IP, Metrics: map[string]float64{}}
+	*v = View{ID: w.ID, Day: w.Day, Page: w.Page, Country: w.Country, IP: w.IP, Metrics: map[string]float64{}}
 	for i, x := range w.Timings {
 		if i < NumTimings && x >= 0 {
 			v.Metrics[TimingNames[i]] = x
@@ -123,3 +131,35 @@ func (b WireBatch) Check() error {
 	}
 	return nil
 }
+
+// A view ID is 12 bytes in hex: the Unix second the view was collected (4 bytes, big-endian),
+// then 8 random bytes. The second lets the aggregator keep the IDs it folded by when they were
+// collected, so that one fold reads and writes few dedupe records.
+const viewIDBytes = 12
+
+// NewViewID returns a fresh view ID for a view collected at t.
+func NewViewID(t time.Time) string {
+	var b [viewIDBytes]byte
+	binary.BigEndian.PutUint32(b[:4], uint32(t.Unix()))
+	_, _ = rand.Read(b[4:])
+	return hex.EncodeToString(b[:])
+}
+
+// ViewKey is a view ID as bytes.
+type ViewKey [viewIDBytes]byte
+
+// ParseViewID reads a view ID; false for an ID that is not one (views queued before IDs
+// existed have none, and count as they come).
+func ParseViewID(id string) (ViewKey, bool) {
+	var k ViewKey
+	if len(id) != 2*viewIDBytes {
+		return k, false
+	}
+	if _, err := hex.Decode(k[:], []byte(id)); err != nil {
+		return k, false
+	}
+	return k, true
+}
+
+// Collected is the Unix second the view was collected.
+func (k ViewKey) Collected() int64 { return int64(binary.BigEndian.Uint32(k[:4])) }

@@ -27,14 +27,17 @@ type RollupStore interface {
 	PutRUMTable(ctx context.Context, account, website string, c store.RUMCell, t store.RUMTable) error
 	RUMDistinct(ctx context.Context, account, website string, days []string, consistent bool) (map[string]store.RUMTable, error)
 	PutRUMDistinct(ctx context.Context, account, website, day string, t store.RUMTable) error
+	RUMSeen(ctx context.Context, account, website string, windows []int64) (map[int64]store.RUMSeen, error)
+	PutRUMSeen(ctx context.Context, account, website string, r store.RUMSeen) error
+	RUMBatchesFolded(ctx context.Context, account, website string, ids []string) (map[string]bool, error)
+	PutRUMBatchesFolded(ctx context.Context, account, website string, ids []string) error
 }
 
 // Aggregator folds queued page views into the daily rollups. It consumes a FIFO queue whose
 // message group is the website, so that one website's batches arrive in order and are never
-// folded by two consumers at once. Each stored table remembers the IDs of the batches last
-// folded into it: SQS redelivers a batch (or part of it, or with later messages) only while the
-// group waits for it, so a batch delivered twice is counted once, also after a crash half way.
-// (FIFO sequence numbers would do as well in AWS, but the SQS stand-in's are not monotonic.)
+// folded by two consumers at once. Each page view counts once however it is redelivered
+// (dedupe.go); each stored table also remembers the IDs of the batches last folded into it, so
+// that the retry of a fold interrupted half way adds nothing twice.
 type Aggregator struct {
 	store     RollupStore
 	log       *slog.Logger
@@ -109,8 +112,24 @@ func (a *Aggregator) foldBatch(ctx context.Context, ds []queue.Delivery[rum.Wire
 	return failed
 }
 
-// Fold adds one website's messages, in queue order, to its rollups.
+// Fold adds one website's messages, in queue order, to its rollups, each page view once.
 func (a *Aggregator) Fold(ctx context.Context, account, website string, msgs []message) error {
+	msgs, err := a.dedupe(ctx, account, website, msgs)
+	if err != nil || len(msgs) == 0 {
+		return err
+	}
+	if err := a.fold(ctx, account, website, msgs); err != nil {
+		return err
+	}
+	ids := make([]string, len(msgs))
+	for i, m := range msgs {
+		ids[i] = m.batch.ID
+	}
+	return a.store.PutRUMBatchesFolded(ctx, account, website, ids)
+}
+
+// fold adds the views of messages to the rollups.
+func (a *Aggregator) fold(ctx context.Context, account, website string, msgs []message) error {
 	// 1. The months and days the views fall on, and the custom names they carry.
 	monthSet := map[string]bool{}
 	for _, m := range msgs {

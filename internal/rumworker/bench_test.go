@@ -2,7 +2,8 @@ package rumworker
 
 // Benchmarks of real-user monitoring (make bench-rum writes their figures to the console;
 // BENCHMARKS.md keeps them):
-//   - BenchmarkFold: the aggregator's work per beacon (decode a queue message, fold its views
+//   - BenchmarkFold: the aggregator's work per beacon (decode a queue message, check its views
+//     against the record of views folded in their 10-second window and claim them, fold them
 //     into the day's tables), one core; reports beacons/s.
 //   - BenchmarkReport10M (report_bench_test.go): report latency over 10 million page views
 //     (1,000 pages, 30 days, 50 countries) stored as the aggregator stores them, against DynamoDB Local; reports p50 and
@@ -14,6 +15,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/openvitals/openvitals/internal/rum"
 )
@@ -63,16 +65,29 @@ var countryCodes = func() []string {
 
 func BenchmarkFold(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	// Queue messages as the collect endpoint writes them: 40 views of one website each.
+	at := time.Unix(1_790_000_000, 0)
+	// Aggregator messages as the rebatcher writes them: 400 views of one website each, each
+	// view with its ID.
 	var bodies [][]byte
-	for range 50 {
+	for range 10 {
 		batch := rum.Batch{ID: fmt.Sprintf("b%d", len(bodies)), Account: "a", Website: "w"}
-		for range rum.MaxViewsPerBatch {
-			batch.Views = append(batch.Views, benchView(rng, "20261122", 1000, 50))
+		for range maxViewsPerFold {
+			v := benchView(rng, "20261122", 1000, 50)
+			v.ID = rum.NewViewID(at)
+			batch.Views = append(batch.Views, v)
 		}
 		body, _ := json.Marshal(batch)
 		bodies = append(bodies, body)
 	}
+	// The window's record of folded views already holds 10,000 others: a website collecting
+	// 1,000 views a second.
+	busy := newSeenSet()
+	for range 10_000 {
+		k, _ := rum.ParseViewID(rum.NewViewID(at))
+		busy.added[k] = 1
+	}
+	win := window(mustParse(rum.NewViewID(at)))
+	record := busy.encode(win)
 	days := []string{"20261122"}
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -82,11 +97,26 @@ func BenchmarkFold(b *testing.B) {
 		if err := json.Unmarshal(bodies[i%len(bodies)], &batch); err != nil {
 			b.Fatal(err)
 		}
+		// Dedupe: search the window's record, claim the views, write the record anew.
+		seen := newSeenSet()
+		if err := seen.load(win, record); err != nil {
+			b.Fatal(err)
+		}
+		msgs := []message{{batch: batch}}
+		changed, _ := claim(msgs, seen)
+		for w := range changed {
+			_ = seen.encode(w)
+		}
 		f := fold{}
-		for _, v := range batch.Views {
+		for _, v := range msgs[0].batch.Views {
 			f.add(days, v)
 		}
 		views += len(batch.Views)
 	}
 	b.ReportMetric(float64(views)/b.Elapsed().Seconds(), "beacons/s")
+}
+
+func mustParse(id string) rum.ViewKey {
+	k, _ := rum.ParseViewID(id)
+	return k
 }

@@ -32,6 +32,8 @@ type rig struct {
 	site   store.Website
 	sent   []rum.View // every view sent, for exact answers
 	q      *queue.Queue
+	// batches are the aggregator batches batchEvent made, by ID.
+	batches map[string][]rum.View
 }
 
 func newRig(t *testing.T) *rig {

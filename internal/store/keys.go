@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -93,6 +94,13 @@ func rumDayPrefix(day string) string { return "RUM#C#" + day + "#" }
 // rumDistinctSK holds a day's HyperLogLog of the page keys seen that day (not a running total:
 // distinct counts do not subtract).
 func rumDistinctSK(day string) string { return "RUM#H#" + day }
+
+// rumSeenSK holds the IDs of the page views collected in one 10-second window that were
+// folded, and rumBatchSK marks one aggregator batch as folded: together they make a page view
+// count once however SQS redelivers it (both expire after the queues' retention).
+func rumSeenSK(window int64) string { return "RUM#V#" + strconv.FormatInt(window, 10) }
+
+func rumBatchSK(id string) string { return "RUM#B#" + id }
 
 func rumCellSK(c RUMCell) string {
 	return fmt.Sprintf("%s%s#%s#%02d", rumDayPrefix(c.Day), c.Dim, c.Metric, c.Shard)

@@ -269,3 +269,98 @@ func (s *Store) PutRUMDistinct(ctx context.Context, account, website, day string
 	return s.putVersioned(ctx, rumCellItem{PK: websitePK(account, website), SK: rumDistinctSK(day), Type: "rum-distinct",
 		Data: t.Data, Ver: t.Version + 1}, t.Version)
 }
+
+// RUMSeenWindow is the span of collection times one record of folded page views covers.
+const RUMSeenWindow = 10 // seconds
+
+// RUMSeen is the record of the page views collected in one window that were folded: Data holds
+// entries of a view key and the tag of the batch that folded it (the rumworker package owns the
+// format).
+type RUMSeen struct {
+	Window int64 // Unix second / RUMSeenWindow
+	Data   []byte
+}
+
+// rumDedupeTTL keeps dedupe records past the longest a page view can wait in a queue (14
+// days' retention, then a redrive from the dead-letter queue).
+const rumDedupeTTL = 15 * 24 * time.Hour
+
+type rumSeenItem struct {
+	PK      string
+	SK      string
+	Type    string
+	Window  int64
+	Data    []byte
+	Expires int64 `dynamodbav:"expires"`
+}
+
+// RUMSeen reads the records of the given windows; a window without one is absent.
+func (s *Store) RUMSeen(ctx context.Context, account, website string, windows []int64) (map[int64]RUMSeen, error) {
+	keys := make([]map[string]ddbtypes.AttributeValue, len(windows))
+	for i, w := range windows {
+		keys[i] = key(websitePK(account, website), rumSeenSK(w))
+	}
+	items, err := s.batchGet(ctx, keys, true)
+	if err != nil {
+		return nil, fmt.Errorf("read folded page views: %w", err)
+	}
+	out := make(map[int64]RUMSeen, len(items))
+	for _, av := range items {
+		var it rumSeenItem
+		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+			return nil, fmt.Errorf("decode folded page views: %w", err)
+		}
+		out[it.Window] = RUMSeen{Window: it.Window, Data: it.Data}
+	}
+	return out, nil
+}
+
+// PutRUMSeen writes a window's record. One consumer folds a website at a time (its FIFO
+// message group), so the record is simply replaced.
+func (s *Store) PutRUMSeen(ctx context.Context, account, website string, r RUMSeen) error {
+	av, err := attributevalue.MarshalMap(rumSeenItem{PK: websitePK(account, website), SK: rumSeenSK(r.Window), Type: "rum-seen",
+		Window: r.Window, Data: r.Data, Expires: time.Unix(r.Window*RUMSeenWindow, 0).Add(rumDedupeTTL).Unix()})
+	if err != nil {
+		return err
+	}
+	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: av}); err != nil {
+		return fmt.Errorf("put folded page views: %w", err)
+	}
+	return nil
+}
+
+// RUMBatchesFolded tells which of the given aggregator batches were folded completely.
+func (s *Store) RUMBatchesFolded(ctx context.Context, account, website string, ids []string) (map[string]bool, error) {
+	keys := make([]map[string]ddbtypes.AttributeValue, len(ids))
+	for i, id := range ids {
+		keys[i] = key(websitePK(account, website), rumBatchSK(id))
+	}
+	items, err := s.batchGet(ctx, keys, true)
+	if err != nil {
+		return nil, fmt.Errorf("read folded batches: %w", err)
+	}
+	done := make(map[string]bool, len(items))
+	for _, av := range items {
+		if sk, ok := av[attrSK].(*ddbtypes.AttributeValueMemberS); ok {
+			done[strings.TrimPrefix(sk.Value, rumBatchSK(""))] = true
+		}
+	}
+	return done, nil
+}
+
+// PutRUMBatchesFolded records aggregator batches as folded completely.
+func (s *Store) PutRUMBatchesFolded(ctx context.Context, account, website string, ids []string) error {
+	expires := &ddbtypes.AttributeValueMemberN{Value: strconv.FormatInt(time.Now().Add(rumDedupeTTL).Unix(), 10)}
+	reqs := make([]ddbtypes.WriteRequest, len(ids))
+	for i, id := range ids {
+		reqs[i] = ddbtypes.WriteRequest{PutRequest: &ddbtypes.PutRequest{Item: map[string]ddbtypes.AttributeValue{
+			attrPK: str(websitePK(account, website)), attrSK: str(rumBatchSK(id)), "Type": str("rum-batch"), "expires": expires,
+		}}}
+	}
+	for start := 0; start < len(reqs); start += 25 {
+		if err := s.batchWrite(ctx, reqs[start:min(start+25, len(reqs))]); err != nil {
+			return fmt.Errorf("record folded batches: %w", err)
+		}
+	}
+	return nil
+}
