@@ -3,6 +3,9 @@
 //
 //	go run ./cmd/keys create -account acme -role admin [-name ci] [-key SECRET]
 //	go run ./cmd/keys revoke -key SECRET
+//	go run ./cmd/keys limits -account acme [-pages_per_website N] [-audits_per_day N] [-runs_per_day N]
+//
+// limits sets an account's limits (a value of -1 goes back to the default) and prints them.
 //
 // The table is OPENVITALS_TABLE (default "openvitals"; for AWS, the stack's TableName output).
 package main
@@ -15,6 +18,7 @@ import (
 	"os"
 
 	"github.com/openvitals/openvitals/internal/apikey"
+	"github.com/openvitals/openvitals/internal/quota"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
 )
@@ -27,8 +31,11 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
-	if len(args) == 0 || (args[0] != "create" && args[0] != "revoke") {
-		return fmt.Errorf("usage: keys create -account NAME -role admin|viewer [-name LABEL] [-key SECRET] | keys revoke -key SECRET")
+	if len(args) == 0 || (args[0] != "create" && args[0] != "revoke" && args[0] != "limits") {
+		return fmt.Errorf("usage: keys create -account NAME -role admin|viewer [-name LABEL] [-key SECRET] | keys revoke -key SECRET | keys limits -account NAME [-LIMIT N]...")
+	}
+	if args[0] == "limits" {
+		return setLimits(ctx, args[1:], out)
 	}
 	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	account := fs.String("account", "", "account name (created if new): 1 to 64 of a-z, 0-9, '-' and '_'")
@@ -71,5 +78,61 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "account %s, %s key (only its hash is stored; keep it now):\n%s\n", *account, *role, secret)
+	return nil
+}
+
+// setLimits sets the limits the flags name for an account and prints all of its limits.
+func setLimits(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("limits", flag.ContinueOnError)
+	account := fs.String("account", "", "the account")
+	values := map[quota.Limit]*int{}
+	for _, l := range quota.Limits {
+		values[l] = fs.Int(string(l), 0, fmt.Sprintf("the account's %s (default %d; -1 restores the default)", l, quota.Defaults[l]))
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if !apikey.ValidAccount(*account) {
+		return fmt.Errorf("limits needs -account, a valid account name")
+	}
+	cfg, err := service.ConfigFromEnv()
+	if err != nil {
+		return err
+	}
+	clients, err := service.NewClients(ctx)
+	if err != nil {
+		return err
+	}
+	st := store.New(clients.DynamoDB, cfg.Table)
+	limits, err := st.AccountLimits(ctx, *account)
+	if err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for _, l := range quota.Limits {
+		v := *values[l]
+		switch {
+		case !set[string(l)]:
+		case v == -1:
+			delete(limits, string(l))
+		case v < 0 || v > 1_000_000_000:
+			return fmt.Errorf("-%s %d: want 0 to 1000000000, or -1 for the default", l, v)
+		default:
+			limits[string(l)] = v
+		}
+	}
+	if len(set) > 1 {
+		if err := st.SetAccountLimits(ctx, *account, limits); err != nil {
+			return err
+		}
+	}
+	for _, l := range quota.Limits {
+		note := ""
+		if _, ok := limits[string(l)]; !ok {
+			note = " (default)"
+		}
+		fmt.Fprintf(out, "%s %d%s\n", l, quota.Of(limits, l), note)
+	}
 	return nil
 }

@@ -54,3 +54,33 @@ func TestCreateAndRevoke(t *testing.T) {
 		}
 	}
 }
+
+func TestLimits(t *testing.T) {
+	st := awstest.Store(t, awstest.Clients(t))
+	t.Setenv("OPENVITALS_TABLE", st.Table())
+	ctx := context.Background()
+	var out bytes.Buffer
+	if err := run(ctx, []string{"limits", "-account", "acme", "-audits_per_day", "20", "-pages_per_website", "50"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	want := "pages_per_website 50\naudits_per_day 20\nruns_per_day 200 (default)\n"
+	if out.String() != want {
+		t.Errorf("printed %q, want %q", out.String(), want)
+	}
+	got, err := st.AccountLimits(ctx, "acme")
+	if err != nil || got["audits_per_day"] != 20 || got["pages_per_website"] != 50 || len(got) != 2 {
+		t.Errorf("stored %v, %v", got, err)
+	}
+	out.Reset()
+	if err := run(ctx, []string{"limits", "-account", "acme", "-audits_per_day", "-1"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := st.AccountLimits(ctx, "acme"); len(got) != 1 || !strings.Contains(out.String(), "audits_per_day 500 (default)") {
+		t.Errorf("after -1: stored %v, printed %q", got, out.String())
+	}
+	for _, args := range [][]string{{"limits"}, {"limits", "-account", "acme", "-runs_per_day", "-5"}, {"limits", "-account", "acme", "-nope", "1"}} {
+		if err := run(ctx, args, &out); err == nil {
+			t.Errorf("keys %v succeeded", args)
+		}
+	}
+}

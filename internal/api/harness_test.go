@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
@@ -49,7 +50,10 @@ type testEnv struct {
 
 // newTestEnv serves the whole API over a table and purge queue of the test's own, on the
 // local stand-ins.
-func newTestEnv(t testing.TB) *testEnv {
+func newTestEnv(t testing.TB) *testEnv { return newTestEnvAt(t, nil) }
+
+// newTestEnvAt is newTestEnv with the server's clock (nil: time.Now).
+func newTestEnvAt(t testing.TB, now func() time.Time) *testEnv {
 	t.Helper()
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
@@ -70,7 +74,7 @@ func newTestEnv(t testing.TB) *testEnv {
 	rq := awstest.FIFOQueue(t, clients, service.RUMQueueSettings)
 	srv := api.New(api.Deps{Store: st, Purger: purge.NewQueue(q), Auditor: audit.NewScheduler(st, aq, log),
 		Runner: multistep.NewQueue(st, mq, log), Reports: objects, Log: log, Credentials: credentialsKey,
-		Beacons: rum.NewCollector(rq), Field: rum.NewReader(st)})
+		Beacons: rum.NewCollector(rq), Field: rum.NewReader(st), Now: now})
 	return &testEnv{t: t, handler: srv.Handler(), store: st, purges: q, audits: aq, runs: mq, rum: rq, objects: objects}
 }
 

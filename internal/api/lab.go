@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/metrics"
+	"github.com/openvitals/openvitals/internal/quota"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -301,7 +303,17 @@ func (s *Server) queueAudits(w http.ResponseWriter, r *http.Request, c caller) e
 	if n := len(pages) * perPage; n > maxAuditsPerDemand {
 		return invalid(FieldError{Field: "pages", Message: fmt.Sprintf("at most %d audits a request", maxAuditsPerDemand)})
 	}
+	want := len(pages) * perPage
+	if err := s.quota.Take(r.Context(), site.Account, quota.AuditsPerDay, want); err != nil {
+		return err
+	}
 	n, err := s.auditor.Website(r.Context(), site, pages, devices)
+	if n < want {
+		// What was not queued does not count against the day's limit.
+		if rerr := s.quota.Return(context.WithoutCancel(r.Context()), site.Account, quota.AuditsPerDay, want-n); rerr != nil {
+			s.log.ErrorContext(r.Context(), "give back unqueued audits", "err", rerr)
+		}
+	}
 	if err != nil {
 		return err
 	}

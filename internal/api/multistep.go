@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -13,6 +14,7 @@ import (
 	"github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/multistep/step"
+	"github.com/openvitals/openvitals/internal/quota"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -336,8 +338,14 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, c caller) erro
 	if err != nil {
 		return err
 	}
+	if err := s.quota.Take(r.Context(), site.Account, quota.RunsPerDay, 1); err != nil {
+		return err
+	}
 	run, err := s.runner.Run(r.Context(), site, t)
 	if err != nil {
+		if rerr := s.quota.Return(context.WithoutCancel(r.Context()), site.Account, quota.RunsPerDay, 1); rerr != nil {
+			s.log.ErrorContext(r.Context(), "give back an unqueued run", "err", rerr)
+		}
 		return err
 	}
 	return writeJSON(w, http.StatusCreated, map[string]string{"runId": run.ID})
@@ -348,7 +356,19 @@ func (s *Server) runAll(w http.ResponseWriter, r *http.Request, c caller) error 
 	if err != nil {
 		return err
 	}
+	tests, err := s.store.Tests(r.Context(), site)
+	if err != nil {
+		return err
+	}
+	if err := s.quota.Take(r.Context(), site.Account, quota.RunsPerDay, len(tests)); err != nil {
+		return err
+	}
 	n, err := s.runner.RunAll(r.Context(), site)
+	if n < len(tests) {
+		if rerr := s.quota.Return(context.WithoutCancel(r.Context()), site.Account, quota.RunsPerDay, len(tests)-n); rerr != nil {
+			s.log.ErrorContext(r.Context(), "give back unqueued runs", "err", rerr)
+		}
+	}
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 
@@ -70,7 +71,13 @@ func (s *Server) createPages(w http.ResponseWriter, r *http.Request, c caller) e
 	if err := errs.err(); err != nil {
 		return err
 	}
+	if err := s.quota.TakePages(r.Context(), site, len(pages)); err != nil {
+		return err
+	}
 	if err := s.store.CreatePages(r.Context(), site, pages); err != nil {
+		if rerr := s.quota.ReturnPages(context.WithoutCancel(r.Context()), site, len(pages)); rerr != nil {
+			s.log.ErrorContext(r.Context(), "give back the room of pages not created", "err", rerr)
+		}
 		return err
 	}
 	out := make([]pageJSON, len(pages))
@@ -146,6 +153,9 @@ func (s *Server) deletePage(w http.ResponseWriter, r *http.Request, c caller) er
 	job, err := s.store.DeletePage(r.Context(), site, p)
 	if err != nil {
 		return err
+	}
+	if err := s.quota.ReturnPages(context.WithoutCancel(r.Context()), site, 1); err != nil {
+		s.log.ErrorContext(r.Context(), "free the room of a deleted page", "err", err)
 	}
 	s.enqueuePurge(r, job)
 	w.WriteHeader(http.StatusNoContent)

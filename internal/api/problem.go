@@ -5,9 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
+	"github.com/openvitals/openvitals/internal/quota"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -20,6 +24,17 @@ type Problem struct {
 	Detail  string       `json:"detail"`
 	Message string       `json:"message"`
 	Errors  []FieldError `json:"errors,omitempty"`
+	// Limit says which limit refused the request (429, or 422 for a size limit).
+	Limit *LimitInfo `json:"limit,omitempty"`
+}
+
+// LimitInfo is the limit a request would exceed: its name and value, what is used, and when a
+// daily limit resets (the Retry-After header says the same in seconds).
+type LimitInfo struct {
+	Name   string     `json:"name"`
+	Value  int        `json:"value"`
+	Used   int        `json:"used"`
+	Resets *time.Time `json:"resets,omitempty"`
 }
 
 // FieldError names one bad field of a request and what is wrong with it.
@@ -58,8 +73,18 @@ var (
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	var p *Problem
 	var conflict *store.ConflictError
+	var exceeded *quota.ExceededError
 	switch {
 	case errors.As(err, &p):
+	case errors.As(err, &exceeded):
+		p = newProblem(http.StatusUnprocessableEntity, exceeded.Error())
+		p.Limit = &LimitInfo{Name: string(exceeded.Limit), Value: exceeded.Value, Used: exceeded.Used}
+		if exceeded.Limit.Daily() {
+			p.Status, p.Title = http.StatusTooManyRequests, http.StatusText(http.StatusTooManyRequests)
+			p.Limit.Resets = &exceeded.Resets
+			wait := max(1, int(math.Ceil(time.Until(exceeded.Resets).Seconds())))
+			w.Header().Set("Retry-After", strconv.Itoa(wait))
+		}
 	case errors.Is(err, store.ErrNotFound):
 		p = newProblem(http.StatusNotFound, notFoundDetail(err))
 	case errors.As(err, &conflict):

@@ -18,6 +18,7 @@ import (
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/budget"
 	"github.com/openvitals/openvitals/internal/metrics"
+	"github.com/openvitals/openvitals/internal/quota"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -87,6 +88,7 @@ type Server struct {
 	sites   *siteCache
 	metrics *metrics.Reader
 	budgets *budget.Checker
+	quota   *quota.Keeper
 
 	trustViewerCountry bool
 }
@@ -103,6 +105,7 @@ func New(d Deps) *Server {
 	s.sites = &siteCache{store: d.Store, now: s.now, entries: map[string]siteEntry{}}
 	s.metrics = metrics.NewReader(d.Store, s.now)
 	s.budgets = budget.NewChecker(d.Store, s.metrics)
+	s.quota = quota.NewKeeper(d.Store, s.now)
 	return s
 }
 

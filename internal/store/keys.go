@@ -23,6 +23,8 @@ const (
 
 	skAccount = "ACCOUNT"
 	skAPIKey  = "KEY"
+	// skLimits holds the limits an operator set for an account.
+	skLimits = "LIMITS"
 )
 
 // accountPK is the partition of an account's own items: the account, its websites and the
@@ -35,6 +37,9 @@ func websitePK(account, website string) string { return "A#" + account + "#W#" +
 func apiKeyPK(hash string) string { return "KEY#" + hash }
 
 func websiteSK(website string) string { return "W#" + website }
+
+// usageSK counts an account's use of a daily limit on one UTC day.
+func usageSK(counter, day string) string { return "USE#" + counter + "#" + day }
 
 func domainSK(domain string) string { return "DOMAIN#" + domain }
 
