@@ -20,7 +20,7 @@ LOCAL_AWS = AWS_REGION=$${AWS_REGION:-us-east-1} AWS_ACCESS_KEY_ID=test AWS_SECR
 
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: help deps deps-local run daily test test-infra bench bench-audit bench-multistep bench-rum build synth deploy keys clean
+.PHONY: help deps deps-local run daily test test-infra fuzz bench bench-audit bench-multistep bench-rum build synth deploy keys clean
 
 # The functions deployed to AWS are the directories under functions/ (the local programs live
 # under cmd/): each is built into dist/<function>/bootstrap, which infra/ packages (zip, or the
@@ -43,6 +43,7 @@ help:
 	@echo "make run    install what is missing, start the stand-ins and serve the API on OPENVITALS_ADDR"
 	@echo "make test   install what is missing, start the stand-ins, run every test, stop them"
 	@echo "make daily  queue today's audits, multistep runs and field-data collections now and follow them (with make run going)"
+	@echo "make fuzz   fuzz every API request body and the beacon parser (FUZZTIME per target, default 100s: ~5 min)"
 	@echo "make bench  API latency and allocation benchmarks, and a function's cold start"
 	@echo "make bench-audit  lab audit benchmarks: throughput, runner vs Lighthouse CLI, stability (~15 min)"
 	@echo "make bench-rum    RUM benchmarks: fold and collect throughput, sketch error, reports over 10M views (~5 min)"
@@ -127,6 +128,17 @@ test: deps
 
 test-infra:
 	cd infra && go test -count=1 ./...
+
+# Native Go fuzzing beyond the seed corpora (testdata/fuzz, which `make test` runs): no input
+# may answer 500 or panic, and a refused body must change nothing. One worker, as the request
+# fuzzer compares the table's item count around each request.
+FUZZ_TARGETS := FuzzRequestBodies:./internal/api/ FuzzCreatePages:./internal/api/ FuzzParseBeacon:./internal/rum/
+fuzz: deps-local
+	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
+	$(STANDINS) start $(TEST_PORTS); \
+	for t in $(FUZZ_TARGETS); do \
+		$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime $(or $(FUZZTIME),100s) -fuzzminimizetime 20x -parallel 1 "$${t#*:}"; \
+	done
 
 bench: deps-local
 	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \

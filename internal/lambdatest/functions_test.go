@@ -180,6 +180,8 @@ func newEnv(t *testing.T) (*env, service.Clients, map[string]string) {
 				"OPENVITALS_LIGHTHOUSE_RUNNER=" + filepath.Join(browser, "runner.mjs"),
 				// A fixed key in place of the CDK-generated secret.
 				"OPENVITALS_CREDENTIALS_KEY=AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
+				// A purge ends in one pass (the purgeworker tests cover the later passes).
+				"OPENVITALS_PURGE_SETTLE_SECONDS=0",
 			},
 		},
 	}, clients, urls
