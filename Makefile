@@ -20,7 +20,7 @@ LOCAL_AWS = AWS_REGION=$${AWS_REGION:-us-east-1} AWS_ACCESS_KEY_ID=test AWS_SECR
 
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: help deps deps-local run daily test test-infra fuzz bench bench-audit bench-multistep bench-rum build synth deploy keys clean
+.PHONY: help deps deps-local run reset daily test test-infra fuzz bench bench-audit bench-multistep bench-rum build synth deploy keys clean
 
 # The functions deployed to AWS are the directories under functions/ (the local programs live
 # under cmd/): each is built into dist/<function>/bootstrap, which infra/ packages (zip, or the
@@ -42,6 +42,7 @@ CDK    := JSII_NODE=$(abspath $(NODE22)) $(NODE22) .run/cdk/node_modules/aws-cdk
 help:
 	@echo "make run    install what is missing, start the stand-ins and serve the API on OPENVITALS_ADDR"
 	@echo "make test   install what is missing, start the stand-ins, run every test, stop them"
+	@echo "make reset  delete the local data make run keeps under .run/data (websites, keys, results), to start over"
 	@echo "make daily  queue today's audits, multistep runs and field-data collections now and follow them (with make run going)"
 	@echo "make fuzz   fuzz every API request body and the beacon parser (FUZZTIME per target, default 100s: ~5 min)"
 	@echo "make bench  API latency and allocation benchmarks, and a function's cold start"
@@ -106,11 +107,25 @@ layers/rum/node_modules/.stamp: layers/rum/package.json layers/rum/package-lock.
 	@touch $@
 
 # ---- running ------------------------------------------------------------------------------
+# make run keeps its data (DynamoDB Local's tables, the S3 stand-in's objects) in DATA_DIR, so
+# that a restart keeps websites, keys and results; make reset deletes it.
+DATA_DIR := $(or $(OPENVITALS_DATA_DIR),.run/data)
+# A run holds this lock (fd 9, inherited by the stand-ins it starts) until everything it
+# started has stopped: a run started right after Ctrl-C waits for the previous one to finish
+# stopping instead of racing it for the ports and PID files.
+RUN_LOCK = .run/run-$(word 1,$(RUN_PORTS)).lock
+
 run: deps-local
-	@set -e; trap '$(STANDINS) stop $(RUN_PORTS)' EXIT; \
-	$(STANDINS) start $(RUN_PORTS); \
+	@set -e; mkdir -p .run; exec 9>$(RUN_LOCK); \
+	flock -n 9 || { echo "waiting for the previous make run on these ports to stop..."; flock -w 60 9 || { echo "another make run still holds the ports $(RUN_PORTS)" >&2; exit 1; }; }; \
+	trap '$(STANDINS) stop $(RUN_PORTS)' EXIT; \
+	STANDINS_DB_PATH=$(DATA_DIR)/dynamodb $(STANDINS) start $(RUN_PORTS); \
 	go build -o .run/bin/openvitals-local ./cmd/local; \
-	$(call LOCAL_AWS,$(RUN_PORTS)) .run/bin/openvitals-local
+	$(call LOCAL_AWS,$(RUN_PORTS)) OPENVITALS_DATA_DIR=$(DATA_DIR) .run/bin/openvitals-local
+
+reset:
+	@mkdir -p .run; exec 9>$(RUN_LOCK); flock -n 9 || { echo "stop make run first (Ctrl-C)" >&2; exit 1; }; \
+	rm -rf $(DATA_DIR); echo "deleted $(DATA_DIR): the next make run starts empty, with a new key"
 
 # Queue today's audits now through the scheduler's handler and follow them (needs make run).
 daily: deps-local

@@ -1,15 +1,18 @@
 // Command daily runs the daily schedule once, now, through the same handler the EventBridge
-// rules invoke, then shows the progress of the audits and user-experience data collections it
-// queued until they are all done or failed. `make daily` runs it against the local service
-// started by `make run`.
+// rules invoke, then follows the audits, multistep runs and user-experience data collections
+// it queued, retries included, until each has an outcome. It exits 1 when any finally failed.
+// `make daily` runs it against the local service started by `make run`.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -17,18 +20,23 @@ import (
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/schedule"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/ux"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx); err != nil {
+	if err := run(ctx, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "daily:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context) error {
+// errFailed: some of the work finally failed (the lines above say which and why).
+var errFailed = errors.New("some of the day's work failed")
+
+func run(ctx context.Context, out io.Writer) error {
 	cfg, err := service.ConfigFromEnv()
 	if err != nil {
 		return err
@@ -46,48 +54,95 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("day %s: %d audits, %d multistep runs and %d user-experience data collections (one per website) queued\n",
-		res.Day, len(res.Audits), res.Runs, len(res.UX))
-	if len(res.Audits) == 0 && len(res.UX) == 0 {
-		fmt.Println("nothing to wait for: no pages, or everything was queued today already")
-		return nil
+	p, err := follow(ctx, out, res, func(ctx context.Context) (schedule.Progress, error) { return sched.Track(ctx, res) }, 3*time.Second)
+	if err != nil {
+		return err
 	}
-	var last schedule.Progress
-	last.Audits.Remaining, last.UX.Remaining = -1, -1
-	for {
-		p, err := sched.Track(ctx, res)
+	if len(res.UX) > 0 {
+		runs, err := ux.Outcomes(ctx, svc.Store, res.UX)
 		if err != nil {
 			return err
 		}
-		if p.Audits != last.Audits && len(res.Audits) > 0 {
-			show("audits", p.Audits)
+		showUX(out, runs)
+	}
+	if p.Audits.Failed+p.Runs.Failed+p.UX.Failed > 0 {
+		return errFailed
+	}
+	return nil
+}
+
+// follow prints what a daily run queued and its progress, job by job, until every job has an
+// outcome (done or failed after its last attempt), and returns the last progress.
+func follow(ctx context.Context, out io.Writer, res schedule.Result, track func(context.Context) (schedule.Progress, error), every time.Duration) (schedule.Progress, error) {
+	fmt.Fprintf(out, "day %s: %d audits, %d multistep runs and %d user-experience data collections (one per website) queued\n",
+		res.Day, len(res.Audits), len(res.Runs), len(res.UX))
+	jobs := []struct {
+		what   string
+		queued int
+		of     func(schedule.Progress) queue.Progress
+	}{
+		{"audits", len(res.Audits), func(p schedule.Progress) queue.Progress { return p.Audits }},
+		{"multistep runs", len(res.Runs), func(p schedule.Progress) queue.Progress { return p.Runs }},
+		{"user-experience data", len(res.UX), func(p schedule.Progress) queue.Progress { return p.UX }},
+	}
+	if len(res.Audits)+len(res.Runs)+len(res.UX) == 0 {
+		fmt.Fprintln(out, "nothing to wait for: no pages or tests, or everything was queued today already")
+		return schedule.Progress{}, nil
+	}
+	var last schedule.Progress
+	first := true
+	for {
+		p, err := track(ctx)
+		if err != nil {
+			return p, err
 		}
-		if p.UX != last.UX && len(res.UX) > 0 {
-			show("user-experience data", p.UX)
+		for _, j := range jobs {
+			if j.queued > 0 && (first || j.of(p) != j.of(last)) {
+				show(out, j.what, j.queued, j.of(p))
+			}
 		}
-		last = p
-		if p.Audits.Remaining == 0 && p.UX.Remaining == 0 {
-			if p.Audits.Retrying > 0 || p.Audits.Failed > 0 {
-				fmt.Printf("the page details show why audits failed (lastError); SQS tries each up to %d times\n", queue.MaxReceives)
+		first, last = false, p
+		if p.Settled() {
+			if p.Audits.Failed > 0 {
+				fmt.Fprintf(out, "audits failed after %d attempts: the page details say why (lastError)\n", queue.MaxReceives)
 			}
-			if p.UX.Retrying > 0 || p.UX.Failed > 0 {
-				fmt.Printf("the CrUX or Search Console API kept failing; SQS tries each collection up to %d times\n", queue.MaxReceives)
+			if p.Runs.Failed > 0 {
+				fmt.Fprintln(out, "multistep runs failed: their runs say why (error, failedStep, screenshot)")
 			}
-			return nil
+			if p.UX.Failed > 0 {
+				fmt.Fprintf(out, "user-experience collections failed after %d attempts: the CrUX or Search Console API kept failing\n", queue.MaxReceives)
+			}
+			return p, nil
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(3 * time.Second):
+			return p, ctx.Err()
+		case <-time.After(every):
 		}
 	}
 }
 
-// show prints one line of progress.
-func show(what string, p queue.Progress) {
-	fmt.Printf("%s  %s: done %d / failed %d / remaining %d", time.Now().Format("15:04:05"), what, p.Done, p.Failed, p.Remaining)
-	if p.Retrying > 0 {
-		fmt.Printf(" (%d failed for now and wait for a retry)", p.Retrying)
+// show prints one line of progress: its counts add up to what was queued.
+func show(out io.Writer, what string, queued int, p queue.Progress) {
+	fmt.Fprintf(out, "%s  %s (%d): done %d / failed %d / retrying %d / waiting %d\n",
+		time.Now().Format("15:04:05"), what, queued, p.Done, p.Failed, p.Retrying, p.Remaining)
+}
+
+// showUX says what the collections stored, and what they could not collect and why.
+func showUX(out io.Writer, runs []store.UXRun) {
+	var records, noData, search int
+	notes := map[string]bool{}
+	for _, r := range runs {
+		records, noData, search = records+r.UXRecords, noData+r.UXNoData, search+r.SearchPages
+		for _, n := range strings.Split(r.Error, "; ") {
+			if n != "" {
+				notes[n] = true
+			}
+		}
 	}
-	fmt.Println()
+	fmt.Fprintf(out, "user-experience data: %d records stored, %d pages without data in the dataset, %d pages with search analytics\n",
+		records, noData, search)
+	for n := range notes {
+		fmt.Fprintln(out, "  "+n)
+	}
 }

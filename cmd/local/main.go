@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"os/signal"
 	"strconv"
 	"syscall"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3bolt"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/openvitals/openvitals/internal/api"
@@ -44,7 +46,7 @@ func run(ctx context.Context, log *slog.Logger) error {
 	setDefault("AWS_SECRET_ACCESS_KEY", "test")
 	setDefault("AWS_EC2_METADATA_DISABLED", "true")
 	if os.Getenv("AWS_ENDPOINT_URL_S3") == "" {
-		addr, err := serveS3(ctx, envOr("OPENVITALS_S3_ADDR", "127.0.0.1:9090"), log)
+		addr, err := serveS3(ctx, envOr("OPENVITALS_S3_ADDR", "127.0.0.1:9090"), os.Getenv("OPENVITALS_DATA_DIR"), log)
 		if err != nil {
 			return err
 		}
@@ -105,6 +107,15 @@ func run(ctx context.Context, log *slog.Logger) error {
 func provisionKeys(ctx context.Context, svc *service.Service) error {
 	spec := os.Getenv("OPENVITALS_KEYS")
 	if spec == "" {
+		// Data kept from an earlier run (OPENVITALS_DATA_DIR) keeps its keys: make a key once.
+		exists, err := svc.Store.AccountExists(ctx, "local")
+		if err != nil {
+			return err
+		}
+		if exists {
+			fmt.Printf("\nAccount \"local\" exists: the admin key printed when it was made still works (make keys makes another; make reset starts over).\n\n")
+			return nil
+		}
 		g := apikey.Grant{Account: "local", Role: "admin", Key: apikey.Generate()}
 		if err := apikey.Provision(ctx, svc.Store, g, "make run"); err != nil {
 			return err
@@ -179,16 +190,30 @@ func runDaily(ctx context.Context, sched *schedule.Scheduler, hour int, log *slo
 	}
 }
 
-// serveS3 runs the in-process S3 stand-in (gofakes3, in memory) and returns its address.
-func serveS3(ctx context.Context, addr string, log *slog.Logger) (string, error) {
+// serveS3 runs the in-process S3 stand-in (gofakes3) and returns its address. Its objects are
+// kept in dataDir/s3.bolt when dataDir is set (make run: .run/data), else in memory.
+func serveS3(ctx context.Context, addr, dataDir string, log *slog.Logger) (string, error) {
+	var backend gofakes3.Backend = s3mem.New()
+	where := "in memory"
+	if dataDir != "" {
+		if err := os.MkdirAll(dataDir, 0o755); err != nil {
+			return "", fmt.Errorf("S3 stand-in: %w", err)
+		}
+		file := filepath.Join(dataDir, "s3.bolt")
+		db, err := s3bolt.NewFile(file)
+		if err != nil {
+			return "", fmt.Errorf("S3 stand-in: %s: %w", file, err)
+		}
+		backend, where = db, file
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", fmt.Errorf("S3 stand-in: %w", err)
 	}
-	srv := &http.Server{Handler: gofakes3.New(s3mem.New()).Server(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: gofakes3.New(backend).Server(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	go func() { <-ctx.Done(); _ = srv.Close() }()
-	log.Info("S3 stand-in (gofakes3, in memory) is serving", "url", "http://"+ln.Addr().String())
+	log.Info("S3 stand-in (gofakes3) is serving", "url", "http://"+ln.Addr().String(), "objects", where)
 	return ln.Addr().String(), nil
 }
 

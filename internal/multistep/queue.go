@@ -62,14 +62,15 @@ func (q *Queue) RunAll(ctx context.Context, w store.Website) (int, error) {
 	return len(runs), err
 }
 
-// Daily queues the day's run of every test of every website, once per UTC day.
-func (q *Queue) Daily(ctx context.Context, now time.Time) (int, error) {
+// Daily queues the day's run of every test of every website, once per UTC day, and returns
+// the runs it queued.
+func (q *Queue) Daily(ctx context.Context, now time.Time) ([]Job, error) {
 	sites, err := q.store.AllWebsites(ctx)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	day := store.Day(now)
-	queued := 0
+	var queued []Job
 	for _, ref := range sites {
 		w, err := q.store.Website(ctx, ref.Account, ref.Website)
 		if store.IsNotFound(err) {
@@ -83,21 +84,25 @@ func (q *Queue) Daily(ctx context.Context, now time.Time) (int, error) {
 			return queued, err
 		}
 		// A run whose message could not be sent is recorded failed rather than queued again.
-		runs, err := queue.SendOnce(ctx, tests,
+		var sent []store.Run
+		_, err = queue.SendOnce(ctx, tests,
 			func(ctx context.Context, t store.Test) (bool, error) {
 				return q.store.MarkTestQueued(ctx, ref, t.ID, day)
 			},
 			func(context.Context, store.Test) error { return nil },
 			func(ctx context.Context, due []store.Test) (int, error) {
 				runs, err := q.send(ctx, w, due)
+				sent = append(sent, runs...)
 				return len(runs), err
 			})
-		queued += len(runs)
+		for _, r := range sent {
+			queued = append(queued, Job{Account: w.Account, Website: w.ID, Test: r.Test, Run: r.ID, Created: r.Created})
+		}
 		if err != nil {
 			return queued, err
 		}
 	}
-	q.log.InfoContext(ctx, "daily multistep runs queued", "day", day, "runs", queued)
+	q.log.InfoContext(ctx, "daily multistep runs queued", "day", day, "runs", len(queued))
 	return queued, nil
 }
 
@@ -123,4 +128,33 @@ func (q *Queue) send(ctx context.Context, w store.Website, tests []store.Test) (
 		return runs[:n], fmt.Errorf("queue runs: %w", err)
 	}
 	return runs, nil
+}
+
+// Track counts how far queued runs have come: completed ones are done, failed ones failed
+// (a run that could not be played is retried by SQS and shows queued meanwhile), the others
+// remain. A run whose test or website was deleted since counts as done.
+func Track(ctx context.Context, st *store.Store, jobs []Job) (queue.Progress, error) {
+	var p queue.Progress
+	for _, j := range jobs {
+		w, err := st.Website(ctx, j.Account, j.Website)
+		if err == nil {
+			var r store.Run
+			r, err = st.GetRun(ctx, w, j.Test, j.Created, j.Run)
+			switch {
+			case err == nil && r.Status == store.RunCompleted:
+				p.Done++
+			case err == nil && r.Status == store.RunFailed:
+				p.Failed++
+			case err == nil:
+				p.Remaining++
+			}
+		}
+		switch {
+		case store.IsNotFound(err):
+			p.Done++
+		case err != nil:
+			return p, err
+		}
+	}
+	return p, nil
 }

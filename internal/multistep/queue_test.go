@@ -7,6 +7,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/multistep"
+	"github.com/openvitals/openvitals/internal/multistep/step"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/store"
 )
@@ -26,19 +27,39 @@ func TestDailyRunsOncePerDay(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, alias := range []string{"a", "b", "c"} {
-		tt := store.Test{Alias: alias, Device: "mobile"}
+		tt := store.Test{Alias: alias, Device: "mobile", Steps: []step.Step{{Type: step.Navigate, Target: "/"}}}
 		if err := st.CreateTest(ctx, w, &tt); err != nil {
 			t.Fatal(err)
 		}
 	}
 	day := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
+	var first []multistep.Job
 	for i, want := range []int{3, 0} {
-		if n, err := runs.Daily(ctx, day); err != nil || n != want {
-			t.Errorf("run %d the same day queued %d (%v), want %d", i+1, n, err, want)
+		jobs, err := runs.Daily(ctx, day)
+		if err != nil || len(jobs) != want {
+			t.Errorf("run %d the same day queued %d (%v), want %d", i+1, len(jobs), err, want)
+		}
+		if i == 0 {
+			first = jobs
 		}
 	}
-	if n, err := runs.Daily(ctx, day.Add(24*time.Hour)); err != nil || n != 3 {
-		t.Errorf("next day queued %d (%v), want 3", n, err)
+	if jobs, err := runs.Daily(ctx, day.Add(24*time.Hour)); err != nil || len(jobs) != 3 {
+		t.Errorf("next day queued %d (%v), want 3", len(jobs), err)
+	}
+	// Track follows the runs by what the worker records: one completed, one failed, one not
+	// played yet.
+	for i, status := range []string{store.RunCompleted, store.RunFailed} {
+		r, err := st.GetRun(ctx, w, first[i].Test, first[i].Created, first[i].Run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Status = status
+		if err := st.UpdateRun(ctx, w, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p, err := multistep.Track(ctx, st, first); err != nil || p != (queue.Progress{Done: 1, Failed: 1, Remaining: 1}) {
+		t.Errorf("progress %+v (%v), want 1 done, 1 failed, 1 remaining", p, err)
 	}
 	if got := awstest.Receive(t, q, 6); len(got) != 6 {
 		t.Errorf("%d run messages, want 6", len(got))

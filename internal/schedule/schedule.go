@@ -69,9 +69,9 @@ type Result struct {
 	Day string `json:"day"`
 	// Audits, Runs and UX are the lab audits, multistep runs and user-experience data
 	// collections queued.
-	Audits []audit.Job `json:"audits,omitempty"`
-	Runs   int         `json:"runs"`
-	UX     []ux.Job    `json:"ux,omitempty"`
+	Audits []audit.Job     `json:"audits,omitempty"`
+	Runs   []multistep.Job `json:"runs,omitempty"`
+	UX     []ux.Job        `json:"ux,omitempty"`
 	// Purges is how many lost purges were queued again.
 	Purges int `json:"purges"`
 }
@@ -145,7 +145,17 @@ func jobsOf(ev events.CloudWatchEvent) ([]string, error) {
 
 // Progress is how far the work of a daily run has come, per pipeline that tracks it.
 type Progress struct {
-	Audits, UX queue.Progress
+	Audits, Runs, UX queue.Progress
+}
+
+// Settled tells whether every job has an outcome: none remains or waits for a retry.
+func (p Progress) Settled() bool {
+	for _, q := range []queue.Progress{p.Audits, p.Runs, p.UX} {
+		if q.Remaining > 0 || q.Retrying > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Track reports the progress of what a daily run queued, from what the workers stored.
@@ -153,6 +163,9 @@ func (s *Scheduler) Track(ctx context.Context, res Result) (Progress, error) {
 	var p Progress
 	var err error
 	if p.Audits, err = audit.Track(ctx, s.store, res.Audits); err != nil {
+		return p, err
+	}
+	if p.Runs, err = multistep.Track(ctx, s.store, res.Runs); err != nil {
 		return p, err
 	}
 	p.UX, err = ux.Track(ctx, s.store, res.UX)

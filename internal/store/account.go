@@ -50,6 +50,16 @@ type apiKeyItem struct {
 	Created time.Time
 }
 
+// AccountExists tells whether an account was recorded.
+func (s *Store) AccountExists(ctx context.Context, account string) (bool, error) {
+	var it accountItem
+	err := s.getItem(ctx, accountPK(account), skAccount, "account "+account, &it)
+	if IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // EnsureAccount records an account, keeping the original creation time if it exists already.
 func (s *Store) EnsureAccount(ctx context.Context, account string) error {
 	item, err := attributevalue.MarshalMap(accountItem{

@@ -101,3 +101,26 @@ func Track(ctx context.Context, st *store.Store, jobs []Job) (queue.Progress, er
 	}
 	return p, nil
 }
+
+// Outcomes returns what the collections of jobs recorded, for those that have a record.
+func Outcomes(ctx context.Context, st *store.Store, jobs []Job) ([]store.UXRun, error) {
+	var runs []store.UXRun
+	for _, j := range jobs {
+		w, err := st.Website(ctx, j.Account, j.Website)
+		if store.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return runs, err
+		}
+		run, err := st.UXRun(ctx, w, j.Day)
+		if store.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return runs, err
+		}
+		runs = append(runs, run)
+	}
+	return runs, nil
+}

