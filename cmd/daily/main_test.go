@@ -1,0 +1,52 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/openvitals/openvitals/internal/audit"
+	"github.com/openvitals/openvitals/internal/multistep"
+	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/schedule"
+	"github.com/openvitals/openvitals/internal/ux"
+)
+
+// TestFollowWaitsForRetriesAndAddsUp: audits that failed once wait for their retry (make daily
+// used to stop there and say nothing of the multistep runs); every line's counts add up to what
+// was queued, per job, and the end says what failed.
+func TestFollowWaitsForRetriesAndAddsUp(t *testing.T) {
+	res := schedule.Result{Day: "20261125", Audits: make([]audit.Job, 2), Runs: make([]multistep.Job, 1), UX: make([]ux.Job, 1)}
+	steps := []schedule.Progress{
+		{Audits: queue.Progress{Retrying: 2}, Runs: queue.Progress{Remaining: 1}, UX: queue.Progress{Remaining: 1}},
+		{Audits: queue.Progress{Done: 1, Retrying: 1}, Runs: queue.Progress{Done: 1}, UX: queue.Progress{Done: 1}},
+		{Audits: queue.Progress{Done: 1, Failed: 1}, Runs: queue.Progress{Done: 1}, UX: queue.Progress{Done: 1}},
+	}
+	calls := 0
+	var out bytes.Buffer
+	p, err := follow(context.Background(), &out, res, func(context.Context) (schedule.Progress, error) {
+		s := steps[min(calls, len(steps)-1)]
+		calls++
+		return s, nil
+	}, 0)
+	if err != nil || calls != 3 || p != steps[2] {
+		t.Fatalf("followed %d steps to %+v (%v), want all 3:\n%s", calls, p, err, &out)
+	}
+	for _, want := range []string{
+		"2 audits, 1 multistep runs and 1 user-experience data collections",
+		"audits (2): done 0 / failed 0 / retrying 2 / waiting 0",
+		"multistep runs (1): done 1 / failed 0 / retrying 0 / waiting 0",
+		"audits (2): done 1 / failed 1 / retrying 0 / waiting 0",
+		"audits failed after 3 attempts",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, &out)
+		}
+	}
+	var buf bytes.Buffer
+	showUX(&buf, nil)
+	if !strings.Contains(buf.String(), "0 records stored") {
+		t.Errorf("ux summary %q", &buf)
+	}
+}
