@@ -139,7 +139,8 @@ test: deps
 	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
 	$(STANDINS) start $(TEST_PORTS); \
 	$(call LOCAL_AWS,$(TEST_PORTS)) go test -p 1 -count=1 ./...; \
-	$(MAKE) --no-print-directory test-infra
+	$(MAKE) --no-print-directory test-infra; \
+	scripts/readme-walkthrough.sh
 
 test-infra:
 	cd infra && go test -count=1 ./...

@@ -121,6 +121,12 @@ func provisionKeys(ctx context.Context, svc *service.Service) error {
 			return err
 		}
 		fmt.Printf("\nAccount %q, admin API key (shown once):\n\n    %s\n\n", g.Account, g.Key)
+		// Beside the data it opens, for the README's walkthrough and scripts (local use only).
+		if dir := os.Getenv("OPENVITALS_DATA_DIR"); dir != "" {
+			if err := os.WriteFile(filepath.Join(dir, "local-admin-key"), []byte(g.Key+"\n"), 0o600); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
 	grants, err := apikey.ParseGrants(spec)

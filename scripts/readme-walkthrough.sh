@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Runs the README's walkthrough as a new user would paste it: `make run`, then every sh block
+# that follows a "<!-- walkthrough -->" line, in order, in one shell. `make run` goes to the
+# background (and is stopped and started again where the README starts it again); curl fails on
+# an HTTP error. The run has its own ports, data directory and site directory, so it can run
+# beside a `make run` of your own. It stops everything it started. `make test` runs it.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+base=${WALKTHROUGH_BASE_PORT:-38100}
+export OPENVITALS_DYNAMODB_PORT=$base OPENVITALS_SQS_PORT=$((base + 1))
+export OPENVITALS_ADDR=127.0.0.1:$((base + 2)) OPENVITALS_S3_ADDR=127.0.0.1:$((base + 3))
+site_port=$((base + 4))
+work=$(mktemp -d)
+export OPENVITALS_DATA_DIR=$work/data
+
+run_pid=""
+# interrupt_run is Ctrl-C in make run's terminal; stop_run also waits until it has stopped.
+interrupt_run() {
+  if [ -n "$run_pid" ]; then
+    kill -INT -- "-$run_pid" 2>/dev/null || true
+  fi
+}
+stop_run() {
+  if [ -n "$run_pid" ]; then
+    interrupt_run
+    wait "$run_pid" 2>/dev/null || true
+    run_pid=""
+  fi
+}
+cleanup() {
+  status=$?
+  stop_run
+  pkill -f "http.server $site_port" 2>/dev/null || true
+  # Nothing of any run may outlive it (a restart used to leave DynamoDB Local behind).
+  sleep 1
+  if pgrep -f "DynamoDBLocal.*-port $base\b|sqs.js $((base + 1))\b" >/dev/null; then
+    echo "a stand-in of the walkthrough's make run outlived it:" >&2
+    pgrep -fa "DynamoDBLocal.*-port $base\b|sqs.js $((base + 1))\b" >&2
+    pkill -f "DynamoDBLocal.*-port $base\b|sqs.js $((base + 1))\b" || true
+    status=1
+  fi
+  if [ "$status" != 0 ]; then
+    echo "--- the walkthrough failed; make run's log:" >&2
+    tail -n 40 "$work/run.log" >&2 || true
+  fi
+  rm -rf "$work"
+  exit "$status"
+}
+trap cleanup EXIT
+
+# make run in the background, until the API answers; other targets as they are.
+make() {
+  if [ "${1:-}" != run ]; then
+    command make --no-print-directory "$@"
+    return
+  fi
+  # Started again right after Ctrl-C, as a user would: the new run waits for the old to stop.
+  if [ -n "$run_pid" ]; then
+    interrupt_run
+    # The old API goes quiet first (then the new one may answer).
+    for _ in $(seq 100); do
+      command curl -s -o /dev/null "http://$OPENVITALS_ADDR/openapi.json" || break
+      sleep 0.1
+    done
+  fi
+  setsid make --no-print-directory run >>"$work/run.log" 2>&1 </dev/null &
+  run_pid=$!
+  for _ in $(seq 600); do
+    if command curl -s -o /dev/null "http://$OPENVITALS_ADDR/openapi.json"; then
+      return 0
+    fi
+    if ! kill -0 "$run_pid" 2>/dev/null; then
+      echo "make run stopped while starting" >&2
+      return 1
+    fi
+    sleep 0.5
+  done
+  echo "make run did not answer within 5 minutes" >&2
+  return 1
+}
+curl() { command curl --fail-with-body "$@"; }
+
+# The blocks, with the README's addresses and site directory replaced by this run's.
+awk '/^<!-- walkthrough -->$/ { mark = 1; next }
+     mark && /^```sh$/ { inblock = 1; mark = 0; next }
+     inblock && /^```$/ { inblock = 0; next }
+     inblock { print }' README.md |
+  sed -e "s/127\.0\.0\.1:8080/$OPENVITALS_ADDR/g" -e "s/127\.0\.0\.1:8090/127.0.0.1:$site_port/g" \
+    -e "s/http\.server 8090/http.server $site_port/g" -e "s#/tmp/site#$work/site#g" >"$work/steps.sh"
+if [ "$(grep -c . "$work/steps.sh")" -lt 10 ]; then
+  echo "no walkthrough found in README.md" >&2
+  exit 1
+fi
+
+echo "walkthrough: make run (ports $base-$((base + 4)), data in $OPENVITALS_DATA_DIR)"
+make run
+set -x
+# shellcheck source=/dev/null
+source "$work/steps.sh"
+set +x
+echo "walkthrough: every command succeeded"
