@@ -20,7 +20,7 @@ LOCAL_AWS = AWS_REGION=$${AWS_REGION:-us-east-1} AWS_ACCESS_KEY_ID=test AWS_SECR
 
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: help deps deps-local run reset daily test test-infra fuzz bench bench-audit bench-multistep bench-rum build synth deploy keys clean
+.PHONY: help deps deps-local run reset daily test test-infra fuzz bench bench-pages bench-audit bench-multistep bench-rum build synth deploy keys clean
 
 # The functions deployed to AWS are the directories under functions/ (the local programs live
 # under cmd/): each is built into dist/<function>/bootstrap, which infra/ packages (zip, or the
@@ -46,6 +46,7 @@ help:
 	@echo "make daily  queue today's audits, multistep runs and field-data collections now and follow them (with make run going)"
 	@echo "make fuzz   fuzz every API request body and the beacon parser (FUZZTIME per target, default 100s: ~5 min)"
 	@echo "make bench  API latency and allocation benchmarks, and a function's cold start"
+	@echo "make bench-pages  pages list and page detail at 1,000 and 10,000 pages with 30 days of results (~10 min)"
 	@echo "make bench-audit  lab audit benchmarks: throughput, runner vs Lighthouse CLI, stability (~15 min)"
 	@echo "make bench-rum    RUM benchmarks: fold and collect throughput, sketch error, reports over 10M views (~5 min)"
 	@echo "make keys ACCOUNT=acme ROLE=admin   create an API key in the table the environment points at"
@@ -160,6 +161,12 @@ bench: deps-local
 	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
 	$(STANDINS) start $(TEST_PORTS); \
 	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench . -benchmem -benchtime 300x ./internal/api/ ./functions/...
+
+# The pages list and page detail at scale (seeding 60,000 lab results takes minutes).
+bench-pages: deps-local
+	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
+	$(STANDINS) start $(TEST_PORTS); \
+	$(call LOCAL_AWS,$(TEST_PORTS)) OPENVITALS_BENCH_PAGES=1 go test -run '^$$' -bench PagesAtScale -benchtime 20x -timeout 60m ./internal/api/
 
 # Lab audits: throughput, warm runner against the Lighthouse CLI, stability (~15 min, real
 # Chromium and Lighthouse; run nothing else CPU-heavy meanwhile). See BENCHMARKS.md.

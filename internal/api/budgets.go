@@ -49,6 +49,10 @@ func toBudgetJSON(b store.Budget) budgetJSON {
 }
 
 func (s *Server) listBudgets(w http.ResponseWriter, r *http.Request, c caller) error {
+	win, err := listWindow(r)
+	if err != nil {
+		return err
+	}
 	site, err := s.website(r, c)
 	if err != nil {
 		return err
@@ -57,6 +61,7 @@ func (s *Server) listBudgets(w http.ResponseWriter, r *http.Request, c caller) e
 	if err != nil {
 		return err
 	}
+	reports, next := cut(reports, func(rep budget.Report) string { return budgetKey(rep.Budget) }, win)
 	out := make([]budgetStatusJSON, len(reports))
 	for i, rep := range reports {
 		b := rep.Budget
@@ -69,7 +74,7 @@ func (s *Server) listBudgets(w http.ResponseWriter, r *http.Request, c caller) e
 			out[i].Pages[j] = budgetPageJSON{ID: p.Page.ID, Device: p.Device, Alias: p.Page.Alias, Status: p.Status}
 		}
 	}
-	return writeJSON(w, http.StatusOK, list(out))
+	return writeJSON(w, http.StatusOK, listPage(out, next))
 }
 
 // applyBudget sets the fields present in in over b and checks the result; on create every

@@ -26,7 +26,14 @@ const (
 
 // listPageMetrics answers one record per page and device with its last 30 days and the mean of
 // its last 3 days present, lab and field data together.
+//
+// With limit, a response covers that many pages (each on both devices) and reads only their
+// results.
 func (s *Server) listPageMetrics(w http.ResponseWriter, r *http.Request, c caller) error {
+	win, err := listWindow(r)
+	if err != nil {
+		return err
+	}
 	site, err := s.website(r, c)
 	if err != nil {
 		return err
@@ -35,7 +42,12 @@ func (s *Server) listPageMetrics(w http.ResponseWriter, r *http.Request, c calle
 	if err != nil {
 		return err
 	}
-	series, search, err := s.metrics.PageList(r.Context(), site)
+	pages, err := s.store.Pages(r.Context(), site)
+	if err != nil {
+		return err
+	}
+	pages, next := cut(pages, pageKey, win)
+	series, search, err := s.metrics.PageList(r.Context(), site, pages)
 	if err != nil {
 		return err
 	}
@@ -43,7 +55,7 @@ func (s *Server) listPageMetrics(w http.ResponseWriter, r *http.Request, c calle
 	for i, ser := range series {
 		out[i] = pageWithMetricsJSON(budgets, ser, search)
 	}
-	return writeJSON(w, http.StatusOK, list(out))
+	return writeJSON(w, http.StatusOK, listPage(out, next))
 }
 
 // pageAndDevice resolves the website, the page and the required device query parameter.

@@ -180,6 +180,10 @@ func applyTest(in testInput, t *store.Test, create bool) error {
 }
 
 func (s *Server) listTests(w http.ResponseWriter, r *http.Request, c caller) error {
+	win, err := listWindow(r)
+	if err != nil {
+		return err
+	}
 	site, err := s.website(r, c)
 	if err != nil {
 		return err
@@ -188,6 +192,7 @@ func (s *Server) listTests(w http.ResponseWriter, r *http.Request, c caller) err
 	if err != nil {
 		return err
 	}
+	tests, next := cut(tests, testKey, win)
 	out := make([]testStatsJSON, len(tests))
 	for i, t := range tests {
 		item := testStatsJSON{testJSON: toTestJSON(t.Test), SuccessRates: make([]successRateJSON, len(t.SuccessRates)),
@@ -198,7 +203,7 @@ func (s *Server) listTests(w http.ResponseWriter, r *http.Request, c caller) err
 		}
 		out[i] = item
 	}
-	return writeJSON(w, http.StatusOK, list(out))
+	return writeJSON(w, http.StatusOK, listPage(out, next))
 }
 
 func (s *Server) getTest(w http.ResponseWriter, r *http.Request, c caller) error {

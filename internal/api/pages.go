@@ -24,6 +24,10 @@ type pageInput struct {
 }
 
 func (s *Server) listPages(w http.ResponseWriter, r *http.Request, c caller) error {
+	win, err := listWindow(r)
+	if err != nil {
+		return err
+	}
 	site, err := s.website(r, c)
 	if err != nil {
 		return err
@@ -32,11 +36,12 @@ func (s *Server) listPages(w http.ResponseWriter, r *http.Request, c caller) err
 	if err != nil {
 		return err
 	}
+	pages, next := cut(pages, pageKey, win)
 	out := make([]pageJSON, len(pages))
 	for i, p := range pages {
 		out[i] = toPageJSON(p)
 	}
-	return writeJSON(w, http.StatusOK, list(out))
+	return writeJSON(w, http.StatusOK, listPage(out, next))
 }
 
 func (s *Server) createPages(w http.ResponseWriter, r *http.Request, c caller) error {

@@ -18,15 +18,20 @@ func toWebsiteJSON(w store.Website) websiteJSON {
 }
 
 func (s *Server) listWebsites(w http.ResponseWriter, r *http.Request, c caller) error {
+	win, err := listWindow(r)
+	if err != nil {
+		return err
+	}
 	sites, err := s.store.Websites(r.Context(), c.account)
 	if err != nil {
 		return err
 	}
+	sites, next := cut(sites, websiteKey, win)
 	out := make([]websiteJSON, len(sites))
 	for i, site := range sites {
 		out[i] = toWebsiteJSON(site)
 	}
-	return writeJSON(w, http.StatusOK, list(out))
+	return writeJSON(w, http.StatusOK, listPage(out, next))
 }
 
 func (s *Server) createWebsite(w http.ResponseWriter, r *http.Request, c caller) error {

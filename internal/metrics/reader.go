@@ -38,6 +38,13 @@ func (r *Reader) Website(ctx context.Context, w store.Website, inc Include) ([]S
 	if err != nil {
 		return nil, err
 	}
+	return r.Pages(ctx, w, pages, inc)
+}
+
+// Pages reads the given pages of a website on each device, in their order, with the results of
+// the window that inc asks for: a query per page and device (and per page for search
+// analytics), 8 at a time.
+func (r *Reader) Pages(ctx context.Context, w store.Website, pages []store.Page, inc Include) ([]Series, error) {
 	from, to := r.window()
 	out := make([]Series, 0, len(pages)*len(Devices))
 	for _, p := range pages {
@@ -78,7 +85,7 @@ func (r *Reader) Website(ctx context.Context, w store.Website, inc Include) ([]S
 // PageList reads what the pages list shows: every page on each device with its lab results
 // and user-experience records of the window, and its search analytics when the website has
 // the Search Console integration (search tells).
-func (r *Reader) PageList(ctx context.Context, w store.Website) (series []Series, search bool, err error) {
+func (r *Reader) PageList(ctx context.Context, w store.Website, pages []store.Page) (series []Series, search bool, err error) {
 	_, err = r.store.SearchConsole(ctx, w)
 	switch {
 	case err == nil:
@@ -86,7 +93,7 @@ func (r *Reader) PageList(ctx context.Context, w store.Website) (series []Series
 	case !store.IsNotFound(err):
 		return nil, false, err
 	}
-	series, err = r.Website(ctx, w, Include{UX: true, Search: search})
+	series, err = r.Pages(ctx, w, pages, Include{UX: true, Search: search})
 	return series, search, err
 }
 

@@ -77,14 +77,18 @@ func TestReader(t *testing.T) {
 	}
 
 	// The page list reads search analytics only for a website with the integration.
-	series, search, err := r.PageList(ctx, site)
+	all, err := st.Pages(ctx, site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	series, search, err := r.PageList(ctx, site, all)
 	if _, ux, n := count(series); err != nil || search || n != 0 || ux != 1 {
 		t.Errorf("page list without the integration: search %v, %d search results, %d ux records, %v", search, n, ux, err)
 	}
 	if err := st.PutSearchConsole(ctx, site, store.SearchConsole{Property: "sc-domain:example.com", Credentials: []byte{1}}); err != nil {
 		t.Fatal(err)
 	}
-	if series, search, err = r.PageList(ctx, site); err != nil || !search || len(series[0].Search) != 1 {
+	if series, search, err = r.PageList(ctx, site, all); err != nil || !search || len(series[0].Search) != 1 {
 		t.Errorf("page list with the integration: search %v, %+v, %v", search, series, err)
 	}
 

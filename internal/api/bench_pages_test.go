@@ -1,0 +1,116 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/api"
+	"github.com/openvitals/openvitals/internal/apikey"
+	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// BenchmarkPagesAtScale measures the pages list and a page's detail on websites of 1,000 and
+// 10,000 pages with 30 days of lab results on both devices (issue 12's goals: the whole list
+// p99 < 300 ms at 1,000 pages; limit=100 p99 < 100 ms and the detail p99 < 50 ms at 10,000).
+// Seeding takes minutes, so it runs only with OPENVITALS_BENCH_PAGES=1 (make bench-pages).
+func BenchmarkPagesAtScale(b *testing.B) {
+	if os.Getenv("OPENVITALS_BENCH_PAGES") == "" {
+		b.Skip("set OPENVITALS_BENCH_PAGES=1 (make bench-pages): seeding takes minutes")
+	}
+	for _, tc := range []struct {
+		name         string
+		pages, dated int // pages, and how many of them (the first) have 30 days of results
+		path         func(site, page string) string
+	}{
+		{"1000pages/list", 1000, 1000, func(s, _ string) string { return "/" + s + "/pages" }},
+		{"10000pages/list_limit_100", 10000, 100, func(s, _ string) string { return "/" + s + "/pages?limit=100" }},
+		{"10000pages/detail", 10000, 100, func(s, p string) string { return "/" + s + "/pages/" + p + "?device=mobile" }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			e, site, first := benchSeedPages(b, tc.pages, tc.dated)
+			path := tc.path(site, first)
+			benchLoop(b, func(int) { e.benchCall(b, "GET", path, "", http.StatusOK) })
+		})
+	}
+}
+
+// benchSeedPages makes a website of n pages, the first dated of which have a lab result on
+// each device for each of the last 30 days, and returns the API over it, the website and its
+// first page.
+func benchSeedPages(b *testing.B, n, dated int) (*benchEnv, string, string) {
+	b.Helper()
+	ctx := context.Background()
+	clients := awstest.Clients(b)
+	st := awstest.Store(b, clients)
+	srv := api.New(api.Deps{Store: st, Log: awstest.Log(b)})
+	e := &benchEnv{handler: srv.Handler(), key: apikey.Generate()}
+	if err := apikey.Provision(ctx, st, apikey.Grant{Account: "bench", Role: store.RoleAdmin, Key: e.key}, "bench"); err != nil {
+		b.Fatal(err)
+	}
+	if err := st.SetAccountLimits(ctx, "bench", map[string]int{"pages_per_website": n}); err != nil {
+		b.Fatal(err)
+	}
+	site := store.Website{Account: "bench", Domain: "example.com", DisplayName: "Example"}
+	if err := st.CreateWebsite(ctx, &site); err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	var pages []store.Page
+	for i := 0; i < n; i += store.MaxPagesPerCall {
+		batch := make([]store.Page, 0, store.MaxPagesPerCall)
+		for j := i; j < min(i+store.MaxPagesPerCall, n); j++ {
+			batch = append(batch, store.Page{URL: "/section-" + strconv.Itoa(j%20) + "/page-" + strconv.Itoa(j), Alias: "Page " + strconv.Itoa(j)})
+		}
+		if err := st.CreatePages(ctx, site, batch); err != nil {
+			b.Fatal(err)
+		}
+		pages = append(pages, batch...)
+	}
+	type job struct {
+		page   store.Page
+		device string
+		day    time.Time
+	}
+	jobs := make(chan job)
+	var wg sync.WaitGroup
+	var failed error
+	var once sync.Once
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				m := map[string]float64{"performance_score": 90, "lcp": 1800, "fcp": 900, "cls": 0.02, "tbt": 120, "ttfb": 300,
+					"speed_index": 1500, "tti": 2500, "kb_total": 900, "cpu_total": 800, "dom_elements": 700,
+					"accessibility_score": 95, "best_practices_score": 96, "seo_score": 92, "validation_errors": 3}
+				r := store.LabResult{Device: j.device, Day: store.Day(j.day), Audited: j.day, Runs: 3, Metrics: m, LighthouseVersion: "13.5.0"}
+				if err := st.PutLabResult(ctx, site, j.page, r); err != nil {
+					once.Do(func() { failed = err })
+				}
+			}
+		}()
+	}
+	now := time.Now().UTC()
+	for _, p := range pages[:dated] {
+		for _, d := range []string{"desktop", "mobile"} {
+			for back := range 30 {
+				jobs <- job{p, d, now.AddDate(0, 0, -back)}
+			}
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if failed != nil {
+		b.Fatal(failed)
+	}
+	b.Logf("seeded %d pages, %d with 30 days on both devices (%d lab results), in %s", n, dated, dated*60, time.Since(start).Round(time.Second))
+	b.ResetTimer()
+	return e, site.ID, fmt.Sprint(pages[0].ID)
+}
