@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"time"
 
@@ -122,13 +124,19 @@ func follow(ctx context.Context, out io.Writer, res schedule.Result, track func(
 	}
 }
 
-// show prints one line of progress: its counts add up to what was queued.
+// show prints one line of progress: its counts add up to what was queued (skipped ones are
+// shown when there are some).
 func show(out io.Writer, what string, queued int, p queue.Progress) {
-	fmt.Fprintf(out, "%s  %s (%d): done %d / failed %d / retrying %d / waiting %d\n",
-		time.Now().Format("15:04:05"), what, queued, p.Done, p.Failed, p.Retrying, p.Remaining)
+	skipped := ""
+	if p.Skipped > 0 {
+		skipped = fmt.Sprintf(" / skipped %d", p.Skipped)
+	}
+	fmt.Fprintf(out, "%s  %s (%d): done %d%s / failed %d / retrying %d / waiting %d\n",
+		time.Now().Format("15:04:05"), what, queued, p.Done, skipped, p.Failed, p.Retrying, p.Remaining)
 }
 
-// showUX says what the collections stored, and what they could not collect and why.
+// showUX says what the collections stored, and what they left out and why (a skipped one's
+// reason, such as no CrUX API key).
 func showUX(out io.Writer, runs []store.UXRun) {
 	var records, noData, search int
 	notes := map[string]bool{}
@@ -142,7 +150,7 @@ func showUX(out io.Writer, runs []store.UXRun) {
 	}
 	fmt.Fprintf(out, "user-experience data: %d records stored, %d pages without data in the dataset, %d pages with search analytics\n",
 		records, noData, search)
-	for n := range notes {
+	for _, n := range slices.Sorted(maps.Keys(notes)) {
 		fmt.Fprintln(out, "  "+n)
 	}
 }

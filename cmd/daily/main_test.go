@@ -5,12 +5,15 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/schedule"
+	"github.com/openvitals/openvitals/internal/store"
 	"github.com/openvitals/openvitals/internal/ux"
+	"github.com/openvitals/openvitals/internal/uxworker"
 )
 
 // TestFollowWaitsForRetriesAndAddsUp: audits that failed once wait for their retry (make daily
@@ -20,8 +23,8 @@ func TestFollowWaitsForRetriesAndAddsUp(t *testing.T) {
 	res := schedule.Result{Day: "20261125", Audits: make([]audit.Job, 2), Runs: make([]multistep.Job, 1), UX: make([]ux.Job, 1)}
 	steps := []schedule.Progress{
 		{Audits: queue.Progress{Retrying: 2}, Runs: queue.Progress{Remaining: 1}, UX: queue.Progress{Remaining: 1}},
-		{Audits: queue.Progress{Done: 1, Retrying: 1}, Runs: queue.Progress{Done: 1}, UX: queue.Progress{Done: 1}},
-		{Audits: queue.Progress{Done: 1, Failed: 1}, Runs: queue.Progress{Done: 1}, UX: queue.Progress{Done: 1}},
+		{Audits: queue.Progress{Done: 1, Retrying: 1}, Runs: queue.Progress{Done: 1}, UX: queue.Progress{Skipped: 1}},
+		{Audits: queue.Progress{Done: 1, Failed: 1}, Runs: queue.Progress{Done: 1}, UX: queue.Progress{Skipped: 1}},
 	}
 	calls := 0
 	var out bytes.Buffer
@@ -38,15 +41,17 @@ func TestFollowWaitsForRetriesAndAddsUp(t *testing.T) {
 		"audits (2): done 0 / failed 0 / retrying 2 / waiting 0",
 		"multistep runs (1): done 1 / failed 0 / retrying 0 / waiting 0",
 		"audits (2): done 1 / failed 1 / retrying 0 / waiting 0",
+		"user-experience data (1): done 0 / skipped 1 / failed 0 / retrying 0 / waiting 0",
 		"audits failed after 3 attempts",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, &out)
 		}
 	}
+	// A collection without a CrUX key says it skipped CrUX, and why.
 	var buf bytes.Buffer
-	showUX(&buf, nil)
-	if !strings.Contains(buf.String(), "0 records stored") {
-		t.Errorf("ux summary %q", &buf)
+	showUX(&buf, []store.UXRun{{Day: "20261125", Attempt: 1, Finished: time.Now(), Error: "CrUX: " + uxworker.NoCrUXKey}})
+	if got := buf.String(); !strings.Contains(got, "0 records stored") || !strings.Contains(got, "CrUX: skipped: no CrUX API key") {
+		t.Errorf("ux summary %q", got)
 	}
 }

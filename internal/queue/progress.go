@@ -6,11 +6,12 @@ import (
 	"time"
 )
 
-// Progress counts how far queued jobs have come: Done ones have a result, Failed ones failed
-// their last attempt, Retrying ones failed an earlier attempt and wait for SQS to deliver them
-// again, Remaining ones have not been tried yet.
+// Progress counts how far queued jobs have come: Done ones have a result, Skipped ones finished
+// with nothing to show for a reason their consumer recorded (no API key, say), Failed ones
+// failed their last attempt, Retrying ones failed an earlier attempt and wait for SQS to deliver
+// them again, Remaining ones have not been tried yet.
 type Progress struct {
-	Done, Failed, Retrying, Remaining int
+	Done, Skipped, Failed, Retrying, Remaining int
 }
 
 // Attempted is what a consumer recorded of a job queued at a time: when it last finished

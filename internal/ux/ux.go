@@ -70,8 +70,9 @@ func (s *Scheduler) Daily(ctx context.Context, now time.Time) ([]Job, error) {
 }
 
 // Track reports the progress of jobs from the runs the worker recorded: done once a run of
-// the job's day finished, failed when its last attempt failed, retrying when an earlier one
-// did. A collection of a website deleted since counts as done.
+// the job's day finished, skipped when it finished having stored nothing for a reason it noted
+// (no CrUX key and no Search Console, say), failed when its last attempt failed, retrying when
+// an earlier one did. A collection of a website deleted since counts as done.
 func Track(ctx context.Context, st *store.Store, jobs []Job) (queue.Progress, error) {
 	var p queue.Progress
 	for _, j := range jobs {
@@ -89,6 +90,8 @@ func Track(ctx context.Context, st *store.Store, jobs []Job) (queue.Progress, er
 			p.Remaining++
 		case err != nil:
 			return p, err
+		case !run.Finished.IsZero() && Skipped(run):
+			p.Skipped++
 		case !run.Finished.IsZero():
 			p.Done++ // runs are per day, and a day is queued once
 		case run.Error != "" && run.Attempt >= queue.MaxReceives:
@@ -123,4 +126,11 @@ func Outcomes(ctx context.Context, st *store.Store, jobs []Job) ([]store.UXRun, 
 		runs = append(runs, run)
 	}
 	return runs, nil
+}
+
+// Skipped tells whether a finished collection stored nothing for a reason it noted: no record
+// and no search analytics, and a note such as a missing API key. A collection that asked the
+// dataset and found no data for the pages is done, not skipped.
+func Skipped(run store.UXRun) bool {
+	return run.UXRecords == 0 && run.UXNoData == 0 && run.SearchPages == 0 && run.Error != ""
 }

@@ -84,7 +84,7 @@ func (w *Worker) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSE
 }
 
 // NoCrUXKey is the note of a collection made without a CrUX API key.
-const NoCrUXKey = "not collected: no API key (OPENVITALS_CRUX_API_KEY)"
+const NoCrUXKey = "skipped: no CrUX API key (OPENVITALS_CRUX_API_KEY)"
 
 // devices are the devices pages are monitored on, in the order records are collected.
 var devices = []string{"mobile", "desktop"}

@@ -17,6 +17,7 @@ import (
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/contract"
 	"github.com/openvitals/openvitals/internal/google"
+	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
@@ -412,6 +413,16 @@ func TestWithoutCrUXKey(t *testing.T) {
 	}
 	if len(e.google.cruxCalls) != 0 {
 		t.Errorf("CrUX queried without a key: %v", e.google.cruxCalls)
+	}
+	// A website without Search Console gets nothing at all: its collection counts skipped, not
+	// done (make daily used to say "done" for it), and the other's done.
+	bare, _ := e.website("bare.example", "/")
+	if run, err := c.Collect(e.ctx, e.job(bare), 1); err != nil || !ux.Skipped(run) {
+		t.Errorf("run %+v, %v; want it skipped", run, err)
+	}
+	p, err := ux.Track(e.ctx, e.st, []ux.Job{e.job(site), e.job(bare)})
+	if want := (queue.Progress{Done: 1, Skipped: 1}); err != nil || p != want {
+		t.Errorf("Track = %+v, %v; want %+v", p, err, want)
 	}
 }
 
