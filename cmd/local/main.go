@@ -6,8 +6,10 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -15,6 +17,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -22,11 +25,13 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3bolt"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/schedule"
+	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
 )
 
@@ -45,11 +50,21 @@ func run(ctx context.Context, log *slog.Logger) error {
 	setDefault("AWS_ACCESS_KEY_ID", "test")
 	setDefault("AWS_SECRET_ACCESS_KEY", "test")
 	setDefault("AWS_EC2_METADATA_DISABLED", "true")
+	dataDir := os.Getenv("OPENVITALS_DATA_DIR")
+	if dataDir != "" {
+		if err := os.MkdirAll(dataDir, 0o700); err != nil {
+			return err
+		}
+		if err := keepCredentialsKey(dataDir); err != nil {
+			return err
+		}
+	}
 	if os.Getenv("AWS_ENDPOINT_URL_S3") == "" {
-		addr, err := serveS3(ctx, envOr("OPENVITALS_S3_ADDR", "127.0.0.1:9090"), os.Getenv("OPENVITALS_DATA_DIR"), log)
+		addr, stopS3, err := serveS3(envOr("OPENVITALS_S3_ADDR", "127.0.0.1:9090"), dataDir, log)
 		if err != nil {
 			return err
 		}
+		defer stopS3() // after the workers (deferred later) have stopped
 		os.Setenv("AWS_ENDPOINT_URL_S3", "http://"+addr)
 	}
 
@@ -113,7 +128,8 @@ func provisionKeys(ctx context.Context, svc *service.Service) error {
 			return err
 		}
 		if exists {
-			fmt.Printf("\nAccount \"local\" exists: the admin key printed when it was made still works (make keys makes another; make reset starts over).\n\n")
+			fmt.Printf("\nAccount \"local\" exists: the admin key printed when it was made still works (%s; make keys makes another, make reset starts over).\n\n",
+				keyFileNote())
 			return nil
 		}
 		g := apikey.Grant{Account: "local", Role: "admin", Key: apikey.Generate()}
@@ -196,31 +212,61 @@ func runDaily(ctx context.Context, sched *schedule.Scheduler, hour int, log *slo
 	}
 }
 
-// serveS3 runs the in-process S3 stand-in (gofakes3) and returns its address. Its objects are
-// kept in dataDir/s3.bolt when dataDir is set (make run: .run/data), else in memory.
-func serveS3(ctx context.Context, addr, dataDir string, log *slog.Logger) (string, error) {
+// keyFileNote says where the local admin key is kept, if it is.
+func keyFileNote() string {
+	file := filepath.Join(os.Getenv("OPENVITALS_DATA_DIR"), "local-admin-key")
+	if _, err := os.Stat(file); os.Getenv("OPENVITALS_DATA_DIR") == "" || err != nil {
+		return "it is not kept anywhere else"
+	}
+	return "it is in " + file
+}
+
+// keepCredentialsKey gives the process a credentials key kept in dataDir when none is
+// configured, so that Search Console credentials stored in the kept table still open after a
+// restart (the service would otherwise make a key per process).
+func keepCredentialsKey(dataDir string) error {
+	if os.Getenv("OPENVITALS_CREDENTIALS_KEY") != "" || os.Getenv("OPENVITALS_CREDENTIALS_KEY_SECRET") != "" {
+		return nil
+	}
+	file := filepath.Join(dataDir, "credentials-key")
+	b, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		b = []byte(base64.StdEncoding.EncodeToString(seal.GenerateKey()) + "\n")
+		err = os.WriteFile(file, b, 0o600)
+	}
+	if err != nil {
+		return fmt.Errorf("credentials key: %w", err)
+	}
+	if _, err := seal.ParseKey(string(b)); err != nil {
+		return fmt.Errorf("%s: %w (delete it to make another; credentials stored under it will not open)", file, err)
+	}
+	return os.Setenv("OPENVITALS_CREDENTIALS_KEY", strings.TrimSpace(string(b)))
+}
+
+// serveS3 runs the in-process S3 stand-in (gofakes3) and returns its address and a function
+// that stops it. Its objects are kept in dataDir/s3.bolt when dataDir is set (make run:
+// .run/data), else in memory.
+func serveS3(addr, dataDir string, log *slog.Logger) (string, func(), error) {
 	var backend gofakes3.Backend = s3mem.New()
-	where := "in memory"
+	where, closeDB := "in memory", func() {}
 	if dataDir != "" {
-		if err := os.MkdirAll(dataDir, 0o755); err != nil {
-			return "", fmt.Errorf("S3 stand-in: %w", err)
-		}
-		file := filepath.Join(dataDir, "s3.bolt")
-		db, err := s3bolt.NewFile(file)
+		where = filepath.Join(dataDir, "s3.bolt")
+		// bbolt locks its file: a timeout, rather than waiting for ever behind another process.
+		db, err := bolt.Open(where, 0o600, &bolt.Options{Timeout: 10 * time.Second})
 		if err != nil {
-			return "", fmt.Errorf("S3 stand-in: %s: %w", file, err)
+			return "", nil, fmt.Errorf("S3 stand-in: %s: %w (does another make run use this data directory?)", where, err)
 		}
-		backend, where = db, file
+		backend, closeDB = s3bolt.New(db), func() { _ = db.Close() }
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return "", fmt.Errorf("S3 stand-in: %w", err)
+		closeDB()
+		return "", nil, fmt.Errorf("S3 stand-in: %w", err)
 	}
 	srv := &http.Server{Handler: gofakes3.New(backend).Server(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	go func() { <-ctx.Done(); _ = srv.Close() }()
 	log.Info("S3 stand-in (gofakes3) is serving", "url", "http://"+ln.Addr().String(), "objects", where)
-	return ln.Addr().String(), nil
+	return ln.Addr().String(), func() { _ = srv.Close(); closeDB() }, nil
 }
 
 func logRequests(h http.Handler, log *slog.Logger) http.Handler {
