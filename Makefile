@@ -111,16 +111,17 @@ layers/rum/node_modules/.stamp: layers/rum/package.json layers/rum/package-lock.
 # make run keeps its data (DynamoDB Local's tables, the S3 stand-in's objects) in DATA_DIR, so
 # that a restart keeps websites, keys and results; make reset deletes it.
 DATA_DIR := $(or $(OPENVITALS_DATA_DIR),.run/data)
-# A run holds this lock (fd 9, inherited by the stand-ins it starts) until everything it
-# started has stopped: a run started right after Ctrl-C waits for the previous one to finish
-# stopping instead of racing it for the ports and PID files.
+# A run holds this lock (fd 9: its shell and the service) until it has stopped everything it
+# started: a run started right after Ctrl-C waits for the previous one to finish stopping
+# instead of racing it for the ports. The stand-ins are the shell's own (STANDINS_OWNER: PID
+# files of their own, and a later start stops them if the shell is gone without stopping them).
 RUN_LOCK = .run/run-$(word 1,$(RUN_PORTS)).lock
 
 run: deps-local
 	@set -e; mkdir -p .run; exec 9>$(RUN_LOCK); \
 	flock -n 9 || { echo "waiting for the previous make run on these ports to stop..."; flock -w 60 9 || { echo "another make run still holds the ports $(RUN_PORTS)" >&2; exit 1; }; }; \
-	trap '$(STANDINS) stop $(RUN_PORTS)' EXIT; \
-	STANDINS_DB_PATH=$(DATA_DIR)/dynamodb $(STANDINS) start $(RUN_PORTS); \
+	export STANDINS_OWNER=$$$$; trap '$(STANDINS) stop $(RUN_PORTS)' EXIT; \
+	STANDINS_DB_PATH=$(DATA_DIR)/dynamodb $(STANDINS) start $(RUN_PORTS) 9>&-; \
 	go build -o .run/bin/openvitals-local ./cmd/local; \
 	$(call LOCAL_AWS,$(RUN_PORTS)) OPENVITALS_DATA_DIR=$(DATA_DIR) .run/bin/openvitals-local
 
@@ -141,6 +142,7 @@ test: deps
 	$(STANDINS) start $(TEST_PORTS); \
 	$(call LOCAL_AWS,$(TEST_PORTS)) go test -p 1 -count=1 ./...; \
 	$(MAKE) --no-print-directory test-infra; \
+	scripts/local-restart-test.sh; \
 	scripts/readme-walkthrough.sh
 
 test-infra:

@@ -163,6 +163,9 @@ func provisionKeys(ctx context.Context, svc *service.Service) error {
 func sweepPurges(ctx context.Context, svc *service.Service) {
 	for {
 		if n, err := purge.Sweep(ctx, svc.Store, purge.NewQueue(svc.Queues.Purge), svc.Config.PurgeSettle+5*time.Minute); err != nil {
+			if ctx.Err() != nil {
+				return // stopping: not an error worth a line
+			}
 			svc.Log.Error("sweep pending purges", "err", err)
 		} else if n > 0 {
 			svc.Log.Info("queued pending purges again", "purges", n)
@@ -207,7 +210,7 @@ func runDaily(ctx context.Context, sched *schedule.Scheduler, hour int, log *slo
 				log.Error("daily schedule", "err", err)
 				continue
 			}
-			log.Info("daily work queued", "day", res.Day, "audits", len(res.Audits), "runs", res.Runs, "uxCollections", len(res.UX))
+			log.Info("daily work queued", "day", res.Day, "audits", len(res.Audits), "runs", len(res.Runs), "uxCollections", len(res.UX))
 		}
 	}
 }

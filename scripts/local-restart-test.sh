@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Tests that local use survives restarts, as a user restarts `make run`:
+#  1. Ctrl-C and `make run` again at once: the new run starts (it waits for the old one to
+#     stop), and the website and the key made before still work (DynamoDB Local's files, the
+#     key made once);
+#  2. a run whose shell and service were killed outright leaves its stand-ins behind: the next
+#     `make run` stops them and starts;
+#  3. once stopped, nothing of any run is left running;
+#  4. `make reset` starts over: a new key, no website.
+# It uses its own ports, data and run directories, so it can run beside a `make run` of your
+# own, and no browser. `make test` runs it.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+base=${RESTART_TEST_BASE_PORT:-38200}
+export OPENVITALS_DYNAMODB_PORT=$base OPENVITALS_SQS_PORT=$((base + 1))
+export OPENVITALS_ADDR=127.0.0.1:$((base + 2)) OPENVITALS_S3_ADDR=127.0.0.1:$((base + 3))
+work=$(mktemp -d)
+export OPENVITALS_DATA_DIR=$work/data OPENVITALS_RUN_DIR=$work/run
+# The local clock queues the day's audits in its hour: keep it away from this test.
+export OPENVITALS_DAILY_HOUR=$(((10#$(date -u +%H) + 12) % 24))
+api=http://$OPENVITALS_ADDR
+standins="DynamoDBLocal.jar .*-port $base( |$)|sqs.js $((base + 1))( |$)"
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+runs=() # the process groups of the runs started (make run's PID)
+run_pid=""
+seen=() # every PID any run had, to check that none outlives the test
+note_pids() { seen+=($(pgrep -g "$1" || true)); }
+# alive PID: the process runs (a zombie no longer does; PID 1 of a container may never reap it).
+alive() { [ -r "/proc/$1/status" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status"; }
+cleanup() {
+  status=$?
+  for g in "${runs[@]}"; do kill -INT -- "-$g" 2>/dev/null || true; done
+  for g in "${runs[@]}"; do wait "$g" 2>/dev/null || true; done
+  left=$(pgrep -f -- "$standins" || true)
+  if [ -n "$left" ]; then
+    echo "stand-ins of this test still run: $left" >&2
+    kill $left 2>/dev/null || true
+    status=1
+  fi
+  if [ "$status" != 0 ]; then
+    echo "--- make run's output:" >&2
+    tail -n 60 "$work/run.log" >&2 || true
+  fi
+  rm -rf "$work"
+  exit "$status"
+}
+trap cleanup EXIT
+
+# start runs make run in its own process group, as in a terminal, until the API answers.
+start() {
+  echo "--- make run" >>"$work/run.log"
+  setsid make --no-print-directory run >>"$work/run.log" 2>&1 </dev/null &
+  run_pid=$!
+  runs+=("$run_pid")
+  for _ in $(seq 900); do
+    if curl -s -o /dev/null "$api/openapi.json"; then
+      note_pids "$run_pid"
+      return 0
+    fi
+    kill -0 "$run_pid" 2>/dev/null || fail "make run stopped while starting"
+    sleep 0.2
+  done
+  fail "make run did not answer within 3 minutes"
+}
+# ctrl_c is Ctrl-C in make run's terminal: SIGINT to its process group. The API goes quiet
+# before the function returns, so that the next answer comes from the next run.
+ctrl_c() {
+  note_pids "$run_pid"
+  kill -INT -- "-$run_pid"
+  for _ in $(seq 300); do
+    curl -s -o /dev/null "$api/openapi.json" || return 0
+    sleep 0.1
+  done
+  fail "the API still answers 30 s after Ctrl-C"
+}
+# status METHOD PATH KEY [BODY] prints the HTTP status and keeps the body in $work/body.
+status() {
+  curl -s -o "$work/body" -w '%{http_code}' -X "$1" "$api$2" -H "Authorization: Bearer $3" \
+    -H "Content-Type: application/json" ${4:+-d "$4"}
+}
+printed_key() { grep -o 'ov_[a-z0-9]*' "$work/run.log" | tail -n 1; }
+
+# The first start makes the key (printed, and kept beside the data).
+start
+key=$(printed_key)
+[ -n "$key" ] || fail "make run printed no key"
+[ "$(cat "$OPENVITALS_DATA_DIR/local-admin-key" 2>/dev/null)" = "$key" ] || fail "the key is not in \$OPENVITALS_DATA_DIR/local-admin-key"
+[ "$(status POST /account/websites "$key" '{"domain":"example.com","displayName":"Kept"}')" = 201 ] || fail "create a website: $(cat "$work/body")"
+website=$(grep -o '"id":"[^"]*"' "$work/body" | head -n 1 | cut -d'"' -f4)
+
+# 1. Ctrl-C, and make run again right away.
+ctrl_c
+start
+[ "$(status GET /websites "$key")" = 200 ] || fail "after a restart, the key made before: $(cat "$work/body")"
+grep -q "\"id\":\"$website\",\"displayName\":\"Kept\"" "$work/body" || fail "after a restart, the websites are $(cat "$work/body")"
+[ "$(printed_key)" = "$key" ] || fail "the restart made another key"
+
+# 2. The run's shell and service killed outright (not its stand-ins): they are left behind.
+note_pids "$run_pid"
+orphans=$(pgrep -f -- "$standins")
+for pid in $(pgrep -g "$run_pid"); do
+  grep -qw "$pid" <<<"$orphans" || kill -9 "$pid" 2>/dev/null || true
+done
+{ wait "$run_pid"; } 2>/dev/null || true
+for pid in $orphans; do alive "$pid" || fail "stand-in $pid did not outlive its run"; done
+start
+for pid in $orphans; do ! alive "$pid" || fail "the stand-in $pid left behind still runs beside the new run"; done
+[ "$(status GET "/$website/settings/pages" "$key")" = 200 ] || fail "after the stand-ins were left behind, the website: $(cat "$work/body")"
+
+# 3. Stopped, nothing is left: no process any run had, no stand-in on these ports.
+ctrl_c
+wait "$run_pid" || fail "make run exited with $? after Ctrl-C"
+sleep 0.5
+for pid in "${seen[@]}"; do
+  ! alive "$pid" || fail "process $pid ($(tr '\0' ' ' </proc/"$pid"/cmdline 2>/dev/null)) outlived make run"
+done
+
+# 4. make reset: the next start has a new key and no website.
+make --no-print-directory reset >>"$work/run.log"
+[ ! -e "$OPENVITALS_DATA_DIR" ] || fail "make reset left $OPENVITALS_DATA_DIR"
+start
+[ "$(printed_key)" != "$key" ] || fail "after make reset, the same key"
+[ "$(status GET "/$website/settings/pages" "$(printed_key)")" = 404 ] || fail "after make reset, the website: $(cat "$work/body")"
+[ "$(status GET /websites "$key")" = 401 ] || fail "after make reset, the old key still works"
+ctrl_c
+wait "$run_pid" || fail "make run exited with $? after Ctrl-C"
+echo "local restarts: data and key kept, nothing left behind, make reset starts over"
