@@ -3,7 +3,9 @@
 # that follows a "<!-- walkthrough -->" line, in order, in one shell. `make run` goes to the
 # background (and is stopped and started again where the README starts it again); curl fails on
 # an HTTP error. The run has its own ports, data directory and site directory, so it can run
-# beside a `make run` of your own. It stops everything it started. `make test` runs it.
+# beside a `make run` of your own. It stops everything it started. `make test` runs it. It runs
+# real audits (Chromium and Lighthouse): on a machine where browser jobs take turns through a
+# lock, run it (or make test) under that lock, e.g. flock /tmp/browser.lock.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -32,13 +34,16 @@ stop_run() {
 cleanup() {
   status=$?
   stop_run
-  pkill -f "http.server $site_port" 2>/dev/null || true
+  # What the README started in the background (the local site's server) is a job of this shell.
+  jobs=$(jobs -p)
+  if [ -n "$jobs" ]; then kill $jobs 2>/dev/null || true; fi
   # Nothing of any run may outlive it (a restart used to leave DynamoDB Local behind).
   sleep 1
-  if pgrep -f "DynamoDBLocal.*-port $base\b|sqs.js $((base + 1))\b" >/dev/null; then
+  left=$(pgrep -f "DynamoDBLocal.jar .*-port $base( |$)|sqs.js $((base + 1))( |$)" || true)
+  if [ -n "$left" ]; then
     echo "a stand-in of the walkthrough's make run outlived it:" >&2
-    pgrep -fa "DynamoDBLocal.*-port $base\b|sqs.js $((base + 1))\b" >&2
-    pkill -f "DynamoDBLocal.*-port $base\b|sqs.js $((base + 1))\b" || true
+    ps -o pid=,args= -p "$(tr '\n' ',' <<<"$left" | sed 's/,$//')" >&2 || true
+    kill $left 2>/dev/null || true
     status=1
   fi
   if [ "$status" != 0 ]; then
