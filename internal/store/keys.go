@@ -64,6 +64,9 @@ func testSK(id string) string { return testSKPrefix + id }
 // (audits, opportunities and the like, written by later stages).
 func PageItemsPrefix(page string) string { return "P#" + page + "#" }
 
+// pagePointerSK keys the item that points from a page's ID to its URL.
+func pagePointerSK(page string) string { return PageItemsPrefix(page) + "URL" }
+
 // TestItemsPrefix is the sort-key prefix of every item that belongs to a multistep test's runs.
 func TestItemsPrefix(test string) string { return "T#" + test + "#" }
 

@@ -68,7 +68,7 @@ func (s *Store) CreatePages(ctx context.Context, w Website, pages []Page) error 
 	if err != nil {
 		return fmt.Errorf("create pages: %w", err)
 	}
-	return nil
+	return s.putPagePointers(ctx, w, pages)
 }
 
 // Pages lists a website's pages in the order they were added.
@@ -85,16 +85,64 @@ func (s *Store) Pages(ctx context.Context, w Website) ([]Page, error) {
 	return pages, nil
 }
 
-// Page returns one page of a website by its ID.
+// pagePointerItem points from a page's ID to its URL, which keys its item (so that a
+// conditional put alone keeps URLs unique). It lives under the page's prefix, so the page's
+// purge removes it.
+type pagePointerItem struct {
+	PK   string
+	SK   string
+	Type string
+	URL  string
+}
+
+// putPagePointers records where pages are found by ID. Written after the pages: a pointer
+// missing or stale only costs Page a read of every page item (and is then repaired).
+func (s *Store) putPagePointers(ctx context.Context, w Website, pages []Page) error {
+	reqs := make([]ddbtypes.WriteRequest, len(pages))
+	for i, p := range pages {
+		item, err := attributevalue.MarshalMap(pagePointerItem{PK: websitePK(w.Account, w.ID), SK: pagePointerSK(p.ID), Type: "page-pointer", URL: p.URL})
+		if err != nil {
+			return err
+		}
+		reqs[i] = ddbtypes.WriteRequest{PutRequest: &ddbtypes.PutRequest{Item: item}}
+	}
+	for start := 0; start < len(reqs); start += 25 {
+		if err := s.batchWrite(ctx, reqs[start:min(start+25, len(reqs))]); err != nil {
+			return fmt.Errorf("record pages by id: %w", err)
+		}
+	}
+	return nil
+}
+
+// Page returns one page of a website by its ID: two reads through its pointer; a page whose
+// pointer is missing or stale (created before pointers existed, or the moment after a write)
+// is found by reading every page item, and its pointer repaired.
 func (s *Store) Page(ctx context.Context, w Website, id string) (Page, error) {
-	// Pages are keyed by URL, so finding one by ID reads the website's page items: one query
-	// of a few hundred bytes per page, which is the price of atomic URL uniqueness.
+	pk := websitePK(w.Account, w.ID)
+	var ptr pagePointerItem
+	err := s.getItem(ctx, pk, pagePointerSK(id), "page "+id, &ptr)
+	if err != nil && !IsNotFound(err) {
+		return Page{}, err
+	}
+	if err == nil {
+		var it pageItem
+		err := s.getItem(ctx, pk, pageSK(ptr.URL), "page "+id, &it)
+		if err != nil && !IsNotFound(err) {
+			return Page{}, err
+		}
+		if err == nil && it.ID == id {
+			return Page{ID: it.ID, URL: it.URL, Alias: it.Alias, Created: it.Created}, nil
+		}
+	}
 	pages, err := s.Pages(ctx, w)
 	if err != nil {
 		return Page{}, err
 	}
 	for _, p := range pages {
 		if p.ID == id {
+			if err := s.putPagePointers(ctx, w, []Page{p}); err != nil {
+				return Page{}, err
+			}
 			return p, nil
 		}
 	}
@@ -145,7 +193,7 @@ func (s *Store) UpdatePage(ctx context.Context, w Website, old, updated Page) er
 	if err != nil {
 		return fmt.Errorf("update page: %w", err)
 	}
-	return nil
+	return s.putPagePointers(ctx, w, []Page{updated})
 }
 
 // DeletePage removes a page's settings and records a purge marker for its results, at once.
