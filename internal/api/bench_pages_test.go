@@ -13,6 +13,7 @@ import (
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -36,7 +37,9 @@ func BenchmarkPagesAtScale(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			e, site, first := benchSeedPages(b, tc.pages, tc.dated)
 			path := tc.path(site, first)
-			benchLoop(b, func(int) { e.benchCall(b, "GET", path, "", http.StatusOK) })
+			size := 0
+			benchLoop(b, func(int) { size = e.benchCall(b, "GET", path, "", http.StatusOK).Body.Len() })
+			b.ReportMetric(float64(size)/1e6, "MB/response")
 		})
 	}
 }
@@ -87,10 +90,8 @@ func benchSeedPages(b *testing.B, n, dated int) (*benchEnv, string, string) {
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				m := map[string]float64{"performance_score": 90, "lcp": 1800, "fcp": 900, "cls": 0.02, "tbt": 120, "ttfb": 300,
-					"speed_index": 1500, "tti": 2500, "kb_total": 900, "cpu_total": 800, "dom_elements": 700,
-					"accessibility_score": 95, "best_practices_score": 96, "seo_score": 92, "validation_errors": 3}
-				r := store.LabResult{Device: j.device, Day: store.Day(j.day), Audited: j.day, Runs: 3, Metrics: m, LighthouseVersion: "13.5.0"}
+				r := store.LabResult{Device: j.device, Day: store.Day(j.day), Audited: j.day, Runs: 3, Metrics: benchLabMetrics(j.day.YearDay()),
+					LighthouseVersion: "13.5.0", Opportunities: benchOpportunities}
 				if err := st.PutLabResult(ctx, site, j.page, r); err != nil {
 					once.Do(func() { failed = err })
 				}
@@ -110,7 +111,55 @@ func benchSeedPages(b *testing.B, n, dated int) (*benchEnv, string, string) {
 	if failed != nil {
 		b.Fatal(failed)
 	}
+	// The audit worker makes a page's summary after storing its result; so does this, once
+	// per page, after storing them all.
+	summaries := metrics.NewReader(st, time.Now)
+	refresh := make(chan store.Page)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range refresh {
+				if err := summaries.Refresh(ctx, site, p); err != nil {
+					once.Do(func() { failed = err })
+				}
+			}
+		}()
+	}
+	for _, p := range pages[:dated] {
+		refresh <- p
+	}
+	close(refresh)
+	wg.Wait()
+	if failed != nil {
+		b.Fatal(failed)
+	}
 	b.Logf("seeded %d pages, %d with 30 days on both devices (%d lab results), in %s", n, dated, dated*60, time.Since(start).Round(time.Second))
 	b.ResetTimer()
 	return e, site.ID, fmt.Sprint(pages[0].ID)
+}
+
+// benchLabMetrics are the 31 fields a real audit stores, varying from day to day as real
+// measurements do (a few percent), so that summaries are as large as real ones.
+func benchLabMetrics(day int) map[string]float64 {
+	jitter := func(v float64, pct int) float64 { return v * (1 + float64((day*7919)%(2*pct+1)-pct)/100) }
+	return map[string]float64{
+		"fcp": jitter(912, 8), "lcp": jitter(1843, 10), "cls": jitter(0.0213, 20), "tbt": jitter(127, 30), "ttfb": jitter(312, 15),
+		"speed_index": jitter(1534, 10), "tti": jitter(2561, 10), "performance_score": jitter(88, 3), "accessibility_score": 95,
+		"best_practices_score": 96, "seo_score": 92, "kb_total": jitter(913, 2), "cpu_total": jitter(812, 12),
+		"dom_ready": jitter(1012, 10), "on_load": jitter(1987, 10), "dom_elements": 734, "dom_max_depth": 17,
+		"dns_time": jitter(21, 40), "connect_time": jitter(43, 30), "server_time": jitter(187, 20), "transfer_time": jitter(12, 50),
+		"validation_errors": 3, "bytes_total": jitter(934912, 2), "bytes_doc": jitter(31245, 3), "bytes_image": jitter(512334, 2),
+		"bytes_js": jitter(298112, 1), "bytes_css": jitter(41223, 1), "bytes_font": 48120, "bytes_media": 0,
+		"bytes_other": jitter(3878, 5), "bytes_thirdparty": jitter(112334, 4),
+	}
+}
+
+// benchOpportunities are a typical audit's failed audits (they count in the list).
+var benchOpportunities = []store.Opportunity{
+	{ID: "render-blocking-insight", Title: "Render blocking requests", Category: "performance"},
+	{ID: "image-delivery-insight", Title: "Improve image delivery", Category: "performance"},
+	{ID: "unused-javascript", Title: "Reduce unused JavaScript", Category: "performance"},
+	{ID: "color-contrast", Title: "Background and foreground colors do not have a sufficient contrast ratio.", Category: "accessibility"},
+	{ID: "meta-description", Title: "Document does not have a meta description", Category: "seo"},
 }

@@ -46,6 +46,7 @@ type testEnv struct {
 	runs    *queue.Queue
 	rum     *queue.Queue // FIFO: page views from /collect
 	objects *blobstore.Bucket
+	clients service.Clients
 }
 
 // newTestEnv serves the whole API over a table and purge queue of the test's own, on the
@@ -75,7 +76,7 @@ func newTestEnvAt(t testing.TB, now func() time.Time) *testEnv {
 	srv := api.New(api.Deps{Store: st, Purger: purge.NewQueue(q), Auditor: audit.NewScheduler(st, aq, log),
 		Runner: multistep.NewQueue(st, mq, log), Reports: objects, Log: log, Credentials: credentialsKey,
 		Beacons: rum.NewCollector(rq), Field: rum.NewReader(st), Now: now})
-	return &testEnv{t: t, handler: srv.Handler(), store: st, purges: q, audits: aq, runs: mq, rum: rq, objects: objects}
+	return &testEnv{t: t, handler: srv.Handler(), store: st, purges: q, audits: aq, runs: mq, rum: rq, objects: objects, clients: clients}
 }
 
 type response struct {
@@ -210,3 +211,13 @@ func newRequest(method, path, authorization string) *http.Request {
 }
 
 func readCloser(s string) io.ReadCloser { return io.NopCloser(strings.NewReader(s)) }
+
+// storedPage reads a page of w as the store has it (with its creation time, which keys its row).
+func storedPage(t testing.TB, e *testEnv, w store.Website, id string) store.Page {
+	t.Helper()
+	p, err := e.store.Page(context.Background(), w, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

@@ -42,18 +42,24 @@ func (s *Server) listPageMetrics(w http.ResponseWriter, r *http.Request, c calle
 	if err != nil {
 		return err
 	}
-	pages, err := s.store.Pages(r.Context(), site)
+	search, err := s.metrics.HasSearch(r.Context(), site)
 	if err != nil {
 		return err
 	}
-	pages, next := cut(pages, pageKey, win)
-	series, search, err := s.metrics.PageList(r.Context(), site, pages)
+	listings, more, err := s.metrics.Listings(r.Context(), site, win.after, win.limit)
 	if err != nil {
 		return err
 	}
-	out := make([]map[string]any, len(series))
-	for i, ser := range series {
-		out[i] = pageWithMetricsJSON(budgets, ser, search)
+	next := ""
+	if more {
+		next = cursorAfter(pageKey(listings[len(listings)-1].Page))
+	}
+	out := make([]map[string]any, len(listings))
+	for i, l := range listings {
+		if !search {
+			l.Search = nil // analytics kept from an integration since removed are not shown
+		}
+		out[i] = pageWithMetricsJSON(budgets, l, search)
 	}
 	return writeJSON(w, http.StatusOK, listPage(out, next))
 }

@@ -9,6 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/store"
 )
@@ -45,7 +49,7 @@ func newLabFixture(t *testing.T, e *testEnv) labFixture {
 		for _, o := range opps {
 			r.Opportunities = append(r.Opportunities, store.Opportunity{ID: o, Title: "Title of " + o, Category: "performance", Description: "About " + o, DisplayValue: "Est savings of 1 s"})
 		}
-		if err := e.store.PutLabResult(ctx, w, store.Page{ID: p.ID, URL: p.URL}, r); err != nil {
+		if err := e.store.PutLabResult(ctx, w, storedPage(t, e, w, p.ID), r); err != nil {
 			t.Fatal(err)
 		}
 		report := map[string]any{"lighthouseVersion": "13.5.0", "audits": map[string]any{}}
@@ -163,7 +167,7 @@ func TestPageDetailTimelineNetwork(t *testing.T) {
 		t.Errorf("detail %+v", detail)
 	}
 	w, _ := e.store.Website(context.Background(), "acme", f.site.ID)
-	if err := e.store.PutLabError(context.Background(), w, store.Page{ID: f.pricing.ID, URL: f.pricing.URL}, "mobile", store.LabError{Message: "net::ERR_NAME_NOT_RESOLVED", At: time.Now(), Attempts: 3}); err != nil {
+	if err := e.store.PutLabError(context.Background(), w, storedPage(t, e, w, f.pricing.ID), "mobile", store.LabError{Message: "net::ERR_NAME_NOT_RESOLVED", At: time.Now(), Attempts: 3}); err != nil {
 		t.Fatal(err)
 	}
 	e.do("GET", "/"+f.site.ID+"/pages/"+f.pricing.ID+"?device=mobile", viewerKey, nil).want(t, 200).decode(t, &detail)
@@ -265,5 +269,87 @@ func TestAuditsOnDemand(t *testing.T) {
 
 	if got := awstest.Receive(t, e.audits, 5); len(got) != 5 {
 		t.Errorf("%d messages on the audit queue, want 5: %v", len(got), got)
+	}
+}
+
+// TestPagesListFollowsResults: the pages list reads each page's summary, and shows what was
+// stored after the summary was made (a stored result marks it stale), on a website whose pages
+// have rows and on one stored before rows existed; the budget status reads the same values.
+func TestPagesListFollowsResults(t *testing.T) {
+	e := newTestEnv(t)
+	ctx := context.Background()
+	site := e.createWebsite("example.com")
+	ps := e.createPages(site.ID, "/", "/pricing")
+	e.do("POST", "/"+site.ID+"/budgets", adminKey, `{"metric":"lcp","operator":"lt","value":2500,"device":"mobile"}`).want(t, 201)
+	w, err := e.store.Website(ctx, "acme", site.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type record struct {
+		ID, Device string
+		Timeline   []map[string]any
+		Latest     map[string]any
+	}
+	lcp := func(pageID, device string) any {
+		t.Helper()
+		for _, r := range listOf[record](t, e.do("GET", "/"+site.ID+"/pages", viewerKey, nil).want(t, 200)) {
+			if r.ID == pageID && r.Device == device {
+				return r.Latest["lcp"]
+			}
+		}
+		t.Fatalf("page %s %s not listed", pageID, device)
+		return nil
+	}
+	budgetStatus := func() string {
+		t.Helper()
+		var out struct {
+			Result struct{ List []struct{ Status string } }
+		}
+		e.do("GET", "/"+site.ID+"/budgets", viewerKey, nil).want(t, 200).decode(t, &out)
+		return out.Result.List[0].Status
+	}
+	if got := lcp(ps[0].ID, "mobile"); got != nil {
+		t.Errorf("lcp %v before any result", got)
+	}
+	home := storedPage(t, e, w, ps[0].ID)
+	put := func(back int, v float64) {
+		t.Helper()
+		r := store.LabResult{Device: "mobile", Day: day(time.Now().UTC(), back), Metrics: map[string]float64{"lcp": v}}
+		if err := e.store.PutLabResult(ctx, w, home, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(1, 2000)
+	if got, status := lcp(ps[0].ID, "mobile"), budgetStatus(); got != 2000.0 || status != "ok" {
+		t.Errorf("after a result: lcp %v, budget %s; want 2000, ok", got, status)
+	}
+	put(0, 4000) // after the summary was made
+	if got, status := lcp(ps[0].ID, "mobile"), budgetStatus(); got != 3000.0 || status != "exceeded" {
+		t.Errorf("after a second result: lcp %v, budget %s; want the mean 3000, exceeded", got, status)
+	}
+	if got := lcp(ps[1].ID, "mobile"); got != nil {
+		t.Errorf("pricing has lcp %v without a result", got)
+	}
+
+	// Stored before rows existed: no row, the website unmarked; the list makes them.
+	pk := &ddbtypes.AttributeValueMemberS{Value: "A#acme#W#" + w.ID}
+	for _, p := range []store.Page{home, storedPage(t, e, w, ps[1].ID)} {
+		_, err := e.clients.DynamoDB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(e.store.Table()), Key: map[string]ddbtypes.AttributeValue{
+			"PK": pk, "SK": &ddbtypes.AttributeValueMemberS{Value: "ROW#" + store.PageOrderKey(p)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = e.clients.DynamoDB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(e.store.Table()),
+		Key:              map[string]ddbtypes.AttributeValue{"PK": &ddbtypes.AttributeValueMemberS{Value: "A#acme"}, "SK": &ddbtypes.AttributeValueMemberS{Value: "W#" + w.ID}},
+		UpdateExpression: aws.String("REMOVE PageRows")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := lcp(ps[0].ID, "mobile"); got != 3000.0 {
+		t.Errorf("a website stored before rows: lcp %v, want 3000", got)
+	}
+	if got := len(listOf[record](t, e.do("GET", "/"+site.ID+"/pages", viewerKey, nil).want(t, 200))); got != 4 {
+		t.Errorf("%d records, want 2 pages on 2 devices", got)
 	}
 }

@@ -82,11 +82,11 @@ func pageDayJSON(budgets []store.Budget, device string, vals metrics.Values, sea
 
 // pageWithMetricsJSON renders one page on one device of the pages list: one timeline item per
 // day with any result, and latest.
-func pageWithMetricsJSON(budgets []store.Budget, s metrics.Series, search bool) map[string]any {
+func pageWithMetricsJSON(budgets []store.Budget, s metrics.Listing, search bool) map[string]any {
 	days := s.Days()
 	timeline := make([]map[string]any, len(days))
 	for i, d := range days {
-		timeline[i] = pageDayJSON(budgets, s.Device, d.Values(), search)
+		timeline[i] = pageDayJSON(budgets, s.Device, d.Values, search)
 		timeline[i]["date"] = store.DayToISO(d.Day)
 	}
 	var latest any

@@ -68,8 +68,11 @@ func cut[T any](items []T, key func(T) string, win window) ([]T, string) {
 	if end == len(items) {
 		return items[start:end], ""
 	}
-	return items[start:end], base64.RawURLEncoding.EncodeToString([]byte(key(items[end-1])))
+	return items[start:end], cursorAfter(key(items[end-1]))
 }
+
+// cursorAfter is the cursor of the window after the item with sort key key.
+func cursorAfter(key string) string { return base64.RawURLEncoding.EncodeToString([]byte(key)) }
 
 // timeKey orders by a creation time and breaks ties by ID.
 func timeKey(t time.Time, id string) string {
@@ -88,7 +91,7 @@ func listPage[T any](items []T, cursor string) any {
 }
 
 // The sort keys of the paginated lists: the order the store lists them in.
-func pageKey(p store.Page) string       { return timeKey(p.Created, p.ID) }
+func pageKey(p store.Page) string       { return store.PageOrderKey(p) }
 func websiteKey(w store.Website) string { return timeKey(w.Created, w.ID) }
 func budgetKey(b store.Budget) string   { return timeKey(b.Created, b.ID) }
 func testKey(t multistep.TestStats) string {

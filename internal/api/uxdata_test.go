@@ -32,7 +32,7 @@ func TestFieldDataInPages(t *testing.T) {
 	}
 	putUX := func(p page, device string, back int, vitals map[string]store.Vital) {
 		t.Helper()
-		if err := e.store.PutUXResult(ctx, w, store.UXResult{Page: p.ID, Device: device, Day: day(today, back), Vitals: vitals, Collected: today}); err != nil {
+		if err := e.store.PutUXResult(ctx, w, storedPage(t, e, w, p.ID), store.UXResult{ Device: device, Day: day(today, back), Vitals: vitals, Collected: today}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -48,7 +48,7 @@ func TestFieldDataInPages(t *testing.T) {
 		t.Helper()
 		r := store.LabResult{Page: p.ID, Device: device, Day: day(today, back), Runs: 1, LighthouseVersion: "13.5.0",
 			Metrics: map[string]float64{"lcp": lcp, "fcp": 900, "cls": 0.01, "validation_errors": 2}}
-		if err := e.store.PutLabResult(ctx, w, store.Page{ID: p.ID, URL: p.URL}, r); err != nil {
+		if err := e.store.PutLabResult(ctx, w, storedPage(t, e, w, p.ID), r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -60,7 +60,7 @@ func TestFieldDataInPages(t *testing.T) {
 		{Page: home.ID, Day: day(today, 0), Impressions: 1200, Clicks: 66, Position: 2.6},
 		{Page: pricing.ID, Day: day(today, 0)},
 	}
-	if err := e.store.PutSearchResults(ctx, w, search); err != nil {
+	if err := e.store.PutSearchResults(ctx, w, []store.Page{storedPage(t, e, w, home.ID), storedPage(t, e, w, pricing.ID)}, search); err != nil {
 		t.Fatal(err)
 	}
 

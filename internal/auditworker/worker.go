@@ -23,6 +23,7 @@ import (
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/lighthouse"
+	"github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/store"
 )
@@ -54,6 +55,8 @@ type Worker struct {
 	log     *slog.Logger
 	now     func() time.Time
 	handle  queue.BatchHandler
+	// summaries keeps the pages' summaries current.
+	summaries *metrics.Reader
 }
 
 // NewWorker returns a Worker; the Lighthouse runner is started on first use and reused.
@@ -72,6 +75,7 @@ func NewWorker(cfg WorkerConfig, st *store.Store, objects *blobstore.Bucket, run
 	}
 	w := &Worker{cfg: cfg, store: st, objects: objects, runner: runner,
 		client: browser.NewHTTPClient(cfg.Browser.Guard), log: log, now: func() time.Time { return time.Now().UTC() }}
+	w.summaries = metrics.NewReader(st, w.now)
 	w.handle = queue.Each(log, func(ctx context.Context, d queue.Delivery[audit.Job]) error {
 		return w.Audit(ctx, d.Body, d.Attempt)
 	})
@@ -207,7 +211,11 @@ func (w *Worker) audit(ctx context.Context, site store.Website, page store.Page,
 	}
 	// Refused (ErrNotFound) once the website or page is deleted; the report just stored is
 	// then removed by the purge's last pass, which waits for the longest a worker can run.
-	return res, w.store.PutLabResult(ctx, site, page, res)
+	if err := w.store.PutLabResult(ctx, site, page, res); err != nil {
+		return res, err
+	}
+	// The pages lists show the page's summary: make it again with this result.
+	return res, w.summaries.Refresh(ctx, site, page)
 }
 
 // lighthouseRun runs Lighthouse once in a fresh browser session, which it closes before

@@ -234,25 +234,24 @@ type Lister interface {
 	Budgets(ctx context.Context, w store.Website) ([]store.Budget, error)
 }
 
-// SeriesReader reads the recent results of a website's pages; *metrics.Reader is one.
-type SeriesReader interface {
-	Website(ctx context.Context, w store.Website, inc metrics.Include) ([]metrics.Series, error)
+// ListingReader reads the recent values of a website's pages; *metrics.Reader is one.
+type ListingReader interface {
+	Listings(ctx context.Context, w store.Website, after string, limit int) ([]metrics.Listing, bool, error)
 }
 
 // Checker reports the status of websites' budgets.
 type Checker struct {
-	budgets Lister
-	series  SeriesReader
+	budgets  Lister
+	listings ListingReader
 }
 
-// NewChecker returns a Checker reading budgets from budgets and results from series.
-func NewChecker(budgets Lister, series SeriesReader) *Checker {
-	return &Checker{budgets: budgets, series: series}
+// NewChecker returns a Checker reading budgets from budgets and pages' values from listings.
+func NewChecker(budgets Lister, listings ListingReader) *Checker {
+	return &Checker{budgets: budgets, listings: listings}
 }
 
 // Website reports each of a website's budgets against its pages' latest values. It reads no
-// results when there is no budget, and user-experience records only for a budget on a ux_*
-// field.
+// values when there is no budget.
 func (c *Checker) Website(ctx context.Context, w store.Website) ([]Report, error) {
 	budgets, err := c.budgets.Budgets(ctx, w)
 	if err != nil {
@@ -261,24 +260,13 @@ func (c *Checker) Website(ctx context.Context, w store.Website) ([]Report, error
 	if len(budgets) == 0 {
 		return []Report{}, nil
 	}
-	series, err := c.series.Website(ctx, w, metrics.Include{UX: watchesUX(budgets)})
+	listings, _, err := c.listings.Listings(ctx, w, "", 0)
 	if err != nil {
 		return nil, err
 	}
-	measured := make([]Measured, len(series))
-	for i, s := range series {
-		measured[i] = Measured{Page: s.Page, Device: s.Device, Values: s.Latest()}
+	measured := make([]Measured, len(listings))
+	for i, l := range listings {
+		measured[i] = Measured{Page: l.Page, Device: l.Device, Values: l.Latest()}
 	}
 	return Evaluate(budgets, measured), nil
-}
-
-// watchesUX tells whether any budget watches a ux_* field, which needs the user-experience
-// records.
-func watchesUX(budgets []store.Budget) bool {
-	for _, b := range budgets {
-		if strings.HasPrefix(b.Metric, "ux_") {
-			return true
-		}
-	}
-	return false
 }

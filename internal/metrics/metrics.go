@@ -5,7 +5,6 @@
 package metrics
 
 import (
-	"maps"
 	"math"
 	"slices"
 
@@ -133,69 +132,9 @@ type Series struct {
 	Search []store.SearchResult
 }
 
-// Day is what a page has on one device and day: a lab result, a user-experience record, search
-// analytics, or several of them.
-type Day struct {
-	Day    string // yyyymmdd
-	Lab    *store.LabResult
-	UX     *store.UXResult
-	Search *store.SearchResult
-}
-
-// Days merges the series by day, oldest first: one Day for every day with any result.
-func (s Series) Days() []Day {
-	byDay := map[string]*Day{}
-	at := func(day string) *Day {
-		d, ok := byDay[day]
-		if !ok {
-			d = &Day{Day: day}
-			byDay[day] = d
-		}
-		return d
-	}
-	for i := range s.Lab {
-		at(s.Lab[i].Day).Lab = &s.Lab[i]
-	}
-	for i := range s.UX {
-		at(s.UX[i].Day).UX = &s.UX[i]
-	}
-	for i := range s.Search {
-		at(s.Search[i].Day).Search = &s.Search[i]
-	}
-	out := make([]Day, 0, len(byDay))
-	for _, day := range slices.Sorted(maps.Keys(byDay)) {
-		out = append(out, *byDay[day])
-	}
-	return out
-}
-
-// Values are the day's lab, ux_* and search values together.
-func (d Day) Values() Values {
-	vals := Values{}
-	if d.Lab != nil {
-		maps.Copy(vals, LabValues(*d.Lab))
-	}
-	if d.UX != nil {
-		maps.Copy(vals, UXValues(*d.UX))
-	}
-	if d.Search != nil {
-		maps.Copy(vals, SearchValues(*d.Search))
-	}
-	return vals
-}
-
 // Latest are the series' latest values: the lab fields, the ux_* fields and the search fields
 // each averaged over their own last 3 days present. It is nil when the series is empty.
-func (s Series) Latest() Values {
-	if len(s.Lab) == 0 && len(s.UX) == 0 && len(s.Search) == 0 {
-		return nil
-	}
-	vals := Values{}
-	for _, m := range []Values{LatestLab(s.Lab), Latest(each(s.UX, UXValues)), Latest(each(s.Search, SearchValues))} {
-		maps.Copy(vals, m)
-	}
-	return vals
-}
+func (s Series) Latest() Values { return s.Listing().Latest() }
 
 // VitalSummary is one vital averaged over the latest records: its 75th percentile (rounded as
 // its ux_* field) and the shares of good, needs-improvement and poor experiences, in percent

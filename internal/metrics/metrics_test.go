@@ -122,33 +122,26 @@ func series() Series {
 }
 
 func TestDays(t *testing.T) {
-	days := series().Days()
+	days := series().Listing().Days()
 	var got []string
 	for _, d := range days {
-		kinds := d.Day + ":"
-		if d.Lab != nil {
-			kinds += "lab "
-		}
-		if d.UX != nil {
-			kinds += "ux "
-		}
-		if d.Search != nil {
-			kinds += "search"
-		}
-		got = append(got, kinds)
+		got = append(got, d.Day)
 	}
-	want := []string{"20261101:ux ", "20261102:ux ", "20261103:lab ux ", "20261104:search", "20261105:lab ux search"}
+	want := []string{"20261101", "20261102", "20261103", "20261104", "20261105"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("days %q, want %q", got, want)
 	}
-	if v := days[4].Values(); !reflect.DeepEqual(v, Values{"lcp": 4000, "opportunities": 0, "ux_lcp": 2600, "ux_cls": 0.05,
+	if v := days[4].Values; !reflect.DeepEqual(v, Values{"lcp": 4000, "opportunities": 0, "ux_lcp": 2600, "ux_cls": 0.05,
 		"impressions": 300, "clicks": 15, "CTR": 5, "position": 0}) {
 		t.Errorf("values of a day with everything: %v", v)
 	}
-	if v := days[3].Values(); len(v) != 4 || v["impressions"] != 100 {
+	if v := days[3].Values; len(v) != 4 || v["impressions"] != 100 {
 		t.Errorf("values of a day with search analytics only: %v", v)
 	}
-	if len((Series{}).Days()) != 0 {
+	if v := days[0].Values; len(v) != 2 || v["ux_lcp"] != 9000 {
+		t.Errorf("values of a day with a user-experience record only: %v (no opportunities without a lab result)", v)
+	}
+	if len((Series{}).Listing().Days()) != 0 {
 		t.Error("an empty series has days")
 	}
 }

@@ -2,6 +2,8 @@ package metrics
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -46,6 +48,12 @@ func (r *Reader) Website(ctx context.Context, w store.Website, inc Include) ([]S
 // analytics), 8 at a time.
 func (r *Reader) Pages(ctx context.Context, w store.Website, pages []store.Page, inc Include) ([]Series, error) {
 	from, to := r.window()
+	return r.pages(ctx, w, pages, from, to, inc)
+}
+
+// pages reads the given pages of a website on each device with their results from day from to
+// day to.
+func (r *Reader) pages(ctx context.Context, w store.Website, pages []store.Page, from, to string, inc Include) ([]Series, error) {
 	out := make([]Series, 0, len(pages)*len(Devices))
 	for _, p := range pages {
 		for _, d := range Devices {
@@ -205,4 +213,113 @@ func (r *Reader) read(ctx context.Context, w store.Website, s *Series, from, to 
 		s.Search, err = r.store.SearchResults(ctx, w, s.Page.ID, from, to)
 	}
 	return err
+}
+
+// refreshTries bounds how often Refresh makes a summary again when another was written
+// between its read and its write.
+const refreshTries = 5
+
+// Refresh makes a page's summary from its results of the window if it has none, as after a
+// worker stored a result (which marks it stale), so that the lists need not. A page whose row
+// is gone (deleted, or its website's rows not made yet: the lists make them) needs none.
+func (r *Reader) Refresh(ctx context.Context, w store.Website, p store.Page) error {
+	for range refreshTries {
+		row, err := r.store.PageRow(ctx, w, p)
+		if store.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := DecodeSummary(p, row.Summary, windowStart(r.now())); err == nil {
+			return nil
+		}
+		_, err = r.summarize(ctx, w, row)
+		if store.IsNotFound(err) {
+			return nil
+		}
+		if !errors.Is(err, store.ErrChanged) {
+			return err
+		}
+	}
+	return fmt.Errorf("summary of page %s: changed %d times while being made", p.ID, refreshTries)
+}
+
+// summarize reads a page's listings from its results and writes them as the summary of row,
+// if that is still at the row's version.
+func (r *Reader) summarize(ctx context.Context, w store.Website, row store.PageRow) ([]Listing, error) {
+	// Every result from the window's start on: one dated after the clock's today (another
+	// worker's clock, or a job's day) still counts once that day comes.
+	series, err := r.pages(ctx, w, []store.Page{row.Page}, windowStart(r.now()), "99991231", Include{UX: true, Search: true})
+	if err != nil {
+		return nil, err
+	}
+	ls := make([]Listing, len(series))
+	for i, s := range series {
+		ls[i] = s.Listing()
+	}
+	summary, err := EncodeSummary(ls)
+	if err != nil {
+		return nil, err
+	}
+	return ls, r.store.PutPageSummary(ctx, w, row.Page, row.Version, summary)
+}
+
+// Listings reads the listings of a website's pages, each on both devices, in the order the
+// pages were added: all of them with limit 0, else up to limit pages after the one whose
+// store.PageOrderKey is after. more tells whether pages remain after them.
+//
+// It reads one item per page (its row, whatever the number of results); a page without a
+// summary yet has its results read and its summary made.
+func (r *Reader) Listings(ctx context.Context, w store.Website, after string, limit int) (ls []Listing, more bool, err error) {
+	if w, err = r.store.EnsurePageRows(ctx, w); err != nil {
+		return nil, false, err
+	}
+	rows, more, err := r.store.PageRows(ctx, w, after, limit)
+	if err != nil {
+		return nil, false, err
+	}
+	from := windowStart(r.now())
+	perPage := make([][]Listing, len(rows))
+	var missing []int
+	for i, row := range rows {
+		perPage[i], err = DecodeSummary(row.Page, row.Summary, from)
+		if err != nil {
+			missing = append(missing, i)
+		}
+	}
+	errs := make([]error, len(missing))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, readers)
+	for j, i := range missing {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			perPage[i], errs[j] = r.summarize(ctx, w, rows[i])
+			if errors.Is(errs[j], store.ErrChanged) || store.IsNotFound(errs[j]) {
+				errs[j] = nil // what was read is still the answer; the newer summary is kept
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, false, err
+	}
+	ls = make([]Listing, 0, len(rows)*len(Devices))
+	for _, pl := range perPage {
+		ls = append(ls, pl...)
+	}
+	return ls, more, nil
+}
+
+// HasSearch tells whether a website has the Search Console integration, whose fields the
+// pages list then shows.
+func (r *Reader) HasSearch(ctx context.Context, w store.Website) (bool, error) {
+	_, err := r.store.SearchConsole(ctx, w)
+	if store.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
 }

@@ -37,11 +37,11 @@ func TestReader(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := st.PutUXResult(ctx, site, store.UXResult{Page: home.ID, Device: "mobile", Day: day(1),
+	if err := st.PutUXResult(ctx, site, home, store.UXResult{ Device: "mobile", Day: day(1),
 		Vitals: map[string]store.Vital{"lcp": {P75: 2000}, "cls": {P75: 0.05}}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutSearchResults(ctx, site, []store.SearchResult{{Page: home.ID, Day: day(2), Impressions: 10, Clicks: 1}}); err != nil {
+	if err := st.PutSearchResults(ctx, site, []store.Page{home}, []store.SearchResult{{Page: home.ID, Day: day(2), Impressions: 10, Clicks: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	r := metrics.NewReader(st, func() time.Time { return now })

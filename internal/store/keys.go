@@ -60,6 +60,18 @@ func budgetSK(id string) string { return budgetSKPrefix + id }
 
 func testSK(id string) string { return testSKPrefix + id }
 
+// pageRowPrefix starts the sort keys of the pages' rows (see PageRow): ordered as the pages
+// were added, so that the pages lists, or a window of them, are one query.
+const pageRowPrefix = "ROW#"
+
+// PageOrderKey orders pages as they were added: their creation time, then their ID. It is the
+// cursor of the pages lists.
+func PageOrderKey(p Page) string {
+	return p.Created.UTC().Format("20060102T150405.000000000") + "|" + p.ID
+}
+
+func pageRowSK(p Page) string { return pageRowPrefix + PageOrderKey(p) }
+
 // PageItemsPrefix is the sort-key prefix of every result item that belongs to a page
 // (audits, opportunities and the like, written by later stages).
 func PageItemsPrefix(page string) string { return "P#" + page + "#" }

@@ -58,7 +58,7 @@ type opportunityItem struct {
 }
 
 // PutLabResult stores a lab result of page, replacing the same day's, clears the page's last
-// error on that device, and records the first day each of its opportunities was seen on the
+// error on that device, marks the page's summary stale, and records the first day each of its opportunities was seen on the
 // website. The result and the error are written only while the website and the page exist
 // (ErrNotFound otherwise), so that an audit finishing after a deletion leaves nothing behind
 // its purge; an opportunity recorded in the moment between is removed by the purge's last pass.
@@ -73,6 +73,9 @@ func (s *Store) PutLabResult(ctx context.Context, w Website, page Page, r LabRes
 		ddbtypes.TransactWriteItem{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: item}},
 		ddbtypes.TransactWriteItem{Delete: &ddbtypes.Delete{TableName: aws.String(s.table), Key: key(pk, labErrorSK(page.ID, r.Device))}})
 	if err != nil {
+		return err
+	}
+	if err := s.staleSummary(ctx, w, page); err != nil {
 		return err
 	}
 	for _, o := range r.Opportunities {

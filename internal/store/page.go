@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -34,19 +35,42 @@ type pageItem struct {
 	Created time.Time
 }
 
-// CreatePages stores up to MaxPagesPerCall new pages of a website, all or none. A URL already
-// monitored in the website is a *ConflictError naming it. It assigns the pages' IDs.
+// CreatePages stores up to MaxPagesPerCall new pages of a website with their rows, all or
+// none. A URL already monitored in the website is a *ConflictError naming it. It assigns the
+// pages' IDs.
 func (s *Store) CreatePages(ctx context.Context, w Website, pages []Page) error {
 	if len(pages) == 0 || len(pages) > MaxPagesPerCall {
 		return fmt.Errorf("create pages: %d pages, want 1 to %d", len(pages), MaxPagesPerCall)
 	}
 	now := s.now()
-	actions := make([]ddbtypes.TransactWriteItem, len(pages))
 	for i := range pages {
-		p := &pages[i]
-		p.ID = NewID()
+		pages[i].ID = NewID()
 		// Distinct creation times keep the list in the order the pages were given.
-		p.Created = now.Add(time.Duration(i) * time.Microsecond)
+		pages[i].Created = now.Add(time.Duration(i) * time.Microsecond)
+	}
+	// A page and its row are two actions: the pages go in transactions of
+	// rowPagesPerTransaction, and a refused one takes back the ones before it.
+	for start := 0; start < len(pages); start += rowPagesPerTransaction {
+		chunk := pages[start:min(start+rowPagesPerTransaction, len(pages))]
+		err := s.createPageChunk(ctx, w, chunk, start)
+		if err == nil {
+			continue
+		}
+		if start > 0 {
+			if uerr := s.uncreatePages(context.WithoutCancel(ctx), w, pages[:start]); uerr != nil {
+				return errors.Join(err, uerr)
+			}
+		}
+		return err
+	}
+	return s.putPagePointers(ctx, w, pages)
+}
+
+// createPageChunk stores pages and their rows in one transaction; offset is the index of the
+// first in the request, for the conflict's field.
+func (s *Store) createPageChunk(ctx context.Context, w Website, pages []Page, offset int) error {
+	actions := make([]ddbtypes.TransactWriteItem, 0, 2*len(pages))
+	for _, p := range pages {
 		item, err := attributevalue.MarshalMap(pageItem{
 			PK: websitePK(w.Account, w.ID), SK: pageSK(p.URL), Type: "page",
 			ID: p.ID, URL: p.URL, Alias: p.Alias, Created: p.Created,
@@ -54,21 +78,38 @@ func (s *Store) CreatePages(ctx context.Context, w Website, pages []Page) error 
 		if err != nil {
 			return err
 		}
-		actions[i] = ddbtypes.TransactWriteItem{Put: &ddbtypes.Put{
+		actions = append(actions, ddbtypes.TransactWriteItem{Put: &ddbtypes.Put{
 			TableName: aws.String(s.table), Item: item,
 			ConditionExpression: aws.String("attribute_not_exists(PK)"),
-		}}
+		}}, s.pageRowAction(w, p))
 	}
 	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions})
 	for i, code := range cancellationReasons(err) {
 		if code == "ConditionalCheckFailed" {
-			return &ConflictError{Field: fmt.Sprintf("[%d].url", i), Value: pages[i].URL}
+			return &ConflictError{Field: fmt.Sprintf("[%d].url", offset+i/2), Value: pages[i/2].URL}
 		}
 	}
 	if err != nil {
 		return fmt.Errorf("create pages: %w", err)
 	}
-	return s.putPagePointers(ctx, w, pages)
+	return nil
+}
+
+// uncreatePages deletes pages just created and their rows, when the rest of their request
+// was refused.
+func (s *Store) uncreatePages(ctx context.Context, w Website, pages []Page) error {
+	reqs := make([]ddbtypes.WriteRequest, 0, 2*len(pages))
+	for _, p := range pages {
+		reqs = append(reqs,
+			ddbtypes.WriteRequest{DeleteRequest: &ddbtypes.DeleteRequest{Key: key(websitePK(w.Account, w.ID), pageSK(p.URL))}},
+			ddbtypes.WriteRequest{DeleteRequest: &ddbtypes.DeleteRequest{Key: key(websitePK(w.Account, w.ID), pageRowSK(p))}})
+	}
+	for start := 0; start < len(reqs); start += 25 {
+		if err := s.batchWrite(ctx, reqs[start:min(start+25, len(reqs))]); err != nil {
+			return fmt.Errorf("take back pages of a refused request: %w", err)
+		}
+	}
+	return nil
 }
 
 // Pages lists a website's pages in the order they were added.
@@ -161,12 +202,14 @@ func (s *Store) UpdatePage(ctx context.Context, w Website, old, updated Page) er
 	}
 	sameID := map[string]ddbtypes.AttributeValue{":id": str(old.ID)}
 	if updated.URL == old.URL {
-		_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName: aws.String(s.table), Item: item,
-			ConditionExpression:       aws.String("ID = :id"),
-			ExpressionAttributeValues: sameID,
+		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+			TransactItems: []ddbtypes.TransactWriteItem{
+				{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: item,
+					ConditionExpression: aws.String("ID = :id"), ExpressionAttributeValues: sameID}},
+				s.pageRowAction(w, updated),
+			},
 		})
-		if isConditionFailed(err) {
+		if r := cancellationReasons(err); len(r) > 0 && r[0] == "ConditionalCheckFailed" {
 			return fmt.Errorf("page %s: %w", old.ID, ErrNotFound)
 		}
 		if err != nil {
@@ -180,9 +223,10 @@ func (s *Store) UpdatePage(ctx context.Context, w Website, old, updated Page) er
 				ConditionExpression: aws.String("ID = :id"), ExpressionAttributeValues: sameID}},
 			{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: item,
 				ConditionExpression: aws.String("attribute_not_exists(PK)")}},
+			s.pageRowAction(w, updated),
 		},
 	})
-	if r := cancellationReasons(err); len(r) == 2 {
+	if r := cancellationReasons(err); len(r) == 3 {
 		switch {
 		case r[0] == "ConditionalCheckFailed":
 			return fmt.Errorf("page %s: %w", old.ID, ErrNotFound)
@@ -209,6 +253,7 @@ func (s *Store) DeletePage(ctx context.Context, w Website, p Page) (PurgeJob, er
 				ConditionExpression:       aws.String("ID = :id"),
 				ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":id": str(p.ID)}}},
 			{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: marker}},
+			{Delete: &ddbtypes.Delete{TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), pageRowSK(p))}},
 		},
 	})
 	if r := cancellationReasons(err); len(r) > 0 && r[0] == "ConditionalCheckFailed" {

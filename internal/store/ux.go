@@ -40,8 +40,10 @@ type uxItem struct {
 	UXResult
 }
 
-// PutUXResult stores a page's record of one device and day, replacing the same day's.
-func (s *Store) PutUXResult(ctx context.Context, w Website, r UXResult) error {
+// PutUXResult stores a page's record of one device and day, replacing the same day's, and
+// marks the page's summary stale.
+func (s *Store) PutUXResult(ctx context.Context, w Website, page Page, r UXResult) error {
+	r.Page = page.ID
 	item, err := attributevalue.MarshalMap(uxItem{PK: websitePK(w.Account, w.ID), SK: uxSK(r.Page, r.Device, r.Day), Type: "ux", UXResult: r})
 	if err != nil {
 		return err
@@ -49,7 +51,7 @@ func (s *Store) PutUXResult(ctx context.Context, w Website, r UXResult) error {
 	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item}); err != nil {
 		return fmt.Errorf("put ux result: %w", err)
 	}
-	return nil
+	return s.staleSummary(ctx, w, page)
 }
 
 // UXResults returns a page's records on one device from day from to day to (yyyymmdd,
@@ -88,8 +90,8 @@ type searchItem struct {
 }
 
 // PutSearchResults stores the search analytics of a website's pages for one day, replacing
-// that day's.
-func (s *Store) PutSearchResults(ctx context.Context, w Website, rs []SearchResult) error {
+// that day's, and marks the summaries of pages (those the results are of) stale.
+func (s *Store) PutSearchResults(ctx context.Context, w Website, pages []Page, rs []SearchResult) error {
 	reqs := make([]ddbtypes.WriteRequest, 0, len(rs))
 	for _, r := range rs {
 		item, err := attributevalue.MarshalMap(searchItem{PK: websitePK(w.Account, w.ID), SK: searchSK(r.Page, r.Day), Type: "search", SearchResult: r})
@@ -101,6 +103,19 @@ func (s *Store) PutSearchResults(ctx context.Context, w Website, rs []SearchResu
 	for start := 0; start < len(reqs); start += 25 {
 		if err := s.batchWrite(ctx, reqs[start:min(start+25, len(reqs))]); err != nil {
 			return fmt.Errorf("put search results: %w", err)
+		}
+	}
+	byID := make(map[string]Page, len(pages))
+	for _, p := range pages {
+		byID[p.ID] = p
+	}
+	for _, r := range rs {
+		p, ok := byID[r.Page]
+		if !ok {
+			return fmt.Errorf("put search results: page %s is not among the pages given", r.Page)
+		}
+		if err := s.staleSummary(ctx, w, p); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -19,6 +19,9 @@ type Website struct {
 	Domain      string
 	DisplayName string
 	Created     time.Time
+	// PageRows tells that each of the website's pages has its row (PageRow); a website stored
+	// before rows existed gets them from EnsurePageRows.
+	PageRows bool
 }
 
 type websiteItem struct {
@@ -30,6 +33,7 @@ type websiteItem struct {
 	Domain      string
 	DisplayName string
 	Created     time.Time
+	PageRows    bool `dynamodbav:",omitempty"`
 }
 
 type siteEntryItem struct {
@@ -90,9 +94,10 @@ type domainLockItem struct {
 func (s *Store) CreateWebsite(ctx context.Context, w *Website) error {
 	w.ID = NewID()
 	w.Created = s.now()
+	w.PageRows = true
 	site, err := attributevalue.MarshalMap(websiteItem{
 		PK: accountPK(w.Account), SK: websiteSK(w.ID), Type: "website",
-		ID: w.ID, Account: w.Account, Domain: w.Domain, DisplayName: w.DisplayName, Created: w.Created,
+		ID: w.ID, Account: w.Account, Domain: w.Domain, DisplayName: w.DisplayName, Created: w.Created, PageRows: true,
 	})
 	if err != nil {
 		return err
@@ -197,7 +202,7 @@ func (s *Store) DeleteWebsite(ctx context.Context, w Website) (PurgeJob, error) 
 }
 
 func (it websiteItem) website() Website {
-	return Website{ID: it.ID, Account: it.Account, Domain: it.Domain, DisplayName: it.DisplayName, Created: it.Created}
+	return Website{ID: it.ID, Account: it.Account, Domain: it.Domain, DisplayName: it.DisplayName, Created: it.Created, PageRows: it.PageRows}
 }
 
 // queryPrefix reads every item of a partition whose sort key starts with prefix into out

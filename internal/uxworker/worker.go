@@ -10,11 +10,13 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/openvitals/openvitals/internal/google"
+	"github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
@@ -35,6 +37,8 @@ type Worker struct {
 	log    *slog.Logger
 	now    func() time.Time
 	handle queue.BatchHandler
+	// summaries keeps the pages' summaries current.
+	summaries *metrics.Reader
 }
 
 // New builds the ux worker from the service: the CrUX API key (Service.CrUXAPIKey, read once
@@ -62,6 +66,7 @@ func NewWorker(ctx context.Context, cfg google.Config, st *store.Store, creds Op
 	if w.now == nil {
 		w.now = time.Now
 	}
+	w.summaries = metrics.NewReader(st, w.now)
 	if !client.HasCrUX() {
 		log.WarnContext(ctx, "OPENVITALS_CRUX_API_KEY is not set: the user-experience dataset (CrUX) is not collected; search analytics still are")
 	}
@@ -122,6 +127,10 @@ func (w *Worker) Collect(ctx context.Context, job ux.Job, attempt int) (store.UX
 	} else if note != "" {
 		notes = append(notes, "Search Console: "+note)
 	}
+	// The pages lists show each page's summary: make them again with what was stored.
+	if err := w.refreshSummaries(context.WithoutCancel(ctx), site, pages); err != nil {
+		failures = append(failures, "page summaries: "+err.Error())
+	}
 	var failed error
 	if len(failures) > 0 {
 		failed = errors.New(strings.Join(failures, "; "))
@@ -137,6 +146,27 @@ func (w *Worker) Collect(ctx context.Context, job ux.Job, attempt int) (store.UX
 		"searchPages", run.SearchPages, "error", run.Error)
 	return run, failed
 }
+
+// refreshSummaries makes the summaries of a website's pages again, a few at a time.
+func (w *Worker) refreshSummaries(ctx context.Context, site store.Website, pages []store.Page) error {
+	errs := make([]error, len(pages))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, summaryRefreshers)
+	for i, p := range pages {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			errs[i] = w.summaries.Refresh(ctx, site, p)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// summaryRefreshers bounds the summaries made at once.
+const summaryRefreshers = 8
 
 // collectUX stores the day's record of every page and device the dataset has data for. It
 // returns a note when the API refused the key (the rest is skipped), and an error when the
@@ -155,7 +185,7 @@ func (w *Worker) collectUX(ctx context.Context, site store.Website, pages []stor
 				return "", err
 			}
 			r := store.UXResult{Page: p.ID, Device: d, Day: day, Vitals: vitals, Collected: w.now().UTC()}
-			if err := w.store.PutUXResult(ctx, site, r); err != nil {
+			if err := w.store.PutUXResult(ctx, site, p, r); err != nil {
 				return "", err
 			}
 			run.UXRecords++
@@ -207,7 +237,7 @@ func (w *Worker) collectSearch(ctx context.Context, site store.Website, pages []
 		return "", err
 	}
 	results := searchResults(site, pages, rows, day, from, to, w.now().UTC())
-	if err := w.store.PutSearchResults(ctx, site, results); err != nil {
+	if err := w.store.PutSearchResults(ctx, site, pages, results); err != nil {
 		return "", err
 	}
 	for _, r := range results {

@@ -1,0 +1,116 @@
+package metrics
+
+import (
+	"errors"
+	"math/rand/v2"
+	"reflect"
+	"strconv"
+	"testing"
+
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+func TestSummaryRoundTrip(t *testing.T) {
+	home := store.Page{ID: "home", URL: "/", Alias: "Home"}
+	mobile := series()
+	desktop := Series{Page: home, Device: "desktop", Search: mobile.Search,
+		Lab: []store.LabResult{{Day: "20261102", Metrics: map[string]float64{"cls": 0.12345, "bytes_total": 1_234_567_890_123, "tbt": 0},
+			Opportunities: make([]store.Opportunity, 7)}}}
+	listings := []Listing{mobile.Listing(), desktop.Listing()} // any order in, Devices order out
+	b, err := EncodeSummary(listings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, from string
+		want       []Listing
+	}{
+		{"every day", "20261101", []Listing{desktop.Listing(), mobile.Listing()}},
+		{"from the window's start", "20261103", []Listing{
+			{Page: home, Device: "desktop", Search: mobile.Listing().Search},
+			{Page: home, Device: "mobile", Lab: mobile.Listing().Lab, UX: mobile.Listing().UX[2:], Search: mobile.Listing().Search},
+		}},
+		{"nothing in the window", "20261201", []Listing{{Page: home, Device: "desktop"}, {Page: home, Device: "mobile"}}},
+	} {
+		got, err := DecodeSummary(home, b, tc.from)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s:\n got %+v\nwant %+v", tc.name, got, tc.want)
+		}
+	}
+	if got, _ := DecodeSummary(home, b, "20261101"); got[0].Lab[0].Values["cls"] != 0.1235 || got[0].Lab[0].Values["opportunities"] != 7 {
+		t.Errorf("cls rounded to 4 decimals and the opportunities counted: %v", got[0].Lab[0].Values)
+	}
+}
+
+// TestSummaryMatchesResults encodes random listings, as a month of real results gives them,
+// and decodes the same values.
+func TestSummaryMatchesResults(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	fields := []string{"fcp", "lcp", "cls", "performance_score", "bytes_js", "opportunities"}
+	for round := range 200 {
+		var ls []Listing
+		for _, device := range Devices {
+			l := Listing{Page: store.Page{ID: "p"}, Device: device}
+			for day := 1; day <= 30; day++ {
+				if rng.IntN(4) == 0 {
+					continue // no audit that day
+				}
+				vals := Values{}
+				for _, f := range fields {
+					if rng.IntN(10) > 0 {
+						vals[f] = Round(f, rng.Float64()*float64(rng.IntN(1_000_000)))
+					}
+				}
+				l.Lab = append(l.Lab, Dated{"202611" + pad(day), vals})
+			}
+			ls = append(ls, l)
+		}
+		b, err := EncodeSummary(ls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := DecodeSummary(store.Page{ID: "p"}, b, "20261101")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, ls) {
+			t.Fatalf("round %d: decoded\n%+v\nwant\n%+v", round, got, ls)
+		}
+	}
+}
+
+func pad(day int) string {
+	s := strconv.Itoa(day)
+	if len(s) == 1 {
+		return "0" + s
+	}
+	return s
+}
+
+func TestSummaryRefused(t *testing.T) {
+	b, err := EncodeSummary([]Listing{series().Listing()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		b    []byte
+	}{
+		{"none", nil},
+		{"another format", append([]byte{summaryFormat + 1}, b[1:]...)},
+		{"truncated", b[:len(b)-1]},
+		{"truncated early", b[:4]},
+	} {
+		if _, err := DecodeSummary(store.Page{}, tc.b, "20261101"); err == nil {
+			t.Errorf("%s: decoded", tc.name)
+		} else if tc.name != "truncated" && tc.name != "truncated early" && !errors.Is(err, errSummaryFormat) {
+			t.Errorf("%s: %v, want errSummaryFormat", tc.name, err)
+		}
+	}
+	if _, err := EncodeSummary([]Listing{{Device: "mobile", Lab: []Dated{{"20261102", nil}, {"20261101", nil}}}}); err == nil {
+		t.Error("days out of order encoded")
+	}
+}

@@ -1,0 +1,225 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// PageRow is a page's entry in the pages lists: its settings and a summary of its recent
+// results. Rows are keyed in the order pages were added, so that a list, or a window of it, is
+// one query whatever the number of pages, instead of a read of every page item and a query per
+// page and device. The summary is opaque here: the metrics package makes and reads it.
+//
+// A row is written with its page (in the same transaction), changed with it and deleted with
+// it; a summary is only ever written into an existing row, so a worker that finishes after a
+// deletion leaves no row behind.
+type PageRow struct {
+	Page Page
+	// Summary is nil until the page's first summary is written.
+	Summary []byte
+	// Version counts the summary's writes, for PutPageSummary's check.
+	Version int
+}
+
+type pageRowItem struct {
+	PK      string
+	SK      string
+	Type    string
+	ID      string
+	URL     string
+	Alias   string
+	Created time.Time
+	Summary []byte `dynamodbav:",omitempty"`
+	Version int    `dynamodbav:",omitempty"`
+}
+
+// ErrChanged means an item changed between its read and a write that depended on it.
+var ErrChanged = errors.New("changed meanwhile")
+
+// rowPagesPerTransaction is how many pages one transaction creates with their rows: two
+// actions a page, and at most 100 actions a transaction.
+const rowPagesPerTransaction = 50
+
+// pageRowAction upserts a page's row with its settings, keeping its summary: every field is
+// set, so that a row missing before (a website stored before rows existed) is whole after.
+func (s *Store) pageRowAction(w Website, p Page) ddbtypes.TransactWriteItem {
+	return ddbtypes.TransactWriteItem{Update: &ddbtypes.Update{
+		TableName:        aws.String(s.table),
+		Key:              key(websitePK(w.Account, w.ID), pageRowSK(p)),
+		UpdateExpression: aws.String("SET #type = :type, ID = :id, #url = :url, Alias = :alias, Created = :created"),
+		ExpressionAttributeNames: map[string]string{
+			"#type": "Type", "#url": "URL",
+		},
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
+			":type": str("page-row"), ":id": str(p.ID), ":url": str(p.URL), ":alias": str(p.Alias),
+			":created": str(p.Created.UTC().Format(time.RFC3339Nano)),
+		},
+	}}
+}
+
+// PageRows returns a website's rows in the order the pages were added: all of them with limit
+// 0, else up to limit rows after the one whose PageOrderKey is after ("" from the start);
+// more tells whether rows remain after those. The website's rows must exist (EnsurePageRows).
+func (s *Store) PageRows(ctx context.Context, w Website, after string, limit int) (rows []PageRow, more bool, err error) {
+	from := pageRowPrefix
+	if after != "" {
+		from = pageRowPrefix + after + "\x00" // the first key after it
+	}
+	in := &dynamodb.QueryInput{
+		TableName:              aws.String(s.table),
+		KeyConditionExpression: aws.String("PK = :pk AND SK BETWEEN :from AND :to"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
+			":pk": str(websitePK(w.Account, w.ID)), ":from": str(from), ":to": str(pageRowPrefix + "\U0010FFFF"),
+		},
+		ConsistentRead: aws.Bool(true),
+	}
+	if limit > 0 {
+		in.Limit = aws.Int32(int32(limit + 1)) // one more tells whether more remain
+	}
+	var items []pageRowItem
+	p := dynamodb.NewQueryPaginator(s.db, in)
+	for p.HasMorePages() && (limit == 0 || len(items) <= limit) {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, false, fmt.Errorf("list page rows: %w", err)
+		}
+		var got []pageRowItem
+		if err := attributevalue.UnmarshalListOfMaps(out.Items, &got); err != nil {
+			return nil, false, fmt.Errorf("decode page rows: %w", err)
+		}
+		items = append(items, got...)
+	}
+	if limit > 0 && len(items) > limit {
+		items, more = items[:limit], true
+	}
+	rows = make([]PageRow, len(items))
+	for i, it := range items {
+		rows[i] = PageRow{Page: Page{ID: it.ID, URL: it.URL, Alias: it.Alias, Created: it.Created}, Summary: it.Summary, Version: it.Version}
+	}
+	return rows, more, nil
+}
+
+// PageRow returns one page's row.
+func (s *Store) PageRow(ctx context.Context, w Website, p Page) (PageRow, error) {
+	var it pageRowItem
+	if err := s.getItem(ctx, websitePK(w.Account, w.ID), pageRowSK(p), "row of page "+p.ID, &it); err != nil {
+		return PageRow{}, err
+	}
+	return PageRow{Page: p, Summary: it.Summary, Version: it.Version}, nil
+}
+
+// PutPageSummary writes a page's summary into its row if the row's summary is still at
+// version (0: none yet). A row that is gone (the page deleted, or the website's rows not made
+// yet) is ErrNotFound; a summary written meanwhile is ErrChanged.
+func (s *Store) PutPageSummary(ctx context.Context, w Website, p Page, version int, summary []byte) error {
+	cond := "attribute_exists(PK) AND attribute_not_exists(Version)"
+	vals := map[string]ddbtypes.AttributeValue{":s": &ddbtypes.AttributeValueMemberB{Value: summary}, ":next": num(version + 1)}
+	if version > 0 {
+		cond = "attribute_exists(PK) AND Version = :v"
+		vals[":v"] = num(version)
+	}
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), pageRowSK(p)),
+		UpdateExpression:          aws.String("SET Summary = :s, Version = :next"),
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeValues: vals,
+	})
+	if !isConditionFailed(err) {
+		if err != nil {
+			return fmt.Errorf("put summary of page %s: %w", p.ID, err)
+		}
+		return nil
+	}
+	if _, err := s.PageRow(ctx, w, p); err != nil {
+		return err
+	}
+	return fmt.Errorf("summary of page %s: %w", p.ID, ErrChanged)
+}
+
+// EnsurePageRows gives every page of a website stored before rows existed its row, once; it
+// returns w marked as having them. A page deleted meanwhile gets none.
+func (s *Store) EnsurePageRows(ctx context.Context, w Website) (Website, error) {
+	if w.PageRows {
+		return w, nil
+	}
+	pages, err := s.Pages(ctx, w)
+	if err != nil {
+		return w, err
+	}
+	for start := 0; start < len(pages); start += rowPagesPerTransaction {
+		chunk := pages[start:min(start+rowPagesPerTransaction, len(pages))]
+		for len(chunk) > 0 {
+			actions := make([]ddbtypes.TransactWriteItem, 0, 2*len(chunk))
+			for _, p := range chunk {
+				actions = append(actions, s.pageExistsCheck(w, p), s.pageRowAction(w, p))
+			}
+			_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions})
+			if err == nil {
+				break
+			}
+			reasons := cancellationReasons(err)
+			if len(reasons) == 0 {
+				return w, fmt.Errorf("make page rows: %w", err)
+			}
+			kept := chunk[:0:0]
+			for i, p := range chunk {
+				if reasons[2*i] != "ConditionalCheckFailed" {
+					kept = append(kept, p)
+				}
+			}
+			if len(kept) == len(chunk) {
+				return w, fmt.Errorf("make page rows: %w", err)
+			}
+			chunk = kept
+		}
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table), Key: key(accountPK(w.Account), websiteSK(w.ID)),
+		UpdateExpression:          aws.String("SET PageRows = :yes"),
+		ConditionExpression:       aws.String("attribute_exists(PK)"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":yes": &ddbtypes.AttributeValueMemberBOOL{Value: true}},
+	})
+	if isConditionFailed(err) {
+		return w, fmt.Errorf("website %s: %w", w.ID, ErrNotFound)
+	}
+	if err != nil {
+		return w, fmt.Errorf("mark page rows made: %w", err)
+	}
+	w.PageRows = true
+	return w, nil
+}
+
+// pageExistsCheck holds a transaction to the page's item still being the page's.
+func (s *Store) pageExistsCheck(w Website, p Page) ddbtypes.TransactWriteItem {
+	return ddbtypes.TransactWriteItem{ConditionCheck: &ddbtypes.ConditionCheck{
+		TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), pageSK(p.URL)),
+		ConditionExpression:       aws.String("ID = :id"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":id": str(p.ID)},
+	}}
+}
+
+// staleSummary removes a page's summary after a result of the page was stored, so that the
+// lists make it again from the results; the version it counts makes a summary made from the
+// results before this one fail its write. A page without a row needs nothing.
+func (s *Store) staleSummary(ctx context.Context, w Website, p Page) error {
+	if p.Created.IsZero() {
+		return fmt.Errorf("page %s given without its creation time, which keys its row", p.ID)
+	}
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), pageRowSK(p)),
+		UpdateExpression:          aws.String("REMOVE Summary ADD Version :one"),
+		ConditionExpression:       aws.String("attribute_exists(PK)"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":one": num(1)},
+	})
+	if err != nil && !isConditionFailed(err) {
+		return fmt.Errorf("mark the summary of page %s stale: %w", p.ID, err)
+	}
+	return nil
+}
