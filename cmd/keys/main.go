@@ -3,7 +3,7 @@
 //
 //	go run ./cmd/keys create -account acme -role admin [-name ci] [-key SECRET]
 //	go run ./cmd/keys revoke -key SECRET
-//	go run ./cmd/keys limits -account acme [-pages_per_website N] [-audits_per_day N] [-runs_per_day N]
+//	go run ./cmd/keys limits -account acme [-pages_per_website N] [-audits_per_day N] [-runs_per_day N] [-beacons_per_day N]
 //
 // limits sets an account's limits (a value of -1 goes back to the default) and prints them.
 //

@@ -136,3 +136,90 @@ func TestDailyLimitsResetAndRefuseWholeRequests(t *testing.T) {
 	now.Store(&day2)
 	e.do("POST", w+"/audits", adminKey, `{"devices":["desktop"]}`).want(t, 202)
 }
+
+// TestBeaconLimit: a website's page views count up to its account's daily limit and no
+// further (the aggregator holds it, whatever collect let through); once it is reached collect
+// refuses beacons with 429 until the next UTC day; another website of the account counts on
+// its own.
+func TestBeaconLimit(t *testing.T) {
+	var now atomic.Pointer[time.Time]
+	day1 := time.Date(2026, 11, 25, 23, 50, 0, 0, time.UTC)
+	now.Store(&day1)
+	e := newTestEnvAt(t, func() time.Time { return *now.Load() })
+	site, other := e.createWebsite("example.com"), e.createWebsite("other.example")
+	if err := e.store.SetAccountLimits(context.Background(), "acme", map[string]int{string(quota.BeaconsPerDay): 5}); err != nil {
+		t.Fatal(err)
+	}
+	send := func(w website, domain string) response {
+		t.Helper()
+		return e.beacon(fmt.Sprintf(`{"w":%q,"u":"https://%s/","m":{"lcp":1200}}`, w.ID, domain), "text/plain", "8.8.8.8:1", nil)
+	}
+	for range 8 {
+		send(site, "example.com").want(t, 202) // collect does not know the count yet
+	}
+	for range 2 {
+		send(other, "other.example").want(t, 202)
+	}
+	e.fold(10)
+	views := func(w website) int {
+		t.Helper()
+		var rep struct{ Result struct{ Count int } }
+		e.do("GET", "/"+w.ID+"/field-testing/pages?timing=lcp", viewerKey, nil).want(t, 200).decode(t, &rep)
+		return rep.Result.Count
+	}
+	if got := views(site); got != 5 {
+		t.Errorf("%d page views counted, want the limit of 5", got)
+	}
+	if got := views(other); got != 2 {
+		t.Errorf("the other website counted %d, want 2", got)
+	}
+
+	// Collect reads the count again a minute later and refuses.
+	later := day1.Add(61 * time.Second)
+	now.Store(&later)
+	r := send(site, "example.com").want(t, 429)
+	p := r.problem(t)
+	if p.Limit == nil || p.Limit.Name != string(quota.BeaconsPerDay) || p.Limit.Value != 5 || p.Limit.Used != 5 {
+		t.Errorf("limit %+v, want beacons_per_day 5 of 5 used", p.Limit)
+	}
+	if s, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || s < 1 || s > 600 {
+		t.Errorf("Retry-After %q, want the seconds to the next UTC day", r.header.Get("Retry-After"))
+	}
+	send(other, "other.example").want(t, 202)
+
+	// The next UTC day counts again.
+	day2 := day1.Add(11 * time.Minute)
+	now.Store(&day2)
+	send(site, "example.com").want(t, 202)
+}
+
+// TestViewLimitHoldsUnderConcurrency: aggregators counting a website's views at once are
+// granted exactly the limit between them, partly when a request straddles it.
+func TestViewLimitHoldsUnderConcurrency(t *testing.T) {
+	e := newTestEnv(t)
+	ctx := context.Background()
+	if err := e.store.SetAccountLimits(ctx, "acme", map[string]int{string(quota.BeaconsPerDay): 10}); err != nil {
+		t.Fatal(err)
+	}
+	k := quota.NewKeeper(e.store, time.Now)
+	var granted atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n, err := k.TakeViews(ctx, "acme", "site", "20261125", 1+i%3)
+			if err != nil {
+				t.Error(err)
+			}
+			granted.Add(int64(n))
+		}()
+	}
+	wg.Wait()
+	if got := granted.Load(); got != 10 {
+		t.Errorf("%d views granted for a limit of 10 (24 asked)", got)
+	}
+	if n, err := k.TakeViews(ctx, "acme", "other-site", "20261125", 4); err != nil || n != 4 {
+		t.Errorf("another website: %d granted (%v), want 4", n, err)
+	}
+}

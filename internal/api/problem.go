@@ -82,7 +82,7 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		if exceeded.Limit.Daily() {
 			p.Status, p.Title = http.StatusTooManyRequests, http.StatusText(http.StatusTooManyRequests)
 			p.Limit.Resets = &exceeded.Resets
-			wait := max(1, int(math.Ceil(time.Until(exceeded.Resets).Seconds())))
+			wait := max(1, int(math.Ceil(exceeded.Resets.Sub(exceeded.At).Seconds())))
 			w.Header().Set("Retry-After", strconv.Itoa(wait))
 		}
 	case errors.Is(err, store.ErrNotFound):

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/quota"
 	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/store"
 )
@@ -108,6 +109,9 @@ func (s *Server) collect(w http.ResponseWriter, r *http.Request, _ caller) error
 	if len(b.Metrics) == 0 {
 		return errNoBeaconValue
 	}
+	if err := s.gate.check(r.Context(), site); err != nil {
+		return err
+	}
 	v := rum.View{Day: s.now().Format("20060102"), Page: key, Metrics: b.Metrics,
 		Country: rum.ViewerCountry(r.Header.Get("CloudFront-Viewer-Country"), s.trustViewerCountry)}
 	for name, val := range b.Custom {
@@ -186,4 +190,52 @@ func (c *siteCache) get(ctx context.Context, id string) (store.Website, error) {
 	c.entries[id] = siteEntry{site: site, err: err, expires: now.Add(siteCacheTTL)}
 	c.mu.Unlock()
 	return site, err
+}
+
+// beaconGate remembers for a minute, per website, whether it reached today's limit of page
+// views (counted by the aggregator), so that collect refuses beacons then without a read per
+// beacon. The aggregator's count is what holds the limit exactly.
+type beaconGate struct {
+	views *quota.Keeper
+	now   func() time.Time
+
+	mu      sync.Mutex
+	entries map[string]gateEntry
+}
+
+type gateEntry struct {
+	err     error // a *quota.ExceededError, or nil
+	expires time.Time
+}
+
+func (g *beaconGate) check(ctx context.Context, site store.Website) error {
+	now := g.now()
+	g.mu.Lock()
+	e, ok := g.entries[site.ID]
+	g.mu.Unlock()
+	if ok && now.Before(e.expires) {
+		var exceeded *quota.ExceededError
+		if errors.As(e.err, &exceeded) {
+			again := *exceeded
+			again.At = now
+			return &again
+		}
+		return e.err
+	}
+	err := g.views.ViewsLeft(ctx, site.Account, site.ID)
+	var exceeded *quota.ExceededError
+	if err != nil && !errors.As(err, &exceeded) {
+		return err // not cached: a failed read says nothing about the count
+	}
+	e = gateEntry{err: err, expires: now.Add(siteCacheTTL)}
+	if exceeded != nil && exceeded.Resets.Before(e.expires) {
+		e.expires = exceeded.Resets
+	}
+	g.mu.Lock()
+	if len(g.entries) >= siteCacheMax {
+		clear(g.entries)
+	}
+	g.entries[site.ID] = e
+	g.mu.Unlock()
+	return err
 }

@@ -10,11 +10,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/quota"
 	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/rum/geo"
 	"github.com/openvitals/openvitals/internal/rumworker"
@@ -37,7 +39,7 @@ func (e *testEnv) beacon(body, contentType, remoteAddr string, header map[string
 // fold runs the queued page views through the aggregator.
 func (e *testEnv) fold(views int) {
 	e.t.Helper()
-	agg := rumworker.NewAggregatorWith(e.store, awstest.Log(e.t), geo.Country)
+	agg := rumworker.NewAggregatorWith(e.store, quota.NewKeeper(e.store, time.Now), awstest.Log(e.t), geo.Country)
 	folded := 0
 	var mu sync.Mutex
 	awstest.Drain(e.t, e.rum, 10, func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {

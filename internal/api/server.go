@@ -86,6 +86,7 @@ type Server struct {
 	beacons Beacons
 	field   FieldReports
 	sites   *siteCache
+	gate    *beaconGate
 	metrics *metrics.Reader
 	budgets *budget.Checker
 	quota   *quota.Keeper
@@ -106,6 +107,7 @@ func New(d Deps) *Server {
 	s.metrics = metrics.NewReader(d.Store, s.now)
 	s.budgets = budget.NewChecker(d.Store, s.metrics)
 	s.quota = quota.NewKeeper(d.Store, s.now)
+	s.gate = &beaconGate{views: s.quota, now: s.now, entries: map[string]gateEntry{}}
 	return s
 }
 

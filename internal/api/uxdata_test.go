@@ -32,7 +32,7 @@ func TestFieldDataInPages(t *testing.T) {
 	}
 	putUX := func(p page, device string, back int, vitals map[string]store.Vital) {
 		t.Helper()
-		if err := e.store.PutUXResult(ctx, w, storedPage(t, e, w, p.ID), store.UXResult{ Device: device, Day: day(today, back), Vitals: vitals, Collected: today}); err != nil {
+		if err := e.store.PutUXResult(ctx, w, storedPage(t, e, w, p.ID), store.UXResult{Device: device, Day: day(today, back), Vitals: vitals, Collected: today}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -37,7 +37,7 @@ func TestReader(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := st.PutUXResult(ctx, site, home, store.UXResult{ Device: "mobile", Day: day(1),
+	if err := st.PutUXResult(ctx, site, home, store.UXResult{Device: "mobile", Day: day(1),
 		Vitals: map[string]store.Vital{"lcp": {P75: 2000}, "cls": {P75: 0.05}}}); err != nil {
 		t.Fatal(err)
 	}

@@ -25,10 +25,14 @@ const (
 	AuditsPerDay Limit = "audits_per_day"
 	// RunsPerDay is how many on-demand multistep runs an account may queue per UTC day.
 	RunsPerDay Limit = "runs_per_day"
+	// BeaconsPerDay is how many real-user page views each website of an account may have
+	// counted per UTC day (by the day they were collected). Views over it are not counted and
+	// collect refuses more beacons until the next day.
+	BeaconsPerDay Limit = "beacons_per_day"
 )
 
 // Limits are all the limits, in the order messages and the operator command list them.
-var Limits = []Limit{PagesPerWebsite, AuditsPerDay, RunsPerDay}
+var Limits = []Limit{PagesPerWebsite, AuditsPerDay, RunsPerDay, BeaconsPerDay}
 
 // Defaults are the limits of an account the operator has not changed: a small team's
 // website, a few dozen on-demand audits and runs an hour at most.
@@ -36,6 +40,7 @@ var Defaults = map[Limit]int{
 	PagesPerWebsite: 500,
 	AuditsPerDay:    500,
 	RunsPerDay:      200,
+	BeaconsPerDay:   500_000,
 }
 
 // Daily tells whether a limit counts per UTC day (else it is a size).
@@ -62,6 +67,8 @@ type ExceededError struct {
 	Value, Used, Requested int
 	// Resets is when a daily limit starts again (zero for a size limit).
 	Resets time.Time
+	// At is when the request was refused, by the clock Resets is on.
+	At time.Time
 }
 
 func (e *ExceededError) Error() string {
@@ -86,6 +93,7 @@ type Counter interface {
 	Release(ctx context.Context, account, counter, day string, n int) error
 	ReservePages(ctx context.Context, w store.Website, n, limit int) (int, error)
 	ReleasePages(ctx context.Context, w store.Website, n int) error
+	Used(ctx context.Context, account, counter, day string) (int, error)
 }
 
 // Keeper applies an account's limits.
@@ -111,7 +119,7 @@ func (k *Keeper) Take(ctx context.Context, account string, l Limit, n int) error
 	now := k.now()
 	used, err := k.st.Reserve(ctx, account, string(l), store.Day(now), n, limit)
 	if errors.Is(err, store.ErrOverLimit) {
-		return &ExceededError{Limit: l, Value: limit, Used: used, Requested: n, Resets: NextDay(now)}
+		return &ExceededError{Limit: l, Value: limit, Used: used, Requested: n, Resets: NextDay(now), At: now}
 	}
 	return err
 }
@@ -142,4 +150,52 @@ func (k *Keeper) TakePages(ctx context.Context, w store.Website, n int) error {
 // ReturnPages frees the room of n pages (deleted, or reserved and not created).
 func (k *Keeper) ReturnPages(ctx context.Context, w store.Website, n int) error {
 	return k.st.ReleasePages(ctx, w, n)
+}
+
+// beaconCounter names the counter of a website's page views of a day.
+func beaconCounter(website string) string { return string(BeaconsPerDay) + "#" + website }
+
+// TakeViews counts n page views of a website collected on a UTC day (yyyymmdd) against its
+// daily limit and returns how many of them fit: n, fewer when the limit is reached on the way,
+// 0 once it was reached.
+func (k *Keeper) TakeViews(ctx context.Context, account, website, day string, n int) (int, error) {
+	if n <= 0 {
+		return 0, nil
+	}
+	overrides, err := k.st.AccountLimits(ctx, account)
+	if err != nil {
+		return 0, err
+	}
+	limit := Of(overrides, BeaconsPerDay)
+	// Each refusal says what is used, so the next try asks for less: what is left.
+	for want := n; ; {
+		used, err := k.st.Reserve(ctx, account, beaconCounter(website), day, want, limit)
+		if err == nil {
+			return want, nil
+		}
+		if !errors.Is(err, store.ErrOverLimit) {
+			return 0, err
+		}
+		if want = min(want-1, limit-used); want <= 0 {
+			return 0, nil
+		}
+	}
+}
+
+// ViewsLeft says, with *ExceededError, that a website has reached today's limit of page views.
+func (k *Keeper) ViewsLeft(ctx context.Context, account, website string) error {
+	overrides, err := k.st.AccountLimits(ctx, account)
+	if err != nil {
+		return err
+	}
+	limit := Of(overrides, BeaconsPerDay)
+	now := k.now()
+	used, err := k.st.Used(ctx, account, beaconCounter(website), store.Day(now))
+	if err != nil {
+		return err
+	}
+	if used >= limit {
+		return &ExceededError{Limit: BeaconsPerDay, Value: limit, Used: used, Requested: 1, Resets: NextDay(now), At: now}
+	}
+	return nil
 }

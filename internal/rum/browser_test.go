@@ -22,6 +22,7 @@ import (
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/browser"
+	"github.com/openvitals/openvitals/internal/quota"
 	"github.com/openvitals/openvitals/internal/rollup"
 	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/rum/geo"
@@ -176,7 +177,7 @@ func TestBrowserBeaconReachesTheReport(t *testing.T) {
 		}
 	}
 
-	agg := rumworker.NewAggregatorWith(st, log, geo.Country)
+	agg := rumworker.NewAggregatorWith(st, quota.NewKeeper(st, time.Now), log, geo.Country)
 	var mu sync.Mutex
 	folded := 0
 	awstest.Drain(t, q, 10, func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {

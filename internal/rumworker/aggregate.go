@@ -33,6 +33,12 @@ type RollupStore interface {
 	PutRUMBatchesFolded(ctx context.Context, account, website string, ids []string) error
 }
 
+// ViewLimiter grants a website's page views of a day within its daily limit; *quota.Keeper is
+// one.
+type ViewLimiter interface {
+	TakeViews(ctx context.Context, account, website, day string, n int) (int, error)
+}
+
 // Aggregator folds queued page views into the daily rollups. It consumes a FIFO queue whose
 // message group is the website, so that one website's batches arrive in order and are never
 // folded by two consumers at once. Each page view counts once however it is redelivered
@@ -40,15 +46,17 @@ type RollupStore interface {
 // that the retry of a fold interrupted half way adds nothing twice.
 type Aggregator struct {
 	store     RollupStore
+	limits    ViewLimiter
 	log       *slog.Logger
 	countryOf func(addr string) string
 	handle    queue.BatchHandler
 }
 
-// NewAggregatorWith returns an Aggregator over the table; countryOf places a client address
-// (geo.Country: passed in so that only the aggregator links the IP table).
-func NewAggregatorWith(st RollupStore, log *slog.Logger, countryOf func(addr string) string) *Aggregator {
-	a := &Aggregator{store: st, log: log, countryOf: countryOf}
+// NewAggregatorWith returns an Aggregator over the table that counts at most limits grants of
+// each website's views a day; countryOf places a client address (geo.Country: passed in so
+// that only the aggregator links the IP table).
+func NewAggregatorWith(st RollupStore, limits ViewLimiter, log *slog.Logger, countryOf func(addr string) string) *Aggregator {
+	a := &Aggregator{store: st, limits: limits, log: log, countryOf: countryOf}
 	a.handle = queue.Batch(log, a.foldBatch)
 	return a
 }
@@ -118,6 +126,9 @@ func (a *Aggregator) Fold(ctx context.Context, account, website string, msgs []m
 	if err != nil || len(msgs) == 0 {
 		return err
 	}
+	if err := a.limit(ctx, account, website, msgs); err != nil {
+		return err
+	}
 	if err := a.fold(ctx, account, website, msgs); err != nil {
 		return err
 	}
@@ -126,6 +137,41 @@ func (a *Aggregator) Fold(ctx context.Context, account, website string, msgs []m
 		ids[i] = m.batch.ID
 	}
 	return a.store.PutRUMBatchesFolded(ctx, account, website, ids)
+}
+
+// limit keeps, of each day's views in queue order, those within the website's daily limit,
+// and drops the rest. The messages stay, emptied or not, so that they are marked folded.
+func (a *Aggregator) limit(ctx context.Context, account, website string, msgs []message) error {
+	perDay := map[string]int{}
+	for _, m := range msgs {
+		for _, v := range m.batch.Views {
+			perDay[v.Day]++
+		}
+	}
+	granted := make(map[string]int, len(perDay))
+	for _, day := range sortedKeys(perDay) {
+		n, err := a.limits.TakeViews(ctx, account, website, day, perDay[day])
+		if err != nil {
+			return err
+		}
+		granted[day] = n
+		if n < perDay[day] {
+			a.log.WarnContext(ctx, "page views over the website's daily limit are not counted", "website", website, "day", day,
+				"views", perDay[day], "counted", n)
+		}
+	}
+	for i := range msgs {
+		views := msgs[i].batch.Views
+		kept := views[:0:0]
+		for _, v := range views {
+			if granted[v.Day] > 0 {
+				granted[v.Day]--
+				kept = append(kept, v)
+			}
+		}
+		msgs[i].batch.Views = kept
+	}
+	return nil
 }
 
 // fold adds the views of messages to the rollups.

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/quota"
 	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/rumworker"
 	"github.com/openvitals/openvitals/internal/store"
@@ -107,7 +108,7 @@ func BenchmarkAggregate(b *testing.B) {
 func benchAggregate(b *testing.B, perMessage int) {
 	st, site := benchWebsite(b)
 	ctx := context.Background()
-	agg := rumworker.NewAggregatorWith(st, awstest.Log(b), func(string) string { return "XX" })
+	agg := rumworker.NewAggregatorWith(st, quota.NewKeeper(st, time.Now), awstest.Log(b), func(string) string { return "XX" })
 	rng := rand.New(rand.NewPCG(9, 9))
 	day := time.Now().UTC().Format("20060102")
 	event := func(n int) events.SQSEvent {

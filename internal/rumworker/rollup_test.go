@@ -15,6 +15,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/quota"
 	"github.com/openvitals/openvitals/internal/rollup"
 	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/rum/geo"
@@ -44,7 +45,7 @@ func newRig(t *testing.T) *rig {
 	if err := st.CreateWebsite(context.Background(), &site); err != nil {
 		t.Fatal(err)
 	}
-	return &rig{t: t, st: st, col: rum.NewCollector(q), agg: rumworker.NewAggregatorWith(st, awstest.Log(t), geo.Country),
+	return &rig{t: t, st: st, col: rum.NewCollector(q), agg: rumworker.NewAggregatorWith(st, quota.NewKeeper(st, time.Now), awstest.Log(t), geo.Country),
 		reader: rum.NewReader(st), site: site, q: q}
 }
 

@@ -5,7 +5,9 @@ package rumworker
 
 import (
 	"context"
+	"time"
 
+	"github.com/openvitals/openvitals/internal/quota"
 	"github.com/openvitals/openvitals/internal/rum/geo"
 	"github.com/openvitals/openvitals/internal/service"
 )
@@ -18,5 +20,5 @@ func NewRebatcher(_ context.Context, svc *service.Service) (*Rebatcher, error) {
 // NewAggregator builds the aggregator from the service; it places client addresses with the
 // embedded IP table.
 func NewAggregator(_ context.Context, svc *service.Service) (*Aggregator, error) {
-	return NewAggregatorWith(svc.Store, svc.Log, geo.Country), nil
+	return NewAggregatorWith(svc.Store, quota.NewKeeper(svc.Store, time.Now), svc.Log, geo.Country), nil
 }

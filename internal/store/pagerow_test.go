@@ -212,7 +212,7 @@ func TestEnsurePageRows(t *testing.T) {
 		}
 	}
 	_, err = clients.DynamoDB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(st.Table()),
-		Key: map[string]ddbtypes.AttributeValue{"PK": &ddbtypes.AttributeValueMemberS{Value: "A#acme"}, "SK": &ddbtypes.AttributeValueMemberS{Value: "W#" + w.ID}},
+		Key:              map[string]ddbtypes.AttributeValue{"PK": &ddbtypes.AttributeValueMemberS{Value: "A#acme"}, "SK": &ddbtypes.AttributeValueMemberS{Value: "W#" + w.ID}},
 		UpdateExpression: aws.String("REMOVE PageRows")})
 	if err != nil {
 		t.Fatal(err)

@@ -59,6 +59,18 @@ func (s *Store) Reserve(ctx context.Context, account, counter, day string, n, li
 		map[string]ddbtypes.AttributeValue{"expires": &ddbtypes.AttributeValueMemberN{Value: strconv.FormatInt(expires.Add(72*time.Hour).Unix(), 10)}})
 }
 
+// Used returns an account's count of a UTC day (0 when nothing was counted).
+func (s *Store) Used(ctx context.Context, account, counter, day string) (int, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.table), Key: key(accountPK(account), usageSK(counter, day)), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return 0, fmt.Errorf("read counter %s: %w", counter, err)
+	}
+	used, _ := intAttr(out.Item, "Used")
+	return used, nil
+}
+
 // Release gives back n of a day's counter, for work reserved that was not queued.
 func (s *Store) Release(ctx context.Context, account, counter, day string, n int) error {
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
