@@ -54,14 +54,11 @@ func (s *Server) listPageMetrics(w http.ResponseWriter, r *http.Request, c calle
 	if more {
 		next = cursorAfter(pageKey(listings[len(listings)-1].Page))
 	}
-	out := make([]map[string]any, len(listings))
-	for i, l := range listings {
-		if !search {
-			l.Search = nil // analytics kept from an integration since removed are not shown
-		}
-		out[i] = pageWithMetricsJSON(budgets, l, search)
-	}
-	return writeJSON(w, http.StatusOK, listPage(out, next))
+	body := appendPageList(budgets, listings, search, next)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+	return nil
 }
 
 // pageAndDevice resolves the website, the page and the required device query parameter.

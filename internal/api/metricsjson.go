@@ -1,8 +1,6 @@
 package api
 
 import (
-	"maps"
-
 	"github.com/openvitals/openvitals/internal/budget"
 	"github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/store"
@@ -48,55 +46,9 @@ func number(field string, v float64) any {
 // on device exceed and are at risk of.
 func pageMetricsJSON(budgets []store.Budget, device string, vals metrics.Values) map[string]any {
 	m := metricsJSON(pageFields, vals)
-	m["budgets_exceeded"], m["budgets_at_risk"] = budget.Count(budgets, device, vals)
+	m["budgets_exceeded"], m["budgets_at_risk"] = budget.Count(budgets, device, vals.Get)
 	m["opportunities"] = int64(vals["opportunities"])
 	return m
-}
-
-// pageDayJSON renders the metric fields of a page with metrics (a timeline day or latest):
-// the lab fields (null where not measured; opportunities too on a day without a lab result),
-// the budget counts over every value, the ux_* fields the dataset has data for with their
-// assessment, and, for a website with search analytics, the four search fields (null where
-// not collected).
-func pageDayJSON(budgets []store.Budget, device string, vals metrics.Values, search bool) map[string]any {
-	m := pageMetricsJSON(budgets, device, vals)
-	if _, ok := vals["opportunities"]; !ok {
-		m["opportunities"] = nil
-	}
-	for _, name := range metrics.UXVitals {
-		if v, ok := vals["ux_"+name]; ok {
-			m["ux_"+name] = number("ux_"+name, v)
-		}
-	}
-	if passed, ok := metrics.Assess(vals); ok {
-		m["ux_passed"] = 0
-		if passed {
-			m["ux_passed"] = 1
-		}
-	}
-	if search {
-		maps.Copy(m, metricsJSON(searchFields, vals))
-	}
-	return m
-}
-
-// pageWithMetricsJSON renders one page on one device of the pages list: one timeline item per
-// day with any result, and latest.
-func pageWithMetricsJSON(budgets []store.Budget, s metrics.Listing, search bool) map[string]any {
-	days := s.Days()
-	timeline := make([]map[string]any, len(days))
-	for i, d := range days {
-		timeline[i] = pageDayJSON(budgets, s.Device, d.Values, search)
-		timeline[i]["date"] = store.DayToISO(d.Day)
-	}
-	var latest any
-	if vals := s.Latest(); vals != nil {
-		latest = pageDayJSON(budgets, s.Device, vals, search)
-	}
-	return map[string]any{
-		"id": s.Page.ID, "alias": s.Page.Alias, "url": s.Page.URL, "device": s.Device,
-		"timeline": timeline, "latest": latest,
-	}
 }
 
 // latestUXJSON renders the page detail's latestUx: one object per vital with data, and the

@@ -168,11 +168,12 @@ func rank(s string) int {
 // measured on measured.
 func AppliesTo(device, measured string) bool { return device == "all" || device == measured }
 
-// Count counts the budgets that values measured on device exceed and are at risk of. A budget
+// Count counts the budgets that the values measured on device (as value gives them) exceed and
+// are at risk of. A budget
 // whose metric was not measured counts as neither.
-func Count(budgets []store.Budget, device string, vals map[string]float64) (exceeded, atRisk int) {
+func Count(budgets []store.Budget, device string, value func(metric string) (float64, bool)) (exceeded, atRisk int) {
 	for _, b := range budgets {
-		v, ok := vals[b.Metric]
+		v, ok := value(b.Metric)
 		if !ok || !AppliesTo(b.Device, device) {
 			continue
 		}

@@ -76,7 +76,7 @@ func TestCount(t *testing.T) {
 		{"a mobile budget does not judge desktop", "desktop", map[string]float64{"cls": 0.5, "ux_lcp": 9000}, 0, 0},
 		{"mobile: lab and ux budgets", "mobile", map[string]float64{"lcp": 4000, "cls": 0.12, "ux_lcp": 2433, "performance_score": 1}, 2, 1},
 	} {
-		exceeded, atRisk := Count(budgets, tc.device, tc.vals)
+		exceeded, atRisk := Count(budgets, tc.device, metrics.Values(tc.vals).Get)
 		if exceeded != tc.exceeded || atRisk != tc.atRisk {
 			t.Errorf("%s: %d exceeded, %d at risk; want %d, %d", tc.name, exceeded, atRisk, tc.exceeded, tc.atRisk)
 		}

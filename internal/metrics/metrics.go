@@ -36,6 +36,12 @@ const (
 // rounded as the interface shows them. A field that was not measured is absent.
 type Values map[string]float64
 
+// Get is a field's value; false when it was not measured.
+func (v Values) Get(field string) (float64, bool) {
+	x, ok := v[field]
+	return x, ok
+}
+
 // Round gives a field's value as the interface shows it: cls and ux_cls to four decimals, CTR
 // (percent) to two, everything else a whole number. Budgets are judged on rounded values, so
 // that what a budget reports matches what the client sees.
@@ -105,17 +111,17 @@ func Latest(days []Values) Values {
 // LatestLab is the latest of lab results (oldest first); nil without a result.
 func LatestLab(rs []store.LabResult) Values { return Latest(each(rs, LabValues)) }
 
-// Assess is the core web vitals assessment of ux_* values: LCP, INP and CLS all good at the
+// Assess is the core web vitals assessment of the ux_* values that value gives: LCP, INP and CLS all good at the
 // 75th percentile, LCP and CLS alone when INP has no data. Without LCP or CLS there is no
 // assessment (ok is false).
-func Assess(vals Values) (passed, ok bool) {
-	lcp, hasLCP := vals["ux_lcp"]
-	cls, hasCLS := vals["ux_cls"]
+func Assess(value func(field string) (float64, bool)) (passed, ok bool) {
+	lcp, hasLCP := value("ux_lcp")
+	cls, hasCLS := value("ux_cls")
 	if !hasLCP || !hasCLS {
 		return false, false
 	}
 	passed = lcp <= goodLCP && cls <= goodCLS
-	if inp, hasINP := vals["ux_inp"]; hasINP {
+	if inp, hasINP := value("ux_inp"); hasINP {
 		passed = passed && inp <= goodINP
 	}
 	return passed, true
@@ -181,7 +187,7 @@ func LatestUX(rs []store.UXResult) *UXSummary {
 		out.Vitals[name] = VitalSummary{P75: vals[field], Good: percent(sum.Good / n),
 			NeedsImprovement: percent(sum.NeedsImprovement / n), Poor: percent(sum.Poor / n)}
 	}
-	if passed, ok := Assess(vals); ok {
+	if passed, ok := Assess(vals.Get); ok {
 		out.Passed = &passed
 	}
 	return out

@@ -96,7 +96,7 @@ func TestAssess(t *testing.T) {
 		{"no cls: no assessment", Values{"ux_lcp": 1000, "ux_inp": 100}, false, false},
 		{"lab values do not count", Values{"lcp": 1000, "cls": 0}, false, false},
 	} {
-		passed, ok := Assess(tc.vals)
+		passed, ok := Assess(tc.vals.Get)
 		if passed != tc.passed || ok != tc.assessed {
 			t.Errorf("%s: passed %v assessed %v, want %v %v", tc.name, passed, ok, tc.passed, tc.assessed)
 		}

@@ -20,43 +20,182 @@ type Dated struct {
 	Values Values
 }
 
-// Listing is a page on one device as the lists show it: its values by day, oldest first, per
-// source. Search analytics are per page, so both devices of a page have the same.
+// Section is one source's values by day, as columns, so that the lists handle thousands of
+// days without a map per day: Fields name the columns, Days the rows (oldest first), and
+// Vals holds row after row, NaN where a field was not measured that day.
+type Section struct {
+	Fields []string
+	Days   []string
+	Vals   []float64
+}
+
+// NewSection is the section of days (oldest first).
+func NewSection(days []Dated) Section {
+	set := map[string]bool{}
+	for _, d := range days {
+		for f := range d.Values {
+			set[f] = true
+		}
+	}
+	s := Section{Fields: slices.Sorted(maps.Keys(set)), Days: make([]string, len(days))}
+	s.Vals = make([]float64, 0, len(days)*len(s.Fields))
+	for i, d := range days {
+		s.Days[i] = d.Day
+		for _, f := range s.Fields {
+			v, ok := d.Values[f]
+			if !ok {
+				v = math.NaN()
+			}
+			s.Vals = append(s.Vals, v)
+		}
+	}
+	return s
+}
+
+// Column is where field is in the section, -1 when it has none.
+func (s Section) Column(field string) int { return slices.Index(s.Fields, field) }
+
+// Value is the field in column col on day row; false where it was not measured.
+func (s Section) Value(row, col int) (float64, bool) {
+	if row < 0 || col < 0 {
+		return 0, false
+	}
+	v := s.Vals[row*len(s.Fields)+col]
+	return v, !math.IsNaN(v)
+}
+
+// Dated are the section's days as values.
+func (s Section) Dated() []Dated {
+	out := make([]Dated, len(s.Days))
+	for i, day := range s.Days {
+		vals := Values{}
+		for j, f := range s.Fields {
+			if v, ok := s.Value(i, j); ok {
+				vals[f] = v
+			}
+		}
+		out[i] = Dated{day, vals}
+	}
+	return out
+}
+
+// Latest averages each field over the last LatestDays days, over those that have it,
+// rounded; nil without a day.
+func (s Section) Latest() Values {
+	if len(s.Days) == 0 {
+		return nil
+	}
+	out := Values{}
+	for j, f := range s.Fields {
+		sum, n := 0.0, 0
+		for i := max(0, len(s.Days)-LatestDays); i < len(s.Days); i++ {
+			if v, ok := s.Value(i, j); ok {
+				sum += v
+				n++
+			}
+		}
+		if n > 0 {
+			out[f] = Round(f, sum/float64(n))
+		}
+	}
+	return out
+}
+
+// Listing is a page on one device as the lists show it: its values by day per source. Search
+// analytics are per page, so both devices of a page have the same.
 type Listing struct {
 	Page            store.Page
 	Device          string
-	Lab, UX, Search []Dated
+	Lab, UX, Search Section
 }
 
 // Listing is the series as values by day.
 func (s Series) Listing() Listing {
 	l := Listing{Page: s.Page, Device: s.Device}
-	for _, r := range s.Lab {
-		l.Lab = append(l.Lab, Dated{r.Day, LabValues(r)})
-	}
-	for _, r := range s.UX {
-		l.UX = append(l.UX, Dated{r.Day, UXValues(r)})
-	}
-	for _, r := range s.Search {
-		l.Search = append(l.Search, Dated{r.Day, SearchValues(r)})
-	}
+	l.Lab = NewSection(dated(s.Lab, func(r store.LabResult) string { return r.Day }, LabValues))
+	l.UX = NewSection(dated(s.UX, func(r store.UXResult) string { return r.Day }, UXValues))
+	l.Search = NewSection(dated(s.Search, func(r store.SearchResult) string { return r.Day }, SearchValues))
 	return l
+}
+
+func dated[T any](rs []T, day func(T) string, values func(T) Values) []Dated {
+	out := make([]Dated, len(rs))
+	for i, r := range rs {
+		out[i] = Dated{day(r), values(r)}
+	}
+	return out
+}
+
+// sections are the listing's sources, in the order DayRow.Rows refers to them.
+func (l *Listing) sections() [3]*Section { return [3]*Section{&l.Lab, &l.UX, &l.Search} }
+
+// DayRow is one day of a listing: its row in each source (lab, user experience, search), -1
+// where the source has none that day.
+type DayRow struct {
+	Day  string
+	Rows [3]int
+}
+
+// DayRows merges the sources by day, oldest first: one DayRow for every day with any value.
+func (l *Listing) DayRows() []DayRow {
+	secs := l.sections()
+	var next [3]int
+	var out []DayRow
+	for {
+		day := ""
+		for k, s := range secs {
+			if next[k] < len(s.Days) && (day == "" || s.Days[next[k]] < day) {
+				day = s.Days[next[k]]
+			}
+		}
+		if day == "" {
+			return out
+		}
+		r := DayRow{Day: day, Rows: [3]int{-1, -1, -1}}
+		for k, s := range secs {
+			if next[k] < len(s.Days) && s.Days[next[k]] == day {
+				r.Rows[k] = next[k]
+				next[k]++
+			}
+		}
+		out = append(out, r)
+	}
+}
+
+// Field is where a field is in a listing: its source and column (source -1 when absent).
+type Field struct{ source, col int }
+
+// Field locates a field in the listing.
+func (l *Listing) Field(name string) Field {
+	for k, s := range l.sections() {
+		if c := s.Column(name); c >= 0 {
+			return Field{k, c}
+		}
+	}
+	return Field{-1, -1}
+}
+
+// Value is field f on day d; false where it was not measured.
+func (l *Listing) Value(d DayRow, f Field) (float64, bool) {
+	if f.source < 0 {
+		return 0, false
+	}
+	return l.sections()[f.source].Value(d.Rows[f.source], f.col)
 }
 
 // Days merges the sources by day, oldest first: one Dated for every day with any value.
 func (l Listing) Days() []Dated {
-	byDay := map[string]Values{}
-	for _, src := range [][]Dated{l.Lab, l.UX, l.Search} {
-		for _, d := range src {
-			if byDay[d.Day] == nil {
-				byDay[d.Day] = make(Values, len(d.Values))
+	var out []Dated
+	for _, d := range l.DayRows() {
+		vals := Values{}
+		for k, s := range l.sections() {
+			for j, f := range s.Fields {
+				if v, ok := s.Value(d.Rows[k], j); ok {
+					vals[f] = v
+				}
 			}
-			maps.Copy(byDay[d.Day], d.Values)
 		}
-	}
-	out := make([]Dated, 0, len(byDay))
-	for _, day := range slices.Sorted(maps.Keys(byDay)) {
-		out = append(out, Dated{day, byDay[day]})
+		out = append(out, Dated{d.Day, vals})
 	}
 	return out
 }
@@ -64,16 +203,12 @@ func (l Listing) Days() []Dated {
 // Latest are the listing's latest values: the lab fields, the ux_* fields and the search
 // fields each averaged over their own last 3 days present. It is nil when the listing is empty.
 func (l Listing) Latest() Values {
-	if len(l.Lab) == 0 && len(l.UX) == 0 && len(l.Search) == 0 {
+	if len(l.Lab.Days) == 0 && len(l.UX.Days) == 0 && len(l.Search.Days) == 0 {
 		return nil
 	}
 	vals := Values{}
-	for _, src := range [][]Dated{l.Lab, l.UX, l.Search} {
-		days := make([]Values, len(src))
-		for i, d := range src {
-			days[i] = d.Values
-		}
-		maps.Copy(vals, Latest(days))
+	for _, s := range l.sections() {
+		maps.Copy(vals, s.Latest())
 	}
 	return vals
 }
@@ -124,56 +259,53 @@ func EncodeSummary(ls []Listing) ([]byte, error) {
 			return nil, err
 		}
 	}
-	var search []Dated
+	var search Section
 	if len(ls) > 0 {
 		search = ls[0].Search
 	}
 	return appendSection(buf, search)
 }
 
-func appendSection(buf []byte, days []Dated) ([]byte, error) {
-	fieldSet := map[string]bool{}
-	for _, d := range days {
-		for f := range d.Values {
-			fieldSet[f] = true
-		}
-	}
-	fields := slices.Sorted(maps.Keys(fieldSet))
-	buf = binary.AppendUvarint(buf, uint64(len(fields)))
-	for _, f := range fields {
+func appendSection(buf []byte, s Section) ([]byte, error) {
+	buf = binary.AppendUvarint(buf, uint64(len(s.Fields)))
+	for _, f := range s.Fields {
 		buf = binary.AppendUvarint(buf, uint64(len(f)))
 		buf = append(buf, f...)
 	}
-	buf = binary.AppendUvarint(buf, uint64(len(days)))
-	last := make([]int64, len(fields))
+	buf = binary.AppendUvarint(buf, uint64(len(s.Days)))
+	last := make([]int64, len(s.Fields))
+	scales := make([]float64, len(s.Fields))
+	for j, f := range s.Fields {
+		scales[j] = scale(f)
+	}
 	prevDay := uint64(0)
-	bitmap := make([]byte, (len(fields)+7)/8)
-	for _, d := range days {
-		day, err := strconv.ParseUint(d.Day, 10, 32)
+	bitmap := make([]byte, (len(s.Fields)+7)/8)
+	for i, d := range s.Days {
+		day, err := strconv.ParseUint(d, 10, 32)
 		if err != nil || day < prevDay {
-			return nil, fmt.Errorf("summary: day %q out of order", d.Day)
+			return nil, fmt.Errorf("summary: day %q out of order", d)
 		}
 		buf = binary.AppendUvarint(buf, day-prevDay)
 		prevDay = day
 		clear(bitmap)
-		for i, f := range fields {
-			if _, ok := d.Values[f]; ok {
-				bitmap[i/8] |= 1 << (i % 8)
+		for j := range s.Fields {
+			if _, ok := s.Value(i, j); ok {
+				bitmap[j/8] |= 1 << (j % 8)
 			}
 		}
 		buf = append(buf, bitmap...)
-		for i, f := range fields {
-			v, ok := d.Values[f]
+		for j, f := range s.Fields {
+			v, ok := s.Value(i, j)
 			if !ok {
 				continue
 			}
-			scaled := v * scale(f)
-			if math.IsNaN(scaled) || math.Abs(scaled) > 1<<53 {
+			scaled := v * scales[j]
+			if math.IsInf(scaled, 0) || math.Abs(scaled) > 1<<53 {
 				return nil, fmt.Errorf("summary: %s %v out of range", f, v)
 			}
 			n := int64(math.Round(scaled))
-			buf = binary.AppendVarint(buf, n-last[i])
-			last[i] = n
+			buf = binary.AppendVarint(buf, n-last[j])
+			last[j] = n
 		}
 	}
 	return buf, nil
@@ -250,53 +382,49 @@ func (d *decoder) bytes(n uint64) []byte {
 }
 
 // section reads one section, keeping the days from day first on.
-func (d *decoder) section(first uint64) []Dated {
+func (d *decoder) section(first uint64) Section {
 	nf := d.uvarint()
 	if nf > 256 {
 		d.err = errors.New("summary: too many fields")
-		return nil
+		return Section{}
 	}
-	fields := make([]string, nf)
+	s := Section{Fields: make([]string, nf)}
 	scales := make([]float64, nf)
-	for i := range fields {
-		fields[i] = string(d.bytes(d.uvarint()))
-		scales[i] = scale(fields[i])
+	for i := range s.Fields {
+		s.Fields[i] = string(d.bytes(d.uvarint()))
+		scales[i] = scale(s.Fields[i])
 	}
 	nd := d.uvarint()
 	if d.err != nil || nd > 10000 {
 		if d.err == nil {
 			d.err = errors.New("summary: too many days")
 		}
-		return nil
+		return Section{}
 	}
-	var out []Dated
+	s.Vals = make([]float64, 0, int(nd)*int(nf))
 	last := make([]int64, nf)
+	row := make([]float64, nf)
 	day := uint64(0)
 	for range nd {
 		day += d.uvarint()
 		bitmap := d.bytes((nf + 7) / 8)
-		keep := day >= first
-		var vals Values
-		if keep {
-			vals = make(Values, nf)
-		}
-		for i := range fields {
+		for i := range row {
+			row[i] = math.NaN()
 			if bitmap == nil || bitmap[i/8]&(1<<(i%8)) == 0 {
 				continue
 			}
 			last[i] += d.varint()
-			if keep {
-				vals[fields[i]] = float64(last[i]) / scales[i]
-			}
+			row[i] = float64(last[i]) / scales[i]
 		}
 		if d.err != nil {
-			return nil
+			return Section{}
 		}
-		if keep {
-			out = append(out, Dated{strconv.FormatUint(day, 10), vals})
+		if day >= first {
+			s.Days = append(s.Days, strconv.FormatUint(day, 10))
+			s.Vals = append(s.Vals, row...)
 		}
 	}
-	return out
+	return s
 }
 
 // windowStart is the first day (yyyymmdd) of the window that ends on the day of now.

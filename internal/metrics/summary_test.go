@@ -28,7 +28,7 @@ func TestSummaryRoundTrip(t *testing.T) {
 		{"every day", "20261101", []Listing{desktop.Listing(), mobile.Listing()}},
 		{"from the window's start", "20261103", []Listing{
 			{Page: home, Device: "desktop", Search: mobile.Listing().Search},
-			{Page: home, Device: "mobile", Lab: mobile.Listing().Lab, UX: mobile.Listing().UX[2:], Search: mobile.Listing().Search},
+			{Page: home, Device: "mobile", Lab: mobile.Listing().Lab, UX: NewSection(mobile.Listing().UX.Dated()[2:]), Search: mobile.Listing().Search},
 		}},
 		{"nothing in the window", "20261201", []Listing{{Page: home, Device: "desktop"}, {Page: home, Device: "mobile"}}},
 	} {
@@ -36,13 +36,33 @@ func TestSummaryRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		if !reflect.DeepEqual(got, tc.want) {
+		if !sameListings(got, tc.want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", tc.name, got, tc.want)
 		}
 	}
-	if got, _ := DecodeSummary(home, b, "20261101"); got[0].Lab[0].Values["cls"] != 0.1235 || got[0].Lab[0].Values["opportunities"] != 7 {
-		t.Errorf("cls rounded to 4 decimals and the opportunities counted: %v", got[0].Lab[0].Values)
+	got, _ := DecodeSummary(home, b, "20261101")
+	if v := got[0].Lab.Dated()[0].Values; v["cls"] != 0.1235 || v["opportunities"] != 7 {
+		t.Errorf("cls rounded to 4 decimals and the opportunities counted: %v", v)
 	}
+}
+
+// sameListings compares listings by their pages, devices and values by day.
+func sameListings(a, b []Listing) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Page != b[i].Page || a[i].Device != b[i].Device {
+			return false
+		}
+		for _, pair := range [][2]Section{{a[i].Lab, b[i].Lab}, {a[i].UX, b[i].UX}, {a[i].Search, b[i].Search}} {
+			x, y := pair[0].Dated(), pair[1].Dated()
+			if len(x) != len(y) || (len(x) > 0 && !reflect.DeepEqual(x, y)) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // TestSummaryMatchesResults encodes random listings, as a month of real results gives them,
@@ -54,6 +74,7 @@ func TestSummaryMatchesResults(t *testing.T) {
 		var ls []Listing
 		for _, device := range Devices {
 			l := Listing{Page: store.Page{ID: "p"}, Device: device}
+			var lab []Dated
 			for day := 1; day <= 30; day++ {
 				if rng.IntN(4) == 0 {
 					continue // no audit that day
@@ -64,8 +85,9 @@ func TestSummaryMatchesResults(t *testing.T) {
 						vals[f] = Round(f, rng.Float64()*float64(rng.IntN(1_000_000)))
 					}
 				}
-				l.Lab = append(l.Lab, Dated{"202611" + pad(day), vals})
+				lab = append(lab, Dated{"202611" + pad(day), vals})
 			}
+			l.Lab = NewSection(lab)
 			ls = append(ls, l)
 		}
 		b, err := EncodeSummary(ls)
@@ -76,7 +98,7 @@ func TestSummaryMatchesResults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(got, ls) {
+		if !sameListings(got, ls) {
 			t.Fatalf("round %d: decoded\n%+v\nwant\n%+v", round, got, ls)
 		}
 	}
@@ -110,7 +132,7 @@ func TestSummaryRefused(t *testing.T) {
 			t.Errorf("%s: %v, want errSummaryFormat", tc.name, err)
 		}
 	}
-	if _, err := EncodeSummary([]Listing{{Device: "mobile", Lab: []Dated{{"20261102", nil}, {"20261101", nil}}}}); err == nil {
+	if _, err := EncodeSummary([]Listing{{Device: "mobile", Lab: NewSection([]Dated{{"20261102", nil}, {"20261101", nil}})}}); err == nil {
 		t.Error("days out of order encoded")
 	}
 }

@@ -1,0 +1,197 @@
+package api
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+
+	"github.com/openvitals/openvitals/internal/budget"
+	"github.com/openvitals/openvitals/internal/metrics"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// The pages list is the largest response (a thousand pages on two devices with 30 days each
+// is some 17 MB of JSON), so it is written field by field into one buffer rather than built as
+// maps and marshalled: the same JSON in a fraction of the time.
+
+// appendPageList appends the pages list, {"result":{"list":[...],"cursor":...}} and a newline.
+// Search analytics are shown only with search (the website has the integration).
+func appendPageList(budgets []store.Budget, listings []metrics.Listing, search bool, cursor string) []byte {
+	size := 64
+	for _, l := range listings { // about 300 bytes a day: one allocation
+		size += 600 + 320*max(len(l.Lab.Days), len(l.UX.Days), len(l.Search.Days))
+	}
+	buf := make([]byte, 0, size)
+	buf = append(buf, `{"result":{"list":[`...)
+	for i := range listings {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		l := &listings[i]
+		if !search {
+			l.Search = metrics.Section{} // analytics kept from an integration since removed are not shown
+		}
+		buf = appendPageWithMetrics(buf, budgets, l, search)
+	}
+	buf = append(buf, ']')
+	if cursor != "" {
+		buf = append(buf, `,"cursor":`...)
+		buf = appendString(buf, cursor)
+	}
+	return append(buf, "}}\n"...)
+}
+
+// shown are the fields a page with metrics shows, in the order written: the lab fields,
+// opportunities, the ux_* fields, the search fields.
+var shown = func() []string {
+	out := append([]string{}, pageFields...)
+	out = append(out, "opportunities")
+	for _, name := range metrics.UXVitals {
+		out = append(out, "ux_"+name)
+	}
+	return append(out, searchFields...)
+}()
+
+// shownKeys are the members' starts: a comma, the quoted name, a colon.
+var shownKeys = func() []string {
+	out := make([]string, len(shown))
+	for i, name := range shown {
+		out[i] = "," + string(appendString(nil, name)) + ":"
+	}
+	return out
+}()
+
+// Where each kind of field starts in shown.
+var (
+	shownOpportunities = len(pageFields)
+	shownUX            = shownOpportunities + 1
+	shownSearch        = shownUX + len(metrics.UXVitals)
+)
+
+// appendPageWithMetrics appends one page on one device: one timeline item per day with any
+// value, and latest (each source's fields averaged over its last 3 days).
+func appendPageWithMetrics(buf []byte, budgets []store.Budget, l *metrics.Listing, search bool) []byte {
+	buf = append(buf, `{"id":`...)
+	buf = appendString(buf, l.Page.ID)
+	buf = append(buf, `,"alias":`...)
+	buf = appendString(buf, l.Page.Alias)
+	buf = append(buf, `,"url":`...)
+	buf = appendString(buf, l.Page.URL)
+	buf = append(buf, `,"device":`...)
+	buf = appendString(buf, l.Device)
+	buf = append(buf, `,"timeline":[`...)
+
+	// Every field shown or budgeted is located once per listing, then read by day.
+	names := append([]string{}, shown...)
+	for _, b := range budgets {
+		names = append(names, b.Metric)
+	}
+	index := make(map[string]int, len(names))
+	fields := make([]metrics.Field, len(names))
+	for i, n := range names {
+		if _, ok := index[n]; !ok {
+			index[n] = i
+		}
+		fields[i] = l.Field(n)
+	}
+	vals, has := make([]float64, len(names)), make([]bool, len(names))
+	for i, d := range l.DayRows() {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		for j, f := range fields {
+			vals[j], has[j] = l.Value(d, f)
+		}
+		buf = append(buf, `{"date":"`...)
+		buf = append(buf, store.DayToISO(d.Day)...) // digits and dashes
+		buf = append(buf, '"')
+		buf = appendMetrics(buf, budgets, l.Device, search, vals, has, index)
+		buf = append(buf, '}')
+	}
+	buf = append(buf, `],"latest":`...)
+	if latest := l.Latest(); latest == nil {
+		buf = append(buf, "null"...)
+	} else {
+		for j, n := range names {
+			vals[j], has[j] = latest.Get(n)
+		}
+		open := len(buf)
+		buf = append(buf, '{')
+		buf = appendMetrics(buf, budgets, l.Device, search, vals, has, index)
+		buf = append(buf[:open+1], buf[open+2:]...) // the comma before the first member
+		buf = append(buf, '}')
+	}
+	return append(buf, '}')
+}
+
+// appendMetrics appends the metric members of a timeline item or latest, each after a comma:
+// the lab fields (null where not measured; opportunities too without a lab result), the
+// budget counts over every value, the ux_* fields there are values for with their assessment,
+// and with search the four search fields (null where not collected). vals and has hold the
+// values of names (shown, then the budgets' metrics); index finds a name's place.
+func appendMetrics(buf []byte, budgets []store.Budget, device string, search bool, vals []float64, has []bool, index map[string]int) []byte {
+	byName := func(name string) (float64, bool) {
+		i, ok := index[name]
+		if !ok {
+			return 0, false
+		}
+		return vals[i], has[i]
+	}
+	for i := range shownUX {
+		buf = appendMember(buf, i, vals[i], has[i], true)
+	}
+	exceeded, atRisk := budget.Count(budgets, device, byName)
+	buf = append(buf, `,"budgets_exceeded":`...)
+	buf = strconv.AppendInt(buf, int64(exceeded), 10)
+	buf = append(buf, `,"budgets_at_risk":`...)
+	buf = strconv.AppendInt(buf, int64(atRisk), 10)
+	for i := shownUX; i < shownSearch; i++ {
+		buf = appendMember(buf, i, vals[i], has[i], false)
+	}
+	if passed, ok := metrics.Assess(byName); ok {
+		buf = append(buf, `,"ux_passed":`...)
+		if passed {
+			buf = append(buf, '1')
+		} else {
+			buf = append(buf, '0')
+		}
+	}
+	if search {
+		for i := shownSearch; i < len(shown); i++ {
+			buf = appendMember(buf, i, vals[i], has[i], true)
+		}
+	}
+	return buf
+}
+
+// appendMember appends field i of shown after a comma: its value, null where not measured
+// (orNull), or nothing.
+func appendMember(buf []byte, i int, v float64, ok, orNull bool) []byte {
+	if !ok && !orNull {
+		return buf
+	}
+	buf = append(buf, shownKeys[i]...)
+	if !ok {
+		return append(buf, "null"...)
+	}
+	return appendNumber(buf, shown[i], v)
+}
+
+// appendNumber appends a value as number writes it: an integer for every field but cls,
+// ux_cls and CTR, which keep their decimals.
+func appendNumber(buf []byte, field string, v float64) []byte {
+	if field != "cls" && field != "ux_cls" && field != "CTR" {
+		return strconv.AppendInt(buf, int64(v), 10)
+	}
+	if abs := math.Abs(v); v == 0 || (abs >= 1e-6 && abs < 1e21) {
+		return strconv.AppendFloat(buf, v, 'f', -1, 64) // encoding/json's format in this range
+	}
+	b, _ := json.Marshal(v)
+	return append(buf, b...)
+}
+
+// appendString appends s as a JSON string, escaped as encoding/json escapes it.
+func appendString(buf []byte, s string) []byte {
+	b, _ := json.Marshal(s)
+	return append(buf, b...)
+}
