@@ -54,11 +54,7 @@ func (s *Server) listPageMetrics(w http.ResponseWriter, r *http.Request, c calle
 	if more {
 		next = cursorAfter(pageKey(listings[len(listings)-1].Page))
 	}
-	body := appendPageList(budgets, listings, search, next)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(body)
-	return nil
+	return writeLarge(w, r, appendPageList(budgets, listings, search, next))
 }
 
 // pageAndDevice resolves the website, the page and the required device query parameter.

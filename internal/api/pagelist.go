@@ -1,9 +1,13 @@
 package api
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"math"
+	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/openvitals/openvitals/internal/budget"
 	"github.com/openvitals/openvitals/internal/metrics"
@@ -194,4 +198,46 @@ func appendNumber(buf []byte, field string, v float64) []byte {
 func appendString(buf []byte, s string) []byte {
 	b, _ := json.Marshal(s)
 	return append(buf, b...)
+}
+
+// gzipAbove is the size from which a JSON body is sent gzipped to a client that accepts it: a
+// Lambda function's response holds at most 6 MB, which a pages list passes at a few hundred
+// pages, and JSON of numbers shrinks about tenfold.
+const gzipAbove = 256 << 10
+
+// writeLarge writes a 200 JSON body, gzipped when it is large and the client accepts gzip.
+func writeLarge(w http.ResponseWriter, r *http.Request, body []byte) error {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Add("Vary", "Accept-Encoding")
+	if len(body) >= gzipAbove && acceptsGzip(r.Header.Get("Accept-Encoding")) {
+		var zb bytes.Buffer
+		zb.Grow(len(body) / 8)
+		zw, _ := gzip.NewWriterLevel(&zb, gzip.BestSpeed) // a valid level never fails
+		if _, err := zw.Write(body); err != nil {
+			return err
+		}
+		if err := zw.Close(); err != nil {
+			return err
+		}
+		h.Set("Content-Encoding", "gzip")
+		body = zb.Bytes()
+	}
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+	return nil
+}
+
+// acceptsGzip tells whether an Accept-Encoding header accepts gzip (and does not refuse it
+// with q=0).
+func acceptsGzip(header string) bool {
+	for _, part := range strings.Split(header, ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if !strings.EqualFold(strings.TrimSpace(name), "gzip") {
+			continue
+		}
+		q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
+		return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+	}
+	return false
 }
