@@ -63,7 +63,7 @@ func TestLimits(t *testing.T) {
 	if err := run(ctx, []string{"limits", "-account", "acme", "-audits_per_day", "20", "-pages_per_website", "50"}, &out); err != nil {
 		t.Fatal(err)
 	}
-	want := "pages_per_website 50\naudits_per_day 20\nruns_per_day 200 (default)\n"
+	want := "pages_per_website 50\naudits_per_day 20\nruns_per_day 200 (default)\nbeacons_per_day 500000 (default)\n"
 	if out.String() != want {
 		t.Errorf("printed %q, want %q", out.String(), want)
 	}
