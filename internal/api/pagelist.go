@@ -236,8 +236,9 @@ func acceptsGzip(header string) bool {
 		if !strings.EqualFold(strings.TrimSpace(name), "gzip") {
 			continue
 		}
-		q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
-		return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+		q, found := strings.CutPrefix(strings.ReplaceAll(params, " ", ""), "q=")
+		weight, err := strconv.ParseFloat(q, 64)
+		return !found || err != nil || weight > 0
 	}
 	return false
 }

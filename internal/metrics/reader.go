@@ -90,21 +90,6 @@ func (r *Reader) pages(ctx context.Context, w store.Website, pages []store.Page,
 	return out, nil
 }
 
-// PageList reads what the pages list shows: every page on each device with its lab results
-// and user-experience records of the window, and its search analytics when the website has
-// the Search Console integration (search tells).
-func (r *Reader) PageList(ctx context.Context, w store.Website, pages []store.Page) (series []Series, search bool, err error) {
-	_, err = r.store.SearchConsole(ctx, w)
-	switch {
-	case err == nil:
-		search = true
-	case !store.IsNotFound(err):
-		return nil, false, err
-	}
-	series, err = r.Pages(ctx, w, pages, Include{UX: true, Search: search})
-	return series, search, err
-}
-
 // Detail is what a page's detail shows of one device.
 type Detail struct {
 	// Series holds the lab results and user-experience records of the window.

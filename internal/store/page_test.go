@@ -9,6 +9,7 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -17,12 +18,7 @@ import (
 // gets one; a deleted page is not found.
 func TestPageByID(t *testing.T) {
 	ctx := context.Background()
-	clients := awstest.Clients(t)
-	st := awstest.Store(t, clients)
-	w := store.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
-	if err := st.CreateWebsite(ctx, &w); err != nil {
-		t.Fatal(err)
-	}
+	clients, st, w := newWebsite(t)
 	pages := []store.Page{{URL: "/", Alias: "Home"}, {URL: "/a", Alias: "A"}, {URL: "/b", Alias: "B"}}
 	if err := st.CreatePages(ctx, w, pages); err != nil {
 		t.Fatal(err)
@@ -66,4 +62,16 @@ func TestPageByID(t *testing.T) {
 	if _, err := st.Page(ctx, w, "nosuchpage"); !store.IsNotFound(err) {
 		t.Errorf("unknown page: %v, want not found", err)
 	}
+}
+
+// newWebsite is a store over the test's own table with one website of account acme.
+func newWebsite(t *testing.T) (service.Clients, *store.Store, store.Website) {
+	t.Helper()
+	clients := awstest.Clients(t)
+	st := awstest.Store(t, clients)
+	w := store.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
+	if err := st.CreateWebsite(context.Background(), &w); err != nil {
+		t.Fatal(err)
+	}
+	return clients, st, w
 }

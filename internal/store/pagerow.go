@@ -28,14 +28,9 @@ type PageRow struct {
 	Version int
 }
 
+// pageRowItem is a page's item with the summary (the row's key and type differ).
 type pageRowItem struct {
-	PK      string
-	SK      string
-	Type    string
-	ID      string
-	URL     string
-	Alias   string
-	Created time.Time
+	pageItem
 	Summary []byte `dynamodbav:",omitempty"`
 	Version int    `dynamodbav:",omitempty"`
 }

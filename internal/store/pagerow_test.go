@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -51,12 +50,7 @@ func pageIDs(pages []store.Page) []string {
 // and no row of its first.
 func TestPageRows(t *testing.T) {
 	ctx := context.Background()
-	clients := awstest.Clients(t)
-	st := awstest.Store(t, clients)
-	w := store.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
-	if err := st.CreateWebsite(ctx, &w); err != nil {
-		t.Fatal(err)
-	}
+	_, st, w := newWebsite(t)
 	var pages []store.Page
 	for call := range 2 {
 		batch := make([]store.Page, store.MaxPagesPerCall)
@@ -114,11 +108,7 @@ func TestPageRows(t *testing.T) {
 // is refused; a deleted page's row takes no summary.
 func TestPageSummaryVersions(t *testing.T) {
 	ctx := context.Background()
-	st := awstest.Store(t, awstest.Clients(t))
-	w := store.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
-	if err := st.CreateWebsite(ctx, &w); err != nil {
-		t.Fatal(err)
-	}
+	_, st, w := newWebsite(t)
 	pages := []store.Page{{URL: "/", Alias: "Home"}}
 	if err := st.CreatePages(ctx, w, pages); err != nil {
 		t.Fatal(err)
@@ -185,12 +175,7 @@ func TestPageSummaryVersions(t *testing.T) {
 // their order, and the website is marked.
 func TestEnsurePageRows(t *testing.T) {
 	ctx := context.Background()
-	clients := awstest.Clients(t)
-	st := awstest.Store(t, clients)
-	w := store.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
-	if err := st.CreateWebsite(ctx, &w); err != nil {
-		t.Fatal(err)
-	}
+	clients, st, w := newWebsite(t)
 	pages := make([]store.Page, 70)
 	for i := range pages {
 		pages[i] = store.Page{URL: fmt.Sprintf("/%d", i), Alias: "P"}
