@@ -34,13 +34,17 @@ func metricsJSON(fields []string, vals metrics.Values) map[string]any {
 	return out
 }
 
-// number is a value as JSON: an integer for every field but cls, ux_cls and CTR.
+// number is a value as JSON: an integer for every field but the decimal ones.
 func number(field string, v float64) any {
-	if field == "cls" || field == "ux_cls" || field == "CTR" {
+	if decimal(field) {
 		return v
 	}
 	return int64(v)
 }
+
+// decimal tells the fields shown with decimals (cls, ux_cls and CTR); the others are whole
+// numbers.
+func decimal(field string) bool { return field == "cls" || field == "ux_cls" || field == "CTR" }
 
 // pageMetricsJSON renders the lab fields of a page with metrics, with the budgets its values
 // on device exceed and are at risk of.

@@ -181,10 +181,9 @@ func appendMember(buf []byte, i int, v float64, ok, orNull bool) []byte {
 	return appendNumber(buf, shown[i], v)
 }
 
-// appendNumber appends a value as number writes it: an integer for every field but cls,
-// ux_cls and CTR, which keep their decimals.
+// appendNumber appends a value as number writes it.
 func appendNumber(buf []byte, field string, v float64) []byte {
-	if field != "cls" && field != "ux_cls" && field != "CTR" {
+	if !decimal(field) {
 		return strconv.AppendInt(buf, int64(v), 10)
 	}
 	if abs := math.Abs(v); v == 0 || (abs >= 1e-6 && abs < 1e21) {
