@@ -54,7 +54,7 @@ func benchSetup(b *testing.B) *benchEnv {
 }
 
 // benchCall serves one request and fails the benchmark on any status but want.
-func (e *benchEnv) benchCall(b *testing.B, method, path, body string, want int) *httptest.ResponseRecorder {
+func (e *benchEnv) benchCall(b testing.TB, method, path, body string, want int) *httptest.ResponseRecorder {
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)

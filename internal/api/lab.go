@@ -54,7 +54,9 @@ func (s *Server) listPageMetrics(w http.ResponseWriter, r *http.Request, c calle
 	if more {
 		next = cursorAfter(pageKey(listings[len(listings)-1].Page))
 	}
-	return writeLarge(w, r, appendPageList(budgets, listings, search, next))
+	body := appendPageList(listBuffer(), budgets, listings, search, next)
+	defer releaseListBuffer(body) // writing copies it
+	return writeLarge(w, r, body)
 }
 
 // pageAndDevice resolves the website, the page and the required device query parameter.

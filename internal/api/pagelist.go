@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/openvitals/openvitals/internal/budget"
 	"github.com/openvitals/openvitals/internal/metrics"
@@ -18,15 +21,73 @@ import (
 // is some 17 MB of JSON), so it is written field by field into one buffer rather than built as
 // maps and marshalled: the same JSON in a fraction of the time.
 
-// appendPageList appends the pages list, {"result":{"list":[...],"cursor":...}} and a newline.
-// Search analytics are shown only with search (the website has the integration).
-func appendPageList(budgets []store.Budget, listings []metrics.Listing, search bool, cursor string) []byte {
+// appendPageList appends the pages list, {"result":{"list":[...],"cursor":...}} and a newline,
+// to buf. Search analytics are shown only with search (the website has the integration). A
+// long list is written in parts on every core, then joined: writing it was half the list's
+// time.
+func appendPageList(buf []byte, budgets []store.Budget, listings []metrics.Listing, search bool, cursor string) []byte {
+	parts := make([][]byte, min(runtime.GOMAXPROCS(0), max(1, len(listings)/listingsPerPart)))
+	var wg sync.WaitGroup
+	for i := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			part := listings[i*len(listings)/len(parts) : (i+1)*len(listings)/len(parts)]
+			parts[i] = appendListings(listBuffer(), budgets, part, search)
+		}()
+	}
+	wg.Wait()
 	size := 64
+	for _, part := range parts {
+		size += len(part) + 1
+	}
+	buf = slices.Grow(buf, size)
+	buf = append(buf, `{"result":{"list":[`...)
+	for i, part := range parts {
+		if i > 0 && len(part) > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, part...)
+		releaseListBuffer(part)
+	}
+	buf = append(buf, ']')
+	if cursor != "" {
+		buf = append(buf, `,"cursor":`...)
+		buf = appendString(buf, cursor)
+	}
+	return append(buf, "}}\n"...)
+}
+
+// listBuffers keeps the buffers pages lists are written into from call to call: the list of a
+// thousand pages is 17 MB, and fresh memory costs more than writing into it (page faults,
+// 3.4 ms a MB on this project's test machine; 17 MB took 57 ms).
+var listBuffers sync.Pool
+
+// listBuffer returns an empty buffer, with the capacity of one used before if there is one.
+func listBuffer() []byte {
+	if b, ok := listBuffers.Get().(*[]byte); ok {
+		return (*b)[:0]
+	}
+	return nil
+}
+
+// releaseListBuffer gives back a buffer that nothing refers to any more.
+func releaseListBuffer(b []byte) {
+	if cap(b) > 0 {
+		listBuffers.Put(&b)
+	}
+}
+
+// listingsPerPart is the fewest listings worth a part of their own (see appendPageList).
+const listingsPerPart = 200
+
+// appendListings appends listings as list items separated by commas.
+func appendListings(buf []byte, budgets []store.Budget, listings []metrics.Listing, search bool) []byte {
+	size := 0
 	for _, l := range listings { // about 300 bytes a day: one allocation
 		size += 600 + 320*max(len(l.Lab.Days), len(l.UX.Days), len(l.Search.Days))
 	}
-	buf := make([]byte, 0, size)
-	buf = append(buf, `{"result":{"list":[`...)
+	buf = slices.Grow(buf, size)
 	for i := range listings {
 		if i > 0 {
 			buf = append(buf, ',')
@@ -37,12 +98,7 @@ func appendPageList(budgets []store.Budget, listings []metrics.Listing, search b
 		}
 		buf = appendPageWithMetrics(buf, budgets, l, search)
 	}
-	buf = append(buf, ']')
-	if cursor != "" {
-		buf = append(buf, `,"cursor":`...)
-		buf = appendString(buf, cursor)
-	}
-	return append(buf, "}}\n"...)
+	return buf
 }
 
 // shown are the fields a page with metrics shows, in the order written: the lab fields,

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -266,13 +268,7 @@ func (r *Reader) Listings(ctx context.Context, w store.Website, after string, li
 	}
 	from := windowStart(r.now())
 	perPage := make([][]Listing, len(rows))
-	var missing []int
-	for i, row := range rows {
-		perPage[i], err = DecodeSummary(row.Page, row.Summary, from)
-		if err != nil {
-			missing = append(missing, i)
-		}
-	}
+	missing := decodeSummaries(rows, from, perPage)
 	errs := make([]error, len(missing))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, readers)
@@ -298,6 +294,31 @@ func (r *Reader) Listings(ctx context.Context, w store.Website, after string, li
 	}
 	return ls, more, nil
 }
+
+// decodeSummaries decodes each row's summary into perPage, on every core for long lists, and
+// returns the indexes of the rows whose summary is missing or unreadable.
+func decodeSummaries(rows []store.PageRow, from string, perPage [][]Listing) []int {
+	parts := min(runtime.GOMAXPROCS(0), max(1, len(rows)/rowsPerDecoder))
+	missing := make([][]int, parts)
+	var wg sync.WaitGroup
+	for part := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := part * len(rows) / parts; i < (part+1)*len(rows)/parts; i++ {
+				var err error
+				if perPage[i], err = DecodeSummary(rows[i].Page, rows[i].Summary, from); err != nil {
+					missing[part] = append(missing[part], i)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return slices.Concat(missing...)
+}
+
+// rowsPerDecoder is the fewest rows worth a decoder of their own (see decodeSummaries).
+const rowsPerDecoder = 100
 
 // HasSearch tells whether a website has the Search Console integration, whose fields the
 // pages list then shows.

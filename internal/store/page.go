@@ -63,6 +63,7 @@ func (s *Store) CreatePages(ctx context.Context, w Website, pages []Page) error 
 		}
 		return err
 	}
+	s.countRows(ctx, w, pages)
 	return s.putPagePointers(ctx, w, pages)
 }
 

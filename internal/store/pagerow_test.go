@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -100,6 +101,89 @@ func TestPageRows(t *testing.T) {
 	}
 	if got := rowIDs(t, st, w, 0); len(got) != len(pages)-1 || got[6] != pages[7].ID {
 		t.Errorf("rows after a delete: %d, want %d without the deleted page", len(got), len(pages)-1)
+	}
+}
+
+// TestRowMarks: the whole list is read in segments between marks, one every 250 rows made as
+// pages are added; every row is read once and in order, with the page of a mark deleted, with
+// pages added by two calls at once, and with marks that fall nowhere near the rows.
+func TestRowMarks(t *testing.T) {
+	ctx := context.Background()
+	_, st, w := newWebsite(t)
+	add := func(prefix string, calls int) []store.Page {
+		var added []store.Page
+		for call := range calls {
+			batch := make([]store.Page, store.MaxPagesPerCall)
+			for i := range batch {
+				batch[i] = store.Page{URL: fmt.Sprintf("/%s/%d/%d", prefix, call, i)}
+			}
+			if err := st.CreatePages(ctx, w, batch); err != nil {
+				t.Error(err)
+				return added
+			}
+			added = append(added, batch...)
+		}
+		return added
+	}
+	read := func() store.Website {
+		t.Helper()
+		got, err := st.Website(ctx, w.Account, w.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	pages := add("a", 6)
+	w = read()
+	if want := []string{store.PageOrderKey(pages[250]), store.PageOrderKey(pages[500])}; strings.Join(w.RowMarks, " ") != strings.Join(want, " ") {
+		t.Fatalf("marks %q after 600 pages, want the 251st and 501st page's keys %q", w.RowMarks, want)
+	}
+	if got, want := strings.Join(rowIDs(t, st, w, 0), " "), strings.Join(pageIDs(pages), " "); got != want {
+		t.Fatal("rows read in segments are not the pages in order")
+	}
+
+	for _, p := range []store.Page{pages[250], pages[499]} {
+		if _, err := st.DeletePage(ctx, w, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept := append(append(append([]store.Page{}, pages[:250]...), pages[251:499]...), pages[500:]...)
+	if got, want := strings.Join(rowIDs(t, st, w, 0), " "), strings.Join(pageIDs(kept), " "); got != want {
+		t.Error("rows read in segments after deleting the page of a mark and the row before another")
+	}
+
+	// Two calls at once: their pages interleave in time; each row is still read once.
+	var wg sync.WaitGroup
+	added := make([][]store.Page, 2)
+	for i := range added {
+		wg.Add(1)
+		go func() { defer wg.Done(); added[i] = add(fmt.Sprint("c", i), 3) }()
+	}
+	wg.Wait()
+	w = read()
+	if len(w.RowMarks) != 4 {
+		t.Errorf("%d marks after 1,200 rows made, want 4", len(w.RowMarks))
+	}
+	want := map[string]bool{}
+	for _, p := range append(append(kept, added[0]...), added[1]...) {
+		want[p.ID] = true
+	}
+	got := rowIDs(t, st, w, 0)
+	seen := map[string]bool{}
+	for _, id := range got {
+		if seen[id] || !want[id] {
+			t.Fatalf("row %s read twice or not a page", id)
+		}
+		seen[id] = true
+	}
+	if len(seen) != len(want) {
+		t.Errorf("%d rows read, want %d", len(seen), len(want))
+	}
+
+	// Marks before, between and after all rows change nothing.
+	w.RowMarks = []string{"0", store.PageOrderKey(kept[10]) + "~", "99999999"}
+	if got2 := rowIDs(t, st, w, 0); strings.Join(got2, " ") != strings.Join(got, " ") {
+		t.Error("rows read with marks away from the rows differ")
 	}
 }
 

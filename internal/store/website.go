@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -22,6 +23,9 @@ type Website struct {
 	// PageRows tells that each of the website's pages has its row (PageRow); a website stored
 	// before rows existed gets them from EnsurePageRows.
 	PageRows bool
+	// RowMarks are the keys (PageOrderKey) that split the website's rows into segments of
+	// about the same size, which PageRows reads in parallel; made as pages are added.
+	RowMarks []string
 }
 
 type websiteItem struct {
@@ -33,7 +37,9 @@ type websiteItem struct {
 	Domain      string
 	DisplayName string
 	Created     time.Time
-	PageRows    bool `dynamodbav:",omitempty"`
+	PageRows    bool     `dynamodbav:",omitempty"`
+	RowCount    int      `dynamodbav:",omitempty"` // rows ever created, for the marks
+	RowMarks    []string `dynamodbav:",omitempty"`
 }
 
 type siteEntryItem struct {
@@ -202,7 +208,9 @@ func (s *Store) DeleteWebsite(ctx context.Context, w Website) (PurgeJob, error) 
 }
 
 func (it websiteItem) website() Website {
-	return Website{ID: it.ID, Account: it.Account, Domain: it.Domain, DisplayName: it.DisplayName, Created: it.Created, PageRows: it.PageRows}
+	return Website{ID: it.ID, Account: it.Account, Domain: it.Domain, DisplayName: it.DisplayName, Created: it.Created, PageRows: it.PageRows,
+		// Calls adding pages at once may append their marks out of order.
+		RowMarks: slices.Compact(slices.Sorted(slices.Values(it.RowMarks)))}
 }
 
 // queryPrefix reads every item of a partition whose sort key starts with prefix into out
