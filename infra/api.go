@@ -32,8 +32,8 @@ type apiGroup struct {
 // apiDeps are what the API's functions may be granted.
 type apiDeps struct {
 	*shared
-	// purges, audits, runs and beacons are the queues the API sends work to.
-	purges, audits, runs, beacons *workQueue
+	// purges, audits, runs, beacons and notifications are the queues the API sends work to.
+	purges, audits, runs, beacons, notifications *workQueue
 }
 
 // apiGroups declares every endpoint group the route table may name (a directory under
@@ -71,6 +71,14 @@ var apiGroups = map[string]apiGroup{
 	"field": {"openvitals API: real-user monitoring reports per page and per country", func(fn awslambda.Function, d apiDeps) {
 		// Field-testing reports only read the RUM rollups.
 		d.data.table.GrantReadData(fn)
+	}},
+	"events": {"openvitals API: events and notification channels", func(fn awslambda.Function, d apiDeps) {
+		d.data.table.GrantReadWriteData(fn)
+		// Channel URLs and signing secrets are stored encrypted with this key.
+		d.credentialsKey.GrantRead(fn, nil)
+		fn.AddEnvironment(jsii.String(envCredentialsKeySecret), d.credentialsKey.SecretArn(), nil)
+		// A channel's test is queued to the notifier.
+		d.notifications.queue.GrantSendMessages(fn)
 	}},
 	rumGroup: {"openvitals RUM: serves the snippet and collects beacons (public)", func(fn awslambda.Function, d apiDeps) {
 		// The snippet looks the website up; collect checks the beacon against it and queues it.

@@ -59,6 +59,10 @@ type openvitalsStackProps struct {
 	TrustViewerCountry *bool
 	// AlarmEmail, when set, is subscribed to the alarm topic.
 	AlarmEmail string
+	// EmailFrom is the address email channels send from: an SES identity (the address or its
+	// domain) verified in the stack's region. Unset, email channels fail with a message
+	// saying so, and the notifier gets no SES permission.
+	EmailFrom string
 }
 
 // Context keys (`cdk deploy -c dailyHourUtc=5`, or "context" in cdk.json) that configure the
@@ -88,6 +92,8 @@ const (
 	contextTrustViewerCountry = "trustViewerCountry"
 	// contextAlarmEmail: an address subscribed to the alarm topic (it must confirm by mail).
 	contextAlarmEmail = "alarmEmail"
+	// contextEmailFrom: the address (a verified SES identity) email channels send from.
+	contextEmailFrom = "emailFrom"
 )
 
 // Defaults of the settings above.
@@ -141,6 +147,8 @@ type settings struct {
 	trustViewerCountry       bool
 	// alarmEmail is "" for no subscription.
 	alarmEmail string
+	// emailFrom is "" when email channels are not configured.
+	emailFrom string
 	// browserBinariesHash names the SHA-256 of each binary in the browser image: the image's
 	// build contexts hold them but are not hashed by CDK, so a new build of either must
 	// change the image asset's hash.
@@ -174,7 +182,10 @@ func resolveSettings(scope constructs.Construct, props *openvitalsStackProps) (s
 	if s.trustViewerCountry, err = boolSetting(scope, p.TrustViewerCountry, contextTrustViewerCountry, false); err != nil {
 		return s, err
 	}
-	if s.alarmEmail, err = alarmEmail(scope, p.AlarmEmail); err != nil {
+	if s.alarmEmail, err = emailSetting(scope, p.AlarmEmail, contextAlarmEmail); err != nil {
+		return s, err
+	}
+	if s.emailFrom, err = emailSetting(scope, p.EmailFrom, contextEmailFrom); err != nil {
 		return s, err
 	}
 	s.browserBinariesHash, err = browserBinariesHash(s.functionsDir)
@@ -239,22 +250,22 @@ func resolveNumbers(scope constructs.Construct, p openvitalsStackProps, s *setti
 	return nil
 }
 
-// alarmEmail returns prop, else the context's address, else "": a bare address, since SNS
-// takes nothing else.
-func alarmEmail(scope constructs.Construct, prop string) (string, error) {
+// emailSetting returns prop, else the context's address under contextKey, else "": a bare
+// address (SNS and SES take nothing else).
+func emailSetting(scope constructs.Construct, prop, contextKey string) (string, error) {
 	email := prop
 	if email == "" {
-		switch v := scope.Node().TryGetContext(jsii.String(contextAlarmEmail)).(type) {
+		switch v := scope.Node().TryGetContext(jsii.String(contextKey)).(type) {
 		case nil:
 		case string:
 			email = strings.TrimSpace(v)
 		default:
-			return "", fmt.Errorf("context %s=%v: want an e-mail address", contextAlarmEmail, v)
+			return "", fmt.Errorf("context %s=%v: want an e-mail address", contextKey, v)
 		}
 	}
 	if email != "" {
 		if _, err := mail.ParseAddress(email); err != nil || strings.ContainsAny(email, "<> ") {
-			return "", fmt.Errorf("%s=%q: want a bare e-mail address (ops@example.com)", contextAlarmEmail, email)
+			return "", fmt.Errorf("%s=%q: want a bare e-mail address (ops@example.com)", contextKey, email)
 		}
 	}
 	return email, nil

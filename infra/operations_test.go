@@ -19,7 +19,7 @@ import (
 // source feeds.
 var consumers = map[string]string{
 	"purge": "purge-worker", "audit": "audit-worker", "multistep": "multistep-worker",
-	"beacon": "rum-batcher", "rum": "rum-aggregator", "ux": "ux-worker",
+	"beacon": "rum-batcher", "rum": "rum-aggregator", "ux": "ux-worker", "notify": "notifier",
 }
 
 // TestEveryQueueHasADLQAndAlarms: each queue redrives to its own DLQ after 3 receives, outlasts
@@ -190,6 +190,8 @@ func TestFunctionsGetTheirSettingsAndSecrets(t *testing.T) {
 		"rum":       {envTrustViewerCountry: "false"},
 		"ux-worker": {envCruxAPIKeySecret: crux, envCredentialsKeySecret: credentials},
 		"websites":  {envCredentialsKeySecret: credentials},
+		"events":    {envCredentialsKeySecret: credentials},
+		"notifier":  {envCredentialsKeySecret: credentials},
 	}
 	specific := []string{envTrustViewerCountry, envCruxAPIKeySecret, envCredentialsKeySecret}
 	for name := range o.functions {

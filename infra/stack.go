@@ -38,7 +38,7 @@ type openvitalsStack struct {
 
 // newOpenvitalsStack creates the whole openvitals deployment: the shared data, secrets and
 // alarm topic, then one construct per pipeline (purges, lab audits, multistep runs,
-// user-experience data, RUM), the HTTP API and the daily schedules. Each function gets only
+// user-experience data, RUM, notifications), the HTTP API and the daily schedules. Each function gets only
 // the access its code needs.
 func newOpenvitalsStack(scope constructs.Construct, id string, props *openvitalsStackProps) (o *openvitalsStack, err error) {
 	cfg, err := resolveSettings(scope, props)
@@ -59,10 +59,11 @@ func newOpenvitalsStack(scope constructs.Construct, id string, props *openvitals
 	multistep := newMultistepPipeline(stack, "Multistep", s)
 	ux := newUXPipeline(stack, "Ux", s)
 	rum := newRUMPipeline(stack, "Rum", s)
+	notify := newNotifyPipeline(stack, "Notify", s)
 
 	// Every function gets every queue's URL: all the queues first, then the functions.
 	var queues []*workQueue
-	pipelines := []queuePipeline{purge, audit, multistep, ux, rum}
+	pipelines := []queuePipeline{purge, audit, multistep, ux, rum, notify}
 	for _, p := range pipelines {
 		queues = append(queues, p.workQueues()...)
 	}
@@ -70,7 +71,8 @@ func newOpenvitalsStack(scope constructs.Construct, id string, props *openvitals
 	for _, p := range pipelines {
 		p.addFunctions(fns)
 	}
-	api := newAPI(stack, "Api", fns, apiDeps{shared: s, purges: purge.queue, audits: audit.queue, runs: multistep.queue, beacons: rum.beacons})
+	api := newAPI(stack, "Api", fns, apiDeps{shared: s, purges: purge.queue, audits: audit.queue, runs: multistep.queue, beacons: rum.beacons, notifications: notify.queue})
+	notify.setAPIURL(api.url)
 	newSchedules(stack, "Schedules", s, fns, scheduledQueues{audits: audit.queue, runs: multistep.queue, ux: ux.queue, purges: purge.queue})
 	// Every function exists now: a purge passes again for as long as the longest can run.
 	purge.settleAfter(fns.longestTimeout)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/auditworker"
 	"github.com/openvitals/openvitals/internal/multistepworker"
+	"github.com/openvitals/openvitals/internal/notifyworker"
 	"github.com/openvitals/openvitals/internal/purgeworker"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/rumworker"
@@ -54,6 +55,10 @@ func startWorkers(ctx context.Context, svc *service.Service) (stop func(), err e
 	if err != nil {
 		return nil, err
 	}
+	notifier, err := notifyworker.New(ctx, svc)
+	if err != nil {
+		return nil, err
+	}
 	// One browser job at a time: two Lighthouse runs at once, or a multistep run beside one,
 	// skew each other's timings.
 	var browser sync.Mutex
@@ -72,6 +77,7 @@ func startWorkers(ctx context.Context, svc *service.Service) (stop func(), err e
 		{q.Purge, 10, purges.HandleSQS},
 		{q.Beacon, 10, rebatcher.HandleSQS},
 		{q.RUM, 10, aggregator.HandleSQS},
+		{q.Notify, 10, notifier.HandleSQS},
 	}
 	var wg sync.WaitGroup
 	for _, p := range pollers {

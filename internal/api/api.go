@@ -26,10 +26,11 @@ var (
 	Lab       = Group{"lab", (*Server).labEndpoints}
 	Field     = Group{"field", (*Server).fieldEndpoints}
 	RUM       = Group{"rum", (*Server).rumEndpoints}
+	Events    = Group{"events", (*Server).eventsEndpoints}
 )
 
 // Groups lists the endpoint groups, in the order of routes.json.
-func Groups() []Group { return []Group{Websites, Pages, Budgets, Multistep, Lab, Field, RUM} }
+func Groups() []Group { return []Group{Websites, Pages, Budgets, Multistep, Lab, Field, RUM, Events} }
 
 // defaultGroup answers the requests no route matches (API Gateway's $default route), so that
 // an unknown path or method gets a problem+json 404 or 405 in AWS as it does locally. (A
@@ -136,6 +137,21 @@ func (s *Server) fieldEndpoints() []endpoint {
 	return []endpoint{
 		{"GET", "/{websiteID}/field-testing/pages", viewer, s.fieldReport(rum.DimPages)},
 		{"GET", "/{websiteID}/field-testing/countries", viewer, s.fieldReport(rum.DimCountries)},
+	}
+}
+
+// eventsEndpoints are the activity feed and the channels notifications go to. Channels are
+// read by any key (their URLs masked) and managed by admins.
+func (s *Server) eventsEndpoints() []endpoint {
+	return []endpoint{
+		{"GET", "/{websiteID}/events", viewer, s.listEvents},
+		{"GET", "/{websiteID}/channels", viewer, s.listChannels},
+		{"POST", "/{websiteID}/channels", admin, s.createChannel},
+		{"GET", "/{websiteID}/channels/{channelID}", viewer, s.getChannel},
+		{"PUT", "/{websiteID}/channels/{channelID}", admin, s.updateChannel},
+		{"DELETE", "/{websiteID}/channels/{channelID}", admin, s.deleteChannel},
+		{"POST", "/{websiteID}/channels/{channelID}/test", admin, s.testChannel},
+		{"GET", "/{websiteID}/channels/{channelID}/deliveries", viewer, s.listDeliveries},
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/contract"
 	"github.com/openvitals/openvitals/internal/multistep"
+	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/rum"
@@ -45,6 +46,7 @@ type testEnv struct {
 	audits  *queue.Queue
 	runs    *queue.Queue
 	rum     *queue.Queue // FIFO: page views from /collect
+	notify  *queue.Queue // channel tests
 	objects *blobstore.Bucket
 	clients service.Clients
 }
@@ -73,10 +75,11 @@ func newTestEnvAt(t testing.TB, now func() time.Time) *testEnv {
 	objects := awstest.Bucket(t)
 	log := awstest.Log(t)
 	rq := awstest.FIFOQueue(t, clients, service.RUMQueueSettings)
-	srv := api.New(api.Deps{Store: st, Purger: purge.NewQueue(q), Auditor: audit.NewScheduler(st, aq, log),
+	nq := awstest.Queue(t, clients, service.NotifyQueueSettings)
+	srv := api.New(api.Deps{Notifications: notify.NewQueue(nq), Store: st, Purger: purge.NewQueue(q), Auditor: audit.NewScheduler(st, aq, log),
 		Runner: multistep.NewQueue(st, mq, log), Reports: objects, Log: log, Credentials: credentialsKey,
 		Beacons: rum.NewCollector(rq), Field: rum.NewReader(st), Now: now})
-	return &testEnv{t: t, handler: srv.Handler(), store: st, purges: q, audits: aq, runs: mq, rum: rq, objects: objects, clients: clients}
+	return &testEnv{t: t, handler: srv.Handler(), store: st, purges: q, audits: aq, runs: mq, rum: rq, notify: nq, objects: objects, clients: clients}
 }
 
 type response struct {

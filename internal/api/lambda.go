@@ -8,6 +8,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/multistep"
+	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/service"
@@ -23,6 +24,7 @@ func FromService(svc *service.Service) *Server {
 		Runner:             multistep.NewQueue(svc.Store, svc.Queues.Multistep, svc.Log),
 		Reports:            svc.Objects,
 		Credentials:        svc.Credentials,
+		Notifications:      notify.NewQueue(svc.Queues.Notify),
 		Log:                svc.Log,
 		AllowLocalTargets:  svc.Config.AllowPrivateTargets,
 		Beacons:            rum.NewCollector(svc.Queues.Beacon),

@@ -129,8 +129,8 @@ func TestRoutePatternsBelongToOneGroup(t *testing.T) {
 	for _, g := range api.Groups() {
 		groups = append(groups, g.Name)
 	}
-	if strings.Join(groups, " ") != "websites pages budgets multistep lab field rum" {
-		t.Errorf("groups %v: the functions under functions/ are websites, pages, budgets, multistep, lab, field and rum", groups)
+	if strings.Join(groups, " ") != "websites pages budgets multistep lab field rum events" {
+		t.Errorf("groups %v: the functions under functions/ are websites, pages, budgets, multistep, lab, field, rum and events", groups)
 	}
 	if !slices.Contains(groups, table.DefaultGroup) {
 		t.Errorf("default group %q is not a group", table.DefaultGroup)

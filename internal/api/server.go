@@ -43,10 +43,11 @@ type Reports interface {
 	Get(ctx context.Context, key string) ([]byte, error)
 }
 
-// Sealer encrypts integration credentials before they are stored; aad binds them to their
-// owner.
+// Sealer encrypts secrets before they are stored (integration credentials, channel targets
+// and signing secrets) and opens them; aad binds them to their owner.
 type Sealer interface {
 	Seal(ctx context.Context, plaintext, aad []byte) ([]byte, error)
+	Open(ctx context.Context, sealed, aad []byte) ([]byte, error)
 }
 
 // Deps are what the handlers need.
@@ -56,9 +57,11 @@ type Deps struct {
 	Auditor Auditor
 	Runner  Runner
 	Reports Reports
-	// Credentials seals the Search Console credentials of websites.
+	// Credentials seals the Search Console credentials and the channels of websites.
 	Credentials Sealer
-	Log         *slog.Logger
+	// Notifications queues channel tests.
+	Notifications Notifications
+	Log           *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// AllowLocalTargets lets a website's domain be an IP address or carry a port
@@ -74,22 +77,23 @@ type Deps struct {
 
 // Server holds what the handlers need.
 type Server struct {
-	store   *store.Store
-	purger  Purger
-	auditor Auditor
-	runner  Runner
-	reports Reports
-	sealer  Sealer
-	log     *slog.Logger
-	now     func() time.Time
-	local   bool
-	beacons Beacons
-	field   FieldReports
-	sites   *siteCache
-	gate    *beaconGate
-	metrics *metrics.Reader
-	budgets *budget.Checker
-	quota   *quota.Keeper
+	store         *store.Store
+	purger        Purger
+	auditor       Auditor
+	runner        Runner
+	reports       Reports
+	sealer        Sealer
+	log           *slog.Logger
+	now           func() time.Time
+	local         bool
+	beacons       Beacons
+	field         FieldReports
+	notifications Notifications
+	sites         *siteCache
+	gate          *beaconGate
+	metrics       *metrics.Reader
+	budgets       *budget.Checker
+	quota         *quota.Keeper
 
 	trustViewerCountry bool
 }
@@ -102,7 +106,7 @@ func New(d Deps) *Server {
 	}
 	s := &Server{store: d.Store, purger: d.Purger, auditor: d.Auditor, runner: d.Runner, reports: d.Reports, log: d.Log,
 		now: func() time.Time { return now().UTC() }, local: d.AllowLocalTargets, sealer: d.Credentials,
-		beacons: d.Beacons, field: d.Field, trustViewerCountry: d.TrustViewerCountry}
+		beacons: d.Beacons, field: d.Field, notifications: d.Notifications, trustViewerCountry: d.TrustViewerCountry}
 	s.sites = &siteCache{store: d.Store, now: s.now, entries: map[string]siteEntry{}}
 	s.metrics = metrics.NewReader(d.Store, s.now)
 	s.budgets = budget.NewChecker(d.Store, s.metrics)

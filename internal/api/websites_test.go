@@ -200,6 +200,11 @@ func TestOpenAPIDocument(t *testing.T) {
 		"/{websiteId}/field-testing/countries":                      {"get"},
 		"/rum/{file}":                                               {"get"},
 		"/collect":                                                  {"post", "options"},
+		"/{websiteId}/events":                                       {"get"},
+		"/{websiteId}/channels":                                     {"get", "post"},
+		"/{websiteId}/channels/{channelId}":                         {"get", "put", "delete"},
+		"/{websiteId}/channels/{channelId}/test":                    {"post"},
+		"/{websiteId}/channels/{channelId}/deliveries":              {"get"},
 	}
 	for path, methods := range endpoints {
 		for _, m := range methods {

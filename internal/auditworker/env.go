@@ -5,7 +5,9 @@ import (
 	"os"
 
 	"github.com/openvitals/openvitals/internal/browser"
+	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/lighthouse"
+	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/service"
 )
 
@@ -27,6 +29,7 @@ func New(_ context.Context, svc *service.Service) (*Worker, error) {
 	return NewWorker(WorkerConfig{
 		Runs: svc.Config.AuditRuns, Scheme: svc.Config.TargetScheme,
 		Browser: browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: svc.Config.AllowPrivateTargets}, Log: svc.Log},
+		Events:  event.NewRecorder(svc.Store, notify.NewQueue(svc.Queues.Notify), svc.Log),
 	}, svc.Store, svc.Objects, lighthouse.NewRunner(rc), svc.Log), nil
 }
 

@@ -22,6 +22,8 @@ import (
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/browser"
+	"github.com/openvitals/openvitals/internal/budget"
+	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/lighthouse"
 	"github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/queue"
@@ -42,6 +44,9 @@ type WorkerConfig struct {
 	RunTimeout time.Duration
 	// MaxDocumentBytes bounds the document fetched for validation.
 	MaxDocumentBytes int64
+	// Events records what an audit changes: budgets' statuses, a page's audit failing or
+	// recovering (nil: nothing is recorded).
+	Events *event.Recorder
 }
 
 // Worker audits pages: Lighthouse runs in fresh Chromium sessions, one load for navigation
@@ -57,6 +62,7 @@ type Worker struct {
 	handle  queue.BatchHandler
 	// summaries keeps the pages' summaries current.
 	summaries *metrics.Reader
+	budgets   *budget.Checker
 }
 
 // NewWorker returns a Worker; the Lighthouse runner is started on first use and reused.
@@ -76,6 +82,7 @@ func NewWorker(cfg WorkerConfig, st *store.Store, objects *blobstore.Bucket, run
 	w := &Worker{cfg: cfg, store: st, objects: objects, runner: runner,
 		client: browser.NewHTTPClient(cfg.Browser.Guard), log: log, now: func() time.Time { return time.Now().UTC() }}
 	w.summaries = metrics.NewReader(st, w.now)
+	w.budgets = budget.NewChecker(st, w.summaries)
 	w.handle = queue.Each(log, func(ctx context.Context, d queue.Delivery[audit.Job]) error {
 		return w.Audit(ctx, d.Body, d.Attempt)
 	})
@@ -131,11 +138,37 @@ func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 		if perr := w.store.PutLabError(context.WithoutCancel(ctx), site, page, job.Device, rec); perr != nil && !store.IsNotFound(perr) {
 			log.ErrorContext(ctx, "record audit error", "err", perr)
 		}
+		if attempt >= queue.MaxReceives && w.cfg.Events != nil { // the day's audit failed for good
+			if eerr := w.cfg.Events.AuditFailed(context.WithoutCancel(ctx), site, page, job.Device, store.Day(w.now()), rec.Message); eerr != nil {
+				log.ErrorContext(ctx, "record audit failure event", "err", eerr)
+			}
+		}
 		return err
+	}
+	if err := w.detect(ctx, site, page, job.Device); err != nil {
+		// The result is stored, and retrying would audit again: the next result detects the
+		// changes (and queues an event whose queuing failed) instead.
+		log.ErrorContext(ctx, "detect events", "err", err)
 	}
 	log.InfoContext(ctx, "audit finished", "ms", time.Since(start).Milliseconds(),
 		"performance", res.Metrics["performance_score"], "lcp", res.Metrics["lcp"], "opportunities", len(res.Opportunities))
 	return nil
+}
+
+// detect records the events a stored result causes: the page's audit recovering, and the
+// budgets' statuses changing. A redelivered message finds the states already recorded.
+func (w *Worker) detect(ctx context.Context, site store.Website, page store.Page, device string) error {
+	if w.cfg.Events == nil {
+		return nil
+	}
+	if err := w.cfg.Events.AuditSucceeded(ctx, site, page, device); err != nil {
+		return err
+	}
+	reports, err := w.budgets.Website(ctx, site)
+	if err != nil {
+		return err
+	}
+	return w.cfg.Events.Budgets(ctx, site, reports)
 }
 
 func (w *Worker) audit(ctx context.Context, site store.Website, page store.Page, device, target string) (store.LabResult, error) {

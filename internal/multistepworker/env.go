@@ -2,6 +2,8 @@ package multistepworker
 
 import (
 	"context"
+	"github.com/openvitals/openvitals/internal/event"
+	"github.com/openvitals/openvitals/internal/notify"
 
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/journey"
@@ -17,6 +19,7 @@ func New(_ context.Context, svc *service.Service) (*Worker, error) {
 	}
 	return NewWorker(WorkerConfig{
 		Scheme: svc.Config.TargetScheme,
+		Events: event.NewRecorder(svc.Store, notify.NewQueue(svc.Queues.Notify), svc.Log),
 		Journey: journey.Options{Browser: browser.Options{
 			Bin: bin, Guard: browser.Guard{AllowPrivate: svc.Config.AllowPrivateTargets}, Log: svc.Log,
 		}},

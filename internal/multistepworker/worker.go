@@ -13,6 +13,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/browser"
+	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/journey"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/queue"
@@ -25,6 +26,9 @@ type WorkerConfig struct {
 	Journey journey.Options
 	// Scheme is the targets' scheme: "https", or "http" for local use and tests.
 	Scheme string
+	// Events records what a run changes: the test's state, a failed run after a completed
+	// one (nil: nothing is recorded).
+	Events *event.Recorder
 }
 
 // Worker plays multistep runs from the queue and records their outcome.
@@ -77,8 +81,11 @@ func (w *Worker) Play(ctx context.Context, job multistep.Job, attempt int) error
 		return err
 	}
 	run, err := w.store.GetRun(ctx, site, job.Test, job.Created, job.Run)
-	if store.IsNotFound(err) || err == nil && run.IsFinished() {
-		return nil // deleted, or a repeated message of a run already done
+	if store.IsNotFound(err) {
+		return nil // deleted
+	}
+	if err == nil && run.IsFinished() {
+		return w.detect(ctx, site, t, run) // a repeated message: its events are recorded once
 	}
 	if err != nil {
 		return err
@@ -101,6 +108,10 @@ func (w *Worker) Play(ctx context.Context, job multistep.Job, attempt int) error
 		}
 		if uerr := w.store.UpdateRun(context.WithoutCancel(ctx), site, run); uerr != nil {
 			log.ErrorContext(ctx, "record run", "err", uerr)
+		} else if run.IsFinished() {
+			if derr := w.detect(context.WithoutCancel(ctx), site, t, run); derr != nil {
+				log.ErrorContext(ctx, "detect events", "err", derr)
+			}
 		}
 		return err
 	}
@@ -133,5 +144,19 @@ func (w *Worker) Play(ctx context.Context, job multistep.Job, attempt int) error
 		return fmt.Errorf("record run: %w", err)
 	}
 	log.InfoContext(ctx, "multistep run finished", "status", run.Status, "ms", dur, "error", run.Error)
-	return nil
+	return w.detect(ctx, site, t, run)
+}
+
+// detect records the events a finished run causes: the test's state changing, and the run
+// failing after a completed one.
+func (w *Worker) detect(ctx context.Context, site store.Website, t store.Test, run store.Run) error {
+	if w.cfg.Events == nil {
+		return nil
+	}
+	now := time.Now().UTC()
+	runs, err := w.store.Runs(ctx, site, t.ID, now.Add(-multistep.StatsWindow), 0)
+	if err != nil {
+		return err
+	}
+	return w.cfg.Events.Test(ctx, site, t, run, runs, now)
 }

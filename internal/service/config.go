@@ -23,6 +23,13 @@ type Config struct {
 	// RUMQueue is OPENVITALS_RUM_QUEUE: the FIFO queue (name ends in .fifo) the rebatcher sends
 	// page views to, per website, for the aggregator.
 	RUMQueue string
+	// NotifyQueue is OPENVITALS_NOTIFY_QUEUE: events to deliver to the websites' channels.
+	NotifyQueue string
+	// EmailFrom is OPENVITALS_EMAIL_FROM: the address (a verified SES identity) email channels
+	// send from; "" leaves email channels failing with a message saying so.
+	EmailFrom string
+	// APIURL is OPENVITALS_API_URL: the API's base URL, for the links in notifications.
+	APIURL string
 	// TrustViewerCountry is OPENVITALS_TRUST_VIEWER_COUNTRY: take a beacon's country from the
 	// CloudFront-Viewer-Country header (true only where CloudFront sets it).
 	TrustViewerCountry bool
@@ -54,6 +61,9 @@ func ConfigFromEnv() (Config, error) {
 		UXQueue:               env("OPENVITALS_UX_QUEUE", "openvitals-ux"),
 		BeaconQueue:           env("OPENVITALS_BEACON_QUEUE", "openvitals-beacons"),
 		RUMQueue:              env("OPENVITALS_RUM_QUEUE", "openvitals-rum.fifo"),
+		NotifyQueue:           env("OPENVITALS_NOTIFY_QUEUE", "openvitals-notify"),
+		EmailFrom:             os.Getenv("OPENVITALS_EMAIL_FROM"),
+		APIURL:                env("OPENVITALS_API_URL", "http://127.0.0.1:8080"),
 		TrustViewerCountry:    flag("OPENVITALS_TRUST_VIEWER_COUNTRY"),
 		AllowPrivateTargets:   flag("OPENVITALS_ALLOW_PRIVATE_TARGETS"),
 		TargetScheme:          env("OPENVITALS_TARGET_SCHEME", "https"),

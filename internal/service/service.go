@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/openvitals/openvitals/internal/blobstore"
@@ -35,6 +36,8 @@ type Clients struct {
 	// SecretsManager reads the secrets of AWS deployments (the CrUX API key, the credentials
 	// key); locally the same values come from environment variables.
 	SecretsManager *secretsmanager.Client
+	// SES sends the email of email channels.
+	SES *sesv2.Client
 }
 
 // NewClients loads the AWS configuration and builds the clients.
@@ -57,17 +60,20 @@ func NewClients(ctx context.Context) (Clients, error) {
 			o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
 		}),
 		SecretsManager: secretsmanager.NewFromConfig(cfg),
+		SES:            sesv2.NewFromConfig(cfg),
 	}, nil
 }
 
 // Queues are the opened queues of every pipeline.
 type Queues struct {
-	Purge, Audit, Multistep, UX, Beacon, RUM *queue.Queue
+	Purge, Audit, Multistep, UX, Beacon, RUM, Notify *queue.Queue
 }
 
 // Service is the configuration and the clients built from it: the table, the bucket, the
 // queues, the credentials keyring and the secrets.
 type Service struct {
+	// SES sends email (the notifier's).
+	SES     *sesv2.Client
 	Config  Config
 	Log     *slog.Logger
 	Store   *store.Store
@@ -87,6 +93,7 @@ func New(cfg Config, clients Clients, log *slog.Logger) (*Service, error) {
 		Store:       store.New(clients.DynamoDB, cfg.Table),
 		Objects:     blobstore.New(clients.S3, cfg.Bucket),
 		Credentials: seal.NewKeyring(credentialsKey(clients.SecretsManager, log)),
+		SES:         clients.SES,
 		secrets:     clients.SecretsManager,
 	}
 	for _, q := range cfg.queues(&svc.Queues) {
@@ -143,6 +150,7 @@ func (c Config) queues(qs *Queues) []namedQueue {
 		{c.UXQueue, UXQueueSettings, &qs.UX},
 		{c.BeaconQueue, BeaconQueueSettings, &qs.Beacon},
 		{c.RUMQueue, RUMQueueSettings, &qs.RUM},
+		{c.NotifyQueue, NotifyQueueSettings, &qs.Notify},
 	}
 }
 
@@ -163,6 +171,9 @@ var (
 	BeaconQueueSettings = queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: queue.MaxReceives}
 	// RUMQueueSettings: a fold takes well under a second.
 	RUMQueueSettings = queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: queue.MaxReceives}
+	// NotifyQueueSettings: a delivery takes at most 10 seconds a channel; retries are new
+	// messages, so a visibility timeout only covers a worker that stopped.
+	NotifyQueueSettings = queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: queue.MaxReceives}
 )
 
 // CrUXAPIKey returns the Chrome UX Report API key: OPENVITALS_CRUX_API_KEY, or in AWS the

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
 // Budget is a threshold on one metric of a website's pages.
@@ -62,5 +65,15 @@ func (s *Store) UpdateBudget(ctx context.Context, w Website, b Budget) error {
 
 // DeleteBudget removes a budget.
 func (s *Store) DeleteBudget(ctx context.Context, w Website, id string) error {
-	return s.deleteItem(ctx, websitePK(w.Account, w.ID), budgetSK(id), "budget "+id)
+	if err := s.deleteItem(ctx, websitePK(w.Account, w.ID), budgetSK(id), "budget "+id); err != nil {
+		return err
+	}
+	// Its watched status goes with it (ChangeState writes one only while the budget exists).
+	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), string(BudgetState(id))),
+	})
+	if err != nil {
+		return fmt.Errorf("delete status of budget %s: %w", id, err)
+	}
+	return nil
 }

@@ -8,6 +8,8 @@ package uxworker
 import (
 	"context"
 	"errors"
+	"github.com/openvitals/openvitals/internal/event"
+	"github.com/openvitals/openvitals/internal/notify"
 	"log/slog"
 	"strings"
 	"sync"
@@ -39,6 +41,8 @@ type Worker struct {
 	handle queue.BatchHandler
 	// summaries keeps the pages' summaries current.
 	summaries *metrics.Reader
+	// events records the pages' assessments changing (nil: nothing is recorded).
+	events *event.Recorder
 }
 
 // New builds the ux worker from the service: the CrUX API key (Service.CrUXAPIKey, read once
@@ -48,11 +52,16 @@ func New(ctx context.Context, svc *service.Service) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewWorker(ctx, google.Config{
+	w, err := NewWorker(ctx, google.Config{
 		CrUXKey:               key,
 		CrUXEndpoint:          svc.Config.CrUXEndpoint,
 		SearchConsoleEndpoint: svc.Config.SearchConsoleEndpoint,
 	}, svc.Store, svc.Credentials, svc.Log)
+	if err != nil {
+		return nil, err
+	}
+	w.events = event.NewRecorder(svc.Store, notify.NewQueue(svc.Queues.Notify), svc.Log)
+	return w, nil
 }
 
 // NewWorker returns a Worker reaching Google's APIs as cfg says (its clock is the worker's
@@ -130,6 +139,8 @@ func (w *Worker) Collect(ctx context.Context, job ux.Job, attempt int) (store.UX
 	// The pages lists show each page's summary: make them again with what was stored.
 	if err := w.refreshSummaries(context.WithoutCancel(ctx), site, pages); err != nil {
 		failures = append(failures, "page summaries: "+err.Error())
+	} else if err := w.detect(context.WithoutCancel(ctx), site); err != nil {
+		failures = append(failures, "events: "+err.Error())
 	}
 	var failed error
 	if len(failures) > 0 {
@@ -145,6 +156,24 @@ func (w *Worker) Collect(ctx context.Context, job ux.Job, attempt int) (store.UX
 	log.InfoContext(ctx, "user-experience data collected", "pages", len(pages), "uxRecords", run.UXRecords, "uxNoData", run.UXNoData,
 		"searchPages", run.SearchPages, "error", run.Error)
 	return run, failed
+}
+
+// detect records the changes of the pages' user-experience assessments, from their summaries.
+func (w *Worker) detect(ctx context.Context, site store.Website) error {
+	if w.events == nil {
+		return nil
+	}
+	listings, _, err := w.summaries.Listings(ctx, site, "", 0)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, l := range listings {
+		if passed, ok := metrics.Assess(l.Latest().Get); ok {
+			errs = append(errs, w.events.UXAssessment(ctx, site, l.Page, l.Device, passed))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // refreshSummaries makes the summaries of a website's pages again, a few at a time.

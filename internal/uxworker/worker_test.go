@@ -375,11 +375,15 @@ func TestRefusalsAreRecordedNotRetried(t *testing.T) {
 			t.Errorf("%s: %d CrUX queries with a refused key, want 1", w.Domain, n)
 		}
 	}
-	for w, want := range map[store.Website]string{
-		denied:     "User does not have sufficient permission for site 'sc-domain:example.com'",
-		refusedKey: "the service account's key was refused: invalid_grant: Invalid JWT Signature.",
-		rekeyed:    "cannot be opened",
+	for _, tc := range []struct {
+		w    store.Website
+		want string
+	}{
+		{denied, "User does not have sufficient permission for site 'sc-domain:example.com'"},
+		{refusedKey, "the service account's key was refused: invalid_grant: Invalid JWT Signature."},
+		{rekeyed, "cannot be opened"},
 	} {
+		w, want := tc.w, tc.want
 		sc, err := e.st.SearchConsole(e.ctx, w)
 		if err != nil || !strings.Contains(sc.LastError, want) || sc.LastErrorAt.IsZero() || !sc.LastCollected.IsZero() {
 			t.Errorf("%s: integration %q at %v (%v), want %q", w.Domain, sc.LastError, sc.LastErrorAt, err, want)

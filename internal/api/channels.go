@@ -1,0 +1,323 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"net/mail"
+	"slices"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/channel"
+	"github.com/openvitals/openvitals/internal/event"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// Notifications queues a channel's test notification.
+type Notifications interface {
+	EnqueueSample(ctx context.Context, w store.Website, channel string) error
+}
+
+// maxRecipients bounds an email channel's recipients.
+const maxRecipients = 10
+
+// FailingAfter is how long a channel's deliveries must have failed for it to show as failing.
+const FailingAfter = 24 * time.Hour
+
+// channelJSON is a channel as the API shows it: its URL masked, its secret never (but once,
+// at creation and rotation, in Secret).
+type channelJSON struct {
+	ID           string     `json:"id"`
+	Name         string     `json:"name"`
+	Kind         string     `json:"kind"`
+	Events       []string   `json:"events"`
+	Digest       bool       `json:"digest"`
+	URL          string     `json:"url,omitempty"`
+	Recipients   string     `json:"recipients,omitempty"`
+	Status       string     `json:"status"`
+	FailingSince *time.Time `json:"failingSince,omitempty"`
+	CreatedAt    time.Time  `json:"createdAt"`
+	Secret       string     `json:"secret,omitempty"`
+}
+
+type channelInput struct {
+	Name         *string   `json:"name"`
+	Kind         *string   `json:"kind"`
+	Events       *[]string `json:"events"`
+	Digest       *bool     `json:"digest"`
+	URL          *string   `json:"url"`
+	Recipients   *[]string `json:"recipients"`
+	RotateSecret *bool     `json:"rotateSecret"`
+}
+
+func (s *Server) toChannelJSON(c store.Channel, secret string) channelJSON {
+	out := channelJSON{ID: c.ID, Name: c.Name, Kind: c.Kind, Events: c.Events, Digest: c.Digest, Status: "active",
+		CreatedAt: c.Created.UTC(), Secret: secret}
+	if out.Events == nil {
+		out.Events = []string{}
+	}
+	if c.Kind == channel.Email {
+		out.Recipients = c.Shown
+	} else {
+		out.URL = c.Shown
+	}
+	if !c.FailingSince.IsZero() {
+		since := c.FailingSince.UTC()
+		out.FailingSince = &since
+		if s.now().Sub(since) >= FailingAfter {
+			out.Status = "failing"
+		}
+	}
+	return out
+}
+
+// applyChannel sets the fields present in in over c and returns the target to seal (nil when
+// it does not change); on create, name, kind and the target are required.
+func (s *Server) applyChannel(in channelInput, c *store.Channel, create bool) (*channel.Target, error) {
+	var errs fieldErrors
+	if in.Name != nil {
+		c.Name = *in.Name
+		if msg := checkName(c.Name); msg != "" {
+			errs.add("name", "%s", msg)
+		}
+	} else if create {
+		errs.add("name", "is required")
+	}
+	switch {
+	case in.Kind != nil && !create && *in.Kind != c.Kind:
+		errs.add("kind", "cannot change: delete the channel and create another")
+	case in.Kind != nil:
+		c.Kind = *in.Kind
+		if !slices.Contains(channel.Kinds, c.Kind) {
+			errs.add("kind", "must be webhook, slack or email")
+		}
+	case create:
+		errs.add("kind", "is required")
+	}
+	if in.Events != nil {
+		c.Events = nil
+		for i, t := range *in.Events {
+			if !event.Known(t) {
+				errs.add("events", "[%d] must be one of the event types", i)
+			} else if !slices.Contains(c.Events, t) {
+				c.Events = append(c.Events, t)
+			}
+		}
+	}
+	if in.Digest != nil {
+		c.Digest = *in.Digest
+	}
+	var target *channel.Target
+	switch c.Kind {
+	case channel.Webhook, channel.Slack:
+		if in.Recipients != nil {
+			errs.add("recipients", "only an email channel has recipients")
+		}
+		if in.URL != nil {
+			if msg := channel.CheckURL(*in.URL, s.local); msg != "" {
+				errs.add("url", "%s", msg)
+			}
+			target = &channel.Target{URL: *in.URL}
+		} else if create {
+			errs.add("url", "is required")
+		}
+	case channel.Email:
+		if in.URL != nil {
+			errs.add("url", "an email channel has recipients, not a URL")
+		}
+		if in.Recipients != nil {
+			rs := *in.Recipients
+			if len(rs) == 0 || len(rs) > maxRecipients {
+				errs.add("recipients", "must be 1 to %d addresses", maxRecipients)
+			}
+			for i, addr := range rs {
+				if a, err := mail.ParseAddress(addr); err != nil || a.Address != addr || len(addr) > 254 {
+					errs.add("recipients", "[%d] must be an email address such as team@example.com", i)
+				}
+			}
+			target = &channel.Target{Recipients: rs}
+		} else if create {
+			errs.add("recipients", "is required")
+		}
+	}
+	if in.RotateSecret != nil && *in.RotateSecret && c.Kind != channel.Webhook {
+		errs.add("rotateSecret", "only a webhook has a signing secret")
+	}
+	if !create && in == (channelInput{}) {
+		errs.add("body", "send at least one of name, events, digest, url, recipients and rotateSecret")
+	}
+	return target, errs.err()
+}
+
+func (s *Server) listChannels(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	channels, err := s.store.Channels(r.Context(), site)
+	if err != nil {
+		return err
+	}
+	out := make([]channelJSON, len(channels))
+	for i, ch := range channels {
+		out[i] = s.toChannelJSON(ch, "")
+	}
+	return writeJSON(w, http.StatusOK, listPage(out, ""))
+}
+
+func (s *Server) getChannel(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	ch, err := s.store.Channel(r.Context(), site, r.PathValue("channelID"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, s.toChannelJSON(ch, ""))
+}
+
+// createChannel stores a channel; a webhook's signing secret is made and shown this once.
+func (s *Server) createChannel(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	var in channelInput
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	ch := store.Channel{ID: store.NewChannelID()}
+	target, err := s.applyChannel(in, &ch, true)
+	if err != nil {
+		return err
+	}
+	if ch.Kind == channel.Webhook {
+		target.Secret = channel.NewSecret()
+	}
+	if err := channel.Seal(r.Context(), s.sealer, site, &ch, *target); err != nil {
+		return err
+	}
+	if err := s.store.CreateChannel(r.Context(), site, &ch); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, s.toChannelJSON(ch, target.Secret))
+}
+
+// updateChannel changes a channel; rotateSecret makes a new signing secret, shown this once.
+func (s *Server) updateChannel(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	var in channelInput
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	ch, err := s.store.Channel(r.Context(), site, r.PathValue("channelID"))
+	if err != nil {
+		return err
+	}
+	target, err := s.applyChannel(in, &ch, false)
+	if err != nil {
+		return err
+	}
+	rotate := in.RotateSecret != nil && *in.RotateSecret
+	if target != nil || rotate {
+		if target == nil { // the secret alone: the target stays as sealed
+			opened, err := channel.Open(r.Context(), s.sealer, site, ch)
+			if err != nil {
+				return err
+			}
+			target = &opened
+		}
+		target.Secret = ""
+		if rotate {
+			target.Secret = channel.NewSecret()
+		}
+		if err := channel.Seal(r.Context(), s.sealer, site, &ch, *target); err != nil {
+			return err
+		}
+	}
+	if err := s.store.UpdateChannel(r.Context(), site, ch); err != nil {
+		return err
+	}
+	secret := ""
+	if rotate {
+		secret = target.Secret
+	}
+	return writeJSON(w, http.StatusOK, s.toChannelJSON(ch, secret))
+}
+
+func (s *Server) deleteChannel(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	if err := s.store.DeleteChannel(r.Context(), site, r.PathValue("channelID")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// testChannel queues the sample event for the channel: it goes the way every notification
+// goes (queue, notifier, delivery record), so its delivery shows whether the channel works.
+func (s *Server) testChannel(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	ch, err := s.store.Channel(r.Context(), site, r.PathValue("channelID"))
+	if err != nil {
+		return err
+	}
+	if err := s.notifications.EnqueueSample(r.Context(), site, ch.ID); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusAccepted, map[string]string{"channel": ch.ID, "status": "queued"})
+}
+
+// deliveryJSON is one delivery attempt.
+type deliveryJSON struct {
+	Event      string     `json:"event"`
+	EventType  string     `json:"eventType"`
+	At         time.Time  `json:"at"`
+	Attempt    int        `json:"attempt"`
+	StatusCode int        `json:"statusCode"`
+	LatencyMS  int64      `json:"latencyMs"`
+	Error      string     `json:"error,omitempty"`
+	NextRetry  *time.Time `json:"nextRetry,omitempty"`
+}
+
+func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request, c caller) error {
+	win, err := listWindow(r)
+	if err != nil {
+		return err
+	}
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	ch, err := s.store.Channel(r.Context(), site, r.PathValue("channelID"))
+	if err != nil {
+		return err
+	}
+	ds, cursors, more, err := s.store.Deliveries(r.Context(), site, ch.ID, win.after, win.limit)
+	if err != nil {
+		return err
+	}
+	out := make([]deliveryJSON, len(ds))
+	for i, d := range ds {
+		out[i] = deliveryJSON{Event: d.Event, EventType: d.EventType, At: d.At.UTC(), Attempt: d.Attempt,
+			StatusCode: d.Status, LatencyMS: d.LatencyMS, Error: d.Error}
+		if !d.Retry.IsZero() {
+			retry := d.Retry.UTC()
+			out[i].NextRetry = &retry
+		}
+	}
+	next := ""
+	if more {
+		next = cursorAfter(cursors[len(cursors)-1])
+	}
+	return writeJSON(w, http.StatusOK, listPage(out, next))
+}

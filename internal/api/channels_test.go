@@ -1,0 +1,197 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/event"
+	"github.com/openvitals/openvitals/internal/notify"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+type channelOut struct {
+	ID         string   `json:"id"`
+	Name       string   `json:"name"`
+	Kind       string   `json:"kind"`
+	Events     []string `json:"events"`
+	Digest     bool     `json:"digest"`
+	URL        string   `json:"url"`
+	Recipients string   `json:"recipients"`
+	Status     string   `json:"status"`
+	Secret     string   `json:"secret"`
+}
+
+// TestChannels: admins create, read, change and delete channels; a webhook's secret is shown
+// at creation and rotation only, URLs are shown masked, nothing sealed is readable in the
+// table; bad input is 422 and changes nothing; viewers read; another account sees nothing.
+func TestChannels(t *testing.T) {
+	e := newTestEnv(t)
+	site := e.createWebsite("example.com")
+	base := "/" + site.ID + "/channels"
+
+	var hook channelOut
+	e.do("POST", base, adminKey, map[string]any{"name": "CI hook", "kind": "webhook", "url": "https://hooks.example.com/in/s3cr3t-path",
+		"events": []string{"budget.status_changed", "budget.status_changed", "audit.failing"}}).want(t, 201).decode(t, &hook)
+	if !strings.HasPrefix(hook.Secret, "whsec_") || hook.URL != "https://hooks.example.com/***" || strings.Join(hook.Events, ",") != "budget.status_changed,audit.failing" || hook.Status != "active" {
+		t.Fatalf("created webhook %+v", hook)
+	}
+	var slack, email channelOut
+	e.do("POST", base, adminKey, map[string]any{"name": "Slack", "kind": "slack", "url": "https://hooks.slack.com/services/T0/B0/xyz"}).want(t, 201).decode(t, &slack)
+	e.do("POST", base, adminKey, map[string]any{"name": "Mail", "kind": "email", "recipients": []string{"perf@example.com", "ops@example.com"}, "digest": true}).want(t, 201).decode(t, &email)
+	if slack.Secret != "" || slack.URL != "https://hooks.slack.com/***" || email.Recipients != "perf@example.com, ops@example.com" || !email.Digest {
+		t.Errorf("slack %+v, email %+v", slack, email)
+	}
+
+	list := listOf[channelOut](t, e.do("GET", base, viewerKey, nil).want(t, 200))
+	if len(list) != 3 || list[0].ID != hook.ID || list[0].Secret != "" {
+		t.Fatalf("list %+v", list)
+	}
+	var got channelOut
+	e.do("GET", base+"/"+hook.ID, viewerKey, nil).want(t, 200).decode(t, &got)
+	if got.Secret != "" || got.URL != hook.URL {
+		t.Errorf("read back %+v", got)
+	}
+
+	// Nothing sealed is readable in the table.
+	w, err := e.store.Website(context.Background(), "acme", site.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := e.store.Channel(context.Background(), w, hook.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(stored.Target), "s3cr3t") || strings.Contains(string(stored.Secret), hook.Secret[6:]) {
+		t.Error("the URL or the secret is stored in the clear")
+	}
+
+	for _, tc := range []struct {
+		name   string
+		body   any
+		fields []string
+	}{
+		{"http URL", map[string]any{"name": "x", "kind": "webhook", "url": "http://hooks.example.com/x"}, []string{"url"}},
+		{"no URL", map[string]any{"name": "x", "kind": "slack"}, []string{"url"}},
+		{"user in URL", map[string]any{"name": "x", "kind": "webhook", "url": "https://u:p@hooks.example.com/x"}, []string{"url"}},
+		{"unknown kind and event", map[string]any{"name": "x", "kind": "pager", "events": []string{"nope"}}, []string{"kind", "events"}},
+		{"bad recipient", map[string]any{"name": "x", "kind": "email", "recipients": []string{"not an address"}}, []string{"recipients"}},
+		{"no recipients", map[string]any{"name": "x", "kind": "email", "recipients": []string{}}, []string{"recipients"}},
+		{"empty name", map[string]any{"name": " ", "kind": "slack", "url": "https://hooks.slack.com/x"}, []string{"name"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e.do("POST", base, adminKey, tc.body).want(t, 422).problem(t, tc.fields...)
+		})
+	}
+	e.do("POST", base, adminKey, `{"name":"x","kind":"slack","url":"https://a.example/","extra":1}`).want(t, 400)
+	e.do("PUT", base+"/"+slack.ID, adminKey, map[string]any{"kind": "webhook"}).want(t, 422).problem(t, "kind")
+	e.do("PUT", base+"/"+slack.ID, adminKey, map[string]any{"rotateSecret": true}).want(t, 422).problem(t, "rotateSecret")
+	if n := len(listOf[channelOut](t, e.do("GET", base, adminKey, nil).want(t, 200))); n != 3 {
+		t.Errorf("%d channels after refused requests, want 3", n)
+	}
+
+	// Rotation: a new secret, shown once; the URL is kept.
+	var rotated channelOut
+	e.do("PUT", base+"/"+hook.ID, adminKey, map[string]any{"rotateSecret": true, "name": "CI"}).want(t, 200).decode(t, &rotated)
+	if rotated.Secret == "" || rotated.Secret == hook.Secret || rotated.Name != "CI" || rotated.URL != hook.URL {
+		t.Errorf("rotated %+v", rotated)
+	}
+
+	// Roles and tenants.
+	e.do("POST", base, viewerKey, map[string]any{"name": "x", "kind": "slack", "url": "https://hooks.slack.com/x"}).want(t, 403)
+	e.do("DELETE", base+"/"+hook.ID, viewerKey, nil).want(t, 403)
+	e.do("GET", base, otherKey, nil).want(t, 404)
+	e.do("GET", base+"/"+hook.ID, otherKey, nil).want(t, 404)
+	e.do("POST", base+"/"+hook.ID+"/test", otherKey, nil).want(t, 404)
+	e.do("GET", base+"/"+hook.ID+"/deliveries", otherKey, nil).want(t, 404)
+
+	// A test is queued for the notifier, naming the channel.
+	e.do("POST", base+"/"+hook.ID+"/test", adminKey, nil).want(t, 202)
+	bodies := awstest.Receive(t, e.notify, 1)
+	var job notify.Job
+	if err := json.Unmarshal([]byte(bodies[0]), &job); err != nil || !job.Sample || job.Channel != hook.ID || job.Website != site.ID {
+		t.Errorf("queued test %s (%v)", bodies[0], err)
+	}
+
+	e.do("DELETE", base+"/"+hook.ID, adminKey, nil).want(t, 204)
+	e.do("GET", base+"/"+hook.ID, adminKey, nil).want(t, 404)
+	e.do("DELETE", base+"/"+hook.ID, adminKey, nil).want(t, 404)
+}
+
+// TestEventsList: the activity feed lists a website's events newest first, filtered by type
+// and day, in windows; unknown types are 400; another account gets 404.
+func TestEventsList(t *testing.T) {
+	e := newTestEnv(t)
+	ctx := context.Background()
+	site := e.createWebsite("example.com")
+	w, err := e.store.Website(ctx, "acme", site.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := event.NewRecorder(e.store, notify.NewQueue(e.notify), awstest.Log(t))
+	day := time.Now().UTC()
+	for i, status := range []string{"exceeded", "ok", "at-risk"} {
+		key := store.BudgetState("b" + string(rune('0'+i%2)))
+		err := rec.Observe(ctx, w, key, func(st store.State) event.Decision {
+			return event.Decision{Value: status, Event: &store.Event{Type: event.BudgetStatusChanged, Budget: "b", Summary: status, Occurred: day.Add(time.Duration(i) * time.Second)}}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Budget states need their budget: none exists, so nothing was recorded.
+	if evs := listOf[map[string]any](t, e.do("GET", "/"+site.ID+"/events", viewerKey, nil).want(t, 200)); len(evs) != 0 {
+		t.Fatalf("%d events for budgets that do not exist", len(evs))
+	}
+	var b struct{ ID string }
+	e.do("POST", "/"+site.ID+"/budgets", adminKey, map[string]any{"metric": "lcp", "operator": "lt", "value": 2500, "device": "all"}).want(t, 201).decode(t, &b)
+	for i, status := range []string{"exceeded", "ok", "at-risk"} {
+		err := rec.Observe(ctx, w, store.BudgetState(b.ID), func(st store.State) event.Decision {
+			return event.Decision{Value: status, Event: &store.Event{Type: event.BudgetStatusChanged, Budget: b.ID, Summary: status, Occurred: day.Add(time.Duration(i) * time.Second)}}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	type eventOut struct {
+		ID, Type, Before, After, Summary string
+		Links                            struct{ Subject string }
+	}
+	evs := listOf[eventOut](t, e.do("GET", "/"+site.ID+"/events", viewerKey, nil).want(t, 200))
+	if len(evs) != 3 || evs[0].After != "at-risk" || evs[0].Before != "ok" || evs[2].Before != "" || evs[2].After != "exceeded" {
+		t.Fatalf("events %+v", evs)
+	}
+	if !strings.HasSuffix(evs[0].Links.Subject, "/"+site.ID+"/budgets") {
+		t.Errorf("link %q", evs[0].Links.Subject)
+	}
+	first := listOf[eventOut](t, e.do("GET", "/"+site.ID+"/events?limit=2", viewerKey, nil).want(t, 200))
+	var page struct {
+		Result struct{ Cursor string } `json:"result"`
+	}
+	e.do("GET", "/"+site.ID+"/events?limit=2", viewerKey, nil).want(t, 200).decode(t, &page)
+	rest := listOf[eventOut](t, e.do("GET", "/"+site.ID+"/events?limit=2&cursor="+page.Result.Cursor, viewerKey, nil).want(t, 200))
+	if len(first) != 2 || len(rest) != 1 || rest[0].ID != evs[2].ID {
+		t.Errorf("windows %d + %d, want 2 + 1 ending with the oldest", len(first), len(rest))
+	}
+	today := day.Format("20060102")
+	if n := len(listOf[eventOut](t, e.do("GET", "/"+site.ID+"/events?type=budget.status_changed&date="+today+"-"+today, viewerKey, nil).want(t, 200))); n != 3 {
+		t.Errorf("%d events of today's budget changes, want 3", n)
+	}
+	if n := len(listOf[eventOut](t, e.do("GET", "/"+site.ID+"/events?type=audit.failing", viewerKey, nil).want(t, 200))); n != 0 {
+		t.Errorf("%d audit.failing events, want 0", n)
+	}
+	if n := len(listOf[eventOut](t, e.do("GET", "/"+site.ID+"/events?date=20200101-20200102", viewerKey, nil).want(t, 200))); n != 0 {
+		t.Errorf("%d events in 2020, want 0", n)
+	}
+	e.do("GET", "/"+site.ID+"/events?type=nope", viewerKey, nil).want(t, 400).problem(t, "type")
+	e.do("GET", "/"+site.ID+"/events?date=2020", viewerKey, nil).want(t, 400).problem(t, "date")
+	e.do("GET", "/"+site.ID+"/events", otherKey, nil).want(t, 404)
+
+	// Each change was queued once for delivery.
+	if got := awstest.Receive(t, e.notify, 3); len(got) != 3 {
+		t.Errorf("%d notifications queued, want 3", len(got))
+	}
+}

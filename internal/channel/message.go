@@ -1,0 +1,98 @@
+package channel
+
+import (
+	"fmt"
+	"html"
+	"strings"
+
+	"github.com/slack-go/slack"
+
+	"github.com/openvitals/openvitals/internal/event"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// title names an event's type in words.
+func title(t string) string {
+	switch t {
+	case event.BudgetStatusChanged:
+		return "Budget status changed"
+	case event.MultistepStateChanged:
+		return "Multistep test state changed"
+	case event.MultistepRunFailed:
+		return "Multistep run failed"
+	case event.AuditFailing:
+		return "Daily audit failing"
+	case event.AuditRecovered:
+		return "Daily audit recovered"
+	case event.UXAssessmentChanged:
+		return "User-experience assessment changed"
+	case event.ChannelTest:
+		return "Test notification"
+	}
+	return t
+}
+
+// SlackMessage is an event as a Slack Block Kit message: a header, the summary, before and
+// after, the error of a failure, and the links.
+func SlackMessage(w store.Website, d event.Document) *slack.WebhookMessage {
+	md := func(s string) *slack.TextBlockObject {
+		return slack.NewTextBlockObject(slack.MarkdownType, s, false, false)
+	}
+	blocks := []slack.Block{
+		slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, title(d.Type)+": "+w.Domain, false, false)),
+		slack.NewSectionBlock(md(slackEscape(d.Summary)), []*slack.TextBlockObject{
+			md("*Before*\n" + slackEscape(orNone(d.Before))), md("*After*\n" + slackEscape(orNone(d.After))),
+		}, nil),
+	}
+	if d.Error != "" {
+		blocks = append(blocks, slack.NewSectionBlock(md("*Error*\n"+slackEscape(d.Error)), nil, nil))
+	}
+	links := []string{"<" + d.Links.Subject + "|Subject>"}
+	if d.Links.Screenshot != "" {
+		links = append(links, "<"+d.Links.Screenshot+"|Screenshot>")
+	}
+	links = append(links, "<"+d.Links.Events+"|Events>")
+	blocks = append(blocks, slack.NewContextBlock("", md(strings.Join(links, " · ")+" · "+d.OccurredAt.Format("2006-01-02 15:04 UTC")+" · "+d.ID)))
+	return &slack.WebhookMessage{Text: title(d.Type) + ": " + d.Summary, Blocks: &slack.Blocks{BlockSet: blocks}}
+}
+
+// slackEscape escapes the three characters Slack's mrkdwn gives meaning to.
+func slackEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// EmailBodies are an event as an email: its subject, plain text and HTML.
+func EmailBodies(w store.Website, d event.Document) (subject, text, htmlBody string) {
+	subject = "[openvitals] " + title(d.Type) + ": " + w.Domain
+	var t strings.Builder
+	fmt.Fprintf(&t, "%s\n\n%s\n\nBefore: %s\nAfter:  %s\n", title(d.Type), d.Summary, orNone(d.Before), orNone(d.After))
+	if d.Error != "" {
+		fmt.Fprintf(&t, "Error:  %s\n", d.Error)
+	}
+	fmt.Fprintf(&t, "\nSubject: %s\n", d.Links.Subject)
+	if d.Links.Screenshot != "" {
+		fmt.Fprintf(&t, "Screenshot: %s\n", d.Links.Screenshot)
+	}
+	fmt.Fprintf(&t, "Events: %s\n\n%s · %s\n", d.Links.Events, d.OccurredAt.Format("2006-01-02 15:04 UTC"), d.ID)
+
+	e := html.EscapeString
+	var h strings.Builder
+	fmt.Fprintf(&h, `<!doctype html><html><body style="font-family:sans-serif"><h2>%s</h2><p>%s</p>`, e(title(d.Type)), e(d.Summary))
+	fmt.Fprintf(&h, `<table><tr><th align="left">Before</th><td>%s</td></tr><tr><th align="left">After</th><td>%s</td></tr>`, e(orNone(d.Before)), e(orNone(d.After)))
+	if d.Error != "" {
+		fmt.Fprintf(&h, `<tr><th align="left">Error</th><td>%s</td></tr>`, e(d.Error))
+	}
+	fmt.Fprintf(&h, `</table><p><a href="%s">Subject</a>`, e(d.Links.Subject))
+	if d.Links.Screenshot != "" {
+		fmt.Fprintf(&h, ` · <a href="%s">Screenshot</a>`, e(d.Links.Screenshot))
+	}
+	fmt.Fprintf(&h, ` · <a href="%s">Events</a></p><p style="color:#666">%s · %s</p></body></html>`, e(d.Links.Events), d.OccurredAt.Format("2006-01-02 15:04 UTC"), e(d.ID))
+	return subject, t.String(), h.String()
+}

@@ -1,0 +1,73 @@
+package event
+
+import (
+	"strings"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// Document is an event as the API lists it and as webhooks receive it.
+type Document struct {
+	ID         string    `json:"id"`
+	Type       string    `json:"type"`
+	Website    string    `json:"website"`
+	OccurredAt time.Time `json:"occurredAt"`
+	Subject    Subject   `json:"subject"`
+	Before     string    `json:"before"`
+	After      string    `json:"after"`
+	Summary    string    `json:"summary"`
+	Error      string    `json:"error,omitempty"`
+	FailedStep *int      `json:"failedStep,omitempty"`
+	Links      Links     `json:"links"`
+}
+
+// Subject is what an event is about; only the fields that apply are set.
+type Subject struct {
+	Page   string `json:"page,omitempty"`
+	Device string `json:"device,omitempty"`
+	Budget string `json:"budget,omitempty"`
+	Test   string `json:"test,omitempty"`
+	Run    string `json:"run,omitempty"`
+}
+
+// Links are API URLs: the subject, the failed run's screenshot, the website's events.
+type Links struct {
+	Subject    string `json:"subject"`
+	Screenshot string `json:"screenshot,omitempty"`
+	Events     string `json:"events"`
+}
+
+// NewDocument describes ev of website w with links under base, the API's URL ("" for paths).
+func NewDocument(w store.Website, ev store.Event, base string) Document {
+	base = strings.TrimRight(base, "/") + "/" + w.ID
+	d := Document{
+		ID: ev.ID, Type: ev.Type, Website: w.ID, OccurredAt: ev.Occurred.UTC(),
+		Subject: Subject{Page: ev.Page, Device: ev.Device, Budget: ev.Budget, Test: ev.Test, Run: ev.Run},
+		Before:  ev.Before, After: ev.After, Summary: ev.Summary, Error: ev.Error, FailedStep: ev.FailedStep,
+		Links: Links{Events: base + "/events"},
+	}
+	switch {
+	case ev.Page != "":
+		d.Links.Subject = base + "/pages/" + ev.Page
+		if ev.Device != "" {
+			d.Links.Subject += "?device=" + ev.Device
+		}
+	case ev.Budget != "":
+		d.Links.Subject = base + "/budgets"
+	case ev.Test != "":
+		d.Links.Subject = base + "/multistep/" + ev.Test
+		if ev.Run != "" && ev.Screenshot != "" {
+			d.Links.Screenshot = base + "/multistep/" + ev.Test + "/runs/" + ev.Run + "/screenshot"
+		}
+	default:
+		d.Links.Subject = base + "/events"
+	}
+	return d
+}
+
+// Sample is the event a channel's test sends: marked as a test in its type and summary.
+func Sample(w store.Website, now time.Time) store.Event {
+	return store.Event{ID: "evt_test_" + store.NewID(), Type: ChannelTest, Occurred: now, Budget: "sample",
+		Before: "ok", After: "exceeded", Summary: "Test notification from openvitals for " + w.Domain + ": your channel works"}
+}

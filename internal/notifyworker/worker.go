@@ -1,0 +1,203 @@
+// Package notifyworker consumes the notification queue: it delivers each event to the
+// channels of its website that take it, records every attempt, and queues the retries of the
+// channels that failed.
+package notifyworker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/openvitals/openvitals/internal/browser"
+	"github.com/openvitals/openvitals/internal/channel"
+	"github.com/openvitals/openvitals/internal/event"
+	"github.com/openvitals/openvitals/internal/notify"
+	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// Worker delivers notifications.
+type Worker struct {
+	store  *store.Store
+	keys   channel.Sealer
+	sender *channel.Sender
+	queue  *notify.Queue
+	now    func() time.Time
+	// backoff is the wait before an attempt (notify.Backoff; tests shorten it).
+	backoff func(attempt int) time.Duration
+	log     *slog.Logger
+	handle  queue.BatchHandler
+}
+
+// New builds the notifier from the service.
+func New(_ context.Context, svc *service.Service) (*Worker, error) {
+	guard := browser.Guard{AllowPrivate: svc.Config.AllowPrivateTargets}
+	sender := channel.NewSender(guard, svc.SES, svc.Config.EmailFrom, svc.Config.APIURL)
+	return NewWorker(svc.Store, svc.Credentials, sender, notify.NewQueue(svc.Queues.Notify), svc.Log), nil
+}
+
+// NewWorker returns a Worker over the table, opening channels with keys, delivering with
+// sender and queuing retries to q.
+func NewWorker(st *store.Store, keys channel.Sealer, sender *channel.Sender, q *notify.Queue, log *slog.Logger) *Worker {
+	w := &Worker{store: st, keys: keys, sender: sender, queue: q, now: time.Now, backoff: notify.Backoff, log: log}
+	// The messages of a batch are delivered together: one slow receiver does not hold up
+	// the events behind it.
+	w.handle = queue.Batch(log, func(ctx context.Context, ds []queue.Delivery[notify.Job]) []string {
+		failed := make([]bool, len(ds))
+		var wg sync.WaitGroup
+		for i, d := range ds {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := w.Deliver(ctx, d.Body); err != nil {
+					log.ErrorContext(ctx, "notification failed", "message", d.ID, "event", d.Body.Event, "channel", d.Body.Channel, "err", err)
+					failed[i] = true
+				}
+			}()
+		}
+		wg.Wait()
+		var ids []string
+		for i, f := range failed {
+			if f {
+				ids = append(ids, ds[i].ID)
+			}
+		}
+		return ids
+	})
+	return w
+}
+
+// HandleSQS is the notifier's Lambda handler.
+func (w *Worker) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	return w.handle(ctx, ev)
+}
+
+// errGaveUp fails a message whose channel kept failing for notify.RetryWindow, so that it
+// goes to the dead-letter queue.
+var errGaveUp = errors.New("gave up: the channel failed for 24 hours")
+
+// Deliver carries out one notification message. An event whose state changed again before it
+// was delivered is skipped: the later change is delivered instead (so a state that flips back
+// and forth before the notifier gets to it is reported once, with its final state).
+func (w *Worker) Deliver(ctx context.Context, j notify.Job) error {
+	now := w.now()
+	if !j.First.IsZero() && now.After(j.First.Add(notify.RetryWindow)) {
+		return errGaveUp
+	}
+	if j.Due.After(now.Add(time.Second)) {
+		return w.queue.EnqueueAt(ctx, j, j.Due, now) // early (SQS delays 15 minutes at most)
+	}
+	site, err := w.store.Website(ctx, j.Account, j.Website)
+	if store.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var ev store.Event
+	if j.Sample {
+		ev = event.Sample(site, now)
+	} else if ev, err = w.store.Event(ctx, site, j.Event); store.IsNotFound(err) {
+		return nil // expired, or the website was purged
+	} else if err != nil {
+		return err
+	}
+	if j.Channel != "" {
+		c, err := w.store.Channel(ctx, site, j.Channel)
+		if store.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return w.attempt(ctx, site, c, ev, j)
+	}
+	if st, err := w.store.WatchedState(ctx, site, store.StateKey(ev.State)); err != nil {
+		return err
+	} else if st.Version > ev.Version {
+		w.log.InfoContext(ctx, "notification superseded by a later change", "website", site.ID, "event", ev.ID)
+		return nil
+	}
+	channels, err := w.store.Channels(ctx, site)
+	if err != nil {
+		return err
+	}
+	errs := make([]error, len(channels))
+	var wg sync.WaitGroup
+	for i, c := range channels {
+		if c.Digest || !channel.Takes(c, ev.Type) {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = w.attempt(ctx, site, c, ev, notify.Job{Account: j.Account, Website: j.Website, Event: j.Event, Channel: c.ID, Attempt: 1})
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// attempt delivers ev to channel c once, records the attempt, and queues the next one when it
+// failed in a way worth retrying (network, timeout, 408, 429, 5xx) within the retry window.
+func (w *Worker) attempt(ctx context.Context, site store.Website, c store.Channel, ev store.Event, j notify.Job) error {
+	if !j.Sample {
+		if sent, err := w.store.Sent(ctx, site, c.ID, ev.ID); err != nil || sent {
+			return err // delivered before (a redelivered message)
+		}
+	}
+	now := w.now()
+	attempt, first := max(j.Attempt, 1), j.First
+	if first.IsZero() {
+		first = now
+	}
+	t, err := channel.Open(ctx, w.keys, site, c)
+	if err != nil {
+		return err
+	}
+	res := w.sender.Send(ctx, c.Kind, t, site, ev, now)
+	d := store.Delivery{Event: ev.ID, EventType: ev.Type, At: now, Attempt: attempt, Status: res.Status, LatencyMS: res.Latency.Milliseconds()}
+	log := w.log.With("website", site.ID, "channel", c.ID, "kind", c.Kind, "event", ev.ID, "attempt", attempt, "status", res.Status, "ms", d.LatencyMS)
+	if res.Err == nil {
+		if !j.Sample {
+			if _, err := w.store.MarkSent(ctx, site, c.ID, ev.ID); err != nil {
+				return err
+			}
+		}
+		log.InfoContext(ctx, "notification delivered")
+		return ignoreGone(w.store.RecordDelivery(ctx, site, c.ID, d, true))
+	}
+	d.Error = res.Err.Error()
+	wait := max(w.backoff(attempt+1), res.RetryAfter)
+	retry := res.Retry && now.Add(wait).Before(first.Add(notify.RetryWindow))
+	if retry {
+		d.Retry = now.Add(wait)
+	}
+	if err := ignoreGone(w.store.RecordDelivery(ctx, site, c.ID, d, false)); err != nil {
+		return err
+	}
+	log.WarnContext(ctx, "notification failed", "err", d.Error, "retry", d.Retry)
+	switch {
+	case retry:
+		next := j
+		next.Channel, next.Attempt, next.First = c.ID, attempt+1, first
+		return w.queue.EnqueueAt(ctx, next, d.Retry, now)
+	case res.Retry:
+		return fmt.Errorf("channel %s: %w", c.ID, errGaveUp)
+	}
+	return nil // refused for good (4xx): retrying would not help
+}
+
+// ignoreGone makes a channel deleted meanwhile not an error.
+func ignoreGone(err error) error {
+	if store.IsNotFound(err) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,267 @@
+package notifyworker
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/browser"
+	"github.com/openvitals/openvitals/internal/budget"
+	"github.com/openvitals/openvitals/internal/channel"
+	"github.com/openvitals/openvitals/internal/event"
+	"github.com/openvitals/openvitals/internal/notify"
+	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/seal"
+	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// receiver is a local endpoint that records what it is sent and answers the statuses it is
+// given in turn (then 200).
+type receiver struct {
+	srv      *httptest.Server
+	mu       sync.Mutex
+	answers  []int
+	requests []received
+}
+
+type received struct {
+	header http.Header
+	body   []byte
+}
+
+func newReceiver(t *testing.T, answers ...int) *receiver {
+	r := &receiver{answers: answers}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		r.requests = append(r.requests, received{req.Header.Clone(), body})
+		status := http.StatusOK
+		if len(r.answers) > 0 {
+			status, r.answers = r.answers[0], r.answers[1:]
+		}
+		r.mu.Unlock()
+		w.WriteHeader(status)
+		fmt.Fprint(w, "a body the notifier must not echo")
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *receiver) got() []received {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]received(nil), r.requests...)
+}
+
+// verifySignature checks a request per the Standard Webhooks specification, written here
+// from the specification rather than with the library the notifier signs with: the
+// signature is base64 of HMAC-SHA256, keyed with the base64 key after "whsec_", of
+// "<webhook-id>.<webhook-timestamp>.<body>", listed as "v1,<signature>".
+func verifySignature(secret string, h http.Header, body []byte, now time.Time) error {
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
+	if err != nil {
+		return err
+	}
+	id, ts := h.Get("webhook-id"), h.Get("webhook-timestamp")
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil || id == "" {
+		return fmt.Errorf("webhook-id %q, webhook-timestamp %q", id, ts)
+	}
+	if d := now.Sub(time.Unix(sec, 0)); d > 5*time.Minute || d < -5*time.Minute {
+		return fmt.Errorf("timestamp %s off by %s", ts, d)
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(id + "." + ts + "." + string(body)))
+	want := base64.StdEncoding.EncodeToString(mac.Sum(nil))
+	for _, sig := range strings.Fields(h.Get("webhook-signature")) {
+		if v, s, ok := strings.Cut(sig, ","); ok && v == "v1" && hmac.Equal([]byte(s), []byte(want)) {
+			return nil
+		}
+	}
+	return fmt.Errorf("no valid signature in %q", h.Get("webhook-signature"))
+}
+
+type fixture struct {
+	st     *store.Store
+	site   store.Website
+	budget store.Budget
+	q      *queue.Queue
+	rec    *event.Recorder
+	w      *Worker
+	keys   *seal.Keyring
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	clients := awstest.Clients(t)
+	st := awstest.Store(t, clients)
+	site := store.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
+	if err := st.CreateWebsite(ctx, &site); err != nil {
+		t.Fatal(err)
+	}
+	b := store.Budget{Metric: "lcp", Operator: "lt", Value: 2500, Device: "all"}
+	if err := st.CreateBudget(ctx, site, &b); err != nil {
+		t.Fatal(err)
+	}
+	q := awstest.Queue(t, clients, service.NotifyQueueSettings)
+	keys := seal.FixedKey(seal.GenerateKey())
+	log := awstest.Log(t)
+	sender := channel.NewSender(browser.Guard{AllowPrivate: true}, nil, "", "https://api.example.com")
+	w := NewWorker(st, keys, sender, notify.NewQueue(q), log)
+	// Retries a second apart, so that a test sees several attempts.
+	w.backoff = func(int) time.Duration { return time.Second }
+	return &fixture{st: st, site: site, budget: b, q: q, rec: event.NewRecorder(st, notify.NewQueue(q), log), w: w, keys: keys}
+}
+
+// addChannel stores a channel as the API does and returns it with its secret.
+func (f *fixture) addChannel(t *testing.T, kind, url string, events ...string) (store.Channel, string) {
+	t.Helper()
+	c := store.Channel{ID: store.NewChannelID(), Name: kind, Kind: kind, Events: events}
+	target := channel.Target{URL: url}
+	if kind == channel.Webhook {
+		target.Secret = channel.NewSecret()
+	}
+	if err := channel.Seal(context.Background(), f.keys, f.site, &c, target); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.CreateChannel(context.Background(), f.site, &c); err != nil {
+		t.Fatal(err)
+	}
+	return c, target.Secret
+}
+
+// budgetChanges records the budget's status changing to each status in turn.
+func (f *fixture) budgetChanges(t *testing.T, statuses ...string) {
+	t.Helper()
+	for _, status := range statuses {
+		if err := f.rec.Budgets(context.Background(), f.site, []budget.Report{{Budget: f.budget, Status: status}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// run delivers what the queue holds until it stays empty for quiet.
+func (f *fixture) run(t *testing.T, quiet time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(quiet)
+	awstest.Drain(t, f.q, 10, f.w.HandleSQS, func(int) bool { return time.Now().After(deadline) })
+}
+
+func (f *fixture) deliveries(t *testing.T, c store.Channel) []store.Delivery {
+	t.Helper()
+	ds, _, _, err := f.st.Deliveries(context.Background(), f.site, c.ID, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
+
+// TestWebhookRetriedUntilDelivered: a budget exceeded is one event; the receiver answers 500,
+// then 200: it gets the same webhook-id twice, both signed as the specification says, and
+// nothing more, even when the event's message comes again.
+func TestWebhookRetriedUntilDelivered(t *testing.T) {
+	f := newFixture(t)
+	r := newReceiver(t, http.StatusInternalServerError)
+	hook, secret := f.addChannel(t, channel.Webhook, r.srv.URL+"/hooks/openvitals")
+	other := newReceiver(t)
+	f.addChannel(t, channel.Webhook, other.srv.URL+"/x", event.AuditFailing) // takes another type
+
+	f.budgetChanges(t, "exceeded", "exceeded") // detected twice, recorded once
+	f.run(t, 4*time.Second)
+
+	got := r.got()
+	if len(got) != 2 {
+		t.Fatalf("%d requests, want 2 (500, then 200)", len(got))
+	}
+	evs, _, err := f.st.Events(context.Background(), f.site, store.EventFilter{}, "", 0)
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("%d events (%v), want 1", len(evs), err)
+	}
+	for i, req := range got {
+		if id := req.header.Get("webhook-id"); id != evs[0].ID {
+			t.Errorf("request %d: webhook-id %q, want the event's %q", i, id, evs[0].ID)
+		}
+		if err := verifySignature(secret, req.header, req.body, time.Now()); err != nil {
+			t.Errorf("request %d: %v", i, err)
+		}
+		var doc event.Document
+		if err := json.Unmarshal(req.body, &doc); err != nil || doc.Type != event.BudgetStatusChanged || doc.Before != "ok" || doc.After != "exceeded" ||
+			doc.Links.Subject != "https://api.example.com/"+f.site.ID+"/budgets" {
+			t.Errorf("request %d: body %s (%v)", i, req.body, err)
+		}
+	}
+	if n := len(other.got()); n != 0 {
+		t.Errorf("the channel of audit.failing got %d requests", n)
+	}
+	ds := f.deliveries(t, hook)
+	if len(ds) != 2 || ds[0].Status != 200 || ds[0].Attempt != 2 || ds[1].Status != 500 || ds[1].Retry.IsZero() ||
+		strings.Contains(ds[1].Error, "must not echo") {
+		t.Errorf("deliveries %+v", ds)
+	}
+	if c, _ := f.st.Channel(context.Background(), f.site, hook.ID); !c.FailingSince.IsZero() {
+		t.Error("a channel whose last delivery succeeded is failing")
+	}
+
+	// The event's message again (a redelivery): nothing more is sent.
+	if err := notify.NewQueue(f.q).Enqueue(context.Background(), f.site, evs[0]); err != nil {
+		t.Fatal(err)
+	}
+	f.run(t, 2*time.Second)
+	if n := len(r.got()); n != 2 {
+		t.Errorf("%d requests after a redelivery, want still 2", n)
+	}
+}
+
+// TestNotificationsStopAndCoalesce: a 4xx ends the retries; a state that changed again
+// before the notifier got to it is delivered once, with its final state; a Slack channel
+// gets a Block Kit message; a channel on a link-local address is refused by the guard.
+func TestNotificationsStopAndCoalesce(t *testing.T) {
+	f := newFixture(t)
+	gone := newReceiver(t, http.StatusGone)
+	goneHook, _ := f.addChannel(t, channel.Webhook, gone.srv.URL+"/old")
+	slack := newReceiver(t)
+	f.addChannel(t, channel.Slack, slack.srv.URL+"/services/T/B/x")
+	metadata, _ := f.addChannel(t, channel.Webhook, "http://169.254.169.254/latest/meta-data")
+
+	f.budgetChanges(t, "exceeded", "at-risk") // both queued before the notifier runs
+	f.run(t, 3*time.Second)
+
+	if n := len(gone.got()); n != 1 {
+		t.Errorf("%d requests to a receiver answering 410, want 1", n)
+	}
+	if ds := f.deliveries(t, goneHook); len(ds) != 1 || ds[0].Status != 410 || !ds[0].Retry.IsZero() {
+		t.Errorf("deliveries to a 410 receiver %+v", ds)
+	}
+	msgs := slack.got()
+	if len(msgs) != 1 {
+		t.Fatalf("%d Slack messages, want 1 (the final state)", len(msgs))
+	}
+	var m struct {
+		Text   string
+		Blocks []struct {
+			Type string
+			Text struct{ Text string }
+		}
+	}
+	if err := json.Unmarshal(msgs[0].body, &m); err != nil || len(m.Blocks) < 3 || m.Blocks[0].Type != "header" ||
+		!strings.Contains(m.Blocks[0].Text.Text, "Budget status changed") || !strings.Contains(m.Text, "exceeded → at-risk") {
+		t.Errorf("Slack message %s (%v)", msgs[0].body, err)
+	}
+	if ds := f.deliveries(t, metadata); len(ds) != 1 || ds[0].Status != 0 || !strings.Contains(ds[0].Error, "refused") || !ds[0].Retry.IsZero() {
+		t.Errorf("deliveries to a link-local address %+v", ds)
+	}
+}

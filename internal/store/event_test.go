@@ -1,0 +1,62 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// TestChangeState: a change and its event are written together, once: a second writer from
+// the same reading gets ErrChanged and writes no event; the event's ID depends on the state
+// and its version only; a state whose budget, page or test is gone takes nothing.
+func TestChangeState(t *testing.T) {
+	ctx := context.Background()
+	_, st, w := newWebsite(t)
+	b := store.Budget{Metric: "lcp", Operator: "lt", Value: 2500, Device: "all"}
+	if err := st.CreateBudget(ctx, w, &b); err != nil {
+		t.Fatal(err)
+	}
+	key := store.BudgetState(b.ID)
+	from, err := st.WatchedState(ctx, w, key)
+	if err != nil || from.Version != 0 || from.Value != "" {
+		t.Fatalf("a state never recorded: %+v, %v", from, err)
+	}
+	ev := &store.Event{Type: "budget.status_changed", Budget: b.ID}
+	to, err := st.ChangeState(ctx, w, from, "exceeded", "", ev)
+	if err != nil || to.Version != 1 || to.Unsent != store.EventKey(*ev) || ev.ID != store.EventID(w, key, 1) {
+		t.Fatalf("change: %+v, %v (event %+v)", to, err, ev)
+	}
+	// The same change again, from the same reading: refused, no second event.
+	if _, err := st.ChangeState(ctx, w, from, "exceeded", "", &store.Event{Type: "budget.status_changed"}); !errors.Is(err, store.ErrChanged) {
+		t.Errorf("a second change from the same reading: %v, want ErrChanged", err)
+	}
+	evs, _, err := st.Events(ctx, w, store.EventFilter{}, "", 0)
+	if err != nil || len(evs) != 1 || evs[0].ID != ev.ID || evs[0].After != "exceeded" || evs[0].Version != 1 {
+		t.Fatalf("events %+v, %v", evs, err)
+	}
+	if err := st.MarkEventQueued(ctx, w, to); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := st.WatchedState(ctx, w, key); got.Unsent != "" || got.Value != "exceeded" {
+		t.Errorf("after queuing: %+v", got)
+	}
+
+	// Gone owners take nothing.
+	if err := st.DeleteBudget(ctx, w, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := st.WatchedState(ctx, w, key); got.Version != 0 {
+		t.Errorf("a deleted budget's state is left: %+v", got)
+	}
+	if _, err := st.ChangeState(ctx, w, store.State{Key: key}, "ok", "", &store.Event{Type: "budget.status_changed"}); !store.IsNotFound(err) {
+		t.Errorf("a deleted budget's state: %v, want not found", err)
+	}
+	if _, err := st.ChangeState(ctx, w, store.State{Key: store.PageState("nopage", "ux#mobile")}, "passed", "", nil); !store.IsNotFound(err) {
+		t.Errorf("a missing page's state: %v, want not found", err)
+	}
+	if n, _, _ := st.Events(ctx, w, store.EventFilter{}, "", 0); len(n) != 1 {
+		t.Errorf("%d events, want still 1", len(n))
+	}
+}
