@@ -76,6 +76,8 @@ func (p *auditPipeline) addFunctions(fns *functionFactory) {
 		},
 	})
 	p.s.data.table.GrantReadWriteData(worker)
+	// Queues the events its results cause to the notifier.
+	p.s.notifications.queue.GrantSendMessages(worker)
 	p.s.data.bucket.GrantPut(worker, nil)
 	// One message per invocation: a worker audits one page at a time (two Lighthouse runs at
 	// once skew each other's timings), and a failure is retried alone.

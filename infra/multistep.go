@@ -60,6 +60,8 @@ func (p *multistepPipeline) addFunctions(fns *functionFactory) {
 	})
 	// Records the run (testing, then completed or failed) and a screenshot of a failure.
 	p.s.data.table.GrantReadWriteData(worker)
+	// Queues the events its results cause to the notifier.
+	p.s.notifications.queue.GrantSendMessages(worker)
 	p.s.data.bucket.GrantPut(worker, nil)
 	// One run per invocation: two journeys at once would skew each other's timings, and a
 	// failure is retried alone.

@@ -17,6 +17,8 @@ type shared struct {
 	// stored Search Console credentials.
 	cruxKey, credentialsKey awssecretsmanager.Secret
 	alarmTopic              awssns.Topic
+	// notifications is the queue the workers send events to (the notify pipeline's).
+	notifications *workQueue
 }
 
 // queuePipeline is a pipeline that owns work queues. Every function gets every queue's URL,
@@ -54,12 +56,14 @@ func newOpenvitalsStack(scope constructs.Construct, id string, props *openvitals
 		credentialsKey: newCredentialsKey(stack, "CredentialsKey"),
 		alarmTopic:     newAlarmTopic(stack, "Alarms", cfg.alarmEmail),
 	}
+	// The notify pipeline first: the workers of the others queue events to it.
+	notify := newNotifyPipeline(stack, "Notify", s)
+	s.notifications = notify.queue
 	purge := newPurgePipeline(stack, "Purge", s)
 	audit := newAuditPipeline(stack, "Audit", s)
 	multistep := newMultistepPipeline(stack, "Multistep", s)
 	ux := newUXPipeline(stack, "Ux", s)
 	rum := newRUMPipeline(stack, "Rum", s)
-	notify := newNotifyPipeline(stack, "Notify", s)
 
 	// Every function gets every queue's URL: all the queues first, then the functions.
 	var queues []*workQueue

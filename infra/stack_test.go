@@ -253,8 +253,8 @@ func TestPurgeQueueRedrivesToDLQ(t *testing.T) {
 	o, tmpl := openvitals(t)
 	dlq := dlqID(t, o.stack, "purge")
 	purge := queueID(t, o.stack, "purge")
-	check(t, "twelve queues (purge, audit, multistep, beacon, rum and ux, each with a DLQ)", func() {
-		tmpl.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(12))
+	check(t, "fourteen queues (purge, audit, multistep, beacon, rum, ux and notify, each with a DLQ)", func() {
+		tmpl.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(14))
 	})
 
 	redriven := *tmpl.FindResources(jsii.String("AWS::SQS::Queue"), map[string]any{
@@ -332,6 +332,8 @@ func TestOutputs(t *testing.T) {
 		"BeaconDLQUrl":        map[string]any{"Ref": dlqID(t, o.stack, "beacon")},
 		"UxQueueUrl":          map[string]any{"Ref": queueID(t, o.stack, "ux")},
 		"UxDLQUrl":            map[string]any{"Ref": dlqID(t, o.stack, "ux")},
+		"NotifyQueueUrl":      map[string]any{"Ref": queueID(t, o.stack, "notify")},
+		"NotifyDLQUrl":        map[string]any{"Ref": dlqID(t, o.stack, "notify")},
 		"CruxApiKeySecretArn": map[string]any{"Ref": logicalID(t, o.stack, "CruxApiKey")},
 		"AlarmTopicArn":       map[string]any{"Ref": logicalID(t, o.stack, "Alarms", "Topic")},
 		"CreateAdminKey": map[string]any{"Fn::Join": []any{"", []any{
@@ -484,6 +486,7 @@ var queuePaths = map[string][2][]string{
 	"beacon":    {{"Rum", "BeaconQueue"}, {"Rum", "BeaconDLQ"}},
 	"rum":       {{"Rum", "RumQueue"}, {"Rum", "RumDLQ"}},
 	"ux":        {{"Ux", "UxQueue"}, {"Ux", "UxDLQ"}},
+	"notify":    {{"Notify", "NotifyQueue"}, {"Notify", "NotifyDLQ"}},
 }
 
 // queueID is the logical id of work queue name ("audit").
@@ -923,8 +926,8 @@ func TestMultistepQueueRedrivesToDLQ(t *testing.T) {
 
 func TestEventSources(t *testing.T) {
 	o, tmpl := openvitals(t)
-	check(t, "six event sources", func() {
-		tmpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(6))
+	check(t, "seven event sources", func() {
+		tmpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(7))
 	})
 	check(t, "RUM rebatcher: up to 2,000 beacons gathered for up to 30 s, partial failures", func() {
 		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
@@ -1588,6 +1591,7 @@ func TestLeastPrivilege(t *testing.T) {
 	rumQ := queueID(t, o.stack, "rum")
 	beaconQ := queueID(t, o.stack, "beacon")
 	uxQ := queueID(t, o.stack, "ux")
+	notifyQ := queueID(t, o.stack, "notify")
 	crux := logicalID(t, o.stack, "CruxApiKey")
 	credentials := logicalID(t, o.stack, "CredentialsKey")
 	const getSecret = "secretsmanager:GetSecretValue"
@@ -1608,14 +1612,16 @@ func TestLeastPrivilege(t *testing.T) {
 			{"dynamodb:PutItem", table, true}, {"s3:PutObject", bucket, true},
 			{"s3:GetObject", "", false}, {"s3:DeleteObject", "", false},
 			{"sqs:ReceiveMessage", auditQ, true}, {"sqs:DeleteMessage", auditQ, true},
-			{"sqs:SendMessage", "", false}, {"sqs:ReceiveMessage", purgeQ, false}, {"sqs:ReceiveMessage", multistepQ, false},
+			{"sqs:SendMessage", notifyQ, true}, {"sqs:SendMessage", auditQ, false}, {"sqs:SendMessage", purgeQ, false},
+			{"sqs:ReceiveMessage", purgeQ, false}, {"sqs:ReceiveMessage", multistepQ, false},
 		},
 		"multistep-worker": {
 			{"dynamodb:GetItem", table, true}, {"dynamodb:PutItem", table, true}, {"dynamodb:UpdateItem", table, true},
 			{"s3:PutObject", bucket, true},
 			{"s3:GetObject", "", false}, {"s3:DeleteObject", "", false}, {"s3:ListBucket", "", false},
 			{"sqs:ReceiveMessage", multistepQ, true}, {"sqs:DeleteMessage", multistepQ, true},
-			{"sqs:SendMessage", "", false}, {"sqs:ReceiveMessage", auditQ, false}, {"sqs:ReceiveMessage", purgeQ, false},
+			{"sqs:SendMessage", notifyQ, true}, {"sqs:SendMessage", multistepQ, false}, {"sqs:SendMessage", purgeQ, false},
+			{"sqs:ReceiveMessage", auditQ, false}, {"sqs:ReceiveMessage", purgeQ, false},
 		},
 		"purge-worker": {
 			{"dynamodb:DeleteItem", table, true}, {"s3:ListBucket", bucket, true}, {"s3:DeleteObject", bucket, true},
@@ -1658,7 +1664,20 @@ func TestLeastPrivilege(t *testing.T) {
 			{"dynamodb:Query", table, true}, {"dynamodb:PutItem", table, true},
 			{"sqs:ReceiveMessage", uxQ, true}, {"sqs:DeleteMessage", uxQ, true},
 			{getSecret, crux, true}, {getSecret, credentials, true}, {"secretsmanager:PutSecretValue", "", false},
-			{"sqs:SendMessage", "", false}, {"sqs:ReceiveMessage", rumQ, false}, {"s3:GetObject", "", false},
+			{"sqs:SendMessage", notifyQ, true}, {"sqs:SendMessage", uxQ, false}, {"sqs:SendMessage", auditQ, false},
+			{"sqs:ReceiveMessage", rumQ, false}, {"s3:GetObject", "", false},
+		},
+		"events": {
+			{"dynamodb:PutItem", table, true}, {"dynamodb:Query", table, true}, {getSecret, credentials, true}, {getSecret, crux, false},
+			{"sqs:SendMessage", notifyQ, true}, {"sqs:SendMessage", auditQ, false}, {"sqs:SendMessage", purgeQ, false},
+			{"sqs:ReceiveMessage", "", false}, {"s3:GetObject", "", false}, {"ses:SendEmail", "", false},
+		},
+		"notifier": {
+			{"dynamodb:GetItem", table, true}, {"dynamodb:PutItem", table, true}, {getSecret, credentials, true}, {getSecret, crux, false},
+			{"sqs:ReceiveMessage", notifyQ, true}, {"sqs:DeleteMessage", notifyQ, true}, {"sqs:SendMessage", notifyQ, true},
+			{"sqs:SendMessage", auditQ, false}, {"sqs:ReceiveMessage", auditQ, false}, {"s3:GetObject", "", false},
+			// No emailFrom in the test stack: no SES permission at all.
+			{"ses:SendEmail", "", false},
 		},
 		"pages": {{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", auditQ, false}, {"sqs:SendMessage", multistepQ, false}},
 		"multistep": {

@@ -63,6 +63,8 @@ func (p *uxPipeline) addFunctions(fns *functionFactory) {
 		reservedConcurrency: uxWorkerConcurrency,
 	})
 	p.s.data.table.GrantReadWriteData(worker)
+	// Queues the events its results cause to the notifier.
+	p.s.notifications.queue.GrantSendMessages(worker)
 	p.s.cruxKey.GrantRead(worker, nil)
 	// The Search Console credentials are stored encrypted with this key.
 	p.s.credentialsKey.GrantRead(worker, nil)

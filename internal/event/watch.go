@@ -25,7 +25,7 @@ func (r *Recorder) Budgets(ctx context.Context, w store.Website, reports []budge
 			}
 			d := Decision{Value: rep.Status}
 			if rep.Status != before {
-				d.Event = &store.Event{Type: BudgetStatusChanged, Budget: b.ID, Before: before,
+				d.Event = &store.Event{Type: BudgetStatusChanged, Budget: b.ID, Before: before, After: rep.Status,
 					Summary: fmt.Sprintf("Budget %s %s %s (%s): %s → %s, %s", b.Metric, operatorWord(b.Operator),
 						strconv.FormatFloat(b.Value, 'f', -1, 64), b.Device, before, rep.Status, pagesWord(len(rep.Pages)))}
 			}
@@ -64,7 +64,7 @@ func (r *Recorder) Test(ctx context.Context, w store.Website, t store.Test, run 
 			if before == "" {
 				before = multistep.StateOff
 			}
-			d.Event = &store.Event{Type: MultistepStateChanged, Test: t.ID, Device: t.Device, Before: before,
+			d.Event = &store.Event{Type: MultistepStateChanged, Test: t.ID, Device: t.Device, Before: before, After: state,
 				Summary: fmt.Sprintf("Multistep test %q is %s (was %s)", t.Alias, state, before)}
 		}
 		return d
@@ -77,6 +77,7 @@ func (r *Recorder) Test(ctx context.Context, w store.Website, t store.Test, run 
 		d := Decision{Value: run.ID}
 		if st.Value != run.ID {
 			d.Event = &store.Event{Type: MultistepRunFailed, Test: t.ID, Run: run.ID, Device: t.Device,
+				Before: store.RunCompleted, After: store.RunFailed,
 				Error: run.Error, FailedStep: run.FailedStep, Screenshot: run.ScreenshotKey,
 				Summary: fmt.Sprintf("Multistep test %q failed%s: %s", t.Alias, stepWords(run.FailedStep), run.Error)}
 		}

@@ -1,0 +1,155 @@
+package event_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/budget"
+	"github.com/openvitals/openvitals/internal/event"
+	"github.com/openvitals/openvitals/internal/multistep"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// queued records the events a Recorder queues.
+type queued struct {
+	mu     sync.Mutex
+	events []store.Event
+}
+
+func (q *queued) Enqueue(_ context.Context, _ store.Website, ev store.Event) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.events = append(q.events, ev)
+	return nil
+}
+
+func (q *queued) types() []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var out []string
+	for _, ev := range q.events {
+		out = append(out, ev.Type+":"+ev.Before+">"+ev.After)
+	}
+	return out
+}
+
+func setup(t *testing.T) (*store.Store, store.Website, store.Page, *event.Recorder, *queued) {
+	t.Helper()
+	ctx := context.Background()
+	st := awstest.Store(t, awstest.Clients(t))
+	w := store.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
+	if err := st.CreateWebsite(ctx, &w); err != nil {
+		t.Fatal(err)
+	}
+	pages := []store.Page{{URL: "/checkout"}}
+	if err := st.CreatePages(ctx, w, pages); err != nil {
+		t.Fatal(err)
+	}
+	q := &queued{}
+	return st, w, pages[0], event.NewRecorder(st, q, awstest.Log(t)), q
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestAuditFailingTwoDaysRunning: one failed day is not news; the second day running is
+// audit.failing, once however often it is detected; a success is audit.recovered, once.
+func TestAuditFailingTwoDaysRunning(t *testing.T) {
+	ctx := context.Background()
+	_, w, p, rec, q := setup(t)
+	steps := []struct {
+		fail bool
+		day  string
+		want []string
+	}{
+		{true, "20261120", nil},
+		{true, "20261120", nil}, // a retry of the same day
+		{false, "", nil},        // a success clears the day
+		{true, "20261121", nil},
+		{true, "20261123", nil}, // not the day after: counts afresh
+		{true, "20261124", []string{"audit.failing:passing>failing"}},
+		{true, "20261124", []string{"audit.failing:passing>failing"}}, // redelivered
+		{true, "20261125", []string{"audit.failing:passing>failing"}},
+		{false, "", []string{"audit.failing:passing>failing", "audit.recovered:failing>passing"}},
+		{false, "", []string{"audit.failing:passing>failing", "audit.recovered:failing>passing"}},
+	}
+	for i, s := range steps {
+		var err error
+		if s.fail {
+			err = rec.AuditFailed(ctx, w, p, "mobile", s.day, "the host does not resolve")
+		} else {
+			err = rec.AuditSucceeded(ctx, w, p, "mobile")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := q.types(); !equal(got, s.want) {
+			t.Fatalf("step %d: events %v, want %v", i, got, s.want)
+		}
+	}
+}
+
+// TestBudgetAndTestEvents: a budget's first status is news only when it is not ok; a
+// multistep test's first state only when it is down; a failed run after a completed one is
+// multistep.run_failed, once.
+func TestBudgetAndTestEvents(t *testing.T) {
+	ctx := context.Background()
+	st, w, _, rec, q := setup(t)
+	ok := store.Budget{Metric: "cls", Operator: "lt", Value: 0.1, Device: "all"}
+	over := store.Budget{Metric: "lcp", Operator: "lt", Value: 2500, Device: "mobile"}
+	for _, b := range []*store.Budget{&ok, &over} {
+		if err := st.CreateBudget(ctx, w, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		if err := rec.Budgets(ctx, w, []budget.Report{{Budget: ok, Status: budget.OK}, {Budget: over, Status: budget.Exceeded}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := q.types(), []string{"budget.status_changed:ok>exceeded"}; !equal(got, want) {
+		t.Fatalf("budget events %v, want %v", got, want)
+	}
+
+	test := store.Test{Alias: "Checkout", Device: "desktop"}
+	if err := st.CreateTest(ctx, w, &test); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	run := func(status string, ago time.Duration) store.Run {
+		return store.Run{ID: store.NewID(), Test: test.ID, Created: now.Add(-ago), Status: status, Error: "step 2: element not found"}
+	}
+	completed, failed, failedAgain := run(store.RunCompleted, 3*time.Hour), run(store.RunFailed, 2*time.Hour), run(store.RunFailed, time.Hour)
+	q.events = nil
+	if err := rec.Test(ctx, w, test, completed, []store.Run{completed}, now); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the second time as a redelivered message
+		if err := rec.Test(ctx, w, test, failed, []store.Run{completed, failed}, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rec.Test(ctx, w, test, failedAgain, []store.Run{completed, failed, failedAgain}, now); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"multistep.state_changed:up>" + multistep.StateFlaky,
+		"multistep.run_failed:completed>failed",
+		"multistep.state_changed:" + multistep.StateFlaky + ">" + multistep.StateDown,
+	}
+	if got := q.types(); !equal(got, want) {
+		t.Fatalf("test events %v, want %v", got, want)
+	}
+}
