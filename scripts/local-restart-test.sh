@@ -15,7 +15,7 @@ cd "$root"
 
 base=${RESTART_TEST_BASE_PORT:-38200}
 export OPENVITALS_DYNAMODB_PORT=$base OPENVITALS_SQS_PORT=$((base + 1))
-export OPENVITALS_ADDR=127.0.0.1:$((base + 2)) OPENVITALS_S3_ADDR=127.0.0.1:$((base + 3))
+export OPENVITALS_ADDR=127.0.0.1:$((base + 2)) OPENVITALS_S3_ADDR=127.0.0.1:$((base + 3)) OPENVITALS_SES_PORT=$((base + 5))
 work=$(mktemp -d)
 export OPENVITALS_DATA_DIR=$work/data OPENVITALS_RUN_DIR=$work/run
 # The local clock queues the day's audits in its hour: keep it away from this test.

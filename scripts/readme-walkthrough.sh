@@ -12,7 +12,7 @@ cd "$root"
 
 base=${WALKTHROUGH_BASE_PORT:-38100}
 export OPENVITALS_DYNAMODB_PORT=$base OPENVITALS_SQS_PORT=$((base + 1))
-export OPENVITALS_ADDR=127.0.0.1:$((base + 2)) OPENVITALS_S3_ADDR=127.0.0.1:$((base + 3))
+export OPENVITALS_ADDR=127.0.0.1:$((base + 2)) OPENVITALS_S3_ADDR=127.0.0.1:$((base + 3)) OPENVITALS_SES_PORT=$((base + 5))
 site_port=$((base + 4))
 work=$(mktemp -d)
 export OPENVITALS_DATA_DIR=$work/data

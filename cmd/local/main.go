@@ -33,6 +33,7 @@ import (
 	"github.com/openvitals/openvitals/internal/schedule"
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/standin"
 )
 
 func main() {
@@ -66,6 +67,16 @@ func run(ctx context.Context, log *slog.Logger) error {
 		}
 		defer stopS3() // after the workers (deferred later) have stopped
 		os.Setenv("AWS_ENDPOINT_URL_S3", "http://"+addr)
+	}
+	if os.Getenv("AWS_ENDPOINT_URL_SESV2") == "" {
+		ses, err := startSES(ctx)
+		if err != nil {
+			return err
+		}
+		defer ses.Stop()
+		os.Setenv("AWS_ENDPOINT_URL_SESV2", ses.URL)
+		setDefault("OPENVITALS_EMAIL_FROM", "openvitals@localhost")
+		log.Info("the SES stand-in keeps the email channels' messages", "mailbox", ses.URL+"/store")
 	}
 
 	cfg, err := service.ConfigFromEnv()
@@ -115,6 +126,20 @@ func run(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 	return nil
+}
+
+// startSES starts the SES v2 stand-in on OPENVITALS_SES_PORT (default 8005; 0 for any free
+// port).
+func startSES(ctx context.Context) (*standin.SES, error) {
+	port, err := strconv.Atoi(envOr("OPENVITALS_SES_PORT", "8005"))
+	if err != nil || port < 0 || port > 65535 {
+		return nil, fmt.Errorf("OPENVITALS_SES_PORT=%q: want a port", os.Getenv("OPENVITALS_SES_PORT"))
+	}
+	root, err := standin.Root()
+	if err != nil {
+		return nil, err
+	}
+	return standin.StartSES(ctx, root, port)
 }
 
 // provisionKeys creates the accounts and keys of OPENVITALS_KEYS or, when it is unset, the

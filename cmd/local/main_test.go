@@ -33,6 +33,8 @@ func TestLocalService(t *testing.T) {
 	t.Setenv("OPENVITALS_KEYS", "acme:admin:acme-admin-key-123456,acme:viewer:acme-viewer-key-123456")
 	t.Setenv("OPENVITALS_ADDR", freeAddr(t))
 	t.Setenv("OPENVITALS_S3_ADDR", "127.0.0.1:0")
+	t.Setenv("OPENVITALS_SES_PORT", "0")
+	t.Setenv("AWS_ENDPOINT_URL_SESV2", "")
 	t.Setenv("AWS_ENDPOINT_URL_S3", "")
 	// A purge's last pass comes 2 s after the deletion here, not after the stack's 16 minutes.
 	t.Setenv("OPENVITALS_PURGE_SETTLE_SECONDS", "2")
@@ -145,6 +147,8 @@ func TestRestartKeepsDataAndKey(t *testing.T) {
 	t.Setenv("OPENVITALS_KEYS", "")
 	t.Setenv("OPENVITALS_DATA_DIR", data)
 	t.Setenv("OPENVITALS_S3_ADDR", "127.0.0.1:0")
+	t.Setenv("OPENVITALS_SES_PORT", "0")
+	t.Setenv("AWS_ENDPOINT_URL_SESV2", "")
 	st := store.New(clients.DynamoDB, name)
 	t.Cleanup(func() { _ = st.DeleteTable(context.Background()) })
 

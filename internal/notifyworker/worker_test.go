@@ -16,6 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sesv2"
+
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/budget"
@@ -25,6 +29,7 @@ import (
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/standin"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -263,5 +268,51 @@ func TestNotificationsStopAndCoalesce(t *testing.T) {
 	}
 	if ds := f.deliveries(t, metadata); len(ds) != 1 || ds[0].Status != 0 || !strings.Contains(ds[0].Error, "refused") || !ds[0].Retry.IsZero() {
 		t.Errorf("deliveries to a link-local address %+v", ds)
+	}
+}
+
+// TestEmailThroughSES: an email channel's event reaches the SES stand-in's mailbox, to its
+// recipients, with a subject, a plain-text and an HTML body.
+func TestEmailThroughSES(t *testing.T) {
+	ctx := context.Background()
+	root, err := standin.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ses, err := standin.StartSES(ctx, root, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ses.Stop)
+	f := newFixture(t)
+	client := sesv2.New(sesv2.Options{Region: "us-east-1", BaseEndpoint: aws.String(ses.URL),
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
+	f.w.sender = channel.NewSender(browser.Guard{AllowPrivate: true}, client, "openvitals@example.com", "https://api.example.com")
+	c := store.Channel{ID: store.NewChannelID(), Name: "team", Kind: channel.Email}
+	if err := channel.Seal(ctx, f.keys, f.site, &c, channel.Target{Recipients: []string{"perf@example.com", "ops@example.com"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.CreateChannel(ctx, f.site, &c); err != nil {
+		t.Fatal(err)
+	}
+	f.budgetChanges(t, "exceeded")
+	f.run(t, 2*time.Second)
+
+	mails, err := ses.Mailbox(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mails) != 1 {
+		t.Fatalf("%d emails, want 1", len(mails))
+	}
+	m := mails[0]
+	if m.From != "openvitals@example.com" || strings.Join(m.Destination.To, ",") != "perf@example.com,ops@example.com" ||
+		!strings.Contains(m.Subject, "Budget status changed: example.com") ||
+		!strings.Contains(m.Body.Text, "After:  exceeded") || !strings.Contains(m.Body.HTML, "<td>exceeded</td>") ||
+		!strings.Contains(m.Body.HTML, `href="https://api.example.com/`+f.site.ID+`/budgets"`) {
+		t.Errorf("email %+v", m)
+	}
+	if ds := f.deliveries(t, c); len(ds) != 1 || ds[0].Status != 200 || ds[0].Error != "" {
+		t.Errorf("deliveries %+v", ds)
 	}
 }

@@ -113,17 +113,17 @@ func (s *Store) WatchedState(ctx context.Context, w Website, key StateKey) (Stat
 
 // ChangeState records that a state went from what from says (as read by WatchedState) to
 // value, with ev as the change's event when ev is not nil: both or neither, and only if the
-// state is still as read, else ErrChanged. The event gets its ID, State, Version, After and,
-// unless the watcher named one (a default for a state never recorded), Before, and the new state names it as Unsent until MarkEventQueued. A state of a website
+// state is still as read, else ErrChanged. The event gets its ID, State, Version and, unless the
+// watcher set them (a default for a state never recorded, words for a run), Before and After, and the new state names it as Unsent until MarkEventQueued. A state of a website
 // that is gone takes nothing (ErrNotFound).
 func (s *Store) ChangeState(ctx context.Context, w Website, from State, value, day string, ev *Event) (State, error) {
 	to := State{Key: from.Key, Value: value, Version: from.Version + 1, Since: s.now(), Day: day}
 	var actions []ddbtypes.TransactWriteItem
 	if ev != nil {
 		ev.ID = EventID(w, from.Key, to.Version)
-		ev.State, ev.Version, ev.After = string(from.Key), to.Version, value
-		if ev.Before == "" {
-			ev.Before = from.Value
+		ev.State, ev.Version = string(from.Key), to.Version
+		if ev.Before == "" && ev.After == "" {
+			ev.Before, ev.After = from.Value, value
 		}
 		if ev.Occurred.IsZero() {
 			ev.Occurred = to.Since
