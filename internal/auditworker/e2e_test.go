@@ -3,6 +3,9 @@ package auditworker_test
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"image"
@@ -16,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"text/template"
 	"time"
@@ -29,10 +33,15 @@ import (
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/browser"
+	"github.com/openvitals/openvitals/internal/channel"
 	"github.com/openvitals/openvitals/internal/contract"
+	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/lighthouse"
+	"github.com/openvitals/openvitals/internal/notify"
+	"github.com/openvitals/openvitals/internal/notifyworker"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
 )
@@ -85,6 +94,8 @@ type e2e struct {
 	objects *blobstore.Bucket
 	queue   *queue.Queue
 	purges  *queue.Queue
+	notify  *queue.Queue
+	keys    *seal.Keyring
 	worker  *auditworker.Worker
 	runner  *lighthouse.Runner
 	temp    string
@@ -118,14 +129,17 @@ func newE2E(t *testing.T, allowPrivate bool) *e2e {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(temp) })
+	nq := awstest.Queue(t, clients, service.NotifyQueueSettings)
+	keys := seal.FixedKey(seal.GenerateKey())
 	worker := auditworker.NewWorker(auditworker.WorkerConfig{
 		Runs: 1, Scheme: "http",
 		Browser: browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: allowPrivate}, TempRoot: temp},
+		Events:  event.NewRecorder(st, notify.NewQueue(nq), log),
 	}, st, objects, runner, log)
 	srv := api.New(api.Deps{Store: st, Purger: purge.NewQueue(pq), Auditor: audit.NewScheduler(st, q, log),
-		Reports: objects, Log: log, AllowLocalTargets: true})
+		Reports: objects, Log: log, AllowLocalTargets: true, Credentials: keys, Notifications: notify.NewQueue(nq)})
 	return &e2e{t: t, clients: clients, handler: srv.Handler(), store: st, objects: objects, queue: q, purges: pq,
-		worker: worker, runner: runner, temp: temp}
+		notify: nq, keys: keys, worker: worker, runner: runner, temp: temp}
 }
 
 func (e *e2e) call(method, path, body string, status int, out any) {
@@ -168,6 +182,60 @@ func (e *e2e) work(jobs []audit.Job) queue.Progress {
 	return queue.Progress{}
 }
 
+// notifyAll runs the notifier on what the notification queue holds.
+func (e *e2e) notifyAll() {
+	e.t.Helper()
+	sender := channel.NewSender(browser.Guard{AllowPrivate: true}, nil, "", "http://127.0.0.1:8080")
+	n := notifyworker.NewWorker(e.store, e.keys, sender, notify.NewQueue(e.notify), awstest.Log(e.t))
+	deadline := time.Now().Add(2 * time.Second)
+	awstest.Drain(e.t, e.notify, 10, n.HandleSQS, func(int) bool { return time.Now().After(deadline) })
+}
+
+// hookReceiver is a webhook endpoint on this machine that records each request.
+type hookReceiver struct {
+	URL      string
+	mu       sync.Mutex
+	requests []*http.Request
+	bodies   [][]byte
+}
+
+func newHookReceiver(t *testing.T) *hookReceiver {
+	h := &hookReceiver{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		h.mu.Lock()
+		h.requests, h.bodies = append(h.requests, r), append(h.bodies, body)
+		h.mu.Unlock()
+	}))
+	t.Cleanup(srv.Close)
+	h.URL = srv.URL
+	return h
+}
+
+// verified returns the webhook-id of each request, failing the test for any whose signature
+// does not verify per the Standard Webhooks specification (HMAC-SHA256 over id.timestamp.body,
+// keyed with the base64 after whsec_), checked here without the notifier's library.
+func (h *hookReceiver) verified(t *testing.T, secret string) []string {
+	t.Helper()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for i, r := range h.requests {
+		id, ts := r.Header.Get("webhook-id"), r.Header.Get("webhook-timestamp")
+		mac := hmac.New(sha256.New, key)
+		mac.Write([]byte(id + "." + ts + "." + string(h.bodies[i])))
+		if r.Header.Get("webhook-signature") != "v1,"+base64.StdEncoding.EncodeToString(mac.Sum(nil)) {
+			t.Errorf("request %d: signature %q does not verify", i, r.Header.Get("webhook-signature"))
+		}
+		ids = append(ids, id)
+	}
+	return ids
+}
+
 // checkNothingLeft fails if a temp directory or a Chromium process of the worker remains.
 func (e *e2e) checkNothingLeft() {
 	e.t.Helper()
@@ -199,6 +267,9 @@ func TestAuditEndToEnd(t *testing.T) {
 	var kb, cls struct{ ID string }
 	e.call("POST", "/"+site.ID+"/budgets", `{"metric":"kb_total","operator":"lt","value":100,"device":"all"}`, 201, &kb)
 	e.call("POST", "/"+site.ID+"/budgets", `{"metric":"cls","operator":"lt","value":5,"device":"desktop"}`, 201, &cls)
+	hooks := newHookReceiver(t)
+	var hook struct{ ID, Secret string }
+	e.call("POST", "/"+site.ID+"/channels", `{"name":"CI","kind":"webhook","url":"`+hooks.URL+`/openvitals"}`, 201, &hook)
 
 	queued := time.Now().UTC()
 	var res struct{ Queued int }
@@ -216,6 +287,31 @@ func TestAuditEndToEnd(t *testing.T) {
 		t.Fatalf("progress %+v, want home done on both devices and the missing page failed", p)
 	}
 	e.checkNothingLeft()
+
+	// The kb_total budget went from ok to exceeded: one event, one signed webhook request. The
+	// cls budget stays ok and the missing page failed one day only: neither is news.
+	e.notifyAll()
+	var evs struct {
+		Result struct {
+			List []struct{ ID, Type, Before, After string }
+		}
+	}
+	e.call("GET", "/"+site.ID+"/events", "", 200, &evs)
+	if len(evs.Result.List) != 1 || evs.Result.List[0].Type != "budget.status_changed" || evs.Result.List[0].Before != "ok" || evs.Result.List[0].After != "exceeded" {
+		t.Fatalf("events %+v, want one budget.status_changed ok → exceeded", evs.Result.List)
+	}
+	if got := hooks.verified(t, hook.Secret); len(got) != 1 || got[0] != evs.Result.List[0].ID {
+		t.Fatalf("webhook requests %v, want one signed with the event's id %s", got, evs.Result.List[0].ID)
+	}
+	// The desktop audit's message again (a redelivery): audited again, nothing new to tell.
+	if err := e.worker.Audit(context.Background(), jobs[0], 1); err != nil {
+		t.Fatal(err)
+	}
+	e.notifyAll()
+	e.call("GET", "/"+site.ID+"/events", "", 200, &evs)
+	if len(evs.Result.List) != 1 || len(hooks.verified(t, hook.Secret)) != 1 {
+		t.Errorf("after a redelivered audit: %d events, %d webhook requests; want 1 and 1", len(evs.Result.List), len(hooks.verified(t, hook.Secret)))
+	}
 
 	// What html-validate says of the served document is what the page detail must show.
 	doc, err := http.Get("http://" + host + "/")

@@ -5,21 +5,34 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"io"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/browser"
+	"github.com/openvitals/openvitals/internal/channel"
 	"github.com/openvitals/openvitals/internal/contract"
+	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/journey"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/multistepworker"
+	"github.com/openvitals/openvitals/internal/notify"
+	"github.com/openvitals/openvitals/internal/notifyworker"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/seal"
+	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/standin"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -67,11 +80,14 @@ func TestRunsEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(temp) })
+	nq := awstest.Queue(t, clients, service.NotifyQueueSettings)
 	worker := multistepworker.NewWorker(multistepworker.WorkerConfig{Scheme: "http", Journey: journey.Options{
 		Browser:     browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: true}, TempRoot: temp},
 		StepTimeout: 3 * time.Second,
-	}}, st, objects, log)
-	handler := api.New(api.Deps{Store: st, Purger: nil, Runner: multistep.NewQueue(st, q, log), Reports: objects, Log: log, AllowLocalTargets: true}).Handler()
+	}, Events: event.NewRecorder(st, notify.NewQueue(nq), log)}, st, objects, log)
+	sealer := seal.FixedKey(seal.GenerateKey())
+	handler := api.New(api.Deps{Store: st, Purger: nil, Runner: multistep.NewQueue(st, q, log), Reports: objects, Log: log, AllowLocalTargets: true,
+		Credentials: sealer, Notifications: notify.NewQueue(nq)}).Handler()
 	call := func(method, path, body string, status int, out any) {
 		t.Helper()
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
@@ -92,6 +108,27 @@ func TestRunsEndToEnd(t *testing.T) {
 
 	var site struct{ ID string }
 	call("POST", "/account/websites", `{"domain":"`+journeySite(t)+`"}`, 201, &site)
+	// A Slack channel at a local receiver and an email channel through the SES stand-in.
+	var slackMessages []string
+	var slackMu sync.Mutex
+	slack := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		slackMu.Lock()
+		slackMessages = append(slackMessages, string(body))
+		slackMu.Unlock()
+	}))
+	t.Cleanup(slack.Close)
+	root, err := standin.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ses, err := standin.StartSES(ctx, root, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ses.Stop)
+	call("POST", "/"+site.ID+"/channels", `{"name":"#perf","kind":"slack","url":"`+slack.URL+`/services/T/B/x"}`, 201, nil)
+	call("POST", "/"+site.ID+"/channels", `{"name":"Team","kind":"email","recipients":["perf@example.com"],"events":["multistep.state_changed"]}`, 201, nil)
 	var good, broken struct{ ID string }
 	call("POST", "/"+site.ID+"/multistep", `{"alias":"Go","device":"desktop","steps":[
 		{"type":"navigate","target":"/"},
@@ -173,6 +210,27 @@ func TestRunsEndToEnd(t *testing.T) {
 	entries, _ := os.ReadDir(temp)
 	for _, e := range entries {
 		t.Errorf("left behind in the worker's temp dir: %s", e.Name())
+	}
+
+	// The broken journey's first run failed: the test is down, which is news (the good one's
+	// first state, up, is not). The notifier sends it to Slack and by email.
+	sesClient := sesv2.New(sesv2.Options{Region: "us-east-1", BaseEndpoint: aws.String(ses.URL),
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
+	notifier := notifyworker.NewWorker(st, sealer, channel.NewSender(browser.Guard{AllowPrivate: true}, sesClient, "openvitals@example.com", "http://127.0.0.1:8080"),
+		notify.NewQueue(nq), log)
+	quiet := time.Now().Add(2 * time.Second)
+	awstest.Drain(t, nq, 10, notifier.HandleSQS, func(int) bool { return time.Now().After(quiet) })
+	slackMu.Lock()
+	defer slackMu.Unlock()
+	if len(slackMessages) != 1 || !strings.Contains(slackMessages[0], `Multistep test \"Broken\" is down (was off)`) || !strings.Contains(slackMessages[0], `"type":"header"`) {
+		t.Errorf("Slack messages %q, want one telling that Broken is down", slackMessages)
+	}
+	mails, err := ses.Mailbox(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mails) != 1 || !strings.Contains(mails[0].Subject, "Multistep test state changed") || !strings.Contains(mails[0].Body.Text, "After:  down") {
+		t.Errorf("emails %+v, want one telling that Broken is down", mails)
 	}
 }
 
