@@ -20,7 +20,7 @@ LOCAL_AWS = AWS_REGION=$${AWS_REGION:-us-east-1} AWS_ACCESS_KEY_ID=test AWS_SECR
 
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: help deps deps-local run reset daily test test-infra fuzz bench bench-pages bench-audit bench-multistep bench-rum build synth deploy keys clean
+.PHONY: help deps deps-local run reset daily test test-infra fuzz bench bench-pages bench-audit bench-multistep bench-rum bench-notify build synth deploy keys clean
 
 # The functions deployed to AWS are the directories under functions/ (the local programs live
 # under cmd/): each is built into dist/<function>/bootstrap, which infra/ packages (zip, or the
@@ -48,6 +48,7 @@ help:
 	@echo "make bench  API latency and allocation benchmarks, and a function's cold start"
 	@echo "make bench-pages  pages list and page detail at 1,000 and 10,000 pages with 30 days of results (~10 min)"
 	@echo "make bench-audit  lab audit benchmarks: throughput, runner vs Lighthouse CLI, stability (~15 min)"
+	@echo "make bench-notify notifications: state change to webhook request (p50, p99) and notifier throughput (~3 min)"
 	@echo "make bench-rum    RUM benchmarks: fold and collect throughput, sketch error, reports over 10M views (~5 min)"
 	@echo "make keys ACCOUNT=acme ROLE=admin   create an API key in the table the environment points at"
 	@echo "make build  Linux arm64 bootstraps of every Lambda function under dist/<function>/"
@@ -168,7 +169,7 @@ bench: deps-local
 bench-pages: deps-local
 	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
 	$(STANDINS) start $(TEST_PORTS); \
-	$(call LOCAL_AWS,$(TEST_PORTS)) OPENVITALS_BENCH_PAGES=1 go test -run '^$$' -bench PagesAtScale -benchtime 20x -timeout 60m ./internal/api/
+	$(call LOCAL_AWS,$(TEST_PORTS)) OPENVITALS_BENCH_PAGES=1 go test -run '^$$' -bench PagesAtScale -benchtime 100x -timeout 60m ./internal/api/
 
 # Lab audits: throughput, warm runner against the Lighthouse CLI, stability (~15 min, real
 # Chromium and Lighthouse; run nothing else CPU-heavy meanwhile). See BENCHMARKS.md.
@@ -183,6 +184,14 @@ bench-multistep: deps-local
 
 # Real-user monitoring: fold throughput on one core, the sketches' p75 error, collect throughput
 # and report latency over 10 million page views in DynamoDB Local (~5 min). See BENCHMARKS.md.
+# Notifications: from a state change to its webhook request (p50, p99), and one notifier's
+# throughput (~3 min, SQS stand-in and a receiver on this machine). See BENCHMARKS.md.
+bench-notify: deps-local
+	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
+	$(STANDINS) start $(TEST_PORTS); \
+	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench ChangeToWebhook -benchtime 100x ./internal/notifyworker/; \
+	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench NotifierThroughput -benchtime 3x ./internal/notifyworker/
+
 bench-rum: deps-local
 	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
 	$(STANDINS) start $(TEST_PORTS); \

@@ -38,6 +38,8 @@ func newSchedules(scope constructs.Construct, id string, s *shared, fns *functio
 	}
 	// It also queues again the purges whose message was lost (their markers are in the table).
 	q.purges.queue.GrantSendMessages(scheduler)
+	// And the channels' daily digests.
+	s.notifications.queue.GrantSendMessages(scheduler)
 
 	// The job names are the scheduler's (internal/schedule).
 	newDailyRule(c, "DailySchedule", scheduler, "audits", "the daily audits", s.dailyHourUTC)

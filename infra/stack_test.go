@@ -1604,7 +1604,7 @@ func TestLeastPrivilege(t *testing.T) {
 		"scheduler": {
 			{"dynamodb:Query", table, true}, {"dynamodb:PutItem", table, true},
 			{"sqs:SendMessage", auditQ, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", multistepQ, true},
-			{"sqs:SendMessage", uxQ, true}, {"sqs:SendMessage", rumQ, false},
+			{"sqs:SendMessage", uxQ, true}, {"sqs:SendMessage", notifyQ, true}, {"sqs:SendMessage", rumQ, false},
 			{"s3:GetObject", "", false}, {"s3:PutObject", "", false}, {"sqs:ReceiveMessage", "", false},
 			{getSecret, "", false},
 		},

@@ -117,6 +117,7 @@ func (s *Server) multistepEndpoints() []endpoint {
 		{"POST", "/{websiteID}/multistep/run-all", viewer, s.runAll},
 		{"GET", "/{websiteID}/multistep/{testID}/runs", viewer, s.listRuns},
 		{"POST", "/{websiteID}/multistep/{testID}/runs", viewer, s.startRun},
+		{"GET", "/{websiteID}/multistep/{testID}/runs/{runID}/screenshot", viewer, s.runScreenshot},
 	}
 }
 

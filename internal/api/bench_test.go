@@ -126,6 +126,7 @@ func benchLoop(b *testing.B, call func(i int)) {
 	}
 	b.ReportMetric(benchPercentileMS(samples, 0.50), "ms/p50")
 	b.ReportMetric(benchPercentileMS(samples, 0.99), "ms/p99")
+	b.ReportMetric(benchPercentileMS(samples, 1), "ms/max")
 }
 
 // benchPercentileMS is the nearest-rank p-th percentile of samples, in milliseconds.

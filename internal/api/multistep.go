@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/multistep/step"
@@ -336,6 +338,37 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, c caller) erro
 		out[i] = toRunJSON(run)
 	}
 	return writeJSON(w, http.StatusOK, list(out))
+}
+
+// runScreenshot answers the PNG of the page at a failed run's failing step (events link to it).
+func (s *Server) runScreenshot(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, t, err := s.test(r, c)
+	if err != nil {
+		return err
+	}
+	runs, err := s.store.Runs(r.Context(), site, t.ID, time.Time{}, 0)
+	if err != nil {
+		return err
+	}
+	id := r.PathValue("runID")
+	i := slices.IndexFunc(runs, func(run store.Run) bool { return run.ID == id })
+	switch {
+	case i < 0:
+		return newProblem(http.StatusNotFound, "run "+id+" not found")
+	case runs[i].ScreenshotKey == "":
+		return newProblem(http.StatusNotFound, "run "+id+" has no screenshot: only a failed step takes one")
+	}
+	png, err := s.reports.Get(r.Context(), runs[i].ScreenshotKey)
+	if errors.Is(err, blobstore.ErrNotFound) {
+		return newProblem(http.StatusNotFound, "the screenshot of run "+id+" has expired")
+	}
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "image/png")
+	w.Header().Set("Cache-Control", "private, max-age=86400")
+	_, _ = w.Write(png)
+	return nil
 }
 
 func (s *Server) startRun(w http.ResponseWriter, r *http.Request, c caller) error {

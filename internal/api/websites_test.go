@@ -201,6 +201,7 @@ func TestOpenAPIDocument(t *testing.T) {
 		"/rum/{file}":                                               {"get"},
 		"/collect":                                                  {"post", "options"},
 		"/{websiteId}/events":                                       {"get"},
+		"/{websiteId}/multistep/{testId}/runs/{runId}/screenshot":   {"get"},
 		"/{websiteId}/channels":                                     {"get", "post"},
 		"/{websiteId}/channels/{channelId}":                         {"get", "put", "delete"},
 		"/{websiteId}/channels/{channelId}/test":                    {"post"},

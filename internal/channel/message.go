@@ -28,6 +28,8 @@ func title(t string) string {
 		return "User-experience assessment changed"
 	case event.ChannelTest:
 		return "Test notification"
+	case event.DailyDigest:
+		return "Daily digest"
 	}
 	return t
 }
@@ -46,6 +48,18 @@ func SlackMessage(w store.Website, d event.Document) *slack.WebhookMessage {
 	}
 	if d.Error != "" {
 		blocks = append(blocks, slack.NewSectionBlock(md("*Error*\n"+slackEscape(d.Error)), nil, nil))
+	}
+	if len(d.Events) > 0 {
+		var lines []string
+		for _, e := range d.Events {
+			lines = append(lines, "• "+e.OccurredAt.Format("15:04")+" <"+e.Links.Subject+"|"+slackEscape(e.Summary)+">")
+		}
+		// A section's text holds at most 3,000 characters.
+		text := strings.Join(lines, "\n")
+		if len(text) > 2900 {
+			text = text[:2900] + "…"
+		}
+		blocks = append(blocks, slack.NewSectionBlock(md(text), nil, nil))
 	}
 	links := []string{"<" + d.Links.Subject + "|Subject>"}
 	if d.Links.Screenshot != "" {
@@ -76,6 +90,9 @@ func EmailBodies(w store.Website, d event.Document) (subject, text, htmlBody str
 	if d.Error != "" {
 		fmt.Fprintf(&t, "Error:  %s\n", d.Error)
 	}
+	for _, e := range d.Events {
+		fmt.Fprintf(&t, "- %s %s\n  %s\n", e.OccurredAt.Format("2006-01-02 15:04"), e.Summary, e.Links.Subject)
+	}
 	fmt.Fprintf(&t, "\nSubject: %s\n", d.Links.Subject)
 	if d.Links.Screenshot != "" {
 		fmt.Fprintf(&t, "Screenshot: %s\n", d.Links.Screenshot)
@@ -89,7 +106,15 @@ func EmailBodies(w store.Website, d event.Document) (subject, text, htmlBody str
 	if d.Error != "" {
 		fmt.Fprintf(&h, `<tr><th align="left">Error</th><td>%s</td></tr>`, e(d.Error))
 	}
-	fmt.Fprintf(&h, `</table><p><a href="%s">Subject</a>`, e(d.Links.Subject))
+	h.WriteString(`</table>`)
+	if len(d.Events) > 0 {
+		h.WriteString(`<ul>`)
+		for _, ev := range d.Events {
+			fmt.Fprintf(&h, `<li>%s <a href="%s">%s</a></li>`, ev.OccurredAt.Format("2006-01-02 15:04"), e(ev.Links.Subject), e(ev.Summary))
+		}
+		h.WriteString(`</ul>`)
+	}
+	fmt.Fprintf(&h, `<p><a href="%s">Subject</a>`, e(d.Links.Subject))
 	if d.Links.Screenshot != "" {
 		fmt.Fprintf(&h, ` · <a href="%s">Screenshot</a>`, e(d.Links.Screenshot))
 	}

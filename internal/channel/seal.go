@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -66,7 +67,7 @@ func Open(ctx context.Context, keys Sealer, w store.Website, c store.Channel) (T
 
 // Takes tells whether a channel takes events of type t.
 func Takes(c store.Channel, t string) bool {
-	if len(c.Events) == 0 || t == "channel.test" {
+	if len(c.Events) == 0 || t == event.ChannelTest || t == event.DailyDigest {
 		return true
 	}
 	for _, e := range c.Events {

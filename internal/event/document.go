@@ -1,6 +1,7 @@
 package event
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -20,6 +21,8 @@ type Document struct {
 	Error      string    `json:"error,omitempty"`
 	FailedStep *int      `json:"failedStep,omitempty"`
 	Links      Links     `json:"links"`
+	// Events are the events a daily digest gathers, newest first.
+	Events []Document `json:"events,omitempty"`
 }
 
 // Subject is what an event is about; only the fields that apply are set.
@@ -47,6 +50,9 @@ func NewDocument(w store.Website, ev store.Event, base string) Document {
 		Before:  ev.Before, After: ev.After, Summary: ev.Summary, Error: ev.Error, FailedStep: ev.FailedStep,
 		Links: Links{Events: base + "/events"},
 	}
+	for _, e := range ev.Digest {
+		d.Events = append(d.Events, NewDocument(w, e, strings.TrimSuffix(base, "/"+w.ID)))
+	}
 	switch {
 	case ev.Page != "":
 		d.Links.Subject = base + "/pages/" + ev.Page
@@ -64,6 +70,17 @@ func NewDocument(w store.Website, ev store.Event, base string) Document {
 		d.Links.Subject = base + "/events"
 	}
 	return d
+}
+
+// NewDigest is the daily digest of a channel: evs (newest first) gathered as one message,
+// whose ID is the same for a channel and day, so that receivers deduplicate it too.
+func NewDigest(w store.Website, channel string, evs []store.Event, now time.Time) store.Event {
+	summary := fmt.Sprintf("%d changes on %s in the last day", len(evs), w.Domain)
+	if len(evs) == 1 {
+		summary = "1 change on " + w.Domain + " in the last day"
+	}
+	return store.Event{ID: "evt_digest_" + channel + "_" + store.Day(now), Type: DailyDigest, Occurred: now,
+		Summary: summary, Digest: evs}
 }
 
 // Sample is the event a channel's test sends: marked as a test in its type and summary.

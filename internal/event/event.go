@@ -25,6 +25,8 @@ const (
 	UXAssessmentChanged   = "ux.assessment_changed"
 	// ChannelTest is the sample event a channel's test sends; it is never recorded.
 	ChannelTest = "channel.test"
+	// DailyDigest is a channel's daily message gathering the day's events; never recorded.
+	DailyDigest = "digest"
 )
 
 // Types are the event types a channel can subscribe to and the events list can filter on.

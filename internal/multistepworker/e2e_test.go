@@ -3,9 +3,9 @@ package multistepworker_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
-	"io"
 	"os"
 	"strings"
 	"sync"
@@ -164,7 +164,7 @@ func TestRunsEndToEnd(t *testing.T) {
 	<-done
 
 	type run struct {
-		Status                       string
+		ID, Status                   string
 		Duration, INP, TBT, CPUTotal *int
 		CLS                          *float64
 		BytesTotal                   *int64 `json:"bytes_total"`
@@ -182,6 +182,15 @@ func TestRunsEndToEnd(t *testing.T) {
 	r = runs.Result.List[0]
 	if r.Status != "failed" || r.FailedStep == nil || *r.FailedStep != 1 || !strings.Contains(r.Error, "#missing") || !r.Screenshot {
 		t.Errorf("failed run %+v", jsonOf(r))
+	}
+	// The screenshot is served to API keys (events link to it).
+	req := httptest.NewRequest("GET", "/"+site.ID+"/multistep/"+broken.ID+"/runs/"+r.ID+"/screenshot", nil)
+	req.Header.Set("Authorization", "Bearer "+adminKey)
+	shot := httptest.NewRecorder()
+	handler.ServeHTTP(shot, req)
+	contract.Check(t, req, shot.Code, shot.Header(), shot.Body.Bytes())
+	if shot.Code != 200 || shot.Header().Get("Content-Type") != "image/png" || !strings.HasPrefix(shot.Body.String(), "\x89PNG") {
+		t.Errorf("screenshot: %d %s, %d bytes", shot.Code, shot.Header().Get("Content-Type"), shot.Body.Len())
 	}
 	keys, err := objects.Keys(ctx, blobstore.TestPrefix("acme", site.ID, broken.ID))
 	if err != nil || len(keys) != 1 {

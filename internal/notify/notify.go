@@ -27,6 +27,8 @@ type Job struct {
 	Channel string `json:"channel,omitempty"`
 	// Sample sends the sample event (event.Sample) to Channel.
 	Sample bool `json:"sample,omitempty"`
+	// Digest sends Channel its daily digest: the events since its last one.
+	Digest bool `json:"digest,omitempty"`
 	// Attempt is the attempt this message makes for Channel (1 for the first).
 	Attempt int `json:"attempt,omitempty"`
 	// First is when the first attempt was made; retries stop RetryWindow after it.
@@ -41,10 +43,10 @@ func (j Job) Check() error {
 	switch {
 	case j.Account == "" || j.Website == "":
 		return errors.New("a notification needs account and website")
-	case j.Event == "" && !j.Sample:
+	case j.Event == "" && !j.Sample && !j.Digest:
 		return errors.New("a notification needs an event")
-	case (j.Sample || j.Attempt > 1) && j.Channel == "":
-		return errors.New("a retry or a test needs its channel")
+	case (j.Sample || j.Digest || j.Attempt > 1) && j.Channel == "":
+		return errors.New("a retry, a test or a digest needs its channel")
 	}
 	return nil
 }
@@ -75,6 +77,33 @@ func (q *Queue) Enqueue(ctx context.Context, w store.Website, ev store.Event) er
 // EnqueueSample queues the sample event for one channel.
 func (q *Queue) EnqueueSample(ctx context.Context, w store.Website, channel string) error {
 	return q.q.Send(ctx, Job{Account: w.Account, Website: w.ID, Channel: channel, Sample: true, Attempt: 1})
+}
+
+// EnqueueDigests queues the daily digest of every channel that asked for one, and returns
+// how many it queued.
+func (q *Queue) EnqueueDigests(ctx context.Context, st *store.Store) (int, error) {
+	sites, err := st.AllWebsites(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, ref := range sites {
+		w := store.Website{Account: ref.Account, ID: ref.Website}
+		channels, err := st.Channels(ctx, w)
+		if err != nil {
+			return n, err
+		}
+		for _, c := range channels {
+			if !c.Digest {
+				continue
+			}
+			if err := q.q.Send(ctx, Job{Account: w.Account, Website: w.ID, Channel: c.ID, Digest: true, Attempt: 1}); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	return n, nil
 }
 
 // EnqueueAt queues a job due at due (delivered at most queue.MaxDelay from now: an earlier

@@ -100,6 +100,9 @@ func (w *Worker) Deliver(ctx context.Context, j notify.Job) error {
 	if err != nil {
 		return err
 	}
+	if j.Digest {
+		return w.digest(ctx, site, j, now)
+	}
 	var ev store.Event
 	if j.Sample {
 		ev = event.Sample(site, now)
@@ -144,6 +147,36 @@ func (w *Worker) Deliver(ctx context.Context, j notify.Job) error {
 	return errors.Join(errs...)
 }
 
+// digest sends a channel the events it takes that occurred since its last digest (the last
+// day for its first), as one message; a day without any sends nothing.
+func (w *Worker) digest(ctx context.Context, site store.Website, j notify.Job, now time.Time) error {
+	c, err := w.store.Channel(ctx, site, j.Channel)
+	if store.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	since := c.DigestSent
+	if since.IsZero() {
+		since = now.Add(-24 * time.Hour)
+	}
+	all, _, err := w.store.Events(ctx, site, store.EventFilter{From: store.Day(since)}, "", 0)
+	if err != nil {
+		return err
+	}
+	var evs []store.Event
+	for _, ev := range all {
+		if ev.Occurred.After(since) && channel.Takes(c, ev.Type) {
+			evs = append(evs, ev)
+		}
+	}
+	if len(evs) == 0 {
+		return ignoreGone(w.store.MarkDigestSent(ctx, site, c.ID, now))
+	}
+	return w.attempt(ctx, site, c, event.NewDigest(site, c.ID, evs, now), j)
+}
+
 // attempt delivers ev to channel c once, records the attempt, and queues the next one when it
 // failed in a way worth retrying (network, timeout, 408, 429, 5xx) within the retry window.
 func (w *Worker) attempt(ctx context.Context, site store.Website, c store.Channel, ev store.Event, j notify.Job) error {
@@ -167,6 +200,11 @@ func (w *Worker) attempt(ctx context.Context, site store.Website, c store.Channe
 	if res.Err == nil {
 		if !j.Sample {
 			if _, err := w.store.MarkSent(ctx, site, c.ID, ev.ID); err != nil {
+				return err
+			}
+		}
+		if j.Digest {
+			if err := ignoreGone(w.store.MarkDigestSent(ctx, site, c.ID, now)); err != nil {
 				return err
 			}
 		}

@@ -47,7 +47,7 @@ type received struct {
 	body   []byte
 }
 
-func newReceiver(t *testing.T, answers ...int) *receiver {
+func newReceiver(t testing.TB, answers ...int) *receiver {
 	r := &receiver{answers: answers}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
@@ -109,7 +109,7 @@ type fixture struct {
 	keys   *seal.Keyring
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	clients := awstest.Clients(t)
@@ -133,7 +133,7 @@ func newFixture(t *testing.T) *fixture {
 }
 
 // addChannel stores a channel as the API does and returns it with its secret.
-func (f *fixture) addChannel(t *testing.T, kind, url string, events ...string) (store.Channel, string) {
+func (f *fixture) addChannel(t testing.TB, kind, url string, events ...string) (store.Channel, string) {
 	t.Helper()
 	c := store.Channel{ID: store.NewChannelID(), Name: kind, Kind: kind, Events: events}
 	target := channel.Target{URL: url}
@@ -314,5 +314,43 @@ func TestEmailThroughSES(t *testing.T) {
 	}
 	if ds := f.deliveries(t, c); len(ds) != 1 || ds[0].Status != 200 || ds[0].Error != "" {
 		t.Errorf("deliveries %+v", ds)
+	}
+}
+
+// TestDailyDigest: a digest channel gets nothing per event, then one message a day with the
+// events since its last digest; the next day's run without new events sends nothing.
+func TestDailyDigest(t *testing.T) {
+	f := newFixture(t)
+	daily := newReceiver(t)
+	c, secret := f.addChannel(t, channel.Webhook, daily.srv.URL+"/daily")
+	c.Digest = true
+	if err := f.st.UpdateChannel(context.Background(), f.site, c); err != nil {
+		t.Fatal(err)
+	}
+	f.budgetChanges(t, "exceeded")
+	f.run(t, 2*time.Second)
+	f.budgetChanges(t, "ok")
+	f.run(t, 2*time.Second)
+	if n := len(daily.got()); n != 0 {
+		t.Fatalf("a digest channel got %d requests before its digest", n)
+	}
+	for range 2 { // the day's digest, then the next day's, with nothing new
+		n, err := notify.NewQueue(f.q).EnqueueDigests(context.Background(), f.st)
+		if err != nil || n != 1 {
+			t.Fatalf("queued %d digests (%v), want 1", n, err)
+		}
+		f.run(t, 2*time.Second)
+	}
+	got := daily.got()
+	if len(got) != 1 {
+		t.Fatalf("%d digest requests, want 1", len(got))
+	}
+	if err := verifySignature(secret, got[0].header, got[0].body, time.Now()); err != nil {
+		t.Error(err)
+	}
+	var doc event.Document
+	if err := json.Unmarshal(got[0].body, &doc); err != nil || doc.Type != event.DailyDigest || len(doc.Events) != 2 ||
+		doc.Events[0].After != "ok" || doc.Events[1].After != "exceeded" || !strings.Contains(doc.Summary, "2 changes on example.com") {
+		t.Errorf("digest %s (%v)", got[0].body, err)
 	}
 }

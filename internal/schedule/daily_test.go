@@ -3,6 +3,7 @@ package schedule_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,9 +25,10 @@ func TestDailyRunsTheJobsTheEventNames(t *testing.T) {
 	runs := awstest.Queue(t, clients, service.MultistepQueueSettings)
 	uxq := awstest.Queue(t, clients, service.UXQueueSettings)
 	rq := awstest.FIFOQueue(t, clients, service.RUMQueueSettings)
+	nq := awstest.Queue(t, clients, service.NotifyQueueSettings)
 	t.Setenv("OPENVITALS_CREDENTIALS_KEY", "")
 	svc, err := service.New(service.Config{Table: st.Table(), Bucket: "openvitals-test", PurgeQueue: purges.URL(),
-		AuditQueue: audits.URL(), MultistepQueue: runs.URL(), UXQueue: uxq.URL(), RUMQueue: rq.URL(),
+		AuditQueue: audits.URL(), MultistepQueue: runs.URL(), UXQueue: uxq.URL(), RUMQueue: rq.URL(), NotifyQueue: nq.URL(),
 		BeaconQueue: awstest.Queue(t, clients, service.BeaconQueueSettings).URL()}, clients, awstest.Log(t))
 	if err != nil {
 		t.Fatal(err)
@@ -40,6 +42,12 @@ func TestDailyRunsTheJobsTheEventNames(t *testing.T) {
 	if err := st.CreatePages(ctx, site, []store.Page{{URL: "/", Alias: "Home"}}); err != nil {
 		t.Fatal(err)
 	}
+	for _, digest := range []bool{true, false} {
+		c := store.Channel{ID: store.NewChannelID(), Kind: "slack", Digest: digest}
+		if err := st.CreateChannel(ctx, site, &c); err != nil {
+			t.Fatal(err)
+		}
+	}
 	event := func(jobs ...string) events.CloudWatchEvent {
 		ev := events.CloudWatchEvent{Source: "aws.events", DetailType: "Scheduled Event", Time: time.Now().UTC()}
 		if jobs != nil {
@@ -49,15 +57,18 @@ func TestDailyRunsTheJobsTheEventNames(t *testing.T) {
 	}
 
 	res, err := sched.Handle(ctx, event(schedule.JobUX))
-	if err != nil || len(res.UX) != 1 || len(res.Audits) != 0 {
+	if err != nil || len(res.UX) != 1 || len(res.Audits) != 0 || res.Digests != 0 {
 		t.Fatalf("ux rule: %+v, %v; want one collection and no audit", res, err)
 	}
 	if got := awstest.Receive(t, audits, 0); len(got) != 0 {
 		t.Errorf("the ux rule queued %d audits", len(got))
 	}
 	res, err = sched.Handle(ctx, event(schedule.JobAudits))
-	if err != nil || len(res.Audits) != 2 || len(res.UX) != 0 {
-		t.Fatalf("audit rule: %+v, %v; want two audits (desktop, mobile) and no collection", res, err)
+	if err != nil || len(res.Audits) != 2 || len(res.UX) != 0 || res.Digests != 1 {
+		t.Fatalf("audit rule: %+v, %v; want two audits (desktop, mobile), no collection, the digest channel's digest", res, err)
+	}
+	if got := awstest.Receive(t, nq, 1); len(got) != 1 || !strings.Contains(got[0], `"digest":true`) {
+		t.Errorf("queued notifications %v, want the digest", got)
 	}
 	// No jobs named: everything, but nothing twice the same day.
 	res, err = sched.Handle(ctx, event())

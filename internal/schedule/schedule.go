@@ -1,7 +1,7 @@
 // Package schedule is the scheduler function's handler: invoked by the daily EventBridge rules
 // (and locally by the service's clock and make daily), it queues the day's lab audits, multistep
-// runs and user-experience data collections through their pipelines, then queues again the
-// purges whose message was lost.
+// runs and user-experience data collections through their pipelines, queues again the
+// purges whose message was lost, and queues the channels' daily digests.
 package schedule
 
 import (
@@ -16,6 +16,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/multistep"
+	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/service"
@@ -45,6 +46,7 @@ type Scheduler struct {
 	runs   *multistep.Queue
 	ux     *ux.Scheduler
 	purges *purge.Queue
+	notify *notify.Queue
 	// purgeSettle is how long a purge's marker stays on purpose (service.Config.PurgeSettle).
 	purgeSettle time.Duration
 	log         *slog.Logger
@@ -58,6 +60,7 @@ func New(svc *service.Service) *Scheduler {
 		runs:        multistep.NewQueue(svc.Store, svc.Queues.Multistep, svc.Log),
 		ux:          ux.NewScheduler(svc.Store, svc.Queues.UX, svc.Log),
 		purges:      purge.NewQueue(svc.Queues.Purge),
+		notify:      notify.NewQueue(svc.Queues.Notify),
 		purgeSettle: svc.Config.PurgeSettle,
 		log:         svc.Log,
 	}
@@ -74,6 +77,8 @@ type Result struct {
 	UX     []ux.Job        `json:"ux,omitempty"`
 	// Purges is how many lost purges were queued again.
 	Purges int `json:"purges"`
+	// Digests is how many channels' daily digests were queued.
+	Digests int `json:"digests"`
 }
 
 // Handle is the scheduler function's Lambda handler. It runs the jobs the event's detail names
@@ -109,6 +114,12 @@ func (s *Scheduler) Handle(ctx context.Context, ev events.CloudWatchEvent) (Resu
 		s.log.ErrorContext(ctx, "sweep pending purges", "err", err)
 	} else if res.Purges > 0 {
 		s.log.InfoContext(ctx, "queued pending purges again", "purges", res.Purges)
+	}
+	// Digests go with the daily audits' run: once a day.
+	if slices.Contains(jobs, JobAudits) {
+		if res.Digests, err = s.notify.EnqueueDigests(ctx, s.store); err != nil {
+			errs = append(errs, fmt.Errorf("digests: %w", err))
+		}
 	}
 	if len(errs) > 0 {
 		return res, errs[0]

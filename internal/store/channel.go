@@ -101,6 +101,27 @@ func (s *Store) DeleteChannel(ctx context.Context, w Website, id string) error {
 	return err
 }
 
+// MarkDigestSent records when a channel's digest was sent.
+func (s *Store) MarkDigestSent(ctx context.Context, w Website, channel string, at time.Time) error {
+	v, err := attributevalue.Marshal(at)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), channelSK(channel)),
+		UpdateExpression:          aws.String("SET DigestSent = :at"),
+		ConditionExpression:       aws.String("attribute_exists(PK)"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":at": v},
+	})
+	if isConditionFailed(err) {
+		return fmt.Errorf("channel %s: %w", channel, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("mark digest sent: %w", err)
+	}
+	return nil
+}
+
 // Delivery is one attempt to deliver an event to a channel.
 type Delivery struct {
 	Event     string // the event's ID

@@ -37,6 +37,8 @@ type Event struct {
 	// State and Version name the change: the state's key and its version after the change.
 	State   string
 	Version int
+	// Digest holds the events a daily digest gathers (never stored).
+	Digest []Event `dynamodbav:"-"`
 }
 
 // EventRetention is how long events are kept.
