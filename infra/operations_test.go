@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"reflect"
 	"regexp"
@@ -484,5 +485,32 @@ func TestPurgeSettlesAfterTheLongestFunction(t *testing.T) {
 	want := strconv.Itoa(int(longest) + purgeSettleMarginSeconds)
 	if got := functionEnv(t, o, tmpl, "purge-worker")["OPENVITALS_PURGE_SETTLE_SECONDS"]; got != want {
 		t.Errorf("purge worker OPENVITALS_PURGE_SETTLE_SECONDS = %v, want %s", got, want)
+	}
+}
+
+// TestEmailFromLetsTheNotifierSend: with emailFrom, the notifier gets the address and may send
+// as it or its domain, and nothing else of SES.
+func TestEmailFromLetsTheNotifierSend(t *testing.T) {
+	s := synth(t, nil, map[string]any{contextEmailFrom: "alerts@example.com"})
+	if got := functionEnv(t, s.o, s.tmpl, "notifier")["OPENVITALS_EMAIL_FROM"]; got != "alerts@example.com" {
+		t.Errorf("OPENVITALS_EMAIL_FROM = %v", got)
+	}
+	stmts := functionStatements(t, s.tmpl, fnID(t, s.o, "notifier"))
+	var ses []any
+	for _, st := range stmts {
+		if slices.Contains(st.Actions, "ses:SendEmail") {
+			ses = append(ses, st.Resource)
+		}
+	}
+	text := fmt.Sprint(ses)
+	if len(ses) != 1 || !strings.Contains(text, "identity/alerts@example.com") || !strings.Contains(text, "identity/example.com") || strings.Contains(text, "*") {
+		t.Errorf("SES statements on %v, want identity/alerts@example.com and identity/example.com only", ses)
+	}
+	for _, fn := range []string{"audit-worker", "events", "websites"} {
+		for _, st := range functionStatements(t, s.tmpl, fnID(t, s.o, fn)) {
+			if slices.Contains(st.Actions, "ses:SendEmail") {
+				t.Errorf("%s may send email", fn)
+			}
+		}
 	}
 }

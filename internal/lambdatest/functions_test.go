@@ -24,12 +24,15 @@ import (
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/blobstore"
+	"github.com/openvitals/openvitals/internal/channel"
 	"github.com/openvitals/openvitals/internal/contract"
 	"github.com/openvitals/openvitals/internal/lambdatest"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/multistep/step"
+	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/rum"
+	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
 	"github.com/openvitals/openvitals/internal/ux"
@@ -151,6 +154,7 @@ func newEnv(t *testing.T) (*env, service.Clients, map[string]string) {
 		"ux":        awstest.Queue(t, clients, service.UXQueueSettings).URL(),
 		"rum":       awstest.FIFOQueue(t, clients, service.RUMQueueSettings).URL(),
 		"beacon":    awstest.Queue(t, clients, service.BeaconQueueSettings).URL(),
+		"notify":    awstest.Queue(t, clients, service.NotifyQueueSettings).URL(),
 	}
 
 	// The purge worker lists and deletes objects: give the functions an S3 stand-in of the
@@ -171,7 +175,7 @@ func newEnv(t *testing.T) (*env, service.Clients, map[string]string) {
 		config: lambdatest.Config{
 			Table: st.Table(), Bucket: bucket,
 			PurgeQueue: urls["purge"], AuditQueue: urls["audit"], MultistepQueue: urls["multistep"],
-			RUMQueue: urls["rum"], BeaconQueue: urls["beacon"], UXQueue: urls["ux"],
+			RUMQueue: urls["rum"], BeaconQueue: urls["beacon"], UXQueue: urls["ux"], NotifyQueue: urls["notify"],
 			Env: []string{
 				"AWS_ENDPOINT_URL_S3=" + s3srv.URL,
 				// What the browser image sets (the audit worker checks them at start).
@@ -179,7 +183,7 @@ func newEnv(t *testing.T) (*env, service.Clients, map[string]string) {
 				"OPENVITALS_NODE=" + filepath.Join(browser, "node_modules", ".bin", "node"),
 				"OPENVITALS_LIGHTHOUSE_RUNNER=" + filepath.Join(browser, "runner.mjs"),
 				// A fixed key in place of the CDK-generated secret.
-				"OPENVITALS_CREDENTIALS_KEY=AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
+				"OPENVITALS_CREDENTIALS_KEY=" + credentialsKey,
 				// A purge ends in one pass (the purgeworker tests cover the later passes).
 				"OPENVITALS_PURGE_SETTLE_SECONDS=0",
 			},
@@ -283,6 +287,9 @@ func failures(t *testing.T, out []byte) []string {
 // Runtime API, configured as the stack configures it, and sends it one real event of its
 // kind: API Gateway HTTP events to the API functions, an EventBridge event to the scheduler,
 // SQS events to the queue consumers. Every function under functions/ must have a case here.
+// credentialsKey stands in for the CDK-generated secret.
+const credentialsKey = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
+
 func TestEveryFunctionAnswersItsEvent(t *testing.T) {
 	e, clients, urls := newEnv(t)
 	ctx := context.Background()
@@ -317,6 +324,33 @@ func TestEveryFunctionAnswersItsEvent(t *testing.T) {
 		"multistep": api("multistep", "GET", "/"+w+"/multistep", "", adminKey, 200, `"list":[]`),
 		"lab":       api("lab", "GET", "/"+w+"/pages", "", adminKey, 200, p),
 		"field":     api("field", "GET", "/"+w+"/field-testing/pages", "", adminKey, 200, `"result"`),
+		"events":    api("events", "GET", "/"+w+"/events", "", adminKey, 200, `"list":[]`),
+
+		// A channel's test to a webhook on this machine: the guard refuses the address (the
+		// functions run without OPENVITALS_ALLOW_PRIVATE_TARGETS), the attempt is recorded and
+		// not retried; an unreadable message fails alone.
+		"notifier": func(t *testing.T) {
+			key, err := seal.ParseKey(credentialsKey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := store.Channel{ID: store.NewChannelID(), Name: "hook", Kind: channel.Webhook}
+			if err := channel.Seal(ctx, seal.FixedKey(key), e.site, &c, channel.Target{URL: "http://127.0.0.1:9/hook", Secret: channel.NewSecret()}); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.st.CreateChannel(ctx, e.site, &c); err != nil {
+				t.Fatal(err)
+			}
+			body, _ := json.Marshal(notify.Job{Account: "acme", Website: w, Channel: c.ID, Sample: true, Attempt: 1})
+			ev := sqsEvent(urls["notify"], false, string(body), "not a job")
+			if f := failures(t, invoke(t, start(t, "notifier", e), ev)); !slices.Equal(f, []string{ev.Records[1].MessageId}) {
+				t.Fatalf("batch failures %v, want only the unreadable message %s", f, ev.Records[1].MessageId)
+			}
+			ds, _, _, err := e.st.Deliveries(ctx, e.site, c.ID, "", 0)
+			if err != nil || len(ds) != 1 || !strings.Contains(ds[0].Error, "refused") || !ds[0].Retry.IsZero() {
+				t.Errorf("deliveries %+v (%v), want one refused attempt, not retried", ds, err)
+			}
+		},
 
 		// Public: no key. The snippet names the website it reports for.
 		"rum": func(t *testing.T) {

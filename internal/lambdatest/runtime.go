@@ -371,10 +371,11 @@ type Config struct {
 	AuditQueue string // OPENVITALS_AUDIT_QUEUE: a queue URL, as CDK passes it
 	// MultistepQueue is OPENVITALS_MULTISTEP_QUEUE: a queue URL, as CDK passes it.
 	MultistepQueue string
-	// RUMQueue, BeaconQueue and UXQueue are OPENVITALS_RUM_QUEUE, OPENVITALS_BEACON_QUEUE
-	// and OPENVITALS_UX_QUEUE (queue URLs); left unset when empty.
-	RUMQueue, BeaconQueue, UXQueue string
-	Env                            []string // more KEY=value entries; they win over the ones Start sets
+	// RUMQueue, BeaconQueue, UXQueue and NotifyQueue are OPENVITALS_RUM_QUEUE,
+	// OPENVITALS_BEACON_QUEUE, OPENVITALS_UX_QUEUE and OPENVITALS_NOTIFY_QUEUE (queue URLs);
+	// left unset when empty.
+	RUMQueue, BeaconQueue, UXQueue, NotifyQueue string
+	Env                                         []string // more KEY=value entries; they win over the ones Start sets
 }
 
 // Function is a started function process.
@@ -453,7 +454,7 @@ func functionEnv(rt *Runtime, cfg Config) ([]string, error) {
 		"OPENVITALS_MULTISTEP_QUEUE=" + cfg.MultistepQueue,
 	}
 	for name, v := range map[string]string{"OPENVITALS_RUM_QUEUE": cfg.RUMQueue, "OPENVITALS_BEACON_QUEUE": cfg.BeaconQueue,
-		"OPENVITALS_UX_QUEUE": cfg.UXQueue} {
+		"OPENVITALS_UX_QUEUE": cfg.UXQueue, "OPENVITALS_NOTIFY_QUEUE": cfg.NotifyQueue} {
 		if v != "" {
 			env = append(env, name+"="+v)
 		}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"syscall"
 	"time"
@@ -46,12 +47,23 @@ func StartSES(ctx context.Context, root string, port int) (*SES, error) {
 	}
 	cmd := exec.Command("node", script, "--host", "127.0.0.1", "--port", strconv.Itoa(port))
 	cmd.SysProcAttr = sysProcAttr()
-	if err := cmd.Start(); err != nil {
+	s := &SES{URL: "http://127.0.0.1:" + strconv.Itoa(port), cmd: cmd}
+	// The parent-death signal follows the thread that started the child, not the process:
+	// that thread stays locked to this goroutine, which waits for the stand-in, so that no
+	// other goroutine's locked exit (the browser launcher's) takes it and the stand-in along.
+	started, exited := make(chan error, 1), make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		exited <- cmd.Wait()
+	}()
+	if err := <-started; err != nil {
 		return nil, fmt.Errorf("start the SES stand-in: %w", err)
 	}
-	s := &SES{URL: "http://127.0.0.1:" + strconv.Itoa(port), cmd: cmd}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
@@ -65,7 +77,6 @@ func StartSES(ctx context.Context, root string, port int) (*SES, error) {
 		if resp, err := http.Get(s.URL + "/health-check"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				go func() { <-exited }() // reaped when it ends
 				return s, nil
 			}
 		}
