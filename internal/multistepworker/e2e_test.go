@@ -12,10 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/sesv2"
-
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/awstest"
@@ -223,8 +219,7 @@ func TestRunsEndToEnd(t *testing.T) {
 
 	// The broken journey's first run failed: the test is down, which is news (the good one's
 	// first state, up, is not). The notifier sends it to Slack and by email.
-	sesClient := sesv2.New(sesv2.Options{Region: "us-east-1", BaseEndpoint: aws.String(ses.URL),
-		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
+	sesClient := ses.Client()
 	notifier := notifyworker.NewWorker(st, sealer, channel.NewSender(browser.Guard{AllowPrivate: true}, sesClient, "openvitals@example.com", "http://127.0.0.1:8080"),
 		notify.NewQueue(nq), log)
 	quiet := time.Now().Add(2 * time.Second)

@@ -16,10 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/sesv2"
-
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/budget"
@@ -285,8 +281,7 @@ func TestEmailThroughSES(t *testing.T) {
 	}
 	t.Cleanup(ses.Stop)
 	f := newFixture(t)
-	client := sesv2.New(sesv2.Options{Region: "us-east-1", BaseEndpoint: aws.String(ses.URL),
-		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
+	client := ses.Client()
 	f.w.sender = channel.NewSender(browser.Guard{AllowPrivate: true}, client, "openvitals@example.com", "https://api.example.com")
 	c := store.Channel{ID: store.NewChannelID(), Name: "team", Kind: channel.Email}
 	if err := channel.Seal(ctx, f.keys, f.site, &c, channel.Target{Recipients: []string{"perf@example.com", "ops@example.com"}}); err != nil {

@@ -18,6 +18,10 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 )
 
 // SESScript is the stand-in's command-line program, relative to the repository.
@@ -109,6 +113,12 @@ func (s *SES) Stop() {
 	if s.cmd.Process != nil {
 		_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	}
+}
+
+// Client is an SES v2 client sending to the stand-in (which checks no credentials).
+func (s *SES) Client() *sesv2.Client {
+	return sesv2.New(sesv2.Options{Region: "us-east-1", BaseEndpoint: aws.String(s.URL),
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
 }
 
 // Email is a message the stand-in received.
