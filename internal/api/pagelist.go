@@ -169,11 +169,11 @@ func appendPageWithMetrics(buf []byte, budgets []store.Budget, l *metrics.Listin
 		buf = append(buf, '}')
 	}
 	buf = append(buf, `],"latest":`...)
-	if latest := l.Latest(); latest == nil {
+	if l.Empty() {
 		buf = append(buf, "null"...)
 	} else {
-		for j, n := range names {
-			vals[j], has[j] = latest.Get(n)
+		for j, f := range fields {
+			vals[j], has[j] = l.LatestValue(f)
 		}
 		open := len(buf)
 		buf = append(buf, '{')

@@ -175,6 +175,30 @@ func (l *Listing) Field(name string) Field {
 	return Field{-1, -1}
 }
 
+// LatestValue is field f as Latest gives it (averaged over its source's last LatestDays days
+// that have it, rounded), read from the columns without building maps: the pages list asks
+// it of every field of thousands of listings.
+func (l *Listing) LatestValue(f Field) (float64, bool) {
+	if f.source < 0 {
+		return 0, false
+	}
+	s := l.sections()[f.source]
+	sum, n := 0.0, 0
+	for i := max(0, len(s.Days)-LatestDays); i < len(s.Days); i++ {
+		if v, ok := s.Value(i, f.col); ok {
+			sum += v
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, false
+	}
+	return Round(s.Fields[f.col], sum/float64(n)), true
+}
+
+// Empty tells whether the listing has no day in any source (Latest is nil).
+func (l *Listing) Empty() bool { return len(l.Lab.Days) == 0 && len(l.UX.Days) == 0 && len(l.Search.Days) == 0 }
+
 // Value is field f on day d; false where it was not measured.
 func (l *Listing) Value(d DayRow, f Field) (float64, bool) {
 	if f.source < 0 {

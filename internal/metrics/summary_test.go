@@ -101,6 +101,20 @@ func TestSummaryMatchesResults(t *testing.T) {
 		if !sameListings(got, ls) {
 			t.Fatalf("round %d: decoded\n%+v\nwant\n%+v", round, got, ls)
 		}
+		// LatestValue, read from the columns, is Latest, built as maps.
+		for i := range got {
+			l := &got[i]
+			latest := l.Latest()
+			if l.Empty() != (latest == nil) {
+				t.Fatalf("round %d: Empty %v with Latest %v", round, l.Empty(), latest)
+			}
+			for _, f := range append(fields, "ux_lcp") {
+				v, ok := l.LatestValue(l.Field(f))
+				if w, wok := latest.Get(f); ok != wok || v != w {
+					t.Fatalf("round %d: LatestValue(%s) = %v %v, Latest has %v %v", round, f, v, ok, w, wok)
+				}
+			}
+		}
 	}
 }
 
