@@ -3,6 +3,7 @@ package channel
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/openvitals/openvitals/internal/event"
@@ -67,13 +68,5 @@ func Open(ctx context.Context, keys Sealer, w store.Website, c store.Channel) (T
 
 // Takes tells whether a channel takes events of type t.
 func Takes(c store.Channel, t string) bool {
-	if len(c.Events) == 0 || t == event.ChannelTest || t == event.DailyDigest {
-		return true
-	}
-	for _, e := range c.Events {
-		if e == t {
-			return true
-		}
-	}
-	return false
+	return len(c.Events) == 0 || t == event.ChannelTest || t == event.DailyDigest || slices.Contains(c.Events, t)
 }

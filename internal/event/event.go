@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/openvitals/openvitals/internal/store"
 )
@@ -33,14 +34,7 @@ const (
 var Types = []string{BudgetStatusChanged, MultistepStateChanged, MultistepRunFailed, AuditFailing, AuditRecovered, UXAssessmentChanged}
 
 // Known tells whether t is an event type.
-func Known(t string) bool {
-	for _, k := range Types {
-		if k == t {
-			return true
-		}
-	}
-	return false
-}
+func Known(t string) bool { return slices.Contains(Types, t) }
 
 // Enqueuer queues a recorded event for delivery; *notify.Queue is one.
 type Enqueuer interface {

@@ -197,7 +197,9 @@ func (l *Listing) LatestValue(f Field) (float64, bool) {
 }
 
 // Empty tells whether the listing has no day in any source (Latest is nil).
-func (l *Listing) Empty() bool { return len(l.Lab.Days) == 0 && len(l.UX.Days) == 0 && len(l.Search.Days) == 0 }
+func (l *Listing) Empty() bool {
+	return len(l.Lab.Days) == 0 && len(l.UX.Days) == 0 && len(l.Search.Days) == 0
+}
 
 // Value is field f on day d; false where it was not measured.
 func (l *Listing) Value(d DayRow, f Field) (float64, bool) {
@@ -227,7 +229,7 @@ func (l Listing) Days() []Dated {
 // Latest are the listing's latest values: the lab fields, the ux_* fields and the search
 // fields each averaged over their own last 3 days present. It is nil when the listing is empty.
 func (l Listing) Latest() Values {
-	if len(l.Lab.Days) == 0 && len(l.UX.Days) == 0 && len(l.Search.Days) == 0 {
+	if l.Empty() {
 		return nil
 	}
 	vals := Values{}

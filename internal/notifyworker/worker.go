@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/channel"
+	"github.com/openvitals/openvitals/internal/deliver"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/queue"
@@ -26,7 +28,7 @@ import (
 type Worker struct {
 	store  *store.Store
 	keys   channel.Sealer
-	sender *channel.Sender
+	sender *deliver.Sender
 	queue  *notify.Queue
 	now    func() time.Time
 	// backoff is the wait before an attempt (notify.Backoff; tests shorten it).
@@ -38,13 +40,13 @@ type Worker struct {
 // New builds the notifier from the service.
 func New(_ context.Context, svc *service.Service) (*Worker, error) {
 	guard := browser.Guard{AllowPrivate: svc.Config.AllowPrivateTargets}
-	sender := channel.NewSender(guard, svc.SES, svc.Config.EmailFrom, svc.Config.APIURL)
+	sender := deliver.NewSender(guard, sesv2.NewFromConfig(svc.AWS), svc.Config.EmailFrom, svc.Config.APIURL)
 	return NewWorker(svc.Store, svc.Credentials, sender, notify.NewQueue(svc.Queues.Notify), svc.Log), nil
 }
 
 // NewWorker returns a Worker over the table, opening channels with keys, delivering with
 // sender and queuing retries to q.
-func NewWorker(st *store.Store, keys channel.Sealer, sender *channel.Sender, q *notify.Queue, log *slog.Logger) *Worker {
+func NewWorker(st *store.Store, keys channel.Sealer, sender *deliver.Sender, q *notify.Queue, log *slog.Logger) *Worker {
 	w := &Worker{store: st, keys: keys, sender: sender, queue: q, now: time.Now, backoff: notify.Backoff, log: log}
 	// The messages of a batch are delivered together: one slow receiver does not hold up
 	// the events behind it.

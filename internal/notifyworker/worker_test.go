@@ -20,6 +20,7 @@ import (
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/budget"
 	"github.com/openvitals/openvitals/internal/channel"
+	"github.com/openvitals/openvitals/internal/deliver"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/queue"
@@ -121,7 +122,7 @@ func newFixture(t testing.TB) *fixture {
 	q := awstest.Queue(t, clients, service.NotifyQueueSettings)
 	keys := seal.FixedKey(seal.GenerateKey())
 	log := awstest.Log(t)
-	sender := channel.NewSender(browser.Guard{AllowPrivate: true}, nil, "", "https://api.example.com")
+	sender := deliver.NewSender(browser.Guard{AllowPrivate: true}, nil, "", "https://api.example.com")
 	w := NewWorker(st, keys, sender, notify.NewQueue(q), log)
 	// Retries a second apart, so that a test sees several attempts.
 	w.backoff = func(int) time.Duration { return time.Second }
@@ -282,7 +283,7 @@ func TestEmailThroughSES(t *testing.T) {
 	t.Cleanup(ses.Stop)
 	f := newFixture(t)
 	client := ses.Client()
-	f.w.sender = channel.NewSender(browser.Guard{AllowPrivate: true}, client, "openvitals@example.com", "https://api.example.com")
+	f.w.sender = deliver.NewSender(browser.Guard{AllowPrivate: true}, client, "openvitals@example.com", "https://api.example.com")
 	c := store.Channel{ID: store.NewChannelID(), Name: "team", Kind: channel.Email}
 	if err := channel.Seal(ctx, f.keys, f.site, &c, channel.Target{Recipients: []string{"perf@example.com", "ops@example.com"}}); err != nil {
 		t.Fatal(err)

@@ -18,7 +18,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/openvitals/openvitals/internal/blobstore"
@@ -36,8 +35,9 @@ type Clients struct {
 	// SecretsManager reads the secrets of AWS deployments (the CrUX API key, the credentials
 	// key); locally the same values come from environment variables.
 	SecretsManager *secretsmanager.Client
-	// SES sends the email of email channels.
-	SES *sesv2.Client
+	// AWS is the loaded configuration, for the clients one function alone uses (the
+	// notifier's SES), so that the others neither build nor link them.
+	AWS aws.Config
 }
 
 // NewClients loads the AWS configuration and builds the clients.
@@ -60,7 +60,7 @@ func NewClients(ctx context.Context) (Clients, error) {
 			o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
 		}),
 		SecretsManager: secretsmanager.NewFromConfig(cfg),
-		SES:            sesv2.NewFromConfig(cfg),
+		AWS:            cfg,
 	}, nil
 }
 
@@ -72,8 +72,8 @@ type Queues struct {
 // Service is the configuration and the clients built from it: the table, the bucket, the
 // queues, the credentials keyring and the secrets.
 type Service struct {
-	// SES sends email (the notifier's).
-	SES     *sesv2.Client
+	// AWS is the loaded AWS configuration (see Clients.AWS).
+	AWS     aws.Config
 	Config  Config
 	Log     *slog.Logger
 	Store   *store.Store
@@ -93,7 +93,7 @@ func New(cfg Config, clients Clients, log *slog.Logger) (*Service, error) {
 		Store:       store.New(clients.DynamoDB, cfg.Table),
 		Objects:     blobstore.New(clients.S3, cfg.Bucket),
 		Credentials: seal.NewKeyring(credentialsKey(clients.SecretsManager, log)),
-		SES:         clients.SES,
+		AWS:         clients.AWS,
 		secrets:     clients.SecretsManager,
 	}
 	for _, q := range cfg.queues(&svc.Queues) {

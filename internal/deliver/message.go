@@ -1,4 +1,4 @@
-package channel
+package deliver
 
 import (
 	"fmt"
@@ -61,7 +61,7 @@ func SlackMessage(w store.Website, d event.Document) *slack.WebhookMessage {
 		}
 		blocks = append(blocks, slack.NewSectionBlock(md(text), nil, nil))
 	}
-	links := []string{"<" + d.Links.Subject + "|Subject>"}
+	links := []string{"<" + d.Links.Subject + "|Details>"}
 	if d.Links.Screenshot != "" {
 		links = append(links, "<"+d.Links.Screenshot+"|Screenshot>")
 	}
@@ -93,7 +93,7 @@ func EmailBodies(w store.Website, d event.Document) (subject, text, htmlBody str
 	for _, e := range d.Events {
 		fmt.Fprintf(&t, "- %s %s\n  %s\n", e.OccurredAt.Format("2006-01-02 15:04"), e.Summary, e.Links.Subject)
 	}
-	fmt.Fprintf(&t, "\nSubject: %s\n", d.Links.Subject)
+	fmt.Fprintf(&t, "\nDetails: %s\n", d.Links.Subject)
 	if d.Links.Screenshot != "" {
 		fmt.Fprintf(&t, "Screenshot: %s\n", d.Links.Screenshot)
 	}
@@ -114,7 +114,7 @@ func EmailBodies(w store.Website, d event.Document) (subject, text, htmlBody str
 		}
 		h.WriteString(`</ul>`)
 	}
-	fmt.Fprintf(&h, `<p><a href="%s">Subject</a>`, e(d.Links.Subject))
+	fmt.Fprintf(&h, `<p><a href="%s">Details</a>`, e(d.Links.Subject))
 	if d.Links.Screenshot != "" {
 		fmt.Fprintf(&h, ` · <a href="%s">Screenshot</a>`, e(d.Links.Screenshot))
 	}
