@@ -145,7 +145,7 @@ func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 		}
 		return err
 	}
-	if err := w.detect(ctx, site, page, job.Device); err != nil {
+	if err := w.detect(context.WithoutCancel(ctx), site, page, job.Device); err != nil {
 		// The result is stored, and retrying would audit again: the next result detects the
 		// changes (and queues an event whose queuing failed) instead.
 		log.ErrorContext(ctx, "detect events", "err", err)

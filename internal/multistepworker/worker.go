@@ -144,7 +144,8 @@ func (w *Worker) Play(ctx context.Context, job multistep.Job, attempt int) error
 		return fmt.Errorf("record run: %w", err)
 	}
 	log.InfoContext(ctx, "multistep run finished", "status", run.Status, "ms", dur, "error", run.Error)
-	return w.detect(ctx, site, t, run)
+	// Like the outcome just recorded: a stop now must not leave the run without its events.
+	return w.detect(context.WithoutCancel(ctx), site, t, run)
 }
 
 // detect records the events a finished run causes: the test's state changing, and the run
