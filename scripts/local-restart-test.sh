@@ -13,7 +13,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-base=${RESTART_TEST_BASE_PORT:-38200}
+# Below the kernel's ephemeral range (32768-60999): a port there can be taken for a moment by
+# any outgoing connection (CI once found the API's port so taken).
+base=${RESTART_TEST_BASE_PORT:-28200}
 export OPENVITALS_DYNAMODB_PORT=$base OPENVITALS_SQS_PORT=$((base + 1))
 export OPENVITALS_ADDR=127.0.0.1:$((base + 2)) OPENVITALS_S3_ADDR=127.0.0.1:$((base + 3)) OPENVITALS_SES_PORT=$((base + 5))
 work=$(mktemp -d)

@@ -10,7 +10,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-base=${WALKTHROUGH_BASE_PORT:-38100}
+# Below the kernel's ephemeral range (32768-60999), as in local-restart-test.sh.
+base=${WALKTHROUGH_BASE_PORT:-28100}
 export OPENVITALS_DYNAMODB_PORT=$base OPENVITALS_SQS_PORT=$((base + 1))
 export OPENVITALS_ADDR=127.0.0.1:$((base + 2)) OPENVITALS_S3_ADDR=127.0.0.1:$((base + 3)) OPENVITALS_SES_PORT=$((base + 5))
 site_port=$((base + 4))

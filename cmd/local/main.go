@@ -51,6 +51,18 @@ func run(ctx context.Context, log *slog.Logger) error {
 	setDefault("AWS_ACCESS_KEY_ID", "test")
 	setDefault("AWS_SECRET_ACCESS_KEY", "test")
 	setDefault("AWS_EC2_METADATA_DISABLED", "true")
+	// The API's port first: a port in use is told at once, not after the stand-ins and workers
+	// have started (connections made before Serve wait in the backlog).
+	addr := envOr("OPENVITALS_ADDR", "127.0.0.1:8080")
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("the API's address (OPENVITALS_ADDR): %w", err)
+	}
+	defer ln.Close()
+	// Cancelled on any return, before the workers are waited for: an error after they started
+	// stops them instead of waiting on them for ever.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	dataDir := os.Getenv("OPENVITALS_DATA_DIR")
 	if dataDir != "" {
 		if err := os.MkdirAll(dataDir, 0o700); err != nil {
@@ -102,6 +114,7 @@ func run(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 	defer stopWorkers()
+	defer cancel() // runs before stopWorkers
 	go sweepPurges(ctx, svc)
 	hour, err := dailyHour()
 	if err != nil {
@@ -109,12 +122,7 @@ func run(ctx context.Context, log *slog.Logger) error {
 	}
 	go runDaily(ctx, schedule.New(svc), hour, log)
 
-	addr := envOr("OPENVITALS_ADDR", "127.0.0.1:8080")
 	srv := &http.Server{Addr: addr, Handler: logRequests(api.FromService(svc).Handler(), log), ReadHeaderTimeout: 10 * time.Second}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
 	log.Info("openvitals is serving", "url", "http://"+ln.Addr().String(), "table", cfg.Table, "bucket", cfg.Bucket)
 	go func() {
 		<-ctx.Done()
