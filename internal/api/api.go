@@ -141,8 +141,10 @@ func (s *Server) fieldEndpoints() []endpoint {
 	}
 }
 
-// eventsEndpoints are the activity feed and the channels notifications go to. Channels are
-// read by any key (their URLs masked) and managed by admins.
+// eventsEndpoints are the activity feed, the channels notifications go to, and what informs
+// them: regressions (with their thresholds) and annotations. Channels are read by any key
+// (their URLs masked) and managed by admins; a regression is acknowledged, an annotation made,
+// by an admin.
 func (s *Server) eventsEndpoints() []endpoint {
 	return []endpoint{
 		{"GET", "/{websiteID}/events", viewer, s.listEvents},
@@ -153,6 +155,13 @@ func (s *Server) eventsEndpoints() []endpoint {
 		{"DELETE", "/{websiteID}/channels/{channelID}", admin, s.deleteChannel},
 		{"POST", "/{websiteID}/channels/{channelID}/test", admin, s.testChannel},
 		{"GET", "/{websiteID}/channels/{channelID}/deliveries", viewer, s.listDeliveries},
+		{"GET", "/{websiteID}/regressions", viewer, s.listRegressions},
+		{"GET", "/{websiteID}/regressions/{regressionID}", viewer, s.getRegression},
+		{"PUT", "/{websiteID}/regressions/{regressionID}", admin, s.updateRegression},
+		{"GET", "/{websiteID}/regression-thresholds", viewer, s.getRegressionThresholds},
+		{"PUT", "/{websiteID}/regression-thresholds", admin, s.putRegressionThresholds},
+		{"GET", "/{websiteID}/annotations", viewer, s.listAnnotations},
+		{"POST", "/{websiteID}/annotations", admin, s.createAnnotation},
 	}
 }
 

@@ -206,6 +206,10 @@ func TestOpenAPIDocument(t *testing.T) {
 		"/{websiteId}/channels/{channelId}":                         {"get", "put", "delete"},
 		"/{websiteId}/channels/{channelId}/test":                    {"post"},
 		"/{websiteId}/channels/{channelId}/deliveries":              {"get"},
+		"/{websiteId}/regressions":                                  {"get"},
+		"/{websiteId}/regressions/{regressionId}":                   {"get", "put"},
+		"/{websiteId}/regression-thresholds":                        {"get", "put"},
+		"/{websiteId}/annotations":                                  {"get", "post"},
 	}
 	for path, methods := range endpoints {
 		for _, m := range methods {

@@ -8,6 +8,7 @@ import (
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/lighthouse"
 	"github.com/openvitals/openvitals/internal/notify"
+	"github.com/openvitals/openvitals/internal/regression"
 	"github.com/openvitals/openvitals/internal/service"
 )
 
@@ -26,10 +27,12 @@ func New(_ context.Context, svc *service.Service) (*Worker, error) {
 	}
 	rc := lighthouse.DefaultRunnerConfig(root)
 	rc.Log = svc.Log
+	events := event.NewRecorder(svc.Store, notify.NewQueue(svc.Queues.Notify), svc.Log)
 	return NewWorker(WorkerConfig{
 		Runs: svc.Config.AuditRuns, Scheme: svc.Config.TargetScheme,
-		Browser: browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: svc.Config.AllowPrivateTargets}, Log: svc.Log},
-		Events:  event.NewRecorder(svc.Store, notify.NewQueue(svc.Queues.Notify), svc.Log),
+		Browser:     browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: svc.Config.AllowPrivateTargets}, Log: svc.Log},
+		Events:      events,
+		Regressions: regression.NewWatcher(svc.Store, svc.Objects, events, svc.Log),
 	}, svc.Store, svc.Objects, lighthouse.NewRunner(rc), svc.Log), nil
 }
 

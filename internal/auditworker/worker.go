@@ -27,6 +27,7 @@ import (
 	"github.com/openvitals/openvitals/internal/lighthouse"
 	"github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/regression"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -47,6 +48,8 @@ type WorkerConfig struct {
 	// Events records what an audit changes: budgets' statuses, a page's audit failing or
 	// recovering (nil: nothing is recorded).
 	Events *event.Recorder
+	// Regressions evaluates the page's series after each stored result (nil: not evaluated).
+	Regressions *regression.Watcher
 }
 
 // Worker audits pages: Lighthouse runs in fresh Chromium sessions, one load for navigation
@@ -150,6 +153,11 @@ func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 		// changes (and queues an event whose queuing failed) instead.
 		log.ErrorContext(ctx, "detect events", "err", err)
 	}
+	if w.cfg.Regressions != nil {
+		if err := w.cfg.Regressions.Lab(context.WithoutCancel(ctx), site, page, job.Device); err != nil {
+			log.ErrorContext(ctx, "evaluate regressions", "err", err) // the next day's result evaluates again
+		}
+	}
 	log.InfoContext(ctx, "audit finished", "ms", time.Since(start).Milliseconds(),
 		"performance", res.Metrics["performance_score"], "lcp", res.Metrics["lcp"], "opportunities", len(res.Opportunities))
 	return nil
@@ -213,7 +221,7 @@ func (w *Worker) audit(ctx context.Context, site store.Website, page store.Page,
 	now := w.now()
 	res := store.LabResult{
 		Page: page.ID, Device: device, Day: store.Day(now), Audited: now, Runs: len(reports),
-		LighthouseVersion: rep.LighthouseVersion, Metrics: labMetrics(rep),
+		LighthouseVersion: rep.LighthouseVersion, Metrics: labMetrics(rep), Samples: runSamples(reports),
 	}
 	// All four document timings come from one unthrottled Navigation Timing load, so that
 	// they add up; Lighthouse's server-response-time is left aside.
@@ -320,6 +328,24 @@ func (w *Worker) validate(ctx context.Context, target string) (lighthouse.Valida
 		return lighthouse.Validation{}, errors.New("the document is larger than the validation limit")
 	}
 	return w.runner.ValidateHTML(ctx, html)
+}
+
+// runSamples keeps every run's value of the metrics regression detection watches: with
+// several runs an audit, a day's own spread is measured.
+func runSamples(reports []*lighthouse.Report) map[string][]float64 {
+	out := map[string][]float64{}
+	for _, rep := range reports {
+		m := labMetrics(rep)
+		if rep.Network != nil {
+			m["requests"] = float64(rep.Network.Requests)
+		}
+		for _, name := range regression.SourceMetrics[regression.SourceLab] {
+			if v, ok := m[name]; ok {
+				out[name] = append(out[name], v)
+			}
+		}
+	}
+	return out
 }
 
 // labMetrics names a report's values by their interface fields; values Lighthouse did not

@@ -32,6 +32,9 @@ type Subject struct {
 	Budget string `json:"budget,omitempty"`
 	Test   string `json:"test,omitempty"`
 	Run    string `json:"run,omitempty"`
+	// Regression and Metric name a regression (regression.* events).
+	Regression string `json:"regression,omitempty"`
+	Metric     string `json:"metric,omitempty"`
 }
 
 // Links are API URLs: the subject, the failed run's screenshot, the website's events.
@@ -46,14 +49,17 @@ func NewDocument(w store.Website, ev store.Event, base string) Document {
 	base = strings.TrimRight(base, "/") + "/" + w.ID
 	d := Document{
 		ID: ev.ID, Type: ev.Type, Website: w.ID, OccurredAt: ev.Occurred.UTC(),
-		Subject: Subject{Page: ev.Page, Device: ev.Device, Budget: ev.Budget, Test: ev.Test, Run: ev.Run},
-		Before:  ev.Before, After: ev.After, Summary: ev.Summary, Error: ev.Error, FailedStep: ev.FailedStep,
+		Subject: Subject{Page: ev.Page, Device: ev.Device, Budget: ev.Budget, Test: ev.Test, Run: ev.Run,
+			Regression: ev.Regression, Metric: ev.Metric},
+		Before: ev.Before, After: ev.After, Summary: ev.Summary, Error: ev.Error, FailedStep: ev.FailedStep,
 		Links: Links{Events: base + "/events"},
 	}
 	for _, e := range ev.Digest {
 		d.Events = append(d.Events, NewDocument(w, e, strings.TrimSuffix(base, "/"+w.ID)))
 	}
 	switch {
+	case ev.Regression != "":
+		d.Links.Subject = base + "/regressions/" + ev.Regression
 	case ev.Page != "":
 		d.Links.Subject = base + "/pages/" + ev.Page
 		if ev.Device != "" {

@@ -24,6 +24,8 @@ const (
 	AuditFailing          = "audit.failing"
 	AuditRecovered        = "audit.recovered"
 	UXAssessmentChanged   = "ux.assessment_changed"
+	RegressionDetected    = "regression.detected"
+	RegressionRecovered   = "regression.recovered"
 	// ChannelTest is the sample event a channel's test sends; it is never recorded.
 	ChannelTest = "channel.test"
 	// DailyDigest is a channel's daily message gathering the day's events; never recorded.
@@ -31,7 +33,8 @@ const (
 )
 
 // Types are the event types a channel can subscribe to and the events list can filter on.
-var Types = []string{BudgetStatusChanged, MultistepStateChanged, MultistepRunFailed, AuditFailing, AuditRecovered, UXAssessmentChanged}
+var Types = []string{BudgetStatusChanged, MultistepStateChanged, MultistepRunFailed, AuditFailing, AuditRecovered, UXAssessmentChanged,
+	RegressionDetected, RegressionRecovered}
 
 // Known tells whether t is an event type.
 func Known(t string) bool { return slices.Contains(Types, t) }

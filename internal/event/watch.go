@@ -164,3 +164,51 @@ func (r *Recorder) UXAssessment(ctx context.Context, w store.Website, p store.Pa
 		return d
 	})
 }
+
+// Regression records a regression's state: open (or acknowledged) when found, recovered
+// later. A regression found is regression.detected, its recovery regression.recovered;
+// improvements are recorded without an event.
+func (r *Recorder) Regression(ctx context.Context, w store.Website, reg store.Regression) error {
+	if reg.Kind != store.KindRegression {
+		return nil
+	}
+	key := store.PageState(reg.Page, "regression#"+reg.ID)
+	if reg.Test != "" {
+		key = store.StateKey(string(store.TestState(reg.Test)) + "#REGRESSION#" + reg.ID)
+	}
+	value := "open"
+	if reg.Status == store.RegressionRecovered {
+		value = store.RegressionRecovered
+	}
+	subject := reg.Metric + " of " + reg.Page
+	if reg.Test != "" {
+		subject = reg.Metric + " of multistep test " + reg.Test
+	}
+	if reg.Device != "" {
+		subject += " (" + reg.Device + ")"
+	}
+	return r.Observe(ctx, w, key, func(st store.State) Decision {
+		d := Decision{Value: value}
+		switch {
+		case st.Value == "" && value == "open":
+			d.Event = &store.Event{Type: RegressionDetected, Before: "ok", After: "regressed",
+				Summary: fmt.Sprintf("Regression: %s went from %s to %s (%+.0f %%) from %s", subject,
+					number(reg.Before.Median), number(reg.After.Median), reg.Percent, store.DayToISO(reg.FirstBad))}
+		case st.Value != store.RegressionRecovered && value == store.RegressionRecovered:
+			d.Event = &store.Event{Type: RegressionRecovered, Before: "regressed", After: "recovered",
+				Summary: fmt.Sprintf("Recovered: %s is back near %s since %s", subject, number(reg.Before.Median), store.DayToISO(reg.Recovered))}
+		default:
+			return d
+		}
+		d.Event.Page, d.Event.Device, d.Event.Test = reg.Page, reg.Device, reg.Test
+		d.Event.Regression, d.Event.Metric = reg.ID, reg.Metric
+		return d
+	})
+}
+
+func number(v float64) string {
+	if v != 0 && v > -10 && v < 10 {
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}

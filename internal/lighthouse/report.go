@@ -84,6 +84,8 @@ type NetworkBytes struct {
 	Media      int64 // "media"
 	Other      int64 // "other"
 	ThirdParty int64 // "third-party": bytes from other sites than the page's own, any type
+	// Requests is the number of requests of the "total" row (its requestCount).
+	Requests int64
 }
 
 // Opportunity is one failed Lighthouse audit: what the API lists as an "opportunity".
@@ -290,6 +292,7 @@ func networkBytes(details json.RawMessage) *NetworkBytes {
 		Items []struct {
 			ResourceType string   `json:"resourceType"`
 			TransferSize *float64 `json:"transferSize"`
+			RequestCount int64    `json:"requestCount"`
 		} `json:"items"`
 	}
 	if err := json.Unmarshal(details, &d); err != nil || len(d.Items) == 0 {
@@ -303,7 +306,7 @@ func networkBytes(details json.RawMessage) *NetworkBytes {
 		v := int64(math.Round(*it.TransferSize))
 		switch it.ResourceType {
 		case "total":
-			n.Total = v
+			n.Total, n.Requests = v, it.RequestCount
 		case "document":
 			n.Document = v
 		case "image":

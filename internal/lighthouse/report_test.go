@@ -109,7 +109,7 @@ func TestParseDesktop(t *testing.T) {
 	if r.DOMElements == nil || *r.DOMElements != 26 || r.DOMMaxDepth == nil || *r.DOMMaxDepth != 6 {
 		t.Errorf("DOMElements %v, DOMMaxDepth %v, want 26 and 6", derefInt(r.DOMElements), derefInt(r.DOMMaxDepth))
 	}
-	wantNet := NetworkBytes{Total: 147487, Document: 1435, Image: 144874, Script: 682, CSS: 496}
+	wantNet := NetworkBytes{Total: 147487, Document: 1435, Image: 144874, Script: 682, CSS: 496, Requests: 4}
 	if r.Network == nil || *r.Network != wantNet {
 		t.Errorf("Network = %+v, want %+v", r.Network, wantNet)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/notify"
+	"github.com/openvitals/openvitals/internal/regression"
 
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/journey"
@@ -17,9 +18,11 @@ func New(_ context.Context, svc *service.Service) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	events := event.NewRecorder(svc.Store, notify.NewQueue(svc.Queues.Notify), svc.Log)
 	return NewWorker(WorkerConfig{
-		Scheme: svc.Config.TargetScheme,
-		Events: event.NewRecorder(svc.Store, notify.NewQueue(svc.Queues.Notify), svc.Log),
+		Scheme:      svc.Config.TargetScheme,
+		Events:      events,
+		Regressions: regression.NewWatcher(svc.Store, svc.Objects, events, svc.Log),
 		Journey: journey.Options{Browser: browser.Options{
 			Bin: bin, Guard: browser.Guard{AllowPrivate: svc.Config.AllowPrivateTargets}, Log: svc.Log,
 		}},

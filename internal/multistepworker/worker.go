@@ -17,6 +17,7 @@ import (
 	"github.com/openvitals/openvitals/internal/journey"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/regression"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -29,6 +30,8 @@ type WorkerConfig struct {
 	// Events records what a run changes: the test's state, a failed run after a completed
 	// one (nil: nothing is recorded).
 	Events *event.Recorder
+	// Regressions evaluates the test's series after each finished run (nil: not evaluated).
+	Regressions *regression.Watcher
 }
 
 // Worker plays multistep runs from the queue and records their outcome.
@@ -159,5 +162,11 @@ func (w *Worker) detect(ctx context.Context, site store.Website, t store.Test, r
 	if err != nil {
 		return err
 	}
-	return w.cfg.Events.Test(ctx, site, t, run, runs, now)
+	if err := w.cfg.Events.Test(ctx, site, t, run, runs, now); err != nil {
+		return err
+	}
+	if w.cfg.Regressions != nil && run.Status == store.RunCompleted {
+		return w.cfg.Regressions.Test(ctx, site, t)
+	}
+	return nil
 }

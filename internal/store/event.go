@@ -27,7 +27,10 @@ type Event struct {
 	Occurred time.Time
 	// The subject: a page (and device), a budget or a multistep test (and run).
 	Page, Device, Budget, Test, Run string
-	Before, After                   string
+	// Regression and Metric name a regression's event.
+	Regression    string `dynamodbav:",omitempty"`
+	Metric        string `dynamodbav:",omitempty"`
+	Before, After string
 	// Summary is one line for people.
 	Summary string
 	// Error, FailedStep and Screenshot (the screenshot's S3 key) describe a failed run or audit.

@@ -172,3 +172,19 @@ func integrationSK(kind string) string { return "INTEGRATION#" + kind }
 func uxQueuedSK(day string) string { return "UX#QUEUED#" + day }
 
 func uxRunSK(day string) string { return "UX#RUN#" + day }
+
+// regressionSK keys a change of level found in one of a website's series; its ID starts with
+// the first bad day, so the website's regressions list newest first.
+func regressionSK(id string) string { return regressionSKPrefix + id }
+
+const regressionSKPrefix = "RG#"
+
+// regressionThresholdsSK keys a website's own least changes for regression detection.
+const regressionThresholdsSK = "RGCONF"
+
+// annotationSK keys an annotation by its time, then ID.
+func annotationSK(at time.Time, id string) string {
+	return annotationSKPrefix + at.UTC().Format("20060102T150405.000000000") + "#" + id
+}
+
+const annotationSKPrefix = "ANN#"

@@ -25,7 +25,10 @@ type LabResult struct {
 	// Metrics holds every lab field by its interface name (fcp, lcp, cls, dns_time,
 	// dom_elements, bytes_image, validation_errors...). A field Lighthouse could not measure is
 	// absent, not zero.
-	Metrics           map[string]float64
+	Metrics map[string]float64
+	// Samples holds every Lighthouse run's value of the metrics regression detection watches
+	// (the median run's are in Metrics), by name; results stored before it are without.
+	Samples           map[string][]float64 `dynamodbav:",omitempty"`
 	Opportunities     []Opportunity
 	LighthouseVersion string
 	ReportKey         string // S3 key of the gzipped Lighthouse report of the median run

@@ -49,14 +49,21 @@ func (s *Store) PendingPurges(ctx context.Context) ([]PurgeJob, error) {
 // for a job already done, deletes nothing more and succeeds. The job's marker stays until
 // FinishPurge.
 func (s *Store) PurgeItems(ctx context.Context, j PurgeJob) (int, error) {
-	prefix := ""
+	prefix, attr, id := "", "", ""
 	switch {
 	case j.Page != "":
-		prefix = PageItemsPrefix(j.Page)
+		prefix, attr, id = PageItemsPrefix(j.Page), "Page", j.Page
 	case j.Test != "":
-		prefix = TestItemsPrefix(j.Test)
+		prefix, attr, id = TestItemsPrefix(j.Test), "Test", j.Test
 	}
-	return s.deletePrefix(ctx, websitePK(j.Account, j.Website), prefix)
+	pk := websitePK(j.Account, j.Website)
+	n, err := s.deletePrefix(ctx, pk, prefix)
+	if err != nil || attr == "" {
+		return n, err
+	}
+	// A page's or test's regressions are website items (listed together), removed with it.
+	m, err := s.deleteRegressionsOf(ctx, pk, attr, id)
+	return n + m, err
 }
 
 // FinishPurge removes a purge's marker once its last pass is done.

@@ -20,6 +20,7 @@ import (
 	"github.com/openvitals/openvitals/internal/google"
 	"github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/regression"
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
@@ -43,6 +44,8 @@ type Worker struct {
 	summaries *metrics.Reader
 	// events records the pages' assessments changing (nil: nothing is recorded).
 	events *event.Recorder
+	// regressions evaluates the pages' user-experience series (nil: not evaluated).
+	regressions *regression.Watcher
 }
 
 // New builds the ux worker from the service: the CrUX API key (Service.CrUXAPIKey, read once
@@ -61,6 +64,7 @@ func New(ctx context.Context, svc *service.Service) (*Worker, error) {
 		return nil, err
 	}
 	w.events = event.NewRecorder(svc.Store, notify.NewQueue(svc.Queues.Notify), svc.Log)
+	w.regressions = regression.NewWatcher(svc.Store, svc.Objects, w.events, svc.Log)
 	return w, nil
 }
 
@@ -171,6 +175,9 @@ func (w *Worker) detect(ctx context.Context, site store.Website) error {
 	for _, l := range listings {
 		if passed, ok := metrics.Assess(l.Latest().Get); ok {
 			errs = append(errs, w.events.UXAssessment(ctx, site, l.Page, l.Device, passed))
+		}
+		if w.regressions != nil {
+			errs = append(errs, w.regressions.UX(ctx, site, l.Page.ID, l.Device))
 		}
 	}
 	return errors.Join(errs...)

@@ -1,0 +1,388 @@
+package api
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/regression"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// regressionJSON is a regression as the API shows it.
+type regressionJSON struct {
+	ID             string           `json:"id"`
+	Kind           string           `json:"kind"`
+	Source         string           `json:"source"`
+	Page           string           `json:"page,omitempty"`
+	Device         string           `json:"device,omitempty"`
+	Test           string           `json:"test,omitempty"`
+	Metric         string           `json:"metric"`
+	Unit           string           `json:"unit"`
+	LastGoodDay    string           `json:"lastGoodDay"`
+	FirstBadDay    string           `json:"firstBadDay"`
+	Before         regression.Level `json:"before"`
+	After          regression.Level `json:"after"`
+	Change         float64          `json:"change"`
+	ChangePercent  float64          `json:"changePercent"`
+	PValue         float64          `json:"pValue"`
+	Status         string           `json:"status"`
+	RecoveredDay   string           `json:"recoveredDay,omitempty"`
+	DetectedAt     time.Time        `json:"detectedAt"`
+	AcknowledgedAt *time.Time       `json:"acknowledgedAt,omitempty"`
+	Cause          causeJSON        `json:"cause"`
+}
+
+// causeJSON is what changed in the page (lab regressions) and what was annotated between the
+// last good and the first bad day.
+type causeJSON struct {
+	Changes     []causeItemJSON  `json:"changes"`
+	Annotations []annotationJSON `json:"annotations"`
+}
+
+type causeItemJSON struct {
+	Kind   string  `json:"kind"`
+	Title  string  `json:"title"`
+	URL    string  `json:"url,omitempty"`
+	Type   string  `json:"resourceType,omitempty"`
+	Party  string  `json:"party,omitempty"`
+	Before float64 `json:"before"`
+	After  float64 `json:"after"`
+	Unit   string  `json:"unit,omitempty"`
+	Impact float64 `json:"impact"`
+}
+
+type annotationJSON struct {
+	ID        string    `json:"id"`
+	At        time.Time `json:"at"`
+	Text      string    `json:"text"`
+	URL       string    `json:"url,omitempty"`
+	Pages     []string  `json:"pages"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+func toAnnotationJSON(a store.Annotation) annotationJSON {
+	out := annotationJSON{ID: a.ID, At: a.At.UTC(), Text: a.Text, URL: a.URL, Pages: a.Pages, CreatedAt: a.Created.UTC()}
+	if out.Pages == nil {
+		out.Pages = []string{}
+	}
+	return out
+}
+
+// toRegressionJSON shows r with the annotations (newest first) that fall between its last
+// good and first bad day and concern its page or the whole website.
+func toRegressionJSON(r store.Regression, annotations []store.Annotation) regressionJSON {
+	m, _ := regression.Lookup(r.Metric)
+	out := regressionJSON{ID: r.ID, Kind: r.Kind, Source: r.Source, Page: r.Page, Device: r.Device, Test: r.Test,
+		Metric: r.Metric, Unit: m.Unit, LastGoodDay: store.DayToISO(r.LastGood), FirstBadDay: store.DayToISO(r.FirstBad),
+		Before: regression.Level(r.Before), After: regression.Level(r.After), Change: r.Delta, ChangePercent: r.Percent,
+		PValue: r.P, Status: r.Status, RecoveredDay: store.DayToISO(r.Recovered), DetectedAt: r.Detected.UTC(),
+		AcknowledgedAt: r.Acknowledged,
+		Cause:          causeJSON{Changes: []causeItemJSON{}, Annotations: []annotationJSON{}}}
+	for _, c := range r.Cause {
+		out.Cause.Changes = append(out.Cause.Changes, causeItemJSON(c))
+	}
+	from, to := annotationWindow(r)
+	for _, a := range annotations {
+		if a.At.Before(from) || !a.At.Before(to) {
+			continue
+		}
+		if len(a.Pages) > 0 && (r.Page == "" || !slices.Contains(a.Pages, r.Page)) {
+			continue
+		}
+		out.Cause.Annotations = append(out.Cause.Annotations, toAnnotationJSON(a))
+	}
+	return out
+}
+
+// annotationWindow is when an annotation is part of a regression's cause: from the start of
+// its last good day to the end of its first bad day (UTC).
+func annotationWindow(r store.Regression) (time.Time, time.Time) {
+	from, _ := time.Parse(store.DayLayout, r.LastGood)
+	to, _ := time.Parse(store.DayLayout, r.FirstBad)
+	return from, to.AddDate(0, 0, 1)
+}
+
+var regressionStatuses = []string{store.RegressionOpen, store.RegressionRecovered, store.RegressionAcknowledged}
+
+// listRegressions answers a website's regressions and improvements, newest first (by first bad
+// day), filtered by status, kind, metric, page, device, test and date (the first bad day).
+func (s *Server) listRegressions(w http.ResponseWriter, r *http.Request, c caller) error {
+	win, err := listWindow(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	f := store.RegressionFilter{Status: q.Get("status"), Kind: q.Get("kind"), Metric: q.Get("metric"),
+		Page: q.Get("page"), Device: q.Get("device"), Test: q.Get("test")}
+	var errs fieldErrors
+	if f.Status != "" && !slices.Contains(regressionStatuses, f.Status) {
+		errs.add("status", "must be open, recovered or acknowledged")
+	}
+	if f.Kind != "" && f.Kind != store.KindRegression && f.Kind != store.KindImprovement {
+		errs.add("kind", "must be regression or improvement")
+	}
+	if _, ok := regression.Lookup(f.Metric); f.Metric != "" && !ok {
+		errs.add("metric", "must be one of %s", strings.Join(regression.MetricNames(), ", "))
+	}
+	if f.Device != "" && f.Device != "desktop" && f.Device != "mobile" {
+		errs.add("device", "must be desktop or mobile")
+	}
+	if len(errs) > 0 {
+		return badRequest("a query parameter has a value the list does not know", errs...)
+	}
+	if q.Has("date") {
+		from, to, err := s.dateRange(r, 0)
+		if err != nil {
+			return err
+		}
+		f.From, f.To = from.Format(dateRangeLayout), to.Format(dateRangeLayout)
+	}
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	regs, more, err := s.store.Regressions(r.Context(), site, f, win.after, win.limit)
+	if err != nil {
+		return err
+	}
+	annotations, err := s.annotationsFor(r, site, regs)
+	if err != nil {
+		return err
+	}
+	out := make([]regressionJSON, len(regs))
+	for i, reg := range regs {
+		out[i] = toRegressionJSON(reg, annotations)
+	}
+	next := ""
+	if more {
+		next = cursorAfter(regs[len(regs)-1].ID)
+	}
+	return writeJSON(w, http.StatusOK, listPage(out, next))
+}
+
+// annotationsFor reads the annotations that can be part of the regressions' causes: one query
+// over the days they span.
+func (s *Server) annotationsFor(r *http.Request, site store.Website, regs []store.Regression) ([]store.Annotation, error) {
+	if len(regs) == 0 {
+		return nil, nil
+	}
+	from, to := annotationWindow(regs[0])
+	for _, reg := range regs[1:] {
+		f, t := annotationWindow(reg)
+		from, to = minTime(from, f), maxTime(to, t)
+	}
+	all, _, err := s.store.Annotations(r.Context(), site, from, to, "", 0)
+	return all, err
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+func (s *Server) getRegression(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	reg, err := s.store.Regression(r.Context(), site, r.PathValue("regressionID"))
+	if err != nil {
+		return err
+	}
+	annotations, err := s.annotationsFor(r, site, []store.Regression{reg})
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, toRegressionJSON(reg, annotations))
+}
+
+// updateRegression acknowledges a regression: {"status": "acknowledged"}. An open regression
+// becomes acknowledged (no more reminders); a recovered one stays recovered.
+func (s *Server) updateRegression(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	var in struct {
+		Status *string `json:"status"`
+	}
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	if in.Status == nil || *in.Status != store.RegressionAcknowledged {
+		return badRequest("a regression can only be acknowledged: send {\"status\": \"acknowledged\"}",
+			FieldError{Field: "status", Message: "must be acknowledged"})
+	}
+	reg, err := s.store.AcknowledgeRegression(r.Context(), site, r.PathValue("regressionID"), s.now())
+	if err != nil {
+		return err
+	}
+	annotations, err := s.annotationsFor(r, site, []store.Regression{reg})
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, toRegressionJSON(reg, annotations))
+}
+
+// getRegressionThresholds answers the least change of every watched metric in effect for the
+// website, and which of them are its own.
+func (s *Server) getRegressionThresholds(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	own, err := s.store.RegressionThresholds(r.Context(), site)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, thresholdsJSON(own))
+}
+
+type thresholdJSON struct {
+	regression.Threshold
+	Custom bool `json:"custom"`
+}
+
+func thresholdsJSON(own map[string]store.RegressionThreshold) map[string]thresholdJSON {
+	t := regression.Thresholds{}
+	for name, th := range own {
+		t[name] = regression.Threshold{Relative: th.Relative, Absolute: th.Absolute}
+	}
+	out := map[string]thresholdJSON{}
+	for name, th := range t.Resolved() {
+		_, custom := own[name]
+		out[name] = thresholdJSON{Threshold: th, Custom: custom}
+	}
+	return out
+}
+
+// putRegressionThresholds replaces the website's own least changes: a map of metric to
+// {"relative", "absolute"}; metrics left out take the defaults again.
+func (s *Server) putRegressionThresholds(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	var in map[string]regression.Threshold
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	if err := regression.Thresholds(in).Validate(); err != nil {
+		return badRequest(err.Error(), FieldError{Field: "body", Message: err.Error()})
+	}
+	own := map[string]store.RegressionThreshold{}
+	for name, th := range in {
+		own[name] = store.RegressionThreshold{Relative: th.Relative, Absolute: th.Absolute}
+	}
+	if err := s.store.PutRegressionThresholds(r.Context(), site, own); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, thresholdsJSON(own))
+}
+
+// maxAnnotationText bounds an annotation's text.
+const maxAnnotationText = 500
+
+// createAnnotation records a deploy or any other event: at (RFC 3339; now when left out),
+// text, an optional url and the pages it concerns (none: the whole website).
+func (s *Server) createAnnotation(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	var in struct {
+		At    *time.Time `json:"at"`
+		Text  *string    `json:"text"`
+		URL   *string    `json:"url"`
+		Pages []string   `json:"pages"`
+	}
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	a := store.Annotation{ID: "ann_" + store.NewID(), At: s.now(), Created: s.now()}
+	var errs fieldErrors
+	if in.At != nil {
+		a.At = in.At.UTC()
+		if a.At.Year() < 2000 || a.At.After(s.now().Add(24*time.Hour)) {
+			errs.add("at", "must be a time from 2000 to tomorrow")
+		}
+	}
+	if in.Text == nil || strings.TrimSpace(*in.Text) == "" {
+		errs.add("text", "is required")
+	} else if a.Text = strings.TrimSpace(*in.Text); len(a.Text) > maxAnnotationText {
+		errs.add("text", "must be at most %d characters", maxAnnotationText)
+	}
+	if in.URL != nil {
+		u, err := url.Parse(*in.URL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || len(*in.URL) > 2000 {
+			errs.add("url", "must be an http or https URL")
+		}
+		a.URL = *in.URL
+	}
+	if len(in.Pages) > 100 {
+		errs.add("pages", "must be at most 100 page IDs")
+	}
+	if err := errs.err(); err != nil {
+		return err
+	}
+	for i, id := range in.Pages {
+		if _, err := s.store.Page(r.Context(), site, id); err != nil {
+			if store.IsNotFound(err) {
+				return badRequest("pages names a page the website does not have", FieldError{Field: "pages", Message: "[" + strconv.Itoa(i) + "] is not a page of the website"})
+			}
+			return err
+		}
+		if !slices.Contains(a.Pages, id) {
+			a.Pages = append(a.Pages, id)
+		}
+	}
+	if err := s.store.PutAnnotation(r.Context(), site, a); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, toAnnotationJSON(a))
+}
+
+// listAnnotations answers a website's annotations newest first, in the date range when given.
+func (s *Server) listAnnotations(w http.ResponseWriter, r *http.Request, c caller) error {
+	win, err := listWindow(r)
+	if err != nil {
+		return err
+	}
+	var from, to time.Time
+	if r.URL.Query().Has("date") {
+		if from, to, err = s.dateRange(r, 0); err != nil {
+			return err
+		}
+		to = to.AddDate(0, 0, 1).Add(-time.Nanosecond)
+	}
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	list, more, err := s.store.Annotations(r.Context(), site, from, to, win.after, win.limit)
+	if err != nil {
+		return err
+	}
+	out := make([]annotationJSON, len(list))
+	for i, a := range list {
+		out[i] = toAnnotationJSON(a)
+	}
+	next := ""
+	if more {
+		next = cursorAfter(store.AnnotationKey(list[len(list)-1]))
+	}
+	return writeJSON(w, http.StatusOK, listPage(out, next))
+}

@@ -1,0 +1,249 @@
+package regression
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/openvitals/openvitals/internal/lighthouse"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// MaxCauseItems bounds a regression's cause: the top of the list is what matters.
+const MaxCauseItems = 10
+
+// labCause compares the stored reports of a lab regression's last good and first bad days.
+func (w *Watcher) labCause(ctx context.Context, before, after store.LabResult, metric string) ([]store.CauseItem, error) {
+	var facts [2]*lighthouse.Facts
+	for i, r := range []store.LabResult{before, after} {
+		key, err := reportKey(r)
+		if err != nil {
+			return nil, err
+		}
+		gz, err := w.reports.Get(ctx, key)
+		if err != nil {
+			return nil, fmt.Errorf("report of %s: %w", r.Day, err)
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(gz))
+		if err != nil {
+			return nil, fmt.Errorf("report of %s: %w", r.Day, err)
+		}
+		raw, err := io.ReadAll(zr)
+		if err != nil {
+			return nil, fmt.Errorf("report of %s: %w", r.Day, err)
+		}
+		if facts[i], err = lighthouse.ReadFacts(raw); err != nil {
+			return nil, fmt.Errorf("report of %s: %w", r.Day, err)
+		}
+	}
+	return Explain(facts[0], facts[1], metric), nil
+}
+
+// weights say how much a kind of difference moves a metric, per unit of its estimated effect
+// (milliseconds of loading or main-thread time; bytes are turned into milliseconds at the
+// report's throttled throughput). Differences that do not move a metric are left out of its
+// cause.
+var weights = map[string]map[string]float64{
+	"lcp":               {"lcp_element": 1, "lcp_resource": 1, "render_blocking_added": 1, "resource_added": 0.3, "resource_grew": 0.3, "script_main_thread": 0.3, "long_task_added": 0.3},
+	"fcp":               {"render_blocking_added": 1, "resource_added": 0.1, "resource_grew": 0.1, "script_main_thread": 0.2},
+	"speed_index":       {"render_blocking_added": 1, "lcp_resource": 0.5, "lcp_element": 0.5, "resource_added": 0.3, "resource_grew": 0.3, "script_main_thread": 0.3, "long_task_added": 0.3},
+	"tbt":               {"script_main_thread": 1, "long_task_added": 1, "resource_added": 0.05},
+	"ttfb":              {"resource_grew": 0.05},
+	"cls":               {"layout_shift": 1},
+	"kb_total":          {"resource_added": 1, "resource_grew": 1, "lcp_resource": 1},
+	"requests":          {"resource_added": 1},
+	"performance_score": {"lcp_element": 1, "lcp_resource": 1, "render_blocking_added": 1, "script_main_thread": 1, "long_task_added": 1, "layout_shift": 1, "resource_added": 0.3, "resource_grew": 0.3},
+}
+
+// Explain ranks what changed between two reports of a page (the last good day's and the first
+// bad day's) by its likely effect on metric, largest first: the LCP element or its resource,
+// resources added, removed or grown, render-blocking resources added, main-thread time by
+// script, long tasks added, layout-shift culprits, and audits newly failing (last).
+func Explain(before, after *lighthouse.Facts, metric string) []store.CauseItem {
+	w := weights[metric]
+	msPerKiB := 0.8 // desktop preset: 10 Mbit/s
+	if after.FormFactor == lighthouse.DeviceMobile {
+		msPerKiB = 5.1 // mobile slow 4G: 1.6 Mbit/s
+	}
+	var items []store.CauseItem
+	add := func(it store.CauseItem, effect float64) {
+		if weight := w[it.Kind]; weight > 0 && effect > 0 {
+			it.Impact = round(weight * effect)
+			items = append(items, it)
+		}
+	}
+	// The LCP element and its image.
+	if after.LCPElement.Selector != "" && (after.LCPElement.Selector != before.LCPElement.Selector || after.LCPElement.Snippet != before.LCPElement.Snippet) {
+		add(store.CauseItem{Kind: "lcp_element", Title: "The largest contentful paint is now " + describe(after.LCPElement) + " (was " + describe(before.LCPElement) + ")",
+			Before: value(before.LCP), After: value(after.LCP), Unit: "ms"}, value(after.LCP)-value(before.LCP))
+	}
+
+	// Requests by URL: added, removed, grown.
+	was := map[string]lighthouse.Request{}
+	for _, r := range before.Requests {
+		was[r.URL] = r
+	}
+	now := map[string]bool{}
+	for _, r := range after.Requests {
+		now[r.URL] = true
+		party := "first"
+		if r.ThirdParty {
+			party = "third"
+		}
+		old, existed := was[r.URL]
+		kib := (r.TransferSize - old.TransferSize) / 1024
+		switch {
+		case r.URL == after.LCPResource && r.URL != "" && existed && kib >= 1:
+			add(store.CauseItem{Kind: "lcp_resource", Title: "The largest contentful paint's image grew by " + fmt.Sprintf("%.0f KiB", kib),
+				URL: r.URL, Type: r.ResourceType, Party: party, Before: round(old.TransferSize / 1024), After: round(r.TransferSize / 1024), Unit: "KiB"},
+				effect(metric, kib, msPerKiB))
+		case !existed:
+			add(store.CauseItem{Kind: "resource_added", Title: fmt.Sprintf("A %s-party %s was added (%.0f KiB)", party, typeName(r.ResourceType), r.TransferSize/1024),
+				URL: r.URL, Type: r.ResourceType, Party: party, After: round(r.TransferSize / 1024), Unit: "KiB"},
+				effect(metric, r.TransferSize/1024, msPerKiB))
+		case kib >= 1 && r.TransferSize > 1.1*old.TransferSize:
+			add(store.CauseItem{Kind: "resource_grew", Title: fmt.Sprintf("A %s-party %s grew by %.0f KiB", party, typeName(r.ResourceType), kib),
+				URL: r.URL, Type: r.ResourceType, Party: party, Before: round(old.TransferSize / 1024), After: round(r.TransferSize / 1024), Unit: "KiB"},
+				effect(metric, kib, msPerKiB))
+		}
+	}
+	for _, r := range before.Requests {
+		if !now[r.URL] {
+			// A removal makes nothing slower; it is listed (with no effect) for completeness.
+			items = append(items, store.CauseItem{Kind: "resource_removed", Title: "A " + typeName(r.ResourceType) + " was removed",
+				URL: r.URL, Type: r.ResourceType, Before: round(r.TransferSize / 1024), Unit: "KiB"})
+		}
+	}
+
+	for u, b := range after.RenderBlocking {
+		if _, ok := before.RenderBlocking[u]; !ok {
+			ms := b.WastedMs
+			if ms == 0 {
+				ms = b.Bytes / 1024 * msPerKiB
+			}
+			add(store.CauseItem{Kind: "render_blocking_added", Title: "A render-blocking " + typeName(typeOf(after, u)) + " was added",
+				URL: u, Type: typeOf(after, u), After: round(ms), Unit: "ms"}, ms)
+		}
+	}
+	for u, ms := range after.ScriptTime {
+		if grew := ms - before.ScriptTime[u]; grew >= 20 && u != "Unattributable" {
+			add(store.CauseItem{Kind: "script_main_thread", Title: fmt.Sprintf("Main-thread time of a script grew by %.0f ms", grew),
+				URL: u, Before: round(before.ScriptTime[u]), After: round(ms), Unit: "ms"}, grew)
+		}
+	}
+	// Long tasks: those of a script that had fewer or shorter ones before.
+	longBefore := map[string]float64{}
+	for _, t := range before.LongTasks {
+		longBefore[t.URL] += max(t.Duration-50, 0)
+	}
+	longAfter := map[string]float64{}
+	for _, t := range after.LongTasks {
+		longAfter[t.URL] += max(t.Duration-50, 0)
+	}
+	for u, blocking := range longAfter {
+		if grew := blocking - longBefore[u]; grew >= 20 {
+			add(store.CauseItem{Kind: "long_task_added", Title: fmt.Sprintf("Long tasks block the main thread %.0f ms more", grew),
+				URL: u, Before: round(longBefore[u]), After: round(blocking), Unit: "ms"}, grew)
+		}
+	}
+	shiftBefore := map[string]float64{}
+	for _, s := range before.Shifts {
+		shiftBefore[s.Node.Selector] += s.Score
+	}
+	shiftAfter := map[string]float64{}
+	nodes := map[string]lighthouse.Node{}
+	for _, s := range after.Shifts {
+		shiftAfter[s.Node.Selector] += s.Score
+		nodes[s.Node.Selector] = s.Node
+	}
+	for sel, score := range shiftAfter {
+		if grew := score - shiftBefore[sel]; grew >= 0.005 {
+			add(store.CauseItem{Kind: "layout_shift", Title: "Layout shifts of " + describe(nodes[sel]) + " grew by " + fmt.Sprintf("%.3f", grew),
+				URL: sel, Before: round(shiftBefore[sel]), After: round(score)}, grew)
+		}
+	}
+
+	slices.SortStableFunc(items, func(a, b store.CauseItem) int {
+		if a.Impact != b.Impact {
+			if a.Impact > b.Impact {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Kind+a.URL, b.Kind+b.URL)
+	})
+	// Audits failing now that passed before: named last, they have no estimate of their own.
+	failing := map[string]bool{}
+	for _, o := range before.Opportunities {
+		failing[o.ID] = true
+	}
+	for _, o := range after.Opportunities {
+		if !failing[o.ID] && o.Category == lighthouse.CategoryPerformance {
+			items = append(items, store.CauseItem{Kind: "audit_failing", Title: o.Title + " (now failing)", URL: o.ID})
+		}
+	}
+	if len(items) > MaxCauseItems {
+		items = items[:MaxCauseItems]
+	}
+	return items
+}
+
+// effect is a change of kib bytes' effect on metric: bytes themselves for the byte and request
+// counts, else the time to download them.
+func effect(metric string, kib, msPerKiB float64) float64 {
+	switch metric {
+	case "kb_total":
+		return kib
+	case "requests":
+		return 1
+	}
+	return kib * msPerKiB
+}
+
+func typeOf(f *lighthouse.Facts, u string) string {
+	for _, r := range f.Requests {
+		if r.URL == u {
+			return r.ResourceType
+		}
+	}
+	return ""
+}
+
+func typeName(t string) string {
+	switch t {
+	case "Script":
+		return "script"
+	case "Stylesheet":
+		return "stylesheet"
+	case "Image":
+		return "image"
+	case "Font":
+		return "font"
+	case "Document":
+		return "document"
+	case "":
+		return "resource"
+	}
+	return strings.ToLower(t) + " resource"
+}
+
+func describe(n lighthouse.Node) string {
+	if n.Selector == "" {
+		return "nothing"
+	}
+	return n.Selector
+}
+
+func value(v *float64) float64 {
+	if v == nil {
+		return 0
+	}
+	return *v
+}
+
+func round(v float64) float64 { return math.Round(v*1000) / 1000 }

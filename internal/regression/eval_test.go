@@ -1,0 +1,379 @@
+package regression
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/aclements/go-moremath/stats"
+)
+
+// The evaluation: labelled synthetic series of every lab metric, one year of daily audits of
+// three runs each per page and device, scored for the detector and two baselines. See
+// BENCHMARKS.md ("Regression detection") for the noise model's sources and the figures.
+
+// noise is how one metric's runs vary around their level on one kind of page.
+type noise struct {
+	cv       float64 // relative spread of one run (a Student-t with 3 degrees of freedom, scaled)
+	spike    float64 // chance that one run is slowed (another process on the machine)
+	spikeMul float64 // up to how much slower such a run is
+	integer  bool    // stored as an integer (a score, a count)
+}
+
+type labMetric struct {
+	name          string
+	lo, hi        float64 // range of levels
+	quiet, varied noise   // a page served steadily, a page with network variance
+}
+
+// Shaped on BenchmarkRunSpread (internal/auditworker; BENCHMARKS.md, "Regression detection"):
+// 10 Lighthouse runs each of the fixture page served steadily and through a proxy adding 0 to
+// 150 ms to every response, desktop and mobile. Runs mostly sit close together, with a few far
+// off on the slow side: LCP 1.3 to 4 % CV; FCP and Speed Index 6 to 9 % (a run in five or so
+// 10 to 25 % slower); TTFB 0.7 to 13 %; mobile TBT 100 ms in most runs and up to 446 ms in
+// some (CV 75 to 91 %); the score one point apart, or 11 lower in a slow run; CLS and bytes did
+// not vary at all. The base spread is a Student-t with 3 degrees of freedom (heavier tails
+// than measured), the slow runs are spikes.
+var labMetrics = []labMetric{
+	{"lcp", 900, 6000, noise{cv: 0.015, spike: 0.05, spikeMul: 1.1}, noise{cv: 0.03, spike: 0.1, spikeMul: 1.2}},
+	{"fcp", 500, 2500, noise{cv: 0.03, spike: 0.15, spikeMul: 1.2}, noise{cv: 0.04, spike: 0.2, spikeMul: 1.25}},
+	{"speed_index", 800, 4000, noise{cv: 0.04, spike: 0.15, spikeMul: 1.3}, noise{cv: 0.05, spike: 0.2, spikeMul: 1.3}},
+	{"ttfb", 100, 800, noise{cv: 0.02, spike: 0.05, spikeMul: 1.15}, noise{cv: 0.08, spike: 0.1, spikeMul: 1.4}},
+	{"tbt", 100, 800, noise{cv: 0.03, spike: 0.15, spikeMul: 4.5}, noise{cv: 0.1, spike: 0.3, spikeMul: 4.5}},
+	{"performance_score", 50, 98, noise{cv: 0.01, spike: 0.1, spikeMul: 0.83, integer: true}, noise{cv: 0.015, spike: 0.2, spikeMul: 0.83, integer: true}},
+	{"cls", 0.02, 0.3, noise{spike: 0.02, spikeMul: 1.3}, noise{cv: 0.01, spike: 0.05, spikeMul: 1.3}},
+	{"kb_total", 300, 3000, noise{cv: 0.001}, noise{cv: 0.005}},
+	{"requests", 20, 120, noise{integer: true}, noise{cv: 0.01, integer: true}},
+}
+
+// labelled is one generated series with what was put in it.
+type labelled struct {
+	days   []Day
+	steps  []step
+	higher bool // higher is worse
+}
+
+type step struct {
+	day     int // index in days of the first day at the new level
+	percent float64
+	worse   bool
+}
+
+const year = 365
+
+// generate makes one metric's year: steps of 5, 10, 20 and 50 % at random days (most for the
+// worse, some better), single-day outliers, a slow drift on some series, missing days.
+func generate(rng *rand.Rand, m labMetric, varied bool) labelled {
+	nz := m.quiet
+	if varied {
+		nz = m.varied
+	}
+	higher := m.name != "performance_score"
+	level := m.lo + rng.Float64()*(m.hi-m.lo)
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	// Steps at least 30 days apart, so each can be told apart from the next.
+	var onsets []int
+	for d := 20 + rng.IntN(40); d < year-5; d += 30 + rng.IntN(90) {
+		onsets = append(onsets, d)
+	}
+	factors := make([]float64, year)
+	for i := range factors {
+		factors[i] = 1
+	}
+	var steps []step
+	for _, o := range onsets {
+		pct := []float64{5, 10, 20, 50}[rng.IntN(4)]
+		worse := rng.Float64() < 0.75
+		f := 1 + pct/100
+		if worse != higher {
+			f = 1 - pct/100
+		}
+		for i := o; i < year; i++ {
+			factors[i] *= f
+		}
+		steps = append(steps, step{day: o, percent: pct, worse: worse})
+	}
+	// A slow drift of 10 % over 120 days on a third of the series: no step, no alert wanted.
+	if rng.IntN(3) == 0 {
+		from := rng.IntN(year - 120)
+		for i := from; i < year; i++ {
+			factors[i] *= 1 + 0.10*math.Min(float64(i-from), 120)/120
+		}
+	}
+	outlier := map[int]bool{}
+	for range 6 {
+		outlier[rng.IntN(year)] = true
+	}
+	l := labelled{higher: higher}
+	index := map[int]int{}
+	for i := range year {
+		if rng.Float64() < 0.05 && !slicesContains(onsets, i) { // a missing day
+			continue
+		}
+		day := Day{Day: start.AddDate(0, 0, i).Format("20060102")}
+		for range 3 {
+			v := level * factors[i] * (1 + nz.cv*studentT3(rng))
+			if rng.Float64() < nz.spike {
+				v *= 1 + (nz.spikeMul-1)*rng.Float64()
+			}
+			if outlier[i] { // the whole day off: a busy machine, a slow CDN that day
+				if higher {
+					v *= 1.5
+				} else {
+					v *= 0.7
+				}
+			}
+			if nz.integer {
+				v = math.Round(v)
+			}
+			day.Values = append(day.Values, math.Max(v, 0))
+		}
+		index[i] = len(l.days)
+		l.days = append(l.days, day)
+	}
+	for _, s := range steps {
+		s.day = index[s.day]
+		l.steps = append(l.steps, s)
+	}
+	return l
+}
+
+func slicesContains(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// studentT3 is a Student-t variate with 3 degrees of freedom scaled to unit variance: heavier
+// tails than a normal's.
+func studentT3(rng *rand.Rand) float64 {
+	z := rng.NormFloat64()
+	chi := 0.0
+	for range 3 {
+		n := rng.NormFloat64()
+		chi += n * n
+	}
+	return z / math.Sqrt(chi/3) / math.Sqrt(3)
+}
+
+// alert is a regression a method reported after the day at index on, starting at day start.
+type alert struct{ on, start int }
+
+// method finds regressions (changes for the worse) in a series, day by day as the days come.
+type method func(days []Day, m labMetric, higher bool) []alert
+
+// detector runs Detector.Evaluate after each day, keeping what it found as the service does.
+func detector(days []Day, m labMetric, higher bool) []alert {
+	d := NewDetector()
+	t := Thresholds{}.For(m.name)
+	var k Known
+	var out []alert
+	for i := 1; i <= len(days); i++ {
+		o := d.Evaluate(days[:i], k, t, higher)
+		if o.Recovered != "" {
+			k.Open, k.Since = nil, o.Recovered
+		}
+		if o.Change != nil {
+			k.Since = o.Change.FirstBad
+			if o.Change.Worse {
+				k.Open = o.Change
+				out = append(out, alert{on: i - 1, start: indexOf(days, o.Change.FirstBad)})
+			} else {
+				k.Open = nil
+			}
+		}
+	}
+	return out
+}
+
+// dayOverDay is the fixed rule: a day's median worse than the previous day's by 10 %.
+func dayOverDay(days []Day, _ labMetric, higher bool) []alert {
+	var out []alert
+	for i := 1; i < len(days); i++ {
+		prev, cur := median(days[i-1].Values), median(days[i].Values)
+		if worseBy(prev, cur, higher) >= 0.10 {
+			out = append(out, alert{on: i, start: i})
+		}
+	}
+	return out
+}
+
+// dayVsDay is a Mann-Whitney test of a day's runs against the previous day's, one-sided for
+// the worse, at 0.05 (as sitespeed.io's compare does, here day by day).
+func dayVsDay(days []Day, _ labMetric, higher bool) []alert {
+	var out []alert
+	for i := 1; i < len(days); i++ {
+		if worseBy(median(days[i-1].Values), median(days[i].Values), higher) <= 0 {
+			continue
+		}
+		alt := stats.LocationGreater // the day's values above the previous day's
+		if !higher {
+			alt = stats.LocationLess
+		}
+		// Three runs against three: the least one-sided p is exactly 0.05, so it is let in.
+		if r, err := stats.MannWhitneyUTest(days[i].Values, days[i-1].Values, alt); err == nil && r.P <= 0.05 {
+			out = append(out, alert{on: i, start: i})
+		}
+	}
+	return out
+}
+
+func worseBy(before, after float64, higher bool) float64 {
+	if before == 0 {
+		return 0
+	}
+	if higher {
+		return (after - before) / before
+	}
+	return (before - after) / before
+}
+
+func indexOf(days []Day, day string) int {
+	for i, d := range days {
+		if d.Day == day {
+			return i
+		}
+	}
+	return -1
+}
+
+// score is a method's result over many series.
+type score struct {
+	found, wanted int // steps for the worse of 10 % or more found within 2 days, and all of them
+	alerts, false int // alerts, and alerts matching no step for the worse (of any size)
+	pageYears     int
+}
+
+func (s score) recall() float64    { return float64(s.found) / float64(s.wanted) }
+func (s score) precision() float64 { return float64(s.alerts-s.false) / math.Max(float64(s.alerts), 1) }
+func (s score) f1() float64 {
+	p, r := s.precision(), s.recall()
+	if p+r == 0 {
+		return 0
+	}
+	return 2 * p * r / (p + r)
+}
+func (s score) falsePerYear() float64 { return float64(s.false) / float64(s.pageYears) }
+
+// evaluate scores a method over pageYears page-and-device years of every lab metric.
+func evaluate(seed uint64, pageYears int, find method) score {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	s := score{pageYears: pageYears}
+	for p := range pageYears {
+		for _, m := range labMetrics {
+			l := generate(rng, m, p%2 == 1)
+			alerts := find(l.days, m, l.higher)
+			s.alerts += len(alerts)
+			// An alert is true when a step for the worse (of any size) began at most 2 days after
+			// the first bad day it names, or before it but not long enough to have been found
+			// already (within the detector's MaxAgeDays), and no earlier alert claimed that step.
+			claimed := map[int]bool{}
+			for _, a := range alerts {
+				matched := false
+				for k, st := range l.steps {
+					if st.worse && !claimed[k] && a.start >= st.day-2 && a.start <= st.day+NewDetector().MaxAgeDays {
+						matched, claimed[k] = true, true
+						break
+					}
+				}
+				if !matched {
+					s.false++
+				}
+			}
+			t := Thresholds{}.For(m.name)
+			for _, st := range l.steps {
+				// Wanted: steps for the worse of 10 % or more that also reach the metric's absolute
+				// least change (a 10 % change of a CLS of 0.1 is below the 0.05 that counts).
+				if !st.worse || st.percent < 10 || st.percent/100*median(l.days[max(st.day-1, 0)].Values) < t.Absolute {
+					continue
+				}
+				s.wanted++
+				for _, a := range alerts {
+					if a.start >= st.day-1 && a.start <= st.day+1 && a.on <= st.day+2 {
+						s.found++
+						break
+					}
+				}
+			}
+		}
+	}
+	return s
+}
+
+// BenchmarkEvaluation scores the detector and the two baselines on the same labelled series
+// (b.N is ignored beyond running it once a round): recall of steps for the worse of 10 % or
+// more within 2 days, false regressions per page and device a year across the nine lab
+// metrics, and F1.
+func BenchmarkEvaluation(b *testing.B) {
+	const pageYears = 100
+	for _, c := range []struct {
+		name string
+		find method
+	}{{"detector", detector}, {"day-over-day-10pct", dayOverDay}, {"mann-whitney-day-vs-day", dayVsDay}} {
+		b.Run(c.name, func(b *testing.B) {
+			var s score
+			for range b.N {
+				s = evaluate(42, pageYears, c.find)
+			}
+			b.ReportMetric(100*s.recall(), "recall%")
+			b.ReportMetric(s.falsePerYear(), "false/page-year")
+			b.ReportMetric(s.f1(), "F1")
+			b.ReportMetric(float64(s.wanted), "steps")
+		})
+	}
+}
+
+// TestEvaluationGoals holds the detector, on a smaller labelled set than the benchmark's
+// (another seed), to what it reaches (BENCHMARKS.md): at most one false regression per page
+// and device a year, an F1 above both baselines', and a recall that does not fall below 88 %
+// (the goal is 95 %: see BENCHMARKS.md for where it falls short).
+func TestEvaluationGoals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("evaluation")
+	}
+	det := evaluate(7, 20, detector)
+	fixed := evaluate(7, 20, dayOverDay)
+	mw := evaluate(7, 20, dayVsDay)
+	t.Logf("detector recall %.1f %% false/page-year %.2f F1 %.3f; day-over-day F1 %.3f; day-vs-day F1 %.3f",
+		100*det.recall(), det.falsePerYear(), det.f1(), fixed.f1(), mw.f1())
+	if det.recall() < 0.88 || det.falsePerYear() > 1 || det.f1() <= fixed.f1() || det.f1() <= mw.f1() {
+		t.Fatalf("recall %.3f (>= 0.88), false/page-year %.2f (<= 1), F1 %.3f (> %.3f, %.3f)",
+			det.recall(), det.falsePerYear(), det.f1(), fixed.f1(), mw.f1())
+	}
+}
+
+// TestNoAlertOnSingleDayOutliers: a day far off, alone, never makes a regression.
+func TestNoAlertOnSingleDayOutliers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 3))
+	for _, m := range labMetrics {
+		for range 20 {
+			days := makeSeries(rng, 60, (m.lo+m.hi)/2, m.quiet.cv, -1, 1)
+			for _, i := range []int{15, 30, 45} {
+				for k := range days[i].Values {
+					days[i].Values[k] *= 3
+				}
+			}
+			if a := detector(days, m, m.name != "performance_score"); len(a) > 0 {
+				t.Fatalf("%s: alerts %v on single-day outliers", m.name, a)
+			}
+		}
+	}
+}
+
+// TestEvaluationByMetric logs where the detector's misses and false alerts are (go test -v).
+func TestEvaluationByMetric(t *testing.T) {
+	if !testing.Verbose() {
+		t.Skip("diagnostics: -v")
+	}
+	for _, m := range labMetrics {
+		saved := labMetrics
+		labMetrics = []labMetric{m}
+		s := evaluate(7, 20, detector)
+		labMetrics = saved
+		t.Logf("%-18s recall %5.1f %% (%d/%d) false %d alerts %d", m.name, 100*s.recall(), s.found, s.wanted, s.false, s.alerts)
+	}
+}

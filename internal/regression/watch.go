@@ -1,0 +1,266 @@
+package regression
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/event"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// History is how many days of a series a day's evaluation reads.
+const History = 60
+
+// Reports reads stored objects (the gzipped Lighthouse reports); *blobstore.Bucket is one.
+type Reports interface {
+	Get(ctx context.Context, key string) ([]byte, error)
+}
+
+// Watcher evaluates a website's series after new results: it records the changes found (with
+// the cause of a lab regression), the recoveries, and their events.
+type Watcher struct {
+	store    *store.Store
+	reports  Reports
+	events   *event.Recorder
+	detector Detector
+	now      func() time.Time
+	log      *slog.Logger
+}
+
+// NewWatcher returns a Watcher over the table and the reports' bucket, recording events with
+// events (nil: none).
+func NewWatcher(st *store.Store, reports Reports, events *event.Recorder, log *slog.Logger) *Watcher {
+	return &Watcher{store: st, reports: reports, events: events, detector: NewDetector(), now: time.Now, log: log}
+}
+
+// SetClock makes the watcher's today now's (tests replay days).
+func (w *Watcher) SetClock(now func() time.Time) { w.now = now }
+
+// series is one watched series of a website: what it is about and its days.
+type series struct {
+	source, page, device, test, metric string
+	days                               []Day
+}
+
+func (s series) key() string {
+	return s.source + "\x00" + s.page + "\x00" + s.device + "\x00" + s.test + "\x00" + s.metric
+}
+
+// Lab evaluates a page's lab series on one device, after the day's audit was stored.
+func (w *Watcher) Lab(ctx context.Context, site store.Website, page store.Page, device string) error {
+	today := w.now().UTC()
+	results, err := w.store.LabResults(ctx, site, page.ID, device, store.Day(today.AddDate(0, 0, -History)), store.Day(today))
+	if err != nil {
+		return err
+	}
+	byDay := map[string]store.LabResult{}
+	var all []series
+	for _, metric := range SourceMetrics[SourceLab] {
+		s := series{source: SourceLab, page: page.ID, device: device, metric: metric}
+		for _, r := range results {
+			byDay[r.Day] = r
+			v := r.Samples[metric]
+			if len(v) == 0 { // a result stored before every run's values were kept
+				if m, ok := r.Metrics[metric]; ok {
+					v = []float64{m}
+				}
+			}
+			if len(v) > 0 {
+				s.days = append(s.days, Day{Day: r.Day, Values: v})
+			}
+		}
+		all = append(all, s)
+	}
+	return w.evaluate(ctx, site, store.RegressionFilter{Page: page.ID, Device: device}, all, func(ctx context.Context, r *store.Regression) error {
+		before, after := byDay[r.LastGood], byDay[r.FirstBad]
+		cause, err := w.labCause(ctx, before, after, r.Metric)
+		if err != nil {
+			// The regression stands without its cause (a report may have been purged).
+			w.log.WarnContext(ctx, "regression cause", "website", site.ID, "page", page.ID, "err", err)
+		}
+		r.Cause = cause
+		return nil
+	})
+}
+
+// UX evaluates a page's user-experience series (the dataset's daily p75) on one device.
+func (w *Watcher) UX(ctx context.Context, site store.Website, page, device string) error {
+	today := w.now().UTC()
+	results, err := w.store.UXResults(ctx, site, page, device, store.Day(today.AddDate(0, 0, -History)), store.Day(today))
+	if err != nil {
+		return err
+	}
+	var all []series
+	for _, metric := range SourceMetrics[SourceUX] {
+		s := series{source: SourceUX, page: page, device: device, metric: metric}
+		for _, r := range results {
+			if v, ok := r.Vitals[metric]; ok {
+				s.days = append(s.days, Day{Day: r.Day, Values: []float64{v.P75}})
+			}
+		}
+		all = append(all, s)
+	}
+	return w.evaluate(ctx, site, store.RegressionFilter{Page: page, Device: device}, all, nil)
+}
+
+// Test evaluates a multistep test's series (every completed run's values, by day).
+func (w *Watcher) Test(ctx context.Context, site store.Website, t store.Test) error {
+	runs, err := w.store.Runs(ctx, site, t.ID, w.now().UTC().AddDate(0, 0, -History), 0)
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(runs, func(a, b store.Run) int { return a.Created.Compare(b.Created) })
+	var all []series
+	for _, metric := range SourceMetrics[SourceMultistep] {
+		s := series{source: SourceMultistep, test: t.ID, device: t.Device, metric: metric}
+		for _, r := range runs {
+			if r.Status != store.RunCompleted {
+				continue
+			}
+			v := map[string]*float64{"duration": r.Duration, "inp": r.INP, "tbt": r.TBT, "cls": r.CLS}[metric]
+			if v == nil {
+				continue
+			}
+			day := store.Day(r.Created)
+			if n := len(s.days); n > 0 && s.days[n-1].Day == day {
+				s.days[n-1].Values = append(s.days[n-1].Values, *v)
+			} else {
+				s.days = append(s.days, Day{Day: day, Values: []float64{*v}})
+			}
+		}
+		all = append(all, s)
+	}
+	return w.evaluate(ctx, site, store.RegressionFilter{Test: t.ID}, all, nil)
+}
+
+// evaluate runs the detector on each series with what is recorded of it, and records what it
+// finds; explain, when not nil, adds the cause to a new regression.
+func (w *Watcher) evaluate(ctx context.Context, site store.Website, f store.RegressionFilter, all []series,
+	explain func(context.Context, *store.Regression) error) error {
+	thresholds, err := w.thresholds(ctx, site)
+	if err != nil {
+		return err
+	}
+	recorded, _, err := w.store.Regressions(ctx, site, f, "", 0)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, s := range all {
+		m, _ := Lookup(s.metric)
+		known, open := knownOf(recorded, s)
+		out := w.detector.Evaluate(s.days, known, thresholds.For(s.metric), m.HigherIsWorse)
+		if out.Recovered != "" && open != nil {
+			ok, err := w.store.RecoverRegression(ctx, site, open.ID, out.Recovered)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			open.Status, open.Recovered = store.RegressionRecovered, out.Recovered
+			if ok {
+				w.log.InfoContext(ctx, "regression recovered", "website", site.ID, "regression", open.ID, "since", out.Recovered)
+			}
+			errs = append(errs, w.record(ctx, site, *open))
+		}
+		if out.Change == nil {
+			continue
+		}
+		r := newRegression(site, s, *out.Change, w.now())
+		if r.Kind == store.KindRegression && explain != nil {
+			errs = append(errs, explain(ctx, &r))
+		}
+		created, err := w.store.PutRegression(ctx, site, r)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !created { // found again (a redelivered message): its events may be owed
+			if r, err = w.store.Regression(ctx, site, r.ID); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		} else {
+			w.log.InfoContext(ctx, "change of level found", "website", site.ID, "regression", r.ID, "kind", r.Kind,
+				"metric", r.Metric, "page", r.Page, "test", r.Test, "device", r.Device, "percent", r.Percent, "p", r.P)
+		}
+		errs = append(errs, w.record(ctx, site, r))
+	}
+	return errors.Join(errs...)
+}
+
+// record records a regression's state and its event.
+func (w *Watcher) record(ctx context.Context, site store.Website, r store.Regression) error {
+	if w.events == nil {
+		return nil
+	}
+	err := w.events.Regression(ctx, site, r)
+	if store.IsNotFound(err) { // the page or test is gone meanwhile
+		return nil
+	}
+	return err
+}
+
+// thresholds are the website's least changes over the defaults.
+func (w *Watcher) thresholds(ctx context.Context, site store.Website) (Thresholds, error) {
+	own, err := w.store.RegressionThresholds(ctx, site)
+	if err != nil {
+		return nil, err
+	}
+	t := Thresholds{}
+	for name, th := range own {
+		t[name] = Threshold{Relative: th.Relative, Absolute: th.Absolute}
+	}
+	return t, nil
+}
+
+// knownOf is what is recorded of series s among a website's regressions: the newest open (or
+// acknowledged) regression, and where the current level began.
+func knownOf(recorded []store.Regression, s series) (Known, *store.Regression) {
+	var k Known
+	var open *store.Regression
+	for i := range recorded {
+		r := &recorded[i]
+		if r.Source != s.source || r.Page != s.page || r.Device != s.device || r.Test != s.test || r.Metric != s.metric {
+			continue
+		}
+		k.Since = max(k.Since, r.FirstBad, r.Recovered)
+		if r.Kind == store.KindRegression && r.Status != store.RegressionRecovered && (open == nil || r.FirstBad > open.FirstBad) {
+			open = r
+		}
+	}
+	if open != nil {
+		k.Open = &Change{LastGood: open.LastGood, FirstBad: open.FirstBad,
+			Before: Level(open.Before), After: Level(open.After), Delta: open.Delta, Percent: open.Percent, P: open.P, Worse: true}
+	}
+	return k, open
+}
+
+func newRegression(site store.Website, s series, c Change, now time.Time) store.Regression {
+	r := store.Regression{
+		ID:     store.RegressionID(site, s.key(), c.FirstBad),
+		Kind:   store.KindImprovement,
+		Source: s.source, Page: s.page, Device: s.device, Test: s.test, Metric: s.metric,
+		LastGood: c.LastGood, FirstBad: c.FirstBad,
+		Before: store.Level(c.Before), After: store.Level(c.After),
+		Delta: c.Delta, Percent: c.Percent, P: c.P,
+		Status: store.RegressionOpen, Detected: now.UTC(),
+	}
+	if c.Worse {
+		r.Kind = store.KindRegression
+	}
+	return r
+}
+
+// ErrNoReport is a lab regression's cause missing a day's report.
+var ErrNoReport = errors.New("no stored report for the day")
+
+func reportKey(r store.LabResult) (string, error) {
+	if r.ReportKey == "" {
+		return "", fmt.Errorf("%s: %w", r.Day, ErrNoReport)
+	}
+	return r.ReportKey, nil
+}

@@ -1,0 +1,395 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base32"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Regression statuses and kinds.
+const (
+	RegressionOpen         = "open"
+	RegressionRecovered    = "recovered"
+	RegressionAcknowledged = "acknowledged"
+
+	KindRegression  = "regression"
+	KindImprovement = "improvement"
+)
+
+// Regression is a lasting change of level found in one series of a website: a page's metric on
+// a device (lab or user-experience data), or a multistep test's metric.
+type Regression struct {
+	ID   string
+	Kind string // KindRegression or KindImprovement
+	// Source is the series' origin: "lab", "ux" or "multistep".
+	Source             string
+	Page, Device, Test string `dynamodbav:",omitempty"`
+	Metric             string
+	LastGood, FirstBad string // yyyymmdd
+	Before, After      Level
+	Delta, Percent, P  float64
+	Status             string
+	Recovered          string `dynamodbav:",omitempty"` // first day back at the old level
+	Detected           time.Time
+	Acknowledged       *time.Time `dynamodbav:",omitempty"`
+	// Cause ranks what changed in the page between the last good and the first bad day's
+	// reports, most likely first (lab regressions).
+	Cause []CauseItem `dynamodbav:",omitempty"`
+}
+
+// Level is a series' median and spread (interquartile range) over some days.
+type Level struct {
+	Median, Spread float64
+}
+
+// CauseItem is one difference between two Lighthouse reports of a page.
+type CauseItem struct {
+	// Kind is what changed: "lcp_element", "resource_added", "resource_removed",
+	// "resource_grew", "render_blocking_added", "script_main_thread", "long_task_added",
+	// "layout_shift", "audit_failing".
+	Kind   string
+	Title  string
+	URL    string `dynamodbav:",omitempty"`
+	Type   string `dynamodbav:",omitempty"` // resource type
+	Party  string `dynamodbav:",omitempty"` // "first" or "third"
+	Before float64
+	After  float64
+	Unit   string `dynamodbav:",omitempty"`
+	// Impact is the estimated effect on the regressed metric, in its unit; the list is
+	// ordered by it.
+	Impact float64
+}
+
+type regressionItem struct {
+	PK, SK, Type string
+	Regression
+}
+
+// RegressionID is the ID of the change of a series (its key, e.g. page, device and metric)
+// that began on firstBad: the same however often it is found.
+func RegressionID(w Website, series, firstBad string) string {
+	sum := sha256.Sum256([]byte(w.Account + "\x00" + w.ID + "\x00" + series + "\x00" + firstBad))
+	return "rg_" + firstBad + "_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:10]))
+}
+
+// PutRegression records a change found; false when it was recorded already. It is written only
+// while the website exists.
+func (s *Store) PutRegression(ctx context.Context, w Website, r Regression) (bool, error) {
+	item, err := attributevalue.MarshalMap(regressionItem{PK: websitePK(w.Account, w.ID), SK: regressionSK(r.ID), Type: "regression", Regression: r})
+	if err != nil {
+		return false, err
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
+		{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")}},
+		s.websiteExists(w),
+	}})
+	reasons := cancellationReasons(err)
+	switch {
+	case len(reasons) == 2 && reasons[1] == "ConditionalCheckFailed":
+		return false, fmt.Errorf("regression of website %s: %w", w.ID, ErrNotFound)
+	case len(reasons) > 0 && reasons[0] == "ConditionalCheckFailed":
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("put regression: %w", err)
+	}
+	return true, nil
+}
+
+// Regression returns one of a website's regressions.
+func (s *Store) Regression(ctx context.Context, w Website, id string) (Regression, error) {
+	var it regressionItem
+	if err := s.getItem(ctx, websitePK(w.Account, w.ID), regressionSK(id), "regression", &it); err != nil {
+		return Regression{}, err
+	}
+	return it.Regression, nil
+}
+
+// RecoverRegression marks an open or acknowledged regression recovered from day on; false when
+// it was not open or acknowledged any more.
+func (s *Store) RecoverRegression(ctx context.Context, w Website, id, day string) (bool, error) {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), regressionSK(id)),
+		UpdateExpression:         aws.String("SET #status = :recovered, Recovered = :day"),
+		ConditionExpression:      aws.String("#status IN (:open, :ack)"),
+		ExpressionAttributeNames: map[string]string{"#status": "Status"},
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
+			":recovered": str(RegressionRecovered), ":day": str(day), ":open": str(RegressionOpen), ":ack": str(RegressionAcknowledged),
+		},
+	})
+	if isConditionFailed(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("recover regression: %w", err)
+	}
+	return true, nil
+}
+
+// AcknowledgeRegression marks a regression acknowledged: an open one takes the status, a
+// recovered one stays recovered; both keep the first acknowledgement's time. It returns it.
+func (s *Store) AcknowledgeRegression(ctx context.Context, w Website, id string, at time.Time) (Regression, error) {
+	for {
+		r, err := s.Regression(ctx, w, id)
+		if err != nil || r.Acknowledged != nil {
+			return r, err
+		}
+		was := r.Status
+		if r.Status == RegressionOpen {
+			r.Status = RegressionAcknowledged
+		}
+		at := at.UTC()
+		r.Acknowledged = &at
+		when, err := attributevalue.Marshal(at)
+		if err != nil {
+			return r, err
+		}
+		_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), regressionSK(id)),
+			UpdateExpression:         aws.String("SET #status = :status, Acknowledged = :at"),
+			ConditionExpression:      aws.String("#status = :was"),
+			ExpressionAttributeNames: map[string]string{"#status": "Status"},
+			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
+				":status": str(r.Status), ":at": when, ":was": str(was),
+			},
+		})
+		if isConditionFailed(err) {
+			continue // recovered (or deleted) meanwhile: decide again
+		}
+		if err != nil {
+			return r, fmt.Errorf("acknowledge regression: %w", err)
+		}
+		return r, nil
+	}
+}
+
+// RegressionFilter narrows the regressions list; empty fields do not filter. From and To are
+// days (yyyymmdd, both included) the first bad day lies in.
+type RegressionFilter struct {
+	Status, Metric, Page, Device, Test, Kind string
+	From, To                                 string
+}
+
+// Regressions lists a website's regressions newest first (by first bad day): up to limit (0:
+// all) after the one whose ID is after ("" from the newest), and whether more remain.
+func (s *Store) Regressions(ctx context.Context, w Website, f RegressionFilter, after string, limit int) ([]Regression, bool, error) {
+	lo, hi := regressionSKPrefix, regressionSKPrefix+"\U0010FFFF"
+	if f.From != "" {
+		lo = regressionSKPrefix + "rg_" + f.From
+	}
+	if f.To != "" {
+		hi = regressionSKPrefix + "rg_" + f.To + "\U0010FFFF"
+	}
+	if after != "" && regressionSK(after) < hi {
+		hi = regressionSK(after)
+	}
+	in := &dynamodb.QueryInput{
+		TableName:              aws.String(s.table),
+		KeyConditionExpression: aws.String("PK = :pk AND SK BETWEEN :lo AND :hi"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
+			":pk": str(websitePK(w.Account, w.ID)), ":lo": str(lo), ":hi": str(hi),
+		},
+		ExpressionAttributeNames: map[string]string{},
+		ScanIndexForward:         aws.Bool(false),
+		ConsistentRead:           aws.Bool(true),
+	}
+	var conds []string
+	for attr, v := range map[string]string{"Status": f.Status, "Metric": f.Metric, "Page": f.Page, "Device": f.Device, "Test": f.Test, "Kind": f.Kind} {
+		if v != "" {
+			conds = append(conds, "#"+attr+" = :"+attr)
+			in.ExpressionAttributeNames["#"+attr] = attr
+			in.ExpressionAttributeValues[":"+attr] = str(v)
+		}
+	}
+	if len(conds) > 0 {
+		in.FilterExpression = aws.String(strings.Join(conds, " AND "))
+	} else {
+		in.ExpressionAttributeNames = nil
+	}
+	var out []Regression
+	p := dynamodb.NewQueryPaginator(s.db, in)
+	for p.HasMorePages() && (limit == 0 || len(out) <= limit) {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, false, fmt.Errorf("list regressions: %w", err)
+		}
+		var items []regressionItem
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
+			return nil, false, fmt.Errorf("decode regressions: %w", err)
+		}
+		for _, it := range items {
+			if it.SK == regressionSK(after) {
+				continue
+			}
+			out = append(out, it.Regression)
+		}
+	}
+	more := false
+	if limit > 0 && len(out) > limit {
+		out, more = out[:limit], true
+	}
+	return out, more, nil
+}
+
+// RegressionThreshold is a website's least change of one metric (see regression.Threshold).
+type RegressionThreshold struct {
+	Relative, Absolute float64
+}
+
+type thresholdsItem struct {
+	PK, SK, Type string
+	Thresholds   map[string]RegressionThreshold
+}
+
+// RegressionThresholds returns a website's own least changes by metric (none set: empty).
+func (s *Store) RegressionThresholds(ctx context.Context, w Website) (map[string]RegressionThreshold, error) {
+	var it thresholdsItem
+	err := s.getItem(ctx, websitePK(w.Account, w.ID), regressionThresholdsSK, "regression thresholds", &it)
+	if IsNotFound(err) {
+		return map[string]RegressionThreshold{}, nil
+	}
+	if it.Thresholds == nil {
+		it.Thresholds = map[string]RegressionThreshold{}
+	}
+	return it.Thresholds, err
+}
+
+// PutRegressionThresholds replaces a website's own least changes, while the website exists.
+func (s *Store) PutRegressionThresholds(ctx context.Context, w Website, t map[string]RegressionThreshold) error {
+	item, err := attributevalue.MarshalMap(thresholdsItem{PK: websitePK(w.Account, w.ID), SK: regressionThresholdsSK, Type: "regression-thresholds", Thresholds: t})
+	if err != nil {
+		return err
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
+		{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: item}}, s.websiteExists(w),
+	}})
+	if len(cancellationReasons(err)) > 0 {
+		return fmt.Errorf("website %s: %w", w.ID, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("put regression thresholds: %w", err)
+	}
+	return nil
+}
+
+// Annotation is something that happened to a website (a deploy, a campaign) at a time, shown
+// on its timelines and as part of a regression's cause.
+type Annotation struct {
+	ID      string
+	At      time.Time
+	Text    string
+	URL     string   `dynamodbav:",omitempty"`
+	Pages   []string `dynamodbav:",omitempty"`
+	Created time.Time
+}
+
+type annotationItem struct {
+	PK, SK, Type string
+	Annotation
+}
+
+// PutAnnotation records an annotation (its ID set by the caller), while the website exists.
+func (s *Store) PutAnnotation(ctx context.Context, w Website, a Annotation) error {
+	item, err := attributevalue.MarshalMap(annotationItem{PK: websitePK(w.Account, w.ID), SK: annotationSK(a.At, a.ID), Type: "annotation", Annotation: a})
+	if err != nil {
+		return err
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
+		{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: item}}, s.websiteExists(w),
+	}})
+	if len(cancellationReasons(err)) > 0 {
+		return fmt.Errorf("website %s: %w", w.ID, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("put annotation: %w", err)
+	}
+	return nil
+}
+
+// Annotations lists a website's annotations from from to to (both included; zero: no bound),
+// newest first: up to limit (0: all) after the one whose key (AnnotationKey) is after.
+func (s *Store) Annotations(ctx context.Context, w Website, from, to time.Time, after string, limit int) ([]Annotation, bool, error) {
+	lo, hi := annotationSKPrefix, annotationSKPrefix+"\U0010FFFF"
+	if !from.IsZero() {
+		lo = annotationSK(from, "")
+	}
+	if !to.IsZero() {
+		hi = annotationSK(to, "\U0010FFFF")
+	}
+	if after != "" && annotationSKPrefix+after < hi {
+		hi = annotationSKPrefix + after
+	}
+	in := &dynamodb.QueryInput{
+		TableName:              aws.String(s.table),
+		KeyConditionExpression: aws.String("PK = :pk AND SK BETWEEN :lo AND :hi"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
+			":pk": str(websitePK(w.Account, w.ID)), ":lo": str(lo), ":hi": str(hi),
+		},
+		ScanIndexForward: aws.Bool(false),
+		ConsistentRead:   aws.Bool(true),
+	}
+	if limit > 0 {
+		in.Limit = aws.Int32(int32(limit + 1))
+	}
+	var out []Annotation
+	p := dynamodb.NewQueryPaginator(s.db, in)
+	for p.HasMorePages() && (limit == 0 || len(out) <= limit) {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, false, fmt.Errorf("list annotations: %w", err)
+		}
+		var items []annotationItem
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
+			return nil, false, fmt.Errorf("decode annotations: %w", err)
+		}
+		for _, it := range items {
+			if it.SK != annotationSKPrefix+after {
+				out = append(out, it.Annotation)
+			}
+		}
+	}
+	more := false
+	if limit > 0 && len(out) > limit {
+		out, more = out[:limit], true
+	}
+	return out, more, nil
+}
+
+// AnnotationKey is an annotation's place in the list: the cursor of the annotations list.
+func AnnotationKey(a Annotation) string {
+	return strings.TrimPrefix(annotationSK(a.At, a.ID), annotationSKPrefix)
+}
+
+// deleteRegressionsOf deletes a website's regressions of one page or test (attr "Page" or
+// "Test"), when the page or test is purged.
+func (s *Store) deleteRegressionsOf(ctx context.Context, pk, attr, id string) (int, error) {
+	in := prefixQuery(s.table, pk, regressionSKPrefix, true)
+	in.FilterExpression = aws.String("#a = :id")
+	in.ExpressionAttributeNames = map[string]string{"#a": attr}
+	in.ExpressionAttributeValues[":id"] = str(id)
+	in.ProjectionExpression = aws.String("PK, SK")
+	var reqs []ddbtypes.WriteRequest
+	p := dynamodb.NewQueryPaginator(s.db, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("list regressions to purge: %w", err)
+		}
+		for _, k := range page.Items {
+			reqs = append(reqs, ddbtypes.WriteRequest{DeleteRequest: &ddbtypes.DeleteRequest{Key: k}})
+		}
+	}
+	for start := 0; start < len(reqs); start += 25 {
+		if err := s.batchWrite(ctx, reqs[start:min(start+25, len(reqs))]); err != nil {
+			return start, err
+		}
+	}
+	return len(reqs), nil
+}
