@@ -52,7 +52,7 @@ type benchEnv struct {
 // newBenchEnv sets up what newE2E does for the worker (same runner, Chromium, guard and
 // temporary root), without the API and the queues, which the benchmarks do not go through:
 // they call Worker.Audit directly, as HandleSQS does for each message.
-func newBenchEnv(b *testing.B) *benchEnv {
+func newBenchEnv(b testing.TB) *benchEnv {
 	b.Helper()
 	clients := awstest.Clients(b)
 	st := awstest.Store(b, clients)

@@ -63,7 +63,7 @@ func BenchmarkRunSpread(b *testing.B) {
 }
 
 // lighthouseRun is one Lighthouse run of target on device in a fresh browser session.
-func (e *benchEnv) lighthouseRun(b *testing.B, target, device, out string) *lighthouse.Report {
+func (e *benchEnv) lighthouseRun(b testing.TB, target, device, out string) *lighthouse.Report {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -1,0 +1,243 @@
+package auditworker_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"image"
+	"image/color"
+	"image/png"
+	"math/rand"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/blobstore"
+	"github.com/openvitals/openvitals/internal/event"
+	"github.com/openvitals/openvitals/internal/lighthouse"
+	"github.com/openvitals/openvitals/internal/notify"
+	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/regression"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// variantSite serves a small shop page at its URL and returns a function that injects one
+// change into it, as a deploy would (the same URLs, other content): a larger hero image, a
+// third-party script, a render-blocking stylesheet, a 300 ms long task, a late layout shift.
+// The third party is a second server (localhost).
+func variantSite(t testing.TB) (string, func(variant string)) {
+	t.Helper()
+	// Two heroes of the same size: one of flat 20-pixel blocks (a few KB), one of pixel noise
+	// (about 700 KB), which compresses badly.
+	hero := func(block int) []byte {
+		img := image.NewRGBA(image.Rect(0, 0, 600, 400))
+		rnd := rand.New(rand.NewSource(int64(block)))
+		for y := 0; y < 400; y += block {
+			for x := 0; x < 600; x += block {
+				c := color.RGBA{uint8(rnd.Intn(256)), uint8(rnd.Intn(256)), uint8(rnd.Intn(256)), 255}
+				for dy := range block {
+					for dx := range block {
+						img.Set(x+dx, y+dy, c)
+					}
+				}
+			}
+		}
+		var b bytes.Buffer
+		if err := png.Encode(&b, img); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	smallHero, largeHero := hero(20), hero(1)
+	// 150 KB of script that keeps the main thread busy for 150 ms.
+	tag := "(function(){var e=Date.now()+150;while(Date.now()<e){}})();\n/*" + strings.Repeat("x", 150<<10) + "*/\n"
+	third := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/javascript")
+		_, _ = w.Write([]byte(tag))
+	}))
+	t.Cleanup(third.Close)
+	_, thirdPort, _ := net.SplitHostPort(third.Listener.Addr().String())
+
+	page := func(variant string) string {
+		head, body := "", ""
+		switch variant {
+		case "third-party":
+			body = `<script src="http://localhost:` + thirdPort + `/tag.js"></script>`
+		case "blocking-css":
+			head = `<link rel="stylesheet" href="/slow.css">`
+		case "long-task":
+			body = `<script src="/busy.js"></script>`
+		case "late-shift":
+			body = `<script src="/shift.js"></script>`
+		}
+		return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1"><title>Variant shop</title>
+<meta name="description" content="A page with one injected change."><link rel="stylesheet" href="/style.css">` + head + `</head>
+<body><header><h1>Variant shop</h1></header><main id="content">
+<img class="hero" src="/hero.png" width="600" height="400" alt="Hero">
+<section id="products"><h2>Products</h2><p>` + strings.Repeat("Useful words about our products. ", 4) + `</p></section>
+</main>` + body + `</body></html>`
+	}
+	var mu sync.Mutex
+	current := ""
+	variant := func() string { mu.Lock(); defer mu.Unlock(); return current }
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(page(variant())))
+	})
+	mux.HandleFunc("GET /hero.png", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/png")
+		if variant() == "hero" {
+			_, _ = w.Write(largeHero)
+			return
+		}
+		_, _ = w.Write(smallHero)
+	})
+	serve := func(path, contentType string, body []byte, delay time.Duration) {
+		mux.HandleFunc("GET "+path, func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(delay)
+			w.Header().Set("Content-Type", contentType)
+			_, _ = w.Write(body)
+		})
+	}
+	serve("/style.css", "text/css", []byte("body{font-family:sans-serif;margin:0 auto;max-width:60em}img{max-width:100%;height:auto}"), 0)
+	serve("/slow.css", "text/css", []byte("h1{color:#234}"), 800*time.Millisecond)
+	serve("/busy.js", "text/javascript", []byte("(function(){var e=Date.now()+300;while(Date.now()<e){}})();"), 0)
+	serve("/shift.js", "text/javascript", []byte(`setTimeout(function(){var d=document.createElement("div");d.id="promo";`+
+		`d.style.height="300px";d.textContent="Late promotion";document.body.insertBefore(d,document.body.firstChild)},1000);`), 0)
+	site := httptest.NewServer(mux)
+	t.Cleanup(site.Close)
+	return site.URL, func(v string) { mu.Lock(); defer mu.Unlock(); current = v }
+}
+
+// TestRegressionCause audits the shop page and each variant for real (Chromium, Lighthouse,
+// desktop) and checks that the injected change tops the cause of the regression it makes.
+// Then it plays the whole path for the larger hero: two weeks of results at the old level,
+// two days at the new, the two reports in the bucket; the watcher records the regression with
+// that cause and its regression.detected event, and a redelivery records nothing more.
+func TestRegressionCause(t *testing.T) {
+	e := newBenchEnv(t)
+	base, deploy := variantSite(t)
+	audit := func() (*lighthouse.Facts, []byte) {
+		t.Helper()
+		out := filepath.Join(e.temp, "cause.json")
+		e.lighthouseRun(t, base+"/", lighthouse.DeviceDesktop, out)
+		raw, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := lighthouse.ReadFacts(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f, raw
+	}
+	before, beforeRaw := audit()
+	if before.LCPResource != base+"/hero.png" || len(before.Requests) < 3 {
+		t.Fatalf("base page facts: LCP element %+v resource %q, %d requests", before.LCPElement, before.LCPResource, len(before.Requests))
+	}
+	var heroRaw []byte
+	for _, v := range []struct {
+		variant, metric, kind, url string
+	}{
+		{"hero", "lcp", "lcp_resource", "/hero.png"},
+		{"third-party", "tbt", "", "/tag.js"},
+		{"blocking-css", "fcp", "render_blocking_added", "/slow.css"},
+		{"long-task", "tbt", "", "/busy.js"},
+		{"late-shift", "cls", "layout_shift", ""},
+	} {
+		t.Run(v.variant, func(t *testing.T) {
+			deploy(v.variant)
+			defer deploy("")
+			after, raw := audit()
+			if v.variant == "hero" {
+				heroRaw = raw
+			}
+			cause := regression.Explain(before, after, v.metric)
+			for i, c := range cause {
+				t.Logf("%s %d: %s %s %s impact %v", v.metric, i+1, c.Kind, c.Title, c.URL, c.Impact)
+			}
+			if len(cause) == 0 {
+				t.Fatalf("no cause for %s", v.metric)
+			}
+			top := cause[0]
+			if (v.kind != "" && top.Kind != v.kind) || !strings.HasSuffix(top.URL, v.url) || top.Impact <= 0 {
+				t.Fatalf("top of the cause of %s is %+v, want the injected change (%s %s)", v.metric, top, v.kind, v.url)
+			}
+		})
+	}
+	if heroRaw == nil {
+		t.Fatal("the hero variant did not run")
+	}
+
+	// The whole path, on stored results and reports.
+	ctx := context.Background()
+	site, page := e.site, e.page
+	put := func(day string, raw []byte) string {
+		var gz bytes.Buffer
+		zw := gzip.NewWriter(&gz)
+		_, _ = zw.Write(raw)
+		_ = zw.Close()
+		key := blobstore.PagePrefix(site.Account, site.ID, page.ID) + "lighthouse/" + day + "-desktop.json.gz"
+		if err := e.objects.Put(ctx, key, gz.Bytes(), "application/gzip"); err != nil {
+			t.Fatal(err)
+		}
+		return key
+	}
+	start := time.Date(2026, 11, 1, 3, 0, 0, 0, time.UTC)
+	rnd := rand.New(rand.NewSource(5))
+	for i := range 16 {
+		day := store.Day(start.AddDate(0, 0, i))
+		level, raw := 900.0, beforeRaw
+		if i >= 14 {
+			level, raw = 1500, heroRaw
+		}
+		samples := []float64{level * (1 + 0.02*rnd.NormFloat64()), level * (1 + 0.02*rnd.NormFloat64()), level * (1 + 0.02*rnd.NormFloat64())}
+		res := store.LabResult{Device: "desktop", Day: day, Audited: start.AddDate(0, 0, i), Runs: 3,
+			Metrics: map[string]float64{"lcp": samples[0]}, Samples: map[string][]float64{"lcp": samples}}
+		if i >= 13 {
+			res.ReportKey = put(day, raw)
+		}
+		if err := e.store.PutLabResult(ctx, site, page, res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	notifications := awstest.Queue(t, awstest.Clients(t), service.NotifyQueueSettings)
+	watcher := regression.NewWatcher(e.store, e.objects, event.NewRecorder(e.store, notify.NewQueue(notifications), awstest.Log(t)), awstest.Log(t))
+	watcher.SetClock(func() time.Time { return start.AddDate(0, 0, 15) })
+	for range 2 { // the second evaluation is a redelivered message: nothing new
+		if err := watcher.Lab(ctx, site, page, "desktop"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	regs, _, err := e.store.Regressions(ctx, site, store.RegressionFilter{Metric: "lcp"}, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(regs) != 1 {
+		t.Fatalf("regressions %+v, want one of lcp", regs)
+	}
+	r := regs[0]
+	if r.Kind != store.KindRegression || r.FirstBad != "20261115" || r.LastGood != "20261114" || r.Percent < 50 || len(r.Cause) == 0 ||
+		r.Cause[0].Kind != "lcp_resource" || !strings.HasSuffix(r.Cause[0].URL, "/hero.png") {
+		t.Fatalf("regression %+v", r)
+	}
+	evs, _, err := e.store.Events(ctx, site, store.EventFilter{}, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 || evs[0].Type != event.RegressionDetected || evs[0].Regression != r.ID || evs[0].Metric != "lcp" {
+		t.Fatalf("events %+v, want one regression.detected", evs)
+	}
+	if bodies := awstest.Receive(t, notifications, 1); len(bodies) != 1 || !strings.Contains(bodies[0], evs[0].ID) {
+		t.Fatalf("notification messages %v, want the event's one", bodies)
+	}
+}
