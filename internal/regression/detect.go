@@ -71,6 +71,9 @@ type Detector struct {
 	// NearFraction is the part of the least change by which every day since a change, even
 	// its run nearest the old level, must be off that level.
 	NearFraction float64
+	// NoisySpread: a series whose interquartile range before a change is at least this part
+	// of the least change must have lasted a day more than PersistDays.
+	NoisySpread float64
 	// FarOut is how many interquartile ranges beyond its quartiles a value is far out of its
 	// sample, and set aside (Tukey's fences).
 	FarOut float64
@@ -80,19 +83,17 @@ type Detector struct {
 // for how these values were chosen against labelled series).
 func NewDetector() Detector {
 	return Detector{Alpha: 0.001, Window: 14, MinBeforeDays: 3, MinBeforeValues: 6, PersistDays: 2, MinAfterValues: 6, MaxAgeDays: 10, DayAlpha: 0.05,
-		NearFraction: 0.5, FarOut: 1.5}
+		NearFraction: 0.35, NoisySpread: 0.5, FarOut: 1.5}
 }
 
-// Detect looks for the change of level that best explains the end of series (oldest first,
-// one entry per day, days without values left out), starting after index from (the first day
-// of the current level: where the last recorded change or recovery began; 0 for none). It
-// reports the change and true when a change that is significant, at least as large as t, and
-// lasting, started within MaxAgeDays. higherIsWorse says which way is bad for the metric.
+// Detect looks for a change of level at the end of series (oldest first, one entry per day,
+// days without values left out), after index from (the first day of the current level: where
+// the last recorded change or recovery began; 0 for none). It reports the earliest change that
+// started within MaxAgeDays and is significant, at least as large as t, and lasting, and true;
+// higherIsWorse says which way is bad for the metric.
 func (d Detector) Detect(series []Day, from int, t Threshold, higherIsWorse bool) (Change, bool) {
 	n := len(series)
-	var best Change
-	bestP := math.Inf(1)
-	found := false
+	// The earliest day that passes is the change's first: a day before it fails "lasting".
 	for c := max(from+d.MinBeforeDays, n-d.MaxAgeDays, 1); c <= n-d.PersistDays; c++ {
 		// Runs far out of their own sample (Tukey's fences) are set aside: a run slowed by
 		// another process on the machine is such a run, and a test of ranks would take it for
@@ -108,14 +109,20 @@ func (d Detector) Detect(series []Day, from int, t Threshold, higherIsWorse bool
 		if delta == 0 {
 			continue
 		}
-		// Every day since the change must sit off the old level, on the change's side, by
-		// NearFraction of the least change at least, even its run nearest the old level: a change moves every
-		// run, while a slow run (another process on the machine) is one run, and a day with two
+		// A series whose own spread is as large as half the least change waits a day more
+		// before it believes a change (TBT, a page with network variance).
+		if lv := level(before); lv.Spread >= least*d.NoisySpread && len(series)-c < d.PersistDays+1 {
+			continue
+		}
+		// Every day since the change must sit off the old level, on the change's side, by half
+		// the least change, and even its run nearest the old level by NearFraction of it: a
+		// change moves every run, while a slow run (another process on the machine) is one run, and a day with two
 		// such runs has a median off but a nearest run where it was. A day back at the old level
 		// means the change did not last.
 		lasting := true
 		for _, day := range series[c:] {
-			if nearest := slices.Min(shifted(day.Values, b, delta)); nearest < least*d.NearFraction {
+			off := shifted(day.Values, b, delta)
+			if median(off) < least/2 || slices.Min(off) < least*d.NearFraction {
 				lasting = false
 				break
 			}
@@ -124,7 +131,7 @@ func (d Detector) Detect(series []Day, from int, t Threshold, higherIsWorse bool
 			continue
 		}
 		p := mannWhitneyP(before, after)
-		if p >= d.Alpha || p >= bestP {
+		if p >= d.Alpha {
 			continue
 		}
 		// As large as the least change: not ruled out by the shift's 95 % confidence interval
@@ -137,14 +144,14 @@ func (d Detector) Detect(series []Day, from int, t Threshold, higherIsWorse bool
 		if !d.eachDayOff(before, series[c:], delta) {
 			continue
 		}
-		bestP, found = p, true
-		best = Change{LastGood: series[c-1].Day, FirstBad: series[c].Day,
+		ch := Change{LastGood: series[c-1].Day, FirstBad: series[c].Day,
 			Before: level(before), After: level(after), Delta: delta, P: p, Worse: (delta > 0) == higherIsWorse}
 		if b != 0 {
-			best.Percent = 100 * delta / math.Abs(b)
+			ch.Percent = 100 * delta / math.Abs(b)
 		}
+		return ch, true
 	}
-	return best, found
+	return Change{}, false
 }
 
 // Recovered tells whether a series, after the change ch (found earlier), came back: every day
