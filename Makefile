@@ -20,7 +20,7 @@ LOCAL_AWS = AWS_REGION=$${AWS_REGION:-us-east-1} AWS_ACCESS_KEY_ID=test AWS_SECR
 
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: help deps deps-local run reset daily test test-infra fuzz bench bench-pages bench-audit bench-multistep bench-rum bench-notify build synth deploy keys clean
+.PHONY: help deps deps-local run reset daily test test-infra fuzz bench bench-pages bench-audit bench-multistep bench-rum bench-notify bench-regressions build synth deploy keys clean
 
 # The functions deployed to AWS are the directories under functions/ (the local programs live
 # under cmd/): each is built into dist/<function>/bootstrap, which infra/ packages (zip, or the
@@ -49,6 +49,7 @@ help:
 	@echo "make bench-pages  pages list and page detail at 1,000 and 10,000 pages with 30 days of results (~10 min)"
 	@echo "make bench-audit  lab audit benchmarks: throughput, runner vs Lighthouse CLI, stability (~15 min)"
 	@echo "make bench-notify notifications: state change to webhook request (p50, p99) and notifier throughput (~3 min)"
+	@echo "make bench-regressions regression detection against labelled series and two baselines; run-to-run noise of real audits (~10 min)"
 	@echo "make bench-rum    RUM benchmarks: fold and collect throughput, sketch error, reports over 10M views (~5 min)"
 	@echo "make keys ACCOUNT=acme ROLE=admin   create an API key in the table the environment points at"
 	@echo "make build  Linux arm64 bootstraps of every Lambda function under dist/<function>/"
@@ -191,6 +192,15 @@ bench-notify: deps-local
 	$(STANDINS) start $(TEST_PORTS); \
 	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench ChangeToWebhook -benchtime 100x ./internal/notifyworker/; \
 	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench NotifierThroughput -benchtime 3x ./internal/notifyworker/
+
+# Regression detection: the detector and two baselines on labelled series (CPU only, ~1 min),
+# then the run-to-run spread of real Lighthouse runs the series are shaped on (~8 min). See
+# BENCHMARKS.md.
+bench-regressions: deps-local
+	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
+	go test -run '^$$' -bench Evaluation -benchtime 1x -timeout 20m ./internal/regression/; \
+	$(STANDINS) start $(TEST_PORTS); \
+	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench RunSpread -benchtime 1x -timeout 30m ./internal/auditworker/
 
 bench-rum: deps-local
 	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \

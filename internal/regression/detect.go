@@ -83,7 +83,7 @@ type Detector struct {
 // for how these values were chosen against labelled series).
 func NewDetector() Detector {
 	return Detector{Alpha: 0.001, Window: 14, MinBeforeDays: 3, MinBeforeValues: 6, PersistDays: 2, MinAfterValues: 6, MaxAgeDays: 10, DayAlpha: 0.05,
-		NearFraction: 0.35, NoisySpread: 0.5, FarOut: 1.5}
+		NearFraction: 0.4, NoisySpread: 0.4, FarOut: 1.5}
 }
 
 // Detect looks for a change of level at the end of series (oldest first, one entry per day,
@@ -95,21 +95,21 @@ func (d Detector) Detect(series []Day, from int, t Threshold, higherIsWorse bool
 	n := len(series)
 	// The earliest day that passes is the change's first: a day before it fails "lasting".
 	for c := max(from+d.MinBeforeDays, n-d.MaxAgeDays, 1); c <= n-d.PersistDays; c++ {
-		// Runs far out of their own sample (Tukey's fences) are set aside: a run slowed by
-		// another process on the machine is such a run, and a test of ranks would take it for
-		// the level. Mobile TBT measured 100 ms in most runs and 446 ms in one.
-		before := farOutRemoved(values(series[max(from, c-d.Window):c]), d.FarOut)
-		after := farOutRemoved(values(series[c:]), d.FarOut)
+		before, after := values(series[max(from, c-d.Window):c]), values(series[c:])
 		if len(before) < d.MinBeforeValues || len(after) < d.MinAfterValues {
 			continue
 		}
+		// Runs far out of their own sample (Tukey's fences) are set aside: a run slowed by
+		// another process on the machine is such a run, and a test of ranks would take it for
+		// the level. Mobile TBT measured 100 ms in most runs and 446 ms in one.
+		before, after = farOutRemoved(before, d.FarOut), farOutRemoved(after, d.FarOut)
 		b, a := median(before), median(after)
 		delta := a - b
 		least := t.least(b)
 		if delta == 0 {
 			continue
 		}
-		// A series whose own spread is as large as half the least change waits a day more
+		// A series whose own spread is NoisySpread of the least change or more waits a day more
 		// before it believes a change (TBT, a page with network variance).
 		if lv := level(before); lv.Spread >= least*d.NoisySpread && len(series)-c < d.PersistDays+1 {
 			continue

@@ -1,0 +1,172 @@
+package regression_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/event"
+	"github.com/openvitals/openvitals/internal/notify"
+	"github.com/openvitals/openvitals/internal/regression"
+	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+type watchEnv struct {
+	t       *testing.T
+	store   *store.Store
+	site    store.Website
+	pages   []store.Page
+	watcher *regression.Watcher
+	today   time.Time
+}
+
+var day0 = time.Date(2026, 10, 1, 4, 0, 0, 0, time.UTC)
+
+func newWatchEnv(t *testing.T) *watchEnv {
+	clients := awstest.Clients(t)
+	st := awstest.Store(t, clients)
+	ctx := context.Background()
+	site := store.Website{Account: "acme", Domain: "example.com"}
+	if err := st.CreateWebsite(ctx, &site); err != nil {
+		t.Fatal(err)
+	}
+	pages := []store.Page{{URL: "/"}, {URL: "/shop"}}
+	if err := st.CreatePages(ctx, site, pages); err != nil {
+		t.Fatal(err)
+	}
+	q := awstest.Queue(t, clients, service.NotifyQueueSettings)
+	e := &watchEnv{t: t, store: st, site: site, pages: pages, today: day0}
+	e.watcher = regression.NewWatcher(st, awstest.Bucket(t), event.NewRecorder(st, notify.NewQueue(q), awstest.Log(t)), awstest.Log(t))
+	e.watcher.SetClock(func() time.Time { return e.today })
+	return e
+}
+
+// lab stores a day's lab result of page (desktop) with three runs around lcp, then evaluates
+// its series as the audit worker does.
+func (e *watchEnv) lab(rng *rand.Rand, page store.Page, day int, lcp float64) {
+	e.t.Helper()
+	e.today = day0.AddDate(0, 0, day)
+	runs := []float64{lcp * (1 + 0.02*rng.NormFloat64()), lcp * (1 + 0.02*rng.NormFloat64()), lcp * (1 + 0.02*rng.NormFloat64())}
+	res := store.LabResult{Device: "desktop", Day: store.Day(e.today), Audited: e.today, Runs: 3,
+		Metrics: map[string]float64{"lcp": runs[1], "performance_score": 90}, Samples: map[string][]float64{"lcp": runs, "performance_score": {90, 90, 90}}}
+	if err := e.store.PutLabResult(context.Background(), e.site, page, res); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.watcher.Lab(context.Background(), e.site, page, "desktop"); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *watchEnv) regressions(f store.RegressionFilter) []store.Regression {
+	e.t.Helper()
+	regs, _, err := e.store.Regressions(context.Background(), e.site, f, "", 0)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return regs
+}
+
+func (e *watchEnv) events() []store.Event {
+	e.t.Helper()
+	evs, _, err := e.store.Events(context.Background(), e.site, store.EventFilter{}, "", 0)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return evs
+}
+
+// TestWatcherLab plays a page's daily audits: 15 quiet days, a 40 % LCP step found on its
+// second day under the defaults (without a cause: no report is stored), then back to the old
+// level: recovered on the second day back, with an event each time. While the website's own
+// threshold is above the step, it does not count.
+func TestWatcherLab(t *testing.T) {
+	e := newWatchEnv(t)
+	rng := rand.New(rand.NewPCG(1, 2))
+	ctx := context.Background()
+	if err := e.store.PutRegressionThresholds(ctx, e.site, map[string]store.RegressionThreshold{"lcp": {Relative: 0.5, Absolute: 100}}); err != nil {
+		t.Fatal(err)
+	}
+	for d := range 15 {
+		e.lab(rng, e.pages[0], d, 1500)
+	}
+	e.lab(rng, e.pages[0], 15, 2100)
+	if regs := e.regressions(store.RegressionFilter{}); len(regs) != 0 {
+		t.Fatalf("a change found on its first day: %+v", regs)
+	}
+	e.lab(rng, e.pages[0], 16, 2100)
+	regs := e.regressions(store.RegressionFilter{})
+	if len(regs) != 0 {
+		t.Fatalf("a 40 %% step counted under the website's 50 %% threshold: %+v", regs)
+	}
+	// Back to the defaults (10 % and 100 ms): the step counts from its first day.
+	if err := e.store.PutRegressionThresholds(ctx, e.site, map[string]store.RegressionThreshold{}); err != nil {
+		t.Fatal(err)
+	}
+	e.lab(rng, e.pages[0], 17, 2100)
+	regs = e.regressions(store.RegressionFilter{})
+	if len(regs) != 1 {
+		t.Fatalf("regressions %+v, want the LCP step", regs)
+	}
+	r := regs[0]
+	if r.Kind != store.KindRegression || r.Source != regression.SourceLab || r.Metric != "lcp" || r.FirstBad != store.Day(day0.AddDate(0, 0, 15)) ||
+		r.Status != store.RegressionOpen || r.Percent < 30 || r.Percent > 50 || r.P >= 0.001 || len(r.Cause) != 0 {
+		t.Fatalf("regression %+v", r)
+	}
+	// The same day evaluated again (a redelivered message) records nothing more.
+	if err := e.watcher.Lab(ctx, e.site, e.pages[0], "desktop"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(e.regressions(store.RegressionFilter{})); n != 1 {
+		t.Fatalf("%d regressions after a redelivery", n)
+	}
+	e.lab(rng, e.pages[0], 18, 1500)
+	if r := e.regressions(store.RegressionFilter{})[0]; r.Status != store.RegressionOpen {
+		t.Fatalf("recovered after one day back: %+v", r)
+	}
+	e.lab(rng, e.pages[0], 19, 1500)
+	regs = e.regressions(store.RegressionFilter{})
+	if len(regs) != 1 || regs[0].Status != store.RegressionRecovered || regs[0].Recovered != store.Day(day0.AddDate(0, 0, 18)) {
+		t.Fatalf("regressions %+v, want the step recovered from day 18 (and no improvement for the way back)", regs)
+	}
+	evs := e.events()
+	if len(evs) != 2 || evs[0].Type != event.RegressionRecovered || evs[1].Type != event.RegressionDetected || evs[0].Regression != r.ID {
+		t.Fatalf("events %+v, want detected then recovered", evs)
+	}
+}
+
+// TestWatcherUX: the user-experience dataset's daily p75 (one value a day) counts a change
+// after six days at the new level.
+func TestWatcherUX(t *testing.T) {
+	e := newWatchEnv(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	ctx := context.Background()
+	var found []int
+	for d := range 28 {
+		e.today = day0.AddDate(0, 0, d)
+		p75 := 2000.0
+		if d >= 20 {
+			p75 = 2600
+		}
+		r := store.UXResult{Device: "mobile", Day: store.Day(e.today), Collected: e.today,
+			Vitals: map[string]store.Vital{"lcp": {P75: p75 + 10*rng.NormFloat64()}, "cls": {P75: 0.05}}}
+		if err := e.store.PutUXResult(ctx, e.site, e.pages[1], r); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.watcher.UX(ctx, e.site, e.pages[1].ID, "mobile"); err != nil {
+			t.Fatal(err)
+		}
+		if len(e.regressions(store.RegressionFilter{})) > 0 && len(found) == 0 {
+			found = append(found, d)
+		}
+	}
+	regs := e.regressions(store.RegressionFilter{Page: e.pages[1].ID})
+	if len(regs) != 1 || regs[0].Source != regression.SourceUX || regs[0].Metric != "lcp" || regs[0].FirstBad != store.Day(day0.AddDate(0, 0, 20)) {
+		t.Fatalf("regressions %+v, want the p75 step of day 20", regs)
+	}
+	if len(found) != 1 || found[0] != 25 {
+		t.Fatalf("found on day %v, want 25 (six values after the change)", found)
+	}
+}
