@@ -41,6 +41,7 @@ import (
 	"github.com/openvitals/openvitals/internal/notifyworker"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/regression"
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
@@ -131,10 +132,12 @@ func newE2E(t *testing.T, allowPrivate bool) *e2e {
 	t.Cleanup(func() { _ = os.RemoveAll(temp) })
 	nq := awstest.Queue(t, clients, service.NotifyQueueSettings)
 	keys := seal.FixedKey(seal.GenerateKey())
+	events := event.NewRecorder(st, notify.NewQueue(nq), log)
 	worker := auditworker.NewWorker(auditworker.WorkerConfig{
 		Runs: 1, Scheme: "http",
-		Browser: browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: allowPrivate}, TempRoot: temp},
-		Events:  event.NewRecorder(st, notify.NewQueue(nq), log),
+		Browser:     browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: allowPrivate}, TempRoot: temp},
+		Events:      events,
+		Regressions: regression.NewWatcher(st, objects, events, log),
 	}, st, objects, runner, log)
 	srv := api.New(api.Deps{Store: st, Purger: purge.NewQueue(pq), Auditor: audit.NewScheduler(st, q, log),
 		Reports: objects, Log: log, AllowLocalTargets: true, Credentials: keys, Notifications: notify.NewQueue(nq)})
@@ -327,6 +330,20 @@ func TestAuditEndToEnd(t *testing.T) {
 	elements := countElements(t, body)
 
 	for _, device := range []string{"desktop", "mobile"} {
+		// Every run's values of the watched metrics are kept for regression detection.
+		w, err := e.store.Website(context.Background(), "acme", site.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		results, err := e.store.LabResults(context.Background(), w, home, device, "20000101", "29991231")
+		if err != nil || len(results) != 1 {
+			t.Fatalf("%s: lab results %+v, %v", device, results, err)
+		}
+		for _, metric := range regression.SourceMetrics[regression.SourceLab] {
+			if got := results[0].Samples[metric]; len(got) != results[0].Runs {
+				t.Errorf("%s: %d samples of %s for %d runs", device, len(got), metric, results[0].Runs)
+			}
+		}
 		var detail struct {
 			LatestMetrics map[string]*float64
 		}

@@ -113,28 +113,35 @@ func (w *Watcher) Test(ctx context.Context, site store.Website, t store.Test) er
 	if err != nil {
 		return err
 	}
-	slices.SortFunc(runs, func(a, b store.Run) int { return a.Created.Compare(b.Created) })
 	var all []series
 	for _, metric := range SourceMetrics[SourceMultistep] {
-		s := series{source: SourceMultistep, test: t.ID, device: t.Device, metric: metric}
-		for _, r := range runs {
-			if r.Status != store.RunCompleted {
-				continue
-			}
-			v := map[string]*float64{"duration": r.Duration, "inp": r.INP, "tbt": r.TBT, "cls": r.CLS}[metric]
-			if v == nil {
-				continue
-			}
-			day := store.Day(r.Created)
-			if n := len(s.days); n > 0 && s.days[n-1].Day == day {
-				s.days[n-1].Values = append(s.days[n-1].Values, *v)
-			} else {
-				s.days = append(s.days, Day{Day: day, Values: []float64{*v}})
-			}
-		}
-		all = append(all, s)
+		all = append(all, series{source: SourceMultistep, test: t.ID, device: t.Device, metric: metric, days: RunDays(runs, metric)})
 	}
 	return w.evaluate(ctx, site, store.RegressionFilter{Test: t.ID}, all, nil)
+}
+
+// RunDays is a test's series of one metric: the values of its completed runs by UTC day of
+// their start, oldest first (failed runs measure nothing comparable).
+func RunDays(runs []store.Run, metric string) []Day {
+	runs = slices.Clone(runs)
+	slices.SortFunc(runs, func(a, b store.Run) int { return a.Created.Compare(b.Created) })
+	var days []Day
+	for _, r := range runs {
+		if r.Status != store.RunCompleted {
+			continue
+		}
+		v := map[string]*float64{"duration": r.Duration, "inp": r.INP, "tbt": r.TBT, "cls": r.CLS}[metric]
+		if v == nil {
+			continue
+		}
+		day := store.Day(r.Created)
+		if n := len(days); n > 0 && days[n-1].Day == day {
+			days[n-1].Values = append(days[n-1].Values, *v)
+		} else {
+			days = append(days, Day{Day: day, Values: []float64{*v}})
+		}
+	}
+	return days
 }
 
 // evaluate runs the detector on each series with what is recorded of it, and records what it

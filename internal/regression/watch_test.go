@@ -3,6 +3,7 @@ package regression_test
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -168,5 +169,48 @@ func TestWatcherUX(t *testing.T) {
 	}
 	if len(found) != 1 || found[0] != 25 {
 		t.Fatalf("found on day %v, want 25 (six values after the change)", found)
+	}
+}
+
+// TestRunDays: a test's runs make one day of values a UTC day, oldest first; failed runs and
+// runs without the metric are left out. A step of every run's duration is found.
+func TestRunDays(t *testing.T) {
+	ms := func(v float64) *float64 { return &v }
+	var runs []store.Run
+	rng := rand.New(rand.NewPCG(5, 6))
+	midnight := day0.Truncate(24 * time.Hour)
+	for d := range 20 {
+		for h := range 4 { // four runs a day
+			dur := 4000.0
+			if d >= 16 {
+				dur = 5200
+			}
+			r := store.Run{Created: midnight.AddDate(0, 0, d).Add(time.Duration(1+5*h) * time.Hour), Status: store.RunCompleted,
+				Duration: ms(dur * (1 + 0.02*rng.NormFloat64()))}
+			if h == 3 && d%5 == 0 {
+				r.Status, r.Duration = store.RunFailed, ms(90000)
+			}
+			runs = append(runs, r)
+		}
+	}
+	slices.Reverse(runs) // newest first, as the store lists them
+	days := regression.RunDays(runs, "duration")
+	if len(days) != 20 || days[0].Day != store.Day(day0) || len(days[0].Values) != 3 || len(days[1].Values) != 4 {
+		t.Fatalf("days %d, first %+v, second %+v", len(days), days[0], days[1])
+	}
+	for _, d := range days {
+		for _, v := range d.Values {
+			if v > 10000 {
+				t.Fatalf("a failed run's duration in the series: %+v", d)
+			}
+		}
+	}
+	if inp := regression.RunDays(runs, "inp"); len(inp) != 0 {
+		t.Fatalf("inp series of runs without inp: %+v", inp)
+	}
+	d := regression.NewDetector()
+	ch, ok := d.Detect(days, 0, regression.Thresholds{}.For("duration"), true)
+	if !ok || ch.FirstBad != store.Day(day0.AddDate(0, 0, 16)) || !ch.Worse {
+		t.Fatalf("duration step: %+v %v", ch, ok)
 	}
 }
