@@ -109,7 +109,8 @@ func annotationWindow(r store.Regression) (time.Time, time.Time) {
 var regressionStatuses = []string{store.RegressionOpen, store.RegressionRecovered, store.RegressionAcknowledged}
 
 // listRegressions answers a website's regressions and improvements, newest first (by first bad
-// day), filtered by status, kind, metric, page, device, test and date (the first bad day).
+// day), filtered by status, kind, metric, page, device, test, source and date (the first bad
+// day).
 func (s *Server) listRegressions(w http.ResponseWriter, r *http.Request, c caller) error {
 	win, err := listWindow(r)
 	if err != nil {
@@ -117,7 +118,7 @@ func (s *Server) listRegressions(w http.ResponseWriter, r *http.Request, c calle
 	}
 	q := r.URL.Query()
 	f := store.RegressionFilter{Status: q.Get("status"), Kind: q.Get("kind"), Metric: q.Get("metric"),
-		Page: q.Get("page"), Device: q.Get("device"), Test: q.Get("test")}
+		Page: q.Get("page"), Device: q.Get("device"), Test: q.Get("test"), Source: q.Get("source")}
 	var errs fieldErrors
 	if f.Status != "" && !slices.Contains(regressionStatuses, f.Status) {
 		errs.add("status", "must be open, recovered or acknowledged")
@@ -127,6 +128,9 @@ func (s *Server) listRegressions(w http.ResponseWriter, r *http.Request, c calle
 	}
 	if _, ok := regression.Lookup(f.Metric); f.Metric != "" && !ok {
 		errs.add("metric", "must be one of %s", strings.Join(regression.MetricNames(), ", "))
+	}
+	if _, ok := regression.SourceMetrics[f.Source]; f.Source != "" && !ok {
+		errs.add("source", "must be lab, ux, rum or multistep")
 	}
 	if f.Device != "" && f.Device != "desktop" && f.Device != "mobile" {
 		errs.add("device", "must be desktop or mobile")

@@ -125,6 +125,8 @@ func TestRegressionsAPI(t *testing.T) {
 		{"page=" + pages[0].ID + "&device=mobile", []string{lcp.ID}},
 		{"date=20261101-20261110", []string{cls.ID}},
 		{"status=open&kind=regression", []string{lcp.ID}},
+		{"source=lab&metric=tbt", []string{better.ID}},
+		{"source=rum", nil},
 	} {
 		t.Run(tc.query, func(t *testing.T) {
 			list := listOf[regressionOut](t, e.do("GET", base+"/regressions?"+tc.query, viewerKey, nil).want(t, 200))
@@ -137,7 +139,7 @@ func TestRegressionsAPI(t *testing.T) {
 			}
 		})
 	}
-	for _, q := range []string{"status=closed", "metric=fid", "kind=x", "device=tv", "date=2026", "limit=0"} {
+	for _, q := range []string{"status=closed", "metric=fid", "kind=x", "device=tv", "source=crux", "date=2026", "limit=0"} {
 		e.do("GET", base+"/regressions?"+q, viewerKey, nil).want(t, 400).problem(t)
 	}
 	// Cursor pagination visits each once.

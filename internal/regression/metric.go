@@ -21,6 +21,7 @@ const (
 	SourceLab       = "lab"       // every Lighthouse run of a page's daily audit on a device
 	SourceUX        = "ux"        // the user-experience dataset's daily p75 of a page on a device
 	SourceMultistep = "multistep" // every run of a multistep test
+	SourceRUM       = "rum"       // real users' daily p75 of a page (all devices)
 )
 
 var metrics = map[string]Metric{}
@@ -50,6 +51,7 @@ var SourceMetrics = map[string][]string{
 	SourceLab:       {"performance_score", "lcp", "fcp", "cls", "tbt", "speed_index", "ttfb", "kb_total", "requests"},
 	SourceUX:        {"lcp", "fcp", "cls", "inp", "ttfb"},
 	SourceMultistep: {"duration", "inp", "tbt", "cls"},
+	SourceRUM:       {"lcp", "fcp", "cls", "inp", "ttfb"},
 }
 
 // Lookup returns a watched metric by name.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/event"
+	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -105,6 +106,64 @@ func (w *Watcher) UX(ctx context.Context, site store.Website, page, device strin
 		all = append(all, s)
 	}
 	return w.evaluate(ctx, site, store.RegressionFilter{Page: page, Device: device}, all, nil)
+}
+
+// RUMReports answers real-user reports; *rum.Reader is one.
+type RUMReports interface {
+	Report(ctx context.Context, q rum.Query) (rum.Report, error)
+}
+
+// RUMDays is how many whole days of real-user data a website's evaluation reads, and
+// MinRUMViews how many page views a page needs in a day for that day to count: a p75 of a
+// handful of views is noise.
+const (
+	RUMDays     = 28
+	MinRUMViews = 50
+)
+
+// RUM evaluates the real-user series of a website's pages: each page's daily p75 of the web
+// vitals over the whole days before today (the daily run calls it once a day). A page's day
+// with fewer than MinRUMViews views is left out.
+func (w *Watcher) RUM(ctx context.Context, site store.Website, reports RUMReports) error {
+	pages, err := w.store.Pages(ctx, site)
+	if err != nil {
+		return err
+	}
+	byKey := map[string]store.Page{}
+	for _, p := range pages {
+		if key, _, err := rum.PageKey("https://" + site.Domain + p.URL); err == nil {
+			byKey[key] = p
+		}
+	}
+	metrics := SourceMetrics[SourceRUM]
+	days := map[string]map[string][]Day{} // page ID, metric: days
+	today := w.now().UTC().Truncate(24 * time.Hour)
+	for back := RUMDays; back >= 1; back-- {
+		day := today.AddDate(0, 0, -back)
+		rep, err := reports.Report(ctx, rum.Query{Account: site.Account, Website: site.ID, Dim: rum.DimPages, Metrics: metrics, From: day, To: day})
+		if err != nil {
+			return err
+		}
+		for _, row := range rep.Rows {
+			p, ok := byKey[row.Key]
+			if !ok || row.Views < MinRUMViews {
+				continue
+			}
+			if days[p.ID] == nil {
+				days[p.ID] = map[string][]Day{}
+			}
+			for metric, v := range row.P75 {
+				days[p.ID][metric] = append(days[p.ID][metric], Day{Day: store.Day(day), Values: []float64{v}})
+			}
+		}
+	}
+	var all []series
+	for page, byMetric := range days {
+		for _, metric := range metrics {
+			all = append(all, series{source: SourceRUM, page: page, metric: metric, days: byMetric[metric]})
+		}
+	}
+	return w.evaluate(ctx, site, store.RegressionFilter{Source: SourceRUM}, all, nil)
 }
 
 // Test evaluates a multistep test's series (every completed run's values, by day).

@@ -2,15 +2,22 @@ package regression_test
 
 import (
 	"context"
+	"encoding/json"
 	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/notify"
+	"github.com/openvitals/openvitals/internal/quota"
 	"github.com/openvitals/openvitals/internal/regression"
+	"github.com/openvitals/openvitals/internal/rum"
+	"github.com/openvitals/openvitals/internal/rum/geo"
+	"github.com/openvitals/openvitals/internal/rumworker"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
 )
@@ -212,5 +219,54 @@ func TestRunDays(t *testing.T) {
 	ch, ok := d.Detect(days, 0, regression.Thresholds{}.For("duration"), true)
 	if !ok || ch.FirstBad != store.Day(day0.AddDate(0, 0, 16)) || !ch.Worse {
 		t.Fatalf("duration step: %+v %v", ch, ok)
+	}
+}
+
+// TestWatcherRUM folds four weeks of real users' page views through the aggregator: the home
+// page's LCP p75 steps up for its last six days, a page with too few views a day and a path
+// that is no page of the website are left out. The daily run's evaluation finds the step.
+func TestWatcherRUM(t *testing.T) {
+	e := newWatchEnv(t)
+	agg := rumworker.NewAggregatorWith(e.store, quota.NewKeeper(e.store, time.Now), awstest.Log(t), geo.Country)
+	rng := rand.New(rand.NewPCG(7, 8))
+	e.today = time.Date(2026, 10, 29, 2, 0, 0, 0, time.UTC)
+	for back := 28; back >= 1; back-- {
+		day := store.Day(e.today.AddDate(0, 0, -back))
+		var views []rum.View
+		for i := range 80 {
+			lcp := 1800.0
+			if back <= 6 {
+				lcp = 2600
+			}
+			page := "/"
+			switch {
+			case i%10 == 0:
+				page = "/shop" // 8 views a day: too few
+			case i%10 == 1:
+				page = "/not-a-page"
+			}
+			views = append(views, rum.View{ID: rum.NewViewID(e.today.AddDate(0, 0, -back).Add(time.Duration(i) * time.Second)), Day: day, Page: page, Country: "DE",
+				Metrics: map[string]float64{"lcp": lcp * (1 + 0.1*rng.NormFloat64()), "cls": 0.01}})
+		}
+		body, err := json.Marshal(rum.Batch{ID: "b" + day, Account: e.site.Account, Website: e.site.ID, Views: views})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := agg.HandleSQS(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m" + day, Body: string(body)}}})
+		if err != nil || len(resp.BatchItemFailures) > 0 {
+			t.Fatalf("fold %s: %v %v", day, err, resp.BatchItemFailures)
+		}
+	}
+	if err := e.watcher.RUM(context.Background(), e.site, rum.NewReader(e.store)); err != nil {
+		t.Fatal(err)
+	}
+	regs := e.regressions(store.RegressionFilter{})
+	if len(regs) != 1 {
+		t.Fatalf("regressions %+v, want the home page's LCP step", regs)
+	}
+	r := regs[0]
+	if r.Source != regression.SourceRUM || r.Page != e.pages[0].ID || r.Metric != "lcp" || r.Device != "" ||
+		r.FirstBad != store.Day(e.today.AddDate(0, 0, -6)) || r.Percent < 30 {
+		t.Fatalf("regression %+v", r)
 	}
 }

@@ -29,7 +29,7 @@ const (
 type Regression struct {
 	ID   string
 	Kind string // KindRegression or KindImprovement
-	// Source is the series' origin: "lab", "ux" or "multistep".
+	// Source is the series' origin: "lab", "ux", "rum" or "multistep".
 	Source             string
 	Page, Device, Test string `dynamodbav:",omitempty"`
 	Metric             string
@@ -173,8 +173,8 @@ func (s *Store) AcknowledgeRegression(ctx context.Context, w Website, id string,
 // RegressionFilter narrows the regressions list; empty fields do not filter. From and To are
 // days (yyyymmdd, both included) the first bad day lies in.
 type RegressionFilter struct {
-	Status, Metric, Page, Device, Test, Kind string
-	From, To                                 string
+	Status, Metric, Page, Device, Test, Kind, Source string
+	From, To                                         string
 }
 
 // Regressions lists a website's regressions newest first (by first bad day): up to limit (0:
@@ -201,7 +201,7 @@ func (s *Store) Regressions(ctx context.Context, w Website, f RegressionFilter, 
 		ConsistentRead:           aws.Bool(true),
 	}
 	var conds []string
-	for attr, v := range map[string]string{"Status": f.Status, "Metric": f.Metric, "Page": f.Page, "Device": f.Device, "Test": f.Test, "Kind": f.Kind} {
+	for attr, v := range map[string]string{"Status": f.Status, "Metric": f.Metric, "Page": f.Page, "Device": f.Device, "Test": f.Test, "Kind": f.Kind, "Source": f.Source} {
 		if v != "" {
 			conds = append(conds, "#"+attr+" = :"+attr)
 			in.ExpressionAttributeNames["#"+attr] = attr
