@@ -79,6 +79,8 @@ func (p *auditPipeline) addFunctions(fns *functionFactory) {
 	// Queues the events its results cause to the notifier.
 	p.s.notifications.queue.GrantSendMessages(worker)
 	p.s.data.bucket.GrantPut(worker, nil)
+	// Reads two days' stored reports back for a regression's cause.
+	p.s.data.bucket.GrantRead(worker, nil)
 	// One message per invocation: a worker audits one page at a time (two Lighthouse runs at
 	// once skew each other's timings), and a failure is retried alone.
 	p.queue.feed(worker, awslambdaeventsources.SqsEventSourceProps{

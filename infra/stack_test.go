@@ -1610,7 +1610,7 @@ func TestLeastPrivilege(t *testing.T) {
 		},
 		"audit-worker": {
 			{"dynamodb:PutItem", table, true}, {"s3:PutObject", bucket, true},
-			{"s3:GetObject", "", false}, {"s3:DeleteObject", "", false},
+			{"s3:GetObject", bucket, true}, {"s3:DeleteObject", "", false},
 			{"sqs:ReceiveMessage", auditQ, true}, {"sqs:DeleteMessage", auditQ, true},
 			{"sqs:SendMessage", notifyQ, true}, {"sqs:SendMessage", auditQ, false}, {"sqs:SendMessage", purgeQ, false},
 			{"sqs:ReceiveMessage", purgeQ, false}, {"sqs:ReceiveMessage", multistepQ, false},

@@ -26,12 +26,8 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request, c caller) er
 			f.Types = append(f.Types, t)
 		}
 	}
-	if q.Has("date") {
-		from, to, err := s.dateRange(r, 0)
-		if err != nil {
-			return err
-		}
-		f.From, f.To = from.Format(dateRangeLayout), to.Format(dateRangeLayout)
+	if f.From, f.To, err = s.dayFilter(r); err != nil {
+		return err
 	}
 	site, err := s.website(r, c)
 	if err != nil {
@@ -50,6 +46,19 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request, c caller) er
 		next = cursorAfter(store.EventKey(evs[len(evs)-1]))
 	}
 	return writeJSON(w, http.StatusOK, listPage(out, next))
+}
+
+// dayFilter reads the optional date query parameter of a list as the first and last days
+// (yyyymmdd) it keeps; "" for both when it is absent.
+func (s *Server) dayFilter(r *http.Request) (string, string, error) {
+	if !r.URL.Query().Has("date") {
+		return "", "", nil
+	}
+	from, to, err := s.dateRange(r, 0)
+	if err != nil {
+		return "", "", err
+	}
+	return from.Format(dateRangeLayout), to.Format(dateRangeLayout), nil
 }
 
 // baseURL is the API's URL as the client reached it, for links.

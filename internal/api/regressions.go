@@ -138,12 +138,8 @@ func (s *Server) listRegressions(w http.ResponseWriter, r *http.Request, c calle
 	if len(errs) > 0 {
 		return badRequest("a query parameter has a value the list does not know", errs...)
 	}
-	if q.Has("date") {
-		from, to, err := s.dateRange(r, 0)
-		if err != nil {
-			return err
-		}
-		f.From, f.To = from.Format(dateRangeLayout), to.Format(dateRangeLayout)
+	if f.From, f.To, err = s.dayFilter(r); err != nil {
+		return err
 	}
 	site, err := s.website(r, c)
 	if err != nil {
@@ -206,6 +202,11 @@ func (s *Server) getRegression(w http.ResponseWriter, r *http.Request, c caller)
 	if err != nil {
 		return err
 	}
+	return s.writeRegression(w, r, site, reg)
+}
+
+// writeRegression answers one regression with the annotations of its cause.
+func (s *Server) writeRegression(w http.ResponseWriter, r *http.Request, site store.Website, reg store.Regression) error {
 	annotations, err := s.annotationsFor(r, site, []store.Regression{reg})
 	if err != nil {
 		return err
@@ -234,11 +235,7 @@ func (s *Server) updateRegression(w http.ResponseWriter, r *http.Request, c call
 	if err != nil {
 		return err
 	}
-	annotations, err := s.annotationsFor(r, site, []store.Regression{reg})
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, toRegressionJSON(reg, annotations))
+	return s.writeRegression(w, r, site, reg)
 }
 
 // getRegressionThresholds answers the least change of every watched metric in effect for the

@@ -241,17 +241,12 @@ func (s *Store) Events(ctx context.Context, w Website, f EventFilter, before str
 	if f.To != "" {
 		hi = eventSKPrefix + f.To + "\U0010FFFF"
 	}
-	if before != "" && eventSKPrefix+before < hi {
-		hi = eventSKPrefix + before
+	skip := ""
+	if before != "" {
+		skip = eventSKPrefix + before
 	}
-	in := &dynamodb.QueryInput{
-		TableName:              aws.String(s.table),
-		KeyConditionExpression: aws.String("PK = :pk AND SK BETWEEN :lo AND :hi"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-			":pk": str(websitePK(w.Account, w.ID)), ":lo": str(lo), ":hi": str(hi),
-		},
-		ScanIndexForward: aws.Bool(false),
-	}
+	in := s.newestFirst(websitePK(w.Account, w.ID), lo, hi, skip)
+	in.ConsistentRead = nil
 	if len(f.Types) > 0 {
 		names := make([]string, len(f.Types))
 		for i, t := range f.Types {
@@ -260,27 +255,5 @@ func (s *Store) Events(ctx context.Context, w Website, f EventFilter, before str
 		}
 		in.FilterExpression = aws.String("EventType IN (" + strings.Join(names, ", ") + ")")
 	}
-	var out []Event
-	p := dynamodb.NewQueryPaginator(s.db, in)
-	for p.HasMorePages() && (limit == 0 || len(out) <= limit) {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, false, fmt.Errorf("list events: %w", err)
-		}
-		var items []eventItem
-		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
-			return nil, false, fmt.Errorf("decode events: %w", err)
-		}
-		for _, it := range items {
-			if it.SK == eventSKPrefix+before {
-				continue
-			}
-			out = append(out, it.Event)
-		}
-	}
-	more := false
-	if limit > 0 && len(out) > limit {
-		out, more = out[:limit], true
-	}
-	return out, more, nil
+	return window(ctx, s, in, skip, limit, "events", func(it eventItem) (string, Event) { return it.SK, it.Event })
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // Budgets and multistep tests are plain items of a website's partition keyed by their ID; these
@@ -68,4 +69,50 @@ func (s *Store) deleteItem(ctx context.Context, pk, sk, what string) error {
 		return fmt.Errorf("delete %s: %w", what, err)
 	}
 	return nil
+}
+
+// newestFirst selects the items of a partition whose sort key lies between lo and hi
+// (inclusive), newest (highest key) first, for a list window: at most up to before, a sort key
+// that is the previous window's last item (skipped), when before is not "".
+func (s *Store) newestFirst(pk, lo, hi, before string) *dynamodb.QueryInput {
+	if before != "" && before < hi {
+		hi = before
+	}
+	return &dynamodb.QueryInput{
+		TableName:              aws.String(s.table),
+		KeyConditionExpression: aws.String("PK = :pk AND SK BETWEEN :lo AND :hi"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
+			":pk": str(pk), ":lo": str(lo), ":hi": str(hi),
+		},
+		ScanIndexForward: aws.Bool(false),
+		ConsistentRead:   aws.Bool(true),
+	}
+}
+
+// window runs a newestFirst query until it holds more than limit items (0: all of them),
+// leaving out the item whose sort key is skip, and tells whether more remain. item turns a
+// decoded item into its value and gives its sort key.
+func window[I, T any](ctx context.Context, s *Store, in *dynamodb.QueryInput, skip string, limit int, what string, item func(I) (string, T)) ([]T, bool, error) {
+	var out []T
+	p := dynamodb.NewQueryPaginator(s.db, in)
+	for p.HasMorePages() && (limit == 0 || len(out) <= limit) {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, false, fmt.Errorf("list %s: %w", what, err)
+		}
+		var items []I
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
+			return nil, false, fmt.Errorf("decode %s: %w", what, err)
+		}
+		for _, it := range items {
+			if sk, v := item(it); sk != skip {
+				out = append(out, v)
+			}
+		}
+	}
+	more := false
+	if limit > 0 && len(out) > limit {
+		out, more = out[:limit], true
+	}
+	return out, more, nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base32"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -187,55 +188,27 @@ func (s *Store) Regressions(ctx context.Context, w Website, f RegressionFilter, 
 	if f.To != "" {
 		hi = regressionSKPrefix + "rg_" + f.To + "\U0010FFFF"
 	}
-	if after != "" && regressionSK(after) < hi {
-		hi = regressionSK(after)
+	skip := ""
+	if after != "" {
+		skip = regressionSK(after)
 	}
-	in := &dynamodb.QueryInput{
-		TableName:              aws.String(s.table),
-		KeyConditionExpression: aws.String("PK = :pk AND SK BETWEEN :lo AND :hi"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-			":pk": str(websitePK(w.Account, w.ID)), ":lo": str(lo), ":hi": str(hi),
-		},
-		ExpressionAttributeNames: map[string]string{},
-		ScanIndexForward:         aws.Bool(false),
-		ConsistentRead:           aws.Bool(true),
-	}
+	in := s.newestFirst(websitePK(w.Account, w.ID), lo, hi, skip)
 	var conds []string
 	for attr, v := range map[string]string{"Status": f.Status, "Metric": f.Metric, "Page": f.Page, "Device": f.Device, "Test": f.Test, "Kind": f.Kind, "Source": f.Source} {
 		if v != "" {
+			if in.ExpressionAttributeNames == nil {
+				in.ExpressionAttributeNames = map[string]string{}
+			}
 			conds = append(conds, "#"+attr+" = :"+attr)
 			in.ExpressionAttributeNames["#"+attr] = attr
 			in.ExpressionAttributeValues[":"+attr] = str(v)
 		}
 	}
 	if len(conds) > 0 {
+		slices.Sort(conds) // one expression for one filter, whatever the map's order
 		in.FilterExpression = aws.String(strings.Join(conds, " AND "))
-	} else {
-		in.ExpressionAttributeNames = nil
 	}
-	var out []Regression
-	p := dynamodb.NewQueryPaginator(s.db, in)
-	for p.HasMorePages() && (limit == 0 || len(out) <= limit) {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, false, fmt.Errorf("list regressions: %w", err)
-		}
-		var items []regressionItem
-		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
-			return nil, false, fmt.Errorf("decode regressions: %w", err)
-		}
-		for _, it := range items {
-			if it.SK == regressionSK(after) {
-				continue
-			}
-			out = append(out, it.Regression)
-		}
-	}
-	more := false
-	if limit > 0 && len(out) > limit {
-		out, more = out[:limit], true
-	}
-	return out, more, nil
+	return window(ctx, s, in, skip, limit, "regressions", func(it regressionItem) (string, Regression) { return it.SK, it.Regression })
 }
 
 // RegressionThreshold is a website's least change of one metric (see regression.Threshold).
@@ -263,18 +236,24 @@ func (s *Store) RegressionThresholds(ctx context.Context, w Website) (map[string
 
 // PutRegressionThresholds replaces a website's own least changes, while the website exists.
 func (s *Store) PutRegressionThresholds(ctx context.Context, w Website, t map[string]RegressionThreshold) error {
-	item, err := attributevalue.MarshalMap(thresholdsItem{PK: websitePK(w.Account, w.ID), SK: regressionThresholdsSK, Type: "regression-thresholds", Thresholds: t})
+	return s.putWhileWebsite(ctx, w, thresholdsItem{PK: websitePK(w.Account, w.ID), SK: regressionThresholdsSK, Type: "regression-thresholds", Thresholds: t}, "regression thresholds")
+}
+
+// putWhileWebsite writes item (creating or replacing it) only while the website exists
+// (ErrNotFound otherwise): nothing written after a deletion outlives its purge.
+func (s *Store) putWhileWebsite(ctx context.Context, w Website, item any, what string) error {
+	av, err := attributevalue.MarshalMap(item)
 	if err != nil {
 		return err
 	}
 	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
-		{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: item}}, s.websiteExists(w),
+		{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: av}}, s.websiteExists(w),
 	}})
 	if len(cancellationReasons(err)) > 0 {
 		return fmt.Errorf("website %s: %w", w.ID, ErrNotFound)
 	}
 	if err != nil {
-		return fmt.Errorf("put regression thresholds: %w", err)
+		return fmt.Errorf("put %s: %w", what, err)
 	}
 	return nil
 }
@@ -297,20 +276,7 @@ type annotationItem struct {
 
 // PutAnnotation records an annotation (its ID set by the caller), while the website exists.
 func (s *Store) PutAnnotation(ctx context.Context, w Website, a Annotation) error {
-	item, err := attributevalue.MarshalMap(annotationItem{PK: websitePK(w.Account, w.ID), SK: annotationSK(a.At, a.ID), Type: "annotation", Annotation: a})
-	if err != nil {
-		return err
-	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
-		{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: item}}, s.websiteExists(w),
-	}})
-	if len(cancellationReasons(err)) > 0 {
-		return fmt.Errorf("website %s: %w", w.ID, ErrNotFound)
-	}
-	if err != nil {
-		return fmt.Errorf("put annotation: %w", err)
-	}
-	return nil
+	return s.putWhileWebsite(ctx, w, annotationItem{PK: websitePK(w.Account, w.ID), SK: annotationSK(a.At, a.ID), Type: "annotation", Annotation: a}, "annotation")
 }
 
 // Annotations lists a website's annotations from from to to (both included; zero: no bound),
@@ -323,43 +289,15 @@ func (s *Store) Annotations(ctx context.Context, w Website, from, to time.Time, 
 	if !to.IsZero() {
 		hi = annotationSK(to, "\U0010FFFF")
 	}
-	if after != "" && annotationSKPrefix+after < hi {
-		hi = annotationSKPrefix + after
+	skip := ""
+	if after != "" {
+		skip = annotationSKPrefix + after
 	}
-	in := &dynamodb.QueryInput{
-		TableName:              aws.String(s.table),
-		KeyConditionExpression: aws.String("PK = :pk AND SK BETWEEN :lo AND :hi"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-			":pk": str(websitePK(w.Account, w.ID)), ":lo": str(lo), ":hi": str(hi),
-		},
-		ScanIndexForward: aws.Bool(false),
-		ConsistentRead:   aws.Bool(true),
-	}
+	in := s.newestFirst(websitePK(w.Account, w.ID), lo, hi, skip)
 	if limit > 0 {
 		in.Limit = aws.Int32(int32(limit + 1))
 	}
-	var out []Annotation
-	p := dynamodb.NewQueryPaginator(s.db, in)
-	for p.HasMorePages() && (limit == 0 || len(out) <= limit) {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, false, fmt.Errorf("list annotations: %w", err)
-		}
-		var items []annotationItem
-		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
-			return nil, false, fmt.Errorf("decode annotations: %w", err)
-		}
-		for _, it := range items {
-			if it.SK != annotationSKPrefix+after {
-				out = append(out, it.Annotation)
-			}
-		}
-	}
-	more := false
-	if limit > 0 && len(out) > limit {
-		out, more = out[:limit], true
-	}
-	return out, more, nil
+	return window(ctx, s, in, skip, limit, "annotations", func(it annotationItem) (string, Annotation) { return it.SK, it.Annotation })
 }
 
 // AnnotationKey is an annotation's place in the list: the cursor of the annotations list.
