@@ -121,7 +121,7 @@ func variantSite(t testing.TB) (string, func(variant string)) {
 // TestRegressionCause audits the shop page and each variant for real (Chromium, Lighthouse,
 // desktop) and checks that the injected change tops the cause of the regression it makes.
 // Then it plays the whole path for the larger hero: two weeks of results at the old level,
-// two days at the new, the two reports in the bucket; the watcher records the regression with
+// three days at the new, the two reports in the bucket; the watcher records the regression with
 // that cause and its regression.detected event, and a redelivery records nothing more.
 func TestRegressionCause(t *testing.T) {
 	e := newBenchEnv(t)
@@ -194,7 +194,7 @@ func TestRegressionCause(t *testing.T) {
 	}
 	start := time.Date(2026, 11, 1, 3, 0, 0, 0, time.UTC)
 	rnd := rand.New(rand.NewSource(5))
-	for i := range 16 {
+	for i := range 17 {
 		day := store.Day(start.AddDate(0, 0, i))
 		level, raw := 900.0, beforeRaw
 		if i >= 14 {
@@ -212,7 +212,7 @@ func TestRegressionCause(t *testing.T) {
 	}
 	notifications := awstest.Queue(t, awstest.Clients(t), service.NotifyQueueSettings)
 	watcher := regression.NewWatcher(e.store, e.objects, event.NewRecorder(e.store, notify.NewQueue(notifications), awstest.Log(t)), awstest.Log(t))
-	watcher.SetClock(func() time.Time { return start.AddDate(0, 0, 15) })
+	watcher.SetClock(func() time.Time { return start.AddDate(0, 0, 16) })
 	for range 2 { // the second evaluation is a redelivered message: nothing new
 		if err := watcher.Lab(ctx, site, page, "desktop"); err != nil {
 			t.Fatal(err)

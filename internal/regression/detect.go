@@ -71,9 +71,6 @@ type Detector struct {
 	// NearFraction is the part of the least change by which every day since a change, even
 	// its run nearest the old level, must be off that level.
 	NearFraction float64
-	// NoisySpread: a series whose interquartile range before a change is at least this part
-	// of the least change must have lasted a day more than PersistDays.
-	NoisySpread float64
 	// FarOut is how many interquartile ranges beyond its quartiles a value is far out of its
 	// sample, and set aside (Tukey's fences).
 	FarOut float64
@@ -82,8 +79,8 @@ type Detector struct {
 // NewDetector returns the detector openvitals uses (see BENCHMARKS.md, "Regression detection",
 // for how these values were chosen against labelled series).
 func NewDetector() Detector {
-	return Detector{Alpha: 0.001, Window: 14, MinBeforeDays: 3, MinBeforeValues: 6, PersistDays: 2, MinAfterValues: 6, MaxAgeDays: 10, DayAlpha: 0.05,
-		NearFraction: 0.4, NoisySpread: 0.4, FarOut: 1.5}
+	return Detector{Alpha: 0.001, Window: 14, MinBeforeDays: 3, MinBeforeValues: 6, PersistDays: 3, MinAfterValues: 6, MaxAgeDays: 10, DayAlpha: 0.05,
+		NearFraction: 0.4, FarOut: 1.5}
 }
 
 // Detect looks for a change of level at the end of series (oldest first, one entry per day,
@@ -109,23 +106,25 @@ func (d Detector) Detect(series []Day, from int, t Threshold, higherIsWorse bool
 		if delta == 0 {
 			continue
 		}
-		// A series whose own spread is NoisySpread of the least change or more waits a day more
-		// before it believes a change (TBT, a page with network variance).
-		if lv := level(before); lv.Spread >= least*d.NoisySpread && len(series)-c < d.PersistDays+1 {
-			continue
-		}
 		// Every day since the change must sit off the old level, on the change's side, by half
-		// the least change, and even its run nearest the old level by NearFraction of it: a
-		// change moves every run, while a slow run (another process on the machine) is one run, and a day with two
-		// such runs has a median off but a nearest run where it was. A day back at the old level
-		// means the change did not last.
-		lasting := true
+		// the least change, and its run nearest the old level by NearFraction of it: a change
+		// moves every run, while a slow run (another process on the machine) is one run, and a
+		// day with two such runs has a median off but a nearest run where it was. A day back at
+		// the old level means the change did not last; of three days or more, one may have its
+		// nearest run back (see maxLapses).
+		lasting, lapses := true, 0
 		for _, day := range series[c:] {
 			off := shifted(day.Values, b, delta)
-			if median(off) < least/2 || slices.Min(off) < least*d.NearFraction {
+			if median(off) < least/2 {
 				lasting = false
 				break
 			}
+			if slices.Min(off) < least*d.NearFraction {
+				lapses++
+			}
+		}
+		if lapses > maxLapses(len(series)-c) {
+			lasting = false
 		}
 		if !lasting {
 			continue
@@ -224,16 +223,27 @@ func (d Detector) eachDayOff(before []float64, after []Day, delta float64) bool 
 	if delta < 0 {
 		alt = stats.LocationLess
 	}
+	lapses := 0
 	for _, day := range after {
 		if len(day.Values) < 2 {
 			continue // a daily p75: its days' medians were checked; the pooled test decides
 		}
 		r, err := stats.MannWhitneyUTest(day.Values, before, alt)
 		if err != nil || r.P >= d.DayAlpha {
-			return false
+			lapses++
 		}
 	}
-	return true
+	return lapses <= maxLapses(len(after))
+}
+
+// maxLapses is how many days of a change lasting days may fail a day's own checks (its run
+// nearest the old level, its own test) while their medians stay off: none of two, one of
+// three or more.
+func maxLapses(days int) int {
+	if days >= 3 {
+		return 1
+	}
+	return 0
 }
 
 // mannWhitneyP is the two-sided p-value of the Mann-Whitney U test of x against y; samples

@@ -52,8 +52,8 @@ func TestDetect(t *testing.T) {
 		minDays int // days the change must be found after (persistence)
 	}{
 		{name: "quiet", days: makeSeries(rand.New(rand.NewPCG(1, 1)), 30, 1500, 0.03, -1, 1)},
-		{name: "step 20 % after two days", days: makeSeries(rand.New(rand.NewPCG(2, 1)), 22, 1500, 0.03, 20, 1.2), found: true, worse: true, onset: 20},
-		{name: "step 20 % on its first day only", days: makeSeries(rand.New(rand.NewPCG(3, 1)), 21, 1500, 0.03, 20, 1.2)},
+		{name: "step 20 % after three days", days: makeSeries(rand.New(rand.NewPCG(2, 1)), 23, 1500, 0.03, 20, 1.2), found: true, worse: true, onset: 20},
+		{name: "step 20 % on its first two days only", days: makeSeries(rand.New(rand.NewPCG(3, 1)), 22, 1500, 0.03, 20, 1.2)},
 		{name: "improvement 30 %", days: makeSeries(rand.New(rand.NewPCG(4, 1)), 25, 1500, 0.03, 21, 0.7), found: true, onset: 21},
 		{name: "step under the least change (5 %)", days: makeSeries(rand.New(rand.NewPCG(5, 1)), 25, 1500, 0.01, 20, 1.05)},
 		{name: "step under 100 ms although 15 %", days: makeSeries(rand.New(rand.NewPCG(6, 1)), 25, 500, 0.01, 20, 1.15)},
@@ -105,8 +105,8 @@ func TestDetectFromAndRecovered(t *testing.T) {
 	if _, ok := d.Recovered(days, ch); ok {
 		t.Fatal("recovered while still at the new level")
 	}
-	// Back to the old level for two days: recovered from the first of them.
-	back := makeSeries(rand.New(rand.NewPCG(9, 1)), 2, 1500, 0.02, -1, 1)
+	// Back to the old level for three days: recovered from the first of them.
+	back := makeSeries(rand.New(rand.NewPCG(9, 1)), 3, 1500, 0.02, -1, 1)
 	for i := range back {
 		back[i].Day = fmt.Sprint(20260125 + i)
 	}
@@ -115,9 +115,9 @@ func TestDetectFromAndRecovered(t *testing.T) {
 	if !ok || first != 24 {
 		t.Fatalf("recovered = %v from %d, want from 24", ok, first)
 	}
-	// One day back is not a recovery.
-	if _, ok := d.Recovered(days[:25], ch); ok {
-		t.Fatal("one day back counted as a recovery")
+	// Two days back are not a recovery yet.
+	if _, ok := d.Recovered(days[:26], ch); ok {
+		t.Fatal("two days back counted as a recovery")
 	}
 }
 
