@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -42,6 +43,16 @@ func (w *Watcher) labCause(ctx context.Context, before, after store.LabResult, m
 		}
 	}
 	return Explain(facts[0], facts[1], metric), nil
+}
+
+// ErrNoReport is a lab regression's cause missing a day's report.
+var ErrNoReport = errors.New("no stored report for the day")
+
+func reportKey(r store.LabResult) (string, error) {
+	if r.ReportKey == "" {
+		return "", fmt.Errorf("%s: %w", r.Day, ErrNoReport)
+	}
+	return r.ReportKey, nil
 }
 
 // weights say how much a kind of difference moves a metric, per unit of its estimated effect

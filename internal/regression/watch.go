@@ -3,7 +3,6 @@ package regression
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"slices"
 	"time"
@@ -319,14 +318,4 @@ func newRegression(site store.Website, s series, c Change, now time.Time) store.
 		r.Kind = store.KindRegression
 	}
 	return r
-}
-
-// ErrNoReport is a lab regression's cause missing a day's report.
-var ErrNoReport = errors.New("no stored report for the day")
-
-func reportKey(r store.LabResult) (string, error) {
-	if r.ReportKey == "" {
-		return "", fmt.Errorf("%s: %w", r.Day, ErrNoReport)
-	}
-	return r.ReportKey, nil
 }
