@@ -26,6 +26,10 @@ func title(t string) string {
 		return "Daily audit recovered"
 	case event.UXAssessmentChanged:
 		return "User-experience assessment changed"
+	case event.RegressionDetected:
+		return "Regression detected"
+	case event.RegressionRecovered:
+		return "Regression recovered"
 	case event.ChannelTest:
 		return "Test notification"
 	case event.DailyDigest:

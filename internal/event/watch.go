@@ -167,8 +167,9 @@ func (r *Recorder) UXAssessment(ctx context.Context, w store.Website, p store.Pa
 
 // Regression records a regression's state: open (or acknowledged) when found, recovered
 // later. A regression found is regression.detected, its recovery regression.recovered;
-// improvements are recorded without an event.
-func (r *Recorder) Regression(ctx context.Context, w store.Website, reg store.Regression) error {
+// improvements are recorded without an event. subject names the page or test for people
+// (its alias or URL; the ID when empty).
+func (r *Recorder) Regression(ctx context.Context, w store.Website, reg store.Regression, subject string) error {
 	if reg.Kind != store.KindRegression {
 		return nil
 	}
@@ -180,10 +181,13 @@ func (r *Recorder) Regression(ctx context.Context, w store.Website, reg store.Re
 	if reg.Status == store.RegressionRecovered {
 		value = store.RegressionRecovered
 	}
-	subject := reg.Metric + " of " + reg.Page
-	if reg.Test != "" {
-		subject = reg.Metric + " of multistep test " + reg.Test
+	if subject == "" {
+		subject = reg.Page + reg.Test
 	}
+	if reg.Test != "" {
+		subject = "multistep test " + subject
+	}
+	subject = reg.Metric + " of " + subject
 	if reg.Device != "" {
 		subject += " (" + reg.Device + ")"
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/openvitals/openvitals/internal/event"
@@ -262,11 +263,30 @@ func (w *Watcher) record(ctx context.Context, site store.Website, r store.Regres
 	if w.events == nil {
 		return nil
 	}
-	err := w.events.Regression(ctx, site, r)
+	err := w.events.Regression(ctx, site, r, w.subject(ctx, site, r))
 	if store.IsNotFound(err) { // the page or test is gone meanwhile
 		return nil
 	}
 	return err
+}
+
+// subject names a regression's page (alias, else URL) or test (alias) for people; "" when it
+// cannot be read (the event then names the ID).
+func (w *Watcher) subject(ctx context.Context, site store.Website, r store.Regression) string {
+	if r.Test != "" {
+		if t, err := w.store.Test(ctx, site, r.Test); err == nil {
+			return strconv.Quote(t.Alias)
+		}
+		return ""
+	}
+	p, err := w.store.Page(ctx, site, r.Page)
+	if err != nil {
+		return ""
+	}
+	if p.Alias != "" {
+		return p.Alias + " (" + p.URL + ")"
+	}
+	return p.URL
 }
 
 // thresholds are the website's least changes over the defaults.

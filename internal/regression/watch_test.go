@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,6 +145,9 @@ func TestWatcherLab(t *testing.T) {
 	evs := e.events()
 	if len(evs) != 2 || evs[0].Type != event.RegressionRecovered || evs[1].Type != event.RegressionDetected || evs[0].Regression != r.ID {
 		t.Fatalf("events %+v, want detected then recovered", evs)
+	}
+	if !strings.HasPrefix(evs[1].Summary, "Regression: lcp of / (desktop) went from 15") {
+		t.Errorf("summary %q does not name the page by its URL", evs[1].Summary)
 	}
 }
 
