@@ -2,7 +2,6 @@ package lighthouse
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/url"
 	"regexp"
 	"strings"
@@ -67,52 +66,32 @@ type Shift struct {
 
 // ReadFacts reads a report's facts from its JSON (lhr).
 func ReadFacts(raw []byte) (*Facts, error) {
-	rep, err := Parse(raw)
+	l, err := decodeLHR(raw)
 	if err != nil {
 		return nil, err
 	}
-	var l struct {
-		FinalDisplayedURL string `json:"finalDisplayedUrl"`
-		Audits            map[string]struct {
-			Details json.RawMessage `json:"details"`
-		} `json:"audits"`
-		Entities []struct {
-			Name         string `json:"name"`
-			IsFirstParty bool   `json:"isFirstParty"`
-		} `json:"entities"`
-	}
-	if err := json.Unmarshal(raw, &l); err != nil {
-		return nil, fmt.Errorf("lighthouse report: %w", err)
-	}
+	rep := l.report()
 	f := &Facts{Report: rep, RenderBlocking: map[string]Blocking{}, ScriptTime: map[string]float64{}}
 
 	// The LCP element: the node of lcp-breakdown-insight's list (or lcp-discovery-insight's).
+	type listItem struct {
+		Type string `json:"type"`
+		Node
+	}
 	for _, id := range []string{"lcp-breakdown-insight", "lcp-discovery-insight"} {
-		var d struct {
-			Items []struct {
-				Type string `json:"type"`
-				Node
-			} `json:"items"`
-		}
-		if json.Unmarshal(l.Audits[id].Details, &d) == nil {
-			for _, it := range d.Items {
-				if it.Type == "node" && f.LCPElement.Selector == "" {
-					f.LCPElement = it.Node
-				}
+		for _, it := range items[listItem](l, id) {
+			if it.Type == "node" && f.LCPElement.Selector == "" {
+				f.LCPElement = it.Node
 			}
 		}
 	}
 
-	var requests struct {
-		Items []Request `json:"items"`
-	}
-	_ = json.Unmarshal(l.Audits["network-requests"].Details, &requests)
 	firstParty := map[string]bool{}
 	for _, e := range l.Entities {
 		firstParty[e.Name] = e.IsFirstParty
 	}
 	pageHost := hostOf(rep.FinalURL)
-	for _, r := range requests.Items {
+	for _, r := range items[Request](l, "network-requests") {
 		if r.Entity != "" && len(l.Entities) > 0 {
 			r.ThirdParty = !firstParty[r.Entity]
 		} else {
@@ -128,42 +107,41 @@ func ReadFacts(raw []byte) (*Facts, error) {
 		}
 	}
 
-	var blocking struct {
-		Items []struct {
-			URL string `json:"url"`
-			Blocking
-		} `json:"items"`
+	type blockingItem struct {
+		URL string `json:"url"`
+		Blocking
 	}
-	_ = json.Unmarshal(l.Audits["render-blocking-insight"].Details, &blocking)
-	for _, it := range blocking.Items {
+	for _, it := range items[blockingItem](l, "render-blocking-insight") {
 		f.RenderBlocking[it.URL] = it.Blocking
 	}
-	var bootup struct {
-		Items []struct {
-			URL   string  `json:"url"`
-			Total float64 `json:"total"`
-		} `json:"items"`
+	type bootupItem struct {
+		URL   string  `json:"url"`
+		Total float64 `json:"total"`
 	}
-	_ = json.Unmarshal(l.Audits["bootup-time"].Details, &bootup)
-	for _, it := range bootup.Items {
+	for _, it := range items[bootupItem](l, "bootup-time") {
 		f.ScriptTime[it.URL] += it.Total
 	}
-	var tasks struct {
-		Items []LongTask `json:"items"`
+	f.LongTasks = items[LongTask](l, "long-tasks")
+	type shiftItem struct {
+		Node  Node    `json:"node"`
+		Score float64 `json:"score"`
 	}
-	_ = json.Unmarshal(l.Audits["long-tasks"].Details, &tasks)
-	f.LongTasks = tasks.Items
-	var shifts struct {
-		Items []struct {
-			Node  Node    `json:"node"`
-			Score float64 `json:"score"`
-		} `json:"items"`
-	}
-	_ = json.Unmarshal(l.Audits["layout-shifts"].Details, &shifts)
-	for _, it := range shifts.Items {
+	for _, it := range items[shiftItem](l, "layout-shifts") {
 		f.Shifts = append(f.Shifts, Shift(it))
 	}
 	return f, nil
+}
+
+// items decodes the items of an audit's details (a table or a list); none when the audit is
+// missing or its details have another shape.
+func items[T any](l *lhr, audit string) []T {
+	var d struct {
+		Items []T `json:"items"`
+	}
+	if json.Unmarshal(l.Audits[audit].Details, &d) != nil {
+		return nil
+	}
+	return d.Items
 }
 
 var srcAttribute = regexp.MustCompile(`\ssrc="([^"]+)"`)

@@ -144,6 +144,11 @@ type lhr struct {
 	} `json:"configSettings"`
 	Audits     map[string]lhrAudit    `json:"audits"`
 	Categories map[string]lhrCategory `json:"categories"`
+	// Entities are Lighthouse's parties (first or third) of the page's requests (ReadFacts).
+	Entities []struct {
+		Name         string `json:"name"`
+		IsFirstParty bool   `json:"isFirstParty"`
+	} `json:"entities"`
 }
 
 type lhrAudit struct {
@@ -176,6 +181,15 @@ type metricsItem struct {
 // or by `lighthouse --output=json`). It fails only when lhrJSON is not a Lighthouse result;
 // a result with a runtime error or errored audits parses, with the gaps in Missing.
 func Parse(lhrJSON []byte) (*Report, error) {
+	l, err := decodeLHR(lhrJSON)
+	if err != nil {
+		return nil, err
+	}
+	return l.report(), nil
+}
+
+// decodeLHR decodes a Lighthouse result once, for Parse and ReadFacts.
+func decodeLHR(lhrJSON []byte) (*lhr, error) {
 	var l lhr
 	if err := json.Unmarshal(lhrJSON, &l); err != nil {
 		return nil, fmt.Errorf("lighthouse: parse report: %w", err)
@@ -183,6 +197,11 @@ func Parse(lhrJSON []byte) (*Report, error) {
 	if l.LighthouseVersion == "" || l.Audits == nil {
 		return nil, errors.New("lighthouse: parse report: not a Lighthouse result (no lighthouseVersion or audits)")
 	}
+	return &l, nil
+}
+
+// report is what Parse returns of a decoded result.
+func (l *lhr) report() *Report {
 	r := &Report{
 		LighthouseVersion: l.LighthouseVersion,
 		RequestedURL:      l.RequestedURL,
@@ -279,8 +298,8 @@ func Parse(lhrJSON []byte) (*Report, error) {
 		r.Missing = append(r.Missing, "network")
 	}
 
-	r.Opportunities = opportunities(&l)
-	return r, nil
+	r.Opportunities = opportunities(l)
+	return r
 }
 
 // networkBytes reads resource-summary's rows; nil when the audit has no table.

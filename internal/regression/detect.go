@@ -218,9 +218,9 @@ func shifted(values []float64, level, delta float64) []float64 {
 	return out
 }
 
-// eachDayOff tells whether every day of after, on its own, differs from before in the
-// direction of delta: a one-sided Mann-Whitney test at DayAlpha. Days of one value (a daily
-// p75) are let through: the pooled test decides for them.
+// eachDayOff tells whether the days of after, each on its own, differ from before in the
+// direction of delta (a one-sided Mann-Whitney test at DayAlpha), all but maxLapses of them.
+// Days of one value (a daily p75) are let through: the pooled test decides for them.
 func (d Detector) eachDayOff(before []float64, after []Day, delta float64) bool {
 	alt := stats.LocationGreater
 	if delta < 0 {

@@ -59,11 +59,13 @@ func (w *Watcher) Lab(ctx context.Context, site store.Website, page store.Page, 
 		return err
 	}
 	byDay := map[string]store.LabResult{}
+	for _, r := range results {
+		byDay[r.Day] = r
+	}
 	var all []series
 	for _, metric := range SourceMetrics[SourceLab] {
 		s := series{source: SourceLab, page: page.ID, device: device, metric: metric}
 		for _, r := range results {
-			byDay[r.Day] = r
 			v := r.Samples[metric]
 			if len(v) == 0 { // a result stored before every run's values were kept
 				if m, ok := r.Metrics[metric]; ok {
@@ -76,7 +78,7 @@ func (w *Watcher) Lab(ctx context.Context, site store.Website, page store.Page, 
 		}
 		all = append(all, s)
 	}
-	return w.evaluate(ctx, site, store.RegressionFilter{Page: page.ID, Device: device}, all, func(ctx context.Context, r *store.Regression) error {
+	return w.evaluate(ctx, site, store.RegressionFilter{Source: SourceLab, Page: page.ID, Device: device}, all, func(ctx context.Context, r *store.Regression) error {
 		before, after := byDay[r.LastGood], byDay[r.FirstBad]
 		cause, err := w.labCause(ctx, before, after, r.Metric)
 		if err != nil {
@@ -105,7 +107,7 @@ func (w *Watcher) UX(ctx context.Context, site store.Website, page, device strin
 		}
 		all = append(all, s)
 	}
-	return w.evaluate(ctx, site, store.RegressionFilter{Page: page, Device: device}, all, nil)
+	return w.evaluate(ctx, site, store.RegressionFilter{Source: SourceUX, Page: page, Device: device}, all, nil)
 }
 
 // RUMReports answers real-user reports; *rum.Reader is one.
@@ -122,8 +124,8 @@ const (
 )
 
 // RUM evaluates the real-user series of a website's pages: each page's daily p75 of the web
-// vitals over the whole days before today (the daily run calls it once a day). A page's day
-// with fewer than MinRUMViews views is left out.
+// vitals over the whole days before today (the ux worker calls it with the website's daily
+// collection). A page's day with fewer than MinRUMViews views is left out.
 func (w *Watcher) RUM(ctx context.Context, site store.Website, reports RUMReports) error {
 	pages, err := w.store.Pages(ctx, site)
 	if err != nil {
@@ -176,7 +178,7 @@ func (w *Watcher) Test(ctx context.Context, site store.Website, t store.Test) er
 	for _, metric := range SourceMetrics[SourceMultistep] {
 		all = append(all, series{source: SourceMultistep, test: t.ID, device: t.Device, metric: metric, days: RunDays(runs, metric)})
 	}
-	return w.evaluate(ctx, site, store.RegressionFilter{Test: t.ID}, all, nil)
+	return w.evaluate(ctx, site, store.RegressionFilter{Source: SourceMultistep, Test: t.ID}, all, nil)
 }
 
 // RunDays is a test's series of one metric: the values of its completed runs by UTC day of

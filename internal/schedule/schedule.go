@@ -1,14 +1,12 @@
 // Package schedule is the scheduler function's handler: invoked by the daily EventBridge rules
 // (and locally by the service's clock and make daily), it queues the day's lab audits, multistep
 // runs and user-experience data collections through their pipelines, queues again the
-// purges whose message was lost, queues the channels' daily digests, and evaluates the
-// websites' real-user series for regressions.
+// purges whose message was lost, and queues the channels' daily digests.
 package schedule
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -17,13 +15,10 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/openvitals/openvitals/internal/audit"
-	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/queue"
-	"github.com/openvitals/openvitals/internal/regression"
-	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
 	"github.com/openvitals/openvitals/internal/ux"
@@ -52,9 +47,6 @@ type Scheduler struct {
 	ux     *ux.Scheduler
 	purges *purge.Queue
 	notify *notify.Queue
-	// regressions evaluates the websites' real-user series once a day, with rum's reports.
-	regressions *regression.Watcher
-	rum         *rum.Reader
 	// purgeSettle is how long a purge's marker stays on purpose (service.Config.PurgeSettle).
 	purgeSettle time.Duration
 	log         *slog.Logger
@@ -69,8 +61,6 @@ func New(svc *service.Service) *Scheduler {
 		ux:          ux.NewScheduler(svc.Store, svc.Queues.UX, svc.Log),
 		purges:      purge.NewQueue(svc.Queues.Purge),
 		notify:      notify.NewQueue(svc.Queues.Notify),
-		regressions: regression.NewWatcher(svc.Store, svc.Objects, event.NewRecorder(svc.Store, notify.NewQueue(svc.Queues.Notify), svc.Log), svc.Log),
-		rum:         rum.NewReader(svc.Store),
 		purgeSettle: svc.Config.PurgeSettle,
 		log:         svc.Log,
 	}
@@ -125,43 +115,16 @@ func (s *Scheduler) Handle(ctx context.Context, ev events.CloudWatchEvent) (Resu
 	} else if res.Purges > 0 {
 		s.log.InfoContext(ctx, "queued pending purges again", "purges", res.Purges)
 	}
-	// Digests and the real-user series go with the daily audits' run: once a day.
+	// Digests go with the daily audits' run: once a day.
 	if slices.Contains(jobs, JobAudits) {
 		if res.Digests, err = s.notify.EnqueueDigests(ctx, s.store); err != nil {
 			errs = append(errs, fmt.Errorf("digests: %w", err))
-		}
-		if err := s.rumRegressions(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("real-user regressions: %w", err))
 		}
 	}
 	if len(errs) > 0 {
 		return res, errs[0]
 	}
 	return res, nil
-}
-
-// rumRegressions evaluates every website's real-user series (a day's whole data is in once
-// the day is over).
-func (s *Scheduler) rumRegressions(ctx context.Context) error {
-	sites, err := s.store.AllWebsites(ctx)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, ref := range sites {
-		w, err := s.store.Website(ctx, ref.Account, ref.Website)
-		if store.IsNotFound(err) {
-			continue
-		}
-		if err == nil {
-			err = s.regressions.RUM(ctx, w, s.rum)
-		}
-		if err != nil {
-			s.log.ErrorContext(ctx, "real-user regressions", "website", ref.Website, "err", err)
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // jobsOf reads the jobs an event's detail names.

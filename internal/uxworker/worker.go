@@ -21,6 +21,7 @@ import (
 	"github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/regression"
+	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
@@ -44,8 +45,10 @@ type Worker struct {
 	summaries *metrics.Reader
 	// events records the pages' assessments changing (nil: nothing is recorded).
 	events *event.Recorder
-	// regressions evaluates the pages' user-experience series (nil: not evaluated).
+	// regressions evaluates the pages' user-experience and real-user series (nil: not
+	// evaluated), with rum's reports: once a day, as a website's collection is.
 	regressions *regression.Watcher
+	rum         *rum.Reader
 }
 
 // New builds the ux worker from the service: the CrUX API key (Service.CrUXAPIKey, read once
@@ -65,6 +68,7 @@ func New(ctx context.Context, svc *service.Service) (*Worker, error) {
 	}
 	w.events = event.NewRecorder(svc.Store, notify.NewQueue(svc.Queues.Notify), svc.Log)
 	w.regressions = regression.NewWatcher(svc.Store, svc.Objects, w.events, svc.Log)
+	w.rum = rum.NewReader(svc.Store)
 	return w, nil
 }
 
@@ -162,7 +166,8 @@ func (w *Worker) Collect(ctx context.Context, job ux.Job, attempt int) (store.UX
 	return run, failed
 }
 
-// detect records the changes of the pages' user-experience assessments, from their summaries.
+// detect records the changes of the pages' user-experience assessments, from their summaries,
+// and evaluates the website's user-experience and real-user series for regressions.
 func (w *Worker) detect(ctx context.Context, site store.Website) error {
 	if w.events == nil {
 		return nil
@@ -179,6 +184,9 @@ func (w *Worker) detect(ctx context.Context, site store.Website) error {
 		if w.regressions != nil {
 			errs = append(errs, w.regressions.UX(ctx, site, l.Page.ID, l.Device))
 		}
+	}
+	if w.regressions != nil {
+		errs = append(errs, w.regressions.RUM(ctx, site, w.rum))
 	}
 	return errors.Join(errs...)
 }
