@@ -168,8 +168,8 @@ func (r *Recorder) UXAssessment(ctx context.Context, w store.Website, p store.Pa
 // Regression records a regression's state: open (or acknowledged) when found, recovered
 // later. A regression found is regression.detected, its recovery regression.recovered;
 // improvements are recorded without an event. subject names the page or test for people
-// (its alias or URL; the ID when empty).
-func (r *Recorder) Regression(ctx context.Context, w store.Website, reg store.Regression, subject string) error {
+// (its alias or URL; the ID when empty), unit the metric's unit ("" for none).
+func (r *Recorder) Regression(ctx context.Context, w store.Website, reg store.Regression, subject, unit string) error {
 	if reg.Kind != store.KindRegression {
 		return nil
 	}
@@ -197,10 +197,10 @@ func (r *Recorder) Regression(ctx context.Context, w store.Website, reg store.Re
 		case st.Value == "" && value == "open":
 			d.Event = &store.Event{Type: RegressionDetected, Before: "ok", After: "regressed",
 				Summary: fmt.Sprintf("Regression: %s went from %s to %s (%+.0f %%) from %s", subject,
-					number(reg.Before.Median), number(reg.After.Median), reg.Percent, store.DayToISO(reg.FirstBad))}
+					withUnit(reg.Before.Median, unit), withUnit(reg.After.Median, unit), reg.Percent, store.DayToISO(reg.FirstBad))}
 		case st.Value != store.RegressionRecovered && value == store.RegressionRecovered:
 			d.Event = &store.Event{Type: RegressionRecovered, Before: "regressed", After: "recovered",
-				Summary: fmt.Sprintf("Recovered: %s is back near %s since %s", subject, number(reg.Before.Median), store.DayToISO(reg.Recovered))}
+				Summary: fmt.Sprintf("Recovered: %s is back near %s since %s", subject, withUnit(reg.Before.Median, unit), store.DayToISO(reg.Recovered))}
 		default:
 			return d
 		}
@@ -208,6 +208,13 @@ func (r *Recorder) Regression(ctx context.Context, w store.Website, reg store.Re
 		d.Event.Regression, d.Event.Metric = reg.ID, reg.Metric
 		return d
 	})
+}
+
+func withUnit(v float64, unit string) string {
+	if unit == "" {
+		return number(v)
+	}
+	return number(v) + " " + unit
 }
 
 func number(v float64) string {

@@ -265,7 +265,8 @@ func (w *Watcher) record(ctx context.Context, site store.Website, r store.Regres
 	if w.events == nil {
 		return nil
 	}
-	err := w.events.Regression(ctx, site, r, w.subject(ctx, site, r))
+	m, _ := Lookup(r.Metric)
+	err := w.events.Regression(ctx, site, r, w.subject(ctx, site, r), m.Unit)
 	if store.IsNotFound(err) { // the page or test is gone meanwhile
 		return nil
 	}

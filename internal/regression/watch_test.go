@@ -146,8 +146,8 @@ func TestWatcherLab(t *testing.T) {
 	if len(evs) != 2 || evs[0].Type != event.RegressionRecovered || evs[1].Type != event.RegressionDetected || evs[0].Regression != r.ID {
 		t.Fatalf("events %+v, want detected then recovered", evs)
 	}
-	if !strings.HasPrefix(evs[1].Summary, "Regression: lcp of / (desktop) went from ") {
-		t.Errorf("summary %q does not name the page by its URL", evs[1].Summary)
+	if !strings.HasPrefix(evs[1].Summary, "Regression: lcp of / (desktop) went from ") || !strings.Contains(evs[1].Summary, " ms to ") {
+		t.Errorf("summary %q does not name the page by its URL and the levels with their unit", evs[1].Summary)
 	}
 }
 
