@@ -210,6 +210,11 @@ func TestOpenAPIDocument(t *testing.T) {
 		"/{websiteId}/regressions/{regressionId}":                   {"get", "put"},
 		"/{websiteId}/regression-thresholds":                        {"get", "put"},
 		"/{websiteId}/annotations":                                  {"get", "post"},
+		"/account":                                                  {"get"},
+		"/app":                                                      {"get"},
+		"/app/{file}":                                               {"get"},
+		"/{websiteId}/pages/{pageId}/report-link":                   {"post"},
+		"/{websiteId}/lighthouse-report":                            {"get"},
 	}
 	for path, methods := range endpoints {
 		for _, m := range methods {
