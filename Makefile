@@ -20,7 +20,7 @@ LOCAL_AWS = AWS_REGION=$${AWS_REGION:-us-east-1} AWS_ACCESS_KEY_ID=test AWS_SECR
 
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: help deps deps-local run reset daily test test-infra fuzz bench bench-pages bench-audit bench-multistep bench-rum bench-notify bench-regressions build synth deploy keys clean
+.PHONY: help deps deps-local run reset daily test test-infra fuzz bench bench-pages bench-audit bench-multistep bench-rum bench-notify bench-regressions bench-dashboard screenshots build synth deploy keys clean
 
 # The functions deployed to AWS are the directories under functions/ (the local programs live
 # under cmd/): each is built into dist/<function>/bootstrap, which infra/ packages (zip, or the
@@ -50,6 +50,8 @@ help:
 	@echo "make bench-audit  lab audit benchmarks: throughput, runner vs Lighthouse CLI, stability (~15 min)"
 	@echo "make bench-notify notifications: state change to webhook request (p50, p99) and notifier throughput (~3 min)"
 	@echo "make bench-regressions regression detection against labelled series and two baselines; run-to-run noise of real audits (~10 min)"
+	@echo "make bench-dashboard dashboard: first render with 100 pages, and its own Lighthouse audit (~8 min)"
+	@echo "make screenshots  the dashboard's screenshots in docs/screenshots, made by its browser test (~3 min)"
 	@echo "make bench-rum    RUM benchmarks: fold and collect throughput, sketch error, reports over 10M views (~5 min)"
 	@echo "make keys ACCOUNT=acme ROLE=admin   create an API key in the table the environment points at"
 	@echo "make build  Linux arm64 bootstraps of every Lambda function under dist/<function>/"
@@ -206,6 +208,20 @@ bench-regressions: deps-local
 	go test -run '^$$' -bench Evaluation -benchtime 1x -timeout 20m ./internal/regression/; \
 	$(STANDINS) start $(TEST_PORTS); \
 	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench RunSpread -benchtime 1x -timeout 30m ./internal/auditworker/
+
+# The dashboard: first render of the website view with 100 pages, measured in Chromium, then
+# openvitals' own lab pipeline auditing the dashboard's views over seeded data (~8 min, real
+# Chromium and Lighthouse). See BENCHMARKS.md.
+bench-dashboard: deps-local
+	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
+	$(STANDINS) start $(TEST_PORTS); \
+	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench 'Dashboard' -benchtime 1x -timeout 40m ./cmd/local/
+
+# The README's screenshots of the dashboard (docs/screenshots), made by its browser test.
+screenshots: deps-local
+	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
+	$(STANDINS) start $(TEST_PORTS); \
+	$(call LOCAL_AWS,$(TEST_PORTS)) OPENVITALS_SCREENSHOTS=$(CURDIR)/docs/screenshots go test -count=1 -run '^TestDashboard$$' -timeout 20m ./cmd/local/
 
 bench-rum: deps-local
 	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \

@@ -98,7 +98,7 @@ func TestLocalService(t *testing.T) {
 	}
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +107,7 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-func getenv(t *testing.T, name string) string {
+func getenv(t testing.TB, name string) string {
 	v, ok := os.LookupEnv(name)
 	if !ok {
 		t.Fatalf("%s unset", name)
@@ -115,7 +115,7 @@ func getenv(t *testing.T, name string) string {
 	return v
 }
 
-func waitUntilServing(t *testing.T, base string, stopped <-chan error) {
+func waitUntilServing(t testing.TB, base string, stopped <-chan error) {
 	for i := 0; i < 600; i++ {
 		select {
 		case err := <-stopped:

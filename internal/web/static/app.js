@@ -126,7 +126,8 @@
     var to = new Date(), from = new Date(Date.now() - (n - 1) * 864e5);
     return ymd(from) + '-' + ymd(to);
   }
-  function unix(date) { return Date.parse(String(date).slice(0, 10) + 'T00:00:00Z') / 1000; }
+  // unix is a day (yyyy-MM-dd: its start, UTC) or a timestamp in seconds, as uPlot's x.
+  function unix(date) { var d = String(date); return Date.parse(d.length > 10 ? d : d + 'T00:00:00Z') / 1000; }
   function statusBadge(s) {
     var cls = { ok: 'good', up: 'good', completed: 'good', active: 'good', recovered: 'good', passed: 'good',
       'at-risk': 'warn', flaky: 'warn', testing: 'muted', queued: 'muted', acknowledged: 'muted', off: 'muted',
@@ -180,7 +181,8 @@
   function sparkline(values, label) {
     var pts = values.filter(function (v) { return typeof v === 'number'; });
     var svg = el('svg:svg', { class: 'spark', viewBox: '0 0 90 24', role: 'img', 'aria-label': label });
-    if (pts.length < 2) return pts.length ? el('span', { text: '' }) : el('span', { class: 'muted', text: '–' });
+    if (!pts.length) return el('span', { class: 'muted', text: '–' });
+    if (pts.length === 1) { svg.appendChild(el('svg:circle', { cx: '45', cy: '12', r: '2.5', class: 'dot' })); return svg; }
     var lo = Math.min.apply(null, pts), hi = Math.max.apply(null, pts), span = hi - lo || 1;
     var xs = pts.map(function (v, i) { return (i * 88 / (pts.length - 1) + 1).toFixed(1) + ',' + (22 - (v - lo) * 20 / span).toFixed(1); });
     svg.appendChild(el('svg:polyline', { points: xs.join(' ') }));
@@ -248,7 +250,10 @@
     var opts = {
       width: 400, height: spec.height || 220,
       series: uSeries,
-      scales: { x: spec.categories ? { time: false, range: function (u, lo, hi) { return [lo - 0.5, hi + 0.5]; } } : { time: true } },
+      scales: { x: spec.categories ? { time: false, range: function (u, lo, hi) { return [lo - 0.5, hi + 0.5]; } }
+        : { time: true, range: spec.xRange ? function () { return spec.xRange; } : undefined },
+        // Bars and stacks are read from zero; lines zoom on their values.
+        y: spec.bars || spec.stacked ? { range: function (u, lo, hi) { return [0, hi > 0 ? hi * 1.08 : 1]; } } : {} },
       axes: [
         { stroke: pal.muted, grid: { stroke: pal.line, width: 1 }, ticks: { stroke: pal.line },
           values: spec.categories ? function (u, vals) { return vals.map(function (v) { return Number.isInteger(v) && spec.categories[v] !== undefined ? String(spec.categories[v]).slice(0, 18) : ''; }); } : undefined,
@@ -648,34 +653,38 @@
       var dates = tl.map(function (t) { return t.date; });
       var col = function (m) { return tl.map(function (t) { return t[m]; }); };
       var uxCol = function (m) { return dates.map(function (d) { return uxByDay[d] ? uxByDay[d][m] : null; }); };
+      // Scores are in the pages list's timeline (the timeline endpoint has timings only).
+      var scoreDays = row ? row.timeline.filter(function (t) { return ymd(new Date(t.date)) >= from; }) : [];
+      var scoreCol = function (m) { return scoreDays.map(function (t) { return t[m]; }); };
+      var xr = [unix(dr.slice(0, 4) + '-' + dr.slice(4, 6) + '-' + dr.slice(6, 8)) - 43200, unix(new Date().toISOString()) + 43200];
       out.push(el('h2', { text: 'Timelines' }));
       out.push(el('div', { class: 'charts' },
-        chart({ title: 'Scores', x: dates, annotations: notes, series: [
-          { label: 'Performance', values: col('performance_score'), unit: 'score' },
-          { label: 'Accessibility', values: col('accessibility_score'), unit: 'score' },
-          { label: 'Best practices', values: col('best_practices_score'), unit: 'score' },
-          { label: 'SEO', values: col('seo_score'), unit: 'score' }] }),
-        chart({ title: 'Loading (ms)', x: dates, annotations: notes, series: [
+        chart({ title: 'Scores', x: scoreDays.map(function (t) { return t.date; }), xRange: xr, annotations: notes, series: [
+          { label: 'Performance', values: scoreCol('performance_score'), unit: 'score' },
+          { label: 'Accessibility', values: scoreCol('accessibility_score'), unit: 'score' },
+          { label: 'Best practices', values: scoreCol('best_practices_score'), unit: 'score' },
+          { label: 'SEO', values: scoreCol('seo_score'), unit: 'score' }] }),
+        chart({ title: 'Loading (ms)', x: dates, xRange: xr, annotations: notes, series: [
           { label: 'LCP', values: col('lcp'), unit: 'ms' },
           { label: 'Field LCP p75', values: uxCol('ux_lcp'), unit: 'ms', dash: true },
           { label: 'FCP', values: col('fcp'), unit: 'ms' },
           { label: 'Speed Index', values: col('speed_index'), unit: 'ms' },
           { label: 'TTFB', values: col('ttfb'), unit: 'ms' },
           { label: 'Field TTFB p75', values: uxCol('ux_ttfb'), unit: 'ms', dash: true }] }),
-        chart({ title: 'Interactivity (ms)', x: dates, annotations: notes, series: [
+        chart({ title: 'Interactivity (ms)', x: dates, xRange: xr, annotations: notes, series: [
           { label: 'TBT', values: col('tbt'), unit: 'ms' },
           { label: 'TTI', values: col('tti'), unit: 'ms' },
           { label: 'Field INP p75', values: uxCol('ux_inp'), unit: 'ms', dash: true }] }),
-        chart({ title: 'Layout shift', x: dates, annotations: notes, series: [
+        chart({ title: 'Layout shift', x: dates, xRange: xr, annotations: notes, series: [
           { label: 'CLS', values: col('cls'), unit: '' },
           { label: 'Field CLS p75', values: uxCol('ux_cls'), unit: '', dash: true }] }),
-        chart({ title: 'Navigation Timing (ms, stacked)', x: dates, stacked: true, annotations: notes, series: [
+        chart({ title: 'Navigation Timing (ms, stacked)', x: dates, xRange: xr, stacked: true, annotations: notes, series: [
           { label: 'DNS', values: col('dns_time'), unit: 'ms' },
           { label: 'Connect', values: col('connect_time'), unit: 'ms' },
           { label: 'Server', values: col('server_time'), unit: 'ms' },
           { label: 'Transfer', values: col('transfer_time'), unit: 'ms' },
           { label: 'DOM ready', values: col('dom_ready'), unit: 'ms' }] }),
-        chart({ title: 'Network bytes by type (stacked)', x: net.map(function (n) { return n.date; }), stacked: true, annotations: notes,
+        chart({ title: 'Network bytes by type (stacked)', x: net.map(function (n) { return n.date; }), xRange: xr, stacked: true, annotations: notes,
           series: [['bytes_doc', 'Document'], ['bytes_js', 'JavaScript'], ['bytes_css', 'CSS'], ['bytes_image', 'Images'], ['bytes_font', 'Fonts'], ['bytes_media', 'Media'], ['bytes_other', 'Other']].map(function (b) {
             return { label: b[1], values: net.map(function (n) { return n[b[0]]; }), unit: 'B' };
           }) })));
@@ -837,9 +846,10 @@
       out.push(el('h2', { text: 'Steps' }), el('ol', { class: 'steps' }, t.steps.map(function (s) { return el('li', null, el('code', { text: s.type }), ' ', s.target || '', s.value ? ' = ' + s.value : ''); })));
       var done = runs.filter(function (x) { return x.status === 'completed'; }).slice().reverse();
       var rates = t.success_rates || [];
+      var fortnight = [Date.now() / 1000 - 14 * 86400, Date.now() / 1000 + 43200];
       out.push(el('div', { class: 'charts' },
-        chart({ title: 'Success rate by day (%)', x: rates.map(function (s) { return s.date; }), bars: true, series: [{ label: 'Success rate', values: rates.map(function (s) { return s.rate; }), unit: '%' }] }),
-        chart({ title: 'Completed runs (ms)', x: done.map(function (x) { return x.created; }), series: [
+        chart({ title: 'Success rate by day (%)', x: rates.map(function (s) { return s.date; }), xRange: fortnight, bars: true, series: [{ label: 'Success rate', values: rates.map(function (s) { return s.rate; }), unit: '%' }] }),
+        chart({ title: 'Completed runs (ms)', x: done.map(function (x) { return x.created; }), xRange: fortnight, series: [
           { label: 'Duration', values: done.map(function (x) { return x.duration; }), unit: 'ms' },
           { label: 'TBT', values: done.map(function (x) { return x.tbt; }), unit: 'ms' },
           { label: 'INP', values: done.map(function (x) { return x.inp; }), unit: 'ms' }] })));
@@ -855,7 +865,7 @@
         { label: 'Bytes', n: true, cell: function (x) { return fmt(x.bytes_total, 'B'); } },
         { label: 'Error', cell: function (x) {
           if (!x.error) return '';
-          var holder = el('div', null, (x.failedStep !== undefined ? 'Step ' + (x.failedStep + 1) + ': ' : '') + x.error);
+          var holder = el('div', null, x.error);
           if (x.screenshot) {
             var sb = el('button', { type: 'button', class: 'secondary', text: 'Screenshot' });
             sb.addEventListener('click', function () {
@@ -897,12 +907,12 @@
         var top = keys.slice(0, 20);
         out.push(el('div', { class: 'charts' }, chart({ title: 'p75 ' + metric + ' per ' + (dim === 'pages' ? 'page' : 'country') + ' (top ' + top.length + ' by views)', categories: top, categoryLabel: dim === 'pages' ? 'Page' : 'Country', bars: true,
           series: [{ label: 'p75 ' + metric, values: top.map(function (k) { return items[k][metric]; }), unit: unit }] })));
-        out.push(table([
+        out.push(el('div', { id: 'rum-table' }, table([
           { label: dim === 'pages' ? 'Page' : 'Country', value: function (k) { return k; }, cell: function (k) { return k; } },
           { label: 'Page views', n: true, value: function (k) { return items[k].count; }, cell: function (k) { return fmt(items[k].count, 'score'); } },
           { label: 'Share', n: true, value: function (k) { return items[k].percent; }, cell: function (k) { return fmt(items[k].percent, '') + ' %'; } },
           { label: 'p75 ' + metric, n: true, value: function (k) { return items[k][metric]; }, cell: function (k) { return metricCell(metric, items[k][metric]); } }
-        ], keys, r.result.count + ' page views in all'));
+        ], keys, r.result.count + ' page views in all')));
       }
       var snippet = '<script async src="' + location.origin + '/rum/' + w.id + '.js"></script>';
       var code = el('pre', null, el('code', { id: 'snippet', text: snippet }));

