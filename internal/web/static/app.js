@@ -175,7 +175,8 @@
       });
     }
     fill();
-    return el('div', { class: 'scroll' }, el('table', null, caption ? el('caption', { class: 'muted', text: caption }) : null, el('thead', null, el('tr', null, heads)), tbody));
+    // A region of its own, focusable, so that a table wider than the screen scrolls by keyboard.
+    return el('div', { class: 'scroll', tabindex: '0', role: 'region', 'aria-label': caption || (columns[0].label + ' table') }, el('table', null, caption ? el('caption', { class: 'muted', text: caption }) : null, el('thead', null, el('tr', null, heads)), tbody));
   }
 
   function sparkline(values, label) {
@@ -219,6 +220,15 @@
         return [i ? '; ' : '', day(a.at) + ' ' + a.text];
       })));
     }
+    if (series.length) {
+      var palNow = palette();
+      fig.insertBefore(el('ul', { class: 'legend' }, series.map(function (s, i) {
+        var sw = el('span', { class: 'swatch' + (s.dash ? ' dashed' : '') });
+        sw.style.borderColor = palNow.series[i % 8];
+        if (!s.dash) sw.style.background = palNow.series[i % 8];
+        return el('li', null, sw, s.label);
+      })), plot.nextSibling);
+    }
     if (!series.length || xs.length === 0) {
       clear(plot).appendChild(el('p', { class: 'muted', text: 'No data in this range.' }));
       plot.removeAttribute('role');
@@ -260,7 +270,7 @@
           splits: spec.categories ? function () { return xs; } : undefined },
         { stroke: pal.muted, grid: { stroke: pal.line, width: 1 }, ticks: { stroke: pal.line }, size: 60 }
       ],
-      legend: { show: true },
+      legend: { show: false },
       hooks: { draw: [function (u) {
         if (!notes.length) return;
         var ctx = u.ctx;

@@ -1,0 +1,109 @@
+package web
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func serve(t *testing.T, path string, gzipOK bool, header http.Header) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequest("GET", path, nil)
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	rec := httptest.NewRecorder()
+	if err := Serve(rec, req, gzipOK); err != nil {
+		rec.Code = 404
+		rec.Body.Reset()
+		rec.Body.WriteString(err.Error())
+	}
+	return rec
+}
+
+// TestPageAndAssets: the page names every asset by a hash of its content and is never cached,
+// under a strict CSP; assets are cached for a year; anything else is not found.
+func TestPageAndAssets(t *testing.T) {
+	page := serve(t, "/app/", false, nil)
+	if page.Code != 200 || page.Header().Get("Cache-Control") != "no-cache" {
+		t.Fatalf("page: %d, Cache-Control %q", page.Code, page.Header().Get("Cache-Control"))
+	}
+	csp := page.Header().Get("Content-Security-Policy")
+	for _, want := range []string{"script-src 'self';", "frame-ancestors 'none'", "default-src 'none'"} {
+		if !strings.Contains(csp, want) {
+			t.Errorf("CSP %q lacks %q", csp, want)
+		}
+	}
+	body := page.Body.String()
+	if strings.Contains(body, "<script>") || strings.Contains(body, " style=") || strings.Contains(body, " on") && regexp.MustCompile(`\son[a-z]+=`).MatchString(body) {
+		t.Error("the page has inline script or style, which its CSP refuses")
+	}
+	assets := regexp.MustCompile(`/app/([a-z]+)\.([0-9a-f]{12})\.(js|css|svg)`).FindAllStringSubmatch(body, -1)
+	if len(assets) != 5 {
+		t.Fatalf("page names %d hashed assets, want 5 (uplot and app scripts and styles, icon): %s", len(assets), body)
+	}
+	for _, a := range assets {
+		rec := serve(t, a[0], true, nil)
+		if rec.Code != 200 || rec.Header().Get("Cache-Control") != "public, max-age=31536000, immutable" || rec.Header().Get("Content-Encoding") != "gzip" {
+			t.Errorf("%s: %d, %v", a[0], rec.Code, rec.Header())
+			continue
+		}
+		zr, err := gzip.NewReader(rec.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, _ := io.ReadAll(zr)
+		original, err := static.ReadFile("static/" + a[1] + "." + a[3])
+		if err != nil || !bytes.Equal(plain, original) {
+			t.Errorf("%s does not serve static/%s.%s (%v)", a[0], a[1], a[3], err)
+		}
+		if again := serve(t, a[0], false, http.Header{"If-None-Match": {rec.Header().Get("ETag")}}); again.Code != http.StatusNotModified {
+			t.Errorf("%s with its ETag: %d, want 304", a[0], again.Code)
+		}
+	}
+	for _, p := range []string{"/app/app.js", "/app/app.000000000000.js", "/app/LICENSE.uplot", "/app/index.html", "/app/../openapi.json"} {
+		if rec := serve(t, p, false, nil); rec.Code != 404 {
+			t.Errorf("%s: %d, want not found", p, rec.Code)
+		}
+	}
+	if rec := serve(t, "/app", false, nil); rec.Code != http.StatusMovedPermanently || rec.Header().Get("Location") != "/app/" {
+		t.Errorf("/app: %d to %q, want a redirect to /app/", rec.Code, rec.Header().Get("Location"))
+	}
+}
+
+// TestScriptBudget holds the dashboard to its budget: at most 60 KB of JavaScript gzipped.
+func TestScriptBudget(t *testing.T) {
+	all, err := files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for name, a := range all {
+		if strings.HasSuffix(name, ".js") {
+			total += len(a.gz)
+		}
+	}
+	if total == 0 || total > 60<<10 {
+		t.Errorf("%d bytes of JavaScript gzipped: want some, at most 60 KB", total)
+	}
+}
+
+// TestUPlotPinned keeps the embedded uPlot identical to the pinned package in layers/web.
+func TestUPlotPinned(t *testing.T) {
+	for embedded, pinned := range map[string]string{"static/uplot.js": "uPlot.iife.min.js", "static/uplot.css": "uPlot.min.css"} {
+		want, err := os.ReadFile("../../layers/web/node_modules/uplot/dist/" + pinned)
+		if err != nil {
+			t.Fatalf("read the pinned package (make test installs it with npm ci in layers/web): %v", err)
+		}
+		got, _ := static.ReadFile(embedded)
+		if !bytes.Equal(got, want) {
+			t.Errorf("internal/web/%s differs from layers/web's uplot %s: copy it again", embedded, pinned)
+		}
+	}
+}
