@@ -76,7 +76,8 @@ func (s *Server) routes(groups ...Group) []route {
 // websitesEndpoints and the functions after it declare the endpoints of the interface, each
 // once, per group: Serve and Handler serve them, and routes.json, which the CDK app builds API
 // Gateway's routes from, is generated from them. Adding pages and running multistep tests are
-// viewer operations: spec/api.md marks neither (admin).
+// viewer operations: spec/api.md marks neither (admin). So is starting a test series, which any
+// key of the account may (a CI job's key is often a viewer's).
 func (s *Server) websitesEndpoints() []endpoint {
 	return []endpoint{
 		{"GET", "/websites", viewer, s.listWebsites},
@@ -131,6 +132,10 @@ func (s *Server) labEndpoints() []endpoint {
 		{"GET", "/{websiteID}/pages/{pageID}/opportunities", viewer, s.pageOpportunities},
 		{"GET", "/{websiteID}/pages/{pageID}/opportunities/{opportunityID}", viewer, s.opportunityDetail},
 		{"POST", "/{websiteID}/audits", admin, s.queueAudits},
+		{"POST", "/{websiteID}/testseries", viewer, s.startTestSeries},
+		{"GET", "/{websiteID}/testseries", viewer, s.listTestSeries},
+		{"GET", "/{websiteID}/testseries/{seriesID}", viewer, s.getTestSeries},
+		{"GET", "/{websiteID}/tests/{testID}", viewer, s.testReport},
 	}
 }
 

@@ -210,6 +210,9 @@ func TestOpenAPIDocument(t *testing.T) {
 		"/{websiteId}/regressions/{regressionId}":                   {"get", "put"},
 		"/{websiteId}/regression-thresholds":                        {"get", "put"},
 		"/{websiteId}/annotations":                                  {"get", "post"},
+		"/{websiteId}/testseries":                                   {"get", "post"},
+		"/{websiteId}/testseries/{seriesId}":                        {"get"},
+		"/{websiteId}/tests/{testId}":                               {"get"},
 	}
 	for path, methods := range endpoints {
 		for _, m := range methods {
