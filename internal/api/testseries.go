@@ -265,7 +265,7 @@ type seriesJSON struct {
 }
 
 type seriesTests struct {
-	List []map[string]any `json:"list"`
+	List []seriesTestDoc `json:"list"`
 }
 
 type pageRefJSON struct {
@@ -283,30 +283,60 @@ func toSeriesJSON(r *http.Request, site store.Website, series store.TestSeries, 
 	if tests == nil {
 		return out
 	}
-	out.Result = &seriesTests{List: make([]map[string]any, len(tests))}
+	out.Result = &seriesTests{List: make([]seriesTestDoc, len(tests))}
 	for i, t := range tests {
 		out.Result.List[i] = seriesTestJSON(r, site, t, budgets)
 	}
 	return out
 }
 
-// seriesTestJSON shows one test: null metrics until it completed.
-func seriesTestJSON(r *http.Request, site store.Website, t store.SeriesTest, budgets []store.Budget) map[string]any {
-	var m map[string]any
+// seriesTestJSON shows one test: what it is first, then its values (null until it completed).
+func seriesTestJSON(r *http.Request, site store.Website, t store.SeriesTest, budgets []store.Budget) seriesTestDoc {
+	out := seriesTestDoc{ID: t.ID, Page: pageRefJSON{ID: t.Page, URL: t.URL, Alias: t.Alias}, Device: t.Device, Status: t.Status,
+		StartedAt: t.Started, FinishedAt: t.Finished}
+	if t.Status == store.RunFailed {
+		out.Error = &t.Error
+	}
 	if t.Status == store.RunCompleted {
 		vals := metrics.LabValues(store.LabResult{Metrics: t.Metrics})
 		vals["opportunities"] = float64(t.Opportunities)
-		m = pageMetricsJSON(budgets, t.Device, vals)
-		m["report"] = baseURL(r) + "/" + site.ID + "/tests/" + t.ID
+		out.Values = pageMetricsJSON(budgets, t.Device, vals)
+		report := baseURL(r) + "/" + site.ID + "/tests/" + t.ID
+		out.Report = &report
 	} else {
-		m = metricsJSON(pageFields, nil)
-		m["budgets_exceeded"], m["budgets_at_risk"], m["opportunities"], m["report"] = nil, nil, nil, nil
+		out.Values = metricsJSON(pageFields, nil)
+		out.Values["budgets_exceeded"], out.Values["budgets_at_risk"], out.Values["opportunities"] = nil, nil, nil
 	}
-	m["id"], m["device"], m["status"] = t.ID, t.Device, t.Status
-	m["page"] = pageRefJSON{ID: t.Page, URL: t.URL, Alias: t.Alias}
-	m["startedAt"], m["finishedAt"] = t.Started, t.Finished
-	if t.Status == store.RunFailed {
-		m["error"] = t.Error
+	return out
+}
+
+// seriesTestDoc is a series test as the API shows it: its fields, then its values' (those of the pages
+// list).
+type seriesTestDoc struct {
+	ID         string         `json:"id"`
+	Page       pageRefJSON    `json:"page"`
+	Device     string         `json:"device"`
+	Status     string         `json:"status"`
+	Error      *string        `json:"error,omitempty"`
+	StartedAt  *time.Time     `json:"startedAt"`
+	FinishedAt *time.Time     `json:"finishedAt"`
+	Report     *string        `json:"report"`
+	Values     map[string]any `json:"-"`
+}
+
+// MarshalJSON writes the test's fields, then its values in one object.
+func (t seriesTestDoc) MarshalJSON() ([]byte, error) {
+	type plain seriesTestDoc
+	head, err := json.Marshal(plain(t))
+	if err != nil {
+		return nil, err
 	}
-	return m
+	vals, err := json.Marshal(t.Values)
+	if err != nil {
+		return nil, err
+	}
+	if len(vals) <= 2 {
+		return head, nil
+	}
+	return append(append(head[:len(head)-1], ','), vals[1:]...), nil
 }

@@ -101,7 +101,9 @@ func TestSeriesEndToEnd(t *testing.T) {
 	if p := detail.LatestMetrics["performance_score"]; p == nil || *p != *test.Performance {
 		t.Errorf("page's latest performance %v, the test's %v", p, *test.Performance)
 	}
-	var anns struct{ Result struct{ List []struct{ Text string } } }
+	var anns struct {
+		Result struct{ List []struct{ Text string } }
+	}
 	e.call("GET", "/"+site.ID+"/annotations", "", 200, &anns)
 	if len(anns.Result.List) != 1 || anns.Result.List[0].Text != "Deploy v2.0.0" {
 		t.Errorf("annotations %+v", anns.Result.List)
