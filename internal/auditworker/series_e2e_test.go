@@ -113,6 +113,7 @@ func TestSeriesEndToEnd(t *testing.T) {
 	if failed.Status != "failed" || failed.FailedTests != 1 || bad.Status != "failed" || bad.Error == "" || bad.Performance != nil {
 		t.Fatalf("series of the unreachable page: %+v", failed)
 	}
+	t.Logf("the unreachable page's test: %s", bad.Error)
 	var broken struct {
 		LastError struct {
 			Message  string
