@@ -60,7 +60,7 @@ help:
 # deps-local is what running the service needs; deps adds the CDK app and its CLI, which
 # `make test`, `make synth` and `make deploy` need (after it, `make synth` works offline).
 deps-local: .run/apt.stamp layers/localstack/node_modules/.stamp layers/browser/node_modules/.stamp \
-	layers/rum/node_modules/.stamp .run/gomod.stamp
+	layers/rum/node_modules/.stamp layers/web/node_modules/.stamp .run/gomod.stamp
 deps: deps-local .run/infra-gomod.stamp .run/cdk/node_modules/.stamp
 
 .run/apt.stamp: Makefile
@@ -90,6 +90,11 @@ layers/browser/node_modules/.stamp: layers/browser/install.sh layers/browser/pac
 # web-vitals, the RUM snippet's source.
 layers/rum/node_modules/.stamp: layers/rum/package.json layers/rum/package-lock.json
 	cd layers/rum && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# uPlot, the dashboard's charts.
+layers/web/node_modules/.stamp: layers/web/package.json layers/web/package-lock.json
+	cd layers/web && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
 .run/gomod.stamp: go.mod go.sum

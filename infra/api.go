@@ -80,6 +80,9 @@ var apiGroups = map[string]apiGroup{
 		// A channel's test is queued to the notifier.
 		d.notifications.queue.GrantSendMessages(fn)
 	}},
+	// The dashboard's files: public and embedded; it needs no data and no grant (the page calls
+	// the other functions with the user's key).
+	"web": {"openvitals dashboard: the web interface's files under /app/", func(awslambda.Function, apiDeps) {}},
 	rumGroup: {"openvitals RUM: serves the snippet and collects beacons (public)", func(fn awslambda.Function, d apiDeps) {
 		// The snippet looks the website up; collect checks the beacon against it and queues it.
 		d.data.table.GrantReadData(fn)

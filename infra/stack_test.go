@@ -1685,6 +1685,8 @@ func TestLeastPrivilege(t *testing.T) {
 			{"sqs:SendMessage", auditQ, false}, {"sqs:ReceiveMessage", "", false}, {"s3:PutObject", "", false},
 		},
 		"budgets": {{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", "", false}},
+		// The dashboard's files are embedded: no data, queue, bucket or secret.
+		"web": {{"dynamodb:GetItem", "", false}, {"dynamodb:Query", "", false}, {"sqs:SendMessage", "", false}, {"s3:GetObject", "", false}, {getSecret, "", false}},
 	}
 	for _, fn := range []string{"pages", "budgets", "multistep", "lab", "audit-worker", "multistep-worker", "purge-worker"} {
 		cases[fn] = append(cases[fn], grant{getSecret, "", false}, grant{"sqs:SendMessage", rumQ, false}, grant{"sqs:SendMessage", uxQ, false})

@@ -27,10 +27,13 @@ var (
 	Field     = Group{"field", (*Server).fieldEndpoints}
 	RUM       = Group{"rum", (*Server).rumEndpoints}
 	Events    = Group{"events", (*Server).eventsEndpoints}
+	Web       = Group{"web", (*Server).webEndpoints}
 )
 
 // Groups lists the endpoint groups, in the order of routes.json.
-func Groups() []Group { return []Group{Websites, Pages, Budgets, Multistep, Lab, Field, RUM, Events} }
+func Groups() []Group {
+	return []Group{Websites, Pages, Budgets, Multistep, Lab, Field, RUM, Events, Web}
+}
 
 // defaultGroup answers the requests no route matches (API Gateway's $default route), so that
 // an unknown path or method gets a problem+json 404 or 405 in AWS as it does locally. (A
@@ -81,6 +84,7 @@ func (s *Server) routes(groups ...Group) []route {
 func (s *Server) websitesEndpoints() []endpoint {
 	return []endpoint{
 		{"GET", "/websites", viewer, s.listWebsites},
+		{"GET", "/account", viewer, whoAmI},
 		{"POST", "/account/websites", admin, s.createWebsite},
 		{"DELETE", "/{websiteID}", admin, s.deleteWebsite},
 		{"GET", "/{websiteID}/integrations/search-console", viewer, s.getSearchConsole},
@@ -132,6 +136,10 @@ func (s *Server) labEndpoints() []endpoint {
 		{"GET", "/{websiteID}/pages/{pageID}/opportunities", viewer, s.pageOpportunities},
 		{"GET", "/{websiteID}/pages/{pageID}/opportunities/{opportunityID}", viewer, s.opportunityDetail},
 		{"POST", "/{websiteID}/audits", admin, s.queueAudits},
+		// The HTML report is for browsers, whose frames cannot send the key: a viewer asks for
+		// a short-lived link, which opens it without one.
+		{"POST", "/{websiteID}/pages/{pageID}/report-link", viewer, s.createReportLink},
+		{"GET", "/{websiteID}/lighthouse-report", public, s.lighthouseReport},
 		{"POST", "/{websiteID}/testseries", viewer, s.startTestSeries},
 		{"GET", "/{websiteID}/testseries", viewer, s.listTestSeries},
 		{"GET", "/{websiteID}/testseries/{seriesID}", viewer, s.getTestSeries},
@@ -181,27 +189,47 @@ func (s *Server) rumEndpoints() []endpoint {
 	}
 }
 
+// webEndpoints serve the dashboard's files (internal/web): public, as they hold no data; the
+// dashboard calls the other groups' endpoints with the user's key.
+func (s *Server) webEndpoints() []endpoint {
+	return []endpoint{
+		{"GET", "/app", public, serveDashboard},
+		{"GET", "/app/{file...}", public, serveDashboard},
+	}
+}
+
 // Serve serves the endpoints of one group, for the Lambda function of that group.
 func (s *Server) Serve(g Group) http.Handler { return s.mux(s.routes(g)) }
 
-// Handler serves every group, for the local service. The RUM group's public paths overlap the
-// website patterns (/rum/x against /{websiteID}/x): in AWS they are routes of their own, here
-// a request goes to the RUM group when its path has the shape of one of that group's patterns.
+// Handler serves every group, for the local service. The RUM and web groups' public paths
+// overlap the website patterns (/rum/x, /app/x against /{websiteID}/x): in AWS they are routes
+// of their own, here a request goes to such a group when its path has the shape of one of the
+// group's patterns.
 func (s *Server) Handler() http.Handler {
-	var rumRoutes, others []route
+	own := map[string][]route{} // group -> routes, for the groups with paths of their own
+	var others []route
 	for _, rt := range s.routes(Groups()...) {
-		if rt.group == RUM.Name {
-			rumRoutes = append(rumRoutes, rt)
+		if rt.group == RUM.Name || rt.group == Web.Name {
+			own[rt.group] = append(own[rt.group], rt)
 		} else {
 			others = append(others, rt)
 		}
 	}
-	rumMux, othersMux := s.mux(rumRoutes), s.mux(others)
-	isRUM := pathShapes(rumRoutes)
+	type served struct {
+		shape func(string) bool
+		mux   http.Handler
+	}
+	var groups []served
+	for _, routes := range own {
+		groups = append(groups, served{pathShapes(routes), s.mux(routes)})
+	}
+	othersMux := s.mux(others)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if isRUM(r.URL.Path) {
-			rumMux.ServeHTTP(w, r)
-			return
+		for _, g := range groups {
+			if g.shape(r.URL.Path) {
+				g.mux.ServeHTTP(w, r)
+				return
+			}
 		}
 		othersMux.ServeHTTP(w, r)
 	})

@@ -129,8 +129,8 @@ func TestRoutePatternsBelongToOneGroup(t *testing.T) {
 	for _, g := range api.Groups() {
 		groups = append(groups, g.Name)
 	}
-	if strings.Join(groups, " ") != "websites pages budgets multistep lab field rum events" {
-		t.Errorf("groups %v: the functions under functions/ are websites, pages, budgets, multistep, lab, field, rum and events", groups)
+	if strings.Join(groups, " ") != "websites pages budgets multistep lab field rum events web" {
+		t.Errorf("groups %v: the functions under functions/ are websites, pages, budgets, multistep, lab, field, rum, events and web", groups)
 	}
 	if !slices.Contains(groups, table.DefaultGroup) {
 		t.Errorf("default group %q is not a group", table.DefaultGroup)
@@ -140,8 +140,11 @@ func TestRoutePatternsBelongToOneGroup(t *testing.T) {
 // examplePath turns a pattern into a path it matches.
 func examplePath(pattern string) string {
 	p := wildcard.ReplaceAllString(pattern, "x0")
-	if strings.HasPrefix(pattern, "/rum/") {
+	switch {
+	case strings.HasPrefix(pattern, "/rum/"):
 		p = "/rum/x0.js"
+	case pattern == "/app/{file...}":
+		p = "/app/" // the dashboard's page
 	}
 	return p
 }
@@ -155,8 +158,8 @@ func TestGroups(t *testing.T) {
 	for _, group := range api.Groups() {
 		g, h := group.Name, srv.Serve(group)
 		for _, rt := range table.Routes {
-			if rt.Group == g && rt.Pattern == "/rum/{file}" {
-				continue // the snippet looks the website up in the store
+			if rt.Group == g && (rt.Pattern == "/rum/{file}" || rt.Pattern == "/{websiteID}/lighthouse-report") {
+				continue // the snippet looks the website up in the store, a report its link
 			}
 			req := httptest.NewRequest(rt.Method, examplePath(rt.Pattern), nil)
 			rec := httptest.NewRecorder()

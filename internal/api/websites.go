@@ -90,3 +90,12 @@ func (s *Server) enqueuePurge(r *http.Request, job store.PurgeJob) {
 		s.log.ErrorContext(r.Context(), "queue purge; the sweep will retry", "job", job, "err", err)
 	}
 }
+
+// whoAmI answers with the caller's account and role, so that a client (the dashboard) shows
+// only the actions the key allows.
+func whoAmI(w http.ResponseWriter, _ *http.Request, c caller) error {
+	return writeJSON(w, http.StatusOK, struct {
+		Account string     `json:"account"`
+		Role    store.Role `json:"role"`
+	}{c.account, c.role})
+}

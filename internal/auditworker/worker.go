@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -294,19 +295,23 @@ func (w *Worker) audit(ctx context.Context, site store.Website, page store.Page,
 	if err != nil {
 		return res, err
 	}
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	if _, err := zw.Write(raw); err != nil {
-		return res, err
-	}
-	if err := zw.Close(); err != nil {
-		return res, err
-	}
 	res.ReportKey = reportKey
 	if reportKey == "" {
 		res.ReportKey = blobstore.PagePrefix(site.Account, site.ID, page.ID) + "lighthouse/" + res.Day + "-" + device + ".json.gz"
 	}
-	if err := w.objects.Put(ctx, res.ReportKey, gz.Bytes(), "application/gzip"); err != nil {
+	if err := w.objects.Put(ctx, res.ReportKey, gzipped(raw), "application/gzip"); err != nil {
+		return res, err
+	}
+	// Lighthouse's own HTML report of the same run, beside it, for people (the dashboard).
+	htmlPath := strings.TrimSuffix(paths[median], ".json") + ".html"
+	if err := w.runner.RenderHTML(ctx, paths[median], htmlPath); err != nil {
+		return res, fmt.Errorf("render the HTML report: %w", err)
+	}
+	htmlReport, err := os.ReadFile(htmlPath)
+	if err != nil {
+		return res, err
+	}
+	if err := w.objects.Put(ctx, blobstore.HTMLReportKey(res.ReportKey), gzipped(htmlReport), "application/gzip"); err != nil {
 		return res, err
 	}
 	// Refused (ErrNotFound) once the website or page is deleted; the report just stored is
@@ -445,4 +450,13 @@ func labMetrics(r *lighthouse.Report) map[string]float64 {
 		}
 	}
 	return m
+}
+
+// gzipped compresses b (writing to memory cannot fail).
+func gzipped(b []byte) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	_, _ = zw.Write(b)
+	_ = zw.Close()
+	return buf.Bytes()
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -25,6 +26,12 @@ func WebsitePrefix(account, website string) string { return account + "/" + webs
 // PagePrefix is the key prefix of every object of a page.
 func PagePrefix(account, website, page string) string {
 	return WebsitePrefix(account, website) + "pages/" + page + "/"
+}
+
+// HTMLReportKey is the key of the HTML rendering of the gzipped JSON Lighthouse report stored
+// at jsonKey ("...json.gz"): beside it, under the page's prefix, so purged with it.
+func HTMLReportKey(jsonKey string) string {
+	return strings.TrimSuffix(jsonKey, ".json.gz") + ".html.gz"
 }
 
 // TestPrefix is the key prefix of every object of a multistep test.

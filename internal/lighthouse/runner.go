@@ -189,6 +189,20 @@ func (r *Runner) Audit(ctx context.Context, req AuditRequest) (Meta, error) {
 	return Meta{LighthouseVersion: res.LighthouseVersion, RuntimeError: res.RuntimeError}, nil
 }
 
+// RenderHTML writes Lighthouse's HTML report of the JSON report at jsonPath to htmlPath. It is
+// retried once on a runner that dies, as rendering has no side effects.
+func (r *Runner) RenderHTML(ctx context.Context, jsonPath, htmlPath string) error {
+	in, err := filepath.Abs(jsonPath)
+	if err != nil {
+		return fmt.Errorf("lighthouse runner: html: %w", err)
+	}
+	out, err := filepath.Abs(htmlPath)
+	if err != nil {
+		return fmt.Errorf("lighthouse runner: html: %w", err)
+	}
+	return r.call(ctx, "html", map[string]any{"in": in, "out": out}, nil, true)
+}
+
 // ValidateHTML runs html-validate over one document. A runner that dies during validation is
 // restarted and the validation retried once, since validating has no side effects.
 func (r *Runner) ValidateHTML(ctx context.Context, html []byte) (Validation, error) {

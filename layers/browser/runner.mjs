@@ -18,6 +18,8 @@
 //     written to "out", never to stdout, so the protocol stays small.
 //   {"id":3,"op":"validate","html":"<!doctype html>…"}
 //     -> {"id":3,"ok":true,"errors":<count of severity-2 messages>,"messages":[{ruleId,message,line}] (first 50)}
+//   {"id":4,"op":"html","in":"/abs/report.json","out":"/abs/report.html"}
+//     -> {"id":4,"ok":true}: Lighthouse's own HTML report of a JSON report, written to "out".
 //
 // At start, after both libraries are loaded, one line is printed before any response:
 //   {"ready":true,"lighthouseVersion":"13.5.0","htmlValidateVersion":"11.18.0"}
@@ -60,6 +62,7 @@ function packageVersion(name) {
 const {default: lighthouse} = await import('lighthouse');
 const {default: desktopConfig} = await import('lighthouse/core/config/desktop-config.js');
 const {HtmlValidate} = await import('html-validate');
+const {ReportGenerator} = await import('lighthouse/report/generator/report-generator.js');
 
 // Preset: "html-validate:standard". It enables only the rules that check conformance with the
 // HTML standard (content models, required attributes, duplicate ids, misnested or unclosed
@@ -129,6 +132,18 @@ async function audit(req) {
   return res;
 }
 
+// html renders a stored JSON report as Lighthouse's own HTML report (its viewer script and the
+// JSON in one file), for the median run only: rendering is cheap, storing every run's is not.
+async function html(req) {
+  if (typeof req.in !== 'string' || req.in === '') throw new Error('html: in is required');
+  if (typeof req.out !== 'string' || req.out === '') throw new Error('html: out is required');
+  const lhr = JSON.parse(readFileSync(req.in, 'utf8'));
+  const tmp = `${req.out}.${process.pid}.tmp`;
+  await writeFile(tmp, ReportGenerator.generateReportHtml(lhr));
+  await rename(tmp, req.out);
+  return {};
+}
+
 async function validate(req) {
   if (typeof req.html !== 'string') throw new Error('validate: html must be a string');
   const report = await htmlvalidate.validateString(req.html, 'document.html');
@@ -159,6 +174,7 @@ async function handle(line) {
       case 'ping': res = {}; break;
       case 'audit': res = await audit(req); break;
       case 'validate': res = await validate(req); break;
+      case 'html': res = await html(req); break;
       default: throw new Error(`unknown op ${JSON.stringify(req.op)}`);
     }
     send({id, ok: true, ...res});

@@ -1,0 +1,126 @@
+package api
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/blobstore"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// reportLinkTTL is how long a report link opens its report: long enough to load it, short
+// enough that a link copied out of a page is of little use.
+const reportLinkTTL = 10 * time.Minute
+
+// reportCSP confines a Lighthouse HTML report: a sandbox of its own (an opaque origin, so its
+// scripts reach neither the dashboard nor the API key), its inline viewer and data images only.
+const reportCSP = "sandbox allow-scripts allow-popups allow-popups-to-escape-sandbox; default-src 'none'; " +
+	"script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; font-src data:; frame-ancestors 'self'"
+
+// createReportLink answers a short-lived link to Lighthouse's HTML report of a page on a device
+// on a day (query date yyyy-MM-dd or yyyyMMdd; the latest audit without it).
+func (s *Server) createReportLink(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, p, device, err := s.pageAndDevice(r, c)
+	if err != nil {
+		return err
+	}
+	var res store.LabResult
+	if q := r.URL.Query().Get("date"); q != "" {
+		day := strings.ReplaceAll(q, "-", "")
+		if _, err := time.Parse(store.DayLayout, day); err != nil {
+			return badRequest("date must be a day, yyyy-MM-dd", FieldError{Field: "date", Message: "must be yyyy-MM-dd"})
+		}
+		rs, err := s.store.LabResults(r.Context(), site, p.ID, device, day, day)
+		if err != nil {
+			return err
+		}
+		if len(rs) == 0 {
+			return newProblem(http.StatusNotFound, "no audit of this page on "+device+" on "+q)
+		}
+		res = rs[0]
+	} else {
+		latest, ok, err := s.metrics.LatestResult(r.Context(), site, p.ID, device)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return newProblem(http.StatusNotFound, "no audit of this page on "+device+" yet")
+		}
+		res = latest
+	}
+	if res.ReportKey == "" {
+		return newProblem(http.StatusNotFound, "this audit kept no report")
+	}
+	var raw [24]byte
+	_, _ = rand.Read(raw[:]) // crypto/rand never fails on Linux
+	token := base64.RawURLEncoding.EncodeToString(raw[:])
+	expires := time.Now().Add(reportLinkTTL).UTC()
+	link := store.ReportLink{Account: site.Account, Website: site.ID, Key: blobstore.HTMLReportKey(res.ReportKey), Expires: expires}
+	if err := s.store.PutReportLink(r.Context(), tokenHash(token), link); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, map[string]any{
+		"url":       "/" + site.ID + "/lighthouse-report?token=" + token,
+		"date":      store.DayToISO(res.Day),
+		"device":    device,
+		"expiresAt": expires,
+	})
+}
+
+func tokenHash(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// errReportLink answers every link that opens nothing, whatever the reason, alike.
+var errReportLink = newProblem(http.StatusNotFound, "this report link is unknown or expired: open the report again from the dashboard")
+
+// lighthouseReport serves the HTML report a report link names, to whoever holds the link.
+func (s *Server) lighthouseReport(w http.ResponseWriter, r *http.Request, _ caller) error {
+	token := r.URL.Query().Get("token")
+	if len(token) < 16 || len(token) > 64 {
+		return errReportLink
+	}
+	link, err := s.store.ReportLinkByHash(r.Context(), tokenHash(token))
+	if isNotFound(err) || (err == nil && link.Website != r.PathValue("websiteID")) {
+		return errReportLink
+	}
+	if err != nil {
+		return err
+	}
+	gz, err := s.reports.Get(r.Context(), link.Key)
+	if errors.Is(err, blobstore.ErrNotFound) {
+		return newProblem(http.StatusNotFound, "no HTML report was kept for this audit (audits before the dashboard kept the JSON report only)")
+	}
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", reportCSP)
+	h.Set("Cache-Control", "private, no-store")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Vary", "Accept-Encoding")
+	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
+		h.Set("Content-Encoding", "gzip")
+		_, _ = w.Write(gz)
+		return nil
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		return fmt.Errorf("read report %s: %w", link.Key, err)
+	}
+	_, err = io.Copy(w, zr)
+	return err
+}

@@ -1,0 +1,161 @@
+// Package web is the dashboard: static files embedded in the binary, served under /app/ by the
+// web function (and by the local service), on the same origin as the API they call with the
+// key the user pastes. Assets are served under names carrying a hash of their content, cached
+// for a year; the page naming them is never cached, so a deploy shows at once.
+package web
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"path"
+	"strings"
+	"sync"
+)
+
+// Prefix is the path the dashboard is served under.
+const Prefix = "/app/"
+
+// CSP is the dashboard page's Content-Security-Policy: its own scripts and styles only (no
+// inline script or style attribute), API calls to its own origin, no framing by anyone, and
+// frames only for the Lighthouse reports the API serves.
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; " +
+	"connect-src 'self'; frame-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+
+//go:embed static
+var static embed.FS
+
+// ErrNotFound is returned for a path under Prefix that is no file of the dashboard.
+var ErrNotFound = errors.New("no such file")
+
+// asset is one served file: its body, gzipped once, and its type.
+type asset struct {
+	body, gz    []byte
+	contentType string
+	immutable   bool // under its hashed name: cached for a year
+	etag        string
+}
+
+// files maps a path under Prefix ("" is the page) to its asset; built once.
+var files = sync.OnceValues(build)
+
+// build hashes every static file into its served name and renders the page naming them.
+func build() (map[string]*asset, error) {
+	out := map[string]*asset{}
+	names := map[string]string{} // file name -> hashed name
+	entries, err := fs.ReadDir(static, "static")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if name == "index.html" || strings.HasPrefix(name, "LICENSE") {
+			continue
+		}
+		body, err := static.ReadFile("static/" + name)
+		if err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(body)
+		ext := path.Ext(name)
+		hashed := strings.TrimSuffix(name, ext) + "." + hex.EncodeToString(sum[:6]) + ext
+		names[name] = Prefix + hashed
+		out[hashed] = newAsset(body, contentType(ext), true)
+	}
+	page, err := template.New("index.html").Funcs(template.FuncMap{
+		"asset": func(name string) (string, error) {
+			if p, ok := names[name]; ok {
+				return p, nil
+			}
+			return "", fmt.Errorf("index.html names %q, which is no static file", name)
+		},
+	}).ParseFS(static, "static/index.html")
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if err := page.Execute(&b, nil); err != nil {
+		return nil, err
+	}
+	out[""] = newAsset(b.Bytes(), "text/html; charset=utf-8", false)
+	return out, nil
+}
+
+func newAsset(body []byte, contentType string, immutable bool) *asset {
+	var gz bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression) // a valid level never fails
+	_, _ = zw.Write(body)
+	_ = zw.Close()
+	sum := sha256.Sum256(body)
+	return &asset{body: body, gz: gz.Bytes(), contentType: contentType, immutable: immutable, etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
+}
+
+func contentType(ext string) string {
+	switch ext {
+	case ".js":
+		return "text/javascript; charset=utf-8"
+	case ".css":
+		return "text/css; charset=utf-8"
+	case ".svg":
+		return "image/svg+xml"
+	case ".png":
+		return "image/png"
+	}
+	return "application/octet-stream"
+}
+
+// Serve writes the dashboard file r's path names: the page for Prefix itself (and for /app,
+// redirected there), a hashed asset otherwise, gzipped when gzipOK (the client accepts it).
+// Anything else is ErrNotFound.
+func Serve(w http.ResponseWriter, r *http.Request, gzipOK bool) error {
+	if r.URL.Path == strings.TrimSuffix(Prefix, "/") {
+		http.Redirect(w, r, Prefix, http.StatusMovedPermanently)
+		return nil
+	}
+	name, ok := strings.CutPrefix(r.URL.Path, Prefix)
+	if !ok {
+		return ErrNotFound
+	}
+	all, err := files()
+	if err != nil {
+		return err
+	}
+	a, ok := all[name]
+	if !ok {
+		return ErrNotFound
+	}
+	h := w.Header()
+	h.Set("Content-Type", a.contentType)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Vary", "Accept-Encoding")
+	h.Set("ETag", a.etag)
+	if a.immutable {
+		h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	} else {
+		// The page names the current assets: always revalidated, never framed, no referrer
+		// (the API's paths name websites and pages).
+		h.Set("Cache-Control", "no-cache")
+		h.Set("Content-Security-Policy", CSP)
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cross-Origin-Opener-Policy", "same-origin")
+		h.Set("X-Frame-Options", "DENY")
+	}
+	if r.Header.Get("If-None-Match") == a.etag {
+		w.WriteHeader(http.StatusNotModified)
+		return nil
+	}
+	body := a.body
+	if gzipOK {
+		h.Set("Content-Encoding", "gzip")
+		body = a.gz
+	}
+	_, _ = w.Write(body)
+	return nil
+}
