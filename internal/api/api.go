@@ -79,7 +79,8 @@ func (s *Server) routes(groups ...Group) []route {
 // websitesEndpoints and the functions after it declare the endpoints of the interface, each
 // once, per group: Serve and Handler serve them, and routes.json, which the CDK app builds API
 // Gateway's routes from, is generated from them. Adding pages and running multistep tests are
-// viewer operations: spec/api.md marks neither (admin).
+// viewer operations: spec/api.md marks neither (admin). So is starting a test series, which any
+// key of the account may (a CI job's key is often a viewer's).
 func (s *Server) websitesEndpoints() []endpoint {
 	return []endpoint{
 		{"GET", "/websites", viewer, s.listWebsites},
@@ -139,6 +140,10 @@ func (s *Server) labEndpoints() []endpoint {
 		// a short-lived link, which opens it without one.
 		{"POST", "/{websiteID}/pages/{pageID}/report-link", viewer, s.createReportLink},
 		{"GET", "/{websiteID}/lighthouse-report", public, s.lighthouseReport},
+		{"POST", "/{websiteID}/testseries", viewer, s.startTestSeries},
+		{"GET", "/{websiteID}/testseries", viewer, s.listTestSeries},
+		{"GET", "/{websiteID}/testseries/{seriesID}", viewer, s.getTestSeries},
+		{"GET", "/{websiteID}/tests/{testID}", viewer, s.testReport},
 	}
 }
 

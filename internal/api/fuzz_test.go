@@ -42,6 +42,7 @@ func FuzzRequestBodies(f *testing.F) {
 		{"POST", w + "/multistep/" + test.ID + "/runs"},
 		{"POST", w + "/audits"},
 		{"POST", "/collect"},
+		{"POST", w + "/testseries"},
 	}
 	clients := awstest.Clients(f)
 	count := func(t *testing.T) int32 {

@@ -1,19 +1,14 @@
 package api
 
 import (
-	"bytes"
-	"compress/gzip"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/openvitals/openvitals/internal/metrics"
-	"github.com/openvitals/openvitals/internal/quota"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -242,14 +237,14 @@ func (s *Server) opportunityDetail(w http.ResponseWriter, r *http.Request, c cal
 	if err != nil {
 		return err
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	raw, err := gunzipReport(latest.ReportKey, gz)
 	if err != nil {
-		return fmt.Errorf("read report %s: %w", latest.ReportKey, err)
+		return err
 	}
 	var report struct {
 		Audits map[string]json.RawMessage `json:"audits"`
 	}
-	if err := json.NewDecoder(io.LimitReader(zr, 64<<20)).Decode(&report); err != nil {
+	if err := json.Unmarshal(raw, &report); err != nil {
 		return fmt.Errorf("decode report %s: %w", latest.ReportKey, err)
 	}
 	audit, ok := report.Audits[id]
@@ -317,16 +312,12 @@ func (s *Server) queueAudits(w http.ResponseWriter, r *http.Request, c caller) e
 		return invalid(FieldError{Field: "pages", Message: fmt.Sprintf("at most %d audits a request", maxAuditsPerDemand)})
 	}
 	want := len(pages) * perPage
-	if err := s.quota.Take(r.Context(), site.Account, quota.AuditsPerDay, want); err != nil {
-		return err
-	}
-	n, err := s.auditor.Website(r.Context(), site, pages, devices)
-	if n < want {
-		// What was not queued does not count against the day's limit.
-		if rerr := s.quota.Return(context.WithoutCancel(r.Context()), site.Account, quota.AuditsPerDay, want-n); rerr != nil {
-			s.log.ErrorContext(r.Context(), "give back unqueued audits", "err", rerr)
-		}
-	}
+	var n int
+	err = s.takeAudits(r.Context(), site, want, func() (int, error) {
+		var err error
+		n, err = s.auditor.Website(r.Context(), site, pages, devices)
+		return n, err
+	})
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/apikey"
+	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/budget"
 	"github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/quota"
@@ -27,9 +28,10 @@ type Purger interface {
 	Enqueue(ctx context.Context, job store.PurgeJob) error
 }
 
-// Auditor queues audits of a website's pages on demand.
+// Auditor queues audits of a website's pages on demand, alone or as a test series.
 type Auditor interface {
 	Website(ctx context.Context, w store.Website, pages []store.Page, devices []string) (int, error)
+	Series(ctx context.Context, w store.Website, req audit.SeriesRequest) (store.TestSeries, []store.SeriesTest, int, error)
 }
 
 // Runner queues runs of multistep tests.

@@ -215,6 +215,9 @@ func TestOpenAPIDocument(t *testing.T) {
 		"/app/{file}":                                               {"get"},
 		"/{websiteId}/pages/{pageId}/report-link":                   {"post"},
 		"/{websiteId}/lighthouse-report":                            {"get"},
+		"/{websiteId}/testseries":                                   {"get", "post"},
+		"/{websiteId}/testseries/{seriesId}":                        {"get"},
+		"/{websiteId}/tests/{testId}":                               {"get"},
 	}
 	for path, methods := range endpoints {
 		for _, m := range methods {

@@ -27,6 +27,9 @@ type Job struct {
 	// audits asked for on demand).
 	Queued time.Time `json:"queued"`
 	Day    string    `json:"day,omitempty"`
+	// Series and Test name the test series and its test the audit is for (empty otherwise).
+	Series string `json:"series,omitempty"`
+	Test   string `json:"test,omitempty"`
 }
 
 // Check tells whether a message names everything an audit needs.

@@ -113,7 +113,8 @@ func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 	}
 	page, err := w.store.Page(ctx, site, job.Page)
 	if store.IsNotFound(err) {
-		return nil
+		// A series' test still ends, so that its series does.
+		return w.endTest(ctx, site, store.SeriesTest{ID: job.Test, Series: job.Series, Status: store.RunFailed, Error: "the page was deleted"})
 	}
 	if err != nil {
 		return err
@@ -121,9 +122,31 @@ func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 	target := w.cfg.Scheme + "://" + site.Domain + page.URL
 	start := time.Now()
 	log := w.log.With("website", site.ID, "page", page.ID, "device", job.Device, "url", target, "attempt", attempt)
+	var test store.SeriesTest
+	if job.Test != "" {
+		log = log.With("series", job.Series, "test", job.Test)
+		test, err = w.store.StartSeriesTest(ctx, site, job.Test)
+		if store.IsNotFound(err) {
+			return nil // the series went with its website
+		}
+		if err != nil {
+			return err
+		}
+		if test.IsFinished() {
+			// A redelivered message of a test that ended: auditing again would change the
+			// day's result behind the series' back.
+			log.InfoContext(ctx, "audit skipped: its test ended already", "status", test.Status)
+			return nil
+		}
+	}
 	log.InfoContext(ctx, "audit started", "runs", w.cfg.Runs)
 
-	res, err := w.audit(ctx, site, page, job.Device, target)
+	reportKey := "" // the page's report of the day
+	if job.Test != "" {
+		// A test keeps its own report: a later audit the same day replaces the day's.
+		reportKey = blobstore.SeriesPrefix(site.Account, site.ID, job.Series) + job.Test + ".json.gz"
+	}
+	res, err := w.audit(ctx, site, page, job.Device, target, reportKey)
 	if store.IsNotFound(err) {
 		// Deleted while it was audited: no result was written, and the purge's last pass
 		// removes the report.
@@ -147,7 +170,20 @@ func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 				log.ErrorContext(ctx, "record audit failure event", "err", eerr)
 			}
 		}
+		if attempt >= queue.MaxReceives && job.Test != "" { // no more deliveries: the test failed
+			test.Status, test.Error, test.Finished = store.RunFailed, rec.Message, ptr(w.now())
+			if ferr := w.endTest(context.WithoutCancel(ctx), site, test); ferr != nil {
+				log.ErrorContext(ctx, "record failed series test", "err", ferr)
+			}
+		}
 		return err
+	}
+	if job.Test != "" {
+		test.Status, test.Metrics, test.Opportunities, test.ReportKey, test.Finished = store.RunCompleted, res.Metrics, len(res.Opportunities), res.ReportKey, ptr(res.Audited)
+		if err := w.endTest(context.WithoutCancel(ctx), site, test); err != nil {
+			// The day's result is stored; the redelivery audits again and ends the test.
+			return err
+		}
 	}
 	if err := w.detect(context.WithoutCancel(ctx), site, page, job.Device); err != nil {
 		// The result is stored, and retrying would audit again: the next result detects the
@@ -163,6 +199,24 @@ func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 		"performance", res.Metrics["performance_score"], "lcp", res.Metrics["lcp"], "opportunities", len(res.Opportunities))
 	return nil
 }
+
+// endTest records a series test's outcome; one that ended before (a redelivered message) is
+// left as it was. A job of no series has no test to end.
+func (w *Worker) endTest(ctx context.Context, site store.Website, t store.SeriesTest) error {
+	if t.ID == "" {
+		return nil
+	}
+	if t.Finished == nil {
+		t.Finished = ptr(w.now())
+	}
+	_, err := w.store.FinishSeriesTest(ctx, site, t)
+	if store.IsNotFound(err) {
+		return nil // the series went with its website
+	}
+	return err
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // detect records the events a stored result causes: the page's audit recovering, and the
 // budgets' statuses changing. A redelivered message finds the states already recorded.
@@ -180,7 +234,9 @@ func (w *Worker) detect(ctx context.Context, site store.Website, page store.Page
 	return w.cfg.Events.Budgets(ctx, site, reports)
 }
 
-func (w *Worker) audit(ctx context.Context, site store.Website, page store.Page, device, target string) (store.LabResult, error) {
+// audit audits a page on a device and stores the result, its median report at reportKey ("":
+// the page's report of the day).
+func (w *Worker) audit(ctx context.Context, site store.Website, page store.Page, device, target, reportKey string) (store.LabResult, error) {
 	// Refuse a forbidden target before starting a browser; the browser's own connections are
 	// guarded too (redirects, subresources), by its proxy.
 	u, err := url.Parse(target)
@@ -239,7 +295,10 @@ func (w *Worker) audit(ctx context.Context, site store.Website, page store.Page,
 	if err != nil {
 		return res, err
 	}
-	res.ReportKey = blobstore.PagePrefix(site.Account, site.ID, page.ID) + "lighthouse/" + res.Day + "-" + device + ".json.gz"
+	res.ReportKey = reportKey
+	if reportKey == "" {
+		res.ReportKey = blobstore.PagePrefix(site.Account, site.ID, page.ID) + "lighthouse/" + res.Day + "-" + device + ".json.gz"
+	}
 	if err := w.objects.Put(ctx, res.ReportKey, gzipped(raw), "application/gzip"); err != nil {
 		return res, err
 	}

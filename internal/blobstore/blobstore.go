@@ -39,6 +39,12 @@ func TestPrefix(account, website, test string) string {
 	return WebsitePrefix(account, website) + "tests/" + test + "/"
 }
 
+// SeriesPrefix is the key prefix of the reports of a test series: the website's, so that they
+// stay while the series does, whatever becomes of its pages.
+func SeriesPrefix(account, website, series string) string {
+	return WebsitePrefix(account, website) + "testseries/" + series + "/"
+}
+
 // Bucket reads and writes objects of one S3 bucket.
 type Bucket struct {
 	s3   *s3.Client

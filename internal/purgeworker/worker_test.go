@@ -87,6 +87,7 @@ type site struct {
 	pageObjects    map[string]string
 	testObject     string
 	websiteObjects string
+	seriesObject   string
 }
 
 func (e *purgeEnv) populate(key, account, domain string) site {
@@ -115,7 +116,18 @@ func (e *purgeEnv) populate(key, account, domain string) site {
 	s.testObject = blobstore.TestPrefix(account, w.ID, test.ID) + "run1/screenshot.png"
 	s.websiteObjects = blobstore.WebsitePrefix(account, w.ID) + "rum/20261120.bin"
 	e.putRaw(account, w.ID, "RUM#20261120#/")
-	for _, k := range []string{s.testObject, s.websiteObjects} {
+	// A test series of the first page, with its test's report.
+	sw, err := e.store.Website(ctx, account, w.ID)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	series := store.TestSeries{ID: store.NewSeriesID(time.Now()), Created: time.Now(), Description: "Deploy"}
+	tt := store.SeriesTest{ID: store.SeriesTestID(series.ID, 0), Series: series.ID, Page: s.pages[0], Device: "mobile", Status: store.RunQueued}
+	if err := e.store.CreateTestSeries(ctx, sw, series, []store.SeriesTest{tt}); err != nil {
+		e.t.Fatal(err)
+	}
+	s.seriesObject = blobstore.SeriesPrefix(account, w.ID, series.ID) + tt.ID + ".json.gz"
+	for _, k := range []string{s.testObject, s.websiteObjects, s.seriesObject} {
 		if err := e.objects.Put(ctx, k, []byte("x"), "application/octet-stream"); err != nil {
 			e.t.Fatal(err)
 		}
@@ -209,6 +221,10 @@ func TestPurgeLeavesNothing(t *testing.T) {
 	if e.objectCount(blobstore.PagePrefix("acme", acme.id, acme.pages[0])) != 0 || e.objectCount(acme.pageObjects[acme.pages[1]]) != 1 {
 		t.Error("page purge removed the wrong objects")
 	}
+	// A test series of the page stays with its website, report and all.
+	if e.objectCount(acme.seriesObject) != 1 || len(filter(items, "|TS#")) != 2 || len(filter(items, "|TT#")) != 2 {
+		t.Error("page purge removed a test series of the page")
+	}
 
 	// A deleted multistep test: its runs go.
 	e.call("DELETE", "/"+acme.id+"/multistep/"+acme.test, acmeKey, "", 204, nil)
@@ -239,8 +255,8 @@ func TestPurgeLeavesNothing(t *testing.T) {
 	if got := filter(items, "globex"); strings.Join(got, ",") != strings.Join(globexBefore, ",") {
 		t.Errorf("globex's items changed: %v, was %v", got, globexBefore)
 	}
-	if n := e.objectCount(blobstore.WebsitePrefix("globex", globex.id)); n != 4 {
-		t.Errorf("globex has %d objects, want 4", n)
+	if n := e.objectCount(blobstore.WebsitePrefix("globex", globex.id)); n != 5 {
+		t.Errorf("globex has %d objects, want 5", n)
 	}
 
 	// Purging again, or a repeated message, is harmless.

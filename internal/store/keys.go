@@ -188,3 +188,17 @@ func annotationSK(at time.Time, id string) string {
 }
 
 const annotationSKPrefix = "ANN#"
+
+// seriesSK keys a test series by its ID, which starts with its creation time: a website's
+// series list newest first in one query. seriesTestSK keys a series' n-th test, under a prefix
+// of its own so that the series list reads series only.
+func seriesSK(id string) string { return seriesSKPrefix + id }
+
+func seriesTestSK(series string, n int) string {
+	return fmt.Sprintf("%s%s#%04d", seriesTestSKPrefix, series, n)
+}
+
+const (
+	seriesSKPrefix     = "TS#"
+	seriesTestSKPrefix = "TT#"
+)

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/api"
+	"github.com/openvitals/openvitals/internal/apikey"
+	"github.com/openvitals/openvitals/internal/audit"
+	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+const (
+	adminKey  = "acme-admin-key-0123456789"
+	viewerKey = "acme-viewer-key-0123456789"
+)
+
+// TestCI runs the tool against the API on the stand-ins, with the tests ended as the audit
+// worker ends them (the worker itself is tested end to end in internal/auditworker): met
+// thresholds exit 0, a score below its minimum or a failed test exit 1 with the reason, each
+// value beside its change since the previous completed series.
+func TestCI(t *testing.T) {
+	clients := awstest.Clients(t)
+	st := awstest.Store(t, clients)
+	log := awstest.Log(t)
+	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: 30 * time.Second, MaxReceives: 3})
+	for _, g := range []apikey.Grant{{Account: "acme", Role: store.RoleAdmin, Key: adminKey}, {Account: "acme", Role: store.RoleViewer, Key: viewerKey}} {
+		if err := apikey.Provision(context.Background(), st, g, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := httptest.NewServer(api.New(api.Deps{Store: st, Auditor: audit.NewScheduler(st, q, log), Log: log}).Handler())
+	t.Cleanup(srv.Close)
+	call := func(method, path, body string, out any) {
+		t.Helper()
+		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+adminKey)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		if res.StatusCode >= 300 {
+			t.Fatalf("%s %s: %s", method, path, res.Status)
+		}
+		if out != nil {
+			if err := json.NewDecoder(res.Body).Decode(out); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var site struct{ ID string }
+	call("POST", "/account/websites", `{"domain":"example.com"}`, &site)
+	var pages []struct{ ID string }
+	call("POST", "/"+site.ID+"/settings/pages", `[{"url":"/","alias":"Home"},{"url":"/shop"}]`, &pages)
+	call("POST", "/"+site.ID+"/budgets", `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`, nil)
+	w, err := st.Website(context.Background(), "acme", site.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// outcome ends each test of the running series as the worker would.
+	var mu sync.Mutex
+	var outcome func(store.SeriesTest) store.SeriesTest
+	setOutcome := func(f func(store.SeriesTest) store.SeriesTest) { mu.Lock(); outcome = f; mu.Unlock() }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			list, _, _ := st.TestSeriesList(ctx, w, "", 1)
+			for _, s := range list {
+				tests, _ := st.SeriesTests(ctx, w, s.ID)
+				for _, tt := range tests {
+					if tt.Status == store.RunQueued {
+						if _, err := st.StartSeriesTest(ctx, w, tt.ID); err == nil {
+							mu.Lock()
+							end := outcome(tt)
+							mu.Unlock()
+							_, _ = st.FinishSeriesTest(ctx, w, end)
+						}
+					}
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+
+	env := map[string]string{"OPENVITALS_API": srv.URL, "OPENVITALS_WEBSITE": site.ID, "OPENVITALS_KEY": viewerKey}
+	ci := func(want int, args ...string) string {
+		t.Helper()
+		var out, errs bytes.Buffer
+		if got := run(context.Background(), append(args, "-poll", "50ms"), func(k string) string { return env[k] }, &out, &errs); got != want {
+			t.Fatalf("ci %v: exit %d, want %d\n%s%s", args, got, want, out.String(), errs.String())
+		}
+		return out.String() + errs.String()
+	}
+	values := func(perf, lcp float64) func(store.SeriesTest) store.SeriesTest {
+		return func(tt store.SeriesTest) store.SeriesTest {
+			tt.Status, tt.Metrics = store.RunCompleted, map[string]float64{"performance_score": perf, "accessibility_score": 100, "lcp": lcp, "cls": 0.01}
+			return tt
+		}
+	}
+
+	setOutcome(values(90, 1800))
+	out := ci(0, "-description", "v1", "-min-performance", "80", "-max-budgets-exceeded", "0")
+	if !strings.Contains(out, "completed, 4 tests, 0 failed") || !strings.Contains(out, "every threshold met") || strings.Contains(out, "changes since") {
+		t.Errorf("first series:\n%s", out)
+	}
+
+	setOutcome(values(70, 2600))
+	summary := filepath.Join(t.TempDir(), "summary.md")
+	env["GITHUB_STEP_SUMMARY"] = summary
+	out = ci(1, "-pages", pages[0].ID+":mobile", "-min-performance", "80", "-max-budgets-exceeded", "0")
+	for _, want := range []string{"1 tests", "Home", "70 (-20)", "2600 (+800)", "100 (=)", "changes since",
+		"performance_score 70, below the minimum 80", "1 budgets exceeded, at most 0 allowed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("second series: no %q in\n%s", want, out)
+		}
+	}
+	if md, err := os.ReadFile(summary); err != nil || !strings.Contains(string(md), "70 (-20)") {
+		t.Errorf("step summary %q, %v", md, err)
+	}
+
+	setOutcome(func(tt store.SeriesTest) store.SeriesTest {
+		tt.Status, tt.Error = store.RunFailed, "net::ERR_CONNECTION_REFUSED"
+		return tt
+	})
+	out = ci(1, "-pages", pages[1].ID+":desktop")
+	if !strings.Contains(out, "/shop on desktop failed: net::ERR_CONNECTION_REFUSED") || !strings.Contains(out, "1 tests failed, at most 0 allowed") {
+		t.Errorf("failed series:\n%s", out)
+	}
+	ci(0, "-pages", pages[1].ID+":desktop", "-max-failed", "-1")
+
+	ci(2, "-pages", "nosuchpage")
+	ci(2, "extra")
+	delete(env, "OPENVITALS_KEY")
+	ci(2)
+}

@@ -1,0 +1,342 @@
+package api
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/openvitals/openvitals/internal/audit"
+	"github.com/openvitals/openvitals/internal/metrics"
+	"github.com/openvitals/openvitals/internal/quota"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// The longest description (a deploy version or commit message) and initiator a series takes.
+const (
+	maxSeriesDescription = 500
+	maxSeriesInitiator   = 50
+)
+
+// seriesRequest is the body of POST /{w}/testseries. Clients of the original service also send
+// website, page and output for themselves: those are accepted and ignored; any other field is
+// refused.
+type seriesRequest struct {
+	Pages []struct {
+		PageID *string `json:"page_id"`
+		Device *string `json:"device"`
+	} `json:"pages"`
+	Description *string         `json:"description"`
+	Initiator   *string         `json:"initiator"`
+	Website     json.RawMessage `json:"website"`
+	Page        json.RawMessage `json:"page"`
+	Output      json.RawMessage `json:"output"`
+}
+
+// startTestSeries starts a test series: an audit now of each page and device asked for (every
+// page on both devices when none is), counted against the on-demand audits of the day.
+func (s *Server) startTestSeries(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	var in seriesRequest
+	if r.ContentLength != 0 {
+		if err := decodeJSON(w, r, &in); err != nil {
+			return err
+		}
+	}
+	pages, err := s.store.Pages(r.Context(), site)
+	if err != nil {
+		return err
+	}
+	req, err := seriesTargets(in, pages)
+	if err != nil {
+		return err
+	}
+	var series store.TestSeries
+	var tests []store.SeriesTest
+	err = s.takeAudits(r.Context(), site, len(req.Targets), func() (n int, err error) {
+		series, tests, n, err = s.auditor.Series(r.Context(), site, req)
+		return n, err
+	})
+	if err != nil {
+		return err
+	}
+	budgets, err := s.store.Budgets(r.Context(), site)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, toSeriesJSON(r, site, series, tests, budgets))
+}
+
+// seriesTargets checks a series request against the website's pages: every page on both
+// devices when it names none, each page and device once.
+func seriesTargets(in seriesRequest, pages []store.Page) (audit.SeriesRequest, error) {
+	var req audit.SeriesRequest
+	var errs fieldErrors
+	if in.Description != nil {
+		req.Description = strings.TrimSpace(*in.Description)
+		if utf8.RuneCountInString(req.Description) > maxSeriesDescription {
+			errs.add("description", "must be at most %d characters", maxSeriesDescription)
+		}
+	}
+	if in.Initiator != nil {
+		req.Initiator = strings.TrimSpace(*in.Initiator)
+		if utf8.RuneCountInString(req.Initiator) > maxSeriesInitiator {
+			errs.add("initiator", "must be at most %d characters", maxSeriesInitiator)
+		}
+	}
+	byID := make(map[string]store.Page, len(pages))
+	for _, p := range pages {
+		byID[p.ID] = p
+	}
+	add := func(p store.Page, device string) {
+		if !slices.ContainsFunc(req.Targets, func(t audit.Target) bool { return t.Page.ID == p.ID && t.Device == device }) {
+			req.Targets = append(req.Targets, audit.Target{Page: p, Device: device})
+		}
+	}
+	for i, item := range in.Pages {
+		devices := metrics.Devices
+		if item.Device != nil {
+			if !slices.Contains(metrics.Devices, *item.Device) {
+				errs.add(fmt.Sprintf("pages[%d].device", i), "must be desktop or mobile")
+				continue
+			}
+			devices = []string{*item.Device}
+		}
+		if item.PageID == nil {
+			errs.add(fmt.Sprintf("pages[%d].page_id", i), "is required")
+			continue
+		}
+		p, ok := byID[*item.PageID]
+		if !ok {
+			errs.add(fmt.Sprintf("pages[%d].page_id", i), "is not a page of this website")
+			continue
+		}
+		for _, d := range devices {
+			add(p, d)
+		}
+	}
+	if len(in.Pages) == 0 {
+		for _, p := range pages {
+			for _, d := range metrics.Devices {
+				add(p, d)
+			}
+		}
+		if len(pages) == 0 {
+			errs.add("pages", "the website has no pages to test")
+		}
+	}
+	if len(req.Targets) > maxAuditsPerDemand {
+		errs.add("pages", "at most %d tests a series (pages times devices)", maxAuditsPerDemand)
+	}
+	return req, errs.err()
+}
+
+// takeAudits counts want audits against the account's on-demand audits of the day, then
+// queues them; what queue did not queue is given back.
+func (s *Server) takeAudits(ctx context.Context, site store.Website, want int, queue func() (int, error)) error {
+	if err := s.quota.Take(ctx, site.Account, quota.AuditsPerDay, want); err != nil {
+		return err
+	}
+	n, err := queue()
+	if n < want {
+		// What was not queued does not count against the day's limit.
+		if rerr := s.quota.Return(context.WithoutCancel(ctx), site.Account, quota.AuditsPerDay, want-n); rerr != nil {
+			s.log.ErrorContext(ctx, "give back unqueued audits", "err", rerr)
+		}
+	}
+	return err
+}
+
+func (s *Server) getTestSeries(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	series, err := s.store.TestSeries(r.Context(), site, r.PathValue("seriesID"))
+	if err != nil {
+		return err
+	}
+	tests, err := s.store.SeriesTests(r.Context(), site, series.ID)
+	if err != nil {
+		return err
+	}
+	budgets, err := s.store.Budgets(r.Context(), site)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, toSeriesJSON(r, site, series, tests, budgets))
+}
+
+// listTestSeries answers a website's series newest first, without their tests, with cursor
+// pagination.
+func (s *Server) listTestSeries(w http.ResponseWriter, r *http.Request, c caller) error {
+	win, err := listWindow(r)
+	if err != nil {
+		return err
+	}
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	list, more, err := s.store.TestSeriesList(r.Context(), site, win.after, win.limit)
+	if err != nil {
+		return err
+	}
+	out := make([]seriesJSON, len(list))
+	for i, series := range list {
+		out[i] = toSeriesJSON(r, site, series, nil, nil)
+	}
+	next := ""
+	if more {
+		next = cursorAfter(list[len(list)-1].ID)
+	}
+	return writeJSON(w, http.StatusOK, listPage(out, next))
+}
+
+// testReport answers a test's Lighthouse report as Lighthouse wrote it; gzipped as stored to
+// clients that accept gzip (a report can pass a Lambda response's 6 MB otherwise).
+func (s *Server) testReport(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	test, err := s.store.SeriesTest(r.Context(), site, r.PathValue("testID"))
+	if err != nil {
+		return err
+	}
+	if test.ReportKey == "" {
+		return newProblem(http.StatusNotFound, fmt.Sprintf("test %s has no report: it is %s", test.ID, test.Status))
+	}
+	gz, err := s.reports.Get(r.Context(), test.ReportKey)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Add("Vary", "Accept-Encoding")
+	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
+		w.Header().Set("Content-Encoding", "gzip")
+		_, _ = w.Write(gz)
+		return nil
+	}
+	report, err := gunzipReport(test.ReportKey, gz)
+	if err != nil {
+		return err
+	}
+	_, _ = w.Write(report)
+	return nil
+}
+
+// gunzipReport decompresses a stored report, up to 64 MB.
+func gunzipReport(key string, gz []byte) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		return nil, fmt.Errorf("read report %s: %w", key, err)
+	}
+	out, err := io.ReadAll(io.LimitReader(zr, 64<<20))
+	if err != nil {
+		return nil, fmt.Errorf("read report %s: %w", key, err)
+	}
+	return out, nil
+}
+
+// seriesJSON is a test series as the API shows it; its tests are in result.list, except in
+// the list of series.
+type seriesJSON struct {
+	ID          string       `json:"id"`
+	SeriesID    string       `json:"seriesId"`
+	Website     string       `json:"website"`
+	Status      string       `json:"status"`
+	Description string       `json:"description"`
+	Initiator   string       `json:"initiator"`
+	CreatedAt   time.Time    `json:"createdAt"`
+	Count       int          `json:"count"`
+	FailedTests int          `json:"failed_tests"`
+	Result      *seriesTests `json:"result,omitempty"`
+}
+
+type seriesTests struct {
+	List []seriesTestDoc `json:"list"`
+}
+
+type pageRefJSON struct {
+	ID    string `json:"id"`
+	URL   string `json:"url"`
+	Alias string `json:"alias"`
+}
+
+// toSeriesJSON shows a series, and its tests unless tests is nil (the list of series): each
+// with the lab fields of the pages list and the budgets its values exceed and are at risk of.
+func toSeriesJSON(r *http.Request, site store.Website, series store.TestSeries, tests []store.SeriesTest, budgets []store.Budget) seriesJSON {
+	out := seriesJSON{ID: series.ID, SeriesID: series.ID, Website: site.ID, Status: series.Status(),
+		Description: series.Description, Initiator: series.Initiator, CreatedAt: series.Created.UTC(),
+		Count: series.Count, FailedTests: series.Failed}
+	if tests == nil {
+		return out
+	}
+	out.Result = &seriesTests{List: make([]seriesTestDoc, len(tests))}
+	for i, t := range tests {
+		out.Result.List[i] = seriesTestJSON(r, site, t, budgets)
+	}
+	return out
+}
+
+// seriesTestJSON shows one test: what it is first, then its values (null until it completed).
+func seriesTestJSON(r *http.Request, site store.Website, t store.SeriesTest, budgets []store.Budget) seriesTestDoc {
+	out := seriesTestDoc{ID: t.ID, Page: pageRefJSON{ID: t.Page, URL: t.URL, Alias: t.Alias}, Device: t.Device, Status: t.Status,
+		StartedAt: t.Started, FinishedAt: t.Finished}
+	if t.Status == store.RunFailed {
+		out.Error = &t.Error
+	}
+	if t.Status == store.RunCompleted {
+		vals := metrics.LabValues(store.LabResult{Metrics: t.Metrics})
+		vals["opportunities"] = float64(t.Opportunities)
+		out.Values = pageMetricsJSON(budgets, t.Device, vals)
+		report := baseURL(r) + "/" + site.ID + "/tests/" + t.ID
+		out.Report = &report
+	} else {
+		out.Values = metricsJSON(pageFields, nil)
+		out.Values["budgets_exceeded"], out.Values["budgets_at_risk"], out.Values["opportunities"] = nil, nil, nil
+	}
+	return out
+}
+
+// seriesTestDoc is a series test as the API shows it: its fields, then its values' (those of the pages
+// list).
+type seriesTestDoc struct {
+	ID         string         `json:"id"`
+	Page       pageRefJSON    `json:"page"`
+	Device     string         `json:"device"`
+	Status     string         `json:"status"`
+	Error      *string        `json:"error,omitempty"`
+	StartedAt  *time.Time     `json:"startedAt"`
+	FinishedAt *time.Time     `json:"finishedAt"`
+	Report     *string        `json:"report"`
+	Values     map[string]any `json:"-"`
+}
+
+// MarshalJSON writes the test's fields, then its values in one object.
+func (t seriesTestDoc) MarshalJSON() ([]byte, error) {
+	type plain seriesTestDoc
+	head, err := json.Marshal(plain(t))
+	if err != nil {
+		return nil, err
+	}
+	vals, err := json.Marshal(t.Values)
+	if err != nil {
+		return nil, err
+	}
+	if len(vals) <= 2 {
+		return head, nil
+	}
+	return append(append(head[:len(head)-1], ','), vals[1:]...), nil
+}

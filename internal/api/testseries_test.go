@@ -1,0 +1,161 @@
+package api_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/openvitals/openvitals/internal/audit"
+	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/quota"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+type seriesTest struct {
+	ID     string
+	Page   page
+	Device string
+	Status string
+	Error  *string
+	Report *string
+	LCP    *float64 `json:"lcp"`
+	CLS    *float64 `json:"cls"`
+	Score  *float64 `json:"performance_score"`
+	Over   *int     `json:"budgets_exceeded"`
+	Risk   *int     `json:"budgets_at_risk"`
+}
+
+type testSeries struct {
+	ID, SeriesID, Website, Status, Description, Initiator string
+	Count                                                 int
+	Failed                                                int `json:"failed_tests"`
+	Result                                                *struct{ List []seriesTest }
+}
+
+// TestTestSeries: any key of the account starts a series (the clients' own fields ignored,
+// anything else refused), one audit message per test names its test, the description becomes
+// an annotation; a test's outcome shows in the series with the pages list's formats and the
+// budgets; its report is served; another account sees none of it; the on-demand audit limit
+// holds.
+func TestTestSeries(t *testing.T) {
+	e := newTestEnv(t)
+	site := e.createWebsite("example.com")
+	ps := e.createPages(site.ID, "/", "/pricing")
+	w := "/" + site.ID
+	e.do("POST", w+"/budgets", adminKey, `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`).want(t, 201)
+	e.do("POST", w+"/budgets", adminKey, `{"metric":"cls","operator":"lt","value":0.1,"device":"mobile"}`).want(t, 201)
+
+	var s testSeries
+	e.do("POST", w+"/testseries", viewerKey, `{"pages":[{"page_id":"`+ps[0].ID+`","device":"mobile"},{"page_id":"`+ps[0].ID+`","device":"mobile"}],
+		"description":"Deploy v1.2.3","initiator":"CLI","website":"`+site.ID+`","page":null,"output":"json"}`).want(t, 201).decode(t, &s)
+	if s.ID == "" || s.SeriesID != s.ID || s.Website != site.ID || s.Status != "queued" || s.Count != 1 || s.Description != "Deploy v1.2.3" ||
+		s.Initiator != "CLI" || s.Result == nil || len(s.Result.List) != 1 {
+		t.Fatalf("series %+v", s)
+	}
+	test := s.Result.List[0]
+	if test.Status != "queued" || test.Page != ps[0] || test.Device != "mobile" || test.LCP != nil || test.Over != nil || test.Error != nil {
+		t.Errorf("queued test %+v", test)
+	}
+	msgs := awstest.Receive(t, e.audits, 1)
+	var job audit.Job
+	if err := json.Unmarshal([]byte(msgs[0]), &job); err != nil || job.Series != s.ID || job.Test != test.ID || job.Page != ps[0].ID || job.Device != "mobile" {
+		t.Fatalf("audit message %s (%v), want the test's", msgs[0], err)
+	}
+	anns := listOf[struct{ ID, Text string }](t, e.do("GET", w+"/annotations", viewerKey, nil).want(t, 200))
+	if len(anns) != 1 || anns[0].Text != "Deploy v1.2.3" {
+		t.Errorf("annotations %+v, want the series' description", anns)
+	}
+
+	// Every page on both devices when none is named.
+	var all testSeries
+	e.do("POST", w+"/testseries", adminKey, nil).want(t, 201).decode(t, &all)
+	if all.Count != 4 || len(all.Result.List) != 4 || all.Description != "" {
+		t.Errorf("series of everything: %+v", all)
+	}
+	awstest.Receive(t, e.audits, 4)
+
+	// The test ends as the audit worker ends it: values, report.
+	ctx := context.Background()
+	st, err := e.store.Website(ctx, "acme", site.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, _ = zw.Write([]byte(`{"lighthouseVersion":"13.5.0","audits":{},"categories":{}}`))
+	_ = zw.Close()
+	if err := e.objects.Put(ctx, "acme/"+site.ID+"/testseries/"+s.ID+"/"+test.ID+".json.gz", gz.Bytes(), "application/gzip"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.StartSeriesTest(ctx, st, test.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.do("GET", w+"/testseries/"+s.ID, viewerKey, nil).want(t, 200).decode(t, &s)
+	if s.Status != "testing" || s.Result.List[0].Status != "testing" {
+		t.Errorf("started: series %s, test %s", s.Status, s.Result.List[0].Status)
+	}
+	e.do("GET", w+"/tests/"+test.ID, viewerKey, nil).want(t, 404).problem(t)
+	if _, err := e.store.FinishSeriesTest(ctx, st, store.SeriesTest{ID: test.ID, Series: s.ID, Status: store.RunCompleted,
+		Metrics:   map[string]float64{"lcp": 2600.4, "cls": 0.09512, "performance_score": 71.6},
+		ReportKey: "acme/" + site.ID + "/testseries/" + s.ID + "/" + test.ID + ".json.gz"}); err != nil {
+		t.Fatal(err)
+	}
+	e.do("GET", w+"/testseries/"+s.ID, viewerKey, nil).want(t, 200).decode(t, &s)
+	got := s.Result.List[0]
+	if s.Status != "completed" || got.Status != "completed" || *got.LCP != 2600 || *got.CLS != 0.0951 || *got.Score != 72 ||
+		*got.Over != 1 || *got.Risk != 1 || got.Report == nil || !strings.HasSuffix(*got.Report, w+"/tests/"+test.ID) {
+		t.Errorf("completed series %s, test %+v", s.Status, got)
+	}
+	var report map[string]any
+	e.do("GET", w+"/tests/"+test.ID, viewerKey, nil).want(t, 200).decode(t, &report)
+	if report["lighthouseVersion"] != "13.5.0" {
+		t.Errorf("report %v", report)
+	}
+
+	// Newest first, a window at a time.
+	var page1, page2 struct {
+		Result struct {
+			List   []testSeries
+			Cursor string
+		}
+	}
+	e.do("GET", w+"/testseries?limit=1", viewerKey, nil).want(t, 200).decode(t, &page1)
+	e.do("GET", w+"/testseries?limit=1&cursor="+page1.Result.Cursor, viewerKey, nil).want(t, 200).decode(t, &page2)
+	if len(page1.Result.List) != 1 || page1.Result.List[0].ID != all.ID || page1.Result.List[0].Result != nil ||
+		len(page2.Result.List) != 1 || page2.Result.List[0].ID != s.ID || page2.Result.Cursor != "" || page2.Result.List[0].Status != "completed" {
+		t.Errorf("windows %+v then %+v", page1.Result, page2.Result)
+	}
+
+	// Another account's: not found, as if they did not exist.
+	e.do("GET", w+"/testseries/"+s.ID, otherKey, nil).want(t, 404).problem(t)
+	e.do("GET", w+"/tests/"+test.ID, otherKey, nil).want(t, 404).problem(t)
+	e.do("GET", w+"/testseries", otherKey, nil).want(t, 404).problem(t)
+	e.do("POST", w+"/testseries", otherKey, nil).want(t, 404).problem(t)
+	e.do("GET", w+"/testseries/ts_nosuchseries", adminKey, nil).want(t, 404).problem(t)
+	e.do("GET", w+"/tests/tt_nosuch_1", adminKey, nil).want(t, 404).problem(t)
+
+	// Bad bodies change nothing.
+	e.do("POST", w+"/testseries", adminKey, `{"pages":[],"branch":"main"}`).want(t, 400).problem(t, "branch")
+	e.do("POST", w+"/testseries", adminKey, `{"pages":[{"page_id":"`+ps[0].ID+`","browser":"x"}]}`).want(t, 400).problem(t)
+	e.do("POST", w+"/testseries", adminKey, `{"description":5}`).want(t, 400).problem(t, "description")
+	e.do("POST", w+"/testseries", adminKey, `{"pages":"all"}`).want(t, 400).problem(t, "pages")
+	e.do("POST", w+"/testseries", adminKey, `{"pages":[{"page_id":"nosuchpage"},{"device":"mobile"},{"page_id":"`+ps[0].ID+`","device":"tablet"}],
+		"description":"`+strings.Repeat("é", 501)+`","initiator":"`+strings.Repeat("x", 51)+`"}`).
+		want(t, 422).problem(t, "pages[0].page_id", "pages[1].page_id", "pages[2].device", "description", "initiator")
+	e.do("POST", w+"/testseries", adminKey, `{"description":"`+strings.Repeat("é", 500)+`","initiator":"GitHub"}`).want(t, 201)
+	awstest.Receive(t, e.audits, 4)
+
+	// The on-demand audit limit: a series that would pass it is refused whole.
+	if err := e.store.SetAccountLimits(ctx, "acme", map[string]int{string(quota.AuditsPerDay): 10}); err != nil {
+		t.Fatal(err)
+	}
+	e.do("POST", w+"/testseries", viewerKey, nil).want(t, 429).problem(t)
+	if visible, inFlight, err := e.audits.Depth(ctx); err != nil || visible+inFlight != 0 {
+		t.Errorf("refused series queued %d+%d audits (%v)", visible, inFlight, err)
+	}
+	e.do("POST", w+"/testseries", viewerKey, `{"pages":[{"page_id":"`+ps[1].ID+`"}]}`).want(t, 429) // 9 + 2 > 10
+	e.do("POST", w+"/testseries", viewerKey, `{"pages":[{"page_id":"`+ps[1].ID+`","device":"desktop"}]}`).want(t, 201)
+}

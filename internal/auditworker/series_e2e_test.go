@@ -1,0 +1,151 @@
+package auditworker_test
+
+import (
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/audit"
+	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/queue"
+)
+
+type seriesDoc struct {
+	ID, Status  string
+	Count       int
+	FailedTests int `json:"failed_tests"`
+	Result      struct {
+		List []struct {
+			ID, Device, Status, Error string
+			Page                      struct{ ID, URL, Alias string }
+			Performance               *float64 `json:"performance_score"`
+			Accessibility             *float64 `json:"accessibility_score"`
+			LCP                       *float64 `json:"lcp"`
+			Exceeded                  *int     `json:"budgets_exceeded"`
+		}
+	}
+}
+
+// TestSeriesEndToEnd: on real Chromium and Lighthouse, a series of the fixture page on desktop
+// completes with real scores, which are also the page's result of the day; a series of a page
+// nobody answers ends failed with the test's error, after SQS's last delivery, and the page
+// shows the same error; a redelivered message of the ended test audits nothing again.
+func TestSeriesEndToEnd(t *testing.T) {
+	e := newE2E(t, true)
+	host, _ := fixtureSite(t)
+	var site, down struct{ ID string }
+	e.call("POST", "/account/websites", `{"domain":"`+host+`"}`, 201, &site)
+	var pages []struct{ ID string }
+	e.call("POST", "/"+site.ID+"/settings/pages", `[{"url":"/","alias":"Home"}]`, 200, &pages)
+	home := pages[0].ID
+	e.call("POST", "/"+site.ID+"/budgets", `{"metric":"kb_total","operator":"lt","value":100,"device":"all"}`, 201, nil)
+
+	// A port nothing listens on: the page is unreachable.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := l.Addr().String()
+	l.Close()
+	e.call("POST", "/account/websites", `{"domain":"`+closed+`"}`, 201, &down)
+	e.call("POST", "/"+down.ID+"/settings/pages", `[{"url":"/"}]`, 200, &pages)
+	gone := pages[0].ID
+
+	var ok, failed seriesDoc
+	e.call("POST", "/"+site.ID+"/testseries", `{"pages":[{"page_id":"`+home+`","device":"desktop"}],"description":"Deploy v2.0.0","initiator":"CLI"}`, 201, &ok)
+	e.call("POST", "/"+down.ID+"/testseries", `{"pages":[{"page_id":"`+gone+`","device":"desktop"}],"initiator":"CLI"}`, 201, &failed)
+
+	// The worker consumes the audit queue until both series have ended.
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { e.queue.Poll(ctx, 1, e.worker.HandleSQS, awstest.Log(t)); close(done) }()
+	deadline := time.Now().Add(10 * time.Minute) // a bound for a stuck worker, not a speed check
+	for {
+		e.call("GET", "/"+site.ID+"/testseries/"+ok.ID, "", 200, &ok)
+		e.call("GET", "/"+down.ID+"/testseries/"+failed.ID, "", 200, &failed)
+		if (ok.Status == "completed" || ok.Status == "failed") && (failed.Status == "completed" || failed.Status == "failed") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("series not ended after 10 minutes: %s, %s", ok.Status, failed.Status)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	e.checkNothingLeft()
+
+	test := ok.Result.List[0]
+	if ok.Status != "completed" || ok.Count != 1 || ok.FailedTests != 0 || test.Status != "completed" || test.Page.Alias != "Home" {
+		t.Fatalf("series of the fixture page: %+v", ok)
+	}
+	if test.Performance == nil || *test.Performance <= 0 || *test.Performance > 100 || test.Accessibility == nil ||
+		test.LCP == nil || *test.LCP <= 0 || test.Exceeded == nil || *test.Exceeded != 1 {
+		t.Errorf("test values %+v: want real scores, an lcp, the kb_total budget exceeded", test)
+	}
+	var report struct {
+		LighthouseVersion string
+		FinalDisplayedURL string
+		Categories        map[string]struct{ Score *float64 }
+	}
+	e.call("GET", "/"+site.ID+"/tests/"+test.ID, "", 200, &report)
+	if report.LighthouseVersion != "13.5.0" || report.Categories["performance"].Score == nil ||
+		int(*report.Categories["performance"].Score*100+0.5) != int(*test.Performance) || !strings.Contains(report.FinalDisplayedURL, host) {
+		t.Errorf("report %s of %s, performance %v; the test says %v", report.LighthouseVersion, report.FinalDisplayedURL, report.Categories["performance"].Score, *test.Performance)
+	}
+	// The test's result is the page's result of the day.
+	var detail struct{ LatestMetrics map[string]*float64 }
+	e.call("GET", "/"+site.ID+"/pages/"+home+"?device=desktop", "", 200, &detail)
+	if p := detail.LatestMetrics["performance_score"]; p == nil || *p != *test.Performance {
+		t.Errorf("page's latest performance %v, the test's %v", p, *test.Performance)
+	}
+	var anns struct {
+		Result struct{ List []struct{ Text string } }
+	}
+	e.call("GET", "/"+site.ID+"/annotations", "", 200, &anns)
+	if len(anns.Result.List) != 1 || anns.Result.List[0].Text != "Deploy v2.0.0" {
+		t.Errorf("annotations %+v", anns.Result.List)
+	}
+
+	bad := failed.Result.List[0]
+	if failed.Status != "failed" || failed.FailedTests != 1 || bad.Status != "failed" || bad.Error == "" || bad.Performance != nil {
+		t.Fatalf("series of the unreachable page: %+v", failed)
+	}
+	t.Logf("the unreachable page's test: %s", bad.Error)
+	var broken struct {
+		LastError struct {
+			Message  string
+			Attempts int
+		}
+	}
+	e.call("GET", "/"+down.ID+"/pages/"+gone+"?device=desktop", "", 200, &broken)
+	if broken.LastError.Message != bad.Error || broken.LastError.Attempts != queue.MaxReceives {
+		t.Errorf("page's last error %+v, the test's %q", broken.LastError, bad.Error)
+	}
+	e.call("GET", "/"+down.ID+"/tests/"+bad.ID, "", 404, nil)
+
+	// The ended test's message again: nothing is audited, nothing counted twice.
+	w, err := e.store.Website(context.Background(), "acme", site.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := e.store.LabResults(context.Background(), w, home, "desktop", "20000101", "29991231")
+	if err != nil || len(before) != 1 {
+		t.Fatalf("lab results %+v, %v", before, err)
+	}
+	job := audit.Job{Account: "acme", Website: site.ID, Page: home, Device: "desktop", Queued: time.Now(), Series: ok.ID, Test: test.ID}
+	if err := e.worker.Audit(context.Background(), job, 2); err != nil {
+		t.Fatal(err)
+	}
+	var again seriesDoc
+	e.call("GET", "/"+site.ID+"/testseries/"+ok.ID, "", 200, &again)
+	if again.Status != "completed" || again.Result.List[0].Performance == nil || *again.Result.List[0].Performance != *test.Performance {
+		t.Errorf("after a redelivery: %+v", again)
+	}
+	after, err := e.store.LabResults(context.Background(), w, home, "desktop", "20000101", "29991231")
+	if err != nil || len(after) != 1 || !after[0].Audited.Equal(before[0].Audited) {
+		t.Errorf("the page's result after a redelivery: %+v, %v; want the series' own, not a new audit", after, err)
+	}
+}

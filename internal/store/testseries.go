@@ -1,0 +1,269 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// A test series is a set of lab audits started together (from a CI job, after a deploy): one
+// series item with counters, and one item per test (a page on a device). A test goes queued →
+// testing → completed or failed, the way a multistep run does (the Run* statuses); the
+// series' status follows from its counters.
+
+// TestSeries is a test series: what started it and how far its tests have come.
+type TestSeries struct {
+	ID          string
+	Description string `dynamodbav:",omitempty"`
+	Initiator   string `dynamodbav:",omitempty"`
+	Created     time.Time
+	// Count is the number of tests; Started, Finished and Failed count the tests that began,
+	// ended and failed. Each is counted in the transaction that changes the test's status, so
+	// that a redelivered audit counts nothing twice.
+	Count, Started, Finished, Failed int
+}
+
+// Status is the series' status: queued before any test began, testing until every test has
+// ended, then completed, or failed when any test failed.
+func (t TestSeries) Status() string {
+	switch {
+	case t.Finished >= t.Count && t.Failed > 0:
+		return RunFailed
+	case t.Finished >= t.Count:
+		return RunCompleted
+	case t.Started > 0 || t.Finished > 0:
+		return RunTesting
+	}
+	return RunQueued
+}
+
+// SeriesTest is one test of a series: a page on a device, with its outcome once it ended.
+type SeriesTest struct {
+	ID     string
+	Series string
+	Page   string
+	// URL and Alias are the page's when the series started, so that a series still reads
+	// after its page changed or was deleted.
+	URL, Alias string
+	Device     string
+	Status     string
+	Error      string `dynamodbav:",omitempty"`
+	// Metrics are the audit's lab fields (as LabResult.Metrics); Opportunities counts its
+	// opportunities; ReportKey is the S3 key of its gzipped Lighthouse report.
+	Metrics       map[string]float64 `dynamodbav:",omitempty"`
+	Opportunities int
+	ReportKey     string     `dynamodbav:",omitempty"`
+	Started       *time.Time `dynamodbav:",omitempty"`
+	Finished      *time.Time `dynamodbav:",omitempty"`
+}
+
+// IsFinished tells whether a test has an outcome.
+func (t SeriesTest) IsFinished() bool { return t.Status == RunCompleted || t.Status == RunFailed }
+
+type seriesItem struct {
+	PK, SK, Type string
+	TestSeries
+}
+
+type seriesTestItem struct {
+	PK, SK, Type string
+	SeriesTest
+}
+
+// NewSeriesID returns the ID of a series created at t: its time first, so that the series of
+// a website list newest first by key.
+func NewSeriesID(t time.Time) string {
+	t = t.UTC()
+	return fmt.Sprintf("ts_%s%03d%s", t.Format("20060102150405"), t.Nanosecond()/1e6, NewID()[:8])
+}
+
+// SeriesTestID is the ID of a series' n-th test: it names its series, so that a test is read
+// by its ID alone.
+func SeriesTestID(series string, n int) string {
+	return "tt_" + strings.TrimPrefix(series, "ts_") + "_" + strconv.Itoa(n)
+}
+
+// seriesTestKey is the series and sort key of a test by its ID; false for an ID no series
+// gave.
+func seriesTestKey(id string) (series, sk string, ok bool) {
+	body, n, found := strings.Cut(strings.TrimPrefix(id, "tt_"), "_")
+	i, err := strconv.Atoi(n)
+	if !found || !strings.HasPrefix(id, "tt_") || err != nil || i < 0 || body == "" || strconv.Itoa(i) != n {
+		return "", "", false
+	}
+	series = "ts_" + body
+	return series, seriesTestSK(series, i), true
+}
+
+// CreateTestSeries records a new series and its queued tests (their IDs and statuses set by
+// the caller), while the website exists (ErrNotFound otherwise). The tests are written first:
+// a series is read only once all its tests are there.
+func (s *Store) CreateTestSeries(ctx context.Context, w Website, series TestSeries, tests []SeriesTest) error {
+	pk := websitePK(w.Account, w.ID)
+	reqs := make([]ddbtypes.WriteRequest, 0, len(tests))
+	for i, t := range tests {
+		item, err := attributevalue.MarshalMap(seriesTestItem{PK: pk, SK: seriesTestSK(series.ID, i), Type: "seriestest", SeriesTest: t})
+		if err != nil {
+			return err
+		}
+		reqs = append(reqs, ddbtypes.WriteRequest{PutRequest: &ddbtypes.PutRequest{Item: item}})
+	}
+	for start := 0; start < len(reqs); start += 25 {
+		if err := s.batchWrite(ctx, reqs[start:min(start+25, len(reqs))]); err != nil {
+			return fmt.Errorf("put series tests: %w", err)
+		}
+	}
+	series.Count = len(tests)
+	return s.putWhileWebsite(ctx, w, seriesItem{PK: pk, SK: seriesSK(series.ID), Type: "series", TestSeries: series}, "test series")
+}
+
+// TestSeries reads one series.
+func (s *Store) TestSeries(ctx context.Context, w Website, id string) (TestSeries, error) {
+	var it seriesItem
+	if !strings.HasPrefix(id, "ts_") {
+		return TestSeries{}, fmt.Errorf("test series %s: %w", id, ErrNotFound)
+	}
+	err := s.getItem(ctx, websitePK(w.Account, w.ID), seriesSK(id), "test series "+id, &it)
+	return it.TestSeries, err
+}
+
+// TestSeriesList lists a website's series newest first: up to limit (0: all) after the one
+// whose ID is after ("" from the newest), and whether more remain.
+func (s *Store) TestSeriesList(ctx context.Context, w Website, after string, limit int) ([]TestSeries, bool, error) {
+	skip := ""
+	if after != "" {
+		skip = seriesSK(after)
+	}
+	in := s.newestFirst(websitePK(w.Account, w.ID), seriesSKPrefix, seriesSKPrefix+"\U0010FFFF", skip)
+	if limit > 0 {
+		in.Limit = aws.Int32(int32(limit + 1))
+	}
+	return window(ctx, s, in, skip, limit, "test series", func(it seriesItem) (string, TestSeries) { return it.SK, it.TestSeries })
+}
+
+// SeriesTests lists a series' tests in the order they were asked for.
+func (s *Store) SeriesTests(ctx context.Context, w Website, series string) ([]SeriesTest, error) {
+	var items []seriesTestItem
+	if err := s.queryPrefix(ctx, websitePK(w.Account, w.ID), seriesTestSKPrefix+series+"#", true, &items); err != nil {
+		return nil, fmt.Errorf("list series tests: %w", err)
+	}
+	tests := make([]SeriesTest, len(items))
+	for i, it := range items {
+		tests[i] = it.SeriesTest
+	}
+	return tests, nil
+}
+
+// SeriesTest reads one test by its ID.
+func (s *Store) SeriesTest(ctx context.Context, w Website, id string) (SeriesTest, error) {
+	_, sk, ok := seriesTestKey(id)
+	if !ok {
+		return SeriesTest{}, fmt.Errorf("test %s: %w", id, ErrNotFound)
+	}
+	var it seriesTestItem
+	err := s.getItem(ctx, websitePK(w.Account, w.ID), sk, "test "+id, &it)
+	return it.SeriesTest, err
+}
+
+// StartSeriesTest moves a queued test to testing and counts it as started, in one transaction.
+// It returns the test as it now is: a test that had begun or ended already is left as it is
+// (a redelivered audit message), and the caller tells by its status.
+func (s *Store) StartSeriesTest(ctx context.Context, w Website, id string) (SeriesTest, error) {
+	series, sk, ok := seriesTestKey(id)
+	if !ok {
+		return SeriesTest{}, fmt.Errorf("test %s: %w", id, ErrNotFound)
+	}
+	pk := websitePK(w.Account, w.ID)
+	now := s.now()
+	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
+		{Update: &ddbtypes.Update{TableName: aws.String(s.table), Key: key(pk, sk),
+			UpdateExpression:          aws.String("SET #s = :testing, Started = :now"),
+			ConditionExpression:       aws.String("#s = :queued"),
+			ExpressionAttributeNames:  map[string]string{"#s": "Status"},
+			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":testing": str(RunTesting), ":queued": str(RunQueued), ":now": str(now.Format(time.RFC3339Nano))}}},
+		{Update: &ddbtypes.Update{TableName: aws.String(s.table), Key: key(pk, seriesSK(series)),
+			UpdateExpression:          aws.String("ADD Started :one"),
+			ConditionExpression:       aws.String("attribute_exists(PK)"),
+			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":one": &ddbtypes.AttributeValueMemberN{Value: "1"}}}},
+	}})
+	if err != nil && len(cancellationReasons(err)) == 0 {
+		return SeriesTest{}, fmt.Errorf("start test %s: %w", id, err)
+	}
+	// Started now, or before (or gone): read what it is.
+	return s.SeriesTest(ctx, w, id)
+}
+
+// FinishSeriesTest records a test's outcome (t.Status completed or failed, with its values or
+// error, t.Finished when it ended) and counts it on its series, in one transaction, unless the
+// test had ended already: then it changes nothing and reports false, so that a redelivered
+// audit counts nothing twice. The test's page, device and start are kept as they were.
+func (s *Store) FinishSeriesTest(ctx context.Context, w Website, t SeriesTest) (bool, error) {
+	series, sk, ok := seriesTestKey(t.ID)
+	if !ok || series != t.Series {
+		return false, fmt.Errorf("test %s: %w", t.ID, ErrNotFound)
+	}
+	if !t.IsFinished() {
+		return false, fmt.Errorf("test %s: status %q is no outcome", t.ID, t.Status)
+	}
+	finished := s.now()
+	if t.Finished != nil {
+		finished = *t.Finished
+	}
+	set := map[string]any{"Status": t.Status, "Finished": finished, "Opportunities": t.Opportunities}
+	if t.Error != "" {
+		set["Error"] = t.Error
+	}
+	if len(t.Metrics) > 0 {
+		set["Metrics"] = t.Metrics
+	}
+	if t.ReportKey != "" {
+		set["ReportKey"] = t.ReportKey
+	}
+	names := map[string]string{}
+	values := map[string]ddbtypes.AttributeValue{":queued": str(RunQueued), ":testing": str(RunTesting)}
+	var sets []string
+	for name, v := range set {
+		av, err := attributevalue.Marshal(v)
+		if err != nil {
+			return false, err
+		}
+		names["#"+name], values[":"+name] = name, av
+		sets = append(sets, "#"+name+" = :"+name)
+	}
+	slices.Sort(sets)
+	failed := "0"
+	if t.Status == RunFailed {
+		failed = "1"
+	}
+	pk := websitePK(w.Account, w.ID)
+	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
+		{Update: &ddbtypes.Update{TableName: aws.String(s.table), Key: key(pk, sk),
+			UpdateExpression:          aws.String("SET " + strings.Join(sets, ", ")),
+			ConditionExpression:       aws.String("#Status IN (:queued, :testing)"),
+			ExpressionAttributeNames:  names,
+			ExpressionAttributeValues: values}},
+		{Update: &ddbtypes.Update{TableName: aws.String(s.table), Key: key(pk, seriesSK(series)),
+			UpdateExpression:    aws.String("ADD Finished :one, Failed :failed"),
+			ConditionExpression: aws.String("attribute_exists(PK)"),
+			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
+				":one": &ddbtypes.AttributeValueMemberN{Value: "1"}, ":failed": &ddbtypes.AttributeValueMemberN{Value: failed}}}},
+	}})
+	if r := cancellationReasons(err); len(r) > 0 {
+		if r[0] == "ConditionalCheckFailed" {
+			return false, nil // ended before, or gone with its series
+		}
+		return false, fmt.Errorf("test %s: series gone: %w", t.ID, ErrNotFound)
+	}
+	if err != nil {
+		return false, fmt.Errorf("finish test %s: %w", t.ID, err)
+	}
+	return true, nil
+}
