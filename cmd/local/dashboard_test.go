@@ -18,6 +18,7 @@ import (
 	"image/png"
 
 	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/input"
 	"github.com/go-rod/rod/lib/proto"
 
 	"github.com/openvitals/openvitals/internal/awstest"
@@ -46,6 +47,15 @@ type dashboard struct {
 // startDashboard starts the service and seeds it; it takes a few minutes (real audits).
 func startDashboard(t testing.TB) *dashboard {
 	t.Helper()
+	d := startService(t, 1)
+	d.seed(t)
+	return d
+}
+
+// startService starts the local service on names of its own, auditing each page with
+// auditRuns Lighthouse runs, local pages allowed.
+func startService(t testing.TB, auditRuns int) *dashboard {
+	t.Helper()
 	clients := awstest.Clients(t)
 	name := awstest.Name(t)
 	t.Setenv("OPENVITALS_TABLE", name)
@@ -65,7 +75,7 @@ func startDashboard(t testing.TB) *dashboard {
 	t.Setenv("AWS_ENDPOINT_URL_S3", "")
 	t.Setenv("OPENVITALS_TARGET_SCHEME", "http")
 	t.Setenv("OPENVITALS_ALLOW_PRIVATE_TARGETS", "true")
-	t.Setenv("OPENVITALS_AUDIT_RUNS", "1")
+	t.Setenv("OPENVITALS_AUDIT_RUNS", fmt.Sprint(auditRuns))
 	// The service finds Node and the Lighthouse runner from the repository's top, as make run
 	// starts it; a test runs in its package's directory.
 	root, err := filepath.Abs("../..")
@@ -88,6 +98,15 @@ func startDashboard(t testing.TB) *dashboard {
 	})
 	d := &dashboard{base: "http://" + getenv(t, "OPENVITALS_ADDR"), st: st}
 	waitUntilServing(t, d.base, stopped)
+	return d
+}
+
+// seed makes the website the dashboard shows (see dashboard).
+func (d *dashboard) seed(t testing.TB) {
+	t.Helper()
+	ctx := context.Background()
+	st := d.st
+	var err error
 
 	fixture := httptest.NewServer(http.FileServer(http.Dir("../../internal/auditworker/testdata/site")))
 	t.Cleanup(fixture.Close)
@@ -128,7 +147,6 @@ func startDashboard(t testing.TB) *dashboard {
 	for _, id := range []string{browse.ID, checkout.ID} {
 		d.waitForRun(t, W+"/multistep/"+id+"/runs")
 	}
-	return d
 }
 
 // call makes one API request and decodes its answer into out (unless nil).
@@ -547,6 +565,23 @@ func TestDashboard(t *testing.T) {
 			t.Error("a viewer is offered to audit now")
 		}
 		tb.screenshot(shots, "website")
+		// By keyboard alone: tabbing reaches the table's first sort button, Enter sorts.
+		sorted := false
+		for range 40 {
+			if err := tb.page.Keyboard.Type(input.Tab); err != nil {
+				t.Fatal(err)
+			}
+			if tb.eval(`() => document.activeElement.classList.contains('sort')`).(bool) {
+				if err := tb.page.Keyboard.Type(input.Enter); err != nil {
+					t.Fatal(err)
+				}
+				sorted = tb.eval(`() => document.activeElement.closest('th').getAttribute('aria-sort') !== null`).(bool)
+				break
+			}
+		}
+		if !sorted {
+			t.Error("the pages table cannot be sorted by keyboard")
+		}
 
 		// Page: the latest values are the API's, and every chart is drawn.
 		tb.view(W + "/page/" + home.ID + "?device=mobile&days=30")
@@ -568,6 +603,22 @@ func TestDashboard(t *testing.T) {
 			t.Error("the annotation is not on the timeline")
 		}
 		tb.screenshot(shots, "page")
+		// The dark scheme follows the system's, charts included.
+		if err := (proto.EmulationSetEmulatedMedia{Features: []*proto.EmulationMediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}}).Call(tb.page); err != nil {
+			t.Fatal(err)
+		}
+		tb.goTo("?scheme=dark" + W + "/page/" + home.ID + "?device=mobile&days=30") // a new document
+		tb.waitIdle()
+		if bg := tb.eval(`() => getComputedStyle(document.body).backgroundColor`).(string); bg == "rgb(255, 255, 255)" {
+			t.Error("the dark scheme is not followed")
+		}
+		if total, blank := tb.chartCanvases(); total < 6 || blank > 0 {
+			t.Errorf("dark scheme: %d charts, %d blank", total, blank)
+		}
+		tb.screenshot(shots, "page-dark")
+		if err := (proto.EmulationSetEmulatedMedia{Features: []*proto.EmulationMediaFeature{{Name: "prefers-color-scheme", Value: "light"}}}).Call(tb.page); err != nil {
+			t.Fatal(err)
+		}
 
 		// Multistep: the failed run's error and screenshot.
 		tb.view(W + "/multistep")

@@ -139,6 +139,7 @@
   // table(columns, rows): columns are {label, value(row) for sorting, cell(row) -> td, n: numeric};
   // headers with a value sort the rows, announced with aria-sort.
   function table(columns, rows, caption) {
+    columns = columns.filter(Boolean); // a column may be left out (null), as admin actions for a viewer
     var tbody = el('tbody');
     var sortBy = -1, dir = 1;
     var heads = columns.map(function (c, i) {
@@ -362,6 +363,17 @@
     });
   }
 
+  // ready is what every view waits for besides its own data: the key's role, and the website
+  // of the view; all of it is asked for at once, so that a view costs one round of requests.
+  var ready = Promise.resolve();
+  var whoami = null; // the pending or answered GET /account
+  function account() {
+    if (!whoami) whoami = get('/account').then(function (a) { me = a; showWho(); return a; }, function (err) { whoami = null; throw err; });
+    return whoami;
+  }
+  // load resolves to the answers of requests once ready is too.
+  function load(requests) { return Promise.all([ready].concat(requests)).then(function (r) { return r.slice(1); }); }
+
   function render() {
     var seq = ++renderSeq;
     charts.forEach(function (c) { c.u.destroy(); });
@@ -369,31 +381,36 @@
     if (!key()) { signInView(); return; }
     var r = route(), p = r.parts;
     var view;
-    if (p.length === 0) { view = websitesView(); setNav(null); }
-    else if (p[0] === 'w' && p[1]) {
-      view = loadSite(p[1]).then(function (w) {
+    if (p.length === 0) {
+      ready = account();
+      view = websitesView();
+      setNav(null);
+    } else if (p[0] === 'w' && p[1]) {
+      // The view's requests start now with the website's id; its name comes with ready.
+      var w = site && site.id === p[1] ? site : { id: p[1] };
+      ready = Promise.all([account(), loadSite(p[1], w)]).then(function () {
         var sub = p[2] ? '/' + p[2] : '';
-        if (sub === '/page') sub = '';
-        setNav(w, sub);
-        switch (p[2]) {
-          case undefined: return websiteView(w, r.q);
-          case 'page': return pageView(w, p[3], r.q);
-          case 'multistep': return p[3] ? testView(w, p[3]) : multistepView(w);
-          case 'rum': return rumView(w, r.q);
-          case 'regressions': return regressionsView(w, r.q);
-          case 'events': return eventsView(w);
-          case 'settings': return settingsView(w);
-        }
-        throw new ApiError(404, 'No such view.');
+        setNav(w, sub === '/page' ? '' : sub);
       });
+      switch (p[2]) {
+        case undefined: view = websiteView(w, r.q); break;
+        case 'page': view = pageView(w, p[3], r.q); break;
+        case 'multistep': view = p[3] ? testView(w, p[3]) : multistepView(w); break;
+        case 'rum': view = rumView(w, r.q); break;
+        case 'regressions': view = regressionsView(w, r.q); break;
+        case 'events': view = eventsView(w); break;
+        case 'settings': view = settingsView(w); break;
+        default: view = Promise.reject(new ApiError(404, 'No such view.'));
+      }
     } else view = Promise.reject(new ApiError(404, 'No such view.'));
     main.setAttribute('aria-busy', 'true');
-    Promise.resolve(view).then(function (nodes) {
+    Promise.all([ready, view]).then(function (res) {
       if (seq !== renderSeq) return;
       clear(main);
-      append(main, nodes);
+      append(main, res[1]);
     }, function (err) {
       if (seq !== renderSeq || !key()) return;
+      if (err.status === 401) { signOut('Your key is not accepted (any more): sign in again.'); return; }
       clear(main);
       main.appendChild(el('h1', { text: err.status === 404 ? 'Not found' : 'Something went wrong' }));
       main.appendChild(el('p', { class: 'error', text: err.message }));
@@ -405,12 +422,14 @@
     });
   }
 
-  function loadSite(id) {
-    if (site && site.id === id) return Promise.resolve(site);
+  // loadSite fills w in with the website of id (from the websites list, kept for the next view).
+  function loadSite(id, w) {
+    if (site && site.id === id) return Promise.resolve(Object.assign(w, site));
     return list('/websites').then(function (ws) {
       sites = ws;
-      site = ws.filter(function (w) { return w.id === id; })[0];
-      if (!site) throw new ApiError(404, 'This key sees no website ' + id + '.');
+      var found = ws.filter(function (x) { return x.id === id; })[0];
+      if (!found) throw new ApiError(404, 'This key sees no website ' + id + '.');
+      site = Object.assign(w, found);
       return site;
     });
   }
@@ -426,9 +445,8 @@
       var k = input.value.trim();
       if (!k) { error.textContent = 'Paste an API key first.'; return; }
       sessionStorage.setItem(KEY, k);
-      busy(button, function () { return get('/account'); }).then(function (a) {
-        me = a;
-        showWho();
+      whoami = null;
+      busy(button, account).then(function () {
         render();
       }, function (err) {
         sessionStorage.removeItem(KEY);
@@ -445,7 +463,7 @@
   }
   function signOut(message) {
     sessionStorage.removeItem(KEY);
-    me = null; site = null; sites = null;
+    me = null; site = null; sites = null; whoami = null;
     if (location.hash && location.hash !== '#/') history.replaceState(null, '', '#/');
     signInView(message);
   }
@@ -458,7 +476,8 @@
 
   // ---- websites ---------------------------------------------------------------------------
   function websitesView() {
-    return list('/websites').then(function (ws) {
+    return load([list('/websites')]).then(function (r) {
+      var ws = r[0];
       sites = ws;
       var out = [el('h1', { text: 'Websites' })];
       if (isAdmin()) out.push(addWebsiteForm());
@@ -524,7 +543,7 @@
   var LAB_COLUMNS = ['performance_score', 'lcp', 'cls', 'tbt', 'fcp', 'ttfb', 'speed_index', 'kb_total'];
   function websiteView(w, q) {
     var device = q.device === 'desktop' ? 'desktop' : 'mobile';
-    return Promise.all([list('/' + w.id + '/pages'), list('/' + w.id + '/budgets'), get('/' + w.id + '/opportunities')]).then(function (r) {
+    return load([list('/' + w.id + '/pages'), list('/' + w.id + '/budgets'), get('/' + w.id + '/opportunities')]).then(function (r) {
       var rows = r[0].filter(function (x) { return x.device === device; }), budgets = r[1], opps = r[2].result.list;
       var out = [el('h1', { text: w.displayName }), el('p', { class: 'sub', text: w.domain })];
       var actions = el('div', { class: 'row' }, segmented('Device', ['mobile', 'desktop'], device, function (d) { go(withQuery('#/w/' + w.id, { device: d })); }));
@@ -608,7 +627,7 @@
     var days = Number(q.days) || 30;
     var dr = range(days);
     var base = '/' + w.id + '/pages/' + pageID;
-    return Promise.all([
+    return load([
       get(base + '?device=' + device),
       get(base + '/timeline?device=' + device + '&date=' + dr),
       get(base + '/network?device=' + device + '&date=' + dr),
@@ -789,7 +808,7 @@
   }
   function regressionsView(w, q) {
     var status = q.status || '';
-    return Promise.all([list('/' + w.id + '/regressions' + (status ? '?status=' + status : '')), list('/' + w.id + '/annotations?limit=100')]).then(function (r) {
+    return load([list('/' + w.id + '/regressions' + (status ? '?status=' + status : '')), list('/' + w.id + '/annotations?limit=100')]).then(function (r) {
       var s = select('status', [['', 'Any status'], 'open', 'recovered', 'acknowledged'], status);
       s.id = 'reg-status';
       s.addEventListener('change', function () { go(withQuery('#/w/' + w.id + '/regressions', { status: s.value })); });
@@ -816,7 +835,8 @@
 
   // ---- multistep --------------------------------------------------------------------------
   function multistepView(w) {
-    return list('/' + w.id + '/multistep').then(function (tests) {
+    return load([list('/' + w.id + '/multistep')]).then(function (r) {
+      var tests = r[0];
       var out = [el('h1', { text: 'Multistep tests' })];
       if (isAdmin() && tests.length) {
         var b = el('button', { type: 'button', id: 'run-all', text: 'Run all now' });
@@ -842,7 +862,7 @@
     });
   }
   function testView(w, testID) {
-    return Promise.all([list('/' + w.id + '/multistep'), list('/' + w.id + '/multistep/' + testID + '/runs')]).then(function (r) {
+    return load([list('/' + w.id + '/multistep'), list('/' + w.id + '/multistep/' + testID + '/runs')]).then(function (r) {
       var t = r[0].filter(function (x) { return x.id === testID; })[0];
       if (!t) throw new ApiError(404, 'No such multistep test.');
       var runs = r[1];
@@ -898,7 +918,8 @@
     var dim = q.by === 'countries' ? 'countries' : 'pages';
     var metric = q.metric && /^[A-Za-z0-9_]{1,64}$/.test(q.metric) ? q.metric : 'lcp';
     var days = Number(q.days) || 7;
-    return get('/' + w.id + '/field-testing/' + dim + '?timing=' + encodeURIComponent(metric) + '&date=' + range(days)).then(function (r) {
+    return load([get('/' + w.id + '/field-testing/' + dim + '?timing=' + encodeURIComponent(metric) + '&date=' + range(days))]).then(function (rs) {
+      var r = rs[0];
       var items = r.result.list, keys = Object.keys(items).sort(function (a, b) { return items[b].count - items[a].count; });
       var here = function (o) { return withQuery('#/w/' + w.id + '/rum', Object.assign({ by: dim, metric: metric, days: String(days) }, o)); };
       var m = el('input', { id: 'rum-metric', name: 'metric', value: metric, list: 'rum-metrics', size: '16' });
@@ -936,7 +957,7 @@
 
   // ---- events and channels ----------------------------------------------------------------
   function eventsView(w) {
-    return Promise.all([list('/' + w.id + '/events?limit=100'), list('/' + w.id + '/channels')]).then(function (r) {
+    return load([list('/' + w.id + '/events?limit=100'), list('/' + w.id + '/channels')]).then(function (r) {
       var out = [el('h1', { text: 'Events' })];
       out.push(r[0].length ? table([
         { label: 'When', value: function (e) { return e.occurredAt; }, cell: function (e) { return when(e.occurredAt); } },
@@ -973,7 +994,7 @@
 
   // ---- settings (admin actions) -----------------------------------------------------------
   function settingsView(w) {
-    return Promise.all([list('/' + w.id + '/settings/pages'), list('/' + w.id + '/budgets'), list('/' + w.id + '/multistep')]).then(function (r) {
+    return load([list('/' + w.id + '/settings/pages'), list('/' + w.id + '/budgets'), list('/' + w.id + '/multistep')]).then(function (r) {
       var pages = r[0], budgets = r[1], tests = r[2];
       var out = [el('h1', { text: (isAdmin() ? 'Settings of ' : 'Setup of ') + w.displayName })];
       out.push(el('h2', { text: 'Pages' }));
@@ -981,7 +1002,7 @@
       out.push(pages.length ? table([
         { label: 'Alias', value: function (p) { return p.alias; }, cell: function (p) { return p.alias || ''; } },
         { label: 'URL', value: function (p) { return p.url; }, cell: function (p) { return p.url; } },
-        { label: '', cell: function (p) { return isAdmin() ? el('button', { type: 'button', class: 'secondary', 'aria-label': 'Delete page ' + (p.alias || p.url), text: 'Delete', onclick: confirmThen('Delete the page ' + p.url + ' and its results?', function () { busy(this, function () { return api('DELETE', '/' + w.id + '/settings/' + p.id); }, 'Page deleted.').then(render); }) }) : ''; } }
+        isAdmin() && { label: 'Actions', cell: function (p) { return isAdmin() ? el('button', { type: 'button', class: 'secondary', 'aria-label': 'Delete page ' + (p.alias || p.url), text: 'Delete', onclick: confirmThen('Delete the page ' + p.url + ' and its results?', function () { busy(this, function () { return api('DELETE', '/' + w.id + '/settings/' + p.id); }, 'Page deleted.').then(render); }) }) : ''; } }
       ], pages) : empty('No page yet' + (isAdmin() ? ': paste their addresses above.' : '.')));
       out.push(el('h2', { text: 'Budgets' }));
       if (isAdmin()) out.push(budgetForm(w));
@@ -989,7 +1010,7 @@
         { label: 'Metric', cell: function (b) { return b.metric; } },
         { label: 'Rule', cell: function (b) { return (b.operator === 'lt' ? 'below ' : 'above ') + b.value + ' (' + b.device + ')'; } },
         { label: 'Status', cell: function (b) { return statusBadge(b.status); } },
-        { label: '', cell: function (b) { return isAdmin() ? [el('button', { type: 'button', class: 'secondary', 'aria-label': 'Edit budget ' + b.metric, text: 'Edit', onclick: function () { this.closest('td').replaceChildren(budgetForm(w, b)); } }), ' ',
+        isAdmin() && { label: 'Actions', cell: function (b) { return isAdmin() ? [el('button', { type: 'button', class: 'secondary', 'aria-label': 'Edit budget ' + b.metric, text: 'Edit', onclick: function () { this.closest('td').replaceChildren(budgetForm(w, b)); } }), ' ',
           el('button', { type: 'button', class: 'secondary', 'aria-label': 'Delete budget ' + b.metric, text: 'Delete', onclick: confirmThen('Delete this budget?', function () { busy(this, function () { return api('DELETE', '/' + w.id + '/budgets/' + b.id); }, 'Budget deleted.').then(render); }) })] : ''; } }
       ], budgets) : empty('No budget yet.'));
       out.push(el('h2', { text: 'Multistep tests' }));
@@ -997,7 +1018,7 @@
       out.push(tests.length ? table([
         { label: 'Test', cell: function (t) { return link('#/w/' + w.id + '/multistep/' + t.id, t.alias); } },
         { label: 'Steps', n: true, cell: function (t) { return String(t.steps.length); } },
-        { label: '', cell: function (t) { return isAdmin() ? [el('button', { type: 'button', class: 'secondary', 'aria-label': 'Edit test ' + t.alias, text: 'Edit', onclick: function () { this.closest('td').replaceChildren(testForm(w, t)); } }), ' ',
+        isAdmin() && { label: 'Actions', cell: function (t) { return isAdmin() ? [el('button', { type: 'button', class: 'secondary', 'aria-label': 'Edit test ' + t.alias, text: 'Edit', onclick: function () { this.closest('td').replaceChildren(testForm(w, t)); } }), ' ',
           el('button', { type: 'button', class: 'secondary', 'aria-label': 'Delete test ' + t.alias, text: 'Delete', onclick: confirmThen('Delete the test ' + t.alias + ' and its runs?', function () { busy(this, function () { return api('DELETE', '/' + w.id + '/multistep/' + t.id); }, 'Test deleted.').then(render); }) })] : ''; } }
       ], tests) : empty('No multistep test yet.'));
       if (isAdmin()) {
@@ -1071,9 +1092,5 @@
 
   // ---- start ------------------------------------------------------------------------------
   window.addEventListener('hashchange', render);
-  if (key()) {
-    get('/account').then(function (a) { me = a; showWho(); render(); }, function (err) {
-      if (err.status !== 401) { sessionStorage.removeItem(KEY); signInView('Could not reach the service: ' + err.message); }
-    });
-  } else signInView();
+  if (key()) render(); else signInView();
 }());
