@@ -14,6 +14,7 @@ func addOutputs(stack awscdk.Stack, s *shared, apiURL *string, queues []*workQue
 		awscdk.NewCfnOutput(stack, jsii.String(id), &awscdk.CfnOutputProps{Value: value, Description: jsii.String(description)})
 	}
 	output("ApiUrl", apiURL, "Base URL of the openvitals REST API")
+	output("DashboardUrl", awscdk.Fn_Join(jsii.String(""), &[]*string{apiURL, jsii.String("app")}), "The web dashboard: open it and paste an API key")
 	output("TableName", s.data.table.TableName(), "DynamoDB table holding every openvitals entity")
 	output("CreateAdminKey", awscdk.Fn_Join(jsii.String(""), &[]*string{
 		jsii.String("AWS_REGION="), stack.Region(), jsii.String(" OPENVITALS_TABLE="), s.data.table.TableName(),

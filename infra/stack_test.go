@@ -350,6 +350,10 @@ func TestOutputs(t *testing.T) {
 			"https://", map[string]any{"Ref": logicalID(t, o.stack, "Api", "Api")},
 			".execute-api.", map[string]any{"Ref": "AWS::Region"}, ".", map[string]any{"Ref": "AWS::URLSuffix"}, "/",
 		}}},
+		"DashboardUrl": map[string]any{"Fn::Join": []any{"", []any{
+			"https://", map[string]any{"Ref": logicalID(t, o.stack, "Api", "Api")},
+			".execute-api.", map[string]any{"Ref": "AWS::Region"}, ".", map[string]any{"Ref": "AWS::URLSuffix"}, "/app",
+		}}},
 	}
 	for id, value := range want {
 		check(t, "output "+id, func() {

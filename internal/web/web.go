@@ -111,15 +111,16 @@ func contentType(ext string) string {
 	return "application/octet-stream"
 }
 
-// Serve writes the dashboard file r's path names: the page for Prefix itself (and for /app,
-// redirected there), a hashed asset otherwise, gzipped when gzipOK (the client accepts it).
+// Serve writes the dashboard file r's path names: the page for Prefix itself (and for /app), a
+// hashed asset otherwise, gzipped when gzipOK (the client accepts it).
 // Anything else is ErrNotFound.
 func Serve(w http.ResponseWriter, r *http.Request, gzipOK bool) error {
-	if r.URL.Path == strings.TrimSuffix(Prefix, "/") {
-		http.Redirect(w, r, Prefix, http.StatusMovedPermanently)
-		return nil
+	// /app is the page too, not a redirect to /app/: API Gateway's greedy {file+} may not
+	// match an empty rest, so /app is the address that surely reaches the web function.
+	name, ok := strings.CutPrefix(r.URL.Path+"/", Prefix)
+	if r.URL.Path != strings.TrimSuffix(Prefix, "/") {
+		name, ok = strings.CutPrefix(r.URL.Path, Prefix)
 	}
-	name, ok := strings.CutPrefix(r.URL.Path, Prefix)
 	if !ok {
 		return ErrNotFound
 	}
