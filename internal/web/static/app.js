@@ -96,11 +96,11 @@
     cpu_total: { label: 'CPU', unit: 'ms' },
     duration: { label: 'Duration', unit: 'ms' },
     opportunities: { label: 'Opportunities', unit: '' },
-    ux_lcp: { label: 'Field LCP p75', unit: 'ms', good: 2500, poor: 4000 },
-    ux_inp: { label: 'Field INP p75', unit: 'ms', good: 200, poor: 500 },
-    ux_cls: { label: 'Field CLS p75', unit: '', good: 0.1, poor: 0.25 },
-    ux_fcp: { label: 'Field FCP p75', unit: 'ms', good: 1800, poor: 3000 },
-    ux_ttfb: { label: 'Field TTFB p75', unit: 'ms', good: 800, poor: 1800 }
+    ux_lcp: { label: 'Field LCP', unit: 'ms', good: 2500, poor: 4000 },
+    ux_inp: { label: 'Field INP', unit: 'ms', good: 200, poor: 500 },
+    ux_cls: { label: 'Field CLS', unit: '', good: 0.1, poor: 0.25 },
+    ux_fcp: { label: 'Field FCP', unit: 'ms', good: 1800, poor: 3000 },
+    ux_ttfb: { label: 'Field TTFB', unit: 'ms', good: 800, poor: 1800 }
   };
   function fmt(v, unit) {
     if (v === null || v === undefined || v === '') return '–';
@@ -672,12 +672,12 @@
       if (detail.latestUx) {
         var ux = detail.latestUx;
         out.push(el('h3', { text: 'Field against lab' }));
-        out.push(table([
+        out.push(el('div', { id: 'field-vs-lab' }, table([
           { label: 'Metric', cell: function (m) { return m.toUpperCase(); } },
           { label: 'Field p75', n: true, cell: function (m) { return ux[m] ? metricCell(m, ux[m].value) : el('td', { class: 'n', text: '–' }); } },
           { label: 'Good / needs improvement / poor', cell: function (m) { return ux[m] ? fmt(ux[m].green, '') + ' % / ' + fmt(ux[m].yellow, '') + ' % / ' + fmt(ux[m].red, '') + ' %' : '–'; } },
           { label: 'Lab', n: true, cell: function (m) { return metricCell(m, lm ? lm[m] : null); } }
-        ], ['lcp', 'inp', 'cls', 'fcp', 'ttfb'].filter(function (m) { return ux[m]; }), 'Core vitals assessment: ' + (ux.passed ? 'passed' : 'failed')));
+        ], ['lcp', 'inp', 'cls', 'fcp', 'ttfb'].filter(function (m) { return ux[m]; }), 'Core vitals assessment: ' + (ux.passed ? 'passed' : 'failed'))));
       }
       var dates = tl.map(function (t) { return t.date; });
       var col = function (m) { return tl.map(function (t) { return t[m]; }); };
