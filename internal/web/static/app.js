@@ -733,7 +733,9 @@
         return el('li', null, d);
       })) : empty(lm ? 'No opportunity in the latest audit.' : 'Opportunities appear after the first audit.'));
       out.push(el('h2', { text: 'Regressions' }));
-      out.push(regs.length ? regressionList(w, regs) : empty('No regression or improvement detected on this page and device.'));
+      var names = {};
+      names[pageID] = detail.alias || detail.url;
+      out.push(regs.length ? regressionList(w, regs, names) : empty('No regression or improvement detected on this page and device.'));
       out.push(el('h2', { text: 'Lighthouse report' }));
       out.push(reportPicker(w, pageID, device, dates));
       return out;
@@ -784,14 +786,19 @@
   }
 
   // ---- regressions ------------------------------------------------------------------------
-  function regressionList(w, regs) {
+  // regressionList lists regressions and improvements; names maps page and test ids to what
+  // people call them.
+  function regressionList(w, regs, names) {
+    names = names || {};
     return el('ul', { class: 'regs' }, regs.map(function (g) {
       var m = METRICS[g.metric] ? METRICS[g.metric].label : g.metric;
       var what = g.kind === 'improvement' ? 'improved' : 'regressed';
-      var subject = g.page ? link('#/w/' + w.id + '/page/' + g.page + '?device=' + (g.device || 'mobile'), g.subject || g.page) : g.test ? link('#/w/' + w.id + '/multistep/' + g.test, g.subject || g.test) : 'the website';
+      var subject = g.page ? link('#/w/' + w.id + '/page/' + g.page + '?device=' + (g.device || 'mobile'), names[g.page] || g.page) : g.test ? link('#/w/' + w.id + '/multistep/' + g.test, names[g.test] || g.test) : 'the website';
+      var badge = statusBadge(g.status);
+      if (g.kind === 'improvement' && g.status === 'open') badge.className = 'badge good';
       var li = el('li', null,
-        statusBadge(g.status), ' ', el('b', { text: m + ' ' + what }), ' on ', subject, g.device ? ' (' + g.device + ')' : '', ': ',
-        fmt(g.before, g.unit) + ' → ' + fmt(g.after, g.unit) + ' (' + (g.changePercent > 0 ? '+' : '') + fmt(g.changePercent, '') + ' %), first on ' + g.firstBadDay + ', source ' + g.source);
+        badge, ' ', el('b', { text: m + ' ' + what }), ' on ', subject, g.device ? ' (' + g.device + ')' : '', ': ',
+        fmt(g.before.median, g.unit) + ' → ' + fmt(g.after.median, g.unit) + ' (' + (g.changePercent > 0 ? '+' : '') + g.changePercent.toFixed(1) + ' %), first on ' + g.firstBadDay + ', source ' + g.source);
       var cause = g.cause || { changes: [], annotations: [] };
       if (cause.changes.length || cause.annotations.length) {
         li.appendChild(el('ul', null,
@@ -808,12 +815,15 @@
   }
   function regressionsView(w, q) {
     var status = q.status || '';
-    return load([list('/' + w.id + '/regressions' + (status ? '?status=' + status : '')), list('/' + w.id + '/annotations?limit=100')]).then(function (r) {
+    return load([list('/' + w.id + '/regressions' + (status ? '?status=' + status : '')), list('/' + w.id + '/annotations?limit=100'),
+      list('/' + w.id + '/settings/pages'), list('/' + w.id + '/multistep')]).then(function (r) {
+      var names = {};
+      r[2].concat(r[3]).forEach(function (x) { names[x.id] = x.alias || x.url; });
       var s = select('status', [['', 'Any status'], 'open', 'recovered', 'acknowledged'], status);
       s.id = 'reg-status';
       s.addEventListener('change', function () { go(withQuery('#/w/' + w.id + '/regressions', { status: s.value })); });
       var out = [el('h1', { text: 'Regressions and improvements' }), el('div', { class: 'row' }, el('label', { class: 'inline', for: 'reg-status' }, 'Status', s)),
-        r[0].length ? regressionList(w, r[0]) : empty('No regression detected' + (status ? ' with this status.' : ': changes show here once they last three days.')),
+        r[0].length ? regressionList(w, r[0], names) : empty('No regression detected' + (status ? ' with this status.' : ': changes show here once they last three days.')),
         el('h2', { text: 'Annotations' })];
       if (isAdmin()) out.push(annotationForm(w));
       out.push(r[1].length ? table([
