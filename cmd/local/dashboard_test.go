@@ -451,6 +451,39 @@ func (tb *tab) signIn(key string) {
 	}
 }
 
+// fill types text into the element selector matches.
+func (tb *tab) fill(selector, text string) {
+	tb.t.Helper()
+	el, err := tb.page.Timeout(15 * time.Second).Element(selector)
+	if err != nil {
+		tb.t.Fatalf("%s: %v", selector, err)
+	}
+	if err := el.Input(text); err != nil {
+		tb.t.Fatal(err)
+	}
+}
+
+// click clicks the element of the selector whose text matches the regular expression text.
+func (tb *tab) click(selector, text string) {
+	tb.t.Helper()
+	el, err := tb.page.Timeout(15*time.Second).ElementR(selector, text)
+	if err != nil {
+		tb.t.Fatalf("%s %q: %v", selector, text, err)
+	}
+	if err := el.Click(proto.InputMouseButtonLeft, 1); err != nil {
+		tb.t.Fatal(err)
+	}
+}
+
+// waitFor waits until the page condition js holds.
+func (tb *tab) waitFor(what, js string) {
+	tb.t.Helper()
+	if err := tb.page.Timeout(15 * time.Second).Wait(rod.Eval(js)); err != nil {
+		tb.t.Fatalf("%s: %v", what, err)
+	}
+	tb.checkNoErrors()
+}
+
 // waitSignedIn waits for the first view after signing in.
 func (tb *tab) waitSignedIn() {
 	tb.t.Helper()
@@ -818,9 +851,60 @@ func TestDashboard(t *testing.T) {
 			t.Errorf("websites after adding one: %+v", ws.Result.List)
 		}
 		if !tb.has("#paste-pages") || !tb.has("#delete-website") {
-			t.Error("an admin is not offered to add pages or delete the website")
+			t.Fatal("an admin is not offered to add pages or delete the website")
 		}
 		tb.screenshot(shots, "settings")
+		added := strings.TrimSuffix(strings.TrimPrefix(tb.eval(`() => location.hash`).(string), "#/w/"), "/settings")
+		// Pages pasted, a budget and a multistep test made with the forms: the API has them.
+		tb.fill("#paste-pages", "/ Home\n/pricing Pricing")
+		tb.click("button", "Add pages")
+		tb.waitFor("the pasted pages", `() => document.querySelectorAll('main table')[0]?.tBodies[0].rows.length === 2`)
+		tb.fill(`form[aria-label="Add a budget"] input[name="value"]`, "2000")
+		tb.click("button", "Add budget")
+		tb.waitFor("the budget", `() => [...document.querySelectorAll('main td')].some(td => td.textContent === 'below 2000 (mobile)')`)
+		tb.click("summary", "New multistep test")
+		tb.fill(`form[aria-label="New multistep test"] input[name="alias"]`, "Smoke")
+		tb.click("button", "Add a step")
+		if _, err := tb.page.Eval(`() => {
+			const steps = document.querySelectorAll('form[aria-label="New multistep test"] ol.steps > li');
+			const last = steps[steps.length - 1];
+			last.querySelector('select[name="type"]').value = 'click';
+			last.querySelector('input[name="target"]').value = '#buy';
+		}`); err != nil {
+			t.Fatal(err)
+		}
+		tb.click("button", "Create test")
+		tb.waitFor("the test", `() => [...document.querySelectorAll('main a')].some(a => a.textContent === 'Smoke')`)
+		var made struct {
+			Result struct {
+				List []struct {
+					Alias string
+					Steps []struct{ Type, Target string }
+				}
+			}
+		}
+		d.call(t, "GET", "/"+added+"/multistep", dashAdminKey, "", 200, &made)
+		if l := made.Result.List; len(l) != 1 || l[0].Alias != "Smoke" || len(l[0].Steps) != 2 || l[0].Steps[1].Type != "click" || l[0].Steps[1].Target != "#buy" {
+			t.Errorf("the test made with the steps editor: %+v", l)
+		}
+		var pasted struct {
+			Result struct{ List []struct{ URL, Alias string } }
+		}
+		d.call(t, "GET", "/"+added+"/settings/pages", dashAdminKey, "", 200, &pasted)
+		if len(pasted.Result.List) != 2 {
+			t.Errorf("pages pasted: %+v", pasted.Result.List)
+		}
+		// Deleting asks first: the website goes once the question is accepted.
+		wait, handle := tb.page.HandleDialog()
+		go func() {
+			wait()
+			_ = handle(&proto.PageHandleJavaScriptDialog{Accept: true})
+		}()
+		tb.click("button", "Delete admin-added.example")
+		if err := tb.page.Timeout(15 * time.Second).Wait(rod.Eval(`() => location.hash === '#/'`)); err != nil {
+			t.Fatalf("deleting the website did not lead back to the websites: %v", err)
+		}
+		d.call(t, "GET", "/"+added+"/settings/pages", dashAdminKey, "", 404, nil)
 
 		tb.view(W)
 		if !tb.has("#audit-now") {
