@@ -158,6 +158,14 @@ func (d *dashboard) seed(t testing.TB) {
 		d.call(t, "GET", W+"/regressions?page="+home.ID, dashViewerKey, "", 200, &regs)
 		return len(regs.Result.List) > 0
 	})
+	// A test series from CI, as cmd/ci starts one with a viewer's key.
+	var series struct{ SeriesID string }
+	d.call(t, "POST", W+"/testseries", dashViewerKey, `{"pages":[{"page_id":"`+home.ID+`","device":"desktop"}],"description":"v2.5 from CI","initiator":"GitHub"}`, 201, &series)
+	d.waitFor(t, "the test series", func() bool {
+		var s struct{ Status string }
+		d.call(t, "GET", W+"/testseries/"+series.SeriesID, dashViewerKey, "", 200, &s)
+		return s.Status == "completed" || s.Status == "failed"
+	})
 	d.call(t, "POST", W+"/annotations", dashAdminKey, fmt.Sprintf(`{"text":"Deploy v2.4: new hero image","at":%q}`, time.Now().UTC().AddDate(0, 0, -6).Format(time.RFC3339)), 201, nil)
 	for _, id := range []string{browse.ID, checkout.ID} {
 		d.waitForRun(t, W+"/multistep/"+id+"/runs")
@@ -780,6 +788,11 @@ func TestDashboard(t *testing.T) {
 		tb.view(W + "/events")
 		if len(evs.Result.List) == 0 || !strings.Contains(tb.text("main"), evs.Result.List[0].Summary) {
 			t.Errorf("events view does not show the API's events %v", evs.Result.List)
+		}
+		var series struct{ Result struct{ List []struct{ Status, Description string } } }
+		d.call(t, "GET", "/"+d.site.ID+"/testseries", dashViewerKey, "", 200, &series)
+		if l := series.Result.List; len(l) != 1 || !strings.Contains(tb.text("main"), l[0].Status+"\t"+l[0].Description) {
+			t.Errorf("events view does not show the API's test series %+v", l)
 		}
 		var regs struct {
 			Result struct {

@@ -967,13 +967,22 @@
 
   // ---- events and channels ----------------------------------------------------------------
   function eventsView(w) {
-    return load([list('/' + w.id + '/events?limit=100'), list('/' + w.id + '/channels')]).then(function (r) {
+    return load([list('/' + w.id + '/events?limit=100'), list('/' + w.id + '/channels'), list('/' + w.id + '/testseries?limit=10').catch(function () { return []; })]).then(function (r) {
       var out = [el('h1', { text: 'Events' })];
       out.push(r[0].length ? table([
         { label: 'When', value: function (e) { return e.occurredAt; }, cell: function (e) { return when(e.occurredAt); } },
         { label: 'Type', value: function (e) { return e.type; }, cell: function (e) { return el('code', { text: e.type }); } },
         { label: 'What', cell: function (e) { return e.summary; } }
       ], r[0]) : empty('No event yet: budget changes, failing tests and regressions show here.'));
+      out.push(el('h2', { text: 'Test series from CI' }));
+      out.push(r[2].length ? table([
+        { label: 'Started', value: function (x) { return x.createdAt; }, cell: function (x) { return when(x.createdAt); } },
+        { label: 'Status', value: function (x) { return x.status; }, cell: function (x) { return statusBadge(x.status); } },
+        { label: 'Description', cell: function (x) { return x.description || ''; } },
+        { label: 'By', cell: function (x) { return x.initiator || ''; } },
+        { label: 'Tests', n: true, cell: function (x) { return String(x.count); } },
+        { label: 'Failed', n: true, cell: function (x) { return el('td', { class: 'n ' + (x.failed_tests ? 'bad' : ''), text: String(x.failed_tests) }); } }
+      ], r[2], 'The 10 newest series') : empty('No test series yet: start one from CI with cmd/ci or POST /' + w.id + '/testseries.'));
       out.push(el('h2', { text: 'Channels' }));
       out.push(r[1].length ? el('div', null, r[1].map(function (c) {
         var holder = el('div');
