@@ -927,19 +927,26 @@
   function rumView(w, q) {
     var dim = q.by === 'countries' ? 'countries' : 'pages';
     var metric = q.metric && /^[A-Za-z0-9_]{1,64}$/.test(q.metric) ? q.metric : 'lcp';
+    // Any range of days: from and to (yyyy-MM-dd), the last days (7 by default) without them.
+    var isoDay = function (d) { return d.toISOString().slice(0, 10); };
     var days = Number(q.days) || 7;
-    return load([get('/' + w.id + '/field-testing/' + dim + '?timing=' + encodeURIComponent(metric) + '&date=' + range(days))]).then(function (rs) {
-      var r = rs[0];
+    var valid = /^\d{4}-\d{2}-\d{2}$/;
+    var to = valid.test(q.to || '') ? q.to : isoDay(new Date());
+    var from = valid.test(q.from || '') ? q.from : isoDay(new Date(Date.parse(to) - (days - 1) * 864e5));
+    var dates = from.replace(/-/g, '') + '-' + to.replace(/-/g, '');
+    return load([get('/' + w.id + '/field-testing/' + dim + '?timing=' + encodeURIComponent(metric) + '&date=' + dates)]).then(function (res) {
+      var r = res[0];
       var items = r.result.list, keys = Object.keys(items).sort(function (a, b) { return items[b].count - items[a].count; });
-      var here = function (o) { return withQuery('#/w/' + w.id + '/rum', Object.assign({ by: dim, metric: metric, days: String(days) }, o)); };
+      var here = function (o) { return withQuery('#/w/' + w.id + '/rum', Object.assign({ by: dim, metric: metric, from: from, to: to }, o)); };
       var m = el('input', { id: 'rum-metric', name: 'metric', value: metric, list: 'rum-metrics', size: '16' });
-      var rs = select('days', RANGES.map(function (x) { return [String(x[0]), x[1]]; }), String(days));
-      rs.id = 'rum-range';
-      var form = el('form', { class: 'row', 'aria-label': 'Report', onsubmit: function (e) { e.preventDefault(); go(here({ metric: m.value.trim(), days: rs.value })); } },
+      var fromInput = el('input', { id: 'rum-from', type: 'date', name: 'from', value: from, max: to, required: true });
+      var toInput = el('input', { id: 'rum-to', type: 'date', name: 'to', value: to, required: true });
+      var form = el('form', { class: 'row', 'aria-label': 'Report', onsubmit: function (e) { e.preventDefault(); go(here({ metric: m.value.trim(), from: fromInput.value, to: toInput.value })); } },
         segmented('Per', ['pages', 'countries'], dim, function (d) { go(here({ by: d })); }),
         el('label', { for: 'rum-metric' }, 'Timing metric or custom variable', m),
         el('datalist', { id: 'rum-metrics' }, RUM_METRICS.map(function (x) { return el('option', { value: x }); })),
-        el('label', { for: 'rum-range' }, 'Range', rs),
+        el('label', { for: 'rum-from' }, 'From', fromInput),
+        el('label', { for: 'rum-to' }, 'To', toInput),
         el('button', { type: 'submit', text: 'Show' }));
       var unit = metric === 'cls' ? '' : /size/.test(metric) ? 'B' : /elements/.test(metric) ? '' : METRICS[metric] || /time|^(lcp|fcp|fp|fid|inp|ttfb)$/.test(metric) ? 'ms' : '';
       var out = [el('h1', { text: 'Real users' }), form];
