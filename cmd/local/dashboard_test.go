@@ -789,7 +789,11 @@ func TestDashboard(t *testing.T) {
 		if len(evs.Result.List) == 0 || !strings.Contains(tb.text("main"), evs.Result.List[0].Summary) {
 			t.Errorf("events view does not show the API's events %v", evs.Result.List)
 		}
-		var series struct{ Result struct{ List []struct{ Status, Description string } } }
+		var series struct {
+			Result struct {
+				List []struct{ Status, Description string }
+			}
+		}
 		d.call(t, "GET", "/"+d.site.ID+"/testseries", dashViewerKey, "", 200, &series)
 		if l := series.Result.List; len(l) != 1 || !strings.Contains(tb.text("main"), l[0].Status+"\t"+l[0].Description) {
 			t.Errorf("events view does not show the API's test series %+v", l)
