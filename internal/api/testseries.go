@@ -1,12 +1,9 @@
 package api
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -222,31 +219,7 @@ func (s *Server) testReport(w http.ResponseWriter, r *http.Request, c caller) er
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Add("Vary", "Accept-Encoding")
-	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
-		w.Header().Set("Content-Encoding", "gzip")
-		_, _ = w.Write(gz)
-		return nil
-	}
-	report, err := gunzipReport(test.ReportKey, gz)
-	if err != nil {
-		return err
-	}
-	_, _ = w.Write(report)
-	return nil
-}
-
-// gunzipReport decompresses a stored report, up to 64 MB.
-func gunzipReport(key string, gz []byte) ([]byte, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
-	if err != nil {
-		return nil, fmt.Errorf("read report %s: %w", key, err)
-	}
-	out, err := io.ReadAll(io.LimitReader(zr, 64<<20))
-	if err != nil {
-		return nil, fmt.Errorf("read report %s: %w", key, err)
-	}
-	return out, nil
+	return writeGzipped(w, r, test.ReportKey, gz)
 }
 
 // seriesJSON is a test series as the API shows it; its tests are in result.list, except in

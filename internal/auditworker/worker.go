@@ -123,7 +123,10 @@ func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 	start := time.Now()
 	log := w.log.With("website", site.ID, "page", page.ID, "device", job.Device, "url", target, "attempt", attempt)
 	var test store.SeriesTest
+	reportKey := "" // the page's report of the day
 	if job.Test != "" {
+		// A test keeps its own report: a later audit the same day replaces the day's.
+		reportKey = blobstore.SeriesPrefix(site.Account, site.ID, job.Series) + job.Test + ".json.gz"
 		log = log.With("series", job.Series, "test", job.Test)
 		test, err = w.store.StartSeriesTest(ctx, site, job.Test)
 		if store.IsNotFound(err) {
@@ -141,11 +144,6 @@ func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 	}
 	log.InfoContext(ctx, "audit started", "runs", w.cfg.Runs)
 
-	reportKey := "" // the page's report of the day
-	if job.Test != "" {
-		// A test keeps its own report: a later audit the same day replaces the day's.
-		reportKey = blobstore.SeriesPrefix(site.Account, site.ID, job.Series) + job.Test + ".json.gz"
-	}
 	res, err := w.audit(ctx, site, page, job.Device, target, reportKey)
 	if store.IsNotFound(err) {
 		// Deleted while it was audited: no result was written, and the purge's last pass

@@ -20,8 +20,11 @@ import (
 )
 
 var router = sync.OnceValues(func() (routers.Router, error) {
-	// The RUM snippet is a script: its body is checked as a string.
-	openapi3filter.RegisterBodyDecoder("text/javascript", openapi3filter.PlainBodyDecoder)
+	// The RUM snippet, the dashboard's files and Lighthouse's HTML report are text: their
+	// bodies are checked as strings.
+	for _, ct := range []string{"text/javascript", "text/html", "text/css"} {
+		openapi3filter.RegisterBodyDecoder(ct, openapi3filter.PlainBodyDecoder)
+	}
 	doc, err := openapi3.NewLoader().LoadFromData(api.OpenAPIJSON())
 	if err != nil {
 		return nil, err

@@ -117,10 +117,11 @@ func contentType(ext string) string {
 func Serve(w http.ResponseWriter, r *http.Request, gzipOK bool) error {
 	// /app is the page too, not a redirect to /app/: API Gateway's greedy {file+} may not
 	// match an empty rest, so /app is the address that surely reaches the web function.
-	name, ok := strings.CutPrefix(r.URL.Path+"/", Prefix)
-	if r.URL.Path != strings.TrimSuffix(Prefix, "/") {
-		name, ok = strings.CutPrefix(r.URL.Path, Prefix)
+	path := r.URL.Path
+	if path == strings.TrimSuffix(Prefix, "/") {
+		path = Prefix
 	}
+	name, ok := strings.CutPrefix(path, Prefix)
 	if !ok {
 		return ErrNotFound
 	}

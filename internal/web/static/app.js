@@ -221,12 +221,12 @@
         return [i ? '; ' : '', day(a.at) + ' ' + a.text];
       })));
     }
+    var pal = palette();
     if (series.length) {
-      var palNow = palette();
       fig.insertBefore(el('ul', { class: 'legend' }, series.map(function (s, i) {
         var sw = el('span', { class: 'swatch' + (s.dash ? ' dashed' : '') });
-        sw.style.borderColor = palNow.series[i % 8];
-        if (!s.dash) sw.style.background = palNow.series[i % 8];
+        sw.style.borderColor = pal.series[i % 8];
+        if (!s.dash) sw.style.background = pal.series[i % 8];
         return el('li', null, sw, s.label);
       })), plot.nextSibling);
     }
@@ -235,7 +235,6 @@
       plot.removeAttribute('role');
       return fig;
     }
-    var pal = palette();
     var data = [xs];
     var acc = xs.map(function () { return 0; });
     var stackedValues = series.map(function (s) {
@@ -353,7 +352,6 @@
   }
 
   var site = null; // the website of the current view: {id, displayName, domain}
-  var sites = null;
 
   function setNav(w, current) {
     clear(nav);
@@ -426,7 +424,6 @@
   function loadSite(id, w) {
     if (site && site.id === id) return Promise.resolve(Object.assign(w, site));
     return list('/websites').then(function (ws) {
-      sites = ws;
       var found = ws.filter(function (x) { return x.id === id; })[0];
       if (!found) throw new ApiError(404, 'This key sees no website ' + id + '.');
       site = Object.assign(w, found);
@@ -463,7 +460,7 @@
   }
   function signOut(message) {
     sessionStorage.removeItem(KEY);
-    me = null; site = null; sites = null; whoami = null;
+    me = null; site = null; whoami = null;
     if (location.hash && location.hash !== '#/') history.replaceState(null, '', '#/');
     signInView(message);
   }
@@ -478,7 +475,6 @@
   function websitesView() {
     return load([list('/websites')]).then(function (r) {
       var ws = r[0];
-      sites = ws;
       var out = [el('h1', { text: 'Websites' })];
       if (isAdmin()) out.push(addWebsiteForm());
       if (!ws.length) {
@@ -548,9 +544,7 @@
       var out = [el('h1', { text: w.displayName }), el('p', { class: 'sub', text: w.domain })];
       var actions = el('div', { class: 'row' }, segmented('Device', ['mobile', 'desktop'], device, function (d) { go(withQuery('#/w/' + w.id, { device: d })); }));
       if (isAdmin() && r[0].length) {
-        var b = el('button', { type: 'button', id: 'audit-now', text: 'Audit now' });
-        b.addEventListener('click', function () { busy(b, function () { return api('POST', '/' + w.id + '/audits'); }).then(function (a) { say(a.message || 'Audits queued.'); }); });
-        actions.appendChild(b);
+        actions.appendChild(auditNowButton(w));
       }
       out.push(actions);
       out.push(el('h2', { text: 'Pages (' + device + ')' }));
@@ -742,7 +736,7 @@
     });
   }
   function auditNowButton(w) {
-    var b = el('button', { type: 'button', text: 'Audit now' });
+    var b = el('button', { type: 'button', id: 'audit-now', text: 'Audit now' });
     b.addEventListener('click', function () { busy(b, function () { return api('POST', '/' + w.id + '/audits'); }).then(function (a) { say(a.message || 'Audits queued.'); }); });
     return b;
   }

@@ -1,0 +1,110 @@
+package api_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/blobstore"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// TestReportLinks: a key of the account gets a short-lived link to the HTML report of a day's
+// audit, which opens without a key, sandboxed; bad input is a problem, another account's page,
+// another website's path, an unknown or expired token and a day without an HTML report open
+// nothing.
+func TestReportLinks(t *testing.T) {
+	e := newTestEnv(t)
+	f := newLabFixture(t, e)
+	ctx := context.Background()
+	w, err := e.store.Website(ctx, "acme", f.site.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Today's desktop audit of the home page kept its HTML report; yesterday's did not.
+	today := store.Day(f.today)
+	rs, err := e.store.LabResults(ctx, w, f.home.ID, "desktop", today, today)
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("today's result: %v %v", rs, err)
+	}
+	const html = "<!doctype html><title>Lighthouse Report</title><script>window.__LIGHTHOUSE_JSON__ = {};</script>"
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, _ = zw.Write([]byte(html))
+	_ = zw.Close()
+	if err := e.objects.Put(ctx, blobstore.HTMLReportKey(rs[0].ReportKey), gz.Bytes(), "application/gzip"); err != nil {
+		t.Fatal(err)
+	}
+
+	base := "/" + f.site.ID + "/pages/" + f.home.ID + "/report-link"
+	link := func(query, key string, status int) string {
+		t.Helper()
+		res := e.do("POST", base+query, key, nil).want(t, status)
+		if status != 201 {
+			res.problem(t)
+			return ""
+		}
+		var out struct{ URL, Date, Device string }
+		res.decode(t, &out)
+		if !strings.HasPrefix(out.URL, "/"+f.site.ID+"/lighthouse-report?token=") || out.Device != "desktop" {
+			t.Fatalf("link %+v", out)
+		}
+		return out.URL
+	}
+	open := func(url string, status int) string {
+		t.Helper()
+		res := e.send(httptest.NewRequest("GET", url, nil)).want(t, status)
+		if status == 200 {
+			if csp := res.header.Get("Content-Security-Policy"); !strings.HasPrefix(csp, "sandbox allow-scripts") || res.header.Get("Cache-Control") != "private, no-store" {
+				t.Errorf("report served with CSP %q, Cache-Control %q", csp, res.header.Get("Cache-Control"))
+			}
+		}
+		return string(res.body)
+	}
+
+	latest := link("?device=desktop", viewerKey, 201)
+	if got := open(latest, 200); got != html {
+		t.Errorf("the link opens %q, want the stored HTML report", got)
+	}
+	if got := open(link("?device=desktop&date="+f.today.Format("2006-01-02"), adminKey, 201), 200); got != html {
+		t.Errorf("the day's link opens %q", got)
+	}
+	if got := open(link("?device=desktop&date="+store.Day(f.today.AddDate(0, 0, -1)), viewerKey, 201), 404); !strings.Contains(got, "no HTML report") {
+		t.Errorf("a day without an HTML report: %s", got)
+	}
+
+	link("?device=desktop&date=2026-13-45", viewerKey, 400)
+	link("?device=tablet", viewerKey, 400)
+	link("?device=desktop&date=2001-01-01", viewerKey, 404)
+	link("?device=desktop", otherKey, 404)
+	link("?device=desktop", "", 401)
+
+	token := strings.TrimPrefix(latest, "/"+f.site.ID+"/lighthouse-report?token=")
+	other := e.createWebsite("other.example")
+	open("/"+other.ID+"/lighthouse-report?token="+token, 404)
+	open("/"+f.site.ID+"/lighthouse-report?token="+strings.Repeat("A", len(token)), 404)
+	open("/"+f.site.ID+"/lighthouse-report", 404)
+
+	// An expired link opens nothing, even before DynamoDB removes it.
+	expired := strings.Repeat("B", 32)
+	if err := e.store.PutReportLink(ctx, sha256Hex(expired), store.ReportLink{Account: "acme", Website: f.site.ID,
+		Key: blobstore.HTMLReportKey(rs[0].ReportKey), Expires: time.Now().Add(-time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	var p struct{ Detail string }
+	if err := json.Unmarshal([]byte(open("/"+f.site.ID+"/lighthouse-report?token="+expired, 404)), &p); err != nil || !strings.Contains(p.Detail, "expired") {
+		t.Errorf("expired link: %+v %v", p, err)
+	}
+}
+
+func sha256Hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
