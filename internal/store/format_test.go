@@ -1,0 +1,425 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/multistep/step"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// The stored item format is a promise to every deployment's table: code may move and types may be
+// renamed, but what an earlier version wrote must read back the same, and what this version
+// writes must have the same attributes. testdata/stored-items.json holds the items an earlier
+// version wrote for the entities below, and stored-values.json what it read back from them.
+// OPENVITALS_RECORD_FORMAT=1 writes both anew, which only a deliberate format change may do.
+const (
+	storedItemsFile  = "testdata/stored-items.json"
+	storedValuesFile = "testdata/stored-values.json"
+)
+
+// formatTime is a fixed instant, so that the entities below are the same at every run.
+var formatTime = time.Date(2026, 11, 2, 3, 4, 5, 0, time.UTC)
+
+// writeFormatEntities stores one of each kind of entity through the store's own methods and
+// returns the website.
+func writeFormatEntities(t *testing.T, st *store.Store) store.Website {
+	t.Helper()
+	ctx := context.Background()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(st.EnsureAccount(ctx, "acme"))
+	w := store.Website{Account: "acme", Domain: "example.com", DisplayName: "Example", Created: formatTime}
+	must(st.CreateWebsite(ctx, &w))
+	must(st.PutAPIKey(ctx, store.APIKey{Hash: "hash-" + w.ID, Account: "acme", Role: store.RoleViewer, Name: "ci", Created: formatTime}))
+	pages := []store.Page{{URL: "/", Alias: "Home", Created: formatTime}, {URL: "/shop?x=1", Alias: "Shop", Created: formatTime}}
+	must(st.CreatePages(ctx, w, pages))
+	b := store.Budget{Metric: "lcp", Operator: "lt", Value: 2500, Device: "all", Created: formatTime}
+	must(st.CreateBudget(ctx, w, &b))
+	must(st.PutLabResult(ctx, w, pages[0], store.LabResult{
+		Page: pages[0].ID, Device: "desktop", Day: "20261102",
+		Metrics:       map[string]float64{"lcp": 1234.5, "cls": 0.01, "performance_score": 97},
+		Samples:       map[string][]float64{"lcp": {1200, 1234.5, 1300}},
+		Opportunities: []store.Opportunity{{ID: "render-blocking-insight", Title: "Render-blocking", Category: "insights", DisplayValue: "120 ms"}},
+		LighthouseVersion: "13.5.0", ReportKey: "reports/x.json.gz", Runs: 3, Audited: formatTime,
+	}))
+	must(st.PutLabError(ctx, w, pages[1], "mobile", store.LabError{Message: "ERRORED_DOCUMENT_REQUEST", At: formatTime, Attempts: 2}))
+	must(st.PutUXResult(ctx, w, pages[0], store.UXResult{Page: pages[0].ID, Device: "mobile", Day: "20261102",
+		Vitals: map[string]store.Vital{"lcp": {P75: 2547, Good: 0.7, NeedsImprovement: 0.2, Poor: 0.1}}, Collected: formatTime}))
+	test := store.Test{Alias: "Checkout", Device: "desktop", Created: formatTime, Steps: []step.Step{
+		{Type: "navigate", Target: "https://example.com/"}, {Type: "click", Target: "#buy", WaitForNavigation: true}}}
+	must(st.CreateTest(ctx, w, &test))
+	_, err := st.CreateRun(ctx, w, test)
+	must(err)
+	key := store.BudgetState(b.ID)
+	from, err := st.WatchedState(ctx, w, key)
+	must(err)
+	_, err = st.ChangeState(ctx, w, from, "exceeded", "20261102", &store.Event{Type: "budget.status_changed", Budget: b.ID, Occurred: formatTime, Summary: "LCP over budget"})
+	must(err)
+	_, err = st.PutRegression(ctx, w, store.Regression{ID: store.RegressionID(w, "lab#lcp", "20261101"), Kind: store.KindRegression, Source: "lab",
+		Page: pages[0].ID, Device: "desktop", Metric: "lcp", LastGood: "20261031", FirstBad: "20261101",
+		Before: store.Level{Median: 1000, Spread: 20}, After: store.Level{Median: 1500, Spread: 30}, Delta: 500, Percent: 50, P: 0.01,
+		Status: store.RegressionOpen, Detected: formatTime,
+		Cause: []store.CauseItem{{Kind: "resource", Title: "+312 KB script", URL: "https://cdn.example.com/a.js", Type: "Script", Party: "third", After: 312, Unit: "KB", Impact: 0.8}}})
+	must(err)
+	must(st.PutAnnotation(ctx, w, store.Annotation{ID: "a1", At: formatTime, Text: "Release 1.2", Pages: []string{pages[0].ID}, Created: formatTime}))
+	must(st.PutRegressionThresholds(ctx, w, map[string]store.RegressionThreshold{"lcp": {Relative: 0.1, Absolute: 100}}))
+	c := store.Channel{Name: "ops", Kind: "webhook", Events: []string{"budget.status_changed"}, Target: []byte("sealed-url"), Shown: "https://hooks.example.com/…", Secret: []byte("sealed-secret"), Created: formatTime}
+	must(st.CreateChannel(ctx, w, &c))
+	must(st.RecordDelivery(ctx, w, c.ID, store.Delivery{Event: "e1", EventType: "budget.status_changed", At: formatTime, Attempt: 1, Status: 200, LatencyMS: 12}, true))
+	series := store.TestSeries{ID: "ts_s1", Description: "deploy 42", Initiator: "ci", Created: formatTime, Count: 1}
+	must(st.CreateTestSeries(ctx, w, series, []store.SeriesTest{{ID: store.SeriesTestID("ts_s1", 0), Series: "ts_s1", Page: pages[0].ID, URL: "/", Alias: "Home", Device: "desktop", Status: store.RunQueued}}))
+	return w
+}
+
+// formatValues reads back every entity writeFormatEntities stored, through the store's methods.
+func formatValues(t *testing.T, st *store.Store, account, website string) map[string]any {
+	t.Helper()
+	ctx := context.Background()
+	w, err := st.Website(ctx, account, website)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := map[string]any{"website": w}
+	add := func(name string, value any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		v[name] = value
+	}
+	k, err := st.APIKeyByHash(ctx, "hash-"+website)
+	add("apikey", k, err)
+	pages, err := st.Pages(ctx, w)
+	add("pages", pages, err)
+	budgets, err := st.Budgets(ctx, w)
+	add("budgets", budgets, err)
+	for _, p := range pages {
+		lab, err := st.LabResults(ctx, w, p.ID, "desktop", "20261101", "20261103")
+		add("lab "+p.Alias, lab, err)
+		ux, err := st.UXResults(ctx, w, p.ID, "mobile", "20261101", "20261103")
+		add("ux "+p.Alias, ux, err)
+		le, err := st.LastLabError(ctx, w, p.ID, "mobile")
+		if store.IsNotFound(err) {
+			err = nil
+		}
+		add("lab error "+p.Alias, le, err)
+	}
+	tests, err := st.Tests(ctx, w)
+	add("tests", tests, err)
+	for _, tt := range tests {
+		runs, err := st.Runs(ctx, w, tt.ID, time.Time{}, 10)
+		for i := range runs {
+			runs[i].Created = time.Time{} // the store stamps a run's creation itself
+		}
+		add("runs "+tt.Alias, runs, err)
+	}
+	evs, _, err := st.Events(ctx, w, store.EventFilter{}, "", 0)
+	add("events", evs, err)
+	regs, _, err := st.Regressions(ctx, w, store.RegressionFilter{}, "", 0)
+	add("regressions", regs, err)
+	anns, _, err := st.Annotations(ctx, w, formatTime.Add(-time.Hour), formatTime.Add(time.Hour), "", 0)
+	add("annotations", anns, err)
+	thr, err := st.RegressionThresholds(ctx, w)
+	add("thresholds", thr, err)
+	chans, err := st.Channels(ctx, w)
+	add("channels", chans, err)
+	for _, c := range chans {
+		ds, _, _, err := st.Deliveries(ctx, w, c.ID, "", 10)
+		add("deliveries "+c.Name, ds, err)
+	}
+	series, err := st.TestSeries(ctx, w, "ts_s1")
+	add("series", series, err)
+	st1, err := st.SeriesTests(ctx, w, "ts_s1")
+	add("series tests", st1, err)
+	return v
+}
+
+// dumpTable reads every item of the table, sorted by key, as DynamoDB's JSON.
+func dumpTable(t *testing.T, db *dynamodb.Client, table string) []map[string]any {
+	t.Helper()
+	var items []map[string]ddbtypes.AttributeValue
+	p := dynamodb.NewScanPaginator(db, &dynamodb.ScanInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true)})
+	for p.HasMorePages() {
+		out, err := p.NextPage(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		items = append(items, out.Items...)
+	}
+	var dump []map[string]any
+	for _, it := range items {
+		m := map[string]any{}
+		for k, av := range it {
+			m[k] = avJSON(av)
+		}
+		dump = append(dump, m)
+	}
+	sort.Slice(dump, func(i, j int) bool {
+		return fmt.Sprint(dump[i]["PK"], dump[i]["SK"]) < fmt.Sprint(dump[j]["PK"], dump[j]["SK"])
+	})
+	return dump
+}
+
+// avJSON writes an attribute value as DynamoDB's JSON does ({"S": ...}, {"M": {...}}...).
+func avJSON(av ddbtypes.AttributeValue) map[string]any {
+	switch v := av.(type) {
+	case *ddbtypes.AttributeValueMemberS:
+		return map[string]any{"S": v.Value}
+	case *ddbtypes.AttributeValueMemberN:
+		return map[string]any{"N": v.Value}
+	case *ddbtypes.AttributeValueMemberB:
+		return map[string]any{"B": v.Value}
+	case *ddbtypes.AttributeValueMemberBOOL:
+		return map[string]any{"BOOL": v.Value}
+	case *ddbtypes.AttributeValueMemberNULL:
+		return map[string]any{"NULL": true}
+	case *ddbtypes.AttributeValueMemberSS:
+		return map[string]any{"SS": v.Value}
+	case *ddbtypes.AttributeValueMemberNS:
+		return map[string]any{"NS": v.Value}
+	case *ddbtypes.AttributeValueMemberL:
+		l := []any{}
+		for _, e := range v.Value {
+			l = append(l, avJSON(e))
+		}
+		return map[string]any{"L": l}
+	case *ddbtypes.AttributeValueMemberM:
+		m := map[string]any{}
+		for k, e := range v.Value {
+			m[k] = avJSON(e)
+		}
+		return map[string]any{"M": m}
+	}
+	panic(fmt.Sprintf("attribute value %T", av))
+}
+
+// itemShape is an item's attributes and their kinds, recursively, with the values left out
+// (IDs and stamps differ from run to run; the names and kinds are the format).
+func itemShape(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			switch k {
+			case "S", "N", "B", "BOOL", "NULL", "SS", "NS":
+				if len(x) == 1 {
+					return k
+				}
+			}
+			out[k] = itemShape(e)
+		}
+		return out
+	case []any:
+		out := []any{}
+		for _, e := range x {
+			out = append(out, itemShape(e))
+		}
+		return out
+	}
+	return v
+}
+
+// shapes are the distinct item shapes of a dump, by their Type attribute.
+func shapes(dump []map[string]any) map[string][]string {
+	out := map[string][]string{}
+	for _, it := range dump {
+		typ := fmt.Sprint(it["Type"])
+		b, _ := json.Marshal(itemShape(it))
+		if !contains(out[typ], string(b)) {
+			out[typ] = append(out[typ], string(b))
+		}
+	}
+	for k := range out {
+		sort.Strings(out[k])
+	}
+	return out
+}
+
+func contains(l []string, s string) bool {
+	for _, e := range l {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+// jsonRoundTrip gives a value as JSON would read it back, so values compare with the file.
+func jsonRoundTrip(t *testing.T, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestStoredFormat(t *testing.T) {
+	ctx := context.Background()
+	clients := awstest.Clients(t)
+	st := awstest.Store(t, clients)
+	w := writeFormatEntities(t, st)
+	written := dumpTable(t, clients.DynamoDB, st.Table())
+
+	if os.Getenv("OPENVITALS_RECORD_FORMAT") == "1" {
+		values := formatValues(t, st, w.Account, w.ID)
+		values["_website"] = w.ID
+		for file, v := range map[string]any{storedItemsFile: written, storedValuesFile: values} {
+			b, err := json.MarshalIndent(v, "", " ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(file, append(b, '\n'), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Logf("recorded %d items", len(written))
+		return
+	}
+
+	var earlier []map[string]any
+	var earlierValues map[string]any
+	for file, into := range map[string]any{storedItemsFile: &earlier, storedValuesFile: &earlierValues} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, into); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// What this version writes has the attributes the earlier version wrote.
+	if got, want := shapes(written), shapes(earlier); !reflect.DeepEqual(got, want) {
+		gb, _ := json.MarshalIndent(got, "", " ")
+		wb, _ := json.MarshalIndent(want, "", " ")
+		t.Errorf("the stored format changed:\nnow %s\nbefore %s", gb, wb)
+	}
+
+	// What the earlier version wrote reads back the same: its items, put as they were into a
+	// fresh table, read through this version's methods.
+	old := awstest.Store(t, clients)
+	for _, it := range earlier {
+		b, _ := json.Marshal(it)
+		item, err := unmarshalDynamoJSON(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := clients.DynamoDB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(old.Table()), Item: item}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	website := fmt.Sprint(earlierValues["_website"])
+	delete(earlierValues, "_website")
+	got := jsonRoundTrip(t, formatValues(t, old, "acme", website))
+	if !reflect.DeepEqual(got, jsonRoundTrip(t, earlierValues)) {
+		gb, _ := json.MarshalIndent(got, "", " ")
+		wb, _ := json.MarshalIndent(earlierValues, "", " ")
+		t.Errorf("stored items read back differently:\nnow %s\nbefore %s", gb, wb)
+	}
+}
+
+// unmarshalDynamoJSON reads one item in DynamoDB's JSON (as avJSON writes it).
+func unmarshalDynamoJSON(b []byte) (map[string]ddbtypes.AttributeValue, error) {
+	var raw map[string]map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, err
+	}
+	out := map[string]ddbtypes.AttributeValue{}
+	for k, v := range raw {
+		av, err := avFromJSON(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		out[k] = av
+	}
+	return out, nil
+}
+
+func avFromJSON(v map[string]json.RawMessage) (ddbtypes.AttributeValue, error) {
+	for kind, raw := range v {
+		var err error
+		switch kind {
+		case "S":
+			var s string
+			err = json.Unmarshal(raw, &s)
+			return &ddbtypes.AttributeValueMemberS{Value: s}, err
+		case "N":
+			var s string
+			err = json.Unmarshal(raw, &s)
+			return &ddbtypes.AttributeValueMemberN{Value: s}, err
+		case "B":
+			var b []byte
+			err = json.Unmarshal(raw, &b)
+			return &ddbtypes.AttributeValueMemberB{Value: b}, err
+		case "BOOL":
+			var b bool
+			err = json.Unmarshal(raw, &b)
+			return &ddbtypes.AttributeValueMemberBOOL{Value: b}, err
+		case "NULL":
+			return &ddbtypes.AttributeValueMemberNULL{Value: true}, nil
+		case "SS":
+			var l []string
+			err = json.Unmarshal(raw, &l)
+			return &ddbtypes.AttributeValueMemberSS{Value: l}, err
+		case "NS":
+			var l []string
+			err = json.Unmarshal(raw, &l)
+			return &ddbtypes.AttributeValueMemberNS{Value: l}, err
+		case "L":
+			var l []map[string]json.RawMessage
+			if err := json.Unmarshal(raw, &l); err != nil {
+				return nil, err
+			}
+			out := &ddbtypes.AttributeValueMemberL{}
+			for _, e := range l {
+				av, err := avFromJSON(e)
+				if err != nil {
+					return nil, err
+				}
+				out.Value = append(out.Value, av)
+			}
+			return out, nil
+		case "M":
+			var m map[string]map[string]json.RawMessage
+			if err := json.Unmarshal(raw, &m); err != nil {
+				return nil, err
+			}
+			out := &ddbtypes.AttributeValueMemberM{Value: map[string]ddbtypes.AttributeValue{}}
+			for k, e := range m {
+				av, err := avFromJSON(e)
+				if err != nil {
+					return nil, err
+				}
+				out.Value[k] = av
+			}
+			return out, nil
+		}
+		return nil, fmt.Errorf("unknown attribute kind %q", kind)
+	}
+	return nil, fmt.Errorf("empty attribute value")
+}
