@@ -17,8 +17,8 @@ import (
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
-	"github.com/openvitals/openvitals/internal/store"
 )
 
 const (
@@ -35,7 +35,7 @@ func TestCI(t *testing.T) {
 	st := awstest.Store(t, clients)
 	log := awstest.Log(t)
 	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: 30 * time.Second, MaxReceives: 3})
-	for _, g := range []apikey.Grant{{Account: "acme", Role: store.RoleAdmin, Key: adminKey}, {Account: "acme", Role: store.RoleViewer, Key: viewerKey}} {
+	for _, g := range []apikey.Grant{{Account: "acme", Role: model.RoleAdmin, Key: adminKey}, {Account: "acme", Role: model.RoleViewer, Key: viewerKey}} {
 		if err := apikey.Provision(context.Background(), st, g, "test"); err != nil {
 			t.Fatal(err)
 		}
@@ -73,8 +73,8 @@ func TestCI(t *testing.T) {
 
 	// outcome ends each test of the running series as the worker would.
 	var mu sync.Mutex
-	var outcome func(store.SeriesTest) store.SeriesTest
-	setOutcome := func(f func(store.SeriesTest) store.SeriesTest) { mu.Lock(); outcome = f; mu.Unlock() }
+	var outcome func(model.SeriesTest) model.SeriesTest
+	setOutcome := func(f func(model.SeriesTest) model.SeriesTest) { mu.Lock(); outcome = f; mu.Unlock() }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -84,7 +84,7 @@ func TestCI(t *testing.T) {
 			for _, s := range list {
 				tests, _ := st.SeriesTests(ctx, w, s.ID)
 				for _, tt := range tests {
-					if tt.Status == store.RunQueued {
+					if tt.Status == model.RunQueued {
 						if _, err := st.StartSeriesTest(ctx, w, tt.ID); err == nil {
 							mu.Lock()
 							end := outcome(tt)
@@ -108,9 +108,9 @@ func TestCI(t *testing.T) {
 		}
 		return out.String() + errs.String()
 	}
-	values := func(perf, lcp float64) func(store.SeriesTest) store.SeriesTest {
-		return func(tt store.SeriesTest) store.SeriesTest {
-			tt.Status, tt.Metrics = store.RunCompleted, map[string]float64{"performance_score": perf, "accessibility_score": 100, "lcp": lcp, "cls": 0.01}
+	values := func(perf, lcp float64) func(model.SeriesTest) model.SeriesTest {
+		return func(tt model.SeriesTest) model.SeriesTest {
+			tt.Status, tt.Metrics = model.RunCompleted, map[string]float64{"performance_score": perf, "accessibility_score": 100, "lcp": lcp, "cls": 0.01}
 			return tt
 		}
 	}
@@ -135,8 +135,8 @@ func TestCI(t *testing.T) {
 		t.Errorf("step summary %q, %v", md, err)
 	}
 
-	setOutcome(func(tt store.SeriesTest) store.SeriesTest {
-		tt.Status, tt.Error = store.RunFailed, "net::ERR_CONNECTION_REFUSED"
+	setOutcome(func(tt model.SeriesTest) model.SeriesTest {
+		tt.Status, tt.Error = model.RunFailed, "net::ERR_CONNECTION_REFUSED"
 		return tt
 	})
 	out = ci(1, "-pages", pages[1].ID+":desktop")

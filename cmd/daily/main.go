@@ -19,10 +19,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/schedule"
 	"github.com/openvitals/openvitals/internal/service"
-	"github.com/openvitals/openvitals/internal/store"
 	"github.com/openvitals/openvitals/internal/ux"
 )
 
@@ -137,7 +137,7 @@ func show(out io.Writer, what string, queued int, p queue.Progress) {
 
 // showUX says what the collections stored, and what they left out and why (a skipped one's
 // reason, such as no CrUX API key).
-func showUX(out io.Writer, runs []store.UXRun) {
+func showUX(out io.Writer, runs []model.UXRun) {
 	var records, noData, search int
 	notes := map[string]bool{}
 	for _, r := range runs {

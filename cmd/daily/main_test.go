@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/audit"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/schedule"
-	"github.com/openvitals/openvitals/internal/store"
 	"github.com/openvitals/openvitals/internal/ux"
 	"github.com/openvitals/openvitals/internal/uxworker"
 )
@@ -50,7 +50,7 @@ func TestFollowWaitsForRetriesAndAddsUp(t *testing.T) {
 	}
 	// A collection without a CrUX key says it skipped CrUX, and why.
 	var buf bytes.Buffer
-	showUX(&buf, []store.UXRun{{Day: "20261125", Attempt: 1, Finished: time.Now(), Error: "CrUX: " + uxworker.NoCrUXKey}})
+	showUX(&buf, []model.UXRun{{Day: "20261125", Attempt: 1, Finished: time.Now(), Error: "CrUX: " + uxworker.NoCrUXKey}})
 	if got := buf.String(); !strings.Contains(got, "0 records stored") || !strings.Contains(got, "CrUX: skipped: no CrUX API key") {
 		t.Errorf("ux summary %q", got)
 	}

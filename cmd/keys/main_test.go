@@ -9,7 +9,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/awstest"
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 func TestCreateAndRevoke(t *testing.T) {
@@ -27,17 +27,17 @@ func TestCreateAndRevoke(t *testing.T) {
 		t.Fatalf("printed %q, want a generated key last", out.String())
 	}
 	k, err := st.APIKeyByHash(ctx, apikey.Hash(secret))
-	if err != nil || k.Account != "acme" || k.Role != store.RoleViewer || k.Name != "dashboard" {
+	if err != nil || k.Account != "acme" || k.Role != model.RoleViewer || k.Name != "dashboard" {
 		t.Fatalf("stored key %+v, %v", k, err)
 	}
-	if _, err := st.APIKeyByHash(ctx, secret); !errors.Is(err, store.ErrNotFound) {
+	if _, err := st.APIKeyByHash(ctx, secret); !errors.Is(err, model.ErrNotFound) {
 		t.Error("the key is stored in clear, or findable by its secret")
 	}
 
 	if err := run(ctx, []string{"revoke", "-key", secret}, &out); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.APIKeyByHash(ctx, apikey.Hash(secret)); !errors.Is(err, store.ErrNotFound) {
+	if _, err := st.APIKeyByHash(ctx, apikey.Hash(secret)); !errors.Is(err, model.ErrNotFound) {
 		t.Errorf("revoked key still found: %v", err)
 	}
 

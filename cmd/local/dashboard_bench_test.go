@@ -25,7 +25,7 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 
 	"github.com/openvitals/openvitals/internal/metrics"
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // BenchmarkDashboardFirstRender measures, in Chromium, the website view of a website with 100
@@ -61,7 +61,7 @@ func BenchmarkDashboardFirstRender(b *testing.B) {
 		for _, device := range metrics.Devices {
 			for day := range 14 {
 				f := 1 + 0.3*math.Sin(float64(i+day))
-				r := store.LabResult{Device: device, Day: time.Now().UTC().AddDate(0, 0, -day).Format(store.DayLayout), Runs: 1,
+				r := model.LabResult{Device: device, Day: time.Now().UTC().AddDate(0, 0, -day).Format(model.DayLayout), Runs: 1,
 					Metrics: map[string]float64{"fcp": 900 * f, "lcp": 1800 * f, "cls": 0.05 * f, "tbt": 150 * f, "ttfb": 300 * f, "speed_index": 1500 * f,
 						"performance_score": math.Round(90 / f), "accessibility_score": 95, "best_practices_score": 96, "seo_score": 100,
 						"kb_total": 850 * f, "cpu_total": 700 * f}}
@@ -178,11 +178,11 @@ if (v) history.replaceState(null, '', location.pathname + location.search + '#' 
 	b.ResetTimer()
 	for range b.N {
 		d.call(b, "POST", "/"+self.ID+"/audits", dashAdminKey, "", 202, nil)
-		own := &dashboard{base: d.base, site: store.Website{ID: self.ID}, st: d.st}
+		own := &dashboard{base: d.base, site: model.Website{ID: self.ID}, st: d.st}
 		own.waitForAudits(b, 2*len(views))
 	}
 	b.StopTimer()
-	own := &dashboard{base: d.base, site: store.Website{ID: self.ID}}
+	own := &dashboard{base: d.base, site: model.Website{ID: self.ID}}
 	shots := screenshotDir(b)
 	worst := map[string]float64{}
 	for _, r := range own.pageRows(b) {

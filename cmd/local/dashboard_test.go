@@ -25,6 +25,7 @@ import (
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/contract"
 	"github.com/openvitals/openvitals/internal/metrics"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -40,8 +41,8 @@ const (
 // the audits raised.
 type dashboard struct {
 	base  string
-	site  store.Website
-	pages []store.Page
+	site  model.Website
+	pages []model.Page
 	st    *store.Store
 }
 
@@ -116,7 +117,7 @@ func (d *dashboard) seed(t testing.TB) {
 	host := strings.TrimPrefix(fixture.URL, "http://")
 
 	var w struct{ ID string }
-	var site store.Website
+	var site model.Website
 	d.call(t, "POST", "/account/websites", dashAdminKey, `{"domain":"`+host+`","displayName":"Shop"}`, 201, &w)
 	site, err = st.Website(ctx, "acme", w.ID)
 	if err != nil {
@@ -265,7 +266,7 @@ func (d *dashboard) waitForRun(t testing.TB, path string) {
 // made again, as the audit worker does.
 func (d *dashboard) addHistory(t testing.TB, ctx context.Context, days int) {
 	t.Helper()
-	today := time.Now().UTC().Format(store.DayLayout)
+	today := time.Now().UTC().Format(model.DayLayout)
 	reader := metrics.NewReader(d.st, time.Now)
 	for _, p := range d.pages {
 		for _, device := range metrics.Devices {
@@ -275,7 +276,7 @@ func (d *dashboard) addHistory(t testing.TB, ctx context.Context, days int) {
 			}
 			for i := 1; i <= days; i++ {
 				r := rs[0]
-				r.Day = time.Now().UTC().AddDate(0, 0, -i).Format(store.DayLayout)
+				r.Day = time.Now().UTC().AddDate(0, 0, -i).Format(model.DayLayout)
 				r.Metrics = map[string]float64{}
 				slow := 1.0
 				if i > days/2 {
@@ -301,8 +302,8 @@ func (d *dashboard) addHistory(t testing.TB, ctx context.Context, days int) {
 				lab := rs[0].Metrics
 				for i := 0; i <= days; i++ {
 					f := 1.15 + 0.05*math.Cos(float64(i))
-					ux := store.UXResult{Device: device, Day: time.Now().UTC().AddDate(0, 0, -i).Format(store.DayLayout), Collected: time.Now().UTC(),
-						Vitals: map[string]store.Vital{
+					ux := model.UXResult{Device: device, Day: time.Now().UTC().AddDate(0, 0, -i).Format(model.DayLayout), Collected: time.Now().UTC(),
+						Vitals: map[string]model.Vital{
 							"lcp":  {P75: math.Round(lab["lcp"] * f), Good: 78, NeedsImprovement: 15, Poor: 7},
 							"fcp":  {P75: math.Round(lab["fcp"] * f), Good: 82, NeedsImprovement: 12, Poor: 6},
 							"cls":  {P75: math.Round(lab["cls"]*f*1000) / 1000, Good: 70, NeedsImprovement: 20, Poor: 10},

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
 )
@@ -44,7 +45,7 @@ func TestLocalService(t *testing.T) {
 	// The in-process purge worker removes the page left in the website's partition.
 	deadline := time.Now().Add(60 * time.Second) // a bound for a stuck worker, not a speed check
 	for {
-		n, err := st.CountItems(ctx, store.PurgeJob{Account: "acme", Website: w.ID})
+		n, err := st.CountItems(ctx, model.PurgeJob{Account: "acme", Website: w.ID})
 		pending, err2 := st.PendingPurges(ctx)
 		if err != nil || err2 != nil {
 			t.Fatal(err, err2)

@@ -19,8 +19,8 @@ import (
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/contract"
 	"github.com/openvitals/openvitals/internal/lambdatest"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/service"
-	"github.com/openvitals/openvitals/internal/store"
 )
 
 // TestMain removes the function binary that the tests and the benchmark share.
@@ -138,7 +138,7 @@ func newFixture(t testing.TB) fixture {
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
 	q := awstest.Queue(t, clients, service.PurgeQueueSettings)
-	grant := apikey.Grant{Account: "acme", Role: store.RoleAdmin, Key: testKey}
+	grant := apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: testKey}
 	if err := apikey.Provision(context.Background(), st, grant, "test"); err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/rum"
-	"github.com/openvitals/openvitals/internal/store"
 )
 
 // Group is an endpoint group: the endpoints one Lambda function serves (functions/<Name>).
@@ -269,7 +269,7 @@ func (s *Server) serve(rt route) http.HandlerFunc {
 		var err error
 		if rt.access != public {
 			c, err = s.authenticate(r)
-			if err == nil && rt.access == admin && c.role != store.RoleAdmin {
+			if err == nil && rt.access == admin && c.role != model.RoleAdmin {
 				err = errForbidden
 			}
 		}

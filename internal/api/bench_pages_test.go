@@ -14,7 +14,7 @@ import (
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/metrics"
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // BenchmarkPagesAtScale measures the pages list and a page's detail on websites of 1,000 and
@@ -54,22 +54,22 @@ func benchSeedPages(b *testing.B, n, dated int) (*benchEnv, string, string) {
 	st := awstest.Store(b, clients)
 	srv := api.New(api.Deps{Store: st, Log: awstest.Log(b)})
 	e := &benchEnv{handler: srv.Handler(), key: apikey.Generate()}
-	if err := apikey.Provision(ctx, st, apikey.Grant{Account: "bench", Role: store.RoleAdmin, Key: e.key}, "bench"); err != nil {
+	if err := apikey.Provision(ctx, st, apikey.Grant{Account: "bench", Role: model.RoleAdmin, Key: e.key}, "bench"); err != nil {
 		b.Fatal(err)
 	}
 	if err := st.SetAccountLimits(ctx, "bench", map[string]int{"pages_per_website": n}); err != nil {
 		b.Fatal(err)
 	}
-	site := store.Website{Account: "bench", Domain: "example.com", DisplayName: "Example"}
+	site := model.Website{Account: "bench", Domain: "example.com", DisplayName: "Example"}
 	if err := st.CreateWebsite(ctx, &site); err != nil {
 		b.Fatal(err)
 	}
 	start := time.Now()
-	var pages []store.Page
-	for i := 0; i < n; i += store.MaxPagesPerCall {
-		batch := make([]store.Page, 0, store.MaxPagesPerCall)
-		for j := i; j < min(i+store.MaxPagesPerCall, n); j++ {
-			batch = append(batch, store.Page{URL: "/section-" + strconv.Itoa(j%20) + "/page-" + strconv.Itoa(j), Alias: "Page " + strconv.Itoa(j)})
+	var pages []model.Page
+	for i := 0; i < n; i += model.MaxPagesPerCall {
+		batch := make([]model.Page, 0, model.MaxPagesPerCall)
+		for j := i; j < min(i+model.MaxPagesPerCall, n); j++ {
+			batch = append(batch, model.Page{URL: "/section-" + strconv.Itoa(j%20) + "/page-" + strconv.Itoa(j), Alias: "Page " + strconv.Itoa(j)})
 		}
 		if err := st.CreatePages(ctx, site, batch); err != nil {
 			b.Fatal(err)
@@ -77,7 +77,7 @@ func benchSeedPages(b *testing.B, n, dated int) (*benchEnv, string, string) {
 		pages = append(pages, batch...)
 	}
 	type job struct {
-		page   store.Page
+		page   model.Page
 		device string
 		day    time.Time
 	}
@@ -90,7 +90,7 @@ func benchSeedPages(b *testing.B, n, dated int) (*benchEnv, string, string) {
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				r := store.LabResult{Device: j.device, Day: store.Day(j.day), Audited: j.day, Runs: 3, Metrics: benchLabMetrics(j.day.YearDay()),
+				r := model.LabResult{Device: j.device, Day: model.Day(j.day), Audited: j.day, Runs: 3, Metrics: benchLabMetrics(j.day.YearDay()),
 					LighthouseVersion: "13.5.0", Opportunities: benchOpportunities}
 				if err := st.PutLabResult(ctx, site, j.page, r); err != nil {
 					once.Do(func() { failed = err })
@@ -114,7 +114,7 @@ func benchSeedPages(b *testing.B, n, dated int) (*benchEnv, string, string) {
 	// The audit worker makes a page's summary after storing its result; so does this, once
 	// per page, after storing them all.
 	summaries := metrics.NewReader(st, time.Now)
-	refresh := make(chan store.Page)
+	refresh := make(chan model.Page)
 	for range 8 {
 		wg.Add(1)
 		go func() {
@@ -156,7 +156,7 @@ func benchLabMetrics(day int) map[string]float64 {
 }
 
 // benchOpportunities are a typical audit's failed audits (they count in the list).
-var benchOpportunities = []store.Opportunity{
+var benchOpportunities = []model.Opportunity{
 	{ID: "render-blocking-insight", Title: "Render blocking requests", Category: "performance"},
 	{ID: "image-delivery-insight", Title: "Improve image delivery", Category: "performance"},
 	{ID: "unused-javascript", Title: "Reduce unused JavaScript", Category: "performance"},

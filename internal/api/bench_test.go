@@ -23,10 +23,10 @@ import (
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/service"
-	"github.com/openvitals/openvitals/internal/store"
 )
 
 // benchEnv is the whole API over a table, purge queue and beacon queue of the benchmark's own,
@@ -46,7 +46,7 @@ func benchSetup(b *testing.B) *benchEnv {
 	srv := api.New(api.Deps{Store: st, Purger: purge.NewQueue(pq), Log: log,
 		Beacons: rum.NewCollector(bq), Field: rum.NewReader(st)})
 	e := &benchEnv{handler: srv.Handler(), key: apikey.Generate()}
-	grant := apikey.Grant{Account: "bench", Role: store.RoleAdmin, Key: e.key}
+	grant := apikey.Grant{Account: "bench", Role: model.RoleAdmin, Key: e.key}
 	if err := apikey.Provision(context.Background(), st, grant, "bench"); err != nil {
 		b.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/openvitals/openvitals/internal/budget"
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // budgetJSON is a budget as create and edit return it: value is a number.
@@ -44,7 +44,7 @@ type budgetInput struct {
 	Device   *string  `json:"device"`
 }
 
-func toBudgetJSON(b store.Budget) budgetJSON {
+func toBudgetJSON(b model.Budget) budgetJSON {
 	return budgetJSON{ID: b.ID, Metric: b.Metric, Operator: b.Operator, Value: b.Value, Device: b.Device}
 }
 
@@ -79,7 +79,7 @@ func (s *Server) listBudgets(w http.ResponseWriter, r *http.Request, c caller) e
 
 // applyBudget sets the fields present in in over b and checks the result; on create every
 // field must be present.
-func applyBudget(in budgetInput, b *store.Budget, create bool) error {
+func applyBudget(in budgetInput, b *model.Budget, create bool) error {
 	var errs fieldErrors
 	if in.Metric != nil {
 		b.Metric = *in.Metric
@@ -136,7 +136,7 @@ func (s *Server) createBudget(w http.ResponseWriter, r *http.Request, c caller) 
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	var b store.Budget
+	var b model.Budget
 	if err := applyBudget(in, &b, true); err != nil {
 		return err
 	}

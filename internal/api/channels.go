@@ -9,12 +9,12 @@ import (
 
 	"github.com/openvitals/openvitals/internal/channel"
 	"github.com/openvitals/openvitals/internal/event"
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // Notifications queues a channel's test notification.
 type Notifications interface {
-	EnqueueSample(ctx context.Context, w store.Website, channel string) error
+	EnqueueSample(ctx context.Context, w model.Website, channel string) error
 }
 
 // maxRecipients bounds an email channel's recipients.
@@ -49,7 +49,7 @@ type channelInput struct {
 	RotateSecret *bool     `json:"rotateSecret"`
 }
 
-func (s *Server) toChannelJSON(c store.Channel, secret string) channelJSON {
+func (s *Server) toChannelJSON(c model.Channel, secret string) channelJSON {
 	out := channelJSON{ID: c.ID, Name: c.Name, Kind: c.Kind, Events: c.Events, Digest: c.Digest, Status: "active",
 		CreatedAt: c.Created.UTC(), Secret: secret}
 	if out.Events == nil {
@@ -72,7 +72,7 @@ func (s *Server) toChannelJSON(c store.Channel, secret string) channelJSON {
 
 // applyChannel sets the fields present in in over c and returns the target to seal (nil when
 // it does not change); on create, name, kind and the target are required.
-func (s *Server) applyChannel(in channelInput, c *store.Channel, create bool) (*channel.Target, error) {
+func (s *Server) applyChannel(in channelInput, c *model.Channel, create bool) (*channel.Target, error) {
 	var errs fieldErrors
 	if in.Name != nil {
 		c.Name = *in.Name
@@ -186,7 +186,7 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request, c caller)
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	ch := store.Channel{ID: store.NewChannelID()}
+	ch := model.Channel{ID: model.NewChannelID()}
 	target, err := s.applyChannel(in, &ch, true)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/event"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/store"
 )
@@ -135,8 +136,8 @@ func TestEventsList(t *testing.T) {
 	day := time.Now().UTC()
 	for i, status := range []string{"exceeded", "ok", "at-risk"} {
 		key := store.BudgetState("b" + string(rune('0'+i%2)))
-		err := rec.Observe(ctx, w, key, func(st store.State) event.Decision {
-			return event.Decision{Value: status, Event: &store.Event{Type: event.BudgetStatusChanged, Budget: "b", Summary: status, Occurred: day.Add(time.Duration(i) * time.Second)}}
+		err := rec.Observe(ctx, w, key, func(st model.State) event.Decision {
+			return event.Decision{Value: status, Event: &model.Event{Type: event.BudgetStatusChanged, Budget: "b", Summary: status, Occurred: day.Add(time.Duration(i) * time.Second)}}
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -149,8 +150,8 @@ func TestEventsList(t *testing.T) {
 	var b struct{ ID string }
 	e.do("POST", "/"+site.ID+"/budgets", adminKey, map[string]any{"metric": "lcp", "operator": "lt", "value": 2500, "device": "all"}).want(t, 201).decode(t, &b)
 	for i, status := range []string{"exceeded", "ok", "at-risk"} {
-		err := rec.Observe(ctx, w, store.BudgetState(b.ID), func(st store.State) event.Decision {
-			return event.Decision{Value: status, Event: &store.Event{Type: event.BudgetStatusChanged, Budget: b.ID, Summary: status, Occurred: day.Add(time.Duration(i) * time.Second)}}
+		err := rec.Observe(ctx, w, store.BudgetState(b.ID), func(st model.State) event.Decision {
+			return event.Decision{Value: status, Event: &model.Event{Type: event.BudgetStatusChanged, Budget: b.ID, Summary: status, Occurred: day.Add(time.Duration(i) * time.Second)}}
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/openvitals/openvitals/internal/event"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -16,7 +17,7 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request, c caller) er
 		return err
 	}
 	q := r.URL.Query()
-	var f store.EventFilter
+	var f model.EventFilter
 	if raw := q.Get("type"); raw != "" {
 		for _, t := range strings.Split(raw, ",") {
 			if !event.Known(t) {

@@ -17,6 +17,7 @@ import (
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/contract"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/purge"
@@ -62,9 +63,9 @@ func newTestEnvAt(t testing.TB, now func() time.Time) *testEnv {
 	st := awstest.Store(t, clients)
 	q := awstest.Queue(t, clients, service.PurgeQueueSettings)
 	for _, g := range []apikey.Grant{
-		{Account: "acme", Role: store.RoleAdmin, Key: adminKey},
-		{Account: "acme", Role: store.RoleViewer, Key: viewerKey},
-		{Account: "globex", Role: store.RoleAdmin, Key: otherKey},
+		{Account: "acme", Role: model.RoleAdmin, Key: adminKey},
+		{Account: "acme", Role: model.RoleViewer, Key: viewerKey},
+		{Account: "globex", Role: model.RoleAdmin, Key: otherKey},
 	} {
 		if err := apikey.Provision(context.Background(), st, g, "test"); err != nil {
 			t.Fatal(err)
@@ -216,7 +217,7 @@ func newRequest(method, path, authorization string) *http.Request {
 func readCloser(s string) io.ReadCloser { return io.NopCloser(strings.NewReader(s)) }
 
 // storedPage reads a page of w as the store has it (with its creation time, which keys its row).
-func storedPage(t testing.TB, e *testEnv, w store.Website, id string) store.Page {
+func storedPage(t testing.TB, e *testEnv, w model.Website, id string) model.Page {
 	t.Helper()
 	p, err := e.store.Page(context.Background(), w, id)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // maxCredentialsBytes bounds a service-account key: Google's are about 2.3 KB.
@@ -34,7 +34,7 @@ type collectErrJSON struct {
 	At      time.Time `json:"at"`
 }
 
-func toSearchConsoleJSON(sc store.SearchConsole) searchConsoleJSON {
+func toSearchConsoleJSON(sc model.SearchConsole) searchConsoleJSON {
 	out := searchConsoleJSON{Property: sc.Property, ServiceAccount: sc.ServiceAccount, Created: sc.Created, Updated: sc.Updated}
 	if !sc.LastCollected.IsZero() {
 		at := sc.LastCollected
@@ -86,12 +86,12 @@ func (s *Server) putSearchConsole(w http.ResponseWriter, r *http.Request, c call
 	if err := errs.err(); err != nil {
 		return err
 	}
-	sealed, err := s.sealer.Seal(r.Context(), key, store.IntegrationAAD(site, store.SearchConsoleKind))
+	sealed, err := s.sealer.Seal(r.Context(), key, model.IntegrationAAD(site, model.SearchConsoleKind))
 	if err != nil {
 		return err
 	}
 	now := s.now()
-	sc := store.SearchConsole{Property: property, ServiceAccount: email, Credentials: sealed, Created: now, Updated: now}
+	sc := model.SearchConsole{Property: property, ServiceAccount: email, Credentials: sealed, Created: now, Updated: now}
 	switch old, err := s.store.SearchConsole(r.Context(), site); {
 	case err == nil:
 		sc.Created = old.Created

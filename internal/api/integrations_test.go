@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // serviceAccountKey returns a service-account key file like the ones Google issues, with a
@@ -125,13 +125,13 @@ func TestSearchConsoleIntegration(t *testing.T) {
 	if bytes.Contains(stored.Credentials, []byte("PRIVATE KEY")) || bytes.Contains(stored.Credentials, []byte(key["client_email"])) {
 		t.Error("the stored credentials are readable")
 	}
-	plain, err := credentialsKey.Open(ctx, stored.Credentials, store.IntegrationAAD(w, store.SearchConsoleKind))
+	plain, err := credentialsKey.Open(ctx, stored.Credentials, model.IntegrationAAD(w, model.SearchConsoleKind))
 	var opened map[string]string
 	if err != nil || json.Unmarshal(plain, &opened) != nil || opened["private_key"] != key["private_key"] {
 		t.Fatalf("the stored credentials do not open to the key sent (%v)", err)
 	}
-	other := store.Website{Account: "acme", ID: "another"}
-	if _, err := credentialsKey.Open(ctx, stored.Credentials, store.IntegrationAAD(other, store.SearchConsoleKind)); err == nil {
+	other := model.Website{Account: "acme", ID: "another"}
+	if _, err := credentialsKey.Open(ctx, stored.Credentials, model.IntegrationAAD(other, model.SearchConsoleKind)); err == nil {
 		t.Error("the credentials open as another website's")
 	}
 

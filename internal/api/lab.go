@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/metrics"
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 const (
@@ -55,14 +55,14 @@ func (s *Server) listPageMetrics(w http.ResponseWriter, r *http.Request, c calle
 }
 
 // pageAndDevice resolves the website, the page and the required device query parameter.
-func (s *Server) pageAndDevice(r *http.Request, c caller) (store.Website, store.Page, string, error) {
+func (s *Server) pageAndDevice(r *http.Request, c caller) (model.Website, model.Page, string, error) {
 	site, err := s.website(r, c)
 	if err != nil {
-		return site, store.Page{}, "", err
+		return site, model.Page{}, "", err
 	}
 	device := r.URL.Query().Get("device")
 	if !slices.Contains(metrics.Devices, device) {
-		return site, store.Page{}, "", badRequest("the query parameter device must be desktop or mobile",
+		return site, model.Page{}, "", badRequest("the query parameter device must be desktop or mobile",
 			FieldError{Field: "device", Message: "must be desktop or mobile"})
 	}
 	p, err := s.store.Page(r.Context(), site, r.PathValue("pageID"))
@@ -134,14 +134,14 @@ func (s *Server) dayItems(w http.ResponseWriter, r *http.Request, c caller, fiel
 	if err != nil {
 		return err
 	}
-	results, err := s.store.LabResults(r.Context(), site, p.ID, device, store.Day(from), store.Day(to))
+	results, err := s.store.LabResults(r.Context(), site, p.ID, device, model.Day(from), model.Day(to))
 	if err != nil {
 		return err
 	}
 	items := make([]map[string]any, len(results))
 	for i, res := range results {
 		items[i] = metricsJSON(fields, metrics.LabValues(res))
-		items[i]["date"] = store.DayToISO(res.Day)
+		items[i]["date"] = model.DayToISO(res.Day)
 		if withCount {
 			// The number of Lighthouse runs the day's values come from.
 			items[i]["count"] = res.Runs
@@ -283,18 +283,18 @@ func (s *Server) queueAudits(w http.ResponseWriter, r *http.Request, c caller) e
 		}
 	}
 	if len(in.Pages) > 0 {
-		byID := make(map[string]store.Page, len(pages))
+		byID := make(map[string]model.Page, len(pages))
 		for _, p := range pages {
 			byID[p.ID] = p
 		}
-		chosen := make([]store.Page, 0, len(in.Pages))
+		chosen := make([]model.Page, 0, len(in.Pages))
 		for i, id := range in.Pages {
 			p, ok := byID[id]
 			if !ok {
 				errs.add(fmt.Sprintf("pages[%d]", i), "is not a page of this website")
 				continue
 			}
-			if !slices.ContainsFunc(chosen, func(q store.Page) bool { return q.ID == id }) {
+			if !slices.ContainsFunc(chosen, func(q model.Page) bool { return q.ID == id }) {
 				chosen = append(chosen, p)
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -25,7 +26,7 @@ type labFixture struct {
 	today, firstSeen time.Time
 }
 
-func day(t time.Time, back int) string { return store.Day(t.AddDate(0, 0, -back)) }
+func day(t time.Time, back int) string { return model.Day(t.AddDate(0, 0, -back)) }
 
 func newLabFixture(t *testing.T, e *testEnv) labFixture {
 	t.Helper()
@@ -44,10 +45,10 @@ func newLabFixture(t *testing.T, e *testEnv) labFixture {
 	}
 	put := func(p page, device string, back int, m map[string]float64, opps ...string) {
 		t.Helper()
-		r := store.LabResult{Page: p.ID, Device: device, Day: day(f.today, back), Metrics: m, LighthouseVersion: "13.5.0", Runs: 3,
+		r := model.LabResult{Page: p.ID, Device: device, Day: day(f.today, back), Metrics: m, LighthouseVersion: "13.5.0", Runs: 3,
 			ReportKey: fmt.Sprintf("acme/%s/pages/%s/%s-%s.json.gz", f.site.ID, p.ID, day(f.today, back), device)}
 		for _, o := range opps {
-			r.Opportunities = append(r.Opportunities, store.Opportunity{ID: o, Title: "Title of " + o, Category: "performance", Description: "About " + o, DisplayValue: "Est savings of 1 s"})
+			r.Opportunities = append(r.Opportunities, model.Opportunity{ID: o, Title: "Title of " + o, Category: "performance", Description: "About " + o, DisplayValue: "Est savings of 1 s"})
 		}
 		if err := e.store.PutLabResult(ctx, w, storedPage(t, e, w, p.ID), r); err != nil {
 			t.Fatal(err)
@@ -75,7 +76,7 @@ func newLabFixture(t *testing.T, e *testEnv) labFixture {
 	for back, lcp := range []float64{2500, 2400, 2300, 3000, 3000} {
 		put(f.home, "desktop", back, metrics(lcp, 93, 0.01), "render-blocking-insight", "image-delivery-insight")
 	}
-	f.firstSeen, _ = time.Parse(store.DayLayout, day(f.today, 4))
+	f.firstSeen, _ = time.Parse(model.DayLayout, day(f.today, 4))
 	// Home on mobile: one day over both the lcp and the cls budget, no performance score.
 	m := metrics(4000, 0, 0.12345)
 	delete(m, "performance_score")
@@ -104,7 +105,7 @@ func TestPagesWithMetrics(t *testing.T) {
 		by[r.URL+" "+r.Device] = r
 	}
 	hd := by["/ desktop"]
-	if len(hd.Timeline) != 5 || hd.Timeline[0]["date"] != store.DayToISO(day(f.today, 4)) || hd.Timeline[4]["date"] != store.DayToISO(day(f.today, 0)) {
+	if len(hd.Timeline) != 5 || hd.Timeline[0]["date"] != model.DayToISO(day(f.today, 4)) || hd.Timeline[4]["date"] != model.DayToISO(day(f.today, 0)) {
 		t.Errorf("home desktop timeline %v", hd.Timeline)
 	}
 	want := map[string]any{"lcp": 2400.0, "fcp": 900.0, "ttfb": 81.0, "kb_total": 640.0, "performance_score": 93.0, "cls": 0.01,
@@ -167,7 +168,7 @@ func TestPageDetailTimelineNetwork(t *testing.T) {
 		t.Errorf("detail %+v", detail)
 	}
 	w, _ := e.store.Website(context.Background(), "acme", f.site.ID)
-	if err := e.store.PutLabError(context.Background(), w, storedPage(t, e, w, f.pricing.ID), "mobile", store.LabError{Message: "net::ERR_NAME_NOT_RESOLVED", At: time.Now(), Attempts: 3}); err != nil {
+	if err := e.store.PutLabError(context.Background(), w, storedPage(t, e, w, f.pricing.ID), "mobile", model.LabError{Message: "net::ERR_NAME_NOT_RESOLVED", At: time.Now(), Attempts: 3}); err != nil {
 		t.Fatal(err)
 	}
 	e.do("GET", "/"+f.site.ID+"/pages/"+f.pricing.ID+"?device=mobile", viewerKey, nil).want(t, 200).decode(t, &detail)
@@ -314,7 +315,7 @@ func TestPagesListFollowsResults(t *testing.T) {
 	home := storedPage(t, e, w, ps[0].ID)
 	put := func(back int, v float64) {
 		t.Helper()
-		r := store.LabResult{Device: "mobile", Day: day(time.Now().UTC(), back), Metrics: map[string]float64{"lcp": v}}
+		r := model.LabResult{Device: "mobile", Day: day(time.Now().UTC(), back), Metrics: map[string]float64{"lcp": v}}
 		if err := e.store.PutLabResult(ctx, w, home, r); err != nil {
 			t.Fatal(err)
 		}
@@ -333,7 +334,7 @@ func TestPagesListFollowsResults(t *testing.T) {
 
 	// Stored before rows existed: no row, the website unmarked; the list makes them.
 	pk := &ddbtypes.AttributeValueMemberS{Value: "A#acme#W#" + w.ID}
-	for _, p := range []store.Page{home, storedPage(t, e, w, ps[1].ID)} {
+	for _, p := range []model.Page{home, storedPage(t, e, w, ps[1].ID)} {
 		_, err := e.clients.DynamoDB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(e.store.Table()), Key: map[string]ddbtypes.AttributeValue{
 			"PK": pk, "SK": &ddbtypes.AttributeValueMemberS{Value: "ROW#" + store.PageOrderKey(p)}}})
 		if err != nil {

@@ -3,7 +3,7 @@ package api
 import (
 	"github.com/openvitals/openvitals/internal/budget"
 	"github.com/openvitals/openvitals/internal/metrics"
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // The metric fields of each kind of item, by their interface names.
@@ -48,7 +48,7 @@ func decimal(field string) bool { return field == "cls" || field == "ux_cls" || 
 
 // pageMetricsJSON renders the lab fields of a page with metrics, with the budgets its values
 // on device exceed and are at risk of.
-func pageMetricsJSON(budgets []store.Budget, device string, vals metrics.Values) map[string]any {
+func pageMetricsJSON(budgets []model.Budget, device string, vals metrics.Values) map[string]any {
 	m := metricsJSON(pageFields, vals)
 	m["budgets_exceeded"], m["budgets_at_risk"] = budget.Count(budgets, device, vals.Get)
 	m["opportunities"] = int64(vals["opportunities"])
@@ -57,7 +57,7 @@ func pageMetricsJSON(budgets []store.Budget, device string, vals metrics.Values)
 
 // latestUXJSON renders the page detail's latestUx: one object per vital with data, and the
 // assessment (null without one). It is nil without a record.
-func latestUXJSON(p store.Page, device string, ux *metrics.UXSummary) map[string]any {
+func latestUXJSON(p model.Page, device string, ux *metrics.UXSummary) map[string]any {
 	if ux == nil {
 		return nil
 	}

@@ -14,10 +14,10 @@ import (
 
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/metrics"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/multistep/step"
 	"github.com/openvitals/openvitals/internal/quota"
-	"github.com/openvitals/openvitals/internal/store"
 )
 
 // testDevices are the devices a multistep test runs on.
@@ -58,7 +58,7 @@ type successRateJSON struct {
 	Rate int    `json:"rate"`
 }
 
-func toTestJSON(t store.Test) testJSON {
+func toTestJSON(t model.Test) testJSON {
 	steps := make([]stepJSON, len(t.Steps))
 	for i, st := range t.Steps {
 		steps[i] = stepJSON{Type: string(st.Type), Target: st.Target, Value: st.Value,
@@ -139,7 +139,7 @@ func (s *flexString) UnmarshalJSON(data []byte) error {
 
 // applyTest sets the fields present in in over t and checks the result; on create alias and
 // device must be present.
-func applyTest(in testInput, t *store.Test, create bool) error {
+func applyTest(in testInput, t *model.Test, create bool) error {
 	var errs fieldErrors
 	if in.Alias != nil {
 		t.Alias = *in.Alias
@@ -225,7 +225,7 @@ func (s *Server) createTest(w http.ResponseWriter, r *http.Request, c caller) er
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	t := store.Test{Steps: []step.Step{}}
+	t := model.Test{Steps: []step.Step{}}
 	if err := applyTest(in, &t, true); err != nil {
 		return err
 	}
@@ -272,10 +272,10 @@ func (s *Server) deleteTest(w http.ResponseWriter, r *http.Request, c caller) er
 }
 
 // test resolves the website and the {testID} of the path within the caller's account.
-func (s *Server) test(r *http.Request, c caller) (store.Website, store.Test, error) {
+func (s *Server) test(r *http.Request, c caller) (model.Website, model.Test, error) {
 	site, err := s.website(r, c)
 	if err != nil {
-		return site, store.Test{}, err
+		return site, model.Test{}, err
 	}
 	t, err := s.store.Test(r.Context(), site, r.PathValue("testID"))
 	return site, t, err
@@ -315,7 +315,7 @@ type runJSON struct {
 	Screenshot bool      `json:"screenshot,omitempty"`
 }
 
-func toRunJSON(r store.Run) runJSON {
+func toRunJSON(r model.Run) runJSON {
 	return runJSON{ID: r.ID, Created: r.Created, Device: r.Device, Status: r.Status,
 		Duration: roundedInt(r.Duration), INP: roundedInt(r.INP), TBT: roundedInt(r.TBT), CPUTotal: roundedInt(r.CPUTotal),
 		CLS: roundedCLS(r.CLS), BytesTotal: r.BytesTotal, Error: r.Error, FailedStep: r.FailedStep, Screenshot: r.ScreenshotKey != ""}
@@ -351,7 +351,7 @@ func (s *Server) runScreenshot(w http.ResponseWriter, r *http.Request, c caller)
 		return err
 	}
 	id := r.PathValue("runID")
-	i := slices.IndexFunc(runs, func(run store.Run) bool { return run.ID == id })
+	i := slices.IndexFunc(runs, func(run model.Run) bool { return run.ID == id })
 	switch {
 	case i < 0:
 		return newProblem(http.StatusNotFound, "run "+id+" not found")

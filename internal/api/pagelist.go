@@ -14,7 +14,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/budget"
 	"github.com/openvitals/openvitals/internal/metrics"
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // The pages list is the largest response (a thousand pages on two devices with 30 days each
@@ -25,7 +25,7 @@ import (
 // to buf. Search analytics are shown only with search (the website has the integration). A
 // long list is written in parts on every core, then joined: writing it was half the list's
 // time.
-func appendPageList(buf []byte, budgets []store.Budget, listings []metrics.Listing, search bool, cursor string) []byte {
+func appendPageList(buf []byte, budgets []model.Budget, listings []metrics.Listing, search bool, cursor string) []byte {
 	parts := make([][]byte, min(runtime.GOMAXPROCS(0), max(1, len(listings)/listingsPerPart)))
 	var wg sync.WaitGroup
 	for i := range parts {
@@ -82,7 +82,7 @@ func releaseListBuffer(b []byte) {
 const listingsPerPart = 200
 
 // appendListings appends listings as list items separated by commas.
-func appendListings(buf []byte, budgets []store.Budget, listings []metrics.Listing, search bool) []byte {
+func appendListings(buf []byte, budgets []model.Budget, listings []metrics.Listing, search bool) []byte {
 	size := 0
 	for _, l := range listings { // about 300 bytes a day: one allocation
 		size += 600 + 320*max(len(l.Lab.Days), len(l.UX.Days), len(l.Search.Days))
@@ -130,7 +130,7 @@ var (
 
 // appendPageWithMetrics appends one page on one device: one timeline item per day with any
 // value, and latest (each source's fields averaged over its last 3 days).
-func appendPageWithMetrics(buf []byte, budgets []store.Budget, l *metrics.Listing, search bool) []byte {
+func appendPageWithMetrics(buf []byte, budgets []model.Budget, l *metrics.Listing, search bool) []byte {
 	buf = append(buf, `{"id":`...)
 	buf = appendString(buf, l.Page.ID)
 	buf = append(buf, `,"alias":`...)
@@ -163,7 +163,7 @@ func appendPageWithMetrics(buf []byte, budgets []store.Budget, l *metrics.Listin
 			vals[j], has[j] = l.Value(d, f)
 		}
 		buf = append(buf, `{"date":"`...)
-		buf = append(buf, store.DayToISO(d.Day)...) // digits and dashes
+		buf = append(buf, model.DayToISO(d.Day)...) // digits and dashes
 		buf = append(buf, '"')
 		buf = appendMetrics(buf, budgets, l.Device, search, vals, has, index)
 		buf = append(buf, '}')
@@ -189,7 +189,7 @@ func appendPageWithMetrics(buf []byte, budgets []store.Budget, l *metrics.Listin
 // budget counts over every value, the ux_* fields there are values for with their assessment,
 // and with search the four search fields (null where not collected). vals and has hold the
 // values of names (shown, then the budgets' metrics); index finds a name's place.
-func appendMetrics(buf []byte, budgets []store.Budget, device string, search bool, vals []float64, has []bool, index map[string]int) []byte {
+func appendMetrics(buf []byte, budgets []model.Budget, device string, search bool, vals []float64, has []bool, index map[string]int) []byte {
 	byName := func(name string) (float64, bool) {
 		i, ok := index[name]
 		if !ok {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // pageJSON is a page's settings as the interface shows them.
@@ -15,7 +15,7 @@ type pageJSON struct {
 	Alias string `json:"alias"`
 }
 
-func toPageJSON(p store.Page) pageJSON { return pageJSON{ID: p.ID, URL: p.URL, Alias: p.Alias} }
+func toPageJSON(p model.Page) pageJSON { return pageJSON{ID: p.ID, URL: p.URL, Alias: p.Alias} }
 
 // pageInput is one page of a create or update request; nil means omitted.
 type pageInput struct {
@@ -56,18 +56,18 @@ func (s *Server) createPages(w http.ResponseWriter, r *http.Request, c caller) e
 	var errs fieldErrors
 	switch {
 	case len(in) == 0:
-		errs.add("body", "send an array of 1 to %d pages", store.MaxPagesPerCall)
-	case len(in) > store.MaxPagesPerCall:
-		errs.add("body", "at most %d pages a call, not %d", store.MaxPagesPerCall, len(in))
+		errs.add("body", "send an array of 1 to %d pages", model.MaxPagesPerCall)
+	case len(in) > model.MaxPagesPerCall:
+		errs.add("body", "at most %d pages a call, not %d", model.MaxPagesPerCall, len(in))
 	}
 	if err := errs.err(); err != nil {
 		return err
 	}
-	pages := make([]store.Page, len(in))
+	pages := make([]model.Page, len(in))
 	seen := make(map[string]int, len(in))
 	for i, p := range in {
 		field := fmt.Sprintf("[%d]", i)
-		pages[i] = checkPage(p, store.Page{}, field, &errs)
+		pages[i] = checkPage(p, model.Page{}, field, &errs)
 		if first, dup := seen[pages[i].URL]; dup && pages[i].URL != "" {
 			errs.add(field+".url", "repeats the url of [%d]", first)
 		}
@@ -94,7 +94,7 @@ func (s *Server) createPages(w http.ResponseWriter, r *http.Request, c caller) e
 
 // checkPage applies a page input over base (the stored page, or empty for a new one) and
 // records what is wrong under field. A new page's alias defaults to its url.
-func checkPage(in pageInput, base store.Page, field string, errs *fieldErrors) store.Page {
+func checkPage(in pageInput, base model.Page, field string, errs *fieldErrors) model.Page {
 	p := base
 	if field != "" {
 		field += "."

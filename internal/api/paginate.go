@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/store"
 )
@@ -91,9 +92,9 @@ func listPage[T any](items []T, cursor string) any {
 }
 
 // The sort keys of the paginated lists: the order the store lists them in.
-func pageKey(p store.Page) string       { return store.PageOrderKey(p) }
-func websiteKey(w store.Website) string { return timeKey(w.Created, w.ID) }
-func budgetKey(b store.Budget) string   { return timeKey(b.Created, b.ID) }
+func pageKey(p model.Page) string       { return store.PageOrderKey(p) }
+func websiteKey(w model.Website) string { return timeKey(w.Created, w.ID) }
+func budgetKey(b model.Budget) string   { return timeKey(b.Created, b.ID) }
 func testKey(t multistep.TestStats) string {
 	return timeKey(t.Test.Created, t.Test.ID)
 }

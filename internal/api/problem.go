@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/quota"
-	"github.com/openvitals/openvitals/internal/store"
 )
 
 // Problem is an RFC 9457 problem detail, the body of every error response. Message repeats
@@ -72,7 +72,7 @@ var (
 // anything unexpected is logged and answered with a 500 that reveals nothing.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	var p *Problem
-	var conflict *store.ConflictError
+	var conflict *model.ConflictError
 	var exceeded *quota.ExceededError
 	switch {
 	case errors.As(err, &p):
@@ -85,7 +85,7 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 			wait := max(1, int(math.Ceil(exceeded.Resets.Sub(exceeded.At).Seconds())))
 			w.Header().Set("Retry-After", strconv.Itoa(wait))
 		}
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, model.ErrNotFound):
 		p = newProblem(http.StatusNotFound, notFoundDetail(err))
 	case errors.As(err, &conflict):
 		p = newProblem(http.StatusConflict, conflict.Error(), FieldError{Field: conflict.Field, Message: "already exists"})
@@ -99,7 +99,7 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 // notFoundDetail keeps the "what" of a not-found error ("website abc") and drops the rest.
 func notFoundDetail(err error) string {
 	msg := err.Error()
-	if i := strings.Index(msg, ": "+store.ErrNotFound.Error()); i > 0 {
+	if i := strings.Index(msg, ": "+model.ErrNotFound.Error()); i > 0 {
 		msg = msg[:i]
 		if j := strings.LastIndex(msg, ": "); j >= 0 {
 			msg = msg[j+2:]

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/regression"
 	"github.com/openvitals/openvitals/internal/store"
 )
@@ -64,7 +65,7 @@ type annotationJSON struct {
 	CreatedAt time.Time `json:"createdAt"`
 }
 
-func toAnnotationJSON(a store.Annotation) annotationJSON {
+func toAnnotationJSON(a model.Annotation) annotationJSON {
 	out := annotationJSON{ID: a.ID, At: a.At.UTC(), Text: a.Text, URL: a.URL, Pages: a.Pages, CreatedAt: a.Created.UTC()}
 	if out.Pages == nil {
 		out.Pages = []string{}
@@ -74,12 +75,12 @@ func toAnnotationJSON(a store.Annotation) annotationJSON {
 
 // toRegressionJSON shows r with the annotations (newest first) that fall between its last
 // good and first bad day and concern its page or the whole website.
-func toRegressionJSON(r store.Regression, annotations []store.Annotation) regressionJSON {
+func toRegressionJSON(r model.Regression, annotations []model.Annotation) regressionJSON {
 	m, _ := regression.Lookup(r.Metric)
 	out := regressionJSON{ID: r.ID, Kind: r.Kind, Source: r.Source, Page: r.Page, Device: r.Device, Test: r.Test,
-		Metric: r.Metric, Unit: m.Unit, LastGoodDay: store.DayToISO(r.LastGood), FirstBadDay: store.DayToISO(r.FirstBad),
+		Metric: r.Metric, Unit: m.Unit, LastGoodDay: model.DayToISO(r.LastGood), FirstBadDay: model.DayToISO(r.FirstBad),
 		Before: regression.Level(r.Before), After: regression.Level(r.After), Change: r.Delta, ChangePercent: r.Percent,
-		PValue: r.P, Status: r.Status, RecoveredDay: store.DayToISO(r.Recovered), DetectedAt: r.Detected.UTC(),
+		PValue: r.P, Status: r.Status, RecoveredDay: model.DayToISO(r.Recovered), DetectedAt: r.Detected.UTC(),
 		AcknowledgedAt: r.Acknowledged,
 		Cause:          causeJSON{Changes: []causeItemJSON{}, Annotations: []annotationJSON{}}}
 	for _, c := range r.Cause {
@@ -100,13 +101,13 @@ func toRegressionJSON(r store.Regression, annotations []store.Annotation) regres
 
 // annotationWindow is when an annotation is part of a regression's cause: from the start of
 // its last good day to the end of its first bad day (UTC).
-func annotationWindow(r store.Regression) (time.Time, time.Time) {
-	from, _ := time.Parse(store.DayLayout, r.LastGood)
-	to, _ := time.Parse(store.DayLayout, r.FirstBad)
+func annotationWindow(r model.Regression) (time.Time, time.Time) {
+	from, _ := time.Parse(model.DayLayout, r.LastGood)
+	to, _ := time.Parse(model.DayLayout, r.FirstBad)
 	return from, to.AddDate(0, 0, 1)
 }
 
-var regressionStatuses = []string{store.RegressionOpen, store.RegressionRecovered, store.RegressionAcknowledged}
+var regressionStatuses = []string{model.RegressionOpen, model.RegressionRecovered, model.RegressionAcknowledged}
 
 // listRegressions answers a website's regressions and improvements, newest first (by first bad
 // day), filtered by status, kind, metric, page, device, test, source and date (the first bad
@@ -117,13 +118,13 @@ func (s *Server) listRegressions(w http.ResponseWriter, r *http.Request, c calle
 		return err
 	}
 	q := r.URL.Query()
-	f := store.RegressionFilter{Status: q.Get("status"), Kind: q.Get("kind"), Metric: q.Get("metric"),
+	f := model.RegressionFilter{Status: q.Get("status"), Kind: q.Get("kind"), Metric: q.Get("metric"),
 		Page: q.Get("page"), Device: q.Get("device"), Test: q.Get("test"), Source: q.Get("source")}
 	var errs fieldErrors
 	if f.Status != "" && !slices.Contains(regressionStatuses, f.Status) {
 		errs.add("status", "must be open, recovered or acknowledged")
 	}
-	if f.Kind != "" && f.Kind != store.KindRegression && f.Kind != store.KindImprovement {
+	if f.Kind != "" && f.Kind != model.KindRegression && f.Kind != model.KindImprovement {
 		errs.add("kind", "must be regression or improvement")
 	}
 	if _, ok := regression.Lookup(f.Metric); f.Metric != "" && !ok {
@@ -166,7 +167,7 @@ func (s *Server) listRegressions(w http.ResponseWriter, r *http.Request, c calle
 
 // annotationsFor reads the annotations that can be part of the regressions' causes: one query
 // over the days they span.
-func (s *Server) annotationsFor(r *http.Request, site store.Website, regs []store.Regression) ([]store.Annotation, error) {
+func (s *Server) annotationsFor(r *http.Request, site model.Website, regs []model.Regression) ([]model.Annotation, error) {
 	if len(regs) == 0 {
 		return nil, nil
 	}
@@ -206,8 +207,8 @@ func (s *Server) getRegression(w http.ResponseWriter, r *http.Request, c caller)
 }
 
 // writeRegression answers one regression with the annotations of its cause.
-func (s *Server) writeRegression(w http.ResponseWriter, r *http.Request, site store.Website, reg store.Regression) error {
-	annotations, err := s.annotationsFor(r, site, []store.Regression{reg})
+func (s *Server) writeRegression(w http.ResponseWriter, r *http.Request, site model.Website, reg model.Regression) error {
+	annotations, err := s.annotationsFor(r, site, []model.Regression{reg})
 	if err != nil {
 		return err
 	}
@@ -227,7 +228,7 @@ func (s *Server) updateRegression(w http.ResponseWriter, r *http.Request, c call
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	if in.Status == nil || *in.Status != store.RegressionAcknowledged {
+	if in.Status == nil || *in.Status != model.RegressionAcknowledged {
 		return badRequest("a regression can only be acknowledged: send {\"status\": \"acknowledged\"}",
 			FieldError{Field: "status", Message: "must be acknowledged"})
 	}
@@ -257,7 +258,7 @@ type thresholdJSON struct {
 	Custom bool `json:"custom"`
 }
 
-func thresholdsJSON(own map[string]store.RegressionThreshold) map[string]thresholdJSON {
+func thresholdsJSON(own map[string]model.RegressionThreshold) map[string]thresholdJSON {
 	t := regression.Thresholds{}
 	for name, th := range own {
 		t[name] = regression.Threshold{Relative: th.Relative, Absolute: th.Absolute}
@@ -284,9 +285,9 @@ func (s *Server) putRegressionThresholds(w http.ResponseWriter, r *http.Request,
 	if err := regression.Thresholds(in).Validate(); err != nil {
 		return badRequest(err.Error(), FieldError{Field: "body", Message: err.Error()})
 	}
-	own := map[string]store.RegressionThreshold{}
+	own := map[string]model.RegressionThreshold{}
 	for name, th := range in {
-		own[name] = store.RegressionThreshold{Relative: th.Relative, Absolute: th.Absolute}
+		own[name] = model.RegressionThreshold{Relative: th.Relative, Absolute: th.Absolute}
 	}
 	if err := s.store.PutRegressionThresholds(r.Context(), site, own); err != nil {
 		return err
@@ -313,7 +314,7 @@ func (s *Server) createAnnotation(w http.ResponseWriter, r *http.Request, c call
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	a := store.Annotation{ID: "ann_" + store.NewID(), At: s.now(), Created: s.now()}
+	a := model.Annotation{ID: "ann_" + model.NewID(), At: s.now(), Created: s.now()}
 	var errs fieldErrors
 	if in.At != nil {
 		a.At = in.At.UTC()
@@ -341,7 +342,7 @@ func (s *Server) createAnnotation(w http.ResponseWriter, r *http.Request, c call
 	}
 	for i, id := range in.Pages {
 		if _, err := s.store.Page(r.Context(), site, id); err != nil {
-			if store.IsNotFound(err) {
+			if model.IsNotFound(err) {
 				return badRequest("pages names a page the website does not have", FieldError{Field: "pages", Message: "[" + strconv.Itoa(i) + "] is not a page of the website"})
 			}
 			return err

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 type regressionOut struct {
@@ -50,20 +50,20 @@ func TestRegressionsAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lcp := store.Regression{Kind: store.KindRegression, Source: "lab", Page: pages[0].ID, Device: "mobile", Metric: "lcp",
-		LastGood: "20261110", FirstBad: "20261111", Before: store.Level{Median: 1500, Spread: 40}, After: store.Level{Median: 2100, Spread: 60},
-		Delta: 600, Percent: 40, P: 0.0001, Status: store.RegressionOpen, Detected: time.Now(),
-		Cause: []store.CauseItem{{Kind: "lcp_resource", Title: "The LCP image grew", URL: "https://example.com/hero.jpg", Before: 100, After: 900, Unit: "KiB", Impact: 4080}}}
-	lcp.ID = store.RegressionID(w, "lab/"+lcp.Page+"/mobile/lcp", lcp.FirstBad)
-	cls := store.Regression{Kind: store.KindRegression, Source: "lab", Page: pages[1].ID, Device: "desktop", Metric: "cls",
-		LastGood: "20261101", FirstBad: "20261102", Before: store.Level{Median: 0.01}, After: store.Level{Median: 0.2},
-		Delta: 0.19, Percent: 1900, P: 0.0002, Status: store.RegressionRecovered, Recovered: "20261105", Detected: time.Now()}
-	cls.ID = store.RegressionID(w, "lab/"+cls.Page+"/desktop/cls", cls.FirstBad)
-	better := store.Regression{Kind: store.KindImprovement, Source: "lab", Page: pages[0].ID, Device: "desktop", Metric: "tbt",
-		LastGood: "20261019", FirstBad: "20261020", Before: store.Level{Median: 400}, After: store.Level{Median: 100},
-		Delta: -300, Percent: -75, P: 0.0001, Status: store.RegressionOpen, Detected: time.Now()}
-	better.ID = store.RegressionID(w, "lab/"+better.Page+"/desktop/tbt", better.FirstBad)
-	for _, r := range []store.Regression{lcp, cls, better} {
+	lcp := model.Regression{Kind: model.KindRegression, Source: "lab", Page: pages[0].ID, Device: "mobile", Metric: "lcp",
+		LastGood: "20261110", FirstBad: "20261111", Before: model.Level{Median: 1500, Spread: 40}, After: model.Level{Median: 2100, Spread: 60},
+		Delta: 600, Percent: 40, P: 0.0001, Status: model.RegressionOpen, Detected: time.Now(),
+		Cause: []model.CauseItem{{Kind: "lcp_resource", Title: "The LCP image grew", URL: "https://example.com/hero.jpg", Before: 100, After: 900, Unit: "KiB", Impact: 4080}}}
+	lcp.ID = model.RegressionID(w, "lab/"+lcp.Page+"/mobile/lcp", lcp.FirstBad)
+	cls := model.Regression{Kind: model.KindRegression, Source: "lab", Page: pages[1].ID, Device: "desktop", Metric: "cls",
+		LastGood: "20261101", FirstBad: "20261102", Before: model.Level{Median: 0.01}, After: model.Level{Median: 0.2},
+		Delta: 0.19, Percent: 1900, P: 0.0002, Status: model.RegressionRecovered, Recovered: "20261105", Detected: time.Now()}
+	cls.ID = model.RegressionID(w, "lab/"+cls.Page+"/desktop/cls", cls.FirstBad)
+	better := model.Regression{Kind: model.KindImprovement, Source: "lab", Page: pages[0].ID, Device: "desktop", Metric: "tbt",
+		LastGood: "20261019", FirstBad: "20261020", Before: model.Level{Median: 400}, After: model.Level{Median: 100},
+		Delta: -300, Percent: -75, P: 0.0001, Status: model.RegressionOpen, Detected: time.Now()}
+	better.ID = model.RegressionID(w, "lab/"+better.Page+"/desktop/tbt", better.FirstBad)
+	for _, r := range []model.Regression{lcp, cls, better} {
 		if created, err := e.store.PutRegression(ctx, w, r); err != nil || !created {
 			t.Fatalf("put %s: %v %v", r.ID, created, err)
 		}

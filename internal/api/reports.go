@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/blobstore"
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // reportLinkTTL is how long a report link opens its report: long enough to load it, short
@@ -34,10 +34,10 @@ func (s *Server) createReportLink(w http.ResponseWriter, r *http.Request, c call
 	if err != nil {
 		return err
 	}
-	var res store.LabResult
+	var res model.LabResult
 	if q := r.URL.Query().Get("date"); q != "" {
 		day := strings.ReplaceAll(q, "-", "")
-		if _, err := time.Parse(store.DayLayout, day); err != nil {
+		if _, err := time.Parse(model.DayLayout, day); err != nil {
 			return badRequest("date must be a day, yyyy-MM-dd", FieldError{Field: "date", Message: "must be yyyy-MM-dd"})
 		}
 		rs, err := s.store.LabResults(r.Context(), site, p.ID, device, day, day)
@@ -65,13 +65,13 @@ func (s *Server) createReportLink(w http.ResponseWriter, r *http.Request, c call
 	_, _ = rand.Read(raw[:]) // crypto/rand never fails on Linux
 	token := base64.RawURLEncoding.EncodeToString(raw[:])
 	expires := time.Now().Add(reportLinkTTL).UTC()
-	link := store.ReportLink{Account: site.Account, Website: site.ID, Key: blobstore.HTMLReportKey(res.ReportKey), Expires: expires}
+	link := model.ReportLink{Account: site.Account, Website: site.ID, Key: blobstore.HTMLReportKey(res.ReportKey), Expires: expires}
 	if err := s.store.PutReportLink(r.Context(), tokenHash(token), link); err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusCreated, map[string]any{
 		"url":       "/" + site.ID + "/lighthouse-report?token=" + token,
-		"date":      store.DayToISO(res.Day),
+		"date":      model.DayToISO(res.Day),
 		"device":    device,
 		"expiresAt": expires,
 	})

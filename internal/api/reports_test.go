@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/blobstore"
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // TestReportLinks: a key of the account gets a short-lived link to the HTML report of a day's
@@ -29,7 +29,7 @@ func TestReportLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Today's desktop audit of the home page kept its HTML report; yesterday's did not.
-	today := store.Day(f.today)
+	today := model.Day(f.today)
 	rs, err := e.store.LabResults(ctx, w, f.home.ID, "desktop", today, today)
 	if err != nil || len(rs) != 1 {
 		t.Fatalf("today's result: %v %v", rs, err)
@@ -76,7 +76,7 @@ func TestReportLinks(t *testing.T) {
 	if got := open(link("?device=desktop&date="+f.today.Format("2006-01-02"), adminKey, 201), 200); got != html {
 		t.Errorf("the day's link opens %q", got)
 	}
-	if got := open(link("?device=desktop&date="+store.Day(f.today.AddDate(0, 0, -1)), viewerKey, 201), 404); !strings.Contains(got, "no HTML report") {
+	if got := open(link("?device=desktop&date="+model.Day(f.today.AddDate(0, 0, -1)), viewerKey, 201), 404); !strings.Contains(got, "no HTML report") {
 		t.Errorf("a day without an HTML report: %s", got)
 	}
 
@@ -94,7 +94,7 @@ func TestReportLinks(t *testing.T) {
 
 	// An expired link opens nothing, even before DynamoDB removes it.
 	expired := strings.Repeat("B", 32)
-	if err := e.store.PutReportLink(ctx, sha256Hex(expired), store.ReportLink{Account: "acme", Website: f.site.ID,
+	if err := e.store.PutReportLink(ctx, sha256Hex(expired), model.ReportLink{Account: "acme", Website: f.site.ID,
 		Key: blobstore.HTMLReportKey(rs[0].ReportKey), Expires: time.Now().Add(-time.Second)}); err != nil {
 		t.Fatal(err)
 	}

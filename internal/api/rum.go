@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/quota"
 	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/store"
@@ -161,7 +162,7 @@ type siteCache struct {
 }
 
 type siteEntry struct {
-	site    store.Website
+	site    model.Website
 	err     error
 	expires time.Time
 }
@@ -171,7 +172,7 @@ const (
 	siteCacheMax = 10000
 )
 
-func (c *siteCache) get(ctx context.Context, id string) (store.Website, error) {
+func (c *siteCache) get(ctx context.Context, id string) (model.Website, error) {
 	now := c.now()
 	c.mu.Lock()
 	e, ok := c.entries[id]
@@ -208,7 +209,7 @@ type gateEntry struct {
 	expires time.Time
 }
 
-func (g *beaconGate) check(ctx context.Context, site store.Website) error {
+func (g *beaconGate) check(ctx context.Context, site model.Website) error {
 	now := g.now()
 	g.mu.Lock()
 	e, ok := g.entries[site.ID]

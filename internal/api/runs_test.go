@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/multistep"
-	"github.com/openvitals/openvitals/internal/store"
 )
 
 type runRecord struct {
@@ -73,14 +73,14 @@ func TestRunsAndStatistics(t *testing.T) {
 	}
 	for i, r := range aRuns {
 		d, inp, tbt, cls, cpu, bytes := float64(4000+1000*i), float64(200+100*i), 150.0, 0.05, 800.0, int64(123456)
-		r.Status, r.Duration, r.INP, r.TBT, r.CLS, r.CPUTotal, r.BytesTotal = store.RunCompleted, &d, &inp, &tbt, &cls, &cpu, &bytes
+		r.Status, r.Duration, r.INP, r.TBT, r.CLS, r.CPUTotal, r.BytesTotal = model.RunCompleted, &d, &inp, &tbt, &cls, &cpu, &bytes
 		if err := e.store.UpdateRun(ctx, w, r); err != nil {
 			t.Fatal(err)
 		}
 	}
 	bRuns, _ := e.store.Runs(ctx, w, b.ID, time.Time{}, 0)
 	step := 2
-	bRuns[0].Status, bRuns[0].Error, bRuns[0].FailedStep = store.RunFailed, "step 2: no element matches #buy", &step
+	bRuns[0].Status, bRuns[0].Error, bRuns[0].FailedStep = model.RunFailed, "step 2: no element matches #buy", &step
 	if err := e.store.UpdateRun(ctx, w, bRuns[0]); err != nil {
 		t.Fatal(err)
 	}

@@ -19,25 +19,26 @@ import (
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/budget"
 	"github.com/openvitals/openvitals/internal/metrics"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/quota"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
 // Purger queues the purge of what a deletion left behind.
 type Purger interface {
-	Enqueue(ctx context.Context, job store.PurgeJob) error
+	Enqueue(ctx context.Context, job model.PurgeJob) error
 }
 
 // Auditor queues audits of a website's pages on demand, alone or as a test series.
 type Auditor interface {
-	Website(ctx context.Context, w store.Website, pages []store.Page, devices []string) (int, error)
-	Series(ctx context.Context, w store.Website, req audit.SeriesRequest) (store.TestSeries, []store.SeriesTest, int, error)
+	Website(ctx context.Context, w model.Website, pages []model.Page, devices []string) (int, error)
+	Series(ctx context.Context, w model.Website, req audit.SeriesRequest) (model.TestSeries, []model.SeriesTest, int, error)
 }
 
 // Runner queues runs of multistep tests.
 type Runner interface {
-	Run(ctx context.Context, w store.Website, t store.Test) (store.Run, error)
-	RunAll(ctx context.Context, w store.Website) (int, error)
+	Run(ctx context.Context, w model.Website, t model.Test) (model.Run, error)
+	RunAll(ctx context.Context, w model.Website) (int, error)
 }
 
 // Reports reads stored objects: the gzipped Lighthouse reports.
@@ -125,7 +126,7 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, c caller) error
 // routes).
 type caller struct {
 	account string
-	role    store.Role
+	role    model.Role
 }
 
 // authenticate finds the caller by the API key of the Authorization header.
@@ -147,7 +148,7 @@ func (s *Server) authenticate(r *http.Request) (caller, error) {
 
 // website resolves the {websiteID} of the path within the caller's account: a website of
 // another account is not found, exactly like one that does not exist.
-func (s *Server) website(r *http.Request, c caller) (store.Website, error) {
+func (s *Server) website(r *http.Request, c caller) (model.Website, error) {
 	return s.store.Website(r.Context(), c.account, r.PathValue("websiteID"))
 }
 
@@ -227,4 +228,4 @@ func list[T any](items []T) any {
 	return map[string]any{"result": map[string]any{"list": items}}
 }
 
-func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
+func isNotFound(err error) bool { return errors.Is(err, model.ErrNotFound) }

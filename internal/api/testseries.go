@@ -12,8 +12,8 @@ import (
 
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/metrics"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/quota"
-	"github.com/openvitals/openvitals/internal/store"
 )
 
 // The longest description (a deploy version or commit message) and initiator a series takes.
@@ -58,8 +58,8 @@ func (s *Server) startTestSeries(w http.ResponseWriter, r *http.Request, c calle
 	if err != nil {
 		return err
 	}
-	var series store.TestSeries
-	var tests []store.SeriesTest
+	var series model.TestSeries
+	var tests []model.SeriesTest
 	err = s.takeAudits(r.Context(), site, len(req.Targets), func() (n int, err error) {
 		series, tests, n, err = s.auditor.Series(r.Context(), site, req)
 		return n, err
@@ -76,7 +76,7 @@ func (s *Server) startTestSeries(w http.ResponseWriter, r *http.Request, c calle
 
 // seriesTargets checks a series request against the website's pages: every page on both
 // devices when it names none, each page and device once.
-func seriesTargets(in seriesRequest, pages []store.Page) (audit.SeriesRequest, error) {
+func seriesTargets(in seriesRequest, pages []model.Page) (audit.SeriesRequest, error) {
 	var req audit.SeriesRequest
 	var errs fieldErrors
 	if in.Description != nil {
@@ -91,11 +91,11 @@ func seriesTargets(in seriesRequest, pages []store.Page) (audit.SeriesRequest, e
 			errs.add("initiator", "must be at most %d characters", maxSeriesInitiator)
 		}
 	}
-	byID := make(map[string]store.Page, len(pages))
+	byID := make(map[string]model.Page, len(pages))
 	for _, p := range pages {
 		byID[p.ID] = p
 	}
-	add := func(p store.Page, device string) {
+	add := func(p model.Page, device string) {
 		if !slices.ContainsFunc(req.Targets, func(t audit.Target) bool { return t.Page.ID == p.ID && t.Device == device }) {
 			req.Targets = append(req.Targets, audit.Target{Page: p, Device: device})
 		}
@@ -140,7 +140,7 @@ func seriesTargets(in seriesRequest, pages []store.Page) (audit.SeriesRequest, e
 
 // takeAudits counts want audits against the account's on-demand audits of the day, then
 // queues them; what queue did not queue is given back.
-func (s *Server) takeAudits(ctx context.Context, site store.Website, want int, queue func() (int, error)) error {
+func (s *Server) takeAudits(ctx context.Context, site model.Website, want int, queue func() (int, error)) error {
 	if err := s.quota.Take(ctx, site.Account, quota.AuditsPerDay, want); err != nil {
 		return err
 	}
@@ -249,7 +249,7 @@ type pageRefJSON struct {
 
 // toSeriesJSON shows a series, and its tests unless tests is nil (the list of series): each
 // with the lab fields of the pages list and the budgets its values exceed and are at risk of.
-func toSeriesJSON(r *http.Request, site store.Website, series store.TestSeries, tests []store.SeriesTest, budgets []store.Budget) seriesJSON {
+func toSeriesJSON(r *http.Request, site model.Website, series model.TestSeries, tests []model.SeriesTest, budgets []model.Budget) seriesJSON {
 	out := seriesJSON{ID: series.ID, SeriesID: series.ID, Website: site.ID, Status: series.Status(),
 		Description: series.Description, Initiator: series.Initiator, CreatedAt: series.Created.UTC(),
 		Count: series.Count, FailedTests: series.Failed}
@@ -264,14 +264,14 @@ func toSeriesJSON(r *http.Request, site store.Website, series store.TestSeries, 
 }
 
 // seriesTestJSON shows one test: what it is first, then its values (null until it completed).
-func seriesTestJSON(r *http.Request, site store.Website, t store.SeriesTest, budgets []store.Budget) seriesTestDoc {
+func seriesTestJSON(r *http.Request, site model.Website, t model.SeriesTest, budgets []model.Budget) seriesTestDoc {
 	out := seriesTestDoc{ID: t.ID, Page: pageRefJSON{ID: t.Page, URL: t.URL, Alias: t.Alias}, Device: t.Device, Status: t.Status,
 		StartedAt: t.Started, FinishedAt: t.Finished}
-	if t.Status == store.RunFailed {
+	if t.Status == model.RunFailed {
 		out.Error = &t.Error
 	}
-	if t.Status == store.RunCompleted {
-		vals := metrics.LabValues(store.LabResult{Metrics: t.Metrics})
+	if t.Status == model.RunCompleted {
+		vals := metrics.LabValues(model.LabResult{Metrics: t.Metrics})
 		vals["opportunities"] = float64(t.Opportunities)
 		out.Values = pageMetricsJSON(budgets, t.Device, vals)
 		report := baseURL(r) + "/" + site.ID + "/tests/" + t.ID

@@ -10,8 +10,8 @@ import (
 
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/quota"
-	"github.com/openvitals/openvitals/internal/store"
 )
 
 type seriesTest struct {
@@ -98,7 +98,7 @@ func TestTestSeries(t *testing.T) {
 		t.Errorf("started: series %s, test %s", s.Status, s.Result.List[0].Status)
 	}
 	e.do("GET", w+"/tests/"+test.ID, viewerKey, nil).want(t, 404).problem(t)
-	if _, err := e.store.FinishSeriesTest(ctx, st, store.SeriesTest{ID: test.ID, Series: s.ID, Status: store.RunCompleted,
+	if _, err := e.store.FinishSeriesTest(ctx, st, model.SeriesTest{ID: test.ID, Series: s.ID, Status: model.RunCompleted,
 		Metrics:   map[string]float64{"lcp": 2600.4, "cls": 0.09512, "performance_score": 71.6},
 		ReportKey: "acme/" + site.ID + "/testseries/" + s.ID + "/" + test.ID + ".json.gz"}); err != nil {
 		t.Fatal(err)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // TestFieldDataInPages shows how the user-experience dataset and search analytics appear in the
@@ -27,26 +27,26 @@ func TestFieldDataInPages(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	vital := func(p75, good, ni, poor float64) store.Vital {
-		return store.Vital{P75: p75, Good: good, NeedsImprovement: ni, Poor: poor}
+	vital := func(p75, good, ni, poor float64) model.Vital {
+		return model.Vital{P75: p75, Good: good, NeedsImprovement: ni, Poor: poor}
 	}
-	putUX := func(p page, device string, back int, vitals map[string]store.Vital) {
+	putUX := func(p page, device string, back int, vitals map[string]model.Vital) {
 		t.Helper()
-		if err := e.store.PutUXResult(ctx, w, storedPage(t, e, w, p.ID), store.UXResult{Device: device, Day: day(today, back), Vitals: vitals, Collected: today}); err != nil {
+		if err := e.store.PutUXResult(ctx, w, storedPage(t, e, w, p.ID), model.UXResult{Device: device, Day: day(today, back), Vitals: vitals, Collected: today}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// Home on mobile: four records; the oldest (good LCP and CLS, poor INP) falls outside the
 	// last 3, the third has no INP.
-	putUX(home, "mobile", 4, map[string]store.Vital{"lcp": vital(2000, 90, 5, 5), "inp": vital(250, 60, 30, 10), "cls": vital(0.02, 95, 3, 2)})
-	putUX(home, "mobile", 2, map[string]store.Vital{"lcp": vital(2400, 80, 15, 5), "inp": vital(180, 85, 10, 5), "cls": vital(0.05, 90, 6, 4),
+	putUX(home, "mobile", 4, map[string]model.Vital{"lcp": vital(2000, 90, 5, 5), "inp": vital(250, 60, 30, 10), "cls": vital(0.02, 95, 3, 2)})
+	putUX(home, "mobile", 2, map[string]model.Vital{"lcp": vital(2400, 80, 15, 5), "inp": vital(180, 85, 10, 5), "cls": vital(0.05, 90, 6, 4),
 		"fcp": vital(1500, 81.25, 12.5, 6.25), "ttfb": vital(700, 70, 20, 10)})
-	putUX(home, "mobile", 1, map[string]store.Vital{"lcp": vital(2600, 70, 20, 10), "cls": vital(0.07, 88, 8, 4)})
-	putUX(home, "mobile", 0, map[string]store.Vital{"lcp": vital(2300, 84, 11, 5), "inp": vital(190, 86, 9, 5), "cls": vital(0.06, 89, 7, 4)})
+	putUX(home, "mobile", 1, map[string]model.Vital{"lcp": vital(2600, 70, 20, 10), "cls": vital(0.07, 88, 8, 4)})
+	putUX(home, "mobile", 0, map[string]model.Vital{"lcp": vital(2300, 84, 11, 5), "inp": vital(190, 86, 9, 5), "cls": vital(0.06, 89, 7, 4)})
 	// One lab result on each of home's devices.
 	lab := func(p page, device string, back int, lcp float64) {
 		t.Helper()
-		r := store.LabResult{Page: p.ID, Device: device, Day: day(today, back), Runs: 1, LighthouseVersion: "13.5.0",
+		r := model.LabResult{Page: p.ID, Device: device, Day: day(today, back), Runs: 1, LighthouseVersion: "13.5.0",
 			Metrics: map[string]float64{"lcp": lcp, "fcp": 900, "cls": 0.01, "validation_errors": 2}}
 		if err := e.store.PutLabResult(ctx, w, storedPage(t, e, w, p.ID), r); err != nil {
 			t.Fatal(err)
@@ -55,12 +55,12 @@ func TestFieldDataInPages(t *testing.T) {
 	lab(home, "mobile", 1, 4000)
 	lab(home, "desktop", 0, 1200)
 	// Search analytics of home (two days) and pricing (no impressions).
-	search := []store.SearchResult{
+	search := []model.SearchResult{
 		{Page: home.ID, Day: day(today, 1), Impressions: 1000, Clicks: 50, Position: 3.4},
 		{Page: home.ID, Day: day(today, 0), Impressions: 1200, Clicks: 66, Position: 2.6},
 		{Page: pricing.ID, Day: day(today, 0)},
 	}
-	if err := e.store.PutSearchResults(ctx, w, []store.Page{storedPage(t, e, w, home.ID), storedPage(t, e, w, pricing.ID)}, search); err != nil {
+	if err := e.store.PutSearchResults(ctx, w, []model.Page{storedPage(t, e, w, home.ID), storedPage(t, e, w, pricing.ID)}, search); err != nil {
 		t.Fatal(err)
 	}
 
@@ -106,7 +106,7 @@ func TestFieldDataInPages(t *testing.T) {
 		t.Error("ux_fid is there: the dataset has no First Input Delay")
 	}
 	oldest, noINP := hm.Timeline[0], hm.Timeline[2]
-	if oldest["date"] != store.DayToISO(day(today, 4)) || oldest["ux_lcp"] != 2000.0 || oldest["ux_inp"] != 250.0 || oldest["ux_passed"] != 0.0 ||
+	if oldest["date"] != model.DayToISO(day(today, 4)) || oldest["ux_lcp"] != 2000.0 || oldest["ux_inp"] != 250.0 || oldest["ux_passed"] != 0.0 ||
 		oldest["lcp"] != nil || oldest["opportunities"] != nil || oldest["budgets_exceeded"] != 0.0 || oldest["budgets_at_risk"] != 0.0 {
 		t.Errorf("oldest day %v: ux values (not passed for INP alone), no lab values, no budget at risk", oldest)
 	}
@@ -170,7 +170,7 @@ func TestFieldDataInPages(t *testing.T) {
 	}
 
 	// With the integration: the four fields on both devices of every page.
-	if err := e.store.PutSearchConsole(ctx, w, store.SearchConsole{Property: "sc-domain:example.com", ServiceAccount: "a@b.iam.gserviceaccount.com",
+	if err := e.store.PutSearchConsole(ctx, w, model.SearchConsole{Property: "sc-domain:example.com", ServiceAccount: "a@b.iam.gserviceaccount.com",
 		Credentials: []byte{1, 2, 3}, Created: today, Updated: today}); err != nil {
 		t.Fatal(err)
 	}

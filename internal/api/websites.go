@@ -3,7 +3,7 @@ package api
 import (
 	"net/http"
 
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // websiteJSON is a website as the interface shows it.
@@ -13,7 +13,7 @@ type websiteJSON struct {
 	Domain      string `json:"domain"`
 }
 
-func toWebsiteJSON(w store.Website) websiteJSON {
+func toWebsiteJSON(w model.Website) websiteJSON {
 	return websiteJSON{ID: w.ID, DisplayName: w.DisplayName, Domain: w.Domain}
 }
 
@@ -43,7 +43,7 @@ func (s *Server) createWebsite(w http.ResponseWriter, r *http.Request, c caller)
 		return err
 	}
 	var errs fieldErrors
-	site := store.Website{Account: c.account}
+	site := model.Website{Account: c.account}
 	if in.Domain == nil {
 		errs.add("domain", "is required")
 	} else if d, msg := normalizeDomain(*in.Domain, s.local); msg != "" {
@@ -85,7 +85,7 @@ func (s *Server) deleteWebsite(w http.ResponseWriter, r *http.Request, c caller)
 // enqueuePurge queues the purge of what a deletion left. The deletion has already happened and
 // its purge marker is stored, so a failure here is logged, not answered: the periodic sweep of
 // pending purges queues it again.
-func (s *Server) enqueuePurge(r *http.Request, job store.PurgeJob) {
+func (s *Server) enqueuePurge(r *http.Request, job model.PurgeJob) {
 	if err := s.purger.Enqueue(r.Context(), job); err != nil {
 		s.log.ErrorContext(r.Context(), "queue purge; the sweep will retry", "job", job, "err", err)
 	}
@@ -96,6 +96,6 @@ func (s *Server) enqueuePurge(r *http.Request, job store.PurgeJob) {
 func whoAmI(w http.ResponseWriter, _ *http.Request, c caller) error {
 	return writeJSON(w, http.StatusOK, struct {
 		Account string     `json:"account"`
-		Role    store.Role `json:"role"`
+		Role    model.Role `json:"role"`
 	}{c.account, c.role})
 }

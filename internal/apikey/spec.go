@@ -6,13 +6,14 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
 // Grant is one account:role:key entry of OPENVITALS_KEYS.
 type Grant struct {
 	Account string
-	Role    store.Role
+	Role    model.Role
 	Key     string
 }
 
@@ -34,7 +35,7 @@ func ParseGrants(list string) ([]Grant, error) {
 		if len(parts) != 3 {
 			return nil, fmt.Errorf("entry %d: want account:role:key", i+1)
 		}
-		g := Grant{Account: parts[0], Role: store.Role(parts[1]), Key: parts[2]}
+		g := Grant{Account: parts[0], Role: model.Role(parts[1]), Key: parts[2]}
 		switch {
 		case !ValidAccount(g.Account):
 			return nil, fmt.Errorf("entry %d: account %q: use 1 to 64 of a-z, 0-9, '-' and '_'", i+1, g.Account)
@@ -55,5 +56,5 @@ func Provision(ctx context.Context, st *store.Store, g Grant, name string) error
 	if err := st.EnsureAccount(ctx, g.Account); err != nil {
 		return err
 	}
-	return st.PutAPIKey(ctx, store.APIKey{Hash: Hash(g.Key), Account: g.Account, Role: g.Role, Name: name})
+	return st.PutAPIKey(ctx, model.APIKey{Hash: Hash(g.Key), Account: g.Account, Role: g.Role, Name: name})
 }

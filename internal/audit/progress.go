@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/store"
 )
@@ -16,7 +17,7 @@ func Track(ctx context.Context, st *store.Store, jobs []Job) (queue.Progress, er
 	var p queue.Progress
 	for _, j := range jobs {
 		w, err := st.Website(ctx, j.Account, j.Website)
-		if store.IsNotFound(err) {
+		if model.IsNotFound(err) {
 			p.Done++
 			continue
 		}
@@ -24,7 +25,7 @@ func Track(ctx context.Context, st *store.Store, jobs []Job) (queue.Progress, er
 			return p, err
 		}
 		a := queue.Attempted{Queued: j.Queued}
-		results, err := st.LabResults(ctx, w, j.Page, j.Device, store.Day(j.Queued), store.Day(time.Now()))
+		results, err := st.LabResults(ctx, w, j.Page, j.Device, model.Day(j.Queued), model.Day(time.Now()))
 		if err != nil {
 			return p, err
 		}
@@ -32,7 +33,7 @@ func Track(ctx context.Context, st *store.Store, jobs []Job) (queue.Progress, er
 			a.Finished = results[len(results)-1].Audited
 		}
 		last, err := st.LastLabError(ctx, w, j.Page, j.Device)
-		if err != nil && !store.IsNotFound(err) {
+		if err != nil && !model.IsNotFound(err) {
 			return p, err
 		}
 		a.Failed, a.Attempt = last.At, last.Attempts

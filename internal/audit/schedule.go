@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/store"
 )
@@ -56,7 +57,7 @@ func NewScheduler(st *store.Store, q *queue.Queue, log *slog.Logger) *Scheduler 
 // already queued for the same UTC day, so that running it twice a day audits nothing twice.
 // It returns the audits it queued.
 func (s *Scheduler) Daily(ctx context.Context, now time.Time) ([]Job, error) {
-	day := store.Day(now)
+	day := model.Day(now)
 	sites, err := s.store.AllWebsites(ctx)
 	if err != nil {
 		return nil, err
@@ -64,7 +65,7 @@ func (s *Scheduler) Daily(ctx context.Context, now time.Time) ([]Job, error) {
 	var queued []Job
 	for _, ref := range sites {
 		w, err := s.store.Website(ctx, ref.Account, ref.Website)
-		if store.IsNotFound(err) {
+		if model.IsNotFound(err) {
 			continue // deleted since the listing
 		}
 		if err != nil {
@@ -97,7 +98,7 @@ func (s *Scheduler) Daily(ctx context.Context, now time.Time) ([]Job, error) {
 
 // Website queues audits of a website's pages now, whatever the schedule: the given pages (all
 // when empty) on the given devices (both when empty). It returns how many it queued.
-func (s *Scheduler) Website(ctx context.Context, w store.Website, pages []store.Page, devices []string) (int, error) {
+func (s *Scheduler) Website(ctx context.Context, w model.Website, pages []model.Page, devices []string) (int, error) {
 	if len(devices) == 0 {
 		devices = Devices
 	}

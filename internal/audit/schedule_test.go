@@ -10,8 +10,8 @@ import (
 
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
-	"github.com/openvitals/openvitals/internal/store"
 )
 
 // scheduledEvent is an EventBridge scheduled event as the daily rule delivers it.
@@ -34,18 +34,18 @@ func TestDailyScheduleQueuesEachPageOncePerDay(t *testing.T) {
 	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 3})
 	s := audit.NewScheduler(st, q, awstest.Log(t))
 
-	var sites []store.Website
+	var sites []model.Website
 	for _, acct := range []string{"acme", "globex"} {
 		if err := st.EnsureAccount(ctx, acct); err != nil {
 			t.Fatal(err)
 		}
-		w := store.Website{Account: acct, Domain: "example.com", DisplayName: "example.com"}
+		w := model.Website{Account: acct, Domain: "example.com", DisplayName: "example.com"}
 		if err := st.CreateWebsite(ctx, &w); err != nil {
 			t.Fatal(err)
 		}
-		pages := make([]store.Page, 6) // 12 audits a website: more than one batch of ten
+		pages := make([]model.Page, 6) // 12 audits a website: more than one batch of ten
 		for i := range pages {
-			pages[i] = store.Page{URL: "/p" + string(rune('a'+i)), Alias: "p"}
+			pages[i] = model.Page{URL: "/p" + string(rune('a'+i)), Alias: "p"}
 		}
 		if err := st.CreatePages(ctx, w, pages); err != nil {
 			t.Fatal(err)
@@ -53,11 +53,11 @@ func TestDailyScheduleQueuesEachPageOncePerDay(t *testing.T) {
 		sites = append(sites, w)
 	}
 	// A deleted website is not audited.
-	gone := store.Website{Account: "acme", Domain: "gone.example", DisplayName: "gone"}
+	gone := model.Website{Account: "acme", Domain: "gone.example", DisplayName: "gone"}
 	if err := st.CreateWebsite(ctx, &gone); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.CreatePages(ctx, gone, []store.Page{{URL: "/", Alias: "/"}}); err != nil {
+	if err := st.CreatePages(ctx, gone, []model.Page{{URL: "/", Alias: "/"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.DeleteWebsite(ctx, gone); err != nil {
@@ -93,7 +93,7 @@ func TestDailyScheduleQueuesEachPageOncePerDay(t *testing.T) {
 	if jobs, err := s.Daily(ctx, ev.Time); err != nil || len(jobs) != 0 {
 		t.Errorf("second run the same day queued %d (%v), want 0", len(jobs), err)
 	}
-	if err := st.CreatePages(ctx, sites[0], []store.Page{{URL: "/new", Alias: "new"}}); err != nil {
+	if err := st.CreatePages(ctx, sites[0], []model.Page{{URL: "/new", Alias: "new"}}); err != nil {
 		t.Fatal(err)
 	}
 	if jobs, err := s.Daily(ctx, ev.Time); err != nil || len(jobs) != 2 {

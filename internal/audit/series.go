@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // Target is a page on one device, as a test series asks for it.
 type Target struct {
-	Page   store.Page
+	Page   model.Page
 	Device string
 }
 
@@ -27,14 +27,14 @@ type SeriesRequest struct {
 // test on the audit queue, like audits on demand. It returns the series and its tests, and how
 // many audits were queued. A test whose audit could not be queued is recorded failed, so that
 // the series still ends.
-func (s *Scheduler) Series(ctx context.Context, w store.Website, req SeriesRequest) (store.TestSeries, []store.SeriesTest, int, error) {
+func (s *Scheduler) Series(ctx context.Context, w model.Website, req SeriesRequest) (model.TestSeries, []model.SeriesTest, int, error) {
 	now := time.Now().UTC()
-	series := store.TestSeries{ID: store.NewSeriesID(now), Description: req.Description, Initiator: req.Initiator, Created: now}
-	tests := make([]store.SeriesTest, len(req.Targets))
+	series := model.TestSeries{ID: model.NewSeriesID(now), Description: req.Description, Initiator: req.Initiator, Created: now}
+	tests := make([]model.SeriesTest, len(req.Targets))
 	jobs := make([]Job, len(req.Targets))
 	for i, t := range req.Targets {
-		tests[i] = store.SeriesTest{ID: store.SeriesTestID(series.ID, i), Series: series.ID, Page: t.Page.ID,
-			URL: t.Page.URL, Alias: t.Page.Alias, Device: t.Device, Status: store.RunQueued}
+		tests[i] = model.SeriesTest{ID: model.SeriesTestID(series.ID, i), Series: series.ID, Page: t.Page.ID,
+			URL: t.Page.URL, Alias: t.Page.Alias, Device: t.Device, Status: model.RunQueued}
 		jobs[i] = Job{Account: w.Account, Website: w.ID, Page: t.Page.ID, Device: t.Device, Queued: now,
 			Series: series.ID, Test: tests[i].ID}
 	}
@@ -44,7 +44,7 @@ func (s *Scheduler) Series(ctx context.Context, w store.Website, req SeriesReque
 	series.Count = len(tests)
 	if req.Description != "" {
 		// The annotation's ID is the series', so that it is told apart from hand-made ones.
-		a := store.Annotation{ID: "ann_" + series.ID, At: now, Text: req.Description, Created: now}
+		a := model.Annotation{ID: "ann_" + series.ID, At: now, Text: req.Description, Created: now}
 		if err := s.store.PutAnnotation(ctx, w, a); err != nil {
 			return series, tests, 0, fmt.Errorf("annotate test series: %w", err)
 		}
@@ -53,7 +53,7 @@ func (s *Scheduler) Series(ctx context.Context, w store.Website, req SeriesReque
 	if err != nil {
 		ctx := context.WithoutCancel(ctx)
 		for i := n; i < len(tests); i++ {
-			tests[i].Status, tests[i].Error = store.RunFailed, "the audit could not be queued"
+			tests[i].Status, tests[i].Error = model.RunFailed, "the audit could not be queued"
 			if _, ferr := s.store.FinishSeriesTest(ctx, w, tests[i]); ferr != nil {
 				s.log.ErrorContext(ctx, "record unqueued series test", "series", series.ID, "test", tests[i].ID, "err", ferr)
 			}

@@ -32,6 +32,7 @@ import (
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/lighthouse"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -44,8 +45,8 @@ type benchEnv struct {
 	runner  *lighthouse.Runner
 	browser browser.Options
 	temp    string
-	site    store.Website
-	page    store.Page
+	site    model.Website
+	page    model.Page
 	target  string // the fixture page's URL
 }
 
@@ -76,11 +77,11 @@ func newBenchEnv(b testing.TB) *benchEnv {
 
 	host, _ := fixtureSite(b)
 	ctx := context.Background()
-	site := store.Website{Account: "acme", Domain: host}
+	site := model.Website{Account: "acme", Domain: host}
 	if err := st.CreateWebsite(ctx, &site); err != nil {
 		b.Fatal(err)
 	}
-	pages := []store.Page{{URL: "/", Alias: "Home"}}
+	pages := []model.Page{{URL: "/", Alias: "Home"}}
 	if err := st.CreatePages(ctx, site, pages); err != nil {
 		b.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func (e *benchEnv) worker(b *testing.B, runs int) *auditworker.Worker {
 
 // audit runs one whole desktop audit of the fixture page and returns its wall time and the
 // result stored for it, read back from DynamoDB Local.
-func (e *benchEnv) audit(b *testing.B, w *auditworker.Worker) (time.Duration, store.LabResult) {
+func (e *benchEnv) audit(b *testing.B, w *auditworker.Worker) (time.Duration, model.LabResult) {
 	b.Helper()
 	ctx := context.Background()
 	job := audit.Job{Account: e.site.Account, Website: e.site.ID, Page: e.page.ID, Device: "desktop", Queued: time.Now().UTC()}
@@ -111,7 +112,7 @@ func (e *benchEnv) audit(b *testing.B, w *auditworker.Worker) (time.Duration, st
 	took := time.Since(start)
 	// A re-audit the same day replaces the day's item, so the result is read before the next
 	// audit; the range covers a UTC midnight passed during the audit.
-	res, err := e.store.LabResults(ctx, e.site, e.page.ID, "desktop", store.Day(start), store.Day(time.Now()))
+	res, err := e.store.LabResults(ctx, e.site, e.page.ID, "desktop", model.Day(start), model.Day(time.Now()))
 	if err != nil {
 		b.Fatal(err)
 	}

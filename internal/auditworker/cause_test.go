@@ -22,10 +22,10 @@ import (
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/lighthouse"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/regression"
 	"github.com/openvitals/openvitals/internal/service"
-	"github.com/openvitals/openvitals/internal/store"
 )
 
 // variantSite serves a small shop page at its URL and returns a function that injects one
@@ -195,13 +195,13 @@ func TestRegressionCause(t *testing.T) {
 	start := time.Date(2026, 11, 1, 3, 0, 0, 0, time.UTC)
 	rnd := rand.New(rand.NewSource(5))
 	for i := range 17 {
-		day := store.Day(start.AddDate(0, 0, i))
+		day := model.Day(start.AddDate(0, 0, i))
 		level, raw := 900.0, beforeRaw
 		if i >= 14 {
 			level, raw = 1500, heroRaw
 		}
 		samples := []float64{level * (1 + 0.02*rnd.NormFloat64()), level * (1 + 0.02*rnd.NormFloat64()), level * (1 + 0.02*rnd.NormFloat64())}
-		res := store.LabResult{Device: "desktop", Day: day, Audited: start.AddDate(0, 0, i), Runs: 3,
+		res := model.LabResult{Device: "desktop", Day: day, Audited: start.AddDate(0, 0, i), Runs: 3,
 			Metrics: map[string]float64{"lcp": samples[0]}, Samples: map[string][]float64{"lcp": samples}}
 		if i >= 13 {
 			res.ReportKey = put(day, raw)
@@ -218,7 +218,7 @@ func TestRegressionCause(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	regs, _, err := e.store.Regressions(ctx, site, store.RegressionFilter{Metric: "lcp"}, "", 0)
+	regs, _, err := e.store.Regressions(ctx, site, model.RegressionFilter{Metric: "lcp"}, "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,11 +226,11 @@ func TestRegressionCause(t *testing.T) {
 		t.Fatalf("regressions %+v, want one of lcp", regs)
 	}
 	r := regs[0]
-	if r.Kind != store.KindRegression || r.FirstBad != "20261115" || r.LastGood != "20261114" || r.Percent < 50 || len(r.Cause) == 0 ||
+	if r.Kind != model.KindRegression || r.FirstBad != "20261115" || r.LastGood != "20261114" || r.Percent < 50 || len(r.Cause) == 0 ||
 		r.Cause[0].Kind != "lcp_resource" || !strings.HasSuffix(r.Cause[0].URL, "/hero.png") {
 		t.Fatalf("regression %+v", r)
 	}
-	evs, _, err := e.store.Events(ctx, site, store.EventFilter{}, "", 0)
+	evs, _, err := e.store.Events(ctx, site, model.EventFilter{}, "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/lighthouse"
 	"github.com/openvitals/openvitals/internal/metrics"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/regression"
 	"github.com/openvitals/openvitals/internal/store"
@@ -105,16 +106,16 @@ func (w *Worker) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSE
 // skipped without error.
 func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 	site, err := w.store.Website(ctx, job.Account, job.Website)
-	if store.IsNotFound(err) {
+	if model.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	page, err := w.store.Page(ctx, site, job.Page)
-	if store.IsNotFound(err) {
+	if model.IsNotFound(err) {
 		// A series' test still ends, so that its series does.
-		return w.endTest(ctx, site, store.SeriesTest{ID: job.Test, Series: job.Series, Status: store.RunFailed, Error: "the page was deleted"})
+		return w.endTest(ctx, site, model.SeriesTest{ID: job.Test, Series: job.Series, Status: model.RunFailed, Error: "the page was deleted"})
 	}
 	if err != nil {
 		return err
@@ -122,14 +123,14 @@ func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 	target := w.cfg.Scheme + "://" + site.Domain + page.URL
 	start := time.Now()
 	log := w.log.With("website", site.ID, "page", page.ID, "device", job.Device, "url", target, "attempt", attempt)
-	var test store.SeriesTest
+	var test model.SeriesTest
 	reportKey := "" // the page's report of the day
 	if job.Test != "" {
 		// A test keeps its own report: a later audit the same day replaces the day's.
 		reportKey = blobstore.SeriesPrefix(site.Account, site.ID, job.Series) + job.Test + ".json.gz"
 		log = log.With("series", job.Series, "test", job.Test)
 		test, err = w.store.StartSeriesTest(ctx, site, job.Test)
-		if store.IsNotFound(err) {
+		if model.IsNotFound(err) {
 			return nil // the series went with its website
 		}
 		if err != nil {
@@ -145,7 +146,7 @@ func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 	log.InfoContext(ctx, "audit started", "runs", w.cfg.Runs)
 
 	res, err := w.audit(ctx, site, page, job.Device, target, reportKey)
-	if store.IsNotFound(err) {
+	if model.IsNotFound(err) {
 		// Deleted while it was audited: no result was written, and the purge's last pass
 		// removes the report.
 		log.InfoContext(ctx, "audit dropped: the website or page was deleted meanwhile", "ms", time.Since(start).Milliseconds())
@@ -159,17 +160,17 @@ func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 	if err != nil {
 		log.ErrorContext(ctx, "audit failed", "ms", time.Since(start).Milliseconds(), "err", err)
 		// The page's lastError says what happened without network details; the log has them.
-		rec := store.LabError{Message: browser.Reason(err), At: w.now(), Attempts: attempt}
-		if perr := w.store.PutLabError(context.WithoutCancel(ctx), site, page, job.Device, rec); perr != nil && !store.IsNotFound(perr) {
+		rec := model.LabError{Message: browser.Reason(err), At: w.now(), Attempts: attempt}
+		if perr := w.store.PutLabError(context.WithoutCancel(ctx), site, page, job.Device, rec); perr != nil && !model.IsNotFound(perr) {
 			log.ErrorContext(ctx, "record audit error", "err", perr)
 		}
 		if attempt >= queue.MaxReceives && w.cfg.Events != nil { // the day's audit failed for good
-			if eerr := w.cfg.Events.AuditFailed(context.WithoutCancel(ctx), site, page, job.Device, store.Day(w.now()), rec.Message); eerr != nil {
+			if eerr := w.cfg.Events.AuditFailed(context.WithoutCancel(ctx), site, page, job.Device, model.Day(w.now()), rec.Message); eerr != nil {
 				log.ErrorContext(ctx, "record audit failure event", "err", eerr)
 			}
 		}
 		if attempt >= queue.MaxReceives && job.Test != "" { // no more deliveries: the test failed
-			test.Status, test.Error, test.Finished = store.RunFailed, rec.Message, ptr(w.now())
+			test.Status, test.Error, test.Finished = model.RunFailed, rec.Message, ptr(w.now())
 			if ferr := w.endTest(context.WithoutCancel(ctx), site, test); ferr != nil {
 				log.ErrorContext(ctx, "record failed series test", "err", ferr)
 			}
@@ -177,7 +178,7 @@ func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 		return err
 	}
 	if job.Test != "" {
-		test.Status, test.Metrics, test.Opportunities, test.ReportKey, test.Finished = store.RunCompleted, res.Metrics, len(res.Opportunities), res.ReportKey, ptr(res.Audited)
+		test.Status, test.Metrics, test.Opportunities, test.ReportKey, test.Finished = model.RunCompleted, res.Metrics, len(res.Opportunities), res.ReportKey, ptr(res.Audited)
 		if err := w.endTest(context.WithoutCancel(ctx), site, test); err != nil {
 			// The day's result is stored; the redelivery audits again and ends the test.
 			return err
@@ -200,7 +201,7 @@ func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 
 // endTest records a series test's outcome; one that ended before (a redelivered message) is
 // left as it was. A job of no series has no test to end.
-func (w *Worker) endTest(ctx context.Context, site store.Website, t store.SeriesTest) error {
+func (w *Worker) endTest(ctx context.Context, site model.Website, t model.SeriesTest) error {
 	if t.ID == "" {
 		return nil
 	}
@@ -208,7 +209,7 @@ func (w *Worker) endTest(ctx context.Context, site store.Website, t store.Series
 		t.Finished = ptr(w.now())
 	}
 	_, err := w.store.FinishSeriesTest(ctx, site, t)
-	if store.IsNotFound(err) {
+	if model.IsNotFound(err) {
 		return nil // the series went with its website
 	}
 	return err
@@ -218,7 +219,7 @@ func ptr[T any](v T) *T { return &v }
 
 // detect records the events a stored result causes: the page's audit recovering, and the
 // budgets' statuses changing. A redelivered message finds the states already recorded.
-func (w *Worker) detect(ctx context.Context, site store.Website, page store.Page, device string) error {
+func (w *Worker) detect(ctx context.Context, site model.Website, page model.Page, device string) error {
 	if w.cfg.Events == nil {
 		return nil
 	}
@@ -234,19 +235,19 @@ func (w *Worker) detect(ctx context.Context, site store.Website, page store.Page
 
 // audit audits a page on a device and stores the result, its median report at reportKey ("":
 // the page's report of the day).
-func (w *Worker) audit(ctx context.Context, site store.Website, page store.Page, device, target, reportKey string) (store.LabResult, error) {
+func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page, device, target, reportKey string) (model.LabResult, error) {
 	// Refuse a forbidden target before starting a browser; the browser's own connections are
 	// guarded too (redirects, subresources), by its proxy.
 	u, err := url.Parse(target)
 	if err != nil {
-		return store.LabResult{}, err
+		return model.LabResult{}, err
 	}
 	if err := w.cfg.Browser.Guard.CheckHost(ctx, u.Hostname()); err != nil {
-		return store.LabResult{}, err
+		return model.LabResult{}, err
 	}
 	dir, err := os.MkdirTemp(w.cfg.Browser.TempRoot, "audit-*")
 	if err != nil {
-		return store.LabResult{}, err
+		return model.LabResult{}, err
 	}
 	defer os.RemoveAll(dir)
 
@@ -256,7 +257,7 @@ func (w *Worker) audit(ctx context.Context, site store.Website, page store.Page,
 		path := filepath.Join(dir, fmt.Sprintf("run-%d.json", i))
 		rep, err := w.lighthouseRun(ctx, target, device, path)
 		if err != nil {
-			return store.LabResult{}, err
+			return model.LabResult{}, err
 		}
 		reports = append(reports, rep)
 		paths = append(paths, path)
@@ -266,16 +267,16 @@ func (w *Worker) audit(ctx context.Context, site store.Website, page store.Page,
 
 	timing, err := w.navigationTiming(ctx, target)
 	if err != nil {
-		return store.LabResult{}, fmt.Errorf("navigation timing: %w", err)
+		return model.LabResult{}, fmt.Errorf("navigation timing: %w", err)
 	}
 	validation, err := w.validate(ctx, target)
 	if err != nil {
-		return store.LabResult{}, fmt.Errorf("html validation: %w", err)
+		return model.LabResult{}, fmt.Errorf("html validation: %w", err)
 	}
 
 	now := w.now()
-	res := store.LabResult{
-		Page: page.ID, Device: device, Day: store.Day(now), Audited: now, Runs: len(reports),
+	res := model.LabResult{
+		Page: page.ID, Device: device, Day: model.Day(now), Audited: now, Runs: len(reports),
 		LighthouseVersion: rep.LighthouseVersion, Metrics: labMetrics(rep), Samples: runSamples(reports),
 	}
 	// All four document timings come from one unthrottled Navigation Timing load, so that
@@ -286,7 +287,7 @@ func (w *Worker) audit(ctx context.Context, site store.Website, page store.Page,
 	res.Metrics["transfer_time"] = timing.Transfer
 	res.Metrics["validation_errors"] = float64(validation.Errors)
 	for _, o := range rep.Opportunities {
-		res.Opportunities = append(res.Opportunities, store.Opportunity{ID: o.ID, Title: o.Title, Category: o.Category, Description: o.Description, DisplayValue: o.DisplayValue})
+		res.Opportunities = append(res.Opportunities, model.Opportunity{ID: o.ID, Title: o.Title, Category: o.Category, Description: o.Description, DisplayValue: o.DisplayValue})
 	}
 
 	raw, err := os.ReadFile(paths[median])

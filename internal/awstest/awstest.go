@@ -24,6 +24,7 @@ import (
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/openvitals/openvitals/internal/blobstore"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
@@ -61,7 +62,7 @@ func Name(t testing.TB) string {
 	if len(n) > 40 {
 		n = n[:40]
 	}
-	return strings.Trim(n, "-") + "-" + store.NewID()
+	return strings.Trim(n, "-") + "-" + model.NewID()
 }
 
 // Store returns a store over a new table of its own, deleted when the test ends.

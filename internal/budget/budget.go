@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/openvitals/openvitals/internal/metrics"
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // Range is the values a metric can take, and so the thresholds a budget on it may have: a
@@ -171,7 +171,7 @@ func AppliesTo(device, measured string) bool { return device == "all" || device 
 // Count counts the budgets that the values measured on device (as value gives them) exceed and
 // are at risk of. A budget
 // whose metric was not measured counts as neither.
-func Count(budgets []store.Budget, device string, value func(metric string) (float64, bool)) (exceeded, atRisk int) {
+func Count(budgets []model.Budget, device string, value func(metric string) (float64, bool)) (exceeded, atRisk int) {
 	for _, b := range budgets {
 		v, ok := value(b.Metric)
 		if !ok || !AppliesTo(b.Device, device) {
@@ -190,28 +190,28 @@ func Count(budgets []store.Budget, device string, value func(metric string) (flo
 // Report is the status of one budget: as bad as its worst page and device, with the pages and
 // devices that are not ok.
 type Report struct {
-	Budget store.Budget
+	Budget model.Budget
 	Status string
 	Pages  []PageStatus // never nil
 }
 
 // PageStatus is one page on one device against a budget.
 type PageStatus struct {
-	Page   store.Page
+	Page   model.Page
 	Device string
 	Status string
 }
 
 // Measured is the latest values of one page on one device.
 type Measured struct {
-	Page   store.Page
+	Page   model.Page
 	Device string
 	Values map[string]float64
 }
 
 // Evaluate reports each budget, in order, against the latest values of every page and device
 // it covers, in the order of measured.
-func Evaluate(budgets []store.Budget, measured []Measured) []Report {
+func Evaluate(budgets []model.Budget, measured []Measured) []Report {
 	out := make([]Report, len(budgets))
 	for i, b := range budgets {
 		r := Report{Budget: b, Status: OK, Pages: []PageStatus{}}
@@ -232,12 +232,12 @@ func Evaluate(budgets []store.Budget, measured []Measured) []Report {
 
 // Lister reads a website's budgets; *store.Store is one.
 type Lister interface {
-	Budgets(ctx context.Context, w store.Website) ([]store.Budget, error)
+	Budgets(ctx context.Context, w model.Website) ([]model.Budget, error)
 }
 
 // ListingReader reads the recent values of a website's pages; *metrics.Reader is one.
 type ListingReader interface {
-	Listings(ctx context.Context, w store.Website, after string, limit int) ([]metrics.Listing, bool, error)
+	Listings(ctx context.Context, w model.Website, after string, limit int) ([]metrics.Listing, bool, error)
 }
 
 // Checker reports the status of websites' budgets.
@@ -253,7 +253,7 @@ func NewChecker(budgets Lister, listings ListingReader) *Checker {
 
 // Website reports each of a website's budgets against its pages' latest values. It reads no
 // values when there is no budget.
-func (c *Checker) Website(ctx context.Context, w store.Website) ([]Report, error) {
+func (c *Checker) Website(ctx context.Context, w model.Website) ([]Report, error) {
 	budgets, err := c.budgets.Budgets(ctx, w)
 	if err != nil {
 		return nil, err

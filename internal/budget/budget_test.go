@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/openvitals/openvitals/internal/metrics"
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 func TestStatusBoundaries(t *testing.T) {
@@ -58,7 +58,7 @@ func TestWorseAndAppliesTo(t *testing.T) {
 }
 
 func TestCount(t *testing.T) {
-	budgets := []store.Budget{
+	budgets := []model.Budget{
 		{Metric: "lcp", Operator: "lt", Value: 2500, Device: "all"},
 		{Metric: "cls", Operator: "lt", Value: 0.1, Device: "mobile"},
 		{Metric: "performance_score", Operator: "gt", Value: 90, Device: "desktop"},
@@ -84,18 +84,18 @@ func TestCount(t *testing.T) {
 }
 
 func TestEvaluate(t *testing.T) {
-	home, pricing := store.Page{ID: "home", Alias: "/"}, store.Page{ID: "pricing", Alias: "/pricing"}
+	home, pricing := model.Page{ID: "home", Alias: "/"}, model.Page{ID: "pricing", Alias: "/pricing"}
 	measured := []Measured{
 		{Page: home, Device: "desktop", Values: map[string]float64{"lcp": 2400, "performance_score": 93}},
 		{Page: home, Device: "mobile", Values: map[string]float64{"lcp": 4000, "cls": 0.1235}},
 		{Page: pricing, Device: "desktop", Values: map[string]float64{"lcp": 1000, "performance_score": 100}},
 		{Page: pricing, Device: "mobile"}, // nothing measured
 	}
-	lcp := store.Budget{ID: "lcp", Metric: "lcp", Operator: "lt", Value: 2500, Device: "all"}
-	cls := store.Budget{ID: "cls", Metric: "cls", Operator: "lt", Value: 0.1, Device: "mobile"}
-	perf := store.Budget{ID: "perf", Metric: "performance_score", Operator: "gt", Value: 90, Device: "desktop"}
-	dom := store.Budget{ID: "dom", Metric: "dom_elements", Operator: "lt", Value: 1500, Device: "all"}
-	got := Evaluate([]store.Budget{lcp, cls, perf, dom}, measured)
+	lcp := model.Budget{ID: "lcp", Metric: "lcp", Operator: "lt", Value: 2500, Device: "all"}
+	cls := model.Budget{ID: "cls", Metric: "cls", Operator: "lt", Value: 0.1, Device: "mobile"}
+	perf := model.Budget{ID: "perf", Metric: "performance_score", Operator: "gt", Value: 90, Device: "desktop"}
+	dom := model.Budget{ID: "dom", Metric: "dom_elements", Operator: "lt", Value: 1500, Device: "all"}
+	got := Evaluate([]model.Budget{lcp, cls, perf, dom}, measured)
 	want := []Report{
 		{Budget: lcp, Status: Exceeded, Pages: []PageStatus{{home, "desktop", AtRisk}, {home, "mobile", Exceeded}}},
 		{Budget: cls, Status: Exceeded, Pages: []PageStatus{{home, "mobile", Exceeded}}},
@@ -113,16 +113,16 @@ func TestEvaluate(t *testing.T) {
 // fakeWebsite is a website's budgets and series in memory; it counts the checker's reads of
 // values.
 type fakeWebsite struct {
-	budgets []store.Budget
+	budgets []model.Budget
 	series  []metrics.Series
 	reads   int
 }
 
-func (f *fakeWebsite) Budgets(context.Context, store.Website) ([]store.Budget, error) {
+func (f *fakeWebsite) Budgets(context.Context, model.Website) ([]model.Budget, error) {
 	return f.budgets, nil
 }
 
-func (f *fakeWebsite) Listings(context.Context, store.Website, string, int) ([]metrics.Listing, bool, error) {
+func (f *fakeWebsite) Listings(context.Context, model.Website, string, int) ([]metrics.Listing, bool, error) {
 	f.reads++
 	out := make([]metrics.Listing, len(f.series))
 	for i, s := range f.series {
@@ -132,23 +132,23 @@ func (f *fakeWebsite) Listings(context.Context, store.Website, string, int) ([]m
 }
 
 func TestChecker(t *testing.T) {
-	home := store.Page{ID: "home"}
+	home := model.Page{ID: "home"}
 	f := &fakeWebsite{series: []metrics.Series{{Page: home, Device: "mobile",
-		Lab: []store.LabResult{{Day: "20261101", Metrics: map[string]float64{"lcp": 2000}}, {Day: "20261102", Metrics: map[string]float64{"lcp": 4000}}},
-		UX:  []store.UXResult{{Day: "20261102", Vitals: map[string]store.Vital{"lcp": {P75: 2600}}}}}}}
+		Lab: []model.LabResult{{Day: "20261101", Metrics: map[string]float64{"lcp": 2000}}, {Day: "20261102", Metrics: map[string]float64{"lcp": 4000}}},
+		UX:  []model.UXResult{{Day: "20261102", Vitals: map[string]model.Vital{"lcp": {P75: 2600}}}}}}}
 	c := NewChecker(f, f)
 	ctx := context.Background()
 
-	if got, err := c.Website(ctx, store.Website{}); err != nil || got == nil || len(got) != 0 || f.reads != 0 {
+	if got, err := c.Website(ctx, model.Website{}); err != nil || got == nil || len(got) != 0 || f.reads != 0 {
 		t.Errorf("no budgets: %v, %v, %d reads; want an empty list and no values read", got, err, f.reads)
 	}
-	f.budgets = []store.Budget{{Metric: "lcp", Operator: "lt", Value: 2500, Device: "all"}}
-	got, err := c.Website(ctx, store.Website{})
+	f.budgets = []model.Budget{{Metric: "lcp", Operator: "lt", Value: 2500, Device: "all"}}
+	got, err := c.Website(ctx, model.Website{})
 	if err != nil || len(got) != 1 || got[0].Status != Exceeded || f.reads != 1 {
 		t.Errorf("a lab budget: %+v, %v, %d reads; want the mean of 3000 exceeded", got, err, f.reads)
 	}
-	f.budgets = append(f.budgets, store.Budget{Metric: "ux_lcp", Operator: "lt", Value: 2500, Device: "mobile"})
-	got, err = c.Website(ctx, store.Website{})
+	f.budgets = append(f.budgets, model.Budget{Metric: "ux_lcp", Operator: "lt", Value: 2500, Device: "mobile"})
+	got, err = c.Website(ctx, model.Website{})
 	if err != nil || len(got) != 2 || got[1].Status != Exceeded {
 		t.Errorf("a ux budget: %+v, %v; want ux_lcp 2600 exceeded", got, err)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/openvitals/openvitals/internal/event"
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // Sealer seals and opens values bound to an owner; *seal.Keyring is one.
@@ -18,8 +18,8 @@ type Sealer interface {
 
 // Seal stores t in c sealed for c's website and ID, with what the API shows of it: a URL's
 // scheme and host, or the recipients. A webhook keeps its secret unless t has a new one.
-func Seal(ctx context.Context, keys Sealer, w store.Website, c *store.Channel, t Target) error {
-	aad := store.ChannelAAD(w, c.ID)
+func Seal(ctx context.Context, keys Sealer, w model.Website, c *model.Channel, t Target) error {
+	aad := model.ChannelAAD(w, c.ID)
 	plain := t.URL
 	c.Shown = Shown(t.URL)
 	if c.Kind == Email {
@@ -44,8 +44,8 @@ func Seal(ctx context.Context, keys Sealer, w store.Website, c *store.Channel, t
 }
 
 // Open returns a channel's target, opened.
-func Open(ctx context.Context, keys Sealer, w store.Website, c store.Channel) (Target, error) {
-	aad := store.ChannelAAD(w, c.ID)
+func Open(ctx context.Context, keys Sealer, w model.Website, c model.Channel) (Target, error) {
+	aad := model.ChannelAAD(w, c.ID)
 	plain, err := keys.Open(ctx, c.Target, aad)
 	if err != nil {
 		return Target{}, fmt.Errorf("open channel %s: %w", c.ID, err)
@@ -67,6 +67,6 @@ func Open(ctx context.Context, keys Sealer, w store.Website, c store.Channel) (T
 }
 
 // Takes tells whether a channel takes events of type t.
-func Takes(c store.Channel, t string) bool {
+func Takes(c model.Channel, t string) bool {
 	return len(c.Events) == 0 || t == event.ChannelTest || t == event.DailyDigest || slices.Contains(c.Events, t)
 }

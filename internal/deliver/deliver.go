@@ -28,7 +28,7 @@ import (
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/channel"
 	"github.com/openvitals/openvitals/internal/event"
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // Result is the outcome of one attempt.
@@ -83,7 +83,7 @@ func NewSender(guard browser.Guard, ses *sesv2.Client, from, base string) *Sende
 }
 
 // Send delivers one event to a channel of kind with target t.
-func (s *Sender) Send(ctx context.Context, kind string, t channel.Target, w store.Website, ev store.Event, now time.Time) Result {
+func (s *Sender) Send(ctx context.Context, kind string, t channel.Target, w model.Website, ev model.Event, now time.Time) Result {
 	doc := event.NewDocument(w, ev, s.base)
 	switch kind {
 	case channel.Webhook:
@@ -175,7 +175,7 @@ func retryAfter(v string, now time.Time) time.Duration {
 }
 
 // email sends the event to recipients through SES.
-func (s *Sender) email(ctx context.Context, to []string, w store.Website, doc event.Document) Result {
+func (s *Sender) email(ctx context.Context, to []string, w model.Website, doc event.Document) Result {
 	if s.ses == nil || s.from == "" {
 		return Result{Err: errors.New("email is not configured (OPENVITALS_EMAIL_FROM)")}
 	}

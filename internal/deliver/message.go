@@ -8,7 +8,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/openvitals/openvitals/internal/event"
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // title names an event's type in words.
@@ -40,7 +40,7 @@ func title(t string) string {
 
 // SlackMessage is an event as a Slack Block Kit message: a header, the summary, before and
 // after, the error of a failure, and the links.
-func SlackMessage(w store.Website, d event.Document) *slack.WebhookMessage {
+func SlackMessage(w model.Website, d event.Document) *slack.WebhookMessage {
 	md := func(s string) *slack.TextBlockObject {
 		return slack.NewTextBlockObject(slack.MarkdownType, s, false, false)
 	}
@@ -87,7 +87,7 @@ func orNone(s string) string {
 }
 
 // EmailBodies are an event as an email: its subject, plain text and HTML.
-func EmailBodies(w store.Website, d event.Document) (subject, text, htmlBody string) {
+func EmailBodies(w model.Website, d event.Document) (subject, text, htmlBody string) {
 	subject = "[openvitals] " + title(d.Type) + ": " + w.Domain
 	var t strings.Builder
 	fmt.Fprintf(&t, "%s\n\n%s\n\nBefore: %s\nAfter:  %s\n", title(d.Type), d.Summary, orNone(d.Before), orNone(d.After))

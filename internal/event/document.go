@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // Document is an event as the API lists it and as webhooks receive it.
@@ -45,7 +45,7 @@ type Links struct {
 }
 
 // NewDocument describes ev of website w with links under base, the API's URL ("" for paths).
-func NewDocument(w store.Website, ev store.Event, base string) Document {
+func NewDocument(w model.Website, ev model.Event, base string) Document {
 	base = strings.TrimRight(base, "/") + "/" + w.ID
 	d := Document{
 		ID: ev.ID, Type: ev.Type, Website: w.ID, OccurredAt: ev.Occurred.UTC(),
@@ -80,17 +80,17 @@ func NewDocument(w store.Website, ev store.Event, base string) Document {
 
 // NewDigest is the daily digest of a channel: evs (newest first) gathered as one message,
 // whose ID is the same for a channel and day, so that receivers deduplicate it too.
-func NewDigest(w store.Website, channel string, evs []store.Event, now time.Time) store.Event {
+func NewDigest(w model.Website, channel string, evs []model.Event, now time.Time) model.Event {
 	summary := fmt.Sprintf("%d changes on %s in the last day", len(evs), w.Domain)
 	if len(evs) == 1 {
 		summary = "1 change on " + w.Domain + " in the last day"
 	}
-	return store.Event{ID: "evt_digest_" + channel + "_" + store.Day(now), Type: DailyDigest, Occurred: now,
+	return model.Event{ID: "evt_digest_" + channel + "_" + model.Day(now), Type: DailyDigest, Occurred: now,
 		Summary: summary, Digest: evs}
 }
 
 // Sample is the event a channel's test sends: marked as a test in its type and summary.
-func Sample(w store.Website, now time.Time) store.Event {
-	return store.Event{ID: "evt_test_" + store.NewID(), Type: ChannelTest, Occurred: now, Budget: "sample",
+func Sample(w model.Website, now time.Time) model.Event {
+	return model.Event{ID: "evt_test_" + model.NewID(), Type: ChannelTest, Occurred: now, Budget: "sample",
 		Before: "ok", After: "exceeded", Summary: "Test notification from openvitals for " + w.Domain + ": your channel works"}
 }

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"slices"
 
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -41,7 +42,7 @@ func Known(t string) bool { return slices.Contains(Types, t) }
 
 // Enqueuer queues a recorded event for delivery; *notify.Queue is one.
 type Enqueuer interface {
-	Enqueue(ctx context.Context, w store.Website, ev store.Event) error
+	Enqueue(ctx context.Context, w model.Website, ev model.Event) error
 }
 
 // Recorder records changes of watched states and queues their events.
@@ -61,7 +62,7 @@ func NewRecorder(st *store.Store, q Enqueuer, log *slog.Logger) *Recorder {
 // observation).
 type Decision struct {
 	Value, Day string
-	Event      *store.Event
+	Event      *model.Event
 }
 
 // Observe reads a watched state, lets decide judge it, and records the change it decides on
@@ -69,7 +70,7 @@ type Decision struct {
 // (a repeated detection); only its event is queued again if queuing it failed before. A state
 // changed meanwhile by another worker is read and judged again. A website, page, budget or
 // test deleted meanwhile takes nothing and is not an error.
-func (r *Recorder) Observe(ctx context.Context, w store.Website, key store.StateKey, decide func(st store.State) Decision) error {
+func (r *Recorder) Observe(ctx context.Context, w model.Website, key model.StateKey, decide func(st model.State) Decision) error {
 	for range 5 {
 		st, err := r.store.WatchedState(ctx, w, key)
 		if err != nil {
@@ -80,10 +81,10 @@ func (r *Recorder) Observe(ctx context.Context, w store.Website, key store.State
 			return r.flush(ctx, w, st)
 		}
 		next, err := r.store.ChangeState(ctx, w, st, d.Value, d.Day, d.Event)
-		if errors.Is(err, store.ErrChanged) {
+		if errors.Is(err, model.ErrChanged) {
 			continue
 		}
-		if store.IsNotFound(err) {
+		if model.IsNotFound(err) {
 			return nil
 		}
 		if err != nil {
@@ -98,12 +99,12 @@ func (r *Recorder) Observe(ctx context.Context, w store.Website, key store.State
 }
 
 // flush queues a state's last event if it is not queued yet.
-func (r *Recorder) flush(ctx context.Context, w store.Website, st store.State) error {
+func (r *Recorder) flush(ctx context.Context, w model.Website, st model.State) error {
 	if st.Unsent == "" {
 		return nil
 	}
 	ev, err := r.store.Event(ctx, w, st.Unsent)
-	if store.IsNotFound(err) {
+	if model.IsNotFound(err) {
 		return nil // expired
 	}
 	if err != nil {

@@ -8,24 +8,25 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/budget"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
 // Budgets records the status changes of a website's budgets, as budget.Checker reports them
 // after a result was stored. A budget never seen before counts as ok before.
-func (r *Recorder) Budgets(ctx context.Context, w store.Website, reports []budget.Report) error {
+func (r *Recorder) Budgets(ctx context.Context, w model.Website, reports []budget.Report) error {
 	var errs []error
 	for _, rep := range reports {
 		b := rep.Budget
-		errs = append(errs, r.Observe(ctx, w, store.BudgetState(b.ID), func(st store.State) Decision {
+		errs = append(errs, r.Observe(ctx, w, store.BudgetState(b.ID), func(st model.State) Decision {
 			before := st.Value
 			if before == "" {
 				before = budget.OK
 			}
 			d := Decision{Value: rep.Status}
 			if rep.Status != before {
-				d.Event = &store.Event{Type: BudgetStatusChanged, Budget: b.ID, Before: before, After: rep.Status,
+				d.Event = &model.Event{Type: BudgetStatusChanged, Budget: b.ID, Before: before, After: rep.Status,
 					Summary: fmt.Sprintf("Budget %s %s %s (%s): %s → %s, %s", b.Metric, operatorWord(b.Operator),
 						strconv.FormatFloat(b.Value, 'f', -1, 64), b.Device, before, rep.Status, pagesWord(len(rep.Pages)))}
 			}
@@ -55,29 +56,29 @@ func pagesWord(n int) string {
 // Test records a multistep test's state after a run finished (up, down, flaky, off, from its
 // runs of the statistics window), and a failed run that follows a completed one. A test's
 // first state is recorded silently unless it is down.
-func (r *Recorder) Test(ctx context.Context, w store.Website, t store.Test, run store.Run, runs []store.Run, now time.Time) error {
+func (r *Recorder) Test(ctx context.Context, w model.Website, t model.Test, run model.Run, runs []model.Run, now time.Time) error {
 	state := multistep.Summarize(runs, now).State
-	err := r.Observe(ctx, w, store.TestState(t.ID), func(st store.State) Decision {
+	err := r.Observe(ctx, w, store.TestState(t.ID), func(st model.State) Decision {
 		d := Decision{Value: state}
 		if st.Value != state && (st.Value != "" || state == multistep.StateDown) {
 			before := st.Value
 			if before == "" {
 				before = multistep.StateOff
 			}
-			d.Event = &store.Event{Type: MultistepStateChanged, Test: t.ID, Device: t.Device, Before: before, After: state,
+			d.Event = &model.Event{Type: MultistepStateChanged, Test: t.ID, Device: t.Device, Before: before, After: state,
 				Summary: fmt.Sprintf("Multistep test %q is %s (was %s)", t.Alias, state, before)}
 		}
 		return d
 	})
-	if err != nil || run.Status != store.RunFailed || !previousCompleted(runs, run) {
+	if err != nil || run.Status != model.RunFailed || !previousCompleted(runs, run) {
 		return err
 	}
 	// One failed run is one event: the state is the last failed run's ID.
-	return r.Observe(ctx, w, store.StateKey(string(store.TestState(t.ID))+"#FAILED-RUN"), func(st store.State) Decision {
+	return r.Observe(ctx, w, model.StateKey(string(store.TestState(t.ID))+"#FAILED-RUN"), func(st model.State) Decision {
 		d := Decision{Value: run.ID}
 		if st.Value != run.ID {
-			d.Event = &store.Event{Type: MultistepRunFailed, Test: t.ID, Run: run.ID, Device: t.Device,
-				Before: store.RunCompleted, After: store.RunFailed,
+			d.Event = &model.Event{Type: MultistepRunFailed, Test: t.ID, Run: run.ID, Device: t.Device,
+				Before: model.RunCompleted, After: model.RunFailed,
 				Error: run.Error, FailedStep: run.FailedStep, Screenshot: run.ScreenshotKey,
 				Summary: fmt.Sprintf("Multistep test %q failed%s: %s", t.Alias, stepWords(run.FailedStep), run.Error)}
 		}
@@ -93,8 +94,8 @@ func stepWords(step *int) string {
 }
 
 // previousCompleted tells whether the finished run before run completed.
-func previousCompleted(runs []store.Run, run store.Run) bool {
-	var prev *store.Run
+func previousCompleted(runs []model.Run, run model.Run) bool {
+	var prev *model.Run
 	for i, r := range runs {
 		if r.ID == run.ID || !r.IsFinished() || !r.Created.Before(run.Created) {
 			continue
@@ -103,7 +104,7 @@ func previousCompleted(runs []store.Run, run store.Run) bool {
 			prev = &runs[i]
 		}
 	}
-	return prev != nil && prev.Status == store.RunCompleted
+	return prev != nil && prev.Status == model.RunCompleted
 }
 
 // The states of a page's daily audit on one device.
@@ -114,26 +115,26 @@ const (
 
 // AuditFailed records that a page's audit on device failed for good on day (yyyymmdd, its
 // last attempt): the second day running makes the page failing (audit.failing).
-func (r *Recorder) AuditFailed(ctx context.Context, w store.Website, p store.Page, device, day, reason string) error {
-	return r.Observe(ctx, w, store.PageState(p.ID, "audit#"+device), func(st store.State) Decision {
+func (r *Recorder) AuditFailed(ctx context.Context, w model.Website, p model.Page, device, day, reason string) error {
+	return r.Observe(ctx, w, store.PageState(p.ID, "audit#"+device), func(st model.State) Decision {
 		if st.Value == auditFailing {
 			return Decision{Value: auditFailing, Day: st.Day}
 		}
 		if st.Day == "" || st.Day == day || st.Day != previousDay(day) {
 			return Decision{Value: auditPassing, Day: day} // the first failed day
 		}
-		return Decision{Value: auditFailing, Day: day, Event: &store.Event{Type: AuditFailing, Page: p.ID, Device: device,
+		return Decision{Value: auditFailing, Day: day, Event: &model.Event{Type: AuditFailing, Page: p.ID, Device: device,
 			Error: reason, Summary: fmt.Sprintf("%s on %s: the daily audit failed 2 days running: %s", p.URL, device, reason)}}
 	})
 }
 
 // AuditSucceeded records that a page's audit on device succeeded: a failing page recovers
 // (audit.recovered).
-func (r *Recorder) AuditSucceeded(ctx context.Context, w store.Website, p store.Page, device string) error {
-	return r.Observe(ctx, w, store.PageState(p.ID, "audit#"+device), func(st store.State) Decision {
+func (r *Recorder) AuditSucceeded(ctx context.Context, w model.Website, p model.Page, device string) error {
+	return r.Observe(ctx, w, store.PageState(p.ID, "audit#"+device), func(st model.State) Decision {
 		d := Decision{Value: auditPassing}
 		if st.Value == auditFailing {
-			d.Event = &store.Event{Type: AuditRecovered, Page: p.ID, Device: device,
+			d.Event = &model.Event{Type: AuditRecovered, Page: p.ID, Device: device,
 				Summary: fmt.Sprintf("%s on %s: the daily audit succeeds again", p.URL, device)}
 		}
 		return d
@@ -150,15 +151,15 @@ func previousDay(day string) string {
 
 // UXAssessment records a page's user-experience assessment on device (passed or not) after a
 // collection; a flip is ux.assessment_changed. The first assessment is recorded silently.
-func (r *Recorder) UXAssessment(ctx context.Context, w store.Website, p store.Page, device string, passed bool) error {
+func (r *Recorder) UXAssessment(ctx context.Context, w model.Website, p model.Page, device string, passed bool) error {
 	value := "failed"
 	if passed {
 		value = "passed"
 	}
-	return r.Observe(ctx, w, store.PageState(p.ID, "ux#"+device), func(st store.State) Decision {
+	return r.Observe(ctx, w, store.PageState(p.ID, "ux#"+device), func(st model.State) Decision {
 		d := Decision{Value: value}
 		if st.Value != "" && st.Value != value {
-			d.Event = &store.Event{Type: UXAssessmentChanged, Page: p.ID, Device: device,
+			d.Event = &model.Event{Type: UXAssessmentChanged, Page: p.ID, Device: device,
 				Summary: fmt.Sprintf("%s on %s: the user-experience assessment %s (was %s)", p.URL, device, value, st.Value)}
 		}
 		return d
@@ -169,17 +170,17 @@ func (r *Recorder) UXAssessment(ctx context.Context, w store.Website, p store.Pa
 // later. A regression found is regression.detected, its recovery regression.recovered;
 // improvements are recorded without an event. subject names the page or test for people
 // (its alias or URL; the ID when empty), unit the metric's unit ("" for none).
-func (r *Recorder) Regression(ctx context.Context, w store.Website, reg store.Regression, subject, unit string) error {
-	if reg.Kind != store.KindRegression {
+func (r *Recorder) Regression(ctx context.Context, w model.Website, reg model.Regression, subject, unit string) error {
+	if reg.Kind != model.KindRegression {
 		return nil
 	}
 	key := store.PageState(reg.Page, "regression#"+reg.ID)
 	if reg.Test != "" {
-		key = store.StateKey(string(store.TestState(reg.Test)) + "#REGRESSION#" + reg.ID)
+		key = model.StateKey(string(store.TestState(reg.Test)) + "#REGRESSION#" + reg.ID)
 	}
 	value := "open"
-	if reg.Status == store.RegressionRecovered {
-		value = store.RegressionRecovered
+	if reg.Status == model.RegressionRecovered {
+		value = model.RegressionRecovered
 	}
 	if subject == "" {
 		subject = reg.Page + reg.Test
@@ -191,16 +192,16 @@ func (r *Recorder) Regression(ctx context.Context, w store.Website, reg store.Re
 	if reg.Device != "" {
 		subject += " (" + reg.Device + ")"
 	}
-	return r.Observe(ctx, w, key, func(st store.State) Decision {
+	return r.Observe(ctx, w, key, func(st model.State) Decision {
 		d := Decision{Value: value}
 		switch {
 		case st.Value == "" && value == "open":
-			d.Event = &store.Event{Type: RegressionDetected, Before: "ok", After: "regressed",
+			d.Event = &model.Event{Type: RegressionDetected, Before: "ok", After: "regressed",
 				Summary: fmt.Sprintf("Regression: %s went from %s to %s (%+.0f %%) from %s", subject,
-					withUnit(reg.Before.Median, unit), withUnit(reg.After.Median, unit), reg.Percent, store.DayToISO(reg.FirstBad))}
-		case st.Value != store.RegressionRecovered && value == store.RegressionRecovered:
-			d.Event = &store.Event{Type: RegressionRecovered, Before: "regressed", After: "recovered",
-				Summary: fmt.Sprintf("Recovered: %s is back near %s since %s", subject, withUnit(reg.Before.Median, unit), store.DayToISO(reg.Recovered))}
+					withUnit(reg.Before.Median, unit), withUnit(reg.After.Median, unit), reg.Percent, model.DayToISO(reg.FirstBad))}
+		case st.Value != model.RegressionRecovered && value == model.RegressionRecovered:
+			d.Event = &model.Event{Type: RegressionRecovered, Before: "regressed", After: "recovered",
+				Summary: fmt.Sprintf("Recovered: %s is back near %s since %s", subject, withUnit(reg.Before.Median, unit), model.DayToISO(reg.Recovered))}
 		default:
 			return d
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/budget"
 	"github.com/openvitals/openvitals/internal/event"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/store"
 )
@@ -16,10 +17,10 @@ import (
 // queued records the events a Recorder queues.
 type queued struct {
 	mu     sync.Mutex
-	events []store.Event
+	events []model.Event
 }
 
-func (q *queued) Enqueue(_ context.Context, _ store.Website, ev store.Event) error {
+func (q *queued) Enqueue(_ context.Context, _ model.Website, ev model.Event) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.events = append(q.events, ev)
@@ -36,15 +37,15 @@ func (q *queued) types() []string {
 	return out
 }
 
-func setup(t *testing.T) (*store.Store, store.Website, store.Page, *event.Recorder, *queued) {
+func setup(t *testing.T) (*store.Store, model.Website, model.Page, *event.Recorder, *queued) {
 	t.Helper()
 	ctx := context.Background()
 	st := awstest.Store(t, awstest.Clients(t))
-	w := store.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
+	w := model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
 	if err := st.CreateWebsite(ctx, &w); err != nil {
 		t.Fatal(err)
 	}
-	pages := []store.Page{{URL: "/checkout"}}
+	pages := []model.Page{{URL: "/checkout"}}
 	if err := st.CreatePages(ctx, w, pages); err != nil {
 		t.Fatal(err)
 	}
@@ -107,9 +108,9 @@ func TestAuditFailingTwoDaysRunning(t *testing.T) {
 func TestBudgetAndTestEvents(t *testing.T) {
 	ctx := context.Background()
 	st, w, _, rec, q := setup(t)
-	ok := store.Budget{Metric: "cls", Operator: "lt", Value: 0.1, Device: "all"}
-	over := store.Budget{Metric: "lcp", Operator: "lt", Value: 2500, Device: "mobile"}
-	for _, b := range []*store.Budget{&ok, &over} {
+	ok := model.Budget{Metric: "cls", Operator: "lt", Value: 0.1, Device: "all"}
+	over := model.Budget{Metric: "lcp", Operator: "lt", Value: 2500, Device: "mobile"}
+	for _, b := range []*model.Budget{&ok, &over} {
 		if err := st.CreateBudget(ctx, w, b); err != nil {
 			t.Fatal(err)
 		}
@@ -123,25 +124,25 @@ func TestBudgetAndTestEvents(t *testing.T) {
 		t.Fatalf("budget events %v, want %v", got, want)
 	}
 
-	test := store.Test{Alias: "Checkout", Device: "desktop"}
+	test := model.Test{Alias: "Checkout", Device: "desktop"}
 	if err := st.CreateTest(ctx, w, &test); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC()
-	run := func(status string, ago time.Duration) store.Run {
-		return store.Run{ID: store.NewID(), Test: test.ID, Created: now.Add(-ago), Status: status, Error: "step 2: element not found"}
+	run := func(status string, ago time.Duration) model.Run {
+		return model.Run{ID: model.NewID(), Test: test.ID, Created: now.Add(-ago), Status: status, Error: "step 2: element not found"}
 	}
-	completed, failed, failedAgain := run(store.RunCompleted, 3*time.Hour), run(store.RunFailed, 2*time.Hour), run(store.RunFailed, time.Hour)
+	completed, failed, failedAgain := run(model.RunCompleted, 3*time.Hour), run(model.RunFailed, 2*time.Hour), run(model.RunFailed, time.Hour)
 	q.events = nil
-	if err := rec.Test(ctx, w, test, completed, []store.Run{completed}, now); err != nil {
+	if err := rec.Test(ctx, w, test, completed, []model.Run{completed}, now); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 { // the second time as a redelivered message
-		if err := rec.Test(ctx, w, test, failed, []store.Run{completed, failed}, now); err != nil {
+		if err := rec.Test(ctx, w, test, failed, []model.Run{completed, failed}, now); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := rec.Test(ctx, w, test, failedAgain, []store.Run{completed, failed, failedAgain}, now); err != nil {
+	if err := rec.Test(ctx, w, test, failedAgain, []model.Run{completed, failed, failedAgain}, now); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{

@@ -9,7 +9,7 @@ import (
 
 	"google.golang.org/api/chromeuxreport/v1"
 
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // formFactors are the dataset's form factors of the devices pages are monitored on.
@@ -32,7 +32,7 @@ var ErrNoData = errors.New("no user-experience data for this URL")
 // CrUXRecord reads the record of a page URL on a device ("mobile" or "desktop"): each vital's
 // 75th percentile and its good / needs-improvement / poor shares. It is ErrNoData when the
 // dataset has none.
-func (c *Client) CrUXRecord(ctx context.Context, url, device string) (map[string]store.Vital, error) {
+func (c *Client) CrUXRecord(ctx context.Context, url, device string) (map[string]model.Vital, error) {
 	names := make([]string, 0, len(cruxMetrics))
 	for name := range cruxMetrics {
 		names = append(names, name)
@@ -62,8 +62,8 @@ func (c *Client) CrUXRecord(ctx context.Context, url, device string) (map[string
 
 // parseRecord reads the vitals of a record. A metric without a 75th percentile or histogram is
 // left out rather than filled in.
-func parseRecord(r *chromeuxreport.Record) map[string]store.Vital {
-	out := map[string]store.Vital{}
+func parseRecord(r *chromeuxreport.Record) map[string]model.Vital {
+	out := map[string]model.Vital{}
 	for name, m := range r.Metrics {
 		vital, ok := cruxMetrics[name]
 		if !ok || m.Percentiles == nil || len(m.Histogram) < 2 {
@@ -86,7 +86,7 @@ func parseRecord(r *chromeuxreport.Record) map[string]store.Vital {
 		for _, s := range shares[1 : len(shares)-1] {
 			ni += s
 		}
-		out[vital] = store.Vital{P75: p75, Good: percent(good), NeedsImprovement: percent(ni), Poor: percent(poor)}
+		out[vital] = model.Vital{P75: p75, Good: percent(good), NeedsImprovement: percent(ni), Poor: percent(poor)}
 	}
 	return out
 }

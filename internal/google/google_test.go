@@ -10,7 +10,7 @@ import (
 	"google.golang.org/api/chromeuxreport/v1"
 	"google.golang.org/api/googleapi"
 
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // TestPacerKeepsUnderTheQuota drives the pacer with a fake clock through bursts and pauses and
@@ -99,7 +99,7 @@ func TestParseRecord(t *testing.T) {
 		"round_trip_time": {Percentiles: &chromeuxreport.Percentiles{P75: 120.0}, Histogram: []*chromeuxreport.Bin{{Density: 1.0}, {}}},
 	}}
 	got := parseRecord(r)
-	if len(got) != 1 || got["cls"] != (store.Vital{P75: 0.12, Good: 90, NeedsImprovement: 0, Poor: 10}) {
+	if len(got) != 1 || got["cls"] != (model.Vital{P75: 0.12, Good: 90, NeedsImprovement: 0, Poor: 10}) {
 		t.Errorf("parseRecord = %+v, want cls only", got)
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/openvitals/openvitals/internal/channel"
 	"github.com/openvitals/openvitals/internal/contract"
 	"github.com/openvitals/openvitals/internal/lambdatest"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/multistep/step"
 	"github.com/openvitals/openvitals/internal/notify"
@@ -123,8 +124,8 @@ func TestMakefileBuildsWhatTheTestsStart(t *testing.T) {
 type env struct {
 	st     *store.Store
 	config lambdatest.Config
-	site   store.Website
-	page   store.Page
+	site   model.Website
+	page   model.Page
 }
 
 const adminKey = "ov_lambdatest_functions_admin_key"
@@ -136,14 +137,14 @@ func newEnv(t *testing.T) (*env, service.Clients, map[string]string) {
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
 	ctx := context.Background()
-	if err := apikey.Provision(ctx, st, apikey.Grant{Account: "acme", Role: store.RoleAdmin, Key: adminKey}, "test"); err != nil {
+	if err := apikey.Provision(ctx, st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey}, "test"); err != nil {
 		t.Fatal(err)
 	}
-	site := store.Website{Account: "acme", Domain: "localhost", DisplayName: "Local"}
+	site := model.Website{Account: "acme", Domain: "localhost", DisplayName: "Local"}
 	if err := st.CreateWebsite(ctx, &site); err != nil {
 		t.Fatal(err)
 	}
-	pages := []store.Page{{URL: "/", Alias: "Home"}}
+	pages := []model.Page{{URL: "/", Alias: "Home"}}
 	if err := st.CreatePages(ctx, site, pages); err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +337,7 @@ func TestEveryFunctionAnswersItsEvent(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := store.Channel{ID: store.NewChannelID(), Name: "hook", Kind: channel.Webhook}
+			c := model.Channel{ID: model.NewChannelID(), Name: "hook", Kind: channel.Webhook}
 			if err := channel.Seal(ctx, seal.FixedKey(key), e.site, &c, channel.Target{URL: "http://127.0.0.1:9/hook", Secret: channel.NewSecret()}); err != nil {
 				t.Fatal(err)
 			}
@@ -399,7 +400,7 @@ func TestEveryFunctionAnswersItsEvent(t *testing.T) {
 
 		// A page deletion: the purge worker removes what it left, marker included.
 		"purge-worker": func(t *testing.T) {
-			other := []store.Page{{URL: "/gone"}}
+			other := []model.Page{{URL: "/gone"}}
 			if err := e.st.CreatePages(ctx, e.site, other); err != nil {
 				t.Fatal(err)
 			}
@@ -436,7 +437,7 @@ func TestEveryFunctionAnswersItsEvent(t *testing.T) {
 		// A redelivered message of a run already completed is done with; an unreadable one
 		// fails alone.
 		"multistep-worker": func(t *testing.T) {
-			test := store.Test{Alias: "Signup", Device: "desktop", Steps: []step.Step{{Type: "navigate", Target: "/"}}}
+			test := model.Test{Alias: "Signup", Device: "desktop", Steps: []step.Step{{Type: "navigate", Target: "/"}}}
 			if err := e.st.CreateTest(ctx, e.site, &test); err != nil {
 				t.Fatal(err)
 			}
@@ -444,7 +445,7 @@ func TestEveryFunctionAnswersItsEvent(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			run.Status, run.Finished = store.RunCompleted, time.Now().UTC()
+			run.Status, run.Finished = model.RunCompleted, time.Now().UTC()
 			if err := e.st.UpdateRun(ctx, e.site, run); err != nil {
 				t.Fatal(err)
 			}
@@ -454,7 +455,7 @@ func TestEveryFunctionAnswersItsEvent(t *testing.T) {
 				t.Fatalf("batch failures %v, want only the unreadable message %s", f, ev.Records[1].MessageId)
 			}
 			got, err := e.st.GetRun(ctx, e.site, test.ID, run.Created, run.ID)
-			if err != nil || got.Status != store.RunCompleted {
+			if err != nil || got.Status != model.RunCompleted {
 				t.Errorf("run after redelivery: %+v (%v), want it completed as before", got, err)
 			}
 		},

@@ -8,7 +8,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 const (
@@ -56,7 +56,7 @@ func Round(field string, v float64) float64 {
 }
 
 // LabValues are a lab result's measured values, rounded, with its number of opportunities.
-func LabValues(r store.LabResult) Values {
+func LabValues(r model.LabResult) Values {
 	out := make(Values, len(r.Metrics)+1)
 	for k, v := range r.Metrics {
 		out[k] = Round(k, v)
@@ -66,7 +66,7 @@ func LabValues(r store.LabResult) Values {
 }
 
 // UXValues are a user-experience record's 75th percentiles as ux_* fields, rounded.
-func UXValues(r store.UXResult) Values {
+func UXValues(r model.UXResult) Values {
 	out := make(Values, len(r.Vitals))
 	for name, v := range r.Vitals {
 		if slices.Contains(UXVitals, name) {
@@ -78,7 +78,7 @@ func UXValues(r store.UXResult) Values {
 
 // SearchValues are a page's search analytics as the interface names them. Without impressions
 // there is neither a click-through rate nor a position.
-func SearchValues(r store.SearchResult) Values {
+func SearchValues(r model.SearchResult) Values {
 	out := Values{"impressions": math.Round(r.Impressions), "clicks": math.Round(r.Clicks)}
 	if r.Impressions > 0 {
 		out["CTR"] = Round("CTR", r.Clicks/r.Impressions*100)
@@ -109,7 +109,7 @@ func Latest(days []Values) Values {
 }
 
 // LatestLab is the latest of lab results (oldest first); nil without a result.
-func LatestLab(rs []store.LabResult) Values { return Latest(each(rs, LabValues)) }
+func LatestLab(rs []model.LabResult) Values { return Latest(each(rs, LabValues)) }
 
 // Assess is the core web vitals assessment of the ux_* values that value gives: LCP, INP and CLS all good at the
 // 75th percentile, LCP and CLS alone when INP has no data. Without LCP or CLS there is no
@@ -131,11 +131,11 @@ func Assess(value func(field string) (float64, bool)) (passed, ok bool) {
 // results, user-experience records and search analytics (which are per page, so shared by its
 // devices). UX and Search are empty unless the read asked for them.
 type Series struct {
-	Page   store.Page
+	Page   model.Page
 	Device string
-	Lab    []store.LabResult
-	UX     []store.UXResult
-	Search []store.SearchResult
+	Lab    []model.LabResult
+	UX     []model.UXResult
+	Search []model.SearchResult
 }
 
 // Latest are the series' latest values: the lab fields, the ux_* fields and the search fields
@@ -160,7 +160,7 @@ type UXSummary struct {
 // LatestUX averages the latest LatestDays user-experience records (oldest first) vital by
 // vital, over the records that have the vital, and assesses the result. It is nil without a
 // record.
-func LatestUX(rs []store.UXResult) *UXSummary {
+func LatestUX(rs []model.UXResult) *UXSummary {
 	if len(rs) == 0 {
 		return nil
 	}
@@ -168,7 +168,7 @@ func LatestUX(rs []store.UXResult) *UXSummary {
 	out := &UXSummary{Vitals: map[string]VitalSummary{}}
 	vals := Values{}
 	for _, name := range UXVitals {
-		var sum store.Vital
+		var sum model.Vital
 		n := 0.0
 		for _, r := range rs {
 			if v, ok := r.Vitals[name]; ok {

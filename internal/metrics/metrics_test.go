@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 func TestRound(t *testing.T) {
@@ -30,24 +30,24 @@ func TestRound(t *testing.T) {
 }
 
 func TestValuesOfOneResult(t *testing.T) {
-	vital := func(p75 float64) store.Vital { return store.Vital{P75: p75} }
+	vital := func(p75 float64) model.Vital { return model.Vital{P75: p75} }
 	for _, tc := range []struct {
 		name string
 		got  Values
 		want Values
 	}{
 		{"lab: rounded, with the opportunity count, unmeasured fields absent",
-			LabValues(store.LabResult{Metrics: map[string]float64{"lcp": 2400.4, "cls": 0.123456}, Opportunities: []store.Opportunity{{ID: "a"}, {ID: "b"}}}),
+			LabValues(model.LabResult{Metrics: map[string]float64{"lcp": 2400.4, "cls": 0.123456}, Opportunities: []model.Opportunity{{ID: "a"}, {ID: "b"}}}),
 			Values{"lcp": 2400, "cls": 0.1235, "opportunities": 2}},
-		{"lab without opportunities", LabValues(store.LabResult{}), Values{"opportunities": 0}},
+		{"lab without opportunities", LabValues(model.LabResult{}), Values{"opportunities": 0}},
 		{"ux: the dataset's vitals as ux_* fields; fid and unknown vitals dropped",
-			UXValues(store.UXResult{Vitals: map[string]store.Vital{"lcp": vital(2400.6), "cls": vital(0.051234), "fid": vital(12), "fp": vital(900)}}),
+			UXValues(model.UXResult{Vitals: map[string]model.Vital{"lcp": vital(2400.6), "cls": vital(0.051234), "fid": vital(12), "fp": vital(900)}}),
 			Values{"ux_lcp": 2401, "ux_cls": 0.0512}},
 		{"search: CTR in percent, rounded position",
-			SearchValues(store.SearchResult{Impressions: 1200, Clicks: 66, Position: 2.6}),
+			SearchValues(model.SearchResult{Impressions: 1200, Clicks: 66, Position: 2.6}),
 			Values{"impressions": 1200, "clicks": 66, "CTR": 5.5, "position": 3}},
 		{"search without impressions: neither CTR nor position",
-			SearchValues(store.SearchResult{Clicks: 0, Position: 4}),
+			SearchValues(model.SearchResult{Clicks: 0, Position: 4}),
 			Values{"impressions": 0, "clicks": 0}},
 	} {
 		if !reflect.DeepEqual(tc.got, tc.want) {
@@ -106,18 +106,18 @@ func TestAssess(t *testing.T) {
 // series is home on mobile: lab results on days 3 and 5, user-experience records on days 1, 2,
 // 3 and 5 (none on 4), search analytics on days 4 and 5.
 func series() Series {
-	lab := func(day string, lcp float64) store.LabResult {
-		return store.LabResult{Day: day, Metrics: map[string]float64{"lcp": lcp}}
+	lab := func(day string, lcp float64) model.LabResult {
+		return model.LabResult{Day: day, Metrics: map[string]float64{"lcp": lcp}}
 	}
-	ux := func(day string, p75 float64) store.UXResult {
-		return store.UXResult{Day: day, Vitals: map[string]store.Vital{"lcp": {P75: p75}, "cls": {P75: 0.05}}}
+	ux := func(day string, p75 float64) model.UXResult {
+		return model.UXResult{Day: day, Vitals: map[string]model.Vital{"lcp": {P75: p75}, "cls": {P75: 0.05}}}
 	}
 	return Series{
-		Page:   store.Page{ID: "home", URL: "/", Alias: "Home"},
+		Page:   model.Page{ID: "home", URL: "/", Alias: "Home"},
 		Device: "mobile",
-		Lab:    []store.LabResult{lab("20261103", 3000), lab("20261105", 4000)},
-		UX:     []store.UXResult{ux("20261101", 9000), ux("20261102", 2000), ux("20261103", 2400), ux("20261105", 2600)},
-		Search: []store.SearchResult{{Day: "20261104", Impressions: 100, Clicks: 5}, {Day: "20261105", Impressions: 300, Clicks: 15}},
+		Lab:    []model.LabResult{lab("20261103", 3000), lab("20261105", 4000)},
+		UX:     []model.UXResult{ux("20261101", 9000), ux("20261102", 2000), ux("20261103", 2400), ux("20261105", 2600)},
+		Search: []model.SearchResult{{Day: "20261104", Impressions: 100, Clicks: 5}, {Day: "20261105", Impressions: 300, Clicks: 15}},
 	}
 }
 
@@ -153,7 +153,7 @@ func TestSeriesLatest(t *testing.T) {
 	if got := series().Latest(); !reflect.DeepEqual(got, want) {
 		t.Errorf("latest %v, want %v", got, want)
 	}
-	if got := (Series{Page: store.Page{ID: "p"}, Device: "desktop"}).Latest(); got != nil {
+	if got := (Series{Page: model.Page{ID: "p"}, Device: "desktop"}).Latest(); got != nil {
 		t.Errorf("latest of an empty series %v, want nil", got)
 	}
 	uxOnly := Series{UX: series().UX}
@@ -163,14 +163,14 @@ func TestSeriesLatest(t *testing.T) {
 }
 
 func TestLatestUX(t *testing.T) {
-	v := func(p75, good, ni, poor float64) store.Vital {
-		return store.Vital{P75: p75, Good: good, NeedsImprovement: ni, Poor: poor}
+	v := func(p75, good, ni, poor float64) model.Vital {
+		return model.Vital{P75: p75, Good: good, NeedsImprovement: ni, Poor: poor}
 	}
-	rs := []store.UXResult{
-		{Day: "20261101", Vitals: map[string]store.Vital{"lcp": v(9000, 0, 0, 100), "inp": v(900, 0, 0, 100), "cls": v(0.5, 0, 0, 100)}},
-		{Day: "20261102", Vitals: map[string]store.Vital{"lcp": v(2400, 80, 15, 5), "inp": v(180, 85, 10, 5), "cls": v(0.05, 90, 6, 4), "fid": v(5, 100, 0, 0)}},
-		{Day: "20261103", Vitals: map[string]store.Vital{"lcp": v(2600, 70, 20, 10), "cls": v(0.07, 88, 8, 4)}},
-		{Day: "20261104", Vitals: map[string]store.Vital{"lcp": v(2300, 84, 11, 5), "inp": v(190, 86, 9, 5), "cls": v(0.06, 89, 7, 4)}},
+	rs := []model.UXResult{
+		{Day: "20261101", Vitals: map[string]model.Vital{"lcp": v(9000, 0, 0, 100), "inp": v(900, 0, 0, 100), "cls": v(0.5, 0, 0, 100)}},
+		{Day: "20261102", Vitals: map[string]model.Vital{"lcp": v(2400, 80, 15, 5), "inp": v(180, 85, 10, 5), "cls": v(0.05, 90, 6, 4), "fid": v(5, 100, 0, 0)}},
+		{Day: "20261103", Vitals: map[string]model.Vital{"lcp": v(2600, 70, 20, 10), "cls": v(0.07, 88, 8, 4)}},
+		{Day: "20261104", Vitals: map[string]model.Vital{"lcp": v(2300, 84, 11, 5), "inp": v(190, 86, 9, 5), "cls": v(0.06, 89, 7, 4)}},
 	}
 	got := LatestUX(rs)
 	want := &UXSummary{Vitals: map[string]VitalSummary{
@@ -187,28 +187,28 @@ func TestLatestUX(t *testing.T) {
 	if LatestUX(nil) != nil {
 		t.Error("latest ux without a record: want nil")
 	}
-	noLCP := LatestUX([]store.UXResult{{Vitals: map[string]store.Vital{"inp": v(100, 90, 5, 5)}}})
+	noLCP := LatestUX([]model.UXResult{{Vitals: map[string]model.Vital{"inp": v(100, 90, 5, 5)}}})
 	if noLCP == nil || noLCP.Passed != nil || len(noLCP.Vitals) != 1 {
 		t.Errorf("a record without LCP %+v: inp only, no assessment", noLCP)
 	}
-	poor := LatestUX([]store.UXResult{{Vitals: map[string]store.Vital{"lcp": v(4000, 10, 20, 70), "cls": v(0.01, 99, 1, 0)}}})
+	poor := LatestUX([]model.UXResult{{Vitals: map[string]model.Vital{"lcp": v(4000, 10, 20, 70), "cls": v(0.01, 99, 1, 0)}}})
 	if poor.Passed == nil || *poor.Passed {
 		t.Errorf("poor LCP assessed %v, want false", poor.Passed)
 	}
 }
 
 func TestOpportunities(t *testing.T) {
-	opp := func(id, title string) store.Opportunity {
-		return store.Opportunity{ID: id, Title: title, Category: "performance", Description: "About " + id}
+	opp := func(id, title string) model.Opportunity {
+		return model.Opportunity{ID: id, Title: title, Category: "performance", Description: "About " + id}
 	}
-	home, pricing := store.Page{ID: "home", Alias: "Home"}, store.Page{ID: "pricing", Alias: "Pricing"}
+	home, pricing := model.Page{ID: "home", Alias: "Home"}, model.Page{ID: "pricing", Alias: "Pricing"}
 	got := opportunities([]Series{
-		{Page: home, Device: "desktop", Lab: []store.LabResult{
-			{Day: "20261101", Opportunities: []store.Opportunity{opp("old-only", "Old")}},
-			{Day: "20261102", Opportunities: []store.Opportunity{opp("images", "Images"), opp("fonts", "Fonts")}},
+		{Page: home, Device: "desktop", Lab: []model.LabResult{
+			{Day: "20261101", Opportunities: []model.Opportunity{opp("old-only", "Old")}},
+			{Day: "20261102", Opportunities: []model.Opportunity{opp("images", "Images"), opp("fonts", "Fonts")}},
 		}},
 		{Page: home, Device: "mobile"},
-		{Page: pricing, Device: "mobile", Lab: []store.LabResult{{Day: "20261102", Opportunities: []store.Opportunity{opp("images", "Images, again")}}}},
+		{Page: pricing, Device: "mobile", Lab: []model.LabResult{{Day: "20261102", Opportunities: []model.Opportunity{opp("images", "Images, again")}}}},
 	}, map[string]string{"images": "20261020"})
 	if len(got) != 2 {
 		t.Fatalf("opportunities %v: only those of each latest result", got)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -37,7 +38,7 @@ const readers = 8
 //
 // Results are kept per page and device, so this costs a query per page and device (and per
 // page for search analytics), 8 at a time.
-func (r *Reader) Website(ctx context.Context, w store.Website, inc Include) ([]Series, error) {
+func (r *Reader) Website(ctx context.Context, w model.Website, inc Include) ([]Series, error) {
 	pages, err := r.store.Pages(ctx, w)
 	if err != nil {
 		return nil, err
@@ -48,14 +49,14 @@ func (r *Reader) Website(ctx context.Context, w store.Website, inc Include) ([]S
 // Pages reads the given pages of a website on each device, in their order, with the results of
 // the window that inc asks for: a query per page and device (and per page for search
 // analytics), 8 at a time.
-func (r *Reader) Pages(ctx context.Context, w store.Website, pages []store.Page, inc Include) ([]Series, error) {
+func (r *Reader) Pages(ctx context.Context, w model.Website, pages []model.Page, inc Include) ([]Series, error) {
 	from, to := r.window()
 	return r.pages(ctx, w, pages, from, to, inc)
 }
 
 // pages reads the given pages of a website on each device with their results from day from to
 // day to.
-func (r *Reader) pages(ctx context.Context, w store.Website, pages []store.Page, from, to string, inc Include) ([]Series, error) {
+func (r *Reader) pages(ctx context.Context, w model.Website, pages []model.Page, from, to string, inc Include) ([]Series, error) {
 	out := make([]Series, 0, len(pages)*len(Devices))
 	for _, p := range pages {
 		for _, d := range Devices {
@@ -97,12 +98,12 @@ type Detail struct {
 	// Series holds the lab results and user-experience records of the window.
 	Series
 	// LastError is the failure recorded since the page's last successful audit, if any.
-	LastError *store.LabError
+	LastError *model.LabError
 }
 
 // Detail reads a page on one device: its lab results and user-experience records of the
 // window, and its last audit failure.
-func (r *Reader) Detail(ctx context.Context, w store.Website, p store.Page, device string) (Detail, error) {
+func (r *Reader) Detail(ctx context.Context, w model.Website, p model.Page, device string) (Detail, error) {
 	from, to := r.window()
 	d := Detail{Series: Series{Page: p, Device: device}}
 	if err := r.read(ctx, w, &d.Series, from, to, Include{UX: true}); err != nil {
@@ -112,7 +113,7 @@ func (r *Reader) Detail(ctx context.Context, w store.Website, p store.Page, devi
 	switch {
 	case err == nil:
 		d.LastError = &lastErr
-	case !store.IsNotFound(err):
+	case !model.IsNotFound(err):
 		return d, err
 	}
 	return d, nil
@@ -120,11 +121,11 @@ func (r *Reader) Detail(ctx context.Context, w store.Website, p store.Page, devi
 
 // LatestResult is a page's most recent lab result on a device in the window; ok is false
 // without one.
-func (r *Reader) LatestResult(ctx context.Context, w store.Website, page, device string) (res store.LabResult, ok bool, err error) {
+func (r *Reader) LatestResult(ctx context.Context, w model.Website, page, device string) (res model.LabResult, ok bool, err error) {
 	from, to := r.window()
 	results, err := r.store.LabResults(ctx, w, page, device, from, to)
 	if err != nil || len(results) == 0 {
-		return store.LabResult{}, false, err
+		return model.LabResult{}, false, err
 	}
 	return results[len(results)-1], true, nil
 }
@@ -140,13 +141,13 @@ type Opportunity struct {
 
 // PageDevice is a page on one device.
 type PageDevice struct {
-	Page   store.Page
+	Page   model.Page
 	Device string
 }
 
 // Opportunities maps the ID of every audit that fails in a page's latest result of the window
 // to where it fails.
-func (r *Reader) Opportunities(ctx context.Context, w store.Website) (map[string]Opportunity, error) {
+func (r *Reader) Opportunities(ctx context.Context, w model.Website) (map[string]Opportunity, error) {
 	series, err := r.Website(ctx, w, Include{})
 	if err != nil {
 		return nil, err
@@ -169,7 +170,7 @@ func opportunities(series []Series, firstSeen map[string]string) map[string]Oppo
 		for _, o := range s.Lab[len(s.Lab)-1].Opportunities {
 			item, ok := out[o.ID]
 			if !ok {
-				start, _ := time.Parse(store.DayLayout, firstSeen[o.ID])
+				start, _ := time.Parse(model.DayLayout, firstSeen[o.ID])
 				item = Opportunity{Title: o.Title, Category: o.Category, Description: o.Description, FirstSeen: start, Pages: []PageDevice{}}
 			}
 			item.Pages = append(item.Pages, PageDevice{Page: s.Page, Device: s.Device})
@@ -182,11 +183,11 @@ func opportunities(series []Series, firstSeen map[string]string) map[string]Oppo
 // window is the days of the window, yyyymmdd: from WindowDays-1 days ago to today.
 func (r *Reader) window() (from, to string) {
 	today := r.now()
-	return store.Day(today.AddDate(0, 0, -(WindowDays - 1))), store.Day(today)
+	return model.Day(today.AddDate(0, 0, -(WindowDays - 1))), model.Day(today)
 }
 
 // read fills in s's results from day from to day to.
-func (r *Reader) read(ctx context.Context, w store.Website, s *Series, from, to string, inc Include) error {
+func (r *Reader) read(ctx context.Context, w model.Website, s *Series, from, to string, inc Include) error {
 	var err error
 	if s.Lab, err = r.store.LabResults(ctx, w, s.Page.ID, s.Device, from, to); err != nil {
 		return err
@@ -209,10 +210,10 @@ const refreshTries = 5
 // Refresh makes a page's summary from its results of the window if it has none, as after a
 // worker stored a result (which marks it stale), so that the lists need not. A page whose row
 // is gone (deleted, or its website's rows not made yet: the lists make them) needs none.
-func (r *Reader) Refresh(ctx context.Context, w store.Website, p store.Page) error {
+func (r *Reader) Refresh(ctx context.Context, w model.Website, p model.Page) error {
 	for range refreshTries {
 		row, err := r.store.PageRow(ctx, w, p)
-		if store.IsNotFound(err) {
+		if model.IsNotFound(err) {
 			return nil
 		}
 		if err != nil {
@@ -222,10 +223,10 @@ func (r *Reader) Refresh(ctx context.Context, w store.Website, p store.Page) err
 			return nil
 		}
 		_, err = r.summarize(ctx, w, row)
-		if store.IsNotFound(err) {
+		if model.IsNotFound(err) {
 			return nil
 		}
-		if !errors.Is(err, store.ErrChanged) {
+		if !errors.Is(err, model.ErrChanged) {
 			return err
 		}
 	}
@@ -234,10 +235,10 @@ func (r *Reader) Refresh(ctx context.Context, w store.Website, p store.Page) err
 
 // summarize reads a page's listings from its results and writes them as the summary of row,
 // if that is still at the row's version.
-func (r *Reader) summarize(ctx context.Context, w store.Website, row store.PageRow) ([]Listing, error) {
+func (r *Reader) summarize(ctx context.Context, w model.Website, row model.PageRow) ([]Listing, error) {
 	// Every result from the window's start on: one dated after the clock's today (another
 	// worker's clock, or a job's day) still counts once that day comes.
-	series, err := r.pages(ctx, w, []store.Page{row.Page}, windowStart(r.now()), "99991231", Include{UX: true, Search: true})
+	series, err := r.pages(ctx, w, []model.Page{row.Page}, windowStart(r.now()), "99991231", Include{UX: true, Search: true})
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +259,7 @@ func (r *Reader) summarize(ctx context.Context, w store.Website, row store.PageR
 //
 // It reads one item per page (its row, whatever the number of results); a page without a
 // summary yet has its results read and its summary made.
-func (r *Reader) Listings(ctx context.Context, w store.Website, after string, limit int) (ls []Listing, more bool, err error) {
+func (r *Reader) Listings(ctx context.Context, w model.Website, after string, limit int) (ls []Listing, more bool, err error) {
 	if w, err = r.store.EnsurePageRows(ctx, w); err != nil {
 		return nil, false, err
 	}
@@ -279,7 +280,7 @@ func (r *Reader) Listings(ctx context.Context, w store.Website, after string, li
 			defer wg.Done()
 			defer func() { <-sem }()
 			perPage[i], errs[j] = r.summarize(ctx, w, rows[i])
-			if errors.Is(errs[j], store.ErrChanged) || store.IsNotFound(errs[j]) {
+			if errors.Is(errs[j], model.ErrChanged) || model.IsNotFound(errs[j]) {
 				errs[j] = nil // what was read is still the answer; the newer summary is kept
 			}
 		}()
@@ -297,7 +298,7 @@ func (r *Reader) Listings(ctx context.Context, w store.Website, after string, li
 
 // decodeSummaries decodes each row's summary into perPage, on every core for long lists, and
 // returns the indexes of the rows whose summary is missing or unreadable.
-func decodeSummaries(rows []store.PageRow, from string, perPage [][]Listing) []int {
+func decodeSummaries(rows []model.PageRow, from string, perPage [][]Listing) []int {
 	parts := min(runtime.GOMAXPROCS(0), max(1, len(rows)/rowsPerDecoder))
 	missing := make([][]int, parts)
 	var wg sync.WaitGroup
@@ -322,9 +323,9 @@ const rowsPerDecoder = 100
 
 // HasSearch tells whether a website has the Search Console integration, whose fields the
 // pages list then shows.
-func (r *Reader) HasSearch(ctx context.Context, w store.Website) (bool, error) {
+func (r *Reader) HasSearch(ctx context.Context, w model.Website) (bool, error) {
 	_, err := r.store.SearchConsole(ctx, w)
-	if store.IsNotFound(err) {
+	if model.IsNotFound(err) {
 		return false, nil
 	}
 	return err == nil, err

@@ -7,7 +7,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/metrics"
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // TestReader reads a website of two pages from DynamoDB Local: home has lab results on both
@@ -17,31 +17,31 @@ func TestReader(t *testing.T) {
 	ctx := context.Background()
 	st := awstest.Store(t, awstest.Clients(t))
 	now := time.Date(2026, 11, 22, 15, 0, 0, 0, time.UTC)
-	day := func(back int) string { return store.Day(now.AddDate(0, 0, -back)) }
-	site := store.Website{Account: "acme", Domain: "example.com", DisplayName: "example.com"}
+	day := func(back int) string { return model.Day(now.AddDate(0, 0, -back)) }
+	site := model.Website{Account: "acme", Domain: "example.com", DisplayName: "example.com"}
 	if err := st.CreateWebsite(ctx, &site); err != nil {
 		t.Fatal(err)
 	}
-	pages := []store.Page{{URL: "/", Alias: "Home"}, {URL: "/pricing", Alias: "Pricing"}}
+	pages := []model.Page{{URL: "/", Alias: "Home"}, {URL: "/pricing", Alias: "Pricing"}}
 	if err := st.CreatePages(ctx, site, pages); err != nil {
 		t.Fatal(err)
 	}
 	home := pages[0]
-	for _, r := range []store.LabResult{
+	for _, r := range []model.LabResult{
 		{Page: home.ID, Device: "desktop", Day: day(metrics.WindowDays), Metrics: map[string]float64{"lcp": 9000}},
 		{Page: home.ID, Device: "desktop", Day: day(metrics.WindowDays - 1), Metrics: map[string]float64{"lcp": 1000},
-			Opportunities: []store.Opportunity{{ID: "images", Title: "Images", Category: "performance"}}},
+			Opportunities: []model.Opportunity{{ID: "images", Title: "Images", Category: "performance"}}},
 		{Page: home.ID, Device: "mobile", Day: day(0), Metrics: map[string]float64{"lcp": 3000}},
 	} {
 		if err := st.PutLabResult(ctx, site, home, r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := st.PutUXResult(ctx, site, home, store.UXResult{Device: "mobile", Day: day(1),
-		Vitals: map[string]store.Vital{"lcp": {P75: 2000}, "cls": {P75: 0.05}}}); err != nil {
+	if err := st.PutUXResult(ctx, site, home, model.UXResult{Device: "mobile", Day: day(1),
+		Vitals: map[string]model.Vital{"lcp": {P75: 2000}, "cls": {P75: 0.05}}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutSearchResults(ctx, site, []store.Page{home}, []store.SearchResult{{Page: home.ID, Day: day(2), Impressions: 10, Clicks: 1}}); err != nil {
+	if err := st.PutSearchResults(ctx, site, []model.Page{home}, []model.SearchResult{{Page: home.ID, Day: day(2), Impressions: 10, Clicks: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	r := metrics.NewReader(st, func() time.Time { return now })
@@ -80,7 +80,7 @@ func TestReader(t *testing.T) {
 	if search, err := r.HasSearch(ctx, site); err != nil || search {
 		t.Errorf("without the integration: search %v, %v", search, err)
 	}
-	if err := st.PutSearchConsole(ctx, site, store.SearchConsole{Property: "sc-domain:example.com", Credentials: []byte{1}}); err != nil {
+	if err := st.PutSearchConsole(ctx, site, model.SearchConsole{Property: "sc-domain:example.com", Credentials: []byte{1}}); err != nil {
 		t.Fatal(err)
 	}
 	if search, err := r.HasSearch(ctx, site); err != nil || !search {
@@ -91,7 +91,7 @@ func TestReader(t *testing.T) {
 	if err != nil || len(d.Lab) != 1 || len(d.UX) != 1 || len(d.Search) != 0 || d.LastError != nil {
 		t.Errorf("detail %+v, %v", d, err)
 	}
-	if err := st.PutLabError(ctx, site, home, "desktop", store.LabError{Message: "net::ERR_NAME_NOT_RESOLVED", Attempts: 3}); err != nil {
+	if err := st.PutLabError(ctx, site, home, "desktop", model.LabError{Message: "net::ERR_NAME_NOT_RESOLVED", Attempts: 3}); err != nil {
 		t.Fatal(err)
 	}
 	if d, err = r.Detail(ctx, site, home, "desktop"); err != nil || d.LastError == nil || d.LastError.Attempts != 3 {
@@ -107,7 +107,7 @@ func TestReader(t *testing.T) {
 	}
 
 	opps, err := r.Opportunities(ctx, site)
-	if err != nil || len(opps) != 1 || len(opps["images"].Pages) != 1 || opps["images"].FirstSeen.Format(store.DayLayout) != day(metrics.WindowDays-1) {
+	if err != nil || len(opps) != 1 || len(opps["images"].Pages) != 1 || opps["images"].FirstSeen.Format(model.DayLayout) != day(metrics.WindowDays-1) {
 		t.Errorf("opportunities %+v, %v", opps, err)
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // Dated is one day's values from one source (a lab result, a user-experience record or search
@@ -104,7 +104,7 @@ func (s Section) Latest() Values {
 // Listing is a page on one device as the lists show it: its values by day per source. Search
 // analytics are per page, so both devices of a page have the same.
 type Listing struct {
-	Page            store.Page
+	Page            model.Page
 	Device          string
 	Lab, UX, Search Section
 }
@@ -112,9 +112,9 @@ type Listing struct {
 // Listing is the series as values by day.
 func (s Series) Listing() Listing {
 	l := Listing{Page: s.Page, Device: s.Device}
-	l.Lab = NewSection(dated(s.Lab, func(r store.LabResult) string { return r.Day }, LabValues))
-	l.UX = NewSection(dated(s.UX, func(r store.UXResult) string { return r.Day }, UXValues))
-	l.Search = NewSection(dated(s.Search, func(r store.SearchResult) string { return r.Day }, SearchValues))
+	l.Lab = NewSection(dated(s.Lab, func(r model.LabResult) string { return r.Day }, LabValues))
+	l.UX = NewSection(dated(s.UX, func(r model.UXResult) string { return r.Day }, UXValues))
+	l.Search = NewSection(dated(s.Search, func(r model.SearchResult) string { return r.Day }, SearchValues))
 	return l
 }
 
@@ -339,7 +339,7 @@ func appendSection(buf []byte, s Section) ([]byte, error) {
 
 // DecodeSummary returns a page's listings from its summary, one per device in Devices order,
 // with the days from day from (yyyymmdd) on.
-func DecodeSummary(p store.Page, b []byte, from string) ([]Listing, error) {
+func DecodeSummary(p model.Page, b []byte, from string) ([]Listing, error) {
 	if len(b) == 0 || b[0] != summaryFormat {
 		return nil, errSummaryFormat
 	}
@@ -454,4 +454,4 @@ func (d *decoder) section(first uint64) Section {
 }
 
 // windowStart is the first day (yyyymmdd) of the window that ends on the day of now.
-func windowStart(now time.Time) string { return store.Day(now.AddDate(0, 0, -(WindowDays - 1))) }
+func windowStart(now time.Time) string { return model.Day(now.AddDate(0, 0, -(WindowDays - 1))) }

@@ -7,15 +7,15 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 func TestSummaryRoundTrip(t *testing.T) {
-	home := store.Page{ID: "home", URL: "/", Alias: "Home"}
+	home := model.Page{ID: "home", URL: "/", Alias: "Home"}
 	mobile := series()
 	desktop := Series{Page: home, Device: "desktop", Search: mobile.Search,
-		Lab: []store.LabResult{{Day: "20261102", Metrics: map[string]float64{"cls": 0.12345, "bytes_total": 1_234_567_890_123, "tbt": 0},
-			Opportunities: make([]store.Opportunity, 7)}}}
+		Lab: []model.LabResult{{Day: "20261102", Metrics: map[string]float64{"cls": 0.12345, "bytes_total": 1_234_567_890_123, "tbt": 0},
+			Opportunities: make([]model.Opportunity, 7)}}}
 	listings := []Listing{mobile.Listing(), desktop.Listing()} // any order in, Devices order out
 	b, err := EncodeSummary(listings)
 	if err != nil {
@@ -73,7 +73,7 @@ func TestSummaryMatchesResults(t *testing.T) {
 	for round := range 200 {
 		var ls []Listing
 		for _, device := range Devices {
-			l := Listing{Page: store.Page{ID: "p"}, Device: device}
+			l := Listing{Page: model.Page{ID: "p"}, Device: device}
 			var lab []Dated
 			for day := 1; day <= 30; day++ {
 				if rng.IntN(4) == 0 {
@@ -94,7 +94,7 @@ func TestSummaryMatchesResults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := DecodeSummary(store.Page{ID: "p"}, b, "20261101")
+		got, err := DecodeSummary(model.Page{ID: "p"}, b, "20261101")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +140,7 @@ func TestSummaryRefused(t *testing.T) {
 		{"truncated", b[:len(b)-1]},
 		{"truncated early", b[:4]},
 	} {
-		if _, err := DecodeSummary(store.Page{}, tc.b, "20261101"); err == nil {
+		if _, err := DecodeSummary(model.Page{}, tc.b, "20261101"); err == nil {
 			t.Errorf("%s: decoded", tc.name)
 		} else if tc.name != "truncated" && tc.name != "truncated early" && !errors.Is(err, errSummaryFormat) {
 			t.Errorf("%s: %v, want errSummaryFormat", tc.name, err)

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/store"
 )
@@ -44,16 +45,16 @@ func NewQueue(st *store.Store, q *queue.Queue, log *slog.Logger) *Queue {
 }
 
 // Run records a queued run of a test and queues it.
-func (q *Queue) Run(ctx context.Context, w store.Website, t store.Test) (store.Run, error) {
-	runs, err := q.send(ctx, w, []store.Test{t})
+func (q *Queue) Run(ctx context.Context, w model.Website, t model.Test) (model.Run, error) {
+	runs, err := q.send(ctx, w, []model.Test{t})
 	if err != nil {
-		return store.Run{}, err
+		return model.Run{}, err
 	}
 	return runs[0], nil
 }
 
 // RunAll records and queues one run of every test of a website, and says how many.
-func (q *Queue) RunAll(ctx context.Context, w store.Website) (int, error) {
+func (q *Queue) RunAll(ctx context.Context, w model.Website) (int, error) {
 	tests, err := q.store.Tests(ctx, w)
 	if err != nil {
 		return 0, err
@@ -69,11 +70,11 @@ func (q *Queue) Daily(ctx context.Context, now time.Time) ([]Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	day := store.Day(now)
+	day := model.Day(now)
 	var queued []Job
 	for _, ref := range sites {
 		w, err := q.store.Website(ctx, ref.Account, ref.Website)
-		if store.IsNotFound(err) {
+		if model.IsNotFound(err) {
 			continue
 		}
 		if err != nil {
@@ -84,13 +85,13 @@ func (q *Queue) Daily(ctx context.Context, now time.Time) ([]Job, error) {
 			return queued, err
 		}
 		// A run whose message could not be sent is recorded failed rather than queued again.
-		var sent []store.Run
+		var sent []model.Run
 		_, err = queue.SendOnce(ctx, tests,
-			func(ctx context.Context, t store.Test) (bool, error) {
+			func(ctx context.Context, t model.Test) (bool, error) {
 				return q.store.MarkTestQueued(ctx, ref, t.ID, day)
 			},
-			func(context.Context, store.Test) error { return nil },
-			func(ctx context.Context, due []store.Test) (int, error) {
+			func(context.Context, model.Test) error { return nil },
+			func(ctx context.Context, due []model.Test) (int, error) {
 				runs, err := q.send(ctx, w, due)
 				sent = append(sent, runs...)
 				return len(runs), err
@@ -107,8 +108,8 @@ func (q *Queue) Daily(ctx context.Context, now time.Time) ([]Job, error) {
 }
 
 // send records a queued run per test, then sends their messages.
-func (q *Queue) send(ctx context.Context, w store.Website, tests []store.Test) ([]store.Run, error) {
-	runs := make([]store.Run, 0, len(tests))
+func (q *Queue) send(ctx context.Context, w model.Website, tests []model.Test) ([]model.Run, error) {
+	runs := make([]model.Run, 0, len(tests))
 	jobs := make([]any, 0, len(tests))
 	for _, t := range tests {
 		r, err := q.store.CreateRun(ctx, w, t)
@@ -122,7 +123,7 @@ func (q *Queue) send(ctx context.Context, w store.Website, tests []store.Test) (
 	if err != nil {
 		// Runs whose message was not sent will never start: record them as failed.
 		for _, r := range runs[n:] {
-			r.Status, r.Error, r.Finished = store.RunFailed, "could not be queued", time.Now().UTC()
+			r.Status, r.Error, r.Finished = model.RunFailed, "could not be queued", time.Now().UTC()
 			_ = q.store.UpdateRun(context.WithoutCancel(ctx), w, r)
 		}
 		return runs[:n], fmt.Errorf("queue runs: %w", err)
@@ -138,19 +139,19 @@ func Track(ctx context.Context, st *store.Store, jobs []Job) (queue.Progress, er
 	for _, j := range jobs {
 		w, err := st.Website(ctx, j.Account, j.Website)
 		if err == nil {
-			var r store.Run
+			var r model.Run
 			r, err = st.GetRun(ctx, w, j.Test, j.Created, j.Run)
 			switch {
-			case err == nil && r.Status == store.RunCompleted:
+			case err == nil && r.Status == model.RunCompleted:
 				p.Done++
-			case err == nil && r.Status == store.RunFailed:
+			case err == nil && r.Status == model.RunFailed:
 				p.Failed++
 			case err == nil:
 				p.Remaining++
 			}
 		}
 		switch {
-		case store.IsNotFound(err):
+		case model.IsNotFound(err):
 			p.Done++
 		case err != nil:
 			return p, err

@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/multistep/step"
 	"github.com/openvitals/openvitals/internal/queue"
-	"github.com/openvitals/openvitals/internal/store"
 )
 
 // TestDailyRunsOncePerDay shows the daily schedule queues one run per test per UTC day.
@@ -22,12 +22,12 @@ func TestDailyRunsOncePerDay(t *testing.T) {
 	if err := st.EnsureAccount(ctx, "acme"); err != nil {
 		t.Fatal(err)
 	}
-	w := store.Website{Account: "acme", Domain: "example.com", DisplayName: "example.com"}
+	w := model.Website{Account: "acme", Domain: "example.com", DisplayName: "example.com"}
 	if err := st.CreateWebsite(ctx, &w); err != nil {
 		t.Fatal(err)
 	}
 	for _, alias := range []string{"a", "b", "c"} {
-		tt := store.Test{Alias: alias, Device: "mobile", Steps: []step.Step{{Type: step.Navigate, Target: "/"}}}
+		tt := model.Test{Alias: alias, Device: "mobile", Steps: []step.Step{{Type: step.Navigate, Target: "/"}}}
 		if err := st.CreateTest(ctx, w, &tt); err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +48,7 @@ func TestDailyRunsOncePerDay(t *testing.T) {
 	}
 	// Track follows the runs by what the worker records: one completed, one failed, one not
 	// played yet.
-	for i, status := range []string{store.RunCompleted, store.RunFailed} {
+	for i, status := range []string{model.RunCompleted, model.RunFailed} {
 		r, err := st.GetRun(ctx, w, first[i].Test, first[i].Created, first[i].Run)
 		if err != nil {
 			t.Fatal(err)
@@ -67,7 +67,7 @@ func TestDailyRunsOncePerDay(t *testing.T) {
 	tests, _ := st.Tests(ctx, w)
 	for _, tt := range tests {
 		rs, err := st.Runs(ctx, w, tt.ID, time.Time{}, 0)
-		if err != nil || len(rs) != 2 || rs[0].Status != store.RunQueued {
+		if err != nil || len(rs) != 2 || rs[0].Status != model.RunQueued {
 			t.Errorf("test %s runs %+v (%v), want 2 queued", tt.Alias, rs, err)
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // StatsWindow is how far back a test's statistics look: 14 days.
@@ -40,9 +40,9 @@ type Stats struct {
 //   - state is off when no run finished in the window, up when every finished run completed,
 //     down when the latest finished run failed and so did the one before it (or it is the only
 //     one), and flaky otherwise.
-func Summarize(runs []store.Run, now time.Time) Stats {
+func Summarize(runs []model.Run, now time.Time) Stats {
 	since := now.Add(-StatsWindow)
-	var finished []store.Run
+	var finished []model.Run
 	for _, r := range runs {
 		if r.IsFinished() && !r.Created.Before(since) && !r.Created.After(now) {
 			finished = append(finished, r)
@@ -64,7 +64,7 @@ func Summarize(runs []store.Run, now time.Time) Stats {
 			days[d] = &day{}
 		}
 		days[d].total++
-		if r.Status == store.RunCompleted {
+		if r.Status == model.RunCompleted {
 			days[d].done++
 			completed++
 			inp.add(r.INP)
@@ -85,7 +85,7 @@ func Summarize(runs []store.Run, now time.Time) Stats {
 	switch {
 	case completed == len(finished):
 		st.State = StateUp
-	case finished[last].Status == store.RunFailed && (last == 0 || finished[last-1].Status == store.RunFailed):
+	case finished[last].Status == model.RunFailed && (last == 0 || finished[last-1].Status == model.RunFailed):
 		st.State = StateDown
 	default:
 		st.State = StateFlaky
@@ -95,19 +95,19 @@ func Summarize(runs []store.Run, now time.Time) Stats {
 
 // StatsReader reads a website's tests and their runs; *store.Store is one.
 type StatsReader interface {
-	Tests(ctx context.Context, w store.Website) ([]store.Test, error)
-	Runs(ctx context.Context, w store.Website, test string, since time.Time, limit int) ([]store.Run, error)
+	Tests(ctx context.Context, w model.Website) ([]model.Test, error)
+	Runs(ctx context.Context, w model.Website, test string, since time.Time, limit int) ([]model.Run, error)
 }
 
 // TestStats is a test with the statistics of its runs.
 type TestStats struct {
-	Test store.Test
+	Test model.Test
 	Stats
 }
 
 // TestsWithStats lists a website's tests, oldest first, each with the statistics of its runs
 // over the window before now; each test's runs take a query of their own.
-func TestsWithStats(ctx context.Context, r StatsReader, w store.Website, now time.Time) ([]TestStats, error) {
+func TestsWithStats(ctx context.Context, r StatsReader, w model.Website, now time.Time) ([]TestStats, error) {
 	tests, err := r.Tests(ctx, w)
 	if err != nil {
 		return nil, err

@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 var statsNow = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
-func statsRun(hoursAgo int, status string, inp float64) store.Run {
-	r := store.Run{Created: statsNow.Add(-time.Duration(hoursAgo) * time.Hour), Status: status}
-	if status == store.RunCompleted {
+func statsRun(hoursAgo int, status string, inp float64) model.Run {
+	r := model.Run{Created: statsNow.Add(-time.Duration(hoursAgo) * time.Hour), Status: status}
+	if status == model.RunCompleted {
 		d, tbt, cls := 4000.0, 100.0, 0.1
 		r.INP, r.Duration, r.TBT, r.CLS = &inp, &d, &tbt, &cls
 	}
@@ -22,23 +22,23 @@ func statsRun(hoursAgo int, status string, inp float64) store.Run {
 }
 
 func TestStates(t *testing.T) {
-	const c, f = store.RunCompleted, store.RunFailed
+	const c, f = model.RunCompleted, model.RunFailed
 	for _, tc := range []struct {
 		name string
-		runs []store.Run
+		runs []model.Run
 		want string
 	}{
 		{"no runs", nil, StateOff},
-		{"only queued and testing", []store.Run{statsRun(1, store.RunQueued, 0), statsRun(2, store.RunTesting, 0)}, StateOff},
-		{"only older than 14 days", []store.Run{statsRun(24*15, c, 100)}, StateOff},
-		{"all completed", []store.Run{statsRun(1, c, 100), statsRun(30, c, 100), statsRun(24*13, c, 100)}, StateUp},
-		{"only run failed", []store.Run{statsRun(3, f, 0)}, StateDown},
-		{"last two failed", []store.Run{statsRun(1, f, 0), statsRun(2, f, 0), statsRun(3, c, 100)}, StateDown},
-		{"last failed, one before completed", []store.Run{statsRun(1, f, 0), statsRun(2, c, 100)}, StateFlaky},
-		{"an old failure, last completed", []store.Run{statsRun(1, c, 100), statsRun(2, f, 0), statsRun(3, f, 0)}, StateFlaky},
-		{"pending runs do not count", []store.Run{statsRun(0, store.RunQueued, 0), statsRun(1, f, 0), statsRun(2, f, 0)}, StateDown},
-		{"failure older than 14 days does not count", []store.Run{statsRun(1, c, 100), statsRun(24*15, f, 0)}, StateUp},
-		{"a run from the future does not count", []store.Run{statsRun(-2, f, 0), statsRun(1, c, 100)}, StateUp},
+		{"only queued and testing", []model.Run{statsRun(1, model.RunQueued, 0), statsRun(2, model.RunTesting, 0)}, StateOff},
+		{"only older than 14 days", []model.Run{statsRun(24*15, c, 100)}, StateOff},
+		{"all completed", []model.Run{statsRun(1, c, 100), statsRun(30, c, 100), statsRun(24*13, c, 100)}, StateUp},
+		{"only run failed", []model.Run{statsRun(3, f, 0)}, StateDown},
+		{"last two failed", []model.Run{statsRun(1, f, 0), statsRun(2, f, 0), statsRun(3, c, 100)}, StateDown},
+		{"last failed, one before completed", []model.Run{statsRun(1, f, 0), statsRun(2, c, 100)}, StateFlaky},
+		{"an old failure, last completed", []model.Run{statsRun(1, c, 100), statsRun(2, f, 0), statsRun(3, f, 0)}, StateFlaky},
+		{"pending runs do not count", []model.Run{statsRun(0, model.RunQueued, 0), statsRun(1, f, 0), statsRun(2, f, 0)}, StateDown},
+		{"failure older than 14 days does not count", []model.Run{statsRun(1, c, 100), statsRun(24*15, f, 0)}, StateUp},
+		{"a run from the future does not count", []model.Run{statsRun(-2, f, 0), statsRun(1, c, 100)}, StateUp},
 	} {
 		if got := Summarize(tc.runs, statsNow).State; got != tc.want {
 			t.Errorf("%s: state %s, want %s", tc.name, got, tc.want)
@@ -47,13 +47,13 @@ func TestStates(t *testing.T) {
 }
 
 func TestAveragesAndRates(t *testing.T) {
-	runs := []store.Run{
-		statsRun(1, store.RunCompleted, 200),  // 2026-11-22
-		statsRun(2, store.RunFailed, 0),       // 2026-11-22
-		statsRun(3, store.RunCompleted, 400),  // 2026-11-22
-		statsRun(25, store.RunCompleted, 300), // 2026-11-21
-		statsRun(24*20, store.RunCompleted, 9999),
-		statsRun(0, store.RunQueued, 0),
+	runs := []model.Run{
+		statsRun(1, model.RunCompleted, 200),  // 2026-11-22
+		statsRun(2, model.RunFailed, 0),       // 2026-11-22
+		statsRun(3, model.RunCompleted, 400),  // 2026-11-22
+		statsRun(25, model.RunCompleted, 300), // 2026-11-21
+		statsRun(24*20, model.RunCompleted, 9999),
+		statsRun(0, model.RunQueued, 0),
 	}
 	st := Summarize(runs, statsNow)
 	if st.INP == nil || *st.INP != 300 || *st.Duration != 4000 || math.Abs(*st.CLS-0.1) > 1e-9 {
@@ -66,7 +66,7 @@ func TestAveragesAndRates(t *testing.T) {
 	if st.SuccessRate == nil || *st.SuccessRate != 75 || st.State != StateFlaky {
 		t.Errorf("success rate %v, state %s; want 75 and flaky", deref(st.SuccessRate), st.State)
 	}
-	if st := Summarize([]store.Run{statsRun(1, store.RunFailed, 0)}, statsNow); st.INP != nil || *st.SuccessRate != 0 {
+	if st := Summarize([]model.Run{statsRun(1, model.RunFailed, 0)}, statsNow); st.INP != nil || *st.SuccessRate != 0 {
 		t.Errorf("only a failure: inp %v, success rate %v", deref(st.INP), deref(st.SuccessRate))
 	}
 	if st := Summarize(nil, statsNow); st.SuccessRates == nil || len(st.SuccessRates) != 0 || st.SuccessRate != nil || st.INP != nil {
@@ -76,28 +76,28 @@ func TestAveragesAndRates(t *testing.T) {
 
 // fakeRuns is a website's tests and runs in memory.
 type fakeRuns struct {
-	tests []store.Test
-	runs  map[string][]store.Run
+	tests []model.Test
+	runs  map[string][]model.Run
 	since []time.Time // the since of each Runs call
 	err   error
 }
 
-func (f *fakeRuns) Tests(context.Context, store.Website) ([]store.Test, error) { return f.tests, nil }
+func (f *fakeRuns) Tests(context.Context, model.Website) ([]model.Test, error) { return f.tests, nil }
 
-func (f *fakeRuns) Runs(_ context.Context, _ store.Website, test string, since time.Time, _ int) ([]store.Run, error) {
+func (f *fakeRuns) Runs(_ context.Context, _ model.Website, test string, since time.Time, _ int) ([]model.Run, error) {
 	f.since = append(f.since, since)
 	return f.runs[test], f.err
 }
 
 func TestTestsWithStats(t *testing.T) {
 	f := &fakeRuns{
-		tests: []store.Test{{ID: "a", Alias: "A"}, {ID: "b", Alias: "B"}},
-		runs: map[string][]store.Run{
-			"a": {statsRun(1, store.RunCompleted, 100)},
-			"b": {statsRun(1, store.RunFailed, 0)},
+		tests: []model.Test{{ID: "a", Alias: "A"}, {ID: "b", Alias: "B"}},
+		runs: map[string][]model.Run{
+			"a": {statsRun(1, model.RunCompleted, 100)},
+			"b": {statsRun(1, model.RunFailed, 0)},
 		},
 	}
-	got, err := TestsWithStats(context.Background(), f, store.Website{}, statsNow)
+	got, err := TestsWithStats(context.Background(), f, model.Website{}, statsNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestTestsWithStats(t *testing.T) {
 		}
 	}
 	f.err = errors.New("throttled")
-	if _, err := TestsWithStats(context.Background(), f, store.Website{}, statsNow); !errors.Is(err, f.err) {
+	if _, err := TestsWithStats(context.Background(), f, model.Website{}, statsNow); !errors.Is(err, f.err) {
 		t.Errorf("a failed read: %v", err)
 	}
 }

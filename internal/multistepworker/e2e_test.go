@@ -21,6 +21,7 @@ import (
 	"github.com/openvitals/openvitals/internal/deliver"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/journey"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/multistepworker"
 	"github.com/openvitals/openvitals/internal/notify"
@@ -29,7 +30,6 @@ import (
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/standin"
-	"github.com/openvitals/openvitals/internal/store"
 )
 
 const adminKey = "acme-admin-key-0123456789"
@@ -64,7 +64,7 @@ func TestRunsEndToEnd(t *testing.T) {
 	pq := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 3})
 	objects := awstest.Bucket(t)
 	log := awstest.Log(t)
-	if err := apikey.Provision(ctx, st, apikey.Grant{Account: "acme", Role: store.RoleAdmin, Key: adminKey}, "test"); err != nil {
+	if err := apikey.Provision(ctx, st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey}, "test"); err != nil {
 		t.Fatal(err)
 	}
 	bin, err := browser.LookBin()

@@ -15,6 +15,7 @@ import (
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/journey"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/regression"
@@ -70,21 +71,21 @@ func (w *Worker) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSE
 // and a screenshot stored in S3. A run, test or website deleted since it was queued is skipped.
 func (w *Worker) Play(ctx context.Context, job multistep.Job, attempt int) error {
 	site, err := w.store.Website(ctx, job.Account, job.Website)
-	if store.IsNotFound(err) {
+	if model.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	t, err := w.store.Test(ctx, site, job.Test)
-	if store.IsNotFound(err) {
+	if model.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	run, err := w.store.GetRun(ctx, site, job.Test, job.Created, job.Run)
-	if store.IsNotFound(err) {
+	if model.IsNotFound(err) {
 		return nil // deleted
 	}
 	if err == nil && run.IsFinished() {
@@ -94,7 +95,7 @@ func (w *Worker) Play(ctx context.Context, job multistep.Job, attempt int) error
 		return err
 	}
 	log := w.log.With("website", site.ID, "test", t.ID, "run", run.ID, "device", t.Device, "attempt", attempt)
-	run.Status = store.RunTesting
+	run.Status = model.RunTesting
 	if err := w.store.UpdateRun(ctx, site, run); err != nil {
 		return err
 	}
@@ -105,9 +106,9 @@ func (w *Worker) Play(ctx context.Context, job multistep.Job, attempt int) error
 	res, err := journey.Run(ctx, opts, t.Steps)
 	if err != nil {
 		// Not played at all: let SQS retry, and give up on the last attempt.
-		run.Status = store.RunQueued
+		run.Status = model.RunQueued
 		if attempt >= queue.MaxReceives {
-			run.Status, run.Error, run.Finished = store.RunFailed, browser.Reason(err), time.Now().UTC()
+			run.Status, run.Error, run.Finished = model.RunFailed, browser.Reason(err), time.Now().UTC()
 		}
 		if uerr := w.store.UpdateRun(context.WithoutCancel(ctx), site, run); uerr != nil {
 			log.ErrorContext(ctx, "record run", "err", uerr)
@@ -123,7 +124,7 @@ func (w *Worker) Play(ctx context.Context, job multistep.Job, attempt int) error
 	dur := float64(res.Duration.Milliseconds())
 	if res.FailedStep >= 0 {
 		step := res.FailedStep
-		run.Status, run.Error, run.FailedStep = store.RunFailed, res.Error, &step
+		run.Status, run.Error, run.FailedStep = model.RunFailed, res.Error, &step
 		if len(res.Screenshot) > 0 {
 			key := blobstore.TestPrefix(site.Account, site.ID, t.ID) + "runs/" + run.ID + "/failure.png"
 			if err := w.objects.Put(ctx, key, res.Screenshot, "image/png"); err != nil {
@@ -134,11 +135,11 @@ func (w *Worker) Play(ctx context.Context, job multistep.Job, attempt int) error
 		}
 	} else {
 		bytes := res.BytesTotal
-		run.Status = store.RunCompleted
+		run.Status = model.RunCompleted
 		run.Duration, run.INP, run.TBT, run.CLS, run.CPUTotal, run.BytesTotal = &dur, &res.INP, &res.TBT, &res.CLS, &res.CPUTotal, &bytes
 	}
 	err = w.store.UpdateRun(context.WithoutCancel(ctx), site, run)
-	if store.IsNotFound(err) {
+	if model.IsNotFound(err) {
 		// Deleted while it ran: the purge's last pass removes the screenshot.
 		log.InfoContext(ctx, "multistep run dropped: its test or website was deleted meanwhile")
 		return nil
@@ -153,7 +154,7 @@ func (w *Worker) Play(ctx context.Context, job multistep.Job, attempt int) error
 
 // detect records the events a finished run causes: the test's state changing, and the run
 // failing after a completed one.
-func (w *Worker) detect(ctx context.Context, site store.Website, t store.Test, run store.Run) error {
+func (w *Worker) detect(ctx context.Context, site model.Website, t model.Test, run model.Run) error {
 	if w.cfg.Events == nil {
 		return nil
 	}
@@ -165,7 +166,7 @@ func (w *Worker) detect(ctx context.Context, site store.Website, t store.Test, r
 	if err := w.cfg.Events.Test(ctx, site, t, run, runs, now); err != nil {
 		return err
 	}
-	if w.cfg.Regressions != nil && run.Status == store.RunCompleted {
+	if w.cfg.Regressions != nil && run.Status == model.RunCompleted {
 		return w.cfg.Regressions.Test(ctx, site, t)
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/store"
 )
@@ -70,12 +71,12 @@ type Queue struct{ q *queue.Queue }
 func NewQueue(q *queue.Queue) *Queue { return &Queue{q: q} }
 
 // Enqueue queues a recorded event for every channel of its website that takes it.
-func (q *Queue) Enqueue(ctx context.Context, w store.Website, ev store.Event) error {
+func (q *Queue) Enqueue(ctx context.Context, w model.Website, ev model.Event) error {
 	return q.q.Send(ctx, Job{Account: w.Account, Website: w.ID, Event: store.EventKey(ev)})
 }
 
 // EnqueueSample queues the sample event for one channel.
-func (q *Queue) EnqueueSample(ctx context.Context, w store.Website, channel string) error {
+func (q *Queue) EnqueueSample(ctx context.Context, w model.Website, channel string) error {
 	return q.q.Send(ctx, Job{Account: w.Account, Website: w.ID, Channel: channel, Sample: true, Attempt: 1})
 }
 
@@ -88,7 +89,7 @@ func (q *Queue) EnqueueDigests(ctx context.Context, st *store.Store) (int, error
 	}
 	n := 0
 	for _, ref := range sites {
-		w := store.Website{Account: ref.Account, ID: ref.Website}
+		w := model.Website{Account: ref.Account, ID: ref.Website}
 		channels, err := st.Channels(ctx, w)
 		if err != nil {
 			return n, err

@@ -15,7 +15,7 @@ import (
 	"github.com/openvitals/openvitals/internal/budget"
 	"github.com/openvitals/openvitals/internal/channel"
 	"github.com/openvitals/openvitals/internal/event"
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // BenchmarkChangeToWebhook measures, as the local service runs it (the notifier polling the
@@ -63,7 +63,7 @@ func BenchmarkNotifierThroughput(b *testing.B) {
 	ctx := context.Background()
 	budgets := make([]budget.Report, events)
 	for i := range budgets {
-		bu := store.Budget{Metric: "lcp", Operator: "lt", Value: float64(1000 + i), Device: "all"}
+		bu := model.Budget{Metric: "lcp", Operator: "lt", Value: float64(1000 + i), Device: "all"}
 		if err := f.st.CreateBudget(ctx, f.site, &bu); err != nil {
 			b.Fatal(err)
 		}

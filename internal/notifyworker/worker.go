@@ -18,6 +18,7 @@ import (
 	"github.com/openvitals/openvitals/internal/channel"
 	"github.com/openvitals/openvitals/internal/deliver"
 	"github.com/openvitals/openvitals/internal/event"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/service"
@@ -96,7 +97,7 @@ func (w *Worker) Deliver(ctx context.Context, j notify.Job) error {
 		return w.queue.EnqueueAt(ctx, j, j.Due, now) // early (SQS delays 15 minutes at most)
 	}
 	site, err := w.store.Website(ctx, j.Account, j.Website)
-	if store.IsNotFound(err) {
+	if model.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
@@ -105,17 +106,17 @@ func (w *Worker) Deliver(ctx context.Context, j notify.Job) error {
 	if j.Digest {
 		return w.digest(ctx, site, j, now)
 	}
-	var ev store.Event
+	var ev model.Event
 	if j.Sample {
 		ev = event.Sample(site, now)
-	} else if ev, err = w.store.Event(ctx, site, j.Event); store.IsNotFound(err) {
+	} else if ev, err = w.store.Event(ctx, site, j.Event); model.IsNotFound(err) {
 		return nil // expired, or the website was purged
 	} else if err != nil {
 		return err
 	}
 	if j.Channel != "" {
 		c, err := w.store.Channel(ctx, site, j.Channel)
-		if store.IsNotFound(err) {
+		if model.IsNotFound(err) {
 			return nil
 		}
 		if err != nil {
@@ -123,7 +124,7 @@ func (w *Worker) Deliver(ctx context.Context, j notify.Job) error {
 		}
 		return w.attempt(ctx, site, c, ev, j)
 	}
-	if st, err := w.store.WatchedState(ctx, site, store.StateKey(ev.State)); err != nil {
+	if st, err := w.store.WatchedState(ctx, site, model.StateKey(ev.State)); err != nil {
 		return err
 	} else if st.Version > ev.Version {
 		w.log.InfoContext(ctx, "notification superseded by a later change", "website", site.ID, "event", ev.ID)
@@ -151,9 +152,9 @@ func (w *Worker) Deliver(ctx context.Context, j notify.Job) error {
 
 // digest sends a channel the events it takes that occurred since its last digest (the last
 // day for its first), as one message; a day without any sends nothing.
-func (w *Worker) digest(ctx context.Context, site store.Website, j notify.Job, now time.Time) error {
+func (w *Worker) digest(ctx context.Context, site model.Website, j notify.Job, now time.Time) error {
 	c, err := w.store.Channel(ctx, site, j.Channel)
-	if store.IsNotFound(err) {
+	if model.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
@@ -163,11 +164,11 @@ func (w *Worker) digest(ctx context.Context, site store.Website, j notify.Job, n
 	if since.IsZero() {
 		since = now.Add(-24 * time.Hour)
 	}
-	all, _, err := w.store.Events(ctx, site, store.EventFilter{From: store.Day(since)}, "", 0)
+	all, _, err := w.store.Events(ctx, site, model.EventFilter{From: model.Day(since)}, "", 0)
 	if err != nil {
 		return err
 	}
-	var evs []store.Event
+	var evs []model.Event
 	for _, ev := range all {
 		if ev.Occurred.After(since) && channel.Takes(c, ev.Type) {
 			evs = append(evs, ev)
@@ -181,7 +182,7 @@ func (w *Worker) digest(ctx context.Context, site store.Website, j notify.Job, n
 
 // attempt delivers ev to channel c once, records the attempt, and queues the next one when it
 // failed in a way worth retrying (network, timeout, 408, 429, 5xx) within the retry window.
-func (w *Worker) attempt(ctx context.Context, site store.Website, c store.Channel, ev store.Event, j notify.Job) error {
+func (w *Worker) attempt(ctx context.Context, site model.Website, c model.Channel, ev model.Event, j notify.Job) error {
 	if !j.Sample {
 		if sent, err := w.store.Sent(ctx, site, c.ID, ev.ID); err != nil || sent {
 			return err // delivered before (a redelivered message)
@@ -197,7 +198,7 @@ func (w *Worker) attempt(ctx context.Context, site store.Website, c store.Channe
 		return err
 	}
 	res := w.sender.Send(ctx, c.Kind, t, site, ev, now)
-	d := store.Delivery{Event: ev.ID, EventType: ev.Type, At: now, Attempt: attempt, Status: res.Status, LatencyMS: res.Latency.Milliseconds()}
+	d := model.Delivery{Event: ev.ID, EventType: ev.Type, At: now, Attempt: attempt, Status: res.Status, LatencyMS: res.Latency.Milliseconds()}
 	log := w.log.With("website", site.ID, "channel", c.ID, "kind", c.Kind, "event", ev.ID, "attempt", attempt, "status", res.Status, "ms", d.LatencyMS)
 	if res.Err == nil {
 		if !j.Sample {
@@ -236,7 +237,7 @@ func (w *Worker) attempt(ctx context.Context, site store.Website, c store.Channe
 
 // ignoreGone makes a channel deleted meanwhile not an error.
 func ignoreGone(err error) error {
-	if store.IsNotFound(err) {
+	if model.IsNotFound(err) {
 		return nil
 	}
 	return err

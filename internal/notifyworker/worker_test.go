@@ -22,6 +22,7 @@ import (
 	"github.com/openvitals/openvitals/internal/channel"
 	"github.com/openvitals/openvitals/internal/deliver"
 	"github.com/openvitals/openvitals/internal/event"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/seal"
@@ -98,8 +99,8 @@ func verifySignature(secret string, h http.Header, body []byte, now time.Time) e
 
 type fixture struct {
 	st     *store.Store
-	site   store.Website
-	budget store.Budget
+	site   model.Website
+	budget model.Budget
 	q      *queue.Queue
 	rec    *event.Recorder
 	w      *Worker
@@ -111,11 +112,11 @@ func newFixture(t testing.TB) *fixture {
 	ctx := context.Background()
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
-	site := store.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
+	site := model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
 	if err := st.CreateWebsite(ctx, &site); err != nil {
 		t.Fatal(err)
 	}
-	b := store.Budget{Metric: "lcp", Operator: "lt", Value: 2500, Device: "all"}
+	b := model.Budget{Metric: "lcp", Operator: "lt", Value: 2500, Device: "all"}
 	if err := st.CreateBudget(ctx, site, &b); err != nil {
 		t.Fatal(err)
 	}
@@ -130,9 +131,9 @@ func newFixture(t testing.TB) *fixture {
 }
 
 // addChannel stores a channel as the API does and returns it with its secret.
-func (f *fixture) addChannel(t testing.TB, kind, url string, events ...string) (store.Channel, string) {
+func (f *fixture) addChannel(t testing.TB, kind, url string, events ...string) (model.Channel, string) {
 	t.Helper()
-	c := store.Channel{ID: store.NewChannelID(), Name: kind, Kind: kind, Events: events}
+	c := model.Channel{ID: model.NewChannelID(), Name: kind, Kind: kind, Events: events}
 	target := channel.Target{URL: url}
 	if kind == channel.Webhook {
 		target.Secret = channel.NewSecret()
@@ -163,7 +164,7 @@ func (f *fixture) run(t *testing.T, quiet time.Duration) {
 	awstest.Drain(t, f.q, 10, f.w.HandleSQS, func(int) bool { return time.Now().After(deadline) })
 }
 
-func (f *fixture) deliveries(t *testing.T, c store.Channel) []store.Delivery {
+func (f *fixture) deliveries(t *testing.T, c model.Channel) []model.Delivery {
 	t.Helper()
 	ds, _, _, err := f.st.Deliveries(context.Background(), f.site, c.ID, "", 0)
 	if err != nil {
@@ -189,7 +190,7 @@ func TestWebhookRetriedUntilDelivered(t *testing.T) {
 	if len(got) != 2 {
 		t.Fatalf("%d requests, want 2 (500, then 200)", len(got))
 	}
-	evs, _, err := f.st.Events(context.Background(), f.site, store.EventFilter{}, "", 0)
+	evs, _, err := f.st.Events(context.Background(), f.site, model.EventFilter{}, "", 0)
 	if err != nil || len(evs) != 1 {
 		t.Fatalf("%d events (%v), want 1", len(evs), err)
 	}
@@ -284,7 +285,7 @@ func TestEmailThroughSES(t *testing.T) {
 	f := newFixture(t)
 	client := ses.Client()
 	f.w.sender = deliver.NewSender(browser.Guard{AllowPrivate: true}, client, "openvitals@example.com", "https://api.example.com")
-	c := store.Channel{ID: store.NewChannelID(), Name: "team", Kind: channel.Email}
+	c := model.Channel{ID: model.NewChannelID(), Name: "team", Kind: channel.Email}
 	if err := channel.Seal(ctx, f.keys, f.site, &c, channel.Target{Recipients: []string{"perf@example.com", "ops@example.com"}}); err != nil {
 		t.Fatal(err)
 	}

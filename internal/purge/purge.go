@@ -14,12 +14,13 @@ import (
 	"errors"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
 // Job is the body of a purge message: the purge marker the deletion stored, as is.
-type Job store.PurgeJob
+type Job model.PurgeJob
 
 // Check tells whether a message names what to purge.
 func (j Job) Check() error {
@@ -36,14 +37,14 @@ type Queue struct{ q *queue.Queue }
 func NewQueue(q *queue.Queue) *Queue { return &Queue{q: q} }
 
 // Enqueue queues one purge job.
-func (q *Queue) Enqueue(ctx context.Context, job store.PurgeJob) error {
+func (q *Queue) Enqueue(ctx context.Context, job model.PurgeJob) error {
 	return q.q.Send(ctx, Job(job))
 }
 
 // EnqueueNextPass queues a job's next pass, due when settle has passed since the deletion (or
 // sooner: SQS delays a message by at most 15 minutes). It reports false, queuing nothing, when
 // that time has come: the pass just made was the last.
-func (q *Queue) EnqueueNextPass(ctx context.Context, job store.PurgeJob, settle time.Duration, now time.Time) (bool, error) {
+func (q *Queue) EnqueueNextPass(ctx context.Context, job model.PurgeJob, settle time.Duration, now time.Time) (bool, error) {
 	wait := job.Requested.Add(settle).Sub(now)
 	if wait <= 0 {
 		return false, nil

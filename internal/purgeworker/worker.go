@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/openvitals/openvitals/internal/blobstore"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/service"
@@ -38,7 +39,7 @@ func New(_ context.Context, svc *service.Service) (*Worker, error) {
 func NewWorker(st *store.Store, objects *blobstore.Bucket, purges *purge.Queue, settle time.Duration, log *slog.Logger) *Worker {
 	w := &Worker{store: st, objects: objects, purges: purges, settle: settle, now: time.Now, log: log}
 	w.handle = queue.Each(log, func(ctx context.Context, d queue.Delivery[purge.Job]) error {
-		err := w.Purge(ctx, store.PurgeJob(d.Body))
+		err := w.Purge(ctx, model.PurgeJob(d.Body))
 		if err != nil {
 			log.ErrorContext(ctx, "purge failed", "message", d.ID, "err", err)
 		}
@@ -56,7 +57,7 @@ func (w *Worker) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSE
 // Purge removes the objects and then the items a job covers. Until the job's settle time has
 // passed it queues the next pass; the last pass removes the job's marker, so that a purge
 // interrupted at any point is found again by purge.Sweep. Running it twice is harmless.
-func (w *Worker) Purge(ctx context.Context, job store.PurgeJob) error {
+func (w *Worker) Purge(ctx context.Context, job model.PurgeJob) error {
 	if err := purge.Job(job).Check(); err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/contract"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/purgeworker"
 	"github.com/openvitals/openvitals/internal/queue"
@@ -53,7 +54,7 @@ func newSettlingPurgeEnv(t *testing.T, settle time.Duration) *purgeEnv {
 	log := awstest.Log(t)
 	e.worker = purgeworker.NewWorker(e.store, e.objects, purge.NewQueue(e.queue), settle, log)
 	e.handler = api.New(api.Deps{Store: e.store, Purger: purge.NewQueue(e.queue), Log: log}).Handler()
-	for _, g := range []apikey.Grant{{Account: "acme", Role: store.RoleAdmin, Key: acmeKey}, {Account: "globex", Role: store.RoleAdmin, Key: globexKey}} {
+	for _, g := range []apikey.Grant{{Account: "acme", Role: model.RoleAdmin, Key: acmeKey}, {Account: "globex", Role: model.RoleAdmin, Key: globexKey}} {
 		if err := apikey.Provision(context.Background(), e.store, g, "test"); err != nil {
 			t.Fatal(err)
 		}
@@ -121,9 +122,9 @@ func (e *purgeEnv) populate(key, account, domain string) site {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	series := store.TestSeries{ID: store.NewSeriesID(time.Now()), Created: time.Now(), Description: "Deploy"}
-	tt := store.SeriesTest{ID: store.SeriesTestID(series.ID, 0), Series: series.ID, Page: s.pages[0], Device: "mobile", Status: store.RunQueued}
-	if err := e.store.CreateTestSeries(ctx, sw, series, []store.SeriesTest{tt}); err != nil {
+	series := model.TestSeries{ID: model.NewSeriesID(time.Now()), Created: time.Now(), Description: "Deploy"}
+	tt := model.SeriesTest{ID: model.SeriesTestID(series.ID, 0), Series: series.ID, Page: s.pages[0], Device: "mobile", Status: model.RunQueued}
+	if err := e.store.CreateTestSeries(ctx, sw, series, []model.SeriesTest{tt}); err != nil {
 		e.t.Fatal(err)
 	}
 	s.seriesObject = blobstore.SeriesPrefix(account, w.ID, series.ID) + tt.ID + ".json.gz"
@@ -260,7 +261,7 @@ func TestPurgeLeavesNothing(t *testing.T) {
 	}
 
 	// Purging again, or a repeated message, is harmless.
-	job := store.PurgeJob{Account: "acme", Website: acme.id}
+	job := model.PurgeJob{Account: "acme", Website: acme.id}
 	if err := e.worker.Purge(context.Background(), job); err != nil {
 		t.Fatal(err)
 	}

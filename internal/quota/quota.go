@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // Limit names one limit.
@@ -91,8 +91,8 @@ type Counter interface {
 	AccountLimits(ctx context.Context, account string) (map[string]int, error)
 	Reserve(ctx context.Context, account, counter, day string, n, limit int) (int, error)
 	Release(ctx context.Context, account, counter, day string, n int) error
-	ReservePages(ctx context.Context, w store.Website, n, limit int) (int, error)
-	ReleasePages(ctx context.Context, w store.Website, n int) error
+	ReservePages(ctx context.Context, w model.Website, n, limit int) (int, error)
+	ReleasePages(ctx context.Context, w model.Website, n int) error
 	Used(ctx context.Context, account, counter, day string) (int, error)
 }
 
@@ -117,8 +117,8 @@ func (k *Keeper) Take(ctx context.Context, account string, l Limit, n int) error
 	}
 	limit := Of(overrides, l)
 	now := k.now()
-	used, err := k.st.Reserve(ctx, account, string(l), store.Day(now), n, limit)
-	if errors.Is(err, store.ErrOverLimit) {
+	used, err := k.st.Reserve(ctx, account, string(l), model.Day(now), n, limit)
+	if errors.Is(err, model.ErrOverLimit) {
 		return &ExceededError{Limit: l, Value: limit, Used: used, Requested: n, Resets: NextDay(now), At: now}
 	}
 	return err
@@ -129,26 +129,26 @@ func (k *Keeper) Return(ctx context.Context, account string, l Limit, n int) err
 	if n <= 0 {
 		return nil
 	}
-	return k.st.Release(ctx, account, string(l), store.Day(k.now()), n)
+	return k.st.Release(ctx, account, string(l), model.Day(k.now()), n)
 }
 
 // TakePages makes room for n more pages on a website, or says with *ExceededError that they
 // would not fit.
-func (k *Keeper) TakePages(ctx context.Context, w store.Website, n int) error {
+func (k *Keeper) TakePages(ctx context.Context, w model.Website, n int) error {
 	overrides, err := k.st.AccountLimits(ctx, w.Account)
 	if err != nil {
 		return err
 	}
 	limit := Of(overrides, PagesPerWebsite)
 	used, err := k.st.ReservePages(ctx, w, n, limit)
-	if errors.Is(err, store.ErrOverLimit) {
+	if errors.Is(err, model.ErrOverLimit) {
 		return &ExceededError{Limit: PagesPerWebsite, Value: limit, Used: used, Requested: n}
 	}
 	return err
 }
 
 // ReturnPages frees the room of n pages (deleted, or reserved and not created).
-func (k *Keeper) ReturnPages(ctx context.Context, w store.Website, n int) error {
+func (k *Keeper) ReturnPages(ctx context.Context, w model.Website, n int) error {
 	return k.st.ReleasePages(ctx, w, n)
 }
 
@@ -173,7 +173,7 @@ func (k *Keeper) TakeViews(ctx context.Context, account, website, day string, n 
 		if err == nil {
 			return want, nil
 		}
-		if !errors.Is(err, store.ErrOverLimit) {
+		if !errors.Is(err, model.ErrOverLimit) {
 			return 0, err
 		}
 		if want = min(want-1, limit-used); want <= 0 {
@@ -190,7 +190,7 @@ func (k *Keeper) ViewsLeft(ctx context.Context, account, website string) error {
 	}
 	limit := Of(overrides, BeaconsPerDay)
 	now := k.now()
-	used, err := k.st.Used(ctx, account, beaconCounter(website), store.Day(now))
+	used, err := k.st.Used(ctx, account, beaconCounter(website), model.Day(now))
 	if err != nil {
 		return err
 	}

@@ -12,16 +12,16 @@ import (
 	"strings"
 
 	"github.com/openvitals/openvitals/internal/lighthouse"
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // MaxCauseItems bounds a regression's cause: the top of the list is what matters.
 const MaxCauseItems = 10
 
 // labCause compares the stored reports of a lab regression's last good and first bad days.
-func (w *Watcher) labCause(ctx context.Context, before, after store.LabResult, metric string) ([]store.CauseItem, error) {
+func (w *Watcher) labCause(ctx context.Context, before, after model.LabResult, metric string) ([]model.CauseItem, error) {
 	var facts [2]*lighthouse.Facts
-	for i, r := range []store.LabResult{before, after} {
+	for i, r := range []model.LabResult{before, after} {
 		key, err := reportKey(r)
 		if err != nil {
 			return nil, err
@@ -48,7 +48,7 @@ func (w *Watcher) labCause(ctx context.Context, before, after store.LabResult, m
 // ErrNoReport is a lab regression's cause missing a day's report.
 var ErrNoReport = errors.New("no stored report for the day")
 
-func reportKey(r store.LabResult) (string, error) {
+func reportKey(r model.LabResult) (string, error) {
 	if r.ReportKey == "" {
 		return "", fmt.Errorf("%s: %w", r.Day, ErrNoReport)
 	}
@@ -75,14 +75,14 @@ var weights = map[string]map[string]float64{
 // bad day's) by its likely effect on metric, largest first: the LCP element or its resource,
 // resources added, removed or grown, render-blocking resources added, main-thread time by
 // script, long tasks added, layout-shift culprits, and audits newly failing (last).
-func Explain(before, after *lighthouse.Facts, metric string) []store.CauseItem {
+func Explain(before, after *lighthouse.Facts, metric string) []model.CauseItem {
 	w := weights[metric]
 	msPerKiB := 0.8 // desktop preset: 10 Mbit/s
 	if after.FormFactor == lighthouse.DeviceMobile {
 		msPerKiB = 5.1 // mobile slow 4G: 1.6 Mbit/s
 	}
-	var items []store.CauseItem
-	add := func(it store.CauseItem, effect float64) {
+	var items []model.CauseItem
+	add := func(it model.CauseItem, effect float64) {
 		if weight := w[it.Kind]; weight > 0 && effect > 0 {
 			it.Impact = round(weight * effect)
 			items = append(items, it)
@@ -90,7 +90,7 @@ func Explain(before, after *lighthouse.Facts, metric string) []store.CauseItem {
 	}
 	// The LCP element and its image.
 	if after.LCPElement.Selector != "" && (after.LCPElement.Selector != before.LCPElement.Selector || after.LCPElement.Snippet != before.LCPElement.Snippet) {
-		add(store.CauseItem{Kind: "lcp_element", Title: "The largest contentful paint is now " + describe(after.LCPElement) + " (was " + describe(before.LCPElement) + ")",
+		add(model.CauseItem{Kind: "lcp_element", Title: "The largest contentful paint is now " + describe(after.LCPElement) + " (was " + describe(before.LCPElement) + ")",
 			Before: value(before.LCP), After: value(after.LCP), Unit: "ms"}, value(after.LCP)-value(before.LCP))
 	}
 
@@ -110,15 +110,15 @@ func Explain(before, after *lighthouse.Facts, metric string) []store.CauseItem {
 		kib := (r.TransferSize - old.TransferSize) / 1024
 		switch {
 		case r.URL == after.LCPResource && r.URL != "" && existed && kib >= 1:
-			add(store.CauseItem{Kind: "lcp_resource", Title: "The largest contentful paint's image grew by " + fmt.Sprintf("%.0f KiB", kib),
+			add(model.CauseItem{Kind: "lcp_resource", Title: "The largest contentful paint's image grew by " + fmt.Sprintf("%.0f KiB", kib),
 				URL: r.URL, Type: r.ResourceType, Party: party, Before: round(old.TransferSize / 1024), After: round(r.TransferSize / 1024), Unit: "KiB"},
 				effect(metric, kib, msPerKiB))
 		case !existed:
-			add(store.CauseItem{Kind: "resource_added", Title: fmt.Sprintf("A %s-party %s was added (%.0f KiB)", party, typeName(r.ResourceType), r.TransferSize/1024),
+			add(model.CauseItem{Kind: "resource_added", Title: fmt.Sprintf("A %s-party %s was added (%.0f KiB)", party, typeName(r.ResourceType), r.TransferSize/1024),
 				URL: r.URL, Type: r.ResourceType, Party: party, After: round(r.TransferSize / 1024), Unit: "KiB"},
 				effect(metric, r.TransferSize/1024, msPerKiB))
 		case kib >= 1 && r.TransferSize > 1.1*old.TransferSize:
-			add(store.CauseItem{Kind: "resource_grew", Title: fmt.Sprintf("A %s-party %s grew by %.0f KiB", party, typeName(r.ResourceType), kib),
+			add(model.CauseItem{Kind: "resource_grew", Title: fmt.Sprintf("A %s-party %s grew by %.0f KiB", party, typeName(r.ResourceType), kib),
 				URL: r.URL, Type: r.ResourceType, Party: party, Before: round(old.TransferSize / 1024), After: round(r.TransferSize / 1024), Unit: "KiB"},
 				effect(metric, kib, msPerKiB))
 		}
@@ -126,7 +126,7 @@ func Explain(before, after *lighthouse.Facts, metric string) []store.CauseItem {
 	for _, r := range before.Requests {
 		if !now[r.URL] {
 			// A removal makes nothing slower; it is listed (with no effect) for completeness.
-			items = append(items, store.CauseItem{Kind: "resource_removed", Title: "A " + typeName(r.ResourceType) + " was removed",
+			items = append(items, model.CauseItem{Kind: "resource_removed", Title: "A " + typeName(r.ResourceType) + " was removed",
 				URL: r.URL, Type: r.ResourceType, Before: round(r.TransferSize / 1024), Unit: "KiB"})
 		}
 	}
@@ -137,13 +137,13 @@ func Explain(before, after *lighthouse.Facts, metric string) []store.CauseItem {
 			if ms == 0 {
 				ms = b.Bytes / 1024 * msPerKiB
 			}
-			add(store.CauseItem{Kind: "render_blocking_added", Title: "A render-blocking " + typeName(typeOf(after, u)) + " was added",
+			add(model.CauseItem{Kind: "render_blocking_added", Title: "A render-blocking " + typeName(typeOf(after, u)) + " was added",
 				URL: u, Type: typeOf(after, u), After: round(ms), Unit: "ms"}, ms)
 		}
 	}
 	for u, ms := range after.ScriptTime {
 		if grew := ms - before.ScriptTime[u]; grew >= 20 && u != "Unattributable" {
-			add(store.CauseItem{Kind: "script_main_thread", Title: fmt.Sprintf("Main-thread time of a script grew by %.0f ms", grew),
+			add(model.CauseItem{Kind: "script_main_thread", Title: fmt.Sprintf("Main-thread time of a script grew by %.0f ms", grew),
 				URL: u, Before: round(before.ScriptTime[u]), After: round(ms), Unit: "ms"}, grew)
 		}
 	}
@@ -158,7 +158,7 @@ func Explain(before, after *lighthouse.Facts, metric string) []store.CauseItem {
 	}
 	for u, blocking := range longAfter {
 		if grew := blocking - longBefore[u]; grew >= 20 {
-			add(store.CauseItem{Kind: "long_task_added", Title: fmt.Sprintf("Long tasks block the main thread %.0f ms more", grew),
+			add(model.CauseItem{Kind: "long_task_added", Title: fmt.Sprintf("Long tasks block the main thread %.0f ms more", grew),
 				URL: u, Before: round(longBefore[u]), After: round(blocking), Unit: "ms"}, grew)
 		}
 	}
@@ -174,12 +174,12 @@ func Explain(before, after *lighthouse.Facts, metric string) []store.CauseItem {
 	}
 	for sel, score := range shiftAfter {
 		if grew := score - shiftBefore[sel]; grew >= 0.005 {
-			add(store.CauseItem{Kind: "layout_shift", Title: "Layout shifts of " + describe(nodes[sel]) + " grew by " + fmt.Sprintf("%.3f", grew),
+			add(model.CauseItem{Kind: "layout_shift", Title: "Layout shifts of " + describe(nodes[sel]) + " grew by " + fmt.Sprintf("%.3f", grew),
 				URL: sel, Before: round(shiftBefore[sel]), After: round(score)}, grew)
 		}
 	}
 
-	slices.SortStableFunc(items, func(a, b store.CauseItem) int {
+	slices.SortStableFunc(items, func(a, b model.CauseItem) int {
 		if a.Impact != b.Impact {
 			if a.Impact > b.Impact {
 				return -1
@@ -195,7 +195,7 @@ func Explain(before, after *lighthouse.Facts, metric string) []store.CauseItem {
 	}
 	for _, o := range after.Opportunities {
 		if !failing[o.ID] && o.Category == lighthouse.CategoryPerformance {
-			items = append(items, store.CauseItem{Kind: "audit_failing", Title: o.Title + " (now failing)", URL: o.ID})
+			items = append(items, model.CauseItem{Kind: "audit_failing", Title: o.Title + " (now failing)", URL: o.ID})
 		}
 	}
 	if len(items) > MaxCauseItems {

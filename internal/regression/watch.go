@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/event"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/store"
 )
@@ -52,13 +53,13 @@ func (s series) key() string {
 }
 
 // Lab evaluates a page's lab series on one device, after the day's audit was stored.
-func (w *Watcher) Lab(ctx context.Context, site store.Website, page store.Page, device string) error {
+func (w *Watcher) Lab(ctx context.Context, site model.Website, page model.Page, device string) error {
 	today := w.now().UTC()
-	results, err := w.store.LabResults(ctx, site, page.ID, device, store.Day(today.AddDate(0, 0, -History)), store.Day(today))
+	results, err := w.store.LabResults(ctx, site, page.ID, device, model.Day(today.AddDate(0, 0, -History)), model.Day(today))
 	if err != nil {
 		return err
 	}
-	byDay := map[string]store.LabResult{}
+	byDay := map[string]model.LabResult{}
 	for _, r := range results {
 		byDay[r.Day] = r
 	}
@@ -78,7 +79,7 @@ func (w *Watcher) Lab(ctx context.Context, site store.Website, page store.Page, 
 		}
 		all = append(all, s)
 	}
-	return w.evaluate(ctx, site, store.RegressionFilter{Source: SourceLab, Page: page.ID, Device: device}, all, func(ctx context.Context, r *store.Regression) error {
+	return w.evaluate(ctx, site, model.RegressionFilter{Source: SourceLab, Page: page.ID, Device: device}, all, func(ctx context.Context, r *model.Regression) error {
 		before, after := byDay[r.LastGood], byDay[r.FirstBad]
 		cause, err := w.labCause(ctx, before, after, r.Metric)
 		if err != nil {
@@ -91,9 +92,9 @@ func (w *Watcher) Lab(ctx context.Context, site store.Website, page store.Page, 
 }
 
 // UX evaluates a page's user-experience series (the dataset's daily p75) on one device.
-func (w *Watcher) UX(ctx context.Context, site store.Website, page, device string) error {
+func (w *Watcher) UX(ctx context.Context, site model.Website, page, device string) error {
 	today := w.now().UTC()
-	results, err := w.store.UXResults(ctx, site, page, device, store.Day(today.AddDate(0, 0, -History)), store.Day(today))
+	results, err := w.store.UXResults(ctx, site, page, device, model.Day(today.AddDate(0, 0, -History)), model.Day(today))
 	if err != nil {
 		return err
 	}
@@ -107,7 +108,7 @@ func (w *Watcher) UX(ctx context.Context, site store.Website, page, device strin
 		}
 		all = append(all, s)
 	}
-	return w.evaluate(ctx, site, store.RegressionFilter{Source: SourceUX, Page: page, Device: device}, all, nil)
+	return w.evaluate(ctx, site, model.RegressionFilter{Source: SourceUX, Page: page, Device: device}, all, nil)
 }
 
 // RUMReports answers real-user reports; *rum.Reader is one.
@@ -126,12 +127,12 @@ const (
 // RUM evaluates the real-user series of a website's pages: each page's daily p75 of the web
 // vitals over the whole days before today (the ux worker calls it with the website's daily
 // collection). A page's day with fewer than MinRUMViews views is left out.
-func (w *Watcher) RUM(ctx context.Context, site store.Website, reports RUMReports) error {
+func (w *Watcher) RUM(ctx context.Context, site model.Website, reports RUMReports) error {
 	pages, err := w.store.Pages(ctx, site)
 	if err != nil {
 		return err
 	}
-	byKey := map[string]store.Page{}
+	byKey := map[string]model.Page{}
 	for _, p := range pages {
 		if key, _, err := rum.PageKey("https://" + site.Domain + p.URL); err == nil {
 			byKey[key] = p
@@ -155,7 +156,7 @@ func (w *Watcher) RUM(ctx context.Context, site store.Website, reports RUMReport
 				days[p.ID] = map[string][]Day{}
 			}
 			for metric, v := range row.P75 {
-				days[p.ID][metric] = append(days[p.ID][metric], Day{Day: store.Day(day), Values: []float64{v}})
+				days[p.ID][metric] = append(days[p.ID][metric], Day{Day: model.Day(day), Values: []float64{v}})
 			}
 		}
 	}
@@ -165,11 +166,11 @@ func (w *Watcher) RUM(ctx context.Context, site store.Website, reports RUMReport
 			all = append(all, series{source: SourceRUM, page: page, metric: metric, days: byMetric[metric]})
 		}
 	}
-	return w.evaluate(ctx, site, store.RegressionFilter{Source: SourceRUM}, all, nil)
+	return w.evaluate(ctx, site, model.RegressionFilter{Source: SourceRUM}, all, nil)
 }
 
 // Test evaluates a multistep test's series (every completed run's values, by day).
-func (w *Watcher) Test(ctx context.Context, site store.Website, t store.Test) error {
+func (w *Watcher) Test(ctx context.Context, site model.Website, t model.Test) error {
 	runs, err := w.store.Runs(ctx, site, t.ID, w.now().UTC().AddDate(0, 0, -History), 0)
 	if err != nil {
 		return err
@@ -178,24 +179,24 @@ func (w *Watcher) Test(ctx context.Context, site store.Website, t store.Test) er
 	for _, metric := range SourceMetrics[SourceMultistep] {
 		all = append(all, series{source: SourceMultistep, test: t.ID, device: t.Device, metric: metric, days: RunDays(runs, metric)})
 	}
-	return w.evaluate(ctx, site, store.RegressionFilter{Source: SourceMultistep, Test: t.ID}, all, nil)
+	return w.evaluate(ctx, site, model.RegressionFilter{Source: SourceMultistep, Test: t.ID}, all, nil)
 }
 
 // RunDays is a test's series of one metric: the values of its completed runs by UTC day of
 // their start, oldest first (failed runs measure nothing comparable).
-func RunDays(runs []store.Run, metric string) []Day {
+func RunDays(runs []model.Run, metric string) []Day {
 	runs = slices.Clone(runs)
-	slices.SortFunc(runs, func(a, b store.Run) int { return a.Created.Compare(b.Created) })
+	slices.SortFunc(runs, func(a, b model.Run) int { return a.Created.Compare(b.Created) })
 	var days []Day
 	for _, r := range runs {
-		if r.Status != store.RunCompleted {
+		if r.Status != model.RunCompleted {
 			continue
 		}
 		v := map[string]*float64{"duration": r.Duration, "inp": r.INP, "tbt": r.TBT, "cls": r.CLS}[metric]
 		if v == nil {
 			continue
 		}
-		day := store.Day(r.Created)
+		day := model.Day(r.Created)
 		if n := len(days); n > 0 && days[n-1].Day == day {
 			days[n-1].Values = append(days[n-1].Values, *v)
 		} else {
@@ -207,8 +208,8 @@ func RunDays(runs []store.Run, metric string) []Day {
 
 // evaluate runs the detector on each series with what is recorded of it, and records what it
 // finds; explain, when not nil, adds the cause to a new regression.
-func (w *Watcher) evaluate(ctx context.Context, site store.Website, f store.RegressionFilter, all []series,
-	explain func(context.Context, *store.Regression) error) error {
+func (w *Watcher) evaluate(ctx context.Context, site model.Website, f model.RegressionFilter, all []series,
+	explain func(context.Context, *model.Regression) error) error {
 	thresholds, err := w.thresholds(ctx, site)
 	if err != nil {
 		return err
@@ -228,7 +229,7 @@ func (w *Watcher) evaluate(ctx context.Context, site store.Website, f store.Regr
 				errs = append(errs, err)
 				continue
 			}
-			open.Status, open.Recovered = store.RegressionRecovered, out.Recovered
+			open.Status, open.Recovered = model.RegressionRecovered, out.Recovered
 			if ok {
 				w.log.InfoContext(ctx, "regression recovered", "website", site.ID, "regression", open.ID, "since", out.Recovered)
 			}
@@ -238,7 +239,7 @@ func (w *Watcher) evaluate(ctx context.Context, site store.Website, f store.Regr
 			continue
 		}
 		r := newRegression(site, s, *out.Change, w.now())
-		if r.Kind == store.KindRegression && explain != nil {
+		if r.Kind == model.KindRegression && explain != nil {
 			errs = append(errs, explain(ctx, &r))
 		}
 		created, err := w.store.PutRegression(ctx, site, r)
@@ -261,13 +262,13 @@ func (w *Watcher) evaluate(ctx context.Context, site store.Website, f store.Regr
 }
 
 // record records a regression's state and its event.
-func (w *Watcher) record(ctx context.Context, site store.Website, r store.Regression) error {
+func (w *Watcher) record(ctx context.Context, site model.Website, r model.Regression) error {
 	if w.events == nil {
 		return nil
 	}
 	m, _ := Lookup(r.Metric)
 	err := w.events.Regression(ctx, site, r, w.subject(ctx, site, r), m.Unit)
-	if store.IsNotFound(err) { // the page or test is gone meanwhile
+	if model.IsNotFound(err) { // the page or test is gone meanwhile
 		return nil
 	}
 	return err
@@ -275,7 +276,7 @@ func (w *Watcher) record(ctx context.Context, site store.Website, r store.Regres
 
 // subject names a regression's page (alias, else URL) or test (alias) for people; "" when it
 // cannot be read (the event then names the ID).
-func (w *Watcher) subject(ctx context.Context, site store.Website, r store.Regression) string {
+func (w *Watcher) subject(ctx context.Context, site model.Website, r model.Regression) string {
 	if r.Test != "" {
 		if t, err := w.store.Test(ctx, site, r.Test); err == nil {
 			return strconv.Quote(t.Alias)
@@ -293,7 +294,7 @@ func (w *Watcher) subject(ctx context.Context, site store.Website, r store.Regre
 }
 
 // thresholds are the website's least changes over the defaults.
-func (w *Watcher) thresholds(ctx context.Context, site store.Website) (Thresholds, error) {
+func (w *Watcher) thresholds(ctx context.Context, site model.Website) (Thresholds, error) {
 	own, err := w.store.RegressionThresholds(ctx, site)
 	if err != nil {
 		return nil, err
@@ -307,16 +308,16 @@ func (w *Watcher) thresholds(ctx context.Context, site store.Website) (Threshold
 
 // knownOf is what is recorded of series s among a website's regressions: the newest open (or
 // acknowledged) regression, and where the current level began.
-func knownOf(recorded []store.Regression, s series) (Known, *store.Regression) {
+func knownOf(recorded []model.Regression, s series) (Known, *model.Regression) {
 	var k Known
-	var open *store.Regression
+	var open *model.Regression
 	for i := range recorded {
 		r := &recorded[i]
 		if r.Source != s.source || r.Page != s.page || r.Device != s.device || r.Test != s.test || r.Metric != s.metric {
 			continue
 		}
 		k.Since = max(k.Since, r.FirstBad, r.Recovered)
-		if r.Kind == store.KindRegression && r.Status != store.RegressionRecovered && (open == nil || r.FirstBad > open.FirstBad) {
+		if r.Kind == model.KindRegression && r.Status != model.RegressionRecovered && (open == nil || r.FirstBad > open.FirstBad) {
 			open = r
 		}
 	}
@@ -327,18 +328,18 @@ func knownOf(recorded []store.Regression, s series) (Known, *store.Regression) {
 	return k, open
 }
 
-func newRegression(site store.Website, s series, c Change, now time.Time) store.Regression {
-	r := store.Regression{
-		ID:     store.RegressionID(site, s.key(), c.FirstBad),
-		Kind:   store.KindImprovement,
+func newRegression(site model.Website, s series, c Change, now time.Time) model.Regression {
+	r := model.Regression{
+		ID:     model.RegressionID(site, s.key(), c.FirstBad),
+		Kind:   model.KindImprovement,
 		Source: s.source, Page: s.page, Device: s.device, Test: s.test, Metric: s.metric,
 		LastGood: c.LastGood, FirstBad: c.FirstBad,
-		Before: store.Level(c.Before), After: store.Level(c.After),
+		Before: model.Level(c.Before), After: model.Level(c.After),
 		Delta: c.Delta, Percent: c.Percent, P: c.P,
-		Status: store.RegressionOpen, Detected: now.UTC(),
+		Status: model.RegressionOpen, Detected: now.UTC(),
 	}
 	if c.Worse {
-		r.Kind = store.KindRegression
+		r.Kind = model.KindRegression
 	}
 	return r
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/event"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/quota"
 	"github.com/openvitals/openvitals/internal/regression"
@@ -26,8 +27,8 @@ import (
 type watchEnv struct {
 	t       *testing.T
 	store   *store.Store
-	site    store.Website
-	pages   []store.Page
+	site    model.Website
+	pages   []model.Page
 	watcher *regression.Watcher
 	today   time.Time
 }
@@ -38,11 +39,11 @@ func newWatchEnv(t *testing.T) *watchEnv {
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
 	ctx := context.Background()
-	site := store.Website{Account: "acme", Domain: "example.com"}
+	site := model.Website{Account: "acme", Domain: "example.com"}
 	if err := st.CreateWebsite(ctx, &site); err != nil {
 		t.Fatal(err)
 	}
-	pages := []store.Page{{URL: "/"}, {URL: "/shop"}}
+	pages := []model.Page{{URL: "/"}, {URL: "/shop"}}
 	if err := st.CreatePages(ctx, site, pages); err != nil {
 		t.Fatal(err)
 	}
@@ -55,11 +56,11 @@ func newWatchEnv(t *testing.T) *watchEnv {
 
 // lab stores a day's lab result of page (desktop) with three runs around lcp, then evaluates
 // its series as the audit worker does.
-func (e *watchEnv) lab(rng *rand.Rand, page store.Page, day int, lcp float64) {
+func (e *watchEnv) lab(rng *rand.Rand, page model.Page, day int, lcp float64) {
 	e.t.Helper()
 	e.today = day0.AddDate(0, 0, day)
 	runs := []float64{lcp * (1 + 0.02*rng.NormFloat64()), lcp * (1 + 0.02*rng.NormFloat64()), lcp * (1 + 0.02*rng.NormFloat64())}
-	res := store.LabResult{Device: "desktop", Day: store.Day(e.today), Audited: e.today, Runs: 3,
+	res := model.LabResult{Device: "desktop", Day: model.Day(e.today), Audited: e.today, Runs: 3,
 		Metrics: map[string]float64{"lcp": runs[1], "performance_score": 90}, Samples: map[string][]float64{"lcp": runs, "performance_score": {90, 90, 90}}}
 	if err := e.store.PutLabResult(context.Background(), e.site, page, res); err != nil {
 		e.t.Fatal(err)
@@ -69,7 +70,7 @@ func (e *watchEnv) lab(rng *rand.Rand, page store.Page, day int, lcp float64) {
 	}
 }
 
-func (e *watchEnv) regressions(f store.RegressionFilter) []store.Regression {
+func (e *watchEnv) regressions(f model.RegressionFilter) []model.Regression {
 	e.t.Helper()
 	regs, _, err := e.store.Regressions(context.Background(), e.site, f, "", 0)
 	if err != nil {
@@ -78,9 +79,9 @@ func (e *watchEnv) regressions(f store.RegressionFilter) []store.Regression {
 	return regs
 }
 
-func (e *watchEnv) events() []store.Event {
+func (e *watchEnv) events() []model.Event {
 	e.t.Helper()
-	evs, _, err := e.store.Events(context.Background(), e.site, store.EventFilter{}, "", 0)
+	evs, _, err := e.store.Events(context.Background(), e.site, model.EventFilter{}, "", 0)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func TestWatcherLab(t *testing.T) {
 	e := newWatchEnv(t)
 	rng := rand.New(rand.NewPCG(1, 2))
 	ctx := context.Background()
-	if err := e.store.PutRegressionThresholds(ctx, e.site, map[string]store.RegressionThreshold{"lcp": {Relative: 0.5, Absolute: 100}}); err != nil {
+	if err := e.store.PutRegressionThresholds(ctx, e.site, map[string]model.RegressionThreshold{"lcp": {Relative: 0.5, Absolute: 100}}); err != nil {
 		t.Fatal(err)
 	}
 	for d := range 15 {
@@ -103,43 +104,43 @@ func TestWatcherLab(t *testing.T) {
 	}
 	for d := 15; d <= 17; d++ {
 		e.lab(rng, e.pages[0], d, 2100)
-		if regs := e.regressions(store.RegressionFilter{}); len(regs) != 0 {
+		if regs := e.regressions(model.RegressionFilter{}); len(regs) != 0 {
 			t.Fatalf("day %d: a 40 %% step counted under the website's 50 %% threshold: %+v", d, regs)
 		}
 	}
 	// Back to the defaults (10 % and 100 ms): the step, three days old, counts from its
 	// first day.
-	if err := e.store.PutRegressionThresholds(ctx, e.site, map[string]store.RegressionThreshold{}); err != nil {
+	if err := e.store.PutRegressionThresholds(ctx, e.site, map[string]model.RegressionThreshold{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.watcher.Lab(ctx, e.site, e.pages[0], "desktop"); err != nil {
 		t.Fatal(err)
 	}
-	regs := e.regressions(store.RegressionFilter{})
+	regs := e.regressions(model.RegressionFilter{})
 	if len(regs) != 1 {
 		t.Fatalf("regressions %+v, want the LCP step", regs)
 	}
 	r := regs[0]
-	if r.Kind != store.KindRegression || r.Source != regression.SourceLab || r.Metric != "lcp" || r.FirstBad != store.Day(day0.AddDate(0, 0, 15)) ||
-		r.Status != store.RegressionOpen || r.Percent < 30 || r.Percent > 50 || r.P >= 0.001 || len(r.Cause) != 0 {
+	if r.Kind != model.KindRegression || r.Source != regression.SourceLab || r.Metric != "lcp" || r.FirstBad != model.Day(day0.AddDate(0, 0, 15)) ||
+		r.Status != model.RegressionOpen || r.Percent < 30 || r.Percent > 50 || r.P >= 0.001 || len(r.Cause) != 0 {
 		t.Fatalf("regression %+v", r)
 	}
 	// The same day evaluated again (a redelivered message) records nothing more.
 	if err := e.watcher.Lab(ctx, e.site, e.pages[0], "desktop"); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(e.regressions(store.RegressionFilter{})); n != 1 {
+	if n := len(e.regressions(model.RegressionFilter{})); n != 1 {
 		t.Fatalf("%d regressions after a redelivery", n)
 	}
 	for d := 18; d <= 19; d++ {
 		e.lab(rng, e.pages[0], d, 1500)
-		if r := e.regressions(store.RegressionFilter{})[0]; r.Status != store.RegressionOpen {
+		if r := e.regressions(model.RegressionFilter{})[0]; r.Status != model.RegressionOpen {
 			t.Fatalf("recovered after %d days back: %+v", d-17, r)
 		}
 	}
 	e.lab(rng, e.pages[0], 20, 1500)
-	regs = e.regressions(store.RegressionFilter{})
-	if len(regs) != 1 || regs[0].Status != store.RegressionRecovered || regs[0].Recovered != store.Day(day0.AddDate(0, 0, 18)) {
+	regs = e.regressions(model.RegressionFilter{})
+	if len(regs) != 1 || regs[0].Status != model.RegressionRecovered || regs[0].Recovered != model.Day(day0.AddDate(0, 0, 18)) {
 		t.Fatalf("regressions %+v, want the step recovered from day 18 (and no improvement for the way back)", regs)
 	}
 	evs := e.events()
@@ -164,20 +165,20 @@ func TestWatcherUX(t *testing.T) {
 		if d >= 20 {
 			p75 = 2600
 		}
-		r := store.UXResult{Device: "mobile", Day: store.Day(e.today), Collected: e.today,
-			Vitals: map[string]store.Vital{"lcp": {P75: p75 + 10*rng.NormFloat64()}, "cls": {P75: 0.05}}}
+		r := model.UXResult{Device: "mobile", Day: model.Day(e.today), Collected: e.today,
+			Vitals: map[string]model.Vital{"lcp": {P75: p75 + 10*rng.NormFloat64()}, "cls": {P75: 0.05}}}
 		if err := e.store.PutUXResult(ctx, e.site, e.pages[1], r); err != nil {
 			t.Fatal(err)
 		}
 		if err := e.watcher.UX(ctx, e.site, e.pages[1].ID, "mobile"); err != nil {
 			t.Fatal(err)
 		}
-		if len(e.regressions(store.RegressionFilter{})) > 0 && len(found) == 0 {
+		if len(e.regressions(model.RegressionFilter{})) > 0 && len(found) == 0 {
 			found = append(found, d)
 		}
 	}
-	regs := e.regressions(store.RegressionFilter{Page: e.pages[1].ID})
-	if len(regs) != 1 || regs[0].Source != regression.SourceUX || regs[0].Metric != "lcp" || regs[0].FirstBad != store.Day(day0.AddDate(0, 0, 20)) {
+	regs := e.regressions(model.RegressionFilter{Page: e.pages[1].ID})
+	if len(regs) != 1 || regs[0].Source != regression.SourceUX || regs[0].Metric != "lcp" || regs[0].FirstBad != model.Day(day0.AddDate(0, 0, 20)) {
 		t.Fatalf("regressions %+v, want the p75 step of day 20", regs)
 	}
 	if len(found) != 1 || found[0] != 25 {
@@ -189,7 +190,7 @@ func TestWatcherUX(t *testing.T) {
 // runs without the metric are left out. A step of every run's duration is found.
 func TestRunDays(t *testing.T) {
 	ms := func(v float64) *float64 { return &v }
-	var runs []store.Run
+	var runs []model.Run
 	rng := rand.New(rand.NewPCG(5, 6))
 	midnight := day0.Truncate(24 * time.Hour)
 	for d := range 20 {
@@ -198,17 +199,17 @@ func TestRunDays(t *testing.T) {
 			if d >= 16 {
 				dur = 5200
 			}
-			r := store.Run{Created: midnight.AddDate(0, 0, d).Add(time.Duration(1+5*h) * time.Hour), Status: store.RunCompleted,
+			r := model.Run{Created: midnight.AddDate(0, 0, d).Add(time.Duration(1+5*h) * time.Hour), Status: model.RunCompleted,
 				Duration: ms(dur * (1 + 0.02*rng.NormFloat64()))}
 			if h == 3 && d%5 == 0 {
-				r.Status, r.Duration = store.RunFailed, ms(90000)
+				r.Status, r.Duration = model.RunFailed, ms(90000)
 			}
 			runs = append(runs, r)
 		}
 	}
 	slices.Reverse(runs) // newest first, as the store lists them
 	days := regression.RunDays(runs, "duration")
-	if len(days) != 20 || days[0].Day != store.Day(day0) || len(days[0].Values) != 3 || len(days[1].Values) != 4 {
+	if len(days) != 20 || days[0].Day != model.Day(day0) || len(days[0].Values) != 3 || len(days[1].Values) != 4 {
 		t.Fatalf("days %d, first %+v, second %+v", len(days), days[0], days[1])
 	}
 	for _, d := range days {
@@ -223,7 +224,7 @@ func TestRunDays(t *testing.T) {
 	}
 	d := regression.NewDetector()
 	ch, ok := d.Detect(days, 0, regression.Thresholds{}.For("duration"), true)
-	if !ok || ch.FirstBad != store.Day(day0.AddDate(0, 0, 16)) || !ch.Worse {
+	if !ok || ch.FirstBad != model.Day(day0.AddDate(0, 0, 16)) || !ch.Worse {
 		t.Fatalf("duration step: %+v %v", ch, ok)
 	}
 }
@@ -237,7 +238,7 @@ func TestWatcherRUM(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	e.today = time.Date(2026, 10, 29, 2, 0, 0, 0, time.UTC)
 	for back := 28; back >= 1; back-- {
-		day := store.Day(e.today.AddDate(0, 0, -back))
+		day := model.Day(e.today.AddDate(0, 0, -back))
 		var views []rum.View
 		for i := range 80 {
 			lcp := 1800.0
@@ -266,13 +267,13 @@ func TestWatcherRUM(t *testing.T) {
 	if err := e.watcher.RUM(context.Background(), e.site, rum.NewReader(e.store)); err != nil {
 		t.Fatal(err)
 	}
-	regs := e.regressions(store.RegressionFilter{})
+	regs := e.regressions(model.RegressionFilter{})
 	if len(regs) != 1 {
 		t.Fatalf("regressions %+v, want the home page's LCP step", regs)
 	}
 	r := regs[0]
 	if r.Source != regression.SourceRUM || r.Page != e.pages[0].ID || r.Metric != "lcp" || r.Device != "" ||
-		r.FirstBad != store.Day(e.today.AddDate(0, 0, -6)) || r.Percent < 30 {
+		r.FirstBad != model.Day(e.today.AddDate(0, 0, -6)) || r.Percent < 30 {
 		t.Fatalf("regression %+v", r)
 	}
 }

@@ -22,13 +22,13 @@ import (
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/browser"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/quota"
 	"github.com/openvitals/openvitals/internal/rollup"
 	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/rum/geo"
 	"github.com/openvitals/openvitals/internal/rumworker"
 	"github.com/openvitals/openvitals/internal/service"
-	"github.com/openvitals/openvitals/internal/store"
 )
 
 const fixturePage = `<!doctype html>
@@ -67,7 +67,7 @@ func TestBrowserBeaconReachesTheReport(t *testing.T) {
 	st := awstest.Store(t, clients)
 	q := awstest.FIFOQueue(t, clients, service.RUMQueueSettings)
 	const key = "acme-admin-key-rum-browser-0001"
-	if err := apikey.Provision(context.Background(), st, apikey.Grant{Account: "acme", Role: store.RoleAdmin, Key: key}, "test"); err != nil {
+	if err := apikey.Provision(context.Background(), st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: key}, "test"); err != nil {
 		t.Fatal(err)
 	}
 	log := awstest.Log(t)
@@ -89,7 +89,7 @@ func TestBrowserBeaconReachesTheReport(t *testing.T) {
 		fmt.Fprintf(w, fixturePage, svc.URL, r.URL.Query().Get("site"))
 	}))
 	defer fixture.Close()
-	site := store.Website{Account: "acme", Domain: strings.TrimPrefix(fixture.URL, "http://"), DisplayName: "fixture"}
+	site := model.Website{Account: "acme", Domain: strings.TrimPrefix(fixture.URL, "http://"), DisplayName: "fixture"}
 	if err := st.CreateWebsite(context.Background(), &site); err != nil {
 		t.Fatal(err)
 	}

@@ -7,15 +7,15 @@ import (
 	"slices"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/rollup"
-	"github.com/openvitals/openvitals/internal/store"
 )
 
 // ReportStore is what reports need of the table.
 type ReportStore interface {
-	RUMIndexes(ctx context.Context, account, website string, months []string) (map[string]store.RUMIndex, error)
-	RUMTables(ctx context.Context, account, website string, cells []store.RUMCell, consistent bool) (map[store.RUMCell]store.RUMTable, error)
-	RUMDistinct(ctx context.Context, account, website string, days []string, consistent bool) (map[string]store.RUMTable, error)
+	RUMIndexes(ctx context.Context, account, website string, months []string) (map[string]model.RUMIndex, error)
+	RUMTables(ctx context.Context, account, website string, cells []model.RUMCell, consistent bool) (map[model.RUMCell]model.RUMTable, error)
+	RUMDistinct(ctx context.Context, account, website string, days []string, consistent bool) (map[string]model.RUMTable, error)
 }
 
 // Reader answers field-data reports from the rollups.
@@ -107,11 +107,11 @@ func (r *Reader) Report(ctx context.Context, q Query) (Report, error) {
 		}
 	}
 	metrics := append([]string{rollup.ViewsMetric}, q.Metrics...)
-	var cells []store.RUMCell
+	var cells []model.RUMCell
 	for _, day := range append(slices.Clone(plus), minus...) {
 		for _, m := range metrics {
 			for s := range rollup.Shards(q.Dim) {
-				cells = append(cells, store.RUMCell{Day: day, Dim: q.Dim, Metric: m, Shard: s})
+				cells = append(cells, model.RUMCell{Day: day, Dim: q.Dim, Metric: m, Shard: s})
 			}
 		}
 	}
@@ -130,7 +130,7 @@ func (r *Reader) Report(ctx context.Context, q Query) (Report, error) {
 		}{{plus, true}, {minus, false}} {
 			for _, day := range sign.days {
 				for s := range rollup.Shards(q.Dim) {
-					st, ok := stored[store.RUMCell{Day: day, Dim: q.Dim, Metric: m, Shard: s}]
+					st, ok := stored[model.RUMCell{Day: day, Dim: q.Dim, Metric: m, Shard: s}]
 					if !ok {
 						continue
 					}

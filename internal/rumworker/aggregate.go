@@ -11,24 +11,24 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/rollup"
 	"github.com/openvitals/openvitals/internal/rum"
-	"github.com/openvitals/openvitals/internal/store"
 )
 
 // RollupStore is what the aggregator needs of the table.
 type RollupStore interface {
-	WebsiteByID(ctx context.Context, id string) (store.Website, error)
-	RUMIndexes(ctx context.Context, account, website string, months []string) (map[string]store.RUMIndex, error)
-	PutRUMIndex(ctx context.Context, account, website string, ix store.RUMIndex) error
+	WebsiteByID(ctx context.Context, id string) (model.Website, error)
+	RUMIndexes(ctx context.Context, account, website string, months []string) (map[string]model.RUMIndex, error)
+	PutRUMIndex(ctx context.Context, account, website string, ix model.RUMIndex) error
 	CopyRUMDay(ctx context.Context, account, website, from, to string) error
-	RUMTables(ctx context.Context, account, website string, cells []store.RUMCell, consistent bool) (map[store.RUMCell]store.RUMTable, error)
-	PutRUMTable(ctx context.Context, account, website string, c store.RUMCell, t store.RUMTable) error
-	RUMDistinct(ctx context.Context, account, website string, days []string, consistent bool) (map[string]store.RUMTable, error)
-	PutRUMDistinct(ctx context.Context, account, website, day string, t store.RUMTable) error
-	RUMSeen(ctx context.Context, account, website string, windows []int64) (map[int64]store.RUMSeen, error)
-	PutRUMSeen(ctx context.Context, account, website string, r store.RUMSeen) error
+	RUMTables(ctx context.Context, account, website string, cells []model.RUMCell, consistent bool) (map[model.RUMCell]model.RUMTable, error)
+	PutRUMTable(ctx context.Context, account, website string, c model.RUMCell, t model.RUMTable) error
+	RUMDistinct(ctx context.Context, account, website string, days []string, consistent bool) (map[string]model.RUMTable, error)
+	PutRUMDistinct(ctx context.Context, account, website, day string, t model.RUMTable) error
+	RUMSeen(ctx context.Context, account, website string, windows []int64) (map[int64]model.RUMSeen, error)
+	PutRUMSeen(ctx context.Context, account, website string, r model.RUMSeen) error
 	RUMBatchesFolded(ctx context.Context, account, website string, ids []string) (map[string]bool, error)
 	PutRUMBatchesFolded(ctx context.Context, account, website string, ids []string) error
 }
@@ -100,7 +100,7 @@ func (a *Aggregator) foldBatch(ctx context.Context, ds []queue.Delivery[rum.Wire
 			views += len(m.batch.Views)
 		}
 		site, err := a.store.WebsiteByID(ctx, msgs[0].batch.Website)
-		if errors.Is(err, store.ErrNotFound) || (err == nil && site.Account != msgs[0].batch.Account) {
+		if errors.Is(err, model.ErrNotFound) || (err == nil && site.Account != msgs[0].batch.Account) {
 			// Deleted since the beacons came in: nothing may be written into a purged partition.
 			a.log.InfoContext(ctx, "drop page views of a deleted website", "website", msgs[0].batch.Website, "views", views)
 			continue
@@ -226,7 +226,7 @@ func (a *Aggregator) fold(ctx context.Context, account, website string, msgs []m
 
 	// 3. One fold per message, into its views' day and every later day of the month.
 	folds := make([]fold, len(msgs))
-	cellSet := map[store.RUMCell]bool{}
+	cellSet := map[model.RUMCell]bool{}
 	for i, m := range msgs {
 		f := fold{}
 		for _, v := range m.batch.Views {
@@ -242,7 +242,7 @@ func (a *Aggregator) fold(ctx context.Context, account, website string, msgs []m
 		}
 		folds[i] = f
 	}
-	cells := make([]store.RUMCell, 0, len(cellSet))
+	cells := make([]model.RUMCell, 0, len(cellSet))
 	for c := range cellSet {
 		cells = append(cells, c)
 	}
@@ -253,14 +253,14 @@ func (a *Aggregator) fold(ctx context.Context, account, website string, msgs []m
 
 	// 4. Cap the page keys of each shard: the admitted keys are those already stored, then new
 	// ones in queue order while there is room.
-	admitted := map[store.RUMCell]map[string]bool{}
-	decoded := map[store.RUMCell]*rollup.Table{} // the page-view tables read here, reused in step 5
+	admitted := map[model.RUMCell]map[string]bool{}
+	decoded := map[model.RUMCell]*rollup.Table{} // the page-view tables read here, reused in step 5
 	for _, f := range folds {
 		for pk, p := range f {
 			if pk.dim != rollup.DimPages {
 				continue
 			}
-			c := store.RUMCell{Day: pk.day, Dim: pk.dim, Metric: rollup.ViewsMetric, Shard: pk.shard}
+			c := model.RUMCell{Day: pk.day, Dim: pk.dim, Metric: rollup.ViewsMetric, Shard: pk.shard}
 			set := admitted[c]
 			if set == nil {
 				set = map[string]bool{}
@@ -296,7 +296,7 @@ func (a *Aggregator) fold(ctx context.Context, account, website string, msgs []m
 	for i, m := range msgs {
 		ids[i] = m.batch.ID
 	}
-	err = forEachLimited(ctx, cells, 8, func(c store.RUMCell) error {
+	err = forEachLimited(ctx, cells, 8, func(c model.RUMCell) error {
 		st, existed := stored[c]
 		t := decoded[c]
 		switch {
@@ -323,7 +323,7 @@ func (a *Aggregator) fold(ctx context.Context, account, website string, msgs []m
 		if len(data) > maxItemBytes {
 			return fmt.Errorf("cell %v would be %d bytes", c, len(data))
 		}
-		return a.store.PutRUMTable(ctx, account, website, c, store.RUMTable{Data: data, Applied: ids, Version: st.Version})
+		return a.store.PutRUMTable(ctx, account, website, c, model.RUMTable{Data: data, Applied: ids, Version: st.Version})
 	})
 	if err != nil {
 		return err
@@ -365,7 +365,7 @@ func (a *Aggregator) foldDistinct(ctx context.Context, account, website string, 
 		if err != nil {
 			return err
 		}
-		if err := a.store.PutRUMDistinct(ctx, account, website, day, store.RUMTable{Data: data, Version: st.Version}); err != nil {
+		if err := a.store.PutRUMDistinct(ctx, account, website, day, model.RUMTable{Data: data, Version: st.Version}); err != nil {
 			return err
 		}
 	}

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/rum"
-	"github.com/openvitals/openvitals/internal/store"
 )
 
 // A page view counts once however SQS delivers it: twice from the beacon queue, regrouped into
@@ -52,7 +52,7 @@ func batchTag(id string) uint32 {
 	return 1
 }
 
-func window(k rum.ViewKey) int64 { return k.Collected() / store.RUMSeenWindow }
+func window(k rum.ViewKey) int64 { return k.Collected() / model.RUMSeenWindow }
 
 // load keeps a window's stored record.
 func (s *seenSet) load(win int64, data []byte) error {
@@ -185,7 +185,7 @@ func (a *Aggregator) dedupe(ctx context.Context, account, website string, msgs [
 		if len(data) > maxItemBytes {
 			return nil, fmt.Errorf("more page views collected in 10 seconds (window %d) than one record of folded views holds (%d)", w, maxItemBytes/seenEntryBytes)
 		}
-		if err := a.store.PutRUMSeen(ctx, account, website, store.RUMSeen{Window: w, Data: data}); err != nil {
+		if err := a.store.PutRUMSeen(ctx, account, website, model.RUMSeen{Window: w, Data: data}); err != nil {
 			return nil, err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"sync/atomic"
 
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/store"
 )
@@ -40,7 +41,7 @@ func (t *RunningTotals) Add(v rum.View, metrics []string) {
 // the largest table.
 func (t *RunningTotals) Store(ctx context.Context, st *store.Store, account, website, day string) (bytes, tables, largest int64, err error) {
 	var b, n, big atomic.Int64
-	err = forEachLimited(ctx, t.f.cells(), 8, func(c store.RUMCell) error {
+	err = forEachLimited(ctx, t.f.cells(), 8, func(c model.RUMCell) error {
 		data := t.f.table(c).Encode()
 		b.Add(int64(len(data)))
 		n.Add(1)
@@ -52,7 +53,7 @@ func (t *RunningTotals) Store(ctx context.Context, st *store.Store, account, web
 		}
 		stored := c
 		stored.Day = day
-		return st.PutRUMTable(ctx, account, website, stored, store.RUMTable{Data: data})
+		return st.PutRUMTable(ctx, account, website, stored, model.RUMTable{Data: data})
 	})
 	return b.Load(), n.Load(), big.Load(), err
 }

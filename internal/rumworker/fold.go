@@ -1,9 +1,9 @@
 package rumworker
 
 import (
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/rollup"
 	"github.com/openvitals/openvitals/internal/rum"
-	"github.com/openvitals/openvitals/internal/store"
 )
 
 // partKey names the tables of one day, dimension and shard.
@@ -68,10 +68,10 @@ func (f fold) addKey(pk partKey, key string, v rum.WireView) {
 }
 
 // cells lists the stored tables the fold touches.
-func (f fold) cells() []store.RUMCell {
-	var cells []store.RUMCell
+func (f fold) cells() []model.RUMCell {
+	var cells []model.RUMCell
 	for pk, p := range f {
-		cells = append(cells, store.RUMCell{Day: pk.day, Dim: pk.dim, Metric: rollup.ViewsMetric, Shard: pk.shard})
+		cells = append(cells, model.RUMCell{Day: pk.day, Dim: pk.dim, Metric: rollup.ViewsMetric, Shard: pk.shard})
 		var used [rum.NumTimings]bool
 		for _, ts := range p.timings {
 			for i := range ts {
@@ -80,18 +80,18 @@ func (f fold) cells() []store.RUMCell {
 		}
 		for i, u := range used {
 			if u {
-				cells = append(cells, store.RUMCell{Day: pk.day, Dim: pk.dim, Metric: rum.TimingNames[i], Shard: pk.shard})
+				cells = append(cells, model.RUMCell{Day: pk.day, Dim: pk.dim, Metric: rum.TimingNames[i], Shard: pk.shard})
 			}
 		}
 		for name := range p.custom {
-			cells = append(cells, store.RUMCell{Day: pk.day, Dim: pk.dim, Metric: name, Shard: pk.shard})
+			cells = append(cells, model.RUMCell{Day: pk.day, Dim: pk.dim, Metric: name, Shard: pk.shard})
 		}
 	}
 	return cells
 }
 
 // table is the fold's contribution to one stored table, or nil.
-func (f fold) table(c store.RUMCell) *rollup.Table {
+func (f fold) table(c model.RUMCell) *rollup.Table {
 	p := f[partKey{c.Day, c.Dim, c.Shard}]
 	if p == nil {
 		return nil

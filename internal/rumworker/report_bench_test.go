@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/quota"
 	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/rumworker"
@@ -50,7 +51,7 @@ func BenchmarkReport10M(b *testing.B) {
 		}
 		written, tables, largest = written+w, tables+n, max(largest, big)
 	}
-	if err := st.PutRUMIndex(ctx, site.Account, site.ID, store.RUMIndex{Month: "202611", Days: dayList}); err != nil {
+	if err := st.PutRUMIndex(ctx, site.Account, site.ID, model.RUMIndex{Month: "202611", Days: dayList}); err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("stored %d page views as %d tables (%.1f MB in all, largest table %.0f KB) in %v",
@@ -141,9 +142,9 @@ func benchAggregate(b *testing.B, perMessage int) {
 }
 
 // benchWebsite is a website in a table of the benchmark's own.
-func benchWebsite(b *testing.B) (*store.Store, store.Website) {
+func benchWebsite(b *testing.B) (*store.Store, model.Website) {
 	st := awstest.Store(b, awstest.Clients(b))
-	site := store.Website{Account: "bench", Domain: "example.com"}
+	site := model.Website{Account: "bench", Domain: "example.com"}
 	if err := st.CreateWebsite(context.Background(), &site); err != nil {
 		b.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/quota"
 	"github.com/openvitals/openvitals/internal/rollup"
@@ -30,7 +31,7 @@ type rig struct {
 	col    *rum.Collector
 	agg    *rumworker.Aggregator
 	reader *rum.Reader
-	site   store.Website
+	site   model.Website
 	sent   []rum.View // every view sent, for exact answers
 	q      *queue.Queue
 	// batches are the aggregator batches batchEvent made, by ID.
@@ -41,7 +42,7 @@ func newRig(t *testing.T) *rig {
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
 	q := awstest.FIFOQueue(t, clients, service.RUMQueueSettings)
-	site := store.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
+	site := model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
 	if err := st.CreateWebsite(context.Background(), &site); err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +303,7 @@ func TestRebatcherRegroupsSingleViews(t *testing.T) {
 	r := newRig(t)
 	clients := awstest.Clients(t)
 	beacons := awstest.Queue(t, clients, service.BeaconQueueSettings)
-	other := store.Website{Account: "globex", Domain: "globex.example"}
+	other := model.Website{Account: "globex", Domain: "globex.example"}
 	if err := r.st.CreateWebsite(context.Background(), &other); err != nil {
 		t.Fatal(err)
 	}

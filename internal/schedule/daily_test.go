@@ -10,9 +10,9 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/schedule"
 	"github.com/openvitals/openvitals/internal/service"
-	"github.com/openvitals/openvitals/internal/store"
 )
 
 // Each daily rule of the stack names its job in the event; an event naming none (the local
@@ -35,15 +35,15 @@ func TestDailyRunsTheJobsTheEventNames(t *testing.T) {
 	}
 	sched := schedule.New(svc)
 	ctx := context.Background()
-	site := store.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
+	site := model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
 	if err := st.CreateWebsite(ctx, &site); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.CreatePages(ctx, site, []store.Page{{URL: "/", Alias: "Home"}}); err != nil {
+	if err := st.CreatePages(ctx, site, []model.Page{{URL: "/", Alias: "Home"}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, digest := range []bool{true, false} {
-		c := store.Channel{ID: store.NewChannelID(), Kind: "slack", Digest: digest}
+		c := model.Channel{ID: model.NewChannelID(), Kind: "slack", Digest: digest}
 		if err := st.CreateChannel(ctx, site, &c); err != nil {
 			t.Fatal(err)
 		}

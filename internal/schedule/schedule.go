@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/openvitals/openvitals/internal/audit"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/purge"
@@ -93,7 +94,7 @@ func (s *Scheduler) Handle(ctx context.Context, ev events.CloudWatchEvent) (Resu
 	if at.IsZero() {
 		at = time.Now()
 	}
-	res := Result{Day: store.Day(at)}
+	res := Result{Day: model.Day(at)}
 	var errs []error
 	for _, job := range jobs {
 		var err error

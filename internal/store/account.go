@@ -9,28 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/openvitals/openvitals/internal/model"
 )
-
-// Role is what an API key may do.
-type Role string
-
-// The two roles: admin may do everything in its account, viewer only read.
-const (
-	RoleAdmin  Role = "admin"
-	RoleViewer Role = "viewer"
-)
-
-// Valid tells whether r is a known role.
-func (r Role) Valid() bool { return r == RoleAdmin || r == RoleViewer }
-
-// APIKey is a stored API key. Only the hash of the secret is kept.
-type APIKey struct {
-	Hash    string
-	Account string
-	Role    Role
-	Name    string
-	Created time.Time
-}
 
 type accountItem struct {
 	PK      string
@@ -45,7 +25,7 @@ type apiKeyItem struct {
 	SK      string
 	Type    string
 	Account string
-	Role    Role
+	Role    model.Role
 	Name    string
 	Created time.Time
 }
@@ -54,7 +34,7 @@ type apiKeyItem struct {
 func (s *Store) AccountExists(ctx context.Context, account string) (bool, error) {
 	var it accountItem
 	err := s.getItem(ctx, accountPK(account), skAccount, "account "+account, &it)
-	if IsNotFound(err) {
+	if model.IsNotFound(err) {
 		return false, nil
 	}
 	return err == nil, err
@@ -80,7 +60,7 @@ func (s *Store) EnsureAccount(ctx context.Context, account string) error {
 }
 
 // PutAPIKey stores a key for an account (which must exist), replacing any key with the same hash.
-func (s *Store) PutAPIKey(ctx context.Context, k APIKey) error {
+func (s *Store) PutAPIKey(ctx context.Context, k model.APIKey) error {
 	if k.Created.IsZero() {
 		k.Created = s.now()
 	}
@@ -102,7 +82,7 @@ func (s *Store) PutAPIKey(ctx context.Context, k APIKey) error {
 		},
 	})
 	if r := cancellationReasons(err); len(r) > 0 && r[0] == "ConditionalCheckFailed" {
-		return fmt.Errorf("account %s: %w", k.Account, ErrNotFound)
+		return fmt.Errorf("account %s: %w", k.Account, model.ErrNotFound)
 	}
 	if err != nil {
 		return fmt.Errorf("put api key: %w", err)
@@ -111,22 +91,22 @@ func (s *Store) PutAPIKey(ctx context.Context, k APIKey) error {
 }
 
 // APIKeyByHash finds a key by the hash of its secret.
-func (s *Store) APIKeyByHash(ctx context.Context, hash string) (APIKey, error) {
+func (s *Store) APIKeyByHash(ctx context.Context, hash string) (model.APIKey, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.table),
 		Key:       key(apiKeyPK(hash), skAPIKey),
 	})
 	if err != nil {
-		return APIKey{}, fmt.Errorf("get api key: %w", err)
+		return model.APIKey{}, fmt.Errorf("get api key: %w", err)
 	}
 	if out.Item == nil {
-		return APIKey{}, fmt.Errorf("api key: %w", ErrNotFound)
+		return model.APIKey{}, fmt.Errorf("api key: %w", model.ErrNotFound)
 	}
 	var it apiKeyItem
 	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
-		return APIKey{}, fmt.Errorf("decode api key: %w", err)
+		return model.APIKey{}, fmt.Errorf("decode api key: %w", err)
 	}
-	return APIKey{Hash: hash, Account: it.Account, Role: it.Role, Name: it.Name, Created: it.Created}, nil
+	return model.APIKey{Hash: hash, Account: it.Account, Role: it.Role, Name: it.Name, Created: it.Created}, nil
 }
 
 // DeleteAPIKey revokes a key by the hash of its secret.

@@ -4,46 +4,36 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/openvitals/openvitals/internal/model"
 )
-
-// Budget is a threshold on one metric of a website's pages.
-type Budget struct {
-	ID       string
-	Metric   string
-	Operator string // "lt" or "gt"
-	Value    float64
-	Device   string // "desktop", "mobile" or "all"
-	Created  time.Time
-}
 
 type budgetItem struct {
 	PK   string
 	SK   string
 	Type string
-	Budget
+	model.Budget
 }
 
-func (s *Store) budgetItem(w Website, b Budget) budgetItem {
+func (s *Store) budgetItem(w model.Website, b model.Budget) budgetItem {
 	return budgetItem{PK: websitePK(w.Account, w.ID), SK: budgetSK(b.ID), Type: "budget", Budget: b}
 }
 
 // CreateBudget stores a new budget and assigns its ID.
-func (s *Store) CreateBudget(ctx context.Context, w Website, b *Budget) error {
-	b.ID, b.Created = NewID(), s.now()
+func (s *Store) CreateBudget(ctx context.Context, w model.Website, b *model.Budget) error {
+	b.ID, b.Created = model.NewID(), s.now()
 	return s.putItem(ctx, s.budgetItem(w, *b), false, "budget "+b.ID)
 }
 
 // Budgets lists a website's budgets, oldest first.
-func (s *Store) Budgets(ctx context.Context, w Website) ([]Budget, error) {
+func (s *Store) Budgets(ctx context.Context, w model.Website) ([]model.Budget, error) {
 	var items []budgetItem
 	if err := s.queryPrefix(ctx, websitePK(w.Account, w.ID), budgetSKPrefix, true, &items); err != nil {
 		return nil, fmt.Errorf("list budgets: %w", err)
 	}
-	budgets := make([]Budget, len(items))
+	budgets := make([]model.Budget, len(items))
 	for i, it := range items {
 		budgets[i] = it.Budget
 	}
@@ -52,19 +42,19 @@ func (s *Store) Budgets(ctx context.Context, w Website) ([]Budget, error) {
 }
 
 // Budget returns one budget of a website.
-func (s *Store) Budget(ctx context.Context, w Website, id string) (Budget, error) {
+func (s *Store) Budget(ctx context.Context, w model.Website, id string) (model.Budget, error) {
 	var it budgetItem
 	err := s.getItem(ctx, websitePK(w.Account, w.ID), budgetSK(id), "budget "+id, &it)
 	return it.Budget, err
 }
 
 // UpdateBudget replaces an existing budget.
-func (s *Store) UpdateBudget(ctx context.Context, w Website, b Budget) error {
+func (s *Store) UpdateBudget(ctx context.Context, w model.Website, b model.Budget) error {
 	return s.putItem(ctx, s.budgetItem(w, b), true, "budget "+b.ID)
 }
 
 // DeleteBudget removes a budget.
-func (s *Store) DeleteBudget(ctx context.Context, w Website, id string) error {
+func (s *Store) DeleteBudget(ctx context.Context, w model.Website, id string) error {
 	if err := s.deleteItem(ctx, websitePK(w.Account, w.ID), budgetSK(id), "budget "+id); err != nil {
 		return err
 	}

@@ -10,35 +10,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/openvitals/openvitals/internal/model"
 )
-
-// Channel is where a website's events are sent: a webhook, a Slack incoming webhook or email
-// recipients. Its target and secret are stored sealed (see the seal package).
-type Channel struct {
-	ID   string
-	Name string
-	Kind string
-	// Events are the event types it takes; none means all.
-	Events []string
-	// Digest sends one message a day with the day's events instead of one per event.
-	Digest bool
-	// Target is sealed: the URL (webhook, Slack) or the recipients, one per line (email).
-	Target []byte
-	// Shown is the target as the API shows it: the URL with its path masked, or the recipients.
-	Shown string
-	// Secret is the sealed signing secret of a webhook.
-	Secret  []byte `dynamodbav:",omitempty"`
-	Created time.Time
-	// FailingSince is the first failed delivery since the last one that succeeded (zero when
-	// the last succeeded).
-	FailingSince time.Time `dynamodbav:",omitempty"`
-	// DigestSent is when the last digest was sent.
-	DigestSent time.Time `dynamodbav:",omitempty"`
-}
 
 type channelItem struct {
 	PK, SK, Type string
-	Channel
+	model.Channel
 }
 
 const (
@@ -52,39 +29,31 @@ func channelSK(id string) string { return channelSKPrefix + id }
 
 func channelDataSK(id string) string { return channelDataPrefix + id + "#" }
 
-// ChannelAAD is what a channel's sealed values are bound to: its website and itself.
-func ChannelAAD(w Website, channel string) []byte {
-	return []byte("channel\x00" + w.Account + "\x00" + w.ID + "\x00" + channel)
-}
-
-// NewChannelID returns the ID for a new channel (the caller seals its values for it).
-func NewChannelID() string { return NewID() }
-
 // CreateChannel stores a new channel; c.ID must be set (NewChannelID) and c.Created is set.
-func (s *Store) CreateChannel(ctx context.Context, w Website, c *Channel) error {
+func (s *Store) CreateChannel(ctx context.Context, w model.Website, c *model.Channel) error {
 	c.Created = s.now()
 	return s.putItem(ctx, channelItem{PK: websitePK(w.Account, w.ID), SK: channelSK(c.ID), Type: "channel", Channel: *c}, false, "channel "+c.ID)
 }
 
 // UpdateChannel replaces an existing channel.
-func (s *Store) UpdateChannel(ctx context.Context, w Website, c Channel) error {
+func (s *Store) UpdateChannel(ctx context.Context, w model.Website, c model.Channel) error {
 	return s.putItem(ctx, channelItem{PK: websitePK(w.Account, w.ID), SK: channelSK(c.ID), Type: "channel", Channel: c}, true, "channel "+c.ID)
 }
 
 // Channel returns one channel.
-func (s *Store) Channel(ctx context.Context, w Website, id string) (Channel, error) {
+func (s *Store) Channel(ctx context.Context, w model.Website, id string) (model.Channel, error) {
 	var it channelItem
 	err := s.getItem(ctx, websitePK(w.Account, w.ID), channelSK(id), "channel "+id, &it)
 	return it.Channel, err
 }
 
 // Channels lists a website's channels, oldest first.
-func (s *Store) Channels(ctx context.Context, w Website) ([]Channel, error) {
+func (s *Store) Channels(ctx context.Context, w model.Website) ([]model.Channel, error) {
 	var items []channelItem
 	if err := s.queryPrefix(ctx, websitePK(w.Account, w.ID), channelSKPrefix, true, &items); err != nil {
 		return nil, fmt.Errorf("list channels: %w", err)
 	}
-	out := make([]Channel, len(items))
+	out := make([]model.Channel, len(items))
 	for i, it := range items {
 		out[i] = it.Channel
 	}
@@ -93,7 +62,7 @@ func (s *Store) Channels(ctx context.Context, w Website) ([]Channel, error) {
 }
 
 // DeleteChannel removes a channel, then its deliveries and marks.
-func (s *Store) DeleteChannel(ctx context.Context, w Website, id string) error {
+func (s *Store) DeleteChannel(ctx context.Context, w model.Website, id string) error {
 	if err := s.deleteItem(ctx, websitePK(w.Account, w.ID), channelSK(id), "channel "+id); err != nil {
 		return err
 	}
@@ -102,7 +71,7 @@ func (s *Store) DeleteChannel(ctx context.Context, w Website, id string) error {
 }
 
 // MarkDigestSent records when a channel's digest was sent.
-func (s *Store) MarkDigestSent(ctx context.Context, w Website, channel string, at time.Time) error {
+func (s *Store) MarkDigestSent(ctx context.Context, w model.Website, channel string, at time.Time) error {
 	v, err := attributevalue.Marshal(at)
 	if err != nil {
 		return err
@@ -114,7 +83,7 @@ func (s *Store) MarkDigestSent(ctx context.Context, w Website, channel string, a
 		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":at": v},
 	})
 	if isConditionFailed(err) {
-		return fmt.Errorf("channel %s: %w", channel, ErrNotFound)
+		return fmt.Errorf("channel %s: %w", channel, model.ErrNotFound)
 	}
 	if err != nil {
 		return fmt.Errorf("mark digest sent: %w", err)
@@ -122,35 +91,18 @@ func (s *Store) MarkDigestSent(ctx context.Context, w Website, channel string, a
 	return nil
 }
 
-// Delivery is one attempt to deliver an event to a channel.
-type Delivery struct {
-	Event     string // the event's ID
-	EventType string
-	At        time.Time
-	Attempt   int
-	// Status is the HTTP status the target answered (0 when none: a network error).
-	Status    int
-	LatencyMS int64
-	Error     string `dynamodbav:",omitempty"`
-	// Retry is when the next attempt is due (zero when none: delivered, or given up).
-	Retry time.Time `dynamodbav:",omitempty"`
-}
-
-// DeliveryRetention is how long deliveries are kept.
-const DeliveryRetention = 30 * 24 * time.Hour
-
 type deliveryItem struct {
 	PK, SK, Type string
-	Delivery
+	model.Delivery
 	Expires int64 `dynamodbav:"expires"`
 }
 
 // RecordDelivery stores an attempt and keeps the channel's failing time: cleared by a
 // success, set by the first failure after one. A channel deleted meanwhile is ErrNotFound.
-func (s *Store) RecordDelivery(ctx context.Context, w Website, channel string, d Delivery, ok bool) error {
+func (s *Store) RecordDelivery(ctx context.Context, w model.Website, channel string, d model.Delivery, ok bool) error {
 	item, err := attributevalue.MarshalMap(deliveryItem{PK: websitePK(w.Account, w.ID),
 		SK:   channelDataSK(channel) + "D#" + d.At.UTC().Format("20060102T150405.000000000") + "#" + d.Event,
-		Type: "delivery", Delivery: d, Expires: d.At.Add(DeliveryRetention).Unix()})
+		Type: "delivery", Delivery: d, Expires: d.At.Add(model.DeliveryRetention).Unix()})
 	if err != nil {
 		return err
 	}
@@ -171,7 +123,7 @@ func (s *Store) RecordDelivery(ctx context.Context, w Website, channel string, d
 		{Update: update}, {Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: item}},
 	}})
 	if r := cancellationReasons(err); len(r) > 0 && r[0] == "ConditionalCheckFailed" {
-		return fmt.Errorf("channel %s: %w", channel, ErrNotFound)
+		return fmt.Errorf("channel %s: %w", channel, model.ErrNotFound)
 	}
 	if err != nil {
 		return fmt.Errorf("record delivery: %w", err)
@@ -182,7 +134,7 @@ func (s *Store) RecordDelivery(ctx context.Context, w Website, channel string, d
 // Deliveries lists a channel's deliveries newest first: up to limit (0: all) before the one
 // whose cursor is before ("" from the newest), with the cursor of the last and whether more
 // remain.
-func (s *Store) Deliveries(ctx context.Context, w Website, channel, before string, limit int) ([]Delivery, []string, bool, error) {
+func (s *Store) Deliveries(ctx context.Context, w model.Website, channel, before string, limit int) ([]model.Delivery, []string, bool, error) {
 	prefix := channelDataSK(channel) + "D#"
 	hi := prefix + "\U0010FFFF"
 	if before != "" {
@@ -200,7 +152,7 @@ func (s *Store) Deliveries(ctx context.Context, w Website, channel, before strin
 	if limit > 0 {
 		in.Limit = aws.Int32(int32(limit + 2))
 	}
-	var out []Delivery
+	var out []model.Delivery
 	var cursors []string
 	p := dynamodb.NewQueryPaginator(s.db, in)
 	for p.HasMorePages() && (limit == 0 || len(out) <= limit) {
@@ -229,12 +181,12 @@ func (s *Store) Deliveries(ctx context.Context, w Website, channel, before strin
 
 // MarkSent records that an event was delivered to a channel, once: false when it was already.
 // Marks expire with the deliveries.
-func (s *Store) MarkSent(ctx context.Context, w Website, channel, event string) (bool, error) {
+func (s *Store) MarkSent(ctx context.Context, w model.Website, channel, event string) (bool, error) {
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(s.table),
 		Item: map[string]ddbtypes.AttributeValue{
 			attrPK: str(websitePK(w.Account, w.ID)), attrSK: str(channelDataSK(channel) + "S#" + event),
-			"Type": str("sent"), "expires": num(int(s.now().Add(DeliveryRetention).Unix())),
+			"Type": str("sent"), "expires": num(int(s.now().Add(model.DeliveryRetention).Unix())),
 		},
 		ConditionExpression: aws.String("attribute_not_exists(PK)"),
 	})
@@ -248,10 +200,10 @@ func (s *Store) MarkSent(ctx context.Context, w Website, channel, event string) 
 }
 
 // Sent tells whether an event was delivered to a channel.
-func (s *Store) Sent(ctx context.Context, w Website, channel, event string) (bool, error) {
+func (s *Store) Sent(ctx context.Context, w model.Website, channel, event string) (bool, error) {
 	var it struct{ PK string }
 	err := s.getItem(ctx, websitePK(w.Account, w.ID), channelDataSK(channel)+"S#"+event, "sent mark", &it)
-	if IsNotFound(err) {
+	if model.IsNotFound(err) {
 		return false, nil
 	}
 	return err == nil, err

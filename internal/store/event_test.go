@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -14,7 +15,7 @@ import (
 func TestChangeState(t *testing.T) {
 	ctx := context.Background()
 	_, st, w := newWebsite(t)
-	b := store.Budget{Metric: "lcp", Operator: "lt", Value: 2500, Device: "all"}
+	b := model.Budget{Metric: "lcp", Operator: "lt", Value: 2500, Device: "all"}
 	if err := st.CreateBudget(ctx, w, &b); err != nil {
 		t.Fatal(err)
 	}
@@ -23,16 +24,16 @@ func TestChangeState(t *testing.T) {
 	if err != nil || from.Version != 0 || from.Value != "" {
 		t.Fatalf("a state never recorded: %+v, %v", from, err)
 	}
-	ev := &store.Event{Type: "budget.status_changed", Budget: b.ID}
+	ev := &model.Event{Type: "budget.status_changed", Budget: b.ID}
 	to, err := st.ChangeState(ctx, w, from, "exceeded", "", ev)
-	if err != nil || to.Version != 1 || to.Unsent != store.EventKey(*ev) || ev.ID != store.EventID(w, key, 1) {
+	if err != nil || to.Version != 1 || to.Unsent != store.EventKey(*ev) || ev.ID != model.EventID(w, key, 1) {
 		t.Fatalf("change: %+v, %v (event %+v)", to, err, ev)
 	}
 	// The same change again, from the same reading: refused, no second event.
-	if _, err := st.ChangeState(ctx, w, from, "exceeded", "", &store.Event{Type: "budget.status_changed"}); !errors.Is(err, store.ErrChanged) {
+	if _, err := st.ChangeState(ctx, w, from, "exceeded", "", &model.Event{Type: "budget.status_changed"}); !errors.Is(err, model.ErrChanged) {
 		t.Errorf("a second change from the same reading: %v, want ErrChanged", err)
 	}
-	evs, _, err := st.Events(ctx, w, store.EventFilter{}, "", 0)
+	evs, _, err := st.Events(ctx, w, model.EventFilter{}, "", 0)
 	if err != nil || len(evs) != 1 || evs[0].ID != ev.ID || evs[0].After != "exceeded" || evs[0].Version != 1 {
 		t.Fatalf("events %+v, %v", evs, err)
 	}
@@ -50,13 +51,13 @@ func TestChangeState(t *testing.T) {
 	if got, _ := st.WatchedState(ctx, w, key); got.Version != 0 {
 		t.Errorf("a deleted budget's state is left: %+v", got)
 	}
-	if _, err := st.ChangeState(ctx, w, store.State{Key: key}, "ok", "", &store.Event{Type: "budget.status_changed"}); !store.IsNotFound(err) {
+	if _, err := st.ChangeState(ctx, w, model.State{Key: key}, "ok", "", &model.Event{Type: "budget.status_changed"}); !model.IsNotFound(err) {
 		t.Errorf("a deleted budget's state: %v, want not found", err)
 	}
-	if _, err := st.ChangeState(ctx, w, store.State{Key: store.PageState("nopage", "ux#mobile")}, "passed", "", nil); !store.IsNotFound(err) {
+	if _, err := st.ChangeState(ctx, w, model.State{Key: store.PageState("nopage", "ux#mobile")}, "passed", "", nil); !model.IsNotFound(err) {
 		t.Errorf("a missing page's state: %v, want not found", err)
 	}
-	if n, _, _ := st.Events(ctx, w, store.EventFilter{}, "", 0); len(n) != 1 {
+	if n, _, _ := st.Events(ctx, w, model.EventFilter{}, "", 0); len(n) != 1 {
 		t.Errorf("%d events, want still 1", len(n))
 	}
 }

@@ -16,6 +16,7 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/multistep/step"
 	"github.com/openvitals/openvitals/internal/store"
 )
@@ -35,7 +36,7 @@ var formatTime = time.Date(2026, 11, 2, 3, 4, 5, 0, time.UTC)
 
 // writeFormatEntities stores one of each kind of entity through the store's own methods and
 // returns the website.
-func writeFormatEntities(t *testing.T, st *store.Store) store.Website {
+func writeFormatEntities(t *testing.T, st *store.Store) model.Website {
 	t.Helper()
 	ctx := context.Background()
 	must := func(err error) {
@@ -45,24 +46,24 @@ func writeFormatEntities(t *testing.T, st *store.Store) store.Website {
 		}
 	}
 	must(st.EnsureAccount(ctx, "acme"))
-	w := store.Website{Account: "acme", Domain: "example.com", DisplayName: "Example", Created: formatTime}
+	w := model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example", Created: formatTime}
 	must(st.CreateWebsite(ctx, &w))
-	must(st.PutAPIKey(ctx, store.APIKey{Hash: "hash-" + w.ID, Account: "acme", Role: store.RoleViewer, Name: "ci", Created: formatTime}))
-	pages := []store.Page{{URL: "/", Alias: "Home", Created: formatTime}, {URL: "/shop?x=1", Alias: "Shop", Created: formatTime}}
+	must(st.PutAPIKey(ctx, model.APIKey{Hash: "hash-" + w.ID, Account: "acme", Role: model.RoleViewer, Name: "ci", Created: formatTime}))
+	pages := []model.Page{{URL: "/", Alias: "Home", Created: formatTime}, {URL: "/shop?x=1", Alias: "Shop", Created: formatTime}}
 	must(st.CreatePages(ctx, w, pages))
-	b := store.Budget{Metric: "lcp", Operator: "lt", Value: 2500, Device: "all", Created: formatTime}
+	b := model.Budget{Metric: "lcp", Operator: "lt", Value: 2500, Device: "all", Created: formatTime}
 	must(st.CreateBudget(ctx, w, &b))
-	must(st.PutLabResult(ctx, w, pages[0], store.LabResult{
+	must(st.PutLabResult(ctx, w, pages[0], model.LabResult{
 		Page: pages[0].ID, Device: "desktop", Day: "20261102",
-		Metrics:       map[string]float64{"lcp": 1234.5, "cls": 0.01, "performance_score": 97},
-		Samples:       map[string][]float64{"lcp": {1200, 1234.5, 1300}},
-		Opportunities: []store.Opportunity{{ID: "render-blocking-insight", Title: "Render-blocking", Category: "insights", DisplayValue: "120 ms"}},
+		Metrics:           map[string]float64{"lcp": 1234.5, "cls": 0.01, "performance_score": 97},
+		Samples:           map[string][]float64{"lcp": {1200, 1234.5, 1300}},
+		Opportunities:     []model.Opportunity{{ID: "render-blocking-insight", Title: "Render-blocking", Category: "insights", DisplayValue: "120 ms"}},
 		LighthouseVersion: "13.5.0", ReportKey: "reports/x.json.gz", Runs: 3, Audited: formatTime,
 	}))
-	must(st.PutLabError(ctx, w, pages[1], "mobile", store.LabError{Message: "ERRORED_DOCUMENT_REQUEST", At: formatTime, Attempts: 2}))
-	must(st.PutUXResult(ctx, w, pages[0], store.UXResult{Page: pages[0].ID, Device: "mobile", Day: "20261102",
-		Vitals: map[string]store.Vital{"lcp": {P75: 2547, Good: 0.7, NeedsImprovement: 0.2, Poor: 0.1}}, Collected: formatTime}))
-	test := store.Test{Alias: "Checkout", Device: "desktop", Created: formatTime, Steps: []step.Step{
+	must(st.PutLabError(ctx, w, pages[1], "mobile", model.LabError{Message: "ERRORED_DOCUMENT_REQUEST", At: formatTime, Attempts: 2}))
+	must(st.PutUXResult(ctx, w, pages[0], model.UXResult{Page: pages[0].ID, Device: "mobile", Day: "20261102",
+		Vitals: map[string]model.Vital{"lcp": {P75: 2547, Good: 0.7, NeedsImprovement: 0.2, Poor: 0.1}}, Collected: formatTime}))
+	test := model.Test{Alias: "Checkout", Device: "desktop", Created: formatTime, Steps: []step.Step{
 		{Type: "navigate", Target: "https://example.com/"}, {Type: "click", Target: "#buy", WaitForNavigation: true}}}
 	must(st.CreateTest(ctx, w, &test))
 	_, err := st.CreateRun(ctx, w, test)
@@ -70,21 +71,21 @@ func writeFormatEntities(t *testing.T, st *store.Store) store.Website {
 	key := store.BudgetState(b.ID)
 	from, err := st.WatchedState(ctx, w, key)
 	must(err)
-	_, err = st.ChangeState(ctx, w, from, "exceeded", "20261102", &store.Event{Type: "budget.status_changed", Budget: b.ID, Occurred: formatTime, Summary: "LCP over budget"})
+	_, err = st.ChangeState(ctx, w, from, "exceeded", "20261102", &model.Event{Type: "budget.status_changed", Budget: b.ID, Occurred: formatTime, Summary: "LCP over budget"})
 	must(err)
-	_, err = st.PutRegression(ctx, w, store.Regression{ID: store.RegressionID(w, "lab#lcp", "20261101"), Kind: store.KindRegression, Source: "lab",
+	_, err = st.PutRegression(ctx, w, model.Regression{ID: model.RegressionID(w, "lab#lcp", "20261101"), Kind: model.KindRegression, Source: "lab",
 		Page: pages[0].ID, Device: "desktop", Metric: "lcp", LastGood: "20261031", FirstBad: "20261101",
-		Before: store.Level{Median: 1000, Spread: 20}, After: store.Level{Median: 1500, Spread: 30}, Delta: 500, Percent: 50, P: 0.01,
-		Status: store.RegressionOpen, Detected: formatTime,
-		Cause: []store.CauseItem{{Kind: "resource", Title: "+312 KB script", URL: "https://cdn.example.com/a.js", Type: "Script", Party: "third", After: 312, Unit: "KB", Impact: 0.8}}})
+		Before: model.Level{Median: 1000, Spread: 20}, After: model.Level{Median: 1500, Spread: 30}, Delta: 500, Percent: 50, P: 0.01,
+		Status: model.RegressionOpen, Detected: formatTime,
+		Cause: []model.CauseItem{{Kind: "resource", Title: "+312 KB script", URL: "https://cdn.example.com/a.js", Type: "Script", Party: "third", After: 312, Unit: "KB", Impact: 0.8}}})
 	must(err)
-	must(st.PutAnnotation(ctx, w, store.Annotation{ID: "a1", At: formatTime, Text: "Release 1.2", Pages: []string{pages[0].ID}, Created: formatTime}))
-	must(st.PutRegressionThresholds(ctx, w, map[string]store.RegressionThreshold{"lcp": {Relative: 0.1, Absolute: 100}}))
-	c := store.Channel{Name: "ops", Kind: "webhook", Events: []string{"budget.status_changed"}, Target: []byte("sealed-url"), Shown: "https://hooks.example.com/…", Secret: []byte("sealed-secret"), Created: formatTime}
+	must(st.PutAnnotation(ctx, w, model.Annotation{ID: "a1", At: formatTime, Text: "Release 1.2", Pages: []string{pages[0].ID}, Created: formatTime}))
+	must(st.PutRegressionThresholds(ctx, w, map[string]model.RegressionThreshold{"lcp": {Relative: 0.1, Absolute: 100}}))
+	c := model.Channel{Name: "ops", Kind: "webhook", Events: []string{"budget.status_changed"}, Target: []byte("sealed-url"), Shown: "https://hooks.example.com/…", Secret: []byte("sealed-secret"), Created: formatTime}
 	must(st.CreateChannel(ctx, w, &c))
-	must(st.RecordDelivery(ctx, w, c.ID, store.Delivery{Event: "e1", EventType: "budget.status_changed", At: formatTime, Attempt: 1, Status: 200, LatencyMS: 12}, true))
-	series := store.TestSeries{ID: "ts_s1", Description: "deploy 42", Initiator: "ci", Created: formatTime, Count: 1}
-	must(st.CreateTestSeries(ctx, w, series, []store.SeriesTest{{ID: store.SeriesTestID("ts_s1", 0), Series: "ts_s1", Page: pages[0].ID, URL: "/", Alias: "Home", Device: "desktop", Status: store.RunQueued}}))
+	must(st.RecordDelivery(ctx, w, c.ID, model.Delivery{Event: "e1", EventType: "budget.status_changed", At: formatTime, Attempt: 1, Status: 200, LatencyMS: 12}, true))
+	series := model.TestSeries{ID: "ts_s1", Description: "deploy 42", Initiator: "ci", Created: formatTime, Count: 1}
+	must(st.CreateTestSeries(ctx, w, series, []model.SeriesTest{{ID: model.SeriesTestID("ts_s1", 0), Series: "ts_s1", Page: pages[0].ID, URL: "/", Alias: "Home", Device: "desktop", Status: model.RunQueued}}))
 	return w
 }
 
@@ -116,7 +117,7 @@ func formatValues(t *testing.T, st *store.Store, account, website string) map[st
 		ux, err := st.UXResults(ctx, w, p.ID, "mobile", "20261101", "20261103")
 		add("ux "+p.Alias, ux, err)
 		le, err := st.LastLabError(ctx, w, p.ID, "mobile")
-		if store.IsNotFound(err) {
+		if model.IsNotFound(err) {
 			err = nil
 		}
 		add("lab error "+p.Alias, le, err)
@@ -130,9 +131,9 @@ func formatValues(t *testing.T, st *store.Store, account, website string) map[st
 		}
 		add("runs "+tt.Alias, runs, err)
 	}
-	evs, _, err := st.Events(ctx, w, store.EventFilter{}, "", 0)
+	evs, _, err := st.Events(ctx, w, model.EventFilter{}, "", 0)
 	add("events", evs, err)
-	regs, _, err := st.Regressions(ctx, w, store.RegressionFilter{}, "", 0)
+	regs, _, err := st.Regressions(ctx, w, model.RegressionFilter{}, "", 0)
 	add("regressions", regs, err)
 	anns, _, err := st.Annotations(ctx, w, formatTime.Add(-time.Hour), formatTime.Add(time.Hour), "", 0)
 	add("annotations", anns, err)

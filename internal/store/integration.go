@@ -9,48 +9,19 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/openvitals/openvitals/internal/model"
 )
-
-// SearchConsoleKind names the Search Console integration in keys and messages.
-const SearchConsoleKind = "search-console"
-
-// SearchConsole is a website's Search Console integration: the property whose search analytics
-// are collected and the service account that reads them.
-type SearchConsole struct {
-	// Property is the Search Console property: a URL prefix (https://www.example.com/) or a
-	// domain property (sc-domain:example.com).
-	Property string
-	// ServiceAccount is the service account's e-mail address, shown so that users know whom
-	// to grant access to the property.
-	ServiceAccount string
-	// Credentials is the service account's JSON key, sealed (encrypted and authenticated);
-	// it never leaves the store but to the collector.
-	Credentials []byte
-	Created     time.Time
-	Updated     time.Time
-	// LastCollected is when search analytics were last stored; LastError why the last
-	// collection failed (empty after a success). Zero and empty before the first collection.
-	LastCollected time.Time
-	LastError     string
-	LastErrorAt   time.Time
-}
-
-// IntegrationAAD is what a website's integration credentials are sealed for: they open only
-// as the credentials of that integration of that website.
-func IntegrationAAD(w Website, kind string) []byte {
-	return []byte("integration\x00" + kind + "\x00" + w.Account + "\x00" + w.ID)
-}
 
 type searchConsoleItem struct {
 	PK   string
 	SK   string
 	Type string
-	SearchConsole
+	model.SearchConsole
 }
 
 // PutSearchConsole stores a website's Search Console integration, replacing the one there.
-func (s *Store) PutSearchConsole(ctx context.Context, w Website, sc SearchConsole) error {
-	item, err := attributevalue.MarshalMap(searchConsoleItem{PK: websitePK(w.Account, w.ID), SK: integrationSK(SearchConsoleKind), Type: "integration", SearchConsole: sc})
+func (s *Store) PutSearchConsole(ctx context.Context, w model.Website, sc model.SearchConsole) error {
+	item, err := attributevalue.MarshalMap(searchConsoleItem{PK: websitePK(w.Account, w.ID), SK: integrationSK(model.SearchConsoleKind), Type: "integration", SearchConsole: sc})
 	if err != nil {
 		return err
 	}
@@ -61,24 +32,24 @@ func (s *Store) PutSearchConsole(ctx context.Context, w Website, sc SearchConsol
 }
 
 // SearchConsole returns a website's Search Console integration; ErrNotFound when it has none.
-func (s *Store) SearchConsole(ctx context.Context, w Website) (SearchConsole, error) {
+func (s *Store) SearchConsole(ctx context.Context, w model.Website) (model.SearchConsole, error) {
 	var it searchConsoleItem
-	err := s.getItem(ctx, websitePK(w.Account, w.ID), integrationSK(SearchConsoleKind), "search console integration", &it)
+	err := s.getItem(ctx, websitePK(w.Account, w.ID), integrationSK(model.SearchConsoleKind), "search console integration", &it)
 	return it.SearchConsole, err
 }
 
 // DeleteSearchConsole removes a website's Search Console integration; ErrNotFound when it has
 // none. The search analytics already collected stay until they age out, unseen: the pages
 // show search fields only while the integration exists.
-func (s *Store) DeleteSearchConsole(ctx context.Context, w Website) error {
-	return s.deleteItem(ctx, websitePK(w.Account, w.ID), integrationSK(SearchConsoleKind), "search console integration")
+func (s *Store) DeleteSearchConsole(ctx context.Context, w model.Website) error {
+	return s.deleteItem(ctx, websitePK(w.Account, w.ID), integrationSK(model.SearchConsoleKind), "search console integration")
 }
 
 // RecordSearchConsoleRun records the outcome of a collection with the integration as it was
 // when the collection read it (updated is its Updated time): at is when it succeeded, or when
 // it failed with errMsg. An integration deleted or replaced meanwhile is left alone, so that
 // new credentials never inherit the verdict on old ones.
-func (s *Store) RecordSearchConsoleRun(ctx context.Context, w Website, updated, at time.Time, errMsg string) error {
+func (s *Store) RecordSearchConsoleRun(ctx context.Context, w model.Website, updated, at time.Time, errMsg string) error {
 	u, err := attributevalue.Marshal(updated)
 	if err != nil {
 		return err
@@ -95,7 +66,7 @@ func (s *Store) RecordSearchConsoleRun(ctx context.Context, w Website, updated, 
 	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
-		Key:                       key(websitePK(w.Account, w.ID), integrationSK(SearchConsoleKind)),
+		Key:                       key(websitePK(w.Account, w.ID), integrationSK(model.SearchConsoleKind)),
 		UpdateExpression:          aws.String(expr),
 		ConditionExpression:       aws.String("attribute_exists(PK) AND Updated = :updated"),
 		ExpressionAttributeValues: values,

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // Budgets and multistep tests are plain items of a website's partition keyed by their ID; these
@@ -22,7 +23,7 @@ func (s *Store) getItem(ctx context.Context, pk, sk, what string, out any) error
 		return fmt.Errorf("get %s: %w", what, err)
 	}
 	if res.Item == nil {
-		return fmt.Errorf("%s: %w", what, ErrNotFound)
+		return fmt.Errorf("%s: %w", what, model.ErrNotFound)
 	}
 	if err := attributevalue.UnmarshalMap(res.Item, out); err != nil {
 		return fmt.Errorf("decode %s: %w", what, err)
@@ -46,7 +47,7 @@ func (s *Store) putItem(ctx context.Context, item any, mustExist bool, what stri
 	})
 	if isConditionFailed(err) {
 		if mustExist {
-			return fmt.Errorf("%s: %w", what, ErrNotFound)
+			return fmt.Errorf("%s: %w", what, model.ErrNotFound)
 		}
 		return fmt.Errorf("%s: id already in use", what)
 	}
@@ -63,7 +64,7 @@ func (s *Store) deleteItem(ctx context.Context, pk, sk, what string) error {
 		ConditionExpression: aws.String("attribute_exists(PK)"),
 	})
 	if isConditionFailed(err) {
-		return fmt.Errorf("%s: %w", what, ErrNotFound)
+		return fmt.Errorf("%s: %w", what, model.ErrNotFound)
 	}
 	if err != nil {
 		return fmt.Errorf("delete %s: %w", what, err)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // Every item of the single table is addressed by a string partition key (PK) and sort key (SK).
@@ -66,11 +68,11 @@ const pageRowPrefix = "ROW#"
 
 // PageOrderKey orders pages as they were added: their creation time, then their ID. It is the
 // cursor of the pages lists.
-func PageOrderKey(p Page) string {
+func PageOrderKey(p model.Page) string {
 	return p.Created.UTC().Format("20060102T150405.000000000") + "|" + p.ID
 }
 
-func pageRowSK(p Page) string { return pageRowPrefix + PageOrderKey(p) }
+func pageRowSK(p model.Page) string { return pageRowPrefix + PageOrderKey(p) }
 
 // PageItemsPrefix is the sort-key prefix of every result item that belongs to a page
 // (audits, opportunities and the like, written by later stages).
@@ -82,7 +84,7 @@ func pagePointerSK(page string) string { return PageItemsPrefix(page) + "URL" }
 // TestItemsPrefix is the sort-key prefix of every item that belongs to a multistep test's runs.
 func TestItemsPrefix(test string) string { return "T#" + test + "#" }
 
-func purgeSK(j PurgeJob) string {
+func purgeSK(j model.PurgeJob) string {
 	sk := j.Account + "#" + j.Website
 	switch {
 	case j.Page != "":
@@ -122,7 +124,7 @@ func rumSeenSK(window int64) string { return "RUM#V#" + strconv.FormatInt(window
 
 func rumBatchSK(id string) string { return "RUM#B#" + id }
 
-func rumCellSK(c RUMCell) string {
+func rumCellSK(c model.RUMCell) string {
 	return fmt.Sprintf("%s%s#%s#%02d", rumDayPrefix(c.Day), c.Dim, c.Metric, c.Shard)
 }
 

@@ -2,54 +2,21 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/openvitals/openvitals/internal/model"
 )
-
-// DayLayout is how days appear in sort keys.
-const DayLayout = "20060102"
-
-// LabResult is one day's lab audit of a page on one device: the median Lighthouse run's
-// metrics, the document's navigation timing and validation, and its opportunities.
-type LabResult struct {
-	Page   string
-	Device string
-	Day    string // UTC day of the audit, yyyymmdd
-	// Metrics holds every lab field by its interface name (fcp, lcp, cls, dns_time,
-	// dom_elements, bytes_image, validation_errors...). A field Lighthouse could not measure is
-	// absent, not zero.
-	Metrics map[string]float64
-	// Samples holds every Lighthouse run's value of the metrics regression detection watches
-	// (the median run's are in Metrics), by name; results stored before it are without.
-	Samples           map[string][]float64 `dynamodbav:",omitempty"`
-	Opportunities     []Opportunity
-	LighthouseVersion string
-	ReportKey         string // S3 key of the gzipped Lighthouse report of the median run
-	Runs              int
-	Audited           time.Time
-}
-
-// Opportunity is one failed audit of a lab result.
-type Opportunity struct {
-	ID           string
-	Title        string
-	Category     string
-	Description  string `dynamodbav:",omitempty"`
-	DisplayValue string `dynamodbav:",omitempty"`
-}
 
 type labItem struct {
 	PK   string
 	SK   string
 	Type string
-	LabResult
+	model.LabResult
 }
 
 type opportunityItem struct {
@@ -65,7 +32,7 @@ type opportunityItem struct {
 // website. The result and the error are written only while the website and the page exist
 // (ErrNotFound otherwise), so that an audit finishing after a deletion leaves nothing behind
 // its purge; an opportunity recorded in the moment between is removed by the purge's last pass.
-func (s *Store) PutLabResult(ctx context.Context, w Website, page Page, r LabResult) error {
+func (s *Store) PutLabResult(ctx context.Context, w model.Website, page model.Page, r model.LabResult) error {
 	pk := websitePK(w.Account, w.ID)
 	r.Page = page.ID
 	item, err := attributevalue.MarshalMap(labItem{PK: pk, SK: labSK(page.ID, r.Device, r.Day), Type: "lab", LabResult: r})
@@ -100,7 +67,7 @@ func (s *Store) PutLabResult(ctx context.Context, w Website, page Page, r LabRes
 
 // whilePageExists applies writes in one transaction with checks that the website and the page
 // (by its URL and ID) still exist; if either is gone it writes nothing and returns ErrNotFound.
-func (s *Store) whilePageExists(ctx context.Context, w Website, page Page, what string, writes ...ddbtypes.TransactWriteItem) error {
+func (s *Store) whilePageExists(ctx context.Context, w model.Website, page model.Page, what string, writes ...ddbtypes.TransactWriteItem) error {
 	checks := []ddbtypes.TransactWriteItem{
 		{ConditionCheck: &ddbtypes.ConditionCheck{TableName: aws.String(s.table), Key: key(accountPK(w.Account), websiteSK(w.ID)),
 			ConditionExpression: aws.String("attribute_exists(PK)")}},
@@ -109,7 +76,7 @@ func (s *Store) whilePageExists(ctx context.Context, w Website, page Page, what 
 	}
 	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: append(checks, writes...)})
 	if r := cancellationReasons(err); len(r) >= 2 && (r[0] == "ConditionalCheckFailed" || r[1] == "ConditionalCheckFailed") {
-		return fmt.Errorf("%s of page %s: website or page deleted: %w", what, page.ID, ErrNotFound)
+		return fmt.Errorf("%s of page %s: website or page deleted: %w", what, page.ID, model.ErrNotFound)
 	}
 	if err != nil {
 		return fmt.Errorf("put %s: %w", what, err)
@@ -119,7 +86,7 @@ func (s *Store) whilePageExists(ctx context.Context, w Website, page Page, what 
 
 // LabResults returns a page's results on one device from day from to day to (yyyymmdd,
 // inclusive), oldest first.
-func (s *Store) LabResults(ctx context.Context, w Website, page, device, from, to string) ([]LabResult, error) {
+func (s *Store) LabResults(ctx context.Context, w model.Website, page, device, from, to string) ([]model.LabResult, error) {
 	var all []map[string]ddbtypes.AttributeValue
 	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
 		TableName:              aws.String(s.table),
@@ -140,7 +107,7 @@ func (s *Store) LabResults(ctx context.Context, w Website, page, device, from, t
 	if err := attributevalue.UnmarshalListOfMaps(all, &items); err != nil {
 		return nil, fmt.Errorf("decode lab results: %w", err)
 	}
-	results := make([]LabResult, len(items))
+	results := make([]model.LabResult, len(items))
 	for i, it := range items {
 		results[i] = it.LabResult
 	}
@@ -149,7 +116,7 @@ func (s *Store) LabResults(ctx context.Context, w Website, page, device, from, t
 
 // OpportunitiesFirstSeen maps each opportunity ever seen on a website to the first day
 // (yyyymmdd) it was seen.
-func (s *Store) OpportunitiesFirstSeen(ctx context.Context, w Website) (map[string]string, error) {
+func (s *Store) OpportunitiesFirstSeen(ctx context.Context, w model.Website) (map[string]string, error) {
 	var items []opportunityItem
 	if err := s.queryPrefix(ctx, websitePK(w.Account, w.ID), opportunitySK(""), true, &items); err != nil {
 		return nil, fmt.Errorf("list opportunities: %w", err)
@@ -161,23 +128,16 @@ func (s *Store) OpportunitiesFirstSeen(ctx context.Context, w Website) (map[stri
 	return seen, nil
 }
 
-// LabError is the last failure of a page's audits on one device.
-type LabError struct {
-	Message  string
-	At       time.Time
-	Attempts int
-}
-
 type labErrorItem struct {
 	PK   string
 	SK   string
 	Type string
-	LabError
+	model.LabError
 }
 
 // PutLabError records the latest failure of a page's audit on one device, while the website
 // and the page exist (ErrNotFound otherwise).
-func (s *Store) PutLabError(ctx context.Context, w Website, page Page, device string, e LabError) error {
+func (s *Store) PutLabError(ctx context.Context, w model.Website, page model.Page, device string, e model.LabError) error {
 	item, err := attributevalue.MarshalMap(labErrorItem{PK: websitePK(w.Account, w.ID), SK: labErrorSK(page.ID, device), Type: "laberror", LabError: e})
 	if err != nil {
 		return err
@@ -186,7 +146,7 @@ func (s *Store) PutLabError(ctx context.Context, w Website, page Page, device st
 }
 
 // LastLabError returns the failure recorded since a page's last successful audit on a device.
-func (s *Store) LastLabError(ctx context.Context, w Website, page, device string) (LabError, error) {
+func (s *Store) LastLabError(ctx context.Context, w model.Website, page, device string) (model.LabError, error) {
 	var it labErrorItem
 	err := s.getItem(ctx, websitePK(w.Account, w.ID), labErrorSK(page, device), "lab error", &it)
 	return it.LabError, err
@@ -194,7 +154,7 @@ func (s *Store) LastLabError(ctx context.Context, w Website, page, device string
 
 // MarkQueued records that a page's audit on a device was queued for a UTC day. It reports
 // false when it was queued already, so that a second scheduler run the same day skips it.
-func (s *Store) MarkQueued(ctx context.Context, w SiteRef, page, device, day string) (bool, error) {
+func (s *Store) MarkQueued(ctx context.Context, w model.SiteRef, page, device, day string) (bool, error) {
 	return s.markOnce(ctx, websitePK(w.Account, w.Website), queuedSK(page, device, day))
 }
 
@@ -221,21 +181,7 @@ func (s *Store) markOnce(ctx context.Context, pk, sk string) (bool, error) {
 }
 
 // UnmarkQueued forgets a queued mark, when sending the audit's message failed.
-func (s *Store) UnmarkQueued(ctx context.Context, w SiteRef, page, device, day string) error {
+func (s *Store) UnmarkQueued(ctx context.Context, w model.SiteRef, page, device, day string) error {
 	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.Website), queuedSK(page, device, day))})
 	return err
-}
-
-// IsNotFound tells whether err means a missing item.
-func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
-
-// Day formats a time as a UTC day for keys.
-func Day(t time.Time) string { return t.UTC().Format(DayLayout) }
-
-// DayToISO turns a yyyymmdd day into yyyy-mm-dd.
-func DayToISO(day string) string {
-	if len(day) != 8 || strings.ContainsAny(day, "-") {
-		return day
-	}
-	return day[:4] + "-" + day[4:6] + "-" + day[6:]
 }

@@ -4,32 +4,23 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/multistep/step"
 )
-
-// Test is a multistep test: a scripted browser journey through a website.
-type Test struct {
-	ID      string
-	Alias   string
-	Device  string // "desktop" or "mobile"
-	Steps   []step.Step
-	Created time.Time
-}
 
 type testItem struct {
 	PK   string
 	SK   string
 	Type string
-	Test
+	model.Test
 }
 
-func (s *Store) testItem(w Website, t Test) testItem {
+func (s *Store) testItem(w model.Website, t model.Test) testItem {
 	if t.Steps == nil {
 		t.Steps = []step.Step{}
 	}
@@ -37,18 +28,18 @@ func (s *Store) testItem(w Website, t Test) testItem {
 }
 
 // CreateTest stores a new multistep test and assigns its ID.
-func (s *Store) CreateTest(ctx context.Context, w Website, t *Test) error {
-	t.ID, t.Created = NewID(), s.now()
+func (s *Store) CreateTest(ctx context.Context, w model.Website, t *model.Test) error {
+	t.ID, t.Created = model.NewID(), s.now()
 	return s.putItem(ctx, s.testItem(w, *t), false, "multistep test "+t.ID)
 }
 
 // Tests lists a website's multistep tests, oldest first.
-func (s *Store) Tests(ctx context.Context, w Website) ([]Test, error) {
+func (s *Store) Tests(ctx context.Context, w model.Website) ([]model.Test, error) {
 	var items []testItem
 	if err := s.queryPrefix(ctx, websitePK(w.Account, w.ID), testSKPrefix, true, &items); err != nil {
 		return nil, fmt.Errorf("list multistep tests: %w", err)
 	}
-	tests := make([]Test, len(items))
+	tests := make([]model.Test, len(items))
 	for i, it := range items {
 		tests[i] = it.Test
 	}
@@ -57,20 +48,20 @@ func (s *Store) Tests(ctx context.Context, w Website) ([]Test, error) {
 }
 
 // Test returns one multistep test of a website.
-func (s *Store) Test(ctx context.Context, w Website, id string) (Test, error) {
+func (s *Store) Test(ctx context.Context, w model.Website, id string) (model.Test, error) {
 	var it testItem
 	err := s.getItem(ctx, websitePK(w.Account, w.ID), testSK(id), "multistep test "+id, &it)
 	return it.Test, err
 }
 
 // UpdateTest replaces an existing multistep test.
-func (s *Store) UpdateTest(ctx context.Context, w Website, t Test) error {
+func (s *Store) UpdateTest(ctx context.Context, w model.Website, t model.Test) error {
 	return s.putItem(ctx, s.testItem(w, t), true, "multistep test "+t.ID)
 }
 
 // DeleteTest removes a multistep test and records a purge marker for its runs, at once.
-func (s *Store) DeleteTest(ctx context.Context, w Website, id string) (PurgeJob, error) {
-	job := PurgeJob{Account: w.Account, Website: w.ID, Test: id, Requested: s.now()}
+func (s *Store) DeleteTest(ctx context.Context, w model.Website, id string) (model.PurgeJob, error) {
+	job := model.PurgeJob{Account: w.Account, Website: w.ID, Test: id, Requested: s.now()}
 	marker, err := s.purgeMarker(job)
 	if err != nil {
 		return job, err
@@ -83,7 +74,7 @@ func (s *Store) DeleteTest(ctx context.Context, w Website, id string) (PurgeJob,
 		},
 	})
 	if r := cancellationReasons(err); len(r) > 0 && r[0] == "ConditionalCheckFailed" {
-		return job, fmt.Errorf("multistep test %s: %w", id, ErrNotFound)
+		return job, fmt.Errorf("multistep test %s: %w", id, model.ErrNotFound)
 	}
 	if err != nil {
 		return job, fmt.Errorf("delete multistep test: %w", err)

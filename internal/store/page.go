@@ -11,19 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/openvitals/openvitals/internal/model"
 )
-
-// MaxPagesPerCall is how many pages one CreatePages call may write: one transaction of
-// DynamoDB holds at most 100 actions, and every page is one conditional put.
-const MaxPagesPerCall = 100
-
-// Page is a monitored page of a website.
-type Page struct {
-	ID      string
-	URL     string // path relative to the website's domain, starting with "/"
-	Alias   string
-	Created time.Time
-}
 
 type pageItem struct {
 	PK      string
@@ -38,13 +27,13 @@ type pageItem struct {
 // CreatePages stores up to MaxPagesPerCall new pages of a website with their rows, all or
 // none. A URL already monitored in the website is a *ConflictError naming it. It assigns the
 // pages' IDs.
-func (s *Store) CreatePages(ctx context.Context, w Website, pages []Page) error {
-	if len(pages) == 0 || len(pages) > MaxPagesPerCall {
-		return fmt.Errorf("create pages: %d pages, want 1 to %d", len(pages), MaxPagesPerCall)
+func (s *Store) CreatePages(ctx context.Context, w model.Website, pages []model.Page) error {
+	if len(pages) == 0 || len(pages) > model.MaxPagesPerCall {
+		return fmt.Errorf("create pages: %d pages, want 1 to %d", len(pages), model.MaxPagesPerCall)
 	}
 	now := s.now()
 	for i := range pages {
-		pages[i].ID = NewID()
+		pages[i].ID = model.NewID()
 		// Distinct creation times keep the list in the order the pages were given.
 		pages[i].Created = now.Add(time.Duration(i) * time.Microsecond)
 	}
@@ -69,7 +58,7 @@ func (s *Store) CreatePages(ctx context.Context, w Website, pages []Page) error 
 
 // createPageChunk stores pages and their rows in one transaction; offset is the index of the
 // first in the request, for the conflict's field.
-func (s *Store) createPageChunk(ctx context.Context, w Website, pages []Page, offset int) error {
+func (s *Store) createPageChunk(ctx context.Context, w model.Website, pages []model.Page, offset int) error {
 	actions := make([]ddbtypes.TransactWriteItem, 0, 2*len(pages))
 	for _, p := range pages {
 		item, err := attributevalue.MarshalMap(pageItem{
@@ -87,7 +76,7 @@ func (s *Store) createPageChunk(ctx context.Context, w Website, pages []Page, of
 	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions})
 	for i, code := range cancellationReasons(err) {
 		if code == "ConditionalCheckFailed" {
-			return &ConflictError{Field: fmt.Sprintf("[%d].url", offset+i/2), Value: pages[i/2].URL}
+			return &model.ConflictError{Field: fmt.Sprintf("[%d].url", offset+i/2), Value: pages[i/2].URL}
 		}
 	}
 	if err != nil {
@@ -98,7 +87,7 @@ func (s *Store) createPageChunk(ctx context.Context, w Website, pages []Page, of
 
 // uncreatePages deletes pages just created and their rows, when the rest of their request
 // was refused.
-func (s *Store) uncreatePages(ctx context.Context, w Website, pages []Page) error {
+func (s *Store) uncreatePages(ctx context.Context, w model.Website, pages []model.Page) error {
 	reqs := make([]ddbtypes.WriteRequest, 0, 2*len(pages))
 	for _, p := range pages {
 		reqs = append(reqs,
@@ -114,14 +103,14 @@ func (s *Store) uncreatePages(ctx context.Context, w Website, pages []Page) erro
 }
 
 // Pages lists a website's pages in the order they were added.
-func (s *Store) Pages(ctx context.Context, w Website) ([]Page, error) {
+func (s *Store) Pages(ctx context.Context, w model.Website) ([]model.Page, error) {
 	var items []pageItem
 	if err := s.queryPrefix(ctx, websitePK(w.Account, w.ID), pageSKPrefix, true, &items); err != nil {
 		return nil, fmt.Errorf("list pages: %w", err)
 	}
-	pages := make([]Page, len(items))
+	pages := make([]model.Page, len(items))
 	for i, it := range items {
-		pages[i] = Page{ID: it.ID, URL: it.URL, Alias: it.Alias, Created: it.Created}
+		pages[i] = model.Page{ID: it.ID, URL: it.URL, Alias: it.Alias, Created: it.Created}
 	}
 	sort.SliceStable(pages, func(i, j int) bool { return pages[i].Created.Before(pages[j].Created) })
 	return pages, nil
@@ -139,7 +128,7 @@ type pagePointerItem struct {
 
 // putPagePointers records where pages are found by ID. Written after the pages: a pointer
 // missing or stale only costs Page a read of every page item (and is then repaired).
-func (s *Store) putPagePointers(ctx context.Context, w Website, pages []Page) error {
+func (s *Store) putPagePointers(ctx context.Context, w model.Website, pages []model.Page) error {
 	reqs := make([]ddbtypes.WriteRequest, len(pages))
 	for i, p := range pages {
 		item, err := attributevalue.MarshalMap(pagePointerItem{PK: websitePK(w.Account, w.ID), SK: pagePointerSK(p.ID), Type: "page-pointer", URL: p.URL})
@@ -159,40 +148,40 @@ func (s *Store) putPagePointers(ctx context.Context, w Website, pages []Page) er
 // Page returns one page of a website by its ID: two reads through its pointer; a page whose
 // pointer is missing or stale (created before pointers existed, or the moment after a write)
 // is found by reading every page item, and its pointer repaired.
-func (s *Store) Page(ctx context.Context, w Website, id string) (Page, error) {
+func (s *Store) Page(ctx context.Context, w model.Website, id string) (model.Page, error) {
 	pk := websitePK(w.Account, w.ID)
 	var ptr pagePointerItem
 	err := s.getItem(ctx, pk, pagePointerSK(id), "page "+id, &ptr)
-	if err != nil && !IsNotFound(err) {
-		return Page{}, err
+	if err != nil && !model.IsNotFound(err) {
+		return model.Page{}, err
 	}
 	if err == nil {
 		var it pageItem
 		err := s.getItem(ctx, pk, pageSK(ptr.URL), "page "+id, &it)
-		if err != nil && !IsNotFound(err) {
-			return Page{}, err
+		if err != nil && !model.IsNotFound(err) {
+			return model.Page{}, err
 		}
 		if err == nil && it.ID == id {
-			return Page{ID: it.ID, URL: it.URL, Alias: it.Alias, Created: it.Created}, nil
+			return model.Page{ID: it.ID, URL: it.URL, Alias: it.Alias, Created: it.Created}, nil
 		}
 	}
 	pages, err := s.Pages(ctx, w)
 	if err != nil {
-		return Page{}, err
+		return model.Page{}, err
 	}
 	for _, p := range pages {
 		if p.ID == id {
-			if err := s.putPagePointers(ctx, w, []Page{p}); err != nil {
-				return Page{}, err
+			if err := s.putPagePointers(ctx, w, []model.Page{p}); err != nil {
+				return model.Page{}, err
 			}
 			return p, nil
 		}
 	}
-	return Page{}, fmt.Errorf("page %s: %w", id, ErrNotFound)
+	return model.Page{}, fmt.Errorf("page %s: %w", id, model.ErrNotFound)
 }
 
 // UpdatePage replaces a page's URL and alias. A URL used by another page is a *ConflictError.
-func (s *Store) UpdatePage(ctx context.Context, w Website, old, updated Page) error {
+func (s *Store) UpdatePage(ctx context.Context, w model.Website, old, updated model.Page) error {
 	updated.ID, updated.Created = old.ID, old.Created
 	item, err := attributevalue.MarshalMap(pageItem{
 		PK: websitePK(w.Account, w.ID), SK: pageSK(updated.URL), Type: "page",
@@ -211,7 +200,7 @@ func (s *Store) UpdatePage(ctx context.Context, w Website, old, updated Page) er
 			},
 		})
 		if r := cancellationReasons(err); len(r) > 0 && r[0] == "ConditionalCheckFailed" {
-			return fmt.Errorf("page %s: %w", old.ID, ErrNotFound)
+			return fmt.Errorf("page %s: %w", old.ID, model.ErrNotFound)
 		}
 		if err != nil {
 			return fmt.Errorf("update page: %w", err)
@@ -230,20 +219,20 @@ func (s *Store) UpdatePage(ctx context.Context, w Website, old, updated Page) er
 	if r := cancellationReasons(err); len(r) == 3 {
 		switch {
 		case r[0] == "ConditionalCheckFailed":
-			return fmt.Errorf("page %s: %w", old.ID, ErrNotFound)
+			return fmt.Errorf("page %s: %w", old.ID, model.ErrNotFound)
 		case r[1] == "ConditionalCheckFailed":
-			return &ConflictError{Field: "url", Value: updated.URL}
+			return &model.ConflictError{Field: "url", Value: updated.URL}
 		}
 	}
 	if err != nil {
 		return fmt.Errorf("update page: %w", err)
 	}
-	return s.putPagePointers(ctx, w, []Page{updated})
+	return s.putPagePointers(ctx, w, []model.Page{updated})
 }
 
 // DeletePage removes a page's settings and records a purge marker for its results, at once.
-func (s *Store) DeletePage(ctx context.Context, w Website, p Page) (PurgeJob, error) {
-	job := PurgeJob{Account: w.Account, Website: w.ID, Page: p.ID, Requested: s.now()}
+func (s *Store) DeletePage(ctx context.Context, w model.Website, p model.Page) (model.PurgeJob, error) {
+	job := model.PurgeJob{Account: w.Account, Website: w.ID, Page: p.ID, Requested: s.now()}
 	marker, err := s.purgeMarker(job)
 	if err != nil {
 		return job, err
@@ -258,7 +247,7 @@ func (s *Store) DeletePage(ctx context.Context, w Website, p Page) (PurgeJob, er
 		},
 	})
 	if r := cancellationReasons(err); len(r) > 0 && r[0] == "ConditionalCheckFailed" {
-		return job, fmt.Errorf("page %s: %w", p.ID, ErrNotFound)
+		return job, fmt.Errorf("page %s: %w", p.ID, model.ErrNotFound)
 	}
 	if err != nil {
 		return job, fmt.Errorf("delete page: %w", err)

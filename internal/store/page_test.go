@@ -9,6 +9,7 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
 )
@@ -19,7 +20,7 @@ import (
 func TestPageByID(t *testing.T) {
 	ctx := context.Background()
 	clients, st, w := newWebsite(t)
-	pages := []store.Page{{URL: "/", Alias: "Home"}, {URL: "/a", Alias: "A"}, {URL: "/b", Alias: "B"}}
+	pages := []model.Page{{URL: "/", Alias: "Home"}, {URL: "/a", Alias: "A"}, {URL: "/b", Alias: "B"}}
 	if err := st.CreatePages(ctx, w, pages); err != nil {
 		t.Fatal(err)
 	}
@@ -56,20 +57,20 @@ func TestPageByID(t *testing.T) {
 	if _, err := st.DeletePage(ctx, w, pages[0]); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Page(ctx, w, pages[0].ID); !store.IsNotFound(err) {
+	if _, err := st.Page(ctx, w, pages[0].ID); !model.IsNotFound(err) {
 		t.Errorf("deleted page: %v, want not found", err)
 	}
-	if _, err := st.Page(ctx, w, "nosuchpage"); !store.IsNotFound(err) {
+	if _, err := st.Page(ctx, w, "nosuchpage"); !model.IsNotFound(err) {
 		t.Errorf("unknown page: %v, want not found", err)
 	}
 }
 
 // newWebsite is a store over the test's own table with one website of account acme.
-func newWebsite(t *testing.T) (service.Clients, *store.Store, store.Website) {
+func newWebsite(t *testing.T) (service.Clients, *store.Store, model.Website) {
 	t.Helper()
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
-	w := store.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
+	w := model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
 	if err := st.CreateWebsite(context.Background(), &w); err != nil {
 		t.Fatal(err)
 	}

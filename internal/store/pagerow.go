@@ -13,23 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/openvitals/openvitals/internal/model"
 )
-
-// PageRow is a page's entry in the pages lists: its settings and a summary of its recent
-// results. Rows are keyed in the order pages were added, so that a list, or a window of it, is
-// one query whatever the number of pages, instead of a read of every page item and a query per
-// page and device. The summary is opaque here: the metrics package makes and reads it.
-//
-// A row is written with its page (in the same transaction), changed with it and deleted with
-// it; a summary is only ever written into an existing row, so a worker that finishes after a
-// deletion leaves no row behind.
-type PageRow struct {
-	Page Page
-	// Summary is nil until the page's first summary is written.
-	Summary []byte
-	// Version counts the summary's writes, for PutPageSummary's check.
-	Version int
-}
 
 // pageRowItem is a page's item with the summary (the row's key and type differ).
 type pageRowItem struct {
@@ -38,16 +23,13 @@ type pageRowItem struct {
 	Version int    `dynamodbav:",omitempty"`
 }
 
-// ErrChanged means an item changed between its read and a write that depended on it.
-var ErrChanged = errors.New("changed meanwhile")
-
 // rowPagesPerTransaction is how many pages one transaction creates with their rows: two
 // actions a page, and at most 100 actions a transaction.
 const rowPagesPerTransaction = 50
 
 // pageRowAction upserts a page's row with its settings, keeping its summary: every field is
 // set, so that a row missing before (a website stored before rows existed) is whole after.
-func (s *Store) pageRowAction(w Website, p Page) ddbtypes.TransactWriteItem {
+func (s *Store) pageRowAction(w model.Website, p model.Page) ddbtypes.TransactWriteItem {
 	return ddbtypes.TransactWriteItem{Update: &ddbtypes.Update{
 		TableName:        aws.String(s.table),
 		Key:              key(websitePK(w.Account, w.ID), pageRowSK(p)),
@@ -68,7 +50,7 @@ func (s *Store) pageRowAction(w Website, p Page) ddbtypes.TransactWriteItem {
 // All rows are read as the segments between the website's row marks, in parallel: a
 // thousand rows are some 3.5 MB, four query pages that one after another took most of the
 // list's time.
-func (s *Store) PageRows(ctx context.Context, w Website, after string, limit int) (rows []PageRow, more bool, err error) {
+func (s *Store) PageRows(ctx context.Context, w model.Website, after string, limit int) (rows []model.PageRow, more bool, err error) {
 	if limit == 0 && after == "" {
 		rows, err := s.pageRowSegments(ctx, w)
 		return rows, false, err
@@ -86,7 +68,7 @@ func (s *Store) PageRows(ctx context.Context, w Website, after string, limit int
 
 // pageRowSegments reads all of a website's rows, segment by segment, rowSegmentReaders at a
 // time. A segment runs from its mark to the next one (that one excluded).
-func (s *Store) pageRowSegments(ctx context.Context, w Website) ([]PageRow, error) {
+func (s *Store) pageRowSegments(ctx context.Context, w model.Website) ([]model.PageRow, error) {
 	bounds := []string{pageRowPrefix}
 	for _, m := range w.RowMarks {
 		bounds = append(bounds, pageRowPrefix+m)
@@ -122,7 +104,7 @@ func (s *Store) pageRowSegments(ctx context.Context, w Website) ([]PageRow, erro
 
 // queryPageRows reads the rows whose keys are from from to to, both included: all of them
 // with limit 0, else up to limit and whether more remain.
-func (s *Store) queryPageRows(ctx context.Context, w Website, from, to string, limit int) (items []pageRowItem, more bool, err error) {
+func (s *Store) queryPageRows(ctx context.Context, w model.Website, from, to string, limit int) (items []pageRowItem, more bool, err error) {
 	in := &dynamodb.QueryInput{
 		TableName:              aws.String(s.table),
 		KeyConditionExpression: aws.String("PK = :pk AND SK BETWEEN :from AND :to"),
@@ -152,10 +134,10 @@ func (s *Store) queryPageRows(ctx context.Context, w Website, from, to string, l
 	return items, more, nil
 }
 
-func pageRowsOf(items []pageRowItem) []PageRow {
-	rows := make([]PageRow, len(items))
+func pageRowsOf(items []pageRowItem) []model.PageRow {
+	rows := make([]model.PageRow, len(items))
 	for i, it := range items {
-		rows[i] = PageRow{Page: Page{ID: it.ID, URL: it.URL, Alias: it.Alias, Created: it.Created}, Summary: it.Summary, Version: it.Version}
+		rows[i] = model.PageRow{Page: model.Page{ID: it.ID, URL: it.URL, Alias: it.Alias, Created: it.Created}, Summary: it.Summary, Version: it.Version}
 	}
 	return rows
 }
@@ -172,7 +154,7 @@ const (
 // the count of rows ever created places them; deleted pages leave their segments smaller,
 // and pages added at once by two calls may interleave, which only makes segments uneven:
 // marks are a hint for speed, any marks give every row once.
-func rowMarks(rowsBefore int, added []Page) []string {
+func rowMarks(rowsBefore int, added []model.Page) []string {
 	var marks []string
 	for i, p := range added {
 		if n := rowsBefore + i; n > 0 && n%rowsPerSegment == 0 {
@@ -184,7 +166,7 @@ func rowMarks(rowsBefore int, added []Page) []string {
 
 // countRows counts added rows on the website's item and appends the marks they start. It is
 // a hint (see rowMarks): a failure leaves the lists correct, read in fewer segments.
-func (s *Store) countRows(ctx context.Context, w Website, added []Page) {
+func (s *Store) countRows(ctx context.Context, w model.Website, added []model.Page) {
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.table), Key: key(accountPK(w.Account), websiteSK(w.ID)),
 		UpdateExpression:          aws.String("ADD RowCount :n"),
@@ -216,18 +198,18 @@ func (s *Store) countRows(ctx context.Context, w Website, added []Page) {
 }
 
 // PageRow returns one page's row.
-func (s *Store) PageRow(ctx context.Context, w Website, p Page) (PageRow, error) {
+func (s *Store) PageRow(ctx context.Context, w model.Website, p model.Page) (model.PageRow, error) {
 	var it pageRowItem
 	if err := s.getItem(ctx, websitePK(w.Account, w.ID), pageRowSK(p), "row of page "+p.ID, &it); err != nil {
-		return PageRow{}, err
+		return model.PageRow{}, err
 	}
-	return PageRow{Page: p, Summary: it.Summary, Version: it.Version}, nil
+	return model.PageRow{Page: p, Summary: it.Summary, Version: it.Version}, nil
 }
 
 // PutPageSummary writes a page's summary into its row if the row's summary is still at
 // version (0: none yet). A row that is gone (the page deleted, or the website's rows not made
 // yet) is ErrNotFound; a summary written meanwhile is ErrChanged.
-func (s *Store) PutPageSummary(ctx context.Context, w Website, p Page, version int, summary []byte) error {
+func (s *Store) PutPageSummary(ctx context.Context, w model.Website, p model.Page, version int, summary []byte) error {
 	cond := "attribute_exists(PK) AND attribute_not_exists(Version)"
 	vals := map[string]ddbtypes.AttributeValue{":s": &ddbtypes.AttributeValueMemberB{Value: summary}, ":next": num(version + 1)}
 	if version > 0 {
@@ -249,12 +231,12 @@ func (s *Store) PutPageSummary(ctx context.Context, w Website, p Page, version i
 	if _, err := s.PageRow(ctx, w, p); err != nil {
 		return err
 	}
-	return fmt.Errorf("summary of page %s: %w", p.ID, ErrChanged)
+	return fmt.Errorf("summary of page %s: %w", p.ID, model.ErrChanged)
 }
 
 // EnsurePageRows gives every page of a website stored before rows existed its row, once; it
 // returns w marked as having them. A page deleted meanwhile gets none.
-func (s *Store) EnsurePageRows(ctx context.Context, w Website) (Website, error) {
+func (s *Store) EnsurePageRows(ctx context.Context, w model.Website) (model.Website, error) {
 	if w.PageRows {
 		return w, nil
 	}
@@ -289,7 +271,7 @@ func (s *Store) EnsurePageRows(ctx context.Context, w Website) (Website, error) 
 			chunk = kept
 		}
 	}
-	slices.SortFunc(pages, func(a, b Page) int { return strings.Compare(PageOrderKey(a), PageOrderKey(b)) })
+	slices.SortFunc(pages, func(a, b model.Page) int { return strings.Compare(PageOrderKey(a), PageOrderKey(b)) })
 	w.RowMarks = rowMarks(0, pages)
 	marks, err := attributevalue.Marshal(w.RowMarks)
 	if err != nil {
@@ -304,7 +286,7 @@ func (s *Store) EnsurePageRows(ctx context.Context, w Website) (Website, error) 
 		},
 	})
 	if isConditionFailed(err) {
-		return w, fmt.Errorf("website %s: %w", w.ID, ErrNotFound)
+		return w, fmt.Errorf("website %s: %w", w.ID, model.ErrNotFound)
 	}
 	if err != nil {
 		return w, fmt.Errorf("mark page rows made: %w", err)
@@ -314,7 +296,7 @@ func (s *Store) EnsurePageRows(ctx context.Context, w Website) (Website, error) 
 }
 
 // pageExistsCheck holds a transaction to the page's item still being the page's.
-func (s *Store) pageExistsCheck(w Website, p Page) ddbtypes.TransactWriteItem {
+func (s *Store) pageExistsCheck(w model.Website, p model.Page) ddbtypes.TransactWriteItem {
 	return ddbtypes.TransactWriteItem{ConditionCheck: &ddbtypes.ConditionCheck{
 		TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), pageSK(p.URL)),
 		ConditionExpression:       aws.String("ID = :id"),
@@ -325,7 +307,7 @@ func (s *Store) pageExistsCheck(w Website, p Page) ddbtypes.TransactWriteItem {
 // staleSummary removes a page's summary after a result of the page was stored, so that the
 // lists make it again from the results; the version it counts makes a summary made from the
 // results before this one fail its write. A page without a row needs nothing.
-func (s *Store) staleSummary(ctx context.Context, w Website, p Page) error {
+func (s *Store) staleSummary(ctx context.Context, w model.Website, p model.Page) error {
 	if p.Created.IsZero() {
 		return fmt.Errorf("page %s given without its creation time, which keys its row", p.ID)
 	}

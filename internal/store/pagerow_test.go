@@ -12,11 +12,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
 // rowIDs lists the pages of a website's rows, in their order, read in windows of limit.
-func rowIDs(t *testing.T, st *store.Store, w store.Website, limit int) []string {
+func rowIDs(t *testing.T, st *store.Store, w model.Website, limit int) []string {
 	t.Helper()
 	var ids []string
 	after := ""
@@ -38,7 +39,7 @@ func rowIDs(t *testing.T, st *store.Store, w store.Website, limit int) []string 
 	}
 }
 
-func pageIDs(pages []store.Page) []string {
+func pageIDs(pages []model.Page) []string {
 	ids := make([]string, len(pages))
 	for i, p := range pages {
 		ids[i] = p.ID
@@ -52,11 +53,11 @@ func pageIDs(pages []store.Page) []string {
 func TestPageRows(t *testing.T) {
 	ctx := context.Background()
 	_, st, w := newWebsite(t)
-	var pages []store.Page
+	var pages []model.Page
 	for call := range 2 {
-		batch := make([]store.Page, store.MaxPagesPerCall)
+		batch := make([]model.Page, model.MaxPagesPerCall)
 		for i := range batch {
-			batch[i] = store.Page{URL: fmt.Sprintf("/p/%d/%d", call, i), Alias: "P"}
+			batch[i] = model.Page{URL: fmt.Sprintf("/p/%d/%d", call, i), Alias: "P"}
 		}
 		if err := st.CreatePages(ctx, w, batch); err != nil {
 			t.Fatal(err)
@@ -71,12 +72,12 @@ func TestPageRows(t *testing.T) {
 	}
 
 	// The 60th page repeats a URL: refused in the second transaction, the first is taken back.
-	refused := make([]store.Page, 60)
+	refused := make([]model.Page, 60)
 	for i := range refused {
-		refused[i] = store.Page{URL: fmt.Sprintf("/new/%d", i), Alias: "N"}
+		refused[i] = model.Page{URL: fmt.Sprintf("/new/%d", i), Alias: "N"}
 	}
 	refused[59].URL = pages[3].URL
-	var conflict *store.ConflictError
+	var conflict *model.ConflictError
 	if err := st.CreatePages(ctx, w, refused); !errors.As(err, &conflict) || conflict.Field != "[59].url" {
 		t.Fatalf("a repeated URL in the second transaction: %v, want a conflict on [59].url", err)
 	}
@@ -110,12 +111,12 @@ func TestPageRows(t *testing.T) {
 func TestRowMarks(t *testing.T) {
 	ctx := context.Background()
 	_, st, w := newWebsite(t)
-	add := func(prefix string, calls int) []store.Page {
-		var added []store.Page
+	add := func(prefix string, calls int) []model.Page {
+		var added []model.Page
 		for call := range calls {
-			batch := make([]store.Page, store.MaxPagesPerCall)
+			batch := make([]model.Page, model.MaxPagesPerCall)
 			for i := range batch {
-				batch[i] = store.Page{URL: fmt.Sprintf("/%s/%d/%d", prefix, call, i)}
+				batch[i] = model.Page{URL: fmt.Sprintf("/%s/%d/%d", prefix, call, i)}
 			}
 			if err := st.CreatePages(ctx, w, batch); err != nil {
 				t.Error(err)
@@ -125,7 +126,7 @@ func TestRowMarks(t *testing.T) {
 		}
 		return added
 	}
-	read := func() store.Website {
+	read := func() model.Website {
 		t.Helper()
 		got, err := st.Website(ctx, w.Account, w.ID)
 		if err != nil {
@@ -142,19 +143,19 @@ func TestRowMarks(t *testing.T) {
 		t.Fatal("rows read in segments are not the pages in order")
 	}
 
-	for _, p := range []store.Page{pages[250], pages[499]} {
+	for _, p := range []model.Page{pages[250], pages[499]} {
 		if _, err := st.DeletePage(ctx, w, p); err != nil {
 			t.Fatal(err)
 		}
 	}
-	kept := append(append(append([]store.Page{}, pages[:250]...), pages[251:499]...), pages[500:]...)
+	kept := append(append(append([]model.Page{}, pages[:250]...), pages[251:499]...), pages[500:]...)
 	if got, want := strings.Join(rowIDs(t, st, w, 0), " "), strings.Join(pageIDs(kept), " "); got != want {
 		t.Error("rows read in segments after deleting the page of a mark and the row before another")
 	}
 
 	// Two calls at once: their pages interleave in time; each row is still read once.
 	var wg sync.WaitGroup
-	added := make([][]store.Page, 2)
+	added := make([][]model.Page, 2)
 	for i := range added {
 		wg.Add(1)
 		go func() { defer wg.Done(); added[i] = add(fmt.Sprint("c", i), 3) }()
@@ -193,7 +194,7 @@ func TestRowMarks(t *testing.T) {
 func TestPageSummaryVersions(t *testing.T) {
 	ctx := context.Background()
 	_, st, w := newWebsite(t)
-	pages := []store.Page{{URL: "/", Alias: "Home"}}
+	pages := []model.Page{{URL: "/", Alias: "Home"}}
 	if err := st.CreatePages(ctx, w, pages); err != nil {
 		t.Fatal(err)
 	}
@@ -205,17 +206,17 @@ func TestPageSummaryVersions(t *testing.T) {
 	if err := st.PutPageSummary(ctx, w, home, 0, []byte("first")); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutPageSummary(ctx, w, home, 0, []byte("late")); !errors.Is(err, store.ErrChanged) {
+	if err := st.PutPageSummary(ctx, w, home, 0, []byte("late")); !errors.Is(err, model.ErrChanged) {
 		t.Errorf("a summary made from version 0 after another: %v, want ErrChanged", err)
 	}
-	if err := st.PutLabResult(ctx, w, home, store.LabResult{Device: "mobile", Day: "20261125", Metrics: map[string]float64{"lcp": 1}}); err != nil {
+	if err := st.PutLabResult(ctx, w, home, model.LabResult{Device: "mobile", Day: "20261125", Metrics: map[string]float64{"lcp": 1}}); err != nil {
 		t.Fatal(err)
 	}
 	row, err = st.PageRow(ctx, w, home)
 	if err != nil || row.Summary != nil || row.Version != 2 {
 		t.Errorf("after a result: %+v, %v; want no summary, version 2", row, err)
 	}
-	if err := st.PutPageSummary(ctx, w, home, 1, []byte("made before the result")); !errors.Is(err, store.ErrChanged) {
+	if err := st.PutPageSummary(ctx, w, home, 1, []byte("made before the result")); !errors.Is(err, model.ErrChanged) {
 		t.Errorf("a summary made before the result: %v, want ErrChanged", err)
 	}
 	if err := st.PutPageSummary(ctx, w, home, 2, []byte("second")); err != nil {
@@ -225,9 +226,9 @@ func TestPageSummaryVersions(t *testing.T) {
 		t.Errorf("row %+v, %v", row, err)
 	}
 	for _, put := range []func() error{
-		func() error { return st.PutUXResult(ctx, w, home, store.UXResult{Device: "mobile", Day: "20261125"}) },
+		func() error { return st.PutUXResult(ctx, w, home, model.UXResult{Device: "mobile", Day: "20261125"}) },
 		func() error {
-			return st.PutSearchResults(ctx, w, []store.Page{home}, []store.SearchResult{{Page: home.ID, Day: "20261125"}})
+			return st.PutSearchResults(ctx, w, []model.Page{home}, []model.SearchResult{{Page: home.ID, Day: "20261125"}})
 		},
 	} {
 		before := row.Version
@@ -247,10 +248,10 @@ func TestPageSummaryVersions(t *testing.T) {
 	if _, err := st.DeletePage(ctx, w, home); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutPageSummary(ctx, w, home, row.Version, []byte("after the delete")); !store.IsNotFound(err) {
+	if err := st.PutPageSummary(ctx, w, home, row.Version, []byte("after the delete")); !model.IsNotFound(err) {
 		t.Errorf("a summary of a deleted page: %v, want not found", err)
 	}
-	if _, err := st.PageRow(ctx, w, home); !store.IsNotFound(err) {
+	if _, err := st.PageRow(ctx, w, home); !model.IsNotFound(err) {
 		t.Errorf("a deleted page's row: %v, want not found", err)
 	}
 }
@@ -260,9 +261,9 @@ func TestPageSummaryVersions(t *testing.T) {
 func TestEnsurePageRows(t *testing.T) {
 	ctx := context.Background()
 	clients, st, w := newWebsite(t)
-	pages := make([]store.Page, 70)
+	pages := make([]model.Page, 70)
 	for i := range pages {
-		pages[i] = store.Page{URL: fmt.Sprintf("/%d", i), Alias: "P"}
+		pages[i] = model.Page{URL: fmt.Sprintf("/%d", i), Alias: "P"}
 	}
 	if err := st.CreatePages(ctx, w, pages); err != nil {
 		t.Fatal(err)

@@ -9,36 +9,27 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/openvitals/openvitals/internal/model"
 )
-
-// PurgeJob names what a purge removes: a whole website, or one page or multistep test of it.
-type PurgeJob struct {
-	Account string `json:"account"`
-	Website string `json:"website"`
-	Page    string `json:"page,omitempty"`
-	Test    string `json:"test,omitempty"`
-	// Requested is when the deletion was accepted.
-	Requested time.Time `json:"requested"`
-}
 
 type purgeItem struct {
 	PK   string
 	SK   string
 	Type string
-	PurgeJob
+	model.PurgeJob
 }
 
-func (s *Store) purgeMarker(j PurgeJob) (map[string]ddbtypes.AttributeValue, error) {
+func (s *Store) purgeMarker(j model.PurgeJob) (map[string]ddbtypes.AttributeValue, error) {
 	return attributevalue.MarshalMap(purgeItem{PK: purgePK, SK: purgeSK(j), Type: "purge", PurgeJob: j})
 }
 
 // PendingPurges lists the purges recorded but not finished yet.
-func (s *Store) PendingPurges(ctx context.Context) ([]PurgeJob, error) {
+func (s *Store) PendingPurges(ctx context.Context) ([]model.PurgeJob, error) {
 	var items []purgeItem
 	if err := s.queryPrefix(ctx, purgePK, "", true, &items); err != nil {
 		return nil, fmt.Errorf("list pending purges: %w", err)
 	}
-	jobs := make([]PurgeJob, len(items))
+	jobs := make([]model.PurgeJob, len(items))
 	for i, it := range items {
 		jobs[i] = it.PurgeJob
 	}
@@ -48,7 +39,7 @@ func (s *Store) PendingPurges(ctx context.Context) ([]PurgeJob, error) {
 // PurgeItems deletes every item a purge job covers. It is idempotent: running it again, or
 // for a job already done, deletes nothing more and succeeds. The job's marker stays until
 // FinishPurge.
-func (s *Store) PurgeItems(ctx context.Context, j PurgeJob) (int, error) {
+func (s *Store) PurgeItems(ctx context.Context, j model.PurgeJob) (int, error) {
 	prefix, attr, id := "", "", ""
 	switch {
 	case j.Page != "":
@@ -67,7 +58,7 @@ func (s *Store) PurgeItems(ctx context.Context, j PurgeJob) (int, error) {
 }
 
 // FinishPurge removes a purge's marker once its last pass is done.
-func (s *Store) FinishPurge(ctx context.Context, j PurgeJob) error {
+func (s *Store) FinishPurge(ctx context.Context, j model.PurgeJob) error {
 	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName: aws.String(s.table), Key: key(purgePK, purgeSK(j)),
 	})
@@ -78,7 +69,7 @@ func (s *Store) FinishPurge(ctx context.Context, j PurgeJob) error {
 }
 
 // CountItems counts the items of a purge job's scope; tests use it to show a purge is complete.
-func (s *Store) CountItems(ctx context.Context, j PurgeJob) (int, error) {
+func (s *Store) CountItems(ctx context.Context, j model.PurgeJob) (int, error) {
 	prefix := ""
 	switch {
 	case j.Page != "":

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // The quota package decides what the limits are; the store keeps an account's overrides and
@@ -27,7 +28,7 @@ type limitsItem struct {
 func (s *Store) AccountLimits(ctx context.Context, account string) (map[string]int, error) {
 	var it limitsItem
 	err := s.getItem(ctx, accountPK(account), skLimits, "limits", &it)
-	if IsNotFound(err) {
+	if model.IsNotFound(err) {
 		return map[string]int{}, nil
 	}
 	if it.Limits == nil {
@@ -48,13 +49,10 @@ func (s *Store) SetAccountLimits(ctx context.Context, account string, limits map
 	return nil
 }
 
-// ErrOverLimit is a reservation refused: it would take the count over its limit.
-var ErrOverLimit = errors.New("over the limit")
-
 // Reserve adds n to an account's counter of a UTC day if the count stays at most limit. It
 // returns the count before; with ErrOverLimit when it would not stay within the limit.
 func (s *Store) Reserve(ctx context.Context, account, counter, day string, n, limit int) (int, error) {
-	expires, _ := time.Parse(DayLayout, day)
+	expires, _ := time.Parse(model.DayLayout, day)
 	return s.addWithin(ctx, key(accountPK(account), usageSK(counter, day)), "Used", n, limit,
 		map[string]ddbtypes.AttributeValue{"expires": &ddbtypes.AttributeValueMemberN{Value: strconv.FormatInt(expires.Add(72*time.Hour).Unix(), 10)}})
 }
@@ -88,7 +86,7 @@ func (s *Store) Release(ctx context.Context, account, counter, day string, n int
 // ReservePages counts n more pages on a website if it then has at most limit. A website
 // stored before pages were counted gets its count from its pages first. It returns the count
 // before; ErrOverLimit when the pages would not fit.
-func (s *Store) ReservePages(ctx context.Context, w Website, n, limit int) (int, error) {
+func (s *Store) ReservePages(ctx context.Context, w model.Website, n, limit int) (int, error) {
 	k := key(accountPK(w.Account), websiteSK(w.ID))
 	used, err := s.addWithin(ctx, k, "PageCount", n, limit, nil)
 	if !errors.Is(err, errCounterMissing) {
@@ -109,13 +107,13 @@ func (s *Store) ReservePages(ctx context.Context, w Website, n, limit int) (int,
 	}
 	used, err = s.addWithin(ctx, k, "PageCount", n, limit, nil)
 	if errors.Is(err, errCounterMissing) {
-		return 0, fmt.Errorf("website %s: %w", w.ID, ErrNotFound)
+		return 0, fmt.Errorf("website %s: %w", w.ID, model.ErrNotFound)
 	}
 	return used, err
 }
 
 // ReleasePages counts n pages fewer on a website (deleted, or reserved and not created).
-func (s *Store) ReleasePages(ctx context.Context, w Website, n int) error {
+func (s *Store) ReleasePages(ctx context.Context, w model.Website, n int) error {
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.table), Key: key(accountPK(w.Account), websiteSK(w.ID)),
 		UpdateExpression:          aws.String("ADD PageCount :minus"),
@@ -141,7 +139,7 @@ func (s *Store) addWithin(ctx context.Context, k map[string]ddbtypes.AttributeVa
 			return 0, fmt.Errorf("count %s: %w", attr, err)
 		}
 		used, _ := intAttr(out.Item, attr)
-		return used, ErrOverLimit
+		return used, model.ErrOverLimit
 	}
 	vals := map[string]ddbtypes.AttributeValue{":n": num(n), ":room": num(limit - n)}
 	update := "ADD #c :n"
@@ -167,7 +165,7 @@ func (s *Store) addWithin(ctx context.Context, k map[string]ddbtypes.AttributeVa
 		if !ok && create == nil {
 			return 0, errCounterMissing
 		}
-		return used, ErrOverLimit
+		return used, model.ErrOverLimit
 	}
 	if err != nil {
 		return 0, fmt.Errorf("count %s: %w", attr, err)

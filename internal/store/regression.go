@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base32"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,77 +11,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/openvitals/openvitals/internal/model"
 )
-
-// Regression statuses and kinds.
-const (
-	RegressionOpen         = "open"
-	RegressionRecovered    = "recovered"
-	RegressionAcknowledged = "acknowledged"
-
-	KindRegression  = "regression"
-	KindImprovement = "improvement"
-)
-
-// Regression is a lasting change of level found in one series of a website: a page's metric on
-// a device (lab or user-experience data), or a multistep test's metric.
-type Regression struct {
-	ID   string
-	Kind string // KindRegression or KindImprovement
-	// Source is the series' origin: "lab", "ux", "rum" or "multistep".
-	Source             string
-	Page, Device, Test string `dynamodbav:",omitempty"`
-	Metric             string
-	LastGood, FirstBad string // yyyymmdd
-	Before, After      Level
-	Delta, Percent, P  float64
-	Status             string
-	Recovered          string `dynamodbav:",omitempty"` // first day back at the old level
-	Detected           time.Time
-	Acknowledged       *time.Time `dynamodbav:",omitempty"`
-	// Cause ranks what changed in the page between the last good and the first bad day's
-	// reports, most likely first (lab regressions).
-	Cause []CauseItem `dynamodbav:",omitempty"`
-}
-
-// Level is a series' median and spread (interquartile range) over some days.
-type Level struct {
-	Median, Spread float64
-}
-
-// CauseItem is one difference between two Lighthouse reports of a page.
-type CauseItem struct {
-	// Kind is what changed: "lcp_element", "resource_added", "resource_removed",
-	// "resource_grew", "render_blocking_added", "script_main_thread", "long_task_added",
-	// "layout_shift", "audit_failing".
-	Kind   string
-	Title  string
-	URL    string `dynamodbav:",omitempty"`
-	Type   string `dynamodbav:",omitempty"` // resource type
-	Party  string `dynamodbav:",omitempty"` // "first" or "third"
-	Before float64
-	After  float64
-	Unit   string `dynamodbav:",omitempty"`
-	// Impact is the estimated effect on the regressed metric, in its unit; the list is
-	// ordered by it.
-	Impact float64
-}
 
 type regressionItem struct {
 	PK, SK, Type string
-	Regression
-}
-
-// RegressionID is the ID of the change of a series (its key, e.g. page, device and metric)
-// that began on firstBad: the same however often it is found.
-func RegressionID(w Website, series, firstBad string) string {
-	sum := sha256.Sum256([]byte(w.Account + "\x00" + w.ID + "\x00" + series + "\x00" + firstBad))
-	return "rg_" + firstBad + "_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:10]))
+	model.Regression
 }
 
 // PutRegression records a change found; false when it was recorded already. It is written only
 // while the website exists.
-func (s *Store) PutRegression(ctx context.Context, w Website, r Regression) (bool, error) {
+func (s *Store) PutRegression(ctx context.Context, w model.Website, r model.Regression) (bool, error) {
 	item, err := attributevalue.MarshalMap(regressionItem{PK: websitePK(w.Account, w.ID), SK: regressionSK(r.ID), Type: "regression", Regression: r})
 	if err != nil {
 		return false, err
@@ -95,7 +33,7 @@ func (s *Store) PutRegression(ctx context.Context, w Website, r Regression) (boo
 	reasons := cancellationReasons(err)
 	switch {
 	case len(reasons) == 2 && reasons[1] == "ConditionalCheckFailed":
-		return false, fmt.Errorf("regression of website %s: %w", w.ID, ErrNotFound)
+		return false, fmt.Errorf("regression of website %s: %w", w.ID, model.ErrNotFound)
 	case len(reasons) > 0 && reasons[0] == "ConditionalCheckFailed":
 		return false, nil
 	case err != nil:
@@ -105,24 +43,24 @@ func (s *Store) PutRegression(ctx context.Context, w Website, r Regression) (boo
 }
 
 // Regression returns one of a website's regressions.
-func (s *Store) Regression(ctx context.Context, w Website, id string) (Regression, error) {
+func (s *Store) Regression(ctx context.Context, w model.Website, id string) (model.Regression, error) {
 	var it regressionItem
 	if err := s.getItem(ctx, websitePK(w.Account, w.ID), regressionSK(id), "regression", &it); err != nil {
-		return Regression{}, err
+		return model.Regression{}, err
 	}
 	return it.Regression, nil
 }
 
 // RecoverRegression marks an open or acknowledged regression recovered from day on; false when
 // it was not open or acknowledged any more.
-func (s *Store) RecoverRegression(ctx context.Context, w Website, id, day string) (bool, error) {
+func (s *Store) RecoverRegression(ctx context.Context, w model.Website, id, day string) (bool, error) {
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), regressionSK(id)),
 		UpdateExpression:         aws.String("SET #status = :recovered, Recovered = :day"),
 		ConditionExpression:      aws.String("#status IN (:open, :ack)"),
 		ExpressionAttributeNames: map[string]string{"#status": "Status"},
 		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-			":recovered": str(RegressionRecovered), ":day": str(day), ":open": str(RegressionOpen), ":ack": str(RegressionAcknowledged),
+			":recovered": str(model.RegressionRecovered), ":day": str(day), ":open": str(model.RegressionOpen), ":ack": str(model.RegressionAcknowledged),
 		},
 	})
 	if isConditionFailed(err) {
@@ -136,15 +74,15 @@ func (s *Store) RecoverRegression(ctx context.Context, w Website, id, day string
 
 // AcknowledgeRegression marks a regression acknowledged: an open one takes the status, a
 // recovered one stays recovered; both keep the first acknowledgement's time. It returns it.
-func (s *Store) AcknowledgeRegression(ctx context.Context, w Website, id string, at time.Time) (Regression, error) {
+func (s *Store) AcknowledgeRegression(ctx context.Context, w model.Website, id string, at time.Time) (model.Regression, error) {
 	for {
 		r, err := s.Regression(ctx, w, id)
 		if err != nil || r.Acknowledged != nil {
 			return r, err
 		}
 		was := r.Status
-		if r.Status == RegressionOpen {
-			r.Status = RegressionAcknowledged
+		if r.Status == model.RegressionOpen {
+			r.Status = model.RegressionAcknowledged
 		}
 		at := at.UTC()
 		r.Acknowledged = &at
@@ -171,16 +109,9 @@ func (s *Store) AcknowledgeRegression(ctx context.Context, w Website, id string,
 	}
 }
 
-// RegressionFilter narrows the regressions list; empty fields do not filter. From and To are
-// days (yyyymmdd, both included) the first bad day lies in.
-type RegressionFilter struct {
-	Status, Metric, Page, Device, Test, Kind, Source string
-	From, To                                         string
-}
-
 // Regressions lists a website's regressions newest first (by first bad day): up to limit (0:
 // all) after the one whose ID is after ("" from the newest), and whether more remain.
-func (s *Store) Regressions(ctx context.Context, w Website, f RegressionFilter, after string, limit int) ([]Regression, bool, error) {
+func (s *Store) Regressions(ctx context.Context, w model.Website, f model.RegressionFilter, after string, limit int) ([]model.Regression, bool, error) {
 	lo, hi := regressionSKPrefix, regressionSKPrefix+"\U0010FFFF"
 	if f.From != "" {
 		lo = regressionSKPrefix + "rg_" + f.From
@@ -208,40 +139,35 @@ func (s *Store) Regressions(ctx context.Context, w Website, f RegressionFilter, 
 		slices.Sort(conds) // one expression for one filter, whatever the map's order
 		in.FilterExpression = aws.String(strings.Join(conds, " AND "))
 	}
-	return window(ctx, s, in, skip, limit, "regressions", func(it regressionItem) (string, Regression) { return it.SK, it.Regression })
-}
-
-// RegressionThreshold is a website's least change of one metric (see regression.Threshold).
-type RegressionThreshold struct {
-	Relative, Absolute float64
+	return window(ctx, s, in, skip, limit, "regressions", func(it regressionItem) (string, model.Regression) { return it.SK, it.Regression })
 }
 
 type thresholdsItem struct {
 	PK, SK, Type string
-	Thresholds   map[string]RegressionThreshold
+	Thresholds   map[string]model.RegressionThreshold
 }
 
 // RegressionThresholds returns a website's own least changes by metric (none set: empty).
-func (s *Store) RegressionThresholds(ctx context.Context, w Website) (map[string]RegressionThreshold, error) {
+func (s *Store) RegressionThresholds(ctx context.Context, w model.Website) (map[string]model.RegressionThreshold, error) {
 	var it thresholdsItem
 	err := s.getItem(ctx, websitePK(w.Account, w.ID), regressionThresholdsSK, "regression thresholds", &it)
-	if IsNotFound(err) {
-		return map[string]RegressionThreshold{}, nil
+	if model.IsNotFound(err) {
+		return map[string]model.RegressionThreshold{}, nil
 	}
 	if it.Thresholds == nil {
-		it.Thresholds = map[string]RegressionThreshold{}
+		it.Thresholds = map[string]model.RegressionThreshold{}
 	}
 	return it.Thresholds, err
 }
 
 // PutRegressionThresholds replaces a website's own least changes, while the website exists.
-func (s *Store) PutRegressionThresholds(ctx context.Context, w Website, t map[string]RegressionThreshold) error {
+func (s *Store) PutRegressionThresholds(ctx context.Context, w model.Website, t map[string]model.RegressionThreshold) error {
 	return s.putWhileWebsite(ctx, w, thresholdsItem{PK: websitePK(w.Account, w.ID), SK: regressionThresholdsSK, Type: "regression-thresholds", Thresholds: t}, "regression thresholds")
 }
 
 // putWhileWebsite writes item (creating or replacing it) only while the website exists
 // (ErrNotFound otherwise): nothing written after a deletion outlives its purge.
-func (s *Store) putWhileWebsite(ctx context.Context, w Website, item any, what string) error {
+func (s *Store) putWhileWebsite(ctx context.Context, w model.Website, item any, what string) error {
 	av, err := attributevalue.MarshalMap(item)
 	if err != nil {
 		return err
@@ -250,7 +176,7 @@ func (s *Store) putWhileWebsite(ctx context.Context, w Website, item any, what s
 		{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: av}}, s.websiteExists(w),
 	}})
 	if len(cancellationReasons(err)) > 0 {
-		return fmt.Errorf("website %s: %w", w.ID, ErrNotFound)
+		return fmt.Errorf("website %s: %w", w.ID, model.ErrNotFound)
 	}
 	if err != nil {
 		return fmt.Errorf("put %s: %w", what, err)
@@ -258,30 +184,19 @@ func (s *Store) putWhileWebsite(ctx context.Context, w Website, item any, what s
 	return nil
 }
 
-// Annotation is something that happened to a website (a deploy, a campaign) at a time, shown
-// on its timelines and as part of a regression's cause.
-type Annotation struct {
-	ID      string
-	At      time.Time
-	Text    string
-	URL     string   `dynamodbav:",omitempty"`
-	Pages   []string `dynamodbav:",omitempty"`
-	Created time.Time
-}
-
 type annotationItem struct {
 	PK, SK, Type string
-	Annotation
+	model.Annotation
 }
 
 // PutAnnotation records an annotation (its ID set by the caller), while the website exists.
-func (s *Store) PutAnnotation(ctx context.Context, w Website, a Annotation) error {
+func (s *Store) PutAnnotation(ctx context.Context, w model.Website, a model.Annotation) error {
 	return s.putWhileWebsite(ctx, w, annotationItem{PK: websitePK(w.Account, w.ID), SK: annotationSK(a.At, a.ID), Type: "annotation", Annotation: a}, "annotation")
 }
 
 // Annotations lists a website's annotations from from to to (both included; zero: no bound),
 // newest first: up to limit (0: all) after the one whose key (AnnotationKey) is after.
-func (s *Store) Annotations(ctx context.Context, w Website, from, to time.Time, after string, limit int) ([]Annotation, bool, error) {
+func (s *Store) Annotations(ctx context.Context, w model.Website, from, to time.Time, after string, limit int) ([]model.Annotation, bool, error) {
 	lo, hi := annotationSKPrefix, annotationSKPrefix+"\U0010FFFF"
 	if !from.IsZero() {
 		lo = annotationSK(from, "")
@@ -297,11 +212,11 @@ func (s *Store) Annotations(ctx context.Context, w Website, from, to time.Time, 
 	if limit > 0 {
 		in.Limit = aws.Int32(int32(limit + 1))
 	}
-	return window(ctx, s, in, skip, limit, "annotations", func(it annotationItem) (string, Annotation) { return it.SK, it.Annotation })
+	return window(ctx, s, in, skip, limit, "annotations", func(it annotationItem) (string, model.Annotation) { return it.SK, it.Annotation })
 }
 
 // AnnotationKey is an annotation's place in the list: the cursor of the annotations list.
-func AnnotationKey(a Annotation) string {
+func AnnotationKey(a model.Annotation) string {
 	return strings.TrimPrefix(annotationSK(a.At, a.ID), annotationSKPrefix)
 }
 

@@ -8,17 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/openvitals/openvitals/internal/model"
 )
-
-// ReportLink lets whoever holds its token read one stored Lighthouse HTML report until it
-// expires: a browser frame cannot send the API key, so the dashboard asks for a link with the
-// key and frames the link. Only the token's hash is stored.
-type ReportLink struct {
-	Account, Website string
-	// Key is the report's object key in the bucket.
-	Key     string
-	Expires time.Time
-}
 
 const skReportLink = "REPORTLINK"
 
@@ -34,7 +25,7 @@ type reportLinkItem struct {
 }
 
 // PutReportLink stores a report link under the hash of its token.
-func (s *Store) PutReportLink(ctx context.Context, tokenHash string, l ReportLink) error {
+func (s *Store) PutReportLink(ctx context.Context, tokenHash string, l model.ReportLink) error {
 	item, err := attributevalue.MarshalMap(reportLinkItem{PK: reportLinkPK(tokenHash), SK: skReportLink, Type: "reportlink",
 		Account: l.Account, Website: l.Website, Key: l.Key, ExpiresAt: l.Expires.UTC(), TTL: l.Expires.Add(time.Hour).Unix()})
 	if err != nil {
@@ -48,19 +39,19 @@ func (s *Store) PutReportLink(ctx context.Context, tokenHash string, l ReportLin
 
 // ReportLinkByHash returns the unexpired report link of a token's hash; an unknown or expired
 // one is ErrNotFound (DynamoDB removes expired items late).
-func (s *Store) ReportLinkByHash(ctx context.Context, tokenHash string) (ReportLink, error) {
+func (s *Store) ReportLinkByHash(ctx context.Context, tokenHash string) (model.ReportLink, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key(reportLinkPK(tokenHash), skReportLink)})
 	if err != nil {
-		return ReportLink{}, fmt.Errorf("get report link: %w", err)
+		return model.ReportLink{}, fmt.Errorf("get report link: %w", err)
 	}
 	var it reportLinkItem
 	if out.Item != nil {
 		if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
-			return ReportLink{}, fmt.Errorf("decode report link: %w", err)
+			return model.ReportLink{}, fmt.Errorf("decode report link: %w", err)
 		}
 	}
 	if out.Item == nil || !s.now().Before(it.ExpiresAt) {
-		return ReportLink{}, fmt.Errorf("report link: %w", ErrNotFound)
+		return model.ReportLink{}, fmt.Errorf("report link: %w", model.ErrNotFound)
 	}
-	return ReportLink{Account: it.Account, Website: it.Website, Key: it.Key, Expires: it.ExpiresAt}, nil
+	return model.ReportLink{Account: it.Account, Website: it.Website, Key: it.Key, Expires: it.ExpiresAt}, nil
 }

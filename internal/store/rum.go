@@ -12,33 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/openvitals/openvitals/internal/model"
 )
-
-// RUMCell names one stored running-total table of real-user data: its UTC day (yyyymmdd), its
-// dimension ("p" pages, "c" countries), its metric ("_n" for page views) and its shard.
-type RUMCell struct {
-	Day    string
-	Dim    string
-	Metric string
-	Shard  int
-}
-
-// RUMTable is a stored running-total table: an encoded table (internal/rum owns the format),
-// Applied, the IDs of the queue batches folded into it last (so that the same batch delivered
-// again is not folded twice), and Version, which every write increments (0: never written).
-type RUMTable struct {
-	Data    []byte
-	Applied []string
-	Version int64
-}
-
-// RUMIndex is a month's index of a website's rollups: the days (yyyymmdd, ascending) that
-// have running totals, and the custom variable names seen.
-type RUMIndex struct {
-	Month  string
-	Days   []string
-	Custom []string
-}
 
 type rumIndexItem struct {
 	PK     string
@@ -60,7 +35,7 @@ type rumCellItem struct {
 
 // RUMIndexes reads the indexes of the given months (yyyymm); a month without one is absent
 // from the map.
-func (s *Store) RUMIndexes(ctx context.Context, account, website string, months []string) (map[string]RUMIndex, error) {
+func (s *Store) RUMIndexes(ctx context.Context, account, website string, months []string) (map[string]model.RUMIndex, error) {
 	keys := make([]map[string]ddbtypes.AttributeValue, len(months))
 	for i, m := range months {
 		keys[i] = key(websitePK(account, website), rumIndexSK(m))
@@ -69,19 +44,19 @@ func (s *Store) RUMIndexes(ctx context.Context, account, website string, months 
 	if err != nil {
 		return nil, fmt.Errorf("read RUM indexes: %w", err)
 	}
-	out := make(map[string]RUMIndex, len(items))
+	out := make(map[string]model.RUMIndex, len(items))
 	for _, av := range items {
 		var it rumIndexItem
 		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
 			return nil, fmt.Errorf("decode RUM index: %w", err)
 		}
-		out[it.Month] = RUMIndex{Month: it.Month, Days: it.Days, Custom: it.Custom}
+		out[it.Month] = model.RUMIndex{Month: it.Month, Days: it.Days, Custom: it.Custom}
 	}
 	return out, nil
 }
 
 // PutRUMIndex writes a month's index.
-func (s *Store) PutRUMIndex(ctx context.Context, account, website string, ix RUMIndex) error {
+func (s *Store) PutRUMIndex(ctx context.Context, account, website string, ix model.RUMIndex) error {
 	av, err := attributevalue.MarshalMap(rumIndexItem{
 		PK: websitePK(account, website), SK: rumIndexSK(ix.Month), Type: "rum-index",
 		Month: ix.Month, Days: ix.Days, Custom: ix.Custom,
@@ -122,9 +97,9 @@ func (s *Store) CopyRUMDay(ctx context.Context, account, website, from, to strin
 
 // RUMTables reads the given cells; a cell never written is absent from the map. Reads run a few
 // batches at a time: a report over many shards and metrics reads a few hundred cells.
-func (s *Store) RUMTables(ctx context.Context, account, website string, cells []RUMCell, consistent bool) (map[RUMCell]RUMTable, error) {
+func (s *Store) RUMTables(ctx context.Context, account, website string, cells []model.RUMCell, consistent bool) (map[model.RUMCell]model.RUMTable, error) {
 	pk := websitePK(account, website)
-	bySK := make(map[string]RUMCell, len(cells))
+	bySK := make(map[string]model.RUMCell, len(cells))
 	keys := make([]map[string]ddbtypes.AttributeValue, 0, len(cells))
 	for _, c := range cells {
 		sk := rumCellSK(c)
@@ -134,7 +109,7 @@ func (s *Store) RUMTables(ctx context.Context, account, website string, cells []
 		bySK[sk] = c
 		keys = append(keys, key(pk, sk))
 	}
-	out := make(map[RUMCell]RUMTable, len(keys))
+	out := make(map[model.RUMCell]model.RUMTable, len(keys))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var firstErr error
@@ -161,7 +136,7 @@ func (s *Store) RUMTables(ctx context.Context, account, website string, cells []
 					firstErr = fmt.Errorf("decode RUM table: %w", err)
 					return
 				}
-				out[bySK[it.SK]] = RUMTable{Data: it.Data, Applied: it.Applied, Version: it.Ver}
+				out[bySK[it.SK]] = model.RUMTable{Data: it.Data, Applied: it.Applied, Version: it.Ver}
 			}
 		}()
 	}
@@ -175,7 +150,7 @@ func (s *Store) RUMTables(ctx context.Context, account, website string, cells []
 // PutRUMTable writes a cell's table as version t.Version+1, if the stored one is still at
 // t.Version: a second writer, which the FIFO queue should exclude, makes it fail rather than
 // lose a fold.
-func (s *Store) PutRUMTable(ctx context.Context, account, website string, c RUMCell, t RUMTable) error {
+func (s *Store) PutRUMTable(ctx context.Context, account, website string, c model.RUMCell, t model.RUMTable) error {
 	return s.putVersioned(ctx, rumCellItem{PK: websitePK(account, website), SK: rumCellSK(c), Type: "rum",
 		Data: t.Data, Applied: t.Applied, Ver: t.Version + 1}, t.Version)
 }
@@ -243,7 +218,7 @@ func (s *Store) batchGetPage(ctx context.Context, keys []map[string]ddbtypes.Att
 }
 
 // RUMDistinct reads the distinct-page sketches of the given days; a day without one is absent.
-func (s *Store) RUMDistinct(ctx context.Context, account, website string, days []string, consistent bool) (map[string]RUMTable, error) {
+func (s *Store) RUMDistinct(ctx context.Context, account, website string, days []string, consistent bool) (map[string]model.RUMTable, error) {
 	keys := make([]map[string]ddbtypes.AttributeValue, len(days))
 	for i, d := range days {
 		keys[i] = key(websitePK(account, website), rumDistinctSK(d))
@@ -252,34 +227,25 @@ func (s *Store) RUMDistinct(ctx context.Context, account, website string, days [
 	if err != nil {
 		return nil, fmt.Errorf("read RUM distinct pages: %w", err)
 	}
-	out := make(map[string]RUMTable, len(items))
+	out := make(map[string]model.RUMTable, len(items))
 	for _, av := range items {
 		var it rumCellItem
 		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
 			return nil, fmt.Errorf("decode RUM distinct pages: %w", err)
 		}
-		out[strings.TrimPrefix(it.SK, rumDistinctSK(""))] = RUMTable{Data: it.Data, Applied: it.Applied, Version: it.Ver}
+		out[strings.TrimPrefix(it.SK, rumDistinctSK(""))] = model.RUMTable{Data: it.Data, Applied: it.Applied, Version: it.Ver}
 	}
 	return out, nil
 }
 
 // PutRUMDistinct writes a day's distinct-page sketch as version t.Version+1, if the stored
 // one is still at t.Version.
-func (s *Store) PutRUMDistinct(ctx context.Context, account, website, day string, t RUMTable) error {
+func (s *Store) PutRUMDistinct(ctx context.Context, account, website, day string, t model.RUMTable) error {
 	return s.putVersioned(ctx, rumCellItem{PK: websitePK(account, website), SK: rumDistinctSK(day), Type: "rum-distinct",
 		Data: t.Data, Ver: t.Version + 1}, t.Version)
 }
 
-// RUMSeenWindow is the span of collection times one record of folded page views covers.
-const RUMSeenWindow = 10 // seconds
-
-// RUMSeen is the record of the page views collected in one window that were folded: Data holds
-// entries of a view key and the tag of the batch that folded it (the rumworker package owns the
-// format).
-type RUMSeen struct {
-	Window int64 // Unix second / RUMSeenWindow
-	Data   []byte
-}
+// seconds
 
 // rumDedupeTTL keeps dedupe records past the longest a page view can wait in a queue (14
 // days' retention, then a redrive from the dead-letter queue).
@@ -295,7 +261,7 @@ type rumSeenItem struct {
 }
 
 // RUMSeen reads the records of the given windows; a window without one is absent.
-func (s *Store) RUMSeen(ctx context.Context, account, website string, windows []int64) (map[int64]RUMSeen, error) {
+func (s *Store) RUMSeen(ctx context.Context, account, website string, windows []int64) (map[int64]model.RUMSeen, error) {
 	keys := make([]map[string]ddbtypes.AttributeValue, len(windows))
 	for i, w := range windows {
 		keys[i] = key(websitePK(account, website), rumSeenSK(w))
@@ -304,22 +270,22 @@ func (s *Store) RUMSeen(ctx context.Context, account, website string, windows []
 	if err != nil {
 		return nil, fmt.Errorf("read folded page views: %w", err)
 	}
-	out := make(map[int64]RUMSeen, len(items))
+	out := make(map[int64]model.RUMSeen, len(items))
 	for _, av := range items {
 		var it rumSeenItem
 		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
 			return nil, fmt.Errorf("decode folded page views: %w", err)
 		}
-		out[it.Window] = RUMSeen{Window: it.Window, Data: it.Data}
+		out[it.Window] = model.RUMSeen{Window: it.Window, Data: it.Data}
 	}
 	return out, nil
 }
 
 // PutRUMSeen writes a window's record. One consumer folds a website at a time (its FIFO
 // message group), so the record is simply replaced.
-func (s *Store) PutRUMSeen(ctx context.Context, account, website string, r RUMSeen) error {
+func (s *Store) PutRUMSeen(ctx context.Context, account, website string, r model.RUMSeen) error {
 	av, err := attributevalue.MarshalMap(rumSeenItem{PK: websitePK(account, website), SK: rumSeenSK(r.Window), Type: "rum-seen",
-		Window: r.Window, Data: r.Data, Expires: time.Unix(r.Window*RUMSeenWindow, 0).Add(rumDedupeTTL).Unix()})
+		Window: r.Window, Data: r.Data, Expires: time.Unix(r.Window*model.RUMSeenWindow, 0).Add(rumDedupeTTL).Unix()})
 	if err != nil {
 		return err
 	}

@@ -9,69 +9,36 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/openvitals/openvitals/internal/model"
 )
-
-// The statuses of a multistep run.
-const (
-	RunQueued    = "queued"
-	RunTesting   = "testing"
-	RunCompleted = "completed"
-	RunFailed    = "failed"
-)
-
-// Run is one run of a multistep test. Its measurements are nil until it completed.
-type Run struct {
-	ID      string
-	Test    string
-	Created time.Time
-	Device  string
-	Status  string
-
-	Duration   *float64 // ms
-	INP        *float64 // ms
-	TBT        *float64 // ms
-	CLS        *float64
-	CPUTotal   *float64 // ms
-	BytesTotal *int64
-
-	// Error and FailedStep say why a failed run failed; ScreenshotKey is the S3 key of the
-	// page at the failure.
-	Error         string `dynamodbav:",omitempty"`
-	FailedStep    *int
-	ScreenshotKey string `dynamodbav:",omitempty"`
-	Finished      time.Time
-}
-
-// IsFinished tells whether a run has an outcome: completed or failed.
-func (r Run) IsFinished() bool { return r.Status == RunCompleted || r.Status == RunFailed }
 
 type runItem struct {
 	PK   string
 	SK   string
 	Type string
-	Run
+	model.Run
 }
 
 // CreateRun records a new queued run of a test and assigns its ID and creation time.
-func (s *Store) CreateRun(ctx context.Context, w Website, t Test) (Run, error) {
-	r := Run{ID: NewID(), Test: t.ID, Created: s.now(), Device: t.Device, Status: RunQueued}
+func (s *Store) CreateRun(ctx context.Context, w model.Website, t model.Test) (model.Run, error) {
+	r := model.Run{ID: model.NewID(), Test: t.ID, Created: s.now(), Device: t.Device, Status: model.RunQueued}
 	return r, s.putItem(ctx, runItem{PK: websitePK(w.Account, w.ID), SK: runSK(r.Test, r.Created, r.ID), Type: "run", Run: r}, false, "run "+r.ID)
 }
 
 // UpdateRun replaces a run that exists.
-func (s *Store) UpdateRun(ctx context.Context, w Website, r Run) error {
+func (s *Store) UpdateRun(ctx context.Context, w model.Website, r model.Run) error {
 	return s.putItem(ctx, runItem{PK: websitePK(w.Account, w.ID), SK: runSK(r.Test, r.Created, r.ID), Type: "run", Run: r}, true, "run "+r.ID)
 }
 
 // GetRun reads one run by its test, creation time and ID (as a run message carries them).
-func (s *Store) GetRun(ctx context.Context, w Website, test string, created time.Time, id string) (Run, error) {
+func (s *Store) GetRun(ctx context.Context, w model.Website, test string, created time.Time, id string) (model.Run, error) {
 	var it runItem
 	err := s.getItem(ctx, websitePK(w.Account, w.ID), runSK(test, created, id), "run "+id, &it)
 	return it.Run, err
 }
 
 // Runs lists a test's runs created since a time, newest first, at most limit (0: no limit).
-func (s *Store) Runs(ctx context.Context, w Website, test string, since time.Time, limit int) ([]Run, error) {
+func (s *Store) Runs(ctx context.Context, w model.Website, test string, since time.Time, limit int) ([]model.Run, error) {
 	in := &dynamodb.QueryInput{
 		TableName:              aws.String(s.table),
 		KeyConditionExpression: aws.String("PK = :pk AND SK BETWEEN :from AND :to"),
@@ -100,7 +67,7 @@ func (s *Store) Runs(ctx context.Context, w Website, test string, since time.Tim
 			break
 		}
 	}
-	runs := make([]Run, len(items))
+	runs := make([]model.Run, len(items))
 	for i, it := range items {
 		runs[i] = it.Run
 	}
@@ -109,6 +76,6 @@ func (s *Store) Runs(ctx context.Context, w Website, test string, since time.Tim
 
 // MarkTestQueued records that a test's daily run was queued for a UTC day; false when it was
 // already, so that a second scheduler run the same day queues nothing twice.
-func (s *Store) MarkTestQueued(ctx context.Context, w SiteRef, test, day string) (bool, error) {
+func (s *Store) MarkTestQueued(ctx context.Context, w model.SiteRef, test, day string) (bool, error) {
 	return s.markOnce(ctx, websitePK(w.Account, w.Website), testQueuedSK(test, day))
 }

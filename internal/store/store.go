@@ -3,7 +3,6 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"time"
@@ -12,19 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
-
-// ErrNotFound is returned (wrapped) when an item does not exist or belongs to another account.
-var ErrNotFound = errors.New("not found")
-
-// ConflictError reports a write refused because a unique value is already taken.
-type ConflictError struct {
-	Field string // the request field holding the value, e.g. "domain" or "url"
-	Value string
-}
-
-func (e *ConflictError) Error() string {
-	return fmt.Sprintf("%s %q already exists", e.Field, e.Value)
-}
 
 // Store reads and writes openvitals' items in one DynamoDB table.
 type Store struct {
@@ -40,17 +26,6 @@ func New(db *dynamodb.Client, table string) *Store {
 
 // Table is the name of the table the store uses.
 func (s *Store) Table() string { return s.table }
-
-// NewID returns a fresh opaque identifier: 12 characters of lower-case base32 (60 random bits).
-func NewID() string {
-	const alphabet = "abcdefghijklmnopqrstuvwxyz234567"
-	var b [12]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
-	for i := range b {
-		b[i] = alphabet[b[i]&31]
-	}
-	return string(b[:])
-}
 
 // CreateTable creates the table with its key schema and waits until it is active. A table that
 // already exists is left as it is.

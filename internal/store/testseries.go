@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // A test series is a set of lab audits started together (from a CI job, after a deploy): one
@@ -19,76 +20,14 @@ import (
 // testing → completed or failed, the way a multistep run does (the Run* statuses); the
 // series' status follows from its counters.
 
-// TestSeries is a test series: what started it and how far its tests have come.
-type TestSeries struct {
-	ID          string
-	Description string `dynamodbav:",omitempty"`
-	Initiator   string `dynamodbav:",omitempty"`
-	Created     time.Time
-	// Count is the number of tests; Started, Finished and Failed count the tests that began,
-	// ended and failed. Each is counted in the transaction that changes the test's status, so
-	// that a redelivered audit counts nothing twice.
-	Count, Started, Finished, Failed int
-}
-
-// Status is the series' status: queued before any test began, testing until every test has
-// ended, then completed, or failed when any test failed.
-func (t TestSeries) Status() string {
-	switch {
-	case t.Finished >= t.Count && t.Failed > 0:
-		return RunFailed
-	case t.Finished >= t.Count:
-		return RunCompleted
-	case t.Started > 0 || t.Finished > 0:
-		return RunTesting
-	}
-	return RunQueued
-}
-
-// SeriesTest is one test of a series: a page on a device, with its outcome once it ended.
-type SeriesTest struct {
-	ID     string
-	Series string
-	Page   string
-	// URL and Alias are the page's when the series started, so that a series still reads
-	// after its page changed or was deleted.
-	URL, Alias string
-	Device     string
-	Status     string
-	Error      string `dynamodbav:",omitempty"`
-	// Metrics are the audit's lab fields (as LabResult.Metrics); Opportunities counts its
-	// opportunities; ReportKey is the S3 key of its gzipped Lighthouse report.
-	Metrics       map[string]float64 `dynamodbav:",omitempty"`
-	Opportunities int
-	ReportKey     string     `dynamodbav:",omitempty"`
-	Started       *time.Time `dynamodbav:",omitempty"`
-	Finished      *time.Time `dynamodbav:",omitempty"`
-}
-
-// IsFinished tells whether a test has an outcome.
-func (t SeriesTest) IsFinished() bool { return t.Status == RunCompleted || t.Status == RunFailed }
-
 type seriesItem struct {
 	PK, SK, Type string
-	TestSeries
+	model.TestSeries
 }
 
 type seriesTestItem struct {
 	PK, SK, Type string
-	SeriesTest
-}
-
-// NewSeriesID returns the ID of a series created at t: its time first, so that the series of
-// a website list newest first by key.
-func NewSeriesID(t time.Time) string {
-	t = t.UTC()
-	return fmt.Sprintf("ts_%s%03d%s", t.Format("20060102150405"), t.Nanosecond()/1e6, NewID()[:8])
-}
-
-// SeriesTestID is the ID of a series' n-th test: it names its series, so that a test is read
-// by its ID alone.
-func SeriesTestID(series string, n int) string {
-	return "tt_" + strings.TrimPrefix(series, "ts_") + "_" + strconv.Itoa(n)
+	model.SeriesTest
 }
 
 // seriesTestKey is the series and sort key of a test by its ID; false for an ID no series
@@ -106,7 +45,7 @@ func seriesTestKey(id string) (series, sk string, ok bool) {
 // CreateTestSeries records a new series and its queued tests (their IDs and statuses set by
 // the caller), while the website exists (ErrNotFound otherwise). The tests are written first:
 // a series is read only once all its tests are there.
-func (s *Store) CreateTestSeries(ctx context.Context, w Website, series TestSeries, tests []SeriesTest) error {
+func (s *Store) CreateTestSeries(ctx context.Context, w model.Website, series model.TestSeries, tests []model.SeriesTest) error {
 	pk := websitePK(w.Account, w.ID)
 	reqs := make([]ddbtypes.WriteRequest, 0, len(tests))
 	for i, t := range tests {
@@ -126,10 +65,10 @@ func (s *Store) CreateTestSeries(ctx context.Context, w Website, series TestSeri
 }
 
 // TestSeries reads one series.
-func (s *Store) TestSeries(ctx context.Context, w Website, id string) (TestSeries, error) {
+func (s *Store) TestSeries(ctx context.Context, w model.Website, id string) (model.TestSeries, error) {
 	var it seriesItem
 	if !strings.HasPrefix(id, "ts_") {
-		return TestSeries{}, fmt.Errorf("test series %s: %w", id, ErrNotFound)
+		return model.TestSeries{}, fmt.Errorf("test series %s: %w", id, model.ErrNotFound)
 	}
 	err := s.getItem(ctx, websitePK(w.Account, w.ID), seriesSK(id), "test series "+id, &it)
 	return it.TestSeries, err
@@ -137,7 +76,7 @@ func (s *Store) TestSeries(ctx context.Context, w Website, id string) (TestSerie
 
 // TestSeriesList lists a website's series newest first: up to limit (0: all) after the one
 // whose ID is after ("" from the newest), and whether more remain.
-func (s *Store) TestSeriesList(ctx context.Context, w Website, after string, limit int) ([]TestSeries, bool, error) {
+func (s *Store) TestSeriesList(ctx context.Context, w model.Website, after string, limit int) ([]model.TestSeries, bool, error) {
 	skip := ""
 	if after != "" {
 		skip = seriesSK(after)
@@ -146,16 +85,16 @@ func (s *Store) TestSeriesList(ctx context.Context, w Website, after string, lim
 	if limit > 0 {
 		in.Limit = aws.Int32(int32(limit + 1))
 	}
-	return window(ctx, s, in, skip, limit, "test series", func(it seriesItem) (string, TestSeries) { return it.SK, it.TestSeries })
+	return window(ctx, s, in, skip, limit, "test series", func(it seriesItem) (string, model.TestSeries) { return it.SK, it.TestSeries })
 }
 
 // SeriesTests lists a series' tests in the order they were asked for.
-func (s *Store) SeriesTests(ctx context.Context, w Website, series string) ([]SeriesTest, error) {
+func (s *Store) SeriesTests(ctx context.Context, w model.Website, series string) ([]model.SeriesTest, error) {
 	var items []seriesTestItem
 	if err := s.queryPrefix(ctx, websitePK(w.Account, w.ID), seriesTestSKPrefix+series+"#", true, &items); err != nil {
 		return nil, fmt.Errorf("list series tests: %w", err)
 	}
-	tests := make([]SeriesTest, len(items))
+	tests := make([]model.SeriesTest, len(items))
 	for i, it := range items {
 		tests[i] = it.SeriesTest
 	}
@@ -163,10 +102,10 @@ func (s *Store) SeriesTests(ctx context.Context, w Website, series string) ([]Se
 }
 
 // SeriesTest reads one test by its ID.
-func (s *Store) SeriesTest(ctx context.Context, w Website, id string) (SeriesTest, error) {
+func (s *Store) SeriesTest(ctx context.Context, w model.Website, id string) (model.SeriesTest, error) {
 	_, sk, ok := seriesTestKey(id)
 	if !ok {
-		return SeriesTest{}, fmt.Errorf("test %s: %w", id, ErrNotFound)
+		return model.SeriesTest{}, fmt.Errorf("test %s: %w", id, model.ErrNotFound)
 	}
 	var it seriesTestItem
 	err := s.getItem(ctx, websitePK(w.Account, w.ID), sk, "test "+id, &it)
@@ -176,10 +115,10 @@ func (s *Store) SeriesTest(ctx context.Context, w Website, id string) (SeriesTes
 // StartSeriesTest moves a queued test to testing and counts it as started, in one transaction.
 // It returns the test as it now is: a test that had begun or ended already is left as it is
 // (a redelivered audit message), and the caller tells by its status.
-func (s *Store) StartSeriesTest(ctx context.Context, w Website, id string) (SeriesTest, error) {
+func (s *Store) StartSeriesTest(ctx context.Context, w model.Website, id string) (model.SeriesTest, error) {
 	series, sk, ok := seriesTestKey(id)
 	if !ok {
-		return SeriesTest{}, fmt.Errorf("test %s: %w", id, ErrNotFound)
+		return model.SeriesTest{}, fmt.Errorf("test %s: %w", id, model.ErrNotFound)
 	}
 	pk := websitePK(w.Account, w.ID)
 	now := s.now()
@@ -188,14 +127,14 @@ func (s *Store) StartSeriesTest(ctx context.Context, w Website, id string) (Seri
 			UpdateExpression:          aws.String("SET #s = :testing, Started = :now"),
 			ConditionExpression:       aws.String("#s = :queued"),
 			ExpressionAttributeNames:  map[string]string{"#s": "Status"},
-			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":testing": str(RunTesting), ":queued": str(RunQueued), ":now": str(now.Format(time.RFC3339Nano))}}},
+			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":testing": str(model.RunTesting), ":queued": str(model.RunQueued), ":now": str(now.Format(time.RFC3339Nano))}}},
 		{Update: &ddbtypes.Update{TableName: aws.String(s.table), Key: key(pk, seriesSK(series)),
 			UpdateExpression:          aws.String("ADD Started :one"),
 			ConditionExpression:       aws.String("attribute_exists(PK)"),
 			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":one": &ddbtypes.AttributeValueMemberN{Value: "1"}}}},
 	}})
 	if err != nil && len(cancellationReasons(err)) == 0 {
-		return SeriesTest{}, fmt.Errorf("start test %s: %w", id, err)
+		return model.SeriesTest{}, fmt.Errorf("start test %s: %w", id, err)
 	}
 	// Started now, or before (or gone): read what it is.
 	return s.SeriesTest(ctx, w, id)
@@ -205,10 +144,10 @@ func (s *Store) StartSeriesTest(ctx context.Context, w Website, id string) (Seri
 // error, t.Finished when it ended) and counts it on its series, in one transaction, unless the
 // test had ended already: then it changes nothing and reports false, so that a redelivered
 // audit counts nothing twice. The test's page, device and start are kept as they were.
-func (s *Store) FinishSeriesTest(ctx context.Context, w Website, t SeriesTest) (bool, error) {
+func (s *Store) FinishSeriesTest(ctx context.Context, w model.Website, t model.SeriesTest) (bool, error) {
 	series, sk, ok := seriesTestKey(t.ID)
 	if !ok || series != t.Series {
-		return false, fmt.Errorf("test %s: %w", t.ID, ErrNotFound)
+		return false, fmt.Errorf("test %s: %w", t.ID, model.ErrNotFound)
 	}
 	if !t.IsFinished() {
 		return false, fmt.Errorf("test %s: status %q is no outcome", t.ID, t.Status)
@@ -228,7 +167,7 @@ func (s *Store) FinishSeriesTest(ctx context.Context, w Website, t SeriesTest) (
 		set["ReportKey"] = t.ReportKey
 	}
 	names := map[string]string{}
-	values := map[string]ddbtypes.AttributeValue{":queued": str(RunQueued), ":testing": str(RunTesting)}
+	values := map[string]ddbtypes.AttributeValue{":queued": str(model.RunQueued), ":testing": str(model.RunTesting)}
 	var sets []string
 	for name, v := range set {
 		av, err := attributevalue.Marshal(v)
@@ -240,7 +179,7 @@ func (s *Store) FinishSeriesTest(ctx context.Context, w Website, t SeriesTest) (
 	}
 	slices.Sort(sets)
 	failed := "0"
-	if t.Status == RunFailed {
+	if t.Status == model.RunFailed {
 		failed = "1"
 	}
 	pk := websitePK(w.Account, w.ID)
@@ -260,7 +199,7 @@ func (s *Store) FinishSeriesTest(ctx context.Context, w Website, t SeriesTest) (
 		if r[0] == "ConditionalCheckFailed" {
 			return false, nil // ended before, or gone with its series
 		}
-		return false, fmt.Errorf("test %s: series gone: %w", t.ID, ErrNotFound)
+		return false, fmt.Errorf("test %s: series gone: %w", t.ID, model.ErrNotFound)
 	}
 	if err != nil {
 		return false, fmt.Errorf("finish test %s: %w", t.ID, err)

@@ -9,40 +9,19 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/openvitals/openvitals/internal/model"
 )
-
-// Vital is one vital of a user-experience dataset record: its 75th percentile (ms, unitless
-// for cls) and the shares of experiences that were good, needing improvement and poor, in
-// percent.
-type Vital struct {
-	P75              float64
-	Good             float64
-	NeedsImprovement float64
-	Poor             float64
-}
-
-// UXResult is one day's user-experience dataset record of a page on one device (the dataset's
-// rolling 28-day window as published that day).
-type UXResult struct {
-	Page   string
-	Device string
-	Day    string // UTC day of collection, yyyymmdd
-	// Vitals holds each vital the dataset has data for by its interface name (lcp, inp, cls,
-	// fcp, ttfb). A vital without data is absent, never zero.
-	Vitals    map[string]Vital
-	Collected time.Time
-}
 
 type uxItem struct {
 	PK   string
 	SK   string
 	Type string
-	UXResult
+	model.UXResult
 }
 
 // PutUXResult stores a page's record of one device and day, replacing the same day's, and
 // marks the page's summary stale.
-func (s *Store) PutUXResult(ctx context.Context, w Website, page Page, r UXResult) error {
+func (s *Store) PutUXResult(ctx context.Context, w model.Website, page model.Page, r model.UXResult) error {
 	r.Page = page.ID
 	item, err := attributevalue.MarshalMap(uxItem{PK: websitePK(w.Account, w.ID), SK: uxSK(r.Page, r.Device, r.Day), Type: "ux", UXResult: r})
 	if err != nil {
@@ -56,42 +35,28 @@ func (s *Store) PutUXResult(ctx context.Context, w Website, page Page, r UXResul
 
 // UXResults returns a page's records on one device from day from to day to (yyyymmdd,
 // inclusive), oldest first.
-func (s *Store) UXResults(ctx context.Context, w Website, page, device, from, to string) ([]UXResult, error) {
+func (s *Store) UXResults(ctx context.Context, w model.Website, page, device, from, to string) ([]model.UXResult, error) {
 	var items []uxItem
 	if err := s.queryBetween(ctx, websitePK(w.Account, w.ID), uxSK(page, device, from), uxSK(page, device, to), &items); err != nil {
 		return nil, fmt.Errorf("query ux results: %w", err)
 	}
-	out := make([]UXResult, len(items))
+	out := make([]model.UXResult, len(items))
 	for i, it := range items {
 		out[i] = it.UXResult
 	}
 	return out, nil
 }
 
-// SearchResult is a page's search analytics over the 14 days before a day of collection, from
-// every search row that maps to the page.
-type SearchResult struct {
-	Page        string
-	Day         string // UTC day of collection, yyyymmdd
-	From, To    string // the days queried, yyyy-mm-dd, inclusive
-	Impressions float64
-	Clicks      float64
-	// Position is the average position in search results, weighted by impressions; it means
-	// nothing when there were no impressions.
-	Position  float64
-	Collected time.Time
-}
-
 type searchItem struct {
 	PK   string
 	SK   string
 	Type string
-	SearchResult
+	model.SearchResult
 }
 
 // PutSearchResults stores the search analytics of a website's pages for one day, replacing
 // that day's, and marks the summaries of pages (those the results are of) stale.
-func (s *Store) PutSearchResults(ctx context.Context, w Website, pages []Page, rs []SearchResult) error {
+func (s *Store) PutSearchResults(ctx context.Context, w model.Website, pages []model.Page, rs []model.SearchResult) error {
 	reqs := make([]ddbtypes.WriteRequest, 0, len(rs))
 	for _, r := range rs {
 		item, err := attributevalue.MarshalMap(searchItem{PK: websitePK(w.Account, w.ID), SK: searchSK(r.Page, r.Day), Type: "search", SearchResult: r})
@@ -105,7 +70,7 @@ func (s *Store) PutSearchResults(ctx context.Context, w Website, pages []Page, r
 			return fmt.Errorf("put search results: %w", err)
 		}
 	}
-	byID := make(map[string]Page, len(pages))
+	byID := make(map[string]model.Page, len(pages))
 	for _, p := range pages {
 		byID[p.ID] = p
 	}
@@ -123,32 +88,16 @@ func (s *Store) PutSearchResults(ctx context.Context, w Website, pages []Page, r
 
 // SearchResults returns a page's search analytics collected from day from to day to
 // (yyyymmdd, inclusive), oldest first.
-func (s *Store) SearchResults(ctx context.Context, w Website, page, from, to string) ([]SearchResult, error) {
+func (s *Store) SearchResults(ctx context.Context, w model.Website, page, from, to string) ([]model.SearchResult, error) {
 	var items []searchItem
 	if err := s.queryBetween(ctx, websitePK(w.Account, w.ID), searchSK(page, from), searchSK(page, to), &items); err != nil {
 		return nil, fmt.Errorf("query search results: %w", err)
 	}
-	out := make([]SearchResult, len(items))
+	out := make([]model.SearchResult, len(items))
 	for i, it := range items {
 		out[i] = it.SearchResult
 	}
 	return out, nil
-}
-
-// UXRun is how a website's user-experience data collection of one UTC day went.
-type UXRun struct {
-	Day      string
-	Attempt  int
-	Started  time.Time
-	Finished time.Time // zero until an attempt finished; retried attempts leave it zero
-	// UXRecords counts the page-device records stored, UXNoData those the dataset has no
-	// data for; SearchPages counts the pages with search analytics stored.
-	UXRecords   int
-	UXNoData    int
-	SearchPages int
-	// Error is what went wrong: why the last attempt failed, or what a finished collection
-	// had to leave out (an invalid API key, Search Console refusing the credentials).
-	Error string
 }
 
 type uxRunItem struct {
@@ -156,11 +105,11 @@ type uxRunItem struct {
 	SK      string
 	Type    string
 	Expires int64 `dynamodbav:"expires"`
-	UXRun
+	model.UXRun
 }
 
 // PutUXRun records how a website's collection of a day went, replacing what was recorded.
-func (s *Store) PutUXRun(ctx context.Context, w Website, r UXRun) error {
+func (s *Store) PutUXRun(ctx context.Context, w model.Website, r model.UXRun) error {
 	// Kept a month: it only serves to follow a collection and to explain a gap.
 	item, err := attributevalue.MarshalMap(uxRunItem{PK: websitePK(w.Account, w.ID), SK: uxRunSK(r.Day), Type: "uxrun",
 		Expires: s.now().Add(31 * 24 * time.Hour).Unix(), UXRun: r})
@@ -174,7 +123,7 @@ func (s *Store) PutUXRun(ctx context.Context, w Website, r UXRun) error {
 }
 
 // UXRun returns how a website's collection of a day went; ErrNotFound before it started.
-func (s *Store) UXRun(ctx context.Context, w Website, day string) (UXRun, error) {
+func (s *Store) UXRun(ctx context.Context, w model.Website, day string) (model.UXRun, error) {
 	var it uxRunItem
 	err := s.getItem(ctx, websitePK(w.Account, w.ID), uxRunSK(day), "ux run "+day, &it)
 	return it.UXRun, err
@@ -183,12 +132,12 @@ func (s *Store) UXRun(ctx context.Context, w Website, day string) (UXRun, error)
 // MarkUXQueued records that a website's user-experience data collection was queued for a UTC day. It
 // reports false when it was queued already, so that the daily handler running twice a day
 // queues it once.
-func (s *Store) MarkUXQueued(ctx context.Context, w SiteRef, day string) (bool, error) {
+func (s *Store) MarkUXQueued(ctx context.Context, w model.SiteRef, day string) (bool, error) {
 	return s.markOnce(ctx, websitePK(w.Account, w.Website), uxQueuedSK(day))
 }
 
 // UnmarkUXQueued forgets a queued mark, when sending the message failed.
-func (s *Store) UnmarkUXQueued(ctx context.Context, w SiteRef, day string) error {
+func (s *Store) UnmarkUXQueued(ctx context.Context, w model.SiteRef, day string) error {
 	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.Website), uxQueuedSK(day))})
 	return err
 }

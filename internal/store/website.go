@@ -11,22 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/openvitals/openvitals/internal/model"
 )
-
-// Website is a monitored website of an account.
-type Website struct {
-	ID          string
-	Account     string
-	Domain      string
-	DisplayName string
-	Created     time.Time
-	// PageRows tells that each of the website's pages has its row (PageRow); a website stored
-	// before rows existed gets them from EnsurePageRows.
-	PageRows bool
-	// RowMarks are the keys (PageOrderKey) that split the website's rows into segments of
-	// about the same size, which PageRows reads in parallel; made as pages are added.
-	RowMarks []string
-}
 
 type websiteItem struct {
 	PK          string
@@ -62,29 +48,23 @@ type sitePointerItem struct {
 
 // WebsiteByID returns the account and domain of a website from its ID alone (ID, Account and
 // Domain are set); an unknown ID is ErrNotFound. Only the public RUM endpoints use it.
-func (s *Store) WebsiteByID(ctx context.Context, id string) (Website, error) {
+func (s *Store) WebsiteByID(ctx context.Context, id string) (model.Website, error) {
 	var it sitePointerItem
 	if err := s.getItem(ctx, sitePointerPK(id), sitePointerSK, "website "+id, &it); err != nil {
-		return Website{}, err
+		return model.Website{}, err
 	}
-	return Website{ID: id, Account: it.Account, Domain: it.Domain}, nil
-}
-
-// SiteRef names a website of an account.
-type SiteRef struct {
-	Account string
-	Website string
+	return model.Website{ID: id, Account: it.Account, Domain: it.Domain}, nil
 }
 
 // AllWebsites lists every website of every account, for the daily scheduler.
-func (s *Store) AllWebsites(ctx context.Context) ([]SiteRef, error) {
+func (s *Store) AllWebsites(ctx context.Context) ([]model.SiteRef, error) {
 	var items []siteEntryItem
 	if err := s.queryPrefix(ctx, sitesPK, "", false, &items); err != nil {
 		return nil, fmt.Errorf("list all websites: %w", err)
 	}
-	refs := make([]SiteRef, len(items))
+	refs := make([]model.SiteRef, len(items))
 	for i, it := range items {
-		refs[i] = SiteRef{Account: it.Account, Website: it.Website}
+		refs[i] = model.SiteRef{Account: it.Account, Website: it.Website}
 	}
 	return refs, nil
 }
@@ -97,8 +77,8 @@ type domainLockItem struct {
 }
 
 // CreateWebsite stores a new website. A domain already used in the account is a *ConflictError.
-func (s *Store) CreateWebsite(ctx context.Context, w *Website) error {
-	w.ID = NewID()
+func (s *Store) CreateWebsite(ctx context.Context, w *model.Website) error {
+	w.ID = model.NewID()
 	w.Created = s.now()
 	w.PageRows = true
 	site, err := attributevalue.MarshalMap(websiteItem{
@@ -137,7 +117,7 @@ func (s *Store) CreateWebsite(ctx context.Context, w *Website) error {
 		},
 	})
 	if r := cancellationReasons(err); len(r) == 4 && r[1] == "ConditionalCheckFailed" {
-		return &ConflictError{Field: "domain", Value: w.Domain}
+		return &model.ConflictError{Field: "domain", Value: w.Domain}
 	}
 	if err != nil {
 		return fmt.Errorf("create website: %w", err)
@@ -146,13 +126,13 @@ func (s *Store) CreateWebsite(ctx context.Context, w *Website) error {
 }
 
 // Websites lists an account's websites, oldest first.
-func (s *Store) Websites(ctx context.Context, account string) ([]Website, error) {
+func (s *Store) Websites(ctx context.Context, account string) ([]model.Website, error) {
 	var items []websiteItem
 	err := s.queryPrefix(ctx, accountPK(account), websiteSK(""), true, &items)
 	if err != nil {
 		return nil, fmt.Errorf("list websites: %w", err)
 	}
-	sites := make([]Website, len(items))
+	sites := make([]model.Website, len(items))
 	for i, it := range items {
 		sites[i] = it.website()
 	}
@@ -161,29 +141,29 @@ func (s *Store) Websites(ctx context.Context, account string) ([]Website, error)
 }
 
 // Website returns one website of an account; another account's website is ErrNotFound.
-func (s *Store) Website(ctx context.Context, account, id string) (Website, error) {
+func (s *Store) Website(ctx context.Context, account, id string) (model.Website, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(s.table),
 		Key:            key(accountPK(account), websiteSK(id)),
 		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
-		return Website{}, fmt.Errorf("get website: %w", err)
+		return model.Website{}, fmt.Errorf("get website: %w", err)
 	}
 	if out.Item == nil {
-		return Website{}, fmt.Errorf("website %s: %w", id, ErrNotFound)
+		return model.Website{}, fmt.Errorf("website %s: %w", id, model.ErrNotFound)
 	}
 	var it websiteItem
 	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
-		return Website{}, fmt.Errorf("decode website: %w", err)
+		return model.Website{}, fmt.Errorf("decode website: %w", err)
 	}
 	return it.website(), nil
 }
 
 // DeleteWebsite removes a website and its domain lock at once and records a purge marker for
 // everything else that belonged to it, all in one transaction.
-func (s *Store) DeleteWebsite(ctx context.Context, w Website) (PurgeJob, error) {
-	job := PurgeJob{Account: w.Account, Website: w.ID, Requested: s.now()}
+func (s *Store) DeleteWebsite(ctx context.Context, w model.Website) (model.PurgeJob, error) {
+	job := model.PurgeJob{Account: w.Account, Website: w.ID, Requested: s.now()}
 	marker, err := s.purgeMarker(job)
 	if err != nil {
 		return job, err
@@ -199,7 +179,7 @@ func (s *Store) DeleteWebsite(ctx context.Context, w Website) (PurgeJob, error) 
 		},
 	})
 	if r := cancellationReasons(err); len(r) > 0 && r[0] == "ConditionalCheckFailed" {
-		return job, fmt.Errorf("website %s: %w", w.ID, ErrNotFound)
+		return job, fmt.Errorf("website %s: %w", w.ID, model.ErrNotFound)
 	}
 	if err != nil {
 		return job, fmt.Errorf("delete website: %w", err)
@@ -207,8 +187,8 @@ func (s *Store) DeleteWebsite(ctx context.Context, w Website) (PurgeJob, error) 
 	return job, nil
 }
 
-func (it websiteItem) website() Website {
-	return Website{ID: it.ID, Account: it.Account, Domain: it.Domain, DisplayName: it.DisplayName, Created: it.Created, PageRows: it.PageRows,
+func (it websiteItem) website() model.Website {
+	return model.Website{ID: it.ID, Account: it.Account, Domain: it.Domain, DisplayName: it.DisplayName, Created: it.Created, PageRows: it.PageRows,
 		// Calls adding pages at once may append their marks out of order.
 		RowMarks: slices.Compact(slices.Sorted(slices.Values(it.RowMarks)))}
 }

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/store"
 )
@@ -32,7 +33,7 @@ func (j Job) Check() error {
 }
 
 // ref is the website a job collects.
-func (j Job) ref() store.SiteRef { return store.SiteRef{Account: j.Account, Website: j.Website} }
+func (j Job) ref() model.SiteRef { return model.SiteRef{Account: j.Account, Website: j.Website} }
 
 // Scheduler queues collections.
 type Scheduler struct {
@@ -49,7 +50,7 @@ func NewScheduler(st *store.Store, q *queue.Queue, log *slog.Logger) *Scheduler 
 // Daily queues the day's collection of every website once per UTC day: running it twice the
 // same day queues nothing the second time. It returns the jobs it queued.
 func (s *Scheduler) Daily(ctx context.Context, now time.Time) ([]Job, error) {
-	day := store.Day(now)
+	day := model.Day(now)
 	sites, err := s.store.AllWebsites(ctx)
 	if err != nil {
 		return nil, err
@@ -77,7 +78,7 @@ func Track(ctx context.Context, st *store.Store, jobs []Job) (queue.Progress, er
 	var p queue.Progress
 	for _, j := range jobs {
 		w, err := st.Website(ctx, j.Account, j.Website)
-		if store.IsNotFound(err) {
+		if model.IsNotFound(err) {
 			p.Done++
 			continue
 		}
@@ -86,7 +87,7 @@ func Track(ctx context.Context, st *store.Store, jobs []Job) (queue.Progress, er
 		}
 		run, err := st.UXRun(ctx, w, j.Day)
 		switch {
-		case store.IsNotFound(err):
+		case model.IsNotFound(err):
 			p.Remaining++
 		case err != nil:
 			return p, err
@@ -106,18 +107,18 @@ func Track(ctx context.Context, st *store.Store, jobs []Job) (queue.Progress, er
 }
 
 // Outcomes returns what the collections of jobs recorded, for those that have a record.
-func Outcomes(ctx context.Context, st *store.Store, jobs []Job) ([]store.UXRun, error) {
-	var runs []store.UXRun
+func Outcomes(ctx context.Context, st *store.Store, jobs []Job) ([]model.UXRun, error) {
+	var runs []model.UXRun
 	for _, j := range jobs {
 		w, err := st.Website(ctx, j.Account, j.Website)
-		if store.IsNotFound(err) {
+		if model.IsNotFound(err) {
 			continue
 		}
 		if err != nil {
 			return runs, err
 		}
 		run, err := st.UXRun(ctx, w, j.Day)
-		if store.IsNotFound(err) {
+		if model.IsNotFound(err) {
 			continue
 		}
 		if err != nil {
@@ -131,6 +132,6 @@ func Outcomes(ctx context.Context, st *store.Store, jobs []Job) ([]store.UXRun, 
 // Skipped tells whether a finished collection stored nothing for a reason it noted: no record
 // and no search analytics, and a note such as a missing API key. A collection that asked the
 // dataset and found no data for the pages is done, not skipped.
-func Skipped(run store.UXRun) bool {
+func Skipped(run model.UXRun) bool {
 	return run.UXRecords == 0 && run.UXNoData == 0 && run.SearchPages == 0 && run.Error != ""
 }

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
-	"github.com/openvitals/openvitals/internal/store"
 	"github.com/openvitals/openvitals/internal/ux"
 )
 
@@ -20,9 +20,9 @@ func TestDailyQueuesEachWebsiteOncePerDay(t *testing.T) {
 	st := awstest.Store(t, clients)
 	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: queue.MaxReceives})
 	sched := ux.NewScheduler(st, q, awstest.Log(t))
-	var sites []store.Website
+	var sites []model.Website
 	for _, d := range []string{"a.example", "b.example", "c.example"} {
-		w := store.Website{Account: "acme", Domain: d, DisplayName: d}
+		w := model.Website{Account: "acme", Domain: d, DisplayName: d}
 		if err := st.CreateWebsite(ctx, &w); err != nil {
 			t.Fatal(err)
 		}
@@ -59,7 +59,7 @@ func TestDailyQueuesEachWebsiteOncePerDay(t *testing.T) {
 	}
 
 	// Track: one finished, one failed for good, one retrying.
-	for i, r := range []store.UXRun{
+	for i, r := range []model.UXRun{
 		{Day: "20261122", Attempt: 1, Finished: day.Add(time.Minute)},
 		{Day: "20261122", Attempt: 3, Error: "CrUX answered 503 five times"},
 		{Day: "20261122", Attempt: 1, Error: "CrUX answered 503 five times"},

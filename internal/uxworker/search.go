@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/google"
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // searchWindowDays is how many days search analytics cover: the 14 days before the day of
@@ -17,7 +17,7 @@ const searchWindowDays = 14
 // searchWindow is the days queried for a collection on day (yyyymmdd): the 14 days before it,
 // as yyyy-mm-dd.
 func searchWindow(day string) (from, to string, err error) {
-	d, err := time.Parse(store.DayLayout, day)
+	d, err := time.Parse(model.DayLayout, day)
 	if err != nil {
 		return "", "", fmt.Errorf("day %q: %w", day, err)
 	}
@@ -30,7 +30,7 @@ func searchWindow(day string) (from, to string, err error) {
 // http and https, www and not, query variants. Rows of other hosts (a domain property covers
 // every subdomain) and of pages not monitored are left out. Every page gets a result, with
 // zero impressions when no row maps to it.
-func searchResults(w store.Website, pages []store.Page, rows []google.SearchRow, day, from, to string, at time.Time) []store.SearchResult {
+func searchResults(w model.Website, pages []model.Page, rows []google.SearchRow, day, from, to string, at time.Time) []model.SearchResult {
 	type sums struct{ impressions, clicks, weighted float64 }
 	byPath := map[string]*sums{}
 	for _, p := range pages {
@@ -49,10 +49,10 @@ func searchResults(w store.Website, pages []store.Page, rows []google.SearchRow,
 		s.clicks += r.Clicks
 		s.weighted += r.Position * r.Impressions
 	}
-	out := make([]store.SearchResult, len(pages))
+	out := make([]model.SearchResult, len(pages))
 	for i, p := range pages {
 		s := byPath[normalizedPath(p.URL)]
-		out[i] = store.SearchResult{Page: p.ID, Day: day, From: from, To: to, Impressions: s.impressions, Clicks: s.clicks, Collected: at}
+		out[i] = model.SearchResult{Page: p.ID, Day: day, From: from, To: to, Impressions: s.impressions, Clicks: s.clicks, Collected: at}
 		if s.impressions > 0 {
 			out[i].Position = s.weighted / s.impressions
 		}

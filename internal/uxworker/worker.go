@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"github.com/openvitals/openvitals/internal/event"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/notify"
 	"log/slog"
 	"strings"
@@ -115,10 +116,10 @@ var devices = []string{"mobile", "desktop"}
 // No data for a URL is a normal outcome; a refused API key or refused Search Console
 // credentials are recorded and end that part, since asking again would not help; an API that
 // keeps answering 429 or 5xx ends that part and makes Collect return an error, for a retry.
-func (w *Worker) Collect(ctx context.Context, job ux.Job, attempt int) (store.UXRun, error) {
-	run := store.UXRun{Day: job.Day, Attempt: attempt, Started: w.now().UTC()}
+func (w *Worker) Collect(ctx context.Context, job ux.Job, attempt int) (model.UXRun, error) {
+	run := model.UXRun{Day: job.Day, Attempt: attempt, Started: w.now().UTC()}
 	site, err := w.store.Website(ctx, job.Account, job.Website)
-	if store.IsNotFound(err) {
+	if model.IsNotFound(err) {
 		return run, nil // deleted since it was queued
 	}
 	if err != nil {
@@ -168,7 +169,7 @@ func (w *Worker) Collect(ctx context.Context, job ux.Job, attempt int) (store.UX
 
 // detect records the changes of the pages' user-experience assessments, from their summaries,
 // and evaluates the website's user-experience and real-user series for regressions.
-func (w *Worker) detect(ctx context.Context, site store.Website) error {
+func (w *Worker) detect(ctx context.Context, site model.Website) error {
 	if w.events == nil {
 		return nil
 	}
@@ -192,7 +193,7 @@ func (w *Worker) detect(ctx context.Context, site store.Website) error {
 }
 
 // refreshSummaries makes the summaries of a website's pages again, a few at a time.
-func (w *Worker) refreshSummaries(ctx context.Context, site store.Website, pages []store.Page) error {
+func (w *Worker) refreshSummaries(ctx context.Context, site model.Website, pages []model.Page) error {
 	errs := make([]error, len(pages))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, summaryRefreshers)
@@ -215,7 +216,7 @@ const summaryRefreshers = 8
 // collectUX stores the day's record of every page and device the dataset has data for. It
 // returns a note when the API refused the key (the rest is skipped), and an error when the
 // API kept answering 429 or 5xx.
-func (w *Worker) collectUX(ctx context.Context, site store.Website, pages []store.Page, day string, run *store.UXRun) (string, error) {
+func (w *Worker) collectUX(ctx context.Context, site model.Website, pages []model.Page, day string, run *model.UXRun) (string, error) {
 	for _, p := range pages {
 		for _, d := range devices {
 			vitals, err := w.google.CrUXRecord(ctx, cruxURL(site, p), d)
@@ -228,7 +229,7 @@ func (w *Worker) collectUX(ctx context.Context, site store.Website, pages []stor
 			case err != nil:
 				return "", err
 			}
-			r := store.UXResult{Page: p.ID, Device: d, Day: day, Vitals: vitals, Collected: w.now().UTC()}
+			r := model.UXResult{Page: p.ID, Device: d, Day: day, Vitals: vitals, Collected: w.now().UTC()}
 			if err := w.store.PutUXResult(ctx, site, p, r); err != nil {
 				return "", err
 			}
@@ -242,9 +243,9 @@ func (w *Worker) collectUX(ctx context.Context, site store.Website, pages []stor
 // Console integration, and records the outcome on the integration. It returns a note when the
 // credentials or the property were refused, and an error when the API kept answering 429 or
 // 5xx.
-func (w *Worker) collectSearch(ctx context.Context, site store.Website, pages []store.Page, day string, run *store.UXRun) (string, error) {
+func (w *Worker) collectSearch(ctx context.Context, site model.Website, pages []model.Page, day string, run *model.UXRun) (string, error) {
 	sc, err := w.store.SearchConsole(ctx, site)
-	if store.IsNotFound(err) {
+	if model.IsNotFound(err) {
 		return "", nil
 	}
 	if err != nil {
@@ -258,7 +259,7 @@ func (w *Worker) collectSearch(ctx context.Context, site store.Website, pages []
 		}
 		return msg, nil
 	}
-	key, err := w.creds.Open(ctx, sc.Credentials, store.IntegrationAAD(site, store.SearchConsoleKind))
+	key, err := w.creds.Open(ctx, sc.Credentials, model.IntegrationAAD(site, model.SearchConsoleKind))
 	if errors.Is(err, seal.ErrOpen) {
 		return outcome("the stored credentials cannot be opened (the credentials key changed?): set the integration again")
 	}
@@ -294,6 +295,6 @@ func (w *Worker) collectSearch(ctx context.Context, site store.Website, pages []
 }
 
 // cruxURL is the URL of a page the dataset knows it by: always https, as public pages are.
-func cruxURL(w store.Website, p store.Page) string {
+func cruxURL(w model.Website, p model.Page) string {
 	return "https://" + w.Domain + p.URL
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/contract"
 	"github.com/openvitals/openvitals/internal/google"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
@@ -70,15 +71,15 @@ func (e *testEnv) collector(key string) *uxworker.Worker {
 	return c
 }
 
-func (e *testEnv) website(domain string, urls ...string) (store.Website, []store.Page) {
+func (e *testEnv) website(domain string, urls ...string) (model.Website, []model.Page) {
 	e.t.Helper()
-	w := store.Website{Account: "acme", Domain: domain, DisplayName: domain}
+	w := model.Website{Account: "acme", Domain: domain, DisplayName: domain}
 	if err := e.st.CreateWebsite(e.ctx, &w); err != nil {
 		e.t.Fatal(err)
 	}
-	pages := make([]store.Page, len(urls))
+	pages := make([]model.Page, len(urls))
 	for i, u := range urls {
-		pages[i] = store.Page{URL: u, Alias: u}
+		pages[i] = model.Page{URL: u, Alias: u}
 	}
 	if err := e.st.CreatePages(e.ctx, w, pages); err != nil {
 		e.t.Fatal(err)
@@ -87,33 +88,33 @@ func (e *testEnv) website(domain string, urls ...string) (store.Website, []store
 }
 
 // integrate gives a website the Search Console integration, sealed as the API seals it.
-func (e *testEnv) integrate(w store.Website, property string, key []byte, keys *seal.Keyring) store.SearchConsole {
+func (e *testEnv) integrate(w model.Website, property string, key []byte, keys *seal.Keyring) model.SearchConsole {
 	e.t.Helper()
-	sealed, err := keys.Seal(e.ctx, key, store.IntegrationAAD(w, store.SearchConsoleKind))
+	sealed, err := keys.Seal(e.ctx, key, model.IntegrationAAD(w, model.SearchConsoleKind))
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	now := time.Now().UTC()
-	sc := store.SearchConsole{Property: property, ServiceAccount: e.sa.email, Credentials: sealed, Created: now, Updated: now}
+	sc := model.SearchConsole{Property: property, ServiceAccount: e.sa.email, Credentials: sealed, Created: now, Updated: now}
 	if err := e.st.PutSearchConsole(e.ctx, w, sc); err != nil {
 		e.t.Fatal(err)
 	}
 	return sc
 }
 
-func (e *testEnv) job(w store.Website) ux.Job {
-	return ux.Job{Account: w.Account, Website: w.ID, Day: store.Day(e.today), Queued: e.today}
+func (e *testEnv) job(w model.Website) ux.Job {
+	return ux.Job{Account: w.Account, Website: w.ID, Day: model.Day(e.today), Queued: e.today}
 }
 
-func (e *testEnv) ux(w store.Website, p store.Page, device string) (store.UXResult, bool) {
+func (e *testEnv) ux(w model.Website, p model.Page, device string) (model.UXResult, bool) {
 	e.t.Helper()
-	day := store.Day(e.today)
+	day := model.Day(e.today)
 	rs, err := e.st.UXResults(e.ctx, w, p.ID, device, day, day)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	if len(rs) == 0 {
-		return store.UXResult{}, false
+		return model.UXResult{}, false
 	}
 	return rs[0], true
 }
@@ -180,7 +181,7 @@ func TestCollectThroughTheQueue(t *testing.T) {
 
 	// Stored: the 75th percentiles and the shares of the three bins, in percent.
 	hm, ok := e.ux(site, home, "mobile")
-	want := map[string]store.Vital{
+	want := map[string]model.Vital{
 		"lcp":  {P75: 2406, Good: 79.25, NeedsImprovement: 12.15, Poor: 8.6},
 		"cls":  {P75: 0.05, Good: 87.46, NeedsImprovement: 8.38, Poor: 4.16},
 		"fcp":  {P75: 1932, Good: 66.12, NeedsImprovement: 21.02, Poor: 12.86},
@@ -194,7 +195,7 @@ func TestCollectThroughTheQueue(t *testing.T) {
 			t.Errorf("home mobile %s = %+v, want %+v", k, hm.Vitals[k], v)
 		}
 	}
-	if hd, ok := e.ux(site, home, "desktop"); !ok || hd.Vitals["inp"] != (store.Vital{P75: 176, Good: 81.03, NeedsImprovement: 15.12, Poor: 3.85}) {
+	if hd, ok := e.ux(site, home, "desktop"); !ok || hd.Vitals["inp"] != (model.Vital{P75: 176, Good: 81.03, NeedsImprovement: 15.12, Poor: 3.85}) {
 		t.Errorf("home desktop record (after a 429) %+v", hd)
 	}
 	if _, ok := e.ux(site, blog, "mobile"); !ok {
@@ -205,7 +206,7 @@ func TestCollectThroughTheQueue(t *testing.T) {
 			t.Errorf("pricing %s has a record without data: %+v", d, r)
 		}
 	}
-	run, err := e.st.UXRun(e.ctx, site, store.Day(e.today))
+	run, err := e.st.UXRun(e.ctx, site, model.Day(e.today))
 	if err != nil || run.UXRecords != 3 || run.UXNoData != 3 || run.SearchPages != 2 || run.Finished.IsZero() || run.Error != "" || run.Attempt != 1 {
 		t.Errorf("run %+v (%v), want 3 records, 3 without data, 2 pages with search analytics, finished", run, err)
 	}
@@ -224,9 +225,9 @@ func TestCollectThroughTheQueue(t *testing.T) {
 
 	// Search analytics: rows mapped by normalized path, www and http variants summed, other
 	// hosts and unmonitored pages left out, the 14 days before the day of collection.
-	results := map[string]store.SearchResult{}
+	results := map[string]model.SearchResult{}
 	for _, p := range pages {
-		rs, err := e.st.SearchResults(e.ctx, site, p.ID, store.Day(e.today), store.Day(e.today))
+		rs, err := e.st.SearchResults(e.ctx, site, p.ID, model.Day(e.today), model.Day(e.today))
 		if err != nil || len(rs) != 1 {
 			t.Fatalf("search results of %s: %v, %v", p.URL, rs, err)
 		}
@@ -335,7 +336,7 @@ func TestTransientFailuresAreRetriedBySQS(t *testing.T) {
 	if want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}; !slices.Equal(backoffs, want) {
 		t.Errorf("backoffs %v, want %v", backoffs, want)
 	}
-	run, err := e.st.UXRun(e.ctx, site, store.Day(e.today))
+	run, err := e.st.UXRun(e.ctx, site, model.Day(e.today))
 	if err != nil || !run.Finished.IsZero() || run.Attempt != 2 || !strings.Contains(run.Error, "503") {
 		t.Errorf("run %+v (%v), want unfinished, attempt 2, the 503 as error", run, err)
 	}
@@ -366,7 +367,7 @@ func TestRefusalsAreRecordedNotRetried(t *testing.T) {
 	e.integrate(rekeyed, "sc-domain:rekeyed.example", e.sa.json, seal.FixedKey(seal.GenerateKey()))
 
 	c := e.collector("not-the-key")
-	for _, w := range []store.Website{denied, refusedKey, rekeyed} {
+	for _, w := range []model.Website{denied, refusedKey, rekeyed} {
 		run, err := c.Collect(e.ctx, e.job(w), 1)
 		if err != nil || run.Finished.IsZero() || !strings.Contains(run.Error, "API key not valid") {
 			t.Errorf("%s: run %+v, %v; want finished, noting the refused CrUX key", w.Domain, run, err)
@@ -376,7 +377,7 @@ func TestRefusalsAreRecordedNotRetried(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct {
-		w    store.Website
+		w    model.Website
 		want string
 	}{
 		{denied, "User does not have sufficient permission for site 'sc-domain:example.com'"},
@@ -445,7 +446,7 @@ func TestDeletedWebsite(t *testing.T) {
 
 // api serves the store's data as the API functions do.
 func (e *testEnv) api() http.Handler {
-	if err := apikey.Provision(e.ctx, e.st, apikey.Grant{Account: "acme", Role: store.RoleAdmin, Key: adminKey}, "test"); err != nil {
+	if err := apikey.Provision(e.ctx, e.st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey}, "test"); err != nil {
 		e.t.Fatal(err)
 	}
 	return api.New(api.Deps{Store: e.st, Credentials: e.keys, Log: awstest.Log(e.t)}).Handler()

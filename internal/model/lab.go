@@ -1,0 +1,60 @@
+package model
+
+import (
+	"errors"
+	"strings"
+	"time"
+)
+
+// DayLayout is how days appear in sort keys.
+const DayLayout = "20060102"
+
+// LabResult is one day's lab audit of a page on one device: the median Lighthouse run's
+// metrics, the document's navigation timing and validation, and its opportunities.
+type LabResult struct {
+	Page   string
+	Device string
+	Day    string // UTC day of the audit, yyyymmdd
+	// Metrics holds every lab field by its interface name (fcp, lcp, cls, dns_time,
+	// dom_elements, bytes_image, validation_errors...). A field Lighthouse could not measure is
+	// absent, not zero.
+	Metrics map[string]float64
+	// Samples holds every Lighthouse run's value of the metrics regression detection watches
+	// (the median run's are in Metrics), by name; results stored before it are without.
+	Samples           map[string][]float64 `dynamodbav:",omitempty"`
+	Opportunities     []Opportunity
+	LighthouseVersion string
+	ReportKey         string // S3 key of the gzipped Lighthouse report of the median run
+	Runs              int
+	Audited           time.Time
+}
+
+// Opportunity is one failed audit of a lab result.
+type Opportunity struct {
+	ID           string
+	Title        string
+	Category     string
+	Description  string `dynamodbav:",omitempty"`
+	DisplayValue string `dynamodbav:",omitempty"`
+}
+
+// LabError is the last failure of a page's audits on one device.
+type LabError struct {
+	Message  string
+	At       time.Time
+	Attempts int
+}
+
+// IsNotFound tells whether err means a missing item.
+func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
+
+// Day formats a time as a UTC day for keys.
+func Day(t time.Time) string { return t.UTC().Format(DayLayout) }
+
+// DayToISO turns a yyyymmdd day into yyyy-mm-dd.
+func DayToISO(day string) string {
+	if len(day) != 8 || strings.ContainsAny(day, "-") {
+		return day
+	}
+	return day[:4] + "-" + day[4:6] + "-" + day[6:]
+}

@@ -1,0 +1,13 @@
+package model
+
+import "time"
+
+// PurgeJob names what a purge removes: a whole website, or one page or multistep test of it.
+type PurgeJob struct {
+	Account string `json:"account"`
+	Website string `json:"website"`
+	Page    string `json:"page,omitempty"`
+	Test    string `json:"test,omitempty"`
+	// Requested is when the deletion was accepted.
+	Requested time.Time `json:"requested"`
+}

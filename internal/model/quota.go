@@ -1,0 +1,6 @@
+package model
+
+import "errors"
+
+// ErrOverLimit is a reservation refused: it would take the count over its limit.
+var ErrOverLimit = errors.New("over the limit")

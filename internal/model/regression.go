@@ -1,0 +1,92 @@
+package model
+
+import (
+	"crypto/sha256"
+	"encoding/base32"
+	"strings"
+	"time"
+)
+
+// Regression statuses and kinds.
+const (
+	RegressionOpen         = "open"
+	RegressionRecovered    = "recovered"
+	RegressionAcknowledged = "acknowledged"
+
+	KindRegression  = "regression"
+	KindImprovement = "improvement"
+)
+
+// Regression is a lasting change of level found in one series of a website: a page's metric on
+// a device (lab or user-experience data), or a multistep test's metric.
+type Regression struct {
+	ID   string
+	Kind string // KindRegression or KindImprovement
+	// Source is the series' origin: "lab", "ux", "rum" or "multistep".
+	Source             string
+	Page, Device, Test string `dynamodbav:",omitempty"`
+	Metric             string
+	LastGood, FirstBad string // yyyymmdd
+	Before, After      Level
+	Delta, Percent, P  float64
+	Status             string
+	Recovered          string `dynamodbav:",omitempty"` // first day back at the old level
+	Detected           time.Time
+	Acknowledged       *time.Time `dynamodbav:",omitempty"`
+	// Cause ranks what changed in the page between the last good and the first bad day's
+	// reports, most likely first (lab regressions).
+	Cause []CauseItem `dynamodbav:",omitempty"`
+}
+
+// Level is a series' median and spread (interquartile range) over some days.
+type Level struct {
+	Median, Spread float64
+}
+
+// CauseItem is one difference between two Lighthouse reports of a page.
+type CauseItem struct {
+	// Kind is what changed: "lcp_element", "resource_added", "resource_removed",
+	// "resource_grew", "render_blocking_added", "script_main_thread", "long_task_added",
+	// "layout_shift", "audit_failing".
+	Kind   string
+	Title  string
+	URL    string `dynamodbav:",omitempty"`
+	Type   string `dynamodbav:",omitempty"` // resource type
+	Party  string `dynamodbav:",omitempty"` // "first" or "third"
+	Before float64
+	After  float64
+	Unit   string `dynamodbav:",omitempty"`
+	// Impact is the estimated effect on the regressed metric, in its unit; the list is
+	// ordered by it.
+	Impact float64
+}
+
+// RegressionID is the ID of the change of a series (its key, e.g. page, device and metric)
+// that began on firstBad: the same however often it is found.
+func RegressionID(w Website, series, firstBad string) string {
+	sum := sha256.Sum256([]byte(w.Account + "\x00" + w.ID + "\x00" + series + "\x00" + firstBad))
+	return "rg_" + firstBad + "_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:10]))
+}
+
+// RegressionFilter narrows the regressions list; empty fields do not filter. From and To are
+// days (yyyymmdd, both included) the first bad day lies in.
+type RegressionFilter struct {
+	Status, Metric, Page, Device, Test, Kind, Source string
+	From, To                                         string
+}
+
+// RegressionThreshold is a website's least change of one metric (see regression.Threshold).
+type RegressionThreshold struct {
+	Relative, Absolute float64
+}
+
+// Annotation is something that happened to a website (a deploy, a campaign) at a time, shown
+// on its timelines and as part of a regression's cause.
+type Annotation struct {
+	ID      string
+	At      time.Time
+	Text    string
+	URL     string   `dynamodbav:",omitempty"`
+	Pages   []string `dynamodbav:",omitempty"`
+	Created time.Time
+}
