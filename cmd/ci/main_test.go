@@ -40,7 +40,7 @@ func TestCI(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	srv := httptest.NewServer(api.New(api.Deps{Store: st, Auditor: audit.NewScheduler(st, q, log), Log: log}).Handler())
+	srv := httptest.NewServer(api.New(api.Deps{Store: st, Auditor: audit.NewQueue(st, q, log), Log: log}).Handler())
 	t.Cleanup(srv.Close)
 	call := func(method, path, body string, out any) {
 		t.Helper()

@@ -77,7 +77,7 @@ func newTestEnvAt(t testing.TB, now func() time.Time) *testEnv {
 	log := awstest.Log(t)
 	rq := awstest.FIFOQueue(t, clients, service.RUMQueueSettings)
 	nq := awstest.Queue(t, clients, service.NotifyQueueSettings)
-	srv := api.New(api.Deps{Notifications: notify.NewQueue(nq), Store: st, Purger: purge.NewQueue(q), Auditor: audit.NewScheduler(st, aq, log),
+	srv := api.New(api.Deps{Notifications: notify.NewQueue(nq), Store: st, Purger: purge.NewQueue(q), Auditor: audit.NewQueue(st, aq, log),
 		Runner: multistep.NewQueue(st, mq, log), Reports: objects, Log: log, Credentials: credentialsKey,
 		Beacons: rum.NewCollector(rq), Field: rum.NewReader(st), Now: now})
 	return &testEnv{t: t, handler: srv.Handler(), store: st, purges: q, audits: aq, runs: mq, rum: rq, notify: nq, objects: objects, clients: clients}

@@ -20,7 +20,7 @@ func FromService(svc *service.Service) *Server {
 	return New(Deps{
 		Store:              svc.Store,
 		Purger:             purge.NewQueue(svc.Queues.Purge),
-		Auditor:            audit.NewScheduler(svc.Store, svc.Queues.Audit, svc.Log),
+		Auditor:            audit.NewQueue(svc.Store, svc.Queues.Audit, svc.Log),
 		Runner:             multistep.NewQueue(svc.Store, svc.Queues.Multistep, svc.Log),
 		Reports:            svc.Objects,
 		Credentials:        svc.Credentials,

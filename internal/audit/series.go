@@ -27,7 +27,7 @@ type SeriesRequest struct {
 // test on the audit queue, like audits on demand. It returns the series and its tests, and how
 // many audits were queued. A test whose audit could not be queued is recorded failed, so that
 // the series still ends.
-func (s *Scheduler) Series(ctx context.Context, w model.Website, req SeriesRequest) (model.TestSeries, []model.SeriesTest, int, error) {
+func (s *Queue) Series(ctx context.Context, w model.Website, req SeriesRequest) (model.TestSeries, []model.SeriesTest, int, error) {
 	now := time.Now().UTC()
 	series := model.TestSeries{ID: model.NewSeriesID(now), Description: req.Description, Initiator: req.Initiator, Created: now}
 	tests := make([]model.SeriesTest, len(req.Targets))

@@ -140,7 +140,7 @@ func newE2E(t *testing.T, allowPrivate bool) *e2e {
 		Events:      events,
 		Regressions: regression.NewWatcher(st, objects, events, log),
 	}, st, objects, runner, log)
-	srv := api.New(api.Deps{Store: st, Purger: purge.NewQueue(pq), Auditor: audit.NewScheduler(st, q, log),
+	srv := api.New(api.Deps{Store: st, Purger: purge.NewQueue(pq), Auditor: audit.NewQueue(st, q, log),
 		Reports: objects, Log: log, AllowLocalTargets: true, Credentials: keys, Notifications: notify.NewQueue(nq)})
 	return &e2e{t: t, clients: clients, handler: srv.Handler(), store: st, objects: objects, queue: q, purges: pq,
 		notify: nq, keys: keys, worker: worker, runner: runner, temp: temp}

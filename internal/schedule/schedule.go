@@ -43,9 +43,9 @@ const PurgeGrace = 15 * time.Minute
 // Scheduler queues the daily work of every pipeline.
 type Scheduler struct {
 	store  *store.Store
-	audits *audit.Scheduler
+	audits *audit.Queue
 	runs   *multistep.Queue
-	ux     *ux.Scheduler
+	ux     *ux.Queue
 	purges *purge.Queue
 	notify *notify.Queue
 	// purgeSettle is how long a purge's marker stays on purpose (service.Config.PurgeSettle).
@@ -57,9 +57,9 @@ type Scheduler struct {
 func New(svc *service.Service) *Scheduler {
 	return &Scheduler{
 		store:       svc.Store,
-		audits:      audit.NewScheduler(svc.Store, svc.Queues.Audit, svc.Log),
+		audits:      audit.NewQueue(svc.Store, svc.Queues.Audit, svc.Log),
 		runs:        multistep.NewQueue(svc.Store, svc.Queues.Multistep, svc.Log),
-		ux:          ux.NewScheduler(svc.Store, svc.Queues.UX, svc.Log),
+		ux:          ux.NewQueue(svc.Store, svc.Queues.UX, svc.Log),
 		purges:      purge.NewQueue(svc.Queues.Purge),
 		notify:      notify.NewQueue(svc.Queues.Notify),
 		purgeSettle: svc.Config.PurgeSettle,

@@ -35,21 +35,21 @@ func (j Job) Check() error {
 // ref is the website a job collects.
 func (j Job) ref() model.SiteRef { return model.SiteRef{Account: j.Account, Website: j.Website} }
 
-// Scheduler queues collections.
-type Scheduler struct {
+// Queue queues collections.
+type Queue struct {
 	store *store.Store
 	queue *queue.Queue
 	log   *slog.Logger
 }
 
-// NewScheduler returns a Scheduler sending to the ux queue q.
-func NewScheduler(st *store.Store, q *queue.Queue, log *slog.Logger) *Scheduler {
-	return &Scheduler{store: st, queue: q, log: log}
+// NewQueue returns a Queue sending to the ux queue q.
+func NewQueue(st *store.Store, q *queue.Queue, log *slog.Logger) *Queue {
+	return &Queue{store: st, queue: q, log: log}
 }
 
 // Daily queues the day's collection of every website once per UTC day: running it twice the
 // same day queues nothing the second time. It returns the jobs it queued.
-func (s *Scheduler) Daily(ctx context.Context, now time.Time) ([]Job, error) {
+func (s *Queue) Daily(ctx context.Context, now time.Time) ([]Job, error) {
 	day := model.Day(now)
 	sites, err := s.store.AllWebsites(ctx)
 	if err != nil {

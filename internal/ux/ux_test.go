@@ -19,7 +19,7 @@ func TestDailyQueuesEachWebsiteOncePerDay(t *testing.T) {
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
 	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: queue.MaxReceives})
-	sched := ux.NewScheduler(st, q, awstest.Log(t))
+	sched := ux.NewQueue(st, q, awstest.Log(t))
 	var sites []model.Website
 	for _, d := range []string{"a.example", "b.example", "c.example"} {
 		w := model.Website{Account: "acme", Domain: d, DisplayName: d}

@@ -154,7 +154,7 @@ func TestCollectThroughTheQueue(t *testing.T) {
 
 	// The daily handler's part: one message per website, once a day.
 	q := awstest.Queue(t, e.clients, service.UXQueueSettings)
-	jobs, err := ux.NewScheduler(e.st, q, awstest.Log(t)).Daily(e.ctx, e.today)
+	jobs, err := ux.NewQueue(e.st, q, awstest.Log(t)).Daily(e.ctx, e.today)
 	if err != nil || len(jobs) != 2 {
 		t.Fatalf("queued %d collections (%v), want 2", len(jobs), err)
 	}

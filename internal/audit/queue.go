@@ -41,22 +41,22 @@ func (j Job) Check() error {
 	return nil
 }
 
-// Scheduler queues audits.
-type Scheduler struct {
+// Queue queues audits.
+type Queue struct {
 	store *store.Store
 	queue *queue.Queue
 	log   *slog.Logger
 }
 
-// NewScheduler returns a Scheduler sending to the audit queue q.
-func NewScheduler(st *store.Store, q *queue.Queue, log *slog.Logger) *Scheduler {
-	return &Scheduler{store: st, queue: q, log: log}
+// NewQueue returns a Queue sending to the audit queue q.
+func NewQueue(st *store.Store, q *queue.Queue, log *slog.Logger) *Queue {
+	return &Queue{store: st, queue: q, log: log}
 }
 
 // Daily queues the day's audit of every page of every website on both devices, skipping those
 // already queued for the same UTC day, so that running it twice a day audits nothing twice.
 // It returns the audits it queued.
-func (s *Scheduler) Daily(ctx context.Context, now time.Time) ([]Job, error) {
+func (s *Queue) Daily(ctx context.Context, now time.Time) ([]Job, error) {
 	day := model.Day(now)
 	sites, err := s.store.AllWebsites(ctx)
 	if err != nil {
@@ -98,7 +98,7 @@ func (s *Scheduler) Daily(ctx context.Context, now time.Time) ([]Job, error) {
 
 // Website queues audits of a website's pages now, whatever the schedule: the given pages (all
 // when empty) on the given devices (both when empty). It returns how many it queued.
-func (s *Scheduler) Website(ctx context.Context, w model.Website, pages []model.Page, devices []string) (int, error) {
+func (s *Queue) Website(ctx context.Context, w model.Website, pages []model.Page, devices []string) (int, error) {
 	if len(devices) == 0 {
 		devices = Devices
 	}
@@ -112,7 +112,7 @@ func (s *Scheduler) Website(ctx context.Context, w model.Website, pages []model.
 	return s.send(ctx, jobs)
 }
 
-func (s *Scheduler) send(ctx context.Context, jobs []Job) (int, error) {
+func (s *Queue) send(ctx context.Context, jobs []Job) (int, error) {
 	n, err := queue.SendJSON[Job](s.queue)(ctx, jobs)
 	if err != nil {
 		return n, fmt.Errorf("queue audits: %w", err)

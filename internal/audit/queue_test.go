@@ -32,7 +32,7 @@ func TestDailyScheduleQueuesEachPageOncePerDay(t *testing.T) {
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
 	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 3})
-	s := audit.NewScheduler(st, q, awstest.Log(t))
+	s := audit.NewQueue(st, q, awstest.Log(t))
 
 	var sites []model.Website
 	for _, acct := range []string{"acme", "globex"} {
