@@ -106,9 +106,9 @@ func (s *Server) pagesEndpoints() []endpoint {
 func (s *Server) budgetsEndpoints() []endpoint {
 	return []endpoint{
 		{"GET", "/{websiteID}/budgets", viewer, s.listBudgets},
-		{"POST", "/{websiteID}/budgets", admin, s.createBudget},
-		{"PUT", "/{websiteID}/budgets/{budgetID}", admin, s.updateBudget},
-		{"DELETE", "/{websiteID}/budgets/{budgetID}", admin, s.deleteBudget},
+		{"POST", "/{websiteID}/budgets", admin, createItem(s, s.budgetKind())},
+		{"PUT", "/{websiteID}/budgets/{budgetID}", admin, updateItem(s, s.budgetKind())},
+		{"DELETE", "/{websiteID}/budgets/{budgetID}", admin, deleteItem(s, s.budgetKind())},
 	}
 }
 
@@ -116,8 +116,8 @@ func (s *Server) multistepEndpoints() []endpoint {
 	return []endpoint{
 		{"GET", "/{websiteID}/multistep", viewer, s.listTests},
 		{"GET", "/{websiteID}/multistep/{testID}", viewer, s.getTest},
-		{"POST", "/{websiteID}/multistep", admin, s.createTest},
-		{"PUT", "/{websiteID}/multistep/{testID}", admin, s.updateTest},
+		{"POST", "/{websiteID}/multistep", admin, createItem(s, s.testKind())},
+		{"PUT", "/{websiteID}/multistep/{testID}", admin, updateItem(s, s.testKind())},
 		{"DELETE", "/{websiteID}/multistep/{testID}", admin, s.deleteTest},
 		{"POST", "/{websiteID}/multistep/run-all", viewer, s.runAll},
 		{"GET", "/{websiteID}/multistep/{testID}/runs", viewer, s.listRuns},

@@ -127,55 +127,16 @@ func applyBudget(in budgetInput, b *model.Budget, create bool) error {
 	return errs.err()
 }
 
-func (s *Server) createBudget(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
+// budgetKind is how budgets are created, changed and deleted.
+func (s *Server) budgetKind() itemKind[model.Budget, budgetInput] {
+	return itemKind[model.Budget, budgetInput]{
+		pathID:  "budgetID",
+		newItem: func() model.Budget { return model.Budget{} },
+		apply:   applyBudget,
+		get:     s.store.Budget,
+		create:  s.store.CreateBudget,
+		update:  s.store.UpdateBudget,
+		remove:  s.store.DeleteBudget,
+		show:    func(b model.Budget) any { return toBudgetJSON(b) },
 	}
-	var in budgetInput
-	if err := decodeJSON(w, r, &in); err != nil {
-		return err
-	}
-	var b model.Budget
-	if err := applyBudget(in, &b, true); err != nil {
-		return err
-	}
-	if err := s.store.CreateBudget(r.Context(), site, &b); err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusCreated, toBudgetJSON(b))
-}
-
-func (s *Server) updateBudget(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	var in budgetInput
-	if err := decodeJSON(w, r, &in); err != nil {
-		return err
-	}
-	b, err := s.store.Budget(r.Context(), site, r.PathValue("budgetID"))
-	if err != nil {
-		return err
-	}
-	if err := applyBudget(in, &b, false); err != nil {
-		return err
-	}
-	if err := s.store.UpdateBudget(r.Context(), site, b); err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, toBudgetJSON(b))
-}
-
-func (s *Server) deleteBudget(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	if err := s.store.DeleteBudget(r.Context(), site, r.PathValue("budgetID")); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
 }

@@ -216,45 +216,17 @@ func (s *Server) getTest(w http.ResponseWriter, r *http.Request, c caller) error
 	return writeJSON(w, http.StatusOK, toTestJSON(t))
 }
 
-func (s *Server) createTest(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
+// testKind is how multistep tests are created and changed; a deleted test's runs are purged.
+func (s *Server) testKind() itemKind[model.Test, testInput] {
+	return itemKind[model.Test, testInput]{
+		pathID:  "testID",
+		newItem: func() model.Test { return model.Test{Steps: []step.Step{}} },
+		apply:   applyTest,
+		get:     s.store.Test,
+		create:  s.store.CreateTest,
+		update:  s.store.UpdateTest,
+		show:    func(t model.Test) any { return toTestJSON(t) },
 	}
-	var in testInput
-	if err := decodeJSON(w, r, &in); err != nil {
-		return err
-	}
-	t := model.Test{Steps: []step.Step{}}
-	if err := applyTest(in, &t, true); err != nil {
-		return err
-	}
-	if err := s.store.CreateTest(r.Context(), site, &t); err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusCreated, toTestJSON(t))
-}
-
-func (s *Server) updateTest(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	var in testInput
-	if err := decodeJSON(w, r, &in); err != nil {
-		return err
-	}
-	t, err := s.store.Test(r.Context(), site, r.PathValue("testID"))
-	if err != nil {
-		return err
-	}
-	if err := applyTest(in, &t, false); err != nil {
-		return err
-	}
-	if err := s.store.UpdateTest(r.Context(), site, t); err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, toTestJSON(t))
 }
 
 func (s *Server) deleteTest(w http.ResponseWriter, r *http.Request, c caller) error {
