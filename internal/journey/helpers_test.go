@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/multistep/step"
+	"github.com/openvitals/openvitals/internal/model/step"
 )
 
 func TestHuman(t *testing.T) {

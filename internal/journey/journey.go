@@ -39,7 +39,7 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 
 	"github.com/openvitals/openvitals/internal/browser"
-	"github.com/openvitals/openvitals/internal/multistep/step"
+	"github.com/openvitals/openvitals/internal/model/step"
 )
 
 // Default time limits: a step may take 30 s, a whole run 3 minutes.

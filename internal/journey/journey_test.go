@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/browser"
-	"github.com/openvitals/openvitals/internal/multistep/step"
+	"github.com/openvitals/openvitals/internal/model/step"
 )
 
 // chromium returns the Chromium to test with, or skips the test when the machine has none.

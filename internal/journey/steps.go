@@ -14,7 +14,7 @@ import (
 	"github.com/go-rod/rod/lib/utils"
 
 	"github.com/openvitals/openvitals/internal/browser"
-	"github.com/openvitals/openvitals/internal/multistep/step"
+	"github.com/openvitals/openvitals/internal/model/step"
 )
 
 // pollSleeper paces rod's retries while waiting for a selector or an element's state. rod's

@@ -3,7 +3,7 @@ package model
 import (
 	"time"
 
-	"github.com/openvitals/openvitals/internal/multistep/step"
+	"github.com/openvitals/openvitals/internal/model/step"
 )
 
 // Test is a multistep test: a scripted browser journey through a website.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/journey"
-	"github.com/openvitals/openvitals/internal/multistep/step"
+	"github.com/openvitals/openvitals/internal/model/step"
 )
 
 // BenchmarkJourneyRun plays the end-to-end test's journey (open a page, a click that blocks
