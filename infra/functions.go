@@ -214,7 +214,7 @@ func browserImageCode(s settings, function string) awslambda.DockerImageCode {
 		Exclude:       jsii.Strings("node_modules", "*.md"),
 		Platform:      awsecrassets.Platform_LINUX_ARM64(),
 		BuildContexts: &contexts,
-		// The build contexts are paths on this machine, which say nothing about their
+		// The build contexts are paths on the deploying machine, which say nothing about their
 		// content: hash the binaries instead, so that a new build of either makes a new
 		// image and the same build on another checkout does not.
 		ExtraHash:    jsii.String(s.browserBinariesHash),

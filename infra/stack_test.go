@@ -1461,7 +1461,7 @@ func TestHTTPAPIRoutes(t *testing.T) {
 	})
 	got := templateRoutes(t, tmpl)
 
-	// Endpoints of the spec that do not depend on the route table's wildcard names. Every
+	// Endpoints of the interface that do not depend on the route table's wildcard names. Every
 	// route takes ANY method: the group's own mux answers 405 with Allow for a wrong one.
 	for key, group := range map[string]string{
 		"$default":              "websites",

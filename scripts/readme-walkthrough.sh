@@ -4,8 +4,8 @@
 # background (and is stopped and started again where the README starts it again); curl fails on
 # an HTTP error. The run has its own ports, data directory and site directory, so it can run
 # beside a `make run` of your own. It stops everything it started. `make test` runs it. It runs
-# real audits (Chromium and Lighthouse): on a machine where browser jobs take turns through a
-# lock, run it (or make test) under that lock, e.g. flock /tmp/browser.lock.
+# real audits (Chromium and Lighthouse): where several browser-heavy jobs share a machine, run
+# them one at a time (e.g. each under flock on one lock file).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"

@@ -79,8 +79,8 @@ func (s *Server) routes(groups ...Group) []route {
 // websitesEndpoints and the functions after it declare the endpoints of the interface, each
 // once, per group: Serve and Handler serve them, and routes.json, which the CDK app builds API
 // Gateway's routes from, is generated from them. Adding pages and running multistep tests are
-// viewer operations: spec/api.md marks neither (admin). So is starting a test series, which any
-// key of the account may (a CI job's key is often a viewer's).
+// viewer operations: the original interface lets any key of the account do both. So is starting
+// a test series, which any key of the account may (a CI job's key is often a viewer's).
 func (s *Server) websitesEndpoints() []endpoint {
 	return []endpoint{
 		{"GET", "/websites", viewer, s.listWebsites},

@@ -18,7 +18,7 @@ import (
 )
 
 // BenchmarkPagesAtScale measures the pages list and a page's detail on websites of 1,000 and
-// 10,000 pages with 30 days of lab results on both devices (issue 12's goals: the whole list
+// 10,000 pages with 30 days of lab results on both devices (the goals: the whole list
 // p99 < 300 ms at 1,000 pages; limit=100 p99 < 100 ms and the detail p99 < 50 ms at 10,000).
 // Seeding takes minutes, so it runs only with OPENVITALS_BENCH_PAGES=1 (make bench-pages).
 func BenchmarkPagesAtScale(b *testing.B) {

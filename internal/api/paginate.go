@@ -16,7 +16,7 @@ import (
 
 // Lists that can grow take optional cursor pagination: `limit` (1 to maxPageLimit) items a
 // response and the `cursor` a previous response gave; `result.cursor` is there when more
-// remain. Without `limit` a list is whole, as the spec shows it.
+// remain. Without `limit` a list is whole, as clients of the original interface expect.
 const maxPageLimit = 1000
 
 // window is the part of a list a request asks for.

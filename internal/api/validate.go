@@ -38,7 +38,7 @@ var domainProfile = idna.New(idna.MapForLookup(), idna.BidiRule(), idna.Transiti
 // normalizeDomain checks that s is a host name only (no scheme, path, query or port) and returns
 // it lower-cased, internationalized names in their ASCII (punycode) form. A leading "www." is kept.
 // With local, an IP address or a host with a port is accepted too, for auditing pages served on
-// this machine.
+// loopback or a private network.
 func normalizeDomain(s string, local bool) (string, string) {
 	s = strings.TrimSpace(s)
 	if local {

@@ -195,7 +195,7 @@ func (e *e2e) notifyAll() {
 	awstest.Drain(e.t, e.notify, 10, n.HandleSQS, func(int) bool { return time.Now().After(deadline) })
 }
 
-// hookReceiver is a webhook endpoint on this machine that records each request.
+// hookReceiver is a webhook endpoint on loopback that records each request.
 type hookReceiver struct {
 	URL      string
 	mu       sync.Mutex
@@ -472,7 +472,7 @@ func TestAuditEndToEnd(t *testing.T) {
 }
 
 // TestAuditRefusesPrivateTargets shows that without OPENVITALS_ALLOW_PRIVATE_TARGETS a page on
-// this machine is not audited and the refusal is recorded, and that the page's lastError names
+// loopback is not audited and the refusal is recorded, and that the page's lastError names
 // no address a name resolved to and no resolver (the log has those).
 func TestAuditRefusesPrivateTargets(t *testing.T) {
 	e := newE2E(t, false)

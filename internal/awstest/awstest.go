@@ -31,7 +31,7 @@ import (
 )
 
 // Clients returns clients for the stand-ins. It fails the test, rather than skipping it, when
-// the stand-ins are not configured, and refuses any endpoint that is not on this machine, so a
+// the stand-ins are not configured, and refuses any endpoint that is not on loopback, so a
 // test can neither pass vacuously nor touch a real AWS account.
 func Clients(t testing.TB) service.Clients {
 	t.Helper()

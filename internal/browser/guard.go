@@ -252,7 +252,7 @@ func (g Guard) dial(ctx context.Context, network, address string) (net.Conn, dia
 // of them is forbidden.
 func (g Guard) resolve(ctx context.Context, network, host string) ([]netip.Addr, error) {
 	if host == "" {
-		// net.Dial(":80") means this machine.
+		// net.Dial(":80") means the local host.
 		return nil, fmt.Errorf("%w: empty host", ErrForbiddenTarget)
 	}
 	if ip, err := netip.ParseAddr(host); err == nil {

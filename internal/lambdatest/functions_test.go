@@ -329,7 +329,7 @@ func TestEveryFunctionAnswersItsEvent(t *testing.T) {
 		// Public: the dashboard's page, which names its hashed script.
 		"web": api("web", "GET", "/app/", "", "", 200, `<script src="/app/app.`),
 
-		// A channel's test to a webhook on this machine: the guard refuses the address (the
+		// A channel's test to a webhook on loopback: the guard refuses the address (the
 		// functions run without OPENVITALS_ALLOW_PRIVATE_TARGETS), the attempt is recorded and
 		// not retried; an unreadable message fails alone.
 		"notifier": func(t *testing.T) {

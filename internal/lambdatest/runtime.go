@@ -304,7 +304,7 @@ var BuildFlags = []string{"-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w"
 
 // Build compiles the function in ./functions/<name> of this module, once per test binary, the
 // way `make build` does for deployment (GOOS=linux, CGO_ENABLED=0, BuildFlags, named bootstrap)
-// but for this machine's architecture (Lambda's is arm64), so that what the tests start is
+// but for the host's architecture (Lambda's is arm64), so that what the tests start is
 // what Lambda would run. It returns the binary's path. The binaries live in a temporary directory that outlives single tests; RemoveBuilds
 // deletes them.
 func Build(t testing.TB, name string) string {
@@ -394,7 +394,7 @@ type Function struct {
 //
 // The child gets a small environment like Lambda's rather than this process's, so that it
 // cannot pick up real credentials or profiles: fixed test credentials, and endpoints that must
-// be on this machine.
+// be on loopback.
 func Start(t testing.TB, binary string, rt *Runtime, cfg Config) *Function {
 	t.Helper()
 	env, err := functionEnv(rt, cfg)
@@ -474,7 +474,7 @@ func functionEnv(rt *Runtime, cfg Config) ([]string, error) {
 	return env, nil
 }
 
-// checkLocal refuses an endpoint that is not on this machine, so a function under test can
+// checkLocal refuses an endpoint that is not on loopback, so a function under test can
 // never reach a real AWS account.
 func checkLocal(name, endpoint string) error {
 	u, err := url.Parse(endpoint)

@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// Report holds what openvitals keeps from one Lighthouse 13.5 result (LHR). Field sources are
-// listed in DESIGN.md ("Where each lab field comes from").
+// Report holds what openvitals keeps from one Lighthouse 13.5 result (LHR). The fields'
+// comments name where in the LHR each comes from (docs/api.md has them all in one table).
 //
 // A metric that Lighthouse left out or null (an errored audit, a runtime error, an insight that
 // did not apply) is a nil pointer and its name is in Missing, never a silent 0: a 0 ms LCP would

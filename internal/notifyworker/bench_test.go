@@ -19,8 +19,8 @@ import (
 )
 
 // BenchmarkChangeToWebhook measures, as the local service runs it (the notifier polling the
-// SQS stand-in, a receiver on this machine), the time from a budget's status change being
-// recorded to its webhook request arriving (the goal: p99 under 2 s).
+// SQS stand-in, a receiver on loopback), the time from a budget's status change being
+// recorded to its webhook request arriving (the goal: p99 under 2 s).
 func BenchmarkChangeToWebhook(b *testing.B) {
 	f := newBenchFixture(b)
 	arrived := make(chan time.Time, 1)

@@ -359,7 +359,7 @@ func BenchmarkEvaluation(b *testing.B) {
 }
 
 // TestEvaluationGoals holds the detector, on a smaller labelled set than the benchmark's
-// (another seed, 20 page-years), to the goals: recall of 95 % within 2 days, at most
+// (another seed, 20 page-years), to the detector's goals: recall of 95 % within 2 days, at most
 // one false regression per page and device a year, an F1 above both baselines'.
 func TestEvaluationGoals(t *testing.T) {
 	if testing.Short() {

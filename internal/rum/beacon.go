@@ -16,7 +16,7 @@ import (
 // MaxBeaconBytes is the largest beacon the collect endpoint reads.
 const MaxBeaconBytes = 16 << 10
 
-// Metrics are the timing metric names of the field-testing reports (spec/api.md), with the
+// Metrics are the timing metric names the field-testing reports take in timing=, with the
 // largest value a browser can plausibly report for each; a value above it is dropped as garbage.
 var Metrics = map[string]float64{
 	"lcp": hour, "fcp": hour, "fp": hour, "fid": hour, "inp": hour, "ttfb": hour,
@@ -104,7 +104,7 @@ func number(raw json.RawMessage) (float64, bool) {
 	return f, true
 }
 
-// PageKey normalizes a page URL as spec/api.md does for field-testing reports: the path only (no scheme, host, query or
+// PageKey normalizes a page URL into the page key of the field-testing reports: the path only (no scheme, host, query or
 // fragment), lower-cased, without a trailing slash except for the home path "/". It also
 // returns the URL's host (with port), for the domain check.
 func PageKey(raw string) (key, host string, err error) {

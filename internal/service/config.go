@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// Config is what the functions read from the environment (the README lists every variable).
+// Config is what the functions read from the environment (docs/configuration.md lists every
+// variable).
 type Config struct {
 	Table  string // OPENVITALS_TABLE
 	Bucket string // OPENVITALS_BUCKET
