@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,6 +90,7 @@ func TestRegressionsAPI(t *testing.T) {
 		{"no text", map[string]any{"at": "2026-11-10T18:30:00Z"}, 422, []string{"text"}},
 		{"bad url", map[string]any{"text": "x", "url": "ftp://x"}, 422, []string{"url"}},
 		{"unknown page", map[string]any{"text": "x", "pages": []string{"nope"}}, 400, []string{"pages"}},
+		{"page ID longer than any key", map[string]any{"text": "x", "pages": []string{strings.Repeat("p", 1100)}}, 400, []string{"pages"}},
 		{"future", map[string]any{"text": "x", "at": "2099-01-01T00:00:00Z"}, 422, []string{"at"}},
 		{"unknown field", map[string]any{"text": "x", "when": "now"}, 400, nil},
 	} {

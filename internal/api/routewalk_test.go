@@ -1,0 +1,128 @@
+package api_test
+
+import (
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// routeFixture is a website of acme with one of each thing a path names, so that a request
+// built from any route's pattern reaches the thing its last path value names.
+type routeFixture struct {
+	values map[string]string // path variable -> an existing value
+}
+
+// newRouteFixture makes a website with a page, a budget, a multistep test and a channel.
+func newRouteFixture(t *testing.T, e *testEnv) routeFixture {
+	t.Helper()
+	site := e.createWebsite("example.com")
+	w := "/" + site.ID
+	pg := e.createPages(site.ID, "/")[0]
+	var b budget
+	e.do("POST", w+"/budgets", adminKey, `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`).want(t, 201).decode(t, &b)
+	var test multistepTest
+	e.do("POST", w+"/multistep", adminKey, `{"alias":"t","device":"mobile","steps":[{"type":"navigate","target":"/"}]}`).want(t, 201).decode(t, &test)
+	var ch channelOut
+	e.do("POST", w+"/channels", adminKey, `{"name":"c","kind":"slack","url":"https://hooks.slack.com/services/x"}`).want(t, 201).decode(t, &ch)
+	return routeFixture{values: map[string]string{
+		"websiteID": site.ID, "pageID": pg.ID, "budgetID": b.ID, "testID": test.ID, "channelID": ch.ID,
+		"file": site.ID + ".js", "file...": "index.html",
+		// Nothing of these exists: the path still reaches their lookup.
+		"runID": "nosuchrun", "seriesID": "ts_nosuchseries", "regressionID": "nosuchregression", "opportunityID": "render-blocking-resources",
+	}}
+}
+
+var pathVariable = regexp.MustCompile(`\{([^}]*)\}`)
+
+// variables lists the path variables of a route pattern, in order.
+func variables(pattern string) []string {
+	var out []string
+	for _, m := range pathVariable.FindAllStringSubmatch(pattern, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// path fills a pattern with the fixture's values, except those of over.
+func (f routeFixture) path(t *testing.T, pattern string, over map[string]string) string {
+	t.Helper()
+	return pathVariable.ReplaceAllStringFunc(pattern, func(v string) string {
+		name := v[1 : len(v)-1]
+		if val, ok := over[name]; ok {
+			return val
+		}
+		val, ok := f.values[name]
+		if !ok {
+			t.Fatalf("the route fixture has no value for {%s}: add one", name)
+		}
+		return val
+	})
+}
+
+// walkRoute is one route of the route table, as a request to send.
+type walkRoute struct {
+	Method, Pattern, Access string
+}
+
+// tableRoutes lists every route of the route table, those that delete last (the website's
+// deletion the very last), so that a walk reaches everything before it is gone.
+func tableRoutes(t *testing.T) []walkRoute {
+	t.Helper()
+	var out []walkRoute
+	for _, rt := range routeTable(t).Routes {
+		out = append(out, walkRoute{rt.Method, rt.Pattern, rt.Access})
+	}
+	rank := func(r walkRoute) int {
+		switch {
+		case r.Method == "DELETE" && r.Pattern == "/{websiteID}":
+			return 2
+		case r.Method == "DELETE":
+			return 1
+		}
+		return 0
+	}
+	slices.SortStableFunc(out, func(a, b walkRoute) int { return rank(a) - rank(b) })
+	return out
+}
+
+// request sends one request of a route to path: with the admin key (none on public routes), and
+// an empty JSON object as the body of POST and PUT.
+func (e *testEnv) request(rt walkRoute, path string) response {
+	e.t.Helper()
+	key := adminKey
+	if rt.Access == "public" {
+		key = ""
+	}
+	var body any
+	if rt.Method == http.MethodPost || rt.Method == http.MethodPut {
+		body = `{}`
+	}
+	return e.do(rt.Method, path, key, body)
+}
+
+// TestOverlongPathValues sends every route of the route table, in turn, an over-long value in
+// each of its path variables (longer than any key DynamoDB takes): each is answered 404 or
+// 400, never a 5xx, and changes nothing.
+func TestOverlongPathValues(t *testing.T) {
+	e := newTestEnv(t)
+	f := newRouteFixture(t, e)
+	long := strings.Repeat("a", 1100)
+	sent := 0
+	for _, rt := range tableRoutes(t) {
+		for _, v := range variables(rt.Pattern) {
+			path := f.path(t, rt.Pattern, map[string]string{v: long})
+			res := e.request(rt, path)
+			sent++
+			if res.status != http.StatusNotFound && res.status != http.StatusBadRequest {
+				t.Errorf("%s %s with {%s} of %d bytes: %d %s, want 404 or 400", rt.Method, rt.Pattern, v, len(long), res.status, res.body)
+			}
+		}
+	}
+	if sent < 40 {
+		t.Fatalf("%d requests sent: the walk missed routes", sent)
+	}
+	// Nothing was deleted.
+	e.do("GET", "/"+f.values["websiteID"]+"/channels/"+f.values["channelID"], viewerKey, nil).want(t, 200)
+}
