@@ -110,7 +110,6 @@ func (s *Server) lighthouseReport(w http.ResponseWriter, r *http.Request, _ call
 	h.Set("Content-Security-Policy", reportCSP)
 	h.Set("Cache-Control", "private, no-store")
 	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("X-Content-Type-Options", "nosniff")
 	return writeGzipped(w, r, link.Key, gz)
 }
 

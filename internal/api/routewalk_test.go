@@ -126,3 +126,22 @@ func TestOverlongPathValues(t *testing.T) {
 	// Nothing was deleted.
 	e.do("GET", "/"+f.values["websiteID"]+"/channels/"+f.values["channelID"], viewerKey, nil).want(t, 200)
 }
+
+// TestNosniff: every answer of every route, successes and problems alike, and the answers of
+// paths and methods no route serves, tell browsers not to sniff their content type.
+func TestNosniff(t *testing.T) {
+	e := newTestEnv(t)
+	f := newRouteFixture(t, e)
+	check := func(what string, res response) {
+		t.Helper()
+		if got := res.header.Get("X-Content-Type-Options"); got != "nosniff" {
+			t.Errorf("%s: %d with X-Content-Type-Options %q, want nosniff", what, res.status, got)
+		}
+	}
+	for _, rt := range tableRoutes(t) {
+		check(rt.Method+" "+rt.Pattern, e.request(rt, f.path(t, rt.Pattern, nil)))
+	}
+	check("an unknown path", e.do("GET", "/nosuch/path/at/all", adminKey, nil).want(t, 404))
+	check("an unknown method", e.do("PATCH", "/websites", adminKey, nil).want(t, 405))
+	check("no key", e.do("GET", "/websites", "", nil).want(t, 401))
+}
