@@ -14,8 +14,8 @@ import (
 // maxBodyBytes bounds every request body: 100 pages of 2 KB URLs and aliases fit with room.
 const maxBodyBytes = 1 << 20
 
-// decodeJSON reads a JSON request body into v, strictly: one JSON value, no unknown fields,
-// at most maxBodyBytes. Every failure is a *Problem (400, 413 or 415).
+// decodeJSON reads a JSON request body into v, strictly: one JSON value, not null, no unknown
+// fields, at most maxBodyBytes. Every failure is a *Problem (400, 413 or 415).
 func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
@@ -31,8 +31,13 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 		}
 		return badRequest("the request body could not be read")
 	}
-	if len(bytes.TrimSpace(body)) == 0 {
+	switch string(bytes.TrimSpace(body)) {
+	case "":
 		return badRequest("the request body is empty; send a JSON document")
+	case "null":
+		// encoding/json leaves v as it was for null: the request would act as if it said
+		// nothing (a series of every page, thresholds all reset).
+		return badRequest("the request body is null; send a JSON document")
 	}
 	if name, dup := duplicateKey(body); dup {
 		return badRequest(fmt.Sprintf("field %q appears twice in one object", name), FieldError{Field: name, Message: "appears twice"})

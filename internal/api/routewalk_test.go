@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"net/http"
 	"regexp"
 	"slices"
@@ -144,4 +145,52 @@ func TestNosniff(t *testing.T) {
 	check("an unknown path", e.do("GET", "/nosuch/path/at/all", adminKey, nil).want(t, 404))
 	check("an unknown method", e.do("PATCH", "/websites", adminKey, nil).want(t, 405))
 	check("no key", e.do("GET", "/websites", "", nil).want(t, 401))
+}
+
+// TestNullBodies sends JSON null as the body of every route that takes one (the operations of
+// the OpenAPI document with a request body): each refuses it with a 400 problem, and nothing
+// changes.
+func TestNullBodies(t *testing.T) {
+	doc, err := loadYAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	takesBody := map[string]bool{} // method and pattern, wildcards as {}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			if op.RequestBody != nil {
+				takesBody[method+" "+wildcard.ReplaceAllString(path, "{}")] = true
+			}
+		}
+	}
+	e := newTestEnv(t)
+	f := newRouteFixture(t, e)
+	e.do("PUT", "/"+f.values["websiteID"]+"/regression-thresholds", adminKey, `{"lcp":{"relative":0.2}}`).want(t, 200)
+	before := e.do("GET", "/"+f.values["websiteID"]+"/regression-thresholds", viewerKey, nil).want(t, 200).body
+	n := 0
+	for _, rt := range tableRoutes(t) {
+		if !takesBody[rt.Method+" "+wildcard.ReplaceAllString(rt.Pattern, "{}")] {
+			continue
+		}
+		n++
+		key := adminKey
+		if rt.Access == "public" {
+			key = ""
+		}
+		res := e.do(rt.Method, f.path(t, rt.Pattern, nil), key, `null`)
+		if res.status != http.StatusBadRequest {
+			t.Errorf("%s %s with a null body: %d %s, want 400", rt.Method, rt.Pattern, res.status, res.body)
+			continue
+		}
+		res.problem(t)
+	}
+	if n < 15 {
+		t.Fatalf("%d routes take a body: the walk missed some", n)
+	}
+	if after := e.do("GET", "/"+f.values["websiteID"]+"/regression-thresholds", viewerKey, nil).want(t, 200).body; string(after) != string(before) {
+		t.Errorf("refused bodies changed the thresholds: %s, then %s", before, after)
+	}
+	if visible, inFlight, err := e.audits.Depth(context.Background()); err != nil || visible+inFlight != 0 {
+		t.Errorf("refused bodies queued %d+%d audits (%v)", visible, inFlight, err)
+	}
 }
