@@ -91,7 +91,7 @@ func TestBudgetValidation(t *testing.T) {
 		{"device", "POST", `{"metric":"lcp","operator":"lt","value":1,"device":"tablet"}`, 422, []string{"device"}},
 		{"all missing", "POST", `{}`, 422, []string{"metric", "operator", "value", "device"}},
 		{"value as string", "POST", `{"metric":"lcp","operator":"lt","value":"2500","device":"all"}`, 400, []string{"value"}},
-		{"value too large", "POST", `{"metric":"lcp","operator":"lt","value":1e400,"device":"all"}`, 400, []string{"value"}},
+		{"value too large", "POST", `{"metric":"lcp","operator":"lt","value":1e400,"device":"all"}`, 422, []string{"value"}},
 		{"value NaN", "POST", `{"metric":"lcp","operator":"lt","value":NaN,"device":"all"}`, 400, nil},
 		{"metric as number", "POST", `{"metric":1,"operator":"lt","value":1,"device":"all"}`, 400, []string{"metric"}},
 		{"edit nothing", "PUT", `{}`, 422, []string{"body"}},

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -281,8 +282,8 @@ func (s *Server) putRegressionThresholds(w http.ResponseWriter, r *http.Request,
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	if err := regression.Thresholds(in).Validate(); err != nil {
-		return badRequest(err.Error(), FieldError{Field: "body", Message: err.Error()})
+	if err := thresholdsProblem(regression.Thresholds(in).Validate()); err != nil {
+		return err
 	}
 	own := map[string]store.RegressionThreshold{}
 	for name, th := range in {
@@ -292,6 +293,25 @@ func (s *Server) putRegressionThresholds(w http.ResponseWriter, r *http.Request,
 		return err
 	}
 	return writeJSON(w, http.StatusOK, thresholdsJSON(own))
+}
+
+// thresholdsProblem turns what Validate found into a problem naming each field: unknown
+// metrics are unknown fields (400), the rest values out of their range (422).
+func thresholdsProblem(err error) error {
+	var bad regression.ThresholdError
+	if !errors.As(err, &bad) {
+		return err
+	}
+	fields := make([]FieldError, len(bad))
+	unknown := false
+	for i, p := range bad {
+		fields[i] = FieldError{Field: p.Field, Message: p.Message}
+		unknown = unknown || p.Unknown
+	}
+	if unknown {
+		return badRequest("unknown metric: "+bad.Error(), fields...)
+	}
+	return invalid(fields...)
 }
 
 // maxAnnotationText bounds an annotation's text.
