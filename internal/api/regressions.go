@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/openvitals/openvitals/internal/regression"
 	"github.com/openvitals/openvitals/internal/store"
@@ -314,8 +315,11 @@ func thresholdsProblem(err error) error {
 	return invalid(fields...)
 }
 
-// maxAnnotationText bounds an annotation's text.
-const maxAnnotationText = 500
+// The longest text and url an annotation takes, in characters.
+const (
+	maxAnnotationText = 500
+	maxAnnotationURL  = 2000
+)
 
 // createAnnotation records a deploy or any other event: at (RFC 3339; now when left out),
 // text, an optional url and the pages it concerns (none: the whole website).
@@ -343,13 +347,16 @@ func (s *Server) createAnnotation(w http.ResponseWriter, r *http.Request, c call
 	}
 	if in.Text == nil || strings.TrimSpace(*in.Text) == "" {
 		errs.add("text", "is required")
-	} else if a.Text = strings.TrimSpace(*in.Text); len(a.Text) > maxAnnotationText {
+	} else if a.Text = strings.TrimSpace(*in.Text); utf8.RuneCountInString(a.Text) > maxAnnotationText {
 		errs.add("text", "must be at most %d characters", maxAnnotationText)
 	}
 	if in.URL != nil {
 		u, err := url.Parse(*in.URL)
-		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || len(*in.URL) > 2000 {
+		switch {
+		case err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "":
 			errs.add("url", "must be an http or https URL")
+		case utf8.RuneCountInString(*in.URL) > maxAnnotationURL:
+			errs.add("url", "must be at most %d characters", maxAnnotationURL)
 		}
 		a.URL = *in.URL
 	}

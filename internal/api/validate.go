@@ -57,14 +57,17 @@ func normalizeDomain(s string, local bool) (string, string) {
 		return "", "must be a host name only"
 	case strings.Contains(s, ":"):
 		return "", "must be a host name only, without a port"
-	case len(s) > 253:
-		return "", "must be at most 253 characters"
 	}
 	ascii, err := domainProfile.ToASCII(s)
 	if err != nil {
 		return "", "is not a valid host name"
 	}
 	ascii = strings.ToLower(ascii)
+	// DNS counts the ASCII form, which is longer than the name as written when it is
+	// internationalized.
+	if len(ascii) > 253 {
+		return "", "must be at most 253 characters in its ASCII form (" + strconv.Itoa(len(ascii)) + ")"
+	}
 	if net.ParseIP(ascii) != nil {
 		return "", "must be a host name, not an IP address"
 	}

@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"net/url"
+	"unicode/utf8"
 )
 
 // The kinds of channel.
@@ -49,7 +50,7 @@ func CheckURL(raw string, allowPrivate bool) string {
 		return "must not hold a user name or password"
 	case u.Fragment != "":
 		return "must not hold a fragment"
-	case len(raw) > 2048:
+	case utf8.RuneCountInString(raw) > 2048:
 		return "must be at most 2048 characters"
 	}
 	return ""
