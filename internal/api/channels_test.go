@@ -81,12 +81,21 @@ func TestChannels(t *testing.T) {
 		{"bad recipient", map[string]any{"name": "x", "kind": "email", "recipients": []string{"not an address"}}, []string{"recipients"}},
 		{"no recipients", map[string]any{"name": "x", "kind": "email", "recipients": []string{}}, []string{"recipients"}},
 		{"empty name", map[string]any{"name": " ", "kind": "slack", "url": "https://hooks.slack.com/x"}, []string{"name"}},
+		{"port out of range", map[string]any{"name": "x", "kind": "webhook", "url": "https://hooks.example.com:99999/x"}, []string{"url"}},
+		{"port 0", map[string]any{"name": "x", "kind": "webhook", "url": "https://hooks.example.com:0/x"}, []string{"url"}},
+		{"empty punycode label", map[string]any{"name": "x", "kind": "webhook", "url": "https://xn--.example.com/x"}, []string{"url"}},
+		{"bad punycode label", map[string]any{"name": "x", "kind": "webhook", "url": "https://xn--zz.example.com/x"}, []string{"url"}},
+		{"300-character label", map[string]any{"name": "x", "kind": "webhook", "url": "https://" + strings.Repeat("a", 300) + ".example.com/x"}, []string{"url"}},
+		{"label with a hyphen first", map[string]any{"name": "x", "kind": "slack", "url": "https://-hooks.example.com/x"}, []string{"url"}},
+		{"host name too long", map[string]any{"name": "x", "kind": "slack", "url": "https://" + strings.Repeat("abcdefghi.", 26) + "com/x"}, []string{"url"}},
+		{"single-label host", map[string]any{"name": "x", "kind": "slack", "url": "https://hooks/x"}, []string{"url"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e.do("POST", base, adminKey, tc.body).want(t, 422).problem(t, tc.fields...)
 		})
 	}
 	e.do("POST", base, adminKey, `{"name":"x","kind":"slack","url":"https://a.example/","extra":1}`).want(t, 400)
+	e.do("PUT", base+"/"+slack.ID, adminKey, map[string]any{"url": "https://hooks.slack.com:70000/x"}).want(t, 422).problem(t, "url")
 	e.do("PUT", base+"/"+slack.ID, adminKey, map[string]any{"kind": "webhook"}).want(t, 422).problem(t, "kind")
 	e.do("PUT", base+"/"+slack.ID, adminKey, map[string]any{"rotateSecret": true}).want(t, 422).problem(t, "rotateSecret")
 	if n := len(listOf[channelOut](t, e.do("GET", base, adminKey, nil).want(t, 200))); n != 3 {
@@ -119,6 +128,11 @@ func TestChannels(t *testing.T) {
 	e.do("DELETE", base+"/"+hook.ID, adminKey, nil).want(t, 204)
 	e.do("GET", base+"/"+hook.ID, adminKey, nil).want(t, 404)
 	e.do("DELETE", base+"/"+hook.ID, adminKey, nil).want(t, 404)
+
+	// Hosts and ports that are valid: a port, an IP address, an internationalized name.
+	for _, u := range []string{"https://hooks.example.com:8443/in", "https://203.0.113.5/in", "https://[2001:db8::1]:443/in", "https://bücher.example/in"} {
+		e.do("POST", base, adminKey, map[string]any{"name": "ok", "kind": "webhook", "url": u}).want(t, 201)
+	}
 }
 
 // TestEventsList: the activity feed lists a website's events newest first, filtered by type

@@ -6,8 +6,12 @@ package channel
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"net"
 	"net/url"
+	"strconv"
 	"unicode/utf8"
+
+	"github.com/openvitals/openvitals/internal/hostname"
 )
 
 // The kinds of channel.
@@ -38,7 +42,10 @@ func NewSecret() string {
 }
 
 // CheckURL says what is wrong with a webhook or Slack URL ("" when nothing): https only, or
-// http too with private targets allowed (local use and tests), and no credentials in it.
+// http too with private targets allowed (local use and tests), no credentials in it, a host
+// that is an IP address or a valid host name (localhost too with private targets allowed) and
+// a port, if any, from 1 to 65535. Where it points is checked when it is called (the SSRF
+// guard).
 func CheckURL(raw string, allowPrivate bool) string {
 	u, err := url.Parse(raw)
 	switch {
@@ -52,6 +59,16 @@ func CheckURL(raw string, allowPrivate bool) string {
 		return "must not hold a fragment"
 	case utf8.RuneCountInString(raw) > 2048:
 		return "must be at most 2048 characters"
+	}
+	if host := u.Hostname(); net.ParseIP(host) == nil && !(allowPrivate && host == "localhost") {
+		if _, err := hostname.ASCII(host); err != nil {
+			return "the host " + err.Error()
+		}
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return "must have a port from 1 to 65535"
+		}
 	}
 	return ""
 }
