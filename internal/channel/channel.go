@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/url"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/openvitals/openvitals/internal/hostname"
@@ -71,6 +72,25 @@ func CheckURL(raw string, allowPrivate bool) string {
 		}
 	}
 	return ""
+}
+
+// MaskRecipients is email recipients as the API shows them and the table keeps them beside the
+// sealed target: each address's first character and its domain (p***@example.com), separated
+// by commas. It takes such a list masked or in the clear (as channels stored before recipients
+// were masked hold it): a masked list masks to itself.
+func MaskRecipients(list string) string {
+	addrs := strings.Split(list, ",")
+	for i, a := range addrs {
+		a = strings.TrimSpace(a)
+		at := strings.LastIndex(a, "@")
+		if at <= 0 {
+			addrs[i] = "***"
+			continue
+		}
+		first, _ := utf8.DecodeRuneInString(a)
+		addrs[i] = string(first) + "***" + a[at:]
+	}
+	return strings.Join(addrs, ", ")
 }
 
 // Shown is a URL as the API shows it: scheme and host, the path masked (it often is the

@@ -24,7 +24,8 @@ type Channel struct {
 	Digest bool
 	// Target is sealed: the URL (webhook, Slack) or the recipients, one per line (email).
 	Target []byte
-	// Shown is the target as the API shows it: the URL with its path masked, or the recipients.
+	// Shown is the target as the API shows it: the URL with its path masked, or the recipients
+	// masked (channels stored before that hold them in the clear until they are read).
 	Shown string
 	// Secret is the sealed signing secret of a webhook.
 	Secret  []byte `dynamodbav:",omitempty"`
@@ -69,6 +70,21 @@ func (s *Store) CreateChannel(ctx context.Context, w Website, c *Channel) error 
 // UpdateChannel replaces an existing channel.
 func (s *Store) UpdateChannel(ctx context.Context, w Website, c Channel) error {
 	return s.putItem(ctx, channelItem{PK: websitePK(w.Account, w.ID), SK: channelSK(c.ID), Type: "channel", Channel: c}, true, "channel "+c.ID)
+}
+
+// ReplaceChannelShown sets what the API shows of a channel's target to shown, where it is
+// still old: a write meanwhile (a new target, the channel deleted) wins.
+func (s *Store) ReplaceChannelShown(ctx context.Context, w Website, id, old, shown string) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), channelSK(id)),
+		UpdateExpression:          aws.String("SET Shown = :new"),
+		ConditionExpression:       aws.String("Shown = :old"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":new": str(shown), ":old": str(old)},
+	})
+	if err != nil && !isConditionFailed(err) {
+		return fmt.Errorf("replace what channel %s shows: %w", id, err)
+	}
+	return nil
 }
 
 // Channel returns one channel.
