@@ -15,6 +15,8 @@ import (
 // key and frames the link. Only the token's hash is stored.
 type ReportLink struct {
 	Account, Website string
+	// Page is the page whose report it opens (none in links made before it was recorded).
+	Page string
 	// Key is the report's object key in the bucket.
 	Key     string
 	Expires time.Time
@@ -27,6 +29,7 @@ func reportLinkPK(tokenHash string) string { return "REPORTLINK#" + tokenHash }
 type reportLinkItem struct {
 	PK, SK, Type     string
 	Account, Website string
+	Page             string `dynamodbav:",omitempty"`
 	Key              string
 	ExpiresAt        time.Time
 	// TTL: DynamoDB removes the item some time after it expired.
@@ -36,7 +39,7 @@ type reportLinkItem struct {
 // PutReportLink stores a report link under the hash of its token.
 func (s *Store) PutReportLink(ctx context.Context, tokenHash string, l ReportLink) error {
 	item, err := attributevalue.MarshalMap(reportLinkItem{PK: reportLinkPK(tokenHash), SK: skReportLink, Type: "reportlink",
-		Account: l.Account, Website: l.Website, Key: l.Key, ExpiresAt: l.Expires.UTC(), TTL: l.Expires.Add(time.Hour).Unix()})
+		Account: l.Account, Website: l.Website, Page: l.Page, Key: l.Key, ExpiresAt: l.Expires.UTC(), TTL: l.Expires.Add(time.Hour).Unix()})
 	if err != nil {
 		return err
 	}
@@ -62,5 +65,5 @@ func (s *Store) ReportLinkByHash(ctx context.Context, tokenHash string) (ReportL
 	if out.Item == nil || !s.now().Before(it.ExpiresAt) {
 		return ReportLink{}, fmt.Errorf("report link: %w", ErrNotFound)
 	}
-	return ReportLink{Account: it.Account, Website: it.Website, Key: it.Key, Expires: it.ExpiresAt}, nil
+	return ReportLink{Account: it.Account, Website: it.Website, Page: it.Page, Key: it.Key, Expires: it.ExpiresAt}, nil
 }
