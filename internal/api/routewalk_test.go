@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/store"
 )
 
 // routeFixture is a website of acme with one of each thing a path names, so that a request
@@ -15,8 +18,9 @@ type routeFixture struct {
 	values map[string]string // path variable -> an existing value
 }
 
-// newRouteFixture makes a website with a page, a budget, a multistep test and a channel.
-func newRouteFixture(t *testing.T, e *testEnv) routeFixture {
+// newRouteFixture makes a website with a page, a budget, a multistep test, a channel and a
+// regression.
+func newRouteFixture(t testing.TB, e *testEnv) routeFixture {
 	t.Helper()
 	site := e.createWebsite("example.com")
 	w := "/" + site.ID
@@ -27,11 +31,23 @@ func newRouteFixture(t *testing.T, e *testEnv) routeFixture {
 	e.do("POST", w+"/multistep", adminKey, `{"alias":"t","device":"mobile","steps":[{"type":"navigate","target":"/"}]}`).want(t, 201).decode(t, &test)
 	var ch channelOut
 	e.do("POST", w+"/channels", adminKey, `{"name":"c","kind":"slack","url":"https://hooks.slack.com/services/x"}`).want(t, 201).decode(t, &ch)
+	ctx := context.Background()
+	stored, err := e.store.Website(ctx, "acme", site.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := store.Regression{Kind: store.KindRegression, Source: "lab", Page: pg.ID, Device: "mobile", Metric: "lcp",
+		LastGood: "20261110", FirstBad: "20261111", Before: store.Level{Median: 1500}, After: store.Level{Median: 2100},
+		Delta: 600, Percent: 40, P: 0.0001, Status: store.RegressionOpen, Detected: time.Now()}
+	reg.ID = store.RegressionID(stored, "lab/"+pg.ID+"/mobile/lcp", reg.FirstBad)
+	if _, err := e.store.PutRegression(ctx, stored, reg); err != nil {
+		t.Fatal(err)
+	}
 	return routeFixture{values: map[string]string{
-		"websiteID": site.ID, "pageID": pg.ID, "budgetID": b.ID, "testID": test.ID, "channelID": ch.ID,
+		"websiteID": site.ID, "pageID": pg.ID, "budgetID": b.ID, "testID": test.ID, "channelID": ch.ID, "regressionID": reg.ID,
 		"file": site.ID + ".js", "file...": "index.html",
 		// Nothing of these exists: the path still reaches their lookup.
-		"runID": "nosuchrun", "seriesID": "ts_nosuchseries", "regressionID": "nosuchregression", "opportunityID": "render-blocking-resources",
+		"runID": "nosuchrun", "seriesID": "ts_nosuchseries", "opportunityID": "render-blocking-resources",
 	}}
 }
 
@@ -47,7 +63,7 @@ func variables(pattern string) []string {
 }
 
 // path fills a pattern with the fixture's values, except those of over.
-func (f routeFixture) path(t *testing.T, pattern string, over map[string]string) string {
+func (f routeFixture) path(t testing.TB, pattern string, over map[string]string) string {
 	t.Helper()
 	return pathVariable.ReplaceAllStringFunc(pattern, func(v string) string {
 		name := v[1 : len(v)-1]
@@ -69,7 +85,7 @@ type walkRoute struct {
 
 // tableRoutes lists every route of the route table, those that delete last (the website's
 // deletion the very last), so that a walk reaches everything before it is gone.
-func tableRoutes(t *testing.T) []walkRoute {
+func tableRoutes(t testing.TB) []walkRoute {
 	t.Helper()
 	var out []walkRoute
 	for _, rt := range routeTable(t).Routes {
