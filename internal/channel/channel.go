@@ -79,6 +79,9 @@ func CheckURL(raw string, allowPrivate bool) string {
 // by commas. It takes such a list masked or in the clear (as channels stored before recipients
 // were masked hold it): a masked list masks to itself.
 func MaskRecipients(list string) string {
+	if strings.TrimSpace(list) == "" {
+		return ""
+	}
 	addrs := strings.Split(list, ",")
 	for i, a := range addrs {
 		a = strings.TrimSpace(a)
