@@ -130,8 +130,13 @@ func (s *Server) applyChannel(in channelInput, c *store.Channel, create bool) (*
 				errs.add("recipients", "must be 1 to %d addresses", maxRecipients)
 			}
 			for i, addr := range rs {
-				if a, err := mail.ParseAddress(addr); err != nil || a.Address != addr || len(addr) > 254 {
+				a, err := mail.ParseAddress(addr)
+				switch {
+				case err != nil || a.Address != addr || len(addr) > 254:
 					errs.add("recipients", "[%d] must be an email address such as team@example.com", i)
+				case channel.MaskRecipients(addr) == addr:
+					// What the API shows, sent back: it would replace the address.
+					errs.add("recipients", "[%d] is masked as the API shows it: send the address in full", i)
 				}
 			}
 			target = &channel.Target{Recipients: rs}

@@ -281,6 +281,11 @@ func TestEmailRecipientsSealed(t *testing.T) {
 	if changed.Recipients != "t***@example.net" || strings.Contains(stored(mail.ID), "team@") || opened(mail.ID) != "team@example.net" {
 		t.Errorf("changed: recipients %q, opened %q", changed.Recipients, opened(mail.ID))
 	}
+	// What the API shows, sent back, would replace the addresses: refused.
+	e.do("PUT", base+"/"+mail.ID, adminKey, map[string]any{"recipients": []string{"t***@example.net"}}).want(t, 422).problem(t, "recipients")
+	if opened(mail.ID) != "team@example.net" {
+		t.Error("a refused change changed the recipients")
+	}
 
 	// A channel stored before recipients were masked: the sealed target, and the recipients
 	// in the clear beside it.
