@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -261,9 +262,11 @@ func (s *Server) mux(routes []route) http.Handler {
 	return s.finish(mux)
 }
 
-// serve runs a route's handler for a caller its access admits. This is where every error,
-// the handler's or the access check's, becomes a problem response.
+// serve runs a route's handler for a caller its access admits, with path values that can name
+// something. This is where every error, the handler's or the checks', becomes a problem
+// response.
 func (s *Server) serve(rt route) http.HandlerFunc {
+	vars := pathVariables(rt.pattern)
 	return func(w http.ResponseWriter, r *http.Request) {
 		var c caller
 		var err error
@@ -274,12 +277,44 @@ func (s *Server) serve(rt route) http.HandlerFunc {
 			}
 		}
 		if err == nil {
+			err = checkPathValues(r, vars)
+		}
+		if err == nil {
 			err = rt.handle(w, r, c)
 		}
 		if err != nil {
 			writeError(w, r, s.log, err)
 		}
 	}
+}
+
+// maxPathValue bounds every path value: identifiers and file names are far shorter, and a
+// longer value could not even be looked up (DynamoDB refuses keys over 1,024 bytes).
+const maxPathValue = 256
+
+// pathVariables names the wildcards of a route pattern: websiteID for {websiteID}, file for
+// {file...}.
+func pathVariables(pattern string) []string {
+	var names []string
+	for rest := pattern; ; {
+		_, after, ok := strings.Cut(rest, "{")
+		if !ok {
+			return names
+		}
+		name, tail, _ := strings.Cut(after, "}")
+		names = append(names, strings.TrimSuffix(name, "..."))
+		rest = tail
+	}
+}
+
+// checkPathValues answers 404 for a path value longer than any that names something.
+func checkPathValues(r *http.Request, vars []string) error {
+	for _, v := range vars {
+		if len(r.PathValue(v)) > maxPathValue {
+			return newProblem(http.StatusNotFound, fmt.Sprintf("%s not found: no %s is longer than %d bytes", v, v, maxPathValue))
+		}
+	}
+	return nil
 }
 
 // anyOrigin lets pages of any origin read a public endpoint's answers, errors included (no

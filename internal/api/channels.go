@@ -56,7 +56,7 @@ func (s *Server) toChannelJSON(c model.Channel, secret string) channelJSON {
 		out.Events = []string{}
 	}
 	if c.Kind == channel.Email {
-		out.Recipients = c.Shown
+		out.Recipients = channel.MaskRecipients(c.Shown)
 	} else {
 		out.URL = c.Shown
 	}
@@ -130,8 +130,13 @@ func (s *Server) applyChannel(in channelInput, c *model.Channel, create bool) (*
 				errs.add("recipients", "must be 1 to %d addresses", maxRecipients)
 			}
 			for i, addr := range rs {
-				if a, err := mail.ParseAddress(addr); err != nil || a.Address != addr || len(addr) > 254 {
+				a, err := mail.ParseAddress(addr)
+				switch {
+				case err != nil || a.Address != addr || len(addr) > 254:
 					errs.add("recipients", "[%d] must be an email address such as team@example.com", i)
+				case channel.MaskRecipients(addr) == addr:
+					// What the API shows, sent back: it would replace the address.
+					errs.add("recipients", "[%d] is masked as the API shows it: send the address in full", i)
 				}
 			}
 			target = &channel.Target{Recipients: rs}
@@ -148,12 +153,47 @@ func (s *Server) applyChannel(in channelInput, c *model.Channel, create bool) (*
 	return target, errs.err()
 }
 
+// channel reads a channel; one stored when recipients were kept in the clear beside the
+// sealed target has them masked at rest as it is read.
+func (s *Server) channel(ctx context.Context, site model.Website, id string) (model.Channel, error) {
+	c, err := s.store.Channel(ctx, site, id)
+	if err == nil {
+		s.maskAtRest(ctx, site, &c)
+	}
+	return c, err
+}
+
+// channels reads a website's channels, as channel does.
+func (s *Server) channels(ctx context.Context, site model.Website) ([]model.Channel, error) {
+	cs, err := s.store.Channels(ctx, site)
+	for i := range cs {
+		s.maskAtRest(ctx, site, &cs[i])
+	}
+	return cs, err
+}
+
+// maskAtRest masks the recipients an email channel stored before they were masked holds in
+// the clear, in c and in the table. A failure to write leaves the table's for the next read.
+func (s *Server) maskAtRest(ctx context.Context, site model.Website, c *model.Channel) {
+	if c.Kind != channel.Email {
+		return
+	}
+	masked := channel.MaskRecipients(c.Shown)
+	if masked == c.Shown {
+		return
+	}
+	if err := s.store.ReplaceChannelShown(ctx, site, c.ID, c.Shown, masked); err != nil {
+		s.log.WarnContext(ctx, "mask the recipients of a channel stored in the clear", "channel", c.ID, "err", err)
+	}
+	c.Shown = masked
+}
+
 func (s *Server) listChannels(w http.ResponseWriter, r *http.Request, c caller) error {
 	site, err := s.website(r, c)
 	if err != nil {
 		return err
 	}
-	channels, err := s.store.Channels(r.Context(), site)
+	channels, err := s.channels(r.Context(), site)
 	if err != nil {
 		return err
 	}
@@ -169,7 +209,7 @@ func (s *Server) getChannel(w http.ResponseWriter, r *http.Request, c caller) er
 	if err != nil {
 		return err
 	}
-	ch, err := s.store.Channel(r.Context(), site, r.PathValue("channelID"))
+	ch, err := s.channel(r.Context(), site, r.PathValue("channelID"))
 	if err != nil {
 		return err
 	}
@@ -213,7 +253,7 @@ func (s *Server) updateChannel(w http.ResponseWriter, r *http.Request, c caller)
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	ch, err := s.store.Channel(r.Context(), site, r.PathValue("channelID"))
+	ch, err := s.channel(r.Context(), site, r.PathValue("channelID"))
 	if err != nil {
 		return err
 	}
@@ -267,7 +307,7 @@ func (s *Server) testChannel(w http.ResponseWriter, r *http.Request, c caller) e
 	if err != nil {
 		return err
 	}
-	ch, err := s.store.Channel(r.Context(), site, r.PathValue("channelID"))
+	ch, err := s.channel(r.Context(), site, r.PathValue("channelID"))
 	if err != nil {
 		return err
 	}
@@ -298,7 +338,7 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request, c caller
 	if err != nil {
 		return err
 	}
-	ch, err := s.store.Channel(r.Context(), site, r.PathValue("channelID"))
+	ch, err := s.channel(r.Context(), site, r.PathValue("channelID"))
 	if err != nil {
 		return err
 	}

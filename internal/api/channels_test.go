@@ -3,11 +3,18 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/channel"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/notify"
@@ -43,7 +50,7 @@ func TestChannels(t *testing.T) {
 	var slack, email channelOut
 	e.do("POST", base, adminKey, map[string]any{"name": "Slack", "kind": "slack", "url": "https://hooks.slack.com/services/T0/B0/xyz"}).want(t, 201).decode(t, &slack)
 	e.do("POST", base, adminKey, map[string]any{"name": "Mail", "kind": "email", "recipients": []string{"perf@example.com", "ops@example.com"}, "digest": true}).want(t, 201).decode(t, &email)
-	if slack.Secret != "" || slack.URL != "https://hooks.slack.com/***" || email.Recipients != "perf@example.com, ops@example.com" || !email.Digest {
+	if slack.Secret != "" || slack.URL != "https://hooks.slack.com/***" || email.Recipients != "p***@example.com, o***@example.com" || !email.Digest {
 		t.Errorf("slack %+v, email %+v", slack, email)
 	}
 
@@ -82,12 +89,21 @@ func TestChannels(t *testing.T) {
 		{"bad recipient", map[string]any{"name": "x", "kind": "email", "recipients": []string{"not an address"}}, []string{"recipients"}},
 		{"no recipients", map[string]any{"name": "x", "kind": "email", "recipients": []string{}}, []string{"recipients"}},
 		{"empty name", map[string]any{"name": " ", "kind": "slack", "url": "https://hooks.slack.com/x"}, []string{"name"}},
+		{"port out of range", map[string]any{"name": "x", "kind": "webhook", "url": "https://hooks.example.com:99999/x"}, []string{"url"}},
+		{"port 0", map[string]any{"name": "x", "kind": "webhook", "url": "https://hooks.example.com:0/x"}, []string{"url"}},
+		{"empty punycode label", map[string]any{"name": "x", "kind": "webhook", "url": "https://xn--.example.com/x"}, []string{"url"}},
+		{"bad punycode label", map[string]any{"name": "x", "kind": "webhook", "url": "https://xn--zz.example.com/x"}, []string{"url"}},
+		{"300-character label", map[string]any{"name": "x", "kind": "webhook", "url": "https://" + strings.Repeat("a", 300) + ".example.com/x"}, []string{"url"}},
+		{"label with a hyphen first", map[string]any{"name": "x", "kind": "slack", "url": "https://-hooks.example.com/x"}, []string{"url"}},
+		{"host name too long", map[string]any{"name": "x", "kind": "slack", "url": "https://" + strings.Repeat("abcdefghi.", 26) + "com/x"}, []string{"url"}},
+		{"single-label host", map[string]any{"name": "x", "kind": "slack", "url": "https://hooks/x"}, []string{"url"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e.do("POST", base, adminKey, tc.body).want(t, 422).problem(t, tc.fields...)
 		})
 	}
 	e.do("POST", base, adminKey, `{"name":"x","kind":"slack","url":"https://a.example/","extra":1}`).want(t, 400)
+	e.do("PUT", base+"/"+slack.ID, adminKey, map[string]any{"url": "https://hooks.slack.com:70000/x"}).want(t, 422).problem(t, "url")
 	e.do("PUT", base+"/"+slack.ID, adminKey, map[string]any{"kind": "webhook"}).want(t, 422).problem(t, "kind")
 	e.do("PUT", base+"/"+slack.ID, adminKey, map[string]any{"rotateSecret": true}).want(t, 422).problem(t, "rotateSecret")
 	if n := len(listOf[channelOut](t, e.do("GET", base, adminKey, nil).want(t, 200))); n != 3 {
@@ -120,6 +136,11 @@ func TestChannels(t *testing.T) {
 	e.do("DELETE", base+"/"+hook.ID, adminKey, nil).want(t, 204)
 	e.do("GET", base+"/"+hook.ID, adminKey, nil).want(t, 404)
 	e.do("DELETE", base+"/"+hook.ID, adminKey, nil).want(t, 404)
+
+	// Hosts and ports that are valid: a port, an IP address, an internationalized name.
+	for _, u := range []string{"https://hooks.example.com:8443/in", "https://203.0.113.5/in", "https://[2001:db8::1]:443/in", "https://bücher.example/in"} {
+		e.do("POST", base, adminKey, map[string]any{"name": "ok", "kind": "webhook", "url": u}).want(t, 201)
+	}
 }
 
 // TestEventsList: the activity feed lists a website's events newest first, filtered by type
@@ -194,5 +215,102 @@ func TestEventsList(t *testing.T) {
 	// Each change was queued once for delivery.
 	if got := awstest.Receive(t, e.notify, 3); len(got) != 3 {
 		t.Errorf("%d notifications queued, want 3", len(got))
+	}
+}
+
+// TestEmailRecipientsSealed: an email channel's recipients are sealed at rest like the other
+// channels' targets: the table holds no address in the clear, every key reads them masked, and
+// the notifier opens them whole. A channel stored before (its recipients in the clear beside
+// the sealed target) reads back masked, and is masked at rest once read.
+func TestEmailRecipientsSealed(t *testing.T) {
+	e := newTestEnv(t)
+	ctx := context.Background()
+	site := e.createWebsite("example.com")
+	base := "/" + site.ID + "/channels"
+	w, err := e.store.Website(ctx, "acme", site.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := func(id string) string {
+		t.Helper()
+		out, err := e.clients.DynamoDB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(e.store.Table()), ConsistentRead: aws.Bool(true),
+			Key: map[string]ddbtypes.AttributeValue{
+				"PK": &ddbtypes.AttributeValueMemberS{Value: "A#acme#W#" + site.ID}, "SK": &ddbtypes.AttributeValueMemberS{Value: "CHANNEL#" + id}}})
+		if err != nil || out.Item == nil {
+			t.Fatalf("channel %s as stored: %v", id, err)
+		}
+		var item map[string]any
+		if err := attributevalue.UnmarshalMap(out.Item, &item); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(item)
+	}
+	opened := func(id string) string {
+		t.Helper()
+		c, err := e.store.Channel(ctx, w, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		target, err := channel.Open(ctx, credentialsKey, w, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(target.Recipients, ",")
+	}
+
+	var mail channelOut
+	e.do("POST", base, adminKey, map[string]any{"name": "Mail", "kind": "email", "recipients": []string{"perf@example.com", "o@ops.example.org"}}).
+		want(t, 201).decode(t, &mail)
+	if mail.Recipients != "p***@example.com, o***@ops.example.org" {
+		t.Errorf("created: recipients %q, want them masked", mail.Recipients)
+	}
+	for _, key := range []string{viewerKey, adminKey} {
+		var got channelOut
+		e.do("GET", base+"/"+mail.ID, key, nil).want(t, 200).decode(t, &got)
+		if got.Recipients != mail.Recipients {
+			t.Errorf("read: recipients %q, want %q", got.Recipients, mail.Recipients)
+		}
+	}
+	if item := stored(mail.ID); strings.Contains(item, "perf@") || strings.Contains(item, "o@ops") {
+		t.Errorf("a recipient is stored in the clear: %s", item)
+	}
+	if got := opened(mail.ID); got != "perf@example.com,o@ops.example.org" {
+		t.Errorf("opened recipients %q", got)
+	}
+	var changed channelOut
+	e.do("PUT", base+"/"+mail.ID, adminKey, map[string]any{"recipients": []string{"team@example.net"}}).want(t, 200).decode(t, &changed)
+	if changed.Recipients != "t***@example.net" || strings.Contains(stored(mail.ID), "team@") || opened(mail.ID) != "team@example.net" {
+		t.Errorf("changed: recipients %q, opened %q", changed.Recipients, opened(mail.ID))
+	}
+	// What the API shows, sent back, would replace the addresses: refused.
+	e.do("PUT", base+"/"+mail.ID, adminKey, map[string]any{"recipients": []string{"t***@example.net"}}).want(t, 422).problem(t, "recipients")
+	if opened(mail.ID) != "team@example.net" {
+		t.Error("a refused change changed the recipients")
+	}
+
+	// A channel stored before recipients were masked: the sealed target, and the recipients
+	// in the clear beside it.
+	old := model.Channel{ID: model.NewChannelID(), Name: "Old", Kind: channel.Email}
+	if err := channel.Seal(ctx, credentialsKey, w, &old, channel.Target{Recipients: []string{"lead@example.com", "cto@example.com"}}); err != nil {
+		t.Fatal(err)
+	}
+	old.Shown = "lead@example.com, cto@example.com"
+	if err := e.store.CreateChannel(ctx, w, &old); err != nil {
+		t.Fatal(err)
+	}
+	list := listOf[channelOut](t, e.do("GET", base, viewerKey, nil).want(t, 200))
+	if len(list) != 2 || list[1].ID != old.ID || list[1].Recipients != "l***@example.com, c***@example.com" {
+		t.Fatalf("list %+v: the old channel should read back masked", list)
+	}
+	var got channelOut
+	e.do("GET", base+"/"+old.ID, viewerKey, nil).want(t, 200).decode(t, &got)
+	if got.Recipients != "l***@example.com, c***@example.com" || got.Name != "Old" {
+		t.Errorf("old channel read %+v", got)
+	}
+	if item := stored(old.ID); strings.Contains(item, "lead@") || strings.Contains(item, "cto@") {
+		t.Errorf("the old channel still holds recipients in the clear once read: %s", item)
+	}
+	if got := opened(old.ID); got != "lead@example.com,cto@example.com" {
+		t.Errorf("old channel opened %q", got)
 	}
 }

@@ -83,8 +83,8 @@ func isLoopbackHost(host string) bool {
 
 // quoteShort quotes a value from a request, cut to 40 characters.
 func quoteShort(v string) string {
-	if len(v) > 40 {
-		v = v[:40] + "..."
+	if r := []rune(v); len(r) > 40 {
+		v = string(r[:40]) + "..."
 	}
 	return `"` + v + `"`
 }

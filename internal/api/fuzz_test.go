@@ -1,9 +1,14 @@
 package api_test
 
 import (
+	"bufio"
 	"context"
+	"hash/fnv"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -14,36 +19,30 @@ import (
 	"github.com/openvitals/openvitals/internal/awstest"
 )
 
+// bodyRoutes are the routes of the route table that take a body (POST and PUT), by their
+// name: method and pattern ("PUT /{websiteID}/budgets/{budgetID}").
+func bodyRoutes(t testing.TB) ([]walkRoute, map[string]walkRoute) {
+	var list []walkRoute
+	byName := map[string]walkRoute{}
+	for _, rt := range tableRoutes(t) {
+		if rt.Method == http.MethodPost || rt.Method == http.MethodPut {
+			list = append(list, rt)
+			byName[rt.Method+" "+rt.Pattern] = rt
+		}
+	}
+	return list, byName
+}
+
 // FuzzRequestBodies sends arbitrary bodies to every route that takes one (the POST and PUT
-// routes of routes.json) through the whole API against DynamoDB Local. No body may answer 500
-// or panic, and a refused body (4xx) changes nothing stored: the table holds as many items
-// afterwards. Seeds: testdata/fuzz/FuzzRequestBodies (route index, body); `make fuzz` runs it
-// for a bounded time with one worker (the item count is global).
+// routes of the route table) through the whole API against DynamoDB Local. No body may answer
+// 500 or panic, and a refused body (4xx) changes nothing stored: the table holds as many items
+// afterwards. Seeds: testdata/fuzz/FuzzRequestBodies, each naming its route by method and
+// pattern (a name the fuzzer made up picks a route by its hash); `make fuzz` runs it for a
+// bounded time with one worker (the item count is global).
 func FuzzRequestBodies(f *testing.F) {
 	e := newTestEnv(f)
-	site := e.createWebsite("example.com")
-	var pages []page
-	e.do("POST", "/"+site.ID+"/settings/pages", adminKey, `[{"url":"/","alias":"Home"}]`).want(f, 200).decode(f, &pages)
-	var b budget
-	e.do("POST", "/"+site.ID+"/budgets", adminKey, `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`).want(f, 201).decode(f, &b)
-	var test multistepTest
-	e.do("POST", "/"+site.ID+"/multistep", adminKey, `{"alias":"t","device":"mobile","steps":[{"type":"navigate","target":"/"}]}`).want(f, 201).decode(f, &test)
-	w := "/" + site.ID
-	routes := []struct{ method, path string }{
-		{"POST", "/account/websites"},
-		{"PUT", w + "/integrations/search-console"},
-		{"POST", w + "/settings/pages"},
-		{"PUT", w + "/settings/" + pages[0].ID},
-		{"POST", w + "/budgets"},
-		{"PUT", w + "/budgets/" + b.ID},
-		{"POST", w + "/multistep"},
-		{"PUT", w + "/multistep/" + test.ID},
-		{"POST", w + "/multistep/run-all"},
-		{"POST", w + "/multistep/" + test.ID + "/runs"},
-		{"POST", w + "/audits"},
-		{"POST", "/collect"},
-		{"POST", w + "/testseries"},
-	}
+	fx := newRouteFixture(f, e)
+	routes, byName := bodyRoutes(f)
 	clients := awstest.Clients(f)
 	count := func(t *testing.T) int32 {
 		out, err := clients.DynamoDB.Scan(context.Background(), &dynamodb.ScanInput{
@@ -53,25 +52,79 @@ func FuzzRequestBodies(f *testing.F) {
 		}
 		return out.Count
 	}
-	f.Fuzz(func(t *testing.T, route uint8, body []byte) {
-		r := routes[int(route)%len(routes)]
+	f.Fuzz(func(t *testing.T, route string, body []byte) {
+		r, ok := byName[route]
+		if !ok {
+			h := fnv.New32a()
+			_, _ = h.Write([]byte(route))
+			r = routes[int(h.Sum32()%uint32(len(routes)))]
+		}
+		path := fx.path(t, r.Pattern, nil)
 		before := count(t)
-		req := httptest.NewRequest(r.method, r.path, strings.NewReader(string(body)))
+		req := httptest.NewRequest(r.Method, path, strings.NewReader(string(body)))
 		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+adminKey)
-		if r.path == "/collect" {
-			req.Header.Set("Content-Type", "text/plain")
-			req.Header.Del("Authorization")
+		if r.Access != "public" {
+			req.Header.Set("Authorization", "Bearer "+adminKey)
 		}
 		rec := httptest.NewRecorder()
 		e.handler.ServeHTTP(rec, req)
 		if rec.Code >= http.StatusInternalServerError {
-			t.Fatalf("%s %s %q: %d %s", r.method, r.path, body, rec.Code, rec.Body)
+			t.Fatalf("%s %s %q: %d %s", r.Method, path, body, rec.Code, rec.Body)
 		}
 		if rec.Code >= 400 {
 			if after := count(t); after != before {
-				t.Fatalf("%s %s %q refused with %d changed the table: %d items, %d before", r.method, r.path, body, rec.Code, after, before)
+				t.Fatalf("%s %s %q refused with %d changed the table: %d items, %d before", r.Method, path, body, rec.Code, after, before)
 			}
 		}
 	})
+}
+
+// TestFuzzSeedsNameRoutes keeps the seed corpus of FuzzRequestBodies in step with the route
+// table: every seed names a route that takes a body, and every such route has a seed.
+func TestFuzzSeedsNameRoutes(t *testing.T) {
+	routes, byName := bodyRoutes(t)
+	files, err := filepath.Glob(filepath.Join("testdata", "fuzz", "FuzzRequestBodies", "*"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no seeds (%v)", err)
+	}
+	seeded := map[string]bool{}
+	for _, file := range files {
+		name, err := seedRoute(file)
+		if err != nil {
+			t.Errorf("%s: %v", file, err)
+			continue
+		}
+		if _, ok := byName[name]; !ok {
+			t.Errorf("%s names %q, which is no POST or PUT route of the route table", file, name)
+		}
+		seeded[name] = true
+	}
+	for _, rt := range routes {
+		if name := rt.Method + " " + rt.Pattern; !seeded[name] {
+			t.Errorf("no seed for %s: add one to testdata/fuzz/FuzzRequestBodies", name)
+		}
+	}
+}
+
+// seedRoute reads the route a seed file names: its first value, a Go string literal.
+func seedRoute(file string) (string, error) {
+	fh, err := os.Open(file)
+	if err != nil {
+		return "", err
+	}
+	defer fh.Close()
+	lines := bufio.NewScanner(fh)
+	lines.Buffer(nil, 1<<20)
+	var got []string
+	for lines.Scan() && len(got) < 2 {
+		got = append(got, lines.Text())
+	}
+	if len(got) < 2 || got[0] != "go test fuzz v1" {
+		return "", os.ErrInvalid
+	}
+	literal, ok := strings.CutPrefix(got[1], "string(")
+	if !ok || !strings.HasSuffix(literal, ")") {
+		return "", os.ErrInvalid
+	}
+	return strconv.Unquote(strings.TrimSuffix(literal, ")"))
 }

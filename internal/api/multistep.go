@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/openvitals/openvitals/internal/blobstore"
@@ -85,8 +86,7 @@ type stepInput struct {
 func (in stepInput) input() step.Input {
 	out := step.Input{Type: in.Type, Target: in.Target, WaitUntil: in.WaitUntil}
 	if in.Value != nil {
-		v := string(*in.Value)
-		out.Value = &v
+		out.Value = &in.Value.text
 	}
 	if in.WaitForNavigation != nil {
 		b := bool(*in.WaitForNavigation)
@@ -115,17 +115,20 @@ func (b *flexBool) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// maxStepNumber is the largest number a step's value takes (as its digits).
+const maxStepNumber = 1e15
+
 // flexString accepts a JSON string or number (a wait step's milliseconds may come as either).
-type flexString string
+// A number is a whole number from 0 to maxStepNumber, kept as its digits (1e3 is "1000").
+type flexString struct {
+	text string
+	// outOfRange is a number sent that is not one of those.
+	outOfRange bool
+}
 
 func (s *flexString) UnmarshalJSON(data []byte) error {
 	if len(data) > 0 && data[0] == '"' {
-		var v string
-		if err := json.Unmarshal(data, &v); err != nil {
-			return err
-		}
-		*s = flexString(v)
-		return nil
+		return json.Unmarshal(data, &s.text)
 	}
 	var n json.Number
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -133,7 +136,12 @@ func (s *flexString) UnmarshalJSON(data []byte) error {
 	if err := dec.Decode(&n); err != nil {
 		return &json.UnmarshalTypeError{Value: string(data), Type: reflect.TypeFor[string]()}
 	}
-	*s = flexString(n.String())
+	f, err := n.Float64()
+	if err != nil || f < 0 || f > maxStepNumber || f != math.Trunc(f) {
+		*s = flexString{text: n.String(), outOfRange: true}
+		return nil
+	}
+	*s = flexString{text: strconv.FormatFloat(f, 'f', -1, 64)}
 	return nil
 }
 
@@ -168,6 +176,10 @@ func applyTest(in testInput, t *model.Test, create bool) error {
 			t.Steps = make([]step.Step, len(*in.Steps))
 			for i, si := range *in.Steps {
 				st, problems := step.Parse(si.input())
+				if si.Value != nil && si.Value.outOfRange {
+					errs.add(fmt.Sprintf("steps[%d].value", i), "as a number must be a whole number from 0 to %.0f; send other text as a string", maxStepNumber)
+					problems = slices.DeleteFunc(problems, func(p step.Problem) bool { return p.Field == "value" })
+				}
 				for _, p := range problems {
 					errs.add(fmt.Sprintf("steps[%d].%s", i, p.Field), "%s", p.Message)
 				}

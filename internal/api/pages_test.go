@@ -86,7 +86,7 @@ func TestPagesLimits(t *testing.T) {
 	}
 	e.do("POST", path, adminKey, pages(101, "")).want(t, 422).problem(t, "body")
 	e.do("POST", path, adminKey, []map[string]string{}).want(t, 422).problem(t, "body")
-	e.do("POST", path, adminKey, "null").want(t, 422)
+	e.do("POST", path, adminKey, "null").want(t, 400).problem(t)
 	// 100 pages whose last is invalid: all or nothing.
 	e.do("POST", path, adminKey, pages(100, "no-slash")).want(t, 422).problem(t, "[99].url")
 	if got := listOf[page](t, e.do("GET", path, adminKey, nil)); len(got) != 0 {

@@ -116,7 +116,6 @@ func writeProblem(w http.ResponseWriter, p *Problem) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="openvitals"`)
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(out.Status)
 	_ = json.NewEncoder(w).Encode(out)
 }

@@ -1,12 +1,14 @@
 package api
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/regression"
@@ -282,8 +284,8 @@ func (s *Server) putRegressionThresholds(w http.ResponseWriter, r *http.Request,
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	if err := regression.Thresholds(in).Validate(); err != nil {
-		return badRequest(err.Error(), FieldError{Field: "body", Message: err.Error()})
+	if err := thresholdsProblem(regression.Thresholds(in).Validate()); err != nil {
+		return err
 	}
 	own := map[string]model.RegressionThreshold{}
 	for name, th := range in {
@@ -295,8 +297,30 @@ func (s *Server) putRegressionThresholds(w http.ResponseWriter, r *http.Request,
 	return writeJSON(w, http.StatusOK, thresholdsJSON(own))
 }
 
-// maxAnnotationText bounds an annotation's text.
-const maxAnnotationText = 500
+// thresholdsProblem turns what Validate found into a problem naming each field: unknown
+// metrics are unknown fields (400), the rest values out of their range (422).
+func thresholdsProblem(err error) error {
+	var bad regression.ThresholdError
+	if !errors.As(err, &bad) {
+		return err
+	}
+	fields := make([]FieldError, len(bad))
+	unknown := false
+	for i, p := range bad {
+		fields[i] = FieldError{Field: p.Field, Message: p.Message}
+		unknown = unknown || p.Unknown
+	}
+	if unknown {
+		return badRequest("unknown metric: "+bad.Error(), fields...)
+	}
+	return invalid(fields...)
+}
+
+// The longest text and url an annotation takes, in characters.
+const (
+	maxAnnotationText = 500
+	maxAnnotationURL  = 2000
+)
 
 // createAnnotation records a deploy or any other event: at (RFC 3339; now when left out),
 // text, an optional url and the pages it concerns (none: the whole website).
@@ -324,13 +348,16 @@ func (s *Server) createAnnotation(w http.ResponseWriter, r *http.Request, c call
 	}
 	if in.Text == nil || strings.TrimSpace(*in.Text) == "" {
 		errs.add("text", "is required")
-	} else if a.Text = strings.TrimSpace(*in.Text); len(a.Text) > maxAnnotationText {
+	} else if a.Text = strings.TrimSpace(*in.Text); utf8.RuneCountInString(a.Text) > maxAnnotationText {
 		errs.add("text", "must be at most %d characters", maxAnnotationText)
 	}
 	if in.URL != nil {
 		u, err := url.Parse(*in.URL)
-		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || len(*in.URL) > 2000 {
+		switch {
+		case err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "":
 			errs.add("url", "must be an http or https URL")
+		case utf8.RuneCountInString(*in.URL) > maxAnnotationURL:
+			errs.add("url", "must be at most %d characters", maxAnnotationURL)
 		}
 		a.URL = *in.URL
 	}

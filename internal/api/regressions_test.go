@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,6 +90,7 @@ func TestRegressionsAPI(t *testing.T) {
 		{"no text", map[string]any{"at": "2026-11-10T18:30:00Z"}, 422, []string{"text"}},
 		{"bad url", map[string]any{"text": "x", "url": "ftp://x"}, 422, []string{"url"}},
 		{"unknown page", map[string]any{"text": "x", "pages": []string{"nope"}}, 400, []string{"pages"}},
+		{"page ID longer than any key", map[string]any{"text": "x", "pages": []string{strings.Repeat("p", 1100)}}, 400, []string{"pages"}},
 		{"future", map[string]any{"text": "x", "at": "2099-01-01T00:00:00Z"}, 422, []string{"at"}},
 		{"unknown field", map[string]any{"text": "x", "when": "now"}, 400, nil},
 	} {
@@ -200,9 +202,18 @@ func TestRegressionsAPI(t *testing.T) {
 	if th["lcp"].Relative != 0.2 || th["lcp"].Absolute != 250 || !th["lcp"].Custom || th["fcp"].Custom {
 		t.Fatalf("thresholds after put %+v", th)
 	}
-	for _, bad := range []any{map[string]any{"fid": map[string]float64{"absolute": 1}}, map[string]any{"lcp": map[string]float64{}},
-		map[string]any{"lcp": map[string]float64{"relative": -1}}, map[string]any{"lcp": map[string]any{"relative": 0.1, "x": 1}}} {
-		e.do("PUT", base+"/regression-thresholds", adminKey, bad).want(t, 400)
+	for _, bad := range []struct {
+		body   any
+		status int
+		field  string
+	}{
+		{map[string]any{"fid": map[string]float64{"absolute": 1}}, 400, "fid"},
+		{map[string]any{"lcp": map[string]float64{}}, 422, "lcp"},
+		{map[string]any{"lcp": map[string]float64{"relative": -1}}, 422, "lcp.relative"},
+		{map[string]any{"lcp": map[string]any{"relative": 0.1, "x": 1}}, 400, "lcp.x"},
+		{map[string]any{"lcp": map[string]any{"relative": "0.1"}}, 400, "lcp.relative"},
+	} {
+		e.do("PUT", base+"/regression-thresholds", adminKey, bad.body).want(t, bad.status).problem(t, bad.field)
 	}
 	e.do("GET", base+"/regression-thresholds", viewerKey, nil).want(t, 200).decode(t, &th)
 	if th["lcp"].Absolute != 250 {

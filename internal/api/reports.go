@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -65,7 +66,7 @@ func (s *Server) createReportLink(w http.ResponseWriter, r *http.Request, c call
 	_, _ = rand.Read(raw[:]) // crypto/rand never fails on Linux
 	token := base64.RawURLEncoding.EncodeToString(raw[:])
 	expires := time.Now().Add(reportLinkTTL).UTC()
-	link := model.ReportLink{Account: site.Account, Website: site.ID, Key: blobstore.HTMLReportKey(res.ReportKey), Expires: expires}
+	link := model.ReportLink{Account: site.Account, Website: site.ID, Page: p.ID, Key: blobstore.HTMLReportKey(res.ReportKey), Expires: expires}
 	if err := s.store.PutReportLink(r.Context(), tokenHash(token), link); err != nil {
 		return err
 	}
@@ -87,14 +88,7 @@ var errReportLink = newProblem(http.StatusNotFound, "this report link is unknown
 
 // lighthouseReport serves the HTML report a report link names, to whoever holds the link.
 func (s *Server) lighthouseReport(w http.ResponseWriter, r *http.Request, _ caller) error {
-	token := r.URL.Query().Get("token")
-	if len(token) < 16 || len(token) > 64 {
-		return errReportLink
-	}
-	link, err := s.store.ReportLinkByHash(r.Context(), tokenHash(token))
-	if isNotFound(err) || (err == nil && link.Website != r.PathValue("websiteID")) {
-		return errReportLink
-	}
+	link, err := s.openReportLink(r.Context(), r.URL.Query().Get("token"), r.PathValue("websiteID"))
 	if err != nil {
 		return err
 	}
@@ -110,8 +104,34 @@ func (s *Server) lighthouseReport(w http.ResponseWriter, r *http.Request, _ call
 	h.Set("Content-Security-Policy", reportCSP)
 	h.Set("Cache-Control", "private, no-store")
 	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("X-Content-Type-Options", "nosniff")
 	return writeGzipped(w, r, link.Key, gz)
+}
+
+// openReportLink returns the report link of a token on the website of the path: unexpired, its
+// website's, and of a website and page that still exist (their reports outlive them until the
+// purge removes them). Any other token is errReportLink.
+func (s *Server) openReportLink(ctx context.Context, token, websiteID string) (model.ReportLink, error) {
+	if len(token) < 16 || len(token) > 64 {
+		return model.ReportLink{}, errReportLink
+	}
+	link, err := s.store.ReportLinkByHash(ctx, tokenHash(token))
+	if err == nil && link.Website != websiteID {
+		return model.ReportLink{}, errReportLink
+	}
+	if err == nil {
+		var site model.Website
+		site, err = s.store.Website(ctx, link.Account, link.Website)
+		if err == nil && link.Page != "" {
+			_, err = s.store.Page(ctx, site, link.Page)
+		}
+	}
+	switch {
+	case isNotFound(err):
+		return model.ReportLink{}, errReportLink
+	case err != nil:
+		return model.ReportLink{}, err
+	}
+	return link, nil
 }
 
 // writeGzipped writes a stored gzipped document (a report) as stored to a client that accepts

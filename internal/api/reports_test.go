@@ -104,6 +104,55 @@ func TestReportLinks(t *testing.T) {
 	}
 }
 
+// TestReportLinksEndWithTheirPage: a report link opens nothing from the moment its page, or
+// its website, is deleted, though the purge has not yet removed the report.
+func TestReportLinksEndWithTheirPage(t *testing.T) {
+	e := newTestEnv(t)
+	f := newLabFixture(t, e)
+	ctx := context.Background()
+	w, err := e.store.Website(ctx, "acme", f.site.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	today := model.Day(f.today)
+	link := func(p page) string {
+		t.Helper()
+		rs, err := e.store.LabResults(ctx, w, p.ID, "desktop", today, today)
+		if err != nil || len(rs) != 1 {
+			t.Fatalf("today's result of %s: %v %v", p.URL, rs, err)
+		}
+		var gz bytes.Buffer
+		zw := gzip.NewWriter(&gz)
+		_, _ = zw.Write([]byte("<!doctype html><title>" + p.URL + "</title>"))
+		_ = zw.Close()
+		if err := e.objects.Put(ctx, blobstore.HTMLReportKey(rs[0].ReportKey), gz.Bytes(), "application/gzip"); err != nil {
+			t.Fatal(err)
+		}
+		var out struct{ URL string }
+		e.do("POST", "/"+f.site.ID+"/pages/"+p.ID+"/report-link?device=desktop", viewerKey, nil).want(t, 201).decode(t, &out)
+		return out.URL
+	}
+	open := func(url string) int {
+		t.Helper()
+		return e.send(httptest.NewRequest("GET", url, nil)).status
+	}
+	home, pricing := link(f.home), link(f.pricing)
+	if open(home) != 200 || open(pricing) != 200 {
+		t.Fatal("the links do not open")
+	}
+	e.do("DELETE", "/"+f.site.ID+"/settings/"+f.pricing.ID, adminKey, nil).want(t, 204)
+	if got := open(pricing); got != 404 {
+		t.Errorf("the link of a deleted page: %d, want 404", got)
+	}
+	if got := open(home); got != 200 {
+		t.Errorf("the link of the page left: %d, want 200", got)
+	}
+	e.do("DELETE", "/"+f.site.ID, adminKey, nil).want(t, 204)
+	if got := open(home); got != 404 {
+		t.Errorf("the link of a deleted website: %d, want 404", got)
+	}
+}
+
 func sha256Hex(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])

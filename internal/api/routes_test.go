@@ -26,7 +26,7 @@ type routeDoc struct {
 	} `json:"routes"`
 }
 
-func routeTable(t *testing.T) routeDoc {
+func routeTable(t testing.TB) routeDoc {
 	t.Helper()
 	raw, err := api.RoutesJSON()
 	if err != nil {

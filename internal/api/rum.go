@@ -43,7 +43,6 @@ func (s *Server) snippet(w http.ResponseWriter, r *http.Request, _ caller) error
 	h.Set("Content-Type", "text/javascript; charset=utf-8")
 	h.Set("Cache-Control", "public, max-age=3600")
 	h.Set("ETag", etag)
-	h.Set("X-Content-Type-Options", "nosniff")
 	if r.Header.Get("If-None-Match") == etag {
 		w.WriteHeader(http.StatusNotModified)
 		return nil

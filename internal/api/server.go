@@ -153,9 +153,13 @@ func (s *Server) website(r *http.Request, c caller) (model.Website, error) {
 }
 
 // finish wraps a mux so that unmatched paths and methods answer with problem details too, and
-// a panic becomes a logged 500 instead of a dropped connection.
+// a panic becomes a logged 500 instead of a dropped connection. Every answer goes through it:
+// this is where the headers of all of them are set.
 func (s *Server) finish(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Every answer declares its type (JSON, problems, the report, the snippet, the
+		// dashboard's files): a browser must not guess another.
+		w.Header().Set("X-Content-Type-Options", "nosniff")
 		defer func() {
 			if v := recover(); v != nil {
 				s.log.ErrorContext(r.Context(), "panic", "method", r.Method, "path", r.URL.Path, "panic", v)

@@ -22,19 +22,37 @@ const (
 	maxSeriesInitiator   = 50
 )
 
-// seriesRequest is the body of POST /{w}/testseries. Clients of the original service also send
-// website, page and output for themselves: those are accepted and ignored; any other field is
-// refused.
+// seriesRequest is the body of POST /{w}/testseries. page is the name the PageVitals CLI gives
+// pages (run-tests --page ID,device): the same selection, checked alike, one of the two at most.
+// Clients of the original service also send website and output for themselves: those are
+// accepted and ignored; any other field is refused.
 type seriesRequest struct {
-	Pages []struct {
-		PageID *string `json:"page_id"`
-		Device *string `json:"device"`
-	} `json:"pages"`
+	Pages       *[]seriesPage   `json:"pages"`
+	Page        *[]seriesPage   `json:"page"`
 	Description *string         `json:"description"`
 	Initiator   *string         `json:"initiator"`
 	Website     json.RawMessage `json:"website"`
-	Page        json.RawMessage `json:"page"`
 	Output      json.RawMessage `json:"output"`
+}
+
+// seriesPage is a page to test, on one device or (none named) on both.
+type seriesPage struct {
+	PageID *string `json:"page_id"`
+	Device *string `json:"device"`
+}
+
+// selection is the pages the request names and the field it named them in.
+func (in seriesRequest) selection() ([]seriesPage, string, error) {
+	switch {
+	case in.Pages != nil && in.Page != nil:
+		return nil, "", badRequest("send the pages to test in pages or in page, not both",
+			FieldError{Field: "pages", Message: "sent with page"}, FieldError{Field: "page", Message: "sent with pages"})
+	case in.Page != nil:
+		return *in.Page, "page", nil
+	case in.Pages != nil:
+		return *in.Pages, "pages", nil
+	}
+	return nil, "pages", nil
 }
 
 // startTestSeries starts a test series: an audit now of each page and device asked for (every
@@ -78,6 +96,10 @@ func (s *Server) startTestSeries(w http.ResponseWriter, r *http.Request, c calle
 // devices when it names none, each page and device once.
 func seriesTargets(in seriesRequest, pages []model.Page) (audit.SeriesRequest, error) {
 	var req audit.SeriesRequest
+	selected, field, err := in.selection()
+	if err != nil {
+		return req, err
+	}
 	var errs fieldErrors
 	if in.Description != nil {
 		req.Description = strings.TrimSpace(*in.Description)
@@ -100,40 +122,40 @@ func seriesTargets(in seriesRequest, pages []model.Page) (audit.SeriesRequest, e
 			req.Targets = append(req.Targets, audit.Target{Page: p, Device: device})
 		}
 	}
-	for i, item := range in.Pages {
+	for i, item := range selected {
 		devices := metrics.Devices
 		if item.Device != nil {
 			if !slices.Contains(metrics.Devices, *item.Device) {
-				errs.add(fmt.Sprintf("pages[%d].device", i), "must be desktop or mobile")
+				errs.add(fmt.Sprintf("%s[%d].device", field, i), "must be desktop or mobile")
 				continue
 			}
 			devices = []string{*item.Device}
 		}
 		if item.PageID == nil {
-			errs.add(fmt.Sprintf("pages[%d].page_id", i), "is required")
+			errs.add(fmt.Sprintf("%s[%d].page_id", field, i), "is required")
 			continue
 		}
 		p, ok := byID[*item.PageID]
 		if !ok {
-			errs.add(fmt.Sprintf("pages[%d].page_id", i), "is not a page of this website")
+			errs.add(fmt.Sprintf("%s[%d].page_id", field, i), "is not a page of this website")
 			continue
 		}
 		for _, d := range devices {
 			add(p, d)
 		}
 	}
-	if len(in.Pages) == 0 {
+	if len(selected) == 0 {
 		for _, p := range pages {
 			for _, d := range metrics.Devices {
 				add(p, d)
 			}
 		}
 		if len(pages) == 0 {
-			errs.add("pages", "the website has no pages to test")
+			errs.add(field, "the website has no pages to test")
 		}
 	}
 	if len(req.Targets) > maxAuditsPerDemand {
-		errs.add("pages", "at most %d tests a series (pages times devices)", maxAuditsPerDemand)
+		errs.add(field, "at most %d tests a series (pages times devices)", maxAuditsPerDemand)
 	}
 	return req, errs.err()
 }

@@ -159,3 +159,40 @@ func TestTestSeries(t *testing.T) {
 	e.do("POST", w+"/testseries", viewerKey, `{"pages":[{"page_id":"`+ps[1].ID+`"}]}`).want(t, 429) // 9 + 2 > 10
 	e.do("POST", w+"/testseries", viewerKey, `{"pages":[{"page_id":"`+ps[1].ID+`","device":"desktop"}]}`).want(t, 201)
 }
+
+// TestTestSeriesPageSelection: the PageVitals CLI (`run-tests --website W --page ID,desktop`)
+// names the pages to test in page, where the API says pages: the CLI's exact body tests that
+// page on that device only. page is checked as pages is, its errors naming page; sending both
+// is refused and queues nothing.
+func TestTestSeriesPageSelection(t *testing.T) {
+	e := newTestEnv(t)
+	site := e.createWebsite("example.com")
+	ps := e.createPages(site.ID, "/", "/pricing")
+	w := "/" + site.ID
+
+	var s testSeries
+	e.do("POST", w+"/testseries", viewerKey, `{"website":"`+site.ID+`","page":[{"page_id":"`+ps[1].ID+`","device":"desktop"}],`+
+		`"description":"Deploy 7f3c2e1","output":"json"}`).want(t, 201).decode(t, &s)
+	if s.Count != 1 || s.Result == nil || len(s.Result.List) != 1 || s.Result.List[0].Page != ps[1] || s.Result.List[0].Device != "desktop" {
+		t.Fatalf("series of the CLI's body %+v, want one test of %s on desktop", s, ps[1].ID)
+	}
+	awstest.Receive(t, e.audits, 1)
+
+	// --page ID without a device: both devices, as in pages.
+	e.do("POST", w+"/testseries", viewerKey, `{"page":[{"page_id":"`+ps[0].ID+`"}]}`).want(t, 201).decode(t, &s)
+	if s.Count != 2 || s.Result.List[0].Page != ps[0] || s.Result.List[1].Page != ps[0] {
+		t.Errorf("series of one page on both devices %+v", s)
+	}
+	awstest.Receive(t, e.audits, 2)
+
+	// The same checks, naming the field sent.
+	e.do("POST", w+"/testseries", viewerKey, `{"page":[{"page_id":"nosuchpage"},{"device":"mobile"},{"page_id":"`+ps[0].ID+`","device":"tablet"}]}`).
+		want(t, 422).problem(t, "page[0].page_id", "page[1].page_id", "page[2].device")
+	e.do("POST", w+"/testseries", viewerKey, `{"page":"all"}`).want(t, 400).problem(t, "page")
+	e.do("POST", w+"/testseries", viewerKey, `{"page":[{"page_id":"`+ps[0].ID+`","browser":"x"}]}`).want(t, 400).problem(t)
+	e.do("POST", w+"/testseries", viewerKey, `{"pages":[{"page_id":"`+ps[0].ID+`"}],"page":[{"page_id":"`+ps[1].ID+`"}]}`).
+		want(t, 400).problem(t, "page", "pages")
+	if visible, inFlight, err := e.audits.Depth(context.Background()); err != nil || visible+inFlight != 0 {
+		t.Errorf("refused series queued %d+%d audits (%v)", visible, inFlight, err)
+	}
+}

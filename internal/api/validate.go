@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -8,8 +9,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/openvitals/openvitals/internal/hostname"
 	"github.com/openvitals/openvitals/internal/model/step"
-	"golang.org/x/net/idna"
 )
 
 // Limits on free text, so that no single field can bloat an item.
@@ -33,8 +34,6 @@ func (fe fieldErrors) err() error {
 	return invalid(fe...)
 }
 
-var domainProfile = idna.New(idna.MapForLookup(), idna.BidiRule(), idna.Transitional(false))
-
 // normalizeDomain checks that s is a host name only (no scheme, path, query or port) and returns
 // it lower-cased, internationalized names in their ASCII (punycode) form. A leading "www." is kept.
 // With local, an IP address or a host with a port is accepted too, for auditing pages served on
@@ -57,42 +56,15 @@ func normalizeDomain(s string, local bool) (string, string) {
 		return "", "must be a host name only"
 	case strings.Contains(s, ":"):
 		return "", "must be a host name only, without a port"
-	case len(s) > 253:
-		return "", "must be at most 253 characters"
 	}
-	ascii, err := domainProfile.ToASCII(s)
-	if err != nil {
-		return "", "is not a valid host name"
-	}
-	ascii = strings.ToLower(ascii)
-	if net.ParseIP(ascii) != nil {
+	ascii, err := hostname.ASCII(s)
+	switch {
+	case errors.Is(err, hostname.ErrIPAddress):
 		return "", "must be a host name, not an IP address"
-	}
-	labels := strings.Split(ascii, ".")
-	if len(labels) < 2 {
-		return "", "must be a fully qualified host name such as example.com"
-	}
-	for _, l := range labels {
-		if !validLabel(l) {
-			return "", "is not a valid host name"
-		}
-	}
-	if tld := labels[len(labels)-1]; strings.Trim(tld, "0123456789") == "" {
-		return "", "is not a valid host name"
+	case err != nil:
+		return "", err.Error()
 	}
 	return ascii, ""
-}
-
-func validLabel(l string) bool {
-	if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
-		return false
-	}
-	for _, c := range l {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 // checkPageURL checks a page's url: a path (with an optional query) on the website's domain.

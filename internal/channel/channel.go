@@ -6,7 +6,13 @@ package channel
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"net"
 	"net/url"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/openvitals/openvitals/internal/hostname"
 )
 
 // The kinds of channel.
@@ -37,7 +43,10 @@ func NewSecret() string {
 }
 
 // CheckURL says what is wrong with a webhook or Slack URL ("" when nothing): https only, or
-// http too with private targets allowed (local use and tests), and no credentials in it.
+// http too with private targets allowed (local use and tests), no credentials in it, a host
+// that is an IP address or a valid host name (localhost too with private targets allowed) and
+// a port, if any, from 1 to 65535. Where it points is checked when it is called (the SSRF
+// guard).
 func CheckURL(raw string, allowPrivate bool) string {
 	u, err := url.Parse(raw)
 	switch {
@@ -49,10 +58,42 @@ func CheckURL(raw string, allowPrivate bool) string {
 		return "must not hold a user name or password"
 	case u.Fragment != "":
 		return "must not hold a fragment"
-	case len(raw) > 2048:
+	case utf8.RuneCountInString(raw) > 2048:
 		return "must be at most 2048 characters"
 	}
+	if host := u.Hostname(); net.ParseIP(host) == nil && !(allowPrivate && host == "localhost") {
+		if _, err := hostname.ASCII(host); err != nil {
+			return "the host " + err.Error()
+		}
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return "must have a port from 1 to 65535"
+		}
+	}
 	return ""
+}
+
+// MaskRecipients is email recipients as the API shows them and the table keeps them beside the
+// sealed target: each address's first character and its domain (p***@example.com), separated
+// by commas. It takes such a list masked or in the clear (as channels stored before recipients
+// were masked hold it): a masked list masks to itself.
+func MaskRecipients(list string) string {
+	if strings.TrimSpace(list) == "" {
+		return ""
+	}
+	addrs := strings.Split(list, ",")
+	for i, a := range addrs {
+		a = strings.TrimSpace(a)
+		at := strings.LastIndex(a, "@")
+		if at <= 0 {
+			addrs[i] = "***"
+			continue
+		}
+		first, _ := utf8.DecodeRuneInString(a)
+		addrs[i] = string(first) + "***" + a[at:]
+	}
+	return strings.Join(addrs, ", ")
 }
 
 // Shown is a URL as the API shows it: scheme and host, the path masked (it often is the

@@ -17,14 +17,14 @@ type Sealer interface {
 }
 
 // Seal stores t in c sealed for c's website and ID, with what the API shows of it: a URL's
-// scheme and host, or the recipients. A webhook keeps its secret unless t has a new one.
+// scheme and host, or the recipients masked. A webhook keeps its secret unless t has a new one.
 func Seal(ctx context.Context, keys Sealer, w model.Website, c *model.Channel, t Target) error {
 	aad := model.ChannelAAD(w, c.ID)
 	plain := t.URL
 	c.Shown = Shown(t.URL)
 	if c.Kind == Email {
 		plain = strings.Join(t.Recipients, "\n")
-		c.Shown = strings.Join(t.Recipients, ", ")
+		c.Shown = MaskRecipients(strings.Join(t.Recipients, ", "))
 	}
 	sealed, err := keys.Seal(ctx, []byte(plain), aad)
 	if err != nil {

@@ -14,7 +14,8 @@ type Channel struct {
 	Digest bool
 	// Target is sealed: the URL (webhook, Slack) or the recipients, one per line (email).
 	Target []byte
-	// Shown is the target as the API shows it: the URL with its path masked, or the recipients.
+	// Shown is the target as the API shows it: the URL with its path masked, or the recipients
+	// masked (channels stored before that hold them in the clear until they are read).
 	Shown string
 	// Secret is the sealed signing secret of a webhook.
 	Secret  []byte `dynamodbav:",omitempty"`

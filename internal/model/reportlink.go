@@ -7,6 +7,8 @@ import "time"
 // key and frames the link. Only the token's hash is stored.
 type ReportLink struct {
 	Account, Website string
+	// Page is the page whose report it opens (none in links made before it was recorded).
+	Page string
 	// Key is the report's object key in the bucket.
 	Key     string
 	Expires time.Time

@@ -3,8 +3,11 @@ package regression
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 )
 
 // Metric is a metric whose series are watched: which way is worse, the least change that
@@ -87,18 +90,67 @@ func (t Thresholds) Resolved() Thresholds {
 	return out
 }
 
-// Validate refuses unknown metrics and negative or absent-both thresholds.
+// The ranges of a threshold's parts: relative is a fraction of the level before (10 is
+// 1,000 %), absolute is in the metric's unit (a day in ms, a GB in KiB). A part that is not 0
+// is at least MinThreshold: finer changes mean nothing, and the tiniest numbers cannot be stored.
+const (
+	MaxRelative  = 10
+	MaxAbsolute  = 1e9
+	MinThreshold = 1e-6
+)
+
+// ThresholdProblem is what is wrong with one threshold. Field names the metric, or one part of
+// its threshold (lcp.relative); Unknown says the metric is not watched.
+type ThresholdProblem struct {
+	Field, Message string
+	Unknown        bool
+}
+
+// ThresholdError lists every problem of a set of thresholds, by field.
+type ThresholdError []ThresholdProblem
+
+func (e ThresholdError) Error() string {
+	msgs := make([]string, len(e))
+	for i, p := range e {
+		msgs[i] = p.Field + ": " + p.Message
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// Validate refuses unknown metrics, parts out of their range, and thresholds of 0: a
+// ThresholdError.
 func (t Thresholds) Validate() error {
-	for name, th := range t {
+	var out ThresholdError
+	for _, name := range slices.Sorted(maps.Keys(t)) {
+		th := t[name]
 		if _, ok := metrics[name]; !ok {
-			return fmt.Errorf("%q is not a watched metric (one of %v)", name, MetricNames())
+			out = append(out, ThresholdProblem{Field: name, Message: fmt.Sprintf("is not a watched metric (one of %s)", strings.Join(MetricNames(), ", ")), Unknown: true})
+			continue
 		}
-		if th.Relative < 0 || th.Absolute < 0 || th.Relative > 10 {
-			return fmt.Errorf("%s: relative must be 0 to 10 and absolute at least 0", name)
+		part := func(field string, v, max float64) {
+			if msg := checkPart(v, max); msg != "" {
+				out = append(out, ThresholdProblem{Field: name + "." + field, Message: msg})
+			}
 		}
+		part("relative", th.Relative, MaxRelative)
+		part("absolute", th.Absolute, MaxAbsolute)
 		if th.Relative == 0 && th.Absolute == 0 {
-			return fmt.Errorf("%s: a threshold of 0 would count every difference", name)
+			out = append(out, ThresholdProblem{Field: name, Message: "a threshold of 0 would count every difference: set relative, absolute or both"})
 		}
 	}
-	return nil
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// checkPart says what is wrong with a threshold's part, "" when nothing is.
+func checkPart(v, max float64) string {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > max:
+		return fmt.Sprintf("must be from 0 to %s", strconv.FormatFloat(max, 'f', -1, 64))
+	case v != 0 && v < MinThreshold:
+		return fmt.Sprintf("must be 0 or at least %s", strconv.FormatFloat(MinThreshold, 'f', -1, 64))
+	}
+	return ""
 }

@@ -40,6 +40,21 @@ func (s *Store) UpdateChannel(ctx context.Context, w model.Website, c model.Chan
 	return s.putItem(ctx, channelItem{PK: websitePK(w.Account, w.ID), SK: channelSK(c.ID), Type: "channel", Channel: c}, true, "channel "+c.ID)
 }
 
+// ReplaceChannelShown sets what the API shows of a channel's target to shown, where it is
+// still old: a write meanwhile (a new target, the channel deleted) wins.
+func (s *Store) ReplaceChannelShown(ctx context.Context, w model.Website, id, old, shown string) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), channelSK(id)),
+		UpdateExpression:          aws.String("SET Shown = :new"),
+		ConditionExpression:       aws.String("Shown = :old"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":new": str(shown), ":old": str(old)},
+	})
+	if err != nil && !isConditionFailed(err) {
+		return fmt.Errorf("replace what channel %s shows: %w", id, err)
+	}
+	return nil
+}
+
 // Channel returns one channel.
 func (s *Store) Channel(ctx context.Context, w model.Website, id string) (model.Channel, error) {
 	var it channelItem

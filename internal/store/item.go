@@ -14,8 +14,22 @@ import (
 // Budgets and multistep tests are plain items of a website's partition keyed by their ID; these
 // functions are their shared create, read, replace and delete.
 
+// DynamoDB's limits on key values, in bytes: no item has a longer key, and DynamoDB refuses to
+// even look one up.
+const (
+	maxPKBytes = 2048
+	maxSKBytes = 1024
+)
+
+// possibleKey tells whether an item can have this key: an identifier from a request may be
+// longer than any (a missing item, not a failure).
+func possibleKey(pk, sk string) bool { return len(pk) <= maxPKBytes && len(sk) <= maxSKBytes }
+
 // getItem reads one item into out; a missing item is ErrNotFound naming what.
 func (s *Store) getItem(ctx context.Context, pk, sk, what string, out any) error {
+	if !possibleKey(pk, sk) {
+		return fmt.Errorf("%s: %w", what, model.ErrNotFound)
+	}
 	res, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.table), Key: key(pk, sk), ConsistentRead: aws.Bool(true),
 	})
@@ -59,6 +73,9 @@ func (s *Store) putItem(ctx context.Context, item any, mustExist bool, what stri
 
 // deleteItem removes an existing item; a missing one is ErrNotFound.
 func (s *Store) deleteItem(ctx context.Context, pk, sk, what string) error {
+	if !possibleKey(pk, sk) {
+		return fmt.Errorf("%s: %w", what, model.ErrNotFound)
+	}
 	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName: aws.String(s.table), Key: key(pk, sk),
 		ConditionExpression: aws.String("attribute_exists(PK)"),

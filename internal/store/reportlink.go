@@ -18,6 +18,7 @@ func reportLinkPK(tokenHash string) string { return "REPORTLINK#" + tokenHash }
 type reportLinkItem struct {
 	PK, SK, Type     string
 	Account, Website string
+	Page             string `dynamodbav:",omitempty"`
 	Key              string
 	ExpiresAt        time.Time
 	// TTL: DynamoDB removes the item some time after it expired.
@@ -27,7 +28,7 @@ type reportLinkItem struct {
 // PutReportLink stores a report link under the hash of its token.
 func (s *Store) PutReportLink(ctx context.Context, tokenHash string, l model.ReportLink) error {
 	item, err := attributevalue.MarshalMap(reportLinkItem{PK: reportLinkPK(tokenHash), SK: skReportLink, Type: "reportlink",
-		Account: l.Account, Website: l.Website, Key: l.Key, ExpiresAt: l.Expires.UTC(), TTL: l.Expires.Add(time.Hour).Unix()})
+		Account: l.Account, Website: l.Website, Page: l.Page, Key: l.Key, ExpiresAt: l.Expires.UTC(), TTL: l.Expires.Add(time.Hour).Unix()})
 	if err != nil {
 		return err
 	}
@@ -53,5 +54,5 @@ func (s *Store) ReportLinkByHash(ctx context.Context, tokenHash string) (model.R
 	if out.Item == nil || !s.now().Before(it.ExpiresAt) {
 		return model.ReportLink{}, fmt.Errorf("report link: %w", model.ErrNotFound)
 	}
-	return model.ReportLink{Account: it.Account, Website: it.Website, Key: it.Key, Expires: it.ExpiresAt}, nil
+	return model.ReportLink{Account: it.Account, Website: it.Website, Page: it.Page, Key: it.Key, Expires: it.ExpiresAt}, nil
 }

@@ -142,6 +142,9 @@ func (s *Store) Websites(ctx context.Context, account string) ([]model.Website, 
 
 // Website returns one website of an account; another account's website is ErrNotFound.
 func (s *Store) Website(ctx context.Context, account, id string) (model.Website, error) {
+	if !possibleKey(accountPK(account), websiteSK(id)) {
+		return model.Website{}, fmt.Errorf("website %s: %w", id, model.ErrNotFound)
+	}
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(s.table),
 		Key:            key(accountPK(account), websiteSK(id)),

@@ -135,7 +135,6 @@ func Serve(w http.ResponseWriter, r *http.Request, gzipOK bool) error {
 	}
 	h := w.Header()
 	h.Set("Content-Type", a.contentType)
-	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Vary", "Accept-Encoding")
 	h.Set("ETag", a.etag)
 	if a.immutable {
