@@ -97,7 +97,7 @@ func (s *Server) websitesEndpoints() []endpoint {
 
 func (s *Server) pagesEndpoints() []endpoint {
 	return []endpoint{
-		{"GET", "/{websiteID}/settings/pages", viewer, s.listPages},
+		{"GET", "/{websiteID}/settings/pages", viewer, s.listPageSettings},
 		{"POST", "/{websiteID}/settings/pages", viewer, s.createPages},
 		{"PUT", "/{websiteID}/settings/{pageID}", admin, s.updatePage},
 		{"DELETE", "/{websiteID}/settings/{pageID}", admin, s.deletePage},

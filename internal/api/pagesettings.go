@@ -23,7 +23,7 @@ type pageInput struct {
 	Alias *string `json:"alias"`
 }
 
-func (s *Server) listPages(w http.ResponseWriter, r *http.Request, c caller) error {
+func (s *Server) listPageSettings(w http.ResponseWriter, r *http.Request, c caller) error {
 	win, err := listWindow(r)
 	if err != nil {
 		return err
