@@ -63,6 +63,11 @@ type SeriesTest struct {
 	ReportKey     string     `dynamodbav:",omitempty"`
 	Started       *time.Time `dynamodbav:",omitempty"`
 	Finished      *time.Time `dynamodbav:",omitempty"`
+	// Queued is when the test's current audit message was queued (its audit.Job's Queued):
+	// a message of an earlier queuing, still in the queue after the audit was queued again,
+	// is not audited. Requeued counts the times a sweep of overdue work queued it again.
+	Queued   *time.Time `dynamodbav:",omitempty"`
+	Requeued int        `dynamodbav:",omitempty"`
 }
 
 // IsFinished tells whether a test has an outcome.
@@ -104,17 +109,24 @@ func seriesTestKey(id string) (series, sk string, ok bool) {
 }
 
 // CreateTestSeries records a new series and its queued tests (their IDs and statuses set by
-// the caller), while the website exists (ErrNotFound otherwise). The tests are written first:
-// a series is read only once all its tests are there.
+// the caller), with a pending marker for each test without an outcome, while the website
+// exists (ErrNotFound otherwise). The tests are written first: a series is read only once all
+// its tests are there.
 func (s *Store) CreateTestSeries(ctx context.Context, w Website, series TestSeries, tests []SeriesTest) error {
 	pk := websitePK(w.Account, w.ID)
-	reqs := make([]ddbtypes.WriteRequest, 0, len(tests))
+	reqs := make([]ddbtypes.WriteRequest, 0, 2*len(tests))
 	for i, t := range tests {
-		item, err := attributevalue.MarshalMap(seriesTestItem{PK: pk, SK: seriesTestSK(series.ID, i), Type: "seriestest", SeriesTest: t})
-		if err != nil {
-			return err
+		items := []any{seriesTestItem{PK: pk, SK: seriesTestSK(series.ID, i), Type: "seriestest", SeriesTest: t}}
+		if !t.IsFinished() {
+			items = append(items, pendingSeriesTestItem(w, t.ID))
 		}
-		reqs = append(reqs, ddbtypes.WriteRequest{PutRequest: &ddbtypes.PutRequest{Item: item}})
+		for _, it := range items {
+			item, err := attributevalue.MarshalMap(it)
+			if err != nil {
+				return err
+			}
+			reqs = append(reqs, ddbtypes.WriteRequest{PutRequest: &ddbtypes.PutRequest{Item: item}})
+		}
 	}
 	for start := 0; start < len(reqs); start += 25 {
 		if err := s.batchWrite(ctx, reqs[start:min(start+25, len(reqs))]); err != nil {
@@ -202,7 +214,8 @@ func (s *Store) StartSeriesTest(ctx context.Context, w Website, id string) (Seri
 }
 
 // FinishSeriesTest records a test's outcome (t.Status completed or failed, with its values or
-// error, t.Finished when it ended) and counts it on its series, in one transaction, unless the
+// error, t.Finished when it ended), counts it on its series and removes its pending marker,
+// in one transaction, unless the
 // test had ended already: then it changes nothing and reports false, so that a redelivered
 // audit counts nothing twice. The test's page, device and start are kept as they were.
 func (s *Store) FinishSeriesTest(ctx context.Context, w Website, t SeriesTest) (bool, error) {
@@ -255,6 +268,7 @@ func (s *Store) FinishSeriesTest(ctx context.Context, w Website, t SeriesTest) (
 			ConditionExpression: aws.String("attribute_exists(PK)"),
 			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
 				":one": &ddbtypes.AttributeValueMemberN{Value: "1"}, ":failed": &ddbtypes.AttributeValueMemberN{Value: failed}}}},
+		{Delete: &ddbtypes.Delete{TableName: aws.String(s.table), Key: key(pendingPK, pendingSeriesTestSK(w.Account, w.ID, t.ID))}},
 	}})
 	if r := cancellationReasons(err); len(r) > 0 {
 		if r[0] == "ConditionalCheckFailed" {
