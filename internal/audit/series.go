@@ -34,7 +34,7 @@ func (s *Scheduler) Series(ctx context.Context, w store.Website, req SeriesReque
 	jobs := make([]Job, len(req.Targets))
 	for i, t := range req.Targets {
 		tests[i] = store.SeriesTest{ID: store.SeriesTestID(series.ID, i), Series: series.ID, Page: t.Page.ID,
-			URL: t.Page.URL, Alias: t.Page.Alias, Device: t.Device, Status: store.RunQueued}
+			URL: t.Page.URL, Alias: t.Page.Alias, Device: t.Device, Status: store.RunQueued, Queued: &now}
 		jobs[i] = Job{Account: w.Account, Website: w.ID, Page: t.Page.ID, Device: t.Device, Queued: now,
 			Series: series.ID, Test: tests[i].ID}
 	}
