@@ -52,7 +52,7 @@ func TestOverdueSeriesTestsEndOrQueueAgain(t *testing.T) {
 	if got := awstest.Receive(t, q, 3); len(got) != 3 {
 		t.Fatalf("%d messages, want 3", len(got))
 	}
-	if _, err := st.StartSeriesTest(ctx, w, tests[1].ID); err != nil {
+	if _, err := st.StartSeriesTest(ctx, w, tests[1].ID, *tests[1].Queued); err != nil {
 		t.Fatal(err)
 	}
 	done := tests[2]
@@ -151,7 +151,7 @@ func TestRequeueQueuesEveryUnfinishedTest(t *testing.T) {
 		tests = append(tests, ts...)
 	}
 	awstest.Receive(t, q, 4)
-	if _, err := st.StartSeriesTest(ctx, sites[0], tests[1].ID); err != nil { // testing when the service stopped
+	if _, err := st.StartSeriesTest(ctx, sites[0], tests[1].ID, *tests[1].Queued); err != nil { // testing when the service stopped
 		t.Fatal(err)
 	}
 	if _, err := st.DeleteWebsite(ctx, sites[1]); err != nil {

@@ -2,6 +2,7 @@ package auditworker_test
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/store"
 )
 
 type seriesDoc struct {
@@ -213,6 +215,44 @@ func TestSeriesPermanentFailureEndsAtOnce(t *testing.T) {
 	}
 	if visible, inFlight, err := e.queue.Depth(context.Background()); err != nil || visible+inFlight != 0 {
 		t.Errorf("the audit queue holds %d visible and %d in-flight messages (%v), want none", visible, inFlight, err)
+	}
+	e.checkNothingLeft()
+}
+
+// TestSeriesMessageOfEarlierQueuingIsSkipped: once a series test was queued again (a sweep of
+// overdue work, the local service's start), a message of its earlier queuing that still
+// arrives audits nothing and changes nothing: the newer message audits it.
+func TestSeriesMessageOfEarlierQueuingIsSkipped(t *testing.T) {
+	e := newE2E(t, true)
+	host, _ := fixtureSite(t)
+	var site struct{ ID string }
+	e.call("POST", "/account/websites", `{"domain":"`+host+`"}`, 201, &site)
+	var pages []struct{ ID string }
+	e.call("POST", "/"+site.ID+"/settings/pages", `[{"url":"/","alias":"Home"}]`, 200, &pages)
+	var series seriesDoc
+	e.call("POST", "/"+site.ID+"/testseries", `{"pages":[{"page_id":"`+pages[0].ID+`","device":"desktop"}]}`, 201, &series)
+	msgs := awstest.Receive(t, e.queue, 1)
+	var old audit.Job
+	if len(msgs) != 1 || json.Unmarshal([]byte(msgs[0]), &old) != nil {
+		t.Fatalf("messages %v, want the series' one", msgs)
+	}
+	ctx := context.Background()
+	w, err := e.store.Website(ctx, "acme", site.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := e.store.RequeueSeriesTest(ctx, w, old.Test, old.Queued.Add(time.Minute), false); err != nil || !ok {
+		t.Fatalf("queue again: %v, %v", ok, err)
+	}
+	if err := e.worker.Audit(ctx, old, 1); err != nil {
+		t.Fatalf("the earlier message: %v, want skipped", err)
+	}
+	test, err := e.store.SeriesTest(ctx, w, old.Test)
+	if err != nil || test.Status != store.RunQueued || test.Started != nil {
+		t.Errorf("after the earlier message: %+v, %v; want still queued, not started", test, err)
+	}
+	if results, err := e.store.LabResults(ctx, w, old.Page, "desktop", "20000101", "29991231"); err != nil || len(results) != 0 {
+		t.Errorf("lab results %+v, %v; want none", results, err)
 	}
 	e.checkNothingLeft()
 }

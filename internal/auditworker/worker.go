@@ -136,7 +136,7 @@ func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 		// A test keeps its own report: a later audit the same day replaces the day's.
 		reportKey = blobstore.SeriesPrefix(site.Account, site.ID, job.Series) + job.Test + ".json.gz"
 		log = log.With("series", job.Series, "test", job.Test)
-		test, err = w.store.StartSeriesTest(ctx, site, job.Test)
+		test, err = w.store.StartSeriesTest(ctx, site, job.Test, job.Queued)
 		if store.IsNotFound(err) {
 			return nil // the series went with its website
 		}

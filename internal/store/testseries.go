@@ -185,22 +185,30 @@ func (s *Store) SeriesTest(ctx context.Context, w Website, id string) (SeriesTes
 	return it.SeriesTest, err
 }
 
-// StartSeriesTest moves a queued test to testing and counts it as started, in one transaction.
-// It returns the test as it now is: a test that had begun or ended already is left as it is
-// (a redelivered audit message), and the caller tells by its status.
-func (s *Store) StartSeriesTest(ctx context.Context, w Website, id string) (SeriesTest, error) {
+// StartSeriesTest moves a queued test to testing and counts it as started, in one transaction,
+// when the message at hand is its current one: queued is the message's queuing time, which
+// must be the test's Queued (when it has one; a zero queued skips the check). It returns the test as it now is: a test that
+// had begun or ended already, or that was queued again after this message, is left as it is
+// (a redelivered or superseded audit message), and the caller tells by its status and Queued.
+func (s *Store) StartSeriesTest(ctx context.Context, w Website, id string, queued time.Time) (SeriesTest, error) {
 	series, sk, ok := seriesTestKey(id)
 	if !ok {
 		return SeriesTest{}, fmt.Errorf("test %s: %w", id, ErrNotFound)
 	}
 	pk := websitePK(w.Account, w.ID)
 	now := s.now()
+	cond := "#s = :queued"
+	values := map[string]ddbtypes.AttributeValue{":testing": str(RunTesting), ":queued": str(RunQueued), ":now": str(now.Format(time.RFC3339Nano))}
+	if !queued.IsZero() {
+		cond += " AND (attribute_not_exists(Queued) OR Queued = :token)"
+		values[":token"] = str(queued.UTC().Format(time.RFC3339Nano))
+	}
 	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
 		{Update: &ddbtypes.Update{TableName: aws.String(s.table), Key: key(pk, sk),
 			UpdateExpression:          aws.String("SET #s = :testing, Started = :now"),
-			ConditionExpression:       aws.String("#s = :queued"),
+			ConditionExpression:       aws.String(cond),
 			ExpressionAttributeNames:  map[string]string{"#s": "Status"},
-			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":testing": str(RunTesting), ":queued": str(RunQueued), ":now": str(now.Format(time.RFC3339Nano))}}},
+			ExpressionAttributeValues: values}},
 		{Update: &ddbtypes.Update{TableName: aws.String(s.table), Key: key(pk, seriesSK(series)),
 			UpdateExpression:          aws.String("ADD Started :one"),
 			ConditionExpression:       aws.String("attribute_exists(PK)"),

@@ -42,7 +42,7 @@ func TestSeriesCountsEachTestOnce(t *testing.T) {
 	}
 
 	for range 2 { // the second start is a redelivered message
-		got, err := st.StartSeriesTest(ctx, w, tests[0].ID)
+		got, err := st.StartSeriesTest(ctx, w, tests[0].ID, time.Time{})
 		if err != nil || got.Status != store.RunTesting || got.Device != "desktop" || got.Started == nil {
 			t.Fatalf("start: %+v, %v", got, err)
 		}
@@ -63,7 +63,7 @@ func TestSeriesCountsEachTestOnce(t *testing.T) {
 	if ended, err := st.FinishSeriesTest(ctx, w, late); err != nil || ended {
 		t.Fatalf("failing an ended test: %v, %v", ended, err)
 	}
-	if got, err := st.StartSeriesTest(ctx, w, tests[0].ID); err != nil || got.Status != store.RunCompleted || got.Metrics["lcp"] != 1200 || got.Alias != "Home" {
+	if got, err := st.StartSeriesTest(ctx, w, tests[0].ID, time.Time{}); err != nil || got.Status != store.RunCompleted || got.Metrics["lcp"] != 1200 || got.Alias != "Home" {
 		t.Fatalf("an ended test started again: %+v, %v", got, err)
 	}
 	failed := tests[1]
