@@ -1,7 +1,9 @@
 // Command local runs all of openvitals in one process for development: the whole REST API on
-// OPENVITALS_ADDR, every worker polling its queue as Lambda's event source mappings would, a
-// clock standing in for the daily EventBridge rules, and an in-process S3 stand-in, over
-// DynamoDB Local and the SQS stand-in that `make run` starts.
+// OPENVITALS_ADDR, every worker polling its queue as Lambda's event source mappings would,
+// clocks standing in for the daily and sweep EventBridge rules, and an in-process S3 stand-in,
+// over DynamoDB Local and the SQS stand-in that `make run` starts. At start it queues again the
+// series tests and multistep runs the run before left unfinished, whose messages went with the
+// previous SQS stand-in.
 package main
 
 import (
