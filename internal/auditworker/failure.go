@@ -68,3 +68,18 @@ func (e *documentStatusError) Error() string { return fmt.Sprintf("%s answered %
 
 // errDocumentTooLarge is the validation fetch's document exceeding the validation limit.
 var errDocumentTooLarge = errors.New("the document is larger than the validation limit")
+
+// unreachedError is Lighthouse's runtime error for a document the guarded proxy could not
+// reach, with the proxy's reason (net::ERR_CONNECTION_REFUSED). It unwraps to both, so that
+// the proxy's dial error decides whether to retry, and says the reason only: the dial error
+// names the address a host name resolved to, which a page's lastError does not show.
+type unreachedError struct {
+	runtime *lighthouse.RuntimeError
+	load    *browser.LoadError
+}
+
+func (e *unreachedError) Error() string {
+	return e.runtime.Error() + " (" + e.load.URL + ": " + e.load.Reason + ")"
+}
+
+func (e *unreachedError) Unwrap() []error { return []error{e.runtime, e.load} }

@@ -25,9 +25,10 @@ func TestPermanentFailures(t *testing.T) {
 	if refused == nil || unresolved == nil {
 		t.Fatalf("the guard let through a loopback address (%v) or an unresolvable host (%v)", refused, unresolved)
 	}
-	runtime := func(code string) error {
-		return fmt.Errorf("lighthouse: %w", &lighthouse.RuntimeError{Code: code, Message: "..."})
+	rt := func(code string) *lighthouse.RuntimeError {
+		return &lighthouse.RuntimeError{Code: code, Message: "..."}
 	}
+	runtime := func(code string) error { return fmt.Errorf("lighthouse: %w", rt(code)) }
 	connRefused := &browser.LoadError{URL: "http://example.com/", Reason: "net::ERR_CONNECTION_REFUSED",
 		Err: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}}
 	for _, tc := range []struct {
@@ -45,9 +46,9 @@ func TestPermanentFailures(t *testing.T) {
 		{"lighthouse: dns failure", runtime("DNS_FAILURE"), true},
 		{"lighthouse: not html", runtime("NOT_HTML"), true},
 		{"lighthouse: invalid certificate", runtime("INSECURE_DOCUMENT_REQUEST"), true},
-		{"lighthouse: 502 of the proxy, connection refused", fmt.Errorf("%w: %w", runtime("ERRORED_DOCUMENT_REQUEST"), connRefused), false},
-		{"lighthouse: tunnel of the proxy failed, host unresolved", fmt.Errorf("%w: %w", runtime("FAILED_DOCUMENT_REQUEST"),
-			&browser.LoadError{URL: "http://a/", Reason: "net::ERR_NAME_NOT_RESOLVED", Err: unresolved}), true},
+		{"lighthouse: 502 of the proxy, connection refused", fmt.Errorf("lighthouse: %w", &unreachedError{runtime: rt("ERRORED_DOCUMENT_REQUEST"), load: connRefused}), false},
+		{"lighthouse: tunnel of the proxy failed, host unresolved", &unreachedError{runtime: rt("FAILED_DOCUMENT_REQUEST"),
+			load: &browser.LoadError{URL: "http://a/", Reason: "net::ERR_NAME_NOT_RESOLVED", Err: unresolved}}, true},
 		{"lighthouse: page hung", runtime("PAGE_HUNG"), false},
 		{"lighthouse: no first paint", runtime("NO_FCP"), false},
 		{"lighthouse: protocol timeout", runtime("PROTOCOL_TIMEOUT"), false},
@@ -61,5 +62,10 @@ func TestPermanentFailures(t *testing.T) {
 		if got := permanent(tc.err); got != tc.want {
 			t.Errorf("%s (%v): permanent %v, want %v", tc.name, tc.err, got, tc.want)
 		}
+	}
+	// The page's lastError names the proxy's reason, not the address it dialed.
+	unreached := &unreachedError{runtime: rt("ERRORED_DOCUMENT_REQUEST"), load: connRefused}
+	if got, want := browser.Reason(unreached), "lighthouse runtime error ERRORED_DOCUMENT_REQUEST: ... (http://example.com/: net::ERR_CONNECTION_REFUSED)"; got != want {
+		t.Errorf("reason %q, want %q", got, want)
 	}
 }

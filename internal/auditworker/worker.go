@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -370,10 +371,11 @@ func (w *Worker) lighthouseRun(ctx context.Context, target, device, path string)
 		return nil, err
 	}
 	if rep.RuntimeError != nil {
-		if unreached != nil {
+		var load *browser.LoadError
+		if errors.As(unreached, &load) {
 			// Lighthouse saw the proxy's answer for the document (a 502, a failed tunnel); the
 			// proxy knows why it could not reach it, which decides whether to retry.
-			return nil, fmt.Errorf("%w: %w", rep.RuntimeError, unreached)
+			return nil, &unreachedError{runtime: rep.RuntimeError, load: load}
 		}
 		if len(refused) > 0 {
 			return nil, fmt.Errorf("%w (refused connections: %v)", rep.RuntimeError, refused)
