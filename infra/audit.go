@@ -44,15 +44,17 @@ type auditPipeline struct {
 // scope/id; addFunctions adds the worker.
 func newAuditPipeline(scope constructs.Construct, id string, s *shared) *auditPipeline {
 	c := constructs.NewConstruct(scope, jsii.String(id))
-	// An audit may fail (DNS failure, timeout, HTTP error, Lighthouse runtimeError): it is
-	// retried, then parked; its last error is already on the page (the worker records it on
-	// every failure).
+	// An audit that fails for a reason a retry could pass (a timeout, Chromium crashing,
+	// Lighthouse's own runtime errors) is retried, then parked; one that would fail every
+	// attempt alike (the host does not resolve, the document answers 400 or more, the guard
+	// refuses it) is final at once. Either way its last error is already on the page (the
+	// worker records it on every failure).
 	q := newWorkQueue(c, "audit", queueProps{
 		visibility: awscdk.Duration_Minutes(jsii.Number(auditVisibilityTimeoutMinutes)),
 		// The daily burst of audits drains at about one audit a minute per worker.
 		depth:          depthAlarm{1, 60, 12, "audits have waited for 12 hours: raise auditMaxConcurrency, or look at the audit worker's errors"},
 		description:    "SQS queue feeding the audit worker",
-		dlqDescription: "Audits that failed every attempt (the page shows the last error)",
+		dlqDescription: "Audits that failed every attempt for a reason a retry could pass (the page shows the last error)",
 	})
 	newQueueAlarms(c, s.alarmTopic, q)
 	return &auditPipeline{c: c, s: s, queue: q}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"strings"
+	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
@@ -80,6 +81,14 @@ func newWorkQueue(scope constructs.Construct, name string, p queueProps) *workQu
 		},
 	})
 	return &workQueue{name: name, queue: queue, dlq: dlq, props: p}
+}
+
+// deadline is the longest a message of the queue can take from its first delivery to the end
+// of its last attempt: a visibility timeout for each of its maxReceiveCount deliveries. The
+// scheduler reads the same from the queue's own attributes (the main module's
+// queue.Settings.Deadline); work still without an outcome after it is ended or queued again.
+func (q *workQueue) deadline() time.Duration {
+	return time.Duration(*q.props.visibility.ToSeconds(nil)) * time.Second * maxReceiveCount
 }
 
 // envVar is the environment variable carrying the queue's URL to every function

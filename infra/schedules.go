@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
@@ -22,17 +23,21 @@ type scheduledQueues struct {
 
 // newSchedules creates, under scope/id, the scheduler function and one EventBridge rule per
 // daily job, each at its own hour, whose event names the job (the scheduler runs the jobs an
-// event names). A job queues nothing it queued already that day, so EventBridge may retry.
+// event names), and the sweep rule, whose event names only the sweep of overdue work that
+// follows every invocation. A job queues nothing it queued already that day, and a sweep
+// changes only overdue work, so EventBridge may retry.
 func newSchedules(scope constructs.Construct, id string, s *shared, fns *functionFactory, q scheduledQueues) {
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	scheduler := fns.goFunction(c, "scheduler", goFunctionProps{
-		description: "openvitals scheduler: queues the daily audits of every page and device, the daily multistep runs and the daily user-experience data collection",
+		description: "openvitals scheduler: queues the daily audits of every page and device, the daily multistep runs and the daily user-experience data collection; ends or queues again overdue series tests and runs",
 		memoryMB:    defaultMemoryMB,
 		timeout:     awscdk.Duration_Minutes(jsii.Number(schedulerTimeoutMinutes)),
 	})
 	// Reads websites and pages, and marks what it queued so that a second run the same day
 	// queues nothing twice.
 	s.data.table.GrantReadWriteData(scheduler)
+	// Sending to the audit and multistep queues also queues overdue series tests and runs
+	// again, and its grant includes reading the queues' attributes, which give the deadlines.
 	for _, wq := range []*workQueue{q.audits, q.runs, q.ux} {
 		wq.queue.GrantSendMessages(scheduler)
 	}
@@ -45,17 +50,46 @@ func newSchedules(scope constructs.Construct, id string, s *shared, fns *functio
 	newDailyRule(c, "DailySchedule", scheduler, "audits", "the daily audits", s.dailyHourUTC)
 	newDailyRule(c, "MultistepSchedule", scheduler, "multistep", "the daily multistep runs", s.multistepHourUTC)
 	newDailyRule(c, "UxSchedule", scheduler, "ux", "the daily user-experience data collection", s.uxHourUTC)
+
+	// The series tests and multistep runs still without an outcome after their queue's
+	// deadline (read from the queues' own attributes, which sending to them grants) are ended
+	// or queued again by every invocation; this rule invokes it between the daily ones.
+	every := sweepPeriod(q.audits, q.runs)
+	newRule(c, "SweepSchedule", scheduler, "sweep",
+		fmt.Sprintf("openvitals: end or queue again the work overdue in its queue, every %d minutes", int(every.Minutes())),
+		awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(every.Minutes()))))
+}
+
+// sweepsPerDeadline is how many sweeps of overdue work run within the shortest deadline of the
+// swept queues: work ends or is queued again at most a sixth of its deadline late.
+const sweepsPerDeadline = 6
+
+// sweepPeriod is how often overdue work is swept: a sweepsPerDeadline-th of the shortest
+// deadline of the queues, in whole minutes.
+func sweepPeriod(queues ...*workQueue) time.Duration {
+	shortest := queues[0].deadline()
+	for _, q := range queues[1:] {
+		shortest = min(shortest, q.deadline())
+	}
+	return max(time.Minute, (shortest / sweepsPerDeadline).Truncate(time.Minute))
 }
 
 // newDailyRule creates a rule invoking scheduler at hour:00 UTC every day with an event naming
 // job, shaped as EventBridge's scheduled events are.
 func newDailyRule(scope constructs.Construct, id string, scheduler awslambda.IFunction, job, what string, hour int) {
-	awsevents.NewRule(scope, jsii.String(id), &awsevents.RuleProps{
-		Description: jsii.String(fmt.Sprintf("openvitals: queue %s at %02d:00 UTC", what, hour)),
-		Schedule: awsevents.Schedule_Cron(&awsevents.CronOptions{
+	newRule(scope, id, scheduler, job, fmt.Sprintf("openvitals: queue %s at %02d:00 UTC", what, hour),
+		awsevents.Schedule_Cron(&awsevents.CronOptions{
 			Minute: jsii.String("0"),
 			Hour:   jsii.String(strconv.Itoa(hour)),
-		}),
+		}))
+}
+
+// newRule creates a rule invoking scheduler on schedule with an event naming job, shaped as
+// EventBridge's scheduled events are.
+func newRule(scope constructs.Construct, id string, scheduler awslambda.IFunction, job, description string, schedule awsevents.Schedule) {
+	awsevents.NewRule(scope, jsii.String(id), &awsevents.RuleProps{
+		Description: jsii.String(description),
+		Schedule:    schedule,
 		Targets: &[]awsevents.IRuleTarget{
 			awseventstargets.NewLambdaFunction(scheduler, &awseventstargets.LambdaFunctionProps{
 				Event: awsevents.RuleTargetInput_FromObject(map[string]any{

@@ -612,7 +612,7 @@ func actionsWithPrefix(stmts []statement, prefix string) []string {
 
 func TestDailyRulesRunSchedulerAtDefaultHour(t *testing.T) {
 	o, tmpl := openvitals(t)
-	check(t, "three rules", func() { tmpl.ResourceCountIs(jsii.String("AWS::Events::Rule"), jsii.Number(3)) })
+	check(t, "three daily rules and the sweep rule", func() { tmpl.ResourceCountIs(jsii.String("AWS::Events::Rule"), jsii.Number(4)) })
 	for id, job := range map[string]string{"DailySchedule": "audits", "MultistepSchedule": "multistep", "UxSchedule": "ux"} {
 		rule := resources(tmpl, "AWS::Events::Rule")[logicalID(t, o.stack, "Schedules", id)]
 		if rule == nil {
@@ -635,7 +635,7 @@ func TestDailyRulesRunSchedulerAtDefaultHour(t *testing.T) {
 			}
 		}
 	}
-	for _, id := range []string{"DailySchedule", "MultistepSchedule", "UxSchedule"} {
+	for _, id := range []string{"DailySchedule", "MultistepSchedule", "UxSchedule", "SweepSchedule"} {
 		check(t, "EventBridge may invoke the scheduler for "+id, func() {
 			tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Permission"), map[string]any{
 				"Action":       "lambda:InvokeFunction",
@@ -644,6 +644,52 @@ func TestDailyRulesRunSchedulerAtDefaultHour(t *testing.T) {
 				"SourceArn":    map[string]any{"Fn::GetAtt": []any{logicalID(t, o.stack, "Schedules", id), "Arn"}},
 			})
 		})
+	}
+}
+
+// TestSweepRuleRunsSchedulerWithinTheDeadlines: the scheduler is invoked for the sweep of
+// overdue work (an event naming only the sweep) six times within the shortest deadline of the
+// audit and multistep queues (a visibility timeout per delivery: 90 minutes for the multistep
+// queue), and it may read those queues' attributes, which give it the deadlines, and queue
+// overdue work again.
+func TestSweepRuleRunsSchedulerWithinTheDeadlines(t *testing.T) {
+	o, tmpl := openvitals(t)
+	rule := resources(tmpl, "AWS::Events::Rule")[logicalID(t, o.stack, "Schedules", "SweepSchedule")]
+	if rule == nil {
+		t.Fatal("no sweep rule")
+	}
+	queues := resources(tmpl, "AWS::SQS::Queue")
+	shortest := 0.0
+	for _, name := range []string{"audit", "multistep"} {
+		q := queues[queueID(t, o.stack, name)]
+		vis, _ := q["VisibilityTimeout"].(float64)
+		receives, _ := q["RedrivePolicy"].(map[string]any)["maxReceiveCount"].(float64)
+		if d := vis * receives; shortest == 0 || d < shortest {
+			shortest = d
+		}
+	}
+	if want := fmt.Sprintf("rate(%d minutes)", int(shortest/60/6)); rule["ScheduleExpression"] != want || shortest != 90*60 {
+		t.Errorf("sweep rule %v, want %s (a sixth of the shortest deadline, %v s)", rule["ScheduleExpression"], want, shortest)
+	}
+	targets := rule["Targets"].([]any)
+	target := targets[0].(map[string]any)
+	arn, _ := json.Marshal(target["Arn"])
+	in, _ := json.Marshal(target["InputTransformer"])
+	if len(targets) != 1 || !strings.Contains(string(arn), fnID(t, o, "scheduler")) || !strings.Contains(string(in), `\"jobs\":[\"sweep\"]`) || !strings.Contains(string(in), "$.time") {
+		t.Errorf("sweep rule targets %v, input %s; want the scheduler, with an event naming the sweep and its time", targets, in)
+	}
+	stmts := functionStatements(t, tmpl, fnID(t, o, "scheduler"))
+	for _, name := range []string{"audit", "multistep"} {
+		for _, action := range []string{"sqs:GetQueueAttributes", "sqs:SendMessage"} {
+			if !allows(stmts, action, queueID(t, o.stack, name)) {
+				t.Errorf("the scheduler may not %s on the %s queue", action, name)
+			}
+		}
+	}
+	for _, action := range []string{"dynamodb:Query", "dynamodb:UpdateItem", "dynamodb:DeleteItem"} {
+		if !allows(stmts, action, logicalID(t, o.stack, "Storage", "Table")) {
+			t.Errorf("the scheduler may not %s on the table", action)
+		}
 	}
 }
 

@@ -3,12 +3,16 @@
 #  1. Ctrl-C and `make run` again at once: the new run starts (it waits for the old one to
 #     stop), and the website and the key made before still work (DynamoDB Local's files, the
 #     key made once);
-#  2. a run whose shell and service were killed outright leaves its stand-ins behind: the next
+#  2. a test series whose audit runs when `make run` stops completes after it starts again,
+#     although the SQS stand-in lost its messages (the service queues again at start what was
+#     left unfinished); its page is the service's own dashboard, audited by Chromium and
+#     Lighthouse;
+#  3. a run whose shell and service were killed outright leaves its stand-ins behind: the next
 #     `make run` stops them and starts;
-#  3. once stopped, nothing of any run is left running;
-#  4. `make reset` starts over: a new key, no website.
+#  4. once stopped, nothing of any run is left running;
+#  5. `make reset` starts over: a new key, no website.
 # It uses its own ports, data and run directories, so it can run beside a `make run` of your
-# own, and no browser. `make test` runs it.
+# own. `make test` runs it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -22,6 +26,8 @@ work=$(mktemp -d)
 export OPENVITALS_DATA_DIR=$work/data OPENVITALS_RUN_DIR=$work/run
 # The local clock queues the day's audits in its hour: keep it away from this test.
 export OPENVITALS_DAILY_HOUR=$(((10#$(date -u +%H) + 12) % 24))
+# The series of step 2 audits a page of the service itself, on this machine, over http, once.
+export OPENVITALS_ALLOW_PRIVATE_TARGETS=true OPENVITALS_TARGET_SCHEME=http OPENVITALS_AUDIT_RUNS=1
 api=http://$OPENVITALS_ADDR
 standins="DynamoDBLocal.jar .*-port $base( |$)|sqs.js $((base + 1))( |$)"
 
@@ -87,6 +93,8 @@ status() {
     -H "Content-Type: application/json" ${4:+-d "$4"}
 }
 printed_key() { grep -o 'ov_[a-z0-9]*' "$work/run.log" | tail -n 1; }
+# first_id prints the first "id" of the last body.
+first_id() { grep -o '"id":"[^"]*"' "$work/body" | head -n 1 | cut -d'"' -f4; }
 
 # The first start makes the key (printed, and kept beside the data).
 start
@@ -94,7 +102,7 @@ key=$(printed_key)
 [ -n "$key" ] || fail "make run printed no key"
 [ "$(cat "$OPENVITALS_DATA_DIR/local-admin-key" 2>/dev/null)" = "$key" ] || fail "the key is not in \$OPENVITALS_DATA_DIR/local-admin-key"
 [ "$(status POST /account/websites "$key" '{"domain":"example.com","displayName":"Kept"}')" = 201 ] || fail "create a website: $(cat "$work/body")"
-website=$(grep -o '"id":"[^"]*"' "$work/body" | head -n 1 | cut -d'"' -f4)
+website=$(first_id)
 
 # 1. Ctrl-C, and make run again right away.
 ctrl_c
@@ -103,7 +111,32 @@ start
 grep -q "\"id\":\"$website\",\"displayName\":\"Kept\"" "$work/body" || fail "after a restart, the websites are $(cat "$work/body")"
 [ "$(printed_key)" = "$key" ] || fail "the restart made another key"
 
-# 2. The run's shell and service killed outright (not its stand-ins): they are left behind.
+# 2. A series whose audit runs when make run stops: the SQS stand-in goes with the run, and
+#    with it the audit's message. The next run queues it again, and the series completes.
+[ "$(status POST /account/websites "$key" "{\"domain\":\"$OPENVITALS_ADDR\",\"displayName\":\"Self\"}")" = 201 ] || fail "create the service's own website: $(cat "$work/body")"
+self=$(first_id)
+[ "$(status POST "/$self/settings/pages" "$key" '[{"url":"/app/","alias":"Dashboard"}]')" = 200 ] || fail "add the dashboard page: $(cat "$work/body")"
+page=$(first_id)
+[ "$(status POST "/$self/testseries" "$key" "{\"pages\":[{\"page_id\":\"$page\",\"device\":\"desktop\"}],\"initiator\":\"restart test\"}")" = 201 ] || fail "start a series: $(cat "$work/body")"
+series=$(first_id)
+# series_status prints the series' status (its first "status"; its test's follows).
+series_status() {
+  [ "$(status GET "/$self/testseries/$series" "$key")" = 200 ] || fail "read the series: $(cat "$work/body")"
+  grep -o '"status":"[^"]*"' "$work/body" | head -n 1 | cut -d'"' -f4
+}
+for _ in $(seq 600); do [ "$(series_status)" = testing ] && break; sleep 0.1; done
+[ "$(series_status)" = testing ] || fail "the series' audit did not begin within a minute: $(cat "$work/body")"
+ctrl_c
+start
+# A bound for a stuck audit, not a speed check: one Lighthouse run takes about a minute here.
+for _ in $(seq 600); do
+  state=$(series_status)
+  [ "$state" = testing ] || [ "$state" = queued ] || break
+  sleep 0.5
+done
+[ "$state" = completed ] || fail "the series in flight at the restart is $state after 5 minutes: $(cat "$work/body")"
+
+# 3. The run's shell and service killed outright (not its stand-ins): they are left behind.
 note_pids "$run_pid"
 orphans=$(pgrep -f -- "$standins")
 for pid in $(pgrep -g "$run_pid"); do
@@ -115,7 +148,7 @@ start
 for pid in $orphans; do ! alive "$pid" || fail "the stand-in $pid left behind still runs beside the new run"; done
 [ "$(status GET "/$website/settings/pages" "$key")" = 200 ] || fail "after the stand-ins were left behind, the website: $(cat "$work/body")"
 
-# 3. Stopped, nothing is left: no process any run had, no stand-in on these ports.
+# 4. Stopped, nothing is left: no process any run had, no stand-in on these ports.
 ctrl_c
 wait "$run_pid" || fail "make run exited with $? after Ctrl-C"
 sleep 0.5
@@ -123,7 +156,7 @@ for pid in "${seen[@]}"; do
   ! alive "$pid" || fail "process $pid ($(tr '\0' ' ' </proc/"$pid"/cmdline 2>/dev/null)) outlived make run"
 done
 
-# 4. make reset: the next start has a new key and no website.
+# 5. make reset: the next start has a new key and no website.
 make --no-print-directory reset >>"$work/run.log"
 [ ! -e "$OPENVITALS_DATA_DIR" ] || fail "make reset left $OPENVITALS_DATA_DIR"
 start
@@ -132,4 +165,4 @@ start
 [ "$(status GET /websites "$key")" = 401 ] || fail "after make reset, the old key still works"
 ctrl_c
 wait "$run_pid" || fail "make run exited with $? after Ctrl-C"
-echo "local restarts: data and key kept, nothing left behind, make reset starts over"
+echo "local restarts: data and key kept, a series in flight completed, nothing left behind, make reset starts over"

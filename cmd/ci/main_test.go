@@ -85,7 +85,7 @@ func TestCI(t *testing.T) {
 				tests, _ := st.SeriesTests(ctx, w, s.ID)
 				for _, tt := range tests {
 					if tt.Status == model.RunQueued {
-						if _, err := st.StartSeriesTest(ctx, w, tt.ID); err == nil {
+						if _, err := st.StartSeriesTest(ctx, w, tt.ID, time.Time{}); err == nil {
 							mu.Lock()
 							end := outcome(tt)
 							mu.Unlock()

@@ -1,12 +1,15 @@
 // Command local runs all of openvitals in one process for development: the whole REST API on
-// OPENVITALS_ADDR, every worker polling its queue as Lambda's event source mappings would, a
-// clock standing in for the daily EventBridge rules, and an in-process S3 stand-in, over
-// DynamoDB Local and the SQS stand-in that `make run` starts.
+// OPENVITALS_ADDR, every worker polling its queue as Lambda's event source mappings would,
+// clocks standing in for the daily and sweep EventBridge rules, and an in-process S3 stand-in,
+// over DynamoDB Local and the SQS stand-in that `make run` starts. At start it queues again the
+// series tests and multistep runs the run before left unfinished, whose messages went with the
+// previous SQS stand-in.
 package main
 
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -120,7 +123,15 @@ func run(ctx context.Context, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	go runDaily(ctx, schedule.New(svc), hour, log)
+	sched := schedule.New(svc)
+	// The SQS stand-in keeps its messages in memory, and make run starts a new one: what the
+	// run before queued and did not finish is queued again (a message still there from a
+	// stand-in that outlived it is then left unplayed, so nothing runs twice).
+	if _, err := sched.Requeue(ctx, time.Now().UTC()); err != nil {
+		log.Error("queue unfinished work again", "err", err)
+	}
+	go runDaily(ctx, sched, hour, log)
+	go runSweeps(ctx, sched, log)
 
 	srv := &http.Server{Addr: addr, Handler: logRequests(api.FromService(svc).Handler(), log), ReadHeaderTimeout: 10 * time.Second}
 	log.Info("openvitals is serving", "url", "http://"+ln.Addr().String(), "table", cfg.Table, "bucket", cfg.Bucket)
@@ -244,6 +255,29 @@ func runDaily(ctx context.Context, sched *schedule.Scheduler, hour int, log *slo
 				continue
 			}
 			log.Info("daily work queued", "day", res.Day, "audits", len(res.Audits), "runs", len(res.Runs), "uxCollections", len(res.UX))
+		}
+	}
+}
+
+// sweepEvery is how often the local sweep clock runs, as the stack's sweep rule does in AWS:
+// well within the shortest deadline of overdue work (the audit queue's, 15 minutes).
+const sweepEvery = time.Minute
+
+// runSweeps plays the stack's sweep rule: every sweepEvery it invokes the scheduler's handler
+// with an event naming only the sweep, which ends or queues again the overdue work.
+func runSweeps(ctx context.Context, sched *schedule.Scheduler, log *slog.Logger) {
+	tick := time.NewTicker(sweepEvery)
+	defer tick.Stop()
+	detail := json.RawMessage(`{"jobs":["` + schedule.JobSweep + `"]}`)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-tick.C:
+			ev := events.CloudWatchEvent{Source: "openvitals.local", DetailType: "Scheduled Event", Time: now.UTC(), Detail: detail}
+			if _, err := sched.Handle(ctx, ev); err != nil && ctx.Err() == nil {
+				log.Error("sweep overdue work", "err", err)
+			}
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/awstest"
@@ -90,7 +91,7 @@ func TestTestSeries(t *testing.T) {
 	if err := e.objects.Put(ctx, "acme/"+site.ID+"/testseries/"+s.ID+"/"+test.ID+".json.gz", gz.Bytes(), "application/gzip"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.store.StartSeriesTest(ctx, st, test.ID); err != nil {
+	if _, err := e.store.StartSeriesTest(ctx, st, test.ID, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	e.do("GET", w+"/testseries/"+s.ID, viewerKey, nil).want(t, 200).decode(t, &s)

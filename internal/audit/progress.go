@@ -10,9 +10,9 @@ import (
 )
 
 // Track reports the progress of jobs from what the worker stored: an audit is done when a
-// result newer than its queuing exists, failed when its last error is newer and came from the
-// final attempt, retrying when that error came from an earlier attempt, and remaining
-// otherwise. A job whose page was deleted counts as done.
+// result newer than its queuing exists, failed when its last error is newer and was final (a
+// permanent failure, or the last attempt's), retrying when that error came from an earlier
+// attempt, and remaining otherwise. A job whose page was deleted counts as done.
 func Track(ctx context.Context, st *store.Store, jobs []Job) (queue.Progress, error) {
 	var p queue.Progress
 	for _, j := range jobs {
@@ -36,7 +36,7 @@ func Track(ctx context.Context, st *store.Store, jobs []Job) (queue.Progress, er
 		if err != nil && !model.IsNotFound(err) {
 			return p, err
 		}
-		a.Failed, a.Attempt = last.At, last.Attempts
+		a.Failed, a.Attempt, a.Final = last.At, last.Attempts, last.Final
 		p.Add(a, queue.MaxReceives)
 	}
 	return p, nil

@@ -34,7 +34,7 @@ func (s *Queue) Series(ctx context.Context, w model.Website, req SeriesRequest) 
 	jobs := make([]Job, len(req.Targets))
 	for i, t := range req.Targets {
 		tests[i] = model.SeriesTest{ID: model.SeriesTestID(series.ID, i), Series: series.ID, Page: t.Page.ID,
-			URL: t.Page.URL, Alias: t.Page.Alias, Device: t.Device, Status: model.RunQueued}
+			URL: t.Page.URL, Alias: t.Page.Alias, Device: t.Device, Status: model.RunQueued, Queued: &now}
 		jobs[i] = Job{Account: w.Account, Website: w.ID, Page: t.Page.ID, Device: t.Device, Queued: now,
 			Series: series.ID, Test: tests[i].ID}
 	}

@@ -2,13 +2,17 @@ package auditworker_test
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 )
 
@@ -148,4 +152,107 @@ func TestSeriesEndToEnd(t *testing.T) {
 	if err != nil || len(after) != 1 || !after[0].Audited.Equal(before[0].Audited) {
 		t.Errorf("the page's result after a redelivery: %+v, %v; want the series' own, not a new audit", after, err)
 	}
+}
+
+// TestSeriesPermanentFailureEndsAtOnce: a series test whose page the guard refuses, and one
+// whose host does not resolve, end failed on their message's first delivery with the reason,
+// which is also the page's last error (final, after one attempt); the message is not handed
+// back for another delivery.
+func TestSeriesPermanentFailureEndsAtOnce(t *testing.T) {
+	e := newE2E(t, false) // the production guard: this machine's addresses are refused
+	host, _ := fixtureSite(t)
+	type target struct {
+		domain, want string
+		site, page   string
+		series       seriesDoc
+	}
+	targets := []*target{
+		{domain: host, want: "refused: 127.0.0.1 is a loopback address"},
+		{domain: "no-such-host.invalid", want: "no-such-host.invalid: the host does not resolve"},
+	}
+	for _, tg := range targets {
+		var site struct{ ID string }
+		e.call("POST", "/account/websites", `{"domain":"`+tg.domain+`"}`, 201, &site)
+		var pages []struct{ ID string }
+		e.call("POST", "/"+site.ID+"/settings/pages", `[{"url":"/","alias":"Home"}]`, 200, &pages)
+		tg.site, tg.page = site.ID, pages[0].ID
+		e.call("POST", "/"+tg.site+"/testseries", `{"pages":[{"page_id":"`+tg.page+`","device":"mobile"}]}`, 201, &tg.series)
+	}
+
+	// The worker takes the queue as the event source mapping would; each message must be
+	// handled (not reported failed) on its first delivery.
+	var deliveries []string
+	var failures int
+	awstest.Drain(t, e.queue, 1, func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+		resp, err := e.worker.HandleSQS(ctx, ev)
+		for _, m := range ev.Records {
+			deliveries = append(deliveries, m.Attributes["ApproximateReceiveCount"])
+		}
+		failures += len(resp.BatchItemFailures)
+		return resp, err
+	}, func(handled int) bool { return handled == len(targets) })
+	if failures != 0 || len(deliveries) != len(targets) || deliveries[0] != "1" || deliveries[1] != "1" {
+		t.Errorf("deliveries (receive counts) %v with %d reported failed, want one first delivery each, none failed", deliveries, failures)
+	}
+
+	for _, tg := range targets {
+		var got seriesDoc
+		e.call("GET", "/"+tg.site+"/testseries/"+tg.series.ID, "", 200, &got)
+		if got.Status != "failed" || got.FailedTests != 1 || len(got.Result.List) != 1 ||
+			got.Result.List[0].Status != "failed" || got.Result.List[0].Error != tg.want {
+			t.Errorf("%s: series %+v, want failed with %q", tg.domain, got, tg.want)
+		}
+		var detail struct {
+			LastError struct {
+				Message  string
+				Attempts int
+			}
+		}
+		e.call("GET", "/"+tg.site+"/pages/"+tg.page+"?device=mobile", "", 200, &detail)
+		if detail.LastError.Message != tg.want || detail.LastError.Attempts != 1 {
+			t.Errorf("%s: page's last error %+v, want %q after 1 attempt", tg.domain, detail.LastError, tg.want)
+		}
+	}
+	if visible, inFlight, err := e.queue.Depth(context.Background()); err != nil || visible+inFlight != 0 {
+		t.Errorf("the audit queue holds %d visible and %d in-flight messages (%v), want none", visible, inFlight, err)
+	}
+	e.checkNothingLeft()
+}
+
+// TestSeriesMessageOfEarlierQueuingIsSkipped: once a series test was queued again (a sweep of
+// overdue work, the local service's start), a message of its earlier queuing that still
+// arrives audits nothing and changes nothing: the newer message audits it.
+func TestSeriesMessageOfEarlierQueuingIsSkipped(t *testing.T) {
+	e := newE2E(t, true)
+	host, _ := fixtureSite(t)
+	var site struct{ ID string }
+	e.call("POST", "/account/websites", `{"domain":"`+host+`"}`, 201, &site)
+	var pages []struct{ ID string }
+	e.call("POST", "/"+site.ID+"/settings/pages", `[{"url":"/","alias":"Home"}]`, 200, &pages)
+	var series seriesDoc
+	e.call("POST", "/"+site.ID+"/testseries", `{"pages":[{"page_id":"`+pages[0].ID+`","device":"desktop"}]}`, 201, &series)
+	msgs := awstest.Receive(t, e.queue, 1)
+	var old audit.Job
+	if len(msgs) != 1 || json.Unmarshal([]byte(msgs[0]), &old) != nil {
+		t.Fatalf("messages %v, want the series' one", msgs)
+	}
+	ctx := context.Background()
+	w, err := e.store.Website(ctx, "acme", site.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := e.store.RequeueSeriesTest(ctx, w, old.Test, old.Queued.Add(time.Minute), false); err != nil || !ok {
+		t.Fatalf("queue again: %v, %v", ok, err)
+	}
+	if err := e.worker.Audit(ctx, old, 1); err != nil {
+		t.Fatalf("the earlier message: %v, want skipped", err)
+	}
+	test, err := e.store.SeriesTest(ctx, w, old.Test)
+	if err != nil || test.Status != model.RunQueued || test.Started != nil {
+		t.Errorf("after the earlier message: %+v, %v; want still queued, not started", test, err)
+	}
+	if results, err := e.store.LabResults(ctx, w, old.Page, "desktop", "20000101", "29991231"); err != nil || len(results) != 0 {
+		t.Errorf("lab results %+v, %v; want none", results, err)
+	}
+	e.checkNothingLeft()
 }

@@ -89,21 +89,30 @@ func NewWorker(cfg WorkerConfig, st *store.Store, objects *blobstore.Bucket, run
 	w.summaries = metrics.NewReader(st, w.now)
 	w.budgets = budget.NewChecker(st, w.summaries)
 	w.handle = queue.Each(log, func(ctx context.Context, d queue.Delivery[audit.Job]) error {
-		return w.Audit(ctx, d.Body, d.Attempt)
+		err := w.Audit(ctx, d.Body, d.Attempt)
+		if err != nil && ctx.Err() == nil && permanent(err) {
+			return nil // recorded as final: another delivery would fail the same way
+		}
+		return err
 	})
 	return w
 }
 
 // HandleSQS is the audit worker's Lambda handler: one audit a message. A failed audit is
-// recorded as the page's last error and reported as a batch item failure, so that SQS retries
-// it and, after the queue's maximum receives, moves it to the dead-letter queue.
+// recorded as the page's last error. A transient failure (Chromium crashing, a timeout) is
+// reported as a batch item failure, so that SQS retries it and, after the queue's maximum
+// receives, moves it to the dead-letter queue; a permanent one (the guard refuses the target,
+// its host does not resolve, the document answers 400 or more) is final at once, and its
+// message is deleted.
 func (w *Worker) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	return w.handle(ctx, ev)
 }
 
 // Audit audits one page on one device and stores the result; a failure is recorded as the
-// page's last error and returned. A page or website deleted since the job was queued is
-// skipped without error.
+// page's last error and returned. A failure that is permanent, or that of the last attempt, is
+// final: it ends the job's series test, and records the day's audit as failed. A page or
+// website deleted since the job was queued is skipped without error, and so is a message of a
+// series test that was queued again since (its newer message audits it).
 func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 	site, err := w.store.Website(ctx, job.Account, job.Website)
 	if model.IsNotFound(err) {
@@ -129,7 +138,7 @@ func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 		// A test keeps its own report: a later audit the same day replaces the day's.
 		reportKey = blobstore.SeriesPrefix(site.Account, site.ID, job.Series) + job.Test + ".json.gz"
 		log = log.With("series", job.Series, "test", job.Test)
-		test, err = w.store.StartSeriesTest(ctx, site, job.Test)
+		test, err = w.store.StartSeriesTest(ctx, site, job.Test, job.Queued)
 		if model.IsNotFound(err) {
 			return nil // the series went with its website
 		}
@@ -140,6 +149,10 @@ func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 			// A redelivered message of a test that ended: auditing again would change the
 			// day's result behind the series' back.
 			log.InfoContext(ctx, "audit skipped: its test ended already", "status", test.Status)
+			return nil
+		}
+		if test.Queued != nil && !test.Queued.Equal(job.Queued) {
+			log.InfoContext(ctx, "audit skipped: its test was queued again since this message", "queued", job.Queued, "requeued", *test.Queued)
 			return nil
 		}
 	}
@@ -158,22 +171,31 @@ func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 		return err
 	}
 	if err != nil {
-		log.ErrorContext(ctx, "audit failed", "ms", time.Since(start).Milliseconds(), "err", err)
+		// No more deliveries follow a permanent failure or the last attempt.
+		final := permanent(err) || attempt >= queue.MaxReceives
+		log.ErrorContext(ctx, "audit failed", "ms", time.Since(start).Milliseconds(), "final", final, "err", err)
 		// The page's lastError says what happened without network details; the log has them.
-		rec := model.LabError{Message: browser.Reason(err), At: w.now(), Attempts: attempt}
+		rec := model.LabError{Message: browser.Reason(err), At: w.now(), Attempts: attempt, Final: final}
+		var unrecorded error // a failure that could not be recorded is retried, permanent or not
 		if perr := w.store.PutLabError(context.WithoutCancel(ctx), site, page, job.Device, rec); perr != nil && !model.IsNotFound(perr) {
 			log.ErrorContext(ctx, "record audit error", "err", perr)
+			unrecorded = perr
 		}
-		if attempt >= queue.MaxReceives && w.cfg.Events != nil { // the day's audit failed for good
+		if final && w.cfg.Events != nil { // the day's audit failed for good
 			if eerr := w.cfg.Events.AuditFailed(context.WithoutCancel(ctx), site, page, job.Device, model.Day(w.now()), rec.Message); eerr != nil {
 				log.ErrorContext(ctx, "record audit failure event", "err", eerr)
 			}
 		}
-		if attempt >= queue.MaxReceives && job.Test != "" { // no more deliveries: the test failed
+		if final && job.Test != "" { // no more deliveries: the test failed
 			test.Status, test.Error, test.Finished = model.RunFailed, rec.Message, ptr(w.now())
 			if ferr := w.endTest(context.WithoutCancel(ctx), site, test); ferr != nil {
 				log.ErrorContext(ctx, "record failed series test", "err", ferr)
+				unrecorded = ferr
 			}
+		}
+		if unrecorded != nil {
+			// Not the audit's own error, whose kind decides on a retry: this one must be.
+			return fmt.Errorf("%s; recording it failed: %w", err, unrecorded)
 		}
 		return err
 	}
@@ -331,8 +353,10 @@ func (w *Worker) lighthouseRun(ctx context.Context, target, device, path string)
 	if err != nil {
 		return nil, fmt.Errorf("launch browser: %w", err)
 	}
+	started := time.Now()
 	_, err = w.runner.Audit(ctx, lighthouse.AuditRequest{URL: target, Port: sess.Port(), Device: device, ReportPath: path})
 	refused := sess.RefusedConnections()
+	unreached := sess.Unreached(target, started)
 	if cerr := sess.Close(); cerr != nil {
 		w.log.WarnContext(ctx, "close browser", "err", cerr)
 	}
@@ -348,6 +372,12 @@ func (w *Worker) lighthouseRun(ctx context.Context, target, device, path string)
 		return nil, err
 	}
 	if rep.RuntimeError != nil {
+		var load *browser.LoadError
+		if errors.As(unreached, &load) {
+			// Lighthouse saw the proxy's answer for the document (a 502, a failed tunnel); the
+			// proxy knows why it could not reach it, which decides whether to retry.
+			return nil, &unreachedError{runtime: rep.RuntimeError, load: load}
+		}
 		if len(refused) > 0 {
 			return nil, fmt.Errorf("%w (refused connections: %v)", rep.RuntimeError, refused)
 		}
@@ -381,14 +411,14 @@ func (w *Worker) validate(ctx context.Context, target string) (lighthouse.Valida
 	}
 	defer res.Body.Close()
 	if res.StatusCode >= 400 {
-		return lighthouse.Validation{}, fmt.Errorf("%s answered %s", target, res.Status)
+		return lighthouse.Validation{}, &documentStatusError{URL: target, Status: res.Status}
 	}
 	html, err := io.ReadAll(io.LimitReader(res.Body, w.cfg.MaxDocumentBytes+1))
 	if err != nil {
 		return lighthouse.Validation{}, err
 	}
 	if int64(len(html)) > w.cfg.MaxDocumentBytes {
-		return lighthouse.Validation{}, errors.New("the document is larger than the validation limit")
+		return lighthouse.Validation{}, errDocumentTooLarge
 	}
 	return w.runner.ValidateHTML(ctx, html)
 }

@@ -307,6 +307,22 @@ func (s *Session) RefusedConnections() []string {
 	return s.proxy.Refused()
 }
 
+// Unreached returns why the session's proxy could not reach the host and port of target (a
+// URL) since t, as a *LoadError whose Err is the dial error (a *RefusedError for a refusal);
+// nil when every connection to it since t was made. Behind the proxy, Chromium and Lighthouse
+// see such a failure only as the proxy's answer (a 502, a failed tunnel); this says what
+// happened.
+func (s *Session) Unreached(target string, since time.Time) error {
+	if s.proxy == nil {
+		return nil
+	}
+	f, ok := s.proxy.failureSince(hostPort(target), since)
+	if !ok {
+		return nil
+	}
+	return &LoadError{URL: target, Reason: netReason(f.Err), Err: f.Err}
+}
+
 // Close kills Chromium and every process it started, stops the proxy and removes the session's
 // temporary directory. It is safe to call more than once; later calls return the first result.
 func (s *Session) Close() error {

@@ -43,6 +43,9 @@ type LabError struct {
 	Message  string
 	At       time.Time
 	Attempts int
+	// Final says that no delivery of the audit follows: the failure is permanent (another
+	// attempt would meet it again), or Attempts was the last.
+	Final bool `dynamodbav:",omitempty"`
 }
 
 // IsNotFound tells whether err means a missing item.

@@ -31,6 +31,13 @@ type Run struct {
 	FailedStep    *int
 	ScreenshotKey string `dynamodbav:",omitempty"`
 	Finished      time.Time
+	// Queued is when the run's current message was queued (its multistep.Job's Queued): a
+	// message of an earlier queuing, still in the queue after the run was queued again, is not
+	// played. Started is when its first delivery began to play it. Requeued counts the times a
+	// sweep of overdue work queued it again.
+	Queued   *time.Time `dynamodbav:",omitempty"`
+	Started  *time.Time `dynamodbav:",omitempty"`
+	Requeued int        `dynamodbav:",omitempty"`
 }
 
 // IsFinished tells whether a run has an outcome: completed or failed.

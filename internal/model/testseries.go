@@ -51,6 +51,11 @@ type SeriesTest struct {
 	ReportKey     string     `dynamodbav:",omitempty"`
 	Started       *time.Time `dynamodbav:",omitempty"`
 	Finished      *time.Time `dynamodbav:",omitempty"`
+	// Queued is when the test's current audit message was queued (its audit.Job's Queued):
+	// a message of an earlier queuing, still in the queue after the audit was queued again,
+	// is not audited. Requeued counts the times a sweep of overdue work queued it again.
+	Queued   *time.Time `dynamodbav:",omitempty"`
+	Requeued int        `dynamodbav:",omitempty"`
 }
 
 // IsFinished tells whether a test has an outcome.

@@ -22,6 +22,9 @@ type Job struct {
 	Test    string    `json:"test"`
 	Run     string    `json:"run"`
 	Created time.Time `json:"created"`
+	// Queued is when the message was queued: at the run's creation, or later when the run
+	// was queued again (store.Run.Queued). Messages before it came without.
+	Queued time.Time `json:"queued,omitzero"`
 }
 
 // Check tells whether a message names the run to play.
@@ -97,7 +100,7 @@ func (q *Queue) Daily(ctx context.Context, now time.Time) ([]Job, error) {
 				return len(runs), err
 			})
 		for _, r := range sent {
-			queued = append(queued, Job{Account: w.Account, Website: w.ID, Test: r.Test, Run: r.ID, Created: r.Created})
+			queued = append(queued, Job{Account: w.Account, Website: w.ID, Test: r.Test, Run: r.ID, Created: r.Created, Queued: r.Created})
 		}
 		if err != nil {
 			return queued, err
@@ -117,7 +120,7 @@ func (q *Queue) send(ctx context.Context, w model.Website, tests []model.Test) (
 			return runs, err
 		}
 		runs = append(runs, r)
-		jobs = append(jobs, Job{Account: w.Account, Website: w.ID, Test: t.ID, Run: r.ID, Created: r.Created})
+		jobs = append(jobs, Job{Account: w.Account, Website: w.ID, Test: t.ID, Run: r.ID, Created: r.Created, Queued: r.Created})
 	}
 	n, err := q.queue.SendBatch(ctx, jobs)
 	if err != nil {

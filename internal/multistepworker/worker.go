@@ -5,6 +5,7 @@ package multistepworker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -95,8 +96,18 @@ func (w *Worker) Play(ctx context.Context, job multistep.Job, attempt int) error
 		return err
 	}
 	log := w.log.With("website", site.ID, "test", t.ID, "run", run.ID, "device", t.Device, "attempt", attempt)
+	if run.Queued != nil && !job.Queued.IsZero() && !run.Queued.Equal(job.Queued) {
+		// The run was queued again since this message: the newer message plays it.
+		log.InfoContext(ctx, "multistep run skipped: it was queued again since this message", "queued", job.Queued, "requeued", *run.Queued)
+		return nil
+	}
 	run.Status = model.RunTesting
-	if err := w.store.UpdateRun(ctx, site, run); err != nil {
+	if run.Started == nil {
+		run.Started = ptr(time.Now().UTC())
+	}
+	if err := w.store.UpdateRun(ctx, site, run); errors.Is(err, store.ErrRunEnded) {
+		return nil // ended meanwhile (a sweep of overdue runs): nothing left to play
+	} else if err != nil {
 		return err
 	}
 	log.InfoContext(ctx, "multistep run started", "steps", len(t.Steps))
@@ -110,7 +121,9 @@ func (w *Worker) Play(ctx context.Context, job multistep.Job, attempt int) error
 		if attempt >= queue.MaxReceives {
 			run.Status, run.Error, run.Finished = model.RunFailed, browser.Reason(err), time.Now().UTC()
 		}
-		if uerr := w.store.UpdateRun(context.WithoutCancel(ctx), site, run); uerr != nil {
+		if uerr := w.store.UpdateRun(context.WithoutCancel(ctx), site, run); errors.Is(uerr, store.ErrRunEnded) {
+			return nil // a sweep ended it meanwhile
+		} else if uerr != nil {
 			log.ErrorContext(ctx, "record run", "err", uerr)
 		} else if run.IsFinished() {
 			if derr := w.detect(context.WithoutCancel(ctx), site, t, run); derr != nil {
@@ -144,6 +157,11 @@ func (w *Worker) Play(ctx context.Context, job multistep.Job, attempt int) error
 		log.InfoContext(ctx, "multistep run dropped: its test or website was deleted meanwhile")
 		return nil
 	}
+	if errors.Is(err, store.ErrRunEnded) {
+		// A sweep of overdue runs ended it while it played: the first outcome stays.
+		log.WarnContext(ctx, "multistep run outcome dropped: the run had ended meanwhile", "status", run.Status)
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("record run: %w", err)
 	}
@@ -171,3 +189,5 @@ func (w *Worker) detect(ctx context.Context, site model.Website, t model.Test, r
 	}
 	return nil
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -15,26 +15,44 @@ type Progress struct {
 }
 
 // Attempted is what a consumer recorded of a job queued at a time: when it last finished
-// and when it last failed, at which attempt (zero times when it did not).
+// and when it last failed, at which attempt (zero times when it did not), and whether that
+// failure was final (permanent: no delivery follows, whatever the attempt).
 type Attempted struct {
 	Queued, Finished, Failed time.Time
 	Attempt                  int
+	Final                    bool
 }
 
 // Add counts one job by what its consumer recorded, maxAttempts being the queue's maximum
 // receives: done once it finished after it was queued; failed when its last error is newer and
-// came from the final attempt; retrying when that error came from an earlier attempt.
+// was final or came from the final attempt; retrying when that error came from an earlier
+// attempt.
 func (p *Progress) Add(a Attempted, maxAttempts int) {
 	switch {
 	case !a.Finished.IsZero() && !a.Finished.Before(a.Queued):
 		p.Done++
-	case !a.Failed.IsZero() && !a.Failed.Before(a.Queued) && a.Attempt >= maxAttempts:
+	case !a.Failed.IsZero() && !a.Failed.Before(a.Queued) && (a.Final || a.Attempt >= maxAttempts):
 		p.Failed++
 	case !a.Failed.IsZero() && !a.Failed.Before(a.Queued):
 		p.Retrying++
 	default:
 		p.Remaining++
 	}
+}
+
+// Swept is what a sweep of overdue work did: the pieces it queued again, those it ended failed,
+// and the markers it dropped of work that had ended or gone meanwhile.
+type Swept struct {
+	Requeued int `json:"requeued"`
+	Failed   int `json:"failed"`
+	Dropped  int `json:"dropped"`
+}
+
+// Add adds another sweep's counts.
+func (s *Swept) Add(o Swept) {
+	s.Requeued += o.Requeued
+	s.Failed += o.Failed
+	s.Dropped += o.Dropped
 }
 
 // SendOnce sends the jobs that mark accepts (the first mark of a job for its day; false for

@@ -76,6 +76,49 @@ type Settings struct {
 	MaxReceives int
 }
 
+// Deadline is the longest a message of the queue can take from its first delivery to its last
+// attempt's end: a visibility timeout for each of its deliveries. Work that has had no outcome
+// for that long since it was queued or began will not get one from its message any more: it
+// was lost, or every delivery's consumer was stopped before it could record an outcome.
+func (s Settings) Deadline() time.Duration {
+	return s.VisibilityTimeout * time.Duration(s.MaxReceives)
+}
+
+// Settings reads the queue's own settings, as whoever created it set them (the CDK stack in
+// AWS, Create locally): its visibility timeout, and the maximum receives of its redrive policy
+// (1 for a queue without one: a message failed once is gone).
+func (q *Queue) Settings(ctx context.Context) (Settings, error) {
+	out, err := q.sqs.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(q.url),
+		AttributeNames: []sqstypes.QueueAttributeName{
+			sqstypes.QueueAttributeNameVisibilityTimeout, sqstypes.QueueAttributeNameRedrivePolicy,
+		},
+	})
+	if err != nil {
+		return Settings{}, fmt.Errorf("queue settings %s: %w", q.url, err)
+	}
+	secs, err := strconv.Atoi(out.Attributes[string(sqstypes.QueueAttributeNameVisibilityTimeout)])
+	if err != nil {
+		return Settings{}, fmt.Errorf("queue settings %s: visibility timeout: %w", q.url, err)
+	}
+	s := Settings{VisibilityTimeout: time.Duration(secs) * time.Second, MaxReceives: 1}
+	if raw := out.Attributes[string(sqstypes.QueueAttributeNameRedrivePolicy)]; raw != "" {
+		var redrive struct {
+			// SQS writes the count as a number; some stand-ins echo the string they were given.
+			MaxReceiveCount json.Number `json:"maxReceiveCount"`
+		}
+		if err := json.Unmarshal([]byte(raw), &redrive); err != nil {
+			return Settings{}, fmt.Errorf("queue settings %s: redrive policy: %w", q.url, err)
+		}
+		n, err := strconv.Atoi(redrive.MaxReceiveCount.String())
+		if err != nil || n < 1 {
+			return Settings{}, fmt.Errorf("queue settings %s: redrive policy's maxReceiveCount %q", q.url, redrive.MaxReceiveCount)
+		}
+		s.MaxReceives = n
+	}
+	return s, nil
+}
+
 // FIFO tells whether a queue name is a FIFO queue's.
 func FIFO(name string) bool { return strings.HasSuffix(name, ".fifo") }
 

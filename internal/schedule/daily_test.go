@@ -9,8 +9,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/schedule"
 	"github.com/openvitals/openvitals/internal/service"
 )
@@ -77,5 +79,68 @@ func TestDailyRunsTheJobsTheEventNames(t *testing.T) {
 	}
 	if _, err := sched.Handle(ctx, event("coffee")); err == nil {
 		t.Error("an unknown job was accepted")
+	}
+}
+
+// The sweep rule's event runs no daily job, only the sweep of overdue work, whose deadlines
+// come from the queues' own settings: the audit queue's 5-minute visibility and 3 deliveries
+// make a series test without an outcome overdue after 15 minutes.
+func TestSweepEventEndsOverdueWork(t *testing.T) {
+	clients := awstest.Clients(t)
+	st := awstest.Store(t, clients)
+	audits := awstest.Queue(t, clients, service.AuditQueueSettings)
+	t.Setenv("OPENVITALS_CREDENTIALS_KEY", "")
+	svc, err := service.New(service.Config{Table: st.Table(), Bucket: "openvitals-test",
+		PurgeQueue: awstest.Queue(t, clients, service.PurgeQueueSettings).URL(), AuditQueue: audits.URL(),
+		MultistepQueue: awstest.Queue(t, clients, service.MultistepQueueSettings).URL(),
+		UXQueue:        awstest.Queue(t, clients, service.UXQueueSettings).URL(),
+		RUMQueue:       awstest.FIFOQueue(t, clients, service.RUMQueueSettings).URL(),
+		NotifyQueue:    awstest.Queue(t, clients, service.NotifyQueueSettings).URL(),
+		BeaconQueue:    awstest.Queue(t, clients, service.BeaconQueueSettings).URL()}, clients, awstest.Log(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched := schedule.New(svc)
+	ctx := context.Background()
+	site := model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
+	if err := st.CreateWebsite(ctx, &site); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreatePages(ctx, site, []model.Page{{URL: "/", Alias: "Home"}}); err != nil {
+		t.Fatal(err)
+	}
+	pages, _ := st.Pages(ctx, site)
+	series, _, _, err := audit.NewQueue(st, audits, awstest.Log(t)).Series(ctx, site,
+		audit.SeriesRequest{Targets: []audit.Target{{Page: pages[0], Device: "desktop"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	awstest.Receive(t, audits, 1) // lost
+	sweep := func(at time.Time) schedule.Result {
+		t.Helper()
+		detail, _ := json.Marshal(map[string]any{"jobs": []string{schedule.JobSweep}})
+		res, err := sched.Handle(ctx, events.CloudWatchEvent{Source: "aws.events", DetailType: "Scheduled Event", Time: at, Detail: detail})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Audits)+len(res.Runs)+len(res.UX)+res.Digests+res.Purges != 0 {
+			t.Fatalf("the sweep event ran daily work: %+v", res)
+		}
+		return res
+	}
+	if res := sweep(series.Created.Add(14 * time.Minute)); res.Overdue != (schedule.Overdue{}) {
+		t.Errorf("14 minutes after: %+v, want nothing done", res.Overdue)
+	}
+	first := series.Created.Add(16 * time.Minute)
+	if res := sweep(first); res.Overdue.SeriesTests != (queue.Swept{Requeued: 1}) {
+		t.Errorf("16 minutes after: %+v, want the test queued again", res.Overdue)
+	}
+	awstest.Receive(t, audits, 1) // lost again
+	if res := sweep(first.Add(16 * time.Minute)); res.Overdue.SeriesTests != (queue.Swept{Failed: 1}) {
+		t.Errorf("16 minutes after that: %+v, want the test failed", res.Overdue)
+	}
+	got, err := st.TestSeries(ctx, site, series.ID)
+	if err != nil || got.Status() != model.RunFailed {
+		t.Errorf("series %+v (%v), want failed", got, err)
 	}
 }

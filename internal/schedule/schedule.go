@@ -1,12 +1,16 @@
 // Package schedule is the scheduler function's handler: invoked by the daily EventBridge rules
 // (and locally by the service's clock and make daily), it queues the day's lab audits, multistep
 // runs and user-experience data collections through their pipelines, queues again the
-// purges whose message was lost, and queues the channels' daily digests.
+// purges whose message was lost, and queues the channels' daily digests. Invoked by the sweep
+// rule (locally by the service's sweep clock), and after every daily job, it ends or queues
+// again the work clients see queued or testing that has had no outcome for longer than its
+// queue's deadline.
 package schedule
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -36,6 +40,10 @@ const (
 // Jobs are the daily jobs, in the order an event naming none runs them.
 var Jobs = []string{JobAudits, JobMultistep, JobUX}
 
+// JobSweep is what the sweep rule's event names: none of the daily jobs, only the sweep of
+// overdue work that follows every invocation.
+const JobSweep = "sweep"
+
 // PurgeGrace is how much older than its settle time a pending purge must be before the daily
 // run queues it again: its message was lost, or its worker stopped half-way.
 const PurgeGrace = 15 * time.Minute
@@ -48,6 +56,8 @@ type Scheduler struct {
 	ux     *ux.Queue
 	purges *purge.Queue
 	notify *notify.Queue
+	// auditQueue and runQueue give the deadlines of overdue work (their Settings.Deadline).
+	auditQueue, runQueue *queue.Queue
 	// purgeSettle is how long a purge's marker stays on purpose (service.Config.PurgeSettle).
 	purgeSettle time.Duration
 	log         *slog.Logger
@@ -62,6 +72,8 @@ func New(svc *service.Service) *Scheduler {
 		ux:          ux.NewQueue(svc.Store, svc.Queues.UX, svc.Log),
 		purges:      purge.NewQueue(svc.Queues.Purge),
 		notify:      notify.NewQueue(svc.Queues.Notify),
+		auditQueue:  svc.Queues.Audit,
+		runQueue:    svc.Queues.Multistep,
 		purgeSettle: svc.Config.PurgeSettle,
 		log:         svc.Log,
 	}
@@ -80,11 +92,21 @@ type Result struct {
 	Purges int `json:"purges"`
 	// Digests is how many channels' daily digests were queued.
 	Digests int `json:"digests"`
+	// Overdue is what the sweep of overdue work did to series tests and multistep runs.
+	Overdue Overdue `json:"overdue"`
+}
+
+// Overdue is what a sweep of overdue work did, per kind of work.
+type Overdue struct {
+	SeriesTests queue.Swept `json:"seriesTests"`
+	Runs        queue.Swept `json:"runs"`
 }
 
 // Handle is the scheduler function's Lambda handler. It runs the jobs the event's detail names
-// ({"jobs": ["audits"]}; all of them when it names none) for the UTC day of the event's time.
-// Each job queues nothing it queued already that day, so EventBridge may retry.
+// ({"jobs": ["audits"]}; all of them when it names none; none but the sweep for
+// {"jobs": ["sweep"]}) for the UTC day of the event's time, then sweeps the overdue work (see
+// Sweep) as of that time. Each job queues nothing it queued already that day, and a sweep
+// changes only what is overdue, so EventBridge may retry.
 func (s *Scheduler) Handle(ctx context.Context, ev events.CloudWatchEvent) (Result, error) {
 	jobs, err := jobsOf(ev)
 	if err != nil {
@@ -110,11 +132,15 @@ func (s *Scheduler) Handle(ctx context.Context, ev events.CloudWatchEvent) (Resu
 			errs = append(errs, fmt.Errorf("%s: %w", job, err))
 		}
 	}
-	res.Purges, err = purge.Sweep(ctx, s.store, s.purges, s.purgeSettle+PurgeGrace)
-	if err != nil {
-		s.log.ErrorContext(ctx, "sweep pending purges", "err", err)
-	} else if res.Purges > 0 {
-		s.log.InfoContext(ctx, "queued pending purges again", "purges", res.Purges)
+	// Lost purges with the daily jobs (a purge that keeps failing is queued again once a
+	// day, not at every sweep).
+	if len(jobs) > 0 {
+		res.Purges, err = purge.Sweep(ctx, s.store, s.purges, s.purgeSettle+PurgeGrace)
+		if err != nil {
+			s.log.ErrorContext(ctx, "sweep pending purges", "err", err)
+		} else if res.Purges > 0 {
+			s.log.InfoContext(ctx, "queued pending purges again", "purges", res.Purges)
+		}
 	}
 	// Digests go with the daily audits' run: once a day.
 	if slices.Contains(jobs, JobAudits) {
@@ -122,10 +148,53 @@ func (s *Scheduler) Handle(ctx context.Context, ev events.CloudWatchEvent) (Resu
 			errs = append(errs, fmt.Errorf("digests: %w", err))
 		}
 	}
+	if res.Overdue, err = s.Sweep(ctx, at); err != nil {
+		errs = append(errs, fmt.Errorf("sweep overdue work: %w", err))
+	}
 	if len(errs) > 0 {
 		return res, errs[0]
 	}
 	return res, nil
+}
+
+// Sweep ends or queues again, as of now, the series tests and multistep runs that have had no
+// outcome for longer than their queue's deadline (Settings.Deadline of the queue's own
+// settings: a visibility timeout for each delivery). See audit.Queue.Overdue and
+// multistep.Queue.Overdue.
+func (s *Scheduler) Sweep(ctx context.Context, now time.Time) (Overdue, error) {
+	var o Overdue
+	audits, err := s.auditQueue.Settings(ctx)
+	if err != nil {
+		return o, err
+	}
+	runs, err := s.runQueue.Settings(ctx)
+	if err != nil {
+		return o, err
+	}
+	var err2 error
+	o.SeriesTests, err = s.audits.Overdue(ctx, now, audits.Deadline())
+	o.Runs, err2 = s.runs.Overdue(ctx, now, runs.Deadline())
+	s.logSwept(ctx, "overdue work swept", o)
+	return o, errors.Join(err, err2)
+}
+
+// Requeue queues again every series test and multistep run that has no outcome, whatever its
+// age: the local service does so when it starts, as the SQS stand-in lost the messages of the
+// run before (see audit.Queue.Requeue and multistep.Queue.Requeue).
+func (s *Scheduler) Requeue(ctx context.Context, now time.Time) (Overdue, error) {
+	var o Overdue
+	var err, err2 error
+	o.SeriesTests, err = s.audits.Requeue(ctx, now)
+	o.Runs, err2 = s.runs.Requeue(ctx, now)
+	s.logSwept(ctx, "unfinished work queued again", o)
+	return o, errors.Join(err, err2)
+}
+
+func (s *Scheduler) logSwept(ctx context.Context, msg string, o Overdue) {
+	if o == (Overdue{}) {
+		return
+	}
+	s.log.InfoContext(ctx, msg, "seriesTests", o.SeriesTests, "runs", o.Runs)
 }
 
 // jobsOf reads the jobs an event's detail names.
@@ -148,7 +217,7 @@ func jobsOf(ev events.CloudWatchEvent) ([]string, error) {
 		}
 	}
 	for _, j := range detail.Jobs {
-		if !slices.Contains(Jobs, j) {
+		if j != JobSweep && !slices.Contains(Jobs, j) {
 			return nil, fmt.Errorf("daily event: unknown job %q", j)
 		}
 	}

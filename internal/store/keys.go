@@ -23,6 +23,11 @@ const (
 	// can be found and sent again.
 	purgePK = "PURGE"
 
+	// pendingPK holds one marker per piece of queued work whose status clients see (a test
+	// series' test, a multistep run) while it has no outcome, so that work whose queue message
+	// was lost is found with one query, then ended or queued again.
+	pendingPK = "PENDING"
+
 	skAccount = "ACCOUNT"
 	skAPIKey  = "KEY"
 	// skLimits holds the limits an operator set for an account.
@@ -93,6 +98,23 @@ func purgeSK(j model.PurgeJob) string {
 		sk += "#T#" + j.Test
 	}
 	return sk
+}
+
+// pendingSeriesTestSK and pendingRunSK key the pending markers of a series' test and of a
+// multistep run; each starts with its website's pendingWebsitePrefix (its test's
+// pendingTestPrefix for a run), so that a purge removes them with the website or the test.
+func pendingSeriesTestSK(account, website, test string) string {
+	return pendingWebsitePrefix(account, website) + "S#" + test
+}
+
+func pendingRunSK(account, website, test string, created time.Time, run string) string {
+	return pendingTestPrefix(account, website, test) + created.UTC().Format(runTimeLayout) + "#" + run
+}
+
+func pendingWebsitePrefix(account, website string) string { return account + "#" + website + "#" }
+
+func pendingTestPrefix(account, website, test string) string {
+	return pendingWebsitePrefix(account, website) + "R#" + test + "#"
 }
 
 // sitesPK holds one entry per website of every account, so that the daily scheduler finds all

@@ -49,11 +49,16 @@ func (s *Store) PurgeItems(ctx context.Context, j model.PurgeJob) (int, error) {
 	}
 	pk := websitePK(j.Account, j.Website)
 	n, err := s.deletePrefix(ctx, pk, prefix)
+	if err != nil {
+		return n, err
+	}
+	m, err := s.purgePending(ctx, j)
+	n += m
 	if err != nil || attr == "" {
 		return n, err
 	}
 	// A page's or test's regressions are website items (listed together), removed with it.
-	m, err := s.deleteRegressionsOf(ctx, pk, attr, id)
+	m, err = s.deleteRegressionsOf(ctx, pk, attr, id)
 	return n + m, err
 }
 
@@ -78,7 +83,15 @@ func (s *Store) CountItems(ctx context.Context, j model.PurgeJob) (int, error) {
 		prefix = TestItemsPrefix(j.Test)
 	}
 	keys, err := s.keysWithPrefix(ctx, websitePK(j.Account, j.Website), prefix)
-	return len(keys), err
+	if err != nil || j.Page != "" {
+		return len(keys), err
+	}
+	pendingPrefix := pendingWebsitePrefix(j.Account, j.Website)
+	if j.Test != "" {
+		pendingPrefix = pendingTestPrefix(j.Account, j.Website, j.Test)
+	}
+	markers, err := s.keysWithPrefix(ctx, pendingPK, pendingPrefix)
+	return len(keys) + len(markers), err
 }
 
 func (s *Store) keysWithPrefix(ctx context.Context, pk, prefix string) ([]map[string]ddbtypes.AttributeValue, error) {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -19,15 +20,65 @@ type runItem struct {
 	model.Run
 }
 
-// CreateRun records a new queued run of a test and assigns its ID and creation time.
+// CreateRun records a new queued run of a test, queued at its creation, with its pending
+// marker, and assigns its ID and creation time.
 func (s *Store) CreateRun(ctx context.Context, w model.Website, t model.Test) (model.Run, error) {
-	r := model.Run{ID: model.NewID(), Test: t.ID, Created: s.now(), Device: t.Device, Status: model.RunQueued}
-	return r, s.putItem(ctx, runItem{PK: websitePK(w.Account, w.ID), SK: runSK(r.Test, r.Created, r.ID), Type: "run", Run: r}, false, "run "+r.ID)
+	now := s.now()
+	r := model.Run{ID: model.NewID(), Test: t.ID, Created: now, Device: t.Device, Status: model.RunQueued, Queued: &now}
+	run, err := attributevalue.MarshalMap(runItem{PK: websitePK(w.Account, w.ID), SK: runSK(r.Test, r.Created, r.ID), Type: "run", Run: r})
+	if err != nil {
+		return r, fmt.Errorf("encode run %s: %w", r.ID, err)
+	}
+	marker, err := attributevalue.MarshalMap(pendingRunItem(w, r))
+	if err != nil {
+		return r, err
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
+		{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: run, ConditionExpression: aws.String("attribute_not_exists(PK)")}},
+		{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: marker}},
+	}})
+	if len(cancellationReasons(err)) > 0 {
+		return r, fmt.Errorf("run %s: id already in use", r.ID)
+	}
+	if err != nil {
+		return r, fmt.Errorf("put run %s: %w", r.ID, err)
+	}
+	return r, nil
 }
 
-// UpdateRun replaces a run that exists.
+// ErrRunEnded is returned (wrapped) by UpdateRun for a run that had an outcome already: the
+// first outcome recorded stays.
+var ErrRunEnded = errors.New("the run has ended already")
+
+// UpdateRun replaces a run that has no outcome yet: ErrNotFound when it does not exist,
+// ErrRunEnded when it has an outcome. A run given an outcome loses its pending marker in the
+// same write.
 func (s *Store) UpdateRun(ctx context.Context, w model.Website, r model.Run) error {
-	return s.putItem(ctx, runItem{PK: websitePK(w.Account, w.ID), SK: runSK(r.Test, r.Created, r.ID), Type: "run", Run: r}, true, "run "+r.ID)
+	item, err := attributevalue.MarshalMap(runItem{PK: websitePK(w.Account, w.ID), SK: runSK(r.Test, r.Created, r.ID), Type: "run", Run: r})
+	if err != nil {
+		return fmt.Errorf("encode run %s: %w", r.ID, err)
+	}
+	put := &ddbtypes.Put{TableName: aws.String(s.table), Item: item,
+		ConditionExpression:       aws.String("#s IN (:q, :t)"),
+		ExpressionAttributeNames:  map[string]string{"#s": "Status"},
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":q": str(model.RunQueued), ":t": str(model.RunTesting)},
+	}
+	writes := []ddbtypes.TransactWriteItem{{Put: put}}
+	if r.IsFinished() {
+		writes = append(writes, ddbtypes.TransactWriteItem{Delete: &ddbtypes.Delete{TableName: aws.String(s.table),
+			Key: key(pendingPK, pendingRunSK(w.Account, w.ID, r.Test, r.Created, r.ID))}})
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: writes})
+	if reasons := cancellationReasons(err); len(reasons) > 0 && reasons[0] == "ConditionalCheckFailed" {
+		if _, gerr := s.GetRun(ctx, w, r.Test, r.Created, r.ID); gerr != nil {
+			return gerr // ErrNotFound: deleted
+		}
+		return fmt.Errorf("run %s: %w", r.ID, ErrRunEnded)
+	}
+	if err != nil {
+		return fmt.Errorf("put run %s: %w", r.ID, err)
+	}
+	return nil
 }
 
 // GetRun reads one run by its test, creation time and ID (as a run message carries them).

@@ -43,17 +43,24 @@ func seriesTestKey(id string) (series, sk string, ok bool) {
 }
 
 // CreateTestSeries records a new series and its queued tests (their IDs and statuses set by
-// the caller), while the website exists (ErrNotFound otherwise). The tests are written first:
-// a series is read only once all its tests are there.
+// the caller), with a pending marker for each test without an outcome, while the website
+// exists (ErrNotFound otherwise). The tests are written first: a series is read only once all
+// its tests are there.
 func (s *Store) CreateTestSeries(ctx context.Context, w model.Website, series model.TestSeries, tests []model.SeriesTest) error {
 	pk := websitePK(w.Account, w.ID)
-	reqs := make([]ddbtypes.WriteRequest, 0, len(tests))
+	reqs := make([]ddbtypes.WriteRequest, 0, 2*len(tests))
 	for i, t := range tests {
-		item, err := attributevalue.MarshalMap(seriesTestItem{PK: pk, SK: seriesTestSK(series.ID, i), Type: "seriestest", SeriesTest: t})
-		if err != nil {
-			return err
+		items := []any{seriesTestItem{PK: pk, SK: seriesTestSK(series.ID, i), Type: "seriestest", SeriesTest: t}}
+		if !t.IsFinished() {
+			items = append(items, pendingSeriesTestItem(w, t.ID))
 		}
-		reqs = append(reqs, ddbtypes.WriteRequest{PutRequest: &ddbtypes.PutRequest{Item: item}})
+		for _, it := range items {
+			item, err := attributevalue.MarshalMap(it)
+			if err != nil {
+				return err
+			}
+			reqs = append(reqs, ddbtypes.WriteRequest{PutRequest: &ddbtypes.PutRequest{Item: item}})
+		}
 	}
 	for start := 0; start < len(reqs); start += 25 {
 		if err := s.batchWrite(ctx, reqs[start:min(start+25, len(reqs))]); err != nil {
@@ -112,22 +119,30 @@ func (s *Store) SeriesTest(ctx context.Context, w model.Website, id string) (mod
 	return it.SeriesTest, err
 }
 
-// StartSeriesTest moves a queued test to testing and counts it as started, in one transaction.
-// It returns the test as it now is: a test that had begun or ended already is left as it is
-// (a redelivered audit message), and the caller tells by its status.
-func (s *Store) StartSeriesTest(ctx context.Context, w model.Website, id string) (model.SeriesTest, error) {
+// StartSeriesTest moves a queued test to testing and counts it as started, in one transaction,
+// when the message at hand is its current one: queued is the message's queuing time, which
+// must be the test's Queued (when it has one; a zero queued skips the check). It returns the test as it now is: a test that
+// had begun or ended already, or that was queued again after this message, is left as it is
+// (a redelivered or superseded audit message), and the caller tells by its status and Queued.
+func (s *Store) StartSeriesTest(ctx context.Context, w model.Website, id string, queued time.Time) (model.SeriesTest, error) {
 	series, sk, ok := seriesTestKey(id)
 	if !ok {
 		return model.SeriesTest{}, fmt.Errorf("test %s: %w", id, model.ErrNotFound)
 	}
 	pk := websitePK(w.Account, w.ID)
 	now := s.now()
+	cond := "#s = :queued"
+	values := map[string]ddbtypes.AttributeValue{":testing": str(model.RunTesting), ":queued": str(model.RunQueued), ":now": str(now.Format(time.RFC3339Nano))}
+	if !queued.IsZero() {
+		cond += " AND (attribute_not_exists(Queued) OR Queued = :token)"
+		values[":token"] = str(queued.UTC().Format(time.RFC3339Nano))
+	}
 	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
 		{Update: &ddbtypes.Update{TableName: aws.String(s.table), Key: key(pk, sk),
 			UpdateExpression:          aws.String("SET #s = :testing, Started = :now"),
-			ConditionExpression:       aws.String("#s = :queued"),
+			ConditionExpression:       aws.String(cond),
 			ExpressionAttributeNames:  map[string]string{"#s": "Status"},
-			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":testing": str(model.RunTesting), ":queued": str(model.RunQueued), ":now": str(now.Format(time.RFC3339Nano))}}},
+			ExpressionAttributeValues: values}},
 		{Update: &ddbtypes.Update{TableName: aws.String(s.table), Key: key(pk, seriesSK(series)),
 			UpdateExpression:          aws.String("ADD Started :one"),
 			ConditionExpression:       aws.String("attribute_exists(PK)"),
@@ -141,7 +156,8 @@ func (s *Store) StartSeriesTest(ctx context.Context, w model.Website, id string)
 }
 
 // FinishSeriesTest records a test's outcome (t.Status completed or failed, with its values or
-// error, t.Finished when it ended) and counts it on its series, in one transaction, unless the
+// error, t.Finished when it ended), counts it on its series and removes its pending marker,
+// in one transaction, unless the
 // test had ended already: then it changes nothing and reports false, so that a redelivered
 // audit counts nothing twice. The test's page, device and start are kept as they were.
 func (s *Store) FinishSeriesTest(ctx context.Context, w model.Website, t model.SeriesTest) (bool, error) {
@@ -194,6 +210,7 @@ func (s *Store) FinishSeriesTest(ctx context.Context, w model.Website, t model.S
 			ConditionExpression: aws.String("attribute_exists(PK)"),
 			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
 				":one": &ddbtypes.AttributeValueMemberN{Value: "1"}, ":failed": &ddbtypes.AttributeValueMemberN{Value: failed}}}},
+		{Delete: &ddbtypes.Delete{TableName: aws.String(s.table), Key: key(pendingPK, pendingSeriesTestSK(w.Account, w.ID, t.ID))}},
 	}})
 	if r := cancellationReasons(err); len(r) > 0 {
 		if r[0] == "ConditionalCheckFailed" {

@@ -10,7 +10,7 @@ import (
 
 // TestSeriesCountsEachTestOnce: a test starts and ends once however often its audit message
 // is delivered, its series' status follows its tests, series list newest first with a cursor,
-// and a website's purge takes them all.
+// a test is pending until it ends, and a website's purge takes them all, pending markers too.
 func TestSeriesCountsEachTestOnce(t *testing.T) {
 	ctx := context.Background()
 	_, st, w := newWebsite(t)
@@ -42,7 +42,7 @@ func TestSeriesCountsEachTestOnce(t *testing.T) {
 	}
 
 	for range 2 { // the second start is a redelivered message
-		got, err := st.StartSeriesTest(ctx, w, tests[0].ID)
+		got, err := st.StartSeriesTest(ctx, w, tests[0].ID, time.Time{})
 		if err != nil || got.Status != model.RunTesting || got.Device != "desktop" || got.Started == nil {
 			t.Fatalf("start: %+v, %v", got, err)
 		}
@@ -63,7 +63,7 @@ func TestSeriesCountsEachTestOnce(t *testing.T) {
 	if ended, err := st.FinishSeriesTest(ctx, w, late); err != nil || ended {
 		t.Fatalf("failing an ended test: %v, %v", ended, err)
 	}
-	if got, err := st.StartSeriesTest(ctx, w, tests[0].ID); err != nil || got.Status != model.RunCompleted || got.Metrics["lcp"] != 1200 || got.Alias != "Home" {
+	if got, err := st.StartSeriesTest(ctx, w, tests[0].ID, time.Time{}); err != nil || got.Status != model.RunCompleted || got.Metrics["lcp"] != 1200 || got.Alias != "Home" {
 		t.Fatalf("an ended test started again: %+v, %v", got, err)
 	}
 	failed := tests[1]
@@ -93,6 +93,10 @@ func TestSeriesCountsEachTestOnce(t *testing.T) {
 		}
 	}
 
+	// The older series' test never ended: it alone is pending, until the website's purge.
+	if pending, err := st.PendingSeriesTests(ctx); err != nil || len(pending) != 1 || pending[0].Test != model.SeriesTestID(older.ID, 0) {
+		t.Fatalf("pending tests %+v (%v), want the older series' only", pending, err)
+	}
 	if _, err := st.DeleteWebsite(ctx, w); err != nil {
 		t.Fatal(err)
 	}
@@ -101,5 +105,8 @@ func TestSeriesCountsEachTestOnce(t *testing.T) {
 	}
 	if n, err := st.CountItems(ctx, model.PurgeJob{Account: w.Account, Website: w.ID}); err != nil || n != 0 {
 		t.Fatalf("%d items left after the website's purge (%v)", n, err)
+	}
+	if pending, err := st.PendingSeriesTests(ctx); err != nil || len(pending) != 0 {
+		t.Fatalf("pending tests after the website's purge: %+v (%v)", pending, err)
 	}
 }

@@ -1,0 +1,201 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/openvitals/openvitals/internal/model"
+)
+
+// A test series' test and a multistep run show clients that they are queued or testing until
+// they end. Each has a pending marker while it has no outcome, written with it and removed in
+// the write that records its outcome, so that one query finds the work whose queue message was
+// lost (a local restart, a worker killed on every delivery) and it can be ended or queued
+// again.
+
+// PendingSeriesTest names a test series' test that has no outcome yet.
+type PendingSeriesTest struct {
+	Account, Website string
+	// Test is the test's ID, which names its series.
+	Test string
+}
+
+// PendingRun names a multistep run that has no outcome yet, by its key.
+type PendingRun struct {
+	Account, Website string
+	Test, Run        string
+	Created          time.Time
+}
+
+type pendingItem struct {
+	PK, SK, Type string
+	// Kind is "seriestest" or "run"; the fields of the other kind are empty.
+	Kind             string
+	Account, Website string
+	Test             string
+	Run              string     `dynamodbav:",omitempty"`
+	Created          *time.Time `dynamodbav:",omitempty"`
+}
+
+const (
+	pendingSeriesTest = "seriestest"
+	pendingRun        = "run"
+)
+
+func pendingSeriesTestItem(w model.Website, test string) pendingItem {
+	return pendingItem{PK: pendingPK, SK: pendingSeriesTestSK(w.Account, w.ID, test), Type: "pending",
+		Kind: pendingSeriesTest, Account: w.Account, Website: w.ID, Test: test}
+}
+
+func pendingRunItem(w model.Website, r model.Run) pendingItem {
+	created := r.Created.UTC()
+	return pendingItem{PK: pendingPK, SK: pendingRunSK(w.Account, w.ID, r.Test, r.Created, r.ID), Type: "pending",
+		Kind: pendingRun, Account: w.Account, Website: w.ID, Test: r.Test, Run: r.ID, Created: &created}
+}
+
+// pending lists every pending marker.
+func (s *Store) pending(ctx context.Context) ([]pendingItem, error) {
+	var items []pendingItem
+	if err := s.queryPrefix(ctx, pendingPK, "", true, &items); err != nil {
+		return nil, fmt.Errorf("list pending work: %w", err)
+	}
+	return items, nil
+}
+
+// PendingSeriesTests lists the tests of every website's series that have no outcome yet.
+func (s *Store) PendingSeriesTests(ctx context.Context) ([]PendingSeriesTest, error) {
+	items, err := s.pending(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []PendingSeriesTest
+	for _, it := range items {
+		if it.Kind == pendingSeriesTest {
+			out = append(out, PendingSeriesTest{Account: it.Account, Website: it.Website, Test: it.Test})
+		}
+	}
+	return out, nil
+}
+
+// PendingRuns lists the multistep runs of every website that have no outcome yet.
+func (s *Store) PendingRuns(ctx context.Context) ([]PendingRun, error) {
+	items, err := s.pending(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []PendingRun
+	for _, it := range items {
+		if it.Kind == pendingRun && it.Created != nil {
+			out = append(out, PendingRun{Account: it.Account, Website: it.Website, Test: it.Test, Run: it.Run, Created: *it.Created})
+		}
+	}
+	return out, nil
+}
+
+// DropPendingSeriesTest forgets the marker of a test that is gone or has ended.
+func (s *Store) DropPendingSeriesTest(ctx context.Context, p PendingSeriesTest) error {
+	return s.dropPending(ctx, pendingSeriesTestSK(p.Account, p.Website, p.Test))
+}
+
+// DropPendingRun forgets the marker of a run that is gone or has ended.
+func (s *Store) DropPendingRun(ctx context.Context, p PendingRun) error {
+	return s.dropPending(ctx, pendingRunSK(p.Account, p.Website, p.Test, p.Created, p.Run))
+}
+
+func (s *Store) dropPending(ctx context.Context, sk string) error {
+	if _, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: key(pendingPK, sk)}); err != nil {
+		return fmt.Errorf("delete pending marker: %w", err)
+	}
+	return nil
+}
+
+// purgePending deletes the pending markers a purge job covers: a website's, or a multistep
+// test's runs'. A page's purge leaves its series' tests: series outlive their pages.
+func (s *Store) purgePending(ctx context.Context, j model.PurgeJob) (int, error) {
+	switch {
+	case j.Page != "":
+		return 0, nil
+	case j.Test != "":
+		return s.deletePrefix(ctx, pendingPK, pendingTestPrefix(j.Account, j.Website, j.Test))
+	}
+	return s.deletePrefix(ctx, pendingPK, pendingWebsitePrefix(j.Account, j.Website))
+}
+
+// RequeueSeriesTest records that a test's audit was queued again at queued, while the test has
+// no outcome; counted says a sweep of overdue work did it (Requeued counts those). The
+// messages of earlier queuings are left unaudited from then on. It returns the test as it now
+// is, and false when it had ended meanwhile (then nothing changed).
+func (s *Store) RequeueSeriesTest(ctx context.Context, w model.Website, id string, queued time.Time, counted bool) (model.SeriesTest, bool, error) {
+	_, sk, ok := seriesTestKey(id)
+	if !ok {
+		return model.SeriesTest{}, false, fmt.Errorf("test %s: %w", id, model.ErrNotFound)
+	}
+	update := "SET Queued = :queued"
+	values := map[string]ddbtypes.AttributeValue{
+		":queued": str(queued.UTC().Format(time.RFC3339Nano)), ":q": str(model.RunQueued), ":t": str(model.RunTesting),
+	}
+	if counted {
+		update += " ADD Requeued :one"
+		values[":one"] = &ddbtypes.AttributeValueMemberN{Value: "1"}
+	}
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), sk),
+		UpdateExpression:          aws.String(update),
+		ConditionExpression:       aws.String("#s IN (:q, :t)"),
+		ExpressionAttributeNames:  map[string]string{"#s": "Status"},
+		ExpressionAttributeValues: values,
+		ReturnValues:              ddbtypes.ReturnValueAllNew,
+	})
+	if isConditionFailed(err) {
+		// Ended, or gone (then the condition fails on the missing item too).
+		t, gerr := s.SeriesTest(ctx, w, id)
+		return t, false, gerr
+	}
+	if err != nil {
+		return model.SeriesTest{}, false, fmt.Errorf("requeue test %s: %w", id, err)
+	}
+	var it seriesTestItem
+	if err := attributevalue.UnmarshalMap(out.Attributes, &it); err != nil {
+		return model.SeriesTest{}, false, fmt.Errorf("decode test %s: %w", id, err)
+	}
+	return it.SeriesTest, true, nil
+}
+
+// RequeueRun records that a run was queued again at queued, while it has no outcome; counted
+// says a sweep of overdue work did it (Requeued counts those). It returns the run as it now
+// is, and false when it had ended meanwhile (then nothing changed).
+func (s *Store) RequeueRun(ctx context.Context, w model.Website, test string, created time.Time, id string, queued time.Time, counted bool) (model.Run, bool, error) {
+	update := "SET Queued = :queued"
+	values := map[string]ddbtypes.AttributeValue{
+		":queued": str(queued.UTC().Format(time.RFC3339Nano)), ":q": str(model.RunQueued), ":t": str(model.RunTesting),
+	}
+	if counted {
+		update += " ADD Requeued :one"
+		values[":one"] = &ddbtypes.AttributeValueMemberN{Value: "1"}
+	}
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), runSK(test, created, id)),
+		UpdateExpression:          aws.String(update),
+		ConditionExpression:       aws.String("#s IN (:q, :t)"),
+		ExpressionAttributeNames:  map[string]string{"#s": "Status"},
+		ExpressionAttributeValues: values,
+		ReturnValues:              ddbtypes.ReturnValueAllNew,
+	})
+	if isConditionFailed(err) {
+		r, gerr := s.GetRun(ctx, w, test, created, id)
+		return r, false, gerr
+	}
+	if err != nil {
+		return model.Run{}, false, fmt.Errorf("requeue run %s: %w", id, err)
+	}
+	var it runItem
+	if err := attributevalue.UnmarshalMap(out.Attributes, &it); err != nil {
+		return model.Run{}, false, fmt.Errorf("decode run %s: %w", id, err)
+	}
+	return it.Run, true, nil
+}
