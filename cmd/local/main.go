@@ -166,12 +166,15 @@ func run(ctx context.Context, log *slog.Logger) error {
 	if demoMode {
 		d := &demo{api: demoAPI{base: base, key: admin.Key, role: string(admin.Role)}, account: admin.Account,
 			store: svc.Store, objects: svc.Objects, shop: shop, host: shopHost, log: log}
+		seeded := make(chan struct{})
 		go func() {
+			defer close(seeded)
 			if err := d.ready(ctx, dataDir); err != nil && ctx.Err() == nil {
 				demoErr <- err
 				cancel()
 			}
 		}()
+		defer func() { cancel(); <-seeded }() // nothing of the demo outlives run
 	}
 	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
