@@ -1,5 +1,5 @@
-# openvitals: `make run` starts the whole service locally, `make test` runs every test,
-# `make deploy` deploys it to AWS. Each installs what it needs first (idempotently): Debian
+# openvitals: `make run` starts the whole service locally (`make demo` with a demo website in
+# it), `make test` runs every test, `make deploy` deploys it to AWS. Each installs what it needs first (idempotently): Debian
 # packages, Chromium and the browser layer (layers/browser/install.sh), the pinned npm packages
 # under layers/, Go modules, and for `make test`, `make synth` and `make deploy` the CDK app's
 # Go modules and the CDK CLI (infra/).
@@ -20,7 +20,10 @@ LOCAL_AWS = AWS_REGION=$${AWS_REGION:-us-east-1} AWS_ACCESS_KEY_ID=test AWS_SECR
 
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: help deps deps-local run reset daily test test-infra fuzz bench bench-pages bench-audit bench-multistep bench-rum bench-notify bench-regressions bench-dashboard screenshots build synth deploy keys clean
+# Every target; make help says what each does (make test checks both for every rule here).
+TARGETS := help deps deps-local run demo reset daily keys test test-infra fuzz bench bench-pages bench-audit \
+	bench-multistep bench-notify bench-regressions bench-dashboard bench-rum screenshots build synth deploy clean
+.PHONY: $(TARGETS)
 
 # The functions deployed to AWS are the directories under functions/ (the local programs live
 # under cmd/): each is built into dist/<function>/bootstrap, which infra/ packages (zip, or the
@@ -28,7 +31,7 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 LAMBDA_FUNCTIONS := $(sort $(patsubst functions/%/main.go,%,$(wildcard functions/*/main.go)))
 # Every function runs on Graviton (arm64). lambda.norpc leaves out aws-lambda-go's net/rpc
 # entry point, which only the retired go1.x runtime used. internal/lambdatest builds the
-# functions the tests start with the same flags, for this machine's architecture.
+# functions the tests start with the same flags, for the build machine's architecture.
 LAMBDA_GOENV   := GOOS=linux GOARCH=arm64 CGO_ENABLED=0
 LAMBDA_GOFLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
 
@@ -40,23 +43,30 @@ NODE22 := layers/browser/node_modules/.bin/node
 CDK    := JSII_NODE=$(abspath $(NODE22)) $(NODE22) .run/cdk/node_modules/aws-cdk/bin/cdk
 
 help:
+	@echo "make help   this list"
 	@echo "make run    install what is missing, start the stand-ins and serve the API on OPENVITALS_ADDR"
-	@echo "make test   install what is missing, start the stand-ins, run every test, stop them"
-	@echo "make reset  delete the local data make run keeps under .run/data (websites, keys, results), to start over"
+	@echo "make demo   make run with a demo website in it (a shop served on OPENVITALS_DEMO_ADDR, audited for real: ~1.5 min the first time); prints the dashboard's URL and a key"
+	@echo "make reset  delete the local data make run and make demo keep under .run/data (websites, keys, results), to start over"
 	@echo "make daily  queue today's audits, multistep runs and field-data collections now and follow them (with make run going)"
+	@echo "make keys ACCOUNT=acme ROLE=admin   create an API key in the table the environment points at"
+	@echo "make test   install what is missing, start the stand-ins, run every test and every benchmark once (small), stop them"
+	@echo "make test-infra  the CDK app's tests alone (make test runs them)"
 	@echo "make fuzz   fuzz every API request body and the beacon parser (FUZZTIME per target, default 100s: ~5 min)"
 	@echo "make bench  API latency and allocation benchmarks, and a function's cold start"
 	@echo "make bench-pages  pages list and page detail at 1,000 and 10,000 pages with 30 days of results (~10 min)"
 	@echo "make bench-audit  lab audit benchmarks: throughput, runner vs Lighthouse CLI, stability (~15 min)"
+	@echo "make bench-multistep  multistep runs: seconds a run, runs per hour per worker, a run's peak memory (~1 min)"
 	@echo "make bench-notify notifications: state change to webhook request (p50, p99) and notifier throughput (~3 min)"
 	@echo "make bench-regressions regression detection against labelled series and two baselines; run-to-run noise of real audits (~10 min)"
 	@echo "make bench-dashboard dashboard: first render with 100 pages, and its own Lighthouse audit (~8 min)"
-	@echo "make screenshots  the dashboard's screenshots in docs/screenshots, made by its browser test (~3 min)"
 	@echo "make bench-rum    RUM benchmarks: fold and collect throughput, sketch error, reports over 10M views (~5 min)"
-	@echo "make keys ACCOUNT=acme ROLE=admin   create an API key in the table the environment points at"
+	@echo "make screenshots  the dashboard's screenshots in docs/screenshots, made by its browser test (~3 min)"
+	@echo "make deps-local   install what make run needs (every target installs what it needs itself)"
+	@echo "make deps   deps-local, and the CDK app's modules and CLI (make test, synth and deploy need them)"
 	@echo "make build  Linux arm64 bootstraps of every Lambda function under dist/<function>/"
 	@echo "make synth  synthesize the CloudFormation template offline (infra/cdk.out)"
 	@echo "make deploy build and deploy the stack to AWS (credentials, cdk bootstrap and Docker needed; see README)"
+	@echo "make clean  delete what the targets installed and built (.run, dist, the stand-ins' packages, infra/cdk.out)"
 
 # ---- installation -------------------------------------------------------------------------
 # deps-local is what running the service needs; deps adds the CDK app and its CLI, which
@@ -118,25 +128,38 @@ layers/web/node_modules/.stamp: layers/web/package.json layers/web/package-lock.
 
 # ---- running ------------------------------------------------------------------------------
 # make run keeps its data (DynamoDB Local's tables, the S3 stand-in's objects) in DATA_DIR, so
-# that a restart keeps websites, keys and results; make reset deletes it.
+# that a restart keeps websites, keys and results; make demo keeps its own in DEMO_DATA_DIR,
+# inside it; make reset deletes both.
 DATA_DIR := $(or $(OPENVITALS_DATA_DIR),.run/data)
+DEMO_DATA_DIR := $(DATA_DIR)/demo
 # A run holds this lock (fd 9: its shell and the service) until it has stopped everything it
 # started: a run started right after Ctrl-C waits for the previous one to finish stopping
 # instead of racing it for the ports. The stand-ins are the shell's own (STANDINS_OWNER: PID
 # files of their own, and a later start stops them if the shell is gone without stopping them).
 RUN_LOCK = .run/run-$(word 1,$(RUN_PORTS)).lock
 
+# serve_local(data directory, more variables): the stand-ins over the data directory and the
+# local service (cmd/local) until Ctrl-C, for make run and make demo.
+define serve_local
+@set -e; mkdir -p .run; exec 9>$(RUN_LOCK); \
+flock -n 9 || { echo "waiting for the previous make run on these ports to stop..."; flock -w 60 9 || { echo "another make run still holds the ports $(RUN_PORTS)" >&2; exit 1; }; }; \
+export STANDINS_OWNER=$$$$; trap '$(STANDINS) stop $(RUN_PORTS)' EXIT; \
+STANDINS_DB_PATH=$(1)/dynamodb $(STANDINS) start $(RUN_PORTS) 9>&-; \
+go build -o .run/bin/openvitals-local ./cmd/local; \
+$(call LOCAL_AWS,$(RUN_PORTS)) OPENVITALS_DATA_DIR=$(1) $(2) .run/bin/openvitals-local
+endef
+
 run: deps-local
-	@set -e; mkdir -p .run; exec 9>$(RUN_LOCK); \
-	flock -n 9 || { echo "waiting for the previous make run on these ports to stop..."; flock -w 60 9 || { echo "another make run still holds the ports $(RUN_PORTS)" >&2; exit 1; }; }; \
-	export STANDINS_OWNER=$$$$; trap '$(STANDINS) stop $(RUN_PORTS)' EXIT; \
-	STANDINS_DB_PATH=$(DATA_DIR)/dynamodb $(STANDINS) start $(RUN_PORTS) 9>&-; \
-	go build -o .run/bin/openvitals-local ./cmd/local; \
-	$(call LOCAL_AWS,$(RUN_PORTS)) OPENVITALS_DATA_DIR=$(DATA_DIR) .run/bin/openvitals-local
+	$(call serve_local,$(DATA_DIR))
+
+# The demo: make run over its own data with a website already in it (cmd/local/demo.go), seeded
+# at the first start and found at the next ones.
+demo: deps-local
+	$(call serve_local,$(DEMO_DATA_DIR),OPENVITALS_DEMO=1)
 
 reset:
 	@mkdir -p .run; exec 9>$(RUN_LOCK); flock -n 9 || { echo "stop make run first (Ctrl-C)" >&2; exit 1; }; \
-	rm -rf $(DATA_DIR); echo "deleted $(DATA_DIR): the next make run starts empty, with a new key"
+	rm -rf $(DATA_DIR); echo "deleted $(DATA_DIR) (make demo's data too): the next make run starts empty, with a new key"
 
 # Queue today's audits now through the scheduler's handler and follow them (needs make run).
 daily: deps-local
@@ -146,10 +169,20 @@ keys: deps-local
 	@$(call LOCAL_AWS,$(RUN_PORTS)) go run ./cmd/keys create -account "$(or $(ACCOUNT),local)" -role "$(or $(ROLE),admin)" -name "$(NAME)"
 
 # ---- testing ------------------------------------------------------------------------------
+# Every package with a benchmark. make test runs each benchmark once, small (-short: each picks
+# its small sizes, one audit at most of those with Lighthouse; ~3 min in all), so that a
+# benchmark that no longer runs fails the tests; the bench targets keep their full sizes.
+BENCH_PKGS := $(addprefix ./,$(sort $(dir $(shell grep -rl --include='*_test.go' '^func Benchmark' cmd functions internal))))
+
 test: deps
+	@for t in $$(grep -oE '^[a-z][a-z-]*:' $(firstword $(MAKEFILE_LIST)) | tr -d :); do \
+		case " $(TARGETS) " in *" $$t "*) ;; *) echo "make $$t is not in TARGETS" >&2; exit 1;; esac; \
+		grep -qE "^[[:space:]]+@echo \"make $$t[ \"]" $(firstword $(MAKEFILE_LIST)) || { echo "make help does not say what make $$t does" >&2; exit 1; }; \
+	done
 	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
 	$(STANDINS) start $(TEST_PORTS); \
 	$(call LOCAL_AWS,$(TEST_PORTS)) go test -p 1 -count=1 ./...; \
+	$(call LOCAL_AWS,$(TEST_PORTS)) go test -p 1 -short -run '^$$' -bench . -benchtime 1x $(BENCH_PKGS); \
 	$(MAKE) --no-print-directory test-infra; \
 	scripts/local-restart-test.sh; \
 	scripts/readme-walkthrough.sh
@@ -190,10 +223,8 @@ bench-audit: deps-local
 bench-multistep: deps-local
 	go test -run '^$$' -bench JourneyRun -benchtime 1x ./internal/multistepworker/
 
-# Real-user monitoring: fold throughput on one core, the sketches' p75 error, collect throughput
-# and report latency over 10 million page views in DynamoDB Local (~5 min). See BENCHMARKS.md.
 # Notifications: from a state change to its webhook request (p50, p99), and one notifier's
-# throughput (~3 min, SQS stand-in and a receiver on this machine). See BENCHMARKS.md.
+# throughput (~3 min, SQS stand-in and a receiver on loopback). See BENCHMARKS.md.
 bench-notify: deps-local
 	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
 	$(STANDINS) start $(TEST_PORTS); \
@@ -210,8 +241,8 @@ bench-regressions: deps-local
 	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench RunSpread -benchtime 1x -timeout 30m ./internal/auditworker/
 
 # The dashboard: first render of the website view with 100 pages, measured in Chromium, then
-# openvitals' own lab pipeline auditing the dashboard's views over seeded data (~8 min, real
-# Chromium and Lighthouse). See BENCHMARKS.md.
+# openvitals' own lab pipeline auditing the dashboard's views over the demo website (~8 min,
+# real Chromium and Lighthouse). See BENCHMARKS.md.
 bench-dashboard: deps-local
 	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
 	$(STANDINS) start $(TEST_PORTS); \
@@ -223,6 +254,8 @@ screenshots: deps-local
 	$(STANDINS) start $(TEST_PORTS); \
 	$(call LOCAL_AWS,$(TEST_PORTS)) OPENVITALS_SCREENSHOTS=$(CURDIR)/docs/screenshots go test -count=1 -run '^TestDashboard$$' -timeout 20m ./cmd/local/
 
+# Real-user monitoring: fold throughput on one core, the sketches' p75 error, collect throughput
+# and report latency over 10 million page views in DynamoDB Local (~5 min). See BENCHMARKS.md.
 bench-rum: deps-local
 	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
 	$(STANDINS) start $(TEST_PORTS); \

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"image/jpeg"
 	"image/png"
@@ -31,15 +32,20 @@ import (
 // BenchmarkDashboardFirstRender measures, in Chromium, the website view of a website with 100
 // pages and two weeks of results on both devices: from the start of the navigation to the
 // pages table holding its 100 rows (the browser's cache off, so every load fetches the page,
-// its scripts and the API's answers). Reports p50 and the slowest of 10 loads.
+// its scripts and the API's answers). Reports p50 and the slowest of 10 loads. With -short,
+// one load of 10 pages with 3 days.
 func BenchmarkDashboardFirstRender(b *testing.B) {
-	d := startService(b, 1)
+	n, days, loads := 100, 14, 10
+	if testing.Short() {
+		n, days, loads = 10, 3, 1
+	}
+	d := startService(b, 1, false)
 	ctx := context.Background()
 	var w struct{ ID string }
 	d.call(b, "POST", "/account/websites", dashAdminKey, `{"domain":"big-shop.example","displayName":"Big shop"}`, 201, &w)
 	var pages strings.Builder
 	pages.WriteString("[")
-	for i := range 100 {
+	for i := range n {
 		if i > 0 {
 			pages.WriteString(",")
 		}
@@ -52,14 +58,14 @@ func BenchmarkDashboardFirstRender(b *testing.B) {
 		b.Fatal(err)
 	}
 	ps, err := d.st.Pages(ctx, site)
-	if err != nil || len(ps) != 100 {
+	if err != nil || len(ps) != n {
 		b.Fatalf("%d pages, %v", len(ps), err)
 	}
 	// Two weeks of results a page and device, in the ranges real pages show.
 	reader := metrics.NewReader(d.st, time.Now)
 	for i, p := range ps {
 		for _, device := range metrics.Devices {
-			for day := range 14 {
+			for day := range days {
 				f := 1 + 0.3*math.Sin(float64(i+day))
 				r := model.LabResult{Device: device, Day: time.Now().UTC().AddDate(0, 0, -day).Format(model.DayLayout), Runs: 1,
 					Metrics: map[string]float64{"fcp": 900 * f, "lcp": 1800 * f, "cls": 0.05 * f, "tbt": 150 * f, "ttfb": 300 * f, "speed_index": 1500 * f,
@@ -83,19 +89,19 @@ func BenchmarkDashboardFirstRender(b *testing.B) {
 		b.Fatal(err)
 	}
 	// The moment the table first holds every row, from the navigation's start.
-	if _, err := tb.page.EvalOnNewDocument(`new MutationObserver((_, o) => {
+	if _, err := tb.page.EvalOnNewDocument(fmt.Sprintf(`new MutationObserver((_, o) => {
 		const t = document.querySelector('main table');
-		if (t && t.tBodies[0].rows.length >= 100) { window.firstRender = performance.now(); o.disconnect(); }
-	}).observe(document, {childList: true, subtree: true});`); err != nil {
+		if (t && t.tBodies[0].rows.length >= %d) { window.firstRender = performance.now(); o.disconnect(); }
+	}).observe(document, {childList: true, subtree: true});`, n)); err != nil {
 		b.Fatal(err)
 	}
 	var ms []float64
 	b.ResetTimer()
 	for range b.N {
-		for i := range 10 {
+		for i := range loads {
 			tb.goTo(fmt.Sprintf("?load=%d#/w/%s", i, w.ID))
 			if err := tb.page.Timeout(30 * time.Second).Wait(rod.Eval(`() => window.firstRender !== undefined`)); err != nil {
-				b.Fatalf("the table never held 100 rows: %v", err)
+				b.Fatalf("the table never held %d rows: %v", n, err)
 			}
 			ms = append(ms, tb.eval(`() => window.firstRender`).(float64))
 		}
@@ -105,17 +111,37 @@ func BenchmarkDashboardFirstRender(b *testing.B) {
 	b.ReportMetric(ms[len(ms)/2], "p50-ms")
 	b.ReportMetric(ms[len(ms)-1], "max-ms")
 	b.ReportMetric(0, "ns/op")
-	b.Logf("website view with 100 pages, first render in ms (10 loads, cache off): %v", ms)
+	b.Logf("website view with %d pages, first render in ms (%d loads, cache off): %v", n, loads, ms)
 }
 
 // BenchmarkDashboardAudit has openvitals audit its own dashboard: the lab pipeline (real
-// Lighthouse, 3 runs, the median kept) on the websites, website and page views of the seeded
-// service, on desktop and mobile. The audited pages are served through a proxy that signs the
-// browser in before the dashboard's script runs (a key in sessionStorage, as a person's
-// sign-in leaves it) and opens the view its query names; everything else is the service's own.
+// Lighthouse, 3 runs, the median kept) on the websites, website and page views of the service
+// as make demo starts it, on desktop and mobile. The audited pages are served through a proxy
+// that signs the browser in before the dashboard's script runs (a key in sessionStorage, as a
+// person's sign-in leaves it) and opens the view its query names; everything else is the
+// service's own. With -short, one audit (one run) of the website view on desktop, over a
+// website of two pages that were never audited instead of the demo (TestDashboard has that).
 func BenchmarkDashboardAudit(b *testing.B) {
-	d := startService(b, 3)
-	d.seed(b)
+	runs, devices := 3, metrics.Devices
+	if testing.Short() {
+		runs, devices = 1, []string{"desktop"}
+	}
+	var d *dashboard
+	if testing.Short() {
+		d = startService(b, runs, false)
+		var w struct{ ID string }
+		d.call(b, "POST", "/account/websites", dashAdminKey, `{"domain":"shop.example","displayName":"Shop"}`, 201, &w)
+		d.call(b, "POST", "/"+w.ID+"/settings/pages", dashAdminKey, `[{"url":"/","alias":"Home"},{"url":"/products","alias":"Products"}]`, 200, nil)
+		var err error
+		if d.site, err = d.st.Website(context.Background(), "acme", w.ID); err != nil {
+			b.Fatal(err)
+		}
+		if d.pages, err = d.st.Pages(context.Background(), d.site); err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		d = startDemo(b, runs)
+	}
 	target, _ := url.Parse(d.base)
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	director := proxy.Director
@@ -162,6 +188,9 @@ if (v) history.replaceState(null, '', location.pathname + location.search + '#' 
 		{"Website", "/w/" + d.site.ID},
 		{"Page", "/w/" + d.site.ID + "/page/" + home.ID + "?device=mobile"},
 	}
+	if testing.Short() {
+		views = views[1:2]
+	}
 	var body strings.Builder
 	body.WriteString("[")
 	for i, v := range views {
@@ -177,15 +206,19 @@ if (v) history.replaceState(null, '', location.pathname + location.search + '#' 
 
 	b.ResetTimer()
 	for range b.N {
-		d.call(b, "POST", "/"+self.ID+"/audits", dashAdminKey, "", 202, nil)
-		own := &dashboard{base: d.base, site: model.Website{ID: self.ID}, st: d.st}
-		own.waitForAudits(b, 2*len(views))
+		body, _ := json.Marshal(map[string][]string{"devices": devices})
+		d.call(b, "POST", "/"+self.ID+"/audits", dashAdminKey, string(body), 202, nil)
+		own := &dashboard{base: d.base, site: model.Website{ID: self.ID}, st: d.st, exited: d.exited}
+		own.waitForAudits(b, len(devices)*len(views))
 	}
 	b.StopTimer()
 	own := &dashboard{base: d.base, site: model.Website{ID: self.ID}}
 	shots := screenshotDir(b)
 	worst := map[string]float64{}
 	for _, r := range own.pageRows(b) {
+		if !slices.Contains(devices, r.Device) {
+			continue
+		}
 		fmt.Printf("%-8s %-7s performance %3.0f  accessibility %3.0f  best practices %3.0f  SEO %3.0f  (FCP %4.0f ms, LCP %4.0f ms, TBT %3.0f ms, CLS %.3f)\n",
 			r.Alias, r.Device, r.Latest["performance_score"], r.Latest["accessibility_score"], r.Latest["best_practices_score"], r.Latest["seo_score"],
 			r.Latest["fcp"], r.Latest["lcp"], r.Latest["tbt"], r.Latest["cls"])

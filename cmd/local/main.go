@@ -3,7 +3,8 @@
 // clocks standing in for the daily and sweep EventBridge rules, and an in-process S3 stand-in,
 // over DynamoDB Local and the SQS stand-in that `make run` starts. At start it queues again the
 // series tests and multistep runs the run before left unfinished, whose messages went with the
-// previous SQS stand-in.
+// previous SQS stand-in. With OPENVITALS_DEMO=1 (make demo) it also serves a demo shop and fills
+// the service with a website monitoring it (see demo.go).
 package main
 
 import (
@@ -32,6 +33,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/schedule"
 	"github.com/openvitals/openvitals/internal/seal"
@@ -66,6 +68,28 @@ func run(ctx context.Context, log *slog.Logger) error {
 	// stops them instead of waiting on them for ever.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	demoMode, err := demoFromEnv()
+	if err != nil {
+		return err
+	}
+	var shop *demoShop
+	shopHost := ""
+	if demoMode {
+		// The shop is on this host: the workers may audit it over plain HTTP. One Lighthouse
+		// run an audit keeps the seeding near two minutes.
+		setDefault("OPENVITALS_TARGET_SCHEME", "http")
+		setDefault("OPENVITALS_ALLOW_PRIVATE_TARGETS", "true")
+		setDefault("OPENVITALS_AUDIT_RUNS", "1")
+		if shop, err = newDemoShop(); err != nil {
+			return err
+		}
+		host, stopShop, err := serveDemoShop(envOr("OPENVITALS_DEMO_ADDR", "127.0.0.1:8081"), shop)
+		if err != nil {
+			return err
+		}
+		defer stopShop()
+		shopHost = host
+	}
 	dataDir := os.Getenv("OPENVITALS_DATA_DIR")
 	if dataDir != "" {
 		if err := os.MkdirAll(dataDir, 0o700); err != nil {
@@ -109,8 +133,12 @@ func run(ctx context.Context, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	if err := provisionKeys(ctx, svc); err != nil {
+	admin, err := provisionKeys(ctx, svc)
+	if err != nil {
 		return err
+	}
+	if demoMode && admin.Key == "" {
+		return errors.New("the demo needs an admin key it knows: one made now, kept in OPENVITALS_DATA_DIR, or one of OPENVITALS_KEYS")
 	}
 	stopWorkers, err := startWorkers(ctx, svc)
 	if err != nil {
@@ -134,17 +162,52 @@ func run(ctx context.Context, log *slog.Logger) error {
 	go runSweeps(ctx, sched, log)
 
 	srv := &http.Server{Addr: addr, Handler: logRequests(api.FromService(svc).Handler(), log), ReadHeaderTimeout: 10 * time.Second}
-	log.Info("openvitals is serving", "url", "http://"+ln.Addr().String(), "table", cfg.Table, "bucket", cfg.Bucket)
+	base := "http://" + ln.Addr().String()
+	log.Info("openvitals is serving", "url", base, "table", cfg.Table, "bucket", cfg.Bucket)
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(shutdown)
 	}()
+	// The demo is seeded through the API, so once it serves; a demo that cannot be made stops
+	// the service with its error.
+	demoErr := make(chan error, 1)
+	if demoMode {
+		d := &demo{api: demoAPI{base: base, key: admin.Key, role: string(admin.Role)}, account: admin.Account,
+			store: svc.Store, objects: svc.Objects, shop: shop, host: shopHost, log: log}
+		seeded := make(chan struct{})
+		go func() {
+			defer close(seeded)
+			if err := d.ready(ctx, dataDir); err != nil && ctx.Err() == nil {
+				demoErr <- err
+				cancel()
+			}
+		}()
+		defer func() { cancel(); <-seeded }() // nothing of the demo outlives run
+	}
 	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
-	return nil
+	select {
+	case err := <-demoErr:
+		return err
+	default:
+		return nil
+	}
+}
+
+// demoFromEnv reads OPENVITALS_DEMO: whether to serve the demo (make demo).
+func demoFromEnv() (bool, error) {
+	v := os.Getenv("OPENVITALS_DEMO")
+	if v == "" {
+		return false, nil
+	}
+	on, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("OPENVITALS_DEMO=%q: want 1 or 0", v)
+	}
+	return on, nil
 }
 
 // startSES starts the SES v2 stand-in on OPENVITALS_SES_PORT (default 8005; 0 for any free
@@ -162,44 +225,57 @@ func startSES(ctx context.Context) (*standin.SES, error) {
 }
 
 // provisionKeys creates the accounts and keys of OPENVITALS_KEYS or, when it is unset, the
-// account "local" with a fresh admin key, printed once.
-func provisionKeys(ctx context.Context, svc *service.Service) error {
+// account "local" with a fresh admin key, printed once. It returns an admin grant whose key it
+// knows, for the demo: the first admin of OPENVITALS_KEYS, else local's key made now or kept in
+// the data directory; its Key is "" when it knows none.
+func provisionKeys(ctx context.Context, svc *service.Service) (apikey.Grant, error) {
 	spec := os.Getenv("OPENVITALS_KEYS")
 	if spec == "" {
+		local := apikey.Grant{Account: "local", Role: model.RoleAdmin}
+		keyFile := filepath.Join(os.Getenv("OPENVITALS_DATA_DIR"), "local-admin-key")
 		// Data kept from an earlier run (OPENVITALS_DATA_DIR) keeps its keys: make a key once.
 		exists, err := svc.Store.AccountExists(ctx, "local")
 		if err != nil {
-			return err
+			return local, err
 		}
 		if exists {
 			fmt.Printf("\nAccount \"local\" exists: the admin key printed when it was made still works (%s; make keys makes another, make reset starts over).\n\n",
 				keyFileNote())
-			return nil
+			if os.Getenv("OPENVITALS_DATA_DIR") != "" {
+				if b, err := os.ReadFile(keyFile); err == nil {
+					local.Key = strings.TrimSpace(string(b))
+				}
+			}
+			return local, nil
 		}
-		g := apikey.Grant{Account: "local", Role: "admin", Key: apikey.Generate()}
-		if err := apikey.Provision(ctx, svc.Store, g, "make run"); err != nil {
-			return err
+		local.Key = apikey.Generate()
+		if err := apikey.Provision(ctx, svc.Store, local, "make run"); err != nil {
+			return local, err
 		}
-		fmt.Printf("\nAccount %q, admin API key (shown once):\n\n    %s\n\n", g.Account, g.Key)
+		fmt.Printf("\nAccount %q, admin API key (shown once):\n\n    %s\n\n", local.Account, local.Key)
 		// Beside the data it opens, for the README's walkthrough and scripts (local use only).
-		if dir := os.Getenv("OPENVITALS_DATA_DIR"); dir != "" {
-			if err := os.WriteFile(filepath.Join(dir, "local-admin-key"), []byte(g.Key+"\n"), 0o600); err != nil {
-				return err
+		if os.Getenv("OPENVITALS_DATA_DIR") != "" {
+			if err := os.WriteFile(keyFile, []byte(local.Key+"\n"), 0o600); err != nil {
+				return local, err
 			}
 		}
-		return nil
+		return local, nil
 	}
 	grants, err := apikey.ParseGrants(spec)
 	if err != nil {
-		return fmt.Errorf("OPENVITALS_KEYS: %w", err)
+		return apikey.Grant{}, fmt.Errorf("OPENVITALS_KEYS: %w", err)
 	}
+	var admin apikey.Grant
 	for _, g := range grants {
 		if err := apikey.Provision(ctx, svc.Store, g, "OPENVITALS_KEYS"); err != nil {
-			return err
+			return admin, err
+		}
+		if g.Role == model.RoleAdmin && admin.Key == "" {
+			admin = g
 		}
 	}
 	svc.Log.Info("API keys from OPENVITALS_KEYS are ready", "keys", len(grants))
-	return nil
+	return admin, nil
 }
 
 // sweepPurges queues again, at start and then every ten minutes, the purges whose message was

@@ -25,7 +25,7 @@ import (
 // OPENVITALS_KEYS, and uses it over HTTP: the API answers, and a deletion is purged by the
 // in-process worker through the SQS stand-in.
 func TestLocalService(t *testing.T) {
-	d := startService(t, 1)
+	d := startService(t, 1, false)
 	st, ctx := d.st, context.Background()
 	call := func(method, path, key, body string, want int) []byte {
 		t.Helper()
@@ -103,9 +103,11 @@ func TestRestartKeepsDataAndKey(t *testing.T) {
 	clients := awstest.Clients(t)
 	name := awstest.Name(t)
 	data := t.TempDir()
-	t.Setenv("OPENVITALS_TABLE", name)
-	t.Setenv("OPENVITALS_PURGE_QUEUE", name)
-	t.Setenv("OPENVITALS_BUCKET", "bucket-"+name)
+	t.Setenv(service.EnvTable, name)
+	for _, q := range service.QueueVars() {
+		t.Setenv(q.Env, name+"-"+strings.TrimPrefix(q.Default, "openvitals-"))
+	}
+	t.Setenv(service.EnvBucket, "bucket-"+name)
 	t.Setenv("OPENVITALS_KEYS", "")
 	t.Setenv("OPENVITALS_DATA_DIR", data)
 	t.Setenv("OPENVITALS_S3_ADDR", "127.0.0.1:0")

@@ -127,7 +127,7 @@ func event(template, key string) []byte {
 }
 
 // fixture is what a run of the websites function needs: its binary, and a table (holding the
-// admin key testKey of account "acme") and purge queue of its own on the stand-ins.
+// admin key testKey of account "acme") and every queue of its own on the stand-ins.
 type fixture struct {
 	binary string
 	config lambdatest.Config
@@ -137,19 +137,15 @@ func newFixture(t testing.TB) fixture {
 	t.Helper()
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
-	q := awstest.Queue(t, clients, service.PurgeQueueSettings)
 	grant := apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: testKey}
 	if err := apikey.Provision(context.Background(), st, grant, "test"); err != nil {
 		t.Fatal(err)
 	}
-	return fixture{
-		binary: lambdatest.Build(t, "websites"),
-		// The websites endpoints never touch the bucket and send only purges, but the function
-		// opens every queue at start: each must exist (the RUM queue is FIFO).
-		config: lambdatest.Config{Table: st.Table(), Bucket: "openvitals-test", PurgeQueue: q.URL(), AuditQueue: q.URL(),
-			MultistepQueue: q.URL(), UXQueue: q.URL(), BeaconQueue: q.URL(),
-			RUMQueue: awstest.FIFOQueue(t, clients, service.RUMQueueSettings).URL()},
-	}
+	// The websites endpoints never touch the bucket and send only purges, but the function
+	// opens every queue the service declares at start: each must exist.
+	cfg := service.Config{Table: st.Table(), Bucket: "openvitals-test"}
+	awstest.Queues(t, clients, &cfg)
+	return fixture{binary: lambdatest.Build(t, "websites"), config: lambdatest.Config{Service: cfg}}
 }
 
 // invoke sends one event and decodes the function's answer as API Gateway would, checking it
@@ -273,8 +269,8 @@ func TestAPIGatewayEvent(t *testing.T) {
 	}
 }
 
-// BenchmarkColdStart measures a cold start of the websites function as a local process can
-// show it: from starting the process to its answer to the first event, an authenticated
+// BenchmarkColdStart measures a cold start of the websites function as a local process can show
+// it: from starting the process to its answer to the first event, an authenticated
 // GET /websites (one DynamoDB GetItem and one Query). It includes the Go runtime's start,
 // reading the configuration, building the AWS clients and the first connections to the
 // stand-ins; it excludes what only AWS does (creating the sandbox, fetching the code).

@@ -5,8 +5,10 @@ package auditworker_test
 // audits inside one b.Loop iteration and reports its figures with b.ReportMetric; nothing here
 // asserts a time. Results and commands are in BENCHMARKS.md ("Lab audits"):
 //
-//	go test -run '^$' -bench Audit -benchtime 1x -timeout 45m ./internal/audit/
+//	go test -run '^$' -bench Audit -benchtime 1x -timeout 45m ./internal/auditworker/
 //
+// With -short (make test runs every benchmark once so) each makes one audit or one round, with
+// no warm-up: enough to show that it still runs, not to measure.
 // They need what the end-to-end test needs: the stand-ins (DynamoDB Local, SQS) on the
 // addresses in AWS_ENDPOINT_URL_*, Chromium, and `npm ci` in layers/browser. Only one
 // Lighthouse runs at a time: the machine has two cores, and concurrent load skews the runs.
@@ -122,6 +124,18 @@ func (e *benchEnv) audit(b *testing.B, w *auditworker.Worker) (time.Duration, mo
 	return took, res[len(res)-1]
 }
 
+// warmUp makes one untimed audit, so that the timed ones are a warm worker's: runner process
+// started, Lighthouse's and the browser's files in the page cache, html-validate set up. With
+// -short there is none.
+func (e *benchEnv) warmUp(b *testing.B) {
+	b.Helper()
+	if testing.Short() {
+		return
+	}
+	d, _ := e.audit(b, e.worker(b, 1))
+	b.Logf("warm-up audit (runs=1, starts the runner): %.1f s", d.Seconds())
+}
+
 // runnerRun is one Lighthouse run through the warm runner on a fresh browser session; only the
 // runner's call is timed, not the browser's launch or close.
 func (e *benchEnv) runnerRun(ctx context.Context, b *testing.B, out string) (time.Duration, lhReport) {
@@ -215,13 +229,13 @@ func readReport(b *testing.B, path string) lhReport {
 // validation, report to S3, result to DynamoDB) of the fixture page on desktop, one after
 // another on one warm worker, as a worker works through its queue.
 func BenchmarkAuditThroughput(b *testing.B) {
-	const audits = 3
+	audits, runsPerAudit := 3, []int{1, 3}
+	if testing.Short() {
+		audits, runsPerAudit = 1, []int{1}
+	}
 	e := newBenchEnv(b)
-	// Warm the worker as a worker that has already audited is: runner process started,
-	// Lighthouse's and the browser's files in the page cache, html-validate set up.
-	d, _ := e.audit(b, e.worker(b, 1))
-	b.Logf("warm-up audit (runs=1, starts the runner): %.1f s", d.Seconds())
-	for _, runs := range []int{1, 3} {
+	e.warmUp(b)
+	for _, runs := range runsPerAudit {
 		b.Run(fmt.Sprintf("runs=%d", runs), func(b *testing.B) {
 			w := e.worker(b, runs)
 			var took []float64
@@ -248,17 +262,22 @@ func BenchmarkAuditThroughput(b *testing.B) {
 // desktop. The three kinds alternate, their order rotating each round, so that a drift in the
 // machine's load reaches them alike.
 func BenchmarkAuditVsCLI(b *testing.B) {
-	const rounds = 5
+	rounds := 5
+	if testing.Short() {
+		rounds = 1
+	}
 	e := newBenchEnv(b)
 	w := e.worker(b, 1)
 	ctx := context.Background()
 	dir := b.TempDir()
 	// Warm the runner once (its process start and first run are not what a warm worker pays),
 	// and let the CLI load its files once too, so that neither side pays for a cold page cache.
-	d, rep := e.runnerRun(ctx, b, filepath.Join(dir, "warm-runner.json"))
-	b.Logf("warm-up runner run (starts the runner): %.1f s (lhr timing.total %.1f s)", d.Seconds(), rep.lhTotal.Seconds())
-	d, rep = e.cliRun(ctx, b, filepath.Join(dir, "warm-cli.json"))
-	b.Logf("warm-up CLI run: %.1f s (lhr timing.total %.1f s)", d.Seconds(), rep.lhTotal.Seconds())
+	if !testing.Short() {
+		d, rep := e.runnerRun(ctx, b, filepath.Join(dir, "warm-runner.json"))
+		b.Logf("warm-up runner run (starts the runner): %.1f s (lhr timing.total %.1f s)", d.Seconds(), rep.lhTotal.Seconds())
+		d, rep = e.cliRun(ctx, b, filepath.Join(dir, "warm-cli.json"))
+		b.Logf("warm-up CLI run: %.1f s (lhr timing.total %.1f s)", d.Seconds(), rep.lhTotal.Seconds())
+	}
 
 	// One sample per run: kind, seconds, performance score and LCP of its report or result, and
 	// the machine's state when it ended.
@@ -330,11 +349,13 @@ func BenchmarkAuditVsCLI(b *testing.B) {
 // percent) of the stored performance score and LCP. The performance score is stored as
 // Lighthouse shows it, an integer, so its CV moves in steps.
 func BenchmarkAuditStability(b *testing.B) {
-	const audits = 5
+	audits, runsPerAudit := 5, []int{1, 3}
+	if testing.Short() {
+		audits, runsPerAudit = 1, []int{1}
+	}
 	e := newBenchEnv(b)
-	d, _ := e.audit(b, e.worker(b, 1))
-	b.Logf("warm-up audit (runs=1, starts the runner): %.1f s", d.Seconds())
-	for _, runs := range []int{1, 3} {
+	e.warmUp(b)
+	for _, runs := range runsPerAudit {
 		b.Run(fmt.Sprintf("runs=%d", runs), func(b *testing.B) {
 			w := e.worker(b, runs)
 			var perf, lcp []float64

@@ -21,9 +21,10 @@ import (
 // regression detector must tell from change (internal/regression's evaluation is shaped on it):
 // 10 runs each of the fixture page served steadily and through a proxy that delays every
 // response by 0 to 150 ms at random (network variance), on desktop and mobile. It reports the
-// coefficient of variation (%) of each watched lab metric; the runs are logged.
+// coefficient of variation (%) of each watched lab metric; the runs are logged. With -short,
+// one run steadily on desktop and one through the proxy on mobile.
 func BenchmarkRunSpread(b *testing.B) {
-	const runs = 10
+	runs := 10
 	e := newBenchEnv(b)
 	origin, err := url.Parse(e.target)
 	if err != nil {
@@ -35,30 +36,39 @@ func BenchmarkRunSpread(b *testing.B) {
 		proxy.ServeHTTP(w, r)
 	}))
 	b.Cleanup(jitter.Close)
-	for _, c := range []struct{ name, target string }{{"steady", e.target}, {"network-variance", jitter.URL + "/"}} {
+	type spreadCase struct{ name, target, device string }
+	var cases []spreadCase
+	for _, c := range []spreadCase{{name: "steady", target: e.target}, {name: "network-variance", target: jitter.URL + "/"}} {
 		for _, device := range []string{lighthouse.DeviceDesktop, lighthouse.DeviceMobile} {
-			b.Run(c.name+"/"+device, func(b *testing.B) {
-				values := map[string][]float64{}
-				for b.Loop() {
-					for i := range runs {
-						rep := e.lighthouseRun(b, c.target, device, filepath.Join(e.temp, fmt.Sprintf("spread-%d.json", i)))
-						for name, v := range map[string]*float64{"lcp": rep.LCP, "fcp": rep.FCP, "speed_index": rep.SpeedIndex,
-							"tbt": rep.TBT, "ttfb": rep.TTFB, "cls": rep.CLS, "performance_score": rep.Performance, "kb_total": rep.KBTotal} {
-							if v != nil {
-								values[name] = append(values[name], *v)
-							}
-						}
-						b.Logf("run %d: score %v lcp %.0f fcp %.0f si %.0f tbt %.0f ttfb %.0f cls %.4f kb %.1f", i+1,
-							deref(rep.Performance), deref(rep.LCP), deref(rep.FCP), deref(rep.SpeedIndex), deref(rep.TBT),
-							deref(rep.TTFB), deref(rep.CLS), deref(rep.KBTotal))
-					}
-				}
-				for name, v := range values {
-					b.ReportMetric(cv(v), name+"-cv-%")
-				}
-				b.ReportMetric(0, "ns/op")
-			})
+			c.device = device
+			cases = append(cases, c)
 		}
+	}
+	if testing.Short() {
+		runs, cases = 1, []spreadCase{cases[0], cases[3]}
+	}
+	for _, c := range cases {
+		b.Run(c.name+"/"+c.device, func(b *testing.B) {
+			values := map[string][]float64{}
+			for b.Loop() {
+				for i := range runs {
+					rep := e.lighthouseRun(b, c.target, c.device, filepath.Join(e.temp, fmt.Sprintf("spread-%d.json", i)))
+					for name, v := range map[string]*float64{"lcp": rep.LCP, "fcp": rep.FCP, "speed_index": rep.SpeedIndex,
+						"tbt": rep.TBT, "ttfb": rep.TTFB, "cls": rep.CLS, "performance_score": rep.Performance, "kb_total": rep.KBTotal} {
+						if v != nil {
+							values[name] = append(values[name], *v)
+						}
+					}
+					b.Logf("run %d: score %v lcp %.0f fcp %.0f si %.0f tbt %.0f ttfb %.0f cls %.4f kb %.1f", i+1,
+						deref(rep.Performance), deref(rep.LCP), deref(rep.FCP), deref(rep.SpeedIndex), deref(rep.TBT),
+						deref(rep.TTFB), deref(rep.CLS), deref(rep.KBTotal))
+				}
+			}
+			for name, v := range values {
+				b.ReportMetric(cv(v), name+"-cv-%")
+			}
+			b.ReportMetric(0, "ns/op")
+		})
 	}
 }
 

@@ -114,6 +114,22 @@ func FIFOQueue(t testing.TB, clients service.Clients, s queue.Settings) *queue.Q
 	return q
 }
 
+// Queues creates every queue the service declares (service.QueueVars), each a queue of the
+// test's own with the service's settings (FIFO where the service's is), deleted when the test
+// ends, and names them in cfg by URL, as the stack names them.
+func Queues(t testing.TB, clients service.Clients, cfg *service.Config) {
+	t.Helper()
+	for _, v := range service.QueueVars() {
+		var q *queue.Queue
+		if v.FIFO() {
+			q = FIFOQueue(t, clients, v.Settings)
+		} else {
+			q = Queue(t, clients, v.Settings)
+		}
+		v.Set(cfg, q.URL())
+	}
+}
+
 // Drain hands a queue's batches to handle, as the event source mapping would, until done says
 // so (given how many messages were handled without failure), and returns the events handed
 // over. It fails the test after ten seconds without progress.

@@ -148,14 +148,11 @@ func newEnv(t *testing.T) (*env, service.Clients, map[string]string) {
 	if err := st.CreatePages(ctx, site, pages); err != nil {
 		t.Fatal(err)
 	}
+	cfg := service.Config{Table: st.Table()}
+	awstest.Queues(t, clients, &cfg)
 	urls := map[string]string{
-		"purge":     awstest.Queue(t, clients, service.PurgeQueueSettings).URL(),
-		"audit":     awstest.Queue(t, clients, service.AuditQueueSettings).URL(),
-		"multistep": awstest.Queue(t, clients, service.MultistepQueueSettings).URL(),
-		"ux":        awstest.Queue(t, clients, service.UXQueueSettings).URL(),
-		"rum":       awstest.FIFOQueue(t, clients, service.RUMQueueSettings).URL(),
-		"beacon":    awstest.Queue(t, clients, service.BeaconQueueSettings).URL(),
-		"notify":    awstest.Queue(t, clients, service.NotifyQueueSettings).URL(),
+		"purge": cfg.PurgeQueue, "audit": cfg.AuditQueue, "multistep": cfg.MultistepQueue, "ux": cfg.UXQueue,
+		"rum": cfg.RUMQueue, "beacon": cfg.BeaconQueue, "notify": cfg.NotifyQueue,
 	}
 
 	// The purge worker lists and deletes objects: give the functions an S3 stand-in of the
@@ -167,6 +164,7 @@ func newEnv(t *testing.T) (*env, service.Clients, map[string]string) {
 		Region: "us-east-1", BaseEndpoint: aws.String(s3srv.URL), UsePathStyle: true,
 		Credentials: aws.AnonymousCredentials{},
 	})
+	cfg.Bucket = bucket
 	if err := blobstore.New(s3c, bucket).Create(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -174,9 +172,7 @@ func newEnv(t *testing.T) (*env, service.Clients, map[string]string) {
 	return &env{
 		st: st, site: site, page: pages[0],
 		config: lambdatest.Config{
-			Table: st.Table(), Bucket: bucket,
-			PurgeQueue: urls["purge"], AuditQueue: urls["audit"], MultistepQueue: urls["multistep"],
-			RUMQueue: urls["rum"], BeaconQueue: urls["beacon"], UXQueue: urls["ux"], NotifyQueue: urls["notify"],
+			Service: cfg,
 			Env: []string{
 				"AWS_ENDPOINT_URL_S3=" + s3srv.URL,
 				// What the browser image sets (the audit worker checks them at start).

@@ -30,6 +30,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/openvitals/openvitals/internal/service"
 )
 
 // apiPrefix is the Runtime API's version path, which the aws-lambda-go client hard-codes.
@@ -365,17 +367,10 @@ func RemoveBuilds() {
 
 // Config is the function's configuration: what CDK would set in its environment.
 type Config struct {
-	Table      string // OPENVITALS_TABLE
-	Bucket     string // OPENVITALS_BUCKET
-	PurgeQueue string // OPENVITALS_PURGE_QUEUE: a queue URL, as CDK passes it
-	AuditQueue string // OPENVITALS_AUDIT_QUEUE: a queue URL, as CDK passes it
-	// MultistepQueue is OPENVITALS_MULTISTEP_QUEUE: a queue URL, as CDK passes it.
-	MultistepQueue string
-	// RUMQueue, BeaconQueue, UXQueue and NotifyQueue are OPENVITALS_RUM_QUEUE,
-	// OPENVITALS_BEACON_QUEUE, OPENVITALS_UX_QUEUE and OPENVITALS_NOTIFY_QUEUE (queue URLs);
-	// left unset when empty.
-	RUMQueue, BeaconQueue, UXQueue, NotifyQueue string
-	Env                                         []string // more KEY=value entries; they win over the ones Start sets
+	// Service names the table, the bucket and every queue, handed over as the variables
+	// service.ConfigFromEnv reads (service.Config.ResourceEnv); its other fields are not.
+	Service service.Config
+	Env     []string // more KEY=value entries; they win over the ones Start sets
 }
 
 // Function is a started function process.
@@ -447,18 +442,8 @@ func functionEnv(rt *Runtime, cfg Config) ([]string, error) {
 		"AWS_SECRET_ACCESS_KEY=test",
 		"AWS_EC2_METADATA_DISABLED=true",
 		"TZ=:UTC",
-		"OPENVITALS_TABLE=" + cfg.Table,
-		"OPENVITALS_BUCKET=" + cfg.Bucket,
-		"OPENVITALS_PURGE_QUEUE=" + cfg.PurgeQueue,
-		"OPENVITALS_AUDIT_QUEUE=" + cfg.AuditQueue,
-		"OPENVITALS_MULTISTEP_QUEUE=" + cfg.MultistepQueue,
 	}
-	for name, v := range map[string]string{"OPENVITALS_RUM_QUEUE": cfg.RUMQueue, "OPENVITALS_BEACON_QUEUE": cfg.BeaconQueue,
-		"OPENVITALS_UX_QUEUE": cfg.UXQueue, "OPENVITALS_NOTIFY_QUEUE": cfg.NotifyQueue} {
-		if v != "" {
-			env = append(env, name+"="+v)
-		}
-	}
+	env = append(env, cfg.Service.ResourceEnv()...)
 	for _, name := range []string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_S3"} {
 		v := os.Getenv(name)
 		if v == "" && name == "AWS_ENDPOINT_URL_S3" {

@@ -19,9 +19,10 @@ import (
 // BenchmarkJourneyRun plays the end-to-end test's journey (open a page, a click that blocks
 // 200 ms and navigates, wait for the next page) ten times in a row, one run at a time as the
 // worker does, and reports seconds per run, runs per hour per worker, and the peak resident
-// memory of a run's browser processes (the sum of their RSS, sampled every 50 ms):
+// memory of a run's browser processes (the sum of their RSS, sampled every 50 ms); with -short,
+// one run:
 //
-//	go test -run '^$' -bench JourneyRun -benchtime 1x ./internal/multistep/
+//	go test -run '^$' -bench JourneyRun -benchtime 1x ./internal/multistepworker/
 func BenchmarkJourneyRun(b *testing.B) {
 	host := journeySite(b)
 	bin, err := browser.LookBin()
@@ -42,7 +43,10 @@ func BenchmarkJourneyRun(b *testing.B) {
 		{Type: "click", Target: "#go", WaitForNavigation: true, WaitUntil: "load"},
 		{Type: "waitForSelector", Target: "#done"},
 	}
-	const runs = 10
+	runs := 10
+	if testing.Short() {
+		runs = 1
+	}
 	for b.Loop() {
 		var total time.Duration
 		var peak int64
@@ -74,7 +78,7 @@ func BenchmarkJourneyRun(b *testing.B) {
 			}
 			peak = max(peak, runPeak)
 		}
-		perRun := total.Seconds() / runs
+		perRun := total.Seconds() / float64(runs)
 		b.ReportMetric(perRun, "s/run")
 		b.ReportMetric(3600/perRun, "runs/hour")
 		b.ReportMetric(float64(peak)/(1<<20), "MiB-peak-rss")

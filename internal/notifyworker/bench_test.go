@@ -52,9 +52,13 @@ func BenchmarkChangeToWebhook(b *testing.B) {
 
 // BenchmarkNotifierThroughput measures how many events a second one notifier (one poller of
 // batches of 10, as an SQS event source hands them to one Lambda) delivers to a webhook: the
-// events of 500 budgets are recorded and queued first, then the notifier drains the queue.
+// events of 500 budgets (20 with -short) are recorded and queued first, then the notifier
+// drains the queue.
 func BenchmarkNotifierThroughput(b *testing.B) {
-	const events = 500
+	events := 500
+	if testing.Short() {
+		events = 20
+	}
 	f := newBenchFixture(b)
 	var got atomic.Int64
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got.Add(1) }))
@@ -80,13 +84,13 @@ func BenchmarkNotifierThroughput(b *testing.B) {
 		}
 		start := time.Now()
 		stop := f.poll(b)
-		for got.Load() < events {
+		for got.Load() < int64(events) {
 			if time.Since(start) > 5*time.Minute {
 				b.Fatalf("%d of %d delivered after 5 minutes", got.Load(), events)
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
-		rate = events / time.Since(start).Seconds()
+		rate = float64(events) / time.Since(start).Seconds()
 		stop()
 	}
 	b.ReportMetric(rate, "events/s")

@@ -323,9 +323,12 @@ var evaluationSeeds = []uint64{42, 43, 44, 45}
 // (b.N is ignored beyond running it once a round): recall of steps for the worse of 10 % or
 // more within 2 days, false regressions per page and device a year across the nine lab
 // metrics, and F1, as the mean over evaluationSeeds (each seed's figures and the detector's
-// per metric are logged).
+// per metric are logged). With -short, one seed's 2 page-years.
 func BenchmarkEvaluation(b *testing.B) {
-	const pageYears = 100
+	pageYears, seeds := 100, evaluationSeeds
+	if testing.Short() {
+		pageYears, seeds = 2, seeds[:1]
+	}
 	for _, c := range []struct {
 		name string
 		find method
@@ -334,19 +337,19 @@ func BenchmarkEvaluation(b *testing.B) {
 			var recall, falses, f1 float64
 			for range b.N {
 				recall, falses, f1 = 0, 0, 0
-				for _, seed := range evaluationSeeds {
+				for _, seed := range seeds {
 					s := evaluate(seed, pageYears, c.find)
 					b.Logf("seed %d: recall %.2f %% (%d of %d), false %.2f a page-year, F1 %.3f", seed, 100*s.recall(), s.found, s.wanted, s.falsePerYear(), s.f1())
-					recall += s.recall() / float64(len(evaluationSeeds))
-					falses += s.falsePerYear() / float64(len(evaluationSeeds))
-					f1 += s.f1() / float64(len(evaluationSeeds))
+					recall += s.recall() / float64(len(seeds))
+					falses += s.falsePerYear() / float64(len(seeds))
+					f1 += s.f1() / float64(len(seeds))
 				}
 			}
 			if c.name == "detector" {
 				for _, m := range labMetrics {
 					saved := labMetrics
 					labMetrics = []labMetric{m}
-					ms := evaluate(evaluationSeeds[0], pageYears, c.find)
+					ms := evaluate(seeds[0], pageYears, c.find)
 					labMetrics = saved
 					b.Logf("%-18s recall %5.1f %% (%d of %d), false %.2f a page-year", m.name, 100*ms.recall(), ms.found, ms.wanted, ms.falsePerYear())
 				}

@@ -22,12 +22,15 @@ import (
 // BenchmarkReport10M stores the running totals of 10 million page views (1,000 pages, 30 days,
 // 50 countries) the way the aggregator leaves them, day by day with five timing metrics, in
 // DynamoDB Local, then times reports over them; it reports p50 and p99 per kind of report.
+// With -short, 30,000 page views of 20 pages.
 func BenchmarkReport10M(b *testing.B) {
+	totalViews, pages := 10_000_000, 1000
+	if testing.Short() {
+		totalViews, pages = 30_000, 20
+	}
 	const (
-		totalViews = 10_000_000
-		days       = 30
-		pages      = 1000
-		countries  = 50
+		days      = 30
+		countries = 50
 	)
 	metrics := []string{"lcp", "fcp", "inp", "cls", "ttfb"}
 	st, site := benchWebsite(b)
@@ -84,7 +87,7 @@ func BenchmarkReport10M(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if q.From.Equal(first) && q.To.Equal(last) && rep.Views != totalViews/days*days {
+				if q.From.Equal(first) && q.To.Equal(last) && rep.Views != uint64(totalViews/days*days) {
 					b.Fatalf("%d views, want %d", rep.Views, totalViews/days*days)
 				}
 			}
@@ -99,7 +102,8 @@ func BenchmarkReport10M(b *testing.B) {
 // timing metric) through the aggregator's handler into DynamoDB Local: the end-to-end rate of
 // one aggregator, storage included (BenchmarkFold is its CPU part alone). Messages carry 400
 // views (as the rebatcher fills them in AWS), 40 (collect's group commit in one busy process,
-// as locally) or 1 (one Lambda invocation of collect, without the rebatcher).
+// as locally) or 1 (one Lambda invocation of collect, without the rebatcher). With -short, one
+// warm-up batch instead of five.
 func BenchmarkAggregate(b *testing.B) {
 	for _, perMessage := range []int{400, 40, 1} {
 		b.Run(fmt.Sprintf("views_per_message_%d", perMessage), func(b *testing.B) { benchAggregate(b, perMessage) })
@@ -125,7 +129,11 @@ func benchAggregate(b *testing.B, perMessage int) {
 		return ev
 	}
 	// Warm up: the tables exist, as they do after the first minutes of a day.
-	for i := range 5 {
+	warmUp := 5
+	if testing.Short() {
+		warmUp = 1
+	}
+	for i := range warmUp {
 		if _, err := agg.HandleSQS(ctx, event(-1-i)); err != nil {
 			b.Fatal(err)
 		}

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/openvitals/openvitals/internal/queue"
 )
 
 // Config is what the functions read from the environment (docs/configuration.md lists every
@@ -54,15 +57,8 @@ type Config struct {
 // ConfigFromEnv reads Config, with the defaults the local service uses.
 func ConfigFromEnv() (Config, error) {
 	cfg := Config{
-		Table:                 env("OPENVITALS_TABLE", "openvitals"),
-		Bucket:                env("OPENVITALS_BUCKET", "openvitals"),
-		PurgeQueue:            env("OPENVITALS_PURGE_QUEUE", "openvitals-purge"),
-		AuditQueue:            env("OPENVITALS_AUDIT_QUEUE", "openvitals-audit"),
-		MultistepQueue:        env("OPENVITALS_MULTISTEP_QUEUE", "openvitals-multistep"),
-		UXQueue:               env("OPENVITALS_UX_QUEUE", "openvitals-ux"),
-		BeaconQueue:           env("OPENVITALS_BEACON_QUEUE", "openvitals-beacons"),
-		RUMQueue:              env("OPENVITALS_RUM_QUEUE", "openvitals-rum.fifo"),
-		NotifyQueue:           env("OPENVITALS_NOTIFY_QUEUE", "openvitals-notify"),
+		Table:                 env(EnvTable, "openvitals"),
+		Bucket:                env(EnvBucket, "openvitals"),
 		EmailFrom:             os.Getenv("OPENVITALS_EMAIL_FROM"),
 		APIURL:                env("OPENVITALS_API_URL", "http://127.0.0.1:8080"),
 		TrustViewerCountry:    flag("OPENVITALS_TRUST_VIEWER_COUNTRY"),
@@ -70,6 +66,9 @@ func ConfigFromEnv() (Config, error) {
 		TargetScheme:          env("OPENVITALS_TARGET_SCHEME", "https"),
 		CrUXEndpoint:          os.Getenv("OPENVITALS_CRUX_ENDPOINT"),
 		SearchConsoleEndpoint: os.Getenv("OPENVITALS_SEARCH_CONSOLE_ENDPOINT"),
+	}
+	for _, q := range QueueVars() {
+		q.Set(&cfg, env(q.Env, q.Default))
 	}
 	if cfg.TargetScheme != "https" && cfg.TargetScheme != "http" {
 		return cfg, fmt.Errorf("OPENVITALS_TARGET_SCHEME=%q: want https or http", cfg.TargetScheme)
@@ -87,6 +86,67 @@ func ConfigFromEnv() (Config, error) {
 	}
 	cfg.PurgeSettle = time.Duration(secs) * time.Second
 	return cfg, nil
+}
+
+// The variables naming the table and the bucket (each queue's is in QueueVars).
+const (
+	EnvTable  = "OPENVITALS_TABLE"
+	EnvBucket = "OPENVITALS_BUCKET"
+)
+
+// QueueVar is one of the service's queues as the configuration names it.
+type QueueVar struct {
+	// Env is the variable holding the queue's name or URL, e.g. OPENVITALS_NOTIFY_QUEUE.
+	Env string
+	// Default is the queue's name when Env is unset (the local service's); a FIFO queue's
+	// ends in .fifo.
+	Default string
+	// Settings are the queue's settings where Provision creates it (locally and in tests; in
+	// AWS the stack sets them).
+	Settings queue.Settings
+	field    func(*Config) *string
+	opened   func(*Queues) **queue.Queue
+}
+
+// Name is the queue's name or URL in c.
+func (q QueueVar) Name(c Config) string { return *q.field(&c) }
+
+// Set names the queue in c (a name or a URL).
+func (q QueueVar) Set(c *Config, nameOrURL string) { *q.field(c) = nameOrURL }
+
+// FIFO tells whether the queue is a FIFO queue.
+func (q QueueVar) FIFO() bool { return strings.HasSuffix(q.Default, ".fifo") }
+
+// QueueVars declares every queue of the service once: ConfigFromEnv, New, Provision and
+// Config.ResourceEnv derive from it, and so do the tests' fixtures, so that a queue added here
+// reaches all of them.
+func QueueVars() []QueueVar {
+	return []QueueVar{
+		{"OPENVITALS_PURGE_QUEUE", "openvitals-purge", PurgeQueueSettings,
+			func(c *Config) *string { return &c.PurgeQueue }, func(q *Queues) **queue.Queue { return &q.Purge }},
+		{"OPENVITALS_AUDIT_QUEUE", "openvitals-audit", AuditQueueSettings,
+			func(c *Config) *string { return &c.AuditQueue }, func(q *Queues) **queue.Queue { return &q.Audit }},
+		{"OPENVITALS_MULTISTEP_QUEUE", "openvitals-multistep", MultistepQueueSettings,
+			func(c *Config) *string { return &c.MultistepQueue }, func(q *Queues) **queue.Queue { return &q.Multistep }},
+		{"OPENVITALS_UX_QUEUE", "openvitals-ux", UXQueueSettings,
+			func(c *Config) *string { return &c.UXQueue }, func(q *Queues) **queue.Queue { return &q.UX }},
+		{"OPENVITALS_BEACON_QUEUE", "openvitals-beacons", BeaconQueueSettings,
+			func(c *Config) *string { return &c.BeaconQueue }, func(q *Queues) **queue.Queue { return &q.Beacon }},
+		{"OPENVITALS_RUM_QUEUE", "openvitals-rum.fifo", RUMQueueSettings,
+			func(c *Config) *string { return &c.RUMQueue }, func(q *Queues) **queue.Queue { return &q.RUM }},
+		{"OPENVITALS_NOTIFY_QUEUE", "openvitals-notify", NotifyQueueSettings,
+			func(c *Config) *string { return &c.NotifyQueue }, func(q *Queues) **queue.Queue { return &q.Notify }},
+	}
+}
+
+// ResourceEnv is c's table, bucket and queues as the variables (KEY=value) ConfigFromEnv
+// reads them from: what the stack gives a function.
+func (c Config) ResourceEnv() []string {
+	env := []string{EnvTable + "=" + c.Table, EnvBucket + "=" + c.Bucket}
+	for _, q := range QueueVars() {
+		env = append(env, q.Env+"="+q.Name(c))
+	}
+	return env
 }
 
 func env(name, fallback string) string {

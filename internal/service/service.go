@@ -96,12 +96,12 @@ func New(cfg Config, clients Clients, log *slog.Logger) (*Service, error) {
 		AWS:         clients.AWS,
 		secrets:     clients.SecretsManager,
 	}
-	for _, q := range cfg.queues(&svc.Queues) {
-		opened, err := queue.Open(context.Background(), clients.SQS, q.name)
+	for _, q := range QueueVars() {
+		opened, err := queue.Open(context.Background(), clients.SQS, q.Name(cfg))
 		if err != nil {
 			return nil, err
 		}
-		*q.opened = opened
+		*q.opened(&svc.Queues) = opened
 	}
 	return svc, nil
 }
@@ -125,33 +125,12 @@ func Provision(ctx context.Context, cfg Config, clients Clients) error {
 	if err := store.New(clients.DynamoDB, cfg.Table).CreateTable(ctx); err != nil {
 		return err
 	}
-	for _, q := range cfg.queues(&Queues{}) {
-		if _, err := queue.Create(ctx, clients.SQS, q.name, q.settings); err != nil {
+	for _, q := range QueueVars() {
+		if _, err := queue.Create(ctx, clients.SQS, q.Name(cfg), q.Settings); err != nil {
 			return err
 		}
 	}
 	return blobstore.New(clients.S3, cfg.Bucket).Create(ctx)
-}
-
-// namedQueue is a configured queue: its name or URL, its local settings, and where the opened
-// queue goes.
-type namedQueue struct {
-	name     string
-	settings queue.Settings
-	opened   **queue.Queue
-}
-
-// queues lists the configured queues, each opening into its field of qs.
-func (c Config) queues(qs *Queues) []namedQueue {
-	return []namedQueue{
-		{c.PurgeQueue, PurgeQueueSettings, &qs.Purge},
-		{c.AuditQueue, AuditQueueSettings, &qs.Audit},
-		{c.MultistepQueue, MultistepQueueSettings, &qs.Multistep},
-		{c.UXQueue, UXQueueSettings, &qs.UX},
-		{c.BeaconQueue, BeaconQueueSettings, &qs.Beacon},
-		{c.RUMQueue, RUMQueueSettings, &qs.RUM},
-		{c.NotifyQueue, NotifyQueueSettings, &qs.Notify},
-	}
 }
 
 // The local queues' settings. (In AWS the visibility must be six times the consumer's Lambda
