@@ -65,7 +65,7 @@ help:
 	@echo "make deps   deps-local, and the CDK app's modules and CLI (make test, synth and deploy need them)"
 	@echo "make build  Linux arm64 bootstraps of every Lambda function under dist/<function>/"
 	@echo "make synth  synthesize the CloudFormation template offline (infra/cdk.out)"
-	@echo "make deploy build and deploy the stack to AWS (credentials, cdk bootstrap and Docker needed; see README)"
+	@echo "make deploy build and deploy the stack to AWS (credentials, cdk bootstrap and Docker needed; see docs/deployment.md)"
 	@echo "make clean  delete what the targets installed and built (.run, dist, the stand-ins' packages, infra/cdk.out)"
 
 # ---- installation -------------------------------------------------------------------------
@@ -248,7 +248,7 @@ bench-dashboard: deps-local
 	$(STANDINS) start $(TEST_PORTS); \
 	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench 'Dashboard' -benchtime 1x -timeout 40m ./cmd/local/
 
-# The README's screenshots of the dashboard (docs/screenshots), made by its browser test.
+# The dashboard's screenshots (docs/screenshots, shown in docs/dashboard.md), made by its browser test.
 screenshots: deps-local
 	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
 	$(STANDINS) start $(TEST_PORTS); \

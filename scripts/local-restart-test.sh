@@ -26,7 +26,7 @@ work=$(mktemp -d)
 export OPENVITALS_DATA_DIR=$work/data OPENVITALS_RUN_DIR=$work/run
 # The local clock queues the day's audits in its hour: keep it away from this test.
 export OPENVITALS_DAILY_HOUR=$(((10#$(date -u +%H) + 12) % 24))
-# The series of step 2 audits a page of the service itself, on this machine, over http, once.
+# The series of step 2 audits a page of the service itself, on loopback, over http, once.
 export OPENVITALS_ALLOW_PRIVATE_TARGETS=true OPENVITALS_TARGET_SCHEME=http OPENVITALS_AUDIT_RUNS=1
 api=http://$OPENVITALS_ADDR
 standins="DynamoDBLocal.jar .*-port $base( |$)|sqs.js $((base + 1))( |$)"

@@ -159,7 +159,7 @@ func TestSeriesEndToEnd(t *testing.T) {
 // which is also the page's last error (final, after one attempt); the message is not handed
 // back for another delivery.
 func TestSeriesPermanentFailureEndsAtOnce(t *testing.T) {
-	e := newE2E(t, false) // the production guard: this machine's addresses are refused
+	e := newE2E(t, false) // the production guard: loopback addresses are refused
 	host, _ := fixtureSite(t)
 	type target struct {
 		domain, want string
