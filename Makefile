@@ -7,7 +7,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-STANDINS   := layers/localstack/standins.sh
+STANDINS   := layers/standins/standins.sh
 RUN_PORTS  := $(or $(OPENVITALS_DYNAMODB_PORT),8000) $(or $(OPENVITALS_SQS_PORT),9324)
 # The tests use their own ports, so that they can run beside `make run`.
 TEST_PORTS := 18000 19324
@@ -71,7 +71,7 @@ help:
 # ---- installation -------------------------------------------------------------------------
 # deps-local is what running the service needs; deps adds the CDK app and its CLI, which
 # `make test`, `make synth` and `make deploy` need (after it, `make synth` works offline).
-deps-local: .run/apt.stamp layers/localstack/node_modules/.stamp layers/browser/node_modules/.stamp \
+deps-local: .run/apt.stamp layers/standins/node_modules/.stamp layers/browser/node_modules/.stamp \
 	layers/rum/node_modules/.stamp layers/web/node_modules/.stamp .run/gomod.stamp
 deps: deps-local .run/infra-gomod.stamp .run/cdk/node_modules/.stamp
 
@@ -89,8 +89,8 @@ deps: deps-local .run/infra-gomod.stamp .run/cdk/node_modules/.stamp
 	fi
 	@touch $@
 
-layers/localstack/node_modules/.stamp: layers/localstack/package.json layers/localstack/package-lock.json
-	cd layers/localstack && npm ci --no-audit --no-fund --loglevel=error
+layers/standins/node_modules/.stamp: layers/standins/package.json layers/standins/package-lock.json
+	cd layers/standins && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
 # Chromium, fonts, Node 22, Lighthouse and html-validate for the browser workers (Lighthouse
@@ -285,4 +285,4 @@ deploy: deps build
 	BUILDX_NO_DEFAULT_ATTESTATIONS=1 $(CDK) deploy --no-notices $(CDK_ARGS)
 
 clean:
-	rm -rf .run dist layers/localstack/node_modules infra/cdk.out
+	rm -rf .run dist layers/standins/node_modules infra/cdk.out

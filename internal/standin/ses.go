@@ -1,7 +1,7 @@
 // Package standin starts the local stand-ins that run as child processes of the local service
-// and the tests: the SES v2 stand-in (npm aws-ses-v2-local, pinned in layers/localstack).
+// and the tests: the SES v2 stand-in (npm aws-ses-v2-local, pinned in layers/standins).
 // DynamoDB Local and the SQS stand-in outlive a single process and are started by
-// layers/localstack/standins.sh instead.
+// layers/standins/standins.sh instead.
 package standin
 
 import (
@@ -25,7 +25,7 @@ import (
 )
 
 // SESScript is the stand-in's command-line program, relative to the repository.
-const SESScript = "layers/localstack/node_modules/aws-ses-v2-local/dist/cli.js"
+const SESScript = "layers/standins/node_modules/aws-ses-v2-local/dist/cli.js"
 
 // SES is a running SES v2 stand-in: SendEmail is accepted at URL, and Mailbox reads what was
 // sent.
@@ -90,19 +90,19 @@ func StartSES(ctx context.Context, root string, port int) (*SES, error) {
 }
 
 // Root finds the repository: the working directory or the nearest above it that holds
-// layers/localstack (make run works from the repository, tests from their package).
+// layers/standins (make run works from the repository, tests from their package).
 func Root() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "layers", "localstack")); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, "layers", "standins")); err == nil {
 			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("not inside the openvitals repository (no layers/localstack above the working directory)")
+			return "", errors.New("not inside the openvitals repository (no layers/standins above the working directory)")
 		}
 		dir = parent
 	}
