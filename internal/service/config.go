@@ -48,22 +48,30 @@ type Config struct {
 	// again, to remove what a worker busy with the deleted website at that moment stores later.
 	// The stack sets it from its longest function timeout; default 16 minutes.
 	PurgeSettle time.Duration
+	// CrUXQueriesPerMinute is OPENVITALS_CRUX_QUERIES_PER_MINUTE: how many Chrome UX Report
+	// queries this process may make a minute, 1 to CrUXQuota (default CrUXQuota, for one
+	// process alone). The stack divides the quota among the ux workers that may run at once.
+	CrUXQueriesPerMinute int
 }
 
-// ConfigFromEnv reads Config, with the defaults the local service uses.
+// CrUXQuota is the Chrome UX Report API's quota: 150 queries a minute for each API key.
+const CrUXQuota = 150
+
+// ConfigFromEnv reads Config, with the defaults the local service uses. In Lambda, FromEnv
+// first makes sure (RequireFor) that no setting its function needs is left to them.
 func ConfigFromEnv() (Config, error) {
 	cfg := Config{
-		Table:                 env("OPENVITALS_TABLE", "openvitals"),
-		Bucket:                env("OPENVITALS_BUCKET", "openvitals"),
-		PurgeQueue:            env("OPENVITALS_PURGE_QUEUE", "openvitals-purge"),
-		AuditQueue:            env("OPENVITALS_AUDIT_QUEUE", "openvitals-audit"),
-		MultistepQueue:        env("OPENVITALS_MULTISTEP_QUEUE", "openvitals-multistep"),
-		UXQueue:               env("OPENVITALS_UX_QUEUE", "openvitals-ux"),
-		BeaconQueue:           env("OPENVITALS_BEACON_QUEUE", "openvitals-beacons"),
-		RUMQueue:              env("OPENVITALS_RUM_QUEUE", "openvitals-rum.fifo"),
-		NotifyQueue:           env("OPENVITALS_NOTIFY_QUEUE", "openvitals-notify"),
+		Table:                 env(EnvTable, "openvitals"),
+		Bucket:                env(EnvBucket, "openvitals"),
+		PurgeQueue:            env(EnvPurgeQueue, "openvitals-purge"),
+		AuditQueue:            env(EnvAuditQueue, "openvitals-audit"),
+		MultistepQueue:        env(EnvMultistepQueue, "openvitals-multistep"),
+		UXQueue:               env(EnvUXQueue, "openvitals-ux"),
+		BeaconQueue:           env(EnvBeaconQueue, "openvitals-beacons"),
+		RUMQueue:              env(EnvRUMQueue, "openvitals-rum.fifo"),
+		NotifyQueue:           env(EnvNotifyQueue, "openvitals-notify"),
 		EmailFrom:             os.Getenv("OPENVITALS_EMAIL_FROM"),
-		APIURL:                env("OPENVITALS_API_URL", "http://127.0.0.1:8080"),
+		APIURL:                env(EnvAPIURL, "http://127.0.0.1:8080"),
 		TrustViewerCountry:    flag("OPENVITALS_TRUST_VIEWER_COUNTRY"),
 		AllowPrivateTargets:   flag("OPENVITALS_ALLOW_PRIVATE_TARGETS"),
 		TargetScheme:          env("OPENVITALS_TARGET_SCHEME", "https"),
@@ -79,12 +87,16 @@ func ConfigFromEnv() (Config, error) {
 		return cfg, fmt.Errorf("OPENVITALS_AUDIT_RUNS=%q: want 1 to 9", runs)
 	}
 	cfg.AuditRuns = n
-	settle := env("OPENVITALS_PURGE_SETTLE_SECONDS", "960")
+	settle := env(EnvPurgeSettle, "960")
 	secs, err := strconv.Atoi(settle)
 	if err != nil || secs < 0 || secs > 24*3600 {
-		return cfg, fmt.Errorf("OPENVITALS_PURGE_SETTLE_SECONDS=%q: want 0 to 86400", settle)
+		return cfg, fmt.Errorf("%s=%q: want 0 to 86400", EnvPurgeSettle, settle)
 	}
 	cfg.PurgeSettle = time.Duration(secs) * time.Second
+	qpm := env(EnvCrUXQueriesPerMinute, strconv.Itoa(CrUXQuota))
+	if cfg.CrUXQueriesPerMinute, err = strconv.Atoi(qpm); err != nil || cfg.CrUXQueriesPerMinute < 1 || cfg.CrUXQueriesPerMinute > CrUXQuota {
+		return cfg, fmt.Errorf("%s=%q: want 1 to %d", EnvCrUXQueriesPerMinute, qpm, CrUXQuota)
+	}
 	return cfg, nil
 }
 
