@@ -23,7 +23,8 @@ type scheduledQueues struct {
 // newSchedules creates, under scope/id, the scheduler function and one EventBridge rule per
 // daily job, each at its own hour, whose event names the job (the scheduler runs the jobs an
 // event names). A job queues nothing it queued already that day, so EventBridge may retry.
-func newSchedules(scope constructs.Construct, id string, s *shared, fns *functionFactory, q scheduledQueues) {
+// It returns the scheduler.
+func newSchedules(scope constructs.Construct, id string, s *shared, fns *functionFactory, q scheduledQueues) awslambda.Function {
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	scheduler := fns.goFunction(c, "scheduler", goFunctionProps{
 		description: "openvitals scheduler: queues the daily audits of every page and device, the daily multistep runs and the daily user-experience data collection",
@@ -45,6 +46,7 @@ func newSchedules(scope constructs.Construct, id string, s *shared, fns *functio
 	newDailyRule(c, "DailySchedule", scheduler, "audits", "the daily audits", s.dailyHourUTC)
 	newDailyRule(c, "MultistepSchedule", scheduler, "multistep", "the daily multistep runs", s.multistepHourUTC)
 	newDailyRule(c, "UxSchedule", scheduler, "ux", "the daily user-experience data collection", s.uxHourUTC)
+	return scheduler
 }
 
 // newDailyRule creates a rule invoking scheduler at hour:00 UTC every day with an event naming
