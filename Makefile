@@ -20,7 +20,7 @@ LOCAL_AWS = AWS_REGION=$${AWS_REGION:-us-east-1} AWS_ACCESS_KEY_ID=test AWS_SECR
 
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: help deps deps-local run reset daily test test-infra fuzz bench bench-pages bench-audit bench-multistep bench-rum bench-notify bench-regressions bench-dashboard screenshots build synth deploy keys clean
+.PHONY: help deps deps-local deps-deploy run reset daily test test-infra rehearse image-test fuzz bench bench-pages bench-audit bench-multistep bench-rum bench-notify bench-regressions bench-dashboard screenshots build synth deploy keys clean
 
 # The functions deployed to AWS are the directories under functions/ (the local programs live
 # under cmd/): each is built into dist/<function>/bootstrap, which infra/ packages (zip, or the
@@ -36,8 +36,11 @@ LAMBDA_GOFLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
 # infra/ would put the CLI's Go init templates into infra's `go test ./...`. It runs on the
 # browser layer's Node 22 (Node 20 is past its end of life for the CLI and jsii), and cdk.json
 # runs the Go app (infra/cdk-app.sh), whose jsii runtime JSII_NODE points at the same Node.
-NODE22 := layers/browser/node_modules/.bin/node
-CDK    := JSII_NODE=$(abspath $(NODE22)) $(NODE22) .run/cdk/node_modules/aws-cdk/bin/cdk
+# Where the browser layer has no Node for this machine (macOS: npm installs only the
+# node-linux-* builds there), the CLI runs on the machine's own Node (20 or later).
+NODE22   := layers/browser/node_modules/.bin/node
+CDK_NODE  = $(if $(wildcard $(NODE22)),$(abspath $(NODE22)),$(shell command -v node))
+CDK       = JSII_NODE=$(CDK_NODE) $(CDK_NODE) .run/cdk/node_modules/aws-cdk/bin/cdk
 
 help:
 	@echo "make run    install what is missing, start the stand-ins and serve the API on OPENVITALS_ADDR"
@@ -56,7 +59,10 @@ help:
 	@echo "make keys ACCOUNT=acme ROLE=admin   create an API key in the table the environment points at"
 	@echo "make build  Linux arm64 bootstraps of every Lambda function under dist/<function>/"
 	@echo "make synth  synthesize the CloudFormation template offline (infra/cdk.out)"
-	@echo "make deploy build and deploy the stack to AWS (credentials, cdk bootstrap and Docker needed; see README)"
+	@echo "make rehearse  synthesize, lint, and deploy the stack into a local AWS emulator (moto), then check it against the code (~1 min)"
+	@echo "make deploy build and deploy the stack to AWS (credentials, cdk bootstrap and Docker needed; see docs/deployment.md);"
+	@echo "            APPROVAL=never deploys without asking (no terminal needed, e.g. CI)"
+	@echo "make image-test  build the browser image with Docker and audit a page with it under a fake Lambda Runtime API"
 
 # ---- installation -------------------------------------------------------------------------
 # deps-local is what running the service needs; deps adds the CDK app and its CLI, which
@@ -64,6 +70,10 @@ help:
 deps-local: .run/apt.stamp layers/localstack/node_modules/.stamp layers/browser/node_modules/.stamp \
 	layers/rum/node_modules/.stamp layers/web/node_modules/.stamp .run/gomod.stamp
 deps: deps-local .run/infra-gomod.stamp .run/cdk/node_modules/.stamp
+# deps-deploy is what `make deploy` needs on any machine with Go, npm and Docker (macOS too):
+# the Go modules and the CDK CLI. Chromium, Node 22 and Lighthouse come from the browser
+# image's own build (layers/browser/Dockerfile), not from this machine.
+deps-deploy: .run/gomod.stamp .run/infra-gomod.stamp .run/cdk/node_modules/.stamp
 
 .run/apt.stamp: Makefile
 	@mkdir -p .run
@@ -151,11 +161,24 @@ test: deps
 	$(STANDINS) start $(TEST_PORTS); \
 	$(call LOCAL_AWS,$(TEST_PORTS)) go test -p 1 -count=1 ./...; \
 	$(MAKE) --no-print-directory test-infra; \
+	$(MAKE) --no-print-directory rehearse; \
 	scripts/local-restart-test.sh; \
 	scripts/readme-walkthrough.sh
 
 test-infra:
 	cd infra && go test -count=1 ./...
+
+# The deployment rehearsal (scripts/rehearse.sh): cfn-lint on the template, then cdk bootstrap
+# and cdk deploy into moto_server on a free port, and internal/rehearsal's checks of what was
+# deployed against what the code needs. No AWS account, no Docker.
+rehearse: synth
+	CDK_NODE=$(CDK_NODE) scripts/rehearse.sh
+
+# The browser image, built with Docker as `cdk deploy` builds it, then the audit worker run
+# from it under a fake Lambda Runtime API, auditing a page (scripts/image-test.sh). Not part of
+# `make test`: it needs a Docker engine (and, on x86_64, arm64 emulation).
+image-test: deps-local build
+	scripts/image-test.sh docker
 
 # Native Go fuzzing beyond the seed corpora (testdata/fuzz, which `make test` runs): no input
 # may answer 500 or panic, and a refused body must change nothing. One worker, as the request
@@ -247,9 +270,11 @@ synth: deps build
 
 # Needs AWS credentials, `cdk bootstrap` once per account and region, and Docker (BuildKit)
 # able to build linux/arm64 images. Docker's default provenance attestations turn the image
-# into a manifest list, which Lambda refuses: leave them out.
-deploy: deps build
-	BUILDX_NO_DEFAULT_ATTESTATIONS=1 $(CDK) deploy --no-notices $(CDK_ARGS)
+# into a manifest list, which Lambda refuses: leave them out. APPROVAL=never (or
+# any-change, broadening) is passed as --require-approval: without a terminal to answer the
+# CLI's question about new permissions, say never.
+deploy: deps-deploy build
+	BUILDX_NO_DEFAULT_ATTESTATIONS=1 $(CDK) deploy --no-notices $(if $(APPROVAL),--require-approval $(APPROVAL)) $(CDK_ARGS)
 
 clean:
 	rm -rf .run dist layers/localstack/node_modules infra/cdk.out
