@@ -20,7 +20,7 @@ LOCAL_AWS = AWS_REGION=$${AWS_REGION:-us-east-1} AWS_ACCESS_KEY_ID=test AWS_SECR
 
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: help deps deps-local deps-deploy run reset daily test test-infra rehearse image-test fuzz bench bench-pages bench-audit bench-multistep bench-rum bench-notify bench-regressions bench-dashboard screenshots build synth deploy keys clean
+.PHONY: help deps deps-local deps-deploy bootstrap run reset daily test test-infra rehearse image-test fuzz bench bench-pages bench-audit bench-multistep bench-rum bench-notify bench-regressions bench-dashboard screenshots build synth deploy keys clean
 
 # The functions deployed to AWS are the directories under functions/ (the local programs live
 # under cmd/): each is built into dist/<function>/bootstrap, which infra/ packages (zip, or the
@@ -60,6 +60,7 @@ help:
 	@echo "make build  Linux arm64 bootstraps of every Lambda function under dist/<function>/"
 	@echo "make synth  synthesize the CloudFormation template offline (infra/cdk.out)"
 	@echo "make rehearse  synthesize, lint, and deploy the stack into a local AWS emulator (moto), then check it against the code (~1 min)"
+	@echo "make bootstrap  cdk bootstrap, once per AWS account and region (credentials needed)"
 	@echo "make deploy build and deploy the stack to AWS (credentials, cdk bootstrap and Docker needed; see docs/deployment.md);"
 	@echo "            APPROVAL=never deploys without asking (no terminal needed, e.g. CI)"
 	@echo "make image-test  build the browser image with Docker and audit a page with it under a fake Lambda Runtime API"
@@ -267,6 +268,11 @@ build:
 synth: deps build
 	$(CDK) synth -q --no-notices $(CDK_ARGS)
 	@echo "template: infra/cdk.out/OpenvitalsStack.template.json"
+
+# CDK's bootstrap stack (its bucket, image repository and deploy roles), once per account and
+# region: those of the AWS credentials in the environment.
+bootstrap: deps-deploy build
+	$(CDK) bootstrap --no-notices $(CDK_ARGS)
 
 # Needs AWS credentials, `cdk bootstrap` once per account and region, and Docker (BuildKit)
 # able to build linux/arm64 images. Docker's default provenance attestations turn the image
