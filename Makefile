@@ -71,7 +71,8 @@ help:
 deps-local: .run/apt.stamp layers/localstack/node_modules/.stamp layers/browser/node_modules/.stamp \
 	layers/rum/node_modules/.stamp layers/web/node_modules/.stamp .run/gomod.stamp
 deps: deps-local .run/infra-gomod.stamp .run/cdk/node_modules/.stamp
-# deps-deploy is what `make deploy` needs on any machine with Go, npm and Docker (macOS too):
+# deps-deploy is what `make synth` and `make deploy` need on any machine with Go and npm
+# (and Docker for the deploy; macOS too):
 # the Go modules and the CDK CLI. Chromium, Node 22 and Lighthouse come from the browser
 # image's own build (layers/browser/Dockerfile), not from this machine.
 deps-deploy: .run/gomod.stamp .run/infra-gomod.stamp .run/cdk/node_modules/.stamp
@@ -265,7 +266,7 @@ build:
 # ---- AWS ----------------------------------------------------------------------------------
 # CDK_ARGS passes settings through, e.g. make deploy CDK_ARGS='-c dailyHourUtc=5'.
 # --no-notices: the CLI would otherwise fetch notices from the network.
-synth: deps build
+synth: deps-deploy build
 	$(CDK) synth -q --no-notices $(CDK_ARGS)
 	@echo "template: infra/cdk.out/OpenvitalsStack.template.json"
 
