@@ -21,8 +21,9 @@ LOCAL_AWS = AWS_REGION=$${AWS_REGION:-us-east-1} AWS_ACCESS_KEY_ID=test AWS_SECR
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
 # Every target; make help says what each does (make test checks both for every rule here).
-TARGETS := help deps deps-local run demo reset daily keys test test-infra fuzz bench bench-pages bench-audit \
-	bench-multistep bench-notify bench-regressions bench-dashboard bench-rum screenshots build synth deploy clean
+TARGETS := help deps deps-local deps-deploy run demo reset daily keys test test-infra rehearse image-test fuzz \
+	bench bench-pages bench-audit bench-multistep bench-notify bench-regressions bench-dashboard bench-rum \
+	screenshots build synth bootstrap deploy clean
 .PHONY: $(TARGETS)
 
 # The functions deployed to AWS are the directories under functions/ (the local programs live
@@ -39,8 +40,11 @@ LAMBDA_GOFLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
 # infra/ would put the CLI's Go init templates into infra's `go test ./...`. It runs on the
 # browser layer's Node 22 (Node 20 is past its end of life for the CLI and jsii), and cdk.json
 # runs the Go app (infra/cdk-app.sh), whose jsii runtime JSII_NODE points at the same Node.
-NODE22 := layers/browser/node_modules/.bin/node
-CDK    := JSII_NODE=$(abspath $(NODE22)) $(NODE22) .run/cdk/node_modules/aws-cdk/bin/cdk
+# Where the browser layer has no Node for this machine (macOS: npm installs only the
+# node-linux-* builds there), the CLI runs on the machine's own Node (20 or later).
+NODE22   := layers/browser/node_modules/.bin/node
+CDK_NODE  = $(if $(wildcard $(NODE22)),$(abspath $(NODE22)),$(shell command -v node))
+CDK       = JSII_NODE=$(CDK_NODE) $(CDK_NODE) .run/cdk/node_modules/aws-cdk/bin/cdk
 
 help:
 	@echo "make help   this list"
@@ -63,9 +67,14 @@ help:
 	@echo "make screenshots  the dashboard's screenshots in docs/screenshots, made by its browser test (~3 min)"
 	@echo "make deps-local   install what make run needs (every target installs what it needs itself)"
 	@echo "make deps   deps-local, and the CDK app's modules and CLI (make test, synth and deploy need them)"
+	@echo "make deps-deploy  what make synth and make deploy need on any machine: the Go modules and the CDK CLI"
 	@echo "make build  Linux arm64 bootstraps of every Lambda function under dist/<function>/"
 	@echo "make synth  synthesize the CloudFormation template offline (infra/cdk.out)"
-	@echo "make deploy build and deploy the stack to AWS (credentials, cdk bootstrap and Docker needed; see docs/deployment.md)"
+	@echo "make rehearse  synthesize, lint, and deploy the stack into a local AWS emulator (moto), then check it against the code (~1 min)"
+	@echo "make bootstrap  cdk bootstrap, once per AWS account and region (credentials needed)"
+	@echo "make deploy build and deploy the stack to AWS (credentials, cdk bootstrap and Docker needed; see docs/deployment.md);"
+	@echo "            APPROVAL=never deploys without asking (no terminal needed, e.g. CI)"
+	@echo "make image-test  build the browser image with Docker and audit a page with it under a fake Lambda Runtime API"
 	@echo "make clean  delete what the targets installed and built (.run, dist, the stand-ins' packages, infra/cdk.out)"
 
 # ---- installation -------------------------------------------------------------------------
@@ -74,6 +83,11 @@ help:
 deps-local: .run/apt.stamp layers/standins/node_modules/.stamp layers/browser/node_modules/.stamp \
 	layers/rum/node_modules/.stamp layers/web/node_modules/.stamp .run/gomod.stamp
 deps: deps-local .run/infra-gomod.stamp .run/cdk/node_modules/.stamp
+# deps-deploy is what `make synth` and `make deploy` need on any machine with Go and npm
+# (and Docker for the deploy; macOS too):
+# the Go modules and the CDK CLI. Chromium, Node 22 and Lighthouse come from the browser
+# image's own build (layers/browser/Dockerfile), not from this machine.
+deps-deploy: .run/gomod.stamp .run/infra-gomod.stamp .run/cdk/node_modules/.stamp
 
 .run/apt.stamp: Makefile
 	@mkdir -p .run
@@ -184,11 +198,24 @@ test: deps
 	$(call LOCAL_AWS,$(TEST_PORTS)) go test -p 1 -count=1 ./...; \
 	$(call LOCAL_AWS,$(TEST_PORTS)) go test -p 1 -short -run '^$$' -bench . -benchtime 1x $(BENCH_PKGS); \
 	$(MAKE) --no-print-directory test-infra; \
+	$(MAKE) --no-print-directory rehearse; \
 	scripts/local-restart-test.sh; \
 	scripts/readme-walkthrough.sh
 
 test-infra:
 	cd infra && go test -count=1 ./...
+
+# The deployment rehearsal (scripts/rehearse.sh): cfn-lint on the template, then cdk bootstrap
+# and cdk deploy into moto_server on a free port, and internal/rehearsal's checks of what was
+# deployed against what the code needs. No AWS account, no Docker.
+rehearse: synth
+	CDK_NODE=$(CDK_NODE) scripts/rehearse.sh
+
+# The browser image, built with Docker as `cdk deploy` builds it, then the audit worker run
+# from it under a fake Lambda Runtime API, auditing a page (scripts/image-test.sh). Not part of
+# `make test`: it needs a Docker engine (and, on x86_64, arm64 emulation).
+image-test: deps-local build
+	scripts/image-test.sh docker
 
 # Native Go fuzzing beyond the seed corpora (testdata/fuzz, which `make test` runs): no input
 # may answer 500 or panic, and a refused body must change nothing. One worker, as the request
@@ -274,15 +301,22 @@ build:
 # ---- AWS ----------------------------------------------------------------------------------
 # CDK_ARGS passes settings through, e.g. make deploy CDK_ARGS='-c dailyHourUtc=5'.
 # --no-notices: the CLI would otherwise fetch notices from the network.
-synth: deps build
+synth: deps-deploy build
 	$(CDK) synth -q --no-notices $(CDK_ARGS)
 	@echo "template: infra/cdk.out/OpenvitalsStack.template.json"
 
+# CDK's bootstrap stack (its bucket, image repository and deploy roles), once per account and
+# region: those of the AWS credentials in the environment.
+bootstrap: deps-deploy build
+	$(CDK) bootstrap --no-notices $(CDK_ARGS)
+
 # Needs AWS credentials, `cdk bootstrap` once per account and region, and Docker (BuildKit)
 # able to build linux/arm64 images. Docker's default provenance attestations turn the image
-# into a manifest list, which Lambda refuses: leave them out.
-deploy: deps build
-	BUILDX_NO_DEFAULT_ATTESTATIONS=1 $(CDK) deploy --no-notices $(CDK_ARGS)
+# into a manifest list, which Lambda refuses: leave them out. APPROVAL=never (or
+# any-change, broadening) is passed as --require-approval: without a terminal to answer the
+# CLI's question about new permissions, say never.
+deploy: deps-deploy build
+	BUILDX_NO_DEFAULT_ATTESTATIONS=1 $(CDK) deploy --no-notices $(if $(APPROVAL),--require-approval $(APPROVAL)) $(CDK_ARGS)
 
 clean:
 	rm -rf .run dist layers/standins/node_modules infra/cdk.out

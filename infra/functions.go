@@ -87,9 +87,12 @@ type goFunctionProps struct {
 	timeout     awscdk.Duration
 	// environment is added to the shared one.
 	environment map[string]*string
-	// reservedConcurrency, when not 0, caps (and reserves) the function's concurrency.
-	reservedConcurrency float64
 }
+
+// No function reserves concurrency: a new AWS account's concurrency limit is often 10, and
+// Lambda refuses any reservation that leaves fewer than 10 unreserved, which would roll the
+// whole first deploy back. A pipeline that must not run too many workers at once caps its
+// event source mapping's maximum concurrency instead (see ux.go).
 
 // goFunction creates the function of functions/<name> (construct id constructID(name)): its
 // bootstrap, a Go binary built for Linux, on the OS-only runtime.
@@ -98,23 +101,18 @@ func (f *functionFactory) goFunction(scope constructs.Construct, name string, p 
 	if err := checkBootstrap(filepath.Join(dir, "bootstrap")); err != nil {
 		panic(bootstrapError{fmt.Errorf("function %s (functions/%s): %w", name, name, err)})
 	}
-	var reserved *float64
-	if p.reservedConcurrency != 0 {
-		reserved = jsii.Number(p.reservedConcurrency)
-	}
 	id := constructID(name)
 	env := withEnv(f.env, p.environment)
 	fn := awslambda.NewFunction(scope, jsii.String(id), &awslambda.FunctionProps{
-		Description:                  jsii.String(p.description),
-		Runtime:                      awslambda.Runtime_PROVIDED_AL2023(),
-		Architecture:                 lambdaArchitecture(),
-		Handler:                      jsii.String("bootstrap"),
-		Code:                         awslambda.Code_FromAsset(jsii.String(dir), nil),
-		MemorySize:                   jsii.Number(p.memoryMB),
-		Timeout:                      p.timeout,
-		Environment:                  &env,
-		ReservedConcurrentExecutions: reserved,
-		LogGroup:                     newLogGroup(scope, id),
+		Description:  jsii.String(p.description),
+		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture: lambdaArchitecture(),
+		Handler:      jsii.String("bootstrap"),
+		Code:         awslambda.Code_FromAsset(jsii.String(dir), nil),
+		MemorySize:   jsii.Number(p.memoryMB),
+		Timeout:      p.timeout,
+		Environment:  &env,
+		LogGroup:     newLogGroup(scope, id),
 	})
 	f.record(name, fn, p.timeout)
 	return fn

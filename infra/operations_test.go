@@ -57,7 +57,7 @@ func TestEveryQueueHasADLQAndAlarms(t *testing.T) {
 			continue
 		}
 		q, dlq := queueID(t, o.stack, name), dlqID(t, o.stack, name)
-		want := map[string]any{"deadLetterTargetArn": map[string]any{"Fn::GetAtt": []any{dlq, "Arn"}}, "maxReceiveCount": float64(3)}
+		want := map[string]any{"deadLetterTargetArn": map[string]any{"Fn::GetAtt": []any{dlq, "Arn"}}, "maxReceiveCount": float64(5)}
 		if got := queues[q]["RedrivePolicy"]; !reflect.DeepEqual(got, want) {
 			t.Errorf("%s queue: redrive policy %v, want %v", name, got, want)
 		}
@@ -152,25 +152,25 @@ func TestRUMQueueIsFIFO(t *testing.T) {
 	}
 }
 
-func TestUXWorkerRunsOneAtATime(t *testing.T) {
+// No function reserves concurrency (a new account's limit of 10 would refuse the reservation
+// and roll the first deploy back); the ux workers that may run at once share the CrUX quota.
+func TestNoReservedConcurrency(t *testing.T) {
 	o, tmpl := openvitals(t)
 	fns := resources(tmpl, "AWS::Lambda::Function")
-	ux := fns[fnID(t, o, "ux-worker")]
-	if ux["ReservedConcurrentExecutions"] != float64(1) {
-		t.Errorf("ux worker reserved concurrency %v, want 1 (CrUX allows 150 queries a minute)", ux["ReservedConcurrentExecutions"])
+	for name := range o.functions {
+		if r, ok := fns[fnID(t, o, name)]["ReservedConcurrentExecutions"]; ok {
+			t.Errorf("%s reserves concurrency %v", name, r)
+		}
+	}
+	qpm := functionEnv(t, o, tmpl, "ux-worker")["OPENVITALS_CRUX_QUERIES_PER_MINUTE"]
+	if n, err := strconv.Atoi(fmt.Sprint(qpm)); err != nil || n*uxWorkerMaxConcurrency > cruxQuota || n < cruxQuota/uxWorkerMaxConcurrency {
+		t.Errorf("ux worker OPENVITALS_CRUX_QUERIES_PER_MINUTE = %v with %d workers at once: want their share of %d", qpm, uxWorkerMaxConcurrency, cruxQuota)
 	}
 	// The user-experience alarm speaks of what the queue carries now.
 	for _, a := range resources(tmpl, "AWS::CloudWatch::Alarm") {
 		if desc, _ := a["AlarmDescription"].(string); strings.HasPrefix(desc, "openvitals ux queue:") &&
 			!strings.Contains(desc, "user-experience data collections") {
 			t.Errorf("ux depth alarm: %q", desc)
-		}
-	}
-	for name := range o.functions {
-		if name != "ux-worker" {
-			if r, ok := fns[fnID(t, o, name)]["ReservedConcurrentExecutions"]; ok {
-				t.Errorf("%s reserves concurrency %v", name, r)
-			}
 		}
 	}
 }
@@ -483,8 +483,10 @@ func TestPurgeSettlesAfterTheLongestFunction(t *testing.T) {
 		t.Errorf("longest function timeout %v s, want the audit worker's 900", longest)
 	}
 	want := strconv.Itoa(int(longest) + purgeSettleMarginSeconds)
-	if got := functionEnv(t, o, tmpl, "purge-worker")["OPENVITALS_PURGE_SETTLE_SECONDS"]; got != want {
-		t.Errorf("purge worker OPENVITALS_PURGE_SETTLE_SECONDS = %v, want %s", got, want)
+	for _, name := range []string{"purge-worker", "scheduler"} {
+		if got := functionEnv(t, o, tmpl, name)["OPENVITALS_PURGE_SETTLE_SECONDS"]; got != want {
+			t.Errorf("%s OPENVITALS_PURGE_SETTLE_SECONDS = %v, want %s", name, got, want)
+		}
 	}
 }
 

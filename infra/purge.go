@@ -76,9 +76,13 @@ func (p *purgePipeline) addFunctions(fns *functionFactory) {
 // then.
 const purgeSettleMarginSeconds = 60
 
-// settleAfter sets the purge worker's settle time (OPENVITALS_PURGE_SETTLE_SECONDS): a purge
-// passes again until the longest any function runs, longest, has passed since the deletion.
-func (p *purgePipeline) settleAfter(longest time.Duration) {
-	p.worker.AddEnvironment(jsii.String("OPENVITALS_PURGE_SETTLE_SECONDS"),
-		jsii.String(strconv.Itoa(int(longest.Seconds())+purgeSettleMarginSeconds)), nil)
+// settleAfter sets the settle time (OPENVITALS_PURGE_SETTLE_SECONDS) of the purge worker and of
+// the others given, which read it too (the scheduler queues again the purges whose message
+// was lost, after that time): a purge passes again until the longest any function runs,
+// longest, has passed since the deletion.
+func (p *purgePipeline) settleAfter(longest time.Duration, others ...awslambda.Function) {
+	settle := jsii.String(strconv.Itoa(int(longest.Seconds()) + purgeSettleMarginSeconds))
+	for _, fn := range append([]awslambda.Function{p.worker}, others...) {
+		fn.AddEnvironment(jsii.String("OPENVITALS_PURGE_SETTLE_SECONDS"), settle, nil)
+	}
 }

@@ -13,8 +13,11 @@ import (
 )
 
 // maxReceiveCount is how many times any message may be received (and fail) before SQS moves
-// it to its queue's dead-letter queue.
-const maxReceiveCount = 3
+// it to its queue's dead-letter queue. Five, as AWS advises for SQS event sources: the event
+// source receives messages ahead of a consumer that is at its maximum concurrency and lets
+// them go back, and each such receive counts, so with fewer a message could reach the
+// dead-letter queue without ever having failed.
+const maxReceiveCount = 5
 
 // dlqRetentionDays is how long a dead-letter queue keeps a message: the longest SQS allows,
 // time to look into a failure and redrive it.

@@ -25,8 +25,8 @@ type scheduledQueues struct {
 // daily job, each at its own hour, whose event names the job (the scheduler runs the jobs an
 // event names), and the sweep rule, whose event names only the sweep of overdue work that
 // follows every invocation. A job queues nothing it queued already that day, and a sweep
-// changes only overdue work, so EventBridge may retry.
-func newSchedules(scope constructs.Construct, id string, s *shared, fns *functionFactory, q scheduledQueues) {
+// changes only overdue work, so EventBridge may retry. It returns the scheduler.
+func newSchedules(scope constructs.Construct, id string, s *shared, fns *functionFactory, q scheduledQueues) awslambda.Function {
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	scheduler := fns.goFunction(c, "scheduler", goFunctionProps{
 		description: "openvitals scheduler: queues the daily audits of every page and device, the daily multistep runs and the daily user-experience data collection; ends or queues again overdue series tests and runs",
@@ -58,6 +58,7 @@ func newSchedules(scope constructs.Construct, id string, s *shared, fns *functio
 	newRule(c, "SweepSchedule", scheduler, "sweep",
 		fmt.Sprintf("openvitals: end or queue again the work overdue in its queue, every %d minutes", int(every.Minutes())),
 		awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(every.Minutes()))))
+	return scheduler
 }
 
 // sweepsPerDeadline is how many sweeps of overdue work run within the shortest deadline of the

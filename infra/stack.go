@@ -77,9 +77,9 @@ func newOpenvitalsStack(scope constructs.Construct, id string, props *openvitals
 	}
 	api := newAPI(stack, "Api", fns, apiDeps{shared: s, purges: purge.queue, audits: audit.queue, runs: multistep.queue, beacons: rum.beacons, notifications: notify.queue})
 	notify.setAPIURL(api.url)
-	newSchedules(stack, "Schedules", s, fns, scheduledQueues{audits: audit.queue, runs: multistep.queue, ux: ux.queue, purges: purge.queue})
+	scheduler := newSchedules(stack, "Schedules", s, fns, scheduledQueues{audits: audit.queue, runs: multistep.queue, ux: ux.queue, purges: purge.queue})
 	// Every function exists now: a purge passes again for as long as the longest can run.
-	purge.settleAfter(fns.longestTimeout)
+	purge.settleAfter(fns.longestTimeout, scheduler)
 	addOutputs(stack, s, api.url, queues)
 	return &openvitalsStack{stack: stack, functions: fns.deployed, queues: queues}, nil
 }

@@ -262,7 +262,7 @@ func TestPurgeQueueRedrivesToDLQ(t *testing.T) {
 			"VisibilityTimeout": 300,
 			"RedrivePolicy": map[string]any{
 				"deadLetterTargetArn": map[string]any{"Fn::GetAtt": []any{dlq, "Arn"}},
-				"maxReceiveCount":     3,
+				"maxReceiveCount":     5,
 			},
 		},
 	})
@@ -898,7 +898,7 @@ func TestAuditQueueRedrivesToDLQ(t *testing.T) {
 	audit := queueID(t, o.stack, "audit")
 	queues := resources(tmpl, "AWS::SQS::Queue")
 	q := queues[audit]
-	want := map[string]any{"deadLetterTargetArn": map[string]any{"Fn::GetAtt": []any{dlq, "Arn"}}, "maxReceiveCount": float64(3)}
+	want := map[string]any{"deadLetterTargetArn": map[string]any{"Fn::GetAtt": []any{dlq, "Arn"}}, "maxReceiveCount": float64(5)}
 	if got := q["RedrivePolicy"]; !reflect.DeepEqual(got, want) {
 		t.Errorf("audit queue redrive policy %v, want %v", got, want)
 	}
@@ -937,7 +937,7 @@ func TestMultistepQueueRedrivesToDLQ(t *testing.T) {
 	ms := queueID(t, o.stack, "multistep")
 	queues := resources(tmpl, "AWS::SQS::Queue")
 	q := queues[ms]
-	want := map[string]any{"deadLetterTargetArn": map[string]any{"Fn::GetAtt": []any{dlq, "Arn"}}, "maxReceiveCount": float64(3)}
+	want := map[string]any{"deadLetterTargetArn": map[string]any{"Fn::GetAtt": []any{dlq, "Arn"}}, "maxReceiveCount": float64(5)}
 	if got := q["RedrivePolicy"]; !reflect.DeepEqual(got, want) {
 		t.Errorf("multistep queue redrive policy %v, want %v", got, want)
 	}
@@ -996,12 +996,13 @@ func TestEventSources(t *testing.T) {
 			"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
 		})
 	})
-	check(t, "ux worker: one website at a time, partial failures", func() {
+	check(t, "ux worker: one website at a time, partial failures, 2 at most", func() {
 		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
 			"FunctionName":          map[string]any{"Ref": fnID(t, o, "ux-worker")},
 			"EventSourceArn":        map[string]any{"Fn::GetAtt": []any{queueID(t, o.stack, "ux"), "Arn"}},
 			"BatchSize":             1,
 			"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
+			"ScalingConfig":         map[string]any{"MaximumConcurrency": uxWorkerMaxConcurrency},
 		})
 	})
 	check(t, "multistep worker: one run at a time, partial failures, 2 at most", func() {

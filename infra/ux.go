@@ -1,6 +1,8 @@
 package main
 
 import (
+	"strconv"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/constructs-go/constructs/v10"
@@ -9,16 +11,23 @@ import (
 
 // Sizes of the ux worker.
 const (
-	// uxWorkerTimeoutMinutes: one website a message, each page on both devices at most 150
-	// CrUX queries a minute (500 pages take ~7 minutes), plus the Search Console query.
+	// uxWorkerTimeoutMinutes: one website a message, each page on both devices, at the
+	// worker's pace of uxWorkerQueriesPerMinute CrUX queries (500 pages take ~13 minutes),
+	// plus the Search Console query.
 	uxWorkerTimeoutMinutes = 15
-	// uxWorkerConcurrency: one worker at a time keeps every CrUX query of the deployment
-	// under the API's 150 queries a minute, which the worker paces itself to.
-	uxWorkerConcurrency = 1
-	// uxVisibilityTimeoutMinutes is six times the worker's timeout. With one worker at a time
-	// (reserved concurrency 1), the event source holds a few messages while it waits for the
-	// worker and retries the throttled ones; each must stay hidden that long, or SQS counts a
-	// new receive and a website would reach the dead-letter queue without ever failing.
+	// uxWorkerMaxConcurrency is how many ux workers the event source mapping runs at once:
+	// 2, the least a mapping's maximum concurrency may be. (A reserved concurrency of 1 would
+	// fail the first deploy into a new account.)
+	uxWorkerMaxConcurrency = 2
+	// cruxQuota is the Chrome UX Report API's quota, 150 queries a minute per API key
+	// (service.CrUXQuota in the main module).
+	cruxQuota = 150
+	// uxWorkerQueriesPerMinute is each worker's pace (OPENVITALS_CRUX_QUERIES_PER_MINUTE):
+	// its share of the quota, so that the workers running at once stay under it together.
+	uxWorkerQueriesPerMinute = cruxQuota / uxWorkerMaxConcurrency
+	// uxVisibilityTimeoutMinutes is six times the worker's timeout. The event source holds a
+	// few messages while both workers are busy; each must stay hidden that long, or SQS counts
+	// a new receive and a website could reach the dead-letter queue without ever failing.
 	uxVisibilityTimeoutMinutes = 6 * uxWorkerTimeoutMinutes
 )
 
@@ -38,7 +47,7 @@ func newUXPipeline(scope constructs.Construct, id string, s *shared) *uxPipeline
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	q := newWorkQueue(c, "ux", queueProps{
 		visibility: awscdk.Duration_Minutes(jsii.Number(uxVisibilityTimeoutMinutes)),
-		// One message per website and day, one worker at a time.
+		// One message per website and day, two workers at a time.
 		depth:          depthAlarm{1, 60, 6, "user-experience data collections have waited for 6 hours: look at the ux worker's errors"},
 		description:    "SQS queue feeding the ux worker",
 		dlqDescription: "User-experience data collections that failed every attempt",
@@ -57,10 +66,10 @@ func (p *uxPipeline) addFunctions(fns *functionFactory) {
 		memoryMB:    defaultMemoryMB,
 		timeout:     awscdk.Duration_Minutes(jsii.Number(uxWorkerTimeoutMinutes)),
 		environment: map[string]*string{
-			envCruxAPIKeySecret:     p.s.cruxKey.SecretArn(),
-			envCredentialsKeySecret: p.s.credentialsKey.SecretArn(),
+			envCruxAPIKeySecret:                  p.s.cruxKey.SecretArn(),
+			envCredentialsKeySecret:              p.s.credentialsKey.SecretArn(),
+			"OPENVITALS_CRUX_QUERIES_PER_MINUTE": jsii.String(strconv.Itoa(uxWorkerQueriesPerMinute)),
 		},
-		reservedConcurrency: uxWorkerConcurrency,
 	})
 	p.s.data.table.GrantReadWriteData(worker)
 	// Queues the events its results cause to the notifier.
@@ -69,5 +78,8 @@ func (p *uxPipeline) addFunctions(fns *functionFactory) {
 	// The Search Console credentials are stored encrypted with this key.
 	p.s.credentialsKey.GrantRead(worker, nil)
 	// One website per invocation, so that a failing one is retried alone.
-	p.queue.feed(worker, awslambdaeventsources.SqsEventSourceProps{BatchSize: jsii.Number(1)})
+	p.queue.feed(worker, awslambdaeventsources.SqsEventSourceProps{
+		BatchSize:      jsii.Number(1),
+		MaxConcurrency: jsii.Number(uxWorkerMaxConcurrency),
+	})
 }

@@ -16,7 +16,7 @@ import (
 
 func main() {
 	ctx := context.Background()
-	svc, err := service.FromEnv(ctx)
+	svc, err := service.FromEnv(ctx, "audit-worker")
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 
 func main() {
 	ctx := context.Background()
-	svc, err := service.FromEnv(ctx)
+	svc, err := service.FromEnv(ctx, "notifier")
 	if err != nil {
 		log.Fatal(err)
 	}

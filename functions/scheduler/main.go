@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	svc, err := service.FromEnv(context.Background())
+	svc, err := service.FromEnv(context.Background(), "scheduler")
 	if err != nil {
 		log.Fatal(err)
 	}

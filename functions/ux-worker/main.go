@@ -15,7 +15,7 @@ import (
 
 func main() {
 	ctx := context.Background()
-	svc, err := service.FromEnv(ctx)
+	svc, err := service.FromEnv(ctx, "ux-worker")
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -34,9 +34,10 @@ func FromService(svc *service.Service) *Server {
 }
 
 // LambdaHandler is the Lambda handler of one endpoint group's function behind API Gateway
-// (HTTP API, payload format 2.0), built from the environment.
+// (HTTP API, payload format 2.0), built from the environment (the group's function is
+// functions/<group.Name>).
 func LambdaHandler(ctx context.Context, group Group) (func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error), error) {
-	svc, err := service.FromEnv(ctx)
+	svc, err := service.FromEnv(ctx, group.Name)
 	if err != nil {
 		return nil, err
 	}

@@ -155,7 +155,7 @@ func (s *Session) start(ctx context.Context, opts Options) error {
 		return fmt.Errorf("browser: %w", err)
 	}
 
-	args := chromiumArgs(opts.Bin, profile, s.proxy.URL())
+	args := chromiumArgs(opts.Bin, profile, s.proxy.URL(), inLambda())
 	cmd := exec.Command(opts.Bin, args...)
 	cmd.Env = chromiumEnv(os.Environ(), map[string]string{
 		"TMPDIR": tmp,
@@ -240,9 +240,34 @@ func (s *Session) start(ctx context.Context, opts Options) error {
 	return nil
 }
 
+// inLambda reports whether this process runs as a Lambda function (Lambda sets
+// AWS_LAMBDA_FUNCTION_NAME and AWS_LAMBDA_RUNTIME_API in every function's environment).
+func inLambda() bool {
+	return os.Getenv("AWS_LAMBDA_FUNCTION_NAME") != "" || os.Getenv("AWS_LAMBDA_RUNTIME_API") != ""
+}
+
 // chromiumArgs builds Chromium's command line with rod's launcher, starting from rod's
 // defaults minus those that would make the browser differ from the one Lighthouse expects.
-func chromiumArgs(bin, profile, proxyURL string) []string {
+// lambda adds what Lambda's execution environment needs (see below).
+//
+// The flags for Lambda, where the browser runs as an unprivileged user with /tmp the only
+// writable place and neither user namespaces nor a setuid helper:
+//   - --no-sandbox (everywhere): Chromium's sandbox needs one of those two; the guard (a proxy
+//     every connection goes through, and the SSRF policy) is what confines the browser.
+//   - --disable-dev-shm-usage (everywhere): Lambda's /dev/shm is tiny or missing; shared
+//     memory goes to /tmp instead.
+//   - --no-zygote (in Lambda): the zygote exists to pre-fork renderers that it then sandboxes;
+//     without a sandbox it isolates nothing, and it is what the usual Lambda recipes turn off
+//     when Chromium fails to start renderers there. Renderers are started directly instead.
+//     The tests that run a function as Lambda does (lambdatest, and the image test) run the
+//     browser this way; on development machines the zygote stays, so that the measurements
+//     made there keep the browser they were made with.
+//   - Not --single-process, which Lambda recipes often add: Chromium supports it for
+//     debugging only, and it would run each page's renderer inside the browser process, so
+//     that Lighthouse's main-thread timings (Total Blocking Time, Time to Interactive) would
+//     measure a different browser than Chrome users have. The audit worker's 3008 MB hold the
+//     usual multi-process browser.
+func chromiumArgs(bin, profile, proxyURL string, lambda bool) []string {
 	l := launcher.New().Bin(bin).Leakless(false).Headless(true).NoSandbox(true).UserDataDir(profile).
 		RemoteDebuggingPort(0).Proxy(proxyURL)
 	for _, f := range []flags.Flag{
@@ -265,6 +290,9 @@ func chromiumArgs(bin, profile, proxyURL string) []string {
 		"disable-component-update", "disable-sync", "disable-dev-shm-usage",
 	} {
 		l.Set(flags.Flag(f))
+	}
+	if lambda {
+		l.Set("no-zygote")
 	}
 	// Chromium bypasses a proxy for loopback by default; "<-loopback>" removes that rule, so
 	// that 127.0.0.1 and localhost go through the proxy and its guard like any host.

@@ -243,7 +243,7 @@ func TestFailedLaunchCleansUp(t *testing.T) {
 }
 
 func TestChromiumArgs(t *testing.T) {
-	args := chromiumArgs("/usr/lib/chromium/chromium", "/tmp/x/profile", "http://127.0.0.1:1234")
+	args := chromiumArgs("/usr/lib/chromium/chromium", "/tmp/x/profile", "http://127.0.0.1:1234", false)
 	for _, want := range []string{
 		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -256,11 +256,39 @@ func TestChromiumArgs(t *testing.T) {
 		}
 	}
 	for _, arg := range args {
-		for _, unwanted := range []string{"--enable-automation", "--no-startup-window", "--rod-", "--disable-site-isolation-trials", "--disable-features"} {
+		for _, unwanted := range []string{"--enable-automation", "--no-startup-window", "--rod-", "--disable-site-isolation-trials", "--disable-features", "--no-zygote", "--single-process"} {
 			if strings.HasPrefix(arg, unwanted) {
 				t.Errorf("unwanted %s", arg)
 			}
 		}
+	}
+	lambda := chromiumArgs("/usr/lib/chromium/chromium", "/tmp/x/profile", "http://127.0.0.1:1234", true)
+	if !slices.Contains(lambda, "--no-zygote") || slices.Contains(lambda, "--single-process") || len(lambda) != len(args)+1 {
+		t.Errorf("in Lambda: %v, want the same flags and --no-zygote", lambda)
+	}
+}
+
+// TestLaunchWithLambdaFlags runs a session as in Lambda (no zygote) and renders a page in it.
+func TestLaunchWithLambdaFlags(t *testing.T) {
+	t.Setenv("AWS_LAMBDA_FUNCTION_NAME", "openvitals-test")
+	s, err := Launch(context.Background(), Options{Bin: chromium(t), Guard: Guard{AllowPrivate: true}, TempRoot: tempRoot(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", s.PID()))
+	if err != nil || !strings.Contains(string(cmdline), "--no-zygote") {
+		t.Errorf("browser command line %q (%v): want --no-zygote", cmdline, err)
+	}
+	p, err := s.Browser().Page(proto.TargetCreateTarget{URL: "data:text/html,<title>lambda</title><p>ok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.WaitLoad(); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := p.Eval("() => document.title + document.querySelector('p').textContent"); err != nil || v.Value.Str() != "lambdaok" {
+		t.Errorf("page: %v (%v)", v, err)
 	}
 }
 

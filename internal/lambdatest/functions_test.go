@@ -183,6 +183,10 @@ func newEnv(t *testing.T) (*env, service.Clients, map[string]string) {
 				"OPENVITALS_CREDENTIALS_KEY=" + credentialsKey,
 				// A purge ends in one pass (the purgeworker tests cover the later passes).
 				"OPENVITALS_PURGE_SETTLE_SECONDS=0",
+				// The CrUX key as the stack's secret starts: blank, so CrUX is left out.
+				"OPENVITALS_CRUX_API_KEY= ",
+				"OPENVITALS_CRUX_QUERIES_PER_MINUTE=75",
+				"OPENVITALS_API_URL=https://openvitals.example",
 			},
 		},
 	}, clients, urls

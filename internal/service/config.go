@@ -52,15 +52,23 @@ type Config struct {
 	// again, to remove what a worker busy with the deleted website at that moment stores later.
 	// The stack sets it from its longest function timeout; default 16 minutes.
 	PurgeSettle time.Duration
+	// CrUXQueriesPerMinute is OPENVITALS_CRUX_QUERIES_PER_MINUTE: how many Chrome UX Report
+	// queries this process may make a minute, 1 to CrUXQuota (default CrUXQuota, for one
+	// process alone). The stack divides the quota among the ux workers that may run at once.
+	CrUXQueriesPerMinute int
 }
 
-// ConfigFromEnv reads Config, with the defaults the local service uses.
+// CrUXQuota is the Chrome UX Report API's quota: 150 queries a minute for each API key.
+const CrUXQuota = 150
+
+// ConfigFromEnv reads Config, with the defaults the local service uses. In Lambda, FromEnv
+// first makes sure (RequireFor) that no setting its function needs is left to them.
 func ConfigFromEnv() (Config, error) {
 	cfg := Config{
 		Table:                 env(EnvTable, "openvitals"),
 		Bucket:                env(EnvBucket, "openvitals"),
 		EmailFrom:             os.Getenv("OPENVITALS_EMAIL_FROM"),
-		APIURL:                env("OPENVITALS_API_URL", "http://127.0.0.1:8080"),
+		APIURL:                env(EnvAPIURL, "http://127.0.0.1:8080"),
 		TrustViewerCountry:    flag("OPENVITALS_TRUST_VIEWER_COUNTRY"),
 		AllowPrivateTargets:   flag("OPENVITALS_ALLOW_PRIVATE_TARGETS"),
 		TargetScheme:          env("OPENVITALS_TARGET_SCHEME", "https"),
@@ -79,20 +87,18 @@ func ConfigFromEnv() (Config, error) {
 		return cfg, fmt.Errorf("OPENVITALS_AUDIT_RUNS=%q: want 1 to 9", runs)
 	}
 	cfg.AuditRuns = n
-	settle := env("OPENVITALS_PURGE_SETTLE_SECONDS", "960")
+	settle := env(EnvPurgeSettle, "960")
 	secs, err := strconv.Atoi(settle)
 	if err != nil || secs < 0 || secs > 24*3600 {
-		return cfg, fmt.Errorf("OPENVITALS_PURGE_SETTLE_SECONDS=%q: want 0 to 86400", settle)
+		return cfg, fmt.Errorf("%s=%q: want 0 to 86400", EnvPurgeSettle, settle)
 	}
 	cfg.PurgeSettle = time.Duration(secs) * time.Second
+	qpm := env(EnvCrUXQueriesPerMinute, strconv.Itoa(CrUXQuota))
+	if cfg.CrUXQueriesPerMinute, err = strconv.Atoi(qpm); err != nil || cfg.CrUXQueriesPerMinute < 1 || cfg.CrUXQueriesPerMinute > CrUXQuota {
+		return cfg, fmt.Errorf("%s=%q: want 1 to %d", EnvCrUXQueriesPerMinute, qpm, CrUXQuota)
+	}
 	return cfg, nil
 }
-
-// The variables naming the table and the bucket (each queue's is in QueueVars).
-const (
-	EnvTable  = "OPENVITALS_TABLE"
-	EnvBucket = "OPENVITALS_BUCKET"
-)
 
 // QueueVar is one of the service's queues as the configuration names it.
 type QueueVar struct {
@@ -122,19 +128,19 @@ func (q QueueVar) FIFO() bool { return strings.HasSuffix(q.Default, ".fifo") }
 // reaches all of them.
 func QueueVars() []QueueVar {
 	return []QueueVar{
-		{"OPENVITALS_PURGE_QUEUE", "openvitals-purge", PurgeQueueSettings,
+		{EnvPurgeQueue, "openvitals-purge", PurgeQueueSettings,
 			func(c *Config) *string { return &c.PurgeQueue }, func(q *Queues) **queue.Queue { return &q.Purge }},
-		{"OPENVITALS_AUDIT_QUEUE", "openvitals-audit", AuditQueueSettings,
+		{EnvAuditQueue, "openvitals-audit", AuditQueueSettings,
 			func(c *Config) *string { return &c.AuditQueue }, func(q *Queues) **queue.Queue { return &q.Audit }},
-		{"OPENVITALS_MULTISTEP_QUEUE", "openvitals-multistep", MultistepQueueSettings,
+		{EnvMultistepQueue, "openvitals-multistep", MultistepQueueSettings,
 			func(c *Config) *string { return &c.MultistepQueue }, func(q *Queues) **queue.Queue { return &q.Multistep }},
-		{"OPENVITALS_UX_QUEUE", "openvitals-ux", UXQueueSettings,
+		{EnvUXQueue, "openvitals-ux", UXQueueSettings,
 			func(c *Config) *string { return &c.UXQueue }, func(q *Queues) **queue.Queue { return &q.UX }},
-		{"OPENVITALS_BEACON_QUEUE", "openvitals-beacons", BeaconQueueSettings,
+		{EnvBeaconQueue, "openvitals-beacons", BeaconQueueSettings,
 			func(c *Config) *string { return &c.BeaconQueue }, func(q *Queues) **queue.Queue { return &q.Beacon }},
-		{"OPENVITALS_RUM_QUEUE", "openvitals-rum.fifo", RUMQueueSettings,
+		{EnvRUMQueue, "openvitals-rum.fifo", RUMQueueSettings,
 			func(c *Config) *string { return &c.RUMQueue }, func(q *Queues) **queue.Queue { return &q.RUM }},
-		{"OPENVITALS_NOTIFY_QUEUE", "openvitals-notify", NotifyQueueSettings,
+		{EnvNotifyQueue, "openvitals-notify", NotifyQueueSettings,
 			func(c *Config) *string { return &c.NotifyQueue }, func(q *Queues) **queue.Queue { return &q.Notify }},
 	}
 }

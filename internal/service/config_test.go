@@ -26,6 +26,7 @@ func TestAllowPrivateTargets(t *testing.T) {
 func TestConfigRefusesBadValues(t *testing.T) {
 	for name, value := range map[string]string{
 		"OPENVITALS_AUDIT_RUNS": "0", "OPENVITALS_TARGET_SCHEME": "ftp",
+		EnvCrUXQueriesPerMinute: "151", EnvPurgeSettle: "soon",
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv(name, value)
@@ -35,7 +36,7 @@ func TestConfigRefusesBadValues(t *testing.T) {
 		})
 	}
 	t.Setenv("OPENVITALS_AUDIT_RUNS", "5")
-	if cfg, err := ConfigFromEnv(); err != nil || cfg.AuditRuns != 5 || cfg.TargetScheme != "https" || cfg.UXQueue != "openvitals-ux" {
+	if cfg, err := ConfigFromEnv(); err != nil || cfg.AuditRuns != 5 || cfg.TargetScheme != "https" || cfg.UXQueue != "openvitals-ux" || cfg.CrUXQueriesPerMinute != CrUXQuota {
 		t.Errorf("defaults and OPENVITALS_AUDIT_RUNS=5: %+v, %v", cfg, err)
 	}
 }

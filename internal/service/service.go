@@ -106,8 +106,17 @@ func New(cfg Config, clients Clients, log *slog.Logger) (*Service, error) {
 	return svc, nil
 }
 
-// FromEnv builds the service from the environment; every Lambda main starts with it.
-func FromEnv(ctx context.Context) (*Service, error) {
+// FromEnv builds the service from the environment; every Lambda main starts with it, naming
+// its function (its directory under functions/). In Lambda a variable the function needs that
+// is missing or malformed fails the start, naming the variable (RequireFor).
+func FromEnv(ctx context.Context, function string) (*Service, error) {
+	fn, err := FunctionNamed(function)
+	if err != nil {
+		return nil, err
+	}
+	if err := RequireFor(fn); err != nil {
+		return nil, err
+	}
 	cfg, err := ConfigFromEnv()
 	if err != nil {
 		return nil, err
@@ -158,7 +167,7 @@ var (
 // CrUXAPIKey returns the Chrome UX Report API key: OPENVITALS_CRUX_API_KEY, or in AWS the
 // secret OPENVITALS_CRUX_API_KEY_SECRET names; "" when there is none (CrUX is then skipped).
 func (s *Service) CrUXAPIKey(ctx context.Context) (string, error) {
-	return secret(ctx, s.secrets, "OPENVITALS_CRUX_API_KEY", "OPENVITALS_CRUX_API_KEY_SECRET")
+	return secret(ctx, s.secrets, EnvCrUXAPIKey, EnvCrUXAPIKeySecret)
 }
 
 // secret returns the value of the environment variable valueEnv or, when it is empty, the
@@ -186,7 +195,7 @@ func secret(ctx context.Context, sm *secretsmanager.Client, valueEnv, secretEnv 
 // one in its data directory instead: cmd/local).
 func credentialsKey(sm *secretsmanager.Client, log *slog.Logger) func(context.Context) ([]byte, error) {
 	return func(ctx context.Context) ([]byte, error) {
-		v, err := secret(ctx, sm, "OPENVITALS_CREDENTIALS_KEY", "OPENVITALS_CREDENTIALS_KEY_SECRET")
+		v, err := secret(ctx, sm, EnvCredentialsKey, EnvCredentialsKeySecret)
 		if err != nil {
 			return nil, err
 		}
@@ -197,7 +206,7 @@ func credentialsKey(sm *secretsmanager.Client, log *slog.Logger) func(context.Co
 			}
 			return key, nil
 		}
-		if os.Getenv("AWS_LAMBDA_FUNCTION_NAME") != "" {
+		if InLambda() {
 			return nil, errors.New("neither OPENVITALS_CREDENTIALS_KEY nor OPENVITALS_CREDENTIALS_KEY_SECRET is set")
 		}
 		log.Warn("OPENVITALS_CREDENTIALS_KEY is not set: integration credentials are sealed under a key made for this process, and those stored will not open after a restart")

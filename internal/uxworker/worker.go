@@ -53,7 +53,7 @@ type Worker struct {
 }
 
 // New builds the ux worker from the service: the CrUX API key (Service.CrUXAPIKey, read once
-// here) and the configured endpoint overrides.
+// here), its share of the CrUX quota and the configured endpoint overrides.
 func New(ctx context.Context, svc *service.Service) (*Worker, error) {
 	key, err := svc.CrUXAPIKey(ctx)
 	if err != nil {
@@ -61,6 +61,7 @@ func New(ctx context.Context, svc *service.Service) (*Worker, error) {
 	}
 	w, err := NewWorker(ctx, google.Config{
 		CrUXKey:               key,
+		QueriesPerMinute:      svc.Config.CrUXQueriesPerMinute,
 		CrUXEndpoint:          svc.Config.CrUXEndpoint,
 		SearchConsoleEndpoint: svc.Config.SearchConsoleEndpoint,
 	}, svc.Store, svc.Credentials, svc.Log)

