@@ -40,7 +40,7 @@ LAMBDA_GOFLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
 # infra/ would put the CLI's Go init templates into infra's `go test ./...`. It runs on the
 # browser layer's Node 22 (Node 20 is past its end of life for the CLI and jsii), and cdk.json
 # runs the Go app (infra/cdk-app.sh), whose jsii runtime JSII_NODE points at the same Node.
-# Where the browser layer has no Node for this machine (macOS: npm installs only the
+# Where the browser layer has no Node for the host (macOS: npm installs only the
 # node-linux-* builds there), the CLI runs on the machine's own Node (20 or later).
 NODE22   := layers/browser/node_modules/.bin/node
 CDK_NODE  = $(if $(wildcard $(NODE22)),$(abspath $(NODE22)),$(shell command -v node))
@@ -86,7 +86,7 @@ deps: deps-local .run/infra-gomod.stamp .run/cdk/node_modules/.stamp
 # deps-deploy is what `make synth` and `make deploy` need on any machine with Go and npm
 # (and Docker for the deploy; macOS too):
 # the Go modules and the CDK CLI. Chromium, Node 22 and Lighthouse come from the browser
-# image's own build (layers/browser/Dockerfile), not from this machine.
+# image's own build (layers/browser/Dockerfile), not from the host.
 deps-deploy: .run/gomod.stamp .run/infra-gomod.stamp .run/cdk/node_modules/.stamp
 
 .run/apt.stamp: Makefile

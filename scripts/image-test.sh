@@ -8,7 +8,7 @@
 #   scripts/image-test.sh docker    # `make image-test`: Docker with BuildKit
 #   scripts/image-test.sh buildah   # no Docker engine: buildah, from a base made by debootstrap
 #
-# Linux only, as root (chroot and mounts). The image is built for this machine's CPU, with the
+# Linux only, as root (chroot and mounts). The image is built for the host's CPU, with the
 # workers built for it too: the stack deploys the linux/arm64 build of the same Dockerfile,
 # which an x86_64 machine can only run under emulation. The buildah way needs no image
 # registry: debian:bookworm-slim, the Dockerfile's one base, is made from Debian's packages
@@ -36,7 +36,7 @@ say() { echo "image-test: $*"; }
 [ "$(uname -s)" = Linux ] || die "Linux only"
 mkdir -p "$work"
 
-# ---- the workers, for this machine's CPU, with the Makefile's flags ----------------------------
+# ---- the workers, for the host's CPU, with the Makefile's flags ----------------------------
 for f in audit-worker multistep-worker; do
 	GOOS=linux GOARCH=$arch CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -ldflags='-s -w' \
 		-o "$work/dist/$f/bootstrap" "./functions/$f"
@@ -94,7 +94,7 @@ Suites: bookworm-security
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 EOF
-		# Where this machine's HTTPS goes through a proxy with its own certificate authority
+		# Where the host's HTTPS goes through a proxy with its own certificate authority
 		# (its extra CAs in /usr/local/share/ca-certificates), the build's apt and npm must
 		# trust it too: the base gets the same CAs, and npm the system's bundle (it has its
 		# own otherwise). This only concerns the base made here.

