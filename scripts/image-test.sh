@@ -3,7 +3,7 @@
 # image's file system, and runs internal/lambdatest's TestBrowserImage, which starts the audit
 # worker's entry point inside it (chroot, as an unprivileged user, /tmp the only writable
 # place, as in Lambda) under the fake Lambda Runtime API and has it audit a page served on
-# this machine with the image's Chromium, Node 22 and Lighthouse.
+# the host with the image's Chromium, Node 22 and Lighthouse.
 #
 #   scripts/image-test.sh docker    # `make image-test`: Docker with BuildKit
 #   scripts/image-test.sh buildah   # no Docker engine: buildah, from a base made by debootstrap

@@ -99,7 +99,7 @@ done
 curl -sf -o /dev/null "$endpoint/moto-api/" || die "moto_server did not answer on port $port"
 say "moto_server on 127.0.0.1:$port (pid $moto_pid)"
 
-# Only the emulator: no profile, credentials or per-service endpoint of this machine applies.
+# Only the emulator: no profile, credentials or per-service endpoint of the host applies.
 for v in $(env | grep -o '^AWS_[A-Z0-9_]*' || true); do unset "$v"; done
 export AWS_ENDPOINT_URL=$endpoint AWS_REGION=$region AWS_DEFAULT_REGION=$region \
 	AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_EC2_METADATA_DISABLED=true \
