@@ -649,8 +649,8 @@ func TestDailyRulesRunSchedulerAtDefaultHour(t *testing.T) {
 
 // TestSweepRuleRunsSchedulerWithinTheDeadlines: the scheduler is invoked for the sweep of
 // overdue work (an event naming only the sweep) six times within the shortest deadline of the
-// audit and multistep queues (a visibility timeout per delivery: 90 minutes for the multistep
-// queue), and it may read those queues' attributes, which give it the deadlines, and queue
+// audit and multistep queues (a visibility timeout per delivery: 150 minutes for the multistep
+// queue, 30 minutes by 5 receives), and it may read those queues' attributes, which give it the deadlines, and queue
 // overdue work again.
 func TestSweepRuleRunsSchedulerWithinTheDeadlines(t *testing.T) {
 	o, tmpl := openvitals(t)
@@ -668,7 +668,7 @@ func TestSweepRuleRunsSchedulerWithinTheDeadlines(t *testing.T) {
 			shortest = d
 		}
 	}
-	if want := fmt.Sprintf("rate(%d minutes)", int(shortest/60/6)); rule["ScheduleExpression"] != want || shortest != 90*60 {
+	if want := fmt.Sprintf("rate(%d minutes)", int(shortest/60/6)); rule["ScheduleExpression"] != want || shortest != 150*60 {
 		t.Errorf("sweep rule %v, want %s (a sixth of the shortest deadline, %v s)", rule["ScheduleExpression"], want, shortest)
 	}
 	targets := rule["Targets"].([]any)
