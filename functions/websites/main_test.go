@@ -271,8 +271,8 @@ func TestAPIGatewayEvent(t *testing.T) {
 	}
 }
 
-// BenchmarkColdStart measures a cold start of the websites function as a local process can show
-// it: from starting the process to its answer to the first event, an authenticated
+// BenchmarkColdStart measures a cold start of the websites function as a machine without
+// Lambda can show it: from starting the process to its answer to the first event, an authenticated
 // GET /websites (one DynamoDB GetItem and one Query). It includes the Go runtime's start,
 // reading the configuration, building the AWS clients and the first connections to the
 // stand-ins; it excludes what only AWS does (creating the sandbox, fetching the code).

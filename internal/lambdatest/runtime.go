@@ -306,9 +306,9 @@ var BuildFlags = []string{"-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w"
 
 // Build compiles the function in ./functions/<name> of this module, once per test binary, the
 // way `make build` does for deployment (GOOS=linux, CGO_ENABLED=0, BuildFlags, named bootstrap)
-// but for the host's architecture (Lambda's is arm64), so that what the tests start is
-// what Lambda would run. It returns the binary's path. The binaries live in a temporary directory that outlives single tests; RemoveBuilds
-// deletes them.
+// but for the architecture of the machine that runs the tests (Lambda's is arm64), so that
+// what the tests start is what Lambda would run. It returns the binary's path. The binaries
+// live in a temporary directory that outlives single tests; RemoveBuilds deletes them.
 func Build(t testing.TB, name string) string {
 	t.Helper()
 	v, _ := builds.LoadOrStore(name, &build{})
