@@ -544,7 +544,12 @@ func indexes(t *ddbtypes.TableDescription) []string {
 // placeholder is an input transformer's placeholder of an event field.
 var placeholder = regexp.MustCompile(`<[A-Za-z0-9_.-]+>`)
 
-var dailyCron = regexp.MustCompile(`^cron\(0 ([0-9]|1[0-9]|2[0-3]) \* \* \? \*\)$`)
+var (
+	dailyCron = regexp.MustCompile(`^cron\(0 ([0-9]|1[0-9]|2[0-3]) \* \* \? \*\)$`)
+	// sweepRate is the sweep rule's schedule: every few minutes (infra's own test holds the rate
+	// to a sixth of the queues' shortest deadline).
+	sweepRate = regexp.MustCompile(`^rate\([1-9][0-9]* minutes?\)$`)
+)
 
 func (d *deployment) checkSchedules(t *testing.T) {
 	scheduler := aws.ToString(d.functions["scheduler"].config.FunctionArn)
@@ -555,9 +560,6 @@ func (d *deployment) checkSchedules(t *testing.T) {
 		if err != nil {
 			t.Errorf("rule %s: %v", id, err)
 			continue
-		}
-		if !dailyCron.MatchString(aws.ToString(rule.ScheduleExpression)) || rule.State != "ENABLED" {
-			t.Errorf("rule %s: %s, %s: want enabled, daily on the hour", name, aws.ToString(rule.ScheduleExpression), rule.State)
 		}
 		targets, err := d.events.ListTargetsByRule(d.ctx, &eventbridge.ListTargetsByRuleInput{Rule: aws.String(name)})
 		if err != nil || len(targets.Targets) != 1 || aws.ToString(targets.Targets[0].Arn) != scheduler {
@@ -576,11 +578,22 @@ func (d *deployment) checkSchedules(t *testing.T) {
 		if err := json.Unmarshal([]byte(input), &event); err != nil || len(event.Detail.Jobs) == 0 {
 			t.Errorf("rule %s: input %s names no job", name, input)
 		}
+		expr := aws.ToString(rule.ScheduleExpression)
+		switch {
+		case rule.State != "ENABLED":
+			t.Errorf("rule %s: %s, want enabled", name, rule.State)
+		case slices.Equal(event.Detail.Jobs, []string{schedule.JobSweep}):
+			if !sweepRate.MatchString(expr) {
+				t.Errorf("rule %s: %s: want the sweep every few minutes", name, expr)
+			}
+		case !dailyCron.MatchString(expr):
+			t.Errorf("rule %s: %s: want daily on the hour", name, expr)
+		}
 		jobs = append(jobs, event.Detail.Jobs...)
 	}
 	slices.Sort(jobs)
-	want := slices.Sorted(slices.Values(schedule.Jobs))
+	want := slices.Sorted(slices.Values(append(slices.Clone(schedule.Jobs), schedule.JobSweep)))
 	if !slices.Equal(jobs, want) {
-		t.Errorf("the rules run the jobs %v, want each of the scheduler's %v once", jobs, want)
+		t.Errorf("the rules run the jobs %v, want each of the scheduler's %v and the sweep once", jobs, want)
 	}
 }
