@@ -135,3 +135,61 @@ func TestTableRoundTrip(t *testing.T) {
 		t.Error("trailing bytes accepted")
 	}
 }
+
+func TestStatTableEncodeAndOverflow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	tab := NewStatTable()
+	for i := range 3000 {
+		k := RowKey{Seg: uint64(rng.IntN(500)), Key: []string{"", "img#hero", "button.buy"}[i%3]}
+		s := tab.Row(k)
+		v := math.Exp(7 + rng.NormFloat64())
+		s.Add(Prepare(v), i%3, uint64(1+i%4))
+		s.AddSums(v, []float64{v / 2, v / 4, 0, v / 4}, uint64(1+i%4))
+	}
+	b := tab.Encode()
+	back, err := DecodeStatTable(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Rows) != len(tab.Rows) {
+		t.Fatalf("%d rows back, want %d", len(back.Rows), len(tab.Rows))
+	}
+	var views, viewsBack uint64
+	for k, s := range tab.Rows {
+		o := back.Rows[k]
+		if o == nil || o.Rated != s.Rated || o.Sum != s.Sum || o.Parts != s.Parts || o.Sketch.Count() != s.Sketch.Count() {
+			t.Fatalf("row %v: %+v, want %+v", k, o, s)
+		}
+		views += s.Views()
+	}
+	if _, err := DecodeStatTable(b[:len(b)-1]); err == nil {
+		t.Error("a truncated table decodes")
+	}
+	limit := len(b) / 3
+	small := tab.EncodeWithin(limit)
+	if len(small) > limit {
+		t.Fatalf("%d bytes, want at most %d", len(small), limit)
+	}
+	back, err = DecodeStatTable(small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range back.Rows {
+		viewsBack += s.Views()
+	}
+	if back.Rows[OverflowKey] == nil || viewsBack != views {
+		t.Errorf("overflow: %d views in %d rows, want %d with an overflow row", viewsBack, len(back.Rows), views)
+	}
+}
+
+func TestWeightedQuantile(t *testing.T) {
+	var s Sketch
+	s.AddWeighted(100, 3) // three views of 100
+	s.AddWeighted(1000, 1)
+	if got, _ := s.Quantile(0.5); math.Abs(got-100) > 1 || s.Count() != 4 {
+		t.Errorf("median %v count %d", got, s.Count())
+	}
+	if got, _ := s.Quantile(1); math.Abs(got-1000) > 10 {
+		t.Errorf("max %v", got)
+	}
+}

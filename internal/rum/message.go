@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"slices"
 	"time"
@@ -88,8 +87,8 @@ type WireView struct {
 // Weighted is how many page views the view stands for.
 func (v *WireView) Weighted() uint64 { return max(v.Weight, 1) }
 
-// MarshalJSON writes the queue format.
-func (v View) MarshalJSON() ([]byte, error) {
+// wire is the view in the queue's form.
+func (v View) wire() WireView {
 	w := WireView{ID: v.ID, Day: v.Day, Page: v.Page, Country: v.Country, IP: v.IP, Timings: make([]float64, NumTimings),
 		Weight: v.Weight, Segments: v.Segments, Pages: v.Pages, Attribution: v.Attribution}
 	for i := range w.Timings {
@@ -105,16 +104,12 @@ func (v View) MarshalJSON() ([]byte, error) {
 			w.Custom[name] = x
 		}
 	}
-	return json.Marshal(w)
+	return w
 }
 
-// UnmarshalJSON reads the queue format.
-func (v *View) UnmarshalJSON(b []byte) error {
-	var w WireView
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	*v = View{ID: w.ID, Day: w.Day, Page: w.Page, Country: w.Country, IP: w.IP, Metrics: map[string]float64{},
+// view is the queue's view as a View.
+func (w WireView) view() View {
+	v := View{ID: w.ID, Day: w.Day, Page: w.Page, Country: w.Country, IP: w.IP, Metrics: map[string]float64{},
 		Weight: w.Weight, Segments: w.Segments, Pages: w.Pages, Attribution: w.Attribution}
 	for i, x := range w.Timings {
 		if i < NumTimings && x >= 0 {
@@ -124,7 +119,7 @@ func (v *View) UnmarshalJSON(b []byte) error {
 	for name, x := range w.Custom {
 		v.Metrics[name] = x
 	}
-	return nil
+	return v
 }
 
 // Batch is one queue message: page views of one website. The queue is FIFO with the website as

@@ -134,37 +134,34 @@ var Full = MaskOf(Dims...)
 
 // The materialized projections of the website-wide segment tables. A report over a set of
 // dimensions (its filters and breakdown) reads the smallest table whose mask covers them:
-// every pair of dimensions other than the group, with and without the group, so that any
-// report naming at most two dimensions besides the group reads a small table; Full for the
-// rest. Measured on realistic traffic (BENCHMARKS.md), a day of 333,000 views fills a pair
-// table with the group with about 1,000 rows, Full with 34,000.
-var SiteMasks = func() []Segments {
-	var others []*Dim
-	for _, d := range Dims {
-		if d != DimGroup {
-			others = append(others, d)
-		}
-	}
-	var masks []Segments
-	for i := range others {
-		for j := i + 1; j < len(others); j++ {
-			masks = append(masks, MaskOf(others[i], others[j]), MaskOf(DimGroup, others[i], others[j]))
-		}
-	}
-	return append(masks, Full)
-}()
+// every pair of dimensions is in one of the small tables, so that any report naming at most
+// two dimensions besides the group reads one; Full answers the rest. The device, browser, OS,
+// connection and navigation go together in one table (they are few and correlated), and the
+// country with the device, with browser and OS, and with connection and navigation. Measured
+// on realistic traffic (BENCHMARKS.md), a day of 333,000 views fills these with 50 to 8,000
+// rows, Full with 34,000; every table a view goes into costs the fold, which is why there are
+// six.
+var SiteMasks = []Segments{
+	MaskOf(DimGroup, DimDevice),
+	MaskOf(DimGroup, DimDevice, DimBrowser, DimOS, DimConnection, DimNavigation),
+	MaskOf(DimGroup, DimCountry, DimDevice),
+	MaskOf(DimGroup, DimCountry, DimBrowser, DimOS),
+	MaskOf(DimGroup, DimCountry, DimConnection, DimNavigation),
+	Full,
+}
 
-// AttributionMasks are the projections the website-wide attribution tables keep: the group
-// with any one other dimension, so that top attributions filter by group and one segment.
-var AttributionMasks = func() []Segments {
-	var masks []Segments
-	for _, d := range Dims {
-		if d != DimGroup {
-			masks = append(masks, MaskOf(DimGroup, d))
-		}
+// AttributionMasks are the projections an attribution kind's website-wide tables keep: the
+// group with the device, the browser or the country, so that top attributions filter by group
+// and one of those (an element's or a script's cost depends on them; the other segments
+// matter less for what is slow, and every table a view goes into costs the fold); scripts and
+// entities, several rows a view, by group and device only. Monitored pages keep every
+// segment of their attributions.
+func AttributionMasks(wide bool) []Segments {
+	if !wide {
+		return []Segments{MaskOf(DimGroup, DimDevice)}
 	}
-	return masks
-}()
+	return []Segments{MaskOf(DimGroup, DimDevice), MaskOf(DimGroup, DimBrowser), MaskOf(DimGroup, DimCountry)}
+}
 
 // CoveringMask picks, of masks, the one covering need with the fewest possible rows (by the
 // dimensions' widths); false if none covers it.
