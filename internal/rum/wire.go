@@ -742,4 +742,3 @@ func (r *reader) attribution(a *Attribution) error {
 	}
 	return r.expect(']')
 }
-

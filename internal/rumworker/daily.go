@@ -34,8 +34,8 @@ type attrKey struct {
 // and shard), the attribution tables (per kind and mask of its Masks) and the
 // monitored pages' tables (per page shard), with the attribution keys interned.
 type dayTables struct {
-	seg      [][]map[rollup.RowKey]*segRow    // [mask][shard]
-	attr     [][]map[attrKey]*rollup.Stat     // [kind][mask]
+	seg      [][]map[rollup.RowKey]*segRow // [mask][shard]
+	attr     [][]map[attrKey]*rollup.Stat  // [kind][mask]
 	pageSeg  [rum.PageShards]map[rollup.RowKey]*segRow
 	pageAttr [rum.PageShards][]map[attrKey]*rollup.Stat // [shard][kind]
 	keys     map[string]uint32
