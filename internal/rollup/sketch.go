@@ -245,3 +245,16 @@ func uvarint(b []byte) (uint64, []byte, bool) {
 	}
 	return v, b[k:], true
 }
+
+// Each calls fn for every non-empty bin, in ascending order of value, with the bin's value (0
+// for the values too small to index) and its count.
+func (s *Sketch) Each(fn func(v float64, n uint64)) {
+	if s.zero > 0 {
+		fn(0, s.zero)
+	}
+	for j, c := range s.bins {
+		if c != 0 {
+			fn(logMapping.Value(s.offset+j), c)
+		}
+	}
+}

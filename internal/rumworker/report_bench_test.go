@@ -142,7 +142,7 @@ func benchAggregate(b *testing.B, perMessage int) {
 }
 
 // benchWebsite is a website in a table of the benchmark's own.
-func benchWebsite(b *testing.B) (*store.Store, model.Website) {
+func benchWebsite(b testing.TB) (*store.Store, model.Website) {
 	st := awstest.Store(b, awstest.Clients(b))
 	site := model.Website{Account: "bench", Domain: "example.com"}
 	if err := st.CreateWebsite(context.Background(), &site); err != nil {
