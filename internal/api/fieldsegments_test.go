@@ -39,7 +39,9 @@ func TestFieldSegmentReports(t *testing.T) {
 		e.beacon(body, "text/plain", "8.8.8.8:1", map[string]string{"User-Agent": ua}).want(t, 202)
 	}
 	hero := `{"lcp":{"e":"img#hero","u":"https://example.com/hero.jpg?v=1","p":[100,400,1500,200]}}`
-	send("https://example.com/product/1", uaPhone, `{"lcp":2200,"inp":350,"cls":0.05}`, hero)
+	gtm := `{"lcp":{"e":"img#hero","u":"https://example.com/hero.jpg?v=1","p":[100,400,1500,200]},"inp":{"e":"button#buy","t":"pointer","p":[10,300,40],
+		"s":[{"u":"https://www.googletagmanager.com/gtm.js?id=GTM-1","f":"onBuy","d":280},{"u":"https://example.com/app.js","f":"render","d":20}]}}`
+	send("https://example.com/product/1", uaPhone, `{"lcp":2200,"inp":350,"cls":0.05}`, gtm)
 	send("https://example.com/product/2", uaPhone, `{"lcp":4600,"inp":120,"cls":0.3}`, `{"lcp":{"e":"h1","p":[100,0,0,4500]}}`)
 	send("https://example.com/index.html?from=ad", uaDesktop, `{"lcp":1200,"cls":0.01}`, hero)
 	send("https://example.com/index.html", uaDesktop, `{"lcp":900}`, `{}`)
@@ -110,6 +112,21 @@ func TestFieldSegmentReports(t *testing.T) {
 		}
 	}
 
+	var inp struct {
+		Result struct {
+			Targets, Scripts, Entities []struct {
+				Target, Entity, URL, Function string
+				SlowViews                     int
+				Parts                         map[string]float64
+			}
+		}
+	}
+	e.do("GET", w+"/attributions?metric=inp&device=mobile", viewerKey, nil).want(t, 200).decode(t, &inp)
+	if r := inp.Result; len(r.Targets) != 1 || r.Targets[0].Target != "button#buy" || len(r.Scripts) != 2 ||
+		r.Scripts[0].URL != "https://www.googletagmanager.com/gtm.js" || r.Scripts[0].Entity != "Google Tag Manager" || r.Scripts[0].Function != "onBuy" ||
+		r.Scripts[0].Parts["duration"] != 280 || len(r.Entities) != 2 || r.Entities[0].Entity != "Google Tag Manager" || r.Entities[1].Entity != "first party" {
+		t.Errorf("INP attributions %+v", r)
+	}
 	for _, q := range []string{
 		"/trend", "/trend?metric=nope", "/trend?metric=lcp&device=phone", "/trend?metric=lcp&by=colour",
 		"/trend?metric=lcp&percentile=100", "/trend?metric=lcp&date=20261301-20261302", "/trend?metric=lcp&devise=mobile",
