@@ -201,29 +201,42 @@ var errCorrupt = errors.New("rollup: corrupt encoding")
 // decodeSketch reads one sketch encoded by AppendBinary from b and returns the rest of b.
 func decodeSketch(b []byte) (*Sketch, []byte, error) {
 	s := &Sketch{}
+	rest, err := decodeSketchInto(s, b)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, rest, nil
+}
+
+// decodeSketchInto reads a sketch into s (empty, its bins' room reused) and returns the rest of
+// b.
+func decodeSketchInto(s *Sketch, b []byte) ([]byte, error) {
 	var n uint64
 	var ok bool
 	if s.zero, b, ok = uvarint(b); !ok {
-		return nil, nil, errCorrupt
+		return nil, errCorrupt
 	}
 	if n, b, ok = uvarint(b); !ok || n > uint64(len(b)) {
-		return nil, nil, errCorrupt
+		return nil, errCorrupt
 	}
 	if n == 0 {
-		return s, b, nil
+		return b, nil
 	}
 	first, k := binary.Varint(b)
 	if k <= 0 || first < math.MinInt32 || first > math.MaxInt32 {
-		return nil, nil, errCorrupt
+		return nil, errCorrupt
 	}
 	b = b[k:]
 	s.offset = int(first)
-	s.bins = make([]uint64, 0, n+n/2)
+	if cap(s.bins) < int(n+n/2) {
+		s.bins = make([]uint64, 0, n+n/2)
+	}
+	s.bins = s.bins[:0]
 	for j := uint64(0); j < n; j++ {
 		if j > 0 {
 			var gap uint64
 			if gap, b, ok = uvarint(b); !ok || gap == 0 || gap > 1<<20 {
-				return nil, nil, errCorrupt
+				return nil, errCorrupt
 			}
 			for range gap - 1 {
 				s.bins = append(s.bins, 0)
@@ -231,11 +244,37 @@ func decodeSketch(b []byte) (*Sketch, []byte, error) {
 		}
 		var c uint64
 		if c, b, ok = uvarint(b); !ok || c == 0 {
-			return nil, nil, errCorrupt
+			return nil, errCorrupt
 		}
 		s.bins = append(s.bins, c)
 	}
-	return s, b, nil
+	return b, nil
+}
+
+// skipSketch returns b after the sketch it starts with.
+func skipSketch(b []byte) ([]byte, error) {
+	var n uint64
+	var ok bool
+	if _, b, ok = uvarint(b); !ok {
+		return nil, errCorrupt
+	}
+	if n, b, ok = uvarint(b); !ok || n > uint64(len(b)) {
+		return nil, errCorrupt
+	}
+	if n == 0 {
+		return b, nil
+	}
+	if _, k := binary.Varint(b); k <= 0 {
+		return nil, errCorrupt
+	} else {
+		b = b[k:]
+	}
+	for j := uint64(0); j < 2*n-1; j++ {
+		if _, b, ok = uvarint(b); !ok {
+			return nil, errCorrupt
+		}
+	}
+	return b, nil
 }
 
 func uvarint(b []byte) (uint64, []byte, bool) {

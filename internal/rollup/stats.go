@@ -5,7 +5,11 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
+	"unsafe"
 )
+
+// unsafeString views b as a string without copying, for a key only looked at.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // Segment and attribution tables hold a day's own page views (not running totals), one row
 // per key: a segment key (the packed segments of the views, projected on the table's
@@ -162,16 +166,27 @@ func appendRow(b []byte, k RowKey, s *Stat) []byte {
 // DecodeStatTable reads a table Encode wrote. Rows it returns share nothing with b.
 func DecodeStatTable(b []byte) (*StatTable, error) {
 	t := NewStatTable()
-	err := ScanStatTable(b, func(k RowKey, s *Stat) { t.Rows[k] = s })
+	err := ScanStatTable(b, nil, func(k RowKey, s *Stat) { t.Rows[k] = s })
 	if err != nil {
 		return nil, err
 	}
 	return t, nil
 }
 
-// ScanStatTable calls row for each row of an encoded table, in key order, without building a
-// map: the reports filter and aggregate rows as they read them.
-func ScanStatTable(b []byte, row func(RowKey, *Stat)) error {
+// ScanStatTable calls row for each row of an encoded table that keep accepts (nil: every row),
+// in key order, without building a map: the reports filter and aggregate rows as they read
+// them, and a row keep refuses is skipped without being decoded. Each row is a Stat of its
+// own.
+func ScanStatTable(b []byte, keep func(RowKey) bool, row func(RowKey, *Stat)) error {
+	return scanStats(b, keep, func(k RowKey, s *Stat) { row(k, s) }, false)
+}
+
+// ScanStatTableReusing is ScanStatTable with one Stat for every row: row must not keep it.
+func ScanStatTableReusing(b []byte, keep func(RowKey) bool, row func(RowKey, *Stat)) error {
+	return scanStats(b, keep, row, true)
+}
+
+func scanStats(b []byte, keep func(RowKey) bool, row func(RowKey, *Stat), reuse bool) error {
 	if len(b) == 0 || b[0] != statTableKind {
 		return errCorrupt
 	}
@@ -179,6 +194,7 @@ func ScanStatTable(b []byte, row func(RowKey, *Stat)) error {
 	if !ok || n > uint64(len(b)) {
 		return errCorrupt
 	}
+	var shared Stat
 	for range n {
 		var k RowKey
 		var l uint64
@@ -188,11 +204,11 @@ func ScanStatTable(b []byte, row func(RowKey, *Stat)) error {
 		if l, b, ok = uvarint(b); !ok || l > uint64(len(b)) {
 			return errCorrupt
 		}
-		k.Key = string(b[:l])
+		rawKey := b[:l]
 		b = b[l:]
-		s := &Stat{}
-		for i := range s.Rated {
-			if s.Rated[i], b, ok = uvarint(b); !ok {
+		var rated [3]uint64
+		for i := range rated {
+			if rated[i], b, ok = uvarint(b); !ok {
 				return errCorrupt
 			}
 		}
@@ -205,22 +221,42 @@ func ScanStatTable(b []byte, row func(RowKey, *Stat)) error {
 		if flags > 1+MaxParts<<1 || parts > 0 && flags&1 == 0 {
 			return errCorrupt
 		}
+		sums := 0
 		if flags&1 != 0 {
-			if len(b) < 8*(1+parts) {
-				return errCorrupt
-			}
-			s.Sum = math.Float64frombits(binary.LittleEndian.Uint64(b))
-			b = b[8:]
-			for i := range parts {
-				s.Parts[i] = math.Float64frombits(binary.LittleEndian.Uint64(b))
-				b = b[8:]
+			sums = 1 + parts
+		}
+		if len(b) < 8*sums {
+			return errCorrupt
+		}
+		sumBytes := b[:8*sums]
+		b = b[8*sums:]
+		if keep != nil {
+			k.Key = unsafeString(rawKey)
+			if !keep(k) {
+				var err error
+				if b, err = skipSketch(b); err != nil {
+					return err
+				}
+				continue
 			}
 		}
-		sk, rest, err := decodeSketch(b)
+		k.Key = string(rawKey)
+		s := &shared
+		if !reuse {
+			s = &Stat{}
+		}
+		*s = Stat{Counts: Counts{Sketch: Sketch{bins: s.Sketch.bins[:0]}, Rated: rated}}
+		if sums > 0 {
+			s.Sum = math.Float64frombits(binary.LittleEndian.Uint64(sumBytes))
+			for i := range parts {
+				s.Parts[i] = math.Float64frombits(binary.LittleEndian.Uint64(sumBytes[8*(1+i):]))
+			}
+		}
+		rest, err := decodeSketchInto(&s.Sketch, b)
 		if err != nil {
 			return err
 		}
-		s.Sketch, b = *sk, rest
+		b = rest
 		row(k, s)
 	}
 	if len(b) != 0 {

@@ -87,8 +87,8 @@ type WireView struct {
 // Weighted is how many page views the view stands for.
 func (v *WireView) Weighted() uint64 { return max(v.Weight, 1) }
 
-// wire is the view in the queue's form.
-func (v View) wire() WireView {
+// Wire is the view in the queue's form.
+func (v View) Wire() WireView {
 	w := WireView{ID: v.ID, Day: v.Day, Page: v.Page, Country: v.Country, IP: v.IP, Timings: make([]float64, NumTimings),
 		Weight: v.Weight, Segments: v.Segments, Pages: v.Pages, Attribution: v.Attribution}
 	for i := range w.Timings {

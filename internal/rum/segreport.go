@@ -281,15 +281,14 @@ func (r *SegmentReader) scan(ctx context.Context, q SegmentQuery, p plan, row fu
 		if !ok {
 			continue
 		}
-		err := rollup.ScanStatTable(st.Data, func(k rollup.RowKey, s *rollup.Stat) {
+		keep := func(k rollup.RowKey) bool {
 			keep, overflow := p.filter(k)
 			if overflow && !keep {
 				partial = true
 			}
-			if keep {
-				row(c.Day, k, s)
-			}
-		})
+			return keep
+		}
+		err := rollup.ScanStatTableReusing(st.Data, keep, func(k rollup.RowKey, s *rollup.Stat) { row(c.Day, k, s) })
 		if err != nil {
 			return false, fmt.Errorf("RUM table %v: %w", c, err)
 		}

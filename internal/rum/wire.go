@@ -58,7 +58,7 @@ func (b WireBatch) MarshalJSON() ([]byte, error) {
 func (b Batch) MarshalJSON() ([]byte, error) {
 	w := WireBatch{ID: b.ID, Account: b.Account, Website: b.Website, Views: make([]WireView, len(b.Views))}
 	for i, v := range b.Views {
-		w.Views[i] = v.wire()
+		w.Views[i] = v.Wire()
 	}
 	return w.MarshalJSON()
 }

@@ -53,7 +53,7 @@ func TestWireBatchReaderMatchesEncodingJSON(t *testing.T) {
 		}
 		want := WireBatch{ID: batch.ID, Account: batch.Account, Website: batch.Website}
 		for _, v := range batch.Views {
-			want.Views = append(want.Views, v.wire())
+			want.Views = append(want.Views, v.Wire())
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s:\nread %+v\nwant %+v", body, got, want)

@@ -374,7 +374,7 @@ func (d daily) load(cells []model.RUMCell, stored map[model.RUMCell]model.RUMTab
 		if !ok || !vok {
 			return fmt.Errorf("no daily table %q %q", c.Dim, c.Metric)
 		}
-		err := rollup.ScanStatTable(st.Data, func(k rollup.RowKey, s *rollup.Stat) {
+		err := rollup.ScanStatTable(st.Data, nil, func(k rollup.RowKey, s *rollup.Stat) {
 			switch {
 			case which.kind >= 0:
 				rows := t.pageAttr[c.Shard][which.kind]
