@@ -196,7 +196,8 @@
     var cs = getComputedStyle(document.documentElement);
     var out = [];
     for (var i = 1; i <= 8; i++) out.push(cs.getPropertyValue('--c' + i).trim());
-    return { series: out, fg: cs.getPropertyValue('--fg').trim(), muted: cs.getPropertyValue('--muted').trim(), line: cs.getPropertyValue('--line').trim() };
+    var v = function (n) { return cs.getPropertyValue('--' + n).trim(); };
+    return { series: out, fg: v('fg'), muted: v('muted'), line: v('line'), good: v('good'), warn: v('warn'), bad: v('bad') };
   }
 
   // chart draws a time series (or, with categories, bars over categories) with uPlot, and
@@ -225,8 +226,9 @@
     if (series.length) {
       fig.insertBefore(el('ul', { class: 'legend' }, series.map(function (s, i) {
         var sw = el('span', { class: 'swatch' + (s.dash ? ' dashed' : '') });
-        sw.style.borderColor = pal.series[i % 8];
-        if (!s.dash) sw.style.background = pal.series[i % 8];
+        var colour = s.colour ? pal[s.colour] : pal.series[i % 8];
+        sw.style.borderColor = colour;
+        if (!s.dash) sw.style.background = colour;
         return el('li', null, sw, s.label);
       })), plot.nextSibling);
     }
@@ -236,10 +238,10 @@
       return fig;
     }
     var data = [xs];
-    var acc = xs.map(function () { return 0; });
+    var acc = xs.map(function () { return null; });
     var stackedValues = series.map(function (s) {
       if (!spec.stacked) return s.values.map(function (v) { return typeof v === 'number' ? v : null; });
-      acc = acc.map(function (a, i) { return a + (typeof s.values[i] === 'number' ? s.values[i] : 0); });
+      acc = acc.map(function (a, i) { return typeof s.values[i] === 'number' ? (a || 0) + s.values[i] : a; });
       return acc.slice();
     });
     // A stacked chart draws its totals first, so that each smaller sum is filled over them.
@@ -247,7 +249,7 @@
     if (spec.stacked) order.reverse();
     var uSeries = [{}];
     order.forEach(function (i) {
-      var s = series[i], colour = pal.series[i % 8];
+      var s = series[i], colour = s.colour ? pal[s.colour] : pal.series[i % 8];
       data.push(stackedValues[i]);
       var o = { label: s.label, stroke: colour, width: 2, points: { show: xs.length < 40 },
         value: function (u, v, si, di) { return di === null || di === undefined ? '–' : fmt(s.values[di], s.unit); } };
@@ -266,7 +268,8 @@
         y: spec.bars || spec.stacked ? { range: function (u, lo, hi) { return [0, hi > 0 ? hi * 1.08 : 1]; } } : {} },
       axes: [
         { stroke: pal.muted, grid: { stroke: pal.line, width: 1 }, ticks: { stroke: pal.line },
-          values: spec.categories ? function (u, vals) { return vals.map(function (v) { return Number.isInteger(v) && spec.categories[v] !== undefined ? String(spec.categories[v]).slice(0, 18) : ''; }); } : undefined,
+          // Many categories: every few are labelled, so that labels do not run into each other.
+          values: spec.categories ? function (u, vals) { var every = Math.ceil(spec.categories.length / 6); return vals.map(function (v) { return Number.isInteger(v) && v % every === 0 && spec.categories[v] !== undefined ? String(spec.categories[v]).slice(0, 18) : ''; }); } : undefined,
           splits: spec.categories ? function () { return xs; } : undefined },
         { stroke: pal.muted, grid: { stroke: pal.line, width: 1 }, ticks: { stroke: pal.line }, size: 60 }
       ],
@@ -286,9 +289,14 @@
         ctx.restore();
       }] }
     };
-    // Drawn once the figure is in the page, at its width.
-    requestAnimationFrame(function () {
-      if (!plot.isConnected) return;
+    // Drawn once the figure is in the page, at its width: a view built of several requests
+    // adds it a few frames later (a figure never added is given up after some seconds).
+    var frames = 0;
+    requestAnimationFrame(function draw() {
+      if (!plot.isConnected) {
+        if (++frames < 600) requestAnimationFrame(draw);
+        return;
+      }
       opts.width = Math.max(280, plot.clientWidth);
       var u = new uPlot(opts, data, plot);
       u.root.setAttribute('aria-hidden', 'true');
@@ -967,7 +975,10 @@
     inputDelay: 'Input delay', processingDuration: 'Processing', presentationDelay: 'Presentation', duration: 'Script time', time: 'At' };
   // problemBox says what the API refused, naming its fields: the rest of the view stays.
   function problemBox(err) {
-    return el('p', { class: 'error', role: 'alert', text: err.message + (err.errors && err.errors.length ? ' (' + err.errors.map(function (e) { return e.field + ': ' + e.message; }).join('; ') + ')' : '') });
+    var errs = err.errors || [];
+    var named = errs.every(function (e) { return err.message.indexOf(e.field) >= 0; });
+    return el('p', { class: 'error', role: 'alert', 'data-fields': errs.map(function (e) { return e.field; }).join(' '),
+      text: err.message + (named ? '' : ' (' + errs.map(function (e) { return e.field + ': ' + e.message; }).join('; ') + ')') });
   }
   // segQuery is a real-user report's query string.
   function segQuery(o) {
@@ -998,7 +1009,8 @@
     cols.push({ label: 'Slow views', n: true, value: function (r) { return r.slowViews; }, cell: function (r) { return fmt(r.slowViews, 'score') + ' (' + fmt(r.slowPercent, '') + ' %)'; } });
     cols.push({ label: 'Views', n: true, value: function (r) { return r.views; }, cell: function (r) { return fmt(r.views, 'score'); } });
     cols.push({ label: 'p75 ' + metric.toUpperCase(), n: true, value: function (r) { return r.value; }, cell: function (r) { return metricCell(metric, r.value); } });
-    var parts = rows.length && rows[0].parts ? Object.keys(rows[0].parts) : [];
+    // The parts in the order they happen (the API's objects have no order).
+    var parts = rows.length && rows[0].parts ? Object.keys(PART_LABELS).filter(function (p) { return p in rows[0].parts; }) : [];
     if (parts.length > 1) cols.push({ label: 'Mean: ' + parts.map(function (p) { return PART_LABELS[p] || p; }).join(' + '), cell: function (r) {
       return parts.map(function (p) { return fmt(r.parts[p], metric === 'cls' ? 'ms' : METRICS[metric].unit); }).join(' + ') + ' = ' + fmtMetric(metric, r.mean);
     } });
@@ -1023,15 +1035,18 @@
       var dates = trend.days.map(function (d) { return d.date; });
       var series = [{ label: 'p' + trend.percentile + ' ' + label + ' (real users)', values: trend.days.map(function (d) { return d.value; }), unit: unit }];
       (trend.series || []).slice(0, 5).forEach(function (s) { series.push({ label: s.key, values: s.days.map(function (d) { return d.value; }), unit: unit, dash: true }); });
-      var bars = dist.histogram.filter(function (b) { return b.views > 0 || b.to; });
+      // The histogram from its first bucket with views to its last.
+      var firstBar = dist.histogram.findIndex(function (b) { return b.views > 0; });
+      var lastBar = dist.histogram.length - 1 - dist.histogram.slice().reverse().findIndex(function (b) { return b.views > 0; });
+      var bars = dist.histogram.slice(firstBar, lastBar + 1);
       out.push(el('div', { class: 'stats' },
         el('div', { class: 'stat' }, el('b', { class: rating(o.vital, dist.value), text: fmtMetric(o.vital, dist.value) }), el('span', { text: 'p' + dist.percentile + ' ' + label + ', real users' })),
         el('div', { class: 'stat' }, el('b', { text: fmt(dist.views, 'score') }), el('span', { text: 'page views' })),
         el('div', { class: 'stat wide' }, ratingBar(dist), el('span', { text: 'good / needs improvement / poor' }))));
       out.push(el('div', { class: 'charts' },
         chart({ title: 'p' + trend.percentile + ' ' + label + ' per day' + (o.by ? ' by ' + o.by : ''), x: dates, series: series }),
-        chart({ title: 'Good / needs improvement / poor per day (%)', x: dates, stacked: true, series: [['good', 'Good'], ['needsImprovement', 'Needs improvement'], ['poor', 'Poor']].map(function (k) {
-          return { label: k[1], values: trend.days.map(function (d) { return d.views ? d.ratings[k[0]].percent : null; }), unit: '' };
+        chart({ title: 'Good / needs improvement / poor per day (%)', x: dates, stacked: true, series: [['good', 'Good', 'good'], ['needsImprovement', 'Needs improvement', 'warn'], ['poor', 'Poor', 'bad']].map(function (k) {
+          return { label: k[1], values: trend.days.map(function (d) { return d.views ? d.ratings[k[0]].percent : null; }), unit: '', colour: k[2] };
         }) }),
         chart({ title: 'Distribution of ' + label, categories: bars.map(function (b) { return b.to ? fmt(b.from, unit === 'ms' ? 'score' : '') + '–' + fmt(b.to, unit === 'ms' ? 'score' : '') : '≥ ' + fmt(b.from, unit === 'ms' ? 'score' : ''); }), categoryLabel: label, bars: true,
           series: [{ label: 'Page views', values: bars.map(function (b) { return b.views; }), unit: 'score' }] })));
@@ -1110,7 +1125,15 @@
         el('button', { type: 'submit', text: 'Show' }));
       return Promise.all([rumPanel(w, { vital: vital, from: from, to: to, filters: filters, by: q.seg }), pageCountryReport(w, q, from, to)]).then(function (parts) {
         var out = [el('h1', { text: 'Real users' }), el('p', { class: 'sub', text: 'Page views measured in visitors\' browsers by the openvitals snippet (web-vitals), not the Chrome UX Report.' }), form];
-        out.push(el('div', { id: 'rum-panel' }, parts[0]));
+        var panel = el('div', { id: 'rum-panel' }, parts[0]);
+        // The fields a refused report names are marked in the form above it.
+        panel.querySelectorAll('[data-fields]').forEach(function (box) {
+          box.getAttribute('data-fields').split(' ').forEach(function (f) {
+            var input = form.querySelector('#rum-' + (f === 'by' ? 'by' : f === 'metric' ? 'vital' : f));
+            if (input) input.setAttribute('aria-invalid', 'true');
+          });
+        });
+        out.push(panel);
         out = out.concat(parts[1]);
       var snippet = '<script async src="' + location.origin + '/rum/' + w.id + '.js"></script>';
         var code = el('pre', null, el('code', { id: 'snippet', text: snippet }));
