@@ -34,24 +34,28 @@ type attrKey struct {
 // and shard), the attribution tables (per kind and mask of its Masks) and the
 // monitored pages' tables (per page shard), with the attribution keys interned.
 type dayTables struct {
-	seg      [][]map[rollup.RowKey]*segRow // [mask][shard]
-	attr     [][]map[attrKey]*rollup.Stat  // [kind][mask]
-	pageSeg  [rum.PageShards]map[rollup.RowKey]*segRow
-	pageAttr [rum.PageShards][]map[attrKey]*rollup.Stat // [shard][kind]
-	keys     map[string]uint32
-	names    []string
+	seg [][]map[rum.Segments]*segRow // [mask][shard]
+	// segOverflow holds the overflow row of each website-wide segment table (rollup's
+	// OverflowKey), kept apart so that the tables' rows are keyed by their segments alone.
+	segOverflow [][]*segRow
+	attr        [][]map[attrKey]*rollup.Stat // [kind][mask]
+	pageSeg     [rum.PageShards]map[rollup.RowKey]*segRow
+	pageAttr    [rum.PageShards][]map[attrKey]*rollup.Stat // [shard][kind]
+	keys        map[string]uint32
+	names       []string
 	// seen holds the stored tables that already hold a message of the batch (by the message's
 	// index): such a message is added to the day's other tables only.
 	seen map[model.RUMCell][]int
 }
 
 func newDayTables() *dayTables {
-	d := &dayTables{seg: make([][]map[rollup.RowKey]*segRow, len(rum.SiteMasks)),
+	d := &dayTables{seg: make([][]map[rum.Segments]*segRow, len(rum.SiteMasks)),
 		attr: make([][]map[attrKey]*rollup.Stat, len(rum.AttrKinds)), keys: map[string]uint32{}}
 	for i, m := range rum.SiteMasks {
-		d.seg[i] = make([]map[rollup.RowKey]*segRow, rum.Shards(rum.SegmentDim(m)))
+		d.seg[i] = make([]map[rum.Segments]*segRow, rum.Shards(rum.SegmentDim(m)))
+		d.segOverflow = append(d.segOverflow, make([]*segRow, len(d.seg[i])))
 		for s := range d.seg[i] {
-			d.seg[i][s] = map[rollup.RowKey]*segRow{}
+			d.seg[i][s] = map[rum.Segments]*segRow{}
 		}
 	}
 	for k, kind := range rum.AttrKinds {
@@ -139,7 +143,7 @@ func (r *segRow) add(m *measured, have uint8) {
 	}
 }
 
-func segRowOf(rows map[rollup.RowKey]*segRow, k rollup.RowKey) *segRow {
+func segRowOf[K comparable](rows map[K]*segRow, k K) *segRow {
 	row := rows[k]
 	if row == nil {
 		row = new(segRow)
@@ -189,7 +193,7 @@ func (d daily) addMessage(msg int, views []rum.WireView) {
 			if mi == fullMask {
 				shard = rum.FullShard(v.Segments)
 			}
-			segRowOf(t.seg[mi][shard], rollup.RowKey{Seg: uint64(v.Segments & mask)}).add(m, m.have&^skip(t, v.Day, segDims[mi], shard))
+			segRowOf(t.seg[mi][shard], v.Segments&mask).add(m, m.have&^skip(t, v.Day, segDims[mi], shard))
 		}
 	}
 	// Attribution rows: each view's rows of each kind, interned once, then table by table.
@@ -385,7 +389,14 @@ func (d daily) load(cells []model.RUMCell, stored map[model.RUMCell]model.RUMTab
 			case which.page:
 				segRowOf(t.pageSeg[c.Shard], k)[vi] = s.Counts
 			default:
-				segRowOf(t.seg[which.mask][c.Shard], k)[vi] = s.Counts
+				if k.Key != "" {
+					if t.segOverflow[which.mask][c.Shard] == nil {
+						t.segOverflow[which.mask][c.Shard] = new(segRow)
+					}
+					t.segOverflow[which.mask][c.Shard][vi] = s.Counts
+					return
+				}
+				segRowOf(t.seg[which.mask][c.Shard], rum.Segments(k.Seg))[vi] = s.Counts
 			}
 		})
 		if err != nil {
@@ -413,15 +424,20 @@ func (d daily) table(c model.RUMCell) (*rollup.StatTable, error) {
 		for k, s := range rows {
 			out.Rows[rollup.RowKey{Seg: k.seg, Key: t.names[k.key]}] = s
 		}
-	default:
-		rows := t.pageSeg[c.Shard]
-		if !which.page {
-			rows = t.seg[which.mask][c.Shard]
-		}
-		for k, r := range rows {
+	case which.page:
+		for k, r := range t.pageSeg[c.Shard] {
 			if r[vi].Views() > 0 {
 				out.Rows[k] = &rollup.Stat{Counts: r[vi]}
 			}
+		}
+	default:
+		for k, r := range t.seg[which.mask][c.Shard] {
+			if r[vi].Views() > 0 {
+				out.Rows[rollup.RowKey{Seg: uint64(k)}] = &rollup.Stat{Counts: r[vi]}
+			}
+		}
+		if r := t.segOverflow[which.mask][c.Shard]; r != nil && r[vi].Views() > 0 {
+			out.Rows[rollup.OverflowKey] = &rollup.Stat{Counts: r[vi]}
 		}
 	}
 	return out, nil
