@@ -234,9 +234,15 @@ func (r *SegmentReader) segmentPlan(ctx context.Context, q SegmentQuery) (plan, 
 		return plan{}, err
 	}
 	var p plan
-	dim := PageSegmentDim
+	var dim string
 	shards := []int{PageShard(q.Page)}
-	if q.Page == "" {
+	if q.Page != "" {
+		mask, ok := CoveringMask(PageMasks, need)
+		if !ok {
+			return plan{}, &QueryError{"filter", "a monitored page's views filter and break down by device with browser, os, connection and navigation, or by device and country"}
+		}
+		dim = PageSegmentDim(mask)
+	} else {
 		mask, _ := CoveringMask(SiteMasks, need) // Full covers every need
 		dim = SegmentDim(mask)
 		shards = make([]int, Shards(dim))
@@ -522,6 +528,9 @@ func (r *SegmentReader) Attributions(ctx context.Context, q SegmentQuery, limit 
 		}
 		var p plan
 		if q.Page != "" {
+			if need&^PageAttributionMask != 0 {
+				return Attributions{}, &QueryError{"filter", "a monitored page's attributions filter by device only"}
+			}
 			for _, day := range days {
 				p.cells = append(p.cells, model.RUMCell{Day: day, Dim: PageAttributionDim(kind), Metric: q.Metric, Shard: PageShard(q.Page), Daily: true})
 			}

@@ -150,9 +150,22 @@ func AttributionDim(kind *AttrKind, m Segments) string {
 	return "a" + kind.Name + "." + strconv.FormatUint(uint64(m), 36)
 }
 
-// PageSegmentDim names the monitored pages' segment tables (rows keyed by page ID and every
-// segment); PageAttributionDim their attribution tables (keys prefixed by the page ID).
-const PageSegmentDim = "ps"
+// PageMasks are the projections of the monitored pages' segment tables (rows keyed by page ID
+// and segments): the device with browser, OS, connection and navigation, and the device with
+// the country. A page's views are few, but each of them would be a row of its own on every
+// segment, and a table is rewritten whenever a batch touches it.
+var PageMasks = []Segments{
+	MaskOf(DimDevice, DimBrowser, DimOS, DimConnection, DimNavigation),
+	MaskOf(DimDevice, DimCountry),
+}
+
+// PageAttributionMask is the projection of the monitored pages' attribution tables: the
+// device (the page view's mobile or desktop).
+var PageAttributionMask = MaskOf(DimDevice)
+
+// PageSegmentDim names the monitored pages' segment table of a mask; PageAttributionDim their
+// attribution table of a kind (keys prefixed by the page ID).
+func PageSegmentDim(m Segments) string { return "ps" + strconv.FormatUint(uint64(m), 36) }
 
 // PageAttributionDim names the monitored pages' attribution table of a kind.
 func PageAttributionDim(kind *AttrKind) string { return "pa" + kind.Name }
@@ -162,7 +175,7 @@ func Shards(dim string) int {
 	switch {
 	case dim == SegmentDim(Full):
 		return FullShards
-	case dim == PageSegmentDim || strings.HasPrefix(dim, "pa"):
+	case strings.HasPrefix(dim, "ps") || strings.HasPrefix(dim, "pa"):
 		return PageShards
 	}
 	return 1

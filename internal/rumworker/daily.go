@@ -38,9 +38,9 @@ type dayTables struct {
 	// segOverflow holds the overflow row of each website-wide segment table (rollup's
 	// OverflowKey), kept apart so that the tables' rows are keyed by their segments alone.
 	segOverflow [][]*segRow
-	attr        [][]map[attrKey]*rollup.Stat // [kind][mask]
-	pageSeg     [rum.PageShards]map[rollup.RowKey]*segRow
-	pageAttr    [rum.PageShards][]map[attrKey]*rollup.Stat // [shard][kind]
+	attr        [][]map[attrKey]*rollup.Stat                // [kind][mask]
+	pageSeg     [][rum.PageShards]map[rollup.RowKey]*segRow // [mask][shard]
+	pageAttr    [rum.PageShards][]map[attrKey]*rollup.Stat  // [shard][kind]
 	keys        map[string]uint32
 	names       []string
 	// seen holds the stored tables that already hold a message of the batch (by the message's
@@ -64,8 +64,13 @@ func newDayTables() *dayTables {
 			d.attr[k][m] = map[attrKey]*rollup.Stat{}
 		}
 	}
-	for s := range d.pageSeg {
-		d.pageSeg[s] = map[rollup.RowKey]*segRow{}
+	d.pageSeg = make([][rum.PageShards]map[rollup.RowKey]*segRow, len(rum.PageMasks))
+	for m := range d.pageSeg {
+		for s := range d.pageSeg[m] {
+			d.pageSeg[m][s] = map[rollup.RowKey]*segRow{}
+		}
+	}
+	for s := range d.pageAttr {
 		d.pageAttr[s] = make([]map[attrKey]*rollup.Stat, len(rum.AttrKinds))
 		for k := range d.pageAttr[s] {
 			d.pageAttr[s][k] = map[attrKey]*rollup.Stat{}
@@ -212,7 +217,9 @@ func (d daily) addMessage(msg int, views []rum.WireView) {
 		}
 		for _, page := range v.Pages {
 			shard := rum.PageShard(page)
-			segRowOf(t.pageSeg[shard], rollup.RowKey{Seg: uint64(v.Segments), Key: page}).add(m, m.have&^skip(t, v.Day, rum.PageSegmentDim, shard))
+			for mi, mask := range rum.PageMasks {
+				segRowOf(t.pageSeg[mi][shard], rollup.RowKey{Seg: uint64(v.Segments & mask), Key: page}).add(m, m.have&^skip(t, v.Day, pageSegDims[mi], shard))
+			}
 		}
 		if v.Attribution == nil {
 			continue
@@ -230,7 +237,7 @@ func (d daily) addMessage(msg int, views []rum.WireView) {
 					if skip(t, v.Day, pageAttrDims[ki], shard)&(1<<vi) != 0 {
 						continue
 					}
-					s := statOf(t.pageAttr[shard][ki], attrKey{seg: uint64(v.Segments), key: t.intern(rum.PageRowKey(page, r.Key))})
+					s := statOf(t.pageAttr[shard][ki], attrKey{seg: uint64(v.Segments & rum.PageAttributionMask), key: t.intern(rum.PageRowKey(page, r.Key))})
 					s.Add(m.prep[vi], m.rating[vi], m.weight)
 					s.AddSums(m.value[vi], r.Parts[:len(kind.Parts)], m.weight)
 				}
@@ -273,6 +280,12 @@ var (
 		}
 		return out
 	}()
+	pageSegDims = func() (out []string) {
+		for _, m := range rum.PageMasks {
+			out = append(out, rum.PageSegmentDim(m))
+		}
+		return out
+	}()
 	pageAttrDims = func() (out []string) {
 		for _, kind := range rum.AttrKinds {
 			out = append(out, rum.PageAttributionDim(kind))
@@ -288,7 +301,10 @@ type dailyTable struct {
 }
 
 var dailyTables = func() map[string]dailyTable {
-	out := map[string]dailyTable{rum.PageSegmentDim: {mask: -1, kind: -1, page: true}}
+	out := map[string]dailyTable{}
+	for i, m := range rum.PageMasks {
+		out[rum.PageSegmentDim(m)] = dailyTable{mask: i, kind: -1, page: true}
+	}
 	for i, m := range rum.SiteMasks {
 		out[rum.SegmentDim(m)] = dailyTable{mask: i, kind: -1}
 	}
@@ -327,7 +343,9 @@ func dailyCells(msgs []message) []model.RUMCell {
 				add(segDims[mi], shard, m.have)
 			}
 			for _, page := range v.Pages {
-				add(rum.PageSegmentDim, rum.PageShard(page), m.have)
+				for mi := range rum.PageMasks {
+					add(pageSegDims[mi], rum.PageShard(page), m.have)
+				}
 			}
 			for ki, kind := range rum.AttrKinds {
 				vital := uint8(1) << kind.Vital
@@ -387,7 +405,7 @@ func (d daily) load(cells []model.RUMCell, stored map[model.RUMCell]model.RUMTab
 				}
 				rows[attrKey{seg: k.Seg, key: t.intern(k.Key)}] = s
 			case which.page:
-				segRowOf(t.pageSeg[c.Shard], k)[vi] = s.Counts
+				segRowOf(t.pageSeg[which.mask][c.Shard], k)[vi] = s.Counts
 			default:
 				if k.Key != "" {
 					if t.segOverflow[which.mask][c.Shard] == nil {
@@ -425,7 +443,7 @@ func (d daily) table(c model.RUMCell) (*rollup.StatTable, error) {
 			out.Rows[rollup.RowKey{Seg: k.seg, Key: t.names[k.key]}] = s
 		}
 	case which.page:
-		for k, r := range t.pageSeg[c.Shard] {
+		for k, r := range t.pageSeg[which.mask][c.Shard] {
 			if r[vi].Views() > 0 {
 				out.Rows[k] = &rollup.Stat{Counts: r[vi]}
 			}

@@ -104,9 +104,11 @@ func (t *DailyTables) Store(ctx context.Context, st *store.Store, account, websi
 		}
 	}
 	for shard := range rum.PageShards {
-		for vi, u := range usedVitals(tab.pageSeg[shard]) {
-			if u {
-				cells = append(cells, model.RUMCell{Day: t.day, Dim: rum.PageSegmentDim, Metric: rum.Vitals[vi].Name, Shard: shard, Daily: true})
+		for mi, mask := range rum.PageMasks {
+			for vi, u := range usedVitals(tab.pageSeg[mi][shard]) {
+				if u {
+					cells = append(cells, model.RUMCell{Day: t.day, Dim: rum.PageSegmentDim(mask), Metric: rum.Vitals[vi].Name, Shard: shard, Daily: true})
+				}
 			}
 		}
 		for ki, kind := range rum.AttrKinds {

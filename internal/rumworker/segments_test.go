@@ -240,7 +240,8 @@ func TestSegmentFiltersAndPageGroupsAreExact(t *testing.T) {
 		{"lcp", "", []rum.Filter{{Dim: rum.DimGroup, Values: []string{"(none)"}}, dev("desktop"), {Dim: rum.DimConnection, Values: []string{"unknown"}}}, rum.DimNavigation},
 		{"lcp", "index", nil, nil},
 		{"lcp", "index-ad", nil, rum.DimDevice},
-		{"inp", "product-1", []rum.Filter{{Dim: rum.DimBrowser, Values: []string{"chrome"}}}, rum.DimCountry},
+		{"inp", "product-1", []rum.Filter{{Dim: rum.DimBrowser, Values: []string{"chrome"}}}, rum.DimOS},
+		{"cls", "index", []rum.Filter{{Dim: rum.DimDevice, Values: []string{"mobile"}}}, rum.DimCountry},
 	} {
 		name := fmt.Sprintf("%s page=%s filters=%v by=%v", c.metric, c.page, c.filters, c.by)
 		q := rum.SegmentQuery{Account: site.Account, Website: site.ID, Metric: c.metric, From: from, To: to, Filters: c.filters, By: c.by}
@@ -314,5 +315,10 @@ func TestSegmentFiltersAndPageGroupsAreExact(t *testing.T) {
 	var qe *rum.QueryError
 	if !errors.As(err, &qe) || !strings.Contains(qe.Message, "filter by") {
 		t.Errorf("two filters on website-wide attributions: %v", err)
+	}
+	_, err = r.Breakdown(ctx, rum.SegmentQuery{Account: site.Account, Website: site.ID, Metric: "lcp", From: from, To: to, Page: pageIDs["index"],
+		Filters: []rum.Filter{{Dim: rum.DimCountry, Values: []string{"DE"}}}, By: rum.DimBrowser})
+	if !errors.As(err, &qe) {
+		t.Errorf("a page's views by country and browser, which its tables do not keep: %v", err)
 	}
 }
