@@ -826,6 +826,9 @@
   // ---- regressions ------------------------------------------------------------------------
   // regressionList lists regressions and improvements; names maps page and test ids to what
   // people call them.
+  // The sources of regressions, named: field values say whether they are Google's Chrome UX
+  // Report or this website's own real users.
+  var SOURCES = { lab: 'lab (Lighthouse)', ux: 'Chrome UX Report', rum: 'real users', multistep: 'multistep runs' };
   function regressionList(w, regs, names) {
     names = names || {};
     return el('ul', { class: 'regs' }, regs.map(function (g) {
@@ -836,7 +839,7 @@
       if (g.kind === 'improvement' && g.status === 'open') badge.className = 'badge good';
       var li = el('li', null,
         badge, ' ', el('b', { text: m + ' ' + what }), ' on ', subject, g.device ? ' (' + g.device + ')' : '', ': ',
-        fmt(g.before.median, g.unit) + ' → ' + fmt(g.after.median, g.unit) + ' (' + (g.changePercent > 0 ? '+' : '') + g.changePercent.toFixed(1) + ' %), first on ' + g.firstBadDay + ', source ' + g.source);
+        fmt(g.before.median, g.unit) + ' → ' + fmt(g.after.median, g.unit) + ' (' + (g.changePercent > 0 ? '+' : '') + g.changePercent.toFixed(1) + ' %), first on ' + g.firstBadDay + ', source: ' + (SOURCES[g.source] || g.source));
       var cause = g.cause || { changes: [], annotations: [] };
       if (cause.changes.length || cause.annotations.length) {
         li.appendChild(el('ul', null,
