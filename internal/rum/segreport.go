@@ -594,7 +594,8 @@ func (r *SegmentReader) Attributions(ctx context.Context, q SegmentQuery, limit 
 			if views > 0 {
 				row.Mean = roundMean(q.Metric, s.Sum/float64(views))
 				for i, name := range kind.Parts {
-					row.Parts[name] = roundMean(q.Metric, s.Parts[i]/float64(views))
+					// Parts are times in milliseconds, CLS's too (when its largest shift came).
+					row.Parts[name] = roundMean("ms", s.Parts[i]/float64(views))
 				}
 			}
 			list = append(list, row)
