@@ -220,7 +220,7 @@ image-test: deps-local build
 # Native Go fuzzing beyond the seed corpora (testdata/fuzz, which `make test` runs): no input
 # may answer 500 or panic, and a refused body must change nothing. One worker, as the request
 # fuzzer compares the table's item count around each request.
-FUZZ_TARGETS := FuzzRequestBodies:./internal/api/ FuzzCreatePages:./internal/api/ FuzzParseBeacon:./internal/rum/
+FUZZ_TARGETS := FuzzRequestBodies:./internal/api/ FuzzCreatePages:./internal/api/ FuzzParseBeacon:./internal/rum/ FuzzWireBatch:./internal/rum/
 fuzz: deps-local
 	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
 	$(STANDINS) start $(TEST_PORTS); \
@@ -279,7 +279,7 @@ bench-dashboard: deps-local
 screenshots: deps-local
 	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
 	$(STANDINS) start $(TEST_PORTS); \
-	$(call LOCAL_AWS,$(TEST_PORTS)) OPENVITALS_SCREENSHOTS=$(CURDIR)/docs/screenshots go test -count=1 -run '^TestDashboard$$' -timeout 20m ./cmd/local/
+	$(call LOCAL_AWS,$(TEST_PORTS)) OPENVITALS_SCREENSHOTS=$(CURDIR)/docs/screenshots go test -count=1 -run '^TestDashboard(RealUsers)?$$' -timeout 20m ./cmd/local/
 
 # Real-user monitoring: fold throughput on one core, the sketches' p75 error, collect throughput
 # and report latency over 10 million page views in DynamoDB Local (~5 min). See BENCHMARKS.md.

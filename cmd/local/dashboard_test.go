@@ -791,7 +791,9 @@ func TestDashboard(t *testing.T) {
 				t.Errorf("real users table %q has no p75 %q of %s", rumTable, want, k)
 			}
 		}
-		if total, blank := tb.chartCanvases(); total != 1 || blank != 0 {
+		// The vital's trend, ratings and distribution (TestDashboardRealUsers checks them), and
+		// the report per page.
+		if total, blank := tb.chartCanvases(); total != 4 || blank != 0 {
 			t.Errorf("real users: %d charts, %d blank", total, blank)
 		}
 		if !strings.Contains(tb.text("#snippet"), "/rum/"+d.site.ID+".js") {

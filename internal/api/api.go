@@ -152,6 +152,12 @@ func (s *Server) fieldEndpoints() []endpoint {
 	return []endpoint{
 		{"GET", "/{websiteID}/field-testing/pages", viewer, s.fieldReport(rum.DimPages)},
 		{"GET", "/{websiteID}/field-testing/countries", viewer, s.fieldReport(rum.DimCountries)},
+		{"GET", "/{websiteID}/field-testing/trend", viewer, s.fieldTrend},
+		{"GET", "/{websiteID}/field-testing/distribution", viewer, s.fieldDistribution},
+		{"GET", "/{websiteID}/field-testing/segments", viewer, s.fieldSegments},
+		{"GET", "/{websiteID}/field-testing/attributions", viewer, s.fieldAttributions},
+		{"GET", "/{websiteID}/field-testing/settings", viewer, s.getRUMSettings},
+		{"PUT", "/{websiteID}/field-testing/settings", admin, s.putRUMSettings},
 	}
 }
 

@@ -30,13 +30,14 @@ func (s *Server) snippet(w http.ResponseWriter, r *http.Request, _ caller) error
 	if !ok || !plausibleID(id) {
 		return newProblem(http.StatusNotFound, "no such script")
 	}
-	if _, err := s.sites.get(r.Context(), id); err != nil {
+	site, err := s.sites.get(r.Context(), id)
+	if err != nil {
 		if isNotFound(err) {
 			return newProblem(http.StatusNotFound, "no such script")
 		}
 		return err
 	}
-	body := rum.Snippet(id)
+	body := rum.Snippet(id, site.Settings)
 	sum := sha256.Sum256(body)
 	etag := `"` + hex.EncodeToString(sum[:12]) + `"`
 	h := w.Header()
@@ -71,8 +72,9 @@ var (
 	errNoBeaconValue = invalid(FieldError{Field: "m", Message: "no metric"})
 )
 
-// collect takes one beacon: it checks the website and the page's domain, resolves the page key,
-// day and (where trusted) country, and queues the view. 202 once queued.
+// collect takes one beacon: it checks the website, makes the page view (page key, monitored
+// pages, segments, attribution, weight; rum.Site.View) and queues it. 202 once queued; 204 for
+// a lab agent's page load, which is not counted.
 func (s *Server) collect(w http.ResponseWriter, r *http.Request, _ caller) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
@@ -99,26 +101,25 @@ func (s *Server) collect(w http.ResponseWriter, r *http.Request, _ caller) error
 		}
 		return err
 	}
-	key, host, err := rum.PageKey(b.URL)
-	if err != nil {
+	req := rum.Request{UserAgent: r.Header.Get("User-Agent"), Day: s.now().Format("20060102"),
+		Country: rum.ViewerCountry(r.Header.Get("CloudFront-Viewer-Country"), s.trustViewerCountry)}
+	if req.Country == "" {
+		req.IP = clientIP(r.RemoteAddr)
+	}
+	v, err := site.View(b, req)
+	switch {
+	case errors.Is(err, rum.ErrLabView):
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	case errors.Is(err, rum.ErrOffDomain):
+		return errOffDomain
+	case errors.Is(err, rum.ErrNoMetric):
+		return errNoBeaconValue
+	case err != nil:
 		return errBadBeacon
 	}
-	if !rum.OnDomain(host, site.Domain) {
-		return errOffDomain
-	}
-	if len(b.Metrics) == 0 {
-		return errNoBeaconValue
-	}
-	if err := s.gate.check(r.Context(), site); err != nil {
+	if err := s.gate.check(r.Context(), site.Website); err != nil {
 		return err
-	}
-	v := rum.View{Day: s.now().Format("20060102"), Page: key, Metrics: b.Metrics,
-		Country: rum.ViewerCountry(r.Header.Get("CloudFront-Viewer-Country"), s.trustViewerCountry)}
-	for name, val := range b.Custom {
-		v.Metrics[name] = val
-	}
-	if v.Country == "" {
-		v.IP = clientIP(r.RemoteAddr)
 	}
 	if err := s.beacons.Add(r.Context(), site.Account, site.ID, v); err != nil {
 		return err
@@ -149,9 +150,10 @@ func plausibleID(id string) bool {
 	return true
 }
 
-// siteCache remembers websites by ID for a minute, known and unknown, so that a busy site's
-// beacons do not each cost a read. A deleted website may take beacons for that minute; the
-// aggregator checks again before it stores anything.
+// siteCache remembers websites by ID for a minute, known and unknown, with their RUM settings
+// and monitored pages (rum.Site), so that a busy site's beacons do not each cost reads. A
+// deleted website may take beacons for that minute, and changed settings or pages apply
+// within it; the aggregator checks the website again before it stores anything.
 type siteCache struct {
 	store *store.Store
 	now   func() time.Time
@@ -161,7 +163,7 @@ type siteCache struct {
 }
 
 type siteEntry struct {
-	site    model.Website
+	site    *rum.Site
 	err     error
 	expires time.Time
 }
@@ -171,7 +173,7 @@ const (
 	siteCacheMax = 10000
 )
 
-func (c *siteCache) get(ctx context.Context, id string) (model.Website, error) {
+func (c *siteCache) get(ctx context.Context, id string) (*rum.Site, error) {
 	now := c.now()
 	c.mu.Lock()
 	e, ok := c.entries[id]
@@ -179,7 +181,7 @@ func (c *siteCache) get(ctx context.Context, id string) (model.Website, error) {
 	if ok && now.Before(e.expires) {
 		return e.site, e.err
 	}
-	site, err := c.store.WebsiteByID(ctx, id)
+	site, err := c.load(ctx, id)
 	if err != nil && !isNotFound(err) {
 		return site, err // not cached: a failed read says nothing about the website
 	}
@@ -190,6 +192,23 @@ func (c *siteCache) get(ctx context.Context, id string) (model.Website, error) {
 	c.entries[id] = siteEntry{site: site, err: err, expires: now.Add(siteCacheTTL)}
 	c.mu.Unlock()
 	return site, err
+}
+
+// load reads a website by ID, its RUM settings and its monitored pages.
+func (c *siteCache) load(ctx context.Context, id string) (*rum.Site, error) {
+	w, err := c.store.WebsiteByID(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	set, err := c.store.RUMSettings(ctx, w.Account, w.ID)
+	if err != nil {
+		return nil, err
+	}
+	pages, err := c.store.Pages(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	return rum.NewSite(w, set, pages), nil
 }
 
 // beaconGate remembers for a minute, per website, whether it reached today's limit of page

@@ -16,6 +16,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/quota"
 	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/rum/geo"
@@ -68,7 +69,7 @@ func TestSnippet(t *testing.T) {
 		t.Errorf("Cache-Control %q: the snippet is cacheable", cc)
 	}
 	body := string(res.body)
-	if !strings.Contains(body, "var webVitals=") || !strings.Contains(body, `})("`+site.ID+`");`) {
+	if !strings.Contains(body, "var webVitals=") || !strings.Contains(body, `})("`+site.ID+`", 1, "`+model.LabUserAgentMark+`");`) {
 		t.Errorf("the snippet is not web-vitals plus the reporter bound to %s", site.ID)
 	}
 	req := httptest.NewRequest("GET", "/rum/"+site.ID+".js", nil)
@@ -166,6 +167,59 @@ func TestCollectQueuesNormalizedViews(t *testing.T) {
 	}
 	if views[2].Page != "/" {
 		t.Errorf("home page key %q", views[2].Page)
+	}
+}
+
+// openvitals' own browsers are never counted; other lab agents only where the website
+// excludes them. The views kept carry their segments, monitored pages and attribution.
+func TestCollectDropsLabAgentsAndKeepsSegments(t *testing.T) {
+	var mu sync.Mutex
+	clock := time.Now()
+	e := newTestEnvAt(t, func() time.Time { mu.Lock(); defer mu.Unlock(); return clock })
+	site := e.createWebsite("example.com")
+	const (
+		headless = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/156.0.0.0 Safari/537.36"
+		android  = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Mobile Safari/537.36"
+	)
+	body := fmt.Sprintf(`{"w":%q,"u":"https://example.com/product/1?from=ad","m":{"lcp":1000},"s":{"n":"reload","e":"3g"},
+		"a":{"inp":{"e":"button#buy","t":"pointer","p":[1,2,3],"s":[{"u":"https://www.googletagmanager.com/gtm.js?id=x","f":"h","d":90}]}}}`, site.ID)
+	own := map[string]string{"User-Agent": android + " " + model.LabUserAgentMark}
+	e.beacon(body, "text/plain", "8.8.8.8:1", own).want(t, 204)
+	e.beacon(body, "text/plain", "8.8.8.8:1", map[string]string{"User-Agent": headless}).want(t, 202)
+	if err := e.store.PutRUMSettings(context.Background(), "acme", site.ID, model.RUMSettings{ExcludeLabAgents: true,
+		Groups: []model.PageGroup{{ID: 4, Name: "Products", Pattern: "/product/*"}}}); err != nil {
+		t.Fatal(err)
+	}
+	page := map[string]any{"url": "/product/1?from=ad"}
+	e.do("POST", "/"+site.ID+"/settings/pages", adminKey, []any{page}).want(t, 200)
+	// The settings and pages apply once the website's cached entry expires (a minute).
+	mu.Lock()
+	clock = clock.Add(2 * time.Minute)
+	mu.Unlock()
+	e.beacon(body, "text/plain", "8.8.8.8:1", map[string]string{"User-Agent": headless}).want(t, 204)
+	e.beacon(body, "text/plain", "8.8.8.8:1", own).want(t, 204)
+	e.beacon(body, "text/plain", "8.8.8.8:1", map[string]string{"User-Agent": android}).want(t, 202)
+	var views []rum.View
+	for _, m := range awstest.Receive(t, e.rum, 2) {
+		var b rum.Batch
+		if err := json.Unmarshal([]byte(m), &b); err != nil {
+			t.Fatal(err)
+		}
+		views = append(views, b.Views...)
+	}
+	if len(views) != 2 {
+		t.Fatalf("%d views queued, want the headless one before the exclusion and the phone's", len(views))
+	}
+	v := views[1]
+	seg := v.Segments
+	if rum.DimGroup.Of(seg) != 4 || rum.DimDevice.ValueName(rum.DimDevice.Of(seg)) != "mobile" ||
+		rum.DimNavigation.ValueName(rum.DimNavigation.Of(seg)) != "reload" || rum.DimConnection.ValueName(rum.DimConnection.Of(seg)) != "3g" ||
+		len(v.Pages) != 1 {
+		t.Errorf("view %+v segments %v", v, seg)
+	}
+	if a := v.Attribution; a == nil || a.INP == nil || a.INP.Target != "button#buy" || len(a.INP.Scripts) != 1 ||
+		a.INP.Scripts[0].Entity != "Google Tag Manager" || a.INP.Scripts[0].URL != "https://www.googletagmanager.com/gtm.js" {
+		t.Errorf("attribution %+v", v.Attribution)
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/quota"
+	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -70,9 +71,11 @@ type Deps struct {
 	// AllowLocalTargets lets a website's domain be an IP address or carry a port
 	// (127.0.0.1:8090), for local use and tests with OPENVITALS_ALLOW_PRIVATE_TARGETS.
 	AllowLocalTargets bool
-	// Beacons queues real-user page views; Field reads their reports.
-	Beacons Beacons
-	Field   FieldReports
+	// Beacons queues real-user page views; Field reads their reports per page and country,
+	// Segments those over segments and attributions (nil: rum.SegmentReader over Store).
+	Beacons  Beacons
+	Field    FieldReports
+	Segments SegmentReports
 	// TrustViewerCountry takes a beacon's country from CloudFront-Viewer-Country
 	// (OPENVITALS_TRUST_VIEWER_COUNTRY: only where CloudFront sets it).
 	TrustViewerCountry bool
@@ -91,6 +94,7 @@ type Server struct {
 	local         bool
 	beacons       Beacons
 	field         FieldReports
+	segments      SegmentReports
 	notifications Notifications
 	sites         *siteCache
 	gate          *beaconGate
@@ -109,7 +113,10 @@ func New(d Deps) *Server {
 	}
 	s := &Server{store: d.Store, purger: d.Purger, auditor: d.Auditor, runner: d.Runner, reports: d.Reports, log: d.Log,
 		now: func() time.Time { return now().UTC() }, local: d.AllowLocalTargets, sealer: d.Credentials,
-		beacons: d.Beacons, field: d.Field, notifications: d.Notifications, trustViewerCountry: d.TrustViewerCountry}
+		beacons: d.Beacons, field: d.Field, segments: d.Segments, notifications: d.Notifications, trustViewerCountry: d.TrustViewerCountry}
+	if s.segments == nil && d.Store != nil {
+		s.segments = rum.NewSegmentReader(d.Store, d.Store)
+	}
 	s.sites = &siteCache{store: d.Store, now: s.now, entries: map[string]siteEntry{}}
 	s.metrics = metrics.NewReader(d.Store, s.now)
 	s.budgets = budget.NewChecker(d.Store, s.metrics)

@@ -112,6 +112,10 @@ func NavigationTiming(ctx context.Context, s *Session, target string) (Timing, e
 		return Timing{}, fmt.Errorf("navigation timing: new page: %w", err)
 	}
 
+	if err := MarkLab(page); err != nil {
+		return Timing{}, fmt.Errorf("navigation timing: user agent: %w", err)
+	}
+
 	doc := &docWatch{frame: page.FrameID}
 	events, stopEvents := page.WithCancel()
 	defer stopEvents()

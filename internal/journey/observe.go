@@ -10,6 +10,8 @@ import (
 
 	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/openvitals/openvitals/internal/browser"
 )
 
 // observerScript returns the script installed in every new document before its own scripts
@@ -617,7 +619,8 @@ func (c *cpuSampler) total() float64 {
 
 // emulate makes the page a desktop (1350x940) or a phone (412x823 at 1.75x, touch, a mobile
 // user agent): Lighthouse's two form factors, so that journeys and audits see the same page.
-// The user agent is the browser's own without "Headless", which some sites turn away.
+// The user agent is the browser's own without "Headless", which some sites turn away, and
+// with the lab mark (browser.LabUserAgent), so that the run is not counted as a real user.
 func emulate(p *rod.Page, device string) error {
 	v, err := proto.BrowserGetVersion{}.Call(p.Browser())
 	if err != nil {
@@ -634,7 +637,7 @@ func emulate(p *rod.Page, device string) error {
 			proto.EmulationSetDeviceMetricsOverride{Width: 412, Height: 823, DeviceScaleFactor: 1.75, Mobile: true,
 				ScreenOrientation: &proto.EmulationScreenOrientation{Type: proto.EmulationScreenOrientationTypePortraitPrimary}},
 			proto.EmulationSetTouchEmulationEnabled{Enabled: true, MaxTouchPoints: &touchPoints},
-			proto.EmulationSetUserAgentOverride{UserAgent: ua, Platform: "Linux armv8l"},
+			proto.EmulationSetUserAgentOverride{UserAgent: browser.LabUserAgent(ua), Platform: "Linux armv8l"},
 		} {
 			if _, err := p.Call(p.GetContext(), string(p.SessionID), req.ProtoReq(), req); err != nil {
 				return err
@@ -644,7 +647,7 @@ func emulate(p *rod.Page, device string) error {
 	}
 	for _, req := range []proto.Request{
 		proto.EmulationSetDeviceMetricsOverride{Width: 1350, Height: 940, DeviceScaleFactor: 1},
-		proto.EmulationSetUserAgentOverride{UserAgent: strings.Replace(v.UserAgent, "HeadlessChrome/", "Chrome/", 1)},
+		proto.EmulationSetUserAgentOverride{UserAgent: browser.LabUserAgent(strings.Replace(v.UserAgent, "HeadlessChrome/", "Chrome/", 1))},
 	} {
 		if _, err := p.Call(p.GetContext(), string(p.SessionID), req.ProtoReq(), req); err != nil {
 			return err

@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // Environment variables read by DefaultRunnerConfig. In the container image Node and the runner
@@ -182,6 +184,9 @@ func (r *Runner) Audit(ctx context.Context, req AuditRequest) (Meta, error) {
 	}
 	err = r.call(ctx, "audit", map[string]any{
 		"url": req.URL, "port": req.Port, "device": req.Device, "out": out,
+		// The runner appends it to the user agent Lighthouse emulates, so that the audit's page
+		// load is not counted as a real user's (browser.LabUserAgent).
+		"userAgentMark": model.LabUserAgentMark,
 	}, &res, false)
 	if err != nil {
 		return Meta{}, err

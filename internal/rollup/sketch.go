@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
-	"slices"
 
 	"github.com/DataDog/sketches-go/ddsketch/mapping"
 )
@@ -37,36 +36,74 @@ type Sketch struct {
 
 // Add counts one value; negative, NaN and infinite values are ignored (the parser drops them
 // before).
-func (s *Sketch) Add(v float64) {
+func (s *Sketch) Add(v float64) { s.AddWeighted(v, 1) }
+
+// AddWeighted counts one value w times: a sampled page view that stands for w views.
+func (s *Sketch) AddWeighted(v float64, w uint64) { s.AddPrepared(Prepare(v), w) }
+
+// Prepared is a value with its bin found, to be added to many sketches (a page view goes into
+// one row of each of its tables) at the cost of one logarithm.
+type Prepared struct {
+	index int
+	zero  bool
+	ok    bool
+}
+
+// Prepare finds the bin of v; a negative, NaN or infinite v adds nothing.
+func Prepare(v float64) Prepared {
 	if !(v >= 0) || math.IsInf(v, 0) {
-		return
+		return Prepared{}
 	}
 	if v < logMapping.MinIndexableValue() {
-		s.zero++
-		return
+		return Prepared{zero: true, ok: true}
 	}
-	s.addBin(logMapping.Index(v), 1)
+	return Prepared{index: logMapping.Index(v), ok: true}
+}
+
+// AddPrepared counts a prepared value w times.
+func (s *Sketch) AddPrepared(p Prepared, w uint64) {
+	switch {
+	case !p.ok:
+	case p.zero:
+		s.zero += w
+	default:
+		s.addBin(p.index, w)
+	}
 }
 
 func (s *Sketch) addBin(i int, n uint64) {
-	if len(s.bins) == 0 {
-		s.offset = i
-		if cap(s.bins) == 0 {
-			s.bins = make([]uint64, 1, 4) // most sketches of a fold hold a few values
-		}
-		s.bins = s.bins[:1]
-		s.bins[0] = n
+	if j := i - s.offset; j >= 0 && j < len(s.bins) {
+		s.bins[j] += n
 		return
 	}
-	switch {
-	case i < s.offset:
-		grow := s.offset - i
-		s.bins = slices.Insert(s.bins, 0, make([]uint64, grow)...)
-		s.offset = i
-	case i >= s.offset+len(s.bins):
-		s.bins = append(s.bins, make([]uint64, i-s.offset-len(s.bins)+1)...)
-	}
+	s.grow(i)
 	s.bins[i-s.offset] += n
+}
+
+// grow widens the bins to index i. An empty sketch starts with a few bins around i (most
+// sketches of a fold hold one value); the first growth widens it to 32 bins and every later
+// one doubles it towards i, so that a sketch filled value by value copies its bins a few
+// times only (a page's load times span some 200 bins).
+func (s *Sketch) grow(i int) {
+	if len(s.bins) == 0 {
+		if cap(s.bins) < 4 {
+			s.bins = make([]uint64, 4)
+		}
+		s.bins = s.bins[:cap(s.bins)]
+		clear(s.bins)
+		s.offset = i - len(s.bins)/2
+		return
+	}
+	lo, hi := s.offset, s.offset+len(s.bins)
+	more := max(len(s.bins), 32-len(s.bins))
+	if i < lo {
+		lo = min(i, lo-more)
+	} else {
+		hi = max(i+1, hi+more)
+	}
+	bins := make([]uint64, hi-lo)
+	copy(bins[s.offset-lo:], s.bins)
+	s.bins, s.offset = bins, lo
 }
 
 // Count is the number of values counted.
@@ -164,29 +201,42 @@ var errCorrupt = errors.New("rollup: corrupt encoding")
 // decodeSketch reads one sketch encoded by AppendBinary from b and returns the rest of b.
 func decodeSketch(b []byte) (*Sketch, []byte, error) {
 	s := &Sketch{}
+	rest, err := decodeSketchInto(s, b)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, rest, nil
+}
+
+// decodeSketchInto reads a sketch into s (empty, its bins' room reused) and returns the rest of
+// b.
+func decodeSketchInto(s *Sketch, b []byte) ([]byte, error) {
 	var n uint64
 	var ok bool
 	if s.zero, b, ok = uvarint(b); !ok {
-		return nil, nil, errCorrupt
+		return nil, errCorrupt
 	}
 	if n, b, ok = uvarint(b); !ok || n > uint64(len(b)) {
-		return nil, nil, errCorrupt
+		return nil, errCorrupt
 	}
 	if n == 0 {
-		return s, b, nil
+		return b, nil
 	}
 	first, k := binary.Varint(b)
 	if k <= 0 || first < math.MinInt32 || first > math.MaxInt32 {
-		return nil, nil, errCorrupt
+		return nil, errCorrupt
 	}
 	b = b[k:]
 	s.offset = int(first)
-	s.bins = make([]uint64, 0, n+n/2)
+	if cap(s.bins) < int(n+n/2) {
+		s.bins = make([]uint64, 0, n+n/2)
+	}
+	s.bins = s.bins[:0]
 	for j := uint64(0); j < n; j++ {
 		if j > 0 {
 			var gap uint64
 			if gap, b, ok = uvarint(b); !ok || gap == 0 || gap > 1<<20 {
-				return nil, nil, errCorrupt
+				return nil, errCorrupt
 			}
 			for range gap - 1 {
 				s.bins = append(s.bins, 0)
@@ -194,11 +244,37 @@ func decodeSketch(b []byte) (*Sketch, []byte, error) {
 		}
 		var c uint64
 		if c, b, ok = uvarint(b); !ok || c == 0 {
-			return nil, nil, errCorrupt
+			return nil, errCorrupt
 		}
 		s.bins = append(s.bins, c)
 	}
-	return s, b, nil
+	return b, nil
+}
+
+// skipSketch returns b after the sketch it starts with.
+func skipSketch(b []byte) ([]byte, error) {
+	var n uint64
+	var ok bool
+	if _, b, ok = uvarint(b); !ok {
+		return nil, errCorrupt
+	}
+	if n, b, ok = uvarint(b); !ok || n > uint64(len(b)) {
+		return nil, errCorrupt
+	}
+	if n == 0 {
+		return b, nil
+	}
+	if _, k := binary.Varint(b); k <= 0 {
+		return nil, errCorrupt
+	} else {
+		b = b[k:]
+	}
+	for j := uint64(0); j < 2*n-1; j++ {
+		if _, b, ok = uvarint(b); !ok {
+			return nil, errCorrupt
+		}
+	}
+	return b, nil
 }
 
 func uvarint(b []byte) (uint64, []byte, bool) {
@@ -207,4 +283,17 @@ func uvarint(b []byte) (uint64, []byte, bool) {
 		return 0, b, false
 	}
 	return v, b[k:], true
+}
+
+// Each calls fn for every non-empty bin, in ascending order of value, with the bin's value (0
+// for the values too small to index) and its count.
+func (s *Sketch) Each(fn func(v float64, n uint64)) {
+	if s.zero > 0 {
+		fn(0, s.zero)
+	}
+	for j, c := range s.bins {
+		if c != 0 {
+			fn(logMapping.Value(s.offset+j), c)
+		}
+	}
 }

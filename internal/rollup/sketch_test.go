@@ -135,3 +135,89 @@ func TestTableRoundTrip(t *testing.T) {
 		t.Error("trailing bytes accepted")
 	}
 }
+
+func TestStatTableEncodeAndOverflow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	tab := NewStatTable()
+	for i := range 3000 {
+		k := RowKey{Seg: uint64(rng.IntN(500)), Key: []string{"", "img#hero", "button.buy"}[i%3]}
+		s := tab.Row(k)
+		v := math.Exp(7 + rng.NormFloat64())
+		s.Add(Prepare(v), i%3, uint64(1+i%4))
+		s.AddSums(v, []float64{v / 2, v / 4, 0, v / 4}, uint64(1+i%4))
+	}
+	b := tab.Encode()
+	back, err := DecodeStatTable(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Rows) != len(tab.Rows) {
+		t.Fatalf("%d rows back, want %d", len(back.Rows), len(tab.Rows))
+	}
+	var views, viewsBack uint64
+	for k, s := range tab.Rows {
+		o := back.Rows[k]
+		if o == nil || o.Rated != s.Rated || o.Sum != s.Sum || o.Parts != s.Parts || o.Sketch.Count() != s.Sketch.Count() {
+			t.Fatalf("row %v: %+v, want %+v", k, o, s)
+		}
+		views += s.Views()
+	}
+	if _, err := DecodeStatTable(b[:len(b)-1]); err == nil {
+		t.Error("a truncated table decodes")
+	}
+	limit := len(b) / 3
+	small := tab.EncodeWithin(limit)
+	if len(small) > limit {
+		t.Fatalf("%d bytes, want at most %d", len(small), limit)
+	}
+	back, err = DecodeStatTable(small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range back.Rows {
+		viewsBack += s.Views()
+	}
+	if back.Rows[OverflowKey] == nil || viewsBack != views {
+		t.Errorf("overflow: %d views in %d rows, want %d with an overflow row", viewsBack, len(back.Rows), views)
+	}
+}
+
+func TestWeightedQuantile(t *testing.T) {
+	var s Sketch
+	s.AddWeighted(100, 3) // three views of 100
+	s.AddWeighted(1000, 1)
+	if got, _ := s.Quantile(0.5); math.Abs(got-100) > 1 || s.Count() != 4 {
+		t.Errorf("median %v count %d", got, s.Count())
+	}
+	if got, _ := s.Quantile(1); math.Abs(got-1000) > 10 {
+		t.Errorf("max %v", got)
+	}
+}
+
+// A website sampling one view in ten counts each sent view ten times (DDSketch bins hold
+// weighted counts): its percentiles and counts stay within 2 % of the whole stream's.
+func TestSampledStreamWithinTwoPercent(t *testing.T) {
+	for seed := range uint64(5) {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		var sampled Sketch
+		var all []float64
+		for range 200_000 {
+			v := math.Exp(7.6 + 0.6*rng.NormFloat64())
+			all = append(all, v)
+			if rng.IntN(10) == 0 {
+				sampled.AddWeighted(v, 10)
+			}
+		}
+		slices.Sort(all)
+		for _, q := range []float64{0.5, 0.75, 0.9} {
+			exact := exactQuantile(all, q)
+			got, _ := sampled.Quantile(q)
+			if rel := math.Abs(got-exact) / exact; rel > 0.02 {
+				t.Errorf("seed %d p%v: sampled %v, whole stream %v (%.2f %%)", seed, q*100, got, exact, rel*100)
+			}
+		}
+		if rel := math.Abs(float64(sampled.Count())-float64(len(all))) / float64(len(all)); rel > 0.02 {
+			t.Errorf("seed %d: sampled count %d, whole stream %d", seed, sampled.Count(), len(all))
+		}
+	}
+}

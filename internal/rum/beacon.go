@@ -48,6 +48,19 @@ type Beacon struct {
 	URL     string             `json:"u"`
 	Metrics map[string]float64 `json:"m"`
 	Custom  map[string]float64 `json:"c"`
+	// Hints are what the page knows of its visit: navigation type, connection, touch.
+	Hints Hints `json:"-"`
+	// Attribution is why the Core Web Vitals were what they were; nil without any.
+	Attribution *Attribution `json:"-"`
+}
+
+// Hints are the segments the page tells: navigation type and effective connection type
+// (values of DimNavigation and DimConnection, 0 when not told), whether the screen has
+// several touch points (an iPad says Macintosh otherwise), and whether the browser is
+// automated (navigator.webdriver).
+type Hints struct {
+	Navigation, Connection uint64
+	Touch, Webdriver       bool
 }
 
 // ErrBadBeacon is a beacon that cannot be read; the collect endpoint answers 400 and says no
@@ -59,10 +72,12 @@ var ErrBadBeacon = errors.New("the beacon is not valid")
 // lose the page view.
 func ParseBeacon(body []byte) (Beacon, error) {
 	var raw struct {
-		Website string                     `json:"w"`
-		URL     string                     `json:"u"`
-		Metrics map[string]json.RawMessage `json:"m"`
-		Custom  map[string]json.RawMessage `json:"c"`
+		Website     string                     `json:"w"`
+		URL         string                     `json:"u"`
+		Metrics     map[string]json.RawMessage `json:"m"`
+		Custom      map[string]json.RawMessage `json:"c"`
+		Hints       json.RawMessage            `json:"s"`
+		Attribution json.RawMessage            `json:"a"`
 	}
 	if err := json.Unmarshal(body, &raw); err != nil {
 		return Beacon{}, ErrBadBeacon
@@ -70,7 +85,8 @@ func ParseBeacon(body []byte) (Beacon, error) {
 	if raw.Website == "" || len(raw.Website) > 64 || raw.URL == "" || len(raw.URL) > 2048 {
 		return Beacon{}, ErrBadBeacon
 	}
-	b := Beacon{Website: raw.Website, URL: raw.URL, Metrics: map[string]float64{}}
+	b := Beacon{Website: raw.Website, URL: raw.URL, Metrics: map[string]float64{},
+		Hints: parseHints(raw.Hints), Attribution: parseAttribution(raw.Attribution)}
 	for name, v := range raw.Metrics {
 		limit, known := Metrics[name]
 		if f, ok := number(v); known && ok && f <= limit {
@@ -89,6 +105,26 @@ func ParseBeacon(body []byte) (Beacon, error) {
 		}
 	}
 	return b, nil
+}
+
+// parseHints reads the snippet's hints field by field; what is not valid is unknown.
+func parseHints(raw json.RawMessage) Hints {
+	var in struct {
+		Navigation json.RawMessage `json:"n"`
+		Connection json.RawMessage `json:"e"`
+		Touch      json.RawMessage `json:"t"`
+		Webdriver  json.RawMessage `json:"d"`
+	}
+	var h Hints
+	if len(raw) == 0 || json.Unmarshal(raw, &in) != nil {
+		return h
+	}
+	h.Navigation, _ = DimNavigation.Value(str(in.Navigation))
+	h.Connection, _ = DimConnection.Value(str(in.Connection))
+	t, _ := number(in.Touch)
+	d, _ := number(in.Webdriver)
+	h.Touch, h.Webdriver = t > 0 || string(in.Touch) == "true", d > 0 || string(in.Webdriver) == "true"
+	return h
 }
 
 // number reads a JSON number that is finite and not negative; anything else (strings, null,

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 func TestPageKey(t *testing.T) {
@@ -82,12 +84,16 @@ func TestEmbeddedWebVitalsIsThePinnedPackage(t *testing.T) {
 	if !bytes.Equal(pinned, webVitals) {
 		t.Fatal("internal/rum/snippet/web-vitals.attribution.iife.js differs from layers/rum's web-vitals: copy it again")
 	}
-	s := string(Snippet("abc123"))
+	s := string(Snippet("abc123", model.RUMSettings{SampleRate: 0.25}))
 	vitals, _, _ := strings.Cut(string(webVitals), "\n//# sourceMappingURL=")
-	if !strings.HasPrefix(s, vitals) || strings.Contains(s, "sourceMappingURL") || !strings.Contains(s, `})("abc123");`) || strings.Contains(s, sitePlaceholder) {
-		t.Error("the snippet is not web-vitals followed by the reporter bound to the website")
+	if !strings.HasPrefix(s, vitals) || strings.Contains(s, "sourceMappingURL") || !strings.Contains(s, `})("abc123", 0.25, "`+model.LabUserAgentMark+`");`) ||
+		strings.Contains(s, sitePlaceholder) || strings.Contains(s, ratePlaceholder) || strings.Contains(s, labPlaceholder) {
+		t.Error("the snippet is not web-vitals followed by the reporter bound to the website, its sample rate and the lab mark")
 	}
-	if strings.Contains(string(Snippet(`a"b</script>`)), `</script>`) {
+	if !strings.Contains(string(Snippet("abc123", model.RUMSettings{})), `})("abc123", 1, "`) {
+		t.Error("without a sample rate the snippet does not send every view")
+	}
+	if strings.Contains(string(Snippet(`a"b</script>`, model.RUMSettings{})), `</script>`) {
 		t.Error("a website id is not escaped in the snippet")
 	}
 }

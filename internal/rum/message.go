@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"slices"
 	"time"
@@ -24,6 +23,16 @@ type View struct {
 	IP string
 	// Metrics holds the timing metrics and the custom variables.
 	Metrics map[string]float64
+	// Weight is how many page views this one stands for (1/the website's sample rate); 0
+	// means 1.
+	Weight uint64
+	// Segments are the view's segments but its country, which the aggregator sets when it
+	// places the address.
+	Segments Segments
+	// Pages are the IDs of the monitored pages the view matched.
+	Pages []string
+	// Attribution is why its Core Web Vitals were what they were; nil without any.
+	Attribution *Attribution
 }
 
 // TimingNames are the timing metrics in the fixed order of the queue format and the fold.
@@ -68,11 +77,20 @@ type WireView struct {
 	IP      string             `json:"ip,omitempty"`
 	Timings []float64          `json:"t"`
 	Custom  map[string]float64 `json:"x,omitempty"`
+	Weight  uint64             `json:"k,omitempty"`
+	// Segments carries the country too once the aggregator has placed the view.
+	Segments    Segments     `json:"s,omitempty"`
+	Pages       []string     `json:"g,omitempty"`
+	Attribution *Attribution `json:"a,omitempty"`
 }
 
-// MarshalJSON writes the queue format.
-func (v View) MarshalJSON() ([]byte, error) {
-	w := WireView{ID: v.ID, Day: v.Day, Page: v.Page, Country: v.Country, IP: v.IP, Timings: make([]float64, NumTimings)}
+// Weighted is how many page views the view stands for.
+func (v *WireView) Weighted() uint64 { return max(v.Weight, 1) }
+
+// Wire is the view in the queue's form.
+func (v View) Wire() WireView {
+	w := WireView{ID: v.ID, Day: v.Day, Page: v.Page, Country: v.Country, IP: v.IP, Timings: make([]float64, NumTimings),
+		Weight: v.Weight, Segments: v.Segments, Pages: v.Pages, Attribution: v.Attribution}
 	for i := range w.Timings {
 		w.Timings[i] = -1
 	}
@@ -86,16 +104,13 @@ func (v View) MarshalJSON() ([]byte, error) {
 			w.Custom[name] = x
 		}
 	}
-	return json.Marshal(w)
+	return w
 }
 
-// UnmarshalJSON reads the queue format.
-func (v *View) UnmarshalJSON(b []byte) error {
-	var w WireView
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	*v = View{ID: w.ID, Day: w.Day, Page: w.Page, Country: w.Country, IP: w.IP, Metrics: map[string]float64{}}
+// view is the queue's view as a View.
+func (w WireView) view() View {
+	v := View{ID: w.ID, Day: w.Day, Page: w.Page, Country: w.Country, IP: w.IP, Metrics: map[string]float64{},
+		Weight: w.Weight, Segments: w.Segments, Pages: w.Pages, Attribution: w.Attribution}
 	for i, x := range w.Timings {
 		if i < NumTimings && x >= 0 {
 			v.Metrics[TimingNames[i]] = x
@@ -104,7 +119,7 @@ func (v *View) UnmarshalJSON(b []byte) error {
 	for name, x := range w.Custom {
 		v.Metrics[name] = x
 	}
-	return nil
+	return v
 }
 
 // Batch is one queue message: page views of one website. The queue is FIFO with the website as

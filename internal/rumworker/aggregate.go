@@ -86,6 +86,7 @@ func (a *Aggregator) foldBatch(ctx context.Context, ds []queue.Delivery[rum.Wire
 				b.Views[i].Country = a.countryOf(b.Views[i].IP)
 			}
 			b.Views[i].IP = ""
+			b.Views[i].Segments = b.Views[i].Segments.WithCountry(b.Views[i].Country)
 		}
 		g := b.Account + "#" + b.Website
 		if _, seen := groups[g]; !seen {
@@ -224,23 +225,29 @@ func (a *Aggregator) fold(ctx context.Context, account, website string, msgs []m
 		idx[month] = ix
 	}
 
-	// 3. One fold per message, into its views' day and every later day of the month.
+	// 3. One fold per message, into its views' day and every later day of the month (the
+	// running totals) and into its views' day (the daily segment and attribution tables).
 	folds := make([]fold, len(msgs))
 	cellSet := map[model.RUMCell]bool{}
 	for i, m := range msgs {
 		f := fold{}
-		for _, v := range m.batch.Views {
+		for j := range m.batch.Views {
+			v := &m.batch.Views[j]
 			if len(v.Day) != 8 {
 				continue
 			}
 			ix := idx[v.Day[:6]]
 			v.Custom = keepKnown(v.Custom, ix.Custom)
-			f.add(rollup.LaterDays(ix.Days, v.Day), v)
+			f.add(rollup.LaterDays(ix.Days, v.Day), *v)
 		}
 		for _, c := range f.cells() {
 			cellSet[c] = true
 		}
 		folds[i] = f
+	}
+	dailyCells := dailyCells(msgs)
+	for _, c := range dailyCells {
+		cellSet[c] = true
 	}
 	cells := make([]model.RUMCell, 0, len(cellSet))
 	for c := range cellSet {
@@ -249,6 +256,13 @@ func (a *Aggregator) fold(ctx context.Context, account, website string, msgs []m
 	stored, err := a.store.RUMTables(ctx, account, website, cells, true)
 	if err != nil {
 		return err
+	}
+	days := daily{}
+	if err := days.load(dailyCells, stored, msgs); err != nil {
+		return err
+	}
+	for i, m := range msgs {
+		days.addMessage(i, m.batch.Views)
 	}
 
 	// 4. Cap the page keys of each shard: the admitted keys are those already stored, then new
@@ -297,6 +311,9 @@ func (a *Aggregator) fold(ctx context.Context, account, website string, msgs []m
 		ids[i] = m.batch.ID
 	}
 	err = forEachLimited(ctx, cells, 8, func(c model.RUMCell) error {
+		if c.Daily {
+			return a.putDaily(ctx, account, website, c, stored[c], msgs, days, ids)
+		}
 		st, existed := stored[c]
 		t := decoded[c]
 		switch {
@@ -330,6 +347,25 @@ func (a *Aggregator) fold(ctx context.Context, account, website string, msgs []m
 	}
 	return a.foldDistinct(ctx, account, website, msgs)
 }
+
+// putDaily writes one daily table as the batch left it, within an item's size (its smallest
+// rows overflow otherwise), remembering this batch's messages; a table that already held every
+// message is left alone.
+func (a *Aggregator) putDaily(ctx context.Context, account, website string, c model.RUMCell, st model.RUMTable,
+	msgs []message, days daily, ids []string) error {
+	if len(days[c.Day].seen[c]) == len(msgs) {
+		return nil
+	}
+	t, err := days.table(c)
+	if err != nil {
+		return err
+	}
+	return a.store.PutRUMTable(ctx, account, website, c, model.RUMTable{Data: t.EncodeWithin(maxDailyBytes), Applied: ids, Version: st.Version})
+}
+
+// maxDailyBytes is the size a daily table keeps within: under maxItemBytes with room for the
+// item's key and the batch IDs it remembers.
+const maxDailyBytes = 300 << 10
 
 // foldDistinct adds the page keys of each view's day to that day's HyperLogLog, which counts
 // distinct pages beyond the cap on stored keys. A union is idempotent: a batch delivered

@@ -57,3 +57,84 @@ func (t *RunningTotals) Store(ctx context.Context, st *store.Store, account, web
 	})
 	return b.Load(), n.Load(), big.Load(), err
 }
+
+// DailyTables accumulates page views into one day's segment and attribution tables, as the
+// aggregator folds them.
+type DailyTables struct {
+	d   daily
+	day string
+}
+
+// NewDailyTables starts empty tables of a day.
+func NewDailyTables(day string) *DailyTables {
+	return &DailyTables{d: daily{day: newDayTables()}, day: day}
+}
+
+// Add folds views of the day (their countries already placed).
+func (t *DailyTables) Add(views []rum.View) {
+	wire := make([]rum.WireView, len(views))
+	for i, v := range views {
+		wire[i] = v.Wire()
+		wire[i].Day = t.day
+		wire[i].Segments = wire[i].Segments.WithCountry(v.Country)
+	}
+	t.d.addMessage(0, wire)
+}
+
+// Store writes the day's tables and returns the bytes and tables written.
+func (t *DailyTables) Store(ctx context.Context, st *store.Store, account, website string) (bytes, tables int64, err error) {
+	var b, n atomic.Int64
+	var cells []model.RUMCell
+	tab := t.d[t.day]
+	for i, mask := range rum.SiteMasks {
+		for shard, rows := range tab.seg[i] {
+			used := usedVitals(rows)
+			for vi, u := range used {
+				if u {
+					cells = append(cells, model.RUMCell{Day: t.day, Dim: rum.SegmentDim(mask), Metric: rum.Vitals[vi].Name, Shard: shard, Daily: true})
+				}
+			}
+		}
+	}
+	for ki, kind := range rum.AttrKinds {
+		for mi, mask := range kind.Masks {
+			if len(tab.attr[ki][mi]) > 0 {
+				cells = append(cells, model.RUMCell{Day: t.day, Dim: rum.AttributionDim(kind, mask), Metric: rum.Vitals[kind.Vital].Name, Daily: true})
+			}
+		}
+	}
+	for shard := range rum.PageShards {
+		for mi, mask := range rum.PageMasks {
+			for vi, u := range usedVitals(tab.pageSeg[mi][shard]) {
+				if u {
+					cells = append(cells, model.RUMCell{Day: t.day, Dim: rum.PageSegmentDim(mask), Metric: rum.Vitals[vi].Name, Shard: shard, Daily: true})
+				}
+			}
+		}
+		for ki, kind := range rum.AttrKinds {
+			if len(tab.pageAttr[shard][ki]) > 0 {
+				cells = append(cells, model.RUMCell{Day: t.day, Dim: rum.PageAttributionDim(kind), Metric: rum.Vitals[kind.Vital].Name, Shard: shard, Daily: true})
+			}
+		}
+	}
+	err = forEachLimited(ctx, cells, 8, func(c model.RUMCell) error {
+		tb, err := t.d.table(c)
+		if err != nil {
+			return err
+		}
+		data := tb.EncodeWithin(maxDailyBytes)
+		b.Add(int64(len(data)))
+		n.Add(1)
+		return st.PutRUMTable(ctx, account, website, c, model.RUMTable{Data: data})
+	})
+	return b.Load(), n.Load(), err
+}
+
+func usedVitals[K comparable](rows map[K]*segRow) (used [rum.NumVitals]bool) {
+	for _, r := range rows {
+		for i := range r {
+			used[i] = used[i] || r[i].Views() > 0
+		}
+	}
+	return used
+}

@@ -26,28 +26,32 @@ type fold map[partKey]*part
 // add folds one view into the given days (the view's day and the later days of its month
 // that already have running totals).
 func (f fold) add(days []string, v rum.WireView) {
+	// Each value's bin, found once for the two tables and the days it goes into.
+	var prep [rum.NumTimings]rollup.Prepared
+	for i, x := range v.Timings[:min(len(v.Timings), rum.NumTimings)] {
+		prep[i] = rollup.Prepare(x)
+	}
 	for _, day := range days {
-		f.addKey(partKey{day, rollup.DimPages, rollup.ShardOf(rollup.DimPages, v.Page)}, v.Page, v)
-		f.addKey(partKey{day, rollup.DimCountries, 0}, v.Country, v)
+		f.addKey(partKey{day, rollup.DimPages, rollup.ShardOf(rollup.DimPages, v.Page)}, v.Page, v, &prep)
+		f.addKey(partKey{day, rollup.DimCountries, 0}, v.Country, v, &prep)
 	}
 }
 
-func (f fold) addKey(pk partKey, key string, v rum.WireView) {
+func (f fold) addKey(pk partKey, key string, v rum.WireView, prep *[rum.NumTimings]rollup.Prepared) {
 	p := f[pk]
 	if p == nil {
 		p = &part{views: map[string]uint64{}, timings: map[string]*[rum.NumTimings]rollup.Sketch{}}
 		f[pk] = p
 	}
-	p.views[key]++
+	w := v.Weighted()
+	p.views[key] += w
 	ts := p.timings[key]
 	if ts == nil {
 		ts = new([rum.NumTimings]rollup.Sketch)
 		p.timings[key] = ts
 	}
-	for i, x := range v.Timings[:min(len(v.Timings), rum.NumTimings)] {
-		if x >= 0 {
-			ts[i].Add(x)
-		}
+	for i := range prep {
+		ts[i].AddPrepared(prep[i], w)
 	}
 	for name, x := range v.Custom {
 		if p.custom == nil {
@@ -63,7 +67,7 @@ func (f fold) addKey(pk partKey, key string, v rum.WireView) {
 			s = &rollup.Sketch{}
 			byKey[key] = s
 		}
-		s.Add(x)
+		s.AddWeighted(x, w)
 	}
 }
 

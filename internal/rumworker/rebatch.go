@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -14,8 +16,37 @@ import (
 )
 
 // maxViewsPerFold is how many views one aggregator message may carry after rebatching: about
-// 300 bytes each on the queue, well under SQS's 256 KB.
-const maxViewsPerFold = 400
+// 300 bytes each on the queue, well under SQS's 256 KB; maxFoldBytes bounds the message
+// whatever its views' attribution (SQS's limit is 256 KB).
+const (
+	maxViewsPerFold = 400
+	maxFoldBytes    = 200 << 10
+)
+
+// encodeParts encodes a regrouped batch in parts; each part's ID derives from the source
+// messages and its place, so that the same regrouping retried is deduplicated.
+func encodeParts(b rum.WireBatch, sources []string, parts int) (bodies [][]byte, ids []string, err error) {
+	size := (len(b.Views) + parts - 1) / parts
+	for p := 0; p*size < len(b.Views); p++ {
+		h := sha256.New()
+		for _, id := range sources {
+			h.Write([]byte(id))
+			h.Write([]byte{0})
+		}
+		if parts > 1 {
+			fmt.Fprintf(h, "part %d of %d", p, parts)
+		}
+		part := b
+		part.ID = hex.EncodeToString(h.Sum(nil)[:16])
+		part.Views = b.Views[p*size : min((p+1)*size, len(b.Views))]
+		body, err := json.Marshal(part)
+		if err != nil {
+			return nil, nil, err
+		}
+		bodies, ids = append(bodies, body), append(ids, part.ID)
+	}
+	return bodies, ids, nil
+}
 
 // GroupSender sends messages to a FIFO queue.
 type GroupSender interface {
@@ -78,24 +109,28 @@ func (r *Rebatcher) regroup(ctx context.Context, ds []queue.Delivery[rum.WireBat
 	var sent []*group
 	lost := map[string]bool{} // source messages whose views were not sent
 	for _, g := range groups {
-		h := sha256.New()
-		for _, id := range g.sources {
-			h.Write([]byte(id))
-			h.Write([]byte{0})
-		}
-		g.batch.ID = hex.EncodeToString(h.Sum(nil)[:16])
-		body, err := json.Marshal(g.batch)
-		if err != nil {
-			// Parsed beacons hold finite numbers and strings only; were one not to encode,
-			// its sources come back rather than vanish.
-			r.log.ErrorContext(ctx, "encode regrouped views", "website", g.batch.Website, "err", err)
-			for _, id := range g.sources {
-				lost[id] = true
+		// A message of views with long attribution may pass SQS's size: it goes in parts,
+		// each with an ID of its own.
+		for parts := 1; ; parts *= 2 {
+			bodies, ids, err := encodeParts(g.batch, g.sources, parts)
+			if err != nil {
+				// Parsed beacons hold finite numbers and strings only; were one not to encode,
+				// its sources come back rather than vanish.
+				r.log.ErrorContext(ctx, "encode regrouped views", "website", g.batch.Website, "err", err)
+				for _, id := range g.sources {
+					lost[id] = true
+				}
+				break
 			}
-			continue
+			if parts < len(g.batch.Views) && slices.ContainsFunc(bodies, func(b []byte) bool { return len(b) > maxFoldBytes }) {
+				continue
+			}
+			for i, body := range bodies {
+				msgs = append(msgs, queue.GroupMessage{Group: g.batch.Website, DedupID: ids[i], Body: body})
+				sent = append(sent, g)
+			}
+			break
 		}
-		msgs = append(msgs, queue.GroupMessage{Group: g.batch.Website, DedupID: g.batch.ID, Body: body})
-		sent = append(sent, g)
 	}
 	for i, err := range r.out.SendGroups(ctx, msgs) {
 		if err != nil {

@@ -19,9 +19,11 @@ import (
 	"github.com/openvitals/openvitals/internal/store"
 )
 
-// BenchmarkReport10M stores the running totals of 10 million page views (1,000 pages, 30 days,
-// 50 countries) the way the aggregator leaves them, day by day with five timing metrics, in
-// DynamoDB Local, then times reports over them; it reports p50 and p99 per kind of report.
+// BenchmarkReport10M stores 10 million page views (1,000 pages, 30 days, 50 countries, the
+// segments and attribution of drawView) the way the aggregator leaves them, day by day: the
+// running totals with five timing metrics and the daily segment and attribution tables, in
+// DynamoDB Local, then times reports over them; it reports p50 and p99 per kind of report and
+// the daily tables' storage per million views.
 // With -short, 30,000 page views of 20 pages.
 func BenchmarkReport10M(b *testing.B) {
 	totalViews, pages := 10_000_000, 1000
@@ -42,26 +44,90 @@ func BenchmarkReport10M(b *testing.B) {
 	totals := rumworker.NewRunningTotals()
 	var dayList []string
 	var written, tables, largest int64
+	var dailyBytes, dailyTables int64
 	for d := range days {
 		day := first.AddDate(0, 0, d).Format("20060102")
 		dayList = append(dayList, day)
+		daily := rumworker.NewDailyTables(day)
+		batch := make([]rum.View, 0, 4000)
 		for range totalViews / days {
-			totals.Add(rumworker.BenchView(rng, day, pages, countries), metrics)
+			v := rumworker.BenchView(rng, day, pages, countries)
+			totals.Add(v, metrics)
+			if batch = append(batch, v); len(batch) == cap(batch) {
+				daily.Add(batch)
+				batch = batch[:0]
+			}
 		}
+		daily.Add(batch)
 		w, n, big, err := totals.Store(ctx, st, site.Account, site.ID, day)
 		if err != nil {
 			b.Fatal(err)
 		}
 		written, tables, largest = written+w, tables+n, max(largest, big)
+		w, n, err = daily.Store(ctx, st, site.Account, site.ID)
+		if err != nil {
+			b.Fatal(err)
+		}
+		dailyBytes, dailyTables = dailyBytes+w, dailyTables+n
+	}
+	set, err := rum.ApplySettings(model.RUMSettings{}, model.RUMSettings{Groups: benchGroups()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := st.PutRUMSettings(ctx, site.Account, site.ID, set); err != nil {
+		b.Fatal(err)
 	}
 	if err := st.PutRUMIndex(ctx, site.Account, site.ID, model.RUMIndex{Month: "202611", Days: dayList}); err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("stored %d page views as %d tables (%.1f MB in all, largest table %.0f KB) in %v",
-		totalViews, tables, float64(written)/1e6, float64(largest)/1e3, time.Since(start).Round(time.Second))
+	b.Logf("stored %d page views as %d tables (%.1f MB in all, largest table %.0f KB) and %d daily segment and attribution tables (%.1f MB, %.2f MB per million views) in %v",
+		totalViews, tables, float64(written)/1e6, float64(largest)/1e3, dailyTables, float64(dailyBytes)/1e6,
+		float64(dailyBytes)/1e6/(float64(totalViews)/1e6), time.Since(start).Round(time.Second))
+	b.ReportMetric(float64(dailyBytes)/1e6/(float64(totalViews)/1e6), "daily_MB_per_million_views")
+
+	last := first.AddDate(0, 0, days-1)
+	seg := rum.NewSegmentReader(st, st)
+	for _, kind := range []struct {
+		name string
+		run  func(q rum.SegmentQuery) (uint64, error)
+		q    rum.SegmentQuery
+	}{
+		{"trend_30d_lcp", trendViews(seg), rum.SegmentQuery{Metric: "lcp"}},
+		{"trend_30d_inp_mobile", trendViews(seg), rum.SegmentQuery{Metric: "inp", Filters: []rum.Filter{{Dim: rum.DimDevice, Values: []string{"mobile"}}}}},
+		{"trend_30d_lcp_group_by_country", trendViews(seg), rum.SegmentQuery{Metric: "lcp",
+			Filters: []rum.Filter{{Dim: rum.DimGroup, Values: []string{"Section 1"}}}, By: rum.DimCountry}},
+		{"trend_30d_lcp_3_segments_full", trendViews(seg), rum.SegmentQuery{Metric: "lcp", Filters: []rum.Filter{
+			{Dim: rum.DimDevice, Values: []string{"mobile"}}, {Dim: rum.DimCountry, Values: []string{"AA"}}}, By: rum.DimBrowser}},
+		{"distribution_30d_cls", func(q rum.SegmentQuery) (uint64, error) { d, err := seg.Distribution(ctx, q); return d.Views, err },
+			rum.SegmentQuery{Metric: "cls"}},
+		{"attributions_30d_lcp", attributionViews(seg), rum.SegmentQuery{Metric: "lcp"}},
+		{"attributions_30d_inp_scripts", attributionViews(seg), rum.SegmentQuery{Metric: "inp"}},
+		{"attributions_30d_lcp_mobile_group", attributionViews(seg), rum.SegmentQuery{Metric: "lcp", Filters: []rum.Filter{
+			{Dim: rum.DimDevice, Values: []string{"mobile"}}, {Dim: rum.DimGroup, Values: []string{"Section 1"}}}}},
+		{"trend_30d_lcp_monitored_page", trendViews(seg), rum.SegmentQuery{Metric: "lcp", Page: "page001"}},
+	} {
+		b.Run(kind.name, func(b *testing.B) {
+			q := kind.q
+			q.Account, q.Website, q.From, q.To = site.Account, site.ID, first, last
+			var lat []time.Duration
+			for range b.N {
+				t0 := time.Now()
+				views, err := kind.run(q)
+				lat = append(lat, time.Since(t0))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if views == 0 {
+					b.Fatal("no views")
+				}
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50_ms")
+			b.ReportMetric(float64(lat[(len(lat)*99)/100].Microseconds())/1000, "p99_ms")
+		})
+	}
 
 	r := rum.NewReader(st)
-	last := first.AddDate(0, 0, days-1)
 	for _, kind := range []struct {
 		name    string
 		dim     string
@@ -150,11 +216,39 @@ func benchAggregate(b *testing.B, perMessage int) {
 }
 
 // benchWebsite is a website in a table of the benchmark's own.
-func benchWebsite(b *testing.B) (*store.Store, model.Website) {
+func benchWebsite(b testing.TB) (*store.Store, model.Website) {
 	st := awstest.Store(b, awstest.Clients(b))
 	site := model.Website{Account: "bench", Domain: "example.com"}
 	if err := st.CreateWebsite(context.Background(), &site); err != nil {
 		b.Fatal(err)
 	}
 	return st, site
+}
+
+// benchGroups are the page groups of the benchmark's views (drawSegments gives section s the
+// group 1 + s%10).
+func benchGroups() []model.PageGroup {
+	var groups []model.PageGroup
+	for i := range 10 {
+		groups = append(groups, model.PageGroup{Name: fmt.Sprintf("Section %d", i), Pattern: fmt.Sprintf("/section-%d/*", i)})
+	}
+	return groups
+}
+
+func trendViews(r *rum.SegmentReader) func(q rum.SegmentQuery) (uint64, error) {
+	return func(q rum.SegmentQuery) (uint64, error) {
+		t, err := r.Trend(context.Background(), q)
+		var n uint64
+		for _, d := range t.Days {
+			n += d.Views
+		}
+		return n, err
+	}
+}
+
+func attributionViews(r *rum.SegmentReader) func(q rum.SegmentQuery) (uint64, error) {
+	return func(q rum.SegmentQuery) (uint64, error) {
+		a, err := r.Attributions(context.Background(), q, 10)
+		return a.Views, err
+	}
 }

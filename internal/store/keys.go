@@ -147,8 +147,19 @@ func rumSeenSK(window int64) string { return "RUM#V#" + strconv.FormatInt(window
 func rumBatchSK(id string) string { return "RUM#B#" + id }
 
 func rumCellSK(c model.RUMCell) string {
+	if c.Daily {
+		return fmt.Sprintf("%s%s#%s#%02d", rumDailyPrefix(c.Day), c.Dim, c.Metric, c.Shard)
+	}
 	return fmt.Sprintf("%s%s#%s#%02d", rumDayPrefix(c.Day), c.Dim, c.Metric, c.Shard)
 }
+
+// rumDailyPrefix starts the keys of a day's segment and attribution tables, which hold that
+// day's views only: outside rumDayPrefix, so that a new day's copy of the running totals
+// leaves them out.
+func rumDailyPrefix(day string) string { return "RUM#D#" + day + "#" }
+
+// rumSettingsSK holds a website's real-user monitoring settings (page groups, sample rate).
+const rumSettingsSK = "RUM#SET"
 
 // labSK keys a page's lab result of one device and UTC day (yyyymmdd), so that a range of days
 // is one query and a re-audit the same day replaces the item.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -327,6 +328,71 @@ func (s *Store) PutRUMBatchesFolded(ctx context.Context, account, website string
 		if err := s.batchWrite(ctx, reqs[start:min(start+25, len(reqs))]); err != nil {
 			return fmt.Errorf("record folded batches: %w", err)
 		}
+	}
+	return nil
+}
+
+type rumSettingsItem struct {
+	PK               string
+	SK               string
+	Type             string
+	Groups           []rumGroupItem    `dynamodbav:",omitempty"`
+	SampleRate       float64           `dynamodbav:",omitempty"`
+	ExcludeLabAgents bool              `dynamodbav:",omitempty"`
+	GroupNames       map[string]string `dynamodbav:",omitempty"`
+}
+
+type rumGroupItem struct {
+	ID      int
+	Name    string
+	Pattern string
+}
+
+// RUMSettings reads a website's real-user monitoring settings; a website that never set them
+// has the defaults (no groups, every view sent).
+func (s *Store) RUMSettings(ctx context.Context, account, website string) (model.RUMSettings, error) {
+	var it rumSettingsItem
+	err := s.getItem(ctx, websitePK(account, website), rumSettingsSK, "RUM settings", &it)
+	if errors.Is(err, model.ErrNotFound) {
+		return model.RUMSettings{}, nil
+	}
+	if err != nil {
+		return model.RUMSettings{}, err
+	}
+	out := model.RUMSettings{SampleRate: it.SampleRate, ExcludeLabAgents: it.ExcludeLabAgents}
+	for _, g := range it.Groups {
+		out.Groups = append(out.Groups, model.PageGroup{ID: g.ID, Name: g.Name, Pattern: g.Pattern})
+	}
+	if len(it.GroupNames) > 0 {
+		out.GroupNames = make(map[int]string, len(it.GroupNames))
+		for id, name := range it.GroupNames {
+			if n, err := strconv.Atoi(id); err == nil {
+				out.GroupNames[n] = name
+			}
+		}
+	}
+	return out, nil
+}
+
+// PutRUMSettings replaces a website's real-user monitoring settings.
+func (s *Store) PutRUMSettings(ctx context.Context, account, website string, set model.RUMSettings) error {
+	it := rumSettingsItem{PK: websitePK(account, website), SK: rumSettingsSK, Type: "rum-settings",
+		SampleRate: set.SampleRate, ExcludeLabAgents: set.ExcludeLabAgents}
+	for _, g := range set.Groups {
+		it.Groups = append(it.Groups, rumGroupItem{ID: g.ID, Name: g.Name, Pattern: g.Pattern})
+	}
+	if len(set.GroupNames) > 0 {
+		it.GroupNames = make(map[string]string, len(set.GroupNames))
+		for id, name := range set.GroupNames {
+			it.GroupNames[strconv.Itoa(id)] = name
+		}
+	}
+	av, err := attributevalue.MarshalMap(it)
+	if err != nil {
+		return err
+	}
+	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: av}); err != nil {
+		return fmt.Errorf("put RUM settings: %w", err)
 	}
 	return nil
 }

@@ -11,10 +11,12 @@
 //
 //   {"id":1,"op":"ping"}
 //     -> {"id":1,"ok":true}
-//   {"id":2,"op":"audit","url":"https://…","port":9222,"device":"desktop"|"mobile","out":"/abs/report.json"}
+//   {"id":2,"op":"audit","url":"https://…","port":9222,"device":"desktop"|"mobile","out":"/abs/report.json",
+//    "userAgentMark":"…"?}
 //     -> {"id":2,"ok":true,"lighthouseVersion":"13.5.0","runtimeError":{"code":…,"message":…}?}
 //     Lighthouse attaches to the already-running Chromium at 127.0.0.1:<port> (optional "host"
-//     overrides the address); it never launches its own browser. The full report (0.5–2 MB) is
+//     overrides the address); it never launches its own browser. "userAgentMark" is appended to
+//     the user agent Lighthouse emulates for the device. The full report (0.5–2 MB) is
 //     written to "out", never to stdout, so the protocol stays small.
 //   {"id":3,"op":"validate","html":"<!doctype html>…"}
 //     -> {"id":3,"ok":true,"errors":<count of severity-2 messages>,"messages":[{ruleId,message,line}] (first 50)}
@@ -61,6 +63,7 @@ function packageVersion(name) {
 
 const {default: lighthouse} = await import('lighthouse');
 const {default: desktopConfig} = await import('lighthouse/core/config/desktop-config.js');
+const {userAgents} = await import('lighthouse/core/config/constants.js');
 const {HtmlValidate} = await import('html-validate');
 const {ReportGenerator} = await import('lighthouse/report/generator/report-generator.js');
 
@@ -108,6 +111,11 @@ async function audit(req) {
     throw new Error(`audit: device must be "desktop" or "mobile", got ${JSON.stringify(req.device)}`);
   }
   const flags = {
+    // The user agent Lighthouse emulates for the device, followed by the mark openvitals' RUM
+    // snippet and collect endpoint recognize, so that the audit is not counted as a real user.
+    ...(typeof req.userAgentMark === 'string' && req.userAgentMark !== ''
+      ? {emulatedUserAgent: `${userAgents[req.device]} ${req.userAgentMark}`}
+      : {}),
     port: req.port,
     hostname: typeof req.host === 'string' && req.host !== '' ? req.host : '127.0.0.1',
     output: 'json',

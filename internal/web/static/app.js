@@ -96,11 +96,11 @@
     cpu_total: { label: 'CPU', unit: 'ms' },
     duration: { label: 'Duration', unit: 'ms' },
     opportunities: { label: 'Opportunities', unit: '' },
-    ux_lcp: { label: 'Field LCP', unit: 'ms', good: 2500, poor: 4000 },
-    ux_inp: { label: 'Field INP', unit: 'ms', good: 200, poor: 500 },
-    ux_cls: { label: 'Field CLS', unit: '', good: 0.1, poor: 0.25 },
-    ux_fcp: { label: 'Field FCP', unit: 'ms', good: 1800, poor: 3000 },
-    ux_ttfb: { label: 'Field TTFB', unit: 'ms', good: 800, poor: 1800 }
+    ux_lcp: { label: 'CrUX LCP', unit: 'ms', good: 2500, poor: 4000 },
+    ux_inp: { label: 'CrUX INP', unit: 'ms', good: 200, poor: 500 },
+    ux_cls: { label: 'CrUX CLS', unit: '', good: 0.1, poor: 0.25 },
+    ux_fcp: { label: 'CrUX FCP', unit: 'ms', good: 1800, poor: 3000 },
+    ux_ttfb: { label: 'CrUX TTFB', unit: 'ms', good: 800, poor: 1800 }
   };
   function fmt(v, unit) {
     if (v === null || v === undefined || v === '') return '–';
@@ -196,7 +196,8 @@
     var cs = getComputedStyle(document.documentElement);
     var out = [];
     for (var i = 1; i <= 8; i++) out.push(cs.getPropertyValue('--c' + i).trim());
-    return { series: out, fg: cs.getPropertyValue('--fg').trim(), muted: cs.getPropertyValue('--muted').trim(), line: cs.getPropertyValue('--line').trim() };
+    var v = function (n) { return cs.getPropertyValue('--' + n).trim(); };
+    return { series: out, fg: v('fg'), muted: v('muted'), line: v('line'), good: v('good'), warn: v('warn'), bad: v('bad') };
   }
 
   // chart draws a time series (or, with categories, bars over categories) with uPlot, and
@@ -225,8 +226,9 @@
     if (series.length) {
       fig.insertBefore(el('ul', { class: 'legend' }, series.map(function (s, i) {
         var sw = el('span', { class: 'swatch' + (s.dash ? ' dashed' : '') });
-        sw.style.borderColor = pal.series[i % 8];
-        if (!s.dash) sw.style.background = pal.series[i % 8];
+        var colour = s.colour ? pal[s.colour] : pal.series[i % 8];
+        sw.style.borderColor = colour;
+        if (!s.dash) sw.style.background = colour;
         return el('li', null, sw, s.label);
       })), plot.nextSibling);
     }
@@ -236,10 +238,10 @@
       return fig;
     }
     var data = [xs];
-    var acc = xs.map(function () { return 0; });
+    var acc = xs.map(function () { return null; });
     var stackedValues = series.map(function (s) {
       if (!spec.stacked) return s.values.map(function (v) { return typeof v === 'number' ? v : null; });
-      acc = acc.map(function (a, i) { return a + (typeof s.values[i] === 'number' ? s.values[i] : 0); });
+      acc = acc.map(function (a, i) { return typeof s.values[i] === 'number' ? (a || 0) + s.values[i] : a; });
       return acc.slice();
     });
     // A stacked chart draws its totals first, so that each smaller sum is filled over them.
@@ -247,7 +249,7 @@
     if (spec.stacked) order.reverse();
     var uSeries = [{}];
     order.forEach(function (i) {
-      var s = series[i], colour = pal.series[i % 8];
+      var s = series[i], colour = s.colour ? pal[s.colour] : pal.series[i % 8];
       data.push(stackedValues[i]);
       var o = { label: s.label, stroke: colour, width: 2, points: { show: xs.length < 40 },
         value: function (u, v, si, di) { return di === null || di === undefined ? '–' : fmt(s.values[di], s.unit); } };
@@ -266,7 +268,8 @@
         y: spec.bars || spec.stacked ? { range: function (u, lo, hi) { return [0, hi > 0 ? hi * 1.08 : 1]; } } : {} },
       axes: [
         { stroke: pal.muted, grid: { stroke: pal.line, width: 1 }, ticks: { stroke: pal.line },
-          values: spec.categories ? function (u, vals) { return vals.map(function (v) { return Number.isInteger(v) && spec.categories[v] !== undefined ? String(spec.categories[v]).slice(0, 18) : ''; }); } : undefined,
+          // Many categories: every few are labelled, so that labels do not run into each other.
+          values: spec.categories ? function (u, vals) { var every = Math.ceil(spec.categories.length / 6); return vals.map(function (v) { return Number.isInteger(v) && v % every === 0 && spec.categories[v] !== undefined ? String(spec.categories[v]).slice(0, 18) : ''; }); } : undefined,
           splits: spec.categories ? function () { return xs; } : undefined },
         { stroke: pal.muted, grid: { stroke: pal.line, width: 1 }, ticks: { stroke: pal.line }, size: 60 }
       ],
@@ -286,9 +289,14 @@
         ctx.restore();
       }] }
     };
-    // Drawn once the figure is in the page, at its width.
-    requestAnimationFrame(function () {
-      if (!plot.isConnected) return;
+    // Drawn once the figure is in the page, at its width: a view built of several requests
+    // adds it a few frames later (a figure never added is given up after some seconds).
+    var frames = 0;
+    requestAnimationFrame(function draw() {
+      if (!plot.isConnected) {
+        if (++frames < 600) requestAnimationFrame(draw);
+        return;
+      }
       opts.width = Math.max(280, plot.clientWidth);
       var u = new uPlot(opts, data, plot);
       u.root.setAttribute('aria-hidden', 'true');
@@ -539,8 +547,10 @@
   var LAB_COLUMNS = ['performance_score', 'lcp', 'cls', 'tbt', 'fcp', 'ttfb', 'speed_index', 'kb_total'];
   function websiteView(w, q) {
     var device = q.device === 'desktop' ? 'desktop' : 'mobile';
-    return load([list('/' + w.id + '/pages'), list('/' + w.id + '/budgets'), get('/' + w.id + '/opportunities')]).then(function (r) {
+    return load([list('/' + w.id + '/pages'), list('/' + w.id + '/budgets'), get('/' + w.id + '/opportunities'),
+      get('/' + w.id + '/field-testing/pages?timing=lcp+inp+cls').then(function (x) { return x.result.list; }, function () { return {}; })]).then(function (r) {
       var rows = r[0].filter(function (x) { return x.device === device; }), budgets = r[1], opps = r[2].result.list;
+      rows.forEach(function (x) { x.rum = r[3][pathKey(x.url)]; });
       var out = [el('h1', { text: w.displayName }), el('p', { class: 'sub', text: w.domain })];
       var actions = el('div', { class: 'row' }, segmented('Device', ['mobile', 'desktop'], device, function (d) { go(withQuery('#/w/' + w.id, { device: d })); }));
       if (isAdmin() && r[0].length) {
@@ -568,9 +578,13 @@
       return out;
     });
   }
+  // pathKey is a page's key in the real-user reports per page: its path, lower-cased, without
+  // query or trailing slash.
+  function pathKey(url) { var p = String(url).split(/[?#]/)[0].toLowerCase().replace(/\/+$/, ''); return p || '/'; }
   function pagesTable(w, rows, device) {
     var hasUX = rows.some(function (r) { return r.latest && typeof r.latest.ux_lcp === 'number'; });
     var hasSearch = rows.some(function (r) { return r.latest && typeof r.latest.clicks === 'number'; });
+    var hasRUM = rows.some(function (r) { return r.rum; });
     var cols = [
       { label: 'Page', value: function (r) { return (r.alias || r.url).toLowerCase(); }, cell: function (r) {
         return el('td', null, link('#/w/' + w.id + '/page/' + r.id + '?device=' + device, r.alias || r.url), el('div', { class: 'muted', text: r.url }));
@@ -590,10 +604,16 @@
       ['ux_lcp', 'ux_inp', 'ux_cls'].forEach(function (m) {
         cols.push({ label: METRICS[m].label, n: true, value: function (r) { return r.latest ? r.latest[m] : null; }, cell: function (r) { return metricCell(m, r.latest ? r.latest[m] : null); } });
       });
-      cols.push({ label: 'Field vitals', value: function (r) { return r.latest ? r.latest.ux_passed : null; }, cell: function (r) {
+      cols.push({ label: 'CrUX vitals', value: function (r) { return r.latest ? r.latest.ux_passed : null; }, cell: function (r) {
         var p = r.latest ? r.latest.ux_passed : null;
         return p === null || p === undefined ? '–' : statusBadge(p ? 'passed' : 'failed');
       } });
+    }
+    if (hasRUM) {
+      // Real users of the page's path, every device (the page view splits them).
+      [['lcp', 'Real users LCP'], ['inp', 'Real users INP'], ['cls', 'Real users CLS']].forEach(function (c) {
+        cols.push({ label: c[1], n: true, value: function (r) { return r.rum ? r.rum[c[0]] : null; }, cell: function (r) { return metricCell(c[0], r.rum ? r.rum[c[0]] : null); } });
+      });
     }
     if (hasSearch) {
       [['clicks', 'Clicks'], ['impressions', 'Impressions'], ['CTR', 'CTR %'], ['position', 'Position']].forEach(function (c) {
@@ -630,8 +650,14 @@
       list('/' + w.id + '/annotations?limit=100').catch(function () { return []; }),
       list('/' + w.id + '/regressions?page=' + pageID + '&device=' + device).catch(function () { return []; }),
       list('/' + w.id + '/pages').catch(function () { return []; })
-    ]).then(function (r) {
+    ].concat(['lcp', 'inp', 'cls', 'fcp', 'ttfb'].map(function (m) {
+      // The page's real users on this device class, for the field table.
+      return get('/' + w.id + '/field-testing/distribution' + segQuery({ vital: m, from: isoOf(dr.slice(0, 8)), to: isoOf(dr.slice(9)), page: pageID, filters: { device: rumDevices(device) } }))
+        .then(function (x) { return x.result; }, function () { return null; });
+    }))).then(function (r) {
       var detail = r[0], tl = r[1].result, net = r[2].result, opps = r[3].result.list, siteOpps = r[4].result.list;
+      var rumDist = {};
+      ['lcp', 'inp', 'cls', 'fcp', 'ttfb'].forEach(function (m, i) { if (r[8 + i] && r[8 + i].views) rumDist[m] = r[8 + i]; });
       var from = dr.slice(0, 8);
       var notes = r[5].filter(function (a) { return ymd(new Date(a.at)) >= from && (!a.pages.length || a.pages.indexOf(pageID) >= 0); });
       var regs = r[6];
@@ -663,15 +689,20 @@
           return el('div', { class: 'stat' }, el('b', { class: rating(m, lm[m]), text: fmtMetric(m, lm[m]) }), el('span', { text: METRICS[m] ? METRICS[m].label : 'HTML errors' }));
         })));
       }
-      if (detail.latestUx) {
-        var ux = detail.latestUx;
+      var ux = detail.latestUx || {};
+      var fieldMetrics = ['lcp', 'inp', 'cls', 'fcp', 'ttfb'].filter(function (m) { return ux[m] || rumDist[m]; });
+      if (fieldMetrics.length) {
+        // Field values from both sources, each named: the Chrome UX Report (Google's sample of
+        // Chrome users, p75 of 28 days) and this website's own real users (the snippet).
         out.push(el('h3', { text: 'Field against lab' }));
         out.push(el('div', { id: 'field-vs-lab' }, table([
           { label: 'Metric', cell: function (m) { return m.toUpperCase(); } },
-          { label: 'Field p75', n: true, cell: function (m) { return ux[m] ? metricCell(m, ux[m].value) : el('td', { class: 'n', text: '–' }); } },
-          { label: 'Good / needs improvement / poor', cell: function (m) { return ux[m] ? fmt(ux[m].green, '') + ' % / ' + fmt(ux[m].yellow, '') + ' % / ' + fmt(ux[m].red, '') + ' %' : '–'; } },
+          { label: 'Chrome UX Report p75', n: true, cell: function (m) { return ux[m] ? metricCell(m, ux[m].value) : el('td', { class: 'n', text: '–' }); } },
+          { label: 'Chrome UX Report good / NI / poor', cell: function (m) { return ux[m] ? fmt(ux[m].green, '') + ' % / ' + fmt(ux[m].yellow, '') + ' % / ' + fmt(ux[m].red, '') + ' %' : '–'; } },
+          { label: 'Real users p75', n: true, cell: function (m) { return rumDist[m] ? metricCell(m, rumDist[m].value) : el('td', { class: 'n', text: '–' }); } },
+          { label: 'Real users good / NI / poor', cell: function (m) { return rumDist[m] ? ratingBar(rumDist[m]) : '–'; } },
           { label: 'Lab', n: true, cell: function (m) { return metricCell(m, lm ? lm[m] : null); } }
-        ], ['lcp', 'inp', 'cls', 'fcp', 'ttfb'].filter(function (m) { return ux[m]; }), 'Core vitals assessment: ' + (ux.passed ? 'passed' : 'failed'))));
+        ], fieldMetrics, detail.latestUx ? 'Chrome UX Report core vitals assessment: ' + (ux.passed ? 'passed' : 'failed') : 'No Chrome UX Report data for this page')));
       }
       var dates = tl.map(function (t) { return t.date; });
       var col = function (m) { return tl.map(function (t) { return t[m]; }); };
@@ -689,18 +720,18 @@
           { label: 'SEO', values: scoreCol('seo_score'), unit: 'score' }] }),
         chart({ title: 'Loading (ms)', x: dates, xRange: xr, annotations: notes, series: [
           { label: 'LCP', values: col('lcp'), unit: 'ms' },
-          { label: 'Field LCP p75', values: uxCol('ux_lcp'), unit: 'ms', dash: true },
+          { label: 'CrUX LCP p75', values: uxCol('ux_lcp'), unit: 'ms', dash: true },
           { label: 'FCP', values: col('fcp'), unit: 'ms' },
           { label: 'Speed Index', values: col('speed_index'), unit: 'ms' },
           { label: 'TTFB', values: col('ttfb'), unit: 'ms' },
-          { label: 'Field TTFB p75', values: uxCol('ux_ttfb'), unit: 'ms', dash: true }] }),
+          { label: 'CrUX TTFB p75', values: uxCol('ux_ttfb'), unit: 'ms', dash: true }] }),
         chart({ title: 'Interactivity (ms)', x: dates, xRange: xr, annotations: notes, series: [
           { label: 'TBT', values: col('tbt'), unit: 'ms' },
           { label: 'TTI', values: col('tti'), unit: 'ms' },
-          { label: 'Field INP p75', values: uxCol('ux_inp'), unit: 'ms', dash: true }] }),
+          { label: 'CrUX INP p75', values: uxCol('ux_inp'), unit: 'ms', dash: true }] }),
         chart({ title: 'Layout shift', x: dates, xRange: xr, annotations: notes, series: [
           { label: 'CLS', values: col('cls'), unit: '' },
-          { label: 'Field CLS p75', values: uxCol('ux_cls'), unit: '', dash: true }] }),
+          { label: 'CrUX CLS p75', values: uxCol('ux_cls'), unit: '', dash: true }] }),
         chart({ title: 'Navigation Timing (ms, stacked)', x: dates, xRange: xr, stacked: true, annotations: notes, series: [
           { label: 'DNS', values: col('dns_time'), unit: 'ms' },
           { label: 'Connect', values: col('connect_time'), unit: 'ms' },
@@ -711,6 +742,15 @@
           series: [['bytes_doc', 'Document'], ['bytes_js', 'JavaScript'], ['bytes_css', 'CSS'], ['bytes_image', 'Images'], ['bytes_font', 'Fonts'], ['bytes_media', 'Media'], ['bytes_other', 'Other']].map(function (b) {
             return { label: b[1], values: net.map(function (n) { return n[b[0]]; }), unit: 'B' };
           }) })));
+      var rumVital = ['lcp', 'inp', 'cls'].indexOf(q.rum) >= 0 ? q.rum : 'lcp';
+      out.push(el('h2', { text: 'Real users' }), el('div', { class: 'row' },
+        segmented('Real-user metric', ['lcp', 'inp', 'cls'], rumVital, function (v) { go(here({ device: device, days: String(days), rum: v })); }),
+        el('span', { class: 'muted', text: 'This page\'s views on ' + (device === 'mobile' ? 'phones and tablets' : 'desktops') + ', from the snippet; the page\'s query parameters must match.' })));
+      return rumPanel(w, { vital: rumVital, from: isoOf(dr.slice(0, 8)), to: isoOf(dr.slice(9)), page: pageID, filters: { device: rumDevices(device) } }).then(function (panel) {
+        out.push(el('div', { id: 'page-rum' }, panel));
+        return pageRest(out);
+      });
+      function pageRest(out) {
       // Opportunities with first-seen dates from the website-level list.
       out.push(el('h2', { text: 'Opportunities' }));
       var ids = Object.keys(opps);
@@ -733,8 +773,12 @@
       out.push(el('h2', { text: 'Lighthouse report' }));
       out.push(reportPicker(w, pageID, device, dates));
       return out;
+      }
     });
   }
+  function isoOf(ymdString) { return ymdString.slice(0, 4) + '-' + ymdString.slice(4, 6) + '-' + ymdString.slice(6, 8); }
+  // rumDevices are the real users' device classes of a lab device.
+  function rumDevices(device) { return device === 'mobile' ? 'mobile,tablet' : 'desktop'; }
   function auditNowButton(w) {
     var b = el('button', { type: 'button', id: 'audit-now', text: 'Audit now' });
     b.addEventListener('click', function () { busy(b, function () { return api('POST', '/' + w.id + '/audits'); }).then(function (a) { say(a.message || 'Audits queued.'); }); });
@@ -782,6 +826,9 @@
   // ---- regressions ------------------------------------------------------------------------
   // regressionList lists regressions and improvements; names maps page and test ids to what
   // people call them.
+  // The sources of regressions, named: field values say whether they are Google's Chrome UX
+  // Report or this website's own real users.
+  var SOURCES = { lab: 'lab (Lighthouse)', ux: 'Chrome UX Report', rum: 'real users', multistep: 'multistep runs' };
   function regressionList(w, regs, names) {
     names = names || {};
     return el('ul', { class: 'regs' }, regs.map(function (g) {
@@ -792,7 +839,7 @@
       if (g.kind === 'improvement' && g.status === 'open') badge.className = 'badge good';
       var li = el('li', null,
         badge, ' ', el('b', { text: m + ' ' + what }), ' on ', subject, g.device ? ' (' + g.device + ')' : '', ': ',
-        fmt(g.before.median, g.unit) + ' → ' + fmt(g.after.median, g.unit) + ' (' + (g.changePercent > 0 ? '+' : '') + g.changePercent.toFixed(1) + ' %), first on ' + g.firstBadDay + ', source ' + g.source);
+        fmt(g.before.median, g.unit) + ' → ' + fmt(g.after.median, g.unit) + ' (' + (g.changePercent > 0 ? '+' : '') + g.changePercent.toFixed(1) + ' %), first on ' + g.firstBadDay + ', source: ' + (SOURCES[g.source] || g.source));
       var cause = g.cause || { changes: [], annotations: [] };
       if (cause.changes.length || cause.annotations.length) {
         li.appendChild(el('ul', null,
@@ -918,24 +965,222 @@
 
   // ---- real users -------------------------------------------------------------------------
   var RUM_METRICS = ['lcp', 'inp', 'cls', 'fcp', 'ttfb', 'fid', 'fp', 'dns_time', 'connect_time', 'server_time', 'transfer_time', 'dom_time', 'fully_loaded_time', 'transfer_size', 'dom_size', 'dom_elements'];
+  // ---- real users -----------------------------------------------------------------------
+  var VITALS = ['lcp', 'inp', 'cls', 'fcp', 'ttfb'];
+  var SEG_DIMS = {
+    device: ['mobile', 'tablet', 'desktop', 'unknown'],
+    browser: ['chrome', 'edge', 'firefox', 'safari', 'samsung', 'opera', 'other', 'unknown'],
+    os: ['android', 'ios', 'windows', 'macos', 'linux', 'chromeos', 'other', 'unknown'],
+    connection: ['4g', '3g', '2g', 'slow-2g', 'unknown'],
+    navigation: ['navigate', 'reload', 'back-forward', 'back-forward-cache', 'prerender', 'restore', 'unknown']
+  };
+  var PART_LABELS = { timeToFirstByte: 'TTFB', resourceLoadDelay: 'Load delay', resourceLoadDuration: 'Load time', elementRenderDelay: 'Render delay',
+    inputDelay: 'Input delay', processingDuration: 'Processing', presentationDelay: 'Presentation', duration: 'Script time', time: 'At' };
+  // problemBox says what the API refused, naming its fields: the rest of the view stays.
+  function problemBox(err) {
+    var errs = err.errors || [];
+    var named = errs.every(function (e) { return err.message.indexOf(e.field) >= 0; });
+    return el('p', { class: 'error', role: 'alert', 'data-fields': errs.map(function (e) { return e.field; }).join(' '),
+      text: err.message + (named ? '' : ' (' + errs.map(function (e) { return e.field + ': ' + e.message; }).join('; ') + ')') });
+  }
+  // segQuery is a real-user report's query string.
+  function segQuery(o) {
+    var q = ['metric=' + o.vital, 'date=' + o.from.replace(/-/g, '') + '-' + o.to.replace(/-/g, '')];
+    Object.keys(o.filters || {}).forEach(function (k) { if (o.filters[k]) q.push(k + '=' + encodeURIComponent(o.filters[k])); });
+    if (o.page) q.push('page=' + encodeURIComponent(o.page));
+    if (o.by) q.push('by=' + o.by);
+    return '?' + q.join('&');
+  }
+  function ratingBar(r) {
+    var g = r.ratings.good.percent, ni = r.ratings.needsImprovement.percent, p = r.ratings.poor.percent;
+    return el('div', { class: 'ratings', role: 'img', 'aria-label': 'Good ' + g + ' %, needs improvement ' + ni + ' %, poor ' + p + ' %' },
+      [['good', g], ['warn', ni], ['bad', p]].map(function (x) {
+        // Through the CSSOM: the page's policy refuses style attributes.
+        var seg = el('span', { class: x[0], title: x[1] + ' %', text: x[1] >= 8 ? Math.round(x[1]) + ' %' : '' });
+        seg.style.width = x[1] + '%';
+        return seg;
+      }));
+  }
+  function attributionTable(metric, kind, rows) {
+    var cols = [];
+    var name = { elements: 'Element', targets: 'Target', scripts: 'Script', entities: 'Entity' }[kind];
+    cols.push({ label: name, cell: function (r) {
+      if (kind === 'scripts') return [r.entity + ': ', el('code', { text: (r.url || '(inline)') + (r.function ? ' ' + r.function + '()' : '') })];
+      if (kind === 'entities') return r.entity;
+      return [el('code', { text: r.element || r.target || '(unknown)' }), r.url ? el('div', { class: 'muted', text: r.url }) : null, r.type ? ' (' + r.type + ')' : ''];
+    } });
+    cols.push({ label: 'Slow views', n: true, value: function (r) { return r.slowViews; }, cell: function (r) { return fmt(r.slowViews, 'score') + ' (' + fmt(r.slowPercent, '') + ' %)'; } });
+    cols.push({ label: 'Views', n: true, value: function (r) { return r.views; }, cell: function (r) { return fmt(r.views, 'score'); } });
+    cols.push({ label: 'p75 ' + metric.toUpperCase(), n: true, value: function (r) { return r.value; }, cell: function (r) { return metricCell(metric, r.value); } });
+    // The parts in the order they happen (the API's objects have no order).
+    var parts = rows.length && rows[0].parts ? Object.keys(PART_LABELS).filter(function (p) { return p in rows[0].parts; }) : [];
+    if (parts.length > 1) cols.push({ label: 'Mean: ' + parts.map(function (p) { return PART_LABELS[p] || p; }).join(' + '), cell: function (r) {
+      return parts.map(function (p) { return fmt(r.parts[p], metric === 'cls' ? 'ms' : METRICS[metric].unit); }).join(' + ') + ' = ' + fmtMetric(metric, r.mean);
+    } });
+    else if (parts.length) cols.push({ label: 'Mean ' + (PART_LABELS[parts[0]] || parts[0]), n: true, cell: function (r) { return fmt(r.parts[parts[0]], 'ms'); } });
+    return table(cols, rows);
+  }
+  // rumPanel draws a vital of real users: its trend, ratings, distribution, breakdown and top
+  // attributions, for the website (filtered) or one monitored page. A refused query shows its
+  // problem in place.
+  function rumPanel(w, o) {
+    var q = segQuery(o), base = '/' + w.id + '/field-testing/';
+    var wantAttr = ['lcp', 'inp', 'cls'].indexOf(o.vital) >= 0;
+    return Promise.all([
+      get(base + 'trend' + q),
+      get(base + 'distribution' + segQuery(Object.assign({}, o, { by: '' }))),
+      o.by ? get(base + 'segments' + q) : null,
+      wantAttr ? get(base + 'attributions' + segQuery(Object.assign({}, o, { by: '' }))).catch(function (err) { return { problem: err }; }) : null
+    ]).then(function (r) {
+      var trend = r[0].result, dist = r[1].result, out = [];
+      var label = o.vital.toUpperCase(), unit = METRICS[o.vital].unit;
+      if (!dist.views) return [empty('No real-user view of ' + label + ' in this range' + (o.page ? ' for this page' : '') + '.')];
+      var dates = trend.days.map(function (d) { return d.date; });
+      var series = [{ label: 'p' + trend.percentile + ' ' + label + ' (real users)', values: trend.days.map(function (d) { return d.value; }), unit: unit }];
+      (trend.series || []).slice(0, 5).forEach(function (s) { series.push({ label: s.key, values: s.days.map(function (d) { return d.value; }), unit: unit, dash: true }); });
+      // The histogram from its first bucket with views to its last.
+      var firstBar = dist.histogram.findIndex(function (b) { return b.views > 0; });
+      var lastBar = dist.histogram.length - 1 - dist.histogram.slice().reverse().findIndex(function (b) { return b.views > 0; });
+      var bars = dist.histogram.slice(firstBar, lastBar + 1);
+      out.push(el('div', { class: 'stats' },
+        el('div', { class: 'stat' }, el('b', { class: rating(o.vital, dist.value), text: fmtMetric(o.vital, dist.value) }), el('span', { text: 'p' + dist.percentile + ' ' + label + ', real users' })),
+        el('div', { class: 'stat' }, el('b', { text: fmt(dist.views, 'score') }), el('span', { text: 'page views' })),
+        el('div', { class: 'stat wide' }, ratingBar(dist), el('span', { text: 'good / needs improvement / poor' }))));
+      out.push(el('div', { class: 'charts' },
+        chart({ title: 'p' + trend.percentile + ' ' + label + ' per day' + (o.by ? ' by ' + o.by : ''), x: dates, series: series }),
+        chart({ title: 'Good / needs improvement / poor per day (%)', x: dates, stacked: true, series: [['good', 'Good', 'good'], ['needsImprovement', 'Needs improvement', 'warn'], ['poor', 'Poor', 'bad']].map(function (k) {
+          return { label: k[1], values: trend.days.map(function (d) { return d.views ? d.ratings[k[0]].percent : null; }), unit: '', colour: k[2] };
+        }) }),
+        chart({ title: 'Distribution of ' + label, categories: bars.map(function (b) { return b.to ? fmt(b.from, unit === 'ms' ? 'score' : '') + '–' + fmt(b.to, unit === 'ms' ? 'score' : '') : '≥ ' + fmt(b.from, unit === 'ms' ? 'score' : ''); }), categoryLabel: label, bars: true,
+          series: [{ label: 'Page views', values: bars.map(function (b) { return b.views; }), unit: 'score' }] })));
+      if (r[2]) {
+        var seg = r[2].result;
+        out.push(el('h3', { text: label + ' by ' + seg.by }), el('div', { id: 'rum-segments' }, table([
+          { label: seg.by, value: function (x) { return x.key; }, cell: function (x) { return x.key; } },
+          { label: 'Page views', n: true, value: function (x) { return x.views; }, cell: function (x) { return fmt(x.views, 'score'); } },
+          { label: 'Share', n: true, value: function (x) { return x.percent; }, cell: function (x) { return fmt(x.percent, '') + ' %'; } },
+          { label: 'p' + seg.percentile + ' ' + label, n: true, value: function (x) { return x.value; }, cell: function (x) { return metricCell(o.vital, x.value); } },
+          { label: 'Good / NI / poor', cell: function (x) { return ratingBar(x); } }
+        ], seg.list)));
+      }
+      if (r[3] && r[3].problem) out.push(el('h3', { text: 'Why: top attributions' }), problemBox(r[3].problem));
+      else if (r[3]) {
+        var at = r[3].result;
+        var box = el('div', { id: 'rum-attributions' }, el('h3', { text: 'Why: top attributions (ranked by slow views)' }));
+        [['elements', 'LCP elements'], ['targets', o.vital === 'cls' ? 'Elements the largest shift moved' : 'Interaction targets'], ['scripts', 'Scripts of the interactions\' long animation frames'], ['entities', 'By third party']].forEach(function (k) {
+          if (at[k[0]] && at[k[0]].length) box.appendChild(el('div', { class: 'attr-' + k[0] }, el('h4', { text: k[1] }), attributionTable(o.vital, k[0], at[k[0]])));
+        });
+        if (box.childNodes.length === 1) box.appendChild(empty('No attribution in this range.'));
+        out.push(box);
+      }
+      return out;
+    }, function (err) { return [problemBox(err)]; });
+  }
+  // rumView: the website's real users, any vital, filtered by segments and broken down by one;
+  // then the report per page and country, and the snippet.
   function rumView(w, q) {
-    var dim = q.by === 'countries' ? 'countries' : 'pages';
-    var metric = q.metric && /^[A-Za-z0-9_]{1,64}$/.test(q.metric) ? q.metric : 'lcp';
     // Any range of days: from and to (yyyy-MM-dd), the last days (7 by default) without them.
     var isoDay = function (d) { return d.toISOString().slice(0, 10); };
     var days = Number(q.days) || 7;
     var valid = /^\d{4}-\d{2}-\d{2}$/;
     var to = valid.test(q.to || '') ? q.to : isoDay(new Date());
     var from = valid.test(q.from || '') ? q.from : isoDay(new Date(Date.parse(to) - (days - 1) * 864e5));
+    var vital = VITALS.indexOf(q.vital) >= 0 ? q.vital : 'lcp';
+    var filters = {};
+    ['group', 'country'].concat(Object.keys(SEG_DIMS)).forEach(function (d) { if (q[d]) filters[d] = q[d]; });
+    return load([get('/' + w.id + '/field-testing/settings')]).then(function (res) {
+      var groups = res[0].groups;
+      var here = function (o) { return withQuery('#/w/' + w.id + '/rum', Object.assign({}, q, o)); };
+      var inputs = {};
+      var pick = function (name, values, label) {
+        var s = select(name, [['', 'any']].concat(values.map(function (v) { return [v, v]; })), filters[name] || '');
+        s.id = 'rum-' + name;
+        inputs[name] = s;
+        return el('label', { for: s.id }, label, s);
+      };
+      var country = el('input', { id: 'rum-country', name: 'country', value: filters.country || '', size: '8', placeholder: 'DE,FR', 'aria-describedby': 'rum-country-error' });
+      var countryError = el('span', { id: 'rum-country-error', class: 'error', 'aria-live': 'polite' });
+      var by = select('seg', [['', 'nothing']].concat(['group', 'device', 'browser', 'os', 'connection', 'navigation', 'country'].map(function (d) { return [d, d]; })), q.seg || '');
+      by.id = 'rum-by';
+      var vitalSelect = select('vital', VITALS.map(function (v) { return [v, METRICS[v].label]; }), vital);
+      vitalSelect.id = 'rum-vital';
+      var fromInput = el('input', { id: 'rum-seg-from', type: 'date', value: from, max: to });
+      var toInput = el('input', { id: 'rum-seg-to', type: 'date', value: to });
+      var form = el('form', { class: 'row filters', 'aria-label': 'Real users', novalidate: true, onsubmit: function (e) {
+        e.preventDefault();
+        // Checked here, in place: a typo is pointed at, the view stays.
+        var c = country.value.trim().toUpperCase();
+        var bad = c && !/^[A-Z]{2}(,[A-Z]{2})*$/.test(c);
+        country.setAttribute('aria-invalid', bad ? 'true' : 'false');
+        countryError.textContent = bad ? 'Two-letter country codes, separated by commas.' : '';
+        if (bad) { country.focus(); return; }
+        var o = { vital: vitalSelect.value, seg: by.value, country: c, from: fromInput.value, to: toInput.value, days: '' };
+        Object.keys(inputs).forEach(function (k) { o[k] = inputs[k].value; });
+        go(here(o));
+      } },
+        el('label', { for: 'rum-vital' }, 'Metric', vitalSelect),
+        groups.length ? pick('group', ['(none)'].concat(groups.map(function (g) { return g.name; })), 'Page group') : null,
+        pick('device', SEG_DIMS.device, 'Device'), pick('browser', SEG_DIMS.browser, 'Browser'), pick('os', SEG_DIMS.os, 'OS'),
+        pick('connection', SEG_DIMS.connection, 'Connection'), pick('navigation', SEG_DIMS.navigation, 'Navigation'),
+        el('label', { for: 'rum-country' }, 'Country', country, countryError),
+        el('label', { for: 'rum-by' }, 'Break down by', by),
+        el('label', { for: 'rum-seg-from' }, 'From', fromInput), el('label', { for: 'rum-seg-to' }, 'To', toInput),
+        el('button', { type: 'submit', text: 'Show' }));
+      return Promise.all([rumPanel(w, { vital: vital, from: from, to: to, filters: filters, by: q.seg }), pageCountryReport(w, q, from, to)]).then(function (parts) {
+        var out = [el('h1', { text: 'Real users' }), el('p', { class: 'sub', text: 'Page views measured in visitors\' browsers by the openvitals snippet (web-vitals), not the Chrome UX Report.' }), form];
+        var panel = el('div', { id: 'rum-panel' }, parts[0]);
+        // The fields a refused report names are marked in the form above it.
+        panel.querySelectorAll('[data-fields]').forEach(function (box) {
+          box.getAttribute('data-fields').split(' ').forEach(function (f) {
+            var input = form.querySelector('#rum-' + (f === 'by' ? 'by' : f === 'metric' ? 'vital' : f));
+            if (input) input.setAttribute('aria-invalid', 'true');
+          });
+        });
+        out.push(panel);
+        out = out.concat(parts[1]);
+      var snippet = '<script async src="' + location.origin + '/rum/' + w.id + '.js"></script>';
+        var code = el('pre', null, el('code', { id: 'snippet', text: snippet }));
+        var copy = el('button', { type: 'button', class: 'secondary', text: 'Copy the snippet', onclick: function () {
+          navigator.clipboard.writeText(snippet).then(function () { say('Snippet copied.'); }, function () { say('Select the snippet and copy it.'); });
+        } });
+        out.push(el('h2', { text: 'Snippet' }), el('p', { text: 'Put this in the <head> of every page; custom variables: (window.openvitals = window.openvitals || []).push(["set", "name", 42]).' }), code, copy);
+        if (isAdmin()) out.push(rumSettingsForm(w, res[0]));
+        return out;
+      });
+    });
+  }
+  // rumSettingsForm edits the page groups (one "name = pattern" a line), the sample rate and
+  // whether other lab agents count.
+  function rumSettingsForm(w, set) {
+    var ta = el('textarea', { id: 'rum-groups', name: 'groups', placeholder: 'Products = /product/*\nBlog = /blog/*' }, set.groups.map(function (g) { return g.name + ' = ' + g.pattern; }).join('\n'));
+    var rate = el('input', { id: 'rum-rate', name: 'sampleRate', type: 'number', min: '0.001', max: '1', step: 'any', value: String(set.sampleRate) });
+    var lab = el('input', { id: 'rum-lab', name: 'excludeLabAgents', type: 'checkbox', checked: set.excludeLabAgents });
+    var msg = el('p', { class: 'error', id: 'rum-settings-error', 'aria-live': 'polite' });
+    var b = el('button', { type: 'submit', text: 'Save' });
+    return el('details', null, el('summary', { text: 'Page groups, sampling and lab agents' }), el('form', { 'aria-label': 'Real-user settings', onsubmit: function (e) {
+      e.preventDefault();
+      var groups = ta.value.split('\n').map(function (l) { return l.trim(); }).filter(Boolean).map(function (l) {
+        var i = l.indexOf('=');
+        return i < 0 ? { name: l, pattern: l } : { name: l.slice(0, i).trim(), pattern: l.slice(i + 1).trim() };
+      });
+      msg.textContent = '';
+      busy(b, function () { return api('PUT', '/' + w.id + '/field-testing/settings', { groups: groups, sampleRate: Number(rate.value), excludeLabAgents: lab.checked }); }, 'Settings saved.')
+        .then(render, function (err) { msg.textContent = problemBox(err).textContent; });
+    } }, el('label', { for: 'rum-groups' }, 'Page groups, matched in order (name = pattern, * for any characters)', ta),
+      el('label', { for: 'rum-rate' }, 'Sample rate (1, 0.5, 0.25, 0.1 …)', rate),
+      el('label', { class: 'inline', for: 'rum-lab' }, lab, 'Leave out other lab agents (synthetic monitors, headless browsers)'), msg, b));
+  }
+  function pageCountryReport(w, q, from, to) {
+    var dim = q.by === 'countries' ? 'countries' : 'pages';
+    var metric = q.metric && /^[A-Za-z0-9_]{1,64}$/.test(q.metric) ? q.metric : 'lcp';
     var dates = from.replace(/-/g, '') + '-' + to.replace(/-/g, '');
-    return load([get('/' + w.id + '/field-testing/' + dim + '?timing=' + encodeURIComponent(metric) + '&date=' + dates)]).then(function (res) {
-      var r = res[0];
+    return get('/' + w.id + '/field-testing/' + dim + '?timing=' + encodeURIComponent(metric) + '&date=' + dates).then(function (r) {
       var items = r.result.list, keys = Object.keys(items).sort(function (a, b) { return items[b].count - items[a].count; });
-      var here = function (o) { return withQuery('#/w/' + w.id + '/rum', Object.assign({ by: dim, metric: metric, from: from, to: to }, o)); };
+      var here = function (o) { return withQuery('#/w/' + w.id + '/rum', Object.assign({}, q, { by: dim, metric: metric, from: from, to: to }, o)); };
       var m = el('input', { id: 'rum-metric', name: 'metric', value: metric, list: 'rum-metrics', size: '16' });
       var fromInput = el('input', { id: 'rum-from', type: 'date', name: 'from', value: from, max: to, required: true });
       var toInput = el('input', { id: 'rum-to', type: 'date', name: 'to', value: to, required: true });
-      var form = el('form', { class: 'row', 'aria-label': 'Report', onsubmit: function (e) { e.preventDefault(); go(here({ metric: m.value.trim(), from: fromInput.value, to: toInput.value })); } },
+      var form = el('form', { class: 'row', 'aria-label': 'Report per page or country', onsubmit: function (e) { e.preventDefault(); go(here({ metric: m.value.trim(), from: fromInput.value, to: toInput.value })); } },
         segmented('Per', ['pages', 'countries'], dim, function (d) { go(here({ by: d })); }),
         el('label', { for: 'rum-metric' }, 'Timing metric or custom variable', m),
         el('datalist', { id: 'rum-metrics' }, RUM_METRICS.map(function (x) { return el('option', { value: x }); })),
@@ -943,7 +1188,7 @@
         el('label', { for: 'rum-to' }, 'To', toInput),
         el('button', { type: 'submit', text: 'Show' }));
       var unit = metric === 'cls' ? '' : /size/.test(metric) ? 'B' : /elements/.test(metric) ? '' : METRICS[metric] || /time|^(lcp|fcp|fp|fid|inp|ttfb)$/.test(metric) ? 'ms' : '';
-      var out = [el('h1', { text: 'Real users' }), form];
+      var out = [el('h2', { text: 'Per page and country' }), form];
       if (!keys.length) out.push(empty('No page view in this range: add the snippet below to your pages.'));
       else {
         var top = keys.slice(0, 20);
@@ -956,14 +1201,8 @@
           { label: 'p75 ' + metric, n: true, value: function (k) { return items[k][metric]; }, cell: function (k) { return metricCell(metric, items[k][metric]); } }
         ], keys, r.result.count + ' page views in all')));
       }
-      var snippet = '<script async src="' + location.origin + '/rum/' + w.id + '.js"></script>';
-      var code = el('pre', null, el('code', { id: 'snippet', text: snippet }));
-      var copy = el('button', { type: 'button', class: 'secondary', text: 'Copy the snippet', onclick: function () {
-        navigator.clipboard.writeText(snippet).then(function () { say('Snippet copied.'); }, function () { say('Select the snippet and copy it.'); });
-      } });
-      out.push(el('h2', { text: 'Snippet' }), el('p', { text: 'Put this in the <head> of every page; custom variables: (window.openvitals = window.openvitals || []).push(["set", "name", 42]).' }), code, copy);
       return out;
-    });
+    }, function (err) { return [el('h2', { text: 'Per page and country' }), problemBox(err)]; });
   }
 
   // ---- events and channels ----------------------------------------------------------------

@@ -1,0 +1,29 @@
+package browser
+
+import (
+	"strings"
+
+	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/openvitals/openvitals/internal/model"
+)
+
+// LabUserAgent is the user agent a page load of openvitals' own browsers sends: ua followed by
+// model.LabUserAgentMark, which the RUM snippet and the collect endpoint recognize, so that
+// audits and multistep runs of a page carrying the snippet are never counted as real users.
+func LabUserAgent(ua string) string {
+	if strings.HasSuffix(ua, model.LabUserAgentMark) {
+		return ua
+	}
+	return ua + " " + model.LabUserAgentMark
+}
+
+// MarkLab makes a page's loads send the browser's own user agent with the lab mark.
+func MarkLab(p *rod.Page) error {
+	v, err := proto.BrowserGetVersion{}.Call(p.Browser())
+	if err != nil {
+		return err
+	}
+	return proto.EmulationSetUserAgentOverride{UserAgent: LabUserAgent(v.UserAgent)}.Call(p)
+}

@@ -1,0 +1,744 @@
+package rum
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// The aggregator reads hundreds of thousands of views a second: encoding/json's reflection
+// took half of its time. A batch is written and read by the code below instead, which knows
+// the queue format: JSON, with each view's attribution as a flat array whose strings
+// (selectors, URLs, entities, which repeat from view to view) are indexes into the batch's
+// dictionary "z". The reader skips any member it does not know (a newer writer's), so that the
+// format can grow.
+//
+// A view's attribution array: a flags number (1 LCP, 2 INP, 4 CLS), then for LCP its element,
+// URL and four phases; for INP its target, type, three phases, the number of scripts and per
+// script its URL, function, entity and duration; for CLS its target and time.
+
+// MarshalJSON writes a batch of the queue format.
+func (b WireBatch) MarshalJSON() ([]byte, error) {
+	w := writer{index: map[string]int{}}
+	out := make([]byte, 0, 256+len(b.Views)*300)
+	out = append(out, `{"id":`...)
+	out = appendString(out, b.ID)
+	out = append(out, `,"a":`...)
+	out = appendString(out, b.Account)
+	out = append(out, `,"w":`...)
+	out = appendString(out, b.Website)
+	// The views first, into a buffer, so that the dictionary is complete before them.
+	views := make([]byte, 0, len(b.Views)*300)
+	for i := range b.Views {
+		if i > 0 {
+			views = append(views, ',')
+		}
+		views = w.view(views, &b.Views[i])
+	}
+	if len(w.dict) > 0 {
+		out = append(out, `,"z":[`...)
+		for i, s := range w.dict {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = appendString(out, s)
+		}
+		out = append(out, ']')
+	}
+	out = append(out, `,"v":[`...)
+	out = append(out, views...)
+	return append(out, "]}"...), nil
+}
+
+// MarshalJSON writes the batch in the queue format.
+func (b Batch) MarshalJSON() ([]byte, error) {
+	w := WireBatch{ID: b.ID, Account: b.Account, Website: b.Website, Views: make([]WireView, len(b.Views))}
+	for i, v := range b.Views {
+		w.Views[i] = v.Wire()
+	}
+	return w.MarshalJSON()
+}
+
+// UnmarshalJSON reads a batch.
+func (b *Batch) UnmarshalJSON(data []byte) error {
+	var w WireBatch
+	if err := w.UnmarshalJSON(data); err != nil {
+		return err
+	}
+	*b = Batch{ID: w.ID, Account: w.Account, Website: w.Website, Views: make([]View, len(w.Views))}
+	for i, v := range w.Views {
+		b.Views[i] = v.view()
+	}
+	return nil
+}
+
+type writer struct {
+	dict  []string
+	index map[string]int
+}
+
+func (w *writer) ref(out []byte, s string) []byte {
+	i, ok := w.index[s]
+	if !ok {
+		i = len(w.dict)
+		w.index[s] = i
+		w.dict = append(w.dict, s)
+	}
+	return strconv.AppendInt(out, int64(i), 10)
+}
+
+// appendString writes a JSON string: quotes, backslashes and control characters escaped,
+// invalid UTF-8 replaced.
+func appendString(out []byte, s string) []byte {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	out = append(out, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		out = append(out, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			out = append(out, '\\', c)
+		default:
+			const hex = "0123456789abcdef"
+			out = append(out, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		start = i + 1
+	}
+	out = append(out, s[start:]...)
+	return append(out, '"')
+}
+
+func appendFloat(out []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		f = -1
+	}
+	return strconv.AppendFloat(out, f, 'g', -1, 64)
+}
+
+func (w *writer) view(out []byte, v *WireView) []byte {
+	out = append(out, '{')
+	field := func(name string) {
+		if out[len(out)-1] != '{' {
+			out = append(out, ',')
+		}
+		out = append(out, '"')
+		out = append(out, name...)
+		out = append(out, `":`...)
+	}
+	if v.ID != "" {
+		field("i")
+		out = appendString(out, v.ID)
+	}
+	field("d")
+	out = appendString(out, v.Day)
+	field("p")
+	out = appendString(out, v.Page)
+	if v.Country != "" {
+		field("c")
+		out = appendString(out, v.Country)
+	}
+	if v.IP != "" {
+		field("ip")
+		out = appendString(out, v.IP)
+	}
+	field("t")
+	out = append(out, '[')
+	for i, x := range v.Timings {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = appendFloat(out, x)
+	}
+	out = append(out, ']')
+	if len(v.Custom) > 0 {
+		field("x")
+		out = append(out, '{')
+		names := make([]string, 0, len(v.Custom))
+		for name := range v.Custom {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		for i, name := range names {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = appendString(out, name)
+			out = append(out, ':')
+			out = appendFloat(out, v.Custom[name])
+		}
+		out = append(out, '}')
+	}
+	if v.Weight > 0 {
+		field("k")
+		out = strconv.AppendUint(out, v.Weight, 10)
+	}
+	if v.Segments != 0 {
+		field("s")
+		out = strconv.AppendUint(out, uint64(v.Segments), 10)
+	}
+	if len(v.Pages) > 0 {
+		field("g")
+		out = append(out, '[')
+		for i, p := range v.Pages {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = appendString(out, p)
+		}
+		out = append(out, ']')
+	}
+	if a := v.Attribution; a != nil {
+		field("a")
+		out = w.attribution(out, a)
+	}
+	return append(out, '}')
+}
+
+func (w *writer) attribution(out []byte, a *Attribution) []byte {
+	flags := 0
+	if a.LCP != nil {
+		flags |= 1
+	}
+	if a.INP != nil {
+		flags |= 2
+	}
+	if a.CLS != nil {
+		flags |= 4
+	}
+	out = append(out, '[')
+	out = strconv.AppendInt(out, int64(flags), 10)
+	nums := func(fs ...float64) {
+		for _, f := range fs {
+			out = append(out, ',')
+			out = appendFloat(out, f)
+		}
+	}
+	refs := func(ss ...string) {
+		for _, s := range ss {
+			out = append(out, ',')
+			out = w.ref(out, s)
+		}
+	}
+	if l := a.LCP; l != nil {
+		refs(l.Element, l.URL)
+		nums(l.Phases[:]...)
+	}
+	if i := a.INP; i != nil {
+		refs(i.Target, i.Type)
+		nums(i.Phases[:]...)
+		nums(float64(len(i.Scripts)))
+		for _, s := range i.Scripts {
+			refs(s.URL, s.Function, s.Entity)
+			nums(s.Duration)
+		}
+	}
+	if c := a.CLS; c != nil {
+		refs(c.Target)
+		nums(c.Time)
+	}
+	return append(out, ']')
+}
+
+// UnmarshalJSON reads a batch of the queue format.
+func (b *WireBatch) UnmarshalJSON(data []byte) error {
+	r := reader{b: data}
+	*b = WireBatch{}
+	err := r.object(func(name []byte) error {
+		switch string(name) {
+		case "id":
+			return r.str(&b.ID)
+		case "a":
+			return r.str(&b.Account)
+		case "w":
+			return r.str(&b.Website)
+		case "z":
+			return r.array(func() error {
+				var s string
+				err := r.str(&s)
+				r.dict = append(r.dict, s)
+				return err
+			})
+		case "v":
+			return r.array(func() error {
+				b.Views = append(b.Views, WireView{})
+				return r.view(&b.Views[len(b.Views)-1])
+			})
+		}
+		return r.skip()
+	})
+	if err == nil {
+		r.space()
+		if r.i != len(r.b) {
+			err = r.fail()
+		}
+	}
+	return err
+}
+
+var errWire = errors.New("rum: malformed batch")
+
+type reader struct {
+	b []byte
+	i int
+	// strings interns the batch's strings: days and countries repeat from view to view.
+	strings map[string]string
+	dict    []string
+}
+
+func (r *reader) fail() error { return errWire }
+
+func (r *reader) space() {
+	for r.i < len(r.b) {
+		switch r.b[r.i] {
+		case ' ', '\t', '\n', '\r':
+			r.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the next byte that is not space, 0 at the end.
+func (r *reader) peek() byte {
+	r.space()
+	if r.i == len(r.b) {
+		return 0
+	}
+	return r.b[r.i]
+}
+
+func (r *reader) expect(c byte) error {
+	if r.peek() != c {
+		return r.fail()
+	}
+	r.i++
+	return nil
+}
+
+// null reads null if it comes next.
+func (r *reader) null() bool {
+	if r.peek() == 'n' && len(r.b)-r.i >= 4 && string(r.b[r.i:r.i+4]) == "null" {
+		r.i += 4
+		return true
+	}
+	return false
+}
+
+// object reads an object, calling member for each member name with the reader at its value.
+func (r *reader) object(member func(name []byte) error) error {
+	if r.null() {
+		return nil
+	}
+	if err := r.expect('{'); err != nil {
+		return err
+	}
+	if r.peek() == '}' {
+		r.i++
+		return nil
+	}
+	for {
+		name, err := r.rawString()
+		if err != nil {
+			return err
+		}
+		if err := r.expect(':'); err != nil {
+			return err
+		}
+		if err := member(name); err != nil {
+			return err
+		}
+		switch r.peek() {
+		case ',':
+			r.i++
+		case '}':
+			r.i++
+			return nil
+		default:
+			return r.fail()
+		}
+	}
+}
+
+// array reads an array, calling elem with the reader at each element.
+func (r *reader) array(elem func() error) error {
+	if r.null() {
+		return nil
+	}
+	if err := r.expect('['); err != nil {
+		return err
+	}
+	if r.peek() == ']' {
+		r.i++
+		return nil
+	}
+	for {
+		if err := elem(); err != nil {
+			return err
+		}
+		switch r.peek() {
+		case ',':
+			r.i++
+		case ']':
+			r.i++
+			return nil
+		default:
+			return r.fail()
+		}
+	}
+}
+
+// rawString reads a string without escapes in place, or unescaped into a new slice.
+func (r *reader) rawString() ([]byte, error) {
+	if err := r.expect('"'); err != nil {
+		return nil, err
+	}
+	start := r.i
+	for r.i < len(r.b) {
+		switch c := r.b[r.i]; {
+		case c == '"':
+			r.i++
+			return r.b[start : r.i-1], nil
+		case c == '\\':
+			return r.escaped(start)
+		case c < 0x20:
+			return nil, r.fail()
+		}
+		r.i++
+	}
+	return nil, r.fail()
+}
+
+// escaped reads the rest of a string that has escapes.
+func (r *reader) escaped(start int) ([]byte, error) {
+	out := append([]byte(nil), r.b[start:r.i]...)
+	for r.i < len(r.b) {
+		c := r.b[r.i]
+		switch {
+		case c == '"':
+			r.i++
+			return out, nil
+		case c < 0x20:
+			return nil, r.fail()
+		case c != '\\':
+			out = append(out, c)
+			r.i++
+			continue
+		}
+		if r.i+1 >= len(r.b) {
+			return nil, r.fail()
+		}
+		r.i += 2
+		switch e := r.b[r.i-1]; e {
+		case '"', '\\', '/':
+			out = append(out, e)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			c, ok := r.hex4()
+			if !ok {
+				return nil, r.fail()
+			}
+			if utf16.IsSurrogate(c) {
+				if r.i+1 < len(r.b) && r.b[r.i] == '\\' && r.b[r.i+1] == 'u' {
+					r.i += 2
+					c2, ok := r.hex4()
+					if !ok {
+						return nil, r.fail()
+					}
+					c = utf16.DecodeRune(c, c2)
+				} else {
+					c = utf8.RuneError
+				}
+			}
+			out = utf8.AppendRune(out, c)
+		default:
+			return nil, r.fail()
+		}
+	}
+	return nil, r.fail()
+}
+
+func (r *reader) hex4() (rune, bool) {
+	if len(r.b)-r.i < 4 {
+		return 0, false
+	}
+	var c rune
+	for _, h := range r.b[r.i : r.i+4] {
+		c <<= 4
+		switch {
+		case h >= '0' && h <= '9':
+			c |= rune(h - '0')
+		case h >= 'a' && h <= 'f':
+			c |= rune(h - 'a' + 10)
+		case h >= 'A' && h <= 'F':
+			c |= rune(h - 'A' + 10)
+		default:
+			return 0, false
+		}
+	}
+	r.i += 4
+	return c, true
+}
+
+func (r *reader) str(out *string) error {
+	if r.null() {
+		return nil
+	}
+	b, err := r.rawString()
+	if err != nil {
+		return err
+	}
+	if s, ok := r.strings[string(b)]; ok {
+		*out = s
+		return nil
+	}
+	s := string(b)
+	if r.strings == nil {
+		r.strings = map[string]string{}
+	}
+	if len(b) <= 256 && len(r.strings) < 4096 {
+		r.strings[s] = s
+	}
+	*out = s
+	return nil
+}
+
+var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// number reads a number. A plain decimal with at most 15 significant digits (every value the
+// writers send) is read exactly as strconv would: an integer below 2^53 divided by a power of
+// ten up to 10^22 rounds correctly. Anything else goes to strconv.
+func (r *reader) number() (float64, error) {
+	r.space()
+	start := r.i
+	neg := false
+	if r.i < len(r.b) && r.b[r.i] == '-' {
+		neg = true
+		r.i++
+	}
+	var mant uint64
+	digits, frac := 0, 0
+	dot, simple := false, true
+	for ; r.i < len(r.b); r.i++ {
+		c := r.b[r.i]
+		switch {
+		case c >= '0' && c <= '9':
+			if digits < 15 {
+				mant = mant*10 + uint64(c-'0')
+				if dot {
+					frac++
+				}
+				if mant != 0 {
+					digits++
+				}
+			} else {
+				simple = false
+			}
+			continue
+		case c == '.' && !dot:
+			dot = true
+			continue
+		case c == 'e' || c == 'E' || c == '+' || c == '-':
+			simple = false
+			continue
+		}
+		break
+	}
+	if r.i == start || (neg && r.i == start+1) {
+		return 0, r.fail()
+	}
+	if simple && frac < len(pow10) {
+		f := float64(mant) / pow10[frac]
+		if neg {
+			f = -f
+		}
+		return f, nil
+	}
+	f, err := strconv.ParseFloat(string(r.b[start:r.i]), 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, r.fail()
+	}
+	return f, nil
+}
+
+func (r *reader) float(out *float64) error {
+	if r.null() {
+		return nil
+	}
+	f, err := r.number()
+	*out = f
+	return err
+}
+
+func (r *reader) uint(out *uint64) error {
+	if r.null() {
+		return nil
+	}
+	f, err := r.number()
+	if err != nil || f < 0 || f > 1<<53 || f != math.Trunc(f) {
+		return r.fail()
+	}
+	*out = uint64(f)
+	return nil
+}
+
+// skip reads any value.
+func (r *reader) skip() error {
+	switch c := r.peek(); {
+	case c == '"':
+		_, err := r.rawString()
+		return err
+	case c == '{':
+		return r.object(func([]byte) error { return r.skip() })
+	case c == '[':
+		return r.array(r.skip)
+	case c == 't' || c == 'f' || c == 'n':
+		for _, lit := range []string{"true", "false", "null"} {
+			if len(r.b)-r.i >= len(lit) && string(r.b[r.i:r.i+len(lit)]) == lit {
+				r.i += len(lit)
+				return nil
+			}
+		}
+		return r.fail()
+	default:
+		_, err := r.number()
+		return err
+	}
+}
+
+func (r *reader) view(v *WireView) error {
+	return r.object(func(name []byte) error {
+		switch string(name) {
+		case "i":
+			return r.str(&v.ID)
+		case "d":
+			return r.str(&v.Day)
+		case "p":
+			return r.str(&v.Page)
+		case "c":
+			return r.str(&v.Country)
+		case "ip":
+			return r.str(&v.IP)
+		case "t":
+			v.Timings = make([]float64, 0, NumTimings)
+			return r.array(func() error {
+				var f float64
+				err := r.float(&f)
+				v.Timings = append(v.Timings, f)
+				return err
+			})
+		case "x":
+			return r.object(func(name []byte) error {
+				var f float64
+				if err := r.float(&f); err != nil {
+					return err
+				}
+				if v.Custom == nil {
+					v.Custom = map[string]float64{}
+				}
+				v.Custom[string(name)] = f
+				return nil
+			})
+		case "k":
+			return r.uint(&v.Weight)
+		case "s":
+			var s uint64
+			err := r.uint(&s)
+			v.Segments = Segments(s)
+			return err
+		case "g":
+			return r.array(func() error {
+				var s string
+				err := r.str(&s)
+				v.Pages = append(v.Pages, s)
+				return err
+			})
+		case "a":
+			if r.null() {
+				return nil
+			}
+			v.Attribution = &Attribution{}
+			return r.attribution(v.Attribution)
+		}
+		return r.skip()
+	})
+}
+
+// attribution reads a view's attribution array.
+func (r *reader) attribution(a *Attribution) error {
+	if err := r.expect('['); err != nil {
+		return err
+	}
+	var err error
+	num := func() float64 {
+		if err != nil {
+			return 0
+		}
+		if err = r.expect(','); err != nil {
+			return 0
+		}
+		var f float64
+		f, err = r.number()
+		return f
+	}
+	ref := func() string {
+		i := num()
+		if err == nil && (i < 0 || int(i) >= len(r.dict) || i != math.Trunc(i)) {
+			err = r.fail()
+		}
+		if err != nil {
+			return ""
+		}
+		return r.dict[int(i)]
+	}
+	flags, err := r.number()
+	if err != nil || flags < 0 || flags > 7 {
+		return r.fail()
+	}
+	if int(flags)&1 != 0 {
+		l := &LCPAttribution{Element: ref(), URL: ref()}
+		for i := range l.Phases {
+			l.Phases[i] = num()
+		}
+		a.LCP = l
+	}
+	if int(flags)&2 != 0 {
+		in := &INPAttribution{Target: ref(), Type: ref()}
+		for i := range in.Phases {
+			in.Phases[i] = num()
+		}
+		n := num()
+		if err == nil && (n < 0 || n > MaxScripts) {
+			return r.fail()
+		}
+		for range int(n) {
+			in.Scripts = append(in.Scripts, Script{URL: ref(), Function: ref(), Entity: ref(), Duration: num()})
+		}
+		a.INP = in
+	}
+	if int(flags)&4 != 0 {
+		a.CLS = &CLSAttribution{Target: ref(), Time: num()}
+	}
+	if err != nil {
+		return err
+	}
+	return r.expect(']')
+}
