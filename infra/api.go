@@ -61,6 +61,8 @@ var apiGroups = map[string]apiGroup{
 		// or every test of a website).
 		d.purges.queue.GrantSendMessages(fn)
 		d.runs.queue.GrantSendMessages(fn)
+		// A failed run's screenshot is served from the bucket.
+		d.data.bucket.GrantRead(fn, nil)
 	}},
 	"lab": {"openvitals API: lab results, opportunities and audits on demand", func(fn awslambda.Function, d apiDeps) {
 		d.data.table.GrantReadWriteData(fn)

@@ -1733,7 +1733,10 @@ func TestLeastPrivilege(t *testing.T) {
 		"pages": {{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", auditQ, false}, {"sqs:SendMessage", multistepQ, false}},
 		"multistep": {
 			{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", multistepQ, true},
+			// A failed run's screenshot is read from the bucket (GET .../runs/{r}/screenshot).
+			{"s3:GetObject", bucket, true},
 			{"sqs:SendMessage", auditQ, false}, {"sqs:ReceiveMessage", "", false}, {"s3:PutObject", "", false},
+			{"s3:DeleteObject", "", false},
 		},
 		"budgets": {{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", "", false}},
 		// The dashboard's files are embedded: no data, queue, bucket or secret.
