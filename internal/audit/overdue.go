@@ -2,7 +2,6 @@ package audit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -76,13 +75,9 @@ func (s *Queue) sweepSeries(ctx context.Context, now time.Time, decide func(mode
 	if err != nil {
 		return swept, err
 	}
-	var errs []error
-	for _, p := range pending {
-		if err := s.sweepTest(ctx, now, p, decide, &swept); err != nil {
-			errs = append(errs, fmt.Errorf("test %s: %w", p.Test, err))
-		}
-	}
-	return swept, errors.Join(errs...)
+	err = queue.SweepEach(pending, func(p store.PendingSeriesTest) string { return "test " + p.Test },
+		func(p store.PendingSeriesTest) error { return s.sweepTest(ctx, now, p, decide, &swept) })
+	return swept, err
 }
 
 func (s *Queue) sweepTest(ctx context.Context, now time.Time, p store.PendingSeriesTest, decide func(model.SeriesTest) sweepAction, swept *queue.Swept) error {

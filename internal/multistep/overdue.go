@@ -2,7 +2,6 @@ package multistep
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -52,13 +51,9 @@ func (q *Queue) sweep(ctx context.Context, now time.Time, decide func(model.Run)
 	if err != nil {
 		return swept, err
 	}
-	var errs []error
-	for _, p := range pending {
-		if err := q.sweepRun(ctx, now, p, decide, &swept); err != nil {
-			errs = append(errs, fmt.Errorf("run %s: %w", p.Run, err))
-		}
-	}
-	return swept, errors.Join(errs...)
+	err = queue.SweepEach(pending, func(p store.PendingRun) string { return "run " + p.Run },
+		func(p store.PendingRun) error { return q.sweepRun(ctx, now, p, decide, &swept) })
+	return swept, err
 }
 
 func (q *Queue) sweepRun(ctx context.Context, now time.Time, p store.PendingRun, decide func(model.Run) (bool, bool, string), swept *queue.Swept) error {

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -95,4 +96,16 @@ func SendJSON[J any](q *Queue) func(context.Context, []J) (int, error) {
 		}
 		return q.SendBatch(ctx, values)
 	}
+}
+
+// SweepEach sweeps each pending piece of work in turn: one that fails to be swept does not
+// stop the others, and its error names it.
+func SweepEach[P any](pending []P, name func(P) string, sweep func(P) error) error {
+	var errs []error
+	for _, p := range pending {
+		if err := sweep(p); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name(p), err))
+		}
+	}
+	return errors.Join(errs...)
 }
