@@ -1,0 +1,90 @@
+// openvitals dashboard: multistep tests and their runs.
+(function (ov) {
+  'use strict';
+  var el = ov.el, say = ov.say, empty = ov.empty, key = ov.key, ApiError = ov.ApiError, api = ov.api;
+  var list = ov.list, isAdmin = ov.isAdmin, fmt = ov.fmt, metricCell = ov.metricCell, day = ov.day;
+  var when = ov.when, statusBadge = ov.statusBadge, table = ov.table, sparkline = ov.sparkline;
+  var chart = ov.chart, busy = ov.busy, link = ov.link, load = ov.load, render = ov.render;
+
+  // ---- multistep --------------------------------------------------------------------------
+  function multistepView(w) {
+    return load([list('/' + w.id + '/multistep')]).then(function (r) {
+      var tests = r[0];
+      var out = [el('h1', { text: 'Multistep tests' })];
+      if (isAdmin() && tests.length) {
+        var b = el('button', { type: 'button', id: 'run-all', text: 'Run all now' });
+        b.addEventListener('click', function () { busy(b, function () { return api('POST', '/' + w.id + '/multistep/run-all'); }).then(function (r) { say(r.message || 'Runs queued.'); }); });
+        out.push(el('div', { class: 'row' }, b));
+      }
+      if (!tests.length) {
+        out.push(empty('No multistep test yet: ' + (isAdmin() ? 'create one in Settings.' : 'an admin key can create one.'), isAdmin() ? link('#/w/' + w.id + '/settings', 'Create a test') : null));
+        return out;
+      }
+      out.push(table([
+        { label: 'Test', value: function (t) { return t.alias; }, cell: function (t) { return link('#/w/' + w.id + '/multistep/' + t.id, t.alias); } },
+        { label: 'Device', value: function (t) { return t.device; }, cell: function (t) { return t.device; } },
+        { label: 'State', value: function (t) { return t.state; }, cell: function (t) { return statusBadge(t.state); } },
+        { label: 'Success (14 days)', n: true, value: function (t) { return t.success_rate; }, cell: function (t) { return el('td', { class: 'n', text: t.success_rate === null ? '–' : t.success_rate + ' %' }); } },
+        { label: 'Daily', cell: function (t) { return sparkline(t.success_rates.map(function (s) { return s.rate; }), 'Daily success rate of ' + t.alias); } },
+        { label: 'INP', n: true, value: function (t) { return t.inp; }, cell: function (t) { return metricCell('inp', t.inp); } },
+        { label: 'TBT', n: true, value: function (t) { return t.tbt; }, cell: function (t) { return metricCell('tbt', t.tbt); } },
+        { label: 'CLS', n: true, value: function (t) { return t.cls; }, cell: function (t) { return metricCell('cls', t.cls); } },
+        { label: 'Duration', n: true, value: function (t) { return t.duration; }, cell: function (t) { return metricCell('duration', t.duration); } }
+      ], tests));
+      return out;
+    });
+  }
+  function testView(w, testID) {
+    return load([list('/' + w.id + '/multistep'), list('/' + w.id + '/multistep/' + testID + '/runs')]).then(function (r) {
+      var t = r[0].filter(function (x) { return x.id === testID; })[0];
+      if (!t) throw new ApiError(404, 'No such multistep test.');
+      var runs = r[1];
+      var out = [el('p', null, link('#/w/' + w.id + '/multistep', '← Multistep tests')), el('h1', { text: t.alias }),
+        el('p', { class: 'sub' }, t.device + ' · ', statusBadge(t.state), ' · success ' + (t.success_rate === null ? '–' : t.success_rate + ' %') + ' over 14 days')];
+      if (isAdmin()) {
+        var b = el('button', { type: 'button', id: 'run-now', text: 'Run now' });
+        b.addEventListener('click', function () { busy(b, function () { return api('POST', '/' + w.id + '/multistep/' + testID + '/runs'); }, 'Run queued.').then(function () { setTimeout(render, 1500); }); });
+        out.push(el('div', { class: 'row' }, b));
+      }
+      out.push(el('h2', { text: 'Steps' }), el('ol', { class: 'steps' }, t.steps.map(function (s) { return el('li', null, el('code', { text: s.type }), ' ', s.target || '', s.value ? ' = ' + s.value : ''); })));
+      var done = runs.filter(function (x) { return x.status === 'completed'; }).slice().reverse();
+      var rates = t.success_rates || [];
+      var fortnight = [Date.now() / 1000 - 14 * 86400, Date.now() / 1000 + 43200];
+      out.push(el('div', { class: 'charts' },
+        chart({ title: 'Success rate by day (%)', x: rates.map(function (s) { return s.date; }), xRange: fortnight, bars: true, series: [{ label: 'Success rate', values: rates.map(function (s) { return s.rate; }), unit: '%' }] }),
+        chart({ title: 'Completed runs (ms)', x: done.map(function (x) { return x.created; }), xRange: fortnight, series: [
+          { label: 'Duration', values: done.map(function (x) { return x.duration; }), unit: 'ms' },
+          { label: 'TBT', values: done.map(function (x) { return x.tbt; }), unit: 'ms' },
+          { label: 'INP', values: done.map(function (x) { return x.inp; }), unit: 'ms' }] })));
+      out.push(el('h2', { text: 'Runs' }));
+      out.push(runs.length ? table([
+        { label: 'Started', value: function (x) { return x.created; }, cell: function (x) { return when(x.created); } },
+        { label: 'Status', value: function (x) { return x.status; }, cell: function (x) { return statusBadge(x.status); } },
+        { label: 'Duration', n: true, value: function (x) { return x.duration; }, cell: function (x) { return metricCell('duration', x.duration); } },
+        { label: 'INP', n: true, cell: function (x) { return metricCell('inp', x.inp); } },
+        { label: 'TBT', n: true, cell: function (x) { return metricCell('tbt', x.tbt); } },
+        { label: 'CLS', n: true, cell: function (x) { return metricCell('cls', x.cls); } },
+        { label: 'CPU', n: true, cell: function (x) { return metricCell('cpu_total', x.cpu_total); } },
+        { label: 'Bytes', n: true, cell: function (x) { return fmt(x.bytes_total, 'B'); } },
+        { label: 'Error', cell: function (x) {
+          if (!x.error) return '';
+          var holder = el('div', null, x.error);
+          if (x.screenshot) {
+            var sb = el('button', { type: 'button', class: 'secondary', text: 'Screenshot' });
+            sb.addEventListener('click', function () {
+              busy(sb, function () { return api('GET', '/' + w.id + '/multistep/' + testID + '/runs/' + x.id + '/screenshot', undefined, true).then(function (res) { return res.blob(); }); }).then(function (blob) {
+                sb.replaceWith(el('img', { class: 'shot', alt: 'The page when step ' + ((x.failedStep || 0) + 1) + ' failed', src: URL.createObjectURL(blob) }));
+              });
+            });
+            holder.appendChild(sb);
+          }
+          return holder;
+        } }
+      ], runs) : empty('No run yet' + (isAdmin() ? ': run it now.' : '.')));
+      return out;
+    });
+  }
+
+  ov.multistepView = multistepView;
+  ov.testView = testView;
+}(window.ov));

@@ -1,0 +1,173 @@
+// openvitals dashboard: the websites and one website: its pages, budgets and opportunities.
+(function (ov) {
+  'use strict';
+  var LAB_COLUMNS = ov.LAB_COLUMNS;
+  var el = ov.el, empty = ov.empty, key = ov.key, api = ov.api, get = ov.get, list = ov.list;
+  var isAdmin = ov.isAdmin, METRICS = ov.METRICS, fmt = ov.fmt, rating = ov.rating;
+  var metricCell = ov.metricCell, day = ov.day, statusBadge = ov.statusBadge, table = ov.table;
+  var sparkline = ov.sparkline, field = ov.field, busy = ov.busy, segmented = ov.segmented;
+  var go = ov.go, link = ov.link, withQuery = ov.withQuery, account = ov.account, load = ov.load;
+
+  // ---- websites ---------------------------------------------------------------------------
+  function websitesView() {
+    return load([list('/websites')]).then(function (r) {
+      var ws = r[0];
+      var out = [el('h1', { text: 'Websites' })];
+      if (isAdmin()) out.push(addWebsiteForm());
+      if (!ws.length) {
+        out.push(empty(isAdmin() ? 'No website yet: add one above, then its pages.' : 'No website yet: an admin key can add one.'));
+        return out;
+      }
+      var cards = el('div', { class: 'cards' });
+      out.push(cards);
+      return Promise.all(ws.map(function (w) {
+        return Promise.all([list('/' + w.id + '/pages'), list('/' + w.id + '/budgets'), list('/' + w.id + '/multistep')]).then(function (r) {
+          cards.appendChild(websiteCard(w, r[0], r[1], r[2]));
+        }, function (err) { cards.appendChild(el('div', { class: 'card' }, el('h2', null, link('#/w/' + w.id, w.displayName)), el('p', { class: 'error', text: err.message }))); });
+      })).then(function () { return out; });
+    });
+  }
+  // scoreTrend averages the performance score of every page and device per day.
+  function scoreTrend(rows) {
+    var byDay = {};
+    rows.forEach(function (r) {
+      (r.timeline || []).forEach(function (t) {
+        if (typeof t.performance_score !== 'number') return;
+        var d = byDay[t.date] || (byDay[t.date] = [0, 0]);
+        d[0] += t.performance_score; d[1]++;
+      });
+    });
+    var days = Object.keys(byDay).sort();
+    return { days: days, values: days.map(function (d) { return Math.round(byDay[d][0] / byDay[d][1]); }) };
+  }
+  function websiteCard(w, rows, budgets, tests) {
+    var pages = {};
+    rows.forEach(function (r) { pages[r.id] = true; });
+    var exceeded = budgets.filter(function (b) { return b.status === 'exceeded'; }).length;
+    var atRisk = budgets.filter(function (b) { return b.status === 'at-risk'; }).length;
+    var states = {};
+    tests.forEach(function (t) { states[t.state] = (states[t.state] || 0) + 1; });
+    var trend = scoreTrend(rows);
+    var last = trend.values[trend.values.length - 1];
+    return el('section', { class: 'card', 'aria-labelledby': 'site-' + w.id },
+      el('h2', { id: 'site-' + w.id }, link('#/w/' + w.id, w.displayName)),
+      el('div', { class: 'muted', text: w.domain }),
+      el('div', { class: 'stats' },
+        el('div', { class: 'stat' }, el('b', { text: String(Object.keys(pages).length) }), el('span', { text: 'pages' })),
+        el('div', { class: 'stat' }, el('b', { class: exceeded ? 'bad' : '', text: String(exceeded) }), el('span', { text: 'budgets exceeded' })),
+        el('div', { class: 'stat' }, el('b', { class: atRisk ? 'warn' : '', text: String(atRisk) }), el('span', { text: 'at risk' })),
+        el('div', { class: 'stat' }, el('b', { class: rating('performance_score', last), text: fmt(last, 'score') }), el('span', { text: 'performance' }))),
+      el('div', null, 'Performance trend ', sparkline(trend.values, 'Average performance score by day: ' + trend.values.join(', ') || 'none')),
+      el('div', { class: 'muted' }, tests.length ? 'Multistep: ' + Object.keys(states).map(function (s) { return states[s] + ' ' + s; }).join(', ') : 'No multistep test'));
+  }
+  function addWebsiteForm() {
+    var domain = el('input', { name: 'domain', required: true, placeholder: 'example.com' });
+    var name = el('input', { name: 'displayName', placeholder: 'Example' });
+    var button = el('button', { type: 'submit', text: 'Add website' });
+    return el('form', { class: 'row', 'aria-label': 'Add a website', onsubmit: function (e) {
+      e.preventDefault();
+      var body = { domain: domain.value.trim() };
+      if (name.value.trim()) body.displayName = name.value.trim();
+      busy(button, function () { return api('POST', '/account/websites', body); }, 'Website added.').then(function (w) { go('#/w/' + w.id + '/settings'); });
+    } }, field('Domain', domain), field('Display name', name), button);
+  }
+
+  // ---- website ----------------------------------------------------------------------------
+  function websiteView(w, q) {
+    var device = q.device === 'desktop' ? 'desktop' : 'mobile';
+    return load([list('/' + w.id + '/pages'), list('/' + w.id + '/budgets'), get('/' + w.id + '/opportunities'),
+      get('/' + w.id + '/field-testing/pages?timing=lcp+inp+cls').then(function (x) { return x.result.list; }, function () { return {}; })]).then(function (r) {
+      var rows = r[0].filter(function (x) { return x.device === device; }), budgets = r[1], opps = r[2].result.list;
+      rows.forEach(function (x) { x.rum = r[3][pathKey(x.url)]; });
+      var out = [el('h1', { text: w.displayName }), el('p', { class: 'sub', text: w.domain })];
+      var actions = el('div', { class: 'row' }, segmented('Device', ['mobile', 'desktop'], device, function (d) { go(withQuery('#/w/' + w.id, { device: d })); }));
+      if (isAdmin() && r[0].length) {
+        actions.appendChild(ov.auditNowButton(w));
+      }
+      out.push(actions);
+      out.push(el('h2', { text: 'Pages (' + device + ')' }));
+      if (!rows.length) {
+        out.push(empty('No page yet: add the pages to monitor in ' + (isAdmin() ? 'Settings.' : 'Setup.'), link('#/w/' + w.id + '/settings', 'Add pages')));
+      } else if (!rows.some(function (x) { return x.latest; })) {
+        out.push(empty('No audit yet: ' + (isAdmin() ? 'run one now with "Audit now", or wait for the daily audits.' : 'the daily audits will fill this in.')));
+      }
+      if (rows.length) out.push(pagesTable(w, rows, device));
+      out.push(el('h2', { text: 'Budgets' }));
+      out.push(budgets.length ? budgetsTable(budgets) : empty('No budget: ' + (isAdmin() ? 'set one in Settings.' : 'an admin key can set one.')));
+      out.push(el('h2', { text: 'Opportunities across the website' }));
+      var ids = Object.keys(opps);
+      out.push(ids.length ? table([
+        { label: 'Opportunity', value: function (id) { return opps[id].title; }, cell: function (id) { return opps[id].title; } },
+        { label: 'Category', value: function (id) { return opps[id].category; }, cell: function (id) { return opps[id].category; } },
+        { label: 'Pages', n: true, value: function (id) { return opps[id].pages.length; }, cell: function (id) { return String(opps[id].pages.length); } },
+        { label: 'First seen', value: function (id) { return opps[id].startDate; }, cell: function (id) { return day(opps[id].startDate); } },
+        { label: 'Where', cell: function (id) { return opps[id].pages.slice(0, 4).map(function (p, i) { return [i ? ', ' : '', link('#/w/' + w.id + '/page/' + p.id + '?device=' + p.device, (p.alias || p.url) + ' (' + p.device + ')')]; }); } }
+      ], ids) : empty('No opportunity reported.'));
+      return out;
+    });
+  }
+  // pathKey is a page's key in the real-user reports per page: its path, lower-cased, without
+  // query or trailing slash.
+  function pathKey(url) { var p = String(url).split(/[?#]/)[0].toLowerCase().replace(/\/+$/, ''); return p || '/'; }
+  function pagesTable(w, rows, device) {
+    var hasUX = rows.some(function (r) { return r.latest && typeof r.latest.ux_lcp === 'number'; });
+    var hasSearch = rows.some(function (r) { return r.latest && typeof r.latest.clicks === 'number'; });
+    var hasRUM = rows.some(function (r) { return r.rum; });
+    var cols = [
+      { label: 'Page', value: function (r) { return (r.alias || r.url).toLowerCase(); }, cell: function (r) {
+        return el('td', null, link('#/w/' + w.id + '/page/' + r.id + '?device=' + device, r.alias || r.url), el('div', { class: 'muted', text: r.url }));
+      } },
+      { label: 'Trend', cell: function (r) { return sparkline(r.timeline.map(function (t) { return t.performance_score; }), 'Performance score by day for ' + (r.alias || r.url)); } }
+    ];
+    LAB_COLUMNS.forEach(function (m) {
+      cols.push({ label: METRICS[m].label, n: true, value: function (r) { return r.latest ? r.latest[m] : null; }, cell: function (r) { return metricCell(m, r.latest ? r.latest[m] : null); } });
+    });
+    cols.push({ label: 'Budgets', n: true, value: function (r) { return r.latest ? r.latest.budgets_exceeded * 100 + r.latest.budgets_at_risk : null; }, cell: function (r) {
+      if (!r.latest) return el('td', { class: 'n', text: '–' });
+      return el('td', { class: 'n' }, r.latest.budgets_exceeded ? el('span', { class: 'bad', text: r.latest.budgets_exceeded + ' exceeded ' }) : null,
+        r.latest.budgets_at_risk ? el('span', { class: 'warn', text: r.latest.budgets_at_risk + ' at risk' }) : null,
+        !r.latest.budgets_exceeded && !r.latest.budgets_at_risk ? 'ok' : null);
+    } });
+    if (hasUX) {
+      ['ux_lcp', 'ux_inp', 'ux_cls'].forEach(function (m) {
+        cols.push({ label: METRICS[m].label, n: true, value: function (r) { return r.latest ? r.latest[m] : null; }, cell: function (r) { return metricCell(m, r.latest ? r.latest[m] : null); } });
+      });
+      cols.push({ label: 'CrUX vitals', value: function (r) { return r.latest ? r.latest.ux_passed : null; }, cell: function (r) {
+        var p = r.latest ? r.latest.ux_passed : null;
+        return p === null || p === undefined ? '–' : statusBadge(p ? 'passed' : 'failed');
+      } });
+    }
+    if (hasRUM) {
+      // Real users of the page's path, every device (the page view splits them).
+      [['lcp', 'Real users LCP'], ['inp', 'Real users INP'], ['cls', 'Real users CLS']].forEach(function (c) {
+        cols.push({ label: c[1], n: true, value: function (r) { return r.rum ? r.rum[c[0]] : null; }, cell: function (r) { return metricCell(c[0], r.rum ? r.rum[c[0]] : null); } });
+      });
+    }
+    if (hasSearch) {
+      [['clicks', 'Clicks'], ['impressions', 'Impressions'], ['CTR', 'CTR %'], ['position', 'Position']].forEach(function (c) {
+        cols.push({ label: c[1], n: true, value: function (r) { return r.latest ? r.latest[c[0]] : null; }, cell: function (r) { return fmt(r.latest ? r.latest[c[0]] : null, c[0] === 'CTR' ? '' : 'score'); } });
+      });
+    }
+    return table(cols, rows);
+  }
+  function budgetsTable(budgets) {
+    return table([
+      { label: 'Metric', value: function (b) { return b.metric; }, cell: function (b) { return (METRICS[b.metric] ? METRICS[b.metric].label : b.metric); } },
+      { label: 'Rule', cell: function (b) { return (b.operator === 'lt' ? 'below ' : 'above ') + b.value; } },
+      { label: 'Device', value: function (b) { return b.device; }, cell: function (b) { return b.device; } },
+      { label: 'Status', value: function (b) { return b.status; }, cell: function (b) { return statusBadge(b.status); } },
+      { label: 'Pages off it', cell: function (b) {
+        return b.pages.length ? b.pages.map(function (p, i) { return [i ? ', ' : '', link('#/w/' + ov.currentSite().id + '/page/' + p.id + '?device=' + p.device, (p.alias || p.id) + ' (' + p.device + ', ' + p.status + ')')]; }) : 'none';
+      } }
+    ], budgets);
+  }
+
+  ov.websitesView = websitesView;
+  ov.scoreTrend = scoreTrend;
+  ov.websiteCard = websiteCard;
+  ov.addWebsiteForm = addWebsiteForm;
+  ov.websiteView = websiteView;
+  ov.pathKey = pathKey;
+  ov.pagesTable = pagesTable;
+  ov.budgetsTable = budgetsTable;
+}(window.ov));
