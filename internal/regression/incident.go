@@ -13,7 +13,8 @@ import (
 // incident joins it; one stored before incidents existed joins the incident of its page or
 // test and kind whose first bad day is at most model.IncidentWindowDays before or after its
 // own, or begins one (its ID then derived as the watcher derives it, so that both agree). The
-// incidents come newest first bad day first; their members oldest first.
+// incidents come newest first bad day first; their members oldest first, then by metric and
+// device.
 func Incidents(site model.Website, regs []model.Regression) []model.Incident {
 	regs = slices.Clone(regs)
 	slices.SortStableFunc(regs, func(a, b model.Regression) int {
@@ -41,7 +42,9 @@ func Incidents(site model.Website, regs []model.Regression) []model.Incident {
 		}
 	}
 	for i := range out {
-		slices.SortStableFunc(out[i].Members, func(a, b model.Regression) int { return cmp.Compare(a.FirstBad, b.FirstBad) })
+		slices.SortStableFunc(out[i].Members, func(a, b model.Regression) int {
+			return cmp.Or(cmp.Compare(a.FirstBad, b.FirstBad), cmp.Compare(a.Metric, b.Metric), cmp.Compare(a.Device, b.Device))
+		})
 	}
 	slices.SortStableFunc(out, func(a, b model.Incident) int {
 		return cmp.Or(cmp.Compare(b.FirstBad(), a.FirstBad()), cmp.Compare(a.ID, b.ID))

@@ -22,12 +22,12 @@ func TestIncidents(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		regs []model.Regression
-		want [][]string // each incident's members, incidents by their first member's ID
+		want [][]string // each incident's members (by day, metric, device), incidents by their first member's ID
 	}{
 		{"one page's metrics and devices, the same and the next day", []model.Regression{
 			reg("a", "p1", "", r, "mobile", "lcp", "20261110", ""), reg("b", "p1", "", r, "desktop", "lcp", "20261110", ""),
 			reg("c", "p1", "", r, "mobile", "tbt", "20261111", ""),
-		}, [][]string{{"a", "b", "c"}}},
+		}, [][]string{{"b", "a", "c"}}},
 		{"two days later is another incident", []model.Regression{
 			reg("a", "p1", "", r, "mobile", "lcp", "20261110", ""), reg("b", "p1", "", r, "mobile", "tbt", "20261112", ""),
 		}, [][]string{{"a"}, {"b"}}},
@@ -38,7 +38,7 @@ func TestIncidents(t *testing.T) {
 		{"a named incident keeps its members; an unnamed one joins it", []model.Regression{
 			reg("a", "p1", "", r, "mobile", "lcp", "20261110", "in_x"), reg("b", "p1", "", r, "mobile", "cls", "20261111", ""),
 			reg("c", "p1", "", r, "desktop", "lcp", "20261110", "in_x"), reg("d", "p1", "", r, "desktop", "cls", "20261112", ""),
-		}, [][]string{{"a", "c", "b"}, {"d"}}},
+		}, [][]string{{"c", "a", "b"}, {"d"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := regression.Incidents(site, tc.regs)
