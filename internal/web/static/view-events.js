@@ -40,7 +40,7 @@
   }
   // incidentChart draws the lead regression's daily medians, the first bad day marked and the
   // levels before and after dashed; without days (older regressions) the two levels.
-  function incidentChart(c) {
+  function incidentChart(c, kind) {
     var pts = c.points.length ? c.points : [{ day: c.lastGoodDay, value: c.before }, { day: c.firstBadDay, value: c.after }];
     var W = 240, H = 56, vals = pts.map(function (p) { return p.value; }).concat([c.before, c.after]);
     var lo = Math.min.apply(null, vals), hi = Math.max.apply(null, vals), span = hi - lo || 1;
@@ -50,7 +50,7 @@
     pts.forEach(function (p, i) { if (p.day < c.firstBadDay) first = i + 1; });
     first = Math.min(first, pts.length - 1);
     var split = first > 0 ? (x(first - 1) + x(first)) / 2 : x(0);
-    var svg = el('svg:svg', { class: 'incident-chart', viewBox: '0 0 ' + W + ' ' + H, role: 'img',
+    var svg = el('svg:svg', { class: 'incident-chart ' + kind, viewBox: '0 0 ' + W + ' ' + H, role: 'img',
       'aria-label': metricLabel(c.metric) + (c.device ? ' (' + c.device + ')' : '') + ': ' + fmt(c.before, c.unit) + ' before ' + c.firstBadDay + ', ' + fmt(c.after, c.unit) + ' since' });
     svg.appendChild(el('svg:line', { class: 'level', x1: '0', x2: String(split), y1: y(c.before), y2: y(c.before) }));
     svg.appendChild(el('svg:line', { class: 'level', x1: String(split), x2: String(W), y1: y(c.after), y2: y(c.after) }));
@@ -76,7 +76,7 @@
       { label: 'Change', n: true, cell: function (g) { return el('td', { class: 'n ' + (g.kind === 'improvement' ? 'good' : 'bad'), text: pct(g.changePercent) }); } },
       { label: 'Status', cell: function (g) { return g.kind === 'improvement' ? '–' : statusBadge(g.status); } }
     ], x.regressions);
-    var side = [incidentChart(x.chart)];
+    var side = [incidentChart(x.chart, x.kind)];
     if (x.compare) {
       side.push(el('p', null, link(withQuery('#/w/' + w.id + '/compare', { page: x.compare.page, device: x.compare.device, base: x.compare.base, target: x.compare.target }),
         'Compare ' + x.compare.base + ' with ' + x.compare.target + ' (' + x.compare.device + ')')));
