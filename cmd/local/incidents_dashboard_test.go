@@ -15,6 +15,7 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/store"
 )
 
 // TestDashboardIncidents: in real Chromium, an admin sees one change of a page on two metrics
@@ -148,6 +149,27 @@ func TestDashboardIncidents(t *testing.T) {
 		if n := tb.eval(`() => document.querySelectorAll('ul.incidents > li').length`).(float64); n != 1 || !strings.Contains(tb.text(".incident"), "acknowledged") {
 			t.Errorf("the incident's link shows %v items", n)
 		}
+	})
+
+	t.Run("events link to their incident", func(t *testing.T) {
+		tb.t = t
+		// The incident's event, as the watcher records it.
+		key := store.PageState(home.ID, "incident#"+change)
+		from, err := d.st.WatchedState(ctx, site, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := &model.Event{Type: "regression.detected", Page: home.ID, Incident: change, Occurred: now, Before: "ok", After: "regressed",
+			Summary: "Regression of Home (/) from " + model.DayToISO(day(3)) + ": lcp 1800 → 2700 ms (+50 %, desktop)"}
+		if _, err := d.st.ChangeState(ctx, site, from, "open", "", ev); err != nil {
+			t.Fatal(err)
+		}
+		tb.view(W + "/events")
+		if !strings.Contains(tb.text("main table"), ev.Summary) {
+			t.Fatalf("the events table %q lacks the incident's event", tb.text("main table"))
+		}
+		tb.click("main table a", "incident")
+		tb.waitFor("the incident alone", `() => location.hash.includes('incident=`+change+`') && document.querySelectorAll('ul.incidents > li').length === 1`)
 	})
 
 	t.Run("channels", func(t *testing.T) {
