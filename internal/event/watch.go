@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -254,7 +255,7 @@ func changes(in model.Incident, unit func(string) string) string {
 		if m.Device != "" && !slices.Contains(c.devices, m.Device) {
 			c.devices = append(c.devices, m.Device)
 		}
-		if abs(m.Percent) > abs(c.reg.Percent) {
+		if math.Abs(m.Percent) > math.Abs(c.reg.Percent) {
 			c.reg = m
 		}
 	}
@@ -270,13 +271,6 @@ func changes(in model.Incident, unit func(string) string) string {
 		parts[i] = fmt.Sprintf("%s %s → %s (%+.0f %%%s)", metric, number(c.reg.Before.Median), withUnit(c.reg.After.Median, u), c.reg.Percent, where)
 	}
 	return strings.Join(parts, ", ")
-}
-
-func abs(x float64) float64 {
-	if x < 0 {
-		return -x
-	}
-	return x
 }
 
 // metricsWord names an incident's metrics: "lcp, tbt".

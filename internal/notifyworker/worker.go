@@ -236,19 +236,18 @@ func (w *Worker) attempt(ctx context.Context, site model.Website, c model.Channe
 	if err := ignoreGone(w.store.RecordDelivery(ctx, site, c.ID, d, false)); err != nil {
 		return err
 	}
-	if err := w.channelState(ctx, site, c.ID); err != nil {
-		return err
-	}
+	// The channel's state is recorded whatever comes of it: its retry is queued all the same.
+	stateErr := w.channelState(ctx, site, c.ID)
 	log.WarnContext(ctx, "notification failed", "err", d.Error, "retry", d.Retry)
 	switch {
 	case retry:
 		next := j
 		next.Channel, next.Attempt, next.First = c.ID, attempt+1, first
-		return w.queue.EnqueueAt(ctx, next, d.Retry, now)
+		return errors.Join(stateErr, w.queue.EnqueueAt(ctx, next, d.Retry, now))
 	case res.Retry:
-		return fmt.Errorf("channel %s: %w", c.ID, errGaveUp)
+		return errors.Join(stateErr, fmt.Errorf("channel %s: %w", c.ID, errGaveUp))
 	}
-	return nil // refused for good (4xx): retrying would not help
+	return stateErr // refused for good (4xx): retrying would not help
 }
 
 // withIncident has an incident's detection say the incident as it is now, with the changes
