@@ -819,30 +819,39 @@ func TestDashboard(t *testing.T) {
 		if l := series.Result.List; len(l) != 1 || !strings.Contains(tb.text("main"), l[0].Status+"\t"+l[0].Description) {
 			t.Errorf("events view does not show the API's test series %+v", l)
 		}
-		var regs struct {
+		var incidents struct {
 			Result struct {
 				List []struct {
-					Metric, Kind, FirstBadDay, Unit string
-					After                           struct{ Median float64 }
+					ID, Kind, FirstBadDay string
+					Regressions           []struct {
+						Metric, Unit string
+						After        struct{ Median float64 }
+					}
 				}
 			}
 		}
-		d.call(t, "GET", "/"+d.site.ID+"/regressions", dashViewerKey, "", 200, &regs)
+		d.call(t, "GET", "/"+d.site.ID+"/incidents", dashViewerKey, "", 200, &incidents)
 		tb.view(W + "/regressions")
 		main := tb.text("main")
 		if !strings.Contains(main, "Deploy v2.4") {
 			t.Error("annotations are not listed")
 		}
-		if n := tb.eval(`() => document.querySelectorAll('ul.regs > li').length`).(float64); int(n) != len(regs.Result.List) || n == 0 {
-			t.Errorf("regressions view lists %v, the API %d", n, len(regs.Result.List))
+		if n := tb.eval(`() => document.querySelectorAll('ul.incidents > li').length`).(float64); int(n) != len(incidents.Result.List) || n == 0 {
+			t.Errorf("incidents view lists %v, the API %d", n, len(incidents.Result.List))
 		}
-		for _, g := range regs.Result.List {
-			if !strings.Contains(main, "first on "+g.FirstBadDay) {
-				t.Errorf("regressions view %q lacks the %s %s first on %s", main, g.Metric, g.Kind, g.FirstBadDay)
+		for _, in := range incidents.Result.List {
+			item := tb.text("#incident-" + in.ID)
+			if !strings.Contains(item, "from "+in.FirstBadDay) {
+				t.Errorf("incident %q lacks its first bad day %s", item, in.FirstBadDay)
 			}
-			if g.Unit == "ms" && !strings.Contains(main, "→ "+uiNumber(g.After.Median, "ms")) {
-				t.Errorf("regressions view %q lacks the %s's new level %v ms", main, g.Metric, g.After.Median)
+			for _, g := range in.Regressions {
+				if g.Unit == "ms" && !strings.Contains(item, uiNumber(g.After.Median, "ms")) {
+					t.Errorf("incident %q lacks the %s's new level %v ms", item, g.Metric, g.After.Median)
+				}
 			}
+		}
+		if tb.has("ul.incidents input.pick") || tb.has("#ack-selected") {
+			t.Error("a viewer is offered to acknowledge")
 		}
 		tb.screenshot(shots, "regressions")
 		if tb.has(`form[aria-label="Add an annotation"]`) {

@@ -20,7 +20,9 @@ type Notifications interface {
 // maxRecipients bounds an email channel's recipients.
 const maxRecipients = 10
 
-// FailingAfter is how long a channel's deliveries must have failed for it to show as failing.
+// FailingAfter is how long a channel's deliveries must have failed for it to show as failing
+// (channels stored before their failures were counted); model.ChannelFailingAfter failures in
+// a row make it failing sooner.
 const FailingAfter = 24 * time.Hour
 
 // channelJSON is a channel as the API shows it: its URL masked, its secret never (but once,
@@ -35,6 +37,7 @@ type channelJSON struct {
 	Recipients   string     `json:"recipients,omitempty"`
 	Status       string     `json:"status"`
 	FailingSince *time.Time `json:"failingSince,omitempty"`
+	Failures     int        `json:"failures"`
 	CreatedAt    time.Time  `json:"createdAt"`
 	Secret       string     `json:"secret,omitempty"`
 }
@@ -63,7 +66,8 @@ func (s *Server) toChannelJSON(c model.Channel, secret string) channelJSON {
 	if !c.FailingSince.IsZero() {
 		since := c.FailingSince.UTC()
 		out.FailingSince = &since
-		if s.now().Sub(since) >= FailingAfter {
+		out.Failures = c.Failures
+		if c.Failing() || s.now().Sub(since) >= FailingAfter {
 			out.Status = "failing"
 		}
 	}

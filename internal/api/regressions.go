@@ -37,6 +37,8 @@ type regressionJSON struct {
 	DetectedAt     time.Time        `json:"detectedAt"`
 	AcknowledgedAt *time.Time       `json:"acknowledgedAt,omitempty"`
 	Cause          causeJSON        `json:"cause"`
+	// Incident is the incident the regression is part of.
+	Incident string `json:"incident,omitempty"`
 }
 
 // causeJSON is what changed in the page (lab regressions) and what was annotated between the
@@ -83,8 +85,8 @@ func toRegressionJSON(r model.Regression, annotations []model.Annotation) regres
 		Metric: r.Metric, Unit: m.Unit, LastGoodDay: model.DayToISO(r.LastGood), FirstBadDay: model.DayToISO(r.FirstBad),
 		Before: regression.Level(r.Before), After: regression.Level(r.After), Change: r.Delta, ChangePercent: r.Percent,
 		PValue: r.P, Status: r.Status, RecoveredDay: model.DayToISO(r.Recovered), DetectedAt: r.Detected.UTC(),
-		AcknowledgedAt: r.Acknowledged,
-		Cause:          causeJSON{Changes: []causeItemJSON{}, Annotations: []annotationJSON{}}}
+		AcknowledgedAt: r.Acknowledged, Incident: r.Incident,
+		Cause: causeJSON{Changes: []causeItemJSON{}, Annotations: []annotationJSON{}}}
 	for _, c := range r.Cause {
 		out.Cause.Changes = append(out.Cause.Changes, causeItemJSON(c))
 	}
@@ -152,6 +154,9 @@ func (s *Server) listRegressions(w http.ResponseWriter, r *http.Request, c calle
 	if err != nil {
 		return err
 	}
+	if regs, err = s.withIncidents(r, site, regs); err != nil {
+		return err
+	}
 	annotations, err := s.annotationsFor(r, site, regs)
 	if err != nil {
 		return err
@@ -208,8 +213,36 @@ func (s *Server) getRegression(w http.ResponseWriter, r *http.Request, c caller)
 	return s.writeRegression(w, r, site, reg)
 }
 
+// withIncidents names the incident of regressions stored before incidents were (grouping
+// the website's regressions as the incidents list does).
+func (s *Server) withIncidents(r *http.Request, site model.Website, regs []model.Regression) ([]model.Regression, error) {
+	if !slices.ContainsFunc(regs, func(reg model.Regression) bool { return reg.Incident == "" }) {
+		return regs, nil
+	}
+	all, err := s.incidents(r, site)
+	if err != nil {
+		return nil, err
+	}
+	of := map[string]string{}
+	for _, in := range all {
+		for _, m := range in.Members {
+			of[m.ID] = in.ID
+		}
+	}
+	regs = slices.Clone(regs)
+	for i := range regs {
+		regs[i].Incident = of[regs[i].ID]
+	}
+	return regs, nil
+}
+
 // writeRegression answers one regression with the annotations of its cause.
 func (s *Server) writeRegression(w http.ResponseWriter, r *http.Request, site model.Website, reg model.Regression) error {
+	regs, err := s.withIncidents(r, site, []model.Regression{reg})
+	if err != nil {
+		return err
+	}
+	reg = regs[0]
 	annotations, err := s.annotationsFor(r, site, []model.Regression{reg})
 	if err != nil {
 		return err

@@ -19,6 +19,7 @@ type regressionOut struct {
 	ChangePercent float64 `json:"changePercent"`
 	Status        string  `json:"status"`
 	Acknowledged  *string `json:"acknowledgedAt"`
+	Incident      string  `json:"incident"`
 	Cause         struct {
 		Changes []struct {
 			Kind string `json:"kind"`

@@ -45,7 +45,8 @@ func newRouteFixture(t testing.TB, e *testEnv) routeFixture {
 	}
 	return routeFixture{values: map[string]string{
 		"websiteID": site.ID, "pageID": pg.ID, "budgetID": b.ID, "testID": test.ID, "channelID": ch.ID, "regressionID": reg.ID,
-		"file": site.ID + ".js", "file...": "index.html",
+		"incidentID": model.IncidentID(stored, reg.Subject(), reg.Kind, reg.FirstBad),
+		"file":       site.ID + ".js", "file...": "index.html",
 		// Nothing of these exists: the path still reaches their lookup.
 		"runID": "nosuchrun", "seriesID": "ts_nosuchseries", "opportunityID": "render-blocking-resources",
 	}}

@@ -211,7 +211,10 @@ func TestRegressionCause(t *testing.T) {
 		}
 	}
 	notifications := awstest.Queue(t, awstest.Clients(t), service.NotifyQueueSettings)
-	watcher := regression.NewWatcher(e.store, e.objects, event.NewRecorder(e.store, notify.NewQueue(notifications), awstest.Log(t)), awstest.Log(t))
+	// The incident's detection queued at once, not after notify.IncidentGather.
+	q := notify.NewQueue(notifications)
+	q.SetGather(0)
+	watcher := regression.NewWatcher(e.store, e.objects, event.NewRecorder(e.store, q, awstest.Log(t)), awstest.Log(t))
 	watcher.SetClock(func() time.Time { return start.AddDate(0, 0, 16) })
 	for range 2 { // the second evaluation is a redelivered message: nothing new
 		if err := watcher.Lab(ctx, site, page, "desktop"); err != nil {
@@ -234,7 +237,7 @@ func TestRegressionCause(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(evs) != 1 || evs[0].Type != event.RegressionDetected || evs[0].Regression != r.ID || evs[0].Metric != "lcp" {
+	if len(evs) != 1 || evs[0].Type != event.RegressionDetected || evs[0].Regression != r.ID || evs[0].Metric != "lcp" || evs[0].Incident != r.Incident {
 		t.Fatalf("events %+v, want one regression.detected", evs)
 	}
 	if bodies := awstest.Receive(t, notifications, 1); len(bodies) != 1 || !strings.Contains(bodies[0], evs[0].ID) {

@@ -30,6 +30,10 @@ func title(t string) string {
 		return "Regression detected"
 	case event.RegressionRecovered:
 		return "Regression recovered"
+	case event.ChannelFailing:
+		return "Channel failing"
+	case event.ChannelRecovered:
+		return "Channel delivering again"
 	case event.ChannelTest:
 		return "Test notification"
 	case event.DailyDigest:

@@ -35,6 +35,11 @@ type Subject struct {
 	// Regression and Metric name a regression (regression.* events).
 	Regression string `json:"regression,omitempty"`
 	Metric     string `json:"metric,omitempty"`
+	// Incident names the incident of a regression.* event: the change of a page or test,
+	// with every metric and device it moved.
+	Incident string `json:"incident,omitempty"`
+	// Channel names the channel of a channel.* event.
+	Channel string `json:"channel,omitempty"`
 }
 
 // Links are API URLs: the subject, the failed run's screenshot, the website's events.
@@ -50,7 +55,7 @@ func NewDocument(w model.Website, ev model.Event, base string) Document {
 	d := Document{
 		ID: ev.ID, Type: ev.Type, Website: w.ID, OccurredAt: ev.Occurred.UTC(),
 		Subject: Subject{Page: ev.Page, Device: ev.Device, Budget: ev.Budget, Test: ev.Test, Run: ev.Run,
-			Regression: ev.Regression, Metric: ev.Metric},
+			Regression: ev.Regression, Metric: ev.Metric, Incident: ev.Incident, Channel: ev.Channel},
 		Before: ev.Before, After: ev.After, Summary: ev.Summary, Error: ev.Error, FailedStep: ev.FailedStep,
 		Links: Links{Events: base + "/events"},
 	}
@@ -58,6 +63,10 @@ func NewDocument(w model.Website, ev model.Event, base string) Document {
 		d.Events = append(d.Events, NewDocument(w, e, strings.TrimSuffix(base, "/"+w.ID)))
 	}
 	switch {
+	case ev.Incident != "":
+		d.Links.Subject = base + "/incidents/" + ev.Incident
+	case ev.Channel != "":
+		d.Links.Subject = base + "/channels/" + ev.Channel + "/deliveries"
 	case ev.Regression != "":
 		d.Links.Subject = base + "/regressions/" + ev.Regression
 	case ev.Page != "":

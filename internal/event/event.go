@@ -27,6 +27,10 @@ const (
 	UXAssessmentChanged   = "ux.assessment_changed"
 	RegressionDetected    = "regression.detected"
 	RegressionRecovered   = "regression.recovered"
+	// ChannelFailing is a channel whose last model.ChannelFailingAfter deliveries failed;
+	// ChannelRecovered the same channel delivering again.
+	ChannelFailing   = "channel.failing"
+	ChannelRecovered = "channel.recovered"
 	// ChannelTest is the sample event a channel's test sends; it is never recorded.
 	ChannelTest = "channel.test"
 	// DailyDigest is a channel's daily message gathering the day's events; never recorded.
@@ -35,7 +39,7 @@ const (
 
 // Types are the event types a channel can subscribe to and the events list can filter on.
 var Types = []string{BudgetStatusChanged, MultistepStateChanged, MultistepRunFailed, AuditFailing, AuditRecovered, UXAssessmentChanged,
-	RegressionDetected, RegressionRecovered}
+	RegressionDetected, RegressionRecovered, ChannelFailing, ChannelRecovered}
 
 // Known tells whether t is an event type.
 func Known(t string) bool { return slices.Contains(Types, t) }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/openvitals/openvitals/internal/budget"
@@ -166,49 +169,131 @@ func (r *Recorder) UXAssessment(ctx context.Context, w model.Website, p model.Pa
 	})
 }
 
-// Regression records a regression's state: open (or acknowledged) when found, recovered
-// later. A regression found is regression.detected, its recovery regression.recovered;
-// improvements are recorded without an event. subject names the page or test for people
-// (its alias or URL; the ID when empty), unit the metric's unit ("" for none).
-func (r *Recorder) Regression(ctx context.Context, w model.Website, reg model.Regression, subject, unit string) error {
-	if reg.Kind != model.KindRegression {
+// Incident records an incident's state: open when its first regression is found, resolved
+// once all its regressions recovered. An incident found is one regression.detected event
+// naming every metric and device changed so far; its recovery one regression.recovered.
+// Improvements are recorded without an event. unit is a metric's unit ("" for none).
+func (r *Recorder) Incident(ctx context.Context, w model.Website, in model.Incident, unit func(metric string) string) error {
+	if in.Kind != model.KindRegression || len(in.Members) == 0 {
 		return nil
 	}
-	key := store.PageState(reg.Page, "regression#"+reg.ID)
-	if reg.Test != "" {
-		key = model.StateKey(string(store.TestState(reg.Test)) + "#REGRESSION#" + reg.ID)
+	first := in.Members[0]
+	key := store.PageState(first.Page, "incident#"+in.ID)
+	if first.Test != "" {
+		key = model.StateKey(string(store.TestState(first.Test)) + "#INCIDENT#" + in.ID)
 	}
 	value := "open"
-	if reg.Status == model.RegressionRecovered {
-		value = model.RegressionRecovered
+	if in.State() == model.IncidentResolved {
+		value = model.IncidentResolved
 	}
-	if subject == "" {
-		subject = reg.Page + reg.Test
-	}
-	if reg.Test != "" {
-		subject = "multistep test " + subject
-	}
-	subject = reg.Metric + " of " + subject
-	if reg.Device != "" {
-		subject += " (" + reg.Device + ")"
-	}
+	subject := SubjectName(ctx, r.store, w, first)
 	return r.Observe(ctx, w, key, func(st model.State) Decision {
 		d := Decision{Value: value}
 		switch {
 		case st.Value == "" && value == "open":
 			d.Event = &model.Event{Type: RegressionDetected, Before: "ok", After: "regressed",
-				Summary: fmt.Sprintf("Regression: %s went from %s to %s (%+.0f %%) from %s", subject,
-					withUnit(reg.Before.Median, unit), withUnit(reg.After.Median, unit), reg.Percent, model.DayToISO(reg.FirstBad))}
-		case st.Value != model.RegressionRecovered && value == model.RegressionRecovered:
+				Summary: IncidentSummary(in, subject, unit)}
+		case st.Value != model.IncidentResolved && value == model.IncidentResolved:
 			d.Event = &model.Event{Type: RegressionRecovered, Before: "regressed", After: "recovered",
-				Summary: fmt.Sprintf("Recovered: %s is back near %s since %s", subject, withUnit(reg.Before.Median, unit), model.DayToISO(reg.Recovered))}
+				Summary: fmt.Sprintf("Recovered: %s is back to its level before %s (%s)", subject, model.DayToISO(in.FirstBad()), metricsWord(in))}
 		default:
 			return d
 		}
-		d.Event.Page, d.Event.Device, d.Event.Test = reg.Page, reg.Device, reg.Test
-		d.Event.Regression, d.Event.Metric = reg.ID, reg.Metric
+		d.Event.Page, d.Event.Test, d.Event.Incident = first.Page, first.Test, in.ID
+		if devices := devicesOf(in); len(devices) == 1 {
+			d.Event.Device = devices[0]
+		}
+		if len(in.Members) == 1 {
+			d.Event.Regression, d.Event.Metric = first.ID, first.Metric
+		}
 		return d
 	})
+}
+
+// IncidentSummary is the summary of an incident's regression.detected event: its page or
+// test (named by SubjectName), its first bad day and every metric's change.
+func IncidentSummary(in model.Incident, subject string, unit func(string) string) string {
+	return fmt.Sprintf("Regression of %s from %s: %s", subject, model.DayToISO(in.FirstBad()), changes(in, unit))
+}
+
+// SubjectName names a regression's page (alias and URL, else URL) or multistep test (alias)
+// for people; its ID when it cannot be read.
+func SubjectName(ctx context.Context, st *store.Store, w model.Website, r model.Regression) string {
+	if r.Test != "" {
+		if t, err := st.Test(ctx, w, r.Test); err == nil {
+			return "multistep test " + strconv.Quote(t.Alias)
+		}
+		return "multistep test " + r.Test
+	}
+	p, err := st.Page(ctx, w, r.Page)
+	switch {
+	case err != nil:
+		return r.Page
+	case p.Alias != "":
+		return p.Alias + " (" + p.URL + ")"
+	}
+	return p.URL
+}
+
+// changes says each metric's change in an incident, with its devices: "lcp 2000 → 2600 ms
+// (+30 %, mobile), tbt 100 → 400 ms (+300 %, desktop, mobile)". A metric changed on several
+// devices shows its largest change.
+func changes(in model.Incident, unit func(string) string) string {
+	type change struct {
+		reg     model.Regression
+		devices []string
+	}
+	var order []string
+	by := map[string]*change{}
+	for _, m := range in.Members {
+		c := by[m.Metric]
+		if c == nil {
+			c = &change{reg: m}
+			by[m.Metric] = c
+			order = append(order, m.Metric)
+		}
+		if m.Device != "" && !slices.Contains(c.devices, m.Device) {
+			c.devices = append(c.devices, m.Device)
+		}
+		if math.Abs(m.Percent) > math.Abs(c.reg.Percent) {
+			c.reg = m
+		}
+	}
+	parts := make([]string, len(order))
+	for i, metric := range order {
+		c := by[metric]
+		slices.Sort(c.devices)
+		where := ""
+		if len(c.devices) > 0 {
+			where = ", " + strings.Join(c.devices, ", ")
+		}
+		u := unit(metric)
+		parts[i] = fmt.Sprintf("%s %s → %s (%+.0f %%%s)", metric, number(c.reg.Before.Median), withUnit(c.reg.After.Median, u), c.reg.Percent, where)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// metricsWord names an incident's metrics: "lcp, tbt".
+func metricsWord(in model.Incident) string {
+	var metrics []string
+	for _, m := range in.Members {
+		if !slices.Contains(metrics, m.Metric) {
+			metrics = append(metrics, m.Metric)
+		}
+	}
+	return strings.Join(metrics, ", ")
+}
+
+// devicesOf are the devices of an incident's regressions, sorted.
+func devicesOf(in model.Incident) []string {
+	var devices []string
+	for _, m := range in.Members {
+		if m.Device != "" && !slices.Contains(devices, m.Device) {
+			devices = append(devices, m.Device)
+		}
+	}
+	slices.Sort(devices)
+	return devices
 }
 
 func withUnit(v float64, unit string) string {
@@ -223,4 +308,32 @@ func number(v float64) string {
 		return strconv.FormatFloat(v, 'f', 3, 64)
 	}
 	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
+// The delivery states of a channel.
+const (
+	channelActive  = "active"
+	channelFailing = "failing"
+)
+
+// Channel records a channel's delivery state after an attempt: failing once its last
+// model.ChannelFailingAfter deliveries failed (channel.failing), active again after one
+// succeeds (channel.recovered). Its events go to the website's other channels.
+func (r *Recorder) Channel(ctx context.Context, w model.Website, c model.Channel) error {
+	value := channelActive
+	if c.Failing() {
+		value = channelFailing
+	}
+	return r.Observe(ctx, w, store.ChannelState(c.ID), func(st model.State) Decision {
+		d := Decision{Value: value}
+		switch {
+		case value == channelFailing && st.Value != channelFailing:
+			d.Event = &model.Event{Type: ChannelFailing, Channel: c.ID, Before: channelActive, After: channelFailing,
+				Summary: fmt.Sprintf("Channel %q (%s) is failing: its last %d deliveries failed", c.Name, c.Kind, c.Failures)}
+		case value == channelActive && st.Value == channelFailing:
+			d.Event = &model.Event{Type: ChannelRecovered, Channel: c.ID, Before: channelFailing, After: channelActive,
+				Summary: fmt.Sprintf("Channel %q (%s) delivers again", c.Name, c.Kind)}
+		}
+		return d
+	})
 }

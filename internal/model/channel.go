@@ -23,9 +23,17 @@ type Channel struct {
 	// FailingSince is the first failed delivery since the last one that succeeded (zero when
 	// the last succeeded).
 	FailingSince time.Time `dynamodbav:",omitempty"`
+	// Failures counts the failed deliveries since the last one that succeeded.
+	Failures int `dynamodbav:",omitempty"`
 	// DigestSent is when the last digest was sent.
 	DigestSent time.Time `dynamodbav:",omitempty"`
 }
+
+// ChannelFailingAfter is how many failed deliveries in a row make a channel failing.
+const ChannelFailingAfter = 3
+
+// Failing tells whether the channel's last ChannelFailingAfter deliveries (or more) failed.
+func (c Channel) Failing() bool { return c.Failures >= ChannelFailingAfter }
 
 // ChannelAAD is what a channel's sealed values are bound to: its website and itself.
 func ChannelAAD(w Website, channel string) []byte {

@@ -20,8 +20,11 @@ type Event struct {
 	// The subject: a page (and device), a budget or a multistep test (and run).
 	Page, Device, Budget, Test, Run string
 	// Regression and Metric name a regression's event.
-	Regression    string `dynamodbav:",omitempty"`
-	Metric        string `dynamodbav:",omitempty"`
+	Regression string `dynamodbav:",omitempty"`
+	Metric     string `dynamodbav:",omitempty"`
+	// Incident names an incident's event (regression.* events); Channel a channel's.
+	Incident      string `dynamodbav:",omitempty"`
+	Channel       string `dynamodbav:",omitempty"`
 	Before, After string
 	// Summary is one line for people.
 	Summary string

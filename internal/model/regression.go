@@ -36,6 +36,18 @@ type Regression struct {
 	// Cause ranks what changed in the page between the last good and the first bad day's
 	// reports, most likely first (lab regressions).
 	Cause []CauseItem `dynamodbav:",omitempty"`
+	// Incident is the incident the change belongs to (see IncidentID); regressions stored
+	// before incidents have none and are grouped when read.
+	Incident string `dynamodbav:",omitempty"`
+	// Days are the series' daily medians around the change, for a small chart: up to 14 days
+	// before the first bad day and the days after it known when it was found.
+	Days []DayValue `dynamodbav:",omitempty"`
+}
+
+// DayValue is one day's value of a series (yyyymmdd).
+type DayValue struct {
+	Day   string
+	Value float64
 }
 
 // Level is a series' median and spread (interquartile range) over some days.
@@ -66,6 +78,65 @@ type CauseItem struct {
 func RegressionID(w Website, series, firstBad string) string {
 	sum := sha256.Sum256([]byte(w.Account + "\x00" + w.ID + "\x00" + series + "\x00" + firstBad))
 	return "rg_" + firstBad + "_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:10]))
+}
+
+// IncidentID is the ID of the incident of a subject ("page:" or "test:" and its ID) and kind
+// that began on firstBad: the same for every regression that joins it.
+func IncidentID(w Website, subject, kind, firstBad string) string {
+	sum := sha256.Sum256([]byte(w.Account + "\x00" + w.ID + "\x00" + subject + "\x00" + kind + "\x00" + firstBad))
+	return "in_" + firstBad + "_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:10]))
+}
+
+// Incident states. An improvement is never open: it asks nothing of anyone, so it is resolved
+// from the start.
+const (
+	IncidentOpen         = "open"
+	IncidentAcknowledged = "acknowledged"
+	IncidentResolved     = "resolved"
+)
+
+// Incident is one change of a page or of a multistep test: the regressions (or improvements)
+// of its metrics and devices that began within IncidentWindowDays of its first.
+type Incident struct {
+	ID      string
+	Kind    string // KindRegression or KindImprovement
+	Subject string // "page:<id>" or "test:<id>"
+	// Members are its regressions, oldest first bad day first.
+	Members []Regression
+}
+
+// IncidentWindowDays is how many days after an incident's first bad day a change of the same
+// page or test (and kind) still joins it: one page change shows on the same day's results and,
+// for results of the next day (a later audit, the daily user-experience data), on the next.
+const IncidentWindowDays = 1
+
+// Subject is what a regression is about, as incidents group it: its page or its test.
+func (r Regression) Subject() string {
+	if r.Test != "" {
+		return "test:" + r.Test
+	}
+	return "page:" + r.Page
+}
+
+// FirstBad is the first bad day of the incident's earliest change.
+func (in Incident) FirstBad() string { return in.Members[0].FirstBad }
+
+// State is open while a member regression is open, acknowledged while none is open but one
+// has not recovered, and resolved once all recovered (an improvement: always).
+func (in Incident) State() string {
+	if in.Kind != KindRegression {
+		return IncidentResolved
+	}
+	state := IncidentResolved
+	for _, r := range in.Members {
+		switch r.Status {
+		case RegressionOpen:
+			return IncidentOpen
+		case RegressionAcknowledged:
+			state = IncidentAcknowledged
+		}
+	}
+	return state
 }
 
 // RegressionFilter narrows the regressions list; empty fields do not filter. From and To are

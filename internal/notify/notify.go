@@ -13,6 +13,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/store"
@@ -65,15 +66,33 @@ func Backoff(attempt int) time.Duration {
 }
 
 // Queue queues notifications.
-type Queue struct{ q *queue.Queue }
+type Queue struct {
+	q      *queue.Queue
+	gather time.Duration
+}
 
 // NewQueue returns a Queue sending to q.
-func NewQueue(q *queue.Queue) *Queue { return &Queue{q: q} }
+func NewQueue(q *queue.Queue) *Queue { return &Queue{q: q, gather: IncidentGather} }
 
-// Enqueue queues a recorded event for every channel of its website that takes it.
+// IncidentGather is how long an incident's regression.detected event waits before it is
+// delivered, so that its message names the changes found meanwhile (a page's audits on both
+// devices, its other sources) with it: the notifier composes it from the incident as it is
+// then.
+const IncidentGather = 10 * time.Minute
+
+// Enqueue queues a recorded event for every channel of its website that takes it (an
+// incident's detection after IncidentGather).
 func (q *Queue) Enqueue(ctx context.Context, w model.Website, ev model.Event) error {
-	return q.q.Send(ctx, Job{Account: w.Account, Website: w.ID, Event: store.EventKey(ev)})
+	j := Job{Account: w.Account, Website: w.ID, Event: store.EventKey(ev)}
+	if ev.Incident != "" && ev.Type == event.RegressionDetected && q.gather > 0 {
+		return q.EnqueueAt(ctx, j, ev.Occurred.Add(q.gather), time.Now())
+	}
+	return q.q.Send(ctx, j)
 }
+
+// SetGather sets how long an incident's detection waits (IncidentGather; 0 for none, as in
+// tests that deliver at once).
+func (q *Queue) SetGather(d time.Duration) { q.gather = d }
 
 // EnqueueSample queues the sample event for one channel.
 func (q *Queue) EnqueueSample(ctx context.Context, w model.Website, channel string) error {

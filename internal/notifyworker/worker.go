@@ -21,6 +21,7 @@ import (
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/regression"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
 )
@@ -31,6 +32,8 @@ type Worker struct {
 	keys   channel.Sealer
 	sender *deliver.Sender
 	queue  *notify.Queue
+	// events records channels starting and stopping to fail.
+	events *event.Recorder
 	now    func() time.Time
 	// backoff is the wait before an attempt (notify.Backoff; tests shorten it).
 	backoff func(attempt int) time.Duration
@@ -48,7 +51,7 @@ func New(_ context.Context, svc *service.Service) (*Worker, error) {
 // NewWorker returns a Worker over the table, opening channels with keys, delivering with
 // sender and queuing retries to q.
 func NewWorker(st *store.Store, keys channel.Sealer, sender *deliver.Sender, q *notify.Queue, log *slog.Logger) *Worker {
-	w := &Worker{store: st, keys: keys, sender: sender, queue: q, now: time.Now, backoff: notify.Backoff, log: log}
+	w := &Worker{store: st, keys: keys, sender: sender, queue: q, events: event.NewRecorder(st, q, log), now: time.Now, backoff: notify.Backoff, log: log}
 	// The messages of a batch are delivered together: one slow receiver does not hold up
 	// the events behind it.
 	w.handle = queue.Batch(log, func(ctx context.Context, ds []queue.Delivery[notify.Job]) []string {
@@ -114,6 +117,9 @@ func (w *Worker) Deliver(ctx context.Context, j notify.Job) error {
 	} else if err != nil {
 		return err
 	}
+	if ev.Type == event.RegressionDetected && ev.Incident != "" {
+		ev = w.withIncident(ctx, site, ev)
+	}
 	if j.Channel != "" {
 		c, err := w.store.Channel(ctx, site, j.Channel)
 		if model.IsNotFound(err) {
@@ -137,7 +143,7 @@ func (w *Worker) Deliver(ctx context.Context, j notify.Job) error {
 	errs := make([]error, len(channels))
 	var wg sync.WaitGroup
 	for i, c := range channels {
-		if c.Digest || !channel.Takes(c, ev.Type) {
+		if c.Digest || !channel.Takes(c, ev.Type) || c.ID == ev.Channel {
 			continue
 		}
 		wg.Add(1)
@@ -212,7 +218,14 @@ func (w *Worker) attempt(ctx context.Context, site model.Website, c model.Channe
 			}
 		}
 		log.InfoContext(ctx, "notification delivered")
-		return ignoreGone(w.store.RecordDelivery(ctx, site, c.ID, d, true))
+		if err := ignoreGone(w.store.RecordDelivery(ctx, site, c.ID, d, true)); err != nil {
+			return err
+		}
+		if c.Failures > 0 || !c.FailingSince.IsZero() {
+			c.Failures, c.FailingSince = 0, time.Time{}
+			return w.events.Channel(ctx, site, c)
+		}
+		return nil
 	}
 	d.Error = res.Err.Error()
 	wait := max(w.backoff(attempt+1), res.RetryAfter)
@@ -223,16 +236,53 @@ func (w *Worker) attempt(ctx context.Context, site model.Website, c model.Channe
 	if err := ignoreGone(w.store.RecordDelivery(ctx, site, c.ID, d, false)); err != nil {
 		return err
 	}
+	// The channel's state is recorded whatever comes of it: its retry is queued all the same.
+	stateErr := w.channelState(ctx, site, c.ID)
 	log.WarnContext(ctx, "notification failed", "err", d.Error, "retry", d.Retry)
 	switch {
 	case retry:
 		next := j
 		next.Channel, next.Attempt, next.First = c.ID, attempt+1, first
-		return w.queue.EnqueueAt(ctx, next, d.Retry, now)
+		return errors.Join(stateErr, w.queue.EnqueueAt(ctx, next, d.Retry, now))
 	case res.Retry:
-		return fmt.Errorf("channel %s: %w", c.ID, errGaveUp)
+		return errors.Join(stateErr, fmt.Errorf("channel %s: %w", c.ID, errGaveUp))
 	}
-	return nil // refused for good (4xx): retrying would not help
+	return stateErr // refused for good (4xx): retrying would not help
+}
+
+// withIncident has an incident's detection say the incident as it is now, with the changes
+// found since it was recorded (see notify.IncidentGather); as recorded when it cannot be read.
+func (w *Worker) withIncident(ctx context.Context, site model.Website, ev model.Event) model.Event {
+	regs, _, err := w.store.Regressions(ctx, site, model.RegressionFilter{Page: ev.Page, Test: ev.Test}, "", 0)
+	if err != nil {
+		w.log.WarnContext(ctx, "incident not read: its event as recorded", "website", site.ID, "incident", ev.Incident, "err", err)
+		return ev
+	}
+	for _, in := range regression.Incidents(site, regs) {
+		if in.ID != ev.Incident {
+			continue
+		}
+		ev.Summary = event.IncidentSummary(in, event.SubjectName(ctx, w.store, site, in.Members[0]), regression.Unit)
+		if len(in.Members) > 1 {
+			ev.Regression, ev.Metric = "", ""
+			for _, r := range in.Members {
+				if r.Device != ev.Device {
+					ev.Device = ""
+				}
+			}
+		}
+	}
+	return ev
+}
+
+// channelState records a channel's delivery state after a failed delivery, as the channel now
+// counts its failures.
+func (w *Worker) channelState(ctx context.Context, site model.Website, id string) error {
+	c, err := w.store.Channel(ctx, site, id)
+	if err != nil {
+		return ignoreGone(err)
+	}
+	return w.events.Channel(ctx, site, c)
 }
 
 // ignoreGone makes a channel deleted meanwhile not an error.

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,6 +26,7 @@ import (
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/regression"
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/standin"
@@ -349,5 +351,94 @@ func TestDailyDigest(t *testing.T) {
 	if err := json.Unmarshal(got[0].body, &doc); err != nil || doc.Type != event.DailyDigest || len(doc.Events) != 2 ||
 		doc.Events[0].After != "ok" || doc.Events[1].After != "exceeded" || !strings.Contains(doc.Summary, "2 changes on example.com") {
 		t.Errorf("digest %s (%v)", got[0].body, err)
+	}
+}
+
+// TestChannelFailing: a Slack channel whose receiver answers 500 three times in a row is
+// failing after the third (channel.failing, sent to the website's other channel, not to it),
+// and active again once a delivery succeeds (channel.recovered).
+func TestChannelFailing(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	broken := newReceiver(t, 500, 500, 500)
+	slackChannel, _ := f.addChannel(t, channel.Slack, broken.srv.URL+"/services/T/B/x")
+	ops := newReceiver(t)
+	f.addChannel(t, channel.Webhook, ops.srv.URL+"/ops")
+
+	f.budgetChanges(t, "exceeded")
+	f.run(t, 6*time.Second)
+
+	if n := len(broken.got()); n != 4 {
+		t.Fatalf("the Slack channel got %d requests, want 4 (3 failed, then delivered)", n)
+	}
+	var types []string
+	for _, req := range ops.got() {
+		var doc event.Document
+		if err := json.Unmarshal(req.body, &doc); err != nil {
+			t.Fatal(err)
+		}
+		types = append(types, doc.Type)
+		if strings.HasPrefix(doc.Type, "channel.") && (doc.Subject.Channel != slackChannel.ID ||
+			doc.Links.Subject != "https://api.example.com/"+f.site.ID+"/channels/"+slackChannel.ID+"/deliveries") {
+			t.Errorf("%s names %+v, links %+v", doc.Type, doc.Subject, doc.Links)
+		}
+	}
+	slices.Sort(types)
+	if want := []string{event.BudgetStatusChanged, event.ChannelFailing, event.ChannelRecovered}; !slices.Equal(types, want) {
+		t.Fatalf("the other channel got %v, want %v", types, want)
+	}
+	evs, _, err := f.st.Events(ctx, f.site, model.EventFilter{Types: []string{event.ChannelFailing}}, "", 0)
+	if err != nil || len(evs) != 1 || !strings.Contains(evs[0].Summary, "last 3 deliveries failed") {
+		t.Fatalf("channel.failing events %+v (%v)", evs, err)
+	}
+	if c, err := f.st.Channel(ctx, f.site, slackChannel.ID); err != nil || c.Failing() || c.Failures != 0 {
+		t.Fatalf("after a success the channel is %+v (%v), want active", c, err)
+	}
+}
+
+// TestIncidentMessage: an incident's detection, recorded with its first change, is sent as
+// the incident is when it is delivered: one message naming the change found since on the
+// other device too.
+func TestIncidentMessage(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	pages := []model.Page{{URL: "/pricing", Alias: "Pricing"}}
+	if err := f.st.CreatePages(ctx, f.site, pages); err != nil {
+		t.Fatal(err)
+	}
+	hook := newReceiver(t)
+	f.addChannel(t, channel.Webhook, hook.srv.URL+"/hook")
+	incident := model.IncidentID(f.site, "page:"+pages[0].ID, model.KindRegression, "20261111")
+	reg := func(device string, percent float64) model.Regression {
+		return model.Regression{ID: model.RegressionID(f.site, device, "20261111"), Kind: model.KindRegression, Source: "lab", Page: pages[0].ID,
+			Device: device, Metric: "lcp", LastGood: "20261110", FirstBad: "20261111", Before: model.Level{Median: 2000},
+			After: model.Level{Median: 2000 * (1 + percent/100)}, Percent: percent, Status: model.RegressionOpen, Detected: time.Now(), Incident: incident}
+	}
+	mobile, desktop := reg("mobile", 40), reg("desktop", 20)
+	q := notify.NewQueue(f.q)
+	q.SetGather(0)
+	rec := event.NewRecorder(f.st, q, awstest.Log(t))
+	if _, err := f.st.PutRegression(ctx, f.site, mobile); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Incident(ctx, f.site, model.Incident{ID: incident, Kind: model.KindRegression, Subject: "page:" + pages[0].ID, Members: []model.Regression{mobile}}, regression.Unit); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.st.PutRegression(ctx, f.site, desktop); err != nil {
+		t.Fatal(err)
+	}
+	f.run(t, 2*time.Second)
+	got := hook.got()
+	if len(got) != 1 {
+		t.Fatalf("%d messages, want 1", len(got))
+	}
+	var doc event.Document
+	if err := json.Unmarshal(got[0].body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Type != event.RegressionDetected || doc.Subject.Incident != incident || doc.Subject.Device != "" || doc.Subject.Regression != "" ||
+		doc.Summary != "Regression of Pricing (/pricing) from 2026-11-11: lcp 2000 → 2800 ms (+40 %, desktop, mobile)" ||
+		doc.Links.Subject != "https://api.example.com/"+f.site.ID+"/incidents/"+incident {
+		t.Fatalf("message %+v", doc)
 	}
 }

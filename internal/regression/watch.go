@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/openvitals/openvitals/internal/event"
@@ -79,7 +78,7 @@ func (w *Watcher) Lab(ctx context.Context, site model.Website, page model.Page, 
 		}
 		all = append(all, s)
 	}
-	return w.evaluate(ctx, site, model.RegressionFilter{Source: SourceLab, Page: page.ID, Device: device}, all, func(ctx context.Context, r *model.Regression) error {
+	return w.evaluate(ctx, site, model.RegressionFilter{Page: page.ID}, all, func(ctx context.Context, r *model.Regression) error {
 		before, after := byDay[r.LastGood], byDay[r.FirstBad]
 		cause, err := w.labCause(ctx, before, after, r.Metric)
 		if err != nil {
@@ -108,7 +107,7 @@ func (w *Watcher) UX(ctx context.Context, site model.Website, page, device strin
 		}
 		all = append(all, s)
 	}
-	return w.evaluate(ctx, site, model.RegressionFilter{Source: SourceUX, Page: page, Device: device}, all, nil)
+	return w.evaluate(ctx, site, model.RegressionFilter{Page: page}, all, nil)
 }
 
 // RUMReports answers real-user reports; *rum.Reader is one.
@@ -166,7 +165,7 @@ func (w *Watcher) RUM(ctx context.Context, site model.Website, reports RUMReport
 			all = append(all, series{source: SourceRUM, page: page, metric: metric, days: byMetric[metric]})
 		}
 	}
-	return w.evaluate(ctx, site, model.RegressionFilter{Source: SourceRUM}, all, nil)
+	return w.evaluate(ctx, site, model.RegressionFilter{}, all, nil)
 }
 
 // Test evaluates a multistep test's series (every completed run's values, by day).
@@ -179,7 +178,7 @@ func (w *Watcher) Test(ctx context.Context, site model.Website, t model.Test) er
 	for _, metric := range SourceMetrics[SourceMultistep] {
 		all = append(all, series{source: SourceMultistep, test: t.ID, device: t.Device, metric: metric, days: RunDays(runs, metric)})
 	}
-	return w.evaluate(ctx, site, model.RegressionFilter{Source: SourceMultistep, Test: t.ID}, all, nil)
+	return w.evaluate(ctx, site, model.RegressionFilter{Test: t.ID}, all, nil)
 }
 
 // RunDays is a test's series of one metric: the values of its completed runs by UTC day of
@@ -207,7 +206,10 @@ func RunDays(runs []model.Run, metric string) []Day {
 }
 
 // evaluate runs the detector on each series with what is recorded of it, and records what it
-// finds; explain, when not nil, adds the cause to a new regression.
+// finds; explain, when not nil, adds the cause to a new regression. f reads the recorded
+// regressions of every series' page or test (all sources and devices): a new regression joins
+// the incident of its page or test that began within a day of it. The events are the
+// incidents': one for the incidents that gained a regression or recovered.
 func (w *Watcher) evaluate(ctx context.Context, site model.Website, f model.RegressionFilter, all []series,
 	explain func(context.Context, *model.Regression) error) error {
 	thresholds, err := w.thresholds(ctx, site)
@@ -219,6 +221,7 @@ func (w *Watcher) evaluate(ctx context.Context, site model.Website, f model.Regr
 		return err
 	}
 	var errs []error
+	touched := map[string]bool{} // regression IDs whose incident's event may be owed
 	for _, s := range all {
 		m, _ := Lookup(s.metric)
 		known, open := knownOf(recorded, s)
@@ -233,12 +236,13 @@ func (w *Watcher) evaluate(ctx context.Context, site model.Website, f model.Regr
 			if ok {
 				w.log.InfoContext(ctx, "regression recovered", "website", site.ID, "regression", open.ID, "since", out.Recovered)
 			}
-			errs = append(errs, w.record(ctx, site, *open))
+			touched[open.ID] = true
 		}
 		if out.Change == nil {
 			continue
 		}
 		r := newRegression(site, s, *out.Change, w.now())
+		r.Incident = incidentOf(site, Incidents(site, recorded), r)
 		if r.Kind == model.KindRegression && explain != nil {
 			errs = append(errs, explain(ctx, &r))
 		}
@@ -253,44 +257,40 @@ func (w *Watcher) evaluate(ctx context.Context, site model.Website, f model.Regr
 				continue
 			}
 		} else {
-			w.log.InfoContext(ctx, "change of level found", "website", site.ID, "regression", r.ID, "kind", r.Kind,
+			w.log.InfoContext(ctx, "change of level found", "website", site.ID, "regression", r.ID, "incident", r.Incident, "kind", r.Kind,
 				"metric", r.Metric, "page", r.Page, "test", r.Test, "device", r.Device, "percent", r.Percent, "p", r.P)
 		}
-		errs = append(errs, w.record(ctx, site, r))
+		if i := slices.IndexFunc(recorded, func(x model.Regression) bool { return x.ID == r.ID }); i >= 0 {
+			recorded[i] = r
+		} else {
+			recorded = append(recorded, r)
+		}
+		touched[r.ID] = true
+	}
+	for _, in := range Incidents(site, recorded) {
+		if slices.ContainsFunc(in.Members, func(r model.Regression) bool { return touched[r.ID] }) {
+			errs = append(errs, w.record(ctx, site, in))
+		}
 	}
 	return errors.Join(errs...)
 }
 
-// record records a regression's state and its event.
-func (w *Watcher) record(ctx context.Context, site model.Website, r model.Regression) error {
+// record records an incident's state and its event.
+func (w *Watcher) record(ctx context.Context, site model.Website, in model.Incident) error {
 	if w.events == nil {
 		return nil
 	}
-	m, _ := Lookup(r.Metric)
-	err := w.events.Regression(ctx, site, r, w.subject(ctx, site, r), m.Unit)
+	err := w.events.Incident(ctx, site, in, Unit)
 	if model.IsNotFound(err) { // the page or test is gone meanwhile
 		return nil
 	}
 	return err
 }
 
-// subject names a regression's page (alias, else URL) or test (alias) for people; "" when it
-// cannot be read (the event then names the ID).
-func (w *Watcher) subject(ctx context.Context, site model.Website, r model.Regression) string {
-	if r.Test != "" {
-		if t, err := w.store.Test(ctx, site, r.Test); err == nil {
-			return strconv.Quote(t.Alias)
-		}
-		return ""
-	}
-	p, err := w.store.Page(ctx, site, r.Page)
-	if err != nil {
-		return ""
-	}
-	if p.Alias != "" {
-		return p.Alias + " (" + p.URL + ")"
-	}
-	return p.URL
+// Unit is a metric's unit ("" for none or an unknown metric).
+func Unit(metric string) string {
+	m, _ := Lookup(metric)
+	return m.Unit
 }
 
 // thresholds are the website's least changes over the defaults.
@@ -337,6 +337,7 @@ func newRegression(site model.Website, s series, c Change, now time.Time) model.
 		Before: model.Level(c.Before), After: model.Level(c.After),
 		Delta: c.Delta, Percent: c.Percent, P: c.P,
 		Status: model.RegressionOpen, Detected: now.UTC(),
+		Days: dayMedians(s.days, c.FirstBad),
 	}
 	if c.Worse {
 		r.Kind = model.KindRegression

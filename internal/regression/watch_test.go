@@ -147,8 +147,82 @@ func TestWatcherLab(t *testing.T) {
 	if len(evs) != 2 || evs[0].Type != event.RegressionRecovered || evs[1].Type != event.RegressionDetected || evs[0].Regression != r.ID {
 		t.Fatalf("events %+v, want detected then recovered", evs)
 	}
-	if !strings.HasPrefix(evs[1].Summary, "Regression: lcp of / (desktop) went from ") || !strings.Contains(evs[1].Summary, " ms to ") {
-		t.Errorf("summary %q does not name the page by its URL and the levels with their unit", evs[1].Summary)
+	if !strings.HasPrefix(evs[1].Summary, "Regression of / from 2026-10-16: lcp 1") || !strings.Contains(evs[1].Summary, " ms (+") ||
+		!strings.HasSuffix(evs[1].Summary, "%, desktop)") || evs[1].Incident != r.Incident || r.Incident == "" {
+		t.Errorf("event %+v does not name the page by its URL, the levels with their unit and the incident %q", evs[1], r.Incident)
+	}
+	if len(r.Days) < 15 || r.Days[len(r.Days)-1].Day != r.FirstBad && r.Days[len(r.Days)-1].Day < r.FirstBad {
+		t.Errorf("the regression keeps %d days for its chart: %+v", len(r.Days), r.Days)
+	}
+}
+
+// TestWatcherIncident: one change of a page moves LCP and the score on both devices, each
+// device's audit evaluated on its own: four regressions, one incident, one event naming both
+// metrics and devices; the way back is one recovery event once every one recovered.
+func TestWatcherIncident(t *testing.T) {
+	e := newWatchEnv(t)
+	rng := rand.New(rand.NewPCG(9, 10))
+	ctx := context.Background()
+	page := e.pages[0]
+	audit := func(d int, lcp, score float64) {
+		t.Helper()
+		e.today = day0.AddDate(0, 0, d)
+		for _, device := range []string{"desktop", "mobile"} {
+			runs := func(v float64) []float64 {
+				return []float64{v * (1 + 0.02*rng.NormFloat64()), v * (1 + 0.02*rng.NormFloat64()), v * (1 + 0.02*rng.NormFloat64())}
+			}
+			l, s := runs(lcp), runs(score)
+			res := model.LabResult{Device: device, Day: model.Day(e.today), Audited: e.today, Runs: 3,
+				Metrics: map[string]float64{"lcp": l[1], "performance_score": s[1]}, Samples: map[string][]float64{"lcp": l, "performance_score": s}}
+			if err := e.store.PutLabResult(ctx, e.site, page, res); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.watcher.Lab(ctx, e.site, page, device); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for d := range 15 {
+		audit(d, 1500, 92)
+	}
+	for d := 15; d <= 18; d++ {
+		audit(d, 2400, 70)
+	}
+	regs := e.regressions(model.RegressionFilter{})
+	if len(regs) != 4 {
+		t.Fatalf("regressions %+v, want LCP and the score on both devices", regs)
+	}
+	for _, r := range regs {
+		if r.Incident == "" || r.Incident != regs[0].Incident || r.Kind != model.KindRegression {
+			t.Fatalf("regression %+v is not of incident %q", r, regs[0].Incident)
+		}
+	}
+	incidents := regression.Incidents(e.site, regs)
+	if len(incidents) != 1 || len(incidents[0].Members) != 4 || incidents[0].State() != model.IncidentOpen {
+		t.Fatalf("incidents %+v, want one open of four", incidents)
+	}
+	evs := e.events()
+	if len(evs) != 1 || evs[0].Type != event.RegressionDetected || evs[0].Incident != regs[0].Incident {
+		t.Fatalf("events %+v, want one regression.detected of the incident", evs)
+	}
+	// The event recorded with the first device's changes; the notifier sends the incident as
+	// it is after notify.IncidentGather, with both devices.
+	summary := event.IncidentSummary(incidents[0], "/", regression.Unit)
+	for _, want := range []string{"lcp 1", " ms (+", "performance_score 9", "desktop, mobile)"} {
+		if !strings.Contains(summary, want) {
+			t.Errorf("summary %q does not say %q", summary, want)
+		}
+	}
+	for d := 19; d <= 22; d++ {
+		audit(d, 1500, 92)
+	}
+	regs = e.regressions(model.RegressionFilter{})
+	if in := regression.Incidents(e.site, regs); len(regs) != 4 || len(in) != 1 || in[0].State() != model.IncidentResolved {
+		t.Fatalf("regressions %+v, want the four recovered (no improvement for the way back)", regs)
+	}
+	evs = e.events()
+	if len(evs) != 2 || evs[0].Type != event.RegressionRecovered || evs[0].Incident != regs[0].Incident {
+		t.Fatalf("events %+v, want one recovery after the detection", evs)
 	}
 }
 

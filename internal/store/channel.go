@@ -112,8 +112,9 @@ type deliveryItem struct {
 	Expires int64 `dynamodbav:"expires"`
 }
 
-// RecordDelivery stores an attempt and keeps the channel's failing time: cleared by a
-// success, set by the first failure after one. A channel deleted meanwhile is ErrNotFound.
+// RecordDelivery stores an attempt and keeps the channel's failing time and count of failures
+// in a row: cleared by a success, the time set by the first failure after one. A channel
+// deleted meanwhile is ErrNotFound.
 func (s *Store) RecordDelivery(ctx context.Context, w model.Website, channel string, d model.Delivery, ok bool) error {
 	item, err := attributevalue.MarshalMap(deliveryItem{PK: websitePK(w.Account, w.ID),
 		SK:   channelDataSK(channel) + "D#" + d.At.UTC().Format("20060102T150405.000000000") + "#" + d.Event,
@@ -123,16 +124,16 @@ func (s *Store) RecordDelivery(ctx context.Context, w model.Website, channel str
 	}
 	update := &ddbtypes.Update{
 		TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), channelSK(channel)),
-		UpdateExpression:    aws.String("REMOVE FailingSince"),
+		UpdateExpression:    aws.String("REMOVE FailingSince, Failures"),
 		ConditionExpression: aws.String("attribute_exists(PK)"),
 	}
 	if !ok {
-		update.UpdateExpression = aws.String("SET FailingSince = if_not_exists(FailingSince, :at)")
+		update.UpdateExpression = aws.String("SET FailingSince = if_not_exists(FailingSince, :at) ADD Failures :one")
 		at, err := attributevalue.Marshal(d.At)
 		if err != nil {
 			return err
 		}
-		update.ExpressionAttributeValues = map[string]ddbtypes.AttributeValue{":at": at}
+		update.ExpressionAttributeValues = map[string]ddbtypes.AttributeValue{":at": at, ":one": &ddbtypes.AttributeValueMemberN{Value: "1"}}
 	}
 	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
 		{Update: update}, {Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: item}},

@@ -178,6 +178,11 @@ func PageState(page, kind string) model.StateKey {
 // TestState is a multistep test's state.
 func TestState(test string) model.StateKey { return model.StateKey(TestItemsPrefix(test) + "STATE") }
 
+// ChannelState is a channel's delivery state (DeleteChannel removes it with its data).
+func ChannelState(channel string) model.StateKey {
+	return model.StateKey(channelDataSK(channel) + "STATE")
+}
+
 // owner is the sort key of the item whose state this is, which must exist for the state to be
 // written: the budget, the page's pointer, the test.
 func stateOwner(k model.StateKey) string {
@@ -188,6 +193,9 @@ func stateOwner(k model.StateKey) string {
 	case strings.HasPrefix(key, "P#"):
 		page, _, _ := strings.Cut(strings.TrimPrefix(key, "P#"), "#")
 		return pagePointerSK(page)
+	case strings.HasPrefix(key, channelDataPrefix):
+		channel, _, _ := strings.Cut(strings.TrimPrefix(key, channelDataPrefix), "#")
+		return channelSK(channel)
 	case strings.HasPrefix(key, "T#"):
 		test, _, _ := strings.Cut(strings.TrimPrefix(key, "T#"), "#")
 		return testSK(test)

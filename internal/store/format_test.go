@@ -78,13 +78,16 @@ func writeFormatEntities(t *testing.T, st *store.Store) model.Website {
 		Page: pages[0].ID, Device: "desktop", Metric: "lcp", LastGood: "20261031", FirstBad: "20261101",
 		Before: model.Level{Median: 1000, Spread: 20}, After: model.Level{Median: 1500, Spread: 30}, Delta: 500, Percent: 50, P: 0.01,
 		Status: model.RegressionOpen, Detected: formatTime,
-		Cause: []model.CauseItem{{Kind: "resource", Title: "+312 KB script", URL: "https://cdn.example.com/a.js", Type: "Script", Party: "third", After: 312, Unit: "KB", Impact: 0.8}}})
+		Cause:    []model.CauseItem{{Kind: "resource", Title: "+312 KB script", URL: "https://cdn.example.com/a.js", Type: "Script", Party: "third", After: 312, Unit: "KB", Impact: 0.8}},
+		Incident: model.IncidentID(w, "page:"+pages[0].ID, model.KindRegression, "20261101"),
+		Days:     []model.DayValue{{Day: "20261031", Value: 1000}, {Day: "20261101", Value: 1500}}})
 	must(err)
 	must(st.PutAnnotation(ctx, w, model.Annotation{ID: "a1", At: formatTime, Text: "Release 1.2", Pages: []string{pages[0].ID}, Created: formatTime}))
 	must(st.PutRegressionThresholds(ctx, w, map[string]model.RegressionThreshold{"lcp": {Relative: 0.1, Absolute: 100}}))
 	c := model.Channel{Name: "ops", Kind: "webhook", Events: []string{"budget.status_changed"}, Target: []byte("sealed-url"), Shown: "https://hooks.example.com/…", Secret: []byte("sealed-secret"), Created: formatTime}
 	must(st.CreateChannel(ctx, w, &c))
 	must(st.RecordDelivery(ctx, w, c.ID, model.Delivery{Event: "e1", EventType: "budget.status_changed", At: formatTime, Attempt: 1, Status: 200, LatencyMS: 12}, true))
+	must(st.RecordDelivery(ctx, w, c.ID, model.Delivery{Event: "e2", EventType: "budget.status_changed", At: formatTime.Add(time.Second), Attempt: 1, Status: 500, LatencyMS: 15, Error: "HTTP 500"}, false))
 	series := model.TestSeries{ID: "ts_s1", Description: "deploy 42", Initiator: "ci", Created: formatTime, Count: 1}
 	must(st.CreateTestSeries(ctx, w, series, []model.SeriesTest{{ID: model.SeriesTestID("ts_s1", 0), Series: "ts_s1", Page: pages[0].ID, URL: "/", Alias: "Home", Device: "desktop", Status: model.RunQueued}}))
 	return w

@@ -408,7 +408,7 @@
         case 'multistep': view = p[3] ? ov.testView(w, p[3]) : ov.multistepView(w); break;
         case 'rum': view = ov.rumView(w, r.q); break;
         case 'regressions': view = ov.regressionsView(w, r.q); break;
-        case 'events': view = ov.eventsView(w); break;
+        case 'events': view = ov.eventsView(w, r.q); break;
         case 'settings': view = ov.settingsView(w); break;
         default: view = Promise.reject(new ApiError(404, 'No such view.'));
       }
