@@ -579,7 +579,9 @@ func (tb *tab) checkDiagnostics(d *dashboard, pageID, shots string) {
 	if err := (proto.EmulationSetDeviceMetricsOverride{Width: 1280, Height: 2400, DeviceScaleFactor: 1}).Call(tb.page); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = (proto.EmulationSetDeviceMetricsOverride{Width: 1280, Height: 900, DeviceScaleFactor: 1}).Call(tb.page) }()
+	defer func() {
+		_ = (proto.EmulationSetDeviceMetricsOverride{Width: 1280, Height: 900, DeviceScaleFactor: 1}).Call(tb.page)
+	}()
 	panel, err := tb.page.Element("#diagnostics")
 	if err != nil {
 		t.Fatal(err)
