@@ -15,14 +15,14 @@ import (
 	"github.com/openvitals/openvitals/internal/queue"
 )
 
-// heldSite serves a small page, and holds the audit's last fetch of it (the document fetched
-// for validation, by Go's HTTP client, after Lighthouse and the timing load) until release is
-// called; arrived is closed when that fetch comes in.
+// heldSite serves a small page, and holds the audit's load of it (Lighthouse's request for the
+// document, the audit's only fetch of it) until release is called; arrived is closed when that
+// request comes in.
 func heldSite(t *testing.T) (host string, arrived <-chan struct{}, release func()) {
 	in, out := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.Contains(r.UserAgent(), "Chrome") {
+		if r.URL.Path == "/" {
 			once.Do(func() { close(in) })
 			select {
 			case <-out:
@@ -41,7 +41,7 @@ func heldSite(t *testing.T) (host string, arrived <-chan struct{}, release func(
 }
 
 // TestDeleteDuringAuditLeavesNothing deletes a website, or a page, while its audit is running
-// (Lighthouse done, the document being fetched), lets the purge pass, then lets the audit
+// (Lighthouse waiting for the document), lets the purge pass, then lets the audit
 // finish: once the purge's last pass is done, a full table scan and a listing of the whole
 // bucket find nothing of the website or page.
 func TestDeleteDuringAuditLeavesNothing(t *testing.T) {
@@ -91,11 +91,20 @@ func TestDeleteDuringAuditLeavesNothing(t *testing.T) {
 			})
 			release()
 			waitFor(t, "the audit's end", func() bool { return queueEmpty(t, e.queue) })
-			// The audit stored its reports (JSON and HTML) after the first pass (what the last
-			// pass is for), and no result: the table refused it.
+			// The audit stored its reports (JSON and HTML) and their diagnostics after the first
+			// pass (what the last pass is for), and no result: the table refused it.
 			left := awstest.Leftovers(t, e.clients, e.store, e.objects, gone)
-			if len(left) != 3 || !strings.Contains(left[0], "PURGE|") || !strings.HasSuffix(left[1], "-desktop.html.gz") || !strings.HasSuffix(left[2], "-desktop.json.gz") {
-				t.Errorf("after the audit: %v, want the purge marker and the reports only", left)
+			stored := map[string]bool{}
+			for _, k := range left[min(1, len(left)):] {
+				_, name, _ := strings.Cut(k, "-desktop")
+				if strings.HasPrefix(name, ".images/") {
+					name = ".images/"
+				}
+				stored[name] = true
+			}
+			if len(left) == 0 || !strings.Contains(left[0], "PURGE|") || len(stored) != 5 || !stored[".json.gz"] || !stored[".html.gz"] ||
+				!stored[".diagnostics.json.gz"] || !stored[".har.gz"] || !stored[".images/"] {
+				t.Errorf("after the audit: %v, want the purge marker and the reports and diagnostics only", left)
 			}
 			waitFor(t, "the purge's last pass", func() bool {
 				p, err := e.store.PendingPurges(context.Background())
