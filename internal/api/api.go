@@ -101,6 +101,12 @@ func (s *Server) pagesEndpoints() []endpoint {
 		{"POST", "/{websiteID}/settings/pages", viewer, s.createPages},
 		{"PUT", "/{websiteID}/settings/{pageID}", admin, s.updatePage},
 		{"DELETE", "/{websiteID}/settings/{pageID}", admin, s.deletePage},
+		// Test profiles: read by any key (their secrets never shown), managed by admins.
+		{"GET", "/{websiteID}/profiles", viewer, s.listProfiles},
+		{"POST", "/{websiteID}/profiles", admin, s.createProfile},
+		{"GET", "/{websiteID}/profiles/{profileID}", viewer, s.getProfile},
+		{"PUT", "/{websiteID}/profiles/{profileID}", admin, s.updateProfile},
+		{"DELETE", "/{websiteID}/profiles/{profileID}", admin, s.deleteProfile},
 	}
 }
 

@@ -215,6 +215,8 @@ func TestOpenAPIDocument(t *testing.T) {
 		"/{websiteId}/regressions/{regressionId}":                   {"get", "put"},
 		"/{websiteId}/regression-thresholds":                        {"get", "put"},
 		"/{websiteId}/annotations":                                  {"get", "post"},
+		"/{websiteId}/profiles":                                     {"get", "post"},
+		"/{websiteId}/profiles/{profileId}":                         {"get", "put", "delete"},
 		"/account":                                                  {"get"},
 		"/app":                                                      {"get"},
 		"/app/{file}":                                               {"get"},

@@ -61,7 +61,11 @@ const (
 	pageSKPrefix   = "PAGE#"
 	budgetSKPrefix = "BUDGET#"
 	testSKPrefix   = "TEST#"
+	// profileSKPrefix starts a test profile's key (see model.Profile).
+	profileSKPrefix = "PROFILE#"
 )
+
+func profileSK(id string) string { return profileSKPrefix + id }
 
 func budgetSK(id string) string { return budgetSKPrefix + id }
 
