@@ -28,6 +28,7 @@ import (
 	"github.com/openvitals/openvitals/internal/lighthouse"
 	"github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/profile"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/regression"
 	"github.com/openvitals/openvitals/internal/store"
@@ -52,6 +53,8 @@ type WorkerConfig struct {
 	Events *event.Recorder
 	// Regressions evaluates the page's series after each stored result (nil: not evaluated).
 	Regressions *regression.Watcher
+	// Secrets opens the sealed secrets of test profiles (nil: a page with a profile fails).
+	Secrets profile.Opener
 }
 
 // Worker audits pages: Lighthouse runs in fresh Chromium sessions, one load for navigation
@@ -272,12 +275,16 @@ func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page,
 		return model.LabResult{}, err
 	}
 	defer os.RemoveAll(dir)
+	prof, err := w.profileFor(ctx, site, page, device)
+	if err != nil {
+		return model.LabResult{}, err
+	}
 
 	reports := make([]*lighthouse.Report, 0, w.cfg.Runs)
 	paths := make([]string, 0, w.cfg.Runs)
 	for i := range w.cfg.Runs {
 		path := filepath.Join(dir, fmt.Sprintf("run-%d.json", i))
-		rep, err := w.lighthouseRun(ctx, target, device, path)
+		rep, err := w.lighthouseRun(ctx, prof, target, device, path)
 		if err != nil {
 			return model.LabResult{}, err
 		}
@@ -287,11 +294,11 @@ func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page,
 	median := lighthouse.MedianRun(reports)
 	rep := reports[median]
 
-	timing, err := w.navigationTiming(ctx, target)
+	timing, err := w.navigationTiming(ctx, prof, target, device)
 	if err != nil {
 		return model.LabResult{}, fmt.Errorf("navigation timing: %w", err)
 	}
-	validation, err := w.validate(ctx, target)
+	validation, err := w.validate(ctx, prof, target)
 	if err != nil {
 		return model.LabResult{}, fmt.Errorf("html validation: %w", err)
 	}
@@ -300,6 +307,9 @@ func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page,
 	res := model.LabResult{
 		Page: page.ID, Device: device, Day: model.Day(now), Audited: now, Runs: len(reports),
 		LighthouseVersion: rep.LighthouseVersion, Metrics: labMetrics(rep), Samples: runSamples(reports),
+	}
+	if prof != nil {
+		res.ProfileID, res.ProfileName = prof.ID, prof.Name
 	}
 	// All four document timings come from one unthrottled Navigation Timing load, so that
 	// they add up; Lighthouse's server-response-time is left aside.
@@ -346,15 +356,16 @@ func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page,
 
 // lighthouseRun runs Lighthouse once in a fresh browser session, which it closes before
 // returning, so that no run inherits another's cache or state.
-func (w *Worker) lighthouseRun(ctx context.Context, target, device, path string) (*lighthouse.Report, error) {
+func (w *Worker) lighthouseRun(ctx context.Context, prof *auditProfile, target, device, path string) (*lighthouse.Report, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.RunTimeout)
 	defer cancel()
-	sess, err := browser.Launch(ctx, w.cfg.Browser)
+	sess, stop, err := w.launch(ctx, prof, device)
 	if err != nil {
-		return nil, fmt.Errorf("launch browser: %w", err)
+		return nil, err
 	}
 	started := time.Now()
-	_, err = w.runner.Audit(ctx, lighthouse.AuditRequest{URL: target, Port: sess.Port(), Device: device, ReportPath: path})
+	_, err = w.runner.Audit(ctx, lighthouse.AuditRequest{URL: target, Port: sess.Port(), Device: device, ReportPath: path, Settings: prof.settings()})
+	stop()
 	refused := sess.RefusedConnections()
 	unreached := sess.Unreached(target, started)
 	if cerr := sess.Close(); cerr != nil {
@@ -386,25 +397,27 @@ func (w *Worker) lighthouseRun(ctx context.Context, target, device, path string)
 	return rep, nil
 }
 
-func (w *Worker) navigationTiming(ctx context.Context, target string) (browser.Timing, error) {
+func (w *Worker) navigationTiming(ctx context.Context, prof *auditProfile, target, device string) (browser.Timing, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.RunTimeout)
 	defer cancel()
-	sess, err := browser.Launch(ctx, w.cfg.Browser)
+	sess, stop, err := w.launch(ctx, prof, device)
 	if err != nil {
-		return browser.Timing{}, fmt.Errorf("launch browser: %w", err)
+		return browser.Timing{}, err
 	}
 	defer sess.Close()
+	defer stop()
 	return browser.NavigationTiming(ctx, sess, target)
 }
 
 // validate fetches the document through the SSRF guard and counts html-validate's errors.
-func (w *Worker) validate(ctx context.Context, target string) (lighthouse.Validation, error) {
+func (w *Worker) validate(ctx context.Context, prof *auditProfile, target string) (lighthouse.Validation, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.RunTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
 		return lighthouse.Validation{}, err
 	}
+	prof.apply(req)
 	res, err := w.client.Do(req)
 	if err != nil {
 		return lighthouse.Validation{}, err
