@@ -229,6 +229,11 @@ func TestProfileLogin(t *testing.T) {
 	if res.ProfileID != prof.ID || res.ProfileName != "Signed in" {
 		t.Errorf("the result names profile %q %q, want %s Signed in", res.ProfileID, res.ProfileName, prof.ID)
 	}
+	var shown struct{ Profile struct{ ID, Name string } }
+	e.call("GET", "/"+ws.ID+"/pages/"+private+"?device=desktop", "", 200, &shown)
+	if shown.Profile.ID != prof.ID || shown.Profile.Name != "Signed in" {
+		t.Errorf("the page detail shows profile %+v, want %s Signed in", shown.Profile, prof.ID)
+	}
 	// The private page was measured: its document, over 100 KB, and its final URL; the login
 	// page is under 1 KB.
 	if res.Metrics["bytes_doc"] < 100_000 {

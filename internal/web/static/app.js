@@ -410,6 +410,7 @@
         case 'regressions': view = ov.regressionsView(w, r.q); break;
         case 'events': view = ov.eventsView(w); break;
         case 'settings': view = ov.settingsView(w); break;
+        case 'profiles': view = ov.profilesView(w); break;
         default: view = Promise.reject(new ApiError(404, 'No such view.'));
       }
     } else view = Promise.reject(new ApiError(404, 'No such view.'));

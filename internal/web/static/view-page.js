@@ -43,7 +43,7 @@
       var out = [
         el('p', null, link('#/w/' + w.id + '?device=' + device, '← ' + w.displayName)),
         el('h1', { text: detail.alias || detail.url }),
-        el('p', { class: 'sub' }, detail.url + ' · ' + device)
+        el('p', { class: 'sub' }, detail.url + ' · ' + device + (detail.profile ? ' · measured with the test profile ' + detail.profile.name : ''))
       ];
       var rangeSelect = select('days', RANGES.map(function (x) { return [String(x[0]), x[1]]; }), String(days));
       rangeSelect.id = 'range';
