@@ -10,6 +10,8 @@ import (
 	"maps"
 	"math"
 	"slices"
+
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // Audit is one audit as compared: its metrics (the median run's, as model.LabResult.Metrics)
@@ -17,6 +19,8 @@ import (
 type Audit struct {
 	Metrics map[string]float64
 	Samples map[string][]float64
+	// Diagnostics explain the audit's load (its median run's); nil when none were kept.
+	Diagnostics *model.Diagnostics
 }
 
 // Metric is one metric of both audits. A value either audit did not measure is nil, and so
@@ -39,12 +43,19 @@ const MinRunsForSpread = 3
 // Comparison is two audits side by side.
 type Comparison struct {
 	Metrics []Metric
+	// Loads is what changed in the load, when both audits have their diagnostics (else nil).
+	Loads *Loads
 }
 
 // Of compares base (the earlier or reference audit) with target. first names the metrics
 // listed first, in that order (e.g. the watched ones); the others follow by name.
 func Of(base, target Audit, first []string) Comparison {
-	return Comparison{Metrics: Metrics(base, target, first)}
+	c := Comparison{Metrics: Metrics(base, target, first)}
+	if base.Diagnostics != nil && target.Diagnostics != nil {
+		l := CompareLoads(base.Diagnostics, target.Diagnostics, DefaultThresholds)
+		c.Loads = &l
+	}
+	return c
 }
 
 // Metrics compares every metric either audit has; first names those listed first.
