@@ -17,6 +17,80 @@ type comparisonJSON struct {
 	Base    auditRefJSON        `json:"base"`
 	Target  auditRefJSON        `json:"target"`
 	Metrics []metricCompareJSON `json:"metrics"`
+	// Loads is what changed in the load; null unless both audits kept their diagnostics.
+	Loads *loadsJSON `json:"loads"`
+}
+
+type loadsJSON struct {
+	Filmstrip         filmstripJSON       `json:"filmstrip"`
+	Requests          []requestChangeJSON `json:"requests"`
+	UnchangedRequests int                 `json:"unchangedRequests"`
+	LCP               lcpChangeJSON       `json:"lcp"`
+	LayoutShifts      []shiftChangeJSON   `json:"layoutShifts"`
+}
+
+type filmstripJSON struct {
+	Step        float64     `json:"step"`
+	End         float64     `json:"end"`
+	BaseMarks   model.Marks `json:"baseMarks"`
+	TargetMarks model.Marks `json:"targetMarks"`
+	Slots       []slotJSON  `json:"slots"`
+}
+
+type frameJSON struct {
+	Time float64 `json:"time"`
+	URL  string  `json:"url"`
+}
+
+type slotJSON struct {
+	Time          float64    `json:"time"`
+	Base          *frameJSON `json:"base"`
+	Target        *frameJSON `json:"target"`
+	BaseChanged   bool       `json:"baseChanged"`
+	TargetChanged bool       `json:"targetChanged"`
+}
+
+// requestTimingJSON is a changed request in one load.
+type requestTimingJSON struct {
+	URL          string  `json:"url"`
+	Start        float64 `json:"start"`
+	End          float64 `json:"end"`
+	TransferSize int64   `json:"transferSize"`
+}
+
+type requestChangeJSON struct {
+	Kind           string             `json:"kind"`
+	URL            string             `json:"url"`
+	ResourceType   string             `json:"resourceType"`
+	ThirdParty     bool               `json:"thirdParty"`
+	Entity         string             `json:"entity,omitempty"`
+	RenderBlocking bool               `json:"renderBlocking"`
+	Base           *requestTimingJSON `json:"base"`
+	Target         *requestTimingJSON `json:"target"`
+	SizeChange     int64              `json:"sizeChange"`
+	TimeChange     float64            `json:"timeChange"`
+}
+
+type lcpChangeJSON struct {
+	Base           *model.LCP        `json:"base"`
+	Target         *model.LCP        `json:"target"`
+	ElementChanged bool              `json:"elementChanged"`
+	Phases         []phaseChangeJSON `json:"phases"`
+}
+
+type phaseChangeJSON struct {
+	Name   string   `json:"name"`
+	Base   *float64 `json:"base"`
+	Target *float64 `json:"target"`
+	Change float64  `json:"change"`
+}
+
+type shiftChangeJSON struct {
+	Time      float64            `json:"time"`
+	Score     float64            `json:"score"`
+	BaseScore float64            `json:"baseScore"`
+	Elements  []model.Element    `json:"elements"`
+	Causes    []model.ShiftCause `json:"causes"`
 }
 
 // auditRefJSON names one compared audit: its day or its test.
@@ -83,7 +157,53 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request, c caller) e
 		}
 		out.Metrics = append(out.Metrics, mj)
 	}
+	if pair.Loads != nil {
+		out.Loads = toLoadsJSON(*pair.Loads)
+	}
 	return writeJSON(w, http.StatusOK, out)
+}
+
+func toLoadsJSON(l compare.Loads) *loadsJSON {
+	out := &loadsJSON{Requests: []requestChangeJSON{}, UnchangedRequests: l.Unchanged, LayoutShifts: []shiftChangeJSON{},
+		Filmstrip: filmstripJSON{Step: l.Filmstrip.Step, End: l.Filmstrip.End, BaseMarks: l.Filmstrip.BaseMarks,
+			TargetMarks: l.Filmstrip.TargetMarks, Slots: []slotJSON{}},
+		LCP: lcpChangeJSON{Base: l.LCP.Base, Target: l.LCP.Target, ElementChanged: l.LCP.ElementChanged, Phases: []phaseChangeJSON{}}}
+	frame := func(f *model.Frame) *frameJSON {
+		if f == nil {
+			return nil
+		}
+		return &frameJSON{Time: f.Time, URL: f.URL}
+	}
+	for _, s := range l.Filmstrip.Slots {
+		out.Filmstrip.Slots = append(out.Filmstrip.Slots, slotJSON{Time: s.Time, Base: frame(s.Base), Target: frame(s.Target),
+			BaseChanged: s.BaseChanged, TargetChanged: s.TargetChanged})
+	}
+	timing := func(r *model.Request) *requestTimingJSON {
+		if r == nil {
+			return nil
+		}
+		return &requestTimingJSON{URL: r.URL, Start: r.Start, End: r.End, TransferSize: r.TransferSize}
+	}
+	for _, c := range l.Requests {
+		r := c.Request()
+		out.Requests = append(out.Requests, requestChangeJSON{Kind: c.Kind, URL: r.URL, ResourceType: r.Type, ThirdParty: r.ThirdParty,
+			Entity: r.Entity, RenderBlocking: r.RenderBlocking, Base: timing(c.Base), Target: timing(c.Target),
+			SizeChange: c.SizeDelta, TimeChange: c.TimeDelta})
+	}
+	for _, p := range l.LCP.Phases {
+		out.LCP.Phases = append(out.LCP.Phases, phaseChangeJSON{Name: p.Name, Base: p.Base, Target: p.Target, Change: p.Delta})
+	}
+	for _, s := range l.Shifts {
+		sj := shiftChangeJSON{Time: s.Time, Score: s.Score, BaseScore: s.BaseScore, Elements: s.Elements, Causes: s.Causes}
+		if sj.Elements == nil {
+			sj.Elements = []model.Element{}
+		}
+		if sj.Causes == nil {
+			sj.Causes = []model.ShiftCause{}
+		}
+		out.LayoutShifts = append(out.LayoutShifts, sj)
+	}
+	return out
 }
 
 func toAuditRefJSON(l compare.Loaded) auditRefJSON {
