@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -213,4 +214,26 @@ func toAuditRefJSON(l compare.Loaded) auditRefJSON {
 		out.AuditedAt = &at
 	}
 	return out
+}
+
+// comparisonLinkJSON names the comparison of a lab regression's last good and first bad day:
+// the parameters of the compare endpoint and its path.
+type comparisonLinkJSON struct {
+	Page   string `json:"page"`
+	Device string `json:"device"`
+	Base   string `json:"base"`
+	Target string `json:"target"`
+	Path   string `json:"path"`
+}
+
+// comparisonLink is the comparison a regression links to: that of its last good and first bad
+// day, for a lab regression (nil for other sources, whose days have no audits to compare).
+func comparisonLink(site model.Website, r model.Regression) *comparisonLinkJSON {
+	if r.Source != regression.SourceLab || r.Page == "" || r.Device == "" {
+		return nil
+	}
+	l := &comparisonLinkJSON{Page: r.Page, Device: r.Device, Base: model.DayToISO(r.LastGood), Target: model.DayToISO(r.FirstBad)}
+	q := url.Values{"device": {l.Device}, "base": {l.Base}, "target": {l.Target}}
+	l.Path = "/" + url.PathEscape(site.ID) + "/pages/" + url.PathEscape(r.Page) + "/compare?" + q.Encode()
+	return l
 }

@@ -120,3 +120,54 @@ func TestCompareAPI(t *testing.T) {
 	e.do("GET", base+"&target=2026-11-11", viewerKey, nil).want(t, 400).problem(t, "base")
 	e.do("GET", "/"+site.ID+"/pages/"+pages[0].ID+"/compare?device=tablet&base=2026-11-10&target=2026-11-11", viewerKey, nil).want(t, 400).problem(t, "device")
 }
+
+// TestRegressionLinksComparison: a lab regression links to the comparison of its last good and
+// first bad day, which answers; a regression of the user-experience data links to none.
+func TestRegressionLinksComparison(t *testing.T) {
+	e := newTestEnv(t)
+	site := e.createWebsite("example.com")
+	pages := e.createPages(site.ID, "/")
+	ctx := context.Background()
+	w, err := e.store.Website(ctx, "acme", site.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := storedPage(t, e, w, pages[0].ID)
+	for day, lcp := range map[string]float64{"20261110": 1500, "20261111": 2100} {
+		if err := e.store.PutLabResult(ctx, w, home, model.LabResult{Device: "mobile", Day: day, Runs: 1, Metrics: map[string]float64{"lcp": lcp}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lab := model.Regression{Kind: model.KindRegression, Source: "lab", Page: home.ID, Device: "mobile", Metric: "lcp",
+		LastGood: "20261110", FirstBad: "20261111", Status: model.RegressionOpen, Detected: time.Now()}
+	lab.ID = model.RegressionID(w, "lab lcp", lab.FirstBad)
+	ux := lab
+	ux.Source, ux.ID = "ux", model.RegressionID(w, "ux lcp", lab.FirstBad)
+	for _, r := range []model.Regression{lab, ux} {
+		if _, err := e.store.PutRegression(ctx, w, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type linked struct {
+		ID         string `json:"id"`
+		Comparison *struct {
+			Page, Device, Base, Target, Path string
+		} `json:"comparison"`
+	}
+	var got linked
+	e.do("GET", "/"+site.ID+"/regressions/"+lab.ID, viewerKey, nil).want(t, 200).decode(t, &got)
+	c := got.Comparison
+	if c == nil || c.Page != home.ID || c.Device != "mobile" || c.Base != "2026-11-10" || c.Target != "2026-11-11" {
+		t.Fatalf("lab regression's comparison %+v", c)
+	}
+	var cmp comparisonOut
+	e.do("GET", c.Path, viewerKey, nil).want(t, 200).decode(t, &cmp)
+	if cmp.Base.Date != "2026-11-10" || cmp.Target.Date != "2026-11-11" || *cmp.Metrics[0].Change != 600 {
+		t.Errorf("the linked comparison %+v", cmp)
+	}
+	for _, r := range listOf[linked](t, e.do("GET", "/"+site.ID+"/regressions", viewerKey, nil).want(t, 200)) {
+		if (r.ID == lab.ID) != (r.Comparison != nil) {
+			t.Errorf("regression %s in the list: comparison %+v", r.ID, r.Comparison)
+		}
+	}
+}
