@@ -18,6 +18,7 @@ import (
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/budget"
+	"github.com/openvitals/openvitals/internal/compare"
 	"github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/quota"
@@ -101,6 +102,7 @@ type Server struct {
 	metrics       *metrics.Reader
 	budgets       *budget.Checker
 	quota         *quota.Keeper
+	audits        *compare.Source
 
 	trustViewerCountry bool
 }
@@ -121,6 +123,7 @@ func New(d Deps) *Server {
 	s.metrics = metrics.NewReader(d.Store, s.now)
 	s.budgets = budget.NewChecker(d.Store, s.metrics)
 	s.quota = quota.NewKeeper(d.Store, s.now)
+	s.audits = compare.NewSource(d.Store)
 	s.gate = &beaconGate{views: s.quota, now: s.now, entries: map[string]gateEntry{}}
 	return s
 }

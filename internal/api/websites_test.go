@@ -225,6 +225,7 @@ func TestOpenAPIDocument(t *testing.T) {
 		"/{websiteId}/testseries":                                   {"get", "post"},
 		"/{websiteId}/testseries/{seriesId}":                        {"get"},
 		"/{websiteId}/tests/{testId}":                               {"get"},
+		"/{websiteId}/pages/{pageId}/compare":                       {"get"},
 	}
 	for path, methods := range endpoints {
 		for _, m := range methods {

@@ -40,8 +40,9 @@ var chromiumFlags = []string{
 // function (also run at the test's end). A small stand-in for internal/browser, which launches
 // the production one: a new process group so every Chromium child dies with it, and a
 // user-data-dir, TMPDIR and XDG_CONFIG_HOME (where Debian's Chromium puts its crashpad
-// database, whatever the user-data-dir) all inside one directory removed afterwards.
-func startChromium(t *testing.T) (port int, stop func()) {
+// database, whatever the user-data-dir) all inside one directory removed afterwards. extraFlags
+// are added to chromiumFlags.
+func startChromium(t *testing.T, extraFlags ...string) (port int, stop func()) {
 	t.Helper()
 	bin := os.Getenv("OPENVITALS_CHROMIUM")
 	if bin == "" {
@@ -58,7 +59,7 @@ func startChromium(t *testing.T) (port int, stop func()) {
 			t.Fatal(err)
 		}
 	}
-	args := append(slices.Clone(chromiumFlags), "--user-data-dir="+profile, "--remote-debugging-port=0", "about:blank")
+	args := append(slices.Concat(chromiumFlags, extraFlags), "--user-data-dir="+profile, "--remote-debugging-port=0", "about:blank")
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

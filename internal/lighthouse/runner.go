@@ -215,6 +215,29 @@ func (r *Runner) RenderHTML(ctx context.Context, jsonPath, htmlPath string) erro
 	return r.call(ctx, "html", map[string]any{"in": in, "out": out}, nil, true)
 }
 
+// DevtoolsLogPath is where an audit writes the DevTools log of its load, beside the report at
+// reportPath; absent when Lighthouse recorded none.
+func DevtoolsLogPath(reportPath string) string { return reportPath + ".devtools.json" }
+
+// DocumentPath is where an audit writes the main document as the browser received it, beside
+// the report at reportPath; absent when Lighthouse could not read it (a runtime error).
+func DocumentPath(reportPath string) string { return reportPath + ".document.html" }
+
+// Network turns the DevTools log of an audit (at DevtoolsLogPath) into a HAR 1.2 at harPath
+// and the requests' phases at phasesPath (read them with Diagnose). It is retried once on a
+// runner that dies, as it has no side effects beyond the files it writes.
+func (r *Runner) Network(ctx context.Context, devtoolsLogPath, harPath, phasesPath string) error {
+	var abs [3]string
+	for i, p := range []string{devtoolsLogPath, harPath, phasesPath} {
+		a, err := filepath.Abs(p)
+		if err != nil {
+			return fmt.Errorf("lighthouse runner: network: %w", err)
+		}
+		abs[i] = a
+	}
+	return r.call(ctx, "network", map[string]any{"in": abs[0], "har": abs[1], "phases": abs[2]}, nil, true)
+}
+
 // ValidateHTML runs html-validate over one document. A runner that dies during validation is
 // restarted and the validation retried once, since validating has no side effects.
 func (r *Runner) ValidateHTML(ctx context.Context, html []byte) (Validation, error) {

@@ -18,12 +18,21 @@
 //     overrides the address); it never launches its own browser. "userAgentMark" is appended to
 //     the user agent Lighthouse emulates for the device. An optional "settings" object (Lighthouse's
 //     settings by their names: throttling, screenEmulation, emulatedUserAgent...) is merged over
-//     the device's. The full report (0.5–2 MB) is written to "out", never to stdout, so the
-//     protocol stays small.
+//     the device's. The full report (0.5–2 MB) is
+//     written to "out", never to stdout, so the protocol stays small. Beside it go what the
+//     diagnostics need that the report lacks, from the same load: the DevTools log to
+//     "<out>.devtools.json", the main document as the browser received it to
+//     "<out>.document.html" (absent when Lighthouse could not read it), and the trace's layout
+//     shifts to "<out>.shifts.json" as [{ts (µs, the trace's clock), score (weighted)}].
 //   {"id":3,"op":"validate","html":"<!doctype html>…"}
 //     -> {"id":3,"ok":true,"errors":<count of severity-2 messages>,"messages":[{ruleId,message,line}] (first 50)}
 //   {"id":4,"op":"html","in":"/abs/report.json","out":"/abs/report.html"}
 //     -> {"id":4,"ok":true}: Lighthouse's own HTML report of a JSON report, written to "out".
+//   {"id":5,"op":"network","in":"/abs/report.json.devtools.json","har":"/abs/run.har","phases":"/abs/phases.json"}
+//     -> {"id":5,"ok":true}: from an audit's DevTools log, a HAR 1.2 (chrome-har) written to "har",
+//     and each request's phases written to "phases" as a JSON array in the order of the
+//     report's network-requests audit (Lighthouse's own network records, read the same way):
+//     [{url, queue, dns, connect, tls, wait, download}] in ms, -1 for a phase not known or not made.
 //
 // At start, after both libraries are loaded, one line is printed before any response:
 //   {"ready":true,"lighthouseVersion":"13.5.0","htmlValidateVersion":"11.18.0"}
@@ -68,6 +77,8 @@ const {default: desktopConfig} = await import('lighthouse/core/config/desktop-co
 const {userAgents} = await import('lighthouse/core/config/constants.js');
 const {HtmlValidate} = await import('html-validate');
 const {ReportGenerator} = await import('lighthouse/report/generator/report-generator.js');
+const {NetworkRecorder} = await import('lighthouse/core/lib/network-recorder.js');
+const {harFromMessages} = await import('chrome-har');
 
 // Preset: "html-validate:standard". It enables only the rules that check conformance with the
 // HTML standard (content models, required attributes, duplicate ids, misnested or unclosed
@@ -134,6 +145,18 @@ async function audit(req) {
   const tmp = `${req.out}.${process.pid}.tmp`;
   await writeFile(tmp, report);
   await rename(tmp, req.out);
+  // What the diagnostics need beside the report, from the same load (result.artifacts is
+  // what the gatherers collected: DevtoolsLog, Trace, MainDocumentContent...).
+  const artifacts = result.artifacts ?? {};
+  if (Array.isArray(artifacts.DevtoolsLog)) {
+    await writeAtomically(`${req.out}.devtools.json`, JSON.stringify(artifacts.DevtoolsLog));
+  }
+  if (typeof artifacts.MainDocumentContent === 'string') {
+    await writeAtomically(`${req.out}.document.html`, artifacts.MainDocumentContent);
+  }
+  if (Array.isArray(artifacts.Trace?.traceEvents)) {
+    await writeAtomically(`${req.out}.shifts.json`, JSON.stringify(layoutShifts(artifacts.Trace.traceEvents)));
+  }
   const res = {lighthouseVersion: result.lhr.lighthouseVersion};
   if (result.lhr.runtimeError) {
     res.runtimeError = {
@@ -153,6 +176,66 @@ async function html(req) {
   const tmp = `${req.out}.${process.pid}.tmp`;
   await writeFile(tmp, ReportGenerator.generateReportHtml(lhr));
   await rename(tmp, req.out);
+  return {};
+}
+
+/**
+ * The trace's layout shifts that count (no recent input): when (ts, µs) and their score as
+ * Lighthouse weighs them. The report's layout-shifts audit lists the same shifts without times.
+ */
+function layoutShifts(events) {
+  const out = [];
+  for (const e of events) {
+    if (e.name !== 'LayoutShift') continue;
+    const d = e.args?.data;
+    if (!d || d.had_recent_input) continue;
+    out.push({ts: e.ts, score: d.weighted_score_delta ?? d.score ?? 0});
+  }
+  return out;
+}
+
+/** Writes beside the target and renames, so a reader never sees a half-written file. */
+async function writeAtomically(path, data) {
+  const tmp = `${path}.${process.pid}.tmp`;
+  await writeFile(tmp, data);
+  await rename(tmp, path);
+}
+
+/** A span in ms between two ResourceTiming offsets, -1 when either is unset (negative). */
+function span(start, end) {
+  return start >= 0 && end >= 0 && end >= start ? end - start : -1;
+}
+
+// network turns the median run's DevTools log into a HAR and the requests' phases: done for
+// the kept run only, as the HTML report is.
+async function network(req) {
+  for (const k of ['in', 'har', 'phases']) {
+    if (typeof req[k] !== 'string' || req[k] === '') throw new Error(`network: ${k} is required`);
+  }
+  const log = JSON.parse(readFileSync(req.in, 'utf8'));
+  const har = harFromMessages(log, {includeTextFromResponseBody: false});
+  har.log.creator = {name: 'openvitals', version: '1', comment: `Lighthouse ${packageVersion('lighthouse')}, chrome-har`};
+  await writeAtomically(req.har, JSON.stringify(har));
+  const records = NetworkRecorder.recordsFromLogs(log);
+  const phases = records.map((r) => {
+    const t = r.timing;
+    const out = {url: r.url, queue: -1, dns: -1, connect: -1, tls: -1, wait: -1, download: -1};
+    if (t) {
+      // Offsets in t are ms from t.requestTime (s); queueing is from the renderer's start to
+      // the first network step.
+      const first = [t.dnsStart, t.connectStart, t.sendStart].find((v) => v >= 0) ?? 0;
+      out.queue = Math.max(0, t.requestTime * 1000 + first - r.rendererStartTime);
+      out.dns = span(t.dnsStart, t.dnsEnd);
+      out.connect = span(t.connectStart, t.connectEnd);
+      out.tls = span(t.sslStart, t.sslEnd);
+      out.wait = span(t.sendStart, t.receiveHeadersEnd);
+    }
+    if (r.networkEndTime >= 0 && r.responseHeadersEndTime >= 0) {
+      out.download = Math.max(0, r.networkEndTime - r.responseHeadersEndTime);
+    }
+    return out;
+  });
+  await writeAtomically(req.phases, JSON.stringify(phases));
   return {};
 }
 
@@ -187,6 +270,7 @@ async function handle(line) {
       case 'audit': res = await audit(req); break;
       case 'validate': res = await validate(req); break;
       case 'html': res = await html(req); break;
+      case 'network': res = await network(req); break;
       default: throw new Error(`unknown op ${JSON.stringify(req.op)}`);
     }
     send({id, ok: true, ...res});

@@ -30,6 +30,7 @@
           cause.changes.slice(0, 5).map(function (c) { return el('li', { text: c.title + (c.url ? ' ' + c.url : '') + ': ' + fmt(c.before, c.unit) + ' → ' + fmt(c.after, c.unit) }); }),
           cause.annotations.map(function (a) { return el('li', { text: 'Annotation ' + day(a.at) + ': ' + a.text }); })));
       }
+      if (g.comparison) li.appendChild(el('div', null, ov.compareLink(w, g.comparison)));
       if (isAdmin() && g.status === 'open') {
         var b = el('button', { type: 'button', class: 'secondary', text: 'Acknowledge' });
         b.addEventListener('click', function () { busy(b, function () { return api('PUT', '/' + w.id + '/regressions/' + g.id, { status: 'acknowledged' }); }, 'Acknowledged.').then(render); });

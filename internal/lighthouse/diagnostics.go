@@ -1,0 +1,494 @@
+package lighthouse
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/openvitals/openvitals/internal/model"
+)
+
+// ShiftsPath is where an audit writes the trace's layout shifts (their times, which the report
+// lacks), beside the report at reportPath.
+func ShiftsPath(reportPath string) string { return reportPath + ".shifts.json" }
+
+// DiagnosisInput is what Diagnose reads: one run's files, as the runner wrote them.
+type DiagnosisInput struct {
+	// Report is the LHR (required).
+	Report []byte
+	// Phases is what Runner.Network wrote to its phases file; nil leaves the requests
+	// without phases.
+	Phases []byte
+	// Shifts is the file at ShiftsPath; nil leaves the layout shifts without times.
+	Shifts []byte
+}
+
+// Diagnosis is a run's diagnostics and the images they name.
+type Diagnosis struct {
+	Diagnostics model.Diagnostics
+	// Images are the filmstrip frames and the final screenshot, each once (identical frames
+	// share one image), by the names the diagnostics give them.
+	Images []Image
+}
+
+// Image is one stored image of a diagnosis.
+type Image struct {
+	Name        string
+	ContentType string
+	Data        []byte
+}
+
+// longTaskThreshold is where a task starts to block (the 50 ms of Total Blocking Time).
+const longTaskThreshold = 50
+
+// Diagnose explains one Lighthouse run from its own load: the report's filmstrip, requests,
+// LCP breakdown, layout shifts, long tasks, main-thread work and third parties, with the
+// request phases and shift times the runner read from the same load's DevTools log and trace.
+// Times are the observed (unthrottled) ones, as the filmstrip shows them, in ms from
+// navigation start; Lighthouse's simulated metrics stay in the lab result. Long tasks are as
+// Lighthouse reports them (its throttling model applied).
+func Diagnose(in DiagnosisInput) (*Diagnosis, error) {
+	l, err := decodeLHR(in.Report)
+	if err != nil {
+		return nil, err
+	}
+	if l.RuntimeError != nil {
+		return nil, fmt.Errorf("lighthouse: diagnose: %w", l.RuntimeError)
+	}
+	rep := l.report()
+	var obs observed
+	firstItem(l.Audits["metrics"].Details, &obs)
+	out := &Diagnosis{Diagnostics: model.Diagnostics{
+		URL: rep.RequestedURL, FinalURL: firstNonEmpty(l.MainDocumentURL, rep.FinalURL),
+		FetchTime: rep.FetchTime, LighthouseVersion: rep.LighthouseVersion,
+		Marks: model.Marks{FCP: obs.FCP, LCP: obs.LCP},
+	}}
+	d := &out.Diagnostics
+	out.filmstrip(l)
+	d.LCP = lcpOf(l, d.FinalURL, obs.LCP)
+	phases, err := decodePhases(in.Phases)
+	if err != nil {
+		return nil, err
+	}
+	d.Requests = requestsOf(l, d.FinalURL, d.LCP, phases)
+	for _, r := range d.Requests {
+		if r.Document {
+			d.Document = documentTiming(r)
+			break
+		}
+	}
+	times, err := shiftTimes(in.Shifts, obs.NavigationStartTs)
+	if err != nil {
+		return nil, err
+	}
+	d.Shifts, d.Marks.LargestShift = shiftsOf(l, d.FinalURL, times)
+	d.LongTasks = longTasksOf(l)
+	d.MainThread = mainThreadOf(l)
+	d.ThirdParties = thirdPartiesOf(l, d.Requests, d.LongTasks)
+	return out, nil
+}
+
+// observed is the part of audits.metrics the diagnostics take: the unthrottled load's times.
+type observed struct {
+	FCP               *float64 `json:"observedFirstContentfulPaint"`
+	LCP               *float64 `json:"observedLargestContentfulPaint"`
+	NavigationStartTs *float64 `json:"observedNavigationStartTs"` // µs, the trace's clock
+}
+
+// filmstrip reads screenshot-thumbnails and final-screenshot into frames and their images.
+func (o *Diagnosis) filmstrip(l *lhr) {
+	type shot struct {
+		Timing float64 `json:"timing"`
+		Data   string  `json:"data"`
+	}
+	for _, s := range items[shot](l, "screenshot-thumbnails") {
+		if name, ok := o.addImage(s.Data); ok {
+			o.Diagnostics.Filmstrip = append(o.Diagnostics.Filmstrip, model.Frame{Time: round1(s.Timing), Image: name})
+		}
+	}
+	var final shot
+	if json.Unmarshal(l.Audits["final-screenshot"].Details, &final) == nil {
+		if name, ok := o.addImage(final.Data); ok {
+			o.Diagnostics.FinalScreenshot = &model.Frame{Time: round1(final.Timing), Image: name}
+		}
+	}
+}
+
+// addImage stores a data: URL's image once, named by its content, and returns its name.
+func (o *Diagnosis) addImage(dataURL string) (string, bool) {
+	meta, payload, ok := strings.Cut(strings.TrimPrefix(dataURL, "data:"), ",")
+	if !ok || !strings.HasSuffix(meta, ";base64") {
+		return "", false
+	}
+	data, err := base64.StdEncoding.DecodeString(payload)
+	if err != nil || len(data) == 0 {
+		return "", false
+	}
+	contentType := strings.TrimSuffix(meta, ";base64")
+	ext := ".jpg"
+	switch contentType {
+	case "image/png":
+		ext = ".png"
+	case "image/webp":
+		ext = ".webp"
+	case "image/jpeg":
+	default:
+		return "", false
+	}
+	sum := sha256.Sum256(data)
+	name := hex.EncodeToString(sum[:8]) + ext
+	if !slices.ContainsFunc(o.Images, func(i Image) bool { return i.Name == name }) {
+		o.Images = append(o.Images, Image{Name: name, ContentType: contentType, Data: data})
+	}
+	return name, true
+}
+
+// lcpOf reads lcp-breakdown-insight: its subparts table and the element's node.
+func lcpOf(l *lhr, base string, at *float64) *model.LCP {
+	type item struct {
+		Type  string `json:"type"`
+		Items []struct {
+			Subpart  string  `json:"subpart"`
+			Duration float64 `json:"duration"`
+		} `json:"items"`
+		Node
+	}
+	var lcp model.LCP
+	found := false
+	for _, it := range items[item](l, "lcp-breakdown-insight") {
+		switch it.Type {
+		case "table":
+			for _, p := range it.Items {
+				v := round1(p.Duration)
+				switch p.Subpart {
+				case "timeToFirstByte":
+					lcp.Phases.TTFB = v
+				case "resourceLoadDelay":
+					lcp.Phases.LoadDelay = &v
+				case "resourceLoadDuration":
+					lcp.Phases.LoadDuration = &v
+				case "elementRenderDelay":
+					lcp.Phases.RenderDelay = v
+				}
+				found = true
+			}
+		case "node":
+			lcp.Selector, lcp.Snippet, lcp.Label = it.Selector, it.Snippet, it.Label
+			lcp.ImageURL = resolve(base, imageSource(it.Snippet))
+			found = true
+		}
+	}
+	if !found {
+		return nil
+	}
+	if at != nil {
+		lcp.Time = *at
+	} else { // the phases add up to it
+		lcp.Time = round1(lcp.Phases.TTFB + orZero(lcp.Phases.LoadDelay) + orZero(lcp.Phases.LoadDuration) + lcp.Phases.RenderDelay)
+	}
+	return &lcp
+}
+
+// phase is one request's phases as the runner's network op writes them (-1: unknown).
+type phase struct {
+	URL      string  `json:"url"`
+	Queue    float64 `json:"queue"`
+	DNS      float64 `json:"dns"`
+	Connect  float64 `json:"connect"`
+	TLS      float64 `json:"tls"`
+	Wait     float64 `json:"wait"`
+	Download float64 `json:"download"`
+}
+
+func decodePhases(raw []byte) ([]phase, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	var ps []phase
+	if err := json.Unmarshal(raw, &ps); err != nil {
+		return nil, fmt.Errorf("lighthouse: diagnose: request phases: %w", err)
+	}
+	return ps, nil
+}
+
+// requestsOf reads network-requests, marking the main document, the LCP's resource, the
+// render-blocking requests and the third parties, with each request's phases.
+func requestsOf(l *lhr, documentURL string, lcp *model.LCP, phases []phase) []model.Request {
+	type item struct {
+		URL                string  `json:"url"`
+		Protocol           string  `json:"protocol"`
+		RendererStartTime  float64 `json:"rendererStartTime"`
+		NetworkRequestTime float64 `json:"networkRequestTime"`
+		NetworkEndTime     float64 `json:"networkEndTime"`
+		TransferSize       float64 `json:"transferSize"`
+		ResourceSize       float64 `json:"resourceSize"`
+		StatusCode         int     `json:"statusCode"`
+		MimeType           string  `json:"mimeType"`
+		ResourceType       string  `json:"resourceType"`
+		Priority           string  `json:"priority"`
+		Entity             string  `json:"entity"`
+	}
+	firstParty := map[string]bool{}
+	for _, e := range l.Entities {
+		firstParty[e.Name] = e.IsFirstParty
+	}
+	blocking := map[string]bool{}
+	for _, it := range items[struct {
+		URL string `json:"url"`
+	}](l, "render-blocking-insight") {
+		blocking[it.URL] = true
+	}
+	list := items[item](l, "network-requests")
+	// The runner reads the same records in the same order; a list that differs is matched by
+	// URL, each phase used once.
+	aligned := len(phases) == len(list)
+	for i := range list {
+		if aligned && phases[i].URL != list[i].URL {
+			aligned = false
+		}
+	}
+	used := make([]bool, len(phases))
+	phaseOf := func(i int, url string) *phase {
+		if aligned {
+			return &phases[i]
+		}
+		for j := range phases {
+			if !used[j] && phases[j].URL == url {
+				used[j] = true
+				return &phases[j]
+			}
+		}
+		return nil
+	}
+	out := make([]model.Request, 0, len(list))
+	doc, lcpMarked := false, false
+	for i, it := range list {
+		r := model.Request{
+			URL: it.URL, Start: round1(it.RendererStartTime), End: round1(max(it.NetworkEndTime, it.RendererStartTime)),
+			TransferSize: int64(it.TransferSize), ResourceSize: int64(it.ResourceSize),
+			Type: it.ResourceType, MimeType: it.MimeType, Priority: it.Priority, Status: it.StatusCode,
+			Protocol: it.Protocol, RenderBlocking: blocking[it.URL], Entity: it.Entity,
+		}
+		if it.Entity != "" && len(l.Entities) > 0 {
+			r.ThirdParty = !firstParty[it.Entity]
+		} else {
+			r.ThirdParty = hostOf(it.URL) != hostOf(documentURL)
+		}
+		if !doc && it.ResourceType == "Document" && it.URL == documentURL {
+			r.Document, doc = true, true
+		}
+		if !lcpMarked && lcp != nil && lcp.ImageURL != "" && it.URL == lcp.ImageURL {
+			r.LCP, lcpMarked = true, true
+		}
+		if p := phaseOf(i, it.URL); p != nil {
+			r.Queue, r.DNS, r.Connect, r.TLS, r.Wait, r.Download = known(p.Queue), known(p.DNS), known(p.Connect), known(p.TLS), known(p.Wait), known(p.Download)
+		}
+		out = append(out, r)
+	}
+	slices.SortStableFunc(out, func(a, b model.Request) int { return cmpFloat(a.Start, b.Start) })
+	return out
+}
+
+// documentTiming is the main document's phases, a phase not made 0.
+func documentTiming(r model.Request) model.DocumentTiming {
+	return model.DocumentTiming{DNS: orZero(r.DNS), Connect: orZero(r.Connect), TLS: orZero(r.TLS), Wait: orZero(r.Wait), Download: orZero(r.Download)}
+}
+
+// traceShift is one layout shift of the runner's shifts file.
+type traceShift struct {
+	Ts    float64 `json:"ts"`
+	Score float64 `json:"score"`
+}
+
+// shiftTimes reads the trace's shifts with their times in ms from navigation start.
+func shiftTimes(raw []byte, navStartTs *float64) ([]traceShift, error) {
+	if raw == nil || navStartTs == nil {
+		return nil, nil
+	}
+	var ts []traceShift
+	if err := json.Unmarshal(raw, &ts); err != nil {
+		return nil, fmt.Errorf("lighthouse: diagnose: layout shifts: %w", err)
+	}
+	for i := range ts {
+		ts[i].Ts = round1((ts[i].Ts - *navStartTs) / 1000)
+	}
+	return ts, nil
+}
+
+// shiftsOf reads layout-shifts (each shift's element, score and likely causes), timing each
+// with the trace shift of the nearest score, largest first; and when the largest happened.
+func shiftsOf(l *lhr, base string, times []traceShift) ([]model.LayoutShift, *float64) {
+	type item struct {
+		Node     Node    `json:"node"`
+		Score    float64 `json:"score"`
+		SubItems struct {
+			Items []struct {
+				Extra struct {
+					Type  string `json:"type"`
+					Value string `json:"value"`
+					Node
+				} `json:"extra"`
+				Cause string `json:"cause"`
+			} `json:"items"`
+		} `json:"subItems"`
+	}
+	used := make([]bool, len(times))
+	var out []model.LayoutShift
+	for _, it := range items[item](l, "layout-shifts") {
+		s := model.LayoutShift{Score: it.Score, Time: -1}
+		if it.Node.Selector != "" || it.Node.Snippet != "" {
+			s.Elements = []model.Element{{Selector: it.Node.Selector, Snippet: it.Node.Snippet, Label: it.Node.Label}}
+		}
+		for _, sub := range it.SubItems.Items {
+			c := model.ShiftCause{Kind: shiftCauseKind(sub.Cause)}
+			switch sub.Extra.Type {
+			case "url":
+				c.URL = sub.Extra.Value
+			case "node":
+				c.URL = resolve(base, imageSource(sub.Extra.Snippet))
+			}
+			s.Causes = append(s.Causes, c)
+		}
+		best := -1
+		for j, t := range times {
+			if !used[j] && (best < 0 || math.Abs(t.Score-it.Score) < math.Abs(times[best].Score-it.Score)) {
+				best = j
+			}
+		}
+		if best >= 0 {
+			used[best] = true
+			s.Time = times[best].Ts
+		}
+		out = append(out, s)
+	}
+	slices.SortStableFunc(out, func(a, b model.LayoutShift) int { return cmpFloat(b.Score, a.Score) })
+	var largest *float64
+	if len(out) > 0 && out[0].Time >= 0 {
+		largest = &out[0].Time
+	}
+	return out, largest
+}
+
+// shiftCauseKind names a cause as Lighthouse words it (English, its default locale).
+func shiftCauseKind(cause string) string {
+	c := strings.ToLower(cause)
+	switch {
+	case strings.Contains(c, "unsized") || strings.Contains(c, "explicit size"):
+		return model.ShiftUnsizedImage
+	case strings.Contains(c, "font"):
+		return model.ShiftWebFont
+	case strings.Contains(c, "iframe") || strings.Contains(c, "injected"):
+		return model.ShiftInjectedContent
+	case strings.Contains(c, "animation"):
+		return model.ShiftAnimation
+	}
+	return model.ShiftOther
+}
+
+func longTasksOf(l *lhr) []model.LongTask {
+	var out []model.LongTask
+	for _, t := range items[LongTask](l, "long-tasks") {
+		out = append(out, model.LongTask{URL: t.URL, Start: round1(t.StartTime), Duration: round1(t.Duration)})
+	}
+	slices.SortStableFunc(out, func(a, b model.LongTask) int { return cmpFloat(a.Start, b.Start) })
+	return out
+}
+
+func mainThreadOf(l *lhr) []model.WorkCategory {
+	type item struct {
+		Group      string  `json:"group"`
+		GroupLabel string  `json:"groupLabel"`
+		Duration   float64 `json:"duration"`
+	}
+	var out []model.WorkCategory
+	for _, it := range items[item](l, "mainthread-work-breakdown") {
+		out = append(out, model.WorkCategory{Category: it.Group, Label: it.GroupLabel, Duration: round1(it.Duration)})
+	}
+	slices.SortStableFunc(out, func(a, b model.WorkCategory) int { return cmpFloat(b.Duration, a.Duration) })
+	return out
+}
+
+// thirdPartiesOf reads third-parties-insight (Lighthouse 13 has no third-party-summary): each
+// entity's bytes and main-thread time, with its requests counted and its blocking time (the
+// part of its long tasks past 50 ms) summed here.
+func thirdPartiesOf(l *lhr, reqs []model.Request, tasks []model.LongTask) []model.ThirdParty {
+	type item struct {
+		Entity         string  `json:"entity"`
+		TransferSize   float64 `json:"transferSize"`
+		MainThreadTime float64 `json:"mainThreadTime"`
+	}
+	entityOf := map[string]string{}
+	count := map[string]int{}
+	for _, r := range reqs {
+		if r.ThirdParty && r.Entity != "" {
+			entityOf[r.URL] = r.Entity
+			count[r.Entity]++
+		}
+	}
+	blocking := map[string]float64{}
+	for _, t := range tasks {
+		if e := entityOf[t.URL]; e != "" {
+			blocking[e] += max(0, t.Duration-longTaskThreshold)
+		}
+	}
+	var out []model.ThirdParty
+	for _, it := range items[item](l, "third-parties-insight") {
+		out = append(out, model.ThirdParty{
+			Entity: it.Entity, Requests: count[it.Entity], TransferSize: int64(it.TransferSize),
+			MainThreadTime: round1(it.MainThreadTime), BlockingTime: round1(blocking[it.Entity]),
+		})
+	}
+	slices.SortStableFunc(out, func(a, b model.ThirdParty) int { return cmpFloat(b.MainThreadTime, a.MainThreadTime) })
+	return out
+}
+
+// known is a phase's value, nil when the runner marked it unknown (-1).
+func known(v float64) *float64 {
+	if v < 0 || !isFinite(v) {
+		return nil
+	}
+	v = round1(v)
+	return &v
+}
+
+// round1 rounds ms to 0.1 ms: finer is noise, and it keeps the stored JSON short.
+func round1(v float64) float64 { return math.Round(v*10) / 10 }
+
+func orZero(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// resolve makes ref absolute against base ("" when ref is).
+func resolve(base, ref string) string {
+	if ref == "" {
+		return ""
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		return ref
+	}
+	r, err := u.Parse(ref)
+	if err != nil {
+		return ref
+	}
+	return r.String()
+}
