@@ -152,6 +152,10 @@ func (s *Server) labEndpoints() []endpoint {
 		{"GET", "/{websiteID}/testseries", viewer, s.listTestSeries},
 		{"GET", "/{websiteID}/testseries/{seriesID}", viewer, s.getTestSeries},
 		{"GET", "/{websiteID}/tests/{testID}", viewer, s.testReport},
+		// Experiments: a page audited with changes beside its control, admins start them.
+		{"POST", "/{websiteID}/experiments", admin, s.createExperiment},
+		{"GET", "/{websiteID}/experiments", viewer, s.listExperiments},
+		{"GET", "/{websiteID}/experiments/{experimentID}", viewer, s.getExperiment},
 	}
 }
 

@@ -47,8 +47,8 @@ func newRouteFixture(t testing.TB, e *testEnv) routeFixture {
 	}
 	return routeFixture{values: map[string]string{
 		"websiteID": site.ID, "pageID": pg.ID, "budgetID": b.ID, "testID": test.ID, "channelID": ch.ID, "regressionID": reg.ID,
-		"profileID": prof.ID,
-		"file":      site.ID + ".js", "file...": "index.html",
+		"profileID": prof.ID, "experimentID": "exp_nosuchexperiment",
+		"file": site.ID + ".js", "file...": "index.html",
 		// Nothing of these exists: the path still reaches their lookup.
 		"runID": "nosuchrun", "seriesID": "ts_nosuchseries", "opportunityID": "render-blocking-resources",
 	}}

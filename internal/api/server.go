@@ -35,6 +35,8 @@ type Purger interface {
 type Auditor interface {
 	Website(ctx context.Context, w model.Website, pages []model.Page, devices []string) (int, error)
 	Series(ctx context.Context, w model.Website, req audit.SeriesRequest) (model.TestSeries, []model.SeriesTest, int, error)
+	// Experiment stores an experiment, queued, and queues its audits.
+	Experiment(ctx context.Context, w model.Website, e *model.Experiment) error
 }
 
 // Runner queues runs of multistep tests.

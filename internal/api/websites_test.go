@@ -216,6 +216,8 @@ func TestOpenAPIDocument(t *testing.T) {
 		"/{websiteId}/regression-thresholds":                        {"get", "put"},
 		"/{websiteId}/annotations":                                  {"get", "post"},
 		"/{websiteId}/profiles":                                     {"get", "post"},
+		"/{websiteId}/experiments":                                  {"get", "post"},
+		"/{websiteId}/experiments/{experimentId}":                   {"get"},
 		"/{websiteId}/profiles/{profileId}":                         {"get", "put", "delete"},
 		"/account":                                                  {"get"},
 		"/app":                                                      {"get"},

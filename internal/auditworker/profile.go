@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/proto"
 
 	"github.com/openvitals/openvitals/internal/browser"
@@ -58,23 +57,45 @@ func (w *Worker) profileFor(ctx context.Context, site model.Website, page model.
 	return &auditProfile{Profile: p, secrets: secrets, origin: u.String(), host: u.Hostname()}, nil
 }
 
-// launch starts a browser session for a run and prepares it with the profile (nil: a plain
-// session): its cookies set, its headers and credentials added to the website's own requests,
-// its login played. stop ends what the profile started; call it before closing the session.
-func (w *Worker) launch(ctx context.Context, p *auditProfile, device string) (*browser.Session, func(), error) {
+// launch starts a browser session for a run of target and prepares it: with the profile (nil
+// for none), its cookies set, its headers and credentials added to the website's own requests,
+// its login played; then the experiment's changes (none for an audit). stop ends what was
+// started; call it before closing the session.
+func (w *Worker) launch(ctx context.Context, p *auditProfile, target, device string, changes model.ExperimentChanges) (*browser.Session, func(), error) {
+	u, err := url.Parse(target)
+	if err != nil {
+		return nil, nil, err
+	}
 	sess, err := browser.Launch(ctx, w.cfg.Browser)
 	if err != nil {
 		return nil, nil, fmt.Errorf("launch browser: %w", err)
 	}
-	if p == nil {
-		return sess, func() {}, nil
-	}
-	stop, err := p.prepare(ctx, sess, w.cfg.Browser, device)
-	if err != nil {
+	fail := func(stop func(), err error) (*browser.Session, func(), error) {
+		stop()
 		if cerr := sess.Close(); cerr != nil {
 			w.log.WarnContext(ctx, "close browser", "err", cerr)
 		}
 		return nil, nil, err
+	}
+	var headers map[string]string
+	if p != nil {
+		headers = p.headers()
+	}
+	stop, err := newInterception(u.Hostname(), headers, model.ExperimentChanges{}).start(ctx, sess.Browser())
+	if err != nil {
+		return fail(func() {}, err)
+	}
+	if p != nil {
+		if err := p.prepare(ctx, sess, w.cfg.Browser, device); err != nil {
+			return fail(stop, err)
+		}
+	}
+	if !changes.IsZero() {
+		// After the login: the experiment changes the audited load, not the login's.
+		stop()
+		if stop, err = newInterception(u.Hostname(), headers, changes).start(ctx, sess.Browser()); err != nil {
+			return fail(func() {}, err)
+		}
 	}
 	return sess, stop, nil
 }
@@ -91,42 +112,10 @@ func (p *auditProfile) headers() map[string]string {
 	return out
 }
 
-// prepare sets the profile up in a fresh session and plays its login.
-func (p *auditProfile) prepare(ctx context.Context, sess *browser.Session, opts browser.Options, device string) (func(), error) {
+// prepare sets the profile's cookies in a fresh session and plays its login (its headers are
+// the interception's).
+func (p *auditProfile) prepare(ctx context.Context, sess *browser.Session, opts browser.Options, device string) error {
 	b := sess.Browser().Context(ctx)
-	stop := func() {}
-	if hs := p.headers(); len(hs) > 0 {
-		// Fetch on the browser target pauses the requests of every page, Lighthouse's own tab
-		// included; only the website's host is paused (the patterns) and given the headers
-		// (the handler checks the host the pattern's wildcards could match elsewhere).
-		router := b.HijackRequests()
-		add := func(h *rod.Hijack) {
-			u := h.Request.URL()
-			entries := []*proto.FetchHeaderEntry{}
-			for name, v := range h.Request.Headers() {
-				if _, replaced := hs[http.CanonicalHeaderKey(name)]; !replaced || u.Hostname() != p.host {
-					entries = append(entries, &proto.FetchHeaderEntry{Name: name, Value: v.Str()})
-				}
-			}
-			if u.Hostname() == p.host {
-				for name, v := range hs {
-					entries = append(entries, &proto.FetchHeaderEntry{Name: name, Value: v})
-				}
-			}
-			h.ContinueRequest(&proto.FetchContinueRequest{Headers: entries})
-		}
-		for _, pattern := range []string{"*://" + p.host + "/*", "*://" + p.host + ":*/*"} {
-			if err := router.Add(pattern, "", add); err != nil {
-				return nil, fmt.Errorf("profile headers: %w", err)
-			}
-		}
-		go router.Run()
-		stop = func() { _ = router.Stop() }
-	}
-	fail := func(err error) (func(), error) {
-		stop()
-		return nil, err
-	}
 	if len(p.secrets.Cookies) > 0 {
 		var cookies []*proto.NetworkCookieParam
 		for _, name := range p.CookieNames {
@@ -135,34 +124,34 @@ func (p *auditProfile) prepare(ctx context.Context, sess *browser.Session, opts 
 				Secure: strings.HasPrefix(p.origin, "https:")})
 		}
 		if err := b.SetCookies(cookies); err != nil {
-			return fail(fmt.Errorf("profile cookies: %w", err))
+			return fmt.Errorf("profile cookies: %w", err)
 		}
 	}
 	if len(p.Login) > 0 {
 		steps := profile.Login(p.Profile, p.secrets)
 		res, err := journey.Play(ctx, sess, journey.Options{Browser: opts, BaseURL: p.origin, Device: device, StepTimeout: loginStepTimeout}, steps)
 		if err != nil {
-			return fail(fmt.Errorf("login: %w", err))
+			return fmt.Errorf("login: %w", err)
 		}
 		if res.FailedStep >= 0 {
-			return fail(&loginError{step: res.FailedStep + 1, desc: journey.Describe(p.Login[res.FailedStep]), cause: res.Cause})
+			return &loginError{step: res.FailedStep + 1, desc: journey.Describe(p.Login[res.FailedStep]), cause: res.Cause}
 		}
 		// The login's loads filled the HTTP cache, which Lighthouse, keeping the storage, no
 		// longer empties: empty it here, keeping the cookies and storage.
 		page, err := b.Page(proto.TargetCreateTarget{})
 		if err != nil {
-			return fail(err)
+			return err
 		}
 		err = proto.NetworkClearBrowserCache{}.Call(page)
 		_ = page.Close()
 		if err != nil {
-			return fail(fmt.Errorf("clear the cache after the login: %w", err))
+			return fmt.Errorf("clear the cache after the login: %w", err)
 		}
 	}
 	if cs, err := b.GetCookies(); err == nil {
 		p.keepCookies(cs)
 	}
-	return stop, nil
+	return nil
 }
 
 // keepCookies keeps the website's cookies for the validation fetch.

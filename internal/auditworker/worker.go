@@ -117,6 +117,9 @@ func (w *Worker) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSE
 // website deleted since the job was queued is skipped without error, and so is a message of a
 // series test that was queued again since (its newer message audits it).
 func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
+	if job.Experiment != "" {
+		return w.experimentJob(ctx, job, attempt) // experiment.go
+	}
 	site, err := w.store.Website(ctx, job.Account, job.Website)
 	if model.IsNotFound(err) {
 		return nil
@@ -284,7 +287,7 @@ func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page,
 	paths := make([]string, 0, w.cfg.Runs)
 	for i := range w.cfg.Runs {
 		path := filepath.Join(dir, fmt.Sprintf("run-%d.json", i))
-		rep, err := w.lighthouseRun(ctx, prof, target, device, path)
+		rep, err := w.lighthouseRun(ctx, prof, target, device, path, model.ExperimentChanges{})
 		if err != nil {
 			return model.LabResult{}, err
 		}
@@ -356,10 +359,10 @@ func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page,
 
 // lighthouseRun runs Lighthouse once in a fresh browser session, which it closes before
 // returning, so that no run inherits another's cache or state.
-func (w *Worker) lighthouseRun(ctx context.Context, prof *auditProfile, target, device, path string) (*lighthouse.Report, error) {
+func (w *Worker) lighthouseRun(ctx context.Context, prof *auditProfile, target, device, path string, changes model.ExperimentChanges) (*lighthouse.Report, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.RunTimeout)
 	defer cancel()
-	sess, stop, err := w.launch(ctx, prof, device)
+	sess, stop, err := w.launch(ctx, prof, target, device, changes)
 	if err != nil {
 		return nil, err
 	}
@@ -400,7 +403,7 @@ func (w *Worker) lighthouseRun(ctx context.Context, prof *auditProfile, target, 
 func (w *Worker) navigationTiming(ctx context.Context, prof *auditProfile, target, device string) (browser.Timing, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.RunTimeout)
 	defer cancel()
-	sess, stop, err := w.launch(ctx, prof, device)
+	sess, stop, err := w.launch(ctx, prof, target, device, model.ExperimentChanges{})
 	if err != nil {
 		return browser.Timing{}, err
 	}

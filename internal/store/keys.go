@@ -241,3 +241,8 @@ const (
 	seriesSKPrefix     = "TS#"
 	seriesTestSKPrefix = "TT#"
 )
+
+// experimentSKPrefix starts an experiment's key (see model.Experiment).
+const experimentSKPrefix = "EXPERIMENT#"
+
+func experimentSK(id string) string { return experimentSKPrefix + id }
