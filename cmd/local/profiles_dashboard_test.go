@@ -46,7 +46,7 @@ func TestDashboardProfiles(t *testing.T) {
 	tb.click(form+"button[type=submit]", "Create profile")
 	tb.waitFor("the profile listed", `() => document.querySelector('#main table') !== null && document.querySelector('#main table').textContent.includes('Signed in')`)
 	listed := tb.text("#main table")
-	for _, want := range []string{"Signed in", "Account · desktop", "headers X-Token", "cookies consent", "3 login step(s)", "mobileRegular3G"} {
+	for _, want := range []string{"Signed in", "Account · desktop", "X-Token, consent", "3 login steps", "mobileRegular3G"} {
 		if !strings.Contains(listed, want) {
 			t.Errorf("the list %q does not show %q", listed, want)
 		}
@@ -90,4 +90,27 @@ func TestDashboardProfiles(t *testing.T) {
 	if sub := tb.text("#main p.sub"); !strings.Contains(sub, "measured with the test profile Signed in") {
 		t.Errorf("the page view says %q, want the profile named", sub)
 	}
+
+	// Experiments: reached from the settings; a completed one shows its metrics beside its
+	// control's (stored as the worker stores it: the service cannot reach shop.example).
+	x := model.Experiment{ID: "exp_dash", Page: page.ID, Device: "mobile", Status: model.RunCompleted,
+		Changes:  model.ExperimentChanges{Block: []string{"*://www.googletagmanager.com/*"}},
+		Control:  &model.ExperimentAudit{Metrics: map[string]float64{"tbt": 450, "lcp": 2600, "bytes_total": 310000}},
+		Measured: &model.ExperimentAudit{Metrics: map[string]float64{"tbt": 30, "lcp": 2100, "bytes_total": 120000}}, Finished: &now}
+	if err := d.st.CreateExperiment(context.Background(), site, &x); err != nil {
+		t.Fatal(err)
+	}
+	tb.view("#/w/" + w.ID + "/settings")
+	tb.click("a", "^experiments$")
+	tb.waitFor("the experiments view", `() => document.querySelector('#main h1')?.textContent === 'Experiments'`)
+	tb.waitIdle()
+	if list := tb.text("#main table"); !strings.Contains(list, "block *://www.googletagmanager.com/*") || !strings.Contains(list, "completed") {
+		t.Errorf("the experiments list %q", list)
+	}
+	tb.screenshot(shots, "experiments")
+	tb.view("#/w/" + w.ID + "/experiments/" + x.ID)
+	if cmp := tb.text("#main table"); !strings.Contains(cmp, "tbt") || !strings.Contains(cmp, "450") || !strings.Contains(cmp, "30") {
+		t.Errorf("the experiment's comparison %q does not show TBT 450 → 30", cmp)
+	}
+	tb.screenshot(shots, "experiment")
 }

@@ -412,6 +412,7 @@
         case 'events': view = ov.eventsView(w); break;
         case 'settings': view = ov.settingsView(w); break;
         case 'profiles': view = ov.profilesView(w); break;
+        case 'experiments': view = ov.experimentsView(w, p[3]); break;
         default: view = Promise.reject(new ApiError(404, 'No such view.'));
       }
     } else view = Promise.reject(new ApiError(404, 'No such view.'));
