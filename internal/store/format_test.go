@@ -67,6 +67,12 @@ func writeFormatEntities(t *testing.T, st *store.Store) model.Website {
 		BasicAuthUser: "ci", Login: []step.Step{{Type: "navigate", Target: "/login"}, {Type: "type", Target: "#password"}},
 		Network: "mobileSlow4G", RTTMs: 200, ThroughputK: 1000, CPUSlowdown: 2, Width: 800, Height: 600, UserAgent: "Bot/1",
 		Secrets: []byte{1, 2, 3}}))
+	finished := formatTime.Add(time.Minute)
+	must(st.CreateExperiment(ctx, w, &model.Experiment{ID: "exp1", Page: pages[0].ID, Device: "mobile", Status: model.RunCompleted,
+		Changes: model.ExperimentChanges{Block: []string{"*://cdn.example.net/*"}, Delay: []model.Delay{{Pattern: "*.js", Ms: 500}},
+			Script: "console.log(1)", Style: "h1{}", Replace: []model.Replacement{{Find: "a", With: "b"}}},
+		Control:  &model.ExperimentAudit{Metrics: map[string]float64{"tbt": 400}, Samples: map[string][]float64{"tbt": {390, 400, 410}}},
+		Measured: &model.ExperimentAudit{Metrics: map[string]float64{"tbt": 20}}, ProfileID: "prof1", Finished: &finished}))
 	must(st.PutLabError(ctx, w, pages[1], "mobile", model.LabError{Message: "ERRORED_DOCUMENT_REQUEST", At: formatTime, Attempts: 2}))
 	must(st.PutUXResult(ctx, w, pages[0], model.UXResult{Page: pages[0].ID, Device: "mobile", Day: "20261102",
 		Vitals: map[string]model.Vital{"lcp": {P75: 2547, Good: 0.7, NeedsImprovement: 0.2, Poor: 0.1}}, Collected: formatTime}))
