@@ -40,12 +40,40 @@ type delayRule struct {
 func newInterception(host string, headers map[string]string, changes model.ExperimentChanges) *interception {
 	ic := &interception{host: host, headers: headers, changes: changes}
 	for _, p := range changes.Block {
-		ic.block = append(ic.block, regexp.MustCompile(proto.PatternToReg(p)))
+		ic.block = append(ic.block, wildcard(p))
 	}
 	for _, d := range changes.Delay {
-		ic.delay = append(ic.delay, delayRule{regexp.MustCompile(proto.PatternToReg(d.Pattern)), time.Duration(d.Ms) * time.Millisecond})
+		ic.delay = append(ic.delay, delayRule{wildcard(d.Pattern), time.Duration(d.Ms) * time.Millisecond})
 	}
 	return ic
+}
+
+// wildcard compiles a URL pattern as DevTools reads one: * any characters, ? one, a
+// backslash escapes the next character; everything else is itself (so it always compiles).
+func wildcard(p string) *regexp.Regexp {
+	var b strings.Builder
+	b.WriteString(`\A`)
+	escaped := false
+	for _, r := range p {
+		switch {
+		case escaped:
+			b.WriteString(regexp.QuoteMeta(string(r)))
+			escaped = false
+		case r == '\\':
+			escaped = true
+		case r == '*':
+			b.WriteString(`.*`)
+		case r == '?':
+			b.WriteString(`.`)
+		default:
+			b.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	if escaped {
+		b.WriteString(regexp.QuoteMeta(`\`))
+	}
+	b.WriteString(`\z`)
+	return regexp.MustCompile(b.String())
 }
 
 // edits tells whether the document's HTML is changed.

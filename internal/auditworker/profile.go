@@ -46,7 +46,7 @@ func (w *Worker) profileFor(ctx context.Context, site model.Website, page model.
 	if !ok {
 		return nil, nil
 	}
-	if w.cfg.Secrets == nil {
+	if w.cfg.Secrets == nil && len(p.Secrets) > 0 {
 		return nil, errors.New("the page's test profile has secrets, and the worker no key to open them")
 	}
 	secrets, err := profile.Open(ctx, w.cfg.Secrets, site, p)
