@@ -47,10 +47,13 @@ var apiGroups = map[string]apiGroup{
 		d.credentialsKey.GrantRead(fn, nil)
 		fn.AddEnvironment(jsii.String(envCredentialsKeySecret), d.credentialsKey.SecretArn(), nil)
 	}},
-	"pages": {"openvitals API: page settings", func(fn awslambda.Function, d apiDeps) {
+	"pages": {"openvitals API: page settings and test profiles", func(fn awslambda.Function, d apiDeps) {
 		d.data.table.GrantReadWriteData(fn)
 		// Deleting a page queues the purge of its results.
 		d.purges.queue.GrantSendMessages(fn)
+		// Test profiles' headers, cookies, passwords and typed values are sealed with this key.
+		d.credentialsKey.GrantRead(fn, nil)
+		fn.AddEnvironment(jsii.String(envCredentialsKeySecret), d.credentialsKey.SecretArn(), nil)
 	}},
 	"budgets": {"openvitals API: performance budgets", func(fn awslambda.Function, d apiDeps) {
 		d.data.table.GrantReadWriteData(fn)

@@ -75,8 +75,11 @@ func (p *auditPipeline) addFunctions(fns *functionFactory) {
 			"OPENVITALS_NODE":              jsii.String(imageNode),
 			"OPENVITALS_LIGHTHOUSE_RUNNER": jsii.String(imageRunner),
 			"OPENVITALS_CHROMIUM_BIN":      jsii.String(imageChromium),
+			// Opens the sealed secrets of the test profiles it audits with.
+			envCredentialsKeySecret: p.s.credentialsKey.SecretArn(),
 		},
 	})
+	p.s.credentialsKey.GrantRead(worker, nil)
 	p.s.data.table.GrantReadWriteData(worker)
 	// Queues the events its results cause to the notifier.
 	p.s.notifications.queue.GrantSendMessages(worker)

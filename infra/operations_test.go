@@ -193,6 +193,9 @@ func TestFunctionsGetTheirSettingsAndSecrets(t *testing.T) {
 		"websites":  {envCredentialsKeySecret: credentials},
 		"events":    {envCredentialsKeySecret: credentials},
 		"notifier":  {envCredentialsKeySecret: credentials},
+		// Test profiles' secrets: sealed by the pages function, opened by the audit worker.
+		"pages":        {envCredentialsKeySecret: credentials},
+		"audit-worker": {envCredentialsKeySecret: credentials},
 	}
 	specific := []string{envTrustViewerCountry, envCruxAPIKeySecret, envCredentialsKeySecret}
 	for name := range o.functions {

@@ -1665,6 +1665,8 @@ func TestLeastPrivilege(t *testing.T) {
 			{"sqs:ReceiveMessage", auditQ, true}, {"sqs:DeleteMessage", auditQ, true},
 			{"sqs:SendMessage", notifyQ, true}, {"sqs:SendMessage", auditQ, false}, {"sqs:SendMessage", purgeQ, false},
 			{"sqs:ReceiveMessage", purgeQ, false}, {"sqs:ReceiveMessage", multistepQ, false},
+			// Opens test profiles' sealed secrets.
+			{getSecret, credentials, true}, {getSecret, crux, false},
 		},
 		"multistep-worker": {
 			{"dynamodb:GetItem", table, true}, {"dynamodb:PutItem", table, true}, {"dynamodb:UpdateItem", table, true},
@@ -1730,7 +1732,9 @@ func TestLeastPrivilege(t *testing.T) {
 			// No emailFrom in the test stack: no SES permission at all.
 			{"ses:SendEmail", "", false},
 		},
-		"pages": {{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", auditQ, false}, {"sqs:SendMessage", multistepQ, false}},
+		// Seals test profiles' secrets.
+		"pages": {{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", auditQ, false}, {"sqs:SendMessage", multistepQ, false},
+			{getSecret, credentials, true}, {getSecret, crux, false}},
 		"multistep": {
 			{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", multistepQ, true},
 			// A failed run's screenshot is read from the bucket (GET .../runs/{r}/screenshot).
@@ -1742,8 +1746,11 @@ func TestLeastPrivilege(t *testing.T) {
 		// The dashboard's files are embedded: no data, queue, bucket or secret.
 		"web": {{"dynamodb:GetItem", "", false}, {"dynamodb:Query", "", false}, {"sqs:SendMessage", "", false}, {"s3:GetObject", "", false}, {getSecret, "", false}},
 	}
+	for _, fn := range []string{"budgets", "multistep", "lab", "multistep-worker", "purge-worker"} {
+		cases[fn] = append(cases[fn], grant{getSecret, "", false})
+	}
 	for _, fn := range []string{"pages", "budgets", "multistep", "lab", "audit-worker", "multistep-worker", "purge-worker"} {
-		cases[fn] = append(cases[fn], grant{getSecret, "", false}, grant{"sqs:SendMessage", rumQ, false}, grant{"sqs:SendMessage", uxQ, false})
+		cases[fn] = append(cases[fn], grant{"sqs:SendMessage", rumQ, false}, grant{"sqs:SendMessage", uxQ, false})
 	}
 	for name := range o.functions {
 		if _, ok := cases[name]; !ok {

@@ -101,6 +101,12 @@ func (s *Server) pagesEndpoints() []endpoint {
 		{"POST", "/{websiteID}/settings/pages", viewer, s.createPages},
 		{"PUT", "/{websiteID}/settings/{pageID}", admin, s.updatePage},
 		{"DELETE", "/{websiteID}/settings/{pageID}", admin, s.deletePage},
+		// Test profiles: read by any key (their secrets never shown), managed by admins.
+		{"GET", "/{websiteID}/profiles", viewer, s.listProfiles},
+		{"POST", "/{websiteID}/profiles", admin, s.createProfile},
+		{"GET", "/{websiteID}/profiles/{profileID}", viewer, s.getProfile},
+		{"PUT", "/{websiteID}/profiles/{profileID}", admin, s.updateProfile},
+		{"DELETE", "/{websiteID}/profiles/{profileID}", admin, s.deleteProfile},
 	}
 }
 
@@ -133,6 +139,7 @@ func (s *Server) labEndpoints() []endpoint {
 		{"GET", "/{websiteID}/pages/{pageID}", viewer, s.pageDetail},
 		{"GET", "/{websiteID}/pages/{pageID}/timeline", viewer, s.pageTimeline},
 		{"GET", "/{websiteID}/pages/{pageID}/network", viewer, s.pageNetwork},
+		{"GET", "/{websiteID}/pages/{pageID}/compare", viewer, s.comparePage},
 		{"GET", "/{websiteID}/opportunities", viewer, s.websiteOpportunities},
 		{"GET", "/{websiteID}/pages/{pageID}/opportunities", viewer, s.pageOpportunities},
 		{"GET", "/{websiteID}/pages/{pageID}/opportunities/{opportunityID}", viewer, s.opportunityDetail},
@@ -150,6 +157,10 @@ func (s *Server) labEndpoints() []endpoint {
 		{"GET", "/{websiteID}/testseries", viewer, s.listTestSeries},
 		{"GET", "/{websiteID}/testseries/{seriesID}", viewer, s.getTestSeries},
 		{"GET", "/{websiteID}/tests/{testID}", viewer, s.testReport},
+		// Experiments: a page audited with changes beside its control, admins start them.
+		{"POST", "/{websiteID}/experiments", admin, s.createExperiment},
+		{"GET", "/{websiteID}/experiments", viewer, s.listExperiments},
+		{"GET", "/{websiteID}/experiments/{experimentID}", viewer, s.getExperiment},
 	}
 }
 

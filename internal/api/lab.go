@@ -90,6 +90,9 @@ func (s *Server) pageDetail(w http.ResponseWriter, r *http.Request, c caller) er
 		lm["validation_errors"] = metricsJSON([]string{"validation_errors"}, lab)["validation_errors"]
 		out["latestMetrics"] = lm
 	}
+	if n := len(d.Lab); n > 0 && d.Lab[n-1].ProfileID != "" { // the newest result's profile
+		out["profile"] = map[string]string{"id": d.Lab[n-1].ProfileID, "name": d.Lab[n-1].ProfileName}
+	}
 	if e := d.LastError; e != nil {
 		out["lastError"] = map[string]any{"message": e.Message, "at": e.At, "attempts": e.Attempts}
 	}

@@ -39,6 +39,8 @@ type regressionJSON struct {
 	Cause          causeJSON        `json:"cause"`
 	// Incident is the incident the regression is part of.
 	Incident string `json:"incident,omitempty"`
+	// Comparison is the comparison of the last good and first bad day (lab regressions).
+	Comparison *comparisonLinkJSON `json:"comparison"`
 }
 
 // causeJSON is what changed in the page (lab regressions) and what was annotated between the
@@ -164,6 +166,7 @@ func (s *Server) listRegressions(w http.ResponseWriter, r *http.Request, c calle
 	out := make([]regressionJSON, len(regs))
 	for i, reg := range regs {
 		out[i] = toRegressionJSON(reg, annotations)
+		out[i].Comparison = comparisonLink(site, reg)
 	}
 	next := ""
 	if more {
@@ -247,7 +250,9 @@ func (s *Server) writeRegression(w http.ResponseWriter, r *http.Request, site mo
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, toRegressionJSON(reg, annotations))
+	out := toRegressionJSON(reg, annotations)
+	out.Comparison = comparisonLink(site, reg)
+	return writeJSON(w, http.StatusOK, out)
 }
 
 // updateRegression acknowledges a regression: {"status": "acknowledged"}. An open regression

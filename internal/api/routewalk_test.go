@@ -31,6 +31,8 @@ func newRouteFixture(t testing.TB, e *testEnv) routeFixture {
 	e.do("POST", w+"/multistep", adminKey, `{"alias":"t","device":"mobile","steps":[{"type":"navigate","target":"/"}]}`).want(t, 201).decode(t, &test)
 	var ch channelOut
 	e.do("POST", w+"/channels", adminKey, `{"name":"c","kind":"slack","url":"https://hooks.slack.com/services/x"}`).want(t, 201).decode(t, &ch)
+	var prof profileOut
+	e.do("POST", w+"/profiles", adminKey, `{"name":"p"}`).want(t, 201).decode(t, &prof)
 	ctx := context.Background()
 	stored, err := e.store.Website(ctx, "acme", site.ID)
 	if err != nil {
@@ -46,7 +48,8 @@ func newRouteFixture(t testing.TB, e *testEnv) routeFixture {
 	return routeFixture{values: map[string]string{
 		"websiteID": site.ID, "pageID": pg.ID, "budgetID": b.ID, "testID": test.ID, "channelID": ch.ID, "regressionID": reg.ID,
 		"incidentID": model.IncidentID(stored, reg.Subject(), reg.Kind, reg.FirstBad),
-		"file":       site.ID + ".js", "file...": "index.html",
+		"profileID":  prof.ID, "experimentID": "exp_nosuchexperiment",
+		"file": site.ID + ".js", "file...": "index.html",
 		// Nothing of these exists: the path still reaches their lookup.
 		"runID": "nosuchrun", "seriesID": "ts_nosuchseries", "opportunityID": "render-blocking-resources",
 		"name": "0123456789abcdef.jpg",

@@ -18,6 +18,7 @@ import (
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/budget"
+	"github.com/openvitals/openvitals/internal/compare"
 	"github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/quota"
@@ -34,6 +35,8 @@ type Purger interface {
 type Auditor interface {
 	Website(ctx context.Context, w model.Website, pages []model.Page, devices []string) (int, error)
 	Series(ctx context.Context, w model.Website, req audit.SeriesRequest) (model.TestSeries, []model.SeriesTest, int, error)
+	// Experiment stores an experiment, queued, and queues its audits.
+	Experiment(ctx context.Context, w model.Website, e *model.Experiment) error
 }
 
 // Runner queues runs of multistep tests.
@@ -101,6 +104,7 @@ type Server struct {
 	metrics       *metrics.Reader
 	budgets       *budget.Checker
 	quota         *quota.Keeper
+	audits        *compare.Source
 
 	trustViewerCountry bool
 }
@@ -121,6 +125,7 @@ func New(d Deps) *Server {
 	s.metrics = metrics.NewReader(d.Store, s.now)
 	s.budgets = budget.NewChecker(d.Store, s.metrics)
 	s.quota = quota.NewKeeper(d.Store, s.now)
+	s.audits = compare.NewSource(d.Store)
 	s.gate = &beaconGate{views: s.quota, now: s.now, entries: map[string]gateEntry{}}
 	return s
 }

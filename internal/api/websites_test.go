@@ -218,6 +218,10 @@ func TestOpenAPIDocument(t *testing.T) {
 		"/{websiteId}/regressions/{regressionId}":                   {"get", "put"},
 		"/{websiteId}/regression-thresholds":                        {"get", "put"},
 		"/{websiteId}/annotations":                                  {"get", "post"},
+		"/{websiteId}/profiles":                                     {"get", "post"},
+		"/{websiteId}/experiments":                                  {"get", "post"},
+		"/{websiteId}/experiments/{experimentId}":                   {"get"},
+		"/{websiteId}/profiles/{profileId}":                         {"get", "put", "delete"},
 		"/account":                                                  {"get"},
 		"/app":                                                      {"get"},
 		"/app/{file}":                                               {"get"},
@@ -229,6 +233,7 @@ func TestOpenAPIDocument(t *testing.T) {
 		"/{websiteId}/testseries":                                   {"get", "post"},
 		"/{websiteId}/testseries/{seriesId}":                        {"get"},
 		"/{websiteId}/tests/{testId}":                               {"get"},
+		"/{websiteId}/pages/{pageId}/compare":                       {"get"},
 	}
 	for path, methods := range endpoints {
 		for _, m := range methods {

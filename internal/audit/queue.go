@@ -31,6 +31,8 @@ type Job struct {
 	// Series and Test name the test series and its test the audit is for (empty otherwise).
 	Series string `json:"series,omitempty"`
 	Test   string `json:"test,omitempty"`
+	// Experiment names the experiment the audits are for (empty otherwise).
+	Experiment string `json:"experiment,omitempty"`
 }
 
 // Check tells whether a message names everything an audit needs.
@@ -110,6 +112,17 @@ func (s *Queue) Website(ctx context.Context, w model.Website, pages []model.Page
 		}
 	}
 	return s.send(ctx, jobs)
+}
+
+// Experiment stores an experiment, queued, and queues its audits (one message: the control's
+// and the changed audit run one after the other).
+func (s *Queue) Experiment(ctx context.Context, w model.Website, e *model.Experiment) error {
+	e.Status = model.RunQueued
+	if err := s.store.CreateExperiment(ctx, w, e); err != nil {
+		return err
+	}
+	_, err := s.send(ctx, []Job{{Account: w.Account, Website: w.ID, Page: e.Page, Device: e.Device, Queued: e.Created, Experiment: e.ID}})
+	return err
 }
 
 func (s *Queue) send(ctx context.Context, jobs []Job) (int, error) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/lighthouse"
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // TestDocumentTimingAgrees audits fixture documents the way the worker does (the document's
@@ -65,7 +66,7 @@ func TestDocumentTimingAgrees(t *testing.T) {
 	for _, path := range []string{"/fast", "/slow"} {
 		target := srv.URL + path
 		dir := t.TempDir()
-		rep, dials, err := w.lighthouseRun(ctx, target, lighthouse.DeviceDesktop, filepath.Join(dir, "run.json"))
+		rep, dials, err := w.lighthouseRun(ctx, nil, target, lighthouse.DeviceDesktop, filepath.Join(dir, "run.json"), model.ExperimentChanges{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -33,6 +33,7 @@ func New(_ context.Context, svc *service.Service) (*Worker, error) {
 		Browser:     browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: svc.Config.AllowPrivateTargets}, Log: svc.Log},
 		Events:      events,
 		Regressions: regression.NewWatcher(svc.Store, svc.Objects, events, svc.Log),
+		Secrets:     svc.Credentials,
 	}, svc.Store, svc.Objects, lighthouse.NewRunner(rc), svc.Log), nil
 }
 

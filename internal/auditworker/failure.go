@@ -48,7 +48,8 @@ func permanent(err error) bool {
 		return load.Err == nil && load.Status >= 400
 	}
 	var status *documentStatusError
-	if errors.As(err, &status) {
+	var login *loginError // retried, a wrong password could lock the account
+	if errors.As(err, &status) || errors.As(err, &login) {
 		return true
 	}
 	var runtime *lighthouse.RuntimeError

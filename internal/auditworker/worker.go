@@ -28,6 +28,7 @@ import (
 	"github.com/openvitals/openvitals/internal/lighthouse"
 	"github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/profile"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/regression"
 	"github.com/openvitals/openvitals/internal/store"
@@ -52,6 +53,8 @@ type WorkerConfig struct {
 	Events *event.Recorder
 	// Regressions evaluates the page's series after each stored result (nil: not evaluated).
 	Regressions *regression.Watcher
+	// Secrets opens the sealed secrets of test profiles (nil: a page with a profile fails).
+	Secrets profile.Opener
 }
 
 // Worker audits pages: Lighthouse runs in fresh Chromium sessions, one load for navigation
@@ -113,6 +116,9 @@ func (w *Worker) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSE
 // website deleted since the job was queued is skipped without error, and so is a message of a
 // series test that was queued again since (its newer message audits it).
 func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
+	if job.Experiment != "" {
+		return w.experimentJob(ctx, job, attempt) // experiment.go
+	}
 	site, err := w.store.Website(ctx, job.Account, job.Website)
 	if model.IsNotFound(err) {
 		return nil
@@ -271,8 +277,12 @@ func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page,
 		return model.LabResult{}, err
 	}
 	defer os.RemoveAll(dir)
+	prof, err := w.profileFor(ctx, site, page, device)
+	if err != nil {
+		return model.LabResult{}, err
+	}
 
-	runs, err := w.lighthouseRuns(ctx, target, device, dir)
+	runs, err := w.lighthouseRuns(ctx, prof, target, device, dir)
 	if err != nil {
 		return model.LabResult{}, err
 	}
@@ -288,6 +298,9 @@ func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page,
 	}
 
 	res := w.labResult(page.ID, device, reports, median.report)
+	if prof != nil {
+		res.ProfileID, res.ProfileName = prof.ID, prof.Name
+	}
 	// The document's timings come from the median run's own load of it (its DevTools log), so
 	// that they add up; Lighthouse's server-response-time is left aside. Without a DevTools log
 	// they are absent, as is the validation without the document's copy.
@@ -330,11 +343,11 @@ type lighthouseOutcome struct {
 }
 
 // lighthouseRuns makes the audit's runs, each in a fresh browser, writing into dir.
-func (w *Worker) lighthouseRuns(ctx context.Context, target, device, dir string) ([]lighthouseOutcome, error) {
+func (w *Worker) lighthouseRuns(ctx context.Context, prof *auditProfile, target, device, dir string) ([]lighthouseOutcome, error) {
 	runs := make([]lighthouseOutcome, 0, w.cfg.Runs)
 	for i := range w.cfg.Runs {
 		path := filepath.Join(dir, fmt.Sprintf("run-%d.json", i))
-		rep, dials, err := w.lighthouseRun(ctx, target, device, path)
+		rep, dials, err := w.lighthouseRun(ctx, prof, target, device, path, model.ExperimentChanges{})
 		if err != nil {
 			return nil, err
 		}
@@ -478,15 +491,16 @@ func (w *Worker) storeDiagnostics(ctx context.Context, reportKey string, dg *lig
 
 // lighthouseRun runs Lighthouse once in a fresh browser session, which it closes before
 // returning, so that no run inherits another's cache or state.
-func (w *Worker) lighthouseRun(ctx context.Context, target, device, path string) (*lighthouse.Report, browser.Dials, error) {
+func (w *Worker) lighthouseRun(ctx context.Context, prof *auditProfile, target, device, path string, changes model.ExperimentChanges) (*lighthouse.Report, browser.Dials, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.RunTimeout)
 	defer cancel()
-	sess, err := browser.Launch(ctx, w.cfg.Browser)
+	sess, stop, err := w.launch(ctx, prof, target, device, changes)
 	if err != nil {
-		return nil, browser.Dials{}, fmt.Errorf("launch browser: %w", err)
+		return nil, browser.Dials{}, err
 	}
 	started := time.Now()
-	_, err = w.runner.Audit(ctx, lighthouse.AuditRequest{URL: target, Port: sess.Port(), Device: device, ReportPath: path})
+	_, err = w.runner.Audit(ctx, lighthouse.AuditRequest{URL: target, Port: sess.Port(), Device: device, ReportPath: path, Settings: prof.settings()})
+	stop()
 	refused := sess.RefusedConnections()
 	unreached := sess.Unreached(target, started)
 	dials := sess.DialsSince(started)

@@ -108,6 +108,8 @@ type Result struct {
 	// Error says why that step failed: "step 3 (click #buy): no element matches the selector
 	// within 30 s". Empty when every step passed.
 	Error string
+	// Cause is Error without the step: "no element matches the selector within 30 s".
+	Cause string
 	// Screenshot is a PNG of the viewport when the step failed; nil when every step passed.
 	Screenshot []byte
 }
@@ -129,38 +131,16 @@ const finishTimeout = 10 * time.Second
 // did not launch, the page could not be set up). A step that fails ends the run with a Result
 // whose FailedStep is its index; the measurements then cover the steps up to it.
 func Run(ctx context.Context, opts Options, steps []step.Step) (Result, error) {
-	res := Result{FailedStep: -1}
-	if opts.StepTimeout <= 0 {
-		opts.StepTimeout = DefaultStepTimeout
+	opts, base, err := opts.check()
+	if err != nil {
+		return Result{FailedStep: -1}, err
 	}
-	if opts.RunTimeout <= 0 {
-		opts.RunTimeout = DefaultRunTimeout
-	}
-	switch opts.Device {
-	case "":
-		opts.Device = DeviceDesktop
-	case DeviceDesktop, DeviceMobile:
-	default:
-		return res, fmt.Errorf("journey: device must be %q or %q, not %q", DeviceDesktop, DeviceMobile, opts.Device)
-	}
-	var base *url.URL
-	if opts.BaseURL != "" {
-		u, err := url.Parse(opts.BaseURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return res, fmt.Errorf("journey: base URL %q is not an absolute http(s) URL", opts.BaseURL)
-		}
-		base = u
-	}
-	log := opts.Browser.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-
+	log := opts.log()
 	runCtx, cancel := context.WithTimeoutCause(ctx, opts.RunTimeout, errRunTimeout)
 	defer cancel()
 	sess, err := browser.Launch(runCtx, opts.Browser)
 	if err != nil {
-		return res, fmt.Errorf("journey: %w", err)
+		return Result{FailedStep: -1}, fmt.Errorf("journey: %w", err)
 	}
 	defer func() {
 		if opts.beforeClose != nil {
@@ -173,18 +153,79 @@ func Run(ctx context.Context, opts Options, steps []step.Step) (Result, error) {
 	if opts.onLaunch != nil {
 		opts.onLaunch(sess)
 	}
+	return play(ctx, runCtx, sess, opts, base, steps, false)
+}
 
+// Play runs steps in a page of its own in a session the caller launched and keeps (a login
+// before an audit: the cookies and storage the steps leave stay in the session), then closes
+// that page. Its error and Result are Run's.
+func Play(ctx context.Context, sess *browser.Session, opts Options, steps []step.Step) (Result, error) {
+	opts, base, err := opts.check()
+	if err != nil {
+		return Result{FailedStep: -1}, err
+	}
+	runCtx, cancel := context.WithTimeoutCause(ctx, opts.RunTimeout, errRunTimeout)
+	defer cancel()
+	return play(ctx, runCtx, sess, opts, base, steps, true)
+}
+
+// check fills opts' defaults and parses its base URL (nil without one).
+func (opts Options) check() (Options, *url.URL, error) {
+	if opts.StepTimeout <= 0 {
+		opts.StepTimeout = DefaultStepTimeout
+	}
+	if opts.RunTimeout <= 0 {
+		opts.RunTimeout = DefaultRunTimeout
+	}
+	switch opts.Device {
+	case "":
+		opts.Device = DeviceDesktop
+	case DeviceDesktop, DeviceMobile:
+	default:
+		return opts, nil, fmt.Errorf("journey: device must be %q or %q, not %q", DeviceDesktop, DeviceMobile, opts.Device)
+	}
+	if opts.BaseURL == "" {
+		return opts, nil, nil
+	}
+	u, err := url.Parse(opts.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return opts, nil, fmt.Errorf("journey: base URL %q is not an absolute http(s) URL", opts.BaseURL)
+	}
+	return opts, u, nil
+}
+
+func (opts Options) log() *slog.Logger {
+	if opts.Browser.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return opts.Browser.Log
+}
+
+// play runs steps in a new page of sess, closed at the end with closePage (Run leaves it to the
+// session's end); runCtx bounds the run.
+func play(ctx, runCtx context.Context, sess *browser.Session, opts Options, base *url.URL, steps []step.Step, closePage bool) (Result, error) {
+	res := Result{FailedStep: -1}
+	log := opts.log()
 	r, err := start(runCtx, sess, opts, base, log)
 	if err != nil {
 		return res, fmt.Errorf("journey: set up the page: %w", err)
 	}
-	defer r.stop()
+	defer func() {
+		r.stop()
+		if !closePage {
+			return
+		}
+		if err := r.page.Context(context.WithoutCancel(ctx)).Close(); err != nil {
+			log.Debug("journey: close the page", "err", err)
+		}
+	}()
 
 	began := time.Now()
 	for i, st := range steps {
 		log.Debug("journey step", "index", i, "type", st.Type, "target", st.Target)
 		if err := r.step(runCtx, st); err != nil {
 			res.FailedStep = i
+			res.Cause = err.Error()
 			res.Error = fmt.Sprintf("step %d (%s): %v", i, describe(st), err)
 			log.Debug("journey step failed", "index", i, "err", err)
 			break
@@ -210,6 +251,9 @@ func Run(ctx context.Context, opts Options, steps []step.Step) (Result, error) {
 	r.fill(&res)
 	return res, nil
 }
+
+// Describe names a step as error messages do: "click #buy", "navigate /checkout", "wait 500 ms".
+func Describe(st step.Step) string { return describe(st) }
 
 // describe names a step in error messages: "click #buy", "navigate /checkout", "wait 500 ms".
 func describe(st step.Step) string {

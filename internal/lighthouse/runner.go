@@ -79,6 +79,9 @@ type AuditRequest struct {
 	Device string
 	// ReportPath is where the full JSON report is written (made absolute before it is sent).
 	ReportPath string
+	// Settings are Lighthouse settings merged over the device's (throttling, screenEmulation,
+	// emulatedUserAgent, disableStorageReset...), by Lighthouse's names; nil for none.
+	Settings map[string]any
 }
 
 // Meta is what an audit answers besides the report file.
@@ -182,12 +185,16 @@ func (r *Runner) Audit(ctx context.Context, req AuditRequest) (Meta, error) {
 		LighthouseVersion string        `json:"lighthouseVersion"`
 		RuntimeError      *RuntimeError `json:"runtimeError"`
 	}
-	err = r.call(ctx, "audit", map[string]any{
+	fields := map[string]any{
 		"url": req.URL, "port": req.Port, "device": req.Device, "out": out,
 		// The runner appends it to the user agent Lighthouse emulates, so that the audit's page
 		// load is not counted as a real user's (browser.LabUserAgent).
 		"userAgentMark": model.LabUserAgentMark,
-	}, &res, false)
+	}
+	if req.Settings != nil {
+		fields["settings"] = req.Settings
+	}
+	err = r.call(ctx, "audit", fields, &res, false)
 	if err != nil {
 		return Meta{}, err
 	}

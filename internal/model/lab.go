@@ -27,6 +27,9 @@ type LabResult struct {
 	ReportKey         string // S3 key of the gzipped Lighthouse report of the median run
 	Runs              int
 	Audited           time.Time
+	// ProfileID and ProfileName name the test profile that measured it ("": none).
+	ProfileID   string `dynamodbav:",omitempty"`
+	ProfileName string `dynamodbav:",omitempty"`
 }
 
 // Opportunity is one failed audit of a lab result.

@@ -2,15 +2,19 @@ package regression
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/openvitals/openvitals/internal/compare"
 	"github.com/openvitals/openvitals/internal/lighthouse"
 	"github.com/openvitals/openvitals/internal/model"
 )
@@ -60,15 +64,15 @@ func reportKey(r model.LabResult) (string, error) {
 // report's throttled throughput). Differences that do not move a metric are left out of its
 // cause.
 var weights = map[string]map[string]float64{
-	"lcp":               {"lcp_element": 1, "lcp_resource": 1, "render_blocking_added": 1, "resource_added": 0.3, "resource_grew": 0.3, "script_main_thread": 0.3, "long_task_added": 0.3},
-	"fcp":               {"render_blocking_added": 1, "resource_added": 0.1, "resource_grew": 0.1, "script_main_thread": 0.2},
-	"speed_index":       {"render_blocking_added": 1, "lcp_resource": 0.5, "lcp_element": 0.5, "resource_added": 0.3, "resource_grew": 0.3, "script_main_thread": 0.3, "long_task_added": 0.3},
+	"lcp":               {"lcp_element": 1, "lcp_resource": 1, "lcp_phase": 1, "render_blocking_added": 1, "render_blocking_slowed": 1, "resource_added": 0.3, "resource_grew": 0.3, "request_slowed": 0.3, "script_main_thread": 0.3, "long_task_added": 0.3},
+	"fcp":               {"render_blocking_added": 1, "render_blocking_slowed": 1, "resource_added": 0.1, "resource_grew": 0.1, "script_main_thread": 0.2},
+	"speed_index":       {"render_blocking_added": 1, "render_blocking_slowed": 1, "lcp_resource": 0.5, "lcp_element": 0.5, "lcp_phase": 0.5, "resource_added": 0.3, "resource_grew": 0.3, "request_slowed": 0.3, "script_main_thread": 0.3, "long_task_added": 0.3},
 	"tbt":               {"script_main_thread": 1, "long_task_added": 1, "resource_added": 0.05},
-	"ttfb":              {"resource_grew": 0.05},
+	"ttfb":              {"document_slowed": 1, "resource_grew": 0.05},
 	"cls":               {"layout_shift": 1},
 	"kb_total":          {"resource_added": 1, "resource_grew": 1, "lcp_resource": 1},
 	"requests":          {"resource_added": 1},
-	"performance_score": {"lcp_element": 1, "lcp_resource": 1, "render_blocking_added": 1, "script_main_thread": 1, "long_task_added": 1, "layout_shift": 1, "resource_added": 0.3, "resource_grew": 0.3},
+	"performance_score": {"lcp_element": 1, "lcp_resource": 1, "lcp_phase": 1, "render_blocking_added": 1, "render_blocking_slowed": 1, "script_main_thread": 1, "long_task_added": 1, "layout_shift": 1, "resource_added": 0.3, "resource_grew": 0.3, "request_slowed": 0.3},
 }
 
 // Explain ranks what changed between two reports of a page (the last good day's and the first
@@ -82,12 +86,7 @@ func Explain(before, after *lighthouse.Facts, metric string) []model.CauseItem {
 		msPerKiB = 5.1 // mobile slow 4G: 1.6 Mbit/s
 	}
 	var items []model.CauseItem
-	add := func(it model.CauseItem, effect float64) {
-		if weight := w[it.Kind]; weight > 0 && effect > 0 {
-			it.Impact = round(weight * effect)
-			items = append(items, it)
-		}
-	}
+	add := func(it model.CauseItem, effect float64) { items = weigh(items, w, it, effect) }
 	// The LCP element and its image.
 	if after.LCPElement.Selector != "" && (after.LCPElement.Selector != before.LCPElement.Selector || after.LCPElement.Snippet != before.LCPElement.Snippet) {
 		add(model.CauseItem{Kind: "lcp_element", Title: "The largest contentful paint is now " + describe(after.LCPElement) + " (was " + describe(before.LCPElement) + ")",
@@ -179,15 +178,7 @@ func Explain(before, after *lighthouse.Facts, metric string) []model.CauseItem {
 		}
 	}
 
-	slices.SortStableFunc(items, func(a, b model.CauseItem) int {
-		if a.Impact != b.Impact {
-			if a.Impact > b.Impact {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.Kind+a.URL, b.Kind+b.URL)
-	})
+	sortByImpact(items)
 	// Audits failing now that passed before: named last, they have no estimate of their own.
 	failing := map[string]bool{}
 	for _, o := range before.Opportunities {
@@ -202,6 +193,30 @@ func Explain(before, after *lighthouse.Facts, metric string) []model.CauseItem {
 		items = items[:MaxCauseItems]
 	}
 	return items
+}
+
+// weigh adds it to items with its impact on a metric (effect times the weight w gives its
+// kind), unless its kind does not move the metric or it has no effect.
+func weigh(items []model.CauseItem, w map[string]float64, it model.CauseItem, effect float64) []model.CauseItem {
+	if weight := w[it.Kind]; weight > 0 && effect > 0 {
+		it.Impact = round(weight * effect)
+		items = append(items, it)
+	}
+	return items
+}
+
+// sortByImpact orders items by impact, largest first (then by kind and URL, for a stable
+// order).
+func sortByImpact(items []model.CauseItem) {
+	slices.SortStableFunc(items, func(a, b model.CauseItem) int {
+		if a.Impact != b.Impact {
+			if a.Impact > b.Impact {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Kind+a.URL, b.Kind+b.URL)
+	})
 }
 
 // effect is a change of kib bytes' effect on metric: bytes themselves for the byte and request
@@ -258,3 +273,167 @@ func value(v *float64) float64 {
 }
 
 func round(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// ExplainLoads ranks what changed between two loads of a page (the last good and the first
+// bad day's diagnostics, compared) by its likely effect on metric, largest first: requests
+// added (render-blocking ones apart), grown or slowed, the LCP element and its phases, new
+// layout shifts and long tasks; requests removed follow with no effect, and the audits failing
+// now that passed before (failing) last. device is the audits' ("mobile" or "desktop").
+func ExplainLoads(before, after *model.Diagnostics, l compare.Loads, device, metric string, failing []model.Opportunity) []model.CauseItem {
+	w := weights[metric]
+	msPerKiB := 0.8 // desktop preset: 10 Mbit/s
+	if device == lighthouse.DeviceMobile {
+		msPerKiB = 5.1 // mobile slow 4G: 1.6 Mbit/s
+	}
+	var items, removed []model.CauseItem
+	add := func(it model.CauseItem, effect float64) { items = weigh(items, w, it, effect) }
+	for _, c := range l.Requests {
+		r := c.Request()
+		it := model.CauseItem{URL: r.URL, Type: r.Type, Party: partyOf(r), Unit: "KiB"}
+		what := requestName(r)
+		kib := float64(c.SizeDelta) / 1024
+		switch c.Kind {
+		case compare.RequestAdded:
+			it.Kind, it.After = "resource_added", round(kib)
+			it.Title = fmt.Sprintf("+%s %s", kibText(kib), what)
+			ms := effect(metric, kib, msPerKiB)
+			if r.RenderBlocking {
+				it.Kind = "render_blocking_added"
+				ms = max(ms, r.End-r.Start)
+			}
+			add(it, ms)
+		case compare.RequestGrew:
+			it.Kind, it.Before, it.After = "resource_grew", round(float64(c.Base.TransferSize)/1024), round(float64(r.TransferSize)/1024)
+			if r.LCP {
+				it.Kind = "lcp_resource"
+			}
+			it.Title = fmt.Sprintf("%s grew by %s", upper(what), kibText(kib))
+			add(it, effect(metric, kib, msPerKiB))
+		case compare.RequestSlowed:
+			it.Kind, it.Unit = "request_slowed", "ms"
+			it.Before, it.After = round(c.Base.End-c.Base.Start), round(r.End-r.Start)
+			switch {
+			case r.Document:
+				it.Kind = "document_slowed"
+			case r.RenderBlocking:
+				it.Kind = "render_blocking_slowed"
+			}
+			it.Title = fmt.Sprintf("%s took %.0f ms longer", upper(what), c.TimeDelta)
+			add(it, c.TimeDelta)
+		case compare.RequestRemoved:
+			it.Kind, it.Before = "resource_removed", round(float64(c.Base.TransferSize)/1024)
+			it.Title = fmt.Sprintf("%s was removed (%s)", upper(what), kibText(-kib))
+			removed = append(removed, it)
+		}
+	}
+	if l.LCP.ElementChanged && l.LCP.Target != nil {
+		var was, at float64
+		if l.LCP.Base != nil {
+			was = l.LCP.Base.Time
+		}
+		at = l.LCP.Target.Time
+		add(model.CauseItem{Kind: "lcp_element", Title: "LCP element changed from " + lcpName(l.LCP.Base) + " to " + lcpName(l.LCP.Target),
+			URL: l.LCP.Target.ImageURL, Before: round(was), After: round(at), Unit: "ms"}, at-was)
+	}
+	for _, p := range l.LCP.Phases {
+		var b, a float64
+		if p.Base != nil {
+			b = *p.Base
+		}
+		if p.Target != nil {
+			a = *p.Target
+		}
+		add(model.CauseItem{Kind: "lcp_phase", Title: fmt.Sprintf("LCP %s %+.0f ms", phaseNames[p.Name], p.Delta),
+			URL: p.Name, Before: round(b), After: round(a), Unit: "ms"}, p.Delta)
+	}
+	for _, s := range l.Shifts {
+		title := fmt.Sprintf("New layout shift of %s (%.3f)", cmp.Or(s.Key, "an element"), s.Score)
+		if s.BaseScore > 0 {
+			title = fmt.Sprintf("Layout shifts of %s grew from %.3f", cmp.Or(s.Key, "an element"), s.BaseScore)
+		}
+		add(model.CauseItem{Kind: "layout_shift", Title: title, URL: s.Key, Before: round(s.BaseScore), After: round(s.Score)}, s.Score)
+	}
+	blocking := func(d *model.Diagnostics) map[string]float64 {
+		out := map[string]float64{}
+		for _, t := range d.LongTasks {
+			out[t.URL] += max(t.Duration-50, 0)
+		}
+		return out
+	}
+	was, now := blocking(before), blocking(after)
+	for u, ms := range now {
+		if grew := ms - was[u]; grew >= 20 {
+			add(model.CauseItem{Kind: "long_task_added", Title: fmt.Sprintf("Long tasks of %s block the main thread %.0f ms more", cmp.Or(hostOf(u), "the page"), grew),
+				URL: u, Before: round(was[u]), After: round(ms), Unit: "ms"}, grew)
+		}
+	}
+	sortByImpact(items)
+	items = append(items, removed...)
+	for _, o := range failing {
+		items = append(items, model.CauseItem{Kind: "audit_failing", Title: o.Title + " (now failing)", URL: o.ID})
+	}
+	if len(items) > MaxCauseItems {
+		items = items[:MaxCauseItems]
+	}
+	return items
+}
+
+var phaseNames = map[string]string{"ttfb": "time to first byte", "loadDelay": "load delay", "loadDuration": "load duration", "renderDelay": "render delay"}
+
+// newlyFailing are the performance audits failing in after that passed in before.
+func newlyFailing(before, after []model.Opportunity) []model.Opportunity {
+	var out []model.Opportunity
+	for _, o := range after {
+		if o.Category == lighthouse.CategoryPerformance && !slices.ContainsFunc(before, func(b model.Opportunity) bool { return b.ID == o.ID }) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func partyOf(r model.Request) string {
+	if r.ThirdParty {
+		return "third"
+	}
+	return "first"
+}
+
+// requestName names a request for people: "render-blocking script from cdn.example.com".
+func requestName(r model.Request) string {
+	name := typeName(r.Type) + " from " + cmp.Or(hostOf(r.URL), r.URL)
+	if r.RenderBlocking {
+		name = "render-blocking " + name
+	}
+	return name
+}
+
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
+}
+
+func upper(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// kibText is a size for people: "312 KiB", "0.4 KiB".
+func kibText(kib float64) string {
+	if kib < 10 {
+		return strconv.FormatFloat(math.Round(kib*10)/10, 'f', -1, 64) + " KiB"
+	}
+	return fmt.Sprintf("%.0f KiB", kib)
+}
+
+// lcpName names an LCP element: its selector (else its opening tag), "nothing" without one.
+func lcpName(l *model.LCP) string {
+	if l == nil {
+		return "nothing"
+	}
+	return cmp.Or(l.Selector, l.Snippet, "an element")
+}

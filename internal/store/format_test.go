@@ -60,7 +60,19 @@ func writeFormatEntities(t *testing.T, st *store.Store) model.Website {
 		Samples:           map[string][]float64{"lcp": {1200, 1234.5, 1300}},
 		Opportunities:     []model.Opportunity{{ID: "render-blocking-insight", Title: "Render-blocking", Category: "insights", DisplayValue: "120 ms"}},
 		LighthouseVersion: "13.5.0", ReportKey: "reports/x.json.gz", Runs: 3, Audited: formatTime,
+		ProfileID: "prof1", ProfileName: "Signed in",
 	}))
+	must(st.CreateProfile(ctx, w, &model.Profile{ID: "prof1", Name: "Signed in", Default: true,
+		Pages: []model.ProfilePage{{Page: pages[0].ID, Device: "mobile"}}, HeaderNames: []string{"X-Test"}, CookieNames: []string{"session"},
+		BasicAuthUser: "ci", Login: []step.Step{{Type: "navigate", Target: "/login"}, {Type: "type", Target: "#password"}},
+		Network: "mobileSlow4G", RTTMs: 200, ThroughputK: 1000, CPUSlowdown: 2, Width: 800, Height: 600, UserAgent: "Bot/1",
+		Secrets: []byte{1, 2, 3}}))
+	finished := formatTime.Add(time.Minute)
+	must(st.CreateExperiment(ctx, w, &model.Experiment{ID: "exp1", Page: pages[0].ID, Device: "mobile", Status: model.RunCompleted,
+		Changes: model.ExperimentChanges{Block: []string{"*://cdn.example.net/*"}, Delay: []model.Delay{{Pattern: "*.js", Ms: 500}},
+			Script: "console.log(1)", Style: "h1{}", Replace: []model.Replacement{{Find: "a", With: "b"}}},
+		Control:  &model.ExperimentAudit{Metrics: map[string]float64{"tbt": 400}, Samples: map[string][]float64{"tbt": {390, 400, 410}}},
+		Measured: &model.ExperimentAudit{Metrics: map[string]float64{"tbt": 20}}, ProfileID: "prof1", Finished: &finished}))
 	must(st.PutLabError(ctx, w, pages[1], "mobile", model.LabError{Message: "ERRORED_DOCUMENT_REQUEST", At: formatTime, Attempts: 2}))
 	must(st.PutUXResult(ctx, w, pages[0], model.UXResult{Page: pages[0].ID, Device: "mobile", Day: "20261102",
 		Vitals: map[string]model.Vital{"lcp": {P75: 2547, Good: 0.7, NeedsImprovement: 0.2, Poor: 0.1}}, Collected: formatTime}))

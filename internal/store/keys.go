@@ -61,7 +61,11 @@ const (
 	pageSKPrefix   = "PAGE#"
 	budgetSKPrefix = "BUDGET#"
 	testSKPrefix   = "TEST#"
+	// profileSKPrefix starts a test profile's key (see model.Profile).
+	profileSKPrefix = "PROFILE#"
 )
+
+func profileSK(id string) string { return profileSKPrefix + id }
 
 func budgetSK(id string) string { return budgetSKPrefix + id }
 
@@ -237,3 +241,8 @@ const (
 	seriesSKPrefix     = "TS#"
 	seriesTestSKPrefix = "TT#"
 )
+
+// experimentSKPrefix starts an experiment's key (see model.Experiment).
+const experimentSKPrefix = "EXPERIMENT#"
+
+func experimentSK(id string) string { return experimentSKPrefix + id }

@@ -16,7 +16,9 @@
 //     -> {"id":2,"ok":true,"lighthouseVersion":"13.5.0","runtimeError":{"code":…,"message":…}?}
 //     Lighthouse attaches to the already-running Chromium at 127.0.0.1:<port> (optional "host"
 //     overrides the address); it never launches its own browser. "userAgentMark" is appended to
-//     the user agent Lighthouse emulates for the device. The full report (0.5–2 MB) is
+//     the user agent Lighthouse emulates for the device. An optional "settings" object (Lighthouse's
+//     settings by their names: throttling, screenEmulation, emulatedUserAgent...) is merged over
+//     the device's. The full report (0.5–2 MB) is
 //     written to "out", never to stdout, so the protocol stays small. Beside it go what the
 //     diagnostics need that the report lacks, from the same load: the DevTools log to
 //     "<out>.devtools.json", the main document as the browser received it to
@@ -127,6 +129,8 @@ async function audit(req) {
     ...(typeof req.userAgentMark === 'string' && req.userAgentMark !== ''
       ? {emulatedUserAgent: `${userAgents[req.device]} ${req.userAgentMark}`}
       : {}),
+    // A test profile's settings; Lighthouse merges flags deeply over its config's settings.
+    ...(req.settings && typeof req.settings === 'object' ? req.settings : {}),
     port: req.port,
     hostname: typeof req.host === 'string' && req.host !== '' ? req.host : '127.0.0.1',
     output: 'json',

@@ -344,7 +344,7 @@
   }
 
   // ---- routing ----------------------------------------------------------------------------
-  // Routes: #/, #/w/{id}, #/w/{id}/page/{pageID}, #/w/{id}/multistep[/{testID}], #/w/{id}/rum,
+  // Routes: #/, #/w/{id}, #/w/{id}/page/{pageID}, #/w/{id}/compare, #/w/{id}/multistep[/{testID}], #/w/{id}/rum,
   // #/w/{id}/regressions, #/w/{id}/events, #/w/{id}/settings; query after "?".
   function route() {
     var h = location.hash.replace(/^#/, '') || '/';
@@ -405,11 +405,14 @@
       switch (p[2]) {
         case undefined: view = ov.websiteView(w, r.q); break;
         case 'page': view = ov.pageView(w, p[3], r.q); break;
+        case 'compare': view = ov.compareView(w, r.q); break;
         case 'multistep': view = p[3] ? ov.testView(w, p[3]) : ov.multistepView(w); break;
         case 'rum': view = ov.rumView(w, r.q); break;
         case 'regressions': view = ov.regressionsView(w, r.q); break;
         case 'events': view = ov.eventsView(w, r.q); break;
         case 'settings': view = ov.settingsView(w); break;
+        case 'profiles': view = ov.profilesView(w); break;
+        case 'experiments': view = ov.experimentsView(w, p[3]); break;
         default: view = Promise.reject(new ApiError(404, 'No such view.'));
       }
     } else view = Promise.reject(new ApiError(404, 'No such view.'));

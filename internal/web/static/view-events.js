@@ -35,6 +35,7 @@
         kindBadge(g.kind, g.status === 'recovered' ? 'resolved' : g.status), ' ', el('b', { text: metricLabel(g.metric) + ' ' + what }), ' on ', subjectLink(w, g, names, g.device), g.device ? ' (' + g.device + ')' : '', ': ',
         fmt(g.before.median, g.unit) + ' → ' + fmt(g.after.median, g.unit) + ' (' + pct(g.changePercent) + '), first on ' + g.firstBadDay + ', source: ' + (SOURCES[g.source] || g.source));
       if (g.incident) li.appendChild(el('div', null, link('#/w/' + w.id + '/regressions?incident=' + g.incident, 'Its incident')));
+      if (g.comparison) li.appendChild(el('div', null, ov.compareLink(w, g.comparison)));
       return li;
     }));
   }

@@ -43,7 +43,7 @@
       var out = [
         el('p', null, link('#/w/' + w.id + '?device=' + device, '← ' + w.displayName)),
         el('h1', { text: detail.alias || detail.url }),
-        el('p', { class: 'sub' }, detail.url + ' · ' + device)
+        el('p', { class: 'sub' }, detail.url + ' · ' + device + (detail.profile ? ' · measured with the test profile ' + detail.profile.name : ''))
       ];
       var rangeSelect = select('days', RANGES.map(function (x) { return [String(x[0]), x[1]]; }), String(days));
       rangeSelect.id = 'range';
@@ -146,6 +146,7 @@
       names[pageID] = detail.alias || detail.url;
       out.push(regs.length ? ov.regressionList(w, regs, names) : empty('No regression or improvement detected on this page and device.'));
       out.push(ov.diagnosticsPanel(w, pageID, device));
+      out.push(el('h2', { text: 'Compare two audits' }), ov.comparePicker(w, pageID, device, dates));
       out.push(el('h2', { text: 'Lighthouse report' }));
       out.push(reportPicker(w, pageID, device, dates));
       return out;

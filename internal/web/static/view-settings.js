@@ -18,6 +18,8 @@
         { label: 'URL', value: function (p) { return p.url; }, cell: function (p) { return p.url; } },
         isAdmin() && { label: 'Actions', cell: function (p) { return isAdmin() ? el('button', { type: 'button', class: 'secondary', 'aria-label': 'Delete page ' + (p.alias || p.url), text: 'Delete', onclick: confirmThen('Delete the page ' + p.url + ' and its results?', function () { busy(this, function () { return api('DELETE', '/' + w.id + '/settings/' + p.id); }, 'Page deleted.').then(render); }) }) : ''; } }
       ], pages) : empty('No page yet' + (isAdmin() ? ': paste their addresses above.' : '.')));
+      out.push(el('p', null, link('#/w/' + w.id + '/profiles', 'Test profiles'), ': logins, headers, cookies and networks the audits use; ',
+        link('#/w/' + w.id + '/experiments', 'experiments'), ': a page audited with changes beside its control'));
       out.push(el('h2', { text: 'Budgets' }));
       if (isAdmin()) out.push(budgetForm(w));
       out.push(budgets.length ? table([

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/model"
+)
+
+// TestDashboardProfiles drives the test profiles' view in Chromium over the local service: an
+// admin reaches it from the settings, creates a profile with a header, a cookie, login steps,
+// a page and a network preset; the list shows their names and never the secret values, which
+// the API keeps; the page view names the profile of its newest result. It writes the view's
+// screenshots (see screenshotDir).
+func TestDashboardProfiles(t *testing.T) {
+	d := startService(t, 1, false)
+	shots := screenshotDir(t)
+	var w struct{ ID string }
+	d.call(t, "POST", "/account/websites", dashAdminKey, `{"domain":"shop.example","displayName":"Shop"}`, 201, &w)
+	W := "/" + w.ID
+	var pages []struct{ ID, URL string }
+	d.call(t, "POST", W+"/settings/pages", dashAdminKey, `[{"url":"/account","alias":"Account"},{"url":"/","alias":"Home"}]`, 200, &pages)
+	const secret = "dash-5ecret-header-value"
+
+	b := launchBrowser(t)
+	tb := d.open(t, b)
+	tb.goTo("")
+	tb.signIn(dashAdminKey)
+	tb.waitSignedIn()
+
+	tb.view("#/w/" + w.ID + "/settings")
+	tb.click("a", "^Test profiles$")
+	tb.waitFor("the profiles view", `() => location.hash.endsWith('/profiles') && document.querySelector('#main h1')?.textContent === 'Test profiles'`)
+	tb.waitIdle()
+	tb.click("summary", "New test profile")
+	form := "form[aria-label='New test profile'] "
+	tb.fill(form+"input[name=name]", "Signed in")
+	tb.fill(form+"textarea[name=headers]", "X-Token: "+secret)
+	tb.fill(form+"textarea[name=cookies]", "consent=yes")
+	tb.fill(form+"textarea[name=login]", "navigate | /login\ntype | #password | pw-"+secret+"\nclick | #submit | nav")
+	tb.eval(`() => { const s = document.querySelector("form[aria-label='New test profile'] select[name=preset]"); s.value = 'mobileRegular3G'; }`)
+	tb.eval(`() => { document.querySelector("form[aria-label='New test profile'] input[name=page]").checked = true; }`)
+	tb.screenshot(shots, "profiles-new")
+	tb.click(form+"button[type=submit]", "Create profile")
+	tb.waitFor("the profile listed", `() => document.querySelector('#main table') !== null && document.querySelector('#main table').textContent.includes('Signed in')`)
+	listed := tb.text("#main table")
+	for _, want := range []string{"Signed in", "Account · desktop", "X-Token, consent", "3 login steps", "mobileRegular3G"} {
+		if !strings.Contains(listed, want) {
+			t.Errorf("the list %q does not show %q", listed, want)
+		}
+	}
+	if strings.Contains(tb.eval(`() => document.body.innerHTML`).(string), secret) {
+		t.Error("the page shows a secret value after saving")
+	}
+	var list struct {
+		Result struct {
+			List []struct {
+				ID, Name string
+				Headers  []struct{ Name string }
+				Login    []struct{ Type, Target string }
+				Pages    []struct{ Page, Device string }
+			}
+		}
+	}
+	d.call(t, "GET", W+"/profiles", dashViewerKey, "", 200, &list)
+	if len(list.Result.List) != 1 || len(list.Result.List[0].Headers) != 1 || len(list.Result.List[0].Login) != 3 ||
+		len(list.Result.List[0].Pages) != 1 || list.Result.List[0].Pages[0].Page != pages[0].ID {
+		t.Fatalf("profiles after the form: %+v", list.Result.List)
+	}
+	tb.screenshot(shots, "profiles")
+
+	// The page view names the profile of the newest result.
+	site, err := d.st.Website(context.Background(), "acme", w.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := d.st.Page(context.Background(), site, pages[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	if err := d.st.PutLabResult(context.Background(), site, page, model.LabResult{Page: page.ID, Device: "desktop", Day: model.Day(now), Audited: now, Runs: 1,
+		Metrics: map[string]float64{"lcp": 2100, "fcp": 1500, "cls": 0.02, "tbt": 120, "performance_score": 81}, LighthouseVersion: "13.5.0",
+		ProfileID: list.Result.List[0].ID, ProfileName: "Signed in"}); err != nil {
+		t.Fatal(err)
+	}
+	tb.view("#/w/" + w.ID + "/page/" + page.ID + "?device=desktop")
+	if sub := tb.text("#main p.sub"); !strings.Contains(sub, "measured with the test profile Signed in") {
+		t.Errorf("the page view says %q, want the profile named", sub)
+	}
+
+	// Experiments: reached from the settings; a completed one shows its metrics beside its
+	// control's (stored as the worker stores it: the service cannot reach shop.example).
+	x := model.Experiment{ID: "exp_dash", Page: page.ID, Device: "mobile", Status: model.RunCompleted,
+		Changes:  model.ExperimentChanges{Block: []string{"*://www.googletagmanager.com/*"}},
+		Control:  &model.ExperimentAudit{Metrics: map[string]float64{"tbt": 450, "lcp": 2600, "bytes_total": 310000}},
+		Measured: &model.ExperimentAudit{Metrics: map[string]float64{"tbt": 30, "lcp": 2100, "bytes_total": 120000}}, Finished: &now}
+	if err := d.st.CreateExperiment(context.Background(), site, &x); err != nil {
+		t.Fatal(err)
+	}
+	tb.view("#/w/" + w.ID + "/settings")
+	tb.click("a", "^experiments$")
+	tb.waitFor("the experiments view", `() => document.querySelector('#main h1')?.textContent === 'Experiments'`)
+	tb.waitIdle()
+	if list := tb.text("#main table"); !strings.Contains(list, "block *://www.googletagmanager.com/*") || !strings.Contains(list, "completed") {
+		t.Errorf("the experiments list %q", list)
+	}
+	tb.screenshot(shots, "experiments")
+	tb.view("#/w/" + w.ID + "/experiments/" + x.ID)
+	if cmp := tb.text("#main table"); !strings.Contains(cmp, "tbt") || !strings.Contains(cmp, "450") || !strings.Contains(cmp, "30") {
+		t.Errorf("the experiment's comparison %q does not show TBT 450 → 30", cmp)
+	}
+	tb.screenshot(shots, "experiment")
+}

@@ -1,0 +1,239 @@
+package api
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/compare"
+	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/regression"
+)
+
+// comparisonJSON is two audits of a page on a device side by side.
+type comparisonJSON struct {
+	Page    pageRefJSON         `json:"page"`
+	Device  string              `json:"device"`
+	Base    auditRefJSON        `json:"base"`
+	Target  auditRefJSON        `json:"target"`
+	Metrics []metricCompareJSON `json:"metrics"`
+	// Loads is what changed in the load; null unless both audits kept their diagnostics.
+	Loads *loadsJSON `json:"loads"`
+}
+
+type loadsJSON struct {
+	Filmstrip         filmstripJSON       `json:"filmstrip"`
+	Requests          []requestChangeJSON `json:"requests"`
+	UnchangedRequests int                 `json:"unchangedRequests"`
+	LCP               lcpChangeJSON       `json:"lcp"`
+	LayoutShifts      []shiftChangeJSON   `json:"layoutShifts"`
+}
+
+type filmstripJSON struct {
+	Step        float64     `json:"step"`
+	End         float64     `json:"end"`
+	BaseMarks   model.Marks `json:"baseMarks"`
+	TargetMarks model.Marks `json:"targetMarks"`
+	Slots       []slotJSON  `json:"slots"`
+}
+
+type frameJSON struct {
+	Time float64 `json:"time"`
+	URL  string  `json:"url"`
+}
+
+type slotJSON struct {
+	Time          float64    `json:"time"`
+	Base          *frameJSON `json:"base"`
+	Target        *frameJSON `json:"target"`
+	BaseChanged   bool       `json:"baseChanged"`
+	TargetChanged bool       `json:"targetChanged"`
+}
+
+// requestTimingJSON is a changed request in one load.
+type requestTimingJSON struct {
+	URL          string  `json:"url"`
+	Start        float64 `json:"start"`
+	End          float64 `json:"end"`
+	TransferSize int64   `json:"transferSize"`
+}
+
+type requestChangeJSON struct {
+	Kind           string             `json:"kind"`
+	URL            string             `json:"url"`
+	ResourceType   string             `json:"resourceType"`
+	ThirdParty     bool               `json:"thirdParty"`
+	Entity         string             `json:"entity,omitempty"`
+	RenderBlocking bool               `json:"renderBlocking"`
+	Base           *requestTimingJSON `json:"base"`
+	Target         *requestTimingJSON `json:"target"`
+	SizeChange     int64              `json:"sizeChange"`
+	TimeChange     float64            `json:"timeChange"`
+}
+
+type lcpChangeJSON struct {
+	Base           *model.LCP        `json:"base"`
+	Target         *model.LCP        `json:"target"`
+	ElementChanged bool              `json:"elementChanged"`
+	Phases         []phaseChangeJSON `json:"phases"`
+}
+
+type phaseChangeJSON struct {
+	Name   string   `json:"name"`
+	Base   *float64 `json:"base"`
+	Target *float64 `json:"target"`
+	Change float64  `json:"change"`
+}
+
+type shiftChangeJSON struct {
+	Time      float64            `json:"time"`
+	Score     float64            `json:"score"`
+	BaseScore float64            `json:"baseScore"`
+	Elements  []model.Element    `json:"elements"`
+	Causes    []model.ShiftCause `json:"causes"`
+}
+
+// auditRefJSON names one compared audit: its day or its test.
+type auditRefJSON struct {
+	Date      string     `json:"date,omitempty"`
+	Test      string     `json:"test,omitempty"`
+	AuditedAt *time.Time `json:"auditedAt"`
+	Runs      int        `json:"runs"`
+}
+
+type metricCompareJSON struct {
+	Name          string   `json:"name"`
+	Unit          string   `json:"unit,omitempty"`
+	HigherIsWorse *bool    `json:"higherIsWorse,omitempty"`
+	Base          *float64 `json:"base"`
+	Target        *float64 `json:"target"`
+	Change        *float64 `json:"change"`
+	ChangePercent *float64 `json:"changePercent"`
+	BaseSpread    *float64 `json:"baseSpread"`
+	TargetSpread  *float64 `json:"targetSpread"`
+	BeyondSpread  bool     `json:"beyondSpread"`
+}
+
+// auditRef reads the query parameter name: a day (yyyy-MM-dd) or a test series' test ID.
+func auditRef(r *http.Request, name string, errs *fieldErrors) compare.Ref {
+	v := r.URL.Query().Get(name)
+	switch {
+	case v == "":
+		errs.add(name, "is required: a day (yyyy-MM-dd) or a test's ID (tt_...)")
+	case strings.HasPrefix(v, "tt_") && len(v) <= 100:
+		return compare.Ref{Test: v}
+	default:
+		if t, err := time.Parse(time.DateOnly, v); err == nil && len(v) == len(time.DateOnly) {
+			return compare.Ref{Day: model.Day(t)}
+		}
+		errs.add(name, "must be a day (yyyy-MM-dd) or a test's ID (tt_...)")
+	}
+	return compare.Ref{}
+}
+
+// comparePage answers two audits of a page on a device side by side: each a day's lab result
+// or a test series' test.
+func (s *Server) comparePage(w http.ResponseWriter, r *http.Request, c caller) error {
+	var errs fieldErrors
+	base, target := auditRef(r, "base", &errs), auditRef(r, "target", &errs)
+	if len(errs) > 0 {
+		return badRequest("base and target must each name an audit of the page", errs...)
+	}
+	site, p, device, err := s.pageAndDevice(r, c)
+	if err != nil {
+		return err
+	}
+	pair, err := s.audits.Compare(r.Context(), site, p.ID, device, base, target, regression.SourceMetrics[regression.SourceLab])
+	if err != nil {
+		return err
+	}
+	out := comparisonJSON{Page: pageRefJSON{ID: p.ID, URL: p.URL, Alias: p.Alias}, Device: device,
+		Base: toAuditRefJSON(pair.Base), Target: toAuditRefJSON(pair.Target), Metrics: []metricCompareJSON{}}
+	for _, m := range pair.Metrics {
+		mj := metricCompareJSON{Name: m.Name, Base: m.Base, Target: m.Target, Change: m.Delta, ChangePercent: m.Percent,
+			BaseSpread: m.BaseSpread, TargetSpread: m.TargetSpread, BeyondSpread: m.BeyondSpread}
+		if watched, ok := regression.Lookup(m.Name); ok {
+			mj.Unit, mj.HigherIsWorse = watched.Unit, &watched.HigherIsWorse
+		}
+		out.Metrics = append(out.Metrics, mj)
+	}
+	if pair.Loads != nil {
+		out.Loads = toLoadsJSON(*pair.Loads)
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+func toLoadsJSON(l compare.Loads) *loadsJSON {
+	out := &loadsJSON{Requests: []requestChangeJSON{}, UnchangedRequests: l.Unchanged, LayoutShifts: []shiftChangeJSON{},
+		Filmstrip: filmstripJSON{Step: l.Filmstrip.Step, End: l.Filmstrip.End, BaseMarks: l.Filmstrip.BaseMarks,
+			TargetMarks: l.Filmstrip.TargetMarks, Slots: []slotJSON{}},
+		LCP: lcpChangeJSON{Base: l.LCP.Base, Target: l.LCP.Target, ElementChanged: l.LCP.ElementChanged, Phases: []phaseChangeJSON{}}}
+	frame := func(f *model.Frame) *frameJSON {
+		if f == nil {
+			return nil
+		}
+		return &frameJSON{Time: f.Time, URL: f.URL}
+	}
+	for _, s := range l.Filmstrip.Slots {
+		out.Filmstrip.Slots = append(out.Filmstrip.Slots, slotJSON{Time: s.Time, Base: frame(s.Base), Target: frame(s.Target),
+			BaseChanged: s.BaseChanged, TargetChanged: s.TargetChanged})
+	}
+	timing := func(r *model.Request) *requestTimingJSON {
+		if r == nil {
+			return nil
+		}
+		return &requestTimingJSON{URL: r.URL, Start: r.Start, End: r.End, TransferSize: r.TransferSize}
+	}
+	for _, c := range l.Requests {
+		r := c.Request()
+		out.Requests = append(out.Requests, requestChangeJSON{Kind: c.Kind, URL: r.URL, ResourceType: r.Type, ThirdParty: r.ThirdParty,
+			Entity: r.Entity, RenderBlocking: r.RenderBlocking, Base: timing(c.Base), Target: timing(c.Target),
+			SizeChange: c.SizeDelta, TimeChange: c.TimeDelta})
+	}
+	for _, p := range l.LCP.Phases {
+		out.LCP.Phases = append(out.LCP.Phases, phaseChangeJSON{Name: p.Name, Base: p.Base, Target: p.Target, Change: p.Delta})
+	}
+	for _, s := range l.Shifts {
+		sj := shiftChangeJSON{Time: s.Time, Score: s.Score, BaseScore: s.BaseScore, Elements: s.Elements, Causes: s.Causes}
+		if sj.Elements == nil {
+			sj.Elements = []model.Element{}
+		}
+		if sj.Causes == nil {
+			sj.Causes = []model.ShiftCause{}
+		}
+		out.LayoutShifts = append(out.LayoutShifts, sj)
+	}
+	return out
+}
+
+func toAuditRefJSON(l compare.Loaded) auditRefJSON {
+	out := auditRefJSON{Date: model.DayToISO(l.Day), Test: l.Test, Runs: l.Runs}
+	if !l.Audited.IsZero() {
+		at := l.Audited.UTC()
+		out.AuditedAt = &at
+	}
+	return out
+}
+
+// comparisonLinkJSON names the comparison of a lab regression's last good and first bad day:
+// the parameters of the compare endpoint and its path.
+type comparisonLinkJSON struct {
+	Page   string `json:"page"`
+	Device string `json:"device"`
+	Base   string `json:"base"`
+	Target string `json:"target"`
+	Path   string `json:"path"`
+}
+
+// comparisonLink is the comparison a regression links to: that of its last good and first bad
+// day, for a lab regression (nil for other sources, whose days have no audits to compare).
+func comparisonLink(site model.Website, r model.Regression) *comparisonLinkJSON {
+	if r.Source != regression.SourceLab || r.Page == "" || r.Device == "" {
+		return nil
+	}
+	l := &comparisonLinkJSON{Page: r.Page, Device: r.Device, Base: model.DayToISO(r.LastGood), Target: model.DayToISO(r.FirstBad)}
+	q := url.Values{"device": {l.Device}, "base": {l.Base}, "target": {l.Target}}
+	l.Path = "/" + url.PathEscape(site.ID) + "/pages/" + url.PathEscape(r.Page) + "/compare?" + q.Encode()
+	return l
+}

@@ -1,0 +1,173 @@
+package api_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/model"
+)
+
+type comparisonOut struct {
+	Page struct {
+		ID string `json:"id"`
+	} `json:"page"`
+	Device string `json:"device"`
+	Base   struct {
+		Date string `json:"date"`
+		Test string `json:"test"`
+		Runs int    `json:"runs"`
+	} `json:"base"`
+	Target struct {
+		Date string `json:"date"`
+		Test string `json:"test"`
+	} `json:"target"`
+	Metrics []struct {
+		Name          string   `json:"name"`
+		Unit          string   `json:"unit"`
+		Base          *float64 `json:"base"`
+		Target        *float64 `json:"target"`
+		Change        *float64 `json:"change"`
+		ChangePercent *float64 `json:"changePercent"`
+		BaseSpread    *float64 `json:"baseSpread"`
+		TargetSpread  *float64 `json:"targetSpread"`
+		BeyondSpread  bool     `json:"beyondSpread"`
+	} `json:"metrics"`
+}
+
+// TestCompareAPI: two days of a page on a device side by side (metrics, changes, the runs'
+// spreads), a day against a test series' test; unknown days and tests, tests of another page,
+// another account's page: 404; bad parameters: 400 naming them.
+func TestCompareAPI(t *testing.T) {
+	e := newTestEnv(t)
+	site := e.createWebsite("example.com")
+	pages := e.createPages(site.ID, "/", "/shop")
+	ctx := context.Background()
+	w, err := e.store.Website(ctx, "acme", site.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := storedPage(t, e, w, pages[0].ID)
+	put := func(day string, lcp float64, lcpRuns []float64, extra map[string]float64) {
+		t.Helper()
+		m := map[string]float64{"lcp": lcp, "performance_score": 90}
+		for k, v := range extra {
+			m[k] = v
+		}
+		r := model.LabResult{Device: "mobile", Day: day, Runs: len(lcpRuns), Metrics: m, Samples: map[string][]float64{"lcp": lcpRuns},
+			Audited: time.Date(2026, 11, 10, 3, 0, 0, 0, time.UTC)}
+		if err := e.store.PutLabResult(ctx, w, home, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("20261110", 1500, []float64{1450, 1500, 1520, 1490, 1530}, map[string]float64{"dom_elements": 300})
+	put("20261111", 2100, []float64{2050, 2100, 2150, 2080, 2120}, map[string]float64{"bytes_script": 400})
+
+	base := "/" + site.ID + "/pages/" + pages[0].ID + "/compare?device=mobile"
+	var c comparisonOut
+	e.do("GET", base+"&base=2026-11-10&target=2026-11-11", viewerKey, nil).want(t, 200).decode(t, &c)
+	if c.Page.ID != pages[0].ID || c.Device != "mobile" || c.Base.Date != "2026-11-10" || c.Target.Date != "2026-11-11" || c.Base.Runs != 5 {
+		t.Errorf("comparison of %+v", c)
+	}
+	if len(c.Metrics) != 4 || c.Metrics[0].Name != "performance_score" || c.Metrics[1].Name != "lcp" {
+		t.Fatalf("metrics %+v, want the watched first, then the others", c.Metrics)
+	}
+	lcp := c.Metrics[1]
+	if *lcp.Change != 600 || *lcp.ChangePercent != 40 || *lcp.BaseSpread != 30 || *lcp.TargetSpread != 40 || !lcp.BeyondSpread || lcp.Unit != "ms" {
+		t.Errorf("lcp %+v: want +600 ms (40 %%), spreads 30 and 40, beyond them", lcp)
+	}
+	if s := c.Metrics[0]; *s.Change != 0 || s.BeyondSpread || s.BaseSpread != nil {
+		t.Errorf("score %+v: no change, no spread", s)
+	}
+	for _, m := range c.Metrics[2:] {
+		if (m.Base == nil) == (m.Target == nil) || m.Change != nil {
+			t.Errorf("%s measured on one day only: %+v", m.Name, m)
+		}
+	}
+
+	// A test series' test of the page against a day.
+	series := model.TestSeries{ID: model.NewSeriesID(time.Now()), Created: time.Now(), Count: 2}
+	own := model.SeriesTest{ID: model.SeriesTestID(series.ID, 0), Series: series.ID, Page: home.ID, URL: home.URL, Device: "mobile", Status: model.RunQueued}
+	other := model.SeriesTest{ID: model.SeriesTestID(series.ID, 1), Series: series.ID, Page: pages[1].ID, URL: "/shop", Device: "mobile", Status: model.RunQueued}
+	if err := e.store.CreateTestSeries(ctx, w, series, []model.SeriesTest{own, other}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []model.SeriesTest{own, other} {
+		if _, err := e.store.FinishSeriesTest(ctx, w, model.SeriesTest{ID: tt.ID, Series: series.ID, Status: model.RunCompleted,
+			Metrics: map[string]float64{"lcp": 1800, "performance_score": 80}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c = comparisonOut{}
+	e.do("GET", base+"&base=2026-11-10&target="+own.ID, viewerKey, nil).want(t, 200).decode(t, &c)
+	if c.Target.Test != own.ID || c.Target.Date != "" || *c.Metrics[1].Change != 300 || c.Metrics[1].TargetSpread != nil {
+		t.Errorf("day against test: %+v", c)
+	}
+
+	// Nothing to compare: 404.
+	for _, q := range []string{
+		"&base=2026-11-09&target=2026-11-11",    // no result that day
+		"&base=2026-11-10&target=tt_20261110_9", // no such test
+		"&base=2026-11-10&target=" + other.ID,   // a test of another page
+	} {
+		e.do("GET", base+q, viewerKey, nil).want(t, 404).problem(t)
+	}
+	e.do("GET", "/"+site.ID+"/pages/"+pages[0].ID+"/compare?device=desktop&base=2026-11-10&target=2026-11-11", viewerKey, nil).want(t, 404).problem(t)
+	e.do("GET", base+"&base=2026-11-10&target=2026-11-11", otherKey, nil).want(t, 404).problem(t)
+
+	// Bad input: 400 naming the parameters.
+	e.do("GET", base+"&base=2026-13-10&target=yesterday", viewerKey, nil).want(t, 400).problem(t, "base", "target")
+	e.do("GET", base+"&target=2026-11-11", viewerKey, nil).want(t, 400).problem(t, "base")
+	e.do("GET", "/"+site.ID+"/pages/"+pages[0].ID+"/compare?device=tablet&base=2026-11-10&target=2026-11-11", viewerKey, nil).want(t, 400).problem(t, "device")
+}
+
+// TestRegressionLinksComparison: a lab regression links to the comparison of its last good and
+// first bad day, which answers; a regression of the user-experience data links to none.
+func TestRegressionLinksComparison(t *testing.T) {
+	e := newTestEnv(t)
+	site := e.createWebsite("example.com")
+	pages := e.createPages(site.ID, "/")
+	ctx := context.Background()
+	w, err := e.store.Website(ctx, "acme", site.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := storedPage(t, e, w, pages[0].ID)
+	for day, lcp := range map[string]float64{"20261110": 1500, "20261111": 2100} {
+		if err := e.store.PutLabResult(ctx, w, home, model.LabResult{Device: "mobile", Day: day, Runs: 1, Metrics: map[string]float64{"lcp": lcp}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lab := model.Regression{Kind: model.KindRegression, Source: "lab", Page: home.ID, Device: "mobile", Metric: "lcp",
+		LastGood: "20261110", FirstBad: "20261111", Status: model.RegressionOpen, Detected: time.Now()}
+	lab.ID = model.RegressionID(w, "lab lcp", lab.FirstBad)
+	ux := lab
+	ux.Source, ux.ID = "ux", model.RegressionID(w, "ux lcp", lab.FirstBad)
+	for _, r := range []model.Regression{lab, ux} {
+		if _, err := e.store.PutRegression(ctx, w, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type linked struct {
+		ID         string `json:"id"`
+		Comparison *struct {
+			Page, Device, Base, Target, Path string
+		} `json:"comparison"`
+	}
+	var got linked
+	e.do("GET", "/"+site.ID+"/regressions/"+lab.ID, viewerKey, nil).want(t, 200).decode(t, &got)
+	c := got.Comparison
+	if c == nil || c.Page != home.ID || c.Device != "mobile" || c.Base != "2026-11-10" || c.Target != "2026-11-11" {
+		t.Fatalf("lab regression's comparison %+v", c)
+	}
+	var cmp comparisonOut
+	e.do("GET", c.Path, viewerKey, nil).want(t, 200).decode(t, &cmp)
+	if cmp.Base.Date != "2026-11-10" || cmp.Target.Date != "2026-11-11" || *cmp.Metrics[0].Change != 600 {
+		t.Errorf("the linked comparison %+v", cmp)
+	}
+	for _, r := range listOf[linked](t, e.do("GET", "/"+site.ID+"/regressions", viewerKey, nil).want(t, 200)) {
+		if (r.ID == lab.ID) != (r.Comparison != nil) {
+			t.Errorf("regression %s in the list: comparison %+v", r.ID, r.Comparison)
+		}
+	}
+}

@@ -1,0 +1,89 @@
+package api_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/model"
+)
+
+type experimentOut struct {
+	ID      string `json:"id"`
+	Page    string `json:"page"`
+	Device  string `json:"device"`
+	Status  string `json:"status"`
+	Changes struct {
+		Block []string `json:"block"`
+	} `json:"changes"`
+	Metrics []struct {
+		Name   string   `json:"name"`
+		Base   *float64 `json:"base"`
+		Target *float64 `json:"target"`
+		Change *float64 `json:"change"`
+	} `json:"metrics"`
+}
+
+// TestExperiments: an admin starts an experiment on a page (queued with its audit message),
+// anyone of the account reads it, and a completed one answers its metrics beside its control's;
+// bad input is 422 naming the fields, a viewer gets 403, another account 404.
+func TestExperiments(t *testing.T) {
+	e := newTestEnv(t)
+	site := e.createWebsite("example.com")
+	pages := e.createPages(site.ID, "/")
+	base := "/" + site.ID + "/experiments"
+	body := map[string]any{"page": pages[0].ID, "device": "mobile", "changes": map[string]any{"block": []string{"*://cdn.example.net/*"}}}
+
+	e.do("POST", base, viewerKey, body).want(t, 403)
+	e.do("POST", base, otherKey, body).want(t, 404)
+	e.do("POST", base, adminKey, map[string]any{"page": "nope", "device": "tablet", "changes": map[string]any{
+		"block": []string{""}, "delay": []map[string]any{{"pattern": "*", "ms": 0}}, "replace": []map[string]string{{"find": "", "with": "x"}}}}).
+		want(t, 422).problem(t, "page", "device", "changes.block[0]", "changes.delay[0].ms", "changes.replace[0].find")
+	e.do("POST", base, adminKey, map[string]any{"page": pages[0].ID, "device": "mobile", "changes": map[string]any{}}).want(t, 422).problem(t, "changes")
+
+	var x experimentOut
+	e.do("POST", base, adminKey, body).want(t, 202).decode(t, &x)
+	if x.Status != "queued" || x.Page != pages[0].ID || len(x.Changes.Block) != 1 || x.Metrics != nil {
+		t.Fatalf("created %+v", x)
+	}
+	msgs := awstest.Receive(t, e.audits, 1)
+	if len(msgs) != 1 || !strings.Contains(msgs[0], `"experiment":"`+x.ID+`"`) {
+		t.Errorf("audit queue %v, want one message naming the experiment", msgs)
+	}
+	if list := listOf[experimentOut](t, e.do("GET", base, viewerKey, nil).want(t, 200)); len(list) != 1 || list[0].ID != x.ID {
+		t.Errorf("list %+v", list)
+	}
+
+	// Completed (as the worker records it): its metrics beside its control's.
+	ctx := context.Background()
+	w, err := e.store.Website(ctx, "acme", site.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := e.store.Experiment(ctx, w, x.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	stored.Status, stored.Finished = model.RunCompleted, &now
+	stored.Control = &model.ExperimentAudit{Metrics: map[string]float64{"tbt": 450, "bytes_total": 300000}}
+	stored.Measured = &model.ExperimentAudit{Metrics: map[string]float64{"tbt": 20, "bytes_total": 120000}}
+	if err := e.store.UpdateExperiment(ctx, w, stored); err != nil {
+		t.Fatal(err)
+	}
+	var got experimentOut
+	e.do("GET", base+"/"+x.ID, viewerKey, nil).want(t, 200).decode(t, &got)
+	found := false
+	for _, m := range got.Metrics {
+		if m.Name == "tbt" {
+			found = m.Base != nil && *m.Base == 450 && m.Target != nil && *m.Target == 20 && m.Change != nil && *m.Change == -430
+		}
+	}
+	if got.Status != "completed" || !found {
+		t.Errorf("completed experiment %+v", got)
+	}
+	e.do("GET", base+"/"+x.ID, otherKey, nil).want(t, 404)
+	e.do("GET", base+"/exp_nosuch", adminKey, nil).want(t, 404)
+}

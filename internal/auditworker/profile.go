@@ -1,0 +1,232 @@
+package auditworker
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/openvitals/openvitals/internal/browser"
+	"github.com/openvitals/openvitals/internal/journey"
+	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/profile"
+)
+
+// loginStepTimeout bounds each login step: a login that waits for a page that never comes
+// (a wrong password) fails in that time.
+const loginStepTimeout = 15 * time.Second
+
+// auditProfile is the test profile an audit runs with, its secrets opened for this audit only.
+type auditProfile struct {
+	model.Profile
+	secrets model.ProfileSecrets
+	// origin is the website's scheme and host; host its host name, the only one that gets the
+	// profile's headers, cookies and credentials.
+	origin, host string
+
+	mu sync.Mutex
+	// cookies are the website's cookies after the last login, for the validation fetch.
+	cookies []*http.Cookie
+}
+
+// profileFor returns the profile of a page on a device, nil when none applies.
+func (w *Worker) profileFor(ctx context.Context, site model.Website, page model.Page, device string) (*auditProfile, error) {
+	profiles, err := w.store.Profiles(ctx, site)
+	if err != nil {
+		return nil, err
+	}
+	p, ok := model.ProfileFor(profiles, page.ID, device)
+	if !ok {
+		return nil, nil
+	}
+	if w.cfg.Secrets == nil && len(p.Secrets) > 0 {
+		return nil, errors.New("the page's test profile has secrets, and the worker no key to open them")
+	}
+	secrets, err := profile.Open(ctx, w.cfg.Secrets, site, p)
+	if err != nil {
+		return nil, err
+	}
+	u := &url.URL{Scheme: w.cfg.Scheme, Host: site.Domain}
+	return &auditProfile{Profile: p, secrets: secrets, origin: u.String(), host: u.Hostname()}, nil
+}
+
+// launch starts a browser session for a run of target and prepares it: with the profile (nil
+// for none), its cookies set, its headers and credentials added to the website's own requests,
+// its login played; then the experiment's changes (none for an audit). stop ends what was
+// started; call it before closing the session.
+func (w *Worker) launch(ctx context.Context, p *auditProfile, target, device string, changes model.ExperimentChanges) (*browser.Session, func(), error) {
+	u, err := url.Parse(target)
+	if err != nil {
+		return nil, nil, err
+	}
+	sess, err := browser.Launch(ctx, w.cfg.Browser)
+	if err != nil {
+		return nil, nil, fmt.Errorf("launch browser: %w", err)
+	}
+	fail := func(stop func(), err error) (*browser.Session, func(), error) {
+		stop()
+		if cerr := sess.Close(); cerr != nil {
+			w.log.WarnContext(ctx, "close browser", "err", cerr)
+		}
+		return nil, nil, err
+	}
+	var headers map[string]string
+	if p != nil {
+		headers = p.headers()
+	}
+	stop, err := newInterception(u.Hostname(), headers, model.ExperimentChanges{}).start(ctx, sess.Browser())
+	if err != nil {
+		return fail(func() {}, err)
+	}
+	if p != nil {
+		if err := p.prepare(ctx, sess, w.cfg.Browser, device); err != nil {
+			return fail(stop, err)
+		}
+	}
+	if !changes.IsZero() {
+		// After the login: the experiment changes the audited load, not the login's.
+		stop()
+		if stop, err = newInterception(u.Hostname(), headers, changes).start(ctx, sess.Browser()); err != nil {
+			return fail(func() {}, err)
+		}
+	}
+	return sess, stop, nil
+}
+
+// headers are the request headers the profile adds to the website's own requests.
+func (p *auditProfile) headers() map[string]string {
+	out := map[string]string{}
+	for name, v := range p.secrets.Headers {
+		out[name] = v
+	}
+	if p.BasicAuthUser != "" {
+		out["Authorization"] = "Basic " + base64.StdEncoding.EncodeToString([]byte(p.BasicAuthUser+":"+p.secrets.Password))
+	}
+	return out
+}
+
+// prepare sets the profile's cookies in a fresh session and plays its login (its headers are
+// the interception's).
+func (p *auditProfile) prepare(ctx context.Context, sess *browser.Session, opts browser.Options, device string) error {
+	b := sess.Browser().Context(ctx)
+	if len(p.secrets.Cookies) > 0 {
+		var cookies []*proto.NetworkCookieParam
+		for _, name := range p.CookieNames {
+			// By URL, without a domain: a host-only cookie, sent to the website's host only.
+			cookies = append(cookies, &proto.NetworkCookieParam{Name: name, Value: p.secrets.Cookies[name], URL: p.origin + "/", Path: "/",
+				Secure: strings.HasPrefix(p.origin, "https:")})
+		}
+		if err := b.SetCookies(cookies); err != nil {
+			return fmt.Errorf("profile cookies: %w", err)
+		}
+	}
+	if len(p.Login) > 0 {
+		steps := profile.Login(p.Profile, p.secrets)
+		res, err := journey.Play(ctx, sess, journey.Options{Browser: opts, BaseURL: p.origin, Device: device, StepTimeout: loginStepTimeout}, steps)
+		if err != nil {
+			return fmt.Errorf("login: %w", err)
+		}
+		if res.FailedStep >= 0 {
+			return &loginError{step: res.FailedStep + 1, desc: journey.Describe(p.Login[res.FailedStep]), cause: res.Cause}
+		}
+		// The login's loads filled the HTTP cache, which Lighthouse, keeping the storage, no
+		// longer empties: empty it here, keeping the cookies and storage.
+		page, err := b.Page(proto.TargetCreateTarget{})
+		if err != nil {
+			return err
+		}
+		err = proto.NetworkClearBrowserCache{}.Call(page)
+		_ = page.Close()
+		if err != nil {
+			return fmt.Errorf("clear the cache after the login: %w", err)
+		}
+	}
+	if cs, err := b.GetCookies(); err == nil {
+		p.keepCookies(cs)
+	}
+	return nil
+}
+
+// keepCookies keeps the website's cookies for the validation fetch.
+func (p *auditProfile) keepCookies(cs []*proto.NetworkCookie) {
+	var out []*http.Cookie
+	for _, c := range cs {
+		if strings.TrimPrefix(c.Domain, ".") == p.host {
+			out = append(out, &http.Cookie{Name: c.Name, Value: c.Value})
+		}
+	}
+	p.mu.Lock()
+	p.cookies = out
+	p.mu.Unlock()
+}
+
+// apply adds the profile's headers and the session's cookies to a request to the website.
+func (p *auditProfile) apply(req *http.Request) {
+	if p == nil || req.URL.Hostname() != p.host {
+		return
+	}
+	for name, v := range p.headers() {
+		req.Header.Set(name, v)
+	}
+	if p.UserAgent != "" {
+		req.Header.Set("User-Agent", p.UserAgent)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.cookies {
+		req.AddCookie(c)
+	}
+}
+
+// settings are the Lighthouse settings the profile changes (nil: none): throttling, viewport,
+// user agent, and the storage kept when a login or cookies made it.
+func (p *auditProfile) settings() map[string]any {
+	if p == nil {
+		return nil
+	}
+	out := map[string]any{}
+	throttling := map[string]any{}
+	if n, ok := model.NetworkPresets[p.Network]; ok {
+		throttling["rttMs"], throttling["throughputKbps"], throttling["cpuSlowdownMultiplier"] = n.RTTMs, n.ThroughputK, n.CPUSlowdown
+	}
+	for name, v := range map[string]float64{"rttMs": p.RTTMs, "throughputKbps": p.ThroughputK, "cpuSlowdownMultiplier": p.CPUSlowdown} {
+		if v != 0 {
+			throttling[name] = v
+		}
+	}
+	if len(throttling) > 0 {
+		out["throttling"] = throttling
+	}
+	if p.Width > 0 {
+		out["screenEmulation"] = map[string]any{"width": p.Width, "height": p.Height}
+	}
+	if p.UserAgent != "" {
+		// Still marked as a lab load, so that real-user monitoring does not count it.
+		out["emulatedUserAgent"] = p.UserAgent + " " + model.LabUserAgentMark
+	}
+	if len(p.Login) > 0 || len(p.CookieNames) > 0 {
+		// Lighthouse would clear the origin's storage before its load: the login's cookies and
+		// storage are what the audit is about.
+		out["disableStorageReset"] = true
+	}
+	return out
+}
+
+// loginError is a profile's login step failing: the audit ends, naming the step as the
+// profile's list numbers it (from 1); the values it typed are never part of it.
+type loginError struct {
+	step  int
+	desc  string
+	cause string
+}
+
+func (e *loginError) Error() string {
+	return fmt.Sprintf("login step %d (%s) failed: %s", e.step, e.desc, e.cause)
+}

@@ -1,0 +1,107 @@
+package model
+
+import (
+	"time"
+
+	"github.com/openvitals/openvitals/internal/model/step"
+)
+
+// Profile is a test profile: how a website's pages are audited when they are not anonymous
+// visits over Lighthouse's default network. It says which requests carry extra headers,
+// cookies and basic authentication (to the website's own hosts only), which login steps run in
+// the browser before each Lighthouse run, and the network, CPU, viewport and user agent the
+// run emulates. Its secrets (header and cookie values, the password, the values typed by
+// steps) are sealed in Secrets; the other fields hold no secret.
+type Profile struct {
+	ID   string
+	Name string
+	// Default makes it the profile of every page and device that no profile names in Pages.
+	Default bool `dynamodbav:",omitempty"`
+	// Pages are the pages and devices it measures.
+	Pages []ProfilePage `dynamodbav:",omitempty"`
+	// HeaderNames and CookieNames name the headers and cookies whose values are sealed.
+	HeaderNames []string `dynamodbav:",omitempty"`
+	CookieNames []string `dynamodbav:",omitempty"`
+	// BasicAuthUser is the user name of HTTP basic authentication ("" for none); its password
+	// is sealed.
+	BasicAuthUser string `dynamodbav:",omitempty"`
+	// Login steps are played in the audit's browser before each Lighthouse run; the values of
+	// type and select steps are sealed, and blank here.
+	Login []step.Step `dynamodbav:",omitempty"`
+	// Network is a NetworkPresets name ("" for the device's default), and RTT, Throughput and
+	// CPUSlowdown override its values when not zero.
+	Network     string  `dynamodbav:",omitempty"`
+	RTTMs       float64 `dynamodbav:",omitempty"`
+	ThroughputK float64 `dynamodbav:",omitempty"` // kilobits per second
+	CPUSlowdown float64 `dynamodbav:",omitempty"`
+	// Width and Height are the viewport in CSS pixels (0: the device's).
+	Width, Height int `dynamodbav:",omitempty"`
+	// UserAgent replaces the device's user agent ("": the device's).
+	UserAgent string `dynamodbav:",omitempty"`
+	// Secrets is the sealed ProfileSecrets.
+	Secrets []byte `dynamodbav:",omitempty"`
+	Created time.Time
+	Updated time.Time
+}
+
+// ProfilePage is a page and device a profile measures.
+type ProfilePage struct {
+	Page   string
+	Device string
+}
+
+// Measures tells whether p measures the page on the device by name (not by being the default).
+func (p Profile) Measures(page, device string) bool {
+	for _, pp := range p.Pages {
+		if pp.Page == page && pp.Device == device {
+			return true
+		}
+	}
+	return false
+}
+
+// ProfileFor picks the profile of a page on a device: the one that names them, else the
+// website's default; false when there is none.
+func ProfileFor(profiles []Profile, page, device string) (Profile, bool) {
+	for _, p := range profiles {
+		if p.Measures(page, device) {
+			return p, true
+		}
+	}
+	for _, p := range profiles {
+		if p.Default {
+			return p, true
+		}
+	}
+	return Profile{}, false
+}
+
+// ProfileSecrets are a profile's secret values, sealed together.
+type ProfileSecrets struct {
+	Headers  map[string]string `json:"headers,omitempty"`
+	Cookies  map[string]string `json:"cookies,omitempty"`
+	Password string            `json:"password,omitempty"`
+	// Typed are the values of the login's type and select steps, by the step's index.
+	Typed map[int]string `json:"typed,omitempty"`
+}
+
+// ProfileAAD is what a profile's sealed values are bound to: its website and itself.
+func ProfileAAD(w Website, profile string) []byte {
+	return []byte("profile\x00" + w.Account + "\x00" + w.ID + "\x00" + profile)
+}
+
+// Network is one of Lighthouse's throttling presets: the round trip time and throughput its
+// simulation assumes, and how much slower the CPU is made.
+type Network struct {
+	RTTMs       float64
+	ThroughputK float64
+	CPUSlowdown float64
+}
+
+// NetworkPresets are Lighthouse's throttling presets (lantern's constants), by the name a
+// profile gives.
+var NetworkPresets = map[string]Network{
+	"mobileSlow4G":    {RTTMs: 150, ThroughputK: 1.6 * 1024, CPUSlowdown: 4},
+	"mobileRegular3G": {RTTMs: 300, ThroughputK: 700, CPUSlowdown: 4},
+	"desktopDense4G":  {RTTMs: 40, ThroughputK: 10 * 1024, CPUSlowdown: 1},
+}

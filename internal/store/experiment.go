@@ -1,0 +1,50 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/openvitals/openvitals/internal/model"
+)
+
+type experimentItem struct {
+	PK, SK, Type string
+	model.Experiment
+}
+
+func (s *Store) experimentItem(w model.Website, e model.Experiment) experimentItem {
+	return experimentItem{PK: websitePK(w.Account, w.ID), SK: experimentSK(e.ID), Type: "experiment", Experiment: e}
+}
+
+// CreateExperiment stores a new experiment; e.ID must be set and e.Created is set.
+func (s *Store) CreateExperiment(ctx context.Context, w model.Website, e *model.Experiment) error {
+	e.Created = s.now()
+	return s.putItem(ctx, s.experimentItem(w, *e), false, "experiment "+e.ID)
+}
+
+// UpdateExperiment replaces an existing experiment (its status and outcome).
+func (s *Store) UpdateExperiment(ctx context.Context, w model.Website, e model.Experiment) error {
+	return s.putItem(ctx, s.experimentItem(w, e), true, "experiment "+e.ID)
+}
+
+// Experiment returns one experiment.
+func (s *Store) Experiment(ctx context.Context, w model.Website, id string) (model.Experiment, error) {
+	var it experimentItem
+	err := s.getItem(ctx, websitePK(w.Account, w.ID), experimentSK(id), "experiment "+id, &it)
+	return it.Experiment, err
+}
+
+// Experiments lists a website's experiments, newest first.
+func (s *Store) Experiments(ctx context.Context, w model.Website) ([]model.Experiment, error) {
+	var items []experimentItem
+	if err := s.queryPrefix(ctx, websitePK(w.Account, w.ID), experimentSKPrefix, true, &items); err != nil {
+		return nil, fmt.Errorf("list experiments: %w", err)
+	}
+	out := make([]model.Experiment, len(items))
+	for i, it := range items {
+		out[i] = it.Experiment
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Created.After(out[j].Created) })
+	return out, nil
+}
