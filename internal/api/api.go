@@ -142,6 +142,11 @@ func (s *Server) labEndpoints() []endpoint {
 		// a short-lived link, which opens it without one.
 		{"POST", "/{websiteID}/pages/{pageID}/report-link", viewer, s.createReportLink},
 		{"GET", "/{websiteID}/lighthouse-report", public, s.lighthouseReport},
+		// Diagnostics of a day's audit: its images come with the key too (the dashboard makes
+		// blob: URLs of them), never inlined into the JSON.
+		{"GET", "/{websiteID}/pages/{pageID}/diagnostics", viewer, s.pageDiagnostics},
+		{"GET", "/{websiteID}/pages/{pageID}/diagnostics/images/{name}", viewer, s.diagnosticsImage},
+		{"GET", "/{websiteID}/pages/{pageID}/diagnostics/har", viewer, s.diagnosticsHAR},
 		{"POST", "/{websiteID}/testseries", viewer, s.startTestSeries},
 		{"GET", "/{websiteID}/testseries", viewer, s.listTestSeries},
 		{"GET", "/{websiteID}/testseries/{seriesID}", viewer, s.getTestSeries},

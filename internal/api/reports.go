@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/openvitals/openvitals/internal/blobstore"
@@ -35,29 +34,9 @@ func (s *Server) createReportLink(w http.ResponseWriter, r *http.Request, c call
 	if err != nil {
 		return err
 	}
-	var res model.LabResult
-	if q := r.URL.Query().Get("date"); q != "" {
-		day := strings.ReplaceAll(q, "-", "")
-		if _, err := time.Parse(model.DayLayout, day); err != nil {
-			return badRequest("date must be a day, yyyy-MM-dd", FieldError{Field: "date", Message: "must be yyyy-MM-dd"})
-		}
-		rs, err := s.store.LabResults(r.Context(), site, p.ID, device, day, day)
-		if err != nil {
-			return err
-		}
-		if len(rs) == 0 {
-			return newProblem(http.StatusNotFound, "no audit of this page on "+device+" on "+q)
-		}
-		res = rs[0]
-	} else {
-		latest, ok, err := s.metrics.LatestResult(r.Context(), site, p.ID, device)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return newProblem(http.StatusNotFound, "no audit of this page on "+device+" yet")
-		}
-		res = latest
+	res, err := s.labResultOn(r, site, p.ID, device)
+	if err != nil {
+		return err
 	}
 	if res.ReportKey == "" {
 		return newProblem(http.StatusNotFound, "this audit kept no report")

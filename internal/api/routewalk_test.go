@@ -48,6 +48,7 @@ func newRouteFixture(t testing.TB, e *testEnv) routeFixture {
 		"file": site.ID + ".js", "file...": "index.html",
 		// Nothing of these exists: the path still reaches their lookup.
 		"runID": "nosuchrun", "seriesID": "ts_nosuchseries", "opportunityID": "render-blocking-resources",
+		"name": "0123456789abcdef.jpg",
 	}}
 }
 

@@ -394,6 +394,8 @@ func TestAuditEndToEnd(t *testing.T) {
 			}
 		}
 
+		e.checkDiagnostics(site.ID, home, device, host, heroBytes)
+
 		var network struct{ Result []numbers }
 		e.call("GET", "/"+site.ID+"/pages/"+home+"/network?device="+device, "", 200, &network)
 		n := network.Result[0]
@@ -469,6 +471,87 @@ func TestAuditEndToEnd(t *testing.T) {
 	e.call("GET", "/"+site.ID+"/pages/"+missing+"?device=desktop", "", 200, &broken)
 	if broken.LatestMetrics != nil || broken.LastError.Attempts != 1 || !strings.Contains(broken.LastError.Message, "404") {
 		t.Errorf("broken page detail %+v", broken)
+	}
+}
+
+// checkDiagnostics reads the day's diagnostics of the fixture's home page through the API: the
+// hero image is the LCP element and its request is marked, the render-blocking stylesheet,
+// script and the second host's script are marked, every frame's image is served, and the HAR
+// is a HAR 1.2 of the load.
+func (e *e2e) checkDiagnostics(site, page, device, host string, heroBytes int) {
+	t := e.t
+	t.Helper()
+	var out struct {
+		Date, Device, HAR string
+		Diagnostics       model.Diagnostics
+	}
+	base := "/" + site + "/pages/" + page + "/diagnostics"
+	e.call("GET", base+"?device="+device, "", 200, &out)
+	d := out.Diagnostics
+	if d.LCP == nil || d.LCP.ImageURL != "http://"+host+"/hero.png" || d.LCP.Phases.LoadDuration == nil {
+		t.Errorf("%s: LCP %+v, want the hero image with its load phases", device, d.LCP)
+	}
+	marked := map[string]model.Request{}
+	for _, r := range d.Requests {
+		switch {
+		case r.Document:
+			marked["document"] = r
+		case r.LCP:
+			marked["lcp"] = r
+		case strings.HasSuffix(r.URL, "/widget.js"):
+			marked["widget"] = r
+		case strings.HasSuffix(r.URL, "/blocking.js"):
+			marked["blocking"] = r
+		}
+	}
+	if doc := marked["document"]; doc.URL != "http://"+host+"/" || doc.Status != 200 || doc.Wait == nil {
+		t.Errorf("%s: document request %+v", device, doc)
+	}
+	if hero := marked["lcp"]; hero.TransferSize < int64(heroBytes) || hero.Type != "Image" {
+		t.Errorf("%s: LCP request %+v", device, hero)
+	}
+	if w := marked["widget"]; !w.ThirdParty || !w.RenderBlocking {
+		t.Errorf("%s: second host's script %+v: third party, render-blocking", device, w)
+	}
+	if b := marked["blocking"]; b.ThirdParty || !b.RenderBlocking {
+		t.Errorf("%s: blocking.js %+v", device, b)
+	}
+	if len(d.LongTasks) == 0 || len(d.MainThread) == 0 || len(d.Filmstrip) == 0 || d.FinalScreenshot == nil || len(d.Shifts) == 0 {
+		t.Errorf("%s: %d long tasks, %d main-thread categories, %d frames, final %v, %d shifts", device,
+			len(d.LongTasks), len(d.MainThread), len(d.Filmstrip), d.FinalScreenshot, len(d.Shifts))
+	}
+	for _, f := range append(d.Filmstrip, *d.FinalScreenshot) {
+		req := httptest.NewRequest("GET", f.URL, nil)
+		req.Header.Set("Authorization", "Bearer "+adminKey)
+		rec := httptest.NewRecorder()
+		e.handler.ServeHTTP(rec, req)
+		if b := rec.Body.Bytes(); rec.Code != 200 || len(b) < 100 || b[0] != 0xff || b[1] != 0xd8 {
+			t.Errorf("%s: frame %s: %d, %d bytes", device, f.URL, rec.Code, len(b))
+		}
+	}
+	var har struct {
+		Log struct {
+			Version string
+			Creator struct{ Name, Version string }
+			Entries []struct {
+				StartedDateTime string
+				Request         struct{ Method, URL string }
+				Response        struct{ Status int }
+				Timings         map[string]float64
+			}
+		}
+	}
+	e.call("GET", out.HAR, "", 200, &har)
+	if har.Log.Version != "1.2" || har.Log.Creator.Name == "" || len(har.Log.Entries) == 0 {
+		t.Errorf("%s: HAR log %+v", device, har.Log)
+	}
+	for _, en := range har.Log.Entries {
+		if _, err := time.Parse(time.RFC3339Nano, en.StartedDateTime); err != nil || en.Request.Method == "" || en.Request.URL == "" {
+			t.Errorf("%s: HAR entry %+v", device, en)
+		}
+		if _, ok := en.Timings["wait"]; !ok {
+			t.Errorf("%s: HAR entry without wait: %+v", device, en)
+		}
 	}
 }
 

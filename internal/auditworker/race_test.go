@@ -91,11 +91,20 @@ func TestDeleteDuringAuditLeavesNothing(t *testing.T) {
 			})
 			release()
 			waitFor(t, "the audit's end", func() bool { return queueEmpty(t, e.queue) })
-			// The audit stored its reports (JSON and HTML) after the first pass (what the last
-			// pass is for), and no result: the table refused it.
+			// The audit stored its reports (JSON and HTML) and their diagnostics after the first
+			// pass (what the last pass is for), and no result: the table refused it.
 			left := awstest.Leftovers(t, e.clients, e.store, e.objects, gone)
-			if len(left) != 3 || !strings.Contains(left[0], "PURGE|") || !strings.HasSuffix(left[1], "-desktop.html.gz") || !strings.HasSuffix(left[2], "-desktop.json.gz") {
-				t.Errorf("after the audit: %v, want the purge marker and the reports only", left)
+			stored := map[string]bool{}
+			for _, k := range left[min(1, len(left)):] {
+				_, name, _ := strings.Cut(k, "-desktop")
+				if strings.HasPrefix(name, ".images/") {
+					name = ".images/"
+				}
+				stored[name] = true
+			}
+			if len(left) == 0 || !strings.Contains(left[0], "PURGE|") || len(stored) != 5 || !stored[".json.gz"] || !stored[".html.gz"] ||
+				!stored[".diagnostics.json.gz"] || !stored[".har.gz"] || !stored[".images/"] {
+				t.Errorf("after the audit: %v, want the purge marker and the reports and diagnostics only", left)
 			}
 			waitFor(t, "the purge's last pass", func() bool {
 				p, err := e.store.PendingPurges(context.Background())

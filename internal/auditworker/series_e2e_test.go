@@ -105,6 +105,17 @@ func TestSeriesEndToEnd(t *testing.T) {
 	if p := detail.LatestMetrics["performance_score"]; p == nil || *p != *test.Performance {
 		t.Errorf("page's latest performance %v, the test's %v", p, *test.Performance)
 	}
+	// The test keeps its diagnostics beside its report, which the page's day answers.
+	var diag struct {
+		Diagnostics struct {
+			FinalURL string
+			Requests []struct{ URL string }
+		}
+	}
+	e.call("GET", "/"+site.ID+"/pages/"+home+"/diagnostics?device=desktop", "", 200, &diag)
+	if !strings.Contains(diag.Diagnostics.FinalURL, host) || len(diag.Diagnostics.Requests) == 0 {
+		t.Errorf("the test's diagnostics: %+v", diag.Diagnostics)
+	}
 	var anns struct {
 		Result struct{ List []struct{ Text string } }
 	}

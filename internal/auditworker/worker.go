@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -256,7 +257,7 @@ func (w *Worker) detect(ctx context.Context, site model.Website, page model.Page
 }
 
 // audit audits a page on a device and stores the result, its median report at reportKey ("":
-// the page's report of the day).
+// the page's report of the day), with that run's diagnostics beside it.
 func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page, device, target, reportKey string) (model.LabResult, error) {
 	// Refuse a forbidden target before starting a browser; the browser's own connections are
 	// guarded too (redirects, subresources), by its proxy.
@@ -273,19 +274,15 @@ func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page,
 	}
 	defer os.RemoveAll(dir)
 
-	reports := make([]*lighthouse.Report, 0, w.cfg.Runs)
-	paths := make([]string, 0, w.cfg.Runs)
-	for i := range w.cfg.Runs {
-		path := filepath.Join(dir, fmt.Sprintf("run-%d.json", i))
-		rep, err := w.lighthouseRun(ctx, target, device, path)
-		if err != nil {
-			return model.LabResult{}, err
-		}
-		reports = append(reports, rep)
-		paths = append(paths, path)
+	runs, err := w.lighthouseRuns(ctx, target, device, dir)
+	if err != nil {
+		return model.LabResult{}, err
 	}
-	median := lighthouse.MedianRun(reports)
-	rep := reports[median]
+	reports := make([]*lighthouse.Report, len(runs))
+	for i, r := range runs {
+		reports[i] = r.report
+	}
+	median := runs[lighthouse.MedianRun(reports)]
 
 	timing, err := w.navigationTiming(ctx, target)
 	if err != nil {
@@ -296,11 +293,7 @@ func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page,
 		return model.LabResult{}, fmt.Errorf("html validation: %w", err)
 	}
 
-	now := w.now()
-	res := model.LabResult{
-		Page: page.ID, Device: device, Day: model.Day(now), Audited: now, Runs: len(reports),
-		LighthouseVersion: rep.LighthouseVersion, Metrics: labMetrics(rep), Samples: runSamples(reports),
-	}
+	res := w.labResult(page.ID, device, reports, median.report)
 	// All four document timings come from one unthrottled Navigation Timing load, so that
 	// they add up; Lighthouse's server-response-time is left aside.
 	res.Metrics["dns_time"] = timing.DNS
@@ -308,31 +301,15 @@ func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page,
 	res.Metrics["server_time"] = timing.Server
 	res.Metrics["transfer_time"] = timing.Transfer
 	res.Metrics["validation_errors"] = float64(validation.Errors)
-	for _, o := range rep.Opportunities {
-		res.Opportunities = append(res.Opportunities, model.Opportunity{ID: o.ID, Title: o.Title, Category: o.Category, Description: o.Description, DisplayValue: o.DisplayValue})
-	}
 
-	raw, err := os.ReadFile(paths[median])
-	if err != nil {
-		return res, err
-	}
 	res.ReportKey = reportKey
 	if reportKey == "" {
 		res.ReportKey = blobstore.PagePrefix(site.Account, site.ID, page.ID) + "lighthouse/" + res.Day + "-" + device + ".json.gz"
 	}
-	if err := w.objects.Put(ctx, res.ReportKey, gzipped(raw), "application/gzip"); err != nil {
+	if err := w.storeReport(ctx, res.ReportKey, median.path); err != nil {
 		return res, err
 	}
-	// Lighthouse's own HTML report of the same run, beside it, for people (the dashboard).
-	htmlPath := strings.TrimSuffix(paths[median], ".json") + ".html"
-	if err := w.runner.RenderHTML(ctx, paths[median], htmlPath); err != nil {
-		return res, fmt.Errorf("render the HTML report: %w", err)
-	}
-	htmlReport, err := os.ReadFile(htmlPath)
-	if err != nil {
-		return res, err
-	}
-	if err := w.objects.Put(ctx, blobstore.HTMLReportKey(res.ReportKey), gzipped(htmlReport), "application/gzip"); err != nil {
+	if err := w.storeDiagnostics(ctx, res.ReportKey, median.path); err != nil {
 		return res, err
 	}
 	// Refused (ErrNotFound) once the website or page is deleted; the report just stored is
@@ -342,6 +319,111 @@ func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page,
 	}
 	// The pages lists show the page's summary: make it again with this result.
 	return res, w.summaries.Refresh(ctx, site, page)
+}
+
+// lighthouseOutcome is one Lighthouse run of an audit: its report, parsed, and where the
+// runner wrote it (its side files beside it).
+type lighthouseOutcome struct {
+	report *lighthouse.Report
+	path   string
+}
+
+// lighthouseRuns makes the audit's runs, each in a fresh browser, writing into dir.
+func (w *Worker) lighthouseRuns(ctx context.Context, target, device, dir string) ([]lighthouseOutcome, error) {
+	runs := make([]lighthouseOutcome, 0, w.cfg.Runs)
+	for i := range w.cfg.Runs {
+		path := filepath.Join(dir, fmt.Sprintf("run-%d.json", i))
+		rep, err := w.lighthouseRun(ctx, target, device, path)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, lighthouseOutcome{report: rep, path: path})
+	}
+	return runs, nil
+}
+
+// labResult is the day's result of the runs, rep being the median one's report.
+func (w *Worker) labResult(page, device string, reports []*lighthouse.Report, rep *lighthouse.Report) model.LabResult {
+	now := w.now()
+	res := model.LabResult{
+		Page: page, Device: device, Day: model.Day(now), Audited: now, Runs: len(reports),
+		LighthouseVersion: rep.LighthouseVersion, Metrics: labMetrics(rep), Samples: runSamples(reports),
+	}
+	for _, o := range rep.Opportunities {
+		res.Opportunities = append(res.Opportunities, model.Opportunity{ID: o.ID, Title: o.Title, Category: o.Category, Description: o.Description, DisplayValue: o.DisplayValue})
+	}
+	return res
+}
+
+// storeReport stores the median run's JSON report at key and Lighthouse's own HTML report of
+// it beside, for people (the dashboard).
+func (w *Worker) storeReport(ctx context.Context, key, path string) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := w.objects.Put(ctx, key, gzipped(raw), "application/gzip"); err != nil {
+		return err
+	}
+	htmlPath := strings.TrimSuffix(path, ".json") + ".html"
+	if err := w.runner.RenderHTML(ctx, path, htmlPath); err != nil {
+		return fmt.Errorf("render the HTML report: %w", err)
+	}
+	htmlReport, err := os.ReadFile(htmlPath)
+	if err != nil {
+		return err
+	}
+	return w.objects.Put(ctx, blobstore.HTMLReportKey(key), gzipped(htmlReport), "application/gzip")
+}
+
+// storeDiagnostics stores the diagnostics of the run whose report is at path (stored at
+// reportKey) beside its report: the diagnostics JSON, its images once each, and the HAR. A run
+// that cannot be explained (Lighthouse recorded no DevTools log) is stored without them, and
+// said in the log: the day's metrics stand without diagnostics.
+func (w *Worker) storeDiagnostics(ctx context.Context, reportKey, path string) error {
+	started := time.Now()
+	harPath, phasesPath := path+".har", path+".phases.json"
+	if err := w.runner.Network(ctx, lighthouse.DevtoolsLogPath(path), harPath, phasesPath); err != nil {
+		w.log.WarnContext(ctx, "no diagnostics: the run's network log could not be read", "report", reportKey, "err", err)
+		return nil
+	}
+	var in lighthouse.DiagnosisInput
+	for _, f := range []struct {
+		path string
+		to   *[]byte
+	}{{path, &in.Report}, {phasesPath, &in.Phases}, {lighthouse.ShiftsPath(path), &in.Shifts}} {
+		b, err := os.ReadFile(f.path)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		*f.to = b
+	}
+	dg, err := lighthouse.Diagnose(in)
+	if err != nil {
+		w.log.WarnContext(ctx, "no diagnostics", "report", reportKey, "err", err)
+		return nil
+	}
+	for _, im := range dg.Images {
+		if err := w.objects.Put(ctx, blobstore.DiagnosticsImageKey(reportKey, im.Name), im.Data, im.ContentType); err != nil {
+			return err
+		}
+	}
+	har, err := os.ReadFile(harPath)
+	if err != nil {
+		return err
+	}
+	if err := w.objects.Put(ctx, blobstore.HARKey(reportKey), gzipped(har), "application/gzip"); err != nil {
+		return err
+	}
+	body, err := json.Marshal(dg.Diagnostics)
+	if err != nil {
+		return err
+	}
+	if err := w.objects.Put(ctx, blobstore.DiagnosticsKey(reportKey), gzipped(body), "application/gzip"); err != nil {
+		return err
+	}
+	w.log.DebugContext(ctx, "diagnostics stored", "report", reportKey, "images", len(dg.Images), "ms", time.Since(started).Milliseconds())
+	return nil
 }
 
 // lighthouseRun runs Lighthouse once in a fresh browser session, which it closes before

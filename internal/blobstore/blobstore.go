@@ -34,6 +34,23 @@ func HTMLReportKey(jsonKey string) string {
 	return strings.TrimSuffix(jsonKey, ".json.gz") + ".html.gz"
 }
 
+// DiagnosticsKey is the key of the gzipped diagnostics (model.Diagnostics as JSON) of the run
+// whose report is stored at reportKey; HARKey that of its gzipped HAR, and DiagnosticsImageKey
+// that of one of its images. All sit beside the report, under its page's (or series') prefix,
+// so that a purge removes them with it and the bucket's expiry keeps them as long as the report.
+func DiagnosticsKey(reportKey string) string { return reportBase(reportKey) + ".diagnostics.json.gz" }
+
+// HARKey is the key of the gzipped HAR of the run whose report is stored at reportKey.
+func HARKey(reportKey string) string { return reportBase(reportKey) + ".har.gz" }
+
+// DiagnosticsImageKey is the key of the image named name of the run whose report is stored at
+// reportKey (names are the diagnostics', unique within a run).
+func DiagnosticsImageKey(reportKey, name string) string {
+	return reportBase(reportKey) + ".images/" + name
+}
+
+func reportBase(reportKey string) string { return strings.TrimSuffix(reportKey, ".json.gz") }
+
 // TestPrefix is the key prefix of every object of a multistep test.
 func TestPrefix(account, website, test string) string {
 	return WebsitePrefix(account, website) + "tests/" + test + "/"

@@ -1,0 +1,150 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/blobstore"
+	"github.com/openvitals/openvitals/internal/model"
+)
+
+// labResultOn answers the page's lab result on the device on the day the query parameter date
+// names (yyyy-MM-dd or yyyyMMdd), the latest without one: a 404 problem when there is none.
+func (s *Server) labResultOn(r *http.Request, site model.Website, pageID, device string) (model.LabResult, error) {
+	q := r.URL.Query().Get("date")
+	if q == "" {
+		latest, ok, err := s.metrics.LatestResult(r.Context(), site, pageID, device)
+		if err != nil {
+			return model.LabResult{}, err
+		}
+		if !ok {
+			return model.LabResult{}, newProblem(http.StatusNotFound, "no audit of this page on "+device+" yet")
+		}
+		return latest, nil
+	}
+	day := strings.ReplaceAll(q, "-", "")
+	if _, err := time.Parse(model.DayLayout, day); err != nil {
+		return model.LabResult{}, badRequest("date must be a day, yyyy-MM-dd", FieldError{Field: "date", Message: "must be yyyy-MM-dd"})
+	}
+	rs, err := s.store.LabResults(r.Context(), site, pageID, device, day, day)
+	if err != nil {
+		return model.LabResult{}, err
+	}
+	if len(rs) == 0 {
+		return model.LabResult{}, newProblem(http.StatusNotFound, "no audit of this page on "+device+" on "+q)
+	}
+	return rs[0], nil
+}
+
+// diagnosedResult is the lab result a diagnostics request names, with a report kept.
+func (s *Server) diagnosedResult(r *http.Request, c caller) (model.Website, model.Page, model.LabResult, error) {
+	site, p, device, err := s.pageAndDevice(r, c)
+	if err != nil {
+		return site, p, model.LabResult{}, err
+	}
+	res, err := s.labResultOn(r, site, p.ID, device)
+	if err != nil {
+		return site, p, res, err
+	}
+	if res.ReportKey == "" {
+		return site, p, res, errNoDiagnostics
+	}
+	return site, p, res, nil
+}
+
+// errNoDiagnostics answers an audit that kept none (audits before diagnostics were kept).
+var errNoDiagnostics = newProblem(http.StatusNotFound, "no diagnostics were kept for this audit (audits before diagnostics kept the report only)")
+
+// pageDiagnostics answers the diagnostics of the median run of a day's audit of a page, each
+// image with the URL that serves it.
+func (s *Server) pageDiagnostics(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, p, res, err := s.diagnosedResult(r, c)
+	if err != nil {
+		return err
+	}
+	key := blobstore.DiagnosticsKey(res.ReportKey)
+	gz, err := s.reports.Get(r.Context(), key)
+	if errors.Is(err, blobstore.ErrNotFound) {
+		return errNoDiagnostics
+	}
+	if err != nil {
+		return err
+	}
+	raw, err := gunzipReport(key, gz)
+	if err != nil {
+		return err
+	}
+	var d model.Diagnostics
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return fmt.Errorf("decode diagnostics %s: %w", key, err)
+	}
+	date := model.DayToISO(res.Day)
+	query := "?" + url.Values{"device": {res.Device}, "date": {date}}.Encode()
+	images := "/" + site.ID + "/pages/" + p.ID + "/diagnostics/images/"
+	for i := range d.Filmstrip {
+		d.Filmstrip[i].URL = images + d.Filmstrip[i].Image + query
+	}
+	if d.FinalScreenshot != nil {
+		d.FinalScreenshot.URL = images + d.FinalScreenshot.Image + query
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{
+		"date": date, "device": res.Device, "har": "/" + site.ID + "/pages/" + p.ID + "/diagnostics/har" + query,
+		"diagnostics": d,
+	})
+}
+
+// imageName is what the audit worker names images: 16 hex digits of their hash and a type.
+var imageName = regexp.MustCompile(`^[0-9a-f]{16}\.(jpg|png|webp)$`)
+
+var imageTypes = map[string]string{".jpg": "image/jpeg", ".png": "image/png", ".webp": "image/webp"}
+
+// diagnosticsImage serves one filmstrip frame or final screenshot of a day's diagnostics.
+func (s *Server) diagnosticsImage(w http.ResponseWriter, r *http.Request, c caller) error {
+	name := r.PathValue("name")
+	if !imageName.MatchString(name) {
+		return newProblem(http.StatusNotFound, "no image "+name+" in these diagnostics")
+	}
+	_, _, res, err := s.diagnosedResult(r, c)
+	if err != nil {
+		return err
+	}
+	img, err := s.reports.Get(r.Context(), blobstore.DiagnosticsImageKey(res.ReportKey, name))
+	if errors.Is(err, blobstore.ErrNotFound) {
+		return newProblem(http.StatusNotFound, "no image "+name+" in these diagnostics")
+	}
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	h.Set("Content-Type", imageTypes[name[strings.LastIndexByte(name, '.'):]])
+	// Named by their content: an image never changes under its name.
+	h.Set("Cache-Control", "private, max-age=86400, immutable")
+	_, _ = w.Write(img)
+	return nil
+}
+
+// diagnosticsHAR serves the HAR 1.2 of the median run of a day's audit.
+func (s *Server) diagnosticsHAR(w http.ResponseWriter, r *http.Request, c caller) error {
+	_, p, res, err := s.diagnosedResult(r, c)
+	if err != nil {
+		return err
+	}
+	key := blobstore.HARKey(res.ReportKey)
+	gz, err := s.reports.Get(r.Context(), key)
+	if errors.Is(err, blobstore.ErrNotFound) {
+		return errNoDiagnostics
+	}
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-%s-%s.har"`, p.ID, res.Device, res.Day))
+	return writeGzipped(w, r, key, gz)
+}

@@ -1,0 +1,119 @@
+package api_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/openvitals/openvitals/internal/blobstore"
+	"github.com/openvitals/openvitals/internal/model"
+)
+
+func gzipBytes(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	_, _ = zw.Write(b)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestDiagnostics: a day's diagnostics come with the URLs of their images, which serve them
+// with the key, and the run's HAR; a day without diagnostics, an unknown day, another
+// account's page and an unknown image answer 404, bad input 400.
+func TestDiagnostics(t *testing.T) {
+	e := newTestEnv(t)
+	f := newLabFixture(t, e)
+	ctx := context.Background()
+	w, err := e.store.Website(ctx, "acme", f.site.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	today := model.Day(f.today)
+	rs, err := e.store.LabResults(ctx, w, f.home.ID, "desktop", today, today)
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("today's result: %v %v", rs, err)
+	}
+	key := rs[0].ReportKey
+	frame := []byte{0xff, 0xd8, 0xff, 0xe0, 'f', 'r', 'a', 'm', 'e'}
+	const image = "0123456789abcdef.jpg"
+	lcp := 812.5
+	d := model.Diagnostics{
+		URL: "https://example.com/", FinalURL: "https://example.com/", LighthouseVersion: "13.5.0", FetchTime: f.today,
+		Filmstrip:       []model.Frame{{Time: 300, Image: image}, {Time: 600, Image: image}},
+		FinalScreenshot: &model.Frame{Time: 812, Image: image},
+		Marks:           model.Marks{LCP: &lcp},
+		Requests: []model.Request{{URL: "https://example.com/", Start: 0, End: 120, Wait: &lcp, TransferSize: 12345, ResourceSize: 54321,
+			Type: "Document", Status: 200, Document: true, Entity: "example.com"}},
+		LCP:          &model.LCP{Time: lcp, Selector: "body > img", Phases: model.LCPPhases{TTFB: 100, RenderDelay: 712.5}},
+		Shifts:       []model.LayoutShift{{Time: 500, Score: 0.12, Causes: []model.ShiftCause{{Kind: model.ShiftUnsizedImage, URL: "https://example.com/a.jpg"}}}},
+		LongTasks:    []model.LongTask{},
+		MainThread:   []model.WorkCategory{{Category: "scriptEvaluation", Label: "Script Evaluation", Duration: 300}},
+		ThirdParties: []model.ThirdParty{},
+	}
+	body, _ := json.Marshal(d)
+	har := []byte(`{"log":{"version":"1.2","creator":{"name":"openvitals","version":"1"},"pages":[],"entries":[]}}`)
+	for k, v := range map[string][]byte{
+		blobstore.DiagnosticsKey(key):             gzipBytes(t, body),
+		blobstore.HARKey(key):                     gzipBytes(t, har),
+		blobstore.DiagnosticsImageKey(key, image): frame,
+	} {
+		if err := e.objects.Put(ctx, k, v, "application/octet-stream"); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	base := "/" + f.site.ID + "/pages/" + f.home.ID + "/diagnostics"
+	var got struct {
+		Date, Device, HAR string
+		Diagnostics       model.Diagnostics
+	}
+	for _, q := range []string{"?device=desktop", "?device=desktop&date=" + f.today.Format("2006-01-02")} {
+		e.do("GET", base+q, viewerKey, nil).want(t, 200).decode(t, &got)
+		if got.Date != f.today.Format("2006-01-02") || got.Device != "desktop" || got.Diagnostics.LCP == nil ||
+			got.Diagnostics.Requests[0].TransferSize != 12345 || len(got.Diagnostics.Filmstrip) != 2 {
+			t.Fatalf("diagnostics %+v", got)
+		}
+	}
+	for _, fr := range append(got.Diagnostics.Filmstrip, *got.Diagnostics.FinalScreenshot) {
+		if !strings.HasPrefix(fr.URL, base+"/images/"+image+"?") {
+			t.Fatalf("frame URL %q", fr.URL)
+		}
+		res := e.do("GET", fr.URL, viewerKey, nil).want(t, 200)
+		if !bytes.Equal(res.body, frame) || res.header.Get("Content-Type") != "image/jpeg" {
+			t.Errorf("image: %q %s", res.body, res.header.Get("Content-Type"))
+		}
+		e.do("GET", fr.URL, "", nil).want(t, 401)
+		e.do("GET", fr.URL, otherKey, nil).want(t, 404).problem(t)
+	}
+	res := e.do("GET", got.HAR, viewerKey, nil).want(t, 200)
+	if !bytes.Equal(res.body, har) || !strings.Contains(res.header.Get("Content-Disposition"), ".har") {
+		t.Errorf("HAR %s, %s", res.body, res.header.Get("Content-Disposition"))
+	}
+	req := httptest.NewRequest("GET", got.HAR, nil)
+	req.Header.Set("Authorization", "Bearer "+viewerKey)
+	req.Header.Set("Accept-Encoding", "gzip")
+	rec := httptest.NewRecorder() // not e.send: the contract checker reads bodies as sent, plain
+	e.handler.ServeHTTP(rec, req)
+	if rec.Code != 200 || rec.Header().Get("Content-Encoding") != "gzip" || !bytes.Equal(rec.Body.Bytes(), gzipBytes(t, har)) {
+		t.Errorf("HAR to a gzip client: %d %v", rec.Code, rec.Header())
+	}
+
+	yesterday := "&date=" + f.today.AddDate(0, 0, -1).Format("2006-01-02")
+	for _, path := range []string{base + "?device=desktop" + yesterday, base + "/har?device=desktop" + yesterday,
+		base + "/images/" + image + "?device=desktop" + yesterday, base + "?device=desktop&date=2001-01-01",
+		base + "/images/fedcba9876543210.jpg?device=desktop", base + "/images/..%2Freport.json.gz?device=desktop",
+		base + "?device=mobile&date=2001-01-01", "/" + f.site.ID + "/pages/nosuchpage/diagnostics?device=desktop"} {
+		e.do("GET", path, viewerKey, nil).want(t, 404).problem(t)
+	}
+	e.do("GET", base+"?device=desktop", otherKey, nil).want(t, 404).problem(t)
+	e.do("GET", base+"?device=tablet", viewerKey, nil).want(t, 400).problem(t, "device")
+	e.do("GET", base+"?device=desktop&date=2026-13-45", viewerKey, nil).want(t, 400).problem(t, "date")
+	e.do("GET", base+"/har?device=desktop&date=x", viewerKey, nil).want(t, 400).problem(t, "date")
+}
