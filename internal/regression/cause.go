@@ -22,8 +22,26 @@ import (
 // MaxCauseItems bounds a regression's cause: the top of the list is what matters.
 const MaxCauseItems = 10
 
-// labCause compares the stored reports of a lab regression's last good and first bad days.
+// labCause compares a lab regression's last good and first bad days: their diagnostics when
+// both kept them, else their stored reports.
 func (w *Watcher) labCause(ctx context.Context, before, after model.LabResult, metric string) ([]model.CauseItem, error) {
+	var diags [2]*model.Diagnostics
+	for i, r := range []model.LabResult{before, after} {
+		d, err := compare.ReadDiagnostics(ctx, w.reports, r.ReportKey)
+		if err != nil {
+			return nil, fmt.Errorf("diagnostics of %s: %w", r.Day, err)
+		}
+		diags[i] = d
+	}
+	if diags[0] != nil && diags[1] != nil {
+		loads := compare.CompareLoads(diags[0], diags[1], compare.DefaultThresholds)
+		return ExplainLoads(diags[0], diags[1], loads, after.Device, metric, newlyFailing(before.Opportunities, after.Opportunities)), nil
+	}
+	return w.reportCause(ctx, before, after, metric)
+}
+
+// reportCause compares the stored reports of a lab regression's last good and first bad days.
+func (w *Watcher) reportCause(ctx context.Context, before, after model.LabResult, metric string) ([]model.CauseItem, error) {
 	var facts [2]*lighthouse.Facts
 	for i, r := range []model.LabResult{before, after} {
 		key, err := reportKey(r)

@@ -82,7 +82,7 @@
       return el('tr', null, el('th', { scope: 'row', text: label }), f.slots.map(function (s) {
         var fr = s[key], m = mark(marks, s.time);
         var td = el('td', { class: 'frame' + (s[key + 'Changed'] ? ' changed' : '') + (m ? ' marked' : '') });
-        if (fr) td.appendChild(frameImage(fr.url, label + ' at ' + fmt(s.time, 'ms')));
+        if (fr) td.appendChild(fr.url ? frameImage(fr.url, label + ' at ' + fmt(s.time, 'ms')) : el('span', { class: 'muted', text: fmt(fr.time, 'ms') }));
         if (m) td.appendChild(el('span', { class: 'badge', text: m }));
         return td;
       }));
