@@ -17,6 +17,7 @@ import (
 	"github.com/openvitals/openvitals/internal/auditworker"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/blobstore"
+	"github.com/openvitals/openvitals/internal/contract"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/regression"
 )
@@ -142,6 +143,7 @@ func TestComparisonEndToEnd(t *testing.T) {
 		req.Header.Set("Authorization", "Bearer acme-viewer-key-0123456789")
 		rec := httptest.NewRecorder()
 		handler.ServeHTTP(rec, req)
+		contract.Check(t, req, rec.Code, rec.Header(), rec.Body.Bytes())
 		if rec.Code != 200 {
 			t.Fatalf("GET %s: %d %s", path, rec.Code, rec.Body)
 		}

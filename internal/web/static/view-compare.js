@@ -57,7 +57,15 @@
     ov.field('Base (day or test)', a), ov.field('Target', b), el('button', { type: 'submit', text: 'Compare' }));
   }
 
+  // metricsTable shows the watched metrics (those with a unit and a direction) and, behind a
+  // disclosure, every other value the audits have.
   function metricsTable(ms) {
+    var watched = ms.filter(function (m) { return m.higherIsWorse !== undefined; });
+    var others = ms.filter(function (m) { return m.higherIsWorse === undefined; });
+    return el('div', { id: 'compare-metrics' }, metricRows(watched, 'Spreads are the interquartile range of each audit\'s Lighthouse runs'),
+      others.length ? el('details', null, el('summary', { text: 'Other values (' + others.length + ')' }), metricRows(others)) : null);
+  }
+  function metricRows(ms, caption) {
     return table([
       { label: 'Metric', cell: function (m) { return METRICS[m.name] ? METRICS[m.name].label : m.name; } },
       { label: 'Base', n: true, cell: function (m) { return fmt(m.base, unitOf(m)) + spread(m.baseSpread, m); } },
@@ -68,7 +76,7 @@
           signed(m.change, unitOf(m)) + (m.changePercent === null ? '' : ' (' + signed(m.changePercent, '') + ' %)'),
           m.beyondSpread ? '' : m.baseSpread !== null ? ' within noise' : '');
       } }
-    ], ms, 'Spreads are the interquartile range of each audit\'s Lighthouse runs');
+    ], ms, caption);
   }
   function spread(s, m) { return s === null ? '' : ' ± ' + fmt(s / 2, unitOf(m)); }
 
