@@ -84,9 +84,9 @@ func TestDashboardCompare(t *testing.T) {
 			t.Errorf("the changed request %s (%s) is not listed", r.URL, r.Kind)
 		}
 	}
-	tb.waitFor("the frames", `() => { const imgs = [...document.querySelectorAll('.filmstrip img')];
+	tb.waitFor("the frames", `() => { const imgs = [...document.querySelectorAll('.cmp-film img')];
 		return imgs.length > 0 && imgs.every(i => i.complete && i.naturalWidth > 0) }`)
-	if n := tb.eval(`() => document.querySelectorAll('.filmstrip tbody tr').length`).(float64); n != 2 {
+	if n := tb.eval(`() => document.querySelectorAll('.cmp-film tbody tr').length`).(float64); n != 2 {
 		t.Errorf("%v filmstrip rows, want the base's and the target's", n)
 	}
 	tb.screenshot(shots, "compare")

@@ -534,6 +534,71 @@ func (tb *tab) screenshot(dir, name string) {
 	}
 }
 
+// checkDiagnostics checks the page view's diagnostics panel (mobile) against the API's: every
+// frame shown from its image, the waterfall's bars and the table underneath one per request,
+// the main document and the LCP's element named; it screenshots the panel alone.
+func (tb *tab) checkDiagnostics(d *dashboard, pageID, shots string) {
+	t := tb.t
+	t.Helper()
+	var api struct {
+		Diagnostics struct {
+			Filmstrip []struct{ URL string }
+			Requests  []struct{ URL string }
+			LCP       *struct{ Selector, Label string }
+		}
+	}
+	d.call(t, "GET", "/"+d.site.ID+"/pages/"+pageID+"/diagnostics?device=mobile", dashViewerKey, "", 200, &api)
+	dg := api.Diagnostics
+	if len(dg.Filmstrip) == 0 || len(dg.Requests) == 0 || dg.LCP == nil {
+		t.Fatalf("the demo's diagnostics: %d frames, %d requests, LCP %v", len(dg.Filmstrip), len(dg.Requests), dg.LCP)
+	}
+	tb.waitFor("the diagnostics' frames", `() => {
+		const imgs = [...document.querySelectorAll('#diagnostics .filmstrip img')];
+		return imgs.length > 0 && imgs.every(i => i.complete && i.naturalWidth > 0 && i.src.startsWith('blob:'));
+	}`)
+	got := tb.eval(`() => [
+		document.querySelectorAll('#diagnostics .filmstrip li').length,
+		document.querySelectorAll('#diagnostics svg.waterfall g.req').length,
+		document.querySelectorAll('#diagnostics .wf-table tbody tr').length,
+		document.querySelectorAll('#diagnostics svg.waterfall g.doc').length,
+		document.querySelector('#diagnostics .filmstrip li.marked') !== null,
+	]`).([]any)
+	if int(got[0].(float64)) != len(dg.Filmstrip) || int(got[1].(float64)) != min(len(dg.Requests), 80) ||
+		int(got[2].(float64)) != len(dg.Requests) || got[3].(float64) != 1 || got[4] != true {
+		t.Errorf("diagnostics panel: %v frames, bars, rows, documents, a marked frame; the API has %d frames and %d requests", got, len(dg.Filmstrip), len(dg.Requests))
+	}
+	if text := tb.text("#diagnostics"); !strings.Contains(text, dg.LCP.Selector) || !strings.Contains(text, "Time to first byte") {
+		t.Errorf("the panel does not name the LCP element %q and its phases", dg.LCP.Selector)
+	}
+	// The requests' table opens by keyboard: its summary is focusable.
+	if tb.eval(`() => { const s = document.querySelector('#diagnostics .wf-table summary'); s.focus(); return document.activeElement === s; }`) != true {
+		t.Error("the requests' table cannot be reached by keyboard")
+	}
+	tb.eval(`() => document.activeElement.blur()`)
+	// A window tall enough for the whole panel, for its screenshot only.
+	if err := (proto.EmulationSetDeviceMetricsOverride{Width: 1280, Height: 2400, DeviceScaleFactor: 1}).Call(tb.page); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = (proto.EmulationSetDeviceMetricsOverride{Width: 1280, Height: 900, DeviceScaleFactor: 1}).Call(tb.page)
+	}()
+	panel, err := tb.page.Element("#diagnostics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := panel.ScrollIntoView(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	png, err := panel.Screenshot(proto.PageCaptureScreenshotFormatPng, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(shots, "diagnostics.png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // blankCanvases counts the charts' canvases with no pixel drawn, after waiting for them.
 func (tb *tab) chartCanvases() (total, blank int) {
 	tb.t.Helper()
@@ -719,6 +784,7 @@ func TestDashboard(t *testing.T) {
 			t.Error("the annotation is not on the timeline")
 		}
 		tb.screenshot(shots, "page")
+		tb.checkDiagnostics(d, home.ID, shots)
 		// The dark scheme follows the system's, charts included.
 		if err := (proto.EmulationSetEmulatedMedia{Features: []*proto.EmulationMediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}}).Call(tb.page); err != nil {
 			t.Fatal(err)

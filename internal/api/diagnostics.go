@@ -84,6 +84,7 @@ func (s *Server) pageDiagnostics(w http.ResponseWriter, r *http.Request, c calle
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return fmt.Errorf("decode diagnostics %s: %w", key, err)
 	}
+	d.EmptyListsNotNull()
 	date := model.DayToISO(res.Day)
 	query := "?" + url.Values{"device": {res.Device}, "date": {date}}.Encode()
 	images := "/" + site.ID + "/pages/" + p.ID + "/diagnostics/images/"

@@ -51,11 +51,10 @@ func TestDiagnostics(t *testing.T) {
 		Marks:           model.Marks{LCP: &lcp},
 		Requests: []model.Request{{URL: "https://example.com/", Start: 0, End: 120, Wait: &lcp, TransferSize: 12345, ResourceSize: 54321,
 			Type: "Document", Status: 200, Document: true, Entity: "example.com"}},
-		LCP:          &model.LCP{Time: lcp, Selector: "body > img", Phases: model.LCPPhases{TTFB: 100, RenderDelay: 712.5}},
-		Shifts:       []model.LayoutShift{{Time: 500, Score: 0.12, Causes: []model.ShiftCause{{Kind: model.ShiftUnsizedImage, URL: "https://example.com/a.jpg"}}}},
-		LongTasks:    []model.LongTask{},
-		MainThread:   []model.WorkCategory{{Category: "scriptEvaluation", Label: "Script Evaluation", Duration: 300}},
-		ThirdParties: []model.ThirdParty{},
+		LCP:        &model.LCP{Time: lcp, Selector: "body > img", Phases: model.LCPPhases{TTFB: 100, RenderDelay: 712.5}},
+		Shifts:     []model.LayoutShift{{Time: 500, Score: 0.12, Causes: []model.ShiftCause{{Kind: model.ShiftUnsizedImage, URL: "https://example.com/a.jpg"}}}},
+		MainThread: []model.WorkCategory{{Category: "scriptEvaluation", Label: "Script Evaluation", Duration: 300}},
+		// No long tasks or third parties: stored as null, answered as [].
 	}
 	body, _ := json.Marshal(d)
 	har := []byte(`{"log":{"version":"1.2","creator":{"name":"openvitals","version":"1"},"pages":[],"entries":[]}}`)
@@ -77,7 +76,8 @@ func TestDiagnostics(t *testing.T) {
 	for _, q := range []string{"?device=desktop", "?device=desktop&date=" + f.today.Format("2006-01-02")} {
 		e.do("GET", base+q, viewerKey, nil).want(t, 200).decode(t, &got)
 		if got.Date != f.today.Format("2006-01-02") || got.Device != "desktop" || got.Diagnostics.LCP == nil ||
-			got.Diagnostics.Requests[0].TransferSize != 12345 || len(got.Diagnostics.Filmstrip) != 2 {
+			got.Diagnostics.Requests[0].TransferSize != 12345 || len(got.Diagnostics.Filmstrip) != 2 ||
+			got.Diagnostics.LongTasks == nil || got.Diagnostics.ThirdParties == nil {
 			t.Fatalf("diagnostics %+v", got)
 		}
 	}

@@ -15,14 +15,14 @@ import (
 	"github.com/openvitals/openvitals/internal/queue"
 )
 
-// heldSite serves a small page, and holds the audit's last fetch of it (the document fetched
-// for validation, by Go's HTTP client, after Lighthouse and the timing load) until release is
-// called; arrived is closed when that fetch comes in.
+// heldSite serves a small page, and holds the audit's load of it (Lighthouse's request for the
+// document, the audit's only fetch of it) until release is called; arrived is closed when that
+// request comes in.
 func heldSite(t *testing.T) (host string, arrived <-chan struct{}, release func()) {
 	in, out := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.Contains(r.UserAgent(), "Chrome") {
+		if r.URL.Path == "/" {
 			once.Do(func() { close(in) })
 			select {
 			case <-out:
@@ -41,7 +41,7 @@ func heldSite(t *testing.T) (host string, arrived <-chan struct{}, release func(
 }
 
 // TestDeleteDuringAuditLeavesNothing deletes a website, or a page, while its audit is running
-// (Lighthouse done, the document being fetched), lets the purge pass, then lets the audit
+// (Lighthouse waiting for the document), lets the purge pass, then lets the audit
 // finish: once the purge's last pass is done, a full table scan and a listing of the whole
 // bucket find nothing of the website or page.
 func TestDeleteDuringAuditLeavesNothing(t *testing.T) {

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -44,9 +43,9 @@ type WorkerConfig struct {
 	Scheme string
 	// Browser is how sessions are launched: the Chromium binary and the SSRF guard.
 	Browser browser.Options
-	// RunTimeout bounds one Lighthouse run, and the navigation-timing load.
+	// RunTimeout bounds one Lighthouse run.
 	RunTimeout time.Duration
-	// MaxDocumentBytes bounds the document fetched for validation.
+	// MaxDocumentBytes bounds the document validated (the copy Lighthouse kept of it).
 	MaxDocumentBytes int64
 	// Events records what an audit changes: budgets' statuses, a page's audit failing or
 	// recovering (nil: nothing is recorded).
@@ -62,7 +61,6 @@ type Worker struct {
 	store   *store.Store
 	objects *blobstore.Bucket
 	runner  *lighthouse.Runner
-	client  *http.Client
 	log     *slog.Logger
 	now     func() time.Time
 	handle  queue.BatchHandler
@@ -86,7 +84,7 @@ func NewWorker(cfg WorkerConfig, st *store.Store, objects *blobstore.Bucket, run
 		cfg.MaxDocumentBytes = 10 << 20
 	}
 	w := &Worker{cfg: cfg, store: st, objects: objects, runner: runner,
-		client: browser.NewHTTPClient(cfg.Browser.Guard), log: log, now: func() time.Time { return time.Now().UTC() }}
+		log: log, now: func() time.Time { return time.Now().UTC() }}
 	w.summaries = metrics.NewReader(st, w.now)
 	w.budgets = budget.NewChecker(st, w.summaries)
 	w.handle = queue.Each(log, func(ctx context.Context, d queue.Delivery[audit.Job]) error {
@@ -283,24 +281,25 @@ func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page,
 		reports[i] = r.report
 	}
 	median := runs[lighthouse.MedianRun(reports)]
-
-	timing, err := w.navigationTiming(ctx, target)
+	dg, harPath := w.diagnose(ctx, median.path)
+	timing, validation, err := w.document(ctx, median, dg)
 	if err != nil {
-		return model.LabResult{}, fmt.Errorf("navigation timing: %w", err)
-	}
-	validation, err := w.validate(ctx, target)
-	if err != nil {
-		return model.LabResult{}, fmt.Errorf("html validation: %w", err)
+		return model.LabResult{}, err
 	}
 
 	res := w.labResult(page.ID, device, reports, median.report)
-	// All four document timings come from one unthrottled Navigation Timing load, so that
-	// they add up; Lighthouse's server-response-time is left aside.
-	res.Metrics["dns_time"] = timing.DNS
-	res.Metrics["connect_time"] = timing.Connect
-	res.Metrics["server_time"] = timing.Server
-	res.Metrics["transfer_time"] = timing.Transfer
-	res.Metrics["validation_errors"] = float64(validation.Errors)
+	// The document's timings come from the median run's own load of it (its DevTools log), so
+	// that they add up; Lighthouse's server-response-time is left aside. Without a DevTools log
+	// they are absent, as is the validation without the document's copy.
+	if timing != nil {
+		res.Metrics["dns_time"] = timing.DNS
+		res.Metrics["connect_time"] = timing.Connect
+		res.Metrics["server_time"] = timing.Server
+		res.Metrics["transfer_time"] = timing.Transfer
+	}
+	if validation != nil {
+		res.Metrics["validation_errors"] = float64(validation.Errors)
+	}
 
 	res.ReportKey = reportKey
 	if reportKey == "" {
@@ -309,7 +308,7 @@ func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page,
 	if err := w.storeReport(ctx, res.ReportKey, median.path); err != nil {
 		return res, err
 	}
-	if err := w.storeDiagnostics(ctx, res.ReportKey, median.path); err != nil {
+	if err := w.storeDiagnostics(ctx, res.ReportKey, dg, harPath); err != nil {
 		return res, err
 	}
 	// Refused (ErrNotFound) once the website or page is deleted; the report just stored is
@@ -326,6 +325,8 @@ func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page,
 type lighthouseOutcome struct {
 	report *lighthouse.Report
 	path   string
+	// dials are the connections the run's proxy opened, which its document timing needs.
+	dials browser.Dials
 }
 
 // lighthouseRuns makes the audit's runs, each in a fresh browser, writing into dir.
@@ -333,11 +334,11 @@ func (w *Worker) lighthouseRuns(ctx context.Context, target, device, dir string)
 	runs := make([]lighthouseOutcome, 0, w.cfg.Runs)
 	for i := range w.cfg.Runs {
 		path := filepath.Join(dir, fmt.Sprintf("run-%d.json", i))
-		rep, err := w.lighthouseRun(ctx, target, device, path)
+		rep, dials, err := w.lighthouseRun(ctx, target, device, path)
 		if err != nil {
 			return nil, err
 		}
-		runs = append(runs, lighthouseOutcome{report: rep, path: path})
+		runs = append(runs, lighthouseOutcome{report: rep, path: path, dials: dials})
 	}
 	return runs, nil
 }
@@ -376,16 +377,14 @@ func (w *Worker) storeReport(ctx context.Context, key, path string) error {
 	return w.objects.Put(ctx, blobstore.HTMLReportKey(key), gzipped(htmlReport), "application/gzip")
 }
 
-// storeDiagnostics stores the diagnostics of the run whose report is at path (stored at
-// reportKey) beside its report: the diagnostics JSON, its images once each, and the HAR. A run
-// that cannot be explained (Lighthouse recorded no DevTools log) is stored without them, and
-// said in the log: the day's metrics stand without diagnostics.
-func (w *Worker) storeDiagnostics(ctx context.Context, reportKey, path string) error {
-	started := time.Now()
+// diagnose reads the diagnostics of the run whose report is at path, and writes its HAR beside
+// it (harPath). A run that cannot be explained (Lighthouse recorded no DevTools log) answers
+// nil, said in the log: the day's metrics stand without diagnostics.
+func (w *Worker) diagnose(ctx context.Context, path string) (dg *lighthouse.Diagnosis, harPath string) {
 	harPath, phasesPath := path+".har", path+".phases.json"
 	if err := w.runner.Network(ctx, lighthouse.DevtoolsLogPath(path), harPath, phasesPath); err != nil {
-		w.log.WarnContext(ctx, "no diagnostics: the run's network log could not be read", "report", reportKey, "err", err)
-		return nil
+		w.log.WarnContext(ctx, "no diagnostics: the run's network log could not be read", "err", err)
+		return nil, ""
 	}
 	var in lighthouse.DiagnosisInput
 	for _, f := range []struct {
@@ -394,13 +393,68 @@ func (w *Worker) storeDiagnostics(ctx context.Context, reportKey, path string) e
 	}{{path, &in.Report}, {phasesPath, &in.Phases}, {lighthouse.ShiftsPath(path), &in.Shifts}} {
 		b, err := os.ReadFile(f.path)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
+			w.log.WarnContext(ctx, "no diagnostics", "err", err)
+			return nil, ""
 		}
 		*f.to = b
 	}
 	dg, err := lighthouse.Diagnose(in)
 	if err != nil {
-		w.log.WarnContext(ctx, "no diagnostics", "report", reportKey, "err", err)
+		w.log.WarnContext(ctx, "no diagnostics", "err", err)
+		return nil, ""
+	}
+	return dg, harPath
+}
+
+// document answers the document's timing and validation from the median run's own load: its
+// request's phases in the DevTools log (the proxy's share moved back, see
+// browser.DocumentTiming) and the copy Lighthouse kept of it. Either is nil when the run lacks
+// what it needs. A document that answered 400 or more is a permanent failure.
+func (w *Worker) document(ctx context.Context, run lighthouseOutcome, dg *lighthouse.Diagnosis) (*browser.Timing, *lighthouse.Validation, error) {
+	var timing *browser.Timing
+	if dg != nil {
+		for _, r := range dg.Diagnostics.Requests {
+			if !r.Document {
+				continue
+			}
+			if r.Status >= 400 {
+				return nil, nil, &documentStatusError{URL: r.URL, Status: fmt.Sprintf("%d %s", r.Status, http.StatusText(r.Status))}
+			}
+			t := browser.DocumentTiming(browser.DocumentPhases{URL: r.URL, Status: r.Status, DNS: orZero(r.DNS),
+				Connect: orZero(r.Connect), Wait: orZero(r.Wait), Download: orZero(r.Download)}, run.dials)
+			timing = &t
+			break
+		}
+	}
+	html, err := os.ReadFile(lighthouse.DocumentPath(run.path))
+	if errors.Is(err, os.ErrNotExist) {
+		w.log.WarnContext(ctx, "no validation: Lighthouse kept no copy of the document")
+		return timing, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if int64(len(html)) > w.cfg.MaxDocumentBytes {
+		return nil, nil, errDocumentTooLarge
+	}
+	v, err := w.runner.ValidateHTML(ctx, html)
+	if err != nil {
+		return nil, nil, fmt.Errorf("html validation: %w", err)
+	}
+	return timing, &v, nil
+}
+
+func orZero(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// storeDiagnostics stores a run's diagnostics beside its report stored at reportKey: the
+// diagnostics JSON, its images once each, and the HAR at harPath. No diagnostics, nothing.
+func (w *Worker) storeDiagnostics(ctx context.Context, reportKey string, dg *lighthouse.Diagnosis, harPath string) error {
+	if dg == nil {
 		return nil
 	}
 	for _, im := range dg.Images {
@@ -419,90 +473,50 @@ func (w *Worker) storeDiagnostics(ctx context.Context, reportKey, path string) e
 	if err != nil {
 		return err
 	}
-	if err := w.objects.Put(ctx, blobstore.DiagnosticsKey(reportKey), gzipped(body), "application/gzip"); err != nil {
-		return err
-	}
-	w.log.DebugContext(ctx, "diagnostics stored", "report", reportKey, "images", len(dg.Images), "ms", time.Since(started).Milliseconds())
-	return nil
+	return w.objects.Put(ctx, blobstore.DiagnosticsKey(reportKey), gzipped(body), "application/gzip")
 }
 
 // lighthouseRun runs Lighthouse once in a fresh browser session, which it closes before
 // returning, so that no run inherits another's cache or state.
-func (w *Worker) lighthouseRun(ctx context.Context, target, device, path string) (*lighthouse.Report, error) {
+func (w *Worker) lighthouseRun(ctx context.Context, target, device, path string) (*lighthouse.Report, browser.Dials, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.RunTimeout)
 	defer cancel()
 	sess, err := browser.Launch(ctx, w.cfg.Browser)
 	if err != nil {
-		return nil, fmt.Errorf("launch browser: %w", err)
+		return nil, browser.Dials{}, fmt.Errorf("launch browser: %w", err)
 	}
 	started := time.Now()
 	_, err = w.runner.Audit(ctx, lighthouse.AuditRequest{URL: target, Port: sess.Port(), Device: device, ReportPath: path})
 	refused := sess.RefusedConnections()
 	unreached := sess.Unreached(target, started)
+	dials := sess.DialsSince(started)
 	if cerr := sess.Close(); cerr != nil {
 		w.log.WarnContext(ctx, "close browser", "err", cerr)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("lighthouse: %w", err)
+		return nil, dials, fmt.Errorf("lighthouse: %w", err)
 	}
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("lighthouse report: %w", err)
+		return nil, dials, fmt.Errorf("lighthouse report: %w", err)
 	}
 	rep, err := lighthouse.Parse(raw)
 	if err != nil {
-		return nil, err
+		return nil, dials, err
 	}
 	if rep.RuntimeError != nil {
 		var load *browser.LoadError
 		if errors.As(unreached, &load) {
 			// Lighthouse saw the proxy's answer for the document (a 502, a failed tunnel); the
 			// proxy knows why it could not reach it, which decides whether to retry.
-			return nil, &unreachedError{runtime: rep.RuntimeError, load: load}
+			return nil, dials, &unreachedError{runtime: rep.RuntimeError, load: load}
 		}
 		if len(refused) > 0 {
-			return nil, fmt.Errorf("%w (refused connections: %v)", rep.RuntimeError, refused)
+			return nil, dials, fmt.Errorf("%w (refused connections: %v)", rep.RuntimeError, refused)
 		}
-		return nil, rep.RuntimeError
+		return nil, dials, rep.RuntimeError
 	}
-	return rep, nil
-}
-
-func (w *Worker) navigationTiming(ctx context.Context, target string) (browser.Timing, error) {
-	ctx, cancel := context.WithTimeout(ctx, w.cfg.RunTimeout)
-	defer cancel()
-	sess, err := browser.Launch(ctx, w.cfg.Browser)
-	if err != nil {
-		return browser.Timing{}, fmt.Errorf("launch browser: %w", err)
-	}
-	defer sess.Close()
-	return browser.NavigationTiming(ctx, sess, target)
-}
-
-// validate fetches the document through the SSRF guard and counts html-validate's errors.
-func (w *Worker) validate(ctx context.Context, target string) (lighthouse.Validation, error) {
-	ctx, cancel := context.WithTimeout(ctx, w.cfg.RunTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
-	if err != nil {
-		return lighthouse.Validation{}, err
-	}
-	res, err := w.client.Do(req)
-	if err != nil {
-		return lighthouse.Validation{}, err
-	}
-	defer res.Body.Close()
-	if res.StatusCode >= 400 {
-		return lighthouse.Validation{}, &documentStatusError{URL: target, Status: res.Status}
-	}
-	html, err := io.ReadAll(io.LimitReader(res.Body, w.cfg.MaxDocumentBytes+1))
-	if err != nil {
-		return lighthouse.Validation{}, err
-	}
-	if int64(len(html)) > w.cfg.MaxDocumentBytes {
-		return lighthouse.Validation{}, errDocumentTooLarge
-	}
-	return w.runner.ValidateHTML(ctx, html)
+	return rep, dials, nil
 }
 
 // runSamples keeps every run's value of the metrics regression detection watches: with

@@ -388,3 +388,74 @@ func (w *docWatch) snapshot() docState {
 	defer w.mu.Unlock()
 	return w.state
 }
+
+// Dials are the connections a session's proxy opened to targets in a span of time, kept past
+// the session's end for DocumentTiming.
+type Dials struct{ records []dialRecord }
+
+// DialsSince returns what the session's proxy dialed since t.
+func (s *Session) DialsSince(t time.Time) Dials {
+	if s.proxy == nil {
+		return Dials{}
+	}
+	return Dials{records: s.proxy.dialsSince(t)}
+}
+
+// DocumentPhases are a document request's phases as the browser recorded them in a load
+// another tool drove (Lighthouse's, read from its DevTools log), in ms; a phase not made is 0.
+type DocumentPhases struct {
+	URL      string
+	Status   int
+	DNS      float64
+	Connect  float64 // TLS included
+	Wait     float64 // request sent to the first response byte
+	Download float64
+}
+
+// DocumentTiming is the Timing of a document from the phases the browser recorded behind the
+// session's proxy, with the proxy's share moved to where a direct load spends it, as
+// NavigationTiming does: the proxy's resolution of the host into DNS (out of Connect for https,
+// whose tunnel Chromium times as its connection), and for http its connection too, out of the
+// wait (Chromium waits while the proxy dials). The dial used is the first to the document's
+// host since dials began: a fresh session's first load of the document opens it.
+func DocumentTiming(p DocumentPhases, dials Dials) Timing {
+	t := Timing{DNS: p.DNS, Connect: p.Connect, Server: p.Wait, Transfer: p.Download, Status: p.Status, URL: p.URL}
+	u, err := url.Parse(p.URL)
+	if err != nil {
+		return t
+	}
+	target := hostPort(p.URL)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	first := func(match func(dialRecord) bool) (dialRecord, bool) {
+		var best dialRecord
+		found := false
+		for _, d := range dials.records {
+			if match(d) && (!found || d.Start.Before(best.Start)) {
+				best, found = d, true
+			}
+		}
+		return best, found
+	}
+	switch u.Scheme {
+	case "https":
+		if t.Connect <= 0 {
+			break // a connection already open: nothing was resolved for this request
+		}
+		if d, ok := first(func(d dialRecord) bool { return d.Target == target && d.URL == "" }); ok {
+			dns := ms(d.Stats.DNS)
+			t.DNS += dns
+			t.Connect = nonNegative(t.Connect - dns)
+		}
+	case "http":
+		if d, ok := first(func(d dialRecord) bool { return d.Target == target && d.URL == p.URL }); ok {
+			dns, connect := ms(d.Stats.DNS), ms(d.Stats.Connect)
+			t.DNS += dns
+			t.Connect += connect
+			t.Server = nonNegative(t.Server - dns - connect)
+		}
+	}
+	for _, v := range []*float64{&t.DNS, &t.Connect, &t.Server, &t.Transfer} {
+		*v = math.Round(*v*1000) / 1000
+	}
+	return t
+}

@@ -91,6 +91,7 @@ func Diagnose(in DiagnosisInput) (*Diagnosis, error) {
 	d.LongTasks = longTasksOf(l)
 	d.MainThread = mainThreadOf(l)
 	d.ThirdParties = thirdPartiesOf(l, d.Requests, d.LongTasks)
+	d.EmptyListsNotNull()
 	return out, nil
 }
 

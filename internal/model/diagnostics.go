@@ -166,3 +166,26 @@ type DocumentTiming struct {
 	Wait     float64 `json:"wait"` // request sent to first byte (server time)
 	Download float64 `json:"download"`
 }
+
+// EmptyListsNotNull makes d's absent lists empty, so that its JSON has [] where there is
+// nothing, never null.
+func (d *Diagnostics) EmptyListsNotNull() {
+	if d.Filmstrip == nil {
+		d.Filmstrip = []Frame{}
+	}
+	if d.Requests == nil {
+		d.Requests = []Request{}
+	}
+	if d.Shifts == nil {
+		d.Shifts = []LayoutShift{}
+	}
+	if d.LongTasks == nil {
+		d.LongTasks = []LongTask{}
+	}
+	if d.MainThread == nil {
+		d.MainThread = []WorkCategory{}
+	}
+	if d.ThirdParties == nil {
+		d.ThirdParties = []ThirdParty{}
+	}
+}

@@ -95,7 +95,7 @@
         return td;
       }));
     };
-    return el('div', { class: 'scroll filmstrip', tabindex: '0', role: 'region', 'aria-label': 'Filmstrips, every ' + fmt(f.step, 'ms') },
+    return el('div', { class: 'scroll cmp-film', tabindex: '0', role: 'region', 'aria-label': 'Filmstrips, every ' + fmt(f.step, 'ms') },
       el('table', null, el('thead', null, el('tr', null, el('th', { text: 'Time' }), f.slots.map(function (s) { return el('th', { class: 'n', text: (s.time / 1000).toFixed(1) + ' s' }); }))),
         el('tbody', null, row(baseName, 'base', f.baseMarks), row(targetName, 'target', f.targetMarks))));
   }

@@ -145,6 +145,7 @@
       var names = {};
       names[pageID] = detail.alias || detail.url;
       out.push(regs.length ? ov.regressionList(w, regs, names) : empty('No regression or improvement detected on this page and device.'));
+      out.push(ov.diagnosticsPanel(w, pageID, device));
       out.push(el('h2', { text: 'Compare two audits' }), ov.comparePicker(w, pageID, device, dates));
       out.push(el('h2', { text: 'Lighthouse report' }));
       out.push(reportPicker(w, pageID, device, dates));

@@ -1,0 +1,105 @@
+//go:build linux
+
+package auditworker
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/browser"
+	"github.com/openvitals/openvitals/internal/lighthouse"
+)
+
+// TestDocumentTimingAgrees audits fixture documents the way the worker does (the document's
+// timing from the median run's own load) and loads them again the old way (a Navigation
+// Timing load of its own, browser.NavigationTiming), and shows that both see what the server
+// did: its wait before the first byte and its pause within the body. The values of each are
+// logged side by side (BENCHMARKS.md keeps a measurement).
+func TestDocumentTimingAgrees(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real Lighthouse runs")
+	}
+	const wait, pause = 150 * time.Millisecond, 100 * time.Millisecond
+	const page = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Timed</title></head><body><h1>Timed</h1>`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if r.URL.Path == "/slow" {
+			time.Sleep(wait)
+		}
+		w.WriteHeader(200)
+		_, _ = w.Write([]byte(page))
+		w.(http.Flusher).Flush()
+		if r.URL.Path == "/slow" {
+			time.Sleep(pause)
+		}
+		_, _ = w.Write([]byte(`<p>The end of the document.</p></body></html>`))
+	}))
+	t.Cleanup(srv.Close)
+
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := browser.LookBin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := lighthouse.NewRunner(lighthouse.DefaultRunnerConfig(root))
+	t.Cleanup(func() { _ = runner.Close() })
+	temp, err := os.MkdirTemp("", "ov-doc-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(temp) })
+	log := slog.New(slog.DiscardHandler)
+	w := NewWorker(WorkerConfig{Runs: 1, Scheme: "http", Browser: browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: true}, TempRoot: temp}},
+		nil, nil, runner, log)
+	ctx := context.Background()
+
+	for _, path := range []string{"/fast", "/slow"} {
+		target := srv.URL + path
+		dir := t.TempDir()
+		rep, dials, err := w.lighthouseRun(ctx, target, lighthouse.DeviceDesktop, filepath.Join(dir, "run.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := lighthouseOutcome{report: rep, path: filepath.Join(dir, "run.json"), dials: dials}
+		dg, _ := w.diagnose(ctx, run.path)
+		now, validation, err := w.document(ctx, run, dg)
+		if err != nil || now == nil || validation == nil {
+			t.Fatalf("%s: document timing %v, validation %v: %v", path, now, validation, err)
+		}
+		sess, err := browser.Launch(ctx, w.cfg.Browser)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old, err := browser.NavigationTiming(ctx, sess, target)
+		_ = sess.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: from the run's own load dns %.2f connect %.2f server %.2f transfer %.2f; from a load of its own dns %.2f connect %.2f server %.2f transfer %.2f",
+			path, now.DNS, now.Connect, now.Server, now.Transfer, old.DNS, old.Connect, old.Server, old.Transfer)
+		if now.Status != 200 || now.URL != target || validation.Errors != 0 {
+			t.Errorf("%s: status %d, URL %s, %d validation errors", path, now.Status, now.URL, validation.Errors)
+		}
+		if path == "/slow" {
+			ms := func(d time.Duration) float64 { return float64(d.Milliseconds()) }
+			for name, v := range map[string][2]float64{"server": {now.Server, old.Server}, "transfer": {now.Transfer, old.Transfer}} {
+				want := ms(wait)
+				if name == "transfer" {
+					want = ms(pause)
+				}
+				if v[0] < want || v[1] < want {
+					t.Errorf("%s %s: %.1f from the run, %.1f from its own load; the server made it at least %.0f", path, name, v[0], v[1], want)
+				}
+			}
+		}
+	}
+}
