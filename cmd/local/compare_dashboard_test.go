@@ -89,6 +89,7 @@ func TestDashboardCompare(t *testing.T) {
 	if n := tb.eval(`() => document.querySelectorAll('.cmp-film tbody tr').length`).(float64); n != 2 {
 		t.Errorf("%v filmstrip rows, want the base's and the target's", n)
 	}
+	tb.eval(`() => window.scrollTo(0, 0)`)
 	tb.screenshot(shots, "compare")
 
 	// The page view picks two days.
