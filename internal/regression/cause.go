@@ -34,8 +34,7 @@ func (w *Watcher) labCause(ctx context.Context, before, after model.LabResult, m
 		diags[i] = d
 	}
 	if diags[0] != nil && diags[1] != nil {
-		loads := compare.CompareLoads(diags[0], diags[1], compare.DefaultThresholds)
-		return ExplainLoads(diags[0], diags[1], loads, after.Device, metric, newlyFailing(before.Opportunities, after.Opportunities)), nil
+		return ExplainLoads(diags[0], diags[1], after.Device, metric, newlyFailing(before.Opportunities, after.Opportunities)), nil
 	}
 	return w.reportCause(ctx, before, after, metric)
 }
@@ -293,11 +292,13 @@ func value(v *float64) float64 {
 func round(v float64) float64 { return math.Round(v*1000) / 1000 }
 
 // ExplainLoads ranks what changed between two loads of a page (the last good and the first
-// bad day's diagnostics, compared) by its likely effect on metric, largest first: requests
-// added (render-blocking ones apart), grown or slowed, the LCP element and its phases, new
-// layout shifts and long tasks; requests removed follow with no effect, and the audits failing
-// now that passed before (failing) last. device is the audits' ("mobile" or "desktop").
-func ExplainLoads(before, after *model.Diagnostics, l compare.Loads, device, metric string, failing []model.Opportunity) []model.CauseItem {
+// bad day's diagnostics, compared as compare.CompareLoads does) by its likely effect on
+// metric, largest first: requests added (render-blocking ones apart), grown or slowed, the LCP
+// element and its phases, new layout shifts and long tasks; requests removed follow with no
+// effect, and the audits failing now that passed before (failing) last. device is the
+// audits' ("mobile" or "desktop").
+func ExplainLoads(before, after *model.Diagnostics, device, metric string, failing []model.Opportunity) []model.CauseItem {
+	l := compare.CompareLoads(before, after, compare.DefaultThresholds)
 	w := weights[metric]
 	msPerKiB := 0.8 // desktop preset: 10 Mbit/s
 	if device == lighthouse.DeviceMobile {

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openvitals/openvitals/internal/compare"
 	"github.com/openvitals/openvitals/internal/model"
 )
 
@@ -33,10 +32,9 @@ func TestExplainLoads(t *testing.T) {
 		Shifts:    []model.LayoutShift{{Time: 1500, Score: 0.2, Elements: []model.Element{{Selector: "p.intro"}}}},
 		LongTasks: []model.LongTask{{URL: "https://cdn.example.com/big.js", Start: 900, Duration: 250}},
 	}
-	l := compare.CompareLoads(before, after, compare.DefaultThresholds)
 	failing := newlyFailing([]model.Opportunity{{ID: "uses-long-cache-ttl", Category: "performance"}},
 		[]model.Opportunity{{ID: "uses-long-cache-ttl", Category: "performance"}, {ID: "render-blocking-insight", Title: "Render-blocking requests", Category: "performance"}})
-	items := ExplainLoads(before, after, l, "mobile", "lcp", failing)
+	items := ExplainLoads(before, after, "mobile", "lcp", failing)
 	var titles []string
 	for _, it := range items {
 		titles = append(titles, it.Kind+": "+it.Title)
@@ -64,7 +62,7 @@ func TestExplainLoads(t *testing.T) {
 		t.Errorf("the script: %+v", items[0])
 	}
 
-	cls := ExplainLoads(before, after, l, "mobile", "cls", nil)
+	cls := ExplainLoads(before, after, "mobile", "cls", nil)
 	if len(cls) != 2 || cls[0].Kind != "layout_shift" || cls[0].Title != "New layout shift of p.intro (0.200)" || cls[1].Kind != "resource_removed" {
 		t.Errorf("CLS cause %+v", cls)
 	}
