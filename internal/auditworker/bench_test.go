@@ -15,6 +15,7 @@ package auditworker_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -284,6 +285,7 @@ func BenchmarkAuditVsCLI(b *testing.B) {
 	type sample struct {
 		secs, perf, lcp float64
 		lhTotal         float64 // lhr.timing.total, s; 0 for whole audits
+		diag            float64 // s the run's diagnostics took (HAR, phases, reading, storing); runner runs only
 		load            string
 	}
 	kinds := []string{"runner", "cli", "audit"}
@@ -301,7 +303,8 @@ func BenchmarkAuditVsCLI(b *testing.B) {
 				switch kind {
 				case "runner":
 					d, rep := e.runnerRun(ctx, b, out)
-					s = sample{secs: d.Seconds(), perf: deref(rep.Performance), lcp: deref(rep.LCP), lhTotal: rep.lhTotal.Seconds()}
+					s = sample{secs: d.Seconds(), perf: deref(rep.Performance), lcp: deref(rep.LCP), lhTotal: rep.lhTotal.Seconds(),
+						diag: e.diagnostics(ctx, b, out).Seconds()}
 				case "cli":
 					d, rep := e.cliRun(ctx, b, out)
 					s = sample{secs: d.Seconds(), perf: deref(rep.Performance), lcp: deref(rep.LCP), lhTotal: rep.lhTotal.Seconds()}
@@ -331,6 +334,16 @@ func BenchmarkAuditVsCLI(b *testing.B) {
 			medianOf(lhTotal), strings.Join(perf, " "), strings.Join(lcp, " "), strings.Join(load, " "))
 	}
 	runnerS, cliS, auditS := secs["runner"], secs["cli"], secs["audit"]
+	var lhTotals, diags []float64
+	for _, s := range samples["runner"] {
+		lhTotals = append(lhTotals, s.lhTotal)
+		diags = append(diags, s.diag*1000)
+	}
+	b.Logf("diagnostics of each runner run, ms: %v", diags)
+	b.ReportMetric(medianOf(auditS)/medianOf(runnerS), "audit/runner-median")
+	b.ReportMetric(medianOf(auditS)/medianOf(lhTotals), "audit/lh-total-median")
+	b.ReportMetric(medianOf(diags), "diagnostics-ms-median")
+	e.reportStoredBytes(b)
 	b.ReportMetric(medianOf(runnerS), "runner-s-median")
 	b.ReportMetric(meanOf(runnerS), "runner-s-mean")
 	b.ReportMetric(medianOf(cliS), "cli-s-median")
@@ -342,6 +355,91 @@ func BenchmarkAuditVsCLI(b *testing.B) {
 	b.ReportMetric(medianOf(auditS)/medianOf(cliS), "audit/cli-median")
 	b.ReportMetric(meanOf(auditS)/meanOf(cliS), "audit/cli-mean")
 	b.ReportMetric(0, "ns/op")
+}
+
+// diagnostics times what an audit adds for the diagnostics of a run whose report is at out:
+// the HAR and phases from its DevTools log, reading them, and storing them as the worker does
+// (gzipped JSON, images, gzipped HAR) under a key of the benchmark's own.
+func (e *benchEnv) diagnostics(ctx context.Context, b *testing.B, out string) time.Duration {
+	b.Helper()
+	start := time.Now()
+	har, phases := out+".har", out+".phases.json"
+	if err := e.runner.Network(ctx, lighthouse.DevtoolsLogPath(out), har, phases); err != nil {
+		b.Fatal(err)
+	}
+	var in lighthouse.DiagnosisInput
+	var err error
+	if in.Report, err = os.ReadFile(out); err != nil {
+		b.Fatal(err)
+	}
+	if in.Phases, err = os.ReadFile(phases); err != nil {
+		b.Fatal(err)
+	}
+	if in.Shifts, err = os.ReadFile(lighthouse.ShiftsPath(out)); err != nil {
+		b.Fatal(err)
+	}
+	dg, err := lighthouse.Diagnose(in)
+	if err != nil {
+		b.Fatal(err)
+	}
+	key := "bench/" + filepath.Base(out) + ".gz"
+	for _, im := range dg.Images {
+		if err := e.objects.Put(ctx, blobstore.DiagnosticsImageKey(key, im.Name), im.Data, im.ContentType); err != nil {
+			b.Fatal(err)
+		}
+	}
+	raw, err := os.ReadFile(har)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := e.objects.Put(ctx, blobstore.HARKey(key), gzipBytes(raw), "application/gzip"); err != nil {
+		b.Fatal(err)
+	}
+	body, err := json.Marshal(dg.Diagnostics)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := e.objects.Put(ctx, blobstore.DiagnosticsKey(key), gzipBytes(body), "application/gzip"); err != nil {
+		b.Fatal(err)
+	}
+	return time.Since(start)
+}
+
+// reportStoredBytes reports the bytes the page's last audit stored: its reports (JSON and
+// HTML) and its diagnostics (JSON, images, HAR), and the share the diagnostics add.
+func (e *benchEnv) reportStoredBytes(b *testing.B) {
+	b.Helper()
+	ctx := context.Background()
+	keys, err := e.objects.Keys(ctx, blobstore.PagePrefix(e.site.Account, e.site.ID, e.page.ID))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var reports, diags int
+	for _, k := range keys {
+		body, err := e.objects.Get(ctx, k)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if strings.HasSuffix(k, "-desktop.json.gz") || strings.HasSuffix(k, "-desktop.html.gz") {
+			reports += len(body)
+		} else {
+			diags += len(body)
+		}
+	}
+	b.Logf("stored for the day: reports %d bytes, diagnostics %d bytes (%d objects in all)", reports, diags, len(keys))
+	b.ReportMetric(float64(reports), "report-bytes")
+	b.ReportMetric(float64(diags), "diagnostics-bytes")
+	if reports > 0 {
+		b.ReportMetric(100*float64(diags)/float64(reports), "diagnostics-%-of-reports")
+	}
+}
+
+func gzipBytes(b []byte) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	_, _ = zw.Write(b)
+	_ = zw.Close()
+	return buf.Bytes()
 }
 
 // BenchmarkAuditStability audits the fixture page 5 times with runs=1 and 5 times with runs=3

@@ -392,9 +392,14 @@ func shiftCauseKind(cause string) string {
 	return model.ShiftOther
 }
 
+// longTasksOf reads long-tasks, leaving out Lighthouse's own scripts (_lighthouse-eval.js, what
+// its gatherers evaluate in the page after the load): they are not the page's.
 func longTasksOf(l *lhr) []model.LongTask {
 	var out []model.LongTask
 	for _, t := range items[LongTask](l, "long-tasks") {
+		if strings.Contains(t.URL, "_lighthouse-eval.js") {
+			continue
+		}
 		out = append(out, model.LongTask{URL: t.URL, Start: round1(t.StartTime), Duration: round1(t.Duration)})
 	}
 	slices.SortStableFunc(out, func(a, b model.LongTask) int { return cmpFloat(a.Start, b.Start) })
