@@ -381,7 +381,8 @@ func ExplainLoads(before, after *model.Diagnostics, device, metric string, faili
 	}
 	was, now := blocking(before), blocking(after)
 	for u, ms := range now {
-		if grew := ms - was[u]; grew >= 20 {
+		// Work no script is named for points at nothing to change (as in Explain).
+		if grew := ms - was[u]; grew >= 20 && u != "" && u != "Unattributable" {
 			add(model.CauseItem{Kind: "long_task_added", Title: fmt.Sprintf("Long tasks of %s block the main thread %.0f ms more", cmp.Or(hostOf(u), "the page"), grew),
 				URL: u, Before: round(was[u]), After: round(ms), Unit: "ms"}, grew)
 		}
