@@ -10,7 +10,8 @@ import (
 func ptr(v float64) *float64 { return &v }
 
 // TestExplainLoads: a render-blocking script added, the LCP element and its render delay
-// changed, the hero grown: the cause of an LCP regression names each, the script first; that
+// changed, the hero grown: the cause of an LCP regression names each, the script first (and
+// not the long task no script is named for); that
 // of a CLS regression names the new layout shift only.
 func TestExplainLoads(t *testing.T) {
 	before := &model.Diagnostics{
@@ -30,7 +31,7 @@ func TestExplainLoads(t *testing.T) {
 		LCP: &model.LCP{Time: 2300, Selector: "img.hero", ImageURL: "https://example.com/hero.jpg",
 			Phases: model.LCPPhases{TTFB: 210, LoadDelay: ptr(690), LoadDuration: ptr(700), RenderDelay: 700}},
 		Shifts:    []model.LayoutShift{{Time: 1500, Score: 0.2, Elements: []model.Element{{Selector: "p.intro"}}}},
-		LongTasks: []model.LongTask{{URL: "https://cdn.example.com/big.js", Start: 900, Duration: 250}},
+		LongTasks: []model.LongTask{{URL: "https://cdn.example.com/big.js", Start: 900, Duration: 250}, {URL: "Unattributable", Start: 1200, Duration: 200}},
 	}
 	failing := newlyFailing([]model.Opportunity{{ID: "uses-long-cache-ttl", Category: "performance"}},
 		[]model.Opportunity{{ID: "uses-long-cache-ttl", Category: "performance"}, {ID: "render-blocking-insight", Title: "Render-blocking requests", Category: "performance"}})
