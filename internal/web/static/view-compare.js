@@ -62,7 +62,7 @@
   function metricsTable(ms) {
     var watched = ms.filter(function (m) { return m.higherIsWorse !== undefined; });
     var others = ms.filter(function (m) { return m.higherIsWorse === undefined; });
-    return el('div', { id: 'compare-metrics' }, metricRows(watched, 'Spreads are the interquartile range of each audit\'s Lighthouse runs'),
+    return el('div', { id: 'compare-metrics' }, metricRows(watched, '± half the interquartile range of each audit\'s Lighthouse runs'),
       others.length ? el('details', null, el('summary', { text: 'Other values (' + others.length + ')' }), metricRows(others)) : null);
   }
   function metricRows(ms, caption) {
