@@ -14,6 +14,7 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"image"
@@ -386,13 +387,25 @@ func (d *demo) waitForAudit(ctx context.Context, site model.Website, page model.
 	return got, err
 }
 
-// keepReport copies a result's reports (JSON and HTML) to keys of their own under the page's
-// prefix, named by the shop's version, which the next audit of the day does not replace, and
-// returns the JSON report's key.
+// keepReport copies a result's reports (JSON and HTML) and its diagnostics (JSON, images,
+// HAR) to keys of their own under the page's prefix, named by the shop's version, which the
+// next audit of the day does not replace, and returns the JSON report's key.
 func (d *demo) keepReport(ctx context.Context, site model.Website, page model.Page, r model.LabResult, version string) (string, error) {
 	key := blobstore.PagePrefix(site.Account, site.ID, page.ID) + "lighthouse/demo-v" + version + "-" + r.Device + ".json.gz"
-	for _, k := range [][2]string{{r.ReportKey, key}, {blobstore.HTMLReportKey(r.ReportKey), blobstore.HTMLReportKey(key)}} {
+	copies := [][2]string{{r.ReportKey, key}, {blobstore.HTMLReportKey(r.ReportKey), blobstore.HTMLReportKey(key)},
+		{blobstore.DiagnosticsKey(r.ReportKey), blobstore.DiagnosticsKey(key)}, {blobstore.HARKey(r.ReportKey), blobstore.HARKey(key)}}
+	images, err := d.objects.Keys(ctx, blobstore.DiagnosticsImageKey(r.ReportKey, ""))
+	if err != nil {
+		return "", err
+	}
+	for _, k := range images {
+		copies = append(copies, [2]string{k, blobstore.DiagnosticsImageKey(key, strings.TrimPrefix(k, blobstore.DiagnosticsImageKey(r.ReportKey, "")))})
+	}
+	for i, k := range copies {
 		b, err := d.objects.Get(ctx, k[0])
+		if i >= 2 && errors.Is(err, blobstore.ErrNotFound) { // an audit that kept no diagnostics
+			continue
+		}
 		if err != nil {
 			return "", err
 		}

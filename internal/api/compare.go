@@ -159,24 +159,35 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request, c caller) e
 		out.Metrics = append(out.Metrics, mj)
 	}
 	if pair.Loads != nil {
-		out.Loads = toLoadsJSON(*pair.Loads)
+		out.Loads = toLoadsJSON(*pair.Loads, frameURLs(site, p.ID, device, pair.Base), frameURLs(site, p.ID, device, pair.Target))
 	}
 	return writeJSON(w, http.StatusOK, out)
 }
 
-func toLoadsJSON(l compare.Loads) *loadsJSON {
+// frameURLs is where a client fetches the frames of an audit: a day's diagnostics images (a
+// test's frames have no route: their URL is empty).
+func frameURLs(site model.Website, page, device string, l compare.Loaded) func(model.Frame) string {
+	if l.Day == "" {
+		return func(model.Frame) string { return "" }
+	}
+	query := "?" + url.Values{"device": {device}, "date": {model.DayToISO(l.Day)}}.Encode()
+	images := "/" + site.ID + "/pages/" + page + "/diagnostics/images/"
+	return func(f model.Frame) string { return images + url.PathEscape(f.Image) + query }
+}
+
+func toLoadsJSON(l compare.Loads, baseURL, targetURL func(model.Frame) string) *loadsJSON {
 	out := &loadsJSON{Requests: []requestChangeJSON{}, UnchangedRequests: l.Unchanged, LayoutShifts: []shiftChangeJSON{},
 		Filmstrip: filmstripJSON{Step: l.Filmstrip.Step, End: l.Filmstrip.End, BaseMarks: l.Filmstrip.BaseMarks,
 			TargetMarks: l.Filmstrip.TargetMarks, Slots: []slotJSON{}},
 		LCP: lcpChangeJSON{Base: l.LCP.Base, Target: l.LCP.Target, ElementChanged: l.LCP.ElementChanged, Phases: []phaseChangeJSON{}}}
-	frame := func(f *model.Frame) *frameJSON {
+	frame := func(f *model.Frame, url func(model.Frame) string) *frameJSON {
 		if f == nil {
 			return nil
 		}
-		return &frameJSON{Time: f.Time, URL: f.URL}
+		return &frameJSON{Time: f.Time, URL: url(*f)}
 	}
 	for _, s := range l.Filmstrip.Slots {
-		out.Filmstrip.Slots = append(out.Filmstrip.Slots, slotJSON{Time: s.Time, Base: frame(s.Base), Target: frame(s.Target),
+		out.Filmstrip.Slots = append(out.Filmstrip.Slots, slotJSON{Time: s.Time, Base: frame(s.Base, baseURL), Target: frame(s.Target, targetURL),
 			BaseChanged: s.BaseChanged, TargetChanged: s.TargetChanged})
 	}
 	timing := func(r *model.Request) *requestTimingJSON {

@@ -1,10 +1,15 @@
 package api_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/model"
 )
 
@@ -169,5 +174,99 @@ func TestRegressionLinksComparison(t *testing.T) {
 		if (r.ID == lab.ID) != (r.Comparison != nil) {
 			t.Errorf("regression %s in the list: comparison %+v", r.ID, r.Comparison)
 		}
+	}
+}
+
+// TestCompareLoadsAPI: two days that kept their diagnostics compare their loads too: the
+// filmstrips on one axis with the frames' image routes, the script added, the LCP element
+// changed; a day without diagnostics compares its metrics only.
+func TestCompareLoadsAPI(t *testing.T) {
+	e := newTestEnv(t)
+	site := e.createWebsite("example.com")
+	pages := e.createPages(site.ID, "/")
+	ctx := context.Background()
+	w, err := e.store.Website(ctx, "acme", site.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := storedPage(t, e, w, pages[0].ID)
+	put := func(day string, d *model.Diagnostics) {
+		t.Helper()
+		key := blobstore.PagePrefix(w.Account, w.ID, home.ID) + "lighthouse/" + day + "-mobile.json.gz"
+		if err := e.store.PutLabResult(ctx, w, home, model.LabResult{Device: "mobile", Day: day, Runs: 1, ReportKey: key,
+			Metrics: map[string]float64{"lcp": float64(len(day))}}); err != nil {
+			t.Fatal(err)
+		}
+		if d == nil {
+			return
+		}
+		raw, _ := json.Marshal(d)
+		var gz bytes.Buffer
+		zw := gzip.NewWriter(&gz)
+		_, _ = zw.Write(raw)
+		_ = zw.Close()
+		if err := e.objects.Put(ctx, blobstore.DiagnosticsKey(key), gz.Bytes(), "application/gzip"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lcp := func(v float64) *float64 { return &v }
+	put("20261110", &model.Diagnostics{
+		Filmstrip: []model.Frame{{Time: 300, Image: "aaaaaaaaaaaaaaaa.jpg"}, {Time: 900, Image: "bbbbbbbbbbbbbbbb.jpg"}},
+		Marks:     model.Marks{FCP: lcp(300), LCP: lcp(900)},
+		Requests:  []model.Request{{URL: "https://example.com/", End: 100, TransferSize: 5000, Type: "Document", Document: true}},
+		LCP:       &model.LCP{Time: 900, Selector: "h1"},
+	})
+	put("20261111", &model.Diagnostics{
+		Filmstrip: []model.Frame{{Time: 300, Image: "aaaaaaaaaaaaaaaa.jpg"}, {Time: 1500, Image: "cccccccccccccccc.jpg"}},
+		Marks:     model.Marks{FCP: lcp(300), LCP: lcp(1500)},
+		Requests: []model.Request{{URL: "https://example.com/", End: 100, TransferSize: 5000, Type: "Document", Document: true},
+			{URL: "https://cdn.example.com/big.js", Start: 100, End: 800, TransferSize: 300 << 10, Type: "Script", RenderBlocking: true, ThirdParty: true}},
+		LCP: &model.LCP{Time: 1500, Selector: "img.hero"},
+	})
+	put("20261112", nil)
+
+	var c struct {
+		Loads *struct {
+			Filmstrip struct {
+				Step  float64
+				Slots []struct {
+					Time         float64
+					Base, Target *struct {
+						Time float64
+						URL  string
+					}
+				}
+			}
+			Requests []struct {
+				Kind, URL      string
+				RenderBlocking bool
+				SizeChange     int64
+			}
+			UnchangedRequests int
+			LCP               struct{ ElementChanged bool }
+		}
+	}
+	path := "/" + site.ID + "/pages/" + home.ID + "/compare?device=mobile&base=2026-11-10&target=2026-11-11"
+	e.do("GET", path, viewerKey, nil).want(t, 200).decode(t, &c)
+	l := c.Loads
+	if l == nil {
+		t.Fatal("no loads compared")
+	}
+	if len(l.Requests) != 1 || l.Requests[0].Kind != "added" || l.Requests[0].URL != "https://cdn.example.com/big.js" || !l.Requests[0].RenderBlocking ||
+		l.Requests[0].SizeChange != 300<<10 || l.UnchangedRequests != 1 || !l.LCP.ElementChanged {
+		t.Errorf("loads %+v", l)
+	}
+	f := l.Filmstrip
+	if f.Step != 100 || len(f.Slots) != 16 || f.Slots[2].Base != nil || f.Slots[9].Base.Time != 900 || f.Slots[9].Target.Time != 300 || f.Slots[15].Target.Time != 1500 {
+		t.Fatalf("filmstrip %+v", f)
+	}
+	img := f.Slots[15].Target.URL
+	if !strings.HasPrefix(img, "/"+site.ID+"/pages/"+home.ID+"/diagnostics/images/cccccccccccccccc.jpg?") || !strings.Contains(img, "date=2026-11-11") {
+		t.Errorf("the target's frame at 1.5 s: %q", img)
+	}
+	c.Loads = nil
+	e.do("GET", strings.Replace(path, "2026-11-10", "2026-11-12", 1), viewerKey, nil).want(t, 200).decode(t, &c)
+	if c.Loads != nil {
+		t.Errorf("a day without diagnostics compared loads: %+v", c.Loads)
 	}
 }

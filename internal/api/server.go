@@ -125,7 +125,7 @@ func New(d Deps) *Server {
 	s.metrics = metrics.NewReader(d.Store, s.now)
 	s.budgets = budget.NewChecker(d.Store, s.metrics)
 	s.quota = quota.NewKeeper(d.Store, s.now)
-	s.audits = compare.NewSource(d.Store)
+	s.audits = compare.NewSource(d.Store, d.Reports)
 	s.gate = &beaconGate{views: s.quota, now: s.now, entries: map[string]gateEntry{}}
 	return s
 }

@@ -1,10 +1,16 @@
 package compare
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/store"
 )
@@ -25,13 +31,49 @@ type Loaded struct {
 	Audit
 }
 
-// Source reads the stored audits of a website's pages.
-type Source struct {
-	store *store.Store
+// Objects reads stored objects (the reports' bucket, where diagnostics are stored beside the
+// reports); *blobstore.Bucket is one.
+type Objects interface {
+	Get(ctx context.Context, key string) ([]byte, error)
 }
 
-// NewSource returns a Source over the table.
-func NewSource(st *store.Store) *Source { return &Source{store: st} }
+// ReadDiagnostics reads the diagnostics stored beside the report at reportKey: nil when the
+// audit kept none (no report, or an audit from before diagnostics were kept).
+func ReadDiagnostics(ctx context.Context, objects Objects, reportKey string) (*model.Diagnostics, error) {
+	if reportKey == "" {
+		return nil, nil
+	}
+	key := blobstore.DiagnosticsKey(reportKey)
+	gz, err := objects.Get(ctx, key)
+	if errors.Is(err, blobstore.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		return nil, fmt.Errorf("diagnostics %s: %w", key, err)
+	}
+	var d model.Diagnostics
+	if err := json.NewDecoder(io.LimitReader(zr, maxDiagnostics)).Decode(&d); err != nil {
+		return nil, fmt.Errorf("diagnostics %s: %w", key, err)
+	}
+	return &d, nil
+}
+
+// maxDiagnostics bounds the diagnostics read (decompressed): a few hundred KB for a heavy page.
+const maxDiagnostics = 64 << 20
+
+// Source reads the stored audits of a website's pages with their diagnostics.
+type Source struct {
+	store   *store.Store
+	objects Objects
+}
+
+// NewSource returns a Source over the table and the reports' bucket (nil: audits are compared
+// without their diagnostics).
+func NewSource(st *store.Store, objects Objects) *Source { return &Source{store: st, objects: objects} }
 
 // Audit reads the audit ref of a page on a device: model.ErrNotFound when there is none (no
 // result that day, an unknown test, a test of another page or device, or one that measured
@@ -49,7 +91,7 @@ func (s *Source) Audit(ctx context.Context, site model.Website, page, device str
 		if t.Finished != nil {
 			out.Audited = *t.Finished
 		}
-		return out, nil
+		return s.withDiagnostics(ctx, out)
 	}
 	results, err := s.store.LabResults(ctx, site, page, device, ref.Day, ref.Day)
 	if err != nil {
@@ -59,8 +101,17 @@ func (s *Source) Audit(ctx context.Context, site model.Website, page, device str
 		return Loaded{}, fmt.Errorf("lab result of %s on %s: %w", model.DayToISO(ref.Day), device, model.ErrNotFound)
 	}
 	r := results[0]
-	return Loaded{Ref: ref, Audited: r.Audited, Runs: r.Runs, ReportKey: r.ReportKey,
-		Audit: Audit{Metrics: r.Metrics, Samples: r.Samples}}, nil
+	return s.withDiagnostics(ctx, Loaded{Ref: ref, Audited: r.Audited, Runs: r.Runs, ReportKey: r.ReportKey,
+		Audit: Audit{Metrics: r.Metrics, Samples: r.Samples}})
+}
+
+func (s *Source) withDiagnostics(ctx context.Context, l Loaded) (Loaded, error) {
+	if s.objects == nil {
+		return l, nil
+	}
+	var err error
+	l.Diagnostics, err = ReadDiagnostics(ctx, s.objects, l.ReportKey)
+	return l, err
 }
 
 // Pair is two stored audits of a page on a device and their comparison.

@@ -57,8 +57,9 @@ type Level struct {
 
 // CauseItem is one difference between two Lighthouse reports of a page.
 type CauseItem struct {
-	// Kind is what changed: "lcp_element", "resource_added", "resource_removed",
-	// "resource_grew", "render_blocking_added", "script_main_thread", "long_task_added",
+	// Kind is what changed: "lcp_element", "lcp_resource", "lcp_phase", "resource_added",
+	// "resource_removed", "resource_grew", "render_blocking_added", "render_blocking_slowed",
+	// "request_slowed", "document_slowed", "script_main_thread", "long_task_added",
 	// "layout_shift", "audit_failing".
 	Kind   string
 	Title  string

@@ -22,8 +22,25 @@ import (
 // MaxCauseItems bounds a regression's cause: the top of the list is what matters.
 const MaxCauseItems = 10
 
-// labCause compares the stored reports of a lab regression's last good and first bad days.
+// labCause compares a lab regression's last good and first bad days: their diagnostics when
+// both kept them, else their stored reports.
 func (w *Watcher) labCause(ctx context.Context, before, after model.LabResult, metric string) ([]model.CauseItem, error) {
+	var diags [2]*model.Diagnostics
+	for i, r := range []model.LabResult{before, after} {
+		d, err := compare.ReadDiagnostics(ctx, w.reports, r.ReportKey)
+		if err != nil {
+			return nil, fmt.Errorf("diagnostics of %s: %w", r.Day, err)
+		}
+		diags[i] = d
+	}
+	if diags[0] != nil && diags[1] != nil {
+		return ExplainLoads(diags[0], diags[1], after.Device, metric, newlyFailing(before.Opportunities, after.Opportunities)), nil
+	}
+	return w.reportCause(ctx, before, after, metric)
+}
+
+// reportCause compares the stored reports of a lab regression's last good and first bad days.
+func (w *Watcher) reportCause(ctx context.Context, before, after model.LabResult, metric string) ([]model.CauseItem, error) {
 	var facts [2]*lighthouse.Facts
 	for i, r := range []model.LabResult{before, after} {
 		key, err := reportKey(r)
@@ -275,11 +292,13 @@ func value(v *float64) float64 {
 func round(v float64) float64 { return math.Round(v*1000) / 1000 }
 
 // ExplainLoads ranks what changed between two loads of a page (the last good and the first
-// bad day's diagnostics, compared) by its likely effect on metric, largest first: requests
-// added (render-blocking ones apart), grown or slowed, the LCP element and its phases, new
-// layout shifts and long tasks; requests removed follow with no effect, and the audits failing
-// now that passed before (failing) last. device is the audits' ("mobile" or "desktop").
-func ExplainLoads(before, after *model.Diagnostics, l compare.Loads, device, metric string, failing []model.Opportunity) []model.CauseItem {
+// bad day's diagnostics, compared as compare.CompareLoads does) by its likely effect on
+// metric, largest first: requests added (render-blocking ones apart), grown or slowed, the LCP
+// element and its phases, new layout shifts and long tasks; requests removed follow with no
+// effect, and the audits failing now that passed before (failing) last. device is the
+// audits' ("mobile" or "desktop").
+func ExplainLoads(before, after *model.Diagnostics, device, metric string, failing []model.Opportunity) []model.CauseItem {
+	l := compare.CompareLoads(before, after, compare.DefaultThresholds)
 	w := weights[metric]
 	msPerKiB := 0.8 // desktop preset: 10 Mbit/s
 	if device == lighthouse.DeviceMobile {
@@ -362,7 +381,8 @@ func ExplainLoads(before, after *model.Diagnostics, l compare.Loads, device, met
 	}
 	was, now := blocking(before), blocking(after)
 	for u, ms := range now {
-		if grew := ms - was[u]; grew >= 20 {
+		// Work no script is named for points at nothing to change (as in Explain).
+		if grew := ms - was[u]; grew >= 20 && u != "" && u != "Unattributable" {
 			add(model.CauseItem{Kind: "long_task_added", Title: fmt.Sprintf("Long tasks of %s block the main thread %.0f ms more", cmp.Or(hostOf(u), "the page"), grew),
 				URL: u, Before: round(was[u]), After: round(ms), Unit: "ms"}, grew)
 		}

@@ -4,14 +4,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openvitals/openvitals/internal/compare"
 	"github.com/openvitals/openvitals/internal/model"
 )
 
 func ptr(v float64) *float64 { return &v }
 
 // TestExplainLoads: a render-blocking script added, the LCP element and its render delay
-// changed, the hero grown: the cause of an LCP regression names each, the script first; that
+// changed, the hero grown: the cause of an LCP regression names each, the script first (and
+// not the long task no script is named for); that
 // of a CLS regression names the new layout shift only.
 func TestExplainLoads(t *testing.T) {
 	before := &model.Diagnostics{
@@ -31,12 +31,11 @@ func TestExplainLoads(t *testing.T) {
 		LCP: &model.LCP{Time: 2300, Selector: "img.hero", ImageURL: "https://example.com/hero.jpg",
 			Phases: model.LCPPhases{TTFB: 210, LoadDelay: ptr(690), LoadDuration: ptr(700), RenderDelay: 700}},
 		Shifts:    []model.LayoutShift{{Time: 1500, Score: 0.2, Elements: []model.Element{{Selector: "p.intro"}}}},
-		LongTasks: []model.LongTask{{URL: "https://cdn.example.com/big.js", Start: 900, Duration: 250}},
+		LongTasks: []model.LongTask{{URL: "https://cdn.example.com/big.js", Start: 900, Duration: 250}, {URL: "Unattributable", Start: 1200, Duration: 200}},
 	}
-	l := compare.CompareLoads(before, after, compare.DefaultThresholds)
 	failing := newlyFailing([]model.Opportunity{{ID: "uses-long-cache-ttl", Category: "performance"}},
 		[]model.Opportunity{{ID: "uses-long-cache-ttl", Category: "performance"}, {ID: "render-blocking-insight", Title: "Render-blocking requests", Category: "performance"}})
-	items := ExplainLoads(before, after, l, "mobile", "lcp", failing)
+	items := ExplainLoads(before, after, "mobile", "lcp", failing)
 	var titles []string
 	for _, it := range items {
 		titles = append(titles, it.Kind+": "+it.Title)
@@ -64,7 +63,7 @@ func TestExplainLoads(t *testing.T) {
 		t.Errorf("the script: %+v", items[0])
 	}
 
-	cls := ExplainLoads(before, after, l, "mobile", "cls", nil)
+	cls := ExplainLoads(before, after, "mobile", "cls", nil)
 	if len(cls) != 2 || cls[0].Kind != "layout_shift" || cls[0].Title != "New layout shift of p.intro (0.200)" || cls[1].Kind != "resource_removed" {
 		t.Errorf("CLS cause %+v", cls)
 	}

@@ -57,7 +57,15 @@
     ov.field('Base (day or test)', a), ov.field('Target', b), el('button', { type: 'submit', text: 'Compare' }));
   }
 
+  // metricsTable shows the watched metrics (those with a unit and a direction) and, behind a
+  // disclosure, every other value the audits have.
   function metricsTable(ms) {
+    var watched = ms.filter(function (m) { return m.higherIsWorse !== undefined; });
+    var others = ms.filter(function (m) { return m.higherIsWorse === undefined; });
+    return el('div', { id: 'compare-metrics' }, metricRows(watched, '± half the interquartile range of each audit\'s Lighthouse runs'),
+      others.length ? el('details', null, el('summary', { text: 'Other values (' + others.length + ')' }), metricRows(others)) : null);
+  }
+  function metricRows(ms, caption) {
     return table([
       { label: 'Metric', cell: function (m) { return METRICS[m.name] ? METRICS[m.name].label : m.name; } },
       { label: 'Base', n: true, cell: function (m) { return fmt(m.base, unitOf(m)) + spread(m.baseSpread, m); } },
@@ -68,7 +76,7 @@
           signed(m.change, unitOf(m)) + (m.changePercent === null ? '' : ' (' + signed(m.changePercent, '') + ' %)'),
           m.beyondSpread ? '' : m.baseSpread !== null ? ' within noise' : '');
       } }
-    ], ms, 'Spreads are the interquartile range of each audit\'s Lighthouse runs');
+    ], ms, caption);
   }
   function spread(s, m) { return s === null ? '' : ' ± ' + fmt(s / 2, unitOf(m)); }
 
@@ -82,12 +90,12 @@
       return el('tr', null, el('th', { scope: 'row', text: label }), f.slots.map(function (s) {
         var fr = s[key], m = mark(marks, s.time);
         var td = el('td', { class: 'frame' + (s[key + 'Changed'] ? ' changed' : '') + (m ? ' marked' : '') });
-        if (fr) td.appendChild(frameImage(fr.url, label + ' at ' + fmt(s.time, 'ms')));
+        if (fr) td.appendChild(fr.url ? frameImage(fr.url, label + ' at ' + fmt(s.time, 'ms')) : el('span', { class: 'muted', text: fmt(fr.time, 'ms') }));
         if (m) td.appendChild(el('span', { class: 'badge', text: m }));
         return td;
       }));
     };
-    return el('div', { class: 'scroll filmstrip', tabindex: '0', role: 'region', 'aria-label': 'Filmstrips, every ' + fmt(f.step, 'ms') },
+    return el('div', { class: 'scroll cmp-film', tabindex: '0', role: 'region', 'aria-label': 'Filmstrips, every ' + fmt(f.step, 'ms') },
       el('table', null, el('thead', null, el('tr', null, el('th', { text: 'Time' }), f.slots.map(function (s) { return el('th', { class: 'n', text: (s.time / 1000).toFixed(1) + ' s' }); }))),
         el('tbody', null, row(baseName, 'base', f.baseMarks), row(targetName, 'target', f.targetMarks))));
   }
