@@ -32,6 +32,7 @@ type experimentJSON struct {
 	CreatedAt  time.Time           `json:"createdAt"`
 	FinishedAt *time.Time          `json:"finishedAt,omitempty"`
 	Metrics    []metricCompareJSON `json:"metrics,omitempty"`
+	Loads      *loadsJSON          `json:"loads,omitempty"`
 }
 
 // experimentChanges are the changes as sent and shown.
@@ -198,5 +199,21 @@ func (s *Server) getExperiment(w http.ResponseWriter, r *http.Request, c caller)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, toExperimentJSON(e))
+	out := toExperimentJSON(e)
+	if e.Control != nil && e.Measured != nil {
+		base, err := compare.ReadDiagnostics(r.Context(), s.reports, e.Control.ReportKey)
+		if err != nil {
+			return err
+		}
+		target, err := compare.ReadDiagnostics(r.Context(), s.reports, e.Measured.ReportKey)
+		if err != nil {
+			return err
+		}
+		if base != nil && target != nil {
+			// The frames' images are kept, but served for pages' days only: times here.
+			noImage := func(model.Frame) string { return "" }
+			out.Loads = toLoadsJSON(compare.CompareLoads(base, target, compare.DefaultThresholds), noImage, noImage)
+		}
+	}
+	return writeJSON(w, http.StatusOK, out)
 }

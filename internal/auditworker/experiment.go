@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/openvitals/openvitals/internal/audit"
+	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/compare"
 	"github.com/openvitals/openvitals/internal/lighthouse"
@@ -23,6 +24,9 @@ type ExperimentResult struct {
 	Comparison          compare.Comparison
 	// ProfileID is the test profile both audits used ("": none).
 	ProfileID string
+	// ControlKey and ExperimentKey are where each audit's diagnostics are stored (see
+	// blobstore.DiagnosticsKey); "" when none were kept.
+	ControlKey, ExperimentKey string
 }
 
 // Experiment audits a page of the website on a device twice, with the same runs and the same
@@ -30,7 +34,7 @@ type ExperimentResult struct {
 // (requests blocked or delayed, a script or stylesheet injected, the document's text
 // replaced), and compares them. Nothing is stored: a page's results and reports stay as they
 // were. Every connection of both still goes through the SSRF guard, an injected script's too.
-func (w *Worker) Experiment(ctx context.Context, site model.Website, page model.Page, device string, changes model.ExperimentChanges) (ExperimentResult, error) {
+func (w *Worker) Experiment(ctx context.Context, site model.Website, page model.Page, device, id string, changes model.ExperimentChanges) (ExperimentResult, error) {
 	target := w.cfg.Scheme + "://" + site.Domain + page.URL
 	u, err := url.Parse(target)
 	if err != nil {
@@ -48,30 +52,47 @@ func (w *Worker) Experiment(ctx context.Context, site model.Website, page model.
 		return ExperimentResult{}, err
 	}
 	defer os.RemoveAll(dir)
-	measure := func(name string, c model.ExperimentChanges) (compare.Audit, error) {
+	// measure makes one of the two audits; its median run's diagnostics are kept at the
+	// experiment's own keys (under the website's prefix: they go with it), so that the
+	// comparison shows what changed in the load.
+	measure := func(name string, c model.ExperimentChanges) (compare.Audit, string, error) {
 		reports := make([]*lighthouse.Report, 0, w.cfg.Runs)
+		paths := make([]string, 0, w.cfg.Runs)
 		for i := range w.cfg.Runs {
-			rep, _, err := w.lighthouseRun(ctx, prof, target, device, filepath.Join(dir, fmt.Sprintf("%s-%d.json", name, i)), c)
+			path := filepath.Join(dir, fmt.Sprintf("%s-%d.json", name, i))
+			rep, _, err := w.lighthouseRun(ctx, prof, target, device, path, c)
 			if err != nil {
-				return compare.Audit{}, fmt.Errorf("%s: %w", name, err)
+				return compare.Audit{}, "", fmt.Errorf("%s: %w", name, err)
 			}
 			reports = append(reports, rep)
+			paths = append(paths, path)
 		}
-		rep := reports[lighthouse.MedianRun(reports)]
+		median := lighthouse.MedianRun(reports)
+		rep := reports[median]
 		m := labMetrics(rep)
 		if rep.Network != nil {
 			m["requests"] = float64(rep.Network.Requests)
 		}
-		return compare.Audit{Metrics: m, Samples: runSamples(reports)}, nil
+		a := compare.Audit{Metrics: m, Samples: runSamples(reports)}
+		dg, harPath := w.diagnose(ctx, paths[median])
+		if dg == nil || id == "" {
+			return a, "", nil
+		}
+		key := blobstore.ExperimentReportKey(site.Account, site.ID, id, name)
+		if err := w.storeDiagnostics(ctx, key, dg, harPath); err != nil {
+			return compare.Audit{}, "", fmt.Errorf("%s: store its diagnostics: %w", name, err)
+		}
+		a.Diagnostics = &dg.Diagnostics
+		return a, key, nil
 	}
 	var res ExperimentResult
 	if prof != nil {
 		res.ProfileID = prof.ID
 	}
-	if res.Control, err = measure("control", model.ExperimentChanges{}); err != nil {
+	if res.Control, res.ControlKey, err = measure("control", model.ExperimentChanges{}); err != nil {
 		return res, err
 	}
-	if res.Experiment, err = measure("experiment", changes); err != nil {
+	if res.Experiment, res.ExperimentKey, err = measure("experiment", changes); err != nil {
 		return res, err
 	}
 	res.Comparison = compare.Of(res.Control, res.Experiment, regression.SourceMetrics[regression.SourceLab])
@@ -120,7 +141,7 @@ func (w *Worker) experimentJob(ctx context.Context, job audit.Job, attempt int) 
 		return err
 	}
 	log.InfoContext(ctx, "experiment started", "runs", w.cfg.Runs)
-	res, err := w.Experiment(ctx, site, page, e.Device, e.Changes)
+	res, err := w.Experiment(ctx, site, page, e.Device, e.ID, e.Changes)
 	if err != nil && ctx.Err() != nil {
 		return err
 	}
@@ -134,8 +155,8 @@ func (w *Worker) experimentJob(ctx context.Context, job audit.Job, attempt int) 
 		return finish(e)
 	}
 	e.Status, e.ProfileID = model.RunCompleted, res.ProfileID
-	e.Control = &model.ExperimentAudit{Metrics: res.Control.Metrics, Samples: res.Control.Samples}
-	e.Measured = &model.ExperimentAudit{Metrics: res.Experiment.Metrics, Samples: res.Experiment.Samples}
+	e.Control = &model.ExperimentAudit{Metrics: res.Control.Metrics, Samples: res.Control.Samples, ReportKey: res.ControlKey}
+	e.Measured = &model.ExperimentAudit{Metrics: res.Experiment.Metrics, Samples: res.Experiment.Samples, ReportKey: res.ExperimentKey}
 	log.InfoContext(ctx, "experiment finished", "tbt", res.Control.Metrics["tbt"], "tbt_changed", res.Experiment.Metrics["tbt"])
 	return finish(e)
 }

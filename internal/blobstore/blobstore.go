@@ -51,6 +51,13 @@ func DiagnosticsImageKey(reportKey, name string) string {
 
 func reportBase(reportKey string) string { return strings.TrimSuffix(reportKey, ".json.gz") }
 
+// ExperimentReportKey is the report key an experiment's audit (audit: "control" or
+// "experiment") keeps its diagnostics beside; nothing is stored at the key itself. Under the
+// website's prefix, so they go with it.
+func ExperimentReportKey(account, website, experiment, audit string) string {
+	return WebsitePrefix(account, website) + "experiments/" + experiment + "-" + audit + ".json.gz"
+}
+
 // TestPrefix is the key prefix of every object of a multistep test.
 func TestPrefix(account, website, test string) string {
 	return WebsitePrefix(account, website) + "tests/" + test + "/"

@@ -38,7 +38,7 @@ func TestRequestKey(t *testing.T) {
 // layout shift; the filmstrips on one axis.
 func TestCompareLoads(t *testing.T) {
 	req := func(u string, start, end float64, size int64) model.Request {
-		return model.Request{URL: u, Start: start, End: end, TransferSize: size, Type: "Script"}
+		return model.Request{URL: u, Start: start, End: end, TransferSize: size, Type: "Script", Status: 200}
 	}
 	base := &model.Diagnostics{
 		Filmstrip: []model.Frame{{Time: 300, Image: "b0"}, {Time: 900, Image: "b1"}, {Time: 1400, Image: "b2"}},
@@ -64,6 +64,8 @@ func TestCompareLoads(t *testing.T) {
 			req("https://example.com/hero.jpg", 300, 1000, 300000),
 			req("https://example.com/style.css", 210, 600, 8000),
 			req("https://example.com/pixel.gif?t=2", 500, 530, 40),
+			// Blocked (no answer): as good as absent, so the font counts as removed.
+			{URL: "https://example.com/font.woff2", Start: 400, End: 401, Type: "Font", Status: -1},
 		},
 		LCP: &model.LCP{Time: 2300, Selector: "img.hero", Snippet: `<img class="hero">`, ImageURL: "https://example.com/hero.jpg",
 			Phases: model.LCPPhases{TTFB: 210, LoadDelay: ptr(90), LoadDuration: ptr(700), RenderDelay: 1300}},

@@ -105,8 +105,10 @@ func CompareLoads(base, target *model.Diagnostics, t Thresholds) Loads {
 }
 
 // compareRequests matches the requests by their normalized URL (in start order when several
-// share one) and lists those that changed.
+// share one) and lists those that changed. A request that got no answer (blocked, as an
+// experiment blocks it, or failed) loaded nothing: it counts as absent from its load.
 func compareRequests(base, target []model.Request, t Thresholds) ([]RequestChange, int) {
+	base, target = answered(base), answered(target)
 	before := map[string][]*model.Request{}
 	for i := range base {
 		k := RequestKey(base[i].URL)
@@ -147,6 +149,17 @@ func compareRequests(base, target []model.Request, t Thresholds) ([]RequestChang
 			cmp.Compare(math.Abs(b.TimeDelta), math.Abs(a.TimeDelta)))
 	})
 	return out, unchanged
+}
+
+// answered leaves out the requests that got no answer (Lighthouse gives them status -1).
+func answered(rs []model.Request) []model.Request {
+	out := make([]model.Request, 0, len(rs))
+	for _, r := range rs {
+		if r.Status > 0 {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func abs64(v int64) int64 {

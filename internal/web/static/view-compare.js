@@ -27,21 +27,25 @@
         out.push(empty('One of these audits kept no diagnostics (filmstrip, requests): only their metrics compare.'));
         return out;
       }
-      var l = c.loads;
-      out.push(el('h2', { text: 'Filmstrips' }), filmstrip(l.filmstrip, name(c.base), name(c.target)));
-      out.push(el('h2', { text: 'Requests that changed' }), l.requests.length ? waterfall(l.requests) : empty('No request was added, removed, grown or slowed.'),
-        el('p', { class: 'muted', text: l.unchangedRequests + ' requests did not change beyond the runs\' noise.' }));
-      out.push(el('h2', { text: 'Largest contentful paint' }), lcp(l.lcp));
-      if (l.layoutShifts.length) {
-        out.push(el('h2', { text: 'New layout shifts' }), table([
-          { label: 'Elements', cell: function (s) { return s.elements.map(function (e) { return e.selector || e.snippet; }).join(', ') || '–'; } },
-          { label: 'Score', n: true, cell: function (s) { return fmt(s.score, '') + (s.baseScore ? ' (was ' + fmt(s.baseScore, '') + ')' : ' (new)'); } },
-          { label: 'At', n: true, cell: function (s) { return fmt(s.time, 'ms'); } },
-          { label: 'Causes', cell: function (s) { return s.causes.map(function (x) { return x.kind + (x.url ? ' ' + x.url : ''); }).join('; '); } }
-        ], l.layoutShifts));
-      }
-      return out;
+      return out.concat(loadSections(c.loads, name(c.base), name(c.target)));
     });
+  }
+  // loadSections shows what changed in the load: filmstrips, requests, LCP, new shifts.
+  function loadSections(l, baseName, targetName) {
+    var out = [];
+    out.push(el('h2', { text: 'Filmstrips' }), filmstrip(l.filmstrip, baseName, targetName));
+    out.push(el('h2', { text: 'Requests that changed' }), l.requests.length ? waterfall(l.requests) : empty('No request was added, removed, grown or slowed.'),
+      el('p', { class: 'muted', text: l.unchangedRequests + ' requests did not change beyond the runs\' noise.' }));
+    out.push(el('h2', { text: 'Largest contentful paint' }), lcp(l.lcp));
+    if (l.layoutShifts.length) {
+      out.push(el('h2', { text: 'New layout shifts' }), table([
+        { label: 'Elements', cell: function (s) { return s.elements.map(function (e) { return e.selector || e.snippet; }).join(', ') || '–'; } },
+        { label: 'Score', n: true, cell: function (s) { return fmt(s.score, '') + (s.baseScore ? ' (was ' + fmt(s.baseScore, '') + ')' : ' (new)'); } },
+        { label: 'At', n: true, cell: function (s) { return fmt(s.time, 'ms'); } },
+        { label: 'Causes', cell: function (s) { return s.causes.map(function (x) { return x.kind + (x.url ? ' ' + x.url : ''); }).join('; '); } }
+      ], l.layoutShifts));
+    }
+    return out;
   }
   function name(a) { return a.date || a.test; }
 
@@ -145,5 +149,5 @@
     return c ? el('a', { class: 'compare', href: hash(w, { page: c.page, device: c.device, base: c.base, target: c.target }), text: 'Compare ' + c.base + ' with ' + c.target }) : null;
   }
 
-  Object.assign(ov, { compareView: compareView, comparePicker: comparePicker, compareLink: compareLink });
+  Object.assign(ov, { compareView: compareView, comparePicker: comparePicker, compareLink: compareLink, loadSections: loadSections });
 }(window.ov));

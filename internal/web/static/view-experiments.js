@@ -24,6 +24,7 @@
           { label: 'With the changes', n: true, cell: function (m) { return ov.fmtMetric(m.name, m.target); } },
           { label: 'Change', n: true, cell: function (m) { return m.change === null ? '' : (m.change > 0 ? '+' : '') + ov.fmtMetric(m.name, m.change); } }
         ], x.metrics) : empty(x.status === 'failed' ? 'Failed.' : 'Measuring…')),
+        x && x.loads && ov.loadSections(x.loads, 'control', 'with the changes'),
         !x && isAdmin() && el('details', null, el('summary', { text: 'New experiment' }), form(w, r[1])),
         !x && (r[0].length ? table([
           { label: 'Started', cell: function (e) { return link('#/w/' + w.id + '/experiments/' + e.id, ov.when(e.createdAt)); } },
