@@ -309,7 +309,7 @@ func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page,
 	res.Metrics["transfer_time"] = timing.Transfer
 	res.Metrics["validation_errors"] = float64(validation.Errors)
 	for _, o := range rep.Opportunities {
-		res.Opportunities = append(res.Opportunities, model.Opportunity{ID: o.ID, Title: o.Title, Category: o.Category, Description: o.Description, DisplayValue: o.DisplayValue})
+		res.Opportunities = append(res.Opportunities, o.Opportunity)
 	}
 
 	raw, err := os.ReadFile(paths[median])

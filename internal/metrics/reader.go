@@ -130,56 +130,6 @@ func (r *Reader) LatestResult(ctx context.Context, w model.Website, page, device
 	return results[len(results)-1], true, nil
 }
 
-// Opportunity is an audit that fails in the latest result of at least one page and device.
-type Opportunity struct {
-	Title, Category, Description string
-	// FirstSeen is the first day it failed on any page of the website (zero if unrecorded).
-	FirstSeen time.Time
-	// Pages are where it fails in the latest results, in the page list's order.
-	Pages []PageDevice
-}
-
-// PageDevice is a page on one device.
-type PageDevice struct {
-	Page   model.Page
-	Device string
-}
-
-// Opportunities maps the ID of every audit that fails in a page's latest result of the window
-// to where it fails.
-func (r *Reader) Opportunities(ctx context.Context, w model.Website) (map[string]Opportunity, error) {
-	series, err := r.Website(ctx, w, Include{})
-	if err != nil {
-		return nil, err
-	}
-	firstSeen, err := r.store.OpportunitiesFirstSeen(ctx, w)
-	if err != nil {
-		return nil, err
-	}
-	return opportunities(series, firstSeen), nil
-}
-
-// opportunities groups the opportunities of each series' latest lab result by audit ID; the
-// first occurrence gives the title, category and description. firstSeen maps IDs to days.
-func opportunities(series []Series, firstSeen map[string]string) map[string]Opportunity {
-	out := map[string]Opportunity{}
-	for _, s := range series {
-		if len(s.Lab) == 0 {
-			continue
-		}
-		for _, o := range s.Lab[len(s.Lab)-1].Opportunities {
-			item, ok := out[o.ID]
-			if !ok {
-				start, _ := time.Parse(model.DayLayout, firstSeen[o.ID])
-				item = Opportunity{Title: o.Title, Category: o.Category, Description: o.Description, FirstSeen: start, Pages: []PageDevice{}}
-			}
-			item.Pages = append(item.Pages, PageDevice{Page: s.Page, Device: s.Device})
-			out[o.ID] = item
-		}
-	}
-	return out
-}
-
 // window is the days of the window, yyyymmdd: from WindowDays-1 days ago to today.
 func (r *Reader) window() (from, to string) {
 	today := r.now()

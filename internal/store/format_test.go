@@ -56,9 +56,10 @@ func writeFormatEntities(t *testing.T, st *store.Store) model.Website {
 	must(st.CreateBudget(ctx, w, &b))
 	must(st.PutLabResult(ctx, w, pages[0], model.LabResult{
 		Page: pages[0].ID, Device: "desktop", Day: "20261102",
-		Metrics:           map[string]float64{"lcp": 1234.5, "cls": 0.01, "performance_score": 97},
-		Samples:           map[string][]float64{"lcp": {1200, 1234.5, 1300}},
-		Opportunities:     []model.Opportunity{{ID: "render-blocking-insight", Title: "Render-blocking", Category: "insights", DisplayValue: "120 ms"}},
+		Metrics: map[string]float64{"lcp": 1234.5, "cls": 0.01, "performance_score": 97},
+		Samples: map[string][]float64{"lcp": {1200, 1234.5, 1300}},
+		Opportunities: []model.Opportunity{{ID: "render-blocking-insight", Title: "Render-blocking", Category: "insights", DisplayValue: "120 ms",
+			SavingsMs: 120, SavingsBytes: 2048, MetricSavings: map[string]float64{"FCP": 120, "LCP": 0}}},
 		LighthouseVersion: "13.5.0", ReportKey: "reports/x.json.gz", Runs: 3, Audited: formatTime,
 	}))
 	must(st.PutLabError(ctx, w, pages[1], "mobile", model.LabError{Message: "ERRORED_DOCUMENT_REQUEST", At: formatTime, Attempts: 2}))
