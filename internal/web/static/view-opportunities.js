@@ -114,8 +114,12 @@
         d.longestChain && typeof d.longestChain.duration === 'number' ? el('p', { text: 'Longest chain: ' + ms(d.longestChain.duration) }) : null, tree(d.chains, 0));
       case 'criticalrequestchain': return el('div', null,
         d.longestChain ? el('p', { text: 'Longest chain: ' + ms(d.longestChain.duration) + ', ' + d.longestChain.length + ' requests, ' + bytes(d.longestChain.transferSize) }) : null, tree(d.chains, 0));
-      case 'node': return el('span', { class: 'node' }, d.nodeLabel && d.nodeLabel !== d.snippet ? el('span', { text: d.nodeLabel + ' ' }) : null,
-        d.snippet ? el('code', { text: d.snippet }) : null, d.selector ? el('span', { class: 'muted', text: ' ' + d.selector }) : null);
+      case 'node': // its label (an image's alt text, a text's start), its HTML and its selector, each once
+        var said = [d.snippet];
+        var part = function (v, mk) { if (!v || said.indexOf(v) >= 0 || said.indexOf('<' + v + '>') >= 0) return null; said.push(v); return mk(v); };
+        return el('span', { class: 'node' }, d.snippet ? el('code', { text: d.snippet }) : null,
+          part(d.nodeLabel, function (v) { return el('span', { text: ' ' + v }); }),
+          part(d.selector, function (v) { return el('span', { class: 'muted', text: ' ' + v }); }));
       case 'source-location': return url((d.url || '') + (typeof d.line === 'number' ? ':' + (d.line + 1) + ':' + (d.column || 0) : ''));
       case 'url': return url(String(d.value || ''));
       case 'link': return el('a', { href: /^https?:/.test(d.url || '') ? d.url : null, rel: 'noopener noreferrer', target: '_blank', text: d.text || d.url || '' });
