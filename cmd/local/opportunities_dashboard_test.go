@@ -148,21 +148,7 @@ func TestDashboardOpportunities(t *testing.T) {
 	}
 
 	// The opened list, for the documentation.
-	el, err := tb.page.Timeout(15 * time.Second).Element("ul.opps")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := el.ScrollIntoView(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(300 * time.Millisecond)
-	png, err := el.Screenshot(proto.PageCaptureScreenshotFormatPng, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(shots, "opportunities.png"), png, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	tb.elementShot(shots, "opportunities", "ul.opps")
 
 	// The website's list: ranked, first the API's first.
 	tb.view("#/w/" + w.ID + "?device=desktop")
@@ -172,9 +158,30 @@ func TestDashboardOpportunities(t *testing.T) {
 			first = o.Title
 		}
 	}
-	row := tb.eval(`() => { const h = [...document.querySelectorAll('h2')].find(h => h.textContent.startsWith('Opportunities')); return h.nextElementSibling.querySelector('tbody tr').innerText }`).(string)
+	row := tb.text("#site-opps tbody tr")
 	if !strings.HasPrefix(row, "1\t"+first) {
 		t.Errorf("the website's first opportunity row %q, want rank 1 %q", row, first)
+	}
+	tb.elementShot(shots, "opportunities-website", "#site-opps")
+}
+
+// elementShot writes a screenshot of the element selector matches, scrolled into view.
+func (tb *tab) elementShot(dir, name, selector string) {
+	tb.t.Helper()
+	el, err := tb.page.Timeout(15 * time.Second).Element(selector)
+	if err != nil {
+		tb.t.Fatalf("%s: %v", selector, err)
+	}
+	if err := el.ScrollIntoView(); err != nil {
+		tb.t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	png, err := el.Screenshot(proto.PageCaptureScreenshotFormatPng, 0)
+	if err != nil {
+		tb.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		tb.t.Fatal(err)
 	}
 }
 
