@@ -147,6 +147,35 @@ func TestDashboardOpportunities(t *testing.T) {
 		t.Errorf("network dependency tree shows %q (nested %v): want page > stylesheet > imported stylesheet, each with its time and size in B", deps, nested)
 	}
 
+	// A checklist: LCP request discovery's, each check marked.
+	if lcp := opps["lcp-discovery-insight"]; lcp.Title != "" {
+		if got := open(lcp.Title); !strings.Contains(got, "✓") && !strings.Contains(got, "✗") {
+			t.Errorf("LCP request discovery shows %q: want its checks marked", got)
+		}
+	}
+
+	// The other types Lighthouse's audits use, each shown for what it is.
+	all := tb.eval(`() => ov.auditDetails({ description: 'See [the docs](https://example.com/docs).', displayValue: 'Est savings of 1 KiB', details: { type: 'list', items: [
+		{ type: 'opportunity', headings: [{ key: 'url', valueType: 'url', label: 'URL' }, { key: 'wastedBytes', valueType: 'bytes', label: 'Savings' }, { key: 'wastedMs', valueType: 'ms', label: 'Time' }],
+		  items: [{ url: 'https://example.com/a.js', wastedBytes: 512, wastedMs: 12345 }, { url: 'https://example.com/b.js', wastedBytes: 2048, wastedMs: 80 }] },
+		{ type: 'table', headings: [{ key: 'source', valueType: 'source-location', label: 'Source' }, { key: 'snippet', valueType: 'code', label: 'Code' }, { key: 'n', valueType: 'numeric', granularity: 0.01, label: 'N' }],
+		  items: [{ source: { type: 'source-location', url: 'https://example.com/c.js', line: 9, column: 4, urlProvider: 'network' }, snippet: 'eval(x)', n: 0.123456 }] },
+		{ type: 'criticalrequestchain', longestChain: { duration: 420, length: 2, transferSize: 900 },
+		  chains: { a: { request: { url: 'https://example.com/', startTime: 1, endTime: 1.2, transferSize: 700 }, children: { b: { request: { url: 'https://example.com/d.css', startTime: 1.2, endTime: 1.42, transferSize: 200 } } } } } },
+		{ type: 'url', value: 'https://example.com/e.png' }, { type: 'code', value: 'x = 1' }, { type: 'text', value: 'plain words' },
+		{ type: 'checklist', items: { ok: { label: 'Done right', value: true }, no: { label: 'Done wrong', value: false } } },
+		{ type: 'screenshot', data: 'data:image/jpeg;base64,AAAA' }] } }).textContent`).(string)
+	for _, want := range []string{"See the docs.", "Est savings of 1 KiB", "https://example.com/a.js", "512 B", "2.0 KB", "12.3 s", "80 ms",
+		"https://example.com/c.js:10:4", "eval(x)", "0.12", "Longest chain: 420 ms, 2 requests, 900 B", "https://example.com/d.css", "220 ms, 200 B",
+		"https://example.com/e.png", "x = 1", "plain words", "✓ Done right", "✗ Done wrong"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("every details type: %q has no %q", all, want)
+		}
+	}
+	if strings.Contains(all, "0 KB") || strings.Contains(all, "base64") {
+		t.Errorf("every details type: %q shows 0 KB or a screenshot's data", all)
+	}
+
 	// The opened list, for the documentation.
 	tb.elementShot(shots, "opportunities", "ul.opps")
 

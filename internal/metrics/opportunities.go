@@ -97,12 +97,12 @@ type PageSavings struct {
 // by impact over the website (Impact summed over its pages and devices, then bytes, time,
 // category and id).
 //
-// It reads the pages' rows, whose summaries hold each device's latest opportunities with their
-// savings, and the website's opportunity items for their texts: a bounded number of queries
-// whatever the number of pages and results. An opportunity recorded before its texts were kept
-// has them read from one latest result where it occurs.
+// It reads the pages' rows without their days (each row keeps its page's latest opportunities
+// with their savings beside its summary) and the website's opportunity items for their texts:
+// a few queries whatever the number of pages and results. An opportunity recorded before its
+// texts were kept has them read from one latest result where it occurs.
 func (r *Reader) Opportunities(ctx context.Context, w model.Website) ([]Opportunity, error) {
-	ls, _, err := r.Listings(ctx, w, "", 0)
+	ls, err := r.opportunityListings(ctx, w)
 	if err != nil {
 		return nil, err
 	}

@@ -169,7 +169,7 @@ func (r *Reader) Refresh(ctx context.Context, w model.Website, p model.Page) err
 		if err != nil {
 			return err
 		}
-		if _, err := DecodeSummary(p, row.Summary, windowStart(r.now())); err == nil {
+		if _, err := DecodeSummary(p, row.Summary, windowStart(r.now())); err == nil && len(row.Opportunities) > 0 {
 			return nil
 		}
 		_, err = r.summarize(ctx, w, row)
@@ -200,7 +200,11 @@ func (r *Reader) summarize(ctx context.Context, w model.Website, row model.PageR
 	if err != nil {
 		return nil, err
 	}
-	return ls, r.store.PutPageSummary(ctx, w, row.Page, row.Version, summary)
+	opps, err := EncodeOpportunities(ls)
+	if err != nil {
+		return nil, err
+	}
+	return ls, r.store.PutPageSummary(ctx, w, row.Page, row.Version, summary, opps)
 }
 
 // Listings reads the listings of a website's pages, each on both devices, in the order the
@@ -220,6 +224,13 @@ func (r *Reader) Listings(ctx context.Context, w model.Website, after string, li
 	from := windowStart(r.now())
 	perPage := make([][]Listing, len(rows))
 	missing := decodeSummaries(rows, from, perPage)
+	ls, err = r.summarizeMissing(ctx, w, rows, missing, perPage)
+	return ls, more, err
+}
+
+// summarizeMissing makes the summaries of the rows at indexes missing, 8 at a time, puts
+// their listings in perPage, and returns all of perPage's listings in order.
+func (r *Reader) summarizeMissing(ctx context.Context, w model.Website, rows []model.PageRow, missing []int, perPage [][]Listing) ([]Listing, error) {
 	errs := make([]error, len(missing))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, readers)
@@ -237,13 +248,36 @@ func (r *Reader) Listings(ctx context.Context, w model.Website, after string, li
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	ls = make([]Listing, 0, len(rows)*len(Devices))
+	ls := make([]Listing, 0, len(rows)*len(Devices))
 	for _, pl := range perPage {
 		ls = append(ls, pl...)
 	}
-	return ls, more, nil
+	return ls, nil
+}
+
+// opportunityListings reads the latest opportunities of a website's pages, each on both
+// devices, in the order the pages were added: the rows without their summaries' days (a page
+// without its opportunities yet has its results read and its summary made).
+func (r *Reader) opportunityListings(ctx context.Context, w model.Website) ([]Listing, error) {
+	w, err := r.store.EnsurePageRows(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := r.store.PageRowOpportunities(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	from := windowStart(r.now())
+	perPage := make([][]Listing, len(rows))
+	var missing []int
+	for i, row := range rows {
+		if perPage[i], err = DecodeOpportunities(row.Page, row.Opportunities, from); err != nil {
+			missing = append(missing, i)
+		}
+	}
+	return r.summarizeMissing(ctx, w, rows, missing, perPage)
 }
 
 // decodeSummaries decodes each row's summary into perPage, on every core for long lists, and

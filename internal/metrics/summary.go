@@ -252,21 +252,27 @@ func (l Listing) Latest() Values {
 //	format byte
 //	for each device (Devices order): its lab section, then its user-experience section
 //	the search section
-//	for each device (Devices order): the opportunities of its latest lab result
 //
 // A section is its field names (uvarint count, then each as uvarint length and bytes), its days
 // (uvarint count), and per day: the day as a uvarint yyyymmdd difference from the day before
 // (the first from 0), a bitmap of the fields it has, and each present value as a varint
 // difference from the field's value on the last day that had it, in its unit of rounding. Day
 // to day values change little, so most take one or two bytes.
+const summaryFormat = 1
+
+// A page's opportunities are those of its latest lab result on each device with their
+// savings, kept in its row beside the summary (store.PageRow.Opportunities) so that the
+// website's opportunities list reads the rows without their days:
 //
-// Opportunities are the day of their lab result (uvarint yyyymmdd, 0 without one), their
-// count, and each one's audit id (uvarint length and bytes), category (uvarint, its place in
-// the report's order), estimated ms and bytes (uvarints) and metric savings (uvarint count,
-// then each as its name and a uvarint in its unit of rounding: ms, or CLS in ten-thousandths).
-// The website's opportunities list reads them there, with their texts from the website's
-// opportunity items.
-const summaryFormat = 2
+//	format byte
+//	for each device (Devices order): the day of its latest lab result (uvarint yyyymmdd, 0
+//	without one), then its opportunities' count, and each one's audit id (uvarint length and
+//	bytes), category (uvarint, its place in the report's order), estimated ms and bytes
+//	(uvarints) and metric savings (uvarint count, then each as its name and a uvarint in its
+//	unit of rounding: ms, or CLS in ten-thousandths)
+//
+// Their texts are the website's opportunity items'.
+const opportunitiesFormat = 1
 
 // errSummaryFormat means a summary of another format (or none): it is made again.
 var errSummaryFormat = errors.New("summary of an unknown format")
@@ -304,9 +310,14 @@ func EncodeSummary(ls []Listing) ([]byte, error) {
 	if len(ls) > 0 {
 		search = ls[0].Search
 	}
-	if buf, err = appendSection(buf, search); err != nil {
-		return nil, err
-	}
+	return appendSection(buf, search)
+}
+
+// EncodeOpportunities encodes the latest opportunities of a page's listings, one per device
+// (any order).
+func EncodeOpportunities(ls []Listing) ([]byte, error) {
+	buf := []byte{opportunitiesFormat}
+	var err error
 	for _, device := range Devices {
 		i := slices.IndexFunc(ls, func(l Listing) bool { return l.Device == device })
 		var l Listing
@@ -318,6 +329,24 @@ func EncodeSummary(ls []Listing) ([]byte, error) {
 		}
 	}
 	return buf, nil
+}
+
+// DecodeOpportunities returns a page's listings, one per device in Devices order, with only
+// their latest opportunities, none where their lab result is before day from (yyyymmdd).
+func DecodeOpportunities(p model.Page, b []byte, from string) ([]Listing, error) {
+	if len(b) == 0 || b[0] != opportunitiesFormat {
+		return nil, errSummaryFormat
+	}
+	first, err := strconv.ParseUint(from, 10, 32)
+	if err != nil {
+		return nil, fmt.Errorf("opportunities: day %q: %w", from, err)
+	}
+	d := decoder{b: b[1:]}
+	out := make([]Listing, len(Devices))
+	for i, device := range Devices {
+		out[i] = Listing{Page: p, Device: device, Opportunities: d.opportunities(first)}
+	}
+	return out, d.err
 }
 
 // appendOpportunities appends the opportunities of the lab section's last day.
@@ -423,9 +452,6 @@ func DecodeSummary(p model.Page, b []byte, from string) ([]Listing, error) {
 	search := d.section(first)
 	for i := range out {
 		out[i].Search = search
-	}
-	for i := range out {
-		out[i].Opportunities = d.opportunities(first)
 	}
 	if d.err != nil {
 		return nil, d.err

@@ -46,8 +46,8 @@ func TestSummaryRoundTrip(t *testing.T) {
 	}
 }
 
-// TestSummaryOpportunities: a summary keeps each device's latest opportunities with their
-// savings, without their texts, and drops them when their result is before the window.
+// TestSummaryOpportunities: a page's opportunities beside its summary are each device's latest
+// with their savings, without their texts, dropped when their result is before the window.
 func TestSummaryOpportunities(t *testing.T) {
 	home := model.Page{ID: "home", URL: "/"}
 	opps := []model.Opportunity{
@@ -60,11 +60,11 @@ func TestSummaryOpportunities(t *testing.T) {
 	mobile := Series{Page: home, Device: "mobile", Lab: []model.LabResult{
 		{Day: "20261101", Metrics: map[string]float64{"lcp": 1}, Opportunities: opps[3:]},
 		{Day: "20261102", Metrics: map[string]float64{"lcp": 2}, Opportunities: opps}}}
-	b, err := EncodeSummary([]Listing{mobile.Listing()})
+	b, err := EncodeOpportunities([]Listing{mobile.Listing()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := DecodeSummary(home, b, "20261102")
+	got, err := DecodeOpportunities(home, b, "20261102")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestSummaryOpportunities(t *testing.T) {
 	if got[0].Opportunities != nil || !reflect.DeepEqual(got[1].Opportunities, want) {
 		t.Errorf("opportunities: desktop %+v, mobile %+v; want none and %+v", got[0].Opportunities, got[1].Opportunities, want)
 	}
-	if got, _ := DecodeSummary(home, b, "20261103"); got[1].Opportunities != nil {
+	if got, _ := DecodeOpportunities(home, b, "20261103"); got[1].Opportunities != nil {
 		t.Errorf("a result before the window: %+v", got[1].Opportunities)
 	}
 }
