@@ -57,7 +57,7 @@ help:
 	@echo "make test-infra  the CDK app's tests alone (make test runs them)"
 	@echo "make fuzz   fuzz every API request body and the beacon parser (FUZZTIME per target, default 100s: ~5 min)"
 	@echo "make bench  API latency and allocation benchmarks, and a function's cold start"
-	@echo "make bench-pages  pages list and page detail at 1,000 and 10,000 pages with 30 days of results (~10 min)"
+	@echo "make bench-pages  pages list, website opportunities and page detail at 1,000 and 10,000 pages with 30 days of results (~10 min)"
 	@echo "make bench-audit  lab audit benchmarks: throughput, runner vs Lighthouse CLI, stability (~15 min)"
 	@echo "make bench-multistep  multistep runs: seconds a run, runs per hour per worker, a run's peak memory (~1 min)"
 	@echo "make bench-notify notifications: state change to webhook request (p50, p99) and notifier throughput (~3 min)"
@@ -279,7 +279,7 @@ bench-dashboard: deps-local
 screenshots: deps-local
 	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
 	$(STANDINS) start $(TEST_PORTS); \
-	$(call LOCAL_AWS,$(TEST_PORTS)) OPENVITALS_SCREENSHOTS=$(CURDIR)/docs/screenshots go test -count=1 -run '^TestDashboard(RealUsers|Incidents|Profiles|Compare)?$$' -timeout 20m ./cmd/local/
+	$(call LOCAL_AWS,$(TEST_PORTS)) OPENVITALS_SCREENSHOTS=$(CURDIR)/docs/screenshots go test -count=1 -run '^TestDashboard(RealUsers|Incidents|Profiles|Compare|Opportunities)?$$' -timeout 20m ./cmd/local/
 
 # Real-user monitoring: fold throughput on one core, the sketches' p75 error, collect throughput
 # and report latency over 10 million page views in DynamoDB Local (~5 min). See BENCHMARKS.md.

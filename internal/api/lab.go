@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/lighthouse"
 	"github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/model"
 )
@@ -161,7 +162,18 @@ func (s *Server) pageNetwork(w http.ResponseWriter, r *http.Request, c caller) e
 	return s.dayItems(w, r, c, networkFields, false)
 }
 
-// websiteOpportunities maps every opportunity of the pages' latest results to where it occurs.
+// opportunitySavings is what an opportunity's items say of its estimated savings and rank.
+type opportunitySavings struct {
+	Rank          int                `json:"rank"`
+	Impact        float64            `json:"impact"`
+	SavingsMs     float64            `json:"savingsMs"`
+	SavingsBytes  float64            `json:"savingsBytes"`
+	MetricSavings map[string]float64 `json:"metricSavings,omitempty"`
+	CategoryTitle string             `json:"categoryTitle"`
+}
+
+// websiteOpportunities maps every opportunity of the pages' latest results to where it occurs,
+// ranked by its impact over the website.
 func (s *Server) websiteOpportunities(w http.ResponseWriter, r *http.Request, c caller) error {
 	site, err := s.website(r, c)
 	if err != nil {
@@ -172,10 +184,13 @@ func (s *Server) websiteOpportunities(w http.ResponseWriter, r *http.Request, c 
 		return err
 	}
 	type pageRef struct {
-		ID     string `json:"id"`
-		Alias  string `json:"alias"`
-		URL    string `json:"url"`
-		Device string `json:"device"`
+		ID           string  `json:"id"`
+		Alias        string  `json:"alias"`
+		URL          string  `json:"url"`
+		Device       string  `json:"device"`
+		Impact       float64 `json:"impact"`
+		SavingsMs    float64 `json:"savingsMs"`
+		SavingsBytes float64 `json:"savingsBytes"`
 	}
 	type opportunity struct {
 		Title       string    `json:"title"`
@@ -183,19 +198,25 @@ func (s *Server) websiteOpportunities(w http.ResponseWriter, r *http.Request, c 
 		Description string    `json:"description"`
 		StartDate   time.Time `json:"startDate"`
 		Pages       []pageRef `json:"pages"`
+		opportunitySavings
 	}
 	out := make(map[string]opportunity, len(opps))
-	for id, o := range opps {
+	for i, o := range opps {
 		item := opportunity{Title: o.Title, Category: o.Category, Description: o.Description, StartDate: o.FirstSeen,
-			Pages: make([]pageRef, len(o.Pages))}
-		for i, pd := range o.Pages {
-			item.Pages[i] = pageRef{ID: pd.Page.ID, Alias: pd.Page.Alias, URL: pd.Page.URL, Device: pd.Device}
+			Pages: make([]pageRef, len(o.Pages)),
+			opportunitySavings: opportunitySavings{Rank: i + 1, Impact: o.Impact, SavingsMs: o.SavingsMs, SavingsBytes: o.SavingsBytes,
+				MetricSavings: o.MetricSavings, CategoryTitle: lighthouse.CategoryTitle(o.Category)}}
+		for j, pd := range o.Pages {
+			item.Pages[j] = pageRef{ID: pd.Page.ID, Alias: pd.Page.Alias, URL: pd.Page.URL, Device: pd.Device,
+				Impact: pd.Impact, SavingsMs: pd.SavingsMs, SavingsBytes: pd.SavingsBytes}
 		}
-		out[id] = item
+		out[o.ID] = item
 	}
 	return writeJSON(w, http.StatusOK, map[string]any{"result": map[string]any{"list": out}})
 }
 
+// pageOpportunities lists the opportunities of a page's latest result on a device, ranked by
+// impact.
 func (s *Server) pageOpportunities(w http.ResponseWriter, r *http.Request, c caller) error {
 	site, p, device, err := s.pageAndDevice(r, c)
 	if err != nil {
@@ -210,13 +231,17 @@ func (s *Server) pageOpportunities(w http.ResponseWriter, r *http.Request, c cal
 		Title        string `json:"title"`
 		Category     string `json:"category"`
 		DisplayValue string `json:"displayValue,omitempty"`
+		opportunitySavings
 	}
 	items := map[string]item{}
 	var version any
 	if ok {
 		version = latest.LighthouseVersion
-		for _, o := range latest.Opportunities {
-			items[o.ID] = item{ID: o.ID, Title: o.Title, Category: o.Category, DisplayValue: o.DisplayValue}
+		metrics.Rank(latest.Opportunities)
+		for i, o := range latest.Opportunities {
+			items[o.ID] = item{ID: o.ID, Title: o.Title, Category: o.Category, DisplayValue: o.DisplayValue,
+				opportunitySavings: opportunitySavings{Rank: i + 1, Impact: metrics.Impact(o), SavingsMs: o.SavingsMs,
+					SavingsBytes: o.SavingsBytes, MetricSavings: o.MetricSavings, CategoryTitle: lighthouse.CategoryTitle(o.Category)}}
 		}
 	}
 	return writeJSON(w, http.StatusOK, map[string]any{"result": map[string]any{"lighthouseVersion": version, "list": items}})

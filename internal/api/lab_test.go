@@ -48,7 +48,8 @@ func newLabFixture(t *testing.T, e *testEnv) labFixture {
 		r := model.LabResult{Page: p.ID, Device: device, Day: day(f.today, back), Metrics: m, LighthouseVersion: "13.5.0", Runs: 3,
 			ReportKey: fmt.Sprintf("acme/%s/pages/%s/%s-%s.json.gz", f.site.ID, p.ID, day(f.today, back), device)}
 		for _, o := range opps {
-			r.Opportunities = append(r.Opportunities, model.Opportunity{ID: o, Title: "Title of " + o, Category: "performance", Description: "About " + o, DisplayValue: "Est savings of 1 s"})
+			r.Opportunities = append(r.Opportunities, model.Opportunity{ID: o, Title: "Title of " + o, Category: "performance", Description: "About " + o,
+				DisplayValue: "Est savings of 1 s", SavingsMs: labSavings[o].SavingsMs, SavingsBytes: labSavings[o].SavingsBytes, MetricSavings: labSavings[o].MetricSavings})
 		}
 		if err := e.store.PutLabResult(ctx, w, storedPage(t, e, w, p.ID), r); err != nil {
 			t.Fatal(err)
@@ -84,6 +85,13 @@ func newLabFixture(t *testing.T, e *testEnv) labFixture {
 	// Pricing on desktop: fine; nothing on mobile.
 	put(f.pricing, "desktop", 0, metrics(1000, 100, 0))
 	return f
+}
+
+// labSavings are the fixture's opportunities' estimated savings: image delivery saves 500 ms of
+// LCP (impact 25 x 500/2500 = 5) and 20 KB, render blocking 300 ms of FCP (10 x 300/1800 = 1.7).
+var labSavings = map[string]model.Opportunity{
+	"image-delivery-insight":  {SavingsMs: 500, SavingsBytes: 20000, MetricSavings: map[string]float64{"LCP": 500, "FCP": 0}},
+	"render-blocking-insight": {SavingsMs: 300, MetricSavings: map[string]float64{"FCP": 300, "LCP": 0}},
 }
 
 func TestPagesWithMetrics(t *testing.T) {
@@ -205,31 +213,55 @@ func TestOpportunities(t *testing.T) {
 	e := newTestEnv(t)
 	f := newLabFixture(t, e)
 
+	type savings struct {
+		Rank                            int
+		Impact, SavingsMs, SavingsBytes float64
+		MetricSavings                   map[string]float64
+		CategoryTitle                   string
+	}
 	var site struct {
 		Result struct {
 			List map[string]struct {
 				Title, Category, Description string
 				StartDate                    time.Time
-				Pages                        []struct{ ID, Alias, URL, Device string }
+				Pages                        []struct {
+					ID, Alias, URL, Device string
+					Impact, SavingsMs      float64
+				}
+				savings
 			}
 		}
 	}
 	e.do("GET", "/"+f.site.ID+"/opportunities", viewerKey, nil).want(t, 200).decode(t, &site)
-	img := site.Result.List["image-delivery-insight"]
+	img, rb := site.Result.List["image-delivery-insight"], site.Result.List["render-blocking-insight"]
 	if len(site.Result.List) != 2 || len(img.Pages) != 2 || img.Category != "performance" || !img.StartDate.Equal(f.firstSeen) || img.Description == "" {
 		t.Errorf("website opportunities %+v (first seen %v)", site.Result.List, f.firstSeen)
+	}
+	// Image delivery fails on home's both devices: 2 x 5 over the website, ranked first.
+	if img.Rank != 1 || img.Impact != 10 || img.SavingsMs != 1000 || img.SavingsBytes != 40000 || img.MetricSavings["LCP"] != 1000 ||
+		img.CategoryTitle != "Performance" || img.Pages[0].Impact != 5 || img.Pages[0].SavingsMs != 500 ||
+		rb.Rank != 2 || rb.Impact != 1.7 || rb.SavingsMs != 300 {
+		t.Errorf("website savings: image delivery %+v, render blocking %+v", img, rb)
 	}
 
 	var pageOpps struct {
 		Result struct {
 			LighthouseVersion *string
-			List              map[string]struct{ ID, Title, Category, DisplayValue string }
+			List              map[string]struct {
+				ID, Title, Category, DisplayValue string
+				savings
+			}
 		}
 	}
 	base := "/" + f.site.ID + "/pages/" + f.home.ID + "/opportunities"
 	e.do("GET", base+"?device=desktop", viewerKey, nil).want(t, 200).decode(t, &pageOpps)
 	if v := pageOpps.Result.LighthouseVersion; v == nil || *v != "13.5.0" || len(pageOpps.Result.List) != 2 || pageOpps.Result.List["render-blocking-insight"].ID != "render-blocking-insight" {
 		t.Errorf("page opportunities %+v", pageOpps.Result)
+	}
+	pimg, prb := pageOpps.Result.List["image-delivery-insight"], pageOpps.Result.List["render-blocking-insight"]
+	if pimg.Rank != 1 || pimg.Impact != 5 || pimg.SavingsBytes != 20000 || pimg.MetricSavings["LCP"] != 500 || pimg.CategoryTitle != "Performance" ||
+		prb.Rank != 2 || prb.Impact != 1.7 || prb.MetricSavings["FCP"] != 300 {
+		t.Errorf("page savings: image delivery %+v, render blocking %+v", pimg, prb)
 	}
 	pageOpps.Result.List, pageOpps.Result.LighthouseVersion = nil, nil
 	e.do("GET", "/"+f.site.ID+"/pages/"+f.pricing.ID+"/opportunities?device=mobile", viewerKey, nil).want(t, 200).decode(t, &pageOpps)

@@ -364,7 +364,7 @@ func (w *Worker) labResult(page, device string, reports []*lighthouse.Report, re
 		LighthouseVersion: rep.LighthouseVersion, Metrics: labMetrics(rep), Samples: runSamples(reports),
 	}
 	for _, o := range rep.Opportunities {
-		res.Opportunities = append(res.Opportunities, model.Opportunity{ID: o.ID, Title: o.Title, Category: o.Category, Description: o.Description, DisplayValue: o.DisplayValue})
+		res.Opportunities = append(res.Opportunities, o.Opportunity)
 	}
 	return res
 }

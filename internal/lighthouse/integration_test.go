@@ -4,11 +4,13 @@ package lighthouse
 
 // These tests run real Lighthouse 13.5 (layers/browser) against real Chromium on the fixture site
 // in testdata/site, served on 127.0.0.1. Each Lighthouse run takes several seconds here, so the
-// whole file makes three: desktop, mobile and an unreachable URL. They are skipped with -short.
+// whole file makes four: desktop, mobile, an unreachable URL and the page whose content moves
+// (shift.html). They are skipped with -short.
 
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -463,5 +465,137 @@ func TestAuditNoBrowser(t *testing.T) {
 	// The runner survives a failed request.
 	if err := r.Ping(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAuditLayoutShifts audits the fixture's shift.html, whose content moves twice as it loads
+// (an unsized image, a tall banner inserted after load) and whose stylesheet and script each
+// load another: the report's opportunities hold the layout shift culprits and the network
+// dependency tree, with details a reader can show and the savings Lighthouse estimates.
+func TestAuditLayoutShifts(t *testing.T) {
+	r := newTestRunner(t)
+	srv := serveFixture(t)
+	port, stop := startChromium(t)
+	defer stop()
+	out := filepath.Join(t.TempDir(), "shift.json")
+	if _, err := r.Audit(context.Background(), AuditRequest{URL: srv.URL + "/shift.html", Port: port, Device: DeviceDesktop, ReportPath: out}); err != nil {
+		t.Fatal(err)
+	}
+	lhr, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Parse(lhr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.CLS == nil || *rep.CLS < 0.1 {
+		t.Errorf("CLS %v, want a poor one (0.1 and more)", deref(rep.CLS))
+	}
+	opps := map[string]Opportunity{}
+	for _, o := range rep.Opportunities {
+		opps[o.ID] = o
+		t.Logf("%s (score %v): %v ms, %v bytes, %v", o.ID, o.Score, o.SavingsMs, o.SavingsBytes, o.MetricSavings)
+	}
+	for _, id := range []string{"cls-culprits-insight", "network-dependency-tree-insight"} {
+		if _, ok := opps[id]; !ok {
+			t.Errorf("%s is no opportunity", id)
+		}
+	}
+	// The uncached hero: cache-insight's bytes are the wasted bytes its details carry.
+	if c := opps["cache-insight"]; c.SavingsBytes < float64(fileSize(t, "hero.jpg")) || c.MetricSavings == nil {
+		t.Errorf("cache-insight savings %v bytes, %v: want at least the hero's %d bytes", c.SavingsBytes, c.MetricSavings, fileSize(t, "hero.jpg"))
+	}
+
+	// The culprits: a list holding a table whose rows are elements (node values), the unsized
+	// image a sub-row with its cause.
+	var culprits struct {
+		Details struct {
+			Type  string `json:"type"`
+			Items []struct {
+				Type  string `json:"type"`
+				Items []struct {
+					Node     struct{ Type, Selector string } `json:"node"`
+					SubItems struct {
+						Items []struct {
+							Extra struct{ Type, Selector string } `json:"extra"`
+							Cause string                          `json:"cause"`
+						} `json:"items"`
+					} `json:"subItems"`
+				} `json:"items"`
+			} `json:"items"`
+		} `json:"details"`
+	}
+	decodeAudit(t, lhr, "cls-culprits-insight", &culprits)
+	found := false
+	for _, list := range culprits.Details.Items {
+		for _, row := range list.Items {
+			for _, sub := range row.SubItems.Items {
+				found = found || (row.Node.Type == "node" && sub.Extra.Type == "node" && strings.Contains(sub.Extra.Selector, "img.late") && sub.Cause != "")
+			}
+		}
+	}
+	if culprits.Details.Type != "list" || !found {
+		t.Errorf("cls-culprits-insight details %+v: want a list with a table naming the unsized image and its cause", culprits.Details)
+	}
+
+	// The tree: shift.html holds shift.css, which holds shift-base.css it imports, each with
+	// its time and size (which chain is the longest varies from run to run: the script's or the
+	// stylesheets').
+	var tree struct {
+		Details struct {
+			Type  string `json:"type"`
+			Items []struct {
+				Type  string `json:"type"`
+				Value struct {
+					Type   string               `json:"type"`
+					Chains map[string]chainNode `json:"chains"`
+				} `json:"value"`
+			} `json:"items"`
+		} `json:"details"`
+	}
+	decodeAudit(t, lhr, "network-dependency-tree-insight", &tree)
+	found = false
+	for _, sec := range tree.Details.Items {
+		if sec.Type == "list-section" && sec.Value.Type == "network-tree" {
+			found = found || hasPath(sec.Value.Chains, "/shift.html", "/shift.css", "/shift-base.css")
+		}
+	}
+	if !found {
+		t.Errorf("network-dependency-tree-insight details %+v: no shift.html > shift.css > shift-base.css with times and sizes", tree.Details)
+	}
+}
+
+// chainNode is a request of Lighthouse's network-tree details.
+type chainNode struct {
+	URL               string               `json:"url"`
+	NavStartToEndTime float64              `json:"navStartToEndTime"`
+	TransferSize      float64              `json:"transferSize"`
+	Children          map[string]chainNode `json:"children"`
+}
+
+// hasPath tells whether the chains hold requests ending in paths, each the child of the one
+// before, with their times and sizes.
+func hasPath(chains map[string]chainNode, paths ...string) bool {
+	if len(paths) == 0 {
+		return true
+	}
+	for _, n := range chains {
+		if strings.HasSuffix(n.URL, paths[0]) && n.TransferSize > 0 && n.NavStartToEndTime > 0 && hasPath(n.Children, paths[1:]...) {
+			return true
+		}
+	}
+	return false
+}
+
+// decodeAudit decodes one audit of a report into v.
+func decodeAudit(t *testing.T, lhr []byte, id string, v any) {
+	t.Helper()
+	raw, err := Audit(lhr, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		t.Fatalf("decode %s: %v", id, err)
 	}
 }

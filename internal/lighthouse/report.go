@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // Report holds what openvitals keeps from one Lighthouse 13.5 result (LHR). The fields'
@@ -88,17 +90,13 @@ type NetworkBytes struct {
 	Requests int64
 }
 
-// Opportunity is one failed Lighthouse audit: what the API lists as an "opportunity".
+// Opportunity is one failed Lighthouse audit: what the API lists as an "opportunity". Its ID
+// is the Lighthouse audit id (e.g. "render-blocking-insight"); Title and Description are
+// Lighthouse's English texts (Description is Markdown); Category is "performance",
+// "accessibility", "best_practices" or "seo"; DisplayValue is Lighthouse's short summary
+// (e.g. "Est savings of 90 ms"), often empty; the savings are Lighthouse's estimates.
 type Opportunity struct {
-	// ID is the Lighthouse audit id (e.g. "render-blocking-insight").
-	ID string
-	// Title and Description are Lighthouse's English texts; Description is Markdown.
-	Title       string
-	Description string
-	// Category is "performance", "accessibility", "best_practices" or "seo".
-	Category string
-	// DisplayValue is Lighthouse's short summary (e.g. "Est savings of 90 ms"); often empty.
-	DisplayValue string
+	model.Opportunity
 	// Score is the audit's score, 0 to below 0.9.
 	Score float64
 }
@@ -160,6 +158,8 @@ type lhrAudit struct {
 	NumericValue     *float64        `json:"numericValue"`
 	DisplayValue     string          `json:"displayValue"`
 	Details          json.RawMessage `json:"details"`
+	// MetricSavings estimates each metric's gain (LCP, FCP, TBT, INP in ms; CLS unitless).
+	MetricSavings map[string]*float64 `json:"metricSavings"`
 }
 
 type lhrCategory struct {
@@ -348,19 +348,50 @@ func networkBytes(details json.RawMessage) *NetworkBytes {
 }
 
 // opportunityCategories lists, in report order, the categories whose failed audits are
-// opportunities, with the API's name for each and which of its audit groups count (nil: all
-// but "hidden").
+// opportunities, with the API's name for each, its title for people, and which of its audit
+// groups count (nil: all but "hidden").
 var opportunityCategories = []struct {
 	lighthouseID string
 	name         string
+	title        string
 	groups       map[string]bool
 }{
 	// For performance only the insights and diagnostics groups: the metrics group is the
 	// metrics themselves, and "hidden" holds data audits (metrics, diagnostics, resource-summary...).
-	{"performance", CategoryPerformance, map[string]bool{"insights": true, "diagnostics": true}},
-	{"accessibility", CategoryAccessibility, nil},
-	{"best-practices", CategoryBestPractices, nil},
-	{"seo", CategorySEO, nil},
+	{"performance", CategoryPerformance, "Performance", map[string]bool{"insights": true, "diagnostics": true}},
+	{"accessibility", CategoryAccessibility, "Accessibility", nil},
+	{"best-practices", CategoryBestPractices, "Best practices", nil},
+	{"seo", CategorySEO, "SEO", nil},
+}
+
+// CategoryTitle is an opportunity category's name for people ("Best practices" for
+// best_practices), the name itself if it is none of the four.
+func CategoryTitle(name string) string {
+	for _, c := range opportunityCategories {
+		if c.name == name {
+			return c.title
+		}
+	}
+	return name
+}
+
+// CategoryName is the name of the category at place i of CategoryOrder, "" for none.
+func CategoryName(i int) string {
+	if i < 0 || i >= len(opportunityCategories) {
+		return ""
+	}
+	return opportunityCategories[i].name
+}
+
+// CategoryOrder is an opportunity category's place in the report (performance first), after
+// the four for any other.
+func CategoryOrder(name string) int {
+	for i, c := range opportunityCategories {
+		if c.name == name {
+			return i
+		}
+	}
+	return len(opportunityCategories)
 }
 
 // scoredModes are the scoreDisplayModes whose score means pass/fail. Lighthouse 13 gives most
@@ -386,17 +417,61 @@ func opportunities(l *lhr) []Opportunity {
 				continue
 			}
 			seen[ref.ID] = true
-			out = append(out, Opportunity{
+			o := Opportunity{Opportunity: model.Opportunity{
 				ID:           ref.ID,
 				Title:        a.Title,
 				Description:  a.Description,
 				Category:     c.name,
 				DisplayValue: a.DisplayValue,
-				Score:        *a.Score,
-			})
+			}, Score: *a.Score}
+			o.SavingsMs, o.SavingsBytes, o.MetricSavings = savings(a)
+			out = append(out, o)
 		}
 	}
 	return out
+}
+
+// timeSavings are the metricSavings in milliseconds (CLS is the other, unitless).
+var timeSavings = []string{"LCP", "FCP", "TBT", "INP"}
+
+// savings reads an audit's estimates: its metricSavings (finite values only), the overall
+// milliseconds (details.overallSavingsMs, else the largest time of metricSavings) and bytes
+// (details.overallSavingsBytes of the older opportunity audits, else the wastedBytes an
+// insight puts in details.debugData, the number its "Est savings of 143 KiB" shows).
+func savings(a lhrAudit) (ms, bytes float64, metric map[string]float64) {
+	for k, v := range a.MetricSavings {
+		if v != nil && isFinite(*v) && *v >= 0 {
+			if metric == nil {
+				metric = map[string]float64{}
+			}
+			metric[k] = *v
+		}
+	}
+	var d struct {
+		OverallSavingsMs    *float64 `json:"overallSavingsMs"`
+		OverallSavingsBytes *float64 `json:"overallSavingsBytes"`
+		DebugData           struct {
+			WastedBytes *float64 `json:"wastedBytes"`
+		} `json:"debugData"`
+	}
+	if len(a.Details) > 0 {
+		_ = json.Unmarshal(a.Details, &d) // details of another shape carry no overall savings
+	}
+	usable := func(v *float64) bool { return v != nil && isFinite(*v) && *v >= 0 }
+	if usable(d.OverallSavingsMs) {
+		ms = *d.OverallSavingsMs
+	} else {
+		for _, k := range timeSavings {
+			ms = max(ms, metric[k])
+		}
+	}
+	switch {
+	case usable(d.OverallSavingsBytes):
+		bytes = *d.OverallSavingsBytes
+	case usable(d.DebugData.WastedBytes):
+		bytes = *d.DebugData.WastedBytes
+	}
+	return math.Round(ms), math.Round(bytes), metric
 }
 
 // Audit returns one audit's object exactly as Lighthouse wrote it in the report, for the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -138,6 +139,25 @@ func TestParseDesktop(t *testing.T) {
 	for _, o := range r.Opportunities {
 		if o.ID == "render-blocking-insight" && o.DisplayValue != "Est savings of 90\u00a0ms" { // Lighthouse puts a no-break space before units
 			t.Errorf("render-blocking-insight display value %q", o.DisplayValue)
+		}
+	}
+
+	// Savings as the report estimates them: render-blocking-insight's metricSavings FCP 100
+	// (its display value rounds the observed 90 ms), cache-insight's and
+	// image-delivery-insight's wasted bytes from their debugData (143 KiB and 24 KiB shown).
+	savings := map[string]struct {
+		ms, bytes float64
+		metric    map[string]float64
+	}{
+		"render-blocking-insight": {100, 0, map[string]float64{"FCP": 100, "LCP": 0}},
+		"cache-insight":           {100, 146052, map[string]float64{"FCP": 0, "LCP": 100}},
+		"image-delivery-insight":  {0, 24684, map[string]float64{"FCP": 0, "LCP": 0}},
+		"errors-in-console":       {0, 0, nil},
+	}
+	for _, o := range r.Opportunities {
+		w, ok := savings[o.ID]
+		if ok && (o.SavingsMs != w.ms || o.SavingsBytes != w.bytes || !maps.Equal(o.MetricSavings, w.metric)) {
+			t.Errorf("%s savings %v ms, %v bytes, %v; want %v, %v, %v", o.ID, o.SavingsMs, o.SavingsBytes, o.MetricSavings, w.ms, w.bytes, w.metric)
 		}
 	}
 }

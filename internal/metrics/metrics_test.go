@@ -198,31 +198,70 @@ func TestLatestUX(t *testing.T) {
 }
 
 func TestOpportunities(t *testing.T) {
-	opp := func(id, title string) model.Opportunity {
-		return model.Opportunity{ID: id, Title: title, Category: "performance", Description: "About " + id}
+	opp := func(id string, lcp float64) model.Opportunity {
+		o := model.Opportunity{ID: id, Category: "performance"}
+		if lcp > 0 {
+			o.MetricSavings, o.SavingsMs = map[string]float64{"LCP": lcp, "FCP": 0}, lcp
+		}
+		return o
 	}
 	home, pricing := model.Page{ID: "home", Alias: "Home"}, model.Page{ID: "pricing", Alias: "Pricing"}
-	got := opportunities([]Series{
-		{Page: home, Device: "desktop", Lab: []model.LabResult{
-			{Day: "20261101", Opportunities: []model.Opportunity{opp("old-only", "Old")}},
-			{Day: "20261102", Opportunities: []model.Opportunity{opp("images", "Images"), opp("fonts", "Fonts")}},
-		}},
+	a11y := model.Opportunity{ID: "color-contrast", Category: "accessibility"}
+	seo := model.Opportunity{ID: "meta-description", Category: "seo"}
+	fonts := opp("fonts", 0)
+	fonts.SavingsBytes = 2048
+	got := opportunities([]Listing{
+		{Page: home, Device: "desktop", Opportunities: []model.Opportunity{opp("images", 500), fonts, seo, a11y}},
 		{Page: home, Device: "mobile"},
-		{Page: pricing, Device: "mobile", Lab: []model.LabResult{{Day: "20261102", Opportunities: []model.Opportunity{opp("images", "Images, again")}}}},
-	}, map[string]string{"images": "20261020"})
-	if len(got) != 2 {
-		t.Fatalf("opportunities %v: only those of each latest result", got)
+		{Page: pricing, Device: "mobile", Opportunities: []model.Opportunity{opp("images", 1000), opp("render", 1000)}},
+	}, map[string]model.SeenOpportunity{"images": {FirstSeen: "20261020", OpportunityText: model.OpportunityText{Title: "Images", Category: "performance", Description: "About images"}}})
+	var ids []string
+	for _, o := range got {
+		ids = append(ids, o.ID)
 	}
-	images := got["images"]
+	// images saves 1,500 ms of LCP over two pages (impact 25 x 1500/2500 = 15), render 1,000
+	// (10); fonts saves bytes only; then accessibility before SEO.
+	if want := []string{"images", "render", "fonts", "color-contrast", "meta-description"}; !reflect.DeepEqual(ids, want) {
+		t.Fatalf("ranked %v, want %v", ids, want)
+	}
+	images := got[0]
 	wantStart := time.Date(2026, 10, 20, 0, 0, 0, 0, time.UTC)
 	if images.Title != "Images" || images.Description != "About images" || !images.FirstSeen.Equal(wantStart) ||
-		!reflect.DeepEqual(images.Pages, []PageDevice{{home, "desktop"}, {pricing, "mobile"}}) {
-		t.Errorf("images %+v: first occurrence's title, first seen %v, both pages in order", images, wantStart)
+		images.Impact != 15 || images.SavingsMs != 1500 || images.MetricSavings["LCP"] != 1500 || len(images.Pages) != 2 ||
+		images.Pages[0].PageDevice != (PageDevice{home, "desktop"}) || images.Pages[0].Impact != 5 || images.Pages[1].PageDevice != (PageDevice{pricing, "mobile"}) {
+		t.Errorf("images %+v: the seen texts and first day, savings summed over both pages in order", images)
 	}
-	if fonts := got["fonts"]; !fonts.FirstSeen.IsZero() || len(fonts.Pages) != 1 {
-		t.Errorf("fonts %+v: no first day recorded, one page", fonts)
+	if f := got[2]; !f.FirstSeen.IsZero() || f.Title != "" || f.Category != "performance" || f.SavingsBytes != 2048 {
+		t.Errorf("fonts %+v: no first day nor texts recorded, the listing's category, its bytes", f)
 	}
-	if got := opportunities(nil, nil); got == nil || len(got) != 0 {
-		t.Errorf("no series: %v, want an empty map", got)
+	if got := opportunities(nil, nil); len(got) != 0 {
+		t.Errorf("no listing: %v, want none", got)
+	}
+}
+
+func TestImpact(t *testing.T) {
+	for _, tc := range []struct {
+		savings map[string]float64
+		want    float64
+	}{
+		{nil, 0},
+		{map[string]float64{"LCP": 500}, 5},
+		{map[string]float64{"CLS": 0.05}, 12.5},
+		{map[string]float64{"TBT": 100, "FCP": 180}, 16},
+		{map[string]float64{"INP": 200, "SI": 1000}, 30}, // no weight for what is not a metric saving
+	} {
+		if got := Impact(model.Opportunity{MetricSavings: tc.savings}); got != tc.want {
+			t.Errorf("Impact(%v) = %v, want %v", tc.savings, got, tc.want)
+		}
+	}
+	opps := []model.Opportunity{{ID: "b", Category: "seo"}, {ID: "a", Category: "seo"}, {ID: "x", Category: "best_practices"},
+		{ID: "big", Category: "performance", SavingsBytes: 10}, {ID: "cls", Category: "performance", MetricSavings: map[string]float64{"CLS": 0.01}}}
+	Rank(opps)
+	var ids []string
+	for _, o := range opps {
+		ids = append(ids, o.ID)
+	}
+	if want := []string{"cls", "big", "x", "a", "b"}; !reflect.DeepEqual(ids, want) {
+		t.Errorf("Rank: %v, want %v", ids, want)
 	}
 }

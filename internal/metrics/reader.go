@@ -130,56 +130,6 @@ func (r *Reader) LatestResult(ctx context.Context, w model.Website, page, device
 	return results[len(results)-1], true, nil
 }
 
-// Opportunity is an audit that fails in the latest result of at least one page and device.
-type Opportunity struct {
-	Title, Category, Description string
-	// FirstSeen is the first day it failed on any page of the website (zero if unrecorded).
-	FirstSeen time.Time
-	// Pages are where it fails in the latest results, in the page list's order.
-	Pages []PageDevice
-}
-
-// PageDevice is a page on one device.
-type PageDevice struct {
-	Page   model.Page
-	Device string
-}
-
-// Opportunities maps the ID of every audit that fails in a page's latest result of the window
-// to where it fails.
-func (r *Reader) Opportunities(ctx context.Context, w model.Website) (map[string]Opportunity, error) {
-	series, err := r.Website(ctx, w, Include{})
-	if err != nil {
-		return nil, err
-	}
-	firstSeen, err := r.store.OpportunitiesFirstSeen(ctx, w)
-	if err != nil {
-		return nil, err
-	}
-	return opportunities(series, firstSeen), nil
-}
-
-// opportunities groups the opportunities of each series' latest lab result by audit ID; the
-// first occurrence gives the title, category and description. firstSeen maps IDs to days.
-func opportunities(series []Series, firstSeen map[string]string) map[string]Opportunity {
-	out := map[string]Opportunity{}
-	for _, s := range series {
-		if len(s.Lab) == 0 {
-			continue
-		}
-		for _, o := range s.Lab[len(s.Lab)-1].Opportunities {
-			item, ok := out[o.ID]
-			if !ok {
-				start, _ := time.Parse(model.DayLayout, firstSeen[o.ID])
-				item = Opportunity{Title: o.Title, Category: o.Category, Description: o.Description, FirstSeen: start, Pages: []PageDevice{}}
-			}
-			item.Pages = append(item.Pages, PageDevice{Page: s.Page, Device: s.Device})
-			out[o.ID] = item
-		}
-	}
-	return out
-}
-
 // window is the days of the window, yyyymmdd: from WindowDays-1 days ago to today.
 func (r *Reader) window() (from, to string) {
 	today := r.now()
@@ -219,7 +169,7 @@ func (r *Reader) Refresh(ctx context.Context, w model.Website, p model.Page) err
 		if err != nil {
 			return err
 		}
-		if _, err := DecodeSummary(p, row.Summary, windowStart(r.now())); err == nil {
+		if _, err := DecodeSummary(p, row.Summary, windowStart(r.now())); err == nil && len(row.Opportunities) > 0 {
 			return nil
 		}
 		_, err = r.summarize(ctx, w, row)
@@ -250,7 +200,11 @@ func (r *Reader) summarize(ctx context.Context, w model.Website, row model.PageR
 	if err != nil {
 		return nil, err
 	}
-	return ls, r.store.PutPageSummary(ctx, w, row.Page, row.Version, summary)
+	opps, err := EncodeOpportunities(ls)
+	if err != nil {
+		return nil, err
+	}
+	return ls, r.store.PutPageSummary(ctx, w, row.Page, row.Version, summary, opps)
 }
 
 // Listings reads the listings of a website's pages, each on both devices, in the order the
@@ -270,6 +224,13 @@ func (r *Reader) Listings(ctx context.Context, w model.Website, after string, li
 	from := windowStart(r.now())
 	perPage := make([][]Listing, len(rows))
 	missing := decodeSummaries(rows, from, perPage)
+	ls, err = r.summarizeMissing(ctx, w, rows, missing, perPage)
+	return ls, more, err
+}
+
+// summarizeMissing makes the summaries of the rows at indexes missing, 8 at a time, puts
+// their listings in perPage, and returns all of perPage's listings in order.
+func (r *Reader) summarizeMissing(ctx context.Context, w model.Website, rows []model.PageRow, missing []int, perPage [][]Listing) ([]Listing, error) {
 	errs := make([]error, len(missing))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, readers)
@@ -287,13 +248,36 @@ func (r *Reader) Listings(ctx context.Context, w model.Website, after string, li
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	ls = make([]Listing, 0, len(rows)*len(Devices))
+	ls := make([]Listing, 0, len(rows)*len(Devices))
 	for _, pl := range perPage {
 		ls = append(ls, pl...)
 	}
-	return ls, more, nil
+	return ls, nil
+}
+
+// opportunityListings reads the latest opportunities of a website's pages, each on both
+// devices, in the order the pages were added: the rows without their summaries' days (a page
+// without its opportunities yet has its results read and its summary made).
+func (r *Reader) opportunityListings(ctx context.Context, w model.Website) ([]Listing, error) {
+	w, err := r.store.EnsurePageRows(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := r.store.PageRowOpportunities(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	from := windowStart(r.now())
+	perPage := make([][]Listing, len(rows))
+	var missing []int
+	for i, row := range rows {
+		if perPage[i], err = DecodeOpportunities(row.Page, row.Opportunities, from); err != nil {
+			missing = append(missing, i)
+		}
+	}
+	return r.summarizeMissing(ctx, w, rows, missing, perPage)
 }
 
 // decodeSummaries decodes each row's summary into perPage, on every core for long lists, and

@@ -107,7 +107,8 @@ func TestReader(t *testing.T) {
 	}
 
 	opps, err := r.Opportunities(ctx, site)
-	if err != nil || len(opps) != 1 || len(opps["images"].Pages) != 1 || opps["images"].FirstSeen.Format(model.DayLayout) != day(metrics.WindowDays-1) {
+	if err != nil || len(opps) != 1 || opps[0].ID != "images" || opps[0].Title != "Images" || len(opps[0].Pages) != 1 ||
+		opps[0].FirstSeen.Format(model.DayLayout) != day(metrics.WindowDays-1) {
 		t.Errorf("opportunities %+v, %v", opps, err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/lighthouse"
 	"github.com/openvitals/openvitals/internal/model"
 )
 
@@ -107,11 +108,17 @@ type Listing struct {
 	Page            model.Page
 	Device          string
 	Lab, UX, Search Section
+	// Opportunities are those of the latest lab result, with their savings; from a summary
+	// without their title and description.
+	Opportunities []model.Opportunity
 }
 
 // Listing is the series as values by day.
 func (s Series) Listing() Listing {
 	l := Listing{Page: s.Page, Device: s.Device}
+	if n := len(s.Lab); n > 0 {
+		l.Opportunities = s.Lab[n-1].Opportunities
+	}
 	l.Lab = NewSection(dated(s.Lab, func(r model.LabResult) string { return r.Day }, LabValues))
 	l.UX = NewSection(dated(s.UX, func(r model.UXResult) string { return r.Day }, UXValues))
 	l.Search = NewSection(dated(s.Search, func(r model.SearchResult) string { return r.Day }, SearchValues))
@@ -253,6 +260,20 @@ func (l Listing) Latest() Values {
 // to day values change little, so most take one or two bytes.
 const summaryFormat = 1
 
+// A page's opportunities are those of its latest lab result on each device with their
+// savings, kept in its row beside the summary (store.PageRow.Opportunities) so that the
+// website's opportunities list reads the rows without their days:
+//
+//	format byte
+//	for each device (Devices order): the day of its latest lab result (uvarint yyyymmdd, 0
+//	without one), then its opportunities' count, and each one's audit id (uvarint length and
+//	bytes), category (uvarint, its place in the report's order), estimated ms and bytes
+//	(uvarints) and metric savings (uvarint count, then each as its name and a uvarint in its
+//	unit of rounding: ms, or CLS in ten-thousandths)
+//
+// Their texts are the website's opportunity items'.
+const opportunitiesFormat = 1
+
 // errSummaryFormat means a summary of another format (or none): it is made again.
 var errSummaryFormat = errors.New("summary of an unknown format")
 
@@ -290,6 +311,82 @@ func EncodeSummary(ls []Listing) ([]byte, error) {
 		search = ls[0].Search
 	}
 	return appendSection(buf, search)
+}
+
+// EncodeOpportunities encodes the latest opportunities of a page's listings, one per device
+// (any order).
+func EncodeOpportunities(ls []Listing) ([]byte, error) {
+	buf := []byte{opportunitiesFormat}
+	var err error
+	for _, device := range Devices {
+		i := slices.IndexFunc(ls, func(l Listing) bool { return l.Device == device })
+		var l Listing
+		if i >= 0 {
+			l = ls[i]
+		}
+		if buf, err = appendOpportunities(buf, l.Lab, l.Opportunities); err != nil {
+			return nil, err
+		}
+	}
+	return buf, nil
+}
+
+// DecodeOpportunities returns a page's listings, one per device in Devices order, with only
+// their latest opportunities, none where their lab result is before day from (yyyymmdd).
+func DecodeOpportunities(p model.Page, b []byte, from string) ([]Listing, error) {
+	if len(b) == 0 || b[0] != opportunitiesFormat {
+		return nil, errSummaryFormat
+	}
+	first, err := strconv.ParseUint(from, 10, 32)
+	if err != nil {
+		return nil, fmt.Errorf("opportunities: day %q: %w", from, err)
+	}
+	d := decoder{b: b[1:]}
+	out := make([]Listing, len(Devices))
+	for i, device := range Devices {
+		out[i] = Listing{Page: p, Device: device, Opportunities: d.opportunities(first)}
+	}
+	return out, d.err
+}
+
+// appendOpportunities appends the opportunities of the lab section's last day.
+func appendOpportunities(buf []byte, lab Section, opps []model.Opportunity) ([]byte, error) {
+	if len(lab.Days) == 0 {
+		return binary.AppendUvarint(buf, 0), nil
+	}
+	day, err := strconv.ParseUint(lab.Days[len(lab.Days)-1], 10, 32)
+	if err != nil {
+		return nil, fmt.Errorf("summary: day %q: %w", lab.Days[len(lab.Days)-1], err)
+	}
+	buf = binary.AppendUvarint(buf, day)
+	buf = binary.AppendUvarint(buf, uint64(len(opps)))
+	whole := func(v float64) uint64 { return uint64(math.Round(max(0, min(v, 1<<53)))) }
+	for _, o := range opps {
+		buf = appendString(buf, o.ID)
+		buf = binary.AppendUvarint(buf, uint64(lighthouse.CategoryOrder(o.Category)))
+		buf = binary.AppendUvarint(buf, whole(o.SavingsMs))
+		buf = binary.AppendUvarint(buf, whole(o.SavingsBytes))
+		buf = binary.AppendUvarint(buf, uint64(len(o.MetricSavings)))
+		for _, m := range slices.Sorted(maps.Keys(o.MetricSavings)) {
+			buf = appendString(buf, m)
+			buf = binary.AppendUvarint(buf, whole(o.MetricSavings[m]*savingScale(m)))
+		}
+	}
+	return buf, nil
+}
+
+// savingScale is what a metric saving is multiplied by to be a whole number: CLS is kept to
+// ten-thousandths, times to the millisecond.
+func savingScale(metric string) float64 {
+	if metric == "CLS" {
+		return 10000
+	}
+	return 1
+}
+
+func appendString(buf []byte, s string) []byte {
+	buf = binary.AppendUvarint(buf, uint64(len(s)))
+	return append(buf, s...)
 }
 
 func appendSection(buf []byte, s Section) ([]byte, error) {
@@ -404,6 +501,48 @@ func (d *decoder) bytes(n uint64) []byte {
 	}
 	out := d.b[:n]
 	d.b = d.b[n:]
+	return out
+}
+
+// opportunities reads a device's latest opportunities, none if their result is before day
+// first.
+func (d *decoder) opportunities(first uint64) []model.Opportunity {
+	day := d.uvarint()
+	if day == 0 {
+		return nil
+	}
+	n := d.uvarint()
+	if n > 1000 {
+		d.err = errors.New("summary: too many opportunities")
+		return nil
+	}
+	out := make([]model.Opportunity, 0, n)
+	for range n {
+		o := model.Opportunity{ID: string(d.bytes(d.uvarint()))}
+		o.Category = lighthouse.CategoryName(int(min(d.uvarint(), 1<<16)))
+		o.SavingsMs = float64(d.uvarint())
+		o.SavingsBytes = float64(d.uvarint())
+		nm := d.uvarint()
+		if nm > 16 {
+			d.err = errors.New("summary: too many metric savings")
+			return nil
+		}
+		for range nm {
+			m := string(d.bytes(d.uvarint()))
+			v := float64(d.uvarint()) / savingScale(m)
+			if o.MetricSavings == nil {
+				o.MetricSavings = map[string]float64{}
+			}
+			o.MetricSavings[m] = v
+		}
+		if d.err != nil {
+			return nil
+		}
+		out = append(out, o)
+	}
+	if day < first {
+		return nil
+	}
 	return out
 }
 

@@ -46,6 +46,40 @@ func TestSummaryRoundTrip(t *testing.T) {
 	}
 }
 
+// TestSummaryOpportunities: a page's opportunities beside its summary are each device's latest
+// with their savings, without their texts, dropped when their result is before the window.
+func TestSummaryOpportunities(t *testing.T) {
+	home := model.Page{ID: "home", URL: "/"}
+	opps := []model.Opportunity{
+		{ID: "cls-culprits-insight", Title: "Layout shift culprits", Category: "performance", Description: "d", DisplayValue: "v",
+			MetricSavings: map[string]float64{"CLS": 0.2153}},
+		{ID: "render-blocking-insight", Category: "performance", SavingsMs: 300, SavingsBytes: 1200, MetricSavings: map[string]float64{"FCP": 300, "LCP": 0}},
+		{ID: "color-contrast", Category: "accessibility"},
+		{ID: "meta-description", Category: "seo"},
+	}
+	mobile := Series{Page: home, Device: "mobile", Lab: []model.LabResult{
+		{Day: "20261101", Metrics: map[string]float64{"lcp": 1}, Opportunities: opps[3:]},
+		{Day: "20261102", Metrics: map[string]float64{"lcp": 2}, Opportunities: opps}}}
+	b, err := EncodeOpportunities([]Listing{mobile.Listing()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeOpportunities(home, b, "20261102")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]model.Opportunity, len(opps))
+	for i, o := range opps {
+		want[i] = model.Opportunity{ID: o.ID, Category: o.Category, SavingsMs: o.SavingsMs, SavingsBytes: o.SavingsBytes, MetricSavings: o.MetricSavings}
+	}
+	if got[0].Opportunities != nil || !reflect.DeepEqual(got[1].Opportunities, want) {
+		t.Errorf("opportunities: desktop %+v, mobile %+v; want none and %+v", got[0].Opportunities, got[1].Opportunities, want)
+	}
+	if got, _ := DecodeOpportunities(home, b, "20261103"); got[1].Opportunities != nil {
+		t.Errorf("a result before the window: %+v", got[1].Opportunities)
+	}
+}
+
 // sameListings compares listings by their pages, devices and values by day.
 func sameListings(a, b []Listing) bool {
 	if len(a) != len(b) {

@@ -32,13 +32,44 @@ type LabResult struct {
 	ProfileName string `dynamodbav:",omitempty"`
 }
 
-// Opportunity is one failed audit of a lab result.
+// Opportunity is one failed audit of a lab result, with Lighthouse's estimate of what fixing
+// it saves. Results stored before the estimates have none (all zero).
 type Opportunity struct {
 	ID           string
 	Title        string
 	Category     string
 	Description  string `dynamodbav:",omitempty"`
 	DisplayValue string `dynamodbav:",omitempty"`
+	// SavingsMs is the estimated time saved, ms: the audit's details.overallSavingsMs where
+	// Lighthouse gives it, else the largest time in MetricSavings.
+	SavingsMs float64 `dynamodbav:",omitempty"`
+	// SavingsBytes is the estimated transfer saved, bytes: details.overallSavingsBytes, or an
+	// insight's details.debugData.wastedBytes.
+	SavingsBytes float64 `dynamodbav:",omitempty"`
+	// MetricSavings is the audit's metricSavings as Lighthouse names them (LCP, FCP, TBT, INP in
+	// ms; CLS unitless): how much each metric would improve.
+	MetricSavings map[string]float64 `dynamodbav:",omitempty"`
+}
+
+// OpportunityText is what an opportunity says whichever page it is found on: Lighthouse's
+// title and Markdown description, and its category (performance, accessibility,
+// best_practices, seo).
+type OpportunityText struct {
+	Title       string
+	Category    string
+	Description string `dynamodbav:",omitempty"`
+}
+
+// Text is what the opportunity says.
+func (o Opportunity) Text() OpportunityText {
+	return OpportunityText{Title: o.Title, Category: o.Category, Description: o.Description}
+}
+
+// SeenOpportunity is an opportunity found on a website: the first day (yyyymmdd) any page had
+// it, and its latest texts (empty if it was recorded before they were kept).
+type SeenOpportunity struct {
+	FirstSeen string
+	OpportunityText
 }
 
 // LabError is the last failure of a page's audits on one device.

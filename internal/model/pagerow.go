@@ -14,6 +14,10 @@ type PageRow struct {
 	Page Page
 	// Summary is nil until the page's first summary is written.
 	Summary []byte
+	// Opportunities are those of the page's latest results with their savings, written with
+	// the summary but apart from it, so that the website's opportunities read the rows without
+	// their days; nil until the summary is written with them.
+	Opportunities []byte
 	// Version counts the summary's writes, for PutPageSummary's check.
 	Version int
 }

@@ -56,9 +56,10 @@ func writeFormatEntities(t *testing.T, st *store.Store) model.Website {
 	must(st.CreateBudget(ctx, w, &b))
 	must(st.PutLabResult(ctx, w, pages[0], model.LabResult{
 		Page: pages[0].ID, Device: "desktop", Day: "20261102",
-		Metrics:           map[string]float64{"lcp": 1234.5, "cls": 0.01, "performance_score": 97},
-		Samples:           map[string][]float64{"lcp": {1200, 1234.5, 1300}},
-		Opportunities:     []model.Opportunity{{ID: "render-blocking-insight", Title: "Render-blocking", Category: "insights", DisplayValue: "120 ms"}},
+		Metrics: map[string]float64{"lcp": 1234.5, "cls": 0.01, "performance_score": 97},
+		Samples: map[string][]float64{"lcp": {1200, 1234.5, 1300}},
+		Opportunities: []model.Opportunity{{ID: "render-blocking-insight", Title: "Render-blocking", Category: "insights", DisplayValue: "120 ms",
+			SavingsMs: 120, SavingsBytes: 2048, MetricSavings: map[string]float64{"FCP": 120, "LCP": 0}}},
 		LighthouseVersion: "13.5.0", ReportKey: "reports/x.json.gz", Runs: 3, Audited: formatTime,
 		ProfileID: "prof1", ProfileName: "Signed in",
 	}))
@@ -76,10 +77,14 @@ func writeFormatEntities(t *testing.T, st *store.Store) model.Website {
 	must(st.PutLabError(ctx, w, pages[1], "mobile", model.LabError{Message: "ERRORED_DOCUMENT_REQUEST", At: formatTime, Attempts: 2}))
 	must(st.PutUXResult(ctx, w, pages[0], model.UXResult{Page: pages[0].ID, Device: "mobile", Day: "20261102",
 		Vitals: map[string]model.Vital{"lcp": {P75: 2547, Good: 0.7, NeedsImprovement: 0.2, Poor: 0.1}}, Collected: formatTime}))
+	// The row's summary and opportunities, after the last result of the page (each marks them stale).
+	row, err := st.PageRow(ctx, w, pages[0])
+	must(err)
+	must(st.PutPageSummary(ctx, w, pages[0], row.Version, []byte{1, 2, 3}, []byte{1, 4, 5}))
 	test := model.Test{Alias: "Checkout", Device: "desktop", Created: formatTime, Steps: []step.Step{
 		{Type: "navigate", Target: "https://example.com/"}, {Type: "click", Target: "#buy", WaitForNavigation: true}}}
 	must(st.CreateTest(ctx, w, &test))
-	_, err := st.CreateRun(ctx, w, test)
+	_, err = st.CreateRun(ctx, w, test)
 	must(err)
 	key := store.BudgetState(b.ID)
 	from, err := st.WatchedState(ctx, w, key)

@@ -19,12 +19,16 @@ type labItem struct {
 	model.LabResult
 }
 
+// opportunityItem is an opportunity of a website: the first day it was seen and its latest
+// texts, so that the website's list reads them in one query (items written before the texts
+// have none until the next result with it).
 type opportunityItem struct {
 	PK        string
 	SK        string
 	Type      string
 	ID        string
 	FirstSeen string // yyyymmdd
+	model.OpportunityText
 }
 
 // PutLabResult stores a lab result of page, replacing the same day's, clears the page's last
@@ -49,18 +53,42 @@ func (s *Store) PutLabResult(ctx context.Context, w model.Website, page model.Pa
 		return err
 	}
 	for _, o := range r.Opportunities {
-		seen, err := attributevalue.MarshalMap(opportunityItem{PK: pk, SK: opportunitySK(o.ID), Type: "opportunity", ID: o.ID, FirstSeen: r.Day})
-		if err != nil {
+		if err := s.recordOpportunity(ctx, pk, r.Day, o); err != nil {
 			return err
 		}
-		_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName: aws.String(s.table), Item: seen,
-			ConditionExpression:       aws.String("attribute_not_exists(PK) OR FirstSeen > :day"),
-			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":day": str(r.Day)},
-		})
-		if err != nil && !isConditionFailed(err) {
-			return fmt.Errorf("record opportunity: %w", err)
-		}
+	}
+	return nil
+}
+
+// recordOpportunity writes an opportunity's latest texts on the website and the first day it
+// was seen: the day of the first result with it, or an earlier one stored later.
+func (s *Store) recordOpportunity(ctx context.Context, pk, day string, o model.Opportunity) error {
+	texts := map[string]ddbtypes.AttributeValue{
+		":type": str("opportunity"), ":id": str(o.ID), ":day": str(day),
+		":title": str(o.Title), ":category": str(o.Category), ":description": str(o.Description),
+	}
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table), Key: key(pk, opportunitySK(o.ID)),
+		UpdateExpression:          aws.String("SET #type = :type, ID = :id, Title = :title, Category = :category, Description = :description, FirstSeen = if_not_exists(FirstSeen, :day)"),
+		ExpressionAttributeNames:  map[string]string{"#type": "Type"},
+		ExpressionAttributeValues: texts,
+		ReturnValues:              ddbtypes.ReturnValueUpdatedOld,
+	})
+	if err != nil {
+		return fmt.Errorf("record opportunity: %w", err)
+	}
+	var old struct{ FirstSeen string }
+	if err := attributevalue.UnmarshalMap(out.Attributes, &old); err != nil || old.FirstSeen == "" || old.FirstSeen <= day {
+		return err
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table), Key: key(pk, opportunitySK(o.ID)),
+		UpdateExpression:          aws.String("SET FirstSeen = :day"),
+		ConditionExpression:       aws.String("FirstSeen > :day"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":day": str(day)},
+	})
+	if err != nil && !isConditionFailed(err) {
+		return fmt.Errorf("record opportunity: %w", err)
 	}
 	return nil
 }
@@ -114,16 +142,16 @@ func (s *Store) LabResults(ctx context.Context, w model.Website, page, device, f
 	return results, nil
 }
 
-// OpportunitiesFirstSeen maps each opportunity ever seen on a website to the first day
-// (yyyymmdd) it was seen.
-func (s *Store) OpportunitiesFirstSeen(ctx context.Context, w model.Website) (map[string]string, error) {
+// Opportunities maps each opportunity ever seen on a website to the first day it was seen and
+// its latest texts.
+func (s *Store) Opportunities(ctx context.Context, w model.Website) (map[string]model.SeenOpportunity, error) {
 	var items []opportunityItem
 	if err := s.queryPrefix(ctx, websitePK(w.Account, w.ID), opportunitySK(""), true, &items); err != nil {
 		return nil, fmt.Errorf("list opportunities: %w", err)
 	}
-	seen := make(map[string]string, len(items))
+	seen := make(map[string]model.SeenOpportunity, len(items))
 	for _, it := range items {
-		seen[it.ID] = it.FirstSeen
+		seen[it.ID] = model.SeenOpportunity{FirstSeen: it.FirstSeen, OpportunityText: it.OpportunityText}
 	}
 	return seen, nil
 }

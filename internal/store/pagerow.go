@@ -19,8 +19,9 @@ import (
 // pageRowItem is a page's item with the summary (the row's key and type differ).
 type pageRowItem struct {
 	pageItem
-	Summary []byte `dynamodbav:",omitempty"`
-	Version int    `dynamodbav:",omitempty"`
+	Summary       []byte `dynamodbav:",omitempty"`
+	Opportunities []byte `dynamodbav:",omitempty"`
+	Version       int    `dynamodbav:",omitempty"`
 }
 
 // rowPagesPerTransaction is how many pages one transaction creates with their rows: two
@@ -52,23 +53,32 @@ func (s *Store) pageRowAction(w model.Website, p model.Page) ddbtypes.TransactWr
 // list's time.
 func (s *Store) PageRows(ctx context.Context, w model.Website, after string, limit int) (rows []model.PageRow, more bool, err error) {
 	if limit == 0 && after == "" {
-		rows, err := s.pageRowSegments(ctx, w)
+		rows, err := s.pageRowSegments(ctx, w, "")
 		return rows, false, err
 	}
 	from := pageRowPrefix
 	if after != "" {
 		from = pageRowPrefix + after + "\x00" // the first key after it
 	}
-	items, more, err := s.queryPageRows(ctx, w, from, pageRowPrefix+"\U0010FFFF", limit)
+	items, more, err := s.queryPageRows(ctx, w, from, pageRowPrefix+"\U0010FFFF", limit, "")
 	if err != nil {
 		return nil, false, err
 	}
 	return pageRowsOf(items), more, nil
 }
 
+// PageRowOpportunities returns all of a website's rows, in the order the pages were added,
+// with their Opportunities and without their Summary: the website's opportunities list reads
+// them, a few KB of rows where the summaries of 30 days are some 3.5 MB at 1,000 pages. The
+// website's rows must exist (EnsurePageRows).
+func (s *Store) PageRowOpportunities(ctx context.Context, w model.Website) ([]model.PageRow, error) {
+	return s.pageRowSegments(ctx, w, "PK, SK, ID, #url, Alias, Created, Opportunities, Version")
+}
+
 // pageRowSegments reads all of a website's rows, segment by segment, rowSegmentReaders at a
-// time. A segment runs from its mark to the next one (that one excluded).
-func (s *Store) pageRowSegments(ctx context.Context, w model.Website) ([]model.PageRow, error) {
+// time, with the attributes projection names (all with ""). A segment runs from its mark to
+// the next one (that one excluded).
+func (s *Store) pageRowSegments(ctx context.Context, w model.Website, projection string) ([]model.PageRow, error) {
 	bounds := []string{pageRowPrefix}
 	for _, m := range w.RowMarks {
 		bounds = append(bounds, pageRowPrefix+m)
@@ -84,7 +94,7 @@ func (s *Store) pageRowSegments(ctx context.Context, w model.Website) ([]model.P
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			items, _, err := s.queryPageRows(ctx, w, bounds[i], bounds[i+1], 0)
+			items, _, err := s.queryPageRows(ctx, w, bounds[i], bounds[i+1], 0, projection)
 			if n := len(items); n > 0 && items[n-1].SK == bounds[i+1] {
 				items = items[:n-1] // the next segment's first row
 			}
@@ -103,8 +113,9 @@ func (s *Store) pageRowSegments(ctx context.Context, w model.Website) ([]model.P
 }
 
 // queryPageRows reads the rows whose keys are from from to to, both included: all of them
-// with limit 0, else up to limit and whether more remain.
-func (s *Store) queryPageRows(ctx context.Context, w model.Website, from, to string, limit int) (items []pageRowItem, more bool, err error) {
+// with limit 0, else up to limit and whether more remain; only the attributes projection
+// names, unless it is "" (#url stands for URL).
+func (s *Store) queryPageRows(ctx context.Context, w model.Website, from, to string, limit int, projection string) (items []pageRowItem, more bool, err error) {
 	in := &dynamodb.QueryInput{
 		TableName:              aws.String(s.table),
 		KeyConditionExpression: aws.String("PK = :pk AND SK BETWEEN :from AND :to"),
@@ -112,6 +123,10 @@ func (s *Store) queryPageRows(ctx context.Context, w model.Website, from, to str
 			":pk": str(websitePK(w.Account, w.ID)), ":from": str(from), ":to": str(to),
 		},
 		ConsistentRead: aws.Bool(true),
+	}
+	if projection != "" {
+		in.ProjectionExpression = aws.String(projection)
+		in.ExpressionAttributeNames = map[string]string{"#url": "URL"}
 	}
 	if limit > 0 {
 		in.Limit = aws.Int32(int32(limit + 1)) // one more tells whether more remain
@@ -137,7 +152,8 @@ func (s *Store) queryPageRows(ctx context.Context, w model.Website, from, to str
 func pageRowsOf(items []pageRowItem) []model.PageRow {
 	rows := make([]model.PageRow, len(items))
 	for i, it := range items {
-		rows[i] = model.PageRow{Page: model.Page{ID: it.ID, URL: it.URL, Alias: it.Alias, Created: it.Created}, Summary: it.Summary, Version: it.Version}
+		rows[i] = model.PageRow{Page: model.Page{ID: it.ID, URL: it.URL, Alias: it.Alias, Created: it.Created}, Summary: it.Summary,
+			Opportunities: it.Opportunities, Version: it.Version}
 	}
 	return rows
 }
@@ -203,22 +219,28 @@ func (s *Store) PageRow(ctx context.Context, w model.Website, p model.Page) (mod
 	if err := s.getItem(ctx, websitePK(w.Account, w.ID), pageRowSK(p), "row of page "+p.ID, &it); err != nil {
 		return model.PageRow{}, err
 	}
-	return model.PageRow{Page: p, Summary: it.Summary, Version: it.Version}, nil
+	return model.PageRow{Page: p, Summary: it.Summary, Opportunities: it.Opportunities, Version: it.Version}, nil
 }
 
-// PutPageSummary writes a page's summary into its row if the row's summary is still at
-// version (0: none yet). A row that is gone (the page deleted, or the website's rows not made
-// yet) is ErrNotFound; a summary written meanwhile is ErrChanged.
-func (s *Store) PutPageSummary(ctx context.Context, w model.Website, p model.Page, version int, summary []byte) error {
+// PutPageSummary writes a page's summary and its latest opportunities (none: nil) into its
+// row if the row's summary is still at version (0: none yet). A row that is gone (the page
+// deleted, or the website's rows not made yet) is ErrNotFound; a summary written meanwhile is
+// ErrChanged.
+func (s *Store) PutPageSummary(ctx context.Context, w model.Website, p model.Page, version int, summary, opportunities []byte) error {
 	cond := "attribute_exists(PK) AND attribute_not_exists(Version)"
 	vals := map[string]ddbtypes.AttributeValue{":s": &ddbtypes.AttributeValueMemberB{Value: summary}, ":next": num(version + 1)}
 	if version > 0 {
 		cond = "attribute_exists(PK) AND Version = :v"
 		vals[":v"] = num(version)
 	}
+	update := "SET Summary = :s, Version = :next REMOVE Opportunities"
+	if len(opportunities) > 0 {
+		update = "SET Summary = :s, Opportunities = :o, Version = :next"
+		vals[":o"] = &ddbtypes.AttributeValueMemberB{Value: opportunities}
+	}
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), pageRowSK(p)),
-		UpdateExpression:          aws.String("SET Summary = :s, Version = :next"),
+		UpdateExpression:          aws.String(update),
 		ConditionExpression:       aws.String(cond),
 		ExpressionAttributeValues: vals,
 	})
@@ -304,7 +326,7 @@ func (s *Store) pageExistsCheck(w model.Website, p model.Page) ddbtypes.Transact
 	}}
 }
 
-// staleSummary removes a page's summary after a result of the page was stored, so that the
+// staleSummary removes a page's summary (and its opportunities) after a result of the page was stored, so that the
 // lists make it again from the results; the version it counts makes a summary made from the
 // results before this one fail its write. A page without a row needs nothing.
 func (s *Store) staleSummary(ctx context.Context, w model.Website, p model.Page) error {
@@ -313,7 +335,7 @@ func (s *Store) staleSummary(ctx context.Context, w model.Website, p model.Page)
 	}
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), pageRowSK(p)),
-		UpdateExpression:          aws.String("REMOVE Summary ADD Version :one"),
+		UpdateExpression:          aws.String("REMOVE Summary, Opportunities ADD Version :one"),
 		ConditionExpression:       aws.String("attribute_exists(PK)"),
 		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":one": num(1)},
 	})

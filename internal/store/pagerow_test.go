@@ -203,10 +203,10 @@ func TestPageSummaryVersions(t *testing.T) {
 	if err != nil || row.Summary != nil || row.Version != 0 {
 		t.Fatalf("a new row: %+v, %v; want no summary", row, err)
 	}
-	if err := st.PutPageSummary(ctx, w, home, 0, []byte("first")); err != nil {
+	if err := st.PutPageSummary(ctx, w, home, 0, []byte("first"), nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutPageSummary(ctx, w, home, 0, []byte("late")); !errors.Is(err, model.ErrChanged) {
+	if err := st.PutPageSummary(ctx, w, home, 0, []byte("late"), nil); !errors.Is(err, model.ErrChanged) {
 		t.Errorf("a summary made from version 0 after another: %v, want ErrChanged", err)
 	}
 	if err := st.PutLabResult(ctx, w, home, model.LabResult{Device: "mobile", Day: "20261125", Metrics: map[string]float64{"lcp": 1}}); err != nil {
@@ -216,14 +216,22 @@ func TestPageSummaryVersions(t *testing.T) {
 	if err != nil || row.Summary != nil || row.Version != 2 {
 		t.Errorf("after a result: %+v, %v; want no summary, version 2", row, err)
 	}
-	if err := st.PutPageSummary(ctx, w, home, 1, []byte("made before the result")); !errors.Is(err, model.ErrChanged) {
+	if err := st.PutPageSummary(ctx, w, home, 1, []byte("made before the result"), nil); !errors.Is(err, model.ErrChanged) {
 		t.Errorf("a summary made before the result: %v, want ErrChanged", err)
 	}
-	if err := st.PutPageSummary(ctx, w, home, 2, []byte("second")); err != nil {
+	if err := st.PutPageSummary(ctx, w, home, 2, []byte("second"), []byte("opportunities")); err != nil {
 		t.Fatal(err)
 	}
-	if row, err = st.PageRow(ctx, w, home); err != nil || string(row.Summary) != "second" || row.Version != 3 {
+	if row, err = st.PageRow(ctx, w, home); err != nil || string(row.Summary) != "second" || string(row.Opportunities) != "opportunities" || row.Version != 3 {
 		t.Errorf("row %+v, %v", row, err)
+	}
+	// The website's opportunities read the rows without their summaries.
+	if w, err = st.EnsurePageRows(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	if rows, err := st.PageRowOpportunities(ctx, w); err != nil || len(rows) != 1 || rows[0].Page.ID != home.ID || rows[0].Page.URL != "/" ||
+		rows[0].Summary != nil || string(rows[0].Opportunities) != "opportunities" || rows[0].Version != 3 {
+		t.Errorf("rows with their opportunities %+v, %v", rows, err)
 	}
 	for _, put := range []func() error{
 		func() error { return st.PutUXResult(ctx, w, home, model.UXResult{Device: "mobile", Day: "20261125"}) },
@@ -235,10 +243,10 @@ func TestPageSummaryVersions(t *testing.T) {
 		if err := put(); err != nil {
 			t.Fatal(err)
 		}
-		if row, err = st.PageRow(ctx, w, home); err != nil || row.Summary != nil || row.Version != before+1 {
+		if row, err = st.PageRow(ctx, w, home); err != nil || row.Summary != nil || row.Opportunities != nil || row.Version != before+1 {
 			t.Errorf("a user-experience record or search analytics left the summary: %+v, %v", row, err)
 		}
-		if err := st.PutPageSummary(ctx, w, home, row.Version, []byte("again")); err != nil {
+		if err := st.PutPageSummary(ctx, w, home, row.Version, []byte("again"), []byte("opportunities")); err != nil {
 			t.Fatal(err)
 		}
 		if row, err = st.PageRow(ctx, w, home); err != nil {
@@ -248,7 +256,7 @@ func TestPageSummaryVersions(t *testing.T) {
 	if _, err := st.DeletePage(ctx, w, home); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutPageSummary(ctx, w, home, row.Version, []byte("after the delete")); !model.IsNotFound(err) {
+	if err := st.PutPageSummary(ctx, w, home, row.Version, []byte("after the delete"), nil); !model.IsNotFound(err) {
 		t.Errorf("a summary of a deleted page: %v, want not found", err)
 	}
 	if _, err := st.PageRow(ctx, w, home); !model.IsNotFound(err) {

@@ -128,7 +128,7 @@
       function pageRest(out) {
       // Opportunities with first-seen dates from the website-level list.
       out.push(el('h2', { text: 'Opportunities' }));
-      var ids = Object.keys(opps);
+      var ids = ov.rankedOpportunities(opps);
       out.push(ids.length ? el('ul', { class: 'opps' }, ids.map(function (id) {
         var o = opps[id], holder = el('div');
         var first = siteOpps[id] ? day(siteOpps[id].startDate) : '';
@@ -136,9 +136,10 @@
           if (!d.open || holder.firstChild) return;
           holder.appendChild(el('p', { class: 'muted', text: 'Loading…' }));
           get(base + '/opportunities/' + encodeURIComponent(id) + '?device=' + device).then(function (a) {
-            clear(holder).appendChild(auditDetails(a));
+            clear(holder).appendChild(ov.auditDetails(a));
           }, function (err) { clear(holder).appendChild(el('p', { class: 'error', text: err.message })); });
-        } }, el('summary', null, o.title, o.displayValue ? ' — ' + o.displayValue : '', el('span', { class: 'muted', text: ' (' + o.category + (first ? ', first seen ' + first : '') + ')' })), holder);
+        } }, el('summary', null, o.title, o.displayValue ? ' — ' + o.displayValue : '', ov.savingsText(o) ? el('span', { class: 'savings', text: ' ' + ov.savingsText(o) }) : '',
+          el('span', { class: 'muted', text: ' (' + (o.categoryTitle || o.category) + (first ? ', first seen ' + first : '') + ')' })), holder);
         return el('li', null, d);
       })) : empty(lm ? 'No opportunity in the latest audit.' : 'Opportunities appear after the first audit.'));
       out.push(el('h2', { text: 'Regressions' }));
@@ -161,28 +162,6 @@
     b.addEventListener('click', function () { busy(b, function () { return api('POST', '/' + w.id + '/audits'); }).then(function (a) { say(a.message || 'Audits queued.'); }); });
     return b;
   }
-  // auditDetails shows a Lighthouse audit in its own format: description, display value and
-  // the first rows of its table.
-  function auditDetails(a) {
-    var out = el('div');
-    if (a.description) out.appendChild(el('p', { text: a.description.replace(/\[([^\]]+)\]\([^)]+\)/g, '$1') }));
-    if (a.displayValue) out.appendChild(el('p', null, el('b', { text: a.displayValue })));
-    var d = a.details || {};
-    var items = d.items || [], heads = (d.headings || []).filter(function (h) { return h.key; });
-    if (items.length && heads.length) {
-      out.appendChild(table(heads.map(function (h) {
-        var label = typeof h.label === 'string' ? h.label : (h.label && h.label.formattedDefault) || h.key;
-        return { label: label || h.key, cell: function (it) {
-          var v = it[h.key];
-          if (v && typeof v === 'object') v = v.url || v.text || v.snippet || v.selector || JSON.stringify(v).slice(0, 120);
-          if (typeof v === 'number') v = h.valueType === 'bytes' ? fmt(v / 1024, 'KB') : h.valueType === 'ms' || h.valueType === 'timespanMs' ? fmt(v, 'ms') : fmt(v, '');
-          return v === undefined ? '' : String(v);
-        } };
-      }), items.slice(0, 10)));
-    }
-    return out;
-  }
-
   // reportPicker shows the full Lighthouse report of a chosen day in a sandboxed frame.
   function reportPicker(w, pageID, device, dates) {
     if (!dates.length) return empty('The report appears after the first audit.');
@@ -204,6 +183,5 @@
   ov.isoOf = isoOf;
   ov.rumDevices = rumDevices;
   ov.auditNowButton = auditNowButton;
-  ov.auditDetails = auditDetails;
   ov.reportPicker = reportPicker;
 }(window.ov));

@@ -95,14 +95,16 @@
       out.push(el('h2', { text: 'Budgets' }));
       out.push(budgets.length ? budgetsTable(budgets) : empty('No budget: ' + (isAdmin() ? 'set one in Settings.' : 'an admin key can set one.')));
       out.push(el('h2', { text: 'Opportunities across the website' }));
-      var ids = Object.keys(opps);
-      out.push(ids.length ? table([
+      var ids = ov.rankedOpportunities(opps);
+      out.push(ids.length ? el('div', { id: 'site-opps' }, table([
+        { label: 'Rank', n: true, value: function (id) { return opps[id].rank; }, cell: function (id) { return String(opps[id].rank || ''); } },
         { label: 'Opportunity', value: function (id) { return opps[id].title; }, cell: function (id) { return opps[id].title; } },
-        { label: 'Category', value: function (id) { return opps[id].category; }, cell: function (id) { return opps[id].category; } },
+        { label: 'Category', value: function (id) { return opps[id].categoryTitle || opps[id].category; }, cell: function (id) { return opps[id].categoryTitle || opps[id].category; } },
+        { label: 'Savings, all pages', value: function (id) { return opps[id].impact; }, cell: function (id) { return ov.savingsText(opps[id]).replace(/^Est\. savings /, ''); } },
         { label: 'Pages', n: true, value: function (id) { return opps[id].pages.length; }, cell: function (id) { return String(opps[id].pages.length); } },
         { label: 'First seen', value: function (id) { return opps[id].startDate; }, cell: function (id) { return day(opps[id].startDate); } },
         { label: 'Where', cell: function (id) { return opps[id].pages.slice(0, 4).map(function (p, i) { return [i ? ', ' : '', link('#/w/' + w.id + '/page/' + p.id + '?device=' + p.device, (p.alias || p.url) + ' (' + p.device + ')')]; }); } }
-      ], ids) : empty('No opportunity reported.'));
+      ], ids)) : empty('No opportunity reported.'));
       return out;
     });
   }
