@@ -155,7 +155,7 @@ func compareRequests(base, target []model.Request, t Thresholds) ([]RequestChang
 func answered(rs []model.Request) []model.Request {
 	out := make([]model.Request, 0, len(rs))
 	for _, r := range rs {
-		if r.Status > 0 {
+		if r.Status >= 0 {
 			out = append(out, r)
 		}
 	}

@@ -71,7 +71,7 @@ type Request struct {
 	Type         string `json:"type"` // Document, Script, Stylesheet, Image, Font, XHR, Fetch, Other...
 	MimeType     string `json:"mimeType,omitempty"`
 	Priority     string `json:"priority,omitempty"` // VeryHigh, High, Medium, Low, VeryLow
-	Status       int    `json:"status"`             // -1 (or 0) when the request got no answer: blocked or failed
+	Status       int    `json:"status"`             // -1 when the request got no answer: blocked or failed
 	Protocol     string `json:"protocol,omitempty"`
 	// RenderBlocking tells that the request delayed the first render.
 	RenderBlocking bool `json:"renderBlocking,omitempty"`
