@@ -63,11 +63,7 @@ func build() (map[string]*asset, error) {
 		if err != nil {
 			return nil, err
 		}
-		sum := sha256.Sum256(body)
-		ext := path.Ext(name)
-		hashed := strings.TrimSuffix(name, ext) + "." + hex.EncodeToString(sum[:6]) + ext
-		names[name] = Prefix + hashed
-		out[hashed] = newAsset(body, contentType(ext), true)
+		names[name] = Prefix + addHashed(out, name, body)
 	}
 	page, err := template.New("index.html").Funcs(template.FuncMap{
 		"asset": func(name string) (string, error) {
@@ -75,6 +71,20 @@ func build() (map[string]*asset, error) {
 				return p, nil
 			}
 			return "", fmt.Errorf("index.html names %q, which is no static file", name)
+		},
+		// bundle serves the scripts it names, in that order, as one: a page of many views
+		// costs one request, and one gzip stream compresses them better than one each.
+		"bundle": func(name string, parts ...string) (string, error) {
+			var b bytes.Buffer
+			for _, part := range parts {
+				body, err := static.ReadFile("static/" + part)
+				if err != nil {
+					return "", fmt.Errorf("index.html bundles %q, which is no static file", part)
+				}
+				b.Write(body)
+				b.WriteString("\n")
+			}
+			return Prefix + addHashed(out, name, b.Bytes()), nil
 		},
 	}).ParseFS(static, "static/index.html")
 	if err != nil {
@@ -86,6 +96,15 @@ func build() (map[string]*asset, error) {
 	}
 	out[""] = newAsset(b.Bytes(), "text/html; charset=utf-8", false)
 	return out, nil
+}
+
+// addHashed adds an immutable asset under its name with a hash of its content, which it returns.
+func addHashed(out map[string]*asset, name string, body []byte) string {
+	sum := sha256.Sum256(body)
+	ext := path.Ext(name)
+	hashed := strings.TrimSuffix(name, ext) + "." + hex.EncodeToString(sum[:6]) + ext
+	out[hashed] = newAsset(body, contentType(ext), true)
+	return hashed
 }
 
 func newAsset(body []byte, contentType string, immutable bool) *asset {
