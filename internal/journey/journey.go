@@ -106,7 +106,8 @@ type Result struct {
 	// FailedStep is the index (from 0) of the step that failed, or -1 when every step passed.
 	FailedStep int
 	// Error says why that step failed: "step 3 (click #buy): no element matches the selector
-	// within 30 s". Empty when every step passed.
+	// within 30 s", numbering steps from 1 as the dashboard's list of steps does (FailedStep
+	// 2). Empty when every step passed.
 	Error string
 	// Screenshot is a PNG of the viewport when the step failed; nil when every step passed.
 	Screenshot []byte
@@ -185,7 +186,7 @@ func Run(ctx context.Context, opts Options, steps []step.Step) (Result, error) {
 		log.Debug("journey step", "index", i, "type", st.Type, "target", st.Target)
 		if err := r.step(runCtx, st); err != nil {
 			res.FailedStep = i
-			res.Error = fmt.Sprintf("step %d (%s): %v", i, describe(st), err)
+			res.Error = fmt.Sprintf("step %d (%s): %v", i+1, describe(st), err)
 			log.Debug("journey step failed", "index", i, "err", err)
 			break
 		}
