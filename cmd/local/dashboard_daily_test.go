@@ -125,6 +125,7 @@ func checkRememberedKey(t *testing.T, d *dashboard, b *rod.Browser, deepLink str
 	}
 	first.eval(`() => document.getElementById('signout').click()`)
 
+	first = d.open(t, b)
 	first.goTo("")
 	if !first.has("#remember") || !strings.Contains(first.text(".signin"), "until you sign out") {
 		t.Fatal("no remember checkbox with its trade-off")

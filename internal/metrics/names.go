@@ -38,7 +38,7 @@ var Names = []Name{
 	{Field: "fcp", Label: "FCP", Title: "First Contentful Paint", Unit: "ms", Source: sourceLab, Good: 1800, Poor: 3000},
 	{Field: "cls", Label: "CLS", Title: "Cumulative Layout Shift", Unit: "", Source: sourceLab, Good: 0.1, Poor: 0.25},
 	{Field: "tbt", Label: "TBT", Title: "Total Blocking Time", Unit: "ms", Source: sourceLab, Good: 200, Poor: 600},
-	{Field: "ttfb", Label: "TTFB", Title: "Time To First Byte (Lighthouse, whole request)", Unit: "ms", Source: sourceLab, Good: 800, Poor: 1800},
+	{Field: "ttfb", Label: "TTFB", Title: "Time To First Byte", Unit: "ms", Source: sourceLab, Good: 800, Poor: 1800},
 	{Field: "speed_index", Label: "Speed Index", Title: "Speed Index", Unit: "ms", Source: sourceLab, Good: 3400, Poor: 5800},
 	{Field: "tti", Label: "TTI", Title: "Time To Interactive", Unit: "ms", Source: sourceLab},
 	{Field: "inp", Label: "INP", Title: "Interaction to Next Paint", Unit: "ms", Source: "real users", Good: 200, Poor: 500},

@@ -91,6 +91,15 @@
   METRICS.duration = { field: 'duration', label: 'Duration', title: 'Duration of the run', unit: 'ms' };
   // metricLabel is a metric's short name (its field when it has none).
   function metricLabel(f) { return METRICS[f] ? METRICS[f].label : f; }
+  // metricName is a metric's full name with its short one where that is not in it: "Largest
+  // Contentful Paint (LCP)", "Lighthouse performance score".
+  function metricName(f) {
+    var m = METRICS[f];
+    if (!m) return f;
+    return m.title.toLowerCase().indexOf(m.label.toLowerCase()) >= 0 ? m.title : m.title + ' (' + m.label + ')';
+  }
+  // categoryLabel is a Lighthouse category's name (best_practices: Best practices).
+  function categoryLabel(c) { return METRICS[c + '_score'] ? METRICS[c + '_score'].label : c; }
   // LAB_COLUMNS are the lab values the pages table and a page's summary show first.
   var LAB_COLUMNS = ['performance_score', 'lcp', 'cls', 'tbt', 'fcp', 'ttfb', 'speed_index', 'kb_total'];
   function fmt(v, unit) {
@@ -100,7 +109,8 @@
     var s = Math.round(v).toLocaleString('en');
     return unit && unit !== 'score' ? s + ' ' + unit : s;
   }
-  function fmtMetric(name, v) { var m = METRICS[name]; return fmt(v, m ? m.unit : ''); }
+  // fmtMetric writes a metric's value with its unit (a number given as text, as a budget's, too).
+  function fmtMetric(name, v) { var m = METRICS[name]; return fmt(typeof v === 'string' && v !== '' && !isNaN(v) ? Number(v) : v, m ? m.unit : ''); }
   // rating is good / warn / bad for a value of a metric with thresholds, else ''.
   function rating(name, v) {
     var m = METRICS[name];
@@ -132,7 +142,7 @@
   // the CSV's value (else a numeric column's value, else the cell's text), hidden: shown only
   // when asked for}; headers with a value sort the rows,
   // announced with aria-sort. opts: {name: the CSV file's name and the key of the columns
-  // someone chose to see}. Every table has a CSV button whose file has the numbers the API gave.
+  // someone chose to see, stack: on a narrow screen each row is a block of labelled values}. Every table has a CSV button whose file has the numbers the API gave.
   function table(columns, rows, caption, opts) {
     opts = opts || {};
     columns = columns.filter(Boolean); // a column may be left out (null), as admin actions for a viewer
@@ -171,27 +181,34 @@
       }
       return rs;
     }
-    function fill() {
+    // The header row is rebuilt only when the columns change: sorting keeps the focus on its button.
+    function fillHead() {
       clear(theadRow);
       heads.forEach(function (h, i) { if (shown[i]) theadRow.appendChild(h); });
+    }
+    function fill() {
       clear(tbody);
       sorted().forEach(function (r) {
         tbody.appendChild(el('tr', null, columns.map(function (c, i) {
           if (!shown[i]) return null;
           var v = c.cell(r);
-          return v && v.tagName === 'TD' ? v : el('td', { class: c.n ? 'n' : null }, v);
+          var td = v && v.tagName === 'TD' ? v : el('td', { class: c.n ? 'n' : null }, v);
+          if (opts.stack) td.setAttribute('data-label', c.label);
+          return td;
         })));
       });
     }
+    fillHead();
     fill();
     // A region of its own, focusable, so that a table wider than the screen scrolls by keyboard.
-    var box = el('div', { class: 'scroll', tabindex: '0', role: 'region', 'aria-label': caption || (columns[0].label + ' table') }, el('table', null, caption ? el('caption', { class: 'muted', text: caption }) : null, el('thead', null, theadRow), tbody));
+    var box = el('div', { class: 'scroll', tabindex: '0', role: 'region', 'aria-label': caption || (columns[0].label + ' table') }, el('table', { class: opts.stack ? 'stack' : null }, caption ? el('caption', { class: 'muted', text: caption }) : null, el('thead', null, theadRow), tbody));
     var tools = el('div', { class: 'tabletools' }, el('button', { type: 'button', class: 'secondary small csv', text: 'CSV', 'aria-label': 'Download ' + (caption || columns[0].label + ' table') + ' as CSV', onclick: function () { download(name + '.csv', wrap.csv()); } }));
     if (columns.some(function (c) { return c.hidden; })) {
       tools.appendChild(el('details', { class: 'columns' }, el('summary', { text: 'Columns' }), el('div', { class: 'menu' }, columns.map(function (c, i) {
         return el('label', { class: 'inline' }, el('input', { type: 'checkbox', checked: shown[i], onchange: function () {
           shown[i] = this.checked;
           if (opts.name) localStorage.setItem('openvitals.columns.' + opts.name, JSON.stringify(columns.filter(function (c, j) { return c.hidden && shown[j]; }).map(function (c) { return c.label; })));
+          fillHead();
           fill();
         } }), c.label);
       }))));
@@ -584,7 +601,7 @@
   ov.forgetSite = function () { site = null; };
   Object.assign(ov, {
     LAB_COLUMNS: LAB_COLUMNS, ApiError: ApiError, METRICS: METRICS, account: account, api: api, busy: busy, chart: chart,
-    clear: clear, confirmThen: confirmThen, day: day, download: download, el: el, empty: empty, field: field, fmt: fmt, hush: hush, metricLabel: metricLabel,
+    clear: clear, confirmThen: confirmThen, day: day, categoryLabel: categoryLabel, download: download, el: el, empty: empty, field: field, fmt: fmt, hush: hush, metricLabel: metricLabel, metricName: metricName,
     fmtMetric: fmtMetric, get: get, go: go, isAdmin: isAdmin, key: key, link: link, list: list,
     load: load, metricCell: metricCell, range: range, rating: rating, render: render, say: say,
     segmented: segmented, select: select, sparkline: sparkline, statusBadge: statusBadge,

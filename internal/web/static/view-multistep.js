@@ -80,7 +80,7 @@
           }
           return holder;
         } }
-      ], runs) : empty('No run yet' + (isAdmin() ? ': run it now.' : '.')));
+      ], runs, null, { stack: true }) : empty('No run yet' + (isAdmin() ? ': run it now.' : '.')));
       return out;
     });
   }

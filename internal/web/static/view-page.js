@@ -100,7 +100,7 @@
         // Chrome users, p75 of 28 days) and this website's own real users (the snippet).
         out.push(el('h3', { text: 'Field against lab' }));
         out.push(el('div', { id: 'field-vs-lab' }, table([
-          { label: 'Metric', cell: function (m) { return METRICS[m].title + ' (' + METRICS[m].label + ')'; } },
+          { label: 'Metric', cell: function (m) { return ov.metricName(m); } },
           { label: 'Chrome UX Report p75', n: true, cell: function (m) { return ux[m] ? metricCell(m, ux[m].value) : el('td', { class: 'n', text: '–' }); } },
           { label: 'Chrome UX Report good / NI / poor', cell: function (m) { return ux[m] ? fmt(ux[m].green, '') + ' % / ' + fmt(ux[m].yellow, '') + ' % / ' + fmt(ux[m].red, '') + ' %' : '–'; } },
           { label: 'Real users p75', n: true, cell: function (m) { return rumDist[m] ? metricCell(m, rumDist[m].value) : el('td', { class: 'n', text: '–' }); } },

@@ -21,12 +21,12 @@
       out.push(el('h2', { text: 'Budgets' }));
       if (isAdmin()) out.push(budgetForm(w));
       out.push(budgets.length ? table([
-        { label: 'Metric', cell: function (b) { return ov.METRICS[b.metric] ? ov.METRICS[b.metric].title + ' (' + b.metric + ')' : b.metric; } },
+        { label: 'Metric', cell: function (b) { return ov.metricName(b.metric); } },
         { label: 'Rule', cell: function (b) { return (b.operator === 'lt' ? 'below ' : 'above ') + ov.fmtMetric(b.metric, b.value) + ' (' + b.device + ')'; } },
         { label: 'Status', cell: function (b) { return statusBadge(b.status); } },
         isAdmin() && { label: 'Actions', cell: function (b) { return isAdmin() ? [el('button', { type: 'button', class: 'secondary', 'aria-label': 'Edit budget ' + b.metric, text: 'Edit', onclick: function () { this.closest('td').replaceChildren(budgetForm(w, b)); } }), ' ',
           el('button', { type: 'button', class: 'secondary', 'aria-label': 'Delete budget ' + b.metric, text: 'Delete', onclick: confirmThen('Delete this budget?', function () { busy(this, function () { return api('DELETE', '/' + w.id + '/budgets/' + b.id); }, 'Budget deleted.').then(render); }) })] : ''; } }
-      ], budgets) : empty('No budget yet.'));
+      ], budgets, null, { stack: true }) : empty('No budget yet.'));
       out.push(el('h2', { text: 'Multistep tests' }));
       if (isAdmin()) out.push(el('details', null, el('summary', { text: 'New multistep test' }), testForm(w)));
       out.push(tests.length ? table([
@@ -63,7 +63,7 @@
     var M = ov.METRICS;
     // The unit beside the value follows the chosen metric.
     var unitOf = function (m) { var u = M[m] ? M[m].unit : ''; return u === 'score' ? 'score, 0–100' : u || 'unitless'; };
-    var metric = select('metric', BUDGET_METRICS.map(function (m) { return [m, M[m] ? M[m].title + ' (' + M[m].label + ')' : m]; }), b ? b.metric : 'lcp');
+    var metric = select('metric', BUDGET_METRICS.map(function (m) { return [m, ov.metricName(m)]; }), b ? b.metric : 'lcp');
     var unit = el('span', { class: 'muted', text: unitOf(metric.value) });
     metric.addEventListener('change', function () { unit.textContent = unitOf(metric.value); });
     var op = select('operator', [['lt', 'below'], ['gt', 'above']], b ? b.operator : 'lt');

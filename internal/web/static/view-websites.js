@@ -100,11 +100,11 @@
       var ids = Object.keys(opps);
       out.push(ids.length ? table([
         { label: 'Opportunity', value: function (id) { return opps[id].title; }, cell: function (id) { return opps[id].title; } },
-        { label: 'Category', value: function (id) { return opps[id].category; }, cell: function (id) { return opps[id].category; } },
+        { label: 'Category', value: function (id) { return opps[id].category; }, cell: function (id) { return ov.categoryLabel(opps[id].category); } },
         { label: 'Pages', n: true, value: function (id) { return opps[id].pages.length; }, cell: function (id) { return String(opps[id].pages.length); } },
         { label: 'First seen', value: function (id) { return opps[id].startDate; }, cell: function (id) { return day(opps[id].startDate); } },
         { label: 'Where', cell: function (id) { return opps[id].pages.slice(0, 4).map(function (p, i) { return [i ? ', ' : '', link('#/w/' + w.id + '/page/' + p.id + '?device=' + p.device, (p.alias || p.url) + ' (' + p.device + ')')]; }); } }
-      ], ids) : empty('No opportunity reported.'));
+      ], ids, null, { stack: true }) : empty('No opportunity reported.'));
       return out;
     });
   }
@@ -161,14 +161,14 @@
   function budgetValue(b) { return ov.fmtMetric(b.metric, b.value); }
   function budgetsTable(budgets) {
     return table([
-      { label: 'Metric', value: function (b) { return b.metric; }, cell: function (b) { return METRICS[b.metric] ? METRICS[b.metric].title + ' (' + METRICS[b.metric].label + ')' : b.metric; } },
+      { label: 'Metric', value: function (b) { return b.metric; }, cell: function (b) { return ov.metricName(b.metric); } },
       { label: 'Rule', cell: function (b) { return (b.operator === 'lt' ? 'below ' : 'above ') + budgetValue(b) + (METRICS[b.metric] && METRICS[b.metric].unit === 'score' ? ' (score)' : ''); } },
       { label: 'Device', value: function (b) { return b.device; }, cell: function (b) { return b.device; } },
       { label: 'Status', value: function (b) { return b.status; }, cell: function (b) { return statusBadge(b.status); } },
       { label: 'Pages off it', cell: function (b) {
         return b.pages.length ? b.pages.map(function (p, i) { return [i ? ', ' : '', link('#/w/' + ov.currentSite().id + '/page/' + p.id + '?device=' + p.device, (p.alias || p.id) + ' (' + p.device + ', ' + p.status + ')')]; }) : 'none';
       } }
-    ], budgets);
+    ], budgets, null, { stack: true });
   }
 
   ov.websitesView = websitesView;
