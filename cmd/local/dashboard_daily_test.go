@@ -46,7 +46,7 @@ func (tb *tab) checkAnnotationMarkers(text string) {
 	if charts == 0 || marks < charts-1 { // the transfer chart's days may start after it
 		tb.t.Errorf("%v markers named %q on %v charts", marks, text, charts)
 	}
-	shown := tb.eval(`() => { const b = document.querySelector('.plot .note:not([hidden])'); b.focus(); const tip = b.querySelector('.tip'); return getComputedStyle(tip).display !== 'none' && tip.getBoundingClientRect().width > 0 ? tip.textContent : ''; }`).(string)
+	shown := tb.eval(`t => { const b = [...document.querySelectorAll('.plot .note:not([hidden])')].find(b => b.getAttribute('aria-label').includes(t)); b.focus(); const tip = b.querySelector('.tip'); return getComputedStyle(tip).display !== 'none' && tip.getBoundingClientRect().width > 0 ? tip.textContent : ''; }`, text).(string)
 	if !strings.Contains(shown, text) {
 		tb.t.Errorf("a focused marker shows %q, want its annotation", shown)
 	}
@@ -182,4 +182,21 @@ func checkNarrow(t *testing.T, d *dashboard, b *rod.Browser, shots string, views
 		tb.screenshot(shots, v[1]+"-390")
 	}
 	tb.eval(`() => document.getElementById('signout').click()`)
+}
+
+// hoverChart moves the mouse over the right end of the first chart, as a person reading the
+// last day does.
+func (tb *tab) hoverChart() {
+	tb.t.Helper()
+	over, err := tb.page.Timeout(15 * time.Second).Element(".plot .u-over")
+	if err != nil {
+		tb.t.Fatal(err)
+	}
+	if err := over.ScrollIntoView(); err != nil {
+		tb.t.Fatal(err)
+	}
+	r := tb.eval(`() => { const r = document.querySelector('.plot .u-over').getBoundingClientRect(); return [r.right - 4, r.top + 20]; }`).([]any)
+	if err := tb.page.Mouse.MoveTo(proto.Point{X: r[0].(float64), Y: r[1].(float64)}); err != nil {
+		tb.t.Fatal(err)
+	}
 }

@@ -732,7 +732,7 @@ func TestDashboard(t *testing.T) {
 		tb.checkChartScales()
 		tb.checkAnnotationMarkers("Deploy v2.4")
 		// The crosshair shows the day's values in every chart at once.
-		tb.eval(`() => { const p = document.querySelector('.plot').uplot; p.setCursor({ left: p.over.clientWidth - 5, top: 20 }); }`)
+		tb.hoverChart()
 		if n := tb.eval(`() => [...document.querySelectorAll('.readout')].filter(r => /^\d{4}-\d\d-\d\d: /.test(r.textContent)).length`).(float64); n < 9 {
 			t.Errorf("%v charts show the day's values under a crosshair: want every chart of the page", n)
 		}
@@ -839,6 +839,7 @@ func TestDashboard(t *testing.T) {
 		}
 		d.call(t, "GET", "/"+d.site.ID+"/events", dashViewerKey, "", 200, &evs)
 		tb.view(W + "/events")
+		tb.screenshot(shots, "events")
 		if len(evs.Result.List) == 0 || !strings.Contains(tb.text("main"), evs.Result.List[0].Summary) {
 			t.Errorf("events view does not show the API's events %v", evs.Result.List)
 		}

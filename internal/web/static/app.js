@@ -273,9 +273,10 @@
   // chart draws a time series (or, with categories, bars over categories) with uPlot, and
   // puts the same numbers in a table behind a disclosure for screen readers and copying.
   // spec: {title, x: [dates] or categories: [labels], series: [{label, values, unit, dash}],
-  // stacked, bars, annotations: [{at, text, n}], height, xRange, yMax, sync}.
+  // stacked, bars, annotations: [{at, text, n}], height, xRange, yMax, yTop, sync}.
   // Every metric here is non-negative: the y axis starts at zero (yMax: its top, as 100 for a
-  // score or percent), so that a change looks as big as it is. Annotations are markers on the
+  // score or percent; yTop: the least top, as where poor begins), so that a change looks as
+  // big as it is. Annotations are markers on the
   // x axis, their number (n) and text on hover and focus; the view lists them once. Charts of
   // one sync key share a crosshair, and each shows the day's values under it.
   function chart(spec) {
@@ -343,7 +344,7 @@
       cursor: { sync: spec.sync ? { key: spec.sync } : undefined, drag: { x: true, y: false } },
       scales: { x: spec.categories ? { time: false, range: function (u, lo, hi) { return [lo - 0.5, hi + 0.5]; } }
         : { time: true },
-        y: { range: function (u, lo, hi) { return [0, spec.yMax || (hi > 0 ? hi * 1.08 : 1)]; } } },
+        y: { range: function (u, lo, hi) { return [0, spec.yMax || Math.max(hi * 1.08, spec.yTop || 0) || 1]; } } },
       axes: [
         { stroke: pal.muted, grid: { stroke: pal.line, width: 1 }, ticks: { stroke: pal.line },
           // Many categories: every few are labelled, so that labels do not run into each other.

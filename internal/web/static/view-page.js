@@ -133,7 +133,7 @@
         c({ title: 'Time To First Byte (ms): the whole request', series: [lab('ttfb'), crux('ux_ttfb')] }),
         c({ title: 'Total Blocking Time (lab) and Interaction to Next Paint (field) (ms)', series: [lab('tbt'), crux('ux_inp')] }),
         c({ title: 'Time To Interactive (ms)', series: [lab('tti')] }),
-        c({ title: 'Cumulative Layout Shift (unitless)', series: [lab('cls'), crux('ux_cls')] }),
+        c({ title: 'Cumulative Layout Shift (unitless)', yTop: METRICS.cls.poor, series: [lab('cls'), crux('ux_cls')] }),
         c({ title: 'Navigation Timing of a separate load (ms, stacked)', stacked: true, series: [
           { label: 'DNS', values: col('dns_time'), unit: 'ms' },
           { label: 'Connect', values: col('connect_time'), unit: 'ms' },
