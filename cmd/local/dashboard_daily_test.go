@@ -42,11 +42,11 @@ func (tb *tab) checkAnnotationMarkers(text string) {
 		tb.t.Errorf("the annotation's text shows under %v charts, want none (the markers show it on hover and focus)", n)
 	}
 	charts := tb.eval(`() => [...document.querySelectorAll('.plot')].filter(p => p.uplot && p.closest('figure').querySelector('details table tbody tr')).length`).(float64)
-	marks := tb.eval(`t => [...document.querySelectorAll('.plot .note')].filter(b => !b.hidden && b.getAttribute('aria-label').includes(t)).length`, text).(float64)
+	marks := tb.eval(`t => [...document.querySelectorAll('.plotbox .note')].filter(b => !b.hidden && b.getAttribute('aria-label').includes(t)).length`, text).(float64)
 	if charts == 0 || marks < charts-1 { // the transfer chart's days may start after it
 		tb.t.Errorf("%v markers named %q on %v charts", marks, text, charts)
 	}
-	shown := tb.eval(`t => { const b = [...document.querySelectorAll('.plot .note:not([hidden])')].find(b => b.getAttribute('aria-label').includes(t)); b.focus(); const tip = b.querySelector('.tip'); return getComputedStyle(tip).display !== 'none' && tip.getBoundingClientRect().width > 0 ? tip.textContent : ''; }`, text).(string)
+	shown := tb.eval(`t => { const b = [...document.querySelectorAll('.plotbox .note:not([hidden])')].find(b => b.getAttribute('aria-label').includes(t)); b.focus(); const tip = b.querySelector('.tip'); return getComputedStyle(tip).display !== 'none' && tip.getBoundingClientRect().width > 0 ? tip.textContent : ''; }`, text).(string)
 	if !strings.Contains(shown, text) {
 		tb.t.Errorf("a focused marker shows %q, want its annotation", shown)
 	}

@@ -140,9 +140,9 @@
   // table(columns, rows, caption, opts): columns are {label, value(row) for sorting (and a
   // numeric column's CSV), cell(row) -> td, n: numeric, unit: of the CSV's numbers, csv(row):
   // the CSV's value (else a numeric column's value, else the cell's text), hidden: shown only
-  // when asked for}; headers with a value sort the rows,
-  // announced with aria-sort. opts: {name: the CSV file's name and the key of the columns
-  // someone chose to see, stack: on a narrow screen each row is a block of labelled values}. Every table has a CSV button whose file has the numbers the API gave.
+  // when asked for}; headers with a value sort the rows, announced with aria-sort. opts: {name:
+  // the CSV file's name and the key of the columns someone chose to see, stack: on a narrow
+  // screen each row is a block of labelled values}. Every table has a CSV button.
   function table(columns, rows, caption, opts) {
     opts = opts || {};
     columns = columns.filter(Boolean); // a column may be left out (null), as admin actions for a viewer
@@ -282,9 +282,11 @@
   function chart(spec) {
     var fig = el('figure', { class: 'chart' });
     var plot = el('div', { class: 'plot', role: 'img', 'aria-label': spec.title + ': chart; its numbers are in the table below' });
+    // The annotation markers are buttons: beside the image, not in it (an image has no controls).
+    var box = el('div', { class: 'plotbox' }, plot);
     var readout = el('p', { class: 'readout muted', 'aria-hidden': 'true' });
     fig.appendChild(el('figcaption', { text: spec.title }));
-    fig.appendChild(plot);
+    fig.appendChild(box);
     var xs = spec.categories ? spec.categories.map(function (_, i) { return i; }) : spec.x.map(unix);
     var series = spec.series.filter(function (s) { return s.values.some(function (v) { return typeof v === 'number'; }); });
     var unit = series.length ? series[0].unit : '';
@@ -302,8 +304,8 @@
         sw.style.borderColor = colour;
         if (!s.dash) sw.style.background = colour;
         return el('li', null, sw, s.label);
-      })), plot);
-      fig.insertBefore(readout, plot);
+      })), box);
+      fig.insertBefore(readout, box);
     }
     if (!series.length || xs.length === 0) {
       clear(plot).appendChild(el('p', { class: 'muted', text: 'No data in this range.' }));
@@ -373,7 +375,8 @@
         }]
       }
     };
-    // The markers sit over the plot, outside uPlot's (hidden) tree, as buttons a keyboard reaches.
+    // The markers sit over the plot, outside uPlot's (hidden) tree and the image, as buttons a
+    // keyboard reaches.
     var marks = el('div', { class: 'notes' });
     notes.forEach(function (n) {
       var label = 'Annotation ' + (n.a.n || '') + ', ' + day(n.a.at) + ': ' + n.a.text;
@@ -381,7 +384,7 @@
       marks.appendChild(n.el);
     });
     function placeNotes(u) {
-      var o = u.over.getBoundingClientRect(), p = plot.getBoundingClientRect();
+      var o = u.over.getBoundingClientRect(), p = box.getBoundingClientRect();
       notes.forEach(function (n) {
         var x = u.valToPos(n.t, 'x');
         n.el.hidden = !(x >= 0 && x <= o.width);
@@ -390,24 +393,33 @@
         n.el.classList.toggle('right', x > o.width / 2);
       });
     }
-    // Drawn once the figure is in the page, at its width: a view built of several requests
-    // adds it a few frames later (a figure never added is given up after some seconds).
-    var frames = 0;
-    requestAnimationFrame(function draw() {
-      if (!plot.isConnected) {
-        if (++frames < 600) requestAnimationFrame(draw);
-        return;
-      }
+    later(plot, function () {
       opts.width = Math.max(280, plot.clientWidth);
       var u = new uPlot(opts, data, plot);
       // The range asked for, not the data's: a page audited for a week shows a week of a month.
       if (spec.xRange) u.setScale('x', { min: spec.xRange[0], max: spec.xRange[1] });
       u.root.setAttribute('aria-hidden', 'true');
       plot.uplot = u; // for the dashboard's tests: its scales
-      if (notes.length) { plot.appendChild(marks); placeNotes(u); }
+      if (notes.length) { box.appendChild(marks); placeNotes(u); }
       charts.push({ u: u, el: plot });
     });
     return fig;
+  }
+  // later draws charts once their figure is in the page, at its width: a view built of several
+  // requests adds it a few frames later (a figure never added is given up after some seconds).
+  // One chart a frame, so that a view of ten charts is ten short tasks, not one long one that
+  // would hold up a tap.
+  var pending = [], pumping = false;
+  function later(plot, draw) {
+    pending.push({ plot: plot, draw: draw, frames: 0 });
+    if (!pumping) { pumping = true; requestAnimationFrame(pump); }
+  }
+  function pump() {
+    for (var i = 0; i < pending.length; i++) {
+      if (pending[i].plot.isConnected) { pending.splice(i, 1)[0].draw(); break; }
+    }
+    pending = pending.filter(function (j) { return ++j.frames < 600; });
+    if (pending.length) requestAnimationFrame(pump); else pumping = false;
   }
   window.addEventListener('resize', function () {
     charts.forEach(function (c) { if (c.el.isConnected) c.u.setSize({ width: Math.max(280, c.el.clientWidth), height: c.u.height }); });
