@@ -734,7 +734,21 @@ func TestDashboard(t *testing.T) {
 		if tb.has("#audit-now") {
 			t.Error("a viewer is offered to audit now")
 		}
+		tb.checkPagesCSV(d, "mobile")
+		if tb.has("#pages-table .columns") == false || !strings.Contains(tb.text("#pages-what"), "last 3 days") {
+			t.Error("the pages table says neither what its values aggregate nor lets columns be chosen")
+		}
 		tb.screenshot(shots, "website")
+		if w := tb.eval(`() => document.querySelector('#pages-table .scroll').scrollWidth - document.querySelector('#pages-table .scroll').clientWidth`).(float64); w > 0 {
+			t.Errorf("the pages table at 1,280 px scrolls sideways by %v px", w)
+		}
+		// A toast speaks of its view only.
+		tb.eval(`() => ov.say('Audits queued.')`)
+		tb.view(W + "/events")
+		if s := tb.text("#status"); s != "" {
+			t.Errorf("a toast of the website view shows in the events view: %q", s)
+		}
+		tb.view(W + "?device=mobile")
 		// By keyboard alone: tabbing reaches the table's first sort button, Enter sorts.
 		sorted := false
 		for range 40 {
@@ -771,20 +785,37 @@ func TestDashboard(t *testing.T) {
 		if lcp == nil {
 			t.Fatalf("the API has no field LCP: %v", ux.LatestUx)
 		}
-		if field := tb.text("#field-vs-lab"); !strings.Contains(field, "LCP\t"+uiNumber(lcp["value"].(float64), "ms")) {
+		if field := tb.text("#field-vs-lab"); !strings.Contains(field, "(LCP)\t"+uiNumber(lcp["value"].(float64), "ms")) {
 			t.Errorf("field against lab %q: want the API's field LCP p75 %v", field, lcp["value"])
 		}
-		if total, blank := tb.chartCanvases(); total < 6 || blank > 0 {
-			t.Errorf("%d charts, %d of them blank: want 6 drawn", total, blank)
+		if total, blank := tb.chartCanvases(); total < 10 || blank > 0 {
+			t.Errorf("%d charts, %d of them blank: want 10 drawn", total, blank)
 		}
 		if n := tb.eval(`() => document.querySelectorAll('figure details table tbody tr').length`).(float64); n < 15 {
 			t.Errorf("the charts' number tables hold %v rows: want every day", n)
 		}
-		if !strings.Contains(tb.text("figure"), "Deploy v2.4") {
-			t.Error("the annotation is not on the timeline")
+		tb.checkChartScales()
+		tb.checkAnnotationMarkers("Deploy v2.4")
+		// The crosshair shows the day's values in every chart at once.
+		tb.hoverChart()
+		if n := tb.eval(`() => [...document.querySelectorAll('.readout')].filter(r => /^\d{4}-\d\d-\d\d: /.test(r.textContent)).length`).(float64); n < 9 {
+			t.Errorf("%v charts show the day's values under a crosshair: want every chart of the page", n)
 		}
 		tb.screenshot(shots, "page")
 		tb.checkDiagnostics(d, home.ID, shots)
+		// A year's range has the scores of the whole year (the demo's first days).
+		var year struct{ Result []map[string]any }
+		from, to := time.Now().UTC().AddDate(0, 0, -364), time.Now().UTC()
+		d.call(t, "GET", "/"+d.site.ID+"/pages/"+home.ID+"/timeline?device=mobile&date="+from.Format("20060102")+"-"+to.Format("20060102"), dashViewerKey, "", 200, &year)
+		tb.view(W + "/page/" + home.ID + "?device=mobile&from=" + from.Format("2006-01-02") + "&to=" + to.Format("2006-01-02"))
+		if got := tb.eval(`() => [document.getElementById('range').value, document.getElementById('range-from').value]`).([]any); got[0] != "custom" || got[1] != from.Format("2006-01-02") {
+			t.Errorf("a custom range shows as %v", got)
+		}
+		scores := tb.eval(`() => { const f = [...document.querySelectorAll('figure')].find(f => f.querySelector('figcaption').textContent.startsWith('Lighthouse scores')); return f.querySelectorAll('details tbody tr').length; }`).(float64)
+		if int(scores) != len(year.Result) || scores == 0 {
+			t.Errorf("the scores chart over a year has %v days, the API's timeline %d", scores, len(year.Result))
+		}
+		tb.checkChartScales()
 		// The dark scheme follows the system's, charts included.
 		if err := (proto.EmulationSetEmulatedMedia{Features: []*proto.EmulationMediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}}).Call(tb.page); err != nil {
 			t.Fatal(err)
@@ -833,6 +864,7 @@ func TestDashboard(t *testing.T) {
 			if err := tb.page.Timeout(15 * time.Second).Wait(rod.Eval(`() => { const i = document.querySelector('img.shot'); return i && i.complete && i.naturalWidth > 0 }`)); err != nil {
 				t.Errorf("the failure screenshot is not shown: %v", err)
 			}
+			tb.checkChartScales()
 			tb.screenshot(shots, "multistep-test")
 		}
 
@@ -873,6 +905,7 @@ func TestDashboard(t *testing.T) {
 		}
 		d.call(t, "GET", "/"+d.site.ID+"/events", dashViewerKey, "", 200, &evs)
 		tb.view(W + "/events")
+		tb.screenshot(shots, "events")
 		if len(evs.Result.List) == 0 || !strings.Contains(tb.text("main"), evs.Result.List[0].Summary) {
 			t.Errorf("events view does not show the API's events %v", evs.Result.List)
 		}
@@ -941,6 +974,17 @@ func TestDashboard(t *testing.T) {
 		}
 	})
 
+	t.Run("remembered key", func(t *testing.T) {
+		checkRememberedKey(t, d, b, W+"/page/"+home.ID+"?device=mobile")
+	})
+
+	t.Run("390 px", func(t *testing.T) {
+		checkNarrow(t, d, b, shots, [][2]string{{"#/", "websites"}, {W + "?device=mobile", "website"},
+			{W + "/page/" + home.ID + "?device=mobile&days=30", "page"}, {W + "/multistep", "multistep"},
+			{W + "/rum?by=pages&metric=lcp&days=7", "real-users"}, {W + "/regressions", "regressions"},
+			{W + "/events", "events"}, {W + "/settings", "settings"}})
+	})
+
 	t.Run("admin", func(t *testing.T) {
 		tb := d.open(t, b)
 		tb.goTo("")
@@ -978,7 +1022,7 @@ func TestDashboard(t *testing.T) {
 		tb.waitFor("the pasted pages", `() => document.querySelectorAll('main table')[0]?.tBodies[0].rows.length === 2`)
 		tb.fill(`form[aria-label="Add a budget"] input[name="value"]`, "2000")
 		tb.click("button", "Add budget")
-		tb.waitFor("the budget", `() => [...document.querySelectorAll('main td')].some(td => td.textContent === 'below 2000 (mobile)')`)
+		tb.waitFor("the budget", `() => [...document.querySelectorAll('main td')].some(td => td.textContent === 'below 2,000 ms (mobile)')`)
 		tb.click("summary", "New multistep test")
 		tb.fill(`form[aria-label="New multistep test"] input[name="alias"]`, "Smoke")
 		tb.click("button", "Add a step")

@@ -202,6 +202,25 @@ func TestPageDetailTimelineNetwork(t *testing.T) {
 	}
 	e.do("GET", base+"/timeline", viewerKey, nil).want(t, 400).problem(t, "device")
 
+	// Scores and every lab metric, over any range: a day 200 days back is in a year's timeline.
+	w2, _ := e.store.Website(context.Background(), "acme", f.site.ID)
+	old := model.LabResult{Page: f.home.ID, Device: "desktop", Day: day(f.today, 200), Runs: 1, LighthouseVersion: "13.5.0",
+		Metrics: map[string]float64{"lcp": 5000, "performance_score": 41, "seo_score": 77, "kb_total": 901.6}}
+	if err := e.store.PutLabResult(context.Background(), w2, storedPage(t, e, w2, f.home.ID), old); err != nil {
+		t.Fatal(err)
+	}
+	e.do("GET", base+"/timeline?device=desktop&date="+day(f.today, 364)+"-"+day(f.today, 0), viewerKey, nil).want(t, 200).decode(t, &timeline)
+	if n := len(timeline.Result); n != 6 {
+		t.Fatalf("a year's timeline has %d days, want 6", n)
+	}
+	first, last := timeline.Result[0], timeline.Result[5]
+	if first["performance_score"] != 41.0 || first["seo_score"] != 77.0 || first["kb_total"] != 902.0 || first["accessibility_score"] != nil || first["opportunities"] != 0.0 {
+		t.Errorf("the day 200 days back: %v", first)
+	}
+	if last["performance_score"] != 93.0 || last["best_practices_score"] != 100.0 || last["cpu_total"] != 700.0 || last["opportunities"] != 2.0 {
+		t.Errorf("the last day: %v", last)
+	}
+
 	var network struct{ Result []map[string]any }
 	e.do("GET", base+"/network?device=desktop", viewerKey, nil).want(t, 200).decode(t, &network)
 	if len(network.Result) != 5 || network.Result[0]["bytes_image"] != 500000.0 || network.Result[0]["bytes_thirdparty"] != 12000.0 {

@@ -11,9 +11,11 @@ var (
 	// pageFields are the lab metrics of a page with metrics (timeline items and latest).
 	pageFields = []string{"fcp", "lcp", "cls", "tbt", "ttfb", "speed_index",
 		"performance_score", "accessibility_score", "best_practices_score", "seo_score", "kb_total", "cpu_total"}
-	// timelineFields are the metrics of a timeline day item.
+	// timelineFields are the metrics of a timeline day item: every lab metric, scores
+	// included, so that a chart over any range needs this one request.
 	timelineFields = []string{"fcp", "lcp", "speed_index", "tbt", "ttfb", "tti", "cls",
-		"dns_time", "connect_time", "server_time", "transfer_time", "dom_ready", "on_load", "dom_elements", "dom_max_depth"}
+		"dns_time", "connect_time", "server_time", "transfer_time", "dom_ready", "on_load", "dom_elements", "dom_max_depth",
+		"performance_score", "accessibility_score", "best_practices_score", "seo_score", "kb_total", "cpu_total", "opportunities"}
 	// networkFields are the byte counts of a network day item.
 	networkFields = []string{"bytes_total", "bytes_doc", "bytes_image", "bytes_js", "bytes_css",
 		"bytes_font", "bytes_media", "bytes_other", "bytes_thirdparty"}

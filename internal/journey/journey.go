@@ -106,7 +106,8 @@ type Result struct {
 	// FailedStep is the index (from 0) of the step that failed, or -1 when every step passed.
 	FailedStep int
 	// Error says why that step failed: "step 3 (click #buy): no element matches the selector
-	// within 30 s". Empty when every step passed.
+	// within 30 s", numbering steps from 1 as the dashboard's list of steps does (FailedStep
+	// 2). Empty when every step passed.
 	Error string
 	// Cause is Error without the step: "no element matches the selector within 30 s".
 	Cause string
@@ -226,7 +227,7 @@ func play(ctx, runCtx context.Context, sess *browser.Session, opts Options, base
 		if err := r.step(runCtx, st); err != nil {
 			res.FailedStep = i
 			res.Cause = err.Error()
-			res.Error = fmt.Sprintf("step %d (%s): %v", i, describe(st), err)
+			res.Error = fmt.Sprintf("step %d (%s): %v", i+1, describe(st), err)
 			log.Debug("journey step failed", "index", i, "err", err)
 			break
 		}

@@ -226,7 +226,7 @@ func TestMissingSelectorFailsTheStep(t *testing.T) {
 	if res.FailedStep != 1 {
 		t.Fatalf("failed step %d, want 1", res.FailedStep)
 	}
-	if want := "step 1 (click #nope): no element matches the selector within 2 s"; res.Error != want {
+	if want := "step 2 (click #nope): no element matches the selector within 2 s"; res.Error != want {
 		t.Errorf("error %q, want %q", res.Error, want)
 	}
 	if !bytes.HasPrefix(res.Screenshot, []byte("\x89PNG\r\n\x1a\n")) {
@@ -257,7 +257,7 @@ func TestBytesAndCPU(t *testing.T) {
 func TestInvalidSelector(t *testing.T) {
 	f := newFixture(t)
 	res := run(t, options(t, f.URL), navigate("/done.html"), step.Step{Type: "click", Target: "h1[["})
-	if res.FailedStep != 1 || !strings.HasPrefix(res.Error, "step 1 (click h1[[): invalid selector: ") {
+	if res.FailedStep != 1 || !strings.HasPrefix(res.Error, "step 2 (click h1[[): invalid selector: ") {
 		t.Errorf("failed step %d, error %q: want step 1, invalid selector", res.FailedStep, res.Error)
 	}
 }
@@ -267,7 +267,7 @@ func TestCoveredElement(t *testing.T) {
 	opts := options(t, f.URL)
 	opts.StepTimeout = 2 * time.Second
 	res := run(t, opts, navigate("/overlay.html"), step.Step{Type: "click", Target: "#buy"})
-	if want := "step 1 (click #buy): the element was not ready within 2 s: it is covered by <div#overlay>"; res.Error != want {
+	if want := "step 2 (click #buy): the element was not ready within 2 s: it is covered by <div#overlay>"; res.Error != want {
 		t.Errorf("error %q, want %q", res.Error, want)
 	}
 }
@@ -344,7 +344,7 @@ func TestNavigateToRefusedHost(t *testing.T) {
 	if res.FailedStep != 0 {
 		t.Fatalf("failed step %d, want 0", res.FailedStep)
 	}
-	want := "step 0 (navigate " + f.URL + "/done.html): could not load " + f.URL + "/done.html: refused: 127.0.0.1 is a loopback address"
+	want := "step 1 (navigate " + f.URL + "/done.html): could not load " + f.URL + "/done.html: refused: 127.0.0.1 is a loopback address"
 	if res.Error != want {
 		t.Errorf("error %q, want %q", res.Error, want)
 	}
@@ -361,7 +361,7 @@ func TestClickToRefusedHost(t *testing.T) {
 	if res.FailedStep != 1 {
 		t.Fatalf("failed step %d, want 1", res.FailedStep)
 	}
-	want := "step 1 (click #meta): could not load http://169.254.169.254/latest/meta-data/: refused: 169.254.169.254 is a link-local address"
+	want := "step 2 (click #meta): could not load http://169.254.169.254/latest/meta-data/: refused: 169.254.169.254 is a link-local address"
 	if res.Error != want {
 		t.Errorf("error %q, want %q", res.Error, want)
 	}
@@ -370,7 +370,7 @@ func TestClickToRefusedHost(t *testing.T) {
 func TestHTTPErrorFailsTheNavigation(t *testing.T) {
 	f := newFixture(t)
 	res := run(t, options(t, f.URL), navigate("/missing"))
-	if want := "step 0 (navigate /missing): " + f.URL + "/missing answered HTTP 404"; res.Error != want {
+	if want := "step 1 (navigate /missing): " + f.URL + "/missing answered HTTP 404"; res.Error != want {
 		t.Errorf("error %q, want %q", res.Error, want)
 	}
 }
@@ -380,7 +380,7 @@ func TestRunTimeout(t *testing.T) {
 	opts := options(t, f.URL)
 	opts.RunTimeout = 8 * time.Second
 	res := run(t, opts, navigate("/done.html"), step.Step{Type: "wait", Value: "60000"})
-	if want := "step 1 (wait 60000 ms): the run took longer than its limit of 8 s"; res.Error != want {
+	if want := "step 2 (wait 60000 ms): the run took longer than its limit of 8 s"; res.Error != want {
 		t.Errorf("error %q, want %q", res.Error, want)
 	}
 	if len(res.Screenshot) == 0 {

@@ -1,5 +1,6 @@
 // openvitals dashboard: a small hash-routed page over the REST interface. The API key is kept
-// in sessionStorage only (gone with the tab, never in a URL) and sent as a Bearer token.
+// in sessionStorage (gone with the tab, never in a URL) or, when the person asks for it, in
+// localStorage (every tab of this browser, until signing out), and sent as a Bearer token.
 (function () {
   'use strict';
   // Every view's file adds its views to ov and takes from it what it shares with the others.
@@ -45,10 +46,13 @@
     clearTimeout(say.t);
     say.t = setTimeout(function () { statusBox.textContent = ''; }, 6000);
   }
+  // hush removes a toast: it was about the view that is left.
+  function hush() { clearTimeout(say.t); statusBox.textContent = ''; }
   function empty(text, action) { return el('div', { class: 'empty' }, el('p', { text: text }), action || null); }
 
   // ---- API --------------------------------------------------------------------------------
-  function key() { return sessionStorage.getItem(KEY); }
+  function key() { return sessionStorage.getItem(KEY) || localStorage.getItem(KEY); }
+  function forgetKey() { sessionStorage.removeItem(KEY); localStorage.removeItem(KEY); }
 
   // ApiError carries a problem+json answer's status and text.
   function ApiError(status, detail, errors) { this.status = status; this.message = detail; this.errors = errors || []; }
@@ -80,30 +84,22 @@
   function isAdmin() { return me && me.role === 'admin'; }
 
   // ---- formatting -------------------------------------------------------------------------
-  var METRICS = {
-    performance_score: { label: 'Performance', unit: 'score', good: 90, poor: 50, higher: true },
-    accessibility_score: { label: 'Accessibility', unit: 'score', good: 90, poor: 50, higher: true },
-    best_practices_score: { label: 'Best practices', unit: 'score', good: 90, poor: 50, higher: true },
-    seo_score: { label: 'SEO', unit: 'score', good: 90, poor: 50, higher: true },
-    lcp: { label: 'LCP', unit: 'ms', good: 2500, poor: 4000 },
-    fcp: { label: 'FCP', unit: 'ms', good: 1800, poor: 3000 },
-    cls: { label: 'CLS', unit: '', good: 0.1, poor: 0.25 },
-    tbt: { label: 'TBT', unit: 'ms', good: 200, poor: 600 },
-    ttfb: { label: 'TTFB', unit: 'ms', good: 800, poor: 1800 },
-    speed_index: { label: 'Speed Index', unit: 'ms', good: 3400, poor: 5800 },
-    tti: { label: 'TTI', unit: 'ms' },
-    inp: { label: 'INP', unit: 'ms', good: 200, poor: 500 },
-    fid: { label: 'FID', unit: 'ms', good: 100, poor: 300 },
-    kb_total: { label: 'Transfer', unit: 'KB' },
-    cpu_total: { label: 'CPU', unit: 'ms' },
-    duration: { label: 'Duration', unit: 'ms' },
-    opportunities: { label: 'Opportunities', unit: '' },
-    ux_lcp: { label: 'CrUX LCP', unit: 'ms', good: 2500, poor: 4000 },
-    ux_inp: { label: 'CrUX INP', unit: 'ms', good: 200, poor: 500 },
-    ux_cls: { label: 'CrUX CLS', unit: '', good: 0.1, poor: 0.25 },
-    ux_fcp: { label: 'CrUX FCP', unit: 'ms', good: 1800, poor: 3000 },
-    ux_ttfb: { label: 'CrUX TTFB', unit: 'ms', good: 800, poor: 1800 }
-  };
+  // METRICS: every metric's names, unit and thresholds by field, from metric-names.js (generated
+  // from the one declaration the API's documentation uses too).
+  var METRICS = {};
+  (window.ovMetricNames || []).forEach(function (m) { METRICS[m.field] = m; });
+  METRICS.duration = { field: 'duration', label: 'Duration', title: 'Duration of the run', unit: 'ms' };
+  // metricLabel is a metric's short name (its field when it has none).
+  function metricLabel(f) { return METRICS[f] ? METRICS[f].label : f; }
+  // metricName is a metric's full name with its short one where that is not in it: "Largest
+  // Contentful Paint (LCP)", "Lighthouse performance score".
+  function metricName(f) {
+    var m = METRICS[f];
+    if (!m) return f;
+    return m.title.toLowerCase().indexOf(m.label.toLowerCase()) >= 0 ? m.title : m.title + ' (' + m.label + ')';
+  }
+  // categoryLabel is a Lighthouse category's name (best_practices: Best practices).
+  function categoryLabel(c) { return METRICS[c + '_score'] ? METRICS[c + '_score'].label : c; }
   // LAB_COLUMNS are the lab values the pages table and a page's summary show first.
   var LAB_COLUMNS = ['performance_score', 'lcp', 'cls', 'tbt', 'fcp', 'ttfb', 'speed_index', 'kb_total'];
   function fmt(v, unit) {
@@ -113,7 +109,8 @@
     var s = Math.round(v).toLocaleString('en');
     return unit && unit !== 'score' ? s + ' ' + unit : s;
   }
-  function fmtMetric(name, v) { var m = METRICS[name]; return fmt(v, m ? m.unit : ''); }
+  // fmtMetric writes a metric's value with its unit (a number given as text, as a budget's, too).
+  function fmtMetric(name, v) { var m = METRICS[name]; return fmt(typeof v === 'string' && v !== '' && !isNaN(v) ? Number(v) : v, m ? m.unit : ''); }
   // rating is good / warn / bad for a value of a metric with thresholds, else ''.
   function rating(name, v) {
     var m = METRICS[name];
@@ -140,11 +137,22 @@
   }
 
   // ---- tables -----------------------------------------------------------------------------
-  // table(columns, rows): columns are {label, value(row) for sorting, cell(row) -> td, n: numeric};
-  // headers with a value sort the rows, announced with aria-sort.
-  function table(columns, rows, caption) {
+  // table(columns, rows, caption, opts): columns are {label, value(row) for sorting (and a
+  // numeric column's CSV), cell(row) -> td, n: numeric, unit: of the CSV's numbers, csv(row):
+  // the CSV's value (else a numeric column's value, else the cell's text), hidden: shown only
+  // when asked for}; headers with a value sort the rows, announced with aria-sort. opts: {name:
+  // the CSV file's name and the key of the columns someone chose to see, stack: on a narrow
+  // screen each row is a block of labelled values}. Every table has a CSV button.
+  function table(columns, rows, caption, opts) {
+    opts = opts || {};
     columns = columns.filter(Boolean); // a column may be left out (null), as admin actions for a viewer
-    var tbody = el('tbody');
+    var name = opts.name || (caption || columns[0].label).toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+    var shown = columns.map(function (c) { return !c.hidden; });
+    var chosen = opts.name && localStorage.getItem('openvitals.columns.' + opts.name);
+    if (chosen) {
+      try { chosen = JSON.parse(chosen); columns.forEach(function (c, i) { if (c.hidden && chosen.indexOf(c.label) >= 0) shown[i] = true; }); } catch (e) { /* ignored */ }
+    }
+    var tbody = el('tbody'), theadRow = el('tr');
     var sortBy = -1, dir = 1;
     var heads = columns.map(function (c, i) {
       var th = el('th', { scope: 'col', class: c.n ? 'n' : null });
@@ -159,7 +167,7 @@
       } else th.textContent = c.label;
       return th;
     });
-    function fill() {
+    function sorted() {
       var rs = rows.slice();
       if (sortBy >= 0) {
         var f = columns[sortBy].value;
@@ -171,17 +179,67 @@
           return (x < y ? -1 : 1) * dir;
         });
       }
+      return rs;
+    }
+    // The header row is rebuilt only when the columns change: sorting keeps the focus on its button.
+    function fillHead() {
+      clear(theadRow);
+      heads.forEach(function (h, i) { if (shown[i]) theadRow.appendChild(h); });
+    }
+    function fill() {
       clear(tbody);
-      rs.forEach(function (r) {
-        tbody.appendChild(el('tr', null, columns.map(function (c) {
+      sorted().forEach(function (r) {
+        tbody.appendChild(el('tr', null, columns.map(function (c, i) {
+          if (!shown[i]) return null;
           var v = c.cell(r);
-          return v && v.tagName === 'TD' ? v : el('td', { class: c.n ? 'n' : null }, v);
+          var td = v && v.tagName === 'TD' ? v : el('td', { class: c.n ? 'n' : null }, v);
+          if (opts.stack) td.setAttribute('data-label', c.label);
+          return td;
         })));
       });
     }
+    fillHead();
     fill();
     // A region of its own, focusable, so that a table wider than the screen scrolls by keyboard.
-    return el('div', { class: 'scroll', tabindex: '0', role: 'region', 'aria-label': caption || (columns[0].label + ' table') }, el('table', null, caption ? el('caption', { class: 'muted', text: caption }) : null, el('thead', null, el('tr', null, heads)), tbody));
+    var box = el('div', { class: 'scroll', tabindex: '0', role: 'region', 'aria-label': caption || (columns[0].label + ' table') }, el('table', { class: opts.stack ? 'stack' : null }, caption ? el('caption', { class: 'muted', text: caption }) : null, el('thead', null, theadRow), tbody));
+    var tools = el('div', { class: 'tabletools' }, el('button', { type: 'button', class: 'secondary small csv', text: 'CSV', 'aria-label': 'Download ' + (caption || columns[0].label + ' table') + ' as CSV', onclick: function () { download(name + '.csv', wrap.csv()); } }));
+    if (columns.some(function (c) { return c.hidden; })) {
+      tools.appendChild(el('details', { class: 'columns' }, el('summary', { text: 'Columns' }), el('div', { class: 'menu' }, columns.map(function (c, i) {
+        return el('label', { class: 'inline' }, el('input', { type: 'checkbox', checked: shown[i], onchange: function () {
+          shown[i] = this.checked;
+          if (opts.name) localStorage.setItem('openvitals.columns.' + opts.name, JSON.stringify(columns.filter(function (c, j) { return c.hidden && shown[j]; }).map(function (c) { return c.label; })));
+          fillHead();
+          fill();
+        } }), c.label);
+      }))));
+    }
+    var wrap = el('div', { class: 'tablebox' }, tools, box);
+    // csv: every column (hidden ones too) in the rows' order on screen; numbers as the API gave
+    // them, the unit in the header.
+    wrap.csv = function () {
+      var lines = [columns.map(function (c) { return csvCell(c.label + (c.unit ? ' (' + c.unit + ')' : '')); }).join(',')];
+      sorted().forEach(function (r) {
+        lines.push(columns.map(function (c) {
+          if (c.csv) return csvCell(c.csv(r));
+          if (c.n && c.value) return csvCell(c.value(r));
+          var cell = c.cell(r);
+          return csvCell(cell && cell.tagName === 'TD' ? cell.textContent : el('td', null, cell).textContent);
+        }).join(','));
+      });
+      return lines.join('\r\n') + '\r\n';
+    };
+    return wrap;
+  }
+  function csvCell(v) {
+    if (v === null || v === undefined) return '';
+    v = String(v);
+    return /[",\r\n]/.test(v) ? '"' + v.replace(/"/g, '""') + '"' : v;
+  }
+  function download(filename, text) {
+    var a = el('a', { href: URL.createObjectURL(new Blob([text], { type: 'text/csv' })), download: filename });
+    document.body.appendChild(a);
+    a.click();
+    setTimeout(function () { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
   }
 
   function sparkline(values, label) {
@@ -204,28 +262,40 @@
     return { series: out, fg: v('fg'), muted: v('muted'), line: v('line'), good: v('good'), warn: v('warn'), bad: v('bad') };
   }
 
+  // axisValue is a tick's text: bytes in KB or MB, percent with its sign, others as numbers.
+  function axisValue(v, unit) {
+    if (unit === 'B') return v >= 1048576 ? fmt(v / 1048576, '') + ' MB' : v >= 1024 ? Math.round(v / 1024) + ' KB' : Math.round(v) + ' B';
+    if (unit === '%') return Math.round(v) + ' %';
+    if (unit === '' || unit === 'cls') return fmt(v, '');
+    return Math.round(v).toLocaleString('en');
+  }
+
   // chart draws a time series (or, with categories, bars over categories) with uPlot, and
   // puts the same numbers in a table behind a disclosure for screen readers and copying.
-  // spec: {title, x: [dates] or categories: [labels], series: [{label, values, unit, dash, stack}],
-  // stacked, bars, annotations: [{at, text}], height}
+  // spec: {title, x: [dates] or categories: [labels], series: [{label, values, unit, dash}],
+  // stacked, bars, annotations: [{at, text, n}], height, xRange, yMax, yTop, sync}.
+  // Every metric here is non-negative: the y axis starts at zero (yMax: its top, as 100 for a
+  // score or percent; yTop: the least top, as where poor begins), so that a change looks as
+  // big as it is. Annotations are markers on the
+  // x axis, their number (n) and text on hover and focus; the view lists them once. Charts of
+  // one sync key share a crosshair, and each shows the day's values under it.
   function chart(spec) {
     var fig = el('figure', { class: 'chart' });
     var plot = el('div', { class: 'plot', role: 'img', 'aria-label': spec.title + ': chart; its numbers are in the table below' });
+    // The annotation markers are buttons: beside the image, not in it (an image has no controls).
+    var box = el('div', { class: 'plotbox' }, plot);
+    var readout = el('p', { class: 'readout muted', 'aria-hidden': 'true' });
     fig.appendChild(el('figcaption', { text: spec.title }));
-    fig.appendChild(plot);
+    fig.appendChild(box);
     var xs = spec.categories ? spec.categories.map(function (_, i) { return i; }) : spec.x.map(unix);
     var series = spec.series.filter(function (s) { return s.values.some(function (v) { return typeof v === 'number'; }); });
+    var unit = series.length ? series[0].unit : '';
     // numbers table
     var rows = (spec.categories || spec.x).map(function (x, i) { return { x: x, i: i }; });
-    var cols = [{ label: spec.categories ? (spec.categoryLabel || 'Key') : 'Date', cell: function (r) { return r.x; } }].concat(series.map(function (s) {
-      return { label: s.label, n: true, cell: function (r) { return fmt(s.values[r.i], s.unit); } };
+    var cols = [{ label: spec.categories ? (spec.categoryLabel || 'Key') : 'Date', cell: function (r) { return spec.categories ? r.x : day(r.x) + (String(r.x).length > 10 ? String(r.x).slice(10, 16).replace('T', ' ') : ''); } }].concat(series.map(function (s) {
+      return { label: s.label, n: true, unit: s.unit && s.unit !== 'score' ? s.unit : '', value: function (r) { return s.values[r.i]; }, cell: function (r) { return fmt(s.values[r.i], s.unit); } };
     }));
     fig.appendChild(el('details', null, el('summary', { text: 'Numbers of ' + spec.title }), table(cols, rows)));
-    if (spec.annotations && spec.annotations.length) {
-      fig.appendChild(el('p', { class: 'muted' }, 'Annotations: ', spec.annotations.map(function (a, i) {
-        return [i ? '; ' : '', day(a.at) + ' ' + a.text];
-      })));
-    }
     var pal = palette();
     if (series.length) {
       fig.insertBefore(el('ul', { class: 'legend' }, series.map(function (s, i) {
@@ -234,7 +304,8 @@
         sw.style.borderColor = colour;
         if (!s.dash) sw.style.background = colour;
         return el('li', null, sw, s.label);
-      })), plot.nextSibling);
+      })), box);
+      fig.insertBefore(readout, box);
     }
     if (!series.length || xs.length === 0) {
       clear(plot).appendChild(el('p', { class: 'muted', text: 'No data in this range.' }));
@@ -255,58 +326,100 @@
     order.forEach(function (i) {
       var s = series[i], colour = s.colour ? pal[s.colour] : pal.series[i % 8];
       data.push(stackedValues[i]);
-      var o = { label: s.label, stroke: colour, width: 2, points: { show: xs.length < 40 },
-        value: function (u, v, si, di) { return di === null || di === undefined ? '–' : fmt(s.values[di], s.unit); } };
+      var o = { label: s.label, stroke: colour, width: 2, points: { show: xs.length < 40 } };
       if (s.dash) o.dash = [6, 4];
       if (spec.stacked) o.fill = colour;
       if (spec.bars) { o.fill = colour; o.paths = uPlot.paths.bars({ size: [0.6, 60] }); o.points = { show: false }; }
       uSeries.push(o);
     });
-    var notes = (spec.annotations || []).map(function (a) { return unix(a.at); });
+    var notes = (spec.annotations || []).map(function (a) { return { t: unix(a.at), a: a }; });
+    function showValues(u) {
+      var i = u.cursor.idx;
+      if (i === null || i === undefined) { readout.textContent = '\u00a0'; return; }
+      readout.textContent = (spec.categories ? spec.categories[i] : day(new Date(xs[i] * 1000).toISOString())) + ': ' +
+        series.map(function (s) { return s.label + ' ' + fmt(s.values[i], s.unit); }).join(' · ');
+    }
+    readout.textContent = '\u00a0';
     var opts = {
       width: 400, height: spec.height || 220,
       series: uSeries,
+      cursor: { sync: spec.sync ? { key: spec.sync } : undefined, drag: { x: true, y: false } },
       scales: { x: spec.categories ? { time: false, range: function (u, lo, hi) { return [lo - 0.5, hi + 0.5]; } }
-        : { time: true, range: spec.xRange ? function () { return spec.xRange; } : undefined },
-        // Bars and stacks are read from zero; lines zoom on their values.
-        y: spec.bars || spec.stacked ? { range: function (u, lo, hi) { return [0, hi > 0 ? hi * 1.08 : 1]; } } : {} },
+        : { time: true },
+        y: { range: function (u, lo, hi) { return [0, spec.yMax || Math.max(hi * 1.08, spec.yTop || 0) || 1]; } } },
       axes: [
         { stroke: pal.muted, grid: { stroke: pal.line, width: 1 }, ticks: { stroke: pal.line },
           // Many categories: every few are labelled, so that labels do not run into each other.
           values: spec.categories ? function (u, vals) { var every = Math.ceil(spec.categories.length / 6); return vals.map(function (v) { return Number.isInteger(v) && v % every === 0 && spec.categories[v] !== undefined ? String(spec.categories[v]).slice(0, 18) : ''; }); } : undefined,
           splits: spec.categories ? function () { return xs; } : undefined },
-        { stroke: pal.muted, grid: { stroke: pal.line, width: 1 }, ticks: { stroke: pal.line }, size: 60 }
+        { stroke: pal.muted, grid: { stroke: pal.line, width: 1 }, ticks: { stroke: pal.line }, size: 64,
+          values: function (u, vals) { return vals.map(function (v) { return axisValue(v, unit); }); } }
       ],
       legend: { show: false },
-      hooks: { draw: [function (u) {
-        if (!notes.length) return;
-        var ctx = u.ctx;
-        ctx.save();
-        ctx.strokeStyle = pal.fg;
-        ctx.setLineDash([4, 4]);
-        ctx.lineWidth = 1;
-        notes.forEach(function (t) {
-          var x = u.valToPos(t, 'x', true);
-          if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) return;
-          ctx.beginPath(); ctx.moveTo(x, u.bbox.top); ctx.lineTo(x, u.bbox.top + u.bbox.height); ctx.stroke();
-        });
-        ctx.restore();
-      }] }
-    };
-    // Drawn once the figure is in the page, at its width: a view built of several requests
-    // adds it a few frames later (a figure never added is given up after some seconds).
-    var frames = 0;
-    requestAnimationFrame(function draw() {
-      if (!plot.isConnected) {
-        if (++frames < 600) requestAnimationFrame(draw);
-        return;
+      hooks: {
+        setCursor: [showValues],
+        draw: [function (u) {
+          if (!notes.length) return;
+          var ctx = u.ctx;
+          ctx.save();
+          ctx.strokeStyle = pal.fg;
+          ctx.setLineDash([4, 4]);
+          ctx.lineWidth = 1;
+          notes.forEach(function (n) {
+            var x = u.valToPos(n.t, 'x', true);
+            if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) return;
+            ctx.beginPath(); ctx.moveTo(x, u.bbox.top); ctx.lineTo(x, u.bbox.top + u.bbox.height); ctx.stroke();
+          });
+          ctx.restore();
+          placeNotes(u);
+        }]
       }
+    };
+    // The markers sit over the plot, outside uPlot's (hidden) tree and the image, as buttons a
+    // keyboard reaches.
+    var marks = el('div', { class: 'notes' });
+    notes.forEach(function (n) {
+      var label = 'Annotation ' + (n.a.n || '') + ', ' + day(n.a.at) + ': ' + n.a.text;
+      n.el = el('button', { type: 'button', class: 'note', 'aria-label': label }, String(n.a.n || '•'), el('span', { class: 'tip', 'aria-hidden': 'true', text: day(n.a.at) + ': ' + n.a.text }));
+      marks.appendChild(n.el);
+    });
+    function placeNotes(u) {
+      var o = u.over.getBoundingClientRect(), p = box.getBoundingClientRect();
+      notes.forEach(function (n) {
+        var x = u.valToPos(n.t, 'x');
+        n.el.hidden = !(x >= 0 && x <= o.width);
+        n.el.style.left = (o.left - p.left + x) + 'px';
+        n.el.style.top = (o.top - p.top) + 'px';
+        n.el.classList.toggle('right', x > o.width / 2);
+      });
+    }
+    later(plot, function () {
       opts.width = Math.max(280, plot.clientWidth);
       var u = new uPlot(opts, data, plot);
+      // The range asked for, not the data's: a page audited for a week shows a week of a month.
+      if (spec.xRange) u.setScale('x', { min: spec.xRange[0], max: spec.xRange[1] });
       u.root.setAttribute('aria-hidden', 'true');
+      plot.uplot = u; // for the dashboard's tests: its scales
+      if (notes.length) { box.appendChild(marks); placeNotes(u); }
       charts.push({ u: u, el: plot });
     });
     return fig;
+  }
+  // later draws charts once their figure is in the page, at its width: a view built of several
+  // requests adds it a few frames later (a figure never added is given up after some seconds).
+  // One chart a frame, so that a view of ten charts is ten short tasks, not one long one that
+  // would hold up a tap.
+  var pending = [], pumping = false;
+  function later(plot, draw) {
+    pending.push({ plot: plot, draw: draw, frames: 0 });
+    if (!pumping) { pumping = true; requestAnimationFrame(pump); }
+  }
+  function pump() {
+    for (var i = 0; i < pending.length; i++) {
+      if (pending[i].plot.isConnected) { pending.splice(i, 1)[0].draw(); break; }
+    }
+    pending = pending.filter(function (j) { return ++j.frames < 600; });
+    if (pending.length) requestAnimationFrame(pump); else pumping = false;
   }
   window.addEventListener('resize', function () {
     charts.forEach(function (c) { if (c.el.isConnected) c.u.setSize({ width: Math.max(280, c.el.clientWidth), height: c.u.height }); });
@@ -390,6 +503,10 @@
     charts = [];
     if (!key()) { signInView(); return; }
     var r = route(), p = r.parts;
+    // A toast speaks of the view it was said in: another view starts without it.
+    var path = p.join('/');
+    if (path !== render.path) hush();
+    render.path = path;
     var view;
     if (p.length === 0) {
       ready = account();
@@ -449,32 +566,41 @@
   // ---- sign-in ----------------------------------------------------------------------------
   function signInView(message) {
     clear(nav); clear(who); clear(main);
-    var input = el('input', { id: 'key', type: 'password', autocomplete: 'off', spellcheck: 'false', required: true, 'aria-describedby': 'key-help' });
+    var input = el('input', { id: 'key', type: 'password', autocomplete: 'off', spellcheck: 'false', required: true, 'aria-describedby': 'key-help signin-error' });
     var error = el('p', { id: 'signin-error', class: 'error', role: 'alert', text: message || '' });
+    var remember = el('input', { id: 'remember', type: 'checkbox', 'aria-describedby': 'remember-help' });
     var button = el('button', { type: 'submit', text: 'Sign in' });
     var form = el('form', { class: 'signin', onsubmit: function (e) {
       e.preventDefault();
       var k = input.value.trim();
+      error.textContent = '';
       if (!k) { error.textContent = 'Paste an API key first.'; return; }
-      sessionStorage.setItem(KEY, k);
+      forgetKey();
+      (remember.checked ? localStorage : sessionStorage).setItem(KEY, k);
       whoami = null;
-      busy(button, account).then(function () {
+      button.disabled = true;
+      account().then(function () {
+        button.disabled = false;
         render();
       }, function (err) {
-        sessionStorage.removeItem(KEY);
-        error.textContent = err.status === 401 ? 'That key was not accepted: check that you pasted the whole key (it starts with ov_), and that it was not revoked.' : 'Could not sign in: ' + err.message;
+        button.disabled = false;
+        forgetKey();
+        // One message, in words: the API's own text is for a refusal that is not the key's.
+        error.textContent = err.status === 401 || err.status === 403 ? 'This key was not accepted. Check that you pasted all of it and that it was not revoked.' : 'Could not sign in (' + err.message + '). Try again in a moment.';
         input.focus();
       });
     } },
       el('h1', { text: 'Sign in to openvitals' }),
       el('label', { for: 'key' }, 'API key'), input,
-      el('p', { id: 'key-help', class: 'muted', text: 'Paste an admin or viewer key. It stays in this tab only (session storage) and is sent to this service alone; signing out or closing the tab forgets it.' }),
+      el('p', { id: 'key-help', class: 'muted', text: 'Paste an admin or viewer key. It is sent to this service alone.' }),
+      el('label', { class: 'inline check', for: 'remember' }, remember, 'Remember this key on this device'),
+      el('p', { id: 'remember-help', class: 'muted', text: 'Unticked, the key stays in this tab only and is forgotten when you close it; links opened in a new tab ask for it again. Ticked, every tab of this browser uses it until you sign out, and anyone using this browser profile can too.' }),
       error, button);
     main.appendChild(form);
     input.focus();
   }
   function signOut(message) {
-    sessionStorage.removeItem(KEY);
+    forgetKey();
     me = null; site = null; whoami = null;
     if (location.hash && location.hash !== '#/') history.replaceState(null, '', '#/');
     signInView(message);
@@ -491,7 +617,7 @@
   ov.forgetSite = function () { site = null; };
   Object.assign(ov, {
     LAB_COLUMNS: LAB_COLUMNS, ApiError: ApiError, METRICS: METRICS, account: account, api: api, busy: busy, chart: chart,
-    clear: clear, confirmThen: confirmThen, day: day, el: el, empty: empty, field: field, fmt: fmt,
+    clear: clear, confirmThen: confirmThen, day: day, categoryLabel: categoryLabel, download: download, el: el, empty: empty, field: field, fmt: fmt, hush: hush, metricLabel: metricLabel, metricName: metricName,
     fmtMetric: fmtMetric, get: get, go: go, isAdmin: isAdmin, key: key, link: link, list: list,
     load: load, metricCell: metricCell, range: range, rating: rating, render: render, say: say,
     segmented: segmented, select: select, sparkline: sparkline, statusBadge: statusBadge,

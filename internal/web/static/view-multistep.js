@@ -51,21 +51,21 @@
       var rates = t.success_rates || [];
       var fortnight = [Date.now() / 1000 - 14 * 86400, Date.now() / 1000 + 43200];
       out.push(el('div', { class: 'charts' },
-        chart({ title: 'Success rate by day (%)', x: rates.map(function (s) { return s.date; }), xRange: fortnight, bars: true, series: [{ label: 'Success rate', values: rates.map(function (s) { return s.rate; }), unit: '%' }] }),
-        chart({ title: 'Completed runs (ms)', x: done.map(function (x) { return x.created; }), xRange: fortnight, series: [
+        chart({ title: 'Success rate by day (%, 0–100)', x: rates.map(function (s) { return s.date; }), xRange: fortnight, yMax: 100, bars: true, series: [{ label: 'Success rate', values: rates.map(function (s) { return s.rate; }), unit: '%' }] }),
+        chart({ title: 'Completed runs (ms)', x: done.map(function (x) { return x.created; }), xRange: fortnight, sync: 'runs', series: [
           { label: 'Duration', values: done.map(function (x) { return x.duration; }), unit: 'ms' },
           { label: 'TBT', values: done.map(function (x) { return x.tbt; }), unit: 'ms' },
           { label: 'INP', values: done.map(function (x) { return x.inp; }), unit: 'ms' }] })));
       out.push(el('h2', { text: 'Runs' }));
       out.push(runs.length ? table([
-        { label: 'Started', value: function (x) { return x.created; }, cell: function (x) { return when(x.created); } },
+        { label: 'Started', value: function (x) { return x.created; }, csv: function (x) { return x.created; }, cell: function (x) { return when(x.created); } },
         { label: 'Status', value: function (x) { return x.status; }, cell: function (x) { return statusBadge(x.status); } },
-        { label: 'Duration', n: true, value: function (x) { return x.duration; }, cell: function (x) { return metricCell('duration', x.duration); } },
-        { label: 'INP', n: true, cell: function (x) { return metricCell('inp', x.inp); } },
-        { label: 'TBT', n: true, cell: function (x) { return metricCell('tbt', x.tbt); } },
-        { label: 'CLS', n: true, cell: function (x) { return metricCell('cls', x.cls); } },
-        { label: 'CPU', n: true, cell: function (x) { return metricCell('cpu_total', x.cpu_total); } },
-        { label: 'Bytes', n: true, cell: function (x) { return fmt(x.bytes_total, 'B'); } },
+        { label: 'Duration', n: true, unit: 'ms', value: function (x) { return x.duration; }, cell: function (x) { return metricCell('duration', x.duration); } },
+        { label: 'INP', n: true, unit: 'ms', value: function (x) { return x.inp; }, cell: function (x) { return metricCell('inp', x.inp); } },
+        { label: 'TBT', n: true, unit: 'ms', value: function (x) { return x.tbt; }, cell: function (x) { return metricCell('tbt', x.tbt); } },
+        { label: 'CLS', n: true, unit: '', value: function (x) { return x.cls; }, cell: function (x) { return metricCell('cls', x.cls); } },
+        { label: 'CPU', n: true, unit: 'ms', value: function (x) { return x.cpu_total; }, cell: function (x) { return metricCell('cpu_total', x.cpu_total); } },
+        { label: 'Transfer', n: true, unit: 'B', value: function (x) { return x.bytes_total; }, cell: function (x) { return fmt(x.bytes_total, 'B'); } },
         { label: 'Error', cell: function (x) {
           if (!x.error) return '';
           var holder = el('div', null, x.error);
@@ -80,7 +80,7 @@
           }
           return holder;
         } }
-      ], runs) : empty('No run yet' + (isAdmin() ? ': run it now.' : '.')));
+      ], runs, null, { stack: true }) : empty('No run yet' + (isAdmin() ? ': run it now.' : '.')));
       return out;
     });
   }

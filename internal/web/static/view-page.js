@@ -10,11 +10,22 @@
   var segmented = ov.segmented, go = ov.go, link = ov.link, withQuery = ov.withQuery, load = ov.load;
 
   // ---- page -------------------------------------------------------------------------------
-  var RANGES = [[7, 'Last 7 days'], [30, 'Last 30 days'], [90, 'Last 90 days'], [365, 'Last year']];
+  var RANGES = [[7, 'Last 7 days'], [30, 'Last 30 days'], [90, 'Last 90 days'], [365, 'Last year'], ['custom', 'From … to …']];
+  var ISO_DAY = /^\d{4}-\d{2}-\d{2}$/;
+  // pageRange is the view's date range: from and to (yyyy-MM-dd) when both are real days in
+  // order, at most 731 days apart as the API allows, else the last days (30 by default).
+  function pageRange(q) {
+    var f = q.from, t = q.to;
+    if (ISO_DAY.test(f || '') && ISO_DAY.test(t || '') && !isNaN(Date.parse(f)) && !isNaN(Date.parse(t)) && f <= t && Date.parse(t) - Date.parse(f) <= 731 * 864e5) {
+      return { dr: f.replace(/-/g, '') + '-' + t.replace(/-/g, ''), custom: true, days: 0 };
+    }
+    var days = [7, 30, 90, 365].indexOf(Number(q.days)) >= 0 ? Number(q.days) : 30;
+    return { dr: range(days), custom: false, days: days };
+  }
   function pageView(w, pageID, q) {
     var device = q.device === 'desktop' ? 'desktop' : 'mobile';
-    var days = Number(q.days) || 30;
-    var dr = range(days);
+    var pr = pageRange(q);
+    var days = pr.days, dr = pr.dr;
     var base = '/' + w.id + '/pages/' + pageID;
     return load([
       get(base + '?device=' + device),
@@ -34,7 +45,7 @@
       var rumDist = {};
       ['lcp', 'inp', 'cls', 'fcp', 'ttfb'].forEach(function (m, i) { if (r[8 + i] && r[8 + i].views) rumDist[m] = r[8 + i]; });
       var from = dr.slice(0, 8);
-      var notes = r[5].filter(function (a) { return ymd(new Date(a.at)) >= from && (!a.pages.length || a.pages.indexOf(pageID) >= 0); });
+      var notes = r[5].filter(function (a) { var d = ymd(new Date(a.at)); return d >= from && d <= dr.slice(9) && (!a.pages.length || a.pages.indexOf(pageID) >= 0); });
       var regs = r[6];
       var row = r[7].filter(function (x) { return x.id === pageID && x.device === device; })[0];
       var uxByDay = {};
@@ -45,12 +56,29 @@
         el('h1', { text: detail.alias || detail.url }),
         el('p', { class: 'sub' }, detail.url + ' · ' + device + (detail.profile ? ' · measured with the test profile ' + detail.profile.name : ''))
       ];
-      var rangeSelect = select('days', RANGES.map(function (x) { return [String(x[0]), x[1]]; }), String(days));
+      // The range: a preset, or any days from and to (kept in the link, so that it can be shared).
+      var rq = pr.custom ? { from: isoOf(dr.slice(0, 8)), to: isoOf(dr.slice(9)) } : { days: String(days) };
+      var rangeSelect = select('days', RANGES.map(function (x) { return [String(x[0]), x[1]]; }), pr.custom ? 'custom' : String(days));
       rangeSelect.id = 'range';
-      rangeSelect.addEventListener('change', function () { go(here({ device: device, days: rangeSelect.value })); });
+      var fromInput = el('input', { type: 'date', id: 'range-from', value: isoOf(dr.slice(0, 8)), max: isoOf(ymd(new Date())) });
+      var toInput = el('input', { type: 'date', id: 'range-to', value: isoOf(dr.slice(9)), max: isoOf(ymd(new Date())) });
+      var rangeError = el('span', { id: 'range-error', class: 'error', role: 'alert' });
+      var custom = el('form', { class: 'row daterange', 'aria-label': 'Date range', hidden: !pr.custom, onsubmit: function (e) {
+        e.preventDefault();
+        var f = fromInput.value, t = toInput.value;
+        var bad = !f || !t ? 'Give both days.' : f > t ? 'The range ends before it starts.' : Date.parse(t) - Date.parse(f) > 731 * 864e5 ? 'At most 731 days.' : '';
+        rangeError.textContent = bad;
+        fromInput.setAttribute('aria-invalid', bad ? 'true' : 'false');
+        if (!bad) go(here(Object.assign({ device: device, from: f, to: t }, q.rum ? { rum: q.rum } : {})));
+      } }, el('label', { class: 'inline', for: 'range-from' }, 'From', fromInput), el('label', { class: 'inline', for: 'range-to' }, 'to', toInput),
+        el('button', { type: 'submit', text: 'Show' }), rangeError);
+      rangeSelect.addEventListener('change', function () {
+        if (rangeSelect.value === 'custom') { custom.hidden = false; fromInput.focus(); return; }
+        go(here({ device: device, days: rangeSelect.value }));
+      });
       out.push(el('div', { class: 'row' },
-        segmented('Device', ['mobile', 'desktop'], device, function (d) { go(here({ device: d, days: String(days) })); }),
-        el('label', { class: 'inline', for: 'range' }, 'Range', rangeSelect)));
+        segmented('Device', ['mobile', 'desktop'], device, function (d) { go(here(Object.assign({ device: d }, rq))); }),
+        el('label', { class: 'inline', for: 'range' }, 'Range', rangeSelect), custom));
       if (detail.lastError) {
         out.push(el('p', { class: 'error', role: 'note' }, 'Last error (' + when(detail.lastError.at || detail.lastError.date) + '): ' + (detail.lastError.message || detail.lastError.error || JSON.stringify(detail.lastError))));
       }
@@ -59,9 +87,10 @@
         out.push(empty('No audit yet' + (isAdmin() ? ': run one now.' : '.'), isAdmin() ? auditNowButton(w) : null));
       }
       if (lm) {
-        out.push(el('h2', { text: 'Latest (3-day average)' }));
+        out.push(el('h2', { text: 'Latest' }));
+        out.push(el('p', { class: 'muted', id: 'latest-what', text: 'Lab (Lighthouse) on ' + device + ': the mean of each metric over the last 3 days with an audit, each day being the median of its runs.' }));
         out.push(el('div', { class: 'stats' }, LAB_COLUMNS.concat(['accessibility_score', 'best_practices_score', 'seo_score', 'validation_errors']).map(function (m) {
-          return el('div', { class: 'stat' }, el('b', { class: rating(m, lm[m]), text: fmtMetric(m, lm[m]) }), el('span', { text: METRICS[m] ? METRICS[m].label : 'HTML errors' }));
+          return el('div', { class: 'stat' }, el('b', { class: rating(m, lm[m]), text: fmtMetric(m, lm[m]) }), el('span', { text: ov.metricLabel(m), title: METRICS[m] ? METRICS[m].title : null }));
         })));
       }
       var ux = detail.latestUx || {};
@@ -71,55 +100,54 @@
         // Chrome users, p75 of 28 days) and this website's own real users (the snippet).
         out.push(el('h3', { text: 'Field against lab' }));
         out.push(el('div', { id: 'field-vs-lab' }, table([
-          { label: 'Metric', cell: function (m) { return m.toUpperCase(); } },
+          { label: 'Metric', cell: function (m) { return ov.metricName(m); } },
           { label: 'Chrome UX Report p75', n: true, cell: function (m) { return ux[m] ? metricCell(m, ux[m].value) : el('td', { class: 'n', text: '–' }); } },
           { label: 'Chrome UX Report good / NI / poor', cell: function (m) { return ux[m] ? fmt(ux[m].green, '') + ' % / ' + fmt(ux[m].yellow, '') + ' % / ' + fmt(ux[m].red, '') + ' %' : '–'; } },
           { label: 'Real users p75', n: true, cell: function (m) { return rumDist[m] ? metricCell(m, rumDist[m].value) : el('td', { class: 'n', text: '–' }); } },
           { label: 'Real users good / NI / poor', cell: function (m) { return rumDist[m] ? ov.ratingBar(rumDist[m]) : '–'; } },
-          { label: 'Lab', n: true, cell: function (m) { return metricCell(m, lm ? lm[m] : null); } }
+          { label: 'Lab, 3-day mean', n: true, cell: function (m) { return metricCell(m, lm ? lm[m] : null); } }
         ], fieldMetrics, detail.latestUx ? 'Chrome UX Report core vitals assessment: ' + (ux.passed ? 'passed' : 'failed') : 'No Chrome UX Report data for this page')));
       }
       var dates = tl.map(function (t) { return t.date; });
       var col = function (m) { return tl.map(function (t) { return t[m]; }); };
       var uxCol = function (m) { return dates.map(function (d) { return uxByDay[d] ? uxByDay[d][m] : null; }); };
-      // Scores are in the pages list's timeline (the timeline endpoint has timings only).
-      var scoreDays = row ? row.timeline.filter(function (t) { return ymd(new Date(t.date)) >= from; }) : [];
-      var scoreCol = function (m) { return scoreDays.map(function (t) { return t[m]; }); };
-      var xr = [unix(dr.slice(0, 4) + '-' + dr.slice(4, 6) + '-' + dr.slice(6, 8)) - 43200, unix(new Date().toISOString()) + 43200];
+      var xr = [unix(isoOf(dr.slice(0, 8))) - 43200, unix(isoOf(dr.slice(9))) + 43200];
+      // Annotations are numbered once here; each chart marks them by number.
+      notes.forEach(function (a, i) { a.n = i + 1; });
+      // One metric per chart where scales differ, its field value beside it: each axis from 0.
+      var common = { x: dates, xRange: xr, annotations: notes, sync: 'page' };
+      var c = function (spec) { return chart(Object.assign({}, common, spec)); };
+      var lab = function (m) { return { label: METRICS[m].label + ' (lab)', values: col(m), unit: METRICS[m].unit }; };
+      var crux = function (m) { return { label: METRICS[m].label + ' p75 (Chrome UX Report)', values: uxCol(m), unit: METRICS[m].unit, dash: true }; };
       out.push(el('h2', { text: 'Timelines' }));
+      out.push(el('p', { class: 'muted', text: 'Lab values are each day\'s median Lighthouse run; Chrome UX Report values (dashed) are the 75th percentile of Chrome users over 28 days, known for the last 30 days. Hover or tap a chart for a day\'s values in every chart; drag across one to zoom, double-click to zoom out.' }));
+      if (notes.length) {
+        out.push(el('h3', { text: 'Annotations' }), el('ol', { class: 'notes-list', id: 'annotations' }, notes.map(function (a) { return el('li', { text: day(a.at) + ': ' + a.text }); })));
+      }
       out.push(el('div', { class: 'charts' },
-        chart({ title: 'Scores', x: scoreDays.map(function (t) { return t.date; }), xRange: xr, annotations: notes, series: [
-          { label: 'Performance', values: scoreCol('performance_score'), unit: 'score' },
-          { label: 'Accessibility', values: scoreCol('accessibility_score'), unit: 'score' },
-          { label: 'Best practices', values: scoreCol('best_practices_score'), unit: 'score' },
-          { label: 'SEO', values: scoreCol('seo_score'), unit: 'score' }] }),
-        chart({ title: 'Loading (ms)', x: dates, xRange: xr, annotations: notes, series: [
-          { label: 'LCP', values: col('lcp'), unit: 'ms' },
-          { label: 'CrUX LCP p75', values: uxCol('ux_lcp'), unit: 'ms', dash: true },
-          { label: 'FCP', values: col('fcp'), unit: 'ms' },
-          { label: 'Speed Index', values: col('speed_index'), unit: 'ms' },
-          { label: 'TTFB', values: col('ttfb'), unit: 'ms' },
-          { label: 'CrUX TTFB p75', values: uxCol('ux_ttfb'), unit: 'ms', dash: true }] }),
-        chart({ title: 'Interactivity (ms)', x: dates, xRange: xr, annotations: notes, series: [
-          { label: 'TBT', values: col('tbt'), unit: 'ms' },
-          { label: 'TTI', values: col('tti'), unit: 'ms' },
-          { label: 'CrUX INP p75', values: uxCol('ux_inp'), unit: 'ms', dash: true }] }),
-        chart({ title: 'Layout shift', x: dates, xRange: xr, annotations: notes, series: [
-          { label: 'CLS', values: col('cls'), unit: '' },
-          { label: 'CrUX CLS p75', values: uxCol('ux_cls'), unit: '', dash: true }] }),
-        chart({ title: 'Navigation Timing (ms, stacked)', x: dates, xRange: xr, stacked: true, annotations: notes, series: [
+        c({ title: 'Lighthouse scores (0–100)', yMax: 100, series: ['performance_score', 'accessibility_score', 'best_practices_score', 'seo_score'].map(function (m) {
+          return { label: METRICS[m].label, values: col(m), unit: 'score' }; }) }),
+        c({ title: 'Largest Contentful Paint (ms)', series: [lab('lcp'), crux('ux_lcp')] }),
+        c({ title: 'First Contentful Paint (ms)', series: [lab('fcp'), crux('ux_fcp')] }),
+        c({ title: 'Speed Index (ms)', series: [lab('speed_index')] }),
+        c({ title: 'Time To First Byte (ms): the whole request', series: [lab('ttfb'), crux('ux_ttfb')] }),
+        c({ title: 'Total Blocking Time (lab) and Interaction to Next Paint (field) (ms)', series: [lab('tbt'), crux('ux_inp')] }),
+        c({ title: 'Time To Interactive (ms)', series: [lab('tti')] }),
+        c({ title: 'Cumulative Layout Shift (unitless)', yTop: METRICS.cls.poor, series: [lab('cls'), crux('ux_cls')] }),
+        c({ title: 'The document\'s request, observed (ms, stacked)', stacked: true, series: [
           { label: 'DNS', values: col('dns_time'), unit: 'ms' },
           { label: 'Connect', values: col('connect_time'), unit: 'ms' },
-          { label: 'Server', values: col('server_time'), unit: 'ms' },
-          { label: 'Transfer', values: col('transfer_time'), unit: 'ms' },
+          { label: 'Server wait', values: col('server_time'), unit: 'ms' },
+          { label: 'Download', values: col('transfer_time'), unit: 'ms' },
           { label: 'DOM ready', values: col('dom_ready'), unit: 'ms' }] }),
-        chart({ title: 'Network bytes by type (stacked)', x: net.map(function (n) { return n.date; }), xRange: xr, stacked: true, annotations: notes,
+        c({ title: 'Transfer by type (stacked)', x: net.map(function (n) { return n.date; }), stacked: true,
           series: [['bytes_doc', 'Document'], ['bytes_js', 'JavaScript'], ['bytes_css', 'CSS'], ['bytes_image', 'Images'], ['bytes_font', 'Fonts'], ['bytes_media', 'Media'], ['bytes_other', 'Other']].map(function (b) {
             return { label: b[1], values: net.map(function (n) { return n[b[0]]; }), unit: 'B' };
           }) })));
+      out.push(el('p', { class: 'muted', text: 'Lab TTFB is Lighthouse\'s time to the first byte of the document, connection included; the server wait, observed in the same load without throttling, starts once the request is sent: the two differ by DNS and connection time and by the simulated throttling.' }));
       var rumVital = ['lcp', 'inp', 'cls'].indexOf(q.rum) >= 0 ? q.rum : 'lcp';
       out.push(el('h2', { text: 'Real users' }), el('div', { class: 'row' },
-        segmented('Real-user metric', ['lcp', 'inp', 'cls'], rumVital, function (v) { go(here({ device: device, days: String(days), rum: v })); }),
+        segmented('Real-user metric', ['lcp', 'inp', 'cls'], rumVital, function (v) { go(here(Object.assign({ device: device, rum: v }, rq))); }),
         el('span', { class: 'muted', text: 'This page\'s views on ' + (device === 'mobile' ? 'phones and tablets' : 'desktops') + ', from the snippet; the page\'s query parameters must match.' })));
       return ov.rumPanel(w, { vital: rumVital, from: isoOf(dr.slice(0, 8)), to: isoOf(dr.slice(9)), page: pageID, filters: { device: rumDevices(device) } }).then(function (panel) {
         out.push(el('div', { id: 'page-rum' }, panel));

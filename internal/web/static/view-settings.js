@@ -23,12 +23,12 @@
       out.push(el('h2', { text: 'Budgets' }));
       if (isAdmin()) out.push(budgetForm(w));
       out.push(budgets.length ? table([
-        { label: 'Metric', cell: function (b) { return b.metric; } },
-        { label: 'Rule', cell: function (b) { return (b.operator === 'lt' ? 'below ' : 'above ') + b.value + ' (' + b.device + ')'; } },
+        { label: 'Metric', cell: function (b) { return ov.metricName(b.metric); } },
+        { label: 'Rule', cell: function (b) { return (b.operator === 'lt' ? 'below ' : 'above ') + ov.fmtMetric(b.metric, b.value) + ' (' + b.device + ')'; } },
         { label: 'Status', cell: function (b) { return statusBadge(b.status); } },
         isAdmin() && { label: 'Actions', cell: function (b) { return isAdmin() ? [el('button', { type: 'button', class: 'secondary', 'aria-label': 'Edit budget ' + b.metric, text: 'Edit', onclick: function () { this.closest('td').replaceChildren(budgetForm(w, b)); } }), ' ',
           el('button', { type: 'button', class: 'secondary', 'aria-label': 'Delete budget ' + b.metric, text: 'Delete', onclick: confirmThen('Delete this budget?', function () { busy(this, function () { return api('DELETE', '/' + w.id + '/budgets/' + b.id); }, 'Budget deleted.').then(render); }) })] : ''; } }
-      ], budgets) : empty('No budget yet.'));
+      ], budgets, null, { stack: true }) : empty('No budget yet.'));
       out.push(el('h2', { text: 'Multistep tests' }));
       if (isAdmin()) out.push(el('details', null, el('summary', { text: 'New multistep test' }), testForm(w)));
       out.push(tests.length ? table([
@@ -62,7 +62,12 @@
   }
   var BUDGET_METRICS = ['performance_score', 'accessibility_score', 'best_practices_score', 'seo_score', 'lcp', 'fcp', 'cls', 'tbt', 'ttfb', 'speed_index', 'kb_total', 'cpu_total', 'ux_lcp', 'ux_inp', 'ux_cls', 'ux_fcp', 'ux_ttfb'];
   function budgetForm(w, b) {
-    var metric = select('metric', BUDGET_METRICS, b ? b.metric : 'lcp');
+    var M = ov.METRICS;
+    // The unit beside the value follows the chosen metric.
+    var unitOf = function (m) { var u = M[m] ? M[m].unit : ''; return u === 'score' ? 'score, 0–100' : u || 'unitless'; };
+    var metric = select('metric', BUDGET_METRICS.map(function (m) { return [m, ov.metricName(m)]; }), b ? b.metric : 'lcp');
+    var unit = el('span', { class: 'muted', text: unitOf(metric.value) });
+    metric.addEventListener('change', function () { unit.textContent = unitOf(metric.value); });
     var op = select('operator', [['lt', 'below'], ['gt', 'above']], b ? b.operator : 'lt');
     var value = el('input', { name: 'value', type: 'number', step: 'any', required: true, value: b ? b.value : '' });
     var device = select('device', ['mobile', 'desktop'], b ? b.device : 'mobile');
@@ -71,7 +76,7 @@
       e.preventDefault();
       var body = { metric: metric.value, operator: op.value, value: Number(value.value), device: device.value };
       busy(button, function () { return b ? api('PUT', '/' + w.id + '/budgets/' + b.id, body) : api('POST', '/' + w.id + '/budgets', body); }, 'Budget saved.').then(render);
-    } }, field('Metric', metric), field('Must stay', op), field('Value', value), field('Device', device), button);
+    } }, field('Metric', metric), field('Must stay', op), field('Value', el('span', { class: 'row tight' }, value, unit)), field('Device', device), button);
   }
   var STEP_TYPES = ['navigate', 'click', 'type', 'select', 'hover', 'scroll', 'waitForSelector', 'wait'];
   // testForm edits a multistep test: alias, device and an ordered list of steps.

@@ -27,7 +27,8 @@
       })).then(function () { return out; });
     });
   }
-  // scoreTrend averages the performance score of every page and device per day.
+  // scoreTrend averages the performance score of every page and device per day (the pages
+  // list's last 30 days).
   function scoreTrend(rows) {
     var byDay = {};
     rows.forEach(function (r) {
@@ -56,8 +57,8 @@
         el('div', { class: 'stat' }, el('b', { text: String(Object.keys(pages).length) }), el('span', { text: 'pages' })),
         el('div', { class: 'stat' }, el('b', { class: exceeded ? 'bad' : '', text: String(exceeded) }), el('span', { text: 'budgets exceeded' })),
         el('div', { class: 'stat' }, el('b', { class: atRisk ? 'warn' : '', text: String(atRisk) }), el('span', { text: 'at risk' })),
-        el('div', { class: 'stat' }, el('b', { class: rating('performance_score', last), text: fmt(last, 'score') }), el('span', { text: 'performance' }))),
-      el('div', null, 'Performance trend ', sparkline(trend.values, 'Average performance score by day: ' + trend.values.join(', ') || 'none')),
+        el('div', { class: 'stat wide' }, el('b', { class: rating('performance_score', last), text: fmt(last, 'score') }), el('span', { text: 'performance score: mean of every page on both devices, latest day' }))),
+      el('div', null, 'Mean performance score, 30 days ', sparkline(trend.values, 'Mean performance score of every page and device by day: ' + trend.values.join(', ') || 'none')),
       el('div', { class: 'muted' }, tests.length ? 'Multistep: ' + Object.keys(states).map(function (s) { return states[s] + ' ' + s; }).join(', ') : 'No multistep test'));
   }
   function addWebsiteForm() {
@@ -86,6 +87,7 @@
       }
       out.push(actions);
       out.push(el('h2', { text: 'Pages (' + device + ')' }));
+      if (rows.length) out.push(el('p', { class: 'muted', id: 'pages-what', text: 'Lab: the mean of the last 3 days with an audit (each day the median Lighthouse run), trend: performance score over 30 days. Field: Chrome UX Report p75 over 28 days. Real users: p75 of the last 30 days, every device.' }));
       if (!rows.length) {
         out.push(empty('No page yet: add the pages to monitor in ' + (isAdmin() ? 'Settings.' : 'Setup.'), link('#/w/' + w.id + '/settings', 'Add pages')));
       } else if (!rows.some(function (x) { return x.latest; })) {
@@ -99,12 +101,12 @@
       out.push(ids.length ? el('div', { id: 'site-opps' }, table([
         { label: 'Rank', n: true, value: function (id) { return opps[id].rank; }, cell: function (id) { return String(opps[id].rank || ''); } },
         { label: 'Opportunity', value: function (id) { return opps[id].title; }, cell: function (id) { return opps[id].title; } },
-        { label: 'Category', value: function (id) { return opps[id].categoryTitle || opps[id].category; }, cell: function (id) { return opps[id].categoryTitle || opps[id].category; } },
+        { label: 'Category', value: function (id) { return opps[id].category; }, cell: function (id) { return opps[id].categoryTitle || ov.categoryLabel(opps[id].category); } },
         { label: 'Savings, all pages', value: function (id) { return opps[id].impact; }, cell: function (id) { return ov.savingsText(opps[id]).replace(/^Est\. savings /, ''); } },
         { label: 'Pages', n: true, value: function (id) { return opps[id].pages.length; }, cell: function (id) { return String(opps[id].pages.length); } },
         { label: 'First seen', value: function (id) { return opps[id].startDate; }, cell: function (id) { return day(opps[id].startDate); } },
         { label: 'Where', cell: function (id) { return opps[id].pages.slice(0, 4).map(function (p, i) { return [i ? ', ' : '', link('#/w/' + w.id + '/page/' + p.id + '?device=' + p.device, (p.alias || p.url) + ' (' + p.device + ')')]; }); } }
-      ], ids)) : empty('No opportunity reported.'));
+      ], ids, null, { stack: true })) : empty('No opportunity reported.'));
       return out;
     });
   }
@@ -116,15 +118,18 @@
     var hasSearch = rows.some(function (r) { return r.latest && typeof r.latest.clicks === 'number'; });
     var hasRUM = rows.some(function (r) { return r.rum; });
     var cols = [
-      { label: 'Page', value: function (r) { return (r.alias || r.url).toLowerCase(); }, cell: function (r) {
+      { label: 'Page', value: function (r) { return (r.alias || r.url).toLowerCase(); }, csv: function (r) { return r.url; }, cell: function (r) {
         return el('td', null, link('#/w/' + w.id + '/page/' + r.id + '?device=' + device, r.alias || r.url), el('div', { class: 'muted', text: r.url }));
       } },
-      { label: 'Trend', cell: function (r) { return sparkline(r.timeline.map(function (t) { return t.performance_score; }), 'Performance score by day for ' + (r.alias || r.url)); } }
+      { label: 'Trend', csv: function (r) { return r.timeline.map(function (t) { return t.performance_score === null || t.performance_score === undefined ? '' : t.performance_score; }).join(' '); }, cell: function (r) { return sparkline(r.timeline.map(function (t) { return t.performance_score; }), 'Performance score by day for ' + (r.alias || r.url)); } }
     ];
+    // The table fits 1,280 px: the lab metrics read less often start hidden ("Columns" shows them).
+    var spare = { fcp: true, ttfb: true, speed_index: true, kb_total: true };
     LAB_COLUMNS.forEach(function (m) {
-      cols.push({ label: METRICS[m].label, n: true, value: function (r) { return r.latest ? r.latest[m] : null; }, cell: function (r) { return metricCell(m, r.latest ? r.latest[m] : null); } });
+      cols.push({ label: METRICS[m].label, n: true, unit: unitOf(m), hidden: spare[m], value: function (r) { return r.latest ? r.latest[m] : null; }, cell: function (r) { return metricCell(m, r.latest ? r.latest[m] : null); } });
     });
-    cols.push({ label: 'Budgets', n: true, value: function (r) { return r.latest ? r.latest.budgets_exceeded * 100 + r.latest.budgets_at_risk : null; }, cell: function (r) {
+    cols.push({ label: 'Budgets', n: true, value: function (r) { return r.latest ? r.latest.budgets_exceeded * 100 + r.latest.budgets_at_risk : null; },
+      csv: function (r) { return r.latest ? r.latest.budgets_exceeded + ' exceeded, ' + r.latest.budgets_at_risk + ' at risk' : ''; }, cell: function (r) {
       if (!r.latest) return el('td', { class: 'n', text: '–' });
       return el('td', { class: 'n' }, r.latest.budgets_exceeded ? el('span', { class: 'bad', text: r.latest.budgets_exceeded + ' exceeded ' }) : null,
         r.latest.budgets_at_risk ? el('span', { class: 'warn', text: r.latest.budgets_at_risk + ' at risk' }) : null,
@@ -132,9 +137,9 @@
     } });
     if (hasUX) {
       ['ux_lcp', 'ux_inp', 'ux_cls'].forEach(function (m) {
-        cols.push({ label: METRICS[m].label, n: true, value: function (r) { return r.latest ? r.latest[m] : null; }, cell: function (r) { return metricCell(m, r.latest ? r.latest[m] : null); } });
+        cols.push({ label: METRICS[m].label, n: true, unit: unitOf(m), value: function (r) { return r.latest ? r.latest[m] : null; }, cell: function (r) { return metricCell(m, r.latest ? r.latest[m] : null); } });
       });
-      cols.push({ label: 'CrUX vitals', value: function (r) { return r.latest ? r.latest.ux_passed : null; }, cell: function (r) {
+      cols.push({ label: 'Field vitals', value: function (r) { return r.latest ? r.latest.ux_passed : null; }, cell: function (r) {
         var p = r.latest ? r.latest.ux_passed : null;
         return p === null || p === undefined ? '–' : statusBadge(p ? 'passed' : 'failed');
       } });
@@ -142,26 +147,30 @@
     if (hasRUM) {
       // Real users of the page's path, every device (the page view splits them).
       [['lcp', 'Real users LCP'], ['inp', 'Real users INP'], ['cls', 'Real users CLS']].forEach(function (c) {
-        cols.push({ label: c[1], n: true, value: function (r) { return r.rum ? r.rum[c[0]] : null; }, cell: function (r) { return metricCell(c[0], r.rum ? r.rum[c[0]] : null); } });
+        cols.push({ label: c[1], n: true, unit: unitOf(c[0]), hidden: hasUX, value: function (r) { return r.rum ? r.rum[c[0]] : null; }, cell: function (r) { return metricCell(c[0], r.rum ? r.rum[c[0]] : null); } });
       });
     }
     if (hasSearch) {
       [['clicks', 'Clicks'], ['impressions', 'Impressions'], ['CTR', 'CTR %'], ['position', 'Position']].forEach(function (c) {
-        cols.push({ label: c[1], n: true, value: function (r) { return r.latest ? r.latest[c[0]] : null; }, cell: function (r) { return fmt(r.latest ? r.latest[c[0]] : null, c[0] === 'CTR' ? '' : 'score'); } });
+        cols.push({ label: c[1], n: true, hidden: true, value: function (r) { return r.latest ? r.latest[c[0]] : null; }, cell: function (r) { return fmt(r.latest ? r.latest[c[0]] : null, c[0] === 'CTR' ? '' : 'score'); } });
       });
     }
-    return table(cols, rows);
+    return el('div', { id: 'pages-table' }, table(cols, rows, null, { name: 'pages-' + device }));
   }
+  // unitOf is a metric's unit for a CSV header: none for scores and unitless numbers.
+  function unitOf(m) { var u = METRICS[m] ? METRICS[m].unit : ''; return u === 'score' ? '' : u; }
+  // budgetValue is a budget's threshold with the metric's unit.
+  function budgetValue(b) { return ov.fmtMetric(b.metric, b.value); }
   function budgetsTable(budgets) {
     return table([
-      { label: 'Metric', value: function (b) { return b.metric; }, cell: function (b) { return (METRICS[b.metric] ? METRICS[b.metric].label : b.metric); } },
-      { label: 'Rule', cell: function (b) { return (b.operator === 'lt' ? 'below ' : 'above ') + b.value; } },
+      { label: 'Metric', value: function (b) { return b.metric; }, cell: function (b) { return ov.metricName(b.metric); } },
+      { label: 'Rule', cell: function (b) { return (b.operator === 'lt' ? 'below ' : 'above ') + budgetValue(b) + (METRICS[b.metric] && METRICS[b.metric].unit === 'score' ? ' (score)' : ''); } },
       { label: 'Device', value: function (b) { return b.device; }, cell: function (b) { return b.device; } },
       { label: 'Status', value: function (b) { return b.status; }, cell: function (b) { return statusBadge(b.status); } },
       { label: 'Pages off it', cell: function (b) {
         return b.pages.length ? b.pages.map(function (p, i) { return [i ? ', ' : '', link('#/w/' + ov.currentSite().id + '/page/' + p.id + '?device=' + p.device, (p.alias || p.id) + ' (' + p.device + ', ' + p.status + ')')]; }) : 'none';
       } }
-    ], budgets);
+    ], budgets, null, { stack: true });
   }
 
   ov.websitesView = websitesView;

@@ -1,0 +1,63 @@
+package metrics
+
+// Name is how a person reads a metric field: its short and full name, its unit and, for the
+// metrics with published thresholds, where good ends and poor begins. Names is the one
+// declaration of them: the dashboard's metric-names.js and the table in docs/api.md are
+// generated from it (and tests keep both so).
+type Name struct {
+	// Field is the metric's interface name (lcp, ux_lcp, performance_score...).
+	Field string `json:"field"`
+	// Label is the short name a table header or legend shows ("LCP").
+	Label string `json:"label"`
+	// Title spells the metric out ("Largest Contentful Paint").
+	Title string `json:"title"`
+	// Unit is ms, KB, B, score (0 to 100) or "" for a unitless number.
+	Unit string `json:"unit"`
+	// Source says where the value comes from: the lab, the Chrome UX Report or real users.
+	Source string `json:"source"`
+	// Good and Poor are the thresholds (inclusive good, poor beyond Poor); both 0 without any.
+	Good float64 `json:"good,omitempty"`
+	Poor float64 `json:"poor,omitempty"`
+	// Higher is true when a higher value is better (scores).
+	Higher bool `json:"higher,omitempty"`
+}
+
+const (
+	sourceLab  = "lab"
+	sourceCrUX = "Chrome UX Report p75"
+	sourceNav  = "the document's request in the lab load (observed)"
+)
+
+// Names are the metric fields people read, in the order the dashboard and docs list them.
+var Names = []Name{
+	{Field: "performance_score", Label: "Performance", Title: "Lighthouse performance score", Unit: "score", Source: sourceLab, Good: 90, Poor: 50, Higher: true},
+	{Field: "accessibility_score", Label: "Accessibility", Title: "Lighthouse accessibility score", Unit: "score", Source: sourceLab, Good: 90, Poor: 50, Higher: true},
+	{Field: "best_practices_score", Label: "Best practices", Title: "Lighthouse best-practices score", Unit: "score", Source: sourceLab, Good: 90, Poor: 50, Higher: true},
+	{Field: "seo_score", Label: "SEO", Title: "Lighthouse SEO score", Unit: "score", Source: sourceLab, Good: 90, Poor: 50, Higher: true},
+	{Field: "lcp", Label: "LCP", Title: "Largest Contentful Paint", Unit: "ms", Source: sourceLab, Good: 2500, Poor: 4000},
+	{Field: "fcp", Label: "FCP", Title: "First Contentful Paint", Unit: "ms", Source: sourceLab, Good: 1800, Poor: 3000},
+	{Field: "cls", Label: "CLS", Title: "Cumulative Layout Shift", Unit: "", Source: sourceLab, Good: 0.1, Poor: 0.25},
+	{Field: "tbt", Label: "TBT", Title: "Total Blocking Time", Unit: "ms", Source: sourceLab, Good: 200, Poor: 600},
+	{Field: "ttfb", Label: "TTFB", Title: "Time To First Byte", Unit: "ms", Source: sourceLab, Good: 800, Poor: 1800},
+	{Field: "speed_index", Label: "Speed Index", Title: "Speed Index", Unit: "ms", Source: sourceLab, Good: 3400, Poor: 5800},
+	{Field: "tti", Label: "TTI", Title: "Time To Interactive", Unit: "ms", Source: sourceLab},
+	{Field: "inp", Label: "INP", Title: "Interaction to Next Paint", Unit: "ms", Source: "real users", Good: 200, Poor: 500},
+	{Field: "fid", Label: "FID", Title: "First Input Delay", Unit: "ms", Source: "real users", Good: 100, Poor: 300},
+	{Field: "kb_total", Label: "Transfer", Title: "Total transfer size", Unit: "KB", Source: sourceLab},
+	{Field: "cpu_total", Label: "CPU", Title: "Main-thread CPU time", Unit: "ms", Source: sourceLab},
+	{Field: "opportunities", Label: "Opportunities", Title: "Failed Lighthouse audits", Unit: "", Source: sourceLab},
+	{Field: "validation_errors", Label: "HTML errors", Title: "HTML validation errors", Unit: "", Source: sourceLab},
+	{Field: "ux_lcp", Label: "Field LCP", Title: "Largest Contentful Paint of Chrome users", Unit: "ms", Source: sourceCrUX, Good: 2500, Poor: 4000},
+	{Field: "ux_inp", Label: "Field INP", Title: "Interaction to Next Paint of Chrome users", Unit: "ms", Source: sourceCrUX, Good: 200, Poor: 500},
+	{Field: "ux_cls", Label: "Field CLS", Title: "Cumulative Layout Shift of Chrome users", Unit: "", Source: sourceCrUX, Good: 0.1, Poor: 0.25},
+	{Field: "ux_fcp", Label: "Field FCP", Title: "First Contentful Paint of Chrome users", Unit: "ms", Source: sourceCrUX, Good: 1800, Poor: 3000},
+	{Field: "ux_ttfb", Label: "Field TTFB", Title: "Time To First Byte of Chrome users", Unit: "ms", Source: sourceCrUX, Good: 800, Poor: 1800},
+	{Field: "dns_time", Label: "DNS", Title: "DNS lookup", Unit: "ms", Source: sourceNav},
+	{Field: "connect_time", Label: "Connect", Title: "Connection establishment", Unit: "ms", Source: sourceNav},
+	{Field: "server_time", Label: "Server", Title: "Waiting for the server (after the request is sent)", Unit: "ms", Source: sourceNav},
+	{Field: "transfer_time", Label: "Download", Title: "Transfer of the response", Unit: "ms", Source: sourceNav},
+	{Field: "dom_ready", Label: "DOM ready", Title: "Until DOMContentLoaded", Unit: "ms", Source: sourceLab},
+	{Field: "on_load", Label: "Load", Title: "Until the load event", Unit: "ms", Source: sourceLab},
+	{Field: "dom_elements", Label: "DOM elements", Title: "Number of DOM elements", Unit: "", Source: sourceLab},
+	{Field: "dom_max_depth", Label: "DOM depth", Title: "Maximum DOM depth", Unit: "", Source: sourceLab},
+}
