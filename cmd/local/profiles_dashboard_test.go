@@ -109,7 +109,7 @@ func TestDashboardProfiles(t *testing.T) {
 	}
 	tb.screenshot(shots, "experiments")
 	tb.view("#/w/" + w.ID + "/experiments/" + x.ID)
-	if cmp := tb.text("#main table"); !strings.Contains(cmp, "tbt") || !strings.Contains(cmp, "450") || !strings.Contains(cmp, "30") {
+	if cmp := tb.text("#main table"); !strings.Contains(cmp, "Total Blocking Time") || !strings.Contains(cmp, "450") || !strings.Contains(cmp, "30") {
 		t.Errorf("the experiment's comparison %q does not show TBT 450 → 30", cmp)
 	}
 	tb.screenshot(shots, "experiment")

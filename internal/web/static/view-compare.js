@@ -77,7 +77,7 @@
       { label: 'Change', n: true, value: function (m) { return m.changePercent; }, cell: function (m) {
         var worse = m.higherIsWorse === undefined || !m.change ? '' : (m.change > 0) === m.higherIsWorse ? 'bad' : 'good';
         return el('td', { class: 'n ' + (m.beyondSpread ? worse : 'muted') },
-          signed(m.change, unitOf(m)) + (m.changePercent === null ? '' : ' (' + signed(m.changePercent, '') + ' %)'),
+          signed(m.change, unitOf(m)) + (m.changePercent === null ? '' : ' (' + signed(Math.round(m.changePercent * 10) / 10, '') + ' %)'),
           m.beyondSpread ? '' : m.baseSpread !== null ? ' within noise' : '');
       } }
     ], ms, caption);

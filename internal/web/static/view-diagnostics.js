@@ -74,7 +74,7 @@
       }
       tags[frames.length - 1].push(m[0] + ' ' + ms(m[1]));
     });
-    return el('ol', { class: 'filmstrip', 'aria-label': 'Frames of the load' }, frames.map(function (f, i) {
+    return el('ol', { class: 'filmstrip scroll', tabindex: '0', 'aria-label': 'Frames of the load' }, frames.map(function (f, i) {
       return el('li', { class: tags[i].length ? 'marked' : null },
         image(f.url, 'The page at ' + ms(f.time)),
         el('span', { text: ms(f.time) }),
@@ -134,7 +134,7 @@
     return el('div', null,
       el('p', { class: 'legend muted' }, PHASES.map(function (p, k) { return el('span', null, el('span', { class: 'key ph' + k }), ' ' + p[1] + ' '); }),
         ' Lines: FCP (green) and LCP (red); the scale runs from 0 to ' + ms(end) + '. ', reqs.length > MAX_ROWS ? 'The first ' + MAX_ROWS + ' of ' + reqs.length + ' requests are drawn; the table lists all.' : ''),
-      el('div', { class: 'wf-wrap' }, svg),
+      el('div', { class: 'wf-wrap scroll' }, svg),
       el('details', { class: 'wf-table' }, el('summary', { text: 'Requests as a table (' + reqs.length + ')' }),
         table([
           { label: 'URL', value: function (q) { return q.url; }, cell: function (q) { return el('td', { class: 'url' }, el('span', { title: q.url, text: shortURL(q.url) }), flags(q) ? el('span', { class: 'badge', text: flags(q) }) : null); } },

@@ -79,8 +79,8 @@
     ], x.regressions);
     var side = [incidentChart(x.chart, x.kind)];
     if (x.compare) {
-      side.push(el('p', null, link(withQuery('#/w/' + w.id + '/compare', { page: x.compare.page, device: x.compare.device, base: x.compare.base, target: x.compare.target }),
-        'Compare ' + x.compare.base + ' with ' + x.compare.target + ' (' + x.compare.device + ')')));
+      side.push(el('p', null, el('a', { class: 'compare', href: withQuery('#/w/' + w.id + '/compare', { page: x.compare.page, device: x.compare.device, base: x.compare.base, target: x.compare.target }),
+        text: 'Compare ' + x.compare.base + ' with ' + x.compare.target + ' (' + x.compare.device + ')' })));
     }
     var body = [el('div', { class: 'incident-body' }, el('div', { class: 'incident-side' }, side), el('div', { class: 'incident-table' }, rows))];
     var cause = x.cause;

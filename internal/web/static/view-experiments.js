@@ -19,7 +19,7 @@
       return [h.back(w), el('h1', { text: x ? 'Experiment' : 'Experiments' }),
         x && el('p', { class: 'sub', id: 'experiment-status' }, x.status + (x.error ? ': ' + x.error : '') + ' · ' + alias[x.page] + ' · ' + x.device + ' · ' + summary(x.changes)),
         x && (x.metrics ? table([
-          { label: 'Metric', cell: function (m) { return m.name; } },
+          { label: 'Metric', cell: function (m) { return ov.metricName(m.name); } },
           { label: 'Control', n: true, cell: function (m) { return ov.fmtMetric(m.name, m.base); } },
           { label: 'With the changes', n: true, cell: function (m) { return ov.fmtMetric(m.name, m.target); } },
           { label: 'Change', n: true, cell: function (m) { return m.change === null ? '' : (m.change > 0 ? '+' : '') + ov.fmtMetric(m.name, m.change); } }
