@@ -11,7 +11,6 @@ import (
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/compare"
-	"github.com/openvitals/openvitals/internal/lighthouse"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/regression"
@@ -56,25 +55,21 @@ func (w *Worker) Experiment(ctx context.Context, site model.Website, page model.
 	// experiment's own keys (under the website's prefix: they go with it), so that the
 	// comparison shows what changed in the load.
 	measure := func(name string, c model.ExperimentChanges) (compare.Audit, string, error) {
-		reports := make([]*lighthouse.Report, 0, w.cfg.Runs)
-		paths := make([]string, 0, w.cfg.Runs)
-		for i := range w.cfg.Runs {
-			path := filepath.Join(dir, fmt.Sprintf("%s-%d.json", name, i))
-			rep, _, err := w.lighthouseRun(ctx, prof, target, device, path, c)
-			if err != nil {
-				return compare.Audit{}, "", fmt.Errorf("%s: %w", name, err)
-			}
-			reports = append(reports, rep)
-			paths = append(paths, path)
+		runDir := filepath.Join(dir, name)
+		if err := os.Mkdir(runDir, 0o700); err != nil {
+			return compare.Audit{}, "", err
 		}
-		median := lighthouse.MedianRun(reports)
-		rep := reports[median]
-		m := labMetrics(rep)
-		if rep.Network != nil {
-			m["requests"] = float64(rep.Network.Requests)
+		runs, err := w.lighthouseRuns(ctx, prof, target, device, runDir, c)
+		if err != nil {
+			return compare.Audit{}, "", fmt.Errorf("%s: %w", name, err)
+		}
+		median, reports := medianRun(runs)
+		m := labMetrics(median.report)
+		if median.report.Network != nil {
+			m["requests"] = float64(median.report.Network.Requests)
 		}
 		a := compare.Audit{Metrics: m, Samples: runSamples(reports)}
-		dg, harPath := w.diagnose(ctx, paths[median])
+		dg, harPath := w.diagnose(ctx, median.path)
 		if dg == nil || id == "" {
 			return a, "", nil
 		}

@@ -282,15 +282,11 @@ func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page,
 		return model.LabResult{}, err
 	}
 
-	runs, err := w.lighthouseRuns(ctx, prof, target, device, dir)
+	runs, err := w.lighthouseRuns(ctx, prof, target, device, dir, model.ExperimentChanges{})
 	if err != nil {
 		return model.LabResult{}, err
 	}
-	reports := make([]*lighthouse.Report, len(runs))
-	for i, r := range runs {
-		reports[i] = r.report
-	}
-	median := runs[lighthouse.MedianRun(reports)]
+	median, reports := medianRun(runs)
 	dg, harPath := w.diagnose(ctx, median.path)
 	timing, validation, err := w.document(ctx, median, dg)
 	if err != nil {
@@ -342,18 +338,28 @@ type lighthouseOutcome struct {
 	dials browser.Dials
 }
 
-// lighthouseRuns makes the audit's runs, each in a fresh browser, writing into dir.
-func (w *Worker) lighthouseRuns(ctx context.Context, prof *auditProfile, target, device, dir string) ([]lighthouseOutcome, error) {
+// lighthouseRuns makes the audit's runs, each in a fresh browser with changes applied (none
+// but an experiment's), writing into dir.
+func (w *Worker) lighthouseRuns(ctx context.Context, prof *auditProfile, target, device, dir string, changes model.ExperimentChanges) ([]lighthouseOutcome, error) {
 	runs := make([]lighthouseOutcome, 0, w.cfg.Runs)
 	for i := range w.cfg.Runs {
 		path := filepath.Join(dir, fmt.Sprintf("run-%d.json", i))
-		rep, dials, err := w.lighthouseRun(ctx, prof, target, device, path, model.ExperimentChanges{})
+		rep, dials, err := w.lighthouseRun(ctx, prof, target, device, path, changes)
 		if err != nil {
 			return nil, err
 		}
 		runs = append(runs, lighthouseOutcome{report: rep, path: path, dials: dials})
 	}
 	return runs, nil
+}
+
+// medianRun is the run whose report is the median one, with every run's report.
+func medianRun(runs []lighthouseOutcome) (lighthouseOutcome, []*lighthouse.Report) {
+	reports := make([]*lighthouse.Report, len(runs))
+	for i, r := range runs {
+		reports[i] = r.report
+	}
+	return runs[lighthouse.MedianRun(reports)], reports
 }
 
 // labResult is the day's result of the runs, rep being the median one's report.
