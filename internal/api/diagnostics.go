@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/blobstore"
+	"github.com/openvitals/openvitals/internal/compare"
 	"github.com/openvitals/openvitals/internal/model"
 )
 
@@ -68,21 +68,12 @@ func (s *Server) pageDiagnostics(w http.ResponseWriter, r *http.Request, c calle
 	if err != nil {
 		return err
 	}
-	key := blobstore.DiagnosticsKey(res.ReportKey)
-	gz, err := s.reports.Get(r.Context(), key)
-	if errors.Is(err, blobstore.ErrNotFound) {
+	d, err := compare.ReadDiagnostics(r.Context(), s.reports, res.ReportKey)
+	if err != nil {
+		return err
+	}
+	if d == nil {
 		return errNoDiagnostics
-	}
-	if err != nil {
-		return err
-	}
-	raw, err := gunzipReport(key, gz)
-	if err != nil {
-		return err
-	}
-	var d model.Diagnostics
-	if err := json.Unmarshal(raw, &d); err != nil {
-		return fmt.Errorf("decode diagnostics %s: %w", key, err)
 	}
 	d.EmptyListsNotNull()
 	date := model.DayToISO(res.Day)
@@ -96,7 +87,7 @@ func (s *Server) pageDiagnostics(w http.ResponseWriter, r *http.Request, c calle
 	}
 	return writeJSON(w, http.StatusOK, map[string]any{
 		"date": date, "device": res.Device, "har": "/" + site.ID + "/pages/" + p.ID + "/diagnostics/har" + query,
-		"diagnostics": d,
+		"diagnostics": *d,
 	})
 }
 
