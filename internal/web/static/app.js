@@ -79,6 +79,15 @@
       });
     });
   }
+  // keyedImage is an <img> of an image the API serves: fetched with the key (an <img> cannot
+  // send it) and shown from a blob: URL. props are the image's attributes, alt among them.
+  function keyedImage(url, props) {
+    var img = el('img', props);
+    api('GET', url, undefined, true).then(function (res) { return res.blob(); }).then(function (b) {
+      img.src = URL.createObjectURL(b);
+    }, function () { img.alt = props.alt + ' (not available)'; });
+    return img;
+  }
   var get = function (path) { return api('GET', path); };
   function list(path) { return get(path).then(function (r) { return r.result.list; }); }
   function isAdmin() { return me && me.role === 'admin'; }
@@ -616,6 +625,7 @@
   ov.currentSite = function () { return site; };
   ov.forgetSite = function () { site = null; };
   Object.assign(ov, {
+    keyedImage: keyedImage,
     LAB_COLUMNS: LAB_COLUMNS, ApiError: ApiError, METRICS: METRICS, account: account, api: api, busy: busy, chart: chart,
     clear: clear, confirmThen: confirmThen, day: day, categoryLabel: categoryLabel, download: download, el: el, empty: empty, field: field, fmt: fmt, hush: hush, metricLabel: metricLabel, metricName: metricName,
     fmtMetric: fmtMetric, get: get, go: go, isAdmin: isAdmin, key: key, link: link, list: list,

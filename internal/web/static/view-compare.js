@@ -94,7 +94,7 @@
       return el('tr', null, el('th', { scope: 'row', text: label }), f.slots.map(function (s) {
         var fr = s[key], m = mark(marks, s.time);
         var td = el('td', { class: 'frame' + (s[key + 'Changed'] ? ' changed' : '') + (m ? ' marked' : '') });
-        if (fr) td.appendChild(fr.url ? frameImage(fr.url, label + ' at ' + fmt(s.time, 'ms')) : el('span', { class: 'muted', text: fmt(fr.time, 'ms') }));
+        if (fr) td.appendChild(fr.url ? ov.keyedImage(fr.url, { width: '72', alt: label + ' at ' + fmt(s.time, 'ms') }) : el('span', { class: 'muted', text: fmt(fr.time, 'ms') }));
         if (m) td.appendChild(el('span', { class: 'badge', text: m }));
         return td;
       }));
@@ -103,13 +103,6 @@
       el('table', null, el('thead', null, el('tr', null, el('th', { text: 'Time' }), f.slots.map(function (s) { return el('th', { class: 'n', text: (s.time / 1000).toFixed(1) + ' s' }); }))),
         el('tbody', null, row(baseName, 'base', f.baseMarks), row(targetName, 'target', f.targetMarks))));
   }
-  // frameImage fetches a frame with the key (a signed link needs none) and shows it from memory.
-  function frameImage(url, alt) {
-    var img = el('img', { alt: alt, width: '72' });
-    api('GET', url, undefined, true).then(function (res) { return res.blob(); }).then(function (b) { img.src = URL.createObjectURL(b); }, function () { img.alt = alt + ' (unavailable)'; });
-    return img;
-  }
-
   // waterfall lists the changed requests with both loads' bars on one time axis.
   function waterfall(reqs) {
     var end = Math.max.apply(null, reqs.map(function (r) { return Math.max(r.base ? r.base.end : 0, r.target ? r.target.end : 0); })) || 1;

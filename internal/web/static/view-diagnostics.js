@@ -15,15 +15,6 @@
   }
   function host(u) { try { return new URL(u).host; } catch (e) { return ''; } }
 
-  // image fetches an image with the key (an <img> cannot send it) and shows it from a blob: URL.
-  function image(url, alt) {
-    var img = el('img', { alt: alt, class: 'frame-img', width: '120', height: '90' });
-    api('GET', url, undefined, true).then(function (res) { return res.blob(); }).then(function (b) {
-      img.src = URL.createObjectURL(b);
-    }, function () { img.alt = alt + ' (not available)'; });
-    return img;
-  }
-
   // diagnosticsPanel answers the panel of a page's diagnostics on a device, of the latest audit
   // or of date (yyyy-MM-dd): a node, filled when the diagnostics arrive.
   function diagnosticsPanel(w, pageID, device, date) {
@@ -76,7 +67,7 @@
     });
     return el('ol', { class: 'filmstrip scroll', tabindex: '0', 'aria-label': 'Frames of the load' }, frames.map(function (f, i) {
       return el('li', { class: tags[i].length ? 'marked' : null },
-        image(f.url, 'The page at ' + ms(f.time)),
+        ov.keyedImage(f.url, { class: 'frame-img', width: '120', height: '90', alt: 'The page at ' + ms(f.time) }),
         el('span', { text: ms(f.time) }),
         tags[i].map(function (t) { return el('span', { class: 'badge', text: t }); }));
     }));
