@@ -60,4 +60,13 @@ var Names = []Name{
 	{Field: "on_load", Label: "Load", Title: "Until the load event", Unit: "ms", Source: sourceLab},
 	{Field: "dom_elements", Label: "DOM elements", Title: "Number of DOM elements", Unit: "", Source: sourceLab},
 	{Field: "dom_max_depth", Label: "DOM depth", Title: "Maximum DOM depth", Unit: "", Source: sourceLab},
+	{Field: "bytes_total", Label: "Bytes", Title: "Bytes transferred", Unit: "B", Source: sourceLab},
+	{Field: "bytes_doc", Label: "Document bytes", Title: "Bytes of documents", Unit: "B", Source: sourceLab},
+	{Field: "bytes_js", Label: "JavaScript bytes", Title: "Bytes of JavaScript", Unit: "B", Source: sourceLab},
+	{Field: "bytes_css", Label: "CSS bytes", Title: "Bytes of style sheets", Unit: "B", Source: sourceLab},
+	{Field: "bytes_image", Label: "Image bytes", Title: "Bytes of images", Unit: "B", Source: sourceLab},
+	{Field: "bytes_font", Label: "Font bytes", Title: "Bytes of fonts", Unit: "B", Source: sourceLab},
+	{Field: "bytes_media", Label: "Media bytes", Title: "Bytes of audio and video", Unit: "B", Source: sourceLab},
+	{Field: "bytes_other", Label: "Other bytes", Title: "Bytes of other requests", Unit: "B", Source: sourceLab},
+	{Field: "bytes_thirdparty", Label: "Third-party bytes", Title: "Bytes of third-party requests", Unit: "B", Source: sourceLab},
 }
