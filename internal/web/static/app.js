@@ -152,6 +152,7 @@
   // when asked for}; headers with a value sort the rows, announced with aria-sort. opts: {name:
   // the CSV file's name and the key of the columns someone chose to see, stack: on a narrow
   // screen each row is a block of labelled values}. Every table has a CSV button.
+  table.n = 0;
   function table(columns, rows, caption, opts) {
     opts = opts || {};
     columns = columns.filter(Boolean); // a column may be left out (null), as admin actions for a viewer
@@ -210,8 +211,11 @@
     fillHead();
     fill();
     // A region of its own, focusable, so that a table wider than the screen scrolls by keyboard.
-    var box = el('div', { class: 'scroll', tabindex: '0', role: 'region', 'aria-label': caption || (columns[0].label + ' table') }, el('table', { class: opts.stack ? 'stack' : null }, caption ? el('caption', { class: 'muted', text: caption }) : null, el('thead', null, theadRow), tbody));
-    var tools = el('div', { class: 'tabletools' }, el('button', { type: 'button', class: 'secondary small csv', text: 'CSV', 'aria-label': 'Download ' + (caption || columns[0].label + ' table') + ' as CSV', onclick: function () { download(name + '.csv', wrap.csv()); } }));
+    // The caption sits beside the table's tools, outside the region that scrolls, so that a
+    // narrow screen shows all of it; it still names the table.
+    var captionID = caption ? 'caption-' + (++table.n) : null;
+    var box = el('div', { class: 'scroll', tabindex: '0', role: 'region', 'aria-label': caption || (columns[0].label + ' table') }, el('table', { class: opts.stack ? 'stack' : null, 'aria-labelledby': captionID }, el('thead', null, theadRow), tbody));
+    var tools = el('div', { class: 'tabletools' }, caption ? el('p', { class: 'muted caption', id: captionID, text: caption }) : null, el('button', { type: 'button', class: 'secondary small csv', text: 'CSV', 'aria-label': 'Download ' + (caption || columns[0].label + ' table') + ' as CSV', onclick: function () { download(name + '.csv', wrap.csv()); } }));
     if (columns.some(function (c) { return c.hidden; })) {
       tools.appendChild(el('details', { class: 'columns' }, el('summary', { text: 'Columns' }), el('div', { class: 'menu' }, columns.map(function (c, i) {
         return el('label', { class: 'inline' }, el('input', { type: 'checkbox', checked: shown[i], onchange: function () {
@@ -505,6 +509,24 @@
   }
   // load resolves to the answers of requests once ready is too.
   function load(requests) { return Promise.all([ready].concat(requests)).then(function (r) { return r.slice(1); }); }
+  // part is a node a view shows at once and fills with what answer (a promise of nodes) gives,
+  // or its error: a view draws what it has while the rest is on its way. The view stays busy
+  // until each part of it has settled.
+  function part(answer, attrs) {
+    var holder = el('div', attrs);
+    holder.settled = answer.then(function (c) { append(holder, c); }, function (err) { holder.appendChild(el('p', { class: 'error', text: err.message })); });
+    return holder;
+  }
+  // parts answers a maker of parts (see part) filled in the order they are made: a part ready
+  // early waits for those above it, so that nothing drawn moves down under a reader's eyes.
+  function parts() {
+    var last = Promise.resolve();
+    return function (answer, attrs) {
+      var h = part(Promise.all([answer, last]).then(function (x) { return x[0]; }), attrs);
+      last = h.settled;
+      return h;
+    };
+  }
 
   function render() {
     var seq = ++renderSeq;
@@ -547,6 +569,7 @@
       if (seq !== renderSeq) return;
       clear(main);
       append(main, res[1]);
+      return Promise.all([].concat(res[1]).map(function (n) { return n && n.settled; }));
     }, function (err) {
       if (seq !== renderSeq || !key()) return;
       if (err.status === 401) { signOut('Your key is not accepted (any more): sign in again.'); return; }
@@ -555,8 +578,10 @@
       main.appendChild(el('p', { class: 'error', text: err.message }));
       main.appendChild(el('p', null, link('#/', 'Back to the websites')));
     }).then(function () {
+      // A newer view is still on its way: it ends the busy state itself.
+      if (seq !== renderSeq) return;
       main.removeAttribute('aria-busy');
-      if (seq === renderSeq && render.focus) main.focus();
+      if (render.focus) main.focus();
       render.focus = true;
     });
   }
@@ -629,7 +654,7 @@
     LAB_COLUMNS: LAB_COLUMNS, ApiError: ApiError, METRICS: METRICS, account: account, api: api, busy: busy, chart: chart,
     clear: clear, confirmThen: confirmThen, day: day, categoryLabel: categoryLabel, download: download, el: el, empty: empty, field: field, fmt: fmt, hush: hush, metricLabel: metricLabel, metricName: metricName,
     fmtMetric: fmtMetric, get: get, go: go, isAdmin: isAdmin, key: key, link: link, list: list,
-    load: load, metricCell: metricCell, range: range, rating: rating, render: render, say: say,
+    load: load, parts: parts, metricCell: metricCell, range: range, rating: rating, render: render, say: say,
     segmented: segmented, select: select, sparkline: sparkline, statusBadge: statusBadge,
     table: table, unix: unix, when: when, withQuery: withQuery, ymd: ymd
   });

@@ -23,7 +23,7 @@
           { label: 'Control', n: true, cell: function (m) { return ov.fmtMetric(m.name, m.base); } },
           { label: 'With the changes', n: true, cell: function (m) { return ov.fmtMetric(m.name, m.target); } },
           { label: 'Change', n: true, cell: function (m) { return m.change === null ? '' : (m.change > 0 ? '+' : '') + ov.fmtMetric(m.name, m.change); } }
-        ], x.metrics) : empty(x.status === 'failed' ? 'Failed.' : 'Measuring…')),
+        ], x.metrics, null, { stack: true }) : empty(x.status === 'failed' ? 'Failed.' : 'Measuring…')),
         x && x.loads && ov.loadSections(x.loads, 'control', 'with the changes'),
         !x && isAdmin() && el('details', null, el('summary', { text: 'New experiment' }), form(w, r[1])),
         !x && (r[0].length ? table([
@@ -31,7 +31,7 @@
           { label: 'Page', cell: function (e) { return alias[e.page] + ' · ' + e.device; } },
           { label: 'Changes', cell: function (e) { return summary(e.changes); } },
           { label: 'Status', cell: function (e) { return e.status; } }
-        ], r[0]) : empty('No experiment yet.'))];
+        ], r[0], null, { stack: true }) : empty('No experiment yet.'))];
     });
   }
   function form(w, pages) {

@@ -25,31 +25,28 @@
   function pageView(w, pageID, q) {
     var device = q.device === 'desktop' ? 'desktop' : 'mobile';
     var pr = pageRange(q);
-    var days = pr.days, dr = pr.dr;
+    var days = pr.days, dr = pr.dr, from = dr.slice(0, 8), to = dr.slice(9);
     var base = '/' + w.id + '/pages/' + pageID;
-    return load([
-      get(base + '?device=' + device),
+    // Every request starts now. The top of the view draws when the page's own record is in;
+    // each part below it when its answers are (and those above it are drawn).
+    var timeline = Promise.all([
       get(base + '/timeline?device=' + device + '&date=' + dr),
       get(base + '/network?device=' + device + '&date=' + dr),
-      get(base + '/opportunities?device=' + device).catch(function () { return { result: { list: {} } }; }),
-      get('/' + w.id + '/opportunities'),
       list('/' + w.id + '/annotations?limit=100').catch(function () { return []; }),
-      list('/' + w.id + '/regressions?page=' + pageID + '&device=' + device).catch(function () { return []; }),
       list('/' + w.id + '/pages').catch(function () { return []; })
-    ].concat(['lcp', 'inp', 'cls', 'fcp', 'ttfb'].map(function (m) {
+    ]);
+    var rumDist = Promise.all(['lcp', 'inp', 'cls', 'fcp', 'ttfb'].map(function (m) {
       // The page's real users on this device class, for the field table.
-      return get('/' + w.id + '/field-testing/distribution' + ov.segQuery({ vital: m, from: isoOf(dr.slice(0, 8)), to: isoOf(dr.slice(9)), page: pageID, filters: { device: rumDevices(device) } }))
-        .then(function (x) { return x.result; }, function () { return null; });
-    }))).then(function (r) {
-      var detail = r[0], tl = r[1].result, net = r[2].result, opps = r[3].result.list, siteOpps = r[4].result.list;
-      var rumDist = {};
-      ['lcp', 'inp', 'cls', 'fcp', 'ttfb'].forEach(function (m, i) { if (r[8 + i] && r[8 + i].views) rumDist[m] = r[8 + i]; });
-      var from = dr.slice(0, 8);
-      var notes = r[5].filter(function (a) { var d = ymd(new Date(a.at)); return d >= from && d <= dr.slice(9) && (!a.pages.length || a.pages.indexOf(pageID) >= 0); });
-      var regs = r[6];
-      var row = r[7].filter(function (x) { return x.id === pageID && x.device === device; })[0];
-      var uxByDay = {};
-      if (row) row.timeline.forEach(function (t) { uxByDay[t.date] = t; });
+      return get('/' + w.id + '/field-testing/distribution' + ov.segQuery({ vital: m, from: isoOf(from), to: isoOf(to), page: pageID, filters: { device: rumDevices(device) } }))
+        .then(function (x) { return x.result.views ? x.result : null; }, function () { return null; });
+    }));
+    var opportunities = Promise.all([
+      get(base + '/opportunities?device=' + device).catch(function () { return { result: { list: {} } }; }),
+      get('/' + w.id + '/opportunities')
+    ]);
+    var regressions = list('/' + w.id + '/regressions?page=' + pageID + '&device=' + device).catch(function () { return []; });
+    return load([get(base + '?device=' + device)]).then(function (r) {
+      var detail = r[0], lm = detail.latestMetrics, next = ov.parts();
       var here = function (hash) { return withQuery('#/w/' + w.id + '/page/' + pageID, hash); };
       var out = [
         el('p', null, link('#/w/' + w.id + '?device=' + device, '← ' + w.displayName)),
@@ -57,11 +54,11 @@
         el('p', { class: 'sub' }, detail.url + ' · ' + device + (detail.profile ? ' · measured with the test profile ' + detail.profile.name : ''))
       ];
       // The range: a preset, or any days from and to (kept in the link, so that it can be shared).
-      var rq = pr.custom ? { from: isoOf(dr.slice(0, 8)), to: isoOf(dr.slice(9)) } : { days: String(days) };
+      var rq = pr.custom ? { from: isoOf(from), to: isoOf(to) } : { days: String(days) };
       var rangeSelect = select('days', RANGES.map(function (x) { return [String(x[0]), x[1]]; }), pr.custom ? 'custom' : String(days));
       rangeSelect.id = 'range';
-      var fromInput = el('input', { type: 'date', id: 'range-from', value: isoOf(dr.slice(0, 8)), max: isoOf(ymd(new Date())) });
-      var toInput = el('input', { type: 'date', id: 'range-to', value: isoOf(dr.slice(9)), max: isoOf(ymd(new Date())) });
+      var fromInput = el('input', { type: 'date', id: 'range-from', value: isoOf(from), max: isoOf(ymd(new Date())) });
+      var toInput = el('input', { type: 'date', id: 'range-to', value: isoOf(to), max: isoOf(ymd(new Date())) });
       var rangeError = el('span', { id: 'range-error', class: 'error', role: 'alert' });
       var custom = el('form', { class: 'row daterange', 'aria-label': 'Date range', hidden: !pr.custom, onsubmit: function (e) {
         e.preventDefault();
@@ -82,10 +79,6 @@
       if (detail.lastError) {
         out.push(el('p', { class: 'error', role: 'note' }, 'Last error (' + when(detail.lastError.at || detail.lastError.date) + '): ' + (detail.lastError.message || detail.lastError.error || JSON.stringify(detail.lastError))));
       }
-      var lm = detail.latestMetrics;
-      if (!lm && !tl.length) {
-        out.push(empty('No audit yet' + (isAdmin() ? ': run one now.' : '.'), isAdmin() ? auditNowButton(w) : null));
-      }
       if (lm) {
         out.push(el('h2', { text: 'Latest' }));
         out.push(el('p', { class: 'muted', id: 'latest-what', text: 'Lab (Lighthouse) on ' + device + ': the mean of each metric over the last 3 days with an audit, each day being the median of its runs.' }));
@@ -93,94 +86,120 @@
           return el('div', { class: 'stat' }, el('b', { class: rating(m, lm[m]), text: fmtMetric(m, lm[m]) }), el('span', { text: ov.metricLabel(m), title: METRICS[m] ? METRICS[m].title : null }));
         })));
       }
-      var ux = detail.latestUx || {};
-      var fieldMetrics = ['lcp', 'inp', 'cls', 'fcp', 'ttfb'].filter(function (m) { return ux[m] || rumDist[m]; });
-      if (fieldMetrics.length) {
-        // Field values from both sources, each named: the Chrome UX Report (Google's sample of
-        // Chrome users, p75 of 28 days) and this website's own real users (the snippet).
-        out.push(el('h3', { text: 'Field against lab' }));
-        out.push(el('div', { id: 'field-vs-lab' }, table([
-          { label: 'Metric', cell: function (m) { return ov.metricName(m); } },
-          { label: 'Chrome UX Report p75', n: true, cell: function (m) { return ux[m] ? metricCell(m, ux[m].value) : el('td', { class: 'n', text: '–' }); } },
-          { label: 'Chrome UX Report good / NI / poor', cell: function (m) { return ux[m] ? fmt(ux[m].green, '') + ' % / ' + fmt(ux[m].yellow, '') + ' % / ' + fmt(ux[m].red, '') + ' %' : '–'; } },
-          { label: 'Real users p75', n: true, cell: function (m) { return rumDist[m] ? metricCell(m, rumDist[m].value) : el('td', { class: 'n', text: '–' }); } },
-          { label: 'Real users good / NI / poor', cell: function (m) { return rumDist[m] ? ov.ratingBar(rumDist[m]) : '–'; } },
-          { label: 'Lab, 3-day mean', n: true, cell: function (m) { return metricCell(m, lm ? lm[m] : null); } }
-        ], fieldMetrics, detail.latestUx ? 'Chrome UX Report core vitals assessment: ' + (ux.passed ? 'passed' : 'failed') : 'No Chrome UX Report data for this page')));
-      }
-      var dates = tl.map(function (t) { return t.date; });
-      var col = function (m) { return tl.map(function (t) { return t[m]; }); };
-      var uxCol = function (m) { return dates.map(function (d) { return uxByDay[d] ? uxByDay[d][m] : null; }); };
-      var xr = [unix(isoOf(dr.slice(0, 8))) - 43200, unix(isoOf(dr.slice(9))) + 43200];
-      // Annotations are numbered once here; each chart marks them by number.
-      notes.forEach(function (a, i) { a.n = i + 1; });
-      // One metric per chart where scales differ, its field value beside it: each axis from 0.
-      var common = { x: dates, xRange: xr, annotations: notes, sync: 'page' };
-      var c = function (spec) { return chart(Object.assign({}, common, spec)); };
-      var lab = function (m) { return { label: METRICS[m].label + ' (lab)', values: col(m), unit: METRICS[m].unit }; };
-      var crux = function (m) { return { label: METRICS[m].label + ' p75 (Chrome UX Report)', values: uxCol(m), unit: METRICS[m].unit, dash: true }; };
-      out.push(el('h2', { text: 'Timelines' }));
-      out.push(el('p', { class: 'muted', text: 'Lab values are each day\'s median Lighthouse run; Chrome UX Report values (dashed) are the 75th percentile of Chrome users over 28 days, known for the last 30 days. Hover or tap a chart for a day\'s values in every chart; drag across one to zoom, double-click to zoom out.' }));
-      if (notes.length) {
-        out.push(el('h3', { text: 'Annotations' }), el('ol', { class: 'notes-list', id: 'annotations' }, notes.map(function (a) { return el('li', { text: day(a.at) + ': ' + a.text }); })));
-      }
-      out.push(el('div', { class: 'charts' },
-        c({ title: 'Lighthouse scores (0–100)', yMax: 100, series: ['performance_score', 'accessibility_score', 'best_practices_score', 'seo_score'].map(function (m) {
-          return { label: METRICS[m].label, values: col(m), unit: 'score' }; }) }),
-        c({ title: 'Largest Contentful Paint (ms)', series: [lab('lcp'), crux('ux_lcp')] }),
-        c({ title: 'First Contentful Paint (ms)', series: [lab('fcp'), crux('ux_fcp')] }),
-        c({ title: 'Speed Index (ms)', series: [lab('speed_index')] }),
-        c({ title: 'Time To First Byte (ms): the whole request', series: [lab('ttfb'), crux('ux_ttfb')] }),
-        c({ title: 'Total Blocking Time (lab) and Interaction to Next Paint (field) (ms)', series: [lab('tbt'), crux('ux_inp')] }),
-        c({ title: 'Time To Interactive (ms)', series: [lab('tti')] }),
-        c({ title: 'Cumulative Layout Shift (unitless)', yTop: METRICS.cls.poor, series: [lab('cls'), crux('ux_cls')] }),
-        c({ title: 'The document\'s request, observed (ms, stacked)', stacked: true, series: [
-          { label: 'DNS', values: col('dns_time'), unit: 'ms' },
-          { label: 'Connect', values: col('connect_time'), unit: 'ms' },
-          { label: 'Server wait', values: col('server_time'), unit: 'ms' },
-          { label: 'Download', values: col('transfer_time'), unit: 'ms' },
-          { label: 'DOM ready', values: col('dom_ready'), unit: 'ms' }] }),
-        c({ title: 'Transfer by type (stacked)', x: net.map(function (n) { return n.date; }), stacked: true,
-          series: [['bytes_doc', 'Document'], ['bytes_js', 'JavaScript'], ['bytes_css', 'CSS'], ['bytes_image', 'Images'], ['bytes_font', 'Fonts'], ['bytes_media', 'Media'], ['bytes_other', 'Other']].map(function (b) {
-            return { label: b[1], values: net.map(function (n) { return n[b[0]]; }), unit: 'B' };
-          }) })));
-      out.push(el('p', { class: 'muted', text: 'Lab TTFB is Lighthouse\'s time to the first byte of the document, connection included; the server wait, observed in the same load without throttling, starts once the request is sent: the two differ by DNS and connection time and by the simulated throttling.' }));
+      out.push(next(rumDist.then(function (d) { return fieldAgainstLab(detail, d); })));
+      out.push(next(timeline.then(function (t) {
+        return timelines(w, pageID, detail, t[0].result, t[1].result, t[2], t[3], device, from, to);
+      })));
       var rumVital = ['lcp', 'inp', 'cls'].indexOf(q.rum) >= 0 ? q.rum : 'lcp';
-      out.push(el('h2', { text: 'Real users' }), el('div', { class: 'row' },
-        segmented('Real-user metric', ['lcp', 'inp', 'cls'], rumVital, function (v) { go(here(Object.assign({ device: device, rum: v }, rq))); }),
-        el('span', { class: 'muted', text: 'This page\'s views on ' + (device === 'mobile' ? 'phones and tablets' : 'desktops') + ', from the snippet; the page\'s query parameters must match.' })));
-      return ov.rumPanel(w, { vital: rumVital, from: isoOf(dr.slice(0, 8)), to: isoOf(dr.slice(9)), page: pageID, filters: { device: rumDevices(device) } }).then(function (panel) {
-        out.push(el('div', { id: 'page-rum' }, panel));
-        return pageRest(out);
-      });
-      function pageRest(out) {
-      // Opportunities with first-seen dates from the website-level list.
-      out.push(el('h2', { text: 'Opportunities' }));
-      var ids = ov.rankedOpportunities(opps);
-      out.push(ids.length ? el('ul', { class: 'opps' }, ids.map(function (id) {
-        var o = opps[id], holder = el('div');
-        var first = siteOpps[id] ? day(siteOpps[id].startDate) : '';
-        var d = el('details', { ontoggle: function () {
-          if (!d.open || holder.firstChild) return;
-          holder.appendChild(el('p', { class: 'muted', text: 'Loading…' }));
-          get(base + '/opportunities/' + encodeURIComponent(id) + '?device=' + device).then(function (a) {
-            clear(holder).appendChild(ov.auditDetails(a));
-          }, function (err) { clear(holder).appendChild(el('p', { class: 'error', text: err.message })); });
-        } }, el('summary', null, o.title, o.displayValue ? ' — ' + o.displayValue : '', ov.savingsText(o) ? el('span', { class: 'savings', text: ' ' + ov.savingsText(o) }) : '',
-          el('span', { class: 'muted', text: ' (' + (o.categoryTitle || o.category) + (first ? ', first seen ' + first : '') + ')' })), holder);
-        return el('li', null, d);
-      })) : empty(lm ? 'No opportunity in the latest audit.' : 'Opportunities appear after the first audit.'));
-      out.push(el('h2', { text: 'Regressions' }));
-      var names = {};
-      names[pageID] = detail.alias || detail.url;
-      out.push(regs.length ? ov.regressionList(w, regs, names) : empty('No regression or improvement detected on this page and device.'));
-      out.push(ov.diagnosticsPanel(w, pageID, device));
-      out.push(el('h2', { text: 'Compare two audits' }), ov.comparePicker(w, pageID, device, dates));
-      out.push(el('h2', { text: 'Lighthouse report' }));
-      out.push(reportPicker(w, pageID, device, dates));
+      out.push(next(ov.rumPanel(w, { vital: rumVital, from: isoOf(from), to: isoOf(to), page: pageID, filters: { device: rumDevices(device) } }).then(function (panel) {
+        return [el('h2', { text: 'Real users' }), el('div', { class: 'row' },
+          segmented('Real-user metric', ['lcp', 'inp', 'cls'], rumVital, function (v) { go(here(Object.assign({ device: device, rum: v }, rq))); }),
+          el('span', { class: 'muted', text: 'This page\'s views on ' + (device === 'mobile' ? 'phones and tablets' : 'desktops') + ', from the snippet; the page\'s query parameters must match.' })),
+          el('div', { id: 'page-rum' }, panel)];
+      })));
+      out.push(next(opportunities.then(function (o) { return opportunityList(base, device, o[0].result.list, o[1].result.list, lm); })));
+      out.push(next(regressions.then(function (regs) {
+        var names = {};
+        names[pageID] = detail.alias || detail.url;
+        return [el('h2', { text: 'Regressions' }), regs.length ? ov.regressionList(w, regs, names) : empty('No regression or improvement detected on this page and device.')];
+      })));
+      out.push(next(Promise.resolve(ov.diagnosticsPanel(w, pageID, device))));
+      out.push(next(timeline.then(function (t) {
+        var dates = t[0].result.map(function (x) { return x.date; });
+        return [el('h2', { text: 'Compare two audits' }), ov.comparePicker(w, pageID, device, dates),
+          el('h2', { text: 'Lighthouse report' }), reportPicker(w, pageID, device, dates)];
+      })));
       return out;
-      }
     });
+  }
+
+  // fieldAgainstLab is the table of the page's field values from both sources, each named: the
+  // Chrome UX Report (Google's sample of Chrome users, p75 of 28 days) and this website's own
+  // real users (the snippet), beside the lab's.
+  function fieldAgainstLab(detail, dist) {
+    var ux = detail.latestUx || {}, lm = detail.latestMetrics, rumDist = {};
+    ['lcp', 'inp', 'cls', 'fcp', 'ttfb'].forEach(function (m, i) { if (dist[i]) rumDist[m] = dist[i]; });
+    var fieldMetrics = ['lcp', 'inp', 'cls', 'fcp', 'ttfb'].filter(function (m) { return ux[m] || rumDist[m]; });
+    if (!fieldMetrics.length) return [];
+    return [el('h3', { text: 'Field against lab' }), el('div', { id: 'field-vs-lab' }, table([
+      { label: 'Metric', cell: function (m) { return ov.metricName(m); } },
+      { label: 'Chrome UX Report p75', n: true, cell: function (m) { return ux[m] ? metricCell(m, ux[m].value) : el('td', { class: 'n', text: '–' }); } },
+      { label: 'Chrome UX Report good / NI / poor', cell: function (m) { return ux[m] ? fmt(ux[m].green, '') + ' % / ' + fmt(ux[m].yellow, '') + ' % / ' + fmt(ux[m].red, '') + ' %' : '–'; } },
+      { label: 'Real users p75', n: true, cell: function (m) { return rumDist[m] ? metricCell(m, rumDist[m].value) : el('td', { class: 'n', text: '–' }); } },
+      { label: 'Real users good / NI / poor', cell: function (m) { return rumDist[m] ? ov.ratingBar(rumDist[m]) : '–'; } },
+      { label: 'Lab, 3-day mean', n: true, cell: function (m) { return metricCell(m, lm ? lm[m] : null); } }
+    ], fieldMetrics, detail.latestUx ? 'Chrome UX Report core vitals assessment: ' + (ux.passed ? 'passed' : 'failed') : 'No Chrome UX Report data for this page'))];
+  }
+
+  // timelines are the page's charts over the range (from and to, yyyyMMdd): each day's lab
+  // values, the Chrome UX Report's beside them, the document's request and the bytes by type,
+  // with the website's annotations of the range marked.
+  function timelines(w, pageID, detail, tl, net, annotations, pages, device, from, to) {
+    var out = [];
+    if (!detail.latestMetrics && !tl.length) {
+      out.push(empty('No audit yet' + (isAdmin() ? ': run one now.' : '.'), isAdmin() ? auditNowButton(w) : null));
+    }
+    var notes = annotations.filter(function (a) { var d = ymd(new Date(a.at)); return d >= from && d <= to && (!a.pages.length || a.pages.indexOf(pageID) >= 0); });
+    var row = pages.filter(function (x) { return x.id === pageID && x.device === device; })[0];
+    var uxByDay = {};
+    if (row) row.timeline.forEach(function (t) { uxByDay[t.date] = t; });
+    var dates = tl.map(function (t) { return t.date; });
+    var col = function (m) { return tl.map(function (t) { return t[m]; }); };
+    var uxCol = function (m) { return dates.map(function (d) { return uxByDay[d] ? uxByDay[d][m] : null; }); };
+    var xr = [unix(isoOf(from)) - 43200, unix(isoOf(to)) + 43200];
+    // Annotations are numbered once here; each chart marks them by number.
+    notes.forEach(function (a, i) { a.n = i + 1; });
+    // One metric per chart where scales differ, its field value beside it: each axis from 0.
+    var common = { x: dates, xRange: xr, annotations: notes, sync: 'page' };
+    var c = function (spec) { return chart(Object.assign({}, common, spec)); };
+    var lab = function (m) { return { label: METRICS[m].label + ' (lab)', values: col(m), unit: METRICS[m].unit }; };
+    var crux = function (m) { return { label: METRICS[m].label + ' p75 (Chrome UX Report)', values: uxCol(m), unit: METRICS[m].unit, dash: true }; };
+    out.push(el('h2', { text: 'Timelines' }));
+    out.push(el('p', { class: 'muted', text: 'Lab values are each day\'s median Lighthouse run; Chrome UX Report values (dashed) are the 75th percentile of Chrome users over 28 days, known for the last 30 days. Hover or tap a chart for a day\'s values in every chart; drag across one to zoom, double-click to zoom out.' }));
+    if (notes.length) {
+      out.push(el('h3', { text: 'Annotations' }), el('ol', { class: 'notes-list', id: 'annotations' }, notes.map(function (a) { return el('li', { text: day(a.at) + ': ' + a.text }); })));
+    }
+    out.push(el('div', { class: 'charts' },
+      c({ title: 'Lighthouse scores (0–100)', yMax: 100, series: ['performance_score', 'accessibility_score', 'best_practices_score', 'seo_score'].map(function (m) {
+        return { label: METRICS[m].label, values: col(m), unit: 'score' }; }) }),
+      c({ title: 'Largest Contentful Paint (ms)', series: [lab('lcp'), crux('ux_lcp')] }),
+      c({ title: 'First Contentful Paint (ms)', series: [lab('fcp'), crux('ux_fcp')] }),
+      c({ title: 'Speed Index (ms)', series: [lab('speed_index')] }),
+      c({ title: 'Time To First Byte (ms): the whole request', series: [lab('ttfb'), crux('ux_ttfb')] }),
+      c({ title: 'Total Blocking Time (lab) and Interaction to Next Paint (field) (ms)', series: [lab('tbt'), crux('ux_inp')] }),
+      c({ title: 'Time To Interactive (ms)', series: [lab('tti')] }),
+      c({ title: 'Cumulative Layout Shift (unitless)', yTop: METRICS.cls.poor, series: [lab('cls'), crux('ux_cls')] }),
+      c({ title: 'The document\'s request, observed (ms, stacked)', stacked: true, series: [
+        { label: 'DNS', values: col('dns_time'), unit: 'ms' },
+        { label: 'Connect', values: col('connect_time'), unit: 'ms' },
+        { label: 'Server wait', values: col('server_time'), unit: 'ms' },
+        { label: 'Download', values: col('transfer_time'), unit: 'ms' },
+        { label: 'DOM ready', values: col('dom_ready'), unit: 'ms' }] }),
+      c({ title: 'Transfer by type (stacked)', x: net.map(function (n) { return n.date; }), stacked: true,
+        series: [['bytes_doc', 'Document'], ['bytes_js', 'JavaScript'], ['bytes_css', 'CSS'], ['bytes_image', 'Images'], ['bytes_font', 'Fonts'], ['bytes_media', 'Media'], ['bytes_other', 'Other']].map(function (b) {
+          return { label: b[1], values: net.map(function (n) { return n[b[0]]; }), unit: 'B' };
+        }) })));
+    out.push(el('p', { class: 'muted', text: 'Lab TTFB is Lighthouse\'s time to the first byte of the document, connection included; the server wait, observed in the same load without throttling, starts once the request is sent: the two differ by DNS and connection time and by the simulated throttling.' }));
+    return out;
+  }
+
+  // opportunityList is the latest audit's opportunities (opps), ranked, each with the day the
+  // website first saw it (siteOpps) and its details fetched when opened.
+  function opportunityList(base, device, opps, siteOpps, lm) {
+    var ids = ov.rankedOpportunities(opps);
+    return [el('h2', { text: 'Opportunities' }), ids.length ? el('ul', { class: 'opps' }, ids.map(function (id) {
+      var o = opps[id], holder = el('div');
+      var first = siteOpps[id] ? day(siteOpps[id].startDate) : '';
+      var d = el('details', { ontoggle: function () {
+        if (!d.open || holder.firstChild) return;
+        holder.appendChild(el('p', { class: 'muted', text: 'Loading…' }));
+        get(base + '/opportunities/' + encodeURIComponent(id) + '?device=' + device).then(function (a) {
+          clear(holder).appendChild(ov.auditDetails(a));
+        }, function (err) { clear(holder).appendChild(el('p', { class: 'error', text: err.message })); });
+      } }, el('summary', null, o.title, o.displayValue ? ' — ' + o.displayValue : '', ov.savingsText(o) ? el('span', { class: 'savings', text: ' ' + ov.savingsText(o) }) : '',
+        el('span', { class: 'muted', text: ' (' + (o.categoryTitle || o.category) + (first ? ', first seen ' + first : '') + ')' })), holder);
+      return el('li', null, d);
+    })) : empty(lm ? 'No opportunity in the latest audit.' : 'Opportunities appear after the first audit.')];
   }
   function isoOf(ymdString) { return ymdString.slice(0, 4) + '-' + ymdString.slice(4, 6) + '-' + ymdString.slice(6, 8); }
   // rumDevices are the real users' device classes of a lab device.

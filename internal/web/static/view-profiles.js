@@ -26,7 +26,7 @@
             return [el('button', { type: 'button', class: 'secondary', 'aria-label': 'Edit profile ' + p.name, text: 'Edit', onclick: function () { this.closest('td').replaceChildren(profileForm(w, pages, p)); } }), ' ',
               el('button', { type: 'button', class: 'secondary', 'aria-label': 'Delete profile ' + p.name, text: 'Delete', onclick: confirmThen('Delete the profile ' + p.name + '?', function () { busy(this, function () { return api('DELETE', '/' + w.id + '/profiles/' + p.id); }, 'Profile deleted.').then(render); }) })];
           } }
-        ], r[0]) : empty('No test profile yet.')];
+        ], r[0], null, { stack: true }) : empty('No test profile yet.')];
     });
   }
   function stepLines(steps) { return steps.map(function (s) { return [s.type, s.target || '', s.value || ''].join(' | ') + (s.waitForNavigation ? ' | nav' : ''); }).join('\n'); }
