@@ -91,6 +91,7 @@ func TestDashboardCompare(t *testing.T) {
 	}
 	tb.eval(`() => window.scrollTo(0, 0)`)
 	tb.screenshot(shots, "compare")
+	tb.narrow(shots, "compare", "")
 
 	// The page view picks two days.
 	tb.view("#/w/" + d.site.ID + "/page/" + c.Page + "?device=" + c.Device)

@@ -228,6 +228,14 @@ if (v) history.replaceState(null, '', location.pathname + location.search + '#' 
 				worst[key] = r.Latest[k]
 			}
 		}
+		// What the largest contentful paint was, and what its time is made of: where to look
+		// when a view's score drops.
+		var diag struct{ Diagnostics model.Diagnostics }
+		d.call(b, "GET", "/"+self.ID+"/pages/"+r.ID+"/diagnostics?device="+r.Device, dashViewerKey, "", 200, &diag)
+		if l := diag.Diagnostics.LCP; l != nil {
+			fmt.Printf("%-8s %-7s LCP %4.0f ms: %s (TTFB %.0f ms, render delay %.0f ms), %d requests\n",
+				r.Alias, r.Device, l.Time, l.Selector, l.Phases.TTFB, l.Phases.RenderDelay, len(diag.Diagnostics.Requests))
+		}
 		// What Lighthouse saw at the end of the load, from the report: the view with its data,
 		// not the sign-in form.
 		var final struct{ Details struct{ Data string } }

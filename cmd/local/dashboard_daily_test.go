@@ -153,35 +153,70 @@ func checkRememberedKey(t *testing.T, d *dashboard, b *rod.Browser, deepLink str
 	}
 }
 
-// checkNarrow: at 390 px every view is usable: nothing but a table region scrolls sideways
-// and no text is cut; each view's screenshot is written as name-390.
+// checkNarrow: at 390 px every view is usable (see tab.fitsNarrow); each view's screenshot is
+// written as name-390.
 func checkNarrow(t *testing.T, d *dashboard, b *rod.Browser, shots string, views [][2]string) {
 	tb := d.open(t, b)
-	if err := (proto.EmulationSetDeviceMetricsOverride{Width: 390, Height: 844, DeviceScaleFactor: 1, Mobile: true}).Call(tb.page); err != nil {
-		t.Fatal(err)
-	}
 	tb.goTo("")
+	tb.setSize(390, 844)
 	tb.signIn(dashViewerKey)
 	tb.waitSignedIn()
 	for _, v := range views {
 		tb.view(v[0])
 		time.Sleep(300 * time.Millisecond)
-		wide := tb.eval(`() => {
-			const out = [];
-			if (document.documentElement.scrollWidth > innerWidth) out.push('the page: ' + document.documentElement.scrollWidth + ' px');
-			for (const e of document.querySelectorAll('main *')) {
-				if (e.closest('.scroll') || e.closest('.plot') || e.closest('details:not([open])') || !e.getClientRects().length) continue;
-				const r = e.getBoundingClientRect();
-				if (r.right > innerWidth + 1) out.push(e.tagName + (e.className ? '.' + e.className : '') + ' ' + (e.textContent || '').slice(0, 40) + ': right ' + Math.round(r.right));
-			}
-			return out.slice(0, 5);
-		}`).([]any)
-		if len(wide) > 0 {
-			t.Errorf("%s at 390 px goes past the screen: %v", v[1], wide)
-		}
+		tb.fitsNarrow(v[1])
 		tb.screenshot(shots, v[1]+"-390")
 	}
 	tb.eval(`() => document.getElementById('signout').click()`)
+}
+
+// narrow checks the view the tab shows at 390 px as checkNarrow does, writes its screenshot
+// as name-390 (of the element selector names, in a window tall enough for it, or of the
+// whole page when selector is empty), and brings the tab back to 1280 px.
+func (tb *tab) narrow(shots, name, selector string) {
+	tb.t.Helper()
+	tb.setSize(390, 844)
+	defer tb.setSize(1280, 900)
+	time.Sleep(300 * time.Millisecond)
+	tb.fitsNarrow(name)
+	if selector == "" {
+		tb.screenshot(shots, name+"-390")
+		return
+	}
+	// An element's screenshot is cut from the window.
+	tall := tb.eval(`s => Math.ceil(document.querySelector(s).getBoundingClientRect().height)`, selector).(float64)
+	tb.setSize(390, max(844, int(tall)+40))
+	tb.elementShot(shots, name+"-390", selector)
+}
+
+// setSize gives the tab a window of w × h CSS pixels: a phone's at 390 px and below.
+func (tb *tab) setSize(w, h int) {
+	tb.t.Helper()
+	if err := (proto.EmulationSetDeviceMetricsOverride{Width: w, Height: h, DeviceScaleFactor: 1, Mobile: w <= 390}).Call(tb.page); err != nil {
+		tb.t.Fatal(err)
+	}
+	if err := tb.page.Timeout(5 * time.Second).Wait(rod.Eval(`w => document.documentElement.clientWidth <= w`, w)); err != nil {
+		tb.t.Fatal(err)
+	}
+}
+
+// fitsNarrow fails the test when the view (name) goes past the screen's right edge: nothing
+// but a table region (.scroll) or a chart scrolls sideways, and no text is cut.
+func (tb *tab) fitsNarrow(name string) {
+	tb.t.Helper()
+	wide := tb.eval(`() => {
+		const out = [];
+		if (document.documentElement.scrollWidth > innerWidth) out.push('the page: ' + document.documentElement.scrollWidth + ' px');
+		for (const e of document.querySelectorAll('main *')) {
+			if (e.closest('.scroll') || e.closest('.plot') || e.closest('details:not([open])') || !e.getClientRects().length) continue;
+			const r = e.getBoundingClientRect();
+			if (r.right > innerWidth + 1) out.push(e.tagName + (e.getAttribute('class') ? '.' + e.getAttribute('class') : '') + ' ' + (e.textContent || '').slice(0, 40) + ': right ' + Math.round(r.right));
+		}
+		return out.slice(0, 5);
+	}`).([]any)
+	if len(wide) > 0 {
+		tb.t.Errorf("%s at 390 px goes past the screen: %v", name, wide)
+	}
 }
 
 // hoverChart moves the mouse over the right end of the first chart, as a person reading the

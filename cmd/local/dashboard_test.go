@@ -597,6 +597,7 @@ func (tb *tab) checkDiagnostics(d *dashboard, pageID, shots string) {
 	if err := os.WriteFile(filepath.Join(shots, "diagnostics.png"), png, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	tb.narrow(shots, "diagnostics", "#diagnostics")
 }
 
 // blankCanvases counts the charts' canvases with no pixel drawn, after waiting for them.
@@ -866,6 +867,7 @@ func TestDashboard(t *testing.T) {
 			}
 			tb.checkChartScales()
 			tb.screenshot(shots, "multistep-test")
+			tb.narrow(shots, "multistep-test", "")
 		}
 
 		// Real users: the page views and p75 the API reports.

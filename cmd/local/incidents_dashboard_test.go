@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-rod/rod"
-	"github.com/go-rod/rod/lib/proto"
 
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/store"
@@ -131,7 +129,7 @@ func TestDashboardIncidents(t *testing.T) {
 			t.Error("an improvement can be selected for acknowledgement")
 		}
 		tb.screenshot(shots, "incidents")
-		narrow(t, tb, func() { tb.screenshot(shots, "incidents-narrow") })
+		tb.narrow(shots, "incidents", "")
 
 		// Bulk: both open incidents selected, one request.
 		tb.eval(`() => document.querySelectorAll('ul.incidents input.pick').forEach(c => c.click())`)
@@ -226,7 +224,7 @@ func TestDashboardIncidents(t *testing.T) {
 		tb.view(W + "/events?channel=" + id)
 		tb.waitFor("the delivery listed", `() => /channel\.test/.test(document.querySelector('.card.channel').textContent)`)
 		tb.screenshot(shots, "channels")
-		narrow(t, tb, func() { tb.screenshot(shots, "channels-narrow") })
+		tb.narrow(shots, "channels", "")
 
 		// Changed with its form: the name and every event.
 		tb.click("#channel-"+id+" .edit > summary", "Change")
@@ -249,25 +247,6 @@ func TestDashboardIncidents(t *testing.T) {
 			t.Fatalf("channels %+v after deleting it", channels.Result.List)
 		}
 	})
-}
-
-// narrow runs shoot with the tab 390 pixels wide (a phone), then restores 1280.
-func narrow(t *testing.T, tb *tab, shoot func()) {
-	t.Helper()
-	set := func(w, h int, mobile bool) {
-		if err := (proto.EmulationSetDeviceMetricsOverride{Width: w, Height: h, DeviceScaleFactor: 1, Mobile: mobile}).Call(tb.page); err != nil {
-			t.Fatal(err)
-		}
-	}
-	set(390, 844, true)
-	defer set(1280, 900, false)
-	if err := tb.page.Timeout(5 * time.Second).Wait(rod.Eval(`() => document.documentElement.clientWidth <= 390`)); err != nil {
-		t.Fatal(err)
-	}
-	if over := tb.eval(`() => document.documentElement.scrollWidth - document.documentElement.clientWidth`).(float64); over > 0 {
-		t.Errorf("the view is %v px wider than a 390 px screen", over)
-	}
-	shoot()
 }
 
 // hookReceiver is a local webhook endpoint that keeps what it is sent.

@@ -180,6 +180,7 @@ func TestDashboardOpportunities(t *testing.T) {
 
 	// The opened list, for the documentation.
 	tb.elementShot(shots, "opportunities", "ul.opps")
+	tb.narrow(shots, "opportunities", "ul.opps")
 
 	// The website's list: ranked, first the API's first.
 	tb.view("#/w/" + w.ID + "?device=desktop")

@@ -70,6 +70,7 @@ func TestDashboardProfiles(t *testing.T) {
 		t.Fatalf("profiles after the form: %+v", list.Result.List)
 	}
 	tb.screenshot(shots, "profiles")
+	tb.narrow(shots, "profiles", "")
 
 	// The page view names the profile of the newest result.
 	site, err := d.st.Website(context.Background(), "acme", w.ID)
@@ -108,9 +109,11 @@ func TestDashboardProfiles(t *testing.T) {
 		t.Errorf("the experiments list %q", list)
 	}
 	tb.screenshot(shots, "experiments")
+	tb.narrow(shots, "experiments", "")
 	tb.view("#/w/" + w.ID + "/experiments/" + x.ID)
 	if cmp := tb.text("#main table"); !strings.Contains(cmp, "Total Blocking Time") || !strings.Contains(cmp, "450") || !strings.Contains(cmp, "30") {
 		t.Errorf("the experiment's comparison %q does not show TBT 450 → 30", cmp)
 	}
 	tb.screenshot(shots, "experiment")
+	tb.narrow(shots, "experiment", "")
 }
