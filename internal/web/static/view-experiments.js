@@ -22,7 +22,7 @@
           { label: 'Metric', cell: function (m) { return ov.metricName(m.name); } },
           { label: 'Control', n: true, cell: function (m) { return ov.fmtMetric(m.name, m.base); } },
           { label: 'With the changes', n: true, cell: function (m) { return ov.fmtMetric(m.name, m.target); } },
-          { label: 'Change', n: true, cell: function (m) { return m.change === null ? '' : (m.change > 0 ? '+' : '') + ov.fmtMetric(m.name, m.change); } }
+          { label: 'Change', n: true, cell: function (m) { return m.change === null ? '' : (m.change > 0 ? '+' : m.change < 0 ? '−' : '') + ov.fmtMetric(m.name, Math.abs(m.change)); } }
         ], x.metrics, null, { stack: true }) : empty(x.status === 'failed' ? 'Failed.' : 'Measuring…')),
         x && x.loads && ov.loadSections(x.loads, 'control', 'with the changes'),
         !x && isAdmin() && el('details', null, el('summary', { text: 'New experiment' }), form(w, r[1])),

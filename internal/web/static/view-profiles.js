@@ -20,7 +20,7 @@
         r[0].length ? table([
           { label: 'Profile', cell: function (p) { return p.name + (p.default ? ' (default)' : ''); } },
           { label: 'Pages', cell: function (p) { return p.pages.map(function (x) { return alias[x.page] + ' · ' + x.device; }).join(', ') || (p.default ? 'all others' : '—'); } },
-          { label: 'Sends', cell: function (p) { return names(p.headers.concat(p.cookies)) + (p.basicAuth ? ' basic auth' : '') + (p.login.length ? ' ' + p.login.length + ' login steps' : ''); } },
+          { label: 'Sends', cell: function (p) { return [names(p.headers.concat(p.cookies)), p.basicAuth && 'basic auth', p.login.length && p.login.length + ' login steps'].filter(Boolean).join(' · ') || '—'; } },
           { label: 'Network', cell: function (p) { var n = p.network; return (n.preset || '') + (n.rttMs || n.throughputKbps || n.cpuSlowdown ? ' custom' : '') || 'the device\'s'; } },
           isAdmin() && { label: 'Actions', cell: function (p) {
             return [el('button', { type: 'button', class: 'secondary', 'aria-label': 'Edit profile ' + p.name, text: 'Edit', onclick: function () { this.closest('td').replaceChildren(profileForm(w, pages, p)); } }), ' ',
