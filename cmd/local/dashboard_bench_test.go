@@ -236,6 +236,10 @@ if (v) history.replaceState(null, '', location.pathname + location.search + '#' 
 			fmt.Printf("%-8s %-7s LCP %4.0f ms: %s (TTFB %.0f ms, render delay %.0f ms), %d requests\n",
 				r.Alias, r.Device, l.Time, l.Selector, l.Phases.TTFB, l.Phases.RenderDelay, len(diag.Diagnostics.Requests))
 		}
+		// The long tasks (observed, unthrottled) behind its Total Blocking Time.
+		for _, lt := range diag.Diagnostics.LongTasks {
+			fmt.Printf("%-8s %-7s long task at %4.0f ms: %3.0f ms\n", r.Alias, r.Device, lt.Start, lt.Duration)
+		}
 		// What Lighthouse saw at the end of the load, from the report: the view with its data,
 		// not the sign-in form.
 		var final struct{ Details struct{ Data string } }

@@ -517,6 +517,10 @@
     holder.settled = answer.then(function (c) { append(holder, c); }, function (err) { holder.appendChild(el('p', { class: 'error', text: err.message })); });
     return holder;
   }
+  // painted answers a promise kept once what the view has drawn so far is on the screen: the
+  // requests for what is below the fold wait for it, so that they do not compete with the
+  // first paint's for a slow network's connections.
+  function painted() { return new Promise(function (done) { requestAnimationFrame(function () { setTimeout(done, 0); }); }); }
   // parts answers a maker of parts (see part) filled in the order they are made: a part ready
   // early waits for those above it, so that nothing drawn moves down under a reader's eyes.
   function parts() {
@@ -654,7 +658,7 @@
     LAB_COLUMNS: LAB_COLUMNS, ApiError: ApiError, METRICS: METRICS, account: account, api: api, busy: busy, chart: chart,
     clear: clear, confirmThen: confirmThen, day: day, categoryLabel: categoryLabel, download: download, el: el, empty: empty, field: field, fmt: fmt, hush: hush, metricLabel: metricLabel, metricName: metricName,
     fmtMetric: fmtMetric, get: get, go: go, isAdmin: isAdmin, key: key, link: link, list: list,
-    load: load, parts: parts, metricCell: metricCell, range: range, rating: rating, render: render, say: say,
+    load: load, painted: painted, parts: parts, metricCell: metricCell, range: range, rating: rating, render: render, say: say,
     segmented: segmented, select: select, sparkline: sparkline, statusBadge: statusBadge,
     table: table, unix: unix, when: when, withQuery: withQuery, ymd: ymd
   });

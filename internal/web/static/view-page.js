@@ -27,25 +27,33 @@
     var pr = pageRange(q);
     var days = pr.days, dr = pr.dr, from = dr.slice(0, 8), to = dr.slice(9);
     var base = '/' + w.id + '/pages/' + pageID;
-    // Every request starts now. The top of the view draws when the page's own record is in;
-    // each part below it when its answers are (and those above it are drawn).
-    var timeline = Promise.all([
-      get(base + '/timeline?device=' + device + '&date=' + dr),
-      get(base + '/network?device=' + device + '&date=' + dr),
-      list('/' + w.id + '/annotations?limit=100').catch(function () { return []; }),
-      list('/' + w.id + '/pages').catch(function () { return []; })
-    ]);
-    var rumDist = Promise.all(['lcp', 'inp', 'cls', 'fcp', 'ttfb'].map(function (m) {
-      // The page's real users on this device class, for the field table.
-      return get('/' + w.id + '/field-testing/distribution' + ov.segQuery({ vital: m, from: isoOf(from), to: isoOf(to), page: pageID, filters: { device: rumDevices(device) } }))
-        .then(function (x) { return x.result.views ? x.result : null; }, function () { return null; });
-    }));
-    var opportunities = Promise.all([
-      get(base + '/opportunities?device=' + device).catch(function () { return { result: { list: {} } }; }),
-      get('/' + w.id + '/opportunities')
-    ]);
-    var regressions = list('/' + w.id + '/regressions?page=' + pageID + '&device=' + device).catch(function () { return []; });
     return load([get(base + '?device=' + device)]).then(function (r) {
+      // The top of the view draws when the page's own record is in. The requests of the parts
+      // below it start once it is on the screen, all at once; each part draws when its answers
+      // are in and those above it are drawn.
+      var drawn = ov.painted();
+      var timeline = drawn.then(function () {
+        return Promise.all([
+          get(base + '/timeline?device=' + device + '&date=' + dr),
+          get(base + '/network?device=' + device + '&date=' + dr),
+          list('/' + w.id + '/annotations?limit=100').catch(function () { return []; }),
+          list('/' + w.id + '/pages').catch(function () { return []; })
+        ]);
+      });
+      var rumDist = drawn.then(function () {
+        return Promise.all(['lcp', 'inp', 'cls', 'fcp', 'ttfb'].map(function (m) {
+          // The page's real users on this device class, for the field table.
+          return get('/' + w.id + '/field-testing/distribution' + ov.segQuery({ vital: m, from: isoOf(from), to: isoOf(to), page: pageID, filters: { device: rumDevices(device) } }))
+            .then(function (x) { return x.result.views ? x.result : null; }, function () { return null; });
+        }));
+      });
+      var opportunities = drawn.then(function () {
+        return Promise.all([
+          get(base + '/opportunities?device=' + device).catch(function () { return { result: { list: {} } }; }),
+          get('/' + w.id + '/opportunities')
+        ]);
+      });
+      var regressions = drawn.then(function () { return list('/' + w.id + '/regressions?page=' + pageID + '&device=' + device).catch(function () { return []; }); });
       var detail = r[0], lm = detail.latestMetrics, next = ov.parts();
       var here = function (hash) { return withQuery('#/w/' + w.id + '/page/' + pageID, hash); };
       var out = [
@@ -91,7 +99,7 @@
         return timelines(w, pageID, detail, t[0].result, t[1].result, t[2], t[3], device, from, to);
       })));
       var rumVital = ['lcp', 'inp', 'cls'].indexOf(q.rum) >= 0 ? q.rum : 'lcp';
-      out.push(next(ov.rumPanel(w, { vital: rumVital, from: isoOf(from), to: isoOf(to), page: pageID, filters: { device: rumDevices(device) } }).then(function (panel) {
+      out.push(next(drawn.then(function () { return ov.rumPanel(w, { vital: rumVital, from: isoOf(from), to: isoOf(to), page: pageID, filters: { device: rumDevices(device) } }); }).then(function (panel) {
         return [el('h2', { text: 'Real users' }), el('div', { class: 'row' },
           segmented('Real-user metric', ['lcp', 'inp', 'cls'], rumVital, function (v) { go(here(Object.assign({ device: device, rum: v }, rq))); }),
           el('span', { class: 'muted', text: 'This page\'s views on ' + (device === 'mobile' ? 'phones and tablets' : 'desktops') + ', from the snippet; the page\'s query parameters must match.' })),
@@ -103,7 +111,7 @@
         names[pageID] = detail.alias || detail.url;
         return [el('h2', { text: 'Regressions' }), regs.length ? ov.regressionList(w, regs, names) : empty('No regression or improvement detected on this page and device.')];
       })));
-      out.push(next(Promise.resolve(ov.diagnosticsPanel(w, pageID, device))));
+      out.push(next(drawn.then(function () { return ov.diagnosticsPanel(w, pageID, device); })));
       out.push(next(timeline.then(function (t) {
         var dates = t[0].result.map(function (x) { return x.date; });
         return [el('h2', { text: 'Compare two audits' }), ov.comparePicker(w, pageID, device, dates),
