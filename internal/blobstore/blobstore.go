@@ -55,7 +55,13 @@ func reportBase(reportKey string) string { return strings.TrimSuffix(reportKey, 
 // "experiment") keeps its diagnostics beside; nothing is stored at the key itself. Under the
 // website's prefix, so they go with it.
 func ExperimentReportKey(account, website, experiment, audit string) string {
-	return WebsitePrefix(account, website) + "experiments/" + experiment + "-" + audit + ".json.gz"
+	return ExperimentPrefix(account, website, experiment) + audit + ".json.gz"
+}
+
+// ExperimentPrefix is the key prefix of every object of an experiment (its audits' diagnostics,
+// images and HARs).
+func ExperimentPrefix(account, website, experiment string) string {
+	return WebsitePrefix(account, website) + "experiments/" + experiment + "-"
 }
 
 // TestPrefix is the key prefix of every object of a multistep test.

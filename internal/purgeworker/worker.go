@@ -72,6 +72,15 @@ func (w *Worker) Purge(ctx context.Context, job model.PurgeJob) error {
 	if err != nil {
 		return err
 	}
+	if job.Page != "" {
+		// A page's experiments keep their objects under the website's prefix: they go
+		// before their items, which name them.
+		n, err := w.deleteExperimentObjects(ctx, job)
+		objects += n
+		if err != nil {
+			return err
+		}
+	}
 	items, err := w.store.PurgeItems(ctx, job)
 	if err != nil {
 		return err
@@ -88,4 +97,24 @@ func (w *Worker) Purge(ctx context.Context, job model.PurgeJob) error {
 	w.log.InfoContext(ctx, "purged", "account", job.Account, "website", job.Website, "page", job.Page,
 		"test", job.Test, "items", items, "objects", objects, "last", !again)
 	return nil
+}
+
+// deleteExperimentObjects removes the objects of the experiments of the page a job purges.
+func (w *Worker) deleteExperimentObjects(ctx context.Context, job model.PurgeJob) (int, error) {
+	es, err := w.store.Experiments(ctx, model.Website{Account: job.Account, ID: job.Website})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range es {
+		if e.Page != job.Page {
+			continue
+		}
+		m, err := w.objects.DeletePrefix(ctx, blobstore.ExperimentPrefix(job.Account, job.Website, e.ID))
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }

@@ -86,6 +86,7 @@ type site struct {
 	pages          []string
 	test           string
 	pageObjects    map[string]string
+	experiments    map[string]string // page -> its experiment
 	testObject     string
 	websiteObjects string
 	seriesObject   string
@@ -100,8 +101,12 @@ func (e *purgeEnv) populate(key, account, domain string) site {
 	e.call("POST", "/"+w.ID+"/budgets", key, `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`, 201, nil)
 	var test struct{ ID string }
 	e.call("POST", "/"+w.ID+"/multistep", key, `{"alias":"t","device":"mobile","steps":[{"type":"navigate","target":"/"}]}`, 201, &test)
-	s := site{account: account, id: w.ID, test: test.ID, pageObjects: map[string]string{}}
+	s := site{account: account, id: w.ID, test: test.ID, pageObjects: map[string]string{}, experiments: map[string]string{}}
 	ctx := context.Background()
+	sw, err := e.store.Website(ctx, account, w.ID)
+	if err != nil {
+		e.t.Fatal(err)
+	}
 	// Results of later stages: per-page items and reports, per-test runs, website-wide items.
 	for _, p := range pages {
 		s.pages = append(s.pages, p.ID)
@@ -112,16 +117,26 @@ func (e *purgeEnv) populate(key, account, domain string) site {
 		if err := e.objects.Put(ctx, s.pageObjects[p.ID], []byte("report"), "application/gzip"); err != nil {
 			e.t.Fatal(err)
 		}
+		// An experiment on the page, with its control's diagnostics and one of their images,
+		// stored as the audit worker stores them (under the website's prefix).
+		x := model.Experiment{ID: "exp_" + model.NewID(), Page: p.ID, Device: "mobile", Status: model.RunCompleted,
+			Changes: model.ExperimentChanges{Block: []string{"*://ads.example/*"}}}
+		if err := e.store.CreateExperiment(ctx, sw, &x); err != nil {
+			e.t.Fatal(err)
+		}
+		s.experiments[p.ID] = x.ID
+		report := blobstore.ExperimentReportKey(account, w.ID, x.ID, "control")
+		for _, k := range []string{blobstore.DiagnosticsKey(report), blobstore.DiagnosticsImageKey(report, "frame-1.jpg")} {
+			if err := e.objects.Put(ctx, k, []byte("x"), "application/octet-stream"); err != nil {
+				e.t.Fatal(err)
+			}
+		}
 	}
 	e.putRaw(account, w.ID, store.TestItemsPrefix(test.ID)+"RUN#20261120T000000")
 	s.testObject = blobstore.TestPrefix(account, w.ID, test.ID) + "run1/screenshot.png"
 	s.websiteObjects = blobstore.WebsitePrefix(account, w.ID) + "rum/20261120.bin"
 	e.putRaw(account, w.ID, "RUM#20261120#/")
 	// A test series of the first page, with its test's report.
-	sw, err := e.store.Website(ctx, account, w.ID)
-	if err != nil {
-		e.t.Fatal(err)
-	}
 	series := model.TestSeries{ID: model.NewSeriesID(time.Now()), Created: time.Now(), Description: "Deploy"}
 	tt := model.SeriesTest{ID: model.SeriesTestID(series.ID, 0), Series: series.ID, Page: s.pages[0], Device: "mobile", Status: model.RunQueued}
 	if err := e.store.CreateTestSeries(ctx, sw, series, []model.SeriesTest{tt}); err != nil {
@@ -222,6 +237,14 @@ func TestPurgeLeavesNothing(t *testing.T) {
 	if e.objectCount(blobstore.PagePrefix("acme", acme.id, acme.pages[0])) != 0 || e.objectCount(acme.pageObjects[acme.pages[1]]) != 1 {
 		t.Error("page purge removed the wrong objects")
 	}
+	// Its experiment goes, objects and all; the other page's stays.
+	if n := len(filter(filter(items, acme.id), "|EXPERIMENT#")); n != 1 || len(filter(items, acme.experiments[acme.pages[1]])) != 1 {
+		t.Errorf("%d experiments after the page's purge, want the other page's", n)
+	}
+	if e.objectCount(blobstore.ExperimentPrefix("acme", acme.id, acme.experiments[acme.pages[0]])) != 0 ||
+		e.objectCount(blobstore.ExperimentPrefix("acme", acme.id, acme.experiments[acme.pages[1]])) != 2 {
+		t.Error("page purge left its experiment's objects or took the other page's")
+	}
 	// A test series of the page stays with its website, report and all.
 	if e.objectCount(acme.seriesObject) != 1 || len(filter(items, "|TS#")) != 2 || len(filter(items, "|TT#")) != 2 {
 		t.Error("page purge removed a test series of the page")
@@ -256,8 +279,8 @@ func TestPurgeLeavesNothing(t *testing.T) {
 	if got := filter(items, "globex"); strings.Join(got, ",") != strings.Join(globexBefore, ",") {
 		t.Errorf("globex's items changed: %v, was %v", got, globexBefore)
 	}
-	if n := e.objectCount(blobstore.WebsitePrefix("globex", globex.id)); n != 5 {
-		t.Errorf("globex has %d objects, want 5", n)
+	if n := e.objectCount(blobstore.WebsitePrefix("globex", globex.id)); n != 9 {
+		t.Errorf("globex has %d objects, want 9", n)
 	}
 
 	// Purging again, or a repeated message, is harmless.

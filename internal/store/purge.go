@@ -57,8 +57,14 @@ func (s *Store) PurgeItems(ctx context.Context, j model.PurgeJob) (int, error) {
 	if err != nil || attr == "" {
 		return n, err
 	}
-	// A page's or test's regressions are website items (listed together), removed with it.
-	m, err = s.deleteRegressionsOf(ctx, pk, attr, id)
+	// A page's or test's regressions are website items (listed together), removed with it; so
+	// are a page's experiments (the purge worker removed their objects first).
+	m, err = s.deleteItemsOf(ctx, pk, regressionSKPrefix, attr, id)
+	n += m
+	if err != nil || j.Page == "" {
+		return n, err
+	}
+	m, err = s.deleteItemsOf(ctx, pk, experimentSKPrefix, attr, id)
 	return n + m, err
 }
 

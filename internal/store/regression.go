@@ -220,10 +220,10 @@ func AnnotationKey(a model.Annotation) string {
 	return strings.TrimPrefix(annotationSK(a.At, a.ID), annotationSKPrefix)
 }
 
-// deleteRegressionsOf deletes a website's regressions of one page or test (attr "Page" or
-// "Test"), when the page or test is purged.
-func (s *Store) deleteRegressionsOf(ctx context.Context, pk, attr, id string) (int, error) {
-	in := prefixQuery(s.table, pk, regressionSKPrefix, true)
+// deleteItemsOf deletes a website's items under skPrefix (its regressions, its experiments)
+// of one page or test (attr "Page" or "Test"), when the page or test is purged.
+func (s *Store) deleteItemsOf(ctx context.Context, pk, skPrefix, attr, id string) (int, error) {
+	in := prefixQuery(s.table, pk, skPrefix, true)
 	in.FilterExpression = aws.String("#a = :id")
 	in.ExpressionAttributeNames = map[string]string{"#a": attr}
 	in.ExpressionAttributeValues[":id"] = str(id)
@@ -233,7 +233,7 @@ func (s *Store) deleteRegressionsOf(ctx context.Context, pk, attr, id string) (i
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return 0, fmt.Errorf("list regressions to purge: %w", err)
+			return 0, fmt.Errorf("list items under %s to purge: %w", skPrefix, err)
 		}
 		for _, k := range page.Items {
 			reqs = append(reqs, ddbtypes.WriteRequest{DeleteRequest: &ddbtypes.DeleteRequest{Key: k}})
