@@ -159,6 +159,8 @@ func checkNarrow(t *testing.T, d *dashboard, b *rod.Browser, shots string, views
 	tb := d.open(t, b)
 	tb.goTo("")
 	tb.setSize(390, 844)
+	tb.fitsNarrow("sign-in")
+	tb.screenshot(shots, "sign-in-390")
 	tb.signIn(dashViewerKey)
 	tb.waitSignedIn()
 	for _, v := range views {
