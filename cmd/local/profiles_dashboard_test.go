@@ -12,7 +12,8 @@ import (
 // TestDashboardProfiles drives the test profiles' view in Chromium over the local service: an
 // admin reaches it from the settings, creates a profile with a header, a cookie, login steps,
 // a page and a network preset; the list shows their names and never the secret values, which
-// the API keeps; the page view names the profile of its newest result. It writes the view's
+// the API keeps; the page view names the profile of its newest result; an experiment is shown
+// beside its control and deleted from its view. It writes the view's
 // screenshots (see screenshotDir).
 func TestDashboardProfiles(t *testing.T) {
 	d := startService(t, 1, false)
@@ -116,4 +117,15 @@ func TestDashboardProfiles(t *testing.T) {
 	}
 	tb.screenshot(shots, "experiment")
 	tb.narrow(shots, "experiment", "")
+
+	// Deleted from its view, after confirming: back to the list, which no longer has it.
+	tb.eval(`() => { window.confirm = () => true; }`)
+	tb.click("#delete-experiment", "Delete this experiment")
+	tb.waitFor("the list without it", `() => location.hash.endsWith('/experiments') && document.querySelector('#main h1')?.textContent === 'Experiments' && !document.getElementById('main').hasAttribute('aria-busy')`)
+	if tb.has("#main table") {
+		t.Errorf("the experiments list still shows %q", tb.text("#main table"))
+	}
+	if _, err := d.st.Experiment(context.Background(), site, x.ID); !model.IsNotFound(err) {
+		t.Errorf("the experiment after its deletion: %v, want not found", err)
+	}
 }

@@ -161,6 +161,7 @@ func (s *Server) labEndpoints() []endpoint {
 		{"POST", "/{websiteID}/experiments", admin, s.createExperiment},
 		{"GET", "/{websiteID}/experiments", viewer, s.listExperiments},
 		{"GET", "/{websiteID}/experiments/{experimentID}", viewer, s.getExperiment},
+		{"DELETE", "/{websiteID}/experiments/{experimentID}", admin, s.deleteExperiment},
 	}
 }
 

@@ -217,3 +217,20 @@ func (s *Server) getExperiment(w http.ResponseWriter, r *http.Request, c caller)
 	}
 	return writeJSON(w, http.StatusOK, out)
 }
+
+// deleteExperiment removes an experiment, whatever its status: its diagnostics' objects are
+// purged after it, and what a worker still running it stores meanwhile goes with the purge's
+// later passes.
+func (s *Server) deleteExperiment(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	job, err := s.store.DeleteExperiment(r.Context(), site, r.PathValue("experimentID"))
+	if err != nil {
+		return err
+	}
+	s.enqueuePurge(r, job)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

@@ -28,7 +28,8 @@ type experimentOut struct {
 
 // TestExperiments: an admin starts an experiment on a page (queued with its audit message),
 // anyone of the account reads it, and a completed one answers its metrics beside its control's;
-// bad input is 422 naming the fields, a viewer gets 403, another account 404.
+// an admin deletes it (its objects purged after it); bad input is 422 naming the fields, a
+// viewer gets 403, another account 404.
 func TestExperiments(t *testing.T) {
 	e := newTestEnv(t)
 	site := e.createWebsite("example.com")
@@ -86,4 +87,19 @@ func TestExperiments(t *testing.T) {
 	}
 	e.do("GET", base+"/"+x.ID, otherKey, nil).want(t, 404)
 	e.do("GET", base+"/exp_nosuch", adminKey, nil).want(t, 404)
+
+	// Deleted by an admin of the account only: then gone, and a purge of its objects queued.
+	e.do("DELETE", base+"/"+x.ID, viewerKey, nil).want(t, 403)
+	e.do("DELETE", base+"/"+x.ID, otherKey, nil).want(t, 404)
+	e.do("DELETE", base+"/exp_nosuch", adminKey, nil).want(t, 404)
+	e.do("GET", base+"/"+x.ID, viewerKey, nil).want(t, 200)
+	e.do("DELETE", base+"/"+x.ID, adminKey, nil).want(t, 204)
+	e.do("GET", base+"/"+x.ID, viewerKey, nil).want(t, 404)
+	e.do("DELETE", base+"/"+x.ID, adminKey, nil).want(t, 404)
+	if list := listOf[experimentOut](t, e.do("GET", base, viewerKey, nil).want(t, 200)); len(list) != 0 {
+		t.Errorf("list after the deletion %+v", list)
+	}
+	if msgs := awstest.Receive(t, e.purges, 1); len(msgs) != 1 || !strings.Contains(msgs[0], `"experiment":"`+x.ID+`"`) {
+		t.Errorf("purge queue %v, want one message naming the experiment", msgs)
+	}
 }

@@ -220,7 +220,7 @@ func TestOpenAPIDocument(t *testing.T) {
 		"/{websiteId}/annotations":                                  {"get", "post"},
 		"/{websiteId}/profiles":                                     {"get", "post"},
 		"/{websiteId}/experiments":                                  {"get", "post"},
-		"/{websiteId}/experiments/{experimentId}":                   {"get"},
+		"/{websiteId}/experiments/{experimentId}":                   {"get", "delete"},
 		"/{websiteId}/profiles/{profileId}":                         {"get", "put", "delete"},
 		"/account":                                                  {"get"},
 		"/app":                                                      {"get"},

@@ -1,7 +1,7 @@
-// Package purge queues the removal of everything a deleted website, page or multistep test
-// left behind: its items in the table and its objects in the bucket. Deletions answer at once
-// and queue a purge; the purgeworker package consumes the queue, and Sweep queues again the
-// purges whose message was lost.
+// Package purge queues the removal of everything a deleted website, page, multistep test or
+// experiment left behind: its items in the table and its objects in the bucket. Deletions
+// answer at once and queue a purge; the purgeworker package consumes the queue, and Sweep
+// queues again the purges whose message was lost.
 //
 // A worker that was already auditing or running when the deletion came may still store a
 // report or a screenshot afterwards, for as long as it can run. So a purge passes again until
@@ -26,6 +26,15 @@ type Job model.PurgeJob
 func (j Job) Check() error {
 	if j.Account == "" || j.Website == "" {
 		return errors.New("a purge needs account and website")
+	}
+	n := 0
+	for _, id := range []string{j.Page, j.Test, j.Experiment} {
+		if id != "" {
+			n++
+		}
+	}
+	if n > 1 {
+		return errors.New("a purge names at most one of a page, a test and an experiment")
 	}
 	return nil
 }

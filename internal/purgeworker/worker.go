@@ -1,5 +1,5 @@
 // Package purgeworker consumes the purge queue: it removes the objects and items a deleted
-// website, page or multistep test left behind.
+// website, page, multistep test or experiment left behind.
 package purgeworker
 
 import (
@@ -67,6 +67,8 @@ func (w *Worker) Purge(ctx context.Context, job model.PurgeJob) error {
 		prefix = blobstore.PagePrefix(job.Account, job.Website, job.Page)
 	case job.Test != "":
 		prefix = blobstore.TestPrefix(job.Account, job.Website, job.Test)
+	case job.Experiment != "":
+		prefix = blobstore.ExperimentPrefix(job.Account, job.Website, job.Experiment)
 	}
 	objects, err := w.objects.DeletePrefix(ctx, prefix)
 	if err != nil {

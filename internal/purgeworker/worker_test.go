@@ -250,6 +250,20 @@ func TestPurgeLeavesNothing(t *testing.T) {
 		t.Error("page purge removed a test series of the page")
 	}
 
+	// A deleted experiment: its objects go, and the page it measured stays.
+	e.call("DELETE", "/"+acme.id+"/experiments/"+acme.experiments[acme.pages[1]], acmeKey, "", 204, nil)
+	e.runWorker()
+	items = e.scan()
+	if n := len(filter(filter(items, acme.id), "|EXPERIMENT#")); n != 0 {
+		t.Errorf("%d experiments after the last one's deletion", n)
+	}
+	if e.objectCount(blobstore.ExperimentPrefix("acme", acme.id, acme.experiments[acme.pages[1]])) != 0 {
+		t.Error("the deleted experiment's objects remain")
+	}
+	if n := len(filter(items, store.PageItemsPrefix(acme.pages[1]))); n != 4 || e.objectCount(acme.pageObjects[acme.pages[1]]) != 1 {
+		t.Error("an experiment's purge touched its page")
+	}
+
 	// A deleted multistep test: its runs go.
 	e.call("DELETE", "/"+acme.id+"/multistep/"+acme.test, acmeKey, "", 204, nil)
 	e.runWorker()

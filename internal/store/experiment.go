@@ -35,6 +35,12 @@ func (s *Store) Experiment(ctx context.Context, w model.Website, id string) (mod
 	return it.Experiment, err
 }
 
+// DeleteExperiment removes an experiment and records a purge marker for its objects, at once.
+func (s *Store) DeleteExperiment(ctx context.Context, w model.Website, id string) (model.PurgeJob, error) {
+	job := model.PurgeJob{Account: w.Account, Website: w.ID, Experiment: id, Requested: s.now()}
+	return job, s.deleteWithPurge(ctx, experimentSK(id), job, "experiment "+id)
+}
+
 // Experiments lists a website's experiments, newest first.
 func (s *Store) Experiments(ctx context.Context, w model.Website) ([]model.Experiment, error) {
 	var items []experimentItem

@@ -100,6 +100,8 @@ func purgeSK(j model.PurgeJob) string {
 		sk += "#P#" + j.Page
 	case j.Test != "":
 		sk += "#T#" + j.Test
+	case j.Experiment != "":
+		sk += "#X#" + j.Experiment
 	}
 	return sk
 }

@@ -62,22 +62,28 @@ func (s *Store) UpdateTest(ctx context.Context, w model.Website, t model.Test) e
 // DeleteTest removes a multistep test and records a purge marker for its runs, at once.
 func (s *Store) DeleteTest(ctx context.Context, w model.Website, id string) (model.PurgeJob, error) {
 	job := model.PurgeJob{Account: w.Account, Website: w.ID, Test: id, Requested: s.now()}
+	return job, s.deleteWithPurge(ctx, testSK(id), job, "multistep test "+id)
+}
+
+// deleteWithPurge removes an existing item of the website a job names (sk) and records the
+// job's purge marker, in one transaction: what the item leaves behind is purged after it.
+func (s *Store) deleteWithPurge(ctx context.Context, sk string, job model.PurgeJob, what string) error {
 	marker, err := s.purgeMarker(job)
 	if err != nil {
-		return job, err
+		return err
 	}
 	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
 		TransactItems: []ddbtypes.TransactWriteItem{
-			{Delete: &ddbtypes.Delete{TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), testSK(id)),
+			{Delete: &ddbtypes.Delete{TableName: aws.String(s.table), Key: key(websitePK(job.Account, job.Website), sk),
 				ConditionExpression: aws.String("attribute_exists(PK)")}},
 			{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: marker}},
 		},
 	})
 	if r := cancellationReasons(err); len(r) > 0 && r[0] == "ConditionalCheckFailed" {
-		return job, fmt.Errorf("multistep test %s: %w", id, model.ErrNotFound)
+		return fmt.Errorf("%s: %w", what, model.ErrNotFound)
 	}
 	if err != nil {
-		return job, fmt.Errorf("delete multistep test: %w", err)
+		return fmt.Errorf("delete %s: %w", what, err)
 	}
-	return job, nil
+	return nil
 }

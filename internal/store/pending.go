@@ -118,8 +118,8 @@ func (s *Store) dropPending(ctx context.Context, sk string) error {
 // test's runs'. A page's purge leaves its series' tests: series outlive their pages.
 func (s *Store) purgePending(ctx context.Context, j model.PurgeJob) (int, error) {
 	switch {
-	case j.Page != "":
-		return 0, nil
+	case j.Page != "" || j.Experiment != "":
+		return 0, nil // they have no pending markers of their own
 	case j.Test != "":
 		return s.deletePrefix(ctx, pendingPK, pendingTestPrefix(j.Account, j.Website, j.Test))
 	}

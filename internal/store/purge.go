@@ -40,6 +40,11 @@ func (s *Store) PendingPurges(ctx context.Context) ([]model.PurgeJob, error) {
 // for a job already done, deletes nothing more and succeeds. The job's marker stays until
 // FinishPurge.
 func (s *Store) PurgeItems(ctx context.Context, j model.PurgeJob) (int, error) {
+	if j.Experiment != "" {
+		// Its one item went with its deletion, and a worker that was running it updates
+		// existing items only: nothing of it is left in the table.
+		return 0, nil
+	}
 	prefix, attr, id := "", "", ""
 	switch {
 	case j.Page != "":
@@ -87,9 +92,11 @@ func (s *Store) CountItems(ctx context.Context, j model.PurgeJob) (int, error) {
 		prefix = PageItemsPrefix(j.Page)
 	case j.Test != "":
 		prefix = TestItemsPrefix(j.Test)
+	case j.Experiment != "":
+		prefix = experimentSK(j.Experiment)
 	}
 	keys, err := s.keysWithPrefix(ctx, websitePK(j.Account, j.Website), prefix)
-	if err != nil || j.Page != "" {
+	if err != nil || j.Page != "" || j.Experiment != "" {
 		return len(keys), err
 	}
 	pendingPrefix := pendingWebsitePrefix(j.Account, j.Website)

@@ -18,6 +18,10 @@
       if (r[0].some(function (e) { return /queued|testing/.test(e.status); })) timer = setTimeout(function () { if (/experiments/.test(location.hash)) render(); }, 3000);
       return [h.back(w), el('h1', { text: x ? 'Experiment' : 'Experiments' }),
         x && el('p', { class: 'sub', id: 'experiment-status' }, x.status + (x.error ? ': ' + x.error : '') + ' · ' + alias[x.page] + ' · ' + x.device + ' · ' + summary(x.changes)),
+        x && isAdmin() && el('p', null, el('button', { type: 'button', class: 'secondary', id: 'delete-experiment', text: 'Delete this experiment', onclick: ov.confirmThen('Delete this experiment and its diagnostics?', function () {
+          // The list it goes back to, without it, says it is gone.
+          busy(this, function () { return api('DELETE', path + '/' + x.id); }).then(function () { go('#/w/' + w.id + '/experiments'); }, function () {});
+        }) })),
         x && (x.metrics ? table([
           { label: 'Metric', cell: function (m) { return ov.metricName(m.name); } },
           { label: 'Control', n: true, cell: function (m) { return ov.fmtMetric(m.name, m.base); } },
