@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/store"
 )
