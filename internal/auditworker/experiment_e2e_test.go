@@ -40,7 +40,7 @@ func metric(t *testing.T, c compare.Comparison, name string) (float64, float64) 
 // second host, localhost) holds the main thread 400 ms, in real Chromium and Lighthouse:
 // blocking that script measures less TBT and fewer bytes than its control, and the script is
 // never requested; injecting a script that blocks 500 ms measures more TBT. A replacement in
-// the document shows in what the page loads.
+// the document shows in what the page loads, and a delayed request takes its delay longer.
 func TestExperiments(t *testing.T) {
 	e := newE2E(t, true)
 	worker, _ := profileWorker(e)
@@ -122,11 +122,12 @@ func TestExperiments(t *testing.T) {
 		}
 	})
 
-	t.Run("inject a blocking script and replace a stylesheet", func(t *testing.T) {
+	t.Run("inject a blocking script, replace a stylesheet and delay it", func(t *testing.T) {
 		swapped := swappedRequests.Load()
-		res, err := worker.Experiment(ctx, site2, pages[0], "desktop", "", model.ExperimentChanges{
+		res, err := worker.Experiment(ctx, site2, pages[0], "desktop", "exp_inject", model.ExperimentChanges{
 			Script:  busyJS(500),
 			Replace: []model.Replacement{{Find: "/original.css", With: "/swapped.css"}},
+			Delay:   []model.Delay{{Pattern: "*/swapped.css", Ms: 800}},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -139,6 +140,18 @@ func TestExperiments(t *testing.T) {
 		}
 		if swappedRequests.Load() == swapped {
 			t.Error("the replaced stylesheet was never requested: the document was not edited")
+		}
+		// The delayed stylesheet took its 800 ms more in the experiment's load (the browser
+		// held it before sending it).
+		if res.Experiment.Diagnostics == nil {
+			t.Fatal("the experiment kept no diagnostics")
+		}
+		i := slices.IndexFunc(res.Experiment.Diagnostics.Requests, func(r model.Request) bool { return strings.HasSuffix(r.URL, "/swapped.css") })
+		if i < 0 {
+			t.Fatal("the swapped stylesheet is not in the experiment's load")
+		}
+		if r := res.Experiment.Diagnostics.Requests[i]; r.End-r.Start < 750 {
+			t.Errorf("the stylesheet delayed 800 ms took %.0f ms to load", r.End-r.Start)
 		}
 	})
 	t.Run("through the API and the queue's job", func(t *testing.T) {
