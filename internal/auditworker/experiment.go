@@ -132,7 +132,9 @@ func (w *Worker) experimentJob(ctx context.Context, job audit.Job, attempt int) 
 		return err
 	}
 	e.Status = model.RunTesting
-	if err := w.store.UpdateExperiment(ctx, site, e); err != nil {
+	if err := w.store.UpdateExperiment(ctx, site, e); model.IsNotFound(err) {
+		return nil // deleted since it was read
+	} else if err != nil {
 		return err
 	}
 	log.InfoContext(ctx, "experiment started", "runs", w.cfg.Runs)
