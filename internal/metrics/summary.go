@@ -288,17 +288,21 @@ func scale(field string) float64 {
 	return 1
 }
 
+// listingOf is the listing of device among ls, or an empty one.
+func listingOf(ls []Listing, device string) Listing {
+	if i := slices.IndexFunc(ls, func(l Listing) bool { return l.Device == device }); i >= 0 {
+		return ls[i]
+	}
+	return Listing{}
+}
+
 // EncodeSummary encodes a page's listings, one per device (any order; search is taken from the
 // first).
 func EncodeSummary(ls []Listing) ([]byte, error) {
 	buf := []byte{summaryFormat}
 	var err error
 	for _, device := range Devices {
-		i := slices.IndexFunc(ls, func(l Listing) bool { return l.Device == device })
-		var l Listing
-		if i >= 0 {
-			l = ls[i]
-		}
+		l := listingOf(ls, device)
 		if buf, err = appendSection(buf, l.Lab); err != nil {
 			return nil, err
 		}
@@ -319,11 +323,7 @@ func EncodeOpportunities(ls []Listing) ([]byte, error) {
 	buf := []byte{opportunitiesFormat}
 	var err error
 	for _, device := range Devices {
-		i := slices.IndexFunc(ls, func(l Listing) bool { return l.Device == device })
-		var l Listing
-		if i >= 0 {
-			l = ls[i]
-		}
+		l := listingOf(ls, device)
 		if buf, err = appendOpportunities(buf, l.Lab, l.Opportunities); err != nil {
 			return nil, err
 		}
