@@ -509,26 +509,22 @@
   }
   // load resolves to the answers of requests once ready is too.
   function load(requests) { return Promise.all([ready].concat(requests)).then(function (r) { return r.slice(1); }); }
-  // part is a node a view shows at once and fills with what answer (a promise of nodes) gives,
-  // or its error: a view draws what it has while the rest is on its way. The view stays busy
-  // until each part of it has settled.
-  function part(answer, attrs) {
-    var holder = el('div', attrs);
-    holder.settled = answer.then(function (c) { append(holder, c); }, function (err) { holder.appendChild(el('p', { class: 'error', text: err.message })); });
-    return holder;
-  }
   // painted answers a promise kept once what the view has drawn so far is on the screen: the
   // requests for what is below the fold wait for it, so that they do not compete with the
   // first paint's for a slow network's connections.
   function painted() { return new Promise(function (done) { requestAnimationFrame(function () { setTimeout(done, 0); }); }); }
-  // parts answers a maker of parts (see part) filled in the order they are made: a part ready
-  // early waits for those above it, so that nothing drawn moves down under a reader's eyes.
+  // parts answers a maker of parts: a part is a node a view shows at once and fills with what
+  // answer (a promise of nodes) gives, or its error, so that a view draws what it has while
+  // the rest is on its way. Parts are filled in the order they are made: one ready early waits
+  // for those above it, so that nothing drawn moves down under a reader's eyes. The view stays
+  // busy until each part of it has settled.
   function parts() {
     var last = Promise.resolve();
     return function (answer, attrs) {
-      var h = part(Promise.all([answer, last]).then(function (x) { return x[0]; }), attrs);
-      last = h.settled;
-      return h;
+      var holder = el('div', attrs);
+      holder.settled = last = Promise.all([answer, last]).then(function (x) { append(holder, x[0]); },
+        function (err) { holder.appendChild(el('p', { class: 'error', text: err.message })); });
+      return holder;
     };
   }
 
