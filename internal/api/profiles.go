@@ -175,6 +175,17 @@ func (s *Server) applyProfile(ctx context.Context, site model.Website, in profil
 		errs.add("pages", "at most %d, not %d", maxProfilePages, len(*in.Pages))
 	} else if in.Pages != nil {
 		p.Pages = nil
+		// The website's pages, read once: a profile may name up to maxProfilePages of them.
+		known := map[string]bool{}
+		if len(*in.Pages) > 0 {
+			pages, err := s.store.Pages(ctx, site)
+			if err != nil {
+				return model.ProfileSecrets{}, err
+			}
+			for _, pg := range pages {
+				known[pg.ID] = true
+			}
+		}
 		for i, pi := range *in.Pages {
 			field := fmt.Sprintf("pages[%d]", i)
 			var pp model.ProfilePage
@@ -185,10 +196,8 @@ func (s *Server) applyProfile(ctx context.Context, site model.Website, in profil
 			}
 			if pi.Page == nil {
 				errs.add(field+".page", "is required")
-			} else if _, err := s.store.Page(ctx, site, *pi.Page); model.IsNotFound(err) {
+			} else if !known[*pi.Page] {
 				errs.add(field+".page", "is not a page of the website")
-			} else if err != nil {
-				return model.ProfileSecrets{}, err
 			} else {
 				pp.Page = *pi.Page
 			}
