@@ -45,8 +45,8 @@ func (s *Server) segmentQuery(r *http.Request, c caller) (rum.SegmentQuery, erro
 		errs = append(errs, FieldError{Field: "metric", Message: "one of lcp, inp, cls, fcp, ttfb"})
 	}
 	if p := values.Get("percentile"); p != "" {
-		f, err := strconv.ParseFloat(p, 64)
-		if err != nil || f < 1 || f > 99 {
+		f, ok := finiteNumber(p)
+		if !ok || f < 1 || f > 99 {
 			errs = append(errs, FieldError{Field: "percentile", Message: "a number from 1 to 99"})
 		}
 		q.Percentile = f

@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -32,6 +33,17 @@ func (fe fieldErrors) err() error {
 		return nil
 	}
 	return invalid(fe...)
+}
+
+// finiteNumber reads a number a query parameter carries, a finite one only. strconv.ParseFloat
+// takes NaN and Inf in any case and sign, and answers ±Inf for a number beyond float64 (1e309);
+// NaN would pass any range check after it and reach the answer, which JSON cannot hold.
+func finiteNumber(s string) (float64, bool) {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, false
+	}
+	return f, true
 }
 
 // normalizeDomain checks that s is a host name only (no scheme, path, query or port) and returns
