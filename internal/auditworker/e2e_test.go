@@ -98,9 +98,11 @@ type e2e struct {
 	purges  *queue.Queue
 	notify  *queue.Queue
 	keys    *seal.Keyring
-	worker  *auditworker.Worker
-	runner  *lighthouse.Runner
-	temp    string
+	// events records what the workers' audits change.
+	events *event.Recorder
+	worker *auditworker.Worker
+	runner *lighthouse.Runner
+	temp   string
 }
 
 func newE2E(t *testing.T, allowPrivate bool) *e2e {
@@ -143,7 +145,7 @@ func newE2E(t *testing.T, allowPrivate bool) *e2e {
 	srv := api.New(api.Deps{Store: st, Purger: purge.NewQueue(pq), Auditor: audit.NewQueue(st, q, log),
 		Reports: objects, Log: log, AllowLocalTargets: true, Credentials: keys, Notifications: notify.NewQueue(nq)})
 	return &e2e{t: t, clients: clients, handler: srv.Handler(), store: st, objects: objects, queue: q, purges: pq,
-		notify: nq, keys: keys, worker: worker, runner: runner, temp: temp}
+		notify: nq, keys: keys, events: events, worker: worker, runner: runner, temp: temp}
 }
 
 func (e *e2e) call(method, path, body string, status int, out any) {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,15 +21,47 @@ import (
 
 // interception is what a run's browser changes in the requests of every page, Lighthouse's
 // included (DevTools Fetch on the browser target): a test profile's headers for the website's
-// own host, and an experiment's changes. Every connection still goes through the guarded
+// own origins, and an experiment's changes. Every connection still goes through the guarded
 // proxy: a request is only changed, held or refused here, never sent another way.
 type interception struct {
-	// host is the website's host name, the only one that gets headers and document edits.
-	host    string
+	// origins are the website's origin and those its profile names: the only ones that get
+	// headers and document edits.
+	origins []origin
 	headers map[string]string
 	changes model.ExperimentChanges
 	block   []*regexp.Regexp
 	delay   []delayRule
+}
+
+// origin is a scheme, host and port, as browsers compare them.
+type origin struct{ scheme, host, port string }
+
+// originOf is u's origin, its port made explicit.
+func originOf(u *url.URL) origin {
+	o := origin{scheme: strings.ToLower(u.Scheme), host: strings.ToLower(u.Hostname()), port: u.Port()}
+	if o.port == "" {
+		o.port = map[string]string{"http": "80", "https": "443"}[o.scheme]
+	}
+	return o
+}
+
+// pattern is the DevTools URL pattern of the origin's requests (a default port is left out of
+// URLs, as Chromium writes them).
+func (o origin) pattern() string {
+	host := o.host
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if o.port != map[string]string{"http": "80", "https": "443"}[o.scheme] {
+		host += ":" + o.port
+	}
+	return o.scheme + "://" + host + "/*"
+}
+
+// owns tells whether raw is a URL of one of the origins.
+func (ic *interception) owns(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && slices.Contains(ic.origins, originOf(u))
 }
 
 type delayRule struct {
@@ -37,8 +70,8 @@ type delayRule struct {
 }
 
 // newInterception compiles the changes' patterns.
-func newInterception(host string, headers map[string]string, changes model.ExperimentChanges) *interception {
-	ic := &interception{host: host, headers: headers, changes: changes}
+func newInterception(origins []origin, headers map[string]string, changes model.ExperimentChanges) *interception {
+	ic := &interception{origins: origins, headers: headers, changes: changes}
 	for _, p := range changes.Block {
 		ic.block = append(ic.block, wildcard(p))
 	}
@@ -85,7 +118,10 @@ func (ic *interception) edits() bool {
 // the website's; its documents again at the response when they are edited.
 func (ic *interception) patterns() []*proto.FetchRequestPattern {
 	var out []*proto.FetchRequestPattern
-	own := []string{"*://" + ic.host + "/*", "*://" + ic.host + ":*/*"}
+	var own []string
+	for _, o := range ic.origins {
+		own = append(own, o.pattern())
+	}
 	switch {
 	case len(ic.block) > 0 || len(ic.delay) > 0:
 		out = append(out, &proto.FetchRequestPattern{URLPattern: "*", RequestStage: proto.FetchRequestStageRequest})
@@ -129,8 +165,7 @@ func (ic *interception) start(ctx context.Context, b *rod.Browser) (func(), erro
 // handle decides one paused request. A failure to answer leaves nothing to do: the request's
 // page went away meanwhile.
 func (ic *interception) handle(ctx context.Context, b *rod.Browser, e *proto.FetchRequestPaused) {
-	u, err := url.Parse(e.Request.URL)
-	own := err == nil && u.Hostname() == ic.host
+	own := ic.owns(e.Request.URL)
 	if e.ResponseStatusCode != nil || e.ResponseErrorReason != "" {
 		if own && e.ResponseErrorReason == "" && e.ResourceType == proto.NetworkResourceTypeDocument && ic.edits() {
 			if ic.fulfillEdited(b, e) == nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/openvitals/openvitals/internal/journey"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/profile"
+	"github.com/openvitals/openvitals/internal/redact"
 )
 
 // loginStepTimeout bounds each login step: a login that waits for a page that never comes
@@ -27,12 +28,13 @@ const loginStepTimeout = 15 * time.Second
 type auditProfile struct {
 	model.Profile
 	secrets model.ProfileSecrets
-	// origin is the website's scheme and host; host its host name, the only one that gets the
-	// profile's headers, cookies and credentials.
+	// origin is the website's scheme, host and port: the only origin that gets the profile's
+	// headers and credentials; host is its host name, the one its cookies are set for.
 	origin, host string
 
 	mu sync.Mutex
-	// cookies are the website's cookies after the last login, for the validation fetch.
+	// cookies are the website's cookies after the last login: what the run's redaction
+	// searches for besides the sealed values.
 	cookies []*http.Cookie
 }
 
@@ -81,7 +83,8 @@ func (w *Worker) launch(ctx context.Context, p *auditProfile, target, device str
 	if p != nil {
 		headers = p.headers()
 	}
-	stop, err := newInterception(u.Hostname(), headers, model.ExperimentChanges{}).start(ctx, sess.Browser())
+	origins := []origin{originOf(u)}
+	stop, err := newInterception(origins, headers, model.ExperimentChanges{}).start(ctx, sess.Browser())
 	if err != nil {
 		return fail(func() {}, err)
 	}
@@ -93,7 +96,7 @@ func (w *Worker) launch(ctx context.Context, p *auditProfile, target, device str
 	if !changes.IsZero() {
 		// After the login: the experiment changes the audited load, not the login's.
 		stop()
-		if stop, err = newInterception(u.Hostname(), headers, changes).start(ctx, sess.Browser()); err != nil {
+		if stop, err = newInterception(origins, headers, changes).start(ctx, sess.Browser()); err != nil {
 			return fail(func() {}, err)
 		}
 	}
@@ -120,8 +123,9 @@ func (p *auditProfile) prepare(ctx context.Context, sess *browser.Session, opts 
 		var cookies []*proto.NetworkCookieParam
 		for _, name := range p.CookieNames {
 			// By URL, without a domain: a host-only cookie, sent to the website's host only.
+			// HttpOnly: no script of the page (an experiment's injected one included) reads it.
 			cookies = append(cookies, &proto.NetworkCookieParam{Name: name, Value: p.secrets.Cookies[name], URL: p.origin + "/", Path: "/",
-				Secure: strings.HasPrefix(p.origin, "https:")})
+				HTTPOnly: true, Secure: strings.HasPrefix(p.origin, "https:")})
 		}
 		if err := b.SetCookies(cookies); err != nil {
 			return fmt.Errorf("profile cookies: %w", err)
@@ -154,7 +158,34 @@ func (p *auditProfile) prepare(ctx context.Context, sess *browser.Session, opts 
 	return nil
 }
 
-// keepCookies keeps the website's cookies for the validation fetch.
+// redaction is the rule that keeps the profile's secrets out of what a run stores, serves, logs
+// or sends (see package redact): its header names, every sealed value, the values it sends
+// (the basic authentication header) and the cookies of the latest login. Without a profile,
+// only the credential headers are redacted.
+func (p *auditProfile) redaction() *redact.Rule {
+	if p == nil {
+		return redact.New(nil)
+	}
+	var secrets []string
+	for _, v := range p.headers() {
+		secrets = append(secrets, v)
+	}
+	for _, v := range p.secrets.Cookies {
+		secrets = append(secrets, v)
+	}
+	for _, v := range p.secrets.Typed {
+		secrets = append(secrets, v)
+	}
+	secrets = append(secrets, p.secrets.Password)
+	p.mu.Lock()
+	for _, c := range p.cookies {
+		secrets = append(secrets, c.Value)
+	}
+	p.mu.Unlock()
+	return redact.New(p.HeaderNames, secrets...)
+}
+
+// keepCookies keeps the website's cookies, the login's session among them, for the redaction.
 func (p *auditProfile) keepCookies(cs []*proto.NetworkCookie) {
 	var out []*http.Cookie
 	for _, c := range cs {
@@ -165,24 +196,6 @@ func (p *auditProfile) keepCookies(cs []*proto.NetworkCookie) {
 	p.mu.Lock()
 	p.cookies = out
 	p.mu.Unlock()
-}
-
-// apply adds the profile's headers and the session's cookies to a request to the website.
-func (p *auditProfile) apply(req *http.Request) {
-	if p == nil || req.URL.Hostname() != p.host {
-		return
-	}
-	for name, v := range p.headers() {
-		req.Header.Set(name, v)
-	}
-	if p.UserAgent != "" {
-		req.Header.Set("User-Agent", p.UserAgent)
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.cookies {
-		req.AddCookie(c)
-	}
 }
 
 // settings are the Lighthouse settings the profile changes (nil: none): throttling, viewport,

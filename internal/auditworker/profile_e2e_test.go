@@ -30,18 +30,25 @@ const (
 	secretCookie   = "cookie-5ecret-91bd"
 	secretBasic    = "basic-5ecret-c2e0"
 	secretPassword = "login-5ecret-d4e8"
+	// secretPlan is the value a select step chooses: an option's value of the login form.
+	secretPlan = "plan-5ecret-a6b1"
+	// loginSession is the session cookie's value the login obtains.
+	loginSession = "session-token-1"
 )
 
 // loginSite is a website with a login form and a private page: an anonymous request for the
 // private page is redirected to the login, whose form sets a session cookie for the right
-// password. The private page loads an image of its own host and a script of a second host
-// (localhost, a third party); both servers record what each request carried.
+// password. The private page loads an image of its own host, an image of its host on another
+// port (another origin) and a script of a second host (localhost, a third party); the servers
+// record what each request carried (the third party's with its URI in X-URI).
 type loginSite struct {
 	host string // host:port of the website
-	mu   sync.Mutex
-	own  []http.Header // the website's requests' headers
-	// third are the third party's requests' headers.
-	third []http.Header
+	// thirdParty is the third party's host:port.
+	thirdParty string
+	mu         sync.Mutex
+	own        []http.Header // the website's requests' headers
+	// third are the third party's requests' headers; otherPort those of the other origin.
+	third, otherPort []http.Header
 }
 
 // privateBulk makes the private page much larger than the login page.
@@ -52,22 +59,34 @@ func newLoginSite(t *testing.T) *loginSite {
 	s := &loginSite{}
 	third := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
-		s.third = append(s.third, r.Header.Clone())
+		h := r.Header.Clone()
+		h.Set("X-URI", r.URL.RequestURI())
+		s.third = append(s.third, h)
 		s.mu.Unlock()
 		w.Header().Set("Content-Type", "text/javascript")
 		_, _ = io.WriteString(w, "window.thirdParty = true;\n")
 	}))
 	t.Cleanup(third.Close)
 	_, thirdPort, _ := net.SplitHostPort(third.Listener.Addr().String())
+	s.thirdParty = "localhost:" + thirdPort
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.otherPort = append(s.otherPort, r.Header.Clone())
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "image/svg+xml")
+		_, _ = io.WriteString(w, `<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>`)
+	}))
+	t.Cleanup(other.Close)
 
-	const session = "session-token-1"
+	const session = loginSession
 	mux := http.NewServeMux()
 	page := func(w http.ResponseWriter, title, body string) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprintf(w, "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>%s</title></head><body>%s</body></html>", title, body)
 	}
 	mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) {
-		page(w, "Sign in", `<form method="post" action="/login"><input id="user" name="user"><input id="password" name="password" type="password"><button id="submit">Sign in</button></form>`)
+		page(w, "Sign in", `<form method="post" action="/login"><input id="user" name="user"><input id="password" name="password" type="password">`+
+			`<select id="plan" name="plan"><option value="basic">Basic</option><option value="`+secretPlan+`">Gold</option></select><button id="submit">Sign in</button></form>`)
 	})
 	mux.HandleFunc("POST /login", func(w http.ResponseWriter, r *http.Request) {
 		if r.FormValue("user") == "alice" && r.FormValue("password") == secretPassword {
@@ -83,6 +102,7 @@ func newLoginSite(t *testing.T) *loginSite {
 			return
 		}
 		page(w, "Private dashboard", `<h1 id="welcome">Welcome, Alice</h1><img src="/own.png" width="10" height="10" alt="">`+
+			`<img src="`+other.URL+`/other.png" width="10" height="10" alt="">`+
 			`<script src="http://localhost:`+thirdPort+`/tp.js"></script>`+privateBulk)
 	})
 	mux.HandleFunc("GET /own.png", func(w http.ResponseWriter, r *http.Request) {
@@ -110,15 +130,22 @@ func newLoginSite(t *testing.T) *loginSite {
 	return s
 }
 
-// requests returns copies of what both servers recorded.
+// requests returns copies of what the website's and the third party's servers recorded.
 func (s *loginSite) requests() (own, third []http.Header) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]http.Header(nil), s.own...), append([]http.Header(nil), s.third...)
 }
 
-// profileWorker is a worker of e's that opens profiles' secrets and logs, at debug level,
-// into the returned buffer too.
+// otherOrigin returns a copy of what the server of the website's host on another port recorded.
+func (s *loginSite) otherOrigin() []http.Header {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]http.Header(nil), s.otherPort...)
+}
+
+// profileWorker is a worker of e's that opens profiles' secrets, records events, and logs,
+// at debug level, into the returned buffer too.
 func profileWorker(e *e2e) (*auditworker.Worker, *lockedBuffer) {
 	bin, err := browser.LookBin()
 	if err != nil {
@@ -127,7 +154,7 @@ func profileWorker(e *e2e) (*auditworker.Worker, *lockedBuffer) {
 	logs := &lockedBuffer{}
 	log := slog.New(slog.NewTextHandler(io.MultiWriter(logs, testLog{e.t}), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	return auditworker.NewWorker(auditworker.WorkerConfig{
-		Runs: 1, Scheme: "http", Secrets: e.keys,
+		Runs: 1, Scheme: "http", Secrets: e.keys, Events: e.events,
 		Browser: browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: true}, TempRoot: e.temp, Log: log},
 	}, e.store, e.objects, e.runner, log), logs
 }
@@ -157,8 +184,12 @@ func (w testLog) Write(p []byte) (int, error) {
 }
 
 // loginProfile is a profile's body: headers, a cookie, basic authentication and the login
-// steps, typing password.
+// steps, typing password and selecting plan.
 func loginProfile(name, page, password string) string {
+	return loginProfileWith(name, page, password, secretPlan)
+}
+
+func loginProfileWith(name, page, password, plan string) string {
 	b, _ := json.Marshal(map[string]any{"name": name,
 		"pages":     []map[string]string{{"page": page, "device": "desktop"}},
 		"headers":   []map[string]string{{"name": "X-Token", "value": secretHeader}},
@@ -168,6 +199,7 @@ func loginProfile(name, page, password string) string {
 			{"type": "navigate", "target": "/login"},
 			{"type": "type", "target": "#user", "value": "alice"},
 			{"type": "type", "target": "#password", "value": password},
+			{"type": "select", "target": "#plan", "value": plan},
 			{"type": "click", "target": "#submit", "waitForNavigation": true},
 			{"type": "waitForSelector", "target": "#welcome"},
 		}})
@@ -299,8 +331,8 @@ func TestProfileLogin(t *testing.T) {
 		}
 	}
 	e.call("GET", "/"+ws.ID+"/pages/"+pages2[0].ID+"?device=desktop", "", 200, &detail)
-	if !strings.HasPrefix(detail.LastError.Message, "login step 5 (waitForSelector #welcome) failed: ") {
-		t.Errorf("lastError %q, want it to name login step 5", detail.LastError.Message)
+	if !strings.HasPrefix(detail.LastError.Message, "login step 6 (waitForSelector #welcome) failed: ") {
+		t.Errorf("lastError %q, want it to name login step 6", detail.LastError.Message)
 	}
 	if results, _ := e.store.LabResults(ctx, w, pages2[0].ID, "desktop", day, day); len(results) != 0 {
 		t.Errorf("a failed login stored a result: %+v", results)
@@ -315,7 +347,7 @@ func TestProfileLogin(t *testing.T) {
 		answers.Write(raw)
 	}
 	html := storedObject(t, e.objects, blobstore.HTMLReportKey(res.ReportKey))
-	for _, secret := range []string{secretHeader, secretCookie, secretBasic, secretPassword} {
+	for _, secret := range []string{secretHeader, secretCookie, secretBasic, secretPassword, secretPlan} {
 		for where, text := range map[string]string{"the logs": logs.String(), "the API's answers": answers.String(),
 			"the JSON report": string(report), "the HTML report": string(html)} {
 			if strings.Contains(text, secret) {

@@ -103,7 +103,7 @@ func TestDeleteDuringAuditLeavesNothing(t *testing.T) {
 				stored[name] = true
 			}
 			if len(left) == 0 || !strings.Contains(left[0], "PURGE|") || len(stored) != 5 || !stored[".json.gz"] || !stored[".html.gz"] ||
-				!stored[".diagnostics.json.gz"] || !stored[".har.gz"] || !stored[".images/"] {
+				!stored[".diagnostics.json.gz"] || !stored[".redacted.har.gz"] || !stored[".images/"] {
 				t.Errorf("after the audit: %v, want the purge marker and the reports and diagnostics only", left)
 			}
 			waitFor(t, "the purge's last pass", func() bool {

@@ -30,6 +30,7 @@ import (
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/profile"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/redact"
 	"github.com/openvitals/openvitals/internal/regression"
 	"github.com/openvitals/openvitals/internal/store"
 )
@@ -502,11 +503,18 @@ func (w *Worker) lighthouseRun(ctx context.Context, prof *auditProfile, target, 
 	defer cancel()
 	sess, stop, err := w.launch(ctx, prof, target, device, changes)
 	if err != nil {
-		return nil, browser.Dials{}, err
+		return nil, browser.Dials{}, prof.redaction().Error(err)
 	}
 	started := time.Now()
 	_, err = w.runner.Audit(ctx, lighthouse.AuditRequest{URL: target, Port: sess.Port(), Device: device, ReportPath: path, Settings: prof.settings()})
 	stop()
+	// The one place a run's artifacts are redacted: its report and its DevTools log, before
+	// anything reads them; the HTML report, the HAR and the diagnostics are made from them.
+	rule := prof.redaction()
+	if err == nil {
+		err = redactRun(rule, path)
+	}
+	err = rule.Error(err)
 	refused := sess.RefusedConnections()
 	unreached := sess.Unreached(target, started)
 	dials := sess.DialsSince(started)
@@ -537,6 +545,16 @@ func (w *Worker) lighthouseRun(ctx context.Context, prof *auditProfile, target, 
 		return nil, dials, rep.RuntimeError
 	}
 	return rep, dials, nil
+}
+
+// redactRun redacts, in place, the files a Lighthouse run wrote for its report at path.
+func redactRun(rule *redact.Rule, path string) error {
+	for _, f := range []string{path, lighthouse.DevtoolsLogPath(path)} {
+		if err := rule.File(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 // runSamples keeps every run's value of the metrics regression detection watches: with

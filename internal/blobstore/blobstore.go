@@ -40,8 +40,11 @@ func HTMLReportKey(jsonKey string) string {
 // so that a purge removes them with it and the bucket's expiry keeps them as long as the report.
 func DiagnosticsKey(reportKey string) string { return reportBase(reportKey) + ".diagnostics.json.gz" }
 
-// HARKey is the key of the gzipped HAR of the run whose report is stored at reportKey.
-func HARKey(reportKey string) string { return reportBase(reportKey) + ".har.gz" }
+// HARKey is the key of the gzipped, redacted HAR of the run whose report is stored at
+// reportKey. HARs stored before the redaction rule existed (".har.gz", with the profiles'
+// credentials in them) are under another key, so that nothing serves them again; they expire
+// with the bucket's lifecycle, or go with their page or website.
+func HARKey(reportKey string) string { return reportBase(reportKey) + ".redacted.har.gz" }
 
 // DiagnosticsImageKey is the key of the image named name of the run whose report is stored at
 // reportKey (names are the diagnostics', unique within a run).

@@ -270,14 +270,15 @@ func keyFor(c rune) (k input.Key, ok bool) {
 }
 
 // selectJS selects the option of a <select> whose value, or else whose text, is v, and fires
-// input and change as a user's choice does. It returns why it could not, or "".
+// input and change as a user's choice does. It returns why it could not, or "": never v itself,
+// which may be a test profile's sealed value.
 const selectJS = `(v) => {
 	if (!(this instanceof HTMLSelectElement)) return 'the element is a <' + this.localName + '>, not a <select>';
 	const opts = Array.from(this.options);
 	const t = v.trim();
 	const o = opts.find((o) => o.value === v) || opts.find((o) => o.text.trim() === t) || opts.find((o) => o.label.trim() === t);
-	if (!o) return 'no option has the value or text ' + JSON.stringify(v);
-	if (o.disabled) return 'the option ' + JSON.stringify(v) + ' is disabled';
+	if (!o) return 'no option has the given value';
+	if (o.disabled) return 'the option of the given value is disabled';
 	o.selected = true;
 	this.dispatchEvent(new Event('input', {bubbles: true}));
 	this.dispatchEvent(new Event('change', {bubbles: true}));
