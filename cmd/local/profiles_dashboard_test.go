@@ -40,6 +40,7 @@ func TestDashboardProfiles(t *testing.T) {
 	tb.fill(form+"input[name=name]", "Signed in")
 	tb.fill(form+"textarea[name=headers]", "X-Token: "+secret)
 	tb.fill(form+"textarea[name=cookies]", "consent=yes")
+	tb.fill(form+"textarea[name=origins]", "https://api.shop.example")
 	tb.fill(form+"textarea[name=login]", "navigate | /login\ntype | #password | pw-"+secret+"\nclick | #submit | nav")
 	tb.eval(`() => { const s = document.querySelector("form[aria-label='New test profile'] select[name=preset]"); s.value = 'mobileRegular3G'; }`)
 	tb.eval(`() => { document.querySelector("form[aria-label='New test profile'] input[name=page]").checked = true; }`)
@@ -47,7 +48,7 @@ func TestDashboardProfiles(t *testing.T) {
 	tb.click(form+"button[type=submit]", "Create profile")
 	tb.waitFor("the profile listed", `() => document.querySelector('#main table') !== null && document.querySelector('#main table').textContent.includes('Signed in')`)
 	listed := tb.text("#main table")
-	for _, want := range []string{"Signed in", "Account · desktop", "X-Token, consent", "3 login steps", "mobileRegular3G"} {
+	for _, want := range []string{"Signed in", "Account · desktop", "X-Token, consent", "3 login steps", "also to https://api.shop.example", "mobileRegular3G"} {
 		if !strings.Contains(listed, want) {
 			t.Errorf("the list %q does not show %q", listed, want)
 		}
@@ -60,13 +61,14 @@ func TestDashboardProfiles(t *testing.T) {
 			List []struct {
 				ID, Name string
 				Headers  []struct{ Name string }
+				Origins  []string
 				Login    []struct{ Type, Target string }
 				Pages    []struct{ Page, Device string }
 			}
 		}
 	}
 	d.call(t, "GET", W+"/profiles", dashViewerKey, "", 200, &list)
-	if len(list.Result.List) != 1 || len(list.Result.List[0].Headers) != 1 || len(list.Result.List[0].Login) != 3 ||
+	if len(list.Result.List) != 1 || len(list.Result.List[0].Headers) != 1 || len(list.Result.List[0].Login) != 3 || len(list.Result.List[0].Origins) != 1 ||
 		len(list.Result.List[0].Pages) != 1 || list.Result.List[0].Pages[0].Page != pages[0].ID {
 		t.Fatalf("profiles after the form: %+v", list.Result.List)
 	}

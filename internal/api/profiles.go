@@ -47,6 +47,7 @@ type profileJSON struct {
 	Headers   []secretJSON      `json:"headers"`
 	Cookies   []secretJSON      `json:"cookies"`
 	BasicAuth *basicAuthJSON    `json:"basicAuth,omitempty"`
+	Origins   []string          `json:"origins"`
 	Login     []stepJSON        `json:"login"`
 	Network   networkJSON       `json:"network"`
 	Viewport  *viewportJSON     `json:"viewport,omitempty"`
@@ -90,6 +91,7 @@ type profileInput struct {
 	Headers   *[]secretInput      `json:"headers"`
 	Cookies   *[]secretInput      `json:"cookies"`
 	BasicAuth *basicAuthInput     `json:"basicAuth"`
+	Origins   *[]string           `json:"origins"`
 	Login     *[]stepInput        `json:"login"`
 	Network   *networkInput       `json:"network"`
 	Viewport  *viewportInput      `json:"viewport"`
@@ -125,7 +127,7 @@ type viewportInput struct {
 
 func toProfileJSON(p model.Profile) profileJSON {
 	out := profileJSON{ID: p.ID, Name: p.Name, Default: p.Default, Pages: []profilePageJSON{},
-		Headers: []secretJSON{}, Cookies: []secretJSON{}, Login: []stepJSON{}, UserAgent: p.UserAgent,
+		Headers: []secretJSON{}, Cookies: []secretJSON{}, Origins: append([]string{}, p.Origins...), Login: []stepJSON{}, UserAgent: p.UserAgent,
 		Network:   networkJSON{Preset: p.Network, RTTMs: nonZero(p.RTTMs), ThroughputKbps: nonZero(p.ThroughputK), CPUSlowdown: nonZero(p.CPUSlowdown)},
 		CreatedAt: p.Created.UTC(), UpdatedAt: p.Updated.UTC()}
 	for _, pp := range p.Pages {
@@ -238,6 +240,24 @@ func (s *Server) applyProfile(ctx context.Context, site model.Website, in profil
 			for field, n := range map[string]int{"width": p.Width, "height": p.Height} {
 				if n < minViewport || n > maxViewport {
 					errs.add("viewport."+field, "must be from %d to %d", minViewport, maxViewport)
+				}
+			}
+		}
+	}
+	if in.Origins != nil {
+		p.Origins = nil
+		if len(*in.Origins) > model.MaxProfileOrigins {
+			errs.add("origins", "at most %d, not %d", model.MaxProfileOrigins, len(*in.Origins))
+		} else {
+			for i, raw := range *in.Origins {
+				o, err := model.ProfileOrigin(site.Domain, raw)
+				switch {
+				case err != nil:
+					errs.add(fmt.Sprintf("origins[%d]", i), "%s", err)
+				case slices.Contains(p.Origins, o):
+					errs.add(fmt.Sprintf("origins[%d]", i), "repeats an origin")
+				default:
+					p.Origins = append(p.Origins, o)
 				}
 			}
 		}
@@ -536,7 +556,7 @@ func (s *Server) annotateProfile(ctx context.Context, site model.Website, old, p
 	measuring := func(a, b model.Profile) bool { // a measures the same way b does
 		return a.Network == b.Network && a.RTTMs == b.RTTMs && a.ThroughputK == b.ThroughputK && a.CPUSlowdown == b.CPUSlowdown &&
 			a.Width == b.Width && a.Height == b.Height && a.UserAgent == b.UserAgent && slices.Equal(a.HeaderNames, b.HeaderNames) &&
-			slices.Equal(a.CookieNames, b.CookieNames) && a.BasicAuthUser == b.BasicAuthUser && slices.Equal(a.Login, b.Login) &&
+			slices.Equal(a.CookieNames, b.CookieNames) && a.BasicAuthUser == b.BasicAuthUser && slices.Equal(a.Origins, b.Origins) && slices.Equal(a.Login, b.Login) &&
 			string(a.Secrets) == string(b.Secrets)
 	}
 	same := measuring(old, p)

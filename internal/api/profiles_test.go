@@ -24,6 +24,7 @@ type profileOut struct {
 	Cookies []struct {
 		Name string `json:"name"`
 	} `json:"cookies"`
+	Origins   []string `json:"origins"`
 	BasicAuth *struct {
 		User string `json:"user"`
 	} `json:"basicAuth"`
@@ -59,6 +60,7 @@ func TestProfiles(t *testing.T) {
 		"headers":   []map[string]string{{"name": "x-token", "value": headerSecret}},
 		"cookies":   []map[string]string{{"name": "consent", "value": cookieSecret}},
 		"basicAuth": map[string]string{"user": "ci", "password": password},
+		"origins":   []string{"https://API.example.com:8443/"},
 		"login": []map[string]any{{"type": "navigate", "target": "/login"}, {"type": "type", "target": "#password", "value": typed},
 			{"type": "click", "target": "#go", "waitForNavigation": true}},
 		"network": map[string]any{"preset": "mobileSlow4G", "rttMs": 300},
@@ -69,7 +71,7 @@ func TestProfiles(t *testing.T) {
 	res.decode(t, &p)
 	if p.Name != "Signed in" || len(p.Pages) != 1 || p.Pages[0].Page != pages[1].ID || len(p.Headers) != 1 || p.Headers[0].Name != "X-Token" ||
 		p.BasicAuth == nil || p.BasicAuth.User != "ci" || len(p.Login) != 3 || p.Login[1].Value != "" || p.Network.Preset != "mobileSlow4G" ||
-		p.Network.RTTMs == nil || *p.Network.RTTMs != 300 {
+		p.Network.RTTMs == nil || *p.Network.RTTMs != 300 || len(p.Origins) != 1 || p.Origins[0] != "https://api.example.com:8443" {
 		t.Fatalf("created %s", res.body)
 	}
 	answers := [][]byte{viewerPost.body, res.body}
@@ -125,9 +127,11 @@ func TestProfiles(t *testing.T) {
 		"cookies": []map[string]string{{"name": "a b", "value": "x"}},
 		"network": map[string]any{"preset": "fast", "cpuSlowdown": 50}, "viewport": map[string]any{"width": 10, "height": 600},
 		"login": []map[string]any{{"type": "jump"}},
+		// Another site's origin (where the secrets would go), a path, credentials, a scheme.
+		"origins": []string{"https://example.org", "https://api.example.com/x", "https://u:p@api.example.com", "ftp://example.com", "https://example.com", "https://example.com"},
 	}).want(t, 422)
 	bad.problem(t, "pages[0].device", "pages[0].page", "headers[0].name", "headers[1].value", "cookies[0].name", "network.preset",
-		"network.cpuSlowdown", "viewport.width", "login[0].type")
+		"network.cpuSlowdown", "viewport.width", "login[0].type", "origins[0]", "origins[1]", "origins[2]", "origins[3]", "origins[5]")
 	// A page and device another profile measures.
 	e.do("POST", base, adminKey, map[string]any{"name": "Twice", "pages": []map[string]string{{"page": pages[1].ID, "device": "desktop"}}}).
 		want(t, 422).problem(t, "pages[0]")

@@ -84,6 +84,13 @@ func (w *Worker) launch(ctx context.Context, p *auditProfile, target, device str
 		headers = p.headers()
 	}
 	origins := []origin{originOf(u)}
+	if p != nil {
+		for _, raw := range p.Origins {
+			if o, err := url.Parse(raw); err == nil {
+				origins = append(origins, originOf(o))
+			}
+		}
+	}
 	stop, err := newInterception(origins, headers, model.ExperimentChanges{}).start(ctx, sess.Browser())
 	if err != nil {
 		return fail(func() {}, err)

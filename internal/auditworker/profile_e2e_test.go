@@ -43,8 +43,9 @@ const (
 // record what each request carried (the third party's with its URI in X-URI).
 type loginSite struct {
 	host string // host:port of the website
-	// thirdParty is the third party's host:port.
-	thirdParty string
+	// thirdParty is the third party's host:port; other the origin of the website's host on
+	// another port.
+	thirdParty, other string
 	mu         sync.Mutex
 	own        []http.Header // the website's requests' headers
 	// third are the third party's requests' headers; otherPort those of the other origin.
@@ -77,6 +78,7 @@ func newLoginSite(t *testing.T) *loginSite {
 		_, _ = io.WriteString(w, `<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>`)
 	}))
 	t.Cleanup(other.Close)
+	s.other = other.URL
 
 	const session = loginSession
 	mux := http.NewServeMux()
@@ -137,8 +139,9 @@ func (s *loginSite) requests() (own, third []http.Header) {
 	return append([]http.Header(nil), s.own...), append([]http.Header(nil), s.third...)
 }
 
-// otherOrigin returns a copy of what the server of the website's host on another port recorded.
-func (s *loginSite) otherOrigin() []http.Header {
+// otherOriginRequests returns a copy of what the server of the website's host on another port
+// recorded.
+func (s *loginSite) otherOriginRequests() []http.Header {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]http.Header(nil), s.otherPort...)
@@ -241,8 +244,15 @@ func TestProfileLogin(t *testing.T) {
 	var pages []struct{ ID string }
 	e.call("POST", "/"+ws.ID+"/settings/pages", `[{"url":"/private","alias":"Private"}]`, 200, &pages)
 	private := pages[0].ID
+	// The website's host on another port is named, so it gets the headers and credentials too.
+	var body map[string]any
+	if err := json.Unmarshal([]byte(loginProfile("Signed in", private, secretPassword)), &body); err != nil {
+		t.Fatal(err)
+	}
+	body["origins"] = []string{site.other}
+	named, _ := json.Marshal(body)
 	var prof struct{ ID, Name string }
-	e.call("POST", "/"+ws.ID+"/profiles", loginProfile("Signed in", private, secretPassword), 201, &prof)
+	e.call("POST", "/"+ws.ID+"/profiles", string(named), 201, &prof)
 
 	job := audit.Job{Account: "acme", Website: ws.ID, Page: private, Device: "desktop", Queued: time.Now().UTC()}
 	if err := worker.Audit(ctx, job, 1); err != nil {
@@ -308,6 +318,15 @@ func TestProfileLogin(t *testing.T) {
 	}
 	if len(third) == 0 {
 		t.Error("the third party's script was never requested")
+	}
+	otherCarries := 0
+	for _, h := range site.otherOriginRequests() {
+		if h.Get("X-Token") == secretHeader && strings.HasPrefix(h.Get("Authorization"), "Basic ") {
+			otherCarries++
+		}
+	}
+	if otherCarries == 0 {
+		t.Error("the origin the profile names got no request with its headers and credentials")
 	}
 	for _, h := range third {
 		if h.Get("X-Token") != "" || h.Get("Authorization") != "" || h.Get("Cookie") != "" {

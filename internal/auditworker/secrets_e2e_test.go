@@ -122,7 +122,7 @@ func TestProfileSecretsNeverLeave(t *testing.T) {
 		t.Error("the injected script never sent its request: the experiment proved nothing")
 	}
 	// The website's host on another port: requested, without the profile's headers.
-	other := site.otherOrigin()
+	other := site.otherOriginRequests()
 	if len(other) == 0 {
 		t.Error("the other port's image was never requested")
 	}

@@ -1,7 +1,13 @@
 package model
 
 import (
+	"errors"
+	"net"
+	"net/url"
+	"strings"
 	"time"
+
+	"golang.org/x/net/publicsuffix"
 
 	"github.com/openvitals/openvitals/internal/model/step"
 )
@@ -25,6 +31,10 @@ type Profile struct {
 	// BasicAuthUser is the user name of HTTP basic authentication ("" for none); its password
 	// is sealed.
 	BasicAuthUser string `dynamodbav:",omitempty"`
+	// Origins are other origins of the website's site (scheme://host[:port], see
+	// ProfileOrigin) that get the headers and basic authentication too; the website's own
+	// origin always does, and no other.
+	Origins []string `dynamodbav:",omitempty"`
 	// Login steps are played in the audit's browser before each Lighthouse run; the values of
 	// type and select steps are sealed, and blank here.
 	Login []step.Step `dynamodbav:",omitempty"`
@@ -104,4 +114,52 @@ var NetworkPresets = map[string]Network{
 	"mobileSlow4G":    {RTTMs: 150, ThroughputK: 1.6 * 1024, CPUSlowdown: 4},
 	"mobileRegular3G": {RTTMs: 300, ThroughputK: 700, CPUSlowdown: 4},
 	"desktopDense4G":  {RTTMs: 40, ThroughputK: 10 * 1024, CPUSlowdown: 1},
+}
+
+// MaxProfileOrigins is how many other origins a profile may name.
+const MaxProfileOrigins = 10
+
+// ProfileOrigin checks an origin a profile names besides its website's and returns it as
+// scheme://host[:port], lower case: http or https, no path, query or credentials, and a host of
+// the website's own site (the same registrable domain, e.g. api.example.com for
+// www.example.com; the same host for an IP address or a single-label name), so that no
+// profile sends its secrets to someone else's server.
+func ProfileOrigin(websiteDomain, raw string) (string, error) {
+	if len(raw) > 300 {
+		return "", errors.New("must be at most 300 characters")
+	}
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" {
+		return "", errors.New("must be an origin such as https://api.example.com")
+	}
+	if u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return "", errors.New("must be an origin alone: no path, query or credentials")
+	}
+	if p := u.Port(); p != "" {
+		if n, err := net.LookupPort("tcp", p); err != nil || n < 1 || n > 65535 {
+			return "", errors.New("has an invalid port")
+		}
+	}
+	host, site := strings.ToLower(u.Hostname()), strings.ToLower(websiteDomain)
+	if h, _, err := net.SplitHostPort(site); err == nil {
+		site = h
+	}
+	if !sameSite(host, site) {
+		return "", errors.New("must be of the website's own site (" + site + " or another host of its domain)")
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host), nil
+}
+
+// sameSite tells whether two hosts are of one registrable domain; an IP address or a name
+// without a public suffix is only its own.
+func sameSite(a, b string) bool {
+	if a == b {
+		return true
+	}
+	if net.ParseIP(a) != nil || net.ParseIP(b) != nil {
+		return false
+	}
+	da, errA := publicsuffix.EffectiveTLDPlusOne(a)
+	db, errB := publicsuffix.EffectiveTLDPlusOne(b)
+	return errA == nil && errB == nil && da == db
 }

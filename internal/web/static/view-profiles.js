@@ -15,12 +15,12 @@
       var pages = r[1], alias = {};
       pages.forEach(function (p) { alias[p.id] = p.alias || p.url; });
       return [back(w), el('h1', { text: 'Test profiles' }),
-        el('p', { class: 'sub', text: 'Sent to the website\'s own host only; secrets are never shown again.' }),
+        el('p', { class: 'sub', text: 'Headers and basic auth go to the website\'s own origin (and the origins a profile names) only; cookies are HttpOnly; secrets are never shown again, nor kept in any report, HAR or error.' }),
         isAdmin() && el('details', null, el('summary', { text: 'New test profile' }), profileForm(w, pages)),
         r[0].length ? table([
           { label: 'Profile', cell: function (p) { return p.name + (p.default ? ' (default)' : ''); } },
           { label: 'Pages', cell: function (p) { return p.pages.map(function (x) { return alias[x.page] + ' · ' + x.device; }).join(', ') || (p.default ? 'all others' : '—'); } },
-          { label: 'Sends', cell: function (p) { return [names(p.headers.concat(p.cookies)), p.basicAuth && 'basic auth', p.login.length && p.login.length + ' login steps'].filter(Boolean).join(' · ') || '—'; } },
+          { label: 'Sends', cell: function (p) { return [names(p.headers.concat(p.cookies)), p.basicAuth && 'basic auth', p.login.length && p.login.length + ' login steps', p.origins.length && 'also to ' + p.origins.join(', ')].filter(Boolean).join(' · ') || '—'; } },
           { label: 'Network', cell: function (p) { var n = p.network; return (n.preset || '') + (n.rttMs || n.throughputKbps || n.cpuSlowdown ? ' custom' : '') || 'the device\'s'; } },
           isAdmin() && { label: 'Actions', cell: function (p) {
             return [el('button', { type: 'button', class: 'secondary', 'aria-label': 'Edit profile ' + p.name, text: 'Edit', onclick: function () { this.closest('td').replaceChildren(profileForm(w, pages, p)); } }), ' ',
@@ -40,12 +40,13 @@
     });
   }
   function profileForm(w, pages, p) {
-    p = p || { pages: [], headers: [], cookies: [], login: [], network: {}, create: true };
+    p = p || { pages: [], headers: [], cookies: [], origins: [], login: [], network: {}, create: true };
     var n = p.network, vp = p.viewport || {}, kept = function (xs, eg) { return xs.length ? 'kept: ' + names(xs) : eg; };
     var name = input('name', p.name, { required: true }), dflt = input('default', '', { type: 'checkbox', checked: p.default });
     var boxes = [], steps = stepLines(p.login);
     var headers = el('textarea', { name: 'headers', placeholder: kept(p.headers, 'X-Token: value') });
     var cookies = el('textarea', { name: 'cookies', placeholder: kept(p.cookies, 'consent=yes') });
+    var origins = el('textarea', { name: 'origins', value: p.origins.join('\n'), placeholder: 'https://api.example.com' });
     var user = input('user', p.basicAuth && p.basicAuth.user, { autocomplete: 'off' }), password = input('password', '', { type: 'password', autocomplete: 'new-password' });
     var login = el('textarea', { name: 'login', value: steps, placeholder: 'navigate | /login' });
     var preset = select('preset', [['', 'the device\'s'], 'mobileSlow4G', 'mobileRegular3G', 'desktopDense4G'], n.preset || '');
@@ -63,6 +64,7 @@
       if (p.create || cookies.value.trim()) body.cookies = pairs(cookies.value, '=');
       if (p.create || password.value || user.value.trim() !== (p.basicAuth ? p.basicAuth.user : '')) body.basicAuth = { user: user.value.trim(), password: password.value };
       if (login.value !== steps) body.login = readSteps(login.value);
+      if (p.create || origins.value !== p.origins.join('\n')) body.origins = lines(origins.value);
       busy(save, function () { return p.create ? api('POST', '/' + w.id + '/profiles', body) : api('PUT', '/' + w.id + '/profiles/' + p.id, body); }, 'Profile saved.').then(render);
     } }, el('div', { class: 'row' }, field('Name', name), el('label', { class: 'inline' }, dflt, 'default for pages without a profile')),
       el('div', { class: 'row' }, pages.map(function (pg) {
@@ -75,6 +77,7 @@
       })),
       el('div', { class: 'row' }, field('Headers (Name: value)', headers), field('Cookies (name=value)', cookies)),
       el('div', { class: 'row' }, field('Basic auth user', user), field('Password', password)),
+      field('Other origins of the website\'s site that get the headers and basic auth (one a line)', origins),
       field('Login steps (type | target | value | nav)', login),
       el('div', { class: 'row' }, field('Preset', preset), field('RTT (ms)', nums[0]), field('Throughput (kbit/s)', nums[1]), field('CPU slowdown', nums[2])),
       el('div', { class: 'row' }, field('Viewport', size), field('User agent', ua)), save);
