@@ -46,8 +46,8 @@ type loginSite struct {
 	// thirdParty is the third party's host:port; other the origin of the website's host on
 	// another port.
 	thirdParty, other string
-	mu         sync.Mutex
-	own        []http.Header // the website's requests' headers
+	mu                sync.Mutex
+	own               []http.Header // the website's requests' headers
 	// third are the third party's requests' headers; otherPort those of the other origin.
 	third, otherPort []http.Header
 }
