@@ -61,6 +61,10 @@ func (s *Server) diagnosedResult(r *http.Request, c caller) (model.Website, mode
 // errNoDiagnostics answers an audit that kept none (audits before diagnostics were kept).
 var errNoDiagnostics = newProblem(http.StatusNotFound, "no diagnostics were kept for this audit (audits before diagnostics kept the report only)")
 
+// errNoHAR is an audit without a HAR served: made before diagnostics, or before the HAR's
+// credentials were redacted (those HARs are not served; see docs/profiles.md).
+var errNoHAR = newProblem(http.StatusNotFound, "no HAR is served for this audit (audits before diagnostics kept none, and HARs stored before credentials were redacted are not served)")
+
 // pageDiagnostics answers the diagnostics of the median run of a day's audit of a page, each
 // image with the URL that serves it.
 func (s *Server) pageDiagnostics(w http.ResponseWriter, r *http.Request, c caller) error {
@@ -130,7 +134,7 @@ func (s *Server) diagnosticsHAR(w http.ResponseWriter, r *http.Request, c caller
 	key := blobstore.HARKey(res.ReportKey)
 	gz, err := s.reports.Get(r.Context(), key)
 	if errors.Is(err, blobstore.ErrNotFound) {
-		return errNoDiagnostics
+		return errNoHAR
 	}
 	if err != nil {
 		return err

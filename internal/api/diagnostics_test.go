@@ -105,6 +105,17 @@ func TestDiagnostics(t *testing.T) {
 		t.Errorf("HAR to a gzip client: %d %v", rec.Code, rec.Header())
 	}
 
+	// A HAR stored before redaction existed, under its old key, is never served.
+	if _, err := e.objects.DeletePrefix(ctx, blobstore.HARKey(key)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.objects.Put(ctx, strings.TrimSuffix(key, ".json.gz")+".har.gz", gzipBytes(t, har), "application/gzip"); err != nil {
+		t.Fatal(err)
+	}
+	if p := e.do("GET", got.HAR, viewerKey, nil).want(t, 404).problem(t); !strings.Contains(p.Detail, "before credentials were redacted") {
+		t.Errorf("a HAR of before redaction: %q", p.Detail)
+	}
+
 	yesterday := "&date=" + f.today.AddDate(0, 0, -1).Format("2006-01-02")
 	for _, path := range []string{base + "?device=desktop" + yesterday, base + "/har?device=desktop" + yesterday,
 		base + "/images/" + image + "?device=desktop" + yesterday, base + "?device=desktop&date=2001-01-01",
