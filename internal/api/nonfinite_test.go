@@ -21,6 +21,33 @@ func isNumber(s *openapi3.Schema) bool {
 	return s != nil && s.Type != nil && (s.Type.Includes("number") || s.Type.Includes("integer"))
 }
 
+// operationRoutes are the route table's routes by method and pattern, wildcards as {}, to
+// match the OpenAPI document's paths to them.
+func operationRoutes(t *testing.T) map[string]walkRoute {
+	routes := map[string]walkRoute{}
+	for _, rt := range tableRoutes(t) {
+		routes[rt.Method+" "+wildcard.ReplaceAllString(rt.Pattern, "{}")] = rt
+	}
+	return routes
+}
+
+// operationTarget is where an operation of the document is sent: its route's path on the
+// fixture's website and page, with the key its access needs; false (said) when no route of the
+// table serves it.
+func operationTarget(t *testing.T, routes map[string]walkRoute, f routeFixture, method, path string) (walkRoute, string, string, bool) {
+	t.Helper()
+	rt, ok := routes[method+" "+wildcard.ReplaceAllString(path, "{}")]
+	if !ok {
+		t.Errorf("%s %s is not a route of the route table", method, path)
+		return rt, "", "", false
+	}
+	key := adminKey
+	if rt.Access == "public" {
+		key = ""
+	}
+	return rt, f.path(t, rt.Pattern, nil), key, true
+}
+
 // TestNonFiniteQueryNumbers walks every operation of the OpenAPI document and sends each number
 // or integer query parameter each of nonFiniteQueryValues, the operation's other required
 // parameters valid, with an admin key, to a real website and page: each is a 400 problem naming
@@ -33,10 +60,7 @@ func TestNonFiniteQueryNumbers(t *testing.T) {
 	}
 	e := newTestEnv(t)
 	f := newRouteFixture(t, e)
-	routes := map[string]walkRoute{} // method and pattern, wildcards as {}
-	for _, rt := range tableRoutes(t) {
-		routes[rt.Method+" "+wildcard.ReplaceAllString(rt.Pattern, "{}")] = rt
-	}
+	routes := operationRoutes(t)
 
 	covered := map[string]bool{} // "METHOD path ?name"
 	for _, path := range slices.Sorted(maps.Keys(doc.Paths.Map())) {
@@ -58,16 +82,10 @@ func TestNonFiniteQueryNumbers(t *testing.T) {
 			for _, p := range others {
 				required.Set(p.Name, validQueryValue(t, method+" "+path, p))
 			}
-			rt, ok := routes[method+" "+wildcard.ReplaceAllString(path, "{}")]
+			rt, target, key, ok := operationTarget(t, routes, f, method, path)
 			if !ok {
-				t.Errorf("%s %s is not a route of the route table", method, path)
 				continue
 			}
-			key := adminKey
-			if rt.Access == "public" {
-				key = ""
-			}
-			target := f.path(t, rt.Pattern, nil)
 			send := func(name, value string) response {
 				t.Helper()
 				q := maps.Clone(required)
@@ -228,10 +246,7 @@ func TestNonFiniteBodyNumbers(t *testing.T) {
 	}
 	e := newTestEnv(t)
 	f := newRouteFixture(t, e)
-	routes := map[string]walkRoute{}
-	for _, rt := range tableRoutes(t) {
-		routes[rt.Method+" "+wildcard.ReplaceAllString(rt.Pattern, "{}")] = rt
-	}
+	routes := operationRoutes(t)
 	replacer := func(n string) *strings.Replacer {
 		return strings.NewReplacer("$N", n, "$W", f.values["websiteID"], "$P", f.values["pageID"])
 	}
@@ -253,16 +268,10 @@ func TestNonFiniteBodyNumbers(t *testing.T) {
 					t.Errorf("%s: a number field of a request body without a case in bodyNumberCases: add one", what)
 					continue
 				}
-				rt, ok := routes[method+" "+wildcard.ReplaceAllString(path, "{}")]
+				rt, target, key, ok := operationTarget(t, routes, f, method, path)
 				if !ok {
-					t.Errorf("%s %s is not a route of the route table", method, path)
 					continue
 				}
-				key := adminKey
-				if rt.Access == "public" {
-					key = ""
-				}
-				target := f.path(t, rt.Pattern, nil)
 				for _, n := range []string{"1e309", "-1e309", "NaN", "Infinity"} {
 					body := replacer(n).Replace(tc.body)
 					res := e.do(rt.Method, target, key, body)
