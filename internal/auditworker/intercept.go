@@ -36,11 +36,14 @@ type interception struct {
 // origin is a scheme, host and port, as browsers compare them.
 type origin struct{ scheme, host, port string }
 
+// defaultPorts are the ports a URL of each scheme leaves out.
+var defaultPorts = map[string]string{"http": "80", "https": "443"}
+
 // originOf is u's origin, its port made explicit.
 func originOf(u *url.URL) origin {
 	o := origin{scheme: strings.ToLower(u.Scheme), host: strings.ToLower(u.Hostname()), port: u.Port()}
 	if o.port == "" {
-		o.port = map[string]string{"http": "80", "https": "443"}[o.scheme]
+		o.port = defaultPorts[o.scheme]
 	}
 	return o
 }
@@ -52,7 +55,7 @@ func (o origin) pattern() string {
 	if strings.Contains(host, ":") {
 		host = "[" + host + "]"
 	}
-	if o.port != map[string]string{"http": "80", "https": "443"}[o.scheme] {
+	if o.port != defaultPorts[o.scheme] {
 		host += ":" + o.port
 	}
 	return o.scheme + "://" + host + "/*"

@@ -28,8 +28,9 @@ const loginStepTimeout = 15 * time.Second
 type auditProfile struct {
 	model.Profile
 	secrets model.ProfileSecrets
-	// origin is the website's scheme, host and port: the only origin that gets the profile's
-	// headers and credentials; host is its host name, the one its cookies are set for.
+	// origin is the website's scheme, host and port, which gets the profile's headers and
+	// credentials (with the profile's Origins, no other); host is its host name, the one its
+	// cookies are set for.
 	origin, host string
 
 	mu sync.Mutex
@@ -80,16 +81,10 @@ func (w *Worker) launch(ctx context.Context, p *auditProfile, target, device str
 		return nil, nil, err
 	}
 	var headers map[string]string
-	if p != nil {
-		headers = p.headers()
-	}
 	origins := []origin{originOf(u)}
 	if p != nil {
-		for _, raw := range p.Origins {
-			if o, err := url.Parse(raw); err == nil {
-				origins = append(origins, originOf(o))
-			}
-		}
+		headers = p.headers()
+		origins = append(origins, p.otherOrigins()...)
 	}
 	stop, err := newInterception(origins, headers, model.ExperimentChanges{}).start(ctx, sess.Browser())
 	if err != nil {
@@ -108,6 +103,18 @@ func (w *Worker) launch(ctx context.Context, p *auditProfile, target, device str
 		}
 	}
 	return sess, stop, nil
+}
+
+// otherOrigins are the origins besides the website's that get the profile's headers (checked
+// by model.ProfileOrigin when the profile was stored).
+func (p *auditProfile) otherOrigins() []origin {
+	var out []origin
+	for _, raw := range p.Origins {
+		if u, err := url.Parse(raw); err == nil {
+			out = append(out, originOf(u))
+		}
+	}
+	return out
 }
 
 // headers are the request headers the profile adds to the website's own requests.
