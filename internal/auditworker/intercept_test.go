@@ -1,6 +1,7 @@
 package auditworker
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 
@@ -40,5 +41,34 @@ func TestEditHTML(t *testing.T) {
 	}
 	if got := string(editHTML([]byte("<p>no head</p>"), model.ExperimentChanges{Script: "alert(1)"})); !strings.HasPrefix(got, "<script>alert(1)</script><p>") {
 		t.Errorf("without a head: %s", got)
+	}
+}
+
+// TestOrigins: requests are the website's when scheme, host and port match (a default port
+// written or not); another port or scheme of the host is another origin; the DevTools pattern
+// names the origin as Chromium writes its URLs.
+func TestOrigins(t *testing.T) {
+	parse := func(raw string) origin {
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return originOf(u)
+	}
+	ic := newInterception([]origin{parse("http://127.0.0.1:8090"), parse("https://Example.com")}, nil, model.ExperimentChanges{})
+	for raw, want := range map[string]bool{
+		"http://127.0.0.1:8090/a?b": true, "http://127.0.0.1:8091/a": false, "https://127.0.0.1:8090/": false,
+		"https://example.com/x": true, "https://example.com:443/x": true, "http://example.com/x": false,
+		"https://example.com:8443/x": false, "https://api.example.com/x": false, "::not a url": false,
+	} {
+		if got := ic.owns(raw); got != want {
+			t.Errorf("owns(%s) = %v, want %v", raw, got, want)
+		}
+	}
+	for raw, want := range map[string]string{"http://127.0.0.1:8090/": "http://127.0.0.1:8090/*", "https://example.com:443": "https://example.com/*",
+		"http://[::1]:9000": "http://[::1]:9000/*"} {
+		if got := parse(raw).pattern(); got != want {
+			t.Errorf("pattern of %s: %s, want %s", raw, got, want)
+		}
 	}
 }
