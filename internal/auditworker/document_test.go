@@ -97,7 +97,9 @@ func TestDocumentTimingAgrees(t *testing.T) {
 				if name == "transfer" {
 					want = ms(pause)
 				}
-				if v[0] < want || v[1] < want {
+				// Less a millisecond: the browser times the first byte's arrival, which trails the
+				// server's flush by loopback's latency, and a loaded machine delays it more.
+				if v[0] < want-1 || v[1] < want-1 {
 					t.Errorf("%s %s: %.1f from the run, %.1f from its own load; the server made it at least %.0f", path, name, v[0], v[1], want)
 				}
 			}
