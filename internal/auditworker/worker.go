@@ -212,16 +212,7 @@ func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 			return err
 		}
 	}
-	if err := w.detect(context.WithoutCancel(ctx), site, page, job.Device); err != nil {
-		// The result is stored, and retrying would audit again: the next result detects the
-		// changes (and queues an event whose queuing failed) instead.
-		log.ErrorContext(ctx, "detect events", "err", err)
-	}
-	if w.cfg.Regressions != nil {
-		if err := w.cfg.Regressions.Lab(context.WithoutCancel(ctx), site, page, job.Device); err != nil {
-			log.ErrorContext(ctx, "evaluate regressions", "err", err) // the next day's result evaluates again
-		}
-	}
+	w.followUp(context.WithoutCancel(ctx), site, page, job.Device, log)
 	log.InfoContext(ctx, "audit finished", "ms", time.Since(start).Milliseconds(),
 		"performance", res.Metrics["performance_score"], "lcp", res.Metrics["lcp"], "opportunities", len(res.Opportunities))
 	return nil
@@ -244,6 +235,21 @@ func (w *Worker) endTest(ctx context.Context, site model.Website, t model.Series
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// followUp does what a stored result of page on device calls for: the events it causes and
+// the evaluation of the page's series. The result is stored, and retrying would audit again: a
+// failure is logged, and the next result detects the changes (and queues an event whose
+// queuing failed) instead.
+func (w *Worker) followUp(ctx context.Context, site model.Website, page model.Page, device string, log *slog.Logger) {
+	if err := w.detect(ctx, site, page, device); err != nil {
+		log.ErrorContext(ctx, "detect events", "err", err)
+	}
+	if w.cfg.Regressions != nil {
+		if err := w.cfg.Regressions.Lab(ctx, site, page, device); err != nil {
+			log.ErrorContext(ctx, "evaluate regressions", "err", err) // the next day's result evaluates again
+		}
+	}
+}
 
 // detect records the events a stored result causes: the page's audit recovering, and the
 // budgets' statuses changing. A redelivered message finds the states already recorded.
@@ -321,13 +327,18 @@ func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page,
 	if err := w.storeDiagnostics(ctx, res.ReportKey, dg, harPath); err != nil {
 		return res, err
 	}
+	return res, w.storeResult(ctx, site, page, res)
+}
+
+// storeResult stores a page's result of the day and makes the page's summary again with it.
+func (w *Worker) storeResult(ctx context.Context, site model.Website, page model.Page, res model.LabResult) error {
 	// Refused (ErrNotFound) once the website or page is deleted; the report just stored is
 	// then removed by the purge's last pass, which waits for the longest a worker can run.
 	if err := w.store.PutLabResult(ctx, site, page, res); err != nil {
-		return res, err
+		return err
 	}
 	// The pages lists show the page's summary: make it again with this result.
-	return res, w.summaries.Refresh(ctx, site, page)
+	return w.summaries.Refresh(ctx, site, page)
 }
 
 // lighthouseOutcome is one Lighthouse run of an audit: its report, parsed, and where the
