@@ -210,11 +210,19 @@ func RunDays(runs []model.Run, metric string) []Day {
 // regressions of every series' page or test (all sources and devices): a new regression joins
 // the incident of its page or test that began within a day of it. The events are the
 // incidents': one for the incidents that gained a regression or recovered.
+//
+// A page's or test's regressions are one query of its own copies of them, whatever the
+// number of the website's others.
 func (w *Watcher) evaluate(ctx context.Context, site model.Website, f model.RegressionFilter, all []series,
 	explain func(context.Context, *model.Regression) error) error {
 	thresholds, err := w.thresholds(ctx, site)
 	if err != nil {
 		return err
+	}
+	if f.Page != "" || f.Test != "" {
+		if site, err = w.store.EnsureRegressionsBySubject(ctx, site); err != nil {
+			return err
+		}
 	}
 	recorded, _, err := w.store.Regressions(ctx, site, f, "", 0)
 	if err != nil {

@@ -69,6 +69,14 @@ func profileSK(id string) string { return profileSKPrefix + id }
 
 func budgetSK(id string) string { return budgetSKPrefix + id }
 
+// budgetEntrySK keys a page's entry on a device off a budget, beside the budget's state
+// (BudgetState), so that a budget's entries are one query.
+func budgetEntrySK(budget, page, device string) string {
+	return budgetEntryPrefix(budget) + page + "#" + device
+}
+
+func budgetEntryPrefix(budget string) string { return budgetStatePrefix + budget + "#" }
+
 func testSK(id string) string { return testSKPrefix + id }
 
 // pageRowPrefix starts the sort keys of the pages' rows (see PageRow): ordered as the pages
@@ -219,6 +227,16 @@ func uxRunSK(day string) string { return "UX#RUN#" + day }
 func regressionSK(id string) string { return regressionSKPrefix + id }
 
 const regressionSKPrefix = "RG#"
+
+// subjectRegressionPrefix starts the keys of the copies of a page's regressions, or a test's
+// (when test is set), kept under its own items: its regressions, newest first, are one query,
+// and go with its purge.
+func subjectRegressionPrefix(page, test string) string {
+	if test != "" {
+		return TestItemsPrefix(test) + regressionSKPrefix
+	}
+	return PageItemsPrefix(page) + regressionSKPrefix
+}
 
 // regressionThresholdsSK keys a website's own least changes for regression detection.
 const regressionThresholdsSK = "RGCONF"
