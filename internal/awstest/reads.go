@@ -59,6 +59,18 @@ func (c ReadCount) String() string {
 		c.Requests(), strings.Join(ops, ", "), c.Items, c.Units, c.Writes, c.WriteUnits)
 }
 
+// Plus is c and o counted together.
+func (c ReadCount) Plus(o ReadCount) ReadCount {
+	sum := ReadCount{Calls: map[string]int{}, Items: c.Items + o.Items, Units: c.Units + o.Units,
+		Writes: c.Writes + o.Writes, WriteUnits: c.WriteUnits + o.WriteUnits}
+	for _, calls := range []map[string]int{c.Calls, o.Calls} {
+		for k, v := range calls {
+			sum.Calls[k] += v
+		}
+	}
+	return sum
+}
+
 // Reset starts counting afresh.
 func (r *Reads) Reset() {
 	r.mu.Lock()
