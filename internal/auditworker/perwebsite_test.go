@@ -230,12 +230,12 @@ func BenchmarkFollowUpReads(b *testing.B) {
 			b.ReportMetric(float64(sum.Requests())/per, "reads/op")
 			b.ReportMetric(float64(sum.Items)/per, "items/op")
 			b.ReportMetric(sum.Units/per, "RCU/op")
-			b.ReportMetric(sum.WriteUnits/per, "WCU/op")
+			b.ReportMetric(float64(sum.Writes)/per, "writes/op")
 			b.ReportMetric(float64(first.Requests()), "first-reads")
 			b.ReportMetric(float64(first.Items), "first-items")
 			b.ReportMetric(first.Units, "first-RCU")
-			b.Logf("%d pages: the day's first audit %s; then per audit %.1f reads, %.1f items, %.1f RCU, %.1f WCU",
-				n, first, float64(sum.Requests())/per, float64(sum.Items)/per, sum.Units/per, sum.WriteUnits/per)
+			b.Logf("%d pages: the day's first audit %s; then per audit %.1f reads, %.1f items, %.1f RCU, %.1f writes",
+				n, first, float64(sum.Requests())/per, float64(sum.Items)/per, sum.Units/per, float64(sum.Writes)/per)
 		})
 	}
 }

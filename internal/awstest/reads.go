@@ -36,7 +36,8 @@ type ReadCount struct {
 	Items  int            // items read (a query's before its filter)
 	Units  float64        // read capacity units consumed
 	Writes int            // write requests (puts, updates, deletes, transactions, batches)
-	// WriteUnits are the write capacity units consumed.
+	// WriteUnits are the write capacity units consumed, as reported (DynamoDB Local reports
+	// none for transactions).
 	WriteUnits float64
 }
 

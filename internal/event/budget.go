@@ -15,12 +15,14 @@ import (
 	"github.com/openvitals/openvitals/internal/store"
 )
 
-// A budget's status is as bad as its worst page and device. Its state (store.BudgetState)
-// keeps a tally of its pages and devices off it, each with its entry, so that after an audit
-// only the audited page and device are judged again: a few reads a budget, whatever the number
-// of pages. Every page is judged again, from the pages' rows, when the state's tally was made
-// against another version of the budget (or none), and once a day, which brings in what no
-// audit of a page tells: pages deleted, values older than the window, user-experience data.
+// A budget's status is as bad as its worst page and device. Beside its state it keeps a tally
+// of its pages and devices off it, each with its entry (see store.ChangeBudgetTally), so that
+// after an audit only the audited page and device are judged again: three items read a budget,
+// whatever the number of pages. Every page is judged again, from the pages' rows, when the
+// tally was made against another version of the budget (or none), and once a day, which brings
+// in what no audit of a page tells: values older than the window, user-experience data. A
+// purged page leaves the tallies with its entries, and the next audit tells the change. The
+// state itself changes only with the status (and its event), as every watched state does.
 
 // BudgetReporter reports budgets against every page of a website; *budget.Checker is one.
 type BudgetReporter interface {
@@ -54,7 +56,7 @@ func (r *Recorder) Budgets(ctx context.Context, w model.Website, m Measured, all
 	for i, b := range budgets {
 		ids[i] = b.ID
 	}
-	states, entries, err := r.store.BudgetStates(ctx, w, ids, m.Page.ID, m.Device)
+	states, tallies, entries, err := r.store.BudgetStates(ctx, w, ids, m.Page.ID, m.Device)
 	if err != nil {
 		return err
 	}
@@ -74,87 +76,108 @@ func (r *Recorder) Budgets(ctx context.Context, w model.Website, m Measured, all
 	}
 	var errs []error
 	for i, b := range budgets {
-		errs = append(errs, r.budget(ctx, w, b, m, states[i], entries[i], report))
+		errs = append(errs, r.budget(ctx, w, b, m, budgetRead{states[i], tallies[i], entries[i]}, report))
 	}
 	return errors.Join(errs...)
 }
 
-// budgetTries bounds how often a budget's state is read and judged again when another worker
-// changed it meanwhile.
+// budgetRead is what a budget holds for one page and device: its state, its tally and that
+// page and device's entry ("" within it).
+type budgetRead struct {
+	state model.State
+	tally model.BudgetTally
+	entry string
+}
+
+// budgetTries bounds how often a budget is read and judged again when another worker changed
+// it meanwhile.
 const budgetTries = 5
 
-// budget records one budget's state after m, st being its state and entry m's page's status
-// against it as read; report reports it against every page.
-func (r *Recorder) budget(ctx context.Context, w model.Website, b model.Budget, m Measured, st model.State, entry string,
+// budget records one budget's tally and status after m, as read in got; report reports it
+// against every page.
+func (r *Recorder) budget(ctx context.Context, w model.Website, b model.Budget, m Measured, got budgetRead,
 	report func(model.Budget) (budget.Report, error)) error {
 	for range budgetTries {
-		var next model.State
+		st := got.state
 		var err error
 		switch {
-		case st.Basis != budget.Basis(b) || st.Day != m.Day || !m.Known:
+		case got.tally.Basis != budget.Basis(b) || got.tally.Day != m.Day || !m.Known:
 			var rep budget.Report
 			if rep, err = report(b); err != nil {
 				return err
 			}
-			next, err = r.rejudge(ctx, w, b, st, rep, m.Day)
+			st, err = r.rejudge(ctx, w, b, got, rep, m.Day)
 		case budget.AppliesTo(b.Device, m.Device):
-			next, err = r.judge(ctx, w, b, st, entry, m)
-		default:
-			next = st
+			st, err = r.judge(ctx, w, b, got, m)
 		}
 		switch {
 		case errors.Is(err, model.ErrChanged):
-			states, entries, rerr := r.store.BudgetStates(ctx, w, []string{b.ID}, m.Page.ID, m.Device)
+			states, tallies, entries, rerr := r.store.BudgetStates(ctx, w, []string{b.ID}, m.Page.ID, m.Device)
 			if rerr != nil {
 				return rerr
 			}
-			st, entry = states[0], entries[0]
+			got = budgetRead{states[0], tallies[0], entries[0]}
 			continue
 		case model.IsNotFound(err): // the budget or the website is gone
 			return nil
 		case err != nil:
 			return err
 		}
-		return r.flush(ctx, w, next)
+		return r.flush(ctx, w, st)
 	}
 	return fmt.Errorf("budget %s kept changing", b.ID)
 }
 
-// judge moves m's page and device, whose entry off b is entry, to its status now, and records
-// b's status as its tally has it (which a page's purge may have changed silently).
-func (r *Recorder) judge(ctx context.Context, w model.Website, b model.Budget, st model.State, entry string, m Measured) (model.State, error) {
+// judge moves m's page and device to its status now, and records b's status as its tally has
+// it (which a page's purge may have changed): it returns b's state.
+func (r *Recorder) judge(ctx context.Context, w model.Website, b model.Budget, got budgetRead, m Measured) (model.State, error) {
 	status := budget.Judge(b, m.Device, m.Values)
 	if status == budget.OK {
 		status = "" // within it: no entry
 	}
 	var changes []model.BudgetEntryChange
-	if status != entry {
-		changes = []model.BudgetEntryChange{{Page: m.Page.ID, Device: m.Device, From: entry, To: status}}
+	if status != got.entry {
+		changes = []model.BudgetEntryChange{{Page: m.Page.ID, Device: m.Device, From: got.entry, To: status}}
 	}
-	to := st
-	to.Tally = model.TallyMoved(st.Tally, entry, status)
-	to.Value = budget.Tallied(to.Tally)
-	if len(changes) == 0 && to.Value == st.Value {
-		return st, nil
-	}
-	return r.store.ChangeBudgetState(ctx, w, st, to, budgetEvent(b, st, to), changes)
+	to := got.tally
+	to.Counts = model.TallyMoved(got.tally.Counts, got.entry, status)
+	return r.record(ctx, w, b, got, to, changes)
 }
 
-// rejudge makes b's entries those of rep (every page judged) and its state of them, judged on
-// day against b as it is: in parts of store.MaxBudgetEntryChanges, all but the last silent,
-// the last with the event of a change of status. A part written stays: after ErrChanged, the
+// record writes b's tally to and changes to its entries, with the change of its status that
+// to's counts make: the event of a change of status. Nothing is written when nothing changes.
+// It returns b's state.
+func (r *Recorder) record(ctx context.Context, w model.Website, b model.Budget, got budgetRead, to model.BudgetTally, changes []model.BudgetEntryChange) (model.State, error) {
+	value := budget.Tallied(to.Counts)
+	var status *store.StatusChange
+	if value != got.state.Value {
+		status = &store.StatusChange{From: got.state, Value: value, Event: budgetEvent(b, got.state.Value, value, budget.Off(to.Counts))}
+	}
+	if status == nil && len(changes) == 0 && to.Basis == got.tally.Basis && to.Day == got.tally.Day && maps.Equal(to.Counts, got.tally.Counts) {
+		return got.state, nil
+	}
+	_, st, err := r.store.ChangeBudgetTally(ctx, w, b.ID, got.tally, to, changes, status)
+	if status == nil {
+		st = got.state
+	}
+	return st, err
+}
+
+// rejudge makes b's entries those of rep (every page judged) and its tally theirs, judged on
+// day against b as it is: in parts of store.MaxBudgetEntryChanges, all but the last leaving
+// the status as it is, the last recording it. A part written stays: after ErrChanged, the
 // entries are read again and the rest follows.
-func (r *Recorder) rejudge(ctx context.Context, w model.Website, b model.Budget, st model.State, rep budget.Report, day string) (model.State, error) {
+func (r *Recorder) rejudge(ctx context.Context, w model.Website, b model.Budget, got budgetRead, rep budget.Report, day string) (model.State, error) {
 	entries, err := r.store.BudgetEntries(ctx, w, b.ID)
 	if err != nil {
-		return st, err
+		return got.state, err
 	}
 	type pageDevice struct{ page, device string }
 	want := map[pageDevice]string{}
-	tally := map[string]int{}
+	counts := map[string]int{}
 	for _, p := range rep.Pages {
 		want[pageDevice{p.Page.ID, p.Device}] = p.Status
-		tally[p.Status]++
+		counts[p.Status]++
 	}
 	var changes []model.BudgetEntryChange
 	for _, e := range entries {
@@ -172,34 +195,31 @@ func (r *Recorder) rejudge(ctx context.Context, w model.Website, b model.Budget,
 	})
 	for len(changes) > store.MaxBudgetEntryChanges {
 		part := changes[:store.MaxBudgetEntryChanges]
-		to := st
+		to := got.tally
 		for _, c := range part {
-			to.Tally = model.TallyMoved(to.Tally, c.From, c.To)
+			to.Counts = model.TallyMoved(to.Counts, c.From, c.To)
 		}
-		if st, err = r.store.ChangeBudgetState(ctx, w, st, to, nil, part); err != nil {
-			return st, err
+		if got.tally, _, err = r.store.ChangeBudgetTally(ctx, w, b.ID, got.tally, to, part, nil); err != nil {
+			return got.state, err
 		}
 		changes = changes[store.MaxBudgetEntryChanges:]
 	}
-	to := model.State{Value: budget.Tallied(tally), Day: day, Basis: budget.Basis(b), Tally: tally}
-	if len(changes) == 0 && to.Value == st.Value && to.Day == st.Day && to.Basis == st.Basis && maps.Equal(to.Tally, st.Tally) {
-		return st, nil
-	}
-	return r.store.ChangeBudgetState(ctx, w, st, to, budgetEvent(b, st, to), changes)
+	return r.record(ctx, w, b, got, model.BudgetTally{Counts: counts, Basis: budget.Basis(b), Day: day}, changes)
 }
 
-// budgetEvent is the event of b's state going from st to to, nil when its status stays.
-func budgetEvent(b model.Budget, st, to model.State) *model.Event {
-	before := st.Value
+// budgetEvent is the event of b's status going from before ("" for never recorded, which
+// counts as ok) to after with off pages and devices off it; nil when it stays (ok on a first
+// record).
+func budgetEvent(b model.Budget, before, after string, off int) *model.Event {
 	if before == "" {
 		before = budget.OK
 	}
-	if to.Value == before {
+	if after == before {
 		return nil
 	}
-	return &model.Event{Type: BudgetStatusChanged, Budget: b.ID, Before: before, After: to.Value,
+	return &model.Event{Type: BudgetStatusChanged, Budget: b.ID, Before: before, After: after,
 		Summary: fmt.Sprintf("Budget %s %s %s (%s): %s → %s, %s", b.Metric, operatorWord(b.Operator),
-			strconv.FormatFloat(b.Value, 'f', -1, 64), b.Device, before, to.Value, pagesWord(budget.Off(to.Tally)))}
+			strconv.FormatFloat(b.Value, 'f', -1, 64), b.Device, before, after, pagesWord(off))}
 }
 
 func operatorWord(op string) string {

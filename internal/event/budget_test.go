@@ -152,16 +152,17 @@ func TestBudgetsAsIfEveryPageJudged(t *testing.T) {
 				want = append(want, oldSummary(rep.Budget, before, rep.Status, len(rep.Pages)))
 			}
 			last[rep.Budget.ID] = rep.Status
-			state, err := st.WatchedState(ctx, w, store.BudgetState(rep.Budget.ID))
+			states, tallies, _, err := st.BudgetStates(ctx, w, []string{rep.Budget.ID}, "", "")
 			if err != nil {
 				t.Fatal(err)
 			}
+			state, tally := states[0], tallies[0]
 			listed := map[string]int{}
 			for _, p := range rep.Pages {
 				listed[p.Status]++
 			}
-			if state.Value != rep.Status || !equalTally(state.Tally, listed) {
-				t.Fatalf("step %d: budget %s recorded %s with %v off it, the list says %s with %v", step, budget.Basis(rep.Budget), state.Value, state.Tally, rep.Status, listed)
+			if state.Value != rep.Status || !equalTally(tally.Counts, listed) {
+				t.Fatalf("step %d: budget %s recorded %s with %v off it, the list says %s with %v", step, budget.Basis(rep.Budget), state.Value, tally.Counts, rep.Status, listed)
 			}
 		}
 		if got := q.summaries(); !slices.Equal(got, want) {
@@ -184,12 +185,12 @@ func TestBudgetsAsIfEveryPageJudged(t *testing.T) {
 				t.Errorf("the deleted page is still off budget %s: %+v", b.ID, e)
 			}
 		}
-		state, err := st.WatchedState(ctx, w, store.BudgetState(b.ID))
+		_, tallies, _, err := st.BudgetStates(ctx, w, []string{b.ID}, "", "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !equalTally(state.Tally, counted) {
-			t.Errorf("budget %s: tally %v, entries %v", b.ID, state.Tally, counted)
+		if !equalTally(tallies[0].Counts, counted) {
+			t.Errorf("budget %s: tally %v, entries %v", b.ID, tallies[0].Counts, counted)
 		}
 	}
 }
@@ -335,5 +336,40 @@ func TestBudgetAfterItsPageOrItselfChanged(t *testing.T) {
 	want = append(want, oldSummary(b, budget.OK, budget.AtRisk, 1))
 	if got := q.summaries(); !slices.Equal(got, want) {
 		t.Fatalf("after the budget changed: events %q, want %q", got, want)
+	}
+}
+
+// TestBudgetStateChangesOnlyWithItsStatus: the pages and devices moving off or onto a budget
+// whose status stays, and a new day judging every page again, leave its state (and so its last
+// event, which the notifier drops once the state has changed since) as it was.
+func TestBudgetStateChangesOnlyWithItsStatus(t *testing.T) {
+	ctx := context.Background()
+	st, w, _, rec, q := setup(t)
+	today := time.Date(2026, 11, 20, 6, 0, 0, 0, time.UTC)
+	reader := metrics.NewReader(st, func() time.Time { return today })
+	pages := []model.Page{{URL: "/a"}, {URL: "/b"}}
+	if err := st.CreatePages(ctx, w, pages); err != nil {
+		t.Fatal(err)
+	}
+	b := model.Budget{Metric: "lcp", Operator: "lt", Value: 2500, Device: "all"}
+	if err := st.CreateBudget(ctx, w, &b); err != nil {
+		t.Fatal(err)
+	}
+	audit(t, st, rec, reader, w, pages[0], "mobile", today, map[string]float64{"lcp": 4000})
+	before, err := st.WatchedState(ctx, w, store.BudgetState(b.ID))
+	if err != nil || before.Value != budget.Exceeded || len(q.summaries()) != 1 {
+		t.Fatalf("state %+v (%v), events %q; want exceeded, one event", before, err, q.summaries())
+	}
+	audit(t, st, rec, reader, w, pages[1], "desktop", today, map[string]float64{"lcp": 5000}) // a second page over it
+	audit(t, st, rec, reader, w, pages[1], "desktop", today, map[string]float64{"lcp": 1000}) // and back
+	today = today.AddDate(0, 0, 1)
+	audit(t, st, rec, reader, w, pages[1], "mobile", today, map[string]float64{"lcp": 1000}) // every page judged again
+	after, err := st.WatchedState(ctx, w, store.BudgetState(b.ID))
+	if err != nil || after.Version != before.Version || after.Value != budget.Exceeded || len(q.summaries()) != 1 {
+		t.Fatalf("state %+v (%v), events %q; want it as it was, %+v", after, err, q.summaries(), before)
+	}
+	_, tallies, _, err := st.BudgetStates(ctx, w, []string{b.ID}, "", "")
+	if err != nil || tallies[0].Day != model.Day(today) || tallies[0].Counts[budget.Exceeded] != 1 || tallies[0].Version < 3 {
+		t.Fatalf("tally %+v (%v), want today's with one page over, changed three times at least", tallies[0], err)
 	}
 }

@@ -12,8 +12,19 @@ type Budget struct {
 	Created  time.Time
 }
 
+// BudgetTally is what is known of a budget's pages and devices off it: how many by status
+// (Counts), the budget as they were judged (Basis), the day every page was last judged (Day),
+// and Version, its number of changes. Each of those pages and devices has its BudgetEntry,
+// changed only with the tally.
+type BudgetTally struct {
+	Counts  map[string]int `dynamodbav:",omitempty"`
+	Basis   string
+	Day     string
+	Version int
+}
+
 // BudgetEntry is a page on a device that is off a budget: Status is at risk or exceeded (a
-// page within its budget has none). A budget's state tallies its entries.
+// page within its budget has none). A budget's tally counts its entries.
 type BudgetEntry struct {
 	Page, Device, Status string
 }

@@ -53,11 +53,6 @@ type State struct {
 	Day   string `dynamodbav:",omitempty"`
 	// Unsent is the key (EventKey) of the last change's event until it is queued for delivery.
 	Unsent string `dynamodbav:",omitempty"`
-	// Tally counts, for a budget's state, its pages and devices off it by their status (at
-	// risk, exceeded): one BudgetEntry each, changed only with the state.
-	Tally map[string]int `dynamodbav:",omitempty"`
-	// Basis is what Tally's pages were judged against: the budget as it was then.
-	Basis string `dynamodbav:",omitempty"`
 }
 
 // StateKey is the sort key of a watched state's item; the functions below make them, so that

@@ -58,13 +58,13 @@ func (s *Store) DeleteBudget(ctx context.Context, w model.Website, id string) er
 	if err := s.deleteItem(ctx, websitePK(w.Account, w.ID), budgetSK(id), "budget "+id); err != nil {
 		return err
 	}
-	// Its watched status and its entries go with it (ChangeBudgetState writes them only while
-	// the budget exists).
+	// Its watched status, its tally and its entries go with it (ChangeBudgetTally writes them
+	// only while the budget exists).
 	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), string(BudgetState(id))),
 	})
 	if err != nil {
 		return fmt.Errorf("delete status of budget %s: %w", id, err)
 	}
-	return s.deleteBudgetEntries(ctx, w, id)
+	return s.deleteBudgetTally(ctx, w, id)
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -13,10 +13,16 @@ import (
 	"github.com/openvitals/openvitals/internal/model"
 )
 
-// A budget's state (BudgetState) holds its status and a tally of its pages and devices off it;
-// each of those has an entry item beside it (budgetEntrySK), so that an audit judges its own
-// page and device and reads two items a budget, whatever the number of pages. An entry
-// changes only with its state, in one transaction, so that the tally is always the entries'.
+// Beside a budget's state (BudgetState: its status, changed only with its event) are its tally
+// of its pages and devices off it (budgetTallySK) and an entry for each of those
+// (budgetEntrySK), so that an audit judges its own page and device and reads three items a
+// budget, whatever the number of pages. An entry changes only with the tally, in one
+// transaction, so that the tally always counts the entries.
+
+type budgetTallyItem struct {
+	PK, SK, Type string
+	model.BudgetTally
+}
 
 type budgetEntryItem struct {
 	PK, SK, Type string
@@ -24,23 +30,24 @@ type budgetEntryItem struct {
 	model.BudgetEntry
 }
 
-// MaxBudgetEntryChanges is how many entries one ChangeBudgetState may change: a transaction
-// holds 100 actions, four of which are the state's (its event, itself, its website and its
-// budget).
-const MaxBudgetEntryChanges = 96
+// MaxBudgetEntryChanges is how many entries one ChangeBudgetTally may change: a transaction
+// holds 100 actions, six of which may be the tally's and the state's (the tally, the state,
+// its event, the website's and the budget's checks).
+const MaxBudgetEntryChanges = 94
 
-// BudgetStates reads the states of a website's budgets and the entries of one page on one
-// device against them, in one request for every 50 budgets: each budget's state (the zero
-// State with its key when none was recorded) and that page's status against it ("" within it).
-func (s *Store) BudgetStates(ctx context.Context, w model.Website, budgets []string, page, device string) ([]model.State, []string, error) {
+// BudgetStates reads what a website's budgets hold for one page on one device, in one request
+// for every 33 budgets: each budget's state (the zero State with its key when none was
+// recorded), its tally (zero when none was made) and that page's status against it ("" within
+// it).
+func (s *Store) BudgetStates(ctx context.Context, w model.Website, budgets []string, page, device string) ([]model.State, []model.BudgetTally, []string, error) {
 	pk := websitePK(w.Account, w.ID)
-	keys := make([]map[string]ddbtypes.AttributeValue, 0, 2*len(budgets))
+	keys := make([]map[string]ddbtypes.AttributeValue, 0, 3*len(budgets))
 	for _, b := range budgets {
-		keys = append(keys, key(pk, string(BudgetState(b))), key(pk, budgetEntrySK(b, page, device)))
+		keys = append(keys, key(pk, string(BudgetState(b))), key(pk, budgetTallySK(b)), key(pk, budgetEntrySK(b, page, device)))
 	}
 	items, err := s.batchGet(ctx, keys, true)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read budget states: %w", err)
+		return nil, nil, nil, fmt.Errorf("read budget states: %w", err)
 	}
 	got := make(map[string]map[string]ddbtypes.AttributeValue, len(items))
 	for _, it := range items {
@@ -48,25 +55,22 @@ func (s *Store) BudgetStates(ctx context.Context, w model.Website, budgets []str
 			got[sk.Value] = it
 		}
 	}
-	states, entries := make([]model.State, len(budgets)), make([]string, len(budgets))
+	states, tallies, entries := make([]model.State, len(budgets)), make([]model.BudgetTally, len(budgets)), make([]string, len(budgets))
 	for i, b := range budgets {
+		var st stateItem
+		var tally budgetTallyItem
+		var entry budgetEntryItem
+		for sk, into := range map[string]any{string(BudgetState(b)): &st, budgetTallySK(b): &tally, budgetEntrySK(b, page, device): &entry} {
+			if av, ok := got[sk]; ok {
+				if err := attributevalue.UnmarshalMap(av, into); err != nil {
+					return nil, nil, nil, fmt.Errorf("decode %s: %w", sk, err)
+				}
+			}
+		}
+		states[i], tallies[i], entries[i] = st.State, tally.BudgetTally, entry.Status
 		states[i].Key = BudgetState(b)
-		if av, ok := got[string(states[i].Key)]; ok {
-			var it stateItem
-			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-				return nil, nil, fmt.Errorf("decode budget state: %w", err)
-			}
-			states[i], states[i].Key = it.State, BudgetState(b)
-		}
-		if av, ok := got[budgetEntrySK(b, page, device)]; ok {
-			var it budgetEntryItem
-			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-				return nil, nil, fmt.Errorf("decode budget entry: %w", err)
-			}
-			entries[i] = it.Status
-		}
 	}
-	return states, entries, nil
+	return states, tallies, entries, nil
 }
 
 // BudgetEntries lists a budget's pages and devices off it.
@@ -82,49 +86,91 @@ func (s *Store) BudgetEntries(ctx context.Context, w model.Website, budget strin
 	return out, nil
 }
 
-// ChangeBudgetState records a budget's state to (its Value, Day, Basis and Tally; Since is
-// kept while Value is, Unsent until an event) over from, as ChangeState does, with changes (at most
-// MaxBudgetEntryChanges) made to its entries in the same transaction, each only if the entry is
-// still as its From says: else nothing is written and the error is ErrChanged.
-func (s *Store) ChangeBudgetState(ctx context.Context, w model.Website, from, to model.State, ev *model.Event, changes []model.BudgetEntryChange) (model.State, error) {
-	if len(changes) > MaxBudgetEntryChanges {
-		return from, fmt.Errorf("budget state %s: %d entry changes, at most %d at once", from.Key, len(changes), MaxBudgetEntryChanges)
-	}
-	budget := strings.TrimPrefix(string(from.Key), budgetStatePrefix)
-	to.Unsent, to.Since = from.Unsent, from.Since // an event still to queue stays so through silent changes
-	if to.Value != from.Value || from.Version == 0 {
-		to.Since = s.now()
-	}
-	pk := websitePK(w.Account, w.ID)
-	more := make([]ddbtypes.TransactWriteItem, 0, len(changes))
-	for _, c := range changes {
-		sk := budgetEntrySK(budget, c.Page, c.Device)
-		cond, values := "attribute_not_exists(PK)", map[string]ddbtypes.AttributeValue(nil)
-		if c.From != "" {
-			cond, values = "#s = :from", map[string]ddbtypes.AttributeValue{":from": str(c.From)}
-		}
-		if c.To == "" {
-			more = append(more, ddbtypes.TransactWriteItem{Delete: &ddbtypes.Delete{TableName: aws.String(s.table), Key: key(pk, sk),
-				ConditionExpression: aws.String(cond), ExpressionAttributeNames: map[string]string{"#s": "Status"}, ExpressionAttributeValues: values}})
-			continue
-		}
-		item, err := attributevalue.MarshalMap(budgetEntryItem{PK: pk, SK: sk, Type: "budget-entry", Budget: budget,
-			BudgetEntry: model.BudgetEntry{Page: c.Page, Device: c.Device, Status: c.To}})
-		if err != nil {
-			return from, err
-		}
-		put := &ddbtypes.Put{TableName: aws.String(s.table), Item: item, ConditionExpression: aws.String(cond), ExpressionAttributeValues: values}
-		if c.From != "" {
-			put.ExpressionAttributeNames = map[string]string{"#s": "Status"}
-		}
-		more = append(more, ddbtypes.TransactWriteItem{Put: put})
-	}
-	return s.changeState(ctx, w, from, to, ev, more)
+// StatusChange is a change of a budget's status to record with its tally: its state as read,
+// the status it takes, and the change's event (nil for none), as ChangeState records them.
+type StatusChange struct {
+	From  model.State
+	Value string
+	Event *model.Event
 }
 
-// deleteBudgetEntries removes a deleted budget's entries.
-func (s *Store) deleteBudgetEntries(ctx context.Context, w model.Website, budget string) error {
-	_, err := s.deletePrefix(ctx, websitePK(w.Account, w.ID), budgetEntryPrefix(budget))
+// ChangeBudgetTally records a budget's tally to (its version set here) over from as read,
+// with changes (at most MaxBudgetEntryChanges) made to its entries, each only if the entry is
+// still as its From says, and with status, when not nil, the budget's status changing: all in
+// one transaction, or nothing and ErrChanged when the tally, an entry or the state changed
+// since it was read (ErrNotFound once the budget or its website is gone). It returns the tally
+// and the state as they now are.
+func (s *Store) ChangeBudgetTally(ctx context.Context, w model.Website, budget string, from, to model.BudgetTally,
+	changes []model.BudgetEntryChange, status *StatusChange) (model.BudgetTally, model.State, error) {
+	if len(changes) > MaxBudgetEntryChanges {
+		return from, model.State{}, fmt.Errorf("budget %s: %d entry changes, at most %d at once", budget, len(changes), MaxBudgetEntryChanges)
+	}
+	pk := websitePK(w.Account, w.ID)
+	to.Version = from.Version + 1
+	item, err := attributevalue.MarshalMap(budgetTallyItem{PK: pk, SK: budgetTallySK(budget), Type: "budget-tally", BudgetTally: to})
+	if err != nil {
+		return from, model.State{}, err
+	}
+	put := &ddbtypes.Put{TableName: aws.String(s.table), Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")}
+	if from.Version > 0 {
+		put.ConditionExpression = aws.String("Version = :v")
+		put.ExpressionAttributeValues = map[string]ddbtypes.AttributeValue{":v": num(from.Version)}
+	}
+	writes := []ddbtypes.TransactWriteItem{{Put: put}}
+	for _, c := range changes {
+		write, err := s.budgetEntryWrite(pk, budget, c)
+		if err != nil {
+			return from, model.State{}, err
+		}
+		writes = append(writes, write)
+	}
+	if status != nil {
+		st, err := s.changeState(ctx, w, status.From, model.State{Value: status.Value, Since: s.now()}, status.Event, writes)
+		if err != nil {
+			return from, st, err
+		}
+		return to, st, nil
+	}
+	actions := append([]ddbtypes.TransactWriteItem{s.websiteExists(w), {ConditionCheck: &ddbtypes.ConditionCheck{
+		TableName: aws.String(s.table), Key: key(pk, budgetSK(budget)), ConditionExpression: aws.String("attribute_exists(PK)"),
+	}}}, writes...)
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions})
+	reasons := cancellationReasons(err)
+	switch {
+	case len(reasons) == len(actions) && slices.Contains(reasons[:2], "ConditionalCheckFailed"):
+		return from, model.State{}, fmt.Errorf("budget %s: %w", budget, model.ErrNotFound)
+	case slices.Contains(reasons, "ConditionalCheckFailed"):
+		return from, model.State{}, fmt.Errorf("tally of budget %s: %w", budget, model.ErrChanged)
+	case err != nil:
+		return from, model.State{}, fmt.Errorf("change the tally of budget %s: %w", budget, err)
+	}
+	return to, model.State{}, nil
+}
+
+// budgetEntryWrite is the write that makes an entry go from c.From to c.To ("" for none), if
+// it is still as c.From says.
+func (s *Store) budgetEntryWrite(pk, budget string, c model.BudgetEntryChange) (ddbtypes.TransactWriteItem, error) {
+	k := key(pk, budgetEntrySK(budget, c.Page, c.Device))
+	cond, names, values := "attribute_not_exists(PK)", map[string]string(nil), map[string]ddbtypes.AttributeValue(nil)
+	if c.From != "" {
+		cond, names, values = "#s = :from", map[string]string{"#s": "Status"}, map[string]ddbtypes.AttributeValue{":from": str(c.From)}
+	}
+	if c.To == "" {
+		return ddbtypes.TransactWriteItem{Delete: &ddbtypes.Delete{TableName: aws.String(s.table), Key: k,
+			ConditionExpression: aws.String(cond), ExpressionAttributeNames: names, ExpressionAttributeValues: values}}, nil
+	}
+	item, err := attributevalue.MarshalMap(budgetEntryItem{PK: pk, SK: budgetEntrySK(budget, c.Page, c.Device), Type: "budget-entry", Budget: budget,
+		BudgetEntry: model.BudgetEntry{Page: c.Page, Device: c.Device, Status: c.To}})
+	if err != nil {
+		return ddbtypes.TransactWriteItem{}, err
+	}
+	return ddbtypes.TransactWriteItem{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: item,
+		ConditionExpression: aws.String(cond), ExpressionAttributeNames: names, ExpressionAttributeValues: values}}, nil
+}
+
+// deleteBudgetTally removes a deleted budget's tally and entries.
+func (s *Store) deleteBudgetTally(ctx context.Context, w model.Website, budget string) error {
+	_, err := s.deletePrefix(ctx, websitePK(w.Account, w.ID), budgetTallyPrefix(budget))
 	return err
 }
 
@@ -164,13 +210,13 @@ func (s *Store) purgeBudgetEntries(ctx context.Context, w model.Website, page st
 // tally, whatever its status by then.
 func (s *Store) dropBudgetEntry(ctx context.Context, w model.Website, budget, page, device string) error {
 	for range changeTries {
-		states, entries, err := s.BudgetStates(ctx, w, []string{budget}, page, device)
+		_, tallies, entries, err := s.BudgetStates(ctx, w, []string{budget}, page, device)
 		if err != nil || entries[0] == "" {
 			return err
 		}
-		to := states[0]
-		to.Tally = model.TallyMoved(to.Tally, entries[0], "")
-		_, err = s.ChangeBudgetState(ctx, w, states[0], to, nil, []model.BudgetEntryChange{{Page: page, Device: device, From: entries[0]}})
+		to := tallies[0]
+		to.Counts = model.TallyMoved(to.Counts, entries[0], "")
+		_, _, err = s.ChangeBudgetTally(ctx, w, budget, tallies[0], to, []model.BudgetEntryChange{{Page: page, Device: device, From: entries[0]}}, nil)
 		if model.IsNotFound(err) { // the budget or the website went meanwhile, and its entries with it
 			return nil
 		}

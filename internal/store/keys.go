@@ -69,13 +69,18 @@ func profileSK(id string) string { return profileSKPrefix + id }
 
 func budgetSK(id string) string { return budgetSKPrefix + id }
 
-// budgetEntrySK keys a page's entry on a device off a budget, beside the budget's state
-// (BudgetState), so that a budget's entries are one query.
+// budgetTallySK keys a budget's tally of its pages and devices off it, and budgetEntrySK each
+// of those, beside the budget's state (BudgetState), so that its entries are one query and its
+// tally and entries one prefix (budgetTallyPrefix).
+func budgetTallySK(budget string) string { return budgetTallyPrefix(budget) + "TALLY" }
+
 func budgetEntrySK(budget, page, device string) string {
 	return budgetEntryPrefix(budget) + page + "#" + device
 }
 
-func budgetEntryPrefix(budget string) string { return budgetStatePrefix + budget + "#" }
+func budgetTallyPrefix(budget string) string { return budgetStatePrefix + budget + "#" }
+
+func budgetEntryPrefix(budget string) string { return budgetTallyPrefix(budget) + "E#" }
 
 func testSK(id string) string { return testSKPrefix + id }
 
