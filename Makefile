@@ -22,7 +22,7 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
 # Every target; make help says what each does (make test checks both for every rule here).
 TARGETS := help deps deps-local deps-deploy run demo reset daily keys test test-infra rehearse image-test fuzz \
-	bench bench-pages bench-audit bench-multistep bench-notify bench-regressions bench-dashboard bench-rum \
+	bench bench-pages bench-audit bench-multistep bench-notify bench-regressions bench-dashboard bench-rum bench-reads \
 	screenshots build synth bootstrap deploy clean
 .PHONY: $(TARGETS)
 
@@ -64,6 +64,7 @@ help:
 	@echo "make bench-regressions regression detection against labelled series and two baselines; run-to-run noise of real audits (~10 min)"
 	@echo "make bench-dashboard dashboard: first render with 100 pages, and its own Lighthouse audit (~8 min)"
 	@echo "make bench-rum    RUM benchmarks: fold and collect throughput, sketch error, reports over 10M views (~5 min)"
+	@echo "make bench-reads  what an audit reads once its result is stored, at 10, 100 and 1,000 pages (~1 min)"
 	@echo "make screenshots  the dashboard's screenshots in docs/screenshots, made by its browser test (~3 min)"
 	@echo "make deps-local   install what make run needs (every target installs what it needs itself)"
 	@echo "make deps   deps-local, and the CDK app's modules and CLI (make test, synth and deploy need them)"
@@ -289,6 +290,14 @@ bench-rum: deps-local
 	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench 'Fold|SketchP75' -benchtime 4000x -cpu 1 ./internal/rumworker/ ./internal/rollup/; \
 	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench 'Collect' -benchtime 3000x ./internal/api/; \
 	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench 'Report10M|Aggregate' -benchtime 30x -timeout 30m ./internal/rumworker/
+
+# What an audit reads in DynamoDB once its result is stored (its page's summary, the budgets'
+# statuses, its page's regressions) in websites of 10, 100 and 1,000 pages (~1 min, DynamoDB
+# Local). See BENCHMARKS.md.
+bench-reads: deps-local
+	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
+	$(STANDINS) start $(TEST_PORTS); \
+	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench FollowUpReads -benchtime 20x ./internal/auditworker/
 
 # Each function's bootstrap, for Lambda's provided.al2023 runtime on arm64.
 build:

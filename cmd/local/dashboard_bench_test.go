@@ -75,7 +75,7 @@ func BenchmarkDashboardFirstRender(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			if err := reader.Refresh(ctx, site, p); err != nil {
+			if _, err := reader.Refresh(ctx, site, p); err != nil {
 				b.Fatal(err)
 			}
 		}

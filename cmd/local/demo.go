@@ -469,7 +469,7 @@ func (d *demo) addHistory(ctx context.Context, site model.Website, pages []model
 				}
 			}
 		}
-		if err := summaries.Refresh(ctx, site, p); err != nil {
+		if _, err := summaries.Refresh(ctx, site, p); err != nil {
 			return err
 		}
 	}

@@ -139,7 +139,7 @@ func benchSeedPages(b *testing.B, n, dated int) (*benchEnv, string, string) {
 		go func() {
 			defer wg.Done()
 			for p := range refresh {
-				if err := summaries.Refresh(ctx, site, p); err != nil {
+				if _, err := summaries.Refresh(ctx, site, p); err != nil {
 					once.Do(func() { failed = err })
 				}
 			}

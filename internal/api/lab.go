@@ -14,8 +14,8 @@ import (
 )
 
 const (
-	defaultRangeDays   = 90  // default range of the timeline and network endpoints
-	maxRangeDays       = 731 // longest range one request may ask for
+	defaultRangeDays   = 90                // default range of the timeline and network endpoints
+	maxRangeDays       = model.HistoryDays // longest range one request may ask for: the history kept
 	dateRangeLayout    = "20060102"
 	maxAuditsPerDemand = 1000
 )

@@ -164,7 +164,7 @@ func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 	}
 	log.InfoContext(ctx, "audit started", "runs", w.cfg.Runs)
 
-	res, err := w.audit(ctx, site, page, job.Device, target, reportKey)
+	res, listings, err := w.audit(ctx, site, page, job.Device, target, reportKey)
 	if model.IsNotFound(err) {
 		// Deleted while it was audited: no result was written, and the purge's last pass
 		// removes the report.
@@ -212,16 +212,7 @@ func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 			return err
 		}
 	}
-	if err := w.detect(context.WithoutCancel(ctx), site, page, job.Device); err != nil {
-		// The result is stored, and retrying would audit again: the next result detects the
-		// changes (and queues an event whose queuing failed) instead.
-		log.ErrorContext(ctx, "detect events", "err", err)
-	}
-	if w.cfg.Regressions != nil {
-		if err := w.cfg.Regressions.Lab(context.WithoutCancel(ctx), site, page, job.Device); err != nil {
-			log.ErrorContext(ctx, "evaluate regressions", "err", err) // the next day's result evaluates again
-		}
-	}
+	w.followUp(context.WithoutCancel(ctx), site, page, job.Device, listings, log)
 	log.InfoContext(ctx, "audit finished", "ms", time.Since(start).Milliseconds(),
 		"performance", res.Metrics["performance_score"], "lcp", res.Metrics["lcp"], "opportunities", len(res.Opportunities))
 	return nil
@@ -245,53 +236,72 @@ func (w *Worker) endTest(ctx context.Context, site model.Website, t model.Series
 
 func ptr[T any](v T) *T { return &v }
 
+// followUp does what a stored result of page on device calls for: the events it causes and
+// the evaluation of the page's series; listings are the page's listings with the result. The
+// result is stored, and retrying would audit again: a failure is logged, and the next result
+// detects the changes (and queues an event whose queuing failed) instead.
+func (w *Worker) followUp(ctx context.Context, site model.Website, page model.Page, device string, listings []metrics.Listing, log *slog.Logger) {
+	if err := w.detect(ctx, site, page, device, listings); err != nil {
+		log.ErrorContext(ctx, "detect events", "err", err)
+	}
+	if w.cfg.Regressions != nil {
+		if err := w.cfg.Regressions.Lab(ctx, site, page, device); err != nil {
+			log.ErrorContext(ctx, "evaluate regressions", "err", err) // the next day's result evaluates again
+		}
+	}
+}
+
 // detect records the events a stored result causes: the page's audit recovering, and the
-// budgets' statuses changing. A redelivered message finds the states already recorded.
-func (w *Worker) detect(ctx context.Context, site model.Website, page model.Page, device string) error {
+// budgets' statuses changing, the page on device judged on its latest values (from listings).
+// A redelivered message finds the states already recorded.
+func (w *Worker) detect(ctx context.Context, site model.Website, page model.Page, device string, listings []metrics.Listing) error {
 	if w.cfg.Events == nil {
 		return nil
 	}
 	if err := w.cfg.Events.AuditSucceeded(ctx, site, page, device); err != nil {
 		return err
 	}
-	reports, err := w.budgets.Website(ctx, site)
-	if err != nil {
-		return err
+	m := event.Measured{Page: page, Device: device, Day: model.Day(w.now())}
+	for _, l := range listings {
+		if l.Device == device {
+			m.Values, m.Known = l.Latest(), true
+		}
 	}
-	return w.cfg.Events.Budgets(ctx, site, reports)
+	return w.cfg.Events.Budgets(ctx, site, m, w.budgets)
 }
 
 // audit audits a page on a device and stores the result, its median report at reportKey ("":
-// the page's report of the day), with that run's diagnostics beside it.
-func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page, device, target, reportKey string) (model.LabResult, error) {
+// the page's report of the day), with that run's diagnostics beside it. It returns the result
+// and the page's listings with it (see storeResult).
+func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page, device, target, reportKey string) (model.LabResult, []metrics.Listing, error) {
 	// Refuse a forbidden target before starting a browser; the browser's own connections are
 	// guarded too (redirects, subresources), by its proxy.
 	u, err := url.Parse(target)
 	if err != nil {
-		return model.LabResult{}, err
+		return model.LabResult{}, nil, err
 	}
 	if err := w.cfg.Browser.Guard.CheckHost(ctx, u.Hostname()); err != nil {
-		return model.LabResult{}, err
+		return model.LabResult{}, nil, err
 	}
 	dir, err := os.MkdirTemp(w.cfg.Browser.TempRoot, "audit-*")
 	if err != nil {
-		return model.LabResult{}, err
+		return model.LabResult{}, nil, err
 	}
 	defer os.RemoveAll(dir)
 	prof, err := w.profileFor(ctx, site, page, device)
 	if err != nil {
-		return model.LabResult{}, err
+		return model.LabResult{}, nil, err
 	}
 
 	runs, err := w.lighthouseRuns(ctx, prof, target, device, dir, model.ExperimentChanges{})
 	if err != nil {
-		return model.LabResult{}, err
+		return model.LabResult{}, nil, err
 	}
 	median, reports := medianRun(runs)
 	dg, harPath := w.diagnose(ctx, median.path)
 	timing, validation, err := w.document(ctx, median, dg)
 	if err != nil {
-		return model.LabResult{}, err
+		return model.LabResult{}, nil, err
 	}
 
 	res := w.labResult(page.ID, device, reports, median.report)
@@ -316,18 +326,26 @@ func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page,
 		res.ReportKey = blobstore.PagePrefix(site.Account, site.ID, page.ID) + "lighthouse/" + res.Day + "-" + device + ".json.gz"
 	}
 	if err := w.storeReport(ctx, res.ReportKey, median.path); err != nil {
-		return res, err
+		return res, nil, err
 	}
 	if err := w.storeDiagnostics(ctx, res.ReportKey, dg, harPath); err != nil {
-		return res, err
+		return res, nil, err
 	}
+	listings, err := w.storeResult(ctx, site, page, res)
+	return res, listings, err
+}
+
+// storeResult stores a page's result of the day and makes the page's summary again with it;
+// it returns the page's listings on both devices as the summary now holds them (none when the
+// page has no row yet).
+func (w *Worker) storeResult(ctx context.Context, site model.Website, page model.Page, res model.LabResult) ([]metrics.Listing, error) {
 	// Refused (ErrNotFound) once the website or page is deleted; the report just stored is
 	// then removed by the purge's last pass, which waits for the longest a worker can run.
 	if err := w.store.PutLabResult(ctx, site, page, res); err != nil {
-		return res, err
+		return nil, err
 	}
 	// The pages lists show the page's summary: make it again with this result.
-	return res, w.summaries.Refresh(ctx, site, page)
+	return w.summaries.Refresh(ctx, site, page)
 }
 
 // lighthouseOutcome is one Lighthouse run of an audit: its report, parsed, and where the

@@ -168,6 +168,38 @@ func rank(s string) int {
 // measured on measured.
 func AppliesTo(device, measured string) bool { return device == "all" || device == measured }
 
+// Judge is the status of one page on device against b, values being its latest: ok when b
+// does not cover the device or its metric was not measured.
+func Judge(b model.Budget, device string, values map[string]float64) string {
+	v, ok := values[b.Metric]
+	if !ok || !AppliesTo(b.Device, device) {
+		return OK
+	}
+	return Status(b.Operator, b.Value, v)
+}
+
+// Basis is what a budget's statuses are judged against: its metric, operator, threshold and
+// device. Statuses judged against another basis (the budget was changed since) are judged
+// again.
+func Basis(b model.Budget) string {
+	return strings.Join([]string{b.Metric, b.Operator, strconv.FormatFloat(b.Value, 'g', -1, 64), b.Device}, " ")
+}
+
+// Tallied is the status of a budget from the tally of its pages and devices off it by status:
+// as bad as the worst of them, ok without any.
+func Tallied(tally map[string]int) string {
+	switch {
+	case tally[Exceeded] > 0:
+		return Exceeded
+	case tally[AtRisk] > 0:
+		return AtRisk
+	}
+	return OK
+}
+
+// Off is how many pages and devices a tally has off its budget.
+func Off(tally map[string]int) int { return tally[Exceeded] + tally[AtRisk] }
+
 // Count counts the budgets that the values measured on device (as value gives them) exceed and
 // are at risk of. A budget
 // whose metric was not measured counts as neither.
@@ -216,11 +248,7 @@ func Evaluate(budgets []model.Budget, measured []Measured) []Report {
 	for i, b := range budgets {
 		r := Report{Budget: b, Status: OK, Pages: []PageStatus{}}
 		for _, m := range measured {
-			v, ok := m.Values[b.Metric]
-			if !ok || !AppliesTo(b.Device, m.Device) {
-				continue
-			}
-			if st := Status(b.Operator, b.Value, v); st != OK {
+			if st := Judge(b, m.Device, m.Values); st != OK {
 				r.Status = Worse(r.Status, st)
 				r.Pages = append(r.Pages, PageStatus{Page: m.Page, Device: m.Device, Status: st})
 			}
@@ -258,6 +286,12 @@ func (c *Checker) Website(ctx context.Context, w model.Website) ([]Report, error
 	if err != nil {
 		return nil, err
 	}
+	return c.Reports(ctx, w, budgets)
+}
+
+// Reports reports budgets, in order, against the latest values of every page of a website
+// (all of its pages' rows). It reads no values when there is no budget.
+func (c *Checker) Reports(ctx context.Context, w model.Website, budgets []model.Budget) ([]Report, error) {
 	if len(budgets) == 0 {
 		return []Report{}, nil
 	}

@@ -2,7 +2,6 @@ package event
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -10,51 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/budget"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/store"
 )
-
-// Budgets records the status changes of a website's budgets, as budget.Checker reports them
-// after a result was stored. A budget never seen before counts as ok before.
-func (r *Recorder) Budgets(ctx context.Context, w model.Website, reports []budget.Report) error {
-	var errs []error
-	for _, rep := range reports {
-		b := rep.Budget
-		errs = append(errs, r.Observe(ctx, w, store.BudgetState(b.ID), func(st model.State) Decision {
-			before := st.Value
-			if before == "" {
-				before = budget.OK
-			}
-			d := Decision{Value: rep.Status}
-			if rep.Status != before {
-				d.Event = &model.Event{Type: BudgetStatusChanged, Budget: b.ID, Before: before, After: rep.Status,
-					Summary: fmt.Sprintf("Budget %s %s %s (%s): %s → %s, %s", b.Metric, operatorWord(b.Operator),
-						strconv.FormatFloat(b.Value, 'f', -1, 64), b.Device, before, rep.Status, pagesWord(len(rep.Pages)))}
-			}
-			return d
-		}))
-	}
-	return errors.Join(errs...)
-}
-
-func operatorWord(op string) string {
-	if op == "gt" {
-		return "above"
-	}
-	return "below"
-}
-
-func pagesWord(n int) string {
-	switch n {
-	case 0:
-		return "every page within it"
-	case 1:
-		return "1 page and device off it"
-	}
-	return strconv.Itoa(n) + " pages and devices off it"
-}
 
 // Test records a multistep test's state after a run finished (up, down, flaky, off, from its
 // runs of the statistics window), and a failed run that follows a completed one. A test's

@@ -115,8 +115,9 @@ func TestBudgetAndTestEvents(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	statuses := fixedReports{ok.ID: budget.OK, over.ID: budget.Exceeded}
 	for range 2 {
-		if err := rec.Budgets(ctx, w, []budget.Report{{Budget: ok, Status: budget.OK}, {Budget: over, Status: budget.Exceeded}}); err != nil {
+		if err := rec.Budgets(ctx, w, event.Measured{Page: model.Page{ID: "home"}, Device: "mobile", Day: "20261120"}, statuses); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -158,29 +158,30 @@ func (r *Reader) read(ctx context.Context, w model.Website, s *Series, from, to 
 const refreshTries = 5
 
 // Refresh makes a page's summary from its results of the window if it has none, as after a
-// worker stored a result (which marks it stale), so that the lists need not. A page whose row
-// is gone (deleted, or its website's rows not made yet: the lists make them) needs none.
-func (r *Reader) Refresh(ctx context.Context, w model.Website, p model.Page) error {
+// worker stored a result (which marks it stale), so that the lists need not, and returns the
+// page's listings on both devices as the summary holds them. A page whose row is gone
+// (deleted, or its website's rows not made yet: the lists make them) needs none, and has none.
+func (r *Reader) Refresh(ctx context.Context, w model.Website, p model.Page) ([]Listing, error) {
 	for range refreshTries {
 		row, err := r.store.PageRow(ctx, w, p)
 		if model.IsNotFound(err) {
-			return nil
+			return nil, nil
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if _, err := DecodeSummary(p, row.Summary, windowStart(r.now())); err == nil && len(row.Opportunities) > 0 {
-			return nil
+		if ls, err := DecodeSummary(p, row.Summary, windowStart(r.now())); err == nil && len(row.Opportunities) > 0 {
+			return ls, nil
 		}
-		_, err = r.summarize(ctx, w, row)
+		ls, err := r.summarize(ctx, w, row)
 		if model.IsNotFound(err) {
-			return nil
+			return nil, nil
 		}
 		if !errors.Is(err, model.ErrChanged) {
-			return err
+			return ls, err
 		}
 	}
-	return fmt.Errorf("summary of page %s: changed %d times while being made", p.ID, refreshTries)
+	return nil, fmt.Errorf("summary of page %s: changed %d times while being made", p.ID, refreshTries)
 }
 
 // summarize reads a page's listings from its results and writes them as the summary of row,

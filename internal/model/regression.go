@@ -44,6 +44,19 @@ type Regression struct {
 	Days []DayValue `dynamodbav:",omitempty"`
 }
 
+// End is when a regression may be forgotten (see HistoryDays): HistoryDays after the day it
+// recovered, or after the first day of an improvement, which never recovers; false for an open
+// or acknowledged regression, which stays for as long as it lasts.
+func (r Regression) End() (time.Time, bool) {
+	switch {
+	case r.Kind == KindImprovement:
+		return HistoryEnd(r.FirstBad), true
+	case r.Status == RegressionRecovered:
+		return HistoryEnd(r.Recovered), true
+	}
+	return time.Time{}, false
+}
+
 // DayValue is one day's value of a series (yyyymmdd).
 type DayValue struct {
 	Day   string

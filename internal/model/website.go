@@ -15,6 +15,10 @@ type Website struct {
 	// RowMarks are the keys (PageOrderKey) that split the website's rows into segments of
 	// about the same size, which PageRows reads in parallel; made as pages are added.
 	RowMarks []string
+	// RegressionsBySubject tells that each of the website's regressions is kept under its page's
+	// or test's keys too, where that page's or test's are read in one query; a website stored
+	// before gets them from EnsureRegressionsBySubject.
+	RegressionsBySubject bool
 }
 
 // SiteRef names a website of an account.

@@ -153,10 +153,30 @@ func (f *fixture) addChannel(t testing.TB, kind, url string, events ...string) (
 func (f *fixture) budgetChanges(t *testing.T, statuses ...string) {
 	t.Helper()
 	for _, status := range statuses {
-		if err := f.rec.Budgets(context.Background(), f.site, []budget.Report{{Budget: f.budget, Status: status}}); err != nil {
+		if err := recordBudgets(context.Background(), f.rec, f.site, status); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+// statusOf reports every budget with one page and device in its status (none when ok).
+type statusOf string
+
+func (s statusOf) Reports(_ context.Context, _ model.Website, budgets []model.Budget) ([]budget.Report, error) {
+	out := make([]budget.Report, len(budgets))
+	for i, b := range budgets {
+		out[i] = budget.Report{Budget: b, Status: string(s), Pages: []budget.PageStatus{}}
+		if s != budget.OK {
+			out[i].Pages = []budget.PageStatus{{Page: model.Page{ID: "home"}, Device: "mobile", Status: string(s)}}
+		}
+	}
+	return out, nil
+}
+
+// recordBudgets records the website's budgets' statuses as status, as after an audit whose
+// values are not known, which has every budget judged on every page (as statusOf reports them).
+func recordBudgets(ctx context.Context, rec *event.Recorder, site model.Website, status string) error {
+	return rec.Budgets(ctx, site, event.Measured{Page: model.Page{ID: "home"}, Device: "mobile", Day: model.Day(time.Now())}, statusOf(status))
 }
 
 // run delivers what the queue holds until it stays empty for quiet.

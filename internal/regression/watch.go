@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/openvitals/openvitals/internal/event"
@@ -30,6 +31,10 @@ type Watcher struct {
 	detector Detector
 	now      func() time.Time
 	log      *slog.Logger
+	// bySubject holds the websites (account and ID) known to keep their regressions by page
+	// and test, so that a worker evaluating many pages of one website stored before makes the
+	// copies once, not once a page.
+	bySubject sync.Map
 }
 
 // NewWatcher returns a Watcher over the table and the reports' bucket, recording events with
@@ -210,11 +215,21 @@ func RunDays(runs []model.Run, metric string) []Day {
 // regressions of every series' page or test (all sources and devices): a new regression joins
 // the incident of its page or test that began within a day of it. The events are the
 // incidents': one for the incidents that gained a regression or recovered.
+//
+// A page's or test's regressions are one query of its own copies of them, whatever the
+// number of the website's others.
 func (w *Watcher) evaluate(ctx context.Context, site model.Website, f model.RegressionFilter, all []series,
 	explain func(context.Context, *model.Regression) error) error {
 	thresholds, err := w.thresholds(ctx, site)
 	if err != nil {
 		return err
+	}
+	if f.Page != "" || f.Test != "" {
+		site.RegressionsBySubject = site.RegressionsBySubject || w.knownBySubject(site)
+		if site, err = w.store.EnsureRegressionsBySubject(ctx, site); err != nil {
+			return err
+		}
+		w.bySubject.Store(site.Account+"/"+site.ID, true)
 	}
 	recorded, _, err := w.store.Regressions(ctx, site, f, "", 0)
 	if err != nil {
@@ -273,6 +288,12 @@ func (w *Watcher) evaluate(ctx context.Context, site model.Website, f model.Regr
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// knownBySubject tells whether site was seen keeping its regressions by page and test.
+func (w *Watcher) knownBySubject(site model.Website) bool {
+	_, ok := w.bySubject.Load(site.Account + "/" + site.ID)
+	return ok
 }
 
 // record records an incident's state and its event.

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/event"
@@ -349,5 +352,51 @@ func TestWatcherRUM(t *testing.T) {
 	if r.Source != regression.SourceRUM || r.Page != e.pages[0].ID || r.Metric != "lcp" || r.Device != "" ||
 		r.FirstBad != model.Day(e.today.AddDate(0, 0, -6)) || r.Percent < 30 {
 		t.Fatalf("regression %+v", r)
+	}
+}
+
+// TestWatcherWebsiteStoredBefore: a website whose open regression was stored before pages
+// kept their own (no copy, the website unmarked) still has it found and recovered, once, by
+// the page's evaluations after.
+func TestWatcherWebsiteStoredBefore(t *testing.T) {
+	e := newWatchEnv(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	ctx := context.Background()
+	for d := range 15 {
+		e.lab(rng, e.pages[0], d, 1500)
+	}
+	for d := 15; d <= 17; d++ {
+		e.lab(rng, e.pages[0], d, 2100)
+	}
+	if regs := e.regressions(model.RegressionFilter{Page: e.pages[0].ID}); len(regs) != 1 || regs[0].Status != model.RegressionOpen {
+		t.Fatalf("regressions %+v, want the LCP step open", regs)
+	}
+	// As an earlier version left it: the website's list only.
+	clients := awstest.Clients(t)
+	pk := &ddbtypes.AttributeValueMemberS{Value: "A#" + e.site.Account + "#W#" + e.site.ID}
+	out, err := clients.DynamoDB.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(e.store.Table()),
+		KeyConditionExpression:    aws.String("PK = :pk AND begins_with(SK, :copies)"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":pk": pk, ":copies": &ddbtypes.AttributeValueMemberS{Value: "P#" + e.pages[0].ID + "#RG#"}}})
+	if err != nil || len(out.Items) != 1 {
+		t.Fatalf("the page's copies: %d, %v", len(out.Items), err)
+	}
+	if _, err := clients.DynamoDB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(e.store.Table()),
+		Key: map[string]ddbtypes.AttributeValue{"PK": pk, "SK": out.Items[0]["SK"]}}); err != nil {
+		t.Fatal(err)
+	}
+	e.site.RegressionsBySubject = false
+	e.watcher = regression.NewWatcher(e.store, awstest.Bucket(t), nil, awstest.Log(t))
+	e.watcher.SetClock(func() time.Time { return e.today })
+	for d := 18; d <= 20; d++ {
+		e.lab(rng, e.pages[0], d, 1500)
+	}
+	regs := e.regressions(model.RegressionFilter{})
+	if len(regs) != 1 || regs[0].Status != model.RegressionRecovered {
+		t.Fatalf("regressions %+v, want the step recovered, and no other", regs)
+	}
+	copies, _, err := e.store.Regressions(ctx, model.Website{Account: e.site.Account, ID: e.site.ID, RegressionsBySubject: true},
+		model.RegressionFilter{Page: e.pages[0].ID}, "", 0)
+	if err != nil || len(copies) != 1 || copies[0].Status != model.RegressionRecovered {
+		t.Fatalf("the page's copy %+v (%v), want it recovered", copies, err)
 	}
 }

@@ -46,8 +46,9 @@ const (
 	// consumer was busy can reach the dead-letter queue without ever failing (AWS advises 5).
 	minReceiveCount = 5
 	// ttlAttribute is the attribute the store writes each expiring item's end to (epoch
-	// seconds): results, events, deliveries, quotas, report links, RUM batches.
-	ttlAttribute = "expires"
+	// seconds): the history's items (results, runs, test series, regressions over), events,
+	// deliveries, quotas, report links, RUM batches.
+	ttlAttribute = store.TTLAttribute
 	// architecture is the one every function runs on (the Makefile builds for it).
 	architecture = lambdatypes.ArchitectureArm64
 )

@@ -58,12 +58,13 @@ func (s *Store) DeleteBudget(ctx context.Context, w model.Website, id string) er
 	if err := s.deleteItem(ctx, websitePK(w.Account, w.ID), budgetSK(id), "budget "+id); err != nil {
 		return err
 	}
-	// Its watched status goes with it (ChangeState writes one only while the budget exists).
+	// Its watched status, its tally and its entries go with it (ChangeBudgetTally writes them
+	// only while the budget exists).
 	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), string(BudgetState(id))),
 	})
 	if err != nil {
 		return fmt.Errorf("delete status of budget %s: %w", id, err)
 	}
-	return nil
+	return s.deleteBudgetTally(ctx, w, id)
 }

@@ -202,7 +202,7 @@ func (s *Store) MarkSent(ctx context.Context, w model.Website, channel, event st
 		TableName: aws.String(s.table),
 		Item: map[string]ddbtypes.AttributeValue{
 			attrPK: str(websitePK(w.Account, w.ID)), attrSK: str(channelDataSK(channel) + "S#" + event),
-			"Type": str("sent"), "expires": num(int(s.now().Add(model.DeliveryRetention).Unix())),
+			"Type": str("sent"), TTLAttribute: num(int(s.now().Add(model.DeliveryRetention).Unix())),
 		},
 		ConditionExpression: aws.String("attribute_not_exists(PK)"),
 	})

@@ -44,13 +44,20 @@ func (s *Store) WatchedState(ctx context.Context, w model.Website, key model.Sta
 // watcher set them (a default for a state never recorded, words for a run), Before and After, and the new state names it as Unsent until MarkEventQueued. A state of a website
 // that is gone takes nothing (ErrNotFound).
 func (s *Store) ChangeState(ctx context.Context, w model.Website, from model.State, value, day string, ev *model.Event) (model.State, error) {
-	to := model.State{Key: from.Key, Value: value, Version: from.Version + 1, Since: s.now(), Day: day}
+	return s.changeState(ctx, w, from, model.State{Value: value, Since: s.now(), Day: day}, ev, nil)
+}
+
+// changeState writes state to (its key and version set here, and Unsent when there is an
+// event) over from with ev as ChangeState does, and writes along the writes of more, whose
+// conditions failing is ErrChanged too.
+func (s *Store) changeState(ctx context.Context, w model.Website, from, to model.State, ev *model.Event, more []ddbtypes.TransactWriteItem) (model.State, error) {
+	to.Key, to.Version = from.Key, from.Version+1
 	var actions []ddbtypes.TransactWriteItem
 	if ev != nil {
 		ev.ID = model.EventID(w, from.Key, to.Version)
 		ev.State, ev.Version = string(from.Key), to.Version
 		if ev.Before == "" && ev.After == "" {
-			ev.Before, ev.After = from.Value, value
+			ev.Before, ev.After = from.Value, to.Value
 		}
 		if ev.Occurred.IsZero() {
 			ev.Occurred = to.Since
@@ -74,6 +81,7 @@ func (s *Store) ChangeState(ctx context.Context, w model.Website, from model.Sta
 		put.ConditionExpression = aws.String("Version = :v")
 		put.ExpressionAttributeValues = map[string]ddbtypes.AttributeValue{":v": num(from.Version)}
 	}
+	state := len(actions)
 	actions = append(actions, ddbtypes.TransactWriteItem{Put: put}, s.websiteExists(w))
 	if owner := stateOwner(from.Key); owner != "" {
 		actions = append(actions, ddbtypes.TransactWriteItem{ConditionCheck: &ddbtypes.ConditionCheck{
@@ -81,16 +89,14 @@ func (s *Store) ChangeState(ctx context.Context, w model.Website, from model.Sta
 			ConditionExpression: aws.String("attribute_exists(PK)"),
 		}})
 	}
+	checks := len(actions) - state - 1 // the website's and the owner's
+	actions = append(actions, more...)
 	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions})
 	reasons := cancellationReasons(err)
-	state := len(actions) - 2 // the state's put, then the website's and the owner's checks
-	if stateOwner(from.Key) != "" {
-		state--
-	}
 	switch {
-	case len(reasons) > state && slices.Contains(reasons[state+1:], "ConditionalCheckFailed"):
+	case len(reasons) == len(actions) && slices.Contains(reasons[state+1:state+1+checks], "ConditionalCheckFailed"):
 		return from, fmt.Errorf("website or owner of state %s: %w", from.Key, model.ErrNotFound)
-	case len(reasons) > 0 && slices.Contains(reasons, "ConditionalCheckFailed"):
+	case slices.Contains(reasons, "ConditionalCheckFailed"):
 		return from, fmt.Errorf("state %s: %w", from.Key, model.ErrChanged)
 	case err != nil:
 		return from, fmt.Errorf("change state %s: %w", from.Key, err)

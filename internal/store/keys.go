@@ -69,6 +69,19 @@ func profileSK(id string) string { return profileSKPrefix + id }
 
 func budgetSK(id string) string { return budgetSKPrefix + id }
 
+// budgetTallySK keys a budget's tally of its pages and devices off it, and budgetEntrySK each
+// of those, beside the budget's state (BudgetState), so that its entries are one query and its
+// tally and entries one prefix (budgetTallyPrefix).
+func budgetTallySK(budget string) string { return budgetTallyPrefix(budget) + "TALLY" }
+
+func budgetEntrySK(budget, page, device string) string {
+	return budgetEntryPrefix(budget) + page + "#" + device
+}
+
+func budgetTallyPrefix(budget string) string { return budgetStatePrefix + budget + "#" }
+
+func budgetEntryPrefix(budget string) string { return budgetTallyPrefix(budget) + "E#" }
+
 func testSK(id string) string { return testSKPrefix + id }
 
 // pageRowPrefix starts the sort keys of the pages' rows (see PageRow): ordered as the pages
@@ -219,6 +232,16 @@ func uxRunSK(day string) string { return "UX#RUN#" + day }
 func regressionSK(id string) string { return regressionSKPrefix + id }
 
 const regressionSKPrefix = "RG#"
+
+// subjectRegressionPrefix starts the keys of the copies of a page's regressions, or a test's
+// (when test is set), kept under its own items: its regressions, newest first, are one query,
+// and go with its purge.
+func subjectRegressionPrefix(page, test string) string {
+	if test != "" {
+		return TestItemsPrefix(test) + regressionSKPrefix
+	}
+	return PageItemsPrefix(page) + regressionSKPrefix
+}
 
 // regressionThresholdsSK keys a website's own least changes for regression detection.
 const regressionThresholdsSK = "RGCONF"

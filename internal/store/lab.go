@@ -17,6 +17,9 @@ type labItem struct {
 	SK   string
 	Type string
 	model.LabResult
+	// Expires is the end of the result's day in the history (model.HistoryEnd), for the
+	// table's TTL.
+	Expires int64 `dynamodbav:"expires"`
 }
 
 // opportunityItem is an opportunity of a website: the first day it was seen and its latest
@@ -39,7 +42,8 @@ type opportunityItem struct {
 func (s *Store) PutLabResult(ctx context.Context, w model.Website, page model.Page, r model.LabResult) error {
 	pk := websitePK(w.Account, w.ID)
 	r.Page = page.ID
-	item, err := attributevalue.MarshalMap(labItem{PK: pk, SK: labSK(page.ID, r.Device, r.Day), Type: "lab", LabResult: r})
+	item, err := attributevalue.MarshalMap(labItem{PK: pk, SK: labSK(page.ID, r.Device, r.Day), Type: "lab", LabResult: r,
+		Expires: model.HistoryEnd(r.Day).Unix()})
 	if err != nil {
 		return err
 	}
@@ -192,10 +196,10 @@ func (s *Store) markOnce(ctx context.Context, pk, sk string) (bool, error) {
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(s.table),
 		Item: map[string]ddbtypes.AttributeValue{
-			attrPK:    str(pk),
-			attrSK:    str(sk),
-			"Type":    str("queued"),
-			"expires": &ddbtypes.AttributeValueMemberN{Value: fmt.Sprint(expires)},
+			attrPK:       str(pk),
+			attrSK:       str(sk),
+			"Type":       str("queued"),
+			TTLAttribute: &ddbtypes.AttributeValueMemberN{Value: fmt.Sprint(expires)},
 		},
 		ConditionExpression: aws.String("attribute_not_exists(PK)"),
 	})

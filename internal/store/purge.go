@@ -70,6 +70,12 @@ func (s *Store) PurgeItems(ctx context.Context, j model.PurgeJob) (int, error) {
 		return n, err
 	}
 	m, err = s.deleteItemsOf(ctx, pk, experimentSKPrefix, attr, id)
+	n += m
+	if err != nil {
+		return n, err
+	}
+	// And its entries off the budgets, each with its budget's tally.
+	m, err = s.purgeBudgetEntries(ctx, model.Website{Account: j.Account, ID: j.Website}, j.Page)
 	return n + m, err
 }
 

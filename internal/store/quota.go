@@ -54,7 +54,7 @@ func (s *Store) SetAccountLimits(ctx context.Context, account string, limits map
 func (s *Store) Reserve(ctx context.Context, account, counter, day string, n, limit int) (int, error) {
 	expires, _ := time.Parse(model.DayLayout, day)
 	return s.addWithin(ctx, key(accountPK(account), usageSK(counter, day)), "Used", n, limit,
-		map[string]ddbtypes.AttributeValue{"expires": &ddbtypes.AttributeValueMemberN{Value: strconv.FormatInt(expires.Add(72*time.Hour).Unix(), 10)}})
+		map[string]ddbtypes.AttributeValue{TTLAttribute: &ddbtypes.AttributeValueMemberN{Value: strconv.FormatInt(expires.Add(72*time.Hour).Unix(), 10)}})
 }
 
 // Used returns an account's count of a UTC day (0 when nothing was counted).

@@ -17,22 +17,47 @@ import (
 type regressionItem struct {
 	PK, SK, Type string
 	model.Regression
+	// Version counts the regression's changes (acknowledged, recovered), so that each is
+	// written to both its items only if it is still as read; 0 before the first.
+	Version int `dynamodbav:",omitempty"`
+	// Expires is the regression's end (model.Regression.End) in epoch seconds, for the table's
+	// TTL; none while it is open.
+	Expires int64 `dynamodbav:"expires,omitempty"`
 }
 
-// PutRegression records a change found; false when it was recorded already. It is written only
-// while the website exists.
+// regressionItems are a regression's item in the website's list and its copy under its page's
+// or test's items (nil for a regression of neither), at version.
+func (s *Store) regressionItems(w model.Website, r model.Regression, version int) (main, copied map[string]ddbtypes.AttributeValue, err error) {
+	it := regressionItem{PK: websitePK(w.Account, w.ID), SK: regressionSK(r.ID), Type: "regression", Regression: r, Version: version}
+	if end, ok := r.End(); ok {
+		it.Expires = end.Unix()
+	}
+	if main, err = attributevalue.MarshalMap(it); err != nil || (r.Page == "" && r.Test == "") {
+		return main, nil, err
+	}
+	it.SK = subjectRegressionPrefix(r.Page, r.Test) + r.ID
+	copied, err = attributevalue.MarshalMap(it)
+	return main, copied, err
+}
+
+// PutRegression records a change found, in the website's list and under its page or test;
+// false when it was recorded already. It is written only while the website exists.
 func (s *Store) PutRegression(ctx context.Context, w model.Website, r model.Regression) (bool, error) {
-	item, err := attributevalue.MarshalMap(regressionItem{PK: websitePK(w.Account, w.ID), SK: regressionSK(r.ID), Type: "regression", Regression: r})
+	main, copied, err := s.regressionItems(w, r, 0)
 	if err != nil {
 		return false, err
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
-		{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")}},
+	actions := []ddbtypes.TransactWriteItem{
+		{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: main, ConditionExpression: aws.String("attribute_not_exists(PK)")}},
 		s.websiteExists(w),
-	}})
+	}
+	if copied != nil {
+		actions = append(actions, ddbtypes.TransactWriteItem{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: copied}})
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions})
 	reasons := cancellationReasons(err)
 	switch {
-	case len(reasons) == 2 && reasons[1] == "ConditionalCheckFailed":
+	case len(reasons) >= 2 && reasons[1] == "ConditionalCheckFailed":
 		return false, fmt.Errorf("regression of website %s: %w", w.ID, model.ErrNotFound)
 	case len(reasons) > 0 && reasons[0] == "ConditionalCheckFailed":
 		return false, nil
@@ -51,77 +76,146 @@ func (s *Store) Regression(ctx context.Context, w model.Website, id string) (mod
 	return it.Regression, nil
 }
 
+// changeTries bounds how often a change of a regression is read and tried again when another
+// changed it meanwhile.
+const changeTries = 5
+
+// changeRegression reads a regression, lets change alter it (false: it stays as it is) and
+// writes it to its item in the website's list and its copy under its page or test at once, if
+// it is still as read (else it reads it again). It returns the regression as it now is and
+// whether change changed it.
+func (s *Store) changeRegression(ctx context.Context, w model.Website, id string, change func(*model.Regression) bool) (model.Regression, bool, error) {
+	for range changeTries {
+		var it regressionItem
+		if err := s.getItem(ctx, websitePK(w.Account, w.ID), regressionSK(id), "regression", &it); err != nil {
+			return model.Regression{}, false, err
+		}
+		r := it.Regression
+		if !change(&r) {
+			return r, false, nil
+		}
+		main, copied, err := s.regressionItems(w, r, it.Version+1)
+		if err != nil {
+			return r, false, err
+		}
+		put := &ddbtypes.Put{TableName: aws.String(s.table), Item: main,
+			ConditionExpression: aws.String("attribute_exists(PK) AND attribute_not_exists(Version)")}
+		if it.Version > 0 {
+			put.ConditionExpression = aws.String("Version = :v")
+			put.ExpressionAttributeValues = map[string]ddbtypes.AttributeValue{":v": num(it.Version)}
+		}
+		actions := []ddbtypes.TransactWriteItem{{Put: put}}
+		if copied != nil {
+			actions = append(actions, ddbtypes.TransactWriteItem{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: copied}})
+		}
+		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions})
+		if reasons := cancellationReasons(err); len(reasons) > 0 && reasons[0] == "ConditionalCheckFailed" {
+			continue // changed (or deleted) meanwhile: decide again
+		}
+		if err != nil {
+			return r, false, fmt.Errorf("change regression: %w", err)
+		}
+		return r, true, nil
+	}
+	return model.Regression{}, false, fmt.Errorf("regression %s: changed %d times while being changed", id, changeTries)
+}
+
 // RecoverRegression marks an open or acknowledged regression recovered from day on; false when
-// it was not open or acknowledged any more.
+// it was not open or acknowledged any more, or is gone.
 func (s *Store) RecoverRegression(ctx context.Context, w model.Website, id, day string) (bool, error) {
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), regressionSK(id)),
-		UpdateExpression:         aws.String("SET #status = :recovered, Recovered = :day"),
-		ConditionExpression:      aws.String("#status IN (:open, :ack)"),
-		ExpressionAttributeNames: map[string]string{"#status": "Status"},
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-			":recovered": str(model.RegressionRecovered), ":day": str(day), ":open": str(model.RegressionOpen), ":ack": str(model.RegressionAcknowledged),
-		},
+	_, changed, err := s.changeRegression(ctx, w, id, func(r *model.Regression) bool {
+		if r.Status != model.RegressionOpen && r.Status != model.RegressionAcknowledged {
+			return false
+		}
+		r.Status, r.Recovered = model.RegressionRecovered, day
+		return true
 	})
-	if isConditionFailed(err) {
+	if model.IsNotFound(err) {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("recover regression: %w", err)
 	}
-	return true, nil
+	return changed, nil
 }
 
 // AcknowledgeRegression marks a regression acknowledged: an open one takes the status, a
 // recovered one stays recovered; both keep the first acknowledgement's time. It returns it.
 func (s *Store) AcknowledgeRegression(ctx context.Context, w model.Website, id string, at time.Time) (model.Regression, error) {
-	for {
-		r, err := s.Regression(ctx, w, id)
-		if err != nil || r.Acknowledged != nil {
-			return r, err
+	r, _, err := s.changeRegression(ctx, w, id, func(r *model.Regression) bool {
+		if r.Acknowledged != nil {
+			return false
 		}
-		was := r.Status
 		if r.Status == model.RegressionOpen {
 			r.Status = model.RegressionAcknowledged
 		}
 		at := at.UTC()
 		r.Acknowledged = &at
-		when, err := attributevalue.Marshal(at)
-		if err != nil {
-			return r, err
-		}
-		_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), regressionSK(id)),
-			UpdateExpression:         aws.String("SET #status = :status, Acknowledged = :at"),
-			ConditionExpression:      aws.String("#status = :was"),
-			ExpressionAttributeNames: map[string]string{"#status": "Status"},
-			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-				":status": str(r.Status), ":at": when, ":was": str(was),
-			},
-		})
-		if isConditionFailed(err) {
-			continue // recovered (or deleted) meanwhile: decide again
-		}
-		if err != nil {
-			return r, fmt.Errorf("acknowledge regression: %w", err)
-		}
-		return r, nil
+		return true
+	})
+	return r, err
+}
+
+// EnsureRegressionsBySubject gives each regression of a website stored before its page's or
+// test's copy had one (see model.Website.RegressionsBySubject), once, and returns the website
+// marked so. A copy written meanwhile is left as it is: every change writes both items.
+func (s *Store) EnsureRegressionsBySubject(ctx context.Context, w model.Website) (model.Website, error) {
+	if w.RegressionsBySubject {
+		return w, nil
 	}
+	regs, _, err := s.Regressions(ctx, w, model.RegressionFilter{}, "", 0)
+	if err != nil {
+		return w, err
+	}
+	for _, r := range regs {
+		_, copied, err := s.regressionItems(w, r, 0)
+		if err != nil || copied == nil {
+			if err != nil {
+				return w, err
+			}
+			continue
+		}
+		_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: copied,
+			ConditionExpression: aws.String("attribute_not_exists(PK)")})
+		if err != nil && !isConditionFailed(err) {
+			return w, fmt.Errorf("copy regression %s under its subject: %w", r.ID, err)
+		}
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table), Key: key(accountPK(w.Account), websiteSK(w.ID)),
+		UpdateExpression:          aws.String("SET RegressionsBySubject = :yes"),
+		ConditionExpression:       aws.String("attribute_exists(PK)"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":yes": &ddbtypes.AttributeValueMemberBOOL{Value: true}},
+	})
+	if isConditionFailed(err) {
+		return w, fmt.Errorf("website %s: %w", w.ID, model.ErrNotFound)
+	}
+	if err != nil {
+		return w, fmt.Errorf("mark regressions copied: %w", err)
+	}
+	w.RegressionsBySubject = true
+	return w, nil
 }
 
 // Regressions lists a website's regressions newest first (by first bad day): up to limit (0:
-// all) after the one whose ID is after ("" from the newest), and whether more remain.
+// all) after the one whose ID is after ("" from the newest), and whether more remain. Those of
+// one page or test are read from its own copies (see model.Website.RegressionsBySubject), so
+// that they cost what they are, whatever the website's others.
 func (s *Store) Regressions(ctx context.Context, w model.Website, f model.RegressionFilter, after string, limit int) ([]model.Regression, bool, error) {
-	lo, hi := regressionSKPrefix, regressionSKPrefix+"\U0010FFFF"
+	base := regressionSKPrefix
+	if w.RegressionsBySubject && (f.Page != "" || f.Test != "") {
+		base = subjectRegressionPrefix(f.Page, f.Test)
+	}
+	lo, hi := base, base+"\U0010FFFF"
 	if f.From != "" {
-		lo = regressionSKPrefix + "rg_" + f.From
+		lo = base + "rg_" + f.From
 	}
 	if f.To != "" {
-		hi = regressionSKPrefix + "rg_" + f.To + "\U0010FFFF"
+		hi = base + "rg_" + f.To + "\U0010FFFF"
 	}
 	skip := ""
 	if after != "" {
-		skip = regressionSK(after)
+		skip = base + after
 	}
 	in := s.newestFirst(websitePK(w.Account, w.ID), lo, hi, skip)
 	var conds []string

@@ -2,10 +2,20 @@ package store_test
 
 import (
 	"context"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/store"
 )
 
 // TestRegressionsPurgedWithTheirPage: a page's purge takes its regressions (website items,
@@ -62,4 +72,171 @@ func TestRegressionsPurgedWithTheirPage(t *testing.T) {
 	if _, err := st.PutRegression(ctx, w, model.Regression{ID: "rg_x", Page: pages[1].ID}); !model.IsNotFound(err) {
 		t.Fatalf("a regression of a deleted website: %v, want ErrNotFound", err)
 	}
+}
+
+// TestPageRegressionsReadAlone: a page's regressions are one query of that page's alone,
+// however many the website's other pages have; acknowledging and recovering one changes what
+// that query reads too, and a recovered regression gets its end in the history.
+func TestPageRegressionsReadAlone(t *testing.T) {
+	ctx := context.Background()
+	clients := awstest.Clients(t)
+	st, reads := awstest.CountedStore(t, clients)
+	w := model.Website{Account: "acme", Domain: "example.com"}
+	if err := st.CreateWebsite(ctx, &w); err != nil {
+		t.Fatal(err)
+	}
+	pages := []model.Page{{URL: "/"}, {URL: "/shop"}}
+	if err := st.CreatePages(ctx, w, pages); err != nil {
+		t.Fatal(err)
+	}
+	put := func(page, metric, firstBad string) model.Regression {
+		t.Helper()
+		r := model.Regression{Kind: model.KindRegression, Source: "lab", Page: page, Device: "mobile", Metric: metric,
+			FirstBad: firstBad, Status: model.RegressionOpen, Detected: time.Now()}
+		r.ID = model.RegressionID(w, page+metric, firstBad)
+		if created, err := st.PutRegression(ctx, w, r); err != nil || !created {
+			t.Fatalf("put %+v: %v %v", r, created, err)
+		}
+		return r
+	}
+	mine := put(pages[0].ID, "lcp", "20261110")
+	for i := range 30 {
+		put(pages[1].ID, "lcp", model.Day(time.Date(2026, 9, 1+i, 0, 0, 0, 0, time.UTC)))
+	}
+
+	reads.Reset()
+	got, _, err := st.Regressions(ctx, w, model.RegressionFilter{Page: pages[0].ID}, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := reads.Count(); len(got) != 1 || got[0].ID != mine.ID || c.Requests() != 1 || c.Items != 1 {
+		t.Fatalf("the page's regressions: %+v, read with %s; want its one, one item read", got, c)
+	}
+
+	if _, err := st.AcknowledgeRegression(ctx, w, mine.ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	got, _, _ = st.Regressions(ctx, w, model.RegressionFilter{Page: pages[0].ID}, "", 0)
+	if len(got) != 1 || got[0].Status != model.RegressionAcknowledged || got[0].Acknowledged == nil {
+		t.Fatalf("after its acknowledgement: %+v", got)
+	}
+	if ok, err := st.RecoverRegression(ctx, w, mine.ID, "20261120"); err != nil || !ok {
+		t.Fatalf("recover: %v %v", ok, err)
+	}
+	if ok, err := st.RecoverRegression(ctx, w, mine.ID, "20261121"); err != nil || ok {
+		t.Fatalf("recover again: %v %v, want false", ok, err)
+	}
+	got, _, _ = st.Regressions(ctx, w, model.RegressionFilter{Page: pages[0].ID}, "", 0)
+	listed, _ := st.Regression(ctx, w, mine.ID)
+	if len(got) != 1 || got[0].Status != model.RegressionRecovered || got[0].Recovered != "20261120" || got[0].Acknowledged == nil ||
+		listed.Status != model.RegressionRecovered || listed.Acknowledged == nil {
+		t.Fatalf("after its recovery: %+v, in the website's list %+v", got, listed)
+	}
+	end := model.HistoryEnd("20261120").Unix()
+	for _, item := range itemsOf(t, clients, st, w) {
+		if item.sk == "RG#"+mine.ID || item.sk == "P#"+pages[0].ID+"#RG#"+mine.ID {
+			if item.expires != end {
+				t.Errorf("%s expires at %d, want %d", item.sk, item.expires, end)
+			}
+		} else if strings.Contains(item.sk, "RG#") && item.expires != 0 {
+			t.Errorf("the open regression %s expires at %d", item.sk, item.expires)
+		}
+	}
+}
+
+// TestRegressionsOfAWebsiteStoredBefore: a website whose regressions were stored before pages
+// kept theirs lists a page's from the website's list, and gets the copies once.
+func TestRegressionsOfAWebsiteStoredBefore(t *testing.T) {
+	ctx := context.Background()
+	clients, st, w := newWebsite(t)
+	pages := []model.Page{{URL: "/"}, {URL: "/shop"}}
+	if err := st.CreatePages(ctx, w, pages); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for i, p := range []string{pages[0].ID, pages[1].ID, pages[0].ID} {
+		r := model.Regression{Kind: model.KindRegression, Source: "lab", Page: p, Metric: "lcp", FirstBad: "2026111" + strconv.Itoa(i),
+			Status: model.RegressionOpen, Detected: time.Now()}
+		r.ID = model.RegressionID(w, p, r.FirstBad)
+		if _, err := st.PutRegression(ctx, w, r); err != nil {
+			t.Fatal(err)
+		}
+		if p == pages[0].ID {
+			ids = append([]string{r.ID}, ids...) // newest first
+		}
+	}
+	// As an earlier version left them: no copies, the website unmarked.
+	pk := "A#acme#W#" + w.ID
+	for _, item := range itemsOf(t, clients, st, w) {
+		if strings.HasPrefix(item.sk, "P#") && strings.Contains(item.sk, "#RG#") {
+			if _, err := clients.DynamoDB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(st.Table()),
+				Key: map[string]ddbtypes.AttributeValue{"PK": &ddbtypes.AttributeValueMemberS{Value: pk}, "SK": &ddbtypes.AttributeValueMemberS{Value: item.sk}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := clients.DynamoDB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(st.Table()),
+		Key:              map[string]ddbtypes.AttributeValue{"PK": &ddbtypes.AttributeValueMemberS{Value: "A#acme"}, "SK": &ddbtypes.AttributeValueMemberS{Value: "W#" + w.ID}},
+		UpdateExpression: aws.String("REMOVE RegressionsBySubject")}); err != nil {
+		t.Fatal(err)
+	}
+	old, err := st.Website(ctx, "acme", w.ID)
+	if err != nil || old.RegressionsBySubject {
+		t.Fatalf("the website as stored before: %+v, %v", old, err)
+	}
+	ofPage := func(w model.Website) []string {
+		t.Helper()
+		regs, _, err := st.Regressions(ctx, w, model.RegressionFilter{Page: pages[0].ID}, "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range regs {
+			got = append(got, r.ID)
+		}
+		return got
+	}
+	if got := ofPage(old); !slices.Equal(got, ids) {
+		t.Fatalf("before the copies: %v, want %v", got, ids)
+	}
+	now, err := st.EnsureRegressionsBySubject(ctx, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := st.Website(ctx, "acme", w.ID)
+	if err != nil || !now.RegressionsBySubject || !again.RegressionsBySubject {
+		t.Fatalf("after the copies: %+v, stored %+v, %v", now, again, err)
+	}
+	if got := ofPage(now); !slices.Equal(got, ids) {
+		t.Fatalf("from the copies: %v, want %v", got, ids)
+	}
+}
+
+type storedItem struct {
+	sk      string
+	expires int64
+}
+
+// itemsOf scans the table for a website's partition: each item's sort key and TTL attribute.
+func itemsOf(t *testing.T, clients service.Clients, st *store.Store, w model.Website) []storedItem {
+	t.Helper()
+	var out []storedItem
+	p := dynamodb.NewScanPaginator(clients.DynamoDB, &dynamodb.ScanInput{TableName: aws.String(st.Table()), ConsistentRead: aws.Bool(true)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range page.Items {
+			if it["PK"].(*ddbtypes.AttributeValueMemberS).Value != "A#"+w.Account+"#W#"+w.ID {
+				continue
+			}
+			item := storedItem{sk: it["SK"].(*ddbtypes.AttributeValueMemberS).Value}
+			if n, ok := it[store.TTLAttribute].(*ddbtypes.AttributeValueMemberN); ok {
+				item.expires, _ = strconv.ParseInt(n.Value, 10, 64)
+			}
+			out = append(out, item)
+		}
+	}
+	return out
 }

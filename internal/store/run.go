@@ -18,6 +18,12 @@ type runItem struct {
 	SK   string
 	Type string
 	model.Run
+	Expires int64 `dynamodbav:"expires"` // model.HistoryEnd of the day it was created, for the table's TTL
+}
+
+func (s *Store) runItem(w model.Website, r model.Run) runItem {
+	return runItem{PK: websitePK(w.Account, w.ID), SK: runSK(r.Test, r.Created, r.ID), Type: "run", Run: r,
+		Expires: model.HistoryEnd(model.Day(r.Created)).Unix()}
 }
 
 // CreateRun records a new queued run of a test, queued at its creation, with its pending
@@ -25,7 +31,7 @@ type runItem struct {
 func (s *Store) CreateRun(ctx context.Context, w model.Website, t model.Test) (model.Run, error) {
 	now := s.now()
 	r := model.Run{ID: model.NewID(), Test: t.ID, Created: now, Device: t.Device, Status: model.RunQueued, Queued: &now}
-	run, err := attributevalue.MarshalMap(runItem{PK: websitePK(w.Account, w.ID), SK: runSK(r.Test, r.Created, r.ID), Type: "run", Run: r})
+	run, err := attributevalue.MarshalMap(s.runItem(w, r))
 	if err != nil {
 		return r, fmt.Errorf("encode run %s: %w", r.ID, err)
 	}
@@ -54,7 +60,7 @@ var ErrRunEnded = errors.New("the run has ended already")
 // ErrRunEnded when it has an outcome. A run given an outcome loses its pending marker in the
 // same write.
 func (s *Store) UpdateRun(ctx context.Context, w model.Website, r model.Run) error {
-	item, err := attributevalue.MarshalMap(runItem{PK: websitePK(w.Account, w.ID), SK: runSK(r.Test, r.Created, r.ID), Type: "run", Run: r})
+	item, err := attributevalue.MarshalMap(s.runItem(w, r))
 	if err != nil {
 		return fmt.Errorf("encode run %s: %w", r.ID, err)
 	}

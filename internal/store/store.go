@@ -12,6 +12,12 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
+// TTLAttribute is the attribute that holds when an item may go, in epoch seconds: the table's
+// time to live is enabled on it (by the stack; the deployment rehearsal checks that it is this
+// one). Items of a kept history have it from model.HistoryEnd; struct fields name it in their
+// tags ("expires"), which a test checks against it.
+const TTLAttribute = "expires"
+
 // Store reads and writes openvitals' items in one DynamoDB table.
 type Store struct {
 	db    *dynamodb.Client

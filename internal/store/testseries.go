@@ -23,11 +23,13 @@ import (
 type seriesItem struct {
 	PK, SK, Type string
 	model.TestSeries
+	Expires int64 `dynamodbav:"expires"` // model.HistoryEnd of the day it was created, for the table's TTL
 }
 
 type seriesTestItem struct {
 	PK, SK, Type string
 	model.SeriesTest
+	Expires int64 `dynamodbav:"expires"` // its series'
 }
 
 // seriesTestKey is the series and sort key of a test by its ID; false for an ID no series
@@ -48,9 +50,14 @@ func seriesTestKey(id string) (series, sk string, ok bool) {
 // its tests are there.
 func (s *Store) CreateTestSeries(ctx context.Context, w model.Website, series model.TestSeries, tests []model.SeriesTest) error {
 	pk := websitePK(w.Account, w.ID)
+	created := series.Created
+	if created.IsZero() {
+		created = s.now()
+	}
+	expires := model.HistoryEnd(model.Day(created)).Unix()
 	reqs := make([]ddbtypes.WriteRequest, 0, 2*len(tests))
 	for i, t := range tests {
-		items := []any{seriesTestItem{PK: pk, SK: seriesTestSK(series.ID, i), Type: "seriestest", SeriesTest: t}}
+		items := []any{seriesTestItem{PK: pk, SK: seriesTestSK(series.ID, i), Type: "seriestest", SeriesTest: t, Expires: expires}}
 		if !t.IsFinished() {
 			items = append(items, pendingSeriesTestItem(w, t.ID))
 		}
@@ -68,7 +75,7 @@ func (s *Store) CreateTestSeries(ctx context.Context, w model.Website, series mo
 		}
 	}
 	series.Count = len(tests)
-	return s.putWhileWebsite(ctx, w, seriesItem{PK: pk, SK: seriesSK(series.ID), Type: "series", TestSeries: series}, "test series")
+	return s.putWhileWebsite(ctx, w, seriesItem{PK: pk, SK: seriesSK(series.ID), Type: "series", TestSeries: series, Expires: expires}, "test series")
 }
 
 // TestSeries reads one series.

@@ -17,13 +17,15 @@ type uxItem struct {
 	SK   string
 	Type string
 	model.UXResult
+	Expires int64 `dynamodbav:"expires"` // model.HistoryEnd of its day, for the table's TTL
 }
 
 // PutUXResult stores a page's record of one device and day, replacing the same day's, and
 // marks the page's summary stale.
 func (s *Store) PutUXResult(ctx context.Context, w model.Website, page model.Page, r model.UXResult) error {
 	r.Page = page.ID
-	item, err := attributevalue.MarshalMap(uxItem{PK: websitePK(w.Account, w.ID), SK: uxSK(r.Page, r.Device, r.Day), Type: "ux", UXResult: r})
+	item, err := attributevalue.MarshalMap(uxItem{PK: websitePK(w.Account, w.ID), SK: uxSK(r.Page, r.Device, r.Day), Type: "ux", UXResult: r,
+		Expires: model.HistoryEnd(r.Day).Unix()})
 	if err != nil {
 		return err
 	}
@@ -52,6 +54,7 @@ type searchItem struct {
 	SK   string
 	Type string
 	model.SearchResult
+	Expires int64 `dynamodbav:"expires"` // model.HistoryEnd of its day, for the table's TTL
 }
 
 // PutSearchResults stores the search analytics of a website's pages for one day, replacing
@@ -59,7 +62,8 @@ type searchItem struct {
 func (s *Store) PutSearchResults(ctx context.Context, w model.Website, pages []model.Page, rs []model.SearchResult) error {
 	reqs := make([]ddbtypes.WriteRequest, 0, len(rs))
 	for _, r := range rs {
-		item, err := attributevalue.MarshalMap(searchItem{PK: websitePK(w.Account, w.ID), SK: searchSK(r.Page, r.Day), Type: "search", SearchResult: r})
+		item, err := attributevalue.MarshalMap(searchItem{PK: websitePK(w.Account, w.ID), SK: searchSK(r.Page, r.Day), Type: "search", SearchResult: r,
+			Expires: model.HistoryEnd(r.Day).Unix()})
 		if err != nil {
 			return err
 		}

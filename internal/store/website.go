@@ -26,6 +26,8 @@ type websiteItem struct {
 	PageRows    bool     `dynamodbav:",omitempty"`
 	RowCount    int      `dynamodbav:",omitempty"` // rows ever created, for the marks
 	RowMarks    []string `dynamodbav:",omitempty"`
+	// RegressionsBySubject: see model.Website.
+	RegressionsBySubject bool `dynamodbav:",omitempty"`
 }
 
 type siteEntryItem struct {
@@ -80,10 +82,11 @@ type domainLockItem struct {
 func (s *Store) CreateWebsite(ctx context.Context, w *model.Website) error {
 	w.ID = model.NewID()
 	w.Created = s.now()
-	w.PageRows = true
+	w.PageRows, w.RegressionsBySubject = true, true
 	site, err := attributevalue.MarshalMap(websiteItem{
 		PK: accountPK(w.Account), SK: websiteSK(w.ID), Type: "website",
 		ID: w.ID, Account: w.Account, Domain: w.Domain, DisplayName: w.DisplayName, Created: w.Created, PageRows: true,
+		RegressionsBySubject: true,
 	})
 	if err != nil {
 		return err
@@ -192,6 +195,7 @@ func (s *Store) DeleteWebsite(ctx context.Context, w model.Website) (model.Purge
 
 func (it websiteItem) website() model.Website {
 	return model.Website{ID: it.ID, Account: it.Account, Domain: it.Domain, DisplayName: it.DisplayName, Created: it.Created, PageRows: it.PageRows,
+		RegressionsBySubject: it.RegressionsBySubject,
 		// Calls adding pages at once may append their marks out of order.
 		RowMarks: slices.Compact(slices.Sorted(slices.Values(it.RowMarks)))}
 }

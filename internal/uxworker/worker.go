@@ -204,7 +204,7 @@ func (w *Worker) refreshSummaries(ctx context.Context, site model.Website, pages
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			errs[i] = w.summaries.Refresh(ctx, site, p)
+			_, errs[i] = w.summaries.Refresh(ctx, site, p)
 		}()
 	}
 	wg.Wait()
