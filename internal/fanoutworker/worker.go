@@ -90,11 +90,12 @@ func (w *Worker) Handle(ctx context.Context, j fanout.Job) error {
 
 // listing queues the page of the websites listing after the message's cursor: the next page's
 // message first, so that the walk goes on while this page's messages are sent, then one
-// message per website listed.
+// message per website listed. A page done before (by an earlier run the same day, or this is a
+// copy of its message) is walked again, unclaimed: each website's message then finds its share
+// done, at the cost of a read, or queues what a lost or failed message left undone.
 func (w *Worker) listing(ctx context.Context, j fanout.Job, lease time.Time) error {
 	start := time.Now()
-	k := store.ListingFanoutKey(j.Day, j.Job, j.ListPage)
-	c, ran, err := fanout.Run(ctx, w.store, k, lease, 0, func(ctx context.Context, _ model.FanoutClaim) (model.FanoutDone, error) {
+	walk := func(ctx context.Context, _ model.FanoutClaim) (model.FanoutDone, error) {
 		refs, next, err := w.store.WebsitesAfter(ctx, j.After, w.pageSize)
 		if err != nil {
 			return model.FanoutDone{}, err
@@ -110,20 +111,30 @@ func (w *Worker) listing(ctx context.Context, j fanout.Job, lease time.Time) err
 			jobs[i] = fanout.Job{Day: j.Day, Job: j.Job, Account: r.Account, Website: r.Website}
 		}
 		return d, w.fanout.Send(ctx, jobs)
-	})
+	}
+	k := store.ListingFanoutKey(j.Day, j.Job, j.ListPage)
+	c, ran, err := fanout.Run(ctx, w.store, k, lease, 0, walk)
+	if err == nil && !ran {
+		c.FanoutDone, err = walk(ctx, c)
+	}
 	if err != nil {
 		return fmt.Errorf("%s of %s, page %d of the websites: %w", j.Job, j.Day, j.ListPage, err)
 	}
-	if ran {
-		w.log.InfoContext(ctx, "fan-out: websites listed", "day", j.Day, "job", j.Job, "listPage", j.ListPage, "websites", c.Count,
-			"last", c.Next == "", "attempt", c.Attempt, "ms", time.Since(start).Milliseconds())
-	}
+	w.log.InfoContext(ctx, "fan-out: websites listed", "day", j.Day, "job", j.Job, "listPage", j.ListPage, "websites", c.Count,
+		"last", c.Next == "", "again", !ran, "attempt", c.Attempt, "ms", time.Since(start).Milliseconds())
 	return nil
 }
 
 // website queues a website's share of the message's job, once a day.
 func (w *Worker) website(ctx context.Context, j fanout.Job, lease time.Time) error {
 	start := time.Now()
+	k := store.WebsiteFanoutKey(j.Ref(), j.Day, j.Job, "")
+	// A share done already (a later run, a copy of the message) costs this one read.
+	if c, err := w.store.FanoutClaim(ctx, k); err == nil && c.Done {
+		return nil
+	} else if err != nil && !model.IsNotFound(err) {
+		return err
+	}
 	site, err := w.store.Website(ctx, j.Account, j.Website)
 	if model.IsNotFound(err) {
 		return nil // deleted since it was listed
@@ -141,7 +152,6 @@ func (w *Worker) website(ctx context.Context, j fanout.Job, lease time.Time) err
 		}
 		shards = audit.Shards(len(pages))
 	}
-	k := store.WebsiteFanoutKey(j.Ref(), j.Day, j.Job, "")
 	c, ran, err := fanout.Run(ctx, w.store, k, lease, shards, func(ctx context.Context, c model.FanoutClaim) (model.FanoutDone, error) {
 		return w.share(ctx, site, pages, j, c, lease)
 	})

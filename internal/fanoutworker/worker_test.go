@@ -403,6 +403,58 @@ func TestListingTakesOverAStoppedAttempt(t *testing.T) {
 	}
 }
 
+// TestRerunCompletesWhatWasLeft: a run the same day after one whose websites' messages were
+// lost (the listing walked and recorded, a website's share done, the others never queued)
+// walks the listing again and queues the shares left undone, and nothing of the done one.
+func TestRerunCompletesWhatWasLeft(t *testing.T) {
+	e := newEnv(t)
+	var sites []model.Website
+	for i := range 3 {
+		w, _ := e.website("acme", fmt.Sprintf("s%d.example", i), 2)
+		sites = append(sites, w)
+	}
+	day := model.Day(time.Now().UTC())
+	now := time.Now().UTC()
+	// The earlier run: the listing's two pages done, the first website's share done.
+	after := ""
+	for n := 0; ; n++ {
+		refs, next, err := e.st.WebsitesAfter(e.ctx, after, e.w.pageSize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := store.ListingFanoutKey(day, fanout.JobAudits, n)
+		if _, held, err := e.st.ClaimFanout(e.ctx, k, now, now.Add(time.Minute), 0); err != nil || !held {
+			t.Fatal(held, err)
+		}
+		if err := e.st.FinishFanout(e.ctx, k, 1, model.FanoutDone{Queued: now, Count: len(refs), Next: next}); err != nil {
+			t.Fatal(err)
+		}
+		if after = next; next == "" {
+			break
+		}
+	}
+	done := sites[0]
+	k := store.WebsiteFanoutKey(model.SiteRef{Account: done.Account, Website: done.ID}, day, fanout.JobAudits, "")
+	if _, held, err := e.st.ClaimFanout(e.ctx, k, now, now.Add(time.Minute), 1); err != nil || !held {
+		t.Fatal(held, err)
+	}
+	if err := e.st.FinishFanout(e.ctx, k, 1, model.FanoutDone{Queued: now, Count: 4}); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := fanout.NewQueue(e.svc.Queues.Fanout).Start(e.ctx, day, fanout.JobAudits); err != nil {
+		t.Fatal(err)
+	}
+	e.drain()
+	per := map[string]int{}
+	for _, j := range e.audits(8) {
+		per[j.Website]++
+	}
+	if per[done.ID] != 0 || per[sites[1].ID] != 4 || per[sites[2].ID] != 4 {
+		t.Errorf("audits queued per website %v, want 4 for each of the two left undone and none for %s", per, done.ID)
+	}
+}
+
 // TestUnreadableMessages: a message without a day or with an unknown job fails, for the
 // dead-letter queue; a website that is gone is done with.
 func TestUnreadableMessages(t *testing.T) {
