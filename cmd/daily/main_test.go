@@ -71,10 +71,12 @@ func TestWaitFanout(t *testing.T) {
 	calls := 0
 	want := schedule.Queued{Day: "20261125", Audits: make([]audit.Job, 4)}
 	var out bytes.Buffer
+	// The queue's counts lag a send by some milliseconds: calls 50 ms apart, as make daily's
+	// are a second apart, see the message.
 	got, err := waitFanout(ctx, &out, func(context.Context) (schedule.Queued, bool, error) {
 		calls++
 		return want, calls == 4, nil
-	}, q, 0)
+	}, q, 50*time.Millisecond)
 	if err != nil || calls != 4 || len(got.Audits) != 4 || !strings.Contains(out.String(), "the fan-out queued the day's work") {
 		t.Fatalf("waited %d calls for %+v (%v), want 4 calls and the 4 audits; output %q", calls, got, err, &out)
 	}

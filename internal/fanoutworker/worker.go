@@ -46,7 +46,7 @@ func New(svc *service.Service) *Worker {
 		fanout:   fanout.NewQueue(svc.Queues.Fanout),
 		audits:   audit.NewQueue(svc.Store, svc.Queues.Audit, svc.Log),
 		runs:     multistep.NewQueue(svc.Store, svc.Queues.Multistep, svc.Log),
-		ux:       ux.NewQueue(svc.Store, svc.Queues.UX, svc.Log),
+		ux:       ux.NewQueue(svc.Queues.UX),
 		notify:   notify.NewQueue(svc.Queues.Notify),
 		log:      svc.Log,
 		pageSize: fanout.ListingPageSize,

@@ -8,7 +8,6 @@ package ux
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"time"
 
 	"github.com/openvitals/openvitals/internal/model"
@@ -32,19 +31,14 @@ func (j Job) Check() error {
 	return nil
 }
 
-// ref is the website a job collects.
-func (j Job) ref() model.SiteRef { return model.SiteRef{Account: j.Account, Website: j.Website} }
-
 // Queue queues collections.
 type Queue struct {
-	store *store.Store
 	queue *queue.Queue
-	log   *slog.Logger
 }
 
 // NewQueue returns a Queue sending to the ux queue q.
-func NewQueue(st *store.Store, q *queue.Queue, log *slog.Logger) *Queue {
-	return &Queue{store: st, queue: q, log: log}
+func NewQueue(q *queue.Queue) *Queue {
+	return &Queue{queue: q}
 }
 
 // DailyWebsite queues a website's collection of a day: its share of the daily fan-out, which

@@ -20,7 +20,7 @@ func TestDailyWebsiteAndTrack(t *testing.T) {
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
 	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: queue.MaxReceives})
-	sched := ux.NewQueue(st, q, awstest.Log(t))
+	sched := ux.NewQueue(q)
 	var sites []model.Website
 	var first []ux.Job
 	day := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)

@@ -156,7 +156,7 @@ func TestCollectThroughTheQueue(t *testing.T) {
 	q := awstest.Queue(t, e.clients, service.UXQueueSettings)
 	var jobs []ux.Job
 	for _, w := range []model.Website{site, other} {
-		if err := ux.NewQueue(e.st, q, awstest.Log(t)).DailyWebsite(e.ctx, model.SiteRef{Account: w.Account, Website: w.ID}, model.Day(e.today), e.today); err != nil {
+		if err := ux.NewQueue(q).DailyWebsite(e.ctx, model.SiteRef{Account: w.Account, Website: w.ID}, model.Day(e.today), e.today); err != nil {
 			t.Fatal(err)
 		}
 		jobs = append(jobs, e.job(w))
