@@ -22,7 +22,7 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
 # Every target; make help says what each does (make test checks both for every rule here).
 TARGETS := help deps deps-local deps-deploy run demo reset daily keys test test-infra rehearse image-test fuzz \
-	bench bench-pages bench-audit bench-multistep bench-notify bench-regressions bench-dashboard bench-rum bench-reads \
+	bench bench-pages bench-audit bench-multistep bench-notify bench-regressions bench-dashboard bench-rum bench-reads bench-fanout \
 	screenshots build synth bootstrap deploy clean
 .PHONY: $(TARGETS)
 
@@ -51,7 +51,7 @@ help:
 	@echo "make run    install what is missing, start the stand-ins and serve the API on OPENVITALS_ADDR"
 	@echo "make demo   make run with a demo website in it (a shop served on OPENVITALS_DEMO_ADDR, audited for real: ~1.5 min the first time); prints the dashboard's URL and a key"
 	@echo "make reset  delete the local data make run and make demo keep under .run/data (websites, keys, results), to start over"
-	@echo "make daily  queue today's audits, multistep runs and field-data collections now and follow them (with make run going)"
+	@echo "make daily  start today's fan-out of the audits, multistep runs and field-data collections now and follow what it queues (with make run going)"
 	@echo "make keys ACCOUNT=acme ROLE=admin   create an API key in the table the environment points at"
 	@echo "make test   install what is missing, start the stand-ins, run every test and every benchmark once (small), stop them"
 	@echo "make test-infra  the CDK app's tests alone (make test runs them)"
@@ -65,6 +65,7 @@ help:
 	@echo "make bench-dashboard dashboard: first render with 100 pages, and its own Lighthouse audit (~8 min)"
 	@echo "make bench-rum    RUM benchmarks: fold and collect throughput, sketch error, reports over 10M views (~5 min)"
 	@echo "make bench-reads  what an audit reads once its result is stored, at 10, 100 and 1,000 pages (~1 min)"
+	@echo "make bench-fanout the daily fan-out: scheduler, a page of the websites listing, a website's share at 1, 200 and 1,000 pages, with their AWS requests (~2 min)"
 	@echo "make screenshots  the dashboard's screenshots in docs/screenshots, made by its browser test (~3 min)"
 	@echo "make deps-local   install what make run needs (every target installs what it needs itself)"
 	@echo "make deps   deps-local, and the CDK app's modules and CLI (make test, synth and deploy need them)"
@@ -298,6 +299,14 @@ bench-reads: deps-local
 	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
 	$(STANDINS) start $(TEST_PORTS); \
 	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench FollowUpReads -benchtime 20x ./internal/auditworker/
+
+# The daily fan-out: the scheduler, a page of the websites listing, and a website's share of the
+# audits at 1, 200 and 1,000 pages, each with its DynamoDB and SQS requests (~2 min). See
+# BENCHMARKS.md.
+bench-fanout: deps-local
+	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
+	$(STANDINS) start $(TEST_PORTS); \
+	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench DailyFanout -benchtime 3x -timeout 30m ./internal/fanoutworker/
 
 # Each function's bootstrap, for Lambda's provided.al2023 runtime on arm64.
 build:

@@ -24,6 +24,16 @@ type depthAlarm struct {
 	why string
 }
 
+// ageAlarm says when the age of a queue's oldest message is a problem: at least hours in each
+// of periods consecutive periods of periodMinutes.
+type ageAlarm struct {
+	hours         float64
+	periodMinutes float64
+	periods       float64
+	// why tells the operator what the alarm means and what to do.
+	why string
+}
+
 // dlqAlarmThreshold: any message in a dead-letter queue is work that failed every attempt.
 const dlqAlarmThreshold = 1
 
@@ -43,8 +53,9 @@ func newAlarmTopic(scope constructs.Construct, id string, alarmEmail string) aws
 }
 
 // newQueueAlarms creates, under scope/Alarms, for each of a pipeline's queues an alarm on its
-// depth (construct id <Name>Depth, as the queue's depthAlarm says) and one on its dead-letter
-// queue's (<Name>DLQ). Each notifies topic when it fires and when it clears.
+// depth (construct id <Name>Depth, as the queue's depthAlarm says), one on its dead-letter
+// queue's (<Name>DLQ) and, when its ageAlarm is set, one on the age of its oldest message
+// (<Name>Age). Each notifies topic when it fires and when it clears.
 func newQueueAlarms(scope constructs.Construct, topic awssns.ITopic, queues ...*workQueue) {
 	c := constructs.NewConstruct(scope, jsii.String("Alarms"))
 	action := awscloudwatchactions.NewSnsAction(topic)
@@ -69,6 +80,12 @@ func newQueueAlarms(scope constructs.Construct, topic awssns.ITopic, queues ...*
 			Period:    awscdk.Duration_Minutes(jsii.Number(d.periodMinutes)),
 			Statistic: jsii.String("Maximum"),
 		}), d.threshold, d.periods, "openvitals "+q.name+" queue: "+d.why)
+		if a := q.props.oldest; a != nil {
+			add(capitalize(q.name)+"Age", q.queue.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{
+				Period:    awscdk.Duration_Minutes(jsii.Number(a.periodMinutes)),
+				Statistic: jsii.String("Maximum"),
+			}), a.hours*3600, a.periods, "openvitals "+q.name+" queue: "+a.why)
+		}
 		add(capitalize(q.name)+"DLQ", q.dlq.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
 			Period:    awscdk.Duration_Minutes(jsii.Number(5)),
 			Statistic: jsii.String("Maximum"),

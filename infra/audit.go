@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -30,8 +31,8 @@ const (
 	auditVisibilityTimeoutMinutes = 6 * auditWorkerTimeoutMinutes
 )
 
-// auditPipeline runs the lab audits: the scheduler and the API queue one message per page and
-// device, the audit worker (Lighthouse in Chromium, a container function of the browser image)
+// auditPipeline runs the lab audits: the fan-out worker and the API queue one message per
+// page and device, the audit worker (Lighthouse in Chromium, a container function of the browser image)
 // audits it and records the result.
 type auditPipeline struct {
 	c constructs.Construct
@@ -51,12 +52,24 @@ func newAuditPipeline(scope constructs.Construct, id string, s *shared) *auditPi
 	// worker records it on every failure).
 	q := newWorkQueue(c, "audit", queueProps{
 		visibility: awscdk.Duration_Minutes(jsii.Number(auditVisibilityTimeoutMinutes)),
-		// The daily burst of audits drains at about one audit a minute per worker.
-		depth:          depthAlarm{1, 60, 12, "audits have waited for 12 hours: raise auditMaxConcurrency, or look at the audit worker's errors"},
+		// The day's audits are sized to drain within auditWindowHours: a queue never empty for
+		// a whole day is a backlog that carries over.
+		depth: depthAlarm{1, 60, 24, "audits have waited at every moment of a whole day: the audit workers fall short of the day's audits " +
+			"(raise auditMaxConcurrency, or set auditsPerDay to what is audited), or look at the audit worker's errors"},
+		// The shortfall, as soon as the day shows it: the oldest audit waited longer than the
+		// day allows.
+		oldest: &ageAlarm{float64(s.auditWindowHours), 5, 3, fmt.Sprintf(
+			"an audit has waited over %d hours (auditWindowHours): the audit workers (%d at once) fall short of the day's audits; "+
+				"raise auditMaxConcurrency, or set auditsPerDay to what is audited, and redeploy", s.auditWindowHours, s.auditConcurrency)},
+		// A backlog outlives SQS's default of 4 days long enough to be acted on.
+		retentionDays:  maxRetentionDays,
 		description:    "SQS queue feeding the audit worker",
 		dlqDescription: "Audits that failed every attempt for a reason a retry could pass (the page shows the last error)",
 	})
 	newQueueAlarms(c, s.alarmTopic, q)
+	if warning := s.auditShortfall(); warning != "" {
+		awscdk.Annotations_Of(c).AddWarningV2(jsii.String("openvitals:auditShortfall"), jsii.String(warning))
+	}
 	return &auditPipeline{c: c, s: s, queue: q}
 }
 
@@ -87,9 +100,12 @@ func (p *auditPipeline) addFunctions(fns *functionFactory) {
 	// Reads two days' stored reports back for a regression's cause.
 	p.s.data.bucket.GrantRead(worker, nil)
 	// One message per invocation: a worker audits one page at a time (two Lighthouse runs at
-	// once skew each other's timings), and a failure is retried alone.
+	// once skew each other's timings), and a failure is retried alone. As many at once as
+	// the day's audits need (auditWorkers), within auditMaxConcurrency: the event source's
+	// maximum concurrency, not a reservation, which a new account's concurrency limit would
+	// refuse (see functions.go).
 	p.queue.feed(worker, awslambdaeventsources.SqsEventSourceProps{
 		BatchSize:      jsii.Number(1),
-		MaxConcurrency: jsii.Number(float64(p.s.auditMaxConcurrency)),
+		MaxConcurrency: jsii.Number(float64(p.s.auditConcurrency)),
 	})
 }

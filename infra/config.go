@@ -37,8 +37,14 @@ type openvitalsStackProps struct {
 	// user-experience data collection. Default: DailyHourUTC.
 	MultistepHourUTC *int
 	UXHourUTC        *int
-	// AuditMaxConcurrency is how many audits may run at once, one per worker (2 to 1000).
-	// Default defaultAuditMaxConcurrency.
+	// AuditsPerDay is how many audits (pages times devices) a day's schedule holds, and
+	// AuditSeconds how long one takes: with AuditWindowHours, the hours a day's audits may
+	// take, they give the audit workers that run at once (see auditWorkers). Defaults
+	// defaultAuditsPerDay, defaultAuditSeconds and defaultAuditWindowHours.
+	AuditsPerDay, AuditSeconds, AuditWindowHours *int
+	// AuditMaxConcurrency caps the audit workers that run at once, one audit each (2 to
+	// 1000): a day that needs more leaves a backlog, which an alarm reports. Default
+	// defaultAuditMaxConcurrency.
 	AuditMaxConcurrency *int
 	// MultistepMaxConcurrency is how many multistep runs may play at once, one per worker
 	// (2 to 1000). Default defaultMultistepMaxConcurrency.
@@ -75,6 +81,12 @@ const (
 	contextMultistepHourUTC    = "multistepHourUtc"
 	contextUXHourUTC           = "uxHourUtc"
 	contextAuditMaxConcurrency = "auditMaxConcurrency"
+	// contextAuditsPerDay, contextAuditSeconds and contextAuditWindowHours: the audits a day
+	// holds, the seconds one takes and the hours a day's may take, which size the audit
+	// workers (see auditWorkers).
+	contextAuditsPerDay     = "auditsPerDay"
+	contextAuditSeconds     = "auditSeconds"
+	contextAuditWindowHours = "auditWindowHours"
 	// contextMultistepMaxConcurrency: how many multistep runs may play at once.
 	contextMultistepMaxConcurrency = "multistepMaxConcurrency"
 	// contextReportRetentionDays: after how many days S3 deletes a report or screenshot.
@@ -105,9 +117,23 @@ const (
 	defaultRoutesFile = "../internal/api/routes.json"
 	// defaultDailyHourUTC is the UTC hour of the daily audits.
 	defaultDailyHourUTC = 3
-	// defaultAuditMaxConcurrency is how many audit workers may run at once: each audits one
-	// page at a time. 2 is the smallest maximum an SQS event source accepts.
-	defaultAuditMaxConcurrency = 2
+	// defaultAuditsPerDay: 100 websites of 50 pages, both devices.
+	defaultAuditsPerDay = 10000
+	// defaultAuditSeconds: a whole audit of three Lighthouse runs took 28 s on desktop on a
+	// 2-vCPU machine (BENCHMARKS.md, BenchmarkAuditThroughput), and mobile runs about 7 %
+	// longer.
+	defaultAuditSeconds = 30
+	// defaultAuditWindowHours leaves a day's last 4 hours for retries before the next day's
+	// audits are queued.
+	defaultAuditWindowHours = 20
+	// defaultAuditMaxConcurrency caps the audit workers below the 1,000 concurrent executions
+	// an account has by default (a new account may have 10 until it asks), which every other
+	// function shares: raise it with the account's quota.
+	defaultAuditMaxConcurrency = 100
+	// minEventSourceConcurrency and maxEventSourceConcurrency are what an SQS event source's
+	// maximum concurrency may be.
+	minEventSourceConcurrency = 2
+	maxEventSourceConcurrency = 1000
 	// defaultMultistepMaxConcurrency is how many multistep workers may run at once: each plays
 	// one journey at a time.
 	defaultMultistepMaxConcurrency = 2
@@ -136,15 +162,21 @@ type settings struct {
 	// functionsDir is absolute, and holds <function>/bootstrap for every function.
 	functionsDir string
 	// routes are the API's endpoints, checked against the groups api.go declares.
-	routes                   routeTable
-	dailyHourUTC             int
-	multistepHourUTC         int
-	uxHourUTC                int
-	auditMaxConcurrency      int
-	multistepMaxConcurrency  int
-	reportRetentionDays      int
-	apiThrottle, rumThrottle throttle
-	trustViewerCountry       bool
+	routes              routeTable
+	dailyHourUTC        int
+	multistepHourUTC    int
+	uxHourUTC           int
+	auditsPerDay        int
+	auditSeconds        int
+	auditWindowHours    int
+	auditMaxConcurrency int
+	// auditWorkersNeeded is how many audit workers the day's audits need (auditWorkers), and
+	// auditConcurrency how many run at once: as many, within 2 and auditMaxConcurrency.
+	auditWorkersNeeded, auditConcurrency int
+	multistepMaxConcurrency              int
+	reportRetentionDays                  int
+	apiThrottle, rumThrottle             throttle
+	trustViewerCountry                   bool
 	// alarmEmail is "" for no subscription.
 	alarmEmail string
 	// emailFrom is "" when email channels are not configured.
@@ -222,9 +254,22 @@ func resolveNumbers(scope constructs.Construct, p openvitalsStackProps, s *setti
 		return err
 	}
 	// Lambda's SQS event sources accept a maximum concurrency of 2 to 1000.
-	if s.auditMaxConcurrency, err = intSetting(scope, p.AuditMaxConcurrency, contextAuditMaxConcurrency, defaultAuditMaxConcurrency, 2, 1000); err != nil {
+	if s.auditMaxConcurrency, err = intSetting(scope, p.AuditMaxConcurrency, contextAuditMaxConcurrency, defaultAuditMaxConcurrency,
+		minEventSourceConcurrency, maxEventSourceConcurrency); err != nil {
 		return err
 	}
+	if s.auditsPerDay, err = intSetting(scope, p.AuditsPerDay, contextAuditsPerDay, defaultAuditsPerDay, 1, 1e9); err != nil {
+		return err
+	}
+	// An audit takes at most the worker's timeout.
+	if s.auditSeconds, err = intSetting(scope, p.AuditSeconds, contextAuditSeconds, defaultAuditSeconds, 1, auditWorkerTimeoutMinutes*60); err != nil {
+		return err
+	}
+	if s.auditWindowHours, err = intSetting(scope, p.AuditWindowHours, contextAuditWindowHours, defaultAuditWindowHours, 1, 24); err != nil {
+		return err
+	}
+	s.auditWorkersNeeded = auditWorkers(s.auditsPerDay, s.auditSeconds, s.auditWindowHours)
+	s.auditConcurrency = min(max(s.auditWorkersNeeded, minEventSourceConcurrency), s.auditMaxConcurrency)
 	if s.multistepMaxConcurrency, err = intSetting(scope, p.MultistepMaxConcurrency, contextMultistepMaxConcurrency, defaultMultistepMaxConcurrency, 2, 1000); err != nil {
 		return err
 	}
@@ -248,6 +293,29 @@ func resolveNumbers(scope constructs.Construct, p openvitalsStackProps, s *setti
 		}
 	}
 	return nil
+}
+
+// auditWorkers is how many audit workers, one audit at a time each, do perDay audits of
+// seconds each within windowHours: the audit event source's maximum concurrency, unless
+// auditMaxConcurrency caps it.
+func auditWorkers(perDay, seconds, windowHours int) int {
+	window := windowHours * 3600
+	return (perDay*seconds + window - 1) / window
+}
+
+// auditShortfall is the warning synthesis gives when the cap leaves the day's audits too few
+// workers ("" when it does not): how long a day's audits would take, and that the backlog
+// grows every day.
+func (s settings) auditShortfall() string {
+	if s.auditWorkersNeeded <= s.auditConcurrency {
+		return ""
+	}
+	hours := float64(s.auditsPerDay) * float64(s.auditSeconds) / float64(s.auditConcurrency) / 3600
+	return fmt.Sprintf("%d audits a day of %d s each need %d audit workers to finish within %d hours, but %s caps them at %d: "+
+		"a day's audits take %.0f hours, the audit queue's backlog grows every day and its Age alarm fires. "+
+		"Raise %s (and the account's Lambda concurrency quota), or audit fewer pages.",
+		s.auditsPerDay, s.auditSeconds, s.auditWorkersNeeded, s.auditWindowHours, contextAuditMaxConcurrency, s.auditConcurrency,
+		hours, contextAuditMaxConcurrency)
 }
 
 // emailSetting returns prop, else the context's address under contextKey, else "": a bare

@@ -19,7 +19,7 @@ import (
 // consumers names, per work queue, the function (directory under functions/) its event
 // source feeds.
 var consumers = map[string]string{
-	"purge": "purge-worker", "audit": "audit-worker", "multistep": "multistep-worker",
+	"purge": "purge-worker", "audit": "audit-worker", "multistep": "multistep-worker", "fanout": "fanout-worker",
 	"beacon": "rum-batcher", "rum": "rum-aggregator", "ux": "ux-worker", "notify": "notifier",
 }
 
@@ -32,18 +32,24 @@ func TestEveryQueueHasADLQAndAlarms(t *testing.T) {
 	fns := resources(tmpl, "AWS::Lambda::Function")
 	alarms := resources(tmpl, "AWS::CloudWatch::Alarm")
 	topic := logicalID(t, o.stack, "Alarms", "Topic")
-	if len(o.queues) != len(queuePaths) || len(o.queues) != len(consumers) || len(alarms) != 2*len(queuePaths) {
-		t.Errorf("%d work queues, %d alarms: want %d, each with one depth and one DLQ alarm",
+	ages := 0
+	for _, wq := range o.queues {
+		if wq.props.oldest != nil {
+			ages++
+		}
+	}
+	if len(o.queues) != len(queuePaths) || len(o.queues) != len(consumers) || len(alarms) != 2*len(queuePaths)+ages || ages != 1 {
+		t.Errorf("%d work queues, %d alarms: want %d, each with one depth and one DLQ alarm, and the audit queue's age alarm",
 			len(o.queues), len(alarms), len(queuePaths))
 	}
-	// alarmOn returns the alarm watching the depth of queue (logical id).
-	alarmOn := func(queue string) map[string]any {
+	// alarmOn returns the alarm watching metric of queue (logical id).
+	alarmOn := func(queue, metric string) map[string]any {
 		for _, a := range alarms {
 			dims, _ := a["Dimensions"].([]any)
 			for _, d := range dims {
 				d, _ := d.(map[string]any)
 				if d["Name"] == "QueueName" && reflect.DeepEqual(d["Value"], map[string]any{"Fn::GetAtt": []any{queue, "QueueName"}}) &&
-					a["MetricName"] == "ApproximateNumberOfMessagesVisible" && a["Namespace"] == "AWS/SQS" {
+					a["MetricName"] == metric && a["Namespace"] == "AWS/SQS" {
 					return a
 				}
 			}
@@ -78,16 +84,25 @@ func TestEveryQueueHasADLQAndAlarms(t *testing.T) {
 		}
 
 		d := wq.props.depth
-		for what, c := range map[string]struct {
-			queue               string
+		type alarmWant struct {
+			queue, metric       string
 			threshold, periods  float64
 			periodSeconds       float64
 			descriptionContains string
-		}{
-			"depth": {q, d.threshold, d.periods, d.periodMinutes * 60, d.why},
-			"DLQ":   {dlq, dlqAlarmThreshold, 1, 300, "dead-letter"},
-		} {
-			a := alarmOn(c.queue)
+		}
+		wants := map[string]alarmWant{
+			"depth": {q, "ApproximateNumberOfMessagesVisible", d.threshold, d.periods, d.periodMinutes * 60, d.why},
+			"DLQ":   {dlq, "ApproximateNumberOfMessagesVisible", dlqAlarmThreshold, 1, 300, "dead-letter"},
+		}
+		if a := wq.props.oldest; a != nil {
+			wants["age"] = alarmWant{q, "ApproximateAgeOfOldestMessage", a.hours * 3600, a.periods, a.periodMinutes * 60, a.why}
+		}
+		// A period and its count within a day: CloudWatch evaluates an alarm over a day at most.
+		if d.periodMinutes*d.periods > 24*60 {
+			t.Errorf("%s queue: depth alarm over %v minutes, more than a day", name, d.periodMinutes*d.periods)
+		}
+		for what, c := range wants {
+			a := alarmOn(c.queue, c.metric)
 			if a == nil {
 				t.Errorf("%s queue: no alarm on the %s", name, what)
 				continue
@@ -109,6 +124,71 @@ func TestEveryQueueHasADLQAndAlarms(t *testing.T) {
 	}
 	if subs := resources(tmpl, "AWS::SNS::Subscription"); len(subs) != 0 {
 		t.Errorf("subscriptions without alarmEmail: %v", subs)
+	}
+}
+
+// TestAuditAndFanoutQueuesKeepTwoWeeks: the audit queue keeps a message as long as SQS can
+// (a backlog outlives the default 4 days long enough for its alarm to be acted on), and so does
+// the fan-out queue that feeds it; the others keep SQS's default.
+func TestAuditAndFanoutQueuesKeepTwoWeeks(t *testing.T) {
+	o, tmpl := openvitals(t)
+	queues := resources(tmpl, "AWS::SQS::Queue")
+	for _, wq := range o.queues {
+		got := queues[queueID(t, o.stack, wq.name)]["MessageRetentionPeriod"]
+		switch wq.name {
+		case "audit", "fanout":
+			if got != float64(14*24*3600) {
+				t.Errorf("%s queue keeps messages %v s, want 14 days", wq.name, got)
+			}
+		default:
+			if got != nil {
+				t.Errorf("%s queue keeps messages %v s, want SQS's default", wq.name, got)
+			}
+		}
+	}
+}
+
+// TestAuditConcurrencyIsDerived: the audit workers that run at once are what a day's audits
+// need (audits a day times seconds an audit, over the hours a day's audits may take), within
+// 2 and auditMaxConcurrency; a shortfall is a warning at synthesis and an alarm on the age of
+// the oldest audit beyond those hours.
+func TestAuditConcurrencyIsDerived(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		context map[string]any
+		want    int
+		short   bool
+		hours   float64
+	}{
+		{"defaults: 10,000 audits of 30 s in 20 hours", nil, 5, false, 20},
+		{"100 websites of 50 pages", map[string]any{contextAuditsPerDay: 10000, contextAuditSeconds: 23, contextAuditWindowHours: 24}, 3, false, 24},
+		{"2,000 websites of 200 pages", map[string]any{contextAuditsPerDay: "800000", contextAuditMaxConcurrency: 1000}, 334, false, 20},
+		{"10,000 websites of 1,000 pages, capped", map[string]any{contextAuditsPerDay: 20000000, contextAuditMaxConcurrency: 1000}, 1000, true, 20},
+		{"the default cap", map[string]any{contextAuditsPerDay: 800000, contextAuditWindowHours: 12}, defaultAuditMaxConcurrency, true, 12},
+		{"a few audits: the least an event source takes", map[string]any{contextAuditsPerDay: 10}, 2, false, 20},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := synth(t, nil, c.context)
+			check(t, "maximum concurrency", func() {
+				s.tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
+					"FunctionName":  map[string]any{"Ref": fnID(t, s.o, "audit-worker")},
+					"ScalingConfig": map[string]any{"MaximumConcurrency": c.want},
+				})
+			})
+			warnings := assertions.Annotations_FromStack(s.o.stack).FindWarning(jsii.String("*"), assertions.Match_StringLikeRegexp(jsii.String("audit workers")))
+			if got := len(*warnings) > 0; got != c.short {
+				t.Errorf("shortfall warning %v, want %v: %v", got, c.short, *warnings)
+			}
+			var age map[string]any
+			for _, a := range resources(s.tmpl, "AWS::CloudWatch::Alarm") {
+				if a["MetricName"] == "ApproximateAgeOfOldestMessage" {
+					age = a
+				}
+			}
+			if age == nil || age["Threshold"] != c.hours*3600 || !strings.Contains(fmt.Sprint(age["AlarmDescription"]), "fall short") {
+				t.Errorf("age alarm %v, want %v hours", age, c.hours)
+			}
+		})
 	}
 }
 

@@ -23,6 +23,11 @@ const maxReceiveCount = 5
 // time to look into a failure and redrive it.
 const dlqRetentionDays = 14
 
+// maxRetentionDays is the longest SQS keeps a message (queue.MaxRetention in the main
+// module): what the audit and fan-out queues keep, so that a backlog outlives SQS's default of
+// 4 days long enough for its alarm to be acted on.
+const maxRetentionDays = 14
+
 // workQueue is a pipeline's queue with its dead-letter queue and what the alarms and outputs
 // say of them.
 type workQueue struct {
@@ -40,6 +45,11 @@ type queueProps struct {
 	fifo       bool
 	// depth says when a backlog is a problem (see newQueueAlarms).
 	depth depthAlarm
+	// oldest, when set, says when the age of the oldest message is a problem (see
+	// newQueueAlarms).
+	oldest *ageAlarm
+	// retentionDays is how long the queue keeps a message (SQS's default, 4 days, when 0).
+	retentionDays float64
 	// description and dlqDescription describe the queue and its dead-letter queue in the
 	// stack's outputs.
 	description, dlqDescription string
@@ -70,7 +80,12 @@ func newWorkQueue(scope constructs.Construct, name string, p queueProps) *workQu
 		// A FIFO queue's dead-letter queue must be FIFO too.
 		Fifo: fifo,
 	})
+	var retention awscdk.Duration
+	if p.retentionDays != 0 {
+		retention = awscdk.Duration_Days(jsii.Number(p.retentionDays))
+	}
 	queue := awssqs.NewQueue(scope, jsii.String(capitalize(name)+"Queue"), &awssqs.QueueProps{
+		RetentionPeriod:           retention,
 		EnforceSSL:                jsii.Bool(true),
 		Encryption:                awssqs.QueueEncryption_SQS_MANAGED,
 		VisibilityTimeout:         p.visibility,

@@ -13,38 +13,41 @@ import (
 	"github.com/aws/jsii-runtime-go"
 )
 
-// schedulerTimeoutMinutes: queueing every page of every website, in batches of 10.
+// schedulerTimeoutMinutes: starting a fan-out is a message per daily job; the sweeps of lost
+// purges and overdue work take longer when many wait.
 const schedulerTimeoutMinutes = 5
 
-// scheduledQueues are the queues the scheduler fills.
+// scheduledQueues are the queues the daily work goes to: the fan-out worker fills audits, runs
+// and ux; the scheduler starts the fan-out, queues lost purges again and sweeps the overdue
+// audits and runs.
 type scheduledQueues struct {
-	audits, runs, ux, purges *workQueue
+	audits, runs, ux, purges, fanout *workQueue
 }
 
 // newSchedules creates, under scope/id, the scheduler function and one EventBridge rule per
-// daily job, each at its own hour, whose event names the job (the scheduler runs the jobs an
-// event names), and the sweep rule, whose event names only the sweep of overdue work that
-// follows every invocation. A job queues nothing it queued already that day, and a sweep
-// changes only overdue work, so EventBridge may retry. It returns the scheduler.
+// daily job, each at its own hour, whose event names the job (the scheduler starts the
+// fan-out of the jobs an event names), and the sweep rule, whose event names only the sweep of
+// overdue work that follows every invocation. A job's fan-out queues nothing it queued already
+// that day, and a sweep changes only overdue work, so EventBridge may retry. It returns the
+// scheduler.
 func newSchedules(scope constructs.Construct, id string, s *shared, fns *functionFactory, q scheduledQueues) awslambda.Function {
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	scheduler := fns.goFunction(c, "scheduler", goFunctionProps{
-		description: "openvitals scheduler: queues the daily audits of every page and device, the daily multistep runs and the daily user-experience data collection; ends or queues again overdue series tests and runs",
+		description: "openvitals scheduler: starts the daily fan-out of the audits, multistep runs and user-experience data collection; ends or queues again overdue series tests and runs",
 		memoryMB:    defaultMemoryMB,
 		timeout:     awscdk.Duration_Minutes(jsii.Number(schedulerTimeoutMinutes)),
 	})
-	// Reads websites and pages, and marks what it queued so that a second run the same day
-	// queues nothing twice.
+	// Reads the pending purges and the overdue work, and ends or queues the latter again.
 	s.data.table.GrantReadWriteData(scheduler)
-	// Sending to the audit and multistep queues also queues overdue series tests and runs
-	// again, and its grant includes reading the queues' attributes, which give the deadlines.
-	for _, wq := range []*workQueue{q.audits, q.runs, q.ux} {
+	// One message starts each daily job's fan-out.
+	q.fanout.queue.GrantSendMessages(scheduler)
+	// Sending to the audit and multistep queues queues overdue series tests and runs again,
+	// and its grant includes reading the queues' attributes, which give the deadlines.
+	for _, wq := range []*workQueue{q.audits, q.runs} {
 		wq.queue.GrantSendMessages(scheduler)
 	}
 	// It also queues again the purges whose message was lost (their markers are in the table).
 	q.purges.queue.GrantSendMessages(scheduler)
-	// And the channels' daily digests.
-	s.notifications.queue.GrantSendMessages(scheduler)
 
 	// The job names are the scheduler's (internal/schedule).
 	newDailyRule(c, "DailySchedule", scheduler, "audits", "the daily audits", s.dailyHourUTC)

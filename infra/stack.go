@@ -39,9 +39,9 @@ type openvitalsStack struct {
 }
 
 // newOpenvitalsStack creates the whole openvitals deployment: the shared data, secrets and
-// alarm topic, then one construct per pipeline (purges, lab audits, multistep runs,
-// user-experience data, RUM, notifications), the HTTP API and the daily schedules. Each function gets only
-// the access its code needs.
+// alarm topic, then one construct per pipeline (purges, lab audits, multistep runs, the daily
+// fan-out, user-experience data, RUM, notifications), the HTTP API and the daily schedules.
+// Each function gets only the access its code needs.
 func newOpenvitalsStack(scope constructs.Construct, id string, props *openvitalsStackProps) (o *openvitalsStack, err error) {
 	cfg, err := resolveSettings(scope, props)
 	if err != nil {
@@ -64,10 +64,13 @@ func newOpenvitalsStack(scope constructs.Construct, id string, props *openvitals
 	multistep := newMultistepPipeline(stack, "Multistep", s)
 	ux := newUXPipeline(stack, "Ux", s)
 	rum := newRUMPipeline(stack, "Rum", s)
+	daily := scheduledQueues{audits: audit.queue, runs: multistep.queue, ux: ux.queue, purges: purge.queue}
+	fanout := newFanoutPipeline(stack, "Fanout", s, daily)
+	daily.fanout = fanout.queue
 
 	// Every function gets every queue's URL: all the queues first, then the functions.
 	var queues []*workQueue
-	pipelines := []queuePipeline{purge, audit, multistep, ux, rum, notify}
+	pipelines := []queuePipeline{purge, audit, multistep, fanout, ux, rum, notify}
 	for _, p := range pipelines {
 		queues = append(queues, p.workQueues()...)
 	}
@@ -77,7 +80,7 @@ func newOpenvitalsStack(scope constructs.Construct, id string, props *openvitals
 	}
 	api := newAPI(stack, "Api", fns, apiDeps{shared: s, purges: purge.queue, audits: audit.queue, runs: multistep.queue, beacons: rum.beacons, notifications: notify.queue})
 	notify.setAPIURL(api.url)
-	scheduler := newSchedules(stack, "Schedules", s, fns, scheduledQueues{audits: audit.queue, runs: multistep.queue, ux: ux.queue, purges: purge.queue})
+	scheduler := newSchedules(stack, "Schedules", s, fns, daily)
 	// Every function exists now: a purge passes again for as long as the longest can run.
 	purge.settleAfter(fns.longestTimeout, scheduler)
 	addOutputs(stack, s, api.url, queues)

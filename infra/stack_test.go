@@ -253,8 +253,8 @@ func TestPurgeQueueRedrivesToDLQ(t *testing.T) {
 	o, tmpl := openvitals(t)
 	dlq := dlqID(t, o.stack, "purge")
 	purge := queueID(t, o.stack, "purge")
-	check(t, "fourteen queues (purge, audit, multistep, beacon, rum, ux and notify, each with a DLQ)", func() {
-		tmpl.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(14))
+	check(t, "sixteen queues (purge, audit, multistep, fanout, beacon, rum, ux and notify, each with a DLQ)", func() {
+		tmpl.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(16))
 	})
 
 	redriven := *tmpl.FindResources(jsii.String("AWS::SQS::Queue"), map[string]any{
@@ -325,6 +325,8 @@ func TestOutputs(t *testing.T) {
 		"AuditDLQUrl":         map[string]any{"Ref": dlqID(t, o.stack, "audit")},
 		"MultistepQueueUrl":   map[string]any{"Ref": queueID(t, o.stack, "multistep")},
 		"MultistepDLQUrl":     map[string]any{"Ref": dlqID(t, o.stack, "multistep")},
+		"FanoutQueueUrl":      map[string]any{"Ref": queueID(t, o.stack, "fanout")},
+		"FanoutDLQUrl":        map[string]any{"Ref": dlqID(t, o.stack, "fanout")},
 		"PurgeDLQUrl":         map[string]any{"Ref": dlqID(t, o.stack, "purge")},
 		"RumQueueUrl":         map[string]any{"Ref": queueID(t, o.stack, "rum")},
 		"RumDLQUrl":           map[string]any{"Ref": dlqID(t, o.stack, "rum")},
@@ -487,6 +489,7 @@ var queuePaths = map[string][2][]string{
 	"purge":     {{"Purge", "PurgeQueue"}, {"Purge", "PurgeDLQ"}},
 	"audit":     {{"Audit", "AuditQueue"}, {"Audit", "AuditDLQ"}},
 	"multistep": {{"Multistep", "MultistepQueue"}, {"Multistep", "MultistepDLQ"}},
+	"fanout":    {{"Fanout", "FanoutQueue"}, {"Fanout", "FanoutDLQ"}},
 	"beacon":    {{"Rum", "BeaconQueue"}, {"Rum", "BeaconDLQ"}},
 	"rum":       {{"Rum", "RumQueue"}, {"Rum", "RumDLQ"}},
 	"ux":        {{"Ux", "UxQueue"}, {"Ux", "UxDLQ"}},
@@ -796,6 +799,9 @@ func TestBadSettingsAreRefused(t *testing.T) {
 		{"context hour 3.5", openvitalsStackProps{}, map[string]any{contextDailyHourUTC: 3.5}, contextDailyHourUTC},
 		{"context hour text", openvitalsStackProps{}, map[string]any{contextDailyHourUTC: "three"}, contextDailyHourUTC},
 		{"concurrency 1", openvitalsStackProps{AuditMaxConcurrency: ints(1)}, nil, contextAuditMaxConcurrency},
+		{"no audits a day", openvitalsStackProps{AuditsPerDay: ints(0)}, nil, contextAuditsPerDay},
+		{"context audits of 16 minutes", openvitalsStackProps{}, map[string]any{contextAuditSeconds: "960"}, contextAuditSeconds},
+		{"context audit window of 25 hours", openvitalsStackProps{}, map[string]any{contextAuditWindowHours: 25}, contextAuditWindowHours},
 		{"multistep concurrency 1", openvitalsStackProps{MultistepMaxConcurrency: ints(1)}, nil, contextMultistepMaxConcurrency},
 		{"context multistep concurrency 1001", openvitalsStackProps{}, map[string]any{contextMultistepMaxConcurrency: "1001"}, contextMultistepMaxConcurrency},
 		{"no binaries", openvitalsStackProps{FunctionsDir: t.TempDir()}, nil, "make build"},
@@ -976,8 +982,17 @@ func TestMultistepQueueRedrivesToDLQ(t *testing.T) {
 
 func TestEventSources(t *testing.T) {
 	o, tmpl := openvitals(t)
-	check(t, "seven event sources", func() {
-		tmpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(7))
+	check(t, "eight event sources", func() {
+		tmpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(8))
+	})
+	check(t, "fan-out worker: one message at a time, partial failures, a few at once", func() {
+		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
+			"FunctionName":          map[string]any{"Ref": fnID(t, o, "fanout-worker")},
+			"EventSourceArn":        map[string]any{"Fn::GetAtt": []any{queueID(t, o.stack, "fanout"), "Arn"}},
+			"BatchSize":             1,
+			"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
+			"ScalingConfig":         map[string]any{"MaximumConcurrency": fanoutWorkerMaxConcurrency},
+		})
 	})
 	check(t, "RUM rebatcher: up to 2,000 beacons gathered for up to 30 s, partial failures", func() {
 		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
@@ -1014,13 +1029,13 @@ func TestEventSources(t *testing.T) {
 			"ScalingConfig":         map[string]any{"MaximumConcurrency": defaultMultistepMaxConcurrency},
 		})
 	})
-	check(t, "audit worker: one message at a time, partial failures, 2 at most", func() {
+	check(t, "audit worker: one message at a time, partial failures, as many as the default day's audits need (5)", func() {
 		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
 			"FunctionName":          map[string]any{"Ref": fnID(t, o, "audit-worker")},
 			"EventSourceArn":        map[string]any{"Fn::GetAtt": []any{queueID(t, o.stack, "audit"), "Arn"}},
 			"BatchSize":             1,
 			"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
-			"ScalingConfig":         map[string]any{"MaximumConcurrency": defaultAuditMaxConcurrency},
+			"ScalingConfig":         map[string]any{"MaximumConcurrency": 5},
 		})
 	})
 	check(t, "purge worker: batches of 10, partial failures", func() {
@@ -1044,6 +1059,7 @@ func sharedEnv(t *testing.T, stack awscdk.Stack) map[string]any {
 		"OPENVITALS_PURGE_QUEUE":     map[string]any{"Ref": queueID(t, stack, "purge")},
 		"OPENVITALS_AUDIT_QUEUE":     map[string]any{"Ref": queueID(t, stack, "audit")},
 		"OPENVITALS_MULTISTEP_QUEUE": map[string]any{"Ref": queueID(t, stack, "multistep")},
+		"OPENVITALS_FANOUT_QUEUE":    map[string]any{"Ref": queueID(t, stack, "fanout")},
 		"OPENVITALS_BEACON_QUEUE":    map[string]any{"Ref": queueID(t, stack, "beacon")},
 		"OPENVITALS_RUM_QUEUE":       map[string]any{"Ref": queueID(t, stack, "rum")},
 		"OPENVITALS_UX_QUEUE":        map[string]any{"Ref": queueID(t, stack, "ux")},
@@ -1639,6 +1655,7 @@ func TestLeastPrivilege(t *testing.T) {
 	purgeQ := queueID(t, o.stack, "purge")
 	auditQ := queueID(t, o.stack, "audit")
 	multistepQ := queueID(t, o.stack, "multistep")
+	fanoutQ := queueID(t, o.stack, "fanout")
 	rumQ := queueID(t, o.stack, "rum")
 	beaconQ := queueID(t, o.stack, "beacon")
 	uxQ := queueID(t, o.stack, "ux")
@@ -1652,12 +1669,21 @@ func TestLeastPrivilege(t *testing.T) {
 		want             bool
 	}
 	cases := map[string][]grant{
+		// Starts the fan-out; sweeps overdue audits and runs and lost purges.
 		"scheduler": {
 			{"dynamodb:Query", table, true}, {"dynamodb:PutItem", table, true},
-			{"sqs:SendMessage", auditQ, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", multistepQ, true},
-			{"sqs:SendMessage", uxQ, true}, {"sqs:SendMessage", notifyQ, true}, {"sqs:SendMessage", rumQ, false},
+			{"sqs:SendMessage", fanoutQ, true}, {"sqs:SendMessage", auditQ, true}, {"sqs:SendMessage", purgeQ, true},
+			{"sqs:SendMessage", multistepQ, true}, {"sqs:SendMessage", uxQ, false}, {"sqs:SendMessage", notifyQ, false},
+			{"sqs:SendMessage", rumQ, false},
 			{"s3:GetObject", "", false}, {"s3:PutObject", "", false}, {"sqs:ReceiveMessage", "", false},
 			{getSecret, "", false},
+		},
+		"fanout-worker": {
+			{"dynamodb:Query", table, true}, {"dynamodb:UpdateItem", table, true}, {"dynamodb:GetItem", table, true},
+			{"sqs:ReceiveMessage", fanoutQ, true}, {"sqs:DeleteMessage", fanoutQ, true}, {"sqs:SendMessage", fanoutQ, true},
+			{"sqs:SendMessage", auditQ, true}, {"sqs:SendMessage", multistepQ, true}, {"sqs:SendMessage", uxQ, true},
+			{"sqs:SendMessage", notifyQ, true}, {"sqs:SendMessage", purgeQ, false}, {"sqs:SendMessage", rumQ, false},
+			{"sqs:ReceiveMessage", auditQ, false}, {"s3:GetObject", "", false}, {"s3:PutObject", "", false}, {getSecret, "", false},
 		},
 		"audit-worker": {
 			{"dynamodb:PutItem", table, true}, {"s3:PutObject", bucket, true},
@@ -1751,6 +1777,12 @@ func TestLeastPrivilege(t *testing.T) {
 	}
 	for _, fn := range []string{"pages", "budgets", "multistep", "lab", "audit-worker", "multistep-worker", "purge-worker"} {
 		cases[fn] = append(cases[fn], grant{"sqs:SendMessage", rumQ, false}, grant{"sqs:SendMessage", uxQ, false})
+	}
+	// Only the scheduler and the fan-out worker itself queue fan-out messages.
+	for fn := range cases {
+		if fn != "scheduler" && fn != "fanout-worker" {
+			cases[fn] = append(cases[fn], grant{"sqs:SendMessage", fanoutQ, false})
+		}
 	}
 	for name := range o.functions {
 		if _, ok := cases[name]; !ok {

@@ -1,7 +1,9 @@
 // Command daily runs the daily schedule once, now, through the same handler the EventBridge
-// rules invoke, then follows the audits, multistep runs and user-experience data collections
-// it queued, retries included, until each has an outcome. It exits 1 when any finally failed.
-// `make daily` runs it against the local service started by `make run`.
+// rules invoke, waits for the fan-out workers (the local service's) to queue the day's work
+// website by website, then follows the audits, multistep runs and user-experience data
+// collections they queued, retries included, until each has an outcome. It exits 1 when any
+// finally failed, or when the fan-out stopped. `make daily` runs it against the local service
+// started by `make run`.
 package main
 
 import (
@@ -52,16 +54,22 @@ func run(ctx context.Context, out io.Writer) error {
 		return fmt.Errorf("%w (is the local service running? start it with make run)", err)
 	}
 	sched := schedule.New(svc)
-	res, err := sched.Handle(ctx, events.CloudWatchEvent{Source: "openvitals.daily", DetailType: "Scheduled Event", Time: time.Now().UTC()})
+	start := time.Now().UTC()
+	res, err := sched.Handle(ctx, events.CloudWatchEvent{Source: "openvitals.daily", DetailType: "Scheduled Event", Time: start})
 	if err != nil {
 		return err
 	}
-	p, err := follow(ctx, out, res, func(ctx context.Context) (schedule.Progress, error) { return sched.Track(ctx, res) }, 3*time.Second)
+	queued, err := waitFanout(ctx, out, func(ctx context.Context) (schedule.Queued, bool, error) { return sched.Fanned(ctx, res, start) },
+		svc.Queues.Fanout, time.Second)
 	if err != nil {
 		return err
 	}
-	if len(res.UX) > 0 {
-		runs, err := ux.Outcomes(ctx, svc.Store, res.UX)
+	p, err := follow(ctx, out, queued, func(ctx context.Context) (schedule.Progress, error) { return sched.Track(ctx, queued) }, 3*time.Second)
+	if err != nil {
+		return err
+	}
+	if len(queued.UX) > 0 {
+		runs, err := ux.Outcomes(ctx, svc.Store, queued.UX)
 		if err != nil {
 			return err
 		}
@@ -73,9 +81,51 @@ func run(ctx context.Context, out io.Writer) error {
 	return nil
 }
 
+// depth reports how many messages a queue holds, waiting or being handled.
+type depth interface {
+	Depth(ctx context.Context) (visible, inFlight int, err error)
+}
+
+// errFanoutStopped: the fan-out queue emptied with some of the day's fan-out not done.
+var errFanoutStopped = errors.New("the daily fan-out stopped before queuing every website's work: its failed messages are in the fan-out dead-letter queue (openvitals-fanout-dlq), and the local service's log says why")
+
+// waitFanout waits until the fan-out workers have queued the day's work (fanned says so and
+// what), printing how long it took. A fan-out queue found empty twice in a row while the
+// fan-out is not over means its messages failed for good.
+func waitFanout(ctx context.Context, out io.Writer, fanned func(context.Context) (schedule.Queued, bool, error), q depth, every time.Duration) (schedule.Queued, error) {
+	start, empty := time.Now(), 0
+	for {
+		queued, over, err := fanned(ctx)
+		if err != nil {
+			return queued, err
+		}
+		if over {
+			fmt.Fprintf(out, "the fan-out queued the day's work in %.1f s\n", time.Since(start).Seconds())
+			return queued, nil
+		}
+		visible, inFlight, err := q.Depth(ctx)
+		if err != nil {
+			return queued, err
+		}
+		if visible+inFlight == 0 {
+			empty++
+		} else {
+			empty = 0
+		}
+		if empty >= 2 {
+			return queued, errFanoutStopped
+		}
+		select {
+		case <-ctx.Done():
+			return queued, ctx.Err()
+		case <-time.After(every):
+		}
+	}
+}
+
 // follow prints what a daily run queued and its progress, job by job, until every job has an
 // outcome (done or failed after its last attempt), and returns the last progress.
-func follow(ctx context.Context, out io.Writer, res schedule.Result, track func(context.Context) (schedule.Progress, error), every time.Duration) (schedule.Progress, error) {
+func follow(ctx context.Context, out io.Writer, res schedule.Queued, track func(context.Context) (schedule.Progress, error), every time.Duration) (schedule.Progress, error) {
 	fmt.Fprintf(out, "day %s: %d audits, %d multistep runs and %d user-experience data collections (one per website) queued\n",
 		res.Day, len(res.Audits), len(res.Runs), len(res.UX))
 	jobs := []struct {

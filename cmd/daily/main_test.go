@@ -3,15 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/openvitals/openvitals/internal/audit"
+	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/schedule"
+	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/ux"
 	"github.com/openvitals/openvitals/internal/uxworker"
 )
@@ -20,7 +23,7 @@ import (
 // used to stop there and say nothing of the multistep runs); every line's counts add up to what
 // was queued, per job, and the end says what failed.
 func TestFollowWaitsForRetriesAndAddsUp(t *testing.T) {
-	res := schedule.Result{Day: "20261125", Audits: make([]audit.Job, 2), Runs: make([]multistep.Job, 1), UX: make([]ux.Job, 1)}
+	res := schedule.Queued{Day: "20261125", Audits: make([]audit.Job, 2), Runs: make([]multistep.Job, 1), UX: make([]ux.Job, 1)}
 	steps := []schedule.Progress{
 		{Audits: queue.Progress{Retrying: 2}, Runs: queue.Progress{Remaining: 1}, UX: queue.Progress{Remaining: 1}},
 		{Audits: queue.Progress{Done: 1, Retrying: 1}, Runs: queue.Progress{Done: 1}, UX: queue.Progress{Skipped: 1}},
@@ -53,5 +56,36 @@ func TestFollowWaitsForRetriesAndAddsUp(t *testing.T) {
 	showUX(&buf, []model.UXRun{{Day: "20261125", Attempt: 1, Finished: time.Now(), Error: "CrUX: " + uxworker.NoCrUXKey}})
 	if got := buf.String(); !strings.Contains(got, "0 records stored") || !strings.Contains(got, "CrUX: skipped: no CrUX API key") {
 		t.Errorf("ux summary %q", got)
+	}
+}
+
+// TestWaitFanout waits while the fan-out queue holds messages, returns what the fan-out
+// queued once it is over, and says the fan-out stopped when its queue empties without it
+// being over (its messages went to the dead-letter queue).
+func TestWaitFanout(t *testing.T) {
+	ctx := context.Background()
+	q := awstest.Queue(t, awstest.Clients(t), service.FanoutQueueSettings)
+	if err := q.Send(ctx, map[string]string{"day": "20261125"}); err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	want := schedule.Queued{Day: "20261125", Audits: make([]audit.Job, 4)}
+	var out bytes.Buffer
+	// The queue's counts lag a send by some milliseconds: calls 50 ms apart, as make daily's
+	// are a second apart, see the message.
+	got, err := waitFanout(ctx, &out, func(context.Context) (schedule.Queued, bool, error) {
+		calls++
+		return want, calls == 4, nil
+	}, q, 50*time.Millisecond)
+	if err != nil || calls != 4 || len(got.Audits) != 4 || !strings.Contains(out.String(), "the fan-out queued the day's work") {
+		t.Fatalf("waited %d calls for %+v (%v), want 4 calls and the 4 audits; output %q", calls, got, err, &out)
+	}
+	awstest.Receive(t, q, 1) // the queue is empty now
+	calls = 0
+	if _, err := waitFanout(ctx, &out, func(context.Context) (schedule.Queued, bool, error) {
+		calls++
+		return schedule.Queued{}, false, nil
+	}, q, 0); !errors.Is(err, errFanoutStopped) || calls != 2 {
+		t.Errorf("an empty fan-out queue, the fan-out not over: %v after %d calls, want errFanoutStopped after 2", err, calls)
 	}
 }

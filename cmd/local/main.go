@@ -330,7 +330,7 @@ func runDaily(ctx context.Context, sched *schedule.Scheduler, hour int, log *slo
 				log.Error("daily schedule", "err", err)
 				continue
 			}
-			log.Info("daily work queued", "day", res.Day, "audits", len(res.Audits), "runs", len(res.Runs), "uxCollections", len(res.UX))
+			log.Info("daily fan-out started", "day", res.Day, "jobs", res.Fanouts)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/openvitals/openvitals/internal/auditworker"
+	"github.com/openvitals/openvitals/internal/fanoutworker"
 	"github.com/openvitals/openvitals/internal/multistepworker"
 	"github.com/openvitals/openvitals/internal/notifyworker"
 	"github.com/openvitals/openvitals/internal/purgeworker"
@@ -59,6 +60,7 @@ func startWorkers(ctx context.Context, svc *service.Service) (stop func(), err e
 	if err != nil {
 		return nil, err
 	}
+	fanouts := fanoutworker.New(svc)
 	// One browser job at a time: two Lighthouse runs at once, or a multistep run beside one,
 	// skew each other's timings.
 	var browser sync.Mutex
@@ -73,6 +75,7 @@ func startWorkers(ctx context.Context, svc *service.Service) (stop func(), err e
 	pollers := []poller{
 		{q.Audit, 1, oneAtATime(audits.HandleSQS)},
 		{q.Multistep, 1, oneAtATime(runs.HandleSQS)},
+		{q.Fanout, 1, fanouts.HandleSQS},
 		{q.UX, 1, ux.HandleSQS},
 		{q.Purge, 10, purges.HandleSQS},
 		{q.Beacon, 10, rebatcher.HandleSQS},

@@ -1,6 +1,7 @@
-// Package audit queues the lab audits: its messages (one page on one device each), the daily
-// schedule of every page on both devices, audits on demand, and how far queued audits have come.
-// The auditworker package consumes the audit queue, with the lighthouse engine beneath.
+// Package audit queues the lab audits: its messages (one page on one device each), a website's
+// daily audits of every page on both devices (its share of the daily fan-out: daily.go),
+// audits on demand, and how far queued audits have come. The auditworker package consumes the
+// audit queue, with the lighthouse engine beneath.
 package audit
 
 import (
@@ -33,6 +34,11 @@ type Job struct {
 	Test   string `json:"test,omitempty"`
 	// Experiment names the experiment the audits are for (empty otherwise).
 	Experiment string `json:"experiment,omitempty"`
+	// Shard and Attempt name, for a daily audit, the shard of the website's pages the daily
+	// fan-out queued it with, and the attempt that queued it: a message of an attempt that a
+	// later one superseded is dropped (see Superseded).
+	Shard   string `json:"shard,omitempty"`
+	Attempt int    `json:"attempt,omitempty"`
 }
 
 // Check tells whether a message names everything an audit needs.
@@ -48,54 +54,13 @@ type Queue struct {
 	store *store.Store
 	queue *queue.Queue
 	log   *slog.Logger
+	// takeoverDelay is how long the audits of a shard queued again wait (SetTakeoverDelay).
+	takeoverDelay time.Duration
 }
 
 // NewQueue returns a Queue sending to the audit queue q.
 func NewQueue(st *store.Store, q *queue.Queue, log *slog.Logger) *Queue {
-	return &Queue{store: st, queue: q, log: log}
-}
-
-// Daily queues the day's audit of every page of every website on both devices, skipping those
-// already queued for the same UTC day, so that running it twice a day audits nothing twice.
-// It returns the audits it queued.
-func (s *Queue) Daily(ctx context.Context, now time.Time) ([]Job, error) {
-	day := model.Day(now)
-	sites, err := s.store.AllWebsites(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var queued []Job
-	for _, ref := range sites {
-		w, err := s.store.Website(ctx, ref.Account, ref.Website)
-		if model.IsNotFound(err) {
-			continue // deleted since the listing
-		}
-		if err != nil {
-			return queued, err
-		}
-		pages, err := s.store.Pages(ctx, w)
-		if err != nil {
-			return queued, err
-		}
-		var jobs []Job
-		for _, p := range pages {
-			for _, d := range Devices {
-				jobs = append(jobs, Job{Account: w.Account, Website: w.ID, Page: p.ID, Device: d, Queued: now, Day: day})
-			}
-		}
-		sent, err := queue.SendOnce(ctx, jobs,
-			func(ctx context.Context, j Job) (bool, error) {
-				return s.store.MarkQueued(ctx, ref, j.Page, j.Device, day)
-			},
-			func(ctx context.Context, j Job) error { return s.store.UnmarkQueued(ctx, ref, j.Page, j.Device, day) },
-			s.send)
-		queued = append(queued, sent...)
-		if err != nil {
-			return queued, fmt.Errorf("audits: %w", err)
-		}
-	}
-	s.log.InfoContext(ctx, "daily audits queued", "day", day, "websites", len(sites), "audits", len(queued))
-	return queued, nil
+	return &Queue{store: st, queue: q, log: log, takeoverDelay: queue.MaxDelay}
 }
 
 // Website queues audits of a website's pages now, whatever the schedule: the given pages (all

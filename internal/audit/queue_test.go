@@ -3,105 +3,176 @@ package audit_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
-
-	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/store"
 )
 
-// scheduledEvent is an EventBridge scheduled event as the daily rule delivers it.
-const scheduledEvent = `{
-  "version": "0",
-  "id": "53dc4d37-cffa-4f76-80c9-8b7d4a4d2eaa",
-  "detail-type": "Scheduled Event",
-  "source": "aws.events",
-  "account": "123456789012",
-  "time": "2026-11-22T03:00:00Z",
-  "region": "us-east-1",
-  "resources": ["arn:aws:events:us-east-1:123456789012:rule/openvitals-daily"],
-  "detail": {}
-}`
-
-func TestDailyScheduleQueuesEachPageOncePerDay(t *testing.T) {
+// TestDailyWebsiteQueuesEachShardOnce: a website's daily audits are queued in shards of its
+// pages, every page on both devices once, each message naming its shard and attempt; running
+// it again the same day queues nothing, and a page stays in its shard (one added since goes
+// with its done shard: it is audited from the next day). The next day queues everything again.
+func TestDailyWebsiteQueuesEachShardOnce(t *testing.T) {
 	ctx := context.Background()
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
 	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 3})
 	s := audit.NewQueue(st, q, awstest.Log(t))
-
-	var sites []model.Website
-	for _, acct := range []string{"acme", "globex"} {
-		if err := st.EnsureAccount(ctx, acct); err != nil {
+	w := model.Website{Account: "acme", Domain: "example.com", DisplayName: "example.com"}
+	if err := st.CreateWebsite(ctx, &w); err != nil {
+		t.Fatal(err)
+	}
+	ref := model.SiteRef{Account: w.Account, Website: w.ID}
+	for from := 0; from < 230; from += 100 { // 100 a call at most
+		var add []model.Page
+		for i := from; i < min(from+100, 230); i++ {
+			add = append(add, model.Page{URL: fmt.Sprintf("/p%03d", i)})
+		}
+		if err := st.CreatePages(ctx, w, add); err != nil {
 			t.Fatal(err)
 		}
-		w := model.Website{Account: acct, Domain: "example.com", DisplayName: "example.com"}
-		if err := st.CreateWebsite(ctx, &w); err != nil {
-			t.Fatal(err)
-		}
-		pages := make([]model.Page, 6) // 12 audits a website: more than one batch of ten
-		for i := range pages {
-			pages[i] = model.Page{URL: "/p" + string(rune('a'+i)), Alias: "p"}
-		}
-		if err := st.CreatePages(ctx, w, pages); err != nil {
-			t.Fatal(err)
-		}
-		sites = append(sites, w)
 	}
-	// A deleted website is not audited.
-	gone := model.Website{Account: "acme", Domain: "gone.example", DisplayName: "gone"}
-	if err := st.CreateWebsite(ctx, &gone); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.CreatePages(ctx, gone, []model.Page{{URL: "/", Alias: "/"}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.DeleteWebsite(ctx, gone); err != nil {
-		t.Fatal(err)
-	}
-
-	var ev events.CloudWatchEvent
-	if err := json.Unmarshal([]byte(scheduledEvent), &ev); err != nil {
-		t.Fatal(err)
-	}
-	jobs, err := s.Daily(ctx, ev.Time)
+	pages, err := st.Pages(ctx, w)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(jobs) != 24 || jobs[0].Day != "20261122" {
-		t.Fatalf("first run: %+v, want 24 audits for 20261122", jobs)
-	}
-	seen := map[string]bool{}
-	for _, j := range jobs {
-		if j.Website == gone.ID {
-			t.Errorf("queued an audit of a deleted website: %+v", j)
+	run := func(day string) int {
+		t.Helper()
+		lease := time.Now().Add(time.Minute)
+		c, _, err := st.ClaimFanout(ctx, store.WebsiteFanoutKey(ref, day, "audits", ""), time.Now(), lease, audit.Shards(len(pages)))
+		if err != nil || c.Shards != 3 {
+			t.Fatalf("claim of the website's share: %+v (%v), want 3 shards", c, err)
 		}
-		seen[j.Page+" "+j.Device] = true
+		n, err := s.DailyWebsite(ctx, w, pages, day, c, lease)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
 	}
-	if len(seen) != 24 {
-		t.Errorf("%d distinct page and device pairs, want 24", len(seen))
+	if n := run("20261122"); n != 460 {
+		t.Fatalf("first run queued %d, want 460", n)
 	}
-	if got := awstest.Receive(t, q, 24); len(got) != 24 {
-		t.Errorf("%d messages on the queue, want 24", len(got))
+	got := awstest.Receive(t, q, 460)
+	seen := map[string]audit.Job{}
+	perShard := map[string]int{}
+	for _, body := range got {
+		var j audit.Job
+		if err := json.Unmarshal([]byte(body), &j); err != nil {
+			t.Fatal(err)
+		}
+		if j.Day != "20261122" || j.Attempt != 1 || j.Shard == "" || j.Queued.IsZero() {
+			t.Errorf("message %+v: want the day, attempt 1, its shard and its time", j)
+		}
+		if prev, dup := seen[j.Page+" "+j.Device]; dup {
+			t.Errorf("page %s on %s queued twice (shards %s and %s)", j.Page, j.Device, prev.Shard, j.Shard)
+		}
+		seen[j.Page+" "+j.Device] = j
+		perShard[j.Shard]++
+	}
+	if len(seen) != 460 || len(perShard) != 3 {
+		t.Errorf("%d page and device pairs in %d shards %v, want 460 in 3", len(seen), len(perShard), perShard)
+	}
+	for shard, n := range perShard {
+		if n < 100 || n > 220 {
+			t.Errorf("shard %s holds %d audits: the pages' hash spreads them badly", shard, n)
+		}
 	}
 
-	// The same day again: nothing new. A page added since is queued alone.
-	if jobs, err := s.Daily(ctx, ev.Time); err != nil || len(jobs) != 0 {
-		t.Errorf("second run the same day queued %d (%v), want 0", len(jobs), err)
-	}
-	if err := st.CreatePages(ctx, sites[0], []model.Page{{URL: "/new", Alias: "new"}}); err != nil {
+	// Again the same day, with a page added: nothing.
+	if err := st.CreatePages(ctx, w, []model.Page{{URL: "/new"}}); err != nil {
 		t.Fatal(err)
 	}
-	if jobs, err := s.Daily(ctx, ev.Time); err != nil || len(jobs) != 2 {
-		t.Errorf("run after adding a page queued %d (%v), want 2", len(jobs), err)
+	if pages, err = st.Pages(ctx, w); err != nil {
+		t.Fatal(err)
 	}
-	// The next day everything is audited again.
-	ev.Time = ev.Time.Add(24 * time.Hour)
-	if jobs, err := s.Daily(ctx, ev.Time); err != nil || len(jobs) != 26 {
-		t.Errorf("next day queued %d (%v), want 26", len(jobs), err)
+	if n := run("20261122"); n != 0 {
+		t.Errorf("second run the same day queued %d, want 0", n)
+	}
+	// What the day's shards queued is read back from their claims.
+	c, err := st.FanoutClaim(ctx, store.WebsiteFanoutKey(ref, "20261122", "audits", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fanned, err := audit.Fanned(ctx, st, w, "20261122", c, time.Time{})
+	if err != nil || len(fanned) != 460 {
+		t.Errorf("the claims name %d audits (%v), want 460", len(fanned), err)
+	}
+	if n := run("20261123"); n != 462 {
+		t.Errorf("next day queued %d, want 462", n)
+	}
+}
+
+// TestSuperseded: once a later attempt took a shard over, the stopped attempt's messages are
+// dropped; the later attempt's are dropped only for a page and device whose day's audit ran,
+// or failed for good, since the shard was first claimed. Other audits are never dropped.
+func TestSuperseded(t *testing.T) {
+	ctx := context.Background()
+	clients := awstest.Clients(t)
+	st := awstest.Store(t, clients)
+	w := model.Website{Account: "acme", Domain: "example.com", DisplayName: "example.com"}
+	if err := st.CreateWebsite(ctx, &w); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreatePages(ctx, w, []model.Page{{URL: "/a"}, {URL: "/b"}, {URL: "/c"}}); err != nil {
+		t.Fatal(err)
+	}
+	pages, err := st.Pages(ctx, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := store.WebsiteFanoutKey(model.SiteRef{Account: w.Account, Website: w.ID}, "20261122", "audits", "0000")
+	job := func(p model.Page, attempt int) audit.Job {
+		return audit.Job{Account: w.Account, Website: w.ID, Page: p.ID, Device: "mobile", Day: "20261122", Shard: "0000", Attempt: attempt}
+	}
+	dropped := func(j audit.Job) bool {
+		t.Helper()
+		why, err := audit.Superseded(ctx, st, w, j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return why != ""
+	}
+	now := time.Now().UTC()
+	if _, held, err := st.ClaimFanout(ctx, k, now, now.Add(time.Second), 0); err != nil || !held {
+		t.Fatal(held, err)
+	}
+	if dropped(job(pages[0], 1)) {
+		t.Error("the first attempt's message, not taken over, was dropped")
+	}
+	// The first attempt's copy of page a runs before the takeover.
+	if err := st.PutLabResult(ctx, w, pages[0], model.LabResult{Device: "mobile", Day: "20261122", Audited: now.Add(time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	// Page b failed for good, page c not at all.
+	if err := st.PutLabError(ctx, w, pages[1], "mobile", model.LabError{Message: "refused", At: now.Add(time.Second), Final: true}); err != nil {
+		t.Fatal(err)
+	}
+	takeover := now.Add(2 * time.Second)
+	if _, held, err := st.ClaimFanout(ctx, k, takeover, takeover.Add(time.Minute), 0); err != nil || !held {
+		t.Fatal(held, err)
+	}
+	for _, p := range pages {
+		if !dropped(job(p, 1)) {
+			t.Errorf("page %s: the stopped attempt's message was not dropped after the takeover", p.URL)
+		}
+	}
+	for i, want := range []bool{true, true, false} {
+		if got := dropped(job(pages[i], 2)); got != want {
+			t.Errorf("page %s: the later attempt's message dropped %v, want %v", pages[i].URL, got, want)
+		}
+	}
+	for _, j := range []audit.Job{
+		{Account: w.Account, Website: w.ID, Page: pages[0].ID, Device: "mobile"},                                             // on demand
+		{Account: w.Account, Website: w.ID, Page: pages[0].ID, Device: "mobile", Day: "20261122", Shard: "0001", Attempt: 1}, // a shard never claimed
+	} {
+		if dropped(j) {
+			t.Errorf("%+v was dropped", j)
+		}
 	}
 }

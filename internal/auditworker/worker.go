@@ -115,7 +115,8 @@ func (w *Worker) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSE
 // page's last error and returned. A failure that is permanent, or that of the last attempt, is
 // final: it ends the job's series test, and records the day's audit as failed. A page or
 // website deleted since the job was queued is skipped without error, and so is a message of a
-// series test that was queued again since (its newer message audits it).
+// series test that was queued again since (its newer message audits it), and a daily audit
+// that the daily fan-out queued again (audit.Superseded).
 func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 	if job.Experiment != "" {
 		return w.experimentJob(ctx, job, attempt) // experiment.go
@@ -126,6 +127,15 @@ func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 	}
 	if err != nil {
 		return err
+	}
+	// A daily audit whose fan-out attempt stopped half-way was queued again by the next one:
+	// one of the copies runs.
+	if why, err := audit.Superseded(ctx, w.store, site, job); err != nil {
+		return err
+	} else if why != "" {
+		w.log.InfoContext(ctx, "daily audit skipped: "+why, "website", site.ID, "page", job.Page, "device", job.Device,
+			"day", job.Day, "shard", job.Shard, "attempt", job.Attempt)
+		return nil
 	}
 	page, err := w.store.Page(ctx, site, job.Page)
 	if model.IsNotFound(err) {

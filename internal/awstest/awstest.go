@@ -171,6 +171,51 @@ func Drain(t testing.TB, q *queue.Queue, batchSize int, handle queue.BatchHandle
 	}
 }
 
+// DrainAll hands a queue's batches to handle, concurrently from pollers pollers, as an event
+// source mapping with that concurrency would, until the queue has held no message, waiting or
+// in flight, for a second (its counts lag a little behind sends), and returns how many
+// messages were handed over. A message that keeps failing leaves after its maximum receives.
+// It fails the test after two minutes: a bound for being stuck, not a speed check.
+func DrainAll(t testing.TB, q *queue.Queue, pollers, batchSize int, handle queue.BatchHandler) int {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var mu sync.Mutex
+	handed := 0
+	var wg sync.WaitGroup
+	for range pollers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			q.Poll(ctx, batchSize, func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+				mu.Lock()
+				handed += len(ev.Records)
+				mu.Unlock()
+				return handle(ctx, ev)
+			}, Log(t))
+		}()
+	}
+	defer func() { cancel(); wg.Wait() }()
+	deadline := time.Now().Add(2 * time.Minute)
+	for empty := 0; empty < 4; {
+		time.Sleep(250 * time.Millisecond)
+		visible, inFlight, err := q.Depth(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if visible+inFlight == 0 {
+			empty++
+		} else {
+			empty = 0
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("queue %s still holds %d messages and %d in flight after two minutes", q.URL(), visible, inFlight)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return handed
+}
+
 // Bucket starts an in-memory gofakes3 server for the test and returns a bucket on it.
 func Bucket(t testing.TB) *blobstore.Bucket {
 	t.Helper()

@@ -26,6 +26,7 @@ import (
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/channel"
 	"github.com/openvitals/openvitals/internal/contract"
+	"github.com/openvitals/openvitals/internal/fanout"
 	"github.com/openvitals/openvitals/internal/lambdatest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/model/step"
@@ -151,7 +152,7 @@ func newEnv(t *testing.T) (*env, service.Clients, map[string]string) {
 	cfg := service.Config{Table: st.Table()}
 	awstest.Queues(t, clients, &cfg)
 	urls := map[string]string{
-		"purge": cfg.PurgeQueue, "audit": cfg.AuditQueue, "multistep": cfg.MultistepQueue, "ux": cfg.UXQueue,
+		"purge": cfg.PurgeQueue, "audit": cfg.AuditQueue, "multistep": cfg.MultistepQueue, "fanout": cfg.FanoutQueue, "ux": cfg.UXQueue,
 		"rum": cfg.RUMQueue, "beacon": cfg.BeaconQueue, "notify": cfg.NotifyQueue,
 	}
 
@@ -374,7 +375,8 @@ func TestEveryFunctionAnswersItsEvent(t *testing.T) {
 			}
 		},
 
-		// A daily EventBridge rule naming no job: one audit per page and device, among the rest.
+		// A daily EventBridge rule naming no job: the fan-out of each daily job starts with one
+		// message.
 		"scheduler": func(t *testing.T) {
 			ev := map[string]any{
 				"version": "0", "id": "53dc4d37-cffa-4f76-80c9-8b7d4a4d2eaa", "detail-type": "Scheduled Event",
@@ -383,17 +385,42 @@ func TestEveryFunctionAnswersItsEvent(t *testing.T) {
 				"detail": map[string]any{},
 			}
 			var res struct {
-				Audits []audit.Job `json:"audits"`
+				Fanouts []string `json:"fanouts"`
 			}
 			out := invoke(t, start(t, "scheduler", e), ev)
-			if err := json.Unmarshal(out, &res); err != nil || len(res.Audits) != 2 {
-				t.Fatalf("scheduler answered %s (%v), want 2 audits queued (one page, two devices)", out, err)
+			if err := json.Unmarshal(out, &res); err != nil || len(res.Fanouts) != 3 {
+				t.Fatalf("scheduler answered %s (%v), want the fan-out of the 3 daily jobs started", out, err)
+			}
+			q, err := queue.Open(ctx, clients.SQS, urls["fanout"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := awstest.Receive(t, q, 3); len(got) != 3 {
+				t.Errorf("%d fan-out messages queued, want 3", len(got))
+			}
+		},
+
+		// A website's message of the daily audits: one audit per page and device; an unreadable
+		// message fails alone.
+		"fanout-worker": func(t *testing.T) {
+			day := model.Day(time.Now().UTC())
+			body, _ := json.Marshal(fanout.Job{Day: day, Job: fanout.JobAudits, Account: "acme", Website: w})
+			ev := sqsEvent(urls["fanout"], false, string(body), `{"day":"today"}`)
+			if f := failures(t, invoke(t, start(t, "fanout-worker", e), ev)); !slices.Equal(f, []string{ev.Records[1].MessageId}) {
+				t.Fatalf("batch failures %v, want only the unreadable message %s", f, ev.Records[1].MessageId)
 			}
 			q, err := queue.Open(ctx, clients.SQS, urls["audit"])
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := awstest.Receive(t, q, 2); len(got) != 2 {
+			got := awstest.Receive(t, q, 2)
+			for _, b := range got {
+				var j audit.Job
+				if err := json.Unmarshal([]byte(b), &j); err != nil || j.Day != day || j.Attempt != 1 || j.Page != e.page.ID {
+					t.Errorf("audit %s (%v): want the page's, of today, attempt 1", b, err)
+				}
+			}
+			if len(got) != 2 {
 				t.Errorf("%d audit messages queued, want 2", len(got))
 			}
 		},

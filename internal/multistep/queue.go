@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/openvitals/openvitals/internal/model"
@@ -66,48 +67,49 @@ func (q *Queue) RunAll(ctx context.Context, w model.Website) (int, error) {
 	return len(runs), err
 }
 
-// Daily queues the day's run of every test of every website, once per UTC day, and returns
-// the runs it queued.
-func (q *Queue) Daily(ctx context.Context, now time.Time) ([]Job, error) {
-	sites, err := q.store.AllWebsites(ctx)
+// DailyWebsite queues the day's run of every test of a website, each once per UTC day (a
+// mark per test and day: a website has a few tests), and returns the runs it queued: the
+// website's share of the daily fan-out.
+func (q *Queue) DailyWebsite(ctx context.Context, w model.Website, day string) ([]Job, error) {
+	ref := model.SiteRef{Account: w.Account, Website: w.ID}
+	tests, err := q.store.Tests(ctx, w)
 	if err != nil {
 		return nil, err
 	}
-	day := model.Day(now)
-	var queued []Job
-	for _, ref := range sites {
-		w, err := q.store.Website(ctx, ref.Account, ref.Website)
-		if model.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return queued, err
-		}
-		tests, err := q.store.Tests(ctx, w)
-		if err != nil {
-			return queued, err
-		}
-		// A run whose message could not be sent is recorded failed rather than queued again.
-		var sent []model.Run
-		_, err = queue.SendOnce(ctx, tests,
-			func(ctx context.Context, t model.Test) (bool, error) {
-				return q.store.MarkTestQueued(ctx, ref, t.ID, day)
-			},
-			func(context.Context, model.Test) error { return nil },
-			func(ctx context.Context, due []model.Test) (int, error) {
-				runs, err := q.send(ctx, w, due)
-				sent = append(sent, runs...)
-				return len(runs), err
-			})
-		for _, r := range sent {
-			queued = append(queued, Job{Account: w.Account, Website: w.ID, Test: r.Test, Run: r.ID, Created: r.Created, Queued: r.Created})
-		}
-		if err != nil {
-			return queued, err
-		}
+	// A run whose message could not be sent is recorded failed rather than queued again.
+	var sent []model.Run
+	_, err = queue.SendOnce(ctx, tests,
+		func(ctx context.Context, t model.Test) (bool, error) {
+			return q.store.MarkTestQueued(ctx, ref, t.ID, day)
+		},
+		func(context.Context, model.Test) error { return nil },
+		func(ctx context.Context, due []model.Test) (int, error) {
+			runs, err := q.send(ctx, w, due)
+			sent = append(sent, runs...)
+			return len(runs), err
+		})
+	queued := make([]Job, len(sent))
+	for i, r := range sent {
+		queued[i] = Job{Account: w.Account, Website: w.ID, Test: r.Test, Run: r.ID, Created: r.Created, Queued: r.Created}
 	}
-	q.log.InfoContext(ctx, "daily multistep runs queued", "day", day, "runs", len(queued))
-	return queued, nil
+	return queued, err
+}
+
+// Key names a run of a website within it, as the daily fan-out's claim records it (see
+// JobOfKey).
+func (j Job) Key() string {
+	return j.Test + "/" + j.Run + "/" + j.Created.UTC().Format(time.RFC3339Nano)
+}
+
+// JobOfKey is the job of a website's run that Key named.
+func JobOfKey(w model.SiteRef, key string) (Job, error) {
+	test, rest, ok1 := strings.Cut(key, "/")
+	run, created, ok2 := strings.Cut(rest, "/")
+	at, err := time.Parse(time.RFC3339Nano, created)
+	if !ok1 || !ok2 || err != nil {
+		return Job{}, fmt.Errorf("not a run's key: %q", key)
+	}
+	return Job{Account: w.Account, Website: w.Website, Test: test, Run: run, Created: at, Queued: at}, nil
 }
 
 // send records a queued run per test, then sends their messages.

@@ -12,7 +12,8 @@ import (
 	"github.com/openvitals/openvitals/internal/queue"
 )
 
-// TestDailyRunsOncePerDay shows the daily schedule queues one run per test per UTC day.
+// TestDailyRunsOncePerDay shows a website's share of the daily fan-out queues one run per test
+// per UTC day, and that the fan-out's claim names each run by a key it reads back.
 func TestDailyRunsOncePerDay(t *testing.T) {
 	ctx := context.Background()
 	clients := awstest.Clients(t)
@@ -35,7 +36,7 @@ func TestDailyRunsOncePerDay(t *testing.T) {
 	day := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
 	var first []multistep.Job
 	for i, want := range []int{3, 0} {
-		jobs, err := runs.Daily(ctx, day)
+		jobs, err := runs.DailyWebsite(ctx, w, model.Day(day))
 		if err != nil || len(jobs) != want {
 			t.Errorf("run %d the same day queued %d (%v), want %d", i+1, len(jobs), err, want)
 		}
@@ -43,8 +44,17 @@ func TestDailyRunsOncePerDay(t *testing.T) {
 			first = jobs
 		}
 	}
-	if jobs, err := runs.Daily(ctx, day.Add(24*time.Hour)); err != nil || len(jobs) != 3 {
+	if jobs, err := runs.DailyWebsite(ctx, w, model.Day(day.Add(24*time.Hour))); err != nil || len(jobs) != 3 {
 		t.Errorf("next day queued %d (%v), want 3", len(jobs), err)
+	}
+	for _, j := range first {
+		back, err := multistep.JobOfKey(model.SiteRef{Account: w.Account, Website: w.ID}, j.Key())
+		if err != nil || back != j {
+			t.Errorf("job %+v read back from its key %q as %+v (%v)", j, j.Key(), back, err)
+		}
+	}
+	if _, err := multistep.JobOfKey(model.SiteRef{}, "t/r/yesterday"); err == nil {
+		t.Error("a key without a time was read")
 	}
 	// Track follows the runs by what the worker records: one completed, one failed, one not
 	// played yet.

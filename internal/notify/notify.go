@@ -99,29 +99,23 @@ func (q *Queue) EnqueueSample(ctx context.Context, w model.Website, channel stri
 	return q.q.Send(ctx, Job{Account: w.Account, Website: w.ID, Channel: channel, Sample: true, Attempt: 1})
 }
 
-// EnqueueDigests queues the daily digest of every channel that asked for one, and returns
-// how many it queued.
-func (q *Queue) EnqueueDigests(ctx context.Context, st *store.Store) (int, error) {
-	sites, err := st.AllWebsites(ctx)
+// EnqueueDigests queues the daily digest of every channel of a website that asked for one (the
+// daily fan-out does so with the website's share of the day's audits), and returns how many
+// it queued.
+func (q *Queue) EnqueueDigests(ctx context.Context, st *store.Store, w model.Website) (int, error) {
+	channels, err := st.Channels(ctx, w)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
-	for _, ref := range sites {
-		w := model.Website{Account: ref.Account, ID: ref.Website}
-		channels, err := st.Channels(ctx, w)
-		if err != nil {
+	for _, c := range channels {
+		if !c.Digest {
+			continue
+		}
+		if err := q.q.Send(ctx, Job{Account: w.Account, Website: w.ID, Channel: c.ID, Digest: true, Attempt: 1}); err != nil {
 			return n, err
 		}
-		for _, c := range channels {
-			if !c.Digest {
-				continue
-			}
-			if err := q.q.Send(ctx, Job{Account: w.Account, Website: w.ID, Channel: c.ID, Digest: true, Attempt: 1}); err != nil {
-				return n, err
-			}
-			n++
-		}
+		n++
 	}
 	return n, nil
 }

@@ -354,7 +354,7 @@ func TestDailyDigest(t *testing.T) {
 		t.Fatalf("a digest channel got %d requests before its digest", n)
 	}
 	for range 2 { // the day's digest, then the next day's, with nothing new
-		n, err := notify.NewQueue(f.q).EnqueueDigests(context.Background(), f.st)
+		n, err := notify.NewQueue(f.q).EnqueueDigests(context.Background(), f.st, f.site)
 		if err != nil || n != 1 {
 			t.Fatalf("queued %d digests (%v), want 1", n, err)
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -74,7 +75,16 @@ type Settings struct {
 	// MaxReceives is how many deliveries a message gets before it moves to the dead-letter
 	// queue, named after the queue with a "-dlq" suffix (before ".fifo" for a FIFO queue).
 	MaxReceives int
+	// Retention is how long the queue keeps a message that was not consumed: SQS's default of
+	// DefaultRetention when 0.
+	Retention time.Duration
 }
+
+// DefaultRetention is how long SQS keeps a message unless its queue says otherwise.
+const DefaultRetention = 4 * 24 * time.Hour
+
+// MaxRetention is the longest SQS keeps a message.
+const MaxRetention = 14 * 24 * time.Hour
 
 // Deadline is the longest a message of the queue can take from its first delivery to its last
 // attempt's end: a visibility timeout for each of its deliveries. Work that has had no outcome
@@ -85,13 +95,14 @@ func (s Settings) Deadline() time.Duration {
 }
 
 // Settings reads the queue's own settings, as whoever created it set them (the CDK stack in
-// AWS, Create locally): its visibility timeout, and the maximum receives of its redrive policy
-// (1 for a queue without one: a message failed once is gone).
+// AWS, Create locally): its visibility timeout, its retention, and the maximum receives of its
+// redrive policy (1 for a queue without one: a message failed once is gone).
 func (q *Queue) Settings(ctx context.Context) (Settings, error) {
 	out, err := q.sqs.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
 		QueueUrl: aws.String(q.url),
 		AttributeNames: []sqstypes.QueueAttributeName{
 			sqstypes.QueueAttributeNameVisibilityTimeout, sqstypes.QueueAttributeNameRedrivePolicy,
+			sqstypes.QueueAttributeNameMessageRetentionPeriod,
 		},
 	})
 	if err != nil {
@@ -101,7 +112,14 @@ func (q *Queue) Settings(ctx context.Context) (Settings, error) {
 	if err != nil {
 		return Settings{}, fmt.Errorf("queue settings %s: visibility timeout: %w", q.url, err)
 	}
-	s := Settings{VisibilityTimeout: time.Duration(secs) * time.Second, MaxReceives: 1}
+	s := Settings{VisibilityTimeout: time.Duration(secs) * time.Second, MaxReceives: 1, Retention: DefaultRetention}
+	if raw := out.Attributes[string(sqstypes.QueueAttributeNameMessageRetentionPeriod)]; raw != "" {
+		kept, err := strconv.Atoi(raw)
+		if err != nil {
+			return Settings{}, fmt.Errorf("queue settings %s: retention: %w", q.url, err)
+		}
+		s.Retention = time.Duration(kept) * time.Second
+	}
 	if raw := out.Attributes[string(sqstypes.QueueAttributeNameRedrivePolicy)]; raw != "" {
 		var redrive struct {
 			// SQS writes the count as a number; some stand-ins echo the string they were given.
@@ -155,6 +173,9 @@ func Create(ctx context.Context, client *sqs.Client, name string, s Settings) (*
 		"VisibilityTimeout": strconv.Itoa(int(s.VisibilityTimeout / time.Second)),
 		"RedrivePolicy":     string(redrive),
 	}
+	if s.Retention != 0 {
+		attrs2["MessageRetentionPeriod"] = strconv.Itoa(int(s.Retention / time.Second))
+	}
 	if FIFO(name) {
 		attrs2["FifoQueue"] = "true"
 	}
@@ -188,25 +209,77 @@ func (q *Queue) SendBatch(ctx context.Context, values []any) (int, error) {
 	sent := 0
 	for start := 0; start < len(values); start += 10 {
 		batch := values[start:min(start+10, len(values))]
-		entries := make([]sqstypes.SendMessageBatchRequestEntry, len(batch))
-		for i, v := range batch {
-			body, err := json.Marshal(v)
-			if err != nil {
-				return sent, err
-			}
-			entries[i] = sqstypes.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(string(body))}
-		}
-		out, err := q.sqs.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(q.url), Entries: entries})
-		if err != nil {
-			return sent, fmt.Errorf("send batch to %s: %w", q.url, err)
-		}
-		if len(out.Failed) > 0 {
-			f := out.Failed[0]
-			return sent, fmt.Errorf("send batch to %s: %d of %d failed, first: %s", q.url, len(out.Failed), len(batch), aws.ToString(f.Message))
+		if err := q.sendTen(ctx, batch, 0); err != nil {
+			return sent, err
 		}
 		sent += len(batch)
 	}
 	return sent, nil
+}
+
+// sendersAtOnce is how many SendMessageBatch requests SendAll has under way at once: SQS
+// answers each in some milliseconds, and a standard queue takes them in parallel.
+const sendersAtOnce = 8
+
+// SendAll sends each value as one JSON message delivered no sooner than delay from now (at
+// most MaxDelay), ten to a request and sendersAtOnce requests at once. On error any of the
+// values may have been sent: a caller sends them all again under a new claim (see the fanout
+// package), never the rest alone.
+func (q *Queue) SendAll(ctx context.Context, values []any, delay time.Duration) error {
+	if delay < 0 || delay > MaxDelay {
+		return fmt.Errorf("send to %s: delay %s out of 0 to %s", q.url, delay, MaxDelay)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sem := make(chan struct{}, sendersAtOnce)
+	errs := make(chan error, 1)
+	var wg sync.WaitGroup
+	for start := 0; start < len(values) && ctx.Err() == nil; start += 10 {
+		batch := values[start:min(start+10, len(values))]
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := q.sendTen(ctx, batch, delay); err != nil {
+				select {
+				case errs <- err:
+					cancel() // the first error ends the others: all is sent again anyway
+				default:
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return err
+	default:
+		return ctx.Err()
+	}
+}
+
+// sendTen sends up to ten values in one SendMessageBatch request, each delivered no sooner
+// than delay from now; an entry SQS refuses fails the whole call.
+func (q *Queue) sendTen(ctx context.Context, batch []any, delay time.Duration) error {
+	entries := make([]sqstypes.SendMessageBatchRequestEntry, len(batch))
+	for i, v := range batch {
+		body, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		entries[i] = sqstypes.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(string(body)),
+			DelaySeconds: int32(delay.Round(time.Second) / time.Second)}
+	}
+	out, err := q.sqs.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(q.url), Entries: entries})
+	if err != nil {
+		return fmt.Errorf("send batch to %s: %w", q.url, err)
+	}
+	if len(out.Failed) > 0 {
+		f := out.Failed[0]
+		return fmt.Errorf("send batch to %s: %d of %d failed, first: %s", q.url, len(out.Failed), len(batch), aws.ToString(f.Message))
+	}
+	return nil
 }
 
 // GroupMessage is a message for a FIFO queue: messages of one group are delivered in order, and

@@ -2,6 +2,8 @@ package queue_test
 
 import (
 	"context"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -13,7 +15,7 @@ import (
 // in AWS), and its deadline is a visibility timeout for each delivery.
 func TestSettingsAreTheQueuesOwn(t *testing.T) {
 	clients := awstest.Clients(t)
-	want := queue.Settings{VisibilityTimeout: 45 * time.Second, MaxReceives: 4}
+	want := queue.Settings{VisibilityTimeout: 45 * time.Second, MaxReceives: 4, Retention: queue.MaxRetention}
 	q := awstest.Queue(t, clients, want)
 	got, err := q.Settings(context.Background())
 	if err != nil || got != want {
@@ -21,5 +23,46 @@ func TestSettingsAreTheQueuesOwn(t *testing.T) {
 	}
 	if d := got.Deadline(); d != 3*time.Minute {
 		t.Errorf("deadline %s, want 3m0s", d)
+	}
+	// A queue created without a retention keeps SQS's default.
+	plain := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 3})
+	if got, err := plain.Settings(context.Background()); err != nil || got.Retention != queue.DefaultRetention {
+		t.Errorf("retention of a queue created without one: %v (%v), want %v", got.Retention, err, queue.DefaultRetention)
+	}
+}
+
+// SendAll sends every value once, in parallel requests of ten, and a delay holds them back.
+func TestSendAll(t *testing.T) {
+	clients := awstest.Clients(t)
+	ctx := context.Background()
+	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 3})
+	values := make([]any, 95)
+	for i := range values {
+		values[i] = i
+	}
+	if err := q.SendAll(ctx, values, 0); err != nil {
+		t.Fatal(err)
+	}
+	got := awstest.Receive(t, q, len(values))
+	var ns []int
+	for _, body := range got {
+		n, err := strconv.Atoi(body)
+		if err != nil {
+			t.Fatalf("message %q", body)
+		}
+		ns = append(ns, n)
+	}
+	slices.Sort(ns)
+	if len(ns) != len(values) || ns[0] != 0 || ns[len(ns)-1] != len(values)-1 || len(slices.Compact(ns)) != len(values) {
+		t.Errorf("received %v, want 0 to %d once each", ns, len(values)-1)
+	}
+	if err := q.SendAll(ctx, values[:3], time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if got := awstest.Receive(t, q, 0); len(got) != 0 {
+		t.Errorf("%d messages delayed by a minute were delivered at once", len(got))
+	}
+	if err := q.SendAll(ctx, values[:1], queue.MaxDelay+time.Second); err == nil {
+		t.Error("a delay over MaxDelay was accepted")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -458,6 +459,16 @@ func (d *deployment) checkMapping(t *testing.T, f *function, m lambdatypes.Event
 	if err != nil {
 		t.Errorf("%s: queue: %v", name, err)
 		return
+	}
+	// A queue whose messages must outlive a backlog keeps them as long as the service says
+	// (the audit and fan-out queues: 14 days).
+	for _, v := range service.QueueVars() {
+		if v.Env != f.Consumes || v.Settings.Retention == 0 {
+			continue
+		}
+		if kept, _ := strconv.Atoi(attrs.Attributes["MessageRetentionPeriod"]); time.Duration(kept)*time.Second != v.Settings.Retention {
+			t.Errorf("%s: its queue keeps messages %d s, want %s (service.QueueVars)", name, kept, v.Settings.Retention)
+		}
 	}
 	visibility, _ := strconv.Atoi(attrs.Attributes["VisibilityTimeout"])
 	timeout := int(aws.ToInt32(f.config.Timeout))

@@ -3,7 +3,7 @@ package schedule_test
 import (
 	"context"
 	"encoding/json"
-	"strings"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,31 +11,28 @@ import (
 
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/fanoutworker"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/schedule"
 	"github.com/openvitals/openvitals/internal/service"
 )
 
-// Each daily rule of the stack names its job in the event; an event naming none (the local
-// clock, make daily) runs them all, and a job is queued once a day whichever rule ran it.
+// Each daily rule of the stack names its job in the event, and the scheduler starts that
+// job's fan-out alone; an event naming none (the local clock, make daily) starts them all, and
+// the fan-out queues a job's work once a day whichever rule started it.
 func TestDailyRunsTheJobsTheEventNames(t *testing.T) {
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
-	purges := awstest.Queue(t, clients, service.PurgeQueueSettings)
-	audits := awstest.Queue(t, clients, service.AuditQueueSettings)
-	runs := awstest.Queue(t, clients, service.MultistepQueueSettings)
-	uxq := awstest.Queue(t, clients, service.UXQueueSettings)
-	rq := awstest.FIFOQueue(t, clients, service.RUMQueueSettings)
-	nq := awstest.Queue(t, clients, service.NotifyQueueSettings)
 	t.Setenv("OPENVITALS_CREDENTIALS_KEY", "")
-	svc, err := service.New(service.Config{Table: st.Table(), Bucket: "openvitals-test", PurgeQueue: purges.URL(),
-		AuditQueue: audits.URL(), MultistepQueue: runs.URL(), UXQueue: uxq.URL(), RUMQueue: rq.URL(), NotifyQueue: nq.URL(),
-		BeaconQueue: awstest.Queue(t, clients, service.BeaconQueueSettings).URL()}, clients, awstest.Log(t))
+	cfg := service.Config{Table: st.Table(), Bucket: "openvitals-test"}
+	awstest.Queues(t, clients, &cfg)
+	svc, err := service.New(cfg, clients, awstest.Log(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	sched := schedule.New(svc)
+	fanouts := fanoutworker.New(svc)
 	ctx := context.Background()
 	site := model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
 	if err := st.CreateWebsite(ctx, &site); err != nil {
@@ -57,25 +54,34 @@ func TestDailyRunsTheJobsTheEventNames(t *testing.T) {
 		}
 		return ev
 	}
+	// run invokes the scheduler, then the fan-out workers until they are done, and counts what
+	// they queued, expecting what want says.
+	run := func(ev events.CloudWatchEvent, want map[string]int) (schedule.Result, map[string]int) {
+		t.Helper()
+		res, err := sched.Handle(ctx, ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		awstest.DrainAll(t, svc.Queues.Fanout, 1, 1, fanouts.HandleSQS)
+		got := map[string]int{}
+		for name, q := range map[string]*queue.Queue{"audits": svc.Queues.Audit, "ux": svc.Queues.UX, "notify": svc.Queues.Notify} {
+			got[name] = len(awstest.Receive(t, q, want[name]))
+		}
+		return res, got
+	}
 
-	res, err := sched.Handle(ctx, event(schedule.JobUX))
-	if err != nil || len(res.UX) != 1 || len(res.Audits) != 0 || res.Digests != 0 {
-		t.Fatalf("ux rule: %+v, %v; want one collection and no audit", res, err)
+	res, got := run(event(schedule.JobUX), map[string]int{"ux": 1})
+	if !slices.Equal(res.Fanouts, []string{schedule.JobUX}) || got["ux"] != 1 || got["audits"] != 0 || got["notify"] != 0 {
+		t.Fatalf("ux rule: %+v, queued %v; want one collection and no audit", res, got)
 	}
-	if got := awstest.Receive(t, audits, 0); len(got) != 0 {
-		t.Errorf("the ux rule queued %d audits", len(got))
-	}
-	res, err = sched.Handle(ctx, event(schedule.JobAudits))
-	if err != nil || len(res.Audits) != 2 || len(res.UX) != 0 || res.Digests != 1 {
-		t.Fatalf("audit rule: %+v, %v; want two audits (desktop, mobile), no collection, the digest channel's digest", res, err)
-	}
-	if got := awstest.Receive(t, nq, 1); len(got) != 1 || !strings.Contains(got[0], `"digest":true`) {
-		t.Errorf("queued notifications %v, want the digest", got)
+	res, got = run(event(schedule.JobAudits), map[string]int{"audits": 2, "notify": 1})
+	if !slices.Equal(res.Fanouts, []string{schedule.JobAudits}) || got["audits"] != 2 || got["ux"] != 0 || got["notify"] != 1 {
+		t.Fatalf("audit rule: %+v, queued %v; want two audits (desktop, mobile), no collection, the digest channel's digest", res, got)
 	}
 	// No jobs named: everything, but nothing twice the same day.
-	res, err = sched.Handle(ctx, event())
-	if err != nil || len(res.Audits) != 0 || len(res.UX) != 0 {
-		t.Fatalf("all jobs again: %+v, %v; want nothing queued twice", res, err)
+	res, got = run(event(), nil)
+	if len(res.Fanouts) != 3 || got["audits"] != 0 || got["ux"] != 0 {
+		t.Fatalf("all jobs again: %+v, queued %v; want nothing queued twice", res, got)
 	}
 	if _, err := sched.Handle(ctx, event("coffee")); err == nil {
 		t.Error("an unknown job was accepted")
@@ -93,6 +99,7 @@ func TestSweepEventEndsOverdueWork(t *testing.T) {
 	svc, err := service.New(service.Config{Table: st.Table(), Bucket: "openvitals-test",
 		PurgeQueue: awstest.Queue(t, clients, service.PurgeQueueSettings).URL(), AuditQueue: audits.URL(),
 		MultistepQueue: awstest.Queue(t, clients, service.MultistepQueueSettings).URL(),
+		FanoutQueue:    awstest.Queue(t, clients, service.FanoutQueueSettings).URL(),
 		UXQueue:        awstest.Queue(t, clients, service.UXQueueSettings).URL(),
 		RUMQueue:       awstest.FIFOQueue(t, clients, service.RUMQueueSettings).URL(),
 		NotifyQueue:    awstest.Queue(t, clients, service.NotifyQueueSettings).URL(),
@@ -123,7 +130,7 @@ func TestSweepEventEndsOverdueWork(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res.Audits)+len(res.Runs)+len(res.UX)+res.Digests+res.Purges != 0 {
+		if len(res.Fanouts)+res.Purges != 0 {
 			t.Fatalf("the sweep event ran daily work: %+v", res)
 		}
 		return res

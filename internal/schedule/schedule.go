@@ -1,10 +1,11 @@
 // Package schedule is the scheduler function's handler: invoked by the daily EventBridge rules
-// (and locally by the service's clock and make daily), it queues the day's lab audits, multistep
-// runs and user-experience data collections through their pipelines, queues again the
-// purges whose message was lost, and queues the channels' daily digests. Invoked by the sweep
-// rule (locally by the service's sweep clock), and after every daily job, it ends or queues
-// again the work clients see queued or testing that has had no outcome for longer than its
-// queue's deadline.
+// (and locally by the service's clock and make daily), it starts the daily fan-out of each job
+// the event names (one message each: the fan-out workers queue the day's lab audits, with the
+// channels' daily digests, multistep runs and user-experience data collections, website by
+// website; see package fanout) and queues again the purges whose message was lost. Invoked by
+// the sweep rule (locally by the service's sweep clock), and after every daily job, it ends or
+// queues again the work clients see queued or testing that has had no outcome for longer than
+// its queue's deadline. Its own work does not grow with the number of websites.
 package schedule
 
 import (
@@ -19,9 +20,9 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/openvitals/openvitals/internal/audit"
+	"github.com/openvitals/openvitals/internal/fanout"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/multistep"
-	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/service"
@@ -29,16 +30,17 @@ import (
 	"github.com/openvitals/openvitals/internal/ux"
 )
 
-// The daily jobs an event may name. AWS runs each from a rule of its own (at an hour of its
-// own); an event naming none, as the local clock and make daily send, runs all three.
+// The daily jobs an event may name (the fan-out's). AWS runs each from a rule of its own (at an
+// hour of its own); an event naming none, as the local clock and make daily send, runs all
+// three.
 const (
-	JobAudits    = "audits"
-	JobMultistep = "multistep"
-	JobUX        = "ux"
+	JobAudits    = fanout.JobAudits
+	JobMultistep = fanout.JobMultistep
+	JobUX        = fanout.JobUX
 )
 
 // Jobs are the daily jobs, in the order an event naming none runs them.
-var Jobs = []string{JobAudits, JobMultistep, JobUX}
+var Jobs = fanout.Jobs
 
 // JobSweep is what the sweep rule's event names: none of the daily jobs, only the sweep of
 // overdue work that follows every invocation.
@@ -48,14 +50,13 @@ const JobSweep = "sweep"
 // run queues it again: its message was lost, or its worker stopped half-way.
 const PurgeGrace = 15 * time.Minute
 
-// Scheduler queues the daily work of every pipeline.
+// Scheduler starts the daily work of every pipeline.
 type Scheduler struct {
 	store  *store.Store
+	fanout *fanout.Queue
 	audits *audit.Queue
 	runs   *multistep.Queue
-	ux     *ux.Queue
 	purges *purge.Queue
-	notify *notify.Queue
 	// auditQueue and runQueue give the deadlines of overdue work (their Settings.Deadline).
 	auditQueue, runQueue *queue.Queue
 	// purgeSettle is how long a purge's marker stays on purpose (service.Config.PurgeSettle).
@@ -67,11 +68,10 @@ type Scheduler struct {
 func New(svc *service.Service) *Scheduler {
 	return &Scheduler{
 		store:       svc.Store,
+		fanout:      fanout.NewQueue(svc.Queues.Fanout),
 		audits:      audit.NewQueue(svc.Store, svc.Queues.Audit, svc.Log),
 		runs:        multistep.NewQueue(svc.Store, svc.Queues.Multistep, svc.Log),
-		ux:          ux.NewQueue(svc.Store, svc.Queues.UX, svc.Log),
 		purges:      purge.NewQueue(svc.Queues.Purge),
-		notify:      notify.NewQueue(svc.Queues.Notify),
 		auditQueue:  svc.Queues.Audit,
 		runQueue:    svc.Queues.Multistep,
 		purgeSettle: svc.Config.PurgeSettle,
@@ -79,19 +79,15 @@ func New(svc *service.Service) *Scheduler {
 	}
 }
 
-// Result is what a daily run queued.
+// Result is what a daily run did.
 type Result struct {
 	// Day is the UTC day the run queued for.
 	Day string `json:"day"`
-	// Audits, Runs and UX are the lab audits, multistep runs and user-experience data
-	// collections queued.
-	Audits []audit.Job     `json:"audits,omitempty"`
-	Runs   []multistep.Job `json:"runs,omitempty"`
-	UX     []ux.Job        `json:"ux,omitempty"`
+	// Fanouts are the daily jobs whose fan-out the run started; the fan-out workers queue
+	// their work (see Fanned).
+	Fanouts []string `json:"fanouts,omitempty"`
 	// Purges is how many lost purges were queued again.
 	Purges int `json:"purges"`
-	// Digests is how many channels' daily digests were queued.
-	Digests int `json:"digests"`
 	// Overdue is what the sweep of overdue work did to series tests and multistep runs.
 	Overdue Overdue `json:"overdue"`
 }
@@ -102,11 +98,11 @@ type Overdue struct {
 	Runs        queue.Swept `json:"runs"`
 }
 
-// Handle is the scheduler function's Lambda handler. It runs the jobs the event's detail names
-// ({"jobs": ["audits"]}; all of them when it names none; none but the sweep for
-// {"jobs": ["sweep"]}) for the UTC day of the event's time, then sweeps the overdue work (see
-// Sweep) as of that time. Each job queues nothing it queued already that day, and a sweep
-// changes only what is overdue, so EventBridge may retry.
+// Handle is the scheduler function's Lambda handler. It starts the fan-out of the jobs the
+// event's detail names ({"jobs": ["audits"]}; all of them when it names none; none but the
+// sweep for {"jobs": ["sweep"]}) for the UTC day of the event's time, then sweeps the overdue
+// work (see Sweep) as of that time. A fan-out queues nothing it queued already that day, and a
+// sweep changes only what is overdue, so EventBridge may retry.
 func (s *Scheduler) Handle(ctx context.Context, ev events.CloudWatchEvent) (Result, error) {
 	jobs, err := jobsOf(ev)
 	if err != nil {
@@ -119,33 +115,24 @@ func (s *Scheduler) Handle(ctx context.Context, ev events.CloudWatchEvent) (Resu
 	res := Result{Day: model.Day(at)}
 	var errs []error
 	for _, job := range jobs {
-		var err error
-		switch job {
-		case JobAudits:
-			res.Audits, err = s.audits.Daily(ctx, at)
-		case JobMultistep:
-			res.Runs, err = s.runs.Daily(ctx, at)
-		case JobUX:
-			res.UX, err = s.ux.Daily(ctx, at)
+		if err := s.fanout.Start(ctx, res.Day, job); err != nil {
+			errs = append(errs, err)
+			continue
 		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", job, err))
-		}
+		res.Fanouts = append(res.Fanouts, job)
+	}
+	if len(res.Fanouts) > 0 {
+		s.log.InfoContext(ctx, "daily fan-out started", "day", res.Day, "jobs", res.Fanouts)
 	}
 	// Lost purges with the daily jobs (a purge that keeps failing is queued again once a
 	// day, not at every sweep).
 	if len(jobs) > 0 {
+		var err error
 		res.Purges, err = purge.Sweep(ctx, s.store, s.purges, s.purgeSettle+PurgeGrace)
 		if err != nil {
 			s.log.ErrorContext(ctx, "sweep pending purges", "err", err)
 		} else if res.Purges > 0 {
 			s.log.InfoContext(ctx, "queued pending purges again", "purges", res.Purges)
-		}
-	}
-	// Digests go with the daily audits' run: once a day.
-	if slices.Contains(jobs, JobAudits) {
-		if res.Digests, err = s.notify.EnqueueDigests(ctx, s.store); err != nil {
-			errs = append(errs, fmt.Errorf("digests: %w", err))
 		}
 	}
 	if res.Overdue, err = s.Sweep(ctx, at); err != nil {
@@ -224,6 +211,86 @@ func jobsOf(ev events.CloudWatchEvent) ([]string, error) {
 	return jobs, nil
 }
 
+// Queued is what the fan-out of a daily run queued, per pipeline.
+type Queued struct {
+	Day    string
+	Audits []audit.Job
+	Runs   []multistep.Job
+	UX     []ux.Job
+}
+
+// Fanned tells whether the fan-out a daily run started at since (res) is over: the whole
+// websites listing walked, and the share of every website that existed then queued. When it
+// is, it returns what the fan-out queued from since on (a part queued earlier that day, by
+// another run, is not this run's). It reads a few claims per website: for make daily, not for
+// a deployment's thousands of websites.
+func (s *Scheduler) Fanned(ctx context.Context, res Result, since time.Time) (Queued, bool, error) {
+	q := Queued{Day: res.Day}
+	for _, job := range res.Fanouts {
+		listed, err := fanout.Listed(ctx, s.store, res.Day, job)
+		if err != nil || !listed {
+			return q, false, err
+		}
+	}
+	sites, err := s.store.AllWebsites(ctx)
+	if err != nil {
+		return q, false, err
+	}
+	for _, ref := range sites {
+		w, err := s.store.Website(ctx, ref.Account, ref.Website)
+		if model.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return q, false, err
+		}
+		for _, job := range res.Fanouts {
+			c, err := s.store.FanoutClaim(ctx, store.WebsiteFanoutKey(ref, res.Day, job, ""))
+			switch {
+			case model.IsNotFound(err) && w.Created.Before(since):
+				return q, false, nil // listed, its message still to come
+			case model.IsNotFound(err):
+				continue // made after the run started, and after the listing
+			case err != nil:
+				return q, false, err
+			case !c.Done:
+				return q, false, nil
+			}
+			if err := s.add(ctx, &q, w, job, c, since); err != nil {
+				return q, false, err
+			}
+		}
+	}
+	return q, true, nil
+}
+
+// add adds to q what a website's share of a job, claimed by c, queued since a time.
+func (s *Scheduler) add(ctx context.Context, q *Queued, w model.Website, job string, c model.FanoutClaim, since time.Time) error {
+	switch job {
+	case JobAudits:
+		jobs, err := audit.Fanned(ctx, s.store, w, q.Day, c, since)
+		q.Audits = append(q.Audits, jobs...)
+		return err
+	}
+	if c.Started.Before(since) {
+		return nil
+	}
+	ref := model.SiteRef{Account: w.Account, Website: w.ID}
+	switch job {
+	case JobMultistep:
+		for _, key := range c.Items {
+			j, err := multistep.JobOfKey(ref, key)
+			if err != nil {
+				return err
+			}
+			q.Runs = append(q.Runs, j)
+		}
+	case JobUX:
+		q.UX = append(q.UX, ux.Job{Account: w.Account, Website: w.ID, Day: q.Day, Queued: c.Queued})
+	}
+	return nil
+}
+
 // Progress is how far the work of a daily run has come, per pipeline that tracks it.
 type Progress struct {
 	Audits, Runs, UX queue.Progress
@@ -239,16 +306,17 @@ func (p Progress) Settled() bool {
 	return true
 }
 
-// Track reports the progress of what a daily run queued, from what the workers stored.
-func (s *Scheduler) Track(ctx context.Context, res Result) (Progress, error) {
+// Track reports the progress of what a daily run's fan-out queued, from what the workers
+// stored.
+func (s *Scheduler) Track(ctx context.Context, q Queued) (Progress, error) {
 	var p Progress
 	var err error
-	if p.Audits, err = audit.Track(ctx, s.store, res.Audits); err != nil {
+	if p.Audits, err = audit.Track(ctx, s.store, q.Audits); err != nil {
 		return p, err
 	}
-	if p.Runs, err = multistep.Track(ctx, s.store, res.Runs); err != nil {
+	if p.Runs, err = multistep.Track(ctx, s.store, q.Runs); err != nil {
 		return p, err
 	}
-	p.UX, err = ux.Track(ctx, s.store, res.UX)
+	p.UX, err = ux.Track(ctx, s.store, q.UX)
 	return p, err
 }

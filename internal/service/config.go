@@ -19,6 +19,9 @@ type Config struct {
 	PurgeQueue     string // OPENVITALS_PURGE_QUEUE: deletions to purge
 	AuditQueue     string // OPENVITALS_AUDIT_QUEUE: lab audits, one page and device a message
 	MultistepQueue string // OPENVITALS_MULTISTEP_QUEUE: multistep runs
+	// FanoutQueue is OPENVITALS_FANOUT_QUEUE: the daily fan-out, one message per daily job,
+	// page of the websites listing and website.
+	FanoutQueue string
 	// UXQueue is OPENVITALS_UX_QUEUE: the daily collections of user-experience data (CrUX
 	// records and search analytics), one message per website.
 	UXQueue string
@@ -134,6 +137,8 @@ func QueueVars() []QueueVar {
 			func(c *Config) *string { return &c.AuditQueue }, func(q *Queues) **queue.Queue { return &q.Audit }},
 		{EnvMultistepQueue, "openvitals-multistep", MultistepQueueSettings,
 			func(c *Config) *string { return &c.MultistepQueue }, func(q *Queues) **queue.Queue { return &q.Multistep }},
+		{EnvFanoutQueue, "openvitals-fanout", FanoutQueueSettings,
+			func(c *Config) *string { return &c.FanoutQueue }, func(q *Queues) **queue.Queue { return &q.Fanout }},
 		{EnvUXQueue, "openvitals-ux", UXQueueSettings,
 			func(c *Config) *string { return &c.UXQueue }, func(q *Queues) **queue.Queue { return &q.UX }},
 		{EnvBeaconQueue, "openvitals-beacons", BeaconQueueSettings,

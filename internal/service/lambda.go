@@ -20,6 +20,7 @@ const (
 	EnvPurgeQueue     = "OPENVITALS_PURGE_QUEUE"
 	EnvAuditQueue     = "OPENVITALS_AUDIT_QUEUE"
 	EnvMultistepQueue = "OPENVITALS_MULTISTEP_QUEUE"
+	EnvFanoutQueue    = "OPENVITALS_FANOUT_QUEUE"
 	EnvUXQueue        = "OPENVITALS_UX_QUEUE"
 	EnvBeaconQueue    = "OPENVITALS_BEACON_QUEUE"
 	EnvRUMQueue       = "OPENVITALS_RUM_QUEUE"
@@ -85,6 +86,7 @@ var Functions = []Function{
 	{Name: "events", Needs: []string{EnvCredentialsKeySecret}},
 	{Name: "web"},
 	{Name: "scheduler", Needs: []string{EnvPurgeSettle}},
+	{Name: "fanout-worker", Consumes: EnvFanoutQueue},
 	{Name: "purge-worker", Needs: []string{EnvPurgeSettle}, Consumes: EnvPurgeQueue},
 	{Name: "audit-worker", Needs: []string{EnvChromiumBin, EnvNode, EnvLighthouseRunner}, Consumes: EnvAuditQueue},
 	{Name: "multistep-worker", Needs: []string{EnvChromiumBin}, Consumes: EnvMultistepQueue},

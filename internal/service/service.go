@@ -66,7 +66,7 @@ func NewClients(ctx context.Context) (Clients, error) {
 
 // Queues are the opened queues of every pipeline.
 type Queues struct {
-	Purge, Audit, Multistep, UX, Beacon, RUM, Notify *queue.Queue
+	Purge, Audit, Multistep, Fanout, UX, Beacon, RUM, Notify *queue.Queue
 }
 
 // Service is the configuration and the clients built from it: the table, the bucket, the
@@ -148,8 +148,14 @@ var (
 	// PurgeQueueSettings: a purge takes seconds.
 	PurgeQueueSettings = queue.Settings{VisibilityTimeout: 5 * time.Minute, MaxReceives: queue.MaxReceives}
 	// AuditQueueSettings: an audit of 3 Lighthouse runs takes about a minute here, so a
-	// message stays hidden for 5 minutes before a retry.
-	AuditQueueSettings = queue.Settings{VisibilityTimeout: 5 * time.Minute, MaxReceives: queue.MaxReceives}
+	// message stays hidden for 5 minutes before a retry. A day's audits may wait behind a
+	// backlog: the queue keeps them as long as SQS can, as the stack's does.
+	AuditQueueSettings = queue.Settings{VisibilityTimeout: 5 * time.Minute, MaxReceives: queue.MaxReceives, Retention: queue.MaxRetention}
+	// FanoutQueueSettings: a message of the daily fan-out takes seconds; its worker holds its
+	// claims for at most fanout.DefaultLease (1 minute) here, so a message delivered again
+	// after the visibility timeout finds them free to take over. Kept as long as the audits
+	// it queues, so that a stalled fan-out can be redriven.
+	FanoutQueueSettings = queue.Settings{VisibilityTimeout: 2 * time.Minute, MaxReceives: queue.MaxReceives, Retention: queue.MaxRetention}
 	// MultistepQueueSettings: a run takes at most 3 minutes.
 	MultistepQueueSettings = queue.Settings{VisibilityTimeout: 5 * time.Minute, MaxReceives: queue.MaxReceives}
 	// UXQueueSettings: a website of a hundred pages takes about a minute and a half of CrUX

@@ -189,11 +189,30 @@ func labSK(page, device, day string) string {
 // labErrorSK keys the last error of a page's audits on one device.
 func labErrorSK(page, device string) string { return PageItemsPrefix(page) + "ERR#" + device }
 
-// queuedSK marks that a page's daily audit on one device was queued for a UTC day, so that the
-// scheduler running twice a day does not audit a page twice.
-func queuedSK(page, device, day string) string {
-	return PageItemsPrefix(page) + "QUEUED#" + device + "#" + day
+// FanoutKey names one claim of the daily fan-out (see model.FanoutClaim).
+type FanoutKey struct{ pk, sk string }
+
+// ListingFanoutKey names the claim of page n (from 0) of the websites listing that the
+// fan-out of a day's job walks. A day's listing claims share a partition of their own
+// ("FANOUT#<day>": a few writes a day); their keys name no website, so that none is left
+// naming a deleted one.
+func ListingFanoutKey(day, job string, n int) FanoutKey {
+	return FanoutKey{"FANOUT#" + day, fmt.Sprintf("%s#%06d", job, n)}
 }
+
+// WebsiteFanoutKey names the claim of a website's share of a day's job (part "") or of a
+// part of that share (part "0003": a shard of its pages). They live in the website's
+// partition, which spreads the fan-out's writes over as many partitions as there are
+// websites, and its purge removes them.
+func WebsiteFanoutKey(w model.SiteRef, day, job, part string) FanoutKey {
+	sk := fanoutSKPrefix + day + "#" + job
+	if part != "" {
+		sk += "#" + part
+	}
+	return FanoutKey{websitePK(w.Account, w.Website), sk}
+}
+
+const fanoutSKPrefix = "FANOUT#"
 
 // opportunitySK records the first day an opportunity was seen on a website.
 func opportunitySK(auditID string) string { return "OPP#" + auditID }
@@ -221,10 +240,7 @@ func searchSK(page, day string) string { return PageItemsPrefix(page) + "SEARCH#
 // integrationSK keys a website's integration of one kind ("search-console").
 func integrationSK(kind string) string { return "INTEGRATION#" + kind }
 
-// uxQueuedSK marks that a website's daily user-experience data collection was queued for a UTC day;
-// uxRunSK records how that collection went.
-func uxQueuedSK(day string) string { return "UX#QUEUED#" + day }
-
+// uxRunSK records how a website's daily user-experience data collection of a UTC day went.
 func uxRunSK(day string) string { return "UX#RUN#" + day }
 
 // regressionSK keys a change of level found in one of a website's series; its ID starts with

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -182,38 +181,4 @@ func (s *Store) LastLabError(ctx context.Context, w model.Website, page, device 
 	var it labErrorItem
 	err := s.getItem(ctx, websitePK(w.Account, w.ID), labErrorSK(page, device), "lab error", &it)
 	return it.LabError, err
-}
-
-// MarkQueued records that a page's audit on a device was queued for a UTC day. It reports
-// false when it was queued already, so that a second scheduler run the same day skips it.
-func (s *Store) MarkQueued(ctx context.Context, w model.SiteRef, page, device, day string) (bool, error) {
-	return s.markOnce(ctx, websitePK(w.Account, w.Website), queuedSK(page, device, day))
-}
-
-// markOnce writes a marker item that expires after three days; false when it exists already.
-func (s *Store) markOnce(ctx context.Context, pk, sk string) (bool, error) {
-	expires := time.Now().Add(72 * time.Hour).Unix()
-	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(s.table),
-		Item: map[string]ddbtypes.AttributeValue{
-			attrPK:       str(pk),
-			attrSK:       str(sk),
-			"Type":       str("queued"),
-			TTLAttribute: &ddbtypes.AttributeValueMemberN{Value: fmt.Sprint(expires)},
-		},
-		ConditionExpression: aws.String("attribute_not_exists(PK)"),
-	})
-	if isConditionFailed(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("mark queued: %w", err)
-	}
-	return true, nil
-}
-
-// UnmarkQueued forgets a queued mark, when sending the audit's message failed.
-func (s *Store) UnmarkQueued(ctx context.Context, w model.SiteRef, page, device, day string) error {
-	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.Website), queuedSK(page, device, day))})
-	return err
 }

@@ -136,3 +136,25 @@ func (s *Store) Runs(ctx context.Context, w model.Website, test string, since ti
 func (s *Store) MarkTestQueued(ctx context.Context, w model.SiteRef, test, day string) (bool, error) {
 	return s.markOnce(ctx, websitePK(w.Account, w.Website), testQueuedSK(test, day))
 }
+
+// markOnce writes a marker item that expires after three days; false when it exists already.
+func (s *Store) markOnce(ctx context.Context, pk, sk string) (bool, error) {
+	expires := time.Now().Add(72 * time.Hour).Unix()
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(s.table),
+		Item: map[string]ddbtypes.AttributeValue{
+			attrPK:       str(pk),
+			attrSK:       str(sk),
+			"Type":       str("queued"),
+			TTLAttribute: &ddbtypes.AttributeValueMemberN{Value: fmt.Sprint(expires)},
+		},
+		ConditionExpression: aws.String("attribute_not_exists(PK)"),
+	})
+	if isConditionFailed(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("mark queued: %w", err)
+	}
+	return true, nil
+}

@@ -133,19 +133,6 @@ func (s *Store) UXRun(ctx context.Context, w model.Website, day string) (model.U
 	return it.UXRun, err
 }
 
-// MarkUXQueued records that a website's user-experience data collection was queued for a UTC day. It
-// reports false when it was queued already, so that the daily handler running twice a day
-// queues it once.
-func (s *Store) MarkUXQueued(ctx context.Context, w model.SiteRef, day string) (bool, error) {
-	return s.markOnce(ctx, websitePK(w.Account, w.Website), uxQueuedSK(day))
-}
-
-// UnmarkUXQueued forgets a queued mark, when sending the message failed.
-func (s *Store) UnmarkUXQueued(ctx context.Context, w model.SiteRef, day string) error {
-	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.Website), uxQueuedSK(day))})
-	return err
-}
-
 // queryBetween reads every item of a partition with a sort key from from to to (inclusive)
 // into out (a pointer to a slice of item structs), following pagination.
 func (s *Store) queryBetween(ctx context.Context, pk, from, to string, out any) error {

@@ -8,7 +8,6 @@ package ux
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"time"
 
 	"github.com/openvitals/openvitals/internal/model"
@@ -32,42 +31,22 @@ func (j Job) Check() error {
 	return nil
 }
 
-// ref is the website a job collects.
-func (j Job) ref() model.SiteRef { return model.SiteRef{Account: j.Account, Website: j.Website} }
-
 // Queue queues collections.
 type Queue struct {
-	store *store.Store
 	queue *queue.Queue
-	log   *slog.Logger
 }
 
 // NewQueue returns a Queue sending to the ux queue q.
-func NewQueue(st *store.Store, q *queue.Queue, log *slog.Logger) *Queue {
-	return &Queue{store: st, queue: q, log: log}
+func NewQueue(q *queue.Queue) *Queue {
+	return &Queue{queue: q}
 }
 
-// Daily queues the day's collection of every website once per UTC day: running it twice the
-// same day queues nothing the second time. It returns the jobs it queued.
-func (s *Queue) Daily(ctx context.Context, now time.Time) ([]Job, error) {
-	day := model.Day(now)
-	sites, err := s.store.AllWebsites(ctx)
-	if err != nil {
-		return nil, err
-	}
-	jobs := make([]Job, len(sites))
-	for i, ref := range sites {
-		jobs[i] = Job{Account: ref.Account, Website: ref.Website, Day: day, Queued: now.UTC()}
-	}
-	sent, err := queue.SendOnce(ctx, jobs,
-		func(ctx context.Context, j Job) (bool, error) { return s.store.MarkUXQueued(ctx, j.ref(), j.Day) },
-		func(ctx context.Context, j Job) error { return s.store.UnmarkUXQueued(ctx, j.ref(), j.Day) },
-		queue.SendJSON[Job](s.queue))
-	if err != nil {
-		return sent, err
-	}
-	s.log.InfoContext(ctx, "daily user-experience collections queued", "day", day, "websites", len(sites), "queued", len(sent))
-	return sent, nil
+// DailyWebsite queues a website's collection of a day: its share of the daily fan-out, which
+// claims it so that it is queued once a day (a redelivery or a second run find it done). An
+// attempt that stopped after sending leaves it to be queued again by the next; the worker
+// skips a day it collected already.
+func (s *Queue) DailyWebsite(ctx context.Context, ref model.SiteRef, day string, now time.Time) error {
+	return s.queue.Send(ctx, Job{Account: ref.Account, Website: ref.Website, Day: day, Queued: now.UTC()})
 }
 
 // Track reports the progress of jobs from the runs the worker recorded: done once a run of

@@ -12,50 +12,44 @@ import (
 	"github.com/openvitals/openvitals/internal/ux"
 )
 
-// TestDailyQueuesEachWebsiteOncePerDay shows the daily handler queues one collection per
-// website and UTC day, however often it runs, and that Track follows the recorded runs.
-func TestDailyQueuesEachWebsiteOncePerDay(t *testing.T) {
+// TestDailyWebsiteAndTrack shows a website's share of the daily fan-out queues one collection
+// of the day (once a day is the fan-out's claim: see internal/fanoutworker), and that Track
+// follows the recorded runs.
+func TestDailyWebsiteAndTrack(t *testing.T) {
 	ctx := context.Background()
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
 	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: queue.MaxReceives})
-	sched := ux.NewQueue(st, q, awstest.Log(t))
+	sched := ux.NewQueue(q)
 	var sites []model.Website
+	var first []ux.Job
+	day := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
 	for _, d := range []string{"a.example", "b.example", "c.example"} {
 		w := model.Website{Account: "acme", Domain: d, DisplayName: d}
 		if err := st.CreateWebsite(ctx, &w); err != nil {
 			t.Fatal(err)
 		}
 		sites = append(sites, w)
+		ref := model.SiteRef{Account: w.Account, Website: w.ID}
+		if err := sched.DailyWebsite(ctx, ref, model.Day(day), day); err != nil {
+			t.Fatal(err)
+		}
+		first = append(first, ux.Job{Account: w.Account, Website: w.ID, Day: model.Day(day), Queued: day})
 	}
-	day := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
-	first, err := sched.Daily(ctx, day)
-	if err != nil || len(first) != 3 {
-		t.Fatalf("first run queued %d (%v), want 3", len(first), err)
+	bodies := awstest.Receive(t, q, 3)
+	if len(bodies) != 3 {
+		t.Fatalf("%d messages, want 3", len(bodies))
 	}
-	if again, err := sched.Daily(ctx, day.Add(5*time.Hour)); err != nil || len(again) != 0 {
-		t.Errorf("second run the same day queued %d (%v), want 0", len(again), err)
-	}
-	if next, err := sched.Daily(ctx, day.Add(24*time.Hour)); err != nil || len(next) != 3 {
-		t.Errorf("next day queued %d (%v), want 3", len(next), err)
-	}
-	bodies := awstest.Receive(t, q, 6)
-	if len(bodies) != 6 {
-		t.Fatalf("%d messages, want 6", len(bodies))
-	}
-	perDay := map[string]map[string]bool{}
+	seen := map[string]bool{}
 	for _, b := range bodies {
 		var j ux.Job
-		if err := json.Unmarshal([]byte(b), &j); err != nil || j.Account != "acme" {
+		if err := json.Unmarshal([]byte(b), &j); err != nil || j.Account != "acme" || j.Day != "20261122" || !j.Queued.Equal(day) {
 			t.Fatalf("message %s: %+v, %v", b, j, err)
 		}
-		if perDay[j.Day] == nil {
-			perDay[j.Day] = map[string]bool{}
-		}
-		perDay[j.Day][j.Website] = true
+		seen[j.Website] = true
 	}
-	if len(perDay["20261122"]) != 3 || len(perDay["20261123"]) != 3 {
-		t.Errorf("websites per day %v, want the 3 websites on each of 20261122 and 20261123", perDay)
+	if len(seen) != 3 {
+		t.Errorf("websites %v, want the 3", seen)
 	}
 
 	// Track: one finished, one failed for good, one retrying.

@@ -126,6 +126,14 @@ func (w *Worker) Collect(ctx context.Context, job ux.Job, attempt int) (model.UX
 	if err != nil {
 		return run, err
 	}
+	// The daily fan-out queues a day's collection once; a worker of the fan-out that stopped
+	// after sending it leaves the next one to send it again: a day collected is not again.
+	if prev, err := w.store.UXRun(ctx, site, job.Day); err == nil && !prev.Finished.IsZero() {
+		w.log.InfoContext(ctx, "user-experience collection skipped: the day was collected already", "website", site.ID, "day", job.Day)
+		return prev, nil
+	} else if err != nil && !model.IsNotFound(err) {
+		return run, err
+	}
 	pages, err := w.store.Pages(ctx, site)
 	if err != nil {
 		return run, err

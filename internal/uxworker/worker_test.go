@@ -152,11 +152,14 @@ func TestCollectThroughTheQueue(t *testing.T) {
 		row("https://example.com/unmonitored", 7, 77, 4),
 	)}
 
-	// The daily handler's part: one message per website, once a day.
+	// The daily fan-out's part: one message per website.
 	q := awstest.Queue(t, e.clients, service.UXQueueSettings)
-	jobs, err := ux.NewQueue(e.st, q, awstest.Log(t)).Daily(e.ctx, e.today)
-	if err != nil || len(jobs) != 2 {
-		t.Fatalf("queued %d collections (%v), want 2", len(jobs), err)
+	var jobs []ux.Job
+	for _, w := range []model.Website{site, other} {
+		if err := ux.NewQueue(q).DailyWebsite(e.ctx, model.SiteRef{Account: w.Account, Website: w.ID}, model.Day(e.today), e.today); err != nil {
+			t.Fatal(err)
+		}
+		jobs = append(jobs, e.job(w))
 	}
 	c := e.collector(cruxKey)
 	pollCtx, stop := context.WithCancel(e.ctx)
@@ -254,6 +257,12 @@ func TestCollectThroughTheQueue(t *testing.T) {
 	sc, err := e.st.SearchConsole(e.ctx, site)
 	if err != nil || sc.LastCollected.IsZero() || sc.LastError != "" {
 		t.Errorf("integration after a collection %+v (%v)", sc, err)
+	}
+	// The day's message again (a stopped fan-out attempt's copy): the day was collected, so
+	// nothing is asked of Google again.
+	calls := len(g.searchBodies)
+	if again, err := e.collector(cruxKey).Collect(e.ctx, e.job(site), 1); err != nil || !again.Finished.Equal(run.Finished) || len(g.searchBodies) != calls || g.cruxCalls["https://example.com/ PHONE"] != 1 {
+		t.Errorf("a day collected again: %+v (%v), %d Search Console queries (want %d), CrUX calls %v", again, err, len(g.searchBodies), calls, g.cruxCalls)
 	}
 	if n, err := e.st.SearchResults(e.ctx, other, otherPages[0].ID, "00000000", "99999999"); err != nil || len(n) != 0 {
 		t.Errorf("the website without the integration has search analytics: %v, %v", n, err)

@@ -1,0 +1,53 @@
+package auditworker_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/audit"
+	"github.com/openvitals/openvitals/internal/auditworker"
+	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// TestSupersededDailyAuditIsSkipped: a daily audit queued by a fan-out attempt that a later
+// one took over is dropped before anything runs (no browser, no result, no error recorded):
+// the later attempt's copy audits the page.
+func TestSupersededDailyAuditIsSkipped(t *testing.T) {
+	ctx := context.Background()
+	clients := awstest.Clients(t)
+	st := awstest.Store(t, clients)
+	site := model.Website{Account: "acme", Domain: "example.com"}
+	if err := st.CreateWebsite(ctx, &site); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreatePages(ctx, site, []model.Page{{URL: "/"}}); err != nil {
+		t.Fatal(err)
+	}
+	pages, err := st.Pages(ctx, site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := model.Day(time.Now())
+	k := store.WebsiteFanoutKey(model.SiteRef{Account: site.Account, Website: site.ID}, day, "audits", "0000")
+	past := time.Now().Add(-time.Hour)
+	for _, at := range []time.Time{past, time.Now()} { // the first attempt stopped; the second took over
+		if _, held, err := st.ClaimFanout(ctx, k, at, at.Add(time.Minute), 0); err != nil || !held {
+			t.Fatal(held, err)
+		}
+	}
+	// No runner and no browser: an audit that started would fail.
+	w := auditworker.NewWorker(auditworker.WorkerConfig{Runs: 1, Scheme: "http"}, st, awstest.Bucket(t), nil, awstest.Log(t))
+	job := audit.Job{Account: site.Account, Website: site.ID, Page: pages[0].ID, Device: "mobile", Queued: past, Day: day, Shard: "0000", Attempt: 1}
+	if err := w.Audit(ctx, job, 1); err != nil {
+		t.Fatalf("the superseded copy: %v, want it skipped", err)
+	}
+	if rs, err := st.LabResults(ctx, site, pages[0].ID, "mobile", day, day); err != nil || len(rs) != 0 {
+		t.Errorf("results %v (%v), want none", rs, err)
+	}
+	if e, err := st.LastLabError(ctx, site, pages[0].ID, "mobile"); !model.IsNotFound(err) {
+		t.Errorf("an error was recorded: %+v (%v)", e, err)
+	}
+}

@@ -1,0 +1,270 @@
+package fanoutworker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/fanout"
+	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/schedule"
+	"github.com/openvitals/openvitals/internal/service"
+)
+
+// calls counts the AWS requests of each kind (the X-Amz-Target of DynamoDB's and SQS's JSON
+// protocols, "DynamoDB_20120810.UpdateItem") that pass through it.
+type calls struct {
+	base http.RoundTripper
+	mu   sync.Mutex
+	n    map[string]int
+}
+
+func (c *calls) RoundTrip(r *http.Request) (*http.Response, error) {
+	target := r.Header.Get("X-Amz-Target")
+	c.mu.Lock()
+	c.n[target[strings.LastIndex(target, ".")+1:]]++
+	c.mu.Unlock()
+	return c.base.RoundTrip(r)
+}
+
+// take returns the counts since the last take.
+func (c *calls) take() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.n
+	c.n = map[string]int{}
+	return n
+}
+
+// dynamoWrites and dynamoReads are the DynamoDB requests that write and that read.
+var (
+	dynamoWrites = []string{"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"}
+	dynamoReads  = []string{"GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems"}
+)
+
+func sum(n map[string]int, kinds []string) int {
+	total := 0
+	for _, k := range kinds {
+		total += n[k]
+	}
+	return total
+}
+
+// itemBytes is the size DynamoDB bills an item at: its attribute names and values (strings
+// and binaries by length, numbers about a byte per two digits and one more, lists and maps 3
+// bytes and one a member more).
+func itemBytes(item map[string]ddbtypes.AttributeValue) int {
+	var size func(v ddbtypes.AttributeValue) int
+	size = func(v ddbtypes.AttributeValue) int {
+		switch v := v.(type) {
+		case *ddbtypes.AttributeValueMemberS:
+			return len(v.Value)
+		case *ddbtypes.AttributeValueMemberN:
+			return (len(v.Value)+1)/2 + 1
+		case *ddbtypes.AttributeValueMemberBOOL:
+			return 1
+		case *ddbtypes.AttributeValueMemberL:
+			n := 3
+			for _, e := range v.Value {
+				n += size(e) + 1
+			}
+			return n
+		}
+		return 0
+	}
+	total := 0
+	for name, v := range item {
+		total += len(name) + size(v)
+	}
+	return total
+}
+
+// BenchmarkDailyFanout measures a day's fan-out of the audits on DynamoDB Local and the SQS
+// stand-in: websites of 1, 50, 200 and 1,000 pages (1,000 websites in all; 3 of a few pages
+// under -short), walked by one worker, one message after another, so that each message's time
+// and its AWS requests are its own. Each iteration is a new day. It reports the scheduler's
+// time, a page of the listing's, the whole day's work (the scheduler's and every message's,
+// one after another), and per website of each size its time, DynamoDB writes and reads, and
+// SQS sends, and the size of its largest shard's claim.
+func BenchmarkDailyFanout(b *testing.B) {
+	sizes := map[int]int{1: 957, 50: 20, 200: 20, 1000: 3} // pages: websites
+	pageSize := fanout.ListingPageSize
+	if testing.Short() {
+		sizes, pageSize = map[int]int{1: 1, 20: 1, 120: 1}, 2
+	}
+	counted := &calls{base: http.DefaultTransport, n: map[string]int{}}
+	clients := awstest.Clients(b)
+	clients.DynamoDB = dynamodb.NewFromConfig(clients.AWS, func(o *dynamodb.Options) {
+		o.HTTPClient = &http.Client{Transport: counted}
+		o.DisableValidateResponseChecksum = true
+	})
+	clients.SQS = sqs.NewFromConfig(clients.AWS, func(o *sqs.Options) { o.HTTPClient = &http.Client{Transport: counted} })
+	st := awstest.Store(b, clients)
+	cfg := service.Config{Table: st.Table(), Bucket: "openvitals-bench"}
+	awstest.Queues(b, clients, &cfg)
+	svc, err := service.New(cfg, clients, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := New(svc)
+	w.pageSize = pageSize
+	sched := schedule.New(svc)
+	ctx := context.Background()
+
+	pagesOf := map[string]int{} // website ID: pages
+	for n, count := range sizes {
+		for i := range count {
+			site := model.Website{Account: fmt.Sprintf("acct%03d", i%50), Domain: fmt.Sprintf("p%d-%d.example", n, i)}
+			if err := st.CreateWebsite(ctx, &site); err != nil {
+				b.Fatal(err)
+			}
+			for from := 0; from < n; from += 100 {
+				var add []model.Page
+				for j := from; j < min(from+100, n); j++ {
+					add = append(add, model.Page{URL: fmt.Sprintf("/%d", j)})
+				}
+				if err := st.CreatePages(ctx, site, add); err != nil {
+					b.Fatal(err)
+				}
+			}
+			pagesOf[site.ID] = n
+		}
+	}
+
+	type perSize struct {
+		websites                 int
+		ms, writes, reads, sends float64
+		slowestMS                float64
+	}
+	var schedMS, listingMS, workMS float64
+	var listings, days int
+	listingCalls := map[string]int{}
+	bySize := map[int]*perSize{}
+	day := time.Date(2030, 1, 1, 3, 0, 0, 0, time.UTC)
+	shardBytes := map[int]int{} // the largest shard claim of a website of so many pages
+	scanned := false
+	for b.Loop() {
+		day = day.Add(24 * time.Hour)
+		counted.take()
+		start := time.Now()
+		detail := []byte(`{"jobs":["audits"]}`)
+		if _, err := sched.Handle(ctx, events.CloudWatchEvent{Time: day, Detail: detail}); err != nil {
+			b.Fatal(err)
+		}
+		ms := float64(time.Since(start).Microseconds()) / 1000
+		schedMS += ms
+		workMS += ms
+		days++
+		counted.take()
+		awstest.DrainAll(b, svc.Queues.Fanout, 1, 1, queue1(func(ctx context.Context, j fanout.Job) error {
+			counted.take()
+			start := time.Now()
+			if err := w.Handle(ctx, j); err != nil {
+				return err
+			}
+			ms := float64(time.Since(start).Microseconds()) / 1000
+			workMS += ms
+			n := counted.take()
+			if j.Website == "" {
+				listingMS += ms
+				listings++
+				for k, v := range n {
+					listingCalls[k] += v
+				}
+				return nil
+			}
+			pages := pagesOf[j.Website]
+			s := bySize[pages]
+			if s == nil {
+				s = &perSize{}
+				bySize[pages] = s
+			}
+			s.websites++
+			s.ms += ms
+			s.slowestMS = max(s.slowestMS, ms)
+			s.writes += float64(sum(n, dynamoWrites))
+			s.reads += float64(sum(n, dynamoReads))
+			s.sends += float64(n["SendMessageBatch"])
+			return nil
+		}))
+		counted.take()
+		if !scanned { // the shard claims, as DynamoDB holds them (a scan: untimed)
+			scanned = true
+			p := dynamodb.NewScanPaginator(clients.DynamoDB, &dynamodb.ScanInput{
+				TableName:        aws.String(st.Table()),
+				FilterExpression: aws.String("begins_with(SK, :shard)"),
+				ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
+					":shard": &ddbtypes.AttributeValueMemberS{Value: "FANOUT#" + model.Day(day) + "#audits#"},
+				},
+			})
+			for p.HasMorePages() {
+				out, err := p.NextPage(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, it := range out.Items {
+					pk, _ := it["PK"].(*ddbtypes.AttributeValueMemberS)
+					pages := pagesOf[pk.Value[strings.LastIndex(pk.Value, "#")+1:]]
+					shardBytes[pages] = max(shardBytes[pages], itemBytes(it))
+				}
+			}
+			counted.take()
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(schedMS/float64(days), "ms/scheduler")
+	b.ReportMetric(workMS/float64(days)/1000, "s/day-work")
+	if listings > 0 {
+		n := float64(listings)
+		b.ReportMetric(listingMS/n, "ms/listing-page")
+		b.ReportMetric(float64(sum(listingCalls, dynamoWrites))/n, "ddb-writes/listing-page")
+		b.ReportMetric(float64(sum(listingCalls, dynamoReads))/n, "ddb-reads/listing-page")
+		b.ReportMetric(float64(listingCalls["SendMessageBatch"])/n, "sqs-batches/listing-page")
+	}
+	sorted := slices.Sorted(maps.Keys(bySize))
+	for _, pages := range sorted {
+		s := bySize[pages]
+		n := float64(s.websites)
+		unit := fmt.Sprintf("/website-%dp", pages)
+		b.ReportMetric(s.ms/n, "ms"+unit)
+		b.ReportMetric(s.slowestMS, "ms-max"+unit)
+		b.ReportMetric(s.writes/n, "ddb-writes"+unit)
+		b.ReportMetric(s.reads/n, "ddb-reads"+unit)
+		b.ReportMetric(s.sends/n, "sqs-batches"+unit)
+		if bytes := shardBytes[pages]; bytes > 0 {
+			b.ReportMetric(float64(bytes), "bytes-max-shard-claim"+unit)
+		}
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
+// queue1 adapts a handler of one fan-out message to the poller's batches, as the worker's
+// own consumer does.
+func queue1(handle func(context.Context, fanout.Job) error) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
+	return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+		var resp events.SQSEventResponse
+		for _, m := range ev.Records {
+			var j fanout.Job
+			if err := json.Unmarshal([]byte(m.Body), &j); err != nil || handle(ctx, j) != nil {
+				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
+			}
+		}
+		return resp, nil
+	}
+}
