@@ -78,3 +78,31 @@ func (s RUMSettings) Weight() uint64 {
 	}
 	return uint64(1/s.SampleRate + 0.5)
 }
+
+// RUMDay points at the object holding a website's real-user tables of one UTC day (yyyymmdd):
+// its generation (each compaction writes a new one), its directory (where each table lies in
+// it; internal/rumstore owns the format) and its size in bytes.
+type RUMDay struct {
+	Day  string
+	Gen  int64
+	Dir  []byte
+	Size int64
+}
+
+// RUMChunk is one entry of a website's log of page views not yet folded into its day
+// objects: Key orders it (the Unix millisecond it was written, then an ID), Views counts its
+// views, and its encoded views are in Data or, when large, in the object named Object.
+type RUMChunk struct {
+	Account, Website string
+	Key              string
+	Views            int
+	Data             []byte
+	Object           string
+}
+
+// RUMLogMark is how far a website's log was folded: the chunks with keys from From on that are
+// not in Done have not been.
+type RUMLogMark struct {
+	From string
+	Done []string
+}

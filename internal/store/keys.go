@@ -164,6 +164,20 @@ func rumCellSK(c model.RUMCell) string {
 // leaves them out.
 func rumDailyPrefix(day string) string { return "RUM#D#" + day + "#" }
 
+// rumDaySK points at the object holding a day's tables (internal/rumstore), which replaced the
+// items above: those of days before it are still read where a day has no pointer.
+func rumDaySK(day string) string { return "RUM#F#" + day }
+
+// rumLogSK keys an entry of a website's log of page views waiting to be folded: its key starts
+// with the Unix millisecond it was written, so the log reads in order; rumLogEnd sorts after
+// every entry. rumLogMarkSK records how far the log was folded.
+func rumLogSK(key string) string { return "RUM#L#" + key }
+
+const (
+	rumLogEnd    = "RUM#L$"
+	rumLogMarkSK = "RUM#LM"
+)
+
 // rumSettingsSK holds a website's real-user monitoring settings (page groups, sample rate).
 const rumSettingsSK = "RUM#SET"
 

@@ -17,12 +17,13 @@ import (
 )
 
 type rumIndexItem struct {
-	PK     string
-	SK     string
-	Type   string
-	Month  string
-	Days   []string `dynamodbav:",omitempty"`
-	Custom []string `dynamodbav:",omitempty"`
+	PK      string
+	SK      string
+	Type    string
+	Month   string
+	Days    []string `dynamodbav:",omitempty"`
+	Custom  []string `dynamodbav:",omitempty"`
+	Expires int64    `dynamodbav:"expires,omitempty"`
 }
 
 type rumCellItem struct {
@@ -56,11 +57,11 @@ func (s *Store) RUMIndexes(ctx context.Context, account, website string, months 
 	return out, nil
 }
 
-// PutRUMIndex writes a month's index.
-func (s *Store) PutRUMIndex(ctx context.Context, account, website string, ix model.RUMIndex) error {
+// PutRUMIndex writes a month's index, which DynamoDB deletes after expires (zero: never).
+func (s *Store) PutRUMIndex(ctx context.Context, account, website string, ix model.RUMIndex, expires time.Time) error {
 	av, err := attributevalue.MarshalMap(rumIndexItem{
 		PK: websitePK(account, website), SK: rumIndexSK(ix.Month), Type: "rum-index",
-		Month: ix.Month, Days: ix.Days, Custom: ix.Custom,
+		Month: ix.Month, Days: ix.Days, Custom: ix.Custom, Expires: unixOrZero(expires),
 	})
 	if err != nil {
 		return err
