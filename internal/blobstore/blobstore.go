@@ -78,11 +78,12 @@ func SeriesPrefix(account, website, series string) string {
 	return WebsitePrefix(account, website) + "testseries/" + series + "/"
 }
 
-// RUMDayKey is the key of generation gen of the object holding a website's real-user tables
-// of a UTC day (internal/rumstore); RUMLogKey that of a large entry of its log of page views
-// waiting to be folded. Both are under the website's prefix, so that a purge removes them.
-func RUMDayKey(account, website, day string, gen int64) string {
-	return fmt.Sprintf("%srum/%s/%010d", WebsitePrefix(account, website), day, gen)
+// RUMDayKey is the key of generation gen, written by the writer tagged tag, of the object
+// holding a website's real-user tables of a UTC day (internal/rumstore); RUMLogKey that of a
+// large entry of its log of page views waiting to be folded. Both are under the website's
+// prefix, so that a purge removes them.
+func RUMDayKey(account, website, day string, gen int64, tag string) string {
+	return fmt.Sprintf("%srum/%s/%010d-%s", WebsitePrefix(account, website), day, gen, tag)
 }
 
 // RUMLogKey: see RUMDayKey.

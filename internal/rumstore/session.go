@@ -2,6 +2,8 @@ package rumstore
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -25,7 +27,9 @@ type Session struct {
 
 // dayObject is a day's sections as a compaction holds them.
 type dayObject struct {
-	gen      int64 // the stored generation (0: none)
+	gen      int64  // the stored generation (0: none)
+	object   string // its key
+	prev     string // the key of the generation before it
 	sections map[string][]byte
 	applied  []string
 	dirty    bool
@@ -52,7 +56,7 @@ func (x *Session) day(ctx context.Context, day string) (*dayObject, error) {
 	}
 	d := &dayObject{sections: map[string][]byte{}}
 	if p, ok := ptrs[day]; ok {
-		body, err := x.st.bucket.Get(ctx, blobstore.RUMDayKey(x.account, x.website, day, p.Gen))
+		body, err := x.st.bucket.Get(ctx, p.Object)
 		switch {
 		case errors.Is(err, blobstore.ErrNotFound):
 			// Expired with its day: the day starts again.
@@ -64,7 +68,7 @@ func (x *Session) day(ctx context.Context, day string) (*dayObject, error) {
 				return nil, fmt.Errorf("RUM day %s: %w", day, err)
 			}
 		}
-		d.gen = p.Gen
+		d.gen, d.object, d.prev = p.Gen, p.Object, p.Prev
 		d.applied = decodeApplied(d.sections[sectionApplied])
 	} else {
 		cells, distinct, err := x.st.table.RUMLegacyDay(ctx, x.account, x.website, day)
@@ -114,6 +118,13 @@ func (x *Session) put(ctx context.Context, day, name string, data []byte) error 
 	d.sections[name] = data
 	d.dirty = true
 	return nil
+}
+
+// newTag is a short random tag of a writer's object.
+func newTag() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // HasTotals tells whether a day has running totals.
@@ -193,7 +204,9 @@ func (x *Session) PutSeen(ctx context.Context, day string, data []byte) error {
 
 // Commit writes each changed day as a new generation, recording that it was written with the
 // log entries applied, points its pointer at it, and removes the generation before the
-// previous one (a report that read the previous pointer may still be reading that one).
+// previous one (a report that read the previous pointer may still be reading that one). A
+// generation's key carries a tag of its own, so that a second writer, whose pointer update
+// fails, cannot have replaced the first's object either.
 func (x *Session) Commit(ctx context.Context, applied []string) error {
 	days := make([]string, 0, len(x.days))
 	for day, d := range x.days {
@@ -207,19 +220,27 @@ func (x *Session) Commit(ctx context.Context, applied []string) error {
 		d.sections[sectionApplied] = encodeApplied(applied)
 		body, dir := encodeFile(d.sections)
 		gen := d.gen + 1
-		if err := x.st.bucket.Put(ctx, blobstore.RUMDayKey(x.account, x.website, day, gen), body, "application/octet-stream"); err != nil {
+		key := blobstore.RUMDayKey(x.account, x.website, day, gen, newTag())
+		if err := x.st.bucket.Put(ctx, key, body, "application/octet-stream"); err != nil {
 			return err
 		}
-		if err := x.st.table.PutRUMDay(ctx, x.account, x.website, model.RUMDay{Day: day, Gen: gen, Dir: dir, Size: int64(len(body))},
+		if err := x.st.table.PutRUMDay(ctx, x.account, x.website, model.RUMDay{Day: day, Gen: gen, Object: key, Prev: d.object, Dir: dir, Size: int64(len(body))},
 			d.gen, x.st.dayExpires(day)); err != nil {
 			return err
 		}
-		if d.gen > 1 {
-			if err := x.st.bucket.Delete(ctx, blobstore.RUMDayKey(x.account, x.website, day, d.gen-1)); err != nil {
+		if d.prev != "" {
+			if err := x.st.bucket.Delete(ctx, d.prev); err != nil {
 				x.st.log.WarnContext(ctx, "delete an old generation of a RUM day; it expires with the bucket's rule", "website", x.website, "day", day, "err", err)
 			}
 		}
-		d.gen, d.applied, d.dirty = gen, applied, false
+		if d.legacy {
+			// The object holds them now; readers go by the pointer.
+			if err := x.st.table.DeleteRUMLegacyDay(ctx, x.account, x.website, day); err != nil {
+				x.st.log.WarnContext(ctx, "delete a RUM day's items after moving them into its object", "website", x.website, "day", day, "err", err)
+			}
+			d.legacy = false
+		}
+		d.gen, d.object, d.prev, d.applied, d.dirty = gen, key, d.object, applied, false
 	}
 	return nil
 }

@@ -64,6 +64,12 @@ func (s *Store) RUMIndexes(ctx context.Context, account, website string, months 
 	return s.table.RUMIndexes(ctx, account, website, months)
 }
 
+// DeleteWebsite removes every object of a website (its days and log entries) and says how
+// many; its items go with the website's partition.
+func (s *Store) DeleteWebsite(ctx context.Context, account, website string) (int, error) {
+	return s.bucket.DeletePrefix(ctx, blobstore.WebsitePrefix(account, website))
+}
+
 // readConcurrency bounds the ranged reads a report makes at once.
 const readConcurrency = 16
 
@@ -184,7 +190,7 @@ func readSections[K comparable](ctx context.Context, s *Store, account, website 
 		var cur *read
 		for _, w := range wants {
 			if cur == nil || w.sec.off > cur.off+cur.len+rangeGap {
-				cur = &read{day: day, key: blobstore.RUMDayKey(account, website, day, p.Gen), off: w.sec.off}
+				cur = &read{day: day, key: p.Object, off: w.sec.off}
 				reads = append(reads, cur)
 			}
 			cur.len = max(cur.len, w.sec.off+w.sec.len-cur.off)

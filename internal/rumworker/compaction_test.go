@@ -271,6 +271,9 @@ func TestNewPathEqualsTablesAsItems(t *testing.T) {
 	if _, ok := got[days[0]]; ok || len(got) != 2 {
 		t.Fatalf("day objects %v: want days 2 (moved from its items by the late views) and 3 only", slices.Collect(maps.Keys(got)))
 	}
+	if legacy, distinct, err := r.st.RUMLegacyDay(ctx, r.site.Account, r.site.ID, days[1]); err != nil || len(legacy) != 0 || distinct != nil {
+		t.Fatalf("day 2's items: %d and a distinct sketch %v (%v); want them gone once its object holds them", len(legacy), distinct != nil, err)
+	}
 
 	want, have := rum.NewReader(r.st), rum.NewReader(r.rums)
 	wantSeg, haveSeg := rum.NewSegmentReader(r.st, r.st), rum.NewSegmentReader(r.rums, r.st)

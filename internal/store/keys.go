@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/openvitals/openvitals/internal/model"
@@ -145,12 +144,9 @@ func rumDayPrefix(day string) string { return "RUM#C#" + day + "#" }
 // distinct counts do not subtract).
 func rumDistinctSK(day string) string { return "RUM#H#" + day }
 
-// rumSeenSK holds the IDs of the page views collected in one 10-second window that were
-// folded, and rumBatchSK marks one aggregator batch as folded: together they make a page view
-// count once however SQS redelivers it (both expire after the queues' retention).
-func rumSeenSK(window int64) string { return "RUM#V#" + strconv.FormatInt(window, 10) }
-
-func rumBatchSK(id string) string { return "RUM#B#" + id }
+// Before day objects (internal/rumstore), a website's partition also held the IDs of the
+// page views folded per 10 seconds of collection (RUM#V#...) and a mark per aggregator batch
+// folded (RUM#B#...); they expired after 15 days and nothing writes them now.
 
 func rumCellSK(c model.RUMCell) string {
 	if c.Daily {

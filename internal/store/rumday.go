@@ -30,6 +30,8 @@ type rumDayItem struct {
 	SK      string
 	Type    string
 	Gen     int64
+	Object  string
+	Prev    string `dynamodbav:",omitempty"`
 	Dir     []byte
 	Size    int64
 	Expires int64 `dynamodbav:"expires,omitempty"`
@@ -56,7 +58,7 @@ func (s *Store) RUMDays(ctx context.Context, account, website string, days []str
 			return nil, fmt.Errorf("decode RUM day: %w", err)
 		}
 		day := strings.TrimPrefix(it.SK, rumDaySK(""))
-		out[day] = model.RUMDay{Day: day, Gen: it.Gen, Dir: it.Dir, Size: it.Size}
+		out[day] = model.RUMDay{Day: day, Gen: it.Gen, Object: it.Object, Prev: it.Prev, Dir: it.Dir, Size: it.Size}
 	}
 	return out, nil
 }
@@ -66,7 +68,7 @@ func (s *Store) RUMDays(ctx context.Context, account, website string, days []str
 // DynamoDB deletes the pointer after expires.
 func (s *Store) PutRUMDay(ctx context.Context, account, website string, d model.RUMDay, prevGen int64, expires time.Time) error {
 	av, err := attributevalue.MarshalMap(rumDayItem{PK: websitePK(account, website), SK: rumDaySK(d.Day), Type: "rum-day",
-		Gen: d.Gen, Dir: d.Dir, Size: d.Size, Expires: unixOrZero(expires)})
+		Gen: d.Gen, Object: d.Object, Prev: d.Prev, Dir: d.Dir, Size: d.Size, Expires: unixOrZero(expires)})
 	if err != nil {
 		return err
 	}
@@ -221,4 +223,34 @@ func (s *Store) RUMLegacyDay(ctx context.Context, account, website, day string) 
 		return nil, nil, err
 	}
 	return out, distinct[day].Data, nil
+}
+
+// DeleteRUMLegacyDay deletes the items a day's tables were stored as before days became
+// objects (once its object holds them), and its distinct-page sketch item.
+func (s *Store) DeleteRUMLegacyDay(ctx context.Context, account, website, day string) error {
+	pk := websitePK(account, website)
+	reqs := []ddbtypes.WriteRequest{{DeleteRequest: &ddbtypes.DeleteRequest{Key: key(pk, rumDistinctSK(day))}}}
+	for _, prefix := range []string{rumDayPrefix(day), rumDailyPrefix(day)} {
+		in := prefixQuery(s.table, pk, prefix, true)
+		in.ProjectionExpression = aws.String("SK")
+		p := dynamodb.NewQueryPaginator(s.db, in)
+		for p.HasMorePages() {
+			page, err := p.NextPage(ctx)
+			if err != nil {
+				return fmt.Errorf("read RUM day %s: %w", day, err)
+			}
+			for _, av := range page.Items {
+				sk, _ := av[attrSK].(*ddbtypes.AttributeValueMemberS)
+				if sk != nil {
+					reqs = append(reqs, ddbtypes.WriteRequest{DeleteRequest: &ddbtypes.DeleteRequest{Key: key(pk, sk.Value)}})
+				}
+			}
+		}
+	}
+	for start := 0; start < len(reqs); start += 25 {
+		if err := s.batchWrite(ctx, reqs[start:min(start+25, len(reqs))]); err != nil {
+			return fmt.Errorf("delete RUM day %s's items: %w", day, err)
+		}
+	}
+	return nil
 }
