@@ -178,8 +178,16 @@ func (a *Aggregator) Compact(ctx context.Context, account, website string) error
 		if n == len(chunks) {
 			return nil
 		}
+		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < passReserve {
+			// The message comes back after its visibility timeout and goes on from the mark.
+			return fmt.Errorf("%d log entries left to fold after this compaction's time", len(chunks)-n)
+		}
 	}
 }
+
+// passReserve is the time a compaction keeps to start another pass: one pass of
+// maxViewsPerPass views takes seconds.
+const passReserve = 30 * time.Second
 
 // Fold adds messages, in order, to a website's day objects, each page view once, and writes
 // the days it changed.
