@@ -123,7 +123,7 @@ func load(t *testing.T, stack string) *deployment {
 	d := &deployment{
 		ctx: ctx, lambda: lambda.NewFromConfig(cfg), sqs: sqs.NewFromConfig(cfg), ddb: dynamodb.NewFromConfig(cfg),
 		events: eventbridge.NewFromConfig(cfg), secrets: secretsmanager.NewFromConfig(cfg),
-		s3: s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = true }),
+		s3:        s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = true }),
 		resources: map[string]cfntypes.StackResource{}, functions: map[string]*function{}, queueARNs: map[string]string{},
 	}
 	stacks, err := cfn.DescribeStacks(ctx, &cloudformation.DescribeStacksInput{StackName: &stack})
