@@ -169,6 +169,8 @@ func newGroupFunctions(scope constructs.Construct, fns *functionFactory, d apiDe
 			description: apiGroups[g].description,
 			memoryMB:    defaultMemoryMB,
 			timeout:     awscdk.Duration_Seconds(jsii.Number(apiTimeoutSeconds)),
+			// The RUM function is invoked once per page view of every website.
+			quietPlatform: g == rumGroup,
 		})
 		apiGroups[g].configure(fn, d)
 		integrations[g] = awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String(g), fn, nil)

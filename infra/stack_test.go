@@ -301,6 +301,11 @@ func TestRUMFunctionURL(t *testing.T) {
 	if _, ok := resources(tmpl, "AWS::Lambda::Function")[rum]["ReservedConcurrentExecutions"]; ok {
 		t.Error("the RUM function reserves concurrency by default")
 	}
+	// Invoked per page view: Lambda's own lines of each invocation are left out of its log.
+	logging, _ := json.Marshal(resources(tmpl, "AWS::Lambda::Function")[rum]["LoggingConfig"])
+	if !strings.Contains(string(logging), `"LogFormat":"JSON"`) || !strings.Contains(string(logging), `"SystemLogLevel":"WARN"`) {
+		t.Errorf("the RUM function's logging %s: want JSON with Lambda's own lines at WARN", logging)
+	}
 	s := synth(t, nil, map[string]any{"rumMaxConcurrency": "25"})
 	if got := resources(s.tmpl, "AWS::Lambda::Function")[fnID(t, s.o, "rum")]["ReservedConcurrentExecutions"]; got != float64(25) {
 		t.Errorf("rumMaxConcurrency=25: reserved concurrency %v", got)
