@@ -196,6 +196,7 @@ func BucketAt(t testing.TB, url string, opts ...func(*s3.Options)) *blobstore.Bu
 		UsePathStyle:               true,
 		Credentials:                aws.AnonymousCredentials{},
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
+		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
 	}, opts...)
 	b := blobstore.New(client, "openvitals-test")
 	if err := b.Create(context.Background()); err != nil {
