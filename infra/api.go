@@ -114,7 +114,7 @@ type api struct {
 // does locally. Its `$default` stage is deployed automatically and throttled per route.
 func newAPI(scope constructs.Construct, id string, fns *functionFactory, d apiDeps) *api {
 	c := constructs.NewConstruct(scope, jsii.String(id))
-	integrations, rumFn := newGroupFunctions(c, fns, d)
+	integrations, groupFns := newGroupFunctions(c, fns, d)
 	httpAPI := awsapigatewayv2.NewHttpApi(c, jsii.String("Api"), &awsapigatewayv2.HttpApiProps{
 		Description: jsii.String("openvitals REST API"),
 		// The stage is created below, with throttling, which the default stage cannot take.
@@ -138,8 +138,16 @@ func newAPI(scope constructs.Construct, id string, fns *functionFactory, d apiDe
 		}
 	}
 	stage := newThrottledStage(httpAPI, d.apiThrottle, rumRoutes, rumRouteConstructs)
-	return &api{url: stage.Url(), rumURL: newRUMEntry(rumFn, d.rumMaxConcurrency).Url()}
+	rumURL := newRUMEntry(groupFns[rumGroup], d.rumMaxConcurrency).Url()
+	// The dashboard names the RUM entry in the snippet it shows.
+	if web, ok := groupFns["web"]; ok {
+		web.AddEnvironment(jsii.String(envRUMURL), rumURL, nil)
+	}
+	return &api{url: stage.Url(), rumURL: rumURL}
 }
+
+// envRUMURL gives the web function the RUM function's URL, for the dashboard's snippet.
+const envRUMURL = "OPENVITALS_RUM_URL"
 
 // newRUMEntry gives the RUM function a public function URL: the snippet's and the beacons'
 // entry priced for volume (a function URL has no request price; API Gateway's $1 per million
@@ -160,10 +168,10 @@ func newRUMEntry(fn awslambda.Function, maxConcurrency int) awslambda.FunctionUr
 
 // newGroupFunctions creates, under scope, the function of each endpoint group of the route
 // table (construct id constructID(group)), configured as apiGroups says, and returns their
-// integrations by group and the RUM group's function.
-func newGroupFunctions(scope constructs.Construct, fns *functionFactory, d apiDeps) (map[string]awsapigatewayv2integrations.HttpLambdaIntegration, awslambda.Function) {
+// integrations and functions by group.
+func newGroupFunctions(scope constructs.Construct, fns *functionFactory, d apiDeps) (map[string]awsapigatewayv2integrations.HttpLambdaIntegration, map[string]awslambda.Function) {
 	integrations := map[string]awsapigatewayv2integrations.HttpLambdaIntegration{}
-	var rum awslambda.Function
+	groupFns := map[string]awslambda.Function{}
 	for _, g := range d.routes.groups() {
 		fn := fns.goFunction(scope, g, goFunctionProps{
 			description: apiGroups[g].description,
@@ -174,11 +182,9 @@ func newGroupFunctions(scope constructs.Construct, fns *functionFactory, d apiDe
 		})
 		apiGroups[g].configure(fn, d)
 		integrations[g] = awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String(g), fn, nil)
-		if g == rumGroup {
-			rum = fn
-		}
+		groupFns[g] = fn
 	}
-	return integrations, rum
+	return integrations, groupFns
 }
 
 // newThrottledStage adds the `$default` stage to httpAPI, each route throttled to def, and

@@ -31,6 +31,7 @@ func FromService(svc *service.Service) *Server {
 		Field:              rum.NewReader(svc.RUM),
 		RUM:                svc.RUM,
 		TrustViewerCountry: svc.Config.TrustViewerCountry,
+		RUMURL:             svc.Config.RUMURL,
 	})
 }
 

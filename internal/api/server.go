@@ -84,6 +84,9 @@ type Deps struct {
 	// TrustViewerCountry takes a beacon's country from CloudFront-Viewer-Country
 	// (OPENVITALS_TRUST_VIEWER_COUNTRY: only where CloudFront sets it).
 	TrustViewerCountry bool
+	// RUMURL is the deployment's RUM entry, which the dashboard names in the snippet it shows
+	// (OPENVITALS_RUM_URL; "": the API's own origin).
+	RUMURL string
 }
 
 // Server holds what the handlers need.
@@ -109,6 +112,7 @@ type Server struct {
 	audits        *compare.Source
 
 	trustViewerCountry bool
+	rumURL             string
 }
 
 // New returns a Server over its dependencies.
@@ -119,7 +123,8 @@ func New(d Deps) *Server {
 	}
 	s := &Server{store: d.Store, purger: d.Purger, auditor: d.Auditor, runner: d.Runner, reports: d.Reports, log: d.Log,
 		now: func() time.Time { return now().UTC() }, local: d.AllowLocalTargets, sealer: d.Credentials,
-		beacons: d.Beacons, field: d.Field, segments: d.Segments, notifications: d.Notifications, trustViewerCountry: d.TrustViewerCountry}
+		beacons: d.Beacons, field: d.Field, segments: d.Segments, notifications: d.Notifications, trustViewerCountry: d.TrustViewerCountry,
+		rumURL: d.RUMURL}
 	if s.segments == nil && d.Store != nil {
 		var tables rum.ReportStore = d.Store
 		if d.RUM != nil {

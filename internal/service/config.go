@@ -41,6 +41,9 @@ type Config struct {
 	EmailFrom string
 	// APIURL is OPENVITALS_API_URL: the API's base URL, for the links in notifications.
 	APIURL string
+	// RUMURL is OPENVITALS_RUM_URL: the deployment's RUM entry (the rum function's URL), which
+	// the dashboard names in the snippet it shows; "" names the API's own origin.
+	RUMURL string
 	// TrustViewerCountry is OPENVITALS_TRUST_VIEWER_COUNTRY: take a beacon's country from the
 	// CloudFront-Viewer-Country header (true only where CloudFront sets it).
 	TrustViewerCountry bool
@@ -85,6 +88,7 @@ func ConfigFromEnv() (Config, error) {
 		EmailFrom:             os.Getenv("OPENVITALS_EMAIL_FROM"),
 		APIURL:                env(EnvAPIURL, "http://127.0.0.1:8080"),
 		TrustViewerCountry:    flag("OPENVITALS_TRUST_VIEWER_COUNTRY"),
+		RUMURL:                os.Getenv("OPENVITALS_RUM_URL"),
 		AllowPrivateTargets:   flag("OPENVITALS_ALLOW_PRIVATE_TARGETS"),
 		TargetScheme:          env("OPENVITALS_TARGET_SCHEME", "https"),
 		CrUXEndpoint:          os.Getenv("OPENVITALS_CRUX_ENDPOINT"),
