@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/openvitals/openvitals/internal/blobstore"
@@ -109,10 +108,4 @@ func (s *Store) Folded(ctx context.Context, account, website string, mark model.
 		s.log.WarnContext(ctx, "delete folded RUM log objects", "website", website, "err", err)
 	}
 	return nil
-}
-
-// logTime is the Unix millisecond a log key was written at.
-func logTime(key string) int64 {
-	n, _ := strconv.ParseInt(key[:min(13, len(key))], 10, 64)
-	return n
 }

@@ -38,9 +38,6 @@ func New(table *store.Store, bucket *blobstore.Bucket, retention time.Duration, 
 	return &Store{table: table, bucket: bucket, retention: retention, log: log}
 }
 
-// Retention is how long a day's data is kept.
-func (s *Store) Retention() time.Duration { return s.retention }
-
 // dayExpires is when the pointer of a day (yyyymmdd) expires: a day after its object does.
 func (s *Store) dayExpires(day string) time.Time {
 	t, err := time.Parse(model.DayLayout, day)

@@ -165,7 +165,7 @@ var (
 	// UXQueueSettings: a website of a hundred pages takes about a minute and a half of CrUX
 	// queries at 150 a minute, and up to 15 minutes when the API keeps answering 429.
 	UXQueueSettings = queue.Settings{VisibilityTimeout: 15 * time.Minute, MaxReceives: queue.MaxReceives}
-	// BeaconQueueSettings: a regrouping takes milliseconds.
+	// BeaconQueueSettings: appending a batch to the websites' logs takes milliseconds.
 	BeaconQueueSettings = queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: queue.MaxReceives}
 	// RUMQueueSettings: a compaction takes seconds. Locally the queue delays nothing, so that
 	// real users' views show at once; the stack delays each message (see the rebatcher).
