@@ -40,7 +40,7 @@ func (e *testEnv) beacon(body, contentType, remoteAddr string, header map[string
 // fold runs the queued page views through the rebatcher and the aggregator.
 func (e *testEnv) fold(views int) {
 	e.t.Helper()
-	rb := rumworker.NewRebatcherWith(e.rums, e.flush, geo.Country, awstest.Log(e.t))
+	rb := rumworker.NewRebatcherWith(e.rums, e.store, e.flush, geo.Country, awstest.Log(e.t))
 	agg := rumworker.NewAggregatorWith(e.store, e.rums, quota.NewKeeper(e.store, time.Now), awstest.Log(e.t), geo.Country)
 	appended, messages := 0, 0
 	var mu sync.Mutex

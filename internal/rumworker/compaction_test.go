@@ -84,7 +84,7 @@ func faultyRig(t *testing.T) (*rig, *faults) {
 	fst := store.New(ddb, r.st.Table())
 	bucket := awstest.BucketAt(t, awstest.S3Server(t), func(o *s3.Options) { o.HTTPClient = &http.Client{Transport: f} })
 	r.rums = rumstore.New(fst, bucket, 400*24*time.Hour, awstest.Log(t))
-	r.rb = rumworker.NewRebatcherWith(r.rums, r.flushes, geo.Country, awstest.Log(t))
+	r.rb = rumworker.NewRebatcherWith(r.rums, fst, r.flushes, geo.Country, awstest.Log(t))
 	r.agg = rumworker.NewAggregatorWith(fst, r.rums, quota.NewKeeper(fst, time.Now), awstest.Log(t), geo.Country)
 	r.reader = rum.NewReader(r.rums)
 	return r, f

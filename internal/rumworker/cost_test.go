@@ -146,7 +146,7 @@ func simulateCost(b *testing.B, sc costScenario) {
 	clock := t0
 	now := func() time.Time { return clock }
 	sender := &simSender{Queue: out, now: now, seen: map[string]bool{}}
-	rb := rumworker.NewRebatcherWith(metered, sender, func(string) string { return "XX" }, quiet)
+	rb := rumworker.NewRebatcherWith(metered, mst, sender, func(string) string { return "XX" }, quiet)
 	rumworker.SetRebatcherClock(rb, now)
 	agg := rumworker.NewAggregatorWith(mst, metered, quota.NewKeeper(mst, time.Now), quiet, func(string) string { return "XX" })
 	rumworker.SetAggregatorClock(agg, now)

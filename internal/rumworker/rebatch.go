@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -33,6 +34,11 @@ type LogAppender interface {
 	Append(ctx context.Context, chunks []model.RUMChunk) error
 }
 
+// Websites finds a website by its ID; *store.Store is one.
+type Websites interface {
+	WebsiteByID(ctx context.Context, id string) (model.Website, error)
+}
+
 // Rebatcher sits between collect and the aggregator. In AWS every collect invocation sends its
 // own message of one view; the rebatcher takes the beacon queue in large batches (its event
 // source waits up to a batching window), places each view's country, appends each website's
@@ -43,6 +49,7 @@ type LogAppender interface {
 // compaction writes whole day objects, and its cost follows the delay, not the beacons.
 type Rebatcher struct {
 	logs      LogAppender
+	sites     Websites
 	out       FlushSender
 	countryOf func(addr string) string
 	log       *slog.Logger
@@ -53,11 +60,11 @@ type Rebatcher struct {
 	delay *time.Duration // the queue's, read once
 }
 
-// NewRebatcherWith returns a Rebatcher appending to logs and sending to the aggregator's
-// queue; countryOf places a client address (geo.Country: passed in so that only the RUM
-// workers link the IP table), so that no address is stored.
-func NewRebatcherWith(logs LogAppender, out FlushSender, countryOf func(addr string) string, log *slog.Logger) *Rebatcher {
-	r := &Rebatcher{logs: logs, out: out, countryOf: countryOf, log: log, now: time.Now}
+// NewRebatcherWith returns a Rebatcher appending to logs the views of the websites sites still
+// has and sending to the aggregator's queue; countryOf places a client address (geo.Country:
+// passed in so that only the RUM workers link the IP table), so that no address is stored.
+func NewRebatcherWith(logs LogAppender, sites Websites, out FlushSender, countryOf func(addr string) string, log *slog.Logger) *Rebatcher {
+	r := &Rebatcher{logs: logs, sites: sites, out: out, countryOf: countryOf, log: log, now: time.Now}
 	r.handle = queue.Batch(log, r.regroup)
 	return r
 }
@@ -114,6 +121,16 @@ func (r *Rebatcher) regroup(ctx context.Context, ds []queue.Delivery[rum.WireBat
 	var sendable []*group
 	for _, g := range groups {
 		if len(g.batch.Views) == 0 {
+			continue
+		}
+		site, err := r.sites.WebsiteByID(ctx, g.batch.Website)
+		if errors.Is(err, model.ErrNotFound) || err == nil && site.Account != g.batch.Account {
+			// Deleted since the beacons came in: nothing may be written into a purged partition.
+			r.log.InfoContext(ctx, "drop page views of a deleted website", "website", g.batch.Website, "views", len(g.batch.Views))
+			continue
+		}
+		if err != nil {
+			fail([]*group{g}, "read the website", err)
 			continue
 		}
 		data, err := EncodeChunk(g.batch)

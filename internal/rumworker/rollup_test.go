@@ -82,7 +82,7 @@ func newRig(t *testing.T) *rig {
 	}
 	flushes := &countingSender{Queue: q, sent: map[string]bool{}}
 	return &rig{t: t, st: st, rums: rums, col: rum.NewCollector(beacons), beacons: beacons, q: q, flushes: flushes,
-		rb:     rumworker.NewRebatcherWith(rums, flushes, geo.Country, awstest.Log(t)),
+		rb:     rumworker.NewRebatcherWith(rums, st, flushes, geo.Country, awstest.Log(t)),
 		agg:    rumworker.NewAggregatorWith(st, rums, quota.NewKeeper(st, time.Now), awstest.Log(t), geo.Country),
 		reader: rum.NewReader(rums), site: site}
 }
@@ -442,5 +442,30 @@ func TestUnreadableMessagesGoToTheDeadLetterQueue(t *testing.T) {
 	}
 	if rep := r.report(rum.DimPages, nil, "20261115", "20261115"); rep.Views != 1 {
 		t.Errorf("%d views folded, want the readable message's 1", rep.Views)
+	}
+}
+
+// The views of a website deleted since its beacons came in are dropped by the rebatcher:
+// nothing is written into its partition, which its purge emptied.
+func TestRebatcherDropsDeletedWebsites(t *testing.T) {
+	r := newRig(t)
+	gone := model.Website{Account: "acme", Domain: "gone.example"}
+	if err := r.st.CreateWebsite(context.Background(), &gone); err != nil {
+		t.Fatal(err)
+	}
+	for _, site := range []model.Website{gone, r.site} {
+		if err := r.col.Add(context.Background(), site.Account, site.ID, view("20261115", "/", "DE", 1000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.sent = append(r.sent, view("20261115", "/", "DE", 1000))
+	if _, err := r.st.DeleteWebsite(context.Background(), gone); err != nil {
+		t.Fatal(err)
+	}
+	r.pass(2)
+	r.check(rum.DimPages, []string{"lcp"}, "20261115", "20261115")
+	log, _, err := r.rums.Pending(context.Background(), gone.Account, gone.ID)
+	if err != nil || len(log) != 0 {
+		t.Errorf("the deleted website's log: %d entries (%v), want none", len(log), err)
 	}
 }

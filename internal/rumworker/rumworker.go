@@ -16,7 +16,7 @@ import (
 // NewRebatcher builds the rebatcher from the service: it appends to the websites' logs, places
 // client addresses with the embedded IP table, and sends to the RUM FIFO queue.
 func NewRebatcher(_ context.Context, svc *service.Service) (*Rebatcher, error) {
-	return NewRebatcherWith(svc.RUM, svc.Queues.RUM, geo.Country, svc.Log), nil
+	return NewRebatcherWith(svc.RUM, svc.Store, svc.Queues.RUM, geo.Country, svc.Log), nil
 }
 
 // NewAggregator builds the aggregator from the service.

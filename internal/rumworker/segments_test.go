@@ -159,7 +159,7 @@ func TestSegmentFiltersAndPageGroupsAreExact(t *testing.T) {
 	}
 	rums := awstest.RUM(t, st)
 	fifo := awstest.FIFOQueue(t, awstest.Clients(t), service.RUMQueueSettings)
-	rb := rumworker.NewRebatcherWith(rums, fifo, func(string) string { return "XX" }, awstest.Log(t))
+	rb := rumworker.NewRebatcherWith(rums, st, fifo, func(string) string { return "XX" }, awstest.Log(t))
 	agg := rumworker.NewAggregatorWith(st, rums, quota.NewKeeper(st, time.Now), awstest.Log(t), func(string) string { return "XX" })
 	ev := events.SQSEvent{}
 	for i, body := range bodies {
