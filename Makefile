@@ -63,7 +63,7 @@ help:
 	@echo "make bench-notify notifications: state change to webhook request (p50, p99) and notifier throughput (~3 min)"
 	@echo "make bench-regressions regression detection against labelled series and two baselines; run-to-run noise of real audits (~10 min)"
 	@echo "make bench-dashboard dashboard: first render with 100 pages, and its own Lighthouse audit (~8 min)"
-	@echo "make bench-rum    RUM benchmarks: fold and collect throughput, sketch error, reports over 10M views (~5 min)"
+	@echo "make bench-rum    RUM benchmarks: fold and collect throughput, sketch error, reports over 10M views, what a view costs (~12 min)"
 	@echo "make bench-reads  what an audit reads once its result is stored, at 10, 100 and 1,000 pages (~1 min)"
 	@echo "make bench-fanout the daily fan-out: scheduler, a page of the websites listing, a website's share at 1, 200 and 1,000 pages, with their AWS requests (~2 min)"
 	@echo "make screenshots  the dashboard's screenshots in docs/screenshots, made by its browser test (~3 min)"
@@ -291,6 +291,7 @@ bench-rum: deps-local
 	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench 'Fold|SketchP75' -benchtime 4000x -cpu 1 ./internal/rumworker/ ./internal/rollup/; \
 	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench 'Collect' -benchtime 3000x ./internal/api/; \
 	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench 'Report10M|Aggregate' -benchtime 30x -timeout 30m ./internal/rumworker/
+	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench 'RUMCost' -benchtime 1x -timeout 60m ./internal/rumworker/
 
 # What an audit reads in DynamoDB once its result is stored (its page's summary, the budgets'
 # statuses, its page's regressions) in websites of 10, 100 and 1,000 pages (~1 min, DynamoDB

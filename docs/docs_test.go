@@ -111,7 +111,7 @@ func connected(id string, edges []string) bool {
 
 // TestArchitectureDiagram holds docs/architecture.md's diagram to the code: a node labelled
 // with each function's name, one labelled "<name> queue" for each queue of service.Queues, the
-// DynamoDB table and the S3 bucket, each drawn with at least one edge.
+// DynamoDB table, the S3 bucket and the RUM bucket, each drawn with at least one edge.
 func TestArchitectureDiagram(t *testing.T) {
 	nodes, edges := mermaidNodes(readFile(t, "docs/architecture.md"))
 	if len(nodes) == 0 {
@@ -136,8 +136,8 @@ func TestArchitectureDiagram(t *testing.T) {
 			return strings.HasPrefix(strings.ToLower(label), q+" queue")
 		})
 	}
-	// The stores are one table and one bucket (service.Config's Table and Bucket).
-	for _, store := range []string{"DynamoDB table", "S3 bucket"} {
+	// The stores are one table and two buckets (service.Config's Table, Bucket and RUMBucket).
+	for _, store := range []string{"DynamoDB table", "S3 bucket", "RUM bucket"} {
 		find("the "+store, func(label string) bool { return label == store })
 	}
 }

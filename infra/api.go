@@ -74,8 +74,10 @@ var apiGroups = map[string]apiGroup{
 		d.audits.queue.GrantSendMessages(fn)
 	}},
 	"field": {"openvitals API: real-user monitoring reports per page and per country", func(fn awslambda.Function, d apiDeps) {
-		// Field-testing reports only read the RUM rollups.
+		// Field-testing reports only read the RUM rollups: the days' pointers and indexes in
+		// the table, then the tables they need from the days' objects.
 		d.data.table.GrantReadData(fn)
+		d.data.rumBucket.GrantRead(fn, nil)
 	}},
 	"events": {"openvitals API: events and notification channels", func(fn awslambda.Function, d apiDeps) {
 		d.data.table.GrantReadWriteData(fn)
@@ -88,7 +90,7 @@ var apiGroups = map[string]apiGroup{
 	// The dashboard's files: public and embedded; it needs no data and no grant (the page calls
 	// the other functions with the user's key).
 	"web": {"openvitals dashboard: the web interface's files under /app/", func(awslambda.Function, apiDeps) {}},
-	rumGroup: {"openvitals RUM: serves the snippet and collects beacons (public)", func(fn awslambda.Function, d apiDeps) {
+	rumGroup: {"openvitals RUM: serves the snippet and collects beacons (public, by its function URL and the API)", func(fn awslambda.Function, d apiDeps) {
 		// The snippet looks the website up; collect checks the beacon against it and queues it.
 		d.data.table.GrantReadData(fn)
 		d.beacons.queue.GrantSendMessages(fn)
@@ -100,6 +102,9 @@ var apiGroups = map[string]apiGroup{
 type api struct {
 	// url is the base URL of the `$default` stage.
 	url *string
+	// rumURL is the RUM function's own URL (ends in /): the snippet embedded from it sends its
+	// beacons there, with no request price of API Gateway's.
+	rumURL *string
 }
 
 // newAPI creates, under scope/id, one Go function per endpoint group of the route table and
@@ -109,7 +114,7 @@ type api struct {
 // does locally. Its `$default` stage is deployed automatically and throttled per route.
 func newAPI(scope constructs.Construct, id string, fns *functionFactory, d apiDeps) *api {
 	c := constructs.NewConstruct(scope, jsii.String(id))
-	integrations := newGroupFunctions(c, fns, d)
+	integrations, groupFns := newGroupFunctions(c, fns, d)
 	httpAPI := awsapigatewayv2.NewHttpApi(c, jsii.String("Api"), &awsapigatewayv2.HttpApiProps{
 		Description: jsii.String("openvitals REST API"),
 		// The stage is created below, with throttling, which the default stage cannot take.
@@ -133,24 +138,53 @@ func newAPI(scope constructs.Construct, id string, fns *functionFactory, d apiDe
 		}
 	}
 	stage := newThrottledStage(httpAPI, d.apiThrottle, rumRoutes, rumRouteConstructs)
-	return &api{url: stage.Url()}
+	rumURL := newRUMEntry(groupFns[rumGroup], d.rumMaxConcurrency).Url()
+	// The dashboard names the RUM entry in the snippet it shows.
+	if web, ok := groupFns["web"]; ok {
+		web.AddEnvironment(jsii.String(envRUMURL), rumURL, nil)
+	}
+	return &api{url: stage.Url(), rumURL: rumURL}
+}
+
+// envRUMURL gives the web function the RUM function's URL, for the dashboard's snippet.
+const envRUMURL = "OPENVITALS_RUM_URL"
+
+// newRUMEntry gives the RUM function a public function URL: the snippet's and the beacons'
+// entry priced for volume (a function URL has no request price; API Gateway's $1 per million
+// was half of what a beacon cost). Its routes on the API stay, throttled, for pages that embed
+// the snippet from the API's URL. The function URL's flood cap is the function's reserved
+// concurrency (maxConcurrency, 0: none reserved): requests over it are answered 429 by Lambda
+// and not billed. A website's beacons over its daily limit are refused before they are queued
+// either way.
+func newRUMEntry(fn awslambda.Function, maxConcurrency int) awslambda.FunctionUrl {
+	if maxConcurrency > 0 {
+		fn.Node().DefaultChild().(awslambda.CfnFunction).SetReservedConcurrentExecutions(jsii.Number(float64(maxConcurrency)))
+	}
+	return fn.AddFunctionUrl(&awslambda.FunctionUrlOptions{
+		// Public like the API's RUM routes; CORS is the function's own (it answers preflights).
+		AuthType: awslambda.FunctionUrlAuthType_NONE,
+	})
 }
 
 // newGroupFunctions creates, under scope, the function of each endpoint group of the route
 // table (construct id constructID(group)), configured as apiGroups says, and returns their
-// integrations by group.
-func newGroupFunctions(scope constructs.Construct, fns *functionFactory, d apiDeps) map[string]awsapigatewayv2integrations.HttpLambdaIntegration {
+// integrations and functions by group.
+func newGroupFunctions(scope constructs.Construct, fns *functionFactory, d apiDeps) (map[string]awsapigatewayv2integrations.HttpLambdaIntegration, map[string]awslambda.Function) {
 	integrations := map[string]awsapigatewayv2integrations.HttpLambdaIntegration{}
+	groupFns := map[string]awslambda.Function{}
 	for _, g := range d.routes.groups() {
 		fn := fns.goFunction(scope, g, goFunctionProps{
 			description: apiGroups[g].description,
 			memoryMB:    defaultMemoryMB,
 			timeout:     awscdk.Duration_Seconds(jsii.Number(apiTimeoutSeconds)),
+			// The RUM function is invoked once per page view of every website.
+			quietPlatform: g == rumGroup,
 		})
 		apiGroups[g].configure(fn, d)
 		integrations[g] = awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String(g), fn, nil)
+		groupFns[g] = fn
 	}
-	return integrations
+	return integrations, groupFns
 }
 
 // newThrottledStage adds the `$default` stage to httpAPI, each route throttled to def, and

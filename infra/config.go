@@ -59,6 +59,12 @@ type openvitalsStackProps struct {
 	// RUMThrottleRate and RUMThrottleBurst limit each public RUM route. Defaults
 	// defaultRUMThrottleRate and defaultRUMThrottleBurst.
 	RUMThrottleRate, RUMThrottleBurst *int
+	// RUMRetentionDays is how long real-user data is kept (minRUMRetentionDays to 3650).
+	// Default defaultRUMRetentionDays.
+	RUMRetentionDays *int
+	// RUMMaxConcurrency is the reserved concurrency of the RUM function, which caps its
+	// function URL (0 to 1000; 0 reserves none). Default 0.
+	RUMMaxConcurrency *int
 	// TrustViewerCountry makes the RUM function take a beacon's country from the
 	// CloudFront-Viewer-Country header: set it only when CloudFront is in front of the API.
 	// Default false.
@@ -99,6 +105,11 @@ const (
 	// (the snippet and the beacons), which carry one request per page view of every site.
 	contextRUMThrottleRate  = "rumThrottleRate"
 	contextRUMThrottleBurst = "rumThrottleBurst"
+	// contextRUMRetentionDays: after how many days real-user data is deleted.
+	contextRUMRetentionDays = "rumRetentionDays"
+	// contextRUMMaxConcurrency: the RUM function's reserved concurrency, which caps the public
+	// function URL beacons reach it by (0: none reserved).
+	contextRUMMaxConcurrency = "rumMaxConcurrency"
 	// contextTrustViewerCountry: "true" when CloudFront is in front of the API and sets
 	// CloudFront-Viewer-Country; otherwise a client could claim any country with that header.
 	contextTrustViewerCountry = "trustViewerCountry"
@@ -150,6 +161,11 @@ const (
 	// million page views a day across every monitored site.
 	defaultRUMThrottleRate  = 500
 	defaultRUMThrottleBurst = 1000
+	// defaultRUMRetentionDays keeps 13 months, so that a year can be compared with the one
+	// before; the segment reports read at most 400 days. minRUMRetentionDays keeps a month's
+	// running totals while the month lasts (the main module's service.MinRUMRetentionDays).
+	defaultRUMRetentionDays = 400
+	minRUMRetentionDays     = 31
 	// maxThrottleRate and maxThrottleBurst are API Gateway's default account quotas per
 	// region; a higher setting could never take effect.
 	maxThrottleRate  = 10000
@@ -175,6 +191,8 @@ type settings struct {
 	auditWorkersNeeded, auditConcurrency int
 	multistepMaxConcurrency              int
 	reportRetentionDays                  int
+	rumRetentionDays                     int
+	rumMaxConcurrency                    int
 	apiThrottle, rumThrottle             throttle
 	trustViewerCountry                   bool
 	// alarmEmail is "" for no subscription.
@@ -274,6 +292,12 @@ func resolveNumbers(scope constructs.Construct, p openvitalsStackProps, s *setti
 		return err
 	}
 	if s.reportRetentionDays, err = intSetting(scope, p.ReportRetentionDays, contextReportRetentionDays, defaultReportRetentionDays, minReportRetentionDays, 3650); err != nil {
+		return err
+	}
+	if s.rumRetentionDays, err = intSetting(scope, p.RUMRetentionDays, contextRUMRetentionDays, defaultRUMRetentionDays, minRUMRetentionDays, 3650); err != nil {
+		return err
+	}
+	if s.rumMaxConcurrency, err = intSetting(scope, p.RUMMaxConcurrency, contextRUMMaxConcurrency, 0, 0, 1000); err != nil {
 		return err
 	}
 	for _, t := range []struct {

@@ -19,14 +19,17 @@ type data struct {
 	table awsdynamodb.Table
 	// bucket holds raw Lighthouse reports and screenshots, too big for DynamoDB.
 	bucket awss3.Bucket
+	// rumBucket holds real-user data: each website's day objects (internal/rumstore) and the
+	// large entries of its log of page views, kept for their own retention.
+	rumBucket awss3.Bucket
 }
 
-// newData creates the table and the bucket under scope/id, both retained when the stack goes.
+// newData creates the table and the buckets under scope/id, all retained when the stack goes.
 // Physical names are left to CloudFormation so that several copies of the stack can live in
 // one account. The stack passes the id "Storage": the table's and the bucket's logical ids
 // derive from it, and a new logical id would make CloudFormation create an empty table and
 // bucket and orphan the old ones.
-func newData(scope constructs.Construct, id string, reportRetentionDays int) *data {
+func newData(scope constructs.Construct, id string, reportRetentionDays, rumRetentionDays int) *data {
 	c := constructs.NewConstruct(scope, jsii.String(id))
 
 	table := awsdynamodb.NewTable(c, jsii.String("Table"), &awsdynamodb.TableProps{
@@ -58,5 +61,20 @@ func newData(scope constructs.Construct, id string, reportRetentionDays int) *da
 			AbortIncompleteMultipartUploadAfter: awscdk.Duration_Days(jsii.Number(1)),
 		}},
 	})
-	return &data{table: table, bucket: bucket}
+	// Real-user data: a day's object is rewritten by each compaction of its day (a new
+	// generation, the one two back removed), so an object's age is its day's at most; log
+	// entries are removed once folded. The rule covers the bucket and matches the aggregator's
+	// expiry of the days' pointers (OPENVITALS_RUM_RETENTION_DAYS).
+	rumBucket := awss3.NewBucket(c, jsii.String("RumBucket"), &awss3.BucketProps{
+		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
+		EnforceSSL:        jsii.Bool(true),
+		Encryption:        awss3.BucketEncryption_S3_MANAGED,
+		RemovalPolicy:     awscdk.RemovalPolicy_RETAIN,
+		LifecycleRules: &[]*awss3.LifecycleRule{{
+			Id:                                  jsii.String("ExpireOldRealUserData"),
+			Expiration:                          awscdk.Duration_Days(jsii.Number(float64(rumRetentionDays))),
+			AbortIncompleteMultipartUploadAfter: awscdk.Duration_Days(jsii.Number(1)),
+		}},
+	})
+	return &data{table: table, bucket: bucket, rumBucket: rumBucket}
 }

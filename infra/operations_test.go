@@ -268,7 +268,9 @@ func TestFunctionsGetTheirSettingsAndSecrets(t *testing.T) {
 	crux := map[string]any{"Ref": logicalID(t, o.stack, "CruxApiKey")}
 	credentials := map[string]any{"Ref": logicalID(t, o.stack, "CredentialsKey")}
 	want := map[string]map[string]any{
-		"rum":       {envTrustViewerCountry: "false"},
+		"rum": {envTrustViewerCountry: "false"},
+		// The dashboard names the RUM function's URL in the snippet it shows.
+		"web":       {envRUMURL: map[string]any{"Fn::GetAtt": []any{logicalID(t, o.stack, "Api", "Rum", "FunctionUrl"), "FunctionUrl"}}},
 		"ux-worker": {envCruxAPIKeySecret: crux, envCredentialsKeySecret: credentials},
 		"websites":  {envCredentialsKeySecret: credentials},
 		"events":    {envCredentialsKeySecret: credentials},
@@ -277,7 +279,7 @@ func TestFunctionsGetTheirSettingsAndSecrets(t *testing.T) {
 		"pages":        {envCredentialsKeySecret: credentials},
 		"audit-worker": {envCredentialsKeySecret: credentials},
 	}
-	specific := []string{envTrustViewerCountry, envCruxAPIKeySecret, envCredentialsKeySecret}
+	specific := []string{envTrustViewerCountry, envCruxAPIKeySecret, envCredentialsKeySecret, envRUMURL}
 	for name := range o.functions {
 		vars := functionEnv(t, o, tmpl, name)
 		for _, k := range specific {

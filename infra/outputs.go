@@ -9,7 +9,8 @@ import (
 // generated names without hard-coding any of them: the API's URL, the data's and every
 // queue's names, and the commands that finish a deployment (the first admin key, the CrUX
 // key).
-func addOutputs(stack awscdk.Stack, s *shared, apiURL *string, queues []*workQueue) {
+func addOutputs(stack awscdk.Stack, s *shared, a *api, queues []*workQueue) {
+	apiURL := a.url
 	output := func(id string, value *string, description string) {
 		awscdk.NewCfnOutput(stack, jsii.String(id), &awscdk.CfnOutputProps{Value: value, Description: jsii.String(description)})
 	}
@@ -20,7 +21,9 @@ func addOutputs(stack awscdk.Stack, s *shared, apiURL *string, queues []*workQue
 		jsii.String("AWS_REGION="), stack.Region(), jsii.String(" OPENVITALS_TABLE="), s.data.table.TableName(),
 		jsii.String(" go run ./cmd/keys create -account ACCOUNT -role admin"),
 	}), "Create the first admin API key: run this from the repository with AWS credentials that may write the table, ACCOUNT replaced by your account name; it prints the key once")
+	output("RumUrl", a.rumURL, "The RUM entry (a Lambda function URL): websites embed <script async src=\"{RumUrl}rum/{website-id}.js\"></script>, whose beacons go to {RumUrl}collect")
 	output("BucketName", s.data.bucket.BucketName(), "S3 bucket for raw audit reports and screenshots")
+	output("RumBucketName", s.data.rumBucket.BucketName(), "S3 bucket for real-user data: each website's day objects and large log entries")
 	output("CruxApiKeySecretArn", s.cruxKey.SecretArn(), "Secret for the Chrome UX Report API key, blank until you set it; the ux worker skips CrUX until then")
 	output("SetCruxApiKey", awscdk.Fn_Join(jsii.String(""), &[]*string{
 		jsii.String("aws secretsmanager put-secret-value --region "), stack.Region(),

@@ -63,9 +63,12 @@ func (p *purgePipeline) addFunctions(fns *functionFactory) {
 		timeout:     awscdk.Duration_Seconds(jsii.Number(purgeWorkerTimeoutSeconds)),
 	})
 	p.s.data.table.GrantReadWriteData(p.worker)
-	// Lists a prefix, then deletes it.
+	// Lists a prefix, then deletes it: in the reports' bucket, and a website's real-user
+	// objects in theirs.
 	p.s.data.bucket.GrantRead(p.worker, nil)
 	p.s.data.bucket.GrantDelete(p.worker, nil)
+	p.s.data.rumBucket.GrantRead(p.worker, nil)
+	p.s.data.rumBucket.GrantDelete(p.worker, nil)
 	// Queues a purge's next pass to its own queue.
 	p.queue.queue.GrantSendMessages(p.worker)
 	p.queue.feed(p.worker, awslambdaeventsources.SqsEventSourceProps{BatchSize: jsii.Number(purgeBatchSize)})

@@ -43,6 +43,8 @@ type queueProps struct {
 	// visibility must be at least six times the consumer's timeout.
 	visibility awscdk.Duration
 	fifo       bool
+	// delay hides every message for this long after it is sent (nil: none).
+	delay awscdk.Duration
 	// depth says when a backlog is a problem (see newQueueAlarms).
 	depth depthAlarm
 	// oldest, when set, says when the age of the oldest message is a problem (see
@@ -89,6 +91,7 @@ func newWorkQueue(scope constructs.Construct, name string, p queueProps) *workQu
 		EnforceSSL:                jsii.Bool(true),
 		Encryption:                awssqs.QueueEncryption_SQS_MANAGED,
 		VisibilityTimeout:         p.visibility,
+		DeliveryDelay:             p.delay,
 		Fifo:                      fifo,
 		ContentBasedDeduplication: contentDedup,
 		DeduplicationScope:        dedupScope,
@@ -123,12 +126,13 @@ func (q *workQueue) feed(fn awslambda.Function, p awslambdaeventsources.SqsEvent
 }
 
 // sharedEnvironment is what every function gets: the generated names of the table and the
-// bucket, and every queue's URL. The main module's service.FromEnv opens every queue at start
+// buckets, and every queue's URL. The main module's service.FromEnv opens every queue at start
 // (a URL costs no call), whether or not the function may use it: a URL grants nothing.
 func sharedEnvironment(d *data, queues []*workQueue) map[string]*string {
 	env := map[string]*string{
-		"OPENVITALS_TABLE":  d.table.TableName(),
-		"OPENVITALS_BUCKET": d.bucket.BucketName(),
+		"OPENVITALS_TABLE":      d.table.TableName(),
+		"OPENVITALS_BUCKET":     d.bucket.BucketName(),
+		"OPENVITALS_RUM_BUCKET": d.rumBucket.BucketName(),
 	}
 	for _, q := range queues {
 		env[q.envVar()] = q.queue.QueueUrl()

@@ -51,7 +51,7 @@ func newOpenvitalsStack(scope constructs.Construct, id string, props *openvitals
 	stack := awscdk.NewStack(scope, &id, &cfg.stackProps)
 	s := &shared{
 		settings:       cfg,
-		data:           newData(stack, "Storage", cfg.reportRetentionDays),
+		data:           newData(stack, "Storage", cfg.reportRetentionDays, cfg.rumRetentionDays),
 		cruxKey:        newCruxAPIKey(stack, "CruxApiKey"),
 		credentialsKey: newCredentialsKey(stack, "CredentialsKey"),
 		alarmTopic:     newAlarmTopic(stack, "Alarms", cfg.alarmEmail),
@@ -83,7 +83,7 @@ func newOpenvitalsStack(scope constructs.Construct, id string, props *openvitals
 	scheduler := newSchedules(stack, "Schedules", s, fns, daily)
 	// Every function exists now: a purge passes again for as long as the longest can run.
 	purge.settleAfter(fns.longestTimeout, scheduler)
-	addOutputs(stack, s, api.url, queues)
+	addOutputs(stack, s, api, queues)
 	return &openvitalsStack{stack: stack, functions: fns.deployed, queues: queues}, nil
 }
 

@@ -217,36 +217,99 @@ func TestDataIsRetained(t *testing.T) {
 
 func TestBucketIsPrivateEncryptedAndSSLOnly(t *testing.T) {
 	o, tmpl := openvitals(t)
-	check(t, "one bucket", func() { tmpl.ResourceCountIs(jsii.String("AWS::S3::Bucket"), jsii.Number(1)) })
-	check(t, "public access block", func() {
-		tmpl.HasResourceProperties(jsii.String("AWS::S3::Bucket"), map[string]any{
-			"PublicAccessBlockConfiguration": map[string]any{
-				"BlockPublicAcls":       true,
-				"BlockPublicPolicy":     true,
-				"IgnorePublicAcls":      true,
-				"RestrictPublicBuckets": true,
-			},
-			"BucketEncryption": map[string]any{
-				"ServerSideEncryptionConfiguration": []any{
-					map[string]any{"ServerSideEncryptionByDefault": map[string]any{"SSEAlgorithm": "AES256"}},
-				},
-			},
-		})
-	})
-	bucket := logicalID(t, o.stack, "Storage", "Bucket")
-	check(t, "bucket policy denies plain HTTP", func() {
-		tmpl.HasResourceProperties(jsii.String("AWS::S3::BucketPolicy"), map[string]any{
-			"Bucket": map[string]any{"Ref": bucket},
-			"PolicyDocument": map[string]any{
-				"Statement": assertions.Match_ArrayWith(&[]any{
-					assertions.Match_ObjectLike(&map[string]any{
-						"Effect":    "Deny",
-						"Condition": map[string]any{"Bool": map[string]any{"aws:SecureTransport": "false"}},
+	check(t, "two buckets: the reports' and real users'", func() { tmpl.ResourceCountIs(jsii.String("AWS::S3::Bucket"), jsii.Number(2)) })
+	for _, id := range []string{"Bucket", "RumBucket"} {
+		bucket := logicalID(t, o.stack, "Storage", id)
+		props := resources(tmpl, "AWS::S3::Bucket")[bucket]
+		block, _ := json.Marshal(props["PublicAccessBlockConfiguration"])
+		if string(block) != `{"BlockPublicAcls":true,"BlockPublicPolicy":true,"IgnorePublicAcls":true,"RestrictPublicBuckets":true}` {
+			t.Errorf("%s: public access block %s", id, block)
+		}
+		enc, _ := json.Marshal(props["BucketEncryption"])
+		if !strings.Contains(string(enc), `"SSEAlgorithm":"AES256"`) {
+			t.Errorf("%s: encryption %s", id, enc)
+		}
+		check(t, id+": bucket policy denies plain HTTP", func() {
+			tmpl.HasResourceProperties(jsii.String("AWS::S3::BucketPolicy"), map[string]any{
+				"Bucket": map[string]any{"Ref": bucket},
+				"PolicyDocument": map[string]any{
+					"Statement": assertions.Match_ArrayWith(&[]any{
+						assertions.Match_ObjectLike(&map[string]any{
+							"Effect":    "Deny",
+							"Condition": map[string]any{"Bool": map[string]any{"aws:SecureTransport": "false"}},
+						}),
 					}),
-				}),
-			},
+				},
+			})
 		})
-	})
+	}
+}
+
+// Real-user data is kept rumRetentionDays (400 by default), apart from the reports'; the
+// aggregator expires the days' pointers and indexes in the table after as many days.
+func TestRealUserDataRetention(t *testing.T) {
+	for _, c := range []struct {
+		ctx  map[string]any
+		days float64
+	}{{nil, 400}, {map[string]any{"rumRetentionDays": "60"}, 60}} {
+		var o *openvitalsStack
+		var tmpl assertions.Template
+		if c.ctx == nil {
+			o, tmpl = openvitals(t)
+		} else {
+			s := synth(t, nil, c.ctx)
+			o, tmpl = s.o, s.tmpl
+		}
+		bucket := logicalID(t, o.stack, "Storage", "RumBucket")
+		rules := resources(tmpl, "AWS::S3::Bucket")[bucket]["LifecycleConfiguration"]
+		raw, _ := json.Marshal(rules)
+		if !strings.Contains(string(raw), fmt.Sprintf(`"ExpirationInDays":%v`, c.days)) || !strings.Contains(string(raw), `"Status":"Enabled"`) {
+			t.Errorf("retention %v: the RUM bucket's rules %s", c.days, raw)
+		}
+		env := functionEnv(t, o, tmpl, "rum-aggregator")
+		if got := env["OPENVITALS_RUM_RETENTION_DAYS"]; got != fmt.Sprint(c.days) {
+			t.Errorf("retention %v: the aggregator is told %v", c.days, got)
+		}
+	}
+}
+
+// Beacons have an entry with no request price: the RUM function's URL, public. Its flood cap
+// is the function's reserved concurrency, only where rumMaxConcurrency asks for one (a new
+// account refuses any reservation).
+func TestRUMFunctionURL(t *testing.T) {
+	o, tmpl := openvitals(t)
+	rum := fnID(t, o, "rum")
+	urls := resources(tmpl, "AWS::Lambda::Url")
+	if len(urls) != 1 {
+		t.Fatalf("%d function URLs, want the RUM function's", len(urls))
+	}
+	for _, u := range urls {
+		raw, _ := json.Marshal(u)
+		if !strings.Contains(string(raw), `"AuthType":"NONE"`) || !strings.Contains(string(raw), `"TargetFunctionArn":{"Fn::GetAtt":["`+rum+`","Arn"]}`) {
+			t.Errorf("function URL %s", raw)
+		}
+	}
+	perms := resources(tmpl, "AWS::Lambda::Permission")
+	public := false
+	for _, p := range perms {
+		raw, _ := json.Marshal(p)
+		public = public || strings.Contains(string(raw), `"FunctionUrlAuthType":"NONE"`) && strings.Contains(string(raw), `"Principal":"*"`)
+	}
+	if !public {
+		t.Error("no permission lets anyone invoke the RUM function by its URL")
+	}
+	if _, ok := resources(tmpl, "AWS::Lambda::Function")[rum]["ReservedConcurrentExecutions"]; ok {
+		t.Error("the RUM function reserves concurrency by default")
+	}
+	// Invoked per page view: Lambda's own lines of each invocation are left out of its log.
+	logging, _ := json.Marshal(resources(tmpl, "AWS::Lambda::Function")[rum]["LoggingConfig"])
+	if !strings.Contains(string(logging), `"LogFormat":"JSON"`) || !strings.Contains(string(logging), `"SystemLogLevel":"WARN"`) {
+		t.Errorf("the RUM function's logging %s: want JSON with Lambda's own lines at WARN", logging)
+	}
+	s := synth(t, nil, map[string]any{"rumMaxConcurrency": "25"})
+	if got := resources(s.tmpl, "AWS::Lambda::Function")[fnID(t, s.o, "rum")]["ReservedConcurrentExecutions"]; got != float64(25) {
+		t.Errorf("rumMaxConcurrency=25: reserved concurrency %v", got)
+	}
 }
 
 func TestPurgeQueueRedrivesToDLQ(t *testing.T) {
@@ -356,6 +419,8 @@ func TestOutputs(t *testing.T) {
 			"https://", map[string]any{"Ref": logicalID(t, o.stack, "Api", "Api")},
 			".execute-api.", map[string]any{"Ref": "AWS::Region"}, ".", map[string]any{"Ref": "AWS::URLSuffix"}, "/app",
 		}}},
+		"RumBucketName": map[string]any{"Ref": logicalID(t, o.stack, "Storage", "RumBucket")},
+		"RumUrl":        map[string]any{"Fn::GetAtt": []any{logicalID(t, o.stack, "Api", "Rum", "FunctionUrl"), "FunctionUrl"}},
 	}
 	for id, value := range want {
 		check(t, "output "+id, func() {
@@ -811,6 +876,8 @@ func TestBadSettingsAreRefused(t *testing.T) {
 			{"group": "websites", "method": "GET", "pattern": "/websites", "access": "viewer"},
 			{"group": "reports", "method": "GET", "pattern": "/{websiteID}/reports", "access": "viewer"}]}`)}, nil, `"reports" has no settings in infra`},
 		{"report retention 30 days", openvitalsStackProps{ReportRetentionDays: ints(30)}, nil, contextReportRetentionDays},
+		{"real-user retention 30 days", openvitalsStackProps{}, map[string]any{contextRUMRetentionDays: "30"}, contextRUMRetentionDays},
+		{"RUM function's concurrency -1", openvitalsStackProps{RUMMaxConcurrency: ints(-1)}, nil, contextRUMMaxConcurrency},
 		{"context report retention text", openvitalsStackProps{}, map[string]any{contextReportRetentionDays: "a year"}, contextReportRetentionDays},
 		{"API throttle rate 0", openvitalsStackProps{APIThrottleRate: ints(0)}, nil, contextAPIThrottleRate},
 		{"context RUM burst 5001", openvitalsStackProps{}, map[string]any{contextRUMThrottleBurst: "5001"}, contextRUMThrottleBurst},
@@ -1652,6 +1719,7 @@ func TestLeastPrivilege(t *testing.T) {
 	o, tmpl := openvitals(t)
 	table := logicalID(t, o.stack, "Storage", "Table")
 	bucket := logicalID(t, o.stack, "Storage", "Bucket")
+	rumBucket := logicalID(t, o.stack, "Storage", "RumBucket")
 	purgeQ := queueID(t, o.stack, "purge")
 	auditQ := queueID(t, o.stack, "audit")
 	multistepQ := queueID(t, o.stack, "multistep")
@@ -1704,6 +1772,7 @@ func TestLeastPrivilege(t *testing.T) {
 		},
 		"purge-worker": {
 			{"dynamodb:DeleteItem", table, true}, {"s3:ListBucket", bucket, true}, {"s3:DeleteObject", bucket, true},
+			{"s3:ListBucket", rumBucket, true}, {"s3:DeleteObject", rumBucket, true},
 			{"s3:PutObject", "", false}, {"sqs:ReceiveMessage", purgeQ, true},
 			// Its own queue only: a purge queues its next pass.
 			{"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", auditQ, false}, {"sqs:SendMessage", multistepQ, false},
@@ -1719,9 +1788,11 @@ func TestLeastPrivilege(t *testing.T) {
 			{getSecret, credentials, true}, {getSecret, crux, false}, {"secretsmanager:PutSecretValue", "", false},
 		},
 		"field": {
-			{"dynamodb:Query", table, true}, {"dynamodb:GetItem", table, true},
+			{"dynamodb:Query", table, true}, {"dynamodb:GetItem", table, true}, {"dynamodb:BatchGetItem", table, true},
 			{"dynamodb:PutItem", "", false}, {"dynamodb:UpdateItem", "", false}, {"dynamodb:DeleteItem", "", false},
-			{"sqs:SendMessage", "", false}, {"s3:GetObject", "", false}, {getSecret, "", false},
+			// Reads the days' tables by range; never the reports'.
+			{"s3:GetObject", rumBucket, true}, {"s3:GetObject", bucket, false}, {"s3:PutObject", "", false},
+			{"sqs:SendMessage", "", false}, {getSecret, "", false},
 		},
 		"rum": {
 			{"dynamodb:GetItem", table, true}, {"dynamodb:Query", table, true},
@@ -1731,20 +1802,25 @@ func TestLeastPrivilege(t *testing.T) {
 		},
 		"rum-batcher": {
 			{"sqs:ReceiveMessage", beaconQ, true}, {"sqs:DeleteMessage", beaconQ, true}, {"sqs:SendMessage", rumQ, true},
-			{"sqs:SendMessage", beaconQ, false}, {"sqs:ReceiveMessage", rumQ, false}, {"dynamodb:GetItem", "", false},
-			{"dynamodb:PutItem", "", false}, {"s3:GetObject", "", false}, {getSecret, "", false},
+			{"sqs:GetQueueAttributes", rumQ, true}, {"sqs:SendMessage", beaconQ, false}, {"sqs:ReceiveMessage", rumQ, false},
+			// Appends to the websites' logs, reading nothing back.
+			{"dynamodb:BatchWriteItem", table, true}, {"dynamodb:GetItem", "", false}, {"dynamodb:Query", "", false},
+			{"s3:PutObject", rumBucket, true}, {"s3:PutObject", bucket, false}, {"s3:GetObject", "", false}, {getSecret, "", false},
 		},
 		"rum-aggregator": {
 			{"dynamodb:GetItem", table, true}, {"dynamodb:PutItem", table, true}, {"dynamodb:UpdateItem", table, true},
 			{"sqs:ReceiveMessage", rumQ, true}, {"sqs:DeleteMessage", rumQ, true},
-			{"sqs:SendMessage", "", false}, {"sqs:ReceiveMessage", uxQ, false}, {"s3:GetObject", "", false}, {getSecret, "", false},
+			{"s3:GetObject", rumBucket, true}, {"s3:PutObject", rumBucket, true}, {"s3:DeleteObject", rumBucket, true},
+			{"s3:GetObject", bucket, false}, {"s3:PutObject", bucket, false},
+			{"sqs:SendMessage", "", false}, {"sqs:ReceiveMessage", uxQ, false}, {getSecret, "", false},
 		},
 		"ux-worker": {
 			{"dynamodb:Query", table, true}, {"dynamodb:PutItem", table, true},
 			{"sqs:ReceiveMessage", uxQ, true}, {"sqs:DeleteMessage", uxQ, true},
 			{getSecret, crux, true}, {getSecret, credentials, true}, {"secretsmanager:PutSecretValue", "", false},
 			{"sqs:SendMessage", notifyQ, true}, {"sqs:SendMessage", uxQ, false}, {"sqs:SendMessage", auditQ, false},
-			{"sqs:ReceiveMessage", rumQ, false}, {"s3:GetObject", "", false},
+			// Real users' daily values for regressions.
+			{"sqs:ReceiveMessage", rumQ, false}, {"s3:GetObject", rumBucket, true}, {"s3:GetObject", bucket, false}, {"s3:PutObject", "", false},
 		},
 		"events": {
 			{"dynamodb:PutItem", table, true}, {"dynamodb:Query", table, true}, {getSecret, credentials, true}, {getSecret, crux, false},

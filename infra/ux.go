@@ -72,6 +72,8 @@ func (p *uxPipeline) addFunctions(fns *functionFactory) {
 		},
 	})
 	p.s.data.table.GrantReadWriteData(worker)
+	// Reads real users' daily values of each page for regressions.
+	p.s.data.rumBucket.GrantRead(worker, nil)
 	// Queues the events its results cause to the notifier.
 	p.s.notifications.queue.GrantSendMessages(worker)
 	p.s.cruxKey.GrantRead(worker, nil)

@@ -8,8 +8,9 @@
 #   2. moto_server on a free port of 127.0.0.1 (installed, pinned, into a virtual environment
 #      under .run/ where the machine has none).
 #   3. `cdk bootstrap`, then `cdk deploy` of a copy of the cloud assembly, patched where the
-#      emulator falls short (each patch below says why); the template and the function code
-#      are the ones `make deploy` would send.
+#      emulator falls short (each patch below says why: the browser image, the secrets, the FIFO
+#      queues' names, the RUM function's URL); the template and the function code are the ones
+#      `make deploy` would send.
 #   4. internal/rehearsal's test reads the deployment back from the emulator and compares it
 #      with the code: every function of functions/ with its architecture, memory, timeout and
 #      every variable service.Functions says it needs; each queue's event source mapping,
@@ -183,6 +184,25 @@ for logical_id, r in resources.items():
     if r["Type"] == "AWS::SQS::Queue" and r["Properties"].get("FifoQueue"):
         r["Properties"]["QueueName"] = f"{stack}-{logical_id}"[:75] + ".fifo"
         print(f"rehearse: patch 3: FIFO queue {logical_id} named")
+
+# Patch 4, the RUM function's URL: moto's CloudFormation has no AWS::Lambda::Url, and refuses a
+# template whose functions name an attribute of one. The web function, which names the URL in
+# the dashboard's snippet, gets a URL of the same form instead.
+urls = {i for i, r in resources.items() if r["Type"] == "AWS::Lambda::Url"}
+def unurl(v):
+    if isinstance(v, dict):
+        if list(v) == ["Fn::GetAtt"] and v["Fn::GetAtt"][0] in urls:
+            return "https://rehearsal.lambda-url." + region + ".on.aws/"
+        return {k: unurl(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [unurl(x) for x in v]
+    return v
+for logical_id, r in resources.items():
+    if r["Type"] == "AWS::Lambda::Function":
+        before = json.dumps(r)
+        resources[logical_id] = unurl(r)
+        if json.dumps(resources[logical_id]) != before:
+            print(f"rehearse: patch 4: function {logical_id} names a URL in place of the RUM function's")
 
 json.dump(template, open(template_path, "w"), indent=1)
 EOF

@@ -220,8 +220,8 @@ func (s *Server) rumEndpoints() []endpoint {
 // dashboard calls the other groups' endpoints with the user's key.
 func (s *Server) webEndpoints() []endpoint {
 	return []endpoint{
-		{"GET", "/app", public, serveDashboard},
-		{"GET", "/app/{file...}", public, serveDashboard},
+		{"GET", "/app", public, s.serveDashboard},
+		{"GET", "/app/{file...}", public, s.serveDashboard},
 	}
 }
 

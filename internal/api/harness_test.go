@@ -23,6 +23,7 @@ import (
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/rum"
+	"github.com/openvitals/openvitals/internal/rumstore"
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
@@ -46,7 +47,9 @@ type testEnv struct {
 	purges  *queue.Queue
 	audits  *queue.Queue
 	runs    *queue.Queue
-	rum     *queue.Queue // FIFO: page views from /collect
+	rum     *queue.Queue // the beacon queue: page views from /collect
+	flush   *queue.Queue // FIFO: the rebatcher's requests to fold a website's log
+	rums    *rumstore.Store
 	notify  *queue.Queue // channel tests
 	objects *blobstore.Bucket
 	clients service.Clients
@@ -75,12 +78,15 @@ func newTestEnvAt(t testing.TB, now func() time.Time) *testEnv {
 	mq := awstest.Queue(t, clients, service.MultistepQueueSettings)
 	objects := awstest.Bucket(t)
 	log := awstest.Log(t)
-	rq := awstest.FIFOQueue(t, clients, service.RUMQueueSettings)
+	rq := awstest.Queue(t, clients, service.BeaconQueueSettings)
+	fq := awstest.FIFOQueue(t, clients, service.RUMQueueSettings)
+	rums := awstest.RUM(t, st)
 	nq := awstest.Queue(t, clients, service.NotifyQueueSettings)
 	srv := api.New(api.Deps{Notifications: notify.NewQueue(nq), Store: st, Purger: purge.NewQueue(q), Auditor: audit.NewQueue(st, aq, log),
 		Runner: multistep.NewQueue(st, mq, log), Reports: objects, Log: log, Credentials: credentialsKey,
-		Beacons: rum.NewCollector(rq), Field: rum.NewReader(st), Now: now})
-	return &testEnv{t: t, handler: srv.Handler(), store: st, purges: q, audits: aq, runs: mq, rum: rq, notify: nq, objects: objects, clients: clients}
+		Beacons: rum.NewCollector(rq), Field: rum.NewReader(rums), RUM: rums, Now: now})
+	return &testEnv{t: t, handler: srv.Handler(), store: st, purges: q, audits: aq, runs: mq, rum: rq, flush: fq, rums: rums, notify: nq,
+		objects: objects, clients: clients}
 }
 
 type response struct {

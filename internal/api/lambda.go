@@ -28,8 +28,10 @@ func FromService(svc *service.Service) *Server {
 		Log:                svc.Log,
 		AllowLocalTargets:  svc.Config.AllowPrivateTargets,
 		Beacons:            rum.NewCollector(svc.Queues.Beacon),
-		Field:              rum.NewReader(svc.Store),
+		Field:              rum.NewReader(svc.RUM),
+		RUM:                svc.RUM,
 		TrustViewerCountry: svc.Config.TrustViewerCountry,
+		RUMURL:             svc.Config.RUMURL,
 	})
 }
 

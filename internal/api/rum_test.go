@@ -37,25 +37,30 @@ func (e *testEnv) beacon(body, contentType, remoteAddr string, header map[string
 	return e.send(req)
 }
 
-// fold runs the queued page views through the aggregator.
+// fold runs the queued page views through the rebatcher and the aggregator.
 func (e *testEnv) fold(views int) {
 	e.t.Helper()
-	agg := rumworker.NewAggregatorWith(e.store, quota.NewKeeper(e.store, time.Now), awstest.Log(e.t), geo.Country)
-	folded := 0
+	rb := rumworker.NewRebatcherWith(e.rums, e.store, e.flush, geo.Country, awstest.Log(e.t))
+	agg := rumworker.NewAggregatorWith(e.store, e.rums, quota.NewKeeper(e.store, time.Now), awstest.Log(e.t), geo.Country)
+	appended, messages := 0, 0
 	var mu sync.Mutex
 	awstest.Drain(e.t, e.rum, 10, func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
-		resp, err := agg.HandleSQS(ctx, ev)
+		resp, err := rb.HandleSQS(ctx, ev)
 		if err == nil && len(resp.BatchItemFailures) == 0 {
 			mu.Lock()
+			sites := map[string]bool{}
 			for _, r := range ev.Records {
 				var b rum.Batch
 				_ = json.Unmarshal([]byte(r.Body), &b)
-				folded += len(b.Views)
+				appended += len(b.Views)
+				sites[b.Website] = true
 			}
+			messages += len(sites) // a request to fold per website and delivery (no delay: each its own)
 			mu.Unlock()
 		}
 		return resp, err
-	}, func(int) bool { mu.Lock(); defer mu.Unlock(); return folded >= views })
+	}, func(int) bool { mu.Lock(); defer mu.Unlock(); return appended >= views })
+	awstest.Drain(e.t, e.flush, 10, agg.HandleSQS, func(n int) bool { return n >= messages })
 }
 
 func TestSnippet(t *testing.T) {

@@ -75,13 +75,18 @@ type Deps struct {
 	// (127.0.0.1:8090), for local use and tests with OPENVITALS_ALLOW_PRIVATE_TARGETS.
 	AllowLocalTargets bool
 	// Beacons queues real-user page views; Field reads their reports per page and country,
-	// Segments those over segments and attributions (nil: rum.SegmentReader over Store).
+	// Segments those over segments and attributions (nil: rum.SegmentReader over RUM).
 	Beacons  Beacons
 	Field    FieldReports
 	Segments SegmentReports
+	// RUM holds the websites' real-user tables (nil: only those Store still holds as items).
+	RUM rum.ReportStore
 	// TrustViewerCountry takes a beacon's country from CloudFront-Viewer-Country
 	// (OPENVITALS_TRUST_VIEWER_COUNTRY: only where CloudFront sets it).
 	TrustViewerCountry bool
+	// RUMURL is the deployment's RUM entry, which the dashboard names in the snippet it shows
+	// (OPENVITALS_RUM_URL; "": the API's own origin).
+	RUMURL string
 }
 
 // Server holds what the handlers need.
@@ -107,6 +112,7 @@ type Server struct {
 	audits        *compare.Source
 
 	trustViewerCountry bool
+	rumURL             string
 }
 
 // New returns a Server over its dependencies.
@@ -117,9 +123,14 @@ func New(d Deps) *Server {
 	}
 	s := &Server{store: d.Store, purger: d.Purger, auditor: d.Auditor, runner: d.Runner, reports: d.Reports, log: d.Log,
 		now: func() time.Time { return now().UTC() }, local: d.AllowLocalTargets, sealer: d.Credentials,
-		beacons: d.Beacons, field: d.Field, segments: d.Segments, notifications: d.Notifications, trustViewerCountry: d.TrustViewerCountry}
+		beacons: d.Beacons, field: d.Field, segments: d.Segments, notifications: d.Notifications, trustViewerCountry: d.TrustViewerCountry,
+		rumURL: d.RUMURL}
 	if s.segments == nil && d.Store != nil {
-		s.segments = rum.NewSegmentReader(d.Store, d.Store)
+		var tables rum.ReportStore = d.Store
+		if d.RUM != nil {
+			tables = d.RUM
+		}
+		s.segments = rum.NewSegmentReader(tables, d.Store)
 	}
 	s.sites = &siteCache{store: d.Store, now: s.now, entries: map[string]siteEntry{}}
 	s.metrics = metrics.NewReader(d.Store, s.now)

@@ -55,7 +55,7 @@ func TestDeleteDuringAuditLeavesNothing(t *testing.T) {
 			// The settle time must outlast the audit's end after release (a second or two),
 			// not its whole run: the audit is held until the first pass is done.
 			const settle = 20 * time.Second
-			purger := purgeworker.NewWorker(e.store, e.objects, purge.NewQueue(e.purges), settle, awstest.Log(t))
+			purger := purgeworker.NewWorker(e.store, e.objects, awstest.RUM(t, e.store), purge.NewQueue(e.purges), settle, awstest.Log(t))
 
 			var site struct{ ID string }
 			e.call("POST", "/account/websites", `{"domain":"`+host+`"}`, 201, &site)

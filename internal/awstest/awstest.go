@@ -26,6 +26,7 @@ import (
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/rumstore"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
 )
@@ -219,20 +220,41 @@ func DrainAll(t testing.TB, q *queue.Queue, pollers, batchSize int, handle queue
 // Bucket starts an in-memory gofakes3 server for the test and returns a bucket on it.
 func Bucket(t testing.TB) *blobstore.Bucket {
 	t.Helper()
+	return BucketAt(t, S3Server(t))
+}
+
+// S3Server starts an in-memory gofakes3 server for the test and returns its URL.
+func S3Server(t testing.TB) string {
+	t.Helper()
 	srv := httptest.NewServer(gofakes3.New(s3mem.New()).Server())
 	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// BucketAt returns the test's bucket on the gofakes3 server at url (made if it is not there),
+// through a client of its own configured with opts too.
+func BucketAt(t testing.TB, url string, opts ...func(*s3.Options)) *blobstore.Bucket {
+	t.Helper()
 	client := s3.New(s3.Options{
 		Region:                     "us-east-1",
-		BaseEndpoint:               aws.String(srv.URL),
+		BaseEndpoint:               aws.String(url),
 		UsePathStyle:               true,
 		Credentials:                aws.AnonymousCredentials{},
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
-	})
+		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
+	}, opts...)
 	b := blobstore.New(client, "openvitals-test")
 	if err := b.Create(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// RUM returns the websites' real-user data over the store's table and a bucket of its own
+// (gofakes3), kept 400 days.
+func RUM(t testing.TB, st *store.Store) *rumstore.Store {
+	t.Helper()
+	return rumstore.New(st, Bucket(t), 400*24*time.Hour, Log(t))
 }
 
 // Leftovers returns what names a website anywhere: the keys ("PK|SK") of every item of a full

@@ -78,6 +78,19 @@ func SeriesPrefix(account, website, series string) string {
 	return WebsitePrefix(account, website) + "testseries/" + series + "/"
 }
 
+// RUMDayKey is the key of generation gen, written by the writer tagged tag, of the object
+// holding a website's real-user tables of a UTC day (internal/rumstore); RUMLogKey that of a
+// large entry of its log of page views waiting to be folded. Both are under the website's
+// prefix, so that a purge removes them.
+func RUMDayKey(account, website, day string, gen int64, tag string) string {
+	return fmt.Sprintf("%srum/%s/%010d-%s", WebsitePrefix(account, website), day, gen, tag)
+}
+
+// RUMLogKey: see RUMDayKey.
+func RUMLogKey(account, website, key string) string {
+	return WebsitePrefix(account, website) + "rum/log/" + key
+}
+
 // Bucket reads and writes objects of one S3 bucket.
 type Bucket struct {
 	s3   *s3.Client
@@ -123,6 +136,50 @@ func (b *Bucket) Get(ctx context.Context, key string) ([]byte, error) {
 	}
 	defer out.Body.Close()
 	return io.ReadAll(out.Body)
+}
+
+// GetRange reads n bytes of an object from offset off.
+func (b *Bucket) GetRange(ctx context.Context, key string, off, n int64) ([]byte, error) {
+	out, err := b.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(b.name), Key: aws.String(key),
+		Range: aws.String(fmt.Sprintf("bytes=%d-%d", off, off+n-1))})
+	var missing *s3types.NoSuchKey
+	if errors.As(err, &missing) {
+		return nil, fmt.Errorf("%s: %w", key, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get object %s bytes %d+%d: %w", key, off, n, err)
+	}
+	defer out.Body.Close()
+	body, err := io.ReadAll(out.Body)
+	if err != nil {
+		return nil, fmt.Errorf("get object %s bytes %d+%d: %w", key, off, n, err)
+	}
+	if int64(len(body)) != n {
+		return nil, fmt.Errorf("get object %s bytes %d+%d: %d bytes came", key, off, n, len(body))
+	}
+	return body, nil
+}
+
+// Delete removes objects, 1000 a request; a missing one is no error.
+func (b *Bucket) Delete(ctx context.Context, keys ...string) error {
+	for start := 0; start < len(keys); start += 1000 {
+		batch := keys[start:min(start+1000, len(keys))]
+		ids := make([]s3types.ObjectIdentifier, len(batch))
+		for i, k := range batch {
+			ids[i] = s3types.ObjectIdentifier{Key: aws.String(k)}
+		}
+		out, err := b.s3.DeleteObjects(ctx, &s3.DeleteObjectsInput{
+			Bucket: aws.String(b.name), Delete: &s3types.Delete{Objects: ids, Quiet: aws.Bool(true)},
+		})
+		if err != nil {
+			return fmt.Errorf("delete objects: %w", err)
+		}
+		if len(out.Errors) > 0 {
+			e := out.Errors[0]
+			return fmt.Errorf("delete object %s: %s", aws.ToString(e.Key), aws.ToString(e.Message))
+		}
+	}
+	return nil
 }
 
 // Keys lists the keys under a prefix.

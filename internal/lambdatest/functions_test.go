@@ -34,6 +34,7 @@ import (
 	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/rum"
+	"github.com/openvitals/openvitals/internal/rumstore"
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
@@ -124,6 +125,7 @@ func TestMakefileBuildsWhatTheTestsStart(t *testing.T) {
 // function at them as the stack would.
 type env struct {
 	st     *store.Store
+	rums   *rumstore.Store
 	config lambdatest.Config
 	site   model.Website
 	page   model.Page
@@ -169,9 +171,14 @@ func newEnv(t *testing.T) (*env, service.Clients, map[string]string) {
 	if err := blobstore.New(s3c, bucket).Create(ctx); err != nil {
 		t.Fatal(err)
 	}
+	cfg.RUMBucket = bucket + "-rum"
+	rumObjects := blobstore.New(s3c, cfg.RUMBucket)
+	if err := rumObjects.Create(ctx); err != nil {
+		t.Fatal(err)
+	}
 	browser := filepath.Join(repoRoot(t), "layers", "browser")
 	return &env{
-		st: st, site: site, page: pages[0],
+		st: st, site: site, page: pages[0], rums: rumstore.New(st, rumObjects, 400*24*time.Hour, awstest.Log(t)),
 		config: lambdatest.Config{
 			Service: cfg,
 			Env: []string{
@@ -188,6 +195,7 @@ func newEnv(t *testing.T) (*env, service.Clients, map[string]string) {
 				"OPENVITALS_CRUX_API_KEY= ",
 				"OPENVITALS_CRUX_QUERIES_PER_MINUTE=75",
 				"OPENVITALS_API_URL=https://openvitals.example",
+				"OPENVITALS_RUM_RETENTION_DAYS=400",
 			},
 		},
 	}, clients, urls
@@ -503,7 +511,8 @@ func TestEveryFunctionAnswersItsEvent(t *testing.T) {
 			}
 		},
 
-		// Three single-view messages of the beacon queue leave as one message of the FIFO queue.
+		// Three single-view messages of the beacon queue become one entry of the website's log
+		// and one message of the FIFO queue asking the aggregator to fold it.
 		"rum-batcher": func(t *testing.T) {
 			var bodies []string
 			for _, page := range []string{"/", "/a", "/b"} {
@@ -521,21 +530,27 @@ func TestEveryFunctionAnswersItsEvent(t *testing.T) {
 			}
 			got := awstest.Receive(t, q, 1)
 			var b rum.Batch
-			if len(got) != 1 || json.Unmarshal([]byte(got[0]), &b) != nil || len(b.Views) != 3 || b.Website != w {
-				t.Fatalf("FIFO queue holds %v, want one batch of the three views", got)
+			if len(got) != 1 || json.Unmarshal([]byte(got[0]), &b) != nil || len(b.Views) != 0 || b.Website != w {
+				t.Fatalf("FIFO queue holds %v, want one request to fold the website's log", got)
+			}
+			log, _, err := e.rums.Pending(ctx, "acme", w)
+			if err != nil || len(log) != 1 || log[0].Views != 3 {
+				t.Fatalf("the website's log: %+v (%v), want one entry of the three views", log, err)
 			}
 		},
 
-		// One page view from the FIFO queue lands in the website's report.
+		// One page view from the FIFO queue (as an earlier version queued it) lands in the
+		// website's report, as does the log the rebatcher left, when asked to fold it.
 		"rum-aggregator": func(t *testing.T) {
 			day := time.Now().UTC()
 			body, _ := json.Marshal(rum.Batch{ID: "b1", Account: "acme", Website: w, Views: []rum.View{{
 				Day: day.Format("20060102"), Page: "/", Country: "DE", Metrics: map[string]float64{"lcp": 1234},
 			}}})
-			if f := failures(t, invoke(t, start(t, "rum-aggregator", e), sqsEvent(urls["rum"], true, string(body)))); len(f) != 0 {
+			flush, _ := json.Marshal(rum.Batch{ID: "f1", Account: "acme", Website: w})
+			if f := failures(t, invoke(t, start(t, "rum-aggregator", e), sqsEvent(urls["rum"], true, string(body), string(flush)))); len(f) != 0 {
 				t.Fatalf("aggregation failed: %v", f)
 			}
-			rep, err := rum.NewReader(e.st).Report(ctx, rum.Query{Account: "acme", Website: w, Dim: rum.DimPages, Metrics: []string{"lcp"}, From: day, To: day})
+			rep, err := rum.NewReader(e.rums).Report(ctx, rum.Query{Account: "acme", Website: w, Dim: rum.DimPages, Metrics: []string{"lcp"}, From: day, To: day})
 			if err != nil {
 				t.Fatal(err)
 			}

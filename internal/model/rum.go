@@ -14,9 +14,9 @@ type RUMCell struct {
 	Daily bool
 }
 
-// RUMTable is a stored running-total table: an encoded table (internal/rum owns the format),
-// Applied, the IDs of the queue batches folded into it last (so that the same batch delivered
-// again is not folded twice), and Version, which every write increments (0: never written).
+// RUMTable is a stored table: an encoded table (internal/rollup owns the format), Applied, the
+// log entries its day was last written with (so that an entry folded again is not folded
+// twice), and Version, which items written before day objects carried.
 type RUMTable struct {
 	Data    []byte
 	Applied []string
@@ -29,17 +29,6 @@ type RUMIndex struct {
 	Month  string
 	Days   []string
 	Custom []string
-}
-
-// RUMSeenWindow is the span of collection times one record of folded page views covers.
-const RUMSeenWindow = 10
-
-// RUMSeen is the record of the page views collected in one window that were folded: Data holds
-// entries of a view key and the tag of the batch that folded it (the rumworker package owns the
-// format).
-type RUMSeen struct {
-	Window int64 // Unix second / RUMSeenWindow
-	Data   []byte
 }
 
 // LabUserAgentMark ends the user agent of every page load openvitals' own browsers make
@@ -77,4 +66,34 @@ func (s RUMSettings) Weight() uint64 {
 		return 1
 	}
 	return uint64(1/s.SampleRate + 0.5)
+}
+
+// RUMDay points at the object holding a website's real-user tables of one UTC day (yyyymmdd):
+// its generation (each compaction writes a new one) and key, the key of the generation before,
+// its directory (where each table lies in it; internal/rumstore owns the format) and its size
+// in bytes.
+type RUMDay struct {
+	Day          string
+	Gen          int64
+	Object, Prev string
+	Dir          []byte
+	Size         int64
+}
+
+// RUMChunk is one entry of a website's log of page views not yet folded into its day
+// objects: Key orders it (the Unix millisecond it was written, then an ID), Views counts its
+// views, and its encoded views are in Data or, when large, in the object named Object.
+type RUMChunk struct {
+	Account, Website string
+	Key              string
+	Views            int
+	Data             []byte
+	Object           string
+}
+
+// RUMLogMark is how far a website's log was folded: the chunks with keys from From on that are
+// not in Done have not been.
+type RUMLogMark struct {
+	From string
+	Done []string
 }

@@ -55,7 +55,7 @@ func TestDeleteDuringRunLeavesNothing(t *testing.T) {
 	}}, st, objects, log)
 	// The settle time must outlast the run's end after release, not its whole run.
 	const settle = 20 * time.Second
-	purger := purgeworker.NewWorker(st, objects, purge.NewQueue(pq), settle, log)
+	purger := purgeworker.NewWorker(st, objects, awstest.RUM(t, st), purge.NewQueue(pq), settle, log)
 	handler := api.New(api.Deps{Store: st, Purger: purge.NewQueue(pq), Runner: multistep.NewQueue(st, q, log), Reports: objects, Log: log, AllowLocalTargets: true}).Handler()
 	call := func(method, path, body string, status int, out any) {
 		t.Helper()

@@ -17,10 +17,17 @@ import (
 	"github.com/openvitals/openvitals/internal/store"
 )
 
+// RUMObjects removes a website's real-user objects (its day objects and log entries, in
+// their own bucket); *rumstore.Store is one.
+type RUMObjects interface {
+	DeleteWebsite(ctx context.Context, account, website string) (int, error)
+}
+
 // Worker carries out purge jobs.
 type Worker struct {
 	store   *store.Store
 	objects *blobstore.Bucket
+	rum     RUMObjects
 	purges  *purge.Queue
 	// settle is how long after a deletion its purge passes again (service.Config.PurgeSettle).
 	settle time.Duration
@@ -31,13 +38,13 @@ type Worker struct {
 
 // New builds the purge worker from the service.
 func New(_ context.Context, svc *service.Service) (*Worker, error) {
-	return NewWorker(svc.Store, svc.Objects, purge.NewQueue(svc.Queues.Purge), svc.Config.PurgeSettle, svc.Log), nil
+	return NewWorker(svc.Store, svc.Objects, svc.RUM, purge.NewQueue(svc.Queues.Purge), svc.Config.PurgeSettle, svc.Log), nil
 }
 
-// NewWorker returns a Worker over the table and bucket, queuing a purge's further passes to
-// purges until settle has passed since its deletion.
-func NewWorker(st *store.Store, objects *blobstore.Bucket, purges *purge.Queue, settle time.Duration, log *slog.Logger) *Worker {
-	w := &Worker{store: st, objects: objects, purges: purges, settle: settle, now: time.Now, log: log}
+// NewWorker returns a Worker over the table, the bucket and the real-user objects, queuing a
+// purge's further passes to purges until settle has passed since its deletion.
+func NewWorker(st *store.Store, objects *blobstore.Bucket, rum RUMObjects, purges *purge.Queue, settle time.Duration, log *slog.Logger) *Worker {
+	w := &Worker{store: st, objects: objects, rum: rum, purges: purges, settle: settle, now: time.Now, log: log}
 	w.handle = queue.Each(log, func(ctx context.Context, d queue.Delivery[purge.Job]) error {
 		err := w.Purge(ctx, model.PurgeJob(d.Body))
 		if err != nil {
@@ -73,6 +80,13 @@ func (w *Worker) Purge(ctx context.Context, job model.PurgeJob) error {
 	objects, err := w.objects.DeletePrefix(ctx, prefix)
 	if err != nil {
 		return err
+	}
+	if job.Page == "" && job.Test == "" && job.Experiment == "" {
+		n, err := w.rum.DeleteWebsite(ctx, job.Account, job.Website)
+		objects += n
+		if err != nil {
+			return err
+		}
 	}
 	if job.Page != "" {
 		// A page's experiments keep their objects under the website's prefix: they go

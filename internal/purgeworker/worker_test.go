@@ -24,6 +24,7 @@ import (
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/purgeworker"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/rumstore"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
 )
@@ -38,6 +39,8 @@ type purgeEnv struct {
 	clients service.Clients
 	store   *store.Store
 	objects *blobstore.Bucket
+	rum     *rumstore.Store
+	rumObj  *blobstore.Bucket // the real-user bucket rum keeps its objects in
 	queue   *queue.Queue
 	worker  *purgeworker.Worker
 	handler http.Handler
@@ -52,7 +55,9 @@ func newSettlingPurgeEnv(t *testing.T, settle time.Duration) *purgeEnv {
 	e := &purgeEnv{t: t, clients: clients, store: awstest.Store(t, clients), objects: awstest.Bucket(t),
 		queue: awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: 30 * time.Second, MaxReceives: 3})}
 	log := awstest.Log(t)
-	e.worker = purgeworker.NewWorker(e.store, e.objects, purge.NewQueue(e.queue), settle, log)
+	e.rumObj = awstest.Bucket(t)
+	e.rum = rumstore.New(e.store, e.rumObj, 400*24*time.Hour, log)
+	e.worker = purgeworker.NewWorker(e.store, e.objects, e.rum, purge.NewQueue(e.queue), settle, log)
 	e.handler = api.New(api.Deps{Store: e.store, Purger: purge.NewQueue(e.queue), Log: log}).Handler()
 	for _, g := range []apikey.Grant{{Account: "acme", Role: model.RoleAdmin, Key: acmeKey}, {Account: "globex", Role: model.RoleAdmin, Key: globexKey}} {
 		if err := apikey.Provision(context.Background(), e.store, g, "test"); err != nil {
@@ -136,6 +141,18 @@ func (e *purgeEnv) populate(key, account, domain string) site {
 	s.testObject = blobstore.TestPrefix(account, w.ID, test.ID) + "run1/screenshot.png"
 	s.websiteObjects = blobstore.WebsitePrefix(account, w.ID) + "rum/20261120.bin"
 	e.putRaw(account, w.ID, "RUM#20261120#/")
+	// Real users' views: a log entry in S3, then folded into the day's object.
+	rumLog := []model.RUMChunk{{Account: account, Website: w.ID, Key: rumstore.LogKey(time.Now(), "x"), Views: 1, Data: make([]byte, 5000)}}
+	if err := e.rum.Append(ctx, rumLog); err != nil {
+		e.t.Fatal(err)
+	}
+	sess := e.rum.Session(account, w.ID)
+	if err := sess.PutTable(ctx, model.RUMCell{Day: "20261120", Dim: "p", Metric: "_n"}, []byte{0, 0}); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := sess.Commit(ctx, nil); err != nil {
+		e.t.Fatal(err)
+	}
 	// A test series of the first page, with its test's report.
 	series := model.TestSeries{ID: model.NewSeriesID(time.Now()), Created: time.Now(), Description: "Deploy"}
 	tt := model.SeriesTest{ID: model.SeriesTestID(series.ID, 0), Series: series.ID, Page: s.pages[0], Device: "mobile", Status: model.RunQueued}
@@ -206,6 +223,16 @@ func (e *purgeEnv) runWorker() {
 		time.Sleep(50 * time.Millisecond)
 	}
 	e.t.Fatal("purges still pending after 60 s")
+}
+
+// rumObjects counts a website's real-user objects (its day objects and log entries).
+func (e *purgeEnv) rumObjects(account, website string) int {
+	e.t.Helper()
+	keys, err := e.rumObj.Keys(context.Background(), blobstore.WebsitePrefix(account, website))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return len(keys)
 }
 
 func (e *purgeEnv) objectCount(prefix string) int {
@@ -288,6 +315,9 @@ func TestPurgeLeavesNothing(t *testing.T) {
 	}
 	if n := e.objectCount(blobstore.WebsitePrefix("acme", acme.id)); n != 0 {
 		t.Errorf("%d objects of the deleted website remain", n)
+	}
+	if n, m := e.rumObjects("acme", acme.id), e.rumObjects("globex", globex.id); n != 0 || m != 2 {
+		t.Errorf("%d real-user objects of the deleted website remain, and %d of the other one, want 0 and its 2", n, m)
 	}
 	// Another account's website on the same domain is untouched.
 	if got := filter(items, "globex"); strings.Join(got, ",") != strings.Join(globexBefore, ",") {

@@ -78,6 +78,9 @@ type Settings struct {
 	// Retention is how long the queue keeps a message that was not consumed: SQS's default of
 	// DefaultRetention when 0.
 	Retention time.Duration
+	// Delay is how long the queue keeps every message hidden after it is sent (0 to
+	// MaxDelay).
+	Delay time.Duration
 }
 
 // DefaultRetention is how long SQS keeps a message unless its queue says otherwise.
@@ -137,6 +140,21 @@ func (q *Queue) Settings(ctx context.Context) (Settings, error) {
 	return s, nil
 }
 
+// Delay reads the queue's own delivery delay, as whoever created it set it.
+func (q *Queue) Delay(ctx context.Context) (time.Duration, error) {
+	out, err := q.sqs.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(q.url), AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameDelaySeconds},
+	})
+	if err != nil {
+		return 0, fmt.Errorf("queue delay %s: %w", q.url, err)
+	}
+	secs, err := strconv.Atoi(out.Attributes[string(sqstypes.QueueAttributeNameDelaySeconds)])
+	if err != nil {
+		return 0, fmt.Errorf("queue delay %s: %w", q.url, err)
+	}
+	return time.Duration(secs) * time.Second, nil
+}
+
 // FIFO tells whether a queue name is a FIFO queue's.
 func FIFO(name string) bool { return strings.HasSuffix(name, ".fifo") }
 
@@ -172,6 +190,7 @@ func Create(ctx context.Context, client *sqs.Client, name string, s Settings) (*
 	attrs2 := map[string]string{
 		"VisibilityTimeout": strconv.Itoa(int(s.VisibilityTimeout / time.Second)),
 		"RedrivePolicy":     string(redrive),
+		"DelaySeconds":      strconv.Itoa(int(s.Delay / time.Second)),
 	}
 	if s.Retention != 0 {
 		attrs2["MessageRetentionPeriod"] = strconv.Itoa(int(s.Retention / time.Second))

@@ -311,7 +311,8 @@ func TestRunDays(t *testing.T) {
 // that is no page of the website are left out. The daily run's evaluation finds the step.
 func TestWatcherRUM(t *testing.T) {
 	e := newWatchEnv(t)
-	agg := rumworker.NewAggregatorWith(e.store, quota.NewKeeper(e.store, time.Now), awstest.Log(t), geo.Country)
+	rums := awstest.RUM(t, e.store)
+	agg := rumworker.NewAggregatorWith(e.store, rums, quota.NewKeeper(e.store, time.Now), awstest.Log(t), geo.Country)
 	rng := rand.New(rand.NewPCG(7, 8))
 	e.today = time.Date(2026, 10, 29, 2, 0, 0, 0, time.UTC)
 	for back := 28; back >= 1; back-- {
@@ -341,7 +342,7 @@ func TestWatcherRUM(t *testing.T) {
 			t.Fatalf("fold %s: %v %v", day, err, resp.BatchItemFailures)
 		}
 	}
-	if err := e.watcher.RUM(context.Background(), e.site, rum.NewReader(e.store)); err != nil {
+	if err := e.watcher.RUM(context.Background(), e.site, rum.NewReader(rums)); err != nil {
 		t.Fatal(err)
 	}
 	regs := e.regressions(model.RegressionFilter{})

@@ -24,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
@@ -52,6 +53,11 @@ const (
 	ttlAttribute = store.TTLAttribute
 	// architecture is the one every function runs on (the Makefile builds for it).
 	architecture = lambdatypes.ArchitectureArm64
+	// maxRUMLateSeconds: a real user's page view is in the reports within five minutes (the
+	// rebatcher's batching window, then the rum queue's delay, then a compaction).
+	maxRUMLateSeconds = 300
+	// compactionSeconds is what the bound leaves a compaction and the queues' own latency.
+	compactionSeconds = 30
 )
 
 // deployment is the stack as the emulator holds it.
@@ -62,6 +68,7 @@ type deployment struct {
 	ddb     *dynamodb.Client
 	events  *eventbridge.Client
 	secrets *secretsmanager.Client
+	s3      *s3.Client
 	// resources are the stack's resources by logical id.
 	resources map[string]cfntypes.StackResource
 	// template is the deployed template's Resources.
@@ -103,6 +110,7 @@ func TestDeployment(t *testing.T) {
 	t.Run("functions", d.checkFunctions)
 	t.Run("queues", d.checkQueues)
 	t.Run("table", d.checkTable)
+	t.Run("real users", d.checkRealUsers)
 	t.Run("schedules", d.checkSchedules)
 }
 
@@ -117,6 +125,7 @@ func load(t *testing.T, stack string) *deployment {
 	d := &deployment{
 		ctx: ctx, lambda: lambda.NewFromConfig(cfg), sqs: sqs.NewFromConfig(cfg), ddb: dynamodb.NewFromConfig(cfg),
 		events: eventbridge.NewFromConfig(cfg), secrets: secretsmanager.NewFromConfig(cfg),
+		s3:        s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = true }),
 		resources: map[string]cfntypes.StackResource{}, functions: map[string]*function{}, queueARNs: map[string]string{},
 	}
 	stacks, err := cfn.DescribeStacks(ctx, &cloudformation.DescribeStacksInput{StackName: &stack})
@@ -247,8 +256,31 @@ func number(v any) (int, bool) {
 	return 0, false
 }
 
+// buckets returns the stack's buckets: the reports' and the real users'.
+func (d *deployment) buckets(t *testing.T) (reports, rum string) {
+	t.Helper()
+	for id, r := range d.resources {
+		if aws.ToString(r.ResourceType) != "AWS::S3::Bucket" {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(id, "StorageRumBucket"):
+			rum = aws.ToString(r.PhysicalResourceId)
+		case strings.HasPrefix(id, "StorageBucket"):
+			reports = aws.ToString(r.PhysicalResourceId)
+		default:
+			t.Errorf("bucket %s: neither the reports' nor the real users'", id)
+		}
+	}
+	if reports == "" || rum == "" {
+		t.Fatalf("buckets %q and %q: want the reports' and the real users'", reports, rum)
+	}
+	return reports, rum
+}
+
 func (d *deployment) checkFunctions(t *testing.T) {
-	table, bucket := d.only(t, "AWS::DynamoDB::Table"), d.only(t, "AWS::S3::Bucket")
+	table := d.only(t, "AWS::DynamoDB::Table")
+	bucket, rumBucket := d.buckets(t)
 	// Each queue variable names the same queue in every function.
 	queueOf := map[string]string{}
 	for _, fn := range service.Functions {
@@ -282,7 +314,7 @@ func (d *deployment) checkFunctions(t *testing.T) {
 				t.Errorf("%s: %s is not set, and the function needs it (service.Functions)", fn.Name, name)
 				continue
 			}
-			if err := d.checkValue(name, v, table, bucket); err != nil {
+			if err := d.checkValue(name, v, table, bucket, rumBucket); err != nil {
 				t.Errorf("%s: %s=%q: %v", fn.Name, name, v, err)
 			}
 			if strings.HasSuffix(name, "_QUEUE") {
@@ -305,12 +337,18 @@ func (d *deployment) checkFunctions(t *testing.T) {
 var absoluteURL = regexp.MustCompile(`^https?://[^/\s]+`)
 
 // checkValue says what is wrong with the deployed value v of the required variable name.
-func (d *deployment) checkValue(name, v, table, bucket string) error {
+func (d *deployment) checkValue(name, v, table, bucket, rumBucket string) error {
 	switch {
 	case name == service.EnvTable && v != table:
 		return fmt.Errorf("not the stack's table %s", table)
 	case name == service.EnvBucket && v != bucket:
 		return fmt.Errorf("not the stack's bucket %s", bucket)
+	case name == service.EnvRUMBucket && v != rumBucket:
+		return fmt.Errorf("not the stack's real-user bucket %s", rumBucket)
+	case name == service.EnvRUMRetentionDays:
+		if n, err := strconv.Atoi(v); err != nil || n < service.MinRUMRetentionDays || n > service.MaxRUMRetentionDays {
+			return fmt.Errorf("want %d to %d days", service.MinRUMRetentionDays, service.MaxRUMRetentionDays)
+		}
 	case strings.HasSuffix(name, "_QUEUE"):
 		if _, ok := d.queueARNs[v]; !ok {
 			return fmt.Errorf("not the URL of a queue of the stack")
@@ -524,6 +562,68 @@ func (d *deployment) checkTable(t *testing.T) {
 		if ttl["Enabled"] != true || ttl["AttributeName"] != ttlAttribute {
 			t.Errorf("table %s: TTL %v, want enabled on %q", id, ttl, ttlAttribute)
 		}
+	}
+}
+
+// checkRealUsers checks what real-user data needs of the deployment: the RUM bucket expires
+// objects after the days the aggregator keeps the days' pointers (OPENVITALS_RUM_RETENTION_DAYS);
+// the rum queue delays its messages, the rebatcher being able to read the delay; and a view
+// reaches the reports within maxRUMLateSeconds: the rebatcher's batching window, then the rum
+// queue's delay, then a compaction.
+func (d *deployment) checkRealUsers(t *testing.T) {
+	_, rumBucket := d.buckets(t)
+	agg := d.functions["rum-aggregator"]
+	days, err := strconv.Atoi(agg.env[service.EnvRUMRetentionDays])
+	if err != nil {
+		t.Fatalf("rum-aggregator: %s=%q", service.EnvRUMRetentionDays, agg.env[service.EnvRUMRetentionDays])
+	}
+	// moto's CloudFormation does not apply a bucket's LifecycleConfiguration (the emulator's
+	// bucket has none): the deployed template's is checked.
+	expires := false
+	for id, r := range d.template {
+		if r.Type != "AWS::S3::Bucket" || !strings.HasPrefix(id, "StorageRumBucket") {
+			continue
+		}
+		lc, _ := r.Properties["LifecycleConfiguration"].(map[string]any)
+		rules, _ := lc["Rules"].([]any)
+		for _, rule := range rules {
+			r, _ := rule.(map[string]any)
+			n, _ := number(r["ExpirationInDays"])
+			_, filtered := r["Prefix"]
+			_, tagged := r["TagFilters"]
+			if r["Status"] == "Enabled" && n == days && !filtered && !tagged {
+				expires = true
+			}
+		}
+		if !expires {
+			t.Errorf("the RUM bucket %s has no rule expiring every object after %d days (the aggregator's %s): %v", id, days, service.EnvRUMRetentionDays, lc)
+		}
+	}
+	if _, err := d.s3.HeadBucket(d.ctx, &s3.HeadBucketInput{Bucket: aws.String(rumBucket)}); err != nil {
+		t.Errorf("the RUM bucket %s: %v", rumBucket, err)
+	}
+
+	rumURL := agg.env[service.EnvRUMQueue]
+	attrs, err := d.sqs.GetQueueAttributes(d.ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(rumURL), AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameDelaySeconds},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	delay, _ := strconv.Atoi(attrs.Attributes["DelaySeconds"])
+	if delay < 60 {
+		t.Errorf("the rum queue delays its messages %d s: each append to a website's log would be a compaction", delay)
+	}
+	batcher := d.functions["rum-batcher"]
+	window := -1
+	for _, m := range d.mappings {
+		if aws.ToString(m.FunctionArn) == aws.ToString(batcher.config.FunctionArn) {
+			window = int(aws.ToInt32(m.MaximumBatchingWindowInSeconds))
+		}
+	}
+	if window < 0 || window+delay+compactionSeconds > maxRUMLateSeconds {
+		t.Errorf("a view waits up to %d s in the rebatcher's window and %d s in the rum queue: over %d s with a compaction's %d s",
+			window, delay, maxRUMLateSeconds, compactionSeconds)
 	}
 }
 

@@ -38,6 +38,7 @@ import (
 	"github.com/openvitals/openvitals/internal/quota"
 	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/rum/geo"
+	"github.com/openvitals/openvitals/internal/rumstore"
 	"github.com/openvitals/openvitals/internal/rumworker"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
@@ -96,6 +97,7 @@ func pngOf(w, h int, c color.RGBA) []byte {
 type rumService struct {
 	t      *testing.T
 	store  *store.Store
+	rums   *rumstore.Store
 	queue  *queue.Queue
 	server *httptest.Server
 	key    string
@@ -109,10 +111,11 @@ func newRUMService(t *testing.T) *rumService {
 	clients := awstest.Clients(t)
 	s := &rumService{t: t, store: awstest.Store(t, clients), queue: awstest.FIFOQueue(t, clients, service.RUMQueueSettings),
 		key: "acme-admin-key-rum-attribution-01"}
+	s.rums = awstest.RUM(t, s.store)
 	if err := apikey.Provision(context.Background(), s.store, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: s.key}, "test"); err != nil {
 		t.Fatal(err)
 	}
-	handler := api.New(api.Deps{Store: s.store, Log: awstest.Log(t), Beacons: rum.NewCollector(s.queue), Field: rum.NewReader(s.store)}).Handler()
+	handler := api.New(api.Deps{Store: s.store, Log: awstest.Log(t), Beacons: rum.NewCollector(s.queue), Field: rum.NewReader(s.rums), RUM: s.rums}).Handler()
 	s.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == "POST" && r.URL.Path == "/collect" {
 			body, _ := io.ReadAll(r.Body)
@@ -155,7 +158,7 @@ func (s *rumService) accepted() (n int, all int) {
 
 // fold runs the queued views through the aggregator until views have been folded.
 func (s *rumService) fold(views int) {
-	agg := rumworker.NewAggregatorWith(s.store, quota.NewKeeper(s.store, time.Now), awstest.Log(s.t), geo.Country)
+	agg := rumworker.NewAggregatorWith(s.store, s.rums, quota.NewKeeper(s.store, time.Now), awstest.Log(s.t), geo.Country)
 	var mu sync.Mutex
 	folded := 0
 	awstest.Drain(s.t, s.queue, 10, func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {

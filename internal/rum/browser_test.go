@@ -71,7 +71,8 @@ func TestBrowserBeaconReachesTheReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := awstest.Log(t)
-	handler := api.New(api.Deps{Store: st, Log: log, Beacons: rum.NewCollector(q), Field: rum.NewReader(st)}).Handler()
+	rums := awstest.RUM(t, st)
+	handler := api.New(api.Deps{Store: st, Log: log, Beacons: rum.NewCollector(q), Field: rum.NewReader(rums), RUM: rums}).Handler()
 
 	// The service, recording the beacons it is sent.
 	beacons := make(chan []byte, 4)
@@ -177,7 +178,7 @@ func TestBrowserBeaconReachesTheReport(t *testing.T) {
 		}
 	}
 
-	agg := rumworker.NewAggregatorWith(st, quota.NewKeeper(st, time.Now), log, geo.Country)
+	agg := rumworker.NewAggregatorWith(st, rums, quota.NewKeeper(st, time.Now), log, geo.Country)
 	var mu sync.Mutex
 	folded := 0
 	awstest.Drain(t, q, 10, func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {

@@ -122,8 +122,9 @@ func (w WireView) view() View {
 	return v
 }
 
-// Batch is one queue message: page views of one website. The queue is FIFO with the website as
-// message group, so one website's batches are folded in order by one consumer at a time.
+// Batch is one message of the beacon queue: page views of one website, which the rebatcher
+// appends to the website's log. (A message of the aggregator's FIFO queue is a WireBatch too:
+// without views, it asks to fold the website's log.)
 type Batch struct {
 	ID      string `json:"id"`
 	Account string `json:"a"`
@@ -148,8 +149,7 @@ func (b WireBatch) Check() error {
 }
 
 // A view ID is 12 bytes in hex: the Unix second the view was collected (4 bytes, big-endian),
-// then 8 random bytes. The second lets the aggregator keep the IDs it folded by when they were
-// collected, so that one fold reads and writes few dedupe records.
+// then 8 random bytes. The aggregator keeps the IDs it folded, sorted, with the view's day.
 const viewIDBytes = 12
 
 // NewViewID returns a fresh view ID for a view collected at t.
@@ -175,6 +175,3 @@ func ParseViewID(id string) (ViewKey, bool) {
 	}
 	return k, true
 }
-
-// Collected is the Unix second the view was collected.
-func (k ViewKey) Collected() int64 { return int64(binary.BigEndian.Uint32(k[:4])) }

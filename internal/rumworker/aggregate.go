@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -15,22 +16,15 @@ import (
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/rollup"
 	"github.com/openvitals/openvitals/internal/rum"
+	"github.com/openvitals/openvitals/internal/rumstore"
 )
 
-// RollupStore is what the aggregator needs of the table.
+// RollupStore is what the aggregator needs of the table: the websites and the months'
+// indexes of their rollups.
 type RollupStore interface {
 	WebsiteByID(ctx context.Context, id string) (model.Website, error)
 	RUMIndexes(ctx context.Context, account, website string, months []string) (map[string]model.RUMIndex, error)
-	PutRUMIndex(ctx context.Context, account, website string, ix model.RUMIndex) error
-	CopyRUMDay(ctx context.Context, account, website, from, to string) error
-	RUMTables(ctx context.Context, account, website string, cells []model.RUMCell, consistent bool) (map[model.RUMCell]model.RUMTable, error)
-	PutRUMTable(ctx context.Context, account, website string, c model.RUMCell, t model.RUMTable) error
-	RUMDistinct(ctx context.Context, account, website string, days []string, consistent bool) (map[string]model.RUMTable, error)
-	PutRUMDistinct(ctx context.Context, account, website, day string, t model.RUMTable) error
-	RUMSeen(ctx context.Context, account, website string, windows []int64) (map[int64]model.RUMSeen, error)
-	PutRUMSeen(ctx context.Context, account, website string, r model.RUMSeen) error
-	RUMBatchesFolded(ctx context.Context, account, website string, ids []string) (map[string]bool, error)
-	PutRUMBatchesFolded(ctx context.Context, account, website string, ids []string) error
+	PutRUMIndex(ctx context.Context, account, website string, ix model.RUMIndex, expires time.Time) error
 }
 
 // ViewLimiter grants a website's page views of a day within its daily limit; *quota.Keeper is
@@ -39,105 +33,254 @@ type ViewLimiter interface {
 	TakeViews(ctx context.Context, account, website, day string, n int) (int, error)
 }
 
-// Aggregator folds queued page views into the daily rollups. It consumes a FIFO queue whose
-// message group is the website, so that one website's batches arrive in order and are never
-// folded by two consumers at once. Each page view counts once however it is redelivered
-// (dedupe.go); each stored table also remembers the IDs of the batches last folded into it, so
-// that the retry of a fold interrupted half way adds nothing twice.
+// Aggregator compacts websites' logs of page views into their day objects. It consumes a FIFO
+// queue whose message group is the website, so that a website is never compacted by two
+// consumers at once: each message asks it to fold what the website's log holds (the
+// rebatcher sends one, delayed by the queue, when it appends to a log). Each page view counts
+// once however it is redelivered (dedupe.go); each day object also remembers the log entries
+// it was last written with, so that the retry of a compaction interrupted half way adds
+// nothing twice.
 type Aggregator struct {
 	store     RollupStore
+	rollups   *rumstore.Store
 	limits    ViewLimiter
 	log       *slog.Logger
 	countryOf func(addr string) string
+	now       func() time.Time
 	handle    queue.BatchHandler
 }
 
-// NewAggregatorWith returns an Aggregator over the table that counts at most limits grants of
-// each website's views a day; countryOf places a client address (geo.Country: passed in so
-// that only the aggregator links the IP table).
-func NewAggregatorWith(st RollupStore, limits ViewLimiter, log *slog.Logger, countryOf func(addr string) string) *Aggregator {
-	a := &Aggregator{store: st, limits: limits, log: log, countryOf: countryOf}
+// NewAggregatorWith returns an Aggregator over the table and the websites' real-user data that
+// counts at most limits grants of each website's views a day; countryOf places a client
+// address that messages queued by an earlier version still carry (geo.Country).
+func NewAggregatorWith(st RollupStore, rollups *rumstore.Store, limits ViewLimiter, log *slog.Logger, countryOf func(addr string) string) *Aggregator {
+	a := &Aggregator{store: st, rollups: rollups, limits: limits, log: log, countryOf: countryOf, now: time.Now}
 	a.handle = queue.Batch(log, a.foldBatch)
 	return a
 }
 
-// message is a received batch with its queue identity.
+// message is a batch of page views to fold, named by the log entry it came from.
 type message struct {
-	id    string // SQS message ID, for batch item failures
+	id    string // the log entry's key, or the SQS message ID of a batch
 	batch rum.WireBatch
 }
 
-// HandleSQS is the aggregator function's handler. A failed website fails its remaining messages
-// in the batch too (FIFO order must hold); other websites' messages are unaffected. An
-// unreadable message is reported failed and ends in the dead-letter queue.
+// HandleSQS is the aggregator function's handler. A failed website fails its messages in the
+// batch (FIFO order must hold); other websites' messages are unaffected. An unreadable message
+// is reported failed and ends in the dead-letter queue.
 func (a *Aggregator) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	return a.handle(ctx, ev)
 }
 
-// foldBatch folds the readable messages of a batch, website by website, and returns the IDs
-// of the messages that failed.
+// foldBatch compacts the log of each website of a batch once, and returns the IDs of the
+// messages of the websites that failed. A message that carries views (queued by an earlier
+// version, before the log) is appended to the log first.
 func (a *Aggregator) foldBatch(ctx context.Context, ds []queue.Delivery[rum.WireBatch]) (failed []string) {
 	var order []string
-	groups := map[string][]message{}
+	groups := map[string][]queue.Delivery[rum.WireBatch]{}
 	for _, d := range ds {
-		b := d.Body
+		g := d.Body.Account + "#" + d.Body.Website
+		if _, seen := groups[g]; !seen {
+			order = append(order, g)
+		}
+		groups[g] = append(groups[g], d)
+	}
+	for _, g := range order {
+		msgs := groups[g]
+		account, website := msgs[0].Body.Account, msgs[0].Body.Website
+		if err := a.compactSite(ctx, account, website, msgs); err != nil {
+			a.log.ErrorContext(ctx, "fold page views; the batch will be retried", "website", website, "err", err)
+			for _, m := range msgs {
+				failed = append(failed, m.ID)
+			}
+		}
+	}
+	return failed
+}
+
+// compactSite folds a website's log, after appending the views messages carry.
+func (a *Aggregator) compactSite(ctx context.Context, account, website string, msgs []queue.Delivery[rum.WireBatch]) error {
+	site, err := a.store.WebsiteByID(ctx, website)
+	if errors.Is(err, model.ErrNotFound) || (err == nil && site.Account != account) {
+		// Deleted since the beacons came in: nothing may be written into a purged partition.
+		a.log.InfoContext(ctx, "drop page views of a deleted website", "website", website)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var chunks []model.RUMChunk
+	for _, m := range msgs {
+		if len(m.Body.Views) == 0 {
+			continue
+		}
+		b := m.Body
 		for i := range b.Views {
 			if b.Views[i].Country == "" {
 				b.Views[i].Country = a.countryOf(b.Views[i].IP)
 			}
 			b.Views[i].IP = ""
-			b.Views[i].Segments = b.Views[i].Segments.WithCountry(b.Views[i].Country)
 		}
-		g := b.Account + "#" + b.Website
-		if _, seen := groups[g]; !seen {
-			order = append(order, g)
-		}
-		groups[g] = append(groups[g], message{id: d.ID, batch: b})
-	}
-	for _, g := range order {
-		msgs := groups[g]
-		views := 0
-		for _, m := range msgs {
-			views += len(m.batch.Views)
-		}
-		site, err := a.store.WebsiteByID(ctx, msgs[0].batch.Website)
-		if errors.Is(err, model.ErrNotFound) || (err == nil && site.Account != msgs[0].batch.Account) {
-			// Deleted since the beacons came in: nothing may be written into a purged partition.
-			a.log.InfoContext(ctx, "drop page views of a deleted website", "website", msgs[0].batch.Website, "views", views)
-			continue
-		}
-		if err == nil {
-			err = a.Fold(ctx, msgs[0].batch.Account, msgs[0].batch.Website, msgs)
-		}
+		data, err := EncodeChunk(b)
 		if err != nil {
-			a.log.ErrorContext(ctx, "fold page views; the batch will be retried", "website", msgs[0].batch.Website, "views", views, "err", err)
-			for _, m := range msgs {
-				failed = append(failed, m.id)
-			}
-			continue
+			return err
 		}
-		a.log.InfoContext(ctx, "folded page views", "website", msgs[0].batch.Website, "messages", len(msgs), "views", views)
+		chunks = append(chunks, model.RUMChunk{Account: account, Website: website, Key: rumstore.LogKey(a.now(), m.ID),
+			Views: len(b.Views), Data: data})
 	}
-	return failed
+	if len(chunks) > 0 {
+		if err := a.rollups.Append(ctx, chunks); err != nil {
+			return err
+		}
+	}
+	return a.Compact(ctx, account, website)
 }
 
-// Fold adds one website's messages, in queue order, to its rollups, each page view once.
+// maxViewsPerPass bounds the views one pass of a compaction holds in memory; a log with more
+// (after an outage) is folded in several passes.
+const maxViewsPerPass = 100_000
+
+// Compact folds a website's log into its day objects, in passes of at most maxViewsPerPass
+// views, and records how far it got.
+func (a *Aggregator) Compact(ctx context.Context, account, website string) error {
+	start := a.now()
+	for {
+		chunks, mark, err := a.rollups.Pending(ctx, account, website)
+		if err != nil || len(chunks) == 0 {
+			return err
+		}
+		n, views := 0, 0
+		for n < len(chunks) && (n == 0 || views+chunks[n].Views <= maxViewsPerPass) {
+			views += chunks[n].Views
+			n++
+		}
+		msgs := make([]message, 0, n)
+		for _, c := range chunks[:n] {
+			b, err := DecodeChunk(c.Data)
+			if err != nil {
+				// It will never read: leaving it would hold the website's log back for ever.
+				a.log.ErrorContext(ctx, "unreadable RUM log entry; its views are lost", "website", website, "entry", c.Key, "err", err)
+				continue
+			}
+			b.ID, b.Account, b.Website = c.Key, account, website
+			for i := range b.Views {
+				b.Views[i].Segments = b.Views[i].Segments.WithCountry(b.Views[i].Country)
+			}
+			msgs = append(msgs, message{id: c.Key, batch: b})
+		}
+		if err := a.Fold(ctx, account, website, msgs); err != nil {
+			return err
+		}
+		if err := a.rollups.Folded(ctx, account, website, mark, chunks[:n], start); err != nil {
+			return err
+		}
+		a.log.InfoContext(ctx, "folded page views", "website", website, "entries", n, "views", views)
+		if n == len(chunks) {
+			return nil
+		}
+		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < passReserve {
+			// The message comes back after its visibility timeout and goes on from the mark.
+			return fmt.Errorf("%d log entries left to fold after this compaction's time", len(chunks)-n)
+		}
+	}
+}
+
+// passReserve is the time a compaction keeps to start another pass: one pass of
+// maxViewsPerPass views takes seconds.
+const passReserve = 30 * time.Second
+
+// Fold adds messages, in order, to a website's day objects, each page view once, and writes
+// the days it changed.
 func (a *Aggregator) Fold(ctx context.Context, account, website string, msgs []message) error {
-	msgs, err := a.dedupe(ctx, account, website, msgs)
-	if err != nil || len(msgs) == 0 {
+	sess := a.rollups.Session(account, website)
+	idx, err := a.openDays(ctx, sess, account, website, msgs)
+	if err != nil {
+		return err
+	}
+	msgs, err = a.dedupe(ctx, sess, website, msgs)
+	if err != nil {
 		return err
 	}
 	if err := a.limit(ctx, account, website, msgs); err != nil {
 		return err
 	}
-	if err := a.fold(ctx, account, website, msgs); err != nil {
+	if err := a.fold(ctx, sess, idx, msgs); err != nil {
 		return err
 	}
 	ids := make([]string, len(msgs))
 	for i, m := range msgs {
 		ids[i] = m.batch.ID
 	}
-	return a.store.PutRUMBatchesFolded(ctx, account, website, ids)
+	return sess.Commit(ctx, ids)
+}
+
+// openDays reads the indexes of the months the views fall on, adds their new days and custom
+// names, and returns them. A new day starts as a copy of the month's latest earlier day: the
+// copies are written (the days' objects, then the indexes naming them) before anything is
+// folded, as a later day's copy must not hold what this fold adds to its base. An attempt
+// interrupted in between is made again, without copying a day whose object has its totals.
+func (a *Aggregator) openDays(ctx context.Context, sess *rumstore.Session, account, website string, msgs []message) (map[string]model.RUMIndex, error) {
+	monthSet := map[string]bool{}
+	for _, m := range msgs {
+		for _, v := range m.batch.Views {
+			if len(v.Day) == 8 {
+				monthSet[v.Day[:6]] = true
+			}
+		}
+	}
+	months := sortedKeys(monthSet)
+	idx, err := a.store.RUMIndexes(ctx, account, website, months)
+	if err != nil {
+		return nil, err
+	}
+	var changed []model.RUMIndex
+	copied := false
+	for _, month := range months {
+		ix := idx[month]
+		ix.Month = month
+		grew := false
+		for _, day := range viewDays(msgs, month) {
+			if _, found := slices.BinarySearch(ix.Days, day); found {
+				continue
+			}
+			if base := rollup.LatestBefore(ix.Days, day); base != "" {
+				has, err := sess.HasTotals(ctx, day)
+				if err != nil {
+					return nil, err
+				}
+				if !has {
+					if err := sess.CopyDay(ctx, base, day); err != nil {
+						return nil, err
+					}
+					copied = true
+				}
+			}
+			ix.Days = append(ix.Days, day)
+			slices.Sort(ix.Days)
+			grew = true
+		}
+		for _, name := range customNames(msgs, month) {
+			if !slices.Contains(ix.Custom, name) && len(ix.Custom) < rollup.MaxCustomPerMonth {
+				ix.Custom = append(ix.Custom, name)
+				grew = true
+			}
+		}
+		if grew {
+			changed = append(changed, ix)
+		}
+		idx[month] = ix
+	}
+	if copied {
+		if err := sess.Commit(ctx, nil); err != nil {
+			return nil, err
+		}
+	}
+	for _, ix := range changed {
+		if err := a.store.PutRUMIndex(ctx, account, website, ix, a.rollups.MonthExpires(ix.Month)); err != nil {
+			return nil, err
+		}
+	}
+	return idx, nil
 }
 
 // limit keeps, of each day's views in queue order, those within the website's daily limit,
@@ -175,56 +318,8 @@ func (a *Aggregator) limit(ctx context.Context, account, website string, msgs []
 	return nil
 }
 
-// fold adds the views of messages to the rollups.
-func (a *Aggregator) fold(ctx context.Context, account, website string, msgs []message) error {
-	// 1. The months and days the views fall on, and the custom names they carry.
-	monthSet := map[string]bool{}
-	for _, m := range msgs {
-		for _, v := range m.batch.Views {
-			if len(v.Day) == 8 {
-				monthSet[v.Day[:6]] = true
-			}
-		}
-	}
-	months := sortedKeys(monthSet)
-	idx, err := a.store.RUMIndexes(ctx, account, website, months)
-	if err != nil {
-		return err
-	}
-
-	// 2. New days start as a copy of the month's latest earlier day, before the index names
-	// them: a copy interrupted is simply made again.
-	for _, month := range months {
-		ix := idx[month]
-		ix.Month = month
-		changed := false
-		for _, day := range viewDays(msgs, month) {
-			if _, found := slices.BinarySearch(ix.Days, day); found {
-				continue
-			}
-			if base := rollup.LatestBefore(ix.Days, day); base != "" {
-				if err := a.store.CopyRUMDay(ctx, account, website, base, day); err != nil {
-					return err
-				}
-			}
-			ix.Days = append(ix.Days, day)
-			slices.Sort(ix.Days)
-			changed = true
-		}
-		for _, name := range customNames(msgs, month) {
-			if !slices.Contains(ix.Custom, name) && len(ix.Custom) < rollup.MaxCustomPerMonth {
-				ix.Custom = append(ix.Custom, name)
-				changed = true
-			}
-		}
-		if changed {
-			if err := a.store.PutRUMIndex(ctx, account, website, ix); err != nil {
-				return err
-			}
-		}
-		idx[month] = ix
-	}
-
+// fold adds the views of messages to the days' tables in sess, the months' indexes being idx.
+func (a *Aggregator) fold(ctx context.Context, sess *rumstore.Session, idx map[string]model.RUMIndex, msgs []message) error {
 	// 3. One fold per message, into its views' day and every later day of the month (the
 	// running totals) and into its views' day (the daily segment and attribution tables).
 	folds := make([]fold, len(msgs))
@@ -253,7 +348,7 @@ func (a *Aggregator) fold(ctx context.Context, account, website string, msgs []m
 	for c := range cellSet {
 		cells = append(cells, c)
 	}
-	stored, err := a.store.RUMTables(ctx, account, website, cells, true)
+	stored, err := sess.Tables(ctx, cells)
 	if err != nil {
 		return err
 	}
@@ -304,15 +399,10 @@ func (a *Aggregator) fold(ctx context.Context, account, website string, msgs []m
 		}
 	}
 
-	// 5. Each cell: the stored table plus the folds of the messages it has not seen yet; it
-	// then remembers this batch's messages.
-	ids := make([]string, len(msgs))
-	for i, m := range msgs {
-		ids[i] = m.batch.ID
-	}
+	// 5. Each cell: the stored table plus the folds of the messages its day has not seen yet.
 	err = forEachLimited(ctx, cells, 8, func(c model.RUMCell) error {
 		if c.Daily {
-			return a.putDaily(ctx, account, website, c, stored[c], msgs, days, ids)
+			return a.putDaily(ctx, sess, c, msgs, days)
 		}
 		st, existed := stored[c]
 		t := decoded[c]
@@ -340,19 +430,17 @@ func (a *Aggregator) fold(ctx context.Context, account, website string, msgs []m
 		if len(data) > maxItemBytes {
 			return fmt.Errorf("cell %v would be %d bytes", c, len(data))
 		}
-		return a.store.PutRUMTable(ctx, account, website, c, model.RUMTable{Data: data, Applied: ids, Version: st.Version})
+		return sess.PutTable(ctx, c, data)
 	})
 	if err != nil {
 		return err
 	}
-	return a.foldDistinct(ctx, account, website, msgs)
+	return a.foldDistinct(ctx, sess, msgs)
 }
 
-// putDaily writes one daily table as the batch left it, within an item's size (its smallest
-// rows overflow otherwise), remembering this batch's messages; a table that already held every
-// message is left alone.
-func (a *Aggregator) putDaily(ctx context.Context, account, website string, c model.RUMCell, st model.RUMTable,
-	msgs []message, days daily, ids []string) error {
+// putDaily writes one daily table as the batch left it, within maxDailyBytes (its smallest
+// rows overflow otherwise); a table whose day already held every message is left alone.
+func (a *Aggregator) putDaily(ctx context.Context, sess *rumstore.Session, c model.RUMCell, msgs []message, days daily) error {
 	if len(days[c.Day].seen[c]) == len(msgs) {
 		return nil
 	}
@@ -360,17 +448,18 @@ func (a *Aggregator) putDaily(ctx context.Context, account, website string, c mo
 	if err != nil {
 		return err
 	}
-	return a.store.PutRUMTable(ctx, account, website, c, model.RUMTable{Data: t.EncodeWithin(maxDailyBytes), Applied: ids, Version: st.Version})
+	return sess.PutTable(ctx, c, t.EncodeWithin(maxDailyBytes))
 }
 
-// maxDailyBytes is the size a daily table keeps within: under maxItemBytes with room for the
-// item's key and the batch IDs it remembers.
+// maxDailyBytes is the size a daily table keeps within. Tables were DynamoDB items when it was
+// set; in a day object it still bounds what a report reads of a day, and keeps reports what
+// they were.
 const maxDailyBytes = 300 << 10
 
 // foldDistinct adds the page keys of each view's day to that day's HyperLogLog, which counts
 // distinct pages beyond the cap on stored keys. A union is idempotent: a batch delivered
 // twice changes nothing.
-func (a *Aggregator) foldDistinct(ctx context.Context, account, website string, msgs []message) error {
+func (a *Aggregator) foldDistinct(ctx context.Context, sess *rumstore.Session, msgs []message) error {
 	byDay := map[string]map[string]bool{}
 	for _, m := range msgs {
 		for _, v := range m.batch.Views {
@@ -384,13 +473,12 @@ func (a *Aggregator) foldDistinct(ctx context.Context, account, website string, 
 		}
 	}
 	days := sortedKeys(byDay)
-	stored, err := a.store.RUMDistinct(ctx, account, website, days, true)
+	stored, err := sess.Distinct(ctx, days)
 	if err != nil {
 		return err
 	}
 	for _, day := range days {
-		st := stored[day]
-		hll, err := rollup.DecodeDistinct(st.Data)
+		hll, err := rollup.DecodeDistinct(stored[day])
 		if err != nil {
 			return fmt.Errorf("distinct pages of %s: %w", day, err)
 		}
@@ -401,14 +489,15 @@ func (a *Aggregator) foldDistinct(ctx context.Context, account, website string, 
 		if err != nil {
 			return err
 		}
-		if err := a.store.PutRUMDistinct(ctx, account, website, day, model.RUMTable{Data: data, Version: st.Version}); err != nil {
+		if err := sess.PutDistinct(ctx, day, data); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// maxItemBytes keeps a table well under DynamoDB's 400 KB item limit.
+// maxItemBytes is the most a running-total table may take (the cap on page keys keeps them
+// well under it); it was DynamoDB's item limit.
 const maxItemBytes = 350 << 10
 
 // keepKnown drops custom variables the month's index could not admit.

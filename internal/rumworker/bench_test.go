@@ -2,10 +2,11 @@ package rumworker
 
 // Benchmarks of real-user monitoring (make bench-rum writes their figures to the console;
 // BENCHMARKS.md keeps them):
-//   - BenchmarkFold: the aggregator's work per beacon (decode a queue message, check its views
-//     against the record of views folded in their 10-second window and claim them, fold them
-//     into the day's running totals and its segment and attribution tables), one core, views
-//     with every timing metric, segments and attribution; reports beacons/s.
+//   - BenchmarkFold: the aggregator's work per beacon (decode a log entry, check its views
+//     against the day's record of views folded and claim them, fold them into the day's
+//     running totals and its segment and attribution tables; the record written anew once per
+//     ten entries, as a compaction of ten does), one core, views with every timing metric,
+//     segments and attribution; reports beacons/s.
 //   - BenchmarkReport10M (report_bench_test.go): report latency over 10 million page views
 //     (1,000 pages, 30 days, 50 countries) stored as the aggregator stores them, against DynamoDB Local; reports p50 and
 //     p99 per report kind.
@@ -152,35 +153,42 @@ var countryCodes = func() []string {
 func BenchmarkFold(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	at := time.Unix(1_790_000_000, 0)
-	// Aggregator messages as the rebatcher writes them: 400 views of one website each, each
-	// view with its ID.
+	// Log entries as the rebatcher writes them: 400 views of one website each (a minute of a
+	// website of 17 million views a month), each view with its ID, gzipped.
+	days := []string{"20261122"}
 	var bodies [][]byte
 	for range 10 {
 		batch := rum.Batch{ID: fmt.Sprintf("b%d", len(bodies)), Account: "a", Website: "w"}
-		for range maxViewsPerFold {
-			v := benchView(rng, "20261122", 1000, 50)
+		for range 400 {
+			v := benchView(rng, days[0], 1000, 50)
 			v.ID = rum.NewViewID(at)
 			batch.Views = append(batch.Views, v)
 		}
 		body, _ := json.Marshal(batch)
-		bodies = append(bodies, body)
+		var wire rum.WireBatch
+		if err := json.Unmarshal(body, &wire); err != nil {
+			b.Fatal(err)
+		}
+		chunk, err := EncodeChunk(wire)
+		if err != nil {
+			b.Fatal(err)
+		}
+		bodies = append(bodies, chunk)
 	}
-	// The window's record of folded views already holds 10,000 others: a website collecting
-	// 1,000 views a second.
+	// The day's record of folded views already holds 100,000 others.
 	busy := newSeenSet()
-	for range 10_000 {
+	busy.added[days[0]] = map[rum.ViewKey]uint32{}
+	for range 100_000 {
 		k, _ := rum.ParseViewID(rum.NewViewID(at))
-		busy.added[k] = 1
+		busy.added[days[0]][k] = 1
 	}
-	win := window(mustParse(rum.NewViewID(at)))
-	record := busy.encode(win)
-	days := []string{"20261122"}
+	record := busy.encode(days[0])
 	// The day's segment and attribution tables as a busy day leaves them: the views of the
 	// messages folded already.
 	tables := daily{days[0]: newDayTables()}
 	for _, body := range bodies {
-		var batch rum.WireBatch
-		if err := json.Unmarshal(body, &batch); err != nil {
+		batch, err := DecodeChunk(body)
+		if err != nil {
 			b.Fatal(err)
 		}
 		for j := range batch.Views {
@@ -193,21 +201,28 @@ func BenchmarkFold(b *testing.B) {
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	views := 0
+	const entriesPerCompaction = 10
+	var seen *seenSet
 	for i := range b.N {
-		// As the queue's consumer reads it (rum.WireBatch reads itself).
-		var batch rum.WireBatch
-		if err := batch.UnmarshalJSON(bodies[i%len(bodies)]); err != nil {
+		// As the compaction reads a log entry.
+		batch, err := DecodeChunk(bodies[i%len(bodies)])
+		if err != nil {
 			b.Fatal(err)
 		}
-		// Dedupe: search the window's record, claim the views, write the record anew.
-		seen := newSeenSet()
-		if err := seen.load(win, record); err != nil {
-			b.Fatal(err)
+		// Dedupe: search the day's record and claim the views; a compaction of ten entries
+		// writes the record anew once.
+		if i%entriesPerCompaction == 0 {
+			seen = newSeenSet()
+			if err := seen.load(days[0], record); err != nil {
+				b.Fatal(err)
+			}
 		}
 		msgs := []message{{batch: batch}}
 		changed, _ := claim(msgs, seen)
-		for w := range changed {
-			_ = seen.encode(w)
+		if i%entriesPerCompaction == entriesPerCompaction-1 {
+			for d := range changed {
+				_ = seen.encode(d)
+			}
 		}
 		f := fold{}
 		for j := range msgs[0].batch.Views {
@@ -231,9 +246,4 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func mustParse(id string) rum.ViewKey {
-	k, _ := rum.ParseViewID(id)
-	return k
 }

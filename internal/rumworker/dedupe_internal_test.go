@@ -8,18 +8,19 @@ import (
 	"github.com/openvitals/openvitals/internal/rum"
 )
 
-// TestSeenRecordsRoundTrip: claims written with a window's stored entries read back with their
-// batches, the record stays sorted, and claim drops what another batch folded or a second copy.
+// TestSeenRecordsRoundTrip: claims written with a day's stored entries read back with their
+// entries, the record stays sorted, and claim drops what another entry folded or a second copy.
 func TestSeenRecordsRoundTrip(t *testing.T) {
 	at := time.Unix(1_790_000_000, 0)
 	var ids []string
 	for range 50 {
 		ids = append(ids, rum.NewViewID(at))
 	}
+	const day = "20261122"
 	msg := func(batch string, ids ...string) message {
 		m := message{batch: rum.WireBatch{ID: batch}}
 		for _, id := range ids {
-			m.batch.Views = append(m.batch.Views, rum.WireView{ID: id})
+			m.batch.Views = append(m.batch.Views, rum.WireView{ID: id, Day: day})
 		}
 		return m
 	}
@@ -27,11 +28,13 @@ func TestSeenRecordsRoundTrip(t *testing.T) {
 	seen := newSeenSet()
 	msgs := []message{msg("a", ids[:30]...)}
 	changed, dropped := claim(msgs, seen)
-	win := window(mustKey(t, ids[0]))
-	if len(changed) != 1 || !changed[win] || dropped != 0 || len(msgs[0].batch.Views) != 30 {
+	if len(changed) != 1 || !changed[day] || dropped != 0 || len(msgs[0].batch.Views) != 30 {
 		t.Fatalf("first claim: changed %v, dropped %d, kept %d", changed, dropped, len(msgs[0].batch.Views))
 	}
-	record := seen.encode(win)
+	record := seen.encode(day)
+	if len(record) != 30*seenEntryBytes {
+		t.Fatalf("record of %d bytes, want 30 entries", len(record))
+	}
 
 	// Second fold, from the stored record: batch b brings 10 of a's views and 20 new ones, one
 	// of them twice; a's retry keeps its own views.
@@ -45,7 +48,7 @@ func TestSeenRecordsRoundTrip(t *testing.T) {
 		{[]message{msg("d", "", "not an id")}, 2, 0}, // views without IDs count as they come
 	} {
 		seen := newSeenSet()
-		if err := seen.load(win, record); err != nil {
+		if err := seen.load(day, record); err != nil {
 			t.Fatal(err)
 		}
 		_, dropped := claim(tc.msgs, seen)
@@ -56,21 +59,13 @@ func TestSeenRecordsRoundTrip(t *testing.T) {
 		if kept != tc.kept || dropped != tc.dropped {
 			t.Errorf("batches %v: kept %d, dropped %d; want %d, %d", batchIDs(tc.msgs), kept, dropped, tc.kept, tc.dropped)
 		}
-		merged := seen.encode(win)
+		merged := seen.encode(day)
 		for i := seenEntryBytes; i < len(merged); i += seenEntryBytes {
 			if string(merged[i-seenEntryBytes:i-4]) >= string(merged[i:i+seenEntryBytes-4]) {
 				t.Fatalf("record not in key order at entry %d", i/seenEntryBytes)
 			}
 		}
 	}
-}
-
-func mustKey(t *testing.T, id string) rum.ViewKey {
-	k, ok := rum.ParseViewID(id)
-	if !ok {
-		t.Fatalf("bad id %q", id)
-	}
-	return k
 }
 
 func batchIDs(msgs []message) string {

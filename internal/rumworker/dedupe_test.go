@@ -11,8 +11,6 @@ import (
 
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/rum"
-	"github.com/openvitals/openvitals/internal/rumworker"
-	"github.com/openvitals/openvitals/internal/service"
 )
 
 // views returns n views of day with IDs collected at, as collect makes them.
@@ -43,31 +41,25 @@ func (r *rig) views(day string) uint64 {
 }
 
 // TestBeaconDeliveredTwiceCountsOnce: the beacon queue delivers the same messages again, and
-// the rebatcher regroups them differently (other batch IDs): each view still counts once.
+// the rebatcher appends their views to the log again, regrouped differently (other entries):
+// each view still counts once.
 func TestBeaconDeliveredTwiceCountsOnce(t *testing.T) {
 	r := newRig(t)
-	beacons := awstest.Queue(t, awstest.Clients(t), service.BeaconQueueSettings)
-	col := rum.NewCollector(beacons)
 	for _, v := range viewsAt(5, "20261115", time.Now()) {
 		v.ID = "" // collect gives each view its ID
-		if err := col.Add(context.Background(), r.site.Account, r.site.ID, v); err != nil {
+		if err := r.col.Add(context.Background(), r.site.Account, r.site.ID, v); err != nil {
 			t.Fatal(err)
 		}
 		r.sent = append(r.sent, v)
 	}
 	var delivered []events.SQSMessage
-	awstest.Drain(t, beacons, 10, func(_ context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	awstest.Drain(t, r.beacons, 10, func(_ context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 		delivered = append(delivered, ev.Records...)
 		return events.SQSEventResponse{}, nil
 	}, func(n int) bool { return n >= 5 })
-
-	rb := rumworker.NewRebatcherWith(r.q, awstest.Log(t))
 	regroup := func(msgs ...events.SQSMessage) {
 		t.Helper()
-		if resp, err := rb.HandleSQS(context.Background(), events.SQSEvent{Records: msgs}); err != nil || len(resp.BatchItemFailures) > 0 {
-			t.Fatalf("rebatch: %v, %v", err, resp.BatchItemFailures)
-		}
-		awstest.Drain(t, r.q, 10, r.agg.HandleSQS, func(n int) bool { return n >= 1 })
+		r.rebatch(events.SQSEvent{Records: msgs})
 	}
 	regroup(delivered...)
 	if got := r.views("20261115"); got != 5 {
@@ -84,9 +76,9 @@ func TestBeaconDeliveredTwiceCountsOnce(t *testing.T) {
 	r.check(rum.DimPages, []string{"lcp"}, "20261115", "20261115")
 }
 
-// TestBatchRedeliveredAfterLaterBatchesCountsOnce: aggregator batch X, then Y, then X again
-// (sent again after the FIFO queue's deduplication window, or redriven from the dead-letter
-// queue days later): X counts once.
+// TestBatchRedeliveredAfterLaterBatchesCountsOnce: aggregator batch X carrying views (as an
+// earlier version queued them), then Y, then X again (sent again after the FIFO queue's
+// deduplication window, or redriven from the dead-letter queue days later): X counts once.
 func TestBatchRedeliveredAfterLaterBatchesCountsOnce(t *testing.T) {
 	for _, tc := range []struct {
 		name      string

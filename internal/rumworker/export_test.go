@@ -4,10 +4,11 @@ import (
 	"context"
 	"math/rand/v2"
 	"sync/atomic"
+	"time"
 
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/rum"
-	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/rumstore"
 )
 
 // Exports for the external tests (the report benchmark needs the fold but cannot be in this
@@ -31,15 +32,28 @@ func (t *RunningTotals) Add(v rum.View, metrics []string) {
 		w.Timings[i] = -1
 	}
 	for _, m := range metrics {
-		i, _ := rum.TimingIndex(m)
-		w.Timings[i] = v.Metrics[m]
+		if x, ok := v.Metrics[m]; ok {
+			i, _ := rum.TimingIndex(m)
+			w.Timings[i] = x
+		}
 	}
 	t.f.add([]string{""}, w)
 }
 
-// Store writes the totals as one day's tables and returns the bytes and tables written and
-// the largest table.
-func (t *RunningTotals) Store(ctx context.Context, st *store.Store, account, website, day string) (bytes, tables, largest int64, err error) {
+// Tables are the totals as one day's tables, encoded.
+func (t *RunningTotals) Tables(day string) map[model.RUMCell][]byte {
+	out := map[model.RUMCell][]byte{}
+	for _, c := range t.f.cells() {
+		data := t.f.table(c).Encode()
+		c.Day = day
+		out[c] = data
+	}
+	return out
+}
+
+// Store writes the totals as one day's tables into a compaction's session (its Commit writes
+// them) and returns the bytes and tables written and the largest table.
+func (t *RunningTotals) Store(ctx context.Context, sess *rumstore.Session, day string) (bytes, tables, largest int64, err error) {
 	var b, n, big atomic.Int64
 	err = forEachLimited(ctx, t.f.cells(), 8, func(c model.RUMCell) error {
 		data := t.f.table(c).Encode()
@@ -53,7 +67,7 @@ func (t *RunningTotals) Store(ctx context.Context, st *store.Store, account, web
 		}
 		stored := c
 		stored.Day = day
-		return st.PutRUMTable(ctx, account, website, stored, model.RUMTable{Data: data})
+		return sess.PutTable(ctx, stored, data)
 	})
 	return b.Load(), n.Load(), big.Load(), err
 }
@@ -81,9 +95,37 @@ func (t *DailyTables) Add(views []rum.View) {
 	t.d.addMessage(0, wire)
 }
 
-// Store writes the day's tables and returns the bytes and tables written.
-func (t *DailyTables) Store(ctx context.Context, st *store.Store, account, website string) (bytes, tables int64, err error) {
+// Store writes the day's tables into a compaction's session (its Commit writes them) and
+// returns the bytes and tables written.
+func (t *DailyTables) Store(ctx context.Context, sess *rumstore.Session) (bytes, tables int64, err error) {
 	var b, n atomic.Int64
+	err = forEachLimited(ctx, t.cells(), 8, func(c model.RUMCell) error {
+		tb, err := t.d.table(c)
+		if err != nil {
+			return err
+		}
+		data := tb.EncodeWithin(maxDailyBytes)
+		b.Add(int64(len(data)))
+		n.Add(1)
+		return sess.PutTable(ctx, c, data)
+	})
+	return b.Load(), n.Load(), err
+}
+
+// Tables are the day's tables, encoded as the aggregator stores them.
+func (t *DailyTables) Tables() (map[model.RUMCell][]byte, error) {
+	out := map[model.RUMCell][]byte{}
+	for _, c := range t.cells() {
+		tb, err := t.d.table(c)
+		if err != nil {
+			return nil, err
+		}
+		out[c] = tb.EncodeWithin(maxDailyBytes)
+	}
+	return out, nil
+}
+
+func (t *DailyTables) cells() []model.RUMCell {
 	var cells []model.RUMCell
 	tab := t.d[t.day]
 	for i, mask := range rum.SiteMasks {
@@ -117,17 +159,7 @@ func (t *DailyTables) Store(ctx context.Context, st *store.Store, account, websi
 			}
 		}
 	}
-	err = forEachLimited(ctx, cells, 8, func(c model.RUMCell) error {
-		tb, err := t.d.table(c)
-		if err != nil {
-			return err
-		}
-		data := tb.EncodeWithin(maxDailyBytes)
-		b.Add(int64(len(data)))
-		n.Add(1)
-		return st.PutRUMTable(ctx, account, website, c, model.RUMTable{Data: data})
-	})
-	return b.Load(), n.Load(), err
+	return cells
 }
 
 func usedVitals[K comparable](rows map[K]*segRow) (used [rum.NumVitals]bool) {
@@ -138,3 +170,9 @@ func usedVitals[K comparable](rows map[K]*segRow) (used [rum.NumVitals]bool) {
 	}
 	return used
 }
+
+// SetRebatcherClock makes the rebatcher read the time from now (a simulation's clock).
+func SetRebatcherClock(r *Rebatcher, now func() time.Time) { r.now = now }
+
+// SetAggregatorClock makes the aggregator read the time from now.
+func SetAggregatorClock(a *Aggregator, now func() time.Time) { a.now = now }

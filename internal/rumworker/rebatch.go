@@ -1,88 +1,84 @@
 package rumworker
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
-	"slices"
+	"strconv"
+	"sync"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/rum"
 )
 
-// maxViewsPerFold is how many views one aggregator message may carry after rebatching: about
-// 300 bytes each on the queue, well under SQS's 256 KB; maxFoldBytes bounds the message
-// whatever its views' attribution (SQS's limit is 256 KB).
-const (
-	maxViewsPerFold = 400
-	maxFoldBytes    = 200 << 10
-)
-
-// encodeParts encodes a regrouped batch in parts; each part's ID derives from the source
-// messages and its place, so that the same regrouping retried is deduplicated.
-func encodeParts(b rum.WireBatch, sources []string, parts int) (bodies [][]byte, ids []string, err error) {
-	size := (len(b.Views) + parts - 1) / parts
-	for p := 0; p*size < len(b.Views); p++ {
-		h := sha256.New()
-		for _, id := range sources {
-			h.Write([]byte(id))
-			h.Write([]byte{0})
-		}
-		if parts > 1 {
-			fmt.Fprintf(h, "part %d of %d", p, parts)
-		}
-		part := b
-		part.ID = hex.EncodeToString(h.Sum(nil)[:16])
-		part.Views = b.Views[p*size : min((p+1)*size, len(b.Views))]
-		body, err := json.Marshal(part)
-		if err != nil {
-			return nil, nil, err
-		}
-		bodies, ids = append(bodies, body), append(ids, part.ID)
-	}
-	return bodies, ids, nil
+// FlushSender sends the aggregator's FIFO messages; *queue.Queue is one. Delay is the queue's
+// own delivery delay.
+type FlushSender interface {
+	SendGroups(ctx context.Context, msgs []queue.GroupMessage) []error
+	Delay(ctx context.Context) (time.Duration, error)
 }
 
-// GroupSender sends messages to a FIFO queue.
-type GroupSender interface {
-	SendGroups(ctx context.Context, msgs []queue.GroupMessage) []error
+// LogAppender appends entries to websites' logs of page views; *rumstore.Store is one.
+type LogAppender interface {
+	Append(ctx context.Context, chunks []model.RUMChunk) error
+}
+
+// Websites finds a website by its ID; *store.Store is one.
+type Websites interface {
+	WebsiteByID(ctx context.Context, id string) (model.Website, error)
 }
 
 // Rebatcher sits between collect and the aggregator. In AWS every collect invocation sends its
-// own message of one view, and the aggregator rewrites every table a batch touches, so folding
-// ten single views at a time would cost some 150 table writes per ten views. The rebatcher
-// takes the beacon queue in large batches (its event source waits up to a batching window),
-// regroups the views per website into messages of up to 400 views and sends them to the
-// aggregator's FIFO queue. Locally, collect's group commit fills messages already.
+// own message of one view; the rebatcher takes the beacon queue in large batches (its event
+// source waits up to a batching window), places each view's country, appends each website's
+// views to its log as one entry, and asks the aggregator to fold the log: a message on the
+// aggregator's FIFO queue, which delays it, in the website's group. The messages a website gets
+// within most of that delay share a deduplication ID, so the queue delivers one of them and a
+// website is compacted at most about once per delay, whatever the rebatcher's rate: a
+// compaction writes whole day objects, and its cost follows the delay, not the beacons.
 type Rebatcher struct {
-	out    GroupSender
-	log    *slog.Logger
-	handle queue.BatchHandler
+	logs      LogAppender
+	sites     Websites
+	out       FlushSender
+	countryOf func(addr string) string
+	log       *slog.Logger
+	now       func() time.Time
+	handle    queue.BatchHandler
+
+	mu    sync.Mutex
+	delay *time.Duration // the queue's, read once
 }
 
-// NewRebatcherWith returns a Rebatcher sending to the aggregator's queue.
-func NewRebatcherWith(out GroupSender, log *slog.Logger) *Rebatcher {
-	r := &Rebatcher{out: out, log: log}
+// NewRebatcherWith returns a Rebatcher appending to logs the views of the websites sites still
+// has and sending to the aggregator's queue; countryOf places a client address (geo.Country:
+// passed in so that only the RUM workers link the IP table), so that no address is stored.
+func NewRebatcherWith(logs LogAppender, sites Websites, out FlushSender, countryOf func(addr string) string, log *slog.Logger) *Rebatcher {
+	r := &Rebatcher{logs: logs, sites: sites, out: out, countryOf: countryOf, log: log, now: time.Now}
 	r.handle = queue.Batch(log, r.regroup)
 	return r
 }
 
-// HandleSQS regroups a batch of the beacon queue. A message whose views could not be sent is
-// reported as a batch item failure and comes back; views of the others are sent once. An
+// HandleSQS appends a batch of the beacon queue to the websites' logs. A message whose views
+// could not be appended, or whose websites could not be asked to fold them, is reported as a
+// batch item failure and comes back (its views are then appended again and counted once); an
 // unreadable message is reported failed and ends in the dead-letter queue.
 func (r *Rebatcher) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	return r.handle(ctx, ev)
 }
 
-// regroup sends the views of the readable messages regrouped and returns the IDs of the
-// messages whose views could not be sent. The new batches' IDs derive from the source
-// messages, so a retry of the same regrouping is deduplicated by the FIFO queue and by the
-// aggregator.
+// regroup appends the views of the readable messages to their websites' logs, asks the
+// aggregator to fold each of them, and returns the IDs of the messages that failed.
 func (r *Rebatcher) regroup(ctx context.Context, ds []queue.Delivery[rum.WireBatch]) (failed []string) {
 	type group struct {
 		batch   rum.WireBatch
@@ -92,59 +88,152 @@ func (r *Rebatcher) regroup(ctx context.Context, ds []queue.Delivery[rum.WireBat
 	open := map[string]*group{}
 	for _, d := range ds {
 		b := d.Body
+		g := open[b.Account+"#"+b.Website]
+		if g == nil {
+			g = &group{batch: rum.WireBatch{Account: b.Account, Website: b.Website}}
+			open[b.Account+"#"+b.Website] = g
+			groups = append(groups, g)
+		}
 		for _, v := range b.Views {
-			g := open[b.Website]
-			if g == nil || len(g.batch.Views) >= maxViewsPerFold {
-				g = &group{batch: rum.WireBatch{Account: b.Account, Website: b.Website}}
-				open[b.Website] = g
-				groups = append(groups, g)
+			if v.Country == "" {
+				v.Country = r.countryOf(v.IP)
 			}
+			v.IP = ""
 			g.batch.Views = append(g.batch.Views, v)
-			if n := len(g.sources); n == 0 || g.sources[n-1] != d.ID {
-				g.sources = append(g.sources, d.ID)
-			}
+		}
+		if n := len(g.sources); n == 0 || g.sources[n-1] != d.ID {
+			g.sources = append(g.sources, d.ID)
 		}
 	}
-	var msgs []queue.GroupMessage
-	var sent []*group
-	lost := map[string]bool{} // source messages whose views were not sent
-	for _, g := range groups {
-		// A message of views with long attribution may pass SQS's size: it goes in parts,
-		// each with an ID of its own.
-		for parts := 1; ; parts *= 2 {
-			bodies, ids, err := encodeParts(g.batch, g.sources, parts)
-			if err != nil {
-				// Parsed beacons hold finite numbers and strings only; were one not to encode,
-				// its sources come back rather than vanish.
-				r.log.ErrorContext(ctx, "encode regrouped views", "website", g.batch.Website, "err", err)
-				for _, id := range g.sources {
-					lost[id] = true
-				}
-				break
-			}
-			if parts < len(g.batch.Views) && slices.ContainsFunc(bodies, func(b []byte) bool { return len(b) > maxFoldBytes }) {
-				continue
-			}
-			for i, body := range bodies {
-				msgs = append(msgs, queue.GroupMessage{Group: g.batch.Website, DedupID: ids[i], Body: body})
-				sent = append(sent, g)
-			}
-			break
+	delay, err := r.flushDelay(ctx)
+	fail := func(gs []*group, what string, err error) {
+		for _, g := range gs {
+			r.log.ErrorContext(ctx, what+"; its messages will come back", "website", g.batch.Website, "err", err)
+			failed = append(failed, g.sources...)
 		}
+	}
+	if err != nil {
+		fail(groups, "read the aggregator queue's delay", err)
+		return failed
+	}
+	now := r.now()
+	chunks := make([]model.RUMChunk, 0, len(groups))
+	var sendable []*group
+	for _, g := range groups {
+		if len(g.batch.Views) == 0 {
+			continue
+		}
+		site, err := r.sites.WebsiteByID(ctx, g.batch.Website)
+		if errors.Is(err, model.ErrNotFound) || err == nil && site.Account != g.batch.Account {
+			// Deleted since the beacons came in: nothing may be written into a purged partition.
+			r.log.InfoContext(ctx, "drop page views of a deleted website", "website", g.batch.Website, "views", len(g.batch.Views))
+			continue
+		}
+		if err != nil {
+			fail([]*group{g}, "read the website", err)
+			continue
+		}
+		data, err := EncodeChunk(g.batch)
+		if err != nil {
+			// Parsed beacons hold finite numbers and strings only; were one not to encode,
+			// its sources come back rather than vanish.
+			fail([]*group{g}, "encode views", err)
+			continue
+		}
+		chunks = append(chunks, model.RUMChunk{Account: g.batch.Account, Website: g.batch.Website,
+			Key: rumstoreKey(now, g.batch.Website, g.sources), Views: len(g.batch.Views), Data: data})
+		sendable = append(sendable, g)
+	}
+	if len(chunks) == 0 {
+		return failed
+	}
+	if err := r.logs.Append(ctx, chunks); err != nil {
+		fail(sendable, "append views to the log", err)
+		return failed
+	}
+	msgs := make([]queue.GroupMessage, len(sendable))
+	for i, g := range sendable {
+		body, _ := json.Marshal(rum.WireBatch{ID: chunks[i].Key, Account: g.batch.Account, Website: g.batch.Website})
+		msgs[i] = queue.GroupMessage{Group: g.batch.Website, DedupID: flushDedupID(g.batch.Website, chunks[i].Key, r.now(), delay), Body: body}
 	}
 	for i, err := range r.out.SendGroups(ctx, msgs) {
 		if err != nil {
-			r.log.ErrorContext(ctx, "send regrouped views; their messages will come back", "website", sent[i].batch.Website, "err", err)
-			for _, id := range sent[i].sources {
-				lost[id] = true
-			}
+			fail(sendable[i:i+1], "ask the aggregator to fold the log", err)
 		}
 	}
-	for _, d := range ds {
-		if lost[d.ID] {
-			failed = append(failed, d.ID)
-		}
-	}
-	r.log.InfoContext(ctx, "regrouped beacons", "messages", len(ds), "batches", len(msgs), "failed", len(failed))
+	r.log.InfoContext(ctx, "appended beacons to the logs", "messages", len(ds), "websites", len(chunks), "failed", len(failed))
 	return failed
+}
+
+// flushDelay is the aggregator queue's delivery delay, read once.
+func (r *Rebatcher) flushDelay(ctx context.Context) (time.Duration, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.delay != nil {
+		return *r.delay, nil
+	}
+	d, err := r.out.Delay(ctx)
+	if err != nil {
+		return 0, err
+	}
+	r.delay = &d
+	return d, nil
+}
+
+// flushDedupID is the deduplication ID of a request to fold a website's log sent at now. With
+// the queue delaying messages by delay, the requests sent within one period of five sixths of
+// it share an ID: the queue delivers the first, delay after it was sent, so after the whole
+// period and every entry appended in it (the sixth left over covers the clocks' difference
+// with SQS's). Without a delay (locally) each request is its own.
+func flushDedupID(website, entry string, now time.Time, delay time.Duration) string {
+	period := delay * 5 / 6
+	if period < time.Second {
+		return website + "-" + entry
+	}
+	return website + "-" + strconv.FormatInt(now.UnixNano()/int64(period), 10)
+}
+
+// rumstoreKey is the log key of a website's views regrouped from sources at now: the sources
+// make its ID, so that keys differ between websites and between batches of the same moment.
+func rumstoreKey(now time.Time, website string, sources []string) string {
+	h := sha256.New()
+	h.Write([]byte(website))
+	for _, id := range sources {
+		h.Write([]byte{0})
+		h.Write([]byte(id))
+	}
+	return fmt.Sprintf("%013d#%s", now.UnixMilli(), hex.EncodeToString(h.Sum(nil)[:8]))
+}
+
+// EncodeChunk writes a batch of views as a log entry: the queue format, gzipped (about a
+// fifth of it).
+func EncodeChunk(b rum.WireBatch) ([]byte, error) {
+	raw, err := b.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	if _, err := w.Write(raw); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// DecodeChunk reads a log entry.
+func DecodeChunk(data []byte) (rum.WireBatch, error) {
+	var b rum.WireBatch
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return b, err
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		return b, err
+	}
+	err = b.UnmarshalJSON(raw)
+	return b, err
 }

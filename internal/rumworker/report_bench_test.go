@@ -9,20 +9,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
-
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/quota"
 	"github.com/openvitals/openvitals/internal/rum"
+	"github.com/openvitals/openvitals/internal/rumstore"
 	"github.com/openvitals/openvitals/internal/rumworker"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
 // BenchmarkReport10M stores 10 million page views (1,000 pages, 30 days, 50 countries, the
 // segments and attribution of drawView) the way the aggregator leaves them, day by day: the
-// running totals with five timing metrics and the daily segment and attribution tables, in
-// DynamoDB Local, then times reports over them; it reports p50 and p99 per kind of report and
+// running totals with five timing metrics and the daily segment and attribution tables, as day
+// objects in S3 (gofakes3) with their pointers in DynamoDB Local, then times reports over them; it reports p50 and p99 per kind of report and
 // the daily tables' storage per million views.
 // With -short, 30,000 page views of 20 pages.
 func BenchmarkReport10M(b *testing.B) {
@@ -36,6 +35,7 @@ func BenchmarkReport10M(b *testing.B) {
 	)
 	metrics := []string{"lcp", "fcp", "inp", "cls", "ttfb"}
 	st, site := benchWebsite(b)
+	rums := awstest.RUM(b, st)
 	ctx := context.Background()
 
 	start := time.Now()
@@ -59,13 +59,17 @@ func BenchmarkReport10M(b *testing.B) {
 			}
 		}
 		daily.Add(batch)
-		w, n, big, err := totals.Store(ctx, st, site.Account, site.ID, day)
+		sess := rums.Session(site.Account, site.ID)
+		w, n, big, err := totals.Store(ctx, sess, day)
 		if err != nil {
 			b.Fatal(err)
 		}
 		written, tables, largest = written+w, tables+n, max(largest, big)
-		w, n, err = daily.Store(ctx, st, site.Account, site.ID)
+		w, n, err = daily.Store(ctx, sess)
 		if err != nil {
+			b.Fatal(err)
+		}
+		if err := sess.Commit(ctx, nil); err != nil {
 			b.Fatal(err)
 		}
 		dailyBytes, dailyTables = dailyBytes+w, dailyTables+n
@@ -77,7 +81,7 @@ func BenchmarkReport10M(b *testing.B) {
 	if err := st.PutRUMSettings(ctx, site.Account, site.ID, set); err != nil {
 		b.Fatal(err)
 	}
-	if err := st.PutRUMIndex(ctx, site.Account, site.ID, model.RUMIndex{Month: "202611", Days: dayList}); err != nil {
+	if err := st.PutRUMIndex(ctx, site.Account, site.ID, model.RUMIndex{Month: "202611", Days: dayList}, time.Time{}); err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("stored %d page views as %d tables (%.1f MB in all, largest table %.0f KB) and %d daily segment and attribution tables (%.1f MB, %.2f MB per million views) in %v",
@@ -86,7 +90,7 @@ func BenchmarkReport10M(b *testing.B) {
 	b.ReportMetric(float64(dailyBytes)/1e6/(float64(totalViews)/1e6), "daily_MB_per_million_views")
 
 	last := first.AddDate(0, 0, days-1)
-	seg := rum.NewSegmentReader(st, st)
+	seg := rum.NewSegmentReader(rums, st)
 	for _, kind := range []struct {
 		name string
 		run  func(q rum.SegmentQuery) (uint64, error)
@@ -127,7 +131,7 @@ func BenchmarkReport10M(b *testing.B) {
 		})
 	}
 
-	r := rum.NewReader(st)
+	r := rum.NewReader(rums)
 	for _, kind := range []struct {
 		name    string
 		dim     string
@@ -164,55 +168,67 @@ func BenchmarkReport10M(b *testing.B) {
 	}
 }
 
-// BenchmarkAggregate folds batches of ten queue messages (1,000 pages, 50 countries, every
-// timing metric) through the aggregator's handler into DynamoDB Local: the end-to-end rate of
-// one aggregator, storage included (BenchmarkFold is its CPU part alone). Messages carry 400
-// views (as the rebatcher fills them in AWS), 40 (collect's group commit in one busy process,
-// as locally) or 1 (one Lambda invocation of collect, without the rebatcher). With -short, one
-// warm-up batch instead of five.
+// BenchmarkAggregate appends ten log entries (1,000 pages, 50 countries, every timing metric,
+// segments and attribution) and compacts them through the aggregator into the day's object
+// (S3 on gofakes3, pointers and log in DynamoDB Local): the end-to-end rate of one aggregator,
+// storage included (BenchmarkFold is its CPU part alone). Entries carry 400 views (a minute of
+// a website of 17 million views a month), 40 or 1. With -short, one warm-up compaction
+// instead of five.
 func BenchmarkAggregate(b *testing.B) {
-	for _, perMessage := range []int{400, 40, 1} {
-		b.Run(fmt.Sprintf("views_per_message_%d", perMessage), func(b *testing.B) { benchAggregate(b, perMessage) })
+	for _, perEntry := range []int{400, 40, 1} {
+		b.Run(fmt.Sprintf("views_per_entry_%d", perEntry), func(b *testing.B) { benchAggregate(b, perEntry) })
 	}
 }
 
-func benchAggregate(b *testing.B, perMessage int) {
+func benchAggregate(b *testing.B, perEntry int) {
 	st, site := benchWebsite(b)
+	rums := awstest.RUM(b, st)
 	ctx := context.Background()
-	agg := rumworker.NewAggregatorWith(st, quota.NewKeeper(st, time.Now), awstest.Log(b), func(string) string { return "XX" })
+	agg := rumworker.NewAggregatorWith(st, rums, quota.NewKeeper(st, time.Now), awstest.Log(b), func(string) string { return "XX" })
 	rng := rand.New(rand.NewPCG(9, 9))
 	day := time.Now().UTC().Format("20060102")
-	event := func(n int) events.SQSEvent {
-		var ev events.SQSEvent
+	round := func(n int) {
+		var chunks []model.RUMChunk
 		for m := range 10 {
-			batch := rum.Batch{ID: fmt.Sprintf("bench-%d-%d", n, m), Account: site.Account, Website: site.ID}
-			for range perMessage {
-				batch.Views = append(batch.Views, rumworker.BenchView(rng, day, 1000, 50))
+			batch := rum.Batch{Account: site.Account, Website: site.ID}
+			for range perEntry {
+				v := rumworker.BenchView(rng, day, 1000, 50)
+				v.ID = rum.NewViewID(time.Now())
+				batch.Views = append(batch.Views, v)
 			}
 			body, _ := json.Marshal(batch)
-			ev.Records = append(ev.Records, events.SQSMessage{MessageId: batch.ID, Body: string(body)})
+			var wire rum.WireBatch
+			if err := json.Unmarshal(body, &wire); err != nil {
+				b.Fatal(err)
+			}
+			data, err := rumworker.EncodeChunk(wire)
+			if err != nil {
+				b.Fatal(err)
+			}
+			chunks = append(chunks, model.RUMChunk{Account: site.Account, Website: site.ID,
+				Key: rumstore.LogKey(time.Now(), fmt.Sprintf("bench-%d-%d", n, m)), Views: perEntry, Data: data})
 		}
-		return ev
+		if err := rums.Append(ctx, chunks); err != nil {
+			b.Fatal(err)
+		}
+		if err := agg.Compact(ctx, site.Account, site.ID); err != nil {
+			b.Fatal(err)
+		}
 	}
-	// Warm up: the tables exist, as they do after the first minutes of a day.
+	// Warm up: the day's object exists, as it does after the first minutes of a day.
 	warmUp := 5
 	if testing.Short() {
 		warmUp = 1
 	}
 	for i := range warmUp {
-		if _, err := agg.HandleSQS(ctx, event(-1-i)); err != nil {
-			b.Fatal(err)
-		}
+		round(-1 - i)
 	}
 	b.ResetTimer()
 	start := time.Now()
 	for i := range b.N {
-		resp, err := agg.HandleSQS(ctx, event(i))
-		if err != nil || len(resp.BatchItemFailures) > 0 {
-			b.Fatalf("%v %v", err, resp.BatchItemFailures)
-		}
+		round(i)
 	}
-	b.ReportMetric(float64(b.N*10*perMessage)/time.Since(start).Seconds(), "beacons/s")
+	b.ReportMetric(float64(b.N*10*perEntry)/time.Since(start).Seconds(), "beacons/s")
 }
 
 // benchWebsite is a website in a table of the benchmark's own.

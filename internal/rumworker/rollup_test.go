@@ -20,6 +20,7 @@ import (
 	"github.com/openvitals/openvitals/internal/rollup"
 	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/rum/geo"
+	"github.com/openvitals/openvitals/internal/rumstore"
 	"github.com/openvitals/openvitals/internal/rumworker"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
@@ -28,30 +29,68 @@ import (
 type rig struct {
 	t      *testing.T
 	st     *store.Store
-	col    *rum.Collector
+	rums   *rumstore.Store
+	col    *rum.Collector // sends to the beacon queue, as collect does
+	rb     *rumworker.Rebatcher
 	agg    *rumworker.Aggregator
 	reader *rum.Reader
 	site   model.Website
 	sent   []rum.View // every view sent, for exact answers
-	q      *queue.Queue
+	// beacons is the beacon queue; q the aggregator's FIFO queue, flushes what was sent to it.
+	beacons *queue.Queue
+	q       *queue.Queue
+	flushes *countingSender
 	// batches are the aggregator batches batchEvent made, by ID.
 	batches map[string][]rum.View
+}
+
+// countingSender is the aggregator's queue, counting the distinct messages sent to it (those
+// the FIFO queue delivers).
+type countingSender struct {
+	*queue.Queue
+	mu   sync.Mutex
+	sent map[string]bool
+}
+
+func (c *countingSender) SendGroups(ctx context.Context, msgs []queue.GroupMessage) []error {
+	errs := c.Queue.SendGroups(ctx, msgs)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, m := range msgs {
+		if errs[i] == nil {
+			c.sent[m.DedupID] = true
+		}
+	}
+	return errs
+}
+
+func (c *countingSender) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.sent)
 }
 
 func newRig(t *testing.T) *rig {
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
+	rums := awstest.RUM(t, st)
 	q := awstest.FIFOQueue(t, clients, service.RUMQueueSettings)
+	beacons := awstest.Queue(t, clients, service.BeaconQueueSettings)
 	site := model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
 	if err := st.CreateWebsite(context.Background(), &site); err != nil {
 		t.Fatal(err)
 	}
-	return &rig{t: t, st: st, col: rum.NewCollector(q), agg: rumworker.NewAggregatorWith(st, quota.NewKeeper(st, time.Now), awstest.Log(t), geo.Country),
-		reader: rum.NewReader(st), site: site, q: q}
+	flushes := &countingSender{Queue: q, sent: map[string]bool{}}
+	return &rig{t: t, st: st, rums: rums, col: rum.NewCollector(beacons), beacons: beacons, q: q, flushes: flushes,
+		rb:     rumworker.NewRebatcherWith(rums, st, flushes, geo.Country, awstest.Log(t)),
+		agg:    rumworker.NewAggregatorWith(st, rums, quota.NewKeeper(st, time.Now), awstest.Log(t), geo.Country),
+		reader: rum.NewReader(rums), site: site}
 }
 
-// send queues views one at a time (one message each) and folds them.
-func (r *rig) send(views ...rum.View) []events.SQSEvent {
+// send queues views one at a time (one message each), as collect does, and passes them
+// through the rebatcher and the aggregator. It returns the beacon queue's deliveries to the
+// rebatcher and the aggregator queue's to the aggregator.
+func (r *rig) send(views ...rum.View) (beacons, flushes []events.SQSEvent) {
 	r.t.Helper()
 	for _, v := range views {
 		if err := r.col.Add(context.Background(), r.site.Account, r.site.ID, v); err != nil {
@@ -63,7 +102,18 @@ func (r *rig) send(views ...rum.View) []events.SQSEvent {
 		}
 		r.sent = append(r.sent, v)
 	}
-	return awstest.Drain(r.t, r.q, 10, r.agg.HandleSQS, func(n int) bool { return n >= len(views) })
+	return r.pass(len(views))
+}
+
+// pass hands messages beacon messages (at least) to the rebatcher, then every message the
+// aggregator's queue got since to the aggregator.
+func (r *rig) pass(messages int) (beacons, flushes []events.SQSEvent) {
+	r.t.Helper()
+	before := r.flushes.count()
+	beacons = awstest.Drain(r.t, r.beacons, 10, r.rb.HandleSQS, func(n int) bool { return n >= messages })
+	want := r.flushes.count() - before
+	flushes = awstest.Drain(r.t, r.q, 10, r.agg.HandleSQS, func(n int) bool { return n >= want })
+	return beacons, flushes
 }
 
 func (r *rig) report(dim string, metrics []string, from, to string) rum.Report {
@@ -174,42 +224,54 @@ func TestRollupsAnswerAnyRange(t *testing.T) {
 	}
 }
 
+// SQS delivers at least once: the beacon queue's messages handed to the rebatcher again (it
+// appends their views to the log again, as new entries) and the aggregator's handed to it
+// again; each view still counts once.
 func TestRedeliveredBatchCountsOnce(t *testing.T) {
 	r := newRig(t)
-	evs := r.send(view("20261110", "/", "DE", 1000), view("20261110", "/x", "DE", 1100))
+	beacons, flushes := r.send(view("20261110", "/", "DE", 1000), view("20261110", "/x", "DE", 1100))
 	before := r.check(rum.DimPages, []string{"lcp"}, "20261101", "20261130")
-	// SQS delivers at least once: hand the same messages (same sequence numbers) over again.
-	for _, ev := range evs {
-		resp, err := r.agg.HandleSQS(context.Background(), ev)
-		if err != nil || len(resp.BatchItemFailures) > 0 {
-			t.Fatalf("redelivery: %v, %v", err, resp.BatchItemFailures)
-		}
+	for _, ev := range flushes {
+		r.fold(ev)
+	}
+	for _, ev := range beacons {
+		r.rebatch(ev)
 	}
 	after := r.check(rum.DimPages, []string{"lcp"}, "20261101", "20261130")
 	if after.Views != before.Views || after.Views != 2 {
-		t.Errorf("views %d after a redelivery, %d before; want 2", after.Views, before.Views)
+		t.Errorf("views %d after redeliveries, %d before; want 2", after.Views, before.Views)
 	}
 
-	// The last batch handed over again with a later message (the group's next delivery after
-	// the batch failed half way): only the new message counts.
+	// One of them again with a new one, in one delivery to the rebatcher: only the new one
+	// counts.
 	if err := r.col.Add(context.Background(), r.site.Account, r.site.ID, view("20261110", "/y", "FR", 1200)); err != nil {
 		t.Fatal(err)
 	}
 	r.sent = append(r.sent, view("20261110", "/y", "FR", 1200))
-	later := awstest.Drain(t, r.q, 10, func(_ context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
-		return events.SQSEventResponse{}, nil // taken off the queue, folded below
+	later := awstest.Drain(t, r.beacons, 10, func(_ context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+		return events.SQSEventResponse{}, nil // taken off the queue, rebatched below
 	}, func(n int) bool { return n >= 1 })
 	var again events.SQSEvent
-	for _, ev := range append(evs[len(evs)-1:], later...) {
+	for _, ev := range append(beacons[len(beacons)-1:], later...) {
 		again.Records = append(again.Records, ev.Records...)
 	}
-	if resp, err := r.agg.HandleSQS(context.Background(), again); err != nil || len(resp.BatchItemFailures) > 0 {
-		t.Fatalf("redelivery with a later message: %v, %v", err, resp.BatchItemFailures)
-	}
+	r.rebatch(again)
 	if got := r.check(rum.DimPages, []string{"lcp"}, "20261101", "20261130"); got.Views != 3 {
 		t.Errorf("views %d, want 3", got.Views)
 	}
 	r.check(rum.DimCountries, []string{"lcp"}, "20261110", "20261110")
+}
+
+// rebatch hands one delivery of the beacon queue to the rebatcher and what it sends on to the
+// aggregator.
+func (r *rig) rebatch(ev events.SQSEvent) {
+	r.t.Helper()
+	before := r.flushes.count()
+	if resp, err := r.rb.HandleSQS(context.Background(), ev); err != nil || len(resp.BatchItemFailures) > 0 {
+		r.t.Fatalf("rebatch: %v, %v", err, resp.BatchItemFailures)
+	}
+	want := r.flushes.count() - before
+	awstest.Drain(r.t, r.q, 10, r.agg.HandleSQS, func(n int) bool { return n >= want })
 }
 
 // Concurrent beacons share queue messages (group commit) and still all count.
@@ -232,14 +294,25 @@ func TestConcurrentBeaconsAreBatched(t *testing.T) {
 	}
 	wg.Wait()
 	r.sent = views
-	messages := 0
+	messages, appended := 0, 0
 	var mu sync.Mutex
-	awstest.Drain(t, r.q, 10, func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	before := r.flushes.count()
+	awstest.Drain(t, r.beacons, 10, func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+		resp, err := r.rb.HandleSQS(ctx, ev)
 		mu.Lock()
+		defer mu.Unlock()
 		messages += len(ev.Records)
-		mu.Unlock()
-		return r.agg.HandleSQS(ctx, ev)
-	}, func(int) bool { return r.report(rum.DimPages, nil, "20261112", "20261112").Views == 300 })
+		for _, m := range ev.Records {
+			var b rum.WireBatch
+			if err := json.Unmarshal([]byte(m.Body), &b); err != nil {
+				t.Error(err)
+			}
+			appended += len(b.Views)
+		}
+		return resp, err
+	}, func(int) bool { mu.Lock(); defer mu.Unlock(); return appended >= 300 })
+	want := r.flushes.count() - before
+	awstest.Drain(t, r.q, 10, r.agg.HandleSQS, func(n int) bool { return n >= want })
 	if messages >= len(views) {
 		t.Errorf("%d messages for %d concurrent views: not batched", messages, len(views))
 	}
@@ -270,12 +343,12 @@ func TestPagesBeyondTheCapCountUnderOther(t *testing.T) {
 			batch = rum.Batch{ID: fmt.Sprintf("b%d", len(msgs)), Account: r.site.Account, Website: r.site.ID}
 		}
 	}
-	for _, err := range r.q.SendGroups(context.Background(), msgs) {
+	for _, err := range r.beacons.SendGroups(context.Background(), msgs) {
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	awstest.Drain(t, r.q, 10, r.agg.HandleSQS, func(n int) bool { return n >= len(msgs) })
+	r.pass(len(msgs))
 
 	rep := r.report(rum.DimPages, nil, "20261101", "20261130")
 	var other uint64
@@ -298,40 +371,35 @@ func TestPagesBeyondTheCapCountUnderOther(t *testing.T) {
 }
 
 // Single-view messages on the standard beacon queue (what collect sends from Lambda) are
-// regrouped per website into the aggregator's FIFO queue, and all count once.
+// appended per website to the logs, and the aggregator gets fewer messages than beacons; all
+// count once.
 func TestRebatcherRegroupsSingleViews(t *testing.T) {
 	r := newRig(t)
-	clients := awstest.Clients(t)
-	beacons := awstest.Queue(t, clients, service.BeaconQueueSettings)
 	other := model.Website{Account: "globex", Domain: "globex.example"}
 	if err := r.st.CreateWebsite(context.Background(), &other); err != nil {
 		t.Fatal(err)
 	}
-	col := rum.NewCollector(beacons)
 	for i := range 30 {
 		site := r.site
 		if i%3 == 0 {
 			site = other
 		}
 		v := view("20261115", fmt.Sprintf("/p%d", i%7), "DE", float64(1000+i*10))
-		if err := col.Add(context.Background(), site.Account, site.ID, v); err != nil { // one message each
+		if err := r.col.Add(context.Background(), site.Account, site.ID, v); err != nil { // one message each
 			t.Fatal(err)
 		}
 		if site.ID == r.site.ID {
 			r.sent = append(r.sent, v)
 		}
 	}
-	rb := rumworker.NewRebatcherWith(r.q, awstest.Log(t))
-	regrouped := 0
-	awstest.Drain(t, beacons, 10, func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	beacons, flushes := r.pass(30)
+	regrouped, folded := 0, 0
+	for _, ev := range beacons {
 		regrouped += len(ev.Records)
-		return rb.HandleSQS(ctx, ev)
-	}, func(n int) bool { return n >= 30 })
-	folded := 0
-	awstest.Drain(t, r.q, 10, func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	}
+	for _, ev := range flushes {
 		folded += len(ev.Records)
-		return r.agg.HandleSQS(ctx, ev)
-	}, func(int) bool { return r.report(rum.DimPages, nil, "20261115", "20261115").Views == 20 })
+	}
 	if folded >= regrouped {
 		t.Errorf("%d beacon messages became %d aggregator messages: not regrouped", regrouped, folded)
 	}
@@ -348,8 +416,9 @@ func TestRebatcherRegroupsSingleViews(t *testing.T) {
 // dead-letter queue, and does not hold back the readable ones beside it.
 func TestUnreadableMessagesGoToTheDeadLetterQueue(t *testing.T) {
 	r := newRig(t)
-	good, err := json.Marshal(rum.Batch{ID: "b1", Account: r.site.Account, Website: r.site.ID,
-		Views: []rum.View{view("20261115", "/", "DE", 1200)}})
+	v := view("20261115", "/", "DE", 1200)
+	v.ID = rum.NewViewID(time.Now()) // the rebatcher's entry and the aggregator's count once
+	good, err := json.Marshal(rum.Batch{ID: "b1", Account: r.site.Account, Website: r.site.ID, Views: []rum.View{v}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +428,7 @@ func TestUnreadableMessagesGoToTheDeadLetterQueue(t *testing.T) {
 		{MessageId: "good", Body: string(good)},
 	}}
 	for name, handle := range map[string]func(context.Context, events.SQSEvent) (events.SQSEventResponse, error){
-		"rebatcher":  rumworker.NewRebatcherWith(r.q, awstest.Log(t)).HandleSQS,
+		"rebatcher":  r.rb.HandleSQS,
 		"aggregator": r.agg.HandleSQS,
 	} {
 		resp, err := handle(context.Background(), ev)
@@ -373,5 +442,30 @@ func TestUnreadableMessagesGoToTheDeadLetterQueue(t *testing.T) {
 	}
 	if rep := r.report(rum.DimPages, nil, "20261115", "20261115"); rep.Views != 1 {
 		t.Errorf("%d views folded, want the readable message's 1", rep.Views)
+	}
+}
+
+// The views of a website deleted since its beacons came in are dropped by the rebatcher:
+// nothing is written into its partition, which its purge emptied.
+func TestRebatcherDropsDeletedWebsites(t *testing.T) {
+	r := newRig(t)
+	gone := model.Website{Account: "acme", Domain: "gone.example"}
+	if err := r.st.CreateWebsite(context.Background(), &gone); err != nil {
+		t.Fatal(err)
+	}
+	for _, site := range []model.Website{gone, r.site} {
+		if err := r.col.Add(context.Background(), site.Account, site.ID, view("20261115", "/", "DE", 1000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.sent = append(r.sent, view("20261115", "/", "DE", 1000))
+	if _, err := r.st.DeleteWebsite(context.Background(), gone); err != nil {
+		t.Fatal(err)
+	}
+	r.pass(2)
+	r.check(rum.DimPages, []string{"lcp"}, "20261115", "20261115")
+	log, _, err := r.rums.Pending(context.Background(), gone.Account, gone.ID)
+	if err != nil || len(log) != 0 {
+		t.Errorf("the deleted website's log: %d entries (%v), want none", len(log), err)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/openvitals/openvitals/internal/rollup"
 	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/rumworker"
+	"github.com/openvitals/openvitals/internal/service"
 )
 
 // A generated beacon and what the test knows it is, independently of the code under test.
@@ -114,7 +115,7 @@ func (g generated) value(d *rum.Dim) string {
 }
 
 // Views generated as beacons go through the collect endpoint's view making (user agent,
-// hints, groups, monitored pages), the aggregator and DynamoDB Local; every report over any
+// hints, groups, monitored pages), the rebatcher, the aggregator, DynamoDB Local and S3; every report over any
 // filters, breakdown and page returns exactly the views that match, counted, rated and with
 // their percentile within the sketches' accuracy.
 func TestSegmentFiltersAndPageGroupsAreExact(t *testing.T) {
@@ -156,19 +157,23 @@ func TestSegmentFiltersAndPageGroupsAreExact(t *testing.T) {
 			batch = rum.Batch{ID: fmt.Sprintf("b%d", len(bodies)), Account: site.Account, Website: site.ID}
 		}
 	}
-	agg := rumworker.NewAggregatorWith(st, quota.NewKeeper(st, time.Now), awstest.Log(t), func(string) string { return "XX" })
+	rums := awstest.RUM(t, st)
+	fifo := awstest.FIFOQueue(t, awstest.Clients(t), service.RUMQueueSettings)
+	rb := rumworker.NewRebatcherWith(rums, st, fifo, func(string) string { return "XX" }, awstest.Log(t))
+	agg := rumworker.NewAggregatorWith(st, rums, quota.NewKeeper(st, time.Now), awstest.Log(t), func(string) string { return "XX" })
 	ev := events.SQSEvent{}
 	for i, body := range bodies {
 		ev.Records = append(ev.Records, events.SQSMessage{MessageId: fmt.Sprint(i), Body: body})
 	}
 	// Twice: a redelivered batch counts once.
 	for range 2 {
-		if resp, err := agg.HandleSQS(ctx, ev); err != nil || len(resp.BatchItemFailures) > 0 {
+		if resp, err := rb.HandleSQS(ctx, ev); err != nil || len(resp.BatchItemFailures) > 0 {
 			t.Fatalf("%v %v", err, resp.BatchItemFailures)
 		}
+		awstest.Drain(t, fifo, 10, agg.HandleSQS, func(n int) bool { return n >= 1 })
 	}
 
-	r := rum.NewSegmentReader(st, st)
+	r := rum.NewSegmentReader(rums, st)
 	from, _ := time.Parse("20060102", days[0])
 	to, _ := time.Parse("20060102", days[1])
 	type want struct {

@@ -15,6 +15,13 @@ import (
 type Config struct {
 	Table  string // OPENVITALS_TABLE
 	Bucket string // OPENVITALS_BUCKET
+	// RUMBucket is OPENVITALS_RUM_BUCKET: the bucket of real-user data (each website's day
+	// objects and large log entries), apart from the reports' so that it keeps its own
+	// retention.
+	RUMBucket string
+	// RUMRetention is OPENVITALS_RUM_RETENTION_DAYS: how long real-user data is kept (31 to
+	// 3650 days, default 400); the stack expires the RUM bucket's objects after as many days.
+	RUMRetention time.Duration
 	// The queues, each a name (looked up) or a URL (as CDK passes them).
 	PurgeQueue     string // OPENVITALS_PURGE_QUEUE: deletions to purge
 	AuditQueue     string // OPENVITALS_AUDIT_QUEUE: lab audits, one page and device a message
@@ -37,6 +44,9 @@ type Config struct {
 	EmailFrom string
 	// APIURL is OPENVITALS_API_URL: the API's base URL, for the links in notifications.
 	APIURL string
+	// RUMURL is OPENVITALS_RUM_URL: the deployment's RUM entry (the rum function's URL), which
+	// the dashboard names in the snippet it shows; "" names the API's own origin.
+	RUMURL string
 	// TrustViewerCountry is OPENVITALS_TRUST_VIEWER_COUNTRY: take a beacon's country from the
 	// CloudFront-Viewer-Country header (true only where CloudFront sets it).
 	TrustViewerCountry bool
@@ -61,6 +71,13 @@ type Config struct {
 	CrUXQueriesPerMinute int
 }
 
+// The range of OPENVITALS_RUM_RETENTION_DAYS: at least a month, so that a month's running
+// totals outlive it.
+const (
+	MinRUMRetentionDays = 31
+	MaxRUMRetentionDays = 3650
+)
+
 // CrUXQuota is the Chrome UX Report API's quota: 150 queries a minute for each API key.
 const CrUXQuota = 150
 
@@ -70,9 +87,11 @@ func ConfigFromEnv() (Config, error) {
 	cfg := Config{
 		Table:                 env(EnvTable, "openvitals"),
 		Bucket:                env(EnvBucket, "openvitals"),
+		RUMBucket:             env(EnvRUMBucket, "openvitals-rum"),
 		EmailFrom:             os.Getenv("OPENVITALS_EMAIL_FROM"),
 		APIURL:                env(EnvAPIURL, "http://127.0.0.1:8080"),
 		TrustViewerCountry:    flag("OPENVITALS_TRUST_VIEWER_COUNTRY"),
+		RUMURL:                os.Getenv("OPENVITALS_RUM_URL"),
 		AllowPrivateTargets:   flag("OPENVITALS_ALLOW_PRIVATE_TARGETS"),
 		TargetScheme:          env("OPENVITALS_TARGET_SCHEME", "https"),
 		CrUXEndpoint:          os.Getenv("OPENVITALS_CRUX_ENDPOINT"),
@@ -96,6 +115,12 @@ func ConfigFromEnv() (Config, error) {
 		return cfg, fmt.Errorf("%s=%q: want 0 to 86400", EnvPurgeSettle, settle)
 	}
 	cfg.PurgeSettle = time.Duration(secs) * time.Second
+	retention := env(EnvRUMRetentionDays, "400")
+	days, err := strconv.Atoi(retention)
+	if err != nil || days < MinRUMRetentionDays || days > MaxRUMRetentionDays {
+		return cfg, fmt.Errorf("%s=%q: want %d to %d", EnvRUMRetentionDays, retention, MinRUMRetentionDays, MaxRUMRetentionDays)
+	}
+	cfg.RUMRetention = time.Duration(days) * 24 * time.Hour
 	qpm := env(EnvCrUXQueriesPerMinute, strconv.Itoa(CrUXQuota))
 	if cfg.CrUXQueriesPerMinute, err = strconv.Atoi(qpm); err != nil || cfg.CrUXQueriesPerMinute < 1 || cfg.CrUXQueriesPerMinute > CrUXQuota {
 		return cfg, fmt.Errorf("%s=%q: want 1 to %d", EnvCrUXQueriesPerMinute, qpm, CrUXQuota)
@@ -153,7 +178,7 @@ func QueueVars() []QueueVar {
 // ResourceEnv is c's table, bucket and queues as the variables (KEY=value) ConfigFromEnv
 // reads them from: what the stack gives a function.
 func (c Config) ResourceEnv() []string {
-	env := []string{EnvTable + "=" + c.Table, EnvBucket + "=" + c.Bucket}
+	env := []string{EnvTable + "=" + c.Table, EnvBucket + "=" + c.Bucket, EnvRUMBucket + "=" + c.RUMBucket}
 	for _, q := range QueueVars() {
 		env = append(env, q.Env+"="+q.Name(c))
 	}

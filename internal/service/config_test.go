@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openvitals/openvitals/internal/queue"
 )
@@ -26,7 +27,7 @@ func TestAllowPrivateTargets(t *testing.T) {
 func TestConfigRefusesBadValues(t *testing.T) {
 	for name, value := range map[string]string{
 		"OPENVITALS_AUDIT_RUNS": "0", "OPENVITALS_TARGET_SCHEME": "ftp",
-		EnvCrUXQueriesPerMinute: "151", EnvPurgeSettle: "soon",
+		EnvCrUXQueriesPerMinute: "151", EnvPurgeSettle: "soon", EnvRUMRetentionDays: "30",
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv(name, value)
@@ -36,7 +37,8 @@ func TestConfigRefusesBadValues(t *testing.T) {
 		})
 	}
 	t.Setenv("OPENVITALS_AUDIT_RUNS", "5")
-	if cfg, err := ConfigFromEnv(); err != nil || cfg.AuditRuns != 5 || cfg.TargetScheme != "https" || cfg.UXQueue != "openvitals-ux" || cfg.CrUXQueriesPerMinute != CrUXQuota {
+	if cfg, err := ConfigFromEnv(); err != nil || cfg.AuditRuns != 5 || cfg.TargetScheme != "https" || cfg.UXQueue != "openvitals-ux" || cfg.CrUXQueriesPerMinute != CrUXQuota ||
+		cfg.RUMRetention != 400*24*time.Hour || cfg.RUMBucket != "openvitals-rum" {
 		t.Errorf("defaults and OPENVITALS_AUDIT_RUNS=5: %+v, %v", cfg, err)
 	}
 }
@@ -64,7 +66,7 @@ func TestQueueVarsCoverEveryQueue(t *testing.T) {
 	if len(opened) != len(vars) {
 		t.Errorf("QueueVars open %d distinct Queues fields, want %d", len(opened), len(vars))
 	}
-	cfg.Table, cfg.Bucket = "table-x", "bucket-x"
+	cfg.Table, cfg.Bucket, cfg.RUMBucket = "table-x", "bucket-x", "rum-bucket-x"
 	for _, kv := range cfg.ResourceEnv() {
 		k, v, _ := strings.Cut(kv, "=")
 		t.Setenv(k, v)
@@ -73,8 +75,8 @@ func TestQueueVarsCoverEveryQueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Table != "table-x" || got.Bucket != "bucket-x" {
-		t.Errorf("table %q, bucket %q read back", got.Table, got.Bucket)
+	if got.Table != "table-x" || got.Bucket != "bucket-x" || got.RUMBucket != "rum-bucket-x" {
+		t.Errorf("table %q, buckets %q and %q read back", got.Table, got.Bucket, got.RUMBucket)
 	}
 	for i, q := range vars {
 		if name := q.Name(got); name != fmt.Sprintf("queue-%d", i) {

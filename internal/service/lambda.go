@@ -17,6 +17,7 @@ import (
 const (
 	EnvTable          = "OPENVITALS_TABLE"
 	EnvBucket         = "OPENVITALS_BUCKET"
+	EnvRUMBucket      = "OPENVITALS_RUM_BUCKET"
 	EnvPurgeQueue     = "OPENVITALS_PURGE_QUEUE"
 	EnvAuditQueue     = "OPENVITALS_AUDIT_QUEUE"
 	EnvMultistepQueue = "OPENVITALS_MULTISTEP_QUEUE"
@@ -27,6 +28,9 @@ const (
 	EnvNotifyQueue    = "OPENVITALS_NOTIFY_QUEUE"
 	EnvAPIURL         = "OPENVITALS_API_URL"
 	EnvPurgeSettle    = "OPENVITALS_PURGE_SETTLE_SECONDS"
+	// EnvRUMRetentionDays is how long real-user data is kept: the aggregator sets its items'
+	// expiry from it, the stack the RUM bucket's.
+	EnvRUMRetentionDays = "OPENVITALS_RUM_RETENTION_DAYS"
 	// EnvCrUXQueriesPerMinute is how many Chrome UX Report queries one ux worker may make a
 	// minute: the API's quota shared by the workers that may run at once.
 	EnvCrUXQueriesPerMinute = "OPENVITALS_CRUX_QUERIES_PER_MINUTE"
@@ -67,7 +71,7 @@ type Function struct {
 var Shared = sharedVars()
 
 func sharedVars() []string {
-	vars := []string{EnvTable, EnvBucket}
+	vars := []string{EnvTable, EnvBucket, EnvRUMBucket}
 	for _, q := range QueueVars() {
 		vars = append(vars, q.Env)
 	}
@@ -92,7 +96,7 @@ var Functions = []Function{
 	{Name: "multistep-worker", Needs: []string{EnvChromiumBin}, Consumes: EnvMultistepQueue},
 	{Name: "ux-worker", Needs: []string{EnvCrUXAPIKeySecret, EnvCredentialsKeySecret, EnvCrUXQueriesPerMinute}, Consumes: EnvUXQueue},
 	{Name: "rum-batcher", Consumes: EnvBeaconQueue},
-	{Name: "rum-aggregator", Consumes: EnvRUMQueue},
+	{Name: "rum-aggregator", Needs: []string{EnvRUMRetentionDays}, Consumes: EnvRUMQueue},
 	{Name: "notifier", Needs: []string{EnvAPIURL, EnvCredentialsKeySecret}, Consumes: EnvNotifyQueue},
 }
 
@@ -169,7 +173,7 @@ func checkValue(name, v string) error {
 		if !tableName.MatchString(v) {
 			return errors.New("not a DynamoDB table name")
 		}
-	case EnvBucket:
+	case EnvBucket, EnvRUMBucket:
 		if !bucketName.MatchString(v) {
 			return errors.New("not an S3 bucket name")
 		}
@@ -178,7 +182,7 @@ func checkValue(name, v string) error {
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 			return errors.New("want the API's absolute URL")
 		}
-	case EnvPurgeSettle, EnvCrUXQueriesPerMinute:
+	case EnvPurgeSettle, EnvCrUXQueriesPerMinute, EnvRUMRetentionDays:
 		if _, err := strconv.Atoi(v); err != nil {
 			return errors.New("want a whole number")
 		}

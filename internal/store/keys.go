@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/openvitals/openvitals/internal/model"
@@ -158,12 +157,9 @@ func rumDayPrefix(day string) string { return "RUM#C#" + day + "#" }
 // distinct counts do not subtract).
 func rumDistinctSK(day string) string { return "RUM#H#" + day }
 
-// rumSeenSK holds the IDs of the page views collected in one 10-second window that were
-// folded, and rumBatchSK marks one aggregator batch as folded: together they make a page view
-// count once however SQS redelivers it (both expire after the queues' retention).
-func rumSeenSK(window int64) string { return "RUM#V#" + strconv.FormatInt(window, 10) }
-
-func rumBatchSK(id string) string { return "RUM#B#" + id }
+// Before day objects (internal/rumstore), a website's partition also held the IDs of the
+// page views folded per 10 seconds of collection (RUM#V#...) and a mark per aggregator batch
+// folded (RUM#B#...); they expired after 15 days and nothing writes them now.
 
 func rumCellSK(c model.RUMCell) string {
 	if c.Daily {
@@ -176,6 +172,20 @@ func rumCellSK(c model.RUMCell) string {
 // day's views only: outside rumDayPrefix, so that a new day's copy of the running totals
 // leaves them out.
 func rumDailyPrefix(day string) string { return "RUM#D#" + day + "#" }
+
+// rumDaySK points at the object holding a day's tables (internal/rumstore), which replaced the
+// items above: those of days before it are still read where a day has no pointer.
+func rumDaySK(day string) string { return "RUM#F#" + day }
+
+// rumLogSK keys an entry of a website's log of page views waiting to be folded: its key starts
+// with the Unix millisecond it was written, so the log reads in order; rumLogEnd sorts after
+// every entry. rumLogMarkSK records how far the log was folded.
+func rumLogSK(key string) string { return "RUM#L#" + key }
+
+const (
+	rumLogEnd    = "RUM#L$"
+	rumLogMarkSK = "RUM#LM"
+)
 
 // rumSettingsSK holds a website's real-user monitoring settings (page groups, sample rate).
 const rumSettingsSK = "RUM#SET"

@@ -17,12 +17,13 @@ import (
 )
 
 type rumIndexItem struct {
-	PK     string
-	SK     string
-	Type   string
-	Month  string
-	Days   []string `dynamodbav:",omitempty"`
-	Custom []string `dynamodbav:",omitempty"`
+	PK      string
+	SK      string
+	Type    string
+	Month   string
+	Days    []string `dynamodbav:",omitempty"`
+	Custom  []string `dynamodbav:",omitempty"`
+	Expires int64    `dynamodbav:"expires,omitempty"`
 }
 
 type rumCellItem struct {
@@ -56,42 +57,17 @@ func (s *Store) RUMIndexes(ctx context.Context, account, website string, months 
 	return out, nil
 }
 
-// PutRUMIndex writes a month's index.
-func (s *Store) PutRUMIndex(ctx context.Context, account, website string, ix model.RUMIndex) error {
+// PutRUMIndex writes a month's index, which DynamoDB deletes after expires (zero: never).
+func (s *Store) PutRUMIndex(ctx context.Context, account, website string, ix model.RUMIndex, expires time.Time) error {
 	av, err := attributevalue.MarshalMap(rumIndexItem{
 		PK: websitePK(account, website), SK: rumIndexSK(ix.Month), Type: "rum-index",
-		Month: ix.Month, Days: ix.Days, Custom: ix.Custom,
+		Month: ix.Month, Days: ix.Days, Custom: ix.Custom, Expires: unixOrZero(expires),
 	})
 	if err != nil {
 		return err
 	}
 	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: av}); err != nil {
 		return fmt.Errorf("put RUM index: %w", err)
-	}
-	return nil
-}
-
-// CopyRUMDay copies every table of day from to day to: a new day's running totals start as the
-// previous day's.
-func (s *Store) CopyRUMDay(ctx context.Context, account, website, from, to string) error {
-	pk := websitePK(account, website)
-	p := dynamodb.NewQueryPaginator(s.db, prefixQuery(s.table, pk, rumDayPrefix(from), true))
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return fmt.Errorf("read RUM day %s: %w", from, err)
-		}
-		var writes []ddbtypes.WriteRequest
-		for _, av := range page.Items {
-			sk := av[attrSK].(*ddbtypes.AttributeValueMemberS).Value
-			av[attrSK] = str(rumDayPrefix(to) + strings.TrimPrefix(sk, rumDayPrefix(from)))
-			writes = append(writes, ddbtypes.WriteRequest{PutRequest: &ddbtypes.PutRequest{Item: av}})
-		}
-		for start := 0; start < len(writes); start += 25 {
-			if err := s.batchWrite(ctx, writes[start:min(start+25, len(writes))]); err != nil {
-				return fmt.Errorf("copy RUM day %s to %s: %w", from, to, err)
-			}
-		}
 	}
 	return nil
 }
@@ -148,32 +124,14 @@ func (s *Store) RUMTables(ctx context.Context, account, website string, cells []
 	return out, nil
 }
 
-// PutRUMTable writes a cell's table as version t.Version+1, if the stored one is still at
-// t.Version: a second writer, which the FIFO queue should exclude, makes it fail rather than
-// lose a fold.
+// PutRUMTable writes a table as an item, as tables were stored before day objects
+// (internal/rumstore). Nothing writes them so any more: tests make such days with it.
 func (s *Store) PutRUMTable(ctx context.Context, account, website string, c model.RUMCell, t model.RUMTable) error {
-	return s.putVersioned(ctx, rumCellItem{PK: websitePK(account, website), SK: rumCellSK(c), Type: "rum",
-		Data: t.Data, Applied: t.Applied, Ver: t.Version + 1}, t.Version)
-}
-
-func (s *Store) putVersioned(ctx context.Context, it rumCellItem, prev int64) error {
-	av, err := attributevalue.MarshalMap(it)
+	av, err := attributevalue.MarshalMap(rumCellItem{PK: websitePK(account, website), SK: rumCellSK(c), Type: "rum", Data: t.Data, Applied: t.Applied, Ver: 1})
 	if err != nil {
 		return err
 	}
-	in := &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: av,
-		ConditionExpression: aws.String("attribute_not_exists(PK)")}
-	if prev > 0 {
-		in.ConditionExpression = aws.String("Ver = :prev")
-		in.ExpressionAttributeValues = map[string]ddbtypes.AttributeValue{
-			":prev": &ddbtypes.AttributeValueMemberN{Value: strconv.FormatInt(prev, 10)},
-		}
-	}
-	_, err = s.db.PutItem(ctx, in)
-	if isConditionFailed(err) {
-		return fmt.Errorf("RUM item %s changed under this writer", it.SK)
-	}
-	if err != nil {
+	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: av}); err != nil {
 		return fmt.Errorf("put RUM item: %w", err)
 	}
 	return nil
@@ -237,99 +195,6 @@ func (s *Store) RUMDistinct(ctx context.Context, account, website string, days [
 		out[strings.TrimPrefix(it.SK, rumDistinctSK(""))] = model.RUMTable{Data: it.Data, Applied: it.Applied, Version: it.Ver}
 	}
 	return out, nil
-}
-
-// PutRUMDistinct writes a day's distinct-page sketch as version t.Version+1, if the stored
-// one is still at t.Version.
-func (s *Store) PutRUMDistinct(ctx context.Context, account, website, day string, t model.RUMTable) error {
-	return s.putVersioned(ctx, rumCellItem{PK: websitePK(account, website), SK: rumDistinctSK(day), Type: "rum-distinct",
-		Data: t.Data, Ver: t.Version + 1}, t.Version)
-}
-
-// seconds
-
-// rumDedupeTTL keeps dedupe records past the longest a page view can wait in a queue (14
-// days' retention, then a redrive from the dead-letter queue).
-const rumDedupeTTL = 15 * 24 * time.Hour
-
-type rumSeenItem struct {
-	PK      string
-	SK      string
-	Type    string
-	Window  int64
-	Data    []byte
-	Expires int64 `dynamodbav:"expires"`
-}
-
-// RUMSeen reads the records of the given windows; a window without one is absent.
-func (s *Store) RUMSeen(ctx context.Context, account, website string, windows []int64) (map[int64]model.RUMSeen, error) {
-	keys := make([]map[string]ddbtypes.AttributeValue, len(windows))
-	for i, w := range windows {
-		keys[i] = key(websitePK(account, website), rumSeenSK(w))
-	}
-	items, err := s.batchGet(ctx, keys, true)
-	if err != nil {
-		return nil, fmt.Errorf("read folded page views: %w", err)
-	}
-	out := make(map[int64]model.RUMSeen, len(items))
-	for _, av := range items {
-		var it rumSeenItem
-		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-			return nil, fmt.Errorf("decode folded page views: %w", err)
-		}
-		out[it.Window] = model.RUMSeen{Window: it.Window, Data: it.Data}
-	}
-	return out, nil
-}
-
-// PutRUMSeen writes a window's record. One consumer folds a website at a time (its FIFO
-// message group), so the record is simply replaced.
-func (s *Store) PutRUMSeen(ctx context.Context, account, website string, r model.RUMSeen) error {
-	av, err := attributevalue.MarshalMap(rumSeenItem{PK: websitePK(account, website), SK: rumSeenSK(r.Window), Type: "rum-seen",
-		Window: r.Window, Data: r.Data, Expires: time.Unix(r.Window*model.RUMSeenWindow, 0).Add(rumDedupeTTL).Unix()})
-	if err != nil {
-		return err
-	}
-	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: av}); err != nil {
-		return fmt.Errorf("put folded page views: %w", err)
-	}
-	return nil
-}
-
-// RUMBatchesFolded tells which of the given aggregator batches were folded completely.
-func (s *Store) RUMBatchesFolded(ctx context.Context, account, website string, ids []string) (map[string]bool, error) {
-	keys := make([]map[string]ddbtypes.AttributeValue, len(ids))
-	for i, id := range ids {
-		keys[i] = key(websitePK(account, website), rumBatchSK(id))
-	}
-	items, err := s.batchGet(ctx, keys, true)
-	if err != nil {
-		return nil, fmt.Errorf("read folded batches: %w", err)
-	}
-	done := make(map[string]bool, len(items))
-	for _, av := range items {
-		if sk, ok := av[attrSK].(*ddbtypes.AttributeValueMemberS); ok {
-			done[strings.TrimPrefix(sk.Value, rumBatchSK(""))] = true
-		}
-	}
-	return done, nil
-}
-
-// PutRUMBatchesFolded records aggregator batches as folded completely.
-func (s *Store) PutRUMBatchesFolded(ctx context.Context, account, website string, ids []string) error {
-	expires := &ddbtypes.AttributeValueMemberN{Value: strconv.FormatInt(time.Now().Add(rumDedupeTTL).Unix(), 10)}
-	reqs := make([]ddbtypes.WriteRequest, len(ids))
-	for i, id := range ids {
-		reqs[i] = ddbtypes.WriteRequest{PutRequest: &ddbtypes.PutRequest{Item: map[string]ddbtypes.AttributeValue{
-			attrPK: str(websitePK(account, website)), attrSK: str(rumBatchSK(id)), "Type": str("rum-batch"), "expires": expires,
-		}}}
-	}
-	for start := 0; start < len(reqs); start += 25 {
-		if err := s.batchWrite(ctx, reqs[start:min(start+25, len(reqs))]); err != nil {
-			return fmt.Errorf("record folded batches: %w", err)
-		}
-	}
-	return nil
 }
 
 type rumSettingsItem struct {

@@ -70,7 +70,7 @@ func New(ctx context.Context, svc *service.Service) (*Worker, error) {
 	}
 	w.events = event.NewRecorder(svc.Store, notify.NewQueue(svc.Queues.Notify), svc.Log)
 	w.regressions = regression.NewWatcher(svc.Store, svc.Objects, w.events, svc.Log)
-	w.rum = rum.NewReader(svc.Store)
+	w.rum = rum.NewReader(svc.RUM)
 	return w, nil
 }
 

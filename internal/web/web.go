@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
 	"io/fs"
 	"net/http"
 	"path"
@@ -46,16 +47,43 @@ type asset struct {
 	etag        string
 }
 
-// files maps a path under Prefix ("" is the page) to its asset; built once.
+// files maps a path under Prefix to its asset, and the page's template; built once.
 var files = sync.OnceValues(build)
 
-// build hashes every static file into its served name and renders the page naming them.
-func build() (map[string]*asset, error) {
+// pages holds the page rendered for each RUM entry it was asked for (one per process).
+var pages sync.Map // string -> *asset
+
+// page is the dashboard's page naming rumURL, the entry real users' snippet is embedded from
+// ("": the dashboard's own origin).
+func page(rumURL string) (*asset, error) {
+	if a, ok := pages.Load(rumURL); ok {
+		return a.(*asset), nil
+	}
+	all, err := files()
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if err := all.page.Execute(&b, struct{ RUMURL string }{rumURL}); err != nil {
+		return nil, err
+	}
+	a, _ := pages.LoadOrStore(rumURL, newAsset(b.Bytes(), "text/html; charset=utf-8", false))
+	return a.(*asset), nil
+}
+
+// site is the dashboard's files: the hashed assets, and the page's template.
+type site struct {
+	assets map[string]*asset
+	page   *template.Template
+}
+
+// build hashes every static file into its served name and parses the page naming them.
+func build() (site, error) {
 	out := map[string]*asset{}
 	names := map[string]string{} // file name -> hashed name
 	entries, err := fs.ReadDir(static, "static")
 	if err != nil {
-		return nil, err
+		return site{}, err
 	}
 	for _, e := range entries {
 		name := e.Name()
@@ -64,7 +92,7 @@ func build() (map[string]*asset, error) {
 		}
 		body, err := static.ReadFile("static/" + name)
 		if err != nil {
-			return nil, err
+			return site{}, err
 		}
 		names[name] = Prefix + addHashed(out, name, body)
 	}
@@ -96,14 +124,13 @@ func build() (map[string]*asset, error) {
 		},
 	}).ParseFS(static, "static/index.html")
 	if err != nil {
-		return nil, err
+		return site{}, err
 	}
-	var b bytes.Buffer
-	if err := page.Execute(&b, nil); err != nil {
-		return nil, err
+	// Rendered once here, so that an error in it shows at the first request.
+	if err := page.Execute(io.Discard, struct{ RUMURL string }{}); err != nil {
+		return site{}, err
 	}
-	out[""] = newAsset(b.Bytes(), "text/html; charset=utf-8", false)
-	return out, nil
+	return site{assets: out, page: page}, nil
 }
 
 // addHashed adds an immutable asset under its name with a hash of its content, which it returns.
@@ -139,9 +166,10 @@ func contentType(ext string) string {
 }
 
 // Serve writes the dashboard file r's path names: the page for Prefix itself (and for /app), a
-// hashed asset otherwise, gzipped when gzipOK (the client accepts it).
+// hashed asset otherwise, gzipped when gzipOK (the client accepts it). The page names rumURL,
+// the entry real users' snippet is embedded from ("": the dashboard's own origin).
 // Anything else is ErrNotFound.
-func Serve(w http.ResponseWriter, r *http.Request, gzipOK bool) error {
+func Serve(w http.ResponseWriter, r *http.Request, gzipOK bool, rumURL string) error {
 	// /app is the page too, not a redirect to /app/: API Gateway's greedy {file+} may not
 	// match an empty rest, so /app is the address that surely reaches the web function.
 	path := r.URL.Path
@@ -152,13 +180,21 @@ func Serve(w http.ResponseWriter, r *http.Request, gzipOK bool) error {
 	if !ok {
 		return ErrNotFound
 	}
-	all, err := files()
-	if err != nil {
-		return err
-	}
-	a, ok := all[name]
-	if !ok {
-		return ErrNotFound
+	var a *asset
+	if name == "" {
+		var err error
+		if a, err = page(rumURL); err != nil {
+			return err
+		}
+	} else {
+		all, err := files()
+		if err != nil {
+			return err
+		}
+		var ok bool
+		if a, ok = all.assets[name]; !ok {
+			return ErrNotFound
+		}
 	}
 	h := w.Header()
 	h.Set("Content-Type", a.contentType)

@@ -20,7 +20,7 @@ func serve(t *testing.T, path string, gzipOK bool, header http.Header) *httptest
 		req.Header[k] = v
 	}
 	rec := httptest.NewRecorder()
-	if err := Serve(rec, req, gzipOK); err != nil {
+	if err := Serve(rec, req, gzipOK, ""); err != nil {
 		rec.Code = 404
 		rec.Body.Reset()
 		rec.Body.WriteString(err.Error())
@@ -101,6 +101,29 @@ func TestPageAndAssets(t *testing.T) {
 	}
 }
 
+// The page names the deployment's RUM entry for the snippet the real-user view shows, escaped;
+// without one, the view uses the page's own origin.
+func TestPageNamesTheRUMEntry(t *testing.T) {
+	req := httptest.NewRequest("GET", "/app/", nil)
+	rec := httptest.NewRecorder()
+	if err := Serve(rec, req, false, `https://abc.lambda-url.us-east-1.on.aws/"><script>`); err != nil {
+		t.Fatal(err)
+	}
+	if body := rec.Body.String(); !strings.Contains(body, `<meta name="openvitals-rum" content="https://abc.lambda-url.us-east-1.on.aws/&#34;&gt;&lt;script&gt;">`) {
+		t.Errorf("page %s: want the entry in its meta, escaped", body)
+	}
+	if body := serve(t, "/app/", false, nil).Body.String(); !strings.Contains(body, `<meta name="openvitals-rum" content="">`) {
+		t.Error("without an entry, the page names one")
+	}
+	js, err := static.ReadFile("static/view-rum.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(js), `meta[name="openvitals-rum"]`) {
+		t.Error("the real-user view does not read the page's RUM entry")
+	}
+}
+
 // TestScriptBudget holds the dashboard to its budget: the scripts the page loads, gzipped, at
 // most 60 KB (uPlot is 22 KB of it).
 func TestScriptBudget(t *testing.T) {
@@ -108,10 +131,13 @@ func TestScriptBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	page := string(all[""].body)
+	p, err := page("")
+	if err != nil {
+		t.Fatal(err)
+	}
 	total, scripts := 0, 0
-	for _, m := range regexp.MustCompile(`<script src="`+Prefix+`([^"]+)"`).FindAllStringSubmatch(page, -1) {
-		a, ok := all[m[1]]
+	for _, m := range regexp.MustCompile(`<script src="`+Prefix+`([^"]+)"`).FindAllStringSubmatch(string(p.body), -1) {
+		a, ok := all.assets[m[1]]
 		if !ok {
 			t.Fatalf("the page loads %s, which is not served", m[1])
 		}

@@ -183,7 +183,9 @@
         });
         out.push(panel);
         out = out.concat(parts[1]);
-      var snippet = '<script async src="' + location.origin + '/rum/' + w.id + '.js"></script>';
+      // The RUM entry of the deployment (its function URL, with no request price), else this origin.
+      var entry = (document.querySelector('meta[name="openvitals-rum"]') || {}).content || location.origin + '/';
+      var snippet = '<script async src="' + entry.replace(/\/?$/, '/') + 'rum/' + w.id + '.js"></script>';
         var code = el('pre', null, el('code', { id: 'snippet', text: snippet }));
         var copy = el('button', { type: 'button', class: 'secondary', text: 'Copy the snippet', onclick: function () {
           navigator.clipboard.writeText(snippet).then(function () { say('Snippet copied.'); }, function () { say('Select the snippet and copy it.'); });

@@ -1,0 +1,256 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/openvitals/openvitals/internal/model"
+)
+
+// A website's real-user tables of a day live in one S3 object (internal/rumstore); the table
+// keeps a small pointer to it per day, and the log of page views waiting to be folded.
+
+func unixOrZero(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.Unix()
+}
+
+type rumDayItem struct {
+	PK      string
+	SK      string
+	Type    string
+	Gen     int64
+	Object  string
+	Prev    string `dynamodbav:",omitempty"`
+	Dir     []byte
+	Size    int64
+	Expires int64 `dynamodbav:"expires,omitempty"`
+}
+
+// RUMDays reads the pointers of the given days (yyyymmdd); a day without one is absent.
+func (s *Store) RUMDays(ctx context.Context, account, website string, days []string, consistent bool) (map[string]model.RUMDay, error) {
+	keys := make([]map[string]ddbtypes.AttributeValue, 0, len(days))
+	seen := map[string]bool{}
+	for _, d := range days {
+		if !seen[d] {
+			seen[d] = true
+			keys = append(keys, key(websitePK(account, website), rumDaySK(d)))
+		}
+	}
+	items, err := s.batchGet(ctx, keys, consistent)
+	if err != nil {
+		return nil, fmt.Errorf("read RUM days: %w", err)
+	}
+	out := make(map[string]model.RUMDay, len(items))
+	for _, av := range items {
+		var it rumDayItem
+		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+			return nil, fmt.Errorf("decode RUM day: %w", err)
+		}
+		day := strings.TrimPrefix(it.SK, rumDaySK(""))
+		out[day] = model.RUMDay{Day: day, Gen: it.Gen, Object: it.Object, Prev: it.Prev, Dir: it.Dir, Size: it.Size}
+	}
+	return out, nil
+}
+
+// PutRUMDay points a day at generation d.Gen if it still points at prevGen (0: at nothing): a
+// second writer, which the FIFO queue should exclude, makes it fail rather than lose a fold.
+// DynamoDB deletes the pointer after expires.
+func (s *Store) PutRUMDay(ctx context.Context, account, website string, d model.RUMDay, prevGen int64, expires time.Time) error {
+	av, err := attributevalue.MarshalMap(rumDayItem{PK: websitePK(account, website), SK: rumDaySK(d.Day), Type: "rum-day",
+		Gen: d.Gen, Object: d.Object, Prev: d.Prev, Dir: d.Dir, Size: d.Size, Expires: unixOrZero(expires)})
+	if err != nil {
+		return err
+	}
+	in := &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: av, ConditionExpression: aws.String("attribute_not_exists(PK)")}
+	if prevGen > 0 {
+		in.ConditionExpression = aws.String("Gen = :prev")
+		in.ExpressionAttributeValues = map[string]ddbtypes.AttributeValue{":prev": num64(prevGen)}
+	}
+	_, err = s.db.PutItem(ctx, in)
+	if isConditionFailed(err) {
+		return fmt.Errorf("RUM day %s changed under this writer", d.Day)
+	}
+	if err != nil {
+		return fmt.Errorf("put RUM day %s: %w", d.Day, err)
+	}
+	return nil
+}
+
+func num64(n int64) ddbtypes.AttributeValue {
+	return &ddbtypes.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+}
+
+// rumLogTTL keeps a log entry past the longest it can wait to be folded (its flush message's
+// retention in the queue and its dead-letter queue).
+const rumLogTTL = 29 * 24 * time.Hour
+
+type rumLogItem struct {
+	PK      string
+	SK      string
+	Type    string
+	Views   int
+	Data    []byte `dynamodbav:",omitempty"`
+	Object  string `dynamodbav:",omitempty"`
+	Expires int64  `dynamodbav:"expires"`
+}
+
+// PutRUMLog appends chunks to their websites' logs, 25 to a request.
+func (s *Store) PutRUMLog(ctx context.Context, chunks []model.RUMChunk) error {
+	expires := time.Now().Add(rumLogTTL).Unix()
+	reqs := make([]ddbtypes.WriteRequest, 0, len(chunks))
+	for _, c := range chunks {
+		av, err := attributevalue.MarshalMap(rumLogItem{PK: websitePK(c.Account, c.Website), SK: rumLogSK(c.Key), Type: "rum-log",
+			Views: c.Views, Data: c.Data, Object: c.Object, Expires: expires})
+		if err != nil {
+			return err
+		}
+		reqs = append(reqs, ddbtypes.WriteRequest{PutRequest: &ddbtypes.PutRequest{Item: av}})
+	}
+	for start := 0; start < len(reqs); start += 25 {
+		if err := s.batchWrite(ctx, reqs[start:min(start+25, len(reqs))]); err != nil {
+			return fmt.Errorf("append to the RUM log: %w", err)
+		}
+	}
+	return nil
+}
+
+// RUMLog reads, in key order and strongly consistent, a website's log from the key from on.
+func (s *Store) RUMLog(ctx context.Context, account, website, from string) ([]model.RUMChunk, error) {
+	in := &dynamodb.QueryInput{
+		TableName:              aws.String(s.table),
+		KeyConditionExpression: aws.String("PK = :pk AND SK BETWEEN :from AND :to"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
+			":pk": str(websitePK(account, website)), ":from": str(rumLogSK(from)), ":to": str(rumLogEnd),
+		},
+		ConsistentRead: aws.Bool(true),
+	}
+	var out []model.RUMChunk
+	p := dynamodb.NewQueryPaginator(s.db, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("read the RUM log: %w", err)
+		}
+		for _, av := range page.Items {
+			var it rumLogItem
+			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+				return nil, fmt.Errorf("decode the RUM log: %w", err)
+			}
+			out = append(out, model.RUMChunk{Account: account, Website: website, Key: strings.TrimPrefix(it.SK, rumLogSK("")),
+				Views: it.Views, Data: it.Data, Object: it.Object})
+		}
+	}
+	return out, nil
+}
+
+type rumLogMarkItem struct {
+	PK   string
+	SK   string
+	Type string
+	From string
+	Done []string `dynamodbav:",omitempty"`
+}
+
+// RUMLogMark reads how far a website's log was folded (the zero mark: none of it).
+func (s *Store) RUMLogMark(ctx context.Context, account, website string) (model.RUMLogMark, error) {
+	var it rumLogMarkItem
+	err := s.getItem(ctx, websitePK(account, website), rumLogMarkSK, "RUM log mark", &it)
+	if model.IsNotFound(err) {
+		return model.RUMLogMark{}, nil
+	}
+	if err != nil {
+		return model.RUMLogMark{}, err
+	}
+	return model.RUMLogMark{From: it.From, Done: it.Done}, nil
+}
+
+// PutRUMLogMark records how far a website's log was folded. One consumer folds a website at a
+// time (its FIFO message group), so the mark is simply replaced.
+func (s *Store) PutRUMLogMark(ctx context.Context, account, website string, m model.RUMLogMark) error {
+	av, err := attributevalue.MarshalMap(rumLogMarkItem{PK: websitePK(account, website), SK: rumLogMarkSK, Type: "rum-log-mark",
+		From: m.From, Done: m.Done})
+	if err != nil {
+		return err
+	}
+	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: av}); err != nil {
+		return fmt.Errorf("put RUM log mark: %w", err)
+	}
+	return nil
+}
+
+// RUMLegacyDay reads the tables of a day stored as items, one per table, as they were before
+// days became objects, and the day's distinct-page sketch (nil if none).
+func (s *Store) RUMLegacyDay(ctx context.Context, account, website, day string) (map[model.RUMCell][]byte, []byte, error) {
+	pk := websitePK(account, website)
+	out := map[model.RUMCell][]byte{}
+	for _, prefix := range []string{rumDayPrefix(day), rumDailyPrefix(day)} {
+		p := dynamodb.NewQueryPaginator(s.db, prefixQuery(s.table, pk, prefix, true))
+		for p.HasMorePages() {
+			page, err := p.NextPage(ctx)
+			if err != nil {
+				return nil, nil, fmt.Errorf("read RUM day %s: %w", day, err)
+			}
+			for _, av := range page.Items {
+				var it rumCellItem
+				if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+					return nil, nil, fmt.Errorf("decode RUM table: %w", err)
+				}
+				parts := strings.Split(strings.TrimPrefix(it.SK, prefix), "#")
+				if len(parts) != 3 {
+					return nil, nil, fmt.Errorf("RUM table %s: not a table's key", it.SK)
+				}
+				shard, err := strconv.Atoi(parts[2])
+				if err != nil {
+					return nil, nil, fmt.Errorf("RUM table %s: %w", it.SK, err)
+				}
+				out[model.RUMCell{Day: day, Dim: parts[0], Metric: parts[1], Shard: shard, Daily: prefix == rumDailyPrefix(day)}] = it.Data
+			}
+		}
+	}
+	distinct, err := s.RUMDistinct(ctx, account, website, []string{day}, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, distinct[day].Data, nil
+}
+
+// DeleteRUMLegacyDay deletes the items a day's tables were stored as before days became
+// objects (once its object holds them), and its distinct-page sketch item.
+func (s *Store) DeleteRUMLegacyDay(ctx context.Context, account, website, day string) error {
+	pk := websitePK(account, website)
+	reqs := []ddbtypes.WriteRequest{{DeleteRequest: &ddbtypes.DeleteRequest{Key: key(pk, rumDistinctSK(day))}}}
+	for _, prefix := range []string{rumDayPrefix(day), rumDailyPrefix(day)} {
+		in := prefixQuery(s.table, pk, prefix, true)
+		in.ProjectionExpression = aws.String("SK")
+		p := dynamodb.NewQueryPaginator(s.db, in)
+		for p.HasMorePages() {
+			page, err := p.NextPage(ctx)
+			if err != nil {
+				return fmt.Errorf("read RUM day %s: %w", day, err)
+			}
+			for _, av := range page.Items {
+				sk, _ := av[attrSK].(*ddbtypes.AttributeValueMemberS)
+				if sk != nil {
+					reqs = append(reqs, ddbtypes.WriteRequest{DeleteRequest: &ddbtypes.DeleteRequest{Key: key(pk, sk.Value)}})
+				}
+			}
+		}
+	}
+	for start := 0; start < len(reqs); start += 25 {
+		if err := s.batchWrite(ctx, reqs[start:min(start+25, len(reqs))]); err != nil {
+			return fmt.Errorf("delete RUM day %s's items: %w", day, err)
+		}
+	}
+	return nil
+}
