@@ -143,7 +143,7 @@ func newFixture(t testing.TB) fixture {
 	}
 	// The websites endpoints never touch the bucket and send only purges, but the function
 	// opens every queue the service declares at start: each must exist.
-	cfg := service.Config{Table: st.Table(), Bucket: "openvitals-test"}
+	cfg := service.Config{Table: st.Table(), Bucket: "openvitals-test", RUMBucket: "openvitals-test-rum"}
 	awstest.Queues(t, clients, &cfg)
 	return fixture{binary: lambdatest.Build(t, "websites"), config: lambdatest.Config{Service: cfg,
 		// A fixed key in place of the stack's secret: in Lambda the function needs one.
