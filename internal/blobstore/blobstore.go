@@ -162,6 +162,13 @@ func (b *Bucket) GetRange(ctx context.Context, key string, off, n int64) ([]byte
 
 // Delete removes objects, 1000 a request; a missing one is no error.
 func (b *Bucket) Delete(ctx context.Context, keys ...string) error {
+	_, err := b.deleteKeys(ctx, keys)
+	return err
+}
+
+// deleteKeys removes objects, 1000 a request, and says how many it removed before an error.
+func (b *Bucket) deleteKeys(ctx context.Context, keys []string) (int, error) {
+	deleted := 0
 	for start := 0; start < len(keys); start += 1000 {
 		batch := keys[start:min(start+1000, len(keys))]
 		ids := make([]s3types.ObjectIdentifier, len(batch))
@@ -172,14 +179,15 @@ func (b *Bucket) Delete(ctx context.Context, keys ...string) error {
 			Bucket: aws.String(b.name), Delete: &s3types.Delete{Objects: ids, Quiet: aws.Bool(true)},
 		})
 		if err != nil {
-			return fmt.Errorf("delete objects: %w", err)
+			return deleted, fmt.Errorf("delete objects: %w", err)
 		}
 		if len(out.Errors) > 0 {
 			e := out.Errors[0]
-			return fmt.Errorf("delete object %s: %s", aws.ToString(e.Key), aws.ToString(e.Message))
+			return deleted, fmt.Errorf("delete object %s: %s", aws.ToString(e.Key), aws.ToString(e.Message))
 		}
+		deleted += len(batch)
 	}
-	return nil
+	return deleted, nil
 }
 
 // Keys lists the keys under a prefix.
@@ -204,24 +212,9 @@ func (b *Bucket) DeletePrefix(ctx context.Context, prefix string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	deleted := 0
-	for start := 0; start < len(keys); start += 1000 {
-		batch := keys[start:min(start+1000, len(keys))]
-		ids := make([]s3types.ObjectIdentifier, len(batch))
-		for i, k := range batch {
-			ids[i] = s3types.ObjectIdentifier{Key: aws.String(k)}
-		}
-		out, err := b.s3.DeleteObjects(ctx, &s3.DeleteObjectsInput{
-			Bucket: aws.String(b.name), Delete: &s3types.Delete{Objects: ids, Quiet: aws.Bool(true)},
-		})
-		if err != nil {
-			return deleted, fmt.Errorf("delete objects %s: %w", prefix, err)
-		}
-		if len(out.Errors) > 0 {
-			e := out.Errors[0]
-			return deleted, fmt.Errorf("delete object %s: %s", aws.ToString(e.Key), aws.ToString(e.Message))
-		}
-		deleted += len(batch)
+	n, err := b.deleteKeys(ctx, keys)
+	if err != nil {
+		return n, fmt.Errorf("%s: %w", prefix, err)
 	}
-	return deleted, nil
+	return n, nil
 }
