@@ -211,7 +211,8 @@ func TestFanoutQueuesEachDailyJobOnce(t *testing.T) {
 	}
 
 	// Later the same day: a run, and a website's message delivered again.
-	e.run(start.Add(time.Hour))
+	later := laterSameDay(start, time.Hour)
+	e.run(later)
 	e.drain()
 	if err := e.w.Handle(e.ctx, fanout.Job{Day: model.Day(start), Job: fanout.JobAudits, Account: b.Account, Website: b.ID}); err != nil {
 		t.Fatal(err)
@@ -221,9 +222,19 @@ func TestFanoutQueuesEachDailyJobOnce(t *testing.T) {
 			t.Errorf("the %s queue got %d messages more the same day", name, len(got))
 		}
 	}
-	if q, over, err := e.sched.Fanned(e.ctx, results[0], start.Add(time.Hour)); err != nil || !over || len(q.Audits)+len(q.Runs)+len(q.UX) != 0 {
+	if q, over, err := e.sched.Fanned(e.ctx, results[0], later); err != nil || !over || len(q.Audits)+len(q.Runs)+len(q.UX) != 0 {
 		t.Errorf("fanned since the later run: over %v, %+v (%v), want nothing", over, q, err)
 	}
+}
+
+// laterSameDay is d after t, or the last instant of t's day when that comes first, so that
+// a test started late in the evening (UTC) stays on its day.
+func laterSameDay(t time.Time, d time.Duration) time.Time {
+	end := t.UTC().Truncate(24 * time.Hour).Add(24*time.Hour - time.Nanosecond)
+	if later := t.Add(d); later.Before(end) {
+		return later
+	}
+	return end
 }
 
 // failingSends lets through the first n SendMessageBatch requests to the queue of a name,
