@@ -22,7 +22,7 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
 # Every target; make help says what each does (make test checks both for every rule here).
 TARGETS := help deps deps-local deps-deploy run demo reset daily keys test test-infra rehearse image-test fuzz \
-	bench bench-pages bench-audit bench-multistep bench-notify bench-regressions bench-dashboard bench-rum bench-reads bench-fanout \
+	bench bench-pages bench-audit bench-multistep bench-notify bench-regressions bench-dashboard bench-rum bench-reads bench-fanout bench-capacity \
 	screenshots build synth bootstrap deploy clean
 .PHONY: $(TARGETS)
 
@@ -65,6 +65,7 @@ help:
 	@echo "make bench-dashboard dashboard: first render with 100 pages, and its own Lighthouse audit (~8 min)"
 	@echo "make bench-rum    RUM benchmarks: fold and collect throughput, sketch error, reports over 10M views, what a view costs (~12 min)"
 	@echo "make bench-reads  what an audit reads once its result is stored, at 10, 100 and 1,000 pages (~1 min)"
+	@echo "make bench-capacity the capacity model at 3 sizes: fan-out time, DynamoDB units a second (all, busiest partition), the month's bill item by item, quotas (~12 min)"
 	@echo "make bench-fanout the daily fan-out: scheduler, a page of the websites listing, a website's share at 1, 200 and 1,000 pages, with their AWS requests (~2 min)"
 	@echo "make screenshots  the dashboard's screenshots in docs/screenshots, made by its browser test (~3 min)"
 	@echo "make deps-local   install what make run needs (every target installs what it needs itself)"
@@ -308,6 +309,17 @@ bench-fanout: deps-local
 	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
 	$(STANDINS) start $(TEST_PORTS); \
 	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench DailyFanout -benchtime 3x -timeout 30m ./internal/fanoutworker/
+
+# The capacity model at its three sizes: a month of real users at several traffics
+# (BenchmarkRUMCost, written to internal/capacity/testdata/rum.json), then the units of work of
+# the fan-out and of real audits measured on the stand-ins and composed per size (~12 min).
+# See BENCHMARKS.md and docs/operations.md.
+bench-capacity: deps-local
+	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
+	$(STANDINS) start $(TEST_PORTS); \
+	$(call LOCAL_AWS,$(TEST_PORTS)) OPENVITALS_RUM_COST_FILE=$(CURDIR)/internal/capacity/testdata/rum.json \
+		go test -run '^$$' -bench RUMCost -benchtime 1x -timeout 60m ./internal/rumworker/; \
+	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench Capacity -benchtime 1x -timeout 30m ./internal/capacity/
 
 # Each function's bootstrap, for Lambda's provided.al2023 runtime on arm64.
 build:

@@ -29,6 +29,14 @@ type Usage struct {
 	ReadUnits, WriteUnits float64
 	// DynamoDBCalls counts calls by operation.
 	DynamoDBCalls map[string]int
+	// WriteUnitsByKey and ReadUnitsByKey are the units by partition key (the items' PK): a
+	// partition takes at most 1,000 write and 3,000 read units a second. A call of several
+	// items shares its units among them evenly; a Query's go to the key it names.
+	WriteUnitsByKey, ReadUnitsByKey map[string]float64
+	// WriteUnitsByItem are the write units by item ("PK SK"): where DynamoDB has split a busy
+	// partition by its sort keys (it does for tables without local indexes), an item still
+	// takes at most 1,000 write units a second.
+	WriteUnitsByItem map[string]float64
 	// S3Writes are PUT, COPY, POST and LIST requests, S3Reads GET and HEAD (DELETE is free);
 	// S3BytesIn and S3BytesOut are the bodies sent and received.
 	S3Writes, S3Reads      int
@@ -124,6 +132,9 @@ func (m *Meter) Usage() Usage {
 	defer m.mu.Unlock()
 	u := m.u
 	u.DynamoDBCalls = clone(m.u.DynamoDBCalls)
+	u.WriteUnitsByKey = clone(m.u.WriteUnitsByKey)
+	u.ReadUnitsByKey = clone(m.u.ReadUnitsByKey)
+	u.WriteUnitsByItem = clone(m.u.WriteUnitsByItem)
 	u.S3Calls = clone(m.u.S3Calls)
 	u.SQSCalls = clone(m.u.SQSCalls)
 	u.LambdaByFunction = clone(m.u.LambdaByFunction)
@@ -231,7 +242,158 @@ func (m *Meter) DynamoDB(o *dynamodb.Options) {
 		m.u.ReadUnits += read
 		m.u.WriteUnits += write
 		add(&m.u.DynamoDBCalls, op, 1)
+		keys := itemKeys(params)
+		for _, k := range keys {
+			share := 1 / float64(len(keys))
+			if write > 0 {
+				add(&m.u.WriteUnitsByKey, k.pk, write*share)
+				if k.sk != "" {
+					add(&m.u.WriteUnitsByItem, k.pk+" "+k.sk, write*share)
+				}
+			}
+			if read > 0 {
+				add(&m.u.ReadUnitsByKey, k.pk, read*share)
+			}
+		}
 	}))
+}
+
+// PartitionKey and SortKey are the attributes that hold an item's key in the table.
+const (
+	PartitionKey = "PK"
+	SortKey      = "SK"
+)
+
+// itemKey is an item's key; a Query's names its partition only.
+type itemKey struct{ pk, sk string }
+
+// itemKeys are the keys of the items a call reads or writes, one per item.
+func itemKeys(params any) []itemKey {
+	pk := func(item map[string]ddbtypes.AttributeValue) itemKey {
+		var k itemKey
+		if v, ok := item[PartitionKey].(*ddbtypes.AttributeValueMemberS); ok {
+			k.pk = v.Value
+		}
+		if v, ok := item[SortKey].(*ddbtypes.AttributeValueMemberS); ok {
+			k.sk = v.Value
+		}
+		return k
+	}
+	var keys []itemKey
+	switch in := params.(type) {
+	case *dynamodb.GetItemInput:
+		keys = append(keys, pk(in.Key))
+	case *dynamodb.PutItemInput:
+		keys = append(keys, pk(in.Item))
+	case *dynamodb.UpdateItemInput:
+		keys = append(keys, pk(in.Key))
+	case *dynamodb.DeleteItemInput:
+		keys = append(keys, pk(in.Key))
+	case *dynamodb.QueryInput:
+		// The key condition names the partition key first: "PK = :pk AND ...".
+		if in.KeyConditionExpression != nil {
+			cond := *in.KeyConditionExpression
+			if i := strings.Index(cond, "="); i > 0 && strings.TrimSpace(cond[:i]) == PartitionKey {
+				name := strings.Fields(cond[i+1:])
+				if len(name) > 0 {
+					if v, ok := in.ExpressionAttributeValues[name[0]].(*ddbtypes.AttributeValueMemberS); ok {
+						keys = append(keys, itemKey{pk: v.Value})
+					}
+				}
+			}
+		}
+	case *dynamodb.BatchGetItemInput:
+		for _, ka := range in.RequestItems {
+			for _, k := range ka.Keys {
+				keys = append(keys, pk(k))
+			}
+		}
+	case *dynamodb.BatchWriteItemInput:
+		for _, reqs := range in.RequestItems {
+			for _, r := range reqs {
+				if r.PutRequest != nil {
+					keys = append(keys, pk(r.PutRequest.Item))
+				} else if r.DeleteRequest != nil {
+					keys = append(keys, pk(r.DeleteRequest.Key))
+				}
+			}
+		}
+	case *dynamodb.TransactWriteItemsInput:
+		for _, t := range in.TransactItems {
+			switch {
+			case t.Put != nil:
+				keys = append(keys, pk(t.Put.Item))
+			case t.Update != nil:
+				keys = append(keys, pk(t.Update.Key))
+			case t.Delete != nil:
+				keys = append(keys, pk(t.Delete.Key))
+			case t.ConditionCheck != nil:
+				keys = append(keys, pk(t.ConditionCheck.Key))
+			}
+		}
+	case *dynamodb.TransactGetItemsInput:
+		for _, t := range in.TransactItems {
+			if t.Get != nil {
+				keys = append(keys, pk(t.Get.Key))
+			}
+		}
+	}
+	return keys
+}
+
+// ItemBytes is the size DynamoDB bills an item at: its attribute names and values (strings
+// and binaries by length, numbers about a byte per two digits and one more, lists and maps 3
+// bytes and one a member more, booleans and nulls one).
+func ItemBytes(item map[string]ddbtypes.AttributeValue) int {
+	total := 0
+	for name, v := range item {
+		total += len(name) + valueBytes(v)
+	}
+	return total
+}
+
+func valueBytes(v ddbtypes.AttributeValue) int {
+	switch v := v.(type) {
+	case *ddbtypes.AttributeValueMemberS:
+		return len(v.Value)
+	case *ddbtypes.AttributeValueMemberN:
+		return (len(v.Value)+1)/2 + 1
+	case *ddbtypes.AttributeValueMemberB:
+		return len(v.Value)
+	case *ddbtypes.AttributeValueMemberBOOL, *ddbtypes.AttributeValueMemberNULL:
+		return 1
+	case *ddbtypes.AttributeValueMemberL:
+		n := 3
+		for _, e := range v.Value {
+			n += valueBytes(e) + 1
+		}
+		return n
+	case *ddbtypes.AttributeValueMemberM:
+		n := 3
+		for k, e := range v.Value {
+			n += len(k) + valueBytes(e) + 1
+		}
+		return n
+	case *ddbtypes.AttributeValueMemberSS:
+		n := 0
+		for _, e := range v.Value {
+			n += len(e)
+		}
+		return n
+	case *ddbtypes.AttributeValueMemberNS:
+		n := 0
+		for _, e := range v.Value {
+			n += (len(e)+1)/2 + 1
+		}
+		return n
+	case *ddbtypes.AttributeValueMemberBS:
+		n := 0
+		for _, e := range v.Value {
+			n += len(e)
+		}
+		return n
+	}
+	return 0
 }
 
 func askCapacity(params any) {

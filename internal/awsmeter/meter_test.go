@@ -65,6 +65,14 @@ func TestMeterCountsDynamoDBUnits(t *testing.T) {
 	if u.WriteUnits != 15 || u.ReadUnits != 5 {
 		t.Errorf("%v write units, %v read units; want 15 and 5", u.WriteUnits, u.ReadUnits)
 	}
+	// Every item is in partition "p": the query's units too, named by its key condition.
+	if len(u.WriteUnitsByKey) != 1 || u.WriteUnitsByKey["p"] != 15 || len(u.ReadUnitsByKey) != 1 || u.ReadUnitsByKey["p"] != 5 {
+		t.Errorf("units by partition: writes %v, reads %v; want 15 and 5 in p", u.WriteUnitsByKey, u.ReadUnitsByKey)
+	}
+	// By item: a (3, and 1 for the failed condition), and the batch's 11 shared by b and c.
+	if i := u.WriteUnitsByItem; len(i) != 3 || i["p a"] != 4 || i["p b"] != 5.5 || i["p c"] != 5.5 {
+		t.Errorf("write units by item %v, want 4 for a and 5.5 for b and c", i)
+	}
 	if u.DynamoDBCalls["PutItem"] != 2 || u.DynamoDBCalls["BatchWriteItem"] != 1 {
 		t.Errorf("calls %v", u.DynamoDBCalls)
 	}

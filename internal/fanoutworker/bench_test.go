@@ -20,6 +20,7 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/openvitals/openvitals/internal/awsmeter"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/fanout"
 	"github.com/openvitals/openvitals/internal/model"
@@ -62,35 +63,6 @@ func sum(n map[string]int, kinds []string) int {
 	total := 0
 	for _, k := range kinds {
 		total += n[k]
-	}
-	return total
-}
-
-// itemBytes is the size DynamoDB bills an item at: its attribute names and values (strings
-// and binaries by length, numbers about a byte per two digits and one more, lists and maps 3
-// bytes and one a member more).
-func itemBytes(item map[string]ddbtypes.AttributeValue) int {
-	var size func(v ddbtypes.AttributeValue) int
-	size = func(v ddbtypes.AttributeValue) int {
-		switch v := v.(type) {
-		case *ddbtypes.AttributeValueMemberS:
-			return len(v.Value)
-		case *ddbtypes.AttributeValueMemberN:
-			return (len(v.Value)+1)/2 + 1
-		case *ddbtypes.AttributeValueMemberBOOL:
-			return 1
-		case *ddbtypes.AttributeValueMemberL:
-			n := 3
-			for _, e := range v.Value {
-				n += size(e) + 1
-			}
-			return n
-		}
-		return 0
-	}
-	total := 0
-	for name, v := range item {
-		total += len(name) + size(v)
 	}
 	return total
 }
@@ -221,7 +193,7 @@ func BenchmarkDailyFanout(b *testing.B) {
 				for _, it := range out.Items {
 					pk, _ := it["PK"].(*ddbtypes.AttributeValueMemberS)
 					pages := pagesOf[pk.Value[strings.LastIndex(pk.Value, "#")+1:]]
-					shardBytes[pages] = max(shardBytes[pages], itemBytes(it))
+					shardBytes[pages] = max(shardBytes[pages], awsmeter.ItemBytes(it))
 				}
 			}
 			counted.take()

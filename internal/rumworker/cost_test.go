@@ -20,6 +20,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/awsmeter"
 	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/capacity"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/quota"
@@ -66,9 +67,14 @@ type costScenario struct {
 	pollers int
 }
 
+// BenchmarkRUMCost prices a month of a website's real users at several traffics. With
+// OPENVITALS_RUM_COST_FILE set, it writes the months (one website's, at each traffic of one
+// rebatcher invocation a window) there as JSON, for the capacity model (internal/capacity).
 func BenchmarkRUMCost(b *testing.B) {
+	var months []capacity.RUMMonth
 	for _, sc := range []costScenario{
 		{"idle", 0, 60, 1},
+		{"100k_views_a_month", 100e3, 240, 1},
 		{"1M_views_a_month", 1e6, 240, 1},
 		// The same, the window's beacons spread over five invocations, as five pollers of the
 		// event source may gather them: five log entries a window instead of one.
@@ -77,9 +83,21 @@ func BenchmarkRUMCost(b *testing.B) {
 	} {
 		b.Run(sc.name, func(b *testing.B) {
 			for range b.N {
-				simulateCost(b, sc)
+				month := simulateCost(b, sc)
+				if sc.viewsPerMonth > 0 && sc.pollers == 1 {
+					months = append(months, month)
+				}
 			}
 		})
+	}
+	if file := os.Getenv("OPENVITALS_RUM_COST_FILE"); file != "" && !testing.Short() {
+		body, err := json.MarshalIndent(months, "", "  ")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(file, append(body, '\n'), 0o644); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
@@ -121,7 +139,7 @@ func (s *simSender) dueBy(t time.Time) int {
 	return n
 }
 
-func simulateCost(b *testing.B, sc costScenario) {
+func simulateCost(b *testing.B, sc costScenario) capacity.RUMMonth {
 	ctx := context.Background()
 	clients := awstest.Clients(b)
 	st, site := benchWebsite(b)
@@ -242,6 +260,8 @@ func simulateCost(b *testing.B, sc costScenario) {
 	// Printed rather than logged: a benchmark's log is cut short.
 	fmt.Print(sb.String())
 	b.ReportMetric(perMonth.Total(), "$/month")
+	scale := float64(daySeconds) / float64(windows*windowSeconds) * 30
+	return capacity.RUMMonth{ViewsPerMonth: sc.viewsPerMonth, Bill: perMonth, WriteUnits: u.WriteUnits * scale, ReadUnits: u.ReadUnits * scale, StoredGB: monthGB}
 }
 
 // fillDay stores n views of day as the aggregator leaves them in the day's object: the running
