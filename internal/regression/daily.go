@@ -21,20 +21,35 @@ type Daily struct {
 	MinSegment int
 	// MinLine is the fewest days of a segment fitted with a line.
 	MinLine int
-	// MinBefore is the fewest days of the level before a change: a series' first days, or a
-	// level only just begun, say too little of where it stands.
+	// MinBefore is the fewest days of a series before its first change: its first days say
+	// too little of where it stands.
 	MinBefore int
 	// Penalty is the cost of a new segment, in units of the log of the number of days.
 	Penalty float64
+	// Confirm is how many of the days before must have found the same change (its first day
+	// within a day) on their own: a change lasts, while the noise that makes one day's
+	// segmentation split seldom holds for the next ones.
+	Confirm int
 	// MaxWeight bounds a day's weight (its views against the series' median views) both ways.
 	MaxWeight float64
 }
 
 // NewDaily returns the daily detector openvitals uses (see BENCHMARKS.md, "One value a day",
 // for how these values were chosen).
-func NewDaily() Daily { return dailyDefaults }
+func NewDaily(source string) Daily {
+	d := dailyDefaults
+	if p, ok := dailyPenalty[source]; ok {
+		d.Penalty = p
+	}
+	return d
+}
 
-var dailyDefaults = Daily{Span: History, MinSegment: 3, MinLine: 6, MinBefore: 7, Penalty: 5, MaxWeight: 4}
+var dailyDefaults = Daily{Span: History, MinSegment: 3, MinLine: 6, MinBefore: 7, Penalty: 5, MaxWeight: 50}
+
+// dailyPenalty is the penalty of the web's daily series, whose noise is a level's sampling
+// error: lower than for any series (a series of unknown nature, which may wander or be
+// seasonal), so that a step of one standard deviation is found.
+var dailyPenalty = map[string]float64{SourceUX: 3, SourceRUM: 3}
 
 // Evaluate is the service's decision for one series of source after a day's values: Detector's
 // for the series of several runs a day (lab, multistep), Daily's for the series of one value a
@@ -44,7 +59,7 @@ func Evaluate(source string, series []Day, k Known, t Threshold, higherIsWorse b
 	case SourceLab, SourceMultistep:
 		return NewDetector().Evaluate(series, k, t, higherIsWorse)
 	}
-	return NewDaily().Evaluate(series, k, t, higherIsWorse)
+	return NewDaily(source).Evaluate(series, k, t, higherIsWorse)
 }
 
 // segment is one piece of a segmentation: days [start, end) of the series, fitted by
@@ -77,26 +92,30 @@ func (s segment) last() float64 { return s.at(s.end - 1) }
 // day of few views, a noisier p75, counts less.
 func (d Daily) Evaluate(series []Day, k Known, t Threshold, higherIsWorse bool) Outcome {
 	var out Outcome
+	all := series
 	series = series[max(0, len(series)-d.Span):]
 	y, w := d.points(series)
 	if len(y) < 2*d.MinSegment {
 		return out
 	}
-	segs, sigma := d.segments(y, w)
+	segs, sigma, fit := d.segments(y, w)
 	dayOf := func(i int) string { return series[i].Day }
 	since := 0
 	for since < len(series) && series[since].Day < k.Since {
 		since++
 	}
 	if k.Open != nil {
-		if i, ok := d.recoveredAt(segs, *k.Open, dayOf); ok {
+		if i, ok := d.recoveredAt(segs, y, *k.Open, dayOf); ok {
 			out.Recovered = dayOf(i)
 			since = max(since, i)
 		}
 	}
 	for j := 1; j < len(segs); j++ {
 		s, prev := segs[j], segs[j-1]
-		if s.start < since+d.MinSegment || prev.end-prev.start < d.MinBefore {
+		// The level before a change is the current level: a segment that began well before
+		// it (a segmentation that no longer splits where the last change did, as a drift's
+		// start is told from a line through it) is no level to compare with.
+		if s.start < since+d.MinSegment || prev.start < since-d.MinSegment || prev.start == 0 && prev.end < d.MinBefore {
 			continue
 		}
 		before, after := prev.last(), s.last()
@@ -104,9 +123,25 @@ func (d Daily) Evaluate(series []Day, k Known, t Threshold, higherIsWorse bool) 
 		if delta == 0 || math.Abs(delta) < t.least(before) {
 			continue
 		}
-		// Inside a drift the same way, with no jump at the boundary, the change goes on.
-		jump := s.at(s.start) - (prev.last() + prev.slope)
-		if prev.slope != 0 && (prev.slope > 0) == (delta > 0) && math.Abs(jump) < max(t.least(before), 2*sigma) {
+		// Inside a drift the same way (the days before slope so, clearly, even when a level
+		// fitted them at least as well), with no jump at the boundary beyond the least change,
+		// the change goes on.
+		line := fit.line(prev.start, prev.end, sigma)
+		jump := s.at(s.start) - line.at(s.start)
+		if math.Abs(line.gain) >= driftT && (line.slope > 0) == (delta > 0) && math.Abs(jump) < max(t.least(before), 2*sigma) {
+			continue
+		}
+		// From the open regression's old level, its way: that regression, found again where
+		// more days place its start, not a new one.
+		if o := k.Open; o != nil && (delta > 0) == (o.Delta > 0) && math.Abs(before-o.Before.Median) < math.Abs(o.Delta)/2 {
+			continue
+		}
+		// Lasting: each of the last MinSegment days off the level before by half the change
+		// (a line through a few days at the old level and one far off is no change yet).
+		if slices.ContainsFunc(y[len(y)-d.MinSegment:], func(v float64) bool { return (v-before)/delta < 0.5 }) {
+			continue
+		}
+		if !d.confirmed(all, s.start+len(all)-len(series)) {
 			continue
 		}
 		ch := Change{LastGood: dayOf(s.start - 1), FirstBad: dayOf(s.start),
@@ -122,15 +157,34 @@ func (d Daily) Evaluate(series []Day, k Known, t Threshold, higherIsWorse bool) 
 	return out
 }
 
+// confirmed tells whether the segmentations of the Confirm days before the last each start a
+// segment within a day of index at of series.
+func (d Daily) confirmed(series []Day, at int) bool {
+	for back := 1; back <= d.Confirm; back++ {
+		end := len(series) - back
+		start := max(0, end-d.Span)
+		if end-start < 2*d.MinSegment {
+			return false
+		}
+		y, w := d.points(series[start:end])
+		segs, _, _ := d.segments(y, w)
+		if !slices.ContainsFunc(segs[1:], func(s segment) bool { return abs(s.start+start-at) <= 1 }) {
+			return false
+		}
+	}
+	return true
+}
+
 // recoveredAt finds where the series came back from ch: the start of the earliest of the last
 // segments, all starting after ch's first bad day, whose fitted values end nearer the level
 // before ch than after.
-func (d Daily) recoveredAt(segs []segment, ch Change, dayOf func(int) string) (int, bool) {
+func (d Daily) recoveredAt(segs []segment, y []float64, ch Change, dayOf func(int) string) (int, bool) {
 	mid := (ch.Before.Median + ch.After.Median) / 2
 	first := -1
 	for j := len(segs) - 1; j > 0; j-- {
 		s := segs[j]
-		if s.start < d.MinSegment || dayOf(s.start-d.MinSegment) < ch.FirstBad || (s.last()-mid)*sign(ch.Delta) >= 0 {
+		if s.start < d.MinSegment || dayOf(s.start-d.MinSegment) < ch.FirstBad || (s.last()-mid)*sign(ch.Delta) >= 0 ||
+			slices.ContainsFunc(y[len(y)-d.MinSegment:], func(v float64) bool { return (v-mid)*sign(ch.Delta) >= 0 }) {
 			break
 		}
 		first = s.start
@@ -193,8 +247,8 @@ func dailyNoise(y, w []float64) float64 {
 // (a series that wanders, or is seasonal, is no level plus independent noise, and its
 // day-to-day differences understate how far it strays from any fit; one change is what a
 // window of a steady series holds at most, most days).
-func (d Daily) segments(y, w []float64) ([]segment, float64) {
-	f := newFitter(y, w, d.MinLine)
+func (d Daily) segments(y, w []float64) ([]segment, float64, fitter) {
+	f := newFitter(y, w, d.MinLine, max(len(y), d.Span))
 	n := len(y)
 	one := math.Inf(1)
 	for c := d.MinSegment; c <= n-d.MinSegment; c++ {
@@ -204,7 +258,7 @@ func (d Daily) segments(y, w []float64) ([]segment, float64) {
 	if !math.IsInf(one, 1) {
 		sigma = max(sigma, math.Sqrt(one/float64(max(1, n-5))))
 	}
-	return d.segmentsWith(f, sigma), sigma
+	return d.segmentsWith(f, sigma), sigma, f
 }
 
 // fitter fits levels and lines to parts of a weighted series, from its prefix sums.
@@ -214,9 +268,11 @@ type fitter struct {
 	logn    float64
 }
 
-func newFitter(y, w []float64, minLine int) fitter {
+// newFitter's prices are in logs of span days: a series' first days are tested as often as any,
+// and a penalty of their fewer days would let their noise through.
+func newFitter(y, w []float64, minLine, span int) fitter {
 	n := len(y)
-	f := fitter{minLine: minLine, logn: math.Log(float64(n))}
+	f := fitter{minLine: minLine, logn: math.Log(float64(span))}
 	for k := range f.sums {
 		f.sums[k] = make([]float64, n+1)
 	}
@@ -252,6 +308,26 @@ func (f fitter) fit(i, j int, sigma float64) (segment, float64) {
 		}
 	}
 	return seg, cost
+}
+
+// driftT is how many standard errors a slope must be from 0 to be a drift.
+const driftT = 3
+
+// line fits days [i, j) with a line whatever its cost: the segment, its gain the slope's
+// distance from 0 in standard errors (0 for fewer than 3 days).
+func (f fitter) line(i, j int, sigma float64) segment {
+	var s [6]float64
+	for k := range f.sums {
+		s[k] = f.sums[k][j] - f.sums[k][i]
+	}
+	sw, st, stt, sy, sty := s[0], s[1], s[2], s[3], s[4]
+	seg := segment{start: i, end: j, level: sy / sw}
+	if vt := stt - st*st/sw; j-i >= 3 && vt > 0 {
+		seg.slope = (sty - st*sy/sw) / vt
+		seg.level = sy/sw + seg.slope*(float64(i)-st/sw)
+		seg.gain = seg.slope * math.Sqrt(vt) / sigma
+	}
+	return seg
 }
 
 // rss is the weighted squares of the residuals of days [i, j) around fit's choice for a noise
@@ -298,4 +374,11 @@ func (d Daily) segmentsWith(f fitter, sigma float64) []segment {
 		segs[k].gain = whole - a - b
 	}
 	return segs
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
