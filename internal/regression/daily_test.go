@@ -191,3 +191,59 @@ func TestDailyFewViews(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkUXShaped scores the daily detector on generated user-experience series: each day
+// 200 page loads (lognormal LCPs), the dataset's 28-day p75 of them, 200 days; half the pages
+// step up by 15 to 40 % on a day from 80 to 150, half never change. Reported: the steps found
+// once with their first bad day within 3 days (%), the reports beyond one per step, the false
+// reports per page-year of the unchanged pages, and the median days from step to report.
+// Under -short, 4 pages.
+func BenchmarkUXShaped(b *testing.B) {
+	pages := 100
+	if testing.Short() {
+		pages = 4
+	}
+	lcp := Thresholds{}.For("lcp")
+	var good, extra, falses, steps, still int
+	var delays []int
+	for range b.N {
+		good, extra, falses, steps, still, delays = 0, 0, 0, 0, 0, nil
+		for p := range pages {
+			rng := rand.New(rand.NewPCG(uint64(p), 2026))
+			at, size := 80+rng.IntN(71), 1.15+0.25*rng.Float64()
+			if p%2 == 1 {
+				at = math.MaxInt
+			}
+			days := cruxSeries(rng, 200, 200, func(i int) float64 {
+				if i >= at {
+					return 2000 * size
+				}
+				return 2000
+			})
+			first, reported := changes(Replay(SourceUX, days, lcp, true))
+			if at == math.MaxInt {
+				still++
+				falses += len(first)
+				continue
+			}
+			steps++
+			n := 0
+			for i, f := range first {
+				if abs(f-at) <= 3 {
+					n++
+					delays = append(delays, reported[i]-at)
+				}
+			}
+			if n == 1 {
+				good++
+			}
+			extra += len(first) - min(n, 1)
+		}
+	}
+	b.ReportMetric(100*float64(good)/float64(steps), "found-once-within-3d%")
+	b.ReportMetric(float64(extra)/float64(steps), "extra-reports/step")
+	b.ReportMetric(float64(falses)/(float64(still)*200/365), "false/page-year")
+	if len(delays) > 0 {
+		b.ReportMetric(medianInt(delays), "median-delay-days")
+	}
+}
