@@ -145,7 +145,7 @@ func (d Daily) Evaluate(series []Day, k Known, t Threshold, higherIsWorse bool) 
 			continue
 		}
 		ch := Change{LastGood: dayOf(s.start - 1), FirstBad: dayOf(s.start),
-			Before: spreadOf(prev, y), After: spreadOf(s, y), Delta: delta, P: math.Exp(-s.gain / 2),
+			Before: spreadOf(prev, y), After: spreadOf(s, y), Delta: delta, P: max(math.Exp(-s.gain/2), minP),
 			Worse: (delta > 0) == higherIsWorse}
 		ch.Before.Median, ch.After.Median = before, after
 		if before != 0 {
@@ -309,6 +309,10 @@ func (f fitter) fit(i, j int, sigma float64) (segment, float64) {
 	}
 	return seg, cost
 }
+
+// minP is the least p-value a daily change reports: the table stores no number below 1e-130,
+// and none so small says more.
+const minP = 1e-100
 
 // driftT is how many standard errors a slope must be from 0 to be a drift.
 const driftT = 3
