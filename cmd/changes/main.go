@@ -149,7 +149,7 @@ func asReport(r regression.Report) report {
 func describe(r regression.Report, unit string) string {
 	rep := asReport(r)
 	num := func(l level) string {
-		return fmt.Sprintf("%s (spread %s)%s", round(l.Median), round(l.Spread), suffix(unit))
+		return fmt.Sprintf("%s%s (spread %s)", round(l.Median), suffix(unit), round(l.Spread))
 	}
 	if rep.Type == "recovery" {
 		return fmt.Sprintf("recovery   from %s, reported %s (%s): %s %s → %s", rep.Recovered, rep.ReportedDay, later(rep.Recovered, rep.ReportedDay),
@@ -159,17 +159,17 @@ func describe(r regression.Report, unit string) string {
 		rep.Direction, num(rep.Before), num(rep.After), rep.Percent)
 }
 
-// digits is how many characters of v's decimal form to show: its integer part and at most
-// three decimals.
-func digits(v float64) int {
-	s := strconv.FormatFloat(v, 'f', -1, 64)
-	if i := strings.IndexByte(s, '.'); i >= 0 {
-		return min(len(s), i+4)
+// round shows v to a sensible precision: whole above 100, two decimals above 1, else three
+// significant digits.
+func round(v float64) string {
+	switch a := abs(v); {
+	case a >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 1:
+		return strconv.FormatFloat(v, 'f', 2, 64)
 	}
-	return len(s)
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }
-
-func round(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64)[:digits(v)] }
 
 func suffix(unit string) string {
 	if unit == "" {
