@@ -26,10 +26,6 @@ type Daily struct {
 	MinBefore int
 	// Penalty is the cost of a new segment, in units of the log of the number of days.
 	Penalty float64
-	// Confirm is how many of the days before must have found the same change (its first day
-	// within a day) on their own: a change lasts, while the noise that makes one day's
-	// segmentation split seldom holds for the next ones.
-	Confirm int
 	// MaxWeight bounds a day's weight (its views against the series' median views) both ways.
 	MaxWeight float64
 }
@@ -48,7 +44,7 @@ var dailyDefaults = Daily{Span: History, MinSegment: 3, MinLine: 6, MinBefore: 7
 
 // dailyPenalty is the penalty of the web's daily series, whose noise is a level's sampling
 // error: lower than for any series (a series of unknown nature, which may wander or be
-// seasonal), so that a step of one standard deviation is found.
+// seasonal), so that smaller steps are found.
 var dailyPenalty = map[string]float64{SourceUX: 3, SourceRUM: 3}
 
 // Evaluate is the service's decision for one series of source after a day's values: Detector's
@@ -92,7 +88,6 @@ func (s segment) last() float64 { return s.at(s.end - 1) }
 // day of few views, a noisier p75, counts less.
 func (d Daily) Evaluate(series []Day, k Known, t Threshold, higherIsWorse bool) Outcome {
 	var out Outcome
-	all := series
 	series = series[max(0, len(series)-d.Span):]
 	y, w := d.points(series)
 	if len(y) < 2*d.MinSegment {
@@ -141,9 +136,6 @@ func (d Daily) Evaluate(series []Day, k Known, t Threshold, higherIsWorse bool) 
 		if slices.ContainsFunc(y[len(y)-d.MinSegment:], func(v float64) bool { return (v-before)/delta < 0.5 }) {
 			continue
 		}
-		if !d.confirmed(all, s.start+len(all)-len(series)) {
-			continue
-		}
 		ch := Change{LastGood: dayOf(s.start - 1), FirstBad: dayOf(s.start),
 			Before: spreadOf(prev, y), After: spreadOf(s, y), Delta: delta, P: max(math.Exp(-s.gain/2), minP),
 			Worse: (delta > 0) == higherIsWorse}
@@ -155,24 +147,6 @@ func (d Daily) Evaluate(series []Day, k Known, t Threshold, higherIsWorse bool) 
 		break
 	}
 	return out
-}
-
-// confirmed tells whether the segmentations of the Confirm days before the last each start a
-// segment within a day of index at of series.
-func (d Daily) confirmed(series []Day, at int) bool {
-	for back := 1; back <= d.Confirm; back++ {
-		end := len(series) - back
-		start := max(0, end-d.Span)
-		if end-start < 2*d.MinSegment {
-			return false
-		}
-		y, w := d.points(series[start:end])
-		segs, _, _ := d.segments(y, w)
-		if !slices.ContainsFunc(segs[1:], func(s segment) bool { return abs(s.start+start-at) <= 1 }) {
-			return false
-		}
-	}
-	return true
 }
 
 // recoveredAt finds where the series came back from ch: the start of the earliest of the last
@@ -250,11 +224,14 @@ func dailyNoise(y, w []float64) float64 {
 func (d Daily) segments(y, w []float64) ([]segment, float64, fitter) {
 	f := newFitter(y, w, d.MinLine, max(len(y), d.Span))
 	n := len(y)
+	sigma := dailyNoise(y, w)
+	// The one-change fit's segments are levels or lines at BIC's price for that first noise.
 	one := math.Inf(1)
 	for c := d.MinSegment; c <= n-d.MinSegment; c++ {
-		one = min(one, f.rss(0, c)+f.rss(c, n))
+		_, a := f.fit(0, c, sigma)
+		_, b := f.fit(c, n, sigma)
+		one = min(one, (a+b)*sigma*sigma)
 	}
-	sigma := dailyNoise(y, w)
 	if !math.IsInf(one, 1) {
 		sigma = max(sigma, math.Sqrt(one/float64(max(1, n-5))))
 	}
@@ -334,13 +311,6 @@ func (f fitter) line(i, j int, sigma float64) segment {
 	return seg
 }
 
-// rss is the weighted squares of the residuals of days [i, j) around fit's choice for a noise
-// of 1.
-func (f fitter) rss(i, j int) float64 {
-	_, c := f.fit(i, j, 1)
-	return c
-}
-
 // segmentsWith is the least penalised segmentation for noise sigma.
 func (d Daily) segmentsWith(f fitter, sigma float64) []segment {
 	n := len(f.sums[0]) - 1
@@ -378,11 +348,4 @@ func (d Daily) segmentsWith(f fitter, sigma float64) []segment {
 		segs[k].gain = whole - a - b
 	}
 	return segs
-}
-
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
 }

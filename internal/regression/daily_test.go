@@ -247,3 +247,24 @@ func BenchmarkUXShaped(b *testing.B) {
 		b.ReportMetric(medianInt(delays), "median-delay-days")
 	}
 }
+
+// TestDailyScaleFree: the daily detector reports the same days whatever the series' unit (a
+// generic series, no least change): its noise and prices come from the series itself.
+func TestDailyScaleFree(t *testing.T) {
+	for _, s := range loadTCPD(t)[:8] {
+		days := tcpdDays(s.Values)
+		scaledDays := tcpdDays(s.Values)
+		for i := range scaledDays {
+			scaledDays[i].Values[0] = 1000*scaledDays[i].Values[0] + 7
+		}
+		a, b := Replay("generic", days, Threshold{}, true), Replay("generic", scaledDays, Threshold{}, true)
+		if len(a) != len(b) {
+			t.Fatalf("%s: %d reports, %d once scaled", s.Name, len(a), len(b))
+		}
+		for i := range a {
+			if a[i].Reported != b[i].Reported || (a[i].Change == nil) != (b[i].Change == nil) || a[i].Change != nil && a[i].Change.FirstBad != b[i].Change.FirstBad {
+				t.Fatalf("%s: report %d differs once scaled: %+v, %+v", s.Name, i, a[i], b[i])
+			}
+		}
+	}
+}

@@ -88,6 +88,13 @@ func truePositives(annotated []int, predicted []int, margin int) int {
 	return tp
 }
 
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
 // withZero is the set of points with 0 added, sorted (TCPD counts the series' start as a
 // change point of every annotator and every method).
 func withZero(points []int) []int {
@@ -338,7 +345,7 @@ func TestTCPDScores(t *testing.T) {
 	det := scoreTCPD(all, onlineChanges)
 	bs, pe := scoreTCPD(all, offline(binseg)), scoreTCPD(all, offline(pelt))
 	t.Logf("daily F1 %.3f cover %.3f; binseg F1 %.3f; pelt F1 %.3f", det.f1, det.cover, bs.f1, pe.f1)
-	const written = 0.745 // BENCHMARKS.md, "One value a day"
+	const written = 0.739 // BENCHMARKS.md, "One value a day"
 	if det.f1 < written-0.01 || det.f1 <= bs.f1 || det.f1 <= pe.f1 {
 		t.Fatalf("daily F1 %.3f: want >= %.3f and above binseg's %.3f and PELT's %.3f", det.f1, written-0.01, bs.f1, pe.f1)
 	}
