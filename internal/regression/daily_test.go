@@ -268,3 +268,73 @@ func TestDailyScaleFree(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRUMShaped scores the daily detector on generated real-user series: 100 pages, 365
+// days, each page's typical views a day from 60 to 6,000 (log-uniform), each day's views that
+// times 0.6 to 1.4 and 0.7 on weekends, each view's LCP lognormal (log-sd 0.5) around 2,000 ms,
+// 4 % slower on weekends; the daily p75 with its views, days under MinRUMViews left out as the
+// watcher does. Half the pages step up by 10 to 30 % on a day from 100 to 300. lcp's default
+// least change. Reported as BenchmarkUXShaped's figures. Under -short, 4 pages.
+func BenchmarkRUMShaped(b *testing.B) {
+	pages := 100
+	if testing.Short() {
+		pages = 4
+	}
+	lcp := Thresholds{}.For("lcp")
+	var good, extra, falses, steps, still int
+	var delays []int
+	for range b.N {
+		good, extra, falses, steps, still, delays = 0, 0, 0, 0, 0, nil
+		for p := range pages {
+			rng := rand.New(rand.NewPCG(uint64(p), 75))
+			typical := 60 * math.Pow(100, rng.Float64())
+			at, size := 100+rng.IntN(201), 1.1+0.2*rng.Float64()
+			if p%2 == 1 {
+				at = math.MaxInt
+			}
+			weekend := func(i int) bool { return i%7 >= 5 }
+			all := rumSeries(rng, year, func(i int) int {
+				v := typical * (0.6 + 0.8*rng.Float64())
+				if weekend(i) {
+					v *= 0.7
+				}
+				return int(v)
+			}, func(i int) float64 {
+				m := 2000.0
+				if weekend(i) {
+					m *= 1.04
+				}
+				if i >= at {
+					m *= size
+				}
+				return m
+			})
+			days := slices.DeleteFunc(all, func(d Day) bool { return d.Count < MinRUMViews })
+			reports := Replay(SourceRUM, days, lcp, true)
+			first, reported := changes(reports)
+			if at == math.MaxInt {
+				still++
+				falses += len(first)
+				continue
+			}
+			steps++
+			n := 0
+			for i, f := range first {
+				if abs(f-at) <= 3 {
+					n++
+					delays = append(delays, reported[i]-at)
+				}
+			}
+			if n == 1 {
+				good++
+			}
+			extra += len(first) - min(n, 1)
+		}
+	}
+	b.ReportMetric(100*float64(good)/float64(steps), "found-once-within-3d%")
+	b.ReportMetric(float64(extra)/float64(steps), "extra-reports/step")
+	b.ReportMetric(float64(falses)/float64(still), "false/page-year")
+	if len(delays) > 0 {
+		b.ReportMetric(medianInt(delays), "median-delay-days")
+	}
+}

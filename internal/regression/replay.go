@@ -12,14 +12,19 @@ type Report struct {
 	Of        *Change
 }
 
-// Replay evaluates series day by day as the service does (Evaluate after each day, with what
-// earlier days recorded: the newest open regression and where the current level began, as the
-// watcher reads them back from the table), and returns what each day reported, in order.
+// Replay evaluates series day by day as the service does (Evaluate after each day, on as many
+// days as the watcher reads, with what earlier days recorded: the newest open regression and
+// where the current level began, as the watcher reads them back from the table), and returns
+// what each day reported, in order.
 func Replay(source string, series []Day, t Threshold, higherIsWorse bool) []Report {
 	var out []Report
 	var k Known
+	reads := History
+	if source == SourceRUM {
+		reads = RUMDays // the watcher reads real users' last 28 whole days
+	}
 	for i := 1; i <= len(series); i++ {
-		days := series[max(0, i-History):i]
+		days := series[max(0, i-reads):i]
 		o := Evaluate(source, days, k, t, higherIsWorse)
 		today := series[i-1].Day
 		if o.Recovered != "" && k.Open != nil {

@@ -119,11 +119,11 @@ type RUMReports interface {
 	Report(ctx context.Context, q rum.Query) (rum.Report, error)
 }
 
-// RUMDays is how many whole days of real-user data a website's evaluation reads, and
-// MinRUMViews how many page views a page needs in a day for that day to count: a p75 of a
-// handful of views is noise.
+// RUMDays is how many whole days of real-user data a website's evaluation reads (as many as
+// every series: a drift or a moderate step needs them, see Daily), and MinRUMViews how many
+// page views a page needs in a day for that day to count: a p75 of a handful of views is noise.
 const (
-	RUMDays     = 28
+	RUMDays     = History
 	MinRUMViews = 50
 )
 
