@@ -61,7 +61,7 @@ help:
 	@echo "make bench-audit  lab audit benchmarks: throughput, runner vs Lighthouse CLI, stability (~15 min)"
 	@echo "make bench-multistep  multistep runs: seconds a run, runs per hour per worker, a run's peak memory (~1 min)"
 	@echo "make bench-notify notifications: state change to webhook request (p50, p99) and notifier throughput (~3 min)"
-	@echo "make bench-regressions regression detection against labelled series and two baselines; run-to-run noise of real audits (~10 min)"
+	@echo "make bench-regressions regression detection against labelled series and two baselines; daily series: TCPD, generated field series; run-to-run noise of real audits (~10 min)"
 	@echo "make bench-dashboard dashboard: first render with 100 pages, and its own Lighthouse audit (~8 min)"
 	@echo "make bench-rum    RUM benchmarks: fold and collect throughput, sketch error, reports over 10M views, what a view costs (~12 min)"
 	@echo "make bench-reads  what an audit reads once its result is stored, at 10, 100 and 1,000 pages (~1 min)"
@@ -266,7 +266,7 @@ bench-notify: deps-local
 # BENCHMARKS.md.
 bench-regressions: deps-local
 	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
-	go test -run '^$$' -bench Evaluation -benchtime 1x -timeout 20m ./internal/regression/; \
+	go test -run '^$$' -bench 'Evaluation|TCPD|UXShaped|RUMShaped' -benchtime 1x -timeout 20m ./internal/regression/; \
 	$(STANDINS) start $(TEST_PORTS); \
 	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench RunSpread -benchtime 1x -timeout 30m ./internal/auditworker/
 

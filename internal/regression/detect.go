@@ -15,6 +15,9 @@ import (
 type Day struct {
 	Day    string // yyyymmdd
 	Values []float64
+	// Count is how many measurements the day's value summarises (real users' page views),
+	// 0 when unknown: a p75 of few views is noisier, and Daily weighs it less.
+	Count int
 }
 
 // Threshold is the least change of a metric that counts: both the relative change (of the

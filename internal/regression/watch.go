@@ -25,12 +25,11 @@ type Reports interface {
 // Watcher evaluates a website's series after new results: it records the changes found (with
 // the cause of a lab regression), the recoveries, and their events.
 type Watcher struct {
-	store    *store.Store
-	reports  Reports
-	events   *event.Recorder
-	detector Detector
-	now      func() time.Time
-	log      *slog.Logger
+	store   *store.Store
+	reports Reports
+	events  *event.Recorder
+	now     func() time.Time
+	log     *slog.Logger
 	// bySubject holds the websites (account and ID) known to keep their regressions by page
 	// and test, so that a worker evaluating many pages of one website stored before makes the
 	// copies once, not once a page.
@@ -40,7 +39,7 @@ type Watcher struct {
 // NewWatcher returns a Watcher over the table and the reports' bucket, recording events with
 // events (nil: none).
 func NewWatcher(st *store.Store, reports Reports, events *event.Recorder, log *slog.Logger) *Watcher {
-	return &Watcher{store: st, reports: reports, events: events, detector: NewDetector(), now: time.Now, log: log}
+	return &Watcher{store: st, reports: reports, events: events, now: time.Now, log: log}
 }
 
 // SetClock makes the watcher's today now's (tests replay days).
@@ -120,11 +119,11 @@ type RUMReports interface {
 	Report(ctx context.Context, q rum.Query) (rum.Report, error)
 }
 
-// RUMDays is how many whole days of real-user data a website's evaluation reads, and
-// MinRUMViews how many page views a page needs in a day for that day to count: a p75 of a
-// handful of views is noise.
+// RUMDays is how many whole days of real-user data a website's evaluation reads (as many as
+// every series: a drift or a moderate step needs them, see Daily), and MinRUMViews how many
+// page views a page needs in a day for that day to count: a p75 of a handful of views is noise.
 const (
-	RUMDays     = 28
+	RUMDays     = History
 	MinRUMViews = 50
 )
 
@@ -160,7 +159,7 @@ func (w *Watcher) RUM(ctx context.Context, site model.Website, reports RUMReport
 				days[p.ID] = map[string][]Day{}
 			}
 			for metric, v := range row.P75 {
-				days[p.ID][metric] = append(days[p.ID][metric], Day{Day: model.Day(day), Values: []float64{v}})
+				days[p.ID][metric] = append(days[p.ID][metric], Day{Day: model.Day(day), Values: []float64{v}, Count: int(row.Views)})
 			}
 		}
 	}
@@ -240,7 +239,7 @@ func (w *Watcher) evaluate(ctx context.Context, site model.Website, f model.Regr
 	for _, s := range all {
 		m, _ := Lookup(s.metric)
 		known, open := knownOf(recorded, s)
-		out := w.detector.Evaluate(s.days, known, thresholds.For(s.metric), m.HigherIsWorse)
+		out := Evaluate(s.source, s.days, known, thresholds.For(s.metric), m.HigherIsWorse)
 		if out.Recovered != "" && open != nil {
 			ok, err := w.store.RecoverRegression(ctx, site, open.ID, out.Recovered)
 			if err != nil {

@@ -230,7 +230,7 @@ func TestWatcherIncident(t *testing.T) {
 }
 
 // TestWatcherUX: the user-experience dataset's daily p75 (one value a day) counts a change
-// after six days at the new level.
+// after three days at the new level.
 func TestWatcherUX(t *testing.T) {
 	e := newWatchEnv(t)
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -258,8 +258,47 @@ func TestWatcherUX(t *testing.T) {
 	if len(regs) != 1 || regs[0].Source != regression.SourceUX || regs[0].Metric != "lcp" || regs[0].FirstBad != model.Day(day0.AddDate(0, 0, 20)) {
 		t.Fatalf("regressions %+v, want the p75 step of day 20", regs)
 	}
-	if len(found) != 1 || found[0] != 25 {
-		t.Fatalf("found on day %v, want 25 (six values after the change)", found)
+	if len(found) != 1 || found[0] != 22 {
+		t.Fatalf("found on day %v, want 22 (three values after the change)", found)
+	}
+}
+
+// TestWatcherUXRamp: a page that got slower reaches the user-experience dataset's 28-day p75 as
+// a 28-day ramp; the watcher, evaluating each day's value as it comes, records one regression,
+// from the ramp's first day, and its incident's event once.
+func TestWatcherUXRamp(t *testing.T) {
+	e := newWatchEnv(t)
+	rng := rand.New(rand.NewPCG(5, 28))
+	ctx := context.Background()
+	var found []int
+	for d := range 90 {
+		e.today = day0.AddDate(0, 0, d)
+		p75 := 2000 + 500*min(max(float64(d-40+1)/28, 0), 1)
+		r := model.UXResult{Device: "mobile", Day: model.Day(e.today), Collected: e.today,
+			Vitals: map[string]model.Vital{"lcp": {P75: float64(int(p75 + 3*rng.NormFloat64()))}}}
+		if err := e.store.PutUXResult(ctx, e.site, e.pages[1], r); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.watcher.UX(ctx, e.site, e.pages[1].ID, "mobile"); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(e.regressions(model.RegressionFilter{})); n > len(found) {
+			found = append(found, d)
+		}
+	}
+	regs := e.regressions(model.RegressionFilter{Page: e.pages[1].ID})
+	if len(regs) != 1 || regs[0].Source != regression.SourceUX || regs[0].Metric != "lcp" || regs[0].FirstBad != model.Day(day0.AddDate(0, 0, 40)) ||
+		regs[0].Kind != model.KindRegression {
+		t.Fatalf("regressions %+v (found on days %v), want one from the ramp's first day, day 40", regs, found)
+	}
+	detected := 0
+	for _, ev := range e.events() {
+		if ev.Type == "regression.detected" {
+			detected++
+		}
+	}
+	if detected != 1 {
+		t.Fatalf("%d regression.detected events, want 1", detected)
 	}
 }
 
