@@ -42,7 +42,7 @@ func (w *Worker) Experiment(ctx context.Context, site model.Website, page model.
 	if err := w.cfg.Browser.Guard.CheckHost(ctx, u.Hostname()); err != nil {
 		return ExperimentResult{}, err
 	}
-	prof, err := w.profileFor(ctx, site, page, device)
+	prof, method, err := w.profileFor(ctx, site, page, device)
 	if err != nil {
 		return ExperimentResult{}, err
 	}
@@ -59,7 +59,7 @@ func (w *Worker) Experiment(ctx context.Context, site model.Website, page model.
 		if err := os.Mkdir(runDir, 0o700); err != nil {
 			return compare.Audit{}, "", err
 		}
-		runs, err := w.lighthouseRuns(ctx, prof, target, device, runDir, c)
+		runs, err := w.lighthouseRuns(ctx, prof, method, target, device, runDir, c)
 		if err != nil {
 			return compare.Audit{}, "", fmt.Errorf("%s: %w", name, err)
 		}

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -71,6 +72,13 @@ type Worker struct {
 	// summaries keeps the pages' summaries current.
 	summaries *metrics.Reader
 	budgets   *budget.Checker
+	// calibration is this process's benchmarkIndex, measured once before its first applied
+	// run (0 until then): the machine's speed does not change while the process lives, and
+	// measuring costs a second.
+	calibration struct {
+		sync.Mutex
+		index float64
+	}
 }
 
 // NewWorker returns a Worker; the Lighthouse runner is started on first use and reused.
@@ -298,12 +306,12 @@ func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page,
 		return model.LabResult{}, nil, err
 	}
 	defer os.RemoveAll(dir)
-	prof, err := w.profileFor(ctx, site, page, device)
+	prof, method, err := w.profileFor(ctx, site, page, device)
 	if err != nil {
 		return model.LabResult{}, nil, err
 	}
 
-	runs, err := w.lighthouseRuns(ctx, prof, target, device, dir, model.ExperimentChanges{})
+	runs, err := w.lighthouseRuns(ctx, prof, method, target, device, dir, model.ExperimentChanges{})
 	if err != nil {
 		return model.LabResult{}, nil, err
 	}
@@ -314,7 +322,7 @@ func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page,
 		return model.LabResult{}, nil, err
 	}
 
-	res := w.labResult(page.ID, device, reports, median.report)
+	res := w.labResult(page.ID, device, method, reports, median.report)
 	if prof != nil {
 		res.ProfileID, res.ProfileName = prof.ID, prof.Name
 	}
@@ -367,13 +375,13 @@ type lighthouseOutcome struct {
 	dials browser.Dials
 }
 
-// lighthouseRuns makes the audit's runs, each in a fresh browser with changes applied (none
-// but an experiment's), writing into dir.
-func (w *Worker) lighthouseRuns(ctx context.Context, prof *auditProfile, target, device, dir string, changes model.ExperimentChanges) ([]lighthouseOutcome, error) {
+// lighthouseRuns makes the audit's runs by method, each in a fresh browser with changes
+// applied (none but an experiment's), writing into dir.
+func (w *Worker) lighthouseRuns(ctx context.Context, prof *auditProfile, method, target, device, dir string, changes model.ExperimentChanges) ([]lighthouseOutcome, error) {
 	runs := make([]lighthouseOutcome, 0, w.cfg.Runs)
 	for i := range w.cfg.Runs {
 		path := filepath.Join(dir, fmt.Sprintf("run-%d.json", i))
-		rep, dials, err := w.lighthouseRun(ctx, prof, target, device, path, changes)
+		rep, dials, err := w.lighthouseRun(ctx, prof, method, target, device, path, changes)
 		if err != nil {
 			return nil, err
 		}
@@ -391,12 +399,20 @@ func medianRun(runs []lighthouseOutcome) (lighthouseOutcome, []*lighthouse.Repor
 	return runs[lighthouse.MedianRun(reports)], reports
 }
 
-// labResult is the day's result of the runs, rep being the median one's report.
-func (w *Worker) labResult(page, device string, reports []*lighthouse.Report, rep *lighthouse.Report) model.LabResult {
+// labResult is the day's result of the runs by method, rep being the median one's report: with
+// the CPU multiplier the run used and the benchmarkIndex it was calibrated from (applied), or
+// the one the median run measured (simulated).
+func (w *Worker) labResult(page, device, method string, reports []*lighthouse.Report, rep *lighthouse.Report) model.LabResult {
 	now := w.now()
 	res := model.LabResult{
 		Page: page, Device: device, Day: model.Day(now), Audited: now, Runs: len(reports),
 		LighthouseVersion: rep.LighthouseVersion, Metrics: labMetrics(rep), Samples: runSamples(reports),
+		Method: method, BenchmarkIndex: rep.BenchmarkIndex, CPUMultiplier: rep.CPUSlowdown,
+	}
+	if method == model.MethodApplied {
+		if index := w.calibrated(); index > 0 {
+			res.BenchmarkIndex = index
+		}
 	}
 	for _, o := range rep.Opportunities {
 		res.Opportunities = append(res.Opportunities, o.Opportunity)
@@ -524,17 +540,22 @@ func (w *Worker) storeDiagnostics(ctx context.Context, reportKey string, dg *lig
 	return w.objects.Put(ctx, blobstore.DiagnosticsKey(reportKey), gzipped(body), "application/gzip")
 }
 
-// lighthouseRun runs Lighthouse once in a fresh browser session, which it closes before
-// returning, so that no run inherits another's cache or state.
-func (w *Worker) lighthouseRun(ctx context.Context, prof *auditProfile, target, device, path string, changes model.ExperimentChanges) (*lighthouse.Report, browser.Dials, error) {
+// lighthouseRun runs Lighthouse once by method in a fresh browser session, which it closes
+// before returning, so that no run inherits another's cache or state.
+func (w *Worker) lighthouseRun(ctx context.Context, prof *auditProfile, method, target, device, path string, changes model.ExperimentChanges) (*lighthouse.Report, browser.Dials, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.RunTimeout)
 	defer cancel()
 	sess, stop, err := w.launch(ctx, prof, target, device, changes)
 	if err != nil {
 		return nil, browser.Dials{}, prof.redaction().Error(err)
 	}
+	var index float64
+	if method == model.MethodApplied {
+		index = w.calibrate(ctx, sess.Port())
+	}
+	runSettings, _ := settings(prof, device, method, index)
 	started := time.Now()
-	_, err = w.runner.Audit(ctx, lighthouse.AuditRequest{URL: target, Port: sess.Port(), Device: device, ReportPath: path, Settings: prof.settings()})
+	_, err = w.runner.Audit(ctx, lighthouse.AuditRequest{URL: target, Port: sess.Port(), Device: device, ReportPath: path, Settings: runSettings})
 	stop()
 	// The one place a run's artifacts are redacted: its report and its DevTools log, before
 	// anything reads them; the HTML report, the HAR and the diagnostics are made from them.
@@ -573,6 +594,33 @@ func (w *Worker) lighthouseRun(ctx context.Context, prof *auditProfile, target, 
 		return nil, dials, rep.RuntimeError
 	}
 	return rep, dials, nil
+}
+
+// calibrate returns this process's benchmarkIndex, measuring it in the browser at port the
+// first time (before the run's load, in a tab of its own). A failed measure is logged and
+// answers 0, the preset's multiplier uncalibrated; the next run measures again.
+func (w *Worker) calibrate(ctx context.Context, port int) float64 {
+	w.calibration.Lock()
+	defer w.calibration.Unlock()
+	if w.calibration.index > 0 {
+		return w.calibration.index
+	}
+	index, err := w.runner.Benchmark(ctx, port)
+	if err != nil {
+		w.log.WarnContext(ctx, "benchmark failed: the CPU slowdown is the preset's, uncalibrated", "err", err)
+		return 0
+	}
+	w.log.InfoContext(ctx, "machine benchmarked for applied throttling", "benchmark_index", index,
+		"mobile_cpu_multiplier", model.CalibratedCPU(model.NetworkPresets[model.DevicePresets["mobile"]].CPUSlowdown, index))
+	w.calibration.index = index
+	return index
+}
+
+// calibrated is the benchmarkIndex calibrate measured, 0 if none yet.
+func (w *Worker) calibrated() float64 {
+	w.calibration.Lock()
+	defer w.calibration.Unlock()
+	return w.calibration.index
 }
 
 // redactRun redacts, in place, the files a Lighthouse run wrote for its report at path.

@@ -82,3 +82,31 @@ func CalibratedCPU(preset, index float64) float64 {
 	m := math.Round(preset*index/ReferenceBenchmarkIndex*10) / 10
 	return min(max(m, MinCPUMultiplier), MaxCPUMultiplier)
 }
+
+// MeasuredWith says in a sentence how a result was measured, as the page view and the API
+// show it: the method, and for applied throttling the calibrated CPU multiplier and the
+// benchmark index it came from.
+func (r LabResult) MeasuredWith() string {
+	if MethodOr(r.Method, "") == MethodSimulated {
+		return "Simulated throttling: the numbers model a slow load computed from a fast one"
+	}
+	if r.CPUMultiplier <= 0 {
+		return "Measured with applied throttling"
+	}
+	if r.BenchmarkIndex <= 0 {
+		return fmt.Sprintf("Measured with applied throttling (CPU %.1f×, uncalibrated)", r.CPUMultiplier)
+	}
+	return fmt.Sprintf("Measured with applied throttling (CPU %.1f× calibrated from benchmark index %s)", r.CPUMultiplier, thousands(int64(math.Round(r.BenchmarkIndex))))
+}
+
+// thousands writes n with commas between thousands (1,234).
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

@@ -63,3 +63,20 @@ func TestCalibratedCPU(t *testing.T) {
 		}
 	}
 }
+
+// TestMeasuredWith: the sentence the page view shows, for each method.
+func TestMeasuredWith(t *testing.T) {
+	for _, tc := range []struct {
+		r    model.LabResult
+		want string
+	}{
+		{model.LabResult{}, "Simulated throttling: the numbers model a slow load computed from a fast one"},
+		{model.LabResult{Method: model.MethodApplied, CPUMultiplier: 4, BenchmarkIndex: 1234.4}, "Measured with applied throttling (CPU 4.0× calibrated from benchmark index 1,234)"},
+		{model.LabResult{Method: model.MethodApplied, CPUMultiplier: 7.3, BenchmarkIndex: 2797}, "Measured with applied throttling (CPU 7.3× calibrated from benchmark index 2,797)"},
+		{model.LabResult{Method: model.MethodApplied, CPUMultiplier: 4}, "Measured with applied throttling (CPU 4.0×, uncalibrated)"},
+	} {
+		if got := tc.r.MeasuredWith(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.r, got, tc.want)
+		}
+	}
+}
