@@ -28,6 +28,8 @@ type Loaded struct {
 	Audited   time.Time
 	Runs      int
 	ReportKey string
+	// Method is a day's result's measurement method (model.MethodOr read); "" for a test.
+	Method string
 	Audit
 }
 
@@ -101,7 +103,7 @@ func (s *Source) Audit(ctx context.Context, site model.Website, page, device str
 		return Loaded{}, fmt.Errorf("lab result of %s on %s: %w", model.DayToISO(ref.Day), device, model.ErrNotFound)
 	}
 	r := results[0]
-	return s.withDiagnostics(ctx, Loaded{Ref: ref, Audited: r.Audited, Runs: r.Runs, ReportKey: r.ReportKey,
+	return s.withDiagnostics(ctx, Loaded{Ref: ref, Audited: r.Audited, Runs: r.Runs, ReportKey: r.ReportKey, Method: model.MethodOr(r.Method, ""),
 		Audit: Audit{Metrics: r.Metrics, Samples: r.Samples}})
 }
 
