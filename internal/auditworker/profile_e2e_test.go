@@ -210,7 +210,7 @@ func loginProfileWith(name, page, password, plan string) string {
 }
 
 // storedReport reads a gzipped object.
-func storedObject(t *testing.T, objects *blobstore.Bucket, key string) []byte {
+func storedObject(t testing.TB, objects *blobstore.Bucket, key string) []byte {
 	t.Helper()
 	gz, err := objects.Get(context.Background(), key)
 	if err != nil {
