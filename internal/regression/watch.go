@@ -358,6 +358,11 @@ func knownOf(recorded []model.Regression, s series) (Known, *model.Regression) {
 		if r.Source != s.source || r.Page != s.page || r.Device != s.device || r.Test != s.test || r.Metric != s.metric {
 			continue
 		}
+		if s.source == SourceLab && model.MethodOr(r.Method, "") != s.method {
+			// Of another method's results: its level is not this series', which can neither
+			// recover it nor extend it (it stays as it is until acknowledged).
+			continue
+		}
 		k.Since = max(k.Since, r.FirstBad, r.Recovered)
 		if r.Kind == model.KindRegression && r.Status != model.RegressionRecovered && (open == nil || r.FirstBad > open.FirstBad) {
 			open = r

@@ -169,7 +169,8 @@ func TestWatcherLab(t *testing.T) {
 // saying so), then by applied throttling 60 % slower, as a switch of method shifts every
 // level: no regression and no event, on the day of the switch or the ten after. The same shift
 // within one method (the other page, applied throughout) is a regression, named with its
-// method in its event.
+// method in its event; that page switching to simulation afterwards, back at the old level,
+// neither recovers it nor finds anything new.
 func TestWatcherMethodSwitch(t *testing.T) {
 	e := newWatchEnv(t)
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -197,6 +198,17 @@ func TestWatcherMethodSwitch(t *testing.T) {
 	evs := e.events()
 	if len(evs) != 1 || !strings.HasSuffix(evs[0].Summary, "%, desktop, applied throttling)") {
 		t.Errorf("events %+v, want one naming the device and the method", evs)
+	}
+	// That page switches to simulation, whose values are back at the old level: the method's
+	// doing, not a recovery; the regression stays open, and nothing else is found.
+	for d := 24; d < 30; d++ {
+		e.labBy(rng, e.pages[1], d, 1500, model.MethodSimulated)
+	}
+	if regs := e.regressions(model.RegressionFilter{}); len(regs) != 1 || regs[0].Status != model.RegressionOpen {
+		t.Errorf("after switching the regressed page: %+v, want its regression open still", regs)
+	}
+	if evs := e.events(); len(evs) != 1 {
+		t.Errorf("events after switching the regressed page: %+v", evs)
 	}
 }
 
