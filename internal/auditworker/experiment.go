@@ -23,6 +23,8 @@ type ExperimentResult struct {
 	Comparison          compare.Comparison
 	// ProfileID is the test profile both audits used ("": none).
 	ProfileID string
+	// Method is the measurement method both audits used.
+	Method string
 	// ControlKey and ExperimentKey are where each audit's diagnostics are stored (see
 	// blobstore.DiagnosticsKey); "" when none were kept.
 	ControlKey, ExperimentKey string
@@ -80,7 +82,7 @@ func (w *Worker) Experiment(ctx context.Context, site model.Website, page model.
 		a.Diagnostics = &dg.Diagnostics
 		return a, key, nil
 	}
-	var res ExperimentResult
+	res := ExperimentResult{Method: method}
 	if prof != nil {
 		res.ProfileID = prof.ID
 	}
@@ -151,7 +153,7 @@ func (w *Worker) experimentJob(ctx context.Context, job audit.Job, attempt int) 
 		e.Status, e.Error = model.RunFailed, browser.Reason(err)
 		return finish(e)
 	}
-	e.Status, e.ProfileID = model.RunCompleted, res.ProfileID
+	e.Status, e.ProfileID, e.Method = model.RunCompleted, res.ProfileID, res.Method
 	e.Control = &model.ExperimentAudit{Metrics: res.Control.Metrics, Samples: res.Control.Samples, ReportKey: res.ControlKey}
 	e.Measured = &model.ExperimentAudit{Metrics: res.Experiment.Metrics, Samples: res.Experiment.Samples, ReportKey: res.ExperimentKey}
 	log.InfoContext(ctx, "experiment finished", "tbt", res.Control.Metrics["tbt"], "tbt_changed", res.Experiment.Metrics["tbt"])
