@@ -165,8 +165,10 @@ func (s *Server) dayItems(w http.ResponseWriter, r *http.Request, c caller, fiel
 		items[i] = metricsJSON(fields, metrics.LabValues(res))
 		items[i]["date"] = model.DayToISO(res.Day)
 		if withCount {
-			// The number of Lighthouse runs the day's values come from.
+			// The number of Lighthouse runs the day's values come from, and how they were
+			// measured: a switch of method moves every value.
 			items[i]["count"] = res.Runs
+			items[i]["method"] = model.MethodOr(res.Method, "")
 		}
 	}
 	return writeJSON(w, http.StatusOK, map[string]any{"result": items})
