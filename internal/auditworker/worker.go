@@ -72,9 +72,9 @@ type Worker struct {
 	// summaries keeps the pages' summaries current.
 	summaries *metrics.Reader
 	budgets   *budget.Checker
-	// calibration is this process's benchmarkIndex, measured once before its first applied
-	// run (0 until then): the machine's speed does not change while the process lives, and
-	// measuring costs a second.
+	// calibration is this process's benchmarkIndex (0 until its first applied run): the
+	// highest of calibrationMeasures measures before that run, raised by any run's own index
+	// (see calibrate and observe).
 	calibration struct {
 		sync.Mutex
 		index float64
@@ -322,7 +322,7 @@ func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page,
 		return model.LabResult{}, nil, err
 	}
 
-	res := w.labResult(page.ID, device, method, reports, median.report)
+	res := w.labResult(page.ID, device, method, reports, median)
 	if prof != nil {
 		res.ProfileID, res.ProfileName = prof.ID, prof.Name
 	}
@@ -371,6 +371,9 @@ func (w *Worker) storeResult(ctx context.Context, site model.Website, page model
 type lighthouseOutcome struct {
 	report *lighthouse.Report
 	path   string
+	// index is the benchmarkIndex its CPU slowdown was calibrated from (0: none, simulated or
+	// uncalibrated).
+	index float64
 	// dials are the connections the run's proxy opened, which its document timing needs.
 	dials browser.Dials
 }
@@ -381,11 +384,11 @@ func (w *Worker) lighthouseRuns(ctx context.Context, prof *auditProfile, method,
 	runs := make([]lighthouseOutcome, 0, w.cfg.Runs)
 	for i := range w.cfg.Runs {
 		path := filepath.Join(dir, fmt.Sprintf("run-%d.json", i))
-		rep, dials, err := w.lighthouseRun(ctx, prof, method, target, device, path, changes)
+		rep, dials, index, err := w.lighthouseRun(ctx, prof, method, target, device, path, changes)
 		if err != nil {
 			return nil, err
 		}
-		runs = append(runs, lighthouseOutcome{report: rep, path: path, dials: dials})
+		runs = append(runs, lighthouseOutcome{report: rep, path: path, dials: dials, index: index})
 	}
 	return runs, nil
 }
@@ -399,20 +402,19 @@ func medianRun(runs []lighthouseOutcome) (lighthouseOutcome, []*lighthouse.Repor
 	return runs[lighthouse.MedianRun(reports)], reports
 }
 
-// labResult is the day's result of the runs by method, rep being the median one's report: with
-// the CPU multiplier the run used and the benchmarkIndex it was calibrated from (applied), or
-// the one the median run measured (simulated).
-func (w *Worker) labResult(page, device, method string, reports []*lighthouse.Report, rep *lighthouse.Report) model.LabResult {
+// labResult is the day's result of the runs by method, median being the median one: with the
+// CPU multiplier that run used and the benchmarkIndex it was calibrated from (applied), or the
+// one it measured itself (simulated).
+func (w *Worker) labResult(page, device, method string, reports []*lighthouse.Report, median lighthouseOutcome) model.LabResult {
 	now := w.now()
+	rep := median.report
 	res := model.LabResult{
 		Page: page, Device: device, Day: model.Day(now), Audited: now, Runs: len(reports),
 		LighthouseVersion: rep.LighthouseVersion, Metrics: labMetrics(rep), Samples: runSamples(reports),
 		Method: method, BenchmarkIndex: rep.BenchmarkIndex, CPUMultiplier: rep.CPUSlowdown,
 	}
-	if method == model.MethodApplied {
-		if index := w.calibrated(); index > 0 {
-			res.BenchmarkIndex = index
-		}
+	if method == model.MethodApplied && median.index > 0 {
+		res.BenchmarkIndex = median.index
 	}
 	for _, o := range rep.Opportunities {
 		res.Opportunities = append(res.Opportunities, o.Opportunity)
@@ -541,13 +543,23 @@ func (w *Worker) storeDiagnostics(ctx context.Context, reportKey string, dg *lig
 }
 
 // lighthouseRun runs Lighthouse once by method in a fresh browser session, which it closes
-// before returning, so that no run inherits another's cache or state.
-func (w *Worker) lighthouseRun(ctx context.Context, prof *auditProfile, method, target, device, path string, changes model.ExperimentChanges) (*lighthouse.Report, browser.Dials, error) {
+// before returning, so that no run inherits another's cache or state. It returns the
+// benchmarkIndex the run's CPU slowdown was calibrated from (0 for none).
+func (w *Worker) lighthouseRun(ctx context.Context, prof *auditProfile, method, target, device, path string, changes model.ExperimentChanges) (*lighthouse.Report, browser.Dials, float64, error) {
+	rep, dials, index, err := w.lighthouseRunOnce(ctx, prof, method, target, device, path, changes)
+	if err == nil && method == model.MethodApplied {
+		w.observe(ctx, rep.BenchmarkIndex)
+	}
+	return rep, dials, index, err
+}
+
+// lighthouseRunOnce is lighthouseRun without what a run teaches the calibration.
+func (w *Worker) lighthouseRunOnce(ctx context.Context, prof *auditProfile, method, target, device, path string, changes model.ExperimentChanges) (*lighthouse.Report, browser.Dials, float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.RunTimeout)
 	defer cancel()
 	sess, stop, err := w.launch(ctx, prof, target, device, changes)
 	if err != nil {
-		return nil, browser.Dials{}, prof.redaction().Error(err)
+		return nil, browser.Dials{}, 0, prof.redaction().Error(err)
 	}
 	var index float64
 	if method == model.MethodApplied {
@@ -571,56 +583,77 @@ func (w *Worker) lighthouseRun(ctx context.Context, prof *auditProfile, method, 
 		w.log.WarnContext(ctx, "close browser", "err", cerr)
 	}
 	if err != nil {
-		return nil, dials, fmt.Errorf("lighthouse: %w", err)
+		return nil, dials, 0, fmt.Errorf("lighthouse: %w", err)
 	}
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return nil, dials, fmt.Errorf("lighthouse report: %w", err)
+		return nil, dials, 0, fmt.Errorf("lighthouse report: %w", err)
 	}
 	rep, err := lighthouse.Parse(raw)
 	if err != nil {
-		return nil, dials, err
+		return nil, dials, 0, err
 	}
 	if rep.RuntimeError != nil {
 		var load *browser.LoadError
 		if errors.As(unreached, &load) {
 			// Lighthouse saw the proxy's answer for the document (a 502, a failed tunnel); the
 			// proxy knows why it could not reach it, which decides whether to retry.
-			return nil, dials, &unreachedError{runtime: rep.RuntimeError, load: load}
+			return nil, dials, 0, &unreachedError{runtime: rep.RuntimeError, load: load}
 		}
 		if len(refused) > 0 {
-			return nil, dials, fmt.Errorf("%w (refused connections: %v)", rep.RuntimeError, refused)
+			return nil, dials, 0, fmt.Errorf("%w (refused connections: %v)", rep.RuntimeError, refused)
 		}
-		return nil, dials, rep.RuntimeError
+		return nil, dials, 0, rep.RuntimeError
 	}
-	return rep, dials, nil
+	return rep, dials, index, nil
 }
 
+// calibrationMeasures is how many times a process measures its machine before its first
+// applied run. The benchmark only ever reads low (other work on the machine, a browser still
+// starting, slows it; nothing speeds it up), so the highest of a few is the machine's speed:
+// one measure read 456 on a machine whose runs read 1,500 to 2,500 (BENCHMARKS.md).
+const calibrationMeasures = 3
+
 // calibrate returns this process's benchmarkIndex, measuring it in the browser at port the
-// first time (before the run's load, in a tab of its own). A failed measure is logged and
-// answers 0, the preset's multiplier uncalibrated; the next run measures again.
+// first time (before the run's load, in a tab of its own): the highest of calibrationMeasures
+// measures. Measures that all fail are logged and answer 0, the preset's multiplier
+// uncalibrated; the next run measures again.
 func (w *Worker) calibrate(ctx context.Context, port int) float64 {
 	w.calibration.Lock()
 	defer w.calibration.Unlock()
 	if w.calibration.index > 0 {
 		return w.calibration.index
 	}
-	index, err := w.runner.Benchmark(ctx, port)
-	if err != nil {
-		w.log.WarnContext(ctx, "benchmark failed: the CPU slowdown is the preset's, uncalibrated", "err", err)
+	var best float64
+	var errs []error
+	for range calibrationMeasures {
+		index, err := w.runner.Benchmark(ctx, port)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		best = max(best, index)
+	}
+	if best <= 0 {
+		w.log.WarnContext(ctx, "benchmark failed: the CPU slowdown is the preset's, uncalibrated", "err", errors.Join(errs...))
 		return 0
 	}
-	w.log.InfoContext(ctx, "machine benchmarked for applied throttling", "benchmark_index", index,
-		"mobile_cpu_multiplier", model.CalibratedCPU(model.NetworkPresets[model.DevicePresets["mobile"]].CPUSlowdown, index))
-	w.calibration.index = index
-	return index
+	w.log.InfoContext(ctx, "machine benchmarked for applied throttling", "benchmark_index", best,
+		"mobile_cpu_multiplier", model.CalibratedCPU(model.NetworkPresets[model.DevicePresets["mobile"]].CPUSlowdown, best))
+	w.calibration.index = best
+	return best
 }
 
-// calibrated is the benchmarkIndex calibrate measured, 0 if none yet.
-func (w *Worker) calibrated() float64 {
+// observe raises this process's benchmarkIndex to a run's own (Lighthouse measures it before
+// each load, unthrottled) when higher, for the runs that follow: as with calibrate's
+// measures, a higher reading is nearer the machine's speed.
+func (w *Worker) observe(ctx context.Context, index float64) {
 	w.calibration.Lock()
 	defer w.calibration.Unlock()
-	return w.calibration.index
+	if w.calibration.index > 0 && index > w.calibration.index {
+		w.log.InfoContext(ctx, "benchmark index raised by a run's own", "benchmark_index", index, "was", w.calibration.index)
+		w.calibration.index = index
+	}
 }
 
 // redactRun redacts, in place, the files a Lighthouse run wrote for its report at path.
