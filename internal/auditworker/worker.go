@@ -225,6 +225,7 @@ func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 	}
 	if job.Test != "" {
 		test.Status, test.Metrics, test.Opportunities, test.ReportKey, test.Finished = model.RunCompleted, res.Metrics, len(res.Opportunities), res.ReportKey, ptr(res.Audited)
+		test.Method = res.Method
 		if err := w.endTest(context.WithoutCancel(ctx), site, test); err != nil {
 			// The day's result is stored; the redelivery audits again and ends the test.
 			return err
