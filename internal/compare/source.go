@@ -28,7 +28,7 @@ type Loaded struct {
 	Audited   time.Time
 	Runs      int
 	ReportKey string
-	// Method is a day's result's measurement method (model.MethodOr read); "" for a test.
+	// Method is the audit's measurement method (model.MethodOr read).
 	Method string
 	Audit
 }
@@ -89,7 +89,7 @@ func (s *Source) Audit(ctx context.Context, site model.Website, page, device str
 		if t.Page != page || t.Device != device || len(t.Metrics) == 0 {
 			return Loaded{}, fmt.Errorf("test %s of this page on %s: %w", ref.Test, device, model.ErrNotFound)
 		}
-		out := Loaded{Ref: ref, ReportKey: t.ReportKey, Runs: 1, Audit: Audit{Metrics: t.Metrics}}
+		out := Loaded{Ref: ref, ReportKey: t.ReportKey, Runs: 1, Method: model.MethodOr(t.Method, ""), Audit: Audit{Metrics: t.Metrics}}
 		if t.Finished != nil {
 			out.Audited = *t.Finished
 		}
