@@ -12,6 +12,7 @@ import (
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/notify"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -126,6 +127,9 @@ func (w *Worker) Collect(ctx context.Context, job ux.Job, attempt int) (model.UX
 	if err != nil {
 		return run, err
 	}
+	if len(job.Pages) > 0 {
+		return run, w.newPages(ctx, site, job.Pages)
+	}
 	// The daily fan-out queues a day's collection once; a worker of the fan-out that stopped
 	// after sending it leaves the next one to send it again: a day collected is not again.
 	if prev, err := w.store.UXRun(ctx, site, job.Day); err == nil && !prev.Finished.IsZero() {
@@ -148,6 +152,13 @@ func (w *Worker) Collect(ctx context.Context, job ux.Job, attempt int) (model.UX
 		}
 	} else {
 		notes = append(notes, "CrUX: "+NoCrUXKey)
+	}
+	if w.google.HasCrUX() {
+		// Each page's history is asked for again a week after it was last fetched (a new
+		// collection period each week), so a day's collection asks for about a seventh of them.
+		if err := w.collectHistory(ctx, site, pages, false); err != nil {
+			failures = append(failures, "CrUX history: "+err.Error())
+		}
 	}
 	if note, err := w.collectSearch(ctx, site, pages, job.Day, &run); err != nil {
 		failures = append(failures, "Search Console: "+err.Error())
@@ -193,10 +204,13 @@ func (w *Worker) detect(ctx context.Context, site model.Website) error {
 		}
 		if w.regressions != nil {
 			errs = append(errs, w.regressions.UX(ctx, site, l.Page.ID, l.Device))
+			errs = append(errs, w.regressions.UXWeekly(ctx, site, l.Page.ID, l.Device))
 		}
 	}
 	if w.regressions != nil {
 		errs = append(errs, w.regressions.RUM(ctx, site, w.rum))
+		// The field verdicts of the website's incidents: once a day, as its field data arrive.
+		errs = append(errs, w.regressions.Verdicts(ctx, site, w.rum))
 	}
 	return errors.Join(errs...)
 }
@@ -301,6 +315,79 @@ func (w *Worker) collectSearch(ctx context.Context, site model.Website, pages []
 	}
 	_, err = outcome("")
 	return "", err
+}
+
+// newPages fetches the history of pages just added, and the origin's when it has none yet.
+// A page deleted meanwhile is left out; the key's refusal is logged, not retried.
+func (w *Worker) newPages(ctx context.Context, site model.Website, ids []string) error {
+	if !w.google.HasCrUX() {
+		return nil
+	}
+	all, err := w.store.Pages(ctx, site)
+	if err != nil {
+		return err
+	}
+	var pages []model.Page
+	for _, p := range all {
+		if slices.Contains(ids, p.ID) {
+			pages = append(pages, p)
+		}
+	}
+	if err := w.collectHistory(ctx, site, pages, true); err != nil {
+		return err
+	}
+	if w.regressions == nil {
+		return nil
+	}
+	var errs []error
+	for _, p := range pages {
+		for _, d := range devices {
+			errs = append(errs, w.regressions.UXWeekly(ctx, site, p.ID, d))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// collectHistory fetches and stores the dataset's history of pages, and of the website's
+// origin, on every device: all of them when force is set, else those last fetched
+// model.UXHistoryRefresh ago or never. A refused key ends it quietly (the daily collection
+// records why); an API that keeps answering 429 or 5xx is an error.
+func (w *Worker) collectHistory(ctx context.Context, site model.Website, pages []model.Page, force bool) error {
+	type target struct {
+		page, url string
+		origin    bool
+	}
+	targets := []target{{url: "https://" + site.Domain, origin: true}}
+	for _, p := range pages {
+		targets = append(targets, target{page: p.ID, url: cruxURL(site, p)})
+	}
+	now := w.now().UTC()
+	for _, t := range targets {
+		for _, d := range devices {
+			prev, err := w.store.UXHistory(ctx, site, t.page, d)
+			switch {
+			case err != nil && !model.IsNotFound(err):
+				return err
+			case err == nil && (t.origin || !force) && now.Sub(prev.Fetched) < model.UXHistoryRefresh:
+				continue
+			}
+			periods, err := w.google.CrUXHistory(ctx, t.url, t.origin, d)
+			h := model.UXHistory{Page: t.page, Device: d, Fetched: now, Periods: periods}
+			switch {
+			case errors.Is(err, google.ErrNoData):
+				h.NoData = true
+			case google.Permanent(err):
+				w.log.WarnContext(ctx, "CrUX history refused", "website", site.ID, "err", google.Message(err))
+				return nil
+			case err != nil:
+				return err
+			}
+			if err := w.store.PutUXHistory(ctx, site, h); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // cruxURL is the URL of a page the dataset knows it by: always https, as public pages are.
