@@ -75,6 +75,10 @@ func New(ctx context.Context, svc *service.Service) (*Worker, error) {
 	return w, nil
 }
 
+// SetRegressions makes the worker evaluate the pages' field series and decide incidents' field
+// verdicts with r after each collection, as New does (tests and the local service).
+func (w *Worker) SetRegressions(r *regression.Watcher) { w.regressions = r }
+
 // NewWorker returns a Worker reaching Google's APIs as cfg says (its clock is the worker's
 // too). Without a CrUX key it collects search analytics only, and says so once.
 func NewWorker(ctx context.Context, cfg google.Config, st *store.Store, creds Opener, log *slog.Logger) (*Worker, error) {
