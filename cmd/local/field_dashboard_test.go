@@ -46,7 +46,7 @@ func TestDashboardFieldVerdict(t *testing.T) {
 	confirmed := lab(home, 9, 2100, 2900)
 	lab(cart, 2, 1500, 1900)
 	v := model.Verdict{Incident: confirmed.Incident, Page: home.ID, Device: "mobile", Verdict: model.VerdictConfirmed, Day: day(5), Decided: now.AddDate(0, 0, -5),
-		Checks: []model.VerdictCheck{{Source: "rum", Metric: "lcp", From: day(16), To: day(6), Before: 2240, After: 3010, Noise: 224, DaysBefore: 7, DaysAfter: 4, Enough: true, Moved: true}},
+		Checks:  []model.VerdictCheck{{Source: "rum", Metric: "lcp", From: day(16), To: day(6), Before: 2240, After: 3010, Noise: 224, DaysBefore: 7, DaysAfter: 4, Enough: true, Moved: true}},
 		Summary: "Confirmed in the field: real users' p75 LCP 2240 ms → 3010 ms, +34 %; noise 224 ms."}
 	if _, _, err := d.st.PutVerdict(ctx, site, confirmed.FirstBad, v); err != nil {
 		t.Fatal(err)
