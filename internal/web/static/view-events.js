@@ -11,7 +11,7 @@
   // ---- regressions and incidents ----------------------------------------------------------
   // The sources of regressions, named: field values say whether they are Google's Chrome UX
   // Report or this website's own real users.
-  var SOURCES = { lab: 'lab (Lighthouse)', ux: 'Chrome UX Report', rum: 'real users', multistep: 'multistep runs' };
+  var SOURCES = { lab: 'lab (Lighthouse)', ux: 'Chrome UX Report', ux_weekly: 'Chrome UX Report, weekly history', rum: 'real users', multistep: 'multistep runs' };
   function metricLabel(m) { return METRICS[m] ? METRICS[m].label : m; }
   function pct(p) { return (p > 0 ? '+' : '') + p.toFixed(1) + ' %'; }
   // kindBadge shows an improvement as one (it is never "open"), a regression by its state.
