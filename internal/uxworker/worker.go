@@ -148,6 +148,7 @@ func (w *Worker) Collect(ctx context.Context, job ux.Job, attempt int) (model.UX
 	}
 	log := w.log.With("website", site.ID, "day", job.Day, "attempt", attempt)
 	var notes, failures []string
+	var fetched map[string]bool // the histories fetched now, by page and device
 	if w.google.HasCrUX() {
 		if note, err := w.collectUX(ctx, site, pages, job.Day, &run); err != nil {
 			failures = append(failures, "CrUX: "+err.Error())
@@ -160,7 +161,7 @@ func (w *Worker) Collect(ctx context.Context, job ux.Job, attempt int) (model.UX
 	if w.google.HasCrUX() {
 		// Each page's history is asked for again a week after it was last fetched (a new
 		// collection period each week), so a day's collection asks for about a seventh of them.
-		if err := w.collectHistory(ctx, site, pages, false); err != nil {
+		if fetched, err = w.collectHistory(ctx, site, pages, false); err != nil {
 			failures = append(failures, "CrUX history: "+err.Error())
 		}
 	}
@@ -172,7 +173,7 @@ func (w *Worker) Collect(ctx context.Context, job ux.Job, attempt int) (model.UX
 	// The pages lists show each page's summary: make them again with what was stored.
 	if err := w.refreshSummaries(context.WithoutCancel(ctx), site, pages); err != nil {
 		failures = append(failures, "page summaries: "+err.Error())
-	} else if err := w.detect(context.WithoutCancel(ctx), site); err != nil {
+	} else if err := w.detect(context.WithoutCancel(ctx), site, fetched); err != nil {
 		failures = append(failures, "events: "+err.Error())
 	}
 	var failed error
@@ -192,8 +193,9 @@ func (w *Worker) Collect(ctx context.Context, job ux.Job, attempt int) (model.UX
 }
 
 // detect records the changes of the pages' user-experience assessments, from their summaries,
-// and evaluates the website's user-experience and real-user series for regressions.
-func (w *Worker) detect(ctx context.Context, site model.Website) error {
+// and evaluates the website's user-experience and real-user series for regressions, and the
+// weekly series of the histories just fetched (weekly: a series changes once a week).
+func (w *Worker) detect(ctx context.Context, site model.Website, weekly map[string]bool) error {
 	if w.events == nil {
 		return nil
 	}
@@ -208,7 +210,9 @@ func (w *Worker) detect(ctx context.Context, site model.Website) error {
 		}
 		if w.regressions != nil {
 			errs = append(errs, w.regressions.UX(ctx, site, l.Page.ID, l.Device))
-			errs = append(errs, w.regressions.UXWeekly(ctx, site, l.Page.ID, l.Device))
+			if weekly[l.Page.ID+" "+l.Device] {
+				errs = append(errs, w.regressions.UXWeekly(ctx, site, l.Page.ID, l.Device))
+			}
 		}
 	}
 	if w.regressions != nil {
@@ -337,7 +341,7 @@ func (w *Worker) newPages(ctx context.Context, site model.Website, ids []string)
 			pages = append(pages, p)
 		}
 	}
-	if err := w.collectHistory(ctx, site, pages, true); err != nil {
+	if _, err := w.collectHistory(ctx, site, pages, true); err != nil {
 		return err
 	}
 	if w.regressions == nil {
@@ -354,9 +358,11 @@ func (w *Worker) newPages(ctx context.Context, site model.Website, ids []string)
 
 // collectHistory fetches and stores the dataset's history of pages, and of the website's
 // origin, on every device: all of them when force is set, else those last fetched
-// model.UXHistoryRefresh ago or never. A refused key ends it quietly (the daily collection
-// records why); an API that keeps answering 429 or 5xx is an error.
-func (w *Worker) collectHistory(ctx context.Context, site model.Website, pages []model.Page, force bool) error {
+// model.UXHistoryRefresh ago or never. It returns the pages' histories it stored ("page
+// device"). A refused key ends it quietly (the daily collection records why); an API that
+// keeps answering 429 or 5xx is an error.
+func (w *Worker) collectHistory(ctx context.Context, site model.Website, pages []model.Page, force bool) (map[string]bool, error) {
+	fetched := map[string]bool{}
 	type target struct {
 		page, url string
 		origin    bool
@@ -371,7 +377,7 @@ func (w *Worker) collectHistory(ctx context.Context, site model.Website, pages [
 			prev, err := w.store.UXHistory(ctx, site, t.page, d)
 			switch {
 			case err != nil && !model.IsNotFound(err):
-				return err
+				return fetched, err
 			case err == nil && (t.origin || !force) && now.Sub(prev.Fetched) < model.UXHistoryRefresh:
 				continue
 			}
@@ -382,16 +388,19 @@ func (w *Worker) collectHistory(ctx context.Context, site model.Website, pages [
 				h.NoData = true
 			case google.Permanent(err):
 				w.log.WarnContext(ctx, "CrUX history refused", "website", site.ID, "err", google.Message(err))
-				return nil
+				return fetched, nil
 			case err != nil:
-				return err
+				return fetched, err
 			}
 			if err := w.store.PutUXHistory(ctx, site, h); err != nil {
-				return err
+				return fetched, err
+			}
+			if !t.origin {
+				fetched[t.page+" "+d] = true
 			}
 		}
 	}
-	return nil
+	return fetched, nil
 }
 
 // cruxURL is the URL of a page the dataset knows it by: always https, as public pages are.
