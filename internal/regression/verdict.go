@@ -286,8 +286,9 @@ func (w *Watcher) rumChecks(ctx context.Context, page string, metrics []string, 
 // (the median of the last RUMVerdictDays records) with its newest record of the
 // UXVerdictDays from it, by which the 28-day window holds only days after the change.
 func (w *Watcher) uxChecks(ctx context.Context, site model.Website, page, device string, metrics []string, first, today time.Time, th Thresholds) ([]model.VerdictCheck, error) {
-	results, err := w.store.UXResults(ctx, site, page, device, model.Day(first.AddDate(0, 0, -RUMVerdictDays)),
-		model.Day(first.AddDate(0, 0, UXVerdictDays-1)))
+	// The records known today, up to the window's end (a replayed day reads no later ones).
+	to := min(model.Day(first.AddDate(0, 0, UXVerdictDays-1)), model.Day(today))
+	results, err := w.store.UXResults(ctx, site, page, device, model.Day(first.AddDate(0, 0, -RUMVerdictDays)), to)
 	if err != nil {
 		return nil, err
 	}
