@@ -217,8 +217,13 @@ func (w *Worker) detect(ctx context.Context, site model.Website, weekly map[stri
 	}
 	if w.regressions != nil {
 		errs = append(errs, w.regressions.RUM(ctx, site, w.rum))
-		// The field verdicts of the website's incidents: once a day, as its field data arrive.
-		errs = append(errs, w.regressions.Verdicts(ctx, site, w.rum))
+		// The field verdicts of the website's incidents: once a day, as its field data arrive
+		// (without real-user reports, from the dataset alone).
+		var reports regression.RUMReports
+		if w.rum != nil {
+			reports = w.rum
+		}
+		errs = append(errs, w.regressions.Verdicts(ctx, site, reports))
 	}
 	return errors.Join(errs...)
 }
