@@ -32,8 +32,8 @@ type apiGroup struct {
 // apiDeps are what the API's functions may be granted.
 type apiDeps struct {
 	*shared
-	// purges, audits, runs, beacons and notifications are the queues the API sends work to.
-	purges, audits, runs, beacons, notifications *workQueue
+	// purges, audits, runs, beacons, notifications and ux are the queues the API sends work to.
+	purges, audits, runs, beacons, notifications, ux *workQueue
 }
 
 // apiGroups declares every endpoint group the route table may name (a directory under
@@ -49,8 +49,10 @@ var apiGroups = map[string]apiGroup{
 	}},
 	"pages": {"openvitals API: page settings and test profiles", func(fn awslambda.Function, d apiDeps) {
 		d.data.table.GrantReadWriteData(fn)
-		// Deleting a page queues the purge of its results.
+		// Deleting a page queues the purge of its results; adding pages queues the fetch of
+		// their user-experience history to the ux worker.
 		d.purges.queue.GrantSendMessages(fn)
+		d.ux.queue.GrantSendMessages(fn)
 		// Test profiles' headers, cookies, passwords and typed values are sealed with this key.
 		d.credentialsKey.GrantRead(fn, nil)
 		fn.AddEnvironment(jsii.String(envCredentialsKeySecret), d.credentialsKey.SecretArn(), nil)

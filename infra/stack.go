@@ -78,7 +78,7 @@ func newOpenvitalsStack(scope constructs.Construct, id string, props *openvitals
 	for _, p := range pipelines {
 		p.addFunctions(fns)
 	}
-	api := newAPI(stack, "Api", fns, apiDeps{shared: s, purges: purge.queue, audits: audit.queue, runs: multistep.queue, beacons: rum.beacons, notifications: notify.queue})
+	api := newAPI(stack, "Api", fns, apiDeps{shared: s, purges: purge.queue, audits: audit.queue, runs: multistep.queue, beacons: rum.beacons, notifications: notify.queue, ux: ux.queue})
 	notify.setAPIURL(api.url)
 	scheduler := newSchedules(stack, "Schedules", s, fns, daily)
 	// Every function exists now: a purge passes again for as long as the longest can run.

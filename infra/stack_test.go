@@ -1834,9 +1834,9 @@ func TestLeastPrivilege(t *testing.T) {
 			// No emailFrom in the test stack: no SES permission at all.
 			{"ses:SendEmail", "", false},
 		},
-		// Seals test profiles' secrets.
+		// Seals test profiles' secrets; queues new pages' field history to the ux worker.
 		"pages": {{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", auditQ, false}, {"sqs:SendMessage", multistepQ, false},
-			{getSecret, credentials, true}, {getSecret, crux, false}},
+			{"sqs:SendMessage", uxQ, true}, {"sqs:ReceiveMessage", uxQ, false}, {getSecret, credentials, true}, {getSecret, crux, false}},
 		"multistep": {
 			{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", multistepQ, true},
 			// A failed run's screenshot is read from the bucket (GET .../runs/{r}/screenshot).
@@ -1852,7 +1852,10 @@ func TestLeastPrivilege(t *testing.T) {
 		cases[fn] = append(cases[fn], grant{getSecret, "", false})
 	}
 	for _, fn := range []string{"pages", "budgets", "multistep", "lab", "audit-worker", "multistep-worker", "purge-worker"} {
-		cases[fn] = append(cases[fn], grant{"sqs:SendMessage", rumQ, false}, grant{"sqs:SendMessage", uxQ, false})
+		cases[fn] = append(cases[fn], grant{"sqs:SendMessage", rumQ, false})
+		if fn != "pages" {
+			cases[fn] = append(cases[fn], grant{"sqs:SendMessage", uxQ, false})
+		}
 	}
 	// Only the scheduler and the fan-out worker itself queue fan-out messages.
 	for fn := range cases {

@@ -139,6 +139,7 @@ func (s *Server) labEndpoints() []endpoint {
 		{"GET", "/{websiteID}/pages/{pageID}", viewer, s.pageDetail},
 		{"GET", "/{websiteID}/pages/{pageID}/timeline", viewer, s.pageTimeline},
 		{"GET", "/{websiteID}/pages/{pageID}/network", viewer, s.pageNetwork},
+		{"GET", "/{websiteID}/pages/{pageID}/ux-history", viewer, s.pageUXHistory},
 		{"GET", "/{websiteID}/pages/{pageID}/compare", viewer, s.comparePage},
 		{"GET", "/{websiteID}/opportunities", viewer, s.websiteOpportunities},
 		{"GET", "/{websiteID}/pages/{pageID}/opportunities", viewer, s.pageOpportunities},

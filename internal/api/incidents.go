@@ -31,6 +31,44 @@ type incidentJSON struct {
 	Cause          causeJSON        `json:"cause"`
 	Chart          incidentChart    `json:"chart"`
 	Compare        *compareParams   `json:"compare,omitempty"`
+	FieldVerdict   *verdictJSON     `json:"fieldVerdict"`
+}
+
+// verdictJSON is an incident's field verdict: what real users saw of a lab change (or the lab
+// of a field change), and the numbers it rests on.
+type verdictJSON struct {
+	Verdict   string             `json:"verdict"`
+	Summary   string             `json:"summary"`
+	DecidedAt time.Time          `json:"decidedAt"`
+	Checks    []verdictCheckJSON `json:"checks"`
+}
+
+type verdictCheckJSON struct {
+	Source     string  `json:"source"`
+	Metric     string  `json:"metric"`
+	Device     string  `json:"device,omitempty"`
+	From       string  `json:"from"`
+	To         string  `json:"to"`
+	Before     float64 `json:"before"`
+	After      float64 `json:"after"`
+	Noise      float64 `json:"noise"`
+	DaysBefore int     `json:"daysBefore"`
+	DaysAfter  int     `json:"daysAfter"`
+	Enough     bool    `json:"enough"`
+	Moved      bool    `json:"moved"`
+}
+
+func toVerdictJSON(v *model.Verdict) *verdictJSON {
+	if v == nil {
+		return nil
+	}
+	out := &verdictJSON{Verdict: v.Verdict, Summary: v.Summary, DecidedAt: v.Decided.UTC(), Checks: []verdictCheckJSON{}}
+	for _, c := range v.Checks {
+		out.Checks = append(out.Checks, verdictCheckJSON{Source: c.Source, Metric: c.Metric, Device: c.Device,
+			From: model.DayToISO(c.From), To: model.DayToISO(c.To), Before: c.Before, After: c.After, Noise: c.Noise,
+			DaysBefore: c.DaysBefore, DaysAfter: c.DaysAfter, Enough: c.Enough, Moved: c.Moved})
+	}
+	return out
 }
 
 // incidentChart is the data of a small before/after chart: the daily medians of the
@@ -66,7 +104,7 @@ const maxCauseItems = 10
 
 func toIncidentJSON(in model.Incident, annotations []model.Annotation) incidentJSON {
 	out := incidentJSON{ID: in.ID, Kind: in.Kind, State: in.State(), Sources: []string{}, Metrics: []string{}, Devices: []string{},
-		Cause: causeJSON{Changes: []causeItemJSON{}, Annotations: []annotationJSON{}}}
+		Cause: causeJSON{Changes: []causeItemJSON{}, Annotations: []annotationJSON{}}, FieldVerdict: toVerdictJSON(in.Verdict)}
 	first := in.Members[0]
 	out.Page, out.Test = first.Page, first.Test
 	out.LastGoodDay, out.FirstBadDay = model.DayToISO(first.LastGood), model.DayToISO(first.FirstBad)
@@ -139,13 +177,23 @@ func addOnce(list *[]string, v string) {
 
 var incidentStates = []string{model.IncidentOpen, model.IncidentAcknowledged, model.IncidentResolved}
 
-// incidents reads and groups every regression of a website.
+// incidents reads and groups every regression of a website, with their field verdicts.
 func (s *Server) incidents(r *http.Request, site model.Website) ([]model.Incident, error) {
 	regs, _, err := s.store.Regressions(r.Context(), site, model.RegressionFilter{}, "", 0)
 	if err != nil {
 		return nil, err
 	}
-	return regression.Incidents(site, regs), nil
+	verdicts, err := s.store.Verdicts(r.Context(), site)
+	if err != nil {
+		return nil, err
+	}
+	all := regression.Incidents(site, regs)
+	for i := range all {
+		if v, ok := verdicts[all[i].ID]; ok {
+			all[i].Verdict = &v
+		}
+	}
+	return all, nil
 }
 
 // incidentKey orders incidents newest first bad day first, then by ID.

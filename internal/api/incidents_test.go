@@ -232,3 +232,57 @@ func dayBefore(t *testing.T, day string) string {
 	}
 	return model.Day(d.AddDate(0, 0, -1))
 }
+
+// TestIncidentFieldVerdict: an incident shows its field verdict once decided, with its
+// numbers, and null before; another incident's verdict is not shown on it.
+func TestIncidentFieldVerdict(t *testing.T) {
+	e := newTestEnv(t)
+	site := e.createWebsite("example.com")
+	pages := e.createPages(site.ID, "/", "/shop")
+	ctx := context.Background()
+	w, err := e.store.Website(ctx, "acme", site.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for i, p := range pages {
+		r := model.Regression{ID: model.RegressionID(w, "lab"+p.ID, "20261110"), Kind: model.KindRegression, Source: "lab", Page: p.ID, Device: "mobile",
+			Metric: "lcp", LastGood: "20261109", FirstBad: "20261110", Before: model.Level{Median: 2000}, After: model.Level{Median: 2600 + float64(i)},
+			Percent: 30, Status: model.RegressionOpen, Detected: time.Now()}
+		r.Incident = model.IncidentID(w, r.Subject(), r.Kind, r.FirstBad)
+		if _, err := e.store.PutRegression(ctx, w, r); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.Incident)
+	}
+	v := model.Verdict{Incident: ids[0], Page: pages[0].ID, Device: "mobile", Verdict: model.VerdictNotSeen, Day: "20261117",
+		Decided: time.Date(2026, 11, 17, 4, 0, 0, 0, time.UTC), Summary: "Not seen in the field: real users' p75 LCP 2100 ms → 2120 ms, +1 %; noise 210 ms.",
+		Checks: []model.VerdictCheck{{Source: "rum", Metric: "lcp", From: "20261103", To: "20261116", Before: 2100, After: 2120, Noise: 210, DaysBefore: 7, DaysAfter: 7, Enough: true}}}
+	if _, created, err := e.store.PutVerdict(ctx, w, "20261110", v); err != nil || !created {
+		t.Fatal(created, err)
+	}
+	if _, created, err := e.store.PutVerdict(ctx, w, "20261110", model.Verdict{Incident: ids[0], Verdict: model.VerdictConfirmed}); err != nil || created {
+		t.Fatalf("a second verdict was stored: %v %v", created, err)
+	}
+	type verdictOut struct {
+		Verdict, Summary, DecidedAt string
+		Checks                      []struct {
+			Source, Metric, From, To string
+			Before, After, Noise     float64
+			DaysBefore, DaysAfter    int
+			Enough, Moved            bool
+		}
+	}
+	var one struct{ FieldVerdict *verdictOut }
+	e.do("GET", "/"+site.ID+"/incidents/"+ids[0], viewerKey, nil).want(t, 200).decode(t, &one)
+	got := one.FieldVerdict
+	if got == nil || got.Verdict != model.VerdictNotSeen || got.Summary != v.Summary || got.DecidedAt != "2026-11-17T04:00:00Z" || len(got.Checks) != 1 ||
+		got.Checks[0].From != "2026-11-03" || got.Checks[0].After != 2120 || got.Checks[0].DaysAfter != 7 || !got.Checks[0].Enough || got.Checks[0].Moved {
+		t.Errorf("fieldVerdict %+v", got)
+	}
+	var other struct{ FieldVerdict *verdictOut }
+	e.do("GET", "/"+site.ID+"/incidents/"+ids[1], viewerKey, nil).want(t, 200).decode(t, &other)
+	if other.FieldVerdict != nil {
+		t.Errorf("the other incident shows %+v", other.FieldVerdict)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/ux"
 )
 
 // FromService builds the server from the service's configuration and clients: the pipelines'
@@ -25,6 +26,7 @@ func FromService(svc *service.Service) *Server {
 		Reports:            svc.Objects,
 		Credentials:        svc.Credentials,
 		Notifications:      notify.NewQueue(svc.Queues.Notify),
+		FieldHistory:       ux.NewQueue(svc.Queues.UX),
 		Log:                svc.Log,
 		AllowLocalTargets:  svc.Config.AllowPrivateTargets,
 		Beacons:            rum.NewCollector(svc.Queues.Beacon),

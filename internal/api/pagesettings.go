@@ -85,6 +85,12 @@ func (s *Server) createPages(w http.ResponseWriter, r *http.Request, c caller) e
 		}
 		return err
 	}
+	if s.fieldHistory != nil {
+		// Failing to queue it costs a day: the next daily collection fetches a missing history.
+		if err := s.fieldHistory.NewPages(context.WithoutCancel(r.Context()), site, pages, s.now()); err != nil {
+			s.log.WarnContext(r.Context(), "the history of new pages was not queued", "website", site.ID, "err", err)
+		}
+	}
 	out := make([]pageJSON, len(pages))
 	for i, p := range pages {
 		out[i] = toPageJSON(p)

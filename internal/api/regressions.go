@@ -137,7 +137,7 @@ func (s *Server) listRegressions(w http.ResponseWriter, r *http.Request, c calle
 		errs.add("metric", "must be one of %s", strings.Join(regression.MetricNames(), ", "))
 	}
 	if _, ok := regression.SourceMetrics[f.Source]; f.Source != "" && !ok {
-		errs.add("source", "must be lab, ux, rum or multistep")
+		errs.add("source", "must be lab, ux, ux_weekly, rum or multistep")
 	}
 	if f.Device != "" && f.Device != "desktop" && f.Device != "mobile" {
 		errs.add("device", "must be desktop or mobile")

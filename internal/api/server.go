@@ -39,6 +39,12 @@ type Auditor interface {
 	Experiment(ctx context.Context, w model.Website, e *model.Experiment) error
 }
 
+// FieldHistory queues the fetch of the user-experience dataset's history of pages just added;
+// *ux.Queue is one.
+type FieldHistory interface {
+	NewPages(ctx context.Context, site model.Website, pages []model.Page, now time.Time) error
+}
+
 // Runner queues runs of multistep tests.
 type Runner interface {
 	Run(ctx context.Context, w model.Website, t model.Test) (model.Run, error)
@@ -68,7 +74,9 @@ type Deps struct {
 	Credentials Sealer
 	// Notifications queues channel tests.
 	Notifications Notifications
-	Log           *slog.Logger
+	// FieldHistory queues the history of new pages (nil: the daily collection fetches it).
+	FieldHistory FieldHistory
+	Log          *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// AllowLocalTargets lets a website's domain be an IP address or carry a port
@@ -104,6 +112,7 @@ type Server struct {
 	field         FieldReports
 	segments      SegmentReports
 	notifications Notifications
+	fieldHistory  FieldHistory
 	sites         *siteCache
 	gate          *beaconGate
 	metrics       *metrics.Reader
@@ -124,7 +133,8 @@ func New(d Deps) *Server {
 	s := &Server{store: d.Store, purger: d.Purger, auditor: d.Auditor, runner: d.Runner, reports: d.Reports, log: d.Log,
 		now: func() time.Time { return now().UTC() }, local: d.AllowLocalTargets, sealer: d.Credentials,
 		beacons: d.Beacons, field: d.Field, segments: d.Segments, notifications: d.Notifications, trustViewerCountry: d.TrustViewerCountry,
-		rumURL: d.RUMURL}
+		fieldHistory: d.FieldHistory,
+		rumURL:       d.RUMURL}
 	if s.segments == nil && d.Store != nil {
 		var tables rum.ReportStore = d.Store
 		if d.RUM != nil {

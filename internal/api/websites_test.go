@@ -234,6 +234,7 @@ func TestOpenAPIDocument(t *testing.T) {
 		"/{websiteId}/testseries/{seriesId}":                        {"get"},
 		"/{websiteId}/tests/{testId}":                               {"get"},
 		"/{websiteId}/pages/{pageId}/compare":                       {"get"},
+		"/{websiteId}/pages/{pageId}/ux-history":                    {"get"},
 	}
 	for path, methods := range endpoints {
 		for _, m := range methods {

@@ -68,5 +68,7 @@ func Open(ctx context.Context, keys Sealer, w model.Website, c model.Channel) (T
 
 // Takes tells whether a channel takes events of type t.
 func Takes(c model.Channel, t string) bool {
-	return len(c.Events) == 0 || t == event.ChannelTest || t == event.DailyDigest || slices.Contains(c.Events, t)
+	return len(c.Events) == 0 || t == event.ChannelTest || t == event.DailyDigest || slices.Contains(c.Events, t) ||
+		// A verdict follows up the detection a channel took, in its thread.
+		t == event.IncidentVerdict && slices.Contains(c.Events, event.RegressionDetected)
 }

@@ -43,6 +43,9 @@ type Result struct {
 	// and 5xx; RetryAfter is the wait the target asked for.
 	Retry      bool
 	RetryAfter time.Duration
+	// MessageID is the Message-ID header of an email sent ("<id@region.amazonses.com>"), which
+	// a follow-up's In-Reply-To names; "" for the other kinds.
+	MessageID string
 }
 
 // Timeout bounds one attempt.
@@ -82,8 +85,10 @@ func NewSender(guard browser.Guard, ses *sesv2.Client, from, base string) *Sende
 	}
 }
 
-// Send delivers one event to a channel of kind with target t.
-func (s *Sender) Send(ctx context.Context, kind string, t channel.Target, w model.Website, ev model.Event, now time.Time) Result {
+// Send delivers one event to a channel of kind with target t. A follow-up (an incident's
+// verdict) names in inReplyTo the Message-ID of the message it follows in that channel, when
+// one was sent: an email then replies to it (In-Reply-To, References, "Re:" subject).
+func (s *Sender) Send(ctx context.Context, kind string, t channel.Target, w model.Website, ev model.Event, now time.Time, inReplyTo string) Result {
 	doc := event.NewDocument(w, ev, s.base)
 	switch kind {
 	case channel.Webhook:
@@ -111,7 +116,7 @@ func (s *Sender) Send(ctx context.Context, kind string, t channel.Target, w mode
 		}
 		return s.post(ctx, t.URL, body, http.Header{})
 	case channel.Email:
-		return s.email(ctx, t.Recipients, w, doc)
+		return s.email(ctx, t.Recipients, w, doc, inReplyTo)
 	}
 	return Result{Err: fmt.Errorf("unknown channel kind %q", kind)}
 }
@@ -174,26 +179,44 @@ func retryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
+// sesMessageID is the Message-ID header SES gives a message it sent with id: the ID at
+// email.amazonses.com in us-east-1, at the region's amazonses.com domain elsewhere.
+func sesMessageID(id, region string) string {
+	domain := "email.amazonses.com"
+	if region != "" && region != "us-east-1" {
+		domain = region + ".amazonses.com"
+	}
+	return "<" + id + "@" + domain + ">"
+}
+
 // email sends the event to recipients through SES.
-func (s *Sender) email(ctx context.Context, to []string, w model.Website, doc event.Document) Result {
+func (s *Sender) email(ctx context.Context, to []string, w model.Website, doc event.Document, inReplyTo string) Result {
 	if s.ses == nil || s.from == "" {
 		return Result{Err: errors.New("email is not configured (OPENVITALS_EMAIL_FROM)")}
 	}
 	start := time.Now()
 	subject, text, html := EmailBodies(w, doc)
-	_, err := s.ses.SendEmail(ctx, &sesv2.SendEmailInput{
+	msg := &sestypes.Message{
+		Subject: &sestypes.Content{Data: aws.String(subject), Charset: aws.String("UTF-8")},
+		Body: &sestypes.Body{
+			Text: &sestypes.Content{Data: aws.String(text), Charset: aws.String("UTF-8")},
+			Html: &sestypes.Content{Data: aws.String(html), Charset: aws.String("UTF-8")},
+		},
+	}
+	if inReplyTo != "" {
+		msg.Headers = []sestypes.MessageHeader{{Name: aws.String("In-Reply-To"), Value: aws.String(inReplyTo)},
+			{Name: aws.String("References"), Value: aws.String(inReplyTo)}}
+	}
+	out, err := s.ses.SendEmail(ctx, &sesv2.SendEmailInput{
 		FromEmailAddress: aws.String(s.from),
 		Destination:      &sestypes.Destination{ToAddresses: to},
-		Content: &sestypes.EmailContent{Simple: &sestypes.Message{
-			Subject: &sestypes.Content{Data: aws.String(subject), Charset: aws.String("UTF-8")},
-			Body: &sestypes.Body{
-				Text: &sestypes.Content{Data: aws.String(text), Charset: aws.String("UTF-8")},
-				Html: &sestypes.Content{Data: aws.String(html), Charset: aws.String("UTF-8")},
-			},
-		}},
+		Content:          &sestypes.EmailContent{Simple: msg},
 	})
 	r := Result{Status: http.StatusOK, Latency: time.Since(start)}
 	if err == nil {
+		if out.MessageId != nil {
+			r.MessageID = sesMessageID(*out.MessageId, s.ses.Options().Region)
+		}
 		return r
 	}
 	r.Status, r.Err, r.Retry = 0, errors.New("SES refused the message"), true

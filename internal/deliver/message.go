@@ -30,6 +30,8 @@ func title(t string) string {
 		return "Regression detected"
 	case event.RegressionRecovered:
 		return "Regression recovered"
+	case event.IncidentVerdict:
+		return "Field verdict"
 	case event.ChannelFailing:
 		return "Channel failing"
 	case event.ChannelRecovered:
@@ -93,6 +95,10 @@ func orNone(s string) string {
 // EmailBodies are an event as an email: its subject, plain text and HTML.
 func EmailBodies(w model.Website, d event.Document) (subject, text, htmlBody string) {
 	subject = "[openvitals] " + title(d.Type) + ": " + w.Domain
+	if d.Type == event.IncidentVerdict {
+		// A reply to the incident's detection, in its thread: the subject it answers.
+		subject = "Re: [openvitals] " + title(event.RegressionDetected) + ": " + w.Domain
+	}
 	var t strings.Builder
 	fmt.Fprintf(&t, "%s\n\n%s\n\nBefore: %s\nAfter:  %s\n", title(d.Type), d.Summary, orNone(d.Before), orNone(d.After))
 	if d.Error != "" {

@@ -21,6 +21,9 @@ type Document struct {
 	Error      string    `json:"error,omitempty"`
 	FailedStep *int      `json:"failedStep,omitempty"`
 	Links      Links     `json:"links"`
+	// InReplyTo is the event a follow-up belongs with: an incident.verdict's names its
+	// incident's regression.detected event, whose thread it continues.
+	InReplyTo string `json:"inReplyTo,omitempty"`
 	// Events are the events a daily digest gathers, newest first.
 	Events []Document `json:"events,omitempty"`
 }
@@ -58,6 +61,9 @@ func NewDocument(w model.Website, ev model.Event, base string) Document {
 			Regression: ev.Regression, Metric: ev.Metric, Incident: ev.Incident, Channel: ev.Channel},
 		Before: ev.Before, After: ev.After, Summary: ev.Summary, Error: ev.Error, FailedStep: ev.FailedStep,
 		Links: Links{Events: base + "/events"},
+	}
+	if ev.Type == IncidentVerdict && ev.Incident != "" {
+		d.InReplyTo = DetectionID(w, ev.Page, ev.Test, ev.Incident)
 	}
 	for _, e := range ev.Digest {
 		d.Events = append(d.Events, NewDocument(w, e, strings.TrimSuffix(base, "/"+w.ID)))

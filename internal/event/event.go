@@ -27,6 +27,9 @@ const (
 	UXAssessmentChanged   = "ux.assessment_changed"
 	RegressionDetected    = "regression.detected"
 	RegressionRecovered   = "regression.recovered"
+	// IncidentVerdict is an incident's field verdict: a follow-up of its regression.detected
+	// event, delivered in its thread, never an alert of its own.
+	IncidentVerdict = "incident.verdict"
 	// ChannelFailing is a channel whose last model.ChannelFailingAfter deliveries failed;
 	// ChannelRecovered the same channel delivering again.
 	ChannelFailing   = "channel.failing"
@@ -39,7 +42,7 @@ const (
 
 // Types are the event types a channel can subscribe to and the events list can filter on.
 var Types = []string{BudgetStatusChanged, MultistepStateChanged, MultistepRunFailed, AuditFailing, AuditRecovered, UXAssessmentChanged,
-	RegressionDetected, RegressionRecovered, ChannelFailing, ChannelRecovered}
+	RegressionDetected, RegressionRecovered, IncidentVerdict, ChannelFailing, ChannelRecovered}
 
 // Known tells whether t is an event type.
 func Known(t string) bool { return slices.Contains(Types, t) }

@@ -136,10 +136,7 @@ func (r *Recorder) Incident(ctx context.Context, w model.Website, in model.Incid
 		return nil
 	}
 	first := in.Members[0]
-	key := store.PageState(first.Page, "incident#"+in.ID)
-	if first.Test != "" {
-		key = model.StateKey(string(store.TestState(first.Test)) + "#INCIDENT#" + in.ID)
-	}
+	key := incidentState(first.Page, first.Test, in.ID)
 	value := "open"
 	if in.State() == model.IncidentResolved {
 		value = model.IncidentResolved
@@ -166,6 +163,39 @@ func (r *Recorder) Incident(ctx context.Context, w model.Website, in model.Incid
 		}
 		return d
 	})
+}
+
+// Verdict records an incident's field verdict and its event, once: the follow-up of the
+// incident's detection (see DetectionID), named by the incident and its page.
+func (r *Recorder) Verdict(ctx context.Context, w model.Website, in model.Incident, v model.Verdict) error {
+	first := in.Members[0]
+	if first.Page == "" {
+		return nil
+	}
+	return r.Observe(ctx, w, store.PageState(first.Page, "verdict#"+in.ID), func(st model.State) Decision {
+		d := Decision{Value: v.Verdict}
+		if st.Value == "" {
+			d.Event = &model.Event{Type: IncidentVerdict, Page: first.Page, Device: v.Device, Incident: in.ID, After: v.Verdict,
+				Summary: v.Summary}
+		} else {
+			d.Value = st.Value // decided once
+		}
+		return d
+	})
+}
+
+// DetectionID is the ID of the regression.detected event of an incident of a page or test: a
+// verdict's follow-up names it, and channels keep the message they sent for it.
+func DetectionID(w model.Website, page, test, incident string) string {
+	return model.EventID(w, incidentState(page, test, incident), 1)
+}
+
+// incidentState is the key of an incident's watched state.
+func incidentState(page, test, incident string) model.StateKey {
+	if test != "" {
+		return model.StateKey(string(store.TestState(test)) + "#INCIDENT#" + incident)
+	}
+	return store.PageState(page, "incident#"+incident)
 }
 
 // IncidentSummary is the summary of an incident's regression.detected event: its page or

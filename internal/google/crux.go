@@ -3,6 +3,7 @@ package google
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
@@ -105,3 +106,84 @@ func numeric(v any) (float64, bool) {
 
 // percent turns a density (0 to 1) into percent with two decimals.
 func percent(density float64) float64 { return math.Round(density*10000) / 100 }
+
+// CrUXHistory reads the dataset's history (records:queryHistoryRecord) of a page URL, or of
+// an origin when url is "https://host" with no path, on a device: model.UXHistoryPeriods
+// weekly collection periods, oldest first, each vital's p75 and shares. A period without data
+// for a vital (the API's "NaN" densities and null p75) leaves that vital out. It is ErrNoData
+// when the dataset has no history.
+func (c *Client) CrUXHistory(ctx context.Context, url string, origin bool, device string) ([]model.UXPeriod, error) {
+	names := make([]string, 0, len(cruxMetrics))
+	for name := range cruxMetrics {
+		names = append(names, name)
+	}
+	req := &chromeuxreport.QueryHistoryRequest{FormFactor: formFactors[device], Metrics: names, CollectionPeriodCount: model.UXHistoryPeriods}
+	if origin {
+		req.Origin = url
+	} else {
+		req.Url = url
+	}
+	var res *chromeuxreport.QueryHistoryResponse
+	err := c.retry(ctx, c.pace, "CrUX history "+url+" "+device, func(ctx context.Context) error {
+		var err error
+		res, err = c.crux.Records.QueryHistoryRecord(req).Context(ctx).Do()
+		return err
+	})
+	if code, ok := statusOf(err); ok && code == http.StatusNotFound {
+		return nil, ErrNoData
+	}
+	if err != nil {
+		return nil, err
+	}
+	if res.Record == nil || len(res.Record.CollectionPeriods) == 0 {
+		return nil, ErrNoData
+	}
+	return parseHistory(res.Record), nil
+}
+
+// parseHistory reads the periods of a history record.
+func parseHistory(r *chromeuxreport.HistoryRecord) []model.UXPeriod {
+	out := make([]model.UXPeriod, len(r.CollectionPeriods))
+	for i, p := range r.CollectionPeriods {
+		if p != nil {
+			out[i] = model.UXPeriod{First: dateDay(p.FirstDate), Last: dateDay(p.LastDate)}
+		}
+		out[i].Vitals = map[string]model.Vital{}
+	}
+	for name, m := range r.Metrics {
+		vital, ok := cruxMetrics[name]
+		if !ok || m.PercentilesTimeseries == nil || len(m.HistogramTimeseries) < 2 {
+			continue
+		}
+		for i := range out {
+			if i >= len(m.PercentilesTimeseries.P75s) {
+				break
+			}
+			p75, ok := numeric(m.PercentilesTimeseries.P75s[i])
+			if !ok {
+				continue // null: no data in this period
+			}
+			shares := make([]float64, len(m.HistogramTimeseries))
+			for b, bin := range m.HistogramTimeseries {
+				if bin != nil && i < len(bin.Densities) && !math.IsNaN(bin.Densities[i]) {
+					shares[b] = bin.Densities[i]
+				}
+			}
+			good, poor := shares[0], shares[len(shares)-1]
+			ni := 0.0
+			for _, s := range shares[1 : len(shares)-1] {
+				ni += s
+			}
+			out[i].Vitals[vital] = model.Vital{P75: p75, Good: percent(good), NeedsImprovement: percent(ni), Poor: percent(poor)}
+		}
+	}
+	return out
+}
+
+// dateDay is a date of the API as a day (yyyymmdd); "" without one.
+func dateDay(d *chromeuxreport.Date) string {
+	if d == nil {
+		return ""
+	}
+	return fmt.Sprintf("%04d%02d%02d", d.Year, d.Month, d.Day)
+}

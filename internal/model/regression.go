@@ -121,6 +121,8 @@ type Incident struct {
 	Subject string // "page:<id>" or "test:<id>"
 	// Members are its regressions, oldest first bad day first.
 	Members []Regression
+	// Verdict is its field verdict once decided (read beside it, never stored with it).
+	Verdict *Verdict
 }
 
 // IncidentWindowDays is how many days after an incident's first bad day a change of the same
@@ -178,4 +180,44 @@ type Annotation struct {
 	URL     string   `dynamodbav:",omitempty"`
 	Pages   []string `dynamodbav:",omitempty"`
 	Created time.Time
+}
+
+// Field verdicts: what real users saw of a lab incident, or the lab of a field one.
+const (
+	VerdictConfirmed     = "confirmed_in_field"    // the field moved the same way beyond its noise
+	VerdictNotSeen       = "not_seen_in_field"     // enough field data, and no such move
+	VerdictNoFieldData   = "no_field_data"         // too little field data to tell
+	VerdictNotReproduced = "not_reproduced_in_lab" // a field change the lab did not see
+)
+
+// Verdict is the field verdict of an incident, decided once (see regression.Watcher.Verdicts):
+// what it is, and the numbers it rests on.
+type Verdict struct {
+	Incident string
+	Page     string
+	Device   string `dynamodbav:",omitempty"`
+	Verdict  string
+	// Day is the day it was decided (yyyymmdd); Decided when.
+	Day     string
+	Decided time.Time
+	Checks  []VerdictCheck
+	// Summary says it in one sentence for people.
+	Summary string
+}
+
+// VerdictCheck is one series a verdict looked at: its source ("rum", "ux" or "lab"), metric
+// and device, the days compared (before: up to the first bad day; after: from it to To), the
+// levels on either side, the least move that counts (its noise, or the least change when
+// larger), and what came of it.
+type VerdictCheck struct {
+	Source, Metric string
+	Device         string `dynamodbav:",omitempty"`
+	From, To       string
+	Before, After  float64
+	Noise          float64
+	DaysBefore     int
+	DaysAfter      int
+	// Enough says the series had the data to tell; Moved that it moved the incident's way
+	// beyond Noise.
+	Enough, Moved bool
 }

@@ -53,3 +53,30 @@ type UXRun struct {
 	// had to leave out (an invalid API key, Search Console refusing the credentials).
 	Error string
 }
+
+// UXPeriod is one collection period of the user-experience dataset's history (its weekly
+// series): the 28 days from First to Last (yyyymmdd, both included) and each vital's p75 and
+// shares over them, as the daily record of Last would have said. A vital without data in the
+// period is absent.
+type UXPeriod struct {
+	First, Last string
+	Vitals      map[string]Vital
+}
+
+// UXHistory is the dataset's history of a page (or, with Page empty, of the website's origin)
+// on one device: up to UXHistoryPeriods collection periods, oldest first.
+type UXHistory struct {
+	Page    string `dynamodbav:",omitempty"`
+	Device  string
+	Periods []UXPeriod
+	// Fetched is when the history was last asked for; NoData that the dataset had none then.
+	Fetched time.Time
+	NoData  bool `dynamodbav:",omitempty"`
+}
+
+// UXHistoryPeriods is how many collection periods a history is asked for: the API's most.
+const UXHistoryPeriods = 40
+
+// UXHistoryRefresh is how often a page's history is asked for again: the dataset publishes a
+// new collection period each week.
+const UXHistoryRefresh = 7 * 24 * time.Hour

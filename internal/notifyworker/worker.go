@@ -203,12 +203,19 @@ func (w *Worker) attempt(ctx context.Context, site model.Website, c model.Channe
 	if err != nil {
 		return err
 	}
-	res := w.sender.Send(ctx, c.Kind, t, site, ev, now)
+	var inReplyTo string
+	if ev.Type == event.IncidentVerdict && ev.Incident != "" {
+		// The verdict follows the incident's detection in the thread it began in this channel.
+		if inReplyTo, err = w.store.SentMessage(ctx, site, c.ID, event.DetectionID(site, ev.Page, ev.Test, ev.Incident)); err != nil {
+			return err
+		}
+	}
+	res := w.sender.Send(ctx, c.Kind, t, site, ev, now, inReplyTo)
 	d := model.Delivery{Event: ev.ID, EventType: ev.Type, At: now, Attempt: attempt, Status: res.Status, LatencyMS: res.Latency.Milliseconds()}
 	log := w.log.With("website", site.ID, "channel", c.ID, "kind", c.Kind, "event", ev.ID, "attempt", attempt, "status", res.Status, "ms", d.LatencyMS)
 	if res.Err == nil {
 		if !j.Sample {
-			if _, err := w.store.MarkSent(ctx, site, c.ID, ev.ID); err != nil {
+			if _, err := w.store.MarkSent(ctx, site, c.ID, ev.ID, res.MessageID); err != nil {
 				return err
 			}
 		}

@@ -45,7 +45,7 @@ var dailyDefaults = Daily{Span: History, MinSegment: 3, MinLine: 6, MinBefore: 7
 // dailyPenalty is the penalty of the web's daily series, whose noise is a level's sampling
 // error: lower than for any series (a series of unknown nature, which may wander or be
 // seasonal), so that smaller steps are found.
-var dailyPenalty = map[string]float64{SourceUX: 3, SourceRUM: 3}
+var dailyPenalty = map[string]float64{SourceUX: 3, SourceRUM: 3, SourceUXWeekly: 3}
 
 // Evaluate is the service's decision for one series of source after a day's values: Detector's
 // for the series of several runs a day (lab, multistep), Daily's for the series of one value a

@@ -25,6 +25,9 @@ const (
 	SourceUX        = "ux"        // the user-experience dataset's daily p75 of a page on a device
 	SourceMultistep = "multistep" // every run of a multistep test
 	SourceRUM       = "rum"       // real users' daily p75 of a page (all devices)
+	// SourceUXWeekly is the user-experience dataset's history of a page on a device: one p75
+	// a weekly collection period (28 days each, a week apart), dated by the period's last day.
+	SourceUXWeekly = "ux_weekly"
 )
 
 var metrics = map[string]Metric{}
@@ -55,6 +58,7 @@ var SourceMetrics = map[string][]string{
 	SourceUX:        {"lcp", "fcp", "cls", "inp", "ttfb"},
 	SourceMultistep: {"duration", "inp", "tbt", "cls"},
 	SourceRUM:       {"lcp", "fcp", "cls", "inp", "ttfb"},
+	SourceUXWeekly:  {"lcp", "fcp", "cls", "inp", "ttfb"},
 }
 
 // Lookup returns a watched metric by name.

@@ -135,6 +135,32 @@ func (w *Watcher) UX(ctx context.Context, site model.Website, page, device strin
 	return w.evaluate(ctx, site, model.RegressionFilter{Page: page}, all, nil)
 }
 
+// UXWeekly evaluates a page's history in the user-experience dataset on one device: a series
+// of one value a collection period, which the daily detector takes as it takes one value a
+// day (its days are the periods; a change lasts MinSegment periods, three weeks, before it is
+// reported, dated by the last day of its first period). Its periods overlap by three weeks,
+// so a step shows as a ramp of four periods, which the detector fits as one line.
+func (w *Watcher) UXWeekly(ctx context.Context, site model.Website, page, device string) error {
+	h, err := w.store.UXHistory(ctx, site, page, device)
+	if model.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var all []series
+	for _, metric := range SourceMetrics[SourceUXWeekly] {
+		s := series{source: SourceUXWeekly, page: page, device: device, metric: metric}
+		for _, p := range h.Periods {
+			if v, ok := p.Vitals[metric]; ok && p.Last != "" {
+				s.days = append(s.days, Day{Day: p.Last, Values: []float64{v.P75}})
+			}
+		}
+		all = append(all, s)
+	}
+	return w.evaluate(ctx, site, model.RegressionFilter{Page: page}, all, nil)
+}
+
 // RUMReports answers real-user reports; *rum.Reader is one.
 type RUMReports interface {
 	Report(ctx context.Context, q rum.Query) (rum.Report, error)

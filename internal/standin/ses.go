@@ -123,6 +123,12 @@ func (s *SES) Client() *sesv2.Client {
 
 // Email is a message the stand-in received.
 type Email struct {
+	// MessageID is the ID SendEmail answered; Headers the custom headers sent with it.
+	MessageID string `json:"messageId"`
+	Headers   []struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+	} `json:"headers"`
 	Subject     string `json:"subject"`
 	Destination struct {
 		To []string `json:"to"`

@@ -196,14 +196,19 @@ func (s *Store) Deliveries(ctx context.Context, w model.Website, channel, before
 }
 
 // MarkSent records that an event was delivered to a channel, once: false when it was already.
-// Marks expire with the deliveries.
-func (s *Store) MarkSent(ctx context.Context, w model.Website, channel, event string) (bool, error) {
+// message is the ID the channel gave the message (an email's Message-ID), kept for a
+// follow-up to reply to. Marks expire with the deliveries.
+func (s *Store) MarkSent(ctx context.Context, w model.Website, channel, event, message string) (bool, error) {
+	item := map[string]ddbtypes.AttributeValue{
+		attrPK: str(websitePK(w.Account, w.ID)), attrSK: str(channelDataSK(channel) + "S#" + event),
+		"Type": str("sent"), TTLAttribute: num(int(s.now().Add(model.DeliveryRetention).Unix())),
+	}
+	if message != "" {
+		item["Message"] = str(message)
+	}
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(s.table),
-		Item: map[string]ddbtypes.AttributeValue{
-			attrPK: str(websitePK(w.Account, w.ID)), attrSK: str(channelDataSK(channel) + "S#" + event),
-			"Type": str("sent"), TTLAttribute: num(int(s.now().Add(model.DeliveryRetention).Unix())),
-		},
+		TableName:           aws.String(s.table),
+		Item:                item,
 		ConditionExpression: aws.String("attribute_not_exists(PK)"),
 	})
 	if isConditionFailed(err) {
@@ -213,6 +218,17 @@ func (s *Store) MarkSent(ctx context.Context, w model.Website, channel, event st
 		return false, fmt.Errorf("mark event %s sent: %w", event, err)
 	}
 	return true, nil
+}
+
+// SentMessage is the message ID a channel gave the delivery of an event (an email's
+// Message-ID), "" when it gave none or the event was not delivered there.
+func (s *Store) SentMessage(ctx context.Context, w model.Website, channel, event string) (string, error) {
+	var it struct{ Message string }
+	err := s.getItem(ctx, websitePK(w.Account, w.ID), channelDataSK(channel)+"S#"+event, "sent mark", &it)
+	if model.IsNotFound(err) {
+		return "", nil
+	}
+	return it.Message, err
 }
 
 // Sent tells whether an event was delivered to a channel.

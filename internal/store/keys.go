@@ -297,3 +297,15 @@ const (
 const experimentSKPrefix = "EXPERIMENT#"
 
 func experimentSK(id string) string { return experimentSKPrefix + id }
+
+// uxHistorySK keys the user-experience dataset's weekly history of a page on a device, or with
+// page "" of the website's origin.
+func uxHistorySK(page, device string) string {
+	if page == "" {
+		return "UXH#ORIGIN#" + device
+	}
+	return PageItemsPrefix(page) + "UXH#" + device
+}
+
+// verdictSK keys the field verdict of an incident; the website's are read in one query.
+func verdictSK(incident string) string { return "VERDICT#" + incident }

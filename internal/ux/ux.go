@@ -21,6 +21,10 @@ type Job struct {
 	Website string    `json:"website"`
 	Day     string    `json:"day"`
 	Queued  time.Time `json:"queued"`
+	// Pages, when set, are pages just added: the job fetches their history (and the origin's,
+	// when it has none yet) rather than the day's collection, so that a new page shows 40
+	// weeks of field data from its first day.
+	Pages []string `json:"pages,omitempty"`
 }
 
 // Check tells whether a message names the collection to make.
@@ -47,6 +51,15 @@ func NewQueue(q *queue.Queue) *Queue {
 // skips a day it collected already.
 func (s *Queue) DailyWebsite(ctx context.Context, ref model.SiteRef, day string, now time.Time) error {
 	return s.queue.Send(ctx, Job{Account: ref.Account, Website: ref.Website, Day: day, Queued: now.UTC()})
+}
+
+// NewPages queues the fetch of the dataset's history of pages just added (see Job.Pages).
+func (s *Queue) NewPages(ctx context.Context, site model.Website, pages []model.Page, now time.Time) error {
+	ids := make([]string, len(pages))
+	for i, p := range pages {
+		ids[i] = p.ID
+	}
+	return s.queue.Send(ctx, Job{Account: site.Account, Website: site.ID, Day: model.Day(now), Queued: now.UTC(), Pages: ids})
 }
 
 // Track reports the progress of jobs from the runs the worker recorded: done once a run of

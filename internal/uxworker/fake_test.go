@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -41,6 +42,10 @@ type fakeGoogle struct {
 	// without answers has no data (404).
 	crux      map[string][]answer
 	cruxCalls map[string]int
+	// history answers records:queryHistoryRecord by "url formFactor" (or "origin formFactor"),
+	// like crux; historyCalls counts the calls.
+	history      map[string][]answer
+	historyCalls map[string]int
 	// search answers by property, like crux.
 	search       map[string][]answer
 	searchCalls  map[string]int
@@ -56,9 +61,10 @@ type answer struct {
 
 func newFakeGoogle(t *testing.T, cruxKey string, pub *rsa.PublicKey, email string) *fakeGoogle {
 	f := &fakeGoogle{t: t, cruxKey: cruxKey, pub: pub, email: email,
-		crux: map[string][]answer{}, cruxCalls: map[string]int{}, search: map[string][]answer{}, searchCalls: map[string]int{}}
+		crux: map[string][]answer{}, cruxCalls: map[string]int{}, history: map[string][]answer{}, historyCalls: map[string]int{}, search: map[string][]answer{}, searchCalls: map[string]int{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/records:queryRecord", f.queryRecord)
+	mux.HandleFunc("POST /v1/records:queryHistoryRecord", f.queryHistoryRecord)
 	mux.HandleFunc("POST /token", f.token)
 	mux.HandleFunc("POST /webmasters/v3/sites/", f.searchAnalytics)
 	f.srv = httptest.NewServer(mux)
@@ -121,6 +127,69 @@ func (f *fakeGoogle) queryRecord(w http.ResponseWriter, r *http.Request) {
 		a = googleError(404, "NOT_FOUND", "chrome ux report data not found")
 	}
 	write(w, a)
+}
+
+// queryHistoryRecord answers the History API as the daily one: a known key, a URL or an origin
+// and a form factor, at most 40 collection periods asked; 404 for a key without answers.
+func (f *fakeGoogle) queryHistoryRecord(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		URL                   string   `json:"url"`
+		Origin                string   `json:"origin"`
+		FormFactor            string   `json:"formFactor"`
+		Metrics               []string `json:"metrics"`
+		CollectionPeriodCount int      `json:"collectionPeriodCount"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || (req.URL == "") == (req.Origin == "") || req.FormFactor == "" ||
+		req.CollectionPeriodCount > 40 {
+		write(w, googleError(400, "INVALID_ARGUMENT", "invalid request"))
+		return
+	}
+	if r.URL.Query().Get("key") != f.cruxKey {
+		write(w, googleError(400, "INVALID_ARGUMENT", "API key not valid. Please pass a valid API key."))
+		return
+	}
+	a, ok := f.next(f.history, f.historyCalls, req.URL+req.Origin+" "+req.FormFactor)
+	if !ok {
+		a = googleError(404, "NOT_FOUND", "chrome ux report data not found")
+	}
+	write(w, a)
+}
+
+// historyRecord is a History API answer as the API writes it: n weekly collection periods
+// ending on the Saturday lastDay (oldest first), each metric's three-bin histogramTimeseries
+// and percentilesTimeseries; lcp gives period i's LCP p75 (a period the page had no data in
+// is "NaN" densities and a null p75, as the API sends it: period 0 here).
+func historyRecord(key, formFactor string, n int, lastDay time.Time, lcp func(i int) float64) answer {
+	var periods, p75s, good, ni, poor []string
+	for i := range n {
+		last := lastDay.AddDate(0, 0, -7*(n-1-i))
+		first := last.AddDate(0, 0, -27)
+		periods = append(periods, fmt.Sprintf(`{"firstDate": {"year": %d, "month": %d, "day": %d}, "lastDate": {"year": %d, "month": %d, "day": %d}}`,
+			first.Year(), first.Month(), first.Day(), last.Year(), last.Month(), last.Day()))
+		if i == 0 {
+			p75s, good, ni, poor = append(p75s, "null"), append(good, `"NaN"`), append(ni, `"NaN"`), append(poor, `"NaN"`)
+			continue
+		}
+		p75s = append(p75s, fmt.Sprintf("%.0f", lcp(i)))
+		good, ni, poor = append(good, "0.7925"), append(ni, "0.1215"), append(poor, "0.086")
+	}
+	j := func(v []string) string { return "[" + strings.Join(v, ", ") + "]" }
+	keyField := `"url": ` + strconv.Quote(key)
+	if !strings.Contains(strings.TrimPrefix(key, "https://"), "/") {
+		keyField = `"origin": ` + strconv.Quote(key)
+	}
+	return answer{status: 200, body: fmt.Sprintf(`{
+	  "record": {
+	    "key": {"formFactor": %q, %s},
+	    "metrics": {
+	      "largest_contentful_paint": {
+	        "histogramTimeseries": [{"start": 0, "end": 2500, "densities": %s}, {"start": 2500, "end": 4000, "densities": %s}, {"start": 4000, "densities": %s}],
+	        "percentilesTimeseries": {"p75s": %s}
+	      }
+	    },
+	    "collectionPeriods": %s
+	  }
+	}`, formFactor, keyField, j(good), j(ni), j(poor), j(p75s), j(periods))}
 }
 
 // record is a CrUX record as the API writes it: LCP, FCP and TTFB in integer milliseconds,

@@ -12,6 +12,7 @@ import (
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/notify"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -74,6 +75,10 @@ func New(ctx context.Context, svc *service.Service) (*Worker, error) {
 	return w, nil
 }
 
+// SetRegressions makes the worker evaluate the pages' field series and decide incidents' field
+// verdicts with r after each collection, as New does (tests and the local service).
+func (w *Worker) SetRegressions(r *regression.Watcher) { w.regressions = r }
+
 // NewWorker returns a Worker reaching Google's APIs as cfg says (its clock is the worker's
 // too). Without a CrUX key it collects search analytics only, and says so once.
 func NewWorker(ctx context.Context, cfg google.Config, st *store.Store, creds Opener, log *slog.Logger) (*Worker, error) {
@@ -126,6 +131,9 @@ func (w *Worker) Collect(ctx context.Context, job ux.Job, attempt int) (model.UX
 	if err != nil {
 		return run, err
 	}
+	if len(job.Pages) > 0 {
+		return run, w.newPages(ctx, site, job.Pages)
+	}
 	// The daily fan-out queues a day's collection once; a worker of the fan-out that stopped
 	// after sending it leaves the next one to send it again: a day collected is not again.
 	if prev, err := w.store.UXRun(ctx, site, job.Day); err == nil && !prev.Finished.IsZero() {
@@ -140,6 +148,7 @@ func (w *Worker) Collect(ctx context.Context, job ux.Job, attempt int) (model.UX
 	}
 	log := w.log.With("website", site.ID, "day", job.Day, "attempt", attempt)
 	var notes, failures []string
+	var fetched map[string]bool // the histories fetched now, by page and device
 	if w.google.HasCrUX() {
 		if note, err := w.collectUX(ctx, site, pages, job.Day, &run); err != nil {
 			failures = append(failures, "CrUX: "+err.Error())
@@ -149,6 +158,13 @@ func (w *Worker) Collect(ctx context.Context, job ux.Job, attempt int) (model.UX
 	} else {
 		notes = append(notes, "CrUX: "+NoCrUXKey)
 	}
+	if w.google.HasCrUX() {
+		// Each page's history is asked for again a week after it was last fetched (a new
+		// collection period each week), so a day's collection asks for about a seventh of them.
+		if fetched, err = w.collectHistory(ctx, site, pages, false); err != nil {
+			failures = append(failures, "CrUX history: "+err.Error())
+		}
+	}
 	if note, err := w.collectSearch(ctx, site, pages, job.Day, &run); err != nil {
 		failures = append(failures, "Search Console: "+err.Error())
 	} else if note != "" {
@@ -157,7 +173,7 @@ func (w *Worker) Collect(ctx context.Context, job ux.Job, attempt int) (model.UX
 	// The pages lists show each page's summary: make them again with what was stored.
 	if err := w.refreshSummaries(context.WithoutCancel(ctx), site, pages); err != nil {
 		failures = append(failures, "page summaries: "+err.Error())
-	} else if err := w.detect(context.WithoutCancel(ctx), site); err != nil {
+	} else if err := w.detect(context.WithoutCancel(ctx), site, fetched); err != nil {
 		failures = append(failures, "events: "+err.Error())
 	}
 	var failed error
@@ -177,8 +193,9 @@ func (w *Worker) Collect(ctx context.Context, job ux.Job, attempt int) (model.UX
 }
 
 // detect records the changes of the pages' user-experience assessments, from their summaries,
-// and evaluates the website's user-experience and real-user series for regressions.
-func (w *Worker) detect(ctx context.Context, site model.Website) error {
+// and evaluates the website's user-experience and real-user series for regressions, and the
+// weekly series of the histories just fetched (weekly: a series changes once a week).
+func (w *Worker) detect(ctx context.Context, site model.Website, weekly map[string]bool) error {
 	if w.events == nil {
 		return nil
 	}
@@ -193,10 +210,20 @@ func (w *Worker) detect(ctx context.Context, site model.Website) error {
 		}
 		if w.regressions != nil {
 			errs = append(errs, w.regressions.UX(ctx, site, l.Page.ID, l.Device))
+			if weekly[l.Page.ID+" "+l.Device] {
+				errs = append(errs, w.regressions.UXWeekly(ctx, site, l.Page.ID, l.Device))
+			}
 		}
 	}
 	if w.regressions != nil {
 		errs = append(errs, w.regressions.RUM(ctx, site, w.rum))
+		// The field verdicts of the website's incidents: once a day, as its field data arrive
+		// (without real-user reports, from the dataset alone).
+		var reports regression.RUMReports
+		if w.rum != nil {
+			reports = w.rum
+		}
+		errs = append(errs, w.regressions.Verdicts(ctx, site, reports))
 	}
 	return errors.Join(errs...)
 }
@@ -301,6 +328,84 @@ func (w *Worker) collectSearch(ctx context.Context, site model.Website, pages []
 	}
 	_, err = outcome("")
 	return "", err
+}
+
+// newPages fetches the history of pages just added, and the origin's when it has none yet.
+// A page deleted meanwhile is left out; the key's refusal is logged, not retried.
+func (w *Worker) newPages(ctx context.Context, site model.Website, ids []string) error {
+	if !w.google.HasCrUX() {
+		return nil
+	}
+	all, err := w.store.Pages(ctx, site)
+	if err != nil {
+		return err
+	}
+	var pages []model.Page
+	for _, p := range all {
+		if slices.Contains(ids, p.ID) {
+			pages = append(pages, p)
+		}
+	}
+	if _, err := w.collectHistory(ctx, site, pages, true); err != nil {
+		return err
+	}
+	if w.regressions == nil {
+		return nil
+	}
+	var errs []error
+	for _, p := range pages {
+		for _, d := range devices {
+			errs = append(errs, w.regressions.UXWeekly(ctx, site, p.ID, d))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// collectHistory fetches and stores the dataset's history of pages, and of the website's
+// origin, on every device: all of them when force is set, else those last fetched
+// model.UXHistoryRefresh ago or never. It returns the pages' histories it stored ("page
+// device"). A refused key ends it quietly (the daily collection records why); an API that
+// keeps answering 429 or 5xx is an error.
+func (w *Worker) collectHistory(ctx context.Context, site model.Website, pages []model.Page, force bool) (map[string]bool, error) {
+	fetched := map[string]bool{}
+	type target struct {
+		page, url string
+		origin    bool
+	}
+	targets := []target{{url: "https://" + site.Domain, origin: true}}
+	for _, p := range pages {
+		targets = append(targets, target{page: p.ID, url: cruxURL(site, p)})
+	}
+	now := w.now().UTC()
+	for _, t := range targets {
+		for _, d := range devices {
+			prev, err := w.store.UXHistory(ctx, site, t.page, d)
+			switch {
+			case err != nil && !model.IsNotFound(err):
+				return fetched, err
+			case err == nil && (t.origin || !force) && now.Sub(prev.Fetched) < model.UXHistoryRefresh:
+				continue
+			}
+			periods, err := w.google.CrUXHistory(ctx, t.url, t.origin, d)
+			h := model.UXHistory{Page: t.page, Device: d, Fetched: now, Periods: periods}
+			switch {
+			case errors.Is(err, google.ErrNoData):
+				h.NoData = true
+			case google.Permanent(err):
+				w.log.WarnContext(ctx, "CrUX history refused", "website", site.ID, "err", google.Message(err))
+				return fetched, nil
+			case err != nil:
+				return fetched, err
+			}
+			if err := w.store.PutUXHistory(ctx, site, h); err != nil {
+				return fetched, err
+			}
+			if !t.origin {
+				fetched[t.page+" "+d] = true
+			}
+		}
+	}
+	return fetched, nil
 }
 
 // cruxURL is the URL of a page the dataset knows it by: always https, as public pages are.

@@ -214,11 +214,17 @@ func TestCollectThroughTheQueue(t *testing.T) {
 		t.Errorf("run %+v (%v), want 3 records, 3 without data, 2 pages with search analytics, finished", run, err)
 	}
 
-	// Waits: 400 ms between queries (150 a minute): before each of the 8 queries but the first,
-	// none before a retry the backoff already spaced; 7 s as Retry-After said; 1 s and 2 s of
-	// backoff for the 503s. The two messages may come in either order, so compare sorted.
+	// Waits: 400 ms between queries (150 a minute): before each of the 8 daily queries and the
+	// 12 history queries (each page's and the origin's on both devices, none fetched yet) but
+	// the first, none before a retry the backoff already spaced; 7 s as Retry-After said; 1 s
+	// and 2 s of backoff for the 503s. The two messages may come in either order, so compare
+	// sorted.
 	ms := time.Millisecond
-	wantSleeps := []time.Duration{400 * ms, 400 * ms, 400 * ms, 400 * ms, 400 * ms, 400 * ms, 400 * ms, time.Second, 2 * time.Second, 7 * time.Second}
+	var wantSleeps []time.Duration
+	for range 8 + 12 - 1 {
+		wantSleeps = append(wantSleeps, 400*ms)
+	}
+	wantSleeps = append(wantSleeps, time.Second, 2*time.Second, 7*time.Second)
 	if got := slices.Sorted(slices.Values(e.clock.Sleeps())); !slices.Equal(got, wantSleeps) {
 		t.Errorf("slept %v, want %v", got, wantSleeps)
 	}

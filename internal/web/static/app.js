@@ -341,6 +341,8 @@
       data.push(stackedValues[i]);
       var o = { label: s.label, stroke: colour, width: 2, points: { show: xs.length < 40 } };
       if (s.dash) o.dash = [6, 4];
+      // A weekly series among daily dates is one line across the days it has no value for.
+      if (spec.spanGaps) o.spanGaps = true;
       if (spec.stacked) o.fill = colour;
       if (spec.bars) { o.fill = colour; o.paths = uPlot.paths.bars({ size: [0.6, 60] }); o.points = { show: false }; }
       uSeries.push(o);

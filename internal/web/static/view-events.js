@@ -11,7 +11,7 @@
   // ---- regressions and incidents ----------------------------------------------------------
   // The sources of regressions, named: field values say whether they are Google's Chrome UX
   // Report or this website's own real users.
-  var SOURCES = { lab: 'lab (Lighthouse)', ux: 'Chrome UX Report', rum: 'real users', multistep: 'multistep runs' };
+  var SOURCES = { lab: 'lab (Lighthouse)', ux: 'Chrome UX Report', ux_weekly: 'Chrome UX Report, weekly history', rum: 'real users', multistep: 'multistep runs' };
   function metricLabel(m) { return METRICS[m] ? METRICS[m].label : m; }
   function pct(p) { return (p > 0 ? '+' : '') + p.toFixed(1) + ' %'; }
   // kindBadge shows an improvement as one (it is never "open"), a regression by its state.
@@ -60,6 +60,15 @@
     pts.forEach(function (p, i) { svg.appendChild(el('svg:circle', { cx: x(i).toFixed(1), cy: y(p.value), r: '1.8', class: p.day >= c.firstBadDay ? 'after' : 'before' })); });
     return el('figure', { class: 'incident-fig' }, svg, el('figcaption', { class: 'muted', text: metricLabel(c.metric) + (c.device ? ', ' + c.device : '') }));
   }
+  // VERDICTS name an incident's field verdicts (see the API's fieldVerdict).
+  var VERDICTS = { confirmed_in_field: ['Confirmed in the field', 'bad'], not_seen_in_field: ['Not seen in the field', 'good'],
+    no_field_data: ['No field data', 'muted'], not_reproduced_in_lab: ['Not reproduced in the lab', 'muted'] };
+  // verdictLine is an incident's field verdict with its numbers, or says it is awaited.
+  function verdictLine(v) {
+    if (!v) return el('p', { class: 'verdict muted', text: 'Field verdict: awaited (real users within 7 days, the Chrome UX Report within 28).' });
+    var name = VERDICTS[v.verdict] || [v.verdict, ''];
+    return el('p', { class: 'verdict', 'data-verdict': v.verdict }, el('span', { class: 'badge ' + name[1], text: name[0] }), ' ', v.summary);
+  }
   // incidentItem is one incident: its changes (metric, device, source), chart, cause and the
   // link to the comparison of its last good and first bad day; check, when given, selects it.
   function incidentItem(w, x, names, check) {
@@ -83,6 +92,7 @@
         text: 'Compare ' + x.compare.base + ' with ' + x.compare.target + ' (' + x.compare.device + ')' })));
     }
     var body = [el('div', { class: 'incident-body' }, el('div', { class: 'incident-side' }, side), el('div', { class: 'incident-table' }, rows))];
+    body.unshift(verdictLine(x.fieldVerdict));
     var cause = x.cause;
     if (cause.changes.length || cause.annotations.length) {
       body.push(el('h3', { text: 'What changed' }), el('ul', { class: 'cause' },

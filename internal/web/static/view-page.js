@@ -53,6 +53,10 @@
           get('/' + w.id + '/opportunities')
         ]);
       });
+      var uxHistory = drawn.then(function () {
+        return Promise.all([get(base + '/ux-history?device=' + device).catch(function () { return { result: { page: { periods: [] }, origin: { periods: [] } } }; }),
+          timeline.then(function (t) { return t[3]; })]);
+      });
       var regressions = drawn.then(function () { return list('/' + w.id + '/regressions?page=' + pageID + '&device=' + device).catch(function () { return []; }); });
       var detail = r[0], lm = detail.latestMetrics, next = ov.parts();
       var here = function (hash) { return withQuery('#/w/' + w.id + '/page/' + pageID, hash); };
@@ -96,6 +100,7 @@
         })));
       }
       out.push(next(rumDist.then(function (d) { return fieldAgainstLab(detail, d); })));
+      out.push(next(uxHistory.then(function (h) { return fieldHistory(h[0].result, h[1], pageID, device); })));
       out.push(next(timeline.then(function (t) {
         return timelines(w, pageID, detail, t[0].result, t[1].result, t[2], t[3], device, from, to);
       })));
@@ -120,6 +125,39 @@
       })));
       return out;
     });
+  }
+
+  // fieldHistory charts the Chrome UX Report's weekly history of the page and of its origin
+  // (40 collection periods of 28 days, a week apart, fetched when the page was added) with the
+  // daily records of the last 30 days beside them.
+  function fieldHistory(h, pages, pageID, device) {
+    var row = pages.filter(function (x) { return x.id === pageID && x.device === device; })[0];
+    var daily = {};
+    (row ? row.timeline : []).forEach(function (t) { daily[t.date] = t; });
+    var byDate = {};
+    h.page.periods.forEach(function (p) { byDate[p.date] = byDate[p.date] || {}; byDate[p.date].page = p; });
+    h.origin.periods.forEach(function (p) { byDate[p.date] = byDate[p.date] || {}; byDate[p.date].origin = p; });
+    Object.keys(daily).forEach(function (d) { if (daily[d].ux_lcp != null || daily[d].ux_inp != null || daily[d].ux_cls != null) { byDate[d] = byDate[d] || {}; byDate[d].daily = daily[d]; } });
+    var dates = Object.keys(byDate).sort();
+    var out = [el('h2', { text: 'Field history: 40 weeks' })];
+    if (!h.page.periods.length && !h.origin.periods.length) {
+      out.push(empty(h.page.fetchedAt ? 'The Chrome UX Report has no history for this page or its origin on ' + device + '.' : 'The Chrome UX Report\'s history of this page is fetched when it is added and weekly after: not yet.'));
+      return out;
+    }
+    out.push(el('p', { class: 'muted', text: h.page.periods.length + ' weekly collection periods of this page and ' + h.origin.periods.length + ' of its origin (each the 75th percentile of Chrome users over 28 days, dated by its last day), with the daily records of the last 30 days.' }));
+    var col = function (who, m) { return dates.map(function (d) { var x = byDate[d][who]; return x && typeof x[m] === 'number' ? x[m] : null; }); };
+    var c = function (title, m) {
+      var unit = METRICS[m.slice(3)] ? METRICS[m.slice(3)].unit : '';
+      return chart({ title: title, x: dates, spanGaps: true, series: [
+        { label: 'This page, weekly', values: col('page', m), unit: unit },
+        { label: 'Origin, weekly', values: col('origin', m), unit: unit, dash: true },
+        { label: 'This page, daily', values: col('daily', m), unit: unit }] });
+    };
+    out.push(el('div', { class: 'charts', id: 'field-history' },
+      c('Largest Contentful Paint p75 (ms)', 'ux_lcp'),
+      c('Interaction to Next Paint p75 (ms)', 'ux_inp'),
+      c('Cumulative Layout Shift p75', 'ux_cls')));
+    return out;
   }
 
   // fieldAgainstLab is the table of the page's field values from both sources, each named: the

@@ -1,0 +1,89 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/openvitals/openvitals/internal/model"
+)
+
+type uxHistoryItem struct {
+	PK   string
+	SK   string
+	Type string
+	model.UXHistory
+	Expires int64 `dynamodbav:"expires"` // model.HistoryEnd of its last period, for the table's TTL
+}
+
+// PutUXHistory stores the dataset's history of a page (or, with h.Page empty, of the website's
+// origin) on a device, replacing the one stored: one item of up to model.UXHistoryPeriods
+// periods (about 15 KB), kept as long as the history of its newest period's last day.
+func (s *Store) PutUXHistory(ctx context.Context, w model.Website, h model.UXHistory) error {
+	last := model.Day(h.Fetched)
+	if n := len(h.Periods); n > 0 {
+		last = h.Periods[n-1].Last
+	}
+	item, err := attributevalue.MarshalMap(uxHistoryItem{PK: websitePK(w.Account, w.ID), SK: uxHistorySK(h.Page, h.Device), Type: "uxhistory",
+		UXHistory: h, Expires: model.HistoryEnd(last).Unix()})
+	if err != nil {
+		return err
+	}
+	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item}); err != nil {
+		return fmt.Errorf("put ux history: %w", err)
+	}
+	return nil
+}
+
+// UXHistory reads the dataset's history of a page (page "": the origin's) on a device; it is
+// a not-found error when none was fetched yet.
+func (s *Store) UXHistory(ctx context.Context, w model.Website, page, device string) (model.UXHistory, error) {
+	var it uxHistoryItem
+	err := s.getItem(ctx, websitePK(w.Account, w.ID), uxHistorySK(page, device), "ux history", &it)
+	return it.UXHistory, err
+}
+
+type verdictItem struct {
+	PK   string
+	SK   string
+	Type string
+	model.Verdict
+	Expires int64 `dynamodbav:"expires"` // as long as its incident's history
+}
+
+// PutVerdict stores an incident's field verdict unless one is stored already, and returns the
+// one that stands (v, or the earlier one): a verdict is decided once.
+func (s *Store) PutVerdict(ctx context.Context, w model.Website, firstBad string, v model.Verdict) (model.Verdict, bool, error) {
+	item, err := attributevalue.MarshalMap(verdictItem{PK: websitePK(w.Account, w.ID), SK: verdictSK(v.Incident), Type: "verdict", Verdict: v,
+		Expires: model.HistoryEnd(firstBad).Unix()})
+	if err != nil {
+		return v, false, err
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item,
+		ConditionExpression: aws.String("attribute_not_exists(PK)")})
+	if isConditionFailed(err) {
+		var it verdictItem
+		err := s.getItem(ctx, websitePK(w.Account, w.ID), verdictSK(v.Incident), "verdict", &it)
+		return it.Verdict, false, err
+	}
+	if err != nil {
+		return v, false, fmt.Errorf("put verdict: %w", err)
+	}
+	return v, true, nil
+}
+
+// Verdicts returns a website's field verdicts by incident ID.
+func (s *Store) Verdicts(ctx context.Context, w model.Website) (map[string]model.Verdict, error) {
+	var items []verdictItem
+	if err := s.queryBetween(ctx, websitePK(w.Account, w.ID), verdictSK(""), verdictSK("\uffff"), &items); err != nil {
+		return nil, fmt.Errorf("query verdicts: %w", err)
+	}
+	out := make(map[string]model.Verdict, len(items))
+	for _, it := range items {
+		out[it.Incident] = it.Verdict
+	}
+	return out, nil
+}
