@@ -56,7 +56,7 @@
   function filmstrip(d) {
     var frames = d.filmstrip || [];
     if (!frames.length) return empty('Lighthouse kept no frames of this load.');
-    var marks = [['FCP', d.marks.fcp], ['LCP', d.marks.lcp], ['Largest shift', d.marks.largestShift]];
+    var marks = [['FCP', d.marks.fcp], ['LCP', d.marks.lcp], ['Largest shift', d.marks.largestShift], ['Load', d.marks.load]];
     var tags = frames.map(function () { return []; });
     marks.forEach(function (m) {
       if (typeof m[1] !== 'number') return;
@@ -65,12 +65,19 @@
       }
       tags[frames.length - 1].push(m[0] + ' ' + ms(m[1]));
     });
-    return el('ol', { class: 'filmstrip scroll', tabindex: '0', 'aria-label': 'Frames of the load' }, frames.map(function (f, i) {
+    var list = el('ol', { class: 'filmstrip scroll', tabindex: '0', 'aria-label': 'Frames of the load' }, frames.map(function (f, i) {
       return el('li', { class: tags[i].length ? 'marked' : null },
         ov.keyedImage(f.url, { class: 'frame-img', width: '120', height: '90', alt: 'The page at ' + ms(f.time) }),
         el('span', { text: ms(f.time) }),
+        typeof f.complete === 'number' ? el('span', { class: 'muted', text: Math.round(f.complete) + ' % complete' }) : null,
         tags[i].map(function (t) { return el('span', { class: 'badge', text: t }); }));
     }));
+    // Frames from the trace carry their completeness; older runs have Lighthouse's ten
+    // thumbnails at fixed times, which may miss a change between two of them.
+    var note = typeof frames[0].complete === 'number'
+      ? 'Every change the browser painted, from navigation start' + (typeof d.speedIndex === 'number' ? '; Speed Index of these frames ' + ms(d.speedIndex) : '') + '.'
+      : 'Lighthouse\'s thumbnails at fixed times: a change between two of them is not shown.';
+    return el('div', null, el('p', { class: 'muted', text: note }), list);
   }
 
   function lcp(l) {
