@@ -58,7 +58,7 @@ help:
 	@echo "make fuzz   fuzz every API request body and the beacon parser (FUZZTIME per target, default 100s: ~5 min)"
 	@echo "make bench  API latency and allocation benchmarks, and a function's cold start"
 	@echo "make bench-pages  pages list, website opportunities and page detail at 1,000 and 10,000 pages with 30 days of results (~10 min)"
-	@echo "make bench-audit  lab audit benchmarks: throughput, runner vs Lighthouse CLI, stability (~15 min)"
+	@echo "make bench-audit  lab audit benchmarks: throughput, runner vs Lighthouse CLI, stability, applied vs simulated throttling (~22 min)"
 	@echo "make bench-multistep  multistep runs: seconds a run, runs per hour per worker, a run's peak memory (~1 min)"
 	@echo "make bench-notify notifications: state change to webhook request (p50, p99) and notifier throughput (~3 min)"
 	@echo "make bench-regressions regression detection against labelled series and two baselines; daily series: TCPD, generated field series; run-to-run noise of real audits (~10 min)"

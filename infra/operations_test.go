@@ -160,9 +160,9 @@ func TestAuditConcurrencyIsDerived(t *testing.T) {
 		short   bool
 		hours   float64
 	}{
-		{"defaults: 10,000 audits of 30 s in 20 hours", nil, 5, false, 20},
+		{"defaults: 10,000 audits of 70 s in 20 hours", nil, 10, false, 20},
 		{"100 websites of 50 pages", map[string]any{contextAuditsPerDay: 10000, contextAuditSeconds: 23, contextAuditWindowHours: 24}, 3, false, 24},
-		{"2,000 websites of 200 pages", map[string]any{contextAuditsPerDay: "800000", contextAuditMaxConcurrency: 1000}, 334, false, 20},
+		{"2,000 websites of 200 pages", map[string]any{contextAuditsPerDay: "800000", contextAuditMaxConcurrency: 1000}, 778, false, 20},
 		{"10,000 websites of 1,000 pages, capped", map[string]any{contextAuditsPerDay: 20000000, contextAuditMaxConcurrency: 1000}, 1000, true, 20},
 		{"the default cap", map[string]any{contextAuditsPerDay: 800000, contextAuditWindowHours: 12}, defaultAuditMaxConcurrency, true, 12},
 		{"a few audits: the least an event source takes", map[string]any{contextAuditsPerDay: 10}, 2, false, 20},

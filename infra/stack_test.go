@@ -1096,13 +1096,13 @@ func TestEventSources(t *testing.T) {
 			"ScalingConfig":         map[string]any{"MaximumConcurrency": defaultMultistepMaxConcurrency},
 		})
 	})
-	check(t, "audit worker: one message at a time, partial failures, as many as the default day's audits need (5)", func() {
+	check(t, "audit worker: one message at a time, partial failures, as many as the default day's audits need (10)", func() {
 		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
 			"FunctionName":          map[string]any{"Ref": fnID(t, o, "audit-worker")},
 			"EventSourceArn":        map[string]any{"Fn::GetAtt": []any{queueID(t, o.stack, "audit"), "Arn"}},
 			"BatchSize":             1,
 			"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
-			"ScalingConfig":         map[string]any{"MaximumConcurrency": 5},
+			"ScalingConfig":         map[string]any{"MaximumConcurrency": 10},
 		})
 	})
 	check(t, "purge worker: batches of 10, partial failures", func() {

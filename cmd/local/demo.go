@@ -220,7 +220,11 @@ func (d *demo) website(ctx context.Context) (model.Website, bool, error) {
 func (d *demo) seed(ctx context.Context) (model.Website, error) {
 	c := &demoCalls{api: d.api, ctx: ctx}
 	var w struct{ ID string }
-	c.do("POST", "/account/websites", `{"domain":"`+d.host+`","displayName":"Fernwood Tools"}`, http.StatusCreated, &w)
+	// Simulated throttling, as the demo was shaped for: by applied throttling its desktop
+	// regression's cause ranks the hero's longer load phase before the hero itself, and its
+	// first desktop audit of 2.4 once measured the text's paint as LCP (478 ms) instead of the
+	// hero's; the demo moves to applied throttling with the pictures it is meant to show.
+	c.do("POST", "/account/websites", `{"domain":"`+d.host+`","displayName":"Fernwood Tools","method":"simulated"}`, http.StatusCreated, &w)
 	if c.err != nil {
 		return model.Website{}, c.err
 	}

@@ -11,8 +11,9 @@ import (
 
 // TestDashboardProfiles drives the test profiles' view in Chromium over the local service: an
 // admin reaches it from the settings, creates a profile with a header, a cookie, login steps,
-// a page and a network preset; the list shows their names and never the secret values, which
-// the API keeps; the page view names the profile of its newest result; an experiment is shown
+// a page, a network preset and the simulated method; the list shows their names and never the
+// secret values, which the API keeps; the page view names the profile of its newest result and
+// how it was measured (simulated, or applied with its calibration); an experiment is shown
 // beside its control and deleted from its view. It writes the view's
 // screenshots (see screenshotDir).
 func TestDashboardProfiles(t *testing.T) {
@@ -44,11 +45,18 @@ func TestDashboardProfiles(t *testing.T) {
 	tb.fill(form+"textarea[name=login]", "navigate | /login\ntype | #password | pw-"+secret+"\nclick | #submit | nav")
 	tb.eval(`() => { const s = document.querySelector("form[aria-label='New test profile'] select[name=preset]"); s.value = 'mobileRegular3G'; }`)
 	tb.eval(`() => { document.querySelector("form[aria-label='New test profile'] input[name=page]").checked = true; }`)
+	if m := tb.eval(`() => document.querySelector("form[aria-label='New test profile'] select[name=method]").value`); m != model.MethodApplied {
+		t.Errorf("the form's method is %v at first, want the new website's, applied", m)
+	}
+	tb.eval(`() => { document.querySelector("form[aria-label='New test profile'] select[name=method]").value = 'simulated'; }`)
+	if sub := tb.text("#website-method"); !strings.Contains(sub, "measured with applied throttling") {
+		t.Errorf("the profiles view says %q of the website's method", sub)
+	}
 	tb.screenshot(shots, "profiles-new")
 	tb.click(form+"button[type=submit]", "Create profile")
 	tb.waitFor("the profile listed", `() => document.querySelector('#main table') !== null && document.querySelector('#main table').textContent.includes('Signed in')`)
 	listed := tb.text("#main table")
-	for _, want := range []string{"Signed in", "Account · desktop", "X-Token, consent", "3 login steps", "also to https://api.shop.example", "mobileRegular3G"} {
+	for _, want := range []string{"Signed in", "Account · desktop", "X-Token, consent", "3 login steps", "also to https://api.shop.example", "mobileRegular3G", "simulated throttling"} {
 		if !strings.Contains(listed, want) {
 			t.Errorf("the list %q does not show %q", listed, want)
 		}
@@ -60,6 +68,7 @@ func TestDashboardProfiles(t *testing.T) {
 		Result struct {
 			List []struct {
 				ID, Name string
+				Method   string
 				Headers  []struct{ Name string }
 				Origins  []string
 				Login    []struct{ Type, Target string }
@@ -69,7 +78,7 @@ func TestDashboardProfiles(t *testing.T) {
 	}
 	d.call(t, "GET", W+"/profiles", dashViewerKey, "", 200, &list)
 	if len(list.Result.List) != 1 || len(list.Result.List[0].Headers) != 1 || len(list.Result.List[0].Login) != 3 || len(list.Result.List[0].Origins) != 1 ||
-		len(list.Result.List[0].Pages) != 1 || list.Result.List[0].Pages[0].Page != pages[0].ID {
+		len(list.Result.List[0].Pages) != 1 || list.Result.List[0].Pages[0].Page != pages[0].ID || list.Result.List[0].Method != model.MethodSimulated {
 		t.Fatalf("profiles after the form: %+v", list.Result.List)
 	}
 	tb.screenshot(shots, "profiles")
@@ -87,13 +96,27 @@ func TestDashboardProfiles(t *testing.T) {
 	now := time.Now().UTC()
 	if err := d.st.PutLabResult(context.Background(), site, page, model.LabResult{Page: page.ID, Device: "desktop", Day: model.Day(now), Audited: now, Runs: 1,
 		Metrics: map[string]float64{"lcp": 2100, "fcp": 1500, "cls": 0.02, "tbt": 120, "performance_score": 81}, LighthouseVersion: "13.5.0",
-		ProfileID: list.Result.List[0].ID, ProfileName: "Signed in"}); err != nil {
+		ProfileID: list.Result.List[0].ID, ProfileName: "Signed in", Method: model.MethodSimulated, CPUMultiplier: 1, BenchmarkIndex: 2800}); err != nil {
 		t.Fatal(err)
 	}
 	tb.view("#/w/" + w.ID + "/page/" + page.ID + "?device=desktop")
 	if sub := tb.text("#main p.sub"); !strings.Contains(sub, "measured with the test profile Signed in") {
 		t.Errorf("the page view says %q, want the profile named", sub)
 	}
+	if m := tb.text("#measurement"); m != "Simulated throttling: the numbers model a slow load computed from a fast one." {
+		t.Errorf("the page view says %q of how it was measured", m)
+	}
+	// On mobile, no profile: the new website's applied throttling, calibrated.
+	if err := d.st.PutLabResult(context.Background(), site, page, model.LabResult{Page: page.ID, Device: "mobile", Day: model.Day(now), Audited: now, Runs: 3,
+		Metrics: map[string]float64{"lcp": 4100, "fcp": 2500, "cls": 0.02, "tbt": 320, "performance_score": 61}, LighthouseVersion: "13.5.0",
+		Method: model.MethodApplied, CPUMultiplier: 7.3, BenchmarkIndex: 2797}); err != nil {
+		t.Fatal(err)
+	}
+	tb.view("#/w/" + w.ID + "/page/" + page.ID + "?device=mobile")
+	if m := tb.text("#measurement"); m != "Measured with applied throttling (CPU 7.3× calibrated from benchmark index 2,797)." {
+		t.Errorf("the page view says %q of how it was measured", m)
+	}
+	tb.screenshot(shots, "page-measurement")
 
 	// Experiments: reached from the settings; a completed one shows its metrics beside its
 	// control's (stored as the worker stores it: the service cannot reach shop.example).

@@ -100,6 +100,7 @@ type auditRefJSON struct {
 	Test      string     `json:"test,omitempty"`
 	AuditedAt *time.Time `json:"auditedAt"`
 	Runs      int        `json:"runs"`
+	Method    string     `json:"method,omitempty"`
 }
 
 type metricCompareJSON struct {
@@ -219,7 +220,7 @@ func toLoadsJSON(l compare.Loads, baseURL, targetURL func(model.Frame) string) *
 }
 
 func toAuditRefJSON(l compare.Loaded) auditRefJSON {
-	out := auditRefJSON{Date: model.DayToISO(l.Day), Test: l.Test, Runs: l.Runs}
+	out := auditRefJSON{Date: model.DayToISO(l.Day), Test: l.Test, Runs: l.Runs, Method: l.Method}
 	if !l.Audited.IsZero() {
 		at := l.Audited.UTC()
 		out.AuditedAt = &at

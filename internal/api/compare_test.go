@@ -19,13 +19,15 @@ type comparisonOut struct {
 	} `json:"page"`
 	Device string `json:"device"`
 	Base   struct {
-		Date string `json:"date"`
-		Test string `json:"test"`
-		Runs int    `json:"runs"`
+		Date   string `json:"date"`
+		Test   string `json:"test"`
+		Runs   int    `json:"runs"`
+		Method string `json:"method"`
 	} `json:"base"`
 	Target struct {
-		Date string `json:"date"`
-		Test string `json:"test"`
+		Date   string `json:"date"`
+		Test   string `json:"test"`
+		Method string `json:"method"`
 	} `json:"target"`
 	Metrics []struct {
 		Name          string   `json:"name"`
@@ -67,12 +69,28 @@ func TestCompareAPI(t *testing.T) {
 	}
 	put("20261110", 1500, []float64{1450, 1500, 1520, 1490, 1530}, map[string]float64{"dom_elements": 300})
 	put("20261111", 2100, []float64{2050, 2100, 2150, 2080, 2120}, map[string]float64{"bytes_script": 400})
+	put("20261112", 2900, []float64{2900}, nil)
+	applied, err := e.store.LabResults(ctx, w, home.ID, "mobile", "20261112", "20261112")
+	if err != nil || len(applied) != 1 {
+		t.Fatal(applied, err)
+	}
+	applied[0].Method = model.MethodApplied
+	if err := e.store.PutLabResult(ctx, w, home, applied[0]); err != nil {
+		t.Fatal(err)
+	}
 
 	base := "/" + site.ID + "/pages/" + pages[0].ID + "/compare?device=mobile"
 	var c comparisonOut
 	e.do("GET", base+"&base=2026-11-10&target=2026-11-11", viewerKey, nil).want(t, 200).decode(t, &c)
-	if c.Page.ID != pages[0].ID || c.Device != "mobile" || c.Base.Date != "2026-11-10" || c.Target.Date != "2026-11-11" || c.Base.Runs != 5 {
+	if c.Page.ID != pages[0].ID || c.Device != "mobile" || c.Base.Date != "2026-11-10" || c.Target.Date != "2026-11-11" || c.Base.Runs != 5 ||
+		c.Base.Method != model.MethodSimulated || c.Target.Method != model.MethodSimulated {
 		t.Errorf("comparison of %+v", c)
+	}
+	// Each side names its method: a day measured by applied throttling against one simulated.
+	var switched comparisonOut
+	e.do("GET", base+"&base=2026-11-11&target=2026-11-12", viewerKey, nil).want(t, 200).decode(t, &switched)
+	if switched.Base.Method != model.MethodSimulated || switched.Target.Method != model.MethodApplied {
+		t.Errorf("methods %q and %q, want simulated and applied", switched.Base.Method, switched.Target.Method)
 	}
 	if len(c.Metrics) != 4 || c.Metrics[0].Name != "performance_score" || c.Metrics[1].Name != "lcp" {
 		t.Fatalf("metrics %+v, want the watched first, then the others", c.Metrics)

@@ -29,6 +29,7 @@ type experimentJSON struct {
 	Status     string              `json:"status"`
 	Error      string              `json:"error,omitempty"`
 	Profile    string              `json:"profile,omitempty"`
+	Method     string              `json:"method,omitempty"`
 	CreatedAt  time.Time           `json:"createdAt"`
 	FinishedAt *time.Time          `json:"finishedAt,omitempty"`
 	Metrics    []metricCompareJSON `json:"metrics,omitempty"`
@@ -61,7 +62,7 @@ type experimentInput struct {
 }
 
 func toExperimentJSON(e model.Experiment) experimentJSON {
-	out := experimentJSON{ID: e.ID, Page: e.Page, Device: e.Device, Status: e.Status, Error: e.Error, Profile: e.ProfileID,
+	out := experimentJSON{ID: e.ID, Page: e.Page, Device: e.Device, Status: e.Status, Error: e.Error, Profile: e.ProfileID, Method: e.Method,
 		CreatedAt: e.Created.UTC(), FinishedAt: e.Finished,
 		Changes: experimentChanges{Block: e.Changes.Block, Script: e.Changes.Script, Style: e.Changes.Style}}
 	for _, d := range e.Changes.Delay {

@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -94,10 +95,27 @@ func (s *Server) pageDetail(w http.ResponseWriter, r *http.Request, c caller) er
 	if n := len(d.Lab); n > 0 && d.Lab[n-1].ProfileID != "" { // the newest result's profile
 		out["profile"] = map[string]string{"id": d.Lab[n-1].ProfileID, "name": d.Lab[n-1].ProfileName}
 	}
+	if n := len(d.Lab); n > 0 { // how the newest result was measured
+		out["measurement"] = measurementJSON(d.Lab[n-1])
+	}
 	if e := d.LastError; e != nil {
 		out["lastError"] = map[string]any{"message": e.Message, "at": e.At, "attempts": e.Attempts}
 	}
 	return writeJSON(w, http.StatusOK, out)
+}
+
+// measurementJSON is how a lab result was measured: its method, the CPU multiplier the runs
+// used and the benchmark index (absent when unknown: results stored before methods), and the
+// sentence that says so.
+func measurementJSON(r model.LabResult) map[string]any {
+	out := map[string]any{"method": model.MethodOr(r.Method, ""), "summary": r.MeasuredWith()}
+	if r.CPUMultiplier > 0 {
+		out["cpuMultiplier"] = r.CPUMultiplier
+	}
+	if r.BenchmarkIndex > 0 {
+		out["benchmarkIndex"] = math.Round(r.BenchmarkIndex)
+	}
+	return out
 }
 
 // dateRange reads the date query parameter, yyyyMMdd-yyyyMMdd, defaulting to the last
@@ -147,8 +165,10 @@ func (s *Server) dayItems(w http.ResponseWriter, r *http.Request, c caller, fiel
 		items[i] = metricsJSON(fields, metrics.LabValues(res))
 		items[i]["date"] = model.DayToISO(res.Day)
 		if withCount {
-			// The number of Lighthouse runs the day's values come from.
+			// The number of Lighthouse runs the day's values come from, and how they were
+			// measured: a switch of method moves every value.
 			items[i]["count"] = res.Runs
+			items[i]["method"] = model.MethodOr(res.Method, "")
 		}
 	}
 	return writeJSON(w, http.StatusOK, map[string]any{"result": items})

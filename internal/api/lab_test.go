@@ -189,7 +189,7 @@ func TestPageDetailTimelineNetwork(t *testing.T) {
 
 	var timeline struct{ Result []map[string]any }
 	e.do("GET", base+"/timeline?device=desktop", viewerKey, nil).want(t, 200).decode(t, &timeline)
-	if len(timeline.Result) != 5 || timeline.Result[0]["count"] != 3.0 || timeline.Result[4]["dom_elements"] != 412.0 || timeline.Result[4]["dns_time"] != 3.0 {
+	if len(timeline.Result) != 5 || timeline.Result[0]["count"] != 3.0 || timeline.Result[0]["method"] != model.MethodSimulated || timeline.Result[4]["dom_elements"] != 412.0 || timeline.Result[4]["dns_time"] != 3.0 {
 		t.Errorf("timeline %v", timeline.Result)
 	}
 	rng := day(f.today, 3) + "-" + day(f.today, 1)

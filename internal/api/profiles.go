@@ -52,6 +52,7 @@ type profileJSON struct {
 	Network   networkJSON       `json:"network"`
 	Viewport  *viewportJSON     `json:"viewport,omitempty"`
 	UserAgent string            `json:"userAgent,omitempty"`
+	Method    string            `json:"method"`
 	CreatedAt time.Time         `json:"createdAt"`
 	UpdatedAt time.Time         `json:"updatedAt"`
 }
@@ -96,6 +97,7 @@ type profileInput struct {
 	Network   *networkInput       `json:"network"`
 	Viewport  *viewportInput      `json:"viewport"`
 	UserAgent *string             `json:"userAgent"`
+	Method    *string             `json:"method"`
 }
 
 type profilePageInput struct {
@@ -125,8 +127,10 @@ type viewportInput struct {
 	Height *int `json:"height"`
 }
 
-func toProfileJSON(p model.Profile) profileJSON {
-	out := profileJSON{ID: p.ID, Name: p.Name, Default: p.Default, Pages: []profilePageJSON{},
+// toProfileJSON shows p, a profile of site: its method is its own, else the website's that it
+// follows.
+func toProfileJSON(site model.Website, p model.Profile) profileJSON {
+	out := profileJSON{ID: p.ID, Name: p.Name, Default: p.Default, Pages: []profilePageJSON{}, Method: model.MethodOr(p.Method, site.Method),
 		Headers: []secretJSON{}, Cookies: []secretJSON{}, Origins: append([]string{}, p.Origins...), Login: []stepJSON{}, UserAgent: p.UserAgent,
 		Network:   networkJSON{Preset: p.Network, RTTMs: nonZero(p.RTTMs), ThroughputKbps: nonZero(p.ThroughputK), CPUSlowdown: nonZero(p.CPUSlowdown)},
 		CreatedAt: p.Created.UTC(), UpdatedAt: p.Updated.UTC()}
@@ -261,6 +265,12 @@ func (s *Server) applyProfile(ctx context.Context, site model.Website, in profil
 				}
 			}
 		}
+	}
+	if in.Method != nil {
+		if err := model.CheckMethod(*in.Method); err != nil {
+			errs.add("method", "%s", err)
+		}
+		p.Method = *in.Method
 	}
 	if in.UserAgent != nil {
 		p.UserAgent = *in.UserAgent
@@ -415,7 +425,7 @@ func (s *Server) listProfiles(w http.ResponseWriter, r *http.Request, c caller) 
 	}
 	out := make([]profileJSON, len(profiles))
 	for i, p := range profiles {
-		out[i] = toProfileJSON(p)
+		out[i] = toProfileJSON(site, p)
 	}
 	return writeJSON(w, http.StatusOK, listPage(out, ""))
 }
@@ -429,7 +439,7 @@ func (s *Server) getProfile(w http.ResponseWriter, r *http.Request, c caller) er
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, toProfileJSON(p))
+	return writeJSON(w, http.StatusOK, toProfileJSON(site, p))
 }
 
 func (s *Server) createProfile(w http.ResponseWriter, r *http.Request, c caller) error {
@@ -459,7 +469,7 @@ func (s *Server) createProfile(w http.ResponseWriter, r *http.Request, c caller)
 		return err
 	}
 	s.annotateProfile(r.Context(), site, model.Profile{}, p)
-	return writeJSON(w, http.StatusCreated, toProfileJSON(p))
+	return writeJSON(w, http.StatusCreated, toProfileJSON(site, p))
 }
 
 func (s *Server) updateProfile(w http.ResponseWriter, r *http.Request, c caller) error {
@@ -498,7 +508,7 @@ func (s *Server) updateProfile(w http.ResponseWriter, r *http.Request, c caller)
 		return err
 	}
 	s.annotateProfile(r.Context(), site, old, p)
-	return writeJSON(w, http.StatusOK, toProfileJSON(p))
+	return writeJSON(w, http.StatusOK, toProfileJSON(site, p))
 }
 
 func (s *Server) deleteProfile(w http.ResponseWriter, r *http.Request, c caller) error {
@@ -551,13 +561,16 @@ func (s *Server) unsetOtherDefaults(ctx context.Context, site model.Website, p m
 // annotateProfile records a change of what measures the pages as an annotation, so that a
 // change of their metrics it causes is not blamed on the pages: the pages a profile starts or
 // stops measuring, or whose measuring profile changes its settings; the whole website when the
-// default profile changes. A failure is logged: the profile is stored already.
+// default profile changes. A change of measurement method says so: its level shift is the
+// method's (the regression detector starts a new baseline there, see docs/regressions.md). A
+// failure is logged: the profile is stored already.
 func (s *Server) annotateProfile(ctx context.Context, site model.Website, old, p model.Profile) {
+	method := func(x model.Profile) string { return model.MethodOr(x.Method, site.Method) }
 	measuring := func(a, b model.Profile) bool { // a measures the same way b does
 		return a.Network == b.Network && a.RTTMs == b.RTTMs && a.ThroughputK == b.ThroughputK && a.CPUSlowdown == b.CPUSlowdown &&
 			a.Width == b.Width && a.Height == b.Height && a.UserAgent == b.UserAgent && slices.Equal(a.HeaderNames, b.HeaderNames) &&
 			slices.Equal(a.CookieNames, b.CookieNames) && a.BasicAuthUser == b.BasicAuthUser && slices.Equal(a.Origins, b.Origins) && slices.Equal(a.Login, b.Login) &&
-			string(a.Secrets) == string(b.Secrets)
+			string(a.Secrets) == string(b.Secrets) && method(a) == method(b)
 	}
 	same := measuring(old, p)
 	pages := map[string]bool{}
@@ -588,6 +601,12 @@ func (s *Server) annotateProfile(ctx context.Context, site model.Website, old, p
 		slices.Sort(a.Pages)
 	} else {
 		a.Text = fmt.Sprintf("Default test profile changed (%q): pages without a profile of their own are measured differently", name)
+	}
+	if from, to := method(old), method(p); from != to {
+		a.Text = fmt.Sprintf("Measurement method switched from %s to %s (test profile %q): a change of level here is the method's, not the page's", model.MethodLabel(from), model.MethodLabel(to), name)
+		if website {
+			a.Text = fmt.Sprintf("Measurement method switched from %s to %s (default test profile %q): a change of level here is the method's, not the pages'", model.MethodLabel(from), model.MethodLabel(to), name)
+		}
 	}
 	if err := s.store.PutAnnotation(ctx, site, a); err != nil {
 		s.log.ErrorContext(ctx, "annotate a change of test profile", "profile", p.ID, "err", err)

@@ -296,6 +296,7 @@ func seriesTestJSON(r *http.Request, site model.Website, t model.SeriesTest, bud
 		vals := metrics.LabValues(model.LabResult{Metrics: t.Metrics})
 		vals["opportunities"] = float64(t.Opportunities)
 		out.Values = pageMetricsJSON(budgets, t.Device, vals)
+		out.Method = model.MethodOr(t.Method, "")
 		report := baseURL(r) + "/" + site.ID + "/tests/" + t.ID
 		out.Report = &report
 	} else {
@@ -308,15 +309,17 @@ func seriesTestJSON(r *http.Request, site model.Website, t model.SeriesTest, bud
 // seriesTestDoc is a series test as the API shows it: its fields, then its values' (those of the pages
 // list).
 type seriesTestDoc struct {
-	ID         string         `json:"id"`
-	Page       pageRefJSON    `json:"page"`
-	Device     string         `json:"device"`
-	Status     string         `json:"status"`
-	Error      *string        `json:"error,omitempty"`
-	StartedAt  *time.Time     `json:"startedAt"`
-	FinishedAt *time.Time     `json:"finishedAt"`
-	Report     *string        `json:"report"`
-	Values     map[string]any `json:"-"`
+	ID         string      `json:"id"`
+	Page       pageRefJSON `json:"page"`
+	Device     string      `json:"device"`
+	Status     string      `json:"status"`
+	Error      *string     `json:"error,omitempty"`
+	StartedAt  *time.Time  `json:"startedAt"`
+	FinishedAt *time.Time  `json:"finishedAt"`
+	Report     *string     `json:"report"`
+	// Method is how the test's audit was measured, once it completed.
+	Method string         `json:"method,omitempty"`
+	Values map[string]any `json:"-"`
 }
 
 // MarshalJSON writes the test's fields, then its values in one object.

@@ -22,6 +22,7 @@ type seriesTest struct {
 	Status string
 	Error  *string
 	Report *string
+	Method string
 	LCP    *float64 `json:"lcp"`
 	CLS    *float64 `json:"cls"`
 	Score  *float64 `json:"performance_score"`
@@ -100,14 +101,14 @@ func TestTestSeries(t *testing.T) {
 	}
 	e.do("GET", w+"/tests/"+test.ID, viewerKey, nil).want(t, 404).problem(t)
 	if _, err := e.store.FinishSeriesTest(ctx, st, model.SeriesTest{ID: test.ID, Series: s.ID, Status: model.RunCompleted,
-		Metrics:   map[string]float64{"lcp": 2600.4, "cls": 0.09512, "performance_score": 71.6},
+		Metrics: map[string]float64{"lcp": 2600.4, "cls": 0.09512, "performance_score": 71.6}, Method: model.MethodApplied,
 		ReportKey: "acme/" + site.ID + "/testseries/" + s.ID + "/" + test.ID + ".json.gz"}); err != nil {
 		t.Fatal(err)
 	}
 	e.do("GET", w+"/testseries/"+s.ID, viewerKey, nil).want(t, 200).decode(t, &s)
 	got := s.Result.List[0]
 	if s.Status != "completed" || got.Status != "completed" || *got.LCP != 2600 || *got.CLS != 0.0951 || *got.Score != 72 ||
-		*got.Over != 1 || *got.Risk != 1 || got.Report == nil || !strings.HasSuffix(*got.Report, w+"/tests/"+test.ID) {
+		*got.Over != 1 || *got.Risk != 1 || got.Report == nil || !strings.HasSuffix(*got.Report, w+"/tests/"+test.ID) || got.Method != model.MethodApplied {
 		t.Errorf("completed series %s, test %+v", s.Status, got)
 	}
 	var report map[string]any

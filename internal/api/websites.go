@@ -11,10 +11,12 @@ type websiteJSON struct {
 	ID          string `json:"id"`
 	DisplayName string `json:"displayName"`
 	Domain      string `json:"domain"`
+	// Method is how the pages no test profile gives a method are measured.
+	Method string `json:"method"`
 }
 
 func toWebsiteJSON(w model.Website) websiteJSON {
-	return websiteJSON{ID: w.ID, DisplayName: w.DisplayName, Domain: w.Domain}
+	return websiteJSON{ID: w.ID, DisplayName: w.DisplayName, Domain: w.Domain, Method: model.MethodOr(w.Method, "")}
 }
 
 func (s *Server) listWebsites(w http.ResponseWriter, r *http.Request, c caller) error {
@@ -38,12 +40,21 @@ func (s *Server) createWebsite(w http.ResponseWriter, r *http.Request, c caller)
 	var in struct {
 		Domain      *string `json:"domain"`
 		DisplayName *string `json:"displayName"`
+		Method      *string `json:"method"`
 	}
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
 	var errs fieldErrors
-	site := model.Website{Account: c.account}
+	// A new website is measured with applied throttling unless asked otherwise; one stored
+	// before methods has none, which reads as simulated (model.MethodOr).
+	site := model.Website{Account: c.account, Method: model.MethodApplied}
+	if in.Method != nil {
+		if err := model.CheckMethod(*in.Method); err != nil {
+			errs.add("method", "%s", err)
+		}
+		site.Method = *in.Method
+	}
 	if in.Domain == nil {
 		errs.add("domain", "is required")
 	} else if d, msg := normalizeDomain(*in.Domain, s.local); msg != "" {

@@ -66,7 +66,7 @@ func TestDocumentTimingAgrees(t *testing.T) {
 	for _, path := range []string{"/fast", "/slow"} {
 		target := srv.URL + path
 		dir := t.TempDir()
-		rep, dials, err := w.lighthouseRun(ctx, nil, target, lighthouse.DeviceDesktop, filepath.Join(dir, "run.json"), model.ExperimentChanges{})
+		rep, dials, _, err := w.lighthouseRun(ctx, nil, model.MethodSimulated, target, lighthouse.DeviceDesktop, filepath.Join(dir, "run.json"), model.ExperimentChanges{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -266,7 +266,7 @@ func TestAuditEndToEnd(t *testing.T) {
 	host, heroBytes := fixtureSite(t)
 
 	var site struct{ ID string }
-	e.call("POST", "/account/websites", `{"domain":"`+host+`"}`, 201, &site)
+	e.call("POST", "/account/websites", `{"domain":"`+host+`","method":"simulated"}`, 201, &site)
 	var pages []struct{ ID, URL string }
 	e.call("POST", "/"+site.ID+"/settings/pages", `[{"url":"/","alias":"Home"},{"url":"/missing","alias":"Broken"}]`, 200, &pages)
 	home, missing := pages[0].ID, pages[1].ID
@@ -572,7 +572,7 @@ func TestAuditRefusesPrivateTargets(t *testing.T) {
 		{"no-such-host.invalid", "no-such-host.invalid: the host does not resolve", ":53"},
 	} {
 		var site struct{ ID string }
-		e.call("POST", "/account/websites", `{"domain":"`+tc.domain+`"}`, 201, &site)
+		e.call("POST", "/account/websites", `{"domain":"`+tc.domain+`","method":"simulated"}`, 201, &site)
 		var pages []struct{ ID string }
 		e.call("POST", "/"+site.ID+"/settings/pages", `[{"url":"/"}]`, 200, &pages)
 		job := audit.Job{Account: "acme", Website: site.ID, Page: pages[0].ID, Device: "desktop", Queued: time.Now().UTC()}

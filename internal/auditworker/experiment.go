@@ -23,6 +23,8 @@ type ExperimentResult struct {
 	Comparison          compare.Comparison
 	// ProfileID is the test profile both audits used ("": none).
 	ProfileID string
+	// Method is the measurement method both audits used.
+	Method string
 	// ControlKey and ExperimentKey are where each audit's diagnostics are stored (see
 	// blobstore.DiagnosticsKey); "" when none were kept.
 	ControlKey, ExperimentKey string
@@ -42,7 +44,7 @@ func (w *Worker) Experiment(ctx context.Context, site model.Website, page model.
 	if err := w.cfg.Browser.Guard.CheckHost(ctx, u.Hostname()); err != nil {
 		return ExperimentResult{}, err
 	}
-	prof, err := w.profileFor(ctx, site, page, device)
+	prof, method, err := w.profileFor(ctx, site, page, device)
 	if err != nil {
 		return ExperimentResult{}, err
 	}
@@ -59,7 +61,7 @@ func (w *Worker) Experiment(ctx context.Context, site model.Website, page model.
 		if err := os.Mkdir(runDir, 0o700); err != nil {
 			return compare.Audit{}, "", err
 		}
-		runs, err := w.lighthouseRuns(ctx, prof, target, device, runDir, c)
+		runs, err := w.lighthouseRuns(ctx, prof, method, target, device, runDir, c)
 		if err != nil {
 			return compare.Audit{}, "", fmt.Errorf("%s: %w", name, err)
 		}
@@ -80,7 +82,7 @@ func (w *Worker) Experiment(ctx context.Context, site model.Website, page model.
 		a.Diagnostics = &dg.Diagnostics
 		return a, key, nil
 	}
-	var res ExperimentResult
+	res := ExperimentResult{Method: method}
 	if prof != nil {
 		res.ProfileID = prof.ID
 	}
@@ -151,7 +153,7 @@ func (w *Worker) experimentJob(ctx context.Context, job audit.Job, attempt int) 
 		e.Status, e.Error = model.RunFailed, browser.Reason(err)
 		return finish(e)
 	}
-	e.Status, e.ProfileID = model.RunCompleted, res.ProfileID
+	e.Status, e.ProfileID, e.Method = model.RunCompleted, res.ProfileID, res.Method
 	e.Control = &model.ExperimentAudit{Metrics: res.Control.Metrics, Samples: res.Control.Samples, ReportKey: res.ControlKey}
 	e.Measured = &model.ExperimentAudit{Metrics: res.Experiment.Metrics, Samples: res.Experiment.Samples, ReportKey: res.ExperimentKey}
 	log.InfoContext(ctx, "experiment finished", "tbt", res.Control.Metrics["tbt"], "tbt_changed", res.Experiment.Metrics["tbt"])

@@ -198,7 +198,7 @@ func TestExperiments(t *testing.T) {
 func createSite(t *testing.T, e *e2e, domain string) string {
 	t.Helper()
 	var ws struct{ ID string }
-	e.call("POST", "/account/websites", `{"domain":"`+domain+`"}`, 201, &ws)
+	e.call("POST", "/account/websites", `{"domain":"`+domain+`","method":"simulated"}`, 201, &ws)
 	e.call("POST", "/"+ws.ID+"/settings/pages", `[{"url":"/"}]`, 200, nil)
 	return ws.ID
 }

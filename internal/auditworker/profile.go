@@ -39,25 +39,27 @@ type auditProfile struct {
 	cookies []*http.Cookie
 }
 
-// profileFor returns the profile of a page on a device, nil when none applies.
-func (w *Worker) profileFor(ctx context.Context, site model.Website, page model.Page, device string) (*auditProfile, error) {
+// profileFor returns the profile of a page on a device, nil when none applies, and the method
+// the page is measured with there (the profile's, else the website's: model.MethodFor).
+func (w *Worker) profileFor(ctx context.Context, site model.Website, page model.Page, device string) (*auditProfile, string, error) {
 	profiles, err := w.store.Profiles(ctx, site)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
+	method := model.MethodFor(site, profiles, page.ID, device)
 	p, ok := model.ProfileFor(profiles, page.ID, device)
 	if !ok {
-		return nil, nil
+		return nil, method, nil
 	}
 	if w.cfg.Secrets == nil && len(p.Secrets) > 0 {
-		return nil, errors.New("the page's test profile has secrets, and the worker no key to open them")
+		return nil, "", errors.New("the page's test profile has secrets, and the worker no key to open them")
 	}
 	secrets, err := profile.Open(ctx, w.cfg.Secrets, site, p)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	u := &url.URL{Scheme: w.cfg.Scheme, Host: site.Domain}
-	return &auditProfile{Profile: p, secrets: secrets, origin: u.String(), host: u.Hostname()}, nil
+	return &auditProfile{Profile: p, secrets: secrets, origin: u.String(), host: u.Hostname()}, method, nil
 }
 
 // launch starts a browser session for a run of target and prepares it: with the profile (nil
@@ -212,24 +214,58 @@ func (p *auditProfile) keepCookies(cs []*proto.NetworkCookie) {
 	p.mu.Unlock()
 }
 
-// settings are the Lighthouse settings the profile changes (nil: none): throttling, viewport,
-// user agent, and the storage kept when a login or cookies made it.
-func (p *auditProfile) settings() map[string]any {
-	if p == nil {
-		return nil
-	}
+// settings are the Lighthouse settings of a run of device with the profile (nil for none) by
+// method, and the CPU multiplier the run uses: with applied throttling, the network preset's
+// (the profile's, else the device's) round trip and throughput as DevTools applies them
+// (Lighthouse's own factors) and the CPU slowdown calibrated from the machine's
+// benchmarkIndex (model.CalibratedCPU); simulated, the profile's throttling as Lighthouse's
+// simulation takes it (nil settings without a profile: Lighthouse's device defaults). Then the
+// profile's viewport, user agent, and the storage kept when a login or cookies made it.
+func settings(p *auditProfile, device, method string, benchmarkIndex float64) (map[string]any, float64) {
 	out := map[string]any{}
-	throttling := map[string]any{}
-	if n, ok := model.NetworkPresets[p.Network]; ok {
-		throttling["rttMs"], throttling["throughputKbps"], throttling["cpuSlowdownMultiplier"] = n.RTTMs, n.ThroughputK, n.CPUSlowdown
+	var custom model.Profile
+	if p != nil {
+		custom = p.Profile
 	}
-	for name, v := range map[string]float64{"rttMs": p.RTTMs, "throughputKbps": p.ThroughputK, "cpuSlowdownMultiplier": p.CPUSlowdown} {
+	n, ok := model.NetworkPresets[custom.Network]
+	if !ok {
+		n = model.NetworkPresets[model.DevicePresets[device]]
+	}
+	for dst, v := range map[*float64]float64{&n.RTTMs: custom.RTTMs, &n.ThroughputK: custom.ThroughputK, &n.CPUSlowdown: custom.CPUSlowdown} {
 		if v != 0 {
-			throttling[name] = v
+			*dst = v
 		}
 	}
-	if len(throttling) > 0 {
-		out["throttling"] = throttling
+	cpu := n.CPUSlowdown
+	if method == model.MethodApplied {
+		cpu = model.CalibratedCPU(n.CPUSlowdown, benchmarkIndex)
+		out["throttlingMethod"] = "devtools"
+		out["throttling"] = map[string]any{
+			"rttMs": n.RTTMs, "throughputKbps": n.ThroughputK,
+			"requestLatencyMs":       n.RTTMs * model.DevtoolsRTTFactor,
+			"downloadThroughputKbps": n.ThroughputK * model.DevtoolsThroughputFactor,
+			"uploadThroughputKbps":   min(n.UploadK, n.ThroughputK) * model.DevtoolsThroughputFactor,
+			"cpuSlowdownMultiplier":  cpu,
+		}
+	} else if p != nil {
+		throttling := map[string]any{}
+		if n, ok := model.NetworkPresets[p.Network]; ok {
+			throttling["rttMs"], throttling["throughputKbps"], throttling["cpuSlowdownMultiplier"] = n.RTTMs, n.ThroughputK, n.CPUSlowdown
+		}
+		for name, v := range map[string]float64{"rttMs": p.RTTMs, "throughputKbps": p.ThroughputK, "cpuSlowdownMultiplier": p.CPUSlowdown} {
+			if v != 0 {
+				throttling[name] = v
+			}
+		}
+		if len(throttling) > 0 {
+			out["throttling"] = throttling
+		}
+	}
+	if p == nil {
+		if len(out) == 0 {
+			return nil, cpu
+		}
+		return out, cpu
 	}
 	if p.Width > 0 {
 		out["screenEmulation"] = map[string]any{"width": p.Width, "height": p.Height}
@@ -243,7 +279,7 @@ func (p *auditProfile) settings() map[string]any {
 		// storage are what the audit is about.
 		out["disableStorageReset"] = true
 	}
-	return out
+	return out, cpu
 }
 
 // loginError is a profile's login step failing: the audit ends, naming the step as the

@@ -210,7 +210,7 @@ func loginProfileWith(name, page, password, plan string) string {
 }
 
 // storedReport reads a gzipped object.
-func storedObject(t *testing.T, objects *blobstore.Bucket, key string) []byte {
+func storedObject(t testing.TB, objects *blobstore.Bucket, key string) []byte {
 	t.Helper()
 	gz, err := objects.Get(context.Background(), key)
 	if err != nil {
@@ -240,7 +240,7 @@ func TestProfileLogin(t *testing.T) {
 	ctx := context.Background()
 
 	var ws struct{ ID string }
-	e.call("POST", "/account/websites", `{"domain":"`+site.host+`"}`, 201, &ws)
+	e.call("POST", "/account/websites", `{"domain":"`+site.host+`","method":"simulated"}`, 201, &ws)
 	var pages []struct{ ID string }
 	e.call("POST", "/"+ws.ID+"/settings/pages", `[{"url":"/private","alias":"Private"}]`, 200, &pages)
 	private := pages[0].ID
@@ -390,7 +390,7 @@ func TestProfileNetwork(t *testing.T) {
 	ctx := context.Background()
 
 	var ws struct{ ID string }
-	e.call("POST", "/account/websites", `{"domain":"`+site.host+`"}`, 201, &ws)
+	e.call("POST", "/account/websites", `{"domain":"`+site.host+`","method":"simulated"}`, 201, &ws)
 	var pages []struct{ ID string }
 	e.call("POST", "/"+ws.ID+"/settings/pages", `[{"url":"/public"}]`, 200, &pages)
 	w, err := e.store.Website(ctx, "acme", ws.ID)

@@ -58,7 +58,7 @@ func TestDeleteDuringAuditLeavesNothing(t *testing.T) {
 			purger := purgeworker.NewWorker(e.store, e.objects, awstest.RUM(t, e.store), purge.NewQueue(e.purges), settle, awstest.Log(t))
 
 			var site struct{ ID string }
-			e.call("POST", "/account/websites", `{"domain":"`+host+`"}`, 201, &site)
+			e.call("POST", "/account/websites", `{"domain":"`+host+`","method":"simulated"}`, 201, &site)
 			var pages []struct{ ID string }
 			e.call("POST", "/"+site.ID+"/settings/pages", `[{"url":"/","alias":"Home"},{"url":"/other","alias":"Other"}]`, 200, &pages)
 			e.call("POST", "/"+site.ID+"/audits", `{"pages":["`+pages[0].ID+`"],"devices":["desktop"]}`, 202, nil)

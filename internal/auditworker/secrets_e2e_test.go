@@ -50,7 +50,7 @@ func TestProfileSecretsNeverLeave(t *testing.T) {
 		base64.StdEncoding.EncodeToString([]byte("ci:" + secretBasic))}
 
 	var ws struct{ ID string }
-	e.call("POST", "/account/websites", `{"domain":"`+site.host+`"}`, 201, &ws)
+	e.call("POST", "/account/websites", `{"domain":"`+site.host+`","method":"simulated"}`, 201, &ws)
 	var pages []struct{ ID string }
 	e.call("POST", "/"+ws.ID+"/settings/pages", `[{"url":"/private","alias":"Private"},{"url":"/private?plan","alias":"Wrong plan"}]`, 200, &pages)
 	private, wrong := pages[0].ID, pages[1].ID

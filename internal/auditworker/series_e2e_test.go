@@ -40,7 +40,7 @@ func TestSeriesEndToEnd(t *testing.T) {
 	e := newE2E(t, true)
 	host, _ := fixtureSite(t)
 	var site, down struct{ ID string }
-	e.call("POST", "/account/websites", `{"domain":"`+host+`"}`, 201, &site)
+	e.call("POST", "/account/websites", `{"domain":"`+host+`","method":"simulated"}`, 201, &site)
 	var pages []struct{ ID string }
 	e.call("POST", "/"+site.ID+"/settings/pages", `[{"url":"/","alias":"Home"}]`, 200, &pages)
 	home := pages[0].ID
@@ -53,7 +53,7 @@ func TestSeriesEndToEnd(t *testing.T) {
 	}
 	closed := l.Addr().String()
 	l.Close()
-	e.call("POST", "/account/websites", `{"domain":"`+closed+`"}`, 201, &down)
+	e.call("POST", "/account/websites", `{"domain":"`+closed+`","method":"simulated"}`, 201, &down)
 	e.call("POST", "/"+down.ID+"/settings/pages", `[{"url":"/"}]`, 200, &pages)
 	gone := pages[0].ID
 
@@ -183,7 +183,7 @@ func TestSeriesPermanentFailureEndsAtOnce(t *testing.T) {
 	}
 	for _, tg := range targets {
 		var site struct{ ID string }
-		e.call("POST", "/account/websites", `{"domain":"`+tg.domain+`"}`, 201, &site)
+		e.call("POST", "/account/websites", `{"domain":"`+tg.domain+`","method":"simulated"}`, 201, &site)
 		var pages []struct{ ID string }
 		e.call("POST", "/"+site.ID+"/settings/pages", `[{"url":"/","alias":"Home"}]`, 200, &pages)
 		tg.site, tg.page = site.ID, pages[0].ID
@@ -237,7 +237,7 @@ func TestSeriesMessageOfEarlierQueuingIsSkipped(t *testing.T) {
 	e := newE2E(t, true)
 	host, _ := fixtureSite(t)
 	var site struct{ ID string }
-	e.call("POST", "/account/websites", `{"domain":"`+host+`"}`, 201, &site)
+	e.call("POST", "/account/websites", `{"domain":"`+host+`","method":"simulated"}`, 201, &site)
 	var pages []struct{ ID string }
 	e.call("POST", "/"+site.ID+"/settings/pages", `[{"url":"/","alias":"Home"}]`, 200, &pages)
 	var series seriesDoc

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -71,6 +72,13 @@ type Worker struct {
 	// summaries keeps the pages' summaries current.
 	summaries *metrics.Reader
 	budgets   *budget.Checker
+	// calibration is this process's benchmarkIndex (0 until its first applied run): the
+	// highest of calibrationMeasures measures before that run, raised by any run's own index
+	// (see calibrate and observe).
+	calibration struct {
+		sync.Mutex
+		index float64
+	}
 }
 
 // NewWorker returns a Worker; the Lighthouse runner is started on first use and reused.
@@ -217,6 +225,7 @@ func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 	}
 	if job.Test != "" {
 		test.Status, test.Metrics, test.Opportunities, test.ReportKey, test.Finished = model.RunCompleted, res.Metrics, len(res.Opportunities), res.ReportKey, ptr(res.Audited)
+		test.Method = res.Method
 		if err := w.endTest(context.WithoutCancel(ctx), site, test); err != nil {
 			// The day's result is stored; the redelivery audits again and ends the test.
 			return err
@@ -298,12 +307,12 @@ func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page,
 		return model.LabResult{}, nil, err
 	}
 	defer os.RemoveAll(dir)
-	prof, err := w.profileFor(ctx, site, page, device)
+	prof, method, err := w.profileFor(ctx, site, page, device)
 	if err != nil {
 		return model.LabResult{}, nil, err
 	}
 
-	runs, err := w.lighthouseRuns(ctx, prof, target, device, dir, model.ExperimentChanges{})
+	runs, err := w.lighthouseRuns(ctx, prof, method, target, device, dir, model.ExperimentChanges{})
 	if err != nil {
 		return model.LabResult{}, nil, err
 	}
@@ -314,7 +323,7 @@ func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page,
 		return model.LabResult{}, nil, err
 	}
 
-	res := w.labResult(page.ID, device, reports, median.report)
+	res := w.labResult(page.ID, device, method, reports, median)
 	if prof != nil {
 		res.ProfileID, res.ProfileName = prof.ID, prof.Name
 	}
@@ -363,21 +372,24 @@ func (w *Worker) storeResult(ctx context.Context, site model.Website, page model
 type lighthouseOutcome struct {
 	report *lighthouse.Report
 	path   string
+	// index is the benchmarkIndex its CPU slowdown was calibrated from (0: none, simulated or
+	// uncalibrated).
+	index float64
 	// dials are the connections the run's proxy opened, which its document timing needs.
 	dials browser.Dials
 }
 
-// lighthouseRuns makes the audit's runs, each in a fresh browser with changes applied (none
-// but an experiment's), writing into dir.
-func (w *Worker) lighthouseRuns(ctx context.Context, prof *auditProfile, target, device, dir string, changes model.ExperimentChanges) ([]lighthouseOutcome, error) {
+// lighthouseRuns makes the audit's runs by method, each in a fresh browser with changes
+// applied (none but an experiment's), writing into dir.
+func (w *Worker) lighthouseRuns(ctx context.Context, prof *auditProfile, method, target, device, dir string, changes model.ExperimentChanges) ([]lighthouseOutcome, error) {
 	runs := make([]lighthouseOutcome, 0, w.cfg.Runs)
 	for i := range w.cfg.Runs {
 		path := filepath.Join(dir, fmt.Sprintf("run-%d.json", i))
-		rep, dials, err := w.lighthouseRun(ctx, prof, target, device, path, changes)
+		rep, dials, index, err := w.lighthouseRun(ctx, prof, method, target, device, path, changes)
 		if err != nil {
 			return nil, err
 		}
-		runs = append(runs, lighthouseOutcome{report: rep, path: path, dials: dials})
+		runs = append(runs, lighthouseOutcome{report: rep, path: path, dials: dials, index: index})
 	}
 	return runs, nil
 }
@@ -391,12 +403,19 @@ func medianRun(runs []lighthouseOutcome) (lighthouseOutcome, []*lighthouse.Repor
 	return runs[lighthouse.MedianRun(reports)], reports
 }
 
-// labResult is the day's result of the runs, rep being the median one's report.
-func (w *Worker) labResult(page, device string, reports []*lighthouse.Report, rep *lighthouse.Report) model.LabResult {
+// labResult is the day's result of the runs by method, median being the median one: with the
+// CPU multiplier that run used and the benchmarkIndex it was calibrated from (applied), or the
+// one it measured itself (simulated).
+func (w *Worker) labResult(page, device, method string, reports []*lighthouse.Report, median lighthouseOutcome) model.LabResult {
 	now := w.now()
+	rep := median.report
 	res := model.LabResult{
 		Page: page, Device: device, Day: model.Day(now), Audited: now, Runs: len(reports),
 		LighthouseVersion: rep.LighthouseVersion, Metrics: labMetrics(rep), Samples: runSamples(reports),
+		Method: method, BenchmarkIndex: rep.BenchmarkIndex, CPUMultiplier: rep.CPUSlowdown,
+	}
+	if method == model.MethodApplied && median.index > 0 {
+		res.BenchmarkIndex = median.index
 	}
 	for _, o := range rep.Opportunities {
 		res.Opportunities = append(res.Opportunities, o.Opportunity)
@@ -524,17 +543,32 @@ func (w *Worker) storeDiagnostics(ctx context.Context, reportKey string, dg *lig
 	return w.objects.Put(ctx, blobstore.DiagnosticsKey(reportKey), gzipped(body), "application/gzip")
 }
 
-// lighthouseRun runs Lighthouse once in a fresh browser session, which it closes before
-// returning, so that no run inherits another's cache or state.
-func (w *Worker) lighthouseRun(ctx context.Context, prof *auditProfile, target, device, path string, changes model.ExperimentChanges) (*lighthouse.Report, browser.Dials, error) {
+// lighthouseRun runs Lighthouse once by method in a fresh browser session, which it closes
+// before returning, so that no run inherits another's cache or state. It returns the
+// benchmarkIndex the run's CPU slowdown was calibrated from (0 for none).
+func (w *Worker) lighthouseRun(ctx context.Context, prof *auditProfile, method, target, device, path string, changes model.ExperimentChanges) (*lighthouse.Report, browser.Dials, float64, error) {
+	rep, dials, index, err := w.lighthouseRunOnce(ctx, prof, method, target, device, path, changes)
+	if err == nil && method == model.MethodApplied {
+		w.observe(ctx, rep.BenchmarkIndex)
+	}
+	return rep, dials, index, err
+}
+
+// lighthouseRunOnce is lighthouseRun without what a run teaches the calibration.
+func (w *Worker) lighthouseRunOnce(ctx context.Context, prof *auditProfile, method, target, device, path string, changes model.ExperimentChanges) (*lighthouse.Report, browser.Dials, float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.RunTimeout)
 	defer cancel()
 	sess, stop, err := w.launch(ctx, prof, target, device, changes)
 	if err != nil {
-		return nil, browser.Dials{}, prof.redaction().Error(err)
+		return nil, browser.Dials{}, 0, prof.redaction().Error(err)
 	}
+	var index float64
+	if method == model.MethodApplied {
+		index = w.calibrate(ctx, sess.Port())
+	}
+	runSettings, _ := settings(prof, device, method, index)
 	started := time.Now()
-	_, err = w.runner.Audit(ctx, lighthouse.AuditRequest{URL: target, Port: sess.Port(), Device: device, ReportPath: path, Settings: prof.settings()})
+	_, err = w.runner.Audit(ctx, lighthouse.AuditRequest{URL: target, Port: sess.Port(), Device: device, ReportPath: path, Settings: runSettings})
 	stop()
 	// The one place a run's artifacts are redacted: its report and its DevTools log, before
 	// anything reads them; the HTML report, the HAR and the diagnostics are made from them.
@@ -550,29 +584,77 @@ func (w *Worker) lighthouseRun(ctx context.Context, prof *auditProfile, target, 
 		w.log.WarnContext(ctx, "close browser", "err", cerr)
 	}
 	if err != nil {
-		return nil, dials, fmt.Errorf("lighthouse: %w", err)
+		return nil, dials, 0, fmt.Errorf("lighthouse: %w", err)
 	}
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return nil, dials, fmt.Errorf("lighthouse report: %w", err)
+		return nil, dials, 0, fmt.Errorf("lighthouse report: %w", err)
 	}
 	rep, err := lighthouse.Parse(raw)
 	if err != nil {
-		return nil, dials, err
+		return nil, dials, 0, err
 	}
 	if rep.RuntimeError != nil {
 		var load *browser.LoadError
 		if errors.As(unreached, &load) {
 			// Lighthouse saw the proxy's answer for the document (a 502, a failed tunnel); the
 			// proxy knows why it could not reach it, which decides whether to retry.
-			return nil, dials, &unreachedError{runtime: rep.RuntimeError, load: load}
+			return nil, dials, 0, &unreachedError{runtime: rep.RuntimeError, load: load}
 		}
 		if len(refused) > 0 {
-			return nil, dials, fmt.Errorf("%w (refused connections: %v)", rep.RuntimeError, refused)
+			return nil, dials, 0, fmt.Errorf("%w (refused connections: %v)", rep.RuntimeError, refused)
 		}
-		return nil, dials, rep.RuntimeError
+		return nil, dials, 0, rep.RuntimeError
 	}
-	return rep, dials, nil
+	return rep, dials, index, nil
+}
+
+// calibrationMeasures is how many times a process measures its machine before its first
+// applied run. The benchmark only ever reads low (other work on the machine, a browser still
+// starting, slows it; nothing speeds it up), so the highest of a few is the machine's speed:
+// one measure read 456 on a machine whose runs read 1,500 to 2,500 (BENCHMARKS.md).
+const calibrationMeasures = 3
+
+// calibrate returns this process's benchmarkIndex, measuring it in the browser at port the
+// first time (before the run's load, in a tab of its own): the highest of calibrationMeasures
+// measures. Measures that all fail are logged and answer 0, the preset's multiplier
+// uncalibrated; the next run measures again.
+func (w *Worker) calibrate(ctx context.Context, port int) float64 {
+	w.calibration.Lock()
+	defer w.calibration.Unlock()
+	if w.calibration.index > 0 {
+		return w.calibration.index
+	}
+	var best float64
+	var errs []error
+	for range calibrationMeasures {
+		index, err := w.runner.Benchmark(ctx, port)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		best = max(best, index)
+	}
+	if best <= 0 {
+		w.log.WarnContext(ctx, "benchmark failed: the CPU slowdown is the preset's, uncalibrated", "err", errors.Join(errs...))
+		return 0
+	}
+	w.log.InfoContext(ctx, "machine benchmarked for applied throttling", "benchmark_index", best,
+		"mobile_cpu_multiplier", model.CalibratedCPU(model.NetworkPresets[model.DevicePresets["mobile"]].CPUSlowdown, best))
+	w.calibration.index = best
+	return best
+}
+
+// observe raises this process's benchmarkIndex to a run's own (Lighthouse measures it before
+// each load, unthrottled) when higher, for the runs that follow: as with calibrate's
+// measures, a higher reading is nearer the machine's speed.
+func (w *Worker) observe(ctx context.Context, index float64) {
+	w.calibration.Lock()
+	defer w.calibration.Unlock()
+	if w.calibration.index > 0 && index > w.calibration.index {
+		w.log.InfoContext(ctx, "benchmark index raised by a run's own", "benchmark_index", index, "was", w.calibration.index)
+		w.calibration.index = index
+	}
 }
 
 // redactRun redacts, in place, the files a Lighthouse run wrote for its report at path.

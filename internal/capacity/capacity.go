@@ -58,7 +58,7 @@ type Deployment struct {
 // DefaultDeployment is the stack as deployed without settings.
 func DefaultDeployment() Deployment {
 	return Deployment{
-		Devices: 2, AuditSeconds: 30, AuditMemoryMB: 3008, AuditWindowHours: 20,
+		Devices: 2, AuditSeconds: 70, AuditMemoryMB: 3008, AuditWindowHours: 20,
 		FanoutWorkers: 20, FanoutMemoryMB: 256,
 		ReportRetentionDays: 90, HistoryDays: 731, RUMRetentionDays: 400,
 		OtherConcurrency: 100,

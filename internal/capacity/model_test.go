@@ -49,6 +49,7 @@ func measuredForTest() Measured {
 func TestEstimate(t *testing.T) {
 	m := measuredForTest()
 	d := DefaultDeployment()
+	d.AuditSeconds = 30 // the figures below are for audits of 30 s
 	e, err := m.Estimate(Size{Websites: 10000, PagesPerWebsite: 1000, ViewsPerMonth: 10000 * 10e6}, d, awsmeter.ListPrices)
 	if err != nil {
 		t.Fatal(err)

@@ -28,6 +28,8 @@ type Loaded struct {
 	Audited   time.Time
 	Runs      int
 	ReportKey string
+	// Method is the audit's measurement method (model.MethodOr read).
+	Method string
 	Audit
 }
 
@@ -87,7 +89,7 @@ func (s *Source) Audit(ctx context.Context, site model.Website, page, device str
 		if t.Page != page || t.Device != device || len(t.Metrics) == 0 {
 			return Loaded{}, fmt.Errorf("test %s of this page on %s: %w", ref.Test, device, model.ErrNotFound)
 		}
-		out := Loaded{Ref: ref, ReportKey: t.ReportKey, Runs: 1, Audit: Audit{Metrics: t.Metrics}}
+		out := Loaded{Ref: ref, ReportKey: t.ReportKey, Runs: 1, Method: model.MethodOr(t.Method, ""), Audit: Audit{Metrics: t.Metrics}}
 		if t.Finished != nil {
 			out.Audited = *t.Finished
 		}
@@ -101,7 +103,7 @@ func (s *Source) Audit(ctx context.Context, site model.Website, page, device str
 		return Loaded{}, fmt.Errorf("lab result of %s on %s: %w", model.DayToISO(ref.Day), device, model.ErrNotFound)
 	}
 	r := results[0]
-	return s.withDiagnostics(ctx, Loaded{Ref: ref, Audited: r.Audited, Runs: r.Runs, ReportKey: r.ReportKey,
+	return s.withDiagnostics(ctx, Loaded{Ref: ref, Audited: r.Audited, Runs: r.Runs, ReportKey: r.ReportKey, Method: model.MethodOr(r.Method, ""),
 		Audit: Audit{Metrics: r.Metrics, Samples: r.Samples}})
 }
 

@@ -193,9 +193,10 @@ func SubjectName(ctx context.Context, st *store.Store, w model.Website, r model.
 	return p.URL
 }
 
-// changes says each metric's change in an incident, with its devices: "lcp 2000 → 2600 ms
-// (+30 %, mobile), tbt 100 → 400 ms (+300 %, desktop, mobile)". A metric changed on several
-// devices shows its largest change.
+// changes says each metric's change in an incident, with its devices and, for lab metrics,
+// the measurement method: "lcp 2000 → 2600 ms (+30 %, mobile, applied throttling), tbt 100 →
+// 400 ms (+300 %, desktop, mobile, applied throttling)". A metric changed on several devices
+// shows its largest change.
 func changes(in model.Incident, unit func(string) string) string {
 	type change struct {
 		reg     model.Regression
@@ -224,6 +225,9 @@ func changes(in model.Incident, unit func(string) string) string {
 		where := ""
 		if len(c.devices) > 0 {
 			where = ", " + strings.Join(c.devices, ", ")
+		}
+		if c.reg.Source == "lab" { // its lab results are of one method (see regression.sinceMethod)
+			where += ", " + model.MethodLabel(c.reg.Method)
 		}
 		u := unit(metric)
 		parts[i] = fmt.Sprintf("%s %s → %s (%+.0f %%%s)", metric, number(c.reg.Before.Median), withUnit(c.reg.After.Median, u), c.reg.Percent, where)

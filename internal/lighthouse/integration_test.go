@@ -599,3 +599,25 @@ func decodeAudit(t *testing.T, lhr []byte, id string, v any) {
 		t.Fatalf("decode %s: %v", id, err)
 	}
 }
+
+// TestRunnerBenchmark: the runner measures a browser's speed with Lighthouse's own benchmark,
+// on the scale of the reports' environment.benchmarkIndex (hundreds to a few thousands on
+// anything that runs Chromium), and leaves the browser open for the run that follows.
+func TestRunnerBenchmark(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Chromium")
+	}
+	r := newTestRunner(t)
+	port, _ := startChromium(t)
+	index, err := r.Benchmark(context.Background(), port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if index < 50 || index > 10000 {
+		t.Errorf("benchmark index %v, want a machine's (50 to 10,000)", index)
+	}
+	t.Logf("benchmark index %v", index)
+	if _, err := r.Benchmark(context.Background(), port); err != nil {
+		t.Errorf("second benchmark on the same browser: %v", err)
+	}
+}

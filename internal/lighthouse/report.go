@@ -28,6 +28,15 @@ type Report struct {
 	FetchTime time.Time
 	// FormFactor is configSettings.formFactor: "desktop" or "mobile".
 	FormFactor string
+	// ThrottlingMethod is configSettings.throttlingMethod: "simulate", "devtools" or
+	// "provided".
+	ThrottlingMethod string
+	// CPUSlowdown is configSettings.throttling.cpuSlowdownMultiplier, the multiplier the run
+	// used (0 if absent).
+	CPUSlowdown float64
+	// BenchmarkIndex is environment.benchmarkIndex, the machine's speed Lighthouse measured
+	// before the load (0 if absent).
+	BenchmarkIndex float64
 	// RuntimeError is set when Lighthouse could not audit the page at all (DNS failure, HTTP
 	// error, page hung...). The metrics are then Missing.
 	RuntimeError *RuntimeError
@@ -138,8 +147,15 @@ type lhr struct {
 	FetchTime         string        `json:"fetchTime"`
 	RuntimeError      *RuntimeError `json:"runtimeError"`
 	ConfigSettings    struct {
-		FormFactor string `json:"formFactor"`
+		FormFactor       string `json:"formFactor"`
+		ThrottlingMethod string `json:"throttlingMethod"`
+		Throttling       struct {
+			CPUSlowdownMultiplier float64 `json:"cpuSlowdownMultiplier"`
+		} `json:"throttling"`
 	} `json:"configSettings"`
+	Environment struct {
+		BenchmarkIndex float64 `json:"benchmarkIndex"`
+	} `json:"environment"`
 	Audits     map[string]lhrAudit    `json:"audits"`
 	Categories map[string]lhrCategory `json:"categories"`
 	// Entities are Lighthouse's parties (first or third) of the page's requests (ReadFacts).
@@ -207,6 +223,9 @@ func (l *lhr) report() *Report {
 		RequestedURL:      l.RequestedURL,
 		FinalURL:          firstNonEmpty(l.FinalDisplayedURL, l.MainDocumentURL, l.FinalURL),
 		FormFactor:        l.ConfigSettings.FormFactor,
+		ThrottlingMethod:  l.ConfigSettings.ThrottlingMethod,
+		CPUSlowdown:       l.ConfigSettings.Throttling.CPUSlowdownMultiplier,
+		BenchmarkIndex:    l.Environment.BenchmarkIndex,
 		RuntimeError:      l.RuntimeError,
 	}
 	if t, err := time.Parse(time.RFC3339Nano, l.FetchTime); err == nil {

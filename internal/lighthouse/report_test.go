@@ -74,6 +74,9 @@ func TestParseDesktop(t *testing.T) {
 	if r.LighthouseVersion != "13.5.0" || r.FormFactor != "desktop" || r.RuntimeError != nil {
 		t.Errorf("version %q, form factor %q, runtime error %v", r.LighthouseVersion, r.FormFactor, r.RuntimeError)
 	}
+	if r.ThrottlingMethod != "simulate" || r.CPUSlowdown != 1 || r.BenchmarkIndex != 2849.5 {
+		t.Errorf("throttling %q, CPU %v, benchmark index %v: want simulate, 1, 2849.5", r.ThrottlingMethod, r.CPUSlowdown, r.BenchmarkIndex)
+	}
 	if r.FinalURL != "http://127.0.0.1:8765/index.html" || r.FetchTime.IsZero() {
 		t.Errorf("final URL %q, fetch time %v", r.FinalURL, r.FetchTime)
 	}

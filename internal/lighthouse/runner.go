@@ -252,6 +252,25 @@ func (r *Runner) ValidateHTML(ctx context.Context, html []byte) (Validation, err
 	return Validation{Errors: res.Errors, Messages: res.Messages}, nil
 }
 
+// Benchmark measures the speed of the browser at port (DevTools, on 127.0.0.1) as Lighthouse
+// does before each run: its computeBenchmarkIndex in a blank tab (about a second of work),
+// the environment.benchmarkIndex of a report. Retried once on a runner that dies.
+func (r *Runner) Benchmark(ctx context.Context, port int) (float64, error) {
+	if port <= 0 || port > 65535 {
+		return 0, fmt.Errorf("lighthouse runner: benchmark: port %d out of range", port)
+	}
+	var res struct {
+		BenchmarkIndex float64 `json:"benchmarkIndex"`
+	}
+	if err := r.call(ctx, "benchmark", map[string]any{"port": port}, &res, true); err != nil {
+		return 0, err
+	}
+	if res.BenchmarkIndex <= 0 {
+		return 0, fmt.Errorf("lighthouse runner: benchmark: no index (%g)", res.BenchmarkIndex)
+	}
+	return res.BenchmarkIndex, nil
+}
+
 // Ping checks that the runner answers, starting it if needed. A worker may call it at start to
 // pay the process start before its first audit.
 func (r *Runner) Ping(ctx context.Context) error {

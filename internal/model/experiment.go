@@ -50,8 +50,11 @@ type Experiment struct {
 	Control, Measured *ExperimentAudit `dynamodbav:",omitempty"`
 	// ProfileID is the test profile both audits used ("": none).
 	ProfileID string `dynamodbav:",omitempty"`
-	Created   time.Time
-	Finished  *time.Time `dynamodbav:",omitempty"`
+	// Method is the measurement method both audits used ("": completed before methods, or
+	// not completed).
+	Method   string `dynamodbav:",omitempty"`
+	Created  time.Time
+	Finished *time.Time `dynamodbav:",omitempty"`
 }
 
 // ExperimentAudit is one audit of an experiment.

@@ -30,6 +30,16 @@ type LabResult struct {
 	// ProfileID and ProfileName name the test profile that measured it ("": none).
 	ProfileID   string `dynamodbav:",omitempty"`
 	ProfileName string `dynamodbav:",omitempty"`
+	// Method is how it was measured, MethodApplied or MethodSimulated; "" (stored before
+	// methods) was simulated: read it with MethodOr.
+	Method string `dynamodbav:",omitempty"`
+	// BenchmarkIndex is the machine's speed as Lighthouse measures it (environment.
+	// benchmarkIndex): the index the applied CPU slowdown was calibrated from, or the median
+	// run's for a simulated result; 0 when unknown.
+	BenchmarkIndex float64 `dynamodbav:",omitempty"`
+	// CPUMultiplier is the CPU slowdown the runs used: calibrated when applied, the preset's
+	// as Lighthouse's simulation takes it when simulated; 0 when unknown.
+	CPUMultiplier float64 `dynamodbav:",omitempty"`
 }
 
 // Opportunity is one failed audit of a lab result, with Lighthouse's estimate of what fixing

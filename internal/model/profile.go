@@ -48,6 +48,9 @@ type Profile struct {
 	Width, Height int `dynamodbav:",omitempty"`
 	// UserAgent replaces the device's user agent ("": the device's).
 	UserAgent string `dynamodbav:",omitempty"`
+	// Method is how its pages are measured, MethodApplied or MethodSimulated; "" (a profile
+	// stored before methods, or created without one) follows the website's (see MethodFor).
+	Method string `dynamodbav:",omitempty"`
 	// Secrets is the sealed ProfileSecrets.
 	Secrets []byte `dynamodbav:",omitempty"`
 	Created time.Time
@@ -101,20 +104,34 @@ func ProfileAAD(w Website, profile string) []byte {
 }
 
 // Network is one of Lighthouse's throttling presets: the round trip time and throughput its
-// simulation assumes, and how much slower the CPU is made.
+// simulation assumes, the upload throughput, and how much slower the CPU is made.
 type Network struct {
 	RTTMs       float64
 	ThroughputK float64
+	UploadK     float64
 	CPUSlowdown float64
 }
 
 // NetworkPresets are Lighthouse's throttling presets (lantern's constants), by the name a
 // profile gives.
 var NetworkPresets = map[string]Network{
-	"mobileSlow4G":    {RTTMs: 150, ThroughputK: 1.6 * 1024, CPUSlowdown: 4},
-	"mobileRegular3G": {RTTMs: 300, ThroughputK: 700, CPUSlowdown: 4},
-	"desktopDense4G":  {RTTMs: 40, ThroughputK: 10 * 1024, CPUSlowdown: 1},
+	"mobileSlow4G":    {RTTMs: 150, ThroughputK: 1.6 * 1024, UploadK: 750, CPUSlowdown: 4},
+	"mobileRegular3G": {RTTMs: 300, ThroughputK: 700, UploadK: 700, CPUSlowdown: 4},
+	"desktopDense4G":  {RTTMs: 40, ThroughputK: 10 * 1024, UploadK: 10 * 1024, CPUSlowdown: 1},
 }
+
+// DevicePresets name each device's preset when no profile names one (Lighthouse's own:
+// mobile's default settings, desktop-config.js).
+var DevicePresets = map[string]string{"mobile": "mobileSlow4G", "desktop": "desktopDense4G"}
+
+// Lighthouse's factors from a preset's round trip and throughput to what DevTools applies to
+// each request (lantern's DEVTOOLS_RTT_ADJUSTMENT_FACTOR and
+// DEVTOOLS_THROUGHPUT_ADJUSTMENT_FACTOR): DevTools adds latency per request, not per round
+// trip, and its throughput is of the payload.
+const (
+	DevtoolsRTTFactor        = 3.75
+	DevtoolsThroughputFactor = 0.9
+)
 
 // MaxProfileOrigins is how many other origins a profile may name.
 const MaxProfileOrigins = 10

@@ -25,6 +25,10 @@ type Regression struct {
 	// Source is the series' origin: "lab", "ux", "rum" or "multistep".
 	Source             string
 	Page, Device, Test string `dynamodbav:",omitempty"`
+	// Method is the measurement method of the lab results it compares (all of one method: the
+	// detector starts a new baseline where the method changes); "" for another source, or a
+	// lab regression stored before methods (simulated: read it with MethodOr).
+	Method             string `dynamodbav:",omitempty"`
 	Metric             string
 	LastGood, FirstBad string // yyyymmdd
 	Before, After      Level

@@ -48,9 +48,12 @@ type SeriesTest struct {
 	// opportunities; ReportKey is the S3 key of its gzipped Lighthouse report.
 	Metrics       map[string]float64 `dynamodbav:",omitempty"`
 	Opportunities int
-	ReportKey     string     `dynamodbav:",omitempty"`
-	Started       *time.Time `dynamodbav:",omitempty"`
-	Finished      *time.Time `dynamodbav:",omitempty"`
+	ReportKey     string `dynamodbav:",omitempty"`
+	// Method is the measurement method of its audit ("" until it completed, or completed
+	// before methods: simulated).
+	Method   string     `dynamodbav:",omitempty"`
+	Started  *time.Time `dynamodbav:",omitempty"`
+	Finished *time.Time `dynamodbav:",omitempty"`
 	// Queued is when the test's current audit message was queued (its audit.Job's Queued):
 	// a message of an earlier queuing, still in the queue after the audit was queued again,
 	// is not audited. Requeued counts the times a sweep of overdue work queued it again.

@@ -19,6 +19,10 @@ type Website struct {
 	// or test's keys too, where that page's or test's are read in one query; a website stored
 	// before gets them from EnsureRegressionsBySubject.
 	RegressionsBySubject bool
+	// Method is how the pages no profile gives a method are measured. Websites created since
+	// methods exist are MethodApplied; "" (stored before) reads as MethodSimulated, so that an
+	// existing website keeps its method until an admin switches (with a default profile).
+	Method string `dynamodbav:",omitempty"`
 }
 
 // SiteRef names a website of an account.

@@ -418,7 +418,7 @@ func TestChannelFailing(t *testing.T) {
 
 // TestIncidentMessage: an incident's detection, recorded with its first change, is sent as
 // the incident is when it is delivered: one message naming the change found since on the
-// other device too.
+// other device too, and the measurement method of the lab results.
 func TestIncidentMessage(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
@@ -431,7 +431,7 @@ func TestIncidentMessage(t *testing.T) {
 	incident := model.IncidentID(f.site, "page:"+pages[0].ID, model.KindRegression, "20261111")
 	reg := func(device string, percent float64) model.Regression {
 		return model.Regression{ID: model.RegressionID(f.site, device, "20261111"), Kind: model.KindRegression, Source: "lab", Page: pages[0].ID,
-			Device: device, Metric: "lcp", LastGood: "20261110", FirstBad: "20261111", Before: model.Level{Median: 2000},
+			Device: device, Method: model.MethodApplied, Metric: "lcp", LastGood: "20261110", FirstBad: "20261111", Before: model.Level{Median: 2000},
 			After: model.Level{Median: 2000 * (1 + percent/100)}, Percent: percent, Status: model.RegressionOpen, Detected: time.Now(), Incident: incident}
 	}
 	mobile, desktop := reg("mobile", 40), reg("desktop", 20)
@@ -457,7 +457,7 @@ func TestIncidentMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	if doc.Type != event.RegressionDetected || doc.Subject.Incident != incident || doc.Subject.Device != "" || doc.Subject.Regression != "" ||
-		doc.Summary != "Regression of Pricing (/pricing) from 2026-11-11: lcp 2000 → 2800 ms (+40 %, desktop, mobile)" ||
+		doc.Summary != "Regression of Pricing (/pricing) from 2026-11-11: lcp 2000 → 2800 ms (+40 %, desktop, mobile, applied throttling)" ||
 		doc.Links.Subject != "https://api.example.com/"+f.site.ID+"/incidents/"+incident {
 		t.Fatalf("message %+v", doc)
 	}

@@ -48,7 +48,9 @@ func (w *Watcher) SetClock(now func() time.Time) { w.now = now }
 // series is one watched series of a website: what it is about and its days.
 type series struct {
 	source, page, device, test, metric string
-	days                               []Day
+	// method is the measurement method of a lab series' days ("" for other sources).
+	method string
+	days   []Day
 }
 
 func (s series) key() string {
@@ -62,13 +64,14 @@ func (w *Watcher) Lab(ctx context.Context, site model.Website, page model.Page, 
 	if err != nil {
 		return err
 	}
+	results, method := sinceMethod(results)
 	byDay := map[string]model.LabResult{}
 	for _, r := range results {
 		byDay[r.Day] = r
 	}
 	var all []series
 	for _, metric := range SourceMetrics[SourceLab] {
-		s := series{source: SourceLab, page: page.ID, device: device, metric: metric}
+		s := series{source: SourceLab, page: page.ID, device: device, metric: metric, method: method}
 		for _, r := range results {
 			v := r.Samples[metric]
 			if len(v) == 0 { // a result stored before every run's values were kept
@@ -92,6 +95,24 @@ func (w *Watcher) Lab(ctx context.Context, site model.Website, page model.Page, 
 		r.Cause = cause
 		return nil
 	})
+}
+
+// sinceMethod keeps the results (in day order) measured by the newest one's method since it
+// was last switched, and names that method: a switch of method shifts every metric's level
+// (applied throttling measures a slower load than simulation models), which is the method's,
+// never the page's. Comparing only one method's results makes the switch a new baseline, so
+// it is never reported as a regression or an improvement; the annotation of the switch says
+// why the chart jumps.
+func sinceMethod(results []model.LabResult) ([]model.LabResult, string) {
+	if len(results) == 0 {
+		return results, ""
+	}
+	method := model.MethodOr(results[len(results)-1].Method, "")
+	from := len(results) - 1
+	for from > 0 && model.MethodOr(results[from-1].Method, "") == method {
+		from--
+	}
+	return results[from:], method
 }
 
 // UX evaluates a page's user-experience series (the dataset's daily p75) on one device.
@@ -336,6 +357,11 @@ func knownOf(recorded []model.Regression, s series) (Known, *model.Regression) {
 		if r.Source != s.source || r.Page != s.page || r.Device != s.device || r.Test != s.test || r.Metric != s.metric {
 			continue
 		}
+		if s.source == SourceLab && model.MethodOr(r.Method, "") != s.method {
+			// Of another method's results: its level is not this series', which can neither
+			// recover it nor extend it (it stays as it is until acknowledged).
+			continue
+		}
 		k.Since = max(k.Since, r.FirstBad, r.Recovered)
 		if r.Kind == model.KindRegression && r.Status != model.RegressionRecovered && (open == nil || r.FirstBad > open.FirstBad) {
 			open = r
@@ -352,7 +378,7 @@ func newRegression(site model.Website, s series, c Change, now time.Time) model.
 	r := model.Regression{
 		ID:     model.RegressionID(site, s.key(), c.FirstBad),
 		Kind:   model.KindImprovement,
-		Source: s.source, Page: s.page, Device: s.device, Test: s.test, Metric: s.metric,
+		Source: s.source, Page: s.page, Device: s.device, Test: s.test, Metric: s.metric, Method: s.method,
 		LastGood: c.LastGood, FirstBad: c.FirstBad,
 		Before: model.Level(c.Before), After: model.Level(c.After),
 		Delta: c.Delta, Percent: c.Percent, P: c.P,

@@ -61,9 +61,15 @@ func newWatchEnv(t *testing.T) *watchEnv {
 // its series as the audit worker does.
 func (e *watchEnv) lab(rng *rand.Rand, page model.Page, day int, lcp float64) {
 	e.t.Helper()
+	e.labBy(rng, page, day, lcp, "")
+}
+
+// labBy is lab with the result measured by method ("": stored before methods).
+func (e *watchEnv) labBy(rng *rand.Rand, page model.Page, day int, lcp float64, method string) {
+	e.t.Helper()
 	e.today = day0.AddDate(0, 0, day)
 	runs := []float64{lcp * (1 + 0.02*rng.NormFloat64()), lcp * (1 + 0.02*rng.NormFloat64()), lcp * (1 + 0.02*rng.NormFloat64())}
-	res := model.LabResult{Device: "desktop", Day: model.Day(e.today), Audited: e.today, Runs: 3,
+	res := model.LabResult{Device: "desktop", Day: model.Day(e.today), Audited: e.today, Runs: 3, Method: method,
 		Metrics: map[string]float64{"lcp": runs[1], "performance_score": 90}, Samples: map[string][]float64{"lcp": runs, "performance_score": {90, 90, 90}}}
 	if err := e.store.PutLabResult(context.Background(), e.site, page, res); err != nil {
 		e.t.Fatal(err)
@@ -151,11 +157,58 @@ func TestWatcherLab(t *testing.T) {
 		t.Fatalf("events %+v, want detected then recovered", evs)
 	}
 	if !strings.HasPrefix(evs[1].Summary, "Regression of / from 2026-10-16: lcp 1") || !strings.Contains(evs[1].Summary, " ms (+") ||
-		!strings.HasSuffix(evs[1].Summary, "%, desktop)") || evs[1].Incident != r.Incident || r.Incident == "" {
+		!strings.HasSuffix(evs[1].Summary, "%, desktop, simulated throttling)") || evs[1].Incident != r.Incident || r.Incident == "" {
 		t.Errorf("event %+v does not name the page by its URL, the levels with their unit and the incident %q", evs[1], r.Incident)
 	}
 	if len(r.Days) < 15 || r.Days[len(r.Days)-1].Day != r.FirstBad && r.Days[len(r.Days)-1].Day < r.FirstBad {
 		t.Errorf("the regression keeps %d days for its chart: %+v", len(r.Days), r.Days)
+	}
+}
+
+// TestWatcherMethodSwitch: a page's results by simulation (stored before methods, then
+// saying so), then by applied throttling 60 % slower, as a switch of method shifts every
+// level: no regression and no event, on the day of the switch or the ten after. The same shift
+// within one method (the other page, applied throughout) is a regression, named with its
+// method in its event; that page switching to simulation afterwards, back at the old level,
+// neither recovers it nor finds anything new.
+func TestWatcherMethodSwitch(t *testing.T) {
+	e := newWatchEnv(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for d := range 20 {
+		method := model.MethodSimulated
+		if d < 10 {
+			method = "" // stored before methods: simulated
+		}
+		e.labBy(rng, e.pages[0], d, 1500, method)
+		e.labBy(rng, e.pages[1], d, 1500, model.MethodApplied)
+	}
+	for d := 20; d < 31; d++ {
+		e.labBy(rng, e.pages[0], d, 2400, model.MethodApplied)
+	}
+	if regs := e.regressions(model.RegressionFilter{}); len(regs) != 0 {
+		t.Fatalf("a switch of method reported: %+v", regs)
+	}
+	for d := 20; d < 24; d++ {
+		e.labBy(rng, e.pages[1], d, 2400, model.MethodApplied)
+	}
+	regs := e.regressions(model.RegressionFilter{})
+	if len(regs) != 1 || regs[0].Page != e.pages[1].ID || regs[0].Metric != "lcp" || regs[0].Kind != model.KindRegression || regs[0].Method != model.MethodApplied {
+		t.Fatalf("regressions %+v, want the LCP step of the page measured by one method", regs)
+	}
+	evs := e.events()
+	if len(evs) != 1 || !strings.HasSuffix(evs[0].Summary, "%, desktop, applied throttling)") {
+		t.Errorf("events %+v, want one naming the device and the method", evs)
+	}
+	// That page switches to simulation, whose values are back at the old level: the method's
+	// doing, not a recovery; the regression stays open, and nothing else is found.
+	for d := 24; d < 30; d++ {
+		e.labBy(rng, e.pages[1], d, 1500, model.MethodSimulated)
+	}
+	if regs := e.regressions(model.RegressionFilter{}); len(regs) != 1 || regs[0].Status != model.RegressionOpen {
+		t.Errorf("after switching the regressed page: %+v, want its regression open still", regs)
+	}
+	if evs := e.events(); len(evs) != 1 {
+		t.Errorf("events after switching the regressed page: %+v", evs)
 	}
 }
 
@@ -211,7 +264,7 @@ func TestWatcherIncident(t *testing.T) {
 	// The event recorded with the first device's changes; the notifier sends the incident as
 	// it is after notify.IncidentGather, with both devices.
 	summary := event.IncidentSummary(incidents[0], "/", regression.Unit)
-	for _, want := range []string{"lcp 1", " ms (+", "performance_score 9", "desktop, mobile)"} {
+	for _, want := range []string{"lcp 1", " ms (+", "performance_score 9", "desktop, mobile, simulated throttling)"} {
 		if !strings.Contains(summary, want) {
 			t.Errorf("summary %q does not say %q", summary, want)
 		}

@@ -189,6 +189,9 @@ func (s *Store) FinishSeriesTest(ctx context.Context, w model.Website, t model.S
 	if t.ReportKey != "" {
 		set["ReportKey"] = t.ReportKey
 	}
+	if t.Method != "" {
+		set["Method"] = t.Method
+	}
 	names := map[string]string{}
 	values := map[string]ddbtypes.AttributeValue{":queued": str(model.RunQueued), ":testing": str(model.RunTesting)}
 	var sets []string

@@ -28,6 +28,8 @@ type websiteItem struct {
 	RowMarks    []string `dynamodbav:",omitempty"`
 	// RegressionsBySubject: see model.Website.
 	RegressionsBySubject bool `dynamodbav:",omitempty"`
+	// Method: see model.Website ("" for a website stored before methods).
+	Method string `dynamodbav:",omitempty"`
 }
 
 type siteEntryItem struct {
@@ -86,7 +88,7 @@ func (s *Store) CreateWebsite(ctx context.Context, w *model.Website) error {
 	site, err := attributevalue.MarshalMap(websiteItem{
 		PK: accountPK(w.Account), SK: websiteSK(w.ID), Type: "website",
 		ID: w.ID, Account: w.Account, Domain: w.Domain, DisplayName: w.DisplayName, Created: w.Created, PageRows: true,
-		RegressionsBySubject: true,
+		RegressionsBySubject: true, Method: w.Method,
 	})
 	if err != nil {
 		return err
@@ -195,7 +197,7 @@ func (s *Store) DeleteWebsite(ctx context.Context, w model.Website) (model.Purge
 
 func (it websiteItem) website() model.Website {
 	return model.Website{ID: it.ID, Account: it.Account, Domain: it.Domain, DisplayName: it.DisplayName, Created: it.Created, PageRows: it.PageRows,
-		RegressionsBySubject: it.RegressionsBySubject,
+		RegressionsBySubject: it.RegressionsBySubject, Method: it.Method,
 		// Calls adding pages at once may append their marks out of order.
 		RowMarks: slices.Compact(slices.Sorted(slices.Values(it.RowMarks)))}
 }

@@ -35,6 +35,11 @@
 //     and each request's phases written to "phases" as a JSON array in the order of the
 //     report's network-requests audit (Lighthouse's own network records, read the same way):
 //     [{url, queue, dns, connect, tls, wait, download}] in ms, -1 for a phase not known or not made.
+//   {"id":6,"op":"benchmark","port":9222}
+//     -> {"id":6,"ok":true,"benchmarkIndex":1234}: Lighthouse's own benchmark of the machine
+//     (page-functions' computeBenchmarkIndex, about a second of work) in a blank tab of the
+//     Chromium at 127.0.0.1:<port>, the same index a report's environment.benchmarkIndex holds;
+//     the audit worker calibrates applied throttling's CPU slowdown from it.
 //
 // At start, after both libraries are loaded, one line is printed before any response:
 //   {"ready":true,"lighthouseVersion":"13.5.0","htmlValidateVersion":"11.18.0"}
@@ -82,6 +87,9 @@ const {ReportGenerator} = await import('lighthouse/report/generator/report-gener
 const {NetworkRecorder} = await import('lighthouse/core/lib/network-recorder.js');
 const {harFromMessages} = await import('chrome-har');
 const {Speedline} = await import('lighthouse/core/computed/speedline.js');
+// Lighthouse's own benchmark, and the puppeteer it drives Chromium with (its dependency).
+const {pageFunctions} = await import('lighthouse/core/lib/page-functions.js');
+const {default: puppeteer} = await import('puppeteer-core');
 
 // Preset: "html-validate:standard". It enables only the rules that check conformance with the
 // HTML standard (content models, required attributes, duplicate ids, misnested or unclosed
@@ -298,6 +306,24 @@ async function validate(req) {
   return {errors, messages};
 }
 
+// benchmark measures the machine as Lighthouse does before a run, in a tab of its own that it
+// closes; the browser stays as it was (disconnect, not close).
+async function benchmark(req) {
+  if (!Number.isInteger(req.port) || req.port <= 0) throw new Error('benchmark: port must be a positive integer');
+  const browser = await puppeteer.connect({browserURL: `http://127.0.0.1:${req.port}`, defaultViewport: null});
+  try {
+    const page = await browser.newPage();
+    try {
+      const index = await page.evaluate(pageFunctions.computeBenchmarkIndex);
+      return {benchmarkIndex: index};
+    } finally {
+      await page.close();
+    }
+  } finally {
+    await browser.disconnect();
+  }
+}
+
 async function handle(line) {
   let req;
   try {
@@ -315,6 +341,7 @@ async function handle(line) {
       case 'validate': res = await validate(req); break;
       case 'html': res = await html(req); break;
       case 'network': res = await network(req); break;
+      case 'benchmark': res = await benchmark(req); break;
       default: throw new Error(`unknown op ${JSON.stringify(req.op)}`);
     }
     send({id, ok: true, ...res});

@@ -11,6 +11,15 @@
   function signed(v, unit) { return v === null ? '–' : (v > 0 ? '+' : v < 0 ? '−' : '') + fmt(Math.abs(v), unit); }
   function kb(bytes) { return fmt(bytes / 1024, 'KB'); }
 
+  // methods names the sides' measurement methods: one, or both when they differ (their numbers
+  // then differ by the method too).
+  function methods(c) {
+    var a = c.base.method, b = c.target.method;
+    if (!a && !b) return '';
+    if (a === b || !a || !b) return ' · ' + (a || b) + ' throttling';
+    return ' · ' + a + ' throttling against ' + b + ' throttling: the numbers differ by the method too';
+  }
+
   // compareView: #/w/{id}/compare?page=&device=&base=&target=
   function compareView(w, q) {
     var device = q.device === 'desktop' ? 'desktop' : 'mobile';
@@ -20,7 +29,7 @@
       var c = r[0], days = r[1].map(function (t) { return t.date; });
       var out = [el('p', null, link('#/w/' + w.id + '/page/' + c.page.id + '?device=' + device, '← ' + (c.page.alias || c.page.url))),
         el('h1', { text: 'Compare ' + name(c.base) + ' with ' + name(c.target) }),
-        el('p', { class: 'sub', text: c.page.url + ' · ' + device }),
+        el('p', { class: 'sub', text: c.page.url + ' · ' + device + methods(c) }),
         picker(w, c.page.id, device, days, q.base, q.target),
         el('h2', { text: 'Metrics' }), metricsTable(c.metrics)];
       if (!c.loads) {

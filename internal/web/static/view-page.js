@@ -59,7 +59,8 @@
       var out = [
         el('p', null, link('#/w/' + w.id + '?device=' + device, '← ' + w.displayName)),
         el('h1', { text: detail.alias || detail.url }),
-        el('p', { class: 'sub' }, detail.url + ' · ' + device + (detail.profile ? ' · measured with the test profile ' + detail.profile.name : ''))
+        el('p', { class: 'sub' }, detail.url + ' · ' + device + (detail.profile ? ' · measured with the test profile ' + detail.profile.name : '')),
+        detail.measurement && el('p', { class: 'sub', id: 'measurement', text: detail.measurement.summary + '.' })
       ];
       // The range: a preset, or any days from and to (kept in the link, so that it can be shared).
       var rq = pr.custom ? { from: isoOf(from), to: isoOf(to) } : { days: String(days) };

@@ -8,6 +8,9 @@
   function pairs(t, sep) { return lines(t).map(function (l) { var i = l.indexOf(sep); return i < 0 ? { name: l } : { name: l.slice(0, i).trim(), value: l.slice(i + sep.length).trim() }; }); }
   function num(i) { return i.value === '' ? undefined : Number(i.value); }
   function input(name, value, attrs) { return el('input', Object.assign({ name: name, value: value === undefined ? '' : value }, attrs)); }
+  // The measurement methods (model.Methods), as the form offers them.
+  var METHODS = [['applied', 'applied: the load is throttled (its filmstrip and waterfall are the measured load)'],
+    ['simulated', 'simulated: a slow load modelled from a fast one (as PageSpeed Insights)']];
   function back(w) { return el('p', null, link('#/w/' + w.id + '/settings', '← Settings')); }
 
   function profilesView(w) {
@@ -16,11 +19,13 @@
       pages.forEach(function (p) { alias[p.id] = p.alias || p.url; });
       return [back(w), el('h1', { text: 'Test profiles' }),
         el('p', { class: 'sub', text: 'Headers and basic auth go to the website\'s own origin (and the origins a profile names) only; cookies are HttpOnly; secrets are never shown again, nor kept in any report, HAR or error.' }),
+        el('p', { class: 'sub', id: 'website-method', text: 'Pages no profile measures are measured with ' + (w.method || 'simulated') + ' throttling. A profile\'s method overrides it for its pages (the default profile\'s for every page without one); a switch is annotated and starts a new baseline for regressions.' }),
         isAdmin() && el('details', null, el('summary', { text: 'New test profile' }), profileForm(w, pages)),
         r[0].length ? table([
           { label: 'Profile', cell: function (p) { return p.name + (p.default ? ' (default)' : ''); } },
           { label: 'Pages', cell: function (p) { return p.pages.map(function (x) { return alias[x.page] + ' · ' + x.device; }).join(', ') || (p.default ? 'all others' : '—'); } },
           { label: 'Sends', cell: function (p) { return [names(p.headers.concat(p.cookies)), p.basicAuth && 'basic auth', p.login.length && p.login.length + ' login steps', p.origins.length && 'also to ' + p.origins.join(', ')].filter(Boolean).join(' · ') || '—'; } },
+          { label: 'Method', cell: function (p) { return p.method + ' throttling'; } },
           { label: 'Network', cell: function (p) { var n = p.network; return (n.preset || '') + (n.rttMs || n.throughputKbps || n.cpuSlowdown ? ' custom' : '') || 'the device\'s'; } },
           isAdmin() && { label: 'Actions', cell: function (p) {
             return [el('button', { type: 'button', class: 'secondary', 'aria-label': 'Edit profile ' + p.name, text: 'Edit', onclick: function () { this.closest('td').replaceChildren(profileForm(w, pages, p)); } }), ' ',
@@ -49,13 +54,14 @@
     var origins = el('textarea', { name: 'origins', value: p.origins.join('\n'), placeholder: 'https://api.example.com' });
     var user = input('user', p.basicAuth && p.basicAuth.user, { autocomplete: 'off' }), password = input('password', '', { type: 'password', autocomplete: 'new-password' });
     var login = el('textarea', { name: 'login', value: steps, placeholder: 'navigate | /login' });
+    var method = select('method', METHODS, p.method || w.method || 'applied');
     var preset = select('preset', [['', 'the device\'s'], 'mobileSlow4G', 'mobileRegular3G', 'desktopDense4G'], n.preset || '');
     var nums = ['rttMs', 'throughputKbps', 'cpuSlowdown'].map(function (k) { return input(k, n[k], { type: 'number', step: 'any' }); });
     var size = input('viewport', vp.width ? vp.width + 'x' + vp.height : '', { placeholder: '1280x800' }), ua = input('userAgent', p.userAgent);
     var save = el('button', { type: 'submit', text: p.create ? 'Create profile' : 'Save profile' });
     return el('form', { 'aria-label': p.create ? 'New test profile' : 'Edit profile', onsubmit: function (e) {
       e.preventDefault();
-      var body = { name: name.value.trim(), default: dflt.checked, userAgent: ua.value.trim(),
+      var body = { name: name.value.trim(), default: dflt.checked, userAgent: ua.value.trim(), method: method.value,
         pages: boxes.filter(function (b) { return b.checked; }).map(function (b) { return b.pick; }),
         network: { preset: preset.value } }, wh = size.value.split('x');
       nums.forEach(function (i) { body.network[i.name] = num(i); });
@@ -79,6 +85,7 @@
       el('div', { class: 'row' }, field('Basic auth user', user), field('Password', password)),
       field('Other origins of the website\'s site that get the headers and basic auth (one a line)', origins),
       field('Login steps (type | target | value | nav)', login),
+      field('Measurement method', method),
       el('div', { class: 'row' }, field('Preset', preset), field('RTT (ms)', nums[0]), field('Throughput (kbit/s)', nums[1]), field('CPU slowdown', nums[2])),
       el('div', { class: 'row' }, field('Viewport', size), field('User agent', ua)), save);
   }

@@ -53,6 +53,7 @@
     return el('section', { class: 'card', 'aria-labelledby': 'site-' + w.id },
       el('h2', { id: 'site-' + w.id }, link('#/w/' + w.id, w.displayName)),
       el('div', { class: 'muted', text: w.domain }),
+      el('div', { class: 'muted method', text: 'Measured with ' + (w.method || 'simulated') + ' throttling' + (w.method === 'simulated' ? ' (a model of a slow load; a default test profile can switch it)' : '') }),
       el('div', { class: 'stats' },
         el('div', { class: 'stat' }, el('b', { text: String(Object.keys(pages).length) }), el('span', { text: 'pages' })),
         el('div', { class: 'stat' }, el('b', { class: exceeded ? 'bad' : '', text: String(exceeded) }), el('span', { text: 'budgets exceeded' })),
