@@ -541,6 +541,7 @@ func (tb *tab) checkDiagnostics(d *dashboard, pageID, shots string) {
 	t := tb.t
 	t.Helper()
 	var api struct {
+		Method      string
 		Diagnostics struct {
 			Filmstrip []struct{ URL string }
 			Requests  []struct {
@@ -580,6 +581,11 @@ func (tb *tab) checkDiagnostics(d *dashboard, pageID, shots string) {
 		int(got[6].(float64)) != lcpRequests || got[7] != "FCP,LCP,Load" {
 		t.Errorf("diagnostics panel: %v frames, labelled rows, table rows, documents, a marked frame, every row labelled, LCP rows, lines; the API has %d frames, %d requests, %d LCP resources",
 			got, len(dg.Filmstrip), len(dg.Requests), lcpRequests)
+	}
+	// Simulated throttling says, above the pictures, that they are not the load the metrics
+	// model; applied throttling has nothing to excuse.
+	if note := tb.eval(`() => document.querySelector('#diagnostics .method-note') !== null`); note != (api.Method == "simulated") {
+		t.Errorf("the simulated-throttling note shown: %v, for a result measured by %q", note, api.Method)
 	}
 	// A row's label shows the whole URL when focused.
 	full := tb.eval(`() => {

@@ -56,10 +56,13 @@ func (o *Diagnosis) traceFilmstrip(raw []byte) error {
 			return fmt.Errorf("lighthouse: a frame at %v ms: %w", f.Time, err)
 		}
 		complete := round1(f.Complete)
-		name := o.addImageData(small, "image/jpeg", ".jpg")
-		if n := len(o.Diagnostics.Filmstrip); n > 0 && o.Diagnostics.Filmstrip[n-1].Image == name {
-			continue // the same picture as the frame before (the first paint of a white page)
+		name := imageName(small, ".jpg")
+		if n := len(o.Diagnostics.Filmstrip); n > 0 && (o.Diagnostics.Filmstrip[n-1].Image == name || complete == 0) {
+			// The same picture as the frame before, or another blank one (none of the final
+			// page's colours yet: a white page, a scrollbar drawn): nothing a person would see.
+			continue
 		}
+		o.addImageData(small, "image/jpeg", ".jpg")
 		o.Diagnostics.Filmstrip = append(o.Diagnostics.Filmstrip, model.Frame{Time: round1(f.Time), Complete: &complete, Image: name})
 	}
 	if len(in.Frames) > 0 && in.SpeedIndex > 0 {
@@ -90,10 +93,15 @@ func scaledJPEG(data []byte, width int) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
+// imageName names an image by its content.
+func imageName(data []byte, ext string) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:8]) + ext
+}
+
 // addImageData stores an image once, named by its content, and returns its name.
 func (o *Diagnosis) addImageData(data []byte, contentType, ext string) string {
-	sum := sha256.Sum256(data)
-	name := hex.EncodeToString(sum[:8]) + ext
+	name := imageName(data, ext)
 	if !slices.ContainsFunc(o.Images, func(i Image) bool { return i.Name == name }) {
 		o.Images = append(o.Images, Image{Name: name, ContentType: contentType, Data: data})
 	}

@@ -26,12 +26,15 @@ func jpegOf(t *testing.T, w, h int, c color.Color) string {
 }
 
 // The trace's frames become the filmstrip: scaled to FrameWidth, a frame that looks like the
-// one before left out (a white first paint after the blank frame), each image stored once.
+// one before left out (a white first paint after the blank frame), and so is another blank
+// one (0 % complete), each image stored once.
 func TestTraceFilmstrip(t *testing.T) {
 	white, blue := jpegOf(t, 800, 600, color.White), jpegOf(t, 800, 600, color.RGBA{0, 0, 255, 255})
+	grey := jpegOf(t, 800, 600, color.RGBA{250, 250, 250, 255})
 	in, err := json.Marshal(map[string]any{"speedIndex": 412.34, "frames": []map[string]any{
 		{"time": 0, "complete": 0, "jpeg": white},
 		{"time": 95, "complete": 0, "jpeg": white},
+		{"time": 120, "complete": 0, "jpeg": grey},
 		{"time": 300.04, "complete": 100, "jpeg": blue},
 	}})
 	if err != nil {

@@ -42,11 +42,19 @@
         a.remove();
       }, function (err) { ov.say(err.message); });
     });
+    // In simulated mode the pictures and the numbers are of two different loads: say so once,
+    // above the filmstrip and the waterfall.
+    var simulated = r.method === 'simulated'
+      ? el('p', { class: 'method-note', text: 'Simulated throttling: the filmstrip and the waterfall show the fast load Lighthouse observed; the page\'s metrics are its simulation of a slow one, so they do not match these pictures. Applied throttling (the test profile\'s method) measures and pictures one load.' })
+      : null;
     return el('div', null,
-      el('p', { class: 'muted' }, 'Audit of ' + r.date + ' on ' + r.device + ', the median run (Lighthouse ' + d.lighthouseVersion + '), as the browser loaded ' + d.finalUrl + '. ', har),
+      el('p', { class: 'muted' }, 'Audit of ' + r.date + ' on ' + r.device + ' with ' + (r.method || 'simulated') + ' throttling, the median run (Lighthouse ' + d.lighthouseVersion + '), as the browser loaded ' + d.finalUrl + '. ', har),
+      simulated,
       el('h3', { text: 'Filmstrip' }), filmstrip(d),
       el('h3', { text: 'Largest contentful paint' }), lcp(d.lcp),
-      el('h3', { text: 'Requests' }), waterfall(d),
+      el('h3', { text: 'Requests' }),
+      r.method === 'simulated' ? el('p', { class: 'muted', text: 'As the fast load made them: simulated throttling models their slow timing only in the metrics.' }) : null,
+      waterfall(d),
       el('h3', { text: 'Layout shifts' }), shifts(d.shifts || []),
       el('h3', { text: 'Main thread' }), mainThread(d),
       el('h3', { text: 'Third parties' }), thirdParties(d.thirdParties || []));
