@@ -185,10 +185,12 @@ func checkFilmstrip(t *testing.T, page string, dg *Diagnosis, lhr []byte) {
 	}
 	lcpShown := false
 	for _, f := range d.Filmstrip {
-		lcpShown = lcpShown || (d.Marks.LCP != nil && f.Time >= *d.Marks.LCP-1 && f.Time <= *d.Marks.LCP+100)
+		// A screenshot's time may come a few ms before the paint's (the frame at 179.9 ms,
+		// the LCP at 181): the dashboard allows 10 ms, so does this.
+		lcpShown = lcpShown || (d.Marks.LCP != nil && f.Time >= *d.Marks.LCP-10 && f.Time <= *d.Marks.LCP+100)
 	}
 	if !lcpShown {
-		t.Errorf("%s: no frame within 100 ms after the LCP at %v ms: %+v", page, d.Marks.LCP, d.Filmstrip)
+		t.Errorf("%s: no frame within 100 ms after the LCP at %v ms: %+v", page, *d.Marks.LCP, d.Filmstrip)
 	}
 	var metrics struct {
 		Audits struct {
