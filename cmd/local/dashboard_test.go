@@ -541,10 +541,14 @@ func (tb *tab) checkDiagnostics(d *dashboard, pageID, shots string) {
 	t := tb.t
 	t.Helper()
 	var api struct {
+		Method      string
 		Diagnostics struct {
 			Filmstrip []struct{ URL string }
-			Requests  []struct{ URL string }
-			LCP       *struct{ Selector, Label string }
+			Requests  []struct {
+				URL string
+				LCP bool
+			}
+			LCP *struct{ Selector, Label string }
 		}
 	}
 	d.call(t, "GET", "/"+d.site.ID+"/pages/"+pageID+"/diagnostics?device=mobile", dashViewerKey, "", 200, &api)
@@ -558,15 +562,41 @@ func (tb *tab) checkDiagnostics(d *dashboard, pageID, shots string) {
 	}`)
 	got := tb.eval(`() => [
 		document.querySelectorAll('#diagnostics .filmstrip li').length,
-		document.querySelectorAll('#diagnostics svg.waterfall g.req').length,
+		document.querySelectorAll('#diagnostics .wfall .wf-row').length,
 		document.querySelectorAll('#diagnostics .wf-table tbody tr').length,
-		document.querySelectorAll('#diagnostics svg.waterfall g.doc').length,
+		document.querySelectorAll('#diagnostics .wfall .wf-row.doc').length,
 		document.querySelector('#diagnostics .filmstrip li.marked') !== null,
+		[...document.querySelectorAll('#diagnostics .wfall .wf-row .short')].every(s => s.textContent.trim() !== ''),
+		document.querySelectorAll('#diagnostics .wfall .wf-row.lcp').length,
+		[...document.querySelectorAll('#diagnostics .wfall .wf-line')].map(l => l.textContent.split(' ')[0]).join(','),
 	]`).([]any)
-	if int(got[0].(float64)) != len(dg.Filmstrip) || int(got[1].(float64)) != min(len(dg.Requests), 80) ||
-		int(got[2].(float64)) != len(dg.Requests) || got[3].(float64) != 1 || got[4] != true {
-		t.Errorf("diagnostics panel: %v frames, bars, rows, documents, a marked frame; the API has %d frames and %d requests", got, len(dg.Filmstrip), len(dg.Requests))
+	lcpRequests := 0
+	for _, q := range dg.Requests {
+		if q.LCP {
+			lcpRequests++
+		}
 	}
+	if int(got[0].(float64)) != len(dg.Filmstrip) || int(got[1].(float64)) != min(len(dg.Requests), 80) ||
+		int(got[2].(float64)) != len(dg.Requests) || got[3].(float64) != 1 || got[4] != true || got[5] != true ||
+		int(got[6].(float64)) != lcpRequests || got[7] != "FCP,LCP,Load" {
+		t.Errorf("diagnostics panel: %v frames, labelled rows, table rows, documents, a marked frame, every row labelled, LCP rows, lines; the API has %d frames, %d requests, %d LCP resources",
+			got, len(dg.Filmstrip), len(dg.Requests), lcpRequests)
+	}
+	// Simulated throttling says, above the pictures, that they are not the load the metrics
+	// model; applied throttling has nothing to excuse.
+	if note := tb.eval(`() => document.querySelector('#diagnostics .method-note') !== null`); note != (api.Method == "simulated") {
+		t.Errorf("the simulated-throttling note shown: %v, for a result measured by %q", note, api.Method)
+	}
+	// A row's label shows the whole URL when focused.
+	full := tb.eval(`() => {
+		const l = document.querySelector('#diagnostics .wfall .wf-row .wf-label'); l.focus();
+		const f = l.querySelector('.full');
+		return [document.activeElement === l, getComputedStyle(f).display !== 'none', f.textContent];
+	}`).([]any)
+	if full[0] != true || full[1] != true || full[2] != dg.Requests[0].URL {
+		t.Errorf("the first row's label focused: %v; want it focused, showing %s", full, dg.Requests[0].URL)
+	}
+	tb.eval(`() => document.activeElement.blur()`)
 	if text := tb.text("#diagnostics"); !strings.Contains(text, dg.LCP.Selector) || !strings.Contains(text, "Time to first byte") {
 		t.Errorf("the panel does not name the LCP element %q and its phases", dg.LCP.Selector)
 	}

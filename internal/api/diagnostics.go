@@ -90,8 +90,8 @@ func (s *Server) pageDiagnostics(w http.ResponseWriter, r *http.Request, c calle
 		d.FinalScreenshot.URL = images + d.FinalScreenshot.Image + query
 	}
 	return writeJSON(w, http.StatusOK, map[string]any{
-		"date": date, "device": res.Device, "har": "/" + site.ID + "/pages/" + p.ID + "/diagnostics/har" + query,
-		"diagnostics": *d,
+		"date": date, "device": res.Device, "method": model.MethodOr(res.Method, ""),
+		"har": "/" + site.ID + "/pages/" + p.ID + "/diagnostics/har" + query, "diagnostics": *d,
 	})
 }
 

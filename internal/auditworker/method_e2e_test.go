@@ -87,4 +87,56 @@ func TestAppliedThrottling(t *testing.T) {
 	if detail.Measurement.Method != model.MethodApplied || !strings.HasPrefix(detail.Measurement.Summary, "Measured with applied throttling (CPU ") {
 		t.Errorf("the page detail's measurement %+v", detail.Measurement)
 	}
+	checkAgreement(t, e, site.ID, pages[0].ID, res)
+}
+
+// checkAgreement checks that an applied audit's pictures explain its numbers, one load for
+// both: the headline LCP is the LCP element's time in the diagnostics (within 50 ms), its four
+// phases add up to it, a frame of the filmstrip shows it within 100 ms, the LCP resource's
+// request ended before it, and the filmstrip's Speed Index is Lighthouse's (within 10 %).
+func checkAgreement(t *testing.T, e *e2e, website, page string, res model.LabResult) {
+	t.Helper()
+	var got struct {
+		Method      string
+		Diagnostics model.Diagnostics
+	}
+	e.call("GET", "/"+website+"/pages/"+page+"/diagnostics?device=mobile", "", 200, &got)
+	d, lcp := got.Diagnostics, res.Metrics["lcp"]
+	if got.Method != model.MethodApplied || d.Marks.LCP == nil || d.LCP == nil {
+		t.Fatalf("diagnostics of %q, LCP mark %v, element %+v", got.Method, d.Marks.LCP, d.LCP)
+	}
+	if diff := *d.Marks.LCP - lcp; diff < -50 || diff > 50 {
+		t.Errorf("headline LCP %v ms, the diagnostics' %v ms: want within 50 ms", lcp, *d.Marks.LCP)
+	}
+	ph := d.LCP.Phases
+	sum := ph.TTFB + ph.RenderDelay
+	for _, v := range []*float64{ph.LoadDelay, ph.LoadDuration} {
+		if v != nil {
+			sum += *v
+		}
+	}
+	if diff := sum - d.LCP.Time; diff < -5 || diff > 5 {
+		t.Errorf("LCP phases %+v add up to %v ms, the LCP is %v ms", ph, sum, d.LCP.Time)
+	}
+	shown := -1.0
+	for _, f := range d.Filmstrip {
+		if f.Time >= *d.Marks.LCP-10 {
+			shown = f.Time
+			break
+		}
+	}
+	if shown < 0 || shown > *d.Marks.LCP+100 {
+		t.Errorf("the first frame at the LCP (%v ms) is at %v ms: want within 100 ms", *d.Marks.LCP, shown)
+	}
+	for _, q := range d.Requests {
+		if q.LCP && q.End > *d.Marks.LCP {
+			t.Errorf("the LCP resource %s ended at %v ms, after the LCP at %v ms", q.URL, q.End, *d.Marks.LCP)
+		}
+	}
+	si := res.Metrics["speed_index"]
+	if d.SpeedIndex == nil || *d.SpeedIndex < si*0.9 || *d.SpeedIndex > si*1.1 {
+		t.Errorf("the filmstrip's Speed Index %v, Lighthouse's %v: want within 10 %%", d.SpeedIndex, si)
+	}
+	t.Logf("LCP %v ms (diagnostics %v ms, phases %v ms, frame at %v ms), Speed Index %v (frames %v), %d frames",
+		lcp, *d.Marks.LCP, sum, shown, si, *d.SpeedIndex, len(d.Filmstrip))
 }

@@ -457,7 +457,7 @@ func (w *Worker) diagnose(ctx context.Context, path string) (dg *lighthouse.Diag
 	for _, f := range []struct {
 		path string
 		to   *[]byte
-	}{{path, &in.Report}, {phasesPath, &in.Phases}, {lighthouse.ShiftsPath(path), &in.Shifts}} {
+	}{{path, &in.Report}, {phasesPath, &in.Phases}, {lighthouse.ShiftsPath(path), &in.Shifts}, {lighthouse.FramesPath(path), &in.Frames}} {
 		b, err := os.ReadFile(f.path)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			w.log.WarnContext(ctx, "no diagnostics", "err", err)

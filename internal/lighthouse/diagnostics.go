@@ -1,9 +1,7 @@
 package lighthouse
 
 import (
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -27,6 +25,9 @@ type DiagnosisInput struct {
 	Phases []byte
 	// Shifts is the file at ShiftsPath; nil leaves the layout shifts without times.
 	Shifts []byte
+	// Frames is the file at FramesPath; nil makes the filmstrip of Lighthouse's thumbnails
+	// (a run of a runner that did not write it).
+	Frames []byte
 }
 
 // Diagnosis is a run's diagnostics and the images they name.
@@ -67,10 +68,17 @@ func Diagnose(in DiagnosisInput) (*Diagnosis, error) {
 	out := &Diagnosis{Diagnostics: model.Diagnostics{
 		URL: rep.RequestedURL, FinalURL: firstNonEmpty(l.MainDocumentURL, rep.FinalURL),
 		FetchTime: rep.FetchTime, LighthouseVersion: rep.LighthouseVersion,
-		Marks: model.Marks{FCP: obs.FCP, LCP: obs.LCP},
+		Marks: model.Marks{FCP: obs.FCP, LCP: obs.LCP, Load: obs.Load},
 	}}
 	d := &out.Diagnostics
-	out.filmstrip(l)
+	if in.Frames != nil {
+		if err := out.traceFilmstrip(in.Frames); err != nil {
+			return nil, err
+		}
+		out.finalScreenshot(l)
+	} else {
+		out.filmstrip(l)
+	}
 	d.LCP = lcpOf(l, d.FinalURL, obs.LCP)
 	phases, err := decodePhases(in.Phases)
 	if err != nil {
@@ -99,10 +107,13 @@ func Diagnose(in DiagnosisInput) (*Diagnosis, error) {
 type observed struct {
 	FCP               *float64 `json:"observedFirstContentfulPaint"`
 	LCP               *float64 `json:"observedLargestContentfulPaint"`
+	Load              *float64 `json:"observedLoad"`
 	NavigationStartTs *float64 `json:"observedNavigationStartTs"` // µs, the trace's clock
 }
 
-// filmstrip reads screenshot-thumbnails and final-screenshot into frames and their images.
+// filmstrip reads screenshot-thumbnails (ten frames at fixed times, Lighthouse's) and
+// final-screenshot into frames and their images: the filmstrip of runs whose runner wrote no
+// frames of the trace.
 func (o *Diagnosis) filmstrip(l *lhr) {
 	type shot struct {
 		Timing float64 `json:"timing"`
@@ -113,7 +124,15 @@ func (o *Diagnosis) filmstrip(l *lhr) {
 			o.Diagnostics.Filmstrip = append(o.Diagnostics.Filmstrip, model.Frame{Time: round1(s.Timing), Image: name})
 		}
 	}
-	var final shot
+	o.finalScreenshot(l)
+}
+
+// finalScreenshot reads final-screenshot: the page as the load left it.
+func (o *Diagnosis) finalScreenshot(l *lhr) {
+	var final struct {
+		Timing float64 `json:"timing"`
+		Data   string  `json:"data"`
+	}
 	if json.Unmarshal(l.Audits["final-screenshot"].Details, &final) == nil {
 		if name, ok := o.addImage(final.Data); ok {
 			o.Diagnostics.FinalScreenshot = &model.Frame{Time: round1(final.Timing), Image: name}
@@ -142,12 +161,7 @@ func (o *Diagnosis) addImage(dataURL string) (string, bool) {
 	default:
 		return "", false
 	}
-	sum := sha256.Sum256(data)
-	name := hex.EncodeToString(sum[:8]) + ext
-	if !slices.ContainsFunc(o.Images, func(i Image) bool { return i.Name == name }) {
-		o.Images = append(o.Images, Image{Name: name, ContentType: contentType, Data: data})
-	}
-	return name, true
+	return o.addImageData(data, contentType, ext), true
 }
 
 // lcpOf reads lcp-breakdown-insight: its subparts table and the element's node.

@@ -14,8 +14,13 @@ type Diagnostics struct {
 	FinalURL          string    `json:"finalUrl"`  // the main document's URL after redirects
 	FetchTime         time.Time `json:"fetchTime"` // when Lighthouse loaded the page
 	LighthouseVersion string    `json:"lighthouseVersion"`
-	// Filmstrip holds the frames of the load, in time order.
+	// Filmstrip holds the frames of the load, in time order: every distinct frame the trace
+	// recorded, the first a blank one at navigation start, each with its visual completeness
+	// (runs before that: Lighthouse's ten thumbnails at fixed times, without completeness).
 	Filmstrip []Frame `json:"filmstrip"`
+	// SpeedIndex is the Speed Index of the filmstrip's frames (Lighthouse's own computation,
+	// speedline, over this load's screenshots); absent for runs without the trace's frames.
+	SpeedIndex *float64 `json:"speedIndex,omitempty"`
 	// FinalScreenshot is the page at the end of the load (absent when Lighthouse took none).
 	FinalScreenshot *Frame `json:"finalScreenshot,omitempty"`
 	Marks           Marks  `json:"marks"`
@@ -38,6 +43,9 @@ type Diagnostics struct {
 // Frame is one image of the load: a filmstrip frame or the final screenshot.
 type Frame struct {
 	Time float64 `json:"time"`
+	// Complete is the frame's visual completeness, 0 to 100 (how close its colours are to the
+	// last frame's, as Speed Index counts them); absent for Lighthouse's thumbnails.
+	Complete *float64 `json:"complete,omitempty"`
 	// Image names the stored image (unique within the diagnostics, e.g. "frame-3.jpg").
 	Image string `json:"image"`
 	// URL is where a client fetches the image; the API sets it, it is never stored.
@@ -50,6 +58,8 @@ type Marks struct {
 	LCP *float64 `json:"lcp,omitempty"`
 	// LargestShift is when the largest layout shift happened.
 	LargestShift *float64 `json:"largestShift,omitempty"`
+	// Load is when the load event fired.
+	Load *float64 `json:"load,omitempty"`
 }
 
 // Request is one network request of the load. A phase is absent when unknown or not made (a

@@ -23,7 +23,9 @@
 //     diagnostics need that the report lacks, from the same load: the DevTools log to
 //     "<out>.devtools.json", the main document as the browser received it to
 //     "<out>.document.html" (absent when Lighthouse could not read it), and the trace's layout
-//     shifts to "<out>.shifts.json" as [{ts (µs, the trace's clock), score (weighted)}].
+//     shifts to "<out>.shifts.json" as [{ts (µs, the trace's clock), score (weighted)}], and its
+//     visual frames to "<out>.frames.json" as {speedIndex, frames: [{time (ms from navigation
+//     start), complete (visual completeness, 0-100), jpeg (base64)}]} (see visualFrames).
 //   {"id":3,"op":"validate","html":"<!doctype html>…"}
 //     -> {"id":3,"ok":true,"errors":<count of severity-2 messages>,"messages":[{ruleId,message,line}] (first 50)}
 //   {"id":4,"op":"html","in":"/abs/report.json","out":"/abs/report.html"}
@@ -84,6 +86,7 @@ const {HtmlValidate} = await import('html-validate');
 const {ReportGenerator} = await import('lighthouse/report/generator/report-generator.js');
 const {NetworkRecorder} = await import('lighthouse/core/lib/network-recorder.js');
 const {harFromMessages} = await import('chrome-har');
+const {Speedline} = await import('lighthouse/core/computed/speedline.js');
 // Lighthouse's own benchmark, and the puppeteer it drives Chromium with (its dependency).
 const {pageFunctions} = await import('lighthouse/core/lib/page-functions.js');
 const {default: puppeteer} = await import('puppeteer-core');
@@ -164,6 +167,8 @@ async function audit(req) {
   }
   if (Array.isArray(artifacts.Trace?.traceEvents)) {
     await writeAtomically(`${req.out}.shifts.json`, JSON.stringify(layoutShifts(artifacts.Trace.traceEvents)));
+    const frames = await visualFrames(artifacts.Trace);
+    if (frames) await writeAtomically(`${req.out}.frames.json`, JSON.stringify(frames));
   }
   const res = {lighthouseVersion: result.lhr.lighthouseVersion};
   if (result.lhr.runtimeError) {
@@ -173,6 +178,45 @@ async function audit(req) {
     };
   }
   return res;
+}
+
+// MAX_FRAMES bounds the frames kept of one load: an animated page (a carousel, a spinner)
+// paints a new frame every few milliseconds for as long as the trace lasts.
+const MAX_FRAMES = 120;
+
+/**
+ * The load's visual frames, from the trace's screenshots as Lighthouse reads them for Speed
+ * Index (its Speedline artifact: speedline-core from the navigation's time origin): each
+ * distinct frame once, the first a blank one at navigation start, with its time (ms from
+ * navigation start) and visual completeness (0 to 100, speedline's histogram progress), and
+ * the Speed Index of those frames. null when the trace holds no screenshot.
+ */
+async function visualFrames(trace) {
+  let line;
+  try {
+    line = await Speedline.request(trace, {computedCache: new Map()});
+  } catch (err) {
+    console.error(`frames: ${errorText(err)}`);
+    return null;
+  }
+  let frames = line.frames.map(f => ({
+    time: Math.max(0, Math.round((f.getTimeStamp() - line.beginning) * 10) / 10),
+    complete: Math.round(f.getProgress() * 10) / 10,
+    jpeg: f.getImage().toString('base64'),
+  }));
+  if (frames.length > MAX_FRAMES) {
+    // Keep the first, the last and those whose completeness moved the most since the one kept
+    // before: what a person sees change.
+    const kept = [frames[0]];
+    const step = 100 / (MAX_FRAMES - 2);
+    for (const f of frames.slice(1, -1)) {
+      if (Math.abs(f.complete - kept[kept.length - 1].complete) >= step) kept.push(f);
+      if (kept.length === MAX_FRAMES - 1) break;
+    }
+    kept.push(frames[frames.length - 1]);
+    frames = kept;
+  }
+  return {speedIndex: Math.round(line.speedIndex), frames};
 }
 
 // html renders a stored JSON report as Lighthouse's own HTML report (its viewer script and the

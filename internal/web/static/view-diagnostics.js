@@ -4,7 +4,7 @@
   'use strict';
   var el = ov.el, clear = ov.clear, api = ov.api, get = ov.get, empty = ov.empty, fmt = ov.fmt, table = ov.table;
 
-  var PHASES = [['queue', 'Queued'], ['dns', 'DNS'], ['connect', 'Connect'], ['wait', 'Waiting (TTFB)'], ['download', 'Download']];
+  var PHASES = [['queue', 'Queued'], ['dns', 'DNS'], ['connect', 'Connect (TLS included)'], ['tls', 'TLS'], ['wait', 'Waiting (TTFB)'], ['download', 'Download']];
   var LCP_PHASES = [['ttfb', 'Time to first byte'], ['loadDelay', 'Load delay'], ['loadDuration', 'Load duration'], ['renderDelay', 'Render delay']];
   var MAX_ROWS = 80; // the waterfall's requests drawn; the table below lists them all
 
@@ -42,11 +42,19 @@
         a.remove();
       }, function (err) { ov.say(err.message); });
     });
+    // In simulated mode the pictures and the numbers are of two different loads: say so once,
+    // above the filmstrip and the waterfall.
+    var simulated = r.method === 'simulated'
+      ? el('p', { class: 'method-note', text: 'Simulated throttling: the filmstrip and the waterfall show the fast load Lighthouse observed; the page\'s metrics are its simulation of a slow one, so they do not match these pictures. Applied throttling (the test profile\'s method) measures and pictures one load.' })
+      : null;
     return el('div', null,
-      el('p', { class: 'muted' }, 'Audit of ' + r.date + ' on ' + r.device + ', the median run (Lighthouse ' + d.lighthouseVersion + '), as the browser loaded ' + d.finalUrl + '. ', har),
+      el('p', { class: 'muted' }, 'Audit of ' + r.date + ' on ' + r.device + ' with ' + (r.method || 'simulated') + ' throttling, the median run (Lighthouse ' + d.lighthouseVersion + '), as the browser loaded ' + d.finalUrl + '. ', har),
+      simulated,
       el('h3', { text: 'Filmstrip' }), filmstrip(d),
       el('h3', { text: 'Largest contentful paint' }), lcp(d.lcp),
-      el('h3', { text: 'Requests' }), waterfall(d),
+      el('h3', { text: 'Requests' }),
+      r.method === 'simulated' ? el('p', { class: 'muted', text: 'As the fast load made them: simulated throttling models their slow timing only in the metrics.' }) : null,
+      waterfall(d),
       el('h3', { text: 'Layout shifts' }), shifts(d.shifts || []),
       el('h3', { text: 'Main thread' }), mainThread(d),
       el('h3', { text: 'Third parties' }), thirdParties(d.thirdParties || []));
@@ -56,21 +64,30 @@
   function filmstrip(d) {
     var frames = d.filmstrip || [];
     if (!frames.length) return empty('Lighthouse kept no frames of this load.');
-    var marks = [['FCP', d.marks.fcp], ['LCP', d.marks.lcp], ['Largest shift', d.marks.largestShift]];
+    var marks = [['FCP', d.marks.fcp], ['LCP', d.marks.lcp], ['Largest shift', d.marks.largestShift], ['Load', d.marks.load]];
     var tags = frames.map(function () { return []; });
+    // A mark goes on the frame on screen at its time: the latest frame at or before it. A
+    // screenshot's time may come a few ms before the paint's (FCP at 165 ms, its frame at 164),
+    // hence the 10 ms of slack.
     marks.forEach(function (m) {
       if (typeof m[1] !== 'number') return;
-      for (var i = 0; i < frames.length; i++) {
-        if (frames[i].time >= m[1]) { tags[i].push(m[0] + ' ' + ms(m[1])); return; }
-      }
-      tags[frames.length - 1].push(m[0] + ' ' + ms(m[1]));
+      var shown = 0;
+      for (var i = 0; i < frames.length; i++) if (frames[i].time <= m[1] + 10) shown = i;
+      tags[shown].push(m[0] + ' ' + ms(m[1]));
     });
-    return el('ol', { class: 'filmstrip scroll', tabindex: '0', 'aria-label': 'Frames of the load' }, frames.map(function (f, i) {
+    var list = el('ol', { class: 'filmstrip scroll', tabindex: '0', 'aria-label': 'Frames of the load' }, frames.map(function (f, i) {
       return el('li', { class: tags[i].length ? 'marked' : null },
         ov.keyedImage(f.url, { class: 'frame-img', width: '120', height: '90', alt: 'The page at ' + ms(f.time) }),
         el('span', { text: ms(f.time) }),
+        typeof f.complete === 'number' ? el('span', { class: 'muted', text: Math.round(f.complete) + ' % complete' }) : null,
         tags[i].map(function (t) { return el('span', { class: 'badge', text: t }); }));
     }));
+    // Frames from the trace carry their completeness; older runs have Lighthouse's ten
+    // thumbnails at fixed times, which may miss a change between two of them.
+    var note = typeof frames[0].complete === 'number'
+      ? 'Every change the browser painted, from navigation start' + (typeof d.speedIndex === 'number' ? '; Speed Index of these frames ' + ms(d.speedIndex) : '') + '.'
+      : 'Lighthouse\'s thumbnails at fixed times: a change between two of them is not shown.';
+    return el('div', null, el('p', { class: 'muted', text: note }), list);
   }
 
   function lcp(l) {
@@ -96,36 +113,89 @@
 
   // waterfall draws the requests' bars with their phases (an SVG hidden from screen readers),
   // and lists them in a sortable table underneath.
+  // TYPES colour the waterfall's bars by what a request fetched.
+  var TYPES = [['Document', 'doc'], ['Stylesheet', 'css'], ['Script', 'js'], ['Image', 'img'], ['Font', 'font'], ['XHR', 'xhr'], ['Fetch', 'xhr'], ['Media', 'img']];
+  function typeClass(t) {
+    for (var i = 0; i < TYPES.length; i++) if (TYPES[i][0] === t) return TYPES[i][1];
+    return 'other';
+  }
+  // middle shortens a label in its middle, so that both its host and its file stay readable.
+  function middle(s, n) { return s.length <= n ? s : s.slice(0, Math.ceil(n / 2) - 1) + '…' + s.slice(s.length - Math.floor(n / 2)); }
+
+  // segments are a request's phases in order, TLS apart from the connection it ends (the
+  // connection's time includes it), each [class, label, start, duration].
+  function segments(q) {
+    var out = [], x = q.start;
+    var add = function (cls, label, v) { if (typeof v === 'number' && v > 0) { out.push([cls, label, x, v]); x += v; } };
+    add('queue', 'Queued', q.queue);
+    add('dns', 'DNS', q.dns);
+    var tls = typeof q.tls === 'number' && q.tls > 0 ? q.tls : 0;
+    add('connect', 'Connect', typeof q.connect === 'number' ? q.connect - tls : undefined);
+    add('tls', 'TLS', tls);
+    add('wait', 'Waiting (TTFB)', q.wait);
+    add('download', 'Download', q.download);
+    if (!out.length) out.push(['download', 'Loading', q.start, Math.max(0, q.end - q.start)]);
+    return out;
+  }
+
+  // at positions a node on the waterfall's time axis: left (and width) in % of the axis. Set
+  // through the CSS object model: the dashboard's CSP refuses style attributes.
+  function at(node, left, width) {
+    node.style.left = left;
+    if (width) node.style.width = width;
+    return node;
+  }
+
+  // waterfall draws every request as a labelled row: its host and path (shortened; the whole
+  // URL on hover and focus), its phases coloured by its type, render-blocking and LCP resource
+  // marked, with lines at FCP, LCP and the load event.
   function waterfall(d) {
     var reqs = d.requests || [];
     if (!reqs.length) return empty('No request was recorded.');
-    // The scale reaches the last request's end or the LCP, whichever is later.
-    var end = reqs.reduce(function (m, q) { return Math.max(m, q.end); }, Math.max(d.marks.fcp || 0, d.marks.lcp || 0)) * 1.02 || 1;
-    var rowH = 14, W = 1000, shown = reqs.slice(0, MAX_ROWS);
-    var sx = function (t) { return t / end * W; };
-    var svg = el('svg:svg', { class: 'waterfall', viewBox: '0 0 ' + W + ' ' + (shown.length * rowH + 4), 'aria-hidden': 'true', preserveAspectRatio: 'none' },
-      [['fcp', d.marks.fcp], ['lcp', d.marks.lcp]].map(function (m) {
-        return typeof m[1] === 'number' ? el('svg:line', { x1: String(sx(m[1])), x2: String(sx(m[1])), y1: '0', y2: String(shown.length * rowH + 4), class: 'mark-' + m[0] }) : null;
+    var marks = [['fcp', 'FCP', d.marks.fcp], ['lcp', 'LCP', d.marks.lcp], ['load', 'Load', d.marks.load]].filter(function (m) { return typeof m[2] === 'number'; });
+    var end = reqs.reduce(function (m, q) { return Math.max(m, q.end); }, marks.reduce(function (m, k) { return Math.max(m, k[2]); }, 0)) * 1.02 || 1;
+    var pct = function (t) { return (t / end * 100).toFixed(3) + '%'; };
+    var docHost = host(d.finalUrl);
+    var shown = reqs.slice(0, MAX_ROWS);
+    var step = [50, 100, 200, 250, 500, 1000, 2000, 5000, 10000].filter(function (s) { return end / s <= 12; })[0] || 20000;
+    var ticks = [];
+    for (var t = 0; t <= end; t += step) ticks.push(at(el('span', { class: 'wf-tick', text: ms(t) }), pct(t)));
+    var rows = shown.map(function (q) {
+      var h = host(q.url), path = shortURL(q.url);
+      var label = (h && h !== docHost ? h : '') + path;
+      var badges = [q.lcp ? 'LCP' : '', q.renderBlocking ? 'blocking' : ''].filter(Boolean);
+      var segs = segments(q);
+      var said = q.url + ': ' + (q.type || 'request') + ', ' + ms(q.start) + ' to ' + ms(q.end) + ' (' + segs.map(function (s) { return s[1] + ' ' + ms(s[3]); }).join(', ') + ')' +
+        (badges.length ? ', ' + badges.map(function (b) { return b === 'LCP' ? 'the LCP resource' : 'render-blocking'; }).join(', ') : '');
+      return el('li', { class: 'wf-row t-' + typeClass(q.type) + (q.lcp ? ' lcp' : '') + (q.renderBlocking ? ' blocking' : '') + (q.document ? ' doc' : '') },
+        el('span', { class: 'wf-label', tabindex: '0', title: q.url, 'aria-label': said },
+          el('span', { class: 'short', 'aria-hidden': 'true', text: middle(label, 42) }),
+          el('span', { class: 'full', 'aria-hidden': 'true', text: q.url }),
+          badges.map(function (b) { return el('span', { class: 'badge wf-badge ' + (b === 'LCP' ? 'lcp' : 'blocking'), 'aria-hidden': 'true', text: b }); })),
+        el('span', { class: 'wf-bars', 'aria-hidden': 'true' }, segs.map(function (s) {
+          return at(el('span', { class: 'wf-seg ' + s[0] }), pct(s[2]), 'max(1px, ' + pct(s[3]) + ')');
+        })));
+    });
+    var lines = el('div', { class: 'wf-marks', 'aria-hidden': 'true' }, marks.map(function (m) {
+      // A line near the right edge has its label on its left, inside the chart.
+      return at(el('span', { class: 'wf-line m-' + m[0] + (m[2] / end > 0.8 ? ' flip' : '') }, el('span', { text: m[1] + ' ' + ms(m[2]) })), pct(m[2]));
+    }));
+    var legend = el('p', { class: 'legend muted' },
+      [['doc', 'Document'], ['css', 'Stylesheet'], ['js', 'Script'], ['img', 'Image'], ['font', 'Font'], ['xhr', 'XHR / fetch'], ['other', 'Other']].map(function (k) {
+        return el('span', { class: 't-' + k[0] }, el('span', { class: 'key type' }), ' ' + k[1] + ' ');
       }),
-      shown.map(function (q, i) {
-        var y = i * rowH + 2, x = q.start, parts = [];
-        PHASES.forEach(function (p, k) {
-          var v = q[p[0]];
-          if (typeof v !== 'number' || v <= 0) return;
-          parts.push(el('svg:rect', { x: String(sx(x)), y: String(y), width: String(Math.max(1, sx(v))), height: String(rowH - 3), class: 'ph' + k }));
-          x += v;
-        });
-        if (!parts.length) parts.push(el('svg:rect', { x: String(sx(q.start)), y: String(y), width: String(Math.max(1, sx(q.end - q.start))), height: String(rowH - 3), class: 'ph4' }));
-        var cls = 'req' + (q.document ? ' doc' : '') + (q.lcp ? ' lcp' : '') + (q.renderBlocking ? ' blocking' : '') + (q.thirdParty ? ' third' : '');
-        return el('svg:g', { class: cls }, parts);
-      }));
+      ' — phases: ', [['queue', 'queued'], ['dns', 'DNS'], ['connect', 'connect'], ['tls', 'TLS'], ['wait', 'waiting (light)'], ['download', 'download (dark)']].map(function (k) {
+        return el('span', { class: 't-other' }, el('span', { class: 'key wf-seg ' + k[0] }), ' ' + k[1] + ' ');
+      }),
+      ' Lines: ' + marks.map(function (m) { return m[1]; }).join(', ') + '. ' + (reqs.length > MAX_ROWS ? 'The first ' + MAX_ROWS + ' of ' + reqs.length + ' requests are drawn; the table lists all.' : ''));
+    var chart = el('div', { class: 'wfall', role: 'group', 'aria-label': 'Waterfall of ' + reqs.length + ' requests, 0 to ' + ms(end) },
+      el('div', { class: 'wf-axis', 'aria-hidden': 'true' }, el('span', { class: 'wf-label' }), el('span', { class: 'wf-bars' }, ticks)),
+      el('ol', { class: 'wf-rows' }, rows), lines);
     var flags = function (q) {
       return [q.document ? 'main document' : '', q.lcp ? 'LCP resource' : '', q.renderBlocking ? 'render-blocking' : ''].filter(Boolean).join(', ');
     };
-    return el('div', null,
-      el('p', { class: 'legend muted' }, PHASES.map(function (p, k) { return el('span', null, el('span', { class: 'key ph' + k }), ' ' + p[1] + ' '); }),
-        ' Lines: FCP (green) and LCP (red); the scale runs from 0 to ' + ms(end) + '. ', reqs.length > MAX_ROWS ? 'The first ' + MAX_ROWS + ' of ' + reqs.length + ' requests are drawn; the table lists all.' : ''),
-      el('div', { class: 'wf-wrap scroll' }, svg),
+    return el('div', null, legend,
+      el('div', { class: 'wf-wrap scroll' }, chart),
       el('details', { class: 'wf-table' }, el('summary', { text: 'Requests as a table (' + reqs.length + ')' }),
         table([
           { label: 'URL', value: function (q) { return q.url; }, cell: function (q) { return el('td', { class: 'url' }, el('span', { title: q.url, text: shortURL(q.url) }), flags(q) ? el('span', { class: 'badge', text: flags(q) }) : null); } },
