@@ -89,6 +89,11 @@ func TestDashboardCompare(t *testing.T) {
 	if n := tb.eval(`() => document.querySelectorAll('.cmp-film tbody tr').length`).(float64); n != 2 {
 		t.Errorf("%v filmstrip rows, want the base's and the target's", n)
 	}
+	// The demo is measured by simulation: the view says its pictures are the fast loads.
+	simulated := strings.Contains(tb.text("#main .sub"), "simulated throttling")
+	if note := tb.eval(`() => document.querySelector('#main .method-note') !== null`); note != simulated {
+		t.Errorf("the simulated-throttling note shown: %v, for a comparison subtitled %q", note, tb.text("#main .sub"))
+	}
 	tb.eval(`() => window.scrollTo(0, 0)`)
 	tb.screenshot(shots, "compare")
 	tb.narrow(shots, "compare", "")

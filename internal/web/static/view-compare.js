@@ -36,6 +36,11 @@
         out.push(empty('One of these audits kept no diagnostics (filmstrip, requests): only their metrics compare.'));
         return out;
       }
+      // Simulated numbers model a slow load from a fast one: the pictures below are the fast
+      // loads, so the metrics' change need not show in them. Say so once, above them.
+      if (c.base.method === 'simulated' || c.target.method === 'simulated') {
+        out.push(el('p', { class: 'method-note', text: 'Simulated throttling: the filmstrips and requests below are the fast loads Lighthouse observed; the metrics above are its simulation of slow ones, so a change in them may show here smaller or not at all. Applied throttling measures and pictures one load.' }));
+      }
       return out.concat(loadSections(c.loads, name(c.base), name(c.target)));
     });
   }
