@@ -7,7 +7,9 @@
 //
 // The API key is read from OPENVITALS_KEY (never a flag: flags show in process lists and CI
 // logs); -api and -website default to OPENVITALS_API and OPENVITALS_WEBSITE. It needs nothing
-// but Go: no curl, no jq.
+// but Go: no curl, no jq. On a pull request (GitHub Actions) or in a merge-request pipeline
+// (GitLab CI) it also posts the summary there with the job's own token (see -comment and
+// internal/pullrequest).
 package main
 
 import (
@@ -42,6 +44,7 @@ type config struct {
 	maxExceeded, maxFailed int                // negative: not checked
 	timeout, poll          time.Duration
 	summary                string // a file the table is appended to (GitHub's step summary)
+	comment                string // where the pull-request summary goes: auto, github, gitlab, off
 }
 
 // scoreFields are the scores a job can set a minimum of, with their flag names.
@@ -66,6 +69,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return 2
 	}
 	c := &client{cfg: cfg, http: &http.Client{Timeout: 60 * time.Second}}
+	forge, err := forgeFromEnv(cfg.comment, getenv, c.http)
+	if err != nil {
+		fmt.Fprintln(stderr, "openvitals-ci: pull request:", err)
+		return 2
+	}
 	previous, err := c.previousCompleted(ctx)
 	if err != nil {
 		fmt.Fprintln(stderr, "openvitals-ci: previous series:", err)
@@ -98,6 +106,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			fmt.Fprintln(stderr, "openvitals-ci: step summary:", err)
 		}
 	}
+	if forge != nil {
+		// The summary is a report: a forge that refuses it does not change the job's outcome.
+		if err := forge.Post(ctx, cfg.website, c.summarize(ctx, series, previous, violations)); err != nil {
+			fmt.Fprintln(stderr, "openvitals-ci: pull request:", err)
+		} else {
+			fmt.Fprintln(stdout, "summary posted on the pull request")
+		}
+	}
 	if len(violations) > 0 {
 		return 1
 	}
@@ -122,6 +138,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.DurationVar(&cfg.timeout, "timeout", 30*time.Minute, "give up waiting after this long")
 	fs.DurationVar(&cfg.poll, "poll", 5*time.Second, "how often to ask how the series is going")
 	fs.StringVar(&cfg.summary, "summary", getenv("GITHUB_STEP_SUMMARY"), "append the table to this file (GITHUB_STEP_SUMMARY)")
+	fs.StringVar(&cfg.comment, "comment", "auto", "post the summary on the pull request: auto (GitHub Actions on a pull request, GitLab CI in a merge-request pipeline), github, gitlab or off")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
