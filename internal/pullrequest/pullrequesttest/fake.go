@@ -146,7 +146,9 @@ func (f *Forge) edit(id int64, body string) (Comment, bool) {
 // /repos/{o}/{r}/issues/comments/{id}) and create check runs (POST /repos/{o}/{r}/check-runs).
 func GitHub(t testing.TB, repo string, number int) *Forge {
 	comments := fmt.Sprintf("/repos/%s/issues/%d/comments", repo, number)
-	shape := func(c Comment) any { return map[string]any{"id": c.ID, "body": c.Body, "user": map[string]any{"login": "github-actions[bot]"}} }
+	shape := func(c Comment) any {
+		return map[string]any{"id": c.ID, "body": c.Body, "user": map[string]any{"login": "github-actions[bot]"}}
+	}
 	return newForge(t, func(f *Forge, w http.ResponseWriter, r Request) bool {
 		switch {
 		case r.Method == "GET" && r.Path == comments:
@@ -189,7 +191,9 @@ func GitHub(t testing.TB, repo string, number int) *Forge {
 // .../notes/{note_id}). Its URL is the v4 root (CI_API_V4_URL).
 func GitLab(t testing.TB, project string, iid int) *Forge {
 	notes := fmt.Sprintf("/api/v4/projects/%s/merge_requests/%d/notes", project, iid)
-	shape := func(c Comment) any { return map[string]any{"id": c.ID, "body": c.Body, "system": false, "noteable_type": "MergeRequest"} }
+	shape := func(c Comment) any {
+		return map[string]any{"id": c.ID, "body": c.Body, "system": false, "noteable_type": "MergeRequest"}
+	}
 	f := newForge(t, func(f *Forge, w http.ResponseWriter, r Request) bool {
 		switch {
 		case r.Method == "GET" && r.Path == notes:
