@@ -60,11 +60,12 @@ var (
 		famPageIncidents, famSiteIncidents, famPages}
 )
 
-// MetricFamilyNames lists the names GET /{websiteID}/metrics may expose.
-func MetricFamilyNames() []string {
-	out := make([]string, len(metricFamilies))
-	for i, f := range metricFamilies {
-		out[i] = f.Name
+// MetricFamilies returns the families GET /{websiteID}/metrics may expose, by name, with their
+// label names (website, which every series has, included).
+func MetricFamilies() map[string][]string {
+	out := make(map[string][]string, len(metricFamilies))
+	for _, f := range metricFamilies {
+		out[f.Name] = append([]string{"website"}, f.Labels...)
 	}
 	return out
 }
