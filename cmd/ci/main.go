@@ -22,6 +22,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -45,6 +46,7 @@ type config struct {
 	timeout, poll          time.Duration
 	summary                string // a file the table is appended to (GitHub's step summary)
 	comment                string // where the pull-request summary goes: auto, github, gitlab, off
+	base                   string // the series to compare with ("": the previous completed one)
 }
 
 // scoreFields are the scores a job can set a minimum of, with their flag names.
@@ -138,6 +140,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.DurationVar(&cfg.timeout, "timeout", 30*time.Minute, "give up waiting after this long")
 	fs.DurationVar(&cfg.poll, "poll", 5*time.Second, "how often to ask how the series is going")
 	fs.StringVar(&cfg.summary, "summary", getenv("GITHUB_STEP_SUMMARY"), "append the table to this file (GITHUB_STEP_SUMMARY)")
+	fs.StringVar(&cfg.base, "base", "", "the test series to compare with, e.g. the pull request's base commit's (default: the website's previous completed series)")
 	fs.StringVar(&cfg.comment, "comment", "auto", "post the summary on the pull request: auto (GitHub Actions on a pull request, GitLab CI in a merge-request pipeline), github, gitlab or off")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -248,8 +251,13 @@ func (c *client) do(ctx context.Context, method, path string, body, out any) err
 	return json.Unmarshal(raw, out)
 }
 
-// previousCompleted is the website's newest completed series with its tests (zero without one).
+// previousCompleted is the series asked for with -base, else the website's newest completed
+// series, with its tests (zero without one).
 func (c *client) previousCompleted(ctx context.Context) (series, error) {
+	if c.cfg.base != "" {
+		var s series
+		return s, c.do(ctx, "GET", "/testseries/"+url.PathEscape(c.cfg.base), nil, &s)
+	}
 	var list struct {
 		Result struct {
 			List []series `json:"list"`

@@ -175,6 +175,18 @@ func TestCI(t *testing.T) {
 	if runs := gh.CheckRuns(); len(runs) != 2 || runs[0]["conclusion"] != "success" || runs[1]["conclusion"] != "failure" || runs[1]["head_sha"] != "deadbeef" {
 		t.Errorf("check runs %v", runs)
 	}
+	// -base names the series to compare with: the first pull-request run's (lcp 1500).
+	var list struct {
+		Result struct {
+			List []struct{ ID string } `json:"list"`
+		} `json:"result"`
+	}
+	call("GET", "/"+site.ID+"/testseries?limit=2", "", &list)
+	out = ci(1, "-pages", pages[0].ID+":mobile", "-min-performance", "80", "-base", list.Result.List[1].ID, "-comment", "off")
+	if !strings.Contains(out, "changes since "+list.Result.List[1].ID) || !strings.Contains(out, "4000 (+2500)") {
+		t.Errorf("-base %s:\n%s", list.Result.List[1].ID, out)
+	}
+
 	// A push (no pull request in the event) comments nowhere.
 	if err := os.WriteFile(event, []byte(`{"ref":"refs/heads/main"}`), 0o644); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/openvitals/openvitals/internal/budget"
 	"github.com/openvitals/openvitals/internal/metrics"
@@ -171,7 +172,14 @@ func (s *Server) websiteMetrics(w http.ResponseWriter, r *http.Request, c caller
 	}
 	siteIncidents.WithLabelValues().Set(float64(open))
 
-	promhttp.HandlerFor(reg, promhttp.HandlerOpts{EnableOpenMetrics: true, ErrorHandling: promhttp.HTTPErrorOnError}).ServeHTTP(w, r)
+	// Gathered here so that an error is a problem response like any other; promhttp then only
+	// negotiates the format and writes it.
+	families, err := reg.Gather()
+	if err != nil {
+		return err
+	}
+	gathered := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) { return families, nil })
+	promhttp.HandlerFor(gathered, promhttp.HandlerOpts{EnableOpenMetrics: true}).ServeHTTP(w, r)
 	return nil
 }
 
