@@ -83,8 +83,8 @@ const rumWindowDays = 28
 
 // websiteMetrics answers the website's metrics in Prometheus' text format or OpenMetrics, as
 // the scraper's Accept header asks (promhttp negotiates). What it reads is the website's own
-// and bounded by it: its budgets, one pages-list window (at most maxPageLimit pages), its
-// regressions, and one real-user report.
+// and bounded by it (its pages by pages_per_website): its budgets, its pages' rows as the whole
+// pages list reads them, its regressions, and one real-user report.
 func (s *Server) websiteMetrics(w http.ResponseWriter, r *http.Request, c caller) error {
 	site, err := s.website(r, c)
 	if err != nil {
@@ -94,7 +94,7 @@ func (s *Server) websiteMetrics(w http.ResponseWriter, r *http.Request, c caller
 	if err != nil {
 		return err
 	}
-	listings, _, err := s.metrics.Listings(r.Context(), site, "", maxPageLimit)
+	listings, _, err := s.metrics.Listings(r.Context(), site, "", 0) // every page, as the whole pages list
 	if err != nil {
 		return err
 	}
