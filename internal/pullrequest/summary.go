@@ -195,7 +195,7 @@ func Render(s Series) Summary {
 	}
 	sum.Markdown = b.String()
 	if len(sum.Markdown) > maxMarkdown {
-		cut := strings.LastIndex(sum.Markdown[:maxMarkdown], "\n")
+		cut := max(strings.LastIndex(sum.Markdown[:maxMarkdown], "\n"), 0)
 		sum.Markdown = sum.Markdown[:cut] + "\n\n_(cut: the full comparison is in the dashboard)_\n"
 	}
 	return sum
