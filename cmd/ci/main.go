@@ -7,7 +7,9 @@
 //
 // The API key is read from OPENVITALS_KEY (never a flag: flags show in process lists and CI
 // logs); -api and -website default to OPENVITALS_API and OPENVITALS_WEBSITE. It needs nothing
-// but Go: no curl, no jq.
+// but Go: no curl, no jq. On a pull request (GitHub Actions) or in a merge-request pipeline
+// (GitLab CI) it also posts the summary there with the job's own token (see -comment and
+// internal/pullrequest).
 package main
 
 import (
@@ -20,6 +22,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -42,6 +45,8 @@ type config struct {
 	maxExceeded, maxFailed int                // negative: not checked
 	timeout, poll          time.Duration
 	summary                string // a file the table is appended to (GitHub's step summary)
+	comment                string // where the pull-request summary goes: auto, github, gitlab, off
+	base                   string // the series to compare with ("": the previous completed one)
 }
 
 // scoreFields are the scores a job can set a minimum of, with their flag names.
@@ -66,6 +71,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return 2
 	}
 	c := &client{cfg: cfg, http: &http.Client{Timeout: 60 * time.Second}}
+	forge, err := forgeFromEnv(cfg.comment, getenv, c.http)
+	if err != nil {
+		fmt.Fprintln(stderr, "openvitals-ci: pull request:", err)
+		return 2
+	}
 	previous, err := c.previousCompleted(ctx)
 	if err != nil {
 		fmt.Fprintln(stderr, "openvitals-ci: previous series:", err)
@@ -98,6 +108,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			fmt.Fprintln(stderr, "openvitals-ci: step summary:", err)
 		}
 	}
+	if forge != nil {
+		// The summary is a report: a forge that refuses it does not change the job's outcome.
+		if err := forge.Post(ctx, cfg.website, c.summarize(ctx, series, previous, violations)); err != nil {
+			fmt.Fprintln(stderr, "openvitals-ci: pull request:", err)
+		} else {
+			fmt.Fprintln(stdout, "summary posted on the pull request")
+		}
+	}
 	if len(violations) > 0 {
 		return 1
 	}
@@ -122,6 +140,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.DurationVar(&cfg.timeout, "timeout", 30*time.Minute, "give up waiting after this long")
 	fs.DurationVar(&cfg.poll, "poll", 5*time.Second, "how often to ask how the series is going")
 	fs.StringVar(&cfg.summary, "summary", getenv("GITHUB_STEP_SUMMARY"), "append the table to this file (GITHUB_STEP_SUMMARY)")
+	fs.StringVar(&cfg.base, "base", "", "the test series to compare with, e.g. the pull request's base commit's (default: the website's previous completed series)")
+	fs.StringVar(&cfg.comment, "comment", "auto", "post the summary on the pull request: auto (GitHub Actions on a pull request, GitLab CI in a merge-request pipeline), github, gitlab or off")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -231,8 +251,13 @@ func (c *client) do(ctx context.Context, method, path string, body, out any) err
 	return json.Unmarshal(raw, out)
 }
 
-// previousCompleted is the website's newest completed series with its tests (zero without one).
+// previousCompleted is the series asked for with -base, else the website's newest completed
+// series, with its tests (zero without one).
 func (c *client) previousCompleted(ctx context.Context) (series, error) {
+	if c.cfg.base != "" {
+		var s series
+		return s, c.do(ctx, "GET", "/testseries/"+url.PathEscape(c.cfg.base), nil, &s)
+	}
 	var list struct {
 		Result struct {
 			List []series `json:"list"`

@@ -18,6 +18,7 @@ import (
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/pullrequest/pullrequesttest"
 	"github.com/openvitals/openvitals/internal/queue"
 )
 
@@ -144,6 +145,71 @@ func TestCI(t *testing.T) {
 		t.Errorf("failed series:\n%s", out)
 	}
 	ci(0, "-pages", pages[1].ID+":desktop", "-max-failed", "-1")
+
+	// On a GitHub pull request: one comment, added by the first push and edited by the next,
+	// each value against the same test of the previous series, and a check run per push that
+	// follows the outcome.
+	gh := pullrequesttest.GitHub(t, "acme/shop", 12)
+	event := filepath.Join(t.TempDir(), "event.json")
+	if err := os.WriteFile(event, []byte(`{"action":"synchronize","pull_request":{"number":12,"head":{"sha":"deadbeef"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_EVENT_PATH": event, "GITHUB_TOKEN": "ghs_x",
+		"GITHUB_REPOSITORY": "acme/shop", "GITHUB_API_URL": gh.URL} {
+		env[k] = v
+	}
+	setOutcome(values(95, 1500))
+	ci(0, "-pages", pages[0].ID+":mobile", "-min-performance", "80")
+	setOutcome(values(60, 4000))
+	out = ci(1, "-pages", pages[0].ID+":mobile", "-min-performance", "80")
+	comments := gh.Comments()
+	if len(comments) != 1 || !strings.Contains(out, "summary posted on the pull request") {
+		t.Fatalf("comments %+v after two pushes; output\n%s", comments, out)
+	}
+	for _, want := range []string{"| Home (/) | mobile | 60 (-35) 🔺 | 4000 ms (+2500) 🔺 |", "lcp +2500", "base=tt_",
+		"performance_score 60, below the minimum 80", srv.URL + "/app#/w/" + site.ID + "/compare?"} {
+		if !strings.Contains(comments[0].Body, want) {
+			t.Errorf("no %q in the comment\n%s", want, comments[0].Body)
+		}
+	}
+	if runs := gh.CheckRuns(); len(runs) != 2 || runs[0]["conclusion"] != "success" || runs[1]["conclusion"] != "failure" || runs[1]["head_sha"] != "deadbeef" {
+		t.Errorf("check runs %v", runs)
+	}
+	// -base names the series to compare with: the first pull-request run's (lcp 1500).
+	var list struct {
+		Result struct {
+			List []struct{ ID string } `json:"list"`
+		} `json:"result"`
+	}
+	call("GET", "/"+site.ID+"/testseries?limit=2", "", &list)
+	out = ci(1, "-pages", pages[0].ID+":mobile", "-min-performance", "80", "-base", list.Result.List[1].ID, "-comment", "off")
+	if !strings.Contains(out, "changes since "+list.Result.List[1].ID) || !strings.Contains(out, "4000 (+2500)") {
+		t.Errorf("-base %s:\n%s", list.Result.List[1].ID, out)
+	}
+
+	// A push (no pull request in the event) comments nowhere.
+	if err := os.WriteFile(event, []byte(`{"ref":"refs/heads/main"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	setOutcome(values(95, 1500))
+	ci(0, "-pages", pages[0].ID+":mobile")
+	if n := len(gh.Requests()); n != 6 {
+		t.Errorf("%d requests to GitHub after a push build, want the 6 of the two pull-request runs", n)
+	}
+	delete(env, "GITHUB_ACTIONS")
+
+	// In a GitLab merge-request pipeline: one note, with the job's token.
+	gl := pullrequesttest.GitLab(t, "77", 3)
+	for k, v := range map[string]string{"GITLAB_CI": "true", "CI_MERGE_REQUEST_IID": "3", "CI_PROJECT_ID": "77", "CI_API_V4_URL": gl.URL, "CI_JOB_TOKEN": "job"} {
+		env[k] = v
+	}
+	ci(0, "-pages", pages[0].ID+":mobile")
+	setOutcome(values(60, 4000))
+	ci(1, "-pages", pages[0].ID+":mobile", "-min-performance", "80")
+	if notes := gl.Comments(); len(notes) != 1 || !strings.Contains(notes[0].Body, "4000 ms (+2500) 🔺") {
+		t.Errorf("notes %+v", notes)
+	}
+	ci(2, "-comment", "bitbucket")
 
 	ci(2, "-pages", "nosuchpage")
 	ci(2, "extra")

@@ -158,6 +158,8 @@ func (s *Server) labEndpoints() []endpoint {
 		{"GET", "/{websiteID}/testseries", viewer, s.listTestSeries},
 		{"GET", "/{websiteID}/testseries/{seriesID}", viewer, s.getTestSeries},
 		{"GET", "/{websiteID}/tests/{testID}", viewer, s.testReport},
+		// The website's latest metrics for a Prometheus scraper (text format or OpenMetrics).
+		{"GET", "/{websiteID}/metrics", viewer, s.websiteMetrics},
 		// Experiments: a page audited with changes beside its control, admins start them.
 		{"POST", "/{websiteID}/experiments", admin, s.createExperiment},
 		{"GET", "/{websiteID}/experiments", viewer, s.listExperiments},

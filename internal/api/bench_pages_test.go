@@ -21,7 +21,8 @@ import (
 // BenchmarkPagesAtScale measures the pages list, the website's opportunities and a page's
 // detail on websites of 1,000 and 10,000 pages with 30 days of lab results on both devices (the
 // goals: the whole list and the opportunities p99 < 300 ms at 1,000 pages; limit=100 p99 <
-// 100 ms and the detail p99 < 50 ms at 10,000). Each website is seeded once for its calls.
+// 100 ms and the detail p99 < 50 ms at 10,000), and the Prometheus scrape of the 1,000 pages
+// (GET /{w}/metrics, the same rows read). Each website is seeded once for its calls.
 // Seeding takes minutes, so it runs only with OPENVITALS_BENCH_PAGES=1 (make bench-pages), or
 // with -short on small websites (make test).
 func BenchmarkPagesAtScale(b *testing.B) {
@@ -43,6 +44,7 @@ func BenchmarkPagesAtScale(b *testing.B) {
 		{small, small, []call{
 			{"list", func(s, _ string) string { return "/" + s + "/pages" }},
 			{"opportunities", func(s, _ string) string { return "/" + s + "/opportunities" }},
+			{"metrics", func(s, _ string) string { return "/" + s + "/metrics" }},
 		}},
 		{large, dated, []call{
 			{"list_limit_100", func(s, _ string) string { return "/" + s + "/pages?limit=100" }},

@@ -233,6 +233,7 @@ func TestOpenAPIDocument(t *testing.T) {
 		"/{websiteId}/testseries":                                   {"get", "post"},
 		"/{websiteId}/testseries/{seriesId}":                        {"get"},
 		"/{websiteId}/tests/{testId}":                               {"get"},
+		"/{websiteId}/metrics":                                      {"get"},
 		"/{websiteId}/pages/{pageId}/compare":                       {"get"},
 		"/{websiteId}/pages/{pageId}/ux-history":                    {"get"},
 	}

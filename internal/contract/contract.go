@@ -20,9 +20,9 @@ import (
 )
 
 var router = sync.OnceValues(func() (routers.Router, error) {
-	// The RUM snippet, the dashboard's files and Lighthouse's HTML report are text: their
-	// bodies are checked as strings.
-	for _, ct := range []string{"text/javascript", "text/html", "text/css"} {
+	// The RUM snippet, the dashboard's files, Lighthouse's HTML report and the metrics'
+	// exposition are text: their bodies are checked as strings.
+	for _, ct := range []string{"text/javascript", "text/html", "text/css", "application/openmetrics-text"} {
 		openapi3filter.RegisterBodyDecoder(ct, openapi3filter.PlainBodyDecoder)
 	}
 	doc, err := openapi3.NewLoader().LoadFromData(api.OpenAPIJSON())

@@ -1,0 +1,230 @@
+package api
+
+import (
+	"net/http"
+	"slices"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/openvitals/openvitals/internal/budget"
+	"github.com/openvitals/openvitals/internal/metrics"
+	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/rum"
+)
+
+// A metric family of GET /{websiteID}/metrics: its name, help and labels. Every label names a
+// monitored page (its ID and its alias, else its path), a device or a metric of a fixed list,
+// so a scrape's series are bounded by the website's pages: a real-user page that is not
+// monitored never becomes a label.
+type metricFamily struct {
+	Name, Help string
+	Labels     []string
+}
+
+// The families, declared once: the handler fills them, and the Grafana dashboard's test
+// checks every name its queries use against what the endpoint exposes.
+var (
+	famLab = metricFamily{"openvitals_lab_metric",
+		"Latest lab value of a monitored page on a device (the pages list's latest: the mean of its last 3 audited days). Timings in ms, cls unitless, scores 0 to 100, kb_total in kB, cpu_total in ms.",
+		[]string{"page_id", "page", "device", "metric"}}
+	famUX = metricFamily{"openvitals_ux_p75",
+		"75th percentile of the user-experience dataset for a monitored page on a device (mean of its last 3 days). ms, cls unitless.",
+		[]string{"page_id", "page", "device", "metric"}}
+	famRUM = metricFamily{"openvitals_rum_p75",
+		"75th percentile of real users' page views of a monitored page over the last 28 days, all devices. ms, cls unitless.",
+		[]string{"page_id", "page", "metric"}}
+	famRUMViews = metricFamily{"openvitals_rum_page_views",
+		"Real users' page views of a monitored page over the last 28 days.",
+		[]string{"page_id", "page"}}
+	famExceeded = metricFamily{"openvitals_budgets_exceeded",
+		"Budgets a monitored page exceeds on a device, judged on its latest values.",
+		[]string{"page_id", "page", "device"}}
+	famAtRisk = metricFamily{"openvitals_budgets_at_risk",
+		"Budgets a monitored page is at risk of exceeding on a device (within 10 % of the threshold).",
+		[]string{"page_id", "page", "device"}}
+	famBudget = metricFamily{"openvitals_budget_threshold",
+		"A budget's threshold, in its metric's unit.",
+		[]string{"budget_id", "metric", "operator", "device"}}
+	famPageIncidents = metricFamily{"openvitals_incidents_open",
+		"Open regression incidents of a monitored page.",
+		[]string{"page_id", "page"}}
+	famSiteIncidents = metricFamily{"openvitals_website_incidents_open",
+		"Open regression incidents of the website, multistep tests' included.",
+		nil}
+	famPages = metricFamily{"openvitals_pages_monitored",
+		"Monitored pages of the website the scrape covers.",
+		nil}
+
+	metricFamilies = []metricFamily{famLab, famUX, famRUM, famRUMViews, famExceeded, famAtRisk, famBudget,
+		famPageIncidents, famSiteIncidents, famPages}
+)
+
+// MetricFamilies returns the families GET /{websiteID}/metrics may expose, by name, with their
+// label names (website, which every series has, included).
+func MetricFamilies() map[string][]string {
+	out := make(map[string][]string, len(metricFamilies))
+	for _, f := range metricFamilies {
+		out[f.Name] = append([]string{"website"}, f.Labels...)
+	}
+	return out
+}
+
+// labMetricFields are the lab fields exposed: the pages list's lab fields.
+var labMetricFields = pageFields
+
+// rumMetricFields are the real-user metrics exposed, those the user-experience dataset has too.
+var rumMetricFields = metrics.UXVitals
+
+// rumWindowDays is the real users' window: the user-experience dataset's 28 days, so that both
+// p75 compare.
+const rumWindowDays = 28
+
+// websiteMetrics answers the website's metrics in Prometheus' text format or OpenMetrics, as
+// the scraper's Accept header asks (promhttp negotiates). What it reads is the website's own
+// and bounded by it (its pages by pages_per_website): its budgets, its pages' rows as the whole
+// pages list reads them, its regressions, and one real-user report.
+func (s *Server) websiteMetrics(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, err := s.website(r, c)
+	if err != nil {
+		return err
+	}
+	budgets, err := s.store.Budgets(r.Context(), site)
+	if err != nil {
+		return err
+	}
+	listings, _, err := s.metrics.Listings(r.Context(), site, "", 0) // every page, as the whole pages list
+	if err != nil {
+		return err
+	}
+	incidents, err := s.incidents(r, site)
+	if err != nil {
+		return err
+	}
+	seen := map[string]model.Page{}
+	for _, l := range listings {
+		seen[l.Page.ID] = l.Page
+	}
+	views, err := s.rumByPage(r, site, seen)
+	if err != nil {
+		return err
+	}
+
+	reg := prometheus.NewRegistry()
+	gauge := func(f metricFamily) *prometheus.GaugeVec {
+		g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: f.Name, Help: f.Help,
+			ConstLabels: prometheus.Labels{"website": site.ID}}, f.Labels)
+		reg.MustRegister(g) // names and labels are this file's constants: a clash is a programming error caught by the tests
+		return g
+	}
+	lab, ux, rumP75, rumViews := gauge(famLab), gauge(famUX), gauge(famRUM), gauge(famRUMViews)
+	exceeded, atRisk, thresholds := gauge(famExceeded), gauge(famAtRisk), gauge(famBudget)
+	pageIncidents, siteIncidents, pages := gauge(famPageIncidents), gauge(famSiteIncidents), gauge(famPages)
+
+	for _, b := range budgets {
+		thresholds.WithLabelValues(b.ID, b.Metric, b.Operator, b.Device).Set(b.Value)
+	}
+	for i := range listings {
+		l := &listings[i]
+		p, dev := l.Page, l.Device
+		name := pageLabel(p)
+		latest := func(field string) (float64, bool) { return l.LatestValue(l.Field(field)) }
+		for _, f := range labMetricFields {
+			if v, ok := latest(f); ok {
+				lab.WithLabelValues(p.ID, name, dev, f).Set(metrics.Round(f, v))
+			}
+		}
+		for _, m := range metrics.UXVitals {
+			if v, ok := latest("ux_" + m); ok {
+				ux.WithLabelValues(p.ID, name, dev, m).Set(v)
+			}
+		}
+		if !l.Empty() {
+			ex, risk := budget.Count(budgets, dev, latest)
+			exceeded.WithLabelValues(p.ID, name, dev).Set(float64(ex))
+			atRisk.WithLabelValues(p.ID, name, dev).Set(float64(risk))
+		}
+	}
+	pages.WithLabelValues().Set(float64(len(seen)))
+	for _, p := range seen {
+		pageIncidents.WithLabelValues(p.ID, pageLabel(p)).Set(0)
+		if row, ok := views[p.ID]; ok {
+			rumViews.WithLabelValues(p.ID, pageLabel(p)).Set(float64(row.Views))
+			for _, m := range rumMetricFields {
+				if v, ok := row.P75[m]; ok {
+					rumP75.WithLabelValues(p.ID, pageLabel(p), m).Set(rum.Round(m, v))
+				}
+			}
+		}
+	}
+	open := 0
+	for _, in := range incidents {
+		if in.State() != model.IncidentOpen {
+			continue
+		}
+		open++
+		if id, ok := incidentPage(in); ok {
+			if p, monitored := seen[id]; monitored {
+				pageIncidents.WithLabelValues(p.ID, pageLabel(p)).Inc()
+			}
+		}
+	}
+	siteIncidents.WithLabelValues().Set(float64(open))
+
+	// Gathered here so that an error is a problem response like any other; promhttp then only
+	// negotiates the format and writes it.
+	families, err := reg.Gather()
+	if err != nil {
+		return err
+	}
+	gathered := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) { return families, nil })
+	promhttp.HandlerFor(gathered, promhttp.HandlerOpts{EnableOpenMetrics: true}).ServeHTTP(w, r)
+	return nil
+}
+
+// pageLabel names a page in labels: its alias, else its path.
+func pageLabel(p model.Page) string {
+	if p.Alias != "" {
+		return p.Alias
+	}
+	return p.URL
+}
+
+// incidentPage is the page an incident is of, if it is a page's.
+func incidentPage(in model.Incident) (string, bool) {
+	if len(in.Members) == 0 || in.Members[0].Page == "" {
+		return "", false
+	}
+	return in.Members[0].Page, true
+}
+
+// rumByPage reads the website's real-user report of the last rumWindowDays days and keeps the
+// rows of monitored pages, by page ID: the report's other keys (paths nobody monitors) are
+// never exposed.
+func (s *Server) rumByPage(r *http.Request, site model.Website, pages map[string]model.Page) (map[string]rum.Row, error) {
+	out := map[string]rum.Row{}
+	if s.field == nil || len(pages) == 0 {
+		return out, nil
+	}
+	to := s.now()
+	rep, err := s.field.Report(r.Context(), rum.Query{Account: site.Account, Website: site.ID, Dim: rum.DimPages,
+		Metrics: slices.Clone(rumMetricFields), From: to.AddDate(0, 0, -(rumWindowDays - 1)), To: to})
+	if err != nil {
+		return nil, err
+	}
+	byKey := make(map[string]rum.Row, len(rep.Rows))
+	for _, row := range rep.Rows {
+		byKey[row.Key] = row
+	}
+	for _, p := range pages {
+		key, _, err := rum.PageKey("https://" + site.Domain + p.URL)
+		if err != nil {
+			continue // a path no beacon could carry has no views
+		}
+		if row, ok := byKey[key]; ok {
+			out[p.ID] = row
+		}
+	}
+	return out, nil
+}
