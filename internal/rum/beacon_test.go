@@ -2,8 +2,8 @@ package rum
 
 import (
 	"bytes"
-	"reflect"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
