@@ -368,7 +368,9 @@ func TestAttributionFromRealChromium(t *testing.T) {
 		beacon := svc.beacons[visit]
 		svc.mu.Unlock()
 		t.Logf("beacon: %s", beacon)
-		var sent struct{ V []struct{ M map[string]float64 } }
+		var sent struct {
+			V []struct{ M map[string]float64 }
+		}
 		if err := json.Unmarshal(beacon, &sent); err != nil || len(sent.V) != 1 {
 			t.Fatalf("beacon %s: want one view (%v)", beacon, err)
 		}
