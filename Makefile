@@ -84,7 +84,7 @@ help:
 # deps-local is what running the service needs; deps adds the CDK app and its CLI, which
 # `make test`, `make synth` and `make deploy` need (after it, `make synth` works offline).
 deps-local: .run/apt.stamp layers/standins/node_modules/.stamp layers/browser/node_modules/.stamp \
-	layers/rum/node_modules/.stamp layers/web/node_modules/.stamp .run/gomod.stamp
+	layers/rum/node_modules/.stamp layers/web/node_modules/.stamp layers/spa/node_modules/.stamp .run/gomod.stamp
 deps: deps-local .run/infra-gomod.stamp .run/cdk/node_modules/.stamp
 # deps-deploy is what `make synth` and `make deploy` need on any machine with Go and npm
 # (and Docker for the deploy; macOS too):
@@ -119,6 +119,11 @@ layers/browser/node_modules/.stamp: layers/browser/install.sh layers/browser/pac
 # web-vitals, the RUM snippet's source.
 layers/rum/node_modules/.stamp: layers/rum/package.json layers/rum/package-lock.json
 	cd layers/rum && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# navigo, the client-side router of the single-page app the real-user tests load in Chromium.
+layers/spa/node_modules/.stamp: layers/spa/package.json layers/spa/package-lock.json
+	cd layers/spa && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
 # uPlot, the dashboard's charts.
@@ -282,7 +287,7 @@ bench-dashboard: deps-local
 screenshots: deps-local
 	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
 	$(STANDINS) start $(TEST_PORTS); \
-	$(call LOCAL_AWS,$(TEST_PORTS)) OPENVITALS_SCREENSHOTS=$(CURDIR)/docs/screenshots go test -count=1 -run '^TestDashboard(RealUsers|Incidents|Profiles|Compare|Opportunities)?$$' -timeout 20m ./cmd/local/
+	$(call LOCAL_AWS,$(TEST_PORTS)) OPENVITALS_SCREENSHOTS=$(CURDIR)/docs/screenshots go test -count=1 -run '^TestDashboard(RealUsers|SoftNavigations|Incidents|Profiles|Compare|Opportunities)?$$' -timeout 20m ./cmd/local/
 
 # Real-user monitoring: fold throughput on one core, the sketches' p75 error, collect throughput
 # and report latency over 10 million page views in DynamoDB Local (~5 min). See BENCHMARKS.md.

@@ -237,7 +237,7 @@ func (s *Server) fieldSegments(w http.ResponseWriter, r *http.Request, c caller)
 }
 
 // attributionLists name each kind's list in the answer.
-var attributionLists = map[string]string{"lcp": "elements", "inp": "targets", "script": "scripts", "entity": "entities", "cls": "targets"}
+var attributionLists = map[string]string{"lcp": "elements", "inp": "targets", "script": "scripts", "entity": "entities", "cls": "targets", "bfcache": "notRestoredReasons"}
 
 // fieldAttributions answers a vital's top attributions.
 func (s *Server) fieldAttributions(w http.ResponseWriter, r *http.Request, c caller) error {

@@ -198,6 +198,14 @@ var bodyNumberCases = map[string]bodyNumberCase{
 	"POST /collect a.inp.p[]":   {`{"w":"$W","u":"https://example.com/","m":{"inp":120},"a":{"inp":{"e":"button","p":[1,2,$N]}}}`, 202, ""},
 	"POST /collect a.inp.s[].d": {`{"w":"$W","u":"https://example.com/","m":{"inp":120},"a":{"inp":{"e":"button","s":[{"u":"https://example.com/a.js","d":$N}]}}}`, 202, ""},
 	"POST /collect a.cls.t":     {`{"w":"$W","u":"https://example.com/","m":{"cls":0.2},"a":{"cls":{"e":"div","t":$N}}}`, 202, ""},
+	// A lifecycle's views (the snippet with soft navigations).
+	"POST /collect v[].m{}":         {`{"w":"$W","v":[{"u":"https://example.com/","m":{"lcp":$N}}]}`, 422, "m"},
+	"POST /collect v[].s.t":         {`{"w":"$W","v":[{"u":"https://example.com/","m":{"lcp":1200},"s":{"t":$N}}]}`, 202, ""},
+	"POST /collect v[].s.d":         {`{"w":"$W","v":[{"u":"https://example.com/","m":{"lcp":1200},"s":{"d":$N}}]}`, 202, ""},
+	"POST /collect v[].a.lcp.p[]":   {`{"w":"$W","v":[{"u":"https://example.com/","m":{"lcp":1200},"a":{"lcp":{"e":"img","p":[1,2,3,$N]}}}]}`, 202, ""},
+	"POST /collect v[].a.inp.p[]":   {`{"w":"$W","v":[{"u":"https://example.com/","m":{"inp":120},"a":{"inp":{"e":"button","p":[1,2,$N]}}}]}`, 202, ""},
+	"POST /collect v[].a.inp.s[].d": {`{"w":"$W","v":[{"u":"https://example.com/","m":{"inp":120},"a":{"inp":{"e":"button","s":[{"u":"https://example.com/a.js","d":$N}]}}}]}`, 202, ""},
+	"POST /collect v[].a.cls.t":     {`{"w":"$W","v":[{"u":"https://example.com/","m":{"cls":0.2},"a":{"cls":{"e":"div","t":$N}}}]}`, 202, ""},
 }
 
 // numberFields lists the number fields of a JSON request body schema: "value",

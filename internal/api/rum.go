@@ -21,7 +21,7 @@ import (
 
 // Beacons queues validated page views for the RUM aggregator.
 type Beacons interface {
-	Add(ctx context.Context, account, website string, v rum.View) error
+	Add(ctx context.Context, account, website string, views ...rum.View) error
 }
 
 // snippet serves /rum/{website-id}.js.
@@ -90,11 +90,11 @@ func (s *Server) collect(w http.ResponseWriter, r *http.Request, _ caller) error
 		}
 		return errBadBeacon
 	}
-	b, err := rum.ParseBeacon(body)
-	if err != nil || !plausibleID(b.Website) {
+	beacons, err := rum.ParseBeacons(body)
+	if err != nil || !plausibleID(beacons[0].Website) {
 		return errBadBeacon
 	}
-	site, err := s.sites.get(r.Context(), b.Website)
+	site, err := s.sites.get(r.Context(), beacons[0].Website)
 	if err != nil {
 		if isNotFound(err) {
 			return errUnknownSite
@@ -106,22 +106,36 @@ func (s *Server) collect(w http.ResponseWriter, r *http.Request, _ caller) error
 	if req.Country == "" {
 		req.IP = clientIP(r.RemoteAddr)
 	}
-	v, err := site.View(b, req)
-	switch {
-	case errors.Is(err, rum.ErrLabView):
-		w.WriteHeader(http.StatusNoContent)
-		return nil
-	case errors.Is(err, rum.ErrOffDomain):
-		return errOffDomain
-	case errors.Is(err, rum.ErrNoMetric):
-		return errNoBeaconValue
-	case err != nil:
-		return errBadBeacon
+	// A lifecycle's views are counted each on its own: one off the domain or without any
+	// metric (a soft navigation left before it painted) is left out; the beacon answers as
+	// its first view when none is left.
+	views := make([]rum.View, 0, len(beacons))
+	var first error
+	for _, b := range beacons {
+		v, err := site.View(b, req)
+		if err == nil {
+			views = append(views, v)
+		} else if first == nil {
+			first = err
+		}
+	}
+	if len(views) == 0 {
+		switch {
+		case errors.Is(first, rum.ErrLabView):
+			w.WriteHeader(http.StatusNoContent)
+			return nil
+		case errors.Is(first, rum.ErrOffDomain):
+			return errOffDomain
+		case errors.Is(first, rum.ErrNoMetric):
+			return errNoBeaconValue
+		default:
+			return errBadBeacon
+		}
 	}
 	if err := s.gate.check(r.Context(), site.Website); err != nil {
 		return err
 	}
-	if err := s.beacons.Add(r.Context(), site.Account, site.ID, v); err != nil {
+	if err := s.beacons.Add(r.Context(), site.Account, site.ID, views...); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusAccepted)

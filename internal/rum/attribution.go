@@ -17,6 +17,9 @@ type Attribution struct {
 	LCP *LCPAttribution `json:"l,omitempty"`
 	INP *INPAttribution `json:"i,omitempty"`
 	CLS *CLSAttribution `json:"c,omitempty"`
+	// NotRestored are the reasons the back/forward cache gave for not restoring a back or
+	// forward navigation (tokens such as "unload-listener", at most three).
+	NotRestored []string `json:"b,omitempty"`
 }
 
 // LCPAttribution is the largest contentful paint's element, its resource and its four

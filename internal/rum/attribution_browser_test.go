@@ -368,9 +368,13 @@ func TestAttributionFromRealChromium(t *testing.T) {
 		beacon := svc.beacons[visit]
 		svc.mu.Unlock()
 		t.Logf("beacon: %s", beacon)
-		var sent struct{ M map[string]float64 }
-		_ = json.Unmarshal(beacon, &sent)
-		lcps = append(lcps, sent.M["lcp"])
+		var sent struct {
+			V []struct{ M map[string]float64 }
+		}
+		if err := json.Unmarshal(beacon, &sent); err != nil || len(sent.V) != 1 {
+			t.Fatalf("beacon %s: want one view (%v)", beacon, err)
+		}
+		lcps = append(lcps, sent.V[0].M["lcp"])
 		if strings.Contains(string(beacon), "hero.png?") {
 			t.Error("the beacon carries a resource URL with its query")
 		}

@@ -3,6 +3,7 @@ package rum
 import (
 	"bytes"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -95,5 +96,33 @@ func TestEmbeddedWebVitalsIsThePinnedPackage(t *testing.T) {
 	}
 	if strings.Contains(string(Snippet(`a"b</script>`, model.RUMSettings{})), `</script>`) {
 		t.Error("a website id is not escaped in the snippet")
+	}
+}
+
+// A lifecycle's beacon: its views share the website and custom variables; each keeps its ID
+// (lower-cased; another value dropped), navigation (soft, web-vitals' soft-navigation too) and
+// the back/forward cache's reasons (tokens only, at most three, once each).
+func TestParseBeacons(t *testing.T) {
+	views, err := ParseBeacons([]byte(`{"w":"s","c":{"n":2},"v":[
+		{"i":"6B08CAB1302953BC8761FFC6","u":"https://example.com/","m":{"lcp":1},"s":{"n":"back-forward","b":["unload-listener","Bad Reason!","unload-listener","masked","broadcastchannel","lock"]}},
+		{"i":"xyz","u":"https://example.com/a","m":{"lcp":2},"s":{"n":"soft"}},
+		{"u":"https://example.com/b","m":{"lcp":3},"s":{"n":"soft-navigation"}}]}`))
+	if err != nil || len(views) != 3 {
+		t.Fatalf("%+v %v", views, err)
+	}
+	bf, _ := DimNavigation.Value("back-forward")
+	soft, _ := DimNavigation.Value("soft")
+	if v := views[0]; v.ID != "6b08cab1302953bc8761ffc6" || v.Hints.Navigation != bf || !reflect.DeepEqual(v.Hints.NotRestored, []string{"unload-listener", "masked", "broadcastchannel"}) || v.Custom["n"] != 2 {
+		t.Errorf("first view %+v", v)
+	}
+	for _, v := range views[1:] {
+		if v.ID != "" || v.Hints.Navigation != soft || v.Website != "s" || v.Custom["n"] != 2 {
+			t.Errorf("soft view %+v", v)
+		}
+	}
+	for _, bad := range []string{`{"w":"s","v":[]}`, `{"w":"s","v":[{"m":{"lcp":1}}]}`, `{"w":"s","v":{"u":"https://example.com/"}}`, `{"v":[{"u":"https://example.com/","m":{}}]}`} {
+		if _, err := ParseBeacons([]byte(bad)); err == nil {
+			t.Errorf("%s read", bad)
+		}
 	}
 }

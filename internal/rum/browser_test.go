@@ -152,9 +152,11 @@ func TestBrowserBeaconReachesTheReport(t *testing.T) {
 	var sent rum.Beacon
 	select {
 	case body := <-beacons:
-		if err := json.Unmarshal(body, &sent); err != nil {
-			t.Fatalf("beacon %s: %v", body, err)
+		views, err := rum.ParseBeacons(body)
+		if err != nil || len(views) != 1 {
+			t.Fatalf("beacon %s: %v, want one view", body, err)
 		}
+		sent = views[0]
 		t.Logf("beacon: %s", body)
 	case <-time.After(15 * time.Second):
 		t.Fatal("no beacon within 15 s of leaving the page")

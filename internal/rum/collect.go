@@ -43,31 +43,42 @@ func NewCollector(q GroupSender) *Collector {
 	return &Collector{q: q, open: map[string]*pendingBatch{}}
 }
 
-// Add queues one page view of a website and waits until it is sent. A view without an ID gets
-// one here, once: everything downstream recognizes a redelivered view by it.
-func (c *Collector) Add(ctx context.Context, account, website string, v View) error {
-	if v.ID == "" {
-		v.ID = NewViewID(time.Now())
-	}
+// Add queues page views of a website (a beacon's) and waits until they are sent. A view
+// without an ID gets one here, once: everything downstream recognizes a redelivered view by it.
+func (c *Collector) Add(ctx context.Context, account, website string, views ...View) error {
 	c.mu.Lock()
-	b := c.open[website]
-	if b == nil || len(b.batch.Views) >= MaxViewsPerBatch {
-		b = &pendingBatch{batch: Batch{ID: newBatchID(), Account: account, Website: website}, done: make(chan struct{})}
-		c.open[website] = b
-		c.waiting = append(c.waiting, b)
+	var mine []*pendingBatch
+	for _, v := range views {
+		if v.ID == "" {
+			v.ID = NewViewID(time.Now())
+		}
+		b := c.open[website]
+		if b == nil || len(b.batch.Views) >= MaxViewsPerBatch {
+			b = &pendingBatch{batch: Batch{ID: newBatchID(), Account: account, Website: website}, done: make(chan struct{})}
+			c.open[website] = b
+			c.waiting = append(c.waiting, b)
+		}
+		b.batch.Views = append(b.batch.Views, v)
+		if len(mine) == 0 || mine[len(mine)-1] != b {
+			mine = append(mine, b)
+		}
 	}
-	b.batch.Views = append(b.batch.Views, v)
-	if !c.sending {
+	if len(mine) > 0 && !c.sending {
 		c.sending = true
 		go c.send(context.WithoutCancel(ctx))
 	}
 	c.mu.Unlock()
-	select {
-	case <-b.done:
-		return b.err
-	case <-ctx.Done():
-		return ctx.Err()
+	for _, b := range mine {
+		select {
+		case <-b.done:
+			if b.err != nil {
+				return b.err
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
+	return nil
 }
 
 // send sends the waiting batches, ten at a time, until none is left.

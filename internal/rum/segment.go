@@ -27,7 +27,7 @@ var (
 	DimBrowser    = &Dim{Name: "browser", shift: 2, width: 4, values: []string{"unknown", "chrome", "edge", "firefox", "safari", "samsung", "opera", "other"}}
 	DimOS         = &Dim{Name: "os", shift: 6, width: 4, values: []string{"unknown", "android", "ios", "windows", "macos", "linux", "chromeos", "other"}}
 	DimConnection = &Dim{Name: "connection", shift: 10, width: 3, values: []string{"unknown", "4g", "3g", "2g", "slow-2g"}}
-	DimNavigation = &Dim{Name: "navigation", shift: 13, width: 3, values: []string{"unknown", "navigate", "reload", "back-forward", "back-forward-cache", "prerender", "restore"}}
+	DimNavigation = &Dim{Name: "navigation", shift: 13, width: 3, values: []string{"unknown", "navigate", "reload", "back-forward", "back-forward-cache", "prerender", "restore", "soft"}}
 	// DimCountry holds ISO 3166-1 alpha-2 codes: 1 + 26*(first letter) + (second letter); 0
 	// is unknown (XX).
 	DimCountry = &Dim{Name: "country", shift: 16, width: 10}

@@ -491,22 +491,23 @@ type Attributions struct {
 
 // kindFields name the fields of each kind's key.
 var kindFields = map[*AttrKind][]string{
-	KindLCP:    {"element", "url"},
-	KindINP:    {"target", "type"},
-	KindScript: {"entity", "url", "function"},
-	KindEntity: {"entity"},
-	KindCLS:    {"target"},
+	KindLCP:     {"element", "url"},
+	KindINP:     {"target", "type"},
+	KindScript:  {"entity", "url", "function"},
+	KindEntity:  {"entity"},
+	KindCLS:     {"target"},
+	KindBFCache: {"reason"},
 }
 
 // ErrNoAttribution is a metric without attribution.
-var ErrNoAttribution = errors.New("attribution is kept for lcp, inp and cls")
+var ErrNoAttribution = errors.New("attribution is kept for lcp, inp, cls and ttfb (the back/forward cache's reasons)")
 
 // Attributions ranks the attributions of q.Metric (lcp: elements; inp: targets, scripts and
 // their entities; cls: shifted elements) by the slow views they account for, at most limit
 // of each kind.
 func (r *SegmentReader) Attributions(ctx context.Context, q SegmentQuery, limit int) (Attributions, error) {
 	vi, ok := VitalIndex(q.Metric)
-	if !ok || vi > 2 {
+	if !ok || !slices.ContainsFunc(AttrKinds, func(k *AttrKind) bool { return k.Vital == vi }) {
 		return Attributions{}, &QueryError{"metric", ErrNoAttribution.Error()}
 	}
 	if q.By != nil {
@@ -602,7 +603,8 @@ func (r *SegmentReader) Attributions(ctx context.Context, q SegmentQuery, limit 
 		}
 		first = false
 		slices.SortFunc(list, func(a, b AttributionRow) int {
-			if c := cmp.Compare(b.SlowViews, a.SlowViews); c != 0 {
+			// The back/forward cache's reasons rank by the navigations they cost.
+			if c := cmp.Compare(b.SlowViews, a.SlowViews); c != 0 && kind != KindBFCache {
 				return c
 			}
 			if c := cmp.Compare(b.Views, a.Views); c != 0 {

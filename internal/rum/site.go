@@ -251,8 +251,14 @@ func (s *Site) View(b Beacon, req Request) (View, error) {
 	if len(b.Metrics) == 0 {
 		return View{}, ErrNoMetric
 	}
-	v := View{Day: req.Day, Page: key, Country: req.Country, Metrics: b.Metrics, Weight: s.Settings.Weight(),
+	v := View{ID: b.ID, Day: req.Day, Page: key, Country: req.Country, Metrics: b.Metrics, Weight: s.Settings.Weight(),
 		Attribution: b.Attribution}
+	if len(b.Hints.NotRestored) > 0 {
+		if v.Attribution == nil {
+			v.Attribution = &Attribution{}
+		}
+		v.Attribution.NotRestored = b.Hints.NotRestored
+	}
 	if v.Weight == 1 {
 		v.Weight = 0
 	}

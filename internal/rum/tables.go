@@ -73,10 +73,14 @@ var (
 	KindEntity = &AttrKind{"entity", 1, []string{"duration"}, AttributionMasks(false)}
 	// KindCLS rows are keyed by the element the largest shift moved, with its time.
 	KindCLS = &AttrKind{"cls", 2, []string{"time"}, AttributionMasks(true)}
+	// KindBFCache rows are keyed by a reason the back/forward cache gave for not restoring a
+	// back or forward navigation, with the TTFB of the load it cost; a view counts once per
+	// reason (up to three).
+	KindBFCache = &AttrKind{"bfcache", 4, nil, AttributionMasks(false)}
 )
 
 // AttrKinds are the attribution kinds in the order of the fold.
-var AttrKinds = []*AttrKind{KindLCP, KindINP, KindScript, KindEntity, KindCLS}
+var AttrKinds = []*AttrKind{KindLCP, KindINP, KindScript, KindEntity, KindCLS, KindBFCache}
 
 // KeySep joins the fields of an attribution key.
 const KeySep = "\x1f"
@@ -128,6 +132,10 @@ func (a *Attribution) Rows(kind *AttrKind, out []AttrRow) []AttrRow {
 	case KindCLS:
 		if a.CLS != nil {
 			out = append(out, AttrRow{Key: a.CLS.Target, Parts: [4]float64{a.CLS.Time}})
+		}
+	case KindBFCache:
+		for _, reason := range a.NotRestored {
+			out = append(out, AttrRow{Key: reason})
 		}
 	}
 	return out

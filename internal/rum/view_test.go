@@ -80,7 +80,7 @@ func TestAttributionIsReducedFieldByField(t *testing.T) {
 		`{"w":"s","u":"https://example.com/","m":{"lcp":1},"a":{"lcp":{"p":[1,2]}},"s":{"n":42}}`,
 	} {
 		b, err := ParseBeacon([]byte(body))
-		if err != nil || b.Metrics["lcp"] != 1 || b.Attribution != nil || b.Hints != (Hints{}) {
+		if err != nil || b.Metrics["lcp"] != 1 || b.Attribution != nil || !reflect.DeepEqual(b.Hints, Hints{}) {
 			t.Errorf("%s: %+v %v", body, b, err)
 		}
 	}

@@ -19,7 +19,8 @@ import (
 //
 // A view's attribution array: a flags number (1 LCP, 2 INP, 4 CLS), then for LCP its element,
 // URL and four phases; for INP its target, type, three phases, the number of scripts and per
-// script its URL, function, entity and duration; for CLS its target and time.
+// script its URL, function, entity and duration; for CLS its target and time. The reasons the
+// back/forward cache did not restore the page are the view's "r", indexes into "z".
 
 // MarshalJSON writes a batch of the queue format.
 func (b WireBatch) MarshalJSON() ([]byte, error) {
@@ -200,6 +201,19 @@ func (w *writer) view(out []byte, v *WireView) []byte {
 	if a := v.Attribution; a != nil {
 		field("a")
 		out = w.attribution(out, a)
+		// The back/forward cache's reasons are a member of their own, which readers before
+		// them skip.
+		if len(a.NotRestored) > 0 {
+			field("r")
+			out = append(out, '[')
+			for i, reason := range a.NotRestored {
+				if i > 0 {
+					out = append(out, ',')
+				}
+				out = w.ref(out, reason)
+			}
+			out = append(out, ']')
+		}
 	}
 	return append(out, '}')
 }
@@ -675,8 +689,25 @@ func (r *reader) view(v *WireView) error {
 			if r.null() {
 				return nil
 			}
-			v.Attribution = &Attribution{}
+			if v.Attribution == nil {
+				v.Attribution = &Attribution{}
+			}
 			return r.attribution(v.Attribution)
+		case "r":
+			if v.Attribution == nil {
+				v.Attribution = &Attribution{}
+			}
+			return r.array(func() error {
+				var f float64
+				if err := r.float(&f); err != nil {
+					return err
+				}
+				if f < 0 || int(f) >= len(r.dict) || f != math.Trunc(f) || len(v.Attribution.NotRestored) == maxNotRestored {
+					return r.fail()
+				}
+				v.Attribution.NotRestored = append(v.Attribution.NotRestored, r.dict[int(f)])
+				return nil
+			})
 		}
 		return r.skip()
 	})

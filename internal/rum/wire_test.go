@@ -40,6 +40,12 @@ func TestWireBatchReaderMatchesEncodingJSON(t *testing.T) {
 						Scripts: []Script{{URL: "https://t.example/s.js", Function: "f<>", Entity: "T", Duration: 55.125}}},
 					CLS: &CLSAttribution{Target: "p", Time: 123.456},
 				}
+				if rng.IntN(2) == 0 {
+					v.Attribution.NotRestored = []string{"unload-listener", "masked"}
+				}
+			} else if rng.IntN(3) == 0 {
+				// A back navigation the cache did not restore, with no other attribution.
+				v.Attribution = &Attribution{NotRestored: []string{"response-cache-control-no-store"}}
 			}
 			batch.Views = append(batch.Views, v)
 		}
@@ -85,8 +91,18 @@ func TestWireBatchReaderMatchesEncodingJSON(t *testing.T) {
 		b.ID != "x" || len(b.Views) != 1 || !reflect.DeepEqual(b.Views[0].Timings, []float64{1, -1}) {
 		t.Errorf("%+v %v", b, err)
 	}
+	// A reader before the back/forward cache's reasons skips them: the views still count.
+	type before struct {
+		Views []struct {
+			Day string `json:"d"`
+		} `json:"v"`
+	}
+	var old before
+	if err := json.Unmarshal([]byte(`{"z":["unload-listener"],"v":[{"d":"20261201","t":[],"a":[0],"r":[0]}]}`), &old); err != nil || len(old.Views) != 1 {
+		t.Errorf("an older reader: %+v %v", old, err)
+	}
 	for _, bad := range []string{`{"id":1}`, `{"v":[{"t":[1,]}]}`, `{"v":[{"k":-1}]}`, `{"v":[{"k":1.5}]}`,
-		`{"v":[{"a":[1,0,0,1,2,3,4]}]}`, `{"z":["x"],"v":[{"a":[9]}]}`, `{"z":["x"],"v":[{"a":[4,0]}]}`, `{"z":["x"],"v":[{"a":[2,0,0,1,2,3,4]}]}`} {
+		`{"v":[{"a":[1,0,0,1,2,3,4]}]}`, `{"z":["x"],"v":[{"a":[9]}]}`, `{"z":["x"],"v":[{"r":[1]}]}`, `{"z":["x"],"v":[{"r":[0,0,0,0]}]}`, `{"z":["x"],"v":[{"a":[4,0]}]}`, `{"z":["x"],"v":[{"a":[2,0,0,1,2,3,4]}]}`} {
 		if err := b.UnmarshalJSON([]byte(bad)); err == nil {
 			t.Errorf("%s read", bad)
 		}

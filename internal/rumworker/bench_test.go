@@ -150,7 +150,48 @@ var countryCodes = func() []string {
 	return cc
 }()
 
+// spaVisit draws a visit of a single-page app: its hard load (a back or forward navigation
+// the cache did not restore names its reasons) and three soft navigations, each a view of its
+// own with the metrics web-vitals reports for one (LCP, FCP, INP, CLS) and its attribution.
+func spaVisit(rng *rand.Rand, day string, pages, countries int) []rum.View {
+	hard := benchView(rng, day, pages, countries)
+	bf, _ := rum.DimNavigation.Value("back-forward")
+	if rum.DimNavigation.Of(hard.Segments) == bf {
+		hard.Attribution.NotRestored = [][]string{{"unload-listener"}, {"response-cache-control-no-store", "masked"}, {"broadcastchannel"}}[rng.IntN(3)]
+	}
+	out := []rum.View{hard}
+	soft, _ := rum.DimNavigation.Value("soft")
+	for range 3 {
+		v := benchView(rng, day, pages, countries)
+		v.Country, v.Segments = hard.Country, rum.DimNavigation.With(rum.DimGroup.With(hard.Segments, rum.DimGroup.Of(v.Segments)), soft)
+		for name := range v.Metrics {
+			switch name {
+			case "lcp", "fcp", "inp", "cls":
+				if name == "lcp" || name == "fcp" {
+					v.Metrics[name] /= 4 // a route paints what the document already has
+				}
+			default:
+				delete(v.Metrics, name)
+			}
+		}
+		v.Attribution.LCP.Phases = [4]float64{0, 0, v.Metrics["lcp"] * 0.5, v.Metrics["lcp"] * 0.5}
+		out = append(out, v)
+	}
+	return out
+}
+
+// BenchmarkFold: the views of hard loads only, and of visits to single-page apps (a hard load
+// and three soft navigations each).
 func BenchmarkFold(b *testing.B) {
+	b.Run("hard", func(b *testing.B) {
+		benchFold(b, func(rng *rand.Rand, day string) []rum.View { return []rum.View{benchView(rng, day, 1000, 50)} })
+	})
+	b.Run("spa", func(b *testing.B) {
+		benchFold(b, func(rng *rand.Rand, day string) []rum.View { return spaVisit(rng, day, 1000, 50) })
+	})
+}
+
+func benchFold(b *testing.B, draw func(rng *rand.Rand, day string) []rum.View) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	at := time.Unix(1_790_000_000, 0)
 	// Log entries as the rebatcher writes them: 400 views of one website each (a minute of a
@@ -159,10 +200,11 @@ func BenchmarkFold(b *testing.B) {
 	var bodies [][]byte
 	for range 10 {
 		batch := rum.Batch{ID: fmt.Sprintf("b%d", len(bodies)), Account: "a", Website: "w"}
-		for range 400 {
-			v := benchView(rng, days[0], 1000, 50)
-			v.ID = rum.NewViewID(at)
-			batch.Views = append(batch.Views, v)
+		for len(batch.Views) < 400 {
+			for _, v := range draw(rng, days[0]) {
+				v.ID = rum.NewViewID(at)
+				batch.Views = append(batch.Views, v)
+			}
 		}
 		body, _ := json.Marshal(batch)
 		var wire rum.WireBatch

@@ -65,6 +65,9 @@ type costScenario struct {
 	// pollers is how many rebatcher invocations share a window's beacons (the event source's
 	// pollers each gather a batch of their own; 0 means 1).
 	pollers int
+	// spa draws visits of a single-page app (a hard load and three soft navigations, one
+	// beacon carrying the four views) instead of views of one beacon each.
+	spa bool
 }
 
 // BenchmarkRUMCost prices a month of a website's real users at several traffics. With
@@ -73,18 +76,20 @@ type costScenario struct {
 func BenchmarkRUMCost(b *testing.B) {
 	var months []capacity.RUMMonth
 	for _, sc := range []costScenario{
-		{"idle", 0, 60, 1},
-		{"100k_views_a_month", 100e3, 240, 1},
-		{"1M_views_a_month", 1e6, 240, 1},
+		{"idle", 0, 60, 1, false},
+		{"100k_views_a_month", 100e3, 240, 1, false},
+		{"1M_views_a_month", 1e6, 240, 1, false},
 		// The same, the window's beacons spread over five invocations, as five pollers of the
 		// event source may gather them: five log entries a window instead of one.
-		{"1M_views_a_month_5_pollers", 1e6, 240, 5},
-		{"100M_views_a_month", 100e6, 40, 1},
+		{"1M_views_a_month_5_pollers", 1e6, 240, 5, false},
+		{"100M_views_a_month", 100e6, 40, 1, false},
+		// A single-page app's visits: four views a beacon.
+		{"1M_views_a_month_spa", 1e6, 240, 1, true},
 	} {
 		b.Run(sc.name, func(b *testing.B) {
 			for range b.N {
 				month := simulateCost(b, sc)
-				if sc.viewsPerMonth > 0 && sc.pollers == 1 {
+				if sc.viewsPerMonth > 0 && sc.pollers == 1 && !sc.spa {
 					months = append(months, month)
 				}
 			}
@@ -186,24 +191,33 @@ func simulateCost(b *testing.B, sc costScenario) capacity.RUMMonth {
 		n := int(carry)
 		carry -= float64(n)
 		views += n
-		// collect: one message of one view per invocation, each a request of the function URL.
+		// collect: one message per invocation (a beacon: one view, or a visit's views), each a
+		// request of the function URL.
 		var ev events.SQSEvent
-		for i := range n {
-			v := rumworker.BenchView(rng, day, 1000, 50)
-			v.ID = rum.NewViewID(clock.Add(time.Duration(i) * time.Second * windowSeconds / time.Duration(max(n, 1))))
-			body, err := json.Marshal(rum.Batch{ID: v.ID, Account: site.Account, Website: site.ID, Views: []rum.View{v}})
+		beacons := 0
+		for i := 0; i < n; {
+			visit := []rum.View{rumworker.BenchView(rng, day, 1000, 50)}
+			if sc.spa {
+				visit = rumworker.SPAVisit(rng, day, 1000, 50)
+			}
+			for j := range visit {
+				visit[j].ID = rum.NewViewID(clock.Add(time.Duration(i+j) * time.Second * windowSeconds / time.Duration(max(n, 1))))
+			}
+			i += len(visit)
+			body, err := json.Marshal(rum.Batch{ID: visit[0].ID, Account: site.Account, Website: site.ID, Views: visit})
 			if err != nil {
 				b.Fatal(err)
 			}
-			ev.Records = append(ev.Records, events.SQSMessage{MessageId: fmt.Sprintf("m%d-%d", w, i), Body: string(body)})
+			ev.Records = append(ev.Records, events.SQSMessage{MessageId: fmt.Sprintf("m%d-%d", w, beacons), Body: string(body)})
+			beacons++
 		}
-		m.Requests(0, n)
-		m.Billed("rum (collect)", collectMemoryMB, time.Duration(n*collectMillis)*time.Millisecond, n)
-		m.SQSRequests(false, n, "SendMessage (collect)")
+		m.Requests(0, beacons)
+		m.Billed("rum (collect)", collectMemoryMB, time.Duration(beacons*collectMillis)*time.Millisecond, beacons)
+		m.SQSRequests(false, beacons, "SendMessage (collect)")
 		if n > 0 {
 			// The event source receives and deletes beacon messages ten at a time.
-			m.SQSRequests(false, (n+9)/10, "ReceiveMessage (event source)")
-			m.SQSRequests(false, (n+9)/10, "DeleteMessageBatch (event source)")
+			m.SQSRequests(false, (beacons+9)/10, "ReceiveMessage (event source)")
+			m.SQSRequests(false, (beacons+9)/10, "DeleteMessageBatch (event source)")
 			pollers := max(sc.pollers, 1)
 			for p := range pollers {
 				var part events.SQSEvent

@@ -14,6 +14,11 @@ import (
 // Exports for the external tests (the report benchmark needs the fold but cannot be in this
 // package: awstest imports the service, which this package imports).
 
+// SPAVisit draws a visit of a single-page app: a hard load and three soft navigations.
+func SPAVisit(rng *rand.Rand, day string, pages, countries int) []rum.View {
+	return spaVisit(rng, day, pages, countries)
+}
+
 // BenchView draws a page view with every timing metric.
 func BenchView(rng *rand.Rand, day string, pages, countries int) rum.View {
 	return benchView(rng, day, pages, countries)

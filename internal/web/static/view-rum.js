@@ -17,7 +17,7 @@
     browser: ['chrome', 'edge', 'firefox', 'safari', 'samsung', 'opera', 'other', 'unknown'],
     os: ['android', 'ios', 'windows', 'macos', 'linux', 'chromeos', 'other', 'unknown'],
     connection: ['4g', '3g', '2g', 'slow-2g', 'unknown'],
-    navigation: ['navigate', 'reload', 'back-forward', 'back-forward-cache', 'prerender', 'restore', 'unknown']
+    navigation: ['navigate', 'reload', 'back-forward', 'back-forward-cache', 'prerender', 'restore', 'soft', 'unknown']
   };
   var PART_LABELS = { timeToFirstByte: 'TTFB', resourceLoadDelay: 'Load delay', resourceLoadDuration: 'Load time', elementRenderDelay: 'Render delay',
     inputDelay: 'Input delay', processingDuration: 'Processing', presentationDelay: 'Presentation', duration: 'Script time', time: 'At' };
@@ -65,6 +65,37 @@
     else if (parts.length) cols.push({ label: 'Mean ' + (PART_LABELS[parts[0]] || parts[0]), n: true, cell: function (r) { return fmt(r.parts[parts[0]], 'ms'); } });
     return table(cols, rows);
   }
+  // navigationBox tells hard loads from a single-page app's soft navigations, the share of back
+  // and forward navigations the back/forward cache restored (and why it did not), and the
+  // prerendered views, from the vital's breakdown by navigation and the cache's reasons.
+  function navigationBox(vital, seg, reasons) {
+    var rows = {};
+    seg.list.forEach(function (x) { rows[x.key] = x; });
+    var views = function (keys) { return keys.reduce(function (n, k) { return n + (rows[k] ? rows[k].views : 0); }, 0); };
+    var label = vital.toUpperCase();
+    var stat = function (id, keys, text) {
+      var n = views(keys), one = keys.length === 1 && rows[keys[0]];
+      return el('div', { class: 'stat', id: id }, el('b', { text: fmt(n, 'score') }),
+        el('span', { text: text + (one && n ? ', p' + seg.percentile + ' ' + label + ' ' + fmtMetric(vital, one.value) : '') }));
+    };
+    var hard = ['navigate', 'reload', 'back-forward', 'back-forward-cache', 'prerender', 'restore', 'unknown'];
+    var restored = views(['back-forward-cache']), back = restored + views(['back-forward']);
+    var box = el('div', { id: 'rum-navigations' }, el('h3', { text: 'Navigations: page loads, single-page app routes, back/forward cache, prerender' }),
+      el('div', { class: 'stats' },
+        stat('rum-hard', hard, 'page loads (hard navigations)'),
+        stat('rum-soft', ['soft'], 'soft navigations (route changes)'),
+        el('div', { class: 'stat', id: 'rum-bfcache' }, el('b', { text: back ? fmt(100 * restored / back, '') + ' %' : '–' }),
+          el('span', { text: back ? 'of ' + fmt(back, 'score') + ' back/forward navigations restored from the cache' : 'no back/forward navigation' })),
+        stat('rum-prerender', ['prerender'], 'prerendered')));
+    if (reasons && reasons.length) {
+      box.appendChild(el('div', { id: 'rum-bfcache-reasons' }, el('h4', { text: 'Why the back/forward cache did not restore the page' }), table([
+        { label: 'Reason', value: function (r) { return r.reason; }, cell: function (r) { return el('code', { text: r.reason }); } },
+        { label: 'Navigations', n: true, value: function (r) { return r.views; }, cell: function (r) { return fmt(r.views, 'score'); } },
+        { label: 'p' + seg.percentile + ' TTFB', n: true, value: function (r) { return r.value; }, cell: function (r) { return metricCell('ttfb', r.value); } }
+      ], reasons)));
+    }
+    return box;
+  }
   // rumPanel draws a vital of real users: its trend, ratings, distribution, breakdown and top
   // attributions, for the website (filtered) or one monitored page. A refused query shows its
   // problem in place.
@@ -75,7 +106,11 @@
       get(base + 'trend' + q),
       get(base + 'distribution' + segQuery(Object.assign({}, o, { by: '' }))),
       o.by ? get(base + 'segments' + q) : null,
-      wantAttr ? get(base + 'attributions' + segQuery(Object.assign({}, o, { by: '' }))).catch(function (err) { return { problem: err }; }) : null
+      wantAttr ? get(base + 'attributions' + segQuery(Object.assign({}, o, { by: '' }))).catch(function (err) { return { problem: err }; }) : null,
+      // Hard and soft views, the back/forward cache and prerender: left out where the filters
+      // cannot be answered so.
+      get(base + 'segments' + segQuery(Object.assign({}, o, { by: 'navigation' }))).catch(function () { return null; }),
+      get(base + 'attributions' + segQuery(Object.assign({}, o, { vital: 'ttfb', by: '' }))).catch(function () { return null; })
     ]).then(function (r) {
       var trend = r[0].result, dist = r[1].result, out = [];
       var label = o.vital.toUpperCase(), unit = METRICS[o.vital].unit;
@@ -108,6 +143,7 @@
           { label: 'Good / NI / poor', cell: function (x) { return ratingBar(x); } }
         ], seg.list)));
       }
+      if (r[4]) out.push(navigationBox(o.vital, r[4].result, r[5] && r[5].result.notRestoredReasons));
       if (r[3] && r[3].problem) out.push(el('h3', { text: 'Why: top attributions' }), problemBox(r[3].problem));
       else if (r[3]) {
         var at = r[3].result;
