@@ -234,6 +234,8 @@ func TestOpenAPIDocument(t *testing.T) {
 		"/{websiteId}/testseries/{seriesId}":                        {"get"},
 		"/{websiteId}/tests/{testId}":                               {"get"},
 		"/{websiteId}/pages/{pageId}/compare":                       {"get"},
+		"/{websiteId}/data-settings":                                {"get", "put"},
+		"/{websiteId}/exports":                                      {"post"},
 	}
 	for path, methods := range endpoints {
 		for _, m := range methods {

@@ -220,6 +220,17 @@ func (e *Exporter) Website(ctx context.Context, site model.Website, day string) 
 	if err := put(Incidents, len(inc), body, err); err != nil {
 		return res, err
 	}
+	// The first day exported is where a retention pass or a purge starts computing the
+	// website's keys.
+	set, err := e.store.DataSettings(ctx, site)
+	if err != nil {
+		return res, err
+	}
+	if set.ExportsSince == "" || day < set.ExportsSince {
+		if err := e.store.MarkExports(ctx, site, day, ""); err != nil {
+			return res, err
+		}
+	}
 	return res, nil
 }
 
