@@ -680,7 +680,7 @@ func actionsWithPrefix(stmts []statement, prefix string) []string {
 
 func TestDailyRulesRunSchedulerAtDefaultHour(t *testing.T) {
 	o, tmpl := openvitals(t)
-	check(t, "three daily rules and the sweep rule", func() { tmpl.ResourceCountIs(jsii.String("AWS::Events::Rule"), jsii.Number(4)) })
+	check(t, "five daily rules and the sweep rule", func() { tmpl.ResourceCountIs(jsii.String("AWS::Events::Rule"), jsii.Number(6)) })
 	for id, job := range map[string]string{"DailySchedule": "audits", "MultistepSchedule": "multistep", "UxSchedule": "ux"} {
 		rule := resources(tmpl, "AWS::Events::Rule")[logicalID(t, o.stack, "Schedules", id)]
 		if rule == nil {
@@ -1720,6 +1720,7 @@ func TestLeastPrivilege(t *testing.T) {
 	table := logicalID(t, o.stack, "Storage", "Table")
 	bucket := logicalID(t, o.stack, "Storage", "Bucket")
 	rumBucket := logicalID(t, o.stack, "Storage", "RumBucket")
+	exportBucket := logicalID(t, o.stack, "Exports", "Bucket")
 	purgeQ := queueID(t, o.stack, "purge")
 	auditQ := queueID(t, o.stack, "audit")
 	multistepQ := queueID(t, o.stack, "multistep")
@@ -1750,8 +1751,9 @@ func TestLeastPrivilege(t *testing.T) {
 			{"dynamodb:Query", table, true}, {"dynamodb:UpdateItem", table, true}, {"dynamodb:GetItem", table, true},
 			{"sqs:ReceiveMessage", fanoutQ, true}, {"sqs:DeleteMessage", fanoutQ, true}, {"sqs:SendMessage", fanoutQ, true},
 			{"sqs:SendMessage", auditQ, true}, {"sqs:SendMessage", multistepQ, true}, {"sqs:SendMessage", uxQ, true},
-			{"sqs:SendMessage", notifyQ, true}, {"sqs:SendMessage", purgeQ, false}, {"sqs:SendMessage", rumQ, false},
-			{"sqs:ReceiveMessage", auditQ, false}, {"s3:GetObject", "", false}, {"s3:PutObject", "", false}, {getSecret, "", false},
+			{"sqs:SendMessage", notifyQ, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", rumQ, false},
+			{"sqs:ReceiveMessage", auditQ, false}, {"s3:GetObject", "", false}, {"s3:PutObject", exportBucket, true},
+			{"s3:PutObject", bucket, false}, {"s3:DeleteObject", "", false}, {getSecret, "", false},
 		},
 		"audit-worker": {
 			{"dynamodb:PutItem", table, true}, {"s3:PutObject", bucket, true},
@@ -1772,7 +1774,7 @@ func TestLeastPrivilege(t *testing.T) {
 		},
 		"purge-worker": {
 			{"dynamodb:DeleteItem", table, true}, {"s3:ListBucket", bucket, true}, {"s3:DeleteObject", bucket, true},
-			{"s3:ListBucket", rumBucket, true}, {"s3:DeleteObject", rumBucket, true},
+			{"s3:ListBucket", rumBucket, true}, {"s3:DeleteObject", rumBucket, true}, {"s3:DeleteObject", exportBucket, true},
 			{"s3:PutObject", "", false}, {"sqs:ReceiveMessage", purgeQ, true},
 			// Its own queue only: a purge queues its next pass.
 			{"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", auditQ, false}, {"sqs:SendMessage", multistepQ, false},
@@ -1785,6 +1787,7 @@ func TestLeastPrivilege(t *testing.T) {
 		},
 		"websites": {
 			{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", auditQ, false}, {"sqs:SendMessage", multistepQ, false},
+			{"s3:PutObject", exportBucket, true}, {"s3:PutObject", bucket, false}, {"s3:DeleteObject", exportBucket, false},
 			{getSecret, credentials, true}, {getSecret, crux, false}, {"secretsmanager:PutSecretValue", "", false},
 		},
 		"field": {
