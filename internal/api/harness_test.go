@@ -14,6 +14,7 @@ import (
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/audit"
+	"github.com/openvitals/openvitals/internal/export"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/contract"
@@ -84,7 +85,7 @@ func newTestEnvAt(t testing.TB, now func() time.Time) *testEnv {
 	nq := awstest.Queue(t, clients, service.NotifyQueueSettings)
 	srv := api.New(api.Deps{Notifications: notify.NewQueue(nq), Store: st, Purger: purge.NewQueue(q), Auditor: audit.NewQueue(st, aq, log),
 		Runner: multistep.NewQueue(st, mq, log), Reports: objects, Log: log, Credentials: credentialsKey,
-		Beacons: rum.NewCollector(rq), Field: rum.NewReader(rums), RUM: rums, Now: now})
+		Beacons: rum.NewCollector(rq), Field: rum.NewReader(rums), RUM: rums, Now: now, Exports: export.New(st, awstest.Bucket(t))})
 	return &testEnv{t: t, handler: srv.Handler(), store: st, purges: q, audits: aq, runs: mq, rum: rq, flush: fq, rums: rums, notify: nq,
 		objects: objects, clients: clients}
 }
