@@ -15,7 +15,9 @@
 #      with the code: every function of functions/ with its architecture, memory, timeout and
 #      every variable service.Functions says it needs; each queue's event source mapping,
 #      batch size, redrive and visibility timeout against its consumer's timeout; the table's
-#      keys, TTL attribute and indexes against the store's; the daily schedules.
+#      keys, TTL attribute and indexes against the store's; the daily schedules; the exports'
+#      bucket, Glue database, tables (columns, day projection, locations) and Athena workgroup,
+#      read back from the emulator's Glue and Athena.
 #
 # What the emulator does not create (the HTTP API and its routes, the alarms, the queue and
 # bucket policies) is left to infra's template tests, and what only AWS can tell (quotas, IAM
