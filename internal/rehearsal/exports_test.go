@@ -80,10 +80,15 @@ func (d *deployment) checkExports(t *testing.T) {
 		}
 	}
 	a := athena.NewFromConfig(cfg)
+	// The stack names its workgroup <stack>-exports.
 	var workgroup string
-	for _, r := range d.resources {
-		if aws.ToString(r.ResourceType) == "AWS::Athena::WorkGroup" {
-			workgroup = aws.ToString(r.PhysicalResourceId)
+	list, err := a.ListWorkGroups(d.ctx, &athena.ListWorkGroupsInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range list.WorkGroups {
+		if strings.HasSuffix(aws.ToString(w.Name), "-exports") {
+			workgroup = aws.ToString(w.Name)
 		}
 	}
 	wg, err := a.GetWorkGroup(d.ctx, &athena.GetWorkGroupInput{WorkGroup: aws.String(workgroup)})
