@@ -226,8 +226,10 @@ import boto3
 endpoint, assembly, stack, region = (os.environ[k] for k in ("ENDPOINT", "ASSEMBLY", "STACK", "REGION"))
 client = lambda service: boto3.client(service, endpoint_url=endpoint, region_name=region)
 template = json.load(open(os.path.join(assembly, stack + ".template.json")))
+# (moto lists some resources without their logical id: those are not referred to here.)
 physical = {r["LogicalResourceId"]: r.get("PhysicalResourceId", "")
-            for r in client("cloudformation").describe_stack_resources(StackName=stack)["StackResources"]}
+            for r in client("cloudformation").describe_stack_resources(StackName=stack)["StackResources"]
+            if "LogicalResourceId" in r}
 account = client("sts").get_caller_identity()["Account"]
 pseudo = {"AWS::StackName": stack, "AWS::AccountId": account, "AWS::Region": region, "AWS::URLSuffix": "amazonaws.com"}
 
