@@ -248,6 +248,8 @@ def resolve(v):
 glue, athena = client("glue"), client("athena")
 kinds = {"AWS::Glue::Database": 0, "AWS::Glue::Table": 1, "AWS::Athena::WorkGroup": 2}
 for logical_id, r in sorted(template["Resources"].items(), key=lambda kv: kinds.get(kv[1]["Type"], 9)):
+    if r["Type"] not in kinds:
+        continue
     props = resolve(r.get("Properties", {}))
     if r["Type"] == "AWS::Glue::Database":
         glue.create_database(DatabaseInput=props["DatabaseInput"])
@@ -256,8 +258,6 @@ for logical_id, r in sorted(template["Resources"].items(), key=lambda kv: kinds.
     elif r["Type"] == "AWS::Athena::WorkGroup":
         athena.create_work_group(Name=props["Name"], Description=props.get("Description", ""),
                                  Configuration=props["WorkGroupConfiguration"])
-    else:
-        continue
     print(f"rehearse: patch 5: {r['Type']} {logical_id} created through the API")
 EOF2
 
