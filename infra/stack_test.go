@@ -217,9 +217,10 @@ func TestDataIsRetained(t *testing.T) {
 
 func TestBucketIsPrivateEncryptedAndSSLOnly(t *testing.T) {
 	o, tmpl := openvitals(t)
-	check(t, "two buckets: the reports' and real users'", func() { tmpl.ResourceCountIs(jsii.String("AWS::S3::Bucket"), jsii.Number(2)) })
-	for _, id := range []string{"Bucket", "RumBucket"} {
-		bucket := logicalID(t, o.stack, "Storage", id)
+	check(t, "three buckets: the reports', real users' and exports'", func() { tmpl.ResourceCountIs(jsii.String("AWS::S3::Bucket"), jsii.Number(3)) })
+	for _, path := range [][]string{{"Storage", "Bucket"}, {"Storage", "RumBucket"}, {"Exports", "Bucket"}} {
+		id := strings.Join(path, "/")
+		bucket := logicalID(t, o.stack, path...)
 		props := resources(tmpl, "AWS::S3::Bucket")[bucket]
 		block, _ := json.Marshal(props["PublicAccessBlockConfiguration"])
 		if string(block) != `{"BlockPublicAcls":true,"BlockPublicPolicy":true,"IgnorePublicAcls":true,"RestrictPublicBuckets":true}` {
@@ -419,8 +420,10 @@ func TestOutputs(t *testing.T) {
 			"https://", map[string]any{"Ref": logicalID(t, o.stack, "Api", "Api")},
 			".execute-api.", map[string]any{"Ref": "AWS::Region"}, ".", map[string]any{"Ref": "AWS::URLSuffix"}, "/app",
 		}}},
-		"RumBucketName": map[string]any{"Ref": logicalID(t, o.stack, "Storage", "RumBucket")},
-		"RumUrl":        map[string]any{"Fn::GetAtt": []any{logicalID(t, o.stack, "Api", "Rum", "FunctionUrl"), "FunctionUrl"}},
+		"RumBucketName":    map[string]any{"Ref": logicalID(t, o.stack, "Storage", "RumBucket")},
+		"ExportBucketName": map[string]any{"Ref": logicalID(t, o.stack, "Exports", "Bucket")},
+		"AthenaWorkgroup":  map[string]any{"Ref": keys(resources(tmpl, "AWS::Athena::WorkGroup"))[0]},
+		"RumUrl":           map[string]any{"Fn::GetAtt": []any{logicalID(t, o.stack, "Api", "Rum", "FunctionUrl"), "FunctionUrl"}},
 	}
 	for id, value := range want {
 		check(t, "output "+id, func() {
