@@ -52,6 +52,9 @@ type openvitalsStackProps struct {
 	// ReportRetentionDays is how long S3 keeps a report or screenshot (minReportRetentionDays
 	// to 3650). Default defaultReportRetentionDays.
 	ReportRetentionDays *int
+	// ExportRetentionDays is how long the export bucket keeps the daily Parquet exports (1 to
+	// 3650). Default defaultExportRetentionDays.
+	ExportRetentionDays *int
 	// APIThrottleRate and APIThrottleBurst limit each route of the API (requests per second,
 	// 1 to maxThrottleRate and maxThrottleBurst). Defaults defaultAPIThrottleRate and
 	// defaultAPIThrottleBurst.
@@ -97,6 +100,8 @@ const (
 	contextMultistepMaxConcurrency = "multistepMaxConcurrency"
 	// contextReportRetentionDays: after how many days S3 deletes a report or screenshot.
 	contextReportRetentionDays = "reportRetentionDays"
+	// contextExportRetentionDays: after how many days S3 deletes an export.
+	contextExportRetentionDays = "exportRetentionDays"
 	// contextAPIThrottleRate and contextAPIThrottleBurst: requests per second (steady, and
 	// burst) each route of the API accepts before answering 429.
 	contextAPIThrottleRate  = "apiThrottleRate"
@@ -155,6 +160,8 @@ const (
 	defaultReportRetentionDays = 90
 	// minReportRetentionDays keeps every report the API may still serve.
 	minReportRetentionDays = 31
+	// defaultExportRetentionDays: two years and a day, as long as the table keeps the history.
+	defaultExportRetentionDays = 731
 	// defaultAPIThrottleRate and defaultAPIThrottleBurst suit scripts and dashboards calling
 	// with API keys; API Gateway applies them to each route separately.
 	defaultAPIThrottleRate  = 50
@@ -193,6 +200,8 @@ type settings struct {
 	auditWorkersNeeded, auditConcurrency int
 	multistepMaxConcurrency              int
 	reportRetentionDays                  int
+	exportRetentionDays                  int
+	exportTables                         []exportTable
 	rumRetentionDays                     int
 	rumMaxConcurrency                    int
 	apiThrottle, rumThrottle             throttle
@@ -294,6 +303,12 @@ func resolveNumbers(scope constructs.Construct, p openvitalsStackProps, s *setti
 		return err
 	}
 	if s.reportRetentionDays, err = intSetting(scope, p.ReportRetentionDays, contextReportRetentionDays, defaultReportRetentionDays, minReportRetentionDays, 3650); err != nil {
+		return err
+	}
+	if s.exportRetentionDays, err = intSetting(scope, p.ExportRetentionDays, contextExportRetentionDays, defaultExportRetentionDays, 1, 3650); err != nil {
+		return err
+	}
+	if s.exportTables, err = loadExportTables(defaultTablesFile); err != nil {
 		return err
 	}
 	if s.rumRetentionDays, err = intSetting(scope, p.RUMRetentionDays, contextRUMRetentionDays, defaultRUMRetentionDays, minRUMRetentionDays, 3650); err != nil {

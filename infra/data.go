@@ -22,6 +22,8 @@ type data struct {
 	// rumBucket holds real-user data: each website's day objects (internal/rumstore) and the
 	// large entries of its log of page views, kept for their own retention.
 	rumBucket awss3.Bucket
+	// exports is the export bucket with the Glue tables and Athena workgroup over it.
+	exports *exports
 }
 
 // newData creates the table and the buckets under scope/id, all retained when the stack goes.

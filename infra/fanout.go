@@ -60,7 +60,7 @@ func (p *fanoutPipeline) workQueues() []*workQueue { return []*workQueue{p.queue
 // addFunctions creates the fan-out worker, fed by the fan-out queue.
 func (p *fanoutPipeline) addFunctions(fns *functionFactory) {
 	worker := fns.goFunction(p.c, "fanout-worker", goFunctionProps{
-		description: "openvitals fan-out worker: a page of the websites listing, or a website's share of a daily job (audits, multistep runs, ux collection), each part once a day",
+		description: "openvitals fan-out worker: a page of the websites listing, or a website's share of a daily job (audits, multistep runs, ux collection, exports, retention), each part once a day",
 		memoryMB:    defaultMemoryMB,
 		timeout:     awscdk.Duration_Minutes(jsii.Number(fanoutWorkerTimeoutMinutes)),
 	})
@@ -68,9 +68,12 @@ func (p *fanoutPipeline) addFunctions(fns *functionFactory) {
 	p.s.data.table.GrantReadWriteData(worker)
 	// The next page of the listing and the websites' messages; their audits, runs and
 	// collections; the channels' daily digests.
-	for _, wq := range []*workQueue{p.queue, p.targets.audits, p.targets.runs, p.targets.ux, p.s.notifications} {
+	for _, wq := range []*workQueue{p.queue, p.targets.audits, p.targets.runs, p.targets.ux, p.s.notifications, p.targets.purges} {
 		wq.queue.GrantSendMessages(worker)
 	}
+	// The exports job writes each website's day of Parquet; the retention job queues its
+	// pass to the purge worker (above).
+	p.s.data.exports.bucket.GrantPut(worker, nil)
 	// One message per invocation: a website's share is retried alone.
 	p.queue.feed(worker, awslambdaeventsources.SqsEventSourceProps{
 		BatchSize:      jsii.Number(1),

@@ -24,6 +24,8 @@ func addOutputs(stack awscdk.Stack, s *shared, a *api, queues []*workQueue) {
 	output("RumUrl", a.rumURL, "The RUM entry (a Lambda function URL): websites embed <script async src=\"{RumUrl}rum/{website-id}.js\"></script>, whose beacons go to {RumUrl}collect")
 	output("BucketName", s.data.bucket.BucketName(), "S3 bucket for raw audit reports and screenshots")
 	output("RumBucketName", s.data.rumBucket.BucketName(), "S3 bucket for real-user data: each website's day objects and large log entries")
+	output("ExportBucketName", s.data.exports.bucket.BucketName(), "S3 bucket of the daily Parquet exports (exports/<dataset>/day=/website=/part.parquet) and Athena's query results")
+	output("AthenaWorkgroup", s.data.exports.workgroup.Ref(), "Athena workgroup for the exports: SELECT ... FROM openvitals.lab_runs WHERE day >= '2026-01-01'")
 	output("CruxApiKeySecretArn", s.cruxKey.SecretArn(), "Secret for the Chrome UX Report API key, blank until you set it; the ux worker skips CrUX until then")
 	output("SetCruxApiKey", awscdk.Fn_Join(jsii.String(""), &[]*string{
 		jsii.String("aws secretsmanager put-secret-value --region "), stack.Region(),

@@ -69,6 +69,9 @@ func (p *purgePipeline) addFunctions(fns *functionFactory) {
 	p.s.data.bucket.GrantDelete(p.worker, nil)
 	p.s.data.rumBucket.GrantRead(p.worker, nil)
 	p.s.data.rumBucket.GrantDelete(p.worker, nil)
+	// A retention pass and a website's purge delete its exports by their keys, computed.
+	p.s.data.exports.bucket.GrantDelete(p.worker, nil)
+	setRetentionBounds(p.worker, p.s.settings)
 	// Queues a purge's next pass to its own queue.
 	p.queue.queue.GrantSendMessages(p.worker)
 	p.queue.feed(p.worker, awslambdaeventsources.SqsEventSourceProps{BatchSize: jsii.Number(purgeBatchSize)})

@@ -130,9 +130,10 @@ func (q *workQueue) feed(fn awslambda.Function, p awslambdaeventsources.SqsEvent
 // (a URL costs no call), whether or not the function may use it: a URL grants nothing.
 func sharedEnvironment(d *data, queues []*workQueue) map[string]*string {
 	env := map[string]*string{
-		"OPENVITALS_TABLE":      d.table.TableName(),
-		"OPENVITALS_BUCKET":     d.bucket.BucketName(),
-		"OPENVITALS_RUM_BUCKET": d.rumBucket.BucketName(),
+		"OPENVITALS_TABLE":         d.table.TableName(),
+		"OPENVITALS_BUCKET":        d.bucket.BucketName(),
+		"OPENVITALS_RUM_BUCKET":    d.rumBucket.BucketName(),
+		"OPENVITALS_EXPORT_BUCKET": d.exports.bucket.BucketName(),
 	}
 	for _, q := range queues {
 		env[q.envVar()] = q.queue.QueueUrl()

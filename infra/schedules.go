@@ -53,6 +53,9 @@ func newSchedules(scope constructs.Construct, id string, s *shared, fns *functio
 	newDailyRule(c, "DailySchedule", scheduler, "audits", "the daily audits", s.dailyHourUTC)
 	newDailyRule(c, "MultistepSchedule", scheduler, "multistep", "the daily multistep runs", s.multistepHourUTC)
 	newDailyRule(c, "UxSchedule", scheduler, "ux", "the daily user-experience data collection", s.uxHourUTC)
+	// Exports of the day before, once it is over; retention passes after them.
+	newDailyRule(c, "ExportSchedule", scheduler, "exports", "the daily Parquet exports", exportHourUTC)
+	newDailyRule(c, "RetentionSchedule", scheduler, "retention", "the daily retention passes", retentionHourUTC)
 
 	// The series tests and multistep runs still without an outcome after their queue's
 	// deadline (read from the queues' own attributes, which sending to them grants) are ended
@@ -63,6 +66,13 @@ func newSchedules(scope constructs.Construct, id string, s *shared, fns *functio
 		awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(every.Minutes()))))
 	return scheduler
 }
+
+// exportHourUTC and retentionHourUTC are the UTC hours of the daily exports (of the day
+// before, whose audits and collections are over) and retention passes.
+const (
+	exportHourUTC    = 1
+	retentionHourUTC = 2
+)
 
 // sweepsPerDeadline is how many sweeps of overdue work run within the shortest deadline of the
 // swept queues: work ends or is queued again at most a sixth of its deadline late.

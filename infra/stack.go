@@ -56,6 +56,7 @@ func newOpenvitalsStack(scope constructs.Construct, id string, props *openvitals
 		credentialsKey: newCredentialsKey(stack, "CredentialsKey"),
 		alarmTopic:     newAlarmTopic(stack, "Alarms", cfg.alarmEmail),
 	}
+	s.data.exports = newExports(stack, "Exports", cfg.exportRetentionDays, cfg.exportTables)
 	// The notify pipeline first: the workers of the others queue events to it.
 	notify := newNotifyPipeline(stack, "Notify", s)
 	s.notifications = notify.queue

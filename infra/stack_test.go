@@ -217,9 +217,10 @@ func TestDataIsRetained(t *testing.T) {
 
 func TestBucketIsPrivateEncryptedAndSSLOnly(t *testing.T) {
 	o, tmpl := openvitals(t)
-	check(t, "two buckets: the reports' and real users'", func() { tmpl.ResourceCountIs(jsii.String("AWS::S3::Bucket"), jsii.Number(2)) })
-	for _, id := range []string{"Bucket", "RumBucket"} {
-		bucket := logicalID(t, o.stack, "Storage", id)
+	check(t, "three buckets: the reports', real users' and exports'", func() { tmpl.ResourceCountIs(jsii.String("AWS::S3::Bucket"), jsii.Number(3)) })
+	for _, path := range [][]string{{"Storage", "Bucket"}, {"Storage", "RumBucket"}, {"Exports", "Bucket"}} {
+		id := strings.Join(path, "/")
+		bucket := logicalID(t, o.stack, path...)
 		props := resources(tmpl, "AWS::S3::Bucket")[bucket]
 		block, _ := json.Marshal(props["PublicAccessBlockConfiguration"])
 		if string(block) != `{"BlockPublicAcls":true,"BlockPublicPolicy":true,"IgnorePublicAcls":true,"RestrictPublicBuckets":true}` {
@@ -419,8 +420,10 @@ func TestOutputs(t *testing.T) {
 			"https://", map[string]any{"Ref": logicalID(t, o.stack, "Api", "Api")},
 			".execute-api.", map[string]any{"Ref": "AWS::Region"}, ".", map[string]any{"Ref": "AWS::URLSuffix"}, "/app",
 		}}},
-		"RumBucketName": map[string]any{"Ref": logicalID(t, o.stack, "Storage", "RumBucket")},
-		"RumUrl":        map[string]any{"Fn::GetAtt": []any{logicalID(t, o.stack, "Api", "Rum", "FunctionUrl"), "FunctionUrl"}},
+		"RumBucketName":    map[string]any{"Ref": logicalID(t, o.stack, "Storage", "RumBucket")},
+		"ExportBucketName": map[string]any{"Ref": logicalID(t, o.stack, "Exports", "Bucket")},
+		"AthenaWorkgroup":  map[string]any{"Ref": keys(resources(tmpl, "AWS::Athena::WorkGroup"))[0]},
+		"RumUrl":           map[string]any{"Fn::GetAtt": []any{logicalID(t, o.stack, "Api", "Rum", "FunctionUrl"), "FunctionUrl"}},
 	}
 	for id, value := range want {
 		check(t, "output "+id, func() {
@@ -680,7 +683,7 @@ func actionsWithPrefix(stmts []statement, prefix string) []string {
 
 func TestDailyRulesRunSchedulerAtDefaultHour(t *testing.T) {
 	o, tmpl := openvitals(t)
-	check(t, "three daily rules and the sweep rule", func() { tmpl.ResourceCountIs(jsii.String("AWS::Events::Rule"), jsii.Number(4)) })
+	check(t, "five daily rules and the sweep rule", func() { tmpl.ResourceCountIs(jsii.String("AWS::Events::Rule"), jsii.Number(6)) })
 	for id, job := range map[string]string{"DailySchedule": "audits", "MultistepSchedule": "multistep", "UxSchedule": "ux"} {
 		rule := resources(tmpl, "AWS::Events::Rule")[logicalID(t, o.stack, "Schedules", id)]
 		if rule == nil {
@@ -1720,6 +1723,7 @@ func TestLeastPrivilege(t *testing.T) {
 	table := logicalID(t, o.stack, "Storage", "Table")
 	bucket := logicalID(t, o.stack, "Storage", "Bucket")
 	rumBucket := logicalID(t, o.stack, "Storage", "RumBucket")
+	exportBucket := logicalID(t, o.stack, "Exports", "Bucket")
 	purgeQ := queueID(t, o.stack, "purge")
 	auditQ := queueID(t, o.stack, "audit")
 	multistepQ := queueID(t, o.stack, "multistep")
@@ -1750,8 +1754,9 @@ func TestLeastPrivilege(t *testing.T) {
 			{"dynamodb:Query", table, true}, {"dynamodb:UpdateItem", table, true}, {"dynamodb:GetItem", table, true},
 			{"sqs:ReceiveMessage", fanoutQ, true}, {"sqs:DeleteMessage", fanoutQ, true}, {"sqs:SendMessage", fanoutQ, true},
 			{"sqs:SendMessage", auditQ, true}, {"sqs:SendMessage", multistepQ, true}, {"sqs:SendMessage", uxQ, true},
-			{"sqs:SendMessage", notifyQ, true}, {"sqs:SendMessage", purgeQ, false}, {"sqs:SendMessage", rumQ, false},
-			{"sqs:ReceiveMessage", auditQ, false}, {"s3:GetObject", "", false}, {"s3:PutObject", "", false}, {getSecret, "", false},
+			{"sqs:SendMessage", notifyQ, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", rumQ, false},
+			{"sqs:ReceiveMessage", auditQ, false}, {"s3:GetObject", "", false}, {"s3:PutObject", exportBucket, true},
+			{"s3:PutObject", bucket, false}, {"s3:DeleteObject", "", false}, {getSecret, "", false},
 		},
 		"audit-worker": {
 			{"dynamodb:PutItem", table, true}, {"s3:PutObject", bucket, true},
@@ -1772,7 +1777,7 @@ func TestLeastPrivilege(t *testing.T) {
 		},
 		"purge-worker": {
 			{"dynamodb:DeleteItem", table, true}, {"s3:ListBucket", bucket, true}, {"s3:DeleteObject", bucket, true},
-			{"s3:ListBucket", rumBucket, true}, {"s3:DeleteObject", rumBucket, true},
+			{"s3:ListBucket", rumBucket, true}, {"s3:DeleteObject", rumBucket, true}, {"s3:DeleteObject", exportBucket, true},
 			{"s3:PutObject", "", false}, {"sqs:ReceiveMessage", purgeQ, true},
 			// Its own queue only: a purge queues its next pass.
 			{"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", auditQ, false}, {"sqs:SendMessage", multistepQ, false},
@@ -1785,6 +1790,7 @@ func TestLeastPrivilege(t *testing.T) {
 		},
 		"websites": {
 			{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", auditQ, false}, {"sqs:SendMessage", multistepQ, false},
+			{"s3:PutObject", exportBucket, true}, {"s3:PutObject", bucket, false}, {"s3:DeleteObject", exportBucket, false},
 			{getSecret, credentials, true}, {getSecret, crux, false}, {"secretsmanager:PutSecretValue", "", false},
 		},
 		"field": {

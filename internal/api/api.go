@@ -91,6 +91,10 @@ func (s *Server) websitesEndpoints() []endpoint {
 		{"GET", "/{websiteID}/integrations/search-console", viewer, s.getSearchConsole},
 		{"PUT", "/{websiteID}/integrations/search-console", admin, s.putSearchConsole},
 		{"DELETE", "/{websiteID}/integrations/search-console", admin, s.deleteSearchConsole},
+		// Data settings (daily exports, retention) and an export on demand: admins change them.
+		{"GET", "/{websiteID}/data-settings", viewer, s.getDataSettings},
+		{"PUT", "/{websiteID}/data-settings", admin, s.putDataSettings},
+		{"POST", "/{websiteID}/exports", admin, s.createExport},
 		{"GET", "/openapi.json", public, serveOpenAPI},
 	}
 }

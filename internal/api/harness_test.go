@@ -17,6 +17,7 @@ import (
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/contract"
+	"github.com/openvitals/openvitals/internal/export"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/notify"
@@ -52,6 +53,7 @@ type testEnv struct {
 	rums    *rumstore.Store
 	notify  *queue.Queue // channel tests
 	objects *blobstore.Bucket
+	exports *blobstore.Bucket // the export bucket POST /{websiteID}/exports writes into
 	clients service.Clients
 }
 
@@ -76,7 +78,7 @@ func newTestEnvAt(t testing.TB, now func() time.Time) *testEnv {
 	}
 	aq := awstest.Queue(t, clients, service.AuditQueueSettings)
 	mq := awstest.Queue(t, clients, service.MultistepQueueSettings)
-	objects := awstest.Bucket(t)
+	objects, exports := awstest.Bucket(t), awstest.Bucket(t)
 	log := awstest.Log(t)
 	rq := awstest.Queue(t, clients, service.BeaconQueueSettings)
 	fq := awstest.FIFOQueue(t, clients, service.RUMQueueSettings)
@@ -84,9 +86,9 @@ func newTestEnvAt(t testing.TB, now func() time.Time) *testEnv {
 	nq := awstest.Queue(t, clients, service.NotifyQueueSettings)
 	srv := api.New(api.Deps{Notifications: notify.NewQueue(nq), Store: st, Purger: purge.NewQueue(q), Auditor: audit.NewQueue(st, aq, log),
 		Runner: multistep.NewQueue(st, mq, log), Reports: objects, Log: log, Credentials: credentialsKey,
-		Beacons: rum.NewCollector(rq), Field: rum.NewReader(rums), RUM: rums, Now: now})
+		Beacons: rum.NewCollector(rq), Field: rum.NewReader(rums), RUM: rums, Now: now, Exports: export.New(st, exports)})
 	return &testEnv{t: t, handler: srv.Handler(), store: st, purges: q, audits: aq, runs: mq, rum: rq, flush: fq, rums: rums, notify: nq,
-		objects: objects, clients: clients}
+		objects: objects, exports: exports, clients: clients}
 }
 
 type response struct {

@@ -7,6 +7,7 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/openvitals/openvitals/internal/audit"
+	"github.com/openvitals/openvitals/internal/export"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/purge"
@@ -34,6 +35,8 @@ func FromService(svc *service.Service) *Server {
 		RUM:                svc.RUM,
 		TrustViewerCountry: svc.Config.TrustViewerCountry,
 		RUMURL:             svc.Config.RUMURL,
+		Exports:            export.New(svc.Store, svc.Exports),
+		Retention:          svc.Config.RetentionBounds(),
 	})
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/quota"
 	"github.com/openvitals/openvitals/internal/rum"
+	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -92,6 +93,11 @@ type Deps struct {
 	// TrustViewerCountry takes a beacon's country from CloudFront-Viewer-Country
 	// (OPENVITALS_TRUST_VIEWER_COUNTRY: only where CloudFront sets it).
 	TrustViewerCountry bool
+	// Exports writes Parquet exports on demand (nil: the route answers 503).
+	Exports Exporter
+	// Retention are the deployment's retention bounds (zero: model.Bounds of the stack's
+	// defaults).
+	Retention model.RetentionBounds
 	// RUMURL is the deployment's RUM entry, which the dashboard names in the snippet it shows
 	// (OPENVITALS_RUM_URL; "": the API's own origin).
 	RUMURL string
@@ -122,6 +128,8 @@ type Server struct {
 
 	trustViewerCountry bool
 	rumURL             string
+	exports            Exporter
+	retention          model.RetentionBounds
 }
 
 // New returns a Server over its dependencies.
@@ -134,7 +142,10 @@ func New(d Deps) *Server {
 		now: func() time.Time { return now().UTC() }, local: d.AllowLocalTargets, sealer: d.Credentials,
 		beacons: d.Beacons, field: d.Field, segments: d.Segments, notifications: d.Notifications, trustViewerCountry: d.TrustViewerCountry,
 		fieldHistory: d.FieldHistory,
-		rumURL:       d.RUMURL}
+		rumURL:       d.RUMURL, exports: d.Exports, retention: d.Retention}
+	if s.retention == (model.RetentionBounds{}) {
+		s.retention = model.Bounds(service.DefaultReportRetentionDays, service.DefaultRUMRetentionDays, service.DefaultExportRetentionDays)
+	}
 	if s.segments == nil && d.Store != nil {
 		var tables rum.ReportStore = d.Store
 		if d.RUM != nil {

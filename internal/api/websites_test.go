@@ -236,6 +236,8 @@ func TestOpenAPIDocument(t *testing.T) {
 		"/{websiteId}/metrics":                                      {"get"},
 		"/{websiteId}/pages/{pageId}/compare":                       {"get"},
 		"/{websiteId}/pages/{pageId}/ux-history":                    {"get"},
+		"/{websiteId}/data-settings":                                {"get", "put"},
+		"/{websiteId}/exports":                                      {"post"},
 	}
 	for path, methods := range endpoints {
 		for _, m := range methods {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -217,4 +218,45 @@ func (b *Bucket) DeletePrefix(ctx context.Context, prefix string) (int, error) {
 		return n, fmt.Errorf("%s: %w", prefix, err)
 	}
 	return n, nil
+}
+
+// DeleteBefore deletes the objects under prefix whose key, after the prefix, sorts before
+// before (keys that begin with a day, yyyymmdd, before a day), and says how many. The listing
+// stops at the first key that does not, so that it reads only what it deletes and a page more.
+func (b *Bucket) DeleteBefore(ctx context.Context, prefix, before string) (int, error) {
+	var keys []string
+	p := s3.NewListObjectsV2Paginator(b.s3, &s3.ListObjectsV2Input{Bucket: aws.String(b.name), Prefix: aws.String(prefix)})
+list:
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("list objects %s: %w", prefix, err)
+		}
+		for _, o := range page.Contents {
+			k := aws.ToString(o.Key)
+			if k >= prefix+before {
+				break list
+			}
+			keys = append(keys, k)
+		}
+	}
+	return b.deleteKeys(ctx, keys)
+}
+
+// DeleteOlder deletes the objects under prefix last written before t, and says how many.
+func (b *Bucket) DeleteOlder(ctx context.Context, prefix string, t time.Time) (int, error) {
+	var keys []string
+	p := s3.NewListObjectsV2Paginator(b.s3, &s3.ListObjectsV2Input{Bucket: aws.String(b.name), Prefix: aws.String(prefix)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("list objects %s: %w", prefix, err)
+		}
+		for _, o := range page.Contents {
+			if o.LastModified != nil && o.LastModified.Before(t) {
+				keys = append(keys, aws.ToString(o.Key))
+			}
+		}
+	}
+	return b.deleteKeys(ctx, keys)
 }

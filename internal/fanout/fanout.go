@@ -30,10 +30,14 @@ const (
 	JobAudits    = "audits"
 	JobMultistep = "multistep"
 	JobUX        = "ux"
+	// JobExports writes each website's Parquet export of the day before (those that turned
+	// exports on); JobRetention queues each website's retention pass to the purge worker.
+	JobExports   = "exports"
+	JobRetention = "retention"
 )
 
 // Jobs are the daily jobs, in the order an event naming none runs them.
-var Jobs = []string{JobAudits, JobMultistep, JobUX}
+var Jobs = []string{JobAudits, JobMultistep, JobUX, JobExports, JobRetention}
 
 // ListingPageSize is how many websites one page of the listing holds: one message of the
 // fan-out queue reads them and queues one message for each.

@@ -1,7 +1,8 @@
 // Package fanoutworker consumes the fan-out queue (see package fanout): a page of the
 // websites listing queues the next page and one message per website listed; a website's
 // message queues its share of a daily job: its audits a shard of pages at a time (with its
-// channels' daily digests), its multistep runs, or its user-experience data collection. Each
+// channels' daily digests), its multistep runs, its user-experience data collection, its
+// retention pass (to the purge worker), or writes its Parquet export of the day before. Each
 // invocation does one message's work, bounded whatever the number of websites.
 package fanoutworker
 
@@ -15,10 +16,12 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/openvitals/openvitals/internal/audit"
+	"github.com/openvitals/openvitals/internal/export"
 	"github.com/openvitals/openvitals/internal/fanout"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/notify"
+	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
@@ -33,8 +36,11 @@ type Worker struct {
 	runs   *multistep.Queue
 	ux     *ux.Queue
 	notify *notify.Queue
-	log    *slog.Logger
-	handle queue.BatchHandler
+	// exports writes a website's day of Parquet; purges takes its retention pass.
+	exports *export.Exporter
+	purges  *purge.Queue
+	log     *slog.Logger
+	handle  queue.BatchHandler
 	// pageSize is how many websites a page of the listing holds (fanout.ListingPageSize).
 	pageSize int
 }
@@ -48,6 +54,8 @@ func New(svc *service.Service) *Worker {
 		runs:     multistep.NewQueue(svc.Store, svc.Queues.Multistep, svc.Log),
 		ux:       ux.NewQueue(svc.Queues.UX),
 		notify:   notify.NewQueue(svc.Queues.Notify),
+		exports:  export.New(svc.Store, svc.Exports),
+		purges:   purge.NewQueue(svc.Queues.Purge),
 		log:      svc.Log,
 		pageSize: fanout.ListingPageSize,
 	}
@@ -192,6 +200,20 @@ func (w *Worker) share(ctx context.Context, site model.Website, pages []model.Pa
 	case fanout.JobUX:
 		d.Count = 1
 		err = w.ux.DailyWebsite(ctx, j.Ref(), j.Day, d.Queued)
+	case fanout.JobExports:
+		// The day before the job's, which is over. The export is written here, not queued:
+		// it is one website's day, a few reads and four small objects.
+		var set model.DataSettings
+		if set, err = w.store.DataSettings(ctx, site); err != nil || !set.Exports {
+			return d, err
+		}
+		day, _ := time.Parse(model.DayLayout, j.Day)
+		var res export.Result
+		res, err = w.exports.Website(ctx, site, day.AddDate(0, 0, -1).Format(model.DayLayout))
+		d.Count, d.Items = len(res.Keys), res.Keys
+	case fanout.JobRetention:
+		d.Count = 1
+		err = w.purges.Enqueue(ctx, model.PurgeJob{Account: site.Account, Website: site.ID, Requested: d.Queued, Retention: true})
 	}
 	return d, err
 }

@@ -12,4 +12,7 @@ type PurgeJob struct {
 	Experiment string `json:"experiment,omitempty"`
 	// Requested is when the deletion was accepted.
 	Requested time.Time `json:"requested"`
+	// Retention asks for a website's daily retention pass instead of a deletion: what is
+	// past the website's retention goes (no marker: the next day's pass makes up a lost one).
+	Retention bool `json:"retention,omitempty" dynamodbav:",omitempty"`
 }

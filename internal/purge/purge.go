@@ -36,6 +36,9 @@ func (j Job) Check() error {
 	if n > 1 {
 		return errors.New("a purge names at most one of a page, a test and an experiment")
 	}
+	if j.Retention && n > 0 {
+		return errors.New("a retention pass is a whole website's")
+	}
 	return nil
 }
 

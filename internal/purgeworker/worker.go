@@ -18,9 +18,10 @@ import (
 )
 
 // RUMObjects removes a website's real-user objects (its day objects and log entries, in
-// their own bucket); *rumstore.Store is one.
+// their own bucket), all of them or its days before one; *rumstore.Store is one.
 type RUMObjects interface {
 	DeleteWebsite(ctx context.Context, account, website string) (int, error)
+	DeleteDaysBefore(ctx context.Context, account, website, day string) (int, error)
 }
 
 // Worker carries out purge jobs.
@@ -29,6 +30,9 @@ type Worker struct {
 	objects *blobstore.Bucket
 	rum     RUMObjects
 	purges  *purge.Queue
+	// exports is the export bucket and bounds the deployment's retention bounds (WithExports).
+	exports *blobstore.Bucket
+	bounds  model.RetentionBounds
 	// settle is how long after a deletion its purge passes again (service.Config.PurgeSettle).
 	settle time.Duration
 	now    func() time.Time
@@ -38,13 +42,16 @@ type Worker struct {
 
 // New builds the purge worker from the service.
 func New(_ context.Context, svc *service.Service) (*Worker, error) {
-	return NewWorker(svc.Store, svc.Objects, svc.RUM, purge.NewQueue(svc.Queues.Purge), svc.Config.PurgeSettle, svc.Log), nil
+	w := NewWorker(svc.Store, svc.Objects, svc.RUM, purge.NewQueue(svc.Queues.Purge), svc.Config.PurgeSettle, svc.Log)
+	return w.WithExports(svc.Exports, svc.Config.RetentionBounds()), nil
 }
 
 // NewWorker returns a Worker over the table, the bucket and the real-user objects, queuing a
-// purge's further passes to purges until settle has passed since its deletion.
+// purge's further passes to purges until settle has passed since its deletion. Its retention
+// passes keep the default bounds (model.Bounds of the stack's defaults) until WithExports.
 func NewWorker(st *store.Store, objects *blobstore.Bucket, rum RUMObjects, purges *purge.Queue, settle time.Duration, log *slog.Logger) *Worker {
-	w := &Worker{store: st, objects: objects, rum: rum, purges: purges, settle: settle, now: time.Now, log: log}
+	w := &Worker{store: st, objects: objects, rum: rum, purges: purges, settle: settle, now: time.Now, log: log,
+		bounds: model.Bounds(service.DefaultReportRetentionDays, service.DefaultRUMRetentionDays, service.DefaultExportRetentionDays)}
 	w.handle = queue.Each(log, func(ctx context.Context, d queue.Delivery[purge.Job]) error {
 		err := w.Purge(ctx, model.PurgeJob(d.Body))
 		if err != nil {
@@ -68,6 +75,9 @@ func (w *Worker) Purge(ctx context.Context, job model.PurgeJob) error {
 	if err := purge.Job(job).Check(); err != nil {
 		return err
 	}
+	if job.Retention {
+		return w.Retain(ctx, job)
+	}
 	prefix := blobstore.WebsitePrefix(job.Account, job.Website)
 	switch {
 	case job.Page != "":
@@ -83,6 +93,18 @@ func (w *Worker) Purge(ctx context.Context, job model.PurgeJob) error {
 	}
 	if job.Page == "" && job.Test == "" && job.Experiment == "" {
 		n, err := w.rum.DeleteWebsite(ctx, job.Account, job.Website)
+		objects += n
+		if err != nil {
+			return err
+		}
+		// Its exports, up to tomorrow's (a day exported on demand), while its settings,
+		// which name their first day, are still in the table.
+		site := model.Website{Account: job.Account, ID: job.Website}
+		set, err := w.store.DataSettings(ctx, site)
+		if err != nil {
+			return err
+		}
+		n, err = w.deleteExports(ctx, site, set, w.now().UTC().AddDate(0, 0, 2).Format(model.DayLayout))
 		objects += n
 		if err != nil {
 			return err

@@ -112,6 +112,7 @@ func TestDeployment(t *testing.T) {
 	t.Run("table", d.checkTable)
 	t.Run("real users", d.checkRealUsers)
 	t.Run("schedules", d.checkSchedules)
+	t.Run("exports", d.checkExports)
 }
 
 // load reads the stack's resources, template, functions, queues and mappings.
@@ -268,6 +269,8 @@ func (d *deployment) buckets(t *testing.T) (reports, rum string) {
 			rum = aws.ToString(r.PhysicalResourceId)
 		case strings.HasPrefix(id, "StorageBucket"):
 			reports = aws.ToString(r.PhysicalResourceId)
+		case strings.HasPrefix(id, "ExportsBucket"):
+			// The exports' bucket: checkExports.
 		default:
 			t.Errorf("bucket %s: neither the reports' nor the real users'", id)
 		}
@@ -345,6 +348,8 @@ func (d *deployment) checkValue(name, v, table, bucket, rumBucket string) error 
 		return fmt.Errorf("not the stack's bucket %s", bucket)
 	case name == service.EnvRUMBucket && v != rumBucket:
 		return fmt.Errorf("not the stack's real-user bucket %s", rumBucket)
+	case name == service.EnvExportBucket && v != d.exportBucket():
+		return fmt.Errorf("not the stack's export bucket %s", d.exportBucket())
 	case name == service.EnvRUMRetentionDays:
 		if n, err := strconv.Atoi(v); err != nil || n < service.MinRUMRetentionDays || n > service.MaxRUMRetentionDays {
 			return fmt.Errorf("want %d to %d days", service.MinRUMRetentionDays, service.MaxRUMRetentionDays)

@@ -67,6 +67,13 @@ func (s *Store) DeleteWebsite(ctx context.Context, account, website string) (int
 	return s.bucket.DeletePrefix(ctx, blobstore.WebsitePrefix(account, website))
 }
 
+// DeleteDaysBefore removes a website's day objects of the days before day (yyyymmdd): a
+// retention shorter than the bucket's. Their pointers stay until they expire; a report finds
+// the object gone and counts the day empty, as it does for a day the bucket expired.
+func (s *Store) DeleteDaysBefore(ctx context.Context, account, website, day string) (int, error) {
+	return s.bucket.DeleteBefore(ctx, blobstore.WebsitePrefix(account, website)+"rum/", day)
+}
+
 // readConcurrency bounds the ranged reads a report makes at once.
 const readConcurrency = 16
 

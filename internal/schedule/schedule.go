@@ -32,11 +32,13 @@ import (
 
 // The daily jobs an event may name (the fan-out's). AWS runs each from a rule of its own (at an
 // hour of its own); an event naming none, as the local clock and make daily send, runs all
-// three.
+// of them.
 const (
 	JobAudits    = fanout.JobAudits
 	JobMultistep = fanout.JobMultistep
 	JobUX        = fanout.JobUX
+	JobExports   = fanout.JobExports
+	JobRetention = fanout.JobRetention
 )
 
 // Jobs are the daily jobs, in the order an event naming none runs them.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 )
 
@@ -19,9 +20,18 @@ type Config struct {
 	// objects and large log entries), apart from the reports' so that it keeps its own
 	// retention.
 	RUMBucket string
+	// ExportBucket is OPENVITALS_EXPORT_BUCKET: the bucket the daily Parquet exports go to
+	// (internal/export), apart from the others so that it keeps its own retention and the
+	// Glue tables read nothing else.
+	ExportBucket string
 	// RUMRetention is OPENVITALS_RUM_RETENTION_DAYS: how long real-user data is kept (31 to
 	// 3650 days, default 400); the stack expires the RUM bucket's objects after as many days.
 	RUMRetention time.Duration
+	// ReportRetentionDays is OPENVITALS_REPORT_RETENTION_DAYS and ExportRetentionDays
+	// OPENVITALS_EXPORT_RETENTION_DAYS: after how many days the stack's lifecycle rules expire
+	// reports (and every object of the report bucket) and exports (defaults 90 and 731), the
+	// most a website may keep them (model.Bounds).
+	ReportRetentionDays, ExportRetentionDays int
 	// The queues, each a name (looked up) or a URL (as CDK passes them).
 	PurgeQueue     string // OPENVITALS_PURGE_QUEUE: deletions to purge
 	AuditQueue     string // OPENVITALS_AUDIT_QUEUE: lab audits, one page and device a message
@@ -78,6 +88,32 @@ const (
 	MaxRUMRetentionDays = 3650
 )
 
+// The defaults of OPENVITALS_REPORT_RETENTION_DAYS, OPENVITALS_RUM_RETENTION_DAYS and
+// OPENVITALS_EXPORT_RETENTION_DAYS (the stack's own defaults), and the most the first and last
+// may be.
+const (
+	DefaultReportRetentionDays = 90
+	DefaultRUMRetentionDays    = 400
+	DefaultExportRetentionDays = 731
+	MaxRetentionDays           = 3650
+)
+
+// days reads a number of days from name, least to MaxRetentionDays.
+func days(name string, fallback, least int) (int, error) {
+	v := env(name, strconv.Itoa(fallback))
+	n, err := strconv.Atoi(v)
+	if err != nil || n < least || n > MaxRetentionDays {
+		return 0, fmt.Errorf("%s=%q: want %d to %d", name, v, least, MaxRetentionDays)
+	}
+	return n, nil
+}
+
+// RetentionBounds are the least, default and most days a website may keep each kind of its
+// data in this deployment.
+func (c Config) RetentionBounds() model.RetentionBounds {
+	return model.Bounds(c.ReportRetentionDays, int(c.RUMRetention/(24*time.Hour)), c.ExportRetentionDays)
+}
+
 // CrUXQuota is the Chrome UX Report API's quota: 150 queries a minute for each API key.
 const CrUXQuota = 150
 
@@ -88,6 +124,7 @@ func ConfigFromEnv() (Config, error) {
 		Table:                 env(EnvTable, "openvitals"),
 		Bucket:                env(EnvBucket, "openvitals"),
 		RUMBucket:             env(EnvRUMBucket, "openvitals-rum"),
+		ExportBucket:          env(EnvExportBucket, "openvitals-exports"),
 		EmailFrom:             os.Getenv("OPENVITALS_EMAIL_FROM"),
 		APIURL:                env(EnvAPIURL, "http://127.0.0.1:8080"),
 		TrustViewerCountry:    flag("OPENVITALS_TRUST_VIEWER_COUNTRY"),
@@ -115,12 +152,18 @@ func ConfigFromEnv() (Config, error) {
 		return cfg, fmt.Errorf("%s=%q: want 0 to 86400", EnvPurgeSettle, settle)
 	}
 	cfg.PurgeSettle = time.Duration(secs) * time.Second
-	retention := env(EnvRUMRetentionDays, "400")
-	days, err := strconv.Atoi(retention)
-	if err != nil || days < MinRUMRetentionDays || days > MaxRUMRetentionDays {
+	retention := env(EnvRUMRetentionDays, strconv.Itoa(DefaultRUMRetentionDays))
+	rumDays, err := strconv.Atoi(retention)
+	if err != nil || rumDays < MinRUMRetentionDays || rumDays > MaxRUMRetentionDays {
 		return cfg, fmt.Errorf("%s=%q: want %d to %d", EnvRUMRetentionDays, retention, MinRUMRetentionDays, MaxRUMRetentionDays)
 	}
-	cfg.RUMRetention = time.Duration(days) * 24 * time.Hour
+	cfg.RUMRetention = time.Duration(rumDays) * 24 * time.Hour
+	if cfg.ReportRetentionDays, err = days(EnvReportRetentionDays, DefaultReportRetentionDays, model.MinReportRetentionDays); err != nil {
+		return cfg, err
+	}
+	if cfg.ExportRetentionDays, err = days(EnvExportRetentionDays, DefaultExportRetentionDays, model.MinRetentionDays); err != nil {
+		return cfg, err
+	}
 	qpm := env(EnvCrUXQueriesPerMinute, strconv.Itoa(CrUXQuota))
 	if cfg.CrUXQueriesPerMinute, err = strconv.Atoi(qpm); err != nil || cfg.CrUXQueriesPerMinute < 1 || cfg.CrUXQueriesPerMinute > CrUXQuota {
 		return cfg, fmt.Errorf("%s=%q: want 1 to %d", EnvCrUXQueriesPerMinute, qpm, CrUXQuota)
@@ -178,7 +221,7 @@ func QueueVars() []QueueVar {
 // ResourceEnv is c's table, bucket and queues as the variables (KEY=value) ConfigFromEnv
 // reads them from: what the stack gives a function.
 func (c Config) ResourceEnv() []string {
-	env := []string{EnvTable + "=" + c.Table, EnvBucket + "=" + c.Bucket, EnvRUMBucket + "=" + c.RUMBucket}
+	env := []string{EnvTable + "=" + c.Table, EnvBucket + "=" + c.Bucket, EnvRUMBucket + "=" + c.RUMBucket, EnvExportBucket + "=" + c.ExportBucket}
 	for _, q := range QueueVars() {
 		env = append(env, q.Env+"="+q.Name(c))
 	}

@@ -18,6 +18,7 @@ const (
 	EnvTable          = "OPENVITALS_TABLE"
 	EnvBucket         = "OPENVITALS_BUCKET"
 	EnvRUMBucket      = "OPENVITALS_RUM_BUCKET"
+	EnvExportBucket   = "OPENVITALS_EXPORT_BUCKET"
 	EnvPurgeQueue     = "OPENVITALS_PURGE_QUEUE"
 	EnvAuditQueue     = "OPENVITALS_AUDIT_QUEUE"
 	EnvMultistepQueue = "OPENVITALS_MULTISTEP_QUEUE"
@@ -31,6 +32,10 @@ const (
 	// EnvRUMRetentionDays is how long real-user data is kept: the aggregator sets its items'
 	// expiry from it, the stack the RUM bucket's.
 	EnvRUMRetentionDays = "OPENVITALS_RUM_RETENTION_DAYS"
+	// EnvReportRetentionDays and EnvExportRetentionDays are the days the stack's lifecycle
+	// rules keep reports and exports: the most a website's retention may be.
+	EnvReportRetentionDays = "OPENVITALS_REPORT_RETENTION_DAYS"
+	EnvExportRetentionDays = "OPENVITALS_EXPORT_RETENTION_DAYS"
 	// EnvCrUXQueriesPerMinute is how many Chrome UX Report queries one ux worker may make a
 	// minute: the API's quota shared by the workers that may run at once.
 	EnvCrUXQueriesPerMinute = "OPENVITALS_CRUX_QUERIES_PER_MINUTE"
@@ -71,7 +76,7 @@ type Function struct {
 var Shared = sharedVars()
 
 func sharedVars() []string {
-	vars := []string{EnvTable, EnvBucket, EnvRUMBucket}
+	vars := []string{EnvTable, EnvBucket, EnvRUMBucket, EnvExportBucket}
 	for _, q := range QueueVars() {
 		vars = append(vars, q.Env)
 	}
@@ -80,7 +85,7 @@ func sharedVars() []string {
 
 // Functions are the functions of functions/, each main starting with FromEnv(ctx, its Name).
 var Functions = []Function{
-	{Name: "websites", Needs: []string{EnvCredentialsKeySecret}},
+	{Name: "websites", Needs: []string{EnvCredentialsKeySecret, EnvRUMRetentionDays, EnvReportRetentionDays, EnvExportRetentionDays}},
 	{Name: "pages"},
 	{Name: "budgets"},
 	{Name: "multistep"},
@@ -91,7 +96,7 @@ var Functions = []Function{
 	{Name: "web"},
 	{Name: "scheduler", Needs: []string{EnvPurgeSettle}},
 	{Name: "fanout-worker", Consumes: EnvFanoutQueue},
-	{Name: "purge-worker", Needs: []string{EnvPurgeSettle}, Consumes: EnvPurgeQueue},
+	{Name: "purge-worker", Needs: []string{EnvPurgeSettle, EnvRUMRetentionDays, EnvReportRetentionDays, EnvExportRetentionDays}, Consumes: EnvPurgeQueue},
 	{Name: "audit-worker", Needs: []string{EnvChromiumBin, EnvNode, EnvLighthouseRunner}, Consumes: EnvAuditQueue},
 	{Name: "multistep-worker", Needs: []string{EnvChromiumBin}, Consumes: EnvMultistepQueue},
 	{Name: "ux-worker", Needs: []string{EnvCrUXAPIKeySecret, EnvCredentialsKeySecret, EnvCrUXQueriesPerMinute}, Consumes: EnvUXQueue},
@@ -173,7 +178,7 @@ func checkValue(name, v string) error {
 		if !tableName.MatchString(v) {
 			return errors.New("not a DynamoDB table name")
 		}
-	case EnvBucket, EnvRUMBucket:
+	case EnvBucket, EnvRUMBucket, EnvExportBucket:
 		if !bucketName.MatchString(v) {
 			return errors.New("not an S3 bucket name")
 		}
@@ -182,7 +187,7 @@ func checkValue(name, v string) error {
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 			return errors.New("want the API's absolute URL")
 		}
-	case EnvPurgeSettle, EnvCrUXQueriesPerMinute, EnvRUMRetentionDays:
+	case EnvPurgeSettle, EnvCrUXQueriesPerMinute, EnvRUMRetentionDays, EnvReportRetentionDays, EnvExportRetentionDays:
 		if _, err := strconv.Atoi(v); err != nil {
 			return errors.New("want a whole number")
 		}

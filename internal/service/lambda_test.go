@@ -24,6 +24,7 @@ func lambdaEnv(t *testing.T, f Function) {
 	good := map[string]string{
 		EnvTable: "OpenvitalsStack-StorageTable-1ABC", EnvBucket: "openvitalsstack-storagebucket-1abc",
 		EnvRUMBucket: "openvitalsstack-storagerumbucket-1abc", EnvRUMRetentionDays: "400",
+		EnvExportBucket: "openvitalsstack-exportsbucket-1abc", EnvReportRetentionDays: "90", EnvExportRetentionDays: "731",
 		EnvAPIURL: "https://abc.execute-api.us-east-1.amazonaws.com", EnvPurgeSettle: "960", EnvCrUXQueriesPerMinute: "75",
 		EnvCrUXAPIKeySecret:     "arn:aws:secretsmanager:us-east-1:123456789012:secret:CruxApiKey-AbCdEf",
 		EnvCredentialsKeySecret: "arn:aws:secretsmanager:us-east-1:123456789012:secret:CredentialsKey-AbCdEf",

@@ -82,6 +82,8 @@ type Service struct {
 	Log     *slog.Logger
 	Store   *store.Store
 	Objects *blobstore.Bucket
+	// Exports is the bucket of the daily Parquet exports (internal/export).
+	Exports *blobstore.Bucket
 	// RUM keeps the websites' real-user data: their logs and day objects.
 	RUM    *rumstore.Store
 	Queues Queues
@@ -98,6 +100,7 @@ func New(cfg Config, clients Clients, log *slog.Logger) (*Service, error) {
 		Config: cfg, Log: log,
 		Store:       store.New(clients.DynamoDB, cfg.Table),
 		Objects:     blobstore.New(clients.S3, cfg.Bucket),
+		Exports:     blobstore.New(clients.S3, cfg.ExportBucket),
 		Credentials: seal.NewKeyring(credentialsKey(clients.SecretsManager, log)),
 		AWS:         clients.AWS,
 		secrets:     clients.SecretsManager,
@@ -149,7 +152,10 @@ func Provision(ctx context.Context, cfg Config, clients Clients) error {
 	if err := blobstore.New(clients.S3, cfg.Bucket).Create(ctx); err != nil {
 		return err
 	}
-	return blobstore.New(clients.S3, cfg.RUMBucket).Create(ctx)
+	if err := blobstore.New(clients.S3, cfg.RUMBucket).Create(ctx); err != nil {
+		return err
+	}
+	return blobstore.New(clients.S3, cfg.ExportBucket).Create(ctx)
 }
 
 // The local queues' settings. (In AWS the visibility must be six times the consumer's Lambda

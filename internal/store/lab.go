@@ -182,3 +182,28 @@ func (s *Store) LastLabError(ctx context.Context, w model.Website, page, device 
 	err := s.getItem(ctx, websitePK(w.Account, w.ID), labErrorSK(page, device), "lab error", &it)
 	return it.LabError, err
 }
+
+// LabResultsOfDay returns the lab results of the given pages on the given devices for one UTC
+// day (yyyymmdd), in one BatchGetItem per 100 page-devices; a page not audited that day on a
+// device has none.
+func (s *Store) LabResultsOfDay(ctx context.Context, w model.Website, pages []model.Page, devices []string, day string) ([]model.LabResult, error) {
+	keys := make([]map[string]ddbtypes.AttributeValue, 0, len(pages)*len(devices))
+	for _, p := range pages {
+		for _, d := range devices {
+			keys = append(keys, key(websitePK(w.Account, w.ID), labSK(p.ID, d, day)))
+		}
+	}
+	raw, err := s.batchGet(ctx, keys, false)
+	if err != nil {
+		return nil, fmt.Errorf("read lab results of %s: %w", day, err)
+	}
+	var items []labItem
+	if err := attributevalue.UnmarshalListOfMaps(raw, &items); err != nil {
+		return nil, fmt.Errorf("decode lab results: %w", err)
+	}
+	results := make([]model.LabResult, len(items))
+	for i, it := range items {
+		results[i] = it.LabResult
+	}
+	return results, nil
+}

@@ -154,3 +154,28 @@ func (s *Store) queryBetween(ctx context.Context, pk, from, to string, out any) 
 	}
 	return attributevalue.UnmarshalListOfMaps(all, out)
 }
+
+// UXResultsOfDay returns the records of the given pages on the given devices for one UTC day
+// (yyyymmdd), in one BatchGetItem per 100 page-devices; a page without a record that day on a
+// device has none.
+func (s *Store) UXResultsOfDay(ctx context.Context, w model.Website, pages []model.Page, devices []string, day string) ([]model.UXResult, error) {
+	keys := make([]map[string]ddbtypes.AttributeValue, 0, len(pages)*len(devices))
+	for _, p := range pages {
+		for _, d := range devices {
+			keys = append(keys, key(websitePK(w.Account, w.ID), uxSK(p.ID, d, day)))
+		}
+	}
+	raw, err := s.batchGet(ctx, keys, false)
+	if err != nil {
+		return nil, fmt.Errorf("read ux results of %s: %w", day, err)
+	}
+	var items []uxItem
+	if err := attributevalue.UnmarshalListOfMaps(raw, &items); err != nil {
+		return nil, fmt.Errorf("decode ux results: %w", err)
+	}
+	out := make([]model.UXResult, len(items))
+	for i, it := range items {
+		out[i] = it.UXResult
+	}
+	return out, nil
+}
