@@ -64,6 +64,7 @@ type LabRun struct {
 	Page              string               `parquet:"page"`
 	URL               string               `parquet:"url"`
 	Device            string               `parquet:"device"`
+	Method            string               `parquet:"method"` // applied or simulated throttling
 	Audited           time.Time            `parquet:"audited,timestamp(millisecond)"`
 	Runs              int32                `parquet:"runs"`
 	LighthouseVersion string               `parquet:"lighthouse_version"`
@@ -255,7 +256,7 @@ func LabRows(website string, urls map[string]string, rs []model.LabResult) []Lab
 		for i, o := range r.Opportunities {
 			ops[i] = o.ID
 		}
-		rows = append(rows, LabRun{Website: website, Page: r.Page, URL: urls[r.Page], Device: r.Device,
+		rows = append(rows, LabRun{Website: website, Page: r.Page, URL: urls[r.Page], Device: r.Device, Method: model.MethodOr(r.Method, ""),
 			Audited: r.Audited.UTC(), Runs: int32(r.Runs), LighthouseVersion: r.LighthouseVersion, Profile: r.ProfileName,
 			Metrics: r.Metrics, Samples: r.Samples, Opportunities: ops, ReportKey: r.ReportKey})
 	}
