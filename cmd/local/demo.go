@@ -10,31 +10,23 @@ package main
 // starts its service the same way.
 
 import (
-	"bytes"
 	"context"
-	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html/template"
-	"image"
-	"image/color"
-	"image/png"
 	"io"
-	"io/fs"
 	"log/slog"
 	"math"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/openvitals/openvitals/internal/blobstore"
+	"github.com/openvitals/openvitals/internal/demoshop"
 	"github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/regression"
@@ -53,102 +45,13 @@ const (
 	demoViews = 60
 )
 
-//go:embed demoshop
-var demoShopFiles embed.FS
-
-// demoShop serves the demo's shop: version 2.3 until deploy, then 2.4 (a heavier hero image,
-// the checkout button renamed). A shop of a later start serves 2.4 from the start.
-type demoShop struct {
-	deployed atomic.Bool
-	mux      *http.ServeMux
-}
-
-func newDemoShop() (*demoShop, error) {
-	pages, err := template.ParseFS(demoShopFiles, "demoshop/*.html")
-	if err != nil {
-		return nil, err
-	}
-	// The same size of hero in both versions: flat 20-pixel blocks (a few KB of PNG), then
-	// pixel noise (about 700 KB), which compresses badly.
-	var heroes [2][]byte
-	for i, block := range []int{20, 1} {
-		if heroes[i], err = demoHero(block); err != nil {
-			return nil, err
-		}
-	}
-	s := &demoShop{mux: http.NewServeMux()}
-	page := func(name string) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			version := "2.3"
-			if s.deployed.Load() {
-				version = "2.4"
-			}
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			_ = pages.ExecuteTemplate(w, name, map[string]any{"Deployed": s.deployed.Load(), "Version": version})
-		}
-	}
-	s.mux.HandleFunc("GET /{$}", page("home.html"))
-	s.mux.HandleFunc("GET /products", page("products.html"))
-	s.mux.HandleFunc("GET /hero.png", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "image/png")
-		if s.deployed.Load() {
-			_, _ = w.Write(heroes[1])
-			return
-		}
-		_, _ = w.Write(heroes[0])
-	})
-	static, err := fs.Sub(demoShopFiles, "demoshop")
-	if err != nil {
-		return nil, err
-	}
-	s.mux.Handle("GET /style.css", http.FileServerFS(static))
-	return s, nil
-}
-
-func (s *demoShop) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
-
-// deploy switches the shop to version 2.4.
-func (s *demoShop) deploy() { s.deployed.Store(true) }
-
-// demoHero is a 600x400 PNG of square blocks of random colours, block pixels wide.
-func demoHero(block int) ([]byte, error) {
-	img := image.NewRGBA(image.Rect(0, 0, 600, 400))
-	rng := rand.New(rand.NewPCG(uint64(block), 7))
-	for y := 0; y < 400; y += block {
-		for x := 0; x < 600; x += block {
-			c := color.RGBA{uint8(rng.IntN(256)), uint8(rng.IntN(256)), uint8(rng.IntN(256)), 255}
-			for dy := range block {
-				for dx := range block {
-					img.Set(x+dx, y+dy, c)
-				}
-			}
-		}
-	}
-	var b bytes.Buffer
-	if err := png.Encode(&b, img); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
-
-// serveDemoShop serves shop on addr and returns its host:port and a function that stops it.
-func serveDemoShop(addr string, shop *demoShop) (string, func(), error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", nil, fmt.Errorf("the demo shop's address (OPENVITALS_DEMO_ADDR): %w", err)
-	}
-	srv := &http.Server{Handler: shop, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	return ln.Addr().String(), func() { _ = srv.Close() }, nil
-}
-
 // demo finds or seeds the demo website of an account.
 type demo struct {
 	api     demoAPI
 	account string
 	store   *store.Store
 	objects *blobstore.Bucket
-	shop    *demoShop
+	shop    *demoshop.Shop
 	host    string // the shop's host:port: the website's domain
 	log     *slog.Logger
 }
@@ -271,7 +174,7 @@ func (d *demo) seed(ctx context.Context) (model.Website, error) {
 	}
 
 	// Version 2.4: every page on both devices, and both tests.
-	d.shop.deploy()
+	d.shop.Deploy()
 	since = time.Now()
 	c.do("POST", W+"/audits", "", http.StatusAccepted, nil)
 	c.do("POST", W+"/multistep/"+browse.ID+"/runs", "", http.StatusCreated, nil)

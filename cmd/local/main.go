@@ -33,6 +33,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
+	"github.com/openvitals/openvitals/internal/demoshop"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/schedule"
@@ -72,7 +73,7 @@ func run(ctx context.Context, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	var shop *demoShop
+	var shop *demoshop.Shop
 	shopHost := ""
 	if demoMode {
 		// The shop is on this host: the workers may audit it over plain HTTP. One Lighthouse
@@ -80,10 +81,10 @@ func run(ctx context.Context, log *slog.Logger) error {
 		setDefault("OPENVITALS_TARGET_SCHEME", "http")
 		setDefault("OPENVITALS_ALLOW_PRIVATE_TARGETS", "true")
 		setDefault("OPENVITALS_AUDIT_RUNS", "1")
-		if shop, err = newDemoShop(); err != nil {
+		if shop, err = demoshop.New(); err != nil {
 			return err
 		}
-		host, stopShop, err := serveDemoShop(envOr("OPENVITALS_DEMO_ADDR", "127.0.0.1:8081"), shop)
+		host, stopShop, err := shop.Serve(envOr("OPENVITALS_DEMO_ADDR", "127.0.0.1:8081"))
 		if err != nil {
 			return err
 		}
