@@ -1,8 +1,15 @@
 package auditworker_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -60,6 +67,10 @@ func TestAppliedThrottling(t *testing.T) {
 				DownloadThroughputKbps float64 `json:"downloadThroughputKbps"`
 				CPUSlowdownMultiplier  float64 `json:"cpuSlowdownMultiplier"`
 			} `json:"throttling"`
+			PauseAfterFcpMs         int `json:"pauseAfterFcpMs"`
+			PauseAfterLoadMs        int `json:"pauseAfterLoadMs"`
+			NetworkQuietThresholdMs int `json:"networkQuietThresholdMs"`
+			CPUQuietThresholdMs     int `json:"cpuQuietThresholdMs"`
 		} `json:"configSettings"`
 		Environment struct {
 			BenchmarkIndex float64 `json:"benchmarkIndex"`
@@ -72,6 +83,16 @@ func TestAppliedThrottling(t *testing.T) {
 	if s.ThrottlingMethod != "devtools" || s.Throttling.RequestLatencyMs != slow4G.RTTMs*model.DevtoolsRTTFactor ||
 		s.Throttling.DownloadThroughputKbps != slow4G.ThroughputK*model.DevtoolsThroughputFactor || s.Throttling.CPUSlowdownMultiplier != res.CPUMultiplier {
 		t.Errorf("the report's settings %+v: want devtools throttling, 562.5 ms, 1,474.56 kbit/s and CPU %v×", s, res.CPUMultiplier)
+	}
+	// The waits at the end of the load are openvitals' (Lighthouse would have raised each to
+	// 5.25 s), and TBT, whose window ends at time to interactive, was still computed.
+	waits := map[string]int{"pauseAfterFcpMs": s.PauseAfterFcpMs, "pauseAfterLoadMs": s.PauseAfterLoadMs,
+		"networkQuietThresholdMs": s.NetworkQuietThresholdMs, "cpuQuietThresholdMs": s.CPUQuietThresholdMs}
+	if !maps.Equal(waits, model.AppliedWaits) {
+		t.Errorf("the report's waits %v, want %v", waits, model.AppliedWaits)
+	}
+	if _, ok := res.Metrics["tbt"]; !ok {
+		t.Errorf("no TBT in %v", res.Metrics)
 	}
 	if lhr.Environment.BenchmarkIndex <= 0 {
 		t.Errorf("the report has no benchmark index of its own")
@@ -87,20 +108,109 @@ func TestAppliedThrottling(t *testing.T) {
 	if detail.Measurement.Method != model.MethodApplied || !strings.HasPrefix(detail.Measurement.Summary, "Measured with applied throttling (CPU ") {
 		t.Errorf("the page detail's measurement %+v", detail.Measurement)
 	}
-	checkAgreement(t, e, site.ID, pages[0].ID, res)
+	checkAgreement(t, e, site.ID, pages[0].ID, "mobile", res)
+}
+
+// TestAppliedAgreement audits the four diagnostics fixture pages (internal/lighthouse's
+// testdata: the late hero, the shifting banner, the long task and the render-blocking third
+// party) on mobile and desktop with applied throttling, through the API and the worker in real
+// Chromium and Lighthouse, and checks for each of the eight loads that the pictures explain the
+// numbers (checkAgreement).
+func TestAppliedAgreement(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Chromium and Lighthouse")
+	}
+	e := newE2E(t, true)
+	host := serveAgreementFixtures(t)
+	var site struct{ ID string }
+	e.call("POST", "/account/websites", `{"domain":"`+host+`"}`, 201, &site)
+	fixtures := []string{"hero.html", "shifts.html", "longtask.html", "thirdparty.html"}
+	var list []string
+	for _, f := range fixtures {
+		list = append(list, `{"url":"/`+f+`","alias":"`+f+`"}`)
+	}
+	var pages []struct{ ID, URL string }
+	e.call("POST", "/"+site.ID+"/settings/pages", "["+strings.Join(list, ",")+"]", 200, &pages)
+	var ids []string
+	var jobs []audit.Job
+	queued := time.Now().UTC()
+	for _, p := range pages {
+		ids = append(ids, `"`+p.ID+`"`)
+		for _, d := range []string{"mobile", "desktop"} {
+			jobs = append(jobs, audit.Job{Account: "acme", Website: site.ID, Page: p.ID, Device: d, Queued: queued})
+		}
+	}
+	e.call("POST", "/"+site.ID+"/audits", `{"pages":[`+strings.Join(ids, ",")+`],"devices":["mobile","desktop"]}`, 202, nil)
+	if p := e.work(jobs); p.Done != len(jobs) {
+		t.Fatalf("progress %+v, want %d audits done", p, len(jobs))
+	}
+	w, err := e.store.Website(context.Background(), "acme", site.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pages {
+		for _, d := range []string{"mobile", "desktop"} {
+			t.Run(strings.TrimPrefix(p.URL, "/")+"/"+d, func(t *testing.T) {
+				results, err := e.store.LabResults(context.Background(), w, p.ID, d, "20000101", "29991231")
+				if err != nil || len(results) != 1 || results[0].Method != model.MethodApplied {
+					t.Fatalf("lab results %+v, %v", results, err)
+				}
+				checkAgreement(t, e, site.ID, p.ID, d, results[0])
+			})
+		}
+	}
+}
+
+// serveAgreementFixtures serves internal/lighthouse's diagnostics fixture pages as its own
+// test does (/slow/<file> answers after 400 ms, the third party's script after 200 ms), the
+// third party from a second site (localhost against 127.0.0.1), and returns the first's host.
+func serveAgreementFixtures(t *testing.T) string {
+	t.Helper()
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := strings.TrimPrefix(r.URL.Path, "/")
+		delay := time.Duration(0)
+		if rest, ok := strings.CutPrefix(name, "slow/"); ok {
+			name, delay = rest, 400*time.Millisecond
+		}
+		if name == "gtm.js" {
+			delay = 200 * time.Millisecond
+		}
+		select {
+		case <-time.After(delay):
+		case <-r.Context().Done():
+			return
+		}
+		dir := "../lighthouse/testdata/"
+		b, err := os.ReadFile(filepath.Join(dir, "diag", filepath.Base(name)))
+		if os.IsNotExist(err) {
+			b, err = os.ReadFile(filepath.Join(dir, "site", filepath.Base(name)))
+		}
+		if err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		if strings.HasSuffix(name, ".html") {
+			_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+			b = bytes.ReplaceAll(b, []byte("THIRD_PARTY_ORIGIN"), []byte("http://localhost:"+port))
+		}
+		http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(b))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.Listener.Addr().String()
 }
 
 // checkAgreement checks that an applied audit's pictures explain its numbers, one load for
 // both: the headline LCP is the LCP element's time in the diagnostics (within 50 ms), its four
 // phases add up to it, a frame of the filmstrip shows it within 100 ms, the LCP resource's
 // request ended before it, and the filmstrip's Speed Index is Lighthouse's (within 10 %).
-func checkAgreement(t *testing.T, e *e2e, website, page string, res model.LabResult) {
+func checkAgreement(t *testing.T, e *e2e, website, page, device string, res model.LabResult) {
 	t.Helper()
 	var got struct {
 		Method      string
 		Diagnostics model.Diagnostics
 	}
-	e.call("GET", "/"+website+"/pages/"+page+"/diagnostics?device=mobile", "", 200, &got)
+	e.call("GET", "/"+website+"/pages/"+page+"/diagnostics?device="+device, "", 200, &got)
 	d, lcp := got.Diagnostics, res.Metrics["lcp"]
 	if got.Method != model.MethodApplied || d.Marks.LCP == nil || d.LCP == nil {
 		t.Fatalf("diagnostics of %q, LCP mark %v, element %+v", got.Method, d.Marks.LCP, d.LCP)

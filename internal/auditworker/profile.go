@@ -247,6 +247,9 @@ func settings(p *auditProfile, device, method string, benchmarkIndex float64) (m
 			"uploadThroughputKbps":   min(n.UploadK, n.ThroughputK) * model.DevtoolsThroughputFactor,
 			"cpuSlowdownMultiplier":  cpu,
 		}
+		for name, ms := range model.AppliedWaits {
+			out[name] = ms
+		}
 	} else if p != nil {
 		throttling := map[string]any{}
 		if n, ok := model.NetworkPresets[p.Network]; ok {

@@ -83,6 +83,22 @@ func CalibratedCPU(preset, index float64) float64 {
 	return min(max(m, MinCPUMultiplier), MaxCPUMultiplier)
 }
 
+// AppliedWaits are how long Lighthouse waits at the end of an applied load before it stops
+// recording, in its settings' names and milliseconds. Lighthouse's own for loads it does not
+// simulate are 5.25 s each, and it waits for the CPU's quiet window only once the network's
+// has passed, so a load sat about 10.5 s idle after its last request: 40 % of a light mobile
+// page's run. The CPU quiet window keeps Lighthouse's 5.25 s: time to interactive, the end of
+// TBT's window, needs 5 s without a long task in the trace. The network's quiet window and
+// the pauses after first paint and load take Lighthouse's values for simulated loads: the
+// CPU window after them still records 5.25 s more of the page, and a request the page starts
+// then is in the trace and the waterfall.
+var AppliedWaits = map[string]int{
+	"pauseAfterFcpMs":         1000,
+	"pauseAfterLoadMs":        1000,
+	"networkQuietThresholdMs": 1000,
+	"cpuQuietThresholdMs":     5250,
+}
+
 // MeasuredWith says in a sentence how a result was measured, as the page view and the API
 // show it: the method, and for applied throttling the calibrated CPU multiplier and the
 // benchmark index it came from.

@@ -81,7 +81,15 @@ function packageVersion(name) {
 
 const {default: lighthouse} = await import('lighthouse');
 const {default: desktopConfig} = await import('lighthouse/core/config/desktop-config.js');
-const {userAgents} = await import('lighthouse/core/config/constants.js');
+const {userAgents, nonSimulatedSettingsOverrides} = await import('lighthouse/core/config/constants.js');
+// Lighthouse raises every wait of a load it does not simulate to at least 5.25 s, and waits for
+// the CPU's quiet window only after the network's, so an applied load sat ~10.5 s idle after
+// its last request. The audit worker sets an applied load's waits itself (model.AppliedWaits,
+// sent in each request's settings and recorded in the report's configSettings): its CPU quiet
+// window keeps Lighthouse's 5.25 s, which the trace's time-to-interactive (and so TBT) needs.
+// Lighthouse reads this object each time it builds a config, so zeroing it once lets the
+// request's own settings stand.
+for (const name of Object.keys(nonSimulatedSettingsOverrides)) nonSimulatedSettingsOverrides[name] = 0;
 const {HtmlValidate} = await import('html-validate');
 const {ReportGenerator} = await import('lighthouse/report/generator/report-generator.js');
 const {NetworkRecorder} = await import('lighthouse/core/lib/network-recorder.js');
