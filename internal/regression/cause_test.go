@@ -68,3 +68,25 @@ func TestExplainLoads(t *testing.T) {
 		t.Errorf("CLS cause %+v", cls)
 	}
 }
+
+// TestExplainLoadsResourceFirst: on a throttled desktop load the hero grew by 690 KiB and took
+// 900 ms longer, more than the preset's estimate for its bytes (552 ms): its measured time is
+// its effect, so the hero ranks first, before the load duration it caused.
+func TestExplainLoadsResourceFirst(t *testing.T) {
+	hero := "https://example.com/hero.png"
+	before := &model.Diagnostics{
+		Requests: []model.Request{{URL: hero, Start: 300, End: 400, TransferSize: 5 * 1024, Type: "Image", LCP: true}},
+		LCP:      &model.LCP{Time: 500, ImageURL: hero, Phases: model.LCPPhases{TTFB: 200, LoadDelay: ptr(100), LoadDuration: ptr(100), RenderDelay: 100}},
+	}
+	after := &model.Diagnostics{
+		Requests: []model.Request{{URL: hero, Start: 300, End: 1300, TransferSize: 695 * 1024, Type: "Image", LCP: true}},
+		LCP:      &model.LCP{Time: 1400, ImageURL: hero, Phases: model.LCPPhases{TTFB: 200, LoadDelay: ptr(100), LoadDuration: ptr(1000), RenderDelay: 100}},
+	}
+	items := ExplainLoads(before, after, "desktop", "lcp", nil)
+	if len(items) != 2 || items[0].Kind != "lcp_resource" || items[0].URL != hero || items[1].Kind != "lcp_phase" || items[1].URL != "loadDuration" {
+		t.Fatalf("cause %+v: want the hero, then its load duration", items)
+	}
+	if items[0].Impact < 900 {
+		t.Errorf("the hero's impact %v, want its measured 900 ms", items[0].Impact)
+	}
+}
