@@ -226,11 +226,19 @@ func TestCI(t *testing.T) {
 	if recorded.Commit != "abc1234def" {
 		t.Errorf("the series' commit %q, want abc1234def", recorded.Commit)
 	}
-	env["CI_MERGE_REQUEST_IID"], env["CI_COMMIT_SHA"], env["CI_MERGE_REQUEST_DIFF_BASE_SHA"] = "3", "fedcba9", "abc1234"
+	if st := gl.Statuses(); len(st) != 0 {
+		t.Errorf("commit statuses without a commit or on a push pipeline: %v", st)
+	}
+	env["CI_MERGE_REQUEST_IID"], env["CI_COMMIT_SHA"], env["CI_MERGE_REQUEST_DIFF_BASE_SHA"], env["CI_PIPELINE_ID"] = "3", "fedcba9", "abc1234", "4321"
 	setOutcome(values(60, 4100))
 	ci(1, "-pages", pages[0].ID+":mobile", "-min-performance", "80")
 	if notes := gl.Comments(); len(notes) != 1 || !strings.Contains(notes[0].Body, "4100 ms (+2600) 🔺") || !strings.Contains(notes[0].Body, "base=tt_") {
 		t.Errorf("against the base commit's series (lcp 1500): notes %+v", notes)
+	}
+	// Beside the note, the commit's status in the pipeline follows the outcome.
+	if st := gl.Statuses(); len(st) != 1 || st[0]["sha"] != "fedcba9" || st[0]["state"] != "failed" || st[0]["pipeline_id"] != float64(4321) ||
+		st[0]["name"] != "openvitals" || !strings.Contains(st[0]["target_url"].(string), "/testseries/ts_") {
+		t.Errorf("commit statuses %v", st)
 	}
 	home, err := st.Page(context.Background(), w, pages[0].ID)
 	if err != nil {
@@ -262,6 +270,11 @@ func TestCI(t *testing.T) {
 	ci(1, "-pages", pages[0].ID+":mobile", "-min-performance", "80")
 	if notes := gl.Comments(); len(notes) != 1 || !strings.Contains(notes[0].Body, "4100 ms (+3100) 🔺") {
 		t.Errorf("against the open regression's last good day (lcp 1000): notes %+v", notes)
+	}
+	setOutcome(values(95, 1200))
+	ci(0, "-pages", pages[0].ID+":mobile", "-min-performance", "80")
+	if st := gl.Statuses(); len(st) != 4 || st[3]["state"] != "success" {
+		t.Errorf("commit statuses %v, the last one success", st)
 	}
 
 	ci(2, "-comment", "bitbucket")

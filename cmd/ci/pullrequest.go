@@ -53,7 +53,9 @@ func forgeFromEnv(mode string, getenv func(string) string, hc *http.Client) (pos
 		if token == "" {
 			return nil, errors.New("no token: set " + forgeToken + " or run in GitLab CI (CI_JOB_TOKEN)")
 		}
-		return pullrequest.NewGitLab(hc, getenv("CI_API_V4_URL"), token, job, getenv("CI_PROJECT_ID"), iid)
+		// The status is set on the commit the pipeline runs for, in that pipeline.
+		pipeline, _ := strconv.ParseInt(getenv("CI_PIPELINE_ID"), 10, 64)
+		return pullrequest.NewGitLab(hc, getenv("CI_API_V4_URL"), token, job, getenv("CI_PROJECT_ID"), iid, getenv("CI_COMMIT_SHA"), pipeline)
 	}
 	switch mode {
 	case "off":

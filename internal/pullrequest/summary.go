@@ -129,6 +129,8 @@ type Summary struct {
 	Title      string
 	Conclusion string // "success" or "failure"
 	Markdown   string
+	// Link is the series in the API, where a commit status points.
+	Link string
 }
 
 // Marker is the hidden line that finds a website's comment again on later pushes: one comment
@@ -150,7 +152,7 @@ const maxMarkdown = 60000
 func Render(s Series) Summary {
 	var b strings.Builder
 	failed := len(s.Failures) > 0 || s.Status != "completed"
-	sum := Summary{Conclusion: "success", Title: fmt.Sprintf("%d tests, every threshold met", len(s.Tests))}
+	sum := Summary{Conclusion: "success", Title: fmt.Sprintf("%d tests, every threshold met", len(s.Tests)), Link: s.Link}
 	if failed {
 		sum.Conclusion = "failure"
 		sum.Title = fmt.Sprintf("%d tests, %d thresholds not met", len(s.Tests), len(s.Failures))
