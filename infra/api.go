@@ -46,9 +46,12 @@ var apiGroups = map[string]apiGroup{
 		// The Search Console credential is stored encrypted with this key.
 		d.credentialsKey.GrantRead(fn, nil)
 		fn.AddEnvironment(jsii.String(envCredentialsKeySecret), d.credentialsKey.SecretArn(), nil)
-		// An export on demand writes a day's Parquet files; data settings are checked
-		// against the stack's retention.
+		// An export on demand writes a day's Parquet files (reading the audits' diagnostics
+		// and the day's real-user tables); data settings are checked against the stack's
+		// retention.
 		d.data.exports.bucket.GrantPut(fn, nil)
+		d.data.bucket.GrantRead(fn, nil)
+		d.data.rumBucket.GrantRead(fn, nil)
 		setRetentionBounds(fn, d.settings)
 	}},
 	"pages": {"openvitals API: page settings and test profiles", func(fn awslambda.Function, d apiDeps) {

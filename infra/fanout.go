@@ -71,9 +71,12 @@ func (p *fanoutPipeline) addFunctions(fns *functionFactory) {
 	for _, wq := range []*workQueue{p.queue, p.targets.audits, p.targets.runs, p.targets.ux, p.s.notifications, p.targets.purges} {
 		wq.queue.GrantSendMessages(worker)
 	}
-	// The exports job writes each website's day of Parquet; the retention job queues its
-	// pass to the purge worker (above).
+	// The exports job writes each website's day of Parquet, reading the audits' diagnostics
+	// beside their reports and the day's real-user tables; the retention job queues its pass
+	// to the purge worker (above).
 	p.s.data.exports.bucket.GrantPut(worker, nil)
+	p.s.data.bucket.GrantRead(worker, nil)
+	p.s.data.rumBucket.GrantRead(worker, nil)
 	// One message per invocation: a website's share is retried alone.
 	p.queue.feed(worker, awslambdaeventsources.SqsEventSourceProps{
 		BatchSize:      jsii.Number(1),

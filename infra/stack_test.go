@@ -1755,7 +1755,9 @@ func TestLeastPrivilege(t *testing.T) {
 			{"sqs:ReceiveMessage", fanoutQ, true}, {"sqs:DeleteMessage", fanoutQ, true}, {"sqs:SendMessage", fanoutQ, true},
 			{"sqs:SendMessage", auditQ, true}, {"sqs:SendMessage", multistepQ, true}, {"sqs:SendMessage", uxQ, true},
 			{"sqs:SendMessage", notifyQ, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", rumQ, false},
-			{"sqs:ReceiveMessage", auditQ, false}, {"s3:GetObject", "", false}, {"s3:PutObject", exportBucket, true},
+			{"sqs:ReceiveMessage", auditQ, false}, {"s3:PutObject", exportBucket, true},
+			// The exports read the audits' diagnostics and the real-user tables, never the exports.
+			{"s3:GetObject", bucket, true}, {"s3:GetObject", rumBucket, true}, {"s3:GetObject", exportBucket, false},
 			{"s3:PutObject", bucket, false}, {"s3:DeleteObject", "", false}, {getSecret, "", false},
 		},
 		"audit-worker": {
@@ -1791,6 +1793,7 @@ func TestLeastPrivilege(t *testing.T) {
 		"websites": {
 			{"dynamodb:PutItem", table, true}, {"sqs:SendMessage", purgeQ, true}, {"sqs:SendMessage", auditQ, false}, {"sqs:SendMessage", multistepQ, false},
 			{"s3:PutObject", exportBucket, true}, {"s3:PutObject", bucket, false}, {"s3:DeleteObject", exportBucket, false},
+			{"s3:GetObject", bucket, true}, {"s3:GetObject", rumBucket, true}, {"s3:PutObject", rumBucket, false},
 			{getSecret, credentials, true}, {getSecret, crux, false}, {"secretsmanager:PutSecretValue", "", false},
 		},
 		"field": {

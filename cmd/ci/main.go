@@ -25,6 +25,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -46,7 +47,10 @@ type config struct {
 	timeout, poll          time.Duration
 	summary                string // a file the table is appended to (GitHub's step summary)
 	comment                string // where the pull-request summary goes: auto, github, gitlab, off
-	base                   string // the series to compare with ("": the previous completed one)
+	base                   string // the series to compare with ("": the base commit's, else the previous completed one)
+	// commit is the commit the series tests; baseCommit the pull request's base commit, whose
+	// series is the base when there is one.
+	commit, baseCommit string
 }
 
 // scoreFields are the scores a job can set a minimum of, with their flag names.
@@ -140,7 +144,10 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.DurationVar(&cfg.timeout, "timeout", 30*time.Minute, "give up waiting after this long")
 	fs.DurationVar(&cfg.poll, "poll", 5*time.Second, "how often to ask how the series is going")
 	fs.StringVar(&cfg.summary, "summary", getenv("GITHUB_STEP_SUMMARY"), "append the table to this file (GITHUB_STEP_SUMMARY)")
-	fs.StringVar(&cfg.base, "base", "", "the test series to compare with, e.g. the pull request's base commit's (default: the website's previous completed series)")
+	fs.StringVar(&cfg.base, "base", "", "the test series to compare with (default: the series of -base-commit if there is one, else on a pull request each page's last good day, else the website's previous completed series)")
+	commit, baseCommit := commitsFromEnv(getenv)
+	fs.StringVar(&cfg.commit, "commit", commit, "the commit tested, recorded with the series (default: the pull request's head, GITHUB_SHA or CI_COMMIT_SHA)")
+	fs.StringVar(&cfg.baseCommit, "base-commit", baseCommit, "the pull request's base commit, whose series is the base (default: the pull request event's base, or CI_MERGE_REQUEST_DIFF_BASE_SHA)")
 	fs.StringVar(&cfg.comment, "comment", "auto", "post the summary on the pull request: auto (GitHub Actions on a pull request, GitLab CI in a merge-request pipeline), github, gitlab or off")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -166,6 +173,7 @@ type series struct {
 	ID          string `json:"id"`
 	Status      string `json:"status"`
 	Description string `json:"description"`
+	Commit      string `json:"commit"`
 	Count       int    `json:"count"`
 	FailedTests int    `json:"failed_tests"`
 	Result      struct {
@@ -251,8 +259,13 @@ func (c *client) do(ctx context.Context, method, path string, body, out any) err
 	return json.Unmarshal(raw, out)
 }
 
-// previousCompleted is the series asked for with -base, else the website's newest completed
-// series, with its tests (zero without one).
+// seriesSearched bounds how many of the website's newest series the base is looked for in.
+const seriesSearched = 200
+
+// previousCompleted is the series to compare with, with its tests: the one asked for with
+// -base; else, with a base commit, the newest ended series of that commit (zero without one:
+// each page's last good day is then the base, see baseOf); else the website's newest completed
+// series (zero without one).
 func (c *client) previousCompleted(ctx context.Context) (series, error) {
 	if c.cfg.base != "" {
 		var s series
@@ -263,16 +276,29 @@ func (c *client) previousCompleted(ctx context.Context) (series, error) {
 			List []series `json:"list"`
 		} `json:"result"`
 	}
-	if err := c.do(ctx, "GET", "/testseries?limit=50", nil, &list); err != nil {
+	if err := c.do(ctx, "GET", "/testseries?limit="+strconv.Itoa(seriesSearched), nil, &list); err != nil {
 		return series{}, err
 	}
 	for _, s := range list.Result.List {
-		if s.Status == "completed" {
+		match := s.Status == "completed"
+		if c.cfg.baseCommit != "" {
+			match = s.ended() && sameCommit(s.Commit, c.cfg.baseCommit)
+		}
+		if match {
 			var full series
 			return full, c.do(ctx, "GET", "/testseries/"+s.ID, nil, &full)
 		}
 	}
 	return series{}, nil
+}
+
+// sameCommit tells whether two hashes name the same commit, either abbreviated.
+func sameCommit(a, b string) bool {
+	a, b = strings.ToLower(a), strings.ToLower(b)
+	if a == "" || b == "" {
+		return false
+	}
+	return strings.HasPrefix(a, b) || strings.HasPrefix(b, a)
 }
 
 func (c *client) start(ctx context.Context) (series, error) {
@@ -284,7 +310,8 @@ func (c *client) start(ctx context.Context) (series, error) {
 		Pages       []target `json:"pages,omitempty"`
 		Description string   `json:"description,omitempty"`
 		Initiator   string   `json:"initiator,omitempty"`
-	}{Description: c.cfg.description, Initiator: c.cfg.initiator}
+		Commit      string   `json:"commit,omitempty"`
+	}{Description: c.cfg.description, Initiator: c.cfg.initiator, Commit: c.cfg.commit}
 	for _, p := range strings.Split(c.cfg.pages, ",") {
 		if p = strings.TrimSpace(p); p != "" {
 			id, device, _ := strings.Cut(p, ":")

@@ -209,6 +209,74 @@ func TestCI(t *testing.T) {
 	if notes := gl.Comments(); len(notes) != 1 || !strings.Contains(notes[0].Body, "4000 ms (+2500) 🔺") {
 		t.Errorf("notes %+v", notes)
 	}
+
+	// The base found by commit: push pipelines record their commit with the series; a merge
+	// request's pipeline compares with its base commit's series (not the newest), and without
+	// one with each page's last good day: its open lab regression's, else its newest daily audit.
+	delete(env, "CI_MERGE_REQUEST_IID")
+	env["CI_COMMIT_SHA"] = "abc1234def"
+	setOutcome(values(95, 1500))
+	ci(0, "-pages", pages[0].ID+":mobile")
+	env["CI_COMMIT_SHA"] = "0123abcd"
+	setOutcome(values(50, 5000))
+	ci(0, "-pages", pages[0].ID+":mobile")
+	call("GET", "/"+site.ID+"/testseries?limit=2", "", &list)
+	var recorded struct{ Commit string }
+	call("GET", "/"+site.ID+"/testseries/"+list.Result.List[1].ID, "", &recorded)
+	if recorded.Commit != "abc1234def" {
+		t.Errorf("the series' commit %q, want abc1234def", recorded.Commit)
+	}
+	if st := gl.Statuses(); len(st) != 0 {
+		t.Errorf("commit statuses without a commit or on a push pipeline: %v", st)
+	}
+	env["CI_MERGE_REQUEST_IID"], env["CI_COMMIT_SHA"], env["CI_MERGE_REQUEST_DIFF_BASE_SHA"], env["CI_PIPELINE_ID"] = "3", "fedcba9", "abc1234", "4321"
+	setOutcome(values(60, 4100))
+	ci(1, "-pages", pages[0].ID+":mobile", "-min-performance", "80")
+	if notes := gl.Comments(); len(notes) != 1 || !strings.Contains(notes[0].Body, "4100 ms (+2600) 🔺") || !strings.Contains(notes[0].Body, "base=tt_") {
+		t.Errorf("against the base commit's series (lcp 1500): notes %+v", notes)
+	}
+	// Beside the note, the commit's status in the pipeline follows the outcome.
+	if st := gl.Statuses(); len(st) != 1 || st[0]["sha"] != "fedcba9" || st[0]["state"] != "failed" || st[0]["pipeline_id"] != float64(4321) ||
+		st[0]["name"] != "openvitals" || !strings.Contains(st[0]["target_url"].(string), "/testseries/ts_") {
+		t.Errorf("commit statuses %v", st)
+	}
+	home, err := st.Page(context.Background(), w, pages[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	day := func(ago int) string { return now.AddDate(0, 0, -ago).Format(model.DayLayout) }
+	for _, r := range []struct {
+		ago int
+		lcp float64
+	}{{2, 2000}, {6, 1000}} {
+		if err := st.PutLabResult(context.Background(), w, home, model.LabResult{Page: home.ID, Device: "mobile", Day: day(r.ago), Runs: 3,
+			Audited: now.AddDate(0, 0, -r.ago), Metrics: map[string]float64{"lcp": r.lcp, "performance_score": 90}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env["CI_MERGE_REQUEST_DIFF_BASE_SHA"] = "9999999" // no series of it
+	ci(1, "-pages", pages[0].ID+":mobile", "-min-performance", "80")
+	if notes := gl.Comments(); len(notes) != 1 || !strings.Contains(notes[0].Body, "4100 ms (+2100) 🔺") ||
+		!strings.Contains(notes[0].Body, "base="+now.AddDate(0, 0, -2).Format(time.DateOnly)) {
+		t.Errorf("against the newest daily audit (lcp 2000): notes %+v", notes)
+	}
+	reg := model.Regression{ID: model.RegressionID(w, "lcp", day(5)), Kind: model.KindRegression, Source: "lab", Page: home.ID, Device: "mobile",
+		Metric: "lcp", LastGood: day(6), FirstBad: day(5), Before: model.Level{Median: 1000}, After: model.Level{Median: 2000}, Delta: 1000,
+		Percent: 100, P: 0.001, Status: model.RegressionOpen, Detected: now}
+	if _, err := st.PutRegression(context.Background(), w, reg); err != nil {
+		t.Fatal(err)
+	}
+	ci(1, "-pages", pages[0].ID+":mobile", "-min-performance", "80")
+	if notes := gl.Comments(); len(notes) != 1 || !strings.Contains(notes[0].Body, "4100 ms (+3100) 🔺") {
+		t.Errorf("against the open regression's last good day (lcp 1000): notes %+v", notes)
+	}
+	setOutcome(values(95, 1200))
+	ci(0, "-pages", pages[0].ID+":mobile", "-min-performance", "80")
+	if st := gl.Statuses(); len(st) != 4 || st[3]["state"] != "success" {
+		t.Errorf("commit statuses %v, the last one success", st)
+	}
+
 	ci(2, "-comment", "bitbucket")
 
 	ci(2, "-pages", "nosuchpage")

@@ -1,8 +1,10 @@
 package api
 
 import (
+	"cmp"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,6 +30,73 @@ type loadsJSON struct {
 	UnchangedRequests int                 `json:"unchangedRequests"`
 	LCP               lcpChangeJSON       `json:"lcp"`
 	LayoutShifts      []shiftChangeJSON   `json:"layoutShifts"`
+	LongTasks         longTasksJSON       `json:"longTasks"`
+}
+
+// longTasksJSON compares the long tasks of two loads: in all and per script, those grown.
+type longTasksJSON struct {
+	Base    taskTotalsJSON    `json:"base"`
+	Target  taskTotalsJSON    `json:"target"`
+	Scripts []scriptTasksJSON `json:"scripts"`
+}
+
+type taskTotalsJSON struct {
+	Count   int     `json:"count"`
+	Total   float64 `json:"total"`
+	Longest float64 `json:"longest"`
+}
+
+type scriptTasksJSON struct {
+	URL    string         `json:"url"`
+	Base   taskTotalsJSON `json:"base"`
+	Target taskTotalsJSON `json:"target"`
+	Change float64        `json:"change"`
+}
+
+// The least growth of a script's long tasks listed (a long task's least duration), and the
+// most scripts listed.
+const (
+	minLongTaskGrowth = 50
+	maxLongTaskScript = 10
+)
+
+// compareLongTasks compares two loads' long tasks, in all and per script they are attributed to.
+func compareLongTasks(base, target []model.LongTask) longTasksJSON {
+	add := func(t *taskTotalsJSON, lt model.LongTask) {
+		t.Count++
+		t.Total += lt.Duration
+		t.Longest = max(t.Longest, lt.Duration)
+	}
+	out := longTasksJSON{Scripts: []scriptTasksJSON{}}
+	byURL := map[string]*scriptTasksJSON{}
+	script := func(url string) *scriptTasksJSON {
+		s := byURL[url]
+		if s == nil {
+			s = &scriptTasksJSON{URL: url}
+			byURL[url] = s
+		}
+		return s
+	}
+	for _, lt := range base {
+		add(&out.Base, lt)
+		add(&script(lt.URL).Base, lt)
+	}
+	for _, lt := range target {
+		add(&out.Target, lt)
+		add(&script(lt.URL).Target, lt)
+	}
+	for _, s := range byURL {
+		if s.Change = s.Target.Total - s.Base.Total; s.Change >= minLongTaskGrowth {
+			out.Scripts = append(out.Scripts, *s)
+		}
+	}
+	slices.SortFunc(out.Scripts, func(a, b scriptTasksJSON) int {
+		return cmp.Or(cmp.Compare(b.Change, a.Change), cmp.Compare(a.URL, b.URL))
+	})
+	if len(out.Scripts) > maxLongTaskScript {
+		out.Scripts = out.Scripts[:maxLongTaskScript]
+	}
+	return out
 }
 
 type filmstripJSON struct {
@@ -161,6 +230,19 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request, c caller) e
 	}
 	if pair.Loads != nil {
 		out.Loads = toLoadsJSON(*pair.Loads, frameURLs(site, p.ID, device, pair.Base), frameURLs(site, p.ID, device, pair.Target))
+		// The comparison of loads leaves long tasks out: they are read from both audits'
+		// diagnostics (which it read too: two more GETs).
+		base, err := compare.ReadDiagnostics(r.Context(), s.reports, pair.Base.ReportKey)
+		if err != nil {
+			return err
+		}
+		target, err := compare.ReadDiagnostics(r.Context(), s.reports, pair.Target.ReportKey)
+		if err != nil {
+			return err
+		}
+		if base != nil && target != nil {
+			out.Loads.LongTasks = compareLongTasks(base.LongTasks, target.LongTasks)
+		}
 	}
 	return writeJSON(w, http.StatusOK, out)
 }
@@ -178,6 +260,7 @@ func frameURLs(site model.Website, page, device string, l compare.Loaded) func(m
 
 func toLoadsJSON(l compare.Loads, baseURL, targetURL func(model.Frame) string) *loadsJSON {
 	out := &loadsJSON{Requests: []requestChangeJSON{}, UnchangedRequests: l.Unchanged, LayoutShifts: []shiftChangeJSON{},
+		LongTasks: longTasksJSON{Scripts: []scriptTasksJSON{}},
 		Filmstrip: filmstripJSON{Step: l.Filmstrip.Step, End: l.Filmstrip.End, BaseMarks: l.Filmstrip.BaseMarks,
 			TargetMarks: l.Filmstrip.TargetMarks, Slots: []slotJSON{}},
 		LCP: lcpChangeJSON{Base: l.LCP.Base, Target: l.LCP.Target, ElementChanged: l.LCP.ElementChanged, Phases: []phaseChangeJSON{}}}

@@ -233,6 +233,7 @@ func TestCompareLoadsAPI(t *testing.T) {
 		Marks:     model.Marks{FCP: lcp(300), LCP: lcp(900)},
 		Requests:  []model.Request{{URL: "https://example.com/", End: 100, TransferSize: 5000, Type: "Document", Document: true}},
 		LCP:       &model.LCP{Time: 900, Selector: "h1"},
+		LongTasks: []model.LongTask{{URL: "https://example.com/app.js", Start: 200, Duration: 80}},
 	})
 	put("20261111", &model.Diagnostics{
 		Filmstrip: []model.Frame{{Time: 300, Image: "aaaaaaaaaaaaaaaa.jpg"}, {Time: 1500, Image: "cccccccccccccccc.jpg"}},
@@ -240,6 +241,8 @@ func TestCompareLoadsAPI(t *testing.T) {
 		Requests: []model.Request{{URL: "https://example.com/", End: 100, TransferSize: 5000, Type: "Document", Document: true},
 			{URL: "https://cdn.example.com/big.js", Start: 100, End: 800, TransferSize: 300 << 10, Type: "Script", RenderBlocking: true, ThirdParty: true}},
 		LCP: &model.LCP{Time: 1500, Selector: "img.hero"},
+		LongTasks: []model.LongTask{{URL: "https://example.com/app.js", Start: 200, Duration: 90},
+			{URL: "https://cdn.example.com/big.js", Start: 800, Duration: 240}, {URL: "https://cdn.example.com/big.js", Start: 1100, Duration: 60}},
 	})
 	put("20261112", nil)
 
@@ -262,6 +265,17 @@ func TestCompareLoadsAPI(t *testing.T) {
 			}
 			UnchangedRequests int
 			LCP               struct{ ElementChanged bool }
+			LongTasks         struct {
+				Base, Target struct {
+					Count          int
+					Total, Longest float64
+				}
+				Scripts []struct {
+					URL          string
+					Base, Target struct{ Count int }
+					Change       float64
+				}
+			}
 		}
 	}
 	path := "/" + site.ID + "/pages/" + home.ID + "/compare?device=mobile&base=2026-11-10&target=2026-11-11"
@@ -273,6 +287,13 @@ func TestCompareLoadsAPI(t *testing.T) {
 	if len(l.Requests) != 1 || l.Requests[0].Kind != "added" || l.Requests[0].URL != "https://cdn.example.com/big.js" || !l.Requests[0].RenderBlocking ||
 		l.Requests[0].SizeChange != 300<<10 || l.UnchangedRequests != 1 || !l.LCP.ElementChanged {
 		t.Errorf("loads %+v", l)
+	}
+	// The long tasks: in all, and the script whose tasks grew by 50 ms or more (app.js grew by 10).
+	lt := l.LongTasks
+	if lt.Base.Count != 1 || lt.Base.Total != 80 || lt.Target.Count != 3 || lt.Target.Total != 390 || lt.Target.Longest != 240 ||
+		len(lt.Scripts) != 1 || lt.Scripts[0].URL != "https://cdn.example.com/big.js" || lt.Scripts[0].Change != 300 ||
+		lt.Scripts[0].Base.Count != 0 || lt.Scripts[0].Target.Count != 2 {
+		t.Errorf("long tasks %+v", lt)
 	}
 	f := l.Filmstrip
 	if f.Step != 100 || len(f.Slots) != 16 || f.Slots[2].Base != nil || f.Slots[9].Base.Time != 900 || f.Slots[9].Target.Time != 300 || f.Slots[15].Target.Time != 1500 {

@@ -2,9 +2,12 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/export"
 	"github.com/openvitals/openvitals/internal/model"
 )
@@ -112,5 +115,171 @@ func TestDataSettings(t *testing.T) {
 	e.do("PUT", "/"+w.ID+"/data-settings", adminKey, map[string]any{"exports": true, "retention": map[string]int{"reports": 31, "events": 7}}).want(t, 200).decode(t, &got)
 	if !got.Exports || got.Effective.Reports != 31 || got.Effective.Events != 7 || got.Effective.Exports != 731 {
 		t.Fatalf("after the change %+v", got)
+	}
+}
+
+// TestExportDiagnosticsAndRealUsers: a day's export holds each audit's diagnostics as numbers
+// equal to those of GET .../diagnostics, and real users' daily aggregates (the website per
+// group, device, country and navigation; a monitored page per device and navigation, and per
+// device and country) equal to what the segment reports answer for the same segments.
+func TestExportDiagnosticsAndRealUsers(t *testing.T) {
+	ctx := context.Background()
+	e := newTestEnv(t)
+	w := e.createWebsite("example.com")
+	base := "/" + w.ID
+	e.do("PUT", base+"/field-testing/settings", adminKey, map[string]any{"groups": []any{map[string]any{"name": "Products", "pattern": "/product/*"}}}).want(t, 200)
+	pages := e.createPages(w.ID, "/", "/product/1")
+	site, err := e.store.Website(ctx, "acme", w.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	day := now.Format(model.DayLayout)
+	stored, err := e.store.Pages(ctx, site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range stored {
+		r := model.LabResult{Page: p.ID, Device: "mobile", Day: day, Runs: 3, Audited: now, Metrics: map[string]float64{"lcp": 1800},
+			ReportKey: "acme/" + w.ID + "/pages/" + p.ID + "/lighthouse/" + day + "-mobile.json.gz"}
+		if err := e.store.PutLabResult(ctx, site, p, r); err != nil {
+			t.Fatal(err)
+		}
+		if p.URL != "/product/1" {
+			continue // an audit without diagnostics has no row
+		}
+		lcp, fcp, delay, dur := 2300.0, 900.0, 300.0, 700.0
+		d := model.Diagnostics{URL: "https://example.com/product/1", Marks: model.Marks{FCP: &fcp, LCP: &lcp},
+			Requests: []model.Request{
+				{URL: "https://example.com/product/1", Type: "Document", TransferSize: 20_000, Status: 200, Document: true},
+				{URL: "https://example.com/a.css", Type: "Stylesheet", TransferSize: 6_000, Status: 200, RenderBlocking: true},
+				{URL: "https://example.com/p.jpg", Type: "Image", TransferSize: 120_000, Status: 200, LCP: true},
+				{URL: "https://tags.example.net/t.js", Type: "Script", TransferSize: 40_000, Status: 200, ThirdParty: true},
+			},
+			LCP: &model.LCP{Time: lcp, Selector: "img.product", ImageURL: "https://example.com/p.jpg",
+				Phases: model.LCPPhases{TTFB: 400, LoadDelay: &delay, LoadDuration: &dur, RenderDelay: 900}},
+			LongTasks:  []model.LongTask{{Start: 1000, Duration: 210}, {Start: 1600, Duration: 75}, {Start: 2500, Duration: 52}},
+			Shifts:     []model.LayoutShift{{Time: 1200, Score: 0.08}},
+			MainThread: []model.WorkCategory{{Category: "scriptEvaluation", Duration: 640}},
+			Document:   model.DocumentTiming{Wait: 320, Download: 15},
+		}
+		body, _ := json.Marshal(d)
+		if err := e.objects.Put(ctx, blobstore.DiagnosticsKey(r.ReportKey), gzipBytes(t, body), "application/gzip"); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	send := func(url, ua, nav, metrics, addr string) {
+		body := fmt.Sprintf(`{"w":%q,"u":%q,"m":%s,"s":{"n":%q,"e":"4g"}}`, w.ID, url, metrics, nav)
+		e.beacon(body, "text/plain", addr, map[string]string{"User-Agent": ua}).want(t, 202)
+	}
+	views := 0
+	for i := range 4 {
+		for _, v := range []struct{ url, ua, nav, addr string }{
+			{"https://example.com/product/1", uaPhone, "navigate", "8.8.8.8:1"},
+			{"https://example.com/product/1", uaPhone, "reload", "127.0.0.1:1"},
+			{"https://example.com/product/2", uaDesktop, "navigate", "8.8.8.8:1"},
+			{"https://example.com/", uaDesktop, "back-forward", "8.8.8.8:1"},
+			{"https://example.com/", uaPhone, "navigate", "127.0.0.1:1"},
+		} {
+			send(v.url, v.ua, v.nav, fmt.Sprintf(`{"lcp":%d,"inp":%d,"cls":0.0%d}`, 1000+400*i+100*views%7, 80+40*i, i), v.addr)
+			views++
+		}
+	}
+	e.fold(views)
+
+	var res struct{ Rows map[string]int }
+	e.do("POST", base+"/exports", adminKey, map[string]string{"day": now.Format(time.DateOnly)}).want(t, 200).decode(t, &res)
+	if res.Rows[export.Diagnostics] != 1 || res.Rows[export.RUMDaily] == 0 {
+		t.Fatalf("export answered %+v", res)
+	}
+
+	body, err := e.exports.Get(ctx, export.Key(export.Diagnostics, w.ID, day))
+	if err != nil {
+		t.Fatal(err)
+	}
+	diags, err := export.Read[export.DiagnosticsRow](body)
+	if err != nil || len(diags) != 1 {
+		t.Fatalf("diagnostics rows %+v (%v)", diags, err)
+	}
+	var api struct{ Diagnostics model.Diagnostics }
+	e.do("GET", base+"/pages/"+pages[1].ID+"/diagnostics?device=mobile", viewerKey, nil).want(t, 200).decode(t, &api)
+	ad, row := api.Diagnostics, diags[0]
+	var longTotal, blockingBytes, imageBytes float64
+	for _, lt := range ad.LongTasks {
+		longTotal += lt.Duration
+	}
+	for _, r := range ad.Requests {
+		if r.RenderBlocking {
+			blockingBytes += float64(r.TransferSize)
+		}
+		if r.Type == "Image" {
+			imageBytes += float64(r.TransferSize)
+		}
+	}
+	if row.Page != pages[1].ID || *row.LCP != ad.LCP.Time || row.LCPSelector != ad.LCP.Selector || *row.LCPTTFB != ad.LCP.Phases.TTFB ||
+		*row.LCPLoadDelay != *ad.LCP.Phases.LoadDelay || *row.LCPLoadDuration != *ad.LCP.Phases.LoadDuration ||
+		*row.LCPRenderDelay != ad.LCP.Phases.RenderDelay || *row.FCP != *ad.Marks.FCP || row.Load != nil ||
+		int(row.LongTasks) != len(ad.LongTasks) || row.LongTasksTotal != longTotal || int(row.Requests) != len(ad.Requests) ||
+		float64(row.RenderBlockingBytes) != blockingBytes || float64(row.BytesByType["Image"]) != imageBytes ||
+		row.ThirdPartyBytes != 40_000 || row.DocumentWait != ad.Document.Wait || row.LargestShift != ad.Shifts[0].Score {
+		t.Errorf("diagnostics row %+v, the API answers %+v", row, ad)
+	}
+
+	body, err = e.exports.Get(ctx, export.Key(export.RUMDaily, w.ID, day))
+	if err != nil {
+		t.Fatal(err)
+	}
+	field, err := export.Read[export.RUMDailyRow](body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	date := "&date=" + day + "-" + day
+	type listed struct {
+		Key   string
+		Views uint64
+		Value float64
+	}
+	segments := func(query string) map[string]listed {
+		var seg struct{ Result struct{ List []listed } }
+		e.do("GET", base+"/field-testing/segments?"+query+date, viewerKey, nil).want(t, 200).decode(t, &seg)
+		out := map[string]listed{}
+		for _, l := range seg.Result.List {
+			out[l.Key] = l
+		}
+		return out
+	}
+	var siteViews, pageViews uint64
+	kinds := map[string]bool{}
+	for _, r := range field {
+		var q, key string
+		switch {
+		case r.Page == "":
+			q, key = fmt.Sprintf("metric=%s&by=country&group=%s&device=%s&navigation=%s", r.Metric, r.Group, r.Device, r.Navigation), r.Country
+			if r.Metric == "lcp" {
+				siteViews += uint64(r.Views)
+			}
+			kinds["site"] = true
+		case r.Country == "":
+			q, key = fmt.Sprintf("metric=%s&page=%s&by=navigation&device=%s", r.Metric, r.Page, r.Device), r.Navigation
+			if r.Metric == "lcp" {
+				pageViews += uint64(r.Views)
+			}
+			kinds["page by navigation"] = true
+		default:
+			q, key = fmt.Sprintf("metric=%s&page=%s&by=country&device=%s", r.Metric, r.Page, r.Device), r.Country
+			kinds["page by country"] = true
+		}
+		if r.Website != w.ID || (r.Page != "" && r.URL != "/product/1" && r.URL != "/") {
+			t.Errorf("row %+v", r)
+		}
+		got := segments(q)[key]
+		if got.Views != uint64(r.Views) || got.Value != r.P75 {
+			t.Errorf("%s: exported %d views, p75 %v; the API answers %d views, %v for %s", q, r.Views, r.P75, got.Views, got.Value, key)
+		}
+	}
+	// Every view is in the website's rows; the monitored pages' are those of "/" and /product/1.
+	if siteViews != uint64(views) || pageViews != uint64(views)*4/5 || len(kinds) != 3 {
+		t.Errorf("%d views in the website's lcp rows, %d in the pages', kinds %v; sent %d", siteViews, pageViews, kinds, views)
 	}
 }

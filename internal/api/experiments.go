@@ -214,6 +214,7 @@ func (s *Server) getExperiment(w http.ResponseWriter, r *http.Request, c caller)
 			// The frames' images are kept, but served for pages' days only: times here.
 			noImage := func(model.Frame) string { return "" }
 			out.Loads = toLoadsJSON(compare.CompareLoads(base, target, compare.DefaultThresholds), noImage, noImage)
+			out.Loads.LongTasks = compareLongTasks(base.LongTasks, target.LongTasks)
 		}
 	}
 	return writeJSON(w, http.StatusOK, out)

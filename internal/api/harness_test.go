@@ -86,7 +86,7 @@ func newTestEnvAt(t testing.TB, now func() time.Time) *testEnv {
 	nq := awstest.Queue(t, clients, service.NotifyQueueSettings)
 	srv := api.New(api.Deps{Notifications: notify.NewQueue(nq), Store: st, Purger: purge.NewQueue(q), Auditor: audit.NewQueue(st, aq, log),
 		Runner: multistep.NewQueue(st, mq, log), Reports: objects, Log: log, Credentials: credentialsKey,
-		Beacons: rum.NewCollector(rq), Field: rum.NewReader(rums), RUM: rums, Now: now, Exports: export.New(st, exports)})
+		Beacons: rum.NewCollector(rq), Field: rum.NewReader(rums), RUM: rums, Now: now, Exports: export.New(st, objects, rum.NewSegmentReader(rums, st), exports)})
 	return &testEnv{t: t, handler: srv.Handler(), store: st, purges: q, audits: aq, runs: mq, rum: rq, flush: fq, rums: rums, notify: nq,
 		objects: objects, exports: exports, clients: clients}
 }

@@ -35,7 +35,7 @@ func FromService(svc *service.Service) *Server {
 		RUM:                svc.RUM,
 		TrustViewerCountry: svc.Config.TrustViewerCountry,
 		RUMURL:             svc.Config.RUMURL,
-		Exports:            export.New(svc.Store, svc.Exports),
+		Exports:            export.New(svc.Store, svc.Objects, rum.NewSegmentReader(svc.RUM, svc.Store), svc.Exports),
 		Retention:          svc.Config.RetentionBounds(),
 	})
 }

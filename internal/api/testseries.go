@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -22,6 +23,10 @@ const (
 	maxSeriesInitiator   = 50
 )
 
+// commitHash is a commit's hash as CI names it: abbreviated (7 digits at least) or whole (SHA-1
+// or SHA-256).
+var commitHash = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
+
 // seriesRequest is the body of POST /{w}/testseries. page is the name the PageVitals CLI gives
 // pages (run-tests --page ID,device): the same selection, checked alike, one of the two at most.
 // Clients of the original service also send website and output for themselves: those are
@@ -31,6 +36,7 @@ type seriesRequest struct {
 	Page        *[]seriesPage   `json:"page"`
 	Description *string         `json:"description"`
 	Initiator   *string         `json:"initiator"`
+	Commit      *string         `json:"commit"`
 	Website     json.RawMessage `json:"website"`
 	Output      json.RawMessage `json:"output"`
 }
@@ -111,6 +117,12 @@ func seriesTargets(in seriesRequest, pages []model.Page) (audit.SeriesRequest, e
 		req.Initiator = strings.TrimSpace(*in.Initiator)
 		if utf8.RuneCountInString(req.Initiator) > maxSeriesInitiator {
 			errs.add("initiator", "must be at most %d characters", maxSeriesInitiator)
+		}
+	}
+	if in.Commit != nil {
+		req.Commit = strings.ToLower(strings.TrimSpace(*in.Commit))
+		if req.Commit != "" && !commitHash.MatchString(req.Commit) {
+			errs.add("commit", "must be a commit hash: 7 to 64 hexadecimal digits")
 		}
 	}
 	byID := make(map[string]model.Page, len(pages))
@@ -253,6 +265,7 @@ type seriesJSON struct {
 	Status      string       `json:"status"`
 	Description string       `json:"description"`
 	Initiator   string       `json:"initiator"`
+	Commit      string       `json:"commit,omitempty"`
 	CreatedAt   time.Time    `json:"createdAt"`
 	Count       int          `json:"count"`
 	FailedTests int          `json:"failed_tests"`
@@ -273,7 +286,7 @@ type pageRefJSON struct {
 // with the lab fields of the pages list and the budgets its values exceed and are at risk of.
 func toSeriesJSON(r *http.Request, site model.Website, series model.TestSeries, tests []model.SeriesTest, budgets []model.Budget) seriesJSON {
 	out := seriesJSON{ID: series.ID, SeriesID: series.ID, Website: site.ID, Status: series.Status(),
-		Description: series.Description, Initiator: series.Initiator, CreatedAt: series.Created.UTC(),
+		Description: series.Description, Initiator: series.Initiator, Commit: series.Commit, CreatedAt: series.Created.UTC(),
 		Count: series.Count, FailedTests: series.Failed}
 	if tests == nil {
 		return out

@@ -198,3 +198,24 @@ func TestTestSeriesPageSelection(t *testing.T) {
 		t.Errorf("refused series queued %d+%d audits (%v)", visible, inFlight, err)
 	}
 }
+
+// TestTestSeriesCommit: a series records the commit it tests, lowercase, and shows it in the
+// series and the list; what is not a commit hash is a 422 that starts nothing.
+func TestTestSeriesCommit(t *testing.T) {
+	e := newTestEnv(t)
+	site := e.createWebsite("example.com")
+	ps := e.createPages(site.ID, "/")
+	w := "/" + site.ID
+	e.do("POST", w+"/testseries", adminKey, `{"pages":[{"page_id":"`+ps[0].ID+`","device":"mobile"}],"commit":"main"}`).want(t, 422)
+	var committed struct{ ID, Commit string }
+	e.do("POST", w+"/testseries", adminKey, `{"pages":[{"page_id":"`+ps[0].ID+`","device":"mobile"}],"commit":"ABCDEF1234"}`).want(t, 201).decode(t, &committed)
+	e.do("GET", w+"/testseries/"+committed.ID, viewerKey, nil).want(t, 200).decode(t, &committed)
+	if committed.Commit != "abcdef1234" {
+		t.Errorf("the series' commit %q, want abcdef1234", committed.Commit)
+	}
+	list := listOf[struct{ ID, Commit string }](t, e.do("GET", w+"/testseries", viewerKey, nil).want(t, 200))
+	if len(list) != 1 || list[0].Commit != "abcdef1234" {
+		t.Errorf("the list %+v: one series, with its commit", list)
+	}
+	awstest.Receive(t, e.audits, 1)
+}

@@ -20,6 +20,7 @@ type SeriesRequest struct {
 	Targets     []Target
 	Description string
 	Initiator   string
+	Commit      string
 }
 
 // Series starts a test series: it records the series and its queued tests, annotates the
@@ -29,7 +30,7 @@ type SeriesRequest struct {
 // the series still ends.
 func (s *Queue) Series(ctx context.Context, w model.Website, req SeriesRequest) (model.TestSeries, []model.SeriesTest, int, error) {
 	now := time.Now().UTC()
-	series := model.TestSeries{ID: model.NewSeriesID(now), Description: req.Description, Initiator: req.Initiator, Created: now}
+	series := model.TestSeries{ID: model.NewSeriesID(now), Description: req.Description, Initiator: req.Initiator, Commit: req.Commit, Created: now}
 	tests := make([]model.SeriesTest, len(req.Targets))
 	jobs := make([]Job, len(req.Targets))
 	for i, t := range req.Targets {

@@ -1,24 +1,30 @@
 package export_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/export"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/rum"
 )
 
 // BenchmarkExportWebsiteDay exports a day of a website of 100 pages audited on both devices
-// (30 lab metrics each, 3 runs' samples of 6, 8 opportunities; 5 user-experience vitals a
-// page and device) on the stand-ins, and reports the bytes written a day and a page-day, for
+// (30 lab metrics each, 3 runs' samples of 6, 8 opportunities, diagnostics of 80 requests of
+// 6 types, 12 long tasks, 4 shifts and 8 kinds of main-thread work; 5 user-experience vitals
+// a page and device) on the stand-ins, and reports the bytes written a day and a page-day, for
 // the storage and request prices in docs/exports.md. Under -short, 10 pages.
 func BenchmarkExportWebsiteDay(b *testing.B) {
 	ctx := context.Background()
 	clients := awstest.Clients(b)
-	st, objects := awstest.Store(b, clients), awstest.Bucket(b)
+	st, objects, reports := awstest.Store(b, clients), awstest.Bucket(b), awstest.Bucket(b)
 	site := model.Website{Account: "acme", Domain: "example.com"}
 	if err := st.CreateWebsite(ctx, &site); err != nil {
 		b.Fatal(err)
@@ -57,6 +63,9 @@ func BenchmarkExportWebsiteDay(b *testing.B) {
 			if err := st.PutLabResult(ctx, site, p, r); err != nil {
 				b.Fatal(err)
 			}
+			if err := reports.Put(ctx, blobstore.DiagnosticsKey(r.ReportKey), benchDiagnostics(b, i), "application/gzip"); err != nil {
+				b.Fatal(err)
+			}
 			v := map[string]model.Vital{}
 			for _, k := range []string{"lcp", "inp", "cls", "fcp", "ttfb"} {
 				v[k] = model.Vital{P75: float64(2000 + i), Good: 70, NeedsImprovement: 20, Poor: 10}
@@ -66,7 +75,7 @@ func BenchmarkExportWebsiteDay(b *testing.B) {
 			}
 		}
 	}
-	ex := export.New(st, objects)
+	ex := export.New(st, reports, rum.NewSegmentReader(awstest.RUM(b, st), st), objects)
 	var res export.Result
 	b.ResetTimer()
 	for b.Loop() {
@@ -78,4 +87,40 @@ func BenchmarkExportWebsiteDay(b *testing.B) {
 	b.ReportMetric(float64(res.Bytes), "bytes/day")
 	b.ReportMetric(float64(res.Bytes)/float64(n), "bytes/page-day")
 	b.ReportMetric(float64(res.Rows[export.LabRuns]), "lab-rows")
+	b.ReportMetric(float64(res.Rows[export.Diagnostics]), "diagnostics-rows")
+}
+
+// benchDiagnostics are gzipped diagnostics of a heavy page's load.
+func benchDiagnostics(b *testing.B, i int) []byte {
+	lcp, fcp, load, delay, dur := float64(1800+i), float64(900+i), float64(3000+i), 200.0, 600.0
+	d := model.Diagnostics{URL: "https://example.com/", Marks: model.Marks{FCP: &fcp, LCP: &lcp, Load: &load},
+		LCP: &model.LCP{Time: lcp, Selector: "main > div.hero > img", ImageURL: "https://example.com/img/hero.avif",
+			Phases: model.LCPPhases{TTFB: 300, LoadDelay: &delay, LoadDuration: &dur, RenderDelay: lcp - 1100}},
+		Document: model.DocumentTiming{DNS: 10, Connect: 30, TLS: 20, Wait: 250, Download: 12}}
+	types := []string{"Document", "Script", "Stylesheet", "Image", "Font", "Fetch"}
+	for k := range 80 {
+		d.Requests = append(d.Requests, model.Request{URL: fmt.Sprintf("https://cdn%d.example.com/asset-%d", k%4, k), Start: float64(k * 20),
+			End: float64(k*20 + 150), TransferSize: int64(2000 + 97*k), Type: types[k%len(types)], Status: 200, RenderBlocking: k < 4, ThirdParty: k%4 == 3})
+	}
+	for k := range 12 {
+		d.LongTasks = append(d.LongTasks, model.LongTask{URL: "https://cdn3.example.com/asset-3", Start: float64(500 + 150*k), Duration: float64(50 + 13*k)})
+	}
+	for k := range 4 {
+		d.Shifts = append(d.Shifts, model.LayoutShift{Time: float64(700 + 100*k), Score: 0.01 * float64(k+1)})
+	}
+	for _, c := range []string{"scriptEvaluation", "styleLayout", "paintCompositeRender", "parseHTML", "scriptParseCompile", "garbageCollection", "other", "domParse"} {
+		d.MainThread = append(d.MainThread, model.WorkCategory{Category: c, Duration: float64(40 + i%50)})
+	}
+	d.ThirdParties = []model.ThirdParty{{Entity: "Ads", Requests: 20, TransferSize: 90_000, MainThreadTime: 300}}
+	body, err := json.Marshal(d)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, _ = zw.Write(body)
+	if err := zw.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return gz.Bytes()
 }

@@ -16,7 +16,9 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/openvitals/openvitals/internal/blobstore"
+	"github.com/openvitals/openvitals/internal/compare"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -29,10 +31,14 @@ const (
 	UX        = "ux"
 	Events    = "events"
 	Incidents = "incidents"
+	// Diagnostics holds the numbers of each lab audit's diagnostics (its median run's load).
+	Diagnostics = "diagnostics"
+	// RUMDaily holds real users' daily aggregates per segment and vital.
+	RUMDaily = "rum_daily"
 )
 
 // Datasets are the exported datasets, in the order a day's export writes them.
-var Datasets = []string{LabRuns, UX, Events, Incidents}
+var Datasets = []string{LabRuns, UX, Events, Incidents, Diagnostics, RUMDaily}
 
 // Devices are the devices whose lab results and user-experience records are exported.
 var Devices = []string{"desktop", "mobile"}
@@ -141,20 +147,31 @@ type Result struct {
 	Keys  []string       `json:"keys"`
 }
 
-// Exporter writes exports from the table into the bucket.
+// Exporter writes exports from the table, the reports' bucket and the real-user tables into
+// the export bucket.
 type Exporter struct {
 	store   *store.Store
+	reports compare.Objects
+	field   RealUsers
 	objects *blobstore.Bucket
 }
 
-// New returns an Exporter reading st and writing into objects.
-func New(st *store.Store, objects *blobstore.Bucket) *Exporter {
-	return &Exporter{store: st, objects: objects}
+// RealUsers reads a website's real-user aggregates of a UTC day (yyyymmdd);
+// *rum.SegmentReader is one.
+type RealUsers interface {
+	Daily(ctx context.Context, account, website, day string) ([]rum.DailyRow, bool, error)
+}
+
+// New returns an Exporter reading st, the diagnostics stored beside the reports in reports
+// and real users' aggregates from field, and writing into objects.
+func New(st *store.Store, reports compare.Objects, field RealUsers, objects *blobstore.Bucket) *Exporter {
+	return &Exporter{store: st, reports: reports, field: field, objects: objects}
 }
 
 // Website writes the files of every dataset of a website's UTC day (yyyymmdd). Its reads are
 // bounded by the website's pages: one BatchGetItem per 100 page-devices for each of lab_runs
-// and ux, a query for its events and one for its incidents. A dataset with no rows that day
+// and ux, a query for its events and one for its incidents, a GET of each audit's diagnostics
+// and the day's real-user tables (one pointer item, ranged GETs of one object). A dataset with no rows that day
 // still gets its (empty) file, so that an export run again over a day whose data has gone
 // leaves no stale rows.
 func (e *Exporter) Website(ctx context.Context, site model.Website, day string) (Result, error) {
@@ -221,6 +238,25 @@ func (e *Exporter) Website(ctx context.Context, site model.Website, day string) 
 	if err := put(Incidents, len(inc), body, err); err != nil {
 		return res, err
 	}
+
+	diags, err := e.DiagnosticsRows(ctx, site.ID, urls, labs)
+	if err != nil {
+		return res, err
+	}
+	body, err = encode(diags)
+	if err := put(Diagnostics, len(diags), body, err); err != nil {
+		return res, err
+	}
+
+	daily, _, err := e.field.Daily(ctx, site.Account, site.ID, day)
+	if err != nil {
+		return res, err
+	}
+	field := RUMDailyRows(site.ID, urls, daily)
+	body, err = encode(field)
+	if err := put(RUMDaily, len(field), body, err); err != nil {
+		return res, err
+	}
 	// The first day exported is where a retention pass or a purge starts computing the
 	// website's keys.
 	set, err := e.store.DataSettings(ctx, site)
@@ -243,7 +279,8 @@ func encode[T any](rows []T) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Read decodes a file of rows of type T (LabRun, UXRecord, EventRow, IncidentRow).
+// Read decodes a file of rows of type T (LabRun, UXRecord, EventRow, IncidentRow,
+// DiagnosticsRow, RUMDailyRow).
 func Read[T any](body []byte) ([]T, error) {
 	return parquet.Read[T](bytes.NewReader(body), int64(len(body)))
 }

@@ -1,7 +1,10 @@
 package export_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/json"
 	"reflect"
 	"testing"
 	"time"
@@ -10,6 +13,7 @@ import (
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/export"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -17,6 +21,8 @@ import (
 type seeded struct {
 	store   *store.Store
 	objects *blobstore.Bucket
+	reports *blobstore.Bucket
+	field   *rum.SegmentReader
 	site    model.Website
 	pages   []model.Page
 	day     string
@@ -27,7 +33,8 @@ func seed(t *testing.T) seeded {
 	t.Helper()
 	ctx := context.Background()
 	clients := awstest.Clients(t)
-	s := seeded{store: awstest.Store(t, clients), objects: awstest.Bucket(t), day: "20261120"}
+	s := seeded{store: awstest.Store(t, clients), objects: awstest.Bucket(t), reports: awstest.Bucket(t), day: "20261120"}
+	s.field = rum.NewSegmentReader(awstest.RUM(t, s.store), s.store)
 	s.site = model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
 	if err := s.store.CreateWebsite(ctx, &s.site); err != nil {
 		t.Fatal(err)
@@ -46,7 +53,7 @@ func seed(t *testing.T) seeded {
 				Metrics:       map[string]float64{"lcp": 1200 + float64(i*100), "cls": 0.05, "tbt": 80},
 				Samples:       map[string][]float64{"lcp": {1100, 1200 + float64(i*100), 1500}},
 				Opportunities: []model.Opportunity{{ID: "render-blocking-resources", Title: "Eliminate", Category: "performance"}},
-				ReportKey:     "acme/" + s.site.ID + "/pages/" + p.ID + "/r.json.gz"}
+				ReportKey:     "acme/" + s.site.ID + "/pages/" + p.ID + "/" + d + ".json.gz"}
 			if err := s.store.PutLabResult(ctx, s.site, p, r); err != nil {
 				t.Fatal(err)
 			}
@@ -79,6 +86,33 @@ func seed(t *testing.T) seeded {
 	if _, err := s.store.PutRegression(ctx, s.site, reg); err != nil {
 		t.Fatal(err)
 	}
+	// The diagnostics of "/" on mobile that day; the other audits kept none.
+	lcp, fcp, load, delay, dur := 1300.0, 700.0, 2100.0, 150.0, 400.0
+	d := model.Diagnostics{URL: "https://example.com/", Marks: model.Marks{FCP: &fcp, LCP: &lcp, Load: &load},
+		Requests: []model.Request{
+			{URL: "https://example.com/", Type: "Document", TransferSize: 10_000, Status: 200, Document: true},
+			{URL: "https://example.com/app.css", Type: "Stylesheet", TransferSize: 4_000, Status: 200, RenderBlocking: true},
+			{URL: "https://example.com/hero.jpg", Type: "Image", TransferSize: 80_000, Status: 200, LCP: true},
+			{URL: "https://cdn.ads.example/tag.js", Type: "Script", TransferSize: 30_000, Status: 200, ThirdParty: true, RenderBlocking: true},
+			{URL: "https://cdn.ads.example/px.gif", Type: "Image", TransferSize: 0, Status: -1, ThirdParty: true},
+		},
+		LCP: &model.LCP{Time: lcp, Selector: "main > img", ImageURL: "https://example.com/hero.jpg",
+			Phases: model.LCPPhases{TTFB: 250, LoadDelay: &delay, LoadDuration: &dur, RenderDelay: 500}},
+		Shifts:       []model.LayoutShift{{Time: 900, Score: 0.04}, {Time: 1400, Score: 0.01}},
+		LongTasks:    []model.LongTask{{URL: "https://cdn.ads.example/tag.js", Start: 800, Duration: 120}, {Start: 1500, Duration: 60}},
+		MainThread:   []model.WorkCategory{{Category: "scriptEvaluation", Duration: 400}, {Category: "styleLayout", Duration: 90}},
+		ThirdParties: []model.ThirdParty{{Entity: "Ads", Requests: 2, TransferSize: 30_000, MainThreadTime: 180}},
+		Document:     model.DocumentTiming{DNS: 20, Connect: 40, TLS: 25, Wait: 180, Download: 10},
+	}
+	body, _ := json.Marshal(d)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, _ = zw.Write(body)
+	_ = zw.Close()
+	mobile := s.lab[1]
+	if err := s.reports.Put(ctx, blobstore.DiagnosticsKey(mobile.ReportKey), gz.Bytes(), "application/gzip"); err != nil {
+		t.Fatal(err)
+	}
 	return s
 }
 
@@ -87,11 +121,11 @@ func seed(t *testing.T) seeded {
 func TestWebsiteDay(t *testing.T) {
 	ctx := context.Background()
 	s := seed(t)
-	res, err := export.New(s.store, s.objects).Website(ctx, s.site, s.day)
+	res, err := export.New(s.store, s.reports, s.field, s.objects).Website(ctx, s.site, s.day)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int{export.LabRuns: 4, export.UX: 4, export.Events: 1, export.Incidents: 1}
+	want := map[string]int{export.LabRuns: 4, export.UX: 4, export.Events: 1, export.Incidents: 1, export.Diagnostics: 1, export.RUMDaily: 0}
 	if !reflect.DeepEqual(res.Rows, want) {
 		t.Fatalf("rows %v, want %v", res.Rows, want)
 	}
@@ -127,8 +161,28 @@ func TestWebsiteDay(t *testing.T) {
 		t.Fatalf("incident rows %+v", inc)
 	}
 
+	diag := readBack[export.DiagnosticsRow](t, s, export.Diagnostics)
+	if len(diag) != 1 {
+		t.Fatalf("%d diagnostics rows, want 1 (the audits without diagnostics have none)", len(diag))
+	}
+	dr := diag[0]
+	if dr.Page != s.pages[0].ID || dr.Device != "mobile" || dr.URL != "/" || *dr.LCP != 1300 || *dr.FCP != 700 || *dr.Load != 2100 ||
+		dr.SpeedIndex != nil || dr.LCPSelector != "main > img" || *dr.LCPTTFB != 250 || *dr.LCPLoadDelay != 150 ||
+		*dr.LCPLoadDuration != 400 || *dr.LCPRenderDelay != 500 || dr.RenderBlockingRequests != 2 || dr.RenderBlockingBytes != 34_000 ||
+		dr.LongTasks != 2 || dr.LongTasksTotal != 180 || dr.LongestTask != 120 || dr.LayoutShifts != 2 || dr.LargestShift != 0.04 ||
+		dr.Requests != 5 || dr.Bytes != 124_000 || dr.FailedRequests != 1 || dr.ThirdPartyRequests != 2 || dr.ThirdPartyBytes != 30_000 ||
+		dr.ThirdPartyMainThread != 180 || dr.DocumentWait != 180 || dr.DocumentTLS != 25 ||
+		!reflect.DeepEqual(dr.RequestsByType, map[string]int32{"Document": 1, "Stylesheet": 1, "Image": 2, "Script": 1}) ||
+		!reflect.DeepEqual(dr.BytesByType, map[string]int64{"Document": 10_000, "Stylesheet": 4_000, "Image": 80_000, "Script": 30_000}) ||
+		!reflect.DeepEqual(dr.MainThreadByWork, map[string]float64{"scriptEvaluation": 400, "styleLayout": 90}) {
+		t.Fatalf("diagnostics row %+v", dr)
+	}
+	if rows := readBack[export.RUMDailyRow](t, s, export.RUMDaily); len(rows) != 0 {
+		t.Fatalf("real users' rows without real users: %+v", rows)
+	}
+
 	// A day without data writes empty files, which replace what was exported of it before.
-	if res, err := export.New(s.store, s.objects).Website(ctx, s.site, "20261001"); err != nil || res.Rows[export.LabRuns] != 0 {
+	if res, err := export.New(s.store, s.reports, s.field, s.objects).Website(ctx, s.site, "20261001"); err != nil || res.Rows[export.LabRuns] != 0 {
 		t.Fatalf("empty day: %+v, %v", res, err)
 	}
 }

@@ -22,10 +22,12 @@ type Table struct {
 
 // rowTypes are the row type of each dataset.
 var rowTypes = map[string]reflect.Type{
-	LabRuns:   reflect.TypeFor[LabRun](),
-	UX:        reflect.TypeFor[UXRecord](),
-	Events:    reflect.TypeFor[EventRow](),
-	Incidents: reflect.TypeFor[IncidentRow](),
+	LabRuns:     reflect.TypeFor[LabRun](),
+	UX:          reflect.TypeFor[UXRecord](),
+	Events:      reflect.TypeFor[EventRow](),
+	Incidents:   reflect.TypeFor[IncidentRow](),
+	Diagnostics: reflect.TypeFor[DiagnosticsRow](),
+	RUMDaily:    reflect.TypeFor[RUMDailyRow](),
 }
 
 // Tables are the Glue tables of the datasets, derived from their row types, so that the
@@ -55,6 +57,8 @@ func hiveType(t reflect.Type) (string, error) {
 		return "timestamp", nil
 	}
 	switch t.Kind() {
+	case reflect.Pointer: // an optional value: a column like any other, its nulls null
+		return hiveType(t.Elem())
 	case reflect.String:
 		return "string", nil
 	case reflect.Int32:

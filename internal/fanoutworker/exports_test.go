@@ -10,6 +10,7 @@ import (
 	"github.com/openvitals/openvitals/internal/fanout"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/purge"
+	"github.com/openvitals/openvitals/internal/rum"
 )
 
 // TestExportAndRetentionJobs: a website's share of the exports job writes its Parquet files
@@ -18,7 +19,7 @@ import (
 func TestExportAndRetentionJobs(t *testing.T) {
 	e := newEnv(t)
 	bucket := awstest.Bucket(t)
-	e.w.exports = export.New(e.st, bucket)
+	e.w.exports = export.New(e.st, bucket, rum.NewSegmentReader(awstest.RUM(t, e.st), e.st), bucket)
 	on, _ := e.website("acme", "on.example", 2)
 	off, _ := e.website("acme", "off.example", 2)
 	if err := e.st.PutDataSettings(e.ctx, on, true, model.Retention{}); err != nil {

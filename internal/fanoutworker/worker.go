@@ -23,6 +23,7 @@ import (
 	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
 	"github.com/openvitals/openvitals/internal/ux"
@@ -54,7 +55,7 @@ func New(svc *service.Service) *Worker {
 		runs:     multistep.NewQueue(svc.Store, svc.Queues.Multistep, svc.Log),
 		ux:       ux.NewQueue(svc.Queues.UX),
 		notify:   notify.NewQueue(svc.Queues.Notify),
-		exports:  export.New(svc.Store, svc.Exports),
+		exports:  export.New(svc.Store, svc.Objects, rum.NewSegmentReader(svc.RUM, svc.Store), svc.Exports),
 		purges:   purge.NewQueue(svc.Queues.Purge),
 		log:      svc.Log,
 		pageSize: fanout.ListingPageSize,

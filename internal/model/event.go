@@ -39,8 +39,19 @@ type Event struct {
 	Digest []Event `dynamodbav:"-"`
 }
 
-// EventRetention is how long events are kept.
+// EventRetention is how long events are kept: the most, and the default, of a website's
+// retention of events.
 const EventRetention = 90 * 24 * time.Hour
+
+// EventKeep is how long an event is kept by a website keeping its events days (0: the
+// default): its TTL is its time plus this, so that DynamoDB removes it when the retention
+// pass would (the day itself and days-1 before are kept).
+func EventKeep(days int) time.Duration {
+	if days <= 0 || time.Duration(days)*24*time.Hour > EventRetention {
+		return EventRetention
+	}
+	return time.Duration(days) * 24 * time.Hour
+}
 
 // State is the last known value of something watched (a budget's status, a test's state),
 // with the number of times it changed.

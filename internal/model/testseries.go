@@ -12,7 +12,10 @@ type TestSeries struct {
 	ID          string
 	Description string `dynamodbav:",omitempty"`
 	Initiator   string `dynamodbav:",omitempty"`
-	Created     time.Time
+	// Commit is the commit the series tested (lowercase hex), when CI said: a pull request's
+	// series finds its base commit's by it.
+	Commit  string `dynamodbav:",omitempty"`
+	Created time.Time
 	// Count is the number of tests; Started, Finished and Failed count the tests that began,
 	// ended and failed. Each is counted in the transaction that changes the test's status, so
 	// that a redelivered audit counts nothing twice.

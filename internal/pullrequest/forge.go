@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-github/v84/github"
 	gitlab "gitlab.com/gitlab-org/api/client-go"
@@ -99,12 +100,20 @@ type GitLab struct {
 	client  *gitlab.Client
 	project string
 	mr      int64
+	// sha is the commit the status is set on ("": none), pipeline the pipeline it belongs to
+	// (0: GitLab picks the commit's latest).
+	sha      string
+	pipeline int64
 }
+
+// StatusName is the name of the commit status on GitLab, beside the pipeline's jobs.
+const StatusName = "openvitals"
 
 // NewGitLab returns a poster for a merge request: apiURL is the v4 API's root (CI_API_V4_URL),
 // project the project's ID or path, token a project or personal access token, or the job's
-// CI_JOB_TOKEN when job is set.
-func NewGitLab(httpClient *http.Client, apiURL, token string, job bool, project string, mr int64) (*GitLab, error) {
+// CI_JOB_TOKEN when job is set; sha the commit the pipeline runs for (CI_COMMIT_SHA; "": no
+// commit status) and pipeline its ID (CI_PIPELINE_ID; 0: unknown).
+func NewGitLab(httpClient *http.Client, apiURL, token string, job bool, project string, mr int64, sha string, pipeline int64) (*GitLab, error) {
 	opts := []gitlab.ClientOptionFunc{gitlab.WithBaseURL(apiURL), gitlab.WithHTTPClient(httpClient), gitlab.WithoutRetries()}
 	var c *gitlab.Client
 	var err error
@@ -116,11 +125,49 @@ func NewGitLab(httpClient *http.Client, apiURL, token string, job bool, project 
 	if err != nil {
 		return nil, err
 	}
-	return &GitLab{client: c, project: project, mr: mr}, nil
+	return &GitLab{client: c, project: project, mr: mr, sha: sha, pipeline: pipeline}, nil
 }
 
-// Post edits the merge request's note that carries the summary's marker, or adds it.
+// Post edits the merge request's note that carries the summary's marker, or adds it, then
+// sets the commit's status in the pipeline: success or failed as the summary's conclusion,
+// its title as the description, the series as its link.
 func (g *GitLab) Post(ctx context.Context, website string, s Summary) error {
+	if err := g.note(ctx, website, s); err != nil {
+		return err
+	}
+	if g.sha == "" {
+		return nil
+	}
+	state := gitlab.Success
+	if s.Conclusion != "success" {
+		state = gitlab.Failed
+	}
+	opts := &gitlab.SetCommitStatusOptions{State: state, Name: gitlab.Ptr(StatusName), Description: gitlab.Ptr(truncate(s.Title, 255))}
+	if s.Link != "" {
+		opts.TargetURL = gitlab.Ptr(s.Link)
+	}
+	if g.pipeline != 0 {
+		opts.PipelineID = gitlab.Ptr(g.pipeline)
+	}
+	if _, _, err := g.client.Commits.SetCommitStatus(g.project, g.sha, opts, gitlab.WithContext(ctx)); err != nil {
+		return fmt.Errorf("gitlab: set the commit status (a job token may not: set a token with the api scope): %w", err)
+	}
+	return nil
+}
+
+// truncate cuts s to at most n bytes, at a rune's start.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// note edits the merge request's note that carries the summary's marker, or adds it.
+func (g *GitLab) note(ctx context.Context, website string, s Summary) error {
 	marker := Marker(website)
 	opts := &gitlab.ListMergeRequestNotesOptions{ListOptions: gitlab.ListOptions{PerPage: 100}}
 	for {

@@ -73,12 +73,14 @@ func TestGitLabEditsOneNote(t *testing.T) {
 		fake := pullrequesttest.GitLab(t, "42", 5)
 		fake.AddComment("a review note")
 		fake.AddComment("another")
-		gl, err := pullrequest.NewGitLab(http.DefaultClient, fake.URL, "tok", job, "42", 5)
+		gl, err := pullrequest.NewGitLab(http.DefaultClient, fake.URL, "tok", job, "42", 5, "c0ffee12", 901)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, body := range []string{"first push", "second push"} {
-			if err := gl.Post(context.Background(), "site1", pullrequest.Summary{Markdown: pullrequest.Marker("site1") + "\n" + body}); err != nil {
+		for i, body := range []string{"first push", "second push"} {
+			s := pullrequest.Summary{Markdown: pullrequest.Marker("site1") + "\n" + body, Title: body, Conclusion: []string{"success", "failure"}[i],
+				Link: "https://api.example.com/site1/testseries/ts_" + body[:1]}
+			if err := gl.Post(context.Background(), "site1", s); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -95,9 +97,17 @@ func TestGitLabEditsOneNote(t *testing.T) {
 			shape = append(shape, r.Method+" "+r.Path)
 		}
 		notes := "/api/v4/projects/42/merge_requests/5/notes"
-		want := []string{"GET " + notes, "POST " + notes, "GET " + notes, "GET " + notes, "PUT " + notes + "/103"}
+		status := "POST /api/v4/projects/42/statuses/c0ffee12"
+		want := []string{"GET " + notes, "POST " + notes, status, "GET " + notes, "GET " + notes, "PUT " + notes + "/103", status}
 		if strings.Join(shape, "\n") != strings.Join(want, "\n") {
 			t.Errorf("job token %v: requests:\n%s\nwant:\n%s", job, strings.Join(shape, "\n"), strings.Join(want, "\n"))
+		}
+		// A commit status per push in the pipeline, following the outcome.
+		st := fake.Statuses()
+		if len(st) != 2 || st[0]["state"] != "success" || st[1]["state"] != "failed" || st[1]["name"] != pullrequest.StatusName ||
+			st[1]["description"] != "second push" || st[1]["pipeline_id"] != float64(901) || st[1]["sha"] != "c0ffee12" ||
+			st[1]["target_url"] != "https://api.example.com/site1/testseries/ts_s" {
+			t.Errorf("job token %v: statuses %v", job, st)
 		}
 	}
 }

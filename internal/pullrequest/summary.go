@@ -95,7 +95,28 @@ type Loads struct {
 			URL  string `json:"url"`
 		} `json:"causes"`
 	} `json:"layoutShifts"`
+	LongTasks struct {
+		Base    taskTotals `json:"base"`
+		Target  taskTotals `json:"target"`
+		Scripts []struct {
+			URL    string     `json:"url"`
+			Base   taskTotals `json:"base"`
+			Target taskTotals `json:"target"`
+			Change float64    `json:"change"`
+		} `json:"scripts"`
+	} `json:"longTasks"`
 }
+
+// taskTotals are a load's long tasks, or a script's: their count, total and longest (ms).
+type taskTotals struct {
+	Count   int     `json:"count"`
+	Total   float64 `json:"total"`
+	Longest float64 `json:"longest"`
+}
+
+// minLongTaskGrowth is the least growth of the long tasks' total a summary names (a long
+// task's least duration).
+const minLongTaskGrowth = 50
 
 type lcp struct {
 	Time     float64 `json:"time"`
@@ -108,6 +129,8 @@ type Summary struct {
 	Title      string
 	Conclusion string // "success" or "failure"
 	Markdown   string
+	// Link is the series in the API, where a commit status points.
+	Link string
 }
 
 // Marker is the hidden line that finds a website's comment again on later pushes: one comment
@@ -129,7 +152,7 @@ const maxMarkdown = 60000
 func Render(s Series) Summary {
 	var b strings.Builder
 	failed := len(s.Failures) > 0 || s.Status != "completed"
-	sum := Summary{Conclusion: "success", Title: fmt.Sprintf("%d tests, every threshold met", len(s.Tests))}
+	sum := Summary{Conclusion: "success", Title: fmt.Sprintf("%d tests, every threshold met", len(s.Tests)), Link: s.Link}
 	if failed {
 		sum.Conclusion = "failure"
 		sum.Title = fmt.Sprintf("%d tests, %d thresholds not met", len(s.Tests), len(s.Failures))
@@ -307,7 +330,8 @@ func regressed(t Test) []Metric {
 }
 
 // writeCauses lists, for a test with changes beyond noise, what the comparison found: the
-// requests added, grown or slowed, the LCP element and phases, the new layout shifts.
+// requests added, grown or slowed, the LCP element and phases, the new layout shifts, the long
+// tasks grown and the scripts they are attributed to.
 func writeCauses(b *strings.Builder, s Series, t Test) {
 	bad := regressed(t)
 	if len(bad) == 0 {
@@ -380,6 +404,20 @@ func writeCauses(b *strings.Builder, s Series, t Test) {
 				line += " (" + strings.Join(causes, "; ") + ")"
 			}
 			b.WriteString(line + "\n")
+		}
+		if lt := l.LongTasks; lt.Target.Total-lt.Base.Total >= minLongTaskGrowth {
+			fmt.Fprintf(b, "- long tasks: %d → %d, %.0f → %.0f ms in all (%+.0f ms), the longest %.0f ms\n",
+				lt.Base.Count, lt.Target.Count, lt.Base.Total, lt.Target.Total, lt.Target.Total-lt.Base.Total, lt.Target.Longest)
+			for i, s := range lt.Scripts {
+				if i == maxCauses {
+					break
+				}
+				who := "`" + code(s.URL) + "`"
+				if s.URL == "" {
+					who = "tasks of no script"
+				}
+				fmt.Fprintf(b, "  - %s: %+.0f ms (%d → %d tasks)\n", who, s.Change, s.Base.Count, s.Target.Count)
+			}
 		}
 	}
 	if u := compareLink(s, t); u != "" {

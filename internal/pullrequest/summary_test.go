@@ -24,7 +24,7 @@ var screenshot = flag.Bool("screenshot", false, "write docs/screenshots/pull-req
 
 // comparison is a comparison as the API answers it: the home page's LCP grew by 900 ms (its
 // runs' spread 80 ms) because a hero image was added and the LCP element changed; TBT moved
-// within the runs' noise; a layout shift appeared.
+// within the runs' noise; a layout shift appeared; long tasks grew, most of them a tag's.
 const comparison = `{
  "base": {"test": "tt_base1", "runs": 1}, "target": {"test": "tt_new1", "runs": 1},
  "metrics": [
@@ -43,7 +43,10 @@ const comparison = `{
   ],
   "lcp": {"base": {"time": 1400, "selector": "h1.title"}, "target": {"time": 2300, "selector": "img.hero"}, "elementChanged": true,
    "phases": [{"name": "ttfb", "change": -80}, {"name": "loadDelay", "change": 120}, {"name": "loadTime", "change": 860}, {"name": "renderDelay", "change": 0}]},
-  "layoutShifts": [{"time": 1800, "score": 0.11, "baseScore": 0, "elements": [{"selector": "main > p.lead"}], "causes": [{"kind": "image", "url": "https://cdn.example.com/hero-4k.jpg"}]}]
+  "layoutShifts": [{"time": 1800, "score": 0.11, "baseScore": 0, "elements": [{"selector": "main > p.lead"}], "causes": [{"kind": "image", "url": "https://cdn.example.com/hero-4k.jpg"}]}],
+  "longTasks": {"base": {"count": 2, "total": 140, "longest": 80}, "target": {"count": 5, "total": 610, "longest": 260},
+   "scripts": [{"url": "https://tags.example.net/t.js", "base": {"count": 0, "total": 0, "longest": 0}, "target": {"count": 2, "total": 390, "longest": 260}, "change": 390},
+    {"url": "", "base": {"count": 0, "total": 0, "longest": 0}, "target": {"count": 1, "total": 70, "longest": 70}, "change": 70}]}
  }
 }`
 
@@ -101,6 +104,9 @@ func TestRender(t *testing.T) {
 		"- LCP element changed: `h1.title` → `img.hero`",
 		"- LCP phases (`img.hero`): ttfb -80 ms, loadDelay +120 ms, loadTime +860 ms",
 		"- new layout shift 0.110 at 1800 ms of `main > p.lead` (image https://cdn.example.com/hero-4k.jpg)",
+		"- long tasks: 2 → 5, 140 → 610 ms in all (+470 ms), the longest 260 ms",
+		"  - `https://tags.example.net/t.js`: +390 ms (0 → 2 tasks)",
+		"  - tasks of no script: +70 ms (0 → 1 tasks)",
 		"❌ **/docs** on desktop failed: net::ERR_CONNECTION_REFUSED",
 		"Deploy v2.1: hero image \\| new &lt;b&gt;tags&lt;/b&gt;",
 		"- 1 budgets exceeded, at most 0 allowed",

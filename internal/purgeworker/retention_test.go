@@ -11,6 +11,7 @@ import (
 	"github.com/openvitals/openvitals/internal/export"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/purge"
+	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -62,7 +63,7 @@ func TestRetentionShortened(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	exporter := export.New(e.store, exports)
+	exporter := export.New(e.store, e.objects, rum.NewSegmentReader(e.rum, e.store), exports)
 	for _, d := range []string{old, recent} {
 		if _, err := exporter.Website(ctx, sw, d); err != nil {
 			t.Fatal(err)

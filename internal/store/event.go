@@ -63,8 +63,14 @@ func (s *Store) changeState(ctx context.Context, w model.Website, from, to model
 			ev.Occurred = to.Since
 		}
 		to.Unsent = EventKey(*ev)
+		// The website's retention of events sets the item's TTL; events written before a
+		// shorter retention are the retention pass's.
+		set, err := s.DataSettings(ctx, w)
+		if err != nil {
+			return from, err
+		}
 		item, err := attributevalue.MarshalMap(eventItem{PK: websitePK(w.Account, w.ID), SK: eventSK(*ev), Type: "event",
-			Event: *ev, Expires: ev.Occurred.Add(model.EventRetention).Unix()})
+			Event: *ev, Expires: ev.Occurred.Add(model.EventKeep(set.Retention.Events)).Unix()})
 		if err != nil {
 			return from, err
 		}

@@ -3,7 +3,9 @@ package store_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/store"
@@ -59,5 +61,55 @@ func TestChangeState(t *testing.T) {
 	}
 	if n, _, _ := st.Events(ctx, w, model.EventFilter{}, "", 0); len(n) != 1 {
 		t.Errorf("%d events, want still 1", len(n))
+	}
+}
+
+// TestEventExpiresPerWebsite: an event's TTL is its time plus its website's retention of
+// events, read when it is written: the default (90 days) until the website sets fewer, then
+// those days; an event written before keeps its TTL (the retention pass removes it).
+func TestEventExpiresPerWebsite(t *testing.T) {
+	ctx := context.Background()
+	clients, st, w := newWebsite(t)
+	b := model.Budget{Metric: "lcp", Operator: "lt", Value: 2500, Device: "all"}
+	if err := st.CreateBudget(ctx, w, &b); err != nil {
+		t.Fatal(err)
+	}
+	key := store.BudgetState(b.ID)
+	at := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	change := func(value string) model.Event {
+		t.Helper()
+		from, err := st.WatchedState(ctx, w, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := &model.Event{Type: "budget.status_changed", Budget: b.ID, Occurred: at}
+		if _, err := st.ChangeState(ctx, w, from, value, "", ev); err != nil {
+			t.Fatal(err)
+		}
+		return *ev
+	}
+	expires := func(ev model.Event) int64 {
+		t.Helper()
+		for _, it := range itemsOf(t, clients, st, w) {
+			if strings.HasPrefix(it.sk, "EV#") && strings.Contains(it.sk, ev.ID) {
+				return it.expires
+			}
+		}
+		t.Fatalf("no item of event %s", ev.ID)
+		return 0
+	}
+	before := change("exceeded")
+	if got, want := expires(before), at.Add(90*24*time.Hour).Unix(); got != want {
+		t.Errorf("at the default: expires %d, want %d (90 days)", got, want)
+	}
+	if err := st.PutDataSettings(ctx, w, false, model.Retention{Events: 7}); err != nil {
+		t.Fatal(err)
+	}
+	after := change("ok")
+	if got, want := expires(after), at.Add(7*24*time.Hour).Unix(); got != want {
+		t.Errorf("kept 7 days: expires %d, want %d", got, want)
+	}
+	if got, want := expires(before), at.Add(90*24*time.Hour).Unix(); got != want {
+		t.Errorf("the event written before: expires %d, want %d", got, want)
 	}
 }

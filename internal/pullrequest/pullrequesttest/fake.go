@@ -36,6 +36,7 @@ type Forge struct {
 	requests  []Request
 	comments  []Comment
 	checkRuns []map[string]any
+	statuses  []map[string]any
 	nextID    int64
 	perPage   int // the fake's page size, small to make clients follow the pages
 }
@@ -59,6 +60,14 @@ func (f *Forge) CheckRuns() []map[string]any {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]map[string]any(nil), f.checkRuns...)
+}
+
+// Statuses returns the bodies of the commit statuses set (GitLab), each with the commit's
+// hash under "sha" as the path named it.
+func (f *Forge) Statuses() []map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]map[string]any(nil), f.statuses...)
 }
 
 // AddComment adds a comment someone else wrote.
@@ -188,9 +197,12 @@ func GitHub(t testing.TB, repo string, number int) *Forge {
 
 // GitLab fakes GitLab's REST API (v4) for merge request iid of a project: list, create and
 // update notes (GET/POST /api/v4/projects/{id}/merge_requests/{iid}/notes, PUT
-// .../notes/{note_id}). Its URL is the v4 root (CI_API_V4_URL).
+// .../notes/{note_id}) and set commit statuses (POST /api/v4/projects/{id}/statuses/{sha}:
+// state pending, running, success, failed or canceled; name, description, target_url,
+// pipeline_id). Its URL is the v4 root (CI_API_V4_URL).
 func GitLab(t testing.TB, project string, iid int) *Forge {
 	notes := fmt.Sprintf("/api/v4/projects/%s/merge_requests/%d/notes", project, iid)
+	statuses := fmt.Sprintf("/api/v4/projects/%s/statuses/", project)
 	shape := func(c Comment) any {
 		return map[string]any{"id": c.ID, "body": c.Body, "system": false, "noteable_type": "MergeRequest"}
 	}
@@ -213,6 +225,26 @@ func GitLab(t testing.TB, project string, iid int) *Forge {
 				return false
 			}
 			writeJSON(w, http.StatusOK, shape(c))
+		case r.Method == "POST" && strings.HasPrefix(r.Path, statuses):
+			sha := strings.TrimPrefix(r.Path, statuses)
+			state, _ := r.Body["state"].(string)
+			switch state {
+			case "pending", "running", "success", "failed", "canceled":
+			default:
+				writeJSON(w, http.StatusBadRequest, map[string]any{"message": "state is invalid"})
+				return true
+			}
+			if sha == "" || strings.Contains(sha, "/") {
+				return false
+			}
+			st := map[string]any{"sha": sha}
+			for k, v := range r.Body {
+				st[k] = v
+			}
+			f.mu.Lock()
+			f.statuses = append(f.statuses, st)
+			f.mu.Unlock()
+			writeJSON(w, http.StatusCreated, map[string]any{"id": 1, "sha": sha, "status": state, "name": r.Body["name"]})
 		default:
 			return false
 		}
