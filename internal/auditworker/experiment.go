@@ -65,7 +65,10 @@ func (w *Worker) Experiment(ctx context.Context, site model.Website, page model.
 		if err != nil {
 			return compare.Audit{}, "", fmt.Errorf("%s: %w", name, err)
 		}
-		median, reports := medianRun(runs)
+		median, reports, err := medianRun(runs)
+		if err != nil {
+			return compare.Audit{}, "", fmt.Errorf("%s: %w", name, err)
+		}
 		m := labMetrics(median.report)
 		if median.report.Network != nil {
 			m["requests"] = float64(median.report.Network.Requests)

@@ -5,6 +5,7 @@ package auditworker
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -15,6 +16,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -316,7 +318,10 @@ func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page,
 	if err != nil {
 		return model.LabResult{}, nil, err
 	}
-	median, reports := medianRun(runs)
+	median, reports, err := medianRun(runs)
+	if err != nil {
+		return model.LabResult{}, nil, err
+	}
 	dg, harPath := w.diagnose(ctx, median.path)
 	timing, validation, err := w.document(ctx, median, dg)
 	if err != nil {
@@ -394,13 +399,28 @@ func (w *Worker) lighthouseRuns(ctx context.Context, prof *auditProfile, method,
 	return runs, nil
 }
 
-// medianRun is the run whose report is the median one, with every run's report.
-func medianRun(runs []lighthouseOutcome) (lighthouseOutcome, []*lighthouse.Report) {
+// medianRun is the run whose report is the median one, with every run's report. Lighthouse's
+// median needs each run's FCP and time to interactive; when no run has both (time to
+// interactive needs 5 s of quiet in the trace, which a page busy to the end of Lighthouse's
+// wait never gives), the run of the median FCP stands in, its TBT absent; with no FCP at all
+// there is nothing to report.
+func medianRun(runs []lighthouseOutcome) (lighthouseOutcome, []*lighthouse.Report, error) {
 	reports := make([]*lighthouse.Report, len(runs))
+	var withFCP []int
 	for i, r := range runs {
 		reports[i] = r.report
+		if r.report != nil && r.report.FCP != nil && *r.report.FCP > 0 {
+			withFCP = append(withFCP, i)
+		}
 	}
-	return runs[lighthouse.MedianRun(reports)], reports
+	if i := lighthouse.MedianRun(reports); i >= 0 {
+		return runs[i], reports, nil
+	}
+	if len(withFCP) == 0 {
+		return lighthouseOutcome{}, reports, errors.New("no Lighthouse run measured a first contentful paint")
+	}
+	slices.SortStableFunc(withFCP, func(a, b int) int { return cmp.Compare(*reports[a].FCP, *reports[b].FCP) })
+	return runs[withFCP[(len(withFCP)-1)/2]], reports, nil
 }
 
 // labResult is the day's result of the runs by method, median being the median one: with the
