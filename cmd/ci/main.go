@@ -193,6 +193,8 @@ type test struct {
 	} `json:"page"`
 	BudgetsExceeded *int `json:"budgets_exceeded"`
 	BudgetsAtRisk   *int `json:"budgets_at_risk"`
+	// Method is how the test's audit was measured (applied or simulated throttling).
+	Method string `json:"method"`
 	// Values holds the scores and metrics by field; null ones are absent.
 	Values map[string]float64 `json:"-"`
 }

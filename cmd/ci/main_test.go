@@ -166,7 +166,7 @@ func TestCI(t *testing.T) {
 	if len(comments) != 1 || !strings.Contains(out, "summary posted on the pull request") {
 		t.Fatalf("comments %+v after two pushes; output\n%s", comments, out)
 	}
-	for _, want := range []string{"| Home (/) | mobile | 60 (-35) 🔺 | 4000 ms (+2500) 🔺 |", "lcp +2500", "base=tt_",
+	for _, want := range []string{"| Home (/) | mobile, simulated | 60 (-35) 🔺 | 4000 ms (+2500) 🔺 |", "lcp +2500", "base=tt_",
 		"performance_score 60, below the minimum 80", srv.URL + "/app#/w/" + site.ID + "/compare?"} {
 		if !strings.Contains(comments[0].Body, want) {
 			t.Errorf("no %q in the comment\n%s", want, comments[0].Body)

@@ -152,7 +152,7 @@ func (c *client) summarize(ctx context.Context, s series, previous series, viola
 		Link: c.cfg.api + "/" + c.cfg.website + "/testseries/" + s.ID, Dashboard: c.cfg.api + "/app", Failures: violations}
 	for _, t := range s.Result.List {
 		pt := pullrequest.Test{ID: t.ID, PageID: t.Page.ID, Page: t.Page.Alias, URL: t.Page.URL, Device: t.Device,
-			Status: t.Status, Error: t.Error}
+			Method: t.Method, Status: t.Status, Error: t.Error}
 		if t.Page.Alias != t.Page.URL {
 			pt.Page += " (" + t.Page.URL + ")"
 		}

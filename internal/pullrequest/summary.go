@@ -31,7 +31,10 @@ type Series struct {
 // Test is one test of the series.
 type Test struct {
 	ID, PageID, Page, URL, Device, Status, Error string
-	BudgetsExceeded, BudgetsAtRisk               int
+	// Method is how the test's audit was measured ("applied" or "simulated" throttling; ""
+	// before it completed).
+	Method                         string
+	BudgetsExceeded, BudgetsAtRisk int
 	// Comparison is the test against its base (nil: no base to compare with).
 	Comparison *Comparison
 }
@@ -40,8 +43,9 @@ type Test struct {
 // summary reads it.
 type Comparison struct {
 	Base struct {
-		Date string `json:"date"`
-		Test string `json:"test"`
+		Date   string `json:"date"`
+		Test   string `json:"test"`
+		Method string `json:"method"`
 	} `json:"base"`
 	Target struct {
 		Test string `json:"test"`
@@ -182,7 +186,7 @@ func Render(s Series) Summary {
 	}
 	b.WriteString("---|---|\n")
 	for _, t := range s.Tests {
-		fmt.Fprintf(&b, "| %s | %s |", cell(t.Page), t.Device)
+		fmt.Fprintf(&b, "| %s | %s |", cell(t.Page), DeviceCell(t))
 		for _, c := range columns {
 			b.WriteString(" " + metricCell(t, c.name) + " |")
 		}
@@ -454,4 +458,17 @@ func oneLine(s string) string {
 		s = s[:200] + "…"
 	}
 	return s
+}
+
+// DeviceCell names a test's device and how it was measured, and the base's method when it
+// differs: the two are then not comparable, as a switch of method starts a new baseline.
+func DeviceCell(t Test) string {
+	if t.Method == "" {
+		return t.Device
+	}
+	out := t.Device + ", " + t.Method
+	if c := t.Comparison; c != nil && c.Base.Method != "" && c.Base.Method != t.Method {
+		out += " (base: " + c.Base.Method + ")"
+	}
+	return out
 }

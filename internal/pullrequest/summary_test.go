@@ -66,8 +66,8 @@ func fixture(t *testing.T) pullrequest.Series {
 	return pullrequest.Series{ID: "ts_1", Status: "completed", Description: "Deploy v2.1: hero image | new <b>tags</b>", Website: "site1",
 		Link: "https://api.example.com/site1/testseries/ts_1", Dashboard: "https://api.example.com/app",
 		Tests: []pullrequest.Test{
-			{ID: "tt_new1", PageID: "pg_home", Page: "Home (/)", URL: "/", Device: "mobile", Status: "completed", BudgetsExceeded: 1, Comparison: &c},
-			{ID: "tt_new2", PageID: "pg_shop", Page: "/shop", URL: "/shop", Device: "desktop", Status: "completed", BudgetsAtRisk: 1, Comparison: &same},
+			{ID: "tt_new1", PageID: "pg_home", Page: "Home (/)", URL: "/", Device: "mobile", Method: "applied", Status: "completed", BudgetsExceeded: 1, Comparison: &c},
+			{ID: "tt_new2", PageID: "pg_shop", Page: "/shop", URL: "/shop", Device: "desktop", Method: "applied", Status: "completed", BudgetsAtRisk: 1, Comparison: &same},
 			{ID: "tt_new3", PageID: "pg_docs", Page: "/docs", URL: "/docs", Device: "desktop", Status: "failed", Error: "net::ERR_CONNECTION_REFUSED"},
 		},
 		Failures: []string{"Home (/) on mobile: performance_score 81, below the minimum 90", "1 budgets exceeded, at most 0 allowed"}}
@@ -95,8 +95,8 @@ func TestRender(t *testing.T) {
 	md := s.Markdown
 	for _, want := range []string{
 		pullrequest.Marker("site1"),
-		"| Home (/) | mobile | 81 (-15) 🔺 | 2300 ms (+900 ±80) 🔺 | 905 ms (+5 ±40) | 150 ms (+30 ±50) | 0.120 (+0.110) 🔺 | 120 ms (-80) 🟢 | 🔺 1 exceeded |",
-		"| /shop | desktop |", "⚠️ 1 at risk",
+		"| Home (/) | mobile, applied | 81 (-15) 🔺 | 2300 ms (+900 ±80) 🔺 | 905 ms (+5 ±40) | 150 ms (+30 ±50) | 0.120 (+0.110) 🔺 | 120 ms (-80) 🟢 | 🔺 1 exceeded |",
+		"| /shop | desktop, applied |", "⚠️ 1 at risk",
 		"[compare](https://api.example.com/app#/w/site1/compare?base=tt_base1&device=mobile&page=pg_home&target=tt_new1)",
 		"<b>Home (/)</b> on mobile: performance_score -15, lcp +900, cls +0.110",
 		"- request added: `https://cdn.example.com/hero-4k.jpg` Image, +812.0 KB",
@@ -174,5 +174,25 @@ a{color:#0969da}h3{margin-top:0}details{margin:8px 0}`
 	}
 	if err := os.WriteFile(path, png, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDeviceCell: a test names its device and method, and its base's method when it differs.
+func TestDeviceCell(t *testing.T) {
+	same := &pullrequest.Comparison{}
+	same.Base.Method = "applied"
+	switched := &pullrequest.Comparison{}
+	switched.Base.Method = "simulated"
+	for _, tc := range []struct {
+		t    pullrequest.Test
+		want string
+	}{
+		{pullrequest.Test{Device: "mobile"}, "mobile"},
+		{pullrequest.Test{Device: "mobile", Method: "applied", Comparison: same}, "mobile, applied"},
+		{pullrequest.Test{Device: "desktop", Method: "applied", Comparison: switched}, "desktop, applied (base: simulated)"},
+	} {
+		if got := pullrequest.DeviceCell(tc.t); got != tc.want {
+			t.Errorf("DeviceCell(%+v) = %q, want %q", tc.t, got, tc.want)
+		}
 	}
 }
