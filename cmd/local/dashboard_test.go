@@ -237,8 +237,8 @@ func (d *dashboard) waitFor(t testing.TB, what string, done func() bool) {
 
 // checkDemo checks, through the API, that the demo website holds all it is said to: pages
 // audited on both devices with weeks of history, user-experience records, real users' page
-// views, budgets, a passing and a failing multistep test, a test series, events, and a
-// regression of the deploy with its cause and its annotation.
+// views, budgets, a passing and a failing multistep test, a test series, events, and the
+// deploy's regressions (LCP on mobile) with their cause and the deploy's annotation.
 func (d *dashboard) checkDemo(t *testing.T) {
 	W := "/" + d.site.ID
 	rows := d.pageRows(t)
@@ -323,17 +323,22 @@ func (d *dashboard) checkDemo(t *testing.T) {
 		}
 	}
 	d.call(t, "GET", W+"/regressions?kind=regression", dashViewerKey, "", 200, &regs)
-	found := false
+	// On mobile the deploy's heavier hero is an LCP regression of seconds; on desktop's
+	// faster network its few hundred ms may sit within a single run's noise on a loaded
+	// machine (and some desktop runs here name the text, not the hero, as the LCP element),
+	// but the bytes it added never do.
+	found := map[string]bool{}
 	deployDay := time.Now().UTC().AddDate(0, 0, -demoDeployedDaysAgo).Format("2006-01-02")
 	for _, g := range regs.Result.List {
 		c := g.Cause
-		if g.Metric == "lcp" && g.Device == "desktop" && g.FirstBadDay == deployDay && len(c.Changes) > 0 && c.Changes[0].Kind == "lcp_resource" &&
-			strings.HasSuffix(c.Changes[0].URL, "/hero.png") && len(c.Annotations) == 1 && strings.Contains(c.Annotations[0].Text, "v2.4") {
-			found = true
+		hero := len(c.Changes) > 0 && strings.HasSuffix(c.Changes[0].URL, "/hero.png") &&
+			(c.Changes[0].Kind == "lcp_resource" || g.Device == "desktop" && c.Changes[0].Kind == "resource_grew")
+		if (g.Device == "desktop" || g.Metric == "lcp") && g.FirstBadDay == deployDay && hero && len(c.Annotations) == 1 && strings.Contains(c.Annotations[0].Text, "v2.4") {
+			found[g.Device] = true
 		}
 	}
-	if !found {
-		t.Errorf("regressions %+v, want the home page's LCP on desktop from %s, caused by the hero image, with the deploy's annotation", regs.Result.List, deployDay)
+	if !found["desktop"] || !found["mobile"] {
+		t.Errorf("regressions %+v, want the home page's LCP on mobile and a regression on desktop from %s, caused by the hero image first, with the deploy's annotation", regs.Result.List, deployDay)
 	}
 }
 

@@ -123,11 +123,9 @@ func (d *demo) website(ctx context.Context) (model.Website, bool, error) {
 func (d *demo) seed(ctx context.Context) (model.Website, error) {
 	c := &demoCalls{api: d.api, ctx: ctx}
 	var w struct{ ID string }
-	// Simulated throttling, as the demo was shaped for: by applied throttling its desktop
-	// regression's cause ranks the hero's longer load phase before the hero itself, and its
-	// first desktop audit of 2.4 once measured the text's paint as LCP (478 ms) instead of the
-	// hero's; the demo moves to applied throttling with the pictures it is meant to show.
-	c.do("POST", "/account/websites", `{"domain":"`+d.host+`","displayName":"Fernwood Tools","method":"simulated"}`, http.StatusCreated, &w)
+	// A new website's method: applied throttling, so that the pictures of each load (its
+	// filmstrip and waterfall) show what its numbers measure.
+	c.do("POST", "/account/websites", `{"domain":"`+d.host+`","displayName":"Fernwood Tools"}`, http.StatusCreated, &w)
 	if c.err != nil {
 		return model.Website{}, c.err
 	}
@@ -159,18 +157,22 @@ func (d *demo) seed(ctx context.Context) (model.Website, error) {
 		}
 	}
 
-	// Version 2.3: the home page on desktop, as it was before the deploy.
+	// Version 2.3: the home page on both devices, as it was before the deploy.
 	since := time.Now()
-	c.do("POST", W+"/audits", `{"pages":["`+home.ID+`"],"devices":["desktop"]}`, http.StatusAccepted, nil)
+	c.do("POST", W+"/audits", `{"pages":["`+home.ID+`"]}`, http.StatusAccepted, nil)
 	if c.err != nil {
 		return site, c.err
 	}
-	before, err := d.waitForAudit(ctx, site, home, "desktop", since)
-	if err != nil {
-		return site, err
-	}
-	if before.ReportKey, err = d.keepReport(ctx, site, home, before, "2.3"); err != nil {
-		return site, err
+	before := map[string]model.LabResult{} // by device
+	for _, device := range metrics.Devices {
+		r, err := d.waitForAudit(ctx, site, home, device, since)
+		if err != nil {
+			return site, err
+		}
+		if r.ReportKey, err = d.keepReport(ctx, site, home, r, "2.3"); err != nil {
+			return site, err
+		}
+		before[device] = r
 	}
 
 	// Version 2.4: every page on both devices, and both tests.
@@ -190,30 +192,34 @@ func (d *demo) seed(ctx context.Context) (model.Website, error) {
 			}
 		}
 	}
-	after := today[home.ID+"desktop"]
-	if after.ReportKey, err = d.keepReport(ctx, site, home, after, "2.4"); err != nil {
-		return site, err
+	after := map[string]model.LabResult{} // by device
+	for _, device := range metrics.Devices {
+		r := today[home.ID+device]
+		if r.ReportKey, err = d.keepReport(ctx, site, home, r, "2.4"); err != nil {
+			return site, err
+		}
+		after[device] = r
 	}
 
-	// The weeks before: each day shaped on a real result, the home page on desktop on 2.3's
-	// until the deploy and on 2.4's since.
+	// The weeks before: each day shaped on a real result, the home page on 2.3's until the
+	// deploy and on 2.4's since.
 	err = d.addHistory(ctx, site, pages, func(p model.Page, device string, daysAgo int) model.LabResult {
-		if p.ID != home.ID || device != "desktop" {
+		if p.ID != home.ID {
 			return today[p.ID+device]
 		}
 		if daysAgo > demoDeployedDaysAgo {
-			return before
+			return before[device]
 		}
-		return after
+		return after[device]
 	})
 	if err != nil {
 		return site, err
 	}
 	deployed := time.Now().UTC().AddDate(0, 0, -demoDeployedDaysAgo).Truncate(24 * time.Hour).Add(9 * time.Hour)
 	c.do("POST", W+"/annotations", fmt.Sprintf(`{"text":"Deploy v2.4: new hero image, checkout button renamed","at":%q}`, deployed.Format(time.RFC3339)), http.StatusCreated, nil)
-	// Today's audit of the home page on desktop again, with the history in place: the audit
-	// worker's regression detector finds the deploy's regressions and their cause.
-	c.do("POST", W+"/audits", `{"pages":["`+home.ID+`"],"devices":["desktop"]}`, http.StatusAccepted, nil)
+	// Today's audit of the home page again, with the history in place: the audit worker's
+	// regression detector finds the deploy's regressions and their cause on both devices.
+	c.do("POST", W+"/audits", `{"pages":["`+home.ID+`"]}`, http.StatusAccepted, nil)
 	// A test series from CI, as cmd/ci starts one.
 	var series struct{ SeriesID string }
 	c.do("POST", W+"/testseries", `{"pages":[{"page_id":"`+home.ID+`","device":"desktop"}],"description":"v2.4.1 from CI","initiator":"GitHub"}`, http.StatusCreated, &series)
@@ -224,10 +230,16 @@ func (d *demo) seed(ctx context.Context) (model.Website, error) {
 		what string
 		done func() bool
 	}{
-		{"the regressions of the deploy", func() bool {
-			var regs struct{ Result struct{ List []any } }
+		{"the regressions of the deploy on both devices", func() bool {
+			var regs struct {
+				Result struct{ List []struct{ Device string } }
+			}
 			c.do("GET", W+"/regressions?kind=regression&page="+home.ID, "", http.StatusOK, &regs)
-			return len(regs.Result.List) > 0
+			devices := map[string]bool{}
+			for _, g := range regs.Result.List {
+				devices[g.Device] = true
+			}
+			return len(devices) == len(metrics.Devices)
 		}},
 		{"the test series", func() bool {
 			var s struct{ Status string }
