@@ -163,13 +163,13 @@ func TestRunSoftNavigations(t *testing.T) {
 		t.Fatal(err)
 	}
 	type route struct {
-		Step       int      `json:"step"`
-		URL        string   `json:"url"`
-		LCP        *int     `json:"lcp"`
-		LCPElement string   `json:"lcpElement"`
-		CLS        float64  `json:"cls"`
-		INP        *int     `json:"inp"`
-		INPTarget  string   `json:"inpTarget"`
+		Step       int     `json:"step"`
+		URL        string  `json:"url"`
+		LCP        *int    `json:"lcp"`
+		LCPElement string  `json:"lcpElement"`
+		CLS        float64 `json:"cls"`
+		INP        *int    `json:"inp"`
+		INPTarget  string  `json:"inpTarget"`
 		Field      *struct {
 			Path  string   `json:"path"`
 			Pages []string `json:"pages"`
