@@ -32,8 +32,13 @@ func TestDashboardSoftNavigations(t *testing.T) {
 		if route == "" {
 			route = "home"
 		}
-		return fmt.Sprintf(`{"i":"6b08cab1%016x","u":"https://spa.example%s","m":{"lcp":%d,"inp":%d,"cls":0.01,"fcp":%d%s},"s":{"n":%q,"e":"4g"%s},"a":{"lcp":{"e":"#lcp-%s","p":[0,0,0,%d]},"inp":{"e":"#work-%s","t":"pointer","p":[2,%d,8]}}}`,
-			id, url, lcp, inp, lcp, map[bool]string{true: `,"ttfb":180`, false: ""}[nav != "soft"], nav, extra, route, lcp, route, inp-10)
+		// A soft navigation names the link that started it.
+		start := ""
+		if nav == "soft" {
+			start = fmt.Sprintf(`,"nav":{"e":"#to-%s","t":"pointer"}`, route)
+		}
+		return fmt.Sprintf(`{"i":"6b08cab1%016x","u":"https://spa.example%s","m":{"lcp":%d,"inp":%d,"cls":0.01,"fcp":%d%s},"s":{"n":%q,"e":"4g"%s},"a":{"lcp":{"e":"#lcp-%s","p":[0,0,0,%d]},"inp":{"e":"#work-%s","t":"pointer","p":[2,%d,8]}%s}}`,
+			id, url, lcp, inp, lcp, map[bool]string{true: `,"ttfb":180`, false: ""}[nav != "soft"], nav, extra, route, lcp, route, inp-10, start)
 	}
 	hard, soft, restored, notRestored, prerendered := 0, 0, 0, 0, 0
 	for i := range visits {
@@ -125,6 +130,38 @@ func TestDashboardSoftNavigations(t *testing.T) {
 		}
 		if n, h := tb.text("#rum-soft b"), tb.text("#rum-hard b"); n != fmt.Sprint(visits) || h != "0" {
 			t.Errorf("the product group: %q soft views and %q page loads, want %d and none", n, h, visits)
+		}
+		// Soft navigations alone, site-wide: the routes' LCP elements without the home page's,
+		// and the links that started them with their routes' views; INP's scripts are not kept
+		// by navigation, which the view says.
+		var starts struct {
+			Result struct {
+				SoftNavigationStarts []struct {
+					Target string
+					Views  int
+					Value  float64
+				}
+			}
+		}
+		d.call(t, "GET", W+"/field-testing/attributions?metric=lcp&navigation=soft", dashViewerKey, "", 200, &starts)
+		tb.view("#/w/" + w.ID + "/rum?vital=lcp&navigation=soft&days=7")
+		attr := tb.text("#rum-attributions")
+		if strings.Contains(attr, "#lcp-home") || !strings.Contains(attr, "#lcp-cart") {
+			t.Errorf("the soft views' LCP elements %q: want the routes' and not the home page's", attr)
+		}
+		starters := tb.text("#rum-attributions .attr-softNavigationStarts")
+		if len(starts.Result.SoftNavigationStarts) != 2 {
+			t.Fatalf("the API's soft navigation starts: %+v, want the product and cart links", starts.Result.SoftNavigationStarts)
+		}
+		for _, st := range starts.Result.SoftNavigationStarts {
+			if st.Views != visits || !strings.Contains(starters, st.Target+" (pointer)") || !strings.Contains(starters, uiNumber(st.Value, "ms")) {
+				t.Errorf("the interactions that started soft navigations %q: want %s (pointer) with %d views and p75 %s", starters, st.Target, visits, uiNumber(st.Value, "ms"))
+			}
+		}
+		tb.screenshot(shots, "real-users-soft-starts")
+		tb.view("#/w/" + w.ID + "/rum?vital=inp&navigation=soft&days=7")
+		if attr := tb.text("#rum-attributions"); !strings.Contains(attr, "#work-cart") || !strings.Contains(attr, "Not shown with these filters: script attributions filter by group+device only") {
+			t.Errorf("the soft views' INP attributions %q: want the targets, and the scripts said left out", attr)
 		}
 	})
 

@@ -248,6 +248,9 @@ func (s *Site) Route(raw string) (Route, error) {
 	return r, nil
 }
 
+// navSoft is DimNavigation's value of soft navigations.
+var navSoft, _ = DimNavigation.Value("soft")
+
 // Request is what collect knows of a beacon besides its body.
 type Request struct {
 	UserAgent string
@@ -286,6 +289,15 @@ func (s *Site) View(b Beacon, req Request) (View, error) {
 	}
 	v := View{ID: b.ID, Day: req.Day, Page: key, Country: req.Country, Metrics: b.Metrics, Weight: s.Settings.Weight(),
 		Attribution: b.Attribution}
+	// The interaction that started a navigation is a soft navigation's only.
+	if v.Attribution != nil && v.Attribution.Start != nil && b.Hints.Navigation != navSoft {
+		a := *v.Attribution
+		a.Start = nil
+		v.Attribution = &a
+		if a.LCP == nil && a.INP == nil && a.CLS == nil {
+			v.Attribution = nil
+		}
+	}
 	if len(b.Hints.NotRestored) > 0 {
 		if v.Attribution == nil {
 			v.Attribution = &Attribution{}
