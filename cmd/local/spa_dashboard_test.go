@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 )
@@ -174,4 +176,128 @@ func TestDashboardSoftNavigations(t *testing.T) {
 		}
 		tb.screenshot(shots, "page-real-users-soft")
 	})
+}
+
+// TestDashboardJourneyRoutes plays a multistep journey through the single-page app the
+// real-user tests load (navigo routing three links) in the local service's own worker and
+// Chromium, and shows the run's routes in the test's view: each with its lab LCP and element,
+// CLS, INP and target as the API gives them, and a link to the same route's real users (the
+// monitored page /about, the page group of /product/123). It writes the view's screenshot.
+func TestDashboardJourneyRoutes(t *testing.T) {
+	d := startService(t, 1, false)
+	shots := screenshotDir(t)
+	spa := spaServer(t)
+	var w struct{ ID string }
+	d.call(t, "POST", "/account/websites", dashAdminKey, fmt.Sprintf(`{"domain":%q,"displayName":"SPA shop"}`, strings.TrimPrefix(spa, "http://")), 201, &w)
+	W := "/" + w.ID
+	d.call(t, "PUT", W+"/field-testing/settings", dashAdminKey, `{"groups":[{"name":"Products","pattern":"/product/*"}]}`, 200, nil)
+	var pages []struct{ ID, URL string }
+	d.call(t, "POST", W+"/settings/pages", dashAdminKey, `[{"url":"/about","alias":"About"}]`, 200, &pages)
+	steps := []string{`{"type":"navigate","target":"/"}`, `{"type":"waitForSelector","target":"#lcp-home"}`}
+	for _, route := range []string{"products", "product", "about"} {
+		steps = append(steps, fmt.Sprintf(`{"type":"click","target":"#to-%s"}`, route), fmt.Sprintf(`{"type":"waitForSelector","target":"#lcp-%s"}`, route),
+			`{"type":"wait","value":"300"}`, fmt.Sprintf(`{"type":"click","target":"#work-%s"}`, route), `{"type":"wait","value":"300"}`)
+	}
+	var test struct{ ID string }
+	d.call(t, "POST", W+"/multistep", dashAdminKey, `{"alias":"Through the shop","device":"desktop","steps":[`+strings.Join(steps, ",")+`]}`, 201, &test)
+	d.call(t, "POST", W+"/multistep/"+test.ID+"/runs", dashAdminKey, "", 201, nil)
+	type route struct {
+		Step       int
+		URL        string
+		LCP        *float64
+		LCPElement string
+		INP        *float64
+		INPTarget  string
+		Field      *struct {
+			Path  string
+			Pages []string
+			Group string
+		}
+	}
+	var runs struct {
+		Result struct {
+			List []struct {
+				Status, Error   string
+				SoftNavigations []route
+			}
+		}
+	}
+	d.waitFor(t, "the run", func() bool {
+		d.call(t, "GET", W+"/multistep/"+test.ID+"/runs", dashViewerKey, "", 200, &runs)
+		return len(runs.Result.List) == 1 && (runs.Result.List[0].Status == "completed" || runs.Result.List[0].Status == "failed")
+	})
+	run := runs.Result.List[0]
+	if run.Status != "completed" || len(run.SoftNavigations) != 3 {
+		t.Fatalf("the run: %s %s with %d routes, want completed with 3", run.Status, run.Error, len(run.SoftNavigations))
+	}
+	for i, r := range run.SoftNavigations {
+		t.Logf("route %d: %+v field %+v", i, r, r.Field)
+	}
+	if f := run.SoftNavigations[1].Field; f == nil || f.Group != "Products" || f.Path != "/product/123" {
+		t.Errorf("/product/123's field: %+v, want the group Products", f)
+	}
+	if f := run.SoftNavigations[2].Field; f == nil || len(f.Pages) != 1 || f.Pages[0] != pages[0].ID {
+		t.Errorf("/about's field: %+v, want the page %s", f, pages[0].ID)
+	}
+
+	b := launchBrowser(t)
+	tb := d.open(t, b)
+	tb.goTo("")
+	tb.signIn(dashViewerKey)
+	tb.waitSignedIn()
+	tb.view("#/w/" + w.ID + "/multistep/" + test.ID)
+	routes := tb.text("#run-routes")
+	for i, name := range []string{"products", "product", "about"} {
+		r := run.SoftNavigations[i]
+		want := []string{fmt.Sprintf("%d (click #to-%s)", r.Step+1, name), "#lcp-" + name, "#work-" + name}
+		if r.LCP != nil {
+			want = append(want, uiNumber(*r.LCP, "ms"))
+		}
+		for _, s := range want {
+			if !strings.Contains(routes, s) {
+				t.Errorf("the routes %q: no %q", routes, s)
+			}
+		}
+	}
+	for _, s := range []string{"group Products", "page /about"} {
+		if !strings.Contains(routes, s) {
+			t.Errorf("the routes %q: no link %q to the real users", routes, s)
+		}
+	}
+	if href := tb.eval(`() => document.querySelector('#run-routes a[href*="/page/"]').getAttribute('href')`); !strings.Contains(fmt.Sprint(href), "/page/"+pages[0].ID) {
+		t.Errorf("/about's link %v, want its page view", href)
+	}
+	tb.screenshot(shots, "multistep-routes")
+}
+
+// spaServer serves the single-page app of internal/rum/testdata/spa without the snippet.
+func spaServer(t *testing.T) string {
+	t.Helper()
+	read := func(path string) []byte {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (make deps installs layers/spa)", err)
+		}
+		return b
+	}
+	router := read("../../layers/spa/node_modules/navigo/lib/navigo.min.js")
+	app := read("../../internal/rum/testdata/spa/app.js")
+	var index strings.Builder
+	for line := range strings.Lines(string(read("../../internal/rum/testdata/spa/index.html"))) {
+		if !strings.Contains(line, "{{SNIPPET}}") {
+			index.WriteString(line)
+		}
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/navigo.js", "/app.js":
+			w.Header().Set("Content-Type", "text/javascript")
+			_, _ = w.Write(map[string][]byte{"/navigo.js": router, "/app.js": app}[r.URL.Path])
+		default:
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			_, _ = w.Write([]byte(index.String()))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
