@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 )
@@ -32,8 +34,13 @@ func TestDashboardSoftNavigations(t *testing.T) {
 		if route == "" {
 			route = "home"
 		}
-		return fmt.Sprintf(`{"i":"6b08cab1%016x","u":"https://spa.example%s","m":{"lcp":%d,"inp":%d,"cls":0.01,"fcp":%d%s},"s":{"n":%q,"e":"4g"%s},"a":{"lcp":{"e":"#lcp-%s","p":[0,0,0,%d]},"inp":{"e":"#work-%s","t":"pointer","p":[2,%d,8]}}}`,
-			id, url, lcp, inp, lcp, map[bool]string{true: `,"ttfb":180`, false: ""}[nav != "soft"], nav, extra, route, lcp, route, inp-10)
+		// A soft navigation names the link that started it.
+		start := ""
+		if nav == "soft" {
+			start = fmt.Sprintf(`,"nav":{"e":"#to-%s","t":"pointer"}`, route)
+		}
+		return fmt.Sprintf(`{"i":"6b08cab1%016x","u":"https://spa.example%s","m":{"lcp":%d,"inp":%d,"cls":0.01,"fcp":%d%s},"s":{"n":%q,"e":"4g"%s},"a":{"lcp":{"e":"#lcp-%s","p":[0,0,0,%d]},"inp":{"e":"#work-%s","t":"pointer","p":[2,%d,8]}%s}}`,
+			id, url, lcp, inp, lcp, map[bool]string{true: `,"ttfb":180`, false: ""}[nav != "soft"], nav, extra, route, lcp, route, inp-10, start)
 	}
 	hard, soft, restored, notRestored, prerendered := 0, 0, 0, 0, 0
 	for i := range visits {
@@ -126,6 +133,38 @@ func TestDashboardSoftNavigations(t *testing.T) {
 		if n, h := tb.text("#rum-soft b"), tb.text("#rum-hard b"); n != fmt.Sprint(visits) || h != "0" {
 			t.Errorf("the product group: %q soft views and %q page loads, want %d and none", n, h, visits)
 		}
+		// Soft navigations alone, site-wide: the routes' LCP elements without the home page's,
+		// and the links that started them with their routes' views; INP's scripts are not kept
+		// by navigation, which the view says.
+		var starts struct {
+			Result struct {
+				SoftNavigationStarts []struct {
+					Target string
+					Views  int
+					Value  float64
+				}
+			}
+		}
+		d.call(t, "GET", W+"/field-testing/attributions?metric=lcp&navigation=soft", dashViewerKey, "", 200, &starts)
+		tb.view("#/w/" + w.ID + "/rum?vital=lcp&navigation=soft&days=7")
+		attr := tb.text("#rum-attributions")
+		if strings.Contains(attr, "#lcp-home") || !strings.Contains(attr, "#lcp-cart") {
+			t.Errorf("the soft views' LCP elements %q: want the routes' and not the home page's", attr)
+		}
+		starters := tb.text("#rum-attributions .attr-softNavigationStarts")
+		if len(starts.Result.SoftNavigationStarts) != 2 {
+			t.Fatalf("the API's soft navigation starts: %+v, want the product and cart links", starts.Result.SoftNavigationStarts)
+		}
+		for _, st := range starts.Result.SoftNavigationStarts {
+			if st.Views != visits || !strings.Contains(starters, st.Target+" (pointer)") || !strings.Contains(starters, uiNumber(st.Value, "ms")) {
+				t.Errorf("the interactions that started soft navigations %q: want %s (pointer) with %d views and p75 %s", starters, st.Target, visits, uiNumber(st.Value, "ms"))
+			}
+		}
+		tb.screenshot(shots, "real-users-soft-starts")
+		tb.view("#/w/" + w.ID + "/rum?vital=inp&navigation=soft&days=7")
+		if attr := tb.text("#rum-attributions"); !strings.Contains(attr, "#work-cart") || !strings.Contains(attr, "Not shown with these filters: script attributions filter by group+device only") {
+			t.Errorf("the soft views' INP attributions %q: want the targets, and the scripts said left out", attr)
+		}
 	})
 
 	t.Run("page view", func(t *testing.T) {
@@ -137,4 +176,128 @@ func TestDashboardSoftNavigations(t *testing.T) {
 		}
 		tb.screenshot(shots, "page-real-users-soft")
 	})
+}
+
+// TestDashboardJourneyRoutes plays a multistep journey through the single-page app the
+// real-user tests load (navigo routing three links) in the local service's own worker and
+// Chromium, and shows the run's routes in the test's view: each with its lab LCP and element,
+// CLS, INP and target as the API gives them, and a link to the same route's real users (the
+// monitored page /about, the page group of /product/123). It writes the view's screenshot.
+func TestDashboardJourneyRoutes(t *testing.T) {
+	d := startService(t, 1, false)
+	shots := screenshotDir(t)
+	spa := spaServer(t)
+	var w struct{ ID string }
+	d.call(t, "POST", "/account/websites", dashAdminKey, fmt.Sprintf(`{"domain":%q,"displayName":"SPA shop"}`, strings.TrimPrefix(spa, "http://")), 201, &w)
+	W := "/" + w.ID
+	d.call(t, "PUT", W+"/field-testing/settings", dashAdminKey, `{"groups":[{"name":"Products","pattern":"/product/*"}]}`, 200, nil)
+	var pages []struct{ ID, URL string }
+	d.call(t, "POST", W+"/settings/pages", dashAdminKey, `[{"url":"/about","alias":"About"}]`, 200, &pages)
+	steps := []string{`{"type":"navigate","target":"/"}`, `{"type":"waitForSelector","target":"#lcp-home"}`}
+	for _, route := range []string{"products", "product", "about"} {
+		steps = append(steps, fmt.Sprintf(`{"type":"click","target":"#to-%s"}`, route), fmt.Sprintf(`{"type":"waitForSelector","target":"#lcp-%s"}`, route),
+			`{"type":"wait","value":"300"}`, fmt.Sprintf(`{"type":"click","target":"#work-%s"}`, route), `{"type":"wait","value":"300"}`)
+	}
+	var test struct{ ID string }
+	d.call(t, "POST", W+"/multistep", dashAdminKey, `{"alias":"Through the shop","device":"desktop","steps":[`+strings.Join(steps, ",")+`]}`, 201, &test)
+	d.call(t, "POST", W+"/multistep/"+test.ID+"/runs", dashAdminKey, "", 201, nil)
+	type route struct {
+		Step       int
+		URL        string
+		LCP        *float64
+		LCPElement string
+		INP        *float64
+		INPTarget  string
+		Field      *struct {
+			Path  string
+			Pages []string
+			Group string
+		}
+	}
+	var runs struct {
+		Result struct {
+			List []struct {
+				Status, Error   string
+				SoftNavigations []route
+			}
+		}
+	}
+	d.waitFor(t, "the run", func() bool {
+		d.call(t, "GET", W+"/multistep/"+test.ID+"/runs", dashViewerKey, "", 200, &runs)
+		return len(runs.Result.List) == 1 && (runs.Result.List[0].Status == "completed" || runs.Result.List[0].Status == "failed")
+	})
+	run := runs.Result.List[0]
+	if run.Status != "completed" || len(run.SoftNavigations) != 3 {
+		t.Fatalf("the run: %s %s with %d routes, want completed with 3", run.Status, run.Error, len(run.SoftNavigations))
+	}
+	for i, r := range run.SoftNavigations {
+		t.Logf("route %d: %+v field %+v", i, r, r.Field)
+	}
+	if f := run.SoftNavigations[1].Field; f == nil || f.Group != "Products" || f.Path != "/product/123" {
+		t.Errorf("/product/123's field: %+v, want the group Products", f)
+	}
+	if f := run.SoftNavigations[2].Field; f == nil || len(f.Pages) != 1 || f.Pages[0] != pages[0].ID {
+		t.Errorf("/about's field: %+v, want the page %s", f, pages[0].ID)
+	}
+
+	b := launchBrowser(t)
+	tb := d.open(t, b)
+	tb.goTo("")
+	tb.signIn(dashViewerKey)
+	tb.waitSignedIn()
+	tb.view("#/w/" + w.ID + "/multistep/" + test.ID)
+	routes := tb.text("#run-routes")
+	for i, name := range []string{"products", "product", "about"} {
+		r := run.SoftNavigations[i]
+		want := []string{fmt.Sprintf("%d (click #to-%s)", r.Step+1, name), "#lcp-" + name, "#work-" + name}
+		if r.LCP != nil {
+			want = append(want, uiNumber(*r.LCP, "ms"))
+		}
+		for _, s := range want {
+			if !strings.Contains(routes, s) {
+				t.Errorf("the routes %q: no %q", routes, s)
+			}
+		}
+	}
+	for _, s := range []string{"group Products", "page /about"} {
+		if !strings.Contains(routes, s) {
+			t.Errorf("the routes %q: no link %q to the real users", routes, s)
+		}
+	}
+	if href := tb.eval(`() => document.querySelector('#run-routes a[href*="/page/"]').getAttribute('href')`); !strings.Contains(fmt.Sprint(href), "/page/"+pages[0].ID) {
+		t.Errorf("/about's link %v, want its page view", href)
+	}
+	tb.screenshot(shots, "multistep-routes")
+}
+
+// spaServer serves the single-page app of internal/rum/testdata/spa without the snippet.
+func spaServer(t *testing.T) string {
+	t.Helper()
+	read := func(path string) []byte {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (make deps installs layers/spa)", err)
+		}
+		return b
+	}
+	router := read("../../layers/spa/node_modules/navigo/lib/navigo.min.js")
+	app := read("../../internal/rum/testdata/spa/app.js")
+	var index strings.Builder
+	for line := range strings.Lines(string(read("../../internal/rum/testdata/spa/index.html"))) {
+		if !strings.Contains(line, "{{SNIPPET}}") {
+			index.WriteString(line)
+		}
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/navigo.js", "/app.js":
+			w.Header().Set("Content-Type", "text/javascript")
+			_, _ = w.Write(map[string][]byte{"/navigo.js": router, "/app.js": app}[r.URL.Path])
+		default:
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			_, _ = w.Write([]byte(index.String()))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }

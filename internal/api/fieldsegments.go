@@ -237,7 +237,7 @@ func (s *Server) fieldSegments(w http.ResponseWriter, r *http.Request, c caller)
 }
 
 // attributionLists name each kind's list in the answer.
-var attributionLists = map[string]string{"lcp": "elements", "inp": "targets", "script": "scripts", "entity": "entities", "cls": "targets", "bfcache": "notRestoredReasons"}
+var attributionLists = map[string]string{"lcp": "elements", "inp": "targets", "script": "scripts", "entity": "entities", "cls": "targets", "bfcache": "notRestoredReasons", "start": "softNavigationStarts"}
 
 // fieldAttributions answers a vital's top attributions.
 func (s *Server) fieldAttributions(w http.ResponseWriter, r *http.Request, c caller) error {
@@ -275,6 +275,13 @@ func (s *Server) fieldAttributions(w http.ResponseWriter, r *http.Request, c cal
 			list[i] = item
 		}
 		res[attributionLists[kind]] = list
+	}
+	if len(a.Unfiltered) > 0 {
+		left := map[string]string{}
+		for kind, why := range a.Unfiltered {
+			left[attributionLists[kind]] = why
+		}
+		res["leftOut"] = left
 	}
 	return writeJSON(w, http.StatusOK, map[string]any{"result": res})
 }

@@ -132,12 +132,25 @@ func TestFieldSegmentReports(t *testing.T) {
 		"/trend?metric=lcp&percentile=100", "/trend?metric=lcp&date=20261301-20261302", "/trend?metric=lcp&devise=mobile",
 		"/distribution?metric=lcp&by=device", "/segments?metric=lcp", "/trend?metric=lcp&group=Nonexistent",
 		"/attributions?metric=fcp", "/attributions?metric=lcp&limit=0", "/attributions?metric=lcp&os=ios",
-		"/attributions?metric=inp&browser=chrome",
+		"/attributions?metric=inp&os=ios",
 	} {
 		res := e.do("GET", w+q, viewerKey, nil).want(t, 400)
 		if p := res.problem(t); len(p.Errors) == 0 {
 			t.Errorf("%s: the problem names no parameter: %s", q, res.body)
 		}
+	}
+	// A filter the targets keep and the scripts do not: the targets answer, the scripts and
+	// entities are left out and said so.
+	var byBrowser struct {
+		Result struct {
+			Targets []struct{ Target string }
+			Scripts []struct{ URL string }
+			LeftOut map[string]string `json:"leftOut"`
+		}
+	}
+	e.do("GET", w+"/attributions?metric=inp&browser=chrome", viewerKey, nil).want(t, 200).decode(t, &byBrowser)
+	if r := byBrowser.Result; len(r.Scripts) != 0 || r.LeftOut["scripts"] == "" || r.LeftOut["entities"] == "" || len(r.LeftOut) != 2 {
+		t.Errorf("INP attributions by browser: %+v, want the scripts and entities left out and said so", r)
 	}
 	e.do("GET", w+"/trend?metric=lcp&page=nosuchpage0", viewerKey, nil).want(t, 404).problem(t)
 	var other website

@@ -19,6 +19,7 @@ import (
 	"github.com/openvitals/openvitals/internal/model/step"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/quota"
+	"github.com/openvitals/openvitals/internal/rum"
 )
 
 // testDevices are the devices a multistep test runs on.
@@ -297,12 +298,66 @@ type runJSON struct {
 	Error      string    `json:"error,omitempty"`
 	FailedStep *int      `json:"failedStep,omitempty"`
 	Screenshot bool      `json:"screenshot,omitempty"`
+	// SoftNavigations are the route changes of a single-page app the steps made, with each
+	// route's vitals and where its real-user data is.
+	SoftNavigations []softNavigationJSON `json:"softNavigations,omitempty"`
 }
 
-func toRunJSON(r model.Run) runJSON {
-	return runJSON{ID: r.ID, Created: r.Created, Device: r.Device, Status: r.Status,
+// softNavigationJSON is a route a step changed to, as the lab measured it.
+type softNavigationJSON struct {
+	Step       int        `json:"step"`
+	URL        string     `json:"url"`
+	LCP        *int       `json:"lcp"`
+	LCPElement string     `json:"lcpElement,omitempty"`
+	CLS        float64    `json:"cls"`
+	INP        *int       `json:"inp"`
+	INPTarget  string     `json:"inpTarget,omitempty"`
+	Field      *fieldLink `json:"field"`
+}
+
+// fieldLink says where the real users of a route are counted: the pages report's row, the
+// monitored pages (the reports' page filter) and the page group. Null for an address off
+// the website's domain.
+type fieldLink struct {
+	Path  string   `json:"path"`
+	Pages []string `json:"pages"`
+	Group string   `json:"group,omitempty"`
+}
+
+// toRunJSON writes a run; site matches its routes to their real-user data (nil: no run of
+// the list has routes).
+func toRunJSON(r model.Run, site *rum.Site) runJSON {
+	out := runJSON{ID: r.ID, Created: r.Created, Device: r.Device, Status: r.Status,
 		Duration: roundedInt(r.Duration), INP: roundedInt(r.INP), TBT: roundedInt(r.TBT), CPUTotal: roundedInt(r.CPUTotal),
 		CLS: roundedCLS(r.CLS), BytesTotal: r.BytesTotal, Error: r.Error, FailedStep: r.FailedStep, Screenshot: r.ScreenshotKey != ""}
+	for _, sn := range r.SoftNavigations {
+		j := softNavigationJSON{Step: sn.Step, URL: sn.URL, LCP: roundedInt(sn.LCP), LCPElement: sn.LCPElement,
+			CLS: *roundedCLS(&sn.CLS), INP: roundedInt(sn.INP), INPTarget: sn.INPTarget}
+		if site != nil {
+			if route, err := site.Route(sn.URL); err == nil {
+				j.Field = &fieldLink{Path: route.Key, Pages: route.Pages, Group: route.Group}
+				if j.Field.Pages == nil {
+					j.Field.Pages = []string{}
+				}
+			}
+		}
+		out.SoftNavigations = append(out.SoftNavigations, j)
+	}
+	return out
+}
+
+// fieldSite reads what matching routes to their real-user data takes: the website's page
+// groups and monitored pages.
+func (s *Server) fieldSite(ctx context.Context, site model.Website) (*rum.Site, error) {
+	set, err := s.store.RUMSettings(ctx, site.Account, site.ID)
+	if err != nil {
+		return nil, err
+	}
+	pages, err := s.store.Pages(ctx, site)
+	if err != nil {
+		return nil, err
+	}
+	return rum.NewSite(site, set, pages), nil
 }
 
 // maxRunsListed bounds the runs list: the newest hundred.
@@ -317,9 +372,16 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, c caller) erro
 	if err != nil {
 		return err
 	}
+	// Read only when a run has routes to link.
+	var field *rum.Site
+	if slices.ContainsFunc(runs, func(r model.Run) bool { return len(r.SoftNavigations) > 0 }) {
+		if field, err = s.fieldSite(r.Context(), site); err != nil {
+			return err
+		}
+	}
 	out := make([]runJSON, len(runs))
 	for i, run := range runs {
-		out[i] = toRunJSON(run)
+		out[i] = toRunJSON(run, field)
 	}
 	return writeJSON(w, http.StatusOK, list(out))
 }

@@ -131,3 +131,65 @@ func TestRunsAndStatistics(t *testing.T) {
 	e.do("POST", base+"/"+a.ID+"/runs", otherKey, nil).want(t, 404)
 	e.do("POST", base+"/run-all", "", nil).want(t, 401)
 }
+
+// A run through a single-page app lists each route a step changed to with its vitals, and
+// where the route's real users are: its pages report row, the monitored page of the same URL
+// and the page group its pattern matches (a route off the website's domain has none).
+func TestRunSoftNavigations(t *testing.T) {
+	e := newTestEnv(t)
+	site := e.createWebsite("shop.example")
+	pages := e.createPages(site.ID, "/product/123")
+	e.do("PUT", "/"+site.ID+"/field-testing/settings", adminKey, `{"groups":[{"name":"product pages","pattern":"/product/*"}]}`).want(t, 200)
+	base := "/" + site.ID + "/multistep"
+	var test multistepTest
+	e.do("POST", base, adminKey, `{"alias":"A","device":"desktop","steps":[{"type":"navigate","target":"/"},{"type":"click","target":"#to-product"}]}`).want(t, 201).decode(t, &test)
+	e.do("POST", base+"/"+test.ID+"/runs", viewerKey, nil).want(t, 201)
+
+	ctx := context.Background()
+	w, _ := e.store.Website(ctx, "acme", site.ID)
+	runs, err := e.store.Runs(ctx, w, test.ID, time.Time{}, 0)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs: %v, %v", runs, err)
+	}
+	r := runs[0]
+	d, inp, tbt, cls, cpu, bytes := 3000.0, 160.0, 100.0, 0.0, 700.0, int64(20000)
+	r.Status, r.Duration, r.INP, r.TBT, r.CLS, r.CPUTotal, r.BytesTotal = model.RunCompleted, &d, &inp, &tbt, &cls, &cpu, &bytes
+	lcp, routeINP := 24.6, 159.6
+	r.SoftNavigations = []model.SoftNavigation{
+		{Step: 1, URL: "https://shop.example/product/123?ref=nav", LCP: &lcp, LCPElement: "#lcp-product", CLS: 0.01624, INP: &routeINP, INPTarget: "#work-product"},
+		{Step: 2, URL: "https://other.example/elsewhere"},
+	}
+	if err := e.store.UpdateRun(ctx, w, r); err != nil {
+		t.Fatal(err)
+	}
+	type route struct {
+		Step       int     `json:"step"`
+		URL        string  `json:"url"`
+		LCP        *int    `json:"lcp"`
+		LCPElement string  `json:"lcpElement"`
+		CLS        float64 `json:"cls"`
+		INP        *int    `json:"inp"`
+		INPTarget  string  `json:"inpTarget"`
+		Field      *struct {
+			Path  string   `json:"path"`
+			Pages []string `json:"pages"`
+			Group string   `json:"group"`
+		} `json:"field"`
+	}
+	got := listOf[struct {
+		SoftNavigations []route `json:"softNavigations"`
+	}](t, e.do("GET", base+"/"+test.ID+"/runs", viewerKey, nil).want(t, 200))
+	if len(got) != 1 || len(got[0].SoftNavigations) != 2 {
+		t.Fatalf("runs: %+v, want one with two soft navigations", got)
+	}
+	p, off := got[0].SoftNavigations[0], got[0].SoftNavigations[1]
+	if p.Step != 1 || p.LCP == nil || *p.LCP != 25 || p.LCPElement != "#lcp-product" || p.CLS != 0.0162 || p.INP == nil || *p.INP != 160 || p.INPTarget != "#work-product" {
+		t.Errorf("the product route: %+v", p)
+	}
+	if p.Field == nil || p.Field.Path != "/product/123" || len(p.Field.Pages) != 1 || p.Field.Pages[0] != pages[0].ID || p.Field.Group != "product pages" {
+		t.Errorf("the product route's field: %+v, want /product/123, page %s, group product pages", p.Field, pages[0].ID)
+	}
+	if off.Field != nil || off.LCP != nil || off.INP != nil {
+		t.Errorf("the route off the domain: %+v, want no field and no LCP or INP", off)
+	}
+}

@@ -104,3 +104,42 @@ func TestRecorderSums(t *testing.T) {
 		t.Errorf("inp %v, tbt %v, cls %v; want 240, 165, 0.0801", m.inp, m.tbt, m.cls)
 	}
 }
+
+// Reports of soft navigations, in the order a page may send them: the paint before the
+// navigation's entry, a paint of another interaction on the route, entries of the route left.
+func TestRecorderSoftNavigations(t *testing.T) {
+	r := newRecorder("main", "l0")
+	r.setStep(2)
+	r.report(`{"k":"input","o":"d1","t":100}`)
+	r.setStep(3)
+	r.report(`{"k":"event","d":[40],"o":"d1","n":[1],"e":["#to-b"]}`)
+	r.report(`{"k":"icp","o":"d1","n":2,"i":9,"v":30,"e":"#b"}`)
+	r.report(`{"k":"soft","o":"d1","n":2,"i":9,"u":"https://example.com/b","t":100.4}`)
+	r.report(`{"k":"icp","o":"d1","n":2,"i":9,"v":45,"e":"#b-big"}`)
+	r.report(`{"k":"icp","o":"d1","n":2,"i":12,"v":200,"e":"#later"}`)
+	r.report(`{"k":"event","d":[120,80],"o":"d1","n":[2,2],"e":["#work","#other"]}`)
+	// Two windows: 0.1+0.05 within a second, then 0.12 alone two seconds on.
+	r.report(`{"k":"shift","d":[0.1,0.05,0.12],"o":"d1","n":[2,2,2],"t":[500,900,2900]}`)
+	// The same navigationId in another document is another route.
+	r.report(`{"k":"event","d":[300],"o":"d2","n":[2],"e":["#elsewhere"]}`)
+	got := r.softNavigations()
+	if len(got) != 1 {
+		t.Fatalf("%d soft navigations, want 1", len(got))
+	}
+	sn := got[0]
+	if sn.Step != 2 || sn.URL != "https://example.com/b" {
+		t.Errorf("step %d %s, want step 2 (its input's) https://example.com/b", sn.Step, sn.URL)
+	}
+	if sn.LCP == nil || *sn.LCP != 45 || sn.LCPElement != "#b-big" {
+		t.Errorf("LCP %v %q, want 45 #b-big (its own interaction's largest paint)", sn.LCP, sn.LCPElement)
+	}
+	if sn.INP == nil || *sn.INP != 120 || sn.INPTarget != "#work" {
+		t.Errorf("INP %v %q, want 120 #work", sn.INP, sn.INPTarget)
+	}
+	if sn.CLS < 0.1499 || sn.CLS > 0.1501 {
+		t.Errorf("CLS %v, want 0.15 (the larger window)", sn.CLS)
+	}
+	if m := r.metrics(); m.inp != 300 || m.cls < 0.2699 || m.cls > 0.2701 {
+		t.Errorf("run: INP %v CLS %v, want 300 and 0.27: the run's totals count every route", m.inp, m.cls)
+	}
+}

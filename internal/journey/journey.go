@@ -113,6 +113,10 @@ type Result struct {
 	Cause string
 	// Screenshot is a PNG of the viewport when the step failed; nil when every step passed.
 	Screenshot []byte
+	// SoftNavigations are the route changes of single-page apps the steps made (Chromium's
+	// soft-navigation entries), each with its route's LCP, CLS and INP, in the order of the
+	// steps; none in a browser without them or a journey through documents only.
+	SoftNavigations []SoftNavigation
 }
 
 // Causes of a context's end, told apart in error messages.
@@ -224,6 +228,7 @@ func play(ctx, runCtx context.Context, sess *browser.Session, opts Options, base
 	began := time.Now()
 	for i, st := range steps {
 		log.Debug("journey step", "index", i, "type", st.Type, "target", st.Target)
+		r.rec.setStep(i)
 		if err := r.step(runCtx, st); err != nil {
 			res.FailedStep = i
 			res.Cause = err.Error()
@@ -454,6 +459,7 @@ func (r *runner) fill(res *Result) {
 	m := r.rec.metrics()
 	res.INP, res.TBT, res.CLS, res.BytesTotal = m.inp, m.tbt, m.cls, m.bytes
 	res.CPUTotal = r.cpu.total()
+	res.SoftNavigations = r.rec.softNavigations()
 }
 
 // step runs one step within its time limits and explains a failure in words.

@@ -29,6 +29,25 @@ func observerScript(binding string) string {
 			if (typeof report === 'function') report(JSON.stringify(m));
 		} catch (e) {}
 	};
+	// doc tells this document's navigation IDs from another's (soft navigations are keyed by
+	// document and navigationId).
+	const doc = Math.random().toString(36).slice(2, 10);
+	// selector names an element as web-vitals' getSelector does, so that lab and field name it alike.
+	const selector = (node) => {
+		let sel = '';
+		try {
+			while (node && node.nodeType !== 9) {
+				const part = node.id ? '#' + node.id :
+					[node.nodeType === 1 ? node.nodeName.toLowerCase() : node.nodeName.toUpperCase().replace(/^#/, ''),
+						...Array.from(node.classList || []).sort()].join('.');
+				if (sel.length + part.length > 99) return sel || part;
+				sel = sel ? part + '>' + sel : part;
+				if (node.id) break;
+				node = node.parentNode;
+			}
+		} catch (e) {}
+		return sel;
+	};
 	const observers = [];
 	const observe = (type, options, handle) => {
 		try {
@@ -51,23 +70,72 @@ func observerScript(binding string) string {
 	for (const type of ['pointerdown', 'pointerup', 'click', 'keydown', 'keyup']) {
 		addEventListener(type, (e) => { lastInput = Math.max(lastInput, e.timeStamp); }, {capture: true, passive: true});
 	}
+	// The start of each interaction, which the runner ties to the step that made it: a soft
+	// navigation's entry comes after the step, and starts when its interaction's click did.
+	for (const type of ['pointerdown', 'keydown']) {
+		addEventListener(type, (e) => { if (e.isTrusted) send({k: 'input', o: doc, t: e.timeStamp}); }, {capture: true, passive: true});
+	}
+	// An Event Timing entry's target is null once its element left the document, as a route
+	// change's re-render does before the entry is out: name targets as the events happen, by
+	// their time (an entry's startTime is its event's timeStamp), as web-vitals does.
+	const targets = new Map();
+	for (const type of ['pointerdown', 'pointerup', 'click', 'keydown', 'keyup']) {
+		addEventListener(type, (e) => {
+			if (!targets.has(e.timeStamp)) targets.set(e.timeStamp, selector(e.target));
+			if (targets.size > 50) targets.delete(targets.keys().next().value);
+		}, {capture: true, passive: true});
+	}
+	// Event, layout-shift and contentful-paint entries carry the navigationId of the route
+	// they happened on (Chromium's soft navigations): each route's vitals are its own.
 	observe('event', {durationThreshold: 16}, (entries) => {
-		const d = [];
+		const d = [], n = [], e2 = [];
 		for (const e of entries) {
 			if (e.interactionId > 0) {
 				d.push(e.duration);
+				n.push(e.navigationId || 0);
+				e2.push(e.target ? selector(e.target) : (targets.get(e.startTime) || ''));
 				lastEntry = Math.max(lastEntry, e.startTime);
 			}
 		}
-		if (d.length) send({k: 'event', d: d});
+		if (d.length) send({k: 'event', d: d, o: doc, n: n, e: e2});
 	});
 	observe('longtask', {}, (entries) => {
 		if (entries.length) send({k: 'longtask', d: entries.map((e) => e.duration)});
 	});
 	observe('layout-shift', {}, (entries) => {
-		const d = [];
-		for (const e of entries) if (!e.hadRecentInput) d.push(e.value);
-		if (d.length) send({k: 'shift', d: d});
+		const d = [], n = [], t = [];
+		for (const e of entries) {
+			if (!e.hadRecentInput) {
+				d.push(e.value);
+				n.push(e.navigationId || 0);
+				t.push(e.startTime);
+			}
+		}
+		if (d.length) send({k: 'shift', d: d, o: doc, n: n, t: t});
+	});
+	// A paint of the interaction that made a soft navigation, as web-vitals' LCP of that
+	// navigation counts it: its render time from the interaction's start.
+	const paint = (e) => {
+		const lcp = e && e.largestContentfulPaint;
+		if (!lcp) return null;
+		return {o: doc, n: e.navigationId || 0, i: e.interactionId || 0,
+			v: Math.max((lcp.renderTime || 0) - e.startTime, 0), e: selector(lcp.element)};
+	};
+	observe('interaction-contentful-paint', {}, (entries) => {
+		for (const e of entries) {
+			const p = paint(e);
+			if (p) send(Object.assign({k: 'icp'}, p));
+		}
+	});
+	observe('soft-navigation', {}, (entries) => {
+		for (const e of entries) {
+			send({k: 'soft', o: doc, n: e.navigationId || 0, i: e.interactionId || 0, u: e.name, t: e.startTime});
+			// The largest paint so far, which may have come before this entry.
+			try {
+				const p = paint(typeof e.getLargestInteractionContentfulPaint === 'function' ? e.getLargestInteractionContentfulPaint() : null);
+				if (p) send(Object.assign({k: 'icp'}, p));
+			} catch (err) {}
+		}
 	});
 	// Leaving: this document starts a navigation to another. The runner holds the navigation's
 	// request until 'left': by then the entries of the interaction that navigated (if any),
@@ -151,6 +219,10 @@ type recorder struct {
 	changed chan struct{}
 	m       metrics
 	flushes map[string]bool
+	// routes are the soft navigations and what happened on each; step is the index of the
+	// step being played, which the page's inputs are tied to.
+	routes routes
+	step   int
 	// leaving and left count the current document's announced navigations and its reports
 	// that it is ready to go (see beforeNavigation).
 	leaving, left int
@@ -193,15 +265,49 @@ func (r *recorder) notify() {
 	r.changed = make(chan struct{})
 }
 
+// message is one report of the page's observers. Entries come in arrays (d, with n, e and t
+// beside them where the kind has them); a soft navigation, a paint or an input is one object,
+// its n, e and t single values.
+type message struct {
+	K string    `json:"k"`
+	D []float64 `json:"d"`
+	// T is a flush's token, the shifts' start times, or an input's or soft navigation's time.
+	T json.RawMessage `json:"t"`
+	// N is the navigationId of each entry, or of the soft navigation or paint.
+	N json.RawMessage `json:"n"`
+	// E is the element of each entry (event targets), or the paint's.
+	E   json.RawMessage `json:"e"`
+	Doc string          `json:"o"`
+	// Interaction, URL and Value are a soft navigation's or paint's interactionId, a soft
+	// navigation's URL and a paint's time from its interaction.
+	Interaction uint64  `json:"i"`
+	URL         string  `json:"u"`
+	Value       float64 `json:"v"`
+}
+
 // report takes one message of the page's observers.
 func (r *recorder) report(payload string) {
-	var m struct {
-		K string    `json:"k"`
-		D []float64 `json:"d"`
-		T string    `json:"t"`
-	}
+	var m message
 	if json.Unmarshal([]byte(payload), &m) != nil {
 		return
+	}
+	var (
+		navs, elems, times = []uint64{}, []string{}, []float64{}
+		nav                uint64
+		elem               string
+		at                 float64
+	)
+	switch m.K {
+	case "event":
+		_ = json.Unmarshal(m.N, &navs)
+		_ = json.Unmarshal(m.E, &elems)
+	case "shift":
+		_ = json.Unmarshal(m.N, &navs)
+		_ = json.Unmarshal(m.T, &times)
+	case "soft", "icp", "input":
+		_ = json.Unmarshal(m.N, &nav)
+		_ = json.Unmarshal(m.E, &elem)
+		_ = json.Unmarshal(m.T, &at)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -209,19 +315,35 @@ func (r *recorder) report(payload string) {
 	case "event":
 		// The largest entry is the largest interaction: an interaction's latency is the
 		// longest of its entries.
-		for _, d := range m.D {
+		for i, d := range m.D {
 			r.m.inp = max(r.m.inp, d)
+			if i < len(navs) && i < len(elems) {
+				r.routes.event(m.Doc, navs[i], d, elems[i])
+			}
 		}
 	case "longtask":
 		for _, d := range m.D {
 			r.m.tbt += max(0, d-50)
 		}
 	case "shift":
-		for _, v := range m.D {
+		for i, v := range m.D {
 			r.m.cls += v
+			if i < len(navs) && i < len(times) {
+				r.routes.shift(m.Doc, navs[i], times[i], v)
+			}
 		}
+	case "soft":
+		r.routes.soft(m.Doc, nav, m.Interaction, m.URL, at, r.step)
+	case "icp":
+		r.routes.paint(m.Doc, nav, m.Interaction, m.Value, elem)
+	case "input":
+		r.routes.input(m.Doc, at, r.step)
 	case "flush":
-		r.flushes[m.T] = true
+		var token string
+		if json.Unmarshal(m.T, &token) != nil {
+			return
+		}
+		r.flushes[token] = true
 		r.notify()
 	case "leaving":
 		r.leaving++
@@ -229,6 +351,13 @@ func (r *recorder) report(payload string) {
 		r.left++
 		r.notify()
 	}
+}
+
+// setStep says which step is played from now on.
+func (r *recorder) setStep(i int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.step = i
 }
 
 func (r *recorder) addBytes(n float64) {
@@ -241,6 +370,13 @@ func (r *recorder) metrics() metrics {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.m
+}
+
+// softNavigations are the run's soft navigations with their vitals.
+func (r *recorder) softNavigations() []SoftNavigation {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.routes.result()
 }
 
 // waitFlush waits for a flush token to arrive.

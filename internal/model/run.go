@@ -38,6 +38,23 @@ type Run struct {
 	Queued   *time.Time `dynamodbav:",omitempty"`
 	Started  *time.Time `dynamodbav:",omitempty"`
 	Requeued int        `dynamodbav:",omitempty"`
+	// SoftNavigations are the route changes of a single-page app the run's steps made, each
+	// with its route's vitals; none for a journey through documents only.
+	SoftNavigations []SoftNavigation `dynamodbav:",omitempty"`
+}
+
+// SoftNavigation is a route change a step of a multistep run made in a single-page app, with
+// its route's Core Web Vitals as the lab measured them (Chromium's soft-navigation entries).
+type SoftNavigation struct {
+	Step int    // index of the step whose interaction started it, from 0
+	URL  string // the route's address
+	// LCP is from the interaction to its largest paint, ms; INP the route's longest
+	// interaction, ms; nil when the browser reported none.
+	LCP        *float64 `dynamodbav:",omitempty"`
+	LCPElement string   `dynamodbav:",omitempty"`
+	CLS        float64
+	INP        *float64 `dynamodbav:",omitempty"`
+	INPTarget  string   `dynamodbav:",omitempty"`
 }
 
 // IsFinished tells whether a run has an outcome: completed or failed.

@@ -151,6 +151,8 @@ func (w *Worker) Play(ctx context.Context, job multistep.Job, attempt int) error
 		run.Status = model.RunCompleted
 		run.Duration, run.INP, run.TBT, run.CLS, run.CPUTotal, run.BytesTotal = &dur, &res.INP, &res.TBT, &res.CLS, &res.CPUTotal, &bytes
 	}
+	// Kept for a failed run too: the routes before the failing step were measured.
+	run.SoftNavigations = softNavigations(res.SoftNavigations)
 	err = w.store.UpdateRun(context.WithoutCancel(ctx), site, run)
 	if model.IsNotFound(err) {
 		// Deleted while it ran: the purge's last pass removes the screenshot.
@@ -188,6 +190,25 @@ func (w *Worker) detect(ctx context.Context, site model.Website, t model.Test, r
 		return w.cfg.Regressions.Test(ctx, site, t)
 	}
 	return nil
+}
+
+// maxSoftNavigations bounds the routes a run keeps: a run's item stays far below DynamoDB's
+// 400 KB (a route takes some 300 bytes at most).
+const maxSoftNavigations = 100
+
+// maxURL bounds a route's URL as kept (element names are bounded by the page's script).
+const maxURL = 2048
+
+func softNavigations(in []journey.SoftNavigation) []model.SoftNavigation {
+	var out []model.SoftNavigation
+	for _, sn := range in[:min(len(in), maxSoftNavigations)] {
+		if len(sn.URL) > maxURL {
+			sn.URL = sn.URL[:maxURL]
+		}
+		out = append(out, model.SoftNavigation{Step: sn.Step, URL: sn.URL, LCP: sn.LCP, LCPElement: sn.LCPElement,
+			CLS: sn.CLS, INP: sn.INP, INPTarget: sn.INPTarget})
+	}
+	return out
 }
 
 func ptr[T any](v T) *T { return &v }

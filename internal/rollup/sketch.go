@@ -106,6 +106,18 @@ func (s *Sketch) grow(i int) {
 	s.bins, s.offset = bins, lo
 }
 
+// Reserve gives every sketch of ss without bins the room of its first bins, in one allocation
+// for them all: a fold starts a sketch per timing metric of each new key, most of which hold
+// one value (their bins were a third of the fold's allocations).
+func Reserve(ss []Sketch) {
+	slab := make([]uint64, 4*len(ss))
+	for i := range ss {
+		if cap(ss[i].bins) == 0 {
+			ss[i].bins = slab[4*i : 4*i : 4*i+4]
+		}
+	}
+}
+
 // Count is the number of values counted.
 func (s *Sketch) Count() uint64 {
 	n := s.zero

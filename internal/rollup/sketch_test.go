@@ -1,6 +1,7 @@
 package rollup
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -218,6 +219,24 @@ func TestSampledStreamWithinTwoPercent(t *testing.T) {
 		}
 		if rel := math.Abs(float64(sampled.Count())-float64(len(all))) / float64(len(all)); rel > 0.02 {
 			t.Errorf("seed %d: sampled count %d, whole stream %d", seed, sampled.Count(), len(all))
+		}
+	}
+}
+
+// Sketches given their room by Reserve count as sketches that made their own: each its own
+// bins, however far apart their values.
+func TestReserve(t *testing.T) {
+	var reserved, plain [3]Sketch
+	Reserve(reserved[:])
+	for i, vs := range [][]float64{{1}, {5, 5000, 0.5}, {120, 121, 119, 3e6}} {
+		for _, v := range vs {
+			reserved[i].Add(v)
+			plain[i].Add(v)
+		}
+	}
+	for i := range reserved {
+		if got, want := reserved[i].AppendBinary(nil), plain[i].AppendBinary(nil); !bytes.Equal(got, want) {
+			t.Errorf("sketch %d: %x, want %x", i, got, want)
 		}
 	}
 }

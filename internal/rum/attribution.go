@@ -20,6 +20,15 @@ type Attribution struct {
 	// NotRestored are the reasons the back/forward cache gave for not restoring a back or
 	// forward navigation (tokens such as "unload-listener", at most three).
 	NotRestored []string `json:"b,omitempty"`
+	// Start is the interaction that started a soft navigation; only soft views have one.
+	Start *StartAttribution `json:"n,omitempty"`
+}
+
+// StartAttribution is the interaction that started a soft navigation of a single-page app:
+// its target (a link or button, as web-vitals names elements) and type (pointer or keyboard).
+type StartAttribution struct {
+	Target string `json:"e,omitempty"`
+	Type   string `json:"t,omitempty"`
 }
 
 // LCPAttribution is the largest contentful paint's element, its resource and its four
@@ -92,6 +101,10 @@ func parseAttribution(raw json.RawMessage) *Attribution {
 			Target json.RawMessage `json:"e"`
 			Time   json.RawMessage `json:"t"`
 		} `json:"cls"`
+		Start *struct {
+			Target json.RawMessage `json:"e"`
+			Type   json.RawMessage `json:"t"`
+		} `json:"nav"`
 	}
 	if len(raw) == 0 || json.Unmarshal(raw, &in) != nil {
 		return nil
@@ -136,7 +149,16 @@ func parseAttribution(raw json.RawMessage) *Attribution {
 			a.CLS = &CLSAttribution{Target: target, Time: min(t, maxPhaseMillis)}
 		}
 	}
-	if a.LCP == nil && a.INP == nil && a.CLS == nil {
+	if n := in.Start; n != nil {
+		out := StartAttribution{Target: Selector(str(n.Target))}
+		if t := str(n.Type); t == "pointer" || t == "keyboard" {
+			out.Type = t
+		}
+		if out.Target != "" || out.Type != "" {
+			a.Start = &out
+		}
+	}
+	if a.LCP == nil && a.INP == nil && a.CLS == nil && a.Start == nil {
 		return nil
 	}
 	return &a

@@ -151,16 +151,17 @@ var SiteMasks = []Segments{
 }
 
 // AttributionMasks are the projections an attribution kind's website-wide tables keep: the
-// group with the device, the browser or the country, so that top attributions filter by group
-// and one of those (an element's or a script's cost depends on them; the other segments
-// matter less for what is slow, and every table a view goes into costs the fold); scripts and
-// entities, several rows a view, by group and device only. Monitored pages keep every
-// segment of their attributions.
+// group with the device, the browser, the country or the navigation, so that top attributions
+// filter by group and one of those (an element's or a script's cost depends on them, and a
+// single-page app's routes are not its page loads; the other segments matter less for what
+// is slow, and every table a view goes into costs the fold); scripts and entities, several
+// rows a view, by group and device only. Monitored pages keep every segment of their
+// attributions.
 func AttributionMasks(wide bool) []Segments {
 	if !wide {
 		return []Segments{MaskOf(DimGroup, DimDevice)}
 	}
-	return []Segments{MaskOf(DimGroup, DimDevice), MaskOf(DimGroup, DimBrowser), MaskOf(DimGroup, DimCountry)}
+	return []Segments{MaskOf(DimGroup, DimDevice), MaskOf(DimGroup, DimBrowser), MaskOf(DimGroup, DimCountry), MaskOf(DimGroup, DimNavigation)}
 }
 
 // CoveringMask picks, of masks, the one covering need with the fewest possible rows (by the

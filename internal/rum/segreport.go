@@ -487,6 +487,9 @@ type Attributions struct {
 	SlowViews uint64
 	Kinds     map[string][]AttributionRow
 	Partial   bool
+	// Unfiltered names the kinds left out because their tables do not keep the filter's
+	// segments (scripts and entities by navigation), with why.
+	Unfiltered map[string]string
 }
 
 // kindFields name the fields of each kind's key.
@@ -497,6 +500,7 @@ var kindFields = map[*AttrKind][]string{
 	KindEntity:  {"entity"},
 	KindCLS:     {"target"},
 	KindBFCache: {"reason"},
+	KindStart:   {"target", "type"},
 }
 
 // ErrNoAttribution is a metric without attribution.
@@ -542,7 +546,17 @@ func (r *SegmentReader) Attributions(ctx context.Context, q SegmentQuery, limit 
 				for _, m := range kind.Masks {
 					kept = append(kept, strings.Join(MaskDims(m), "+"))
 				}
-				return Attributions{}, &QueryError{"filter", fmt.Sprintf("%s attributions filter by %s only", kind.Name, strings.Join(kept, " or "))}
+				why := fmt.Sprintf("%s attributions filter by %s only", kind.Name, strings.Join(kept, " or "))
+				// The vital's first kind answers or the query is refused; a later one is
+				// left out and said so.
+				if first {
+					return Attributions{}, &QueryError{"filter", why}
+				}
+				if out.Unfiltered == nil {
+					out.Unfiltered = map[string]string{}
+				}
+				out.Unfiltered[kind.Name] = why
+				continue
 			}
 			for _, day := range days {
 				p.cells = append(p.cells, model.RUMCell{Day: day, Dim: AttributionDim(kind, mask), Metric: q.Metric, Daily: true})

@@ -215,6 +215,42 @@ func ApplySettings(old, set model.RUMSettings) (model.RUMSettings, error) {
 	return out, nil
 }
 
+// Route is where the real-user data of a page address is: its page key (the pages report's
+// row), the monitored pages its views count for and the page group's name ("" for none).
+type Route struct {
+	Key   string
+	Pages []string
+	Group string
+}
+
+// Route matches a page address as View matches a view of it, so that a lab measurement of
+// the address (a multistep journey's soft navigation) can be set beside its field data.
+// ErrOffDomain: the address is not the website's.
+func (s *Site) Route(raw string) (Route, error) {
+	key, host, err := PageKey(raw)
+	if err != nil {
+		return Route{}, err
+	}
+	if !OnDomain(host, s.Domain) {
+		return Route{}, ErrOffDomain
+	}
+	r := Route{Key: key}
+	if u, err := url.Parse(raw); err == nil {
+		r.Pages = s.Pages(key, u.Query())
+	}
+	if id := s.Group(key); id != 0 {
+		for _, g := range s.Settings.Groups {
+			if g.ID == id {
+				r.Group = g.Name
+			}
+		}
+	}
+	return r, nil
+}
+
+// navSoft is DimNavigation's value of soft navigations.
+var navSoft, _ = DimNavigation.Value("soft")
+
 // Request is what collect knows of a beacon besides its body.
 type Request struct {
 	UserAgent string
@@ -253,6 +289,15 @@ func (s *Site) View(b Beacon, req Request) (View, error) {
 	}
 	v := View{ID: b.ID, Day: req.Day, Page: key, Country: req.Country, Metrics: b.Metrics, Weight: s.Settings.Weight(),
 		Attribution: b.Attribution}
+	// The interaction that started a navigation is a soft navigation's only.
+	if v.Attribution != nil && v.Attribution.Start != nil && b.Hints.Navigation != navSoft {
+		a := *v.Attribution
+		a.Start = nil
+		v.Attribution = &a
+		if a.LCP == nil && a.INP == nil && a.CLS == nil {
+			v.Attribution = nil
+		}
+	}
 	if len(b.Hints.NotRestored) > 0 {
 		if v.Attribution == nil {
 			v.Attribution = &Attribution{}

@@ -93,6 +93,10 @@ type sentView struct {
 		INP *struct {
 			E string `json:"e"`
 		} `json:"inp"`
+		Nav *struct {
+			E string `json:"e"`
+			T string `json:"t"`
+		} `json:"nav"`
 	} `json:"a"`
 }
 
@@ -242,10 +246,14 @@ func TestSoftNavigationsFromRealChromium(t *testing.T) {
 	}
 	// The visit: the hard load and three soft navigations, each with its own URL, LCP element
 	// and INP target.
-	for i, want := range []struct{ path, nav, route string }{
-		{"/", "navigate", "home"}, {"/products", "soft", "products"}, {"/product/123", "soft", "product"}, {"/about", "soft", "about"},
+	for i, want := range []struct{ path, nav, route, link string }{
+		{"/", "navigate", "home", ""}, {"/products", "soft", "products", "#to-products"}, {"/product/123", "soft", "product", "#to-product"}, {"/about", "soft", "about", "#to-about"},
 	} {
 		v := views[i]
+		// A soft navigation names the click that started it; the hard load has none.
+		if (v.A.Nav == nil) != (want.link == "") || (v.A.Nav != nil && (v.A.Nav.E != want.link || v.A.Nav.T != "pointer")) {
+			t.Errorf("view %d (%s): started by %+v, want %q (pointer)", i, want.path, v.A.Nav, want.link)
+		}
 		if v.URL != base+want.path || v.S.N != want.nav {
 			t.Errorf("view %d: %s %s, want %s %s", i, v.URL, v.S.N, want.path, want.nav)
 		}
@@ -335,6 +343,36 @@ func TestSoftNavigationsFromRealChromium(t *testing.T) {
 		if len(inp.Result.Targets) == 0 || inp.Result.Targets[0].Target != "#work-"+route {
 			t.Errorf("%s: INP targets %+v, want #work-%s", pages[i].URL, inp.Result.Targets, route)
 		}
+	}
+	// Site-wide, by navigation: the soft views' LCP elements apart from the page load's, and the
+	// links that started the soft navigations with the LCP of their routes.
+	var softLCP struct {
+		Result struct {
+			Elements []struct {
+				Element string `json:"element"`
+			} `json:"elements"`
+			Starts []struct {
+				Target string `json:"target"`
+				Type   string `json:"type"`
+				Views  uint64 `json:"views"`
+			} `json:"softNavigationStarts"`
+			LeftOut map[string]string `json:"leftOut"`
+		} `json:"result"`
+	}
+	svc.get("/"+site.ID+"/field-testing/attributions?metric=lcp&navigation=soft"+date, &softLCP)
+	elements := map[string]bool{}
+	for _, e := range softLCP.Result.Elements {
+		elements[e.Element] = true
+	}
+	if len(elements) != 3 || !elements["#lcp-products"] || !elements["#lcp-product"] || !elements["#lcp-about"] {
+		t.Errorf("soft views' LCP elements: %+v, want the three routes' and not the page load's", softLCP.Result.Elements)
+	}
+	starts := map[string]bool{}
+	for _, st := range softLCP.Result.Starts {
+		starts[st.Target+" "+st.Type] = st.Views == 1
+	}
+	if len(starts) != 3 || !starts["#to-products pointer"] || !starts["#to-product pointer"] || !starts["#to-about pointer"] {
+		t.Errorf("soft navigations started by %+v, want the three links, once each", softLCP.Result.Starts)
 	}
 	var reasons attributions
 	svc.get("/"+site.ID+"/field-testing/attributions?metric=ttfb"+date, &reasons)

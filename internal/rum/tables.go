@@ -77,10 +77,14 @@ var (
 	// back or forward navigation, with the TTFB of the load it cost; a view counts once per
 	// reason (up to three).
 	KindBFCache = &AttrKind{"bfcache", 4, nil, AttributionMasks(false)}
+	// KindStart rows are keyed by the target and type of the interaction that started a soft
+	// navigation, with the LCP of the route it led to: which links lead to slow routes. Only
+	// soft views have them, so that the navigation costs its table no rows: it filters by it.
+	KindStart = &AttrKind{"start", 0, nil, []Segments{MaskOf(DimGroup, DimDevice, DimNavigation)}}
 )
 
 // AttrKinds are the attribution kinds in the order of the fold.
-var AttrKinds = []*AttrKind{KindLCP, KindINP, KindScript, KindEntity, KindCLS, KindBFCache}
+var AttrKinds = []*AttrKind{KindLCP, KindINP, KindScript, KindEntity, KindCLS, KindBFCache, KindStart}
 
 // KeySep joins the fields of an attribution key.
 const KeySep = "\x1f"
@@ -136,6 +140,10 @@ func (a *Attribution) Rows(kind *AttrKind, out []AttrRow) []AttrRow {
 	case KindBFCache:
 		for _, reason := range a.NotRestored {
 			out = append(out, AttrRow{Key: reason})
+		}
+	case KindStart:
+		if a.Start != nil {
+			out = append(out, AttrRow{Key: a.Start.Target + KeySep + a.Start.Type})
 		}
 	}
 	return out

@@ -204,3 +204,40 @@ func TestApplySettings(t *testing.T) {
 		t.Errorf("0.2: %+v %v", s, err)
 	}
 }
+
+// The interaction that started a navigation is kept for a soft navigation only, its target
+// reduced as every selector, its type pointer or keyboard; a page load claiming one loses it
+// (and its attribution when that was all of it).
+func TestStartAttribution(t *testing.T) {
+	site := NewSite(model.Website{ID: "w", Domain: "shop.example"}, model.RUMSettings{}, nil)
+	for _, c := range []struct {
+		nav, start string
+		want       *StartAttribution
+	}{
+		{"soft", `{"e":"nav>a#to-product-12345","t":"pointer"}`, &StartAttribution{Target: "nav>a#to-product-{n}", Type: "pointer"}},
+		{"soft", `{"e":"#search","t":"touch"}`, &StartAttribution{Target: "#search"}},
+		{"soft", `{"t":"keyboard"}`, &StartAttribution{Type: "keyboard"}},
+		{"soft", `{"e":""}`, nil},
+		{"navigate", `{"e":"#to-about","t":"pointer"}`, nil},
+	} {
+		body := `{"w":"w","v":[{"i":"6b08f5ab6f217f71c9f70a08","u":"https://shop.example/p","m":{"lcp":100},"s":{"n":"` + c.nav + `"},"a":{"nav":` + c.start + `}}]}`
+		bs, err := ParseBeacons([]byte(body))
+		if err != nil || len(bs) != 1 {
+			t.Fatalf("%s: %v", body, err)
+		}
+		v, err := site.View(bs[0], Request{UserAgent: uaChromeAndroid, Day: "20261127"})
+		if err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		var got *StartAttribution
+		if v.Attribution != nil {
+			got = v.Attribution.Start
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s %s: %+v, want %+v", c.nav, c.start, got, c.want)
+		}
+		if c.nav == "navigate" && v.Attribution != nil {
+			t.Errorf("a page load with nothing but a start: attribution %+v, want none", v.Attribution)
+		}
+	}
+}

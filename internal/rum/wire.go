@@ -20,7 +20,8 @@ import (
 // A view's attribution array: a flags number (1 LCP, 2 INP, 4 CLS), then for LCP its element,
 // URL and four phases; for INP its target, type, three phases, the number of scripts and per
 // script its URL, function, entity and duration; for CLS its target and time. The reasons the
-// back/forward cache did not restore the page are the view's "r", indexes into "z".
+// back/forward cache did not restore the page are the view's "r", indexes into "z"; the
+// interaction that started a soft navigation its "n", the indexes of its target and type.
 
 // MarshalJSON writes a batch of the queue format.
 func (b WireBatch) MarshalJSON() ([]byte, error) {
@@ -212,6 +213,14 @@ func (w *writer) view(out []byte, v *WireView) []byte {
 				}
 				out = w.ref(out, reason)
 			}
+			out = append(out, ']')
+		}
+		if st := a.Start; st != nil {
+			field("n")
+			out = append(out, '[')
+			out = w.ref(out, st.Target)
+			out = append(out, ',')
+			out = w.ref(out, st.Type)
 			out = append(out, ']')
 		}
 	}
@@ -708,6 +717,26 @@ func (r *reader) view(v *WireView) error {
 				v.Attribution.NotRestored = append(v.Attribution.NotRestored, r.dict[int(f)])
 				return nil
 			})
+		case "n":
+			if v.Attribution == nil {
+				v.Attribution = &Attribution{}
+			}
+			var refs []string
+			err := r.array(func() error {
+				var f float64
+				if err := r.float(&f); err != nil {
+					return err
+				}
+				if f < 0 || int(f) >= len(r.dict) || f != math.Trunc(f) || len(refs) == 2 {
+					return r.fail()
+				}
+				refs = append(refs, r.dict[int(f)])
+				return nil
+			})
+			if err == nil && len(refs) == 2 {
+				v.Attribution.Start = &StartAttribution{Target: refs[0], Type: refs[1]}
+			}
+			return err
 		}
 		return r.skip()
 	})

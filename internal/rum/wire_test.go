@@ -43,9 +43,15 @@ func TestWireBatchReaderMatchesEncodingJSON(t *testing.T) {
 				if rng.IntN(2) == 0 {
 					v.Attribution.NotRestored = []string{"unload-listener", "masked"}
 				}
+				if rng.IntN(2) == 0 {
+					v.Attribution.Start = &StartAttribution{Target: "nav>a.route", Type: "pointer"}
+				}
 			} else if rng.IntN(3) == 0 {
 				// A back navigation the cache did not restore, with no other attribution.
 				v.Attribution = &Attribution{NotRestored: []string{"response-cache-control-no-store"}}
+			} else if rng.IntN(2) == 0 {
+				// A soft navigation's start, alone.
+				v.Attribution = &Attribution{Start: &StartAttribution{Target: "#to-about", Type: "keyboard"}}
 			}
 			batch.Views = append(batch.Views, v)
 		}

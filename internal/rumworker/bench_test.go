@@ -152,7 +152,8 @@ var countryCodes = func() []string {
 
 // spaVisit draws a visit of a single-page app: its hard load (a back or forward navigation
 // the cache did not restore names its reasons) and three soft navigations, each a view of its
-// own with the metrics web-vitals reports for one (LCP, FCP, INP, CLS) and its attribution.
+// own with the metrics web-vitals reports for one (LCP, FCP, INP, CLS), its attribution and
+// the link that started it.
 func spaVisit(rng *rand.Rand, day string, pages, countries int) []rum.View {
 	hard := benchView(rng, day, pages, countries)
 	bf, _ := rum.DimNavigation.Value("back-forward")
@@ -175,6 +176,8 @@ func spaVisit(rng *rand.Rand, day string, pages, countries int) []rum.View {
 			}
 		}
 		v.Attribution.LCP.Phases = [4]float64{0, 0, v.Metrics["lcp"] * 0.5, v.Metrics["lcp"] * 0.5}
+		// The link that started it.
+		v.Attribution.Start = &rum.StartAttribution{Target: fmt.Sprintf("nav>a.route-%d", rng.IntN(8)), Type: "pointer"}
 		out = append(out, v)
 	}
 	return out

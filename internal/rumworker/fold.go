@@ -48,6 +48,7 @@ func (f fold) addKey(pk partKey, key string, v rum.WireView, prep *[rum.NumTimin
 	ts := p.timings[key]
 	if ts == nil {
 		ts = new([rum.NumTimings]rollup.Sketch)
+		rollup.Reserve(ts[:])
 		p.timings[key] = ts
 	}
 	for i := range prep {

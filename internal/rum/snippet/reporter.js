@@ -6,7 +6,8 @@
 // here so that a beacon sent twice counts once. Each view carries the values web-vitals has
 // final by then and why they were what they were (its attribution build: the LCP element and
 // phases, the slowest interaction's target, phases and longest scripts, the element the largest
-// shift moved), and a back or forward navigation the cache did not restore its reasons.
+// shift moved), a soft navigation the interaction that started it (its target and type), and a
+// back or forward navigation the cache did not restore its reasons.
 // Custom variables (numbers >= 0, names [a-z][a-z0-9_]{0,31}):
 //   (window.openvitals = window.openvitals || []).push(["set", "cart_items", 3]);
 (function (site, rate, labMark) {
@@ -67,10 +68,11 @@
 
   // Chromium sometimes gives an interaction's pointer entries no target, and web-vitals then
   // none either: the targets of the last input events, by time, stand in. The selector is
-  // written as web-vitals writes its own.
+  // written as web-vitals writes its own. They also name the interaction that started a soft
+  // navigation, whose start is its click's or key's time.
   var inputs = [];
   function remember(e) {
-    inputs.push({ t: e.timeStamp, el: e.target });
+    inputs.push({ t: e.timeStamp, el: e.target, k: e.type === "keydown" ? "keyboard" : "pointer" });
     if (inputs.length > 8) inputs.shift();
   }
   addEventListener("pointerdown", remember, true);
@@ -89,13 +91,17 @@
     } catch (e) { /* a node gone */ }
     return sel;
   }
-  function inputTarget(time) {
+  function inputAt(time) {
     var best = null;
     for (var i = 0; i < inputs.length; i++) {
       var d = Math.abs(inputs[i].t - time);
-      if (d <= 50 && (!best || d < best.d)) best = { d: d, el: inputs[i].el };
+      if (d <= 50 && (!best || d < best.d)) best = { d: d, input: inputs[i] };
     }
-    return best ? selector(best.el) : undefined;
+    return best && best.input;
+  }
+  function inputTarget(time) {
+    var input = inputAt(time);
+    return input ? selector(input.el) : undefined;
   }
 
   // The view a metric belongs to: its soft navigation's, or the hard load's (or restore's).
@@ -111,6 +117,10 @@
       var perf = window.performance;
       var nav = perf && perf.getEntriesByType && perf.getEntriesByType("navigation")[0];
       v.b = topReasons(notRestored(nav && nav.notRestoredReasons, []));
+    }
+    if (soft) {
+      var start = inputAt(m.navigationStartTime);
+      if (start) v.a.nav = { e: selector(start.el), t: start.k };
     }
     byKey[key] = v;
     views.push(v);

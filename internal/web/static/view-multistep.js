@@ -4,7 +4,7 @@
   var el = ov.el, say = ov.say, empty = ov.empty, key = ov.key, ApiError = ov.ApiError, api = ov.api;
   var list = ov.list, isAdmin = ov.isAdmin, fmt = ov.fmt, metricCell = ov.metricCell, day = ov.day;
   var when = ov.when, statusBadge = ov.statusBadge, table = ov.table, sparkline = ov.sparkline;
-  var chart = ov.chart, busy = ov.busy, link = ov.link, load = ov.load, render = ov.render;
+  var chart = ov.chart, busy = ov.busy, link = ov.link, load = ov.load, render = ov.render, withQuery = ov.withQuery;
 
   // ---- multistep --------------------------------------------------------------------------
   function multistepView(w) {
@@ -56,6 +56,29 @@
           { label: 'Duration', values: done.map(function (x) { return x.duration; }), unit: 'ms' },
           { label: 'TBT', values: done.map(function (x) { return x.tbt; }), unit: 'ms' },
           { label: 'INP', values: done.map(function (x) { return x.inp; }), unit: 'ms' }] })));
+      // The routes the newest run with any changed to in a single-page app, each with its
+      // lab vitals and a link to the same route's real users (its monitored page, else its
+      // page group, soft navigations only).
+      var routed = runs.filter(function (x) { return x.softNavigations && x.softNavigations.length; })[0];
+      if (routed) {
+        var pathOf = function (u) { try { return new URL(u).pathname; } catch (e) { return u; } };
+        out.push(el('h2', { text: 'Single-page app routes (run of ' + when(routed.created) + ')' }), el('div', { id: 'run-routes' }, table([
+          { label: 'Step', n: true, value: function (x) { return x.step; }, cell: function (x) { var s = t.steps[x.step]; return (x.step + 1) + (s ? ' (' + s.type + ' ' + (s.target || '') + ')' : ''); } },
+          { label: 'Route', value: function (x) { return pathOf(x.url); }, cell: function (x) { return el('code', { text: pathOf(x.url) }); } },
+          { label: 'LCP', n: true, unit: 'ms', value: function (x) { return x.lcp; }, cell: function (x) { return metricCell('lcp', x.lcp); } },
+          { label: 'LCP element', cell: function (x) { return x.lcpElement ? el('code', { text: x.lcpElement }) : '–'; } },
+          { label: 'CLS', n: true, unit: '', value: function (x) { return x.cls; }, cell: function (x) { return metricCell('cls', x.cls); } },
+          { label: 'INP', n: true, unit: 'ms', value: function (x) { return x.inp; }, cell: function (x) { return metricCell('inp', x.inp); } },
+          { label: 'INP target', cell: function (x) { return x.inpTarget ? el('code', { text: x.inpTarget }) : '–'; } },
+          { label: 'Real users', cell: function (x) {
+            var f = x.field;
+            if (!f) return '–';
+            if (f.pages.length) return link('#/w/' + w.id + '/page/' + f.pages[0] + '?device=' + t.device, 'page ' + f.path);
+            if (f.group) return link(withQuery('#/w/' + w.id + '/rum', { group: f.group, navigation: 'soft' }), 'group ' + f.group);
+            return f.path + ' (pages report)';
+          } }
+        ], routed.softNavigations, null, { stack: true })));
+      }
       out.push(el('h2', { text: 'Runs' }));
       out.push(runs.length ? table([
         { label: 'Started', value: function (x) { return x.created; }, csv: function (x) { return x.created; }, cell: function (x) { return when(x.created); } },

@@ -48,7 +48,7 @@
   }
   function attributionTable(metric, kind, rows) {
     var cols = [];
-    var name = { elements: 'Element', targets: 'Target', scripts: 'Script', entities: 'Entity' }[kind];
+    var name = { elements: 'Element', targets: 'Target', scripts: 'Script', entities: 'Entity', softNavigationStarts: 'Interaction' }[kind];
     cols.push({ label: name, cell: function (r) {
       if (kind === 'scripts') return [r.entity + ': ', el('code', { text: (r.url || '(inline)') + (r.function ? ' ' + r.function + '()' : '') })];
       if (kind === 'entities') return r.entity;
@@ -148,10 +148,15 @@
       else if (r[3]) {
         var at = r[3].result;
         var box = el('div', { id: 'rum-attributions' }, el('h3', { text: 'Why: top attributions (ranked by slow views)' }));
-        [['elements', 'LCP elements'], ['targets', o.vital === 'cls' ? 'Elements the largest shift moved' : 'Interaction targets'], ['scripts', 'Scripts of the interactions\' long animation frames'], ['entities', 'By third party']].forEach(function (k) {
+        [['elements', 'LCP elements'], ['targets', o.vital === 'cls' ? 'Elements the largest shift moved' : 'Interaction targets'], ['scripts', 'Scripts of the interactions\' long animation frames'], ['entities', 'By third party'],
+          ['softNavigationStarts', 'Interactions that started soft navigations (LCP of the routes they led to)']].forEach(function (k) {
           if (at[k[0]] && at[k[0]].length) box.appendChild(el('div', { class: 'attr-' + k[0] }, el('h4', { text: k[1] }), attributionTable(o.vital, k[0], at[k[0]])));
         });
         if (box.childNodes.length === 1) box.appendChild(empty('No attribution in this range.'));
+        // Lists whose tables do not keep a filter (scripts by navigation): said, not hidden.
+        Object.keys(at.leftOut || {}).sort().forEach(function (k) {
+          box.appendChild(el('p', { class: 'muted left-out', text: 'Not shown with these filters: ' + at.leftOut[k] + '.' }));
+        });
         out.push(box);
       }
       return out;
