@@ -128,8 +128,9 @@ var (
 	shownSearch        = shownUX + len(metrics.UXVitals)
 )
 
-// appendPageWithMetrics appends one page on one device: one timeline item per day with any
-// value, and latest (each source's fields averaged over its last 3 days).
+// appendPageWithMetrics appends one page on one device: its newest lab result's method, one
+// timeline item per day with any value, and latest (each source's fields averaged over its
+// last 3 days, the lab's of that method).
 func appendPageWithMetrics(buf []byte, budgets []model.Budget, l *metrics.Listing, search bool) []byte {
 	buf = append(buf, `{"id":`...)
 	buf = appendString(buf, l.Page.ID)
@@ -139,6 +140,12 @@ func appendPageWithMetrics(buf []byte, budgets []model.Budget, l *metrics.Listin
 	buf = appendString(buf, l.Page.URL)
 	buf = append(buf, `,"device":`...)
 	buf = appendString(buf, l.Device)
+	buf = append(buf, `,"method":`...)
+	if m := l.Method(); m != "" {
+		buf = appendString(buf, m)
+	} else {
+		buf = append(buf, "null"...)
+	}
 	buf = append(buf, `,"timeline":[`...)
 
 	// Every field shown or budgeted is located once per listing, then read by day.

@@ -27,8 +27,8 @@ type metricFamily struct {
 // checks every name its queries use against what the endpoint exposes.
 var (
 	famLab = metricFamily{"openvitals_lab_metric",
-		"Latest lab value of a monitored page on a device (the pages list's latest: the mean of its last 3 audited days). Timings in ms, cls unitless, scores 0 to 100, kb_total in kB, cpu_total in ms.",
-		[]string{"page_id", "page", "device", "metric"}}
+		"Latest lab value of a monitored page on a device (the pages list's latest: the mean of its last 3 audited days measured by the newest result's method, applied or simulated throttling, which the method label names). Timings in ms, cls unitless, scores 0 to 100, kb_total in kB, cpu_total in ms.",
+		[]string{"page_id", "page", "device", "method", "metric"}}
 	famUX = metricFamily{"openvitals_ux_p75",
 		"75th percentile of the user-experience dataset for a monitored page on a device (mean of its last 3 days). ms, cls unitless.",
 		[]string{"page_id", "page", "device", "metric"}}
@@ -132,7 +132,7 @@ func (s *Server) websiteMetrics(w http.ResponseWriter, r *http.Request, c caller
 		latest := func(field string) (float64, bool) { return l.LatestValue(l.Field(field)) }
 		for _, f := range labMetricFields {
 			if v, ok := latest(f); ok {
-				lab.WithLabelValues(p.ID, name, dev, f).Set(metrics.Round(f, v))
+				lab.WithLabelValues(p.ID, name, dev, l.Method(), f).Set(metrics.Round(f, v))
 			}
 		}
 		for _, m := range metrics.UXVitals {

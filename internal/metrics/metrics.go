@@ -55,13 +55,22 @@ func Round(field string, v float64) float64 {
 	return math.Round(v)
 }
 
-// LabValues are a lab result's measured values, rounded, with its number of opportunities.
+// MethodField is the lab field that keeps a day's measurement method: 1 for applied
+// throttling, 0 for simulated. It is not a metric: no list shows it as one.
+const MethodField = "applied_throttling"
+
+// LabValues are a lab result's measured values, rounded, with its number of opportunities
+// and its method (MethodField).
 func LabValues(r model.LabResult) Values {
-	out := make(Values, len(r.Metrics)+1)
+	out := make(Values, len(r.Metrics)+2)
 	for k, v := range r.Metrics {
 		out[k] = Round(k, v)
 	}
 	out["opportunities"] = float64(len(r.Opportunities))
+	out[MethodField] = 0
+	if model.MethodOr(r.Method, "") == model.MethodApplied {
+		out[MethodField] = 1
+	}
 	return out
 }
 
@@ -87,11 +96,23 @@ func SearchValues(r model.SearchResult) Values {
 	return out
 }
 
-// Latest averages the most recent LatestDays of days (oldest first), field by field over the
-// days that have the field, rounded. It is nil when there is no day.
+// Latest averages the most recent LatestDays of days (oldest first) measured by the newest
+// day's method (MethodField, when the days have it), field by field over the days that have
+// the field, rounded. It is nil when there is no day.
 func Latest(days []Values) Values {
 	if len(days) == 0 {
 		return nil
+	}
+	// The newest method's days only (see Section.latestRows).
+	if m, ok := days[len(days)-1][MethodField]; ok {
+		first := len(days) - 1
+		for first > 0 {
+			if v, ok := days[first-1][MethodField]; ok && v != m {
+				break
+			}
+			first--
+		}
+		days = days[first:]
 	}
 	days = days[max(0, len(days)-LatestDays):]
 	sums, counts := map[string]float64{}, map[string]int{}

@@ -38,8 +38,9 @@ func TestValuesOfOneResult(t *testing.T) {
 	}{
 		{"lab: rounded, with the opportunity count, unmeasured fields absent",
 			LabValues(model.LabResult{Metrics: map[string]float64{"lcp": 2400.4, "cls": 0.123456}, Opportunities: []model.Opportunity{{ID: "a"}, {ID: "b"}}}),
-			Values{"lcp": 2400, "cls": 0.1235, "opportunities": 2}},
-		{"lab without opportunities", LabValues(model.LabResult{}), Values{"opportunities": 0}},
+			Values{"lcp": 2400, "cls": 0.1235, "opportunities": 2, MethodField: 0}},
+		{"lab without opportunities", LabValues(model.LabResult{}), Values{"opportunities": 0, MethodField: 0}},
+		{"lab by applied throttling", LabValues(model.LabResult{Method: model.MethodApplied}), Values{"opportunities": 0, MethodField: 1}},
 		{"ux: the dataset's vitals as ux_* fields; fid and unknown vitals dropped",
 			UXValues(model.UXResult{Vitals: map[string]model.Vital{"lcp": vital(2400.6), "cls": vital(0.051234), "fid": vital(12), "fp": vital(900)}}),
 			Values{"ux_lcp": 2401, "ux_cls": 0.0512}},
@@ -69,6 +70,8 @@ func TestLatest(t *testing.T) {
 		{"a field only outside the last 3 days is absent", []Values{{"tbt": 100}, {"lcp": 1}, {"lcp": 2}, {"lcp": 3}}, Values{"lcp": 2}},
 		{"means rounded as shown", []Values{{"lcp": 1}, {"lcp": 2}, {"lcp": 2}}, Values{"lcp": 2}},
 		{"cls to four decimals", []Values{{"cls": 0.1}, {"cls": 0.2}, {"cls": 0.2}}, Values{"cls": 0.1667}},
+		{"the newest method's days only: a switch starts a new level", []Values{{"lcp": 9000, MethodField: 0}, {"lcp": 2000, MethodField: 1}, {"lcp": 2200, MethodField: 1}},
+			Values{"lcp": 2100, MethodField: 1}},
 	} {
 		if got := Latest(tc.days); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
@@ -131,7 +134,7 @@ func TestDays(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("days %q, want %q", got, want)
 	}
-	if v := days[4].Values; !reflect.DeepEqual(v, Values{"lcp": 4000, "opportunities": 0, "ux_lcp": 2600, "ux_cls": 0.05,
+	if v := days[4].Values; !reflect.DeepEqual(v, Values{"lcp": 4000, "opportunities": 0, MethodField: 0, "ux_lcp": 2600, "ux_cls": 0.05,
 		"impressions": 300, "clicks": 15, "CTR": 5, "position": 0}) {
 		t.Errorf("values of a day with everything: %v", v)
 	}
@@ -149,7 +152,7 @@ func TestDays(t *testing.T) {
 func TestSeriesLatest(t *testing.T) {
 	// Each family is averaged over its own last 3 days present: lab over 2, ux over days 2, 3
 	// and 5, search over 2.
-	want := Values{"lcp": 3500, "opportunities": 0, "ux_lcp": 2333, "ux_cls": 0.05, "impressions": 200, "clicks": 10, "CTR": 5, "position": 0}
+	want := Values{"lcp": 3500, "opportunities": 0, MethodField: 0, "ux_lcp": 2333, "ux_cls": 0.05, "impressions": 200, "clicks": 10, "CTR": 5, "position": 0}
 	if got := series().Latest(); !reflect.DeepEqual(got, want) {
 		t.Errorf("latest %v, want %v", got, want)
 	}

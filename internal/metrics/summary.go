@@ -81,25 +81,56 @@ func (s Section) Dated() []Dated {
 }
 
 // Latest averages each field over the last LatestDays days, over those that have it,
-// rounded; nil without a day.
+// rounded; nil without a day. Lab days count only when measured by the newest day's method
+// (latestRows).
 func (s Section) Latest() Values {
 	if len(s.Days) == 0 {
 		return nil
 	}
+	rows := s.latestRows()
 	out := Values{}
 	for j, f := range s.Fields {
-		sum, n := 0.0, 0
-		for i := max(0, len(s.Days)-LatestDays); i < len(s.Days); i++ {
-			if v, ok := s.Value(i, j); ok {
-				sum += v
-				n++
-			}
-		}
-		if n > 0 {
-			out[f] = Round(f, sum/float64(n))
+		if v, ok := s.average(rows, j); ok {
+			out[f] = v
 		}
 	}
 	return out
+}
+
+// latestRows are the rows "latest" averages: the last LatestDays days, stopping at a day
+// measured by another method than the newest day (MethodField): a switch of method moves
+// every level, and a mean across it would mix a simulated number with a measured one.
+func (s Section) latestRows() []int {
+	col := s.Column(MethodField)
+	newest, hasMethod := 0.0, false
+	if col >= 0 && len(s.Days) > 0 {
+		newest, hasMethod = s.Value(len(s.Days)-1, col)
+	}
+	var rows []int
+	for i := len(s.Days) - 1; i >= 0 && len(rows) < LatestDays; i-- {
+		if hasMethod {
+			if v, ok := s.Value(i, col); ok && v != newest {
+				break
+			}
+		}
+		rows = append(rows, i)
+	}
+	return rows
+}
+
+// average is column col averaged over rows that have it, rounded.
+func (s Section) average(rows []int, col int) (float64, bool) {
+	sum, n := 0.0, 0
+	for _, i := range rows {
+		if v, ok := s.Value(i, col); ok {
+			sum += v
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, false
+	}
+	return Round(s.Fields[col], sum/float64(n)), true
 }
 
 // Listing is a page on one device as the lists show it: its values by day per source. Search
@@ -190,17 +221,25 @@ func (l *Listing) LatestValue(f Field) (float64, bool) {
 		return 0, false
 	}
 	s := l.sections()[f.source]
-	sum, n := 0.0, 0
-	for i := max(0, len(s.Days)-LatestDays); i < len(s.Days); i++ {
-		if v, ok := s.Value(i, f.col); ok {
-			sum += v
-			n++
-		}
-	}
+	return s.average(s.latestRows(), f.col)
+}
+
+// Method is the measurement method of the listing's newest lab day (model.MethodApplied or
+// model.MethodSimulated), the one its latest lab values were measured by; "" without a lab
+// day or a summary that kept it.
+func (l *Listing) Method() string {
+	n := len(l.Lab.Days)
 	if n == 0 {
-		return 0, false
+		return ""
 	}
-	return Round(s.Fields[f.col], sum/float64(n)), true
+	v, ok := l.Lab.Value(n-1, l.Lab.Column(MethodField))
+	switch {
+	case !ok: // a summary written before it kept the method
+		return ""
+	case v == 1:
+		return model.MethodApplied
+	}
+	return model.MethodSimulated
 }
 
 // Empty tells whether the listing has no day in any source (Latest is nil).
