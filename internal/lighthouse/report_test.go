@@ -3,7 +3,6 @@ package lighthouse
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"maps"
 	"os"
@@ -283,35 +282,6 @@ func TestParseRejectsNonReports(t *testing.T) {
 		if r, err := Parse([]byte(in)); err == nil {
 			t.Errorf("Parse(%q) = %+v, want an error", in, r)
 		}
-	}
-}
-
-func TestAudit(t *testing.T) {
-	lhr := readReport(t, "lhr-desktop.json")
-	raw, err := Audit(lhr, "dom-size-insight")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var a struct {
-		ID      string `json:"id"`
-		Details struct {
-			DebugData struct {
-				MaxDepth int `json:"maxDepth"`
-			} `json:"debugData"`
-		} `json:"details"`
-	}
-	if err := json.Unmarshal(raw, &a); err != nil || a.ID != "dom-size-insight" || a.Details.DebugData.MaxDepth != 6 {
-		t.Errorf("Audit(dom-size-insight) = %.200s (%v)", raw, err)
-	}
-	// As Lighthouse wrote it: the bytes are the report's own, indentation included.
-	if !bytes.Contains(lhr, raw) {
-		t.Error("Audit did not return the report's own bytes")
-	}
-	if _, err := Audit(lhr, "no-such-audit"); !errors.Is(err, ErrAuditNotFound) {
-		t.Errorf("unknown audit: err = %v, want ErrAuditNotFound", err)
-	}
-	if _, err := Audit([]byte("{"), "x"); err == nil || errors.Is(err, ErrAuditNotFound) {
-		t.Errorf("broken report: err = %v", err)
 	}
 }
 
