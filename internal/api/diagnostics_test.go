@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openvitals/openvitals/internal/blobstore"
+	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/model"
 )
 
@@ -59,9 +59,9 @@ func TestDiagnostics(t *testing.T) {
 	body, _ := json.Marshal(d)
 	har := []byte(`{"log":{"version":"1.2","creator":{"name":"openvitals","version":"1"},"pages":[],"entries":[]}}`)
 	for k, v := range map[string][]byte{
-		blobstore.DiagnosticsKey(key):             gzipBytes(t, body),
-		blobstore.HARKey(key):                     gzipBytes(t, har),
-		blobstore.DiagnosticsImageKey(key, image): frame,
+		artifact.DiagnosticsKey(key):  gzipBytes(t, body),
+		artifact.HARKey(key):          gzipBytes(t, har),
+		artifact.ImageKey(key, image): frame,
 	} {
 		if err := e.objects.Put(ctx, k, v, "application/octet-stream"); err != nil {
 			t.Fatal(err)
@@ -106,7 +106,7 @@ func TestDiagnostics(t *testing.T) {
 	}
 
 	// A HAR stored before redaction existed, under its old key, is never served.
-	if _, err := e.objects.DeletePrefix(ctx, blobstore.HARKey(key)); err != nil {
+	if _, err := e.objects.DeletePrefix(ctx, artifact.HARKey(key)); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.objects.Put(ctx, strings.TrimSuffix(key, ".json.gz")+".har.gz", gzipBytes(t, har), "application/gzip"); err != nil {

@@ -40,7 +40,13 @@ func PageReportKey(account, website, page, day, device string) string {
 // that it stays while the series does, whatever becomes of its pages. A test keeps its own
 // report: a later audit the same day replaces the page's day's, not the test's.
 func SeriesReportKey(account, website, series, test string) string {
-	return blobstore.WebsitePrefix(account, website) + "testseries/" + series + "/" + test + ".json.gz"
+	return SeriesReportsPrefix(account, website) + series + "/" + test + ".json.gz"
+}
+
+// SeriesReportsPrefix is the key prefix of every test series' reports of a website (and what
+// sits beside them).
+func SeriesReportsPrefix(account, website string) string {
+	return blobstore.WebsitePrefix(account, website) + "testseries/"
 }
 
 // ExperimentReportKey is the report key an experiment's audit (audit: "control" or

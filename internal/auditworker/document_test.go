@@ -66,12 +66,12 @@ func TestDocumentTimingAgrees(t *testing.T) {
 	for _, path := range []string{"/fast", "/slow"} {
 		target := srv.URL + path
 		dir := t.TempDir()
-		rep, dials, _, err := w.lighthouseRun(ctx, nil, model.MethodSimulated, target, lighthouse.DeviceDesktop, filepath.Join(dir, "run.json"), model.ExperimentChanges{})
+		res, dials, _, err := w.lighthouseRun(ctx, nil, model.MethodSimulated, target, lighthouse.DeviceDesktop, filepath.Join(dir, "run.json"), model.ExperimentChanges{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		run := lighthouseOutcome{report: rep, path: filepath.Join(dir, "run.json"), dials: dials}
-		dg, _ := w.diagnose(ctx, run.path)
+		run := lighthouseOutcome{result: res, report: res.Report(), path: filepath.Join(dir, "run.json"), dials: dials}
+		dg, _ := w.diagnose(ctx, run)
 		now, validation, err := w.document(ctx, run, dg)
 		if err != nil || now == nil || validation == nil {
 			t.Fatalf("%s: document timing %v, validation %v: %v", path, now, validation, err)

@@ -45,6 +45,9 @@ func TestDiagnoseRecordedReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := dg.Diagnostics
+	if len(d.Scripts) != 1 || d.Scripts[0].URL != "Unattributable" || d.Scripts[0].MainThread != 75.8 {
+		t.Errorf("scripts %+v, want bootup-time's one", d.Scripts)
+	}
 	if d.LCP == nil || d.LCP.Selector != "body > main > img.hero" || d.LCP.ImageURL != "http://127.0.0.1:8765/hero.jpg" ||
 		d.LCP.Phases.LoadDelay == nil || d.LCP.Phases.TTFB != 19.5 {
 		t.Errorf("LCP %+v", d.LCP)
