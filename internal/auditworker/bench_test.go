@@ -211,10 +211,11 @@ func readReport(b *testing.B, path string) lhReport {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rep, err := lighthouse.Parse(raw)
+	res, err := lighthouse.Decode(raw)
 	if err != nil {
 		b.Fatal(err)
 	}
+	rep := res.Report()
 	if rep.FormFactor != "desktop" {
 		b.Fatalf("%s: form factor %q, want desktop", path, rep.FormFactor)
 	}

@@ -208,7 +208,7 @@ func audit(t *testing.T, r *Runner, url, device string) (Meta, *Report) {
 	if err != nil {
 		t.Fatalf("no report written: %v", err)
 	}
-	rep, err := Parse(lhr)
+	rep, err := parse(lhr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -485,7 +485,7 @@ func TestAuditLayoutShifts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Parse(lhr)
+	rep, err := parse(lhr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -134,7 +134,7 @@ const (
 // shows an audit as passed from 0.9 up.
 const passScore = 0.9
 
-// lhr is the part of a Lighthouse result that Parse reads.
+// lhr is the part of a Lighthouse result that Decode reads.
 type lhr struct {
 	LighthouseVersion string        `json:"lighthouseVersion"`
 	RequestedURL      string        `json:"requestedUrl"`
@@ -190,17 +190,6 @@ type metricsItem struct {
 	ObservedLoad             *float64 `json:"observedLoad"`
 }
 
-// Parse extracts a Report from a Lighthouse result (the JSON written by the runner's audit op
-// or by `lighthouse --output=json`). It fails only when lhrJSON is not a Lighthouse result;
-// a result with a runtime error or errored audits parses, with the gaps in Missing.
-func Parse(lhrJSON []byte) (*Report, error) {
-	r, err := Decode(lhrJSON)
-	if err != nil {
-		return nil, err
-	}
-	return r.Report(), nil
-}
-
 // Result is a Lighthouse result decoded once: its report and its diagnostics are read from the
 // one decoding, and its JSON is kept as Lighthouse wrote it, to be stored.
 type Result struct {
@@ -210,7 +199,8 @@ type Result struct {
 }
 
 // Decode decodes a Lighthouse result (the JSON written by the runner's audit op or by
-// `lighthouse --output=json`). It fails only when lhrJSON is not a Lighthouse result.
+// `lighthouse --output=json`). It fails only when lhrJSON is not a Lighthouse result; a result
+// with a runtime error or errored audits decodes, with the gaps in its report's Missing.
 func Decode(lhrJSON []byte) (*Result, error) {
 	l, err := decodeLHR(lhrJSON)
 	if err != nil {
@@ -219,7 +209,8 @@ func Decode(lhrJSON []byte) (*Result, error) {
 	return &Result{lhr: l, report: l.report(), raw: lhrJSON}, nil
 }
 
-// Report is the result's report (see Parse).
+// Report is what the result says of the page: its metrics, scores, opportunities and the
+// settings it ran with.
 func (r *Result) Report() *Report { return r.report }
 
 // JSON is the result as Lighthouse wrote it.
@@ -237,7 +228,7 @@ func decodeLHR(lhrJSON []byte) (*lhr, error) {
 	return &l, nil
 }
 
-// report is what Parse returns of a decoded result.
+// report is a decoded result's Report.
 func (l *lhr) report() *Report {
 	r := &Report{
 		LighthouseVersion: l.LighthouseVersion,
