@@ -54,6 +54,8 @@ func TestDiagnostics(t *testing.T) {
 		LCP:        &model.LCP{Time: lcp, Selector: "body > img", Phases: model.LCPPhases{TTFB: 100, RenderDelay: 712.5}},
 		Shifts:     []model.LayoutShift{{Time: 500, Score: 0.12, Causes: []model.ShiftCause{{Kind: model.ShiftUnsizedImage, URL: "https://example.com/a.jpg"}}}},
 		MainThread: []model.WorkCategory{{Category: "scriptEvaluation", Label: "Script Evaluation", Duration: 300}},
+		// Kept for causes, not answered.
+		Scripts: []model.ScriptTime{{URL: "https://example.com/app.js", MainThread: 300}},
 		// No long tasks or third parties: stored as null, answered as [].
 	}
 	body, _ := json.Marshal(d)
@@ -77,7 +79,7 @@ func TestDiagnostics(t *testing.T) {
 		e.do("GET", base+q, viewerKey, nil).want(t, 200).decode(t, &got)
 		if got.Date != f.today.Format("2006-01-02") || got.Device != "desktop" || got.Diagnostics.LCP == nil ||
 			got.Diagnostics.Requests[0].TransferSize != 12345 || len(got.Diagnostics.Filmstrip) != 2 ||
-			got.Diagnostics.LongTasks == nil || got.Diagnostics.ThirdParties == nil {
+			got.Diagnostics.LongTasks == nil || got.Diagnostics.ThirdParties == nil || got.Diagnostics.Scripts != nil {
 			t.Fatalf("diagnostics %+v", got)
 		}
 	}

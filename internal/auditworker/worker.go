@@ -394,13 +394,21 @@ func (w *Worker) lighthouseRuns(ctx context.Context, prof *auditProfile, method,
 	return runs, nil
 }
 
-// medianRun is the run whose report is the median one, with every run's report.
+// medianRun is the run whose report is the median one, with every run's report. The other
+// runs' decoded results are let go: only the median run's is stored and explained, and a
+// heavy page's result is megabytes.
 func medianRun(runs []lighthouseOutcome) (lighthouseOutcome, []*lighthouse.Report) {
 	reports := make([]*lighthouse.Report, len(runs))
 	for i, r := range runs {
 		reports[i] = r.report
 	}
-	return runs[lighthouse.MedianRun(reports)], reports
+	m := lighthouse.MedianRun(reports)
+	for i := range runs {
+		if i != m {
+			runs[i].result = nil
+		}
+	}
+	return runs[m], reports
 }
 
 // labResult is the day's result of the runs by method, median being the median one: with the
