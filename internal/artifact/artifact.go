@@ -146,29 +146,30 @@ func (s *Store) Put(ctx context.Context, reportKey string, o Output) error {
 
 // Copy copies the output stored at from to the key to: the report, its HTML, and the
 // diagnostics with their images and HAR when the audit kept them (a keeper of a day's audit
-// the next audit of the day would replace).
+// the next audit of the day would replace). As in Put, the diagnostics go last.
 func (s *Store) Copy(ctx context.Context, from, to string) error {
-	copies := [][2]string{{from, to}, {HTMLKey(from), HTMLKey(to)}, {DiagnosticsKey(from), DiagnosticsKey(to)}, {HARKey(from), HARKey(to)}}
+	type object struct {
+		from, to, contentType string
+		optional              bool // absent from an audit that kept no diagnostics
+	}
+	copies := []object{{from, to, gzipType, false}, {HTMLKey(from), HTMLKey(to), gzipType, false}}
 	images, err := s.bucket.Keys(ctx, ImageKey(from, ""))
 	if err != nil {
 		return err
 	}
 	for _, k := range images {
-		copies = append(copies, [2]string{k, ImageKey(to, strings.TrimPrefix(k, ImageKey(from, "")))})
+		copies = append(copies, object{k, ImageKey(to, strings.TrimPrefix(k, ImageKey(from, ""))), imageTypes[extension(k)], false})
 	}
-	for i, c := range copies {
-		b, err := s.bucket.Get(ctx, c[0])
-		if i >= 2 && errors.Is(err, blobstore.ErrNotFound) { // an audit that kept no diagnostics
+	copies = append(copies, object{HARKey(from), HARKey(to), gzipType, true}, object{DiagnosticsKey(from), DiagnosticsKey(to), gzipType, true})
+	for _, c := range copies {
+		b, err := s.bucket.Get(ctx, c.from)
+		if c.optional && errors.Is(err, blobstore.ErrNotFound) {
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		contentType := gzipType
-		if i >= 4 {
-			contentType = imageTypes[extension(c[0])]
-		}
-		if err := s.bucket.Put(ctx, c[1], b, contentType); err != nil {
+		if err := s.bucket.Put(ctx, c.to, b, c.contentType); err != nil {
 			return err
 		}
 	}
@@ -214,13 +215,16 @@ func (s *Store) HTML(ctx context.Context, htmlKey string) (Document, error) {
 
 // HAR reads the HAR of the run whose report is stored at reportKey.
 func (s *Store) HAR(ctx context.Context, reportKey string) (Document, error) {
+	if reportKey == "" {
+		return Document{}, fmt.Errorf("HAR of an audit that kept no report: %w", model.ErrNotFound)
+	}
 	return s.document(ctx, HARKey(reportKey))
 }
 
-// document reads a gzipped object; a missing one is model.ErrNotFound.
+// document reads a gzipped object; a missing one (or none named) is model.ErrNotFound.
 func (s *Store) document(ctx context.Context, key string) (Document, error) {
-	if key == "" || key == HTMLKey("") || key == HARKey("") {
-		return Document{}, fmt.Errorf("no stored document: %w", model.ErrNotFound)
+	if key == "" {
+		return Document{}, fmt.Errorf("no stored document named: %w", model.ErrNotFound)
 	}
 	gz, err := s.bucket.Get(ctx, key)
 	if errors.Is(err, blobstore.ErrNotFound) {
