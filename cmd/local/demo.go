@@ -12,7 +12,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -25,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/demoshop"
 	"github.com/openvitals/openvitals/internal/metrics"
@@ -310,27 +310,9 @@ func (d *demo) waitForAudit(ctx context.Context, site model.Website, page model.
 // HAR) to keys of their own under the page's prefix, named by the shop's version, which the
 // next audit of the day does not replace, and returns the JSON report's key.
 func (d *demo) keepReport(ctx context.Context, site model.Website, page model.Page, r model.LabResult, version string) (string, error) {
-	key := blobstore.PagePrefix(site.Account, site.ID, page.ID) + "lighthouse/demo-v" + version + "-" + r.Device + ".json.gz"
-	copies := [][2]string{{r.ReportKey, key}, {blobstore.HTMLReportKey(r.ReportKey), blobstore.HTMLReportKey(key)},
-		{blobstore.DiagnosticsKey(r.ReportKey), blobstore.DiagnosticsKey(key)}, {blobstore.HARKey(r.ReportKey), blobstore.HARKey(key)}}
-	images, err := d.objects.Keys(ctx, blobstore.DiagnosticsImageKey(r.ReportKey, ""))
-	if err != nil {
+	key := artifact.PageReportsPrefix(site.Account, site.ID, page.ID) + "demo-v" + version + "-" + r.Device + ".json.gz"
+	if err := artifact.New(d.objects).Copy(ctx, r.ReportKey, key); err != nil {
 		return "", err
-	}
-	for _, k := range images {
-		copies = append(copies, [2]string{k, blobstore.DiagnosticsImageKey(key, strings.TrimPrefix(k, blobstore.DiagnosticsImageKey(r.ReportKey, "")))})
-	}
-	for i, k := range copies {
-		b, err := d.objects.Get(ctx, k[0])
-		if i >= 2 && errors.Is(err, blobstore.ErrNotFound) { // an audit that kept no diagnostics
-			continue
-		}
-		if err != nil {
-			return "", err
-		}
-		if err := d.objects.Put(ctx, k[1], b, "application/gzip"); err != nil {
-			return "", err
-		}
 	}
 	return key, nil
 }

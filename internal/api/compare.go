@@ -2,6 +2,8 @@ package api
 
 import (
 	"cmp"
+	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -185,21 +187,85 @@ type metricCompareJSON struct {
 	BeyondSpread  bool     `json:"beyondSpread"`
 }
 
+// auditID names an audit of a page on a device: a day's lab result (Day, yyyymmdd) or a test
+// series' test (Test, its ID). Exactly one is set.
+type auditID struct {
+	Day  string
+	Test string
+}
+
 // auditRef reads the query parameter name: a day (yyyy-MM-dd) or a test series' test ID.
-func auditRef(r *http.Request, name string, errs *fieldErrors) compare.Ref {
+func auditRef(r *http.Request, name string, errs *fieldErrors) auditID {
 	v := r.URL.Query().Get(name)
 	switch {
 	case v == "":
 		errs.add(name, "is required: a day (yyyy-MM-dd) or a test's ID (tt_...)")
 	case strings.HasPrefix(v, "tt_") && len(v) <= 100:
-		return compare.Ref{Test: v}
+		return auditID{Test: v}
 	default:
 		if t, err := time.Parse(time.DateOnly, v); err == nil && len(v) == len(time.DateOnly) {
-			return compare.Ref{Day: model.Day(t)}
+			return auditID{Day: model.Day(t)}
 		}
 		errs.add(name, "must be a day (yyyy-MM-dd) or a test's ID (tt_...)")
 	}
-	return compare.Ref{}
+	return auditID{}
+}
+
+// storedAudit is an audit read for a comparison: what identifies it and what is compared.
+type storedAudit struct {
+	auditID
+	Audited time.Time
+	Runs    int
+	// Method is the audit's measurement method (model.MethodOr read).
+	Method string
+	compare.Audit
+}
+
+// storedAudit reads the audit id of a page on a device, with its diagnostics when it kept
+// them: model.ErrNotFound when there is none (no result that day, an unknown test, a test of
+// another page or device, or one that measured nothing).
+func (s *Server) storedAudit(ctx context.Context, site model.Website, page, device string, id auditID) (storedAudit, error) {
+	var out storedAudit
+	var reportKey string
+	if id.Test != "" {
+		t, err := s.store.SeriesTest(ctx, site, id.Test)
+		if err != nil {
+			return out, err
+		}
+		if t.Page != page || t.Device != device || len(t.Metrics) == 0 {
+			return out, fmt.Errorf("test %s of this page on %s: %w", id.Test, device, model.ErrNotFound)
+		}
+		out = storedAudit{auditID: id, Runs: 1, Method: model.MethodOr(t.Method, ""), Audit: compare.Audit{Metrics: t.Metrics}}
+		if t.Finished != nil {
+			out.Audited = *t.Finished
+		}
+		reportKey = t.ReportKey
+	} else {
+		results, err := s.store.LabResults(ctx, site, page, device, id.Day, id.Day)
+		if err != nil {
+			return out, err
+		}
+		if len(results) == 0 {
+			return out, fmt.Errorf("lab result of %s on %s: %w", model.DayToISO(id.Day), device, model.ErrNotFound)
+		}
+		r := results[0]
+		out = storedAudit{auditID: id, Audited: r.Audited, Runs: r.Runs, Method: model.MethodOr(r.Method, ""),
+			Audit: compare.Audit{Metrics: r.Metrics, Samples: r.Samples}}
+		reportKey = r.ReportKey
+	}
+	var err error
+	out.Diagnostics, err = s.diagnosticsOrNone(ctx, reportKey)
+	return out, err
+}
+
+// diagnosticsOrNone reads the diagnostics of the audit whose report is at reportKey; nil when
+// it kept none (a comparison of such audits compares their metrics only).
+func (s *Server) diagnosticsOrNone(ctx context.Context, reportKey string) (*model.Diagnostics, error) {
+	d, err := s.artifacts.Diagnostics(ctx, reportKey)
+	if isNotFound(err) {
+		return nil, nil
+	}
+	return d, err
 }
 
 // comparePage answers two audits of a page on a device side by side: each a day's lab result
@@ -214,13 +280,18 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request, c caller) e
 	if err != nil {
 		return err
 	}
-	pair, err := s.audits.Compare(r.Context(), site, p.ID, device, base, target, regression.SourceMetrics[regression.SourceLab])
+	b, err := s.storedAudit(r.Context(), site, p.ID, device, base)
 	if err != nil {
 		return err
 	}
+	t, err := s.storedAudit(r.Context(), site, p.ID, device, target)
+	if err != nil {
+		return err
+	}
+	both := compare.Of(b.Audit, t.Audit, regression.SourceMetrics[regression.SourceLab])
 	out := comparisonJSON{Page: pageRefJSON{ID: p.ID, URL: p.URL, Alias: p.Alias}, Device: device,
-		Base: toAuditRefJSON(pair.Base), Target: toAuditRefJSON(pair.Target), Metrics: []metricCompareJSON{}}
-	for _, m := range pair.Metrics {
+		Base: toAuditRefJSON(b), Target: toAuditRefJSON(t), Metrics: []metricCompareJSON{}}
+	for _, m := range both.Metrics {
 		mj := metricCompareJSON{Name: m.Name, Base: m.Base, Target: m.Target, Change: m.Delta, ChangePercent: m.Percent,
 			BaseSpread: m.BaseSpread, TargetSpread: m.TargetSpread, BeyondSpread: m.BeyondSpread}
 		if watched, ok := regression.Lookup(m.Name); ok {
@@ -228,28 +299,18 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request, c caller) e
 		}
 		out.Metrics = append(out.Metrics, mj)
 	}
-	if pair.Loads != nil {
-		out.Loads = toLoadsJSON(*pair.Loads, frameURLs(site, p.ID, device, pair.Base), frameURLs(site, p.ID, device, pair.Target))
-		// The comparison of loads leaves long tasks out: they are read from both audits'
-		// diagnostics (which it read too: two more GETs).
-		base, err := compare.ReadDiagnostics(r.Context(), s.reports, pair.Base.ReportKey)
-		if err != nil {
-			return err
-		}
-		target, err := compare.ReadDiagnostics(r.Context(), s.reports, pair.Target.ReportKey)
-		if err != nil {
-			return err
-		}
-		if base != nil && target != nil {
-			out.Loads.LongTasks = compareLongTasks(base.LongTasks, target.LongTasks)
-		}
+	if both.Loads != nil {
+		out.Loads = toLoadsJSON(*both.Loads, frameURLs(site, p.ID, device, b), frameURLs(site, p.ID, device, t))
+		// The comparison of loads leaves long tasks out: they come from both audits'
+		// diagnostics, read with them.
+		out.Loads.LongTasks = compareLongTasks(b.Diagnostics.LongTasks, t.Diagnostics.LongTasks)
 	}
 	return writeJSON(w, http.StatusOK, out)
 }
 
 // frameURLs is where a client fetches the frames of an audit: a day's diagnostics images (a
 // test's frames have no route: their URL is empty).
-func frameURLs(site model.Website, page, device string, l compare.Loaded) func(model.Frame) string {
+func frameURLs(site model.Website, page, device string, l storedAudit) func(model.Frame) string {
 	if l.Day == "" {
 		return func(model.Frame) string { return "" }
 	}
@@ -302,7 +363,7 @@ func toLoadsJSON(l compare.Loads, baseURL, targetURL func(model.Frame) string) *
 	return out
 }
 
-func toAuditRefJSON(l compare.Loaded) auditRefJSON {
+func toAuditRefJSON(l storedAudit) auditRefJSON {
 	out := auditRefJSON{Date: model.DayToISO(l.Day), Test: l.Test, Runs: l.Runs, Method: l.Method}
 	if !l.Audited.IsZero() {
 		at := l.Audited.UTC()

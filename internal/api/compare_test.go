@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/blobstore"
+	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/model"
 )
 
@@ -210,7 +210,7 @@ func TestCompareLoadsAPI(t *testing.T) {
 	home := storedPage(t, e, w, pages[0].ID)
 	put := func(day string, d *model.Diagnostics) {
 		t.Helper()
-		key := blobstore.PagePrefix(w.Account, w.ID, home.ID) + "lighthouse/" + day + "-mobile.json.gz"
+		key := artifact.PageReportsPrefix(w.Account, w.ID, home.ID) + day + "-mobile.json.gz"
 		if err := e.store.PutLabResult(ctx, w, home, model.LabResult{Device: "mobile", Day: day, Runs: 1, ReportKey: key,
 			Metrics: map[string]float64{"lcp": float64(len(day))}}); err != nil {
 			t.Fatal(err)
@@ -223,7 +223,7 @@ func TestCompareLoadsAPI(t *testing.T) {
 		zw := gzip.NewWriter(&gz)
 		_, _ = zw.Write(raw)
 		_ = zw.Close()
-		if err := e.objects.Put(ctx, blobstore.DiagnosticsKey(key), gz.Bytes(), "application/gzip"); err != nil {
+		if err := e.objects.Put(ctx, artifact.DiagnosticsKey(key), gz.Bytes(), "application/gzip"); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/blobstore"
+	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/export"
 	"github.com/openvitals/openvitals/internal/model"
 )
@@ -164,7 +164,7 @@ func TestExportDiagnosticsAndRealUsers(t *testing.T) {
 			Document:   model.DocumentTiming{Wait: 320, Download: 15},
 		}
 		body, _ := json.Marshal(d)
-		if err := e.objects.Put(ctx, blobstore.DiagnosticsKey(r.ReportKey), gzipBytes(t, body), "application/gzip"); err != nil {
+		if err := e.objects.Put(ctx, artifact.DiagnosticsKey(r.ReportKey), gzipBytes(t, body), "application/gzip"); err != nil {
 			t.Fatal(err)
 		}
 	}

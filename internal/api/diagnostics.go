@@ -1,16 +1,12 @@
 package api
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/blobstore"
-	"github.com/openvitals/openvitals/internal/compare"
 	"github.com/openvitals/openvitals/internal/model"
 )
 
@@ -72,14 +68,16 @@ func (s *Server) pageDiagnostics(w http.ResponseWriter, r *http.Request, c calle
 	if err != nil {
 		return err
 	}
-	d, err := compare.ReadDiagnostics(r.Context(), s.reports, res.ReportKey)
+	d, err := s.artifacts.Diagnostics(r.Context(), res.ReportKey)
+	if isNotFound(err) {
+		return errNoDiagnostics
+	}
 	if err != nil {
 		return err
 	}
-	if d == nil {
-		return errNoDiagnostics
-	}
 	d.EmptyListsNotNull()
+	// Kept for regressions' causes; the interface's diagnostics do not list them.
+	d.Scripts = nil
 	date := model.DayToISO(res.Day)
 	query := "?" + url.Values{"device": {res.Device}, "date": {date}}.Encode()
 	images := "/" + site.ID + "/pages/" + p.ID + "/diagnostics/images/"
@@ -95,33 +93,25 @@ func (s *Server) pageDiagnostics(w http.ResponseWriter, r *http.Request, c calle
 	})
 }
 
-// imageName is what the audit worker names images: 16 hex digits of their hash and a type.
-var imageName = regexp.MustCompile(`^[0-9a-f]{16}\.(jpg|png|webp)$`)
-
-var imageTypes = map[string]string{".jpg": "image/jpeg", ".png": "image/png", ".webp": "image/webp"}
-
 // diagnosticsImage serves one filmstrip frame or final screenshot of a day's diagnostics.
 func (s *Server) diagnosticsImage(w http.ResponseWriter, r *http.Request, c caller) error {
 	name := r.PathValue("name")
-	if !imageName.MatchString(name) {
-		return newProblem(http.StatusNotFound, "no image "+name+" in these diagnostics")
-	}
 	_, _, res, err := s.diagnosedResult(r, c)
 	if err != nil {
 		return err
 	}
-	img, err := s.reports.Get(r.Context(), blobstore.DiagnosticsImageKey(res.ReportKey, name))
-	if errors.Is(err, blobstore.ErrNotFound) {
+	img, err := s.artifacts.Image(r.Context(), res.ReportKey, name)
+	if isNotFound(err) {
 		return newProblem(http.StatusNotFound, "no image "+name+" in these diagnostics")
 	}
 	if err != nil {
 		return err
 	}
 	h := w.Header()
-	h.Set("Content-Type", imageTypes[name[strings.LastIndexByte(name, '.'):]])
+	h.Set("Content-Type", img.ContentType)
 	// Named by their content: an image never changes under its name.
 	h.Set("Cache-Control", "private, max-age=86400, immutable")
-	_, _ = w.Write(img)
+	_, _ = w.Write(img.Data)
 	return nil
 }
 
@@ -131,9 +121,8 @@ func (s *Server) diagnosticsHAR(w http.ResponseWriter, r *http.Request, c caller
 	if err != nil {
 		return err
 	}
-	key := blobstore.HARKey(res.ReportKey)
-	gz, err := s.reports.Get(r.Context(), key)
-	if errors.Is(err, blobstore.ErrNotFound) {
+	har, err := s.artifacts.HAR(r.Context(), res.ReportKey)
+	if isNotFound(err) {
 		return errNoHAR
 	}
 	if err != nil {
@@ -142,5 +131,5 @@ func (s *Server) diagnosticsHAR(w http.ResponseWriter, r *http.Request, c caller
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-%s-%s.har"`, p.ID, res.Device, res.Day))
-	return writeGzipped(w, r, key, gz)
+	return writeDocument(w, r, har)
 }

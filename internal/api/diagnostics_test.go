@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openvitals/openvitals/internal/blobstore"
+	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/model"
 )
 
@@ -54,14 +54,16 @@ func TestDiagnostics(t *testing.T) {
 		LCP:        &model.LCP{Time: lcp, Selector: "body > img", Phases: model.LCPPhases{TTFB: 100, RenderDelay: 712.5}},
 		Shifts:     []model.LayoutShift{{Time: 500, Score: 0.12, Causes: []model.ShiftCause{{Kind: model.ShiftUnsizedImage, URL: "https://example.com/a.jpg"}}}},
 		MainThread: []model.WorkCategory{{Category: "scriptEvaluation", Label: "Script Evaluation", Duration: 300}},
+		// Kept for causes, not answered.
+		Scripts: []model.ScriptTime{{URL: "https://example.com/app.js", MainThread: 300}},
 		// No long tasks or third parties: stored as null, answered as [].
 	}
 	body, _ := json.Marshal(d)
 	har := []byte(`{"log":{"version":"1.2","creator":{"name":"openvitals","version":"1"},"pages":[],"entries":[]}}`)
 	for k, v := range map[string][]byte{
-		blobstore.DiagnosticsKey(key):             gzipBytes(t, body),
-		blobstore.HARKey(key):                     gzipBytes(t, har),
-		blobstore.DiagnosticsImageKey(key, image): frame,
+		artifact.DiagnosticsKey(key):  gzipBytes(t, body),
+		artifact.HARKey(key):          gzipBytes(t, har),
+		artifact.ImageKey(key, image): frame,
 	} {
 		if err := e.objects.Put(ctx, k, v, "application/octet-stream"); err != nil {
 			t.Fatal(err)
@@ -77,7 +79,7 @@ func TestDiagnostics(t *testing.T) {
 		e.do("GET", base+q, viewerKey, nil).want(t, 200).decode(t, &got)
 		if got.Date != f.today.Format("2006-01-02") || got.Device != "desktop" || got.Diagnostics.LCP == nil ||
 			got.Diagnostics.Requests[0].TransferSize != 12345 || len(got.Diagnostics.Filmstrip) != 2 ||
-			got.Diagnostics.LongTasks == nil || got.Diagnostics.ThirdParties == nil {
+			got.Diagnostics.LongTasks == nil || got.Diagnostics.ThirdParties == nil || got.Diagnostics.Scripts != nil {
 			t.Fatalf("diagnostics %+v", got)
 		}
 	}
@@ -106,7 +108,7 @@ func TestDiagnostics(t *testing.T) {
 	}
 
 	// A HAR stored before redaction existed, under its old key, is never served.
-	if _, err := e.objects.DeletePrefix(ctx, blobstore.HARKey(key)); err != nil {
+	if _, err := e.objects.DeletePrefix(ctx, artifact.HARKey(key)); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.objects.Put(ctx, strings.TrimSuffix(key, ".json.gz")+".har.gz", gzipBytes(t, har), "application/gzip"); err != nil {

@@ -202,11 +202,11 @@ func (s *Server) getExperiment(w http.ResponseWriter, r *http.Request, c caller)
 	}
 	out := toExperimentJSON(e)
 	if e.Control != nil && e.Measured != nil {
-		base, err := compare.ReadDiagnostics(r.Context(), s.reports, e.Control.ReportKey)
+		base, err := s.diagnosticsOrNone(r.Context(), e.Control.ReportKey)
 		if err != nil {
 			return err
 		}
-		target, err := compare.ReadDiagnostics(r.Context(), s.reports, e.Measured.ReportKey)
+		target, err := s.diagnosticsOrNone(r.Context(), e.Measured.ReportKey)
 		if err != nil {
 			return err
 		}

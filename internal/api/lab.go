@@ -281,11 +281,11 @@ func (s *Server) opportunityDetail(w http.ResponseWriter, r *http.Request, c cal
 	if !ok || latest.ReportKey == "" {
 		return newProblem(http.StatusNotFound, "no audit of this page on "+device+" yet")
 	}
-	gz, err := s.reports.Get(r.Context(), latest.ReportKey)
+	doc, err := s.artifacts.Report(r.Context(), latest.ReportKey)
 	if err != nil {
 		return err
 	}
-	raw, err := gunzipReport(latest.ReportKey, gz)
+	raw, err := doc.Plain()
 	if err != nil {
 		return err
 	}

@@ -1,20 +1,15 @@
 package api
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"errors"
-	"fmt"
-	"io"
 	"net/http"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/blobstore"
+	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/model"
 )
 
@@ -45,7 +40,7 @@ func (s *Server) createReportLink(w http.ResponseWriter, r *http.Request, c call
 	_, _ = rand.Read(raw[:]) // crypto/rand never fails on Linux
 	token := base64.RawURLEncoding.EncodeToString(raw[:])
 	expires := time.Now().Add(reportLinkTTL).UTC()
-	link := model.ReportLink{Account: site.Account, Website: site.ID, Page: p.ID, Key: blobstore.HTMLReportKey(res.ReportKey), Expires: expires}
+	link := model.ReportLink{Account: site.Account, Website: site.ID, Page: p.ID, Key: artifact.HTMLKey(res.ReportKey), Expires: expires}
 	if err := s.store.PutReportLink(r.Context(), tokenHash(token), link); err != nil {
 		return err
 	}
@@ -71,8 +66,8 @@ func (s *Server) lighthouseReport(w http.ResponseWriter, r *http.Request, _ call
 	if err != nil {
 		return err
 	}
-	gz, err := s.reports.Get(r.Context(), link.Key)
-	if errors.Is(err, blobstore.ErrNotFound) {
+	html, err := s.artifacts.HTML(r.Context(), link.Key)
+	if isNotFound(err) {
 		return newProblem(http.StatusNotFound, "no HTML report was kept for this audit (audits before the dashboard kept the JSON report only)")
 	}
 	if err != nil {
@@ -83,7 +78,7 @@ func (s *Server) lighthouseReport(w http.ResponseWriter, r *http.Request, _ call
 	h.Set("Content-Security-Policy", reportCSP)
 	h.Set("Cache-Control", "private, no-store")
 	h.Set("Referrer-Policy", "no-referrer")
-	return writeGzipped(w, r, link.Key, gz)
+	return writeDocument(w, r, html)
 }
 
 // openReportLink returns the report link of a token on the website of the path: unexpired, its
@@ -113,32 +108,20 @@ func (s *Server) openReportLink(ctx context.Context, token, websiteID string) (m
 	return link, nil
 }
 
-// writeGzipped writes a stored gzipped document (a report) as stored to a client that accepts
-// gzip, which keeps a large report under a Lambda response's 6 MB, else decompressed.
-func writeGzipped(w http.ResponseWriter, r *http.Request, key string, gz []byte) error {
+// writeDocument writes a stored document (a report, a HAR) as stored, gzipped, to a client
+// that accepts gzip, which keeps a large one under a Lambda response's 6 MB, else
+// decompressed.
+func writeDocument(w http.ResponseWriter, r *http.Request, doc artifact.Document) error {
 	w.Header().Add("Vary", "Accept-Encoding")
 	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
 		w.Header().Set("Content-Encoding", "gzip")
-		_, _ = w.Write(gz)
+		_, _ = w.Write(doc.Gzipped())
 		return nil
 	}
-	plain, err := gunzipReport(key, gz)
+	plain, err := doc.Plain()
 	if err != nil {
 		return err
 	}
 	_, _ = w.Write(plain)
 	return nil
-}
-
-// gunzipReport decompresses a stored report, up to 64 MB.
-func gunzipReport(key string, gz []byte) ([]byte, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
-	if err != nil {
-		return nil, fmt.Errorf("read report %s: %w", key, err)
-	}
-	out, err := io.ReadAll(io.LimitReader(zr, 64<<20))
-	if err != nil {
-		return nil, fmt.Errorf("read report %s: %w", key, err)
-	}
-	return out, nil
 }

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/blobstore"
+	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/model"
 )
 
@@ -39,7 +39,7 @@ func TestReportLinks(t *testing.T) {
 	zw := gzip.NewWriter(&gz)
 	_, _ = zw.Write([]byte(html))
 	_ = zw.Close()
-	if err := e.objects.Put(ctx, blobstore.HTMLReportKey(rs[0].ReportKey), gz.Bytes(), "application/gzip"); err != nil {
+	if err := e.objects.Put(ctx, artifact.HTMLKey(rs[0].ReportKey), gz.Bytes(), "application/gzip"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -95,7 +95,7 @@ func TestReportLinks(t *testing.T) {
 	// An expired link opens nothing, even before DynamoDB removes it.
 	expired := strings.Repeat("B", 32)
 	if err := e.store.PutReportLink(ctx, sha256Hex(expired), model.ReportLink{Account: "acme", Website: f.site.ID,
-		Key: blobstore.HTMLReportKey(rs[0].ReportKey), Expires: time.Now().Add(-time.Second)}); err != nil {
+		Key: artifact.HTMLKey(rs[0].ReportKey), Expires: time.Now().Add(-time.Second)}); err != nil {
 		t.Fatal(err)
 	}
 	var p struct{ Detail string }
@@ -125,7 +125,7 @@ func TestReportLinksEndWithTheirPage(t *testing.T) {
 		zw := gzip.NewWriter(&gz)
 		_, _ = zw.Write([]byte("<!doctype html><title>" + p.URL + "</title>"))
 		_ = zw.Close()
-		if err := e.objects.Put(ctx, blobstore.HTMLReportKey(rs[0].ReportKey), gz.Bytes(), "application/gzip"); err != nil {
+		if err := e.objects.Put(ctx, artifact.HTMLKey(rs[0].ReportKey), gz.Bytes(), "application/gzip"); err != nil {
 			t.Fatal(err)
 		}
 		var out struct{ URL string }

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/apikey"
+	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/budget"
-	"github.com/openvitals/openvitals/internal/compare"
 	"github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/quota"
@@ -52,11 +52,6 @@ type Runner interface {
 	RunAll(ctx context.Context, w model.Website) (int, error)
 }
 
-// Reports reads stored objects: the gzipped Lighthouse reports.
-type Reports interface {
-	Get(ctx context.Context, key string) ([]byte, error)
-}
-
 // Sealer encrypts secrets before they are stored (integration credentials, channel targets
 // and signing secrets) and opens them; aad binds them to their owner.
 type Sealer interface {
@@ -70,7 +65,9 @@ type Deps struct {
 	Purger  Purger
 	Auditor Auditor
 	Runner  Runner
-	Reports Reports
+	// Reports is the reports' bucket: the audits' artifacts (read through artifact) and the
+	// multistep runs' screenshots.
+	Reports artifact.Bucket
 	// Credentials seals the Search Console credentials and the channels of websites.
 	Credentials Sealer
 	// Notifications queues channel tests.
@@ -109,7 +106,8 @@ type Server struct {
 	purger        Purger
 	auditor       Auditor
 	runner        Runner
-	reports       Reports
+	reports       artifact.Bucket
+	artifacts     *artifact.Store
 	sealer        Sealer
 	log           *slog.Logger
 	now           func() time.Time
@@ -124,7 +122,6 @@ type Server struct {
 	metrics       *metrics.Reader
 	budgets       *budget.Checker
 	quota         *quota.Keeper
-	audits        *compare.Source
 
 	trustViewerCountry bool
 	rumURL             string
@@ -157,7 +154,7 @@ func New(d Deps) *Server {
 	s.metrics = metrics.NewReader(d.Store, s.now)
 	s.budgets = budget.NewChecker(d.Store, s.metrics)
 	s.quota = quota.NewKeeper(d.Store, s.now)
-	s.audits = compare.NewSource(d.Store, d.Reports)
+	s.artifacts = artifact.New(d.Reports)
 	s.gate = &beaconGate{views: s.quota, now: s.now, entries: map[string]gateEntry{}}
 	return s
 }

@@ -248,12 +248,12 @@ func (s *Server) testReport(w http.ResponseWriter, r *http.Request, c caller) er
 	if test.ReportKey == "" {
 		return newProblem(http.StatusNotFound, fmt.Sprintf("test %s has no report: it is %s", test.ID, test.Status))
 	}
-	gz, err := s.reports.Get(r.Context(), test.ReportKey)
+	report, err := s.artifacts.Report(r.Context(), test.ReportKey)
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	return writeGzipped(w, r, test.ReportKey, gz)
+	return writeDocument(w, r, report)
 }
 
 // seriesJSON is a test series as the API shows it; its tests are in result.list, except in

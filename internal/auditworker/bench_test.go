@@ -29,6 +29,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/auditworker"
 	"github.com/openvitals/openvitals/internal/awstest"
@@ -210,10 +211,11 @@ func readReport(b *testing.B, path string) lhReport {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rep, err := lighthouse.Parse(raw)
+	res, err := lighthouse.Decode(raw)
 	if err != nil {
 		b.Fatal(err)
 	}
+	rep := res.Report()
 	if rep.FormFactor != "desktop" {
 		b.Fatalf("%s: form factor %q, want desktop", path, rep.FormFactor)
 	}
@@ -362,44 +364,37 @@ func BenchmarkAuditVsCLI(b *testing.B) {
 // (gzipped JSON, images, gzipped HAR) under a key of the benchmark's own.
 func (e *benchEnv) diagnostics(ctx context.Context, b *testing.B, out string) time.Duration {
 	b.Helper()
+	// The worker decodes the report once, for its metrics: the diagnostics read that decoding.
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		b.Fatal(err)
+	}
+	res, err := lighthouse.Decode(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
 	start := time.Now()
 	har, phases := out+".har", out+".phases.json"
 	if err := e.runner.Network(ctx, lighthouse.DevtoolsLogPath(out), har, phases); err != nil {
 		b.Fatal(err)
 	}
 	var in lighthouse.DiagnosisInput
-	var err error
-	if in.Report, err = os.ReadFile(out); err != nil {
-		b.Fatal(err)
-	}
 	if in.Phases, err = os.ReadFile(phases); err != nil {
 		b.Fatal(err)
 	}
 	if in.Shifts, err = os.ReadFile(lighthouse.ShiftsPath(out)); err != nil {
 		b.Fatal(err)
 	}
-	dg, err := lighthouse.Diagnose(in)
+	dg, err := res.Diagnose(in)
+	if err != nil {
+		b.Fatal(err)
+	}
+	harBody, err := os.ReadFile(har)
 	if err != nil {
 		b.Fatal(err)
 	}
 	key := "bench/" + filepath.Base(out) + ".gz"
-	for _, im := range dg.Images {
-		if err := e.objects.Put(ctx, blobstore.DiagnosticsImageKey(key, im.Name), im.Data, im.ContentType); err != nil {
-			b.Fatal(err)
-		}
-	}
-	raw, err := os.ReadFile(har)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := e.objects.Put(ctx, blobstore.HARKey(key), gzipBytes(raw), "application/gzip"); err != nil {
-		b.Fatal(err)
-	}
-	body, err := json.Marshal(dg.Diagnostics)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := e.objects.Put(ctx, blobstore.DiagnosticsKey(key), gzipBytes(body), "application/gzip"); err != nil {
+	if err := artifact.New(e.objects).Put(ctx, key, artifact.Output{Diagnostics: &dg.Diagnostics, Images: dg.Images, HAR: harBody}); err != nil {
 		b.Fatal(err)
 	}
 	return time.Since(start)

@@ -2,7 +2,6 @@ package auditworker_test
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"image"
 	"image/color"
@@ -18,8 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/awstest"
-	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/lighthouse"
 	"github.com/openvitals/openvitals/internal/model"
@@ -120,14 +119,17 @@ func variantSite(t testing.TB) (string, func(variant string)) {
 }
 
 // TestRegressionCause audits the shop page and each variant for real (Chromium, Lighthouse,
-// desktop) and checks that the injected change tops the cause of the regression it makes.
-// Then it plays the whole path for the larger hero: two weeks of results at the old level,
-// three days at the new, the two reports in the bucket; the watcher records the regression with
+// desktop) and checks that the injected change tops the cause of the regression it makes, as
+// the loads' diagnostics explain it. Then it plays the whole path for the larger hero: two
+// weeks of results at the old level, three days at the new, the two audits' reports and
+// diagnostics in the bucket; the watcher records the regression with
 // that cause and its regression.detected event, and a redelivery records nothing more.
 func TestRegressionCause(t *testing.T) {
 	e := newBenchEnv(t)
 	base, deploy := variantSite(t)
-	audit := func() (*lighthouse.Facts, []byte) {
+	// audit loads the page once and reads its diagnostics as the worker does (the report's
+	// JSON is kept too, to be stored).
+	audit := func() (*model.Diagnostics, []byte) {
 		t.Helper()
 		out := filepath.Join(e.temp, "cause.json")
 		e.lighthouseRun(t, base+"/", lighthouse.DeviceDesktop, out)
@@ -135,17 +137,32 @@ func TestRegressionCause(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, err := lighthouse.ReadFacts(raw)
+		res, err := lighthouse.Decode(raw)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return f, raw
+		har, phases := out+".har", out+".phases.json"
+		if err := e.runner.Network(context.Background(), lighthouse.DevtoolsLogPath(out), har, phases); err != nil {
+			t.Fatal(err)
+		}
+		var in lighthouse.DiagnosisInput
+		if in.Phases, err = os.ReadFile(phases); err != nil {
+			t.Fatal(err)
+		}
+		in.Shifts, _ = os.ReadFile(lighthouse.ShiftsPath(out)) // absent: shifts without times
+		in.Frames, _ = os.ReadFile(lighthouse.FramesPath(out))
+		dg, err := res.Diagnose(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &dg.Diagnostics, raw
 	}
 	before, beforeRaw := audit()
-	if before.LCPResource != base+"/hero.png" || len(before.Requests) < 3 {
-		t.Fatalf("base page facts: LCP element %+v resource %q, %d requests", before.LCPElement, before.LCPResource, len(before.Requests))
+	if len(before.Requests) < 3 || before.LCP == nil || before.LCP.ImageURL != base+"/hero.png" {
+		t.Fatalf("base page diagnostics: LCP %+v, %d requests", before.LCP, len(before.Requests))
 	}
 	var heroRaw []byte
+	var heroDiagnostics *model.Diagnostics
 	for _, v := range []struct {
 		variant, metric, kind, url string
 	}{
@@ -163,9 +180,9 @@ func TestRegressionCause(t *testing.T) {
 			defer deploy("")
 			after, raw := audit()
 			if v.variant == "hero" {
-				heroRaw = raw
+				heroRaw, heroDiagnostics = raw, after
 			}
-			cause := regression.Explain(before, after, v.metric)
+			cause := regression.ExplainLoads(before, after, lighthouse.DeviceDesktop, v.metric, nil)
 			for i, c := range cause {
 				t.Logf("%s %d: %s %s %s impact %v", v.metric, i+1, c.Kind, c.Title, c.URL, c.Impact)
 			}
@@ -182,16 +199,12 @@ func TestRegressionCause(t *testing.T) {
 		t.Fatal("the hero variant did not run")
 	}
 
-	// The whole path, on stored results and reports.
+	// The whole path, on stored results, reports and diagnostics.
 	ctx := context.Background()
 	site, page := e.site, e.page
-	put := func(day string, raw []byte) string {
-		var gz bytes.Buffer
-		zw := gzip.NewWriter(&gz)
-		_, _ = zw.Write(raw)
-		_ = zw.Close()
-		key := blobstore.PagePrefix(site.Account, site.ID, page.ID) + "lighthouse/" + day + "-desktop.json.gz"
-		if err := e.objects.Put(ctx, key, gz.Bytes(), "application/gzip"); err != nil {
+	put := func(day string, raw []byte, d *model.Diagnostics) string {
+		key := artifact.PageReportKey(site.Account, site.ID, page.ID, day, "desktop")
+		if err := artifact.New(e.objects).Put(ctx, key, artifact.Output{Report: raw, Diagnostics: d}); err != nil {
 			t.Fatal(err)
 		}
 		return key
@@ -200,15 +213,15 @@ func TestRegressionCause(t *testing.T) {
 	rnd := rand.New(rand.NewSource(5))
 	for i := range 17 {
 		day := model.Day(start.AddDate(0, 0, i))
-		level, raw := 900.0, beforeRaw
+		level, raw, d := 900.0, beforeRaw, before
 		if i >= 14 {
-			level, raw = 1500, heroRaw
+			level, raw, d = 1500, heroRaw, heroDiagnostics
 		}
 		samples := []float64{level * (1 + 0.02*rnd.NormFloat64()), level * (1 + 0.02*rnd.NormFloat64()), level * (1 + 0.02*rnd.NormFloat64())}
 		res := model.LabResult{Device: "desktop", Day: day, Audited: start.AddDate(0, 0, i), Runs: 3,
 			Metrics: map[string]float64{"lcp": samples[0]}, Samples: map[string][]float64{"lcp": samples}}
 		if i >= 13 {
-			res.ReportKey = put(day, raw)
+			res.ReportKey = put(day, raw, d)
 		}
 		if err := e.store.PutLabResult(ctx, site, page, res); err != nil {
 			t.Fatal(err)
@@ -218,7 +231,7 @@ func TestRegressionCause(t *testing.T) {
 	// The incident's detection queued at once, not after notify.IncidentGather.
 	q := notify.NewQueue(notifications)
 	q.SetGather(0)
-	watcher := regression.NewWatcher(e.store, e.objects, event.NewRecorder(e.store, q, awstest.Log(t)), awstest.Log(t))
+	watcher := regression.NewWatcher(e.store, artifact.New(e.objects), event.NewRecorder(e.store, q, awstest.Log(t)), awstest.Log(t))
 	watcher.SetClock(func() time.Time { return start.AddDate(0, 0, 16) })
 	for range 2 { // the second evaluation is a redelivered message: nothing new
 		if err := watcher.Lab(ctx, site, page, "desktop"); err != nil {

@@ -13,10 +13,10 @@ import (
 
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
+	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/auditworker"
 	"github.com/openvitals/openvitals/internal/awstest"
-	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/contract"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/regression"
@@ -81,21 +81,15 @@ func TestComparisonEndToEnd(t *testing.T) {
 		}
 		return res[len(res)-1]
 	}
-	copyObject := func(from, to string) {
+	keep := func(r model.LabResult, day string) string {
 		t.Helper()
-		b, err := e.objects.Get(ctx, from)
-		if err != nil {
-			t.Fatalf("%s: %v", from, err)
-		}
-		if err := e.objects.Put(ctx, to, b, "application/gzip"); err != nil {
+		key := artifact.PageReportKey(site.Account, site.ID, page.ID, day, "desktop")
+		if err := artifact.New(e.objects).Copy(ctx, r.ReportKey, key); err != nil {
 			t.Fatal(err)
 		}
-	}
-	prefix := blobstore.PagePrefix(site.Account, site.ID, page.ID) + "lighthouse/"
-	keep := func(r model.LabResult, day string) string {
-		key := prefix + day + "-desktop.json.gz"
-		copyObject(r.ReportKey, key)
-		copyObject(blobstore.DiagnosticsKey(r.ReportKey), blobstore.DiagnosticsKey(key))
+		if _, err := artifact.New(e.objects).Diagnostics(ctx, key); err != nil {
+			t.Fatalf("the copy's diagnostics: %v", err)
+		}
 		return key
 	}
 	beforeKey := keep(auditNow(), "20261114")
@@ -126,7 +120,7 @@ func TestComparisonEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	watcher := regression.NewWatcher(e.store, e.objects, nil, awstest.Log(t))
+	watcher := regression.NewWatcher(e.store, artifact.New(e.objects), nil, awstest.Log(t))
 	watcher.SetClock(func() time.Time { return start.AddDate(0, 0, 16) })
 	if err := watcher.Lab(ctx, site, page, "desktop"); err != nil {
 		t.Fatal(err)

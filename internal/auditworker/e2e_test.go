@@ -28,6 +28,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
+	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/auditworker"
 	"github.com/openvitals/openvitals/internal/awstest"
@@ -140,7 +141,7 @@ func newE2E(t *testing.T, allowPrivate bool) *e2e {
 		Runs: 1, Scheme: "http",
 		Browser:     browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: allowPrivate}, TempRoot: temp},
 		Events:      events,
-		Regressions: regression.NewWatcher(st, objects, events, log),
+		Regressions: regression.NewWatcher(st, artifact.New(objects), events, log),
 	}, st, objects, runner, log)
 	srv := api.New(api.Deps{Store: st, Purger: purge.NewQueue(pq), Auditor: audit.NewQueue(st, q, log),
 		Reports: objects, Log: log, AllowLocalTargets: true, Credentials: keys, Notifications: notify.NewQueue(nq)})

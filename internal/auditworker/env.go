@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 
+	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/lighthouse"
@@ -32,7 +33,7 @@ func New(_ context.Context, svc *service.Service) (*Worker, error) {
 		Runs: svc.Config.AuditRuns, Scheme: svc.Config.TargetScheme,
 		Browser:     browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: svc.Config.AllowPrivateTargets}, Log: svc.Log},
 		Events:      events,
-		Regressions: regression.NewWatcher(svc.Store, svc.Objects, events, svc.Log),
+		Regressions: regression.NewWatcher(svc.Store, artifact.New(svc.Objects), events, svc.Log),
 		Secrets:     svc.Credentials,
 	}, svc.Store, svc.Objects, lighthouse.NewRunner(rc), svc.Log), nil
 }

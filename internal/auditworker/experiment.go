@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/audit"
-	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/compare"
 	"github.com/openvitals/openvitals/internal/model"
@@ -25,8 +25,8 @@ type ExperimentResult struct {
 	ProfileID string
 	// Method is the measurement method both audits used.
 	Method string
-	// ControlKey and ExperimentKey are where each audit's diagnostics are stored (see
-	// blobstore.DiagnosticsKey); "" when none were kept.
+	// ControlKey and ExperimentKey are the report keys each audit's diagnostics are stored
+	// beside (see artifact.DiagnosticsKey); "" when none were kept.
 	ControlKey, ExperimentKey string
 }
 
@@ -74,12 +74,16 @@ func (w *Worker) Experiment(ctx context.Context, site model.Website, page model.
 			m["requests"] = float64(median.report.Network.Requests)
 		}
 		a := compare.Audit{Metrics: m, Samples: runSamples(reports)}
-		dg, harPath := w.diagnose(ctx, median.path)
+		dg, harPath := w.diagnose(ctx, median)
 		if dg == nil || id == "" {
 			return a, "", nil
 		}
-		key := blobstore.ExperimentReportKey(site.Account, site.ID, id, name)
-		if err := w.storeDiagnostics(ctx, key, dg, harPath); err != nil {
+		key := artifact.ExperimentReportKey(site.Account, site.ID, id, name)
+		out, err := w.output(ctx, median, dg, harPath, false)
+		if err == nil {
+			err = w.artifacts.Put(ctx, key, out)
+		}
+		if err != nil {
 			return compare.Audit{}, "", fmt.Errorf("%s: store its diagnostics: %w", name, err)
 		}
 		a.Diagnostics = &dg.Diagnostics

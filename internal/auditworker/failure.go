@@ -25,7 +25,7 @@ var permanentRuntimeErrors = map[string]bool{
 // permanent tells whether an audit failed for a reason that another delivery of its message
 // would meet again, so that it ends at once instead of after every delivery: the SSRF guard
 // refuses the target, its host does not resolve, the document answers 400 or more (to
-// Lighthouse, the Navigation Timing load or the validation fetch) or is otherwise unusable as
+// Lighthouse or the validation) or is otherwise unusable as
 // Lighthouse reports it. Anything else is transient: Chromium crashing, a timeout, a
 // connection refused or reset, a resolver that timed out, Lighthouse failing for a reason of
 // its own. The proxy's view of the target comes first: a document "answering" 502 because the

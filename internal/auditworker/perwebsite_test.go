@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/metrics"
@@ -60,7 +61,7 @@ func newSizedWebsite(tb testing.TB, n, days int, log *slog.Logger) *sizedWebsite
 	st, reads := awstest.CountedStore(tb, awstest.Clients(tb))
 	q := &eventLog{}
 	rec := event.NewRecorder(st, q, log)
-	w := NewWorker(WorkerConfig{Events: rec, Regressions: regression.NewWatcher(st, awstest.Bucket(tb), rec, log)},
+	w := NewWorker(WorkerConfig{Events: rec, Regressions: regression.NewWatcher(st, artifact.New(awstest.Bucket(tb)), rec, log)},
 		st, awstest.Bucket(tb), nil, log)
 	site := model.Website{Account: "acme", Domain: "example.com"}
 	if err := st.CreateWebsite(ctx, &site); err != nil {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/auditworker"
 	"github.com/openvitals/openvitals/internal/blobstore"
@@ -365,7 +366,7 @@ func TestProfileLogin(t *testing.T) {
 		e.call("GET", path, "", 200, &raw)
 		answers.Write(raw)
 	}
-	html := storedObject(t, e.objects, blobstore.HTMLReportKey(res.ReportKey))
+	html := storedObject(t, e.objects, artifact.HTMLKey(res.ReportKey))
 	for _, secret := range []string{secretHeader, secretCookie, secretBasic, secretPassword, secretPlan} {
 		for where, text := range map[string]string{"the logs": logs.String(), "the API's answers": answers.String(),
 			"the JSON report": string(report), "the HTML report": string(html)} {

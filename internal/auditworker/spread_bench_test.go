@@ -89,10 +89,11 @@ func (e *benchEnv) lighthouseRun(b testing.TB, target, device, out string) *ligh
 	if err != nil {
 		b.Fatal(err)
 	}
-	rep, err := lighthouse.Parse(raw)
+	res, err := lighthouse.Decode(raw)
 	if err != nil {
 		b.Fatal(err)
 	}
+	rep := res.Report()
 	if rep.RuntimeError != nil {
 		b.Fatal(rep.RuntimeError)
 	}

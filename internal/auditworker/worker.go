@@ -4,11 +4,8 @@
 package auditworker
 
 import (
-	"bytes"
 	"cmp"
-	"compress/gzip"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -23,6 +20,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/browser"
@@ -64,13 +62,13 @@ type WorkerConfig struct {
 // Worker audits pages: Lighthouse runs in fresh Chromium sessions, one load for navigation
 // timing, html-validate on the document, then one stored result per page, device and day.
 type Worker struct {
-	cfg     WorkerConfig
-	store   *store.Store
-	objects *blobstore.Bucket
-	runner  *lighthouse.Runner
-	log     *slog.Logger
-	now     func() time.Time
-	handle  queue.BatchHandler
+	cfg       WorkerConfig
+	store     *store.Store
+	artifacts *artifact.Store
+	runner    *lighthouse.Runner
+	log       *slog.Logger
+	now       func() time.Time
+	handle    queue.BatchHandler
 	// summaries keeps the pages' summaries current.
 	summaries *metrics.Reader
 	budgets   *budget.Checker
@@ -97,7 +95,7 @@ func NewWorker(cfg WorkerConfig, st *store.Store, objects *blobstore.Bucket, run
 	if cfg.MaxDocumentBytes == 0 {
 		cfg.MaxDocumentBytes = 10 << 20
 	}
-	w := &Worker{cfg: cfg, store: st, objects: objects, runner: runner,
+	w := &Worker{cfg: cfg, store: st, artifacts: artifact.New(objects), runner: runner,
 		log: log, now: func() time.Time { return time.Now().UTC() }}
 	w.summaries = metrics.NewReader(st, w.now)
 	w.budgets = budget.NewChecker(st, w.summaries)
@@ -162,7 +160,7 @@ func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 	reportKey := "" // the page's report of the day
 	if job.Test != "" {
 		// A test keeps its own report: a later audit the same day replaces the day's.
-		reportKey = blobstore.SeriesPrefix(site.Account, site.ID, job.Series) + job.Test + ".json.gz"
+		reportKey = artifact.SeriesReportKey(site.Account, site.ID, job.Series, job.Test)
 		log = log.With("series", job.Series, "test", job.Test)
 		test, err = w.store.StartSeriesTest(ctx, site, job.Test, job.Queued)
 		if model.IsNotFound(err) {
@@ -322,7 +320,7 @@ func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page,
 	if err != nil {
 		return model.LabResult{}, nil, err
 	}
-	dg, harPath := w.diagnose(ctx, median.path)
+	dg, harPath := w.diagnose(ctx, median)
 	timing, validation, err := w.document(ctx, median, dg)
 	if err != nil {
 		return model.LabResult{}, nil, err
@@ -347,12 +345,13 @@ func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page,
 
 	res.ReportKey = reportKey
 	if reportKey == "" {
-		res.ReportKey = blobstore.PagePrefix(site.Account, site.ID, page.ID) + "lighthouse/" + res.Day + "-" + device + ".json.gz"
+		res.ReportKey = artifact.PageReportKey(site.Account, site.ID, page.ID, res.Day, device)
 	}
-	if err := w.storeReport(ctx, res.ReportKey, median.path); err != nil {
+	out, err := w.output(ctx, median, dg, harPath, true)
+	if err != nil {
 		return res, nil, err
 	}
-	if err := w.storeDiagnostics(ctx, res.ReportKey, dg, harPath); err != nil {
+	if err := w.artifacts.Put(ctx, res.ReportKey, out); err != nil {
 		return res, nil, err
 	}
 	listings, err := w.storeResult(ctx, site, page, res)
@@ -372,9 +371,10 @@ func (w *Worker) storeResult(ctx context.Context, site model.Website, page model
 	return w.summaries.Refresh(ctx, site, page)
 }
 
-// lighthouseOutcome is one Lighthouse run of an audit: its report, parsed, and where the
-// runner wrote it (its side files beside it).
+// lighthouseOutcome is one Lighthouse run of an audit: its result, decoded once (report is
+// its report), and where the runner wrote it (its side files beside it).
 type lighthouseOutcome struct {
+	result *lighthouse.Result
 	report *lighthouse.Report
 	path   string
 	// index is the benchmarkIndex its CPU slowdown was calibrated from (0: none, simulated or
@@ -390,11 +390,11 @@ func (w *Worker) lighthouseRuns(ctx context.Context, prof *auditProfile, method,
 	runs := make([]lighthouseOutcome, 0, w.cfg.Runs)
 	for i := range w.cfg.Runs {
 		path := filepath.Join(dir, fmt.Sprintf("run-%d.json", i))
-		rep, dials, index, err := w.lighthouseRun(ctx, prof, method, target, device, path, changes)
+		res, dials, index, err := w.lighthouseRun(ctx, prof, method, target, device, path, changes)
 		if err != nil {
 			return nil, err
 		}
-		runs = append(runs, lighthouseOutcome{report: rep, path: path, dials: dials, index: index})
+		runs = append(runs, lighthouseOutcome{result: res, report: res.Report(), path: path, dials: dials, index: index})
 	}
 	return runs, nil
 }
@@ -403,7 +403,8 @@ func (w *Worker) lighthouseRuns(ctx context.Context, prof *auditProfile, method,
 // median needs each run's FCP and time to interactive; when no run has both (time to
 // interactive needs 5 s of quiet in the trace, which a page busy to the end of Lighthouse's
 // wait never gives), the run of the median FCP stands in, its TBT absent; with no FCP at all
-// there is nothing to report.
+// there is nothing to report. The other runs' decoded results are let go: only the median
+// run's is stored and explained, and a heavy page's result is megabytes.
 func medianRun(runs []lighthouseOutcome) (lighthouseOutcome, []*lighthouse.Report, error) {
 	reports := make([]*lighthouse.Report, len(runs))
 	var withFCP []int
@@ -413,14 +414,20 @@ func medianRun(runs []lighthouseOutcome) (lighthouseOutcome, []*lighthouse.Repor
 			withFCP = append(withFCP, i)
 		}
 	}
-	if i := lighthouse.MedianRun(reports); i >= 0 {
-		return runs[i], reports, nil
+	m := lighthouse.MedianRun(reports)
+	if m < 0 {
+		if len(withFCP) == 0 {
+			return lighthouseOutcome{}, reports, errors.New("no Lighthouse run measured a first contentful paint")
+		}
+		slices.SortStableFunc(withFCP, func(a, b int) int { return cmp.Compare(*reports[a].FCP, *reports[b].FCP) })
+		m = withFCP[(len(withFCP)-1)/2]
 	}
-	if len(withFCP) == 0 {
-		return lighthouseOutcome{}, reports, errors.New("no Lighthouse run measured a first contentful paint")
+	for i := range runs {
+		if i != m {
+			runs[i].result = nil
+		}
 	}
-	slices.SortStableFunc(withFCP, func(a, b int) int { return cmp.Compare(*reports[a].FCP, *reports[b].FCP) })
-	return runs[withFCP[(len(withFCP)-1)/2]], reports, nil
+	return runs[m], reports, nil
 }
 
 // labResult is the day's result of the runs by method, median being the median one: with the
@@ -443,33 +450,12 @@ func (w *Worker) labResult(page, device, method string, reports []*lighthouse.Re
 	return res
 }
 
-// storeReport stores the median run's JSON report at key and Lighthouse's own HTML report of
-// it beside, for people (the dashboard).
-func (w *Worker) storeReport(ctx context.Context, key, path string) error {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	if err := w.objects.Put(ctx, key, gzipped(raw), "application/gzip"); err != nil {
-		return err
-	}
-	htmlPath := strings.TrimSuffix(path, ".json") + ".html"
-	if err := w.runner.RenderHTML(ctx, path, htmlPath); err != nil {
-		return fmt.Errorf("render the HTML report: %w", err)
-	}
-	htmlReport, err := os.ReadFile(htmlPath)
-	if err != nil {
-		return err
-	}
-	return w.objects.Put(ctx, blobstore.HTMLReportKey(key), gzipped(htmlReport), "application/gzip")
-}
-
-// diagnose reads the diagnostics of the run whose report is at path, and writes its HAR beside
-// it (harPath). A run that cannot be explained (Lighthouse recorded no DevTools log) answers
-// nil, said in the log: the day's metrics stand without diagnostics.
-func (w *Worker) diagnose(ctx context.Context, path string) (dg *lighthouse.Diagnosis, harPath string) {
-	harPath, phasesPath := path+".har", path+".phases.json"
-	if err := w.runner.Network(ctx, lighthouse.DevtoolsLogPath(path), harPath, phasesPath); err != nil {
+// diagnose reads the diagnostics of a run, and writes its HAR beside its report (harPath). A
+// run that cannot be explained (Lighthouse recorded no DevTools log) answers nil, said in the
+// log: the day's metrics stand without diagnostics.
+func (w *Worker) diagnose(ctx context.Context, run lighthouseOutcome) (dg *lighthouse.Diagnosis, harPath string) {
+	harPath, phasesPath := run.path+".har", run.path+".phases.json"
+	if err := w.runner.Network(ctx, lighthouse.DevtoolsLogPath(run.path), harPath, phasesPath); err != nil {
 		w.log.WarnContext(ctx, "no diagnostics: the run's network log could not be read", "err", err)
 		return nil, ""
 	}
@@ -477,7 +463,7 @@ func (w *Worker) diagnose(ctx context.Context, path string) (dg *lighthouse.Diag
 	for _, f := range []struct {
 		path string
 		to   *[]byte
-	}{{path, &in.Report}, {phasesPath, &in.Phases}, {lighthouse.ShiftsPath(path), &in.Shifts}, {lighthouse.FramesPath(path), &in.Frames}} {
+	}{{phasesPath, &in.Phases}, {lighthouse.ShiftsPath(run.path), &in.Shifts}, {lighthouse.FramesPath(run.path), &in.Frames}} {
 		b, err := os.ReadFile(f.path)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			w.log.WarnContext(ctx, "no diagnostics", "err", err)
@@ -485,12 +471,40 @@ func (w *Worker) diagnose(ctx context.Context, path string) (dg *lighthouse.Diag
 		}
 		*f.to = b
 	}
-	dg, err := lighthouse.Diagnose(in)
+	dg, err := run.result.Diagnose(in)
 	if err != nil {
 		w.log.WarnContext(ctx, "no diagnostics", "err", err)
 		return nil, ""
 	}
 	return dg, harPath
+}
+
+// output is what a run stores: its diagnostics dg (nil: none) with their images and the HAR
+// at harPath, and, withReport, its report as Lighthouse wrote it and Lighthouse's own HTML
+// report of it, for people (the dashboard).
+func (w *Worker) output(ctx context.Context, run lighthouseOutcome, dg *lighthouse.Diagnosis, harPath string, withReport bool) (artifact.Output, error) {
+	var out artifact.Output
+	if withReport {
+		out.Report = run.result.JSON()
+		htmlPath := strings.TrimSuffix(run.path, ".json") + ".html"
+		if err := w.runner.RenderHTML(ctx, run.path, htmlPath); err != nil {
+			return out, fmt.Errorf("render the HTML report: %w", err)
+		}
+		html, err := os.ReadFile(htmlPath)
+		if err != nil {
+			return out, err
+		}
+		out.HTML = html
+	}
+	if dg == nil {
+		return out, nil
+	}
+	har, err := os.ReadFile(harPath)
+	if err != nil {
+		return out, err
+	}
+	out.Diagnostics, out.Images, out.HAR = &dg.Diagnostics, dg.Images, har
+	return out, nil
 }
 
 // document answers the document's timing and validation from the median run's own load: its
@@ -538,44 +552,19 @@ func orZero(p *float64) float64 {
 	return *p
 }
 
-// storeDiagnostics stores a run's diagnostics beside its report stored at reportKey: the
-// diagnostics JSON, its images once each, and the HAR at harPath. No diagnostics, nothing.
-func (w *Worker) storeDiagnostics(ctx context.Context, reportKey string, dg *lighthouse.Diagnosis, harPath string) error {
-	if dg == nil {
-		return nil
-	}
-	for _, im := range dg.Images {
-		if err := w.objects.Put(ctx, blobstore.DiagnosticsImageKey(reportKey, im.Name), im.Data, im.ContentType); err != nil {
-			return err
-		}
-	}
-	har, err := os.ReadFile(harPath)
-	if err != nil {
-		return err
-	}
-	if err := w.objects.Put(ctx, blobstore.HARKey(reportKey), gzipped(har), "application/gzip"); err != nil {
-		return err
-	}
-	body, err := json.Marshal(dg.Diagnostics)
-	if err != nil {
-		return err
-	}
-	return w.objects.Put(ctx, blobstore.DiagnosticsKey(reportKey), gzipped(body), "application/gzip")
-}
-
 // lighthouseRun runs Lighthouse once by method in a fresh browser session, which it closes
 // before returning, so that no run inherits another's cache or state. It returns the
 // benchmarkIndex the run's CPU slowdown was calibrated from (0 for none).
-func (w *Worker) lighthouseRun(ctx context.Context, prof *auditProfile, method, target, device, path string, changes model.ExperimentChanges) (*lighthouse.Report, browser.Dials, float64, error) {
-	rep, dials, index, err := w.lighthouseRunOnce(ctx, prof, method, target, device, path, changes)
+func (w *Worker) lighthouseRun(ctx context.Context, prof *auditProfile, method, target, device, path string, changes model.ExperimentChanges) (*lighthouse.Result, browser.Dials, float64, error) {
+	res, dials, index, err := w.lighthouseRunOnce(ctx, prof, method, target, device, path, changes)
 	if err == nil && method == model.MethodApplied {
-		w.observe(ctx, rep.BenchmarkIndex)
+		w.observe(ctx, res.Report().BenchmarkIndex)
 	}
-	return rep, dials, index, err
+	return res, dials, index, err
 }
 
 // lighthouseRunOnce is lighthouseRun without what a run teaches the calibration.
-func (w *Worker) lighthouseRunOnce(ctx context.Context, prof *auditProfile, method, target, device, path string, changes model.ExperimentChanges) (*lighthouse.Report, browser.Dials, float64, error) {
+func (w *Worker) lighthouseRunOnce(ctx context.Context, prof *auditProfile, method, target, device, path string, changes model.ExperimentChanges) (*lighthouse.Result, browser.Dials, float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.RunTimeout)
 	defer cancel()
 	sess, stop, err := w.launch(ctx, prof, target, device, changes)
@@ -606,14 +595,17 @@ func (w *Worker) lighthouseRunOnce(ctx context.Context, prof *auditProfile, meth
 	if err != nil {
 		return nil, dials, 0, fmt.Errorf("lighthouse: %w", err)
 	}
+	// The one read and decoding of the run's report: its metrics, diagnostics and stored copy
+	// all come from it.
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, dials, 0, fmt.Errorf("lighthouse report: %w", err)
 	}
-	rep, err := lighthouse.Parse(raw)
+	res, err := lighthouse.Decode(raw)
 	if err != nil {
 		return nil, dials, 0, err
 	}
+	rep := res.Report()
 	if rep.RuntimeError != nil {
 		var load *browser.LoadError
 		if errors.As(unreached, &load) {
@@ -626,7 +618,7 @@ func (w *Worker) lighthouseRunOnce(ctx context.Context, prof *auditProfile, meth
 		}
 		return nil, dials, 0, rep.RuntimeError
 	}
-	return rep, dials, index, nil
+	return res, dials, index, nil
 }
 
 // calibrationMeasures is how many times a process measures its machine before its first
@@ -743,13 +735,4 @@ func labMetrics(r *lighthouse.Report) map[string]float64 {
 		}
 	}
 	return m
-}
-
-// gzipped compresses b (writing to memory cannot fail).
-func gzipped(b []byte) []byte {
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	_, _ = zw.Write(b)
-	_ = zw.Close()
-	return buf.Bytes()
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -19,7 +18,8 @@ import (
 var ErrNotFound = errors.New("object not found")
 
 // Object keys partition like the table: everything of a website under its prefix, everything
-// of a page or test under theirs, so that a purge is one listing.
+// of a page or test under theirs, so that a purge is one listing. The keys of what a lab audit
+// stores are internal/artifact's.
 
 // WebsitePrefix is the key prefix of every object of a website.
 func WebsitePrefix(account, website string) string { return account + "/" + website + "/" }
@@ -29,54 +29,9 @@ func PagePrefix(account, website, page string) string {
 	return WebsitePrefix(account, website) + "pages/" + page + "/"
 }
 
-// HTMLReportKey is the key of the HTML rendering of the gzipped JSON Lighthouse report stored
-// at jsonKey ("...json.gz"): beside it, under the page's prefix, so purged with it.
-func HTMLReportKey(jsonKey string) string {
-	return strings.TrimSuffix(jsonKey, ".json.gz") + ".html.gz"
-}
-
-// DiagnosticsKey is the key of the gzipped diagnostics (model.Diagnostics as JSON) of the run
-// whose report is stored at reportKey; HARKey that of its gzipped HAR, and DiagnosticsImageKey
-// that of one of its images. All sit beside the report, under its page's (or series') prefix,
-// so that a purge removes them with it and the bucket's expiry keeps them as long as the report.
-func DiagnosticsKey(reportKey string) string { return reportBase(reportKey) + ".diagnostics.json.gz" }
-
-// HARKey is the key of the gzipped, redacted HAR of the run whose report is stored at
-// reportKey. HARs stored before the redaction rule existed (".har.gz", with the profiles'
-// credentials in them) are under another key, so that nothing serves them again; they expire
-// with the bucket's lifecycle, or go with their page or website.
-func HARKey(reportKey string) string { return reportBase(reportKey) + ".redacted.har.gz" }
-
-// DiagnosticsImageKey is the key of the image named name of the run whose report is stored at
-// reportKey (names are the diagnostics', unique within a run).
-func DiagnosticsImageKey(reportKey, name string) string {
-	return reportBase(reportKey) + ".images/" + name
-}
-
-func reportBase(reportKey string) string { return strings.TrimSuffix(reportKey, ".json.gz") }
-
-// ExperimentReportKey is the report key an experiment's audit (audit: "control" or
-// "experiment") keeps its diagnostics beside; nothing is stored at the key itself. Under the
-// website's prefix, so they go with it.
-func ExperimentReportKey(account, website, experiment, audit string) string {
-	return ExperimentPrefix(account, website, experiment) + audit + ".json.gz"
-}
-
-// ExperimentPrefix is the key prefix of every object of an experiment (its audits' diagnostics,
-// images and HARs).
-func ExperimentPrefix(account, website, experiment string) string {
-	return WebsitePrefix(account, website) + "experiments/" + experiment + "-"
-}
-
 // TestPrefix is the key prefix of every object of a multistep test.
 func TestPrefix(account, website, test string) string {
 	return WebsitePrefix(account, website) + "tests/" + test + "/"
-}
-
-// SeriesPrefix is the key prefix of the reports of a test series: the website's, so that they
-// stay while the series does, whatever becomes of its pages.
-func SeriesPrefix(account, website, series string) string {
-	return WebsitePrefix(account, website) + "testseries/" + series + "/"
 }
 
 // RUMDayKey is the key of generation gen, written by the writer tagged tag, of the object

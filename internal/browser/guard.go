@@ -9,7 +9,8 @@
 //     guard refuses, whatever a page does.
 //   - [Launch] starts one Chromium per job in its own temporary directory and process group,
 //     and [Session.Close] leaves neither a process nor a file behind.
-//   - [NavigationTiming] loads a page once and reads the Navigation Timing entry of its document.
+//   - [DocumentTiming] times a document from the phases of a load another tool drove
+//     (Lighthouse's), with the proxy's share given back to DNS and connect.
 package browser
 
 import (

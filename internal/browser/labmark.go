@@ -3,9 +3,6 @@ package browser
 import (
 	"strings"
 
-	"github.com/go-rod/rod"
-	"github.com/go-rod/rod/lib/proto"
-
 	"github.com/openvitals/openvitals/internal/model"
 )
 
@@ -17,13 +14,4 @@ func LabUserAgent(ua string) string {
 		return ua
 	}
 	return ua + " " + model.LabUserAgentMark
-}
-
-// MarkLab makes a page's loads send the browser's own user agent with the lab mark.
-func MarkLab(p *rod.Page) error {
-	v, err := proto.BrowserGetVersion{}.Call(p.Browser())
-	if err != nil {
-		return err
-	}
-	return proto.EmulationSetUserAgentOverride{UserAgent: LabUserAgent(v.UserAgent)}.Call(p)
 }

@@ -99,7 +99,7 @@ func TestCloseLeavesNoProcessOrDirectory(t *testing.T) {
 	}
 	// Load a page, so that renderer and network processes exist.
 	srv := testSite(t)
-	if _, err := NavigationTiming(ctx, s, srv.URL+"/"); err != nil {
+	if err := load(t, s, srv.URL+"/"); err != nil {
 		t.Fatal(err)
 	}
 	entries, _ := os.ReadDir(root)

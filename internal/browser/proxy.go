@@ -43,7 +43,7 @@ type dialFailure struct {
 }
 
 // dialRecord is one connection the proxy opened to a target, with the time its resolution and
-// connect took, so that a page's Navigation Timing can be given back the DNS and connect time
+// connect took, so that a document's timing can be given back the DNS and connect time
 // that happened here rather than in Chromium.
 type dialRecord struct {
 	Target string // host:port
@@ -164,10 +164,6 @@ func (p *Proxy) dialsSince(t time.Time) []dialRecord {
 	}
 	return out
 }
-
-// dropIdle closes the idle connections kept for forwarded requests, so that the next load
-// measures a fresh connection.
-func (p *Proxy) dropIdle() { p.transport.CloseIdleConnections() }
 
 // recordFailure keeps a failure and says whether it is the first refusal of target, the one
 // worth a log line (a page may retry a refused host many times).

@@ -43,6 +43,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/auditworker"
 	"github.com/openvitals/openvitals/internal/awsmeter"
@@ -345,7 +346,7 @@ func auditWorker(b *testing.B, svc *service.Service, objects *blobstore.Bucket, 
 		Runs: 1, Scheme: "http",
 		Browser:     browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: true}, TempRoot: temp},
 		Events:      events,
-		Regressions: regression.NewWatcher(svc.Store, objects, events, log),
+		Regressions: regression.NewWatcher(svc.Store, artifact.New(objects), events, log),
 	}, svc.Store, objects, runner, log)
 }
 

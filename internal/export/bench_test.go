@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/awstest"
-	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/export"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/rum"
@@ -63,7 +63,7 @@ func BenchmarkExportWebsiteDay(b *testing.B) {
 			if err := st.PutLabResult(ctx, site, p, r); err != nil {
 				b.Fatal(err)
 			}
-			if err := reports.Put(ctx, blobstore.DiagnosticsKey(r.ReportKey), benchDiagnostics(b, i), "application/gzip"); err != nil {
+			if err := reports.Put(ctx, artifact.DiagnosticsKey(r.ReportKey), benchDiagnostics(b, i), "application/gzip"); err != nil {
 				b.Fatal(err)
 			}
 			v := map[string]model.Vital{}

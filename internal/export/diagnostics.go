@@ -3,11 +3,11 @@ package export
 import (
 	"cmp"
 	"context"
+	"errors"
 	"sort"
 	"sync"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/compare"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/rum"
 )
@@ -85,10 +85,11 @@ func (e *Exporter) DiagnosticsRows(ctx context.Context, website string, urls map
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			d, err := compare.ReadDiagnostics(ctx, e.reports, r.ReportKey)
+			d, err := e.reports.Diagnostics(ctx, r.ReportKey)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
+			case errors.Is(err, model.ErrNotFound): // an audit that kept no diagnostics
 			case err != nil:
 				firstErr = cmp.Or(firstErr, err)
 			case d != nil:

@@ -15,8 +15,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/blobstore"
-	"github.com/openvitals/openvitals/internal/compare"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/store"
@@ -151,7 +151,7 @@ type Result struct {
 // the export bucket.
 type Exporter struct {
 	store   *store.Store
-	reports compare.Objects
+	reports *artifact.Store
 	field   RealUsers
 	objects *blobstore.Bucket
 }
@@ -164,8 +164,8 @@ type RealUsers interface {
 
 // New returns an Exporter reading st, the diagnostics stored beside the reports in reports
 // and real users' aggregates from field, and writing into objects.
-func New(st *store.Store, reports compare.Objects, field RealUsers, objects *blobstore.Bucket) *Exporter {
-	return &Exporter{store: st, reports: reports, field: field, objects: objects}
+func New(st *store.Store, reports artifact.Bucket, field RealUsers, objects *blobstore.Bucket) *Exporter {
+	return &Exporter{store: st, reports: artifact.New(reports), field: field, objects: objects}
 }
 
 // Website writes the files of every dataset of a website's UTC day (yyyymmdd). Its reads are

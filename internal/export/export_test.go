@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/export"
@@ -110,7 +111,7 @@ func seed(t *testing.T) seeded {
 	_, _ = zw.Write(body)
 	_ = zw.Close()
 	mobile := s.lab[1]
-	if err := s.reports.Put(ctx, blobstore.DiagnosticsKey(mobile.ReportKey), gz.Bytes(), "application/gzip"); err != nil {
+	if err := s.reports.Put(ctx, artifact.DiagnosticsKey(mobile.ReportKey), gz.Bytes(), "application/gzip"); err != nil {
 		t.Fatal(err)
 	}
 	return s

@@ -16,10 +16,9 @@ import (
 // lacks), beside the report at reportPath.
 func ShiftsPath(reportPath string) string { return reportPath + ".shifts.json" }
 
-// DiagnosisInput is what Diagnose reads: one run's files, as the runner wrote them.
+// DiagnosisInput is what Diagnose reads beside the run's report: its files, as the runner
+// wrote them.
 type DiagnosisInput struct {
-	// Report is the LHR (required).
-	Report []byte
 	// Phases is what Runner.Network wrote to its phases file; nil leaves the requests
 	// without phases.
 	Phases []byte
@@ -35,14 +34,7 @@ type Diagnosis struct {
 	Diagnostics model.Diagnostics
 	// Images are the filmstrip frames and the final screenshot, each once (identical frames
 	// share one image), by the names the diagnostics give them.
-	Images []Image
-}
-
-// Image is one stored image of a diagnosis.
-type Image struct {
-	Name        string
-	ContentType string
-	Data        []byte
+	Images []model.Image
 }
 
 // longTaskThreshold is where a task starts to block (the 50 ms of Total Blocking Time).
@@ -54,15 +46,11 @@ const longTaskThreshold = 50
 // Times are the observed (unthrottled) ones, as the filmstrip shows them, in ms from
 // navigation start; Lighthouse's simulated metrics stay in the lab result. Long tasks are as
 // Lighthouse reports them (its throttling model applied).
-func Diagnose(in DiagnosisInput) (*Diagnosis, error) {
-	l, err := decodeLHR(in.Report)
-	if err != nil {
-		return nil, err
-	}
+func (r *Result) Diagnose(in DiagnosisInput) (*Diagnosis, error) {
+	l, rep := r.lhr, r.report
 	if l.RuntimeError != nil {
 		return nil, fmt.Errorf("lighthouse: diagnose: %w", l.RuntimeError)
 	}
-	rep := l.report()
 	var obs observed
 	firstItem(l.Audits["metrics"].Details, &obs)
 	out := &Diagnosis{Diagnostics: model.Diagnostics{
@@ -98,6 +86,7 @@ func Diagnose(in DiagnosisInput) (*Diagnosis, error) {
 	d.Shifts, d.Marks.LargestShift = shiftsOf(l, d.FinalURL, times)
 	d.LongTasks = longTasksOf(l)
 	d.MainThread = mainThreadOf(l)
+	d.Scripts = scriptsOf(l)
 	d.ThirdParties = thirdPartiesOf(l, d.Requests, d.LongTasks)
 	d.EmptyListsNotNull()
 	return out, nil
@@ -431,6 +420,32 @@ func mainThreadOf(l *lhr) []model.WorkCategory {
 		out = append(out, model.WorkCategory{Category: it.Group, Label: it.GroupLabel, Duration: round1(it.Duration)})
 	}
 	slices.SortStableFunc(out, func(a, b model.WorkCategory) int { return cmpFloat(b.Duration, a.Duration) })
+	return out
+}
+
+// scriptsOf reads bootup-time: each script's main-thread time, longest first (what a
+// regression's cause compares; Lighthouse's own evaluation scripts left out).
+func scriptsOf(l *lhr) []model.ScriptTime {
+	type item struct {
+		URL   string  `json:"url"`
+		Total float64 `json:"total"`
+	}
+	byURL := map[string]float64{}
+	var order []string
+	for _, it := range items[item](l, "bootup-time") {
+		if strings.Contains(it.URL, "_lighthouse-eval.js") {
+			continue
+		}
+		if _, ok := byURL[it.URL]; !ok {
+			order = append(order, it.URL)
+		}
+		byURL[it.URL] += it.Total
+	}
+	out := make([]model.ScriptTime, 0, len(order))
+	for _, u := range order {
+		out = append(out, model.ScriptTime{URL: u, MainThread: round1(byURL[u])})
+	}
+	slices.SortStableFunc(out, func(a, b model.ScriptTime) int { return cmpFloat(b.MainThread, a.MainThread) })
 	return out
 }
 

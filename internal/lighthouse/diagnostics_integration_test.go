@@ -105,7 +105,7 @@ func auditForDiagnostics(t *testing.T, r *Runner, url string) diagnosticsRun {
 func diagnose(t *testing.T, r *Runner, srv *httptest.Server, page string) *Diagnosis {
 	t.Helper()
 	run := auditForDiagnostics(t, r, srv.URL+"/"+page)
-	dg, err := Diagnose(DiagnosisInput{Report: run.lhr, Phases: run.phases, Shifts: run.shifts, Frames: run.frames})
+	dg, err := diagnoseJSON(t, run.lhr, DiagnosisInput{Phases: run.phases, Shifts: run.shifts, Frames: run.frames})
 	if err != nil {
 		t.Fatalf("Diagnose(%s): %v", page, err)
 	}

@@ -8,6 +8,16 @@ import (
 	"github.com/openvitals/openvitals/internal/model"
 )
 
+// diagnoseJSON decodes a report and diagnoses it with the run's files in.
+func diagnoseJSON(t testing.TB, raw []byte, in DiagnosisInput) (*Diagnosis, error) {
+	t.Helper()
+	r, err := Decode(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Diagnose(in)
+}
+
 // A run that failed has nothing to explain: Diagnose says why instead of returning empty
 // diagnostics.
 func TestDiagnoseRuntimeError(t *testing.T) {
@@ -15,10 +25,10 @@ func TestDiagnoseRuntimeError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Diagnose(DiagnosisInput{Report: raw}); err == nil {
+	if _, err := diagnoseJSON(t, raw, DiagnosisInput{}); err == nil {
 		t.Fatal("Diagnose of a runtime error succeeded")
 	}
-	if _, err := Diagnose(DiagnosisInput{Report: []byte(`{"lighthouseVersion":"13.5.0","audits":{}}`), Phases: []byte(`{`)}); err == nil {
+	if _, err := diagnoseJSON(t, []byte(`{"lighthouseVersion":"13.5.0","audits":{}}`), DiagnosisInput{Phases: []byte(`{`)}); err == nil {
 		t.Fatal("Diagnose with broken phases succeeded")
 	}
 }
@@ -30,11 +40,14 @@ func TestDiagnoseRecordedReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dg, err := Diagnose(DiagnosisInput{Report: raw})
+	dg, err := diagnoseJSON(t, raw, DiagnosisInput{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := dg.Diagnostics
+	if len(d.Scripts) != 1 || d.Scripts[0].URL != "Unattributable" || d.Scripts[0].MainThread != 75.8 {
+		t.Errorf("scripts %+v, want bootup-time's one", d.Scripts)
+	}
 	if d.LCP == nil || d.LCP.Selector != "body > main > img.hero" || d.LCP.ImageURL != "http://127.0.0.1:8765/hero.jpg" ||
 		d.LCP.Phases.LoadDelay == nil || d.LCP.Phases.TTFB != 19.5 {
 		t.Errorf("LCP %+v", d.LCP)

@@ -102,8 +102,8 @@ func imageName(data []byte, ext string) string {
 // addImageData stores an image once, named by its content, and returns its name.
 func (o *Diagnosis) addImageData(data []byte, contentType, ext string) string {
 	name := imageName(data, ext)
-	if !slices.ContainsFunc(o.Images, func(i Image) bool { return i.Name == name }) {
-		o.Images = append(o.Images, Image{Name: name, ContentType: contentType, Data: data})
+	if !slices.ContainsFunc(o.Images, func(i model.Image) bool { return i.Name == name }) {
+		o.Images = append(o.Images, model.Image{Name: name, ContentType: contentType, Data: data})
 	}
 	return name
 }

@@ -208,7 +208,7 @@ func audit(t *testing.T, r *Runner, url, device string) (Meta, *Report) {
 	if err != nil {
 		t.Fatalf("no report written: %v", err)
 	}
-	rep, err := Parse(lhr)
+	rep, err := parse(lhr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -485,7 +485,7 @@ func TestAuditLayoutShifts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Parse(lhr)
+	rep, err := parse(lhr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -591,9 +591,15 @@ func hasPath(chains map[string]chainNode, paths ...string) bool {
 // decodeAudit decodes one audit of a report into v.
 func decodeAudit(t *testing.T, lhr []byte, id string, v any) {
 	t.Helper()
-	raw, err := Audit(lhr, id)
-	if err != nil {
+	var l struct {
+		Audits map[string]json.RawMessage `json:"audits"`
+	}
+	if err := json.Unmarshal(lhr, &l); err != nil {
 		t.Fatal(err)
+	}
+	raw, ok := l.Audits[id]
+	if !ok {
+		t.Fatalf("no audit %s", id)
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
 		t.Fatalf("decode %s: %v", id, err)

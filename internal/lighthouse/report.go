@@ -134,10 +134,7 @@ const (
 // shows an audit as passed from 0.9 up.
 const passScore = 0.9
 
-// ErrAuditNotFound is returned by Audit when the report has no audit with the requested id.
-var ErrAuditNotFound = errors.New("lighthouse: audit not found in report")
-
-// lhr is the part of a Lighthouse result that Parse reads.
+// lhr is the part of a Lighthouse result that Decode reads.
 type lhr struct {
 	LighthouseVersion string        `json:"lighthouseVersion"`
 	RequestedURL      string        `json:"requestedUrl"`
@@ -158,7 +155,7 @@ type lhr struct {
 	} `json:"environment"`
 	Audits     map[string]lhrAudit    `json:"audits"`
 	Categories map[string]lhrCategory `json:"categories"`
-	// Entities are Lighthouse's parties (first or third) of the page's requests (ReadFacts).
+	// Entities are Lighthouse's parties (first or third) of the page's requests.
 	Entities []struct {
 		Name         string `json:"name"`
 		IsFirstParty bool   `json:"isFirstParty"`
@@ -193,18 +190,33 @@ type metricsItem struct {
 	ObservedLoad             *float64 `json:"observedLoad"`
 }
 
-// Parse extracts a Report from a Lighthouse result (the JSON written by the runner's audit op
-// or by `lighthouse --output=json`). It fails only when lhrJSON is not a Lighthouse result;
-// a result with a runtime error or errored audits parses, with the gaps in Missing.
-func Parse(lhrJSON []byte) (*Report, error) {
+// Result is a Lighthouse result decoded once: its report and its diagnostics are read from the
+// one decoding, and its JSON is kept as Lighthouse wrote it, to be stored.
+type Result struct {
+	lhr    *lhr
+	report *Report
+	raw    []byte
+}
+
+// Decode decodes a Lighthouse result (the JSON written by the runner's audit op or by
+// `lighthouse --output=json`). It fails only when lhrJSON is not a Lighthouse result; a result
+// with a runtime error or errored audits decodes, with the gaps in its report's Missing.
+func Decode(lhrJSON []byte) (*Result, error) {
 	l, err := decodeLHR(lhrJSON)
 	if err != nil {
 		return nil, err
 	}
-	return l.report(), nil
+	return &Result{lhr: l, report: l.report(), raw: lhrJSON}, nil
 }
 
-// decodeLHR decodes a Lighthouse result once, for Parse and ReadFacts.
+// Report is what the result says of the page: its metrics, scores, opportunities and the
+// settings it ran with.
+func (r *Result) Report() *Report { return r.report }
+
+// JSON is the result as Lighthouse wrote it.
+func (r *Result) JSON() []byte { return r.raw }
+
+// decodeLHR decodes a Lighthouse result, for Decode.
 func decodeLHR(lhrJSON []byte) (*lhr, error) {
 	var l lhr
 	if err := json.Unmarshal(lhrJSON, &l); err != nil {
@@ -216,7 +228,7 @@ func decodeLHR(lhrJSON []byte) (*lhr, error) {
 	return &l, nil
 }
 
-// report is what Parse returns of a decoded result.
+// report is a decoded result's Report.
 func (l *lhr) report() *Report {
 	r := &Report{
 		LighthouseVersion: l.LighthouseVersion,
@@ -491,25 +503,6 @@ func savings(a lhrAudit) (ms, bytes float64, metric map[string]float64) {
 		bytes = *d.DebugData.WastedBytes
 	}
 	return math.Round(ms), math.Round(bytes), metric
-}
-
-// Audit returns one audit's object exactly as Lighthouse wrote it in the report, for the
-// opportunity detail endpoint. It returns ErrAuditNotFound when the report has no such audit.
-func Audit(lhrJSON []byte, id string) (json.RawMessage, error) {
-	var l struct {
-		Audits map[string]json.RawMessage `json:"audits"`
-	}
-	if err := json.Unmarshal(lhrJSON, &l); err != nil {
-		return nil, fmt.Errorf("lighthouse: parse report: %w", err)
-	}
-	if l.Audits == nil {
-		return nil, errors.New("lighthouse: parse report: not a Lighthouse result (no audits)")
-	}
-	a, ok := l.Audits[id]
-	if !ok || len(a) == 0 || string(a) == "null" {
-		return nil, fmt.Errorf("%w: %q", ErrAuditNotFound, id)
-	}
-	return a, nil
 }
 
 // firstItem decodes details.items[0] into v; false if there is no such item.

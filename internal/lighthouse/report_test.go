@@ -3,7 +3,6 @@ package lighthouse
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"maps"
 	"os"
@@ -29,7 +28,7 @@ func TestParseGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := Parse(lhr)
+			r, err := parse(lhr)
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
@@ -49,7 +48,7 @@ func TestParseGolden(t *testing.T) {
 				t.Fatalf("%v (run go test -update to create it)", err)
 			}
 			if !bytes.Equal(got, want) {
-				t.Errorf("Parse(%s) differs from %s (go test -update rewrites it):\n%s", g.input, g.golden, got)
+				t.Errorf("Decode(%s) differs from %s (go test -update rewrites it):\n%s", g.input, g.golden, got)
 			}
 		})
 	}
@@ -67,7 +66,7 @@ func readReport(t *testing.T, name string) []byte {
 // TestParseDesktop checks the golden's key values one by one against the report, so a wrong
 // golden cannot hide a wrong extraction.
 func TestParseDesktop(t *testing.T) {
-	r, err := Parse(readReport(t, "lhr-desktop.json"))
+	r, err := parse(readReport(t, "lhr-desktop.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +165,7 @@ func TestParseDesktop(t *testing.T) {
 }
 
 func TestParseRuntimeError(t *testing.T) {
-	r, err := Parse(readReport(t, "lhr-runtime-error.json"))
+	r, err := parse(readReport(t, "lhr-runtime-error.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +233,7 @@ func TestParseEdges(t *testing.T) {
 	    "seo": {"score": 0, "auditRefs": [{"id": "document-title", "group": "seo-content"}]}
 	  }
 	}`
-	r, err := Parse([]byte(lhr))
+	r, err := parse([]byte(lhr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,38 +279,9 @@ func TestParseEdges(t *testing.T) {
 
 func TestParseRejectsNonReports(t *testing.T) {
 	for _, in := range []string{"", "not json", "{}", `{"lighthouseVersion": "13.5.0"}`, `{"audits": {}}`, "[]"} {
-		if r, err := Parse([]byte(in)); err == nil {
-			t.Errorf("Parse(%q) = %+v, want an error", in, r)
+		if r, err := parse([]byte(in)); err == nil {
+			t.Errorf("Decode(%q) = %+v, want an error", in, r)
 		}
-	}
-}
-
-func TestAudit(t *testing.T) {
-	lhr := readReport(t, "lhr-desktop.json")
-	raw, err := Audit(lhr, "dom-size-insight")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var a struct {
-		ID      string `json:"id"`
-		Details struct {
-			DebugData struct {
-				MaxDepth int `json:"maxDepth"`
-			} `json:"debugData"`
-		} `json:"details"`
-	}
-	if err := json.Unmarshal(raw, &a); err != nil || a.ID != "dom-size-insight" || a.Details.DebugData.MaxDepth != 6 {
-		t.Errorf("Audit(dom-size-insight) = %.200s (%v)", raw, err)
-	}
-	// As Lighthouse wrote it: the bytes are the report's own, indentation included.
-	if !bytes.Contains(lhr, raw) {
-		t.Error("Audit did not return the report's own bytes")
-	}
-	if _, err := Audit(lhr, "no-such-audit"); !errors.Is(err, ErrAuditNotFound) {
-		t.Errorf("unknown audit: err = %v, want ErrAuditNotFound", err)
-	}
-	if _, err := Audit([]byte("{"), "x"); err == nil || errors.Is(err, ErrAuditNotFound) {
-		t.Errorf("broken report: err = %v", err)
 	}
 }
 
@@ -339,4 +309,13 @@ func mapsEqual(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// parse is a result's report, decoded.
+func parse(lhr []byte) (*Report, error) {
+	r, err := Decode(lhr)
+	if err != nil {
+		return nil, err
+	}
+	return r.Report(), nil
 }

@@ -61,7 +61,7 @@ type Experiment struct {
 type ExperimentAudit struct {
 	Metrics map[string]float64
 	Samples map[string][]float64 `dynamodbav:",omitempty"`
-	// ReportKey names where its median run's diagnostics are stored (blobstore.DiagnosticsKey
+	// ReportKey names where its median run's diagnostics are stored (artifact.DiagnosticsKey
 	// of it); "" when none were kept.
 	ReportKey string `dynamodbav:",omitempty"`
 }

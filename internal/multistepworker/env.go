@@ -2,6 +2,7 @@ package multistepworker
 
 import (
 	"context"
+	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/regression"
@@ -22,7 +23,7 @@ func New(_ context.Context, svc *service.Service) (*Worker, error) {
 	return NewWorker(WorkerConfig{
 		Scheme:      svc.Config.TargetScheme,
 		Events:      events,
-		Regressions: regression.NewWatcher(svc.Store, svc.Objects, events, svc.Log),
+		Regressions: regression.NewWatcher(svc.Store, artifact.New(svc.Objects), events, svc.Log),
 		Journey: journey.Options{Browser: browser.Options{
 			Bin: bin, Guard: browser.Guard{AllowPrivate: svc.Config.AllowPrivateTargets}, Log: svc.Log,
 		}},

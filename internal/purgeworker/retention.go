@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/export"
 	"github.com/openvitals/openvitals/internal/model"
@@ -45,7 +46,7 @@ func (w *Worker) Retain(ctx context.Context, job model.PurgeJob) error {
 	// A daily report's key, and each of its artifacts', begins with its day.
 	cutoff := model.Cutoff(today, r.Reports)
 	for _, p := range pages {
-		n, err := w.objects.DeleteBefore(ctx, blobstore.PagePrefix(site.Account, site.ID, p.ID)+"lighthouse/", cutoff)
+		n, err := w.objects.DeleteBefore(ctx, artifact.PageReportsPrefix(site.Account, site.ID, p.ID), cutoff)
 		counts["reports"] += n
 		if err != nil {
 			return err
@@ -53,7 +54,7 @@ func (w *Worker) Retain(ctx context.Context, job model.PurgeJob) error {
 	}
 	// A series' reports are named by its tests, not days: their age is the object's.
 	first, _ := time.Parse(model.DayLayout, model.Cutoff(today, r.Series))
-	if counts["series"], err = w.objects.DeleteOlder(ctx, blobstore.WebsitePrefix(site.Account, site.ID)+"testseries/", first); err != nil {
+	if counts["series"], err = w.objects.DeleteOlder(ctx, artifact.SeriesReportsPrefix(site.Account, site.ID), first); err != nil {
 		return err
 	}
 	if counts["rum"], err = w.rum.DeleteDaysBefore(ctx, site.Account, site.ID, model.Cutoff(today, r.RUM)); err != nil {

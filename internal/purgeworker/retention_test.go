@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/export"
@@ -36,10 +37,10 @@ func TestRetentionShortened(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reports := blobstore.PagePrefix(s.account, s.id, s.pages[0]) + "lighthouse/"
+	reports := artifact.PageReportsPrefix(s.account, s.id, s.pages[0])
 	oldReport, recentReport := reports+old+"-mobile.json.gz", reports+recent+"-mobile.json.gz"
-	oldHAR := blobstore.HARKey(oldReport)
-	for _, k := range []string{oldReport, oldHAR, recentReport, blobstore.DiagnosticsImageKey(oldReport, "frame-1.jpg")} {
+	oldHAR := artifact.HARKey(oldReport)
+	for _, k := range []string{oldReport, oldHAR, recentReport, artifact.ImageKey(oldReport, "frame-1.jpg")} {
 		if err := e.objects.Put(ctx, k, []byte("x"), "application/gzip"); err != nil {
 			t.Fatal(err)
 		}

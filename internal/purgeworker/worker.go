@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/purge"
@@ -85,7 +86,7 @@ func (w *Worker) Purge(ctx context.Context, job model.PurgeJob) error {
 	case job.Test != "":
 		prefix = blobstore.TestPrefix(job.Account, job.Website, job.Test)
 	case job.Experiment != "":
-		prefix = blobstore.ExperimentPrefix(job.Account, job.Website, job.Experiment)
+		prefix = artifact.ExperimentPrefix(job.Account, job.Website, job.Experiment)
 	}
 	objects, err := w.objects.DeletePrefix(ctx, prefix)
 	if err != nil {
@@ -148,7 +149,7 @@ func (w *Worker) deleteExperimentObjects(ctx context.Context, job model.PurgeJob
 		if e.Page != job.Page {
 			continue
 		}
-		m, err := w.objects.DeletePrefix(ctx, blobstore.ExperimentPrefix(job.Account, job.Website, e.ID))
+		m, err := w.objects.DeletePrefix(ctx, artifact.ExperimentPrefix(job.Account, job.Website, e.ID))
 		n += m
 		if err != nil {
 			return n, err

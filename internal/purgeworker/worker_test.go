@@ -17,6 +17,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
+	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/contract"
@@ -130,8 +131,8 @@ func (e *purgeEnv) populate(key, account, domain string) site {
 			e.t.Fatal(err)
 		}
 		s.experiments[p.ID] = x.ID
-		report := blobstore.ExperimentReportKey(account, w.ID, x.ID, "control")
-		for _, k := range []string{blobstore.DiagnosticsKey(report), blobstore.DiagnosticsImageKey(report, "frame-1.jpg")} {
+		report := artifact.ExperimentReportKey(account, w.ID, x.ID, "control")
+		for _, k := range []string{artifact.DiagnosticsKey(report), artifact.ImageKey(report, "frame-1.jpg")} {
 			if err := e.objects.Put(ctx, k, []byte("x"), "application/octet-stream"); err != nil {
 				e.t.Fatal(err)
 			}
@@ -159,7 +160,7 @@ func (e *purgeEnv) populate(key, account, domain string) site {
 	if err := e.store.CreateTestSeries(ctx, sw, series, []model.SeriesTest{tt}); err != nil {
 		e.t.Fatal(err)
 	}
-	s.seriesObject = blobstore.SeriesPrefix(account, w.ID, series.ID) + tt.ID + ".json.gz"
+	s.seriesObject = artifact.SeriesReportKey(account, w.ID, series.ID, tt.ID)
 	for _, k := range []string{s.testObject, s.websiteObjects, s.seriesObject} {
 		if err := e.objects.Put(ctx, k, []byte("x"), "application/octet-stream"); err != nil {
 			e.t.Fatal(err)
@@ -268,8 +269,8 @@ func TestPurgeLeavesNothing(t *testing.T) {
 	if n := len(filter(filter(items, acme.id), "|EXPERIMENT#")); n != 1 || len(filter(items, acme.experiments[acme.pages[1]])) != 1 {
 		t.Errorf("%d experiments after the page's purge, want the other page's", n)
 	}
-	if e.objectCount(blobstore.ExperimentPrefix("acme", acme.id, acme.experiments[acme.pages[0]])) != 0 ||
-		e.objectCount(blobstore.ExperimentPrefix("acme", acme.id, acme.experiments[acme.pages[1]])) != 2 {
+	if e.objectCount(artifact.ExperimentPrefix("acme", acme.id, acme.experiments[acme.pages[0]])) != 0 ||
+		e.objectCount(artifact.ExperimentPrefix("acme", acme.id, acme.experiments[acme.pages[1]])) != 2 {
 		t.Error("page purge left its experiment's objects or took the other page's")
 	}
 	// A test series of the page stays with its website, report and all.
@@ -284,7 +285,7 @@ func TestPurgeLeavesNothing(t *testing.T) {
 	if n := len(filter(filter(items, acme.id), "|EXPERIMENT#")); n != 0 {
 		t.Errorf("%d experiments after the last one's deletion", n)
 	}
-	if e.objectCount(blobstore.ExperimentPrefix("acme", acme.id, acme.experiments[acme.pages[1]])) != 0 {
+	if e.objectCount(artifact.ExperimentPrefix("acme", acme.id, acme.experiments[acme.pages[1]])) != 0 {
 		t.Error("the deleted experiment's objects remain")
 	}
 	if n := len(filter(items, store.PageItemsPrefix(acme.pages[1]))); n != 4 || e.objectCount(acme.pageObjects[acme.pages[1]]) != 1 {

@@ -1,13 +1,9 @@
 package regression
 
 import (
-	"bytes"
 	"cmp"
-	"compress/gzip"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/url"
 	"slices"
@@ -22,58 +18,22 @@ import (
 // MaxCauseItems bounds a regression's cause: the top of the list is what matters.
 const MaxCauseItems = 10
 
-// labCause compares a lab regression's last good and first bad days: their diagnostics when
-// both kept them, else their stored reports.
+// labCause compares the diagnostics of a lab regression's last good and first bad days; a day
+// that kept none (an audit from before diagnostics, a purged one) leaves the cause unknown:
+// model.ErrNotFound.
 func (w *Watcher) labCause(ctx context.Context, before, after model.LabResult, metric string) ([]model.CauseItem, error) {
+	if w.diagnostics == nil {
+		return nil, fmt.Errorf("no diagnostics to read: %w", model.ErrNotFound)
+	}
 	var diags [2]*model.Diagnostics
 	for i, r := range []model.LabResult{before, after} {
-		d, err := compare.ReadDiagnostics(ctx, w.reports, r.ReportKey)
+		d, err := w.diagnostics.Diagnostics(ctx, r.ReportKey)
 		if err != nil {
 			return nil, fmt.Errorf("diagnostics of %s: %w", r.Day, err)
 		}
 		diags[i] = d
 	}
-	if diags[0] != nil && diags[1] != nil {
-		return ExplainLoads(diags[0], diags[1], after.Device, metric, newlyFailing(before.Opportunities, after.Opportunities)), nil
-	}
-	return w.reportCause(ctx, before, after, metric)
-}
-
-// reportCause compares the stored reports of a lab regression's last good and first bad days.
-func (w *Watcher) reportCause(ctx context.Context, before, after model.LabResult, metric string) ([]model.CauseItem, error) {
-	var facts [2]*lighthouse.Facts
-	for i, r := range []model.LabResult{before, after} {
-		key, err := reportKey(r)
-		if err != nil {
-			return nil, err
-		}
-		gz, err := w.reports.Get(ctx, key)
-		if err != nil {
-			return nil, fmt.Errorf("report of %s: %w", r.Day, err)
-		}
-		zr, err := gzip.NewReader(bytes.NewReader(gz))
-		if err != nil {
-			return nil, fmt.Errorf("report of %s: %w", r.Day, err)
-		}
-		raw, err := io.ReadAll(zr)
-		if err != nil {
-			return nil, fmt.Errorf("report of %s: %w", r.Day, err)
-		}
-		if facts[i], err = lighthouse.ReadFacts(raw); err != nil {
-			return nil, fmt.Errorf("report of %s: %w", r.Day, err)
-		}
-	}
-	return Explain(facts[0], facts[1], metric), nil
-}
-
-// ErrNoReport is a lab regression's cause missing a day's report.
-var ErrNoReport = errors.New("no stored report for the day")
-
-func reportKey(r model.LabResult) (string, error) {
-	if r.ReportKey == "" {
-		return "", fmt.Errorf("%s: %w", r.Day, ErrNoReport)
-	}
-	return r.ReportKey, nil
+	return ExplainLoads(diags[0], diags[1], after.Device, metric, newlyFailing(before.Opportunities, after.Opportunities)), nil
 }
 
 // weights say how much a kind of difference moves a metric, per unit of its estimated effect
@@ -90,126 +50,6 @@ var weights = map[string]map[string]float64{
 	"kb_total":          {"resource_added": 1, "resource_grew": 1, "lcp_resource": 1},
 	"requests":          {"resource_added": 1},
 	"performance_score": {"lcp_element": 1, "lcp_resource": 1, "lcp_phase": 1, "render_blocking_added": 1, "render_blocking_slowed": 1, "script_main_thread": 1, "long_task_added": 1, "layout_shift": 1, "resource_added": 0.3, "resource_grew": 0.3, "request_slowed": 0.3},
-}
-
-// Explain ranks what changed between two reports of a page (the last good day's and the first
-// bad day's) by its likely effect on metric, largest first: the LCP element or its resource,
-// resources added, removed or grown, render-blocking resources added, main-thread time by
-// script, long tasks added, layout-shift culprits, and audits newly failing (last).
-func Explain(before, after *lighthouse.Facts, metric string) []model.CauseItem {
-	w := weights[metric]
-	msPerKiB := 0.8 // desktop preset: 10 Mbit/s
-	if after.FormFactor == lighthouse.DeviceMobile {
-		msPerKiB = 5.1 // mobile slow 4G: 1.6 Mbit/s
-	}
-	var items []model.CauseItem
-	add := func(it model.CauseItem, effect float64) { items = weigh(items, w, it, effect) }
-	// The LCP element and its image.
-	if after.LCPElement.Selector != "" && (after.LCPElement.Selector != before.LCPElement.Selector || after.LCPElement.Snippet != before.LCPElement.Snippet) {
-		add(model.CauseItem{Kind: "lcp_element", Title: "The largest contentful paint is now " + describe(after.LCPElement) + " (was " + describe(before.LCPElement) + ")",
-			Before: value(before.LCP), After: value(after.LCP), Unit: "ms"}, value(after.LCP)-value(before.LCP))
-	}
-
-	// Requests by URL: added, removed, grown.
-	was := map[string]lighthouse.Request{}
-	for _, r := range before.Requests {
-		was[r.URL] = r
-	}
-	now := map[string]bool{}
-	for _, r := range after.Requests {
-		now[r.URL] = true
-		party := "first"
-		if r.ThirdParty {
-			party = "third"
-		}
-		old, existed := was[r.URL]
-		kib := (r.TransferSize - old.TransferSize) / 1024
-		switch {
-		case r.URL == after.LCPResource && r.URL != "" && existed && kib >= 1:
-			add(model.CauseItem{Kind: "lcp_resource", Title: "The largest contentful paint's image grew by " + fmt.Sprintf("%.0f KiB", kib),
-				URL: r.URL, Type: r.ResourceType, Party: party, Before: round(old.TransferSize / 1024), After: round(r.TransferSize / 1024), Unit: "KiB"},
-				effect(metric, kib, msPerKiB))
-		case !existed:
-			add(model.CauseItem{Kind: "resource_added", Title: fmt.Sprintf("A %s-party %s was added (%.0f KiB)", party, typeName(r.ResourceType), r.TransferSize/1024),
-				URL: r.URL, Type: r.ResourceType, Party: party, After: round(r.TransferSize / 1024), Unit: "KiB"},
-				effect(metric, r.TransferSize/1024, msPerKiB))
-		case kib >= 1 && r.TransferSize > 1.1*old.TransferSize:
-			add(model.CauseItem{Kind: "resource_grew", Title: fmt.Sprintf("A %s-party %s grew by %.0f KiB", party, typeName(r.ResourceType), kib),
-				URL: r.URL, Type: r.ResourceType, Party: party, Before: round(old.TransferSize / 1024), After: round(r.TransferSize / 1024), Unit: "KiB"},
-				effect(metric, kib, msPerKiB))
-		}
-	}
-	for _, r := range before.Requests {
-		if !now[r.URL] {
-			// A removal makes nothing slower; it is listed (with no effect) for completeness.
-			items = append(items, model.CauseItem{Kind: "resource_removed", Title: "A " + typeName(r.ResourceType) + " was removed",
-				URL: r.URL, Type: r.ResourceType, Before: round(r.TransferSize / 1024), Unit: "KiB"})
-		}
-	}
-
-	for u, b := range after.RenderBlocking {
-		if _, ok := before.RenderBlocking[u]; !ok {
-			ms := b.WastedMs
-			if ms == 0 {
-				ms = b.Bytes / 1024 * msPerKiB
-			}
-			add(model.CauseItem{Kind: "render_blocking_added", Title: "A render-blocking " + typeName(typeOf(after, u)) + " was added",
-				URL: u, Type: typeOf(after, u), After: round(ms), Unit: "ms"}, ms)
-		}
-	}
-	for u, ms := range after.ScriptTime {
-		if grew := ms - before.ScriptTime[u]; grew >= 20 && u != "Unattributable" {
-			add(model.CauseItem{Kind: "script_main_thread", Title: fmt.Sprintf("Main-thread time of a script grew by %.0f ms", grew),
-				URL: u, Before: round(before.ScriptTime[u]), After: round(ms), Unit: "ms"}, grew)
-		}
-	}
-	// Long tasks: those of a script that had fewer or shorter ones before.
-	longBefore := map[string]float64{}
-	for _, t := range before.LongTasks {
-		longBefore[t.URL] += max(t.Duration-50, 0)
-	}
-	longAfter := map[string]float64{}
-	for _, t := range after.LongTasks {
-		longAfter[t.URL] += max(t.Duration-50, 0)
-	}
-	for u, blocking := range longAfter {
-		if grew := blocking - longBefore[u]; grew >= 20 {
-			add(model.CauseItem{Kind: "long_task_added", Title: fmt.Sprintf("Long tasks block the main thread %.0f ms more", grew),
-				URL: u, Before: round(longBefore[u]), After: round(blocking), Unit: "ms"}, grew)
-		}
-	}
-	shiftBefore := map[string]float64{}
-	for _, s := range before.Shifts {
-		shiftBefore[s.Node.Selector] += s.Score
-	}
-	shiftAfter := map[string]float64{}
-	nodes := map[string]lighthouse.Node{}
-	for _, s := range after.Shifts {
-		shiftAfter[s.Node.Selector] += s.Score
-		nodes[s.Node.Selector] = s.Node
-	}
-	for sel, score := range shiftAfter {
-		if grew := score - shiftBefore[sel]; grew >= 0.005 {
-			add(model.CauseItem{Kind: "layout_shift", Title: "Layout shifts of " + describe(nodes[sel]) + " grew by " + fmt.Sprintf("%.3f", grew),
-				URL: sel, Before: round(shiftBefore[sel]), After: round(score)}, grew)
-		}
-	}
-
-	sortByImpact(items)
-	// Audits failing now that passed before: named last, they have no estimate of their own.
-	failing := map[string]bool{}
-	for _, o := range before.Opportunities {
-		failing[o.ID] = true
-	}
-	for _, o := range after.Opportunities {
-		if !failing[o.ID] && o.Category == lighthouse.CategoryPerformance {
-			items = append(items, model.CauseItem{Kind: "audit_failing", Title: o.Title + " (now failing)", URL: o.ID})
-		}
-	}
-	if len(items) > MaxCauseItems {
-		items = items[:MaxCauseItems]
-	}
-	return items
 }
 
 // weigh adds it to items with its impact on a metric (effect times the weight w gives its
@@ -248,15 +88,6 @@ func effect(metric string, kib, msPerKiB float64) float64 {
 	return kib * msPerKiB
 }
 
-func typeOf(f *lighthouse.Facts, u string) string {
-	for _, r := range f.Requests {
-		if r.URL == u {
-			return r.ResourceType
-		}
-	}
-	return ""
-}
-
 func typeName(t string) string {
 	switch t {
 	case "Script":
@@ -275,26 +106,13 @@ func typeName(t string) string {
 	return strings.ToLower(t) + " resource"
 }
 
-func describe(n lighthouse.Node) string {
-	if n.Selector == "" {
-		return "nothing"
-	}
-	return n.Selector
-}
-
-func value(v *float64) float64 {
-	if v == nil {
-		return 0
-	}
-	return *v
-}
-
 func round(v float64) float64 { return math.Round(v*1000) / 1000 }
 
 // ExplainLoads ranks what changed between two loads of a page (the last good and the first
 // bad day's diagnostics, compared as compare.CompareLoads does) by its likely effect on
 // metric, largest first: requests added (render-blocking ones apart), grown or slowed, the LCP
-// element and its phases, new layout shifts and long tasks; requests removed follow with no
+// element and its phases, new layout shifts, long tasks and scripts' main-thread time (known
+// when both loads' diagnostics list the scripts); requests removed follow with no
 // effect, and the audits failing now that passed before (failing) last. device is the
 // audits' ("mobile" or "desktop").
 func ExplainLoads(before, after *model.Diagnostics, device, metric string, failing []model.Opportunity) []model.CauseItem {
@@ -388,10 +206,23 @@ func ExplainLoads(before, after *model.Diagnostics, device, metric string, faili
 	}
 	was, now := blocking(before), blocking(after)
 	for u, ms := range now {
-		// Work no script is named for points at nothing to change (as in Explain).
+		// Work no script is named for points at nothing to change.
 		if grew := ms - was[u]; grew >= 20 && u != "" && u != "Unattributable" {
 			add(model.CauseItem{Kind: "long_task_added", Title: fmt.Sprintf("Long tasks of %s block the main thread %.0f ms more", cmp.Or(hostOf(u), "the page"), grew),
 				URL: u, Before: round(was[u]), After: round(ms), Unit: "ms"}, grew)
+		}
+	}
+	// Diagnostics stored before the scripts were kept list none: nothing to compare.
+	if len(before.Scripts) > 0 && len(after.Scripts) > 0 {
+		scriptWas := map[string]float64{}
+		for _, sc := range before.Scripts {
+			scriptWas[sc.URL] += sc.MainThread
+		}
+		for _, sc := range after.Scripts {
+			if grew := sc.MainThread - scriptWas[sc.URL]; grew >= 20 && sc.URL != "" && sc.URL != "Unattributable" {
+				add(model.CauseItem{Kind: "script_main_thread", Title: fmt.Sprintf("Main-thread time of a script from %s grew by %.0f ms", cmp.Or(hostOf(sc.URL), "the page"), grew),
+					URL: sc.URL, Before: round(scriptWas[sc.URL]), After: round(sc.MainThread), Unit: "ms"}, grew)
+			}
 		}
 	}
 	sortByImpact(items)

@@ -90,3 +90,21 @@ func TestExplainLoadsResourceFirst(t *testing.T) {
 		t.Errorf("the hero's impact %v, want its measured 900 ms", items[0].Impact)
 	}
 }
+
+// TestExplainLoadsScripts: a script whose main-thread time grew without a long task of its own
+// is the cause of a TBT regression (the scripts' times read from the diagnostics); work no
+// script is named for is not, and diagnostics stored before the scripts were kept compare
+// none.
+func TestExplainLoadsScripts(t *testing.T) {
+	before := &model.Diagnostics{Scripts: []model.ScriptTime{{URL: "https://example.com/app.js", MainThread: 100}, {URL: "Unattributable", MainThread: 50}}}
+	after := &model.Diagnostics{Scripts: []model.ScriptTime{{URL: "https://example.com/app.js", MainThread: 340}, {URL: "Unattributable", MainThread: 400}}}
+	items := ExplainLoads(before, after, "desktop", "tbt", nil)
+	if len(items) != 1 || items[0].Kind != "script_main_thread" || items[0].URL != "https://example.com/app.js" ||
+		items[0].Before != 100 || items[0].After != 340 || items[0].Impact != 240 ||
+		items[0].Title != "Main-thread time of a script from example.com grew by 240 ms" {
+		t.Errorf("TBT cause %+v", items)
+	}
+	if old := ExplainLoads(&model.Diagnostics{}, after, "desktop", "tbt", nil); len(old) != 0 {
+		t.Errorf("cause against diagnostics without scripts %+v, want none", old)
+	}
+}

@@ -17,29 +17,30 @@ import (
 // History is how many days of a series a day's evaluation reads.
 const History = 60
 
-// Reports reads stored objects (the gzipped Lighthouse reports); *blobstore.Bucket is one.
-type Reports interface {
-	Get(ctx context.Context, key string) ([]byte, error)
+// Diagnostics reads the diagnostics of the audit whose report is stored at reportKey
+// (model.ErrNotFound when it kept none); *artifact.Store is one.
+type Diagnostics interface {
+	Diagnostics(ctx context.Context, reportKey string) (*model.Diagnostics, error)
 }
 
 // Watcher evaluates a website's series after new results: it records the changes found (with
 // the cause of a lab regression), the recoveries, and their events.
 type Watcher struct {
-	store   *store.Store
-	reports Reports
-	events  *event.Recorder
-	now     func() time.Time
-	log     *slog.Logger
+	store       *store.Store
+	diagnostics Diagnostics
+	events      *event.Recorder
+	now         func() time.Time
+	log         *slog.Logger
 	// bySubject holds the websites (account and ID) known to keep their regressions by page
 	// and test, so that a worker evaluating many pages of one website stored before makes the
 	// copies once, not once a page.
 	bySubject sync.Map
 }
 
-// NewWatcher returns a Watcher over the table and the reports' bucket, recording events with
-// events (nil: none).
-func NewWatcher(st *store.Store, reports Reports, events *event.Recorder, log *slog.Logger) *Watcher {
-	return &Watcher{store: st, reports: reports, events: events, now: time.Now, log: log}
+// NewWatcher returns a Watcher over the table and the audits' diagnostics (nil: lab
+// regressions are recorded without their cause), recording events with events (nil: none).
+func NewWatcher(st *store.Store, diagnostics Diagnostics, events *event.Recorder, log *slog.Logger) *Watcher {
+	return &Watcher{store: st, diagnostics: diagnostics, events: events, now: time.Now, log: log}
 }
 
 // SetClock makes the watcher's today now's (tests replay days).

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/model"
@@ -52,7 +53,7 @@ func newWatchEnv(t *testing.T) *watchEnv {
 	}
 	q := awstest.Queue(t, clients, service.NotifyQueueSettings)
 	e := &watchEnv{t: t, store: st, site: site, pages: pages, today: day0}
-	e.watcher = regression.NewWatcher(st, awstest.Bucket(t), event.NewRecorder(st, notify.NewQueue(q), awstest.Log(t)), awstest.Log(t))
+	e.watcher = regression.NewWatcher(st, artifact.New(awstest.Bucket(t)), event.NewRecorder(st, notify.NewQueue(q), awstest.Log(t)), awstest.Log(t))
 	e.watcher.SetClock(func() time.Time { return e.today })
 	return e
 }
@@ -478,7 +479,7 @@ func TestWatcherWebsiteStoredBefore(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.site.RegressionsBySubject = false
-	e.watcher = regression.NewWatcher(e.store, awstest.Bucket(t), nil, awstest.Log(t))
+	e.watcher = regression.NewWatcher(e.store, artifact.New(awstest.Bucket(t)), nil, awstest.Log(t))
 	e.watcher.SetClock(func() time.Time { return e.today })
 	for d := 18; d <= 20; d++ {
 		e.lab(rng, e.pages[0], d, 1500)

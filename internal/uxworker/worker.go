@@ -8,6 +8,7 @@ package uxworker
 import (
 	"context"
 	"errors"
+	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/notify"
@@ -70,7 +71,7 @@ func New(ctx context.Context, svc *service.Service) (*Worker, error) {
 		return nil, err
 	}
 	w.events = event.NewRecorder(svc.Store, notify.NewQueue(svc.Queues.Notify), svc.Log)
-	w.regressions = regression.NewWatcher(svc.Store, svc.Objects, w.events, svc.Log)
+	w.regressions = regression.NewWatcher(svc.Store, artifact.New(svc.Objects), w.events, svc.Log)
 	w.rum = rum.NewReader(svc.RUM)
 	return w, nil
 }
