@@ -5,11 +5,11 @@
   var el = ov.el, clear = ov.clear, api = ov.api, get = ov.get, empty = ov.empty, fmt = ov.fmt, table = ov.table;
 
   var PHASES = [['queue', 'Queued'], ['dns', 'DNS'], ['connect', 'Connect (TLS included)'], ['tls', 'TLS'], ['wait', 'Waiting (TTFB)'], ['download', 'Download']];
-  var LCP_PHASES = [['ttfb', 'Time to first byte'], ['loadDelay', 'Load delay'], ['loadDuration', 'Load duration'], ['renderDelay', 'Render delay']];
+  var LCP_PHASES = Object.keys(ov.PHASES).map(function (f) { return [f, ov.PHASES[f].label]; });
   var MAX_ROWS = 80; // the waterfall's requests drawn; the table below lists them all
 
   function ms(v) { return typeof v === 'number' ? fmt(v, 'ms') : '–'; }
-  function bytes(v) { return typeof v !== 'number' ? '–' : v < 1024 ? v + ' B' : fmt(v / 1024, 'KB'); }
+  var bytes = ov.fmtBytes;
   function shortURL(u) {
     try { var x = new URL(u); return (x.pathname + x.search).slice(0, 80) || x.host; } catch (e) { return String(u).slice(0, 80); }
   }

@@ -275,13 +275,13 @@
       if (!keys.length) out.push(empty('No page view in this range: add the snippet below to your pages.'));
       else {
         var top = keys.slice(0, 20);
-        out.push(el('div', { class: 'charts' }, chart({ title: 'p75 ' + metric + ' per ' + (dim === 'pages' ? 'page' : 'country') + ' (top ' + top.length + ' by views)', categories: top, categoryLabel: dim === 'pages' ? 'Page' : 'Country', bars: true,
-          series: [{ label: 'p75 ' + metric, values: top.map(function (k) { return items[k][metric]; }), unit: unit }] })));
+        out.push(el('div', { class: 'charts' }, chart({ title: 'p75 ' + ov.metricLabel(metric) + ' per ' + (dim === 'pages' ? 'page' : 'country') + ' (top ' + top.length + ' by views)', categories: top, categoryLabel: dim === 'pages' ? 'Page' : 'Country', bars: true,
+          series: [{ label: 'p75 ' + ov.metricLabel(metric), values: top.map(function (k) { return items[k][metric]; }), unit: unit }] })));
         out.push(el('div', { id: 'rum-table' }, table([
           { label: dim === 'pages' ? 'Page' : 'Country', value: function (k) { return k; }, cell: function (k) { return k; } },
           { label: 'Page views', n: true, value: function (k) { return items[k].count; }, cell: function (k) { return fmt(items[k].count, 'score'); } },
           { label: 'Share', n: true, value: function (k) { return items[k].percent; }, cell: function (k) { return fmt(items[k].percent, '') + ' %'; } },
-          { label: 'p75 ' + metric, n: true, value: function (k) { return items[k][metric]; }, cell: function (k) { return metricCell(metric, items[k][metric]); } }
+          { label: 'p75 ' + ov.metricLabel(metric), n: true, value: function (k) { return items[k][metric]; }, cell: function (k) { return metricCell(metric, items[k][metric]); } }
         ], keys, r.result.count + ' page views in all')));
       }
       return out;
