@@ -94,7 +94,7 @@ func (tb *tab) checkPagesCSV(d *dashboard, device string) {
 			tb.t.Errorf("the CSV has no row for %s", p.URL)
 			continue
 		}
-		for field, header := range map[string]string{"performance_score": "Performance", "lcp": "LCP (ms)", "cls": "CLS", "tbt": "TBT (ms)", "fcp": "FCP (ms)", "kb_total": "Transfer (KB)", "ux_lcp": "Field LCP (ms)"} {
+		for field, header := range map[string]string{"performance_score": "Performance", "lcp": "LCP (ms)", "cls": "CLS", "tbt": "TBT (ms)", "fcp": "FCP (ms)", "kb_total": "Transfer (KiB)", "ux_lcp": "Field LCP (ms)"} {
 			i, ok := col[header]
 			if !ok {
 				tb.t.Errorf("the CSV has no column %q: %v", header, recs[0])

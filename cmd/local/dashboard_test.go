@@ -1074,6 +1074,9 @@ func TestDashboard(t *testing.T) {
 		}
 		tb.click("button", "Create test")
 		tb.waitFor("the test", `() => [...document.querySelectorAll('main a')].some(a => a.textContent === 'Smoke')`)
+		// An admin's settings, forms and all, fit a phone too.
+		tb.eval(`() => document.querySelectorAll('main details').forEach(d => { d.open = true; })`)
+		tb.narrow(shots, "settings-admin", "")
 		var made struct {
 			Result struct {
 				List []struct {

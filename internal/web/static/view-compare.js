@@ -94,7 +94,7 @@
           signed(m.change, unitOf(m)) + (m.changePercent === null ? '' : ' (' + ov.fmtPct(m.changePercent, true) + ')'),
           m.beyondSpread ? '' : m.baseSpread !== null ? ' within noise' : '');
       } }
-    ], ms, caption);
+    ], ms, caption, { stack: true });
   }
   function spread(s, m) { return s === null ? '' : ' ± ' + fmt(s / 2, unitOf(m)); }
 
@@ -133,7 +133,7 @@
       { label: 'Size', n: true, value: function (r) { return r.sizeChange; }, cell: function (r) { return (r.base ? kb(r.base.transferSize) : '–') + ' → ' + (r.target ? kb(r.target.transferSize) : '–') + ' (' + signed(r.sizeChange, 'B') + ')'; } },
       { label: 'Time', n: true, value: function (r) { return r.timeChange; }, cell: function (r) { return signed(r.timeChange, 'ms'); } },
       { label: 'Base / target (0 – ' + fmt(end, 'ms') + ')', cell: function (r) { return el('div', null, bar(r.base, 'b'), bar(r.target, 't')); } }
-    ], reqs, 'Requests added, removed, grown or slowed');
+    ], reqs, 'Requests added, removed, grown or slowed', { stack: true });
   }
 
   function lcp(c) {

@@ -30,7 +30,7 @@
         { label: 'TBT', n: true, value: function (t) { return t.tbt; }, cell: function (t) { return metricCell('tbt', t.tbt); } },
         { label: 'CLS', n: true, value: function (t) { return t.cls; }, cell: function (t) { return metricCell('cls', t.cls); } },
         { label: 'Duration', n: true, value: function (t) { return t.duration; }, cell: function (t) { return metricCell('duration', t.duration); } }
-      ], tests));
+      ], tests, null, { stack: true }));
       return out;
     });
   }

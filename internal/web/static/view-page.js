@@ -200,7 +200,7 @@
       { label: 'Real users p75', n: true, cell: function (m) { return rumDist[m] ? metricCell(m, rumDist[m].value) : el('td', { class: 'n', text: '–' }); } },
       { label: 'Real users good / NI / poor', cell: function (m) { return rumDist[m] ? ov.ratingBar(rumDist[m]) : '–'; } },
       { label: 'Lab, 3-day mean', n: true, cell: function (m) { return metricCell(m, lm ? lm[m] : null); } }
-    ], fieldMetrics, detail.latestUx ? 'Chrome UX Report core vitals assessment: ' + (ux.passed ? 'passed' : 'failed') : 'No Chrome UX Report data for this page'))];
+    ], fieldMetrics, detail.latestUx ? 'Chrome UX Report core vitals assessment: ' + (ux.passed ? 'passed' : 'failed') : 'No Chrome UX Report data for this page', { stack: true }))];
   }
 
   // timelines are the page's charts over the range (from and to, yyyyMMdd): each day's lab

@@ -167,7 +167,7 @@
         cols.push({ label: c[1], n: true, hidden: true, value: function (r) { return r.latest ? r.latest[c[0]] : null; }, cell: function (r) { return fmt(r.latest ? r.latest[c[0]] : null, c[0] === 'CTR' ? '' : 'score'); } });
       });
     }
-    return el('div', { id: 'pages-table' }, table(cols, rows, null, { name: 'pages-' + device }));
+    return el('div', { id: 'pages-table' }, table(cols, rows, null, { name: 'pages-' + device, stack: true }));
   }
   // unitOf is a metric's unit for a CSV header: none for scores and unitless numbers.
   function unitOf(m) { var u = METRICS[m] ? METRICS[m].unit : ''; return u === 'score' ? '' : u; }
