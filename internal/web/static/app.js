@@ -105,19 +105,20 @@
   }
 
   // ---- formatting -------------------------------------------------------------------------
-  // METRICS: every metric's names, unit and thresholds by field, from metric-names.js (generated
-  // from the one declaration the API's documentation uses too).
-  var METRICS = {};
-  (window.ovMetricNames || []).forEach(function (m) { METRICS[m.field] = m; });
-  // PHASES: the LCP's phases by field (ttfb, loadDelay...), from the same declaration.
-  var PHASES = {};
-  (window.ovPhaseNames || []).forEach(function (m) { PHASES[m.field] = m; });
+  // METRICS: every metric's names, unit and thresholds by field, and PHASES the LCP's phases
+  // (ttfb, loadDelay...), from metric-names.json (generated from the one declaration the API's
+  // documentation uses too): data the page preloads beside the script, read before any view.
+  var METRICS = {}, PHASES = {};
+  var names = fetch(document.getElementById('ov-names').href).then(function (r) { return r.json(); }).then(function (n) {
+    n.metrics.forEach(function (m) { m.unit = m.unit || ''; METRICS[m.field] = m; });
+    n.phases.forEach(function (m) { PHASES[m.field] = m; });
+  });
   // metricLabel is a metric's short name (its field when it has none).
   function metricLabel(f) { return METRICS[f] ? METRICS[f].label : f; }
   // phaseLabel is an LCP phase's name ("Load delay").
   function phaseLabel(f) { return PHASES[f] ? PHASES[f].label : f; }
   // metricName is a metric's full name with its short one where that is not in it: "Largest
-  // Contentful Paint (LCP)", "Lighthouse performance score".
+  // Contentful Paint (LCP)", or Lighthouse's performance score.
   function metricName(f) {
     var m = METRICS[f];
     if (!m) return f;
@@ -127,34 +128,8 @@
   function categoryLabel(c) { return METRICS[c + '_score'] ? METRICS[c + '_score'].label : c; }
   // LAB_COLUMNS are the lab values the pages table and a page's summary show first.
   var LAB_COLUMNS = ['performance_score', 'lcp', 'cls', 'tbt', 'fcp', 'ttfb', 'speed_index', 'kb_total'];
-  // The units policy: numbers in groups of three digits (12,500), sizes in binary units as
-  // Lighthouse's and the API's KiB (B, KiB, MiB), percentages to one decimal under 10 and whole
-  // above, unitless values (a layout shift) to three decimals under 10.
-  function group(v, decimals) { return v.toLocaleString('en', { maximumFractionDigits: decimals || 0 }); }
-  // fmtBytes writes a size in bytes.
-  function fmtBytes(v) {
-    if (typeof v !== 'number' || !isFinite(v)) return '–';
-    var a = Math.abs(v);
-    if (a < 1024) return group(v) + ' B';
-    if (a < 1048576) return group(v / 1024, a < 10240 ? 1 : 0) + ' KiB';
-    return group(v / 1048576, 1) + ' MiB';
-  }
-  // fmtPct writes a percentage, with its sign when signed.
-  function fmtPct(p, signed) {
-    if (typeof p !== 'number' || !isFinite(p)) return '–';
-    var s = group(Math.abs(p), Math.abs(p) < 10 ? 1 : 0);
-    return (signed && s !== '0' ? (p > 0 ? '+' : '−') : p < 0 && s !== '0' ? '−' : '') + s + ' %';
-  }
-  function fmt(v, unit) {
-    if (v === null || v === undefined || v === '') return '–';
-    if (typeof v !== 'number') return String(v);
-    if (unit === 'B') return fmtBytes(v);
-    if (unit === 'KiB') return fmtBytes(v * 1024);
-    if (unit === '%') return fmtPct(v);
-    if (unit === '' || unit === 'cls') return Math.abs(v) < 10 ? v.toFixed(3).replace(/\.?0+$/, '') || '0' : group(Math.round(v));
-    var s = group(Math.round(v));
-    return unit && unit !== 'score' ? s + ' ' + unit : s;
-  }
+  // The units policy and CSV cells are format.js's (pure, unit-tested with Node).
+  var F = window.ovFormat, fmt = F.fmt, fmtBytes = F.fmtBytes, fmtPct = F.fmtPct, axisValue = F.axisValue, csvCell = F.csvCell;
   // fmtMetric writes a metric's value with its unit (a number given as text, as a budget's, too).
   function fmtMetric(name, v) { var m = METRICS[name]; return fmt(typeof v === 'string' && v !== '' && !isNaN(v) ? Number(v) : v, m ? m.unit : ''); }
   // rating is good / warn / bad for a value of a metric with thresholds, else ''.
@@ -281,11 +256,6 @@
     };
     return wrap;
   }
-  function csvCell(v) {
-    if (v === null || v === undefined) return '';
-    v = String(v);
-    return /[",\r\n]/.test(v) ? '"' + v.replace(/"/g, '""') + '"' : v;
-  }
   function download(filename, text) {
     var a = el('a', { href: URL.createObjectURL(new Blob([text], { type: 'text/csv' })), download: filename });
     document.body.appendChild(a);
@@ -311,14 +281,6 @@
     for (var i = 1; i <= 8; i++) out.push(cs.getPropertyValue('--c' + i).trim());
     var v = function (n) { return cs.getPropertyValue('--' + n).trim(); };
     return { series: out, fg: v('fg'), muted: v('muted'), line: v('line'), good: v('good'), warn: v('warn'), bad: v('bad') };
-  }
-
-  // axisValue is a tick's text: sizes in binary units, percentages, others as grouped numbers.
-  function axisValue(v, unit) {
-    if (unit === 'B' || unit === 'KiB') return fmt(v, unit);
-    if (unit === '%') return group(Math.round(v)) + ' %';
-    if (unit === '' || unit === 'cls') return fmt(v, '');
-    return group(Math.round(v));
   }
 
   // chart draws a time series (or, with categories, bars over categories) with uPlot, and
@@ -582,7 +544,7 @@
   var ready = Promise.resolve();
   var whoami = null; // the pending or answered GET /account
   function account() {
-    if (!whoami) whoami = get('/account').then(function (a) { me = a; showWho(); return a; }, function (err) { whoami = null; throw err; });
+    if (!whoami) whoami = Promise.all([get('/account'), names]).then(function (r) { me = r[0]; showWho(); return me; }, function (err) { whoami = null; throw err; });
     return whoami;
   }
   // load resolves to the answers of requests once ready is too.

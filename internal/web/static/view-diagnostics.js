@@ -5,7 +5,7 @@
   var el = ov.el, clear = ov.clear, api = ov.api, get = ov.get, empty = ov.empty, fmt = ov.fmt, table = ov.table;
 
   var PHASES = [['queue', 'Queued'], ['dns', 'DNS'], ['connect', 'Connect (TLS included)'], ['tls', 'TLS'], ['wait', 'Waiting (TTFB)'], ['download', 'Download']];
-  var LCP_PHASES = Object.keys(ov.PHASES).map(function (f) { return [f, ov.PHASES[f].label]; });
+  var LCP_PHASES; // [field, name] of each phase, once the names are in
   var MAX_ROWS = 80; // the waterfall's requests drawn; the table below lists them all
 
   function ms(v) { return typeof v === 'number' ? fmt(v, 'ms') : '–'; }
@@ -92,6 +92,7 @@
 
   function lcp(l) {
     if (!l) return empty('No largest contentful paint was recorded.');
+    LCP_PHASES = LCP_PHASES || Object.keys(ov.PHASES).map(function (f) { return [f, ov.PHASES[f].label]; });
     var total = LCP_PHASES.reduce(function (s, p) { return s + (l.phases[p[0]] || 0); }, 0) || 1;
     var x = 0;
     var bar = el('svg:svg', { class: 'phasebar', viewBox: '0 0 1000 20', preserveAspectRatio: 'none', 'aria-hidden': 'true' },
