@@ -43,6 +43,8 @@ func TestViewNames(t *testing.T) {
 	assign := regexp.MustCompile(`\bov\.(\w+)\s*=[^=]`)
 	read := regexp.MustCompile(`\bov\.(\w+)\b`)
 	block := regexp.MustCompile(`(?s)Object\.assign\(ov, \{(.*?)\}\);`)
+	routes := regexp.MustCompile(`(?s)var ROUTES = \{(.*?)\};`)
+	routed := regexp.MustCompile(`\['(\w+)'`)
 	key := regexp.MustCompile(`(\w+):`)
 	files, err := filepath.Glob("static/*.js")
 	if err != nil {
@@ -67,6 +69,12 @@ func TestViewNames(t *testing.T) {
 		}
 		for _, m := range read.FindAllStringSubmatch(src, -1) {
 			used = append(used, use{filepath.Base(f), m[1]})
+		}
+		// The route table names views by their names on ov.
+		for _, m := range routes.FindAllStringSubmatch(src, -1) {
+			for _, r := range routed.FindAllStringSubmatch(m[1], -1) {
+				used = append(used, use{filepath.Base(f) + " (ROUTES)", r[1]})
+			}
 		}
 	}
 	if len(defined) < 20 {

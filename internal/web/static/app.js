@@ -568,6 +568,15 @@
     };
   }
 
+  // ROUTES are a website's views, by the part of #/w/{id}/… after its id: the view's function
+  // on ov (given by its view-*.js file) and whether it takes the next part (an id) before the
+  // query. A view added here and in its file is routed; a misspelt name fails TestViewNames.
+  var ROUTES = {
+    '': ['websiteView'], page: ['pageView', 1], compare: ['compareView'], multistep: ['multistepView', 1],
+    rum: ['rumView'], regressions: ['regressionsView'], events: ['eventsView'], settings: ['settingsView'],
+    profiles: ['profilesView'], experiments: ['experimentsView', 1]
+  };
+
   function render() {
     var seq = ++renderSeq;
     charts.forEach(function (c) { c.u.destroy(); });
@@ -590,19 +599,8 @@
         var sub = p[2] ? '/' + p[2] : '';
         setNav(w, sub === '/page' ? '' : sub);
       });
-      switch (p[2]) {
-        case undefined: view = ov.websiteView(w, r.q); break;
-        case 'page': view = ov.pageView(w, p[3], r.q); break;
-        case 'compare': view = ov.compareView(w, r.q); break;
-        case 'multistep': view = p[3] ? ov.testView(w, p[3]) : ov.multistepView(w); break;
-        case 'rum': view = ov.rumView(w, r.q); break;
-        case 'regressions': view = ov.regressionsView(w, r.q); break;
-        case 'events': view = ov.eventsView(w, r.q); break;
-        case 'settings': view = ov.settingsView(w); break;
-        case 'profiles': view = ov.profilesView(w); break;
-        case 'experiments': view = ov.experimentsView(w, p[3]); break;
-        default: view = Promise.reject(new ApiError(404, 'No such view.'));
-      }
+      var to = ROUTES[p[2] || ''];
+      view = to ? ov[to[0]](w, to[1] ? p[3] : r.q, r.q) : Promise.reject(new ApiError(404, 'No such view.'));
     } else view = Promise.reject(new ApiError(404, 'No such view.'));
     main.setAttribute('aria-busy', 'true');
     Promise.all([ready, view]).then(function (res) {

@@ -7,7 +7,9 @@
   var chart = ov.chart, busy = ov.busy, link = ov.link, load = ov.load, render = ov.render;
 
   // ---- multistep --------------------------------------------------------------------------
-  function multistepView(w) {
+  // multistepView is the website's tests, or the one of testID.
+  function multistepView(w, testID) {
+    if (testID) return testView(w, testID);
     return load([list('/' + w.id + '/multistep')]).then(function (r) {
       var tests = r[0];
       var out = [el('h1', { text: 'Multistep tests' })];
