@@ -157,8 +157,9 @@ func checkRememberedKey(t *testing.T, d *dashboard, b *rod.Browser, deepLink str
 	}
 }
 
-// checkNarrow: at 390 px every view is usable (see tab.fitsNarrow); each view's screenshot is
-// written as name-390.
+// checkNarrow: at 390 px every view is usable (see tab.fitsNarrow), in the light scheme and the
+// dark; each view's screenshots are written as name-390, name-390-dark and (at 1,280 px)
+// name-dark.
 func checkNarrow(t *testing.T, d *dashboard, b *rod.Browser, shots string, views [][2]string) {
 	tb := d.open(t, b)
 	tb.goTo("")
@@ -172,6 +173,25 @@ func checkNarrow(t *testing.T, d *dashboard, b *rod.Browser, shots string, views
 		time.Sleep(300 * time.Millisecond)
 		tb.fitsNarrow(v[1])
 		tb.screenshot(shots, v[1]+"-390")
+	}
+	// The dark scheme, at both widths: each view's screenshot as name-390-dark and name-dark.
+	if err := (proto.EmulationSetEmulatedMedia{Features: []*proto.EmulationMediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}}).Call(tb.page); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range views {
+		tb.view(v[0])
+		time.Sleep(300 * time.Millisecond)
+		tb.fitsNarrow(v[1])
+		tb.screenshot(shots, v[1]+"-390-dark")
+	}
+	tb.setSize(1280, 900)
+	for _, v := range views {
+		tb.view(v[0])
+		time.Sleep(300 * time.Millisecond)
+		tb.screenshot(shots, v[1]+"-dark")
+	}
+	if err := (proto.EmulationSetEmulatedMedia{Features: []*proto.EmulationMediaFeature{{Name: "prefers-color-scheme", Value: "light"}}}).Call(tb.page); err != nil {
+		t.Fatal(err)
 	}
 	tb.eval(`() => document.getElementById('signout').click()`)
 }
