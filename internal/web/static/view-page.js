@@ -196,7 +196,7 @@
     return [el('h3', { text: 'Field against lab' }), el('div', { id: 'field-vs-lab' }, table([
       { label: 'Metric', cell: function (m) { return ov.metricName(m); } },
       { label: 'Chrome UX Report p75', n: true, cell: function (m) { return ux[m] ? metricCell(m, ux[m].value) : el('td', { class: 'n', text: '–' }); } },
-      { label: 'Chrome UX Report good / NI / poor', cell: function (m) { return ux[m] ? fmt(ux[m].green, '') + ' % / ' + fmt(ux[m].yellow, '') + ' % / ' + fmt(ux[m].red, '') + ' %' : '–'; } },
+      { label: 'Chrome UX Report good / NI / poor', cell: function (m) { return ux[m] ? [ux[m].green, ux[m].yellow, ux[m].red].map(function (p) { return ov.fmtPct(p); }).join(' / ') : '–'; } },
       { label: 'Real users p75', n: true, cell: function (m) { return rumDist[m] ? metricCell(m, rumDist[m].value) : el('td', { class: 'n', text: '–' }); } },
       { label: 'Real users good / NI / poor', cell: function (m) { return rumDist[m] ? ov.ratingBar(rumDist[m]) : '–'; } },
       { label: 'Lab, 3-day mean', n: true, cell: function (m) { return metricCell(m, lm ? lm[m] : null); } }
