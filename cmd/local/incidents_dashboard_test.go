@@ -157,7 +157,7 @@ func TestDashboardIncidents(t *testing.T) {
 			t.Fatal(err)
 		}
 		ev := &model.Event{Type: "regression.detected", Page: home.ID, Incident: change, Occurred: now, Before: "ok", After: "regressed",
-			Summary: "Regression of Home (/) from " + model.DayToISO(day(3)) + ": lcp 1800 → 2700 ms (+50 %, desktop)"}
+			Summary: "Regression of Home (/) from " + model.DayToISO(day(3)) + ": LCP 1,800 → 2,700 ms (+50 %, desktop)"}
 		if _, err := d.st.ChangeState(ctx, site, from, "open", "", ev); err != nil {
 			t.Fatal(err)
 		}
