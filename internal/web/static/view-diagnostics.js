@@ -169,7 +169,7 @@
       var said = q.url + ': ' + (q.type || 'request') + ', ' + ms(q.start) + ' to ' + ms(q.end) + ' (' + segs.map(function (s) { return s[1] + ' ' + ms(s[3]); }).join(', ') + ')' +
         (badges.length ? ', ' + badges.map(function (b) { return b === 'LCP' ? 'the LCP resource' : 'render-blocking'; }).join(', ') : '');
       return el('li', { class: 'wf-row t-' + typeClass(q.type) + (q.lcp ? ' lcp' : '') + (q.renderBlocking ? ' blocking' : '') + (q.document ? ' doc' : '') },
-        el('span', { class: 'wf-label', tabindex: '0', title: q.url, 'aria-label': said },
+        el('span', { class: 'wf-label', tabindex: '0', role: 'group', title: q.url, 'aria-label': said },
           el('span', { class: 'short', 'aria-hidden': 'true', text: middle(label, 42) }),
           el('span', { class: 'full', 'aria-hidden': 'true', text: q.url }),
           badges.map(function (b) { return el('span', { class: 'badge wf-badge ' + (b === 'LCP' ? 'lcp' : 'blocking'), 'aria-hidden': 'true', text: b }); })),
