@@ -33,6 +33,11 @@ func metricNamesTable() string {
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |\n", n.Field, n.Title, n.Label, unit, n.Source, good, poor)
 	}
+	b.WriteString("\nThe phases of the Largest Contentful Paint (`lcp.phases` of diagnostics and comparisons, `lcp_phase` causes), which add up to it:\n\n")
+	b.WriteString("| phase | name | what it spans |\n|---|---|---|\n")
+	for _, n := range metrics.Phases {
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", n.Field, n.Label, n.Title)
+	}
 	return b.String()
 }
 

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/csv"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -9,6 +11,8 @@ import (
 
 	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/openvitals/openvitals/internal/metrics"
 )
 
 // checkChartScales: every chart of the view reads its values from zero (no axis starting
@@ -90,7 +94,7 @@ func (tb *tab) checkPagesCSV(d *dashboard, device string) {
 			tb.t.Errorf("the CSV has no row for %s", p.URL)
 			continue
 		}
-		for field, header := range map[string]string{"performance_score": "Performance", "lcp": "LCP (ms)", "cls": "CLS", "tbt": "TBT (ms)", "fcp": "FCP (ms)", "kb_total": "Transfer (KB)", "ux_lcp": "Field LCP (ms)"} {
+		for field, header := range map[string]string{"performance_score": "Performance", "lcp": "LCP (ms)", "cls": "CLS", "tbt": "TBT (ms)", "fcp": "FCP (ms)", "kb_total": "Transfer (KiB)", "ux_lcp": "Field LCP (ms)"} {
 			i, ok := col[header]
 			if !ok {
 				tb.t.Errorf("the CSV has no column %q: %v", header, recs[0])
@@ -153,8 +157,9 @@ func checkRememberedKey(t *testing.T, d *dashboard, b *rod.Browser, deepLink str
 	}
 }
 
-// checkNarrow: at 390 px every view is usable (see tab.fitsNarrow); each view's screenshot is
-// written as name-390.
+// checkNarrow: at 390 px every view is usable (see tab.fitsNarrow), in the light scheme and the
+// dark; each view's screenshots are written as name-390, name-390-dark and (at 1,280 px)
+// name-dark.
 func checkNarrow(t *testing.T, d *dashboard, b *rod.Browser, shots string, views [][2]string) {
 	tb := d.open(t, b)
 	tb.goTo("")
@@ -168,6 +173,25 @@ func checkNarrow(t *testing.T, d *dashboard, b *rod.Browser, shots string, views
 		time.Sleep(300 * time.Millisecond)
 		tb.fitsNarrow(v[1])
 		tb.screenshot(shots, v[1]+"-390")
+	}
+	// The dark scheme, at both widths: each view's screenshot as name-390-dark and name-dark.
+	if err := (proto.EmulationSetEmulatedMedia{Features: []*proto.EmulationMediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}}).Call(tb.page); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range views {
+		tb.view(v[0])
+		time.Sleep(300 * time.Millisecond)
+		tb.fitsNarrow(v[1])
+		tb.screenshot(shots, v[1]+"-390-dark")
+	}
+	tb.setSize(1280, 900)
+	for _, v := range views {
+		tb.view(v[0])
+		time.Sleep(300 * time.Millisecond)
+		tb.screenshot(shots, v[1]+"-dark")
+	}
+	if err := (proto.EmulationSetEmulatedMedia{Features: []*proto.EmulationMediaFeature{{Name: "prefers-color-scheme", Value: "light"}}}).Call(tb.page); err != nil {
+		t.Fatal(err)
 	}
 	tb.eval(`() => document.getElementById('signout').click()`)
 }
@@ -203,7 +227,8 @@ func (tb *tab) setSize(w, h int) {
 }
 
 // fitsNarrow fails the test when the view (name) goes past the screen's right edge: nothing
-// but a table region (.scroll) or a chart scrolls sideways, and no text is cut.
+// but a table region (.scroll) or a chart scrolls sideways, and no text is cut; a table region
+// shows at least half its table, and a filmstrip a frame.
 func (tb *tab) fitsNarrow(name string) {
 	tb.t.Helper()
 	wide := tb.eval(`() => {
@@ -213,6 +238,16 @@ func (tb *tab) fitsNarrow(name string) {
 			if (e.closest('.scroll') || e.closest('.plot') || e.closest('details:not([open])') || !e.getClientRects().length) continue;
 			const r = e.getBoundingClientRect();
 			if (r.right > innerWidth + 1) out.push(e.tagName + (e.getAttribute('class') ? '.' + e.getAttribute('class') : '') + ' ' + (e.textContent || '').slice(0, 40) + ': right ' + Math.round(r.right));
+		}
+		// A table region may scroll sideways, but shows at least half of its table; a row of
+		// frames shows a frame.
+		for (const r of document.querySelectorAll('main .scroll')) {
+			if (!r.getClientRects().length || r.closest('details:not([open])')) continue;
+			if (r.scrollWidth > 2 * r.clientWidth) out.push('a table region shows ' + r.clientWidth + ' px of ' + r.scrollWidth + ': ' + (r.getAttribute('aria-label') || '').slice(0, 40));
+		}
+		for (const f of document.querySelectorAll('main .cmp-film, main .filmstrip')) {
+			const shown = [...f.querySelectorAll('img')].some(i => { const b = i.getBoundingClientRect(); return b.width > 20 && b.left < innerWidth && b.right > 0; });
+			if (f.querySelector('img') && !shown) out.push('a filmstrip shows no frame');
 		}
 		return out.slice(0, 5);
 	}`).([]any)
@@ -235,5 +270,136 @@ func (tb *tab) hoverChart() {
 	r := tb.eval(`() => { const r = document.querySelector('.plot .u-over').getBoundingClientRect(); return [r.right - 4, r.top + 20]; }`).([]any)
 	if err := tb.page.Mouse.MoveTo(proto.Point{X: r[0].(float64), Y: r[1].(float64)}); err != nil {
 		tb.t.Fatal(err)
+	}
+}
+
+// rawIDs are the identifiers people must not read in a view: the metric fields of
+// metrics.Names that are no word (lcp, kb_total; not "duration") and the LCP phases' fields
+// (loadDelay), found as whole words, case and all.
+func rawIDs() []string {
+	var ids []string
+	for _, n := range append(slices.Clone(metrics.Names), metrics.Phases...) {
+		if strings.Contains(n.Field, "_") || strings.ToUpper(n.Field) == n.Label || strings.ToLower(n.Field) != n.Field {
+			ids = append(ids, n.Field)
+		}
+	}
+	return ids
+}
+
+// checkNoRawIDs fails the test on a raw metric, phase or Lighthouse insight id (lcp, kb_total,
+// loadDelay, image-delivery-insight) in the visible text of the view the tab shows: the words
+// on the screen, not code, typed values or addresses.
+func (tb *tab) checkNoRawIDs(name string) {
+	tb.t.Helper()
+	found := tb.eval(`ids => {
+		const words = new RegExp('(?:^|[^A-Za-z0-9_./-])(' + ids.join('|') + '|[a-z]+(?:-[a-z]+)*-insight)(?![A-Za-z0-9_-])');
+		const walk = document.createTreeWalker(document.getElementById('main'), NodeFilter.SHOW_TEXT);
+		const out = [];
+		for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+			const p = n.parentElement;
+			if (!p || p.closest('code, pre, textarea, script, style, [hidden], .url') || !p.getClientRects().length) continue;
+			const d = p.closest('details');
+			if (d && !d.open && !p.closest('summary')) continue;
+			const text = n.textContent.replace(/https?:\/\/\S*/g, ' ');
+			const m = text.match(words);
+			if (m) out.push(m[1] + ' in "' + n.textContent.trim().slice(0, 80) + '"');
+		}
+		return out.slice(0, 5);
+	}`, rawIDs()).([]any)
+	if len(found) > 0 {
+		tb.t.Errorf("%s shows raw ids: %v", name, found)
+	}
+}
+
+// checkOpenIncidents: the open regressions the API lists show where people start: their count
+// on the website's card, a link to each in its page's row of the pages table on each of its
+// devices, and at the top of the page's view, which opens (no device asked for) on the device
+// of its open regression. The tab is left on the website's view.
+func (tb *tab) checkOpenIncidents(d *dashboard) {
+	tb.t.Helper()
+	var open struct {
+		Result struct {
+			List []struct {
+				ID, Page string
+				Devices  []string
+			}
+		}
+	}
+	d.call(tb.t, "GET", "/"+d.site.ID+"/incidents?state=open&kind=regression", dashViewerKey, "", 200, &open)
+	if len(open.Result.List) == 0 {
+		tb.t.Fatal("the demo has no open regression to show")
+	}
+	W := "#/w/" + d.site.ID
+	tb.view("#/")
+	if got, want := tb.text("#site-"+d.site.ID+" ~ .stats .open-incidents"), fmt.Sprintf("%d\nopen regression", len(open.Result.List)); !strings.HasPrefix(got, want) {
+		tb.t.Errorf("the website's card says %q, want %q", got, want)
+	}
+	for _, in := range open.Result.List {
+		if in.Page == "" {
+			continue
+		}
+		for _, device := range []string{"mobile", "desktop"} {
+			tb.view(W + "?device=" + device)
+			linked := tb.eval(`(page, id) => { const tr = [...document.querySelectorAll('#pages-table tbody tr')].find(tr => tr.querySelector('a[href*="/page/' + page + '?"]')); return !!(tr && tr.querySelector('a.incident-link[href$="incident=' + id + '"]')); }`, in.Page, in.ID).(bool)
+			if want := slices.Contains(in.Devices, device); linked != want {
+				tb.t.Errorf("pages table on %s: incident %s of %v linked in its page's row: %v, want %v", device, in.ID, in.Devices, linked, want)
+			}
+		}
+		tb.view(W + "/page/" + in.Page)
+		opened := tb.eval(`() => document.querySelector('.seg[aria-label="Device"] [aria-pressed="true"]').textContent`).(string)
+		if !slices.Contains(in.Devices, opened) {
+			tb.t.Errorf("the page view opens on %s, its open regression is on %v", opened, in.Devices)
+		}
+		for _, device := range []string{"mobile", "desktop"} {
+			tb.view(W + "/page/" + in.Page + "?device=" + device)
+			top := tb.eval(`id => { const n = document.getElementById('page-incidents'); return !!n && n.querySelector('a.incident-link[href$="incident=' + id + '"]') !== null && n.getBoundingClientRect().top < 600; }`, in.ID).(bool)
+			if !top {
+				tb.t.Errorf("the page view on %s does not name the open regression %s at its top", device, in.ID)
+			}
+		}
+	}
+	tb.view(W + "?device=mobile")
+}
+
+// checkChartsFollowScheme: after the colour scheme changed (window.lightCharts holds the
+// charts drawn before), every chart is drawn again in the new scheme's colours: its axes in
+// the scheme's muted colour.
+func (tb *tab) checkChartsFollowScheme() {
+	tb.t.Helper()
+	tb.waitFor("the charts drawn again", `() => [...document.querySelectorAll('.plot')].every((p, i) => !p.uplot || p.uplot !== window.lightCharts[i])`)
+	bad := tb.eval(`() => {
+		const muted = getComputedStyle(document.documentElement).getPropertyValue('--muted').trim();
+		return [...document.querySelectorAll('.plot')].filter(p => p.uplot).map(p => {
+			const a = p.uplot.axes[1], stroke = typeof a.stroke === 'function' ? a.stroke(p.uplot, 1) : a.stroke;
+			return stroke === muted ? '' : p.closest('figure').querySelector('figcaption').textContent + ': ' + stroke + ', want ' + muted;
+		}).filter(Boolean);
+	}`).([]any)
+	if len(bad) > 0 {
+		tb.t.Errorf("charts keep the colours of the scheme before: %v", bad)
+	}
+}
+
+// checkZeroBars: the bar chart whose caption starts with caption shows each 0 as a visible
+// stub in the colour of bad values, not a bar of no height on the axis.
+func (tb *tab) checkZeroBars(caption string) {
+	tb.t.Helper()
+	res := tb.eval(`caption => {
+		const p = [...document.querySelectorAll('.plot')].find(p => p.uplot && p.closest('figure').querySelector('figcaption').textContent.startsWith(caption));
+		if (!p) return 'no chart';
+		const u = p.uplot, zeros = [];
+		u.data[1].forEach((v, i) => { if (v === 0) zeros.push(i); });
+		if (!zeros.length) return 'no bar at 0';
+		const bad = getComputedStyle(document.documentElement).getPropertyValue('--bad').trim();
+		const want = [1, 3, 5].map(k => parseInt(bad.slice(k, k + 2), 16));
+		for (const i of zeros) {
+			const x = Math.round(u.valToPos(u.data[0][i], 'x', true)), y = Math.round(u.valToPos(0, 'y', true)) - 3;
+			if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) continue;
+			const px = u.ctx.getImageData(x, y, 1, 1).data;
+			if (Math.abs(px[0] - want[0]) + Math.abs(px[1] - want[1]) + Math.abs(px[2] - want[2]) > 30) return 'the bar at 0 of index ' + i + ' is ' + px.join(',') + ' 3 px above the axis, not ' + bad;
+		}
+		return '';
+	}`, caption).(string)
+	if res != "" {
+		tb.t.Errorf("chart %q: %s", caption, res)
 	}
 }

@@ -426,6 +426,7 @@ func (tb *tab) view(hash string) {
 		tb.t.Fatal(err)
 	}
 	tb.waitIdle()
+	tb.checkNoRawIDs(hash)
 }
 
 func (tb *tab) waitIdle() {
@@ -774,6 +775,7 @@ func TestDashboard(t *testing.T) {
 		if tb.has("#pages-table .columns") == false || !strings.Contains(tb.text("#pages-what"), "last 3 days") {
 			t.Error("the pages table says neither what its values aggregate nor lets columns be chosen")
 		}
+		tb.checkOpenIncidents(d)
 		tb.screenshot(shots, "website")
 		if w := tb.eval(`() => document.querySelector('#pages-table .scroll').scrollWidth - document.querySelector('#pages-table .scroll').clientWidth`).(float64); w > 0 {
 			t.Errorf("the pages table at 1,280 px scrolls sideways by %v px", w)
@@ -852,10 +854,13 @@ func TestDashboard(t *testing.T) {
 			t.Errorf("the scores chart over a year has %v days, the API's timeline %d", scores, len(year.Result))
 		}
 		tb.checkChartScales()
-		// The dark scheme follows the system's, charts included.
+		// The dark scheme follows the system's, charts included: at once, in the open page, and
+		// in a new one.
+		tb.eval(`() => { window.lightCharts = [...document.querySelectorAll('.plot')].map(p => p.uplot); }`)
 		if err := (proto.EmulationSetEmulatedMedia{Features: []*proto.EmulationMediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}}).Call(tb.page); err != nil {
 			t.Fatal(err)
 		}
+		tb.checkChartsFollowScheme()
 		tb.goTo("?scheme=dark" + W + "/page/" + home.ID + "?device=mobile&days=30") // a new document
 		tb.waitIdle()
 		if bg := tb.eval(`() => getComputedStyle(document.body).backgroundColor`).(string); bg == "rgb(255, 255, 255)" {
@@ -901,6 +906,7 @@ func TestDashboard(t *testing.T) {
 				t.Errorf("the failure screenshot is not shown: %v", err)
 			}
 			tb.checkChartScales()
+			tb.checkZeroBars("Success rate")
 			tb.screenshot(shots, "multistep-test")
 			tb.narrow(shots, "multistep-test", "")
 		}
@@ -1073,6 +1079,9 @@ func TestDashboard(t *testing.T) {
 		}
 		tb.click("button", "Create test")
 		tb.waitFor("the test", `() => [...document.querySelectorAll('main a')].some(a => a.textContent === 'Smoke')`)
+		// An admin's settings, forms and all, fit a phone too.
+		tb.eval(`() => document.querySelectorAll('main details').forEach(d => { d.open = true; })`)
+		tb.narrow(shots, "settings-admin", "")
 		var made struct {
 			Result struct {
 				List []struct {

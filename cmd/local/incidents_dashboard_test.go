@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -76,6 +77,11 @@ func TestDashboardIncidents(t *testing.T) {
 		ID, Kind, State string
 		Metrics         []string
 		Compare         *struct{ Page, Device, Base, Target string }
+		Regressions     []struct {
+			Metric, Device, Unit string
+			Before, After        struct{ Median float64 }
+			ChangePercent        float64
+		}
 	}
 	var incidents struct{ Result struct{ List []incident } }
 	d.call(t, "GET", "/"+site.ID+"/incidents", dashAdminKey, "", 200, &incidents)
@@ -106,6 +112,20 @@ func TestDashboardIncidents(t *testing.T) {
 		}
 		if n := tb.eval(`s => document.querySelectorAll(s + ' tbody tr').length`, item).(float64); n != 4 {
 			t.Errorf("the change's item lists %v regressions, want 4", n)
+		}
+		// Its CSV holds the API's numbers, not the text on screen, each row's unit in a column.
+		csvText := tb.eval(`s => document.querySelector(s + ' .tablebox').csv()`, item).(string)
+		var want []string
+		for _, g := range incidents.Result.List[0].Regressions {
+			want = append(want, fmt.Sprintf("%s,%s,%v,%v,%s,%v", g.Device, "lab (Lighthouse)", g.Before.Median, g.After.Median, g.Unit, g.ChangePercent))
+		}
+		if !strings.HasPrefix(csvText, "Metric,Device,Source,Before,After,Unit,Change (%),Status\r\n") || len(want) != 4 {
+			t.Errorf("the incident's CSV %q: want its header with a unit column, and 4 rows", csvText)
+		}
+		for _, w := range want {
+			if !strings.Contains(csvText, ","+w+",") {
+				t.Errorf("the incident's CSV %q has no row %q of the API's numbers", csvText, w)
+			}
 		}
 		if n := tb.eval(`s => document.querySelectorAll(s + ' svg.incident-chart polyline').length`, item).(float64); n != 1 {
 			t.Errorf("the change's item has %v charts, want 1", n)
@@ -157,7 +177,7 @@ func TestDashboardIncidents(t *testing.T) {
 			t.Fatal(err)
 		}
 		ev := &model.Event{Type: "regression.detected", Page: home.ID, Incident: change, Occurred: now, Before: "ok", After: "regressed",
-			Summary: "Regression of Home (/) from " + model.DayToISO(day(3)) + ": lcp 1800 → 2700 ms (+50 %, desktop)"}
+			Summary: "Regression of Home (/) from " + model.DayToISO(day(3)) + ": LCP 1,800 → 2,700 ms (+50 %, desktop)"}
 		if _, err := d.st.ChangeState(ctx, site, from, "open", "", ev); err != nil {
 			t.Fatal(err)
 		}

@@ -123,6 +123,14 @@ func run(ctx context.Context, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	// Links in notifications lead to this service: the API where it listens, the dashboard
+	// under it, unless set otherwise.
+	if os.Getenv(service.EnvAPIURL) == "" {
+		cfg.APIURL = "http://" + ln.Addr().String()
+		if os.Getenv(service.EnvDashboardURL) == "" {
+			cfg.DashboardURL = cfg.APIURL + "/app/"
+		}
+	}
 	clients, err := service.NewClients(ctx)
 	if err != nil {
 		return err

@@ -21,7 +21,7 @@ import (
 // them) and in Chromium: the page view lists them in the API's rank order with their savings,
 // and opening each shows its content: the culprits' table with the unsized image as a sub-row
 // and its cause, the dependency tree nested with times and sizes (small files in B, never
-// "0 KB"). It writes the opened list's screenshot (see screenshotDir).
+// "0 KiB"). It writes the opened list's screenshot (see screenshotDir).
 func TestDashboardOpportunities(t *testing.T) {
 	d := startService(t, 1, false)
 	shots := screenshotDir(t)
@@ -143,7 +143,7 @@ func TestDashboardOpportunities(t *testing.T) {
 	nested := tb.eval(`() => [...document.querySelectorAll('ul.tree li')].some(li => li.querySelector(':scope > .url').textContent.endsWith('/shift.html') &&
 		[...li.querySelectorAll(':scope > ul > li')].some(c => c.querySelector(':scope > .url').textContent.endsWith('/shift.css') &&
 			[...c.querySelectorAll(':scope > ul > li > .url')].some(g => g.textContent.endsWith('/shift-base.css'))))`).(bool)
-	if !nested || !regexp.MustCompile(`shift-base\.css \d+ ms, \d+ B`).MatchString(deps) || regexp.MustCompile(`(^|[^0-9.])0 KB`).MatchString(deps) || !strings.Contains(deps, "Longest chain") {
+	if !nested || !regexp.MustCompile(`shift-base\.css \d+ ms, \d+ B`).MatchString(deps) || regexp.MustCompile(`(^|[^0-9.])0 Ki?B`).MatchString(deps) || !strings.Contains(deps, "Longest chain") {
 		t.Errorf("network dependency tree shows %q (nested %v): want page > stylesheet > imported stylesheet, each with its time and size in B", deps, nested)
 	}
 
@@ -167,15 +167,15 @@ func TestDashboardOpportunities(t *testing.T) {
 		{ type: 'url', value: 'https://example.com/e.png' }, { type: 'code', value: 'x = 1' }, { type: 'text', value: 'plain words' },
 		{ type: 'checklist', items: { ok: { label: 'Done right', value: true }, no: { label: 'Done wrong', value: false } } },
 		{ type: 'screenshot', data: 'data:image/jpeg;base64,AAAA' }] } }).textContent`).(string)
-	for _, want := range []string{"See the docs.", "Est savings of 1 KiB", "https://example.com/a.js", "512 B", "2.0 KB", "12.3 s", "80 ms",
+	for _, want := range []string{"See the docs.", "Est savings of 1 KiB", "https://example.com/a.js", "512 B", "2 KiB", "12.3 s", "80 ms",
 		"https://example.com/c.js:10:4", "eval(x)", "0.12", "Longest chain: 420 ms, 2 requests, 900 B", "https://example.com/d.css", "220 ms, 200 B",
 		"https://example.com/e.png", "x = 1", "plain words", "✓ Done right", "✗ Done wrong"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("every details type: %q has no %q", all, want)
 		}
 	}
-	if regexp.MustCompile(`(^|[^0-9.])0 KB`).MatchString(all) || strings.Contains(all, "base64") {
-		t.Errorf("every details type: %q shows 0 KB or a screenshot's data", all)
+	if regexp.MustCompile(`(^|[^0-9.])0 Ki?B`).MatchString(all) || strings.Contains(all, "base64") {
+		t.Errorf("every details type: %q shows 0 KiB or a screenshot's data", all)
 	}
 
 	// The opened list, for the documentation.

@@ -192,7 +192,7 @@ func (e *e2e) work(jobs []audit.Job) queue.Progress {
 // notifyAll runs the notifier on what the notification queue holds.
 func (e *e2e) notifyAll() {
 	e.t.Helper()
-	sender := deliver.NewSender(browser.Guard{AllowPrivate: true}, nil, "", "http://127.0.0.1:8080")
+	sender := deliver.NewSender(browser.Guard{AllowPrivate: true}, nil, "", "http://127.0.0.1:8080", "")
 	n := notifyworker.NewWorker(e.store, e.keys, sender, notify.NewQueue(e.notify), awstest.Log(e.t))
 	deadline := time.Now().Add(2 * time.Second)
 	awstest.Drain(e.t, e.notify, 10, n.HandleSQS, func(int) bool { return time.Now().After(deadline) })

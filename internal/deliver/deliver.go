@@ -63,11 +63,14 @@ type Sender struct {
 	from string
 	// base is the API's URL, for links.
 	base string
+	// dashboard is the dashboard's URL, for the links people open ("": none).
+	dashboard string
 }
 
 // NewSender returns a Sender connecting through guard, sending email with ses from from, with
-// links under base.
-func NewSender(guard browser.Guard, ses *sesv2.Client, from, base string) *Sender {
+// the API's links under base and, when dashboard is not "", links to its views (see
+// event.Document.WithView): what emails and Slack messages link to.
+func NewSender(guard browser.Guard, ses *sesv2.Client, from, base, dashboard string) *Sender {
 	t := &http.Transport{
 		Proxy:                 nil,
 		DialContext:           guard.DialContext,
@@ -81,7 +84,7 @@ func NewSender(guard browser.Guard, ses *sesv2.Client, from, base string) *Sende
 		http: &http.Client{Transport: t, Timeout: Timeout,
 			// A redirect could lead anywhere the URL's check did not look: never followed.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
-		ses: ses, from: from, base: base,
+		ses: ses, from: from, base: base, dashboard: dashboard,
 	}
 }
 
@@ -90,6 +93,9 @@ func NewSender(guard browser.Guard, ses *sesv2.Client, from, base string) *Sende
 // one was sent: an email then replies to it (In-Reply-To, References, "Re:" subject).
 func (s *Sender) Send(ctx context.Context, kind string, t channel.Target, w model.Website, ev model.Event, now time.Time, inReplyTo string) Result {
 	doc := event.NewDocument(w, ev, s.base)
+	if s.dashboard != "" {
+		doc = doc.WithView(s.dashboard)
+	}
 	switch kind {
 	case channel.Webhook:
 		body, err := json.Marshal(doc)

@@ -62,7 +62,7 @@ func SlackMessage(w model.Website, d event.Document) *slack.WebhookMessage {
 	if len(d.Events) > 0 {
 		var lines []string
 		for _, e := range d.Events {
-			lines = append(lines, "• "+e.OccurredAt.Format("15:04")+" <"+e.Links.Subject+"|"+slackEscape(e.Summary)+">")
+			lines = append(lines, "• "+e.OccurredAt.Format("15:04")+" <"+subjectLink(e)+"|"+slackEscape(e.Summary)+">")
 		}
 		// A section's text holds at most 3,000 characters.
 		text := strings.Join(lines, "\n")
@@ -71,11 +71,11 @@ func SlackMessage(w model.Website, d event.Document) *slack.WebhookMessage {
 		}
 		blocks = append(blocks, slack.NewSectionBlock(md(text), nil, nil))
 	}
-	links := []string{"<" + d.Links.Subject + "|Details>"}
-	if d.Links.Screenshot != "" {
-		links = append(links, "<"+d.Links.Screenshot+"|Screenshot>")
+	links := []string{"<" + subjectLink(d) + "|Details>"}
+	if screenshotLink(d) != "" {
+		links = append(links, "<"+screenshotLink(d)+"|Screenshot>")
 	}
-	links = append(links, "<"+d.Links.Events+"|Events>")
+	links = append(links, "<"+eventsLink(d)+"|Events>")
 	blocks = append(blocks, slack.NewContextBlock("", md(strings.Join(links, " · ")+" · "+d.OccurredAt.Format("2006-01-02 15:04 UTC")+" · "+d.ID)))
 	return &slack.WebhookMessage{Text: title(d.Type) + ": " + d.Summary, Blocks: &slack.Blocks{BlockSet: blocks}}
 }
@@ -105,13 +105,13 @@ func EmailBodies(w model.Website, d event.Document) (subject, text, htmlBody str
 		fmt.Fprintf(&t, "Error:  %s\n", d.Error)
 	}
 	for _, e := range d.Events {
-		fmt.Fprintf(&t, "- %s %s\n  %s\n", e.OccurredAt.Format("2006-01-02 15:04"), e.Summary, e.Links.Subject)
+		fmt.Fprintf(&t, "- %s %s\n  %s\n", e.OccurredAt.Format("2006-01-02 15:04"), e.Summary, subjectLink(e))
 	}
-	fmt.Fprintf(&t, "\nDetails: %s\n", d.Links.Subject)
-	if d.Links.Screenshot != "" {
-		fmt.Fprintf(&t, "Screenshot: %s\n", d.Links.Screenshot)
+	fmt.Fprintf(&t, "\nDetails: %s\n", subjectLink(d))
+	if screenshotLink(d) != "" {
+		fmt.Fprintf(&t, "Screenshot: %s\n", screenshotLink(d))
 	}
-	fmt.Fprintf(&t, "Events: %s\n\n%s · %s\n", d.Links.Events, d.OccurredAt.Format("2006-01-02 15:04 UTC"), d.ID)
+	fmt.Fprintf(&t, "Events: %s\n\n%s · %s\n", eventsLink(d), d.OccurredAt.Format("2006-01-02 15:04 UTC"), d.ID)
 
 	e := html.EscapeString
 	var h strings.Builder
@@ -124,14 +124,41 @@ func EmailBodies(w model.Website, d event.Document) (subject, text, htmlBody str
 	if len(d.Events) > 0 {
 		h.WriteString(`<ul>`)
 		for _, ev := range d.Events {
-			fmt.Fprintf(&h, `<li>%s <a href="%s">%s</a></li>`, ev.OccurredAt.Format("2006-01-02 15:04"), e(ev.Links.Subject), e(ev.Summary))
+			fmt.Fprintf(&h, `<li>%s <a href="%s">%s</a></li>`, ev.OccurredAt.Format("2006-01-02 15:04"), e(subjectLink(ev)), e(ev.Summary))
 		}
 		h.WriteString(`</ul>`)
 	}
-	fmt.Fprintf(&h, `<p><a href="%s">Details</a>`, e(d.Links.Subject))
-	if d.Links.Screenshot != "" {
-		fmt.Fprintf(&h, ` · <a href="%s">Screenshot</a>`, e(d.Links.Screenshot))
+	fmt.Fprintf(&h, `<p><a href="%s">Details</a>`, e(subjectLink(d)))
+	if screenshotLink(d) != "" {
+		fmt.Fprintf(&h, ` · <a href="%s">Screenshot</a>`, e(screenshotLink(d)))
 	}
-	fmt.Fprintf(&h, ` · <a href="%s">Events</a></p><p style="color:#666">%s · %s</p></body></html>`, e(d.Links.Events), d.OccurredAt.Format("2006-01-02 15:04 UTC"), e(d.ID))
+	fmt.Fprintf(&h, ` · <a href="%s">Events</a></p><p style="color:#666">%s · %s</p></body></html>`, e(eventsLink(d)), d.OccurredAt.Format("2006-01-02 15:04 UTC"), e(d.ID))
 	return subject, t.String(), h.String()
+}
+
+// subjectLink is where a person reads more of an event: its dashboard view when the sender
+// knows the dashboard (an API address answers 401 to a browser without the key), else the
+// API's resource.
+func subjectLink(d event.Document) string {
+	if d.View != nil {
+		return d.View.Subject
+	}
+	return d.Links.Subject
+}
+
+// eventsLink is the website's events: the dashboard's view, else the API's list.
+func eventsLink(d event.Document) string {
+	if d.View != nil {
+		return d.View.Events
+	}
+	return d.Links.Events
+}
+
+// screenshotLink is a failed run's screenshot: none beside a dashboard view, whose test view
+// shows it (the API's address needs a key).
+func screenshotLink(d event.Document) string {
+	if d.View != nil {
+		return ""
+	}
+	return d.Links.Screenshot
 }

@@ -218,8 +218,18 @@ func budgetEvent(b model.Budget, before, after string, off int) *model.Event {
 		return nil
 	}
 	return &model.Event{Type: BudgetStatusChanged, Budget: b.ID, Before: before, After: after,
-		Summary: fmt.Sprintf("Budget %s %s %s (%s): %s → %s, %s", b.Metric, operatorWord(b.Operator),
-			strconv.FormatFloat(b.Value, 'f', -1, 64), b.Device, before, after, pagesWord(off))}
+		Summary: fmt.Sprintf("Budget %s %s %s (%s): %s → %s, %s", metrics.Label(b.Metric), operatorWord(b.Operator),
+			budgetValue(b), b.Device, before, after, pagesWord(off))}
+}
+
+// budgetValue is a budget's threshold with its metric's unit, as people read it: "2,500 ms".
+func budgetValue(b model.Budget) string {
+	for _, n := range metrics.Names {
+		if n.Field == b.Metric && n.Unit != "" && n.Unit != "score" {
+			return withUnit(b.Value, n.Unit)
+		}
+	}
+	return number(b.Value)
 }
 
 func operatorWord(op string) string {

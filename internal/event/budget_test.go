@@ -49,7 +49,22 @@ func oldSummary(b model.Budget, before, after string, off int) string {
 	case 1:
 		pages = "1 page and device off it"
 	}
-	return fmt.Sprintf("Budget %s %s %s (%s): %s → %s, %s", b.Metric, op, strconv.FormatFloat(b.Value, 'f', -1, 64), b.Device, before, after, pages)
+	return fmt.Sprintf("Budget %s %s %s (%s): %s → %s, %s", metrics.Label(b.Metric), op, wantValue(b), b.Device, before, after, pages)
+}
+
+// wantValue is a budget's threshold as a person reads it: grouped digits and the metric's
+// unit (none for a score).
+func wantValue(b model.Budget) string {
+	s := strconv.FormatFloat(b.Value, 'f', -1, 64)
+	if b.Value >= 1000 && b.Value == float64(int64(b.Value)) {
+		s = fmt.Sprintf("%d,%03d", int64(b.Value)/1000, int64(b.Value)%1000)
+	}
+	for _, n := range metrics.Names {
+		if n.Field == b.Metric && n.Unit != "" && n.Unit != "score" {
+			return s + " " + n.Unit
+		}
+	}
+	return s
 }
 
 // TestBudgetsAsIfEveryPageJudged plays 160 audits of a website's 6 pages with values drawn at

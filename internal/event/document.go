@@ -2,6 +2,7 @@ package event
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -21,6 +22,9 @@ type Document struct {
 	Error      string    `json:"error,omitempty"`
 	FailedStep *int      `json:"failedStep,omitempty"`
 	Links      Links     `json:"links"`
+	// View links to the dashboard's views of the event (when the sender knows the dashboard):
+	// what a person opens, where Links are the API's resources, which need a key.
+	View *View `json:"view,omitempty"`
 	// InReplyTo is the event a follow-up belongs with: an incident.verdict's names its
 	// incident's regression.detected event, whose thread it continues.
 	InReplyTo string `json:"inReplyTo,omitempty"`
@@ -50,6 +54,45 @@ type Links struct {
 	Subject    string `json:"subject"`
 	Screenshot string `json:"screenshot,omitempty"`
 	Events     string `json:"events"`
+}
+
+// View are the dashboard's views of an event: its subject's and the website's events.
+type View struct {
+	Subject string `json:"subject"`
+	Events  string `json:"events"`
+}
+
+// WithView is d with the links to the dashboard's views (dashboard: its address, as
+// https://example.com/app/), its digest's events' too.
+func (d Document) WithView(dashboard string) Document {
+	base := dashboard + "#/w/" + url.PathEscape(d.Website)
+	s, subject := d.Subject, base+"/events"
+	switch {
+	case s.Incident != "":
+		subject = base + "/regressions?incident=" + url.QueryEscape(s.Incident)
+	case s.Channel != "":
+		subject = base + "/events?channel=" + url.QueryEscape(s.Channel)
+	case s.Page != "":
+		subject = base + "/page/" + url.PathEscape(s.Page)
+		if s.Device != "" {
+			subject += "?device=" + url.QueryEscape(s.Device)
+		}
+	case s.Regression != "":
+		subject = base + "/regressions"
+	case s.Budget != "":
+		subject = base // the website's view lists its budgets with their status
+	case s.Test != "":
+		subject = base + "/multistep/" + url.PathEscape(s.Test)
+	}
+	d.View = &View{Subject: subject, Events: base + "/events"}
+	if len(d.Events) > 0 {
+		evs := make([]Document, len(d.Events))
+		for i, e := range d.Events {
+			evs[i] = e.WithView(dashboard)
+		}
+		d.Events = evs
+	}
+	return d
 }
 
 // NewDocument describes ev of website w with links under base, the API's URL ("" for paths).

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/store"
@@ -224,8 +225,8 @@ func SubjectName(ctx context.Context, st *store.Store, w model.Website, r model.
 }
 
 // changes says each metric's change in an incident, with its devices and, for lab metrics,
-// the measurement method: "lcp 2000 → 2600 ms (+30 %, mobile, applied throttling), tbt 100 →
-// 400 ms (+300 %, desktop, mobile, applied throttling)". A metric changed on several devices
+// the measurement method, each metric by its name: "LCP 2,000 → 2,600 ms (+30 %, mobile, applied
+// throttling), TBT 100 → 400 ms (+300 %, desktop, mobile, applied throttling)". A metric changed on several devices
 // shows its largest change.
 func changes(in model.Incident, unit func(string) string) string {
 	type change struct {
@@ -260,20 +261,20 @@ func changes(in model.Incident, unit func(string) string) string {
 			where += ", " + model.MethodLabel(c.reg.Method)
 		}
 		u := unit(metric)
-		parts[i] = fmt.Sprintf("%s %s → %s (%+.0f %%%s)", metric, number(c.reg.Before.Median), withUnit(c.reg.After.Median, u), c.reg.Percent, where)
+		parts[i] = fmt.Sprintf("%s %s → %s (%s %%%s)", metrics.Label(metric), number(c.reg.Before.Median), withUnit(c.reg.After.Median, u), signed(c.reg.Percent), where)
 	}
 	return strings.Join(parts, ", ")
 }
 
-// metricsWord names an incident's metrics: "lcp, tbt".
+// metricsWord names an incident's metrics: "LCP, TBT".
 func metricsWord(in model.Incident) string {
-	var metrics []string
+	var names []string
 	for _, m := range in.Members {
-		if !slices.Contains(metrics, m.Metric) {
-			metrics = append(metrics, m.Metric)
+		if l := metrics.Label(m.Metric); !slices.Contains(names, l) {
+			names = append(names, l)
 		}
 	}
-	return strings.Join(metrics, ", ")
+	return strings.Join(names, ", ")
 }
 
 // devicesOf are the devices of an incident's regressions, sorted.
@@ -295,11 +296,28 @@ func withUnit(v float64, unit string) string {
 	return number(v) + " " + unit
 }
 
+// number writes a value as the dashboard does: small ones to three decimals at most (a layout
+// shift's 0.05), others whole, in groups of three digits (2,600).
 func number(v float64) string {
 	if v != 0 && v > -10 && v < 10 {
-		return strconv.FormatFloat(v, 'f', 3, 64)
+		return strings.TrimRight(strings.TrimRight(strconv.FormatFloat(v, 'f', 3, 64), "0"), ".")
 	}
-	return strconv.FormatFloat(v, 'f', 0, 64)
+	s := strconv.FormatFloat(math.Abs(math.Round(v)), 'f', 0, 64)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if v < 0 && s != "0" {
+		s = "-" + s
+	}
+	return s
+}
+
+// signed is a change in percent, whole and grouped, with its sign: "+9,689", "-12", "0".
+func signed(p float64) string {
+	if math.Round(p) > 0 {
+		return "+" + number(math.Round(p))
+	}
+	return number(math.Round(p))
 }
 
 // The delivery states of a channel.

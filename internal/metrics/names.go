@@ -11,7 +11,8 @@ type Name struct {
 	Label string `json:"label"`
 	// Title spells the metric out ("Largest Contentful Paint").
 	Title string `json:"title"`
-	// Unit is ms, KB, B, score (0 to 100) or "" for a unitless number.
+	// Unit is ms, KiB, B, score (0 to 100) or "" for a unitless number. Sizes are binary
+	// (1 KiB = 1,024 B), as Lighthouse's: people read one unit system everywhere.
 	Unit string `json:"unit"`
 	// Source says where the value comes from: the lab, the Chrome UX Report or real users.
 	Source string `json:"source"`
@@ -43,7 +44,8 @@ var Names = []Name{
 	{Field: "tti", Label: "TTI", Title: "Time To Interactive", Unit: "ms", Source: sourceLab},
 	{Field: "inp", Label: "INP", Title: "Interaction to Next Paint", Unit: "ms", Source: "real users", Good: 200, Poor: 500},
 	{Field: "fid", Label: "FID", Title: "First Input Delay", Unit: "ms", Source: "real users", Good: 100, Poor: 300},
-	{Field: "kb_total", Label: "Transfer", Title: "Total transfer size", Unit: "KB", Source: sourceLab},
+	{Field: "kb_total", Label: "Transfer", Title: "Total transfer size", Unit: "KiB", Source: sourceLab},
+	{Field: "requests", Label: "Requests", Title: "Number of requests", Unit: "", Source: sourceLab},
 	{Field: "cpu_total", Label: "CPU", Title: "Main-thread CPU time", Unit: "ms", Source: sourceLab},
 	{Field: "opportunities", Label: "Opportunities", Title: "Failed Lighthouse audits", Unit: "", Source: sourceLab},
 	{Field: "validation_errors", Label: "HTML errors", Title: "HTML validation errors", Unit: "", Source: sourceLab},
@@ -69,4 +71,34 @@ var Names = []Name{
 	{Field: "bytes_media", Label: "Media bytes", Title: "Bytes of audio and video", Unit: "B", Source: sourceLab},
 	{Field: "bytes_other", Label: "Other bytes", Title: "Bytes of other requests", Unit: "B", Source: sourceLab},
 	{Field: "bytes_thirdparty", Label: "Third-party bytes", Title: "Bytes of third-party requests", Unit: "B", Source: sourceLab},
+	{Field: "duration", Label: "Duration", Title: "Duration of a multistep run", Unit: "ms", Source: "multistep runs"},
+}
+
+// Phases name the four phases of the Largest Contentful Paint (diagnostics, comparisons and
+// regressions' causes give them by Field), in the order they add up to it.
+var Phases = []Name{
+	{Field: "ttfb", Label: "Time to first byte", Title: "Until the document's first byte", Unit: "ms"},
+	{Field: "loadDelay", Label: "Load delay", Title: "From the first byte until the LCP resource starts loading", Unit: "ms"},
+	{Field: "loadDuration", Label: "Load duration", Title: "Loading the LCP resource", Unit: "ms"},
+	{Field: "renderDelay", Label: "Render delay", Title: "From the LCP resource loaded until the element is painted", Unit: "ms"},
+}
+
+// Label is a metric's short name ("LCP"), its field when Names has none.
+func Label(field string) string {
+	for _, n := range Names {
+		if n.Field == field {
+			return n.Label
+		}
+	}
+	return field
+}
+
+// PhaseLabel is an LCP phase's name ("Load delay"), its field when Phases has none.
+func PhaseLabel(field string) string {
+	for _, n := range Phases {
+		if n.Field == field {
+			return n.Label
+		}
+	}
+	return field
 }

@@ -220,7 +220,7 @@ func TestRunsEndToEnd(t *testing.T) {
 	// The broken journey's first run failed: the test is down, which is news (the good one's
 	// first state, up, is not). The notifier sends it to Slack and by email.
 	sesClient := ses.Client()
-	notifier := notifyworker.NewWorker(st, sealer, deliver.NewSender(browser.Guard{AllowPrivate: true}, sesClient, "openvitals@example.com", "http://127.0.0.1:8080"),
+	notifier := notifyworker.NewWorker(st, sealer, deliver.NewSender(browser.Guard{AllowPrivate: true}, sesClient, "openvitals@example.com", "http://127.0.0.1:8080", ""),
 		notify.NewQueue(nq), log)
 	quiet := time.Now().Add(2 * time.Second)
 	awstest.Drain(t, nq, 10, notifier.HandleSQS, func(int) bool { return time.Now().After(quiet) })

@@ -36,7 +36,7 @@ func TestVerdictInThread(t *testing.T) {
 	}
 	t.Cleanup(ses.Stop)
 	f := newFixture(t)
-	f.w.sender = deliver.NewSender(browser.Guard{AllowPrivate: true}, ses.Client(), "openvitals@example.com", "https://api.example.com")
+	f.w.sender = deliver.NewSender(browser.Guard{AllowPrivate: true}, ses.Client(), "openvitals@example.com", "https://api.example.com", "https://dash.example.com/app/")
 	pages := []model.Page{{URL: "/pricing", Alias: "Pricing"}}
 	if err := f.st.CreatePages(ctx, f.site, pages); err != nil {
 		t.Fatal(err)

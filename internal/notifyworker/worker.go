@@ -44,7 +44,7 @@ type Worker struct {
 // New builds the notifier from the service.
 func New(_ context.Context, svc *service.Service) (*Worker, error) {
 	guard := browser.Guard{AllowPrivate: svc.Config.AllowPrivateTargets}
-	sender := deliver.NewSender(guard, sesv2.NewFromConfig(svc.AWS), svc.Config.EmailFrom, svc.Config.APIURL)
+	sender := deliver.NewSender(guard, sesv2.NewFromConfig(svc.AWS), svc.Config.EmailFrom, svc.Config.APIURL, svc.Config.DashboardURL)
 	return NewWorker(svc.Store, svc.Credentials, sender, notify.NewQueue(svc.Queues.Notify), svc.Log), nil
 }
 

@@ -125,7 +125,7 @@ func newFixture(t testing.TB) *fixture {
 	q := awstest.Queue(t, clients, service.NotifyQueueSettings)
 	keys := seal.FixedKey(seal.GenerateKey())
 	log := awstest.Log(t)
-	sender := deliver.NewSender(browser.Guard{AllowPrivate: true}, nil, "", "https://api.example.com")
+	sender := deliver.NewSender(browser.Guard{AllowPrivate: true}, nil, "", "https://api.example.com", "https://dash.example.com/app/")
 	w := NewWorker(st, keys, sender, notify.NewQueue(q), log)
 	// Retries a second apart, so that a test sees several attempts.
 	w.backoff = func(int) time.Duration { return time.Second }
@@ -225,7 +225,8 @@ func TestWebhookRetriedUntilDelivered(t *testing.T) {
 		}
 		var doc event.Document
 		if err := json.Unmarshal(req.body, &doc); err != nil || doc.Type != event.BudgetStatusChanged || doc.Before != "ok" || doc.After != "exceeded" ||
-			doc.Links.Subject != "https://api.example.com/"+f.site.ID+"/budgets" {
+			doc.Links.Subject != "https://api.example.com/"+f.site.ID+"/budgets" || doc.View == nil || doc.View.Subject != "https://dash.example.com/app/#/w/"+f.site.ID ||
+			doc.View.Events != "https://dash.example.com/app/#/w/"+f.site.ID+"/events" {
 			t.Errorf("request %d: body %s (%v)", i, req.body, err)
 		}
 	}
@@ -283,7 +284,8 @@ func TestNotificationsStopAndCoalesce(t *testing.T) {
 		}
 	}
 	if err := json.Unmarshal(msgs[0].body, &m); err != nil || len(m.Blocks) < 3 || m.Blocks[0].Type != "header" ||
-		!strings.Contains(m.Blocks[0].Text.Text, "Budget status changed") || !strings.Contains(m.Text, "exceeded → at-risk") {
+		!strings.Contains(m.Blocks[0].Text.Text, "Budget status changed") || !strings.Contains(m.Text, "exceeded → at-risk") ||
+		!strings.Contains(string(msgs[0].body), "https://dash.example.com/app/#/w/"+f.site.ID+"|Details") || strings.Contains(string(msgs[0].body), "api.example.com") {
 		t.Errorf("Slack message %s (%v)", msgs[0].body, err)
 	}
 	if ds := f.deliveries(t, metadata); len(ds) != 1 || ds[0].Status != 0 || !strings.Contains(ds[0].Error, "refused") || !ds[0].Retry.IsZero() {
@@ -306,7 +308,7 @@ func TestEmailThroughSES(t *testing.T) {
 	t.Cleanup(ses.Stop)
 	f := newFixture(t)
 	client := ses.Client()
-	f.w.sender = deliver.NewSender(browser.Guard{AllowPrivate: true}, client, "openvitals@example.com", "https://api.example.com")
+	f.w.sender = deliver.NewSender(browser.Guard{AllowPrivate: true}, client, "openvitals@example.com", "https://api.example.com", "https://dash.example.com/app/")
 	c := model.Channel{ID: model.NewChannelID(), Name: "team", Kind: channel.Email}
 	if err := channel.Seal(ctx, f.keys, f.site, &c, channel.Target{Recipients: []string{"perf@example.com", "ops@example.com"}}); err != nil {
 		t.Fatal(err)
@@ -328,7 +330,9 @@ func TestEmailThroughSES(t *testing.T) {
 	if m.From != "openvitals@example.com" || strings.Join(m.Destination.To, ",") != "perf@example.com,ops@example.com" ||
 		!strings.Contains(m.Subject, "Budget status changed: example.com") ||
 		!strings.Contains(m.Body.Text, "After:  exceeded") || !strings.Contains(m.Body.HTML, "<td>exceeded</td>") ||
-		!strings.Contains(m.Body.HTML, `href="https://api.example.com/`+f.site.ID+`/budgets"`) {
+		!strings.Contains(m.Body.HTML, `href="https://dash.example.com/app/#/w/`+f.site.ID+`"`) ||
+		!strings.Contains(m.Body.Text, "Details: https://dash.example.com/app/#/w/"+f.site.ID+"\n") || strings.Contains(m.Body.HTML+m.Body.Text, "api.example.com") {
+		// A person opens the dashboard's view: the API's address answers a browser 401.
 		t.Errorf("email %+v", m)
 	}
 	if ds := f.deliveries(t, c); len(ds) != 1 || ds[0].Status != 200 || ds[0].Error != "" {
@@ -457,8 +461,9 @@ func TestIncidentMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	if doc.Type != event.RegressionDetected || doc.Subject.Incident != incident || doc.Subject.Device != "" || doc.Subject.Regression != "" ||
-		doc.Summary != "Regression of Pricing (/pricing) from 2026-11-11: lcp 2000 → 2800 ms (+40 %, desktop, mobile, applied throttling)" ||
-		doc.Links.Subject != "https://api.example.com/"+f.site.ID+"/incidents/"+incident {
+		doc.Summary != "Regression of Pricing (/pricing) from 2026-11-11: LCP 2,000 → 2,800 ms (+40 %, desktop, mobile, applied throttling)" ||
+		doc.Links.Subject != "https://api.example.com/"+f.site.ID+"/incidents/"+incident ||
+		doc.View == nil || doc.View.Subject != "https://dash.example.com/app/#/w/"+f.site.ID+"/regressions?incident="+incident {
 		t.Fatalf("message %+v", doc)
 	}
 }

@@ -358,7 +358,7 @@ func writeCauses(b *strings.Builder, s Series, t Test) {
 			n++
 			what := []string{}
 			if r.SizeChange != 0 {
-				what = append(what, fmt.Sprintf("%+.1f KB", float64(r.SizeChange)/1000))
+				what = append(what, fmt.Sprintf("%+.0f KiB", float64(r.SizeChange)/1024)) // binary units, as the dashboard and Lighthouse
 			}
 			if r.TimeChange != 0 {
 				what = append(what, fmt.Sprintf("%+.0f ms", r.TimeChange))

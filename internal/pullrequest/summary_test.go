@@ -99,7 +99,7 @@ func TestRender(t *testing.T) {
 		"| /shop | desktop, applied |", "⚠️ 1 at risk",
 		"[compare](https://api.example.com/app#/w/site1/compare?base=tt_base1&device=mobile&page=pg_home&target=tt_new1)",
 		"<b>Home (/)</b> on mobile: performance_score -15, lcp +900, cls +0.110",
-		"- request added: `https://cdn.example.com/hero-4k.jpg` Image, +812.0 KB",
+		"- request added: `https://cdn.example.com/hero-4k.jpg` Image, +793 KiB",
 		"- request slowed: `https://tags.example.net/t.js` Script, +240 ms, render-blocking, third party (Example Tags)",
 		"- LCP element changed: `h1.title` → `img.hero`",
 		"- LCP phases (`img.hero`): ttfb -80 ms, loadDelay +120 ms, loadTime +860 ms",

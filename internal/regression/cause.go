@@ -12,6 +12,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/compare"
 	"github.com/openvitals/openvitals/internal/lighthouse"
+	metricnames "github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/model"
 )
 
@@ -187,7 +188,7 @@ func ExplainLoads(before, after *model.Diagnostics, device, metric string, faili
 		if p.Target != nil {
 			a = *p.Target
 		}
-		add(model.CauseItem{Kind: "lcp_phase", Title: fmt.Sprintf("LCP %s %+.0f ms", phaseNames[p.Name], p.Delta),
+		add(model.CauseItem{Kind: "lcp_phase", Title: fmt.Sprintf("LCP %s %+.0f ms", strings.ToLower(metricnames.PhaseLabel(p.Name)), p.Delta),
 			URL: p.Name, Before: round(b), After: round(a), Unit: "ms"}, p.Delta)
 	}
 	for _, s := range l.Shifts {
@@ -235,8 +236,6 @@ func ExplainLoads(before, after *model.Diagnostics, device, metric string, faili
 	}
 	return items
 }
-
-var phaseNames = map[string]string{"ttfb": "time to first byte", "loadDelay": "load delay", "loadDuration": "load duration", "renderDelay": "render delay"}
 
 // newlyFailing are the performance audits failing in after that passed in before.
 func newlyFailing(before, after []model.Opportunity) []model.Opportunity {

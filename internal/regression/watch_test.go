@@ -157,7 +157,7 @@ func TestWatcherLab(t *testing.T) {
 	if len(evs) != 2 || evs[0].Type != event.RegressionRecovered || evs[1].Type != event.RegressionDetected || evs[0].Regression != r.ID {
 		t.Fatalf("events %+v, want detected then recovered", evs)
 	}
-	if !strings.HasPrefix(evs[1].Summary, "Regression of / from 2026-10-16: lcp 1") || !strings.Contains(evs[1].Summary, " ms (+") ||
+	if !strings.HasPrefix(evs[1].Summary, "Regression of / from 2026-10-16: LCP 1,") || !strings.Contains(evs[1].Summary, " ms (+") ||
 		!strings.HasSuffix(evs[1].Summary, "%, desktop, simulated throttling)") || evs[1].Incident != r.Incident || r.Incident == "" {
 		t.Errorf("event %+v does not name the page by its URL, the levels with their unit and the incident %q", evs[1], r.Incident)
 	}
@@ -265,7 +265,7 @@ func TestWatcherIncident(t *testing.T) {
 	// The event recorded with the first device's changes; the notifier sends the incident as
 	// it is after notify.IncidentGather, with both devices.
 	summary := event.IncidentSummary(incidents[0], "/", regression.Unit)
-	for _, want := range []string{"lcp 1", " ms (+", "performance_score 9", "desktop, mobile, simulated throttling)"} {
+	for _, want := range []string{"LCP 1,", " ms (+", "Performance 9", "desktop, mobile, simulated throttling)"} {
 		if !strings.Contains(summary, want) {
 			t.Errorf("summary %q does not say %q", summary, want)
 		}

@@ -2,6 +2,7 @@ package service
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -54,6 +55,9 @@ type Config struct {
 	EmailFrom string
 	// APIURL is OPENVITALS_API_URL: the API's base URL, for the links in notifications.
 	APIURL string
+	// DashboardURL is OPENVITALS_DASHBOARD_URL: the dashboard's address, which the links people
+	// open in notifications lead to (its views'); by default the API's own /app/.
+	DashboardURL string
 	// RUMURL is OPENVITALS_RUM_URL: the deployment's RUM entry (the rum function's URL), which
 	// the dashboard names in the snippet it shows; "" names the API's own origin.
 	RUMURL string
@@ -127,6 +131,7 @@ func ConfigFromEnv() (Config, error) {
 		ExportBucket:          env(EnvExportBucket, "openvitals-exports"),
 		EmailFrom:             os.Getenv("OPENVITALS_EMAIL_FROM"),
 		APIURL:                env(EnvAPIURL, "http://127.0.0.1:8080"),
+		DashboardURL:          os.Getenv(EnvDashboardURL),
 		TrustViewerCountry:    flag("OPENVITALS_TRUST_VIEWER_COUNTRY"),
 		RUMURL:                os.Getenv("OPENVITALS_RUM_URL"),
 		AllowPrivateTargets:   flag("OPENVITALS_ALLOW_PRIVATE_TARGETS"),
@@ -167,6 +172,12 @@ func ConfigFromEnv() (Config, error) {
 	qpm := env(EnvCrUXQueriesPerMinute, strconv.Itoa(CrUXQuota))
 	if cfg.CrUXQueriesPerMinute, err = strconv.Atoi(qpm); err != nil || cfg.CrUXQueriesPerMinute < 1 || cfg.CrUXQueriesPerMinute > CrUXQuota {
 		return cfg, fmt.Errorf("%s=%q: want 1 to %d", EnvCrUXQueriesPerMinute, qpm, CrUXQuota)
+	}
+	if cfg.DashboardURL == "" {
+		cfg.DashboardURL = strings.TrimRight(cfg.APIURL, "/") + "/app/"
+	}
+	if u, err := url.Parse(cfg.DashboardURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Fragment != "" {
+		return cfg, fmt.Errorf("%s=%q: want the dashboard's absolute URL (https://example.com/app/)", EnvDashboardURL, cfg.DashboardURL)
 	}
 	return cfg, nil
 }

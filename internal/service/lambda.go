@@ -28,7 +28,10 @@ const (
 	EnvRUMQueue       = "OPENVITALS_RUM_QUEUE"
 	EnvNotifyQueue    = "OPENVITALS_NOTIFY_QUEUE"
 	EnvAPIURL         = "OPENVITALS_API_URL"
-	EnvPurgeSettle    = "OPENVITALS_PURGE_SETTLE_SECONDS"
+	// EnvDashboardURL is the dashboard's address for the links in notifications; the API's
+	// /app/ when unset (the stack serves the dashboard there).
+	EnvDashboardURL = "OPENVITALS_DASHBOARD_URL"
+	EnvPurgeSettle  = "OPENVITALS_PURGE_SETTLE_SECONDS"
 	// EnvRUMRetentionDays is how long real-user data is kept: the aggregator sets its items'
 	// expiry from it, the stack the RUM bucket's.
 	EnvRUMRetentionDays = "OPENVITALS_RUM_RETENTION_DAYS"

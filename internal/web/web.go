@@ -157,6 +157,8 @@ func contentType(ext string) string {
 		return "text/javascript; charset=utf-8"
 	case ".css":
 		return "text/css; charset=utf-8"
+	case ".json":
+		return "application/json"
 	case ".svg":
 		return "image/svg+xml"
 	case ".png":

@@ -71,6 +71,8 @@ func TestPageAndAssets(t *testing.T) {
 					continue
 				}
 				lits := literal.FindAllSubmatch(part, -1)
+				// A file of pure functions has no sentence: the name it gives window is kept.
+				lits = append(lits, regexp.MustCompile(`window\.(ov\w+) =`).FindAllSubmatch(part, -1)...)
 				if len(lits) == 0 {
 					t.Errorf("%s has no sentence of 16 characters or more to find it by", name)
 				}

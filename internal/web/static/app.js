@@ -91,17 +91,34 @@
   var get = function (path) { return api('GET', path); };
   function list(path) { return get(path).then(function (r) { return r.result.list; }); }
   function isAdmin() { return me && me.role === 'admin'; }
+  // openIncidents answers the website's open regressions ([] when they cannot be read: they are
+  // a signal beside a view, not what it is about).
+  function openIncidents(w) { return list('/' + w.id + '/incidents?state=open&kind=regression').catch(function () { return []; }); }
+  // incidentsOf are the incidents of a page, on device when given.
+  function incidentsOf(incidents, pageID, device) {
+    return incidents.filter(function (x) { return x.page === pageID && (!device || x.devices.indexOf(device) >= 0); });
+  }
+  // incidentLink is a link to an open incident naming its metrics and since when.
+  function incidentLink(w, x, device) {
+    return el('a', { class: 'badge bad incident-link', href: '#/w/' + w.id + '/regressions?incident=' + encodeURIComponent(x.id),
+      text: 'Open regression: ' + x.metrics.map(metricLabel).join(', ') + (device ? '' : ' (' + x.devices.join(', ') + ')') + ' since ' + x.firstBadDay });
+  }
 
   // ---- formatting -------------------------------------------------------------------------
-  // METRICS: every metric's names, unit and thresholds by field, from metric-names.js (generated
-  // from the one declaration the API's documentation uses too).
-  var METRICS = {};
-  (window.ovMetricNames || []).forEach(function (m) { METRICS[m.field] = m; });
-  METRICS.duration = { field: 'duration', label: 'Duration', title: 'Duration of the run', unit: 'ms' };
+  // METRICS: every metric's names, unit and thresholds by field, and PHASES the LCP's phases
+  // (ttfb, loadDelay...), from metric-names.json (generated from the one declaration the API's
+  // documentation uses too): data the page preloads beside the script, read before any view.
+  var METRICS = {}, PHASES = {};
+  var names = fetch(document.getElementById('ov-names').href).then(function (r) { return r.json(); }).then(function (n) {
+    n.metrics.forEach(function (m) { m.unit = m.unit || ''; METRICS[m.field] = m; });
+    n.phases.forEach(function (m) { PHASES[m.field] = m; });
+  });
   // metricLabel is a metric's short name (its field when it has none).
   function metricLabel(f) { return METRICS[f] ? METRICS[f].label : f; }
+  // phaseLabel is an LCP phase's name ("Load delay").
+  function phaseLabel(f) { return PHASES[f] ? PHASES[f].label : f; }
   // metricName is a metric's full name with its short one where that is not in it: "Largest
-  // Contentful Paint (LCP)", "Lighthouse performance score".
+  // Contentful Paint (LCP)", or Lighthouse's performance score.
   function metricName(f) {
     var m = METRICS[f];
     if (!m) return f;
@@ -111,13 +128,8 @@
   function categoryLabel(c) { return METRICS[c + '_score'] ? METRICS[c + '_score'].label : c; }
   // LAB_COLUMNS are the lab values the pages table and a page's summary show first.
   var LAB_COLUMNS = ['performance_score', 'lcp', 'cls', 'tbt', 'fcp', 'ttfb', 'speed_index', 'kb_total'];
-  function fmt(v, unit) {
-    if (v === null || v === undefined || v === '') return '–';
-    if (typeof v !== 'number') return String(v);
-    if (unit === '' || unit === 'cls') return v < 10 ? v.toFixed(3).replace(/\.?0+$/, '') || '0' : Math.round(v).toLocaleString('en');
-    var s = Math.round(v).toLocaleString('en');
-    return unit && unit !== 'score' ? s + ' ' + unit : s;
-  }
+  // The units policy and CSV cells are format.js's (pure, unit-tested with Node).
+  var F = window.ovFormat, fmt = F.fmt, fmtBytes = F.fmtBytes, fmtPct = F.fmtPct, axisValue = F.axisValue, csvCell = F.csvCell;
   // fmtMetric writes a metric's value with its unit (a number given as text, as a budget's, too).
   function fmtMetric(name, v) { var m = METRICS[name]; return fmt(typeof v === 'string' && v !== '' && !isNaN(v) ? Number(v) : v, m ? m.unit : ''); }
   // rating is good / warn / bad for a value of a metric with thresholds, else ''.
@@ -149,7 +161,7 @@
   // table(columns, rows, caption, opts): columns are {label, value(row) for sorting (and a
   // numeric column's CSV), cell(row) -> td, n: numeric, unit: of the CSV's numbers, csv(row):
   // the CSV's value (else a numeric column's value, else the cell's text), hidden: shown only
-  // when asked for}; headers with a value sort the rows, announced with aria-sort. opts: {name:
+  // when asked for, csvOnly: in the CSV alone (as a unit column)}; headers with a value sort the rows, announced with aria-sort. opts: {name:
   // the CSV file's name and the key of the columns someone chose to see, stack: on a narrow
   // screen each row is a block of labelled values}. Every table has a CSV button.
   table.n = 0;
@@ -157,7 +169,7 @@
     opts = opts || {};
     columns = columns.filter(Boolean); // a column may be left out (null), as admin actions for a viewer
     var name = opts.name || (caption || columns[0].label).toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
-    var shown = columns.map(function (c) { return !c.hidden; });
+    var shown = columns.map(function (c) { return !c.hidden && !c.csvOnly; });
     var chosen = opts.name && localStorage.getItem('openvitals.columns.' + opts.name);
     if (chosen) {
       try { chosen = JSON.parse(chosen); columns.forEach(function (c, i) { if (c.hidden && chosen.indexOf(c.label) >= 0) shown[i] = true; }); } catch (e) { /* ignored */ }
@@ -218,6 +230,7 @@
     var tools = el('div', { class: 'tabletools' }, caption ? el('p', { class: 'muted caption', id: captionID, text: caption }) : null, el('button', { type: 'button', class: 'secondary small csv', text: 'CSV', 'aria-label': 'Download ' + (caption || columns[0].label + ' table') + ' as CSV', onclick: function () { download(name + '.csv', wrap.csv()); } }));
     if (columns.some(function (c) { return c.hidden; })) {
       tools.appendChild(el('details', { class: 'columns' }, el('summary', { text: 'Columns' }), el('div', { class: 'menu' }, columns.map(function (c, i) {
+        if (c.csvOnly) return null;
         return el('label', { class: 'inline' }, el('input', { type: 'checkbox', checked: shown[i], onchange: function () {
           shown[i] = this.checked;
           if (opts.name) localStorage.setItem('openvitals.columns.' + opts.name, JSON.stringify(columns.filter(function (c, j) { return c.hidden && shown[j]; }).map(function (c) { return c.label; })));
@@ -242,11 +255,6 @@
       return lines.join('\r\n') + '\r\n';
     };
     return wrap;
-  }
-  function csvCell(v) {
-    if (v === null || v === undefined) return '';
-    v = String(v);
-    return /[",\r\n]/.test(v) ? '"' + v.replace(/"/g, '""') + '"' : v;
   }
   function download(filename, text) {
     var a = el('a', { href: URL.createObjectURL(new Blob([text], { type: 'text/csv' })), download: filename });
@@ -275,14 +283,6 @@
     return { series: out, fg: v('fg'), muted: v('muted'), line: v('line'), good: v('good'), warn: v('warn'), bad: v('bad') };
   }
 
-  // axisValue is a tick's text: bytes in KB or MB, percent with its sign, others as numbers.
-  function axisValue(v, unit) {
-    if (unit === 'B') return v >= 1048576 ? fmt(v / 1048576, '') + ' MB' : v >= 1024 ? Math.round(v / 1024) + ' KB' : Math.round(v) + ' B';
-    if (unit === '%') return Math.round(v) + ' %';
-    if (unit === '' || unit === 'cls') return fmt(v, '');
-    return Math.round(v).toLocaleString('en');
-  }
-
   // chart draws a time series (or, with categories, bars over categories) with uPlot, and
   // puts the same numbers in a table behind a disclosure for screen readers and copying.
   // spec: {title, x: [dates] or categories: [labels], series: [{label, values, unit, dash}],
@@ -309,11 +309,11 @@
       return { label: s.label, n: true, unit: s.unit && s.unit !== 'score' ? s.unit : '', value: function (r) { return s.values[r.i]; }, cell: function (r) { return fmt(s.values[r.i], s.unit); } };
     }));
     fig.appendChild(el('details', null, el('summary', { text: 'Numbers of ' + spec.title }), table(cols, rows)));
-    var pal = palette();
     if (series.length) {
       fig.insertBefore(el('ul', { class: 'legend' }, series.map(function (s, i) {
         var sw = el('span', { class: 'swatch' + (s.dash ? ' dashed' : '') });
-        var colour = s.colour ? pal[s.colour] : pal.series[i % 8];
+        // The scheme's own variable: a swatch follows a change of colour scheme by itself.
+        var colour = 'var(--' + (s.colour || 'c' + (i % 8 + 1)) + ')';
         sw.style.borderColor = colour;
         if (!s.dash) sw.style.background = colour;
         return el('li', null, sw, s.label);
@@ -335,18 +335,7 @@
     // A stacked chart draws its totals first, so that each smaller sum is filled over them.
     var order = series.map(function (_, i) { return i; });
     if (spec.stacked) order.reverse();
-    var uSeries = [{}];
-    order.forEach(function (i) {
-      var s = series[i], colour = s.colour ? pal[s.colour] : pal.series[i % 8];
-      data.push(stackedValues[i]);
-      var o = { label: s.label, stroke: colour, width: 2, points: { show: xs.length < 40 } };
-      if (s.dash) o.dash = [6, 4];
-      // A weekly series among daily dates is one line across the days it has no value for.
-      if (spec.spanGaps) o.spanGaps = true;
-      if (spec.stacked) o.fill = colour;
-      if (spec.bars) { o.fill = colour; o.paths = uPlot.paths.bars({ size: [0.6, 60] }); o.points = { show: false }; }
-      uSeries.push(o);
-    });
+    order.forEach(function (i) { data.push(stackedValues[i]); });
     var notes = (spec.annotations || []).map(function (a) { return { t: unix(a.at), a: a }; });
     function showValues(u) {
       var i = u.cursor.idx;
@@ -355,41 +344,73 @@
         series.map(function (s) { return s.label + ' ' + fmt(s.values[i], s.unit); }).join(' · ');
     }
     readout.textContent = '\u00a0';
-    var opts = {
-      width: 400, height: spec.height || 220,
-      series: uSeries,
-      cursor: { sync: spec.sync ? { key: spec.sync } : undefined, drag: { x: true, y: false } },
-      scales: { x: spec.categories ? { time: false, range: function (u, lo, hi) { return [lo - 0.5, hi + 0.5]; } }
-        : { time: true },
-        y: { range: function (u, lo, hi) { return [0, spec.yMax || Math.max(hi * 1.08, spec.yTop || 0) || 1]; } } },
-      axes: [
-        { stroke: pal.muted, grid: { stroke: pal.line, width: 1 }, ticks: { stroke: pal.line },
-          // Many categories: every few are labelled, so that labels do not run into each other.
-          values: spec.categories ? function (u, vals) { var every = Math.ceil(spec.categories.length / 6); return vals.map(function (v) { return Number.isInteger(v) && v % every === 0 && spec.categories[v] !== undefined ? String(spec.categories[v]).slice(0, 18) : ''; }); } : undefined,
-          splits: spec.categories ? function () { return xs; } : undefined },
-        { stroke: pal.muted, grid: { stroke: pal.line, width: 1 }, ticks: { stroke: pal.line }, size: 64,
-          values: function (u, vals) { return vals.map(function (v) { return axisValue(v, unit); }); } }
-      ],
-      legend: { show: false },
-      hooks: {
-        setCursor: [showValues],
-        draw: [function (u) {
-          if (!notes.length) return;
-          var ctx = u.ctx;
-          ctx.save();
-          ctx.strokeStyle = pal.fg;
-          ctx.setLineDash([4, 4]);
-          ctx.lineWidth = 1;
-          notes.forEach(function (n) {
-            var x = u.valToPos(n.t, 'x', true);
-            if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) return;
-            ctx.beginPath(); ctx.moveTo(x, u.bbox.top); ctx.lineTo(x, u.bbox.top + u.bbox.height); ctx.stroke();
-          });
-          ctx.restore();
-          placeNotes(u);
-        }]
+    // options are uPlot's, in the colours of the scheme in use (read again when it changes).
+    function options(pal) {
+      var uSeries = [{}];
+      order.forEach(function (i) {
+        var s = series[i], colour = s.colour ? pal[s.colour] : pal.series[i % 8];
+        var o = { label: s.label, stroke: colour, width: 2, points: { show: xs.length < 40 } };
+        if (s.dash) o.dash = [6, 4];
+        // A weekly series among daily dates is one line across the days it has no value for.
+        if (spec.spanGaps) o.spanGaps = true;
+        if (spec.stacked) o.fill = colour;
+        if (spec.bars) { o.fill = colour; o.paths = uPlot.paths.bars({ size: [0.6, 60] }); o.points = { show: false }; }
+        uSeries.push(o);
+      });
+      return {
+        width: 400, height: spec.height || 220,
+        series: uSeries,
+        cursor: { sync: spec.sync ? { key: spec.sync } : undefined, drag: { x: true, y: false } },
+        scales: { x: spec.categories ? { time: false, range: function (u, lo, hi) { return [lo - 0.5, hi + 0.5]; } }
+          : { time: true },
+          y: { range: function (u, lo, hi) { return [0, spec.yMax || Math.max(hi * 1.08, spec.yTop || 0) || 1]; } } },
+        axes: [
+          { stroke: pal.muted, grid: { stroke: pal.line, width: 1 }, ticks: { stroke: pal.line },
+            // Many categories: every few are labelled, so that labels do not run into each other.
+            values: spec.categories ? function (u, vals) { var every = Math.ceil(spec.categories.length / 6); return vals.map(function (v) { return Number.isInteger(v) && v % every === 0 && spec.categories[v] !== undefined ? String(spec.categories[v]).slice(0, 18) : ''; }); } : undefined,
+            splits: spec.categories ? function () { return xs; } : undefined },
+          { stroke: pal.muted, grid: { stroke: pal.line, width: 1 }, ticks: { stroke: pal.line }, size: 64,
+            values: function (u, vals) { return vals.map(function (v) { return axisValue(v, unit); }); } }
+        ],
+        legend: { show: false },
+        hooks: {
+          setCursor: [showValues],
+          draw: [function (u) {
+            if (spec.bars) zeroBars(u, pal.bad);
+            if (!notes.length) return;
+            var ctx = u.ctx;
+            ctx.save();
+            ctx.strokeStyle = pal.fg;
+            ctx.setLineDash([4, 4]);
+            ctx.lineWidth = 1;
+            notes.forEach(function (n) {
+              var x = u.valToPos(n.t, 'x', true);
+              if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) return;
+              ctx.beginPath(); ctx.moveTo(x, u.bbox.top); ctx.lineTo(x, u.bbox.top + u.bbox.height); ctx.stroke();
+            });
+            ctx.restore();
+            placeNotes(u);
+          }]
+        }
+      };
+    }
+    // zeroBars draws a bar at 0 (as a day of no successful run) as a short stub in the colour
+    // of bad values: a bar of no height would be a line on the axis no one sees.
+    function zeroBars(u, colour) {
+      // About as wide as uPlot's bars: 60 % of a step (a day, a category).
+      var ctx = u.ctx, w = Math.max(4, 0.6 * Math.abs(u.valToPos(spec.categories ? 1 : 86400, 'x', true) - u.valToPos(0, 'x', true)));
+      ctx.save();
+      ctx.fillStyle = colour;
+      for (var k = 1; k < u.data.length; k++) {
+        u.data[k].forEach(function (v, i) {
+          if (v !== 0) return;
+          var x = u.valToPos(xs[i], 'x', true), y = u.valToPos(0, 'y', true);
+          if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) return;
+          ctx.fillRect(x - w / 2, y - 6, w, 6);
+        });
       }
-    };
+      ctx.restore();
+    }
     // The markers sit over the plot, outside uPlot's (hidden) tree and the image, as buttons a
     // keyboard reaches.
     var marks = el('div', { class: 'notes' });
@@ -408,15 +429,23 @@
         n.el.classList.toggle('right', x > o.width / 2);
       });
     }
-    later(plot, function () {
+    var entry = { el: plot, u: null };
+    // draw makes the chart at the plot's width in the scheme's colours; a change of scheme
+    // makes it again.
+    entry.draw = function () {
+      if (entry.u) entry.u.destroy();
+      var opts = options(palette());
       opts.width = Math.max(280, plot.clientWidth);
-      var u = new uPlot(opts, data, plot);
+      var u = entry.u = new uPlot(opts, data, plot);
       // The range asked for, not the data's: a page audited for a week shows a week of a month.
       if (spec.xRange) u.setScale('x', { min: spec.xRange[0], max: spec.xRange[1] });
       u.root.setAttribute('aria-hidden', 'true');
       plot.uplot = u; // for the dashboard's tests: its scales
       if (notes.length) { box.appendChild(marks); placeNotes(u); }
-      charts.push({ u: u, el: plot });
+    };
+    later(plot, function () {
+      entry.draw();
+      charts.push(entry);
     });
     return fig;
   }
@@ -435,6 +464,13 @@
     }
     pending = pending.filter(function (j) { return ++j.frames < 600; });
     if (pending.length) requestAnimationFrame(pump); else pumping = false;
+  }
+  // Charts draw on a canvas in the colours they were made with: a change of the system's colour
+  // scheme while the page is open makes them again in the new ones.
+  if (window.matchMedia) {
+    var scheme = window.matchMedia('(prefers-color-scheme: dark)');
+    var redraw = function () { charts.forEach(function (c) { if (c.el.isConnected) c.draw(); }); };
+    if (scheme.addEventListener) scheme.addEventListener('change', redraw); else if (scheme.addListener) scheme.addListener(redraw);
   }
   window.addEventListener('resize', function () {
     charts.forEach(function (c) { if (c.el.isConnected) c.u.setSize({ width: Math.max(280, c.el.clientWidth), height: c.u.height }); });
@@ -463,10 +499,12 @@
     });
   }
   function confirmThen(text, action) { return function () { if (window.confirm(text)) action.apply(this, arguments); }; }
+  // segmented is a row of buttons of which one is pressed; an option is a value or [value, text].
   function segmented(label, options, value, onchange) {
     var group = el('div', { class: 'seg', role: 'group', 'aria-label': label });
     options.forEach(function (o) {
-      group.appendChild(el('button', { type: 'button', 'aria-pressed': o === value ? 'true' : 'false', text: o, onclick: function () { onchange(o); } }));
+      var v = Array.isArray(o) ? o[0] : o, t = Array.isArray(o) ? o[1] : o;
+      group.appendChild(el('button', { type: 'button', 'aria-pressed': v === value ? 'true' : 'false', text: t, onclick: function () { onchange(v); } }));
     });
     return group;
   }
@@ -506,7 +544,7 @@
   var ready = Promise.resolve();
   var whoami = null; // the pending or answered GET /account
   function account() {
-    if (!whoami) whoami = get('/account').then(function (a) { me = a; showWho(); return a; }, function (err) { whoami = null; throw err; });
+    if (!whoami) whoami = Promise.all([get('/account'), names]).then(function (r) { me = r[0]; showWho(); return me; }, function (err) { whoami = null; throw err; });
     return whoami;
   }
   // load resolves to the answers of requests once ready is too.
@@ -530,6 +568,15 @@
     };
   }
 
+  // ROUTES are a website's views, by the part of #/w/{id}/… after its id: the view's function
+  // on ov (given by its view-*.js file) and whether it takes the next part (an id) before the
+  // query. A view added here and in its file is routed; a misspelt name fails TestViewNames.
+  var ROUTES = {
+    '': ['websiteView'], page: ['pageView', 1], compare: ['compareView'], multistep: ['multistepView', 1],
+    rum: ['rumView'], regressions: ['regressionsView'], events: ['eventsView'], settings: ['settingsView'],
+    profiles: ['profilesView'], experiments: ['experimentsView', 1]
+  };
+
   function render() {
     var seq = ++renderSeq;
     charts.forEach(function (c) { c.u.destroy(); });
@@ -552,19 +599,8 @@
         var sub = p[2] ? '/' + p[2] : '';
         setNav(w, sub === '/page' ? '' : sub);
       });
-      switch (p[2]) {
-        case undefined: view = ov.websiteView(w, r.q); break;
-        case 'page': view = ov.pageView(w, p[3], r.q); break;
-        case 'compare': view = ov.compareView(w, r.q); break;
-        case 'multistep': view = p[3] ? ov.testView(w, p[3]) : ov.multistepView(w); break;
-        case 'rum': view = ov.rumView(w, r.q); break;
-        case 'regressions': view = ov.regressionsView(w, r.q); break;
-        case 'events': view = ov.eventsView(w, r.q); break;
-        case 'settings': view = ov.settingsView(w); break;
-        case 'profiles': view = ov.profilesView(w); break;
-        case 'experiments': view = ov.experimentsView(w, p[3]); break;
-        default: view = Promise.reject(new ApiError(404, 'No such view.'));
-      }
+      var to = ROUTES[p[2] || ''];
+      view = to ? ov[to[0]](w, to[1] ? p[3] : r.q, r.q) : Promise.reject(new ApiError(404, 'No such view.'));
     } else view = Promise.reject(new ApiError(404, 'No such view.'));
     main.setAttribute('aria-busy', 'true');
     Promise.all([ready, view]).then(function (res) {
@@ -652,7 +688,7 @@
   ov.currentSite = function () { return site; };
   ov.forgetSite = function () { site = null; };
   Object.assign(ov, {
-    keyedImage: keyedImage,
+    keyedImage: keyedImage, fmtBytes: fmtBytes, fmtPct: fmtPct, phaseLabel: phaseLabel, PHASES: PHASES, openIncidents: openIncidents, incidentsOf: incidentsOf, incidentLink: incidentLink,
     LAB_COLUMNS: LAB_COLUMNS, ApiError: ApiError, METRICS: METRICS, account: account, api: api, busy: busy, chart: chart,
     clear: clear, confirmThen: confirmThen, day: day, categoryLabel: categoryLabel, download: download, el: el, empty: empty, field: field, fmt: fmt, hush: hush, metricLabel: metricLabel, metricName: metricName,
     fmtMetric: fmtMetric, get: get, go: go, isAdmin: isAdmin, key: key, link: link, list: list,

@@ -7,9 +7,9 @@
   var withQuery = ov.withQuery, load = ov.load;
 
   function hash(w, q) { return withQuery('#/w/' + w.id + '/compare', q); }
-  function unitOf(m) { return m.unit === 'KiB' ? 'KB' : m.unit === 'points' ? 'score' : m.unit || (METRICS[m.name] ? METRICS[m.name].unit : ''); }
+  function unitOf(m) { return m.unit === 'points' ? 'score' : m.unit || (METRICS[m.name] ? METRICS[m.name].unit : ''); }
   function signed(v, unit) { return v === null ? '–' : (v > 0 ? '+' : v < 0 ? '−' : '') + fmt(Math.abs(v), unit); }
-  function kb(bytes) { return fmt(bytes / 1024, 'KB'); }
+  var kb = ov.fmtBytes;
 
   // methods names the sides' measurement methods: one, or both when they differ (their numbers
   // then differ by the method too).
@@ -91,10 +91,10 @@
       { label: 'Change', n: true, value: function (m) { return m.changePercent; }, cell: function (m) {
         var worse = m.higherIsWorse === undefined || !m.change ? '' : (m.change > 0) === m.higherIsWorse ? 'bad' : 'good';
         return el('td', { class: 'n ' + (m.beyondSpread ? worse : 'muted') },
-          signed(m.change, unitOf(m)) + (m.changePercent === null ? '' : ' (' + signed(Math.round(m.changePercent * 10) / 10, '') + ' %)'),
+          signed(m.change, unitOf(m)) + (m.changePercent === null ? '' : ' (' + ov.fmtPct(m.changePercent, true) + ')'),
           m.beyondSpread ? '' : m.baseSpread !== null ? ' within noise' : '');
       } }
-    ], ms, caption);
+    ], ms, caption, { stack: true });
   }
   function spread(s, m) { return s === null ? '' : ' ± ' + fmt(s / 2, unitOf(m)); }
 
@@ -130,17 +130,17 @@
       { label: 'Request', cell: function (r) {
         return el('span', { class: 'url', title: r.url }, r.url.replace(/^https?:\/\//, '').slice(0, 80), ' ', el('span', { class: 'muted', text: r.resourceType + (r.renderBlocking ? ', render-blocking' : '') + (r.thirdParty ? ', ' + (r.entity || 'third party') : '') }));
       } },
-      { label: 'Size', n: true, value: function (r) { return r.sizeChange; }, cell: function (r) { return (r.base ? kb(r.base.transferSize) : '–') + ' → ' + (r.target ? kb(r.target.transferSize) : '–') + ' (' + signed(r.sizeChange / 1024, 'KB') + ')'; } },
+      { label: 'Size', n: true, value: function (r) { return r.sizeChange; }, cell: function (r) { return (r.base ? kb(r.base.transferSize) : '–') + ' → ' + (r.target ? kb(r.target.transferSize) : '–') + ' (' + signed(r.sizeChange, 'B') + ')'; } },
       { label: 'Time', n: true, value: function (r) { return r.timeChange; }, cell: function (r) { return signed(r.timeChange, 'ms'); } },
       { label: 'Base / target (0 – ' + fmt(end, 'ms') + ')', cell: function (r) { return el('div', null, bar(r.base, 'b'), bar(r.target, 't')); } }
-    ], reqs, 'Requests added, removed, grown or slowed');
+    ], reqs, 'Requests added, removed, grown or slowed', { stack: true });
   }
 
   function lcp(c) {
     var el0 = function (x) { return x ? (x.selector || x.snippet || 'an element') + (x.imageUrl ? ' (' + x.imageUrl + ')' : '') + ' at ' + fmt(x.time, 'ms') : 'none'; };
     return el('div', null, el('p', null, c.elementChanged ? el('b', { text: 'The element changed: ' }) : 'The same element: ', el0(c.base), ' → ', el0(c.target)),
       c.phases.length ? table([
-        { label: 'Phase', cell: function (p) { return { ttfb: 'Time to first byte', loadDelay: 'Load delay', loadDuration: 'Load duration', renderDelay: 'Render delay' }[p.name]; } },
+        { label: 'Phase', cell: function (p) { return ov.phaseLabel(p.name); } },
         { label: 'Base', n: true, cell: function (p) { return fmt(p.base, 'ms'); } },
         { label: 'Target', n: true, cell: function (p) { return fmt(p.target, 'ms'); } },
         { label: 'Change', n: true, cell: function (p) { return el('td', { class: 'n ' + (p.change > 0 ? 'bad' : 'good'), text: signed(p.change, 'ms') }); } }

@@ -5,11 +5,11 @@
   var el = ov.el, clear = ov.clear, api = ov.api, get = ov.get, empty = ov.empty, fmt = ov.fmt, table = ov.table;
 
   var PHASES = [['queue', 'Queued'], ['dns', 'DNS'], ['connect', 'Connect (TLS included)'], ['tls', 'TLS'], ['wait', 'Waiting (TTFB)'], ['download', 'Download']];
-  var LCP_PHASES = [['ttfb', 'Time to first byte'], ['loadDelay', 'Load delay'], ['loadDuration', 'Load duration'], ['renderDelay', 'Render delay']];
+  var LCP_PHASES; // [field, name] of each phase, once the names are in
   var MAX_ROWS = 80; // the waterfall's requests drawn; the table below lists them all
 
   function ms(v) { return typeof v === 'number' ? fmt(v, 'ms') : '–'; }
-  function bytes(v) { return typeof v !== 'number' ? '–' : v < 1024 ? v + ' B' : fmt(v / 1024, 'KB'); }
+  var bytes = ov.fmtBytes;
   function shortURL(u) {
     try { var x = new URL(u); return (x.pathname + x.search).slice(0, 80) || x.host; } catch (e) { return String(u).slice(0, 80); }
   }
@@ -92,6 +92,7 @@
 
   function lcp(l) {
     if (!l) return empty('No largest contentful paint was recorded.');
+    LCP_PHASES = LCP_PHASES || Object.keys(ov.PHASES).map(function (f) { return [f, ov.PHASES[f].label]; });
     var total = LCP_PHASES.reduce(function (s, p) { return s + (l.phases[p[0]] || 0); }, 0) || 1;
     var x = 0;
     var bar = el('svg:svg', { class: 'phasebar', viewBox: '0 0 1000 20', preserveAspectRatio: 'none', 'aria-hidden': 'true' },
@@ -168,7 +169,7 @@
       var said = q.url + ': ' + (q.type || 'request') + ', ' + ms(q.start) + ' to ' + ms(q.end) + ' (' + segs.map(function (s) { return s[1] + ' ' + ms(s[3]); }).join(', ') + ')' +
         (badges.length ? ', ' + badges.map(function (b) { return b === 'LCP' ? 'the LCP resource' : 'render-blocking'; }).join(', ') : '');
       return el('li', { class: 'wf-row t-' + typeClass(q.type) + (q.lcp ? ' lcp' : '') + (q.renderBlocking ? ' blocking' : '') + (q.document ? ' doc' : '') },
-        el('span', { class: 'wf-label', tabindex: '0', title: q.url, 'aria-label': said },
+        el('span', { class: 'wf-label', tabindex: '0', role: 'group', title: q.url, 'aria-label': said },
           el('span', { class: 'short', 'aria-hidden': 'true', text: middle(label, 42) }),
           el('span', { class: 'full', 'aria-hidden': 'true', text: q.url }),
           badges.map(function (b) { return el('span', { class: 'badge wf-badge ' + (b === 'LCP' ? 'lcp' : 'blocking'), 'aria-hidden': 'true', text: b }); })),

@@ -13,7 +13,7 @@
   // Report or this website's own real users.
   var SOURCES = { lab: 'lab (Lighthouse)', ux: 'Chrome UX Report', ux_weekly: 'Chrome UX Report, weekly history', rum: 'real users', multistep: 'multistep runs' };
   function metricLabel(m) { return METRICS[m] ? METRICS[m].label : m; }
-  function pct(p) { return (p > 0 ? '+' : '') + p.toFixed(1) + ' %'; }
+  function pct(p) { return ov.fmtPct(p, true); }
   // kindBadge shows an improvement as one (it is never "open"), a regression by its state.
   function kindBadge(kind, state) {
     if (kind === 'improvement') return el('span', { class: 'badge good', text: 'improvement' });
@@ -60,6 +60,13 @@
     pts.forEach(function (p, i) { svg.appendChild(el('svg:circle', { cx: x(i).toFixed(1), cy: y(p.value), r: '1.8', class: p.day >= c.firstBadDay ? 'after' : 'before' })); });
     return el('figure', { class: 'incident-fig' }, svg, el('figcaption', { class: 'muted', text: metricLabel(c.metric) + (c.device ? ', ' + c.device : '') }));
   }
+  // causeText is what changed in words: its title (which names a phase or an audit) with the
+  // resource's address and its values before and after; an audit has none to show.
+  function causeText(c) {
+    var where = c.url && c.kind !== 'lcp_phase' && c.kind !== 'audit_failing' ? ' ' + c.url : '';
+    var values = c.kind === 'audit_failing' || (!c.before && !c.after) ? '' : ': ' + fmt(c.before, c.unit) + ' → ' + fmt(c.after, c.unit);
+    return c.title + where + values;
+  }
   // VERDICTS name an incident's field verdicts (see the API's fieldVerdict).
   var VERDICTS = { confirmed_in_field: ['Confirmed in the field', 'bad'], not_seen_in_field: ['Not seen in the field', 'good'],
     no_field_data: ['No field data', 'muted'], not_reproduced_in_lab: ['Not reproduced in the lab', 'muted'] };
@@ -77,15 +84,17 @@
       el('b', null, title, subjectLink(w, x, names, x.devices[0])),
       ' from ' + x.firstBadDay + ' · ' + x.metrics.map(metricLabel).join(', ') + (x.devices.length ? ' · ' + x.devices.join(', ') : '') +
       ' · ' + x.sources.map(function (s) { return SOURCES[s] || s; }).join(', ') + (x.resolvedDay ? ' · recovered ' + x.resolvedDay : ''));
+    // The CSV has the API's numbers, each row's unit in a column of its own.
     var rows = table([
       { label: 'Metric', cell: function (g) { return metricLabel(g.metric); } },
       { label: 'Device', cell: function (g) { return g.device || '–'; } },
       { label: 'Source', cell: function (g) { return SOURCES[g.source] || g.source; } },
-      { label: 'Before', n: true, cell: function (g) { return fmt(g.before.median, g.unit); } },
-      { label: 'After', n: true, cell: function (g) { return fmt(g.after.median, g.unit); } },
-      { label: 'Change', n: true, cell: function (g) { return el('td', { class: 'n ' + (g.kind === 'improvement' ? 'good' : 'bad'), text: pct(g.changePercent) }); } },
+      { label: 'Before', n: true, csv: function (g) { return g.before.median; }, cell: function (g) { return fmt(g.before.median, g.unit); } },
+      { label: 'After', n: true, csv: function (g) { return g.after.median; }, cell: function (g) { return fmt(g.after.median, g.unit); } },
+      { label: 'Unit', csvOnly: true, csv: function (g) { return g.unit; } },
+      { label: 'Change', n: true, unit: '%', csv: function (g) { return g.changePercent; }, cell: function (g) { return el('td', { class: 'n ' + (g.kind === 'improvement' ? 'good' : 'bad'), text: pct(g.changePercent) }); } },
       { label: 'Status', cell: function (g) { return g.kind === 'improvement' ? '–' : statusBadge(g.status); } }
-    ], x.regressions);
+    ], x.regressions, null, { stack: true, name: 'incident-' + x.id });
     var side = [incidentChart(x.chart, x.kind)];
     if (x.compare) {
       side.push(el('p', null, el('a', { class: 'compare', href: withQuery('#/w/' + w.id + '/compare', { page: x.compare.page, device: x.compare.device, base: x.compare.base, target: x.compare.target }),
@@ -96,7 +105,7 @@
     var cause = x.cause;
     if (cause.changes.length || cause.annotations.length) {
       body.push(el('h3', { text: 'What changed' }), el('ul', { class: 'cause' },
-        cause.changes.slice(0, 5).map(function (c) { return el('li', { text: c.title + (c.url ? ' ' + c.url : '') + ': ' + fmt(c.before, c.unit) + ' → ' + fmt(c.after, c.unit) }); }),
+        cause.changes.slice(0, 5).map(function (c) { return el('li', { text: causeText(c) }); }),
         cause.annotations.map(function (a) { return el('li', { text: 'Annotation ' + day(a.at) + ': ' + a.text }); })));
     }
     return el('li', { class: 'card incident', id: 'incident-' + x.id, 'data-incident': x.id }, head, body);

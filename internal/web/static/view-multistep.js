@@ -7,7 +7,9 @@
   var chart = ov.chart, busy = ov.busy, link = ov.link, load = ov.load, render = ov.render, withQuery = ov.withQuery;
 
   // ---- multistep --------------------------------------------------------------------------
-  function multistepView(w) {
+  // multistepView is the website's tests, or the one of testID.
+  function multistepView(w, testID) {
+    if (testID) return testView(w, testID);
     return load([list('/' + w.id + '/multistep')]).then(function (r) {
       var tests = r[0];
       var out = [el('h1', { text: 'Multistep tests' })];
@@ -30,7 +32,7 @@
         { label: 'TBT', n: true, value: function (t) { return t.tbt; }, cell: function (t) { return metricCell('tbt', t.tbt); } },
         { label: 'CLS', n: true, value: function (t) { return t.cls; }, cell: function (t) { return metricCell('cls', t.cls); } },
         { label: 'Duration', n: true, value: function (t) { return t.duration; }, cell: function (t) { return metricCell('duration', t.duration); } }
-      ], tests));
+      ], tests, null, { stack: true }));
       return out;
     });
   }

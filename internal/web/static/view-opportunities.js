@@ -7,13 +7,8 @@
   // MAX_ROWS bounds the rows of a details table; the full report has the rest.
   var MAX_ROWS = 20;
 
-  // bytes shows a size the way people read it: bytes below 1 KB, then KB, then MB.
-  function bytes(v) {
-    if (typeof v !== 'number' || !isFinite(v)) return '';
-    if (Math.abs(v) < 1024) return Math.round(v) + ' B';
-    if (Math.abs(v) < 1024 * 1024) { var k = v / 1024; return (k < 10 ? k.toFixed(1) : Math.round(k).toLocaleString('en')) + ' KB'; }
-    return (v / 1024 / 1024).toFixed(1) + ' MB';
-  }
+  // bytes shows a size in the dashboard's binary units, as Lighthouse's own text.
+  var bytes = ov.fmtBytes;
   function ms(v) { return typeof v === 'number' ? (Math.abs(v) >= 10000 ? (v / 1000).toFixed(1) + ' s' : fmt(v, 'ms')) : ''; }
   // numeric shows a number to its granularity (0.001 for a layout shift score).
   function numeric(v, granularity) {
@@ -26,7 +21,7 @@
   function label(h) { var l = h.label; return typeof l === 'string' ? l : (l && l.formattedDefault) || ''; }
 
   // savingsText is an opportunity's estimated savings in a few words, '' without any:
-  // "Est. savings 450 ms, 145 KB (LCP 450 ms, CLS 0.021)".
+  // "Est. savings 450 ms, 145 KiB (LCP 450 ms, CLS 0.021)".
   function savingsText(o) {
     var parts = [];
     if (o.savingsMs > 0) parts.push(ms(o.savingsMs));
@@ -150,5 +145,4 @@
   ov.auditDetails = auditDetails;
   ov.savingsText = savingsText;
   ov.rankedOpportunities = ranked;
-  ov.fmtBytes = bytes;
 }(window.ov));

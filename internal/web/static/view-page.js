@@ -22,12 +22,24 @@
     var days = [7, 30, 90, 365].indexOf(Number(q.days)) >= 0 ? Number(q.days) : 30;
     return { dr: range(days), custom: false, days: days };
   }
+  // pageView: without a device asked for, the page opens on the device of its open regression
+  // (mobile when both or neither have one), so that the change is what is seen first.
   function pageView(w, pageID, q) {
+    var incidents = ov.openIncidents(w).then(function (all) { return ov.incidentsOf(all, pageID); });
+    if (q.device !== 'desktop' && q.device !== 'mobile') {
+      return incidents.then(function (xs) {
+        var on = function (d) { return xs.some(function (x) { return x.devices.indexOf(d) >= 0; }); };
+        return devicePageView(w, pageID, Object.assign({}, q, { device: on('desktop') && !on('mobile') ? 'desktop' : 'mobile' }), incidents);
+      });
+    }
+    return devicePageView(w, pageID, q, incidents);
+  }
+  function devicePageView(w, pageID, q, incidents) {
     var device = q.device === 'desktop' ? 'desktop' : 'mobile';
     var pr = pageRange(q);
     var days = pr.days, dr = pr.dr, from = dr.slice(0, 8), to = dr.slice(9);
     var base = '/' + w.id + '/pages/' + pageID;
-    return load([get(base + '?device=' + device)]).then(function (r) {
+    return load([get(base + '?device=' + device), incidents]).then(function (r) {
       // The top of the view draws when the page's own record is in. The requests of the parts
       // below it start once it is on the screen, all at once; each part draws when its answers
       // are in and those above it are drawn.
@@ -64,7 +76,8 @@
         el('p', null, link('#/w/' + w.id + '?device=' + device, '← ' + w.displayName)),
         el('h1', { text: detail.alias || detail.url }),
         el('p', { class: 'sub' }, detail.url + ' · ' + device + (detail.profile ? ' · measured with the test profile ' + detail.profile.name : '')),
-        detail.measurement && el('p', { class: 'sub', id: 'measurement', text: detail.measurement.summary + '.' })
+        detail.measurement && el('p', { class: 'sub', id: 'measurement', text: detail.measurement.summary + '.' }),
+        openRegressions(w, pageID, device, r[1], q)
       ];
       // The range: a preset, or any days from and to (kept in the link, so that it can be shared).
       var rq = pr.custom ? { from: isoOf(from), to: isoOf(to) } : { days: String(days) };
@@ -107,7 +120,7 @@
       var rumVital = ['lcp', 'inp', 'cls'].indexOf(q.rum) >= 0 ? q.rum : 'lcp';
       out.push(next(drawn.then(function () { return ov.rumPanel(w, { vital: rumVital, from: isoOf(from), to: isoOf(to), page: pageID, filters: { device: rumDevices(device) } }); }).then(function (panel) {
         return [el('h2', { text: 'Real users' }), el('div', { class: 'row' },
-          segmented('Real-user metric', ['lcp', 'inp', 'cls'], rumVital, function (v) { go(here(Object.assign({ device: device, rum: v }, rq))); }),
+          segmented('Real-user metric', ['lcp', 'inp', 'cls'].map(function (m) { return [m, ov.metricLabel(m)]; }), rumVital, function (v) { go(here(Object.assign({ device: device, rum: v }, rq))); }),
           el('span', { class: 'muted', text: 'This page\'s views on ' + (device === 'mobile' ? 'phones and tablets' : 'desktops') + ', from the snippet; the page\'s query parameters must match.' })),
           el('div', { id: 'page-rum' }, panel)];
       })));
@@ -125,6 +138,18 @@
       })));
       return out;
     });
+  }
+
+  // openRegressions names the page's open regressions on either device at the top of its view,
+  // each linking to its incident, and to this page on the other device for that device's.
+  function openRegressions(w, pageID, device, xs, q) {
+    if (!xs.length) return null;
+    return el('div', { class: 'note-bad', id: 'page-incidents', role: 'note' }, el('b', { text: xs.length === 1 ? 'An open regression of this page' : xs.length + ' open regressions of this page' }),
+      el('ul', null, xs.map(function (x) {
+        var here = x.devices.indexOf(device) >= 0;
+        var others = x.devices.filter(function (d) { return d !== device; });
+        return el('li', null, ov.incidentLink(w, x), here ? null : [' ', link(withQuery('#/w/' + w.id + '/page/' + pageID, Object.assign({}, q, { device: others[0] })), 'show ' + others[0])]);
+      })));
   }
 
   // fieldHistory charts the Chrome UX Report's weekly history of the page and of its origin
@@ -171,11 +196,11 @@
     return [el('h3', { text: 'Field against lab' }), el('div', { id: 'field-vs-lab' }, table([
       { label: 'Metric', cell: function (m) { return ov.metricName(m); } },
       { label: 'Chrome UX Report p75', n: true, cell: function (m) { return ux[m] ? metricCell(m, ux[m].value) : el('td', { class: 'n', text: '–' }); } },
-      { label: 'Chrome UX Report good / NI / poor', cell: function (m) { return ux[m] ? fmt(ux[m].green, '') + ' % / ' + fmt(ux[m].yellow, '') + ' % / ' + fmt(ux[m].red, '') + ' %' : '–'; } },
+      { label: 'Chrome UX Report good / NI / poor', cell: function (m) { return ux[m] ? [ux[m].green, ux[m].yellow, ux[m].red].map(function (p) { return ov.fmtPct(p); }).join(' / ') : '–'; } },
       { label: 'Real users p75', n: true, cell: function (m) { return rumDist[m] ? metricCell(m, rumDist[m].value) : el('td', { class: 'n', text: '–' }); } },
       { label: 'Real users good / NI / poor', cell: function (m) { return rumDist[m] ? ov.ratingBar(rumDist[m]) : '–'; } },
       { label: 'Lab, 3-day mean', n: true, cell: function (m) { return metricCell(m, lm ? lm[m] : null); } }
-    ], fieldMetrics, detail.latestUx ? 'Chrome UX Report core vitals assessment: ' + (ux.passed ? 'passed' : 'failed') : 'No Chrome UX Report data for this page'))];
+    ], fieldMetrics, detail.latestUx ? 'Chrome UX Report core vitals assessment: ' + (ux.passed ? 'passed' : 'failed') : 'No Chrome UX Report data for this page', { stack: true }))];
   }
 
   // timelines are the page's charts over the range (from and to, yyyyMMdd): each day's lab

@@ -84,7 +84,7 @@
       el('div', { class: 'stats' },
         stat('rum-hard', hard, 'page loads (hard navigations)'),
         stat('rum-soft', ['soft'], 'soft navigations (route changes)'),
-        el('div', { class: 'stat', id: 'rum-bfcache' }, el('b', { text: back ? fmt(100 * restored / back, '') + ' %' : '–' }),
+        el('div', { class: 'stat', id: 'rum-bfcache' }, el('b', { text: back ? ov.fmtPct(100 * restored / back) : '–' }),
           el('span', { text: back ? 'of ' + fmt(back, 'score') + ' back/forward navigations restored from the cache' : 'no back/forward navigation' })),
         stat('rum-prerender', ['prerender'], 'prerendered')));
     if (reasons && reasons.length) {
@@ -138,7 +138,7 @@
         out.push(el('h3', { text: label + ' by ' + seg.by }), el('div', { id: 'rum-segments' }, table([
           { label: seg.by, value: function (x) { return x.key; }, cell: function (x) { return x.key; } },
           { label: 'Page views', n: true, value: function (x) { return x.views; }, cell: function (x) { return fmt(x.views, 'score'); } },
-          { label: 'Share', n: true, value: function (x) { return x.percent; }, cell: function (x) { return fmt(x.percent, '') + ' %'; } },
+          { label: 'Share', n: true, value: function (x) { return x.percent; }, cell: function (x) { return ov.fmtPct(x.percent); } },
           { label: 'p' + seg.percentile + ' ' + label, n: true, value: function (x) { return x.value; }, cell: function (x) { return metricCell(o.vital, x.value); } },
           { label: 'Good / NI / poor', cell: function (x) { return ratingBar(x); } }
         ], seg.list)));
@@ -280,13 +280,13 @@
       if (!keys.length) out.push(empty('No page view in this range: add the snippet below to your pages.'));
       else {
         var top = keys.slice(0, 20);
-        out.push(el('div', { class: 'charts' }, chart({ title: 'p75 ' + metric + ' per ' + (dim === 'pages' ? 'page' : 'country') + ' (top ' + top.length + ' by views)', categories: top, categoryLabel: dim === 'pages' ? 'Page' : 'Country', bars: true,
-          series: [{ label: 'p75 ' + metric, values: top.map(function (k) { return items[k][metric]; }), unit: unit }] })));
+        out.push(el('div', { class: 'charts' }, chart({ title: 'p75 ' + ov.metricLabel(metric) + ' per ' + (dim === 'pages' ? 'page' : 'country') + ' (top ' + top.length + ' by views)', categories: top, categoryLabel: dim === 'pages' ? 'Page' : 'Country', bars: true,
+          series: [{ label: 'p75 ' + ov.metricLabel(metric), values: top.map(function (k) { return items[k][metric]; }), unit: unit }] })));
         out.push(el('div', { id: 'rum-table' }, table([
           { label: dim === 'pages' ? 'Page' : 'Country', value: function (k) { return k; }, cell: function (k) { return k; } },
           { label: 'Page views', n: true, value: function (k) { return items[k].count; }, cell: function (k) { return fmt(items[k].count, 'score'); } },
-          { label: 'Share', n: true, value: function (k) { return items[k].percent; }, cell: function (k) { return fmt(items[k].percent, '') + ' %'; } },
-          { label: 'p75 ' + metric, n: true, value: function (k) { return items[k][metric]; }, cell: function (k) { return metricCell(metric, items[k][metric]); } }
+          { label: 'Share', n: true, value: function (k) { return items[k].percent; }, cell: function (k) { return ov.fmtPct(items[k].percent); } },
+          { label: 'p75 ' + ov.metricLabel(metric), n: true, value: function (k) { return items[k][metric]; }, cell: function (k) { return metricCell(metric, items[k][metric]); } }
         ], keys, r.result.count + ' page views in all')));
       }
       return out;

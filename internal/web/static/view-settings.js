@@ -26,8 +26,8 @@
         { label: 'Metric', cell: function (b) { return ov.metricName(b.metric); } },
         { label: 'Rule', cell: function (b) { return (b.operator === 'lt' ? 'below ' : 'above ') + ov.fmtMetric(b.metric, b.value) + ' (' + b.device + ')'; } },
         { label: 'Status', cell: function (b) { return statusBadge(b.status); } },
-        isAdmin() && { label: 'Actions', cell: function (b) { return isAdmin() ? [el('button', { type: 'button', class: 'secondary', 'aria-label': 'Edit budget ' + b.metric, text: 'Edit', onclick: function () { this.closest('td').replaceChildren(budgetForm(w, b)); } }), ' ',
-          el('button', { type: 'button', class: 'secondary', 'aria-label': 'Delete budget ' + b.metric, text: 'Delete', onclick: confirmThen('Delete this budget?', function () { busy(this, function () { return api('DELETE', '/' + w.id + '/budgets/' + b.id); }, 'Budget deleted.').then(render); }) })] : ''; } }
+        isAdmin() && { label: 'Actions', cell: function (b) { return isAdmin() ? [el('button', { type: 'button', class: 'secondary', 'aria-label': 'Edit budget ' + ov.metricLabel(b.metric), text: 'Edit', onclick: function () { this.closest('td').replaceChildren(budgetForm(w, b)); } }), ' ',
+          el('button', { type: 'button', class: 'secondary', 'aria-label': 'Delete budget ' + ov.metricLabel(b.metric), text: 'Delete', onclick: confirmThen('Delete this budget?', function () { busy(this, function () { return api('DELETE', '/' + w.id + '/budgets/' + b.id); }, 'Budget deleted.').then(render); }) })] : ''; } }
       ], budgets, null, { stack: true }) : empty('No budget yet.'));
       out.push(el('h2', { text: 'Multistep tests' }));
       if (isAdmin()) out.push(el('details', null, el('summary', { text: 'New multistep test' }), testForm(w)));

@@ -21,8 +21,8 @@
       var cards = el('div', { class: 'cards' });
       out.push(cards);
       return Promise.all(ws.map(function (w) {
-        return Promise.all([list('/' + w.id + '/pages'), list('/' + w.id + '/budgets'), list('/' + w.id + '/multistep')]).then(function (r) {
-          cards.appendChild(websiteCard(w, r[0], r[1], r[2]));
+        return Promise.all([list('/' + w.id + '/pages'), list('/' + w.id + '/budgets'), list('/' + w.id + '/multistep'), ov.openIncidents(w)]).then(function (r) {
+          cards.appendChild(websiteCard(w, r[0], r[1], r[2], r[3]));
         }, function (err) { cards.appendChild(el('div', { class: 'card' }, el('h2', null, link('#/w/' + w.id, w.displayName)), el('p', { class: 'error', text: err.message }))); });
       })).then(function () { return out; });
     });
@@ -41,7 +41,7 @@
     var days = Object.keys(byDay).sort();
     return { days: days, values: days.map(function (d) { return Math.round(byDay[d][0] / byDay[d][1]); }) };
   }
-  function websiteCard(w, rows, budgets, tests) {
+  function websiteCard(w, rows, budgets, tests, incidents) {
     var pages = {};
     rows.forEach(function (r) { pages[r.id] = true; });
     var exceeded = budgets.filter(function (b) { return b.status === 'exceeded'; }).length;
@@ -56,6 +56,8 @@
       el('div', { class: 'muted method', text: 'Measured with ' + (w.method || 'simulated') + ' throttling' + (w.method === 'simulated' ? ' (a model of a slow load; a default test profile can switch it)' : '') }),
       el('div', { class: 'stats' },
         el('div', { class: 'stat' }, el('b', { text: String(Object.keys(pages).length) }), el('span', { text: 'pages' })),
+        // Open regressions first among the counts: what someone opening the dashboard looks for.
+        el('a', { class: 'stat open-incidents', href: '#/w/' + w.id + '/regressions?state=open' }, el('b', { class: incidents.length ? 'bad' : 'good', text: String(incidents.length) }), el('span', { text: incidents.length === 1 ? 'open regression' : 'open regressions' })),
         el('div', { class: 'stat' }, el('b', { class: exceeded ? 'bad' : '', text: String(exceeded) }), el('span', { text: 'budgets exceeded' })),
         el('div', { class: 'stat' }, el('b', { class: atRisk ? 'warn' : '', text: String(atRisk) }), el('span', { text: 'at risk' })),
         el('div', { class: 'stat wide' }, el('b', { class: rating('performance_score', last), text: fmt(last, 'score') }), el('span', { text: 'performance score: mean of every page on both devices, latest day' }))),
@@ -78,9 +80,10 @@
   function websiteView(w, q) {
     var device = q.device === 'desktop' ? 'desktop' : 'mobile';
     return load([list('/' + w.id + '/pages'), list('/' + w.id + '/budgets'), get('/' + w.id + '/opportunities'),
-      get('/' + w.id + '/field-testing/pages?timing=lcp+inp+cls').then(function (x) { return x.result.list; }, function () { return {}; })]).then(function (r) {
+      get('/' + w.id + '/field-testing/pages?timing=lcp+inp+cls').then(function (x) { return x.result.list; }, function () { return {}; }),
+      ov.openIncidents(w)]).then(function (r) {
       var rows = r[0].filter(function (x) { return x.device === device; }), budgets = r[1], opps = r[2].result.list;
-      rows.forEach(function (x) { x.rum = r[3][pathKey(x.url)]; });
+      rows.forEach(function (x) { x.rum = r[3][pathKey(x.url)]; x.incidents = ov.incidentsOf(r[4], x.id, device); });
       var out = [el('h1', { text: w.displayName }), el('p', { class: 'sub', text: w.domain })];
       var actions = el('div', { class: 'row' }, segmented('Device', ['mobile', 'desktop'], device, function (d) { go(withQuery('#/w/' + w.id, { device: d })); }));
       if (isAdmin() && r[0].length) {
@@ -88,6 +91,12 @@
       }
       out.push(actions);
       out.push(el('h2', { text: 'Pages (' + device + ')' }));
+      var other = r[4].filter(function (x) { return x.page && x.devices.indexOf(device) < 0; });
+      if (other.length) {
+        var otherDevice = device === 'mobile' ? 'desktop' : 'mobile';
+        out.push(el('p', { class: 'note-bad', id: 'other-device-incidents' }, other.length + (other.length === 1 ? ' open regression' : ' open regressions') + ' on ' + otherDevice + ' only: ',
+          link(withQuery('#/w/' + w.id, { device: otherDevice }), 'show ' + otherDevice)));
+      }
       if (rows.length) out.push(el('p', { class: 'muted', id: 'pages-what', text: 'Lab: the mean of the last 3 days with an audit (each day the median Lighthouse run), trend: performance score over 30 days. Field: Chrome UX Report p75 over 28 days. Real users: p75 of the last 30 days, every device.' }));
       if (!rows.length) {
         out.push(empty('No page yet: add the pages to monitor in ' + (isAdmin() ? 'Settings.' : 'Setup.'), link('#/w/' + w.id + '/settings', 'Add pages')));
@@ -120,8 +129,10 @@
     var hasRUM = rows.some(function (r) { return r.rum; });
     var cols = [
       { label: 'Page', value: function (r) { return (r.alias || r.url).toLowerCase(); }, csv: function (r) { return r.url; }, cell: function (r) {
-        return el('td', null, link('#/w/' + w.id + '/page/' + r.id + '?device=' + device, r.alias || r.url), el('div', { class: 'muted', text: r.url }));
+        return el('td', null, link('#/w/' + w.id + '/page/' + r.id + '?device=' + device, r.alias || r.url), el('div', { class: 'muted', text: r.url }),
+          r.incidents.map(function (x) { return el('div', null, ov.incidentLink(w, x, device)); }));
       } },
+      { label: 'Open regressions', n: true, hidden: true, value: function (r) { return r.incidents.length; }, cell: function (r) { return String(r.incidents.length); } },
       { label: 'Trend', csv: function (r) { return r.timeline.map(function (t) { return t.performance_score === null || t.performance_score === undefined ? '' : t.performance_score; }).join(' '); }, cell: function (r) { return sparkline(r.timeline.map(function (t) { return t.performance_score; }), 'Performance score by day for ' + (r.alias || r.url)); } }
     ];
     // The table fits 1,280 px: the lab metrics read less often start hidden ("Columns" shows them).
@@ -156,7 +167,7 @@
         cols.push({ label: c[1], n: true, hidden: true, value: function (r) { return r.latest ? r.latest[c[0]] : null; }, cell: function (r) { return fmt(r.latest ? r.latest[c[0]] : null, c[0] === 'CTR' ? '' : 'score'); } });
       });
     }
-    return el('div', { id: 'pages-table' }, table(cols, rows, null, { name: 'pages-' + device }));
+    return el('div', { id: 'pages-table' }, table(cols, rows, null, { name: 'pages-' + device, stack: true }));
   }
   // unitOf is a metric's unit for a CSV header: none for scores and unitless numbers.
   function unitOf(m) { var u = METRICS[m] ? METRICS[m].unit : ''; return u === 'score' ? '' : u; }
