@@ -58,7 +58,7 @@ help:
 	@echo "make fuzz   fuzz every API request body and the beacon parser (FUZZTIME per target, default 100s: ~5 min)"
 	@echo "make bench  API latency and allocation benchmarks, and a function's cold start"
 	@echo "make bench-pages  pages list, website opportunities and page detail at 1,000 and 10,000 pages with 30 days of results (~10 min)"
-	@echo "make bench-audit  lab audit benchmarks: throughput, runner vs Lighthouse CLI, stability, applied vs simulated throttling (~22 min)"
+	@echo "make bench-audit  lab audit benchmarks: throughput, runner vs Lighthouse CLI, stability, applied vs simulated throttling (~40 min)"
 	@echo "make bench-multistep  multistep runs: seconds a run, runs per hour per worker, a run's peak memory (~1 min)"
 	@echo "make bench-notify notifications: state change to webhook request (p50, p99) and notifier throughput (~3 min)"
 	@echo "make bench-regressions regression detection against labelled series and two baselines; daily series: TCPD, generated field series; run-to-run noise of real audits (~10 min)"
@@ -247,12 +247,13 @@ bench-pages: deps-local
 	$(STANDINS) start $(TEST_PORTS); \
 	$(call LOCAL_AWS,$(TEST_PORTS)) OPENVITALS_BENCH_PAGES=1 go test -run '^$$' -bench PagesAtScale -benchtime 100x -timeout 60m ./internal/api/
 
-# Lab audits: throughput, warm runner against the Lighthouse CLI, stability (~15 min, real
-# Chromium and Lighthouse; run nothing else CPU-heavy meanwhile). See BENCHMARKS.md.
+# Lab audits: throughput, warm runner against the Lighthouse CLI, stability, and the measurement
+# methods' cost and noise on the demo shop's and the fixture's pages (~40 min, real Chromium and
+# Lighthouse; run nothing else CPU-heavy meanwhile). See BENCHMARKS.md.
 bench-audit: deps-local
 	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
 	$(STANDINS) start $(TEST_PORTS); \
-	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench Audit -benchtime 1x -timeout 45m ./internal/auditworker/
+	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench Audit -benchtime 1x -timeout 120m ./internal/auditworker/
 
 # Multistep runs: runs per hour per worker and peak memory of a run (real Chromium). See BENCHMARKS.md.
 bench-multistep: deps-local

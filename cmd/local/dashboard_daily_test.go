@@ -228,7 +228,7 @@ func (tb *tab) setSize(w, h int) {
 
 // fitsNarrow fails the test when the view (name) goes past the screen's right edge: nothing
 // but a table region (.scroll) or a chart scrolls sideways, and no text is cut; a table region
-// shows at least half its table, and a filmstrip a frame.
+// shows at least half its table, and a filmstrip (as long as its load) a frame.
 func (tb *tab) fitsNarrow(name string) {
 	tb.t.Helper()
 	wide := tb.eval(`() => {
@@ -242,7 +242,8 @@ func (tb *tab) fitsNarrow(name string) {
 		// A table region may scroll sideways, but shows at least half of its table; a row of
 		// frames shows a frame.
 		for (const r of document.querySelectorAll('main .scroll')) {
-			if (!r.getClientRects().length || r.closest('details:not([open])')) continue;
+			// A filmstrip is as long as its load: it scrolls, and is held to showing a frame.
+			if (!r.getClientRects().length || r.closest('details:not([open])') || r.matches('.cmp-film, .filmstrip')) continue;
 			if (r.scrollWidth > 2 * r.clientWidth) out.push('a table region shows ' + r.clientWidth + ' px of ' + r.scrollWidth + ': ' + (r.getAttribute('aria-label') || '').slice(0, 40));
 		}
 		for (const f of document.querySelectorAll('main .cmp-film, main .filmstrip')) {

@@ -1,14 +1,26 @@
 package auditworker_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/openvitals/openvitals/internal/audit"
+	"github.com/openvitals/openvitals/internal/blobstore"
+	"github.com/openvitals/openvitals/internal/demoshop"
 	"github.com/openvitals/openvitals/internal/model"
 )
 
@@ -20,51 +32,91 @@ const (
 )
 
 // BenchmarkAuditMethod measures what the measurement method costs and how steady it is: whole
-// audits of one Lighthouse run each (the worker's own path: browser, Lighthouse, HTML report,
-// diagnostics, validation, storage) of the fixture page, by simulated and by applied
-// throttling, on desktop and mobile, one after another on one warm worker. It reports the
-// audit's wall time and Lighthouse's own timing.total (mean, s), the coefficient of variation
-// (%) of LCP, FCP, TBT, CLS, Speed Index and the score over the audits, the benchmark index
-// and CPU multiplier of the applied runs, and the Lambda price of a page on one device a
-// month at three runs a day (3 × an audit's wall time, an upper bound: the audit's own work
-// beyond its run is paid once, not three times) at the audit worker's memory. -audits sets
-// how many each (default 5); with -short, one applied mobile audit.
+// audits as the deployed worker makes them (-runs Lighthouse runs each, 3 by default: the
+// worker's own path, browser, Lighthouse, HTML report, diagnostics, frames, validation,
+// storage), by simulated and by applied throttling, on desktop and mobile, one after another
+// on one warm worker, of three pages: the demo shop's home and products pages as version 2.4
+// serves them (internal/demoshop, a 700 KB hero on the home page) and the fixture page, a
+// heavier one (render-blocking script and stylesheet, a third-party script, a late banner, a
+// 700 KB hero). Per method, device and page it reports the audit's wall time (mean, s),
+// Lighthouse's own timing.total of the median run, the audit's wall time over that total
+// times the runs, the coefficient of variation (%) of every run's LCP, FCP, TBT, CLS and Speed
+// Index over all the audits' runs, the applied runs' benchmark index and CPU multiplier, the
+// bytes stored for the day (reports; frames and diagnostics) and the Lambda price of the page
+// on that device for a month: 30 audits × the audit's wall time × the audit worker's memory ×
+// Lambda's GB-second price. -audits sets how many audits each (default 2); with -short, one
+// applied mobile audit of one run of the shop's home page.
 func BenchmarkAuditMethod(b *testing.B) {
 	e := newBenchEnv(b)
 	ctx := context.Background()
-	// The same page on a website of each method (one account per website: a domain is unique
-	// in its account).
-	sites := map[string]model.Website{model.MethodSimulated: e.site}
-	pages := map[string]model.Page{model.MethodSimulated: e.page}
-	applied := model.Website{Account: "acme-applied", Domain: e.site.Domain, Method: model.MethodApplied}
-	if err := e.store.CreateWebsite(ctx, &applied); err != nil {
+	shop, err := demoshop.New()
+	if err != nil {
 		b.Fatal(err)
 	}
-	ap := []model.Page{{URL: "/", Alias: "Home"}}
-	if err := e.store.CreatePages(ctx, applied, ap); err != nil {
-		b.Fatal(err)
+	shop.Deploy()
+	shopServer := httptest.NewServer(shop)
+	b.Cleanup(shopServer.Close)
+	shopHost := strings.TrimPrefix(shopServer.URL, "http://")
+
+	type target struct {
+		name string
+		site model.Website
+		page model.Page
 	}
-	sites[model.MethodApplied], pages[model.MethodApplied] = applied, ap[0]
-	w := e.worker(b, 1)
+	// A website of each method on each host (one account per website: a domain is unique in
+	// its account).
+	targets := map[string][]target{}
+	for _, m := range []string{model.MethodSimulated, model.MethodApplied} {
+		for _, host := range []string{shopHost, e.site.Domain} {
+			site := model.Website{Account: "acme-" + m + "-" + host, Domain: host, Method: m}
+			if err := e.store.CreateWebsite(ctx, &site); err != nil {
+				b.Fatal(err)
+			}
+			var pages []model.Page
+			if host == shopHost {
+				pages = []model.Page{{URL: demoshop.Paths[0], Alias: "shop-home"}, {URL: demoshop.Paths[1], Alias: "shop-products"}}
+			} else {
+				pages = []model.Page{{URL: "/", Alias: "fixture-heavy"}}
+			}
+			if err := e.store.CreatePages(ctx, site, pages); err != nil {
+				b.Fatal(err)
+			}
+			for _, p := range pages {
+				targets[m] = append(targets[m], target{p.Alias, site, p})
+			}
+		}
+	}
+	runs := *methodRuns
+	w := e.worker(b, runs)
 	e.warmUp(b)
 
-	type methodCase struct{ method, device string }
+	type methodCase struct {
+		method, device string
+		target         target
+	}
 	var cases []methodCase
 	for _, m := range []string{model.MethodSimulated, model.MethodApplied} {
 		for _, d := range []string{"desktop", "mobile"} {
-			cases = append(cases, methodCase{m, d})
+			for _, t := range targets[m] {
+				if methodPages.MatchString(t.name) {
+					cases = append(cases, methodCase{m, d, t})
+				}
+			}
 		}
 	}
 	audits := *methodAudits
 	if testing.Short() {
-		audits, cases = 1, []methodCase{{model.MethodApplied, "mobile"}}
+		audits, runs = 1, 1
+		w = e.worker(b, 1)
+		cases = []methodCase{{model.MethodApplied, "mobile", targets[model.MethodApplied][0]}}
 	}
 	for _, c := range cases {
-		b.Run(c.method+"/"+c.device, func(b *testing.B) {
-			site, page := sites[c.method], pages[c.method]
+		b.Run(c.method+"/"+c.device+"/"+c.target.name, func(b *testing.B) {
+			site, page := c.target.site, c.target.page
 			var wall, total []float64
 			values := map[string][]float64{}
 			var res model.LabResult
+			peak := sampleTreePSS(200 * time.Millisecond)
 			for b.Loop() {
 				for i := range audits {
 					job := audit.Job{Account: site.Account, Website: site.ID, Page: page.ID, Device: c.device, Queued: time.Now().UTC()}
@@ -83,40 +135,110 @@ func BenchmarkAuditMethod(b *testing.B) {
 					}
 					lhTotal := timingTotal(b, e, res.ReportKey)
 					wall, total = append(wall, took.Seconds()), append(total, lhTotal.Seconds())
-					for _, name := range []string{"lcp", "fcp", "tbt", "cls", "speed_index", "performance_score"} {
-						if v, ok := res.Metrics[name]; ok {
-							values[name] = append(values[name], v)
-						}
+					for name, v := range res.Samples {
+						values[name] = append(values[name], v...)
 					}
-					b.Logf("audit %d: %.1f s (Lighthouse %.1f s), score %.0f lcp %.0f fcp %.0f tbt %.0f cls %.4f si %.0f; benchmark index %.0f, CPU %.1f×",
-						i+1, took.Seconds(), lhTotal.Seconds(), res.Metrics["performance_score"], res.Metrics["lcp"], res.Metrics["fcp"],
-						res.Metrics["tbt"], res.Metrics["cls"], res.Metrics["speed_index"], res.BenchmarkIndex, res.CPUMultiplier)
+					b.Logf("audit %d: %.1f s (the median run's Lighthouse %.1f s), load %s; score %.0f lcp %.0f fcp %.0f tbt %.0f cls %.4f si %.0f; runs' lcp %v tbt %v; benchmark index %.0f, CPU %.1f×",
+						i+1, took.Seconds(), lhTotal.Seconds(), machineState(e.temp), res.Metrics["performance_score"], res.Metrics["lcp"], res.Metrics["fcp"],
+						res.Metrics["tbt"], res.Metrics["cls"], res.Metrics["speed_index"], res.Samples["lcp"], res.Samples["tbt"], res.BenchmarkIndex, res.CPUMultiplier)
 				}
 			}
 			b.ReportMetric(meanOf(wall), "wall-s")
 			b.ReportMetric(meanOf(total), "lh-total-s")
-			for name, v := range values {
-				if len(v) > 1 {
+			b.ReportMetric(meanOf(wall)/(float64(runs)*meanOf(total)), "wall/lh-total")
+			for _, name := range []string{"lcp", "fcp", "tbt", "cls", "speed_index", "ttfb", "performance_score"} {
+				if v := values[name]; len(v) > 1 {
 					b.ReportMetric(cv(v), name+"-cv-%")
 				}
 			}
-			b.ReportMetric(res.CPUMultiplier, "cpu-x")
-			b.ReportMetric(res.BenchmarkIndex, "benchmark-index")
-			// A page on this device a month: 30 daily audits of 3 runs.
-			b.ReportMetric(30*3*meanOf(wall)*auditWorkerMemory*lambdaUSDPerGBs, "usd-page-device-month")
+			// Every run's values, sorted, for the regression detector's noise model, in one line
+			// (a benchmark's log keeps only its first 10 lines).
+			var runsLine []string
+			for _, name := range []string{"lcp", "fcp", "speed_index", "tbt", "ttfb", "cls", "performance_score"} {
+				runsLine = append(runsLine, fmt.Sprintf("%s %v", name, slices.Sorted(slices.Values(values[name]))))
+			}
+			b.Logf("every run, sorted: %s", strings.Join(runsLine, "; "))
+			if c.method == model.MethodApplied {
+				b.ReportMetric(res.CPUMultiplier, "cpu-x")
+				b.ReportMetric(res.BenchmarkIndex, "benchmark-index")
+			}
+			b.ReportMetric(float64(peak())/(1<<20), "peak-pss-MiB")
+			e.reportDayBytes(b, site, page, c.device)
+			// A page on this device a month: 30 daily audits of this many runs.
+			b.ReportMetric(30*meanOf(wall)*auditWorkerMemory*lambdaUSDPerGBs, "usd-page-device-month")
 			b.ReportMetric(0, "ns/op")
 		})
 	}
 }
 
-// methodAudits is how many audits BenchmarkAuditMethod makes of each method and device.
-var methodAudits = flag.Int("audits", 5, "audits of each method and device in BenchmarkAuditMethod")
+// reportDayBytes reports the bytes the day's audit of page on device stored: its reports
+// (JSON and HTML) and the rest (frames, diagnostics, images, HAR).
+func (e *benchEnv) reportDayBytes(b *testing.B, site model.Website, page model.Page, device string) {
+	b.Helper()
+	ctx := context.Background()
+	keys, err := e.objects.Keys(ctx, blobstore.PagePrefix(site.Account, site.ID, page.ID))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var reports, rest int
+	var restKeys []string
+	for _, k := range keys {
+		if !strings.Contains(k, "-"+device+".") && !strings.Contains(k, "-"+device+"/") {
+			continue
+		}
+		body, err := e.objects.Get(ctx, k)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if strings.HasSuffix(k, "-"+device+".json.gz") || strings.HasSuffix(k, "-"+device+".html.gz") {
+			reports += len(body)
+		} else {
+			rest += len(body)
+			restKeys = append(restKeys, fmt.Sprintf("%s %d", k[strings.LastIndex(k, "-"+device)+1:], len(body)))
+		}
+	}
+	b.Logf("stored for the day: reports %d bytes; frames and diagnostics %d bytes: %s", reports, rest, strings.Join(restKeys, ", "))
+	b.ReportMetric(float64(reports), "report-bytes")
+	b.ReportMetric(float64(rest), "frames+diagnostics-bytes")
+	if reports > 0 {
+		// What the frames and diagnostics add to the day's reports.
+		b.ReportMetric(100*float64(rest)/float64(reports), "frames+diagnostics-%-of-reports")
+	}
+}
+
+// methodAudits and methodRuns are how many audits BenchmarkAuditMethod makes of each method,
+// device and page, and how many Lighthouse runs each.
+var (
+	methodAudits = flag.Int("audits", 2, "audits of each method, device and page in BenchmarkAuditMethod")
+	methodRuns   = flag.Int("runs", 3, "Lighthouse runs an audit in BenchmarkAuditMethod")
+	methodMarks  = flag.Bool("marks", false, "log Lighthouse's longest timing marks of each audit in BenchmarkAuditMethod")
+	methodPages  = regexpFlag("pages", ".", "the pages BenchmarkAuditMethod measures (a regular expression over shop-home, shop-products, fixture-heavy)")
+)
+
+// regexpFlag defines a flag holding a regular expression.
+func regexpFlag(name, value, usage string) *regexp.Regexp {
+	re := regexp.MustCompile(value)
+	flag.Func(name, usage, func(s string) error {
+		r, err := regexp.Compile(s)
+		if err == nil {
+			*re = *r
+		}
+		return err
+	})
+	return re
+}
 
 // timingTotal is Lighthouse's timing.total of the report stored at key.
 func timingTotal(b *testing.B, e *benchEnv, key string) time.Duration {
 	b.Helper()
 	var lhr struct {
-		Timing struct{ Total float64 } `json:"timing"`
+		Timing struct {
+			Total   float64
+			Entries []struct {
+				Name     string
+				Duration float64
+			}
+		} `json:"timing"`
 	}
 	raw := storedObject(b, e.objects, key)
 	if err := json.Unmarshal(raw, &lhr); err != nil {
@@ -125,5 +247,92 @@ func timingTotal(b *testing.B, e *benchEnv, key string) time.Duration {
 	if lhr.Timing.Total <= 0 {
 		b.Fatal(fmt.Errorf("report %s has no timing.total", key))
 	}
+	// Where Lighthouse's time went: its longest marks (they nest, so they overlap).
+	entries := lhr.Timing.Entries
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Duration > entries[j].Duration })
+	var top []string
+	for _, en := range entries[:min(12, len(entries))] {
+		top = append(top, fmt.Sprintf("%s %.0f ms", en.Name, en.Duration))
+	}
+	if *methodMarks {
+		b.Logf("Lighthouse's longest marks: %s", strings.Join(top, "; "))
+	}
 	return time.Duration(lhr.Timing.Total * float64(time.Millisecond))
+}
+
+// sampleTreePSS samples, every interval until the returned function is called, the memory of
+// this process and all its descendants (the browser and the Lighthouse runner): the sum of
+// their proportional set sizes, shared pages split among their sharers, as a Lambda function's
+// memory holds them. The function returns the largest sample, in bytes.
+func sampleTreePSS(interval time.Duration) func() int64 {
+	var peak atomic.Int64
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			if v := treePSS(os.Getpid()); v > peak.Load() {
+				peak.Store(v)
+			}
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() int64 {
+		close(stop)
+		<-done
+		return peak.Load()
+	}
+}
+
+// treePSS is the summed PSS (bytes) of process root and its descendants, from /proc.
+func treePSS(root int) int64 {
+	parents := map[int]int{}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range stats {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so read after its last ')'.
+		i := bytes.LastIndexByte(raw, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(raw[i+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		pid, err1 := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		ppid, err2 := strconv.Atoi(f[1])
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		parents[pid] = ppid
+	}
+	var total int64
+	for pid := range parents {
+		for a, hops := pid, 0; a > 1 && hops < 64; a, hops = parents[a], hops+1 {
+			if a != root {
+				continue
+			}
+			raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+			if err != nil {
+				break
+			}
+			for _, line := range strings.Split(string(raw), "\n") {
+				if kb, ok := strings.CutPrefix(line, "Pss:"); ok {
+					n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(kb), "kB")), 10, 64)
+					total += n << 10
+				}
+			}
+			break
+		}
+	}
+	return total
 }
