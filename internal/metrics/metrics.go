@@ -98,35 +98,13 @@ func SearchValues(r model.SearchResult) Values {
 
 // Latest averages the most recent LatestDays of days (oldest first) measured by the newest
 // day's method (MethodField, when the days have it), field by field over the days that have
-// the field, rounded. It is nil when there is no day.
+// the field, rounded: a Section's Latest, one rule for both. It is nil when there is no day.
 func Latest(days []Values) Values {
-	if len(days) == 0 {
-		return nil
+	dated := make([]Dated, len(days))
+	for i, v := range days {
+		dated[i] = Dated{Values: v}
 	}
-	// The newest method's days only (see Section.latestRows).
-	if m, ok := days[len(days)-1][MethodField]; ok {
-		first := len(days) - 1
-		for first > 0 {
-			if v, ok := days[first-1][MethodField]; ok && v != m {
-				break
-			}
-			first--
-		}
-		days = days[first:]
-	}
-	days = days[max(0, len(days)-LatestDays):]
-	sums, counts := map[string]float64{}, map[string]int{}
-	for _, day := range days {
-		for k, v := range day {
-			sums[k] += v
-			counts[k]++
-		}
-	}
-	out := make(Values, len(sums))
-	for k, sum := range sums {
-		out[k] = Round(k, sum/float64(counts[k]))
-	}
-	return out
+	return NewSection(dated).Latest()
 }
 
 // LatestLab is the latest of lab results (oldest first); nil without a result.

@@ -82,46 +82,46 @@ func (s Section) Dated() []Dated {
 
 // Latest averages each field over the last LatestDays days, over those that have it,
 // rounded; nil without a day. Lab days count only when measured by the newest day's method
-// (latestRows).
+// (latestFrom).
 func (s Section) Latest() Values {
 	if len(s.Days) == 0 {
 		return nil
 	}
-	rows := s.latestRows()
+	from := s.latestFrom()
 	out := Values{}
 	for j, f := range s.Fields {
-		if v, ok := s.average(rows, j); ok {
+		if v, ok := s.average(from, j); ok {
 			out[f] = v
 		}
 	}
 	return out
 }
 
-// latestRows are the rows "latest" averages: the last LatestDays days, stopping at a day
-// measured by another method than the newest day (MethodField): a switch of method moves
-// every level, and a mean across it would mix a simulated number with a measured one.
-func (s Section) latestRows() []int {
+// latestFrom is the first row "latest" averages, to the last: the last LatestDays days,
+// stopping at a day measured by another method than the newest day (MethodField): a switch of
+// method moves every level, and a mean across it would mix a simulated number with a
+// measured one. A row index, not a list: the pages list asks it of every field of thousands
+// of listings.
+func (s Section) latestFrom() int {
+	n := len(s.Days)
+	from := max(0, n-LatestDays)
 	col := s.Column(MethodField)
-	newest, hasMethod := 0.0, false
-	if col >= 0 && len(s.Days) > 0 {
-		newest, hasMethod = s.Value(len(s.Days)-1, col)
+	newest, ok := s.Value(n-1, col)
+	if !ok {
+		return from
 	}
-	var rows []int
-	for i := len(s.Days) - 1; i >= 0 && len(rows) < LatestDays; i-- {
-		if hasMethod {
-			if v, ok := s.Value(i, col); ok && v != newest {
-				break
-			}
+	for i := n - 2; i >= from; i-- {
+		if v, ok := s.Value(i, col); ok && v != newest {
+			return i + 1
 		}
-		rows = append(rows, i)
 	}
-	return rows
+	return from
 }
 
-// average is column col averaged over rows that have it, rounded.
-func (s Section) average(rows []int, col int) (float64, bool) {
+// average is column col averaged over the rows from from to the last that have it, rounded.
+func (s Section) average(from, col int) (float64, bool) {
 	sum, n := 0.0, 0
-	for _, i := range rows {
+	for i := from; i < len(s.Days); i++ {
 		if v, ok := s.Value(i, col); ok {
 			sum += v
 			n++
@@ -221,7 +221,7 @@ func (l *Listing) LatestValue(f Field) (float64, bool) {
 		return 0, false
 	}
 	s := l.sections()[f.source]
-	return s.average(s.latestRows(), f.col)
+	return s.average(s.latestFrom(), f.col)
 }
 
 // Method is the measurement method of the listing's newest lab day (model.MethodApplied or

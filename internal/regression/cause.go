@@ -63,9 +63,16 @@ func weigh(items []model.CauseItem, w map[string]float64, it model.CauseItem, ef
 	return items
 }
 
-// sortByImpact orders items by impact, largest first (then by kind and URL, for a stable
-// order).
+// sortByImpact orders items by impact, largest first; on a tie a change of the load (a
+// request, an element) before an LCP phase, which only measures its effect; then by kind and
+// URL, for a stable order.
 func sortByImpact(items []model.CauseItem) {
+	symptom := func(it model.CauseItem) int {
+		if it.Kind == "lcp_phase" {
+			return 1
+		}
+		return 0
+	}
 	slices.SortStableFunc(items, func(a, b model.CauseItem) int {
 		if a.Impact != b.Impact {
 			if a.Impact > b.Impact {
@@ -73,21 +80,24 @@ func sortByImpact(items []model.CauseItem) {
 			}
 			return 1
 		}
-		return strings.Compare(a.Kind+a.URL, b.Kind+b.URL)
+		return cmp.Or(cmp.Compare(symptom(a), symptom(b)), strings.Compare(a.Kind+a.URL, b.Kind+b.URL))
 	})
 }
 
 // effect is a change of kib bytes' effect on metric: bytes themselves for the byte and request
 // counts, else the time to download them.
 func effect(metric string, kib, msPerKiB float64) float64 {
-	switch metric {
-	case "kb_total":
+	switch {
+	case metric == "kb_total":
 		return kib
-	case "requests":
+	case !timeMetric(metric):
 		return 1
 	}
 	return kib * msPerKiB
 }
+
+// timeMetric tells whether a change's effect on metric is time (ms), not bytes or a count.
+func timeMetric(metric string) bool { return metric != "kb_total" && metric != "requests" }
 
 func typeName(t string) string {
 	switch t {
@@ -146,10 +156,9 @@ func ExplainLoads(before, after *model.Diagnostics, device, metric string, faili
 			if r.LCP {
 				it.Kind = "lcp_resource"
 				// The LCP resource's own slower download, when measured (a throttled load's),
-				// is its effect, and the cause of the LCP load duration's growth beside it:
-				// the resource ranks first on a tie.
-				if metric != "kb_total" && metric != "requests" && c.TimeDelta > ms {
-					ms = c.TimeDelta + 0.001
+				// is its effect: the cause of the LCP load duration's growth beside it.
+				if timeMetric(metric) {
+					ms = max(ms, c.TimeDelta)
 				}
 			}
 			it.Title = fmt.Sprintf("%s grew by %s", upper(what), kibText(kib))
