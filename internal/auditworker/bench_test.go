@@ -345,7 +345,7 @@ func BenchmarkAuditVsCLI(b *testing.B) {
 	b.ReportMetric(medianOf(auditS)/medianOf(runnerS), "audit/runner-median")
 	b.ReportMetric(medianOf(auditS)/medianOf(lhTotals), "audit/lh-total-median")
 	b.ReportMetric(medianOf(diags), "diagnostics-ms-median")
-	e.reportStoredBytes(b)
+	e.reportDayBytes(b, e.site, e.page, "desktop")
 	b.ReportMetric(medianOf(runnerS), "runner-s-median")
 	b.ReportMetric(meanOf(runnerS), "runner-s-mean")
 	b.ReportMetric(medianOf(cliS), "cli-s-median")
@@ -398,35 +398,6 @@ func (e *benchEnv) diagnostics(ctx context.Context, b *testing.B, out string) ti
 		b.Fatal(err)
 	}
 	return time.Since(start)
-}
-
-// reportStoredBytes reports the bytes the page's last audit stored: its reports (JSON and
-// HTML) and its diagnostics (JSON, images, HAR), and the share the diagnostics add.
-func (e *benchEnv) reportStoredBytes(b *testing.B) {
-	b.Helper()
-	ctx := context.Background()
-	keys, err := e.objects.Keys(ctx, blobstore.PagePrefix(e.site.Account, e.site.ID, e.page.ID))
-	if err != nil {
-		b.Fatal(err)
-	}
-	var reports, diags int
-	for _, k := range keys {
-		body, err := e.objects.Get(ctx, k)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if strings.HasSuffix(k, "-desktop.json.gz") || strings.HasSuffix(k, "-desktop.html.gz") {
-			reports += len(body)
-		} else {
-			diags += len(body)
-		}
-	}
-	b.Logf("stored for the day: reports %d bytes, diagnostics %d bytes (%d objects in all)", reports, diags, len(keys))
-	b.ReportMetric(float64(reports), "report-bytes")
-	b.ReportMetric(float64(diags), "diagnostics-bytes")
-	if reports > 0 {
-		b.ReportMetric(100*float64(diags)/float64(reports), "diagnostics-%-of-reports")
-	}
 }
 
 func gzipBytes(b []byte) []byte {
