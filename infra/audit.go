@@ -97,6 +97,12 @@ func (p *auditPipeline) addFunctions(fns *functionFactory) {
 	// Queues the events its results cause to the notifier.
 	p.s.notifications.queue.GrantSendMessages(worker)
 	p.s.data.bucket.GrantPut(worker, nil)
+	// An audit replaces what an earlier one stored at its report's key (the day's rerun, a
+	// retry): it deletes that one's images and pieces it has not, and nothing but the lab
+	// audits' objects (internal/artifact's keys).
+	for _, keys := range []string{"*/lighthouse/*", "*/testseries/*", "*/experiments/*"} {
+		p.s.data.bucket.GrantDelete(worker, jsii.String(keys))
+	}
 	// Reads two days' stored reports back for a regression's cause.
 	p.s.data.bucket.GrantRead(worker, nil)
 	// One message per invocation: a worker audits one page at a time (two Lighthouse runs at

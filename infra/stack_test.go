@@ -1762,7 +1762,9 @@ func TestLeastPrivilege(t *testing.T) {
 		},
 		"audit-worker": {
 			{"dynamodb:PutItem", table, true}, {"s3:PutObject", bucket, true},
-			{"s3:GetObject", bucket, true}, {"s3:DeleteObject", "", false},
+			{"s3:GetObject", bucket, true}, {"s3:DeleteObject", bucket, true}, {"s3:DeleteObject", rumBucket, false},
+			// Deletes the lab audits' objects only, never the whole bucket's.
+			{"s3:DeleteObject", "/*/lighthouse/*", true}, {"s3:DeleteObject", "/*", false},
 			{"sqs:ReceiveMessage", auditQ, true}, {"sqs:DeleteMessage", auditQ, true},
 			{"sqs:SendMessage", notifyQ, true}, {"sqs:SendMessage", auditQ, false}, {"sqs:SendMessage", purgeQ, false},
 			{"sqs:ReceiveMessage", purgeQ, false}, {"sqs:ReceiveMessage", multistepQ, false},

@@ -87,6 +87,7 @@ type Bucket interface {
 	Put(ctx context.Context, key string, body []byte, contentType string) error
 	Get(ctx context.Context, key string) ([]byte, error)
 	Keys(ctx context.Context, prefix string) ([]string, error)
+	Delete(ctx context.Context, keys ...string) error
 }
 
 // Store writes and reads the artifacts of lab audits.
@@ -110,8 +111,11 @@ type Output struct {
 
 const gzipType = "application/gzip"
 
-// Put stores an audit's output at reportKey. The diagnostics go last: a reader finding them
-// finds their images and HAR.
+// Put stores an audit's output at reportKey, replacing whatever an earlier audit stored there
+// (the day's second audit of a page, a retry): pieces this output lacks are deleted, and so
+// are the earlier audit's images it does not name, so that the explanation beside a report is
+// always its own load's and a day's reruns leave nothing behind. The diagnostics go last: a
+// reader finding them finds their images and HAR.
 func (s *Store) Put(ctx context.Context, reportKey string, o Output) error {
 	put := func(key string, body []byte) error {
 		if body == nil {
@@ -126,13 +130,15 @@ func (s *Store) Put(ctx context.Context, reportKey string, o Output) error {
 		return err
 	}
 	if o.Diagnostics == nil {
-		return nil
+		return s.replaced(ctx, reportKey, nil, true)
 	}
+	names := map[string]bool{}
 	for _, im := range o.Images {
 		// Images are stored as they are: JPEG, PNG and WebP compress no further.
 		if err := s.bucket.Put(ctx, ImageKey(reportKey, im.Name), im.Data, im.ContentType); err != nil {
 			return err
 		}
+		names[im.Name] = true
 	}
 	if err := put(HARKey(reportKey), o.HAR); err != nil {
 		return err
@@ -141,12 +147,42 @@ func (s *Store) Put(ctx context.Context, reportKey string, o Output) error {
 	if err != nil {
 		return err
 	}
-	return put(DiagnosticsKey(reportKey), body)
+	if err := put(DiagnosticsKey(reportKey), body); err != nil {
+		return err
+	}
+	return s.replaced(ctx, reportKey, names, o.HAR == nil)
 }
 
-// Copy copies the output stored at from to the key to: the report, its HTML, and the
-// diagnostics with their images and HAR when the audit kept them (a keeper of a day's audit
-// the next audit of the day would replace). As in Put, the diagnostics go last.
+// replaced deletes what an earlier output at reportKey left that the one just stored does not
+// have: its images but those named in keep, its HAR when noHAR, and its diagnostics when keep
+// is nil (the new output has none; deleted first, so that no reader follows them to pieces
+// already gone).
+func (s *Store) replaced(ctx context.Context, reportKey string, keep map[string]bool, noHAR bool) error {
+	var stale []string
+	if keep == nil {
+		if err := s.bucket.Delete(ctx, DiagnosticsKey(reportKey)); err != nil {
+			return err
+		}
+	}
+	if noHAR {
+		stale = append(stale, HARKey(reportKey))
+	}
+	images, err := s.bucket.Keys(ctx, ImageKey(reportKey, ""))
+	if err != nil {
+		return err
+	}
+	for _, k := range images {
+		if !keep[strings.TrimPrefix(k, ImageKey(reportKey, ""))] {
+			stale = append(stale, k)
+		}
+	}
+	return s.bucket.Delete(ctx, stale...)
+}
+
+// Copy copies the output stored at from to the key to, replacing what is there as Put does:
+// the report, its HTML, and the diagnostics with their images and HAR when the audit kept them
+// (a keeper of a day's audit the next audit of the day would replace). As in Put, the
+// diagnostics go last.
 func (s *Store) Copy(ctx context.Context, from, to string) error {
 	type object struct {
 		from, to, contentType string
@@ -157,10 +193,14 @@ func (s *Store) Copy(ctx context.Context, from, to string) error {
 	if err != nil {
 		return err
 	}
+	names := map[string]bool{}
 	for _, k := range images {
-		copies = append(copies, object{k, ImageKey(to, strings.TrimPrefix(k, ImageKey(from, ""))), imageTypes[extension(k)], false})
+		name := strings.TrimPrefix(k, ImageKey(from, ""))
+		names[name] = true
+		copies = append(copies, object{k, ImageKey(to, name), imageTypes[extension(k)], false})
 	}
 	copies = append(copies, object{HARKey(from), HARKey(to), gzipType, true}, object{DiagnosticsKey(from), DiagnosticsKey(to), gzipType, true})
+	copied := map[string]bool{}
 	for _, c := range copies {
 		b, err := s.bucket.Get(ctx, c.from)
 		if c.optional && errors.Is(err, blobstore.ErrNotFound) {
@@ -172,8 +212,12 @@ func (s *Store) Copy(ctx context.Context, from, to string) error {
 		if err := s.bucket.Put(ctx, c.to, b, c.contentType); err != nil {
 			return err
 		}
+		copied[c.to] = true
 	}
-	return nil
+	if !copied[DiagnosticsKey(to)] {
+		names = nil
+	}
+	return s.replaced(ctx, to, names, !copied[HARKey(to)])
 }
 
 // Document is a stored document (a report, an HTML report, a HAR) as stored: gzipped, which

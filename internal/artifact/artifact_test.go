@@ -141,3 +141,70 @@ func TestPutAndRead(t *testing.T) {
 }
 
 func second[T any](_ T, err error) error { return err }
+
+// TestPutReplaces: a second audit at the same key (the day's rerun, a retry) replaces the
+// first's whole output: the first's images it does not name go, and an output without
+// diagnostics leaves none of the earlier ones (diagnostics, HAR, images) beside its report;
+// a copy onto a key replaces what is there the same way.
+func TestPutReplaces(t *testing.T) {
+	ctx := context.Background()
+	bucket := awstest.Bucket(t)
+	s := artifact.New(bucket)
+	key := artifact.PageReportKey("acc", "ws", "pg", "20261126", "mobile")
+	output := func(images ...string) artifact.Output {
+		d := model.Diagnostics{URL: "https://example.com/"}
+		out := artifact.Output{Report: []byte(`{}`), HTML: []byte("<html></html>"), Diagnostics: &d, HAR: []byte(`{"log":{}}`)}
+		for _, name := range images {
+			d.Filmstrip = append(d.Filmstrip, model.Frame{Image: name})
+			out.Images = append(out.Images, model.Image{Name: name, ContentType: "image/jpeg", Data: []byte(name)})
+		}
+		return out
+	}
+	stored := func(k string) []string {
+		t.Helper()
+		keys, err := bucket.Keys(ctx, artifact.ImageKey(k, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return keys
+	}
+	if err := s.Put(ctx, key, output("aaaaaaaaaaaaaaaa.jpg", "bbbbbbbbbbbbbbbb.jpg")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(ctx, key, output("bbbbbbbbbbbbbbbb.jpg", "cccccccccccccccc.jpg")); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{artifact.ImageKey(key, "bbbbbbbbbbbbbbbb.jpg"), artifact.ImageKey(key, "cccccccccccccccc.jpg")}
+	if got := stored(key); !slices.Equal(got, want) {
+		t.Errorf("images after the second audit %v, want %v", got, want)
+	}
+
+	// A copy onto a key holding other images leaves only the copied ones.
+	kept := artifact.PageReportKey("acc", "ws", "pg", "demo-v1", "mobile")
+	if err := s.Put(ctx, kept, output("dddddddddddddddd.jpg")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Copy(ctx, key, kept); err != nil {
+		t.Fatal(err)
+	}
+	if got := stored(kept); len(got) != 2 || slices.Contains(got, artifact.ImageKey(kept, "dddddddddddddddd.jpg")) {
+		t.Errorf("images of the copy %v, want the two copied", got)
+	}
+
+	// An audit that kept no diagnostics leaves none of the earlier audit's beside its report.
+	if err := s.Put(ctx, key, artifact.Output{Report: []byte(`{}`), HTML: []byte("<html></html>")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := stored(key); len(got) != 0 {
+		t.Errorf("images after an audit without diagnostics %v, want none", got)
+	}
+	if _, err := s.Diagnostics(ctx, key); !model.IsNotFound(err) {
+		t.Errorf("diagnostics after an audit without: %v, want none", err)
+	}
+	if _, err := s.HAR(ctx, key); !model.IsNotFound(err) {
+		t.Errorf("HAR after an audit without diagnostics: %v, want none", err)
+	}
+	if _, err := s.Report(ctx, key); err != nil {
+		t.Errorf("the report: %v", err)
+	}
+}
