@@ -86,6 +86,11 @@ func BenchmarkAuditMethod(b *testing.B) {
 			}
 		}
 	}
+	memoryGB := auditWorkerMemory
+	if *lambdaMemory > 0 {
+		lambdaCPU(b, *lambdaMemory)
+		memoryGB = float64(*lambdaMemory) / 1024
+	}
 	runs := *methodRuns
 	w := e.worker(b, runs)
 	e.warmUp(b)
@@ -165,7 +170,7 @@ func BenchmarkAuditMethod(b *testing.B) {
 			b.ReportMetric(float64(peak())/(1<<20), "peak-pss-MiB")
 			e.reportDayBytes(b, site, page, c.device)
 			// A page on this device a month: 30 daily audits of this many runs.
-			b.ReportMetric(30*meanOf(wall)*auditWorkerMemory*lambdaUSDPerGBs, "usd-page-device-month")
+			b.ReportMetric(30*meanOf(wall)*memoryGB*lambdaUSDPerGBs, "usd-page-device-month")
 			b.ReportMetric(0, "ns/op")
 		})
 	}
@@ -212,6 +217,7 @@ var (
 	methodAudits = flag.Int("audits", 2, "audits of each method, device and page in BenchmarkAuditMethod")
 	methodRuns   = flag.Int("runs", 3, "Lighthouse runs an audit in BenchmarkAuditMethod")
 	methodMarks  = flag.Bool("marks", false, "log Lighthouse's longest timing marks of each audit in BenchmarkAuditMethod")
+	lambdaMemory = flag.Int("lambda-memory", 0, "the audit worker's memory (MB) BenchmarkAuditMethod prices and whose CPU share (1 vCPU a 1,769 MB) it limits itself and its browsers to, in a cgroup (needs root); 0: the deployed 3,008 MB, unlimited")
 	methodPages  = regexpFlag("pages", ".", "the pages BenchmarkAuditMethod measures (a regular expression over shop-home, shop-products, fixture-heavy)")
 )
 
@@ -335,4 +341,51 @@ func treePSS(root int) int64 {
 		}
 	}
 	return total
+}
+
+// lambdaVCPUMB is the memory at which a Lambda function has one vCPU; its CPU share is
+// proportional to its memory (AWS Lambda's documentation, "Memory and computing power").
+const lambdaVCPUMB = 1769
+
+// lambdaCPU limits this process, and every process it starts from now on (the Lighthouse
+// runner, Chromium), to the CPU share a Lambda function of memoryMB has, with a CFS quota in a
+// cgroup of its own (cgroup v1's cpu controller or v2's cpu.max), undone when the benchmark
+// ends. The stand-ins stay outside it, as AWS's services are. It needs root; without a
+// writable cgroup the benchmark fails, saying so.
+func lambdaCPU(b *testing.B, memoryMB int) {
+	b.Helper()
+	quota := int(float64(memoryMB) / lambdaVCPUMB * 100000) // µs of CPU per 100 ms period
+	v1 := "/sys/fs/cgroup/cpu"
+	root, limit := v1, func(dir string) error {
+		return os.WriteFile(filepath.Join(dir, "cpu.cfs_quota_us"), []byte(strconv.Itoa(quota)), 0o644)
+	}
+	if _, err := os.Stat(filepath.Join(v1, "cpu.cfs_quota_us")); err != nil {
+		root, limit = "/sys/fs/cgroup", func(dir string) error {
+			return os.WriteFile(filepath.Join(dir, "cpu.max"), []byte(fmt.Sprintf("%d 100000", quota)), 0o644)
+		}
+	}
+	dir := filepath.Join(root, fmt.Sprintf("openvitals-bench-%d", os.Getpid()))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		b.Fatalf("-lambda-memory needs a cgroup of its own (root, a cpu controller): %v", err)
+	}
+	if err := limit(dir); err != nil {
+		_ = os.Remove(dir)
+		b.Fatalf("-lambda-memory: the CPU quota: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		_ = os.Remove(dir)
+		b.Fatalf("-lambda-memory: moving the benchmark into its cgroup: %v", err)
+	}
+	b.Logf("limited to %.2f vCPU, the CPU share of a %d MB Lambda function", float64(quota)/100000, memoryMB)
+	b.Cleanup(func() {
+		// Every process in it (this one, the runner still open) goes back, then the empty
+		// cgroup.
+		procs, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+		for _, p := range strings.Fields(string(procs)) {
+			_ = os.WriteFile(filepath.Join(root, "cgroup.procs"), []byte(p), 0o644)
+		}
+		if err := os.Remove(dir); err != nil {
+			b.Logf("the benchmark's cgroup stays: %v", err)
+		}
+	})
 }

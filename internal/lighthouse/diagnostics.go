@@ -59,14 +59,6 @@ func (r *Result) Diagnose(in DiagnosisInput) (*Diagnosis, error) {
 		Marks: model.Marks{FCP: obs.FCP, LCP: obs.LCP, Load: obs.Load},
 	}}
 	d := &out.Diagnostics
-	if in.Frames != nil {
-		if err := out.traceFilmstrip(in.Frames); err != nil {
-			return nil, err
-		}
-		out.finalScreenshot(l)
-	} else {
-		out.filmstrip(l)
-	}
 	d.LCP = lcpOf(l, d.FinalURL, obs.LCP)
 	phases, err := decodePhases(in.Phases)
 	if err != nil {
@@ -84,6 +76,15 @@ func (r *Result) Diagnose(in DiagnosisInput) (*Diagnosis, error) {
 		return nil, err
 	}
 	d.Shifts, d.Marks.LargestShift = shiftsOf(l, d.FinalURL, times)
+	// After the marks: the frames that show them stay in a filmstrip over its budget.
+	if in.Frames != nil {
+		if err := out.traceFilmstrip(in.Frames); err != nil {
+			return nil, err
+		}
+		out.finalScreenshot(l)
+	} else {
+		out.filmstrip(l)
+	}
 	d.LongTasks = longTasksOf(l)
 	d.MainThread = mainThreadOf(l)
 	d.Scripts = scriptsOf(l)
@@ -116,16 +117,31 @@ func (o *Diagnosis) filmstrip(l *lhr) {
 	o.finalScreenshot(l)
 }
 
-// finalScreenshot reads final-screenshot: the page as the load left it.
+// finalScreenshot reads final-screenshot: the page as the load left it, stored as a frame of
+// the filmstrip is (FrameWidth wide, at its first quality), so that it is the same image as the
+// last frame when the load ended as that frame shows it, and a small one otherwise: the report
+// keeps Lighthouse's at the device's size.
 func (o *Diagnosis) finalScreenshot(l *lhr) {
 	var final struct {
 		Timing float64 `json:"timing"`
 		Data   string  `json:"data"`
 	}
-	if json.Unmarshal(l.Audits["final-screenshot"].Details, &final) == nil {
-		if name, ok := o.addImage(final.Data); ok {
-			o.Diagnostics.FinalScreenshot = &model.Frame{Time: round1(final.Timing), Image: name}
+	if json.Unmarshal(l.Audits["final-screenshot"].Details, &final) != nil {
+		return
+	}
+	meta, payload, _ := strings.Cut(strings.TrimPrefix(final.Data, "data:"), ",")
+	if meta == "image/jpeg;base64" {
+		if data, err := base64.StdEncoding.DecodeString(payload); err == nil {
+			if picture, err := scaled(data, FrameWidth); err == nil {
+				if small, err := encodeJPEG(picture, frameQualities[0]); err == nil {
+					o.Diagnostics.FinalScreenshot = &model.Frame{Time: round1(final.Timing), Image: o.addImageData(small, "image/jpeg", ".jpg")}
+					return
+				}
+			}
 		}
+	}
+	if name, ok := o.addImage(final.Data); ok {
+		o.Diagnostics.FinalScreenshot = &model.Frame{Time: round1(final.Timing), Image: name}
 	}
 }
 

@@ -171,7 +171,7 @@ func checkFilmstrip(t *testing.T, page string, dg *Diagnosis, lhr []byte) {
 	sizes := map[string]int{}
 	for _, im := range dg.Images {
 		sizes[im.Name] = len(im.Data)
-		if cfg, err := jpeg.DecodeConfig(bytes.NewReader(im.Data)); err != nil || cfg.Width > FrameWidth && im.Name != d.FinalScreenshot.Image {
+		if cfg, err := jpeg.DecodeConfig(bytes.NewReader(im.Data)); err != nil || cfg.Width > FrameWidth {
 			t.Errorf("%s: image %s is %dpx wide (%v), want at most %d", page, im.Name, cfg.Width, err, FrameWidth)
 		}
 	}
@@ -182,6 +182,13 @@ func checkFilmstrip(t *testing.T, page string, dg *Diagnosis, lhr []byte) {
 		if sizes[f.Image] > 20<<10 {
 			t.Errorf("%s: frame %d is %d bytes, want a few KB", page, i, sizes[f.Image])
 		}
+	}
+	stripBytes := 0
+	for _, f := range d.Filmstrip {
+		stripBytes += sizes[f.Image] // an image shared by two frames is stored once: counted twice here
+	}
+	if stripBytes > FilmstripBudget {
+		t.Errorf("%s: the filmstrip's frames are %d bytes, over the budget of %d", page, stripBytes, FilmstripBudget)
 	}
 	lcpShown := false
 	for _, f := range d.Filmstrip {

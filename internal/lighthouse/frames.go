@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"image"
 	"image/jpeg"
+	"math"
 	"slices"
 
 	"golang.org/x/image/draw"
@@ -24,9 +25,17 @@ func FramesPath(reportPath string) string { return reportPath + ".frames.json" }
 // and a frame of the viewport's width would be ten times the bytes for nothing.
 const FrameWidth = 240
 
-// frameQuality is the stored frames' JPEG quality: a few KB a frame, the text still legible
-// at FrameWidth.
-const frameQuality = 70
+// frameQualities are the JPEG qualities a filmstrip's frames are stored at, best first: the
+// first is a few KB a frame of a real page, the text still legible at FrameWidth; the lower
+// ones are for a filmstrip over FilmstripBudget at the first (pictures that compress badly,
+// such as photographs painted progressively, each pass a new frame).
+var frameQualities = []int{70, 50, 35}
+
+// FilmstripBudget is the most a load's filmstrip frames store, in bytes (a day's reports are
+// some 300 to 750 KB gzipped): past it at every quality, the frames that changed the picture
+// least are left out, never the first, the last, nor those that show FCP, LCP or the largest
+// shift.
+const FilmstripBudget = 48 << 10
 
 // traceFrames is what the runner wrote of the trace's screenshots.
 type traceFrames struct {
@@ -38,32 +47,53 @@ type traceFrames struct {
 	} `json:"frames"`
 }
 
+// stripFrame is a frame of the filmstrip being made: its picture at FrameWidth, and that
+// picture encoded.
+type stripFrame struct {
+	time, complete float64
+	picture        image.Image
+	jpeg           []byte
+}
+
 // traceFilmstrip makes the filmstrip of every distinct frame of the load, from navigation start
 // (the first blank), each with its time and visual completeness, scaled to FrameWidth and
-// stored once; and the load's Speed Index from those frames.
+// stored once, within FilmstripBudget; and the load's Speed Index from those frames. It needs
+// the diagnostics' marks: the frames that show them are kept whatever the budget.
 func (o *Diagnosis) traceFilmstrip(raw []byte) error {
 	var in traceFrames
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return fmt.Errorf("lighthouse: the load's frames: %w", err)
 	}
+	var strip []stripFrame
 	for _, f := range in.Frames {
 		data, err := base64.StdEncoding.DecodeString(f.JPEG)
 		if err != nil {
 			return fmt.Errorf("lighthouse: a frame at %v ms: %w", f.Time, err)
 		}
-		small, err := scaledJPEG(data, FrameWidth)
+		picture, err := scaled(data, FrameWidth)
+		if err != nil {
+			return fmt.Errorf("lighthouse: a frame at %v ms: %w", f.Time, err)
+		}
+		small, err := encodeJPEG(picture, frameQualities[0])
 		if err != nil {
 			return fmt.Errorf("lighthouse: a frame at %v ms: %w", f.Time, err)
 		}
 		complete := round1(f.Complete)
-		name := imageName(small, ".jpg")
-		if n := len(o.Diagnostics.Filmstrip); n > 0 && (o.Diagnostics.Filmstrip[n-1].Image == name || complete == 0) {
+		if n := len(strip); n > 0 && (bytes.Equal(strip[n-1].jpeg, small) || complete == 0) {
 			// The same picture as the frame before, or another blank one (none of the final
 			// page's colours yet: a white page, a scrollbar drawn): nothing a person would see.
 			continue
 		}
-		o.addImageData(small, "image/jpeg", ".jpg")
-		o.Diagnostics.Filmstrip = append(o.Diagnostics.Filmstrip, model.Frame{Time: round1(f.Time), Complete: &complete, Image: name})
+		strip = append(strip, stripFrame{time: round1(f.Time), complete: complete, picture: picture, jpeg: small})
+	}
+	strip, err := withinBudget(strip, o.Diagnostics.Marks)
+	if err != nil {
+		return err
+	}
+	for _, f := range strip {
+		o.addImageData(f.jpeg, "image/jpeg", ".jpg")
+		complete := f.complete
+		o.Diagnostics.Filmstrip = append(o.Diagnostics.Filmstrip, model.Frame{Time: f.time, Complete: &complete, Image: imageName(f.jpeg, ".jpg")})
 	}
 	if len(in.Frames) > 0 && in.SpeedIndex > 0 {
 		si := round1(in.SpeedIndex)
@@ -72,22 +102,86 @@ func (o *Diagnosis) traceFilmstrip(raw []byte) error {
 	return nil
 }
 
-// scaledJPEG is a JPEG image no wider than width, re-encoded at frameQuality.
-func scaledJPEG(data []byte, width int) ([]byte, error) {
+// withinBudget fits a filmstrip into FilmstripBudget: at a lower quality, then without the
+// frames whose completeness moved least since the frame before, keeping the first, the last
+// and the first frame at or after each of marks' FCP, LCP and largest shift (the frame that
+// shows it).
+func withinBudget(strip []stripFrame, marks model.Marks) ([]stripFrame, error) {
+	size := func() int {
+		n := 0
+		for _, f := range strip {
+			n += len(f.jpeg)
+		}
+		return n
+	}
+	for _, q := range frameQualities[1:] {
+		if size() <= FilmstripBudget {
+			return strip, nil
+		}
+		for i := range strip {
+			b, err := encodeJPEG(strip[i].picture, q)
+			if err != nil {
+				return nil, fmt.Errorf("lighthouse: a frame at %v ms: %w", strip[i].time, err)
+			}
+			strip[i].jpeg = b
+		}
+	}
+	kept := map[int]bool{0: true, len(strip) - 1: true}
+	for _, m := range []*float64{marks.FCP, marks.LCP, marks.LargestShift} {
+		if m == nil {
+			continue
+		}
+		if i := slices.IndexFunc(strip, func(f stripFrame) bool { return f.time >= *m }); i >= 0 {
+			kept[i] = true
+		}
+	}
+	for size() > FilmstripBudget {
+		least := -1
+		for i := 1; i < len(strip); i++ {
+			if kept[i] {
+				continue
+			}
+			if least < 0 || math.Abs(strip[i].complete-strip[i-1].complete) < math.Abs(strip[least].complete-strip[least-1].complete) {
+				least = i
+			}
+		}
+		if least < 0 {
+			break // the frames that must stay are over the budget: they stay
+		}
+		strip = slices.Delete(strip, least, least+1)
+		shifted := map[int]bool{}
+		for i := range kept {
+			if i > least {
+				shifted[i-1] = true
+			} else {
+				shifted[i] = true
+			}
+		}
+		kept = shifted
+	}
+	return strip, nil
+}
+
+// scaled is a JPEG image no wider than width.
+func scaled(data []byte, width int) (image.Image, error) {
 	src, err := jpeg.Decode(bytes.NewReader(data))
 	if err != nil {
 		return nil, err
 	}
 	b := src.Bounds()
-	dst := image.Image(src)
-	if b.Dx() > width {
-		h := max(1, b.Dy()*width/b.Dx())
-		scaled := image.NewRGBA(image.Rect(0, 0, width, h))
-		draw.ApproxBiLinear.Scale(scaled, scaled.Bounds(), src, b, draw.Src, nil)
-		dst = scaled
+	if b.Dx() <= width {
+		return src, nil
 	}
+	h := max(1, b.Dy()*width/b.Dx())
+	dst := image.NewRGBA(image.Rect(0, 0, width, h))
+	draw.ApproxBiLinear.Scale(dst, dst.Bounds(), src, b, draw.Src, nil)
+	return dst, nil
+}
+
+// encodeJPEG encodes a picture at quality.
+func encodeJPEG(picture image.Image, quality int) ([]byte, error) {
 	var out bytes.Buffer
-	if err := jpeg.Encode(&out, dst, &jpeg.Options{Quality: frameQuality}); err != nil {
+	if err := jpeg.Encode(&out, picture, &jpeg.Options{Quality: quality}); err != nil {
 		return nil, err
 	}
 	return out.Bytes(), nil

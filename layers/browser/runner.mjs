@@ -156,6 +156,10 @@ async function audit(req) {
     logLevel: 'error',
     // Leaves out the agentic-browsing category Lighthouse 13 added; saves its gatherers too.
     onlyCategories: CATEGORIES,
+    // No screenshot of the whole page: it costs 1.1 to 1.7 s a run and a large image in both
+    // stored reports, and gives only the thumbnails of elements in Lighthouse's HTML report
+    // (openvitals' diagnostics name elements by selector and show the load's own frames).
+    disableFullPageScreenshot: true,
   };
   const result = await lighthouse(req.url, flags, config);
   if (!result || !result.lhr) throw new Error('audit: Lighthouse returned no result');
