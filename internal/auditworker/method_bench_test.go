@@ -378,14 +378,20 @@ func lambdaCPU(b *testing.B, memoryMB int) {
 	}
 	b.Logf("limited to %.2f vCPU, the CPU share of a %d MB Lambda function", float64(quota)/100000, memoryMB)
 	b.Cleanup(func() {
-		// Every process in it (this one, the runner still open) goes back, then the empty
-		// cgroup.
-		procs, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
-		for _, p := range strings.Fields(string(procs)) {
-			_ = os.WriteFile(filepath.Join(root, "cgroup.procs"), []byte(p), 0o644)
+		// Every process in it (this one, the runner still open, a browser's watchdog still
+		// ending) goes back, then the empty cgroup: again for a few seconds while processes
+		// it lists are still exiting.
+		var err error
+		for range 10 {
+			procs, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+			for _, p := range strings.Fields(string(procs)) {
+				_ = os.WriteFile(filepath.Join(root, "cgroup.procs"), []byte(p), 0o644)
+			}
+			if err = os.Remove(dir); err == nil {
+				return
+			}
+			time.Sleep(500 * time.Millisecond)
 		}
-		if err := os.Remove(dir); err != nil {
-			b.Logf("the benchmark's cgroup stays: %v", err)
-		}
+		b.Logf("the benchmark's cgroup %s stays: %v", dir, err)
 	})
 }
