@@ -49,7 +49,7 @@ CDK       = JSII_NODE=$(CDK_NODE) $(CDK_NODE) .run/cdk/node_modules/aws-cdk/bin/
 help:
 	@echo "make help   this list"
 	@echo "make run    install what is missing, start the stand-ins and serve the API on OPENVITALS_ADDR"
-	@echo "make demo   make run with a demo website in it (a shop served on OPENVITALS_DEMO_ADDR, visited and audited for real: ~3.5 min the first time); prints the dashboard's URL and a key"
+	@echo "make demo   make run with a demo website in it (a shop served on OPENVITALS_DEMO_ADDR, visited and audited for real: ~4-5 min the first time); prints the dashboard's URL and a key"
 	@echo "make reset  delete make run's data under .run/data (websites, keys, results), to start over; make reset DEMO=1 deletes make demo's instead"
 	@echo "make key    print the admin key of the account local of the make run or make demo going (else of the last one)"
 	@echo "make daily  start today's fan-out of the audits, multistep runs and field-data collections now and follow what it queues (with make run going)"
@@ -152,7 +152,7 @@ layers/web/node_modules/.stamp: layers/web/package.json layers/web/package-lock.
 # ---- running ------------------------------------------------------------------------------
 # make run keeps its data (DynamoDB Local's tables, the S3 stand-in's objects) in DATA_DIR, so
 # that a restart keeps websites, keys and results; make demo keeps its own in DEMO_DATA_DIR,
-# inside it. make reset deletes make run's and keeps the demo's (three minutes to make again),
+# inside it. make reset deletes make run's and keeps the demo's (minutes to make again),
 # make reset DEMO=1 the demo's alone.
 DATA_DIR := $(or $(OPENVITALS_DATA_DIR),.run/data)
 DEMO_DATA_DIR := $(DATA_DIR)/demo

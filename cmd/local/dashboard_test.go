@@ -931,6 +931,21 @@ func TestDashboard(t *testing.T) {
 			t.Error("no snippet to copy")
 		}
 		tb.screenshot(shots, "real-users")
+		// The demo's attribution as its real visits measured it: the buy button (renamed by
+		// the deploy) and the shop's cart script for INP, on phones over four weeks.
+		tb.view(W + "/rum?vital=inp&device=mobile&days=28")
+		if attr := tb.text("#rum-attributions"); !strings.Contains(attr, "#checkout") || !strings.Contains(attr, "#buy") || !strings.Contains(attr, "cart.js") {
+			t.Errorf("the demo's INP attributions on mobile %q: want both buttons and the cart script", attr)
+		}
+		tb.screenshot(shots, "real-users-demo-inp")
+		tb.view(W + "/rum?vital=lcp&seg=device&days=28")
+		if attr := tb.text("#rum-attributions"); !strings.Contains(attr, "img.hero") {
+			t.Errorf("the demo's LCP attributions %q: want the hero", attr)
+		}
+		if seg := tb.text("#rum-segments"); !strings.Contains(seg, "mobile") || !strings.Contains(seg, "desktop") {
+			t.Errorf("the demo's real users by device %q: want phones and desktops", seg)
+		}
+		tb.screenshot(shots, "real-users-demo-lcp")
 
 		// Events: what the audits raised, as the API lists it.
 		var evs struct {

@@ -65,8 +65,8 @@ type demoBeacons interface {
 }
 
 // ready makes sure the account holds the complete demo website (seeding it unless an earlier
-// start did, as recorded in dataDir) and says, last, how to open it. Seeding takes about
-// three minutes (see the README).
+// start did, as recorded in dataDir) and says, last, how to open it. Seeding takes four to
+// five minutes (BENCHMARKS.md, the demo's seeding time).
 func (d *demo) ready(ctx context.Context, dataDir string) error {
 	site, found, err := d.website(ctx)
 	if err != nil {
@@ -83,7 +83,7 @@ func (d *demo) ready(ctx context.Context, dataDir string) error {
 		}
 	}
 	if !done {
-		d.log.Info("seeding the demo website: real visits and audits of its pages, about three minutes; the dashboard's address and a key follow")
+		d.log.Info("seeding the demo website: real visits and audits of its pages, four to five minutes; the dashboard's address and a key follow")
 		start := time.Now()
 		if site, err = d.seed(ctx); err != nil {
 			return fmt.Errorf("seed the demo website: %w", err)
@@ -448,7 +448,6 @@ func demoWait(ctx context.Context, what string, limit time.Duration, done func()
 type demoAPI struct {
 	base string // the API's base URL
 	key  string
-	role string // the key's role, for people
 }
 
 // call makes one request and decodes its answer into out (unless nil); any status but want

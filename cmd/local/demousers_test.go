@@ -9,6 +9,8 @@ import (
 
 	"github.com/openvitals/openvitals/internal/demoshop"
 	"github.com/openvitals/openvitals/internal/metrics"
+	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/rum"
 )
 
 // checkDemoUsers checks, through the API, the demo's real users: every page view of the four
@@ -99,5 +101,40 @@ func (d *dashboard) checkDemoUsers(t *testing.T) {
 	}
 	if rise, labRise := ux[len(ux)-1]-ux[0], lab[len(lab)-1]-lab[0]; rise > labRise/2 {
 		t.Errorf("field LCP p75 rose %v ms in %d days, the lab's %v ms overnight: a 28-day window moves a part of the way", rise, demoDeployedDaysAgo, labRise)
+	}
+}
+
+// A replayed view keeps its visit's attribution, its LCP phases adding up to its new LCP, and
+// its load at the lab's pace; counts stay as measured.
+func TestReshape(t *testing.T) {
+	visit := rum.Beacon{Metrics: map[string]float64{"lcp": 100, "fcp": 80, "ttfb": 10, "fully_loaded_time": 200, "inp": 160, "cls": 0.02, "dom_elements": 21},
+		Attribution: &rum.Attribution{
+			LCP: &rum.LCPAttribution{Element: "main>img.hero", Phases: [4]float64{10, 20, 30, 40}},
+			INP: &rum.INPAttribution{Target: "#buy", Phases: [3]float64{5, 150, 5}, Scripts: []rum.Script{{URL: "/cart.js", Duration: 150}}},
+			CLS: &rum.CLSAttribution{Target: "main>img.hero", Time: 300},
+		}}
+	got := reshape(visit, map[string]float64{"lcp": 2000, "fcp": 1500, "ttfb": 50}, 1.1, 2)
+	m := got.Metrics
+	if m["lcp"] != 2200 || m["fcp"] != 1650 || m["ttfb"] != 55 || m["fully_loaded_time"] != 4400 || m["inp"] != 320 || m["cls"] != 0.04 || m["dom_elements"] != 21 {
+		t.Errorf("metrics %v", m)
+	}
+	a := got.Attribution
+	if p := a.LCP.Phases; p[0]+p[1]+p[2]+p[3] != m["lcp"] || a.LCP.Element != "main>img.hero" {
+		t.Errorf("LCP attribution %+v, want phases adding up to %v", a.LCP, m["lcp"])
+	}
+	if a.INP.Target != "#buy" || a.INP.Phases[1] != 300 || a.INP.Scripts[0].Duration != 300 || a.CLS.Time != 300*20*1.1 {
+		t.Errorf("INP %+v, CLS %+v", a.INP, a.CLS)
+	}
+	if visit.Metrics["lcp"] != 100 || visit.Attribution.LCP.Phases[3] != 40 || visit.Attribution.INP.Scripts[0].Duration != 150 {
+		t.Errorf("the visit's beacon changed: %v %+v", visit.Metrics, visit.Attribution.INP)
+	}
+}
+
+// A user-experience record is the window's p75 (nearest rank) and the shares of each rating.
+func TestUXVital(t *testing.T) {
+	lcp, _ := rum.VitalIndex("lcp")
+	got := uxVital(rum.Vitals[lcp], []float64{5000, 1000, 3000, 2000})
+	if want := (model.Vital{P75: 3000, Good: 50, NeedsImprovement: 25, Poor: 25}); got != want {
+		t.Errorf("got %+v, want %+v", got, want)
 	}
 }

@@ -181,7 +181,7 @@ func run(ctx context.Context, log *slog.Logger) error {
 	handler := api.FromService(svc).Handler()
 	var d *demo
 	if demoMode {
-		d = &demo{api: demoAPI{base: base, key: admin.Key, role: string(admin.Role)}, admin: admin, account: admin.Account,
+		d = &demo{api: demoAPI{base: base, key: admin.Key}, admin: admin, account: admin.Account,
 			store: svc.Store, objects: svc.Objects, beacons: rum.NewCollector(svc.Queues.Beacon), shop: shop, host: shopHost, log: log}
 		// The demo's visits' beacons are recorded as collect takes them, to be replayed.
 		handler = d.visits.record(handler)
