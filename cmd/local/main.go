@@ -329,15 +329,16 @@ func announce(w io.Writer, base string, k adminKey) {
 	case k.Key == "":
 		fmt.Fprintf(w, "Account %q exists; its admin key is kept nowhere here (make keys makes another, make reset starts over).\n\n", k.Account)
 	default:
-		made := "made on the first start"
-		if k.made {
-			made = "made now"
+		how := "from OPENVITALS_KEYS"
+		switch {
+		case k.made && k.file != "":
+			how = "made now, kept in " + k.file
+		case k.made:
+			how = "made now, kept nowhere: the data is in memory"
+		case k.file != "":
+			how = "made on the first start, kept in " + k.file
 		}
-		where := "from OPENVITALS_KEYS"
-		if k.file != "" {
-			where = "kept in " + k.file
-		}
-		fmt.Fprintf(w, "Account %q, %s API key (%s, %s):\n\n    %s\n\n", k.Account, k.Role, made, where, k.Key)
+		fmt.Fprintf(w, "Account %q, %s API key (%s):\n\n    %s\n\n", k.Account, k.Role, how, k.Key)
 	}
 }
 
