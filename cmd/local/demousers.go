@@ -309,7 +309,7 @@ func replayVisits(visits []demoVisit, lab demoLab, now time.Time) ([]demoView, e
 	}
 	rng := rand.New(rand.NewPCG(28, 24))
 	var out []demoView
-	for daysAgo := demoHistoryDays + uxWindowDays - 2; daysAgo >= 0; daysAgo-- {
+	for daysAgo := demoHistoryDays + uxWindowDays - 1; daysAgo >= 0; daysAgo-- {
 		for _, device := range metrics.Devices {
 			day := math.Exp(0.06 * rng.NormFloat64())
 			for range demoDailyViews(device, daysAgo, now) {

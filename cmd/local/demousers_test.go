@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -136,5 +137,42 @@ func TestUXVital(t *testing.T) {
 	got := uxVital(rum.Vitals[lcp], []float64{5000, 1000, 3000, 2000})
 	if want := (model.Vital{P75: 3000, Good: 50, NeedsImprovement: 25, Poor: 25}); got != want {
 		t.Errorf("got %+v, want %+v", got, want)
+	}
+}
+
+// The replay has each day's views on each device, over the history and the window before its
+// first day, and each of a visit of its device and of the version of its day.
+func TestReplayVisits(t *testing.T) {
+	var visits []demoVisit
+	for _, version := range []string{"2.3", "2.4"} {
+		for _, device := range metrics.Devices {
+			for _, path := range demoshop.Paths {
+				visits = append(visits, demoVisit{device: device, version: version, path: path, userAgent: device + version,
+					beacon: rum.Beacon{Metrics: map[string]float64{"lcp": 100}}})
+			}
+		}
+	}
+	now := time.Now().UTC()
+	views, err := replayVisits(visits, func(path, device, version string) map[string]float64 { return nil }, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perDay := map[string]int{}
+	for _, v := range views {
+		perDay[fmt.Sprint(v.daysAgo, v.device)]++
+		version := v.userAgent[len(v.device):]
+		if v.daysAgo > demoDeployedDaysAgo && version != "2.3" || v.daysAgo < demoDeployedDaysAgo && version != "2.4" {
+			t.Errorf("a view of %d days ago of version %s", v.daysAgo, version)
+		}
+	}
+	for daysAgo := range demoHistoryDays + uxWindowDays {
+		for _, device := range metrics.Devices {
+			if got, want := perDay[fmt.Sprint(daysAgo, device)], demoDailyViews(device, daysAgo, now); got != want {
+				t.Errorf("%d days ago on %s: %d views, want %d", daysAgo, device, got, want)
+			}
+		}
+	}
+	if len(perDay) != (demoHistoryDays+uxWindowDays)*len(metrics.Devices) {
+		t.Errorf("views on %d days and devices, want %d", len(perDay), (demoHistoryDays+uxWindowDays)*len(metrics.Devices))
 	}
 }
