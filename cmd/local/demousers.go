@@ -55,17 +55,6 @@ func demoDailyViews(device string, daysAgo int, now time.Time) int {
 	return n
 }
 
-// demoReplayedViews is how many page views the replay sends: those of the history's days.
-func demoReplayedViews(now time.Time) int {
-	n := 0
-	for daysAgo := range demoHistoryDays {
-		for _, device := range metrics.Devices {
-			n += demoDailyViews(device, daysAgo, now)
-		}
-	}
-	return n
-}
-
 // beaconRecorder keeps the beacons collect accepts while it is on, with their user agents.
 type beaconRecorder struct {
 	mu  sync.Mutex

@@ -176,3 +176,14 @@ func TestReplayVisits(t *testing.T) {
 		t.Errorf("views on %d days and devices, want %d", len(perDay), (demoHistoryDays+uxWindowDays)*len(metrics.Devices))
 	}
 }
+
+// demoReplayedViews is how many page views the replay sends: those of the history's days.
+func demoReplayedViews(now time.Time) int {
+	n := 0
+	for daysAgo := range demoHistoryDays {
+		for _, device := range metrics.Devices {
+			n += demoDailyViews(device, daysAgo, now)
+		}
+	}
+	return n
+}
