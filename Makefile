@@ -21,7 +21,7 @@ LOCAL_AWS = AWS_REGION=$${AWS_REGION:-us-east-1} AWS_ACCESS_KEY_ID=test AWS_SECR
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
 # Every target; make help says what each does (make test checks both for every rule here).
-TARGETS := help deps deps-local deps-deploy run demo reset daily keys test test-infra rehearse image-test fuzz \
+TARGETS := help deps deps-local deps-deploy run demo reset key daily keys test test-infra rehearse image-test fuzz \
 	bench bench-pages bench-audit bench-multistep bench-notify bench-regressions bench-dashboard bench-rum bench-reads bench-fanout bench-capacity \
 	screenshots build synth bootstrap deploy clean
 .PHONY: $(TARGETS)
@@ -49,8 +49,9 @@ CDK       = JSII_NODE=$(CDK_NODE) $(CDK_NODE) .run/cdk/node_modules/aws-cdk/bin/
 help:
 	@echo "make help   this list"
 	@echo "make run    install what is missing, start the stand-ins and serve the API on OPENVITALS_ADDR"
-	@echo "make demo   make run with a demo website in it (a shop served on OPENVITALS_DEMO_ADDR, audited for real: ~1.5 min the first time); prints the dashboard's URL and a key"
-	@echo "make reset  delete the local data make run and make demo keep under .run/data (websites, keys, results), to start over"
+	@echo "make demo   make run with a demo website in it (a shop served on OPENVITALS_DEMO_ADDR, visited and audited for real: ~4-5 min the first time); prints the dashboard's URL and a key"
+	@echo "make reset  delete make run's data under .run/data (websites, keys, results), to start over; make reset DEMO=1 deletes make demo's instead"
+	@echo "make key    print the admin key of the account local of the make run or make demo going (else of the last one)"
 	@echo "make daily  start today's fan-out of the audits, multistep runs and field-data collections now and follow what it queues (with make run going)"
 	@echo "make keys ACCOUNT=acme ROLE=admin   create an API key in the table the environment points at"
 	@echo "make test   install what is missing, start the stand-ins, run every test and every benchmark once (small), stop them"
@@ -151,20 +152,23 @@ layers/web/node_modules/.stamp: layers/web/package.json layers/web/package-lock.
 # ---- running ------------------------------------------------------------------------------
 # make run keeps its data (DynamoDB Local's tables, the S3 stand-in's objects) in DATA_DIR, so
 # that a restart keeps websites, keys and results; make demo keeps its own in DEMO_DATA_DIR,
-# inside it; make reset deletes both.
+# inside it. make reset deletes make run's and keeps the demo's (minutes to make again),
+# make reset DEMO=1 the demo's alone.
 DATA_DIR := $(or $(OPENVITALS_DATA_DIR),.run/data)
 DEMO_DATA_DIR := $(DATA_DIR)/demo
 # A run holds this lock (fd 9: its shell and the service) until it has stopped everything it
 # started: a run started right after Ctrl-C waits for the previous one to finish stopping
-# instead of racing it for the ports. The stand-ins are the shell's own (STANDINS_OWNER: PID
+# instead of racing it for the ports. The lock file names the run's data directory, where
+# make key finds the key. The stand-ins are the shell's own (STANDINS_OWNER: PID
 # files of their own, and a later start stops them if the shell is gone without stopping them).
 RUN_LOCK = .run/run-$(word 1,$(RUN_PORTS)).lock
 
 # serve_local(data directory, more variables): the stand-ins over the data directory and the
 # local service (cmd/local) until Ctrl-C, for make run and make demo.
 define serve_local
-@set -e; mkdir -p .run; exec 9>$(RUN_LOCK); \
+@set -e; mkdir -p .run; exec 9>>$(RUN_LOCK); \
 flock -n 9 || { echo "waiting for the previous make run on these ports to stop..."; flock -w 60 9 || { echo "another make run still holds the ports $(RUN_PORTS)" >&2; exit 1; }; }; \
+echo "$(1)" >$(RUN_LOCK); \
 export STANDINS_OWNER=$$$$; trap '$(STANDINS) stop $(RUN_PORTS)' EXIT; \
 STANDINS_DB_PATH=$(1)/dynamodb $(STANDINS) start $(RUN_PORTS) 9>&-; \
 go build -o .run/bin/openvitals-local ./cmd/local; \
@@ -180,8 +184,17 @@ demo: deps-local
 	$(call serve_local,$(DEMO_DATA_DIR),OPENVITALS_DEMO=1)
 
 reset:
-	@mkdir -p .run; exec 9>$(RUN_LOCK); flock -n 9 || { echo "stop make run first (Ctrl-C)" >&2; exit 1; }; \
-	rm -rf $(DATA_DIR); echo "deleted $(DATA_DIR) (make demo's data too): the next make run starts empty, with a new key"
+	@mkdir -p .run; exec 9>>$(RUN_LOCK); flock -n 9 || { echo "stop make run first (Ctrl-C)" >&2; exit 1; }; \
+	if [ -n "$(DEMO)" ]; then \
+		rm -rf $(DEMO_DATA_DIR); echo "deleted $(DEMO_DATA_DIR): the next make demo seeds the demo again, with a new key"; \
+	else \
+		[ ! -d $(DATA_DIR) ] || find $(DATA_DIR) -mindepth 1 -maxdepth 1 ! -path $(DEMO_DATA_DIR) -exec rm -rf {} +; \
+		echo "deleted make run's data in $(DATA_DIR) (make demo's in $(DEMO_DATA_DIR) stays: make reset DEMO=1): the next make run starts empty, with a new key"; \
+	fi
+
+# The key of the run going, or of the last one: its data directory is in the lock file.
+key:
+	@dir=$$(cat $(RUN_LOCK) 2>/dev/null); cat "$${dir:-$(DATA_DIR)}/local-admin-key"
 
 # Queue today's audits now through the scheduler's handler and follow them (needs make run).
 daily: deps-local

@@ -10,7 +10,8 @@
 #  3. a run whose shell and service were killed outright leaves its stand-ins behind: the next
 #     `make run` stops them and starts;
 #  4. once stopped, nothing of any run is left running;
-#  5. `make reset` starts over: a new key, no website.
+#  5. `make reset` starts over: a new key, no website; the demo's data stays until
+#     `make reset DEMO=1`.
 # It uses its own ports, data and run directories, so it can run beside a `make run` of your
 # own. `make test` runs it.
 set -euo pipefail
@@ -156,9 +157,14 @@ for pid in "${seen[@]}"; do
   ! alive "$pid" || fail "process $pid ($(tr '\0' ' ' </proc/"$pid"/cmdline 2>/dev/null)) outlived make run"
 done
 
-# 5. make reset: the next start has a new key and no website.
+# 5. make reset: the next start has a new key and no website; make demo's data (here a file
+# standing for it) stays until make reset DEMO=1.
+mkdir -p "$OPENVITALS_DATA_DIR/demo" && touch "$OPENVITALS_DATA_DIR/demo/kept"
 make --no-print-directory reset >>"$work/run.log"
-[ ! -e "$OPENVITALS_DATA_DIR" ] || fail "make reset left $OPENVITALS_DATA_DIR"
+[ "$(ls -A "$OPENVITALS_DATA_DIR")" = demo ] || fail "make reset left $(ls -A "$OPENVITALS_DATA_DIR" | tr '\n' ' ')beside the demo's data"
+[ -e "$OPENVITALS_DATA_DIR/demo/kept" ] || fail "make reset deleted make demo's data"
+make --no-print-directory reset DEMO=1 >>"$work/run.log"
+[ ! -e "$OPENVITALS_DATA_DIR/demo" ] || fail "make reset DEMO=1 left $OPENVITALS_DATA_DIR/demo"
 start
 [ "$(printed_key)" != "$key" ] || fail "after make reset, the same key"
 [ "$(status GET "/$website/settings/pages" "$(printed_key)")" = 404 ] || fail "after make reset, the website: $(cat "$work/body")"

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Runs the README's walkthrough as a new user would paste it: `make run`, then every sh block
-# that follows a "<!-- walkthrough -->" line, in order, in one shell. `make run` goes to the
-# background (and is stopped and started again where the README starts it again); curl fails on
-# an HTTP error. The run has its own ports, data directory and site directory, so it can run
+# Runs the README's walkthrough as a new user would paste it: first `make demo` and the first
+# sh block that follows a "<!-- walkthrough -->" line (which the README says works there too;
+# the demo serves its API at once and is stopped while it seeds, so this is quick), then
+# `make run` and every such block, in order, in one shell. `make run` and `make demo` go to the
+# background (and make run is stopped and started again where the README starts it again); curl
+# fails on an HTTP error. The run has its own ports, data directory and site directory, so it can run
 # beside a `make run` of your own. It stops everything it started. `make test` runs it. It runs
 # real audits (Chromium and Lighthouse): where several browser-heavy jobs share a machine, run
 # them one at a time (e.g. each under flock on one lock file).
@@ -14,6 +16,7 @@ cd "$root"
 base=${WALKTHROUGH_BASE_PORT:-28100}
 export OPENVITALS_DYNAMODB_PORT=$base OPENVITALS_SQS_PORT=$((base + 1))
 export OPENVITALS_ADDR=127.0.0.1:$((base + 2)) OPENVITALS_S3_ADDR=127.0.0.1:$((base + 3)) OPENVITALS_SES_PORT=$((base + 5))
+export OPENVITALS_DEMO_ADDR=127.0.0.1:$((base + 6))
 site_port=$((base + 4))
 work=$(mktemp -d)
 export OPENVITALS_DATA_DIR=$work/data
@@ -56,9 +59,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# make run in the background, until the API answers; other targets as they are.
+# make run and make demo in the background, until the API answers; other targets as they are.
 make() {
-  if [ "${1:-}" != run ]; then
+  if [ "${1:-}" != run ] && [ "${1:-}" != demo ]; then
     command make --no-print-directory "$@"
     return
   fi
@@ -71,7 +74,7 @@ make() {
       sleep 0.1
     done
   fi
-  setsid make --no-print-directory run >>"$work/run.log" 2>&1 </dev/null &
+  setsid make --no-print-directory "$1" >>"$work/run.log" 2>&1 </dev/null &
   run_pid=$!
   for _ in $(seq 600); do
     if command curl -s -o /dev/null "http://$OPENVITALS_ADDR/openapi.json"; then
@@ -89,18 +92,32 @@ make() {
 curl() { command curl --fail-with-body "$@"; }
 
 # The blocks, with the README's addresses and site directory replaced by this run's.
-awk '/^<!-- walkthrough -->$/ { mark = 1; next }
-     mark && /^```sh$/ { inblock = 1; mark = 0; next }
+# blocks FIRST LAST prints the walkthrough blocks FIRST to LAST (counted from 1).
+blocks() {
+  awk -v first="$1" -v last="$2" '/^<!-- walkthrough -->$/ { mark = 1; next }
+     mark && /^```sh$/ { inblock = 1; mark = 0; n++; next }
      inblock && /^```$/ { inblock = 0; next }
-     inblock { print }' README.md |
-  sed -e "s/127\.0\.0\.1:8080/$OPENVITALS_ADDR/g" -e "s/127\.0\.0\.1:8090/127.0.0.1:$site_port/g" \
-    -e "s/http\.server 8090/http.server $site_port/g" -e "s#/tmp/site#$work/site#g" >"$work/steps.sh"
+     inblock && n >= first && n <= last { print }' README.md |
+    sed -e "s/127\.0\.0\.1:8080/$OPENVITALS_ADDR/g" -e "s/127\.0\.0\.1:8090/127.0.0.1:$site_port/g" \
+      -e "s/http\.server 8090/http.server $site_port/g" -e "s#/tmp/site#$work/site#g"
+}
+blocks 1 1 >"$work/first.sh"
+blocks 1 1000 >"$work/steps.sh"
 if [ "$(grep -c . "$work/steps.sh")" -lt 10 ]; then
   echo "no walkthrough found in README.md" >&2
   exit 1
 fi
 
-echo "walkthrough: make run (ports $base-$((base + 4)), data in $OPENVITALS_DATA_DIR)"
+echo "walkthrough: the first block against make demo (ports $base-$((base + 6)), data in $OPENVITALS_DATA_DIR/demo)"
+make demo
+set -x
+# shellcheck source=/dev/null
+source "$work/first.sh"
+set +x
+[ "$KEY" = "$(cat "$OPENVITALS_DATA_DIR/demo/local-admin-key")" ] || { echo "the tour's key is not make demo's" >&2; exit 1; }
+stop_run
+
+echo "walkthrough: make run (ports $base-$((base + 5)), data in $OPENVITALS_DATA_DIR)"
 make run
 set -x
 # shellcheck source=/dev/null

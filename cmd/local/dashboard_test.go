@@ -260,17 +260,7 @@ func (d *dashboard) checkDemo(t *testing.T) {
 			t.Errorf("%s %s: no user-experience record (latestUx %v)", r.URL, r.Device, detail.LatestUx)
 		}
 	}
-	var views struct {
-		Result struct {
-			Count int
-			List  map[string]any
-		}
-	}
-	day := time.Now().UTC().Format("20060102")
-	d.call(t, "GET", W+"/field-testing/pages?timing=lcp&date="+day+"-"+day, dashViewerKey, "", 200, &views)
-	if views.Result.Count != demoViews || len(views.Result.List) != 2 {
-		t.Errorf("real users: %d page views of %d pages, want %d of 2", views.Result.Count, len(views.Result.List), demoViews)
-	}
+	d.checkDemoUsers(t)
 	var budgets struct{ Result struct{ List []any } }
 	d.call(t, "GET", W+"/budgets", dashViewerKey, "", 200, &budgets)
 	if len(budgets.Result.List) != 3 {
@@ -941,6 +931,21 @@ func TestDashboard(t *testing.T) {
 			t.Error("no snippet to copy")
 		}
 		tb.screenshot(shots, "real-users")
+		// The demo's attribution as its real visits measured it: the buy button (renamed by
+		// the deploy) and the shop's cart script for INP, on phones over four weeks.
+		tb.view(W + "/rum?vital=inp&device=mobile&days=28")
+		if attr := tb.text("#rum-attributions"); !strings.Contains(attr, "#checkout") || !strings.Contains(attr, "#buy") || !strings.Contains(attr, "cart.js") {
+			t.Errorf("the demo's INP attributions on mobile %q: want both buttons and the cart script", attr)
+		}
+		tb.screenshot(shots, "real-users-demo-inp")
+		tb.view(W + "/rum?vital=lcp&seg=device&days=28")
+		if attr := tb.text("#rum-attributions"); !strings.Contains(attr, "img.hero") {
+			t.Errorf("the demo's LCP attributions %q: want the hero", attr)
+		}
+		if seg := tb.text("#rum-segments"); !strings.Contains(seg, "mobile") || !strings.Contains(seg, "desktop") {
+			t.Errorf("the demo's real users by device %q: want phones and desktops", seg)
+		}
+		tb.screenshot(shots, "real-users-demo-lcp")
 
 		// Events: what the audits raised, as the API lists it.
 		var evs struct {

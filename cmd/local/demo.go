@@ -3,8 +3,9 @@ package main
 // The demo (make demo, OPENVITALS_DEMO=1) is the local service with a website already in it:
 // Fernwood Tools, a small shop the service serves itself on OPENVITALS_DEMO_ADDR. Its pages are
 // audited for real; then come what only time makes, written as the workers write it (weeks of
-// history, user-experience records), real users' page views through the beacon endpoint,
-// budgets, two multistep tests, a test series from CI, the events all of it raises, and a
+// history), real users' page views (real Chromium visits of the shop, replayed over the weeks
+// through the page-view path of collect: demousers.go) and the user-experience records they
+// make, budgets, two multistep tests, a test series from CI, the events all of it raises, and a
 // regression with its cause: version 2.4, deployed three days ago, made the hero image
 // heavier and renamed the checkout button, which the Checkout test now misses. TestDashboard
 // starts its service the same way.
@@ -30,6 +31,7 @@ import (
 	"github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/regression"
+	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -41,23 +43,30 @@ const (
 	// demoDoneFile, in the data directory, holds the ID of the demo website once it is
 	// complete, so that a later start neither seeds again nor keeps a half-seeded website.
 	demoDoneFile = "demo-website"
-	// demoViews is how many real users' page views the demo sends.
-	demoViews = 60
 )
 
 // demo finds or seeds the demo website of an account.
 type demo struct {
 	api     demoAPI
+	admin   adminKey // the key api calls with, for the closing lines
 	account string
 	store   *store.Store
 	objects *blobstore.Bucket
+	beacons demoBeacons
+	visits  beaconRecorder // the beacons of the real visits, as collect took them
 	shop    *demoshop.Shop
 	host    string // the shop's host:port: the website's domain
 	log     *slog.Logger
 }
 
+// demoBeacons queues page views as collect does (*rum.Collector).
+type demoBeacons interface {
+	Add(ctx context.Context, account, website string, views ...rum.View) error
+}
+
 // ready makes sure the account holds the complete demo website (seeding it unless an earlier
-// start did, as recorded in dataDir) and says how to open it. Seeding takes about three minutes (188 to 200 s measured on a loaded 2-vCPU machine).
+// start did, as recorded in dataDir) and says, last, how to open it. Seeding takes four to
+// five minutes (BENCHMARKS.md, the demo's seeding time).
 func (d *demo) ready(ctx context.Context, dataDir string) error {
 	site, found, err := d.website(ctx)
 	if err != nil {
@@ -74,7 +83,7 @@ func (d *demo) ready(ctx context.Context, dataDir string) error {
 		}
 	}
 	if !done {
-		d.log.Info("seeding the demo website: real audits of its pages, about three minutes")
+		d.log.Info("seeding the demo website: real visits and audits of its pages, four to five minutes; the dashboard's address and a key follow")
 		start := time.Now()
 		if site, err = d.seed(ctx); err != nil {
 			return fmt.Errorf("seed the demo website: %w", err)
@@ -86,9 +95,8 @@ func (d *demo) ready(ctx context.Context, dataDir string) error {
 		}
 		d.log.Info("demo website seeded", "website", site.ID, "seconds", math.Round(time.Since(start).Seconds()))
 	}
-	fmt.Printf("\nThe demo website %q is ready: open %s/app/ and sign in with the %s key\n\n    %s\n\n"+
-		"(the shop it monitors is served at http://%s/; make reset starts over)\n\n",
-		site.DisplayName, d.api.base, d.api.role, d.api.key, d.host)
+	fmt.Printf("\nThe demo website %q is ready; the shop it monitors is served at http://%s/\n", site.DisplayName, d.host)
+	announce(os.Stdout, d.api.base, d.admin)
 	return nil
 }
 
@@ -141,10 +149,14 @@ func (d *demo) seed(ctx context.Context) (model.Website, error) {
 	var browse, checkout struct{ ID string }
 	c.do("POST", W+"/multistep", `{"alias":"Browse","device":"desktop","steps":[{"type":"navigate","target":"/"},{"type":"scroll"}]}`, http.StatusCreated, &browse)
 	c.do("POST", W+"/multistep", `{"alias":"Checkout","device":"mobile","steps":[{"type":"navigate","target":"/"},{"type":"click","target":"#checkout"}]}`, http.StatusCreated, &checkout)
-	// Real users' page views: they go through the beacon pipeline while the audits run.
-	d.sendViews(c, site)
 	if c.err != nil {
 		return site, c.err
+	}
+	// Real users of version 2.3: the shop's pages carry the website's snippet.
+	d.shop.SetSnippet(d.api.base + "/rum/" + site.ID + ".js")
+	visits, err := d.visitShop(ctx, "2.3")
+	if err != nil {
+		return site, err
 	}
 	pages, err := d.store.Pages(ctx, site)
 	if err != nil {
@@ -175,8 +187,13 @@ func (d *demo) seed(ctx context.Context) (model.Website, error) {
 		before[device] = r
 	}
 
-	// Version 2.4: every page on both devices, and both tests.
+	// Version 2.4: its real users, then every page on both devices, and both tests.
 	d.shop.Deploy()
+	after24, err := d.visitShop(ctx, "2.4")
+	if err != nil {
+		return site, err
+	}
+	visits = append(visits, after24...)
 	since = time.Now()
 	c.do("POST", W+"/audits", "", http.StatusAccepted, nil)
 	c.do("POST", W+"/multistep/"+browse.ID+"/runs", "", http.StatusCreated, nil)
@@ -201,6 +218,30 @@ func (d *demo) seed(ctx context.Context) (model.Website, error) {
 		after[device] = r
 	}
 
+	// The weeks of real users, replayed from the visits at the pace the lab measured.
+	now := time.Now().UTC()
+	views, err := replayVisits(visits, func(path, device, version string) map[string]float64 {
+		for _, p := range pages {
+			if p.URL != path {
+				continue
+			}
+			if p.ID == home.ID && version == "2.3" {
+				return before[device].Metrics
+			}
+			return today[p.ID+device].Metrics
+		}
+		return nil
+	}, now)
+	if err != nil {
+		return site, err
+	}
+	replayed, err := d.sendReplay(ctx, site, views, now)
+	if err != nil {
+		return site, err
+	}
+	if err := d.addUX(ctx, site, pages, views, now); err != nil {
+		return site, err
+	}
 	// The weeks before: each day shaped on a real result, the home page on 2.3's until the
 	// deploy and on 2.4's since.
 	err = d.addHistory(ctx, site, pages, func(p model.Page, device string, daysAgo int) model.LabResult {
@@ -261,9 +302,9 @@ func (d *demo) seed(ctx context.Context) (model.Website, error) {
 		}},
 		{"the real users' page views", func() bool {
 			var views struct{ Result struct{ Count int } }
-			day := time.Now().UTC().Format("20060102")
-			c.do("GET", W+"/field-testing/pages?timing=lcp&date="+day+"-"+day, "", http.StatusOK, &views)
-			return views.Result.Count >= demoViews
+			from, to := now.AddDate(0, 0, 1-demoHistoryDays).Format("20060102"), time.Now().UTC().Format("20060102")
+			c.do("GET", W+"/field-testing/pages?timing=lcp&date="+from+"-"+to, "", http.StatusOK, &views)
+			return views.Result.Count >= replayed+len(visits)
 		}},
 	}
 	for _, wt := range waits {
@@ -272,22 +313,6 @@ func (d *demo) seed(ctx context.Context) (model.Website, error) {
 		}
 	}
 	return site, nil
-}
-
-// sendViews sends demoViews page views of the website's two pages through the beacon
-// endpoint, as the RUM snippet sends them, with values drawn around what real users see.
-func (d *demo) sendViews(c *demoCalls, site model.Website) {
-	rng := rand.New(rand.NewPCG(3, 5))
-	for i := range demoViews {
-		path := "/"
-		if i%3 == 2 {
-			path = "/products"
-		}
-		lcp := math.Round(math.Exp(7.5 + 0.4*rng.NormFloat64()))
-		beacon := fmt.Sprintf(`{"w":%q,"u":"http://%s%s","m":{"lcp":%.0f,"fcp":%.0f,"cls":%.3f,"inp":%.0f,"ttfb":%.0f}}`,
-			site.ID, d.host, path, lcp, lcp*0.6, rng.Float64()*0.12, math.Exp(4.8+0.5*rng.NormFloat64()), math.Exp(5.2+0.3*rng.NormFloat64()))
-		c.do("POST", "/collect", beacon, http.StatusAccepted, nil)
-	}
 }
 
 // waitForAudit waits for the result of page on device audited after since, and returns it.
@@ -319,14 +344,14 @@ func (d *demo) keepReport(ctx context.Context, site model.Website, page model.Pa
 
 // addHistory stores, for each page and device, a result for each of the demoHistoryDays days
 // before today, shaped on the result shape gives for that day: its values moved by a few
-// percent, day by day, and three runs' values of each watched metric around them (as an audit
-// of three runs keeps them for the regression detector). It also stores the user-experience
-// dataset's records of those days and today, as the ux worker stores what CrUX answers: real
-// users a little slower than the lab. Then the pages' summaries are made again, as the audit
-// worker does.
+// percent, day by day, as real runs move, and the three runs' values of each watched metric (as
+// an audit of three runs keeps them for the regression detector). Then the pages' summaries are made
+// again, as the audit worker does (the user-experience records, which the summaries read,
+// come first: addUX).
 func (d *demo) addHistory(ctx context.Context, site model.Website, pages []model.Page, shape func(p model.Page, device string, daysAgo int) model.LabResult) error {
 	now := time.Now().UTC()
 	summaries := metrics.NewReader(d.store, time.Now)
+	rng := rand.New(rand.NewPCG(7, 3))
 	for _, p := range pages {
 		for _, device := range metrics.Devices {
 			for i := 1; i <= demoHistoryDays; i++ {
@@ -336,36 +361,27 @@ func (d *demo) addHistory(ctx context.Context, site model.Website, pages []model
 				r.Day, r.Audited, r.Runs = day.Format(model.DayLayout), day, 3
 				r.Metrics, r.Samples = map[string]float64{}, map[string][]float64{}
 				for k, v := range base.Metrics {
-					score := strings.HasSuffix(k, "_score")
-					moved := func(f float64) float64 {
-						if score {
-							return math.Min(100, math.Round(v*f))
-						}
-						return v * f
+					spread, moves := demoLabSpread[k]
+					if !moves && !slices.Contains(demoLabTimes, k) {
+						// Bytes, counts, layout shifts and the scores of audits that time nothing
+						// do not move from run to run.
+						r.Metrics[k] = v
+						continue
 					}
-					wobble := 1 + 0.04*math.Sin(float64(i*3+len(k)))
-					r.Metrics[k] = moved(wobble)
+					if !moves {
+						spread = 0.05
+					}
+					runs := make([]float64, 3)
+					for j := range runs {
+						runs[j] = demoRun(rng, v, spread, strings.HasSuffix(k, "_score"))
+					}
+					slices.Sort(runs)
+					r.Metrics[k] = runs[1]
 					if slices.Contains(regression.SourceMetrics[regression.SourceLab], k) {
-						spread := 0.01 + 0.02*math.Abs(math.Sin(float64(i+len(k))))
-						r.Samples[k] = []float64{moved(wobble * (1 - spread)), r.Metrics[k], moved(wobble * (1 + spread/2))}
+						r.Samples[k] = runs
 					}
 				}
 				if err := d.store.PutLabResult(ctx, site, p, r); err != nil {
-					return err
-				}
-			}
-			for i := 0; i <= demoHistoryDays; i++ {
-				lab := shape(p, device, max(i, 1)).Metrics
-				f := 1.15 + 0.05*math.Cos(float64(i))
-				ux := model.UXResult{Device: device, Day: now.AddDate(0, 0, -i).Format(model.DayLayout), Collected: now,
-					Vitals: map[string]model.Vital{
-						"lcp":  {P75: math.Round(lab["lcp"] * f), Good: 78, NeedsImprovement: 15, Poor: 7},
-						"fcp":  {P75: math.Round(lab["fcp"] * f), Good: 82, NeedsImprovement: 12, Poor: 6},
-						"cls":  {P75: math.Round(lab["cls"]*f*1000) / 1000, Good: 70, NeedsImprovement: 20, Poor: 10},
-						"inp":  {P75: math.Round(120 * f), Good: 90, NeedsImprovement: 8, Poor: 2},
-						"ttfb": {P75: math.Round(lab["ttfb"] * f), Good: 88, NeedsImprovement: 9, Poor: 3},
-					}}
-				if err := d.store.PutUXResult(ctx, site, p, ux); err != nil {
 					return err
 				}
 			}
@@ -375,6 +391,37 @@ func (d *demo) addHistory(ctx context.Context, site model.Website, pages []model
 		}
 	}
 	return nil
+}
+
+// demoLabSpread is how much a run's metric moves from run to run (its coefficient of
+// variation) by applied throttling, as BenchmarkRunSpread and BenchmarkAuditMethod measured
+// it (BENCHMARKS.md); other times (demoLabTimes) move 5 %.
+var demoLabSpread = map[string]float64{
+	"lcp": 0.03, "fcp": 0.07, "speed_index": 0.08, "ttfb": 0.06, "tbt": 0.5, "performance_score": 0.03,
+}
+
+// demoLabTimes are the metrics measured in milliseconds, which move from run to run.
+var demoLabTimes = func() []string {
+	var times []string
+	for _, n := range metrics.Names {
+		if n.Unit == "ms" {
+			times = append(times, n.Field)
+		}
+	}
+	return times
+}()
+
+// demoRun is one run's value of a metric whose median run measured v: mostly close to it, and
+// one run in ten far off on the slow side, as real runs are; scores are whole and at most 100.
+func demoRun(rng *rand.Rand, v, spread float64, score bool) float64 {
+	f := math.Exp(spread * rng.NormFloat64())
+	if rng.IntN(10) == 0 {
+		f *= 1 + 2*spread
+	}
+	if score {
+		return math.Min(100, math.Round(v/f))
+	}
+	return v * f
 }
 
 // demoWait polls done once a second until it holds, fails, or limit passes (a bound for a
@@ -401,7 +448,6 @@ func demoWait(ctx context.Context, what string, limit time.Duration, done func()
 type demoAPI struct {
 	base string // the API's base URL
 	key  string
-	role string // the key's role, for people
 }
 
 // call makes one request and decodes its answer into out (unless nil); any status but want

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -36,6 +37,7 @@ import (
 	"github.com/openvitals/openvitals/internal/demoshop"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/purge"
+	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/schedule"
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
@@ -43,7 +45,12 @@ import (
 )
 
 func main() {
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	level, err := logLevel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, log); err != nil {
@@ -170,8 +177,16 @@ func run(ctx context.Context, log *slog.Logger) error {
 	go runDaily(ctx, sched, hour, log)
 	go runSweeps(ctx, sched, log)
 
-	srv := &http.Server{Addr: addr, Handler: logRequests(api.FromService(svc).Handler(), log), ReadHeaderTimeout: 10 * time.Second}
 	base := "http://" + ln.Addr().String()
+	handler := api.FromService(svc).Handler()
+	var d *demo
+	if demoMode {
+		d = &demo{api: demoAPI{base: base, key: admin.Key}, admin: admin, account: admin.Account,
+			store: svc.Store, objects: svc.Objects, beacons: rum.NewCollector(svc.Queues.Beacon), shop: shop, host: shopHost, log: log}
+		// The demo's visits' beacons are recorded as collect takes them, to be replayed.
+		handler = d.visits.record(handler)
+	}
+	srv := &http.Server{Addr: addr, Handler: logRequests(handler, log), ReadHeaderTimeout: 10 * time.Second}
 	log.Info("openvitals is serving", "url", base, "table", cfg.Table, "bucket", cfg.Bucket)
 	go func() {
 		<-ctx.Done()
@@ -180,11 +195,9 @@ func run(ctx context.Context, log *slog.Logger) error {
 		_ = srv.Shutdown(shutdown)
 	}()
 	// The demo is seeded through the API, so once it serves; a demo that cannot be made stops
-	// the service with its error.
+	// the service with its error. It says how to sign in once it is ready.
 	demoErr := make(chan error, 1)
 	if demoMode {
-		d := &demo{api: demoAPI{base: base, key: admin.Key, role: string(admin.Role)}, account: admin.Account,
-			store: svc.Store, objects: svc.Objects, shop: shop, host: shopHost, log: log}
 		seeded := make(chan struct{})
 		go func() {
 			defer close(seeded)
@@ -194,6 +207,8 @@ func run(ctx context.Context, log *slog.Logger) error {
 			}
 		}()
 		defer func() { cancel(); <-seeded }() // nothing of the demo outlives run
+	} else {
+		announce(os.Stdout, base, admin)
 	}
 	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
@@ -204,6 +219,16 @@ func run(ctx context.Context, log *slog.Logger) error {
 	default:
 		return nil
 	}
+}
+
+// logLevel reads OPENVITALS_LOG_LEVEL: debug, info (the default), warn or error. Request
+// lines are debug: a local service's log says what the service did, not every click.
+func logLevel() (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(envOr("OPENVITALS_LOG_LEVEL", "info"))); err != nil {
+		return l, fmt.Errorf("OPENVITALS_LOG_LEVEL=%q: want debug, info, warn or error", os.Getenv("OPENVITALS_LOG_LEVEL"))
+	}
+	return l, nil
 }
 
 // demoFromEnv reads OPENVITALS_DEMO: whether to serve the demo (make demo).
@@ -233,58 +258,88 @@ func startSES(ctx context.Context) (*standin.SES, error) {
 	return standin.StartSES(ctx, root, port)
 }
 
+// adminKey is an admin grant whose key the local service knows, for its closing lines and
+// the demo.
+type adminKey struct {
+	apikey.Grant
+	made bool   // made at this start
+	file string // where the key is kept; "" for a key of OPENVITALS_KEYS or one kept nowhere
+}
+
 // provisionKeys creates the accounts and keys of OPENVITALS_KEYS or, when it is unset, the
-// account "local" with a fresh admin key, printed once. It returns an admin grant whose key it
-// knows, for the demo: the first admin of OPENVITALS_KEYS, else local's key made now or kept in
-// the data directory; its Key is "" when it knows none.
-func provisionKeys(ctx context.Context, svc *service.Service) (apikey.Grant, error) {
+// account "local" with a fresh admin key, kept in the data directory. It returns an admin
+// grant whose key it knows, for the demo: the first admin of OPENVITALS_KEYS, else local's key
+// made now or kept in the data directory; its Key is "" when it knows none.
+func provisionKeys(ctx context.Context, svc *service.Service) (adminKey, error) {
 	spec := os.Getenv("OPENVITALS_KEYS")
 	if spec == "" {
-		local := apikey.Grant{Account: "local", Role: model.RoleAdmin}
-		keyFile := filepath.Join(os.Getenv("OPENVITALS_DATA_DIR"), "local-admin-key")
+		local := adminKey{Grant: apikey.Grant{Account: "local", Role: model.RoleAdmin}}
+		dataDir := os.Getenv("OPENVITALS_DATA_DIR")
+		keyFile := filepath.Join(dataDir, "local-admin-key")
 		// Data kept from an earlier run (OPENVITALS_DATA_DIR) keeps its keys: make a key once.
 		exists, err := svc.Store.AccountExists(ctx, "local")
 		if err != nil {
 			return local, err
 		}
 		if exists {
-			fmt.Printf("\nAccount \"local\" exists: the admin key printed when it was made still works (%s; make keys makes another, make reset starts over).\n\n",
-				keyFileNote())
-			if os.Getenv("OPENVITALS_DATA_DIR") != "" {
+			if dataDir != "" {
 				if b, err := os.ReadFile(keyFile); err == nil {
-					local.Key = strings.TrimSpace(string(b))
+					local.Key, local.file = strings.TrimSpace(string(b)), keyFile
 				}
 			}
 			return local, nil
 		}
-		local.Key = apikey.Generate()
-		if err := apikey.Provision(ctx, svc.Store, local, "make run"); err != nil {
+		local.Key, local.made = apikey.Generate(), true
+		if err := apikey.Provision(ctx, svc.Store, local.Grant, "make run"); err != nil {
 			return local, err
 		}
-		fmt.Printf("\nAccount %q, admin API key (shown once):\n\n    %s\n\n", local.Account, local.Key)
-		// Beside the data it opens, for the README's walkthrough and scripts (local use only).
-		if os.Getenv("OPENVITALS_DATA_DIR") != "" {
+		// Beside the data it opens, for the README's tour and scripts (local use only).
+		if dataDir != "" {
 			if err := os.WriteFile(keyFile, []byte(local.Key+"\n"), 0o600); err != nil {
 				return local, err
 			}
+			local.file = keyFile
 		}
 		return local, nil
 	}
 	grants, err := apikey.ParseGrants(spec)
 	if err != nil {
-		return apikey.Grant{}, fmt.Errorf("OPENVITALS_KEYS: %w", err)
+		return adminKey{}, fmt.Errorf("OPENVITALS_KEYS: %w", err)
 	}
-	var admin apikey.Grant
+	var admin adminKey
 	for _, g := range grants {
 		if err := apikey.Provision(ctx, svc.Store, g, "OPENVITALS_KEYS"); err != nil {
 			return admin, err
 		}
 		if g.Role == model.RoleAdmin && admin.Key == "" {
-			admin = g
+			admin.Grant = g
 		}
 	}
 	svc.Log.Info("API keys from OPENVITALS_KEYS are ready", "keys", len(grants))
 	return admin, nil
+}
+
+// announce writes the lines a person starts from, after the log of the start: the dashboard's
+// address and the admin key to sign in with, and where that key is kept.
+func announce(w io.Writer, base string, k adminKey) {
+	fmt.Fprintf(w, "\nopenvitals is serving %s: open the dashboard at %s/app/\n", base, base)
+	switch {
+	case k.Key == "" && os.Getenv("OPENVITALS_KEYS") != "":
+		fmt.Fprintf(w, "Sign in with a key of OPENVITALS_KEYS.\n\n")
+	case k.Key == "":
+		fmt.Fprintf(w, "Account %q exists; its admin key is kept nowhere here (make keys makes another, make reset starts over).\n\n", k.Account)
+	default:
+		how := "from OPENVITALS_KEYS"
+		switch {
+		case k.made && k.file != "":
+			how = "made now, kept in " + k.file
+		case k.made:
+			how = "made now, kept nowhere: the data is in memory"
+		case k.file != "":
+			how = "made on the first start, kept in " + k.file
+		}
+		fmt.Fprintf(w, "Account %q, %s API key (%s):\n\n    %s\n\n", k.Account, k.Role, how, k.Key)
+	}
 }
 
 // sweepPurges queues again, at start and then every ten minutes, the purges whose message was
@@ -367,15 +422,6 @@ func runSweeps(ctx context.Context, sched *schedule.Scheduler, log *slog.Logger)
 	}
 }
 
-// keyFileNote says where the local admin key is kept, if it is.
-func keyFileNote() string {
-	file := filepath.Join(os.Getenv("OPENVITALS_DATA_DIR"), "local-admin-key")
-	if _, err := os.Stat(file); os.Getenv("OPENVITALS_DATA_DIR") == "" || err != nil {
-		return "it is not kept anywhere else"
-	}
-	return "it is in " + file
-}
-
 // keepCredentialsKey gives the process a credentials key kept in dataDir when none is
 // configured, so that Search Console credentials stored in the kept table still open after a
 // restart (the service would otherwise make a key per process).
@@ -429,7 +475,7 @@ func logRequests(h http.Handler, log *slog.Logger) http.Handler {
 		start := time.Now()
 		rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		h.ServeHTTP(rec, r)
-		log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "ms", time.Since(start).Milliseconds())
+		log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "ms", time.Since(start).Milliseconds())
 	})
 }
 

@@ -1,6 +1,7 @@
 // Package demoshop is Fernwood Tools, the small shop the demo monitors (make demo) and the
-// audit benchmarks measure: two pages, a stylesheet and a hero image, in version 2.3 until
-// Deploy, then 2.4, whose hero is heavier and whose checkout button is renamed.
+// audit benchmarks measure: two pages, a stylesheet, a cart script and a hero image, in version
+// 2.3 until Deploy, then 2.4, whose hero is heavier and whose checkout button is renamed. The
+// cart script makes what real users meet: a late offer that shifts the page, a slow click.
 package demoshop
 
 import (
@@ -29,6 +30,7 @@ var Paths = []string{"/", "/products"}
 // Shop serves the shop: version 2.3 until Deploy, then 2.4.
 type Shop struct {
 	deployed atomic.Bool
+	snippet  atomic.Pointer[string]
 	mux      *http.ServeMux
 }
 
@@ -54,7 +56,11 @@ func New() (*Shop, error) {
 				version = "2.4"
 			}
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			_ = pages.ExecuteTemplate(w, name, map[string]any{"Deployed": s.deployed.Load(), "Version": version})
+			snippet := ""
+			if p := s.snippet.Load(); p != nil {
+				snippet = *p
+			}
+			_ = pages.ExecuteTemplate(w, name, map[string]any{"Deployed": s.deployed.Load(), "Version": version, "Snippet": snippet})
 		}
 	}
 	s.mux.HandleFunc("GET /{$}", page("home.html"))
@@ -75,11 +81,15 @@ func New() (*Shop, error) {
 		return nil, err
 	}
 	s.mux.Handle("GET /style.css", http.FileServerFS(static))
+	s.mux.Handle("GET /cart.js", http.FileServerFS(static))
 	return s, nil
 }
 
 // ServeHTTP serves the shop's pages and files.
 func (s *Shop) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// SetSnippet puts the RUM snippet of src (an openvitals /rum/{website}.js) into every page.
+func (s *Shop) SetSnippet(src string) { s.snippet.Store(&src) }
 
 // Deploy switches the shop to version 2.4.
 func (s *Shop) Deploy() { s.deployed.Store(true) }
