@@ -44,14 +44,16 @@ type labMetric struct {
 // throttling, desktop and mobile, on the shared machine (load 3 to 16). The coefficients of
 // variation measured are the base spread's (a Student-t of 3 degrees of freedom has a standard
 // deviation of √3 times its scale, so cv is the measured one over √3), the worse device's:
-// desktop LCP is bimodal, the hero's paint in most runs (1.1 to 1.8 s, 8 % apart) and the
-// text's at first paint in a run in four (0.5 to 0.8 s: a spike down, to 0.45 of the level);
-// FCP 26 % (desktop, the shop), Speed Index 12 %. TTFB, TBT (0 on these pages in most runs),
+// desktop LCP the hero's paint, 8 % apart, with slow runs from the loaded machine (15 runs of
+// the shop's home page again, load 5 to 10: 5 of them 1.2 to 1.9 times their audit's median;
+// the text's first paint the 21 runs had as the LCP in a run in four was Chromium leaving out
+// a hero sent without its length, which the shop and fixture now send); FCP 26 % (desktop,
+// the shop), Speed Index 12 %. TTFB, TBT (0 on these pages in most runs),
 // the score, CLS (which did not move) and bytes were not measured apart: theirs are the varied
 // page's.
 var labMetrics = []labMetric{
 	{"lcp", 900, 6000, noise{cv: 0.015, spike: 0.05, spikeMul: 1.1}, noise{cv: 0.03, spike: 0.1, spikeMul: 1.2},
-		noise{cv: 0.045, spike: 0.25, spikeMul: 0.45}},
+		noise{cv: 0.045, spike: 0.33, spikeMul: 1.9}},
 	{"fcp", 500, 2500, noise{cv: 0.03, spike: 0.15, spikeMul: 1.2}, noise{cv: 0.04, spike: 0.2, spikeMul: 1.25},
 		noise{cv: 0.15, spike: 0.2, spikeMul: 1.25}},
 	{"speed_index", 800, 4000, noise{cv: 0.04, spike: 0.15, spikeMul: 1.3}, noise{cv: 0.05, spike: 0.2, spikeMul: 1.3},
