@@ -81,7 +81,7 @@ func (r *Result) Diagnose(in DiagnosisInput) (*Diagnosis, error) {
 		if err := out.traceFilmstrip(in.Frames); err != nil {
 			return nil, err
 		}
-		out.finalScreenshot(l)
+		out.finalScreenshot(l, d.Filmstrip)
 	} else {
 		out.filmstrip(l)
 	}
@@ -114,19 +114,23 @@ func (o *Diagnosis) filmstrip(l *lhr) {
 			o.Diagnostics.Filmstrip = append(o.Diagnostics.Filmstrip, model.Frame{Time: round1(s.Timing), Image: name})
 		}
 	}
-	o.finalScreenshot(l)
+	o.finalScreenshot(l, nil)
 }
 
-// finalScreenshot reads final-screenshot: the page as the load left it, stored as a frame of
-// the filmstrip is (FrameWidth wide, at its first quality), so that it is the same image as the
-// last frame when the load ended as that frame shows it, and a small one otherwise: the report
-// keeps Lighthouse's at the device's size.
-func (o *Diagnosis) finalScreenshot(l *lhr) {
+// finalScreenshot reads final-screenshot: the page as the load left it. With the trace's
+// frames it is the last frame's image (nothing changed on the page after its last visual
+// change: the same picture, stored once), at Lighthouse's time; without them Lighthouse's
+// picture, stored as a frame is (FrameWidth wide), the report keeping it at the device's size.
+func (o *Diagnosis) finalScreenshot(l *lhr, frames []model.Frame) {
 	var final struct {
 		Timing float64 `json:"timing"`
 		Data   string  `json:"data"`
 	}
 	if json.Unmarshal(l.Audits["final-screenshot"].Details, &final) != nil {
+		return
+	}
+	if n := len(frames); n > 0 {
+		o.Diagnostics.FinalScreenshot = &model.Frame{Time: round1(final.Timing), Image: frames[n-1].Image}
 		return
 	}
 	meta, payload, _ := strings.Cut(strings.TrimPrefix(final.Data, "data:"), ",")

@@ -32,10 +32,10 @@ const FrameWidth = 240
 var frameQualities = []int{70, 50, 35}
 
 // FilmstripBudget is the most a load's filmstrip frames store, in bytes (a day's reports are
-// some 300 to 750 KB gzipped): past it at every quality, the frames that changed the picture
+// some 200 to 650 KB gzipped): past it at every quality, the frames that changed the picture
 // least are left out, never the first, the last, nor those that show FCP, LCP or the largest
 // shift.
-const FilmstripBudget = 48 << 10
+const FilmstripBudget = 32 << 10
 
 // traceFrames is what the runner wrote of the trace's screenshots.
 type traceFrames struct {

@@ -97,7 +97,7 @@ func TestTraceFilmstripBudget(t *testing.T) {
 		{1000, 90}, {1100, 92}, {1200, 94}, {1300, 100}}
 	var in []map[string]any
 	for i, f := range frames {
-		in = append(in, map[string]any{"time": f.time, "complete": f.complete, "jpeg": noiseJPEG(t, 480, 320, uint64(i+1))})
+		in = append(in, map[string]any{"time": f.time, "complete": f.complete, "jpeg": noiseJPEG(t, 480, 240, uint64(i+1))})
 	}
 	raw, err := json.Marshal(map[string]any{"speedIndex": 800, "frames": in})
 	if err != nil {
