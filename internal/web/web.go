@@ -1,7 +1,10 @@
 // Package web is the dashboard: static files embedded in the binary, served under /app/ by the
 // web function (and by the local service), on the same origin as the API they call with the
-// key the user pastes. Assets are served under names carrying a hash of their content, cached
-// for a year; the page naming them is never cached, so a deploy shows at once.
+// key the user pastes. Its script is native ES modules, bundled and minified by esbuild when
+// the process starts; assets are served under names carrying a hash of their content, cached
+// for a year; the page naming them is never cached, so a deploy shows at once. In
+// development (OPENVITALS_DASHBOARD_DIR) the files are read from a directory at each request
+// and the modules served as they are: no build step.
 package web
 
 import (
@@ -16,12 +19,12 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"os"
 	"path"
 	"strings"
 	"sync"
 
-	"github.com/tdewolff/minify/v2"
-	"github.com/tdewolff/minify/v2/js"
+	esbuild "github.com/evanw/esbuild/pkg/api"
 )
 
 // Prefix is the path the dashboard is served under.
@@ -36,6 +39,17 @@ const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 //go:embed static
 var static embed.FS
 
+// embedded is the dashboard's files in the binary.
+var embedded = func() fs.FS { sub, _ := fs.Sub(static, "static"); return sub }() // a valid path never fails
+
+// DirEnv names the directory the dashboard is served from in development, its files as they
+// are (the modules unbundled, nothing cached), read at each request; unset, the embedded
+// files are served, bundled once.
+const DirEnv = "OPENVITALS_DASHBOARD_DIR"
+
+// devDir is DirEnv's directory, read once.
+var devDir = sync.OnceValue(func() string { return os.Getenv(DirEnv) })
+
 // ErrNotFound is returned for a path under Prefix that is no file of the dashboard.
 var ErrNotFound = errors.New("no such file")
 
@@ -47,8 +61,17 @@ type asset struct {
 	etag        string
 }
 
-// files maps a path under Prefix to its asset, and the page's template; built once.
-var files = sync.OnceValues(build)
+// files maps a path under Prefix to its asset, and the page's template: built once from the
+// embedded files, at each call from DirEnv's directory.
+func files() (site, error) {
+	if dir := devDir(); dir != "" {
+		return build(os.DirFS(dir), true)
+	}
+	return built()
+}
+
+// built is the embedded dashboard, built once.
+var built = sync.OnceValues(func() (site, error) { return build(embedded, false) })
 
 // pages holds the page rendered for each RUM entry it was asked for (one per process).
 var pages sync.Map // string -> *asset
@@ -56,7 +79,8 @@ var pages sync.Map // string -> *asset
 // page is the dashboard's page naming rumURL, the entry real users' snippet is embedded from
 // ("": the dashboard's own origin).
 func page(rumURL string) (*asset, error) {
-	if a, ok := pages.Load(rumURL); ok {
+	dev := devDir() != ""
+	if a, ok := pages.Load(rumURL); ok && !dev {
 		return a.(*asset), nil
 	}
 	all, err := files()
@@ -67,32 +91,46 @@ func page(rumURL string) (*asset, error) {
 	if err := all.page.Execute(&b, struct{ RUMURL string }{rumURL}); err != nil {
 		return nil, err
 	}
-	a, _ := pages.LoadOrStore(rumURL, newAsset(b.Bytes(), "text/html; charset=utf-8", false))
-	return a.(*asset), nil
+	a := newAsset(b.Bytes(), "text/html; charset=utf-8", false)
+	if dev {
+		return a, nil
+	}
+	stored, _ := pages.LoadOrStore(rumURL, a)
+	return stored.(*asset), nil
 }
 
-// site is the dashboard's files: the hashed assets, and the page's template.
+// site is the dashboard's files: the assets by their served names, the page's template, and
+// the files the bundled script was made of.
 type site struct {
-	assets map[string]*asset
-	page   *template.Template
+	assets  map[string]*asset
+	page    *template.Template
+	bundled []string
 }
 
-// build hashes every static file into its served name and parses the page naming them.
-func build() (site, error) {
+// build parses the page of the files of fsys and names their assets: in production (dev
+// false) each under a hash of its content, and the page's module as one bundle; in
+// development each under its own name, never cached, the modules as they are.
+func build(fsys fs.FS, dev bool) (site, error) {
 	out := map[string]*asset{}
-	names := map[string]string{} // file name -> hashed name
-	entries, err := fs.ReadDir(static, "static")
+	names := map[string]string{} // file name -> served path
+	var bundled []string
+	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return site{}, err
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if name == "index.html" || strings.HasPrefix(name, "LICENSE") {
+		if e.IsDir() || name == "index.html" || strings.HasPrefix(name, "LICENSE") {
 			continue
 		}
-		body, err := static.ReadFile("static/" + name)
+		body, err := fs.ReadFile(fsys, name)
 		if err != nil {
 			return site{}, err
+		}
+		if dev {
+			out[name] = newAsset(body, contentType(path.Ext(name)), false)
+			names[name] = Prefix + name
+			continue
 		}
 		names[name] = Prefix + addHashed(out, name, body)
 	}
@@ -103,26 +141,25 @@ func build() (site, error) {
 			}
 			return "", fmt.Errorf("index.html names %q, which is no static file", name)
 		},
-		// bundle serves the scripts it names, in that order, as one, minified: a page of
-		// many views costs one request, and one gzip stream compresses them better than one
-		// each. Minifying takes a quarter off the gzipped bytes (BENCHMARKS.md).
-		"bundle": func(name string, parts ...string) (string, error) {
-			var b bytes.Buffer
-			for _, part := range parts {
-				body, err := static.ReadFile("static/" + part)
-				if err != nil {
-					return "", fmt.Errorf("index.html bundles %q, which is no static file", part)
+		// module is the page's module, entry: in development the file itself (which imports
+		// the others by their names), in production the bundle of it and all it imports,
+		// dynamically too, minified: one request, and one gzip stream that compresses them
+		// better than one each (BENCHMARKS.md).
+		"module": func(entry string) (string, error) {
+			if dev {
+				if _, ok := names[entry]; !ok {
+					return "", fmt.Errorf("index.html names the module %q, which is no static file", entry)
 				}
-				b.Write(body)
-				b.WriteString("\n")
+				return Prefix + entry, nil
 			}
-			var min bytes.Buffer
-			if err := js.Minify(minify.New(), &min, &b, nil); err != nil {
-				return "", fmt.Errorf("minifying %s: %w", name, err)
+			code, inputs, err := bundle(fsys, entry)
+			if err != nil {
+				return "", err
 			}
-			return Prefix + addHashed(out, name, min.Bytes()), nil
+			bundled = inputs
+			return Prefix + addHashed(out, entry, code), nil
 		},
-	}).ParseFS(static, "static/index.html")
+	}).ParseFS(fsys, "index.html")
 	if err != nil {
 		return site{}, err
 	}
@@ -130,7 +167,52 @@ func build() (site, error) {
 	if err := page.Execute(io.Discard, struct{ RUMURL string }{}); err != nil {
 		return site{}, err
 	}
-	return site{assets: out, page: page}, nil
+	return site{assets: out, page: page, bundled: bundled}, nil
+}
+
+// bundle is the module entry of fsys with every module it imports, minified, as one ES
+// module, and the files it was made of. The files are read from fsys by a plugin, as esbuild
+// reads a disk otherwise.
+func bundle(fsys fs.FS, entry string) ([]byte, []string, error) {
+	const ns = "dashboard"
+	var inputs []string
+	files := esbuild.Plugin{Name: "dashboard-files", Setup: func(b esbuild.PluginBuild) {
+		b.OnResolve(esbuild.OnResolveOptions{Filter: ".*"}, func(a esbuild.OnResolveArgs) (esbuild.OnResolveResult, error) {
+			// Every import is a relative path of a file beside its importer.
+			p := path.Clean(path.Join(path.Dir(a.Importer), a.Path))
+			if a.Kind == esbuild.ResolveEntryPoint {
+				p = a.Path
+			}
+			if !fs.ValidPath(p) {
+				return esbuild.OnResolveResult{}, fmt.Errorf("%s imports %q, which is no file of the dashboard", a.Importer, a.Path)
+			}
+			return esbuild.OnResolveResult{Path: p, Namespace: ns}, nil
+		})
+		b.OnLoad(esbuild.OnLoadOptions{Filter: ".*", Namespace: ns}, func(a esbuild.OnLoadArgs) (esbuild.OnLoadResult, error) {
+			body, err := fs.ReadFile(fsys, a.Path)
+			if err != nil {
+				return esbuild.OnLoadResult{}, err
+			}
+			inputs = append(inputs, a.Path)
+			code := string(body)
+			return esbuild.OnLoadResult{Contents: &code, Loader: esbuild.LoaderJS}, nil
+		})
+	}}
+	res := esbuild.Build(esbuild.BuildOptions{
+		EntryPoints: []string{entry}, Bundle: true, Format: esbuild.FormatESModule, Target: esbuild.ES2020,
+		MinifyWhitespace: true, MinifyIdentifiers: true, MinifySyntax: true,
+		// Text as it is: an escaped dash or ellipsis is six bytes.
+		Charset: esbuild.CharsetUTF8, LegalComments: esbuild.LegalCommentsNone,
+		Outfile: entry, Write: false, Plugins: []esbuild.Plugin{files}, LogLevel: esbuild.LogLevelSilent,
+	})
+	if len(res.Errors) > 0 {
+		msgs := esbuild.FormatMessages(res.Errors, esbuild.FormatMessagesOptions{Kind: esbuild.ErrorMessage})
+		return nil, nil, fmt.Errorf("bundling %s: %s", entry, strings.Join(msgs, ""))
+	}
+	if len(res.OutputFiles) != 1 {
+		return nil, nil, fmt.Errorf("bundling %s: %d files out, want one", entry, len(res.OutputFiles))
+	}
+	return res.OutputFiles[0].Contents, inputs, nil
 }
 
 // addHashed adds an immutable asset under its name with a hash of its content, which it returns.

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -61,27 +62,32 @@ func TestPageAndAssets(t *testing.T) {
 		}
 		plain, _ := io.ReadAll(zr)
 		if a[1] == "app" && a[3] == "js" {
-			// The bundle: every script of the dashboard but uPlot, minified. Minifying keeps
-			// string literals, so each file's sentences are in it (the browser tests run it).
-			scripts, _ := fs.Glob(static, "static/*.js")
+			// The bundle: app.js and every module it imports, statically or by the route
+			// table, minified: every script of the dashboard but uPlot. Minifying keeps string
+			// literals, so each file's sentences are in it (the browser tests run it).
+			all, err := files()
+			if err != nil {
+				t.Fatal(err)
+			}
+			scripts, _ := fs.Glob(embedded, "*.js")
+			scripts = slices.DeleteFunc(scripts, func(s string) bool { return s == "uplot.js" })
+			if got := slices.Sorted(slices.Values(all.bundled)); !slices.Equal(got, scripts) {
+				t.Errorf("the bundle is made of %v, want every module %v", got, scripts)
+			}
 			literal := regexp.MustCompile(`[(\[:,=] ?['"]([A-Z][^'"\\\n]{15,})['"]`)
+			sentences := 0
 			for _, name := range scripts {
-				part, _ := static.ReadFile(name)
-				if name == "static/uplot.js" {
-					continue
-				}
-				lits := literal.FindAllSubmatch(part, -1)
-				// A file of pure functions has no sentence: the name it gives window is kept.
-				lits = append(lits, regexp.MustCompile(`window\.(ov\w+) =`).FindAllSubmatch(part, -1)...)
-				if len(lits) == 0 {
-					t.Errorf("%s has no sentence of 16 characters or more to find it by", name)
-				}
-				for _, l := range lits {
+				part, _ := fs.ReadFile(embedded, name)
+				for _, l := range literal.FindAllSubmatch(part, -1) {
+					sentences++
 					if !bytes.Contains(plain, l[1]) {
 						t.Errorf("%s does not bundle %s: %q is missing", a[0], name, l[1])
 						break
 					}
 				}
+			}
+			if sentences < 100 {
+				t.Errorf("%d sentences found in the modules: the check no longer reads them", sentences)
 			}
 			if len(plain) >= bundled() {
 				t.Errorf("%s is %d bytes, not minified: its scripts are %d", a[0], len(plain), bundled())
@@ -138,7 +144,7 @@ func TestScriptBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	total, scripts := 0, 0
-	for _, m := range regexp.MustCompile(`<script src="`+Prefix+`([^"]+)"`).FindAllStringSubmatch(string(p.body), -1) {
+	for _, m := range regexp.MustCompile(`<script[^>]* src="`+Prefix+`([^"]+)"`).FindAllStringSubmatch(string(p.body), -1) {
 		a, ok := all.assets[m[1]]
 		if !ok {
 			t.Fatalf("the page loads %s, which is not served", m[1])
