@@ -47,8 +47,9 @@ var embedded = func() fs.FS { sub, _ := fs.Sub(static, "static"); return sub }()
 // files are served, bundled once.
 const DirEnv = "OPENVITALS_DASHBOARD_DIR"
 
-// devDir is DirEnv's directory, read once.
-var devDir = sync.OnceValue(func() string { return os.Getenv(DirEnv) })
+// devDir is DirEnv's directory. Read at each request (an environment lookup), so that a test
+// can serve one dashboard of a process as it is.
+func devDir() string { return os.Getenv(DirEnv) }
 
 // ErrNotFound is returned for a path under Prefix that is no file of the dashboard.
 var ErrNotFound = errors.New("no such file")

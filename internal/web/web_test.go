@@ -184,3 +184,58 @@ func bundled() int {
 	}
 	return n
 }
+
+// TestDevelopment: with DirEnv, the page and its modules are the directory's files as they
+// are, at each request (an edit shows without a build), never cached, and the page loads its
+// module by its own name; a file the directory lacks is not found.
+func TestDevelopment(t *testing.T) {
+	dir := t.TempDir()
+	names, err := fs.Glob(embedded, "*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		b, _ := fs.ReadFile(embedded, n)
+		if err := os.WriteFile(dir+"/"+n, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv(DirEnv, dir)
+	page := serve(t, "/app/", false, nil)
+	if page.Code != 200 || !strings.Contains(page.Body.String(), `<script type="module" src="/app/app.js"></script>`) {
+		t.Fatalf("page: %d %s: want the module app.js by its name", page.Code, page.Body.String())
+	}
+	for _, name := range []string{"app.js", "routes.js", "view-page.js", "uplot.js", "app.css"} {
+		rec := serve(t, "/app/"+name, false, nil)
+		want, _ := fs.ReadFile(embedded, name)
+		if rec.Code != 200 || rec.Header().Get("Cache-Control") != "no-cache" || !bytes.Equal(rec.Body.Bytes(), want) {
+			t.Errorf("%s: %d, Cache-Control %q, the file as it is: %v", name, rec.Code, rec.Header().Get("Cache-Control"), bytes.Equal(rec.Body.Bytes(), want))
+		}
+	}
+	edited := []byte("export function edited() {}\n")
+	if err := os.WriteFile(dir+"/scales.js", edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if rec := serve(t, "/app/scales.js", false, nil); !bytes.Equal(rec.Body.Bytes(), edited) {
+		t.Errorf("an edited module is served as %q, want the edit", rec.Body.String())
+	}
+	if rec := serve(t, "/app/none.js", false, nil); rec.Code != 404 {
+		t.Errorf("a file the directory lacks: %d, want not found", rec.Code)
+	}
+	t.Setenv(DirEnv, "")
+	if body := serve(t, "/app/", false, nil).Body.String(); !regexp.MustCompile(`<script type="module" src="/app/app\.[0-9a-f]{12}\.js">`).MatchString(body) {
+		t.Errorf("without %s the page loads %s: want the hashed bundle", DirEnv, body)
+	}
+}
+
+// BenchmarkBundle measures what a function's start spends on the dashboard's script: esbuild
+// bundling and minifying app.js and its modules from the embedded files.
+func BenchmarkBundle(b *testing.B) {
+	for b.Loop() {
+		code, _, err := bundle(embedded, "app.js")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(int64(len(code)))
+	}
+}
