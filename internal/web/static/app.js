@@ -186,5 +186,3 @@ export function isAdmin() { return me && me.role === 'admin'; }
 onUnauthorized(signOut);
 window.addEventListener('hashchange', render);
 if (key()) render(); else signInView();
-
-

@@ -223,4 +223,3 @@ if (window.matchMedia) {
 window.addEventListener('resize', function () {
   charts.forEach(function (c) { if (c.el.isConnected) c.u.setSize({ width: Math.max(280, c.el.clientWidth), height: c.u.height }); });
 });
-

@@ -47,4 +47,3 @@ export function statusBadge(s) {
     exceeded: 'bad', down: 'bad', failed: 'bad', open: 'bad', failing: 'bad' }[s] || '';
   return el('span', { class: 'badge ' + cls, text: s || '–' });
 }
-

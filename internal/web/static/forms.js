@@ -35,4 +35,3 @@ export function segmented(label, options, value, onchange) {
   });
   return group;
 }
-

@@ -23,8 +23,6 @@ export function incidentLink(w, x, device) {
     text: 'Open regression: ' + x.metrics.map(metricLabel).join(', ') + (device ? '' : ' (' + x.devices.join(', ') + ')') + ' since ' + x.firstBadDay });
 }
 
-
-
 // ---- regressions and incidents ----------------------------------------------------------
 // The sources of regressions, named: field values say whether they are Google's Chrome UX
 // Report or this website's own real users.

@@ -8,7 +8,6 @@ import { busy } from './forms.js';
 import { withQuery } from './routes.js';
 import { isAdmin, link, load, render } from './app.js';
 
-
 // ---- multistep --------------------------------------------------------------------------
 // multistepView is the website's tests, or the one of testID.
 export function multistepView(w, testID) {

@@ -142,5 +142,3 @@ export function auditDetails(a) {
   out.appendChild(d || el('p', { class: 'muted', text: 'Lighthouse gives no details for this audit.' }));
   return out;
 }
-
-

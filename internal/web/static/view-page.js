@@ -14,7 +14,6 @@ import { incidentLink, incidentsOf, openIncidents, regressionList } from './view
 import { auditDetails, rankedOpportunities, savingsText } from './view-opportunities.js';
 import { ratingBar, rumPanel, segQuery } from './view-rum.js';
 
-
 // ---- page -------------------------------------------------------------------------------
 var RANGES = [[7, 'Last 7 days'], [30, 'Last 30 days'], [90, 'Last 90 days'], [365, 'Last year'], ['custom', 'From … to …']];
 var ISO_DAY = /^\d{4}-\d{2}-\d{2}$/;

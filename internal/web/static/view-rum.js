@@ -9,7 +9,6 @@ import { busy, segmented, select } from './forms.js';
 import { withQuery } from './routes.js';
 import { go, isAdmin, load, render } from './app.js';
 
-
 // ---- real users -------------------------------------------------------------------------
 var RUM_METRICS = ['lcp', 'inp', 'cls', 'fcp', 'ttfb', 'fid', 'fp', 'dns_time', 'connect_time', 'server_time', 'transfer_time', 'dom_time', 'fully_loaded_time', 'transfer_size', 'dom_size', 'dom_elements'];
 // ---- real users -----------------------------------------------------------------------

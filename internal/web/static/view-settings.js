@@ -6,7 +6,6 @@ import { table } from './table.js';
 import { busy, confirmThen, field, select } from './forms.js';
 import { forgetSite, go, isAdmin, link, load, render } from './app.js';
 
-
 // ---- settings (admin actions) -----------------------------------------------------------
 export function settingsView(w) {
   return load([list('/' + w.id + '/settings/pages'), list('/' + w.id + '/budgets'), list('/' + w.id + '/multistep')]).then(function (r) {

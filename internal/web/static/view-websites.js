@@ -12,7 +12,6 @@ import { incidentLink, incidentsOf, openIncidents } from './view-events.js';
 import { rankedOpportunities, savingsText } from './view-opportunities.js';
 import { auditNowButton } from './view-page.js';
 
-
 // ---- websites ---------------------------------------------------------------------------
 export function websitesView() {
   return load([list('/websites')]).then(function (r) {
