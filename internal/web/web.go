@@ -1,9 +1,9 @@
 // Package web is the dashboard: static files embedded in the binary, served under /app/ by the
 // web function (and by the local service), on the same origin as the API they call with the
-// key the user pastes. Its script is native ES modules, bundled and minified by esbuild when
-// the process starts; assets are served under names carrying a hash of their content, cached
-// for a year; the page naming them is never cached, so a deploy shows at once. In
-// development (OPENVITALS_DASHBOARD_DIR) the files are read from a directory at each request
+// key the user pastes. Its script is native ES modules, bundled and minified by esbuild at the
+// first request for the dashboard; assets are served under names carrying a hash of their
+// content, cached for a year; the page naming them is never cached, so a deploy shows at once.
+// In development (OPENVITALS_DASHBOARD_DIR) the files are read from a directory at each request
 // and the modules served as they are: no build step.
 package web
 
