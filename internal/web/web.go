@@ -1,11 +1,14 @@
 // Package web is the dashboard: static files embedded in the binary, served under /app/ by the
 // web function (and by the local service), on the same origin as the API they call with the
-// key the user pastes. Its script is native ES modules, bundled and minified by esbuild at the
-// first request for the dashboard; assets are served under names carrying a hash of their
-// content, cached for a year; the page naming them is never cached, so a deploy shows at once.
-// In development (OPENVITALS_DASHBOARD_DIR) the files are read from a directory at each request
-// and the modules served as they are: no build step.
+// key the user pastes. Its script is native ES modules (static), served as one bundle
+// (bundle/app.js: every module, minified by esbuild when go generate or TestBundle -update
+// makes it; TestBundle fails when it is not the modules'); assets are served under names
+// carrying a hash of their content, cached for a year; the page naming them is never cached,
+// so a deploy shows at once. In development (OPENVITALS_DASHBOARD_DIR) the files are read from
+// a directory at each request and the modules served as they are: no build step.
 package web
+
+//go:generate go test -run ^TestBundle$ -update .
 
 import (
 	"bytes"
@@ -23,8 +26,6 @@ import (
 	"path"
 	"strings"
 	"sync"
-
-	esbuild "github.com/evanw/esbuild/pkg/api"
 )
 
 // Prefix is the path the dashboard is served under.
@@ -38,6 +39,12 @@ const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 
 //go:embed static
 var static embed.FS
+
+// appBundle is the page's module, static/app.js, with every module it imports, dynamically
+// too, in one minified file, made by TestBundle -update from static.
+//
+//go:embed bundle/app.js
+var appBundle []byte
 
 // embedded is the dashboard's files in the binary.
 var embedded = func() fs.FS { sub, _ := fs.Sub(static, "static"); return sub }() // a valid path never fails
@@ -100,21 +107,18 @@ func page(rumURL string) (*asset, error) {
 	return stored.(*asset), nil
 }
 
-// site is the dashboard's files: the assets by their served names, the page's template, and
-// the files the bundled script was made of.
+// site is the dashboard's files: the assets by their served names, and the page's template.
 type site struct {
-	assets  map[string]*asset
-	page    *template.Template
-	bundled []string
+	assets map[string]*asset
+	page   *template.Template
 }
 
 // build parses the page of the files of fsys and names their assets: in production (dev
-// false) each under a hash of its content, and the page's module as one bundle; in
+// false) each under a hash of its content, and the page's module as its bundle; in
 // development each under its own name, never cached, the modules as they are.
 func build(fsys fs.FS, dev bool) (site, error) {
 	out := map[string]*asset{}
 	names := map[string]string{} // file name -> served path
-	var bundled []string
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return site{}, err
@@ -142,23 +146,17 @@ func build(fsys fs.FS, dev bool) (site, error) {
 			}
 			return "", fmt.Errorf("index.html names %q, which is no static file", name)
 		},
-		// module is the page's module, entry: in development the file itself (which imports
-		// the others by their names), in production the bundle of it and all it imports,
-		// dynamically too, minified: one request, and one gzip stream that compresses them
-		// better than one each (BENCHMARKS.md).
+		// module is the page's module, app.js: in development the file itself (which
+		// imports the others by their names), in production their bundle: one request, and
+		// one gzip stream that compresses them better than one each (BENCHMARKS.md).
 		"module": func(entry string) (string, error) {
+			if entry != "app.js" {
+				return "", fmt.Errorf("index.html names the module %q: the bundle is of app.js", entry)
+			}
 			if dev {
-				if _, ok := names[entry]; !ok {
-					return "", fmt.Errorf("index.html names the module %q, which is no static file", entry)
-				}
 				return Prefix + entry, nil
 			}
-			code, inputs, err := bundle(fsys, entry)
-			if err != nil {
-				return "", err
-			}
-			bundled = inputs
-			return Prefix + addHashed(out, entry, code), nil
+			return Prefix + addHashed(out, entry, appBundle), nil
 		},
 	}).ParseFS(fsys, "index.html")
 	if err != nil {
@@ -168,52 +166,7 @@ func build(fsys fs.FS, dev bool) (site, error) {
 	if err := page.Execute(io.Discard, struct{ RUMURL string }{}); err != nil {
 		return site{}, err
 	}
-	return site{assets: out, page: page, bundled: bundled}, nil
-}
-
-// bundle is the module entry of fsys with every module it imports, minified, as one ES
-// module, and the files it was made of. The files are read from fsys by a plugin, as esbuild
-// reads a disk otherwise.
-func bundle(fsys fs.FS, entry string) ([]byte, []string, error) {
-	const ns = "dashboard"
-	var inputs []string
-	files := esbuild.Plugin{Name: "dashboard-files", Setup: func(b esbuild.PluginBuild) {
-		b.OnResolve(esbuild.OnResolveOptions{Filter: ".*"}, func(a esbuild.OnResolveArgs) (esbuild.OnResolveResult, error) {
-			// Every import is a relative path of a file beside its importer.
-			p := path.Clean(path.Join(path.Dir(a.Importer), a.Path))
-			if a.Kind == esbuild.ResolveEntryPoint {
-				p = a.Path
-			}
-			if !fs.ValidPath(p) {
-				return esbuild.OnResolveResult{}, fmt.Errorf("%s imports %q, which is no file of the dashboard", a.Importer, a.Path)
-			}
-			return esbuild.OnResolveResult{Path: p, Namespace: ns}, nil
-		})
-		b.OnLoad(esbuild.OnLoadOptions{Filter: ".*", Namespace: ns}, func(a esbuild.OnLoadArgs) (esbuild.OnLoadResult, error) {
-			body, err := fs.ReadFile(fsys, a.Path)
-			if err != nil {
-				return esbuild.OnLoadResult{}, err
-			}
-			inputs = append(inputs, a.Path)
-			code := string(body)
-			return esbuild.OnLoadResult{Contents: &code, Loader: esbuild.LoaderJS}, nil
-		})
-	}}
-	res := esbuild.Build(esbuild.BuildOptions{
-		EntryPoints: []string{entry}, Bundle: true, Format: esbuild.FormatESModule, Target: esbuild.ES2020,
-		MinifyWhitespace: true, MinifyIdentifiers: true, MinifySyntax: true,
-		// Text as it is: an escaped dash or ellipsis is six bytes.
-		Charset: esbuild.CharsetUTF8, LegalComments: esbuild.LegalCommentsNone,
-		Outfile: entry, Write: false, Plugins: []esbuild.Plugin{files}, LogLevel: esbuild.LogLevelSilent,
-	})
-	if len(res.Errors) > 0 {
-		msgs := esbuild.FormatMessages(res.Errors, esbuild.FormatMessagesOptions{Kind: esbuild.ErrorMessage})
-		return nil, nil, fmt.Errorf("bundling %s: %s", entry, strings.Join(msgs, ""))
-	}
-	if len(res.OutputFiles) != 1 {
-		return nil, nil, fmt.Errorf("bundling %s: %d files out, want one", entry, len(res.OutputFiles))
-	}
-	return res.OutputFiles[0].Contents, inputs, nil
+	return site{assets: out, page: page}, nil
 }
 
 // addHashed adds an immutable asset under its name with a hash of its content, which it returns.
