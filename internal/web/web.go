@@ -51,7 +51,7 @@ var embedded = func() fs.FS { sub, _ := fs.Sub(static, "static"); return sub }()
 
 // DirEnv names the directory the dashboard is served from in development, its files as they
 // are (the modules unbundled, nothing cached), read at each request; unset, the embedded
-// files are served, bundled once.
+// files are served, the modules as their bundle.
 const DirEnv = "OPENVITALS_DASHBOARD_DIR"
 
 // devDir is DirEnv's directory. Read at each request (an environment lookup), so that a test
