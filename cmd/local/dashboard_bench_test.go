@@ -159,7 +159,7 @@ func BenchmarkDashboardAudit(b *testing.B) {
 		if err != nil {
 			return err
 		}
-		page = bytes.Replace(page, []byte(`<script src="/app/app.`), []byte(`<script src="/bench-signin.js" defer></script><script src="/app/app.`), 1)
+		page = bytes.Replace(page, []byte(`<script type="module" src="/app/app.`), []byte(`<script src="/bench-signin.js" defer></script><script type="module" src="/app/app.`), 1)
 		res.Body = io.NopCloser(bytes.NewReader(page))
 		res.ContentLength = int64(len(page))
 		res.Header.Set("Content-Length", strconv.Itoa(len(page)))

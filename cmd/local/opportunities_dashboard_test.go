@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/openvitals/openvitals/internal/web"
 )
 
 // TestDashboardOpportunities audits, for real, the Lighthouse fixture page whose content moves
@@ -23,6 +25,13 @@ import (
 // and its cause, the dependency tree nested with times and sizes (small files in B, never
 // "0 KiB"). It writes the opened list's screenshot (see screenshotDir).
 func TestDashboardOpportunities(t *testing.T) {
+	// The dashboard's modules as they are (development's way of serving them), so that the test
+	// can import the view's module and draw every details type through it.
+	static, err := filepath.Abs(filepath.Join("..", "..", "internal", "web", "static"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(web.DirEnv, static)
 	d := startService(t, 1, false)
 	shots := screenshotDir(t)
 	site := httptest.NewServer(http.FileServer(http.Dir(filepath.Join("..", "..", "internal", "lighthouse", "testdata", "site"))))
@@ -157,7 +166,7 @@ func TestDashboardOpportunities(t *testing.T) {
 	}
 
 	// The other types Lighthouse's audits use, each shown for what it is.
-	all := tb.eval(`() => ov.auditDetails({ description: 'See [the docs](https://example.com/docs).', displayValue: 'Est savings of 1 KiB', details: { type: 'list', items: [
+	all := tb.eval(`async () => (await import('/app/view-opportunities.js')).auditDetails({ description: 'See [the docs](https://example.com/docs).', displayValue: 'Est savings of 1 KiB', details: { type: 'list', items: [
 		{ type: 'opportunity', headings: [{ key: 'url', valueType: 'url', label: 'URL' }, { key: 'wastedBytes', valueType: 'bytes', label: 'Savings' }, { key: 'wastedMs', valueType: 'ms', label: 'Time' }],
 		  items: [{ url: 'https://example.com/a.js', wastedBytes: 512, wastedMs: 12345 }, { url: 'https://example.com/b.js', wastedBytes: 2048, wastedMs: 80 }] },
 		{ type: 'table', headings: [{ key: 'source', valueType: 'source-location', label: 'Source' }, { key: 'snippet', valueType: 'code', label: 'Code' }, { key: 'n', valueType: 'numeric', granularity: 0.01, label: 'N' }],

@@ -10,7 +10,7 @@ import (
 	"github.com/openvitals/openvitals/internal/metrics"
 )
 
-var update = flag.Bool("update", false, "rewrite static/metric-names.json from metrics.Names and metrics.Phases")
+var update = flag.Bool("update", false, "rewrite the generated files: static/metric-names.json from metrics.Names and metrics.Phases, bundle/app.js from the modules")
 
 // TestMetricNamesJSON: the dashboard's metric and LCP phase names are metrics.Names and
 // metrics.Phases, the declarations the API's documentation takes them from too.

@@ -1,8 +1,14 @@
 // Package web is the dashboard: static files embedded in the binary, served under /app/ by the
 // web function (and by the local service), on the same origin as the API they call with the
-// key the user pastes. Assets are served under names carrying a hash of their content, cached
-// for a year; the page naming them is never cached, so a deploy shows at once.
+// key the user pastes. Its script is native ES modules (static), served as one bundle
+// (bundle/app.js: every module, minified by esbuild when go generate or TestBundle -update
+// makes it; TestBundle fails when it is not the modules'); assets are served under names
+// carrying a hash of their content, cached for a year; the page naming them is never cached,
+// so a deploy shows at once. In development (OPENVITALS_DASHBOARD_DIR) the files are read from
+// a directory at each request and the modules served as they are: no build step.
 package web
+
+//go:generate go test -run ^TestBundle$ -update .
 
 import (
 	"bytes"
@@ -16,12 +22,10 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"os"
 	"path"
 	"strings"
 	"sync"
-
-	"github.com/tdewolff/minify/v2"
-	"github.com/tdewolff/minify/v2/js"
 )
 
 // Prefix is the path the dashboard is served under.
@@ -36,6 +40,24 @@ const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 //go:embed static
 var static embed.FS
 
+// appBundle is the page's module, static/app.js, with every module it imports, dynamically
+// too, in one minified file, made by TestBundle -update from static.
+//
+//go:embed bundle/app.js
+var appBundle []byte
+
+// embedded is the dashboard's files in the binary.
+var embedded = func() fs.FS { sub, _ := fs.Sub(static, "static"); return sub }() // a valid path never fails
+
+// DirEnv names the directory the dashboard is served from in development, its files as they
+// are (the modules unbundled, nothing cached), read at each request; unset, the embedded
+// files are served, the modules as their bundle.
+const DirEnv = "OPENVITALS_DASHBOARD_DIR"
+
+// devDir is DirEnv's directory. Read at each request (an environment lookup), so that a test
+// can serve one dashboard of a process as it is.
+func devDir() string { return os.Getenv(DirEnv) }
+
 // ErrNotFound is returned for a path under Prefix that is no file of the dashboard.
 var ErrNotFound = errors.New("no such file")
 
@@ -47,8 +69,17 @@ type asset struct {
 	etag        string
 }
 
-// files maps a path under Prefix to its asset, and the page's template; built once.
-var files = sync.OnceValues(build)
+// files maps a path under Prefix to its asset, and the page's template: built once from the
+// embedded files, at each call from DirEnv's directory.
+func files() (site, error) {
+	if dir := devDir(); dir != "" {
+		return build(os.DirFS(dir), true)
+	}
+	return built()
+}
+
+// built is the embedded dashboard, built once.
+var built = sync.OnceValues(func() (site, error) { return build(embedded, false) })
 
 // pages holds the page rendered for each RUM entry it was asked for (one per process).
 var pages sync.Map // string -> *asset
@@ -56,7 +87,8 @@ var pages sync.Map // string -> *asset
 // page is the dashboard's page naming rumURL, the entry real users' snippet is embedded from
 // ("": the dashboard's own origin).
 func page(rumURL string) (*asset, error) {
-	if a, ok := pages.Load(rumURL); ok {
+	dev := devDir() != ""
+	if a, ok := pages.Load(rumURL); ok && !dev {
 		return a.(*asset), nil
 	}
 	all, err := files()
@@ -67,32 +99,43 @@ func page(rumURL string) (*asset, error) {
 	if err := all.page.Execute(&b, struct{ RUMURL string }{rumURL}); err != nil {
 		return nil, err
 	}
-	a, _ := pages.LoadOrStore(rumURL, newAsset(b.Bytes(), "text/html; charset=utf-8", false))
-	return a.(*asset), nil
+	a := newAsset(b.Bytes(), "text/html; charset=utf-8", false)
+	if dev {
+		return a, nil
+	}
+	stored, _ := pages.LoadOrStore(rumURL, a)
+	return stored.(*asset), nil
 }
 
-// site is the dashboard's files: the hashed assets, and the page's template.
+// site is the dashboard's files: the assets by their served names, and the page's template.
 type site struct {
 	assets map[string]*asset
 	page   *template.Template
 }
 
-// build hashes every static file into its served name and parses the page naming them.
-func build() (site, error) {
+// build parses the page of the files of fsys and names their assets: in production (dev
+// false) each under a hash of its content, and the page's module as its bundle; in
+// development each under its own name, never cached, the modules as they are.
+func build(fsys fs.FS, dev bool) (site, error) {
 	out := map[string]*asset{}
-	names := map[string]string{} // file name -> hashed name
-	entries, err := fs.ReadDir(static, "static")
+	names := map[string]string{} // file name -> served path
+	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return site{}, err
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if name == "index.html" || strings.HasPrefix(name, "LICENSE") {
+		if e.IsDir() || name == "index.html" || strings.HasPrefix(name, "LICENSE") {
 			continue
 		}
-		body, err := static.ReadFile("static/" + name)
+		body, err := fs.ReadFile(fsys, name)
 		if err != nil {
 			return site{}, err
+		}
+		if dev {
+			out[name] = newAsset(body, contentType(path.Ext(name)), false)
+			names[name] = Prefix + name
+			continue
 		}
 		names[name] = Prefix + addHashed(out, name, body)
 	}
@@ -103,26 +146,19 @@ func build() (site, error) {
 			}
 			return "", fmt.Errorf("index.html names %q, which is no static file", name)
 		},
-		// bundle serves the scripts it names, in that order, as one, minified: a page of
-		// many views costs one request, and one gzip stream compresses them better than one
-		// each. Minifying takes a quarter off the gzipped bytes (BENCHMARKS.md).
-		"bundle": func(name string, parts ...string) (string, error) {
-			var b bytes.Buffer
-			for _, part := range parts {
-				body, err := static.ReadFile("static/" + part)
-				if err != nil {
-					return "", fmt.Errorf("index.html bundles %q, which is no static file", part)
-				}
-				b.Write(body)
-				b.WriteString("\n")
+		// module is the page's module, app.js: in development the file itself (which
+		// imports the others by their names), in production their bundle: one request, and
+		// one gzip stream that compresses them better than one each (BENCHMARKS.md).
+		"module": func(entry string) (string, error) {
+			if entry != "app.js" {
+				return "", fmt.Errorf("index.html names the module %q: the bundle is of app.js", entry)
 			}
-			var min bytes.Buffer
-			if err := js.Minify(minify.New(), &min, &b, nil); err != nil {
-				return "", fmt.Errorf("minifying %s: %w", name, err)
+			if dev {
+				return Prefix + entry, nil
 			}
-			return Prefix + addHashed(out, name, min.Bytes()), nil
+			return Prefix + addHashed(out, entry, appBundle), nil
 		},
-	}).ParseFS(static, "static/index.html")
+	}).ParseFS(fsys, "index.html")
 	if err != nil {
 		return site{}, err
 	}

@@ -1,9 +1,9 @@
-// Unit tests of the dashboard's units policy and CSV cells (static/format.js), with Node's
-// own test runner: node --test internal/web/jstest/ (go test ./internal/web runs them).
-'use strict';
-const test = require('node:test');
-const assert = require('node:assert/strict');
-const F = require('../static/format.js');
+// Unit tests of the dashboard's units policy, dates and CSV (static/format.js, the module the
+// page runs), with Node's own test runner (go test ./internal/web runs them as
+// TestJavaScriptUnits).
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import * as F from '../static/format.js';
 
 test('numbers are grouped in thousands, with their unit', () => {
   assert.equal(F.fmt(12500, 'ms'), '12,500 ms');
@@ -48,6 +48,18 @@ test('axis ticks: sizes and percentages as in the tables', () => {
   assert.equal(F.axisValue(0.25, ''), '0.25');
 });
 
+test('days are the API\'s, in UTC', () => {
+  assert.equal(F.day('2026-11-27T06:30:00Z'), '2026-11-27');
+  assert.equal(F.day(null), '');
+  assert.equal(F.ymd(new Date('2026-03-01T23:59:00Z')), '20260301');
+  assert.equal(F.range(7, new Date('2026-03-02T10:00:00Z')), '20260224-20260302');
+  assert.equal(F.range(1, new Date('2026-03-02T10:00:00Z')), '20260302-20260302');
+  assert.equal(F.unix('2026-01-01'), 1767225600);
+  assert.equal(F.unix('2026-01-01T00:01:00Z'), 1767225660);
+  assert.equal(F.when('2026-11-27T06:30:00Z'), '27 Nov 2026, 06:30 UTC');
+  assert.equal(F.when(''), '');
+});
+
 test('CSV cells quote what needs it and leave numbers raw', () => {
   assert.equal(F.csvCell(9688.5), '9688.5');
   assert.equal(F.csvCell('a,b'), '"a,b"');
@@ -55,4 +67,12 @@ test('CSV cells quote what needs it and leave numbers raw', () => {
   assert.equal(F.csvCell('two\nlines'), '"two\nlines"');
   assert.equal(F.csvCell(null), '');
   assert.equal(F.csvCell(0), '0');
+});
+
+test('a CSV document: the header with units, quoted cells, CRLF after every line', () => {
+  assert.equal(F.csvHeader('LCP', 'ms'), 'LCP (ms)');
+  assert.equal(F.csvHeader('Page', ''), 'Page');
+  const doc = F.csv([[F.csvHeader('Page', ''), F.csvHeader('LCP', 'ms')], ['/a,b', 1800.5], ['say "hi"', null]]);
+  assert.equal(doc, 'Page,LCP (ms)\r\n"/a,b",1800.5\r\n"say ""hi""",\r\n');
+  assert.equal(F.csv([['only']]), 'only\r\n');
 });
