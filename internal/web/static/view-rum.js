@@ -64,7 +64,8 @@ export function attributionTable(metric, kind, rows) {
     return parts.map(function (p) { return fmt(r.parts[p], metric === 'cls' ? 'ms' : METRICS[metric].unit); }).join(' + ') + ' = ' + fmtMetric(metric, r.mean);
   } });
   else if (parts.length) cols.push({ label: 'Mean ' + (PART_LABELS[parts[0]] || parts[0]), n: true, cell: function (r) { return fmt(r.parts[parts[0]], 'ms'); } });
-  return table(cols, rows);
+  // Stacked on a phone: an element's selector and the phases' sum are wide.
+  return table(cols, rows, null, { stack: true });
 }
 // navigationBox tells hard loads from a single-page app's soft navigations, the share of back
 // and forward navigations the back/forward cache restored (and why it did not), and the
