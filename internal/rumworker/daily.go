@@ -43,6 +43,10 @@ type dayTables struct {
 	pageAttr    [rum.PageShards][]map[attrKey]*rollup.Stat  // [shard][kind]
 	keys        map[string]uint32
 	names       []string
+	// byFields and byPage find an attribution row's interned key from its fields, and a
+	// monitored page's from the page and the row's key, without building the key.
+	byFields map[attrFields]uint32
+	byPage   map[pageKey]uint32
 	// seen holds the stored tables that already hold a message of the batch (by the message's
 	// index): such a message is added to the day's other tables only.
 	seen map[model.RUMCell][]int
@@ -50,7 +54,8 @@ type dayTables struct {
 
 func newDayTables() *dayTables {
 	d := &dayTables{seg: make([][]map[rum.Segments]*segRow, len(rum.SiteMasks)),
-		attr: make([][]map[attrKey]*rollup.Stat, len(rum.AttrKinds)), keys: map[string]uint32{}}
+		attr: make([][]map[attrKey]*rollup.Stat, len(rum.AttrKinds)), keys: map[string]uint32{},
+		byFields: map[attrFields]uint32{}, byPage: map[pageKey]uint32{}}
 	for i, m := range rum.SiteMasks {
 		d.seg[i] = make([]map[rum.Segments]*segRow, rum.Shards(rum.SegmentDim(m)))
 		d.segOverflow = append(d.segOverflow, make([]*segRow, len(d.seg[i])))
@@ -77,6 +82,40 @@ func newDayTables() *dayTables {
 		}
 	}
 	return d
+}
+
+// attrFields are an attribution key's fields (rum.AttrRow's).
+type attrFields struct {
+	fields [3]string
+	n      int
+}
+
+// pageKey is a monitored page's attribution key: the page and the interned row key.
+type pageKey struct {
+	page string
+	key  uint32
+}
+
+// internRow interns the key of an attribution row.
+func (d *dayTables) internRow(r *rum.AttrRow) uint32 {
+	f := attrFields{r.Fields, r.NFields}
+	id, ok := d.byFields[f]
+	if !ok {
+		id = d.intern(r.Key())
+		d.byFields[f] = id
+	}
+	return id
+}
+
+// internPage interns the key of a monitored page's attribution row of key id.
+func (d *dayTables) internPage(page string, id uint32) uint32 {
+	k := pageKey{page, id}
+	pid, ok := d.byPage[k]
+	if !ok {
+		pid = d.intern(rum.PageRowKey(page, d.names[id]))
+		d.byPage[k] = pid
+	}
+	return pid
 }
 
 func (d *dayTables) intern(key string) uint32 {
@@ -203,9 +242,9 @@ func (d daily) addMessage(msg int, views []rum.WireView) {
 	}
 	// Attribution rows: each view's rows of each kind, interned once, then table by table.
 	type attrOf struct {
-		view int
-		id   uint32
-		row  rum.AttrRow
+		view  int
+		id    uint32
+		parts [rollup.MaxParts]float64
 	}
 	var rows []rum.AttrRow
 	perKind := make([][]attrOf, len(rum.AttrKinds))
@@ -231,13 +270,14 @@ func (d daily) addMessage(msg int, views []rum.WireView) {
 			}
 			rows = v.Attribution.Rows(kind, rows[:0])
 			for _, r := range rows {
-				perKind[ki] = append(perKind[ki], attrOf{view: j, id: t.intern(r.Key), row: r})
+				id := t.internRow(&r)
+				perKind[ki] = append(perKind[ki], attrOf{view: j, id: id, parts: r.Parts})
 				for _, page := range v.Pages {
 					shard := rum.PageShard(page)
 					if skip(t, v.Day, pageAttrDims[ki], shard)&(1<<vi) != 0 {
 						continue
 					}
-					s := statOf(t.pageAttr[shard][ki], attrKey{seg: uint64(v.Segments & rum.PageAttributionMask), key: t.intern(rum.PageRowKey(page, r.Key))})
+					s := statOf(t.pageAttr[shard][ki], attrKey{seg: uint64(v.Segments & rum.PageAttributionMask), key: t.internPage(page, id)})
 					s.Add(m.prep[vi], m.rating[vi], m.weight)
 					s.AddSums(m.value[vi], r.Parts[:len(kind.Parts)], m.weight)
 				}
@@ -256,7 +296,7 @@ func (d daily) addMessage(msg int, views []rum.WireView) {
 				}
 				s := statOf(t.attr[ki][mi], attrKey{seg: uint64(v.Segments & mask), key: a.id})
 				s.Add(m.prep[vi], m.rating[vi], m.weight)
-				s.AddSums(m.value[vi], a.row.Parts[:parts], m.weight)
+				s.AddSums(m.value[vi], a.parts[:parts], m.weight)
 			}
 		}
 	}
