@@ -269,7 +269,7 @@ func benchFold(b *testing.B, draw func(rng *rand.Rand, day string) []rum.View) {
 				_ = seen.encode(d)
 			}
 		}
-		f := fold{}
+		f := newFold()
 		for j := range msgs[0].batch.Views {
 			v := &msgs[0].batch.Views[j]
 			v.Segments = v.Segments.WithCountry(v.Country)

@@ -21,11 +21,19 @@ type part struct {
 }
 
 // fold is what one batch adds to the tables it touches.
-type fold map[partKey]*part
+type fold struct {
+	parts map[partKey]*part
+	// bins and sketches are where the parts' sketches and their bins come from: a few
+	// allocations a batch instead of a few a key.
+	bins     rollup.Arena
+	sketches [][rum.NumTimings]rollup.Sketch
+}
+
+func newFold() *fold { return &fold{parts: map[partKey]*part{}} }
 
 // add folds one view into the given days (the view's day and the later days of its month
 // that already have running totals).
-func (f fold) add(days []string, v rum.WireView) {
+func (f *fold) add(days []string, v rum.WireView) {
 	// Each value's bin, found once for the two tables and the days it goes into.
 	var prep [rum.NumTimings]rollup.Prepared
 	for i, x := range v.Timings[:min(len(v.Timings), rum.NumTimings)] {
@@ -37,22 +45,25 @@ func (f fold) add(days []string, v rum.WireView) {
 	}
 }
 
-func (f fold) addKey(pk partKey, key string, v rum.WireView, prep *[rum.NumTimings]rollup.Prepared) {
-	p := f[pk]
+func (f *fold) addKey(pk partKey, key string, v rum.WireView, prep *[rum.NumTimings]rollup.Prepared) {
+	p := f.parts[pk]
 	if p == nil {
 		p = &part{views: map[string]uint64{}, timings: map[string]*[rum.NumTimings]rollup.Sketch{}}
-		f[pk] = p
+		f.parts[pk] = p
 	}
 	w := v.Weighted()
 	p.views[key] += w
 	ts := p.timings[key]
 	if ts == nil {
-		ts = new([rum.NumTimings]rollup.Sketch)
-		rollup.Reserve(ts[:])
+		if len(f.sketches) == cap(f.sketches) {
+			f.sketches = make([][rum.NumTimings]rollup.Sketch, 0, 64)
+		}
+		f.sketches = f.sketches[:len(f.sketches)+1]
+		ts = &f.sketches[len(f.sketches)-1]
 		p.timings[key] = ts
 	}
 	for i := range prep {
-		ts[i].AddPrepared(prep[i], w)
+		ts[i].AddPreparedIn(&f.bins, prep[i], w)
 	}
 	for name, x := range v.Custom {
 		if p.custom == nil {
@@ -73,9 +84,9 @@ func (f fold) addKey(pk partKey, key string, v rum.WireView, prep *[rum.NumTimin
 }
 
 // cells lists the stored tables the fold touches.
-func (f fold) cells() []model.RUMCell {
+func (f *fold) cells() []model.RUMCell {
 	var cells []model.RUMCell
-	for pk, p := range f {
+	for pk, p := range f.parts {
 		cells = append(cells, model.RUMCell{Day: pk.day, Dim: pk.dim, Metric: rollup.ViewsMetric, Shard: pk.shard})
 		var used [rum.NumTimings]bool
 		for _, ts := range p.timings {
@@ -96,8 +107,8 @@ func (f fold) cells() []model.RUMCell {
 }
 
 // table is the fold's contribution to one stored table, or nil.
-func (f fold) table(c model.RUMCell) *rollup.Table {
-	p := f[partKey{c.Day, c.Dim, c.Shard}]
+func (f *fold) table(c model.RUMCell) *rollup.Table {
+	p := f.parts[partKey{c.Day, c.Dim, c.Shard}]
 	if p == nil {
 		return nil
 	}
@@ -123,8 +134,8 @@ func (f fold) table(c model.RUMCell) *rollup.Table {
 }
 
 // renamePage moves a page key to another in one day and shard.
-func (f fold) renamePage(day string, shard int, from, to string) {
-	p := f[partKey{day, rollup.DimPages, shard}]
+func (f *fold) renamePage(day string, shard int, from, to string) {
+	p := f.parts[partKey{day, rollup.DimPages, shard}]
 	if p == nil {
 		return
 	}

@@ -135,7 +135,7 @@ func foldAll(t *testing.T) string {
 		out["seen "+day] = seen.encode(day)
 	}
 	for i, m := range msgs {
-		f := fold{}
+		f := newFold()
 		for j := range m.batch.Views {
 			v := &m.batch.Views[j]
 			f.add(rollup.LaterDays(days, v.Day), *v)
