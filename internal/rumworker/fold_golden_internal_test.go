@@ -1,13 +1,16 @@
 package rumworker
 
 import (
+	"bytes"
 	"cmp"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/rollup"
@@ -177,4 +180,46 @@ func foldAll(t *testing.T) string {
 		h.Write(out[n])
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Log entries written before zstd, gzipped, read as they did, and as the same entry written
+// now reads; the new entry is the smaller.
+func TestGzipAndZstdEntriesRead(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	var wire rum.WireBatch
+	for len(wire.Views) < 200 {
+		for _, v := range spaVisit(rng, "20261122", 50, 10) {
+			v.ID = rum.NewViewID(time.Unix(1_790_000_000, 0))
+			wire.Views = append(wire.Views, v.Wire())
+		}
+	}
+	raw, err := wire.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&gz, gzip.BestSpeed)
+	if _, err := w.Write(raw); err != nil || w.Close() != nil {
+		t.Fatal(err)
+	}
+	zs, err := EncodeChunk(wire)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(zs) >= gz.Len() {
+		t.Errorf("the zstd entry is %d bytes, the gzip one %d", len(zs), gz.Len())
+	}
+	for name, data := range map[string][]byte{"gzip": gz.Bytes(), "zstd": zs} {
+		got, err := DecodeChunk(data)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		again, _ := got.MarshalJSON()
+		if !bytes.Equal(again, raw) {
+			t.Errorf("%s: the entry read is not the batch written", name)
+		}
+	}
+	if _, err := DecodeChunk(zs[:len(zs)-3]); err == nil {
+		t.Error("a truncated zstd entry read without an error")
+	}
 }
