@@ -226,10 +226,16 @@ func (d daily) addMessage(msg int, views []rum.WireView) {
 		}
 		return bits
 	}
+	// Each table's rows are found for every view first, then added to: the additions, a
+	// short loop of independent loads, then wait for several rows' cache lines at once
+	// instead of one after the other behind each map lookup.
+	segRows := make([]*segRow, len(views))
+	segHave := make([]uint8, len(views))
 	for mi, mask := range rum.SiteMasks {
 		for j := range views {
 			v, m := &views[j], &ms[j]
 			t := d[v.Day]
+			segRows[j] = nil
 			if m.have == 0 || t == nil {
 				continue
 			}
@@ -237,7 +243,13 @@ func (d daily) addMessage(msg int, views []rum.WireView) {
 			if mi == fullMask {
 				shard = rum.FullShard(v.Segments)
 			}
-			segRowOf(t.seg[mi][shard], v.Segments&mask).add(m, m.have&^skip(t, v.Day, segDims[mi], shard))
+			segRows[j] = segRowOf(t.seg[mi][shard], v.Segments&mask)
+			segHave[j] = m.have &^ skip(t, v.Day, segDims[mi], shard)
+		}
+		for j, row := range segRows {
+			if row != nil {
+				row.add(&ms[j], segHave[j])
+			}
 		}
 	}
 	// Attribution rows: each view's rows of each kind, interned once, then table by table.
@@ -284,19 +296,27 @@ func (d daily) addMessage(msg int, views []rum.WireView) {
 			}
 		}
 	}
+	var stats []*rollup.Stat
 	for ki, kind := range rum.AttrKinds {
 		vi := kind.Vital
 		parts := len(kind.Parts)
 		for mi, mask := range kind.Masks {
+			stats = stats[:0]
 			for _, a := range perKind[ki] {
-				v, m := &views[a.view], &ms[a.view]
+				v := &views[a.view]
 				t := d[v.Day]
-				if skip(t, v.Day, attrDims[ki][mi], 0)&(1<<vi) != 0 {
-					continue
+				var s *rollup.Stat
+				if skip(t, v.Day, attrDims[ki][mi], 0)&(1<<vi) == 0 {
+					s = statOf(t.attr[ki][mi], attrKey{seg: uint64(v.Segments & mask), key: a.id})
 				}
-				s := statOf(t.attr[ki][mi], attrKey{seg: uint64(v.Segments & mask), key: a.id})
-				s.Add(m.prep[vi], m.rating[vi], m.weight)
-				s.AddSums(m.value[vi], a.parts[:parts], m.weight)
+				stats = append(stats, s)
+			}
+			for i, a := range perKind[ki] {
+				if s := stats[i]; s != nil {
+					m := &ms[a.view]
+					s.Add(m.prep[vi], m.rating[vi], m.weight)
+					s.AddSums(m.value[vi], a.parts[:parts], m.weight)
+				}
 			}
 		}
 	}
