@@ -210,8 +210,10 @@ func statOf(rows map[attrKey]*rollup.Stat, k attrKey) *rollup.Stat {
 // table's rows stay in the processor's cache while the views go into it.
 func (d daily) addMessage(msg int, views []rum.WireView) {
 	ms := make([]measured, len(views))
+	tables := make([]*dayTables, len(views)) // each view's day's, found once
 	for i := range views {
 		ms[i] = measure(&views[i])
+		tables[i] = d[views[i].Day]
 	}
 	// skip are the vitals a stored table already holds from this message (a retried fold).
 	skip := func(t *dayTables, day, dim string, shard int) uint8 {
@@ -233,8 +235,7 @@ func (d daily) addMessage(msg int, views []rum.WireView) {
 	segHave := make([]uint8, len(views))
 	for mi, mask := range rum.SiteMasks {
 		for j := range views {
-			v, m := &views[j], &ms[j]
-			t := d[v.Day]
+			v, m, t := &views[j], &ms[j], tables[j]
 			segRows[j] = nil
 			if m.have == 0 || t == nil {
 				continue
@@ -261,8 +262,7 @@ func (d daily) addMessage(msg int, views []rum.WireView) {
 	var rows []rum.AttrRow
 	perKind := make([][]attrOf, len(rum.AttrKinds))
 	for j := range views {
-		v, m := &views[j], &ms[j]
-		t := d[v.Day]
+		v, m, t := &views[j], &ms[j], tables[j]
 		if m.have == 0 || t == nil {
 			continue
 		}
@@ -283,6 +283,9 @@ func (d daily) addMessage(msg int, views []rum.WireView) {
 			rows = v.Attribution.Rows(kind, rows[:0])
 			for _, r := range rows {
 				id := t.internRow(&r)
+				if perKind[ki] == nil {
+					perKind[ki] = make([]attrOf, 0, len(views))
+				}
 				perKind[ki] = append(perKind[ki], attrOf{view: j, id: id, parts: r.Parts})
 				for _, page := range v.Pages {
 					shard := rum.PageShard(page)
@@ -303,8 +306,7 @@ func (d daily) addMessage(msg int, views []rum.WireView) {
 		for mi, mask := range kind.Masks {
 			stats = stats[:0]
 			for _, a := range perKind[ki] {
-				v := &views[a.view]
-				t := d[v.Day]
+				v, t := &views[a.view], tables[a.view]
 				var s *rollup.Stat
 				if skip(t, v.Day, attrDims[ki][mi], 0)&(1<<vi) == 0 {
 					s = statOf(t.attr[ki][mi], attrKey{seg: uint64(v.Segments & mask), key: a.id})

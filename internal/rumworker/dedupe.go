@@ -28,7 +28,7 @@ import (
 // seenEntryBytes is one seen entry: the view's key and its entry's tag.
 const seenEntryBytes = len(rum.ViewKey{}) + 4
 
-// owner reads a key as 8 bytes and 4: a key of another size does not compile.
+// lookup reads a key as 8 bytes and 4: a key of another size does not compile.
 var _ = [1]struct{}{}[len(rum.ViewKey{})-12]
 
 // seenSet is what the seen records say of the days a compaction touches, and the claims it
@@ -62,32 +62,60 @@ func (s *seenSet) load(day string, data []byte) error {
 	return nil
 }
 
-// owner returns the tag of the entry that folded the view of day, if any did.
-func (s *seenSet) owner(day string, k rum.ViewKey) (uint32, bool) {
-	if t, ok := s.added[day][k]; ok {
-		return t, true
+// lookup is a view's search in its day's stored record: its key as two big-endian integers
+// (the order of bytes.Compare), and where the search stands.
+type lookup struct {
+	data   []byte // the day's stored record
+	hi     uint64 // the key's first 8 bytes
+	lo     uint32 // its last 4
+	base   int    // the first entry the key may be at, once the search is done
+	folded bool   // the record has the key
+	owner  uint32 // the tag of the entry that folded it
+}
+
+// searchStored finds views' keys in their days' stored records. The searches go in lockstep,
+// a probe of each per round, so that their cache misses overlap (a busy day's record is
+// megabytes): searched one after the other, they were the dedupe's time.
+func (s *seenSet) searchStored(ls []lookup) {
+	less := func(l *lookup, i int) bool {
+		e := l.data[i*seenEntryBytes:]
+		eh := binary.BigEndian.Uint64(e)
+		return eh < l.hi || eh == l.hi && binary.BigEndian.Uint32(e[8:]) < l.lo
 	}
-	// A binary search comparing a key as two big-endian integers (its first 8 bytes, then its
-	// last 4): the order of bytes.Compare, without its call per probe.
-	data := s.stored[day]
-	hi, lo := binary.BigEndian.Uint64(k[:8]), binary.BigEndian.Uint32(k[8:])
-	i, j := 0, len(data)/seenEntryBytes
-	for i < j {
-		h := int(uint(i+j) >> 1)
-		e := data[h*seenEntryBytes : (h+1)*seenEntryBytes]
-		if eh := binary.BigEndian.Uint64(e); eh < hi || eh == hi && binary.BigEndian.Uint32(e[8:]) < lo {
-			i = h + 1
-		} else {
-			j = h
+	size := make([]int, len(ls))
+	for q := range ls {
+		size[q] = len(ls[q].data) / seenEntryBytes
+	}
+	for more := true; more; {
+		more = false
+		for q := range ls {
+			l := &ls[q]
+			if size[q] <= 1 {
+				continue
+			}
+			half := size[q] / 2
+			if less(l, l.base+half) {
+				l.base += half
+			}
+			size[q] -= half
+			more = more || size[q] > 1
 		}
 	}
-	if i*seenEntryBytes < len(data) {
-		e := data[i*seenEntryBytes : (i+1)*seenEntryBytes]
-		if binary.BigEndian.Uint64(e) == hi && binary.BigEndian.Uint32(e[8:]) == lo {
-			return binary.BigEndian.Uint32(e[len(k):]), true
+	for q := range ls {
+		l := &ls[q]
+		if size[q] == 0 {
+			continue
+		}
+		if less(l, l.base) {
+			l.base++
+		}
+		if l.base*seenEntryBytes < len(l.data) {
+			e := l.data[l.base*seenEntryBytes:]
+			if binary.BigEndian.Uint64(e) == l.hi && binary.BigEndian.Uint32(e[8:]) == l.lo {
+				l.folded, l.owner = true, binary.BigEndian.Uint32(e[len(rum.ViewKey{}):])
+			}
 		}
 	}
-	return 0, false
 }
 
 // encode writes a day's record: its stored entries and this compaction's claims, in key order.
@@ -119,14 +147,32 @@ func (s *seenSet) encode(day string) []byte {
 func claim(msgs []message, seen *seenSet) (changed map[string]bool, dropped int) {
 	changed = map[string]bool{}
 	taken := map[string]map[rum.ViewKey]bool{}
+	var ls []lookup
 	for i := range msgs {
 		tag := batchTag(msgs[i].batch.ID)
 		views := msgs[i].batch.Views
-		kept := views[:0]
-		for _, v := range views {
+		// What the stored records say of the message's views, all searched at once.
+		keys := make([]rum.ViewKey, len(views))
+		at := make([]int, len(views)) // each view's lookup, -1 without one
+		ls = ls[:0]
+		for j, v := range views {
 			k, ok := rum.ParseViewID(v.ID)
+			keys[j], at[j] = k, -1
 			if ok && len(v.Day) == 8 {
-				owner, folded := seen.owner(v.Day, k)
+				at[j] = len(ls)
+				ls = append(ls, lookup{data: seen.stored[v.Day], hi: binary.BigEndian.Uint64(k[:8]), lo: binary.BigEndian.Uint32(k[8:])})
+			}
+		}
+		seen.searchStored(ls)
+		kept := views[:0]
+		for j, v := range views {
+			if at[j] >= 0 {
+				k := keys[j]
+				// This compaction's claims first, then the stored record.
+				owner, folded := seen.added[v.Day][k]
+				if !folded {
+					owner, folded = ls[at[j]].owner, ls[at[j]].folded
+				}
 				if taken[v.Day][k] || folded && owner != tag {
 					dropped++
 					continue
