@@ -587,40 +587,27 @@ func (r *reader) str(out *string) error {
 var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
 
 // number reads a number. A plain decimal with at most 15 significant digits (every value the
-// writers send) is read exactly as strconv would: an integer below 2^53 divided by a power of
-// ten up to 10^22 rounds correctly. Anything else goes to strconv.
+// writers send but the attribution's unrounded phases) is read exactly as strconv would: an
+// integer below 2^53 divided by a power of ten up to 10^22 rounds correctly. Anything else
+// goes to strconv, without being read digit by digit first.
 func (r *reader) number() (float64, error) {
 	r.space()
 	start := r.i
-	neg := false
-	if r.i < len(r.b) && r.b[r.i] == '-' {
-		neg = true
+	neg := r.i < len(r.b) && r.b[r.i] == '-'
+	if neg {
 		r.i++
 	}
-	var mant uint64
-	digits, frac := 0, 0
-	dot, simple := false, true
+	digitsAt := r.i
+	dot, exp := false, false
 	for ; r.i < len(r.b); r.i++ {
-		c := r.b[r.i]
-		switch {
+		switch c := r.b[r.i]; {
 		case c >= '0' && c <= '9':
-			if digits < 15 {
-				mant = mant*10 + uint64(c-'0')
-				if dot {
-					frac++
-				}
-				if mant != 0 {
-					digits++
-				}
-			} else {
-				simple = false
-			}
 			continue
 		case c == '.' && !dot:
 			dot = true
 			continue
 		case c == 'e' || c == 'E' || c == '+' || c == '-':
-			simple = false
+			exp = true
 			continue
 		}
 		break
@@ -628,18 +615,49 @@ func (r *reader) number() (float64, error) {
 	if r.i == start || (neg && r.i == start+1) {
 		return 0, r.fail()
 	}
-	if simple && frac < len(pow10) {
-		f := float64(mant) / pow10[frac]
-		if neg {
-			f = -f
+	digits := r.b[digitsAt:r.i]
+	// More than 15 digits from a first one that is not 0: more than 15 significant ones.
+	if n := len(digits); !exp && (n <= 15 || digits[0] == '0' || dot && n <= 16) {
+		if f, ok := decimal(digits); ok {
+			if neg {
+				f = -f
+			}
+			return f, nil
 		}
-		return f, nil
 	}
-	f, err := strconv.ParseFloat(string(r.b[start:r.i]), 64)
+	f, err := strconv.ParseFloat(r.src[start:r.i], 64)
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		return 0, r.fail()
 	}
 	return f, nil
+}
+
+// decimal reads digits with at most one '.' exactly if they have at most 15 significant
+// digits and 22 decimals.
+func decimal(s []byte) (float64, bool) {
+	var mant uint64
+	digits, frac := 0, 0
+	dot := false
+	for _, c := range s {
+		if c == '.' {
+			dot = true
+			continue
+		}
+		if digits == 15 {
+			return 0, false
+		}
+		mant = mant*10 + uint64(c-'0')
+		if dot {
+			frac++
+		}
+		if mant != 0 {
+			digits++
+		}
+	}
+	if frac >= len(pow10) {
+		return 0, false
+	}
+	return float64(mant) / pow10[frac], true
 }
 
 func (r *reader) float(out *float64) error {
