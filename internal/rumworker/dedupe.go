@@ -1,7 +1,7 @@
 package rumworker
 
 import (
-	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -125,19 +125,30 @@ func (s *seenSet) encode(day string) []byte {
 	for k := range added {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(a, b rum.ViewKey) int { return bytes.Compare(a[:], b[:]) })
+	slices.SortFunc(keys, compareKeys)
 	old := s.stored[day]
 	out := make([]byte, 0, len(old)+len(keys)*seenEntryBytes)
-	for len(old) > 0 || len(keys) > 0 {
-		if len(keys) == 0 || len(old) > 0 && bytes.Compare(old[:len(keys[0])], keys[0][:]) < 0 {
-			out, old = append(out, old[:seenEntryBytes]...), old[seenEntryBytes:]
-			continue
+	for _, k := range keys {
+		// The stored entries before k, found comparing keys as integers and copied at once.
+		hi, lo := binary.BigEndian.Uint64(k[:8]), binary.BigEndian.Uint32(k[8:])
+		n := 0
+		for ; n+seenEntryBytes <= len(old); n += seenEntryBytes {
+			eh := binary.BigEndian.Uint64(old[n:])
+			if eh > hi || eh == hi && binary.BigEndian.Uint32(old[n+8:]) >= lo {
+				break
+			}
 		}
-		out = append(out, keys[0][:]...)
-		out = binary.BigEndian.AppendUint32(out, added[keys[0]])
-		keys = keys[1:]
+		out, old = append(out, old[:n]...), old[n:]
+		out = append(out, k[:]...)
+		out = binary.BigEndian.AppendUint32(out, added[k])
 	}
-	return out
+	return append(out, old...)
+}
+
+// compareKeys orders view keys as bytes.Compare does.
+func compareKeys(a, b rum.ViewKey) int {
+	return cmp.Or(cmp.Compare(binary.BigEndian.Uint64(a[:8]), binary.BigEndian.Uint64(b[:8])),
+		cmp.Compare(binary.BigEndian.Uint32(a[8:]), binary.BigEndian.Uint32(b[8:])))
 }
 
 // claim keeps, view by view in order, the views to fold: one without an ID (queued before views
