@@ -385,7 +385,7 @@ func (a *Aggregator) fold(ctx context.Context, sess *rumstore.Session, idx map[s
 				}
 				admitted[c] = set
 			}
-			for _, k := range sortedKeys(p.views) {
+			for _, k := range sortedKeys(p.keys) {
 				if set[k] || k == rollup.OtherKey {
 					continue
 				}

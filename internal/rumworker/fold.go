@@ -12,21 +12,26 @@ type partKey struct {
 	shard    int
 }
 
-// part is what a fold adds to one day, dimension and shard: page views per key, a sketch per
-// key and timing metric (one allocation per key), and custom variables.
+// part is what a fold adds to one day, dimension and shard: page views and a sketch per
+// timing metric by key, and custom variables.
 type part struct {
-	views   map[string]uint64
-	timings map[string]*[rum.NumTimings]rollup.Sketch
-	custom  map[string]map[string]*rollup.Sketch // name, key
+	keys   map[string]*keyTotals
+	custom map[string]map[string]*rollup.Sketch // name, key
+}
+
+// keyTotals are a key's page views and a sketch per timing metric: one map entry a key.
+type keyTotals struct {
+	views   uint64
+	timings [rum.NumTimings]rollup.Sketch
 }
 
 // fold is what one batch adds to the tables it touches.
 type fold struct {
 	parts map[partKey]*part
-	// bins and sketches are where the parts' sketches and their bins come from: a few
-	// allocations a batch instead of a few a key.
-	bins     rollup.Arena
-	sketches [][rum.NumTimings]rollup.Sketch
+	// bins and totals are where the parts' keys' totals and their sketches' bins come from:
+	// a few allocations a batch instead of a few a key.
+	bins   rollup.Arena
+	totals []keyTotals
 }
 
 func newFold() *fold { return &fold{parts: map[partKey]*part{}} }
@@ -48,22 +53,22 @@ func (f *fold) add(days []string, v rum.WireView) {
 func (f *fold) addKey(pk partKey, key string, v rum.WireView, prep *[rum.NumTimings]rollup.Prepared) {
 	p := f.parts[pk]
 	if p == nil {
-		p = &part{views: map[string]uint64{}, timings: map[string]*[rum.NumTimings]rollup.Sketch{}}
+		p = &part{keys: map[string]*keyTotals{}}
 		f.parts[pk] = p
 	}
 	w := v.Weighted()
-	p.views[key] += w
-	ts := p.timings[key]
-	if ts == nil {
-		if len(f.sketches) == cap(f.sketches) {
-			f.sketches = make([][rum.NumTimings]rollup.Sketch, 0, 64)
+	kt := p.keys[key]
+	if kt == nil {
+		if len(f.totals) == cap(f.totals) {
+			f.totals = make([]keyTotals, 0, 64)
 		}
-		f.sketches = f.sketches[:len(f.sketches)+1]
-		ts = &f.sketches[len(f.sketches)-1]
-		p.timings[key] = ts
+		f.totals = f.totals[:len(f.totals)+1]
+		kt = &f.totals[len(f.totals)-1]
+		p.keys[key] = kt
 	}
+	kt.views += w
 	for i := range prep {
-		ts[i].AddPreparedIn(&f.bins, prep[i], w)
+		kt.timings[i].AddPreparedIn(&f.bins, prep[i], w)
 	}
 	for name, x := range v.Custom {
 		if p.custom == nil {
@@ -89,9 +94,9 @@ func (f *fold) cells() []model.RUMCell {
 	for pk, p := range f.parts {
 		cells = append(cells, model.RUMCell{Day: pk.day, Dim: pk.dim, Metric: rollup.ViewsMetric, Shard: pk.shard})
 		var used [rum.NumTimings]bool
-		for _, ts := range p.timings {
-			for i := range ts {
-				used[i] = used[i] || ts[i].Count() > 0
+		for _, kt := range p.keys {
+			for i := range kt.timings {
+				used[i] = used[i] || kt.timings[i].Count() > 0
 			}
 		}
 		for i, u := range used {
@@ -113,13 +118,17 @@ func (f *fold) table(c model.RUMCell) *rollup.Table {
 		return nil
 	}
 	if c.Metric == rollup.ViewsMetric {
-		return &rollup.Table{Counts: p.views}
+		t := &rollup.Table{Counts: make(map[string]uint64, len(p.keys))}
+		for key, kt := range p.keys {
+			t.Counts[key] = kt.views
+		}
+		return t
 	}
 	t := rollup.NewTable(c.Metric)
 	if i, ok := rum.TimingIndex(c.Metric); ok {
-		for key, ts := range p.timings {
-			if ts[i].Count() > 0 {
-				t.Sketches[key] = &ts[i]
+		for key, kt := range p.keys {
+			if kt.timings[i].Count() > 0 {
+				t.Sketches[key] = &kt.timings[i]
 			}
 		}
 	} else {
@@ -139,18 +148,15 @@ func (f *fold) renamePage(day string, shard int, from, to string) {
 	if p == nil {
 		return
 	}
-	if n, ok := p.views[from]; ok {
-		delete(p.views, from)
-		p.views[to] += n
-	}
-	if ts, ok := p.timings[from]; ok {
-		delete(p.timings, from)
-		if mine := p.timings[to]; mine != nil {
-			for i := range ts {
-				mine[i].Merge(&ts[i])
+	if kt, ok := p.keys[from]; ok {
+		delete(p.keys, from)
+		if mine := p.keys[to]; mine != nil {
+			mine.views += kt.views
+			for i := range kt.timings {
+				mine.timings[i].Merge(&kt.timings[i])
 			}
 		} else {
-			p.timings[to] = ts
+			p.keys[to] = kt
 		}
 	}
 	for _, byKey := range p.custom {
