@@ -157,7 +157,9 @@ func compareKeys(a, b rum.ViewKey) int {
 // claims in seen and returns the days it changed and how many views it dropped.
 func claim(msgs []message, seen *seenSet) (changed map[string]bool, dropped int) {
 	changed = map[string]bool{}
-	taken := map[string]map[rum.ViewKey]bool{}
+	// retaken are the views this compaction takes again for the entry that claimed them in
+	// an interrupted attempt; the views it claims anew are in seen.added.
+	retaken := map[string]map[rum.ViewKey]bool{}
 	var ls []lookup
 	for i := range msgs {
 		tag := batchTag(msgs[i].batch.ID)
@@ -178,21 +180,18 @@ func claim(msgs []message, seen *seenSet) (changed map[string]bool, dropped int)
 		kept := views[:0]
 		for j, v := range views {
 			if at[j] >= 0 {
-				k := keys[j]
-				// This compaction's claims first, then the stored record.
-				owner, folded := seen.added[v.Day][k]
-				if !folded {
-					owner, folded = ls[at[j]].owner, ls[at[j]].folded
-				}
-				if taken[v.Day][k] || folded && owner != tag {
+				k, l := keys[j], &ls[at[j]]
+				switch _, claimed := seen.added[v.Day][k]; {
+				case claimed, l.folded && l.owner != tag, l.folded && retaken[v.Day][k]:
+					// Taken already by this compaction, or folded by another entry.
 					dropped++
 					continue
-				}
-				if taken[v.Day] == nil {
-					taken[v.Day] = map[rum.ViewKey]bool{}
-				}
-				taken[v.Day][k] = true
-				if !folded {
+				case l.folded:
+					if retaken[v.Day] == nil {
+						retaken[v.Day] = map[rum.ViewKey]bool{}
+					}
+					retaken[v.Day][k] = true
+				default:
 					if seen.added[v.Day] == nil {
 						seen.added[v.Day] = map[rum.ViewKey]uint32{}
 					}
