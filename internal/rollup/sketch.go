@@ -71,23 +71,38 @@ func (s *Sketch) AddPrepared(p Prepared, w uint64) {
 	}
 }
 
+// AddPreparedIn is AddPrepared for a sketch whose bins come from a: their first room, and
+// the room they grow into.
+func (s *Sketch) AddPreparedIn(a *Arena, p Prepared, w uint64) {
+	switch {
+	case !p.ok:
+	case p.zero:
+		s.zero += w
+	case p.index-s.offset >= 0 && p.index-s.offset < len(s.bins):
+		s.bins[p.index-s.offset] += w
+	default:
+		s.grow(p.index, a)
+		s.bins[p.index-s.offset] += w
+	}
+}
+
 func (s *Sketch) addBin(i int, n uint64) {
 	if j := i - s.offset; j >= 0 && j < len(s.bins) {
 		s.bins[j] += n
 		return
 	}
-	s.grow(i)
+	s.grow(i, nil)
 	s.bins[i-s.offset] += n
 }
 
 // grow widens the bins to index i. An empty sketch starts with a few bins around i (most
 // sketches of a fold hold one value); the first growth widens it to 32 bins and every later
 // one doubles it towards i, so that a sketch filled value by value copies its bins a few
-// times only (a page's load times span some 200 bins).
-func (s *Sketch) grow(i int) {
+// times only (a page's load times span some 200 bins). The bins come from a, if not nil.
+func (s *Sketch) grow(i int, a *Arena) {
 	if len(s.bins) == 0 {
 		if cap(s.bins) < 4 {
-			s.bins = make([]uint64, 4)
+			s.bins = a.make(4)
 		}
 		s.bins = s.bins[:cap(s.bins)]
 		clear(s.bins)
@@ -101,21 +116,31 @@ func (s *Sketch) grow(i int) {
 	} else {
 		hi = max(i+1, hi+more)
 	}
-	bins := make([]uint64, hi-lo)
+	bins := a.make(hi - lo)
 	copy(bins[s.offset-lo:], s.bins)
 	s.bins, s.offset = bins, lo
 }
 
-// Reserve gives every sketch of ss without bins the room of its first bins, in one allocation
-// for them all: a fold starts a sketch per timing metric of each new key, most of which hold
-// one value (their bins were a third of the fold's allocations).
-func Reserve(ss []Sketch) {
-	slab := make([]uint64, 4*len(ss))
-	for i := range ss {
-		if cap(ss[i].bins) == 0 {
-			ss[i].bins = slab[4*i : 4*i : 4*i+4]
-		}
+// Arena gives the sketches of one fold their bins from shared chunks. A fold starts a sketch
+// per timing metric of each new key, most of which hold one value, and grows those of its
+// busy keys (a country's) a few times each: one allocation each, those bins were most of the
+// fold's allocations. Bins a sketch outgrows stay in the arena until all are dropped.
+type Arena struct{ buf []uint64 }
+
+// arenaChunk is the bins of an arena's chunk (64 KiB).
+const arenaChunk = 8192
+
+// make returns n zero bins, from the arena if a is not nil.
+func (a *Arena) make(n int) []uint64 {
+	if a == nil || n > arenaChunk/4 {
+		return make([]uint64, n)
 	}
+	if cap(a.buf)-len(a.buf) < n {
+		a.buf = make([]uint64, 0, arenaChunk)
+	}
+	out := a.buf[len(a.buf) : len(a.buf)+n : len(a.buf)+n]
+	a.buf = a.buf[:len(a.buf)+n]
+	return out
 }
 
 // Count is the number of values counted.

@@ -223,15 +223,27 @@ func TestSampledStreamWithinTwoPercent(t *testing.T) {
 	}
 }
 
-// Sketches given their room by Reserve count as sketches that made their own: each its own
-// bins, however far apart their values.
-func TestReserve(t *testing.T) {
+// Sketches given their bins by an arena count as sketches that made their own: each its own
+// bins, however far apart their values and however many share the arena.
+func TestArena(t *testing.T) {
+	var a Arena
 	var reserved, plain [3]Sketch
-	Reserve(reserved[:])
-	for i, vs := range [][]float64{{1}, {5, 5000, 0.5}, {120, 121, 119, 3e6}} {
+	for i, vs := range [][]float64{{1}, {5, 5000, 0.5}, {120, 121, 119, 3e6, 0, 7e-12}} {
 		for _, v := range vs {
-			reserved[i].Add(v)
-			plain[i].Add(v)
+			reserved[i].AddPreparedIn(&a, Prepare(v), 2)
+			plain[i].AddWeighted(v, 2)
+		}
+	}
+	// Past a chunk: sketches of wide spans, their growth from new chunks.
+	var wide, wideOwn [40]Sketch
+	for i := range wide {
+		for j := range 300 {
+			v := math.Exp(float64(j%150)*0.05) * float64(1+i)
+			wide[i].AddPreparedIn(&a, Prepare(v), 1)
+			wideOwn[i].Add(v)
+		}
+		if got, want := wide[i].AppendBinary(nil), wideOwn[i].AppendBinary(nil); !bytes.Equal(got, want) {
+			t.Errorf("wide sketch %d: %x, want %x", i, got, want)
 		}
 	}
 	for i := range reserved {

@@ -274,7 +274,7 @@ func (w *writer) attribution(out []byte, a *Attribution) []byte {
 
 // UnmarshalJSON reads a batch of the queue format.
 func (b *WireBatch) UnmarshalJSON(data []byte) error {
-	r := reader{b: data}
+	r := reader{b: data, src: string(data)}
 	*b = WireBatch{}
 	err := r.object(func(name []byte) error {
 		switch string(name) {
@@ -292,6 +292,8 @@ func (b *WireBatch) UnmarshalJSON(data []byte) error {
 				return err
 			})
 		case "v":
+			// An entry's view is some 500 bytes: room for them at once.
+			b.Views = make([]WireView, 0, min(len(data)/400+1, 1<<16))
 			return r.array(func() error {
 				b.Views = append(b.Views, WireView{})
 				return r.view(&b.Views[len(b.Views)-1])
@@ -313,9 +315,44 @@ var errWire = errors.New("rum: malformed batch")
 type reader struct {
 	b []byte
 	i int
-	// strings interns the batch's strings: days and countries repeat from view to view.
-	strings map[string]string
-	dict    []string
+	// src is b as one string: a string without escapes is a substring of it, so that a batch's
+	// thousands of strings cost one copy, not one allocation each.
+	src  string
+	dict []string
+	// The views' timings and attribution come from slabs, a few allocations a batch instead
+	// of several a view.
+	timings []float64
+	attrs   slab[Attribution]
+	lcps    slab[LCPAttribution]
+	inps    slab[INPAttribution]
+	clss    slab[CLSAttribution]
+	starts  slab[StartAttribution]
+	scripts []Script
+}
+
+// slab hands out values of T from chunks.
+type slab[T any] struct{ buf []T }
+
+// slabChunk is how many values a chunk holds.
+const slabChunk = 128
+
+func (s *slab[T]) next() *T {
+	if len(s.buf) == cap(s.buf) {
+		s.buf = make([]T, 0, slabChunk)
+	}
+	s.buf = s.buf[:len(s.buf)+1]
+	return &s.buf[len(s.buf)-1]
+}
+
+// take returns an empty slice of capacity n from buf, which it replaces by a new chunk of
+// room for slabChunk such slices when full. Appending past n moves the slice out.
+func take[T any](buf *[]T, n int) []T {
+	if cap(*buf)-len(*buf) < n {
+		*buf = make([]T, 0, slabChunk*n)
+	}
+	out := (*buf)[len(*buf) : len(*buf) : len(*buf)+n]
+	*buf = (*buf)[:len(*buf)+n]
+	return out
 }
 
 func (r *reader) fail() error { return errWire }
@@ -525,62 +562,52 @@ func (r *reader) str(out *string) error {
 	if r.null() {
 		return nil
 	}
-	b, err := r.rawString()
-	if err != nil {
+	if err := r.expect('"'); err != nil {
 		return err
 	}
-	if s, ok := r.strings[string(b)]; ok {
-		*out = s
-		return nil
+	start := r.i
+	for r.i < len(r.b) {
+		switch c := r.b[r.i]; {
+		case c == '"':
+			r.i++
+			*out = r.src[start : r.i-1]
+			return nil
+		case c == '\\':
+			b, err := r.escaped(start)
+			*out = string(b)
+			return err
+		case c < 0x20:
+			return r.fail()
+		}
+		r.i++
 	}
-	s := string(b)
-	if r.strings == nil {
-		r.strings = map[string]string{}
-	}
-	if len(b) <= 256 && len(r.strings) < 4096 {
-		r.strings[s] = s
-	}
-	*out = s
-	return nil
+	return r.fail()
 }
 
 var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
 
 // number reads a number. A plain decimal with at most 15 significant digits (every value the
-// writers send) is read exactly as strconv would: an integer below 2^53 divided by a power of
-// ten up to 10^22 rounds correctly. Anything else goes to strconv.
+// writers send but the attribution's unrounded phases) is read exactly as strconv would: an
+// integer below 2^53 divided by a power of ten up to 10^22 rounds correctly. Anything else
+// goes to strconv, without being read digit by digit first.
 func (r *reader) number() (float64, error) {
 	r.space()
 	start := r.i
-	neg := false
-	if r.i < len(r.b) && r.b[r.i] == '-' {
-		neg = true
+	neg := r.i < len(r.b) && r.b[r.i] == '-'
+	if neg {
 		r.i++
 	}
-	var mant uint64
-	digits, frac := 0, 0
-	dot, simple := false, true
+	digitsAt := r.i
+	dot, exp := false, false
 	for ; r.i < len(r.b); r.i++ {
-		c := r.b[r.i]
-		switch {
+		switch c := r.b[r.i]; {
 		case c >= '0' && c <= '9':
-			if digits < 15 {
-				mant = mant*10 + uint64(c-'0')
-				if dot {
-					frac++
-				}
-				if mant != 0 {
-					digits++
-				}
-			} else {
-				simple = false
-			}
 			continue
 		case c == '.' && !dot:
 			dot = true
 			continue
 		case c == 'e' || c == 'E' || c == '+' || c == '-':
-			simple = false
+			exp = true
 			continue
 		}
 		break
@@ -588,18 +615,49 @@ func (r *reader) number() (float64, error) {
 	if r.i == start || (neg && r.i == start+1) {
 		return 0, r.fail()
 	}
-	if simple && frac < len(pow10) {
-		f := float64(mant) / pow10[frac]
-		if neg {
-			f = -f
+	digits := r.b[digitsAt:r.i]
+	// More than 15 digits from a first one that is not 0: more than 15 significant ones.
+	if n := len(digits); !exp && (n <= 15 || digits[0] == '0' || dot && n <= 16) {
+		if f, ok := decimal(digits); ok {
+			if neg {
+				f = -f
+			}
+			return f, nil
 		}
-		return f, nil
 	}
-	f, err := strconv.ParseFloat(string(r.b[start:r.i]), 64)
+	f, err := strconv.ParseFloat(r.src[start:r.i], 64)
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		return 0, r.fail()
 	}
 	return f, nil
+}
+
+// decimal reads digits with at most one '.' exactly if they have at most 15 significant
+// digits and 22 decimals.
+func decimal(s []byte) (float64, bool) {
+	var mant uint64
+	digits, frac := 0, 0
+	dot := false
+	for _, c := range s {
+		if c == '.' {
+			dot = true
+			continue
+		}
+		if digits == 15 {
+			return 0, false
+		}
+		mant = mant*10 + uint64(c-'0')
+		if dot {
+			frac++
+		}
+		if mant != 0 {
+			digits++
+		}
+	}
+	if frac >= len(pow10) {
+		return 0, false
+	}
+	return float64(mant) / pow10[frac], true
 }
 
 func (r *reader) float(out *float64) error {
@@ -661,7 +719,7 @@ func (r *reader) view(v *WireView) error {
 		case "ip":
 			return r.str(&v.IP)
 		case "t":
-			v.Timings = make([]float64, 0, NumTimings)
+			v.Timings = take(&r.timings, NumTimings)
 			return r.array(func() error {
 				var f float64
 				err := r.float(&f)
@@ -699,12 +757,12 @@ func (r *reader) view(v *WireView) error {
 				return nil
 			}
 			if v.Attribution == nil {
-				v.Attribution = &Attribution{}
+				v.Attribution = r.attrs.next()
 			}
 			return r.attribution(v.Attribution)
 		case "r":
 			if v.Attribution == nil {
-				v.Attribution = &Attribution{}
+				v.Attribution = r.attrs.next()
 			}
 			return r.array(func() error {
 				var f float64
@@ -719,7 +777,7 @@ func (r *reader) view(v *WireView) error {
 			})
 		case "n":
 			if v.Attribution == nil {
-				v.Attribution = &Attribution{}
+				v.Attribution = r.attrs.next()
 			}
 			var refs []string
 			err := r.array(func() error {
@@ -734,7 +792,9 @@ func (r *reader) view(v *WireView) error {
 				return nil
 			})
 			if err == nil && len(refs) == 2 {
-				v.Attribution.Start = &StartAttribution{Target: refs[0], Type: refs[1]}
+				st := r.starts.next()
+				*st = StartAttribution{Target: refs[0], Type: refs[1]}
+				v.Attribution.Start = st
 			}
 			return err
 		}
@@ -774,14 +834,16 @@ func (r *reader) attribution(a *Attribution) error {
 		return r.fail()
 	}
 	if int(flags)&1 != 0 {
-		l := &LCPAttribution{Element: ref(), URL: ref()}
+		l := r.lcps.next()
+		*l = LCPAttribution{Element: ref(), URL: ref()}
 		for i := range l.Phases {
 			l.Phases[i] = num()
 		}
 		a.LCP = l
 	}
 	if int(flags)&2 != 0 {
-		in := &INPAttribution{Target: ref(), Type: ref()}
+		in := r.inps.next()
+		*in = INPAttribution{Target: ref(), Type: ref()}
 		for i := range in.Phases {
 			in.Phases[i] = num()
 		}
@@ -789,13 +851,18 @@ func (r *reader) attribution(a *Attribution) error {
 		if err == nil && (n < 0 || n > MaxScripts) {
 			return r.fail()
 		}
+		if n > 0 {
+			in.Scripts = take(&r.scripts, int(n))
+		}
 		for range int(n) {
 			in.Scripts = append(in.Scripts, Script{URL: ref(), Function: ref(), Entity: ref(), Duration: num()})
 		}
 		a.INP = in
 	}
 	if int(flags)&4 != 0 {
-		a.CLS = &CLSAttribution{Target: ref(), Time: num()}
+		c := r.clss.next()
+		*c = CLSAttribution{Target: ref(), Time: num()}
+		a.CLS = c
 	}
 	if err != nil {
 		return err

@@ -2,10 +2,12 @@ package rum
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -111,6 +113,32 @@ func TestWireBatchReaderMatchesEncodingJSON(t *testing.T) {
 		`{"v":[{"a":[1,0,0,1,2,3,4]}]}`, `{"z":["x"],"v":[{"a":[9]}]}`, `{"z":["x"],"v":[{"r":[1]}]}`, `{"z":["x"],"v":[{"r":[0,0,0,0]}]}`, `{"z":["x"],"v":[{"a":[4,0]}]}`, `{"z":["x"],"v":[{"a":[2,0,0,1,2,3,4]}]}`} {
 		if err := b.UnmarshalJSON([]byte(bad)); err == nil {
 			t.Errorf("%s read", bad)
+		}
+	}
+}
+
+// The reader's numbers are strconv's, bit for bit, on either side of its fast path's limits
+// (15 significant digits, 22 decimals, leading zeros).
+func TestWireNumbersAreStrconvs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	cases := []string{"0", "-0", "7", "0.1", "123456789012345", "1234567890123456", "123456789012345.6",
+		"12345678901234.56", "9007199254740993", "0.000000000000000123", "00001234567890123456",
+		"0.0000000000000000000001", "0.00000000000000000000001", "1e22", "1.5E-7", "123.40000000000146",
+		"-98765.4321", "4e21", "1.7976931348623157e308", "1e400"}
+	for range 2000 {
+		x := math.Exp(rng.NormFloat64()*8) * float64(1-2*rng.IntN(2))
+		cases = append(cases, strconv.FormatFloat(x, 'f', -1, 64), strconv.FormatFloat(x, 'f', rng.IntN(6), 64),
+			strconv.FormatFloat(x, 'g', -1, 64))
+	}
+	for _, c := range cases {
+		r := reader{b: []byte(c + "]"), src: c + "]"}
+		got, err := r.number()
+		want, werr := strconv.ParseFloat(c, 64)
+		if werr != nil && !errors.Is(werr, strconv.ErrRange) {
+			t.Fatalf("%s: %v", c, werr)
+		}
+		if err != nil || math.Float64bits(got) != math.Float64bits(want) || r.b[r.i] != ']' {
+			t.Errorf("%s: read %v (%v), want %v", c, got, err, want)
 		}
 	}
 }

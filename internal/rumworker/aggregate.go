@@ -322,10 +322,10 @@ func (a *Aggregator) limit(ctx context.Context, account, website string, msgs []
 func (a *Aggregator) fold(ctx context.Context, sess *rumstore.Session, idx map[string]model.RUMIndex, msgs []message) error {
 	// 3. One fold per message, into its views' day and every later day of the month (the
 	// running totals) and into its views' day (the daily segment and attribution tables).
-	folds := make([]fold, len(msgs))
+	folds := make([]*fold, len(msgs))
 	cellSet := map[model.RUMCell]bool{}
 	for i, m := range msgs {
-		f := fold{}
+		f := newFold()
 		for j := range m.batch.Views {
 			v := &m.batch.Views[j]
 			if len(v.Day) != 8 {
@@ -365,7 +365,7 @@ func (a *Aggregator) fold(ctx context.Context, sess *rumstore.Session, idx map[s
 	admitted := map[model.RUMCell]map[string]bool{}
 	decoded := map[model.RUMCell]*rollup.Table{} // the page-view tables read here, reused in step 5
 	for _, f := range folds {
-		for pk, p := range f {
+		for pk, p := range f.parts {
 			if pk.dim != rollup.DimPages {
 				continue
 			}
@@ -385,7 +385,7 @@ func (a *Aggregator) fold(ctx context.Context, sess *rumstore.Session, idx map[s
 				}
 				admitted[c] = set
 			}
-			for _, k := range sortedKeys(p.views) {
+			for _, k := range sortedKeys(p.keys) {
 				if set[k] || k == rollup.OtherKey {
 					continue
 				}

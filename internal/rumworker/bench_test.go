@@ -198,7 +198,7 @@ func benchFold(b *testing.B, draw func(rng *rand.Rand, day string) []rum.View) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	at := time.Unix(1_790_000_000, 0)
 	// Log entries as the rebatcher writes them: 400 views of one website each (a minute of a
-	// website of 17 million views a month), each view with its ID, gzipped.
+	// website of 17 million views a month), each view with its ID, compressed (EncodeChunk).
 	days := []string{"20261122"}
 	var bodies [][]byte
 	for range 10 {
@@ -269,7 +269,7 @@ func benchFold(b *testing.B, draw func(rng *rand.Rand, day string) []rum.View) {
 				_ = seen.encode(d)
 			}
 		}
-		f := fold{}
+		f := newFold()
 		for j := range msgs[0].batch.Views {
 			v := &msgs[0].batch.Views[j]
 			v.Segments = v.Segments.WithCountry(v.Country)

@@ -43,6 +43,10 @@ type dayTables struct {
 	pageAttr    [rum.PageShards][]map[attrKey]*rollup.Stat  // [shard][kind]
 	keys        map[string]uint32
 	names       []string
+	// byFields and byPage find an attribution row's interned key from its fields, and a
+	// monitored page's from the page and the row's key, without building the key.
+	byFields map[attrFields]uint32
+	byPage   map[pageKey]uint32
 	// seen holds the stored tables that already hold a message of the batch (by the message's
 	// index): such a message is added to the day's other tables only.
 	seen map[model.RUMCell][]int
@@ -50,7 +54,8 @@ type dayTables struct {
 
 func newDayTables() *dayTables {
 	d := &dayTables{seg: make([][]map[rum.Segments]*segRow, len(rum.SiteMasks)),
-		attr: make([][]map[attrKey]*rollup.Stat, len(rum.AttrKinds)), keys: map[string]uint32{}}
+		attr: make([][]map[attrKey]*rollup.Stat, len(rum.AttrKinds)), keys: map[string]uint32{},
+		byFields: map[attrFields]uint32{}, byPage: map[pageKey]uint32{}}
 	for i, m := range rum.SiteMasks {
 		d.seg[i] = make([]map[rum.Segments]*segRow, rum.Shards(rum.SegmentDim(m)))
 		d.segOverflow = append(d.segOverflow, make([]*segRow, len(d.seg[i])))
@@ -77,6 +82,40 @@ func newDayTables() *dayTables {
 		}
 	}
 	return d
+}
+
+// attrFields are an attribution key's fields (rum.AttrRow's).
+type attrFields struct {
+	fields [3]string
+	n      int
+}
+
+// pageKey is a monitored page's attribution key: the page and the interned row key.
+type pageKey struct {
+	page string
+	key  uint32
+}
+
+// internRow interns the key of an attribution row.
+func (d *dayTables) internRow(r *rum.AttrRow) uint32 {
+	f := attrFields{r.Fields, r.NFields}
+	id, ok := d.byFields[f]
+	if !ok {
+		id = d.intern(r.Key())
+		d.byFields[f] = id
+	}
+	return id
+}
+
+// internPage interns the key of a monitored page's attribution row of key id.
+func (d *dayTables) internPage(page string, id uint32) uint32 {
+	k := pageKey{page, id}
+	pid, ok := d.byPage[k]
+	if !ok {
+		pid = d.intern(rum.PageRowKey(page, d.names[id]))
+		d.byPage[k] = pid
+	}
+	return pid
 }
 
 func (d *dayTables) intern(key string) uint32 {
@@ -171,8 +210,10 @@ func statOf(rows map[attrKey]*rollup.Stat, k attrKey) *rollup.Stat {
 // table's rows stay in the processor's cache while the views go into it.
 func (d daily) addMessage(msg int, views []rum.WireView) {
 	ms := make([]measured, len(views))
+	tables := make([]*dayTables, len(views)) // each view's day's, found once
 	for i := range views {
 		ms[i] = measure(&views[i])
+		tables[i] = d[views[i].Day]
 	}
 	// skip are the vitals a stored table already holds from this message (a retried fold).
 	skip := func(t *dayTables, day, dim string, shard int) uint8 {
@@ -187,10 +228,15 @@ func (d daily) addMessage(msg int, views []rum.WireView) {
 		}
 		return bits
 	}
+	// Each table's rows are found for every view first, then added to: the additions, a
+	// short loop of independent loads, then wait for several rows' cache lines at once
+	// instead of one after the other behind each map lookup.
+	segRows := make([]*segRow, len(views))
+	segHave := make([]uint8, len(views))
 	for mi, mask := range rum.SiteMasks {
 		for j := range views {
-			v, m := &views[j], &ms[j]
-			t := d[v.Day]
+			v, m, t := &views[j], &ms[j], tables[j]
+			segRows[j] = nil
 			if m.have == 0 || t == nil {
 				continue
 			}
@@ -198,20 +244,25 @@ func (d daily) addMessage(msg int, views []rum.WireView) {
 			if mi == fullMask {
 				shard = rum.FullShard(v.Segments)
 			}
-			segRowOf(t.seg[mi][shard], v.Segments&mask).add(m, m.have&^skip(t, v.Day, segDims[mi], shard))
+			segRows[j] = segRowOf(t.seg[mi][shard], v.Segments&mask)
+			segHave[j] = m.have &^ skip(t, v.Day, segDims[mi], shard)
+		}
+		for j, row := range segRows {
+			if row != nil {
+				row.add(&ms[j], segHave[j])
+			}
 		}
 	}
 	// Attribution rows: each view's rows of each kind, interned once, then table by table.
 	type attrOf struct {
-		view int
-		id   uint32
-		row  rum.AttrRow
+		view  int
+		id    uint32
+		parts [rollup.MaxParts]float64
 	}
 	var rows []rum.AttrRow
 	perKind := make([][]attrOf, len(rum.AttrKinds))
 	for j := range views {
-		v, m := &views[j], &ms[j]
-		t := d[v.Day]
+		v, m, t := &views[j], &ms[j], tables[j]
 		if m.have == 0 || t == nil {
 			continue
 		}
@@ -231,32 +282,43 @@ func (d daily) addMessage(msg int, views []rum.WireView) {
 			}
 			rows = v.Attribution.Rows(kind, rows[:0])
 			for _, r := range rows {
-				perKind[ki] = append(perKind[ki], attrOf{view: j, id: t.intern(r.Key), row: r})
+				id := t.internRow(&r)
+				if perKind[ki] == nil {
+					perKind[ki] = make([]attrOf, 0, len(views))
+				}
+				perKind[ki] = append(perKind[ki], attrOf{view: j, id: id, parts: r.Parts})
 				for _, page := range v.Pages {
 					shard := rum.PageShard(page)
 					if skip(t, v.Day, pageAttrDims[ki], shard)&(1<<vi) != 0 {
 						continue
 					}
-					s := statOf(t.pageAttr[shard][ki], attrKey{seg: uint64(v.Segments & rum.PageAttributionMask), key: t.intern(rum.PageRowKey(page, r.Key))})
+					s := statOf(t.pageAttr[shard][ki], attrKey{seg: uint64(v.Segments & rum.PageAttributionMask), key: t.internPage(page, id)})
 					s.Add(m.prep[vi], m.rating[vi], m.weight)
 					s.AddSums(m.value[vi], r.Parts[:len(kind.Parts)], m.weight)
 				}
 			}
 		}
 	}
+	var stats []*rollup.Stat
 	for ki, kind := range rum.AttrKinds {
 		vi := kind.Vital
 		parts := len(kind.Parts)
 		for mi, mask := range kind.Masks {
+			stats = stats[:0]
 			for _, a := range perKind[ki] {
-				v, m := &views[a.view], &ms[a.view]
-				t := d[v.Day]
-				if skip(t, v.Day, attrDims[ki][mi], 0)&(1<<vi) != 0 {
-					continue
+				v, t := &views[a.view], tables[a.view]
+				var s *rollup.Stat
+				if skip(t, v.Day, attrDims[ki][mi], 0)&(1<<vi) == 0 {
+					s = statOf(t.attr[ki][mi], attrKey{seg: uint64(v.Segments & mask), key: a.id})
 				}
-				s := statOf(t.attr[ki][mi], attrKey{seg: uint64(v.Segments & mask), key: a.id})
-				s.Add(m.prep[vi], m.rating[vi], m.weight)
-				s.AddSums(m.value[vi], a.row.Parts[:parts], m.weight)
+				stats = append(stats, s)
+			}
+			for i, a := range perKind[ki] {
+				if s := stats[i]; s != nil {
+					m := &ms[a.view]
+					s.Add(m.prep[vi], m.rating[vi], m.weight)
+					s.AddSums(m.value[vi], a.parts[:parts], m.weight)
+				}
 			}
 		}
 	}

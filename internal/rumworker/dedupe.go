@@ -1,13 +1,12 @@
 package rumworker
 
 import (
-	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
 	"slices"
-	"sort"
 
 	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/rumstore"
@@ -28,6 +27,9 @@ import (
 
 // seenEntryBytes is one seen entry: the view's key and its entry's tag.
 const seenEntryBytes = len(rum.ViewKey{}) + 4
+
+// lookup reads a key as 8 bytes and 4: a key of another size does not compile.
+var _ = [1]struct{}{}[len(rum.ViewKey{})-12]
 
 // seenSet is what the seen records say of the days a compaction touches, and the claims it
 // adds. Records stay as stored, entries sorted by key, and are searched in place: decoding a
@@ -60,18 +62,60 @@ func (s *seenSet) load(day string, data []byte) error {
 	return nil
 }
 
-// owner returns the tag of the entry that folded the view of day, if any did.
-func (s *seenSet) owner(day string, k rum.ViewKey) (uint32, bool) {
-	if t, ok := s.added[day][k]; ok {
-		return t, true
+// lookup is a view's search in its day's stored record: its key as two big-endian integers
+// (the order of bytes.Compare), and where the search stands.
+type lookup struct {
+	data   []byte // the day's stored record
+	hi     uint64 // the key's first 8 bytes
+	lo     uint32 // its last 4
+	base   int    // the first entry the key may be at, once the search is done
+	folded bool   // the record has the key
+	owner  uint32 // the tag of the entry that folded it
+}
+
+// searchStored finds views' keys in their days' stored records. The searches go in lockstep,
+// a probe of each per round, so that their cache misses overlap (a busy day's record is
+// megabytes): searched one after the other, they were the dedupe's time.
+func (s *seenSet) searchStored(ls []lookup) {
+	less := func(l *lookup, i int) bool {
+		e := l.data[i*seenEntryBytes:]
+		eh := binary.BigEndian.Uint64(e)
+		return eh < l.hi || eh == l.hi && binary.BigEndian.Uint32(e[8:]) < l.lo
 	}
-	data := s.stored[day]
-	n := len(data) / seenEntryBytes
-	i := sort.Search(n, func(i int) bool { return bytes.Compare(data[i*seenEntryBytes:i*seenEntryBytes+len(k)], k[:]) >= 0 })
-	if i < n && bytes.Equal(data[i*seenEntryBytes:i*seenEntryBytes+len(k)], k[:]) {
-		return binary.BigEndian.Uint32(data[i*seenEntryBytes+len(k):]), true
+	size := make([]int, len(ls))
+	for q := range ls {
+		size[q] = len(ls[q].data) / seenEntryBytes
 	}
-	return 0, false
+	for more := true; more; {
+		more = false
+		for q := range ls {
+			l := &ls[q]
+			if size[q] <= 1 {
+				continue
+			}
+			half := size[q] / 2
+			if less(l, l.base+half) {
+				l.base += half
+			}
+			size[q] -= half
+			more = more || size[q] > 1
+		}
+	}
+	for q := range ls {
+		l := &ls[q]
+		if size[q] == 0 {
+			continue
+		}
+		if less(l, l.base) {
+			l.base++
+		}
+		if l.base*seenEntryBytes < len(l.data) {
+			e := l.data[l.base*seenEntryBytes:]
+			if binary.BigEndian.Uint64(e) == l.hi && binary.BigEndian.Uint32(e[8:]) == l.lo {
+				l.folded, l.owner = true, binary.BigEndian.Uint32(e[len(rum.ViewKey{}):])
+			}
+		}
+	}
 }
 
 // encode writes a day's record: its stored entries and this compaction's claims, in key order.
@@ -81,19 +125,30 @@ func (s *seenSet) encode(day string) []byte {
 	for k := range added {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(a, b rum.ViewKey) int { return bytes.Compare(a[:], b[:]) })
+	slices.SortFunc(keys, compareKeys)
 	old := s.stored[day]
 	out := make([]byte, 0, len(old)+len(keys)*seenEntryBytes)
-	for len(old) > 0 || len(keys) > 0 {
-		if len(keys) == 0 || len(old) > 0 && bytes.Compare(old[:len(keys[0])], keys[0][:]) < 0 {
-			out, old = append(out, old[:seenEntryBytes]...), old[seenEntryBytes:]
-			continue
+	for _, k := range keys {
+		// The stored entries before k, found comparing keys as integers and copied at once.
+		hi, lo := binary.BigEndian.Uint64(k[:8]), binary.BigEndian.Uint32(k[8:])
+		n := 0
+		for ; n+seenEntryBytes <= len(old); n += seenEntryBytes {
+			eh := binary.BigEndian.Uint64(old[n:])
+			if eh > hi || eh == hi && binary.BigEndian.Uint32(old[n+8:]) >= lo {
+				break
+			}
 		}
-		out = append(out, keys[0][:]...)
-		out = binary.BigEndian.AppendUint32(out, added[keys[0]])
-		keys = keys[1:]
+		out, old = append(out, old[:n]...), old[n:]
+		out = append(out, k[:]...)
+		out = binary.BigEndian.AppendUint32(out, added[k])
 	}
-	return out
+	return append(out, old...)
+}
+
+// compareKeys orders view keys as bytes.Compare does.
+func compareKeys(a, b rum.ViewKey) int {
+	return cmp.Or(cmp.Compare(binary.BigEndian.Uint64(a[:8]), binary.BigEndian.Uint64(b[:8])),
+		cmp.Compare(binary.BigEndian.Uint32(a[8:]), binary.BigEndian.Uint32(b[8:])))
 }
 
 // claim keeps, view by view in order, the views to fold: one without an ID (queued before views
@@ -102,24 +157,41 @@ func (s *seenSet) encode(day string) []byte {
 // claims in seen and returns the days it changed and how many views it dropped.
 func claim(msgs []message, seen *seenSet) (changed map[string]bool, dropped int) {
 	changed = map[string]bool{}
-	taken := map[string]map[rum.ViewKey]bool{}
+	// retaken are the views this compaction takes again for the entry that claimed them in
+	// an interrupted attempt; the views it claims anew are in seen.added.
+	retaken := map[string]map[rum.ViewKey]bool{}
+	var ls []lookup
 	for i := range msgs {
 		tag := batchTag(msgs[i].batch.ID)
 		views := msgs[i].batch.Views
-		kept := views[:0]
-		for _, v := range views {
+		// What the stored records say of the message's views, all searched at once.
+		keys := make([]rum.ViewKey, len(views))
+		at := make([]int, len(views)) // each view's lookup, -1 without one
+		ls = ls[:0]
+		for j, v := range views {
 			k, ok := rum.ParseViewID(v.ID)
+			keys[j], at[j] = k, -1
 			if ok && len(v.Day) == 8 {
-				owner, folded := seen.owner(v.Day, k)
-				if taken[v.Day][k] || folded && owner != tag {
+				at[j] = len(ls)
+				ls = append(ls, lookup{data: seen.stored[v.Day], hi: binary.BigEndian.Uint64(k[:8]), lo: binary.BigEndian.Uint32(k[8:])})
+			}
+		}
+		seen.searchStored(ls)
+		kept := views[:0]
+		for j, v := range views {
+			if at[j] >= 0 {
+				k, l := keys[j], &ls[at[j]]
+				switch _, claimed := seen.added[v.Day][k]; {
+				case claimed, l.folded && l.owner != tag, l.folded && retaken[v.Day][k]:
+					// Taken already by this compaction, or folded by another entry.
 					dropped++
 					continue
-				}
-				if taken[v.Day] == nil {
-					taken[v.Day] = map[rum.ViewKey]bool{}
-				}
-				taken[v.Day][k] = true
-				if !folded {
+				case l.folded:
+					if retaken[v.Day] == nil {
+						retaken[v.Day] = map[rum.ViewKey]bool{}
+					}
+					retaken[v.Day][k] = true
+				default:
 					if seen.added[v.Day] == nil {
 						seen.added[v.Day] = map[rum.ViewKey]uint32{}
 					}

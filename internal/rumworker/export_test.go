@@ -25,10 +25,10 @@ func BenchView(rng *rand.Rand, day string, pages, countries int) rum.View {
 }
 
 // RunningTotals accumulates page views the way a month's running totals do.
-type RunningTotals struct{ f fold }
+type RunningTotals struct{ f *fold }
 
 // NewRunningTotals starts empty totals.
-func NewRunningTotals() *RunningTotals { return &RunningTotals{f: fold{}} }
+func NewRunningTotals() *RunningTotals { return &RunningTotals{f: newFold()} }
 
 // Add counts one view, with the given metrics only.
 func (t *RunningTotals) Add(v rum.View, metrics []string) {

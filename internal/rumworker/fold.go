@@ -12,20 +12,33 @@ type partKey struct {
 	shard    int
 }
 
-// part is what a fold adds to one day, dimension and shard: page views per key, a sketch per
-// key and timing metric (one allocation per key), and custom variables.
+// part is what a fold adds to one day, dimension and shard: page views and a sketch per
+// timing metric by key, and custom variables.
 type part struct {
-	views   map[string]uint64
-	timings map[string]*[rum.NumTimings]rollup.Sketch
-	custom  map[string]map[string]*rollup.Sketch // name, key
+	keys   map[string]*keyTotals
+	custom map[string]map[string]*rollup.Sketch // name, key
+}
+
+// keyTotals are a key's page views and a sketch per timing metric: one map entry a key.
+type keyTotals struct {
+	views   uint64
+	timings [rum.NumTimings]rollup.Sketch
 }
 
 // fold is what one batch adds to the tables it touches.
-type fold map[partKey]*part
+type fold struct {
+	parts map[partKey]*part
+	// bins and totals are where the parts' keys' totals and their sketches' bins come from:
+	// a few allocations a batch instead of a few a key.
+	bins   rollup.Arena
+	totals []keyTotals
+}
+
+func newFold() *fold { return &fold{parts: map[partKey]*part{}} }
 
 // add folds one view into the given days (the view's day and the later days of its month
 // that already have running totals).
-func (f fold) add(days []string, v rum.WireView) {
+func (f *fold) add(days []string, v rum.WireView) {
 	// Each value's bin, found once for the two tables and the days it goes into.
 	var prep [rum.NumTimings]rollup.Prepared
 	for i, x := range v.Timings[:min(len(v.Timings), rum.NumTimings)] {
@@ -37,22 +50,25 @@ func (f fold) add(days []string, v rum.WireView) {
 	}
 }
 
-func (f fold) addKey(pk partKey, key string, v rum.WireView, prep *[rum.NumTimings]rollup.Prepared) {
-	p := f[pk]
+func (f *fold) addKey(pk partKey, key string, v rum.WireView, prep *[rum.NumTimings]rollup.Prepared) {
+	p := f.parts[pk]
 	if p == nil {
-		p = &part{views: map[string]uint64{}, timings: map[string]*[rum.NumTimings]rollup.Sketch{}}
-		f[pk] = p
+		p = &part{keys: map[string]*keyTotals{}}
+		f.parts[pk] = p
 	}
 	w := v.Weighted()
-	p.views[key] += w
-	ts := p.timings[key]
-	if ts == nil {
-		ts = new([rum.NumTimings]rollup.Sketch)
-		rollup.Reserve(ts[:])
-		p.timings[key] = ts
+	kt := p.keys[key]
+	if kt == nil {
+		if len(f.totals) == cap(f.totals) {
+			f.totals = make([]keyTotals, 0, 64)
+		}
+		f.totals = f.totals[:len(f.totals)+1]
+		kt = &f.totals[len(f.totals)-1]
+		p.keys[key] = kt
 	}
+	kt.views += w
 	for i := range prep {
-		ts[i].AddPrepared(prep[i], w)
+		kt.timings[i].AddPreparedIn(&f.bins, prep[i], w)
 	}
 	for name, x := range v.Custom {
 		if p.custom == nil {
@@ -73,14 +89,14 @@ func (f fold) addKey(pk partKey, key string, v rum.WireView, prep *[rum.NumTimin
 }
 
 // cells lists the stored tables the fold touches.
-func (f fold) cells() []model.RUMCell {
+func (f *fold) cells() []model.RUMCell {
 	var cells []model.RUMCell
-	for pk, p := range f {
+	for pk, p := range f.parts {
 		cells = append(cells, model.RUMCell{Day: pk.day, Dim: pk.dim, Metric: rollup.ViewsMetric, Shard: pk.shard})
 		var used [rum.NumTimings]bool
-		for _, ts := range p.timings {
-			for i := range ts {
-				used[i] = used[i] || ts[i].Count() > 0
+		for _, kt := range p.keys {
+			for i := range kt.timings {
+				used[i] = used[i] || kt.timings[i].Count() > 0
 			}
 		}
 		for i, u := range used {
@@ -96,19 +112,23 @@ func (f fold) cells() []model.RUMCell {
 }
 
 // table is the fold's contribution to one stored table, or nil.
-func (f fold) table(c model.RUMCell) *rollup.Table {
-	p := f[partKey{c.Day, c.Dim, c.Shard}]
+func (f *fold) table(c model.RUMCell) *rollup.Table {
+	p := f.parts[partKey{c.Day, c.Dim, c.Shard}]
 	if p == nil {
 		return nil
 	}
 	if c.Metric == rollup.ViewsMetric {
-		return &rollup.Table{Counts: p.views}
+		t := &rollup.Table{Counts: make(map[string]uint64, len(p.keys))}
+		for key, kt := range p.keys {
+			t.Counts[key] = kt.views
+		}
+		return t
 	}
 	t := rollup.NewTable(c.Metric)
 	if i, ok := rum.TimingIndex(c.Metric); ok {
-		for key, ts := range p.timings {
-			if ts[i].Count() > 0 {
-				t.Sketches[key] = &ts[i]
+		for key, kt := range p.keys {
+			if kt.timings[i].Count() > 0 {
+				t.Sketches[key] = &kt.timings[i]
 			}
 		}
 	} else {
@@ -123,23 +143,20 @@ func (f fold) table(c model.RUMCell) *rollup.Table {
 }
 
 // renamePage moves a page key to another in one day and shard.
-func (f fold) renamePage(day string, shard int, from, to string) {
-	p := f[partKey{day, rollup.DimPages, shard}]
+func (f *fold) renamePage(day string, shard int, from, to string) {
+	p := f.parts[partKey{day, rollup.DimPages, shard}]
 	if p == nil {
 		return
 	}
-	if n, ok := p.views[from]; ok {
-		delete(p.views, from)
-		p.views[to] += n
-	}
-	if ts, ok := p.timings[from]; ok {
-		delete(p.timings, from)
-		if mine := p.timings[to]; mine != nil {
-			for i := range ts {
-				mine[i].Merge(&ts[i])
+	if kt, ok := p.keys[from]; ok {
+		delete(p.keys, from)
+		if mine := p.keys[to]; mine != nil {
+			mine.views += kt.views
+			for i := range kt.timings {
+				mine.timings[i].Merge(&kt.timings[i])
 			}
 		} else {
-			p.timings[to] = ts
+			p.keys[to] = kt
 		}
 	}
 	for _, byKey := range p.custom {
