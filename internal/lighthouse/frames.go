@@ -102,10 +102,13 @@ func (o *Diagnosis) traceFilmstrip(raw []byte) error {
 	return nil
 }
 
+// markTolerance is how long before a mark (FCP, LCP, the largest shift) the frame that shows
+// it may be timed: a screenshot's time may come a few ms before the paint's.
+const markTolerance = 10
+
 // withinBudget fits a filmstrip into FilmstripBudget: at a lower quality, then without the
 // frames whose completeness moved least since the frame before, keeping the first, the last
-// and the first frame at or after each of marks' FCP, LCP and largest shift (the frame that
-// shows it).
+// and the frame that shows each of marks' FCP, LCP and largest shift.
 func withinBudget(strip []stripFrame, marks model.Marks) ([]stripFrame, error) {
 	size := func() int {
 		n := 0
@@ -131,7 +134,13 @@ func withinBudget(strip []stripFrame, marks model.Marks) ([]stripFrame, error) {
 		if m == nil {
 			continue
 		}
-		if i := slices.IndexFunc(strip, func(f stripFrame) bool { return f.time >= *m }); i >= 0 {
+		// A screenshot's time may come a few ms before the paint's (the frame at 179.9 ms
+		// shows the LCP at 181): the frame that shows a mark is the first from markTolerance
+		// before it; the one the dashboard marks, the last until markTolerance after it.
+		if i := slices.IndexFunc(strip, func(f stripFrame) bool { return f.time >= *m-markTolerance }); i >= 0 {
+			kept[i] = true
+		}
+		if i := lastIndex(strip, func(f stripFrame) bool { return f.time <= *m+markTolerance }); i >= 0 {
 			kept[i] = true
 		}
 	}
@@ -160,6 +169,16 @@ func withinBudget(strip []stripFrame, marks model.Marks) ([]stripFrame, error) {
 		kept = shifted
 	}
 	return strip, nil
+}
+
+// lastIndex is the index of the last frame of strip for which ok holds, -1 for none.
+func lastIndex(strip []stripFrame, ok func(stripFrame) bool) int {
+	for i := len(strip) - 1; i >= 0; i-- {
+		if ok(strip[i]) {
+			return i
+		}
+	}
+	return -1
 }
 
 // scaled is a JPEG image no wider than width.
