@@ -128,6 +128,16 @@ func round(v float64) float64 { return math.Round(v*1000) / 1000 }
 // audits' ("mobile" or "desktop").
 func ExplainLoads(before, after *model.Diagnostics, device, metric string, failing []model.Opportunity) []model.CauseItem {
 	l := compare.CompareLoads(before, after, compare.DefaultThresholds)
+	// The LCP resource's download is the LCP's load duration: while the LCP element stays,
+	// that phase's growth is the resource's effect, measured by the trace (its request's own
+	// times may differ by a few ms), so the resource, the cause, never ranks below the phase
+	// that is its symptom. A new LCP element's load duration is the element change's.
+	var loadDuration float64
+	for _, p := range l.LCP.Phases {
+		if p.Name == "loadDuration" && !l.LCP.ElementChanged {
+			loadDuration = p.Delta
+		}
+	}
 	w := weights[metric]
 	msPerKiB := 0.8 // desktop preset: 10 Mbit/s
 	if device == lighthouse.DeviceMobile {
@@ -158,7 +168,7 @@ func ExplainLoads(before, after *model.Diagnostics, device, metric string, faili
 				// The LCP resource's own slower download, when measured (a throttled load's),
 				// is its effect: the cause of the LCP load duration's growth beside it.
 				if timeMetric(metric) {
-					ms = max(ms, c.TimeDelta)
+					ms = max(ms, c.TimeDelta, loadDuration)
 				}
 			}
 			it.Title = fmt.Sprintf("%s grew by %s", upper(what), kibText(kib))

@@ -89,6 +89,14 @@ func TestExplainLoadsResourceFirst(t *testing.T) {
 	if items[0].Impact < 900 {
 		t.Errorf("the hero's impact %v, want its measured 900 ms", items[0].Impact)
 	}
+
+	// The trace's load duration grew by more than the request's own times (850 ms): the
+	// phase is still the hero's effect, and the hero still ranks first.
+	after.Requests[0].End = 1250
+	items = ExplainLoads(before, after, "desktop", "lcp", nil)
+	if len(items) != 2 || items[0].Kind != "lcp_resource" || items[1].Kind != "lcp_phase" || items[0].Impact < items[1].Impact {
+		t.Fatalf("cause %+v: want the hero, then its load duration", items)
+	}
 }
 
 // TestExplainLoadsScripts: a script whose main-thread time grew without a long task of its own
