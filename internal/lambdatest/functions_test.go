@@ -343,7 +343,7 @@ func TestEveryFunctionAnswersItsEvent(t *testing.T) {
 		"field":     api("field", "GET", "/"+w+"/field-testing/pages", "", adminKey, 200, `"result"`),
 		"events":    api("events", "GET", "/"+w+"/events", "", adminKey, 200, `"list":[]`),
 		// Public: the dashboard's page, which names its hashed script.
-		"web": api("web", "GET", "/app/", "", "", 200, `<script src="/app/app.`),
+		"web": api("web", "GET", "/app/", "", "", 200, `<script type="module" src="/app/app.`),
 
 		// A channel's test to a webhook on loopback: the guard refuses the address (the
 		// functions run without OPENVITALS_ALLOW_PRIVATE_TARGETS), the attempt is recorded and
