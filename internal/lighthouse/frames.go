@@ -53,6 +53,8 @@ type stripFrame struct {
 	time, complete float64
 	picture        image.Image
 	jpeg           []byte
+	// keep: it stays whatever the budget (the first, the last, one showing a mark).
+	keep bool
 }
 
 // traceFilmstrip makes the filmstrip of every distinct frame of the load, from navigation start
@@ -91,9 +93,8 @@ func (o *Diagnosis) traceFilmstrip(raw []byte) error {
 		return err
 	}
 	for _, f := range strip {
-		o.addImageData(f.jpeg, "image/jpeg", ".jpg")
 		complete := f.complete
-		o.Diagnostics.Filmstrip = append(o.Diagnostics.Filmstrip, model.Frame{Time: f.time, Complete: &complete, Image: imageName(f.jpeg, ".jpg")})
+		o.Diagnostics.Filmstrip = append(o.Diagnostics.Filmstrip, model.Frame{Time: f.time, Complete: &complete, Image: o.addImageData(f.jpeg, "image/jpeg", ".jpg")})
 	}
 	if len(in.Frames) > 0 && in.SpeedIndex > 0 {
 		si := round1(in.SpeedIndex)
@@ -129,7 +130,10 @@ func withinBudget(strip []stripFrame, marks model.Marks) ([]stripFrame, error) {
 			strip[i].jpeg = b
 		}
 	}
-	kept := map[int]bool{0: true, len(strip) - 1: true}
+	if len(strip) == 0 {
+		return strip, nil
+	}
+	strip[0].keep, strip[len(strip)-1].keep = true, true
 	for _, m := range []*float64{marks.FCP, marks.LCP, marks.LargestShift} {
 		if m == nil {
 			continue
@@ -138,16 +142,16 @@ func withinBudget(strip []stripFrame, marks model.Marks) ([]stripFrame, error) {
 		// shows the LCP at 181): the frame that shows a mark is the first from markTolerance
 		// before it; the one the dashboard marks, the last until markTolerance after it.
 		if i := slices.IndexFunc(strip, func(f stripFrame) bool { return f.time >= *m-markTolerance }); i >= 0 {
-			kept[i] = true
+			strip[i].keep = true
 		}
 		if i := lastIndex(strip, func(f stripFrame) bool { return f.time <= *m+markTolerance }); i >= 0 {
-			kept[i] = true
+			strip[i].keep = true
 		}
 	}
 	for size() > FilmstripBudget {
 		least := -1
 		for i := 1; i < len(strip); i++ {
-			if kept[i] {
+			if strip[i].keep {
 				continue
 			}
 			if least < 0 || math.Abs(strip[i].complete-strip[i-1].complete) < math.Abs(strip[least].complete-strip[least-1].complete) {
@@ -158,15 +162,6 @@ func withinBudget(strip []stripFrame, marks model.Marks) ([]stripFrame, error) {
 			break // the frames that must stay are over the budget: they stay
 		}
 		strip = slices.Delete(strip, least, least+1)
-		shifted := map[int]bool{}
-		for i := range kept {
-			if i > least {
-				shifted[i-1] = true
-			} else {
-				shifted[i] = true
-			}
-		}
-		kept = shifted
 	}
 	return strip, nil
 }
