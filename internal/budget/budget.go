@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -225,6 +226,9 @@ type Report struct {
 	Budget model.Budget
 	Status string
 	Pages  []PageStatus // never nil
+	// Methods are the measurement methods (model.MethodApplied, model.MethodSimulated) of the
+	// lab values judged, sorted; none for a budget of another source's metric.
+	Methods []string
 }
 
 // PageStatus is one page on one device against a budget.
@@ -248,14 +252,30 @@ func Evaluate(budgets []model.Budget, measured []Measured) []Report {
 	for i, b := range budgets {
 		r := Report{Budget: b, Status: OK, Pages: []PageStatus{}}
 		for _, m := range measured {
+			if method := MethodOf(b, m.Device, m.Values); method != "" && !slices.Contains(r.Methods, method) {
+				r.Methods = append(r.Methods, method)
+			}
 			if st := Judge(b, m.Device, m.Values); st != OK {
 				r.Status = Worse(r.Status, st)
 				r.Pages = append(r.Pages, PageStatus{Page: m.Page, Device: m.Device, Status: st})
 			}
 		}
+		slices.Sort(r.Methods)
 		out[i] = r
 	}
 	return out
+}
+
+// MethodOf is the measurement method of the value values give b on device: "" when b does not
+// cover the device, its metric was not measured or is not a lab metric.
+func MethodOf(b model.Budget, device string, values map[string]float64) string {
+	if _, ok := values[b.Metric]; !ok || !AppliesTo(b.Device, device) || !metrics.IsLab(b.Metric) {
+		return ""
+	}
+	if values[metrics.MethodField] == 1 {
+		return model.MethodApplied
+	}
+	return model.MethodSimulated
 }
 
 // Lister reads a website's budgets; *store.Store is one.

@@ -86,21 +86,26 @@ func TestCount(t *testing.T) {
 func TestEvaluate(t *testing.T) {
 	home, pricing := model.Page{ID: "home", Alias: "/"}, model.Page{ID: "pricing", Alias: "/pricing"}
 	measured := []Measured{
-		{Page: home, Device: "desktop", Values: map[string]float64{"lcp": 2400, "performance_score": 93}},
-		{Page: home, Device: "mobile", Values: map[string]float64{"lcp": 4000, "cls": 0.1235}},
-		{Page: pricing, Device: "desktop", Values: map[string]float64{"lcp": 1000, "performance_score": 100}},
+		{Page: home, Device: "desktop", Values: map[string]float64{"lcp": 2400, "performance_score": 93, metrics.MethodField: 1}},
+		{Page: home, Device: "mobile", Values: map[string]float64{"lcp": 4000, "cls": 0.1235, metrics.MethodField: 1}},
+		{Page: pricing, Device: "desktop", Values: map[string]float64{"lcp": 1000, "performance_score": 100, metrics.MethodField: 0}},
+		{Page: pricing, Device: "mobile", Values: map[string]float64{"ux_lcp": 3000}}, // field data only
 		{Page: pricing, Device: "mobile"}, // nothing measured
 	}
+	applied, simulated := model.MethodApplied, model.MethodSimulated
 	lcp := model.Budget{ID: "lcp", Metric: "lcp", Operator: "lt", Value: 2500, Device: "all"}
 	cls := model.Budget{ID: "cls", Metric: "cls", Operator: "lt", Value: 0.1, Device: "mobile"}
 	perf := model.Budget{ID: "perf", Metric: "performance_score", Operator: "gt", Value: 90, Device: "desktop"}
 	dom := model.Budget{ID: "dom", Metric: "dom_elements", Operator: "lt", Value: 1500, Device: "all"}
-	got := Evaluate([]model.Budget{lcp, cls, perf, dom}, measured)
+	field := model.Budget{ID: "field", Metric: "ux_lcp", Operator: "lt", Value: 2500, Device: "mobile"}
+	got := Evaluate([]model.Budget{lcp, cls, perf, dom, field}, measured)
+	// Methods: those of the lab values judged, each once; none for field data.
 	want := []Report{
-		{Budget: lcp, Status: Exceeded, Pages: []PageStatus{{home, "desktop", AtRisk}, {home, "mobile", Exceeded}}},
-		{Budget: cls, Status: Exceeded, Pages: []PageStatus{{home, "mobile", Exceeded}}},
-		{Budget: perf, Status: AtRisk, Pages: []PageStatus{{home, "desktop", AtRisk}}},
+		{Budget: lcp, Status: Exceeded, Pages: []PageStatus{{home, "desktop", AtRisk}, {home, "mobile", Exceeded}}, Methods: []string{applied, simulated}},
+		{Budget: cls, Status: Exceeded, Pages: []PageStatus{{home, "mobile", Exceeded}}, Methods: []string{applied}},
+		{Budget: perf, Status: AtRisk, Pages: []PageStatus{{home, "desktop", AtRisk}}, Methods: []string{applied, simulated}},
 		{Budget: dom, Status: OK, Pages: []PageStatus{}},
+		{Budget: field, Status: Exceeded, Pages: []PageStatus{{pricing, "mobile", Exceeded}}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("reports\n got %+v\nwant %+v", got, want)

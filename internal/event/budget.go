@@ -131,6 +131,10 @@ func (r *Recorder) budget(ctx context.Context, w model.Website, b model.Budget, 
 // judge moves m's page and device to its status now, and records b's status as its tally has
 // it (which a page's purge may have changed): it returns b's state.
 func (r *Recorder) judge(ctx context.Context, w model.Website, b model.Budget, got budgetRead, m Measured) (model.State, error) {
+	var methods []string
+	if method := budget.MethodOf(b, m.Device, m.Values); method != "" {
+		methods = []string{method}
+	}
 	status := budget.Judge(b, m.Device, m.Values)
 	if status == budget.OK {
 		status = "" // within it: no entry
@@ -141,17 +145,17 @@ func (r *Recorder) judge(ctx context.Context, w model.Website, b model.Budget, g
 	}
 	to := got.tally
 	to.Counts = model.TallyMoved(got.tally.Counts, got.entry, status)
-	return r.record(ctx, w, b, got, to, changes)
+	return r.record(ctx, w, b, got, to, changes, methods)
 }
 
 // record writes b's tally to and changes to its entries, with the change of its status that
-// to's counts make: the event of a change of status. Nothing is written when nothing changes.
-// It returns b's state.
-func (r *Recorder) record(ctx context.Context, w model.Website, b model.Budget, got budgetRead, to model.BudgetTally, changes []model.BudgetEntryChange) (model.State, error) {
+// to's counts make: the event of a change of status, naming methods, those of the lab values
+// judged. Nothing is written when nothing changes. It returns b's state.
+func (r *Recorder) record(ctx context.Context, w model.Website, b model.Budget, got budgetRead, to model.BudgetTally, changes []model.BudgetEntryChange, methods []string) (model.State, error) {
 	value := budget.Tallied(to.Counts)
 	var status *store.StatusChange
 	if value != got.state.Value {
-		status = &store.StatusChange{From: got.state, Value: value, Event: budgetEvent(b, got.state.Value, value, budget.Off(to.Counts))}
+		status = &store.StatusChange{From: got.state, Value: value, Event: budgetEvent(b, got.state.Value, value, budget.Off(to.Counts), methods)}
 	}
 	if status == nil && len(changes) == 0 && to.Basis == got.tally.Basis && to.Day == got.tally.Day && maps.Equal(to.Counts, got.tally.Counts) {
 		return got.state, nil
@@ -204,22 +208,27 @@ func (r *Recorder) rejudge(ctx context.Context, w model.Website, b model.Budget,
 		}
 		changes = changes[store.MaxBudgetEntryChanges:]
 	}
-	return r.record(ctx, w, b, got, model.BudgetTally{Counts: counts, Basis: budget.Basis(b), Day: day}, changes)
+	return r.record(ctx, w, b, got, model.BudgetTally{Counts: counts, Basis: budget.Basis(b), Day: day}, changes, rep.Methods)
 }
 
 // budgetEvent is the event of b's status going from before ("" for never recorded, which
 // counts as ok) to after with off pages and devices off it; nil when it stays (ok on a first
-// record).
-func budgetEvent(b model.Budget, before, after string, off int) *model.Event {
+// record). Its summary names the measurement methods of the lab values judged: after an
+// audit, the audited page's; when every page is judged again, every page's.
+func budgetEvent(b model.Budget, before, after string, off int, methods []string) *model.Event {
 	if before == "" {
 		before = budget.OK
 	}
 	if after == before {
 		return nil
 	}
+	where := b.Device
+	if len(methods) > 0 {
+		where += ", " + strings.Join(methods, " and ") + " throttling"
+	}
 	return &model.Event{Type: BudgetStatusChanged, Budget: b.ID, Before: before, After: after,
 		Summary: fmt.Sprintf("Budget %s %s %s (%s): %s → %s, %s", metrics.Label(b.Metric), operatorWord(b.Operator),
-			budgetValue(b), b.Device, before, after, pagesWord(off))}
+			budgetValue(b), where, before, after, pagesWord(off))}
 }
 
 // budgetValue is a budget's threshold with its metric's unit, as people read it: "2,500 ms".

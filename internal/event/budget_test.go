@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,8 +37,9 @@ func (f fixedReports) Reports(_ context.Context, _ model.Website, budgets []mode
 }
 
 // oldSummary is a budget.status_changed event's summary as it always was: the budget, its
-// statuses and how many pages and devices are off it.
-func oldSummary(b model.Budget, before, after string, off int) string {
+// device and the measurement methods of its values, its statuses and how many pages and
+// devices are off it.
+func oldSummary(b model.Budget, methods []string, before, after string, off int) string {
 	op := "below"
 	if b.Operator == "gt" {
 		op = "above"
@@ -49,7 +51,11 @@ func oldSummary(b model.Budget, before, after string, off int) string {
 	case 1:
 		pages = "1 page and device off it"
 	}
-	return fmt.Sprintf("Budget %s %s %s (%s): %s → %s, %s", metrics.Label(b.Metric), op, wantValue(b), b.Device, before, after, pages)
+	where := b.Device
+	if len(methods) > 0 {
+		where += ", " + strings.Join(methods, " and ") + " throttling"
+	}
+	return fmt.Sprintf("Budget %s %s %s (%s): %s → %s, %s", metrics.Label(b.Metric), op, wantValue(b), where, before, after, pages)
 }
 
 // wantValue is a budget's threshold as a person reads it: grouped digits and the metric's
@@ -133,7 +139,7 @@ func TestBudgetsAsIfEveryPageJudged(t *testing.T) {
 		device := []string{"desktop", "mobile"}[rng.IntN(2)]
 		pick := func(v ...float64) float64 { return v[rng.IntN(len(v))] }
 		// Mostly within the budgets, so that their statuses come and go.
-		res := model.LabResult{Page: p.ID, Device: device, Day: model.Day(today), Audited: today, Runs: 1, Metrics: map[string]float64{
+		res := model.LabResult{Page: p.ID, Device: device, Day: model.Day(today), Audited: today, Runs: 1, Method: model.MethodApplied, Metrics: map[string]float64{
 			"lcp": pick(1500, 1500, 1500, 1500, 2300, 3000), "cls": pick(0.01, 0.01, 0.01, 0.01, 0.095, 0.2),
 			"performance_score": pick(95, 95, 95, 95, 92, 80), "tbt": pick(100, 100, 100, 100, 280, 500)}}
 		if err := st.PutLabResult(ctx, w, p, res); err != nil {
@@ -164,7 +170,7 @@ func TestBudgetsAsIfEveryPageJudged(t *testing.T) {
 				before = budget.OK
 			}
 			if rep.Status != before {
-				want = append(want, oldSummary(rep.Budget, before, rep.Status, len(rep.Pages)))
+				want = append(want, oldSummary(rep.Budget, rep.Methods, before, rep.Status, len(rep.Pages)))
 			}
 			last[rep.Budget.ID] = rep.Status
 			states, tallies, _, err := st.BudgetStates(ctx, w, []string{rep.Budget.ID}, "", "")
@@ -252,7 +258,7 @@ func TestBudgetJudgedAgainInParts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{oldSummary(b, budget.OK, budget.Exceeded, int(off))}
+	want := []string{oldSummary(b, nil, budget.OK, budget.Exceeded, int(off))}
 	if got := q.summaries(); len(entries) != int(off) || !slices.Equal(got, want) {
 		t.Fatalf("%d entries, events %q; want %d and %q", len(entries), got, int(off), want)
 	}
@@ -263,7 +269,7 @@ func TestBudgetJudgedAgainInParts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = append(want, oldSummary(b, budget.Exceeded, budget.OK, 0))
+	want = append(want, oldSummary(b, nil, budget.Exceeded, budget.OK, 0))
 	if got := q.summaries(); len(entries) != 0 || !slices.Equal(got, want) {
 		t.Fatalf("%d entries, events %q; want none and %q", len(entries), got, want)
 	}
@@ -325,7 +331,8 @@ func TestBudgetAfterItsPageOrItselfChanged(t *testing.T) {
 	audit(t, st, rec, reader, w, pages[1], "mobile", today, map[string]float64{"lcp": 1000})
 	audit(t, st, rec, reader, w, pages[2], "mobile", today, map[string]float64{"lcp": 2000})
 	audit(t, st, rec, reader, w, pages[0], "mobile", today, map[string]float64{"lcp": 4000})
-	want := []string{oldSummary(b, budget.OK, budget.Exceeded, 1)}
+	sim := []string{model.MethodSimulated} // results stored without a method are simulated ones
+	want := []string{oldSummary(b, sim, budget.OK, budget.Exceeded, 1)}
 	if got := q.summaries(); !slices.Equal(got, want) {
 		t.Fatalf("events %q, want %q", got, want)
 	}
@@ -338,7 +345,7 @@ func TestBudgetAfterItsPageOrItselfChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	audit(t, st, rec, reader, w, pages[1], "mobile", today, map[string]float64{"lcp": 1000}) // as it was
-	want = append(want, oldSummary(b, budget.Exceeded, budget.OK, 0))
+	want = append(want, oldSummary(b, sim, budget.Exceeded, budget.OK, 0))
 	if got := q.summaries(); !slices.Equal(got, want) {
 		t.Fatalf("after the slow page's deletion: events %q, want %q", got, want)
 	}
@@ -348,7 +355,7 @@ func TestBudgetAfterItsPageOrItselfChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	audit(t, st, rec, reader, w, pages[1], "mobile", today, map[string]float64{"lcp": 1000})
-	want = append(want, oldSummary(b, budget.OK, budget.AtRisk, 1))
+	want = append(want, oldSummary(b, sim, budget.OK, budget.AtRisk, 1))
 	if got := q.summaries(); !slices.Equal(got, want) {
 		t.Fatalf("after the budget changed: events %q, want %q", got, want)
 	}

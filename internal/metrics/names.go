@@ -83,6 +83,16 @@ var Phases = []Name{
 	{Field: "renderDelay", Label: "Render delay", Title: "From the LCP resource loaded until the element is painted", Unit: "ms"},
 }
 
+// IsLab says whether a field is measured by the lab's audits (and so by a measurement method).
+func IsLab(field string) bool {
+	for _, n := range Names {
+		if n.Field == field {
+			return n.Source == sourceLab || n.Source == sourceNav
+		}
+	}
+	return false
+}
+
 // Label is a metric's short name ("LCP"), its field when Names has none.
 func Label(field string) string {
 	for _, n := range Names {
