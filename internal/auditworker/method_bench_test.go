@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -19,6 +21,7 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/audit"
+	"github.com/openvitals/openvitals/internal/auditworker"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/demoshop"
 	"github.com/openvitals/openvitals/internal/model"
@@ -87,9 +90,15 @@ func BenchmarkAuditMethod(b *testing.B) {
 		}
 	}
 	memoryGB := auditWorkerMemory
+	// The memory a case peaked at in the function's cgroup (nil: not limited), and how often
+	// the processes' PSS is sampled: less often in a CPU share, which the sampling takes from.
+	var cgroupPeak func() int64
+	sampleEvery := 200 * time.Millisecond
 	if *lambdaMemory > 0 {
 		lambdaCPU(b, *lambdaMemory)
+		cgroupPeak = lambdaMemoryLimit(b, *lambdaMemory)
 		memoryGB = float64(*lambdaMemory) / 1024
+		sampleEvery = time.Second
 	}
 	runs := *methodRuns
 	w := e.worker(b, runs)
@@ -120,16 +129,24 @@ func BenchmarkAuditMethod(b *testing.B) {
 			site, page := c.target.site, c.target.page
 			var wall, total []float64
 			values := map[string][]float64{}
+			stepTook := map[string]time.Duration{} // over every audit
 			var res model.LabResult
-			peak := sampleTreePSS(200 * time.Millisecond)
+			if cgroupPeak != nil {
+				cgroupPeak() // from this case on
+			}
+			peak := sampleTreePSS(sampleEvery)
 			for b.Loop() {
 				for i := range audits {
 					job := audit.Job{Account: site.Account, Website: site.ID, Page: page.ID, Device: c.device, Queued: time.Now().UTC()}
 					start := time.Now()
-					if err := w.Audit(ctx, job, 1); err != nil {
+					actx, steps := auditworker.WithSteps(ctx)
+					if err := w.Audit(actx, job, 1); err != nil {
 						b.Fatalf("audit: %v", err)
 					}
 					took := time.Since(start)
+					for name, d := range steps.Took() {
+						stepTook[name] += d
+					}
 					results, err := e.store.LabResults(ctx, site, page.ID, c.device, model.Day(start), model.Day(time.Now()))
 					if err != nil || len(results) == 0 {
 						b.Fatalf("results %v, %v", results, err)
@@ -151,6 +168,15 @@ func BenchmarkAuditMethod(b *testing.B) {
 			b.ReportMetric(meanOf(wall), "wall-s")
 			b.ReportMetric(meanOf(total), "lh-total-s")
 			b.ReportMetric(meanOf(wall)/(float64(runs)*meanOf(total)), "wall/lh-total")
+			// Where an audit's time goes, a mean an audit: the runner's call ("lighthouse", of
+			// which Lighthouse's own timing.total is part), the browser's launch, the rest.
+			for name, d := range stepTook {
+				b.ReportMetric(d.Seconds()/float64(len(wall)), "step-"+name+"-s")
+			}
+			// The whole audit against its runs in the warm runner (the runner's calls).
+			if runner := stepTook["lighthouse"].Seconds(); runner > 0 {
+				b.ReportMetric(meanOf(wall)*float64(len(wall))/runner, "wall/runner")
+			}
 			for _, name := range []string{"lcp", "fcp", "tbt", "cls", "speed_index", "ttfb", "performance_score"} {
 				if v := values[name]; len(v) > 1 {
 					b.ReportMetric(cv(v), name+"-cv-%")
@@ -168,6 +194,11 @@ func BenchmarkAuditMethod(b *testing.B) {
 				b.ReportMetric(res.BenchmarkIndex, "benchmark-index")
 			}
 			b.ReportMetric(float64(peak())/(1<<20), "peak-pss-MiB")
+			if cgroupPeak != nil {
+				// The cgroup's own count: every page charged to it, the page cache of the
+				// files the runs wrote included, so at least the PSS.
+				b.ReportMetric(float64(cgroupPeak())/(1<<20), "peak-cgroup-MiB")
+			}
 			e.reportDayBytes(b, site, page, c.device)
 			// A page on this device a month: 30 daily audits of this many runs.
 			b.ReportMetric(30*meanOf(wall)*memoryGB*lambdaUSDPerGBs, "usd-page-device-month")
@@ -343,6 +374,41 @@ func treePSS(root int) int64 {
 	return total
 }
 
+// lambdaMemoryLimit limits this process, and every process it starts from now on, to memoryMB
+// MiB, as a Lambda function's memory is (a browser over it is killed, and its audit fails), in
+// a memory cgroup of its own (cgroup v1's memory controller or v2's memory.max), undone when
+// the benchmark ends. It returns a function that answers the most the cgroup held since it was
+// last called, in bytes (0 when the kernel does not say).
+func lambdaMemoryLimit(b *testing.B, memoryMB int) func() int64 {
+	b.Helper()
+	limit := strconv.Itoa(memoryMB << 20)
+	root, limitFile, peakFile := "/sys/fs/cgroup/memory", "memory.limit_in_bytes", "memory.max_usage_in_bytes"
+	if _, err := os.Stat(filepath.Join(root, limitFile)); err != nil {
+		root, limitFile, peakFile = "/sys/fs/cgroup", "memory.max", "memory.peak"
+	}
+	dir := filepath.Join(root, fmt.Sprintf("openvitals-bench-%d", os.Getpid()))
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) { // v2: lambdaCPU's
+		b.Fatalf("-lambda-memory needs a memory cgroup of its own: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, limitFile), []byte(limit), 0o644); err != nil {
+		b.Fatalf("-lambda-memory: the memory limit: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		b.Fatalf("-lambda-memory: moving the benchmark into its memory cgroup: %v", err)
+	}
+	b.Logf("limited to %d MiB, a %d MB Lambda function's memory", memoryMB, memoryMB)
+	b.Cleanup(func() { leaveCgroup(b, root, dir) })
+	return func() int64 {
+		raw, err := os.ReadFile(filepath.Join(dir, peakFile))
+		if err != nil {
+			return 0
+		}
+		_ = os.WriteFile(filepath.Join(dir, peakFile), []byte("0"), 0o644) // a reset, where the kernel takes one
+		n, _ := strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64)
+		return n
+	}
+}
+
 // lambdaVCPUMB is the memory at which a Lambda function has one vCPU; its CPU share is
 // proportional to its memory (AWS Lambda's documentation, "Memory and computing power").
 const lambdaVCPUMB = 1769
@@ -377,21 +443,23 @@ func lambdaCPU(b *testing.B, memoryMB int) {
 		b.Fatalf("-lambda-memory: moving the benchmark into its cgroup: %v", err)
 	}
 	b.Logf("limited to %.2f vCPU, the CPU share of a %d MB Lambda function", float64(quota)/100000, memoryMB)
-	b.Cleanup(func() {
-		// Every process in it (this one, the runner still open, a browser's watchdog still
-		// ending) goes back, then the empty cgroup: again for a few seconds while processes
-		// it lists are still exiting.
-		var err error
-		for range 10 {
-			procs, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
-			for _, p := range strings.Fields(string(procs)) {
-				_ = os.WriteFile(filepath.Join(root, "cgroup.procs"), []byte(p), 0o644)
-			}
-			if err = os.Remove(dir); err == nil {
-				return
-			}
-			time.Sleep(500 * time.Millisecond)
+	b.Cleanup(func() { leaveCgroup(b, root, dir) })
+}
+
+// leaveCgroup moves every process in the cgroup dir (this one, the runner still open, a
+// browser's watchdog still ending) back to root, then removes it: again for a few seconds
+// while processes it lists are still exiting.
+func leaveCgroup(b *testing.B, root, dir string) {
+	var err error
+	for range 10 {
+		procs, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+		for _, p := range strings.Fields(string(procs)) {
+			_ = os.WriteFile(filepath.Join(root, "cgroup.procs"), []byte(p), 0o644)
 		}
-		b.Logf("the benchmark's cgroup %s stays: %v", dir, err)
-	})
+		if err = os.Remove(dir); err == nil || errors.Is(err, fs.ErrNotExist) {
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	b.Logf("the benchmark's cgroup %s stays: %v", dir, err)
 }

@@ -181,6 +181,10 @@ func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 		}
 	}
 	log.InfoContext(ctx, "audit started", "runs", w.cfg.Runs)
+	steps := stepsOf(ctx)
+	if steps == nil {
+		ctx, steps = WithSteps(ctx)
+	}
 
 	res, listings, err := w.audit(ctx, site, page, job.Device, target, reportKey)
 	if model.IsNotFound(err) {
@@ -232,7 +236,7 @@ func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 		}
 	}
 	w.followUp(context.WithoutCancel(ctx), site, page, job.Device, listings, log)
-	log.InfoContext(ctx, "audit finished", "ms", time.Since(start).Milliseconds(),
+	log.InfoContext(ctx, "audit finished", "ms", time.Since(start).Milliseconds(), "steps_ms", steps,
 		"performance", res.Metrics["performance_score"], "lcp", res.Metrics["lcp"], "opportunities", len(res.Opportunities))
 	return nil
 }
@@ -320,8 +324,13 @@ func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page,
 	if err != nil {
 		return model.LabResult{}, nil, err
 	}
+	steps := stepsOf(ctx)
+	begin := time.Now()
 	dg, harPath := w.diagnose(ctx, median)
+	steps.since("diagnose", begin)
+	begin = time.Now()
 	timing, validation, err := w.document(ctx, median, dg)
+	steps.since("validate", begin)
 	if err != nil {
 		return model.LabResult{}, nil, err
 	}
@@ -347,14 +356,20 @@ func (w *Worker) audit(ctx context.Context, site model.Website, page model.Page,
 	if reportKey == "" {
 		res.ReportKey = artifact.PageReportKey(site.Account, site.ID, page.ID, res.Day, device)
 	}
+	begin = time.Now()
 	out, err := w.output(ctx, median, dg, harPath, true)
+	steps.since("html", begin)
 	if err != nil {
 		return res, nil, err
 	}
+	begin = time.Now()
 	if err := w.artifacts.Put(ctx, res.ReportKey, out); err != nil {
 		return res, nil, err
 	}
+	steps.since("store_objects", begin)
+	begin = time.Now()
 	listings, err := w.storeResult(ctx, site, page, res)
+	steps.since("store_result", begin)
 	return res, listings, err
 }
 
@@ -567,18 +582,29 @@ func (w *Worker) lighthouseRun(ctx context.Context, prof *auditProfile, method, 
 func (w *Worker) lighthouseRunOnce(ctx context.Context, prof *auditProfile, method, target, device, path string, changes model.ExperimentChanges) (*lighthouse.Result, browser.Dials, float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.RunTimeout)
 	defer cancel()
+	steps := stepsOf(ctx)
+	begin := time.Now()
 	sess, stop, err := w.launch(ctx, prof, target, device, changes)
+	steps.since("launch", begin)
 	if err != nil {
 		return nil, browser.Dials{}, 0, prof.redaction().Error(err)
 	}
 	var index float64
 	if method == model.MethodApplied {
+		begin = time.Now()
 		index = w.calibrate(ctx, sess.Port())
+		steps.since("calibrate", begin)
 	}
 	runSettings, _ := settings(prof, device, method, index)
 	started := time.Now()
-	_, err = w.runner.Audit(ctx, lighthouse.AuditRequest{URL: target, Port: sess.Port(), Device: device, ReportPath: path, Settings: runSettings})
+	meta, err := w.runner.Audit(ctx, lighthouse.AuditRequest{URL: target, Port: sess.Port(), Device: device, ReportPath: path, Settings: runSettings})
+	steps.since("lighthouse", started)
+	for part, ms := range meta.Took {
+		steps.add("runner_"+part, time.Duration(ms*float64(time.Millisecond)))
+	}
 	stop()
+	begin = time.Now()
+	defer func() { steps.since("close_decode", begin) }()
 	// The one place a run's artifacts are redacted: its report and its DevTools log, before
 	// anything reads them; the HTML report, the HAR and the diagnostics are made from them.
 	rule := prof.redaction()

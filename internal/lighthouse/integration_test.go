@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -626,4 +627,86 @@ func TestRunnerBenchmark(t *testing.T) {
 	if _, err := r.Benchmark(context.Background(), port); err != nil {
 		t.Errorf("second benchmark on the same browser: %v", err)
 	}
+}
+
+// TestRunnerReusesConfig: the runner resolves Lighthouse's config once per device and settings
+// and gives each run fresh gatherers. Two audits of the fixture in a row with one runner: the
+// second resolves no config (no lh:config mark), and its load is its own: as many requests
+// and DevTools messages as the first (a gatherer kept from the first run would hold both
+// loads'), its categories titled as the first's.
+func TestRunnerReusesConfig(t *testing.T) {
+	r := newTestRunner(t)
+	srv := serveFixture(t)
+	type run struct {
+		marks    []string
+		requests int
+		messages int
+		titles   map[string]string
+	}
+	runs := make([]run, 2)
+	for i := range runs {
+		port, stop := startChromium(t)
+		out := filepath.Join(t.TempDir(), "desktop.json")
+		_, err := r.Audit(context.Background(), AuditRequest{URL: srv.URL + "/", Port: port, Device: DeviceDesktop, ReportPath: out})
+		stop()
+		if err != nil {
+			t.Fatal(err)
+		}
+		lhr, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := parse(lhr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkFixtureReport(t, rep, DeviceDesktop)
+		var l struct {
+			Timing struct {
+				Entries []struct{ Name string } `json:"entries"`
+			} `json:"timing"`
+			Categories map[string]struct{ Title string } `json:"categories"`
+		}
+		if err := json.Unmarshal(lhr, &l); err != nil {
+			t.Fatal(err)
+		}
+		runs[i].titles = map[string]string{}
+		for id, c := range l.Categories {
+			runs[i].titles[id] = c.Title
+		}
+		for _, e := range l.Timing.Entries {
+			runs[i].marks = append(runs[i].marks, e.Name)
+		}
+		var requests struct {
+			Details struct {
+				Items []json.RawMessage `json:"items"`
+			} `json:"details"`
+		}
+		decodeAudit(t, lhr, "network-requests", &requests)
+		runs[i].requests = len(requests.Details.Items)
+		var log []json.RawMessage
+		b, err := os.ReadFile(DevtoolsLogPath(out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &log); err != nil {
+			t.Fatal(err)
+		}
+		runs[i].messages = len(log)
+	}
+	first, second := runs[0], runs[1]
+	if !slices.Contains(first.marks, "lh:config") || slices.Contains(second.marks, "lh:config") {
+		t.Errorf("lh:config in the first run %v, in the second %v: want the first only", slices.Contains(first.marks, "lh:config"), slices.Contains(second.marks, "lh:config"))
+	}
+	if first.requests == 0 || second.requests != first.requests {
+		t.Errorf("requests: first run %d, second %d: want the same, not 0", first.requests, second.requests)
+	}
+	// A load's DevTools messages vary a little (timers, frames), but not twofold.
+	if first.messages == 0 || second.messages > first.messages*3/2 || second.messages < first.messages*2/3 {
+		t.Errorf("DevTools messages: first run %d, second %d", first.messages, second.messages)
+	}
+	if len(first.titles) != 4 || !maps.Equal(first.titles, second.titles) {
+		t.Errorf("categories: first run %v, second %v", first.titles, second.titles)
+	}
+	t.Logf("requests %d, %d; DevTools messages %d, %d; categories %v", first.requests, second.requests, first.messages, second.messages, second.titles)
 }

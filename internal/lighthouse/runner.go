@@ -92,6 +92,11 @@ type Meta struct {
 	// written, with null metrics). Audit then returns a nil error: the run itself worked, and
 	// the caller decides whether the page failed.
 	RuntimeError *RuntimeError
+	// Took is the time the runner spent in each part of the call, in ms: "lighthouse"
+	// (Lighthouse's own call: its config, its load and audits, the report's JSON), "files"
+	// (the report, DevTools log and document written), "shifts" and "frames" (read from the
+	// trace and written).
+	Took map[string]float64
 }
 
 // Validation is html-validate's verdict on one document, with the "html-validate:standard"
@@ -182,8 +187,9 @@ func (r *Runner) Audit(ctx context.Context, req AuditRequest) (Meta, error) {
 		return Meta{}, fmt.Errorf("lighthouse runner: audit: %w", err)
 	}
 	var res struct {
-		LighthouseVersion string        `json:"lighthouseVersion"`
-		RuntimeError      *RuntimeError `json:"runtimeError"`
+		LighthouseVersion string             `json:"lighthouseVersion"`
+		RuntimeError      *RuntimeError      `json:"runtimeError"`
+		Took              map[string]float64 `json:"took"`
 	}
 	fields := map[string]any{
 		"url": req.URL, "port": req.Port, "device": req.Device, "out": out,
@@ -198,7 +204,7 @@ func (r *Runner) Audit(ctx context.Context, req AuditRequest) (Meta, error) {
 	if err != nil {
 		return Meta{}, err
 	}
-	return Meta{LighthouseVersion: res.LighthouseVersion, RuntimeError: res.RuntimeError}, nil
+	return Meta{LighthouseVersion: res.LighthouseVersion, RuntimeError: res.RuntimeError, Took: res.Took}, nil
 }
 
 // RenderHTML writes Lighthouse's HTML report of the JSON report at jsonPath to htmlPath. It is
