@@ -1,3 +1,8 @@
+// Package model is openvitals' vocabulary: the plain types of what it stores and answers
+// (accounts, websites, pages, results, budgets, tests, events...), the errors every layer
+// shares (ErrNotFound, ConflictError...), and the rules that belong to a type itself, such as
+// its validation and the measurement method's calibration. It imports nothing of openvitals;
+// every other package may import it.
 package model
 
 import (
