@@ -15,10 +15,18 @@ const auditRuns = 3
 
 // Sizes of the audit worker.
 const (
-	// auditWorkerMemoryMB: Chromium and Lighthouse peak at ~1.7 GB, and more memory is more
-	// CPU (Lighthouse's timings are steadier with it). 3008 MB is also the most a new AWS
-	// account may give a function until its Lambda quotas are raised.
-	auditWorkerMemoryMB = 3008
+	// defaultAuditMemoryMB is the audit worker's memory unless auditMemoryMB says otherwise.
+	// More memory is more CPU (1 vCPU at 1,769 MB): at 3,008 MB applied throttling measured
+	// desktop LCP with a spread of about 4 % a run, at 2,048 MB about 11 %, for 25 % less a
+	// month (BENCHMARKS.md, "Measurement methods, in a function's share"). 3008 MB is also the
+	// most a new AWS account may give a function until its Lambda quotas are raised.
+	defaultAuditMemoryMB = 3008
+	// minAuditMemoryMB: Chromium and Lighthouse peaked at 1.3 GiB (the benchmark's pages);
+	// below 1,769 MB the function has less than one vCPU, and the benchmark Lighthouse
+	// calibrates the CPU slowdown with read 777 where a vCPU reads 2,000 or more.
+	minAuditMemoryMB = 2048
+	// maxAuditMemoryMB is Lambda's largest.
+	maxAuditMemoryMB = 10240
 	// auditWorkerTmpMB: /tmp holds each audit's Chromium profile and reports.
 	auditWorkerTmpMB = 1024
 	// auditWorkerTimeoutMinutes is the longest Lambda allows. Three Lighthouse runs,
@@ -80,7 +88,7 @@ func (p *auditPipeline) workQueues() []*workQueue { return []*workQueue{p.queue}
 func (p *auditPipeline) addFunctions(fns *functionFactory) {
 	worker := fns.browserFunction(p.c, auditWorkerFunction, browserFunctionProps{
 		description: "openvitals audit worker: Lighthouse in headless Chromium, one page and device per message",
-		memoryMB:    auditWorkerMemoryMB,
+		memoryMB:    float64(p.s.auditMemoryMB),
 		tmpMB:       auditWorkerTmpMB,
 		timeout:     awscdk.Duration_Minutes(jsii.Number(auditWorkerTimeoutMinutes)),
 		environment: map[string]*string{

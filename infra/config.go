@@ -42,6 +42,10 @@ type openvitalsStackProps struct {
 	// take, they give the audit workers that run at once (see auditWorkers). Defaults
 	// defaultAuditsPerDay, defaultAuditSeconds and defaultAuditWindowHours.
 	AuditsPerDay, AuditSeconds, AuditWindowHours *int
+	// AuditMemoryMB is the audit worker's memory (minAuditMemoryMB to maxAuditMemoryMB), and so
+	// its CPU share: less costs less a second and measures desktop loads less steadily.
+	// Default defaultAuditMemoryMB.
+	AuditMemoryMB *int
 	// AuditMaxConcurrency caps the audit workers that run at once, one audit each (2 to
 	// 1000): a day that needs more leaves a backlog, which an alarm reports. Default
 	// defaultAuditMaxConcurrency.
@@ -96,6 +100,8 @@ const (
 	contextAuditsPerDay     = "auditsPerDay"
 	contextAuditSeconds     = "auditSeconds"
 	contextAuditWindowHours = "auditWindowHours"
+	// contextAuditMemoryMB: the audit worker's memory.
+	contextAuditMemoryMB = "auditMemoryMB"
 	// contextMultistepMaxConcurrency: how many multistep runs may play at once.
 	contextMultistepMaxConcurrency = "multistepMaxConcurrency"
 	// contextReportRetentionDays: after how many days S3 deletes a report or screenshot.
@@ -195,6 +201,7 @@ type settings struct {
 	auditSeconds        int
 	auditWindowHours    int
 	auditMaxConcurrency int
+	auditMemoryMB       int
 	// auditWorkersNeeded is how many audit workers the day's audits need (auditWorkers), and
 	// auditConcurrency how many run at once: as many, within 2 and auditMaxConcurrency.
 	auditWorkersNeeded, auditConcurrency int
@@ -295,6 +302,9 @@ func resolveNumbers(scope constructs.Construct, p openvitalsStackProps, s *setti
 		return err
 	}
 	if s.auditWindowHours, err = intSetting(scope, p.AuditWindowHours, contextAuditWindowHours, defaultAuditWindowHours, 1, 24); err != nil {
+		return err
+	}
+	if s.auditMemoryMB, err = intSetting(scope, p.AuditMemoryMB, contextAuditMemoryMB, defaultAuditMemoryMB, minAuditMemoryMB, maxAuditMemoryMB); err != nil {
 		return err
 	}
 	s.auditWorkersNeeded = auditWorkers(s.auditsPerDay, s.auditSeconds, s.auditWindowHours)

@@ -802,7 +802,7 @@ func TestDailyHourIsConfigurable(t *testing.T) {
 	}
 	s = synth(t, &openvitalsStackProps{FunctionsDir: same}, map[string]any{
 		contextDailyHourUTC: "0", contextAuditMaxConcurrency: 5, contextMultistepMaxConcurrency: "7",
-		contextUXHourUTC: "22",
+		contextUXHourUTC: "22", contextAuditMemoryMB: "2048",
 	})
 	rules := resources(s.tmpl, "AWS::Events::Rule")
 	for id, want := range map[string]string{"DailySchedule": "cron(0 0 * * ? *)", "MultistepSchedule": "cron(0 0 * * ? *)", "UxSchedule": "cron(0 22 * * ? *)"} {
@@ -822,6 +822,9 @@ func TestDailyHourIsConfigurable(t *testing.T) {
 			"ScalingConfig": map[string]any{"MaximumConcurrency": 7},
 		})
 	})
+	if mem := resources(s.tmpl, "AWS::Lambda::Function")[fnID(t, s.o, "audit-worker")]["MemorySize"]; mem != 2048.0 {
+		t.Errorf("audit worker memory %v MB, want the context's 2048", mem)
+	}
 	if tag := imageTag(t, s.tmpl, fnID(t, s.o, "audit-worker")); tag != baseTag {
 		t.Errorf("the same binaries in another directory changed the image from %s to %s", baseTag, tag)
 	}
@@ -870,6 +873,8 @@ func TestBadSettingsAreRefused(t *testing.T) {
 		{"no audits a day", openvitalsStackProps{AuditsPerDay: ints(0)}, nil, contextAuditsPerDay},
 		{"context audits of 16 minutes", openvitalsStackProps{}, map[string]any{contextAuditSeconds: "960"}, contextAuditSeconds},
 		{"context audit window of 25 hours", openvitalsStackProps{}, map[string]any{contextAuditWindowHours: 25}, contextAuditWindowHours},
+		{"audit worker of 1,769 MB", openvitalsStackProps{AuditMemoryMB: ints(1769)}, nil, contextAuditMemoryMB},
+		{"context audit worker of 10,241 MB", openvitalsStackProps{}, map[string]any{contextAuditMemoryMB: "10241"}, contextAuditMemoryMB},
 		{"multistep concurrency 1", openvitalsStackProps{MultistepMaxConcurrency: ints(1)}, nil, contextMultistepMaxConcurrency},
 		{"context multistep concurrency 1001", openvitalsStackProps{}, map[string]any{contextMultistepMaxConcurrency: "1001"}, contextMultistepMaxConcurrency},
 		{"no binaries", openvitalsStackProps{FunctionsDir: t.TempDir()}, nil, "make build"},
@@ -1242,8 +1247,8 @@ func TestAuditWorkerIsContainerFunction(t *testing.T) {
 	}
 	checkEntrypoint(t, tmpl, id, auditWorkerFunction)
 	props := resources(tmpl, "AWS::Lambda::Function")[id]
-	if mem, _ := props["MemorySize"].(float64); mem < 3008 {
-		t.Errorf("audit worker memory %v MB: Chromium and Lighthouse need at least 3008", mem)
+	if mem, _ := props["MemorySize"].(float64); mem != defaultAuditMemoryMB {
+		t.Errorf("audit worker memory %v MB, want the default %d", mem, defaultAuditMemoryMB)
 	}
 	for _, p := range []string{"Handler", "Runtime"} {
 		if _, ok := props[p]; ok {

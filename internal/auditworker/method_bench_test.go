@@ -41,7 +41,8 @@ const (
 // on one warm worker, of three pages: the demo shop's home and products pages as version 2.4
 // serves them (internal/demoshop, a 700 KB hero on the home page) and the fixture page, a
 // heavier one (render-blocking script and stylesheet, a third-party script, a late banner, a
-// 700 KB hero). Per method, device and page it reports the audit's wall time (mean, s),
+// 700 KB hero), and the diagnostics' long-task fixture (a script that blocks the main thread
+// 300 ms: what TBT measures). Per method, device and page it reports the audit's wall time (mean, s),
 // Lighthouse's own timing.total of the median run, the audit's wall time over that total
 // times the runs, the coefficient of variation (%) of every run's LCP, FCP, TBT, CLS and Speed
 // Index over all the audits' runs, the applied runs' benchmark index and CPU multiplier, the
@@ -69,16 +70,20 @@ func BenchmarkAuditMethod(b *testing.B) {
 	// A website of each method on each host (one account per website: a domain is unique in
 	// its account).
 	targets := map[string][]target{}
+	longTaskHost := serveAgreementFixtures(b)
 	for _, m := range []string{model.MethodSimulated, model.MethodApplied} {
-		for _, host := range []string{shopHost, e.site.Domain} {
+		for _, host := range []string{shopHost, e.site.Domain, longTaskHost} {
 			site := model.Website{Account: "acme-" + m + "-" + host, Domain: host, Method: m}
 			if err := e.store.CreateWebsite(ctx, &site); err != nil {
 				b.Fatal(err)
 			}
 			var pages []model.Page
-			if host == shopHost {
+			switch host {
+			case shopHost:
 				pages = []model.Page{{URL: demoshop.Paths[0], Alias: "shop-home"}, {URL: demoshop.Paths[1], Alias: "shop-products"}}
-			} else {
+			case longTaskHost:
+				pages = []model.Page{{URL: "/longtask.html", Alias: "fixture-longtask"}}
+			default:
 				pages = []model.Page{{URL: "/", Alias: "fixture-heavy"}}
 			}
 			if err := e.store.CreatePages(ctx, site, pages); err != nil {
@@ -249,7 +254,7 @@ var (
 	methodRuns   = flag.Int("runs", 3, "Lighthouse runs an audit in BenchmarkAuditMethod")
 	methodMarks  = flag.Bool("marks", false, "log Lighthouse's longest timing marks of each audit in BenchmarkAuditMethod")
 	lambdaMemory = flag.Int("lambda-memory", 0, "the audit worker's memory (MB) BenchmarkAuditMethod prices and whose CPU share (1 vCPU a 1,769 MB) it limits itself and its browsers to, in a cgroup (needs root); 0: the deployed 3,008 MB, unlimited")
-	methodPages  = regexpFlag("pages", ".", "the pages BenchmarkAuditMethod measures (a regular expression over shop-home, shop-products, fixture-heavy)")
+	methodPages  = regexpFlag("pages", ".", "the pages BenchmarkAuditMethod measures (a regular expression over shop-home, shop-products, fixture-heavy, fixture-longtask)")
 )
 
 // regexpFlag defines a flag holding a regular expression.

@@ -164,7 +164,7 @@ func TestAppliedAgreement(t *testing.T) {
 // serveAgreementFixtures serves internal/lighthouse's diagnostics fixture pages as its own
 // test does (/slow/<file> answers after 400 ms, the third party's script after 200 ms), the
 // third party from a second site (localhost against 127.0.0.1), and returns the first's host.
-func serveAgreementFixtures(t *testing.T) string {
+func serveAgreementFixtures(t testing.TB) string {
 	t.Helper()
 	var srv *httptest.Server
 	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -26,8 +26,10 @@ type labMetric struct {
 	name          string
 	lo, hi        float64 // range of levels
 	quiet, varied noise   // a page served steadily, a page with network variance
-	// applied is the runs' noise of audits by applied throttling (appliedNoise).
-	applied noise
+	// applied is the runs' noise of audits by applied throttling in the audit worker's CPU
+	// share (3,008 MB, the default); applied2048 in a 2,048 MB function's, which costs a quarter
+	// less (the stack's auditMemoryMB).
+	applied, applied2048 noise
 }
 
 // Shaped on BenchmarkRunSpread (internal/auditworker; BENCHMARKS.md, "Regression detection"):
@@ -39,35 +41,38 @@ type labMetric struct {
 // not vary at all. The base spread is a Student-t with 3 degrees of freedom (heavier tails
 // than measured), the slow runs are spikes.
 //
-// applied is shaped on BenchmarkAuditMethod (internal/auditworker; BENCHMARKS.md, "Measurement
-// methods"): 21 runs each of the demo shop's home page and the fixture page by applied
-// throttling, desktop and mobile, on the shared machine (load 3 to 16). The coefficients of
-// variation measured are the base spread's (a Student-t of 3 degrees of freedom has a standard
-// deviation of √3 times its scale, so cv is the measured one over √3), the worse device's:
-// desktop LCP the hero's paint, 8 % apart, with slow runs from the loaded machine (15 runs of
-// the shop's home page again, load 5 to 10: 5 of them 1.2 to 1.9 times their audit's median;
-// the text's first paint the 21 runs had as the LCP in a run in four was Chromium leaving out
-// a hero sent without its length, which the shop and fixture now send); FCP 26 % (desktop,
-// the shop), Speed Index 12 %. TTFB, TBT (0 on these pages in most runs),
-// the score, CLS (which did not move) and bytes were not measured apart: theirs are the varied
-// page's.
+// applied and applied2048 are shaped on BenchmarkAuditMethod (internal/auditworker;
+// BENCHMARKS.md, "Measurement methods, in a function's share"): audits by applied throttling
+// of the demo shop's home page and the fixture page, desktop and mobile, on a quiet machine,
+// each in a cgroup limited to the CPU share of a Lambda function of 3,008 MB (1.7 vCPU; 33
+// runs a device) and of 2,048 MB (1.16 vCPU; 78 desktop runs, 54 mobile), the worse device's
+// (desktop's), fitted to the runs' quantiles around their case's median: at 3,008 MB
+// LCP, FCP and Speed Index a few percent apart with a fifth of the runs up to 10 % slow; at
+// 2,048 MB two to three times that spread, and FCP runs a quarter to a third slow (the CPU
+// quota's throttling periods). TBT: 15 runs on each device of the diagnostics' long-task
+// fixture (a 300 ms task) at 3,008 MB were 0.6 and 1.1 % apart; a real page's scripts vary
+// more, so the model takes five times that, a tenth of the runs up to 30 % slower. TTFB,
+// the score, CLS and bytes are the varied page's (the network's and server's, not the
+// method's). An earlier model measured on the machine shared with other work (load 5 to 16:
+// LCP's slow runs 1.2 to 1.9 times the median in a third of them) overstated the noise a
+// function, with no neighbours in its CPU share, sees.
 var labMetrics = []labMetric{
 	{"lcp", 900, 6000, noise{cv: 0.015, spike: 0.05, spikeMul: 1.1}, noise{cv: 0.03, spike: 0.1, spikeMul: 1.2},
-		noise{cv: 0.045, spike: 0.33, spikeMul: 1.9}},
+		noise{cv: 0.035, spike: 0.2, spikeMul: 1.1}, noise{cv: 0.09, spike: 0.2, spikeMul: 1.2}},
 	{"fcp", 500, 2500, noise{cv: 0.03, spike: 0.15, spikeMul: 1.2}, noise{cv: 0.04, spike: 0.2, spikeMul: 1.25},
-		noise{cv: 0.15, spike: 0.2, spikeMul: 1.25}},
+		noise{cv: 0.04, spike: 0.1, spikeMul: 1.1}, noise{cv: 0.1, spike: 0.2, spikeMul: 1.4}},
 	{"speed_index", 800, 4000, noise{cv: 0.04, spike: 0.15, spikeMul: 1.3}, noise{cv: 0.05, spike: 0.2, spikeMul: 1.3},
-		noise{cv: 0.068, spike: 0.2, spikeMul: 1.3}},
+		noise{cv: 0.06, spike: 0.05, spikeMul: 1.1}, noise{cv: 0.09, spike: 0.2, spikeMul: 1.2}},
 	{"ttfb", 100, 800, noise{cv: 0.02, spike: 0.05, spikeMul: 1.15}, noise{cv: 0.08, spike: 0.1, spikeMul: 1.4},
-		noise{cv: 0.08, spike: 0.1, spikeMul: 1.4}},
+		noise{cv: 0.08, spike: 0.1, spikeMul: 1.4}, noise{cv: 0.08, spike: 0.1, spikeMul: 1.4}},
 	{"tbt", 100, 800, noise{cv: 0.03, spike: 0.15, spikeMul: 4.5}, noise{cv: 0.1, spike: 0.3, spikeMul: 4.5},
-		noise{cv: 0.1, spike: 0.3, spikeMul: 4.5}},
+		noise{cv: 0.03, spike: 0.1, spikeMul: 1.3}, noise{cv: 0.03, spike: 0.1, spikeMul: 1.3}},
 	{"performance_score", 50, 98, noise{cv: 0.01, spike: 0.1, spikeMul: 0.83, integer: true}, noise{cv: 0.015, spike: 0.2, spikeMul: 0.83, integer: true},
-		noise{cv: 0.015, spike: 0.2, spikeMul: 0.83, integer: true}},
+		noise{cv: 0.015, spike: 0.2, spikeMul: 0.83, integer: true}, noise{cv: 0.015, spike: 0.2, spikeMul: 0.83, integer: true}},
 	{"cls", 0.02, 0.3, noise{spike: 0.02, spikeMul: 1.3}, noise{cv: 0.01, spike: 0.05, spikeMul: 1.3},
-		noise{cv: 0.01, spike: 0.05, spikeMul: 1.3}},
-	{"kb_total", 300, 3000, noise{cv: 0.001}, noise{cv: 0.005}, noise{cv: 0.005}},
-	{"requests", 20, 120, noise{integer: true}, noise{cv: 0.01, integer: true}, noise{cv: 0.01, integer: true}},
+		noise{cv: 0.01, spike: 0.05, spikeMul: 1.3}, noise{cv: 0.01, spike: 0.05, spikeMul: 1.3}},
+	{"kb_total", 300, 3000, noise{cv: 0.001}, noise{cv: 0.005}, noise{cv: 0.005}, noise{cv: 0.005}},
+	{"requests", 20, 120, noise{integer: true}, noise{cv: 0.01, integer: true}, noise{cv: 0.01, integer: true}, noise{cv: 0.01, integer: true}},
 }
 
 // labelled is one generated series with what was put in it.
@@ -344,6 +349,11 @@ func evaluateNoise(seed uint64, pageYears int, find method, noiseOf func(m labMe
 	return s
 }
 
+// appliedNoise and applied2048Noise give each metric the noise of audits by applied
+// throttling in a function of the default memory, and of 2,048 MB.
+func appliedNoise(m labMetric, _ int) noise     { return m.applied }
+func applied2048Noise(m labMetric, _ int) noise { return m.applied2048 }
+
 // evaluationSeeds are the labelled sets the benchmark scores (each 100 page-and-device years):
 // one set's figures move by about a point of recall and 0.2 false regressions a year.
 var evaluationSeeds = []uint64{42, 43, 44, 45}
@@ -361,14 +371,16 @@ func BenchmarkEvaluation(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		find method
-		// applied scores the series whose runs have the noise of audits by applied throttling
-		// (labMetric.applied) instead of the quiet and varied noise of simulated ones.
-		applied bool
-	}{{"detector", detector, false}, {"day-over-day-10pct", dayOverDay, false}, {"mann-whitney-day-vs-day", dayVsDay, false},
-		{"detector-applied-noise", detector, true}, {"day-over-day-10pct-applied-noise", dayOverDay, true}} {
+		// noiseOf, when set, gives the series' runs the noise of audits by applied throttling
+		// (labMetric.applied, applied2048) instead of the quiet and varied noise of simulated
+		// ones.
+		noiseOf func(m labMetric, p int) noise
+	}{{"detector", detector, nil}, {"day-over-day-10pct", dayOverDay, nil}, {"mann-whitney-day-vs-day", dayVsDay, nil},
+		{"detector-applied-noise", detector, appliedNoise}, {"day-over-day-10pct-applied-noise", dayOverDay, appliedNoise},
+		{"detector-applied-noise-2048", detector, applied2048Noise}} {
 		score := func(seed uint64, pageYears int) score {
-			if c.applied {
-				return evaluateNoise(seed, pageYears, c.find, func(m labMetric, _ int) noise { return m.applied })
+			if c.noiseOf != nil {
+				return evaluateNoise(seed, pageYears, c.find, c.noiseOf)
 			}
 			return evaluate(seed, pageYears, c.find)
 		}
@@ -416,15 +428,14 @@ func TestEvaluationGoals(t *testing.T) {
 		t.Fatalf("recall %.3f (>= 0.95), false/page-year %.2f (<= 1), F1 %.3f (> %.3f, %.3f)",
 			det.recall(), det.falsePerYear(), det.f1(), fixed.f1(), mw.f1())
 	}
-	// On series with the run-to-run noise measured of applied throttling the detector does not
-	// meet these goals (BenchmarkEvaluation's detector-applied-noise, BENCHMARKS.md): it must
-	// still beat the fixed day-over-day rule there.
-	applied := evaluateNoise(7, 20, detector, func(m labMetric, _ int) noise { return m.applied })
-	appliedFixed := evaluateNoise(7, 20, dayOverDay, func(m labMetric, _ int) noise { return m.applied })
+	// On series with the run-to-run noise of applied throttling in the audit worker's CPU
+	// share: an F1 of 0.95, at most one false regression a page-year, above the fixed rule's.
+	applied := evaluateNoise(7, 20, detector, appliedNoise)
+	appliedFixed := evaluateNoise(7, 20, dayOverDay, appliedNoise)
 	t.Logf("applied noise: detector recall %.1f %% false/page-year %.2f F1 %.3f; day-over-day F1 %.3f",
 		100*applied.recall(), applied.falsePerYear(), applied.f1(), appliedFixed.f1())
-	if applied.f1() <= appliedFixed.f1() {
-		t.Errorf("applied noise: F1 %.3f, day-over-day's %.3f", applied.f1(), appliedFixed.f1())
+	if applied.f1() < 0.95 || applied.falsePerYear() > 1 || applied.f1() <= appliedFixed.f1() {
+		t.Errorf("applied noise: F1 %.3f (>= 0.95, > day-over-day's %.3f), false/page-year %.2f (<= 1)", applied.f1(), appliedFixed.f1(), applied.falsePerYear())
 	}
 }
 
