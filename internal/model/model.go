@@ -1,8 +1,8 @@
 // Package model is openvitals' vocabulary: the plain types of what it stores and answers
 // (accounts, websites, pages, results, budgets, tests, events...), the errors every layer
 // shares (ErrNotFound, ConflictError...), and the rules that belong to a type itself, such as
-// its validation and the measurement method's calibration. It imports no other openvitals package but
-// its own model/step; every other package may import it.
+// its validation and the measurement method's calibration. Of openvitals it imports only its
+// own model/step, and every other package may import it.
 package model
 
 import (
