@@ -28,7 +28,7 @@ import (
 )
 
 // Lambda's list price (us-east-1, arm64) and the audit worker's memory (infra/audit.go,
-// auditWorkerMemoryMB), for the cost of a page.
+// defaultAuditMemoryMB), for the cost of a page.
 const (
 	lambdaUSDPerGBs   = 0.0000133334
 	auditWorkerMemory = 3008.0 / 1024 // GB

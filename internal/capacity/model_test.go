@@ -115,7 +115,7 @@ func TestDefaultDeploymentIsTheStacks(t *testing.T) {
 	d := DefaultDeployment()
 	for name, got := range map[string]float64{
 		"defaultAuditSeconds":        d.AuditSeconds,
-		"auditWorkerMemoryMB":        float64(d.AuditMemoryMB),
+		"defaultAuditMemoryMB":       float64(d.AuditMemoryMB),
 		"defaultAuditWindowHours":    d.AuditWindowHours,
 		"fanoutWorkerMaxConcurrency": float64(d.FanoutWorkers),
 		"defaultMemoryMB":            float64(d.FanoutMemoryMB),
