@@ -386,23 +386,12 @@ func treePSS(root int) int64 {
 // last called, in bytes (0 when the kernel does not say).
 func lambdaMemoryLimit(b *testing.B, memoryMB int) func() int64 {
 	b.Helper()
-	limit := strconv.Itoa(memoryMB << 20)
 	root, limitFile, peakFile := "/sys/fs/cgroup/memory", "memory.limit_in_bytes", "memory.max_usage_in_bytes"
 	if _, err := os.Stat(filepath.Join(root, limitFile)); err != nil {
 		root, limitFile, peakFile = "/sys/fs/cgroup", "memory.max", "memory.peak"
 	}
-	dir := filepath.Join(root, fmt.Sprintf("openvitals-bench-%d", os.Getpid()))
-	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) { // v2: lambdaCPU's
-		b.Fatalf("-lambda-memory needs a memory cgroup of its own: %v", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, limitFile), []byte(limit), 0o644); err != nil {
-		b.Fatalf("-lambda-memory: the memory limit: %v", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
-		b.Fatalf("-lambda-memory: moving the benchmark into its memory cgroup: %v", err)
-	}
+	dir := joinCgroup(b, root, limitFile, strconv.Itoa(memoryMB<<20))
 	b.Logf("limited to %d MiB, a %d MB Lambda function's memory", memoryMB, memoryMB)
-	b.Cleanup(func() { leaveCgroup(b, root, dir) })
 	return func() int64 {
 		raw, err := os.ReadFile(filepath.Join(dir, peakFile))
 		if err != nil {
@@ -426,29 +415,32 @@ const lambdaVCPUMB = 1769
 func lambdaCPU(b *testing.B, memoryMB int) {
 	b.Helper()
 	quota := int(float64(memoryMB) / lambdaVCPUMB * 100000) // µs of CPU per 100 ms period
-	v1 := "/sys/fs/cgroup/cpu"
-	root, limit := v1, func(dir string) error {
-		return os.WriteFile(filepath.Join(dir, "cpu.cfs_quota_us"), []byte(strconv.Itoa(quota)), 0o644)
+	root, file, value := "/sys/fs/cgroup/cpu", "cpu.cfs_quota_us", strconv.Itoa(quota)
+	if _, err := os.Stat(filepath.Join(root, file)); err != nil {
+		root, file, value = "/sys/fs/cgroup", "cpu.max", fmt.Sprintf("%d 100000", quota)
 	}
-	if _, err := os.Stat(filepath.Join(v1, "cpu.cfs_quota_us")); err != nil {
-		root, limit = "/sys/fs/cgroup", func(dir string) error {
-			return os.WriteFile(filepath.Join(dir, "cpu.max"), []byte(fmt.Sprintf("%d 100000", quota)), 0o644)
-		}
-	}
+	joinCgroup(b, root, file, value)
+	b.Logf("limited to %.2f vCPU, the CPU share of a %d MB Lambda function", float64(quota)/100000, memoryMB)
+}
+
+// joinCgroup moves this process, and every process it starts from now on, into this
+// benchmark's cgroup under root (one hierarchy in cgroup v2, so the CPU and the memory limit
+// share it), with value written to its file, and undoes it when the benchmark ends. It needs
+// root; without a writable cgroup the benchmark fails, saying so.
+func joinCgroup(b *testing.B, root, file, value string) string {
+	b.Helper()
 	dir := filepath.Join(root, fmt.Sprintf("openvitals-bench-%d", os.Getpid()))
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		b.Fatalf("-lambda-memory needs a cgroup of its own (root, a cpu controller): %v", err)
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		b.Fatalf("-lambda-memory needs a cgroup of its own (root, a controller for %s): %v", file, err)
 	}
-	if err := limit(dir); err != nil {
-		_ = os.Remove(dir)
-		b.Fatalf("-lambda-memory: the CPU quota: %v", err)
+	b.Cleanup(func() { leaveCgroup(b, root, dir) })
+	if err := os.WriteFile(filepath.Join(dir, file), []byte(value), 0o644); err != nil {
+		b.Fatalf("-lambda-memory: %s: %v", file, err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
-		_ = os.Remove(dir)
-		b.Fatalf("-lambda-memory: moving the benchmark into its cgroup: %v", err)
+		b.Fatalf("-lambda-memory: moving the benchmark into %s: %v", dir, err)
 	}
-	b.Logf("limited to %.2f vCPU, the CPU share of a %d MB Lambda function", float64(quota)/100000, memoryMB)
-	b.Cleanup(func() { leaveCgroup(b, root, dir) })
+	return dir
 }
 
 // leaveCgroup moves every process in the cgroup dir (this one, the runner still open, a

@@ -267,15 +267,13 @@ func Evaluate(budgets []model.Budget, measured []Measured) []Report {
 }
 
 // MethodOf is the measurement method of the value values give b on device: "" when b does not
-// cover the device, its metric was not measured or is not a lab metric.
+// cover the device, its metric was not measured or is not a lab metric, or the values do not
+// say.
 func MethodOf(b model.Budget, device string, values map[string]float64) string {
 	if _, ok := values[b.Metric]; !ok || !AppliesTo(b.Device, device) || !metrics.IsLab(b.Metric) {
 		return ""
 	}
-	if values[metrics.MethodField] == 1 {
-		return model.MethodApplied
-	}
-	return model.MethodSimulated
+	return metrics.Values(values).Method()
 }
 
 // Lister reads a website's budgets; *store.Store is one.

@@ -195,28 +195,35 @@ func fixtureDOM(t *testing.T) (all, body, depth int) {
 // audit runs one audit on a fresh browser and parses the report.
 func audit(t *testing.T, r *Runner, url, device string) (Meta, *Report) {
 	t.Helper()
+	meta, _, _, rep := auditFiles(t, r, url, device)
+	return meta, rep
+}
+
+// auditFiles is audit, with where the report was written and its bytes.
+func auditFiles(t *testing.T, r *Runner, url, device string) (meta Meta, out string, lhr []byte, rep *Report) {
+	t.Helper()
 	// A fresh browser per audit: a reused one carries state (caches) from run to run.
 	port, stop := startChromium(t)
 	defer stop()
-	out := filepath.Join(t.TempDir(), device+".json")
+	out = filepath.Join(t.TempDir(), device+".json")
 	start := time.Now()
 	meta, err := r.Audit(context.Background(), AuditRequest{URL: url, Port: port, Device: device, ReportPath: out})
 	if err != nil {
 		t.Fatalf("Audit(%s, %s): %v", url, device, err)
 	}
 	t.Logf("%s audit of %s: %s", device, url, time.Since(start).Round(time.Millisecond))
-	lhr, err := os.ReadFile(out)
+	lhr, err = os.ReadFile(out)
 	if err != nil {
 		t.Fatalf("no report written: %v", err)
 	}
-	rep, err := parse(lhr)
+	rep, err = parse(lhr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if meta.LighthouseVersion == "" || meta.LighthouseVersion != rep.LighthouseVersion {
 		t.Errorf("Meta version %q, report version %q", meta.LighthouseVersion, rep.LighthouseVersion)
 	}
-	return meta, rep
+	return meta, out, lhr, rep
 }
 
 // checkFixtureReport checks what the fixture makes certain.
@@ -645,21 +652,7 @@ func TestRunnerReusesConfig(t *testing.T) {
 	}
 	runs := make([]run, 2)
 	for i := range runs {
-		port, stop := startChromium(t)
-		out := filepath.Join(t.TempDir(), "desktop.json")
-		_, err := r.Audit(context.Background(), AuditRequest{URL: srv.URL + "/", Port: port, Device: DeviceDesktop, ReportPath: out})
-		stop()
-		if err != nil {
-			t.Fatal(err)
-		}
-		lhr, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rep, err := parse(lhr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, out, lhr, rep := auditFiles(t, r, srv.URL+"/", DeviceDesktop)
 		checkFixtureReport(t, rep, DeviceDesktop)
 		var l struct {
 			Timing struct {

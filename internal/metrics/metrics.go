@@ -59,6 +59,22 @@ func Round(field string, v float64) float64 {
 // throttling, 0 for simulated. It is not a metric: no list shows it as one.
 const MethodField = "applied_throttling"
 
+// Method is the measurement method the values were measured by (their MethodField):
+// model.MethodApplied or model.MethodSimulated, "" when they do not say.
+func (v Values) Method() string { return methodOf(v.Get(MethodField)) }
+
+// methodOf is the measurement method a MethodField value names; "" without one (values, or a
+// summary, from before results kept their method).
+func methodOf(v float64, ok bool) string {
+	switch {
+	case !ok:
+		return ""
+	case v == 1:
+		return model.MethodApplied
+	}
+	return model.MethodSimulated
+}
+
 // LabValues are a lab result's measured values, rounded, with its number of opportunities
 // and its method (MethodField).
 func LabValues(r model.LabResult) Values {

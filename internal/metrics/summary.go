@@ -232,14 +232,7 @@ func (l *Listing) Method() string {
 	if n == 0 {
 		return ""
 	}
-	v, ok := l.Lab.Value(n-1, l.Lab.Column(MethodField))
-	switch {
-	case !ok: // a summary written before it kept the method
-		return ""
-	case v == 1:
-		return model.MethodApplied
-	}
-	return model.MethodSimulated
+	return methodOf(l.Lab.Value(n-1, l.Lab.Column(MethodField)))
 }
 
 // Empty tells whether the listing has no day in any source (Latest is nil).
