@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -75,6 +76,21 @@ func TestAppliedThrottling(t *testing.T) {
 		Environment struct {
 			BenchmarkIndex float64 `json:"benchmarkIndex"`
 		} `json:"environment"`
+		Timing struct {
+			Entries []struct{ Name string } `json:"entries"`
+		} `json:"timing"`
+		Audits struct {
+			Interactive struct {
+				NumericValue float64 `json:"numericValue"`
+			} `json:"interactive"`
+			Metrics struct {
+				Details struct {
+					Items []struct {
+						ObservedTraceEnd float64 `json:"observedTraceEnd"`
+					} `json:"items"`
+				} `json:"details"`
+			} `json:"metrics"`
+		} `json:"audits"`
 	}
 	if err := json.Unmarshal(storedObject(t, e.objects, res.ReportKey), &lhr); err != nil {
 		t.Fatal(err)
@@ -93,6 +109,15 @@ func TestAppliedThrottling(t *testing.T) {
 	}
 	if _, ok := res.Metrics["tbt"]; !ok {
 		t.Errorf("no TBT in %v", res.Metrics)
+	}
+	// The runner's quiet window ended the load in Lighthouse's place, and its trace still holds
+	// the 5 s after time to interactive that Lighthouse needs to find it.
+	if !slices.ContainsFunc(lhr.Timing.Entries, func(e struct{ Name string }) bool { return e.Name == "lh:gather:quietWindow" }) {
+		t.Errorf("the report's timing has no lh:gather:quietWindow entry")
+	}
+	tti := lhr.Audits.Interactive.NumericValue
+	if items := lhr.Audits.Metrics.Details.Items; tti <= 0 || len(items) == 0 || items[0].ObservedTraceEnd < tti+5000 {
+		t.Errorf("time to interactive %v ms, the trace's end %+v: want the trace to hold the 5 s after it", tti, items)
 	}
 	if lhr.Environment.BenchmarkIndex <= 0 {
 		t.Errorf("the report has no benchmark index of its own")

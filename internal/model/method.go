@@ -85,18 +85,18 @@ func CalibratedCPU(preset, index float64) float64 {
 
 // AppliedWaits are how long Lighthouse waits at the end of an applied load before it stops
 // recording, in its settings' names and milliseconds. Lighthouse's own for loads it does not
-// simulate are 5.25 s each, and it waits for the CPU's quiet window only once the network's
-// has passed, so a load sat about 10.5 s idle after its last request: 40 % of a light mobile
-// page's run. The CPU quiet window keeps Lighthouse's 5.25 s: time to interactive, the end of
-// TBT's window, needs 5 s without a long task in the trace. The network's quiet window and
-// the pauses after first paint and load take Lighthouse's values for simulated loads: the
-// CPU window after them still records 5.25 s more of the page, and a request the page starts
-// then is in the trace and the waterfall.
+// simulate are 5.25 s each, and it starts counting its CPU quiet window only once the
+// network's has passed, so a load sat about 10.5 s idle after its last request: 40 % of a
+// light mobile page's run. Here the network's quiet window and the pauses after first paint
+// and load take Lighthouse's values for simulated loads, and its CPU quiet window is off: the
+// browser layer's runner then records until the page has been 5.25 s past its first paint,
+// its last long task and its network's last moment with more than two requests in flight,
+// which is what time to interactive (the end of TBT's window) needs in the trace, and no more.
 var AppliedWaits = map[string]int{
 	"pauseAfterFcpMs":         1000,
 	"pauseAfterLoadMs":        1000,
 	"networkQuietThresholdMs": 1000,
-	"cpuQuietThresholdMs":     5250,
+	"cpuQuietThresholdMs":     0,
 }
 
 // MeasuredWith says in a sentence how a result was measured, as the page view and the API

@@ -96,11 +96,12 @@ const {userAgents, nonSimulatedSettingsOverrides} = await import('lighthouse/cor
 // Lighthouse raises every wait of a load it does not simulate to at least 5.25 s, and waits for
 // the CPU's quiet window only after the network's, so an applied load sat ~10.5 s idle after
 // its last request. The audit worker sets an applied load's waits itself (model.AppliedWaits,
-// sent in each request's settings and recorded in the report's configSettings): its CPU quiet
-// window keeps Lighthouse's 5.25 s, which the trace's time-to-interactive (and so TBT) needs.
+// sent in each request's settings and recorded in the report's configSettings), the CPU's off:
+// QuietWindow (below) records what the trace's time to interactive (and so TBT) needs instead.
 // Lighthouse reads this object each time it builds a config, so zeroing it once lets the
 // request's own settings stand.
 for (const name of Object.keys(nonSimulatedSettingsOverrides)) nonSimulatedSettingsOverrides[name] = 0;
+const {default: BaseGatherer} = await import('lighthouse/core/gather/base-gatherer.js');
 const {HtmlValidate} = await import('html-validate');
 const {ReportGenerator} = await import('lighthouse/report/generator/report-generator.js');
 const {NetworkRecorder} = await import('lighthouse/core/lib/network-recorder.js');
@@ -238,12 +239,20 @@ async function resolvedConfig(device, config, flags) {
   }
   return {
     ...resolved,
-    artifacts: resolved.artifacts?.map(a => ({...a, gatherer: {...a.gatherer, instance: new a.gatherer.implementation()}})) ?? null,
+    artifacts: resolved.artifacts && [
+      ...(resolved.settings.throttlingMethod === 'simulate' ? [] : [quietWindowArtifact()]),
+      ...resolved.artifacts.map(a => ({...a, gatherer: {...a.gatherer, instance: new a.gatherer.implementation()}})),
+    ],
     audits: resolved.audits?.map(a => ({...a, options: structuredClone(a.options)})) ?? null,
     categories: structuredClone(resolved.categories),
     groups: structuredClone(resolved.groups),
     settings: structuredClone(resolved.settings),
   };
+}
+
+/** A run's QuietWindow, first of its artifacts: it must wait before the trace stops. */
+function quietWindowArtifact() {
+  return {id: 'QuietWindow', gatherer: {path: 'openvitals-quiet-window', implementation: QuietWindow, instance: new QuietWindow()}};
 }
 
 // gather is Lighthouse 13.5's navigationGather (core/gather/navigation-runner.js) for a URL with
@@ -267,6 +276,93 @@ async function gather(url, resolvedConfig, flags) {
   };
   const artifacts = await Runner.gather(gatherFn, runnerOptions);
   return {artifacts, runnerOptions};
+}
+
+// QUIET_WINDOW_MS is how long a load that is not simulated is recorded past its last busy moment:
+// time to interactive (the end of TBT's window) is the start of the first 5 s after first paint
+// with no long task and at most two requests in flight, so the trace must hold 5 s of both;
+// Lighthouse's own margin over it is 250 ms.
+const QUIET_WINDOW_MS = 5250;
+
+/**
+ * The page's first contentful paint and the end of its last long task (ms on its clock), and
+ * its clock now: evaluated in Lighthouse's isolated world, which keeps the observer between
+ * calls. A long task's entry reaches an observer a task after it ends, so they are read after
+ * one more.
+ */
+function pageQuiet() {
+  if (window.__openvitalsLastLongTask === undefined) {
+    window.__openvitalsLastLongTask = 0;
+    new PerformanceObserver(list => {
+      for (const e of list.getEntries()) {
+        window.__openvitalsLastLongTask = Math.max(window.__openvitalsLastLongTask, e.startTime + e.duration);
+      }
+    }).observe({type: 'longtask', buffered: true});
+  }
+  return new Promise(resolve => setTimeout(() => {
+    const fcp = performance.getEntriesByName('first-contentful-paint')[0];
+    resolve({now: performance.now(), lastLongTask: window.__openvitalsLastLongTask, fcp: fcp ? fcp.startTime : 0});
+  }, 50));
+}
+
+/**
+ * QuietWindow ends a load that is not simulated as soon as its trace can hold time to
+ * interactive: once the page has been QUIET_WINDOW_MS past its first paint, its last long task
+ * and its network's last moment with more than two requests in flight. It runs first in the
+ * phase that stops the trace, after Lighthouse's own waits (load, first paint and the network's
+ * quiet window), which openvitals sets short for such loads, in place of Lighthouse's CPU quiet
+ * window: that one counts 5.25 s from the moment it starts watching, after the network's, and so
+ * kept every load about 5 s longer than interactive needs (idle time paid for in a function).
+ * Its wait is a timing entry of the report (lh:gather:quietWindow).
+ */
+class QuietWindow extends BaseGatherer {
+  meta = {supportedModes: ['navigation']};
+
+  startSensitiveInstrumentation({driver, settings}) {
+    this.deadline = Date.now() + (settings.maxWaitForLoad ?? 45000);
+    this.quietSince = Date.now();
+    this.busy = false;
+    this.monitor = driver.networkMonitor;
+    this.onRequest = () => {
+      if (!this.monitor.is2Idle()) {
+        this.busy = true;
+      } else if (this.busy) {
+        this.busy = false;
+        this.quietSince = Date.now();
+      }
+    };
+    this.monitor.on('requeststarted', this.onRequest);
+    this.monitor.on('requestfinished', this.onRequest);
+  }
+
+  async stopSensitiveInstrumentation({driver}) {
+    const mark = {msg: 'Waiting for the quiet window', id: 'lh:gather:quietWindow'};
+    lighthouseLog.time(mark);
+    try {
+      for (;;) {
+        const page = await driver.executionContext.evaluate(pageQuiet, {args: [], useIsolation: true});
+        const pageQuietFor = page.now - Math.max(page.fcp, page.lastLongTask);
+        const networkQuietFor = this.busy ? 0 : Date.now() - this.quietSince;
+        const remaining = QUIET_WINDOW_MS - Math.min(pageQuietFor, networkQuietFor);
+        if (remaining <= 0) break;
+        // A page never quiet (an animation's long tasks, a poll) ends where Lighthouse's
+        // longest wait for a load would have ended it.
+        if (Date.now() >= this.deadline) break;
+        await new Promise(resolve => setTimeout(resolve, Math.min(remaining, this.deadline - Date.now())));
+      }
+    } catch (err) {
+      // The page went away (a crash, a late navigation): Lighthouse reports that itself.
+      console.error(`quiet window: ${errorText(err)}`);
+    } finally {
+      lighthouseLog.timeEnd(mark);
+      this.monitor.off('requeststarted', this.onRequest);
+      this.monitor.off('requestfinished', this.onRequest);
+    }
+  }
+
+  getArtifact() {
+    return null;
+  }
 }
 
 // MAX_FRAMES bounds the frames kept of one load: an animated page (a carousel, a spinner)
