@@ -124,8 +124,14 @@ func (s *Sketch) grow(i int, a *Arena) {
 // Arena gives the sketches of one fold their bins from shared chunks. A fold starts a sketch
 // per timing metric of each new key, most of which hold one value, and grows those of its
 // busy keys (a country's) a few times each: one allocation each, those bins were most of the
-// fold's allocations. Bins a sketch outgrows stay in the arena until all are dropped.
-type Arena struct{ buf []uint64 }
+// fold's allocations. Bins a sketch outgrows stay in the arena until it is reset. Reset makes
+// the chunks the next fold's, so a worker folding message after message allocates its bins
+// once, not once a message (they were 46 % of the bytes a fold allocated).
+type Arena struct {
+	chunks [][]uint64 // every chunk the arena has made, in the order they are handed out
+	next   int        // chunks[:next] have been handed out from since the last Reset
+	buf    []uint64   // chunks[next-1] up to what it has handed out
+}
 
 // arenaChunk is the bins of an arena's chunk (64 KiB).
 const arenaChunk = 8192
@@ -136,11 +142,24 @@ func (a *Arena) make(n int) []uint64 {
 		return make([]uint64, n)
 	}
 	if cap(a.buf)-len(a.buf) < n {
-		a.buf = make([]uint64, 0, arenaChunk)
+		if a.next == len(a.chunks) {
+			a.chunks = append(a.chunks, make([]uint64, arenaChunk))
+		}
+		a.buf = a.chunks[a.next][:0]
+		a.next++
 	}
 	out := a.buf[len(a.buf) : len(a.buf)+n : len(a.buf)+n]
 	a.buf = a.buf[:len(a.buf)+n]
 	return out
+}
+
+// Reset zeroes every bin the arena has handed out and hands them out again. No sketch that
+// took bins from it may be read or written after: their bins become others'.
+func (a *Arena) Reset() {
+	for _, c := range a.chunks[:a.next] {
+		clear(c)
+	}
+	a.next, a.buf = 0, nil
 }
 
 // Count is the number of values counted.

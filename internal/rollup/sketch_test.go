@@ -251,4 +251,21 @@ func TestArena(t *testing.T) {
 			t.Errorf("sketch %d: %x, want %x", i, got, want)
 		}
 	}
+	// Reset: the next sketches get the same chunks, zeroed, and count as their own again.
+	chunks := len(a.chunks)
+	a.Reset()
+	var again, againOwn [40]Sketch
+	for i := range again {
+		for j := range 200 {
+			v := math.Exp(float64(j%100)*0.07) * float64(3+i)
+			again[i].AddPreparedIn(&a, Prepare(v), 1)
+			againOwn[i].Add(v)
+		}
+		if got, want := again[i].AppendBinary(nil), againOwn[i].AppendBinary(nil); !bytes.Equal(got, want) {
+			t.Errorf("after Reset, sketch %d: %x, want %x", i, got, want)
+		}
+	}
+	if len(a.chunks) > chunks {
+		t.Errorf("after Reset the arena made %d chunks more, want its own reused", len(a.chunks)-chunks)
+	}
 }

@@ -323,6 +323,14 @@ func (a *Aggregator) fold(ctx context.Context, sess *rumstore.Session, idx map[s
 	// 3. One fold per message, into its views' day and every later day of the month (the
 	// running totals) and into its views' day (the daily segment and attribution tables).
 	folds := make([]*fold, len(msgs))
+	defer func() {
+		// Once every cell is written: nothing reads the folds' sketches after.
+		for _, f := range folds {
+			if f != nil {
+				f.release()
+			}
+		}
+	}()
 	cellSet := map[model.RUMCell]bool{}
 	for i, m := range msgs {
 		f := newFold()

@@ -1,6 +1,8 @@
 package rumworker
 
 import (
+	"sync"
+
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/rollup"
 	"github.com/openvitals/openvitals/internal/rum"
@@ -29,12 +31,47 @@ type keyTotals struct {
 type fold struct {
 	parts map[partKey]*part
 	// bins and totals are where the parts' keys' totals and their sketches' bins come from:
-	// a few allocations a batch instead of a few a key.
-	bins   rollup.Arena
-	totals []keyTotals
+	// a few allocations a batch instead of a few a key, and none once the fold is reused.
+	bins                  rollup.Arena
+	totals                [][]keyTotals // chunks of totalsChunk; totals[:usedTotals] hand out, the last up to nextTotal
+	usedTotals, nextTotal int
 }
 
-func newFold() *fold { return &fold{parts: map[partKey]*part{}} }
+// totalsChunk is the keys' totals a fold makes at once.
+const totalsChunk = 64
+
+// folds keeps released folds: a worker folds message after message, and reusing a fold's
+// chunks spares it allocating the same bins and totals again for each.
+var folds = sync.Pool{New: func() any { return &fold{parts: map[partKey]*part{}} }}
+
+// newFold returns an empty fold, reused if one was released.
+func newFold() *fold { return folds.Get().(*fold) }
+
+// release empties f for the next newFold. Nothing may read f, its tables or their sketches
+// after: their bins become another fold's.
+func (f *fold) release() {
+	clear(f.parts)
+	f.bins.Reset()
+	for _, c := range f.totals[:f.usedTotals] {
+		clear(c)
+	}
+	f.usedTotals, f.nextTotal = 0, 0
+	folds.Put(f)
+}
+
+// newTotals is a new key's zero totals.
+func (f *fold) newTotals() *keyTotals {
+	if f.usedTotals == 0 || f.nextTotal == totalsChunk {
+		if f.usedTotals == len(f.totals) {
+			f.totals = append(f.totals, make([]keyTotals, totalsChunk))
+		}
+		f.usedTotals++
+		f.nextTotal = 0
+	}
+	kt := &f.totals[f.usedTotals-1][f.nextTotal]
+	f.nextTotal++
+	return kt
+}
 
 // add folds one view into the given days (the view's day and the later days of its month
 // that already have running totals).
@@ -59,11 +96,7 @@ func (f *fold) addKey(pk partKey, key string, v rum.WireView, prep *[rum.NumTimi
 	w := v.Weighted()
 	kt := p.keys[key]
 	if kt == nil {
-		if len(f.totals) == cap(f.totals) {
-			f.totals = make([]keyTotals, 0, 64)
-		}
-		f.totals = f.totals[:len(f.totals)+1]
-		kt = &f.totals[len(f.totals)-1]
+		kt = f.newTotals()
 		p.keys[key] = kt
 	}
 	kt.views += w

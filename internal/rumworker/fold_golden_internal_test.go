@@ -155,6 +155,9 @@ func foldAll(t *testing.T) string {
 				out[fmt.Sprintf("fold %d %v", i, c)] = tab.Encode()
 			}
 		}
+		// As the aggregator does: the next message's fold reuses this one's bins and totals,
+		// which must leave its tables as a new fold's.
+		f.release()
 	}
 	d := daily{}
 	cells := dailyCells(msgs)
