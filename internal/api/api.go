@@ -106,11 +106,11 @@ func (s *Server) pagesEndpoints() []endpoint {
 		{"PUT", "/{websiteID}/settings/{pageID}", admin, s.updatePage},
 		{"DELETE", "/{websiteID}/settings/{pageID}", admin, s.deletePage},
 		// Test profiles: read by any key (their secrets never shown), managed by admins.
-		{"GET", "/{websiteID}/profiles", viewer, s.listProfiles},
-		{"POST", "/{websiteID}/profiles", admin, s.createProfile},
-		{"GET", "/{websiteID}/profiles/{profileID}", viewer, s.getProfile},
-		{"PUT", "/{websiteID}/profiles/{profileID}", admin, s.updateProfile},
-		{"DELETE", "/{websiteID}/profiles/{profileID}", admin, s.deleteProfile},
+		{"GET", "/{websiteID}/profiles", viewer, listItems(s, s.profileKind())},
+		{"POST", "/{websiteID}/profiles", admin, createItem(s, s.profileKind())},
+		{"GET", "/{websiteID}/profiles/{profileID}", viewer, getItem(s, s.profileKind())},
+		{"PUT", "/{websiteID}/profiles/{profileID}", admin, updateItem(s, s.profileKind())},
+		{"DELETE", "/{websiteID}/profiles/{profileID}", admin, deleteItem(s, s.profileKind())},
 	}
 }
 
@@ -126,7 +126,7 @@ func (s *Server) budgetsEndpoints() []endpoint {
 func (s *Server) multistepEndpoints() []endpoint {
 	return []endpoint{
 		{"GET", "/{websiteID}/multistep", viewer, s.listTests},
-		{"GET", "/{websiteID}/multistep/{testID}", viewer, s.getTest},
+		{"GET", "/{websiteID}/multistep/{testID}", viewer, getItem(s, s.testKind())},
 		{"POST", "/{websiteID}/multistep", admin, createItem(s, s.testKind())},
 		{"PUT", "/{websiteID}/multistep/{testID}", admin, updateItem(s, s.testKind())},
 		{"DELETE", "/{websiteID}/multistep/{testID}", admin, s.deleteTest},
@@ -166,7 +166,7 @@ func (s *Server) labEndpoints() []endpoint {
 		{"GET", "/{websiteID}/metrics", viewer, s.websiteMetrics},
 		// Experiments: a page audited with changes beside its control, admins start them.
 		{"POST", "/{websiteID}/experiments", admin, s.createExperiment},
-		{"GET", "/{websiteID}/experiments", viewer, s.listExperiments},
+		{"GET", "/{websiteID}/experiments", viewer, listItems(s, s.experimentKind())},
 		{"GET", "/{websiteID}/experiments/{experimentID}", viewer, s.getExperiment},
 		{"DELETE", "/{websiteID}/experiments/{experimentID}", admin, s.deleteExperiment},
 	}
@@ -192,11 +192,11 @@ func (s *Server) fieldEndpoints() []endpoint {
 func (s *Server) eventsEndpoints() []endpoint {
 	return []endpoint{
 		{"GET", "/{websiteID}/events", viewer, s.listEvents},
-		{"GET", "/{websiteID}/channels", viewer, s.listChannels},
-		{"POST", "/{websiteID}/channels", admin, s.createChannel},
-		{"GET", "/{websiteID}/channels/{channelID}", viewer, s.getChannel},
-		{"PUT", "/{websiteID}/channels/{channelID}", admin, s.updateChannel},
-		{"DELETE", "/{websiteID}/channels/{channelID}", admin, s.deleteChannel},
+		{"GET", "/{websiteID}/channels", viewer, listItems(s, s.channelKind())},
+		{"POST", "/{websiteID}/channels", admin, createItem(s, s.channelKind())},
+		{"GET", "/{websiteID}/channels/{channelID}", viewer, getItem(s, s.channelKind())},
+		{"PUT", "/{websiteID}/channels/{channelID}", admin, updateItem(s, s.channelKind())},
+		{"DELETE", "/{websiteID}/channels/{channelID}", admin, deleteItem(s, s.channelKind())},
 		{"POST", "/{websiteID}/channels/{channelID}/test", admin, s.testChannel},
 		{"GET", "/{websiteID}/channels/{channelID}/deliveries", viewer, s.listDeliveries},
 		{"GET", "/{websiteID}/incidents", viewer, s.listIncidents},

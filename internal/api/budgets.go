@@ -132,11 +132,11 @@ func (s *Server) budgetKind() itemKind[model.Budget, budgetInput] {
 	return itemKind[model.Budget, budgetInput]{
 		pathID:  "budgetID",
 		newItem: func() model.Budget { return model.Budget{} },
-		apply:   applyBudget,
+		apply:   applyFields(applyBudget),
 		get:     s.store.Budget,
 		create:  s.store.CreateBudget,
-		update:  s.store.UpdateBudget,
+		update:  byValue(s.store.UpdateBudget),
 		remove:  s.store.DeleteBudget,
-		show:    func(b model.Budget) any { return toBudgetJSON(b) },
+		show:    showing(toBudgetJSON),
 	}
 }

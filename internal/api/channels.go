@@ -192,116 +192,52 @@ func (s *Server) maskAtRest(ctx context.Context, site model.Website, c *model.Ch
 	c.Shown = masked
 }
 
-func (s *Server) listChannels(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
+// channelKind is how notification channels are shown, created, changed and deleted: their
+// target sealed, their URL or recipients masked, a webhook's signing secret shown once, when
+// it is made (on create and on rotateSecret).
+func (s *Server) channelKind() itemKind[model.Channel, channelInput] {
+	return itemKind[model.Channel, channelInput]{
+		pathID:  "channelID",
+		newItem: func() model.Channel { return model.Channel{ID: model.NewChannelID()} },
+		apply:   s.applyChannelWrite,
+		list:    s.channels,
+		get:     s.channel,
+		create:  s.store.CreateChannel,
+		update:  byValue(s.store.UpdateChannel),
+		remove:  s.store.DeleteChannel,
+		show:    func(_ model.Website, ch model.Channel, secret string) any { return s.toChannelJSON(ch, secret) },
 	}
-	channels, err := s.channels(r.Context(), site)
-	if err != nil {
-		return err
-	}
-	out := make([]channelJSON, len(channels))
-	for i, ch := range channels {
-		out[i] = s.toChannelJSON(ch, "")
-	}
-	return writeJSON(w, http.StatusOK, listPage(out, ""))
 }
 
-func (s *Server) getChannel(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
+// applyChannelWrite applies a create's or update's fields over ch and seals its target when it
+// changed, with a new signing secret for a new webhook or on rotateSecret, which it returns.
+func (s *Server) applyChannelWrite(ctx context.Context, site model.Website, in channelInput, _ model.Channel, ch *model.Channel, create bool) (string, error) {
+	target, err := s.applyChannel(in, ch, create)
 	if err != nil {
-		return err
-	}
-	ch, err := s.channel(r.Context(), site, r.PathValue("channelID"))
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, s.toChannelJSON(ch, ""))
-}
-
-// createChannel stores a channel; a webhook's signing secret is made and shown this once.
-func (s *Server) createChannel(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	var in channelInput
-	if err := decodeJSON(w, r, &in); err != nil {
-		return err
-	}
-	ch := model.Channel{ID: model.NewChannelID()}
-	target, err := s.applyChannel(in, &ch, true)
-	if err != nil {
-		return err
-	}
-	if ch.Kind == channel.Webhook {
-		target.Secret = channel.NewSecret()
-	}
-	if err := channel.Seal(r.Context(), s.sealer, site, &ch, *target); err != nil {
-		return err
-	}
-	if err := s.store.CreateChannel(r.Context(), site, &ch); err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusCreated, s.toChannelJSON(ch, target.Secret))
-}
-
-// updateChannel changes a channel; rotateSecret makes a new signing secret, shown this once.
-func (s *Server) updateChannel(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	var in channelInput
-	if err := decodeJSON(w, r, &in); err != nil {
-		return err
-	}
-	ch, err := s.channel(r.Context(), site, r.PathValue("channelID"))
-	if err != nil {
-		return err
-	}
-	target, err := s.applyChannel(in, &ch, false)
-	if err != nil {
-		return err
+		return "", err
 	}
 	rotate := in.RotateSecret != nil && *in.RotateSecret
-	if target != nil || rotate {
-		if target == nil { // the secret alone: the target stays as sealed
-			opened, err := channel.Open(r.Context(), s.sealer, site, ch)
-			if err != nil {
-				return err
-			}
-			target = &opened
-		}
-		target.Secret = ""
-		if rotate {
-			target.Secret = channel.NewSecret()
-		}
-		if err := channel.Seal(r.Context(), s.sealer, site, &ch, *target); err != nil {
-			return err
-		}
+	if create && ch.Kind == channel.Webhook {
+		rotate = true
 	}
-	if err := s.store.UpdateChannel(r.Context(), site, ch); err != nil {
-		return err
+	if target == nil && !rotate {
+		return "", nil
 	}
-	secret := ""
+	if target == nil { // the secret alone: the target stays as sealed
+		opened, err := channel.Open(ctx, s.sealer, site, *ch)
+		if err != nil {
+			return "", err
+		}
+		target = &opened
+	}
+	target.Secret = ""
 	if rotate {
-		secret = target.Secret
+		target.Secret = channel.NewSecret()
 	}
-	return writeJSON(w, http.StatusOK, s.toChannelJSON(ch, secret))
-}
-
-func (s *Server) deleteChannel(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
+	if err := channel.Seal(ctx, s.sealer, site, ch, *target); err != nil {
+		return "", err
 	}
-	if err := s.store.DeleteChannel(r.Context(), site, r.PathValue("channelID")); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return target.Secret, nil
 }
 
 // testChannel queues the sample event for the channel: it goes the way every notification

@@ -175,20 +175,10 @@ func (s *Server) createExperiment(w http.ResponseWriter, r *http.Request, c call
 	return writeJSON(w, http.StatusAccepted, toExperimentJSON(e))
 }
 
-func (s *Server) listExperiments(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	es, err := s.store.Experiments(r.Context(), site)
-	if err != nil {
-		return err
-	}
-	out := make([]experimentJSON, len(es))
-	for i, e := range es {
-		out[i] = toExperimentJSON(e)
-	}
-	return writeJSON(w, http.StatusOK, listPage(out, ""))
+// experimentKind is how experiments are listed; one is created by createExperiment (it is
+// queued) and shown by getExperiment (with its comparison).
+func (s *Server) experimentKind() itemKind[model.Experiment, experimentInput] {
+	return itemKind[model.Experiment, experimentInput]{list: s.store.Experiments, show: showing(toExperimentJSON)}
 }
 
 func (s *Server) getExperiment(w http.ResponseWriter, r *http.Request, c caller) error {

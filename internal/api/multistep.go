@@ -221,24 +221,16 @@ func (s *Server) listTests(w http.ResponseWriter, r *http.Request, c caller) err
 	return writeJSON(w, http.StatusOK, listPage(out, next))
 }
 
-func (s *Server) getTest(w http.ResponseWriter, r *http.Request, c caller) error {
-	_, t, err := s.test(r, c)
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, toTestJSON(t))
-}
-
 // testKind is how multistep tests are created and changed; a deleted test's runs are purged.
 func (s *Server) testKind() itemKind[model.Test, testInput] {
 	return itemKind[model.Test, testInput]{
 		pathID:  "testID",
 		newItem: func() model.Test { return model.Test{Steps: []step.Step{}} },
-		apply:   applyTest,
+		apply:   applyFields(applyTest),
 		get:     s.store.Test,
 		create:  s.store.CreateTest,
-		update:  s.store.UpdateTest,
-		show:    func(t model.Test) any { return toTestJSON(t) },
+		update:  byValue(s.store.UpdateTest),
+		show:    showing(toTestJSON),
 	}
 }
 

@@ -414,118 +414,57 @@ func checkSecrets(in []secretInput, field string, max int, header bool, errs *fi
 	return names, values
 }
 
-func (s *Server) listProfiles(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
+// profileKind is how test profiles are shown, created, changed and deleted: their secrets
+// sealed, one profile a page and device, one default, and a change of what measures the pages
+// annotated.
+func (s *Server) profileKind() itemKind[model.Profile, profileInput] {
+	return itemKind[model.Profile, profileInput]{
+		pathID:  "profileID",
+		newItem: func() model.Profile { return model.Profile{ID: "prof_" + model.NewID()} },
+		apply:   s.applyProfileWrite,
+		list:    s.store.Profiles,
+		get:     s.store.Profile,
+		create:  s.store.CreateProfile,
+		update:  s.store.UpdateProfile,
+		remove:  s.store.DeleteProfile,
+		written: func(ctx context.Context, site model.Website, old, p model.Profile) error {
+			if p.ID != "" {
+				if err := s.unsetOtherDefaults(ctx, site, p); err != nil {
+					return err
+				}
+			}
+			s.annotateProfile(ctx, site, old, p)
+			return nil
+		},
+		show: func(site model.Website, p model.Profile, _ string) any { return toProfileJSON(site, p) },
 	}
-	profiles, err := s.store.Profiles(r.Context(), site)
-	if err != nil {
-		return err
-	}
-	out := make([]profileJSON, len(profiles))
-	for i, p := range profiles {
-		out[i] = toProfileJSON(site, p)
-	}
-	return writeJSON(w, http.StatusOK, listPage(out, ""))
 }
 
-func (s *Server) getProfile(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	p, err := s.store.Profile(r.Context(), site, r.PathValue("profileID"))
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, toProfileJSON(site, p))
-}
-
-func (s *Server) createProfile(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, in, err := websiteAndBody[profileInput](s, w, r, c)
-	if err != nil {
-		return err
-	}
-	p := model.Profile{ID: "prof_" + model.NewID()}
-	secrets, err := s.applyProfile(r.Context(), site, in, &p, true, nil)
-	if err != nil {
-		return err
-	}
-	others, err := s.store.Profiles(r.Context(), site)
-	if err != nil {
-		return err
-	}
-	if err := checkOthers(p, others); err != nil {
-		return err
-	}
-	if err := profile.Seal(r.Context(), s.sealer, site, &p, secrets); err != nil {
-		return err
-	}
-	if err := s.store.CreateProfile(r.Context(), site, &p); err != nil {
-		return err
-	}
-	if err := s.unsetOtherDefaults(r.Context(), site, p, others); err != nil {
-		return err
-	}
-	s.annotateProfile(r.Context(), site, model.Profile{}, p)
-	return writeJSON(w, http.StatusCreated, toProfileJSON(site, p))
-}
-
-func (s *Server) updateProfile(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, in, err := websiteAndBody[profileInput](s, w, r, c)
-	if err != nil {
-		return err
-	}
-	old, err := s.store.Profile(r.Context(), site, r.PathValue("profileID"))
-	if err != nil {
-		return err
-	}
-	p := old
+// applyProfileWrite applies a create's or update's fields over p and seals its secrets (on
+// update only when some were sent), refusing a page and device another profile measures.
+func (s *Server) applyProfileWrite(ctx context.Context, site model.Website, in profileInput, old model.Profile, p *model.Profile, create bool) (string, error) {
 	p.Pages = slices.Clone(old.Pages)
-	secrets, err := s.applyProfile(r.Context(), site, in, &p, false, func() (model.ProfileSecrets, error) {
-		return profile.Open(r.Context(), s.sealer, site, old)
-	})
+	var open func() (model.ProfileSecrets, error)
+	if !create {
+		open = func() (model.ProfileSecrets, error) { return profile.Open(ctx, s.sealer, site, old) }
+	}
+	secrets, err := s.applyProfile(ctx, site, in, p, create, open)
 	if err != nil {
-		return err
+		return "", err
 	}
-	others, err := s.store.Profiles(r.Context(), site)
+	others, err := s.store.Profiles(ctx, site)
 	if err != nil {
-		return err
+		return "", err
 	}
-	if err := checkOthers(p, others); err != nil {
-		return err
+	if err := checkOthers(*p, others); err != nil {
+		return "", err
 	}
-	if in.Headers != nil || in.Cookies != nil || in.BasicAuth != nil || in.Login != nil {
-		if err := profile.Seal(r.Context(), s.sealer, site, &p, secrets); err != nil {
-			return err
+	if create || in.Headers != nil || in.Cookies != nil || in.BasicAuth != nil || in.Login != nil {
+		if err := profile.Seal(ctx, s.sealer, site, p, secrets); err != nil {
+			return "", err
 		}
 	}
-	if err := s.store.UpdateProfile(r.Context(), site, &p); err != nil {
-		return err
-	}
-	if err := s.unsetOtherDefaults(r.Context(), site, p, others); err != nil {
-		return err
-	}
-	s.annotateProfile(r.Context(), site, old, p)
-	return writeJSON(w, http.StatusOK, toProfileJSON(site, p))
-}
-
-func (s *Server) deleteProfile(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	old, err := s.store.Profile(r.Context(), site, r.PathValue("profileID"))
-	if err != nil {
-		return err
-	}
-	if err := s.store.DeleteProfile(r.Context(), site, old.ID); err != nil {
-		return err
-	}
-	s.annotateProfile(r.Context(), site, old, model.Profile{})
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return "", nil
 }
 
 // checkOthers refuses a page and device another profile measures already: one profile
@@ -543,9 +482,13 @@ func checkOthers(p model.Profile, others []model.Profile) error {
 }
 
 // unsetOtherDefaults keeps one default profile: p, when it is.
-func (s *Server) unsetOtherDefaults(ctx context.Context, site model.Website, p model.Profile, others []model.Profile) error {
+func (s *Server) unsetOtherDefaults(ctx context.Context, site model.Website, p model.Profile) error {
 	if !p.Default {
 		return nil
+	}
+	others, err := s.store.Profiles(ctx, site)
+	if err != nil {
+		return err
 	}
 	for _, o := range others {
 		if o.ID != p.ID && o.Default {

@@ -3,7 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
-	"sort"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -29,16 +29,8 @@ func (s *Store) CreateBudget(ctx context.Context, w model.Website, b *model.Budg
 
 // Budgets lists a website's budgets, oldest first.
 func (s *Store) Budgets(ctx context.Context, w model.Website) ([]model.Budget, error) {
-	var items []budgetItem
-	if err := s.queryPrefix(ctx, websitePK(w.Account, w.ID), budgetSKPrefix, true, &items); err != nil {
-		return nil, fmt.Errorf("list budgets: %w", err)
-	}
-	budgets := make([]model.Budget, len(items))
-	for i, it := range items {
-		budgets[i] = it.Budget
-	}
-	sort.SliceStable(budgets, func(i, j int) bool { return budgets[i].Created.Before(budgets[j].Created) })
-	return budgets, nil
+	return websiteItems(ctx, s, w, budgetSKPrefix, "budgets", func(it budgetItem) model.Budget { return it.Budget },
+		func(b model.Budget) time.Time { return b.Created }, false)
 }
 
 // Budget returns one budget of a website.

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -64,16 +63,8 @@ func (s *Store) Channel(ctx context.Context, w model.Website, id string) (model.
 
 // Channels lists a website's channels, oldest first.
 func (s *Store) Channels(ctx context.Context, w model.Website) ([]model.Channel, error) {
-	var items []channelItem
-	if err := s.queryPrefix(ctx, websitePK(w.Account, w.ID), channelSKPrefix, true, &items); err != nil {
-		return nil, fmt.Errorf("list channels: %w", err)
-	}
-	out := make([]model.Channel, len(items))
-	for i, it := range items {
-		out[i] = it.Channel
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Created.Before(out[j].Created) })
-	return out, nil
+	return websiteItems(ctx, s, w, channelSKPrefix, "channels", func(it channelItem) model.Channel { return it.Channel },
+		func(c model.Channel) time.Time { return c.Created }, false)
 }
 
 // DeleteChannel removes a channel, then its deliveries and marks.

@@ -2,8 +2,7 @@ package store
 
 import (
 	"context"
-	"fmt"
-	"sort"
+	"time"
 
 	"github.com/openvitals/openvitals/internal/model"
 )
@@ -43,14 +42,6 @@ func (s *Store) DeleteExperiment(ctx context.Context, w model.Website, id string
 
 // Experiments lists a website's experiments, newest first.
 func (s *Store) Experiments(ctx context.Context, w model.Website) ([]model.Experiment, error) {
-	var items []experimentItem
-	if err := s.queryPrefix(ctx, websitePK(w.Account, w.ID), experimentSKPrefix, true, &items); err != nil {
-		return nil, fmt.Errorf("list experiments: %w", err)
-	}
-	out := make([]model.Experiment, len(items))
-	for i, it := range items {
-		out[i] = it.Experiment
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Created.After(out[j].Created) })
-	return out, nil
+	return websiteItems(ctx, s, w, experimentSKPrefix, "experiments", func(it experimentItem) model.Experiment { return it.Experiment },
+		func(e model.Experiment) time.Time { return e.Created }, true)
 }

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+	"sort"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -11,8 +13,9 @@ import (
 	"github.com/openvitals/openvitals/internal/model"
 )
 
-// Budgets and multistep tests are plain items of a website's partition keyed by their ID; these
-// functions are their shared create, read, replace and delete.
+// A website's items (budgets, multistep tests, channels, test profiles, experiments) are plain
+// items of its partition keyed by their ID; these functions are their shared create, read,
+// list, replace and delete.
 
 // DynamoDB's limits on key values, in bytes: no item has a longer key, and DynamoDB refuses to
 // even look one up.
@@ -133,4 +136,26 @@ func window[I, T any](ctx context.Context, s *Store, in *dynamodb.QueryInput, sk
 		out, more = out[:limit], true
 	}
 	return out, more, nil
+}
+
+// websiteItems lists a website's items of one kind, those under prefix in its partition,
+// each the model value of its stored item I (of), by when each was made (created): oldest
+// first, newest first when newest. kind names them in an error.
+func websiteItems[I, T any](ctx context.Context, s *Store, w model.Website, prefix, kind string, of func(I) T, created func(T) time.Time, newest bool) ([]T, error) {
+	var items []I
+	if err := s.queryPrefix(ctx, websitePK(w.Account, w.ID), prefix, true, &items); err != nil {
+		return nil, fmt.Errorf("list %s: %w", kind, err)
+	}
+	out := make([]T, len(items))
+	for i, it := range items {
+		out[i] = of(it)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := created(out[i]), created(out[j])
+		if newest {
+			return a.After(b)
+		}
+		return a.Before(b)
+	})
+	return out, nil
 }

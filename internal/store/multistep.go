@@ -3,12 +3,11 @@ package store
 import (
 	"context"
 	"fmt"
-	"sort"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/model/step"
 )
@@ -35,16 +34,8 @@ func (s *Store) CreateTest(ctx context.Context, w model.Website, t *model.Test) 
 
 // Tests lists a website's multistep tests, oldest first.
 func (s *Store) Tests(ctx context.Context, w model.Website) ([]model.Test, error) {
-	var items []testItem
-	if err := s.queryPrefix(ctx, websitePK(w.Account, w.ID), testSKPrefix, true, &items); err != nil {
-		return nil, fmt.Errorf("list multistep tests: %w", err)
-	}
-	tests := make([]model.Test, len(items))
-	for i, it := range items {
-		tests[i] = it.Test
-	}
-	sort.SliceStable(tests, func(i, j int) bool { return tests[i].Created.Before(tests[j].Created) })
-	return tests, nil
+	return websiteItems(ctx, s, w, testSKPrefix, "multistep tests", func(it testItem) model.Test { return it.Test },
+		func(t model.Test) time.Time { return t.Created }, false)
 }
 
 // Test returns one multistep test of a website.

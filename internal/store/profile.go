@@ -2,8 +2,7 @@ package store
 
 import (
 	"context"
-	"fmt"
-	"sort"
+	"time"
 
 	"github.com/openvitals/openvitals/internal/model"
 )
@@ -40,16 +39,8 @@ func (s *Store) Profile(ctx context.Context, w model.Website, id string) (model.
 
 // Profiles lists a website's test profiles, oldest first.
 func (s *Store) Profiles(ctx context.Context, w model.Website) ([]model.Profile, error) {
-	var items []profileItem
-	if err := s.queryPrefix(ctx, websitePK(w.Account, w.ID), profileSKPrefix, true, &items); err != nil {
-		return nil, fmt.Errorf("list profiles: %w", err)
-	}
-	out := make([]model.Profile, len(items))
-	for i, it := range items {
-		out[i] = it.Profile
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Created.Before(out[j].Created) })
-	return out, nil
+	return websiteItems(ctx, s, w, profileSKPrefix, "profiles", func(it profileItem) model.Profile { return it.Profile },
+		func(p model.Profile) time.Time { return p.Created }, false)
 }
 
 // DeleteProfile removes a test profile.
