@@ -49,11 +49,7 @@ func toBudgetJSON(b model.Budget) budgetJSON {
 }
 
 func (s *Server) listBudgets(w http.ResponseWriter, r *http.Request, c caller) error {
-	win, err := listWindow(r)
-	if err != nil {
-		return err
-	}
-	site, err := s.website(r, c)
+	win, site, err := s.windowAndWebsite(r, c)
 	if err != nil {
 		return err
 	}

@@ -27,11 +27,7 @@ const (
 // With limit, a response covers that many pages (each on both devices) and reads only their
 // results.
 func (s *Server) listPageMetrics(w http.ResponseWriter, r *http.Request, c caller) error {
-	win, err := listWindow(r)
-	if err != nil {
-		return err
-	}
-	site, err := s.website(r, c)
+	win, site, err := s.windowAndWebsite(r, c)
 	if err != nil {
 		return err
 	}

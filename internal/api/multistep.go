@@ -195,11 +195,7 @@ func applyTest(in testInput, t *model.Test, create bool) error {
 }
 
 func (s *Server) listTests(w http.ResponseWriter, r *http.Request, c caller) error {
-	win, err := listWindow(r)
-	if err != nil {
-		return err
-	}
-	site, err := s.website(r, c)
+	win, site, err := s.windowAndWebsite(r, c)
 	if err != nil {
 		return err
 	}

@@ -24,11 +24,7 @@ type pageInput struct {
 }
 
 func (s *Server) listPageSettings(w http.ResponseWriter, r *http.Request, c caller) error {
-	win, err := listWindow(r)
-	if err != nil {
-		return err
-	}
-	site, err := s.website(r, c)
+	win, site, err := s.windowAndWebsite(r, c)
 	if err != nil {
 		return err
 	}

@@ -50,6 +50,17 @@ func listWindow(r *http.Request) (window, error) {
 	return win, nil
 }
 
+// windowAndWebsite reads a list request's window, then the website it names (so a bad limit
+// is refused before the website is read).
+func (s *Server) windowAndWebsite(r *http.Request, c caller) (window, model.Website, error) {
+	win, err := listWindow(r)
+	if err != nil {
+		return win, model.Website{}, err
+	}
+	site, err := s.website(r, c)
+	return win, site, err
+}
+
 // cut returns the items of a list (sorted by key, ascending) that the window covers, and the
 // cursor of the next window ("" when none remain).
 func cut[T any](items []T, key func(T) string, win window) ([]T, string) {

@@ -211,11 +211,7 @@ func (s *Server) getTestSeries(w http.ResponseWriter, r *http.Request, c caller)
 // listTestSeries answers a website's series newest first, without their tests, with cursor
 // pagination.
 func (s *Server) listTestSeries(w http.ResponseWriter, r *http.Request, c caller) error {
-	win, err := listWindow(r)
-	if err != nil {
-		return err
-	}
-	site, err := s.website(r, c)
+	win, site, err := s.windowAndWebsite(r, c)
 	if err != nil {
 		return err
 	}
