@@ -97,7 +97,7 @@ func (s *Queue) DailyWebsite(ctx context.Context, w model.Website, pages []model
 func (s *Queue) sendShard(ctx context.Context, w model.Website, pages []model.Page, day, shard string, attempt int) (model.FanoutDone, error) {
 	now := time.Now().UTC()
 	d := model.FanoutDone{Queued: now, Items: make([]string, len(pages))}
-	jobs := make([]any, 0, len(pages)*len(Devices))
+	jobs := make([]Job, 0, len(pages)*len(Devices))
 	for i, p := range pages {
 		d.Items[i] = p.ID
 		for _, dev := range Devices {

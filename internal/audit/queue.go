@@ -52,7 +52,7 @@ func (j Job) Check() error {
 // Queue queues audits.
 type Queue struct {
 	store *store.Store
-	queue *queue.Queue
+	queue queue.Of[Job]
 	log   *slog.Logger
 	// takeoverDelay is how long the audits of a shard queued again wait (SetTakeoverDelay).
 	takeoverDelay time.Duration
@@ -60,7 +60,7 @@ type Queue struct {
 
 // NewQueue returns a Queue sending to the audit queue q.
 func NewQueue(st *store.Store, q *queue.Queue, log *slog.Logger) *Queue {
-	return &Queue{store: st, queue: q, log: log, takeoverDelay: queue.MaxDelay}
+	return &Queue{store: st, queue: queue.Typed[Job](q), log: log, takeoverDelay: queue.MaxDelay}
 }
 
 // Website queues audits of a website's pages now, whatever the schedule: the given pages (all
@@ -91,7 +91,7 @@ func (s *Queue) Experiment(ctx context.Context, w model.Website, e *model.Experi
 }
 
 func (s *Queue) send(ctx context.Context, jobs []Job) (int, error) {
-	n, err := queue.SendJSON[Job](s.queue)(ctx, jobs)
+	n, err := s.queue.SendBatch(ctx, jobs)
 	if err != nil {
 		return n, fmt.Errorf("queue audits: %w", err)
 	}

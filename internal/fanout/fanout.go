@@ -85,10 +85,10 @@ func known(job string) bool {
 func (j Job) Ref() model.SiteRef { return model.SiteRef{Account: j.Account, Website: j.Website} }
 
 // Queue sends fan-out messages.
-type Queue struct{ q *queue.Queue }
+type Queue struct{ q queue.Of[Job] }
 
 // NewQueue returns a Queue sending to the fan-out queue q.
-func NewQueue(q *queue.Queue) *Queue { return &Queue{q: q} }
+func NewQueue(q *queue.Queue) *Queue { return &Queue{q: queue.Typed[Job](q)} }
 
 // Start queues the first page of the listing of a day's job.
 func (q *Queue) Start(ctx context.Context, day, job string) error {
@@ -100,11 +100,7 @@ func (q *Queue) Start(ctx context.Context, day, job string) error {
 
 // Send queues fan-out messages, in parallel requests (queue.SendAll).
 func (q *Queue) Send(ctx context.Context, jobs []Job) error {
-	values := make([]any, len(jobs))
-	for i, j := range jobs {
-		values[i] = j
-	}
-	return q.q.SendAll(ctx, values, 0)
+	return q.q.SendAll(ctx, jobs, 0)
 }
 
 // DefaultLease is how long an attempt holds its claims when its context has no deadline (the

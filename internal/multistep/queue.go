@@ -39,13 +39,13 @@ func (j Job) Check() error {
 // Queue records runs and queues them.
 type Queue struct {
 	store *store.Store
-	queue *queue.Queue
+	queue queue.Of[Job]
 	log   *slog.Logger
 }
 
 // NewQueue returns a Queue sending to the multistep queue q.
 func NewQueue(st *store.Store, q *queue.Queue, log *slog.Logger) *Queue {
-	return &Queue{store: st, queue: q, log: log}
+	return &Queue{store: st, queue: queue.Typed[Job](q), log: log}
 }
 
 // Run records a queued run of a test and queues it.
@@ -115,7 +115,7 @@ func JobOfKey(w model.SiteRef, key string) (Job, error) {
 // send records a queued run per test, then sends their messages.
 func (q *Queue) send(ctx context.Context, w model.Website, tests []model.Test) ([]model.Run, error) {
 	runs := make([]model.Run, 0, len(tests))
-	jobs := make([]any, 0, len(tests))
+	jobs := make([]Job, 0, len(tests))
 	for _, t := range tests {
 		r, err := q.store.CreateRun(ctx, w, t)
 		if err != nil {

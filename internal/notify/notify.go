@@ -67,12 +67,12 @@ func Backoff(attempt int) time.Duration {
 
 // Queue queues notifications.
 type Queue struct {
-	q      *queue.Queue
+	q      queue.Of[Job]
 	gather time.Duration
 }
 
 // NewQueue returns a Queue sending to q.
-func NewQueue(q *queue.Queue) *Queue { return &Queue{q: q, gather: IncidentGather} }
+func NewQueue(q *queue.Queue) *Queue { return &Queue{q: queue.Typed[Job](q), gather: IncidentGather} }
 
 // IncidentGather is how long an incident's regression.detected event waits before it is
 // delivered, so that its message names the changes found meanwhile (a page's audits on both

@@ -43,10 +43,10 @@ func (j Job) Check() error {
 }
 
 // Queue queues purge jobs.
-type Queue struct{ q *queue.Queue }
+type Queue struct{ q queue.Of[Job] }
 
 // NewQueue returns a Queue sending to q.
-func NewQueue(q *queue.Queue) *Queue { return &Queue{q: q} }
+func NewQueue(q *queue.Queue) *Queue { return &Queue{q: queue.Typed[Job](q)} }
 
 // Enqueue queues one purge job.
 func (q *Queue) Enqueue(ctx context.Context, job model.PurgeJob) error {

@@ -86,18 +86,6 @@ func SendOnce[J any](ctx context.Context, jobs []J,
 	return fresh, nil
 }
 
-// SendJSON sends jobs as JSON messages, ten to a request, and says how many were sent: a
-// SendOnce send for jobs whose message is the job itself.
-func SendJSON[J any](q *Queue) func(context.Context, []J) (int, error) {
-	return func(ctx context.Context, jobs []J) (int, error) {
-		values := make([]any, len(jobs))
-		for i, j := range jobs {
-			values[i] = j
-		}
-		return q.SendBatch(ctx, values)
-	}
-}
-
 // SweepEach sweeps each pending piece of work in turn: one that fails to be swept does not
 // stop the others, and its error names it.
 func SweepEach[P any](pending []P, name func(P) string, sweep func(P) error) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,5 +65,34 @@ func TestSendAll(t *testing.T) {
 	}
 	if err := q.SendAll(ctx, values[:1], queue.MaxDelay+time.Second); err == nil {
 		t.Error("a delay over MaxDelay was accepted")
+	}
+}
+
+// A typed queue sends what its consumer would take, and nothing of a send that holds a message
+// its consumer would refuse.
+func TestTypedQueueChecks(t *testing.T) {
+	clients := awstest.Clients(t)
+	ctx := context.Background()
+	raw := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 3})
+	q := queue.Typed[job](raw)
+	if err := q.Send(ctx, job{}); err == nil || !strings.Contains(err.Error(), "a job needs a name") {
+		t.Errorf("a message without a name: %v, want its check's error", err)
+	}
+	if n, err := q.SendBatch(ctx, []job{{Name: "a"}, {}, {Name: "c"}}); err == nil || n != 0 {
+		t.Errorf("a batch with a bad message sent %d (%v), want none and an error", n, err)
+	}
+	if err := q.SendAll(ctx, []job{{Name: "a"}, {}}, 0); err == nil {
+		t.Error("SendAll with a bad message succeeded")
+	}
+	if n, err := q.SendBatch(ctx, []job{{Name: "a"}, {Name: "b"}}); err != nil || n != 2 {
+		t.Fatalf("sent %d (%v), want 2", n, err)
+	}
+	if err := q.Send(ctx, job{Name: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	got := awstest.Receive(t, raw, 3)
+	slices.Sort(got)
+	if want := []string{`{"name":"a"}`, `{"name":"b"}`, `{"name":"c"}`}; !slices.Equal(got, want) {
+		t.Errorf("received %q, want %q: the good messages only", got, want)
 	}
 }

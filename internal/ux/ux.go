@@ -37,12 +37,12 @@ func (j Job) Check() error {
 
 // Queue queues collections.
 type Queue struct {
-	queue *queue.Queue
+	queue queue.Of[Job]
 }
 
 // NewQueue returns a Queue sending to the ux queue q.
 func NewQueue(q *queue.Queue) *Queue {
-	return &Queue{queue: q}
+	return &Queue{queue: queue.Typed[Job](q)}
 }
 
 // DailyWebsite queues a website's collection of a day: its share of the daily fan-out, which
