@@ -318,19 +318,44 @@ func (a *Aggregator) limit(ctx context.Context, account, website string, msgs []
 	return nil
 }
 
-// fold adds the views of messages to the days' tables in sess, the months' indexes being idx.
+// fold adds the views of messages to the days' tables in sess, the months' indexes being idx,
+// in three steps (numbered on from foldBatch's).
 func (a *Aggregator) fold(ctx context.Context, sess *rumstore.Session, idx map[string]model.RUMIndex, msgs []message) error {
-	// 3. One fold per message, into its views' day and every later day of the month (the
-	// running totals) and into its views' day (the daily segment and attribution tables).
-	folds := make([]*fold, len(msgs))
+	folds, cells := foldMessages(idx, msgs)
 	defer func() {
 		// Once every cell is written: nothing reads the folds' sketches after.
 		for _, f := range folds {
-			if f != nil {
-				f.release()
-			}
+			f.release()
 		}
 	}()
+	dailyCells := dailyCells(msgs)
+	cells = append(cells, dailyCells...)
+	stored, err := sess.Tables(ctx, cells)
+	if err != nil {
+		return err
+	}
+	days := daily{}
+	if err := days.load(dailyCells, stored, msgs); err != nil {
+		return err
+	}
+	for i, m := range msgs {
+		days.addMessage(i, m.batch.Views)
+	}
+	decoded, err := admitPageKeys(folds, stored)
+	if err != nil {
+		return err
+	}
+	if err := a.putCells(ctx, sess, cells, stored, decoded, folds, msgs, days); err != nil {
+		return err
+	}
+	return a.foldDistinct(ctx, sess, msgs)
+}
+
+// foldMessages is step 3: one fold per message, into its views' day and every later day of the
+// month (the running totals), and the cells they touch (the daily segment and attribution
+// tables are the caller's).
+func foldMessages(idx map[string]model.RUMIndex, msgs []message) ([]*fold, []model.RUMCell) {
+	folds := make([]*fold, len(msgs))
 	cellSet := map[model.RUMCell]bool{}
 	for i, m := range msgs {
 		f := newFold()
@@ -348,30 +373,19 @@ func (a *Aggregator) fold(ctx context.Context, sess *rumstore.Session, idx map[s
 		}
 		folds[i] = f
 	}
-	dailyCells := dailyCells(msgs)
-	for _, c := range dailyCells {
-		cellSet[c] = true
-	}
 	cells := make([]model.RUMCell, 0, len(cellSet))
 	for c := range cellSet {
 		cells = append(cells, c)
 	}
-	stored, err := sess.Tables(ctx, cells)
-	if err != nil {
-		return err
-	}
-	days := daily{}
-	if err := days.load(dailyCells, stored, msgs); err != nil {
-		return err
-	}
-	for i, m := range msgs {
-		days.addMessage(i, m.batch.Views)
-	}
+	return folds, cells
+}
 
-	// 4. Cap the page keys of each shard: the admitted keys are those already stored, then new
-	// ones in queue order while there is room.
+// admitPageKeys is step 4: it caps the page keys of each shard. The admitted keys are those
+// already stored, then new ones in queue order while there is room; the others are renamed
+// to rollup.OtherKey in the folds. It returns the page-view tables it read, for step 5.
+func admitPageKeys(folds []*fold, stored map[model.RUMCell]model.RUMTable) (map[model.RUMCell]*rollup.Table, error) {
 	admitted := map[model.RUMCell]map[string]bool{}
-	decoded := map[model.RUMCell]*rollup.Table{} // the page-view tables read here, reused in step 5
+	decoded := map[model.RUMCell]*rollup.Table{}
 	for _, f := range folds {
 		for pk, p := range f.parts {
 			if pk.dim != rollup.DimPages {
@@ -384,7 +398,7 @@ func (a *Aggregator) fold(ctx context.Context, sess *rumstore.Session, idx map[s
 				if st, ok := stored[c]; ok {
 					old, err := rollup.DecodeTable(st.Data)
 					if err != nil {
-						return fmt.Errorf("cell %v: %w", c, err)
+						return nil, fmt.Errorf("cell %v: %w", c, err)
 					}
 					decoded[c] = old
 					for k := range old.Counts {
@@ -406,9 +420,15 @@ func (a *Aggregator) fold(ctx context.Context, sess *rumstore.Session, idx map[s
 			}
 		}
 	}
+	return decoded, nil
+}
 
-	// 5. Each cell: the stored table plus the folds of the messages its day has not seen yet.
-	err = forEachLimited(ctx, cells, 8, func(c model.RUMCell) error {
+// putCells is step 5: each cell is written as the stored table (decoded already if step 4
+// read it) plus the folds of the messages its day has not seen yet; a daily cell as the batch
+// left it.
+func (a *Aggregator) putCells(ctx context.Context, sess *rumstore.Session, cells []model.RUMCell, stored map[model.RUMCell]model.RUMTable,
+	decoded map[model.RUMCell]*rollup.Table, folds []*fold, msgs []message, days daily) error {
+	return forEachLimited(ctx, cells, 8, func(c model.RUMCell) error {
 		if c.Daily {
 			return a.putDaily(ctx, sess, c, msgs, days)
 		}
@@ -440,10 +460,6 @@ func (a *Aggregator) fold(ctx context.Context, sess *rumstore.Session, idx map[s
 		}
 		return sess.PutTable(ctx, c, data)
 	})
-	if err != nil {
-		return err
-	}
-	return a.foldDistinct(ctx, sess, msgs)
 }
 
 // putDaily writes one daily table as the batch left it, within maxDailyBytes (its smallest
