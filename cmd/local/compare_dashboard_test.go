@@ -29,9 +29,10 @@ func TestDashboardCompare(t *testing.T) {
 	}
 	d.call(t, "GET", W+"/regressions?kind=regression&source=lab", dashViewerKey, "", 200, &regs)
 	var c *link
+	var regID string
 	for _, r := range regs.Result.List {
 		if r.Comparison != nil && r.Metric == "lcp" && r.Device == "mobile" {
-			c = r.Comparison
+			c, regID = r.Comparison, r.ID
 		}
 	}
 	if c == nil {
@@ -68,7 +69,8 @@ func TestDashboardCompare(t *testing.T) {
 	}
 	d.call(t, "GET", c.Path, dashViewerKey, "", 200, &cmp)
 	if cmp.Loads == nil || len(cmp.Loads.Requests) == 0 {
-		t.Fatalf("the demo's comparison %+v: want its loads, with the requests that changed", cmp)
+		// The regression's ID starts with its first bad day: the deploy's is demoDeployedDaysAgo.
+		t.Fatalf("the comparison of %s (%+v) has no request that changed, want the hero grown: loads %+v", regID, *c, cmp.Loads)
 	}
 	var lcpChange *float64
 	for _, m := range cmp.Metrics {

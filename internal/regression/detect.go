@@ -116,11 +116,13 @@ func (d Detector) Detect(series []Day, from int, t Threshold, higherIsWorse bool
 		// moves every run, while a slow run (another process on the machine) is one run, and a
 		// day with two such runs has a median off but a nearest run where it was. A day back at
 		// the old level means the change did not last; of three days or more, one may have its
-		// nearest run back (see maxLapses).
+		// nearest run back (see maxLapses). The first day must also be nearer the new level
+		// than the old: a day a few percent high just before a large step is the old level's,
+		// not the change's first (whose cause would compare two loads of the old version).
 		lasting, lapses := true, 0
-		for _, day := range series[c:] {
+		for i, day := range series[c:] {
 			off := shifted(day.Values, b, delta)
-			if median(off) < least/2 {
+			if median(off) < least/2 || i == 0 && median(off) < math.Abs(delta)/2 {
 				lasting = false
 				break
 			}

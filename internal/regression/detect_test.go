@@ -71,6 +71,21 @@ func TestDetect(t *testing.T) {
 		onset   int
 		minDays int
 	}{name: "one-day outlier", days: outlier})
+	// A large step (the demo's heavier hero: LCP 1.35 s to 5.1 s) after a day a few percent
+	// high: that day is the old level's, not the change's first (the cause would compare two
+	// loads of the old version).
+	bigStep := makeSeries(rand.New(rand.NewPCG(4, 9)), 30, 1350, 0.01, 26, 3.8)
+	for i := range bigStep[25].Values {
+		bigStep[25].Values[i] *= 1.08
+	}
+	cases = append(cases, struct {
+		name    string
+		days    []Day
+		found   bool
+		worse   bool
+		onset   int
+		minDays int
+	}{name: "large step after a high day", days: bigStep, found: true, worse: true, onset: 26})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ch, found := d.Detect(c.days, 0, lcp, true)
