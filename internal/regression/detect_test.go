@@ -43,14 +43,15 @@ func makeSeries(rng *rand.Rand, n int, level, cv float64, onset int, factor floa
 func TestDetect(t *testing.T) {
 	lcp := Thresholds{}.For("lcp")
 	d := NewDetector()
-	cases := []struct {
+	type detectCase struct {
 		name    string
 		days    []Day
 		found   bool
 		worse   bool
 		onset   int
 		minDays int // days the change must be found after (persistence)
-	}{
+	}
+	cases := []detectCase{
 		{name: "quiet", days: makeSeries(rand.New(rand.NewPCG(1, 1)), 30, 1500, 0.03, -1, 1)},
 		{name: "step 20 % after three days", days: makeSeries(rand.New(rand.NewPCG(2, 1)), 23, 1500, 0.03, 20, 1.2), found: true, worse: true, onset: 20},
 		{name: "step 20 % on its first two days only", days: makeSeries(rand.New(rand.NewPCG(3, 1)), 22, 1500, 0.03, 20, 1.2)},
@@ -63,14 +64,7 @@ func TestDetect(t *testing.T) {
 	for i := range outlier[23].Values {
 		outlier[23].Values[i] *= 2
 	}
-	cases = append(cases, struct {
-		name    string
-		days    []Day
-		found   bool
-		worse   bool
-		onset   int
-		minDays int
-	}{name: "one-day outlier", days: outlier})
+	cases = append(cases, detectCase{name: "one-day outlier", days: outlier})
 	// A large step (the demo's heavier hero: LCP 1.35 s to 5.1 s) after a day a few percent
 	// high: that day is the old level's, not the change's first (the cause would compare two
 	// loads of the old version).
@@ -78,14 +72,7 @@ func TestDetect(t *testing.T) {
 	for i := range bigStep[25].Values {
 		bigStep[25].Values[i] *= 1.08
 	}
-	cases = append(cases, struct {
-		name    string
-		days    []Day
-		found   bool
-		worse   bool
-		onset   int
-		minDays int
-	}{name: "large step after a high day", days: bigStep, found: true, worse: true, onset: 26})
+	cases = append(cases, detectCase{name: "large step after a high day", days: bigStep, found: true, worse: true, onset: 26})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ch, found := d.Detect(c.days, 0, lcp, true)

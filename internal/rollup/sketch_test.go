@@ -225,6 +225,23 @@ func TestSampledStreamWithinTwoPercent(t *testing.T) {
 
 // Sketches given their bins by an arena count as sketches that made their own: each its own
 // bins, however far apart their values and however many share the arena.
+// wideSketches fills 40 sketches from a, each with n values spanning steps bins apart by
+// factor (e^(step×k), scaled by i+from), and checks each encodes as one that made its own bins.
+func wideSketches(t *testing.T, a *Arena, name string, n, steps int, step float64, from int) {
+	t.Helper()
+	for i := range 40 {
+		var s, own Sketch
+		for j := range n {
+			v := math.Exp(float64(j%steps)*step) * float64(from+i)
+			s.AddPreparedIn(a, Prepare(v), 1)
+			own.Add(v)
+		}
+		if got, want := s.AppendBinary(nil), own.AppendBinary(nil); !bytes.Equal(got, want) {
+			t.Errorf("%s sketch %d: %x, want %x", name, i, got, want)
+		}
+	}
+}
+
 func TestArena(t *testing.T) {
 	var a Arena
 	var reserved, plain [3]Sketch
@@ -235,17 +252,7 @@ func TestArena(t *testing.T) {
 		}
 	}
 	// Past a chunk: sketches of wide spans, their growth from new chunks.
-	var wide, wideOwn [40]Sketch
-	for i := range wide {
-		for j := range 300 {
-			v := math.Exp(float64(j%150)*0.05) * float64(1+i)
-			wide[i].AddPreparedIn(&a, Prepare(v), 1)
-			wideOwn[i].Add(v)
-		}
-		if got, want := wide[i].AppendBinary(nil), wideOwn[i].AppendBinary(nil); !bytes.Equal(got, want) {
-			t.Errorf("wide sketch %d: %x, want %x", i, got, want)
-		}
-	}
+	wideSketches(t, &a, "wide", 300, 150, 0.05, 1)
 	for i := range reserved {
 		if got, want := reserved[i].AppendBinary(nil), plain[i].AppendBinary(nil); !bytes.Equal(got, want) {
 			t.Errorf("sketch %d: %x, want %x", i, got, want)
@@ -254,17 +261,7 @@ func TestArena(t *testing.T) {
 	// Reset: the next sketches get the same chunks, zeroed, and count as their own again.
 	chunks := len(a.chunks)
 	a.Reset()
-	var again, againOwn [40]Sketch
-	for i := range again {
-		for j := range 200 {
-			v := math.Exp(float64(j%100)*0.07) * float64(3+i)
-			again[i].AddPreparedIn(&a, Prepare(v), 1)
-			againOwn[i].Add(v)
-		}
-		if got, want := again[i].AppendBinary(nil), againOwn[i].AppendBinary(nil); !bytes.Equal(got, want) {
-			t.Errorf("after Reset, sketch %d: %x, want %x", i, got, want)
-		}
-	}
+	wideSketches(t, &a, "after Reset, wide", 200, 100, 0.07, 3)
 	if len(a.chunks) > chunks {
 		t.Errorf("after Reset the arena made %d chunks more, want its own reused", len(a.chunks)-chunks)
 	}
