@@ -75,15 +75,8 @@ func (s *Store) BudgetStates(ctx context.Context, w model.Website, budgets []str
 
 // BudgetEntries lists a budget's pages and devices off it.
 func (s *Store) BudgetEntries(ctx context.Context, w model.Website, budget string) ([]model.BudgetEntry, error) {
-	var items []budgetEntryItem
-	if err := s.queryPrefix(ctx, websitePK(w.Account, w.ID), budgetEntryPrefix(budget), true, &items); err != nil {
-		return nil, fmt.Errorf("list budget entries: %w", err)
-	}
-	out := make([]model.BudgetEntry, len(items))
-	for i, it := range items {
-		out[i] = it.BudgetEntry
-	}
-	return out, nil
+	return withPrefix(ctx, s, websitePK(w.Account, w.ID), budgetEntryPrefix(budget), "budget entries",
+		func(it budgetEntryItem) model.BudgetEntry { return it.BudgetEntry })
 }
 
 // StatusChange is a change of a budget's status to record with its tally: its state as read,
@@ -183,18 +176,9 @@ func (s *Store) purgeBudgetEntries(ctx context.Context, w model.Website, page st
 	in.ExpressionAttributeNames = map[string]string{"#t": "Type"}
 	in.ExpressionAttributeValues[":entry"] = str("budget-entry")
 	in.ExpressionAttributeValues[":page"] = str(page)
-	var items []budgetEntryItem
-	p := dynamodb.NewQueryPaginator(s.db, in)
-	for p.HasMorePages() {
-		out, err := p.NextPage(ctx)
-		if err != nil {
-			return 0, fmt.Errorf("list the budget entries of page %s: %w", page, err)
-		}
-		var got []budgetEntryItem
-		if err := attributevalue.UnmarshalListOfMaps(out.Items, &got); err != nil {
-			return 0, fmt.Errorf("decode budget entries: %w", err)
-		}
-		items = append(items, got...)
+	items, err := query[budgetEntryItem](ctx, s, in, 0)
+	if err != nil {
+		return 0, fmt.Errorf("list the budget entries of page %s: %w", page, err)
 	}
 	removed := 0
 	for _, it := range items {

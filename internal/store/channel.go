@@ -12,11 +12,6 @@ import (
 	"github.com/openvitals/openvitals/internal/model"
 )
 
-type channelItem struct {
-	PK, SK, Type string
-	model.Channel
-}
-
 const (
 	channelSKPrefix = "CHANNEL#"
 	// A channel's deliveries and sent marks are apart from the channels, so that listing the
@@ -28,15 +23,18 @@ func channelSK(id string) string { return channelSKPrefix + id }
 
 func channelDataSK(id string) string { return channelDataPrefix + id + "#" }
 
+var channelKind = websiteKind[model.Channel]{sk: channelSK, typ: "channel", name: "channel", plural: "channels",
+	id: func(c model.Channel) string { return c.ID }, created: func(c model.Channel) time.Time { return c.Created }}
+
 // CreateChannel stores a new channel; c.ID must be set (NewChannelID) and c.Created is set.
 func (s *Store) CreateChannel(ctx context.Context, w model.Website, c *model.Channel) error {
 	c.Created = s.now()
-	return s.putItem(ctx, channelItem{PK: websitePK(w.Account, w.ID), SK: channelSK(c.ID), Type: "channel", Channel: *c}, false, "channel "+c.ID)
+	return channelKind.put(ctx, s, w, *c, putNew)
 }
 
 // UpdateChannel replaces an existing channel.
 func (s *Store) UpdateChannel(ctx context.Context, w model.Website, c model.Channel) error {
-	return s.putItem(ctx, channelItem{PK: websitePK(w.Account, w.ID), SK: channelSK(c.ID), Type: "channel", Channel: c}, true, "channel "+c.ID)
+	return channelKind.put(ctx, s, w, c, putExisting)
 }
 
 // ReplaceChannelShown sets what the API shows of a channel's target to shown, where it is
@@ -56,20 +54,17 @@ func (s *Store) ReplaceChannelShown(ctx context.Context, w model.Website, id, ol
 
 // Channel returns one channel.
 func (s *Store) Channel(ctx context.Context, w model.Website, id string) (model.Channel, error) {
-	var it channelItem
-	err := s.getItem(ctx, websitePK(w.Account, w.ID), channelSK(id), "channel "+id, &it)
-	return it.Channel, err
+	return channelKind.get(ctx, s, w, id)
 }
 
 // Channels lists a website's channels, oldest first.
 func (s *Store) Channels(ctx context.Context, w model.Website) ([]model.Channel, error) {
-	return websiteItems(ctx, s, w, channelSKPrefix, "channels", func(it channelItem) model.Channel { return it.Channel },
-		func(c model.Channel) time.Time { return c.Created }, false)
+	return channelKind.list(ctx, s, w)
 }
 
 // DeleteChannel removes a channel, then its deliveries and marks.
 func (s *Store) DeleteChannel(ctx context.Context, w model.Website, id string) error {
-	if err := s.deleteItem(ctx, websitePK(w.Account, w.ID), channelSK(id), "channel "+id); err != nil {
+	if err := channelKind.delete(ctx, s, w, id); err != nil {
 		return err
 	}
 	_, err := s.deletePrefix(ctx, websitePK(w.Account, w.ID), channelDataSK(id))

@@ -87,29 +87,15 @@ func (s *Store) MarkExports(ctx context.Context, w model.Website, since, purgedT
 // DeleteEventsBefore removes a website's events of the days before day (yyyymmdd): a retention
 // shorter than the events' expiry at write. It returns how many it removed.
 func (s *Store) DeleteEventsBefore(ctx context.Context, w model.Website, day string) (int, error) {
-	in := &dynamodb.QueryInput{
-		TableName:              aws.String(s.table),
-		KeyConditionExpression: aws.String("PK = :pk AND SK BETWEEN :lo AND :hi"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-			":pk": str(websitePK(w.Account, w.ID)), ":lo": str(eventSKPrefix), ":hi": str(eventSKPrefix + day),
-		},
-		ProjectionExpression: aws.String("PK, SK"),
+	in := s.betweenQuery(websitePK(w.Account, w.ID), eventSKPrefix, eventSKPrefix+day)
+	in.ConsistentRead = nil
+	keys, err := s.queryKeys(ctx, in)
+	if err != nil {
+		return 0, fmt.Errorf("list old events: %w", err)
 	}
-	var reqs []ddbtypes.WriteRequest
-	p := dynamodb.NewQueryPaginator(s.db, in)
-	for p.HasMorePages() {
-		out, err := p.NextPage(ctx)
-		if err != nil {
-			return 0, fmt.Errorf("list old events: %w", err)
-		}
-		for _, k := range out.Items {
-			reqs = append(reqs, ddbtypes.WriteRequest{DeleteRequest: &ddbtypes.DeleteRequest{Key: k}})
-		}
+	n, err := s.writeAll(ctx, deleteRequests(keys))
+	if err != nil {
+		return n, fmt.Errorf("delete old events: %w", err)
 	}
-	for start := 0; start < len(reqs); start += 25 {
-		if err := s.batchWrite(ctx, reqs[start:min(start+25, len(reqs))]); err != nil {
-			return start, fmt.Errorf("delete old events: %w", err)
-		}
-	}
-	return len(reqs), nil
+	return n, nil
 }

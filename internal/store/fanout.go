@@ -156,24 +156,12 @@ func (s *Store) WebsitesAfter(ctx context.Context, after string, limit int) (ref
 		in.ExpressionAttributeValues[":after"] = str(after)
 	}
 	in.Limit = aws.Int32(int32(limit + 1)) // one more tells whether more follow
-	var items []siteEntryItem
-	for p := dynamodb.NewQueryPaginator(s.db, in); p.HasMorePages() && len(items) <= limit; {
-		out, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, "", fmt.Errorf("list websites: %w", err)
-		}
-		var got []siteEntryItem
-		if err := attributevalue.UnmarshalListOfMaps(out.Items, &got); err != nil {
-			return nil, "", fmt.Errorf("decode websites: %w", err)
-		}
-		items = append(items, got...)
+	items, err := query[siteEntryItem](ctx, s, in, limit+1)
+	if err != nil {
+		return nil, "", fmt.Errorf("list websites: %w", err)
 	}
 	if len(items) > limit {
 		items, next = items[:limit], items[limit-1].SK
 	}
-	refs = make([]model.SiteRef, len(items))
-	for i, it := range items {
-		refs[i] = model.SiteRef{Account: it.Account, Website: it.Website}
-	}
-	return refs, next, nil
+	return values(items, siteEntryItem.ref), next, nil
 }

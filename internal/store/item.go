@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"sort"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -13,9 +11,8 @@ import (
 	"github.com/openvitals/openvitals/internal/model"
 )
 
-// A website's items (budgets, multistep tests, channels, test profiles, experiments) are plain
-// items of its partition keyed by their ID; these functions are their shared create, read,
-// list, replace and delete.
+// The store's own small generic helpers: entity files read, write and list items through
+// them, in the store's terms, rather than through the SDK's requests.
 
 // DynamoDB's limits on key values, in bytes: no item has a longer key, and DynamoDB refuses to
 // even look one up.
@@ -48,22 +45,46 @@ func (s *Store) getItem(ctx context.Context, pk, sk, what string, out any) error
 	return nil
 }
 
-// putItem writes item. With mustExist it replaces an existing item only (ErrNotFound
-// otherwise); without, it creates a new one only.
-func (s *Store) putItem(ctx context.Context, item any, mustExist bool, what string) error {
-	av, err := attributevalue.MarshalMap(item)
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", what, err)
+// getOr reads one item into out like getItem, but a missing item is no error: found tells.
+func (s *Store) getOr(ctx context.Context, pk, sk, what string, out any) (found bool, err error) {
+	err = s.getItem(ctx, pk, sk, what, out)
+	if model.IsNotFound(err) {
+		return false, nil
 	}
-	cond := "attribute_not_exists(PK)"
-	if mustExist {
-		cond = "attribute_exists(PK)"
+	return err == nil, err
+}
+
+// A put's condition on the item it writes.
+type putCondition int
+
+const (
+	// putAny creates the item or replaces it.
+	putAny putCondition = iota
+	// putNew creates a new item only: an item there already is an ID in use.
+	putNew
+	// putExisting replaces an existing item only: ErrNotFound otherwise.
+	putExisting
+)
+
+// putItem writes item (an item struct, or its attributes) under cond.
+func (s *Store) putItem(ctx context.Context, item any, cond putCondition, what string) error {
+	av, ok := item.(map[string]ddbtypes.AttributeValue)
+	if !ok {
+		var err error
+		if av, err = attributevalue.MarshalMap(item); err != nil {
+			return fmt.Errorf("encode %s: %w", what, err)
+		}
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(s.table), Item: av, ConditionExpression: aws.String(cond),
-	})
+	in := &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: av}
+	switch cond {
+	case putNew:
+		in.ConditionExpression = aws.String("attribute_not_exists(PK)")
+	case putExisting:
+		in.ConditionExpression = aws.String("attribute_exists(PK)")
+	}
+	_, err := s.db.PutItem(ctx, in)
 	if isConditionFailed(err) {
-		if mustExist {
+		if cond == putExisting {
 			return fmt.Errorf("%s: %w", what, model.ErrNotFound)
 		}
 		return fmt.Errorf("%s: id already in use", what)
@@ -92,6 +113,125 @@ func (s *Store) deleteItem(ctx context.Context, pk, sk, what string) error {
 	return nil
 }
 
+// dropItem removes an item if it is there.
+func (s *Store) dropItem(ctx context.Context, pk, sk, what string) error {
+	if _, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: key(pk, sk)}); err != nil {
+		return fmt.Errorf("delete %s: %w", what, err)
+	}
+	return nil
+}
+
+// update applies an update expression to an item, under cond when it is not "" (a failed
+// condition is returned as DynamoDB's error: isConditionFailed tells).
+func (s *Store) update(ctx context.Context, k map[string]ddbtypes.AttributeValue, expr, cond string, values map[string]ddbtypes.AttributeValue) error {
+	in := &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table), Key: k,
+		UpdateExpression: aws.String(expr), ExpressionAttributeValues: values,
+	}
+	if cond != "" {
+		in.ConditionExpression = aws.String(cond)
+	}
+	_, err := s.db.UpdateItem(ctx, in)
+	return err
+}
+
+// eachPage runs a query page by page, handing each page's items to each until it says it has
+// enough or no page is left.
+func (s *Store) eachPage(ctx context.Context, in *dynamodb.QueryInput, each func(items []map[string]ddbtypes.AttributeValue) (enough bool, err error)) error {
+	for p := dynamodb.NewQueryPaginator(s.db, in); p.HasMorePages(); {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return err
+		}
+		if enough, err := each(page.Items); err != nil || enough {
+			return err
+		}
+	}
+	return nil
+}
+
+// query reads the items a query selects, decoded as I, in the query's order: all of them
+// with want 0, else pages until it holds at least want (and maybe more) or none are left.
+func query[I any](ctx context.Context, s *Store, in *dynamodb.QueryInput, want int) ([]I, error) {
+	var out []I
+	err := s.eachPage(ctx, in, func(items []map[string]ddbtypes.AttributeValue) (bool, error) {
+		var got []I
+		if err := attributevalue.UnmarshalListOfMaps(items, &got); err != nil {
+			return false, fmt.Errorf("decode: %w", err)
+		}
+		out = append(out, got...)
+		return want > 0 && len(out) >= want, nil
+	})
+	return out, err
+}
+
+// queryKeys reads the keys of the items a query selects.
+func (s *Store) queryKeys(ctx context.Context, in *dynamodb.QueryInput) ([]map[string]ddbtypes.AttributeValue, error) {
+	in.ProjectionExpression = aws.String("PK, SK")
+	var keys []map[string]ddbtypes.AttributeValue
+	err := s.eachPage(ctx, in, func(items []map[string]ddbtypes.AttributeValue) (bool, error) {
+		keys = append(keys, items...)
+		return false, nil
+	})
+	return keys, err
+}
+
+// betweenQuery selects the items of a partition whose sort key lies between lo and hi
+// (inclusive), in key order.
+func (s *Store) betweenQuery(pk, lo, hi string) *dynamodb.QueryInput {
+	return &dynamodb.QueryInput{
+		TableName:              aws.String(s.table),
+		KeyConditionExpression: aws.String("PK = :pk AND SK BETWEEN :lo AND :hi"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
+			":pk": str(pk), ":lo": str(lo), ":hi": str(hi),
+		},
+		ConsistentRead: aws.Bool(true),
+	}
+}
+
+// between reads every item of a partition whose sort key lies between lo and hi (inclusive),
+// in key order, each the model value of its stored item I (of).
+func between[I, T any](ctx context.Context, s *Store, pk, lo, hi, what string, of func(I) T) ([]T, error) {
+	items, err := query[I](ctx, s, s.betweenQuery(pk, lo, hi), 0)
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", what, err)
+	}
+	return values(items, of), nil
+}
+
+// withPrefix reads every item of a partition whose sort key starts with prefix, in key order,
+// each the model value of its stored item I (of).
+func withPrefix[I, T any](ctx context.Context, s *Store, pk, prefix, what string, of func(I) T) ([]T, error) {
+	items, err := query[I](ctx, s, prefixQuery(s.table, pk, prefix, true), 0)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", what, err)
+	}
+	return values(items, of), nil
+}
+
+// values are the model values of stored items.
+func values[I, T any](items []I, of func(I) T) []T {
+	out := make([]T, len(items))
+	for i, it := range items {
+		out[i] = of(it)
+	}
+	return out
+}
+
+// getAll reads items by key (see batchGet), decoded as I, in no particular order; a missing
+// item is left out.
+func getAll[I any](ctx context.Context, s *Store, keys []map[string]ddbtypes.AttributeValue, consistent bool, what string) ([]I, error) {
+	raw, err := s.batchGet(ctx, keys, consistent)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	var items []I
+	if err := attributevalue.UnmarshalListOfMaps(raw, &items); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", what, err)
+	}
+	return items, nil
+}
+
 // newestFirst selects the items of a partition whose sort key lies between lo and hi
 // (inclusive), newest (highest key) first, for a list window: at most up to before, a sort key
 // that is the previous window's last item (skipped), when before is not "".
@@ -99,15 +239,9 @@ func (s *Store) newestFirst(pk, lo, hi, before string) *dynamodb.QueryInput {
 	if before != "" && before < hi {
 		hi = before
 	}
-	return &dynamodb.QueryInput{
-		TableName:              aws.String(s.table),
-		KeyConditionExpression: aws.String("PK = :pk AND SK BETWEEN :lo AND :hi"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-			":pk": str(pk), ":lo": str(lo), ":hi": str(hi),
-		},
-		ScanIndexForward: aws.Bool(false),
-		ConsistentRead:   aws.Bool(true),
-	}
+	in := s.betweenQuery(pk, lo, hi)
+	in.ScanIndexForward = aws.Bool(false)
+	return in
 }
 
 // window runs a newestFirst query until it holds more than limit items (0: all of them),
@@ -115,21 +249,20 @@ func (s *Store) newestFirst(pk, lo, hi, before string) *dynamodb.QueryInput {
 // decoded item into its value and gives its sort key.
 func window[I, T any](ctx context.Context, s *Store, in *dynamodb.QueryInput, skip string, limit int, what string, item func(I) (string, T)) ([]T, bool, error) {
 	var out []T
-	p := dynamodb.NewQueryPaginator(s.db, in)
-	for p.HasMorePages() && (limit == 0 || len(out) <= limit) {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, false, fmt.Errorf("list %s: %w", what, err)
-		}
+	err := s.eachPage(ctx, in, func(page []map[string]ddbtypes.AttributeValue) (bool, error) {
 		var items []I
-		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
-			return nil, false, fmt.Errorf("decode %s: %w", what, err)
+		if err := attributevalue.UnmarshalListOfMaps(page, &items); err != nil {
+			return false, fmt.Errorf("decode %s: %w", what, err)
 		}
 		for _, it := range items {
 			if sk, v := item(it); sk != skip {
 				out = append(out, v)
 			}
 		}
+		return limit > 0 && len(out) > limit, nil
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("list %s: %w", what, err)
 	}
 	more := false
 	if limit > 0 && len(out) > limit {
@@ -138,24 +271,52 @@ func window[I, T any](ctx context.Context, s *Store, in *dynamodb.QueryInput, sk
 	return out, more, nil
 }
 
-// websiteItems lists a website's items of one kind, those under prefix in its partition,
-// each the model value of its stored item I (of), by when each was made (created): oldest
-// first, newest first when newest. kind names them in an error.
-func websiteItems[I, T any](ctx context.Context, s *Store, w model.Website, prefix, kind string, of func(I) T, created func(T) time.Time, newest bool) ([]T, error) {
-	var items []I
-	if err := s.queryPrefix(ctx, websitePK(w.Account, w.ID), prefix, true, &items); err != nil {
-		return nil, fmt.Errorf("list %s: %w", kind, err)
-	}
-	out := make([]T, len(items))
-	for i, it := range items {
-		out[i] = of(it)
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := created(out[i]), created(out[j])
-		if newest {
-			return a.After(b)
+// writeAll sends write requests 25 to a batch (see batchWrite); it returns how many were sent
+// before a failure.
+func (s *Store) writeAll(ctx context.Context, reqs []ddbtypes.WriteRequest) (int, error) {
+	for start := 0; start < len(reqs); start += 25 {
+		if err := s.batchWrite(ctx, reqs[start:min(start+25, len(reqs))]); err != nil {
+			return start, err
 		}
-		return a.Before(b)
-	})
-	return out, nil
+	}
+	return len(reqs), nil
+}
+
+// putRequests are the write requests that put items (item structs).
+func putRequests[I any](items []I) ([]ddbtypes.WriteRequest, error) {
+	reqs := make([]ddbtypes.WriteRequest, len(items))
+	for i, it := range items {
+		av, err := attributevalue.MarshalMap(it)
+		if err != nil {
+			return nil, err
+		}
+		reqs[i] = ddbtypes.WriteRequest{PutRequest: &ddbtypes.PutRequest{Item: av}}
+	}
+	return reqs, nil
+}
+
+// deleteRequests are the write requests that delete the items of keys.
+func deleteRequests(keys []map[string]ddbtypes.AttributeValue) []ddbtypes.WriteRequest {
+	reqs := make([]ddbtypes.WriteRequest, len(keys))
+	for i, k := range keys {
+		reqs[i] = ddbtypes.WriteRequest{DeleteRequest: &ddbtypes.DeleteRequest{Key: k}}
+	}
+	return reqs
+}
+
+// ofDay reads the items of the given pages on the given devices that sk keys (a day's), in
+// one BatchGetItem per 100 page-devices, each the model value of its stored item I (of); an
+// item missing is left out.
+func ofDay[I, T any](ctx context.Context, s *Store, w model.Website, pages []model.Page, devices []string, sk func(page, device string) string, what string, of func(I) T) ([]T, error) {
+	keys := make([]map[string]ddbtypes.AttributeValue, 0, len(pages)*len(devices))
+	for _, p := range pages {
+		for _, d := range devices {
+			keys = append(keys, key(websitePK(w.Account, w.ID), sk(p.ID, d)))
+		}
+	}
+	items, err := getAll[I](ctx, s, keys, false, what)
+	if err != nil {
+		return nil, err
+	}
+	return values(items, of), nil
 }

@@ -21,6 +21,8 @@ type labItem struct {
 	Expires int64 `dynamodbav:"expires"`
 }
 
+func (it labItem) result() model.LabResult { return it.LabResult }
+
 // opportunityItem is an opportunity of a website: the first day it was seen and its latest
 // texts, so that the website's list reads them in one query (items written before the texts
 // have none until the next result with it).
@@ -99,12 +101,7 @@ func (s *Store) recordOpportunity(ctx context.Context, pk, day string, o model.O
 // whilePageExists applies writes in one transaction with checks that the website and the page
 // (by its URL and ID) still exist; if either is gone it writes nothing and returns ErrNotFound.
 func (s *Store) whilePageExists(ctx context.Context, w model.Website, page model.Page, what string, writes ...ddbtypes.TransactWriteItem) error {
-	checks := []ddbtypes.TransactWriteItem{
-		{ConditionCheck: &ddbtypes.ConditionCheck{TableName: aws.String(s.table), Key: key(accountPK(w.Account), websiteSK(w.ID)),
-			ConditionExpression: aws.String("attribute_exists(PK)")}},
-		{ConditionCheck: &ddbtypes.ConditionCheck{TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), pageSK(page.URL)),
-			ConditionExpression: aws.String("ID = :id"), ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":id": str(page.ID)}}},
-	}
+	checks := []ddbtypes.TransactWriteItem{s.websiteExists(w), s.pageExistsCheck(w, page)}
 	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: append(checks, writes...)})
 	if r := cancellationReasons(err); len(r) >= 2 && (r[0] == "ConditionalCheckFailed" || r[1] == "ConditionalCheckFailed") {
 		return fmt.Errorf("%s of page %s: website or page deleted: %w", what, page.ID, model.ErrNotFound)
@@ -118,39 +115,15 @@ func (s *Store) whilePageExists(ctx context.Context, w model.Website, page model
 // LabResults returns a page's results on one device from day from to day to (yyyymmdd,
 // inclusive), oldest first.
 func (s *Store) LabResults(ctx context.Context, w model.Website, page, device, from, to string) ([]model.LabResult, error) {
-	var all []map[string]ddbtypes.AttributeValue
-	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
-		TableName:              aws.String(s.table),
-		KeyConditionExpression: aws.String("PK = :pk AND SK BETWEEN :from AND :to"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-			":pk": str(websitePK(w.Account, w.ID)), ":from": str(labSK(page, device, from)), ":to": str(labSK(page, device, to)),
-		},
-		ConsistentRead: aws.Bool(true),
-	})
-	for p.HasMorePages() {
-		out, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("query lab results: %w", err)
-		}
-		all = append(all, out.Items...)
-	}
-	var items []labItem
-	if err := attributevalue.UnmarshalListOfMaps(all, &items); err != nil {
-		return nil, fmt.Errorf("decode lab results: %w", err)
-	}
-	results := make([]model.LabResult, len(items))
-	for i, it := range items {
-		results[i] = it.LabResult
-	}
-	return results, nil
+	return between(ctx, s, websitePK(w.Account, w.ID), labSK(page, device, from), labSK(page, device, to), "lab results", labItem.result)
 }
 
 // Opportunities maps each opportunity ever seen on a website to the first day it was seen and
 // its latest texts.
 func (s *Store) Opportunities(ctx context.Context, w model.Website) (map[string]model.SeenOpportunity, error) {
-	var items []opportunityItem
-	if err := s.queryPrefix(ctx, websitePK(w.Account, w.ID), opportunitySK(""), true, &items); err != nil {
-		return nil, fmt.Errorf("list opportunities: %w", err)
+	items, err := withPrefix(ctx, s, websitePK(w.Account, w.ID), opportunitySK(""), "opportunities", func(it opportunityItem) opportunityItem { return it })
+	if err != nil {
+		return nil, err
 	}
 	seen := make(map[string]model.SeenOpportunity, len(items))
 	for _, it := range items {
@@ -187,23 +160,5 @@ func (s *Store) LastLabError(ctx context.Context, w model.Website, page, device 
 // day (yyyymmdd), in one BatchGetItem per 100 page-devices; a page not audited that day on a
 // device has none.
 func (s *Store) LabResultsOfDay(ctx context.Context, w model.Website, pages []model.Page, devices []string, day string) ([]model.LabResult, error) {
-	keys := make([]map[string]ddbtypes.AttributeValue, 0, len(pages)*len(devices))
-	for _, p := range pages {
-		for _, d := range devices {
-			keys = append(keys, key(websitePK(w.Account, w.ID), labSK(p.ID, d, day)))
-		}
-	}
-	raw, err := s.batchGet(ctx, keys, false)
-	if err != nil {
-		return nil, fmt.Errorf("read lab results of %s: %w", day, err)
-	}
-	var items []labItem
-	if err := attributevalue.UnmarshalListOfMaps(raw, &items); err != nil {
-		return nil, fmt.Errorf("decode lab results: %w", err)
-	}
-	results := make([]model.LabResult, len(items))
-	for i, it := range items {
-		results[i] = it.LabResult
-	}
-	return results, nil
+	return ofDay(ctx, s, w, pages, devices, func(page, device string) string { return labSK(page, device, day) }, "lab results of "+day, labItem.result)
 }

@@ -12,48 +12,40 @@ import (
 	"github.com/openvitals/openvitals/internal/model/step"
 )
 
-type testItem struct {
-	PK   string
-	SK   string
-	Type string
-	model.Test
-}
-
-func (s *Store) testItem(w model.Website, t model.Test) testItem {
-	if t.Steps == nil {
-		t.Steps = []step.Step{}
-	}
-	return testItem{PK: websitePK(w.Account, w.ID), SK: testSK(t.ID), Type: "test", Test: t}
-}
+var testKind = websiteKind[model.Test]{sk: testSK, typ: "test", name: "multistep test", plural: "multistep tests",
+	id: func(t model.Test) string { return t.ID }, created: func(t model.Test) time.Time { return t.Created },
+	stored: func(t model.Test) model.Test {
+		if t.Steps == nil {
+			t.Steps = []step.Step{}
+		}
+		return t
+	}}
 
 // CreateTest stores a new multistep test and assigns its ID.
 func (s *Store) CreateTest(ctx context.Context, w model.Website, t *model.Test) error {
 	t.ID, t.Created = model.NewID(), s.now()
-	return s.putItem(ctx, s.testItem(w, *t), false, "multistep test "+t.ID)
+	return testKind.put(ctx, s, w, *t, putNew)
 }
 
 // Tests lists a website's multistep tests, oldest first.
 func (s *Store) Tests(ctx context.Context, w model.Website) ([]model.Test, error) {
-	return websiteItems(ctx, s, w, testSKPrefix, "multistep tests", func(it testItem) model.Test { return it.Test },
-		func(t model.Test) time.Time { return t.Created }, false)
+	return testKind.list(ctx, s, w)
 }
 
 // Test returns one multistep test of a website.
 func (s *Store) Test(ctx context.Context, w model.Website, id string) (model.Test, error) {
-	var it testItem
-	err := s.getItem(ctx, websitePK(w.Account, w.ID), testSK(id), "multistep test "+id, &it)
-	return it.Test, err
+	return testKind.get(ctx, s, w, id)
 }
 
 // UpdateTest replaces an existing multistep test.
 func (s *Store) UpdateTest(ctx context.Context, w model.Website, t model.Test) error {
-	return s.putItem(ctx, s.testItem(w, t), true, "multistep test "+t.ID)
+	return testKind.put(ctx, s, w, t, putExisting)
 }
 
 // DeleteTest removes a multistep test and records a purge marker for its runs, at once.
 func (s *Store) DeleteTest(ctx context.Context, w model.Website, id string) (model.PurgeJob, error) {
 	job := model.PurgeJob{Account: w.Account, Website: w.ID, Test: id, Requested: s.now()}
-	return job, s.deleteWithPurge(ctx, testSK(id), job, "multistep test "+id)
+	return job, s.deleteWithPurge(ctx, testKind.sk(id), job, testKind.what(id))
 }
 
 // deleteWithPurge removes an existing item of the website a job names (sk) and records the

@@ -24,6 +24,10 @@ type pageItem struct {
 	Created time.Time
 }
 
+func (it pageItem) page() model.Page {
+	return model.Page{ID: it.ID, URL: it.URL, Alias: it.Alias, Created: it.Created}
+}
+
 // CreatePages stores up to MaxPagesPerCall new pages of a website with their rows, all or
 // none. A URL already monitored in the website is a *ConflictError naming it. It assigns the
 // pages' IDs.
@@ -88,29 +92,21 @@ func (s *Store) createPageChunk(ctx context.Context, w model.Website, pages []mo
 // uncreatePages deletes pages just created and their rows, when the rest of their request
 // was refused.
 func (s *Store) uncreatePages(ctx context.Context, w model.Website, pages []model.Page) error {
-	reqs := make([]ddbtypes.WriteRequest, 0, 2*len(pages))
+	keys := make([]map[string]ddbtypes.AttributeValue, 0, 2*len(pages))
 	for _, p := range pages {
-		reqs = append(reqs,
-			ddbtypes.WriteRequest{DeleteRequest: &ddbtypes.DeleteRequest{Key: key(websitePK(w.Account, w.ID), pageSK(p.URL))}},
-			ddbtypes.WriteRequest{DeleteRequest: &ddbtypes.DeleteRequest{Key: key(websitePK(w.Account, w.ID), pageRowSK(p))}})
+		keys = append(keys, key(websitePK(w.Account, w.ID), pageSK(p.URL)), key(websitePK(w.Account, w.ID), pageRowSK(p)))
 	}
-	for start := 0; start < len(reqs); start += 25 {
-		if err := s.batchWrite(ctx, reqs[start:min(start+25, len(reqs))]); err != nil {
-			return fmt.Errorf("take back pages of a refused request: %w", err)
-		}
+	if _, err := s.writeAll(ctx, deleteRequests(keys)); err != nil {
+		return fmt.Errorf("take back pages of a refused request: %w", err)
 	}
 	return nil
 }
 
 // Pages lists a website's pages in the order they were added.
 func (s *Store) Pages(ctx context.Context, w model.Website) ([]model.Page, error) {
-	var items []pageItem
-	if err := s.queryPrefix(ctx, websitePK(w.Account, w.ID), pageSKPrefix, true, &items); err != nil {
-		return nil, fmt.Errorf("list pages: %w", err)
-	}
-	pages := make([]model.Page, len(items))
-	for i, it := range items {
-		pages[i] = model.Page{ID: it.ID, URL: it.URL, Alias: it.Alias, Created: it.Created}
+	pages, err := withPrefix(ctx, s, websitePK(w.Account, w.ID), pageSKPrefix, "pages", pageItem.page)
+	if err != nil {
+		return nil, err
 	}
 	sort.SliceStable(pages, func(i, j int) bool { return pages[i].Created.Before(pages[j].Created) })
 	return pages, nil
@@ -129,18 +125,16 @@ type pagePointerItem struct {
 // putPagePointers records where pages are found by ID. Written after the pages: a pointer
 // missing or stale only costs Page a read of every page item (and is then repaired).
 func (s *Store) putPagePointers(ctx context.Context, w model.Website, pages []model.Page) error {
-	reqs := make([]ddbtypes.WriteRequest, len(pages))
+	items := make([]pagePointerItem, len(pages))
 	for i, p := range pages {
-		item, err := attributevalue.MarshalMap(pagePointerItem{PK: websitePK(w.Account, w.ID), SK: pagePointerSK(p.ID), Type: "page-pointer", URL: p.URL})
-		if err != nil {
-			return err
-		}
-		reqs[i] = ddbtypes.WriteRequest{PutRequest: &ddbtypes.PutRequest{Item: item}}
+		items[i] = pagePointerItem{PK: websitePK(w.Account, w.ID), SK: pagePointerSK(p.ID), Type: "page-pointer", URL: p.URL}
 	}
-	for start := 0; start < len(reqs); start += 25 {
-		if err := s.batchWrite(ctx, reqs[start:min(start+25, len(reqs))]); err != nil {
-			return fmt.Errorf("record pages by id: %w", err)
-		}
+	reqs, err := putRequests(items)
+	if err != nil {
+		return err
+	}
+	if _, err := s.writeAll(ctx, reqs); err != nil {
+		return fmt.Errorf("record pages by id: %w", err)
 	}
 	return nil
 }
@@ -162,7 +156,7 @@ func (s *Store) Page(ctx context.Context, w model.Website, id string) (model.Pag
 			return model.Page{}, err
 		}
 		if err == nil && it.ID == id {
-			return model.Page{ID: it.ID, URL: it.URL, Alias: it.Alias, Created: it.Created}, nil
+			return it.page(), nil
 		}
 	}
 	pages, err := s.Pages(ctx, w)

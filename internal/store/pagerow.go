@@ -152,7 +152,7 @@ func (s *Store) queryPageRows(ctx context.Context, w model.Website, from, to str
 func pageRowsOf(items []pageRowItem) []model.PageRow {
 	rows := make([]model.PageRow, len(items))
 	for i, it := range items {
-		rows[i] = model.PageRow{Page: model.Page{ID: it.ID, URL: it.URL, Alias: it.Alias, Created: it.Created}, Summary: it.Summary,
+		rows[i] = model.PageRow{Page: it.page(), Summary: it.Summary,
 			Opportunities: it.Opportunities, Version: it.Version}
 	}
 	return rows

@@ -58,43 +58,36 @@ func pendingRunItem(w model.Website, r model.Run) pendingItem {
 		Kind: pendingRun, Account: w.Account, Website: w.ID, Test: r.Test, Run: r.ID, Created: &created}
 }
 
-// pending lists every pending marker.
-func (s *Store) pending(ctx context.Context) ([]pendingItem, error) {
-	var items []pendingItem
-	if err := s.queryPrefix(ctx, pendingPK, "", true, &items); err != nil {
-		return nil, fmt.Errorf("list pending work: %w", err)
+// pending lists the pending markers of which of gives a value.
+func pending[T any](ctx context.Context, s *Store, of func(pendingItem) (T, bool)) ([]T, error) {
+	items, err := withPrefix(ctx, s, pendingPK, "", "pending work", func(it pendingItem) pendingItem { return it })
+	if err != nil {
+		return nil, err
 	}
-	return items, nil
+	var out []T
+	for _, it := range items {
+		if v, ok := of(it); ok {
+			out = append(out, v)
+		}
+	}
+	return out, nil
 }
 
 // PendingSeriesTests lists the tests of every website's series that have no outcome yet.
 func (s *Store) PendingSeriesTests(ctx context.Context) ([]PendingSeriesTest, error) {
-	items, err := s.pending(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out []PendingSeriesTest
-	for _, it := range items {
-		if it.Kind == pendingSeriesTest {
-			out = append(out, PendingSeriesTest{Account: it.Account, Website: it.Website, Test: it.Test})
-		}
-	}
-	return out, nil
+	return pending(ctx, s, func(it pendingItem) (PendingSeriesTest, bool) {
+		return PendingSeriesTest{Account: it.Account, Website: it.Website, Test: it.Test}, it.Kind == pendingSeriesTest
+	})
 }
 
 // PendingRuns lists the multistep runs of every website that have no outcome yet.
 func (s *Store) PendingRuns(ctx context.Context) ([]PendingRun, error) {
-	items, err := s.pending(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out []PendingRun
-	for _, it := range items {
-		if it.Kind == pendingRun && it.Created != nil {
-			out = append(out, PendingRun{Account: it.Account, Website: it.Website, Test: it.Test, Run: it.Run, Created: *it.Created})
+	return pending(ctx, s, func(it pendingItem) (PendingRun, bool) {
+		if it.Kind != pendingRun || it.Created == nil {
+			return PendingRun{}, false
 		}
-	}
-	return out, nil
+		return PendingRun{Account: it.Account, Website: it.Website, Test: it.Test, Run: it.Run, Created: *it.Created}, true
+	})
 }
 
 // DropPendingSeriesTest forgets the marker of a test that is gone or has ended.
@@ -108,10 +101,7 @@ func (s *Store) DropPendingRun(ctx context.Context, p PendingRun) error {
 }
 
 func (s *Store) dropPending(ctx context.Context, sk string) error {
-	if _, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: key(pendingPK, sk)}); err != nil {
-		return fmt.Errorf("delete pending marker: %w", err)
-	}
-	return nil
+	return s.dropItem(ctx, pendingPK, sk, "pending marker")
 }
 
 // purgePending deletes the pending markers a purge job covers: a website's, or a multistep
@@ -135,13 +125,30 @@ func (s *Store) RequeueSeriesTest(ctx context.Context, w model.Website, id strin
 	if !ok {
 		return model.SeriesTest{}, false, fmt.Errorf("test %s: %w", id, model.ErrNotFound)
 	}
+	return requeue(ctx, s, w, sk, "test "+id, queued, counted, func(it seriesTestItem) model.SeriesTest { return it.SeriesTest },
+		func() (model.SeriesTest, error) { return s.SeriesTest(ctx, w, id) })
+}
+
+// RequeueRun records that a run was queued again at queued, while it has no outcome; counted
+// says a sweep of overdue work did it (Requeued counts those). It returns the run as it now
+// is, and false when it had ended meanwhile (then nothing changed).
+func (s *Store) RequeueRun(ctx context.Context, w model.Website, test string, created time.Time, id string, queued time.Time, counted bool) (model.Run, bool, error) {
+	return requeue(ctx, s, w, runSK(test, created, id), "run "+id, queued, counted, func(it runItem) model.Run { return it.Run },
+		func() (model.Run, error) { return s.GetRun(ctx, w, test, created, id) })
+}
+
+// requeue records that the work whose item is at sk in the website's partition (decoded as I,
+// whose value of is) was queued again, as RequeueSeriesTest and RequeueRun say; when it had
+// ended, or is gone, current reads what it is now.
+func requeue[I, T any](ctx context.Context, s *Store, w model.Website, sk, what string, queued time.Time, counted bool,
+	of func(I) T, current func() (T, error)) (T, bool, error) {
 	update := "SET Queued = :queued"
 	values := map[string]ddbtypes.AttributeValue{
 		":queued": str(queued.UTC().Format(time.RFC3339Nano)), ":q": str(model.RunQueued), ":t": str(model.RunTesting),
 	}
 	if counted {
 		update += " ADD Requeued :one"
-		values[":one"] = &ddbtypes.AttributeValueMemberN{Value: "1"}
+		values[":one"] = num(1)
 	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), sk),
@@ -151,51 +158,18 @@ func (s *Store) RequeueSeriesTest(ctx context.Context, w model.Website, id strin
 		ExpressionAttributeValues: values,
 		ReturnValues:              ddbtypes.ReturnValueAllNew,
 	})
+	var zero T
 	if isConditionFailed(err) {
 		// Ended, or gone (then the condition fails on the missing item too).
-		t, gerr := s.SeriesTest(ctx, w, id)
-		return t, false, gerr
+		v, gerr := current()
+		return v, false, gerr
 	}
 	if err != nil {
-		return model.SeriesTest{}, false, fmt.Errorf("requeue test %s: %w", id, err)
+		return zero, false, fmt.Errorf("requeue %s: %w", what, err)
 	}
-	var it seriesTestItem
+	var it I
 	if err := attributevalue.UnmarshalMap(out.Attributes, &it); err != nil {
-		return model.SeriesTest{}, false, fmt.Errorf("decode test %s: %w", id, err)
+		return zero, false, fmt.Errorf("decode %s: %w", what, err)
 	}
-	return it.SeriesTest, true, nil
-}
-
-// RequeueRun records that a run was queued again at queued, while it has no outcome; counted
-// says a sweep of overdue work did it (Requeued counts those). It returns the run as it now
-// is, and false when it had ended meanwhile (then nothing changed).
-func (s *Store) RequeueRun(ctx context.Context, w model.Website, test string, created time.Time, id string, queued time.Time, counted bool) (model.Run, bool, error) {
-	update := "SET Queued = :queued"
-	values := map[string]ddbtypes.AttributeValue{
-		":queued": str(queued.UTC().Format(time.RFC3339Nano)), ":q": str(model.RunQueued), ":t": str(model.RunTesting),
-	}
-	if counted {
-		update += " ADD Requeued :one"
-		values[":one"] = &ddbtypes.AttributeValueMemberN{Value: "1"}
-	}
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), runSK(test, created, id)),
-		UpdateExpression:          aws.String(update),
-		ConditionExpression:       aws.String("#s IN (:q, :t)"),
-		ExpressionAttributeNames:  map[string]string{"#s": "Status"},
-		ExpressionAttributeValues: values,
-		ReturnValues:              ddbtypes.ReturnValueAllNew,
-	})
-	if isConditionFailed(err) {
-		r, gerr := s.GetRun(ctx, w, test, created, id)
-		return r, false, gerr
-	}
-	if err != nil {
-		return model.Run{}, false, fmt.Errorf("requeue run %s: %w", id, err)
-	}
-	var it runItem
-	if err := attributevalue.UnmarshalMap(out.Attributes, &it); err != nil {
-		return model.Run{}, false, fmt.Errorf("decode run %s: %w", id, err)
-	}
-	return it.Run, true, nil
+	return of(it), true, nil
 }

@@ -7,43 +7,34 @@ import (
 	"github.com/openvitals/openvitals/internal/model"
 )
 
-type profileItem struct {
-	PK, SK, Type string
-	model.Profile
-}
-
-func profileKey(w model.Website, p model.Profile) profileItem {
-	return profileItem{PK: websitePK(w.Account, w.ID), SK: profileSK(p.ID), Type: "profile", Profile: p}
-}
+var profileKind = websiteKind[model.Profile]{sk: profileSK, typ: "profile", name: "profile", plural: "profiles",
+	id: func(p model.Profile) string { return p.ID }, created: func(p model.Profile) time.Time { return p.Created }}
 
 // CreateProfile stores a new test profile; p.ID must be set (its secrets are sealed for it)
 // and p.Created and p.Updated are set.
 func (s *Store) CreateProfile(ctx context.Context, w model.Website, p *model.Profile) error {
 	p.Created = s.now()
 	p.Updated = p.Created
-	return s.putItem(ctx, profileKey(w, *p), false, "profile "+p.ID)
+	return profileKind.put(ctx, s, w, *p, putNew)
 }
 
 // UpdateProfile replaces an existing test profile and sets p.Updated.
 func (s *Store) UpdateProfile(ctx context.Context, w model.Website, p *model.Profile) error {
 	p.Updated = s.now()
-	return s.putItem(ctx, profileKey(w, *p), true, "profile "+p.ID)
+	return profileKind.put(ctx, s, w, *p, putExisting)
 }
 
 // Profile returns one test profile.
 func (s *Store) Profile(ctx context.Context, w model.Website, id string) (model.Profile, error) {
-	var it profileItem
-	err := s.getItem(ctx, websitePK(w.Account, w.ID), profileSK(id), "profile "+id, &it)
-	return it.Profile, err
+	return profileKind.get(ctx, s, w, id)
 }
 
 // Profiles lists a website's test profiles, oldest first.
 func (s *Store) Profiles(ctx context.Context, w model.Website) ([]model.Profile, error) {
-	return websiteItems(ctx, s, w, profileSKPrefix, "profiles", func(it profileItem) model.Profile { return it.Profile },
-		func(p model.Profile) time.Time { return p.Created }, false)
+	return profileKind.list(ctx, s, w)
 }
 
 // DeleteProfile removes a test profile.
 func (s *Store) DeleteProfile(ctx context.Context, w model.Website, id string) error {
-	return s.deleteItem(ctx, websitePK(w.Account, w.ID), profileSK(id), "profile "+id)
+	return profileKind.delete(ctx, s, w, id)
 }

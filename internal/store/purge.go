@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -25,15 +24,7 @@ func (s *Store) purgeMarker(j model.PurgeJob) (map[string]ddbtypes.AttributeValu
 
 // PendingPurges lists the purges recorded but not finished yet.
 func (s *Store) PendingPurges(ctx context.Context) ([]model.PurgeJob, error) {
-	var items []purgeItem
-	if err := s.queryPrefix(ctx, purgePK, "", true, &items); err != nil {
-		return nil, fmt.Errorf("list pending purges: %w", err)
-	}
-	jobs := make([]model.PurgeJob, len(items))
-	for i, it := range items {
-		jobs[i] = it.PurgeJob
-	}
-	return jobs, nil
+	return withPrefix(ctx, s, purgePK, "", "pending purges", func(it purgeItem) model.PurgeJob { return it.PurgeJob })
 }
 
 // PurgeItems deletes every item a purge job covers. It is idempotent: running it again, or
@@ -81,13 +72,7 @@ func (s *Store) PurgeItems(ctx context.Context, j model.PurgeJob) (int, error) {
 
 // FinishPurge removes a purge's marker once its last pass is done.
 func (s *Store) FinishPurge(ctx context.Context, j model.PurgeJob) error {
-	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName: aws.String(s.table), Key: key(purgePK, purgeSK(j)),
-	})
-	if err != nil {
-		return fmt.Errorf("delete purge marker: %w", err)
-	}
-	return nil
+	return s.dropItem(ctx, purgePK, purgeSK(j), "purge marker")
 }
 
 // CountItems counts the items of a purge job's scope; tests use it to show a purge is complete.
@@ -114,16 +99,9 @@ func (s *Store) CountItems(ctx context.Context, j model.PurgeJob) (int, error) {
 }
 
 func (s *Store) keysWithPrefix(ctx context.Context, pk, prefix string) ([]map[string]ddbtypes.AttributeValue, error) {
-	var keys []map[string]ddbtypes.AttributeValue
-	in := prefixQuery(s.table, pk, prefix, true)
-	in.ProjectionExpression = aws.String("PK, SK")
-	p := dynamodb.NewQueryPaginator(s.db, in)
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("query %s: %w", pk, err)
-		}
-		keys = append(keys, page.Items...)
+	keys, err := s.queryKeys(ctx, prefixQuery(s.table, pk, prefix, true))
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", pk, err)
 	}
 	return keys, nil
 }
@@ -134,19 +112,7 @@ func (s *Store) deletePrefix(ctx context.Context, pk, prefix string) (int, error
 	if err != nil {
 		return 0, err
 	}
-	deleted := 0
-	for start := 0; start < len(keys); start += 25 {
-		batch := keys[start:min(start+25, len(keys))]
-		reqs := make([]ddbtypes.WriteRequest, len(batch))
-		for i, k := range batch {
-			reqs[i] = ddbtypes.WriteRequest{DeleteRequest: &ddbtypes.DeleteRequest{Key: k}}
-		}
-		if err := s.batchWrite(ctx, reqs); err != nil {
-			return deleted, err
-		}
-		deleted += len(batch)
-	}
-	return deleted, nil
+	return s.writeAll(ctx, deleteRequests(keys))
 }
 
 // batchWrite sends one batch and retries its unprocessed requests with a growing pause.

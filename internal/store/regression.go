@@ -321,22 +321,9 @@ func (s *Store) deleteItemsOf(ctx context.Context, pk, skPrefix, attr, id string
 	in.FilterExpression = aws.String("#a = :id")
 	in.ExpressionAttributeNames = map[string]string{"#a": attr}
 	in.ExpressionAttributeValues[":id"] = str(id)
-	in.ProjectionExpression = aws.String("PK, SK")
-	var reqs []ddbtypes.WriteRequest
-	p := dynamodb.NewQueryPaginator(s.db, in)
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return 0, fmt.Errorf("list items under %s to purge: %w", skPrefix, err)
-		}
-		for _, k := range page.Items {
-			reqs = append(reqs, ddbtypes.WriteRequest{DeleteRequest: &ddbtypes.DeleteRequest{Key: k}})
-		}
+	keys, err := s.queryKeys(ctx, in)
+	if err != nil {
+		return 0, fmt.Errorf("list items under %s to purge: %w", skPrefix, err)
 	}
-	for start := 0; start < len(reqs); start += 25 {
-		if err := s.batchWrite(ctx, reqs[start:min(start+25, len(reqs))]); err != nil {
-			return start, err
-		}
-	}
-	return len(reqs), nil
+	return s.writeAll(ctx, deleteRequests(keys))
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -35,6 +34,10 @@ type rumCellItem struct {
 	Ver     int64
 }
 
+func (it rumCellItem) table() model.RUMTable {
+	return model.RUMTable{Data: it.Data, Applied: it.Applied, Version: it.Ver}
+}
+
 // RUMIndexes reads the indexes of the given months (yyyymm); a month without one is absent
 // from the map.
 func (s *Store) RUMIndexes(ctx context.Context, account, website string, months []string) (map[string]model.RUMIndex, error) {
@@ -42,16 +45,12 @@ func (s *Store) RUMIndexes(ctx context.Context, account, website string, months 
 	for i, m := range months {
 		keys[i] = key(websitePK(account, website), rumIndexSK(m))
 	}
-	items, err := s.batchGet(ctx, keys, true)
+	items, err := getAll[rumIndexItem](ctx, s, keys, true, "RUM indexes")
 	if err != nil {
-		return nil, fmt.Errorf("read RUM indexes: %w", err)
+		return nil, err
 	}
 	out := make(map[string]model.RUMIndex, len(items))
-	for _, av := range items {
-		var it rumIndexItem
-		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-			return nil, fmt.Errorf("decode RUM index: %w", err)
-		}
+	for _, it := range items {
 		out[it.Month] = model.RUMIndex{Month: it.Month, Days: it.Days, Custom: it.Custom}
 	}
 	return out, nil
@@ -59,17 +58,10 @@ func (s *Store) RUMIndexes(ctx context.Context, account, website string, months 
 
 // PutRUMIndex writes a month's index, which DynamoDB deletes after expires (zero: never).
 func (s *Store) PutRUMIndex(ctx context.Context, account, website string, ix model.RUMIndex, expires time.Time) error {
-	av, err := attributevalue.MarshalMap(rumIndexItem{
+	return s.putItem(ctx, rumIndexItem{
 		PK: websitePK(account, website), SK: rumIndexSK(ix.Month), Type: "rum-index",
 		Month: ix.Month, Days: ix.Days, Custom: ix.Custom, Expires: unixOrZero(expires),
-	})
-	if err != nil {
-		return err
-	}
-	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: av}); err != nil {
-		return fmt.Errorf("put RUM index: %w", err)
-	}
-	return nil
+	}, putAny, "RUM index")
 }
 
 // RUMTables reads the given cells; a cell never written is absent from the map. Reads run a few
@@ -113,7 +105,7 @@ func (s *Store) RUMTables(ctx context.Context, account, website string, cells []
 					firstErr = fmt.Errorf("decode RUM table: %w", err)
 					return
 				}
-				out[bySK[it.SK]] = model.RUMTable{Data: it.Data, Applied: it.Applied, Version: it.Ver}
+				out[bySK[it.SK]] = it.table()
 			}
 		}()
 	}
@@ -127,14 +119,8 @@ func (s *Store) RUMTables(ctx context.Context, account, website string, cells []
 // PutRUMTable writes a table as an item, as tables were stored before day objects
 // (internal/rumstore). Nothing writes them so any more: tests make such days with it.
 func (s *Store) PutRUMTable(ctx context.Context, account, website string, c model.RUMCell, t model.RUMTable) error {
-	av, err := attributevalue.MarshalMap(rumCellItem{PK: websitePK(account, website), SK: rumCellSK(c), Type: "rum", Data: t.Data, Applied: t.Applied, Ver: 1})
-	if err != nil {
-		return err
-	}
-	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: av}); err != nil {
-		return fmt.Errorf("put RUM item: %w", err)
-	}
-	return nil
+	return s.putItem(ctx, rumCellItem{PK: websitePK(account, website), SK: rumCellSK(c), Type: "rum", Data: t.Data, Applied: t.Applied, Ver: 1},
+		putAny, "RUM item")
 }
 
 // batchGet reads items by key, 100 to a request, retrying the keys DynamoDB leaves
@@ -182,17 +168,13 @@ func (s *Store) RUMDistinct(ctx context.Context, account, website string, days [
 	for i, d := range days {
 		keys[i] = key(websitePK(account, website), rumDistinctSK(d))
 	}
-	items, err := s.batchGet(ctx, keys, consistent)
+	items, err := getAll[rumCellItem](ctx, s, keys, consistent, "RUM distinct pages")
 	if err != nil {
-		return nil, fmt.Errorf("read RUM distinct pages: %w", err)
+		return nil, err
 	}
 	out := make(map[string]model.RUMTable, len(items))
-	for _, av := range items {
-		var it rumCellItem
-		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-			return nil, fmt.Errorf("decode RUM distinct pages: %w", err)
-		}
-		out[strings.TrimPrefix(it.SK, rumDistinctSK(""))] = model.RUMTable{Data: it.Data, Applied: it.Applied, Version: it.Ver}
+	for _, it := range items {
+		out[strings.TrimPrefix(it.SK, rumDistinctSK(""))] = it.table()
 	}
 	return out, nil
 }
@@ -217,11 +199,7 @@ type rumGroupItem struct {
 // has the defaults (no groups, every view sent).
 func (s *Store) RUMSettings(ctx context.Context, account, website string) (model.RUMSettings, error) {
 	var it rumSettingsItem
-	err := s.getItem(ctx, websitePK(account, website), rumSettingsSK, "RUM settings", &it)
-	if errors.Is(err, model.ErrNotFound) {
-		return model.RUMSettings{}, nil
-	}
-	if err != nil {
+	if found, err := s.getOr(ctx, websitePK(account, website), rumSettingsSK, "RUM settings", &it); !found {
 		return model.RUMSettings{}, err
 	}
 	out := model.RUMSettings{SampleRate: it.SampleRate, ExcludeLabAgents: it.ExcludeLabAgents}
@@ -252,12 +230,5 @@ func (s *Store) PutRUMSettings(ctx context.Context, account, website string, set
 			it.GroupNames[strconv.Itoa(id)] = name
 		}
 	}
-	av, err := attributevalue.MarshalMap(it)
-	if err != nil {
-		return err
-	}
-	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: av}); err != nil {
-		return fmt.Errorf("put RUM settings: %w", err)
-	}
-	return nil
+	return s.putItem(ctx, it, putAny, "RUM settings")
 }

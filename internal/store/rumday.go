@@ -47,16 +47,12 @@ func (s *Store) RUMDays(ctx context.Context, account, website string, days []str
 			keys = append(keys, key(websitePK(account, website), rumDaySK(d)))
 		}
 	}
-	items, err := s.batchGet(ctx, keys, consistent)
+	items, err := getAll[rumDayItem](ctx, s, keys, consistent, "RUM days")
 	if err != nil {
-		return nil, fmt.Errorf("read RUM days: %w", err)
+		return nil, err
 	}
 	out := make(map[string]model.RUMDay, len(items))
-	for _, av := range items {
-		var it rumDayItem
-		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-			return nil, fmt.Errorf("decode RUM day: %w", err)
-		}
+	for _, it := range items {
 		day := strings.TrimPrefix(it.SK, rumDaySK(""))
 		out[day] = model.RUMDay{Day: day, Gen: it.Gen, Object: it.Object, Prev: it.Prev, Dir: it.Dir, Size: it.Size}
 	}
@@ -108,50 +104,31 @@ type rumLogItem struct {
 // PutRUMLog appends chunks to their websites' logs, 25 to a request.
 func (s *Store) PutRUMLog(ctx context.Context, chunks []model.RUMChunk) error {
 	expires := time.Now().Add(rumLogTTL).Unix()
-	reqs := make([]ddbtypes.WriteRequest, 0, len(chunks))
-	for _, c := range chunks {
-		av, err := attributevalue.MarshalMap(rumLogItem{PK: websitePK(c.Account, c.Website), SK: rumLogSK(c.Key), Type: "rum-log",
-			Views: c.Views, Data: c.Data, Object: c.Object, Expires: expires})
-		if err != nil {
-			return err
-		}
-		reqs = append(reqs, ddbtypes.WriteRequest{PutRequest: &ddbtypes.PutRequest{Item: av}})
+	items := make([]rumLogItem, len(chunks))
+	for i, c := range chunks {
+		items[i] = rumLogItem{PK: websitePK(c.Account, c.Website), SK: rumLogSK(c.Key), Type: "rum-log",
+			Views: c.Views, Data: c.Data, Object: c.Object, Expires: expires}
 	}
-	for start := 0; start < len(reqs); start += 25 {
-		if err := s.batchWrite(ctx, reqs[start:min(start+25, len(reqs))]); err != nil {
-			return fmt.Errorf("append to the RUM log: %w", err)
-		}
+	reqs, err := putRequests(items)
+	if err != nil {
+		return err
+	}
+	if _, err := s.writeAll(ctx, reqs); err != nil {
+		return fmt.Errorf("append to the RUM log: %w", err)
 	}
 	return nil
 }
 
 // RUMLog reads, in key order and strongly consistent, a website's log from the key from on.
 func (s *Store) RUMLog(ctx context.Context, account, website, from string) ([]model.RUMChunk, error) {
-	in := &dynamodb.QueryInput{
-		TableName:              aws.String(s.table),
-		KeyConditionExpression: aws.String("PK = :pk AND SK BETWEEN :from AND :to"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-			":pk": str(websitePK(account, website)), ":from": str(rumLogSK(from)), ":to": str(rumLogEnd),
-		},
-		ConsistentRead: aws.Bool(true),
+	items, err := query[rumLogItem](ctx, s, s.betweenQuery(websitePK(account, website), rumLogSK(from), rumLogEnd), 0)
+	if err != nil {
+		return nil, fmt.Errorf("read the RUM log: %w", err)
 	}
-	var out []model.RUMChunk
-	p := dynamodb.NewQueryPaginator(s.db, in)
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("read the RUM log: %w", err)
-		}
-		for _, av := range page.Items {
-			var it rumLogItem
-			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-				return nil, fmt.Errorf("decode the RUM log: %w", err)
-			}
-			out = append(out, model.RUMChunk{Account: account, Website: website, Key: strings.TrimPrefix(it.SK, rumLogSK("")),
-				Views: it.Views, Data: it.Data, Object: it.Object})
-		}
-	}
-	return out, nil
+	return values(items, func(it rumLogItem) model.RUMChunk {
+		return model.RUMChunk{Account: account, Website: website, Key: strings.TrimPrefix(it.SK, rumLogSK("")),
+			Views: it.Views, Data: it.Data, Object: it.Object}
+	}), nil
 }
 
 type rumLogMarkItem struct {
@@ -165,11 +142,7 @@ type rumLogMarkItem struct {
 // RUMLogMark reads how far a website's log was folded (the zero mark: none of it).
 func (s *Store) RUMLogMark(ctx context.Context, account, website string) (model.RUMLogMark, error) {
 	var it rumLogMarkItem
-	err := s.getItem(ctx, websitePK(account, website), rumLogMarkSK, "RUM log mark", &it)
-	if model.IsNotFound(err) {
-		return model.RUMLogMark{}, nil
-	}
-	if err != nil {
+	if found, err := s.getOr(ctx, websitePK(account, website), rumLogMarkSK, "RUM log mark", &it); !found {
 		return model.RUMLogMark{}, err
 	}
 	return model.RUMLogMark{From: it.From, Done: it.Done}, nil
@@ -178,15 +151,8 @@ func (s *Store) RUMLogMark(ctx context.Context, account, website string) (model.
 // PutRUMLogMark records how far a website's log was folded. One consumer folds a website at a
 // time (its FIFO message group), so the mark is simply replaced.
 func (s *Store) PutRUMLogMark(ctx context.Context, account, website string, m model.RUMLogMark) error {
-	av, err := attributevalue.MarshalMap(rumLogMarkItem{PK: websitePK(account, website), SK: rumLogMarkSK, Type: "rum-log-mark",
-		From: m.From, Done: m.Done})
-	if err != nil {
-		return err
-	}
-	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: av}); err != nil {
-		return fmt.Errorf("put RUM log mark: %w", err)
-	}
-	return nil
+	return s.putItem(ctx, rumLogMarkItem{PK: websitePK(account, website), SK: rumLogMarkSK, Type: "rum-log-mark",
+		From: m.From, Done: m.Done}, putAny, "RUM log mark")
 }
 
 // RUMLegacyDay reads the tables of a day stored as items, one per table, as they were before
@@ -195,27 +161,20 @@ func (s *Store) RUMLegacyDay(ctx context.Context, account, website, day string) 
 	pk := websitePK(account, website)
 	out := map[model.RUMCell][]byte{}
 	for _, prefix := range []string{rumDayPrefix(day), rumDailyPrefix(day)} {
-		p := dynamodb.NewQueryPaginator(s.db, prefixQuery(s.table, pk, prefix, true))
-		for p.HasMorePages() {
-			page, err := p.NextPage(ctx)
+		items, err := query[rumCellItem](ctx, s, prefixQuery(s.table, pk, prefix, true), 0)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read RUM day %s: %w", day, err)
+		}
+		for _, it := range items {
+			parts := strings.Split(strings.TrimPrefix(it.SK, prefix), "#")
+			if len(parts) != 3 {
+				return nil, nil, fmt.Errorf("RUM table %s: not a table's key", it.SK)
+			}
+			shard, err := strconv.Atoi(parts[2])
 			if err != nil {
-				return nil, nil, fmt.Errorf("read RUM day %s: %w", day, err)
+				return nil, nil, fmt.Errorf("RUM table %s: %w", it.SK, err)
 			}
-			for _, av := range page.Items {
-				var it rumCellItem
-				if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-					return nil, nil, fmt.Errorf("decode RUM table: %w", err)
-				}
-				parts := strings.Split(strings.TrimPrefix(it.SK, prefix), "#")
-				if len(parts) != 3 {
-					return nil, nil, fmt.Errorf("RUM table %s: not a table's key", it.SK)
-				}
-				shard, err := strconv.Atoi(parts[2])
-				if err != nil {
-					return nil, nil, fmt.Errorf("RUM table %s: %w", it.SK, err)
-				}
-				out[model.RUMCell{Day: day, Dim: parts[0], Metric: parts[1], Shard: shard, Daily: prefix == rumDailyPrefix(day)}] = it.Data
-			}
+			out[model.RUMCell{Day: day, Dim: parts[0], Metric: parts[1], Shard: shard, Daily: prefix == rumDailyPrefix(day)}] = it.Data
 		}
 	}
 	distinct, err := s.RUMDistinct(ctx, account, website, []string{day}, true)
@@ -229,28 +188,16 @@ func (s *Store) RUMLegacyDay(ctx context.Context, account, website, day string) 
 // objects (once its object holds them), and its distinct-page sketch item.
 func (s *Store) DeleteRUMLegacyDay(ctx context.Context, account, website, day string) error {
 	pk := websitePK(account, website)
-	reqs := []ddbtypes.WriteRequest{{DeleteRequest: &ddbtypes.DeleteRequest{Key: key(pk, rumDistinctSK(day))}}}
+	keys := []map[string]ddbtypes.AttributeValue{key(pk, rumDistinctSK(day))}
 	for _, prefix := range []string{rumDayPrefix(day), rumDailyPrefix(day)} {
-		in := prefixQuery(s.table, pk, prefix, true)
-		in.ProjectionExpression = aws.String("SK")
-		p := dynamodb.NewQueryPaginator(s.db, in)
-		for p.HasMorePages() {
-			page, err := p.NextPage(ctx)
-			if err != nil {
-				return fmt.Errorf("read RUM day %s: %w", day, err)
-			}
-			for _, av := range page.Items {
-				sk, _ := av[attrSK].(*ddbtypes.AttributeValueMemberS)
-				if sk != nil {
-					reqs = append(reqs, ddbtypes.WriteRequest{DeleteRequest: &ddbtypes.DeleteRequest{Key: key(pk, sk.Value)}})
-				}
-			}
+		got, err := s.queryKeys(ctx, prefixQuery(s.table, pk, prefix, true))
+		if err != nil {
+			return fmt.Errorf("read RUM day %s: %w", day, err)
 		}
+		keys = append(keys, got...)
 	}
-	for start := 0; start < len(reqs); start += 25 {
-		if err := s.batchWrite(ctx, reqs[start:min(start+25, len(reqs))]); err != nil {
-			return fmt.Errorf("delete RUM day %s's items: %w", day, err)
-		}
+	if _, err := s.writeAll(ctx, deleteRequests(keys)); err != nil {
+		return fmt.Errorf("delete RUM day %s's items: %w", day, err)
 	}
 	return nil
 }

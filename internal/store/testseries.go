@@ -55,24 +55,19 @@ func (s *Store) CreateTestSeries(ctx context.Context, w model.Website, series mo
 		created = s.now()
 	}
 	expires := model.HistoryEnd(model.Day(created)).Unix()
-	reqs := make([]ddbtypes.WriteRequest, 0, 2*len(tests))
+	items := make([]any, 0, 2*len(tests))
 	for i, t := range tests {
-		items := []any{seriesTestItem{PK: pk, SK: seriesTestSK(series.ID, i), Type: "seriestest", SeriesTest: t, Expires: expires}}
+		items = append(items, seriesTestItem{PK: pk, SK: seriesTestSK(series.ID, i), Type: "seriestest", SeriesTest: t, Expires: expires})
 		if !t.IsFinished() {
 			items = append(items, pendingSeriesTestItem(w, t.ID))
 		}
-		for _, it := range items {
-			item, err := attributevalue.MarshalMap(it)
-			if err != nil {
-				return err
-			}
-			reqs = append(reqs, ddbtypes.WriteRequest{PutRequest: &ddbtypes.PutRequest{Item: item}})
-		}
 	}
-	for start := 0; start < len(reqs); start += 25 {
-		if err := s.batchWrite(ctx, reqs[start:min(start+25, len(reqs))]); err != nil {
-			return fmt.Errorf("put series tests: %w", err)
-		}
+	reqs, err := putRequests(items)
+	if err != nil {
+		return err
+	}
+	if _, err := s.writeAll(ctx, reqs); err != nil {
+		return fmt.Errorf("put series tests: %w", err)
 	}
 	series.Count = len(tests)
 	return s.putWhileWebsite(ctx, w, seriesItem{PK: pk, SK: seriesSK(series.ID), Type: "series", TestSeries: series, Expires: expires}, "test series")
@@ -104,15 +99,8 @@ func (s *Store) TestSeriesList(ctx context.Context, w model.Website, after strin
 
 // SeriesTests lists a series' tests in the order they were asked for.
 func (s *Store) SeriesTests(ctx context.Context, w model.Website, series string) ([]model.SeriesTest, error) {
-	var items []seriesTestItem
-	if err := s.queryPrefix(ctx, websitePK(w.Account, w.ID), seriesTestSKPrefix+series+"#", true, &items); err != nil {
-		return nil, fmt.Errorf("list series tests: %w", err)
-	}
-	tests := make([]model.SeriesTest, len(items))
-	for i, it := range items {
-		tests[i] = it.SeriesTest
-	}
-	return tests, nil
+	return withPrefix(ctx, s, websitePK(w.Account, w.ID), seriesTestSKPrefix+series+"#", "series tests",
+		func(it seriesTestItem) model.SeriesTest { return it.SeriesTest })
 }
 
 // SeriesTest reads one test by its ID.

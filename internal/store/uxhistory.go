@@ -27,15 +27,8 @@ func (s *Store) PutUXHistory(ctx context.Context, w model.Website, h model.UXHis
 	if n := len(h.Periods); n > 0 {
 		last = h.Periods[n-1].Last
 	}
-	item, err := attributevalue.MarshalMap(uxHistoryItem{PK: websitePK(w.Account, w.ID), SK: uxHistorySK(h.Page, h.Device), Type: "uxhistory",
-		UXHistory: h, Expires: model.HistoryEnd(last).Unix()})
-	if err != nil {
-		return err
-	}
-	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item}); err != nil {
-		return fmt.Errorf("put ux history: %w", err)
-	}
-	return nil
+	return s.putItem(ctx, uxHistoryItem{PK: websitePK(w.Account, w.ID), SK: uxHistorySK(h.Page, h.Device), Type: "uxhistory",
+		UXHistory: h, Expires: model.HistoryEnd(last).Unix()}, putAny, "ux history")
 }
 
 // UXHistory reads the dataset's history of a page (page "": the origin's) on a device; it is
@@ -77,13 +70,14 @@ func (s *Store) PutVerdict(ctx context.Context, w model.Website, firstBad string
 
 // Verdicts returns a website's field verdicts by incident ID.
 func (s *Store) Verdicts(ctx context.Context, w model.Website) (map[string]model.Verdict, error) {
-	var items []verdictItem
-	if err := s.queryBetween(ctx, websitePK(w.Account, w.ID), verdictSK(""), verdictSK("\uffff"), &items); err != nil {
-		return nil, fmt.Errorf("query verdicts: %w", err)
+	verdicts, err := between(ctx, s, websitePK(w.Account, w.ID), verdictSK(""), verdictSK("\uffff"), "verdicts",
+		func(it verdictItem) model.Verdict { return it.Verdict })
+	if err != nil {
+		return nil, err
 	}
-	out := make(map[string]model.Verdict, len(items))
-	for _, it := range items {
-		out[it.Incident] = it.Verdict
+	out := make(map[string]model.Verdict, len(verdicts))
+	for _, v := range verdicts {
+		out[v.Incident] = v
 	}
 	return out, nil
 }

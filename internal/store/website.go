@@ -40,6 +40,10 @@ type siteEntryItem struct {
 	Website string
 }
 
+func (it siteEntryItem) ref() model.SiteRef {
+	return model.SiteRef{Account: it.Account, Website: it.Website}
+}
+
 // sitePointerItem finds a website by its ID alone, for the public RUM endpoints, which know no
 // account: one GetItem, whatever the number of websites.
 type sitePointerItem struct {
@@ -62,15 +66,11 @@ func (s *Store) WebsiteByID(ctx context.Context, id string) (model.Website, erro
 
 // AllWebsites lists every website of every account, for the daily scheduler.
 func (s *Store) AllWebsites(ctx context.Context) ([]model.SiteRef, error) {
-	var items []siteEntryItem
-	if err := s.queryPrefix(ctx, sitesPK, "", false, &items); err != nil {
+	items, err := query[siteEntryItem](ctx, s, prefixQuery(s.table, sitesPK, "", false), 0)
+	if err != nil {
 		return nil, fmt.Errorf("list all websites: %w", err)
 	}
-	refs := make([]model.SiteRef, len(items))
-	for i, it := range items {
-		refs[i] = model.SiteRef{Account: it.Account, Website: it.Website}
-	}
-	return refs, nil
+	return values(items, siteEntryItem.ref), nil
 }
 
 type domainLockItem struct {
@@ -132,14 +132,9 @@ func (s *Store) CreateWebsite(ctx context.Context, w *model.Website) error {
 
 // Websites lists an account's websites, oldest first.
 func (s *Store) Websites(ctx context.Context, account string) ([]model.Website, error) {
-	var items []websiteItem
-	err := s.queryPrefix(ctx, accountPK(account), websiteSK(""), true, &items)
+	sites, err := withPrefix(ctx, s, accountPK(account), websiteSK(""), "websites", websiteItem.website)
 	if err != nil {
-		return nil, fmt.Errorf("list websites: %w", err)
-	}
-	sites := make([]model.Website, len(items))
-	for i, it := range items {
-		sites[i] = it.website()
+		return nil, err
 	}
 	sort.SliceStable(sites, func(i, j int) bool { return sites[i].Created.Before(sites[j].Created) })
 	return sites, nil
@@ -147,23 +142,9 @@ func (s *Store) Websites(ctx context.Context, account string) ([]model.Website, 
 
 // Website returns one website of an account; another account's website is ErrNotFound.
 func (s *Store) Website(ctx context.Context, account, id string) (model.Website, error) {
-	if !possibleKey(accountPK(account), websiteSK(id)) {
-		return model.Website{}, fmt.Errorf("website %s: %w", id, model.ErrNotFound)
-	}
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(s.table),
-		Key:            key(accountPK(account), websiteSK(id)),
-		ConsistentRead: aws.Bool(true),
-	})
-	if err != nil {
-		return model.Website{}, fmt.Errorf("get website: %w", err)
-	}
-	if out.Item == nil {
-		return model.Website{}, fmt.Errorf("website %s: %w", id, model.ErrNotFound)
-	}
 	var it websiteItem
-	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
-		return model.Website{}, fmt.Errorf("decode website: %w", err)
+	if err := s.getItem(ctx, accountPK(account), websiteSK(id), "website "+id, &it); err != nil {
+		return model.Website{}, err
 	}
 	return it.website(), nil
 }
@@ -200,21 +181,6 @@ func (it websiteItem) website() model.Website {
 		RegressionsBySubject: it.RegressionsBySubject, Method: it.Method,
 		// Calls adding pages at once may append their marks out of order.
 		RowMarks: slices.Compact(slices.Sorted(slices.Values(it.RowMarks)))}
-}
-
-// queryPrefix reads every item of a partition whose sort key starts with prefix into out
-// (a pointer to a slice of item structs), following pagination.
-func (s *Store) queryPrefix(ctx context.Context, pk, skPrefix string, consistent bool, out any) error {
-	var all []map[string]ddbtypes.AttributeValue
-	p := dynamodb.NewQueryPaginator(s.db, prefixQuery(s.table, pk, skPrefix, consistent))
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return err
-		}
-		all = append(all, page.Items...)
-	}
-	return attributevalue.UnmarshalListOfMaps(all, out)
 }
 
 // prefixQuery selects the items of a partition whose sort key starts with prefix; an empty
