@@ -2,13 +2,11 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/openvitals/openvitals/internal/model"
 )
 
@@ -33,30 +31,17 @@ type apiKeyItem struct {
 // AccountExists tells whether an account was recorded.
 func (s *Store) AccountExists(ctx context.Context, account string) (bool, error) {
 	var it accountItem
-	err := s.getItem(ctx, accountPK(account), skAccount, "account "+account, &it)
-	if model.IsNotFound(err) {
-		return false, nil
-	}
-	return err == nil, err
+	return s.getOr(ctx, accountPK(account), skAccount, "account "+account, &it)
 }
 
 // EnsureAccount records an account, keeping the original creation time if it exists already.
 func (s *Store) EnsureAccount(ctx context.Context, account string) error {
-	item, err := attributevalue.MarshalMap(accountItem{
-		PK: accountPK(account), SK: skAccount, Type: "account", ID: account, Created: s.now(),
-	})
-	if err != nil {
-		return err
+	err := s.putItem(ctx, accountItem{PK: accountPK(account), SK: skAccount, Type: "account", ID: account, Created: s.now()},
+		putNew, "account "+account)
+	if errors.Is(err, errInUse) {
+		return nil
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:           aws.String(s.table),
-		Item:                item,
-		ConditionExpression: aws.String("attribute_not_exists(PK)"),
-	})
-	if err != nil && !isConditionFailed(err) {
-		return fmt.Errorf("ensure account %s: %w", account, err)
-	}
-	return nil
+	return err
 }
 
 // PutAPIKey stores a key for an account (which must exist), replacing any key with the same hash.
@@ -71,17 +56,8 @@ func (s *Store) PutAPIKey(ctx context.Context, k model.APIKey) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-		TransactItems: []ddbtypes.TransactWriteItem{
-			{ConditionCheck: &ddbtypes.ConditionCheck{
-				TableName:           aws.String(s.table),
-				Key:                 key(accountPK(k.Account), skAccount),
-				ConditionExpression: aws.String("attribute_exists(PK)"),
-			}},
-			{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: item}},
-		},
-	})
-	if r := cancellationReasons(err); len(r) > 0 && r[0] == "ConditionalCheckFailed" {
+	r, err := s.transact(ctx, s.existsCheck(key(accountPK(k.Account), skAccount)), s.putAction(item, ""))
+	if len(r) > 0 && r[0] == "ConditionalCheckFailed" {
 		return fmt.Errorf("account %s: %w", k.Account, model.ErrNotFound)
 	}
 	if err != nil {
@@ -92,19 +68,9 @@ func (s *Store) PutAPIKey(ctx context.Context, k model.APIKey) error {
 
 // APIKeyByHash finds a key by the hash of its secret.
 func (s *Store) APIKeyByHash(ctx context.Context, hash string) (model.APIKey, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.table),
-		Key:       key(apiKeyPK(hash), skAPIKey),
-	})
-	if err != nil {
-		return model.APIKey{}, fmt.Errorf("get api key: %w", err)
-	}
-	if out.Item == nil {
-		return model.APIKey{}, fmt.Errorf("api key: %w", model.ErrNotFound)
-	}
 	var it apiKeyItem
-	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
-		return model.APIKey{}, fmt.Errorf("decode api key: %w", err)
+	if err := s.readItem(ctx, apiKeyPK(hash), skAPIKey, "api key", false, &it); err != nil {
+		return model.APIKey{}, err
 	}
 	return model.APIKey{Hash: hash, Account: it.Account, Role: it.Role, Name: it.Name, Created: it.Created}, nil
 }

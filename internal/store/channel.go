@@ -2,12 +2,12 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/openvitals/openvitals/internal/model"
 )
@@ -40,12 +40,8 @@ func (s *Store) UpdateChannel(ctx context.Context, w model.Website, c model.Chan
 // ReplaceChannelShown sets what the API shows of a channel's target to shown, where it is
 // still old: a write meanwhile (a new target, the channel deleted) wins.
 func (s *Store) ReplaceChannelShown(ctx context.Context, w model.Website, id, old, shown string) error {
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), channelSK(id)),
-		UpdateExpression:          aws.String("SET Shown = :new"),
-		ConditionExpression:       aws.String("Shown = :old"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":new": str(shown), ":old": str(old)},
-	})
+	err := s.update(ctx, key(websitePK(w.Account, w.ID), channelSK(id)), "SET Shown = :new", "Shown = :old",
+		map[string]ddbtypes.AttributeValue{":new": str(shown), ":old": str(old)})
 	if err != nil && !isConditionFailed(err) {
 		return fmt.Errorf("replace what channel %s shows: %w", id, err)
 	}
@@ -77,12 +73,8 @@ func (s *Store) MarkDigestSent(ctx context.Context, w model.Website, channel str
 	if err != nil {
 		return err
 	}
-	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), channelSK(channel)),
-		UpdateExpression:          aws.String("SET DigestSent = :at"),
-		ConditionExpression:       aws.String("attribute_exists(PK)"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":at": v},
-	})
+	err = s.update(ctx, key(websitePK(w.Account, w.ID), channelSK(channel)), "SET DigestSent = :at", "attribute_exists(PK)",
+		map[string]ddbtypes.AttributeValue{":at": v})
 	if isConditionFailed(err) {
 		return fmt.Errorf("channel %s: %w", channel, model.ErrNotFound)
 	}
@@ -108,23 +100,17 @@ func (s *Store) RecordDelivery(ctx context.Context, w model.Website, channel str
 	if err != nil {
 		return err
 	}
-	update := &ddbtypes.Update{
-		TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), channelSK(channel)),
-		UpdateExpression:    aws.String("REMOVE FailingSince, Failures"),
-		ConditionExpression: aws.String("attribute_exists(PK)"),
-	}
+	expr, values := "REMOVE FailingSince, Failures", map[string]ddbtypes.AttributeValue(nil)
 	if !ok {
-		update.UpdateExpression = aws.String("SET FailingSince = if_not_exists(FailingSince, :at) ADD Failures :one")
 		at, err := attributevalue.Marshal(d.At)
 		if err != nil {
 			return err
 		}
-		update.ExpressionAttributeValues = map[string]ddbtypes.AttributeValue{":at": at, ":one": &ddbtypes.AttributeValueMemberN{Value: "1"}}
+		expr, values = "SET FailingSince = if_not_exists(FailingSince, :at) ADD Failures :one", map[string]ddbtypes.AttributeValue{":at": at, ":one": num(1)}
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
-		{Update: update}, {Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: item}},
-	}})
-	if r := cancellationReasons(err); len(r) > 0 && r[0] == "ConditionalCheckFailed" {
+	r, err := s.transact(ctx, s.updateAction(key(websitePK(w.Account, w.ID), channelSK(channel)), expr, "attribute_exists(PK)", values),
+		s.putAction(item, ""))
+	if len(r) > 0 && r[0] == "ConditionalCheckFailed" {
 		return fmt.Errorf("channel %s: %w", channel, model.ErrNotFound)
 	}
 	if err != nil {
@@ -138,45 +124,21 @@ func (s *Store) RecordDelivery(ctx context.Context, w model.Website, channel str
 // remain.
 func (s *Store) Deliveries(ctx context.Context, w model.Website, channel, before string, limit int) ([]model.Delivery, []string, bool, error) {
 	prefix := channelDataSK(channel) + "D#"
-	hi := prefix + "\U0010FFFF"
+	skip := ""
 	if before != "" {
-		hi = prefix + before
+		skip = prefix + before
 	}
-	in := &dynamodb.QueryInput{
-		TableName:              aws.String(s.table),
-		KeyConditionExpression: aws.String("PK = :pk AND SK BETWEEN :lo AND :hi"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-			":pk": str(websitePK(w.Account, w.ID)), ":lo": str(prefix), ":hi": str(hi),
-		},
-		ScanIndexForward: aws.Bool(false),
-		ConsistentRead:   aws.Bool(true),
-	}
+	in := s.newestFirst(websitePK(w.Account, w.ID), prefix, prefix+"\U0010FFFF", skip)
 	if limit > 0 {
 		in.Limit = aws.Int32(int32(limit + 2))
 	}
-	var out []model.Delivery
-	var cursors []string
-	p := dynamodb.NewQueryPaginator(s.db, in)
-	for p.HasMorePages() && (limit == 0 || len(out) <= limit) {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, nil, false, fmt.Errorf("list deliveries: %w", err)
-		}
-		var items []deliveryItem
-		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
-			return nil, nil, false, fmt.Errorf("decode deliveries: %w", err)
-		}
-		for _, it := range items {
-			if it.SK == hi {
-				continue
-			}
-			out = append(out, it.Delivery)
-			cursors = append(cursors, it.SK[len(prefix):])
-		}
+	items, more, err := window(ctx, s, in, skip, limit, "deliveries", func(it deliveryItem) (string, deliveryItem) { return it.SK, it })
+	if err != nil {
+		return nil, nil, false, err
 	}
-	more := false
-	if limit > 0 && len(out) > limit {
-		out, cursors, more = out[:limit], cursors[:limit], true
+	out, cursors := make([]model.Delivery, len(items)), make([]string, len(items))
+	for i, it := range items {
+		out[i], cursors[i] = it.Delivery, it.SK[len(prefix):]
 	}
 	return out, cursors, more, nil
 }
@@ -192,37 +154,23 @@ func (s *Store) MarkSent(ctx context.Context, w model.Website, channel, event, m
 	if message != "" {
 		item["Message"] = str(message)
 	}
-	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:           aws.String(s.table),
-		Item:                item,
-		ConditionExpression: aws.String("attribute_not_exists(PK)"),
-	})
-	if isConditionFailed(err) {
+	err := s.putItem(ctx, item, putNew, "sent mark of event "+event)
+	if errors.Is(err, errInUse) {
 		return false, nil
 	}
-	if err != nil {
-		return false, fmt.Errorf("mark event %s sent: %w", event, err)
-	}
-	return true, nil
+	return err == nil, err
 }
 
 // SentMessage is the message ID a channel gave the delivery of an event (an email's
 // Message-ID), "" when it gave none or the event was not delivered there.
 func (s *Store) SentMessage(ctx context.Context, w model.Website, channel, event string) (string, error) {
 	var it struct{ Message string }
-	err := s.getItem(ctx, websitePK(w.Account, w.ID), channelDataSK(channel)+"S#"+event, "sent mark", &it)
-	if model.IsNotFound(err) {
-		return "", nil
-	}
+	_, err := s.getOr(ctx, websitePK(w.Account, w.ID), channelDataSK(channel)+"S#"+event, "sent mark", &it)
 	return it.Message, err
 }
 
 // Sent tells whether an event was delivered to a channel.
 func (s *Store) Sent(ctx context.Context, w model.Website, channel, event string) (bool, error) {
 	var it struct{ PK string }
-	err := s.getItem(ctx, websitePK(w.Account, w.ID), channelDataSK(channel)+"S#"+event, "sent mark", &it)
-	if model.IsNotFound(err) {
-		return false, nil
-	}
-	return err == nil, err
+	return s.getOr(ctx, websitePK(w.Account, w.ID), channelDataSK(channel)+"S#"+event, "sent mark", &it)
 }

@@ -2,12 +2,9 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/openvitals/openvitals/internal/model"
@@ -26,10 +23,7 @@ type dataSettingsItem struct {
 // defaults (the zero DataSettings).
 func (s *Store) DataSettings(ctx context.Context, w model.Website) (model.DataSettings, error) {
 	var it dataSettingsItem
-	err := s.getItem(ctx, websitePK(w.Account, w.ID), dataSettingsSK, "data settings", &it)
-	if errors.Is(err, model.ErrNotFound) {
-		return model.DataSettings{}, nil
-	}
+	_, err := s.getOr(ctx, websitePK(w.Account, w.ID), dataSettingsSK, "data settings", &it)
 	return it.DataSettings, err
 }
 
@@ -40,20 +34,8 @@ func (s *Store) PutDataSettings(ctx context.Context, w model.Website, exports bo
 	if err != nil {
 		return err
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
-		{Update: &ddbtypes.Update{TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), dataSettingsSK),
-			UpdateExpression:          aws.String("SET #t = :t, Exports = :e, Retention = :r"),
-			ExpressionAttributeNames:  map[string]string{"#t": "Type"},
-			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":t": str("data-settings"), ":e": &ddbtypes.AttributeValueMemberBOOL{Value: exports}, ":r": ret}}},
-		s.websiteExists(w),
-	}})
-	if len(cancellationReasons(err)) > 0 {
-		return fmt.Errorf("website %s: %w", w.ID, model.ErrNotFound)
-	}
-	if err != nil {
-		return fmt.Errorf("put data settings: %w", err)
-	}
-	return nil
+	return s.setDataSettings(ctx, w, "SET #t = :t, Exports = :e, Retention = :r",
+		map[string]ddbtypes.AttributeValue{":e": &ddbtypes.AttributeValueMemberBOOL{Value: exports}, ":r": ret}, "put data settings")
 }
 
 // MarkExports records the span of a website's exports: since, the first day one was written
@@ -61,7 +43,7 @@ func (s *Store) PutDataSettings(ctx context.Context, w model.Website, exports bo
 // A website deleted meanwhile takes nothing (ErrNotFound).
 func (s *Store) MarkExports(ctx context.Context, w model.Website, since, purgedTo string) error {
 	expr := "SET #t = :t"
-	values := map[string]ddbtypes.AttributeValue{":t": str("data-settings")}
+	values := map[string]ddbtypes.AttributeValue{}
 	if since != "" {
 		expr += ", ExportsSince = :s"
 		values[":s"] = str(since)
@@ -70,16 +52,21 @@ func (s *Store) MarkExports(ctx context.Context, w model.Website, since, purgedT
 		expr += ", ExportsPurgedTo = :p"
 		values[":p"] = str(purgedTo)
 	}
-	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
-		{Update: &ddbtypes.Update{TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), dataSettingsSK),
-			UpdateExpression: aws.String(expr), ExpressionAttributeNames: map[string]string{"#t": "Type"}, ExpressionAttributeValues: values}},
-		s.websiteExists(w),
-	}})
-	if len(cancellationReasons(err)) > 0 {
+	return s.setDataSettings(ctx, w, expr, values, "mark exports")
+}
+
+// setDataSettings applies an update expression to a website's data settings (#t its Type,
+// :t set here) while the website exists (else ErrNotFound); what names it in an error.
+func (s *Store) setDataSettings(ctx context.Context, w model.Website, expr string, values map[string]ddbtypes.AttributeValue, what string) error {
+	values[":t"] = str("data-settings")
+	up := s.updateAction(key(websitePK(w.Account, w.ID), dataSettingsSK), expr, "", values)
+	up.Update.ExpressionAttributeNames = map[string]string{"#t": "Type"}
+	reasons, err := s.transact(ctx, up, s.websiteExists(w))
+	if len(reasons) > 0 {
 		return fmt.Errorf("website %s: %w", w.ID, model.ErrNotFound)
 	}
 	if err != nil {
-		return fmt.Errorf("mark exports: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
 }

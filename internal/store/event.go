@@ -9,7 +9,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/openvitals/openvitals/internal/model"
 )
@@ -74,9 +73,7 @@ func (s *Store) changeState(ctx context.Context, w model.Website, from, to model
 		if err != nil {
 			return from, err
 		}
-		actions = append(actions, ddbtypes.TransactWriteItem{Put: &ddbtypes.Put{
-			TableName: aws.String(s.table), Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)"),
-		}})
+		actions = append(actions, s.putAction(item, "attribute_not_exists(PK)"))
 	}
 	item, err := attributevalue.MarshalMap(stateItem{PK: websitePK(w.Account, w.ID), SK: string(from.Key), Type: "state", State: to})
 	if err != nil {
@@ -90,15 +87,11 @@ func (s *Store) changeState(ctx context.Context, w model.Website, from, to model
 	state := len(actions)
 	actions = append(actions, ddbtypes.TransactWriteItem{Put: put}, s.websiteExists(w))
 	if owner := stateOwner(from.Key); owner != "" {
-		actions = append(actions, ddbtypes.TransactWriteItem{ConditionCheck: &ddbtypes.ConditionCheck{
-			TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), owner),
-			ConditionExpression: aws.String("attribute_exists(PK)"),
-		}})
+		actions = append(actions, s.existsCheck(key(websitePK(w.Account, w.ID), owner)))
 	}
 	checks := len(actions) - state - 1 // the website's and the owner's
 	actions = append(actions, more...)
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions})
-	reasons := cancellationReasons(err)
+	reasons, err := s.transact(ctx, actions...)
 	switch {
 	case len(reasons) == len(actions) && slices.Contains(reasons[state+1:state+1+checks], "ConditionalCheckFailed"):
 		return from, fmt.Errorf("website or owner of state %s: %w", from.Key, model.ErrNotFound)
@@ -113,20 +106,13 @@ func (s *Store) changeState(ctx context.Context, w model.Website, from, to model
 // websiteExists holds a transaction to the website's item existing: a state or event written
 // after its deletion would outlive the purge.
 func (s *Store) websiteExists(w model.Website) ddbtypes.TransactWriteItem {
-	return ddbtypes.TransactWriteItem{ConditionCheck: &ddbtypes.ConditionCheck{
-		TableName: aws.String(s.table), Key: key(accountPK(w.Account), websiteSK(w.ID)),
-		ConditionExpression: aws.String("attribute_exists(PK)"),
-	}}
+	return s.existsCheck(key(accountPK(w.Account), websiteSK(w.ID)))
 }
 
 // MarkEventQueued records that a state's last event is queued for delivery.
 func (s *Store) MarkEventQueued(ctx context.Context, w model.Website, st model.State) error {
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), string(st.Key)),
-		UpdateExpression:          aws.String("REMOVE Unsent"),
-		ConditionExpression:       aws.String("Version = :v"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":v": num(st.Version)},
-	})
+	err := s.update(ctx, key(websitePK(w.Account, w.ID), string(st.Key)), "REMOVE Unsent", "Version = :v",
+		map[string]ddbtypes.AttributeValue{":v": num(st.Version)})
 	if err != nil && !isConditionFailed(err) { // changed since: the newer change is queued
 		return fmt.Errorf("mark event queued: %w", err)
 	}

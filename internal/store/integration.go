@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/openvitals/openvitals/internal/model"
 )
@@ -21,14 +19,8 @@ type searchConsoleItem struct {
 
 // PutSearchConsole stores a website's Search Console integration, replacing the one there.
 func (s *Store) PutSearchConsole(ctx context.Context, w model.Website, sc model.SearchConsole) error {
-	item, err := attributevalue.MarshalMap(searchConsoleItem{PK: websitePK(w.Account, w.ID), SK: integrationSK(model.SearchConsoleKind), Type: "integration", SearchConsole: sc})
-	if err != nil {
-		return err
-	}
-	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item}); err != nil {
-		return fmt.Errorf("put search console integration: %w", err)
-	}
-	return nil
+	return s.putItem(ctx, searchConsoleItem{PK: websitePK(w.Account, w.ID), SK: integrationSK(model.SearchConsoleKind), Type: "integration", SearchConsole: sc},
+		putAny, "search console integration")
 }
 
 // SearchConsole returns a website's Search Console integration; ErrNotFound when it has none.
@@ -64,13 +56,8 @@ func (s *Store) RecordSearchConsoleRun(ctx context.Context, w model.Website, upd
 		expr = "SET LastError = :err, LastErrorAt = :at"
 		values = map[string]ddbtypes.AttributeValue{":updated": u, ":at": t, ":err": str(errMsg)}
 	}
-	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(s.table),
-		Key:                       key(websitePK(w.Account, w.ID), integrationSK(model.SearchConsoleKind)),
-		UpdateExpression:          aws.String(expr),
-		ConditionExpression:       aws.String("attribute_exists(PK) AND Updated = :updated"),
-		ExpressionAttributeValues: values,
-	})
+	err = s.update(ctx, key(websitePK(w.Account, w.ID), integrationSK(model.SearchConsoleKind)), expr,
+		"attribute_exists(PK) AND Updated = :updated", values)
 	if err != nil && !isConditionFailed(err) {
 		return fmt.Errorf("record search console run: %w", err)
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -25,13 +26,19 @@ const (
 // longer than any (a missing item, not a failure).
 func possibleKey(pk, sk string) bool { return len(pk) <= maxPKBytes && len(sk) <= maxSKBytes }
 
-// getItem reads one item into out; a missing item is ErrNotFound naming what.
+// getItem reads one item into out, strongly consistent; a missing item is ErrNotFound naming
+// what.
 func (s *Store) getItem(ctx context.Context, pk, sk, what string, out any) error {
+	return s.readItem(ctx, pk, sk, what, true, out)
+}
+
+// readItem reads one item into out as getItem does, consistent or not.
+func (s *Store) readItem(ctx context.Context, pk, sk, what string, consistent bool, out any) error {
 	if !possibleKey(pk, sk) {
 		return fmt.Errorf("%s: %w", what, model.ErrNotFound)
 	}
 	res, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.table), Key: key(pk, sk), ConsistentRead: aws.Bool(true),
+		TableName: aws.String(s.table), Key: key(pk, sk), ConsistentRead: aws.Bool(consistent),
 	})
 	if err != nil {
 		return fmt.Errorf("get %s: %w", what, err)
@@ -54,13 +61,16 @@ func (s *Store) getOr(ctx context.Context, pk, sk, what string, out any) (found 
 	return err == nil, err
 }
 
+// errInUse is a new item's key taken already (see putNew).
+var errInUse = errors.New("id already in use")
+
 // A put's condition on the item it writes.
 type putCondition int
 
 const (
 	// putAny creates the item or replaces it.
 	putAny putCondition = iota
-	// putNew creates a new item only: an item there already is an ID in use.
+	// putNew creates a new item only: an item there already is errInUse.
 	putNew
 	// putExisting replaces an existing item only: ErrNotFound otherwise.
 	putExisting
@@ -87,7 +97,7 @@ func (s *Store) putItem(ctx context.Context, item any, cond putCondition, what s
 		if cond == putExisting {
 			return fmt.Errorf("%s: %w", what, model.ErrNotFound)
 		}
-		return fmt.Errorf("%s: id already in use", what)
+		return fmt.Errorf("%s: %w", what, errInUse)
 	}
 	if err != nil {
 		return fmt.Errorf("put %s: %w", what, err)
@@ -133,6 +143,48 @@ func (s *Store) update(ctx context.Context, k map[string]ddbtypes.AttributeValue
 	}
 	_, err := s.db.UpdateItem(ctx, in)
 	return err
+}
+
+// transact applies actions in one transaction. A cancelled one gives each action's reason
+// ("ConditionalCheckFailed", "None", ...) in their order.
+func (s *Store) transact(ctx context.Context, actions ...ddbtypes.TransactWriteItem) ([]string, error) {
+	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions})
+	return cancellationReasons(err), err
+}
+
+// putAction puts an item (its attributes) in a transaction, under cond when it is not "".
+func (s *Store) putAction(item map[string]ddbtypes.AttributeValue, cond string) ddbtypes.TransactWriteItem {
+	put := &ddbtypes.Put{TableName: aws.String(s.table), Item: item}
+	if cond != "" {
+		put.ConditionExpression = aws.String(cond)
+	}
+	return ddbtypes.TransactWriteItem{Put: put}
+}
+
+// deleteAction deletes the item of k in a transaction, under cond when it is not "".
+func (s *Store) deleteAction(k map[string]ddbtypes.AttributeValue, cond string) ddbtypes.TransactWriteItem {
+	del := &ddbtypes.Delete{TableName: aws.String(s.table), Key: k}
+	if cond != "" {
+		del.ConditionExpression = aws.String(cond)
+	}
+	return ddbtypes.TransactWriteItem{Delete: del}
+}
+
+// updateAction applies an update expression to the item of k in a transaction, under cond
+// when it is not "".
+func (s *Store) updateAction(k map[string]ddbtypes.AttributeValue, expr, cond string, values map[string]ddbtypes.AttributeValue) ddbtypes.TransactWriteItem {
+	up := &ddbtypes.Update{TableName: aws.String(s.table), Key: k, UpdateExpression: aws.String(expr), ExpressionAttributeValues: values}
+	if cond != "" {
+		up.ConditionExpression = aws.String(cond)
+	}
+	return ddbtypes.TransactWriteItem{Update: up}
+}
+
+// existsCheck holds a transaction to the item of k existing.
+func (s *Store) existsCheck(k map[string]ddbtypes.AttributeValue) ddbtypes.TransactWriteItem {
+	return ddbtypes.TransactWriteItem{ConditionCheck: &ddbtypes.ConditionCheck{
+		TableName: aws.String(s.table), Key: k, ConditionExpression: aws.String("attribute_exists(PK)"),
+	}}
 }
 
 // eachPage runs a query page by page, handing each page's items to each until it says it has

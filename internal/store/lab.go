@@ -48,9 +48,7 @@ func (s *Store) PutLabResult(ctx context.Context, w model.Website, page model.Pa
 	if err != nil {
 		return err
 	}
-	err = s.whilePageExists(ctx, w, page, "lab result",
-		ddbtypes.TransactWriteItem{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: item}},
-		ddbtypes.TransactWriteItem{Delete: &ddbtypes.Delete{TableName: aws.String(s.table), Key: key(pk, labErrorSK(page.ID, r.Device))}})
+	err = s.whilePageExists(ctx, w, page, "lab result", s.putAction(item, ""), s.deleteAction(key(pk, labErrorSK(page.ID, r.Device)), ""))
 	if err != nil {
 		return err
 	}
@@ -86,12 +84,7 @@ func (s *Store) recordOpportunity(ctx context.Context, pk, day string, o model.O
 	if err := attributevalue.UnmarshalMap(out.Attributes, &old); err != nil || old.FirstSeen == "" || old.FirstSeen <= day {
 		return err
 	}
-	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: key(pk, opportunitySK(o.ID)),
-		UpdateExpression:          aws.String("SET FirstSeen = :day"),
-		ConditionExpression:       aws.String("FirstSeen > :day"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":day": str(day)},
-	})
+	err = s.update(ctx, key(pk, opportunitySK(o.ID)), "SET FirstSeen = :day", "FirstSeen > :day", map[string]ddbtypes.AttributeValue{":day": str(day)})
 	if err != nil && !isConditionFailed(err) {
 		return fmt.Errorf("record opportunity: %w", err)
 	}
@@ -102,8 +95,8 @@ func (s *Store) recordOpportunity(ctx context.Context, pk, day string, o model.O
 // (by its URL and ID) still exist; if either is gone it writes nothing and returns ErrNotFound.
 func (s *Store) whilePageExists(ctx context.Context, w model.Website, page model.Page, what string, writes ...ddbtypes.TransactWriteItem) error {
 	checks := []ddbtypes.TransactWriteItem{s.websiteExists(w), s.pageExistsCheck(w, page)}
-	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: append(checks, writes...)})
-	if r := cancellationReasons(err); len(r) >= 2 && (r[0] == "ConditionalCheckFailed" || r[1] == "ConditionalCheckFailed") {
+	r, err := s.transact(ctx, append(checks, writes...)...)
+	if len(r) >= 2 && (r[0] == "ConditionalCheckFailed" || r[1] == "ConditionalCheckFailed") {
 		return fmt.Errorf("%s of page %s: website or page deleted: %w", what, page.ID, model.ErrNotFound)
 	}
 	if err != nil {
@@ -146,7 +139,7 @@ func (s *Store) PutLabError(ctx context.Context, w model.Website, page model.Pag
 	if err != nil {
 		return err
 	}
-	return s.whilePageExists(ctx, w, page, "lab error", ddbtypes.TransactWriteItem{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: item}})
+	return s.whilePageExists(ctx, w, page, "lab error", s.putAction(item, ""))
 }
 
 // LastLabError returns the failure recorded since a page's last successful audit on a device.

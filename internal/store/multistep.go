@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/model/step"
 )
@@ -55,14 +52,8 @@ func (s *Store) deleteWithPurge(ctx context.Context, sk string, job model.PurgeJ
 	if err != nil {
 		return err
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-		TransactItems: []ddbtypes.TransactWriteItem{
-			{Delete: &ddbtypes.Delete{TableName: aws.String(s.table), Key: key(websitePK(job.Account, job.Website), sk),
-				ConditionExpression: aws.String("attribute_exists(PK)")}},
-			{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: marker}},
-		},
-	})
-	if r := cancellationReasons(err); len(r) > 0 && r[0] == "ConditionalCheckFailed" {
+	r, err := s.transact(ctx, s.deleteAction(key(websitePK(job.Account, job.Website), sk), "attribute_exists(PK)"), s.putAction(marker, ""))
+	if len(r) > 0 && r[0] == "ConditionalCheckFailed" {
 		return fmt.Errorf("%s: %w", what, model.ErrNotFound)
 	}
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/openvitals/openvitals/internal/model"
 )
@@ -39,11 +38,8 @@ func (s *Store) CreateRun(ctx context.Context, w model.Website, t model.Test) (m
 	if err != nil {
 		return r, err
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
-		{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: run, ConditionExpression: aws.String("attribute_not_exists(PK)")}},
-		{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: marker}},
-	}})
-	if len(cancellationReasons(err)) > 0 {
+	reasons, err := s.transact(ctx, s.putAction(run, "attribute_not_exists(PK)"), s.putAction(marker, ""))
+	if len(reasons) > 0 {
 		return r, fmt.Errorf("run %s: id already in use", r.ID)
 	}
 	if err != nil {
@@ -71,11 +67,10 @@ func (s *Store) UpdateRun(ctx context.Context, w model.Website, r model.Run) err
 	}
 	writes := []ddbtypes.TransactWriteItem{{Put: put}}
 	if r.IsFinished() {
-		writes = append(writes, ddbtypes.TransactWriteItem{Delete: &ddbtypes.Delete{TableName: aws.String(s.table),
-			Key: key(pendingPK, pendingRunSK(w.Account, w.ID, r.Test, r.Created, r.ID))}})
+		writes = append(writes, s.deleteAction(key(pendingPK, pendingRunSK(w.Account, w.ID, r.Test, r.Created, r.ID)), ""))
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: writes})
-	if reasons := cancellationReasons(err); len(reasons) > 0 && reasons[0] == "ConditionalCheckFailed" {
+	reasons, err := s.transact(ctx, writes...)
+	if len(reasons) > 0 && reasons[0] == "ConditionalCheckFailed" {
 		if _, gerr := s.GetRun(ctx, w, r.Test, r.Created, r.ID); gerr != nil {
 			return gerr // ErrNotFound: deleted
 		}
@@ -96,39 +91,16 @@ func (s *Store) GetRun(ctx context.Context, w model.Website, test string, create
 
 // Runs lists a test's runs created since a time, newest first, at most limit (0: no limit).
 func (s *Store) Runs(ctx context.Context, w model.Website, test string, since time.Time, limit int) ([]model.Run, error) {
-	in := &dynamodb.QueryInput{
-		TableName:              aws.String(s.table),
-		KeyConditionExpression: aws.String("PK = :pk AND SK BETWEEN :from AND :to"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-			":pk":   str(websitePK(w.Account, w.ID)),
-			":from": str(TestItemsPrefix(test) + "RUN#" + since.UTC().Format(runTimeLayout)),
-			":to":   str(TestItemsPrefix(test) + "RUN$"), // '$' sorts right after '#'
-		},
-		ScanIndexForward: aws.Bool(false),
-		ConsistentRead:   aws.Bool(true),
+	in := s.newestFirst(websitePK(w.Account, w.ID), TestItemsPrefix(test)+"RUN#"+since.UTC().Format(runTimeLayout),
+		TestItemsPrefix(test)+"RUN$", "") // '$' sorts right after '#'
+	items, err := query[runItem](ctx, s, in, limit)
+	if err != nil {
+		return nil, fmt.Errorf("query runs: %w", err)
 	}
-	var items []runItem
-	p := dynamodb.NewQueryPaginator(s.db, in)
-	for p.HasMorePages() {
-		out, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("query runs: %w", err)
-		}
-		var page []runItem
-		if err := attributevalue.UnmarshalListOfMaps(out.Items, &page); err != nil {
-			return nil, fmt.Errorf("decode runs: %w", err)
-		}
-		items = append(items, page...)
-		if limit > 0 && len(items) >= limit {
-			items = items[:limit]
-			break
-		}
+	if limit > 0 && len(items) > limit {
+		items = items[:limit]
 	}
-	runs := make([]model.Run, len(items))
-	for i, it := range items {
-		runs[i] = it.Run
-	}
-	return runs, nil
+	return values(items, func(it runItem) model.Run { return it.Run }), nil
 }
 
 // MarkTestQueued records that a test's daily run was queued for a UTC day; false when it was
@@ -139,22 +111,12 @@ func (s *Store) MarkTestQueued(ctx context.Context, w model.SiteRef, test, day s
 
 // markOnce writes a marker item that expires after three days; false when it exists already.
 func (s *Store) markOnce(ctx context.Context, pk, sk string) (bool, error) {
-	expires := time.Now().Add(72 * time.Hour).Unix()
-	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(s.table),
-		Item: map[string]ddbtypes.AttributeValue{
-			attrPK:       str(pk),
-			attrSK:       str(sk),
-			"Type":       str("queued"),
-			TTLAttribute: &ddbtypes.AttributeValueMemberN{Value: fmt.Sprint(expires)},
-		},
-		ConditionExpression: aws.String("attribute_not_exists(PK)"),
-	})
-	if isConditionFailed(err) {
+	item := map[string]ddbtypes.AttributeValue{
+		attrPK: str(pk), attrSK: str(sk), "Type": str("queued"), TTLAttribute: num64(time.Now().Add(72 * time.Hour).Unix()),
+	}
+	err := s.putItem(ctx, item, putNew, "queued mark")
+	if errors.Is(err, errInUse) {
 		return false, nil
 	}
-	if err != nil {
-		return false, fmt.Errorf("mark queued: %w", err)
-	}
-	return true, nil
+	return err == nil, err
 }
