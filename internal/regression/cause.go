@@ -128,6 +128,30 @@ func round(v float64) float64 { return math.Round(v*1000) / 1000 }
 // audits' ("mobile" or "desktop").
 func ExplainLoads(before, after *model.Diagnostics, device, metric string, failing []model.Opportunity) []model.CauseItem {
 	l := compare.CompareLoads(before, after, compare.DefaultThresholds)
+	c := &causes{metric: metric, weights: weights[metric]}
+	c.requests(l, device)
+	c.lcp(l.LCP)
+	c.shifts(l.Shifts)
+	c.longTasks(before, after)
+	c.scripts(before, after)
+	return c.ranked(failing)
+}
+
+// causes gathers the cause items of a change of one metric, each weighed by its effect on it,
+// and the requests removed (which have none).
+type causes struct {
+	metric         string
+	weights        map[string]float64
+	items, removed []model.CauseItem
+}
+
+func (c *causes) add(it model.CauseItem, effect float64) {
+	c.items = weigh(c.items, c.weights, it, effect)
+}
+
+// requests adds the requests added, grown or slowed, with their effect at the throughput of
+// device's throttling, and keeps the removed ones.
+func (c *causes) requests(l compare.Loads, device string) {
 	// The LCP resource's download is the LCP's load duration: while the LCP element stays,
 	// that phase's growth is the resource's effect, measured by the trace (its request's own
 	// times may differ by a few ms), so the resource, the cause, never ranks below the phase
@@ -138,68 +162,69 @@ func ExplainLoads(before, after *model.Diagnostics, device, metric string, faili
 			loadDuration = p.Delta
 		}
 	}
-	w := weights[metric]
 	msPerKiB := 0.8 // desktop preset: 10 Mbit/s
 	if device == lighthouse.DeviceMobile {
 		msPerKiB = 5.1 // mobile slow 4G: 1.6 Mbit/s
 	}
-	var items, removed []model.CauseItem
-	add := func(it model.CauseItem, effect float64) { items = weigh(items, w, it, effect) }
-	for _, c := range l.Requests {
-		r := c.Request()
+	for _, ch := range l.Requests {
+		r := ch.Request()
 		it := model.CauseItem{URL: r.URL, Type: r.Type, Party: partyOf(r), Unit: "KiB"}
 		what := requestName(r)
-		kib := float64(c.SizeDelta) / 1024
-		switch c.Kind {
+		kib := float64(ch.SizeDelta) / 1024
+		switch ch.Kind {
 		case compare.RequestAdded:
 			it.Kind, it.After = "resource_added", round(kib)
 			it.Title = fmt.Sprintf("+%s %s", kibText(kib), what)
-			ms := effect(metric, kib, msPerKiB)
+			ms := effect(c.metric, kib, msPerKiB)
 			if r.RenderBlocking {
 				it.Kind = "render_blocking_added"
 				ms = max(ms, r.End-r.Start)
 			}
-			add(it, ms)
+			c.add(it, ms)
 		case compare.RequestGrew:
-			it.Kind, it.Before, it.After = "resource_grew", round(float64(c.Base.TransferSize)/1024), round(float64(r.TransferSize)/1024)
-			ms := effect(metric, kib, msPerKiB)
+			it.Kind, it.Before, it.After = "resource_grew", round(float64(ch.Base.TransferSize)/1024), round(float64(r.TransferSize)/1024)
+			ms := effect(c.metric, kib, msPerKiB)
 			if r.LCP {
 				it.Kind = "lcp_resource"
 				// The LCP resource's own slower download, when measured (a throttled load's),
 				// is its effect: the cause of the LCP load duration's growth beside it.
-				if timeMetric(metric) {
-					ms = max(ms, c.TimeDelta, loadDuration)
+				if timeMetric(c.metric) {
+					ms = max(ms, ch.TimeDelta, loadDuration)
 				}
 			}
 			it.Title = fmt.Sprintf("%s grew by %s", upper(what), kibText(kib))
-			add(it, ms)
+			c.add(it, ms)
 		case compare.RequestSlowed:
 			it.Kind, it.Unit = "request_slowed", "ms"
-			it.Before, it.After = round(c.Base.End-c.Base.Start), round(r.End-r.Start)
+			it.Before, it.After = round(ch.Base.End-ch.Base.Start), round(r.End-r.Start)
 			switch {
 			case r.Document:
 				it.Kind = "document_slowed"
 			case r.RenderBlocking:
 				it.Kind = "render_blocking_slowed"
 			}
-			it.Title = fmt.Sprintf("%s took %.0f ms longer", upper(what), c.TimeDelta)
-			add(it, c.TimeDelta)
+			it.Title = fmt.Sprintf("%s took %.0f ms longer", upper(what), ch.TimeDelta)
+			c.add(it, ch.TimeDelta)
 		case compare.RequestRemoved:
-			it.Kind, it.Before = "resource_removed", round(float64(c.Base.TransferSize)/1024)
+			it.Kind, it.Before = "resource_removed", round(float64(ch.Base.TransferSize)/1024)
 			it.Title = fmt.Sprintf("%s was removed (%s)", upper(what), kibText(-kib))
-			removed = append(removed, it)
+			c.removed = append(c.removed, it)
 		}
 	}
-	if l.LCP.ElementChanged && l.LCP.Target != nil {
+}
+
+// lcp adds a change of the LCP element and the changes of its phases.
+func (c *causes) lcp(l compare.LCPChange) {
+	if l.ElementChanged && l.Target != nil {
 		var was, at float64
-		if l.LCP.Base != nil {
-			was = l.LCP.Base.Time
+		if l.Base != nil {
+			was = l.Base.Time
 		}
-		at = l.LCP.Target.Time
-		add(model.CauseItem{Kind: "lcp_element", Title: "LCP element changed from " + lcpName(l.LCP.Base) + " to " + lcpName(l.LCP.Target),
-			URL: l.LCP.Target.ImageURL, Before: round(was), After: round(at), Unit: "ms"}, at-was)
+		at = l.Target.Time
+		c.add(model.CauseItem{Kind: "lcp_element", Title: "LCP element changed from " + lcpName(l.Base) + " to " + lcpName(l.Target),
+			URL: l.Target.ImageURL, Before: round(was), After: round(at), Unit: "ms"}, at-was)
 	}
-	for _, p := range l.LCP.Phases {
+	for _, p := range l.Phases {
 		var b, a float64
 		if p.Base != nil {
 			b = *p.Base
@@ -207,16 +232,24 @@ func ExplainLoads(before, after *model.Diagnostics, device, metric string, faili
 		if p.Target != nil {
 			a = *p.Target
 		}
-		add(model.CauseItem{Kind: "lcp_phase", Title: fmt.Sprintf("LCP %s %+.0f ms", strings.ToLower(metricnames.PhaseLabel(p.Name)), p.Delta),
+		c.add(model.CauseItem{Kind: "lcp_phase", Title: fmt.Sprintf("LCP %s %+.0f ms", strings.ToLower(metricnames.PhaseLabel(p.Name)), p.Delta),
 			URL: p.Name, Before: round(b), After: round(a), Unit: "ms"}, p.Delta)
 	}
-	for _, s := range l.Shifts {
+}
+
+// shifts adds the layout shifts that are new or grew.
+func (c *causes) shifts(shifts []compare.ShiftChange) {
+	for _, s := range shifts {
 		title := fmt.Sprintf("New layout shift of %s (%.3f)", cmp.Or(s.Key, "an element"), s.Score)
 		if s.BaseScore > 0 {
 			title = fmt.Sprintf("Layout shifts of %s grew from %.3f", cmp.Or(s.Key, "an element"), s.BaseScore)
 		}
-		add(model.CauseItem{Kind: "layout_shift", Title: title, URL: s.Key, Before: round(s.BaseScore), After: round(s.Score)}, s.Score)
+		c.add(model.CauseItem{Kind: "layout_shift", Title: title, URL: s.Key, Before: round(s.BaseScore), After: round(s.Score)}, s.Score)
 	}
+}
+
+// longTasks adds the scripts whose long tasks block the main thread at least 20 ms more.
+func (c *causes) longTasks(before, after *model.Diagnostics) {
 	blocking := func(d *model.Diagnostics) map[string]float64 {
 		out := map[string]float64{}
 		for _, t := range d.LongTasks {
@@ -228,25 +261,36 @@ func ExplainLoads(before, after *model.Diagnostics, device, metric string, faili
 	for u, ms := range now {
 		// Work no script is named for points at nothing to change.
 		if grew := ms - was[u]; grew >= 20 && u != "" && u != "Unattributable" {
-			add(model.CauseItem{Kind: "long_task_added", Title: fmt.Sprintf("Long tasks of %s block the main thread %.0f ms more", cmp.Or(hostOf(u), "the page"), grew),
+			c.add(model.CauseItem{Kind: "long_task_added", Title: fmt.Sprintf("Long tasks of %s block the main thread %.0f ms more", cmp.Or(hostOf(u), "the page"), grew),
 				URL: u, Before: round(was[u]), After: round(ms), Unit: "ms"}, grew)
 		}
 	}
+}
+
+// scripts adds the scripts whose main-thread time grew at least 20 ms.
+func (c *causes) scripts(before, after *model.Diagnostics) {
 	// Diagnostics stored before the scripts were kept list none: nothing to compare.
-	if len(before.Scripts) > 0 && len(after.Scripts) > 0 {
-		scriptWas := map[string]float64{}
-		for _, sc := range before.Scripts {
-			scriptWas[sc.URL] += sc.MainThread
-		}
-		for _, sc := range after.Scripts {
-			if grew := sc.MainThread - scriptWas[sc.URL]; grew >= 20 && sc.URL != "" && sc.URL != "Unattributable" {
-				add(model.CauseItem{Kind: "script_main_thread", Title: fmt.Sprintf("Main-thread time of a script from %s grew by %.0f ms", cmp.Or(hostOf(sc.URL), "the page"), grew),
-					URL: sc.URL, Before: round(scriptWas[sc.URL]), After: round(sc.MainThread), Unit: "ms"}, grew)
-			}
+	if len(before.Scripts) == 0 || len(after.Scripts) == 0 {
+		return
+	}
+	scriptWas := map[string]float64{}
+	for _, sc := range before.Scripts {
+		scriptWas[sc.URL] += sc.MainThread
+	}
+	for _, sc := range after.Scripts {
+		if grew := sc.MainThread - scriptWas[sc.URL]; grew >= 20 && sc.URL != "" && sc.URL != "Unattributable" {
+			c.add(model.CauseItem{Kind: "script_main_thread", Title: fmt.Sprintf("Main-thread time of a script from %s grew by %.0f ms", cmp.Or(hostOf(sc.URL), "the page"), grew),
+				URL: sc.URL, Before: round(scriptWas[sc.URL]), After: round(sc.MainThread), Unit: "ms"}, grew)
 		}
 	}
+}
+
+// ranked is the cause: the items by impact, then the removed requests and the audits failing
+// now (failing), at most MaxCauseItems.
+func (c *causes) ranked(failing []model.Opportunity) []model.CauseItem {
+	items := c.items
 	sortByImpact(items)
-	items = append(items, removed...)
+	items = append(items, c.removed...)
 	for _, o := range failing {
 		items = append(items, model.CauseItem{Kind: "audit_failing", Title: o.Title + " (now failing)", URL: o.ID})
 	}
