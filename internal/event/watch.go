@@ -205,9 +205,15 @@ func IncidentSummary(in model.Incident, subject string, unit func(string) string
 	return fmt.Sprintf("Regression of %s from %s: %s", subject, model.DayToISO(in.FirstBad()), changes(in, unit))
 }
 
+// Subjects reads the pages and multistep tests regressions are of; *store.Store is one.
+type Subjects interface {
+	Page(ctx context.Context, w model.Website, id string) (model.Page, error)
+	Test(ctx context.Context, w model.Website, id string) (model.Test, error)
+}
+
 // SubjectName names a regression's page (alias and URL, else URL) or multistep test (alias)
 // for people; its ID when it cannot be read.
-func SubjectName(ctx context.Context, st *store.Store, w model.Website, r model.Regression) string {
+func SubjectName(ctx context.Context, st Subjects, w model.Website, r model.Regression) string {
 	if r.Test != "" {
 		if t, err := st.Test(ctx, w, r.Test); err == nil {
 			return "multistep test " + strconv.Quote(t.Alias)

@@ -70,13 +70,14 @@ func (w *Watcher) Verdicts(ctx context.Context, site model.Website, reports RUMR
 	if err != nil {
 		return err
 	}
-	rumDays := &rumCache{reports: reports, site: site, days: map[string]map[string]rum.Row{}}
+	j := &judge{reads: w.store, site: site, all: regs, thresholds: thresholds, today: today, now: w.now,
+		rum: &rumCache{reports: reports, site: site, days: map[string]map[string]rum.Row{}}}
 	var errs []error
 	for _, in := range owed {
 		v, ok := decided[in.ID]
 		if !ok {
 			var err error
-			v, ok, err = w.verdict(ctx, site, in, regs, thresholds, rumDays, today)
+			v, ok, err = j.verdict(ctx, in)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("verdict of %s: %w", in.ID, err))
 				continue
@@ -100,18 +101,38 @@ func (w *Watcher) Verdicts(ctx context.Context, site model.Website, reports RUMR
 	return errors.Join(errs...)
 }
 
+// fieldReads are the store's reads a field verdict is decided from; *store.Store is one.
+type fieldReads interface {
+	LabResults(ctx context.Context, w model.Website, page, device, from, to string) ([]model.LabResult, error)
+	UXResults(ctx context.Context, w model.Website, page, device, from, to string) ([]model.UXResult, error)
+	Page(ctx context.Context, w model.Website, id string) (model.Page, error)
+}
+
+// judge decides the field verdicts of a website's incidents as of today: from the website's
+// regressions (all), the lab results and dataset records the store reads, and real users'
+// reports (rum), against the website's least changes (thresholds).
+type judge struct {
+	reads      fieldReads
+	site       model.Website
+	all        []model.Regression
+	thresholds Thresholds
+	rum        *rumCache
+	// today is the day's midnight (UTC); now the time a verdict is decided at.
+	today time.Time
+	now   func() time.Time
+}
+
 // verdict decides one incident's verdict as of today; false when it is too early to say.
-func (w *Watcher) verdict(ctx context.Context, site model.Website, in model.Incident, all []model.Regression, th Thresholds,
-	rumDays *rumCache, today time.Time) (model.Verdict, bool, error) {
+func (j *judge) verdict(ctx context.Context, in model.Incident) (model.Verdict, bool, error) {
 	first, err := time.Parse(model.DayLayout, in.FirstBad())
 	if err != nil {
 		return model.Verdict{}, false, err
 	}
 	lead := Lead(in)
-	v := model.Verdict{Incident: in.ID, Page: lead.Page, Device: lead.Device, Day: model.Day(today), Decided: w.now().UTC()}
-	daysSince := int(today.Sub(first).Hours() / 24)
+	v := model.Verdict{Incident: in.ID, Page: lead.Page, Device: lead.Device, Day: model.Day(j.today), Decided: j.now().UTC()}
+	daysSince := int(j.today.Sub(first).Hours() / 24)
 	if lead.Source != SourceLab {
-		return w.labVerdict(ctx, site, in, all, v, first, daysSince)
+		return j.labVerdict(ctx, in, v, first, daysSince)
 	}
 	// A field regression of the page that joined the incident is the field's own word.
 	for _, r := range in.Members {
@@ -129,11 +150,11 @@ func (w *Watcher) verdict(ctx context.Context, site model.Website, in model.Inci
 			metrics = append(metrics, m)
 		}
 	}
-	rumChecks, err := w.rumChecks(ctx, lead.Page, metrics, first, today, th, rumDays)
+	rumChecks, err := j.rumChecks(ctx, lead.Page, metrics, first)
 	if err != nil {
 		return v, false, err
 	}
-	uxChecks, err := w.uxChecks(ctx, site, lead.Page, lead.Device, metrics, first, today, th)
+	uxChecks, err := j.uxChecks(ctx, lead.Page, lead.Device, metrics, first)
 	if err != nil {
 		return v, false, err
 	}
@@ -167,13 +188,12 @@ func (w *Watcher) verdict(ctx context.Context, site model.Website, in model.Inci
 // labVerdict is a field incident's: not reproduced in the lab when the page's lab results of
 // the RUMVerdictDays from its first bad day found no change within them; nothing to say
 // without lab results, or when the lab changed (that incident gets the verdict).
-func (w *Watcher) labVerdict(ctx context.Context, site model.Website, in model.Incident, all []model.Regression, v model.Verdict,
-	first time.Time, daysSince int) (model.Verdict, bool, error) {
+func (j *judge) labVerdict(ctx context.Context, in model.Incident, v model.Verdict, first time.Time, daysSince int) (model.Verdict, bool, error) {
 	if daysSince < RUMVerdictDays {
 		return v, false, nil
 	}
 	from, to := model.Day(first.AddDate(0, 0, -RUMVerdictDays)), model.Day(first.AddDate(0, 0, RUMVerdictDays))
-	for _, r := range all {
+	for _, r := range j.all {
 		if r.Source == SourceLab && r.Page == v.Page && r.FirstBad >= from && r.FirstBad <= to {
 			return v, false, nil
 		}
@@ -184,7 +204,7 @@ func (w *Watcher) labVerdict(ctx context.Context, site model.Website, in model.I
 		devices = []string{lead.Device}
 	}
 	for _, d := range devices {
-		results, err := w.store.LabResults(ctx, site, v.Page, d, model.Day(first), to)
+		results, err := j.reads.LabResults(ctx, j.site, v.Page, d, model.Day(first), to)
 		if err != nil {
 			return v, false, err
 		}
@@ -229,11 +249,12 @@ func (c *rumCache) day(ctx context.Context, day time.Time) (map[string]rum.Row, 
 // rumChecks compares real users' daily p75 of a page over the RUMVerdictDays before its first
 // bad day and from it (the days known so far), for each metric. A day counts with
 // MinRUMViews views.
-func (w *Watcher) rumChecks(ctx context.Context, page string, metrics []string, first, today time.Time, th Thresholds, c *rumCache) ([]model.VerdictCheck, error) {
+func (j *judge) rumChecks(ctx context.Context, page string, metrics []string, first time.Time) ([]model.VerdictCheck, error) {
+	c := j.rum
 	if c.reports == nil {
 		return nil, nil
 	}
-	p, err := w.store.Page(ctx, c.site, page)
+	p, err := j.reads.Page(ctx, j.site, page)
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +266,7 @@ func (w *Watcher) rumChecks(ctx context.Context, page string, metrics []string, 
 	last := first
 	for back := -RUMVerdictDays; back < RUMVerdictDays; back++ {
 		day := first.AddDate(0, 0, back)
-		if !day.Before(today) {
+		if !day.Before(j.today) {
 			break // only whole days
 		}
 		rows, err := c.day(ctx, day)
@@ -273,7 +294,7 @@ func (w *Watcher) rumChecks(ctx context.Context, page string, metrics []string, 
 			DaysBefore: len(before[m]), DaysAfter: len(after[m])}
 		if len(before[m]) > 0 && len(after[m]) > 0 {
 			chk.Before, chk.After = median(before[m]), median(after[m])
-			chk.Noise = max(2*iqr(before[m]), th.For(m).least(chk.Before))
+			chk.Noise = max(2*iqr(before[m]), j.thresholds.For(m).least(chk.Before))
 		}
 		chk.Enough = len(before[m]) >= minVerdictDays && len(after[m]) >= minVerdictDays
 		chk.Moved = chk.Enough && worse(m, chk.After-chk.Before) > chk.Noise
@@ -285,10 +306,10 @@ func (w *Watcher) rumChecks(ctx context.Context, page string, metrics []string, 
 // uxChecks compares the dataset's daily p75 of a page and device before its first bad day
 // (the median of the last RUMVerdictDays records) with its newest record of the
 // UXVerdictDays from it, by which the 28-day window holds only days after the change.
-func (w *Watcher) uxChecks(ctx context.Context, site model.Website, page, device string, metrics []string, first, today time.Time, th Thresholds) ([]model.VerdictCheck, error) {
+func (j *judge) uxChecks(ctx context.Context, page, device string, metrics []string, first time.Time) ([]model.VerdictCheck, error) {
 	// The records known today, up to the window's end (a replayed day reads no later ones).
-	to := min(model.Day(first.AddDate(0, 0, UXVerdictDays-1)), model.Day(today))
-	results, err := w.store.UXResults(ctx, site, page, device, model.Day(first.AddDate(0, 0, -RUMVerdictDays)), to)
+	to := min(model.Day(first.AddDate(0, 0, UXVerdictDays-1)), model.Day(j.today))
+	results, err := j.reads.UXResults(ctx, j.site, page, device, model.Day(first.AddDate(0, 0, -RUMVerdictDays)), to)
 	if err != nil {
 		return nil, err
 	}
@@ -311,9 +332,9 @@ func (w *Watcher) uxChecks(ctx context.Context, site model.Website, page, device
 			chk.Before, chk.After, chk.To = median(before), after.Vitals[m].P75, after.Day
 			days, _ := time.Parse(model.DayLayout, after.Day)
 			chk.DaysAfter = int(days.Sub(first).Hours()/24) + 1
-			chk.Noise = max(2*iqr(before), th.For(m).least(chk.Before))
+			chk.Noise = max(2*iqr(before), j.thresholds.For(m).least(chk.Before))
 			// Enough once the window turned over, or today is past it with the newest record.
-			chk.Enough = chk.DaysAfter >= UXVerdictDays || !today.Before(first.AddDate(0, 0, UXVerdictDays))
+			chk.Enough = chk.DaysAfter >= UXVerdictDays || !j.today.Before(first.AddDate(0, 0, UXVerdictDays))
 			chk.Moved = worse(m, chk.After-chk.Before) > chk.Noise
 		}
 		out = append(out, chk)
