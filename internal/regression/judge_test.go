@@ -23,23 +23,23 @@ type results struct {
 }
 
 func (f results) LabResults(_ context.Context, _ model.Website, page, device, from, to string) ([]model.LabResult, error) {
-	var out []model.LabResult
-	for _, r := range f.lab {
-		if r.Page == page && r.Device == device && r.Day >= from && r.Day <= to {
-			out = append(out, r)
-		}
-	}
-	return out, nil
+	return within(f.lab, func(r model.LabResult) [3]string { return [3]string{r.Page, r.Device, r.Day} }, page, device, from, to), nil
 }
 
 func (f results) UXResults(_ context.Context, _ model.Website, page, device, from, to string) ([]model.UXResult, error) {
-	var out []model.UXResult
-	for _, r := range f.ux {
-		if r.Page == page && r.Device == device && r.Day >= from && r.Day <= to {
+	return within(f.ux, func(r model.UXResult) [3]string { return [3]string{r.Page, r.Device, r.Day} }, page, device, from, to), nil
+}
+
+// within are the records of a page on a device from day from to day to, as the store reads
+// them; at gives a record's page, device and day.
+func within[R any](all []R, at func(R) [3]string, page, device, from, to string) []R {
+	var out []R
+	for _, r := range all {
+		if k := at(r); k[0] == page && k[1] == device && k[2] >= from && k[2] <= to {
 			out = append(out, r)
 		}
 	}
-	return out, nil
+	return out
 }
 
 func (f results) Page(_ context.Context, _ model.Website, id string) (model.Page, error) {
