@@ -334,17 +334,30 @@ func (s *Store) writeAll(ctx context.Context, reqs []ddbtypes.WriteRequest) (int
 	return len(reqs), nil
 }
 
-// putRequests are the write requests that put items (item structs).
-func putRequests[I any](items []I) ([]ddbtypes.WriteRequest, error) {
+// putAll writes items (item structs), creating or replacing them, 25 to a batch; what names
+// them in an error.
+func putAll[I any](ctx context.Context, s *Store, items []I, what string) error {
 	reqs := make([]ddbtypes.WriteRequest, len(items))
 	for i, it := range items {
 		av, err := attributevalue.MarshalMap(it)
 		if err != nil {
-			return nil, err
+			return fmt.Errorf("encode %s: %w", what, err)
 		}
 		reqs[i] = ddbtypes.WriteRequest{PutRequest: &ddbtypes.PutRequest{Item: av}}
 	}
-	return reqs, nil
+	if _, err := s.writeAll(ctx, reqs); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+// keysOf are the keys of the items of a partition that sk keys by each of ids.
+func keysOf[T any](pk string, ids []T, sk func(T) string) []map[string]ddbtypes.AttributeValue {
+	keys := make([]map[string]ddbtypes.AttributeValue, len(ids))
+	for i, id := range ids {
+		keys[i] = key(pk, sk(id))
+	}
+	return keys
 }
 
 // deleteRequests are the write requests that delete the items of keys.

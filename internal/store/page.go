@@ -129,12 +129,8 @@ func (s *Store) putPagePointers(ctx context.Context, w model.Website, pages []mo
 	for i, p := range pages {
 		items[i] = pagePointerItem{PK: websitePK(w.Account, w.ID), SK: pagePointerSK(p.ID), Type: "page-pointer", URL: p.URL}
 	}
-	reqs, err := putRequests(items)
-	if err != nil {
+	if err := putAll(ctx, s, items, "record pages by id"); err != nil {
 		return err
-	}
-	if _, err := s.writeAll(ctx, reqs); err != nil {
-		return fmt.Errorf("record pages by id: %w", err)
 	}
 	return nil
 }

@@ -205,12 +205,8 @@ func (s *Store) countRows(ctx context.Context, w model.Website, added []model.Pa
 	if err != nil {
 		return
 	}
-	_, _ = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: key(accountPK(w.Account), websiteSK(w.ID)),
-		UpdateExpression:          aws.String("SET RowMarks = list_append(if_not_exists(RowMarks, :none), :marks)"),
-		ConditionExpression:       aws.String("attribute_exists(PK)"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":marks": list, ":none": &ddbtypes.AttributeValueMemberL{}},
-	})
+	_ = s.update(ctx, key(accountPK(w.Account), websiteSK(w.ID)), "SET RowMarks = list_append(if_not_exists(RowMarks, :none), :marks)",
+		"attribute_exists(PK)", map[string]ddbtypes.AttributeValue{":marks": list, ":none": &ddbtypes.AttributeValueMemberL{}})
 }
 
 // PageRow returns one page's row.
@@ -238,12 +234,7 @@ func (s *Store) PutPageSummary(ctx context.Context, w model.Website, p model.Pag
 		update = "SET Summary = :s, Opportunities = :o, Version = :next"
 		vals[":o"] = &ddbtypes.AttributeValueMemberB{Value: opportunities}
 	}
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), pageRowSK(p)),
-		UpdateExpression:          aws.String(update),
-		ConditionExpression:       aws.String(cond),
-		ExpressionAttributeValues: vals,
-	})
+	err := s.update(ctx, key(websitePK(w.Account, w.ID), pageRowSK(p)), update, cond, vals)
 	if !isConditionFailed(err) {
 		if err != nil {
 			return fmt.Errorf("put summary of page %s: %w", p.ID, err)
@@ -299,19 +290,11 @@ func (s *Store) EnsurePageRows(ctx context.Context, w model.Website) (model.Webs
 	if err != nil {
 		return w, err
 	}
-	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: key(accountPK(w.Account), websiteSK(w.ID)),
-		UpdateExpression:    aws.String("SET PageRows = :yes, RowCount = :n, RowMarks = :marks"),
-		ConditionExpression: aws.String("attribute_exists(PK)"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-			":yes": &ddbtypes.AttributeValueMemberBOOL{Value: true}, ":n": num(len(pages)), ":marks": marks,
-		},
-	})
-	if isConditionFailed(err) {
-		return w, fmt.Errorf("website %s: %w", w.ID, model.ErrNotFound)
-	}
+	err = s.markWebsite(ctx, w, "SET PageRows = :yes, RowCount = :n, RowMarks = :marks",
+		map[string]ddbtypes.AttributeValue{":yes": &ddbtypes.AttributeValueMemberBOOL{Value: true}, ":n": num(len(pages)), ":marks": marks},
+		"page rows made")
 	if err != nil {
-		return w, fmt.Errorf("mark page rows made: %w", err)
+		return w, err
 	}
 	w.PageRows = true
 	return w, nil
@@ -333,12 +316,8 @@ func (s *Store) staleSummary(ctx context.Context, w model.Website, p model.Page)
 	if p.Created.IsZero() {
 		return fmt.Errorf("page %s given without its creation time, which keys its row", p.ID)
 	}
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), pageRowSK(p)),
-		UpdateExpression:          aws.String("REMOVE Summary, Opportunities ADD Version :one"),
-		ConditionExpression:       aws.String("attribute_exists(PK)"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":one": num(1)},
-	})
+	err := s.update(ctx, key(websitePK(w.Account, w.ID), pageRowSK(p)), "REMOVE Summary, Opportunities ADD Version :one",
+		"attribute_exists(PK)", map[string]ddbtypes.AttributeValue{":one": num(1)})
 	if err != nil && !isConditionFailed(err) {
 		return fmt.Errorf("mark the summary of page %s stale: %w", p.ID, err)
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/openvitals/openvitals/internal/model"
@@ -27,10 +26,7 @@ type limitsItem struct {
 // AccountLimits returns the limits an operator set for an account, by name (none: empty).
 func (s *Store) AccountLimits(ctx context.Context, account string) (map[string]int, error) {
 	var it limitsItem
-	err := s.getItem(ctx, accountPK(account), skLimits, "limits", &it)
-	if model.IsNotFound(err) {
-		return map[string]int{}, nil
-	}
+	_, err := s.getOr(ctx, accountPK(account), skLimits, "limits", &it)
 	if it.Limits == nil {
 		it.Limits = map[string]int{}
 	}
@@ -39,14 +35,7 @@ func (s *Store) AccountLimits(ctx context.Context, account string) (map[string]i
 
 // SetAccountLimits replaces the limits an operator set for an account.
 func (s *Store) SetAccountLimits(ctx context.Context, account string, limits map[string]int) error {
-	av, err := attributevalue.MarshalMap(limitsItem{PK: accountPK(account), SK: skLimits, Type: "limits", Limits: limits})
-	if err != nil {
-		return err
-	}
-	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: av}); err != nil {
-		return fmt.Errorf("put limits: %w", err)
-	}
-	return nil
+	return s.putItem(ctx, limitsItem{PK: accountPK(account), SK: skLimits, Type: "limits", Limits: limits}, putAny, "limits")
 }
 
 // Reserve adds n to an account's counter of a UTC day if the count stays at most limit. It
@@ -71,12 +60,8 @@ func (s *Store) Used(ctx context.Context, account, counter, day string) (int, er
 
 // Release gives back n of a day's counter, for work reserved that was not queued.
 func (s *Store) Release(ctx context.Context, account, counter, day string, n int) error {
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: key(accountPK(account), usageSK(counter, day)),
-		UpdateExpression:          aws.String("ADD Used :minus"),
-		ConditionExpression:       aws.String("attribute_exists(Used)"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":minus": num(-n)},
-	})
+	err := s.update(ctx, key(accountPK(account), usageSK(counter, day)), "ADD Used :minus", "attribute_exists(Used)",
+		map[string]ddbtypes.AttributeValue{":minus": num(-n)})
 	if err != nil && !isConditionFailed(err) {
 		return fmt.Errorf("release %s: %w", counter, err)
 	}
@@ -96,12 +81,8 @@ func (s *Store) ReservePages(ctx context.Context, w model.Website, n, limit int)
 	if err != nil {
 		return 0, err
 	}
-	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: k,
-		UpdateExpression:          aws.String("SET PageCount = :n"),
-		ConditionExpression:       aws.String("attribute_exists(PK) AND attribute_not_exists(PageCount)"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":n": num(len(pages))},
-	})
+	err = s.update(ctx, k, "SET PageCount = :n", "attribute_exists(PK) AND attribute_not_exists(PageCount)",
+		map[string]ddbtypes.AttributeValue{":n": num(len(pages))})
 	if err != nil && !isConditionFailed(err) {
 		return 0, fmt.Errorf("count pages: %w", err)
 	}
@@ -114,12 +95,8 @@ func (s *Store) ReservePages(ctx context.Context, w model.Website, n, limit int)
 
 // ReleasePages counts n pages fewer on a website (deleted, or reserved and not created).
 func (s *Store) ReleasePages(ctx context.Context, w model.Website, n int) error {
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: key(accountPK(w.Account), websiteSK(w.ID)),
-		UpdateExpression:          aws.String("ADD PageCount :minus"),
-		ConditionExpression:       aws.String("PageCount >= :n"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":minus": num(-n), ":n": num(n)},
-	})
+	err := s.update(ctx, key(accountPK(w.Account), websiteSK(w.ID)), "ADD PageCount :minus", "PageCount >= :n",
+		map[string]ddbtypes.AttributeValue{":minus": num(-n), ":n": num(n)})
 	if err != nil && !isConditionFailed(err) {
 		return fmt.Errorf("release pages: %w", err)
 	}

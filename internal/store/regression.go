@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -175,23 +176,15 @@ func (s *Store) EnsureRegressionsBySubject(ctx context.Context, w model.Website)
 			}
 			continue
 		}
-		_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: copied,
-			ConditionExpression: aws.String("attribute_not_exists(PK)")})
-		if err != nil && !isConditionFailed(err) {
-			return w, fmt.Errorf("copy regression %s under its subject: %w", r.ID, err)
+		err = s.putItem(ctx, copied, putNew, "copy of regression "+r.ID+" under its subject")
+		if err != nil && !errors.Is(err, errInUse) {
+			return w, err
 		}
 	}
-	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: key(accountPK(w.Account), websiteSK(w.ID)),
-		UpdateExpression:          aws.String("SET RegressionsBySubject = :yes"),
-		ConditionExpression:       aws.String("attribute_exists(PK)"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":yes": &ddbtypes.AttributeValueMemberBOOL{Value: true}},
-	})
-	if isConditionFailed(err) {
-		return w, fmt.Errorf("website %s: %w", w.ID, model.ErrNotFound)
-	}
+	err = s.markWebsite(ctx, w, "SET RegressionsBySubject = :yes",
+		map[string]ddbtypes.AttributeValue{":yes": &ddbtypes.AttributeValueMemberBOOL{Value: true}}, "regressions copied")
 	if err != nil {
-		return w, fmt.Errorf("mark regressions copied: %w", err)
+		return w, err
 	}
 	w.RegressionsBySubject = true
 	return w, nil
@@ -244,10 +237,7 @@ type thresholdsItem struct {
 // RegressionThresholds returns a website's own least changes by metric (none set: empty).
 func (s *Store) RegressionThresholds(ctx context.Context, w model.Website) (map[string]model.RegressionThreshold, error) {
 	var it thresholdsItem
-	err := s.getItem(ctx, websitePK(w.Account, w.ID), regressionThresholdsSK, "regression thresholds", &it)
-	if model.IsNotFound(err) {
-		return map[string]model.RegressionThreshold{}, nil
-	}
+	_, err := s.getOr(ctx, websitePK(w.Account, w.ID), regressionThresholdsSK, "regression thresholds", &it)
 	if it.Thresholds == nil {
 		it.Thresholds = map[string]model.RegressionThreshold{}
 	}

@@ -41,11 +41,7 @@ func (it rumCellItem) table() model.RUMTable {
 // RUMIndexes reads the indexes of the given months (yyyymm); a month without one is absent
 // from the map.
 func (s *Store) RUMIndexes(ctx context.Context, account, website string, months []string) (map[string]model.RUMIndex, error) {
-	keys := make([]map[string]ddbtypes.AttributeValue, len(months))
-	for i, m := range months {
-		keys[i] = key(websitePK(account, website), rumIndexSK(m))
-	}
-	items, err := getAll[rumIndexItem](ctx, s, keys, true, "RUM indexes")
+	items, err := getAll[rumIndexItem](ctx, s, keysOf(websitePK(account, website), months, rumIndexSK), true, "RUM indexes")
 	if err != nil {
 		return nil, err
 	}
@@ -164,11 +160,7 @@ func (s *Store) batchGetPage(ctx context.Context, keys []map[string]ddbtypes.Att
 
 // RUMDistinct reads the distinct-page sketches of the given days; a day without one is absent.
 func (s *Store) RUMDistinct(ctx context.Context, account, website string, days []string, consistent bool) (map[string]model.RUMTable, error) {
-	keys := make([]map[string]ddbtypes.AttributeValue, len(days))
-	for i, d := range days {
-		keys[i] = key(websitePK(account, website), rumDistinctSK(d))
-	}
-	items, err := getAll[rumCellItem](ctx, s, keys, consistent, "RUM distinct pages")
+	items, err := getAll[rumCellItem](ctx, s, keysOf(websitePK(account, website), days, rumDistinctSK), consistent, "RUM distinct pages")
 	if err != nil {
 		return nil, err
 	}

@@ -109,12 +109,8 @@ func (s *Store) PutRUMLog(ctx context.Context, chunks []model.RUMChunk) error {
 		items[i] = rumLogItem{PK: websitePK(c.Account, c.Website), SK: rumLogSK(c.Key), Type: "rum-log",
 			Views: c.Views, Data: c.Data, Object: c.Object, Expires: expires}
 	}
-	reqs, err := putRequests(items)
-	if err != nil {
+	if err := putAll(ctx, s, items, "append to the RUM log"); err != nil {
 		return err
-	}
-	if _, err := s.writeAll(ctx, reqs); err != nil {
-		return fmt.Errorf("append to the RUM log: %w", err)
 	}
 	return nil
 }

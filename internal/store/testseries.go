@@ -62,12 +62,8 @@ func (s *Store) CreateTestSeries(ctx context.Context, w model.Website, series mo
 			items = append(items, pendingSeriesTestItem(w, t.ID))
 		}
 	}
-	reqs, err := putRequests(items)
-	if err != nil {
+	if err := putAll(ctx, s, items, "put series tests"); err != nil {
 		return err
-	}
-	if _, err := s.writeAll(ctx, reqs); err != nil {
-		return fmt.Errorf("put series tests: %w", err)
 	}
 	series.Count = len(tests)
 	return s.putWhileWebsite(ctx, w, seriesItem{PK: pk, SK: seriesSK(series.ID), Type: "series", TestSeries: series, Expires: expires}, "test series")

@@ -52,12 +52,8 @@ func (s *Store) PutSearchResults(ctx context.Context, w model.Website, pages []m
 		items[i] = searchItem{PK: websitePK(w.Account, w.ID), SK: searchSK(r.Page, r.Day), Type: "search", SearchResult: r,
 			Expires: model.HistoryEnd(r.Day).Unix()}
 	}
-	reqs, err := putRequests(items)
-	if err != nil {
+	if err := putAll(ctx, s, items, "put search results"); err != nil {
 		return err
-	}
-	if _, err := s.writeAll(ctx, reqs); err != nil {
-		return fmt.Errorf("put search results: %w", err)
 	}
 	byID := make(map[string]model.Page, len(pages))
 	for _, p := range pages {

@@ -176,6 +176,19 @@ func (s *Store) DeleteWebsite(ctx context.Context, w model.Website) (model.Purge
 	return job, nil
 }
 
+// markWebsite applies an update expression to a website's item, while it exists (else
+// ErrNotFound); what says what it marks, in an error.
+func (s *Store) markWebsite(ctx context.Context, w model.Website, expr string, values map[string]ddbtypes.AttributeValue, what string) error {
+	err := s.update(ctx, key(accountPK(w.Account), websiteSK(w.ID)), expr, "attribute_exists(PK)", values)
+	if isConditionFailed(err) {
+		return fmt.Errorf("website %s: %w", w.ID, model.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("mark %s: %w", what, err)
+	}
+	return nil
+}
+
 func (it websiteItem) website() model.Website {
 	return model.Website{ID: it.ID, Account: it.Account, Domain: it.Domain, DisplayName: it.DisplayName, Created: it.Created, PageRows: it.PageRows,
 		RegressionsBySubject: it.RegressionsBySubject, Method: it.Method,
