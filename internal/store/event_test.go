@@ -17,10 +17,7 @@ import (
 func TestChangeState(t *testing.T) {
 	ctx := context.Background()
 	_, st, w := newWebsite(t)
-	b := model.Budget{Metric: "lcp", Operator: "lt", Value: 2500, Device: "all"}
-	if err := st.CreateBudget(ctx, w, &b); err != nil {
-		t.Fatal(err)
-	}
+	b := addBudget(t, st, w)
 	key := store.BudgetState(b.ID)
 	from, err := st.WatchedState(ctx, w, key)
 	if err != nil || from.Version != 0 || from.Value != "" {
@@ -70,10 +67,7 @@ func TestChangeState(t *testing.T) {
 func TestEventExpiresPerWebsite(t *testing.T) {
 	ctx := context.Background()
 	clients, st, w := newWebsite(t)
-	b := model.Budget{Metric: "lcp", Operator: "lt", Value: 2500, Device: "all"}
-	if err := st.CreateBudget(ctx, w, &b); err != nil {
-		t.Fatal(err)
-	}
+	b := addBudget(t, st, w)
 	key := store.BudgetState(b.ID)
 	at := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
 	change := func(value string) model.Event {

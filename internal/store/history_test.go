@@ -15,10 +15,7 @@ import (
 func TestHistoryItemsEnd(t *testing.T) {
 	ctx := context.Background()
 	clients, st, w := newWebsite(t)
-	pages := []model.Page{{URL: "/"}}
-	if err := st.CreatePages(ctx, w, pages); err != nil {
-		t.Fatal(err)
-	}
+	pages := addPages(t, st, w, []model.Page{{URL: "/"}})
 	p := pages[0]
 	const day = "20261102"
 	created := time.Date(2026, 11, 2, 3, 4, 5, 0, time.UTC)

@@ -8,9 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
-	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -20,10 +18,7 @@ import (
 func TestPageByID(t *testing.T) {
 	ctx := context.Background()
 	clients, st, w := newWebsite(t)
-	pages := []model.Page{{URL: "/", Alias: "Home"}, {URL: "/a", Alias: "A"}, {URL: "/b", Alias: "B"}}
-	if err := st.CreatePages(ctx, w, pages); err != nil {
-		t.Fatal(err)
-	}
+	pages := addPages(t, st, w, []model.Page{{URL: "/", Alias: "Home"}, {URL: "/a", Alias: "A"}, {URL: "/b", Alias: "B"}})
 	find := func(id, wantURL string) {
 		t.Helper()
 		p, err := st.Page(ctx, w, id)
@@ -63,16 +58,4 @@ func TestPageByID(t *testing.T) {
 	if _, err := st.Page(ctx, w, "nosuchpage"); !model.IsNotFound(err) {
 		t.Errorf("unknown page: %v, want not found", err)
 	}
-}
-
-// newWebsite is a store over the test's own table with one website of account acme.
-func newWebsite(t *testing.T) (service.Clients, *store.Store, model.Website) {
-	t.Helper()
-	clients := awstest.Clients(t)
-	st := awstest.Store(t, clients)
-	w := model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
-	if err := st.CreateWebsite(context.Background(), &w); err != nil {
-		t.Fatal(err)
-	}
-	return clients, st, w
 }

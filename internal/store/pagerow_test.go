@@ -194,10 +194,7 @@ func TestRowMarks(t *testing.T) {
 func TestPageSummaryVersions(t *testing.T) {
 	ctx := context.Background()
 	_, st, w := newWebsite(t)
-	pages := []model.Page{{URL: "/", Alias: "Home"}}
-	if err := st.CreatePages(ctx, w, pages); err != nil {
-		t.Fatal(err)
-	}
+	pages := addPages(t, st, w, []model.Page{{URL: "/", Alias: "Home"}})
 	home := pages[0]
 	row, err := st.PageRow(ctx, w, home)
 	if err != nil || row.Summary != nil || row.Version != 0 {

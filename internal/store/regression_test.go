@@ -14,8 +14,6 @@ import (
 
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
-	"github.com/openvitals/openvitals/internal/service"
-	"github.com/openvitals/openvitals/internal/store"
 )
 
 // TestRegressionsPurgedWithTheirPage: a page's purge takes its regressions (website items,
@@ -24,10 +22,7 @@ import (
 func TestRegressionsPurgedWithTheirPage(t *testing.T) {
 	ctx := context.Background()
 	_, st, w := newWebsite(t)
-	pages := []model.Page{{URL: "/"}, {URL: "/shop"}}
-	if err := st.CreatePages(ctx, w, pages); err != nil {
-		t.Fatal(err)
-	}
+	pages := addPages(t, st, w, []model.Page{{URL: "/"}, {URL: "/shop"}})
 	put := func(r model.Regression) model.Regression {
 		t.Helper()
 		r.ID = model.RegressionID(w, r.Page+r.Test+r.Metric, r.FirstBad)
@@ -81,14 +76,8 @@ func TestPageRegressionsReadAlone(t *testing.T) {
 	ctx := context.Background()
 	clients := awstest.Clients(t)
 	st, reads := awstest.CountedStore(t, clients)
-	w := model.Website{Account: "acme", Domain: "example.com"}
-	if err := st.CreateWebsite(ctx, &w); err != nil {
-		t.Fatal(err)
-	}
-	pages := []model.Page{{URL: "/"}, {URL: "/shop"}}
-	if err := st.CreatePages(ctx, w, pages); err != nil {
-		t.Fatal(err)
-	}
+	w := websiteIn(t, st)
+	pages := addPages(t, st, w, []model.Page{{URL: "/"}, {URL: "/shop"}})
 	put := func(page, metric, firstBad string) model.Regression {
 		t.Helper()
 		r := model.Regression{Kind: model.KindRegression, Source: "lab", Page: page, Device: "mobile", Metric: metric,
@@ -149,10 +138,7 @@ func TestPageRegressionsReadAlone(t *testing.T) {
 func TestRegressionsOfAWebsiteStoredBefore(t *testing.T) {
 	ctx := context.Background()
 	clients, st, w := newWebsite(t)
-	pages := []model.Page{{URL: "/"}, {URL: "/shop"}}
-	if err := st.CreatePages(ctx, w, pages); err != nil {
-		t.Fatal(err)
-	}
+	pages := addPages(t, st, w, []model.Page{{URL: "/"}, {URL: "/shop"}})
 	var ids []string
 	for i, p := range []string{pages[0].ID, pages[1].ID, pages[0].ID} {
 		r := model.Regression{Kind: model.KindRegression, Source: "lab", Page: p, Metric: "lcp", FirstBad: "2026111" + strconv.Itoa(i),
@@ -210,33 +196,4 @@ func TestRegressionsOfAWebsiteStoredBefore(t *testing.T) {
 	if got := ofPage(now); !slices.Equal(got, ids) {
 		t.Fatalf("from the copies: %v, want %v", got, ids)
 	}
-}
-
-type storedItem struct {
-	sk      string
-	expires int64
-}
-
-// itemsOf scans the table for a website's partition: each item's sort key and TTL attribute.
-func itemsOf(t *testing.T, clients service.Clients, st *store.Store, w model.Website) []storedItem {
-	t.Helper()
-	var out []storedItem
-	p := dynamodb.NewScanPaginator(clients.DynamoDB, &dynamodb.ScanInput{TableName: aws.String(st.Table()), ConsistentRead: aws.Bool(true)})
-	for p.HasMorePages() {
-		page, err := p.NextPage(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, it := range page.Items {
-			if it["PK"].(*ddbtypes.AttributeValueMemberS).Value != "A#"+w.Account+"#W#"+w.ID {
-				continue
-			}
-			item := storedItem{sk: it["SK"].(*ddbtypes.AttributeValueMemberS).Value}
-			if n, ok := it[store.TTLAttribute].(*ddbtypes.AttributeValueMemberN); ok {
-				item.expires, _ = strconv.ParseInt(n.Value, 10, 64)
-			}
-			out = append(out, item)
-		}
-	}
-	return out
 }
