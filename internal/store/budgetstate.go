@@ -8,7 +8,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/openvitals/openvitals/internal/model"
 )
@@ -104,12 +103,7 @@ func (s *Store) ChangeBudgetTally(ctx context.Context, w model.Website, budget s
 	if err != nil {
 		return from, model.State{}, err
 	}
-	put := &ddbtypes.Put{TableName: aws.String(s.table), Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")}
-	if from.Version > 0 {
-		put.ConditionExpression = aws.String("Version = :v")
-		put.ExpressionAttributeValues = map[string]ddbtypes.AttributeValue{":v": num(from.Version)}
-	}
-	writes := []ddbtypes.TransactWriteItem{{Put: put}}
+	writes := []ddbtypes.TransactWriteItem{s.versionedPut(item, from.Version, "attribute_not_exists(PK)")}
 	for _, c := range changes {
 		write, err := s.budgetEntryWrite(pk, budget, c)
 		if err != nil {
@@ -124,11 +118,8 @@ func (s *Store) ChangeBudgetTally(ctx context.Context, w model.Website, budget s
 		}
 		return to, st, nil
 	}
-	actions := append([]ddbtypes.TransactWriteItem{s.websiteExists(w), {ConditionCheck: &ddbtypes.ConditionCheck{
-		TableName: aws.String(s.table), Key: key(pk, budgetSK(budget)), ConditionExpression: aws.String("attribute_exists(PK)"),
-	}}}, writes...)
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions})
-	reasons := cancellationReasons(err)
+	actions := append([]ddbtypes.TransactWriteItem{s.websiteExists(w), s.existsCheck(key(pk, budgetSK(budget)))}, writes...)
+	reasons, err := s.transact(ctx, actions...)
 	switch {
 	case len(reasons) == len(actions) && slices.Contains(reasons[:2], "ConditionalCheckFailed"):
 		return from, model.State{}, fmt.Errorf("budget %s: %w", budget, model.ErrNotFound)
@@ -149,16 +140,14 @@ func (s *Store) budgetEntryWrite(pk, budget string, c model.BudgetEntryChange) (
 		cond, names, values = "#s = :from", map[string]string{"#s": "Status"}, map[string]ddbtypes.AttributeValue{":from": str(c.From)}
 	}
 	if c.To == "" {
-		return ddbtypes.TransactWriteItem{Delete: &ddbtypes.Delete{TableName: aws.String(s.table), Key: k,
-			ConditionExpression: aws.String(cond), ExpressionAttributeNames: names, ExpressionAttributeValues: values}}, nil
+		return withAttrs(s.deleteAction(k, cond), values, names), nil
 	}
 	item, err := attributevalue.MarshalMap(budgetEntryItem{PK: pk, SK: budgetEntrySK(budget, c.Page, c.Device), Type: "budget-entry", Budget: budget,
 		BudgetEntry: model.BudgetEntry{Page: c.Page, Device: c.Device, Status: c.To}})
 	if err != nil {
 		return ddbtypes.TransactWriteItem{}, err
 	}
-	return ddbtypes.TransactWriteItem{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: item,
-		ConditionExpression: aws.String(cond), ExpressionAttributeNames: names, ExpressionAttributeValues: values}}, nil
+	return withAttrs(s.putAction(item, cond), values, names), nil
 }
 
 // deleteBudgetTally removes a deleted budget's tally and entries.

@@ -59,8 +59,7 @@ func (s *Store) MarkExports(ctx context.Context, w model.Website, since, purgedT
 // :t set here) while the website exists (else ErrNotFound); what names it in an error.
 func (s *Store) setDataSettings(ctx context.Context, w model.Website, expr string, values map[string]ddbtypes.AttributeValue, what string) error {
 	values[":t"] = str("data-settings")
-	up := s.updateAction(key(websitePK(w.Account, w.ID), dataSettingsSK), expr, "", values)
-	up.Update.ExpressionAttributeNames = map[string]string{"#t": "Type"}
+	up := withAttrs(s.updateAction(key(websitePK(w.Account, w.ID), dataSettingsSK), expr, "", values), nil, map[string]string{"#t": "Type"})
 	reasons, err := s.transact(ctx, up, s.websiteExists(w))
 	if len(reasons) > 0 {
 		return fmt.Errorf("website %s: %w", w.ID, model.ErrNotFound)

@@ -79,13 +79,8 @@ func (s *Store) changeState(ctx context.Context, w model.Website, from, to model
 	if err != nil {
 		return from, err
 	}
-	put := &ddbtypes.Put{TableName: aws.String(s.table), Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")}
-	if from.Version > 0 {
-		put.ConditionExpression = aws.String("Version = :v")
-		put.ExpressionAttributeValues = map[string]ddbtypes.AttributeValue{":v": num(from.Version)}
-	}
 	state := len(actions)
-	actions = append(actions, ddbtypes.TransactWriteItem{Put: put}, s.websiteExists(w))
+	actions = append(actions, s.versionedPut(item, from.Version, "attribute_not_exists(PK)"), s.websiteExists(w))
 	if owner := stateOwner(from.Key); owner != "" {
 		actions = append(actions, s.existsCheck(key(websitePK(w.Account, w.ID), owner)))
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/openvitals/openvitals/internal/model"
 )
@@ -65,16 +64,9 @@ func (s *Store) ClaimFanout(ctx context.Context, k FanoutKey, now, lease time.Ti
 		update += ", Shards = if_not_exists(Shards, :shards)"
 		values[":shards"] = num(shards)
 	}
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                           aws.String(s.table),
-		Key:                                 key(k.pk, k.sk),
-		UpdateExpression:                    aws.String(update),
-		ConditionExpression:                 aws.String("attribute_not_exists(PK) OR (attribute_not_exists(Done) AND LeaseMS < :nowms)"),
-		ExpressionAttributeNames:            map[string]string{"#type": "Type"},
-		ExpressionAttributeValues:           values,
-		ReturnValues:                        ddbtypes.ReturnValueAllNew,
-		ReturnValuesOnConditionCheckFailure: ddbtypes.ReturnValuesOnConditionCheckFailureAllOld,
-	})
+	claimed, err := s.updated(ctx, key(k.pk, k.sk), itemUpdate{expr: update,
+		cond:   "attribute_not_exists(PK) OR (attribute_not_exists(Done) AND LeaseMS < :nowms)",
+		values: values, names: map[string]string{"#type": "Type"}, returns: ddbtypes.ReturnValueAllNew, returnsOnFailure: true})
 	var it fanoutItem
 	var failed *ddbtypes.ConditionalCheckFailedException
 	switch {
@@ -90,7 +82,7 @@ func (s *Store) ClaimFanout(ctx context.Context, k FanoutKey, now, lease time.Ti
 	case err != nil:
 		return c, false, fmt.Errorf("claim fan-out %s: %w", k.sk, err)
 	}
-	if err := attributevalue.UnmarshalMap(out.Attributes, &it); err != nil {
+	if err := attributevalue.UnmarshalMap(claimed, &it); err != nil {
 		return c, false, fmt.Errorf("decode fan-out claim: %w", err)
 	}
 	return it.claim(), true, nil
@@ -119,14 +111,8 @@ func (s *Store) FinishFanout(ctx context.Context, k FanoutKey, attempt int, d mo
 		values[":next"] = str(d.Next)
 		names["#next"] = "Next"
 	}
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(s.table),
-		Key:                       key(k.pk, k.sk),
-		UpdateExpression:          aws.String(update),
-		ConditionExpression:       aws.String("Attempt = :attempt AND attribute_not_exists(Done)"),
-		ExpressionAttributeNames:  names,
-		ExpressionAttributeValues: values,
-	})
+	_, err := s.updated(ctx, key(k.pk, k.sk), itemUpdate{expr: update, cond: "Attempt = :attempt AND attribute_not_exists(Done)",
+		values: values, names: names})
 	if isConditionFailed(err) {
 		return fmt.Errorf("finish fan-out %s, attempt %d: %w", k.sk, attempt, ErrSuperseded)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -134,15 +135,40 @@ func (s *Store) dropItem(ctx context.Context, pk, sk, what string) error {
 // update applies an update expression to an item, under cond when it is not "" (a failed
 // condition is returned as DynamoDB's error: isConditionFailed tells).
 func (s *Store) update(ctx context.Context, k map[string]ddbtypes.AttributeValue, expr, cond string, values map[string]ddbtypes.AttributeValue) error {
-	in := &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: k,
-		UpdateExpression: aws.String(expr), ExpressionAttributeValues: values,
-	}
-	if cond != "" {
-		in.ConditionExpression = aws.String(cond)
-	}
-	_, err := s.db.UpdateItem(ctx, in)
+	_, err := s.updated(ctx, k, itemUpdate{expr: expr, cond: cond, values: values})
 	return err
+}
+
+// itemUpdate is an update expression on one item: its condition ("": none), the values and
+// the names (#name) they use, and which of the item's attributes DynamoDB returns (returns),
+// also when the condition fails (returnsOnFailure: the item as it was).
+type itemUpdate struct {
+	expr, cond       string
+	values           map[string]ddbtypes.AttributeValue
+	names            map[string]string
+	returns          ddbtypes.ReturnValue
+	returnsOnFailure bool
+}
+
+// updated applies u to the item of k and returns the attributes u.returns names. A failed
+// condition is DynamoDB's error (isConditionFailed tells), with the item when
+// u.returnsOnFailure.
+func (s *Store) updated(ctx context.Context, k map[string]ddbtypes.AttributeValue, u itemUpdate) (map[string]ddbtypes.AttributeValue, error) {
+	in := &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table), Key: k, UpdateExpression: aws.String(u.expr),
+		ExpressionAttributeValues: u.values, ExpressionAttributeNames: u.names, ReturnValues: u.returns,
+	}
+	if u.cond != "" {
+		in.ConditionExpression = aws.String(u.cond)
+	}
+	if u.returnsOnFailure {
+		in.ReturnValuesOnConditionCheckFailure = ddbtypes.ReturnValuesOnConditionCheckFailureAllOld
+	}
+	out, err := s.db.UpdateItem(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return out.Attributes, nil
 }
 
 // transact applies actions in one transaction. A cancelled one gives each action's reason
@@ -180,11 +206,50 @@ func (s *Store) updateAction(k map[string]ddbtypes.AttributeValue, expr, cond st
 	return ddbtypes.TransactWriteItem{Update: up}
 }
 
+// versionedPut puts an item (its attributes) in a transaction if the stored one is still at
+// version (counted from 1 by its Version attribute); at version 0, if first holds (none
+// stored yet, or one stored before versions).
+func (s *Store) versionedPut(item map[string]ddbtypes.AttributeValue, version int, first string) ddbtypes.TransactWriteItem {
+	if version == 0 {
+		return s.putAction(item, first)
+	}
+	return withAttrs(s.putAction(item, "Version = :v"), map[string]ddbtypes.AttributeValue{":v": num(version)}, nil)
+}
+
+// check holds a transaction to cond holding on the item of k.
+func (s *Store) check(k map[string]ddbtypes.AttributeValue, cond string) ddbtypes.TransactWriteItem {
+	return ddbtypes.TransactWriteItem{ConditionCheck: &ddbtypes.ConditionCheck{
+		TableName: aws.String(s.table), Key: k, ConditionExpression: aws.String(cond),
+	}}
+}
+
 // existsCheck holds a transaction to the item of k existing.
 func (s *Store) existsCheck(k map[string]ddbtypes.AttributeValue) ddbtypes.TransactWriteItem {
-	return ddbtypes.TransactWriteItem{ConditionCheck: &ddbtypes.ConditionCheck{
-		TableName: aws.String(s.table), Key: k, ConditionExpression: aws.String("attribute_exists(PK)"),
-	}}
+	return s.check(k, "attribute_exists(PK)")
+}
+
+// withAttrs gives a transaction's action the values and the names (#name) its expressions
+// use, those that are not nil.
+func withAttrs(a ddbtypes.TransactWriteItem, values map[string]ddbtypes.AttributeValue, names map[string]string) ddbtypes.TransactWriteItem {
+	set := func(v *map[string]ddbtypes.AttributeValue, n *map[string]string) {
+		if values != nil {
+			*v = values
+		}
+		if names != nil {
+			*n = names
+		}
+	}
+	switch {
+	case a.Put != nil:
+		set(&a.Put.ExpressionAttributeValues, &a.Put.ExpressionAttributeNames)
+	case a.Delete != nil:
+		set(&a.Delete.ExpressionAttributeValues, &a.Delete.ExpressionAttributeNames)
+	case a.Update != nil:
+		set(&a.Update.ExpressionAttributeValues, &a.Update.ExpressionAttributeNames)
+	case a.ConditionCheck != nil:
+		set(&a.ConditionCheck.ExpressionAttributeValues, &a.ConditionCheck.ExpressionAttributeNames)
+	}
+	return a
 }
 
 // eachPage runs a query page by page, handing each page's items to each until it says it has
@@ -239,6 +304,22 @@ func (s *Store) betweenQuery(pk, lo, hi string) *dynamodb.QueryInput {
 		},
 		ConsistentRead: aws.Bool(true),
 	}
+}
+
+// prefixQuery selects the items of a partition whose sort key starts with prefix; an empty
+// prefix selects the whole partition (DynamoDB refuses begins_with with an empty string).
+func prefixQuery(table, pk, prefix string, consistent bool) *dynamodb.QueryInput {
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(table),
+		KeyConditionExpression:    aws.String("PK = :pk"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":pk": str(pk)},
+		ConsistentRead:            aws.Bool(consistent),
+	}
+	if prefix != "" {
+		in.KeyConditionExpression = aws.String("PK = :pk AND begins_with(SK, :prefix)")
+		in.ExpressionAttributeValues[":prefix"] = str(prefix)
+	}
+	return in
 }
 
 // between reads every item of a partition whose sort key lies between lo and hi (inclusive),
@@ -323,6 +404,68 @@ func window[I, T any](ctx context.Context, s *Store, in *dynamodb.QueryInput, sk
 	return out, more, nil
 }
 
+// batchGet reads items by key, 100 to a request, retrying the keys DynamoDB leaves
+// unprocessed.
+func (s *Store) batchGet(ctx context.Context, keys []map[string]ddbtypes.AttributeValue, consistent bool) ([]map[string]ddbtypes.AttributeValue, error) {
+	var out []map[string]ddbtypes.AttributeValue
+	for start := 0; start < len(keys); start += 100 {
+		items, err := s.batchGetPage(ctx, keys[start:min(start+100, len(keys))], consistent)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, items...)
+	}
+	return out, nil
+}
+
+// batchGetPage reads up to 100 keys (one BatchGetItem and its retries).
+func (s *Store) batchGetPage(ctx context.Context, keys []map[string]ddbtypes.AttributeValue, consistent bool) ([]map[string]ddbtypes.AttributeValue, error) {
+	var out []map[string]ddbtypes.AttributeValue
+	pending := map[string]ddbtypes.KeysAndAttributes{s.table: {Keys: keys, ConsistentRead: aws.Bool(consistent)}}
+	for attempt := 0; len(pending) > 0 && len(pending[s.table].Keys) > 0; attempt++ {
+		if attempt > 0 {
+			if attempt > 8 {
+				return nil, fmt.Errorf("batch get: %d keys still unprocessed", len(pending[s.table].Keys))
+			}
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(time.Duration(50<<attempt) * time.Millisecond):
+			}
+		}
+		res, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: pending})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res.Responses[s.table]...)
+		pending = res.UnprocessedKeys
+	}
+	return out, nil
+}
+
+// batchWrite sends one batch and retries its unprocessed requests with a growing pause.
+func (s *Store) batchWrite(ctx context.Context, reqs []ddbtypes.WriteRequest) error {
+	pending := map[string][]ddbtypes.WriteRequest{s.table: reqs}
+	for attempt := 0; len(pending[s.table]) > 0; attempt++ {
+		if attempt > 0 {
+			if attempt > 8 {
+				return fmt.Errorf("batch write: %d requests still unprocessed", len(pending[s.table]))
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Duration(50<<attempt) * time.Millisecond):
+			}
+		}
+		out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
+		if err != nil {
+			return fmt.Errorf("batch write: %w", err)
+		}
+		pending = out.UnprocessedItems
+	}
+	return nil
+}
+
 // writeAll sends write requests 25 to a batch (see batchWrite); it returns how many were sent
 // before a failure.
 func (s *Store) writeAll(ctx context.Context, reqs []ddbtypes.WriteRequest) (int, error) {
@@ -341,7 +484,7 @@ func putAll[I any](ctx context.Context, s *Store, items []I, what string) error 
 	for i, it := range items {
 		av, err := attributevalue.MarshalMap(it)
 		if err != nil {
-			return fmt.Errorf("encode %s: %w", what, err)
+			return fmt.Errorf("%s: encode: %w", what, err)
 		}
 		reqs[i] = ddbtypes.WriteRequest{PutRequest: &ddbtypes.PutRequest{Item: av}}
 	}

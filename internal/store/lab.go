@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/openvitals/openvitals/internal/model"
 )
@@ -70,18 +68,14 @@ func (s *Store) recordOpportunity(ctx context.Context, pk, day string, o model.O
 		":type": str("opportunity"), ":id": str(o.ID), ":day": str(day),
 		":title": str(o.Title), ":category": str(o.Category), ":description": str(o.Description),
 	}
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: key(pk, opportunitySK(o.ID)),
-		UpdateExpression:          aws.String("SET #type = :type, ID = :id, Title = :title, Category = :category, Description = :description, FirstSeen = if_not_exists(FirstSeen, :day)"),
-		ExpressionAttributeNames:  map[string]string{"#type": "Type"},
-		ExpressionAttributeValues: texts,
-		ReturnValues:              ddbtypes.ReturnValueUpdatedOld,
-	})
+	was, err := s.updated(ctx, key(pk, opportunitySK(o.ID)), itemUpdate{
+		expr:   "SET #type = :type, ID = :id, Title = :title, Category = :category, Description = :description, FirstSeen = if_not_exists(FirstSeen, :day)",
+		values: texts, names: map[string]string{"#type": "Type"}, returns: ddbtypes.ReturnValueUpdatedOld})
 	if err != nil {
 		return fmt.Errorf("record opportunity: %w", err)
 	}
 	var old struct{ FirstSeen string }
-	if err := attributevalue.UnmarshalMap(out.Attributes, &old); err != nil || old.FirstSeen == "" || old.FirstSeen <= day {
+	if err := attributevalue.UnmarshalMap(was, &old); err != nil || old.FirstSeen == "" || old.FirstSeen <= day {
 		return err
 	}
 	err = s.update(ctx, key(pk, opportunitySK(o.ID)), "SET FirstSeen = :day", "FirstSeen > :day", map[string]ddbtypes.AttributeValue{":day": str(day)})

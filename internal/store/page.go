@@ -7,9 +7,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/openvitals/openvitals/internal/model"
 )
@@ -72,13 +70,10 @@ func (s *Store) createPageChunk(ctx context.Context, w model.Website, pages []mo
 		if err != nil {
 			return err
 		}
-		actions = append(actions, ddbtypes.TransactWriteItem{Put: &ddbtypes.Put{
-			TableName: aws.String(s.table), Item: item,
-			ConditionExpression: aws.String("attribute_not_exists(PK)"),
-		}}, s.pageRowAction(w, p))
+		actions = append(actions, s.putAction(item, "attribute_not_exists(PK)"), s.pageRowAction(w, p))
 	}
-	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions})
-	for i, code := range cancellationReasons(err) {
+	reasons, err := s.transact(ctx, actions...)
+	for i, code := range reasons {
 		if code == "ConditionalCheckFailed" {
 			return &model.ConflictError{Field: fmt.Sprintf("[%d].url", offset+i/2), Value: pages[i/2].URL}
 		}
@@ -180,16 +175,9 @@ func (s *Store) UpdatePage(ctx context.Context, w model.Website, old, updated mo
 	if err != nil {
 		return err
 	}
-	sameID := map[string]ddbtypes.AttributeValue{":id": str(old.ID)}
 	if updated.URL == old.URL {
-		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-			TransactItems: []ddbtypes.TransactWriteItem{
-				{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: item,
-					ConditionExpression: aws.String("ID = :id"), ExpressionAttributeValues: sameID}},
-				s.pageRowAction(w, updated),
-			},
-		})
-		if r := cancellationReasons(err); len(r) > 0 && r[0] == "ConditionalCheckFailed" {
+		r, err := s.transact(ctx, withAttrs(s.putAction(item, samePage), pageID(old.ID), nil), s.pageRowAction(w, updated))
+		if len(r) > 0 && r[0] == "ConditionalCheckFailed" {
 			return fmt.Errorf("page %s: %w", old.ID, model.ErrNotFound)
 		}
 		if err != nil {
@@ -197,16 +185,9 @@ func (s *Store) UpdatePage(ctx context.Context, w model.Website, old, updated mo
 		}
 		return nil
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-		TransactItems: []ddbtypes.TransactWriteItem{
-			{Delete: &ddbtypes.Delete{TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), pageSK(old.URL)),
-				ConditionExpression: aws.String("ID = :id"), ExpressionAttributeValues: sameID}},
-			{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: item,
-				ConditionExpression: aws.String("attribute_not_exists(PK)")}},
-			s.pageRowAction(w, updated),
-		},
-	})
-	if r := cancellationReasons(err); len(r) == 3 {
+	r, err := s.transact(ctx, withAttrs(s.deleteAction(key(websitePK(w.Account, w.ID), pageSK(old.URL)), samePage), pageID(old.ID), nil),
+		s.putAction(item, "attribute_not_exists(PK)"), s.pageRowAction(w, updated))
+	if len(r) == 3 {
 		switch {
 		case r[0] == "ConditionalCheckFailed":
 			return fmt.Errorf("page %s: %w", old.ID, model.ErrNotFound)
@@ -227,16 +208,9 @@ func (s *Store) DeletePage(ctx context.Context, w model.Website, p model.Page) (
 	if err != nil {
 		return job, err
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-		TransactItems: []ddbtypes.TransactWriteItem{
-			{Delete: &ddbtypes.Delete{TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), pageSK(p.URL)),
-				ConditionExpression:       aws.String("ID = :id"),
-				ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":id": str(p.ID)}}},
-			{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: marker}},
-			{Delete: &ddbtypes.Delete{TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), pageRowSK(p))}},
-		},
-	})
-	if r := cancellationReasons(err); len(r) > 0 && r[0] == "ConditionalCheckFailed" {
+	r, err := s.transact(ctx, withAttrs(s.deleteAction(key(websitePK(w.Account, w.ID), pageSK(p.URL)), samePage), pageID(p.ID), nil),
+		s.putAction(marker, ""), s.deleteAction(key(websitePK(w.Account, w.ID), pageRowSK(p)), ""))
+	if len(r) > 0 && r[0] == "ConditionalCheckFailed" {
 		return job, fmt.Errorf("page %s: %w", p.ID, model.ErrNotFound)
 	}
 	if err != nil {

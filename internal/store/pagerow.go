@@ -11,7 +11,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/openvitals/openvitals/internal/model"
 )
@@ -31,18 +30,12 @@ const rowPagesPerTransaction = 50
 // pageRowAction upserts a page's row with its settings, keeping its summary: every field is
 // set, so that a row missing before (a website stored before rows existed) is whole after.
 func (s *Store) pageRowAction(w model.Website, p model.Page) ddbtypes.TransactWriteItem {
-	return ddbtypes.TransactWriteItem{Update: &ddbtypes.Update{
-		TableName:        aws.String(s.table),
-		Key:              key(websitePK(w.Account, w.ID), pageRowSK(p)),
-		UpdateExpression: aws.String("SET #type = :type, ID = :id, #url = :url, Alias = :alias, Created = :created"),
-		ExpressionAttributeNames: map[string]string{
-			"#type": "Type", "#url": "URL",
-		},
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
+	return withAttrs(s.updateAction(key(websitePK(w.Account, w.ID), pageRowSK(p)),
+		"SET #type = :type, ID = :id, #url = :url, Alias = :alias, Created = :created", "",
+		map[string]ddbtypes.AttributeValue{
 			":type": str("page-row"), ":id": str(p.ID), ":url": str(p.URL), ":alias": str(p.Alias),
 			":created": str(p.Created.UTC().Format(time.RFC3339Nano)),
-		},
-	}}
+		}), nil, map[string]string{"#type": "Type", "#url": "URL"})
 }
 
 // PageRows returns a website's rows in the order the pages were added: all of them with limit
@@ -116,32 +109,18 @@ func (s *Store) pageRowSegments(ctx context.Context, w model.Website, projection
 // with limit 0, else up to limit and whether more remain; only the attributes projection
 // names, unless it is "" (#url stands for URL).
 func (s *Store) queryPageRows(ctx context.Context, w model.Website, from, to string, limit int, projection string) (items []pageRowItem, more bool, err error) {
-	in := &dynamodb.QueryInput{
-		TableName:              aws.String(s.table),
-		KeyConditionExpression: aws.String("PK = :pk AND SK BETWEEN :from AND :to"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-			":pk": str(websitePK(w.Account, w.ID)), ":from": str(from), ":to": str(to),
-		},
-		ConsistentRead: aws.Bool(true),
-	}
+	in := s.betweenQuery(websitePK(w.Account, w.ID), from, to)
 	if projection != "" {
 		in.ProjectionExpression = aws.String(projection)
 		in.ExpressionAttributeNames = map[string]string{"#url": "URL"}
 	}
+	want := 0 // all of them
 	if limit > 0 {
-		in.Limit = aws.Int32(int32(limit + 1)) // one more tells whether more remain
+		want = limit + 1 // one more tells whether more remain
+		in.Limit = aws.Int32(int32(want))
 	}
-	p := dynamodb.NewQueryPaginator(s.db, in)
-	for p.HasMorePages() && (limit == 0 || len(items) <= limit) {
-		out, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, false, fmt.Errorf("list page rows: %w", err)
-		}
-		var got []pageRowItem
-		if err := attributevalue.UnmarshalListOfMaps(out.Items, &got); err != nil {
-			return nil, false, fmt.Errorf("decode page rows: %w", err)
-		}
-		items = append(items, got...)
+	if items, err = query[pageRowItem](ctx, s, in, want); err != nil {
+		return nil, false, fmt.Errorf("list page rows: %w", err)
 	}
 	if limit > 0 && len(items) > limit {
 		items, more = items[:limit], true
@@ -183,18 +162,13 @@ func rowMarks(rowsBefore int, added []model.Page) []string {
 // countRows counts added rows on the website's item and appends the marks they start. It is
 // a hint (see rowMarks): a failure leaves the lists correct, read in fewer segments.
 func (s *Store) countRows(ctx context.Context, w model.Website, added []model.Page) {
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: key(accountPK(w.Account), websiteSK(w.ID)),
-		UpdateExpression:          aws.String("ADD RowCount :n"),
-		ConditionExpression:       aws.String("attribute_exists(PK)"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":n": num(len(added))},
-		ReturnValues:              ddbtypes.ReturnValueUpdatedNew,
-	})
+	now, err := s.updated(ctx, key(accountPK(w.Account), websiteSK(w.ID)), itemUpdate{expr: "ADD RowCount :n", cond: "attribute_exists(PK)",
+		values: map[string]ddbtypes.AttributeValue{":n": num(len(added))}, returns: ddbtypes.ReturnValueUpdatedNew})
 	if err != nil {
 		return
 	}
 	var counted struct{ RowCount int }
-	if attributevalue.UnmarshalMap(out.Attributes, &counted) != nil {
+	if attributevalue.UnmarshalMap(now, &counted) != nil {
 		return
 	}
 	marks := rowMarks(counted.RowCount-len(added), added)
@@ -264,11 +238,10 @@ func (s *Store) EnsurePageRows(ctx context.Context, w model.Website) (model.Webs
 			for _, p := range chunk {
 				actions = append(actions, s.pageExistsCheck(w, p), s.pageRowAction(w, p))
 			}
-			_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions})
+			reasons, err := s.transact(ctx, actions...)
 			if err == nil {
 				break
 			}
-			reasons := cancellationReasons(err)
 			if len(reasons) == 0 {
 				return w, fmt.Errorf("make page rows: %w", err)
 			}
@@ -302,11 +275,15 @@ func (s *Store) EnsurePageRows(ctx context.Context, w model.Website) (model.Webs
 
 // pageExistsCheck holds a transaction to the page's item still being the page's.
 func (s *Store) pageExistsCheck(w model.Website, p model.Page) ddbtypes.TransactWriteItem {
-	return ddbtypes.TransactWriteItem{ConditionCheck: &ddbtypes.ConditionCheck{
-		TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), pageSK(p.URL)),
-		ConditionExpression:       aws.String("ID = :id"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":id": str(p.ID)},
-	}}
+	return withAttrs(s.check(key(websitePK(w.Account, w.ID), pageSK(p.URL)), samePage), pageID(p.ID), nil)
+}
+
+// samePage is the condition that a page's item (keyed by its URL) is still the page's, whose
+// ID pageID gives.
+const samePage = "ID = :id"
+
+func pageID(id string) map[string]ddbtypes.AttributeValue {
+	return map[string]ddbtypes.AttributeValue{":id": str(id)}
 }
 
 // staleSummary removes a page's summary (and its opportunities) after a result of the page was stored, so that the

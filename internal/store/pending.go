@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/openvitals/openvitals/internal/model"
 )
@@ -150,14 +148,8 @@ func requeue[I, T any](ctx context.Context, s *Store, w model.Website, sk, what 
 		update += " ADD Requeued :one"
 		values[":one"] = num(1)
 	}
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: key(websitePK(w.Account, w.ID), sk),
-		UpdateExpression:          aws.String(update),
-		ConditionExpression:       aws.String("#s IN (:q, :t)"),
-		ExpressionAttributeNames:  map[string]string{"#s": "Status"},
-		ExpressionAttributeValues: values,
-		ReturnValues:              ddbtypes.ReturnValueAllNew,
-	})
+	now, err := s.updated(ctx, key(websitePK(w.Account, w.ID), sk), itemUpdate{expr: update, cond: "#s IN (:q, :t)",
+		values: values, names: map[string]string{"#s": "Status"}, returns: ddbtypes.ReturnValueAllNew})
 	var zero T
 	if isConditionFailed(err) {
 		// Ended, or gone (then the condition fails on the missing item too).
@@ -168,7 +160,7 @@ func requeue[I, T any](ctx context.Context, s *Store, w model.Website, sk, what 
 		return zero, false, fmt.Errorf("requeue %s: %w", what, err)
 	}
 	var it I
-	if err := attributevalue.UnmarshalMap(out.Attributes, &it); err != nil {
+	if err := attributevalue.UnmarshalMap(now, &it); err != nil {
 		return zero, false, fmt.Errorf("decode %s: %w", what, err)
 	}
 	return of(it), true, nil

@@ -3,10 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/openvitals/openvitals/internal/model"
 )
@@ -113,27 +111,4 @@ func (s *Store) deletePrefix(ctx context.Context, pk, prefix string) (int, error
 		return 0, err
 	}
 	return s.writeAll(ctx, deleteRequests(keys))
-}
-
-// batchWrite sends one batch and retries its unprocessed requests with a growing pause.
-func (s *Store) batchWrite(ctx context.Context, reqs []ddbtypes.WriteRequest) error {
-	pending := map[string][]ddbtypes.WriteRequest{s.table: reqs}
-	for attempt := 0; len(pending[s.table]) > 0; attempt++ {
-		if attempt > 0 {
-			if attempt > 8 {
-				return fmt.Errorf("batch write: %d requests still unprocessed", len(pending[s.table]))
-			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(time.Duration(50<<attempt) * time.Millisecond):
-			}
-		}
-		out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
-		if err != nil {
-			return fmt.Errorf("batch write: %w", err)
-		}
-		pending = out.UnprocessedItems
-	}
-	return nil
 }

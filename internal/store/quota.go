@@ -128,14 +128,8 @@ func (s *Store) addWithin(ctx context.Context, k map[string]ddbtypes.AttributeVa
 			vals[":"+name] = v
 		}
 	}
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: k,
-		UpdateExpression: aws.String(update), ConditionExpression: aws.String(cond),
-		ExpressionAttributeNames:            map[string]string{"#c": attr},
-		ExpressionAttributeValues:           vals,
-		ReturnValues:                        ddbtypes.ReturnValueUpdatedOld,
-		ReturnValuesOnConditionCheckFailure: ddbtypes.ReturnValuesOnConditionCheckFailureAllOld,
-	})
+	was, err := s.updated(ctx, k, itemUpdate{expr: update, cond: cond, values: vals, names: map[string]string{"#c": attr},
+		returns: ddbtypes.ReturnValueUpdatedOld, returnsOnFailure: true})
 	var cf *ddbtypes.ConditionalCheckFailedException
 	if errors.As(err, &cf) {
 		used, ok := intAttr(cf.Item, attr)
@@ -147,7 +141,7 @@ func (s *Store) addWithin(ctx context.Context, k map[string]ddbtypes.AttributeVa
 	if err != nil {
 		return 0, fmt.Errorf("count %s: %w", attr, err)
 	}
-	used, _ := intAttr(out.Attributes, attr)
+	used, _ := intAttr(was, attr)
 	return used, nil
 }
 

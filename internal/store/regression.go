@@ -10,7 +10,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/openvitals/openvitals/internal/model"
 )
@@ -48,15 +47,11 @@ func (s *Store) PutRegression(ctx context.Context, w model.Website, r model.Regr
 	if err != nil {
 		return false, err
 	}
-	actions := []ddbtypes.TransactWriteItem{
-		{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: main, ConditionExpression: aws.String("attribute_not_exists(PK)")}},
-		s.websiteExists(w),
-	}
+	actions := []ddbtypes.TransactWriteItem{s.putAction(main, "attribute_not_exists(PK)"), s.websiteExists(w)}
 	if copied != nil {
-		actions = append(actions, ddbtypes.TransactWriteItem{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: copied}})
+		actions = append(actions, s.putAction(copied, ""))
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions})
-	reasons := cancellationReasons(err)
+	reasons, err := s.transact(ctx, actions...)
 	switch {
 	case len(reasons) >= 2 && reasons[1] == "ConditionalCheckFailed":
 		return false, fmt.Errorf("regression of website %s: %w", w.ID, model.ErrNotFound)
@@ -99,18 +94,12 @@ func (s *Store) changeRegression(ctx context.Context, w model.Website, id string
 		if err != nil {
 			return r, false, err
 		}
-		put := &ddbtypes.Put{TableName: aws.String(s.table), Item: main,
-			ConditionExpression: aws.String("attribute_exists(PK) AND attribute_not_exists(Version)")}
-		if it.Version > 0 {
-			put.ConditionExpression = aws.String("Version = :v")
-			put.ExpressionAttributeValues = map[string]ddbtypes.AttributeValue{":v": num(it.Version)}
-		}
-		actions := []ddbtypes.TransactWriteItem{{Put: put}}
+		actions := []ddbtypes.TransactWriteItem{s.versionedPut(main, it.Version, "attribute_exists(PK) AND attribute_not_exists(Version)")}
 		if copied != nil {
-			actions = append(actions, ddbtypes.TransactWriteItem{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: copied}})
+			actions = append(actions, s.putAction(copied, ""))
 		}
-		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions})
-		if reasons := cancellationReasons(err); len(reasons) > 0 && reasons[0] == "ConditionalCheckFailed" {
+		reasons, err := s.transact(ctx, actions...)
+		if len(reasons) > 0 && reasons[0] == "ConditionalCheckFailed" {
 			continue // changed (or deleted) meanwhile: decide again
 		}
 		if err != nil {
@@ -256,10 +245,8 @@ func (s *Store) putWhileWebsite(ctx context.Context, w model.Website, item any, 
 	if err != nil {
 		return err
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
-		{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: av}}, s.websiteExists(w),
-	}})
-	if len(cancellationReasons(err)) > 0 {
+	reasons, err := s.transact(ctx, s.putAction(av, ""), s.websiteExists(w))
+	if len(reasons) > 0 {
 		return fmt.Errorf("website %s: %w", w.ID, model.ErrNotFound)
 	}
 	if err != nil {

@@ -8,9 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/openvitals/openvitals/internal/model"
 )
@@ -117,45 +115,6 @@ func (s *Store) RUMTables(ctx context.Context, account, website string, cells []
 func (s *Store) PutRUMTable(ctx context.Context, account, website string, c model.RUMCell, t model.RUMTable) error {
 	return s.putItem(ctx, rumCellItem{PK: websitePK(account, website), SK: rumCellSK(c), Type: "rum", Data: t.Data, Applied: t.Applied, Ver: 1},
 		putAny, "RUM item")
-}
-
-// batchGet reads items by key, 100 to a request, retrying the keys DynamoDB leaves
-// unprocessed.
-func (s *Store) batchGet(ctx context.Context, keys []map[string]ddbtypes.AttributeValue, consistent bool) ([]map[string]ddbtypes.AttributeValue, error) {
-	var out []map[string]ddbtypes.AttributeValue
-	for start := 0; start < len(keys); start += 100 {
-		items, err := s.batchGetPage(ctx, keys[start:min(start+100, len(keys))], consistent)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, items...)
-	}
-	return out, nil
-}
-
-// batchGetPage reads up to 100 keys (one BatchGetItem and its retries).
-func (s *Store) batchGetPage(ctx context.Context, keys []map[string]ddbtypes.AttributeValue, consistent bool) ([]map[string]ddbtypes.AttributeValue, error) {
-	var out []map[string]ddbtypes.AttributeValue
-	pending := map[string]ddbtypes.KeysAndAttributes{s.table: {Keys: keys, ConsistentRead: aws.Bool(consistent)}}
-	for attempt := 0; len(pending) > 0 && len(pending[s.table].Keys) > 0; attempt++ {
-		if attempt > 0 {
-			if attempt > 8 {
-				return nil, fmt.Errorf("batch get: %d keys still unprocessed", len(pending[s.table].Keys))
-			}
-			select {
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			case <-time.After(time.Duration(50<<attempt) * time.Millisecond):
-			}
-		}
-		res, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: pending})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, res.Responses[s.table]...)
-		pending = res.UnprocessedKeys
-	}
-	return out, nil
 }
 
 // RUMDistinct reads the distinct-page sketches of the given days; a day without one is absent.

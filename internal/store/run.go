@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/openvitals/openvitals/internal/model"
@@ -60,12 +59,8 @@ func (s *Store) UpdateRun(ctx context.Context, w model.Website, r model.Run) err
 	if err != nil {
 		return fmt.Errorf("encode run %s: %w", r.ID, err)
 	}
-	put := &ddbtypes.Put{TableName: aws.String(s.table), Item: item,
-		ConditionExpression:       aws.String("#s IN (:q, :t)"),
-		ExpressionAttributeNames:  map[string]string{"#s": "Status"},
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":q": str(model.RunQueued), ":t": str(model.RunTesting)},
-	}
-	writes := []ddbtypes.TransactWriteItem{{Put: put}}
+	writes := []ddbtypes.TransactWriteItem{withAttrs(s.putAction(item, "#s IN (:q, :t)"),
+		map[string]ddbtypes.AttributeValue{":q": str(model.RunQueued), ":t": str(model.RunTesting)}, map[string]string{"#s": "Status"})}
 	if r.IsFinished() {
 		writes = append(writes, s.deleteAction(key(pendingPK, pendingRunSK(w.Account, w.ID, r.Test, r.Created, r.ID)), ""))
 	}

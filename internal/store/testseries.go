@@ -10,7 +10,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/openvitals/openvitals/internal/model"
 )
@@ -128,18 +127,10 @@ func (s *Store) StartSeriesTest(ctx context.Context, w model.Website, id string,
 		cond += " AND (attribute_not_exists(Queued) OR Queued = :token)"
 		values[":token"] = str(queued.UTC().Format(time.RFC3339Nano))
 	}
-	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
-		{Update: &ddbtypes.Update{TableName: aws.String(s.table), Key: key(pk, sk),
-			UpdateExpression:          aws.String("SET #s = :testing, Started = :now"),
-			ConditionExpression:       aws.String(cond),
-			ExpressionAttributeNames:  map[string]string{"#s": "Status"},
-			ExpressionAttributeValues: values}},
-		{Update: &ddbtypes.Update{TableName: aws.String(s.table), Key: key(pk, seriesSK(series)),
-			UpdateExpression:          aws.String("ADD Started :one"),
-			ConditionExpression:       aws.String("attribute_exists(PK)"),
-			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":one": &ddbtypes.AttributeValueMemberN{Value: "1"}}}},
-	}})
-	if err != nil && len(cancellationReasons(err)) == 0 {
+	reasons, err := s.transact(ctx,
+		withAttrs(s.updateAction(key(pk, sk), "SET #s = :testing, Started = :now", cond, values), nil, map[string]string{"#s": "Status"}),
+		s.updateAction(key(pk, seriesSK(series)), "ADD Started :one", "attribute_exists(PK)", map[string]ddbtypes.AttributeValue{":one": num(1)}))
+	if err != nil && len(reasons) == 0 {
 		return model.SeriesTest{}, fmt.Errorf("start test %s: %w", id, err)
 	}
 	// Started now, or before (or gone): read what it is.
@@ -193,20 +184,12 @@ func (s *Store) FinishSeriesTest(ctx context.Context, w model.Website, t model.S
 		failed = "1"
 	}
 	pk := websitePK(w.Account, w.ID)
-	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
-		{Update: &ddbtypes.Update{TableName: aws.String(s.table), Key: key(pk, sk),
-			UpdateExpression:          aws.String("SET " + strings.Join(sets, ", ")),
-			ConditionExpression:       aws.String("#Status IN (:queued, :testing)"),
-			ExpressionAttributeNames:  names,
-			ExpressionAttributeValues: values}},
-		{Update: &ddbtypes.Update{TableName: aws.String(s.table), Key: key(pk, seriesSK(series)),
-			UpdateExpression:    aws.String("ADD Finished :one, Failed :failed"),
-			ConditionExpression: aws.String("attribute_exists(PK)"),
-			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-				":one": &ddbtypes.AttributeValueMemberN{Value: "1"}, ":failed": &ddbtypes.AttributeValueMemberN{Value: failed}}}},
-		{Delete: &ddbtypes.Delete{TableName: aws.String(s.table), Key: key(pendingPK, pendingSeriesTestSK(w.Account, w.ID, t.ID))}},
-	}})
-	if r := cancellationReasons(err); len(r) > 0 {
+	r, err := s.transact(ctx,
+		withAttrs(s.updateAction(key(pk, sk), "SET "+strings.Join(sets, ", "), "#Status IN (:queued, :testing)", values), nil, names),
+		s.updateAction(key(pk, seriesSK(series)), "ADD Finished :one, Failed :failed", "attribute_exists(PK)",
+			map[string]ddbtypes.AttributeValue{":one": num(1), ":failed": &ddbtypes.AttributeValueMemberN{Value: failed}}),
+		s.deleteAction(key(pendingPK, pendingSeriesTestSK(w.Account, w.ID, t.ID)), ""))
+	if len(r) > 0 {
 		if r[0] == "ConditionalCheckFailed" {
 			return false, nil // ended before, or gone with its series
 		}

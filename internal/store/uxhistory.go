@@ -2,11 +2,7 @@ package store
 
 import (
 	"context"
-	"fmt"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"errors"
 
 	"github.com/openvitals/openvitals/internal/model"
 )
@@ -50,20 +46,15 @@ type verdictItem struct {
 // PutVerdict stores an incident's field verdict unless one is stored already, and returns the
 // one that stands (v, or the earlier one): a verdict is decided once.
 func (s *Store) PutVerdict(ctx context.Context, w model.Website, firstBad string, v model.Verdict) (model.Verdict, bool, error) {
-	item, err := attributevalue.MarshalMap(verdictItem{PK: websitePK(w.Account, w.ID), SK: verdictSK(v.Incident), Type: "verdict", Verdict: v,
-		Expires: model.HistoryEnd(firstBad).Unix()})
-	if err != nil {
-		return v, false, err
-	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item,
-		ConditionExpression: aws.String("attribute_not_exists(PK)")})
-	if isConditionFailed(err) {
+	err := s.putItem(ctx, verdictItem{PK: websitePK(w.Account, w.ID), SK: verdictSK(v.Incident), Type: "verdict", Verdict: v,
+		Expires: model.HistoryEnd(firstBad).Unix()}, putNew, "verdict")
+	if errors.Is(err, errInUse) {
 		var it verdictItem
 		err := s.getItem(ctx, websitePK(w.Account, w.ID), verdictSK(v.Incident), "verdict", &it)
 		return it.Verdict, false, err
 	}
 	if err != nil {
-		return v, false, fmt.Errorf("put verdict: %w", err)
+		return v, false, err
 	}
 	return v, true, nil
 }

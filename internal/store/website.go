@@ -7,9 +7,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/openvitals/openvitals/internal/model"
 )
@@ -111,17 +109,9 @@ func (s *Store) CreateWebsite(ctx context.Context, w *model.Website) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-		TransactItems: []ddbtypes.TransactWriteItem{
-			{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: site,
-				ConditionExpression: aws.String("attribute_not_exists(PK)")}},
-			{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: lock,
-				ConditionExpression: aws.String("attribute_not_exists(PK)")}},
-			{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: entry}},
-			{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: pointer}},
-		},
-	})
-	if r := cancellationReasons(err); len(r) == 4 && r[1] == "ConditionalCheckFailed" {
+	r, err := s.transact(ctx, s.putAction(site, "attribute_not_exists(PK)"), s.putAction(lock, "attribute_not_exists(PK)"),
+		s.putAction(entry, ""), s.putAction(pointer, ""))
+	if len(r) == 4 && r[1] == "ConditionalCheckFailed" {
 		return &model.ConflictError{Field: "domain", Value: w.Domain}
 	}
 	if err != nil {
@@ -157,17 +147,13 @@ func (s *Store) DeleteWebsite(ctx context.Context, w model.Website) (model.Purge
 	if err != nil {
 		return job, err
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-		TransactItems: []ddbtypes.TransactWriteItem{
-			{Delete: &ddbtypes.Delete{TableName: aws.String(s.table), Key: key(accountPK(w.Account), websiteSK(w.ID)),
-				ConditionExpression: aws.String("attribute_exists(PK)")}},
-			{Delete: &ddbtypes.Delete{TableName: aws.String(s.table), Key: key(accountPK(w.Account), domainSK(w.Domain))}},
-			{Delete: &ddbtypes.Delete{TableName: aws.String(s.table), Key: key(sitesPK, siteEntrySK(w.Account, w.ID))}},
-			{Delete: &ddbtypes.Delete{TableName: aws.String(s.table), Key: key(sitePointerPK(w.ID), sitePointerSK)}},
-			{Put: &ddbtypes.Put{TableName: aws.String(s.table), Item: marker}},
-		},
-	})
-	if r := cancellationReasons(err); len(r) > 0 && r[0] == "ConditionalCheckFailed" {
+	r, err := s.transact(ctx,
+		s.deleteAction(key(accountPK(w.Account), websiteSK(w.ID)), "attribute_exists(PK)"),
+		s.deleteAction(key(accountPK(w.Account), domainSK(w.Domain)), ""),
+		s.deleteAction(key(sitesPK, siteEntrySK(w.Account, w.ID)), ""),
+		s.deleteAction(key(sitePointerPK(w.ID), sitePointerSK), ""),
+		s.putAction(marker, ""))
+	if len(r) > 0 && r[0] == "ConditionalCheckFailed" {
 		return job, fmt.Errorf("website %s: %w", w.ID, model.ErrNotFound)
 	}
 	if err != nil {
@@ -194,20 +180,4 @@ func (it websiteItem) website() model.Website {
 		RegressionsBySubject: it.RegressionsBySubject, Method: it.Method,
 		// Calls adding pages at once may append their marks out of order.
 		RowMarks: slices.Compact(slices.Sorted(slices.Values(it.RowMarks)))}
-}
-
-// prefixQuery selects the items of a partition whose sort key starts with prefix; an empty
-// prefix selects the whole partition (DynamoDB refuses begins_with with an empty string).
-func prefixQuery(table, pk, prefix string, consistent bool) *dynamodb.QueryInput {
-	in := &dynamodb.QueryInput{
-		TableName:                 aws.String(table),
-		KeyConditionExpression:    aws.String("PK = :pk"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":pk": str(pk)},
-		ConsistentRead:            aws.Bool(consistent),
-	}
-	if prefix != "" {
-		in.KeyConditionExpression = aws.String("PK = :pk AND begins_with(SK, :prefix)")
-		in.ExpressionAttributeValues[":prefix"] = str(prefix)
-	}
-	return in
 }
