@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -77,14 +78,34 @@ const (
 	putExisting
 )
 
-// putItem writes item (an item struct, or its attributes) under cond.
-func (s *Store) putItem(ctx context.Context, item any, cond putCondition, what string) error {
-	av, ok := item.(map[string]ddbtypes.AttributeValue)
-	if !ok {
-		var err error
-		if av, err = attributevalue.MarshalMap(item); err != nil {
-			return fmt.Errorf("encode %s: %w", what, err)
+// keyed is a model value stored as an item of its own: its attributes with the item's key
+// and type.
+type keyed struct {
+	pk, sk, typ string
+	value       any
+}
+
+// attributesOf are the attributes of item: an item struct, a keyed value or the attributes.
+func attributesOf(item any) (map[string]ddbtypes.AttributeValue, error) {
+	switch it := item.(type) {
+	case map[string]ddbtypes.AttributeValue:
+		return it, nil
+	case keyed:
+		av, err := attributevalue.MarshalMap(it.value)
+		if err != nil {
+			return nil, err
 		}
+		av[attrPK], av[attrSK], av["Type"] = str(it.pk), str(it.sk), str(it.typ)
+		return av, nil
+	}
+	return attributevalue.MarshalMap(item)
+}
+
+// putItem writes item (see attributesOf) under cond.
+func (s *Store) putItem(ctx context.Context, item any, cond putCondition, what string) error {
+	av, err := attributesOf(item)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", what, err)
 	}
 	in := &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: av}
 	switch cond {
@@ -93,7 +114,7 @@ func (s *Store) putItem(ctx context.Context, item any, cond putCondition, what s
 	case putExisting:
 		in.ConditionExpression = aws.String("attribute_exists(PK)")
 	}
-	_, err := s.db.PutItem(ctx, in)
+	_, err = s.db.PutItem(ctx, in)
 	if isConditionFailed(err) {
 		if cond == putExisting {
 			return fmt.Errorf("%s: %w", what, model.ErrNotFound)
@@ -340,6 +361,17 @@ func withPrefix[I, T any](ctx context.Context, s *Store, pk, prefix, what string
 		return nil, fmt.Errorf("list %s: %w", what, err)
 	}
 	return values(items, of), nil
+}
+
+// byTime orders values by the time at gives them, oldest first (newest first when newest),
+// keeping the order of those of one time.
+func byTime[T any](values []T, at func(T) time.Time, newest bool) {
+	slices.SortStableFunc(values, func(a, b T) int {
+		if newest {
+			return at(b).Compare(at(a))
+		}
+		return at(a).Compare(at(b))
+	})
 }
 
 // values are the model values of stored items.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -103,7 +102,7 @@ func (s *Store) Pages(ctx context.Context, w model.Website) ([]model.Page, error
 	if err != nil {
 		return nil, err
 	}
-	sort.SliceStable(pages, func(i, j int) bool { return pages[i].Created.Before(pages[j].Created) })
+	byTime(pages, func(p model.Page) time.Time { return p.Created }, false)
 	return pages, nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -126,7 +125,7 @@ func (s *Store) Websites(ctx context.Context, account string) ([]model.Website, 
 	if err != nil {
 		return nil, err
 	}
-	sort.SliceStable(sites, func(i, j int) bool { return sites[i].Created.Before(sites[j].Created) })
+	byTime(sites, func(w model.Website) time.Time { return w.Created }, false)
 	return sites, nil
 }
 

@@ -2,12 +2,8 @@ package store
 
 import (
 	"context"
-	"fmt"
-	"sort"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/openvitals/openvitals/internal/model"
 )
 
@@ -32,26 +28,12 @@ type websiteKind[T any] struct {
 
 func (k websiteKind[T]) what(id string) string { return k.name + " " + id }
 
-// item is the stored item of v.
-func (k websiteKind[T]) item(w model.Website, v T) (map[string]ddbtypes.AttributeValue, error) {
+// put writes v: a new item (putNew) or over an existing one (putExisting).
+func (k websiteKind[T]) put(ctx context.Context, s *Store, w model.Website, v T, cond putCondition) error {
 	if k.stored != nil {
 		v = k.stored(v)
 	}
-	av, err := attributevalue.MarshalMap(v)
-	if err != nil {
-		return nil, fmt.Errorf("encode %s: %w", k.what(k.id(v)), err)
-	}
-	av[attrPK], av[attrSK], av["Type"] = str(websitePK(w.Account, w.ID)), str(k.sk(k.id(v))), str(k.typ)
-	return av, nil
-}
-
-// put writes v: a new item (putNew) or over an existing one (putExisting).
-func (k websiteKind[T]) put(ctx context.Context, s *Store, w model.Website, v T, cond putCondition) error {
-	av, err := k.item(w, v)
-	if err != nil {
-		return err
-	}
-	return s.putItem(ctx, av, cond, k.what(k.id(v)))
+	return s.putItem(ctx, keyed{pk: websitePK(w.Account, w.ID), sk: k.sk(k.id(v)), typ: k.typ, value: v}, cond, k.what(k.id(v)))
 }
 
 // get reads one item by its ID.
@@ -69,15 +51,6 @@ func (k websiteKind[T]) delete(ctx context.Context, s *Store, w model.Website, i
 // list reads a website's items of the kind, by when each was made.
 func (k websiteKind[T]) list(ctx context.Context, s *Store, w model.Website) ([]T, error) {
 	out, err := withPrefix(ctx, s, websitePK(w.Account, w.ID), k.sk(""), k.plural, func(v T) T { return v })
-	if err != nil {
-		return nil, err
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := k.created(out[i]), k.created(out[j])
-		if k.newest {
-			return a.After(b)
-		}
-		return a.Before(b)
-	})
-	return out, nil
+	byTime(out, k.created, k.newest)
+	return out, err
 }
