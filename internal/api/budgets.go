@@ -76,51 +76,51 @@ func (s *Server) listBudgets(w http.ResponseWriter, r *http.Request, c caller) e
 // applyBudget sets the fields present in in over b and checks the result; on create every
 // field must be present.
 func applyBudget(in budgetInput, b *model.Budget, create bool) error {
-	var errs fieldErrors
+	var errs model.FieldErrors
 	if in.Metric != nil {
 		b.Metric = *in.Metric
 	} else if create {
-		errs.add("metric", "is required")
+		errs.Add("metric", "is required")
 	}
 	metric, known := budget.Lookup(b.Metric)
 	switch {
 	case b.Metric == "":
 	case !known:
-		errs.add("metric", "must be one of the lab metric fields or ux_* fields, such as lcp, cls or dom_elements")
+		errs.Add("metric", "must be one of the lab metric fields or ux_* fields, such as lcp, cls or dom_elements")
 	case metric.NoData != "":
-		errs.add("metric", "%s", metric.NoData)
+		errs.Add("metric", "%s", metric.NoData)
 	}
 	if in.Operator != nil {
 		b.Operator = *in.Operator
 		if !slices.Contains(budget.Operators, b.Operator) {
-			errs.add("operator", "must be lt or gt")
+			errs.Add("operator", "must be lt or gt")
 		}
 	} else if create {
-		errs.add("operator", "is required")
+		errs.Add("operator", "is required")
 	}
 	if in.Value != nil {
 		b.Value = *in.Value
 	} else if create {
-		errs.add("value", "is required")
+		errs.Add("value", "is required")
 	}
 	// Checked against the metric's range whichever of the two changed.
 	if known && (in.Value != nil || in.Metric != nil) {
 		if msg := metric.CheckThreshold(b.Value); msg != "" {
-			errs.add("value", "%s", msg)
+			errs.Add("value", "%s", msg)
 		}
 	}
 	if in.Device != nil {
 		b.Device = *in.Device
 		if !slices.Contains(budget.Devices, b.Device) {
-			errs.add("device", "must be desktop, mobile or all")
+			errs.Add("device", "must be desktop, mobile or all")
 		}
 	} else if create {
-		errs.add("device", "is required")
+		errs.Add("device", "is required")
 	}
 	if !create && in == (budgetInput{}) {
-		errs.add("body", "send at least one of metric, operator, value and device")
+		errs.Add("body", "send at least one of metric, operator, value and device")
 	}
-	return errs.err()
+	return errs.Err()
 }
 
 // budgetKind is how budgets are created, changed and deleted.

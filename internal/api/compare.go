@@ -195,18 +195,18 @@ type auditID struct {
 }
 
 // auditRef reads the query parameter name: a day (yyyy-MM-dd) or a test series' test ID.
-func auditRef(r *http.Request, name string, errs *fieldErrors) auditID {
+func auditRef(r *http.Request, name string, errs *model.FieldErrors) auditID {
 	v := r.URL.Query().Get(name)
 	switch {
 	case v == "":
-		errs.add(name, "is required: a day (yyyy-MM-dd) or a test's ID (tt_...)")
+		errs.Add(name, "is required: a day (yyyy-MM-dd) or a test's ID (tt_...)")
 	case strings.HasPrefix(v, "tt_") && len(v) <= 100:
 		return auditID{Test: v}
 	default:
 		if t, err := time.Parse(time.DateOnly, v); err == nil && len(v) == len(time.DateOnly) {
 			return auditID{Day: model.Day(t)}
 		}
-		errs.add(name, "must be a day (yyyy-MM-dd) or a test's ID (tt_...)")
+		errs.Add(name, "must be a day (yyyy-MM-dd) or a test's ID (tt_...)")
 	}
 	return auditID{}
 }
@@ -271,7 +271,7 @@ func (s *Server) diagnosticsOrNone(ctx context.Context, reportKey string) (*mode
 // comparePage answers two audits of a page on a device side by side: each a day's lab result
 // or a test series' test.
 func (s *Server) comparePage(w http.ResponseWriter, r *http.Request, c caller) error {
-	var errs fieldErrors
+	var errs model.FieldErrors
 	base, target := auditRef(r, "base", &errs), auditRef(r, "target", &errs)
 	if len(errs) > 0 {
 		return badRequest("base and target must each name an audit of the page", errs...)

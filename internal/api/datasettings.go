@@ -90,11 +90,11 @@ func (s *Server) putDataSettings(w http.ResponseWriter, r *http.Request, c calle
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	var errs fieldErrors
+	var errs model.FieldErrors
 	for _, e := range in.Retention.Check(s.retention) {
-		errs.add(e.Field, "%s", e.Problem)
+		errs.Add(e.Field, "%s", e.Message)
 	}
-	if err := errs.err(); err != nil {
+	if err := errs.Err(); err != nil {
 		return err
 	}
 	if err := s.store.PutDataSettings(r.Context(), site, in.Exports, in.Retention); err != nil {
@@ -133,16 +133,16 @@ func (s *Server) createExport(w http.ResponseWriter, r *http.Request, c caller) 
 	day := today.AddDate(0, 0, -1)
 	if in.Day != nil {
 		d, err := time.Parse(time.DateOnly, *in.Day)
-		var errs fieldErrors
+		var errs model.FieldErrors
 		switch {
 		case err != nil:
-			errs.add("day", "must be a date, yyyy-MM-dd")
+			errs.Add("day", "must be a date, yyyy-MM-dd")
 		case d.After(today):
-			errs.add("day", "must not be after today (UTC)")
+			errs.Add("day", "must not be after today (UTC)")
 		case d.Before(today.AddDate(0, 0, -model.HistoryDays)):
-			errs.add("day", "must be within the last %d days, the history kept", model.HistoryDays)
+			errs.Add("day", "must be within the last %d days, the history kept", model.HistoryDays)
 		}
-		if err := errs.err(); err != nil {
+		if err := errs.Err(); err != nil {
 			return err
 		}
 		day = d

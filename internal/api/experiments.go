@@ -88,15 +88,15 @@ func toExperimentJSON(e model.Experiment) experimentJSON {
 }
 
 // checkChanges checks an experiment's changes: at least one, each within its limits.
-func checkChanges(in experimentChanges, errs *fieldErrors) model.ExperimentChanges {
+func checkChanges(in experimentChanges, errs *model.FieldErrors) model.ExperimentChanges {
 	var c model.ExperimentChanges
 	pattern := func(field, p string) {
 		if p == "" || len(p) > maxExperimentPattern || checkHeaderValue(p, maxExperimentPattern) != "" {
-			errs.add(field, "must be a URL pattern of 1 to %d bytes (* matches any characters, ? one)", maxExperimentPattern)
+			errs.Add(field, "must be a URL pattern of 1 to %d bytes (* matches any characters, ? one)", maxExperimentPattern)
 		}
 	}
 	if len(in.Block) > maxExperimentRules || len(in.Delay) > maxExperimentRules || len(in.Replace) > maxExperimentRules {
-		errs.add("changes", "at most %d block, delay and replace rules each", maxExperimentRules)
+		errs.Add("changes", "at most %d block, delay and replace rules each", maxExperimentRules)
 		return c
 	}
 	for i, p := range in.Block {
@@ -106,28 +106,28 @@ func checkChanges(in experimentChanges, errs *fieldErrors) model.ExperimentChang
 	for i, d := range in.Delay {
 		pattern(fmt.Sprintf("changes.delay[%d].pattern", i), d.Pattern)
 		if d.Ms < 1 || d.Ms > int(model.MaxExperimentDelay/time.Millisecond) {
-			errs.add(fmt.Sprintf("changes.delay[%d].ms", i), "must be from 1 to %d", model.MaxExperimentDelay/time.Millisecond)
+			errs.Add(fmt.Sprintf("changes.delay[%d].ms", i), "must be from 1 to %d", model.MaxExperimentDelay/time.Millisecond)
 		}
 		c.Delay = append(c.Delay, model.Delay{Pattern: d.Pattern, Ms: d.Ms})
 	}
 	if len(in.Script) > maxExperimentCode {
-		errs.add("changes.script", "at most %d bytes", maxExperimentCode)
+		errs.Add("changes.script", "at most %d bytes", maxExperimentCode)
 	}
 	if len(in.Style) > maxExperimentCode {
-		errs.add("changes.style", "at most %d bytes", maxExperimentCode)
+		errs.Add("changes.style", "at most %d bytes", maxExperimentCode)
 	}
 	c.Script, c.Style = in.Script, in.Style
 	for i, r := range in.Replace {
 		if r.Find == "" || len(r.Find) > maxExperimentFind {
-			errs.add(fmt.Sprintf("changes.replace[%d].find", i), "must be 1 to %d bytes", maxExperimentFind)
+			errs.Add(fmt.Sprintf("changes.replace[%d].find", i), "must be 1 to %d bytes", maxExperimentFind)
 		}
 		if len(r.With) > maxExperimentCode {
-			errs.add(fmt.Sprintf("changes.replace[%d].with", i), "at most %d bytes", maxExperimentCode)
+			errs.Add(fmt.Sprintf("changes.replace[%d].with", i), "at most %d bytes", maxExperimentCode)
 		}
 		c.Replace = append(c.Replace, model.Replacement{Find: r.Find, With: r.With})
 	}
 	if c.IsZero() {
-		errs.add("changes", "change something: block, delay, script, style or replace")
+		errs.Add("changes", "change something: block, delay, script, style or replace")
 	}
 	return c
 }
@@ -139,28 +139,28 @@ func (s *Server) createExperiment(w http.ResponseWriter, r *http.Request, c call
 	if err != nil {
 		return err
 	}
-	var errs fieldErrors
+	var errs model.FieldErrors
 	e := model.Experiment{ID: "exp_" + model.NewID()}
 	if in.Device == nil || !slices.Contains(metrics.Devices, *in.Device) {
-		errs.add("device", "must be desktop or mobile")
+		errs.Add("device", "must be desktop or mobile")
 	} else {
 		e.Device = *in.Device
 	}
 	if in.Page == nil {
-		errs.add("page", "is required")
+		errs.Add("page", "is required")
 	} else if _, err := s.store.Page(r.Context(), site, *in.Page); model.IsNotFound(err) {
-		errs.add("page", "is not a page of this website")
+		errs.Add("page", "is not a page of this website")
 	} else if err != nil {
 		return err
 	} else {
 		e.Page = *in.Page
 	}
 	if in.Changes == nil {
-		errs.add("changes", "is required")
+		errs.Add("changes", "is required")
 	} else {
 		e.Changes = checkChanges(*in.Changes, &errs)
 	}
-	if err := errs.err(); err != nil {
+	if err := errs.Err(); err != nil {
 		return err
 	}
 	err = s.takeAudits(r.Context(), site, 2, func() (int, error) {

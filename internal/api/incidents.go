@@ -211,12 +211,12 @@ func (s *Server) listIncidents(w http.ResponseWriter, r *http.Request, c caller)
 	}
 	q := r.URL.Query()
 	state, kind, page, test := q.Get("state"), q.Get("kind"), q.Get("page"), q.Get("test")
-	var errs fieldErrors
+	var errs model.FieldErrors
 	if state != "" && !slices.Contains(incidentStates, state) {
-		errs.add("state", "must be open, acknowledged or resolved")
+		errs.Add("state", "must be open, acknowledged or resolved")
 	}
 	if kind != "" && kind != model.KindRegression && kind != model.KindImprovement {
-		errs.add("kind", "must be regression or improvement")
+		errs.Add("kind", "must be regression or improvement")
 	}
 	if len(errs) > 0 {
 		return badRequest("a query parameter has a value the list does not know", errs...)
@@ -305,9 +305,9 @@ func (s *Server) acknowledgeIncidents(w http.ResponseWriter, r *http.Request, c 
 	}
 	switch {
 	case len(in.IDs) == 0:
-		return badRequest("name the incidents to acknowledge: {\"ids\": [\"in_...\"]}", FieldError{Field: "ids", Message: "is required"})
+		return badRequest("name the incidents to acknowledge: {\"ids\": [\"in_...\"]}", model.FieldError{Field: "ids", Message: "is required"})
 	case len(in.IDs) > maxAcknowledge:
-		return badRequest("at most "+strconv.Itoa(maxAcknowledge)+" incidents a request", FieldError{Field: "ids", Message: "must be at most " + strconv.Itoa(maxAcknowledge) + " IDs"})
+		return badRequest("at most "+strconv.Itoa(maxAcknowledge)+" incidents a request", model.FieldError{Field: "ids", Message: "must be at most " + strconv.Itoa(maxAcknowledge) + " IDs"})
 	}
 	all, err := s.incidents(r, site)
 	if err != nil {

@@ -149,49 +149,49 @@ func (s *flexString) UnmarshalJSON(data []byte) error {
 // applyTest sets the fields present in in over t and checks the result; on create alias and
 // device must be present.
 func applyTest(in testInput, t *model.Test, create bool) error {
-	var errs fieldErrors
+	var errs model.FieldErrors
 	if in.Alias != nil {
 		t.Alias = *in.Alias
 		if msg := checkName(t.Alias); msg != "" {
-			errs.add("alias", "%s", msg)
+			errs.Add("alias", "%s", msg)
 		}
 	} else if create {
-		errs.add("alias", "is required")
+		errs.Add("alias", "is required")
 	}
 	if in.Device != nil {
 		t.Device = *in.Device
 		if !slices.Contains(testDevices, t.Device) {
-			errs.add("device", "must be desktop or mobile")
+			errs.Add("device", "must be desktop or mobile")
 		}
 	} else if create {
-		errs.add("device", "is required")
+		errs.Add("device", "is required")
 	}
 	// A test without a step would "complete" every run in no time: refused on create and edit.
 	if in.Steps == nil && create || in.Steps != nil && len(*in.Steps) == 0 {
-		errs.add("steps", "at least one step")
+		errs.Add("steps", "at least one step")
 	}
 	if in.Steps != nil {
 		if len(*in.Steps) > step.MaxSteps {
-			errs.add("steps", "at most %d steps, not %d", step.MaxSteps, len(*in.Steps))
+			errs.Add("steps", "at most %d steps, not %d", step.MaxSteps, len(*in.Steps))
 		} else {
 			t.Steps = make([]step.Step, len(*in.Steps))
 			for i, si := range *in.Steps {
 				st, problems := step.Parse(si.input())
 				if si.Value != nil && si.Value.outOfRange {
-					errs.add(fmt.Sprintf("steps[%d].value", i), "as a number must be a whole number from 0 to %.0f; send other text as a string", maxStepNumber)
+					errs.Add(fmt.Sprintf("steps[%d].value", i), "as a number must be a whole number from 0 to %.0f; send other text as a string", maxStepNumber)
 					problems = slices.DeleteFunc(problems, func(p step.Problem) bool { return p.Field == "value" })
 				}
 				for _, p := range problems {
-					errs.add(fmt.Sprintf("steps[%d].%s", i, p.Field), "%s", p.Message)
+					errs.Add(fmt.Sprintf("steps[%d].%s", i, p.Field), "%s", p.Message)
 				}
 				t.Steps[i] = st
 			}
 		}
 	}
 	if !create && in == (testInput{}) {
-		errs.add("body", "send at least one of alias, device and steps")
+		errs.Add("body", "send at least one of alias, device and steps")
 	}
-	return errs.err()
+	return errs.Err()
 }
 
 func (s *Server) listTests(w http.ResponseWriter, r *http.Request, c caller) error {

@@ -49,14 +49,14 @@ func (s *Server) createPages(w http.ResponseWriter, r *http.Request, c caller) e
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	var errs fieldErrors
+	var errs model.FieldErrors
 	switch {
 	case len(in) == 0:
-		errs.add("body", "send an array of 1 to %d pages", model.MaxPagesPerCall)
+		errs.Add("body", "send an array of 1 to %d pages", model.MaxPagesPerCall)
 	case len(in) > model.MaxPagesPerCall:
-		errs.add("body", "at most %d pages a call, not %d", model.MaxPagesPerCall, len(in))
+		errs.Add("body", "at most %d pages a call, not %d", model.MaxPagesPerCall, len(in))
 	}
-	if err := errs.err(); err != nil {
+	if err := errs.Err(); err != nil {
 		return err
 	}
 	pages := make([]model.Page, len(in))
@@ -65,11 +65,11 @@ func (s *Server) createPages(w http.ResponseWriter, r *http.Request, c caller) e
 		field := fmt.Sprintf("[%d]", i)
 		pages[i] = checkPage(p, model.Page{}, field, &errs)
 		if first, dup := seen[pages[i].URL]; dup && pages[i].URL != "" {
-			errs.add(field+".url", "repeats the url of [%d]", first)
+			errs.Add(field+".url", "repeats the url of [%d]", first)
 		}
 		seen[pages[i].URL] = i
 	}
-	if err := errs.err(); err != nil {
+	if err := errs.Err(); err != nil {
 		return err
 	}
 	if err := s.quota.TakePages(r.Context(), site, len(pages)); err != nil {
@@ -96,7 +96,7 @@ func (s *Server) createPages(w http.ResponseWriter, r *http.Request, c caller) e
 
 // checkPage applies a page input over base (the stored page, or empty for a new one) and
 // records what is wrong under field. A new page's alias defaults to its url.
-func checkPage(in pageInput, base model.Page, field string, errs *fieldErrors) model.Page {
+func checkPage(in pageInput, base model.Page, field string, errs *model.FieldErrors) model.Page {
 	p := base
 	if field != "" {
 		field += "."
@@ -106,13 +106,13 @@ func checkPage(in pageInput, base model.Page, field string, errs *fieldErrors) m
 	}
 	if in.URL != nil || base.URL == "" {
 		if msg := checkPageURL(p.URL); msg != "" {
-			errs.add(field+"url", "%s", msg)
+			errs.Add(field+"url", "%s", msg)
 		}
 	}
 	if in.Alias != nil && *in.Alias != "" {
 		p.Alias = *in.Alias
 		if msg := checkName(p.Alias); msg != "" {
-			errs.add(field+"alias", "%s", msg)
+			errs.Add(field+"alias", "%s", msg)
 		}
 	} else if p.Alias == "" {
 		p.Alias = p.URL
@@ -130,15 +130,15 @@ func (s *Server) updatePage(w http.ResponseWriter, r *http.Request, c caller) er
 		return err
 	}
 	if in.URL == nil && in.Alias == nil {
-		return invalid(FieldError{Field: "body", Message: "send url, alias or both"})
+		return invalid(model.FieldError{Field: "body", Message: "send url, alias or both"})
 	}
 	old, err := s.store.Page(r.Context(), site, r.PathValue("pageID"))
 	if err != nil {
 		return err
 	}
-	var errs fieldErrors
+	var errs model.FieldErrors
 	updated := checkPage(in, old, "", &errs)
-	if err := errs.err(); err != nil {
+	if err := errs.Err(); err != nil {
 		return err
 	}
 	if err := s.store.UpdatePage(r.Context(), site, old, updated); err != nil {

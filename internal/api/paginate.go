@@ -33,17 +33,17 @@ func listWindow(r *http.Request) (window, error) {
 		n, err := strconv.Atoi(raw)
 		if err != nil || n < 1 || n > maxPageLimit {
 			return win, badRequest("the query parameter limit must be a whole number from 1 to 1000",
-				FieldError{Field: "limit", Message: "must be from 1 to 1000"})
+				model.FieldError{Field: "limit", Message: "must be from 1 to 1000"})
 		}
 		win.limit = n
 	}
 	if raw := q.Get("cursor"); raw != "" || q.Has("cursor") {
 		if win.limit == 0 {
-			return win, badRequest("the query parameter cursor goes with limit", FieldError{Field: "cursor", Message: "needs limit"})
+			return win, badRequest("the query parameter cursor goes with limit", model.FieldError{Field: "cursor", Message: "needs limit"})
 		}
 		key, err := base64.RawURLEncoding.DecodeString(raw)
 		if err != nil || len(key) == 0 || len(key) > 200 {
-			return win, badRequest("the query parameter cursor is not one this API gave", FieldError{Field: "cursor", Message: "is not valid"})
+			return win, badRequest("the query parameter cursor is not one this API gave", model.FieldError{Field: "cursor", Message: "is not valid"})
 		}
 		win.after = string(key)
 	}

@@ -165,20 +165,20 @@ func nonZero(v float64) *float64 {
 // secrets, only when some but not all change.
 func (s *Server) applyProfile(ctx context.Context, site model.Website, in profileInput, p *model.Profile, create bool,
 	open func() (model.ProfileSecrets, error)) (model.ProfileSecrets, error) {
-	var errs fieldErrors
+	var errs model.FieldErrors
 	if in.Name != nil {
 		p.Name = *in.Name
 		if msg := checkName(p.Name); msg != "" {
-			errs.add("name", "%s", msg)
+			errs.Add("name", "%s", msg)
 		}
 	} else if create {
-		errs.add("name", "is required")
+		errs.Add("name", "is required")
 	}
 	if in.Default != nil {
 		p.Default = *in.Default
 	}
 	if in.Pages != nil && len(*in.Pages) > maxProfilePages {
-		errs.add("pages", "at most %d, not %d", maxProfilePages, len(*in.Pages))
+		errs.Add("pages", "at most %d, not %d", maxProfilePages, len(*in.Pages))
 	} else if in.Pages != nil {
 		p.Pages = nil
 		// The website's pages, read once: a profile may name up to maxProfilePages of them.
@@ -196,19 +196,19 @@ func (s *Server) applyProfile(ctx context.Context, site model.Website, in profil
 			field := fmt.Sprintf("pages[%d]", i)
 			var pp model.ProfilePage
 			if pi.Device == nil || !slices.Contains(testDevices, *pi.Device) {
-				errs.add(field+".device", "must be desktop or mobile")
+				errs.Add(field+".device", "must be desktop or mobile")
 			} else {
 				pp.Device = *pi.Device
 			}
 			if pi.Page == nil {
-				errs.add(field+".page", "is required")
+				errs.Add(field+".page", "is required")
 			} else if !known[*pi.Page] {
-				errs.add(field+".page", "is not a page of the website")
+				errs.Add(field+".page", "is not a page of the website")
 			} else {
 				pp.Page = *pi.Page
 			}
 			if slices.Contains(p.Pages, pp) {
-				errs.add(field, "repeats a page and device")
+				errs.Add(field, "repeats a page and device")
 			}
 			p.Pages = append(p.Pages, pp)
 		}
@@ -218,7 +218,7 @@ func (s *Server) applyProfile(ctx context.Context, site model.Website, in profil
 		p.Network, p.RTTMs, p.ThroughputK, p.CPUSlowdown = "", 0, 0, 0
 		if n.Preset != nil && *n.Preset != "" {
 			if _, ok := model.NetworkPresets[*n.Preset]; !ok {
-				errs.add("network.preset", "must be one of %s", strings.Join(presetNames(), ", "))
+				errs.Add("network.preset", "must be one of %s", strings.Join(presetNames(), ", "))
 			}
 			p.Network = *n.Preset
 		}
@@ -227,7 +227,7 @@ func (s *Server) applyProfile(ctx context.Context, site model.Website, in profil
 				return
 			}
 			if *v < lo || *v > hi {
-				errs.add("network."+field, "must be from %g to %g", lo, hi)
+				errs.Add("network."+field, "must be from %g to %g", lo, hi)
 			}
 			*dst = *v
 		}
@@ -238,12 +238,12 @@ func (s *Server) applyProfile(ctx context.Context, site model.Website, in profil
 	if in.Viewport != nil {
 		v := *in.Viewport
 		if v.Width == nil || v.Height == nil {
-			errs.add("viewport", "needs width and height")
+			errs.Add("viewport", "needs width and height")
 		} else {
 			p.Width, p.Height = *v.Width, *v.Height
 			for field, n := range map[string]int{"width": p.Width, "height": p.Height} {
 				if n < minViewport || n > maxViewport {
-					errs.add("viewport."+field, "must be from %d to %d", minViewport, maxViewport)
+					errs.Add("viewport."+field, "must be from %d to %d", minViewport, maxViewport)
 				}
 			}
 		}
@@ -251,15 +251,15 @@ func (s *Server) applyProfile(ctx context.Context, site model.Website, in profil
 	if in.Origins != nil {
 		p.Origins = nil
 		if len(*in.Origins) > model.MaxProfileOrigins {
-			errs.add("origins", "at most %d, not %d", model.MaxProfileOrigins, len(*in.Origins))
+			errs.Add("origins", "at most %d, not %d", model.MaxProfileOrigins, len(*in.Origins))
 		} else {
 			for i, raw := range *in.Origins {
 				o, err := model.ProfileOrigin(site.Domain, raw)
 				switch {
 				case err != nil:
-					errs.add(fmt.Sprintf("origins[%d]", i), "%s", err)
+					errs.Add(fmt.Sprintf("origins[%d]", i), "%s", err)
 				case slices.Contains(p.Origins, o):
-					errs.add(fmt.Sprintf("origins[%d]", i), "repeats an origin")
+					errs.Add(fmt.Sprintf("origins[%d]", i), "repeats an origin")
 				default:
 					p.Origins = append(p.Origins, o)
 				}
@@ -268,14 +268,14 @@ func (s *Server) applyProfile(ctx context.Context, site model.Website, in profil
 	}
 	if in.Method != nil {
 		if err := model.CheckMethod(*in.Method); err != nil {
-			errs.add("method", "%s", err)
+			errs.Add("method", "%s", err)
 		}
 		p.Method = *in.Method
 	}
 	if in.UserAgent != nil {
 		p.UserAgent = *in.UserAgent
 		if msg := checkHeaderValue(p.UserAgent, maxUserAgentLen); msg != "" {
-			errs.add("userAgent", "%s", msg)
+			errs.Add("userAgent", "%s", msg)
 		}
 	}
 
@@ -301,28 +301,28 @@ func (s *Server) applyProfile(ctx context.Context, site model.Website, in profil
 		if b.User != nil && *b.User != "" {
 			p.BasicAuthUser = *b.User
 			if msg := checkHeaderValue(p.BasicAuthUser, maxCredentialLen); msg != "" || strings.Contains(p.BasicAuthUser, ":") {
-				errs.add("basicAuth.user", "must be up to %d characters of printable text without a colon", maxCredentialLen)
+				errs.Add("basicAuth.user", "must be up to %d characters of printable text without a colon", maxCredentialLen)
 			}
 			if b.Password == nil {
-				errs.add("basicAuth.password", "is required with a user")
+				errs.Add("basicAuth.password", "is required with a user")
 			} else if secrets.Password = *b.Password; checkHeaderValue(secrets.Password, maxCredentialLen) != "" {
-				errs.add("basicAuth.password", "must be up to %d characters of printable text", maxCredentialLen)
+				errs.Add("basicAuth.password", "must be up to %d characters of printable text", maxCredentialLen)
 			}
 		}
 	}
 	if in.Login != nil {
 		p.Login, secrets.Typed = nil, nil
 		if len(*in.Login) > maxProfileLogin {
-			errs.add("login", "at most %d steps, not %d", maxProfileLogin, len(*in.Login))
+			errs.Add("login", "at most %d steps, not %d", maxProfileLogin, len(*in.Login))
 		} else {
 			for i, si := range *in.Login {
 				st, problems := step.Parse(si.input())
 				if si.Value != nil && si.Value.outOfRange {
-					errs.add(fmt.Sprintf("login[%d].value", i), "as a number must be a whole number from 0 to %.0f; send other text as a string", maxStepNumber)
+					errs.Add(fmt.Sprintf("login[%d].value", i), "as a number must be a whole number from 0 to %.0f; send other text as a string", maxStepNumber)
 					problems = slices.DeleteFunc(problems, func(p step.Problem) bool { return p.Field == "value" })
 				}
 				for _, pr := range problems {
-					errs.add(fmt.Sprintf("login[%d].%s", i, pr.Field), "%s", pr.Message)
+					errs.Add(fmt.Sprintf("login[%d].%s", i, pr.Field), "%s", pr.Message)
 				}
 				if st.Type == step.TypeText || st.Type == step.Select {
 					if secrets.Typed == nil {
@@ -335,9 +335,9 @@ func (s *Server) applyProfile(ctx context.Context, site model.Website, in profil
 		}
 	}
 	if !create && in == (profileInput{}) {
-		errs.add("body", "send at least one field")
+		errs.Add("body", "send at least one field")
 	}
-	return secrets, errs.err()
+	return secrets, errs.Err()
 }
 
 func presetNames() []string {
@@ -372,9 +372,9 @@ func isToken(s string) bool {
 }
 
 // checkSecrets checks headers or cookies and returns their names and values.
-func checkSecrets(in []secretInput, field string, max int, header bool, errs *fieldErrors) ([]string, map[string]string) {
+func checkSecrets(in []secretInput, field string, max int, header bool, errs *model.FieldErrors) ([]string, map[string]string) {
 	if len(in) > max {
-		errs.add(field, "at most %d, not %d", max, len(in))
+		errs.Add(field, "at most %d, not %d", max, len(in))
 		return nil, nil
 	}
 	var names []string
@@ -382,7 +382,7 @@ func checkSecrets(in []secretInput, field string, max int, header bool, errs *fi
 	for i, s := range in {
 		f := fmt.Sprintf("%s[%d]", field, i)
 		if s.Name == nil || !isToken(*s.Name) {
-			errs.add(f+".name", "must be a name of letters, digits and !#$%%&'*+-.^_`|~")
+			errs.Add(f+".name", "must be a name of letters, digits and !#$%%&'*+-.^_`|~")
 			continue
 		}
 		name := *s.Name
@@ -391,22 +391,22 @@ func checkSecrets(in []secretInput, field string, max int, header bool, errs *fi
 			name = http.CanonicalHeaderKey(name)
 			key = name
 			if slices.Contains(forbiddenHeaders, strings.ToLower(name)) || strings.HasPrefix(strings.ToLower(name), "proxy-") || strings.HasPrefix(strings.ToLower(name), "sec-") {
-				errs.add(f+".name", "cannot be set by a profile (cookies and basicAuth have fields of their own)")
+				errs.Add(f+".name", "cannot be set by a profile (cookies and basicAuth have fields of their own)")
 				continue
 			}
 		}
 		if _, dup := values[key]; dup {
-			errs.add(f+".name", "repeats a name")
+			errs.Add(f+".name", "repeats a name")
 			continue
 		}
 		if s.Value == nil {
-			errs.add(f+".value", "is required")
+			errs.Add(f+".value", "is required")
 			continue
 		}
 		if msg := checkHeaderValue(*s.Value, maxHeaderValueLen); msg != "" {
-			errs.add(f+".value", "%s", msg)
+			errs.Add(f+".value", "%s", msg)
 		} else if !header && strings.ContainsAny(*s.Value, "; ,\"\\") {
-			errs.add(f+".value", "must not contain spaces, commas, semicolons, quotes or backslashes")
+			errs.Add(f+".value", "must not contain spaces, commas, semicolons, quotes or backslashes")
 		}
 		names = append(names, name)
 		values[key] = *s.Value
@@ -470,15 +470,15 @@ func (s *Server) applyProfileWrite(ctx context.Context, site model.Website, in p
 // checkOthers refuses a page and device another profile measures already: one profile
 // measures a page on a device.
 func checkOthers(p model.Profile, others []model.Profile) error {
-	var errs fieldErrors
+	var errs model.FieldErrors
 	for i, pp := range p.Pages {
 		for _, o := range others {
 			if o.ID != p.ID && o.Measures(pp.Page, pp.Device) {
-				errs.add(fmt.Sprintf("pages[%d]", i), "is measured by the profile %s (%s): take it from that one first", o.ID, o.Name)
+				errs.Add(fmt.Sprintf("pages[%d]", i), "is measured by the profile %s (%s): take it from that one first", o.ID, o.Name)
 			}
 		}
 	}
-	return errs.err()
+	return errs.Err()
 }
 
 // unsetOtherDefaults keeps one default profile: p, when it is.

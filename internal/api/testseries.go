@@ -52,7 +52,7 @@ func (in seriesRequest) selection() ([]seriesPage, string, error) {
 	switch {
 	case in.Pages != nil && in.Page != nil:
 		return nil, "", badRequest("send the pages to test in pages or in page, not both",
-			FieldError{Field: "pages", Message: "sent with page"}, FieldError{Field: "page", Message: "sent with pages"})
+			model.FieldError{Field: "pages", Message: "sent with page"}, model.FieldError{Field: "page", Message: "sent with pages"})
 	case in.Page != nil:
 		return *in.Page, "page", nil
 	case in.Pages != nil:
@@ -106,23 +106,23 @@ func seriesTargets(in seriesRequest, pages []model.Page) (audit.SeriesRequest, e
 	if err != nil {
 		return req, err
 	}
-	var errs fieldErrors
+	var errs model.FieldErrors
 	if in.Description != nil {
 		req.Description = strings.TrimSpace(*in.Description)
 		if utf8.RuneCountInString(req.Description) > maxSeriesDescription {
-			errs.add("description", "must be at most %d characters", maxSeriesDescription)
+			errs.Add("description", "must be at most %d characters", maxSeriesDescription)
 		}
 	}
 	if in.Initiator != nil {
 		req.Initiator = strings.TrimSpace(*in.Initiator)
 		if utf8.RuneCountInString(req.Initiator) > maxSeriesInitiator {
-			errs.add("initiator", "must be at most %d characters", maxSeriesInitiator)
+			errs.Add("initiator", "must be at most %d characters", maxSeriesInitiator)
 		}
 	}
 	if in.Commit != nil {
 		req.Commit = strings.ToLower(strings.TrimSpace(*in.Commit))
 		if req.Commit != "" && !commitHash.MatchString(req.Commit) {
-			errs.add("commit", "must be a commit hash: 7 to 64 hexadecimal digits")
+			errs.Add("commit", "must be a commit hash: 7 to 64 hexadecimal digits")
 		}
 	}
 	byID := make(map[string]model.Page, len(pages))
@@ -138,18 +138,18 @@ func seriesTargets(in seriesRequest, pages []model.Page) (audit.SeriesRequest, e
 		devices := metrics.Devices
 		if item.Device != nil {
 			if !slices.Contains(metrics.Devices, *item.Device) {
-				errs.add(fmt.Sprintf("%s[%d].device", field, i), "must be desktop or mobile")
+				errs.Add(fmt.Sprintf("%s[%d].device", field, i), "must be desktop or mobile")
 				continue
 			}
 			devices = []string{*item.Device}
 		}
 		if item.PageID == nil {
-			errs.add(fmt.Sprintf("%s[%d].page_id", field, i), "is required")
+			errs.Add(fmt.Sprintf("%s[%d].page_id", field, i), "is required")
 			continue
 		}
 		p, ok := byID[*item.PageID]
 		if !ok {
-			errs.add(fmt.Sprintf("%s[%d].page_id", field, i), "is not a page of this website")
+			errs.Add(fmt.Sprintf("%s[%d].page_id", field, i), "is not a page of this website")
 			continue
 		}
 		for _, d := range devices {
@@ -163,13 +163,13 @@ func seriesTargets(in seriesRequest, pages []model.Page) (audit.SeriesRequest, e
 			}
 		}
 		if len(pages) == 0 {
-			errs.add(field, "the website has no pages to test")
+			errs.Add(field, "the website has no pages to test")
 		}
 	}
 	if len(req.Targets) > maxAuditsPerDemand {
-		errs.add(field, "at most %d tests a series (pages times devices)", maxAuditsPerDemand)
+		errs.Add(field, "at most %d tests a series (pages times devices)", maxAuditsPerDemand)
 	}
-	return req, errs.err()
+	return req, errs.Err()
 }
 
 // takeAudits counts want audits against the account's on-demand audits of the day, then

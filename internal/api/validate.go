@@ -20,21 +20,6 @@ const (
 	maxURLLen  = 2048 // Search Console property (bytes)
 )
 
-// fieldErrors collects the problems of one request, so that a response names all of them.
-type fieldErrors []FieldError
-
-func (fe *fieldErrors) add(field, format string, args ...any) {
-	*fe = append(*fe, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
-}
-
-// err is nil when nothing was wrong, otherwise a 422 problem naming every bad field.
-func (fe fieldErrors) err() error {
-	if len(fe) == 0 {
-		return nil
-	}
-	return invalid(fe...)
-}
-
 // finiteNumber reads a number a query parameter carries, a finite one only. strconv.ParseFloat
 // takes NaN and Inf in any case and sign, and answers ±Inf for a number beyond float64 (1e309);
 // NaN would pass any range check after it and reach the answer, which JSON cannot hold.

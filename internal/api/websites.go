@@ -45,20 +45,20 @@ func (s *Server) createWebsite(w http.ResponseWriter, r *http.Request, c caller)
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	var errs fieldErrors
+	var errs model.FieldErrors
 	// A new website is measured with applied throttling unless asked otherwise; one stored
 	// before methods has none, which reads as simulated (model.MethodOr).
 	site := model.Website{Account: c.account, Method: model.MethodApplied}
 	if in.Method != nil {
 		if err := model.CheckMethod(*in.Method); err != nil {
-			errs.add("method", "%s", err)
+			errs.Add("method", "%s", err)
 		}
 		site.Method = *in.Method
 	}
 	if in.Domain == nil {
-		errs.add("domain", "is required")
+		errs.Add("domain", "is required")
 	} else if d, msg := normalizeDomain(*in.Domain, s.local); msg != "" {
-		errs.add("domain", "%s", msg)
+		errs.Add("domain", "%s", msg)
 	} else {
 		site.Domain = d
 	}
@@ -66,11 +66,11 @@ func (s *Server) createWebsite(w http.ResponseWriter, r *http.Request, c caller)
 	// An empty displayName counts as omitted: it defaults to the domain.
 	if in.DisplayName != nil && *in.DisplayName != "" {
 		if msg := checkName(*in.DisplayName); msg != "" {
-			errs.add("displayName", "%s", msg)
+			errs.Add("displayName", "%s", msg)
 		}
 		site.DisplayName = *in.DisplayName
 	}
-	if err := errs.err(); err != nil {
+	if err := errs.Err(); err != nil {
 		return err
 	}
 	if err := s.store.CreateWebsite(r.Context(), &site); err != nil {
