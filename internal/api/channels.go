@@ -80,7 +80,7 @@ func (s *Server) applyChannel(in channelInput, c *model.Channel, create bool) (*
 	var errs model.FieldErrors
 	if in.Name != nil {
 		c.Name = *in.Name
-		if msg := checkName(c.Name); msg != "" {
+		if msg := model.CheckName(c.Name); msg != "" {
 			errs.Add("name", "%s", msg)
 		}
 	} else if create {

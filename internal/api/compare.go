@@ -187,6 +187,20 @@ type metricCompareJSON struct {
 	BeyondSpread  bool     `json:"beyondSpread"`
 }
 
+// toMetricsCompareJSON shows compared metrics, each with its unit and direction when it is a
+// watched metric.
+func toMetricsCompareJSON(metrics []compare.Metric) []metricCompareJSON {
+	out := make([]metricCompareJSON, len(metrics))
+	for i, m := range metrics {
+		out[i] = metricCompareJSON{Name: m.Name, Base: m.Base, Target: m.Target, Change: m.Delta, ChangePercent: m.Percent,
+			BaseSpread: m.BaseSpread, TargetSpread: m.TargetSpread, BeyondSpread: m.BeyondSpread}
+		if watched, ok := regression.Lookup(m.Name); ok {
+			out[i].Unit, out[i].HigherIsWorse = watched.Unit, &watched.HigherIsWorse
+		}
+	}
+	return out
+}
+
 // auditID names an audit of a page on a device: a day's lab result (Day, yyyymmdd) or a test
 // series' test (Test, its ID). Exactly one is set.
 type auditID struct {
@@ -290,15 +304,7 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request, c caller) e
 	}
 	both := compare.Of(b.Audit, t.Audit, regression.SourceMetrics[regression.SourceLab])
 	out := comparisonJSON{Page: pageRefJSON{ID: p.ID, URL: p.URL, Alias: p.Alias}, Device: device,
-		Base: toAuditRefJSON(b), Target: toAuditRefJSON(t), Metrics: []metricCompareJSON{}}
-	for _, m := range both.Metrics {
-		mj := metricCompareJSON{Name: m.Name, Base: m.Base, Target: m.Target, Change: m.Delta, ChangePercent: m.Percent,
-			BaseSpread: m.BaseSpread, TargetSpread: m.TargetSpread, BeyondSpread: m.BeyondSpread}
-		if watched, ok := regression.Lookup(m.Name); ok {
-			mj.Unit, mj.HigherIsWorse = watched.Unit, &watched.HigherIsWorse
-		}
-		out.Metrics = append(out.Metrics, mj)
-	}
+		Base: toAuditRefJSON(b), Target: toAuditRefJSON(t), Metrics: toMetricsCompareJSON(both.Metrics)}
 	if both.Loads != nil {
 		out.Loads = toLoadsJSON(*both.Loads, frameURLs(site, p.ID, device, b), frameURLs(site, p.ID, device, t))
 		// The comparison of loads leaves long tasks out: they come from both audits'

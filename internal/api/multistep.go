@@ -22,9 +22,6 @@ import (
 	"github.com/openvitals/openvitals/internal/rum"
 )
 
-// testDevices are the devices a multistep test runs on.
-var testDevices = []string{"desktop", "mobile"}
-
 // testJSON is a multistep test as the interface shows it.
 type testJSON struct {
 	ID      string     `json:"id"`
@@ -152,7 +149,7 @@ func applyTest(in testInput, t *model.Test, create bool) error {
 	var errs model.FieldErrors
 	if in.Alias != nil {
 		t.Alias = *in.Alias
-		if msg := checkName(t.Alias); msg != "" {
+		if msg := model.CheckName(t.Alias); msg != "" {
 			errs.Add("alias", "%s", msg)
 		}
 	} else if create {
@@ -160,7 +157,7 @@ func applyTest(in testInput, t *model.Test, create bool) error {
 	}
 	if in.Device != nil {
 		t.Device = *in.Device
-		if !slices.Contains(testDevices, t.Device) {
+		if !slices.Contains(model.Devices, t.Device) {
 			errs.Add("device", "must be desktop or mobile")
 		}
 	} else if create {

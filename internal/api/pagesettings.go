@@ -111,7 +111,7 @@ func checkPage(in pageInput, base model.Page, field string, errs *model.FieldErr
 	}
 	if in.Alias != nil && *in.Alias != "" {
 		p.Alias = *in.Alias
-		if msg := checkName(p.Alias); msg != "" {
+		if msg := model.CheckName(p.Alias); msg != "" {
 			errs.Add(field+"alias", "%s", msg)
 		}
 	} else if p.Alias == "" {

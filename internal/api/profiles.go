@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/model/step"
@@ -168,7 +167,7 @@ func (s *Server) applyProfile(ctx context.Context, site model.Website, in profil
 	var errs model.FieldErrors
 	if in.Name != nil {
 		p.Name = *in.Name
-		if msg := checkName(p.Name); msg != "" {
+		if msg := model.CheckName(p.Name); msg != "" {
 			errs.Add("name", "%s", msg)
 		}
 	} else if create {
@@ -195,7 +194,7 @@ func (s *Server) applyProfile(ctx context.Context, site model.Website, in profil
 		for i, pi := range *in.Pages {
 			field := fmt.Sprintf("pages[%d]", i)
 			var pp model.ProfilePage
-			if pi.Device == nil || !slices.Contains(testDevices, *pi.Device) {
+			if pi.Device == nil || !slices.Contains(model.Devices, *pi.Device) {
 				errs.Add(field+".device", "must be desktop or mobile")
 			} else {
 				pp.Device = *pi.Device
@@ -274,7 +273,7 @@ func (s *Server) applyProfile(ctx context.Context, site model.Website, in profil
 	}
 	if in.UserAgent != nil {
 		p.UserAgent = *in.UserAgent
-		if msg := checkHeaderValue(p.UserAgent, maxUserAgentLen); msg != "" {
+		if msg := model.CheckHeaderValue(p.UserAgent, maxUserAgentLen); msg != "" {
 			errs.Add("userAgent", "%s", msg)
 		}
 	}
@@ -300,12 +299,12 @@ func (s *Server) applyProfile(ctx context.Context, site model.Website, in profil
 		p.BasicAuthUser, secrets.Password = "", ""
 		if b.User != nil && *b.User != "" {
 			p.BasicAuthUser = *b.User
-			if msg := checkHeaderValue(p.BasicAuthUser, maxCredentialLen); msg != "" || strings.Contains(p.BasicAuthUser, ":") {
+			if msg := model.CheckHeaderValue(p.BasicAuthUser, maxCredentialLen); msg != "" || strings.Contains(p.BasicAuthUser, ":") {
 				errs.Add("basicAuth.user", "must be up to %d characters of printable text without a colon", maxCredentialLen)
 			}
 			if b.Password == nil {
 				errs.Add("basicAuth.password", "is required with a user")
-			} else if secrets.Password = *b.Password; checkHeaderValue(secrets.Password, maxCredentialLen) != "" {
+			} else if secrets.Password = *b.Password; model.CheckHeaderValue(secrets.Password, maxCredentialLen) != "" {
 				errs.Add("basicAuth.password", "must be up to %d characters of printable text", maxCredentialLen)
 			}
 		}
@@ -347,15 +346,6 @@ func presetNames() []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// checkHeaderValue checks text sent in a request header: printable, no line break, at most max
-// bytes.
-func checkHeaderValue(v string, max int) string {
-	if len(v) > max || !utf8.ValidString(v) || strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		return fmt.Sprintf("must be up to %d bytes of printable text", max)
-	}
-	return ""
 }
 
 // isToken tells whether s is an HTTP token (a header or cookie name).
@@ -403,7 +393,7 @@ func checkSecrets(in []secretInput, field string, max int, header bool, errs *mo
 			errs.Add(f+".value", "is required")
 			continue
 		}
-		if msg := checkHeaderValue(*s.Value, maxHeaderValueLen); msg != "" {
+		if msg := model.CheckHeaderValue(*s.Value, maxHeaderValueLen); msg != "" {
 			errs.Add(f+".value", "%s", msg)
 		} else if !header && strings.ContainsAny(*s.Value, "; ,\"\\") {
 			errs.Add(f+".value", "must not contain spaces, commas, semicolons, quotes or backslashes")

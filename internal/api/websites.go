@@ -65,7 +65,7 @@ func (s *Server) createWebsite(w http.ResponseWriter, r *http.Request, c caller)
 	site.DisplayName = site.Domain
 	// An empty displayName counts as omitted: it defaults to the domain.
 	if in.DisplayName != nil && *in.DisplayName != "" {
-		if msg := checkName(*in.DisplayName); msg != "" {
+		if msg := model.CheckName(*in.DisplayName); msg != "" {
 			errs.Add("displayName", "%s", msg)
 		}
 		site.DisplayName = *in.DisplayName

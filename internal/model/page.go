@@ -6,6 +6,9 @@ import "time"
 // DynamoDB holds at most 100 actions, and every page is one conditional put.
 const MaxPagesPerCall = 100
 
+// Devices are the devices a page is audited on and a multistep test runs on.
+var Devices = []string{"desktop", "mobile"}
+
 // Page is a monitored page of a website.
 type Page struct {
 	ID      string
