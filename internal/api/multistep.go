@@ -1,16 +1,12 @@
 package api
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"net/http"
-	"reflect"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/openvitals/openvitals/internal/blobstore"
@@ -66,131 +62,6 @@ func toTestJSON(t model.Test) testJSON {
 	return testJSON{ID: t.ID, Alias: t.Alias, Created: t.Created, Device: t.Device, Steps: steps}
 }
 
-type testInput struct {
-	Alias  *string      `json:"alias"`
-	Device *string      `json:"device"`
-	Steps  *[]stepInput `json:"steps"`
-}
-
-type stepInput struct {
-	Type              *string     `json:"type"`
-	Target            *string     `json:"target"`
-	Value             *flexString `json:"value"`
-	WaitForNavigation *flexBool   `json:"waitForNavigation"`
-	WaitUntil         *string     `json:"waitUntil"`
-}
-
-// input is the step as step.Parse takes it.
-func (in stepInput) input() step.Input {
-	out := step.Input{Type: in.Type, Target: in.Target, WaitUntil: in.WaitUntil}
-	if in.Value != nil {
-		out.Value = &in.Value.text
-	}
-	if in.WaitForNavigation != nil {
-		b := bool(*in.WaitForNavigation)
-		out.WaitForNavigation = &b
-	}
-	return out
-}
-
-// flexBool accepts a JSON boolean or the strings "on", "off", "true" and "false" (HTML forms
-// send "on" for a ticked checkbox).
-type flexBool bool
-
-func (b *flexBool) UnmarshalJSON(data []byte) error {
-	var v any
-	if err := json.Unmarshal(data, &v); err != nil {
-		return err
-	}
-	switch v {
-	case true, "on", "true":
-		*b = true
-	case false, "off", "false":
-		*b = false
-	default:
-		return &json.UnmarshalTypeError{Value: string(data), Type: reflect.TypeFor[bool]()}
-	}
-	return nil
-}
-
-// maxStepNumber is the largest number a step's value takes (as its digits).
-const maxStepNumber = 1e15
-
-// flexString accepts a JSON string or number (a wait step's milliseconds may come as either).
-// A number is a whole number from 0 to maxStepNumber, kept as its digits (1e3 is "1000").
-type flexString struct {
-	text string
-	// outOfRange is a number sent that is not one of those.
-	outOfRange bool
-}
-
-func (s *flexString) UnmarshalJSON(data []byte) error {
-	if len(data) > 0 && data[0] == '"' {
-		return json.Unmarshal(data, &s.text)
-	}
-	var n json.Number
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(&n); err != nil {
-		return &json.UnmarshalTypeError{Value: string(data), Type: reflect.TypeFor[string]()}
-	}
-	f, err := n.Float64()
-	if err != nil || f < 0 || f > maxStepNumber || f != math.Trunc(f) {
-		*s = flexString{text: n.String(), outOfRange: true}
-		return nil
-	}
-	*s = flexString{text: strconv.FormatFloat(f, 'f', -1, 64)}
-	return nil
-}
-
-// applyTest sets the fields present in in over t and checks the result; on create alias and
-// device must be present.
-func applyTest(in testInput, t *model.Test, create bool) error {
-	var errs model.FieldErrors
-	if in.Alias != nil {
-		t.Alias = *in.Alias
-		if msg := model.CheckName(t.Alias); msg != "" {
-			errs.Add("alias", "%s", msg)
-		}
-	} else if create {
-		errs.Add("alias", "is required")
-	}
-	if in.Device != nil {
-		t.Device = *in.Device
-		if !slices.Contains(model.Devices, t.Device) {
-			errs.Add("device", "must be desktop or mobile")
-		}
-	} else if create {
-		errs.Add("device", "is required")
-	}
-	// A test without a step would "complete" every run in no time: refused on create and edit.
-	if in.Steps == nil && create || in.Steps != nil && len(*in.Steps) == 0 {
-		errs.Add("steps", "at least one step")
-	}
-	if in.Steps != nil {
-		if len(*in.Steps) > step.MaxSteps {
-			errs.Add("steps", "at most %d steps, not %d", step.MaxSteps, len(*in.Steps))
-		} else {
-			t.Steps = make([]step.Step, len(*in.Steps))
-			for i, si := range *in.Steps {
-				st, problems := step.Parse(si.input())
-				if si.Value != nil && si.Value.outOfRange {
-					errs.Add(fmt.Sprintf("steps[%d].value", i), "as a number must be a whole number from 0 to %.0f; send other text as a string", maxStepNumber)
-					problems = slices.DeleteFunc(problems, func(p step.Problem) bool { return p.Field == "value" })
-				}
-				for _, p := range problems {
-					errs.Add(fmt.Sprintf("steps[%d].%s", i, p.Field), "%s", p.Message)
-				}
-				t.Steps[i] = st
-			}
-		}
-	}
-	if !create && in == (testInput{}) {
-		errs.Add("body", "send at least one of alias, device and steps")
-	}
-	return errs.Err()
-}
-
 func (s *Server) listTests(w http.ResponseWriter, r *http.Request, c caller) error {
 	win, site, err := s.windowAndWebsite(r, c)
 	if err != nil {
@@ -215,11 +86,11 @@ func (s *Server) listTests(w http.ResponseWriter, r *http.Request, c caller) err
 }
 
 // testKind is how multistep tests are created and changed; a deleted test's runs are purged.
-func (s *Server) testKind() itemKind[model.Test, testInput] {
-	return itemKind[model.Test, testInput]{
+func (s *Server) testKind() itemKind[model.Test, model.TestPatch] {
+	return itemKind[model.Test, model.TestPatch]{
 		pathID:  "testID",
 		newItem: func() model.Test { return model.Test{Steps: []step.Step{}} },
-		apply:   applyFields(applyTest),
+		apply:   applyFields(model.TestPatch.Apply),
 		get:     s.store.Test,
 		create:  s.store.CreateTest,
 		update:  byValue(s.store.UpdateTest),

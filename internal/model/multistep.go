@@ -1,6 +1,8 @@
 package model
 
 import (
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/openvitals/openvitals/internal/model/step"
@@ -13,4 +15,62 @@ type Test struct {
 	Device  string // "desktop" or "mobile"
 	Steps   []step.Step
 	Created time.Time
+}
+
+// TestPatch is a multistep test's create or update request; nil means omitted (kept, on
+// update).
+type TestPatch struct {
+	Alias  *string         `json:"alias"`
+	Device *string         `json:"device"`
+	Steps  *[]step.Request `json:"steps"`
+}
+
+// Apply sets the fields present in the patch over t and checks the result; on create alias,
+// device and steps must be present.
+func (in TestPatch) Apply(t *Test, create bool) error {
+	var errs FieldErrors
+	if in.Alias != nil {
+		t.Alias = *in.Alias
+		if msg := CheckName(t.Alias); msg != "" {
+			errs.Add("alias", "%s", msg)
+		}
+	} else if create {
+		errs.Add("alias", "is required")
+	}
+	if in.Device != nil {
+		t.Device = *in.Device
+		if !slices.Contains(Devices, t.Device) {
+			errs.Add("device", "must be desktop or mobile")
+		}
+	} else if create {
+		errs.Add("device", "is required")
+	}
+	// A test without a step would "complete" every run in no time: refused on create and edit.
+	if in.Steps == nil && create || in.Steps != nil && len(*in.Steps) == 0 {
+		errs.Add("steps", "at least one step")
+	}
+	if in.Steps != nil {
+		if len(*in.Steps) > step.MaxSteps {
+			errs.Add("steps", "at most %d steps, not %d", step.MaxSteps, len(*in.Steps))
+		} else {
+			t.Steps = parseSteps("steps", *in.Steps, &errs)
+		}
+	}
+	if !create && in == (TestPatch{}) {
+		errs.Add("body", "send at least one of alias, device and steps")
+	}
+	return errs.Err()
+}
+
+// parseSteps parses steps as sent, recording their problems under field ("steps[2].target").
+func parseSteps(field string, in []step.Request, errs *FieldErrors) []step.Step {
+	steps := make([]step.Step, len(in))
+	for i, r := range in {
+		st, problems := r.Parse()
+		for _, p := range problems {
+			errs.Add(fmt.Sprintf("%s[%d].%s", field, i, p.Field), "%s", p.Message)
+		}
+		steps[i] = st
+	}
+	return steps
 }
