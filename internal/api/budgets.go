@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"slices"
 	"strconv"
 
 	"github.com/openvitals/openvitals/internal/budget"
@@ -37,13 +36,6 @@ type budgetPageJSON struct {
 	Status string `json:"status"`
 }
 
-type budgetInput struct {
-	Metric   *string  `json:"metric"`
-	Operator *string  `json:"operator"`
-	Value    *float64 `json:"value"`
-	Device   *string  `json:"device"`
-}
-
 func toBudgetJSON(b model.Budget) budgetJSON {
 	return budgetJSON{ID: b.ID, Metric: b.Metric, Operator: b.Operator, Value: b.Value, Device: b.Device}
 }
@@ -73,66 +65,26 @@ func (s *Server) listBudgets(w http.ResponseWriter, r *http.Request, c caller) e
 	return writeJSON(w, http.StatusOK, listPage(out, next))
 }
 
-// applyBudget sets the fields present in in over b and checks the result; on create every
-// field must be present.
-func applyBudget(in budgetInput, b *model.Budget, create bool) error {
-	var errs model.FieldErrors
-	if in.Metric != nil {
-		b.Metric = *in.Metric
-	} else if create {
-		errs.Add("metric", "is required")
-	}
-	metric, known := budget.Lookup(b.Metric)
-	switch {
-	case b.Metric == "":
-	case !known:
-		errs.Add("metric", "must be one of the lab metric fields or ux_* fields, such as lcp, cls or dom_elements")
-	case metric.NoData != "":
-		errs.Add("metric", "%s", metric.NoData)
-	}
-	if in.Operator != nil {
-		b.Operator = *in.Operator
-		if !slices.Contains(budget.Operators, b.Operator) {
-			errs.Add("operator", "must be lt or gt")
-		}
-	} else if create {
-		errs.Add("operator", "is required")
-	}
-	if in.Value != nil {
-		b.Value = *in.Value
-	} else if create {
-		errs.Add("value", "is required")
-	}
-	// Checked against the metric's range whichever of the two changed.
-	if known && (in.Value != nil || in.Metric != nil) {
-		if msg := metric.CheckThreshold(b.Value); msg != "" {
-			errs.Add("value", "%s", msg)
-		}
-	}
-	if in.Device != nil {
-		b.Device = *in.Device
-		if !slices.Contains(budget.Devices, b.Device) {
-			errs.Add("device", "must be desktop, mobile or all")
-		}
-	} else if create {
-		errs.Add("device", "is required")
-	}
-	if !create && in == (budgetInput{}) {
-		errs.Add("body", "send at least one of metric, operator, value and device")
-	}
-	return errs.Err()
-}
+// budgetRules are the budget package's operators, devices and metrics, as model checks a
+// budget against them.
+var budgetRules = model.BudgetRules{Operators: budget.Operators, Devices: budget.Devices,
+	Metric: func(name string) (string, func(float64) string, bool) {
+		m, known := budget.Lookup(name)
+		return m.NoData, m.CheckThreshold, known
+	}}
 
 // budgetKind is how budgets are created, changed and deleted.
-func (s *Server) budgetKind() itemKind[model.Budget, budgetInput] {
-	return itemKind[model.Budget, budgetInput]{
+func (s *Server) budgetKind() itemKind[model.Budget, model.BudgetPatch] {
+	return itemKind[model.Budget, model.BudgetPatch]{
 		pathID:  "budgetID",
 		newItem: func() model.Budget { return model.Budget{} },
-		apply:   applyFields(applyBudget),
-		get:     s.store.Budget,
-		create:  s.store.CreateBudget,
-		update:  byValue(s.store.UpdateBudget),
-		remove:  s.store.DeleteBudget,
-		show:    showing(toBudgetJSON),
+		apply: applyFields(func(in model.BudgetPatch, b *model.Budget, create bool) error {
+			return in.Apply(b, create, budgetRules)
+		}),
+		get:    s.store.Budget,
+		create: s.store.CreateBudget,
+		update: byValue(s.store.UpdateBudget),
+		remove: s.store.DeleteBudget,
+		show:   showing(toBudgetJSON),
 	}
 }

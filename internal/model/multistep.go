@@ -2,7 +2,6 @@ package model
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/openvitals/openvitals/internal/model/step"
@@ -29,22 +28,8 @@ type TestPatch struct {
 // device and steps must be present.
 func (in TestPatch) Apply(t *Test, create bool) error {
 	var errs FieldErrors
-	if in.Alias != nil {
-		t.Alias = *in.Alias
-		if msg := CheckName(t.Alias); msg != "" {
-			errs.Add("alias", "%s", msg)
-		}
-	} else if create {
-		errs.Add("alias", "is required")
-	}
-	if in.Device != nil {
-		t.Device = *in.Device
-		if !slices.Contains(Devices, t.Device) {
-			errs.Add("device", "must be desktop or mobile")
-		}
-	} else if create {
-		errs.Add("device", "is required")
-	}
+	patchField(&errs, "alias", in.Alias, &t.Alias, create, CheckName)
+	patchField(&errs, "device", in.Device, &t.Device, create, oneOf(Devices, "must be desktop or mobile"))
 	// A test without a step would "complete" every run in no time: refused on create and edit.
 	if in.Steps == nil && create || in.Steps != nil && len(*in.Steps) == 0 {
 		errs.Add("steps", "at least one step")

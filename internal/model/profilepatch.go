@@ -94,14 +94,7 @@ type ProfileStore struct {
 // secrets to seal: those stored with the ones sent in their place.
 func (in ProfilePatch) Apply(p *Profile, site Website, create bool, read ProfileStore) (ProfileSecrets, error) {
 	var errs FieldErrors
-	if in.Name != nil {
-		p.Name = *in.Name
-		if msg := CheckName(p.Name); msg != "" {
-			errs.Add("name", "%s", msg)
-		}
-	} else if create {
-		errs.Add("name", "is required")
-	}
+	patchField(&errs, "name", in.Name, &p.Name, create, CheckName)
 	if in.Default != nil {
 		p.Default = *in.Default
 	}
