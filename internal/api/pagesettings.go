@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 
 	"github.com/openvitals/openvitals/internal/model"
@@ -16,12 +15,6 @@ type pageJSON struct {
 }
 
 func toPageJSON(p model.Page) pageJSON { return pageJSON{ID: p.ID, URL: p.URL, Alias: p.Alias} }
-
-// pageInput is one page of a create or update request; nil means omitted.
-type pageInput struct {
-	URL   *string `json:"url"`
-	Alias *string `json:"alias"`
-}
 
 func (s *Server) listPageSettings(w http.ResponseWriter, r *http.Request, c caller) error {
 	win, site, err := s.windowAndWebsite(r, c)
@@ -45,31 +38,12 @@ func (s *Server) createPages(w http.ResponseWriter, r *http.Request, c caller) e
 	if err != nil {
 		return err
 	}
-	var in []pageInput
+	var in []model.PagePatch
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	var errs model.FieldErrors
-	switch {
-	case len(in) == 0:
-		errs.Add("body", "send an array of 1 to %d pages", model.MaxPagesPerCall)
-	case len(in) > model.MaxPagesPerCall:
-		errs.Add("body", "at most %d pages a call, not %d", model.MaxPagesPerCall, len(in))
-	}
-	if err := errs.Err(); err != nil {
-		return err
-	}
-	pages := make([]model.Page, len(in))
-	seen := make(map[string]int, len(in))
-	for i, p := range in {
-		field := fmt.Sprintf("[%d]", i)
-		pages[i] = checkPage(p, model.Page{}, field, &errs)
-		if first, dup := seen[pages[i].URL]; dup && pages[i].URL != "" {
-			errs.Add(field+".url", "repeats the url of [%d]", first)
-		}
-		seen[pages[i].URL] = i
-	}
-	if err := errs.Err(); err != nil {
+	pages, err := model.NewPages(in)
+	if err != nil {
 		return err
 	}
 	if err := s.quota.TakePages(r.Context(), site, len(pages)); err != nil {
@@ -94,51 +68,17 @@ func (s *Server) createPages(w http.ResponseWriter, r *http.Request, c caller) e
 	return writeJSON(w, http.StatusOK, out)
 }
 
-// checkPage applies a page input over base (the stored page, or empty for a new one) and
-// records what is wrong under field. A new page's alias defaults to its url.
-func checkPage(in pageInput, base model.Page, field string, errs *model.FieldErrors) model.Page {
-	p := base
-	if field != "" {
-		field += "."
-	}
-	if in.URL != nil {
-		p.URL = *in.URL
-	}
-	if in.URL != nil || base.URL == "" {
-		if msg := checkPageURL(p.URL); msg != "" {
-			errs.Add(field+"url", "%s", msg)
-		}
-	}
-	if in.Alias != nil && *in.Alias != "" {
-		p.Alias = *in.Alias
-		if msg := model.CheckName(p.Alias); msg != "" {
-			errs.Add(field+"alias", "%s", msg)
-		}
-	} else if p.Alias == "" {
-		p.Alias = p.URL
-	}
-	return p
-}
-
 func (s *Server) updatePage(w http.ResponseWriter, r *http.Request, c caller) error {
 	site, err := s.website(r, c)
 	if err != nil {
 		return err
 	}
-	var in pageInput
+	var in model.PagePatch
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	if in.URL == nil && in.Alias == nil {
-		return invalid(model.FieldError{Field: "body", Message: "send url, alias or both"})
-	}
-	old, err := s.store.Page(r.Context(), site, r.PathValue("pageID"))
+	old, updated, err := in.Update(func() (model.Page, error) { return s.store.Page(r.Context(), site, r.PathValue("pageID")) })
 	if err != nil {
-		return err
-	}
-	var errs model.FieldErrors
-	updated := checkPage(in, old, "", &errs)
-	if err := errs.Err(); err != nil {
 		return err
 	}
 	if err := s.store.UpdatePage(r.Context(), site, old, updated); err != nil {

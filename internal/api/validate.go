@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/openvitals/openvitals/internal/hostname"
-	"github.com/openvitals/openvitals/internal/model/step"
 )
 
 // maxURLLen bounds a Search Console property (bytes), so that no single field can bloat an item.
@@ -57,10 +56,6 @@ func normalizeDomain(s string, local bool) (string, string) {
 	}
 	return ascii, ""
 }
-
-// checkPageURL checks a page's url: a path (with an optional query) on the website's domain.
-// Navigate steps' paths follow the same rule, which the step package holds.
-func checkPageURL(s string) string { return step.CheckPath(s) }
 
 // localTarget accepts host:port or an IP address (with or without a port) as a local target.
 func localTarget(s string) (string, bool) {
