@@ -37,40 +37,12 @@ func (s *Server) listWebsites(w http.ResponseWriter, r *http.Request, c caller) 
 }
 
 func (s *Server) createWebsite(w http.ResponseWriter, r *http.Request, c caller) error {
-	var in struct {
-		Domain      *string `json:"domain"`
-		DisplayName *string `json:"displayName"`
-		Method      *string `json:"method"`
-	}
+	var in model.WebsiteRequest
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	var errs model.FieldErrors
-	// A new website is measured with applied throttling unless asked otherwise; one stored
-	// before methods has none, which reads as simulated (model.MethodOr).
-	site := model.Website{Account: c.account, Method: model.MethodApplied}
-	if in.Method != nil {
-		if err := model.CheckMethod(*in.Method); err != nil {
-			errs.Add("method", "%s", err)
-		}
-		site.Method = *in.Method
-	}
-	if in.Domain == nil {
-		errs.Add("domain", "is required")
-	} else if d, msg := normalizeDomain(*in.Domain, s.local); msg != "" {
-		errs.Add("domain", "%s", msg)
-	} else {
-		site.Domain = d
-	}
-	site.DisplayName = site.Domain
-	// An empty displayName counts as omitted: it defaults to the domain.
-	if in.DisplayName != nil && *in.DisplayName != "" {
-		if msg := model.CheckName(*in.DisplayName); msg != "" {
-			errs.Add("displayName", "%s", msg)
-		}
-		site.DisplayName = *in.DisplayName
-	}
-	if err := errs.Err(); err != nil {
+	site, err := in.Website(c.account, func(d string) (string, string) { return normalizeDomain(d, s.local) })
+	if err != nil {
 		return err
 	}
 	if err := s.store.CreateWebsite(r.Context(), &site); err != nil {
