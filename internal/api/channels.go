@@ -243,11 +243,7 @@ func (s *Server) applyChannelWrite(ctx context.Context, site model.Website, in c
 // testChannel queues the sample event for the channel: it goes the way every notification
 // goes (queue, notifier, delivery record), so its delivery shows whether the channel works.
 func (s *Server) testChannel(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	ch, err := s.channel(r.Context(), site, r.PathValue("channelID"))
+	site, ch, err := websiteAnd(s, r, c, withPathID(r, "channelID", s.channel))
 	if err != nil {
 		return err
 	}

@@ -67,11 +67,7 @@ func isoDate(day string) string {
 
 // getDataSettings answers a website's data settings: exports on or off, retention per kind.
 func (s *Server) getDataSettings(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	set, err := s.store.DataSettings(r.Context(), site)
+	_, set, err := websiteAnd(s, r, c, s.store.DataSettings)
 	if err != nil {
 		return err
 	}

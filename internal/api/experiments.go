@@ -69,11 +69,7 @@ func (s *Server) experimentKind() itemKind[model.Experiment, model.ExperimentReq
 }
 
 func (s *Server) getExperiment(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	e, err := s.store.Experiment(r.Context(), site, r.PathValue("experimentID"))
+	_, e, err := websiteAnd(s, r, c, withPathID(r, "experimentID", s.store.Experiment))
 	if err != nil {
 		return err
 	}
@@ -101,15 +97,5 @@ func (s *Server) getExperiment(w http.ResponseWriter, r *http.Request, c caller)
 // purged after it, and what a worker still running it stores meanwhile goes with the purge's
 // later passes.
 func (s *Server) deleteExperiment(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	job, err := s.store.DeleteExperiment(r.Context(), site, r.PathValue("experimentID"))
-	if err != nil {
-		return err
-	}
-	s.enqueuePurge(r, job)
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return s.deleteAndPurge(w, r, c, withPathID(r, "experimentID", s.store.DeleteExperiment))
 }

@@ -47,11 +47,7 @@ func toSearchConsoleJSON(sc model.SearchConsole) searchConsoleJSON {
 }
 
 func (s *Server) getSearchConsole(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	sc, err := s.store.SearchConsole(r.Context(), site)
+	_, sc, err := websiteAnd(s, r, c, s.store.SearchConsole)
 	if err != nil {
 		return err
 	}

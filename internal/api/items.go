@@ -60,14 +60,39 @@ func websiteAndBody[In any](s *Server, w http.ResponseWriter, r *http.Request, c
 	return site, in, decodeJSON(w, r, &in)
 }
 
+// websiteAnd reads the website a request names, then does f with it (reads what the
+// request asks of it, or deletes it), and returns both results.
+func websiteAnd[T any](s *Server, r *http.Request, c caller, f func(context.Context, model.Website) (T, error)) (model.Website, T, error) {
+	site, err := s.website(r, c)
+	if err != nil {
+		var zero T
+		return site, zero, err
+	}
+	t, err := f(r.Context(), site)
+	return site, t, err
+}
+
+// deleteAndPurge answers 204 once remove has deleted what the request names, and queues the
+// purge of what that left.
+func (s *Server) deleteAndPurge(w http.ResponseWriter, r *http.Request, c caller, remove func(context.Context, model.Website) (model.PurgeJob, error)) error {
+	_, job, err := websiteAnd(s, r, c, remove)
+	if err != nil {
+		return err
+	}
+	s.enqueuePurge(r, job)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// withPathID is get of the item of a website that the request's path variable name names.
+func withPathID[T any](r *http.Request, name string, get func(context.Context, model.Website, string) (T, error)) func(context.Context, model.Website) (T, error) {
+	return func(ctx context.Context, site model.Website) (T, error) { return get(ctx, site, r.PathValue(name)) }
+}
+
 // listItems answers the website's items, in one page.
 func listItems[T, In any](s *Server, k itemKind[T, In]) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, c caller) error {
-		site, err := s.website(r, c)
-		if err != nil {
-			return err
-		}
-		items, err := k.list(r.Context(), site)
+		site, items, err := websiteAnd(s, r, c, k.list)
 		if err != nil {
 			return err
 		}
@@ -82,11 +107,7 @@ func listItems[T, In any](s *Server, k itemKind[T, In]) handlerFunc {
 // getItem answers one item.
 func getItem[T, In any](s *Server, k itemKind[T, In]) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, c caller) error {
-		site, err := s.website(r, c)
-		if err != nil {
-			return err
-		}
-		t, err := k.get(r.Context(), site, r.PathValue(k.pathID))
+		site, t, err := websiteAnd(s, r, c, withPathID(r, k.pathID, k.get))
 		if err != nil {
 			return err
 		}

@@ -191,11 +191,7 @@ type opportunitySavings struct {
 // websiteOpportunities maps every opportunity of the pages' latest results to where it occurs,
 // ranked by its impact over the website.
 func (s *Server) websiteOpportunities(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	opps, err := s.metrics.Opportunities(r.Context(), site)
+	_, opps, err := websiteAnd(s, r, c, s.metrics.Opportunities)
 	if err != nil {
 		return err
 	}

@@ -99,27 +99,12 @@ func (s *Server) testKind() itemKind[model.Test, model.TestPatch] {
 }
 
 func (s *Server) deleteTest(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	job, err := s.store.DeleteTest(r.Context(), site, r.PathValue("testID"))
-	if err != nil {
-		return err
-	}
-	s.enqueuePurge(r, job)
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return s.deleteAndPurge(w, r, c, withPathID(r, "testID", s.store.DeleteTest))
 }
 
 // test resolves the website and the {testID} of the path within the caller's account.
 func (s *Server) test(r *http.Request, c caller) (model.Website, model.Test, error) {
-	site, err := s.website(r, c)
-	if err != nil {
-		return site, model.Test{}, err
-	}
-	t, err := s.store.Test(r.Context(), site, r.PathValue("testID"))
-	return site, t, err
+	return websiteAnd(s, r, c, withPathID(r, "testID", s.store.Test))
 }
 
 // roundedCLS is a CLS value as the interface shows it (four decimals), or nil.
@@ -292,11 +277,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, c caller) erro
 }
 
 func (s *Server) runAll(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	tests, err := s.store.Tests(r.Context(), site)
+	site, tests, err := websiteAnd(s, r, c, s.store.Tests)
 	if err != nil {
 		return err
 	}

@@ -89,11 +89,7 @@ func (s *Server) updatePage(w http.ResponseWriter, r *http.Request, c caller) er
 }
 
 func (s *Server) deletePage(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	p, err := s.store.Page(r.Context(), site, r.PathValue("pageID"))
+	site, p, err := websiteAnd(s, r, c, withPathID(r, "pageID", s.store.Page))
 	if err != nil {
 		return err
 	}

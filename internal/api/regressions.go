@@ -205,11 +205,7 @@ func maxTime(a, b time.Time) time.Time {
 }
 
 func (s *Server) getRegression(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	reg, err := s.store.Regression(r.Context(), site, r.PathValue("regressionID"))
+	site, reg, err := websiteAnd(s, r, c, withPathID(r, "regressionID", s.store.Regression))
 	if err != nil {
 		return err
 	}
@@ -282,11 +278,7 @@ func (s *Server) updateRegression(w http.ResponseWriter, r *http.Request, c call
 // getRegressionThresholds answers the least change of every watched metric in effect for the
 // website, and which of them are its own.
 func (s *Server) getRegressionThresholds(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	own, err := s.store.RegressionThresholds(r.Context(), site)
+	_, own, err := websiteAnd(s, r, c, s.store.RegressionThresholds)
 	if err != nil {
 		return err
 	}

@@ -189,11 +189,7 @@ func (s *Server) takeAudits(ctx context.Context, site model.Website, want int, q
 }
 
 func (s *Server) getTestSeries(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	series, err := s.store.TestSeries(r.Context(), site, r.PathValue("seriesID"))
+	site, series, err := websiteAnd(s, r, c, withPathID(r, "seriesID", s.store.TestSeries))
 	if err != nil {
 		return err
 	}
@@ -233,11 +229,7 @@ func (s *Server) listTestSeries(w http.ResponseWriter, r *http.Request, c caller
 // testReport answers a test's Lighthouse report as Lighthouse wrote it; gzipped as stored to
 // clients that accept gzip (a report can pass a Lambda response's 6 MB otherwise).
 func (s *Server) testReport(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	test, err := s.store.SeriesTest(r.Context(), site, r.PathValue("testID"))
+	_, test, err := websiteAnd(s, r, c, withPathID(r, "testID", s.store.SeriesTest))
 	if err != nil {
 		return err
 	}

@@ -52,17 +52,7 @@ func (s *Server) createWebsite(w http.ResponseWriter, r *http.Request, c caller)
 }
 
 func (s *Server) deleteWebsite(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	job, err := s.store.DeleteWebsite(r.Context(), site)
-	if err != nil {
-		return err
-	}
-	s.enqueuePurge(r, job)
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return s.deleteAndPurge(w, r, c, s.store.DeleteWebsite)
 }
 
 // enqueuePurge queues the purge of what a deletion left. The deletion has already happened and
