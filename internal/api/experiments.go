@@ -2,32 +2,23 @@ package api
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/openvitals/openvitals/internal/compare"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/regression"
 )
 
-// experimentJSON is an experiment as the API shows it; a completed one has its comparison.
+// experimentJSON is an experiment as the API shows it: model.Experiment's JSON, and a completed
+// one's comparison.
 type experimentJSON struct {
-	ID         string                  `json:"id"`
-	Page       string                  `json:"page"`
-	Device     string                  `json:"device"`
-	Changes    model.ExperimentChanges `json:"changes"`
-	Status     string                  `json:"status"`
-	Error      string                  `json:"error,omitempty"`
-	Profile    string                  `json:"profile,omitempty"`
-	Method     string                  `json:"method,omitempty"`
-	CreatedAt  time.Time               `json:"createdAt"`
-	FinishedAt *time.Time              `json:"finishedAt,omitempty"`
-	Metrics    []metricCompareJSON     `json:"metrics,omitempty"`
-	Loads      *loadsJSON              `json:"loads,omitempty"`
+	model.Experiment
+	Metrics []metricCompareJSON `json:"metrics,omitempty"`
+	Loads   *loadsJSON          `json:"loads,omitempty"`
 }
 
 func toExperimentJSON(e model.Experiment) experimentJSON {
-	out := experimentJSON{ID: e.ID, Page: e.Page, Device: e.Device, Status: e.Status, Error: e.Error, Profile: e.ProfileID, Method: e.Method,
-		CreatedAt: e.Created.UTC(), FinishedAt: e.Finished, Changes: e.Changes}
+	out := experimentJSON{Experiment: e}
+	out.Created = e.Created.UTC()
 	if e.Control != nil && e.Measured != nil {
 		base := compare.Audit{Metrics: e.Control.Metrics, Samples: e.Control.Samples}
 		target := compare.Audit{Metrics: e.Measured.Metrics, Samples: e.Measured.Samples}

@@ -126,25 +126,26 @@ const MaxExperimentDelay = 30 * time.Second
 
 // Experiment is a one-off audit of a page with changes applied in the browser, compared with a
 // plain audit of the same page run right before it (its control), with the same runs and test
-// profile.
+// profile. The API shows it as it is (its JSON names), with the comparison of its audits
+// rather than the audits.
 type Experiment struct {
-	ID      string
-	Page    string
-	Device  string
-	Changes ExperimentChanges
+	ID      string            `json:"id"`
+	Page    string            `json:"page"`
+	Device  string            `json:"device"`
+	Changes ExperimentChanges `json:"changes"`
 	// Status is RunQueued, RunTesting, RunCompleted or RunFailed; Error says why it failed.
-	Status string
-	Error  string `dynamodbav:",omitempty"`
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty" dynamodbav:",omitempty"`
 	// Control and Measured are the two audits' metrics (the median run's) and every run's
 	// values of the watched metrics, once completed.
-	Control, Measured *ExperimentAudit `dynamodbav:",omitempty"`
+	Control, Measured *ExperimentAudit `json:"-" dynamodbav:",omitempty"`
 	// ProfileID is the test profile both audits used ("": none).
-	ProfileID string `dynamodbav:",omitempty"`
+	ProfileID string `json:"profile,omitempty" dynamodbav:",omitempty"`
 	// Method is the measurement method both audits used ("": completed before methods, or
 	// not completed).
-	Method   string `dynamodbav:",omitempty"`
-	Created  time.Time
-	Finished *time.Time `dynamodbav:",omitempty"`
+	Method   string     `json:"method,omitempty" dynamodbav:",omitempty"`
+	Created  time.Time  `json:"createdAt"`
+	Finished *time.Time `json:"finishedAt,omitempty" dynamodbav:",omitempty"`
 }
 
 // ExperimentAudit is one audit of an experiment.
