@@ -41,28 +41,20 @@ func toBudgetJSON(b model.Budget) budgetJSON {
 }
 
 func (s *Server) listBudgets(w http.ResponseWriter, r *http.Request, c caller) error {
-	win, site, err := s.windowAndWebsite(r, c)
-	if err != nil {
-		return err
+	return websiteList(s, w, r, c, s.budgets.Website, func(rep budget.Report) string { return budgetKey(rep.Budget) }, toBudgetStatusJSON)
+}
+
+func toBudgetStatusJSON(rep budget.Report) budgetStatusJSON {
+	b := rep.Budget
+	out := budgetStatusJSON{
+		ID: b.ID, Metric: b.Metric, Operator: b.Operator, Device: b.Device,
+		Value:  strconv.FormatFloat(b.Value, 'f', -1, 64),
+		Status: rep.Status, Pages: make([]budgetPageJSON, len(rep.Pages)),
 	}
-	reports, err := s.budgets.Website(r.Context(), site)
-	if err != nil {
-		return err
+	for j, p := range rep.Pages {
+		out.Pages[j] = budgetPageJSON{ID: p.Page.ID, Device: p.Device, Alias: p.Page.Alias, Status: p.Status}
 	}
-	reports, next := cut(reports, func(rep budget.Report) string { return budgetKey(rep.Budget) }, win)
-	out := make([]budgetStatusJSON, len(reports))
-	for i, rep := range reports {
-		b := rep.Budget
-		out[i] = budgetStatusJSON{
-			ID: b.ID, Metric: b.Metric, Operator: b.Operator, Device: b.Device,
-			Value:  strconv.FormatFloat(b.Value, 'f', -1, 64),
-			Status: rep.Status, Pages: make([]budgetPageJSON, len(rep.Pages)),
-		}
-		for j, p := range rep.Pages {
-			out[i].Pages[j] = budgetPageJSON{ID: p.Page.ID, Device: p.Device, Alias: p.Page.Alias, Status: p.Status}
-		}
-	}
-	return writeJSON(w, http.StatusOK, listPage(out, next))
+	return out
 }
 
 // budgetRules are the budget package's operators, devices and metrics, as model checks a

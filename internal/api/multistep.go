@@ -63,26 +63,20 @@ func toTestJSON(t model.Test) testJSON {
 }
 
 func (s *Server) listTests(w http.ResponseWriter, r *http.Request, c caller) error {
-	win, site, err := s.windowAndWebsite(r, c)
-	if err != nil {
-		return err
+	withStats := func(ctx context.Context, site model.Website) ([]multistep.TestStats, error) {
+		return multistep.TestsWithStats(ctx, s.store, site, s.now())
 	}
-	tests, err := multistep.TestsWithStats(r.Context(), s.store, site, s.now())
-	if err != nil {
-		return err
+	return websiteList(s, w, r, c, withStats, testKey, toTestStatsJSON)
+}
+
+func toTestStatsJSON(t multistep.TestStats) testStatsJSON {
+	out := testStatsJSON{testJSON: toTestJSON(t.Test), SuccessRates: make([]successRateJSON, len(t.SuccessRates)),
+		State: t.State, SuccessRate: t.SuccessRate,
+		INP: roundedInt(t.INP), TBT: roundedInt(t.TBT), CLS: roundedCLS(t.CLS), Duration: roundedInt(t.Duration)}
+	for j, d := range t.SuccessRates {
+		out.SuccessRates[j] = successRateJSON{Date: d.Date, Rate: d.Rate}
 	}
-	tests, next := cut(tests, testKey, win)
-	out := make([]testStatsJSON, len(tests))
-	for i, t := range tests {
-		item := testStatsJSON{testJSON: toTestJSON(t.Test), SuccessRates: make([]successRateJSON, len(t.SuccessRates)),
-			State: t.State, SuccessRate: t.SuccessRate,
-			INP: roundedInt(t.INP), TBT: roundedInt(t.TBT), CLS: roundedCLS(t.CLS), Duration: roundedInt(t.Duration)}
-		for j, d := range t.SuccessRates {
-			item.SuccessRates[j] = successRateJSON{Date: d.Date, Rate: d.Rate}
-		}
-		out[i] = item
-	}
-	return writeJSON(w, http.StatusOK, listPage(out, next))
+	return out
 }
 
 // testKind is how multistep tests are created and changed; a deleted test's runs are purged.

@@ -17,20 +17,7 @@ type pageJSON struct {
 func toPageJSON(p model.Page) pageJSON { return pageJSON{ID: p.ID, URL: p.URL, Alias: p.Alias} }
 
 func (s *Server) listPageSettings(w http.ResponseWriter, r *http.Request, c caller) error {
-	win, site, err := s.windowAndWebsite(r, c)
-	if err != nil {
-		return err
-	}
-	pages, err := s.store.Pages(r.Context(), site)
-	if err != nil {
-		return err
-	}
-	pages, next := cut(pages, pageKey, win)
-	out := make([]pageJSON, len(pages))
-	for i, p := range pages {
-		out[i] = toPageJSON(p)
-	}
-	return writeJSON(w, http.StatusOK, listPage(out, next))
+	return websiteList(s, w, r, c, s.store.Pages, pageKey, toPageJSON)
 }
 
 func (s *Server) createPages(w http.ResponseWriter, r *http.Request, c caller) error {

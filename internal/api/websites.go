@@ -28,12 +28,7 @@ func (s *Server) listWebsites(w http.ResponseWriter, r *http.Request, c caller) 
 	if err != nil {
 		return err
 	}
-	sites, next := cut(sites, websiteKey, win)
-	out := make([]websiteJSON, len(sites))
-	for i, site := range sites {
-		out[i] = toWebsiteJSON(site)
-	}
-	return writeJSON(w, http.StatusOK, listPage(out, next))
+	return writeWindow(w, sites, websiteKey, win, toWebsiteJSON)
 }
 
 func (s *Server) createWebsite(w http.ResponseWriter, r *http.Request, c caller) error {
