@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -178,12 +179,12 @@ func addOnce(list *[]string, v string) {
 var incidentStates = []string{model.IncidentOpen, model.IncidentAcknowledged, model.IncidentResolved}
 
 // incidents reads and groups every regression of a website, with their field verdicts.
-func (s *Server) incidents(r *http.Request, site model.Website) ([]model.Incident, error) {
-	regs, _, err := s.store.Regressions(r.Context(), site, model.RegressionFilter{}, "", 0)
+func (s *Server) incidents(ctx context.Context, site model.Website) ([]model.Incident, error) {
+	regs, _, err := s.store.Regressions(ctx, site, model.RegressionFilter{}, "", 0)
 	if err != nil {
 		return nil, err
 	}
-	verdicts, err := s.store.Verdicts(r.Context(), site)
+	verdicts, err := s.store.Verdicts(ctx, site)
 	if err != nil {
 		return nil, err
 	}
@@ -225,11 +226,7 @@ func (s *Server) listIncidents(w http.ResponseWriter, r *http.Request, c caller)
 	if err != nil {
 		return err
 	}
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	all, err := s.incidents(r, site)
+	site, all, err := websiteAnd(s, r, c, s.incidents)
 	if err != nil {
 		return err
 	}
@@ -266,11 +263,7 @@ func (s *Server) writeIncidents(w http.ResponseWriter, r *http.Request, site mod
 }
 
 func (s *Server) getIncident(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	all, err := s.incidents(r, site)
+	site, all, err := websiteAnd(s, r, c, s.incidents)
 	if err != nil {
 		return err
 	}
@@ -309,7 +302,7 @@ func (s *Server) acknowledgeIncidents(w http.ResponseWriter, r *http.Request, c 
 	case len(in.IDs) > maxAcknowledge:
 		return badRequest("at most "+strconv.Itoa(maxAcknowledge)+" incidents a request", model.FieldError{Field: "ids", Message: "must be at most " + strconv.Itoa(maxAcknowledge) + " IDs"})
 	}
-	all, err := s.incidents(r, site)
+	all, err := s.incidents(r.Context(), site)
 	if err != nil {
 		return err
 	}

@@ -296,23 +296,31 @@ func (s *Server) opportunityDetail(w http.ResponseWriter, r *http.Request, c cal
 	return nil
 }
 
-// queueAudits queues audits of the website's pages now (all pages and both devices unless the
-// body names some), beyond the daily schedule.
-func (s *Server) queueAudits(w http.ResponseWriter, r *http.Request, c caller) error {
+// websiteAndAudits reads what a request for audits on demand starts from: the website, the
+// body into an In when there is one (none asks for every page on both devices), and the
+// website's pages.
+func websiteAndAudits[In any](s *Server, w http.ResponseWriter, r *http.Request, c caller) (model.Website, In, []model.Page, error) {
+	var in In
 	site, err := s.website(r, c)
 	if err != nil {
-		return err
-	}
-	var in struct {
-		Pages   []string `json:"pages"`
-		Devices []string `json:"devices"`
+		return site, in, nil, err
 	}
 	if r.ContentLength != 0 {
 		if err := decodeJSON(w, r, &in); err != nil {
-			return err
+			return site, in, nil, err
 		}
 	}
 	pages, err := s.store.Pages(r.Context(), site)
+	return site, in, pages, err
+}
+
+// queueAudits queues audits of the website's pages now (all pages and both devices unless the
+// body names some), beyond the daily schedule.
+func (s *Server) queueAudits(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, in, pages, err := websiteAndAudits[struct {
+		Pages   []string `json:"pages"`
+		Devices []string `json:"devices"`
+	}](s, w, r, c)
 	if err != nil {
 		return err
 	}

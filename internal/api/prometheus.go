@@ -123,7 +123,7 @@ func (s *Server) readWebsiteMetrics(r *http.Request, site model.Website) (websit
 	if read.listings, _, err = s.metrics.Listings(r.Context(), site, "", 0); err != nil { // every page, as the whole pages list
 		return read, err
 	}
-	if read.incidents, err = s.incidents(r, site); err != nil {
+	if read.incidents, err = s.incidents(r.Context(), site); err != nil {
 		return read, err
 	}
 	read.pages = map[string]model.Page{}

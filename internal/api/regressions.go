@@ -218,7 +218,7 @@ func (s *Server) withIncidents(r *http.Request, site model.Website, regs []model
 	if !slices.ContainsFunc(regs, func(reg model.Regression) bool { return reg.Incident == "" }) {
 		return regs, nil
 	}
-	all, err := s.incidents(r, site)
+	all, err := s.incidents(r.Context(), site)
 	if err != nil {
 		return nil, err
 	}

@@ -64,17 +64,7 @@ func (in seriesRequest) selection() ([]seriesPage, string, error) {
 // startTestSeries starts a test series: an audit now of each page and device asked for (every
 // page on both devices when none is), counted against the on-demand audits of the day.
 func (s *Server) startTestSeries(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	var in seriesRequest
-	if r.ContentLength != 0 {
-		if err := decodeJSON(w, r, &in); err != nil {
-			return err
-		}
-	}
-	pages, err := s.store.Pages(r.Context(), site)
+	site, in, pages, err := websiteAndAudits[seriesRequest](s, w, r, c)
 	if err != nil {
 		return err
 	}
