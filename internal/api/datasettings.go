@@ -86,11 +86,7 @@ func (s *Server) putDataSettings(w http.ResponseWriter, r *http.Request, c calle
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	var errs model.FieldErrors
-	for _, e := range in.Retention.Check(s.retention) {
-		errs.Add(e.Field, "%s", e.Message)
-	}
-	if err := errs.Err(); err != nil {
+	if err := in.Retention.Check(s.retention).Err(); err != nil {
 		return err
 	}
 	if err := s.store.PutDataSettings(r.Context(), site, in.Exports, in.Retention); err != nil {

@@ -44,7 +44,7 @@ const (
 // each within its limits.
 func (c ExperimentChanges) Check(errs *FieldErrors) {
 	pattern := func(field, p string) {
-		if p == "" || CheckHeaderValue(p, maxExperimentPattern) != "" {
+		if p == "" || checkHeaderValue(p, maxExperimentPattern) != "" {
 			errs.Add(field, "must be a URL pattern of 1 to %d bytes (* matches any characters, ? one)", maxExperimentPattern)
 		}
 	}

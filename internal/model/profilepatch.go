@@ -120,7 +120,7 @@ func (in ProfilePatch) Apply(p *Profile, site Website, create bool, read Profile
 	}
 	if in.UserAgent != nil {
 		p.UserAgent = *in.UserAgent
-		if msg := CheckHeaderValue(p.UserAgent, maxUserAgentLen); msg != "" {
+		if msg := checkHeaderValue(p.UserAgent, maxUserAgentLen); msg != "" {
 			errs.Add("userAgent", "%s", msg)
 		}
 	}
@@ -279,12 +279,12 @@ func applyBasicAuth(b BasicAuthPatch, errs *FieldErrors) (user, password string)
 		return "", ""
 	}
 	user = *b.User
-	if msg := CheckHeaderValue(user, maxCredentialLen); msg != "" || strings.Contains(user, ":") {
+	if msg := checkHeaderValue(user, maxCredentialLen); msg != "" || strings.Contains(user, ":") {
 		errs.Add("basicAuth.user", "must be up to %d characters of printable text without a colon", maxCredentialLen)
 	}
 	if b.Password == nil {
 		errs.Add("basicAuth.password", "is required with a user")
-	} else if password = *b.Password; CheckHeaderValue(password, maxCredentialLen) != "" {
+	} else if password = *b.Password; checkHeaderValue(password, maxCredentialLen) != "" {
 		errs.Add("basicAuth.password", "must be up to %d characters of printable text", maxCredentialLen)
 	}
 	return user, password
@@ -355,7 +355,7 @@ func checkSecrets(in []SecretPatch, field string, max int, header bool, errs *Fi
 			errs.Add(f+".value", "is required")
 			continue
 		}
-		if msg := CheckHeaderValue(*s.Value, maxHeaderValueLen); msg != "" {
+		if msg := checkHeaderValue(*s.Value, maxHeaderValueLen); msg != "" {
 			errs.Add(f+".value", "%s", msg)
 		} else if !header && strings.ContainsAny(*s.Value, "; ,\"\\") {
 			errs.Add(f+".value", "must not contain spaces, commas, semicolons, quotes or backslashes")
