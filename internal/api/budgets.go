@@ -8,15 +8,6 @@ import (
 	"github.com/openvitals/openvitals/internal/model"
 )
 
-// budgetJSON is a budget as create and edit return it: value is a number.
-type budgetJSON struct {
-	ID       string  `json:"id"`
-	Metric   string  `json:"metric"`
-	Operator string  `json:"operator"`
-	Value    float64 `json:"value"`
-	Device   string  `json:"device"`
-}
-
 // budgetStatusJSON is a budget as the list returns it: value is a numeric string, with the
 // budget's status and the pages at risk of or over it.
 type budgetStatusJSON struct {
@@ -34,10 +25,6 @@ type budgetPageJSON struct {
 	Device string `json:"device"`
 	Alias  string `json:"alias"`
 	Status string `json:"status"`
-}
-
-func toBudgetJSON(b model.Budget) budgetJSON {
-	return budgetJSON{ID: b.ID, Metric: b.Metric, Operator: b.Operator, Value: b.Value, Device: b.Device}
 }
 
 func (s *Server) listBudgets(w http.ResponseWriter, r *http.Request, c caller) error {
@@ -77,6 +64,6 @@ func (s *Server) budgetKind() itemKind[model.Budget, model.BudgetPatch] {
 		create: s.store.CreateBudget,
 		update: byValue(s.store.UpdateBudget),
 		remove: s.store.DeleteBudget,
-		show:   showing(toBudgetJSON),
+		show:   showing(itself[model.Budget]),
 	}
 }

@@ -17,7 +17,7 @@ import (
 
 // comparisonJSON is two audits of a page on a device side by side.
 type comparisonJSON struct {
-	Page    pageRefJSON         `json:"page"`
+	Page    model.Page          `json:"page"`
 	Device  string              `json:"device"`
 	Base    auditRefJSON        `json:"base"`
 	Target  auditRefJSON        `json:"target"`
@@ -303,7 +303,7 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request, c caller) e
 		return err
 	}
 	both := compare.Of(b.Audit, t.Audit, regression.SourceMetrics[regression.SourceLab])
-	out := comparisonJSON{Page: pageRefJSON{ID: p.ID, URL: p.URL, Alias: p.Alias}, Device: device,
+	out := comparisonJSON{Page: p, Device: device,
 		Base: toAuditRefJSON(b), Target: toAuditRefJSON(t), Metrics: toMetricsCompareJSON(both.Metrics)}
 	if both.Loads != nil {
 		out.Loads = toLoadsJSON(*both.Loads, frameURLs(site, p.ID, device, b), frameURLs(site, p.ID, device, t))

@@ -50,6 +50,9 @@ func showing[T, Out any](show func(T) Out) func(model.Website, T, string) any {
 	return func(_ model.Website, t T, _ string) any { return show(t) }
 }
 
+// itself shows an item whose model type is its answer: as it is.
+func itself[T any](t T) T { return t }
+
 // websiteAndBody reads the website a request names and decodes its JSON body into an In.
 func websiteAndBody[In any](s *Server, w http.ResponseWriter, r *http.Request, c caller) (model.Website, In, error) {
 	var in In

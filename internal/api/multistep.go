@@ -18,27 +18,10 @@ import (
 	"github.com/openvitals/openvitals/internal/rum"
 )
 
-// testJSON is a multistep test as the interface shows it.
-type testJSON struct {
-	ID      string     `json:"id"`
-	Alias   string     `json:"alias"`
-	Created time.Time  `json:"created"`
-	Device  string     `json:"device"`
-	Steps   []stepJSON `json:"steps"`
-}
-
-type stepJSON struct {
-	Type              string `json:"type"`
-	Target            string `json:"target,omitempty"`
-	Value             string `json:"value,omitempty"`
-	WaitForNavigation bool   `json:"waitForNavigation"`
-	WaitUntil         string `json:"waitUntil,omitempty"`
-}
-
 // testStatsJSON is a test in the list, with its statistics over the latest 14 days. Averages
 // are null while there is no run to average.
 type testStatsJSON struct {
-	testJSON
+	model.Test
 	INP          *int              `json:"inp"`
 	TBT          *int              `json:"tbt"`
 	CLS          *float64          `json:"cls"`
@@ -53,15 +36,6 @@ type successRateJSON struct {
 	Rate int    `json:"rate"`
 }
 
-func toTestJSON(t model.Test) testJSON {
-	steps := make([]stepJSON, len(t.Steps))
-	for i, st := range t.Steps {
-		steps[i] = stepJSON{Type: string(st.Type), Target: st.Target, Value: st.Value,
-			WaitForNavigation: st.WaitForNavigation, WaitUntil: string(st.WaitUntil)}
-	}
-	return testJSON{ID: t.ID, Alias: t.Alias, Created: t.Created, Device: t.Device, Steps: steps}
-}
-
 func (s *Server) listTests(w http.ResponseWriter, r *http.Request, c caller) error {
 	withStats := func(ctx context.Context, site model.Website) ([]multistep.TestStats, error) {
 		return multistep.TestsWithStats(ctx, s.store, site, s.now())
@@ -70,7 +44,7 @@ func (s *Server) listTests(w http.ResponseWriter, r *http.Request, c caller) err
 }
 
 func toTestStatsJSON(t multistep.TestStats) testStatsJSON {
-	out := testStatsJSON{testJSON: toTestJSON(t.Test), SuccessRates: make([]successRateJSON, len(t.SuccessRates)),
+	out := testStatsJSON{Test: t.Test, SuccessRates: make([]successRateJSON, len(t.SuccessRates)),
 		State: t.State, SuccessRate: t.SuccessRate,
 		INP: roundedInt(t.INP), TBT: roundedInt(t.TBT), CLS: roundedCLS(t.CLS), Duration: roundedInt(t.Duration)}
 	for j, d := range t.SuccessRates {
@@ -88,7 +62,7 @@ func (s *Server) testKind() itemKind[model.Test, model.TestPatch] {
 		get:     s.store.Test,
 		create:  s.store.CreateTest,
 		update:  byValue(s.store.UpdateTest),
-		show:    showing(toTestJSON),
+		show:    showing(itself[model.Test]),
 	}
 }
 

@@ -7,17 +7,8 @@ import (
 	"github.com/openvitals/openvitals/internal/model"
 )
 
-// pageJSON is a page's settings as the interface shows them.
-type pageJSON struct {
-	ID    string `json:"id"`
-	URL   string `json:"url"`
-	Alias string `json:"alias"`
-}
-
-func toPageJSON(p model.Page) pageJSON { return pageJSON{ID: p.ID, URL: p.URL, Alias: p.Alias} }
-
 func (s *Server) listPageSettings(w http.ResponseWriter, r *http.Request, c caller) error {
-	return websiteList(s, w, r, c, s.store.Pages, pageKey, toPageJSON)
+	return websiteList(s, w, r, c, s.store.Pages, pageKey, itself[model.Page])
 }
 
 func (s *Server) createPages(w http.ResponseWriter, r *http.Request, c caller) error {
@@ -48,11 +39,7 @@ func (s *Server) createPages(w http.ResponseWriter, r *http.Request, c caller) e
 			s.log.WarnContext(r.Context(), "the history of new pages was not queued", "website", site.ID, "err", err)
 		}
 	}
-	out := make([]pageJSON, len(pages))
-	for i, p := range pages {
-		out[i] = toPageJSON(p)
-	}
-	return writeJSON(w, http.StatusOK, out)
+	return writeJSON(w, http.StatusOK, pages)
 }
 
 func (s *Server) updatePage(w http.ResponseWriter, r *http.Request, c caller) error {

@@ -7,32 +7,28 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/model/step"
 	"github.com/openvitals/openvitals/internal/profile"
 )
 
 // profileJSON is a test profile as the API shows it: the names of its headers and cookies, the
 // user of its basic authentication and its login steps, never their secret values.
 type profileJSON struct {
-	ID        string            `json:"id"`
-	Name      string            `json:"name"`
-	Default   bool              `json:"default"`
-	Pages     []profilePageJSON `json:"pages"`
-	Headers   []secretJSON      `json:"headers"`
-	Cookies   []secretJSON      `json:"cookies"`
-	BasicAuth *basicAuthJSON    `json:"basicAuth,omitempty"`
-	Origins   []string          `json:"origins"`
-	Login     []stepJSON        `json:"login"`
-	Network   networkJSON       `json:"network"`
-	Viewport  *viewportJSON     `json:"viewport,omitempty"`
-	UserAgent string            `json:"userAgent,omitempty"`
-	Method    string            `json:"method"`
-	CreatedAt time.Time         `json:"createdAt"`
-	UpdatedAt time.Time         `json:"updatedAt"`
-}
-
-type profilePageJSON struct {
-	Page   string `json:"page"`
-	Device string `json:"device"`
+	ID        string              `json:"id"`
+	Name      string              `json:"name"`
+	Default   bool                `json:"default"`
+	Pages     []model.ProfilePage `json:"pages"`
+	Headers   []secretJSON        `json:"headers"`
+	Cookies   []secretJSON        `json:"cookies"`
+	BasicAuth *basicAuthJSON      `json:"basicAuth,omitempty"`
+	Origins   []string            `json:"origins"`
+	Login     []step.Step         `json:"login"`
+	Network   networkJSON         `json:"network"`
+	Viewport  *viewportJSON       `json:"viewport,omitempty"`
+	UserAgent string              `json:"userAgent,omitempty"`
+	Method    string              `json:"method"`
+	CreatedAt time.Time           `json:"createdAt"`
+	UpdatedAt time.Time           `json:"updatedAt"`
 }
 
 // secretJSON is a header or cookie as shown: its name (its value is taken, never shown).
@@ -59,13 +55,10 @@ type viewportJSON struct {
 // toProfileJSON shows p, a profile of site: its method is its own, else the website's that it
 // follows.
 func toProfileJSON(site model.Website, p model.Profile) profileJSON {
-	out := profileJSON{ID: p.ID, Name: p.Name, Default: p.Default, Pages: []profilePageJSON{}, Method: model.MethodOr(p.Method, site.Method),
-		Headers: []secretJSON{}, Cookies: []secretJSON{}, Origins: append([]string{}, p.Origins...), Login: []stepJSON{}, UserAgent: p.UserAgent,
+	out := profileJSON{ID: p.ID, Name: p.Name, Default: p.Default, Pages: append([]model.ProfilePage{}, p.Pages...), Method: model.MethodOr(p.Method, site.Method),
+		Headers: []secretJSON{}, Cookies: []secretJSON{}, Origins: append([]string{}, p.Origins...), Login: append([]step.Step{}, p.Login...), UserAgent: p.UserAgent,
 		Network:   networkJSON{Preset: p.Network, RTTMs: nonZero(p.RTTMs), ThroughputKbps: nonZero(p.ThroughputK), CPUSlowdown: nonZero(p.CPUSlowdown)},
 		CreatedAt: p.Created.UTC(), UpdatedAt: p.Updated.UTC()}
-	for _, pp := range p.Pages {
-		out.Pages = append(out.Pages, profilePageJSON{Page: pp.Page, Device: pp.Device})
-	}
 	for _, n := range p.HeaderNames {
 		out.Headers = append(out.Headers, secretJSON{Name: n})
 	}
@@ -75,7 +68,6 @@ func toProfileJSON(site model.Website, p model.Profile) profileJSON {
 	if p.BasicAuthUser != "" {
 		out.BasicAuth = &basicAuthJSON{User: p.BasicAuthUser}
 	}
-	out.Login = toTestJSON(model.Test{Steps: p.Login}).Steps
 	if p.Width > 0 {
 		out.Viewport = &viewportJSON{Width: p.Width, Height: p.Height}
 	}

@@ -254,12 +254,6 @@ type seriesTests struct {
 	List []seriesTestDoc `json:"list"`
 }
 
-type pageRefJSON struct {
-	ID    string `json:"id"`
-	URL   string `json:"url"`
-	Alias string `json:"alias"`
-}
-
 // toSeriesJSON shows a series, and its tests unless tests is nil (the list of series): each
 // with the lab fields of the pages list and the budgets its values exceed and are at risk of.
 func toSeriesJSON(r *http.Request, site model.Website, series model.TestSeries, tests []model.SeriesTest, budgets []model.Budget) seriesJSON {
@@ -278,7 +272,7 @@ func toSeriesJSON(r *http.Request, site model.Website, series model.TestSeries, 
 
 // seriesTestJSON shows one test: what it is first, then its values (null until it completed).
 func seriesTestJSON(r *http.Request, site model.Website, t model.SeriesTest, budgets []model.Budget) seriesTestDoc {
-	out := seriesTestDoc{ID: t.ID, Page: pageRefJSON{ID: t.Page, URL: t.URL, Alias: t.Alias}, Device: t.Device, Status: t.Status,
+	out := seriesTestDoc{ID: t.ID, Page: model.Page{ID: t.Page, URL: t.URL, Alias: t.Alias}, Device: t.Device, Status: t.Status,
 		StartedAt: t.Started, FinishedAt: t.Finished}
 	if t.Status == model.RunFailed {
 		out.Error = &t.Error
@@ -300,14 +294,14 @@ func seriesTestJSON(r *http.Request, site model.Website, t model.SeriesTest, bud
 // seriesTestDoc is a series test as the API shows it: its fields, then its values' (those of the pages
 // list).
 type seriesTestDoc struct {
-	ID         string      `json:"id"`
-	Page       pageRefJSON `json:"page"`
-	Device     string      `json:"device"`
-	Status     string      `json:"status"`
-	Error      *string     `json:"error,omitempty"`
-	StartedAt  *time.Time  `json:"startedAt"`
-	FinishedAt *time.Time  `json:"finishedAt"`
-	Report     *string     `json:"report"`
+	ID         string     `json:"id"`
+	Page       model.Page `json:"page"`
+	Device     string     `json:"device"`
+	Status     string     `json:"status"`
+	Error      *string    `json:"error,omitempty"`
+	StartedAt  *time.Time `json:"startedAt"`
+	FinishedAt *time.Time `json:"finishedAt"`
+	Report     *string    `json:"report"`
 	// Method is how the test's audit was measured, once it completed.
 	Method string         `json:"method,omitempty"`
 	Values map[string]any `json:"-"`

@@ -2,14 +2,15 @@ package model
 
 import "time"
 
-// Budget is a threshold on one metric of a website's pages.
+// Budget is a threshold on one metric of a website's pages. The API shows it as it is (its
+// JSON names), when it was created aside.
 type Budget struct {
-	ID       string
-	Metric   string
-	Operator string // "lt" or "gt"
-	Value    float64
-	Device   string // "desktop", "mobile" or "all"
-	Created  time.Time
+	ID       string    `json:"id"`
+	Metric   string    `json:"metric"`
+	Operator string    `json:"operator"` // "lt" or "gt"
+	Value    float64   `json:"value"`
+	Device   string    `json:"device"` // "desktop", "mobile" or "all"
+	Created  time.Time `json:"-"`
 }
 
 // BudgetTally is what is known of a budget's pages and devices off it: how many by status

@@ -7,13 +7,14 @@ import (
 	"github.com/openvitals/openvitals/internal/model/step"
 )
 
-// Test is a multistep test: a scripted browser journey through a website.
+// Test is a multistep test: a scripted browser journey through a website. The API shows it as
+// it is (its JSON names).
 type Test struct {
-	ID      string
-	Alias   string
-	Device  string // "desktop" or "mobile"
-	Steps   []step.Step
-	Created time.Time
+	ID      string      `json:"id"`
+	Alias   string      `json:"alias"`
+	Created time.Time   `json:"created"`
+	Device  string      `json:"device"` // "desktop" or "mobile"
+	Steps   []step.Step `json:"steps"`
 }
 
 // TestPatch is a multistep test's create or update request; nil means omitted (kept, on

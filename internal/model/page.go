@@ -14,12 +14,13 @@ const MaxPagesPerCall = 100
 // Devices are the devices a page is audited on and a multistep test runs on.
 var Devices = []string{"desktop", "mobile"}
 
-// Page is a monitored page of a website.
+// Page is a monitored page of a website. The API shows it as it is (its JSON names), when it
+// was created aside.
 type Page struct {
-	ID      string
-	URL     string // path relative to the website's domain, starting with "/"
-	Alias   string
-	Created time.Time
+	ID      string    `json:"id"`
+	URL     string    `json:"url"` // path relative to the website's domain, starting with "/"
+	Alias   string    `json:"alias"`
+	Created time.Time `json:"-"`
 }
 
 // PagePatch is one page of a create or update request; nil means omitted.

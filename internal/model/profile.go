@@ -57,10 +57,11 @@ type Profile struct {
 	Updated time.Time
 }
 
-// ProfilePage is a page and device a profile measures.
+// ProfilePage is a page and device a profile measures. The API shows it as it is (its JSON
+// names).
 type ProfilePage struct {
-	Page   string
-	Device string
+	Page   string `json:"page"`
+	Device string `json:"device"`
 }
 
 // Measures tells whether p measures the page on the device by name (not by being the default).
