@@ -53,10 +53,17 @@ func (s *Server) createExperiment(w http.ResponseWriter, r *http.Request, c call
 	return writeJSON(w, http.StatusAccepted, toExperimentJSON(e))
 }
 
-// experimentKind is how experiments are listed; one is created by createExperiment (it is
-// queued) and shown by getExperiment (with its comparison).
+// experimentKind is how experiments are listed and deleted; one is created by createExperiment
+// (it is queued) and shown by getExperiment (with its comparison). One is deleted whatever its
+// status: its diagnostics' objects are purged after it, and what a worker still running it
+// stores meanwhile goes with the purge's later passes.
 func (s *Server) experimentKind() itemKind[model.Experiment, model.ExperimentRequest] {
-	return itemKind[model.Experiment, model.ExperimentRequest]{list: s.store.Experiments, show: showing(toExperimentJSON)}
+	return itemKind[model.Experiment, model.ExperimentRequest]{
+		pathID: "experimentID",
+		list:   s.store.Experiments,
+		remove: s.purging(s.store.DeleteExperiment),
+		show:   showing(toExperimentJSON),
+	}
 }
 
 func (s *Server) getExperiment(w http.ResponseWriter, r *http.Request, c caller) error {
@@ -82,11 +89,4 @@ func (s *Server) getExperiment(w http.ResponseWriter, r *http.Request, c caller)
 		}
 	}
 	return writeJSON(w, http.StatusOK, out)
-}
-
-// deleteExperiment removes an experiment, whatever its status: its diagnostics' objects are
-// purged after it, and what a worker still running it stores meanwhile goes with the purge's
-// later passes.
-func (s *Server) deleteExperiment(w http.ResponseWriter, r *http.Request, c caller) error {
-	return s.deleteAndPurge(w, r, c, withPathID(r, "experimentID", s.store.DeleteExperiment))
 }

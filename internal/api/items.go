@@ -45,6 +45,19 @@ func byValue[T any](update func(ctx context.Context, w model.Website, t T) error
 	return func(ctx context.Context, w model.Website, t *T) error { return update(ctx, w, *t) }
 }
 
+// purging is an itemKind's remove for a store whose delete leaves a purge to queue (the
+// item's runs, reports, diagnostics).
+func (s *Server) purging(remove func(ctx context.Context, w model.Website, id string) (model.PurgeJob, error)) func(context.Context, model.Website, string) error {
+	return func(ctx context.Context, w model.Website, id string) error {
+		job, err := remove(ctx, w, id)
+		if err != nil {
+			return err
+		}
+		s.enqueuePurge(ctx, job)
+		return nil
+	}
+}
+
 // showing is an itemKind's show for a kind shown by itself.
 func showing[T, Out any](show func(T) Out) func(model.Website, T, string) any {
 	return func(_ model.Website, t T, _ string) any { return show(t) }
@@ -73,18 +86,6 @@ func websiteAnd[T any](s *Server, r *http.Request, c caller, f func(context.Cont
 	}
 	t, err := f(r.Context(), site)
 	return site, t, err
-}
-
-// deleteAndPurge answers 204 once remove has deleted what the request names, and queues the
-// purge of what that left.
-func (s *Server) deleteAndPurge(w http.ResponseWriter, r *http.Request, c caller, remove func(context.Context, model.Website) (model.PurgeJob, error)) error {
-	_, job, err := websiteAnd(s, r, c, remove)
-	if err != nil {
-		return err
-	}
-	s.enqueuePurge(r, job)
-	w.WriteHeader(http.StatusNoContent)
-	return nil
 }
 
 // withPathID is get of the item of a website that the request's path variable name names.

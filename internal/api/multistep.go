@@ -53,7 +53,8 @@ func toTestStatsJSON(t multistep.TestStats) testStatsJSON {
 	return out
 }
 
-// testKind is how multistep tests are created and changed; a deleted test's runs are purged.
+// testKind is how multistep tests are created, changed and deleted; a deleted test's runs are
+// purged.
 func (s *Server) testKind() itemKind[model.Test, model.TestPatch] {
 	return itemKind[model.Test, model.TestPatch]{
 		pathID:  "testID",
@@ -62,12 +63,9 @@ func (s *Server) testKind() itemKind[model.Test, model.TestPatch] {
 		get:     s.store.Test,
 		create:  s.store.CreateTest,
 		update:  byValue(s.store.UpdateTest),
+		remove:  s.purging(s.store.DeleteTest),
 		show:    showing(itself[model.Test]),
 	}
-}
-
-func (s *Server) deleteTest(w http.ResponseWriter, r *http.Request, c caller) error {
-	return s.deleteAndPurge(w, r, c, withPathID(r, "testID", s.store.DeleteTest))
 }
 
 // test resolves the website and the {testID} of the path within the caller's account.

@@ -74,7 +74,7 @@ func (s *Server) deletePage(w http.ResponseWriter, r *http.Request, c caller) er
 	if err := s.quota.ReturnPages(context.WithoutCancel(r.Context()), site, 1); err != nil {
 		s.log.ErrorContext(r.Context(), "free the room of a deleted page", "err", err)
 	}
-	s.enqueuePurge(r, job)
+	s.enqueuePurge(r.Context(), job)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/openvitals/openvitals/internal/model"
@@ -47,15 +48,21 @@ func (s *Server) createWebsite(w http.ResponseWriter, r *http.Request, c caller)
 }
 
 func (s *Server) deleteWebsite(w http.ResponseWriter, r *http.Request, c caller) error {
-	return s.deleteAndPurge(w, r, c, s.store.DeleteWebsite)
+	_, job, err := websiteAnd(s, r, c, s.store.DeleteWebsite)
+	if err != nil {
+		return err
+	}
+	s.enqueuePurge(r.Context(), job)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // enqueuePurge queues the purge of what a deletion left. The deletion has already happened and
 // its purge marker is stored, so a failure here is logged, not answered: the periodic sweep of
 // pending purges queues it again.
-func (s *Server) enqueuePurge(r *http.Request, job model.PurgeJob) {
-	if err := s.purger.Enqueue(r.Context(), job); err != nil {
-		s.log.ErrorContext(r.Context(), "queue purge; the sweep will retry", "job", job, "err", err)
+func (s *Server) enqueuePurge(ctx context.Context, job model.PurgeJob) {
+	if err := s.purger.Enqueue(ctx, job); err != nil {
+		s.log.ErrorContext(ctx, "queue purge; the sweep will retry", "job", job, "err", err)
 	}
 }
 
