@@ -1,8 +1,11 @@
 // Package model is openvitals' vocabulary: the plain types of what it stores and answers
 // (accounts, websites, pages, results, budgets, tests, events...), the errors every layer
-// shares (ErrNotFound, ConflictError...), and the rules that belong to a type itself, such as
-// its validation and the measurement method's calibration. Of openvitals it imports only its
-// own model/step, and every other package may import it.
+// shares (ErrNotFound, ConflictError, InvalidError...), and the rules that belong to a type
+// itself, such as its validation and the measurement method's calibration. The requests that
+// create or change an item are model types too (BudgetPatch, ProfilePatch, PagePatch...): the
+// API decodes one and calls its Apply, whose refusal is an *InvalidError naming every bad
+// field; what a rule needs from elsewhere (a store read, another package's table) is passed
+// in. Of openvitals it imports only its own model/step, and every other package may import it.
 package model
 
 import (
@@ -55,6 +58,7 @@ type InvalidError struct {
 	Fields []FieldError
 }
 
+// Error lists the bad fields.
 func (e *InvalidError) Error() string { return "invalid: " + FieldErrors(e.Fields).String() }
 
 // String lists the bad fields as "field: message", separated by "; ".
