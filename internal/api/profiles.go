@@ -161,13 +161,7 @@ func (s *Server) unsetOtherDefaults(ctx context.Context, site model.Website, p m
 // failure is logged: the profile is stored already.
 func (s *Server) annotateProfile(ctx context.Context, site model.Website, old, p model.Profile) {
 	method := func(x model.Profile) string { return model.MethodOr(x.Method, site.Method) }
-	measuring := func(a, b model.Profile) bool { // a measures the same way b does
-		return a.Network == b.Network && a.RTTMs == b.RTTMs && a.ThroughputK == b.ThroughputK && a.CPUSlowdown == b.CPUSlowdown &&
-			a.Width == b.Width && a.Height == b.Height && a.UserAgent == b.UserAgent && slices.Equal(a.HeaderNames, b.HeaderNames) &&
-			slices.Equal(a.CookieNames, b.CookieNames) && a.BasicAuthUser == b.BasicAuthUser && slices.Equal(a.Origins, b.Origins) && slices.Equal(a.Login, b.Login) &&
-			string(a.Secrets) == string(b.Secrets) && method(a) == method(b)
-	}
-	same := measuring(old, p)
+	same := old.MeasuresLike(p, site.Method)
 	pages := map[string]bool{}
 	for _, pp := range old.Pages {
 		if !same || !p.Measures(pp.Page, pp.Device) {

@@ -55,3 +55,20 @@ func TestProfilePatchRefusals(t *testing.T) {
 		}
 	}
 }
+
+func TestProfileMeasuresLike(t *testing.T) {
+	a := Profile{Network: "mobileSlow4G", HeaderNames: []string{"X-A"}}
+	if b := a; !b.MeasuresLike(a, MethodApplied) {
+		t.Error("a profile does not measure like itself")
+	}
+	if b := (Profile{Network: "mobileSlow4G", HeaderNames: []string{"X-B"}}); b.MeasuresLike(a, MethodApplied) {
+		t.Error("another header measures alike")
+	}
+	// A profile without a method follows its website's: naming that one changes nothing.
+	if b := (Profile{Network: "mobileSlow4G", HeaderNames: []string{"X-A"}, Method: MethodApplied}); !b.MeasuresLike(a, MethodApplied) {
+		t.Error("the website's method, named, measures differently")
+	}
+	if b := (Profile{Network: "mobileSlow4G", HeaderNames: []string{"X-A"}, Method: MethodSimulated}); b.MeasuresLike(a, MethodApplied) {
+		t.Error("another method measures alike")
+	}
+}
