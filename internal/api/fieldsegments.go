@@ -113,6 +113,19 @@ func dimList() string {
 	return strings.Join(names, ", ")
 }
 
+// segmentReport reads a segment report's query, then the report read reads over it.
+func segmentReport[T any](s *Server, r *http.Request, c caller, read func(context.Context, rum.SegmentQuery) (T, error)) (rum.SegmentQuery, T, error) {
+	var report T
+	q, err := s.segmentQuery(r, c)
+	if err != nil {
+		return q, report, err
+	}
+	if report, err = read(r.Context(), q); err != nil {
+		return q, report, reportError(err)
+	}
+	return q, report, nil
+}
+
 // reportError turns the reader's refusals into problems.
 func reportError(err error) error {
 	var qe *rum.QueryError
@@ -154,13 +167,9 @@ func summaryJSON(out map[string]any, s rum.Summary) map[string]any {
 
 // fieldTrend answers a vital's percentile and ratings day by day.
 func (s *Server) fieldTrend(w http.ResponseWriter, r *http.Request, c caller) error {
-	q, err := s.segmentQuery(r, c)
+	q, t, err := segmentReport(s, r, c, s.segments.Trend)
 	if err != nil {
 		return err
-	}
-	t, err := s.segments.Trend(r.Context(), q)
-	if err != nil {
-		return reportError(err)
 	}
 	days := func(ds []rum.TrendDay) []map[string]any {
 		out := make([]map[string]any, len(ds))
@@ -185,13 +194,9 @@ func (s *Server) fieldTrend(w http.ResponseWriter, r *http.Request, c caller) er
 
 // fieldDistribution answers a vital's percentiles, ratings and histogram over the range.
 func (s *Server) fieldDistribution(w http.ResponseWriter, r *http.Request, c caller) error {
-	q, err := s.segmentQuery(r, c)
+	q, d, err := segmentReport(s, r, c, s.segments.Distribution)
 	if err != nil {
 		return err
-	}
-	d, err := s.segments.Distribution(r.Context(), q)
-	if err != nil {
-		return reportError(err)
 	}
 	res := summaryJSON(vitalInfo(q), d.Summary)
 	res["percentiles"] = d.Percentiles
@@ -209,13 +214,9 @@ func (s *Server) fieldDistribution(w http.ResponseWriter, r *http.Request, c cal
 
 // fieldSegments answers a vital per key of a dimension.
 func (s *Server) fieldSegments(w http.ResponseWriter, r *http.Request, c caller) error {
-	q, err := s.segmentQuery(r, c)
+	q, b, err := segmentReport(s, r, c, s.segments.Breakdown)
 	if err != nil {
 		return err
-	}
-	b, err := s.segments.Breakdown(r.Context(), q)
-	if err != nil {
-		return reportError(err)
 	}
 	res := summaryJSON(vitalInfo(q), b.Total)
 	res["by"] = q.By.Name
