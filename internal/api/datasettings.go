@@ -78,12 +78,8 @@ func (s *Server) getDataSettings(w http.ResponseWriter, r *http.Request, c calle
 // limits is a 422 naming each bad field, and changes nothing; a shorter retention removes what
 // is past it at the website's next daily retention pass.
 func (s *Server) putDataSettings(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
+	site, in, err := websiteAndBody[dataSettingsJSON](s, w, r, c)
 	if err != nil {
-		return err
-	}
-	var in dataSettingsJSON
-	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
 	if err := in.Retention.Check(s.retention).Err(); err != nil {
@@ -111,14 +107,10 @@ type exportJSON struct {
 // absent: yesterday), replacing what was written of that day, whether or not the daily export
 // is on.
 func (s *Server) createExport(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	var in struct {
+	site, in, err := websiteAndBody[struct {
 		Day *string `json:"day"`
-	}
-	if err := decodeJSON(w, r, &in); err != nil {
+	}](s, w, r, c)
+	if err != nil {
 		return err
 	}
 	today := s.now().Truncate(24 * time.Hour)

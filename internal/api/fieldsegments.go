@@ -316,12 +316,8 @@ func (s *Server) getRUMSettings(w http.ResponseWriter, r *http.Request, c caller
 
 // putRUMSettings replaces the website's page groups, sample rate and lab agent choice.
 func (s *Server) putRUMSettings(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
+	site, in, err := websiteAndBody[rumSettingsJSON](s, w, r, c)
 	if err != nil {
-		return err
-	}
-	var in rumSettingsJSON
-	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
 	old, err := s.store.RUMSettings(r.Context(), site.Account, site.ID)

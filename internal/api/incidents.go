@@ -286,14 +286,10 @@ const maxAcknowledge = 100
 // of each becomes acknowledged (no more reminders); recovered ones stay recovered. An ID the
 // website does not have answers 404 and acknowledges nothing.
 func (s *Server) acknowledgeIncidents(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	var in struct {
+	site, in, err := websiteAndBody[struct {
 		IDs []string `json:"ids"`
-	}
-	if err := decodeJSON(w, r, &in); err != nil {
+	}](s, w, r, c)
+	if err != nil {
 		return err
 	}
 	switch {

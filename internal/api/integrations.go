@@ -58,15 +58,11 @@ func (s *Server) getSearchConsole(w http.ResponseWriter, r *http.Request, c call
 // property to read and a service-account key, sealed before it is stored. Google is not asked
 // here: a property the account cannot read shows as lastError after the next collection.
 func (s *Server) putSearchConsole(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	var in struct {
+	site, in, err := websiteAndBody[struct {
 		Property    *string         `json:"property"`
 		Credentials json.RawMessage `json:"credentials"`
-	}
-	if err := decodeJSON(w, r, &in); err != nil {
+	}](s, w, r, c)
+	if err != nil {
 		return err
 	}
 	var errs model.FieldErrors

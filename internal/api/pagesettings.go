@@ -12,12 +12,8 @@ func (s *Server) listPageSettings(w http.ResponseWriter, r *http.Request, c call
 }
 
 func (s *Server) createPages(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
+	site, in, err := websiteAndBody[[]model.PagePatch](s, w, r, c)
 	if err != nil {
-		return err
-	}
-	var in []model.PagePatch
-	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
 	pages, err := model.NewPages(in)
@@ -43,12 +39,8 @@ func (s *Server) createPages(w http.ResponseWriter, r *http.Request, c caller) e
 }
 
 func (s *Server) updatePage(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
+	site, in, err := websiteAndBody[model.PagePatch](s, w, r, c)
 	if err != nil {
-		return err
-	}
-	var in model.PagePatch
-	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
 	old, updated, err := in.Update(func() (model.Page, error) { return s.store.Page(r.Context(), site, r.PathValue("pageID")) })

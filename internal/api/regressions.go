@@ -254,14 +254,10 @@ func (s *Server) writeRegression(w http.ResponseWriter, r *http.Request, site mo
 // updateRegression acknowledges a regression: {"status": "acknowledged"}. An open regression
 // becomes acknowledged (no more reminders); a recovered one stays recovered.
 func (s *Server) updateRegression(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	var in struct {
+	site, in, err := websiteAndBody[struct {
 		Status *string `json:"status"`
-	}
-	if err := decodeJSON(w, r, &in); err != nil {
+	}](s, w, r, c)
+	if err != nil {
 		return err
 	}
 	if in.Status == nil || *in.Status != model.RegressionAcknowledged {
@@ -306,12 +302,8 @@ func thresholdsJSON(own map[string]model.RegressionThreshold) map[string]thresho
 // putRegressionThresholds replaces the website's own least changes: a map of metric to
 // {"relative", "absolute"}; metrics left out take the defaults again.
 func (s *Server) putRegressionThresholds(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
+	site, in, err := websiteAndBody[map[string]regression.Threshold](s, w, r, c)
 	if err != nil {
-		return err
-	}
-	var in map[string]regression.Threshold
-	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
 	if err := thresholdsProblem(regression.Thresholds(in).Validate()); err != nil {
@@ -355,17 +347,13 @@ const (
 // createAnnotation records a deploy or any other event: at (RFC 3339; now when left out),
 // text, an optional url and the pages it concerns (none: the whole website).
 func (s *Server) createAnnotation(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	var in struct {
+	site, in, err := websiteAndBody[struct {
 		At    *time.Time `json:"at"`
 		Text  *string    `json:"text"`
 		URL   *string    `json:"url"`
 		Pages []string   `json:"pages"`
-	}
-	if err := decodeJSON(w, r, &in); err != nil {
+	}](s, w, r, c)
+	if err != nil {
 		return err
 	}
 	a := model.Annotation{ID: "ann_" + model.NewID(), At: s.now(), Created: s.now()}
