@@ -129,7 +129,7 @@ func (s *Server) multistepEndpoints() []endpoint {
 		{"GET", "/{websiteID}/multistep/{testID}", viewer, getItem(s, s.testKind())},
 		{"POST", "/{websiteID}/multistep", admin, createItem(s, s.testKind())},
 		{"PUT", "/{websiteID}/multistep/{testID}", admin, updateItem(s, s.testKind())},
-		{"DELETE", "/{websiteID}/multistep/{testID}", admin, s.deleteTest},
+		{"DELETE", "/{websiteID}/multistep/{testID}", admin, deleteItem(s, s.testKind())},
 		{"POST", "/{websiteID}/multistep/run-all", viewer, s.runAll},
 		{"GET", "/{websiteID}/multistep/{testID}/runs", viewer, s.listRuns},
 		{"POST", "/{websiteID}/multistep/{testID}/runs", viewer, s.startRun},
@@ -168,7 +168,7 @@ func (s *Server) labEndpoints() []endpoint {
 		{"POST", "/{websiteID}/experiments", admin, s.createExperiment},
 		{"GET", "/{websiteID}/experiments", viewer, listItems(s, s.experimentKind())},
 		{"GET", "/{websiteID}/experiments/{experimentID}", viewer, s.getExperiment},
-		{"DELETE", "/{websiteID}/experiments/{experimentID}", admin, s.deleteExperiment},
+		{"DELETE", "/{websiteID}/experiments/{experimentID}", admin, deleteItem(s, s.experimentKind())},
 	}
 }
 

@@ -2,21 +2,11 @@ package api
 
 import (
 	"net/http"
-	"slices"
 	"strconv"
 
 	"github.com/openvitals/openvitals/internal/budget"
 	"github.com/openvitals/openvitals/internal/model"
 )
-
-// budgetJSON is a budget as create and edit return it: value is a number.
-type budgetJSON struct {
-	ID       string  `json:"id"`
-	Metric   string  `json:"metric"`
-	Operator string  `json:"operator"`
-	Value    float64 `json:"value"`
-	Device   string  `json:"device"`
-}
 
 // budgetStatusJSON is a budget as the list returns it: value is a numeric string, with the
 // budget's status and the pages at risk of or over it.
@@ -37,102 +27,43 @@ type budgetPageJSON struct {
 	Status string `json:"status"`
 }
 
-type budgetInput struct {
-	Metric   *string  `json:"metric"`
-	Operator *string  `json:"operator"`
-	Value    *float64 `json:"value"`
-	Device   *string  `json:"device"`
-}
-
-func toBudgetJSON(b model.Budget) budgetJSON {
-	return budgetJSON{ID: b.ID, Metric: b.Metric, Operator: b.Operator, Value: b.Value, Device: b.Device}
-}
-
 func (s *Server) listBudgets(w http.ResponseWriter, r *http.Request, c caller) error {
-	win, site, err := s.windowAndWebsite(r, c)
-	if err != nil {
-		return err
-	}
-	reports, err := s.budgets.Website(r.Context(), site)
-	if err != nil {
-		return err
-	}
-	reports, next := cut(reports, func(rep budget.Report) string { return budgetKey(rep.Budget) }, win)
-	out := make([]budgetStatusJSON, len(reports))
-	for i, rep := range reports {
-		b := rep.Budget
-		out[i] = budgetStatusJSON{
-			ID: b.ID, Metric: b.Metric, Operator: b.Operator, Device: b.Device,
-			Value:  strconv.FormatFloat(b.Value, 'f', -1, 64),
-			Status: rep.Status, Pages: make([]budgetPageJSON, len(rep.Pages)),
-		}
-		for j, p := range rep.Pages {
-			out[i].Pages[j] = budgetPageJSON{ID: p.Page.ID, Device: p.Device, Alias: p.Page.Alias, Status: p.Status}
-		}
-	}
-	return writeJSON(w, http.StatusOK, listPage(out, next))
+	return websiteList(s, w, r, c, s.budgets.Website, func(rep budget.Report) string { return budgetKey(rep.Budget) }, toBudgetStatusJSON)
 }
 
-// applyBudget sets the fields present in in over b and checks the result; on create every
-// field must be present.
-func applyBudget(in budgetInput, b *model.Budget, create bool) error {
-	var errs fieldErrors
-	if in.Metric != nil {
-		b.Metric = *in.Metric
-	} else if create {
-		errs.add("metric", "is required")
+func toBudgetStatusJSON(rep budget.Report) budgetStatusJSON {
+	b := rep.Budget
+	out := budgetStatusJSON{
+		ID: b.ID, Metric: b.Metric, Operator: b.Operator, Device: b.Device,
+		Value:  strconv.FormatFloat(b.Value, 'f', -1, 64),
+		Status: rep.Status, Pages: make([]budgetPageJSON, len(rep.Pages)),
 	}
-	metric, known := budget.Lookup(b.Metric)
-	switch {
-	case b.Metric == "":
-	case !known:
-		errs.add("metric", "must be one of the lab metric fields or ux_* fields, such as lcp, cls or dom_elements")
-	case metric.NoData != "":
-		errs.add("metric", "%s", metric.NoData)
+	for j, p := range rep.Pages {
+		out.Pages[j] = budgetPageJSON{ID: p.Page.ID, Device: p.Device, Alias: p.Page.Alias, Status: p.Status}
 	}
-	if in.Operator != nil {
-		b.Operator = *in.Operator
-		if !slices.Contains(budget.Operators, b.Operator) {
-			errs.add("operator", "must be lt or gt")
-		}
-	} else if create {
-		errs.add("operator", "is required")
-	}
-	if in.Value != nil {
-		b.Value = *in.Value
-	} else if create {
-		errs.add("value", "is required")
-	}
-	// Checked against the metric's range whichever of the two changed.
-	if known && (in.Value != nil || in.Metric != nil) {
-		if msg := metric.CheckThreshold(b.Value); msg != "" {
-			errs.add("value", "%s", msg)
-		}
-	}
-	if in.Device != nil {
-		b.Device = *in.Device
-		if !slices.Contains(budget.Devices, b.Device) {
-			errs.add("device", "must be desktop, mobile or all")
-		}
-	} else if create {
-		errs.add("device", "is required")
-	}
-	if !create && in == (budgetInput{}) {
-		errs.add("body", "send at least one of metric, operator, value and device")
-	}
-	return errs.err()
+	return out
 }
+
+// budgetRules are the budget package's operators, devices and metrics, as model checks a
+// budget against them.
+var budgetRules = model.BudgetRules{Operators: budget.Operators, Devices: budget.Devices,
+	Metric: func(name string) (string, func(float64) string, bool) {
+		m, known := budget.Lookup(name)
+		return m.NoData, m.CheckThreshold, known
+	}}
 
 // budgetKind is how budgets are created, changed and deleted.
-func (s *Server) budgetKind() itemKind[model.Budget, budgetInput] {
-	return itemKind[model.Budget, budgetInput]{
+func (s *Server) budgetKind() itemKind[model.Budget, model.BudgetPatch] {
+	return itemKind[model.Budget, model.BudgetPatch]{
 		pathID:  "budgetID",
 		newItem: func() model.Budget { return model.Budget{} },
-		apply:   applyFields(applyBudget),
-		get:     s.store.Budget,
-		create:  s.store.CreateBudget,
-		update:  byValue(s.store.UpdateBudget),
-		remove:  s.store.DeleteBudget,
-		show:    showing(toBudgetJSON),
+		apply: applyFields(func(in model.BudgetPatch, b *model.Budget, create bool) error {
+			return in.Apply(b, create, budgetRules)
+		}),
+		get:    s.store.Budget,
+		create: s.store.CreateBudget,
+		update: byValue(s.store.UpdateBudget),
+		remove: s.store.DeleteBudget,
+		show:   showing(itself[model.Budget]),
 	}
 }

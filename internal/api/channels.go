@@ -77,31 +77,31 @@ func (s *Server) toChannelJSON(c model.Channel, secret string) channelJSON {
 // applyChannel sets the fields present in in over c and returns the target to seal (nil when
 // it does not change); on create, name, kind and the target are required.
 func (s *Server) applyChannel(in channelInput, c *model.Channel, create bool) (*channel.Target, error) {
-	var errs fieldErrors
+	var errs model.FieldErrors
 	if in.Name != nil {
 		c.Name = *in.Name
-		if msg := checkName(c.Name); msg != "" {
-			errs.add("name", "%s", msg)
+		if msg := model.CheckName(c.Name); msg != "" {
+			errs.Add("name", "%s", msg)
 		}
 	} else if create {
-		errs.add("name", "is required")
+		errs.Add("name", "is required")
 	}
 	switch {
 	case in.Kind != nil && !create && *in.Kind != c.Kind:
-		errs.add("kind", "cannot change: delete the channel and create another")
+		errs.Add("kind", "cannot change: delete the channel and create another")
 	case in.Kind != nil:
 		c.Kind = *in.Kind
 		if !slices.Contains(channel.Kinds, c.Kind) {
-			errs.add("kind", "must be webhook, slack or email")
+			errs.Add("kind", "must be webhook, slack or email")
 		}
 	case create:
-		errs.add("kind", "is required")
+		errs.Add("kind", "is required")
 	}
 	if in.Events != nil {
 		c.Events = nil
 		for i, t := range *in.Events {
 			if !event.Known(t) {
-				errs.add("events", "[%d] must be one of the event types", i)
+				errs.Add("events", "[%d] must be one of the event types", i)
 			} else if !slices.Contains(c.Events, t) {
 				c.Events = append(c.Events, t)
 			}
@@ -114,47 +114,47 @@ func (s *Server) applyChannel(in channelInput, c *model.Channel, create bool) (*
 	switch c.Kind {
 	case channel.Webhook, channel.Slack:
 		if in.Recipients != nil {
-			errs.add("recipients", "only an email channel has recipients")
+			errs.Add("recipients", "only an email channel has recipients")
 		}
 		if in.URL != nil {
 			if msg := channel.CheckURL(*in.URL, s.local); msg != "" {
-				errs.add("url", "%s", msg)
+				errs.Add("url", "%s", msg)
 			}
 			target = &channel.Target{URL: *in.URL}
 		} else if create {
-			errs.add("url", "is required")
+			errs.Add("url", "is required")
 		}
 	case channel.Email:
 		if in.URL != nil {
-			errs.add("url", "an email channel has recipients, not a URL")
+			errs.Add("url", "an email channel has recipients, not a URL")
 		}
 		if in.Recipients != nil {
 			rs := *in.Recipients
 			if len(rs) == 0 || len(rs) > maxRecipients {
-				errs.add("recipients", "must be 1 to %d addresses", maxRecipients)
+				errs.Add("recipients", "must be 1 to %d addresses", maxRecipients)
 			}
 			for i, addr := range rs {
 				a, err := mail.ParseAddress(addr)
 				switch {
 				case err != nil || a.Address != addr || len(addr) > 254:
-					errs.add("recipients", "[%d] must be an email address such as team@example.com", i)
+					errs.Add("recipients", "[%d] must be an email address such as team@example.com", i)
 				case channel.MaskRecipients(addr) == addr:
 					// What the API shows, sent back: it would replace the address.
-					errs.add("recipients", "[%d] is masked as the API shows it: send the address in full", i)
+					errs.Add("recipients", "[%d] is masked as the API shows it: send the address in full", i)
 				}
 			}
 			target = &channel.Target{Recipients: rs}
 		} else if create {
-			errs.add("recipients", "is required")
+			errs.Add("recipients", "is required")
 		}
 	}
 	if in.RotateSecret != nil && *in.RotateSecret && c.Kind != channel.Webhook {
-		errs.add("rotateSecret", "only a webhook has a signing secret")
+		errs.Add("rotateSecret", "only a webhook has a signing secret")
 	}
 	if !create && in == (channelInput{}) {
-		errs.add("body", "send at least one of name, events, digest, url, recipients and rotateSecret")
+		errs.Add("body", "send at least one of name, events, digest, url, recipients and rotateSecret")
 	}
-	return target, errs.err()
+	return target, errs.Err()
 }
 
 // channel reads a channel; one stored when recipients were kept in the clear beside the
@@ -243,11 +243,7 @@ func (s *Server) applyChannelWrite(ctx context.Context, site model.Website, in c
 // testChannel queues the sample event for the channel: it goes the way every notification
 // goes (queue, notifier, delivery record), so its delivery shows whether the channel works.
 func (s *Server) testChannel(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	ch, err := s.channel(r.Context(), site, r.PathValue("channelID"))
+	site, ch, err := websiteAnd(s, r, c, withPathID(r, "channelID", s.channel))
 	if err != nil {
 		return err
 	}

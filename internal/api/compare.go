@@ -17,7 +17,7 @@ import (
 
 // comparisonJSON is two audits of a page on a device side by side.
 type comparisonJSON struct {
-	Page    pageRefJSON         `json:"page"`
+	Page    model.Page          `json:"page"`
 	Device  string              `json:"device"`
 	Base    auditRefJSON        `json:"base"`
 	Target  auditRefJSON        `json:"target"`
@@ -187,6 +187,20 @@ type metricCompareJSON struct {
 	BeyondSpread  bool     `json:"beyondSpread"`
 }
 
+// toMetricsCompareJSON shows compared metrics, each with its unit and direction when it is a
+// watched metric.
+func toMetricsCompareJSON(metrics []compare.Metric) []metricCompareJSON {
+	out := make([]metricCompareJSON, len(metrics))
+	for i, m := range metrics {
+		out[i] = metricCompareJSON{Name: m.Name, Base: m.Base, Target: m.Target, Change: m.Delta, ChangePercent: m.Percent,
+			BaseSpread: m.BaseSpread, TargetSpread: m.TargetSpread, BeyondSpread: m.BeyondSpread}
+		if watched, ok := regression.Lookup(m.Name); ok {
+			out[i].Unit, out[i].HigherIsWorse = watched.Unit, &watched.HigherIsWorse
+		}
+	}
+	return out
+}
+
 // auditID names an audit of a page on a device: a day's lab result (Day, yyyymmdd) or a test
 // series' test (Test, its ID). Exactly one is set.
 type auditID struct {
@@ -195,18 +209,18 @@ type auditID struct {
 }
 
 // auditRef reads the query parameter name: a day (yyyy-MM-dd) or a test series' test ID.
-func auditRef(r *http.Request, name string, errs *fieldErrors) auditID {
+func auditRef(r *http.Request, name string, errs *model.FieldErrors) auditID {
 	v := r.URL.Query().Get(name)
 	switch {
 	case v == "":
-		errs.add(name, "is required: a day (yyyy-MM-dd) or a test's ID (tt_...)")
+		errs.Add(name, "is required: a day (yyyy-MM-dd) or a test's ID (tt_...)")
 	case strings.HasPrefix(v, "tt_") && len(v) <= 100:
 		return auditID{Test: v}
 	default:
 		if t, err := time.Parse(time.DateOnly, v); err == nil && len(v) == len(time.DateOnly) {
 			return auditID{Day: model.Day(t)}
 		}
-		errs.add(name, "must be a day (yyyy-MM-dd) or a test's ID (tt_...)")
+		errs.Add(name, "must be a day (yyyy-MM-dd) or a test's ID (tt_...)")
 	}
 	return auditID{}
 }
@@ -271,7 +285,7 @@ func (s *Server) diagnosticsOrNone(ctx context.Context, reportKey string) (*mode
 // comparePage answers two audits of a page on a device side by side: each a day's lab result
 // or a test series' test.
 func (s *Server) comparePage(w http.ResponseWriter, r *http.Request, c caller) error {
-	var errs fieldErrors
+	var errs model.FieldErrors
 	base, target := auditRef(r, "base", &errs), auditRef(r, "target", &errs)
 	if len(errs) > 0 {
 		return badRequest("base and target must each name an audit of the page", errs...)
@@ -289,16 +303,8 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request, c caller) e
 		return err
 	}
 	both := compare.Of(b.Audit, t.Audit, regression.SourceMetrics[regression.SourceLab])
-	out := comparisonJSON{Page: pageRefJSON{ID: p.ID, URL: p.URL, Alias: p.Alias}, Device: device,
-		Base: toAuditRefJSON(b), Target: toAuditRefJSON(t), Metrics: []metricCompareJSON{}}
-	for _, m := range both.Metrics {
-		mj := metricCompareJSON{Name: m.Name, Base: m.Base, Target: m.Target, Change: m.Delta, ChangePercent: m.Percent,
-			BaseSpread: m.BaseSpread, TargetSpread: m.TargetSpread, BeyondSpread: m.BeyondSpread}
-		if watched, ok := regression.Lookup(m.Name); ok {
-			mj.Unit, mj.HigherIsWorse = watched.Unit, &watched.HigherIsWorse
-		}
-		out.Metrics = append(out.Metrics, mj)
-	}
+	out := comparisonJSON{Page: p, Device: device,
+		Base: toAuditRefJSON(b), Target: toAuditRefJSON(t), Metrics: toMetricsCompareJSON(both.Metrics)}
 	if both.Loads != nil {
 		out.Loads = toLoadsJSON(*both.Loads, frameURLs(site, p.ID, device, b), frameURLs(site, p.ID, device, t))
 		// The comparison of loads leaves long tasks out: they come from both audits'

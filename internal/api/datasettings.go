@@ -67,11 +67,7 @@ func isoDate(day string) string {
 
 // getDataSettings answers a website's data settings: exports on or off, retention per kind.
 func (s *Server) getDataSettings(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	set, err := s.store.DataSettings(r.Context(), site)
+	_, set, err := websiteAnd(s, r, c, s.store.DataSettings)
 	if err != nil {
 		return err
 	}
@@ -82,19 +78,11 @@ func (s *Server) getDataSettings(w http.ResponseWriter, r *http.Request, c calle
 // limits is a 422 naming each bad field, and changes nothing; a shorter retention removes what
 // is past it at the website's next daily retention pass.
 func (s *Server) putDataSettings(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
+	site, in, err := websiteAndBody[dataSettingsJSON](s, w, r, c)
 	if err != nil {
 		return err
 	}
-	var in dataSettingsJSON
-	if err := decodeJSON(w, r, &in); err != nil {
-		return err
-	}
-	var errs fieldErrors
-	for _, e := range in.Retention.Check(s.retention) {
-		errs.add(e.Field, "%s", e.Problem)
-	}
-	if err := errs.err(); err != nil {
+	if err := in.Retention.Check(s.retention).Err(); err != nil {
 		return err
 	}
 	if err := s.store.PutDataSettings(r.Context(), site, in.Exports, in.Retention); err != nil {
@@ -119,30 +107,26 @@ type exportJSON struct {
 // absent: yesterday), replacing what was written of that day, whether or not the daily export
 // is on.
 func (s *Server) createExport(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	var in struct {
+	site, in, err := websiteAndBody[struct {
 		Day *string `json:"day"`
-	}
-	if err := decodeJSON(w, r, &in); err != nil {
+	}](s, w, r, c)
+	if err != nil {
 		return err
 	}
 	today := s.now().Truncate(24 * time.Hour)
 	day := today.AddDate(0, 0, -1)
 	if in.Day != nil {
 		d, err := time.Parse(time.DateOnly, *in.Day)
-		var errs fieldErrors
+		var errs model.FieldErrors
 		switch {
 		case err != nil:
-			errs.add("day", "must be a date, yyyy-MM-dd")
+			errs.Add("day", "must be a date, yyyy-MM-dd")
 		case d.After(today):
-			errs.add("day", "must not be after today (UTC)")
+			errs.Add("day", "must not be after today (UTC)")
 		case d.Before(today.AddDate(0, 0, -model.HistoryDays)):
-			errs.add("day", "must be within the last %d days, the history kept", model.HistoryDays)
+			errs.Add("day", "must be within the last %d days, the history kept", model.HistoryDays)
 		}
-		if err := errs.err(); err != nil {
+		if err := errs.Err(); err != nil {
 			return err
 		}
 		day = d

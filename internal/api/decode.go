@@ -12,6 +12,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // maxBodyBytes bounds every request body: 100 pages of 2 KB URLs and aliases fit with room.
@@ -44,7 +46,7 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 		return badRequest("the request body is null; send a JSON document")
 	}
 	if name, dup := duplicateKey(body); dup {
-		return badRequest(fmt.Sprintf("field %q appears twice in one object", name), FieldError{Field: name, Message: "appears twice"})
+		return badRequest(fmt.Sprintf("field %q appears twice in one object", name), model.FieldError{Field: name, Message: "appears twice"})
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	var one json.RawMessage
@@ -101,16 +103,16 @@ func jsonProblem(err error, prefix string) *Problem {
 		want := jsonKind(typ.Type.Kind().String())
 		if field != "" && want == "a number" && strings.HasPrefix(typ.Value, "number") {
 			// A number where a number goes, but one the field cannot hold (1e400).
-			return invalid(FieldError{Field: field, Message: "is out of range"})
+			return invalid(model.FieldError{Field: field, Message: "is out of range"})
 		}
 		if field == "" {
 			return badRequest(fmt.Sprintf("the request body must be %s, not %s", want, typ.Value))
 		}
 		return badRequest(fmt.Sprintf("%s must be %s, not %s", field, want, typ.Value),
-			FieldError{Field: field, Message: "must be " + want})
+			model.FieldError{Field: field, Message: "must be " + want})
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := prefix + strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return badRequest(fmt.Sprintf("unknown field %q", name), FieldError{Field: name, Message: "unknown field"})
+		return badRequest(fmt.Sprintf("unknown field %q", name), model.FieldError{Field: name, Message: "unknown field"})
 	default:
 		return badRequest("the request body is not valid JSON: " + err.Error())
 	}

@@ -26,7 +26,7 @@ func (s *Server) labResultOn(r *http.Request, site model.Website, pageID, device
 	}
 	day := strings.ReplaceAll(q, "-", "")
 	if _, err := time.Parse(model.DayLayout, day); err != nil {
-		return model.LabResult{}, badRequest("date must be a day, yyyy-MM-dd", FieldError{Field: "date", Message: "must be yyyy-MM-dd"})
+		return model.LabResult{}, badRequest("date must be a day, yyyy-MM-dd", model.FieldError{Field: "date", Message: "must be yyyy-MM-dd"})
 	}
 	rs, err := s.store.LabResults(r.Context(), site, pageID, device, day, day)
 	if err != nil {

@@ -22,7 +22,7 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request, c caller) er
 		for _, t := range strings.Split(raw, ",") {
 			if !event.Known(t) {
 				return badRequest("type must be event types separated by commas: "+strings.Join(event.Types, ", "),
-					FieldError{Field: "type", Message: "unknown event type " + quoteShort(t)})
+					model.FieldError{Field: "type", Message: "unknown event type " + quoteShort(t)})
 			}
 			f.Types = append(f.Types, t)
 		}

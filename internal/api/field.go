@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/rum"
 )
 
@@ -41,7 +42,7 @@ func (s *Server) fieldReport(dim string) handlerFunc {
 			Metrics: metrics, From: from, To: to})
 		var unknown *rum.UnknownMetricError
 		if errors.As(err, &unknown) {
-			return badRequest(unknown.Error(), FieldError{Field: "timing", Message: fmt.Sprintf("unknown metric %q", unknown.Name)})
+			return badRequest(unknown.Error(), model.FieldError{Field: "timing", Message: fmt.Sprintf("unknown metric %q", unknown.Name)})
 		}
 		if err != nil {
 			return err
@@ -76,7 +77,7 @@ func timingMetrics(r *http.Request) ([]string, error) {
 			name = strings.ToLower(name)
 			if _, std := rum.Metrics[name]; !std && !rum.IsCustomName(name) {
 				return nil, badRequest(fmt.Sprintf("unknown timing metric %q", name),
-					FieldError{Field: "timing", Message: "unknown metric"})
+					model.FieldError{Field: "timing", Message: "unknown metric"})
 			}
 			if !slices.Contains(names, name) {
 				names = append(names, name)
@@ -84,10 +85,10 @@ func timingMetrics(r *http.Request) ([]string, error) {
 		}
 	}
 	if len(names) == 0 {
-		return nil, badRequest("timing names no metric", FieldError{Field: "timing", Message: "names no metric"})
+		return nil, badRequest("timing names no metric", model.FieldError{Field: "timing", Message: "names no metric"})
 	}
 	if len(names) > 20 {
-		return nil, badRequest("timing names more than 20 metrics", FieldError{Field: "timing", Message: "at most 20 metrics"})
+		return nil, badRequest("timing names more than 20 metrics", model.FieldError{Field: "timing", Message: "at most 20 metrics"})
 	}
 	return names, nil
 }

@@ -34,27 +34,27 @@ func (s *Server) segmentQuery(r *http.Request, c caller) (rum.SegmentQuery, erro
 		return rum.SegmentQuery{}, err
 	}
 	values := r.URL.Query()
-	var errs []FieldError
+	var errs []model.FieldError
 	for name := range values {
 		if _, dim := rum.DimByName(name); !dim && !containsString(segmentQueryParams, name) {
-			errs = append(errs, FieldError{Field: name, Message: "unknown parameter"})
+			errs = append(errs, model.FieldError{Field: name, Message: "unknown parameter"})
 		}
 	}
 	q := rum.SegmentQuery{Account: site.Account, Website: site.ID, Metric: strings.ToLower(values.Get("metric"))}
 	if _, ok := rum.VitalIndex(q.Metric); !ok {
-		errs = append(errs, FieldError{Field: "metric", Message: "one of lcp, inp, cls, fcp, ttfb"})
+		errs = append(errs, model.FieldError{Field: "metric", Message: "one of lcp, inp, cls, fcp, ttfb"})
 	}
 	if p := values.Get("percentile"); p != "" {
 		f, ok := finiteNumber(p)
 		if !ok || f < 1 || f > 99 {
-			errs = append(errs, FieldError{Field: "percentile", Message: "a number from 1 to 99"})
+			errs = append(errs, model.FieldError{Field: "percentile", Message: "a number from 1 to 99"})
 		}
 		q.Percentile = f
 	}
 	if by := values.Get("by"); by != "" {
 		d, ok := rum.DimByName(by)
 		if !ok {
-			errs = append(errs, FieldError{Field: "by", Message: "one of " + dimList()})
+			errs = append(errs, model.FieldError{Field: "by", Message: "one of " + dimList()})
 		}
 		q.By = d
 	}
@@ -72,14 +72,14 @@ func (s *Server) segmentQuery(r *http.Request, c caller) (rum.SegmentQuery, erro
 		if d != rum.DimGroup && d != rum.DimCountry {
 			for _, name := range f.Values {
 				if _, ok := d.Value(name); !ok {
-					errs = append(errs, FieldError{Field: d.Name, Message: fmt.Sprintf("%q is not one of %s", name, strings.Join(d.Values(), ", "))})
+					errs = append(errs, model.FieldError{Field: d.Name, Message: fmt.Sprintf("%q is not one of %s", name, strings.Join(d.Values(), ", "))})
 				}
 			}
 		}
 		q.Filters = append(q.Filters, f)
 	}
 	if len(errs) > 0 {
-		return q, badRequest("the report's query is not valid: "+joinFieldErrors(errs), errs...)
+		return q, badRequest("the report's query is not valid: "+model.FieldErrors(errs).String(), errs...)
 	}
 	if q.From, q.To, err = s.dateRange(r, defaultFieldDays); err != nil {
 		return q, err
@@ -113,19 +113,24 @@ func dimList() string {
 	return strings.Join(names, ", ")
 }
 
-func joinFieldErrors(errs []FieldError) string {
-	msgs := make([]string, len(errs))
-	for i, e := range errs {
-		msgs[i] = e.Field + ": " + e.Message
+// segmentReport reads a segment report's query, then the report read reads over it.
+func segmentReport[T any](s *Server, r *http.Request, c caller, read func(context.Context, rum.SegmentQuery) (T, error)) (rum.SegmentQuery, T, error) {
+	var report T
+	q, err := s.segmentQuery(r, c)
+	if err != nil {
+		return q, report, err
 	}
-	return strings.Join(msgs, "; ")
+	if report, err = read(r.Context(), q); err != nil {
+		return q, report, reportError(err)
+	}
+	return q, report, nil
 }
 
 // reportError turns the reader's refusals into problems.
 func reportError(err error) error {
 	var qe *rum.QueryError
 	if errors.As(err, &qe) {
-		return badRequest(qe.Error(), FieldError{Field: qe.Field, Message: qe.Message})
+		return badRequest(qe.Error(), model.FieldError{Field: qe.Field, Message: qe.Message})
 	}
 	return err
 }
@@ -162,13 +167,9 @@ func summaryJSON(out map[string]any, s rum.Summary) map[string]any {
 
 // fieldTrend answers a vital's percentile and ratings day by day.
 func (s *Server) fieldTrend(w http.ResponseWriter, r *http.Request, c caller) error {
-	q, err := s.segmentQuery(r, c)
+	q, t, err := segmentReport(s, r, c, s.segments.Trend)
 	if err != nil {
 		return err
-	}
-	t, err := s.segments.Trend(r.Context(), q)
-	if err != nil {
-		return reportError(err)
 	}
 	days := func(ds []rum.TrendDay) []map[string]any {
 		out := make([]map[string]any, len(ds))
@@ -193,13 +194,9 @@ func (s *Server) fieldTrend(w http.ResponseWriter, r *http.Request, c caller) er
 
 // fieldDistribution answers a vital's percentiles, ratings and histogram over the range.
 func (s *Server) fieldDistribution(w http.ResponseWriter, r *http.Request, c caller) error {
-	q, err := s.segmentQuery(r, c)
+	q, d, err := segmentReport(s, r, c, s.segments.Distribution)
 	if err != nil {
 		return err
-	}
-	d, err := s.segments.Distribution(r.Context(), q)
-	if err != nil {
-		return reportError(err)
 	}
 	res := summaryJSON(vitalInfo(q), d.Summary)
 	res["percentiles"] = d.Percentiles
@@ -217,13 +214,9 @@ func (s *Server) fieldDistribution(w http.ResponseWriter, r *http.Request, c cal
 
 // fieldSegments answers a vital per key of a dimension.
 func (s *Server) fieldSegments(w http.ResponseWriter, r *http.Request, c caller) error {
-	q, err := s.segmentQuery(r, c)
+	q, b, err := segmentReport(s, r, c, s.segments.Breakdown)
 	if err != nil {
 		return err
-	}
-	b, err := s.segments.Breakdown(r.Context(), q)
-	if err != nil {
-		return reportError(err)
 	}
 	res := summaryJSON(vitalInfo(q), b.Total)
 	res["by"] = q.By.Name
@@ -249,7 +242,7 @@ func (s *Server) fieldAttributions(w http.ResponseWriter, r *http.Request, c cal
 	if l := r.URL.Query().Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 1 || n > 50 {
-			return badRequest("limit must be from 1 to 50", FieldError{Field: "limit", Message: "must be from 1 to 50"})
+			return badRequest("limit must be from 1 to 50", model.FieldError{Field: "limit", Message: "must be from 1 to 50"})
 		}
 		limit = n
 	}
@@ -323,12 +316,8 @@ func (s *Server) getRUMSettings(w http.ResponseWriter, r *http.Request, c caller
 
 // putRUMSettings replaces the website's page groups, sample rate and lab agent choice.
 func (s *Server) putRUMSettings(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
+	site, in, err := websiteAndBody[rumSettingsJSON](s, w, r, c)
 	if err != nil {
-		return err
-	}
-	var in rumSettingsJSON
-	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
 	old, err := s.store.RUMSettings(r.Context(), site.Account, site.ID)
@@ -341,11 +330,11 @@ func (s *Server) putRUMSettings(w http.ResponseWriter, r *http.Request, c caller
 	}
 	set, err := rum.ApplySettings(old, want)
 	if err != nil {
-		var fields []FieldError
+		var fields []model.FieldError
 		for _, e := range unwrapAll(err) {
 			var se *rum.SettingsError
 			if errors.As(e, &se) {
-				fields = append(fields, FieldError{Field: se.Field, Message: se.Message})
+				fields = append(fields, model.FieldError{Field: se.Field, Message: se.Message})
 			}
 		}
 		return invalid(fields...)

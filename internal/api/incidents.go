@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -178,12 +179,12 @@ func addOnce(list *[]string, v string) {
 var incidentStates = []string{model.IncidentOpen, model.IncidentAcknowledged, model.IncidentResolved}
 
 // incidents reads and groups every regression of a website, with their field verdicts.
-func (s *Server) incidents(r *http.Request, site model.Website) ([]model.Incident, error) {
-	regs, _, err := s.store.Regressions(r.Context(), site, model.RegressionFilter{}, "", 0)
+func (s *Server) incidents(ctx context.Context, site model.Website) ([]model.Incident, error) {
+	regs, _, err := s.store.Regressions(ctx, site, model.RegressionFilter{}, "", 0)
 	if err != nil {
 		return nil, err
 	}
-	verdicts, err := s.store.Verdicts(r.Context(), site)
+	verdicts, err := s.store.Verdicts(ctx, site)
 	if err != nil {
 		return nil, err
 	}
@@ -211,12 +212,12 @@ func (s *Server) listIncidents(w http.ResponseWriter, r *http.Request, c caller)
 	}
 	q := r.URL.Query()
 	state, kind, page, test := q.Get("state"), q.Get("kind"), q.Get("page"), q.Get("test")
-	var errs fieldErrors
+	var errs model.FieldErrors
 	if state != "" && !slices.Contains(incidentStates, state) {
-		errs.add("state", "must be open, acknowledged or resolved")
+		errs.Add("state", "must be open, acknowledged or resolved")
 	}
 	if kind != "" && kind != model.KindRegression && kind != model.KindImprovement {
-		errs.add("kind", "must be regression or improvement")
+		errs.Add("kind", "must be regression or improvement")
 	}
 	if len(errs) > 0 {
 		return badRequest("a query parameter has a value the list does not know", errs...)
@@ -225,11 +226,7 @@ func (s *Server) listIncidents(w http.ResponseWriter, r *http.Request, c caller)
 	if err != nil {
 		return err
 	}
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	all, err := s.incidents(r, site)
+	site, all, err := websiteAnd(s, r, c, s.incidents)
 	if err != nil {
 		return err
 	}
@@ -266,11 +263,7 @@ func (s *Server) writeIncidents(w http.ResponseWriter, r *http.Request, site mod
 }
 
 func (s *Server) getIncident(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	all, err := s.incidents(r, site)
+	site, all, err := websiteAnd(s, r, c, s.incidents)
 	if err != nil {
 		return err
 	}
@@ -293,23 +286,19 @@ const maxAcknowledge = 100
 // of each becomes acknowledged (no more reminders); recovered ones stay recovered. An ID the
 // website does not have answers 404 and acknowledges nothing.
 func (s *Server) acknowledgeIncidents(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	var in struct {
+	site, in, err := websiteAndBody[struct {
 		IDs []string `json:"ids"`
-	}
-	if err := decodeJSON(w, r, &in); err != nil {
+	}](s, w, r, c)
+	if err != nil {
 		return err
 	}
 	switch {
 	case len(in.IDs) == 0:
-		return badRequest("name the incidents to acknowledge: {\"ids\": [\"in_...\"]}", FieldError{Field: "ids", Message: "is required"})
+		return badRequest("name the incidents to acknowledge: {\"ids\": [\"in_...\"]}", model.FieldError{Field: "ids", Message: "is required"})
 	case len(in.IDs) > maxAcknowledge:
-		return badRequest("at most "+strconv.Itoa(maxAcknowledge)+" incidents a request", FieldError{Field: "ids", Message: "must be at most " + strconv.Itoa(maxAcknowledge) + " IDs"})
+		return badRequest("at most "+strconv.Itoa(maxAcknowledge)+" incidents a request", model.FieldError{Field: "ids", Message: "must be at most " + strconv.Itoa(maxAcknowledge) + " IDs"})
 	}
-	all, err := s.incidents(r, site)
+	all, err := s.incidents(r.Context(), site)
 	if err != nil {
 		return err
 	}

@@ -47,11 +47,7 @@ func toSearchConsoleJSON(sc model.SearchConsole) searchConsoleJSON {
 }
 
 func (s *Server) getSearchConsole(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	sc, err := s.store.SearchConsole(r.Context(), site)
+	_, sc, err := websiteAnd(s, r, c, s.store.SearchConsole)
 	if err != nil {
 		return err
 	}
@@ -62,28 +58,24 @@ func (s *Server) getSearchConsole(w http.ResponseWriter, r *http.Request, c call
 // property to read and a service-account key, sealed before it is stored. Google is not asked
 // here: a property the account cannot read shows as lastError after the next collection.
 func (s *Server) putSearchConsole(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
+	site, in, err := websiteAndBody[struct {
+		Property    *string         `json:"property"`
+		Credentials json.RawMessage `json:"credentials"`
+	}](s, w, r, c)
 	if err != nil {
 		return err
 	}
-	var in struct {
-		Property    *string         `json:"property"`
-		Credentials json.RawMessage `json:"credentials"`
-	}
-	if err := decodeJSON(w, r, &in); err != nil {
-		return err
-	}
-	var errs fieldErrors
+	var errs model.FieldErrors
 	property := ""
 	if in.Property == nil {
-		errs.add("property", "is required")
+		errs.Add("property", "is required")
 	} else if p, msg := checkProperty(*in.Property, site.Domain); msg != "" {
-		errs.add("property", "%s", msg)
+		errs.Add("property", "%s", msg)
 	} else {
 		property = p
 	}
 	key, email := checkServiceAccountKey(in.Credentials, &errs)
-	if err := errs.err(); err != nil {
+	if err := errs.Err(); err != nil {
 		return err
 	}
 	sealed, err := s.sealer.Seal(r.Context(), key, model.IntegrationAAD(site, model.SearchConsoleKind))
@@ -168,39 +160,39 @@ type serviceAccountKey struct {
 // checkServiceAccountKey checks the credentials member, a service-account key file as Google
 // gives it (a JSON object, or that object's text in a string), and returns the key's compact
 // JSON and its e-mail address. Problems are added to errs.
-func checkServiceAccountKey(raw json.RawMessage, errs *fieldErrors) ([]byte, string) {
+func checkServiceAccountKey(raw json.RawMessage, errs *model.FieldErrors) ([]byte, string) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		errs.add("credentials", "is required: the service account's JSON key file, as an object")
+		errs.Add("credentials", "is required: the service account's JSON key file, as an object")
 		return nil, ""
 	}
 	if raw[0] == '"' {
 		var text string
 		if err := json.Unmarshal(raw, &text); err != nil {
-			errs.add("credentials", "must be the JSON key file, as an object or a string")
+			errs.Add("credentials", "must be the JSON key file, as an object or a string")
 			return nil, ""
 		}
 		raw = []byte(strings.TrimSpace(text))
 	}
 	if len(raw) > maxCredentialsBytes {
-		errs.add("credentials", "is larger than %d bytes; a service-account key is about 2.3 KB", maxCredentialsBytes)
+		errs.Add("credentials", "is larger than %d bytes; a service-account key is about 2.3 KB", maxCredentialsBytes)
 		return nil, ""
 	}
 	var key serviceAccountKey
 	var compact bytes.Buffer
 	if !bytes.HasPrefix(raw, []byte("{")) || json.Unmarshal(raw, &key) != nil || json.Compact(&compact, raw) != nil {
-		errs.add("credentials", "must be the service account's JSON key file, as an object")
+		errs.Add("credentials", "must be the service account's JSON key file, as an object")
 		return nil, ""
 	}
 	n := len(*errs)
 	if key.Type != "service_account" {
-		errs.add("credentials.type", "must be service_account: create a key for a service account in the Google Cloud console")
+		errs.Add("credentials.type", "must be service_account: create a key for a service account in the Google Cloud console")
 	}
 	if a, err := mail.ParseAddress(key.ClientEmail); err != nil || a.Address != key.ClientEmail {
-		errs.add("credentials.client_email", "must be the service account's e-mail address")
+		errs.Add("credentials.client_email", "must be the service account's e-mail address")
 	}
 	if !validPrivateKey(key.PrivateKey) {
-		errs.add("credentials.private_key", "must be the key file's PEM-encoded RSA private key")
+		errs.Add("credentials.private_key", "must be the key file's PEM-encoded RSA private key")
 	}
 	if len(*errs) > n {
 		return nil, ""

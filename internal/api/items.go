@@ -45,10 +45,26 @@ func byValue[T any](update func(ctx context.Context, w model.Website, t T) error
 	return func(ctx context.Context, w model.Website, t *T) error { return update(ctx, w, *t) }
 }
 
+// purging is an itemKind's remove for a store whose delete leaves a purge to queue (the
+// item's runs, reports, diagnostics).
+func (s *Server) purging(remove func(ctx context.Context, w model.Website, id string) (model.PurgeJob, error)) func(context.Context, model.Website, string) error {
+	return func(ctx context.Context, w model.Website, id string) error {
+		job, err := remove(ctx, w, id)
+		if err != nil {
+			return err
+		}
+		s.enqueuePurge(ctx, job)
+		return nil
+	}
+}
+
 // showing is an itemKind's show for a kind shown by itself.
 func showing[T, Out any](show func(T) Out) func(model.Website, T, string) any {
 	return func(_ model.Website, t T, _ string) any { return show(t) }
 }
+
+// itself shows an item whose model type is its answer: as it is.
+func itself[T any](t T) T { return t }
 
 // websiteAndBody reads the website a request names and decodes its JSON body into an In.
 func websiteAndBody[In any](s *Server, w http.ResponseWriter, r *http.Request, c caller) (model.Website, In, error) {
@@ -60,14 +76,27 @@ func websiteAndBody[In any](s *Server, w http.ResponseWriter, r *http.Request, c
 	return site, in, decodeJSON(w, r, &in)
 }
 
+// websiteAnd reads the website a request names, then does f with it (reads what the
+// request asks of it, or deletes it), and returns both results.
+func websiteAnd[T any](s *Server, r *http.Request, c caller, f func(context.Context, model.Website) (T, error)) (model.Website, T, error) {
+	site, err := s.website(r, c)
+	if err != nil {
+		var zero T
+		return site, zero, err
+	}
+	t, err := f(r.Context(), site)
+	return site, t, err
+}
+
+// withPathID is get of the item of a website that the request's path variable name names.
+func withPathID[T any](r *http.Request, name string, get func(context.Context, model.Website, string) (T, error)) func(context.Context, model.Website) (T, error) {
+	return func(ctx context.Context, site model.Website) (T, error) { return get(ctx, site, r.PathValue(name)) }
+}
+
 // listItems answers the website's items, in one page.
 func listItems[T, In any](s *Server, k itemKind[T, In]) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, c caller) error {
-		site, err := s.website(r, c)
-		if err != nil {
-			return err
-		}
-		items, err := k.list(r.Context(), site)
+		site, items, err := websiteAnd(s, r, c, k.list)
 		if err != nil {
 			return err
 		}
@@ -82,11 +111,7 @@ func listItems[T, In any](s *Server, k itemKind[T, In]) handlerFunc {
 // getItem answers one item.
 func getItem[T, In any](s *Server, k itemKind[T, In]) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, c caller) error {
-		site, err := s.website(r, c)
-		if err != nil {
-			return err
-		}
-		t, err := k.get(r.Context(), site, r.PathValue(k.pathID))
+		site, t, err := websiteAnd(s, r, c, withPathID(r, k.pathID, k.get))
 		if err != nil {
 			return err
 		}

@@ -61,7 +61,7 @@ func (s *Server) pageAndDevice(r *http.Request, c caller) (model.Website, model.
 	device := r.URL.Query().Get("device")
 	if !slices.Contains(metrics.Devices, device) {
 		return site, model.Page{}, "", badRequest("the query parameter device must be desktop or mobile",
-			FieldError{Field: "device", Message: "must be desktop or mobile"})
+			model.FieldError{Field: "device", Message: "must be desktop or mobile"})
 	}
 	p, err := s.store.Page(r.Context(), site, r.PathValue("pageID"))
 	return site, p, device, err
@@ -123,7 +123,7 @@ func (s *Server) dateRange(r *http.Request, defaultDays int) (time.Time, time.Ti
 		return today.AddDate(0, 0, -(defaultDays - 1)), today, nil
 	}
 	bad := func(msg string) error {
-		return badRequest("date "+msg, FieldError{Field: "date", Message: msg})
+		return badRequest("date "+msg, model.FieldError{Field: "date", Message: msg})
 	}
 	a, b, ok := strings.Cut(q, "-")
 	if !ok {
@@ -191,11 +191,7 @@ type opportunitySavings struct {
 // websiteOpportunities maps every opportunity of the pages' latest results to where it occurs,
 // ranked by its impact over the website.
 func (s *Server) websiteOpportunities(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	opps, err := s.metrics.Opportunities(r.Context(), site)
+	_, opps, err := websiteAnd(s, r, c, s.metrics.Opportunities)
 	if err != nil {
 		return err
 	}
@@ -300,30 +296,38 @@ func (s *Server) opportunityDetail(w http.ResponseWriter, r *http.Request, c cal
 	return nil
 }
 
-// queueAudits queues audits of the website's pages now (all pages and both devices unless the
-// body names some), beyond the daily schedule.
-func (s *Server) queueAudits(w http.ResponseWriter, r *http.Request, c caller) error {
+// websiteAndAudits reads what a request for audits on demand starts from: the website, the
+// body into an In when there is one (none asks for every page on both devices), and the
+// website's pages.
+func websiteAndAudits[In any](s *Server, w http.ResponseWriter, r *http.Request, c caller) (model.Website, In, []model.Page, error) {
+	var in In
 	site, err := s.website(r, c)
 	if err != nil {
-		return err
-	}
-	var in struct {
-		Pages   []string `json:"pages"`
-		Devices []string `json:"devices"`
+		return site, in, nil, err
 	}
 	if r.ContentLength != 0 {
 		if err := decodeJSON(w, r, &in); err != nil {
-			return err
+			return site, in, nil, err
 		}
 	}
 	pages, err := s.store.Pages(r.Context(), site)
+	return site, in, pages, err
+}
+
+// queueAudits queues audits of the website's pages now (all pages and both devices unless the
+// body names some), beyond the daily schedule.
+func (s *Server) queueAudits(w http.ResponseWriter, r *http.Request, c caller) error {
+	site, in, pages, err := websiteAndAudits[struct {
+		Pages   []string `json:"pages"`
+		Devices []string `json:"devices"`
+	}](s, w, r, c)
 	if err != nil {
 		return err
 	}
-	var errs fieldErrors
+	var errs model.FieldErrors
 	for i, d := range in.Devices {
 		if !slices.Contains(metrics.Devices, d) {
-			errs.add(fmt.Sprintf("devices[%d]", i), "must be desktop or mobile")
+			errs.Add(fmt.Sprintf("devices[%d]", i), "must be desktop or mobile")
 		}
 	}
 	if len(in.Pages) > 0 {
@@ -335,7 +339,7 @@ func (s *Server) queueAudits(w http.ResponseWriter, r *http.Request, c caller) e
 		for i, id := range in.Pages {
 			p, ok := byID[id]
 			if !ok {
-				errs.add(fmt.Sprintf("pages[%d]", i), "is not a page of this website")
+				errs.Add(fmt.Sprintf("pages[%d]", i), "is not a page of this website")
 				continue
 			}
 			if !slices.ContainsFunc(chosen, func(q model.Page) bool { return q.ID == id }) {
@@ -344,7 +348,7 @@ func (s *Server) queueAudits(w http.ResponseWriter, r *http.Request, c caller) e
 		}
 		pages = chosen
 	}
-	if err := errs.err(); err != nil {
+	if err := errs.Err(); err != nil {
 		return err
 	}
 	devices := slices.Compact(slices.Sorted(slices.Values(in.Devices)))
@@ -353,7 +357,7 @@ func (s *Server) queueAudits(w http.ResponseWriter, r *http.Request, c caller) e
 		perPage = len(metrics.Devices)
 	}
 	if n := len(pages) * perPage; n > maxAuditsPerDemand {
-		return invalid(FieldError{Field: "pages", Message: fmt.Sprintf("at most %d audits a request", maxAuditsPerDemand)})
+		return invalid(model.FieldError{Field: "pages", Message: fmt.Sprintf("at most %d audits a request", maxAuditsPerDemand)})
 	}
 	want := len(pages) * perPage
 	var n int

@@ -1,16 +1,12 @@
 package api
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"net/http"
-	"reflect"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/openvitals/openvitals/internal/blobstore"
@@ -22,30 +18,10 @@ import (
 	"github.com/openvitals/openvitals/internal/rum"
 )
 
-// testDevices are the devices a multistep test runs on.
-var testDevices = []string{"desktop", "mobile"}
-
-// testJSON is a multistep test as the interface shows it.
-type testJSON struct {
-	ID      string     `json:"id"`
-	Alias   string     `json:"alias"`
-	Created time.Time  `json:"created"`
-	Device  string     `json:"device"`
-	Steps   []stepJSON `json:"steps"`
-}
-
-type stepJSON struct {
-	Type              string `json:"type"`
-	Target            string `json:"target,omitempty"`
-	Value             string `json:"value,omitempty"`
-	WaitForNavigation bool   `json:"waitForNavigation"`
-	WaitUntil         string `json:"waitUntil,omitempty"`
-}
-
 // testStatsJSON is a test in the list, with its statistics over the latest 14 days. Averages
 // are null while there is no run to average.
 type testStatsJSON struct {
-	testJSON
+	model.Test
 	INP          *int              `json:"inp"`
 	TBT          *int              `json:"tbt"`
 	CLS          *float64          `json:"cls"`
@@ -60,198 +36,41 @@ type successRateJSON struct {
 	Rate int    `json:"rate"`
 }
 
-func toTestJSON(t model.Test) testJSON {
-	steps := make([]stepJSON, len(t.Steps))
-	for i, st := range t.Steps {
-		steps[i] = stepJSON{Type: string(st.Type), Target: st.Target, Value: st.Value,
-			WaitForNavigation: st.WaitForNavigation, WaitUntil: string(st.WaitUntil)}
+func (s *Server) listTests(w http.ResponseWriter, r *http.Request, c caller) error {
+	withStats := func(ctx context.Context, site model.Website) ([]multistep.TestStats, error) {
+		return multistep.TestsWithStats(ctx, s.store, site, s.now())
 	}
-	return testJSON{ID: t.ID, Alias: t.Alias, Created: t.Created, Device: t.Device, Steps: steps}
+	return websiteList(s, w, r, c, withStats, testKey, toTestStatsJSON)
 }
 
-type testInput struct {
-	Alias  *string      `json:"alias"`
-	Device *string      `json:"device"`
-	Steps  *[]stepInput `json:"steps"`
-}
-
-type stepInput struct {
-	Type              *string     `json:"type"`
-	Target            *string     `json:"target"`
-	Value             *flexString `json:"value"`
-	WaitForNavigation *flexBool   `json:"waitForNavigation"`
-	WaitUntil         *string     `json:"waitUntil"`
-}
-
-// input is the step as step.Parse takes it.
-func (in stepInput) input() step.Input {
-	out := step.Input{Type: in.Type, Target: in.Target, WaitUntil: in.WaitUntil}
-	if in.Value != nil {
-		out.Value = &in.Value.text
-	}
-	if in.WaitForNavigation != nil {
-		b := bool(*in.WaitForNavigation)
-		out.WaitForNavigation = &b
+func toTestStatsJSON(t multistep.TestStats) testStatsJSON {
+	out := testStatsJSON{Test: t.Test, SuccessRates: make([]successRateJSON, len(t.SuccessRates)),
+		State: t.State, SuccessRate: t.SuccessRate,
+		INP: roundedInt(t.INP), TBT: roundedInt(t.TBT), CLS: roundedCLS(t.CLS), Duration: roundedInt(t.Duration)}
+	for j, d := range t.SuccessRates {
+		out.SuccessRates[j] = successRateJSON{Date: d.Date, Rate: d.Rate}
 	}
 	return out
 }
 
-// flexBool accepts a JSON boolean or the strings "on", "off", "true" and "false" (HTML forms
-// send "on" for a ticked checkbox).
-type flexBool bool
-
-func (b *flexBool) UnmarshalJSON(data []byte) error {
-	var v any
-	if err := json.Unmarshal(data, &v); err != nil {
-		return err
-	}
-	switch v {
-	case true, "on", "true":
-		*b = true
-	case false, "off", "false":
-		*b = false
-	default:
-		return &json.UnmarshalTypeError{Value: string(data), Type: reflect.TypeFor[bool]()}
-	}
-	return nil
-}
-
-// maxStepNumber is the largest number a step's value takes (as its digits).
-const maxStepNumber = 1e15
-
-// flexString accepts a JSON string or number (a wait step's milliseconds may come as either).
-// A number is a whole number from 0 to maxStepNumber, kept as its digits (1e3 is "1000").
-type flexString struct {
-	text string
-	// outOfRange is a number sent that is not one of those.
-	outOfRange bool
-}
-
-func (s *flexString) UnmarshalJSON(data []byte) error {
-	if len(data) > 0 && data[0] == '"' {
-		return json.Unmarshal(data, &s.text)
-	}
-	var n json.Number
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(&n); err != nil {
-		return &json.UnmarshalTypeError{Value: string(data), Type: reflect.TypeFor[string]()}
-	}
-	f, err := n.Float64()
-	if err != nil || f < 0 || f > maxStepNumber || f != math.Trunc(f) {
-		*s = flexString{text: n.String(), outOfRange: true}
-		return nil
-	}
-	*s = flexString{text: strconv.FormatFloat(f, 'f', -1, 64)}
-	return nil
-}
-
-// applyTest sets the fields present in in over t and checks the result; on create alias and
-// device must be present.
-func applyTest(in testInput, t *model.Test, create bool) error {
-	var errs fieldErrors
-	if in.Alias != nil {
-		t.Alias = *in.Alias
-		if msg := checkName(t.Alias); msg != "" {
-			errs.add("alias", "%s", msg)
-		}
-	} else if create {
-		errs.add("alias", "is required")
-	}
-	if in.Device != nil {
-		t.Device = *in.Device
-		if !slices.Contains(testDevices, t.Device) {
-			errs.add("device", "must be desktop or mobile")
-		}
-	} else if create {
-		errs.add("device", "is required")
-	}
-	// A test without a step would "complete" every run in no time: refused on create and edit.
-	if in.Steps == nil && create || in.Steps != nil && len(*in.Steps) == 0 {
-		errs.add("steps", "at least one step")
-	}
-	if in.Steps != nil {
-		if len(*in.Steps) > step.MaxSteps {
-			errs.add("steps", "at most %d steps, not %d", step.MaxSteps, len(*in.Steps))
-		} else {
-			t.Steps = make([]step.Step, len(*in.Steps))
-			for i, si := range *in.Steps {
-				st, problems := step.Parse(si.input())
-				if si.Value != nil && si.Value.outOfRange {
-					errs.add(fmt.Sprintf("steps[%d].value", i), "as a number must be a whole number from 0 to %.0f; send other text as a string", maxStepNumber)
-					problems = slices.DeleteFunc(problems, func(p step.Problem) bool { return p.Field == "value" })
-				}
-				for _, p := range problems {
-					errs.add(fmt.Sprintf("steps[%d].%s", i, p.Field), "%s", p.Message)
-				}
-				t.Steps[i] = st
-			}
-		}
-	}
-	if !create && in == (testInput{}) {
-		errs.add("body", "send at least one of alias, device and steps")
-	}
-	return errs.err()
-}
-
-func (s *Server) listTests(w http.ResponseWriter, r *http.Request, c caller) error {
-	win, site, err := s.windowAndWebsite(r, c)
-	if err != nil {
-		return err
-	}
-	tests, err := multistep.TestsWithStats(r.Context(), s.store, site, s.now())
-	if err != nil {
-		return err
-	}
-	tests, next := cut(tests, testKey, win)
-	out := make([]testStatsJSON, len(tests))
-	for i, t := range tests {
-		item := testStatsJSON{testJSON: toTestJSON(t.Test), SuccessRates: make([]successRateJSON, len(t.SuccessRates)),
-			State: t.State, SuccessRate: t.SuccessRate,
-			INP: roundedInt(t.INP), TBT: roundedInt(t.TBT), CLS: roundedCLS(t.CLS), Duration: roundedInt(t.Duration)}
-		for j, d := range t.SuccessRates {
-			item.SuccessRates[j] = successRateJSON{Date: d.Date, Rate: d.Rate}
-		}
-		out[i] = item
-	}
-	return writeJSON(w, http.StatusOK, listPage(out, next))
-}
-
-// testKind is how multistep tests are created and changed; a deleted test's runs are purged.
-func (s *Server) testKind() itemKind[model.Test, testInput] {
-	return itemKind[model.Test, testInput]{
+// testKind is how multistep tests are created, changed and deleted; a deleted test's runs are
+// purged.
+func (s *Server) testKind() itemKind[model.Test, model.TestPatch] {
+	return itemKind[model.Test, model.TestPatch]{
 		pathID:  "testID",
 		newItem: func() model.Test { return model.Test{Steps: []step.Step{}} },
-		apply:   applyFields(applyTest),
+		apply:   applyFields(model.TestPatch.Apply),
 		get:     s.store.Test,
 		create:  s.store.CreateTest,
 		update:  byValue(s.store.UpdateTest),
-		show:    showing(toTestJSON),
+		remove:  s.purging(s.store.DeleteTest),
+		show:    showing(itself[model.Test]),
 	}
-}
-
-func (s *Server) deleteTest(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	job, err := s.store.DeleteTest(r.Context(), site, r.PathValue("testID"))
-	if err != nil {
-		return err
-	}
-	s.enqueuePurge(r, job)
-	w.WriteHeader(http.StatusNoContent)
-	return nil
 }
 
 // test resolves the website and the {testID} of the path within the caller's account.
 func (s *Server) test(r *http.Request, c caller) (model.Website, model.Test, error) {
-	site, err := s.website(r, c)
-	if err != nil {
-		return site, model.Test{}, err
-	}
-	t, err := s.store.Test(r.Context(), site, r.PathValue("testID"))
-	return site, t, err
+	return websiteAnd(s, r, c, withPathID(r, "testID", s.store.Test))
 }
 
 // roundedCLS is a CLS value as the interface shows it (four decimals), or nil.
@@ -424,11 +243,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request, c caller) erro
 }
 
 func (s *Server) runAll(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	tests, err := s.store.Tests(r.Context(), site)
+	site, tests, err := websiteAnd(s, r, c, s.store.Tests)
 	if err != nil {
 		return err
 	}

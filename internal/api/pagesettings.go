@@ -2,74 +2,22 @@ package api
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 
 	"github.com/openvitals/openvitals/internal/model"
 )
 
-// pageJSON is a page's settings as the interface shows them.
-type pageJSON struct {
-	ID    string `json:"id"`
-	URL   string `json:"url"`
-	Alias string `json:"alias"`
-}
-
-func toPageJSON(p model.Page) pageJSON { return pageJSON{ID: p.ID, URL: p.URL, Alias: p.Alias} }
-
-// pageInput is one page of a create or update request; nil means omitted.
-type pageInput struct {
-	URL   *string `json:"url"`
-	Alias *string `json:"alias"`
-}
-
 func (s *Server) listPageSettings(w http.ResponseWriter, r *http.Request, c caller) error {
-	win, site, err := s.windowAndWebsite(r, c)
-	if err != nil {
-		return err
-	}
-	pages, err := s.store.Pages(r.Context(), site)
-	if err != nil {
-		return err
-	}
-	pages, next := cut(pages, pageKey, win)
-	out := make([]pageJSON, len(pages))
-	for i, p := range pages {
-		out[i] = toPageJSON(p)
-	}
-	return writeJSON(w, http.StatusOK, listPage(out, next))
+	return websiteList(s, w, r, c, s.store.Pages, pageKey, itself[model.Page])
 }
 
 func (s *Server) createPages(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
+	site, in, err := websiteAndBody[[]model.PagePatch](s, w, r, c)
 	if err != nil {
 		return err
 	}
-	var in []pageInput
-	if err := decodeJSON(w, r, &in); err != nil {
-		return err
-	}
-	var errs fieldErrors
-	switch {
-	case len(in) == 0:
-		errs.add("body", "send an array of 1 to %d pages", model.MaxPagesPerCall)
-	case len(in) > model.MaxPagesPerCall:
-		errs.add("body", "at most %d pages a call, not %d", model.MaxPagesPerCall, len(in))
-	}
-	if err := errs.err(); err != nil {
-		return err
-	}
-	pages := make([]model.Page, len(in))
-	seen := make(map[string]int, len(in))
-	for i, p := range in {
-		field := fmt.Sprintf("[%d]", i)
-		pages[i] = checkPage(p, model.Page{}, field, &errs)
-		if first, dup := seen[pages[i].URL]; dup && pages[i].URL != "" {
-			errs.add(field+".url", "repeats the url of [%d]", first)
-		}
-		seen[pages[i].URL] = i
-	}
-	if err := errs.err(); err != nil {
+	pages, err := model.NewPages(in)
+	if err != nil {
 		return err
 	}
 	if err := s.quota.TakePages(r.Context(), site, len(pages)); err != nil {
@@ -87,58 +35,16 @@ func (s *Server) createPages(w http.ResponseWriter, r *http.Request, c caller) e
 			s.log.WarnContext(r.Context(), "the history of new pages was not queued", "website", site.ID, "err", err)
 		}
 	}
-	out := make([]pageJSON, len(pages))
-	for i, p := range pages {
-		out[i] = toPageJSON(p)
-	}
-	return writeJSON(w, http.StatusOK, out)
-}
-
-// checkPage applies a page input over base (the stored page, or empty for a new one) and
-// records what is wrong under field. A new page's alias defaults to its url.
-func checkPage(in pageInput, base model.Page, field string, errs *fieldErrors) model.Page {
-	p := base
-	if field != "" {
-		field += "."
-	}
-	if in.URL != nil {
-		p.URL = *in.URL
-	}
-	if in.URL != nil || base.URL == "" {
-		if msg := checkPageURL(p.URL); msg != "" {
-			errs.add(field+"url", "%s", msg)
-		}
-	}
-	if in.Alias != nil && *in.Alias != "" {
-		p.Alias = *in.Alias
-		if msg := checkName(p.Alias); msg != "" {
-			errs.add(field+"alias", "%s", msg)
-		}
-	} else if p.Alias == "" {
-		p.Alias = p.URL
-	}
-	return p
+	return writeJSON(w, http.StatusOK, pages)
 }
 
 func (s *Server) updatePage(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
+	site, in, err := websiteAndBody[model.PagePatch](s, w, r, c)
 	if err != nil {
 		return err
 	}
-	var in pageInput
-	if err := decodeJSON(w, r, &in); err != nil {
-		return err
-	}
-	if in.URL == nil && in.Alias == nil {
-		return invalid(FieldError{Field: "body", Message: "send url, alias or both"})
-	}
-	old, err := s.store.Page(r.Context(), site, r.PathValue("pageID"))
+	old, updated, err := in.Update(func() (model.Page, error) { return s.store.Page(r.Context(), site, r.PathValue("pageID")) })
 	if err != nil {
-		return err
-	}
-	var errs fieldErrors
-	updated := checkPage(in, old, "", &errs)
-	if err := errs.err(); err != nil {
 		return err
 	}
 	if err := s.store.UpdatePage(r.Context(), site, old, updated); err != nil {
@@ -149,11 +55,7 @@ func (s *Server) updatePage(w http.ResponseWriter, r *http.Request, c caller) er
 }
 
 func (s *Server) deletePage(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	p, err := s.store.Page(r.Context(), site, r.PathValue("pageID"))
+	site, p, err := websiteAnd(s, r, c, withPathID(r, "pageID", s.store.Page))
 	if err != nil {
 		return err
 	}
@@ -164,7 +66,7 @@ func (s *Server) deletePage(w http.ResponseWriter, r *http.Request, c caller) er
 	if err := s.quota.ReturnPages(context.WithoutCancel(r.Context()), site, 1); err != nil {
 		s.log.ErrorContext(r.Context(), "free the room of a deleted page", "err", err)
 	}
-	s.enqueuePurge(r, job)
+	s.enqueuePurge(r.Context(), job)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/base64"
 	"net/http"
 	"slices"
@@ -33,17 +34,17 @@ func listWindow(r *http.Request) (window, error) {
 		n, err := strconv.Atoi(raw)
 		if err != nil || n < 1 || n > maxPageLimit {
 			return win, badRequest("the query parameter limit must be a whole number from 1 to 1000",
-				FieldError{Field: "limit", Message: "must be from 1 to 1000"})
+				model.FieldError{Field: "limit", Message: "must be from 1 to 1000"})
 		}
 		win.limit = n
 	}
 	if raw := q.Get("cursor"); raw != "" || q.Has("cursor") {
 		if win.limit == 0 {
-			return win, badRequest("the query parameter cursor goes with limit", FieldError{Field: "cursor", Message: "needs limit"})
+			return win, badRequest("the query parameter cursor goes with limit", model.FieldError{Field: "cursor", Message: "needs limit"})
 		}
 		key, err := base64.RawURLEncoding.DecodeString(raw)
 		if err != nil || len(key) == 0 || len(key) > 200 {
-			return win, badRequest("the query parameter cursor is not one this API gave", FieldError{Field: "cursor", Message: "is not valid"})
+			return win, badRequest("the query parameter cursor is not one this API gave", model.FieldError{Field: "cursor", Message: "is not valid"})
 		}
 		win.after = string(key)
 	}
@@ -59,6 +60,32 @@ func (s *Server) windowAndWebsite(r *http.Request, c caller) (window, model.Webs
 	}
 	site, err := s.website(r, c)
 	return win, site, err
+}
+
+// websiteList answers the window of a website's list that read reads (sorted by key) that the
+// request asks for, each item shown by show.
+func websiteList[T, Out any](s *Server, w http.ResponseWriter, r *http.Request, c caller,
+	read func(context.Context, model.Website) ([]T, error), key func(T) string, show func(T) Out) error {
+	win, site, err := s.windowAndWebsite(r, c)
+	if err != nil {
+		return err
+	}
+	items, err := read(r.Context(), site)
+	if err != nil {
+		return err
+	}
+	return writeWindow(w, items, key, win, show)
+}
+
+// writeWindow answers the items of a list (sorted by key) that the window covers, each shown
+// by show, with the cursor of the next window.
+func writeWindow[T, Out any](w http.ResponseWriter, items []T, key func(T) string, win window, show func(T) Out) error {
+	items, next := cut(items, key, win)
+	out := make([]Out, len(items))
+	for i, t := range items {
+		out[i] = show(t)
+	}
+	return writeJSON(w, http.StatusOK, listPage(out, next))
 }
 
 // cut returns the items of a list (sorted by key, ascending) that the window covers, and the

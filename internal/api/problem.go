@@ -18,12 +18,12 @@ import (
 // Problem is an RFC 9457 problem detail, the body of every error response. Message repeats
 // Detail, for clients that read an error's message member rather than detail.
 type Problem struct {
-	Type    string       `json:"type"`
-	Title   string       `json:"title"`
-	Status  int          `json:"status"`
-	Detail  string       `json:"detail"`
-	Message string       `json:"message"`
-	Errors  []FieldError `json:"errors,omitempty"`
+	Type    string             `json:"type"`
+	Title   string             `json:"title"`
+	Status  int                `json:"status"`
+	Detail  string             `json:"detail"`
+	Message string             `json:"message"`
+	Errors  []model.FieldError `json:"errors,omitempty"`
 	// Limit says which limit refused the request (429, or 422 for a size limit).
 	Limit *LimitInfo `json:"limit,omitempty"`
 }
@@ -37,30 +37,20 @@ type LimitInfo struct {
 	Resets *time.Time `json:"resets,omitempty"`
 }
 
-// FieldError names one bad field of a request and what is wrong with it.
-type FieldError struct {
-	Field   string `json:"field"`
-	Message string `json:"message"`
-}
-
 func (p *Problem) Error() string { return fmt.Sprintf("%d %s: %s", p.Status, p.Title, p.Detail) }
 
-func newProblem(status int, detail string, fields ...FieldError) *Problem {
+func newProblem(status int, detail string, fields ...model.FieldError) *Problem {
 	return &Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail, Errors: fields}
 }
 
 // badRequest is malformed input: bad JSON, wrong types, unknown fields, bad query parameters.
-func badRequest(detail string, fields ...FieldError) *Problem {
+func badRequest(detail string, fields ...model.FieldError) *Problem {
 	return newProblem(http.StatusBadRequest, detail, fields...)
 }
 
 // invalid is well-formed input with values that are not acceptable.
-func invalid(fields ...FieldError) *Problem {
-	msgs := make([]string, len(fields))
-	for i, f := range fields {
-		msgs[i] = f.Field + ": " + f.Message
-	}
-	return newProblem(http.StatusUnprocessableEntity, "invalid request: "+strings.Join(msgs, "; "), fields...)
+func invalid(fields ...model.FieldError) *Problem {
+	return newProblem(http.StatusUnprocessableEntity, "invalid request: "+model.FieldErrors(fields).String(), fields...)
 }
 
 var (
@@ -68,11 +58,13 @@ var (
 	errForbidden    = newProblem(http.StatusForbidden, "this operation needs an admin key")
 )
 
-// writeError turns any error into a problem response. Store errors map to 404 and 409;
+// writeError turns any error into a problem response. Refused values (model.InvalidError) map
+// to 422, store errors to 404 and 409;
 // anything unexpected is logged and answered with a 500 that reveals nothing.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	var p *Problem
 	var conflict *model.ConflictError
+	var refused *model.InvalidError
 	var exceeded *quota.ExceededError
 	switch {
 	case errors.As(err, &p):
@@ -85,10 +77,12 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 			wait := max(1, int(math.Ceil(exceeded.Resets.Sub(exceeded.At).Seconds())))
 			w.Header().Set("Retry-After", strconv.Itoa(wait))
 		}
+	case errors.As(err, &refused):
+		p = invalid(refused.Fields...)
 	case errors.Is(err, model.ErrNotFound):
 		p = newProblem(http.StatusNotFound, notFoundDetail(err))
 	case errors.As(err, &conflict):
-		p = newProblem(http.StatusConflict, conflict.Error(), FieldError{Field: conflict.Field, Message: "already exists"})
+		p = newProblem(http.StatusConflict, conflict.Error(), model.FieldError{Field: conflict.Field, Message: "already exists"})
 	default:
 		log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 		p = newProblem(http.StatusInternalServerError, "the request could not be completed; it has been logged")

@@ -3,63 +3,32 @@ package api
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"slices"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/model/step"
 	"github.com/openvitals/openvitals/internal/profile"
 )
 
-// Limits of a test profile, so that none bloats its item or a browser's requests.
-const (
-	maxProfileHeaders = 20
-	maxProfileCookies = 20
-	maxHeaderValueLen = 4096
-	maxCredentialLen  = 256
-	maxUserAgentLen   = 512
-	maxProfileLogin   = 20
-	maxProfilePages   = 1000
-	minViewport       = 200
-	maxViewport       = 4000
-	maxRTTMs          = 10000
-	maxThroughputKbps = 1000000
-	maxCPUSlowdown    = 20
-	minThroughputKbps = 1
-	minCPUSlowdown    = 1
-)
-
-// forbiddenHeaders are the request headers a profile may not set: the browser's own framing
-// and addressing, and those a profile sets otherwise (cookies, basic authentication).
-var forbiddenHeaders = []string{"host", "content-length", "connection", "transfer-encoding", "upgrade",
-	"keep-alive", "te", "trailer", "expect", "cookie", "authorization", "proxy-authorization", "proxy-connection"}
-
 // profileJSON is a test profile as the API shows it: the names of its headers and cookies, the
 // user of its basic authentication and its login steps, never their secret values.
 type profileJSON struct {
-	ID        string            `json:"id"`
-	Name      string            `json:"name"`
-	Default   bool              `json:"default"`
-	Pages     []profilePageJSON `json:"pages"`
-	Headers   []secretJSON      `json:"headers"`
-	Cookies   []secretJSON      `json:"cookies"`
-	BasicAuth *basicAuthJSON    `json:"basicAuth,omitempty"`
-	Origins   []string          `json:"origins"`
-	Login     []stepJSON        `json:"login"`
-	Network   networkJSON       `json:"network"`
-	Viewport  *viewportJSON     `json:"viewport,omitempty"`
-	UserAgent string            `json:"userAgent,omitempty"`
-	Method    string            `json:"method"`
-	CreatedAt time.Time         `json:"createdAt"`
-	UpdatedAt time.Time         `json:"updatedAt"`
-}
-
-type profilePageJSON struct {
-	Page   string `json:"page"`
-	Device string `json:"device"`
+	ID        string              `json:"id"`
+	Name      string              `json:"name"`
+	Default   bool                `json:"default"`
+	Pages     []model.ProfilePage `json:"pages"`
+	Headers   []secretJSON        `json:"headers"`
+	Cookies   []secretJSON        `json:"cookies"`
+	BasicAuth *basicAuthJSON      `json:"basicAuth,omitempty"`
+	Origins   []string            `json:"origins"`
+	Login     []step.Step         `json:"login"`
+	Network   networkJSON         `json:"network"`
+	Viewport  *viewportJSON       `json:"viewport,omitempty"`
+	UserAgent string              `json:"userAgent,omitempty"`
+	Method    string              `json:"method"`
+	CreatedAt time.Time           `json:"createdAt"`
+	UpdatedAt time.Time           `json:"updatedAt"`
 }
 
 // secretJSON is a header or cookie as shown: its name (its value is taken, never shown).
@@ -83,60 +52,13 @@ type viewportJSON struct {
 	Height int `json:"height"`
 }
 
-// profileInput is a create or update request; nil means omitted (kept, on update). Headers,
-// cookies, basicAuth and login are replaced whole when sent, with their secret values.
-type profileInput struct {
-	Name      *string             `json:"name"`
-	Default   *bool               `json:"default"`
-	Pages     *[]profilePageInput `json:"pages"`
-	Headers   *[]secretInput      `json:"headers"`
-	Cookies   *[]secretInput      `json:"cookies"`
-	BasicAuth *basicAuthInput     `json:"basicAuth"`
-	Origins   *[]string           `json:"origins"`
-	Login     *[]stepInput        `json:"login"`
-	Network   *networkInput       `json:"network"`
-	Viewport  *viewportInput      `json:"viewport"`
-	UserAgent *string             `json:"userAgent"`
-	Method    *string             `json:"method"`
-}
-
-type profilePageInput struct {
-	Page   *string `json:"page"`
-	Device *string `json:"device"`
-}
-
-type secretInput struct {
-	Name  *string `json:"name"`
-	Value *string `json:"value"`
-}
-
-type basicAuthInput struct {
-	User     *string `json:"user"`
-	Password *string `json:"password"`
-}
-
-type networkInput struct {
-	Preset         *string  `json:"preset"`
-	RTTMs          *float64 `json:"rttMs"`
-	ThroughputKbps *float64 `json:"throughputKbps"`
-	CPUSlowdown    *float64 `json:"cpuSlowdown"`
-}
-
-type viewportInput struct {
-	Width  *int `json:"width"`
-	Height *int `json:"height"`
-}
-
 // toProfileJSON shows p, a profile of site: its method is its own, else the website's that it
 // follows.
 func toProfileJSON(site model.Website, p model.Profile) profileJSON {
-	out := profileJSON{ID: p.ID, Name: p.Name, Default: p.Default, Pages: []profilePageJSON{}, Method: model.MethodOr(p.Method, site.Method),
-		Headers: []secretJSON{}, Cookies: []secretJSON{}, Origins: append([]string{}, p.Origins...), Login: []stepJSON{}, UserAgent: p.UserAgent,
+	out := profileJSON{ID: p.ID, Name: p.Name, Default: p.Default, Pages: append([]model.ProfilePage{}, p.Pages...), Method: model.MethodOr(p.Method, site.Method),
+		Headers: []secretJSON{}, Cookies: []secretJSON{}, Origins: append([]string{}, p.Origins...), Login: append([]step.Step{}, p.Login...), UserAgent: p.UserAgent,
 		Network:   networkJSON{Preset: p.Network, RTTMs: nonZero(p.RTTMs), ThroughputKbps: nonZero(p.ThroughputK), CPUSlowdown: nonZero(p.CPUSlowdown)},
 		CreatedAt: p.Created.UTC(), UpdatedAt: p.Updated.UTC()}
-	for _, pp := range p.Pages {
-		out.Pages = append(out.Pages, profilePageJSON{Page: pp.Page, Device: pp.Device})
-	}
 	for _, n := range p.HeaderNames {
 		out.Headers = append(out.Headers, secretJSON{Name: n})
 	}
@@ -146,7 +68,6 @@ func toProfileJSON(site model.Website, p model.Profile) profileJSON {
 	if p.BasicAuthUser != "" {
 		out.BasicAuth = &basicAuthJSON{User: p.BasicAuthUser}
 	}
-	out.Login = toTestJSON(model.Test{Steps: p.Login}).Steps
 	if p.Width > 0 {
 		out.Viewport = &viewportJSON{Width: p.Width, Height: p.Height}
 	}
@@ -160,265 +81,11 @@ func nonZero(v float64) *float64 {
 	return &v
 }
 
-// applyProfile sets the fields present in in over p and returns the secrets to seal: those
-// opened from the stored profile with the ones sent in their place. open reads the stored
-// secrets, only when some but not all change.
-func (s *Server) applyProfile(ctx context.Context, site model.Website, in profileInput, p *model.Profile, create bool,
-	open func() (model.ProfileSecrets, error)) (model.ProfileSecrets, error) {
-	var errs fieldErrors
-	if in.Name != nil {
-		p.Name = *in.Name
-		if msg := checkName(p.Name); msg != "" {
-			errs.add("name", "%s", msg)
-		}
-	} else if create {
-		errs.add("name", "is required")
-	}
-	if in.Default != nil {
-		p.Default = *in.Default
-	}
-	if in.Pages != nil && len(*in.Pages) > maxProfilePages {
-		errs.add("pages", "at most %d, not %d", maxProfilePages, len(*in.Pages))
-	} else if in.Pages != nil {
-		p.Pages = nil
-		// The website's pages, read once: a profile may name up to maxProfilePages of them.
-		known := map[string]bool{}
-		if len(*in.Pages) > 0 {
-			pages, err := s.store.Pages(ctx, site)
-			if err != nil {
-				return model.ProfileSecrets{}, err
-			}
-			for _, pg := range pages {
-				known[pg.ID] = true
-			}
-		}
-		for i, pi := range *in.Pages {
-			field := fmt.Sprintf("pages[%d]", i)
-			var pp model.ProfilePage
-			if pi.Device == nil || !slices.Contains(testDevices, *pi.Device) {
-				errs.add(field+".device", "must be desktop or mobile")
-			} else {
-				pp.Device = *pi.Device
-			}
-			if pi.Page == nil {
-				errs.add(field+".page", "is required")
-			} else if !known[*pi.Page] {
-				errs.add(field+".page", "is not a page of the website")
-			} else {
-				pp.Page = *pi.Page
-			}
-			if slices.Contains(p.Pages, pp) {
-				errs.add(field, "repeats a page and device")
-			}
-			p.Pages = append(p.Pages, pp)
-		}
-	}
-	if in.Network != nil {
-		n := *in.Network
-		p.Network, p.RTTMs, p.ThroughputK, p.CPUSlowdown = "", 0, 0, 0
-		if n.Preset != nil && *n.Preset != "" {
-			if _, ok := model.NetworkPresets[*n.Preset]; !ok {
-				errs.add("network.preset", "must be one of %s", strings.Join(presetNames(), ", "))
-			}
-			p.Network = *n.Preset
-		}
-		check := func(v *float64, field string, lo, hi float64, dst *float64) {
-			if v == nil {
-				return
-			}
-			if *v < lo || *v > hi {
-				errs.add("network."+field, "must be from %g to %g", lo, hi)
-			}
-			*dst = *v
-		}
-		check(n.RTTMs, "rttMs", 0, maxRTTMs, &p.RTTMs)
-		check(n.ThroughputKbps, "throughputKbps", minThroughputKbps, maxThroughputKbps, &p.ThroughputK)
-		check(n.CPUSlowdown, "cpuSlowdown", minCPUSlowdown, maxCPUSlowdown, &p.CPUSlowdown)
-	}
-	if in.Viewport != nil {
-		v := *in.Viewport
-		if v.Width == nil || v.Height == nil {
-			errs.add("viewport", "needs width and height")
-		} else {
-			p.Width, p.Height = *v.Width, *v.Height
-			for field, n := range map[string]int{"width": p.Width, "height": p.Height} {
-				if n < minViewport || n > maxViewport {
-					errs.add("viewport."+field, "must be from %d to %d", minViewport, maxViewport)
-				}
-			}
-		}
-	}
-	if in.Origins != nil {
-		p.Origins = nil
-		if len(*in.Origins) > model.MaxProfileOrigins {
-			errs.add("origins", "at most %d, not %d", model.MaxProfileOrigins, len(*in.Origins))
-		} else {
-			for i, raw := range *in.Origins {
-				o, err := model.ProfileOrigin(site.Domain, raw)
-				switch {
-				case err != nil:
-					errs.add(fmt.Sprintf("origins[%d]", i), "%s", err)
-				case slices.Contains(p.Origins, o):
-					errs.add(fmt.Sprintf("origins[%d]", i), "repeats an origin")
-				default:
-					p.Origins = append(p.Origins, o)
-				}
-			}
-		}
-	}
-	if in.Method != nil {
-		if err := model.CheckMethod(*in.Method); err != nil {
-			errs.add("method", "%s", err)
-		}
-		p.Method = *in.Method
-	}
-	if in.UserAgent != nil {
-		p.UserAgent = *in.UserAgent
-		if msg := checkHeaderValue(p.UserAgent, maxUserAgentLen); msg != "" {
-			errs.add("userAgent", "%s", msg)
-		}
-	}
-
-	// Secrets: what is sent replaces what was; the rest is kept as sealed.
-	var secrets model.ProfileSecrets
-	if !create && (in.Headers == nil || in.Cookies == nil || in.BasicAuth == nil || in.Login == nil) &&
-		(in.Headers != nil || in.Cookies != nil || in.BasicAuth != nil || in.Login != nil) {
-		opened, err := open()
-		if err != nil {
-			return secrets, err
-		}
-		secrets = opened
-	}
-	if in.Headers != nil {
-		p.HeaderNames, secrets.Headers = checkSecrets(*in.Headers, "headers", maxProfileHeaders, true, &errs)
-	}
-	if in.Cookies != nil {
-		p.CookieNames, secrets.Cookies = checkSecrets(*in.Cookies, "cookies", maxProfileCookies, false, &errs)
-	}
-	if in.BasicAuth != nil {
-		b := *in.BasicAuth
-		p.BasicAuthUser, secrets.Password = "", ""
-		if b.User != nil && *b.User != "" {
-			p.BasicAuthUser = *b.User
-			if msg := checkHeaderValue(p.BasicAuthUser, maxCredentialLen); msg != "" || strings.Contains(p.BasicAuthUser, ":") {
-				errs.add("basicAuth.user", "must be up to %d characters of printable text without a colon", maxCredentialLen)
-			}
-			if b.Password == nil {
-				errs.add("basicAuth.password", "is required with a user")
-			} else if secrets.Password = *b.Password; checkHeaderValue(secrets.Password, maxCredentialLen) != "" {
-				errs.add("basicAuth.password", "must be up to %d characters of printable text", maxCredentialLen)
-			}
-		}
-	}
-	if in.Login != nil {
-		p.Login, secrets.Typed = nil, nil
-		if len(*in.Login) > maxProfileLogin {
-			errs.add("login", "at most %d steps, not %d", maxProfileLogin, len(*in.Login))
-		} else {
-			for i, si := range *in.Login {
-				st, problems := step.Parse(si.input())
-				if si.Value != nil && si.Value.outOfRange {
-					errs.add(fmt.Sprintf("login[%d].value", i), "as a number must be a whole number from 0 to %.0f; send other text as a string", maxStepNumber)
-					problems = slices.DeleteFunc(problems, func(p step.Problem) bool { return p.Field == "value" })
-				}
-				for _, pr := range problems {
-					errs.add(fmt.Sprintf("login[%d].%s", i, pr.Field), "%s", pr.Message)
-				}
-				if st.Type == step.TypeText || st.Type == step.Select {
-					if secrets.Typed == nil {
-						secrets.Typed = map[int]string{}
-					}
-					secrets.Typed[i], st.Value = st.Value, ""
-				}
-				p.Login = append(p.Login, st)
-			}
-		}
-	}
-	if !create && in == (profileInput{}) {
-		errs.add("body", "send at least one field")
-	}
-	return secrets, errs.err()
-}
-
-func presetNames() []string {
-	var out []string
-	for name := range model.NetworkPresets {
-		out = append(out, name)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// checkHeaderValue checks text sent in a request header: printable, no line break, at most max
-// bytes.
-func checkHeaderValue(v string, max int) string {
-	if len(v) > max || !utf8.ValidString(v) || strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		return fmt.Sprintf("must be up to %d bytes of printable text", max)
-	}
-	return ""
-}
-
-// isToken tells whether s is an HTTP token (a header or cookie name).
-func isToken(s string) bool {
-	if s == "" || len(s) > 256 {
-		return false
-	}
-	for _, r := range s {
-		if r > 0x7e || r <= 0x20 || strings.ContainsRune("\"(),/:;<=>?@[\\]{}", r) {
-			return false
-		}
-	}
-	return true
-}
-
-// checkSecrets checks headers or cookies and returns their names and values.
-func checkSecrets(in []secretInput, field string, max int, header bool, errs *fieldErrors) ([]string, map[string]string) {
-	if len(in) > max {
-		errs.add(field, "at most %d, not %d", max, len(in))
-		return nil, nil
-	}
-	var names []string
-	values := map[string]string{}
-	for i, s := range in {
-		f := fmt.Sprintf("%s[%d]", field, i)
-		if s.Name == nil || !isToken(*s.Name) {
-			errs.add(f+".name", "must be a name of letters, digits and !#$%%&'*+-.^_`|~")
-			continue
-		}
-		name := *s.Name
-		key := name
-		if header {
-			name = http.CanonicalHeaderKey(name)
-			key = name
-			if slices.Contains(forbiddenHeaders, strings.ToLower(name)) || strings.HasPrefix(strings.ToLower(name), "proxy-") || strings.HasPrefix(strings.ToLower(name), "sec-") {
-				errs.add(f+".name", "cannot be set by a profile (cookies and basicAuth have fields of their own)")
-				continue
-			}
-		}
-		if _, dup := values[key]; dup {
-			errs.add(f+".name", "repeats a name")
-			continue
-		}
-		if s.Value == nil {
-			errs.add(f+".value", "is required")
-			continue
-		}
-		if msg := checkHeaderValue(*s.Value, maxHeaderValueLen); msg != "" {
-			errs.add(f+".value", "%s", msg)
-		} else if !header && strings.ContainsAny(*s.Value, "; ,\"\\") {
-			errs.add(f+".value", "must not contain spaces, commas, semicolons, quotes or backslashes")
-		}
-		names = append(names, name)
-		values[key] = *s.Value
-	}
-	return names, values
-}
-
 // profileKind is how test profiles are shown, created, changed and deleted: their secrets
 // sealed, one profile a page and device, one default, and a change of what measures the pages
 // annotated.
-func (s *Server) profileKind() itemKind[model.Profile, profileInput] {
-	return itemKind[model.Profile, profileInput]{
+func (s *Server) profileKind() itemKind[model.Profile, model.ProfilePatch] {
+	return itemKind[model.Profile, model.ProfilePatch]{
 		pathID:  "profileID",
 		newItem: func() model.Profile { return model.Profile{ID: "prof_" + model.NewID()} },
 		apply:   s.applyProfileWrite,
@@ -442,13 +109,12 @@ func (s *Server) profileKind() itemKind[model.Profile, profileInput] {
 
 // applyProfileWrite applies a create's or update's fields over p and seals its secrets (on
 // update only when some were sent), refusing a page and device another profile measures.
-func (s *Server) applyProfileWrite(ctx context.Context, site model.Website, in profileInput, old model.Profile, p *model.Profile, create bool) (string, error) {
+func (s *Server) applyProfileWrite(ctx context.Context, site model.Website, in model.ProfilePatch, old model.Profile, p *model.Profile, create bool) (string, error) {
 	p.Pages = slices.Clone(old.Pages)
-	var open func() (model.ProfileSecrets, error)
-	if !create {
-		open = func() (model.ProfileSecrets, error) { return profile.Open(ctx, s.sealer, site, old) }
-	}
-	secrets, err := s.applyProfile(ctx, site, in, p, create, open)
+	secrets, err := in.Apply(p, site, create, model.ProfileStore{
+		Pages:   func() ([]model.Page, error) { return s.store.Pages(ctx, site) },
+		Secrets: func() (model.ProfileSecrets, error) { return profile.Open(ctx, s.sealer, site, old) },
+	})
 	if err != nil {
 		return "", err
 	}
@@ -456,29 +122,15 @@ func (s *Server) applyProfileWrite(ctx context.Context, site model.Website, in p
 	if err != nil {
 		return "", err
 	}
-	if err := checkOthers(*p, others); err != nil {
+	if err := p.CheckOthers(others); err != nil {
 		return "", err
 	}
-	if create || in.Headers != nil || in.Cookies != nil || in.BasicAuth != nil || in.Login != nil {
+	if create || in.ChangesSecrets() {
 		if err := profile.Seal(ctx, s.sealer, site, p, secrets); err != nil {
 			return "", err
 		}
 	}
 	return "", nil
-}
-
-// checkOthers refuses a page and device another profile measures already: one profile
-// measures a page on a device.
-func checkOthers(p model.Profile, others []model.Profile) error {
-	var errs fieldErrors
-	for i, pp := range p.Pages {
-		for _, o := range others {
-			if o.ID != p.ID && o.Measures(pp.Page, pp.Device) {
-				errs.add(fmt.Sprintf("pages[%d]", i), "is measured by the profile %s (%s): take it from that one first", o.ID, o.Name)
-			}
-		}
-	}
-	return errs.err()
 }
 
 // unsetOtherDefaults keeps one default profile: p, when it is.
@@ -509,13 +161,7 @@ func (s *Server) unsetOtherDefaults(ctx context.Context, site model.Website, p m
 // failure is logged: the profile is stored already.
 func (s *Server) annotateProfile(ctx context.Context, site model.Website, old, p model.Profile) {
 	method := func(x model.Profile) string { return model.MethodOr(x.Method, site.Method) }
-	measuring := func(a, b model.Profile) bool { // a measures the same way b does
-		return a.Network == b.Network && a.RTTMs == b.RTTMs && a.ThroughputK == b.ThroughputK && a.CPUSlowdown == b.CPUSlowdown &&
-			a.Width == b.Width && a.Height == b.Height && a.UserAgent == b.UserAgent && slices.Equal(a.HeaderNames, b.HeaderNames) &&
-			slices.Equal(a.CookieNames, b.CookieNames) && a.BasicAuthUser == b.BasicAuthUser && slices.Equal(a.Origins, b.Origins) && slices.Equal(a.Login, b.Login) &&
-			string(a.Secrets) == string(b.Secrets) && method(a) == method(b)
-	}
-	same := measuring(old, p)
+	same := old.MeasuresLike(p, site.Method)
 	pages := map[string]bool{}
 	for _, pp := range old.Pages {
 		if !same || !p.Measures(pp.Page, pp.Device) {

@@ -82,35 +82,65 @@ var rumMetricFields = metrics.UXVitals
 const rumWindowDays = 28
 
 // websiteMetrics answers the website's metrics in Prometheus' text format or OpenMetrics, as
-// the scraper's Accept header asks (promhttp negotiates). What it reads is the website's own
-// and bounded by it (its pages by pages_per_website): its budgets, its pages' rows as the whole
-// pages list reads them, its regressions, and one real-user report.
+// the scraper's Accept header asks (promhttp negotiates).
 func (s *Server) websiteMetrics(w http.ResponseWriter, r *http.Request, c caller) error {
 	site, err := s.website(r, c)
 	if err != nil {
 		return err
 	}
-	budgets, err := s.store.Budgets(r.Context(), site)
+	read, err := s.readWebsiteMetrics(r, site)
 	if err != nil {
 		return err
 	}
-	listings, _, err := s.metrics.Listings(r.Context(), site, "", 0) // every page, as the whole pages list
+	// Gathered here so that an error is a problem response like any other; promhttp then only
+	// negotiates the format and writes it.
+	families, err := read.gauges(site).Gather()
 	if err != nil {
 		return err
 	}
-	incidents, err := s.incidents(r, site)
-	if err != nil {
-		return err
-	}
-	seen := map[string]model.Page{}
-	for _, l := range listings {
-		seen[l.Page.ID] = l.Page
-	}
-	views, err := s.rumByPage(r, site, seen)
-	if err != nil {
-		return err
-	}
+	gathered := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) { return families, nil })
+	promhttp.HandlerFor(gathered, promhttp.HandlerOpts{EnableOpenMetrics: true}).ServeHTTP(w, r)
+	return nil
+}
 
+// websiteReadings are what a website's metrics are made of. All of it is the website's own
+// and bounded by it (its pages by pages_per_website).
+type websiteReadings struct {
+	budgets   []model.Budget
+	listings  []metrics.Listing // its pages' rows as the whole pages list reads them
+	incidents []model.Incident
+	pages     map[string]model.Page // the pages listed, by ID
+	views     map[string]rum.Row    // one real-user report, by page
+}
+
+// readWebsiteMetrics reads what a website's metrics are made of.
+func (s *Server) readWebsiteMetrics(r *http.Request, site model.Website) (websiteReadings, error) {
+	var read websiteReadings
+	var err error
+	if read.budgets, err = s.store.Budgets(r.Context(), site); err != nil {
+		return read, err
+	}
+	if read.listings, _, err = s.metrics.Listings(r.Context(), site, "", 0); err != nil { // every page, as the whole pages list
+		return read, err
+	}
+	if read.incidents, err = s.incidents(r.Context(), site); err != nil {
+		return read, err
+	}
+	read.pages = map[string]model.Page{}
+	for _, l := range read.listings {
+		read.pages[l.Page.ID] = l.Page
+	}
+	read.views, err = s.rumByPage(r, site, read.pages)
+	return read, err
+}
+
+// websiteGauges are the gauges of a website's metrics, one per family.
+type websiteGauges struct {
+	lab, ux, rumP75, rumViews, exceeded, atRisk, thresholds, pageIncidents, siteIncidents, pages *prometheus.GaugeVec
+}
+
+// gauges registers the website's gauges and sets them from what was read.
+func (read websiteReadings) gauges(site model.Website) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	gauge := func(f metricFamily) *prometheus.GaugeVec {
 		g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: f.Name, Help: f.Help,
@@ -118,46 +148,64 @@ func (s *Server) websiteMetrics(w http.ResponseWriter, r *http.Request, c caller
 		reg.MustRegister(g) // names and labels are this file's constants: a clash is a programming error caught by the tests
 		return g
 	}
-	lab, ux, rumP75, rumViews := gauge(famLab), gauge(famUX), gauge(famRUM), gauge(famRUMViews)
-	exceeded, atRisk, thresholds := gauge(famExceeded), gauge(famAtRisk), gauge(famBudget)
-	pageIncidents, siteIncidents, pages := gauge(famPageIncidents), gauge(famSiteIncidents), gauge(famPages)
+	g := websiteGauges{lab: gauge(famLab), ux: gauge(famUX), rumP75: gauge(famRUM), rumViews: gauge(famRUMViews),
+		exceeded: gauge(famExceeded), atRisk: gauge(famAtRisk), thresholds: gauge(famBudget),
+		pageIncidents: gauge(famPageIncidents), siteIncidents: gauge(famSiteIncidents), pages: gauge(famPages)}
+	for _, b := range read.budgets {
+		g.thresholds.WithLabelValues(b.ID, b.Metric, b.Operator, b.Device).Set(b.Value)
+	}
+	for i := range read.listings {
+		g.setListing(&read.listings[i], read.budgets)
+	}
+	g.pages.WithLabelValues().Set(float64(len(read.pages)))
+	for _, p := range read.pages {
+		g.setField(p, read.views)
+	}
+	g.setIncidents(read.incidents, read.pages)
+	return reg
+}
 
-	for _, b := range budgets {
-		thresholds.WithLabelValues(b.ID, b.Metric, b.Operator, b.Device).Set(b.Value)
-	}
-	for i := range listings {
-		l := &listings[i]
-		p, dev := l.Page, l.Device
-		name := pageLabel(p)
-		latest := func(field string) (float64, bool) { return l.LatestValue(l.Field(field)) }
-		for _, f := range labMetricFields {
-			if v, ok := latest(f); ok {
-				lab.WithLabelValues(p.ID, name, dev, l.Method(), f).Set(metrics.Round(f, v))
-			}
-		}
-		for _, m := range metrics.UXVitals {
-			if v, ok := latest("ux_" + m); ok {
-				ux.WithLabelValues(p.ID, name, dev, m).Set(v)
-			}
-		}
-		if !l.Empty() {
-			ex, risk := budget.Count(budgets, dev, latest)
-			exceeded.WithLabelValues(p.ID, name, dev).Set(float64(ex))
-			atRisk.WithLabelValues(p.ID, name, dev).Set(float64(risk))
+// setListing sets a page's lab and user-experience values on a device and how many of the
+// budgets it is over or at risk of.
+func (g websiteGauges) setListing(l *metrics.Listing, budgets []model.Budget) {
+	p, dev := l.Page, l.Device
+	name := pageLabel(p)
+	latest := func(field string) (float64, bool) { return l.LatestValue(l.Field(field)) }
+	for _, f := range labMetricFields {
+		if v, ok := latest(f); ok {
+			g.lab.WithLabelValues(p.ID, name, dev, l.Method(), f).Set(metrics.Round(f, v))
 		}
 	}
-	pages.WithLabelValues().Set(float64(len(seen)))
-	for _, p := range seen {
-		pageIncidents.WithLabelValues(p.ID, pageLabel(p)).Set(0)
-		if row, ok := views[p.ID]; ok {
-			rumViews.WithLabelValues(p.ID, pageLabel(p)).Set(float64(row.Views))
-			for _, m := range rumMetricFields {
-				if v, ok := row.P75[m]; ok {
-					rumP75.WithLabelValues(p.ID, pageLabel(p), m).Set(rum.Round(m, v))
-				}
-			}
+	for _, m := range metrics.UXVitals {
+		if v, ok := latest("ux_" + m); ok {
+			g.ux.WithLabelValues(p.ID, name, dev, m).Set(v)
 		}
 	}
+	if !l.Empty() {
+		ex, risk := budget.Count(budgets, dev, latest)
+		g.exceeded.WithLabelValues(p.ID, name, dev).Set(float64(ex))
+		g.atRisk.WithLabelValues(p.ID, name, dev).Set(float64(risk))
+	}
+}
+
+// setField sets a page's real-user views and p75s, and its open incidents to none (until
+// setIncidents counts them).
+func (g websiteGauges) setField(p model.Page, views map[string]rum.Row) {
+	g.pageIncidents.WithLabelValues(p.ID, pageLabel(p)).Set(0)
+	row, ok := views[p.ID]
+	if !ok {
+		return
+	}
+	g.rumViews.WithLabelValues(p.ID, pageLabel(p)).Set(float64(row.Views))
+	for _, m := range rumMetricFields {
+		if v, ok := row.P75[m]; ok {
+			g.rumP75.WithLabelValues(p.ID, pageLabel(p), m).Set(rum.Round(m, v))
+		}
+	}
+}
+
+// setIncidents counts the open incidents, the website's and each monitored page's.
+func (g websiteGauges) setIncidents(incidents []model.Incident, pages map[string]model.Page) {
 	open := 0
 	for _, in := range incidents {
 		if in.State() != model.IncidentOpen {
@@ -165,22 +213,12 @@ func (s *Server) websiteMetrics(w http.ResponseWriter, r *http.Request, c caller
 		}
 		open++
 		if id, ok := incidentPage(in); ok {
-			if p, monitored := seen[id]; monitored {
-				pageIncidents.WithLabelValues(p.ID, pageLabel(p)).Inc()
+			if p, monitored := pages[id]; monitored {
+				g.pageIncidents.WithLabelValues(p.ID, pageLabel(p)).Inc()
 			}
 		}
 	}
-	siteIncidents.WithLabelValues().Set(float64(open))
-
-	// Gathered here so that an error is a problem response like any other; promhttp then only
-	// negotiates the format and writes it.
-	families, err := reg.Gather()
-	if err != nil {
-		return err
-	}
-	gathered := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) { return families, nil })
-	promhttp.HandlerFor(gathered, promhttp.HandlerOpts{EnableOpenMetrics: true}).ServeHTTP(w, r)
-	return nil
+	g.siteIncidents.WithLabelValues().Set(float64(open))
 }
 
 // pageLabel names a page in labels: its alias, else its path.

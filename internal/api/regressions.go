@@ -126,21 +126,21 @@ func (s *Server) listRegressions(w http.ResponseWriter, r *http.Request, c calle
 	q := r.URL.Query()
 	f := model.RegressionFilter{Status: q.Get("status"), Kind: q.Get("kind"), Metric: q.Get("metric"),
 		Page: q.Get("page"), Device: q.Get("device"), Test: q.Get("test"), Source: q.Get("source")}
-	var errs fieldErrors
+	var errs model.FieldErrors
 	if f.Status != "" && !slices.Contains(regressionStatuses, f.Status) {
-		errs.add("status", "must be open, recovered or acknowledged")
+		errs.Add("status", "must be open, recovered or acknowledged")
 	}
 	if f.Kind != "" && f.Kind != model.KindRegression && f.Kind != model.KindImprovement {
-		errs.add("kind", "must be regression or improvement")
+		errs.Add("kind", "must be regression or improvement")
 	}
 	if _, ok := regression.Lookup(f.Metric); f.Metric != "" && !ok {
-		errs.add("metric", "must be one of %s", strings.Join(regression.MetricNames(), ", "))
+		errs.Add("metric", "must be one of %s", strings.Join(regression.MetricNames(), ", "))
 	}
 	if _, ok := regression.SourceMetrics[f.Source]; f.Source != "" && !ok {
-		errs.add("source", "must be lab, ux, ux_weekly, rum or multistep")
+		errs.Add("source", "must be lab, ux, ux_weekly, rum or multistep")
 	}
 	if f.Device != "" && f.Device != "desktop" && f.Device != "mobile" {
-		errs.add("device", "must be desktop or mobile")
+		errs.Add("device", "must be desktop or mobile")
 	}
 	if len(errs) > 0 {
 		return badRequest("a query parameter has a value the list does not know", errs...)
@@ -205,11 +205,7 @@ func maxTime(a, b time.Time) time.Time {
 }
 
 func (s *Server) getRegression(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	reg, err := s.store.Regression(r.Context(), site, r.PathValue("regressionID"))
+	site, reg, err := websiteAnd(s, r, c, withPathID(r, "regressionID", s.store.Regression))
 	if err != nil {
 		return err
 	}
@@ -222,7 +218,7 @@ func (s *Server) withIncidents(r *http.Request, site model.Website, regs []model
 	if !slices.ContainsFunc(regs, func(reg model.Regression) bool { return reg.Incident == "" }) {
 		return regs, nil
 	}
-	all, err := s.incidents(r, site)
+	all, err := s.incidents(r.Context(), site)
 	if err != nil {
 		return nil, err
 	}
@@ -258,19 +254,15 @@ func (s *Server) writeRegression(w http.ResponseWriter, r *http.Request, site mo
 // updateRegression acknowledges a regression: {"status": "acknowledged"}. An open regression
 // becomes acknowledged (no more reminders); a recovered one stays recovered.
 func (s *Server) updateRegression(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	var in struct {
+	site, in, err := websiteAndBody[struct {
 		Status *string `json:"status"`
-	}
-	if err := decodeJSON(w, r, &in); err != nil {
+	}](s, w, r, c)
+	if err != nil {
 		return err
 	}
 	if in.Status == nil || *in.Status != model.RegressionAcknowledged {
 		return badRequest("a regression can only be acknowledged: send {\"status\": \"acknowledged\"}",
-			FieldError{Field: "status", Message: "must be acknowledged"})
+			model.FieldError{Field: "status", Message: "must be acknowledged"})
 	}
 	reg, err := s.store.AcknowledgeRegression(r.Context(), site, r.PathValue("regressionID"), s.now())
 	if err != nil {
@@ -282,11 +274,7 @@ func (s *Server) updateRegression(w http.ResponseWriter, r *http.Request, c call
 // getRegressionThresholds answers the least change of every watched metric in effect for the
 // website, and which of them are its own.
 func (s *Server) getRegressionThresholds(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	own, err := s.store.RegressionThresholds(r.Context(), site)
+	_, own, err := websiteAnd(s, r, c, s.store.RegressionThresholds)
 	if err != nil {
 		return err
 	}
@@ -314,12 +302,8 @@ func thresholdsJSON(own map[string]model.RegressionThreshold) map[string]thresho
 // putRegressionThresholds replaces the website's own least changes: a map of metric to
 // {"relative", "absolute"}; metrics left out take the defaults again.
 func (s *Server) putRegressionThresholds(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
+	site, in, err := websiteAndBody[map[string]regression.Threshold](s, w, r, c)
 	if err != nil {
-		return err
-	}
-	var in map[string]regression.Threshold
-	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
 	if err := thresholdsProblem(regression.Thresholds(in).Validate()); err != nil {
@@ -342,10 +326,10 @@ func thresholdsProblem(err error) error {
 	if !errors.As(err, &bad) {
 		return err
 	}
-	fields := make([]FieldError, len(bad))
+	fields := make([]model.FieldError, len(bad))
 	unknown := false
 	for i, p := range bad {
-		fields[i] = FieldError{Field: p.Field, Message: p.Message}
+		fields[i] = model.FieldError{Field: p.Field, Message: p.Message}
 		unknown = unknown || p.Unknown
 	}
 	if unknown {
@@ -363,52 +347,48 @@ const (
 // createAnnotation records a deploy or any other event: at (RFC 3339; now when left out),
 // text, an optional url and the pages it concerns (none: the whole website).
 func (s *Server) createAnnotation(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	var in struct {
+	site, in, err := websiteAndBody[struct {
 		At    *time.Time `json:"at"`
 		Text  *string    `json:"text"`
 		URL   *string    `json:"url"`
 		Pages []string   `json:"pages"`
-	}
-	if err := decodeJSON(w, r, &in); err != nil {
+	}](s, w, r, c)
+	if err != nil {
 		return err
 	}
 	a := model.Annotation{ID: "ann_" + model.NewID(), At: s.now(), Created: s.now()}
-	var errs fieldErrors
+	var errs model.FieldErrors
 	if in.At != nil {
 		a.At = in.At.UTC()
 		if a.At.Year() < 2000 || a.At.After(s.now().Add(24*time.Hour)) {
-			errs.add("at", "must be a time from 2000 to tomorrow")
+			errs.Add("at", "must be a time from 2000 to tomorrow")
 		}
 	}
 	if in.Text == nil || strings.TrimSpace(*in.Text) == "" {
-		errs.add("text", "is required")
+		errs.Add("text", "is required")
 	} else if a.Text = strings.TrimSpace(*in.Text); utf8.RuneCountInString(a.Text) > maxAnnotationText {
-		errs.add("text", "must be at most %d characters", maxAnnotationText)
+		errs.Add("text", "must be at most %d characters", maxAnnotationText)
 	}
 	if in.URL != nil {
 		u, err := url.Parse(*in.URL)
 		switch {
 		case err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "":
-			errs.add("url", "must be an http or https URL")
+			errs.Add("url", "must be an http or https URL")
 		case utf8.RuneCountInString(*in.URL) > maxAnnotationURL:
-			errs.add("url", "must be at most %d characters", maxAnnotationURL)
+			errs.Add("url", "must be at most %d characters", maxAnnotationURL)
 		}
 		a.URL = *in.URL
 	}
 	if len(in.Pages) > 100 {
-		errs.add("pages", "must be at most 100 page IDs")
+		errs.Add("pages", "must be at most 100 page IDs")
 	}
-	if err := errs.err(); err != nil {
+	if err := errs.Err(); err != nil {
 		return err
 	}
 	for i, id := range in.Pages {
 		if _, err := s.store.Page(r.Context(), site, id); err != nil {
 			if model.IsNotFound(err) {
-				return badRequest("pages names a page the website does not have", FieldError{Field: "pages", Message: "[" + strconv.Itoa(i) + "] is not a page of the website"})
+				return badRequest("pages names a page the website does not have", model.FieldError{Field: "pages", Message: "[" + strconv.Itoa(i) + "] is not a page of the website"})
 			}
 			return err
 		}

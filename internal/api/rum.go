@@ -66,10 +66,10 @@ func (s *Server) collectPreflight(w http.ResponseWriter, _ *http.Request, _ call
 var (
 	errBadBeacon     = badRequest("the beacon is not valid")
 	errUnknownSite   = newProblem(http.StatusNotFound, "no such website")
-	errOffDomain     = invalid(FieldError{Field: "u", Message: "the page is not on the website's domain"})
+	errOffDomain     = invalid(model.FieldError{Field: "u", Message: "the page is not on the website's domain"})
 	errBeaconTooBig  = newProblem(http.StatusRequestEntityTooLarge, "the beacon is larger than 16 KB")
 	errBeaconType    = newProblem(http.StatusUnsupportedMediaType, "a beacon is text/plain or application/json")
-	errNoBeaconValue = invalid(FieldError{Field: "m", Message: "no metric"})
+	errNoBeaconValue = invalid(model.FieldError{Field: "m", Message: "no metric"})
 )
 
 // collect takes one beacon: it checks the website, makes the page view (page key, monitored

@@ -52,7 +52,7 @@ func (in seriesRequest) selection() ([]seriesPage, string, error) {
 	switch {
 	case in.Pages != nil && in.Page != nil:
 		return nil, "", badRequest("send the pages to test in pages or in page, not both",
-			FieldError{Field: "pages", Message: "sent with page"}, FieldError{Field: "page", Message: "sent with pages"})
+			model.FieldError{Field: "pages", Message: "sent with page"}, model.FieldError{Field: "page", Message: "sent with pages"})
 	case in.Page != nil:
 		return *in.Page, "page", nil
 	case in.Pages != nil:
@@ -64,17 +64,7 @@ func (in seriesRequest) selection() ([]seriesPage, string, error) {
 // startTestSeries starts a test series: an audit now of each page and device asked for (every
 // page on both devices when none is), counted against the on-demand audits of the day.
 func (s *Server) startTestSeries(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	var in seriesRequest
-	if r.ContentLength != 0 {
-		if err := decodeJSON(w, r, &in); err != nil {
-			return err
-		}
-	}
-	pages, err := s.store.Pages(r.Context(), site)
+	site, in, pages, err := websiteAndAudits[seriesRequest](s, w, r, c)
 	if err != nil {
 		return err
 	}
@@ -106,23 +96,23 @@ func seriesTargets(in seriesRequest, pages []model.Page) (audit.SeriesRequest, e
 	if err != nil {
 		return req, err
 	}
-	var errs fieldErrors
+	var errs model.FieldErrors
 	if in.Description != nil {
 		req.Description = strings.TrimSpace(*in.Description)
 		if utf8.RuneCountInString(req.Description) > maxSeriesDescription {
-			errs.add("description", "must be at most %d characters", maxSeriesDescription)
+			errs.Add("description", "must be at most %d characters", maxSeriesDescription)
 		}
 	}
 	if in.Initiator != nil {
 		req.Initiator = strings.TrimSpace(*in.Initiator)
 		if utf8.RuneCountInString(req.Initiator) > maxSeriesInitiator {
-			errs.add("initiator", "must be at most %d characters", maxSeriesInitiator)
+			errs.Add("initiator", "must be at most %d characters", maxSeriesInitiator)
 		}
 	}
 	if in.Commit != nil {
 		req.Commit = strings.ToLower(strings.TrimSpace(*in.Commit))
 		if req.Commit != "" && !commitHash.MatchString(req.Commit) {
-			errs.add("commit", "must be a commit hash: 7 to 64 hexadecimal digits")
+			errs.Add("commit", "must be a commit hash: 7 to 64 hexadecimal digits")
 		}
 	}
 	byID := make(map[string]model.Page, len(pages))
@@ -138,18 +128,18 @@ func seriesTargets(in seriesRequest, pages []model.Page) (audit.SeriesRequest, e
 		devices := metrics.Devices
 		if item.Device != nil {
 			if !slices.Contains(metrics.Devices, *item.Device) {
-				errs.add(fmt.Sprintf("%s[%d].device", field, i), "must be desktop or mobile")
+				errs.Add(fmt.Sprintf("%s[%d].device", field, i), "must be desktop or mobile")
 				continue
 			}
 			devices = []string{*item.Device}
 		}
 		if item.PageID == nil {
-			errs.add(fmt.Sprintf("%s[%d].page_id", field, i), "is required")
+			errs.Add(fmt.Sprintf("%s[%d].page_id", field, i), "is required")
 			continue
 		}
 		p, ok := byID[*item.PageID]
 		if !ok {
-			errs.add(fmt.Sprintf("%s[%d].page_id", field, i), "is not a page of this website")
+			errs.Add(fmt.Sprintf("%s[%d].page_id", field, i), "is not a page of this website")
 			continue
 		}
 		for _, d := range devices {
@@ -163,13 +153,13 @@ func seriesTargets(in seriesRequest, pages []model.Page) (audit.SeriesRequest, e
 			}
 		}
 		if len(pages) == 0 {
-			errs.add(field, "the website has no pages to test")
+			errs.Add(field, "the website has no pages to test")
 		}
 	}
 	if len(req.Targets) > maxAuditsPerDemand {
-		errs.add(field, "at most %d tests a series (pages times devices)", maxAuditsPerDemand)
+		errs.Add(field, "at most %d tests a series (pages times devices)", maxAuditsPerDemand)
 	}
-	return req, errs.err()
+	return req, errs.Err()
 }
 
 // takeAudits counts want audits against the account's on-demand audits of the day, then
@@ -189,11 +179,7 @@ func (s *Server) takeAudits(ctx context.Context, site model.Website, want int, q
 }
 
 func (s *Server) getTestSeries(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	series, err := s.store.TestSeries(r.Context(), site, r.PathValue("seriesID"))
+	site, series, err := websiteAnd(s, r, c, withPathID(r, "seriesID", s.store.TestSeries))
 	if err != nil {
 		return err
 	}
@@ -233,11 +219,7 @@ func (s *Server) listTestSeries(w http.ResponseWriter, r *http.Request, c caller
 // testReport answers a test's Lighthouse report as Lighthouse wrote it; gzipped as stored to
 // clients that accept gzip (a report can pass a Lambda response's 6 MB otherwise).
 func (s *Server) testReport(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
-	if err != nil {
-		return err
-	}
-	test, err := s.store.SeriesTest(r.Context(), site, r.PathValue("testID"))
+	_, test, err := websiteAnd(s, r, c, withPathID(r, "testID", s.store.SeriesTest))
 	if err != nil {
 		return err
 	}
@@ -272,12 +254,6 @@ type seriesTests struct {
 	List []seriesTestDoc `json:"list"`
 }
 
-type pageRefJSON struct {
-	ID    string `json:"id"`
-	URL   string `json:"url"`
-	Alias string `json:"alias"`
-}
-
 // toSeriesJSON shows a series, and its tests unless tests is nil (the list of series): each
 // with the lab fields of the pages list and the budgets its values exceed and are at risk of.
 func toSeriesJSON(r *http.Request, site model.Website, series model.TestSeries, tests []model.SeriesTest, budgets []model.Budget) seriesJSON {
@@ -296,7 +272,7 @@ func toSeriesJSON(r *http.Request, site model.Website, series model.TestSeries, 
 
 // seriesTestJSON shows one test: what it is first, then its values (null until it completed).
 func seriesTestJSON(r *http.Request, site model.Website, t model.SeriesTest, budgets []model.Budget) seriesTestDoc {
-	out := seriesTestDoc{ID: t.ID, Page: pageRefJSON{ID: t.Page, URL: t.URL, Alias: t.Alias}, Device: t.Device, Status: t.Status,
+	out := seriesTestDoc{ID: t.ID, Page: model.Page{ID: t.Page, URL: t.URL, Alias: t.Alias}, Device: t.Device, Status: t.Status,
 		StartedAt: t.Started, FinishedAt: t.Finished}
 	if t.Status == model.RunFailed {
 		out.Error = &t.Error
@@ -318,14 +294,14 @@ func seriesTestJSON(r *http.Request, site model.Website, t model.SeriesTest, bud
 // seriesTestDoc is a series test as the API shows it: its fields, then its values' (those of the pages
 // list).
 type seriesTestDoc struct {
-	ID         string      `json:"id"`
-	Page       pageRefJSON `json:"page"`
-	Device     string      `json:"device"`
-	Status     string      `json:"status"`
-	Error      *string     `json:"error,omitempty"`
-	StartedAt  *time.Time  `json:"startedAt"`
-	FinishedAt *time.Time  `json:"finishedAt"`
-	Report     *string     `json:"report"`
+	ID         string     `json:"id"`
+	Page       model.Page `json:"page"`
+	Device     string     `json:"device"`
+	Status     string     `json:"status"`
+	Error      *string    `json:"error,omitempty"`
+	StartedAt  *time.Time `json:"startedAt"`
+	FinishedAt *time.Time `json:"finishedAt"`
+	Report     *string    `json:"report"`
 	// Method is how the test's audit was measured, once it completed.
 	Method string         `json:"method,omitempty"`
 	Values map[string]any `json:"-"`

@@ -2,38 +2,16 @@ package api
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"net"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/openvitals/openvitals/internal/hostname"
-	"github.com/openvitals/openvitals/internal/model/step"
 )
 
-// Limits on free text, so that no single field can bloat an item.
-const (
-	maxNameLen = 200  // displayName, alias (characters)
-	maxURLLen  = 2048 // Search Console property (bytes)
-)
-
-// fieldErrors collects the problems of one request, so that a response names all of them.
-type fieldErrors []FieldError
-
-func (fe *fieldErrors) add(field, format string, args ...any) {
-	*fe = append(*fe, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
-}
-
-// err is nil when nothing was wrong, otherwise a 422 problem naming every bad field.
-func (fe fieldErrors) err() error {
-	if len(fe) == 0 {
-		return nil
-	}
-	return invalid(fe...)
-}
+// maxURLLen bounds a Search Console property (bytes), so that no single field can bloat an item.
+const maxURLLen = 2048
 
 // finiteNumber reads a number a query parameter carries, a finite one only. strconv.ParseFloat
 // takes NaN and Inf in any case and sign, and answers ±Inf for a number beyond float64 (1e309);
@@ -77,23 +55,6 @@ func normalizeDomain(s string, local bool) (string, string) {
 		return "", err.Error()
 	}
 	return ascii, ""
-}
-
-// checkPageURL checks a page's url: a path (with an optional query) on the website's domain.
-// Navigate steps' paths follow the same rule, which the step package holds.
-func checkPageURL(s string) string { return step.CheckPath(s) }
-
-// checkName checks a display name or alias: 1 to maxNameLen characters of printable text.
-func checkName(s string) string {
-	switch {
-	case strings.TrimSpace(s) == "":
-		return "must not be empty"
-	case utf8.RuneCountInString(s) > maxNameLen:
-		return fmt.Sprintf("must be at most %d characters", maxNameLen)
-	case strings.IndexFunc(s, func(r rune) bool { return unicode.IsControl(r) || r == utf8.RuneError }) >= 0:
-		return "must not contain control characters or invalid UTF-8"
-	}
-	return ""
 }
 
 // localTarget accepts host:port or an IP address (with or without a port) as a local target.

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/openvitals/openvitals/internal/model"
@@ -28,49 +29,16 @@ func (s *Server) listWebsites(w http.ResponseWriter, r *http.Request, c caller) 
 	if err != nil {
 		return err
 	}
-	sites, next := cut(sites, websiteKey, win)
-	out := make([]websiteJSON, len(sites))
-	for i, site := range sites {
-		out[i] = toWebsiteJSON(site)
-	}
-	return writeJSON(w, http.StatusOK, listPage(out, next))
+	return writeWindow(w, sites, websiteKey, win, toWebsiteJSON)
 }
 
 func (s *Server) createWebsite(w http.ResponseWriter, r *http.Request, c caller) error {
-	var in struct {
-		Domain      *string `json:"domain"`
-		DisplayName *string `json:"displayName"`
-		Method      *string `json:"method"`
-	}
+	var in model.WebsiteRequest
 	if err := decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	var errs fieldErrors
-	// A new website is measured with applied throttling unless asked otherwise; one stored
-	// before methods has none, which reads as simulated (model.MethodOr).
-	site := model.Website{Account: c.account, Method: model.MethodApplied}
-	if in.Method != nil {
-		if err := model.CheckMethod(*in.Method); err != nil {
-			errs.add("method", "%s", err)
-		}
-		site.Method = *in.Method
-	}
-	if in.Domain == nil {
-		errs.add("domain", "is required")
-	} else if d, msg := normalizeDomain(*in.Domain, s.local); msg != "" {
-		errs.add("domain", "%s", msg)
-	} else {
-		site.Domain = d
-	}
-	site.DisplayName = site.Domain
-	// An empty displayName counts as omitted: it defaults to the domain.
-	if in.DisplayName != nil && *in.DisplayName != "" {
-		if msg := checkName(*in.DisplayName); msg != "" {
-			errs.add("displayName", "%s", msg)
-		}
-		site.DisplayName = *in.DisplayName
-	}
-	if err := errs.err(); err != nil {
+	site, err := in.Website(c.account, func(d string) (string, string) { return normalizeDomain(d, s.local) })
+	if err != nil {
 		return err
 	}
 	if err := s.store.CreateWebsite(r.Context(), &site); err != nil {
@@ -80,15 +48,11 @@ func (s *Server) createWebsite(w http.ResponseWriter, r *http.Request, c caller)
 }
 
 func (s *Server) deleteWebsite(w http.ResponseWriter, r *http.Request, c caller) error {
-	site, err := s.website(r, c)
+	_, job, err := websiteAnd(s, r, c, s.store.DeleteWebsite)
 	if err != nil {
 		return err
 	}
-	job, err := s.store.DeleteWebsite(r.Context(), site)
-	if err != nil {
-		return err
-	}
-	s.enqueuePurge(r, job)
+	s.enqueuePurge(r.Context(), job)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
@@ -96,9 +60,9 @@ func (s *Server) deleteWebsite(w http.ResponseWriter, r *http.Request, c caller)
 // enqueuePurge queues the purge of what a deletion left. The deletion has already happened and
 // its purge marker is stored, so a failure here is logged, not answered: the periodic sweep of
 // pending purges queues it again.
-func (s *Server) enqueuePurge(r *http.Request, job model.PurgeJob) {
-	if err := s.purger.Enqueue(r.Context(), job); err != nil {
-		s.log.ErrorContext(r.Context(), "queue purge; the sweep will retry", "job", job, "err", err)
+func (s *Server) enqueuePurge(ctx context.Context, job model.PurgeJob) {
+	if err := s.purger.Enqueue(ctx, job); err != nil {
+		s.log.ErrorContext(ctx, "queue purge; the sweep will retry", "job", job, "err", err)
 	}
 }
 

@@ -40,8 +40,9 @@ const (
 // Datasets are the exported datasets, in the order a day's export writes them.
 var Datasets = []string{LabRuns, UX, Events, Incidents, Diagnostics, RUMDaily}
 
-// Devices are the devices whose lab results and user-experience records are exported.
-var Devices = []string{"desktop", "mobile"}
+// Devices are the devices whose lab results and user-experience records are exported: all of
+// them.
+var Devices = model.Devices
 
 // Key is the object key of a website's file of a dataset for a UTC day (yyyymmdd): Hive-style
 // day=yyyy-mm-dd, the tables' one projected partition, then website=<id>. The tables'
@@ -182,93 +183,109 @@ func (e *Exporter) Website(ctx context.Context, site model.Website, day string) 
 	if err != nil {
 		return Result{}, err
 	}
-	urls := make(map[string]string, len(pages))
+	x := &dayExport{Exporter: e, site: site, day: day, pages: pages, urls: make(map[string]string, len(pages)),
+		res: Result{Day: day, Rows: map[string]int{}}}
 	for _, p := range pages {
-		urls[p.ID] = p.URL
+		x.urls[p.ID] = p.URL
 	}
-	res := Result{Day: day, Rows: map[string]int{}}
-	put := func(dataset string, n int, body []byte, err error) error {
-		if err != nil {
-			return fmt.Errorf("export %s of %s: %w", dataset, day, err)
+	labs, err := x.lab(ctx)
+	if err != nil {
+		return x.res, err
+	}
+	diagnostics := func(ctx context.Context) error { return x.diagnostics(ctx, labs) }
+	for _, write := range []func(context.Context) error{x.ux, x.events, x.incidents, diagnostics, x.realUsers} {
+		if err := write(ctx); err != nil {
+			return x.res, err
 		}
-		k := Key(dataset, site.ID, day)
-		if err := e.objects.Put(ctx, k, body, "application/vnd.apache.parquet"); err != nil {
-			return err
-		}
-		res.Rows[dataset], res.Bytes, res.Keys = n, res.Bytes+len(body), append(res.Keys, k)
-		return nil
 	}
+	return x.res, e.markExported(ctx, site, day)
+}
 
-	labs, err := e.store.LabResultsOfDay(ctx, site, pages, Devices, day)
-	if err != nil {
-		return res, err
-	}
-	lab := LabRows(site.ID, urls, labs)
-	body, err := encode(lab)
-	if err := put(LabRuns, len(lab), body, err); err != nil {
-		return res, err
-	}
+// dayExport is a website's export of a day under way: what its datasets are read by, and
+// what has been written.
+type dayExport struct {
+	*Exporter
+	site  model.Website
+	day   string
+	pages []model.Page
+	urls  map[string]string // the pages' URLs, by ID
+	res   Result
+}
 
-	uxs, err := e.store.UXResultsOfDay(ctx, site, pages, Devices, day)
+// put writes rows as a dataset's file of the day.
+func put[T any](ctx context.Context, x *dayExport, dataset string, rows []T) error {
+	body, err := encode(rows)
 	if err != nil {
-		return res, err
+		return fmt.Errorf("export %s of %s: %w", dataset, x.day, err)
 	}
-	ux := UXRows(site.ID, urls, uxs)
-	body, err = encode(ux)
-	if err := put(UX, len(ux), body, err); err != nil {
-		return res, err
+	k := Key(dataset, x.site.ID, x.day)
+	if err := x.objects.Put(ctx, k, body, "application/vnd.apache.parquet"); err != nil {
+		return err
 	}
+	x.res.Rows[dataset], x.res.Bytes, x.res.Keys = len(rows), x.res.Bytes+len(body), append(x.res.Keys, k)
+	return nil
+}
 
-	evs, _, err := e.store.Events(ctx, site, model.EventFilter{From: day, To: day}, "", 0)
+// lab writes lab_runs and returns the day's lab results, whose diagnostics are written later.
+func (x *dayExport) lab(ctx context.Context) ([]model.LabResult, error) {
+	labs, err := x.store.LabResultsOfDay(ctx, x.site, x.pages, Devices, x.day)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
-	ev := EventRows(site.ID, evs)
-	body, err = encode(ev)
-	if err := put(Events, len(ev), body, err); err != nil {
-		return res, err
-	}
+	return labs, put(ctx, x, LabRuns, LabRows(x.site.ID, x.urls, labs))
+}
 
-	regs, _, err := e.store.Regressions(ctx, site, model.RegressionFilter{From: day, To: day}, "", 0)
+func (x *dayExport) ux(ctx context.Context) error {
+	uxs, err := x.store.UXResultsOfDay(ctx, x.site, x.pages, Devices, x.day)
 	if err != nil {
-		return res, err
+		return err
 	}
-	inc := IncidentRows(site.ID, regs)
-	body, err = encode(inc)
-	if err := put(Incidents, len(inc), body, err); err != nil {
-		return res, err
-	}
+	return put(ctx, x, UX, UXRows(x.site.ID, x.urls, uxs))
+}
 
-	diags, err := e.DiagnosticsRows(ctx, site.ID, urls, labs)
+func (x *dayExport) events(ctx context.Context) error {
+	evs, _, err := x.store.Events(ctx, x.site, model.EventFilter{From: x.day, To: x.day}, "", 0)
 	if err != nil {
-		return res, err
+		return err
 	}
-	body, err = encode(diags)
-	if err := put(Diagnostics, len(diags), body, err); err != nil {
-		return res, err
-	}
+	return put(ctx, x, Events, EventRows(x.site.ID, evs))
+}
 
-	daily, _, err := e.field.Daily(ctx, site.Account, site.ID, day)
+func (x *dayExport) incidents(ctx context.Context) error {
+	regs, _, err := x.store.Regressions(ctx, x.site, model.RegressionFilter{From: x.day, To: x.day}, "", 0)
 	if err != nil {
-		return res, err
+		return err
 	}
-	field := RUMDailyRows(site.ID, urls, daily)
-	body, err = encode(field)
-	if err := put(RUMDaily, len(field), body, err); err != nil {
-		return res, err
+	return put(ctx, x, Incidents, IncidentRows(x.site.ID, regs))
+}
+
+func (x *dayExport) diagnostics(ctx context.Context, labs []model.LabResult) error {
+	diags, err := x.DiagnosticsRows(ctx, x.site.ID, x.urls, labs)
+	if err != nil {
+		return err
 	}
-	// The first day exported is where a retention pass or a purge starts computing the
-	// website's keys.
+	return put(ctx, x, Diagnostics, diags)
+}
+
+func (x *dayExport) realUsers(ctx context.Context) error {
+	daily, _, err := x.field.Daily(ctx, x.site.Account, x.site.ID, x.day)
+	if err != nil {
+		return err
+	}
+	return put(ctx, x, RUMDaily, RUMDailyRows(x.site.ID, x.urls, daily))
+}
+
+// markExported records the day as the first exported when it is: where a retention pass or a
+// purge starts computing the website's keys.
+func (e *Exporter) markExported(ctx context.Context, site model.Website, day string) error {
 	set, err := e.store.DataSettings(ctx, site)
 	if err != nil {
-		return res, err
+		return err
 	}
 	if set.ExportsSince == "" || day < set.ExportsSince {
-		if err := e.store.MarkExports(ctx, site, day, ""); err != nil {
-			return res, err
-		}
+		return e.store.MarkExports(ctx, site, day, "")
 	}
-	return res, nil
+	return nil
 }
 
 func encode[T any](rows []T) ([]byte, error) {

@@ -1,9 +1,6 @@
 package model
 
-import (
-	"fmt"
-	"time"
-)
+import "time"
 
 // DataSettings are a website's choices about its data: whether its daily Parquet export is
 // written, and how long each kind of its data is kept.
@@ -68,15 +65,10 @@ func Bounds(reportDays, rumDays, exportDays int) RetentionBounds {
 	}
 }
 
-// FieldError is one bad field of a value, named as the API names it.
-type FieldError struct {
-	Field, Problem string
-}
-
 // Check returns one FieldError per field of r outside its bounds (0 is always allowed: the
 // default).
-func (r Retention) Check(b RetentionBounds) []FieldError {
-	var errs []FieldError
+func (r Retention) Check(b RetentionBounds) FieldErrors {
+	var errs FieldErrors
 	for _, f := range []struct {
 		name string
 		v    int
@@ -84,8 +76,7 @@ func (r Retention) Check(b RetentionBounds) []FieldError {
 	}{{"reports", r.Reports, b.Reports}, {"series", r.Series, b.Series}, {"rum", r.RUM, b.RUM},
 		{"events", r.Events, b.Events}, {"exports", r.Exports, b.Exports}} {
 		if f.v != 0 && (f.v < f.l.Min || f.v > f.l.Max) {
-			errs = append(errs, FieldError{"retention." + f.name,
-				fmt.Sprintf("must be %d to %d days (0 or absent: the default, %d)", f.l.Min, f.l.Max, f.l.Default)})
+			errs.Add("retention."+f.name, "must be %d to %d days (0 or absent: the default, %d)", f.l.Min, f.l.Max, f.l.Default)
 		}
 	}
 	return errs

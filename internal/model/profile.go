@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -57,10 +58,11 @@ type Profile struct {
 	Updated time.Time
 }
 
-// ProfilePage is a page and device a profile measures.
+// ProfilePage is a page and device a profile measures. The API shows it as it is (its JSON
+// names).
 type ProfilePage struct {
-	Page   string
-	Device string
+	Page   string `json:"page"`
+	Device string `json:"device"`
 }
 
 // Measures tells whether p measures the page on the device by name (not by being the default).
@@ -71,6 +73,17 @@ func (p Profile) Measures(page, device string) bool {
 		}
 	}
 	return false
+}
+
+// MeasuresLike tells whether p measures its pages the same way o does: the same network,
+// viewport, user agent, headers, cookies, authentication, origins, login, secrets and method
+// (a profile without one follows its website's, websiteMethod).
+func (p Profile) MeasuresLike(o Profile, websiteMethod string) bool {
+	return p.Network == o.Network && p.RTTMs == o.RTTMs && p.ThroughputK == o.ThroughputK && p.CPUSlowdown == o.CPUSlowdown &&
+		p.Width == o.Width && p.Height == o.Height && p.UserAgent == o.UserAgent && slices.Equal(p.HeaderNames, o.HeaderNames) &&
+		slices.Equal(p.CookieNames, o.CookieNames) && p.BasicAuthUser == o.BasicAuthUser && slices.Equal(p.Origins, o.Origins) &&
+		slices.Equal(p.Login, o.Login) && string(p.Secrets) == string(o.Secrets) &&
+		MethodOr(p.Method, websiteMethod) == MethodOr(o.Method, websiteMethod)
 }
 
 // ProfileFor picks the profile of a page on a device: the one that names them, else the

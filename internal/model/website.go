@@ -30,3 +30,42 @@ type SiteRef struct {
 	Account string
 	Website string
 }
+
+// WebsiteRequest asks for a new website; nil means omitted.
+type WebsiteRequest struct {
+	Domain      *string `json:"domain"`
+	DisplayName *string `json:"displayName"`
+	Method      *string `json:"method"`
+}
+
+// Website checks the request and returns the website of account it asks for. domain checks
+// a domain and returns it normalized, or what is wrong with it: which domains a deployment
+// takes is its own (a local one takes IP addresses and ports).
+func (in WebsiteRequest) Website(account string, domain func(string) (normalized, problem string)) (Website, error) {
+	var errs FieldErrors
+	// A new website is measured with applied throttling unless asked otherwise; one stored
+	// before methods has none, which reads as simulated (MethodOr).
+	site := Website{Account: account, Method: MethodApplied}
+	if in.Method != nil {
+		if err := CheckMethod(*in.Method); err != nil {
+			errs.Add("method", "%s", err)
+		}
+		site.Method = *in.Method
+	}
+	if in.Domain == nil {
+		errs.Add("domain", "is required")
+	} else if d, msg := domain(*in.Domain); msg != "" {
+		errs.Add("domain", "%s", msg)
+	} else {
+		site.Domain = d
+	}
+	site.DisplayName = site.Domain
+	// An empty displayName counts as omitted: it defaults to the domain.
+	if in.DisplayName != nil && *in.DisplayName != "" {
+		if msg := CheckName(*in.DisplayName); msg != "" {
+			errs.Add("displayName", "%s", msg)
+		}
+		site.DisplayName = *in.DisplayName
+	}
+	return site, errs.Err()
+}

@@ -60,13 +60,14 @@ const (
 )
 
 // Step is one action of a multistep test. The field names are the attribute names of the
-// stored test item: renaming one changes what DynamoDB holds.
+// stored test item: renaming one changes what DynamoDB holds. The API shows it as it is (its
+// JSON names).
 type Step struct {
-	Type              Type
-	Target            string `dynamodbav:",omitempty"`
-	Value             string `dynamodbav:",omitempty"`
-	WaitForNavigation bool
-	WaitUntil         WaitUntil `dynamodbav:",omitempty"`
+	Type              Type      `json:"type"`
+	Target            string    `json:"target,omitempty" dynamodbav:",omitempty"`
+	Value             string    `json:"value,omitempty" dynamodbav:",omitempty"`
+	WaitForNavigation bool      `json:"waitForNavigation"`
+	WaitUntil         WaitUntil `json:"waitUntil,omitempty" dynamodbav:",omitempty"`
 }
 
 // Event is what the step's navigation waits for: its WaitUntil, DefaultWaitUntil when unset.
