@@ -86,14 +86,20 @@ func SendOnce[J any](ctx context.Context, jobs []J,
 	return fresh, nil
 }
 
-// SweepEach sweeps each pending piece of work in turn: one that fails to be swept does not
-// stop the others, and its error names it.
-func SweepEach[P any](pending []P, name func(P) string, sweep func(P) error) error {
+// SweepEach lists the pending pieces of work and sweeps each in turn, sweep counting what it
+// does in the Swept returned: one that fails to be swept does not stop the others, and its
+// error names it.
+func SweepEach[P any](ctx context.Context, list func(context.Context) ([]P, error), name func(P) string, sweep func(P, *Swept) error) (Swept, error) {
+	var swept Swept
+	pending, err := list(ctx)
+	if err != nil {
+		return swept, err
+	}
 	var errs []error
 	for _, p := range pending {
-		if err := sweep(p); err != nil {
+		if err := sweep(p, &swept); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", name(p), err))
 		}
 	}
-	return errors.Join(errs...)
+	return swept, errors.Join(errs...)
 }
