@@ -71,7 +71,9 @@ func lastSign(times ...*time.Time) time.Time {
 // sweepSeries applies decide to every pending series test.
 func (s *Queue) sweepSeries(ctx context.Context, now time.Time, decide func(model.SeriesTest) sweepAction) (queue.Swept, error) {
 	return queue.SweepEach(ctx, s.store.PendingSeriesTests, func(p store.PendingSeriesTest) string { return "test " + p.Test },
-		func(p store.PendingSeriesTest, swept *queue.Swept) error { return s.sweepTest(ctx, now, p, decide, swept) })
+		func(p store.PendingSeriesTest, swept *queue.Swept) error {
+			return s.sweepTest(ctx, now, p, decide, swept)
+		})
 }
 
 func (s *Queue) sweepTest(ctx context.Context, now time.Time, p store.PendingSeriesTest, decide func(model.SeriesTest) sweepAction, swept *queue.Swept) error {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // Progress counts how far queued jobs have come: Done ones have a result, Skipped ones finished
@@ -102,4 +104,25 @@ func SweepEach[P any](ctx context.Context, list func(context.Context) ([]P, erro
 		}
 	}
 	return swept, errors.Join(errs...)
+}
+
+// TrackEach counts how far jobs have come, each one of a website: website reads a job's
+// website, track adds the job's progress to p. A job whose website was deleted since counts
+// as done.
+func TrackEach[J, W any](jobs []J, website func(J) (W, error), track func(j J, w W, p *Progress) error) (Progress, error) {
+	var p Progress
+	for _, j := range jobs {
+		w, err := website(j)
+		if model.IsNotFound(err) {
+			p.Done++
+			continue
+		}
+		if err == nil {
+			err = track(j, w, &p)
+		}
+		if err != nil {
+			return p, err
+		}
+	}
+	return p, nil
 }
