@@ -90,24 +90,7 @@ func (s *Store) RUMTables(ctx context.Context, account, website string, cells []
 	for _, c := range cells {
 		byDay[c.Day] = append(byDay[c.Day], c)
 	}
-	got, err := readSections(ctx, s, account, website, byDay, func(c model.RUMCell) string { return cellName(c) }, consistent)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[model.RUMCell]model.RUMTable, len(got.found))
-	for c, data := range got.found {
-		out[c] = model.RUMTable{Data: data}
-	}
-	if len(got.legacy) > 0 {
-		old, err := s.table.RUMTables(ctx, account, website, got.legacy, consistent)
-		if err != nil {
-			return nil, err
-		}
-		for c, t := range old {
-			out[c] = t
-		}
-	}
-	return out, nil
+	return readTables(ctx, s, account, website, byDay, cellName, consistent, s.table.RUMTables)
 }
 
 // RUMDistinct reads the distinct-page sketches of the given days; a day without one is absent.
@@ -116,21 +99,28 @@ func (s *Store) RUMDistinct(ctx context.Context, account, website string, days [
 	for _, d := range days {
 		byDay[d] = []string{d}
 	}
-	got, err := readSections(ctx, s, account, website, byDay, func(string) string { return sectionDistinct }, consistent)
+	return readTables(ctx, s, account, website, byDay, func(string) string { return sectionDistinct }, consistent, s.table.RUMDistinct)
+}
+
+// readTables reads the tables of the keys by day (see readSections), and those of days stored
+// before objects existed from the table, with legacy.
+func readTables[K comparable](ctx context.Context, s *Store, account, website string, byDay map[string][]K, name func(K) string, consistent bool,
+	legacy func(ctx context.Context, account, website string, keys []K, consistent bool) (map[K]model.RUMTable, error)) (map[K]model.RUMTable, error) {
+	got, err := readSections(ctx, s, account, website, byDay, name, consistent)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]model.RUMTable, len(got.found))
-	for d, data := range got.found {
-		out[d] = model.RUMTable{Data: data}
+	out := make(map[K]model.RUMTable, len(got.found))
+	for k, data := range got.found {
+		out[k] = model.RUMTable{Data: data}
 	}
 	if len(got.legacy) > 0 {
-		old, err := s.table.RUMDistinct(ctx, account, website, got.legacy, consistent)
+		old, err := legacy(ctx, account, website, got.legacy, consistent)
 		if err != nil {
 			return nil, err
 		}
-		for d, t := range old {
-			out[d] = t
+		for k, t := range old {
+			out[k] = t
 		}
 	}
 	return out, nil
