@@ -53,3 +53,23 @@ func TestEachReturnsTheErrorsThenTheContexts(t *testing.T) {
 		t.Fatalf("after the context ended: ran %v, errors %v; want nothing run and context.Canceled", ran, errs)
 	}
 }
+
+func TestDoReturnsEachCallsErrorByIndex(t *testing.T) {
+	bad := errors.New("bad")
+	var calls atomic.Int64
+	errs := Do(2, 5, func(i int) error {
+		calls.Add(1)
+		if i%2 == 1 {
+			return bad
+		}
+		return nil
+	})
+	if calls.Load() != 5 || len(errs) != 5 {
+		t.Fatalf("%d calls, %d errors; want 5 of each", calls.Load(), len(errs))
+	}
+	for i, err := range errs {
+		if want := i%2 == 1; (err == bad) != want {
+			t.Errorf("errs[%d] = %v, want bad: %v", i, err, want)
+		}
+	}
+}
