@@ -415,10 +415,8 @@ var opportunityCategories = []struct {
 // CategoryTitle is an opportunity category's name for people ("Best practices" for
 // best_practices), the name itself if it is none of the four.
 func CategoryTitle(name string) string {
-	for _, c := range opportunityCategories {
-		if c.name == name {
-			return c.title
-		}
+	if i := CategoryOrder(name); i < len(opportunityCategories) {
+		return opportunityCategories[i].title
 	}
 	return name
 }
