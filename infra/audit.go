@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 )
@@ -112,8 +111,5 @@ func (p *auditPipeline) addFunctions(fns *functionFactory) {
 	// the day's audits need (auditWorkers), within auditMaxConcurrency: the event source's
 	// maximum concurrency, not a reservation, which a new account's concurrency limit would
 	// refuse (see functions.go).
-	p.queue.feed(worker, awslambdaeventsources.SqsEventSourceProps{
-		BatchSize:      jsii.Number(1),
-		MaxConcurrency: jsii.Number(float64(p.s.auditConcurrency)),
-	})
+	p.queue.feedOneAtATime(worker, float64(p.s.auditConcurrency))
 }

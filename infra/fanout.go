@@ -2,7 +2,6 @@ package main
 
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 )
@@ -72,8 +71,5 @@ func (p *fanoutPipeline) addFunctions(fns *functionFactory) {
 	p.s.data.bucket.GrantRead(worker, nil)
 	p.s.data.rumBucket.GrantRead(worker, nil)
 	// One message per invocation: a website's share is retried alone.
-	p.queue.feed(worker, awslambdaeventsources.SqsEventSourceProps{
-		BatchSize:      jsii.Number(1),
-		MaxConcurrency: jsii.Number(fanoutWorkerMaxConcurrency),
-	})
+	p.queue.feedOneAtATime(worker, fanoutWorkerMaxConcurrency)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 )
@@ -59,8 +58,5 @@ func (p *multistepPipeline) addFunctions(fns *functionFactory) {
 	p.s.data.bucket.GrantPut(worker, nil)
 	// One run per invocation: two journeys at once would skew each other's timings, and a
 	// failure is retried alone.
-	p.queue.feed(worker, awslambdaeventsources.SqsEventSourceProps{
-		BatchSize:      jsii.Number(1),
-		MaxConcurrency: jsii.Number(float64(p.s.multistepMaxConcurrency)),
-	})
+	p.queue.feedOneAtATime(worker, float64(p.s.multistepMaxConcurrency))
 }

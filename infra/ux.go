@@ -4,7 +4,6 @@ import (
 	"strconv"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 )
@@ -74,8 +73,5 @@ func (p *uxPipeline) addFunctions(fns *functionFactory) {
 	// The Search Console credentials are stored encrypted with this key.
 	p.s.credentialsKey.GrantRead(worker, nil)
 	// One website per invocation, so that a failing one is retried alone.
-	p.queue.feed(worker, awslambdaeventsources.SqsEventSourceProps{
-		BatchSize:      jsii.Number(1),
-		MaxConcurrency: jsii.Number(uxWorkerMaxConcurrency),
-	})
+	p.queue.feedOneAtATime(worker, uxWorkerMaxConcurrency)
 }
