@@ -71,8 +71,11 @@ func (w *Worker) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSE
 // Play runs one queued run: testing, then completed or failed with the failing step, its error
 // and a screenshot stored in S3. A run, test or website deleted since it was queued is skipped.
 func (w *Worker) Play(ctx context.Context, job multistep.Job, attempt int) error {
-	site, t, run, found, err := w.find(ctx, job)
-	if err != nil || !found {
+	site, t, run, err := w.find(ctx, job)
+	if model.IsNotFound(err) {
+		return nil // the run, its test or its website was deleted
+	}
+	if err != nil {
 		return err
 	}
 	if run.IsFinished() {
@@ -121,26 +124,16 @@ func (w *Worker) Play(ctx context.Context, job multistep.Job, attempt int) error
 	return w.detect(context.WithoutCancel(ctx), site, t, run)
 }
 
-// find reads the website, test and run of job; found is false when any of them was deleted.
-func (w *Worker) find(ctx context.Context, job multistep.Job) (site model.Website, t model.Test, run model.Run, found bool, err error) {
+// find reads the website, test and run of job.
+func (w *Worker) find(ctx context.Context, job multistep.Job) (site model.Website, t model.Test, run model.Run, err error) {
 	if site, err = w.store.Website(ctx, job.Account, job.Website); err != nil {
-		return site, t, run, false, ignoreNotFound(err)
+		return site, t, run, err
 	}
 	if t, err = w.store.Test(ctx, site, job.Test); err != nil {
-		return site, t, run, false, ignoreNotFound(err)
+		return site, t, run, err
 	}
-	if run, err = w.store.GetRun(ctx, site, job.Test, job.Created, job.Run); err != nil {
-		return site, t, run, false, ignoreNotFound(err)
-	}
-	return site, t, run, true, nil
-}
-
-// ignoreNotFound is err, or nil when it says that what was read is gone.
-func ignoreNotFound(err error) error {
-	if model.IsNotFound(err) {
-		return nil
-	}
-	return err
+	run, err = w.store.GetRun(ctx, site, job.Test, job.Created, job.Run)
+	return site, t, run, err
 }
 
 // notPlayed records a run the journey could not play at all (err): queued again for SQS to
