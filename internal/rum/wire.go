@@ -377,65 +377,62 @@ func (r *reader) null() bool {
 
 // object reads an object, calling member for each member name with the reader at its value.
 func (r *reader) object(member func(name []byte) error) error {
-	if r.null() {
-		return nil
-	}
-	if err := r.expect('{'); err != nil {
-		return err
-	}
-	if r.peek() == '}' {
-		r.i++
-		return nil
-	}
-	for {
-		name, err := r.rawString()
-		if err != nil {
+	more, err := r.open('{', '}')
+	for more && err == nil {
+		var name []byte
+		if name, err = r.rawString(); err != nil {
 			return err
 		}
-		if err := r.expect(':'); err != nil {
+		if err = r.expect(':'); err != nil {
 			return err
 		}
-		if err := member(name); err != nil {
+		if err = member(name); err != nil {
 			return err
 		}
-		switch r.peek() {
-		case ',':
-			r.i++
-		case '}':
-			r.i++
-			return nil
-		default:
-			return r.fail()
-		}
+		more, err = r.next('}')
 	}
+	return err
 }
 
 // array reads an array, calling elem with the reader at each element.
 func (r *reader) array(elem func() error) error {
-	if r.null() {
-		return nil
-	}
-	if err := r.expect('['); err != nil {
-		return err
-	}
-	if r.peek() == ']' {
-		r.i++
-		return nil
-	}
-	for {
-		if err := elem(); err != nil {
+	more, err := r.open('[', ']')
+	for more && err == nil {
+		if err = elem(); err != nil {
 			return err
 		}
-		switch r.peek() {
-		case ',':
-			r.i++
-		case ']':
-			r.i++
-			return nil
-		default:
-			return r.fail()
-		}
+		more, err = r.next(']')
 	}
+	return err
+}
+
+// open reads null, or a list's opening byte; more says that an element follows (not null,
+// nor the closing byte at once, which it reads).
+func (r *reader) open(opening, closing byte) (more bool, err error) {
+	if r.null() {
+		return false, nil
+	}
+	if err := r.expect(opening); err != nil {
+		return false, err
+	}
+	if r.peek() == closing {
+		r.i++
+		return false, nil
+	}
+	return true, nil
+}
+
+// next reads what follows a list's element: a comma, then more follow, or the closing byte.
+func (r *reader) next(closing byte) (more bool, err error) {
+	switch r.peek() {
+	case ',':
+		r.i++
+		return true, nil
+	case closing:
+		r.i++
+		return false, nil
+	}
+	return false, r.fail()
 }
 
 // rawString reads a string without escapes in place, or unescaped into a new slice.
