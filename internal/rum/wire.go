@@ -266,12 +266,7 @@ func (b *WireBatch) UnmarshalJSON(data []byte) error {
 		case "w":
 			return r.str(&b.Website)
 		case "z":
-			return r.array(func() error {
-				var s string
-				err := r.str(&s)
-				r.dict = append(r.dict, s)
-				return err
-			})
+			return r.stringList(&r.dict)
 		case "v":
 			// An entry's view is some 500 bytes: room for them at once.
 			b.Views = make([]WireView, 0, min(len(data)/400+1, 1<<16))
@@ -714,12 +709,7 @@ func (r *reader) view(v *WireView) error {
 			v.Segments = Segments(s)
 			return err
 		case "g":
-			return r.array(func() error {
-				var s string
-				err := r.str(&s)
-				v.Pages = append(v.Pages, s)
-				return err
-			})
+			return r.stringList(&v.Pages)
 		case "a":
 			if r.null() {
 				return nil
@@ -739,6 +729,16 @@ func (r *reader) view(v *WireView) error {
 			return r.start(r.attributionOf(v))
 		}
 		return r.skip()
+	})
+}
+
+// stringList reads an array of strings onto *out.
+func (r *reader) stringList(out *[]string) error {
+	return r.array(func() error {
+		var s string
+		err := r.str(&s)
+		*out = append(*out, s)
+		return err
 	})
 }
 
