@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 )
@@ -43,8 +42,7 @@ const (
 // page and device, the audit worker (Lighthouse in Chromium, a container function of the browser image)
 // audits it and records the result.
 type auditPipeline struct {
-	c constructs.Construct
-	s *shared
+	pipelineBase
 	// queue carries one message per page and device to audit.
 	queue *workQueue
 }
@@ -52,13 +50,12 @@ type auditPipeline struct {
 // newAuditPipeline creates the audit queue, its dead-letter queue and their alarms under
 // scope/id; addFunctions adds the worker.
 func newAuditPipeline(scope constructs.Construct, id string, s *shared) *auditPipeline {
-	c := constructs.NewConstruct(scope, jsii.String(id))
 	// An audit that fails for a reason a retry could pass (a timeout, Chromium crashing,
 	// Lighthouse's own runtime errors) is retried, then parked; one that would fail every
 	// attempt alike (the host does not resolve, the document answers 400 or more, the guard
 	// refuses it) is final at once. Either way its last error is already on the page (the
 	// worker records it on every failure).
-	q := newWorkQueue(c, "audit", queueProps{
+	p := newPipelineBase(scope, id, s, queueSpec{"audit", queueProps{
 		visibility: awscdk.Duration_Minutes(jsii.Number(auditVisibilityTimeoutMinutes)),
 		// The day's audits are sized to drain within auditWindowHours: a queue never empty for
 		// a whole day is a backlog that carries over.
@@ -73,16 +70,12 @@ func newAuditPipeline(scope constructs.Construct, id string, s *shared) *auditPi
 		retentionDays:  maxRetentionDays,
 		description:    "SQS queue feeding the audit worker",
 		dlqDescription: "Audits that failed every attempt for a reason a retry could pass (the page shows the last error)",
-	})
-	newQueueAlarms(c, s.alarmTopic, q)
+	}})
 	if warning := s.auditShortfall(); warning != "" {
-		awscdk.Annotations_Of(c).AddWarningV2(jsii.String("openvitals:auditShortfall"), jsii.String(warning))
+		awscdk.Annotations_Of(p.c).AddWarningV2(jsii.String("openvitals:auditShortfall"), jsii.String(warning))
 	}
-	return &auditPipeline{c: c, s: s, queue: q}
+	return &auditPipeline{pipelineBase: p, queue: p.queues[0]}
 }
-
-// workQueues returns the audit queue.
-func (p *auditPipeline) workQueues() []*workQueue { return []*workQueue{p.queue} }
 
 // addFunctions creates the audit worker, fed by the audit queue.
 func (p *auditPipeline) addFunctions(fns *functionFactory) {
@@ -118,8 +111,5 @@ func (p *auditPipeline) addFunctions(fns *functionFactory) {
 	// the day's audits need (auditWorkers), within auditMaxConcurrency: the event source's
 	// maximum concurrency, not a reservation, which a new account's concurrency limit would
 	// refuse (see functions.go).
-	p.queue.feed(worker, awslambdaeventsources.SqsEventSourceProps{
-		BatchSize:      jsii.Number(1),
-		MaxConcurrency: jsii.Number(float64(p.s.auditConcurrency)),
-	})
+	p.queue.feedOneAtATime(worker, float64(p.s.auditConcurrency))
 }

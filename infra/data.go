@@ -48,35 +48,46 @@ func newData(scope constructs.Construct, id string, reportRetentionDays, rumRete
 		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
 	})
 
-	bucket := awss3.NewBucket(c, jsii.String("Bucket"), &awss3.BucketProps{
-		// Reports are served through the API only, never straight from S3.
-		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
-		EnforceSSL:        jsii.Bool(true),
-		Encryption:        awss3.BucketEncryption_S3_MANAGED,
-		RemovalPolicy:     awscdk.RemovalPolicy_RETAIN,
-		// Every object is a report or a failure screenshot, under
-		// {account}/{website}/pages|tests/..., so no prefix singles reports out: the rule
-		// covers the bucket. The API reads only the reports of the last 30 days.
-		LifecycleRules: &[]*awss3.LifecycleRule{{
-			Id:                                  jsii.String("ExpireOldReports"),
-			Expiration:                          awscdk.Duration_Days(jsii.Number(float64(reportRetentionDays))),
-			AbortIncompleteMultipartUploadAfter: awscdk.Duration_Days(jsii.Number(1)),
-		}},
-	})
+	// Reports are served through the API only, never straight from S3. Every object is a
+	// report or a failure screenshot, under {account}/{website}/pages|tests/..., so no prefix
+	// singles reports out: the rule covers the bucket. The API reads only the reports of the
+	// last 30 days.
+	bucket := newRetainedBucket(c, "Bucket", expiryRule{id: "ExpireOldReports", days: reportRetentionDays})
 	// Real-user data: a day's object is rewritten by each compaction of its day (a new
 	// generation, the one two back removed), so an object's age is its day's at most; log
 	// entries are removed once folded. The rule covers the bucket and matches the aggregator's
 	// expiry of the days' pointers (OPENVITALS_RUM_RETENTION_DAYS).
-	rumBucket := awss3.NewBucket(c, jsii.String("RumBucket"), &awss3.BucketProps{
+	rumBucket := newRetainedBucket(c, "RumBucket", expiryRule{id: "ExpireOldRealUserData", days: rumRetentionDays})
+	return &data{table: table, bucket: bucket, rumBucket: rumBucket}
+}
+
+// expiryRule is a bucket's lifecycle rule: the objects under prefix ("": the whole bucket)
+// expire after days.
+type expiryRule struct {
+	id, prefix string
+	days       int
+}
+
+// newRetainedBucket creates under scope/id a private, encrypted bucket that outlives the
+// stack, whose objects expire as rules say (and incomplete uploads after a day).
+func newRetainedBucket(scope constructs.Construct, id string, rules ...expiryRule) awss3.Bucket {
+	var lifecycle []*awss3.LifecycleRule
+	for _, r := range rules {
+		rule := &awss3.LifecycleRule{
+			Id:                                  jsii.String(r.id),
+			Expiration:                          awscdk.Duration_Days(jsii.Number(float64(r.days))),
+			AbortIncompleteMultipartUploadAfter: awscdk.Duration_Days(jsii.Number(1)),
+		}
+		if r.prefix != "" {
+			rule.Prefix = jsii.String(r.prefix)
+		}
+		lifecycle = append(lifecycle, rule)
+	}
+	return awss3.NewBucket(scope, jsii.String(id), &awss3.BucketProps{
 		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
 		EnforceSSL:        jsii.Bool(true),
 		Encryption:        awss3.BucketEncryption_S3_MANAGED,
 		RemovalPolicy:     awscdk.RemovalPolicy_RETAIN,
-		LifecycleRules: &[]*awss3.LifecycleRule{{
-			Id:                                  jsii.String("ExpireOldRealUserData"),
-			Expiration:                          awscdk.Duration_Days(jsii.Number(float64(rumRetentionDays))),
-			AbortIncompleteMultipartUploadAfter: awscdk.Duration_Days(jsii.Number(1)),
-		}},
+		LifecycleRules:    &lifecycle,
 	})
-	return &data{table: table, bucket: bucket, rumBucket: rumBucket}
 }

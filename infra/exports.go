@@ -69,75 +69,71 @@ type exports struct {
 // an Athena workgroup that writes its results to the bucket.
 func newExports(scope constructs.Construct, id string, retentionDays int, tables []exportTable) *exports {
 	c := constructs.NewConstruct(scope, jsii.String(id))
-	bucket := awss3.NewBucket(c, jsii.String("Bucket"), &awss3.BucketProps{
-		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
-		EnforceSSL:        jsii.Bool(true),
-		Encryption:        awss3.BucketEncryption_S3_MANAGED,
-		// The customer's own copy of its data: kept when the stack goes.
-		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
-		LifecycleRules: &[]*awss3.LifecycleRule{{
-			Id:                                  jsii.String("ExpireOldExports"),
-			Prefix:                              jsii.String(exportPrefix),
-			Expiration:                          awscdk.Duration_Days(jsii.Number(float64(retentionDays))),
-			AbortIncompleteMultipartUploadAfter: awscdk.Duration_Days(jsii.Number(1)),
-		}, {
-			Id:                                  jsii.String("ExpireAthenaResults"),
-			Prefix:                              jsii.String(athenaResultsPrefix),
-			Expiration:                          awscdk.Duration_Days(jsii.Number(athenaResultsDays)),
-			AbortIncompleteMultipartUploadAfter: awscdk.Duration_Days(jsii.Number(1)),
-		}},
-	})
-	stack := awscdk.Stack_Of(c)
+	// The customer's own copy of its data: kept when the stack goes.
+	bucket := newRetainedBucket(c, "Bucket",
+		expiryRule{id: "ExpireOldExports", prefix: exportPrefix, days: retentionDays},
+		expiryRule{id: "ExpireAthenaResults", prefix: athenaResultsPrefix, days: athenaResultsDays})
 	database := awsglue.NewCfnDatabase(c, jsii.String("Database"), &awsglue.CfnDatabaseProps{
-		CatalogId: stack.Account(),
+		CatalogId: awscdk.Stack_Of(c).Account(),
 		DatabaseInput: &awsglue.CfnDatabase_DatabaseInputProperty{
 			Name:        jsii.String(exportDatabase),
 			Description: jsii.String("openvitals: the daily Parquet exports of every website, one table per dataset"),
 		},
 	})
-	// Projected days run from exportProjectionFrom to today: Athena computes a query's
-	// partitions from its day predicate, and a day without files reads nothing.
 	for _, t := range tables {
-		location := awscdk.Fn_Join(jsii.String(""), &[]*string{jsii.String("s3://"), bucket.BucketName(), jsii.String("/" + exportPrefix + t.Name + "/")})
-		var columns []interface{}
-		for _, col := range t.Columns {
-			columns = append(columns, &awsglue.CfnTable_ColumnProperty{Name: jsii.String(col.Name), Type: jsii.String(col.Type)})
-		}
-		table := awsglue.NewCfnTable(c, jsii.String("Table_"+t.Name), &awsglue.CfnTableProps{
-			CatalogId:    stack.Account(),
-			DatabaseName: jsii.String(exportDatabase),
-			TableInput: &awsglue.CfnTable_TableInputProperty{
-				Name:        jsii.String(t.Name),
-				Description: jsii.String("openvitals export " + t.Name + ": a file per website and day"),
-				TableType:   jsii.String("EXTERNAL_TABLE"),
-				PartitionKeys: &[]interface{}{
-					&awsglue.CfnTable_ColumnProperty{Name: jsii.String("day"), Type: jsii.String("string"), Comment: jsii.String("UTC day, yyyy-MM-dd")},
-				},
-				Parameters: map[string]*string{
-					"classification":               jsii.String("parquet"),
-					"EXTERNAL":                     jsii.String("TRUE"),
-					"projection.enabled":           jsii.String("true"),
-					"projection.day.type":          jsii.String("date"),
-					"projection.day.format":        jsii.String("yyyy-MM-dd"),
-					"projection.day.range":         jsii.String(exportProjectionFrom + ",NOW"),
-					"projection.day.interval":      jsii.String("1"),
-					"projection.day.interval.unit": jsii.String("DAYS"),
-					"storage.location.template":    awscdk.Fn_Join(jsii.String(""), &[]*string{location, jsii.String("day=${day}/")}),
-				},
-				StorageDescriptor: &awsglue.CfnTable_StorageDescriptorProperty{
-					Columns:      &columns,
-					Location:     location,
-					InputFormat:  jsii.String("org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat"),
-					OutputFormat: jsii.String("org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat"),
-					SerdeInfo: &awsglue.CfnTable_SerdeInfoProperty{
-						SerializationLibrary: jsii.String("org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"),
-					},
+		newExportTable(c, bucket, t).Node().AddDependency(database)
+	}
+	return &exports{bucket: bucket, database: database, workgroup: newExportWorkgroup(c, bucket)}
+}
+
+// newExportTable creates the Glue table of t over its exports in bucket. Projected days run
+// from exportProjectionFrom to today: Athena computes a query's partitions from its day
+// predicate, and a day without files reads nothing.
+func newExportTable(c constructs.Construct, bucket awss3.Bucket, t exportTable) awsglue.CfnTable {
+	location := awscdk.Fn_Join(jsii.String(""), &[]*string{jsii.String("s3://"), bucket.BucketName(), jsii.String("/" + exportPrefix + t.Name + "/")})
+	var columns []interface{}
+	for _, col := range t.Columns {
+		columns = append(columns, &awsglue.CfnTable_ColumnProperty{Name: jsii.String(col.Name), Type: jsii.String(col.Type)})
+	}
+	return awsglue.NewCfnTable(c, jsii.String("Table_"+t.Name), &awsglue.CfnTableProps{
+		CatalogId:    awscdk.Stack_Of(c).Account(),
+		DatabaseName: jsii.String(exportDatabase),
+		TableInput: &awsglue.CfnTable_TableInputProperty{
+			Name:        jsii.String(t.Name),
+			Description: jsii.String("openvitals export " + t.Name + ": a file per website and day"),
+			TableType:   jsii.String("EXTERNAL_TABLE"),
+			PartitionKeys: &[]interface{}{
+				&awsglue.CfnTable_ColumnProperty{Name: jsii.String("day"), Type: jsii.String("string"), Comment: jsii.String("UTC day, yyyy-MM-dd")},
+			},
+			Parameters: map[string]*string{
+				"classification":               jsii.String("parquet"),
+				"EXTERNAL":                     jsii.String("TRUE"),
+				"projection.enabled":           jsii.String("true"),
+				"projection.day.type":          jsii.String("date"),
+				"projection.day.format":        jsii.String("yyyy-MM-dd"),
+				"projection.day.range":         jsii.String(exportProjectionFrom + ",NOW"),
+				"projection.day.interval":      jsii.String("1"),
+				"projection.day.interval.unit": jsii.String("DAYS"),
+				"storage.location.template":    awscdk.Fn_Join(jsii.String(""), &[]*string{location, jsii.String("day=${day}/")}),
+			},
+			StorageDescriptor: &awsglue.CfnTable_StorageDescriptorProperty{
+				Columns:      &columns,
+				Location:     location,
+				InputFormat:  jsii.String("org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat"),
+				OutputFormat: jsii.String("org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat"),
+				SerdeInfo: &awsglue.CfnTable_SerdeInfoProperty{
+					SerializationLibrary: jsii.String("org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"),
 				},
 			},
-		})
-		table.Node().AddDependency(database)
-	}
-	workgroup := awsathena.NewCfnWorkGroup(c, jsii.String("Workgroup"), &awsathena.CfnWorkGroupProps{
+		},
+	})
+}
+
+// newExportWorkgroup creates the Athena workgroup that queries the exports and writes its
+// results to bucket.
+func newExportWorkgroup(c constructs.Construct, bucket awss3.Bucket) awsathena.CfnWorkGroup {
+	stack := awscdk.Stack_Of(c)
+	return awsathena.NewCfnWorkGroup(c, jsii.String("Workgroup"), &awsathena.CfnWorkGroupProps{
 		Name:                  awscdk.Fn_Join(jsii.String("-"), &[]*string{stack.StackName(), jsii.String("exports")}),
 		Description:           jsii.String("openvitals: queries of the daily Parquet exports (database " + exportDatabase + ")"),
 		RecursiveDeleteOption: jsii.Bool(true),
@@ -153,7 +149,6 @@ func newExports(scope constructs.Construct, id string, retentionDays int, tables
 			BytesScannedCutoffPerQuery: jsii.Number(10 << 30),
 		},
 	})
-	return &exports{bucket: bucket, database: database, workgroup: workgroup}
 }
 
 // setRetentionBounds gives fn the days the stack's lifecycle rules keep reports, real-user

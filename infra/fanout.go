@@ -2,7 +2,6 @@ package main
 
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 )
@@ -27,8 +26,7 @@ const (
 // queues the next and one message per website) and queues each website's share of the job on
 // the audit, multistep and ux queues.
 type fanoutPipeline struct {
-	c constructs.Construct
-	s *shared
+	pipelineBase
 	// queue carries the listing's pages and the websites' messages.
 	queue *workQueue
 	// targets are the queues the worker fills.
@@ -38,8 +36,7 @@ type fanoutPipeline struct {
 // newFanoutPipeline creates the fan-out queue, its dead-letter queue and their alarms under
 // scope/id; addFunctions adds the worker, which fills targets.
 func newFanoutPipeline(scope constructs.Construct, id string, s *shared, targets scheduledQueues) *fanoutPipeline {
-	c := constructs.NewConstruct(scope, jsii.String(id))
-	q := newWorkQueue(c, "fanout", queueProps{
+	p := newPipelineBase(scope, id, s, queueSpec{"fanout", queueProps{
 		visibility: awscdk.Duration_Minutes(jsii.Number(fanoutVisibilityTimeoutMinutes)),
 		// A day's fan-out takes minutes; a message that waited half an hour is a fan-out that
 		// does not go on (a message that keeps failing ends in the dead-letter queue).
@@ -49,13 +46,9 @@ func newFanoutPipeline(scope constructs.Construct, id string, s *shared, targets
 		retentionDays:  maxRetentionDays,
 		description:    "SQS queue feeding the fan-out worker: a page of the websites listing, or a website's share of a daily job",
 		dlqDescription: "Fan-out messages that failed every attempt: redrive them once fixed (their parts queued already are not queued again)",
-	})
-	newQueueAlarms(c, s.alarmTopic, q)
-	return &fanoutPipeline{c: c, s: s, queue: q, targets: targets}
+	}})
+	return &fanoutPipeline{pipelineBase: p, queue: p.queues[0], targets: targets}
 }
-
-// workQueues returns the fan-out queue.
-func (p *fanoutPipeline) workQueues() []*workQueue { return []*workQueue{p.queue} }
 
 // addFunctions creates the fan-out worker, fed by the fan-out queue.
 func (p *fanoutPipeline) addFunctions(fns *functionFactory) {
@@ -78,8 +71,5 @@ func (p *fanoutPipeline) addFunctions(fns *functionFactory) {
 	p.s.data.bucket.GrantRead(worker, nil)
 	p.s.data.rumBucket.GrantRead(worker, nil)
 	// One message per invocation: a website's share is retried alone.
-	p.queue.feed(worker, awslambdaeventsources.SqsEventSourceProps{
-		BatchSize:      jsii.Number(1),
-		MaxConcurrency: jsii.Number(fanoutWorkerMaxConcurrency),
-	})
+	p.queue.feedOneAtATime(worker, fanoutWorkerMaxConcurrency)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 )
@@ -23,8 +22,7 @@ const (
 // per run, the multistep worker (Chromium driven by go-rod, a container function of the
 // browser image) plays it and records the outcome.
 type multistepPipeline struct {
-	c constructs.Construct
-	s *shared
+	pipelineBase
 	// queue carries one message per multistep run.
 	queue *workQueue
 }
@@ -32,23 +30,18 @@ type multistepPipeline struct {
 // newMultistepPipeline creates the multistep queue, its dead-letter queue and their alarms
 // under scope/id; addFunctions adds the worker.
 func newMultistepPipeline(scope constructs.Construct, id string, s *shared) *multistepPipeline {
-	c := constructs.NewConstruct(scope, jsii.String(id))
 	// A message fails only when the worker could not record the run, or timed out (a journey
 	// that fails a step is a completed message: the run records the failure); one that keeps
 	// failing is parked rather than replayed for ever.
-	q := newWorkQueue(c, "multistep", queueProps{
+	p := newPipelineBase(scope, id, s, queueSpec{"multistep", queueProps{
 		visibility: awscdk.Duration_Minutes(jsii.Number(multistepVisibilityTimeoutMinutes)),
 		// A run takes at most three minutes.
 		depth:          depthAlarm{1, 60, 6, "multistep runs have waited for 6 hours: raise multistepMaxConcurrency, or look at the multistep worker's errors"},
 		description:    "SQS queue feeding the multistep worker",
 		dlqDescription: "Multistep runs whose message failed every attempt",
-	})
-	newQueueAlarms(c, s.alarmTopic, q)
-	return &multistepPipeline{c: c, s: s, queue: q}
+	}})
+	return &multistepPipeline{pipelineBase: p, queue: p.queues[0]}
 }
-
-// workQueues returns the multistep queue.
-func (p *multistepPipeline) workQueues() []*workQueue { return []*workQueue{p.queue} }
 
 // addFunctions creates the multistep worker, fed by the multistep queue.
 func (p *multistepPipeline) addFunctions(fns *functionFactory) {
@@ -65,8 +58,5 @@ func (p *multistepPipeline) addFunctions(fns *functionFactory) {
 	p.s.data.bucket.GrantPut(worker, nil)
 	// One run per invocation: two journeys at once would skew each other's timings, and a
 	// failure is retried alone.
-	p.queue.feed(worker, awslambdaeventsources.SqsEventSourceProps{
-		BatchSize:      jsii.Number(1),
-		MaxConcurrency: jsii.Number(float64(p.s.multistepMaxConcurrency)),
-	})
+	p.queue.feedOneAtATime(worker, float64(p.s.multistepMaxConcurrency))
 }

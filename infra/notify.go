@@ -27,8 +27,7 @@ const notifyBatchSize = 10
 // them and queue them (the API queues channel tests), the notifier sends them to the
 // websites' webhooks, Slack and email, retrying failed channels for 24 hours.
 type notifyPipeline struct {
-	c     constructs.Construct
-	s     *shared
+	pipelineBase
 	queue *workQueue
 	// notifier is the notifier, once addFunctions has created it.
 	notifier awslambda.Function
@@ -37,21 +36,16 @@ type notifyPipeline struct {
 // newNotifyPipeline creates the notification queue, its dead-letter queue and their alarms
 // under scope/id; addFunctions adds the notifier.
 func newNotifyPipeline(scope constructs.Construct, id string, s *shared) *notifyPipeline {
-	c := constructs.NewConstruct(scope, jsii.String(id))
-	q := newWorkQueue(c, "notify", queueProps{
+	p := newPipelineBase(scope, id, s, queueSpec{"notify", queueProps{
 		visibility: awscdk.Duration_Seconds(jsii.Number(notifyVisibilityTimeoutSeconds)),
 		// A notification takes seconds; retries wait in the queue on purpose (delayed), so
 		// only a long backlog of visible messages is a problem.
 		depth:          depthAlarm{100, 5, 3, "notifications have piled up for 15 minutes: is the notifier failing or throttled?"},
 		description:    "SQS queue feeding the notifier",
 		dlqDescription: "Notifications whose channel failed for 24 hours, or that could not be read",
-	})
-	newQueueAlarms(c, s.alarmTopic, q)
-	return &notifyPipeline{c: c, s: s, queue: q}
+	}})
+	return &notifyPipeline{pipelineBase: p, queue: p.queues[0]}
 }
-
-// workQueues returns the notification queue.
-func (p *notifyPipeline) workQueues() []*workQueue { return []*workQueue{p.queue} }
 
 // addFunctions creates the notifier, fed by the notification queue.
 func (p *notifyPipeline) addFunctions(fns *functionFactory) {

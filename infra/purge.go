@@ -27,8 +27,7 @@ const purgeBatchSize = 10
 // purgePipeline removes what a deleted website, page or multistep test left: the API and the
 // scheduler queue purges, the purge worker deletes every item and object of each.
 type purgePipeline struct {
-	c constructs.Construct
-	s *shared
+	pipelineBase
 	// queue carries website, page and test deletions to the purge worker.
 	queue *workQueue
 	// worker is the purge worker, once addFunctions has created it.
@@ -38,22 +37,17 @@ type purgePipeline struct {
 // newPurgePipeline creates the purge queue, its dead-letter queue and their alarms under
 // scope/id; addFunctions adds the worker.
 func newPurgePipeline(scope constructs.Construct, id string, s *shared) *purgePipeline {
-	c := constructs.NewConstruct(scope, jsii.String(id))
 	// Purges are idempotent, so retrying is safe; a message that keeps failing is parked in
 	// the DLQ instead of looping for ever.
-	q := newWorkQueue(c, "purge", queueProps{
+	p := newPipelineBase(scope, id, s, queueSpec{"purge", queueProps{
 		visibility: awscdk.Duration_Minutes(jsii.Number(purgeVisibilityTimeoutMinutes)),
 		// A purge takes seconds.
 		depth:          depthAlarm{1, 5, 6, "purges have waited for 30 minutes: is the purge worker failing or throttled?"},
 		description:    "SQS queue feeding the purge worker",
 		dlqDescription: "Purges that failed every attempt (their markers stay in the table)",
-	})
-	newQueueAlarms(c, s.alarmTopic, q)
-	return &purgePipeline{c: c, s: s, queue: q}
+	}})
+	return &purgePipeline{pipelineBase: p, queue: p.queues[0]}
 }
-
-// workQueues returns the purge queue.
-func (p *purgePipeline) workQueues() []*workQueue { return []*workQueue{p.queue} }
 
 // addFunctions creates the purge worker, fed by the purge queue.
 func (p *purgePipeline) addFunctions(fns *functionFactory) {

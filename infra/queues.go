@@ -125,6 +125,12 @@ func (q *workQueue) feed(fn awslambda.Function, p awslambdaeventsources.SqsEvent
 	fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(q.queue, &p))
 }
 
+// feedOneAtATime makes the queue invoke fn with one message at a time (a failure is retried
+// alone), at most maxConcurrency at once.
+func (q *workQueue) feedOneAtATime(fn awslambda.Function, maxConcurrency float64) {
+	q.feed(fn, awslambdaeventsources.SqsEventSourceProps{BatchSize: jsii.Number(1), MaxConcurrency: jsii.Number(maxConcurrency)})
+}
+
 // sharedEnvironment is what every function gets: the generated names of the table and the
 // buckets, and every queue's URL. The main module's service.FromEnv opens every queue at start
 // (a URL costs no call), whether or not the function may use it: a URL grants nothing.

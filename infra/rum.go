@@ -47,8 +47,7 @@ const (
 // beacon queue, the rebatcher appends each website's views to its log and asks the aggregator,
 // through the delayed FIFO rum queue, to fold it, and the aggregator compacts the log.
 type rumPipeline struct {
-	c constructs.Construct
-	s *shared
+	pipelineBase
 	// beacons carries beacons from collect (one message per invocation) to the rebatcher,
 	// which takes it in large batches.
 	beacons *workQueue
@@ -62,15 +61,13 @@ type rumPipeline struct {
 // newRUMPipeline creates the beacon and rum queues, their dead-letter queues and their alarms
 // under scope/id; addFunctions adds the rebatcher and the aggregator.
 func newRUMPipeline(scope constructs.Construct, id string, s *shared) *rumPipeline {
-	c := constructs.NewConstruct(scope, jsii.String(id))
-	beacons := newWorkQueue(c, "beacon", queueProps{
+	p := newPipelineBase(scope, id, s, queueSpec{"beacon", queueProps{
 		visibility: awscdk.Duration_Seconds(jsii.Number(beaconVisibilityTimeoutSeconds)),
 		// Beacons arrive all the time; the rebatcher takes them every minute.
 		depth:          depthAlarm{50000, 5, 3, "over 50,000 beacons have waited for 15 minutes: is the RUM rebatcher failing or throttled?"},
 		description:    "SQS queue carrying beacons from collect to the RUM rebatcher",
 		dlqDescription: "Beacons the rebatcher could not pass on",
-	})
-	batches := newWorkQueue(c, "rum", queueProps{
+	}}, queueSpec{"rum", queueProps{
 		visibility: awscdk.Duration_Seconds(jsii.Number(rumVisibilityTimeoutSeconds)),
 		fifo:       true,
 		delay:      awscdk.Duration_Seconds(jsii.Number(rumFlushDelaySeconds)),
@@ -78,13 +75,9 @@ func newRUMPipeline(scope constructs.Construct, id string, s *shared) *rumPipeli
 		depth:          depthAlarm{1000, 5, 3, "over 1,000 requests to fold websites' real-user logs have waited for 15 minutes: is the RUM aggregator failing or throttled?"},
 		description:    "SQS FIFO queue carrying the rebatcher's requests to fold a website's log of page views to the RUM aggregator",
 		dlqDescription: "Requests to fold a website's log that failed every attempt (its log keeps the views: redrive them)",
-	})
-	newQueueAlarms(c, s.alarmTopic, beacons, batches)
-	return &rumPipeline{c: c, s: s, beacons: beacons, batches: batches}
+	}})
+	return &rumPipeline{pipelineBase: p, beacons: p.queues[0], batches: p.queues[1]}
 }
-
-// workQueues returns the beacon and rum queues.
-func (p *rumPipeline) workQueues() []*workQueue { return []*workQueue{p.beacons, p.batches} }
 
 // addFunctions creates the rebatcher, fed by the beacon queue, and the aggregator, fed by the
 // rum queue.

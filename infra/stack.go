@@ -6,6 +6,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
 )
 
 // shared holds what every pipeline may use: the settings, the data, the secrets and the alarm
@@ -28,6 +29,34 @@ type queuePipeline interface {
 	workQueues() []*workQueue
 	addFunctions(fns *functionFactory)
 }
+
+// pipelineBase is what every pipeline holds: its construct, what the pipelines share and its
+// work queues, which newPipelineBase creates with their dead-letter queues and alarms.
+type pipelineBase struct {
+	c      constructs.Construct
+	s      *shared
+	queues []*workQueue
+}
+
+// queueSpec names a work queue of a pipeline and says how it differs from the others.
+type queueSpec struct {
+	name  string
+	props queueProps
+}
+
+// newPipelineBase creates the construct scope/id and in it a work queue per spec, each with
+// its dead-letter queue, and their alarms.
+func newPipelineBase(scope constructs.Construct, id string, s *shared, specs ...queueSpec) pipelineBase {
+	p := pipelineBase{c: constructs.NewConstruct(scope, jsii.String(id)), s: s}
+	for _, spec := range specs {
+		p.queues = append(p.queues, newWorkQueue(p.c, spec.name, spec.props))
+	}
+	newQueueAlarms(p.c, s.alarmTopic, p.queues...)
+	return p
+}
+
+// workQueues returns the pipeline's work queues, in the order of its specs.
+func (p *pipelineBase) workQueues() []*workQueue { return p.queues }
 
 // openvitalsStack is the synthesizable stack and what was deployed in it.
 type openvitalsStack struct {

@@ -4,7 +4,6 @@ import (
 	"strconv"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 )
@@ -35,8 +34,7 @@ const (
 // queues one message per website, the ux worker reads its Chrome UX Report records and
 // Search Console analytics and stores them.
 type uxPipeline struct {
-	c constructs.Construct
-	s *shared
+	pipelineBase
 	// queue carries one message per website and day.
 	queue *workQueue
 }
@@ -44,20 +42,15 @@ type uxPipeline struct {
 // newUXPipeline creates the ux queue, its dead-letter queue and their alarms under scope/id;
 // addFunctions adds the worker.
 func newUXPipeline(scope constructs.Construct, id string, s *shared) *uxPipeline {
-	c := constructs.NewConstruct(scope, jsii.String(id))
-	q := newWorkQueue(c, "ux", queueProps{
+	p := newPipelineBase(scope, id, s, queueSpec{"ux", queueProps{
 		visibility: awscdk.Duration_Minutes(jsii.Number(uxVisibilityTimeoutMinutes)),
 		// One message per website and day, two workers at a time.
 		depth:          depthAlarm{1, 60, 6, "user-experience data collections have waited for 6 hours: look at the ux worker's errors"},
 		description:    "SQS queue feeding the ux worker",
 		dlqDescription: "User-experience data collections that failed every attempt",
-	})
-	newQueueAlarms(c, s.alarmTopic, q)
-	return &uxPipeline{c: c, s: s, queue: q}
+	}})
+	return &uxPipeline{pipelineBase: p, queue: p.queues[0]}
 }
-
-// workQueues returns the ux queue.
-func (p *uxPipeline) workQueues() []*workQueue { return []*workQueue{p.queue} }
 
 // addFunctions creates the ux worker, fed by the ux queue.
 func (p *uxPipeline) addFunctions(fns *functionFactory) {
@@ -80,8 +73,5 @@ func (p *uxPipeline) addFunctions(fns *functionFactory) {
 	// The Search Console credentials are stored encrypted with this key.
 	p.s.credentialsKey.GrantRead(worker, nil)
 	// One website per invocation, so that a failing one is retried alone.
-	p.queue.feed(worker, awslambdaeventsources.SqsEventSourceProps{
-		BatchSize:      jsii.Number(1),
-		MaxConcurrency: jsii.Number(uxWorkerMaxConcurrency),
-	})
+	p.queue.feedOneAtATime(worker, uxWorkerMaxConcurrency)
 }

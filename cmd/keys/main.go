@@ -45,15 +45,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	cfg, err := service.ConfigFromEnv()
+	st, err := openStore(ctx)
 	if err != nil {
 		return err
 	}
-	clients, err := service.NewClients(ctx)
-	if err != nil {
-		return err
-	}
-	st := store.New(clients.DynamoDB, cfg.Table)
 
 	if args[0] == "revoke" {
 		if *key == "" {
@@ -95,15 +90,10 @@ func setLimits(ctx context.Context, args []string, out io.Writer) error {
 	if !apikey.ValidAccount(*account) {
 		return fmt.Errorf("limits needs -account, a valid account name")
 	}
-	cfg, err := service.ConfigFromEnv()
+	st, err := openStore(ctx)
 	if err != nil {
 		return err
 	}
-	clients, err := service.NewClients(ctx)
-	if err != nil {
-		return err
-	}
-	st := store.New(clients.DynamoDB, cfg.Table)
 	limits, err := st.AccountLimits(ctx, *account)
 	if err != nil {
 		return err
@@ -135,4 +125,17 @@ func setLimits(ctx context.Context, args []string, out io.Writer) error {
 		fmt.Fprintf(out, "%s %d%s\n", l, quota.Of(limits, l), note)
 	}
 	return nil
+}
+
+// openStore opens the table the environment names (OPENVITALS_TABLE and the AWS variables).
+func openStore(ctx context.Context) (*store.Store, error) {
+	cfg, err := service.ConfigFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	clients, err := service.NewClients(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return store.New(clients.DynamoDB, cfg.Table), nil
 }

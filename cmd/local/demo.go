@@ -129,19 +129,55 @@ func (d *demo) website(ctx context.Context) (model.Website, bool, error) {
 // seed makes the demo website: through the API as a person and CI would, and in the table and
 // the bucket what only time makes, as the workers write it.
 func (d *demo) seed(ctx context.Context) (model.Website, error) {
-	c := &demoCalls{api: d.api, ctx: ctx}
+	s := &demoSeeding{c: &demoCalls{api: d.api, ctx: ctx}}
+	for _, step := range []func(context.Context, *demoSeeding) error{
+		d.createWebsite, d.measureOldVersion, d.measureNewVersion, d.addFieldData, d.addPast, d.waitForSeeded,
+	} {
+		if err := step(ctx, s); err != nil {
+			return s.site, err
+		}
+	}
+	return s.site, nil
+}
+
+// demoSeeding is what seed's steps make and pass on, in the order they make it.
+type demoSeeding struct {
+	c    *demoCalls
+	site model.Website
+	// path is the website's path under the account ("/" + its ID).
+	path string
+	// browse and checkout are the IDs of the multistep tests.
+	browse, checkout string
+	// visits are the real users' visits of both versions.
+	visits []demoVisit
+	pages  []model.Page
+	home   model.Page
+	// before and after are the home page's results on version 2.3 and 2.4, by device; today
+	// every page's on 2.4, by page ID and device.
+	before, after, today map[string]model.LabResult
+	// now is when the real users' weeks were replayed, replayed how many views were.
+	now      time.Time
+	replayed int
+	// series is the ID of the test series started from CI.
+	series string
+}
+
+// createWebsite creates the website with its pages, budgets and multistep tests. A new
+// website's method is applied throttling, so that the pictures of each load (its filmstrip
+// and waterfall) show what its numbers measure.
+func (d *demo) createWebsite(ctx context.Context, s *demoSeeding) error {
+	c := s.c
 	var w struct{ ID string }
-	// A new website's method: applied throttling, so that the pictures of each load (its
-	// filmstrip and waterfall) show what its numbers measure.
 	c.do("POST", "/account/websites", `{"domain":"`+d.host+`","displayName":"Fernwood Tools"}`, http.StatusCreated, &w)
 	if c.err != nil {
-		return model.Website{}, c.err
+		return c.err
 	}
 	site, err := d.store.Website(ctx, d.account, w.ID)
 	if err != nil {
-		return site, err
+		return err
 	}
-	W := "/" + site.ID
+	s.site, s.path = site, "/"+site.ID
+	W := s.path
 	c.do("POST", W+"/settings/pages", `[{"url":"/","alias":"Home"},{"url":"/products","alias":"Products"}]`, http.StatusOK, nil)
 	c.do("POST", W+"/budgets", `{"metric":"lcp","operator":"lt","value":2500,"device":"mobile"}`, http.StatusCreated, nil)
 	c.do("POST", W+"/budgets", `{"metric":"performance_score","operator":"gt","value":99,"device":"desktop"}`, http.StatusCreated, nil)
@@ -149,124 +185,137 @@ func (d *demo) seed(ctx context.Context) (model.Website, error) {
 	var browse, checkout struct{ ID string }
 	c.do("POST", W+"/multistep", `{"alias":"Browse","device":"desktop","steps":[{"type":"navigate","target":"/"},{"type":"scroll"}]}`, http.StatusCreated, &browse)
 	c.do("POST", W+"/multistep", `{"alias":"Checkout","device":"mobile","steps":[{"type":"navigate","target":"/"},{"type":"click","target":"#checkout"}]}`, http.StatusCreated, &checkout)
-	if c.err != nil {
-		return site, c.err
-	}
-	// Real users of version 2.3: the shop's pages carry the website's snippet.
-	d.shop.SetSnippet(d.api.base + "/rum/" + site.ID + ".js")
+	s.browse, s.checkout = browse.ID, checkout.ID
+	return c.err
+}
+
+// measureOldVersion has real users visit version 2.3 (the shop's pages carry the website's
+// snippet), then audits the home page on both devices, as it was before the deploy.
+func (d *demo) measureOldVersion(ctx context.Context, s *demoSeeding) error {
+	d.shop.SetSnippet(d.api.base + "/rum/" + s.site.ID + ".js")
 	visits, err := d.visitShop(ctx, "2.3")
 	if err != nil {
-		return site, err
+		return err
 	}
-	pages, err := d.store.Pages(ctx, site)
-	if err != nil {
-		return site, err
+	s.visits = visits
+	if s.pages, err = d.store.Pages(ctx, s.site); err != nil {
+		return err
 	}
-	var home model.Page
-	for _, p := range pages {
+	for _, p := range s.pages {
 		if p.URL == "/" {
-			home = p
+			s.home = p
 		}
 	}
-
-	// Version 2.3: the home page on both devices, as it was before the deploy.
 	since := time.Now()
-	c.do("POST", W+"/audits", `{"pages":["`+home.ID+`"]}`, http.StatusAccepted, nil)
-	if c.err != nil {
-		return site, c.err
+	s.c.do("POST", s.path+"/audits", `{"pages":["`+s.home.ID+`"]}`, http.StatusAccepted, nil)
+	if s.c.err != nil {
+		return s.c.err
 	}
-	before := map[string]model.LabResult{} // by device
+	s.before = map[string]model.LabResult{}
 	for _, device := range metrics.Devices {
-		r, err := d.waitForAudit(ctx, site, home, device, since)
+		r, err := d.waitForAudit(ctx, s.site, s.home, device, since)
 		if err != nil {
-			return site, err
+			return err
 		}
-		if r.ReportKey, err = d.keepReport(ctx, site, home, r, "2.3"); err != nil {
-			return site, err
+		if r.ReportKey, err = d.keepReport(ctx, s.site, s.home, r, "2.3"); err != nil {
+			return err
 		}
-		before[device] = r
+		s.before[device] = r
 	}
+	return nil
+}
 
-	// Version 2.4: its real users, then every page on both devices, and both tests.
+// measureNewVersion deploys version 2.4, has its real users visit it, then audits every page
+// on both devices and runs both tests.
+func (d *demo) measureNewVersion(ctx context.Context, s *demoSeeding) error {
 	d.shop.Deploy()
 	after24, err := d.visitShop(ctx, "2.4")
 	if err != nil {
-		return site, err
+		return err
 	}
-	visits = append(visits, after24...)
-	since = time.Now()
-	c.do("POST", W+"/audits", "", http.StatusAccepted, nil)
-	c.do("POST", W+"/multistep/"+browse.ID+"/runs", "", http.StatusCreated, nil)
-	c.do("POST", W+"/multistep/"+checkout.ID+"/runs", "", http.StatusCreated, nil)
-	if c.err != nil {
-		return site, c.err
+	s.visits = append(s.visits, after24...)
+	since := time.Now()
+	s.c.do("POST", s.path+"/audits", "", http.StatusAccepted, nil)
+	s.c.do("POST", s.path+"/multistep/"+s.browse+"/runs", "", http.StatusCreated, nil)
+	s.c.do("POST", s.path+"/multistep/"+s.checkout+"/runs", "", http.StatusCreated, nil)
+	if s.c.err != nil {
+		return s.c.err
 	}
-	today := map[string]model.LabResult{} // by page ID and device
-	for _, p := range pages {
+	s.today = map[string]model.LabResult{}
+	for _, p := range s.pages {
 		for _, device := range metrics.Devices {
-			if today[p.ID+device], err = d.waitForAudit(ctx, site, p, device, since); err != nil {
-				return site, err
+			if s.today[p.ID+device], err = d.waitForAudit(ctx, s.site, p, device, since); err != nil {
+				return err
 			}
 		}
 	}
-	after := map[string]model.LabResult{} // by device
+	s.after = map[string]model.LabResult{}
 	for _, device := range metrics.Devices {
-		r := today[home.ID+device]
-		if r.ReportKey, err = d.keepReport(ctx, site, home, r, "2.4"); err != nil {
-			return site, err
+		r := s.today[s.home.ID+device]
+		if r.ReportKey, err = d.keepReport(ctx, s.site, s.home, r, "2.4"); err != nil {
+			return err
 		}
-		after[device] = r
+		s.after[device] = r
 	}
+	return nil
+}
 
-	// The weeks of real users, replayed from the visits at the pace the lab measured.
-	now := time.Now().UTC()
-	views, err := replayVisits(visits, func(path, device, version string) map[string]float64 {
-		for _, p := range pages {
+// addFieldData replays the weeks of real users from the visits, at the pace the lab measured,
+// and adds the user-experience records of the same weeks.
+func (d *demo) addFieldData(ctx context.Context, s *demoSeeding) error {
+	s.now = time.Now().UTC()
+	views, err := replayVisits(s.visits, func(path, device, version string) map[string]float64 {
+		for _, p := range s.pages {
 			if p.URL != path {
 				continue
 			}
-			if p.ID == home.ID && version == "2.3" {
-				return before[device].Metrics
+			if p.ID == s.home.ID && version == "2.3" {
+				return s.before[device].Metrics
 			}
-			return today[p.ID+device].Metrics
+			return s.today[p.ID+device].Metrics
 		}
 		return nil
-	}, now)
+	}, s.now)
 	if err != nil {
-		return site, err
+		return err
 	}
-	replayed, err := d.sendReplay(ctx, site, views, now)
-	if err != nil {
-		return site, err
+	if s.replayed, err = d.sendReplay(ctx, s.site, views, s.now); err != nil {
+		return err
 	}
-	if err := d.addUX(ctx, site, pages, views, now); err != nil {
-		return site, err
-	}
-	// The weeks before: each day shaped on a real result, the home page on 2.3's until the
-	// deploy and on 2.4's since.
-	err = d.addHistory(ctx, site, pages, func(p model.Page, device string, daysAgo int) model.LabResult {
-		if p.ID != home.ID {
-			return today[p.ID+device]
+	return d.addUX(ctx, s.site, s.pages, views, s.now)
+}
+
+// addPast adds the weeks before, each day shaped on a real result (the home page on 2.3's
+// until the deploy and on 2.4's since), and the deploy's annotation; then audits the home page
+// again, so that the audit worker's regression detector finds the deploy's regressions and
+// their cause on both devices, and starts a test series as cmd/ci does.
+func (d *demo) addPast(ctx context.Context, s *demoSeeding) error {
+	err := d.addHistory(ctx, s.site, s.pages, func(p model.Page, device string, daysAgo int) model.LabResult {
+		if p.ID != s.home.ID {
+			return s.today[p.ID+device]
 		}
 		if daysAgo > demoDeployedDaysAgo {
-			return before[device]
+			return s.before[device]
 		}
-		return after[device]
+		return s.after[device]
 	})
 	if err != nil {
-		return site, err
+		return err
 	}
+	c, W := s.c, s.path
 	deployed := time.Now().UTC().AddDate(0, 0, -demoDeployedDaysAgo).Truncate(24 * time.Hour).Add(9 * time.Hour)
 	c.do("POST", W+"/annotations", fmt.Sprintf(`{"text":"Deploy v2.4: new hero image, checkout button renamed","at":%q}`, deployed.Format(time.RFC3339)), http.StatusCreated, nil)
-	// Today's audit of the home page again, with the history in place: the audit worker's
-	// regression detector finds the deploy's regressions and their cause on both devices.
-	c.do("POST", W+"/audits", `{"pages":["`+home.ID+`"]}`, http.StatusAccepted, nil)
-	// A test series from CI, as cmd/ci starts one.
+	c.do("POST", W+"/audits", `{"pages":["`+s.home.ID+`"]}`, http.StatusAccepted, nil)
 	var series struct{ SeriesID string }
-	c.do("POST", W+"/testseries", `{"pages":[{"page_id":"`+home.ID+`","device":"desktop"}],"description":"v2.4.1 from CI","initiator":"GitHub"}`, http.StatusCreated, &series)
-	if c.err != nil {
-		return site, c.err
-	}
+	c.do("POST", W+"/testseries", `{"pages":[{"page_id":"`+s.home.ID+`","device":"desktop"}],"description":"v2.4.1 from CI","initiator":"GitHub"}`, http.StatusCreated, &series)
+	s.series = series.SeriesID
+	return c.err
+}
+
+// waitForSeeded waits for what the steps before started: the deploy's regressions, the test
+// series, the multistep runs and the real users' page views.
+func (d *demo) waitForSeeded(ctx context.Context, s *demoSeeding) error {
+	c, W := s.c, s.path
 	waits := []struct {
 		what string
 		done func() bool
@@ -275,7 +324,7 @@ func (d *demo) seed(ctx context.Context) (model.Website, error) {
 			var regs struct {
 				Result struct{ List []struct{ Device string } }
 			}
-			c.do("GET", W+"/regressions?kind=regression&page="+home.ID, "", http.StatusOK, &regs)
+			c.do("GET", W+"/regressions?kind=regression&page="+s.home.ID, "", http.StatusOK, &regs)
 			devices := map[string]bool{}
 			for _, g := range regs.Result.List {
 				devices[g.Device] = true
@@ -283,13 +332,13 @@ func (d *demo) seed(ctx context.Context) (model.Website, error) {
 			return len(devices) == len(metrics.Devices)
 		}},
 		{"the test series", func() bool {
-			var s struct{ Status string }
-			c.do("GET", W+"/testseries/"+series.SeriesID, "", http.StatusOK, &s)
-			return s.Status == "completed" || s.Status == "failed"
+			var st struct{ Status string }
+			c.do("GET", W+"/testseries/"+s.series, "", http.StatusOK, &st)
+			return st.Status == "completed" || st.Status == "failed"
 		}},
 		{"the multistep runs", func() bool {
 			ended := 0
-			for _, id := range []string{browse.ID, checkout.ID} {
+			for _, id := range []string{s.browse, s.checkout} {
 				var runs struct {
 					Result struct{ List []struct{ Status string } }
 				}
@@ -302,17 +351,17 @@ func (d *demo) seed(ctx context.Context) (model.Website, error) {
 		}},
 		{"the real users' page views", func() bool {
 			var views struct{ Result struct{ Count int } }
-			from, to := now.AddDate(0, 0, 1-demoHistoryDays).Format("20060102"), time.Now().UTC().Format("20060102")
+			from, to := s.now.AddDate(0, 0, 1-demoHistoryDays).Format("20060102"), time.Now().UTC().Format("20060102")
 			c.do("GET", W+"/field-testing/pages?timing=lcp&date="+from+"-"+to, "", http.StatusOK, &views)
-			return views.Result.Count >= replayed+len(visits)
+			return views.Result.Count >= s.replayed+len(s.visits)
 		}},
 	}
 	for _, wt := range waits {
 		if err := demoWait(ctx, wt.what, 5*time.Minute, func() (bool, error) { ok := wt.done(); return ok, c.err }); err != nil {
-			return site, err
+			return err
 		}
 	}
-	return site, nil
+	return nil
 }
 
 // waitForAudit waits for the result of page on device audited after since, and returns it.

@@ -155,19 +155,33 @@ func (d *demo) visit(ctx context.Context, b *rod.Browser, device, path string) (
 		return v, err
 	}
 	defer func() { _ = incognito.Close() }()
-	page, err := incognito.Page(proto.TargetCreateTarget{URL: "about:blank"})
+	page, before, err := d.load(incognito, device, path)
 	if err != nil {
 		return v, err
 	}
-	if err := demoEmulate(page, device); err != nil {
+	if err := demoInteract(ctx, page, device); err != nil {
 		return v, err
+	}
+	v.userAgent, v.beacon, err = d.leave(ctx, page, before)
+	return v, err
+}
+
+// load opens path as device in a new page of b and waits until the snippet has loaded. It
+// returns the page and how many beacons collect had recorded before.
+func (d *demo) load(b *rod.Browser, device, path string) (*rod.Page, int, error) {
+	page, err := b.Page(proto.TargetCreateTarget{URL: "about:blank"})
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := demoEmulate(page, device); err != nil {
+		return nil, 0, err
 	}
 	before := d.visits.count()
 	if err := page.Navigate("http://" + d.host + path); err != nil {
-		return v, err
+		return nil, 0, err
 	}
 	if err := page.WaitLoad(); err != nil {
-		return v, err
+		return nil, 0, err
 	}
 	// A loaded headless page paints only when asked to: a screencast (a screen someone looks
 	// at) has it paint each frame as a browser on a screen does, without which an
@@ -177,11 +191,17 @@ func (d *demo) visit(ctx context.Context, b *rod.Browser, device, path string) (
 	})()
 	quality, side, every := 10, 64, 1
 	if err := (proto.PageStartScreencast{Format: proto.PageStartScreencastFormatJpeg, Quality: &quality, MaxWidth: &side, MaxHeight: &side, EveryNthFrame: &every}).Call(page); err != nil {
-		return v, err
+		return nil, 0, err
 	}
 	if err := page.Timeout(20 * time.Second).Wait(rod.Eval(`() => !!(window.webVitals && window.openvitals && !Array.isArray(window.openvitals))`)); err != nil {
-		return v, fmt.Errorf("the snippet did not load: %w", err)
+		return nil, 0, fmt.Errorf("the snippet did not load: %w", err)
 	}
+	return page, before, nil
+}
+
+// demoInteract reads the page past the shop's late offer, as a reader does, then taps or
+// clicks its buy button where there is one.
+func demoInteract(ctx context.Context, page *rod.Page, device string) error {
 	pause := func(d time.Duration) error {
 		select {
 		case <-ctx.Done():
@@ -190,50 +210,48 @@ func (d *demo) visit(ctx context.Context, b *rod.Browser, device, path string) (
 			return nil
 		}
 	}
-	// Past the shop's late offer, as a reader is.
 	if err := pause(time.Second); err != nil {
-		return v, err
+		return err
 	}
 	buttons, err := page.Elements("main button")
+	if err != nil || len(buttons) == 0 {
+		return err
+	}
+	if device == "mobile" {
+		err = buttons[0].Tap()
+	} else {
+		err = buttons[0].Click(proto.InputMouseButtonLeft, 1)
+	}
 	if err != nil {
-		return v, err
+		return err
 	}
-	if len(buttons) > 0 {
-		if device == "mobile" {
-			err = buttons[0].Tap()
-		} else {
-			err = buttons[0].Click(proto.InputMouseButtonLeft, 1)
-		}
-		if err != nil {
-			return v, err
-		}
-		// web-vitals reads an interaction in an idle callback (at most 1 s later); one still
-		// pending when the page is hidden is not reported.
-		if err := pause(1500 * time.Millisecond); err != nil {
-			return v, err
-		}
-	}
-	// The user minimizes the window, which hides the page: the snippet sends its beacon. (A
-	// beacon of a page left for another goes with the browser's own user agent, not the
-	// device's the page was given.)
+	// web-vitals reads an interaction in an idle callback (at most 1 s later); one still
+	// pending when the page is hidden is not reported.
+	return pause(1500 * time.Millisecond)
+}
+
+// leave minimizes the window, which hides the page: the snippet sends its beacon. It returns
+// the beacon collect recorded after the first before, with its user agent. (A beacon of a
+// page left for another goes with the browser's own user agent, not the device's the page
+// was given.)
+func (d *demo) leave(ctx context.Context, page *rod.Page, before int) (string, rum.Beacon, error) {
 	w, err := proto.BrowserGetWindowForTarget{TargetID: page.TargetID}.Call(page)
 	if err != nil {
-		return v, err
+		return "", rum.Beacon{}, err
 	}
 	if err := (proto.BrowserSetWindowBounds{WindowID: w.WindowID, Bounds: &proto.BrowserBounds{WindowState: proto.BrowserWindowStateMinimized}}).Call(page); err != nil {
-		return v, err
+		return "", rum.Beacon{}, err
 	}
 	err = demoWait(ctx, "the visit's beacon", 15*time.Second, func() (bool, error) { return d.visits.count() > before, nil })
 	if err != nil {
-		return v, err
+		return "", rum.Beacon{}, err
 	}
 	got := d.visits.since(before)[0]
 	beacons, err := rum.ParseBeacons(got.body)
 	if err != nil || len(beacons) != 1 {
-		return v, fmt.Errorf("the visit's beacon %s: %v", got.body, err)
+		return "", rum.Beacon{}, fmt.Errorf("the visit's beacon %s: %v", got.body, err)
 	}
-	v.userAgent, v.beacon = got.userAgent, beacons[0]
-	return v, nil
+	return got.userAgent, beacons[0], nil
 }
 
 // demoEmulate makes the page a desktop (1350x940) or a phone (412x915, touch, a phone's user

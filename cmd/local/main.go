@@ -59,6 +59,8 @@ func main() {
 	}
 }
 
+// run starts the local service and serves until ctx ends or a part fails. Each step below
+// returns what undoes it, deferred here in the order the parts must stop.
 func run(ctx context.Context, log *slog.Logger) error {
 	setDefault("AWS_REGION", "us-east-1")
 	setDefault("AWS_ACCESS_KEY_ID", "test")
@@ -83,69 +85,22 @@ func run(ctx context.Context, log *slog.Logger) error {
 	var shop *demoshop.Shop
 	shopHost := ""
 	if demoMode {
-		// The shop is on this host: the workers may audit it over plain HTTP. One Lighthouse
-		// run an audit keeps the seeding near two minutes.
-		setDefault("OPENVITALS_TARGET_SCHEME", "http")
-		setDefault("OPENVITALS_ALLOW_PRIVATE_TARGETS", "true")
-		setDefault("OPENVITALS_AUDIT_RUNS", "1")
-		if shop, err = demoshop.New(); err != nil {
-			return err
-		}
-		host, stopShop, err := shop.Serve(envOr("OPENVITALS_DEMO_ADDR", "127.0.0.1:8081"))
-		if err != nil {
+		var stopShop func()
+		if shop, shopHost, stopShop, err = serveDemoShop(); err != nil {
 			return err
 		}
 		defer stopShop()
-		shopHost = host
 	}
-	dataDir := os.Getenv("OPENVITALS_DATA_DIR")
-	if dataDir != "" {
-		if err := os.MkdirAll(dataDir, 0o700); err != nil {
-			return err
-		}
-		if err := keepCredentialsKey(dataDir); err != nil {
-			return err
-		}
-	}
-	if os.Getenv("AWS_ENDPOINT_URL_S3") == "" {
-		addr, stopS3, err := serveS3(envOr("OPENVITALS_S3_ADDR", "127.0.0.1:9090"), dataDir, log)
-		if err != nil {
-			return err
-		}
-		defer stopS3() // after the workers (deferred later) have stopped
-		os.Setenv("AWS_ENDPOINT_URL_S3", "http://"+addr)
-	}
-	if os.Getenv("AWS_ENDPOINT_URL_SESV2") == "" {
-		ses, err := startSES(ctx)
-		if err != nil {
-			return err
-		}
-		defer ses.Stop()
-		os.Setenv("AWS_ENDPOINT_URL_SESV2", ses.URL)
-		setDefault("OPENVITALS_EMAIL_FROM", "openvitals@localhost")
-		log.Info("the SES stand-in keeps the email channels' messages", "mailbox", ses.URL+"/store")
-	}
-
-	cfg, err := service.ConfigFromEnv()
+	dataDir, err := prepareDataDir()
 	if err != nil {
 		return err
 	}
-	// Links in notifications lead to this service: the API where it listens, the dashboard
-	// under it, unless set otherwise.
-	if os.Getenv(service.EnvAPIURL) == "" {
-		cfg.APIURL = "http://" + ln.Addr().String()
-		if os.Getenv(service.EnvDashboardURL) == "" {
-			cfg.DashboardURL = cfg.APIURL + "/app/"
-		}
-	}
-	clients, err := service.NewClients(ctx)
+	stopStandins, err := startStandins(ctx, dataDir, log)
 	if err != nil {
 		return err
 	}
-	if err := service.Provision(ctx, cfg, clients); err != nil {
-		return fmt.Errorf("create table, queues and bucket (are the stand-ins running? use make run): %w", err)
-	}
-	svc, err := service.New(cfg, clients, log)
+	defer stopStandins() // after the workers (deferred later) have stopped
+	svc, err := newService(ctx, ln.Addr().String(), log)
 	if err != nil {
 		return err
 	}
@@ -162,12 +117,114 @@ func run(ctx context.Context, log *slog.Logger) error {
 	}
 	defer stopWorkers()
 	defer cancel() // runs before stopWorkers
+	if err := startClocks(ctx, svc, schedule.New(svc), log); err != nil {
+		return err
+	}
+	base := "http://" + ln.Addr().String()
+	var d *demo
+	if demoMode {
+		d = &demo{api: demoAPI{base: base, key: admin.Key}, admin: admin, account: admin.Account,
+			store: svc.Store, objects: svc.Objects, beacons: rum.NewCollector(svc.Queues.Beacon), shop: shop, host: shopHost, log: log}
+	}
+	return serve(ctx, cancel, ln, svc, admin, d, dataDir)
+}
+
+// serveDemoShop sets the defaults the demo needs and serves the demo shop on
+// OPENVITALS_DEMO_ADDR; it returns the shop, its host and what stops it.
+func serveDemoShop() (*demoshop.Shop, string, func(), error) {
+	// The shop is on this host: the workers may audit it over plain HTTP. One Lighthouse
+	// run an audit keeps the seeding near two minutes.
+	setDefault("OPENVITALS_TARGET_SCHEME", "http")
+	setDefault("OPENVITALS_ALLOW_PRIVATE_TARGETS", "true")
+	setDefault("OPENVITALS_AUDIT_RUNS", "1")
+	shop, err := demoshop.New()
+	if err != nil {
+		return nil, "", nil, err
+	}
+	host, stopShop, err := shop.Serve(envOr("OPENVITALS_DEMO_ADDR", "127.0.0.1:8081"))
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return shop, host, stopShop, nil
+}
+
+// prepareDataDir creates OPENVITALS_DATA_DIR, when set, and keeps the credentials key in it;
+// it returns the directory ("" when the data is kept in memory).
+func prepareDataDir() (string, error) {
+	dataDir := os.Getenv("OPENVITALS_DATA_DIR")
+	if dataDir == "" {
+		return "", nil
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return "", err
+	}
+	return dataDir, keepCredentialsKey(dataDir)
+}
+
+// startStandins starts the in-process S3 and SES stand-ins, each unless the environment
+// points the SDK at another, and returns what stops them.
+func startStandins(ctx context.Context, dataDir string, log *slog.Logger) (stop func(), err error) {
+	var stops []func()
+	stop = func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+	if os.Getenv("AWS_ENDPOINT_URL_S3") == "" {
+		addr, stopS3, err := serveS3(envOr("OPENVITALS_S3_ADDR", "127.0.0.1:9090"), dataDir, log)
+		if err != nil {
+			return nil, err
+		}
+		stops = append(stops, stopS3)
+		os.Setenv("AWS_ENDPOINT_URL_S3", "http://"+addr)
+	}
+	if os.Getenv("AWS_ENDPOINT_URL_SESV2") == "" {
+		ses, err := startSES(ctx)
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		stops = append(stops, ses.Stop)
+		os.Setenv("AWS_ENDPOINT_URL_SESV2", ses.URL)
+		setDefault("OPENVITALS_EMAIL_FROM", "openvitals@localhost")
+		log.Info("the SES stand-in keeps the email channels' messages", "mailbox", ses.URL+"/store")
+	}
+	return stop, nil
+}
+
+// newService reads the configuration, creates the table, queues and bucket it names and builds
+// the service, whose links lead to apiAddr unless the environment says otherwise.
+func newService(ctx context.Context, apiAddr string, log *slog.Logger) (*service.Service, error) {
+	cfg, err := service.ConfigFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	// Links in notifications lead to this service: the API where it listens, the dashboard
+	// under it, unless set otherwise.
+	if os.Getenv(service.EnvAPIURL) == "" {
+		cfg.APIURL = "http://" + apiAddr
+		if os.Getenv(service.EnvDashboardURL) == "" {
+			cfg.DashboardURL = cfg.APIURL + "/app/"
+		}
+	}
+	clients, err := service.NewClients(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := service.Provision(ctx, cfg, clients); err != nil {
+		return nil, fmt.Errorf("create table, queues and bucket (are the stand-ins running? use make run): %w", err)
+	}
+	return service.New(cfg, clients, log)
+}
+
+// startClocks starts what EventBridge's rules do in AWS: the purge sweep, and sched's daily
+// fan-out and sweep of overdue work, after queueing again what the run before left unfinished.
+func startClocks(ctx context.Context, svc *service.Service, sched *schedule.Scheduler, log *slog.Logger) error {
 	go sweepPurges(ctx, svc)
 	hour, err := dailyHour()
 	if err != nil {
 		return err
 	}
-	sched := schedule.New(svc)
 	// The SQS stand-in keeps its messages in memory, and make run starts a new one: what the
 	// run before queued and did not finish is queued again (a message still there from a
 	// stand-in that outlived it is then left unplayed, so nothing runs twice).
@@ -176,28 +233,30 @@ func run(ctx context.Context, log *slog.Logger) error {
 	}
 	go runDaily(ctx, sched, hour, log)
 	go runSweeps(ctx, sched, log)
+	return nil
+}
 
+// serve serves the API on ln until ctx ends; with the demo (d not nil) it seeds it once the
+// API serves, and a demo that cannot be made stops the service (cancel) with its error.
+func serve(ctx context.Context, cancel context.CancelFunc, ln net.Listener, svc *service.Service, admin adminKey, d *demo, dataDir string) error {
 	base := "http://" + ln.Addr().String()
 	handler := api.FromService(svc).Handler()
-	var d *demo
-	if demoMode {
-		d = &demo{api: demoAPI{base: base, key: admin.Key}, admin: admin, account: admin.Account,
-			store: svc.Store, objects: svc.Objects, beacons: rum.NewCollector(svc.Queues.Beacon), shop: shop, host: shopHost, log: log}
+	if d != nil {
 		// The demo's visits' beacons are recorded as collect takes them, to be replayed.
 		handler = d.visits.record(handler)
 	}
-	srv := &http.Server{Addr: addr, Handler: logRequests(handler, log), ReadHeaderTimeout: 10 * time.Second}
-	log.Info("openvitals is serving", "url", base, "table", cfg.Table, "bucket", cfg.Bucket)
+	srv := &http.Server{Addr: ln.Addr().String(), Handler: logRequests(handler, svc.Log), ReadHeaderTimeout: 10 * time.Second}
+	svc.Log.Info("openvitals is serving", "url", base, "table", svc.Config.Table, "bucket", svc.Config.Bucket)
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(shutdown)
 	}()
-	// The demo is seeded through the API, so once it serves; a demo that cannot be made stops
-	// the service with its error. It says how to sign in once it is ready.
+	// The demo is seeded through the API, so once it serves. It says how to sign in once it
+	// is ready.
 	demoErr := make(chan error, 1)
-	if demoMode {
+	if d != nil {
 		seeded := make(chan struct{})
 		go func() {
 			defer close(seeded)

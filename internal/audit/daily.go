@@ -11,6 +11,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/fanout"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/parallel"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -62,34 +63,25 @@ func (s *Queue) DailyWebsite(ctx context.Context, w model.Website, pages []model
 	}
 	var mu sync.Mutex
 	queued := 0
-	errs := make([]error, len(shards))
-	sem := make(chan struct{}, shardsAtOnce)
-	var wg sync.WaitGroup
-	for i, shard := range shards {
+	errs := parallel.Do(shardsAtOnce, len(shards), func(i int) error {
+		shard := shards[i]
 		if len(shard) == 0 {
-			continue
+			return nil
 		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			k := store.WebsiteFanoutKey(ref, day, fanout.JobAudits, shardName(i))
-			sc, ran, err := fanout.Run(ctx, s.store, k, lease, 0, func(ctx context.Context, sc model.FanoutClaim) (model.FanoutDone, error) {
-				return s.sendShard(ctx, w, shard, day, shardName(i), sc.Attempt)
-			})
-			if err != nil {
-				errs[i] = fmt.Errorf("shard %s: %w", shardName(i), err)
-				return
-			}
-			if ran {
-				mu.Lock()
-				queued += sc.Count
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
+		k := store.WebsiteFanoutKey(ref, day, fanout.JobAudits, shardName(i))
+		sc, ran, err := fanout.Run(ctx, s.store, k, lease, 0, func(ctx context.Context, sc model.FanoutClaim) (model.FanoutDone, error) {
+			return s.sendShard(ctx, w, shard, day, shardName(i), sc.Attempt)
+		})
+		if err != nil {
+			return fmt.Errorf("shard %s: %w", shardName(i), err)
+		}
+		if ran {
+			mu.Lock()
+			queued += sc.Count
+			mu.Unlock()
+		}
+		return nil
+	})
 	return queued, errors.Join(errs...)
 }
 

@@ -70,14 +70,10 @@ func lastSign(times ...*time.Time) time.Time {
 
 // sweepSeries applies decide to every pending series test.
 func (s *Queue) sweepSeries(ctx context.Context, now time.Time, decide func(model.SeriesTest) sweepAction) (queue.Swept, error) {
-	var swept queue.Swept
-	pending, err := s.store.PendingSeriesTests(ctx)
-	if err != nil {
-		return swept, err
-	}
-	err = queue.SweepEach(pending, func(p store.PendingSeriesTest) string { return "test " + p.Test },
-		func(p store.PendingSeriesTest) error { return s.sweepTest(ctx, now, p, decide, &swept) })
-	return swept, err
+	return queue.SweepEach(ctx, s.store.PendingSeriesTests, func(p store.PendingSeriesTest) string { return "test " + p.Test },
+		func(p store.PendingSeriesTest, swept *queue.Swept) error {
+			return s.sweepTest(ctx, now, p, decide, swept)
+		})
 }
 
 func (s *Queue) sweepTest(ctx context.Context, now time.Time, p store.PendingSeriesTest, decide func(model.SeriesTest) sweepAction, swept *queue.Swept) error {

@@ -162,22 +162,9 @@ func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 		// A test keeps its own report: a later audit the same day replaces the day's.
 		reportKey = artifact.SeriesReportKey(site.Account, site.ID, job.Series, job.Test)
 		log = log.With("series", job.Series, "test", job.Test)
-		test, err = w.store.StartSeriesTest(ctx, site, job.Test, job.Queued)
-		if model.IsNotFound(err) {
-			return nil // the series went with its website
-		}
-		if err != nil {
+		var run bool
+		if test, run, err = w.startTest(ctx, site, job, log); err != nil || !run {
 			return err
-		}
-		if test.IsFinished() {
-			// A redelivered message of a test that ended: auditing again would change the
-			// day's result behind the series' back.
-			log.InfoContext(ctx, "audit skipped: its test ended already", "status", test.Status)
-			return nil
-		}
-		if test.Queued != nil && !test.Queued.Equal(job.Queued) {
-			log.InfoContext(ctx, "audit skipped: its test was queued again since this message", "queued", job.Queued, "requeued", *test.Queued)
-			return nil
 		}
 	}
 	log.InfoContext(ctx, "audit started", "runs", w.cfg.Runs)
@@ -202,30 +189,7 @@ func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 		// No more deliveries follow a permanent failure or the last attempt.
 		final := permanent(err) || attempt >= queue.MaxReceives
 		log.ErrorContext(ctx, "audit failed", "ms", time.Since(start).Milliseconds(), "final", final, "err", err)
-		// The page's lastError says what happened without network details; the log has them.
-		rec := model.LabError{Message: browser.Reason(err), At: w.now(), Attempts: attempt, Final: final}
-		var unrecorded error // a failure that could not be recorded is retried, permanent or not
-		if perr := w.store.PutLabError(context.WithoutCancel(ctx), site, page, job.Device, rec); perr != nil && !model.IsNotFound(perr) {
-			log.ErrorContext(ctx, "record audit error", "err", perr)
-			unrecorded = perr
-		}
-		if final && w.cfg.Events != nil { // the day's audit failed for good
-			if eerr := w.cfg.Events.AuditFailed(context.WithoutCancel(ctx), site, page, job.Device, model.Day(w.now()), rec.Message); eerr != nil {
-				log.ErrorContext(ctx, "record audit failure event", "err", eerr)
-			}
-		}
-		if final && job.Test != "" { // no more deliveries: the test failed
-			test.Status, test.Error, test.Finished = model.RunFailed, rec.Message, ptr(w.now())
-			if ferr := w.endTest(context.WithoutCancel(ctx), site, test); ferr != nil {
-				log.ErrorContext(ctx, "record failed series test", "err", ferr)
-				unrecorded = ferr
-			}
-		}
-		if unrecorded != nil {
-			// Not the audit's own error, whose kind decides on a retry: this one must be.
-			return fmt.Errorf("%s; recording it failed: %w", err, unrecorded)
-		}
-		return err
+		return w.recordFailure(context.WithoutCancel(ctx), site, page, job, test, attempt, final, err, log)
 	}
 	if job.Test != "" {
 		test.Status, test.Metrics, test.Opportunities, test.ReportKey, test.Finished = model.RunCompleted, res.Metrics, len(res.Opportunities), res.ReportKey, ptr(res.Audited)
@@ -239,6 +203,59 @@ func (w *Worker) Audit(ctx context.Context, job audit.Job, attempt int) error {
 	log.InfoContext(ctx, "audit finished", "ms", time.Since(start).Milliseconds(), "steps_ms", steps,
 		"performance", res.Metrics["performance_score"], "lcp", res.Metrics["lcp"], "opportunities", len(res.Opportunities))
 	return nil
+}
+
+// startTest marks the series test of job started and says whether to audit it: not when the
+// series went with its website, the test ended already, or it was queued again since job.
+func (w *Worker) startTest(ctx context.Context, site model.Website, job audit.Job, log *slog.Logger) (model.SeriesTest, bool, error) {
+	test, err := w.store.StartSeriesTest(ctx, site, job.Test, job.Queued)
+	if model.IsNotFound(err) {
+		return test, false, nil // the series went with its website
+	}
+	if err != nil {
+		return test, false, err
+	}
+	if test.IsFinished() {
+		// A redelivered message of a test that ended: auditing again would change the
+		// day's result behind the series' back.
+		log.InfoContext(ctx, "audit skipped: its test ended already", "status", test.Status)
+		return test, false, nil
+	}
+	if test.Queued != nil && !test.Queued.Equal(job.Queued) {
+		log.InfoContext(ctx, "audit skipped: its test was queued again since this message", "queued", job.Queued, "requeued", *test.Queued)
+		return test, false, nil
+	}
+	return test, true, nil
+}
+
+// recordFailure records the audit's failure, err, on the page and, when it is final (no
+// delivery follows), as an event and as its test's end. It returns err, or an error saying
+// that recording it failed too, which must be retried whatever err's kind.
+func (w *Worker) recordFailure(ctx context.Context, site model.Website, page model.Page, job audit.Job, test model.SeriesTest,
+	attempt int, final bool, err error, log *slog.Logger) error {
+	// The page's lastError says what happened without network details; the log has them.
+	rec := model.LabError{Message: browser.Reason(err), At: w.now(), Attempts: attempt, Final: final}
+	var unrecorded error
+	if perr := w.store.PutLabError(ctx, site, page, job.Device, rec); perr != nil && !model.IsNotFound(perr) {
+		log.ErrorContext(ctx, "record audit error", "err", perr)
+		unrecorded = perr
+	}
+	if final && w.cfg.Events != nil { // the day's audit failed for good
+		if eerr := w.cfg.Events.AuditFailed(ctx, site, page, job.Device, model.Day(w.now()), rec.Message); eerr != nil {
+			log.ErrorContext(ctx, "record audit failure event", "err", eerr)
+		}
+	}
+	if final && job.Test != "" { // no more deliveries: the test failed
+		test.Status, test.Error, test.Finished = model.RunFailed, rec.Message, ptr(w.now())
+		if ferr := w.endTest(ctx, site, test); ferr != nil {
+			log.ErrorContext(ctx, "record failed series test", "err", ferr)
+			unrecorded = ferr
+		}
+	}
+	if unrecorded != nil {
+		return fmt.Errorf("%s; recording it failed: %w", err, unrecorded)
+	}
+	return err
 }
 
 // endTest records a series test's outcome; one that ended before (a redelivered message) is

@@ -357,43 +357,35 @@ func valueBytes(v ddbtypes.AttributeValue) int {
 	case *ddbtypes.AttributeValueMemberS:
 		return len(v.Value)
 	case *ddbtypes.AttributeValueMemberN:
-		return (len(v.Value)+1)/2 + 1
+		return numberBytes(v.Value)
 	case *ddbtypes.AttributeValueMemberB:
 		return len(v.Value)
 	case *ddbtypes.AttributeValueMemberBOOL, *ddbtypes.AttributeValueMemberNULL:
 		return 1
 	case *ddbtypes.AttributeValueMemberL:
-		n := 3
-		for _, e := range v.Value {
-			n += valueBytes(e) + 1
-		}
-		return n
+		return 3 + sumBytes(v.Value, func(e ddbtypes.AttributeValue) int { return valueBytes(e) + 1 })
 	case *ddbtypes.AttributeValueMemberM:
-		n := 3
-		for k, e := range v.Value {
-			n += len(k) + valueBytes(e) + 1
-		}
-		return n
+		return 3 + ItemBytes(v.Value) + len(v.Value)
 	case *ddbtypes.AttributeValueMemberSS:
-		n := 0
-		for _, e := range v.Value {
-			n += len(e)
-		}
-		return n
+		return sumBytes(v.Value, func(e string) int { return len(e) })
 	case *ddbtypes.AttributeValueMemberNS:
-		n := 0
-		for _, e := range v.Value {
-			n += (len(e)+1)/2 + 1
-		}
-		return n
+		return sumBytes(v.Value, numberBytes)
 	case *ddbtypes.AttributeValueMemberBS:
-		n := 0
-		for _, e := range v.Value {
-			n += len(e)
-		}
-		return n
+		return sumBytes(v.Value, func(e []byte) int { return len(e) })
 	}
 	return 0
+}
+
+// numberBytes is a number's size: about a byte per two digits, and one more.
+func numberBytes(n string) int { return (len(n)+1)/2 + 1 }
+
+// sumBytes adds up the sizes of a set's or list's members.
+func sumBytes[T any](members []T, size func(T) int) int {
+	n := 0
+	for _, m := range members {
+		n += size(m)
+	}
+	return n
 }
 
 func askCapacity(params any) {

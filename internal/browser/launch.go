@@ -131,41 +131,60 @@ const maxSocketPath = 107
 // singletonSocket is the length of what Chromium appends to TMPDIR for its socket.
 var singletonSocket = len("/org.chromium.Chromium.XXXXXX/SingletonSocket")
 
+// start launches Chromium in the session's directory, behind the guard's proxy, and connects
+// to it.
 func (s *Session) start(ctx context.Context, opts Options) error {
-	if n := len(filepath.Join(s.dir, "tmp")) + singletonSocket; n > maxSocketPath {
-		return fmt.Errorf("browser: temp root %q is too deep: Chromium's socket path would be %d bytes, over the %d a Unix socket allows", filepath.Dir(s.dir), n, maxSocketPath)
+	dirs, err := s.makeDirs()
+	if err != nil {
+		return err
 	}
-	sub := func(name string) (string, error) {
-		p := filepath.Join(s.dir, name)
-		return p, os.Mkdir(p, 0o700)
-	}
-	var tmp, profile, config, cache string
-	var err error
-	for _, d := range []struct {
-		dst  *string
-		name string
-	}{{&tmp, "tmp"}, {&profile, "profile"}, {&config, "config"}, {&cache, "cache"}} {
-		if *d.dst, err = sub(d.name); err != nil {
-			return fmt.Errorf("browser: temp dir: %w", err)
-		}
-	}
-
 	s.proxy, err = StartProxy(opts.Guard, s.log)
 	if err != nil {
 		return fmt.Errorf("browser: %w", err)
 	}
+	if err := s.launch(opts.Bin, dirs); err != nil {
+		return err
+	}
+	return s.connect(ctx)
+}
 
-	args := chromiumArgs(opts.Bin, profile, s.proxy.URL(), inLambda())
-	cmd := exec.Command(opts.Bin, args...)
+// sessionDirs are Chromium's directories of a session, each under the session's own.
+type sessionDirs struct {
+	tmp, profile, config, cache string
+}
+
+// makeDirs creates the session's directories for Chromium.
+func (s *Session) makeDirs() (sessionDirs, error) {
+	var dirs sessionDirs
+	if n := len(filepath.Join(s.dir, "tmp")) + singletonSocket; n > maxSocketPath {
+		return dirs, fmt.Errorf("browser: temp root %q is too deep: Chromium's socket path would be %d bytes, over the %d a Unix socket allows", filepath.Dir(s.dir), n, maxSocketPath)
+	}
+	for _, d := range []struct {
+		dst  *string
+		name string
+	}{{&dirs.tmp, "tmp"}, {&dirs.profile, "profile"}, {&dirs.config, "config"}, {&dirs.cache, "cache"}} {
+		*d.dst = filepath.Join(s.dir, d.name)
+		if err := os.Mkdir(*d.dst, 0o700); err != nil {
+			return dirs, fmt.Errorf("browser: temp dir: %w", err)
+		}
+	}
+	return dirs, nil
+}
+
+// launch starts Chromium (bin) with the session's directories and proxy, and its watchdog;
+// s.exited is closed once Chromium has exited.
+func (s *Session) launch(bin string, dirs sessionDirs) error {
+	args := chromiumArgs(bin, dirs.profile, s.proxy.URL(), inLambda())
+	cmd := exec.Command(bin, args...)
 	cmd.Env = chromiumEnv(os.Environ(), map[string]string{
-		"TMPDIR": tmp,
+		"TMPDIR": dirs.tmp,
 		// Chromium's crashpad handler keeps its database under the XDG config directory (by
 		// default ~/.config/chromium/Crash Reports), whatever the profile is.
-		"XDG_CONFIG_HOME": config,
-		"XDG_CACHE_HOME":  cache,
+		"XDG_CONFIG_HOME": dirs.config,
+		"XDG_CACHE_HOME":  dirs.cache,
 		envSession:        s.dir,
 	})
-	cmd.Dir = tmp
+	cmd.Dir = dirs.tmp
 	cmd.SysProcAttr = sysProcAttr()
 	s.output = newOutputWatcher()
 	cmd.Stdout = s.output
@@ -190,15 +209,20 @@ func (s *Session) start(ctx context.Context, opts Options) error {
 		close(s.exited)
 	}()
 	if err := <-started; err != nil {
-		return fmt.Errorf("browser: start %s: %w", opts.Bin, err)
+		return fmt.Errorf("browser: start %s: %w", bin, err)
 	}
 	s.pid = cmd.Process.Pid
+	var err error
 	if s.watchdog, err = startWatchdog(s.pid, s.dir); err != nil {
 		// Close still kills everything; only a crash of the worker itself could now orphan
 		// Chromium's children (the parent-death signal reaches the browser process only).
 		s.log.Warn("browser watchdog not started", "err", err)
 	}
+	return nil
+}
 
+// connect waits, within launchTimeout, for Chromium's DevTools address and connects rod to it.
+func (s *Session) connect(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, launchTimeout)
 	defer cancel()
 	// Until the launch succeeds, ending ctx kills the browser, which fails whatever step is

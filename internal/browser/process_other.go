@@ -15,15 +15,3 @@ const pdeathsigNeedsLockedThread = false
 
 // sessionProcesses cannot list processes without /proc; the process group kill stands alone.
 func sessionProcesses(pgid int, marker string) []int { return nil }
-
-func killGroup(pgid int) {
-	if pgid > 0 {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	}
-}
-
-func killPID(pid int) {
-	if pid > 0 {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
-}

@@ -34,20 +34,10 @@ var ErrNoData = errors.New("no user-experience data for this URL")
 // 75th percentile and its good / needs-improvement / poor shares. It is ErrNoData when the
 // dataset has none.
 func (c *Client) CrUXRecord(ctx context.Context, url, device string) (map[string]model.Vital, error) {
-	names := make([]string, 0, len(cruxMetrics))
-	for name := range cruxMetrics {
-		names = append(names, name)
-	}
-	req := &chromeuxreport.QueryRequest{Url: url, FormFactor: formFactors[device], Metrics: names}
-	var res *chromeuxreport.QueryResponse
-	err := c.retry(ctx, c.pace, "CrUX "+url+" "+device, func(ctx context.Context) error {
-		var err error
-		res, err = c.crux.Records.QueryRecord(req).Context(ctx).Do()
-		return err
+	req := &chromeuxreport.QueryRequest{Url: url, FormFactor: formFactors[device], Metrics: cruxMetricNames()}
+	res, err := query(ctx, c, "CrUX "+url+" "+device, func(ctx context.Context) (*chromeuxreport.QueryResponse, error) {
+		return c.crux.Records.QueryRecord(req).Context(ctx).Do()
 	})
-	if code, ok := statusOf(err); ok && code == http.StatusNotFound {
-		return nil, ErrNoData
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -113,25 +103,15 @@ func percent(density float64) float64 { return math.Round(density*10000) / 100 }
 // for a vital (the API's "NaN" densities and null p75) leaves that vital out. It is ErrNoData
 // when the dataset has no history.
 func (c *Client) CrUXHistory(ctx context.Context, url string, origin bool, device string) ([]model.UXPeriod, error) {
-	names := make([]string, 0, len(cruxMetrics))
-	for name := range cruxMetrics {
-		names = append(names, name)
-	}
-	req := &chromeuxreport.QueryHistoryRequest{FormFactor: formFactors[device], Metrics: names, CollectionPeriodCount: model.UXHistoryPeriods}
+	req := &chromeuxreport.QueryHistoryRequest{FormFactor: formFactors[device], Metrics: cruxMetricNames(), CollectionPeriodCount: model.UXHistoryPeriods}
 	if origin {
 		req.Origin = url
 	} else {
 		req.Url = url
 	}
-	var res *chromeuxreport.QueryHistoryResponse
-	err := c.retry(ctx, c.pace, "CrUX history "+url+" "+device, func(ctx context.Context) error {
-		var err error
-		res, err = c.crux.Records.QueryHistoryRecord(req).Context(ctx).Do()
-		return err
+	res, err := query(ctx, c, "CrUX history "+url+" "+device, func(ctx context.Context) (*chromeuxreport.QueryHistoryResponse, error) {
+		return c.crux.Records.QueryHistoryRecord(req).Context(ctx).Do()
 	})
-	if code, ok := statusOf(err); ok && code == http.StatusNotFound {
-		return nil, ErrNoData
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -186,4 +166,28 @@ func dateDay(d *chromeuxreport.Date) string {
 		return ""
 	}
 	return fmt.Sprintf("%04d%02d%02d", d.Year, d.Month, d.Day)
+}
+
+// cruxMetricNames are the names of the metrics the queries ask for.
+func cruxMetricNames() []string {
+	names := make([]string, 0, len(cruxMetrics))
+	for name := range cruxMetrics {
+		names = append(names, name)
+	}
+	return names
+}
+
+// query makes a query of the dataset (what names it in the log), paced and retried as c's
+// queries are; the API's 404, no data, is ErrNoData.
+func query[R any](ctx context.Context, c *Client, what string, do func(context.Context) (R, error)) (R, error) {
+	var res R
+	err := c.retry(ctx, c.pace, what, func(ctx context.Context) error {
+		var err error
+		res, err = do(ctx)
+		return err
+	})
+	if code, ok := statusOf(err); ok && code == http.StatusNotFound {
+		return res, ErrNoData
+	}
+	return res, err
 }

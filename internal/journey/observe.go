@@ -33,20 +33,9 @@ const flushSuffix = "_flush"
 // flushJS calls the flush function of the current document once the last interaction's Event
 // Timing entries are out (they are dispatched after the frame that presents its result), and
 // resolves to whether the document had one (an error page or about:blank has none).
-const flushJS = `(fn, token) => new Promise((resolve) => {
-	const flush = window[fn];
-	if (typeof flush !== 'function') return resolve(false);
-	let done = false;
-	const run = () => {
-		if (done) return;
-		done = true;
-		flush(token);
-		resolve(true);
-	};
-	requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(run, 0)));
-	// A page that is not rendering never runs animation frames.
-	setTimeout(run, 1000);
-})`
+//
+//go:embed flush.js
+var flushJS string
 
 // metrics are the totals of what the page reported.
 type metrics struct {
@@ -240,29 +229,23 @@ func (r *recorder) softNavigations() []SoftNavigation {
 
 // waitFlush waits for a flush token to arrive.
 func (r *recorder) waitFlush(ctx context.Context, token string) error {
-	for {
-		r.mu.Lock()
-		ok, ch := r.flushes[token], r.changed
-		r.mu.Unlock()
-		if ok {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	return r.waitUntil(ctx, func() bool { return r.flushes[token] })
 }
 
 // waitLeft waits until the current document has reported all it had for every navigation it
 // announced.
 func (r *recorder) waitLeft(ctx context.Context) error {
+	return r.waitUntil(ctx, func() bool { return r.left >= r.leaving })
+}
+
+// waitUntil waits until done, called with r.mu held, is true: it is called again at each
+// change the recorder notes.
+func (r *recorder) waitUntil(ctx context.Context, done func() bool) error {
 	for {
 		r.mu.Lock()
-		done, ch := r.left >= r.leaving, r.changed
+		ok, ch := done(), r.changed
 		r.mu.Unlock()
-		if done {
+		if ok {
 			return nil
 		}
 		select {
@@ -417,83 +400,68 @@ func (r *runner) handle(ctx context.Context, msg *rod.Message) {
 	}
 	switch msg.Method {
 	case "Network.loadingFinished":
-		var e proto.NetworkLoadingFinished
-		if msg.Load(&e) {
-			r.rec.addBytes(e.EncodedDataLength)
-		}
-		return
+		on(msg, func(e *proto.NetworkLoadingFinished) { r.rec.addBytes(e.EncodedDataLength) })
 	case "Target.attachedToTarget":
-		var e proto.TargetAttachedToTarget
-		if msg.Load(&e) {
+		on(msg, func(e *proto.TargetAttachedToTarget) {
 			r.children[e.SessionID] = true
 			go r.attach(ctx, e.SessionID)
-		}
-		return
+		})
 	case "Target.detachedFromTarget":
-		var e proto.TargetDetachedFromTarget
-		if msg.Load(&e) {
-			delete(r.children, e.SessionID)
+		on(msg, func(e *proto.TargetDetachedFromTarget) { delete(r.children, e.SessionID) })
+	default:
+		if own {
+			r.handlePage(ctx, msg)
 		}
-		return
 	}
-	if !own {
-		return
-	}
+}
+
+// handlePage dispatches one CDP event of the page's own session.
+func (r *runner) handlePage(ctx context.Context, msg *rod.Message) {
 	switch msg.Method {
 	case "Runtime.bindingCalled":
-		var e proto.RuntimeBindingCalled
-		if msg.Load(&e) && e.Name == r.binding {
-			r.rec.report(e.Payload)
-		}
+		on(msg, func(e *proto.RuntimeBindingCalled) {
+			if e.Name == r.binding {
+				r.rec.report(e.Payload)
+			}
+		})
 	case "Page.lifecycleEvent":
-		var e proto.PageLifecycleEvent
-		if msg.Load(&e) {
-			r.rec.lifecycle(&e)
-		}
+		on(msg, r.rec.lifecycle)
 	case "Page.frameNavigated":
-		var e proto.PageFrameNavigated
-		if msg.Load(&e) {
-			r.rec.frameNavigated(e.Frame)
-		}
+		on(msg, func(e *proto.PageFrameNavigated) { r.rec.frameNavigated(e.Frame) })
 	case "Page.navigatedWithinDocument":
-		var e proto.PageNavigatedWithinDocument
-		if msg.Load(&e) {
-			r.rec.sameDocument(e.FrameID)
-		}
+		on(msg, func(e *proto.PageNavigatedWithinDocument) { r.rec.sameDocument(e.FrameID) })
 	case "Fetch.requestPaused":
-		var e proto.FetchRequestPaused
-		if msg.Load(&e) {
-			// Not here: what it waits for arrives through this very goroutine.
-			go r.beforeNavigation(ctx, &e)
-		}
+		// Not here: what it waits for arrives through this very goroutine.
+		on(msg, func(e *proto.FetchRequestPaused) { go r.beforeNavigation(ctx, e) })
 	case "Network.requestWillBeSent":
-		var e proto.NetworkRequestWillBeSent
-		if msg.Load(&e) {
-			r.rec.docRequest(&e)
-		}
+		on(msg, r.rec.docRequest)
 	case "Network.responseReceived":
-		var e proto.NetworkResponseReceived
-		if msg.Load(&e) {
-			r.rec.docResponse(&e)
-		}
+		on(msg, r.rec.docResponse)
 	case "Network.loadingFailed":
-		var e proto.NetworkLoadingFailed
-		if msg.Load(&e) {
-			r.rec.docFailed(&e)
-		}
+		on(msg, r.rec.docFailed)
 	case "Page.javascriptDialogOpening":
 		// An alert, confirm, prompt or beforeunload dialog blocks the page until answered:
 		// accept it, as a user going through the journey would, so that the run goes on.
-		var e proto.PageJavascriptDialogOpening
-		if msg.Load(&e) {
+		on(msg, func(e *proto.PageJavascriptDialogOpening) {
 			go func() {
 				dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 				defer cancel()
 				_ = proto.PageHandleJavaScriptDialog{Accept: true, PromptText: e.DefaultPrompt}.Call(r.page.Context(dctx))
 			}()
-		}
+		})
 	case "Inspector.targetCrashed":
 		r.rec.crash()
+	}
+}
+
+// on calls fn with msg's event, when it loads as an E.
+func on[E any, P interface {
+	*E
+	proto.Event
+}](msg *rod.Message, fn func(P)) {
+	e := P(new(E))
+	if msg.Load(e) {
+		fn(e)
 	}
 }
 

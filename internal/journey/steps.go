@@ -2,6 +2,7 @@ package journey
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"net"
 	"net/url"
@@ -44,10 +45,7 @@ func (r *runner) do(ctx context.Context, st step.Step, ph *phase) error {
 func (r *runner) act(p *rod.Page, st step.Step, ph *phase) error {
 	if st.Type == step.Scroll && st.Target == "" {
 		*ph = phaseAct
-		_, err := p.Eval(`() => {
-			const el = document.scrollingElement || document.documentElement;
-			window.scrollTo({top: el.scrollHeight, behavior: 'instant'});
-		}`)
+		_, err := p.Eval(scrollJS)
 		return err
 	}
 	for {
@@ -144,15 +142,9 @@ func (e *notReady) Unwrap() error { return e.err }
 
 // stateJS says what keeps an element from being acted on: "detached", "hidden", "disabled",
 // or "" for nothing.
-const stateJS = `(visible, enabled) => {
-	if (!this.isConnected) return 'detached';
-	if (visible) {
-		const style = getComputedStyle(this), box = this.getBoundingClientRect();
-		if (style.display === 'none' || style.visibility === 'hidden' || !(box.width || box.height)) return 'hidden';
-	}
-	if (enabled && this.disabled) return 'disabled';
-	return '';
-}`
+//
+//go:embed state.js
+var stateJS string
 
 // ready waits until el is visible and enabled (as asked) and, for pointer, can be pointed at:
 // scrolled into view and not covered by another element. It returns the point to aim at. rod's
@@ -269,21 +261,17 @@ func keyFor(c rune) (k input.Key, ok bool) {
 	return k, true
 }
 
+// scrollJS scrolls the document to its end.
+//
+//go:embed scroll.js
+var scrollJS string
+
 // selectJS selects the option of a <select> whose value, or else whose text, is v, and fires
 // input and change as a user's choice does. It returns why it could not, or "": never v itself,
 // which may be a test profile's sealed value.
-const selectJS = `(v) => {
-	if (!(this instanceof HTMLSelectElement)) return 'the element is a <' + this.localName + '>, not a <select>';
-	const opts = Array.from(this.options);
-	const t = v.trim();
-	const o = opts.find((o) => o.value === v) || opts.find((o) => o.text.trim() === t) || opts.find((o) => o.label.trim() === t);
-	if (!o) return 'no option has the given value';
-	if (o.disabled) return 'the option of the given value is disabled';
-	o.selected = true;
-	this.dispatchEvent(new Event('input', {bubbles: true}));
-	this.dispatchEvent(new Event('change', {bubbles: true}));
-	return '';
-}`
+//
+//go:embed select.js
+var selectJS string
 
 // navigate opens the step's target (a URL, or a path of BaseURL) and waits for waitUntil.
 func (r *runner) navigate(ctx context.Context, p *rod.Page, st step.Step, ph *phase) error {

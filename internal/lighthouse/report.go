@@ -243,94 +243,114 @@ func (l *lhr) report() *Report {
 	if t, err := time.Parse(time.RFC3339Nano, l.FetchTime); err == nil {
 		r.FetchTime = t
 	}
-
-	// numeric returns an audit's numericValue, or nil (and notes the field missing).
-	numeric := func(field, auditID string) *float64 {
-		if a, ok := l.Audits[auditID]; ok && a.NumericValue != nil && isFinite(*a.NumericValue) {
-			v := *a.NumericValue
-			return &v
-		}
-		r.Missing = append(r.Missing, field)
-		return nil
-	}
-	r.FCP = numeric("fcp", "first-contentful-paint")
-	r.LCP = numeric("lcp", "largest-contentful-paint")
-	r.CLS = numeric("cls", "cumulative-layout-shift")
-	r.TBT = numeric("tbt", "total-blocking-time")
-	r.SpeedIndex = numeric("speed_index", "speed-index")
-
-	var m metricsItem
-	haveMetrics := firstItem(l.Audits["metrics"].Details, &m)
-	metricsValue := func(field string, v *float64) *float64 {
-		if haveMetrics && v != nil && isFinite(*v) {
-			return v
-		}
-		r.Missing = append(r.Missing, field)
-		return nil
-	}
-	r.TTFB = metricsValue("ttfb", m.TimeToFirstByte)
-	r.TTI = numeric("tti", "interactive")
-
-	score := func(field, categoryID string) *float64 {
-		if c, ok := l.Categories[categoryID]; ok && c.Score != nil && isFinite(*c.Score) {
-			// Rounded like Lighthouse's report (Math.round(score * 100)): 0.99 * 100 is
-			// 98.99999999999999 in floating point.
-			v := math.Round(*c.Score * 100)
-			return &v
-		}
-		r.Missing = append(r.Missing, field)
-		return nil
-	}
-	r.Performance = score("performance_score", "performance")
-	r.Accessibility = score("accessibility_score", "accessibility")
-	r.BestPractices = score("best_practices_score", "best-practices")
-	r.SEO = score("seo_score", "seo")
-
-	if v := numeric("kb_total", "total-byte-weight"); v != nil {
+	f := &reportFields{l: l, r: r}
+	f.haveMetrics = firstItem(l.Audits["metrics"].Details, &f.m)
+	r.FCP = f.numeric("fcp", "first-contentful-paint")
+	r.LCP = f.numeric("lcp", "largest-contentful-paint")
+	r.CLS = f.numeric("cls", "cumulative-layout-shift")
+	r.TBT = f.numeric("tbt", "total-blocking-time")
+	r.SpeedIndex = f.numeric("speed_index", "speed-index")
+	r.TTFB = f.metricsValue("ttfb", f.m.TimeToFirstByte)
+	r.TTI = f.numeric("tti", "interactive")
+	r.Performance = f.score("performance_score", "performance")
+	r.Accessibility = f.score("accessibility_score", "accessibility")
+	r.BestPractices = f.score("best_practices_score", "best-practices")
+	r.SEO = f.score("seo_score", "seo")
+	if v := f.numeric("kb_total", "total-byte-weight"); v != nil {
 		kb := *v / 1024
 		r.KBTotal = &kb
 	}
-
-	var diag struct {
-		TotalTaskTime *float64 `json:"totalTaskTime"`
-	}
-	if firstItem(l.Audits["diagnostics"].Details, &diag) && diag.TotalTaskTime != nil && isFinite(*diag.TotalTaskTime) {
-		r.CPUTotal = diag.TotalTaskTime
-	} else {
-		r.Missing = append(r.Missing, "cpu_total")
-	}
-
-	r.DOMReady = metricsValue("dom_ready", m.ObservedDomContentLoaded)
-	r.OnLoad = metricsValue("on_load", m.ObservedLoad)
-
-	if v := numeric("dom_elements", "dom-size-insight"); v != nil {
+	r.CPUTotal = f.cpuTotal()
+	r.DOMReady = f.metricsValue("dom_ready", f.m.ObservedDomContentLoaded)
+	r.OnLoad = f.metricsValue("on_load", f.m.ObservedLoad)
+	if v := f.numeric("dom_elements", "dom-size-insight"); v != nil {
 		n := int(math.Round(*v))
 		r.DOMElements = &n
 	}
-	// maxDepth is in details.debugData, which dom-size-insight fills (with totalElements and
-	// maxChildren) only when the trace carried DOM statistics; the same number is also the
-	// "DOM depth" row of details.items, but that row is located by a localized label.
+	r.DOMMaxDepth = f.domMaxDepth()
+	r.ServerTime = f.numeric("server_time", "server-response-time")
+	r.Network = networkBytes(l.Audits["resource-summary"].Details)
+	if r.Network == nil {
+		f.missing("network")
+	}
+	r.Opportunities = opportunities(l)
+	return r
+}
+
+// reportFields reads a Report's fields out of the LHR, noting each one missing in the
+// report's Missing, in the order they are read.
+type reportFields struct {
+	l *lhr
+	r *Report
+	// m is the metrics audit's item, when haveMetrics.
+	m           metricsItem
+	haveMetrics bool
+}
+
+func (f *reportFields) missing(field string) { f.r.Missing = append(f.r.Missing, field) }
+
+// numeric returns an audit's numericValue, or nil (and notes the field missing).
+func (f *reportFields) numeric(field, auditID string) *float64 {
+	if a, ok := f.l.Audits[auditID]; ok && a.NumericValue != nil && isFinite(*a.NumericValue) {
+		v := *a.NumericValue
+		return &v
+	}
+	f.missing(field)
+	return nil
+}
+
+// metricsValue returns v, a value of the metrics audit's item, or nil (and notes the field
+// missing).
+func (f *reportFields) metricsValue(field string, v *float64) *float64 {
+	if f.haveMetrics && v != nil && isFinite(*v) {
+		return v
+	}
+	f.missing(field)
+	return nil
+}
+
+// score returns a category's score out of 100, or nil (and notes the field missing).
+func (f *reportFields) score(field, categoryID string) *float64 {
+	if c, ok := f.l.Categories[categoryID]; ok && c.Score != nil && isFinite(*c.Score) {
+		// Rounded like Lighthouse's report (Math.round(score * 100)): 0.99 * 100 is
+		// 98.99999999999999 in floating point.
+		v := math.Round(*c.Score * 100)
+		return &v
+	}
+	f.missing(field)
+	return nil
+}
+
+// cpuTotal returns the diagnostics audit's total task time, or nil (and notes cpu_total
+// missing).
+func (f *reportFields) cpuTotal() *float64 {
+	var diag struct {
+		TotalTaskTime *float64 `json:"totalTaskTime"`
+	}
+	if firstItem(f.l.Audits["diagnostics"].Details, &diag) && diag.TotalTaskTime != nil && isFinite(*diag.TotalTaskTime) {
+		return diag.TotalTaskTime
+	}
+	f.missing("cpu_total")
+	return nil
+}
+
+// domMaxDepth returns the DOM's depth, or nil (and notes dom_max_depth missing). maxDepth is
+// in details.debugData, which dom-size-insight fills (with totalElements and maxChildren) only
+// when the trace carried DOM statistics; the same number is also the "DOM depth" row of
+// details.items, but that row is located by a localized label.
+func (f *reportFields) domMaxDepth() *int {
 	var dom struct {
 		DebugData struct {
 			MaxDepth *float64 `json:"maxDepth"`
 		} `json:"debugData"`
 	}
-	if d := l.Audits["dom-size-insight"].Details; len(d) > 0 && json.Unmarshal(d, &dom) == nil &&
+	if d := f.l.Audits["dom-size-insight"].Details; len(d) > 0 && json.Unmarshal(d, &dom) == nil &&
 		dom.DebugData.MaxDepth != nil && isFinite(*dom.DebugData.MaxDepth) {
 		n := int(math.Round(*dom.DebugData.MaxDepth))
-		r.DOMMaxDepth = &n
-	} else {
-		r.Missing = append(r.Missing, "dom_max_depth")
+		return &n
 	}
-
-	r.ServerTime = numeric("server_time", "server-response-time")
-	r.Network = networkBytes(l.Audits["resource-summary"].Details)
-	if r.Network == nil {
-		r.Missing = append(r.Missing, "network")
-	}
-
-	r.Opportunities = opportunities(l)
-	return r
+	f.missing("dom_max_depth")
+	return nil
 }
 
 // networkBytes reads resource-summary's rows; nil when the audit has no table.
@@ -354,28 +374,25 @@ func networkBytes(details json.RawMessage) *NetworkBytes {
 			continue
 		}
 		v := int64(math.Round(*it.TransferSize))
-		switch it.ResourceType {
-		case "total":
+		if it.ResourceType == "total" {
 			n.Total, n.Requests = v, it.RequestCount
-		case "document":
-			n.Document = v
-		case "image":
-			n.Image = v
-		case "script":
-			n.Script = v
-		case "stylesheet":
-			n.CSS = v
-		case "font":
-			n.Font = v
-		case "media":
-			n.Media = v
-		case "other":
-			n.Other = v
-		case "third-party":
-			n.ThirdParty = v
+		} else if field := resourceBytes[it.ResourceType]; field != nil {
+			*field(n) = v
 		}
 	}
 	return n
+}
+
+// resourceBytes are NetworkBytes' fields by resource-summary's resourceType, but for total.
+var resourceBytes = map[string]func(*NetworkBytes) *int64{
+	"document":    func(n *NetworkBytes) *int64 { return &n.Document },
+	"image":       func(n *NetworkBytes) *int64 { return &n.Image },
+	"script":      func(n *NetworkBytes) *int64 { return &n.Script },
+	"stylesheet":  func(n *NetworkBytes) *int64 { return &n.CSS },
+	"font":        func(n *NetworkBytes) *int64 { return &n.Font },
+	"media":       func(n *NetworkBytes) *int64 { return &n.Media },
+	"other":       func(n *NetworkBytes) *int64 { return &n.Other },
+	"third-party": func(n *NetworkBytes) *int64 { return &n.ThirdParty },
 }
 
 // opportunityCategories lists, in report order, the categories whose failed audits are
@@ -398,10 +415,8 @@ var opportunityCategories = []struct {
 // CategoryTitle is an opportunity category's name for people ("Best practices" for
 // best_practices), the name itself if it is none of the four.
 func CategoryTitle(name string) string {
-	for _, c := range opportunityCategories {
-		if c.name == name {
-			return c.title
-		}
+	if i := CategoryOrder(name); i < len(opportunityCategories) {
+		return opportunityCategories[i].title
 	}
 	return name
 }

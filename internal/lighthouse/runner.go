@@ -444,6 +444,14 @@ func (r *Runner) start(ctx context.Context) (*process, error) {
 		abandon: make(chan struct{}),
 	}
 	log := r.log.With("pid", cmd.Process.Pid)
+	p.read(stdout, stderr, log)
+	return r.waitReady(ctx, p, began, log)
+}
+
+// read reads the process's output until it exits: its lines of stdout into p.lines, its
+// stderr into p.stderr and the log. Once both are drained it waits for the process and closes
+// p.exited.
+func (p *process) read(stdout, stderr io.Reader, log *slog.Logger) {
 	var readers sync.WaitGroup
 	readers.Add(2)
 	go func() {
@@ -477,10 +485,14 @@ func (r *Runner) start(ctx context.Context) (*process, error) {
 	go func() {
 		// Wait only after both pipes are drained, as os/exec requires.
 		readers.Wait()
-		p.waitErr = cmd.Wait()
+		p.waitErr = p.cmd.Wait()
 		close(p.exited)
 	}()
+}
 
+// waitReady waits for the runner's ready line, within the start timeout; a runner that exits,
+// is cancelled or times out first is ended.
+func (r *Runner) waitReady(ctx context.Context, p *process, began time.Time, log *slog.Logger) (*process, error) {
 	timer := time.NewTimer(r.cfg.StartTimeout)
 	defer timer.Stop()
 	for {

@@ -1,5 +1,7 @@
 package metrics
 
+import "slices"
+
 // Name is how a person reads a metric field: its short and full name, its unit and, for the
 // metrics with published thresholds, where good ends and poor begins. Names is the one
 // declaration of them: the dashboard's metric-names.js and the table in docs/api.md are
@@ -85,30 +87,29 @@ var Phases = []Name{
 
 // IsLab says whether a field is measured by the lab's audits (and so by a measurement method).
 func IsLab(field string) bool {
-	for _, n := range Names {
-		if n.Field == field {
-			return n.Source == sourceLab || n.Source == sourceNav
-		}
-	}
-	return false
+	n, ok := nameOf(Names, field)
+	return ok && (n.Source == sourceLab || n.Source == sourceNav)
 }
 
 // Label is a metric's short name ("LCP"), its field when Names has none.
-func Label(field string) string {
-	for _, n := range Names {
-		if n.Field == field {
-			return n.Label
-		}
-	}
-	return field
-}
+func Label(field string) string { return labelOf(Names, field) }
 
 // PhaseLabel is an LCP phase's name ("Load delay"), its field when Phases has none.
-func PhaseLabel(field string) string {
-	for _, n := range Phases {
-		if n.Field == field {
-			return n.Label
-		}
+func PhaseLabel(field string) string { return labelOf(Phases, field) }
+
+// nameOf finds field's name in names.
+func nameOf(names []Name, field string) (Name, bool) {
+	i := slices.IndexFunc(names, func(n Name) bool { return n.Field == field })
+	if i < 0 {
+		return Name{}, false
+	}
+	return names[i], true
+}
+
+// labelOf is field's label in names, the field itself when names has none.
+func labelOf(names []Name, field string) string {
+	if n, ok := nameOf(names, field); ok {
+		return n.Label
 	}
 	return field
 }

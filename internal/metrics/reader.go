@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/parallel"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -69,19 +70,9 @@ func (r *Reader) pages(ctx context.Context, w model.Website, pages []model.Page,
 	for i := len(out) - 1; i >= 0; i-- {
 		first[out[i].Page.ID] = i
 	}
-	var wg sync.WaitGroup
-	errs := make([]error, len(out))
-	sem := make(chan struct{}, readers)
-	for i := range out {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			errs[i] = r.read(ctx, w, &out[i], from, to, Include{UX: inc.UX, Search: inc.Search && first[out[i].Page.ID] == i})
-		}()
-	}
-	wg.Wait()
+	errs := parallel.Do(readers, len(out), func(i int) error {
+		return r.read(ctx, w, &out[i], from, to, Include{UX: inc.UX, Search: inc.Search && first[out[i].Page.ID] == i})
+	})
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
@@ -232,22 +223,15 @@ func (r *Reader) Listings(ctx context.Context, w model.Website, after string, li
 // summarizeMissing makes the summaries of the rows at indexes missing, 8 at a time, puts
 // their listings in perPage, and returns all of perPage's listings in order.
 func (r *Reader) summarizeMissing(ctx context.Context, w model.Website, rows []model.PageRow, missing []int, perPage [][]Listing) ([]Listing, error) {
-	errs := make([]error, len(missing))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, readers)
-	for j, i := range missing {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			perPage[i], errs[j] = r.summarize(ctx, w, rows[i])
-			if errors.Is(errs[j], model.ErrChanged) || model.IsNotFound(errs[j]) {
-				errs[j] = nil // what was read is still the answer; the newer summary is kept
-			}
-		}()
-	}
-	wg.Wait()
+	errs := parallel.Do(readers, len(missing), func(j int) error {
+		i := missing[j]
+		var err error
+		perPage[i], err = r.summarize(ctx, w, rows[i])
+		if errors.Is(err, model.ErrChanged) || model.IsNotFound(err) {
+			return nil // what was read is still the answer; the newer summary is kept
+		}
+		return err
+	})
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}

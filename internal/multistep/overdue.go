@@ -46,14 +46,8 @@ func (q *Queue) Requeue(ctx context.Context, now time.Time) (queue.Swept, error)
 // sweep applies decide to every pending run: queue it again (counted as a sweep's requeue or
 // not), end it failed with a reason, or leave it.
 func (q *Queue) sweep(ctx context.Context, now time.Time, decide func(model.Run) (requeue, counted bool, fail string)) (queue.Swept, error) {
-	var swept queue.Swept
-	pending, err := q.store.PendingRuns(ctx)
-	if err != nil {
-		return swept, err
-	}
-	err = queue.SweepEach(pending, func(p store.PendingRun) string { return "run " + p.Run },
-		func(p store.PendingRun) error { return q.sweepRun(ctx, now, p, decide, &swept) })
-	return swept, err
+	return queue.SweepEach(ctx, q.store.PendingRuns, func(p store.PendingRun) string { return "run " + p.Run },
+		func(p store.PendingRun, swept *queue.Swept) error { return q.sweepRun(ctx, now, p, decide, swept) })
 }
 
 func (q *Queue) sweepRun(ctx context.Context, now time.Time, p store.PendingRun, decide func(model.Run) (bool, bool, string), swept *queue.Swept) error {

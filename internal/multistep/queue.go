@@ -140,27 +140,21 @@ func (q *Queue) send(ctx context.Context, w model.Website, tests []model.Test) (
 // (a run that could not be played is retried by SQS and shows queued meanwhile), the others
 // remain. A run whose test or website was deleted since counts as done.
 func Track(ctx context.Context, st *store.Store, jobs []Job) (queue.Progress, error) {
-	var p queue.Progress
-	for _, j := range jobs {
-		w, err := st.Website(ctx, j.Account, j.Website)
-		if err == nil {
-			var r model.Run
-			r, err = st.GetRun(ctx, w, j.Test, j.Created, j.Run)
+	return queue.TrackEach(jobs, func(j Job) (model.Website, error) { return st.Website(ctx, j.Account, j.Website) },
+		func(j Job, w model.Website, p *queue.Progress) error {
+			r, err := st.GetRun(ctx, w, j.Test, j.Created, j.Run)
 			switch {
-			case err == nil && r.Status == model.RunCompleted:
+			case model.IsNotFound(err):
 				p.Done++
-			case err == nil && r.Status == model.RunFailed:
+			case err != nil:
+				return err
+			case r.Status == model.RunCompleted:
+				p.Done++
+			case r.Status == model.RunFailed:
 				p.Failed++
-			case err == nil:
+			default:
 				p.Remaining++
 			}
-		}
-		switch {
-		case model.IsNotFound(err):
-			p.Done++
-		case err != nil:
-			return p, err
-		}
-	}
-	return p, nil
+			return nil
+		})
 }

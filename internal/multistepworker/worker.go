@@ -71,29 +71,15 @@ func (w *Worker) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSE
 // Play runs one queued run: testing, then completed or failed with the failing step, its error
 // and a screenshot stored in S3. A run, test or website deleted since it was queued is skipped.
 func (w *Worker) Play(ctx context.Context, job multistep.Job, attempt int) error {
-	site, err := w.store.Website(ctx, job.Account, job.Website)
+	site, t, run, err := w.find(ctx, job)
 	if model.IsNotFound(err) {
-		return nil
+		return nil // the run, its test or its website was deleted
 	}
 	if err != nil {
 		return err
 	}
-	t, err := w.store.Test(ctx, site, job.Test)
-	if model.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	run, err := w.store.GetRun(ctx, site, job.Test, job.Created, job.Run)
-	if model.IsNotFound(err) {
-		return nil // deleted
-	}
-	if err == nil && run.IsFinished() {
+	if run.IsFinished() {
 		return w.detect(ctx, site, t, run) // a repeated message: its events are recorded once
-	}
-	if err != nil {
-		return err
 	}
 	log := w.log.With("website", site.ID, "test", t.ID, "run", run.ID, "device", t.Device, "attempt", attempt)
 	if run.Queued != nil && !job.Queued.IsZero() && !run.Queued.Equal(job.Queued) {
@@ -116,23 +102,62 @@ func (w *Worker) Play(ctx context.Context, job multistep.Job, attempt int) error
 	opts.BaseURL, opts.Device = w.cfg.Scheme+"://"+site.Domain, t.Device
 	res, err := journey.Run(ctx, opts, t.Steps)
 	if err != nil {
-		// Not played at all: let SQS retry, and give up on the last attempt.
-		run.Status = model.RunQueued
-		if attempt >= queue.MaxReceives {
-			run.Status, run.Error, run.Finished = model.RunFailed, browser.Reason(err), time.Now().UTC()
-		}
-		if uerr := w.store.UpdateRun(context.WithoutCancel(ctx), site, run); errors.Is(uerr, store.ErrRunEnded) {
-			return nil // a sweep ended it meanwhile
-		} else if uerr != nil {
-			log.ErrorContext(ctx, "record run", "err", uerr)
-		} else if run.IsFinished() {
-			if derr := w.detect(context.WithoutCancel(ctx), site, t, run); derr != nil {
-				log.ErrorContext(ctx, "detect events", "err", derr)
-			}
-		}
-		return err
+		return w.notPlayed(context.WithoutCancel(ctx), site, t, run, attempt, err, log)
 	}
+	w.outcome(ctx, site, t, &run, res, log)
+	err = w.store.UpdateRun(context.WithoutCancel(ctx), site, run)
+	if model.IsNotFound(err) {
+		// Deleted while it ran: the purge's last pass removes the screenshot.
+		log.InfoContext(ctx, "multistep run dropped: its test or website was deleted meanwhile")
+		return nil
+	}
+	if errors.Is(err, store.ErrRunEnded) {
+		// A sweep of overdue runs ended it while it played: the first outcome stays.
+		log.WarnContext(ctx, "multistep run outcome dropped: the run had ended meanwhile", "status", run.Status)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("record run: %w", err)
+	}
+	log.InfoContext(ctx, "multistep run finished", "status", run.Status, "ms", float64(res.Duration.Milliseconds()), "error", run.Error)
+	// Like the outcome just recorded: a stop now must not leave the run without its events.
+	return w.detect(context.WithoutCancel(ctx), site, t, run)
+}
 
+// find reads the website, test and run of job.
+func (w *Worker) find(ctx context.Context, job multistep.Job) (site model.Website, t model.Test, run model.Run, err error) {
+	if site, err = w.store.Website(ctx, job.Account, job.Website); err != nil {
+		return site, t, run, err
+	}
+	if t, err = w.store.Test(ctx, site, job.Test); err != nil {
+		return site, t, run, err
+	}
+	run, err = w.store.GetRun(ctx, site, job.Test, job.Created, job.Run)
+	return site, t, run, err
+}
+
+// notPlayed records a run the journey could not play at all (err): queued again for SQS to
+// retry, or failed on the last attempt, with its events. It returns err.
+func (w *Worker) notPlayed(ctx context.Context, site model.Website, t model.Test, run model.Run, attempt int, err error, log *slog.Logger) error {
+	run.Status = model.RunQueued
+	if attempt >= queue.MaxReceives {
+		run.Status, run.Error, run.Finished = model.RunFailed, browser.Reason(err), time.Now().UTC()
+	}
+	if uerr := w.store.UpdateRun(ctx, site, run); errors.Is(uerr, store.ErrRunEnded) {
+		return nil // a sweep ended it meanwhile
+	} else if uerr != nil {
+		log.ErrorContext(ctx, "record run", "err", uerr)
+	} else if run.IsFinished() {
+		if derr := w.detect(ctx, site, t, run); derr != nil {
+			log.ErrorContext(ctx, "detect events", "err", derr)
+		}
+	}
+	return err
+}
+
+// outcome sets the run's outcome from the journey's result: failed at a step, with a
+// screenshot stored in S3, or completed with its measures.
+func (w *Worker) outcome(ctx context.Context, site model.Website, t model.Test, run *model.Run, res journey.Result, log *slog.Logger) {
 	run.Finished = time.Now().UTC()
 	dur := float64(res.Duration.Milliseconds())
 	if res.FailedStep >= 0 {
@@ -153,23 +178,6 @@ func (w *Worker) Play(ctx context.Context, job multistep.Job, attempt int) error
 	}
 	// Kept for a failed run too: the routes before the failing step were measured.
 	run.SoftNavigations = softNavigations(res.SoftNavigations)
-	err = w.store.UpdateRun(context.WithoutCancel(ctx), site, run)
-	if model.IsNotFound(err) {
-		// Deleted while it ran: the purge's last pass removes the screenshot.
-		log.InfoContext(ctx, "multistep run dropped: its test or website was deleted meanwhile")
-		return nil
-	}
-	if errors.Is(err, store.ErrRunEnded) {
-		// A sweep of overdue runs ended it while it played: the first outcome stays.
-		log.WarnContext(ctx, "multistep run outcome dropped: the run had ended meanwhile", "status", run.Status)
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("record run: %w", err)
-	}
-	log.InfoContext(ctx, "multistep run finished", "status", run.Status, "ms", dur, "error", run.Error)
-	// Like the outcome just recorded: a stop now must not leave the run without its events.
-	return w.detect(context.WithoutCancel(ctx), site, t, run)
 }
 
 // detect records the events a finished run causes: the test's state changing, and the run

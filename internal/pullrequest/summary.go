@@ -346,88 +346,113 @@ func writeCauses(b *strings.Builder, s Series, t Test) {
 		names[i] = fmt.Sprintf("%s %s", m.Name, signed(m.Name, *m.Change))
 	}
 	fmt.Fprintf(b, "\n<details><summary><b>%s</b> on %s: %s</summary>\n\n", cell(t.Page), t.Device, strings.Join(names, ", "))
-	l := t.Comparison.Loads
-	if l == nil {
+	if l := t.Comparison.Loads; l == nil {
 		b.WriteString("- no diagnostics kept for one of the audits: only the metrics compare\n")
 	} else {
-		n := 0
-		for _, r := range l.Requests {
-			if n == maxCauses || (r.Kind != "added" && r.Kind != "grown" && r.Kind != "slowed") {
-				continue
-			}
-			n++
-			what := []string{}
-			if r.SizeChange != 0 {
-				what = append(what, fmt.Sprintf("%+.0f KiB", float64(r.SizeChange)/1024)) // binary units, as the dashboard and Lighthouse
-			}
-			if r.TimeChange != 0 {
-				what = append(what, fmt.Sprintf("%+.0f ms", r.TimeChange))
-			}
-			if r.RenderBlocking {
-				what = append(what, "render-blocking")
-			}
-			if r.ThirdParty {
-				tp := "third party"
-				if r.Entity != "" {
-					tp += " (" + r.Entity + ")"
-				}
-				what = append(what, tp)
-			}
-			fmt.Fprintf(b, "- request %s: `%s` %s, %s\n", r.Kind, code(r.URL), r.ResourceType, strings.Join(what, ", "))
-		}
-		if lb, lt := l.LCP.Base, l.LCP.Target; lt != nil {
-			if l.LCP.ElementChanged && lb != nil {
-				fmt.Fprintf(b, "- LCP element changed: `%s` → `%s`\n", code(lb.Selector), code(lt.Selector))
-			}
-			var phases []string
-			for _, p := range l.LCP.Phases {
-				if math.Abs(p.Change) >= 1 {
-					phases = append(phases, fmt.Sprintf("%s %+.0f ms", p.Name, p.Change))
-				}
-			}
-			if len(phases) > 0 {
-				fmt.Fprintf(b, "- LCP phases (`%s`): %s\n", code(lt.Selector), strings.Join(phases, ", "))
-			}
-		}
-		for i, sh := range l.LayoutShifts {
-			if i == maxCauses {
-				break
-			}
-			var els, causes []string
-			for _, e := range sh.Elements {
-				els = append(els, "`"+code(e.Selector)+"`")
-			}
-			for _, c := range sh.Causes {
-				causes = append(causes, strings.TrimSpace(c.Kind+" "+code(c.URL)))
-			}
-			line := fmt.Sprintf("- new layout shift %.3f at %.0f ms", sh.Score, sh.Time)
-			if len(els) > 0 {
-				line += " of " + strings.Join(els, ", ")
-			}
-			if len(causes) > 0 {
-				line += " (" + strings.Join(causes, "; ") + ")"
-			}
-			b.WriteString(line + "\n")
-		}
-		if lt := l.LongTasks; lt.Target.Total-lt.Base.Total >= minLongTaskGrowth {
-			fmt.Fprintf(b, "- long tasks: %d → %d, %.0f → %.0f ms in all (%+.0f ms), the longest %.0f ms\n",
-				lt.Base.Count, lt.Target.Count, lt.Base.Total, lt.Target.Total, lt.Target.Total-lt.Base.Total, lt.Target.Longest)
-			for i, s := range lt.Scripts {
-				if i == maxCauses {
-					break
-				}
-				who := "`" + code(s.URL) + "`"
-				if s.URL == "" {
-					who = "tasks of no script"
-				}
-				fmt.Fprintf(b, "  - %s: %+.0f ms (%d → %d tasks)\n", who, s.Change, s.Base.Count, s.Target.Count)
-			}
-		}
+		l.writeRequests(b)
+		l.writeLCP(b)
+		l.writeLayoutShifts(b)
+		l.writeLongTasks(b)
 	}
 	if u := compareLink(s, t); u != "" {
 		fmt.Fprintf(b, "\n[Open the comparison](%s)\n", u)
 	}
 	b.WriteString("\n</details>\n")
+}
+
+// writeRequests lists the first maxCauses requests added, grown or slowed.
+func (l *Loads) writeRequests(b *strings.Builder) {
+	n := 0
+	for _, r := range l.Requests {
+		if n == maxCauses || (r.Kind != "added" && r.Kind != "grown" && r.Kind != "slowed") {
+			continue
+		}
+		n++
+		what := []string{}
+		if r.SizeChange != 0 {
+			what = append(what, fmt.Sprintf("%+.0f KiB", float64(r.SizeChange)/1024)) // binary units, as the dashboard and Lighthouse
+		}
+		if r.TimeChange != 0 {
+			what = append(what, fmt.Sprintf("%+.0f ms", r.TimeChange))
+		}
+		if r.RenderBlocking {
+			what = append(what, "render-blocking")
+		}
+		if r.ThirdParty {
+			tp := "third party"
+			if r.Entity != "" {
+				tp += " (" + r.Entity + ")"
+			}
+			what = append(what, tp)
+		}
+		fmt.Fprintf(b, "- request %s: `%s` %s, %s\n", r.Kind, code(r.URL), r.ResourceType, strings.Join(what, ", "))
+	}
+}
+
+// writeLCP says whether the LCP element changed and which of its phases moved by 1 ms or more.
+func (l *Loads) writeLCP(b *strings.Builder) {
+	lb, lt := l.LCP.Base, l.LCP.Target
+	if lt == nil {
+		return
+	}
+	if l.LCP.ElementChanged && lb != nil {
+		fmt.Fprintf(b, "- LCP element changed: `%s` → `%s`\n", code(lb.Selector), code(lt.Selector))
+	}
+	var phases []string
+	for _, p := range l.LCP.Phases {
+		if math.Abs(p.Change) >= 1 {
+			phases = append(phases, fmt.Sprintf("%s %+.0f ms", p.Name, p.Change))
+		}
+	}
+	if len(phases) > 0 {
+		fmt.Fprintf(b, "- LCP phases (`%s`): %s\n", code(lt.Selector), strings.Join(phases, ", "))
+	}
+}
+
+// writeLayoutShifts lists the first maxCauses new layout shifts, with their elements and
+// causes.
+func (l *Loads) writeLayoutShifts(b *strings.Builder) {
+	for i, sh := range l.LayoutShifts {
+		if i == maxCauses {
+			break
+		}
+		var els, causes []string
+		for _, e := range sh.Elements {
+			els = append(els, "`"+code(e.Selector)+"`")
+		}
+		for _, c := range sh.Causes {
+			causes = append(causes, strings.TrimSpace(c.Kind+" "+code(c.URL)))
+		}
+		line := fmt.Sprintf("- new layout shift %.3f at %.0f ms", sh.Score, sh.Time)
+		if len(els) > 0 {
+			line += " of " + strings.Join(els, ", ")
+		}
+		if len(causes) > 0 {
+			line += " (" + strings.Join(causes, "; ") + ")"
+		}
+		b.WriteString(line + "\n")
+	}
+}
+
+// writeLongTasks says how the long tasks grew, when by minLongTaskGrowth or more, and the
+// first maxCauses scripts they are attributed to.
+func (l *Loads) writeLongTasks(b *strings.Builder) {
+	lt := l.LongTasks
+	if lt.Target.Total-lt.Base.Total < minLongTaskGrowth {
+		return
+	}
+	fmt.Fprintf(b, "- long tasks: %d → %d, %.0f → %.0f ms in all (%+.0f ms), the longest %.0f ms\n",
+		lt.Base.Count, lt.Target.Count, lt.Base.Total, lt.Target.Total, lt.Target.Total-lt.Base.Total, lt.Target.Longest)
+	for i, s := range lt.Scripts {
+		if i == maxCauses {
+			break
+		}
+		who := "`" + code(s.URL) + "`"
+		if s.URL == "" {
+			who = "tasks of no script"
+		}
+		fmt.Fprintf(b, "  - %s: %+.0f ms (%d → %d tasks)\n", who, s.Change, s.Base.Count, s.Target.Count)
+	}
 }
 
 // compareLink is the dashboard's comparison of a test with its base.

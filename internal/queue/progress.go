@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/openvitals/openvitals/internal/model"
 )
 
 // Progress counts how far queued jobs have come: Done ones have a result, Skipped ones finished
@@ -86,14 +88,41 @@ func SendOnce[J any](ctx context.Context, jobs []J,
 	return fresh, nil
 }
 
-// SweepEach sweeps each pending piece of work in turn: one that fails to be swept does not
-// stop the others, and its error names it.
-func SweepEach[P any](pending []P, name func(P) string, sweep func(P) error) error {
+// SweepEach lists the pending pieces of work and sweeps each in turn, sweep counting what it
+// does in the Swept returned: one that fails to be swept does not stop the others, and its
+// error names it.
+func SweepEach[P any](ctx context.Context, list func(context.Context) ([]P, error), name func(P) string, sweep func(P, *Swept) error) (Swept, error) {
+	var swept Swept
+	pending, err := list(ctx)
+	if err != nil {
+		return swept, err
+	}
 	var errs []error
 	for _, p := range pending {
-		if err := sweep(p); err != nil {
+		if err := sweep(p, &swept); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", name(p), err))
 		}
 	}
-	return errors.Join(errs...)
+	return swept, errors.Join(errs...)
+}
+
+// TrackEach counts how far jobs have come, each one of a website: website reads a job's
+// website, track adds the job's progress to p. A job whose website was deleted since counts
+// as done.
+func TrackEach[J, W any](jobs []J, website func(J) (W, error), track func(j J, w W, p *Progress) error) (Progress, error) {
+	var p Progress
+	for _, j := range jobs {
+		w, err := website(j)
+		if model.IsNotFound(err) {
+			p.Done++
+			continue
+		}
+		if err == nil {
+			err = track(j, w, &p)
+		}
+		if err != nil {
+			return p, err
+		}
+	}
+	return p, nil
 }

@@ -37,61 +37,79 @@ func ClassifyAgent(ua string, touch, webdriver bool) Agent {
 		a.OwnLab = true
 	}
 	l := strings.ToLower(ua)
-	a.Lab = webdriver
-	for _, token := range labAgents {
-		if strings.Contains(l, token) {
-			a.Lab = true
-			break
-		}
-	}
+	a.Lab = webdriver || containsAny(l, labAgents)
 	a.Browser = browserOf(l)
 	a.OS = osOf(l)
 	a.Device = deviceOf(l, a.OS, touch)
 	return a
 }
 
-func browserOf(l string) uint64 {
-	name := "other"
-	switch {
-	case l == "":
-		name = Unknown
-	case strings.Contains(l, "edg/") || strings.Contains(l, "edga/") || strings.Contains(l, "edgios/"):
-		name = "edge"
-	case strings.Contains(l, "opr/") || strings.Contains(l, "opera"):
-		name = "opera"
-	case strings.Contains(l, "samsungbrowser/"):
-		name = "samsung"
-	case strings.Contains(l, "firefox/") || strings.Contains(l, "fxios/"):
-		name = "firefox"
-	case strings.Contains(l, "chrome/") || strings.Contains(l, "crios/") || strings.Contains(l, "chromium/"):
-		name = "chrome"
-	case strings.Contains(l, "safari/") && strings.Contains(l, "version/"):
-		name = "safari"
+// agentRule says that a user agent holding any of its tokens, and every one of also, is name.
+type agentRule struct {
+	name   string
+	tokens []string
+	also   []string
+}
+
+// browserRules and osRules tell a lowercased user agent's browser and operating system: the
+// first rule it matches. Order matters: Edge and Opera also say Chrome, Chrome also says
+// Safari, Android also says Linux.
+var (
+	browserRules = []agentRule{
+		{name: "edge", tokens: []string{"edg/", "edga/", "edgios/"}},
+		{name: "opera", tokens: []string{"opr/", "opera"}},
+		{name: "samsung", tokens: []string{"samsungbrowser/"}},
+		{name: "firefox", tokens: []string{"firefox/", "fxios/"}},
+		{name: "chrome", tokens: []string{"chrome/", "crios/", "chromium/"}},
+		{name: "safari", tokens: []string{"safari/"}, also: []string{"version/"}},
 	}
-	v, _ := DimBrowser.Value(name)
+	osRules = []agentRule{
+		{name: "android", tokens: []string{"android"}},
+		{name: "ios", tokens: []string{"iphone", "ipad", "ipod"}},
+		{name: "chromeos", tokens: []string{"cros"}},
+		{name: "windows", tokens: []string{"windows"}},
+		{name: "macos", tokens: []string{"macintosh", "mac os x"}},
+		{name: "linux", tokens: []string{"linux", "x11"}},
+	}
+)
+
+func browserOf(l string) uint64 { return classify(DimBrowser, l, browserRules) }
+
+func osOf(l string) uint64 { return classify(DimOS, l, osRules) }
+
+// classify returns dim's value of the first rule the lowercased user agent l matches: Unknown
+// for an empty one, "other" when it matches none.
+func classify(dim *Dim, l string, rules []agentRule) uint64 {
+	name := "other"
+	if l == "" {
+		name = Unknown
+	}
+	for _, r := range rules {
+		if l != "" && containsAny(l, r.tokens) && containsAll(l, r.also) {
+			name = r.name
+			break
+		}
+	}
+	v, _ := dim.Value(name)
 	return v
 }
 
-func osOf(l string) uint64 {
-	name := "other"
-	switch {
-	case l == "":
-		name = Unknown
-	case strings.Contains(l, "android"):
-		name = "android"
-	case strings.Contains(l, "iphone") || strings.Contains(l, "ipad") || strings.Contains(l, "ipod"):
-		name = "ios"
-	case strings.Contains(l, "cros"):
-		name = "chromeos"
-	case strings.Contains(l, "windows"):
-		name = "windows"
-	case strings.Contains(l, "macintosh") || strings.Contains(l, "mac os x"):
-		name = "macos"
-	case strings.Contains(l, "linux") || strings.Contains(l, "x11"):
-		name = "linux"
+func containsAny(s string, tokens []string) bool {
+	for _, t := range tokens {
+		if strings.Contains(s, t) {
+			return true
+		}
 	}
-	v, _ := DimOS.Value(name)
-	return v
+	return false
+}
+
+func containsAll(s string, tokens []string) bool {
+	for _, t := range tokens {
+		if !strings.Contains(s, t) {
+			return false
+		}
+	}
+	return true
 }
 
 func deviceOf(l string, os uint64, touch bool) uint64 {

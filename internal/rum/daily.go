@@ -85,16 +85,7 @@ func (r *SegmentReader) Daily(ctx context.Context, account, website, day string)
 		keep := func(k rollup.RowKey) bool { _, ok := keyOf(k); return ok }
 		err := rollup.ScanStatTableReusing(st.Data, keep, func(k rollup.RowKey, s *rollup.Stat) {
 			dk, _ := keyOf(k)
-			mk := metricKey{c.Metric, dk}
-			acc := counts[mk]
-			if acc == nil {
-				acc = &rollup.Counts{}
-				counts[mk] = acc
-			}
-			acc.Sketch.Merge(&s.Sketch)
-			for i := range acc.Rated {
-				acc.Rated[i] += s.Rated[i]
-			}
+			merge(counts, metricKey{c.Metric, dk}, s)
 		})
 		if err != nil {
 			return nil, false, fmt.Errorf("RUM table %v: %w", c, err)

@@ -76,7 +76,30 @@ func (r *Reader) Report(ctx context.Context, q Query) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	for _, name := range q.Metrics {
+	if err := checkMetrics(q.Metrics, idx); err != nil {
+		return Report{}, err
+	}
+	plus, minus := runningTotals(idx, months, from, to)
+	totals, err := r.sumTables(ctx, q, plus, minus)
+	if err != nil {
+		return Report{}, err
+	}
+	rep := reportOf(totals, q.Metrics)
+	if q.Dim == DimPages {
+		rep.Pages = uint64(len(rep.Rows))
+		if slices.ContainsFunc(rep.Rows, func(r Row) bool { return r.Key == rollup.OtherKey }) {
+			if rep.Pages, err = r.distinctPages(ctx, q, to, rep.Pages-1); err != nil {
+				return Report{}, err
+			}
+		}
+	}
+	return rep, nil
+}
+
+// checkMetrics returns an UnknownMetricError for the first of metrics that is neither a
+// timing metric nor a custom variable of the months' indexes.
+func checkMetrics(metrics []string, idx map[string]model.RUMIndex) error {
+	for _, name := range metrics {
 		if _, std := Metrics[name]; std {
 			continue
 		}
@@ -85,13 +108,16 @@ func (r *Reader) Report(ctx context.Context, q Query) (Report, error) {
 			known = known || slices.Contains(ix.Custom, name)
 		}
 		if !known {
-			return Report{}, &UnknownMetricError{Name: name}
+			return &UnknownMetricError{Name: name}
 		}
 	}
+	return nil
+}
 
-	// The running totals to add (the range's last day with data, per month) and to subtract
-	// (the last day with data before the range starts, in the range's first month).
-	var plus, minus []string
+// runningTotals returns the days whose running totals to add (the range's last day with data,
+// per month) and to subtract (the last day with data before the range starts, in the range's
+// first month).
+func runningTotals(idx map[string]model.RUMIndex, months []string, from, to string) (plus, minus []string) {
 	for _, month := range months {
 		ix := idx[month]
 		end := min(to, month+"31")
@@ -106,6 +132,13 @@ func (r *Reader) Report(ctx context.Context, q Query) (Report, error) {
 			}
 		}
 	}
+	return plus, minus
+}
+
+// sumTables reads the tables of the views and q's metrics on the days plus and minus and sums
+// them per metric, over shards and months, adding plus's and subtracting minus's. Shards hold
+// disjoint keys but for rollup.OtherKey.
+func (r *Reader) sumTables(ctx context.Context, q Query, plus, minus []string) (map[string]*rollup.Table, error) {
 	metrics := append([]string{rollup.ViewsMetric}, q.Metrics...)
 	var cells []model.RUMCell
 	for _, day := range append(slices.Clone(plus), minus...) {
@@ -117,10 +150,8 @@ func (r *Reader) Report(ctx context.Context, q Query) (Report, error) {
 	}
 	stored, err := r.store.RUMTables(ctx, q.Account, q.Website, cells, false)
 	if err != nil {
-		return Report{}, err
+		return nil, err
 	}
-
-	// Sum per metric over shards and months; shards hold disjoint keys but for rollup.OtherKey.
 	totals := make(map[string]*rollup.Table, len(metrics))
 	for _, m := range metrics {
 		acc := rollup.NewTable(m)
@@ -136,7 +167,7 @@ func (r *Reader) Report(ctx context.Context, q Query) (Report, error) {
 					}
 					t, err := rollup.DecodeTable(st.Data)
 					if err != nil {
-						return Report{}, fmt.Errorf("RUM table %s %s %s %d: %w", day, q.Dim, m, s, err)
+						return nil, fmt.Errorf("RUM table %s %s %s %d: %w", day, q.Dim, m, s, err)
 					}
 					if sign.add {
 						acc.Merge(t, true)
@@ -148,14 +179,19 @@ func (r *Reader) Report(ctx context.Context, q Query) (Report, error) {
 		}
 		totals[m] = acc
 	}
+	return totals, nil
+}
 
+// reportOf makes the report's rows of the summed tables: a row per key with views, with the
+// p75 of each of metrics, most views first.
+func reportOf(totals map[string]*rollup.Table, metrics []string) Report {
 	var rep Report
 	for key, n := range totals[rollup.ViewsMetric].Counts {
 		if n == 0 {
 			continue
 		}
 		row := Row{Key: key, Views: n}
-		for _, m := range q.Metrics {
+		for _, m := range metrics {
 			if s := totals[m].Sketches[key]; s != nil {
 				if v, ok := s.Quantile(0.75); ok {
 					if row.P75 == nil {
@@ -168,14 +204,6 @@ func (r *Reader) Report(ctx context.Context, q Query) (Report, error) {
 		rep.Rows = append(rep.Rows, row)
 		rep.Views += n
 	}
-	if q.Dim == DimPages {
-		rep.Pages = uint64(len(rep.Rows))
-		if slices.ContainsFunc(rep.Rows, func(r Row) bool { return r.Key == rollup.OtherKey }) {
-			if rep.Pages, err = r.distinctPages(ctx, q, to, rep.Pages-1); err != nil {
-				return Report{}, err
-			}
-		}
-	}
 	slices.SortFunc(rep.Rows, func(a, b Row) int {
 		if a.Views != b.Views {
 			return int(min(max(int64(b.Views)-int64(a.Views), -1), 1))
@@ -185,7 +213,7 @@ func (r *Reader) Report(ctx context.Context, q Query) (Report, error) {
 		}
 		return 1
 	})
-	return rep, nil
+	return rep
 }
 
 // distinctPages estimates the distinct pages of a range from its days' HyperLogLogs; known is

@@ -220,16 +220,21 @@ func keyName(by *Dim, seg uint64, groupName func(uint64) string) string {
 	return by.ValueName(v)
 }
 
+// scope reads the days of q and resolves its filters (see days and resolve).
+func (r *SegmentReader) scope(ctx context.Context, q SegmentQuery) (days []string, need Segments, filter func(uint64) bool, groupName func(uint64) string, err error) {
+	if days, err = r.days(q); err != nil {
+		return nil, 0, nil, nil, err
+	}
+	need, filter, groupName, err = r.resolve(ctx, q)
+	return days, need, filter, groupName, err
+}
+
 // segmentPlan plans a segment report.
 func (r *SegmentReader) segmentPlan(ctx context.Context, q SegmentQuery) (plan, error) {
 	if _, ok := VitalIndex(q.Metric); !ok {
 		return plan{}, &QueryError{"metric", "one of lcp, inp, cls, fcp, ttfb"}
 	}
-	days, err := r.days(q)
-	if err != nil {
-		return plan{}, err
-	}
-	need, filter, groupName, err := r.resolve(ctx, q)
+	days, need, filter, groupName, err := r.scope(ctx, q)
 	if err != nil {
 		return plan{}, err
 	}
@@ -367,7 +372,8 @@ func (r *SegmentReader) Trend(ctx context.Context, q SegmentQuery) (Trend, error
 
 const maxSeries = 10
 
-func merge(m map[string]*rollup.Counts, key string, s *rollup.Stat) {
+// merge adds s's sketch and ratings to m's counts of key.
+func merge[K comparable](m map[K]*rollup.Counts, key K, s *rollup.Stat) {
 	c := m[key]
 	if c == nil {
 		c = &rollup.Counts{}
@@ -517,11 +523,7 @@ func (r *SegmentReader) Attributions(ctx context.Context, q SegmentQuery, limit 
 	if q.By != nil {
 		return Attributions{}, &QueryError{"by", "attributions are not broken down"}
 	}
-	days, err := r.days(q)
-	if err != nil {
-		return Attributions{}, err
-	}
-	need, filter, _, err := r.resolve(ctx, q)
+	days, need, filter, _, err := r.scope(ctx, q)
 	if err != nil {
 		return Attributions{}, err
 	}
@@ -531,107 +533,138 @@ func (r *SegmentReader) Attributions(ctx context.Context, q SegmentQuery, limit 
 		if kind.Vital != vi {
 			continue
 		}
-		var p plan
-		if q.Page != "" {
-			if need&^PageAttributionMask != 0 {
-				return Attributions{}, &QueryError{"filter", "a monitored page's attributions filter by device only"}
-			}
-			for _, day := range days {
-				p.cells = append(p.cells, model.RUMCell{Day: day, Dim: PageAttributionDim(kind), Metric: q.Metric, Shard: PageShard(q.Page), Daily: true})
-			}
-		} else {
-			mask, ok := CoveringMask(kind.Masks, need)
-			if !ok {
-				var kept []string
-				for _, m := range kind.Masks {
-					kept = append(kept, strings.Join(MaskDims(m), "+"))
-				}
-				why := fmt.Sprintf("%s attributions filter by %s only", kind.Name, strings.Join(kept, " or "))
-				// The vital's first kind answers or the query is refused; a later one is
-				// left out and said so.
-				if first {
-					return Attributions{}, &QueryError{"filter", why}
-				}
-				if out.Unfiltered == nil {
-					out.Unfiltered = map[string]string{}
-				}
-				out.Unfiltered[kind.Name] = why
-				continue
-			}
-			for _, day := range days {
-				p.cells = append(p.cells, model.RUMCell{Day: day, Dim: AttributionDim(kind, mask), Metric: q.Metric, Daily: true})
-			}
+		p, unfiltered, err := attributionPlan(q, kind, days, need, filter)
+		if err != nil {
+			return Attributions{}, err
 		}
-		prefix := q.Page + KeySep
-		p.filter = func(k rollup.RowKey) (bool, bool) {
-			if k == rollup.OverflowKey {
-				return len(q.Filters) == 0 && q.Page == "", true
+		if unfiltered != "" {
+			// The vital's first kind answers or the query is refused; a later one is left out
+			// and said so.
+			if first {
+				return Attributions{}, &QueryError{"filter", unfiltered}
 			}
-			if q.Page != "" && !strings.HasPrefix(k.Key, prefix) {
-				return false, false
+			if out.Unfiltered == nil {
+				out.Unfiltered = map[string]string{}
 			}
-			return filter(k.Seg), false
+			out.Unfiltered[kind.Name] = unfiltered
+			continue
 		}
-		rows := map[string]*rollup.Stat{}
-		partial, err := r.scan(ctx, q, p, func(_ string, k rollup.RowKey, s *rollup.Stat) {
-			key := k.Key
-			if q.Page != "" {
-				key = strings.TrimPrefix(key, prefix)
-			}
-			acc := rows[key]
-			if acc == nil {
-				acc = &rollup.Stat{}
-				rows[key] = acc
-			}
-			acc.Merge(s)
-		})
+		rows, partial, err := r.attributionStats(ctx, q, p)
 		if err != nil {
 			return Attributions{}, err
 		}
 		out.Partial = out.Partial || partial
 		var list []AttributionRow
 		for key, s := range rows {
-			views := s.Views()
-			row := AttributionRow{Fields: map[string]string{}, Views: views, SlowViews: s.Rated[1] + s.Rated[2], Parts: map[string]float64{}}
+			row := attributionRow(q, kind, key, s)
 			if first {
-				out.Views += views
+				out.Views += row.Views
 				out.SlowViews += row.SlowViews
-			}
-			fields := strings.Split(key, KeySep)
-			for i, name := range kindFields[kind] {
-				if i < len(fields) {
-					row.Fields[name] = fields[i]
-				}
-			}
-			if v, ok := s.Sketch.Quantile(q.quantile()); ok {
-				row.Value = Round(q.Metric, v)
-			}
-			if views > 0 {
-				row.Mean = roundMean(q.Metric, s.Sum/float64(views))
-				for i, name := range kind.Parts {
-					// Parts are times in milliseconds, CLS's too (when its largest shift came).
-					row.Parts[name] = roundMean("ms", s.Parts[i]/float64(views))
-				}
 			}
 			list = append(list, row)
 		}
 		first = false
-		slices.SortFunc(list, func(a, b AttributionRow) int {
-			// The back/forward cache's reasons rank by the navigations they cost.
-			if c := cmp.Compare(b.SlowViews, a.SlowViews); c != 0 && kind != KindBFCache {
-				return c
-			}
-			if c := cmp.Compare(b.Views, a.Views); c != 0 {
-				return c
-			}
-			return cmp.Compare(fmt.Sprint(a.Fields), fmt.Sprint(b.Fields))
-		})
-		if len(list) > limit {
-			list = list[:limit]
-		}
-		out.Kinds[kind.Name] = list
+		out.Kinds[kind.Name] = rankAttributions(list, kind, limit)
 	}
 	return out, nil
+}
+
+// attributionPlan plans the reading of kind's attributions of q over days. When the kind's
+// tables do not keep the segments q filters by (need), it returns why instead.
+func attributionPlan(q SegmentQuery, kind *AttrKind, days []string, need Segments, filter func(uint64) bool) (p plan, unfiltered string, err error) {
+	if q.Page != "" {
+		if need&^PageAttributionMask != 0 {
+			return plan{}, "", &QueryError{"filter", "a monitored page's attributions filter by device only"}
+		}
+		for _, day := range days {
+			p.cells = append(p.cells, model.RUMCell{Day: day, Dim: PageAttributionDim(kind), Metric: q.Metric, Shard: PageShard(q.Page), Daily: true})
+		}
+	} else {
+		mask, ok := CoveringMask(kind.Masks, need)
+		if !ok {
+			var kept []string
+			for _, m := range kind.Masks {
+				kept = append(kept, strings.Join(MaskDims(m), "+"))
+			}
+			return plan{}, fmt.Sprintf("%s attributions filter by %s only", kind.Name, strings.Join(kept, " or ")), nil
+		}
+		for _, day := range days {
+			p.cells = append(p.cells, model.RUMCell{Day: day, Dim: AttributionDim(kind, mask), Metric: q.Metric, Daily: true})
+		}
+	}
+	prefix := q.Page + KeySep
+	p.filter = func(k rollup.RowKey) (bool, bool) {
+		if k == rollup.OverflowKey {
+			return len(q.Filters) == 0 && q.Page == "", true
+		}
+		if q.Page != "" && !strings.HasPrefix(k.Key, prefix) {
+			return false, false
+		}
+		return filter(k.Seg), false
+	}
+	return p, "", nil
+}
+
+// attributionStats reads a plan of attributions and sums the rows it keeps by attribution
+// (a monitored page's without the page's prefix).
+func (r *SegmentReader) attributionStats(ctx context.Context, q SegmentQuery, p plan) (map[string]*rollup.Stat, bool, error) {
+	prefix := q.Page + KeySep
+	rows := map[string]*rollup.Stat{}
+	partial, err := r.scan(ctx, q, p, func(_ string, k rollup.RowKey, s *rollup.Stat) {
+		key := k.Key
+		if q.Page != "" {
+			key = strings.TrimPrefix(key, prefix)
+		}
+		acc := rows[key]
+		if acc == nil {
+			acc = &rollup.Stat{}
+			rows[key] = acc
+		}
+		acc.Merge(s)
+	})
+	return rows, partial, err
+}
+
+// attributionRow is the row of the attribution key of kind, of its summed views s.
+func attributionRow(q SegmentQuery, kind *AttrKind, key string, s *rollup.Stat) AttributionRow {
+	views := s.Views()
+	row := AttributionRow{Fields: map[string]string{}, Views: views, SlowViews: s.Rated[1] + s.Rated[2], Parts: map[string]float64{}}
+	fields := strings.Split(key, KeySep)
+	for i, name := range kindFields[kind] {
+		if i < len(fields) {
+			row.Fields[name] = fields[i]
+		}
+	}
+	if v, ok := s.Sketch.Quantile(q.quantile()); ok {
+		row.Value = Round(q.Metric, v)
+	}
+	if views > 0 {
+		row.Mean = roundMean(q.Metric, s.Sum/float64(views))
+		for i, name := range kind.Parts {
+			// Parts are times in milliseconds, CLS's too (when its largest shift came).
+			row.Parts[name] = roundMean("ms", s.Parts[i]/float64(views))
+		}
+	}
+	return row
+}
+
+// rankAttributions sorts a kind's rows by the slow views they account for, then by views, and
+// keeps the first limit.
+func rankAttributions(list []AttributionRow, kind *AttrKind, limit int) []AttributionRow {
+	slices.SortFunc(list, func(a, b AttributionRow) int {
+		// The back/forward cache's reasons rank by the navigations they cost.
+		if c := cmp.Compare(b.SlowViews, a.SlowViews); c != 0 && kind != KindBFCache {
+			return c
+		}
+		if c := cmp.Compare(b.Views, a.Views); c != 0 {
+			return c
+		}
+		return cmp.Compare(fmt.Sprint(a.Fields), fmt.Sprint(b.Fields))
+	})
+	if len(list) > limit {
+		list = list[:limit]
+	}
+	return list
 }
 
 // roundMean rounds a mean: to 0.1 ms for times (phases adding up to the LCP within rounding),

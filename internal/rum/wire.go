@@ -129,100 +129,81 @@ func appendFloat(out []byte, f float64) []byte {
 
 func (w *writer) view(out []byte, v *WireView) []byte {
 	out = append(out, '{')
-	field := func(name string) {
-		if out[len(out)-1] != '{' {
-			out = append(out, ',')
-		}
-		out = append(out, '"')
-		out = append(out, name...)
-		out = append(out, `":`...)
-	}
 	if v.ID != "" {
-		field("i")
-		out = appendString(out, v.ID)
+		out = appendString(appendField(out, "i"), v.ID)
 	}
-	field("d")
-	out = appendString(out, v.Day)
-	field("p")
-	out = appendString(out, v.Page)
+	out = appendString(appendField(out, "d"), v.Day)
+	out = appendString(appendField(out, "p"), v.Page)
 	if v.Country != "" {
-		field("c")
-		out = appendString(out, v.Country)
+		out = appendString(appendField(out, "c"), v.Country)
 	}
 	if v.IP != "" {
-		field("ip")
-		out = appendString(out, v.IP)
+		out = appendString(appendField(out, "ip"), v.IP)
 	}
-	field("t")
-	out = append(out, '[')
-	for i, x := range v.Timings {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = appendFloat(out, x)
-	}
-	out = append(out, ']')
+	out = appendList(appendField(out, "t"), v.Timings, appendFloat)
 	if len(v.Custom) > 0 {
-		field("x")
-		out = append(out, '{')
-		names := make([]string, 0, len(v.Custom))
-		for name := range v.Custom {
-			names = append(names, name)
-		}
-		slices.Sort(names)
-		for i, name := range names {
-			if i > 0 {
-				out = append(out, ',')
-			}
-			out = appendString(out, name)
-			out = append(out, ':')
-			out = appendFloat(out, v.Custom[name])
-		}
-		out = append(out, '}')
+		out = appendCustom(appendField(out, "x"), v.Custom)
 	}
 	if v.Weight > 0 {
-		field("k")
-		out = strconv.AppendUint(out, v.Weight, 10)
+		out = strconv.AppendUint(appendField(out, "k"), v.Weight, 10)
 	}
 	if v.Segments != 0 {
-		field("s")
-		out = strconv.AppendUint(out, uint64(v.Segments), 10)
+		out = strconv.AppendUint(appendField(out, "s"), uint64(v.Segments), 10)
 	}
 	if len(v.Pages) > 0 {
-		field("g")
-		out = append(out, '[')
-		for i, p := range v.Pages {
-			if i > 0 {
-				out = append(out, ',')
-			}
-			out = appendString(out, p)
-		}
-		out = append(out, ']')
+		out = appendList(appendField(out, "g"), v.Pages, appendString)
 	}
 	if a := v.Attribution; a != nil {
-		field("a")
-		out = w.attribution(out, a)
+		out = w.attribution(appendField(out, "a"), a)
 		// The back/forward cache's reasons are a member of their own, which readers before
 		// them skip.
 		if len(a.NotRestored) > 0 {
-			field("r")
-			out = append(out, '[')
-			for i, reason := range a.NotRestored {
-				if i > 0 {
-					out = append(out, ',')
-				}
-				out = w.ref(out, reason)
-			}
-			out = append(out, ']')
+			out = appendList(appendField(out, "r"), a.NotRestored, w.ref)
 		}
 		if st := a.Start; st != nil {
-			field("n")
-			out = append(out, '[')
-			out = w.ref(out, st.Target)
-			out = append(out, ',')
-			out = w.ref(out, st.Type)
-			out = append(out, ']')
+			out = appendList(appendField(out, "n"), []string{st.Target, st.Type}, w.ref)
 		}
+	}
+	return append(out, '}')
+}
+
+// appendField writes an object member's name, after a comma unless it is the first.
+func appendField(out []byte, name string) []byte {
+	if out[len(out)-1] != '{' {
+		out = append(out, ',')
+	}
+	out = append(out, '"')
+	out = append(out, name...)
+	return append(out, `":`...)
+}
+
+// appendList writes xs as an array, each element as elem writes it.
+func appendList[T any](out []byte, xs []T, elem func([]byte, T) []byte) []byte {
+	out = append(out, '[')
+	for i, x := range xs {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = elem(out, x)
+	}
+	return append(out, ']')
+}
+
+// appendCustom writes the custom variables as an object, by name.
+func appendCustom(out []byte, custom map[string]float64) []byte {
+	out = append(out, '{')
+	names := make([]string, 0, len(custom))
+	for name := range custom {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for i, name := range names {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = appendString(out, name)
+		out = append(out, ':')
+		out = appendFloat(out, custom[name])
 	}
 	return append(out, '}')
 }
@@ -285,12 +266,7 @@ func (b *WireBatch) UnmarshalJSON(data []byte) error {
 		case "w":
 			return r.str(&b.Website)
 		case "z":
-			return r.array(func() error {
-				var s string
-				err := r.str(&s)
-				r.dict = append(r.dict, s)
-				return err
-			})
+			return r.stringList(&r.dict)
 		case "v":
 			// An entry's view is some 500 bytes: room for them at once.
 			b.Views = make([]WireView, 0, min(len(data)/400+1, 1<<16))
@@ -396,65 +372,62 @@ func (r *reader) null() bool {
 
 // object reads an object, calling member for each member name with the reader at its value.
 func (r *reader) object(member func(name []byte) error) error {
-	if r.null() {
-		return nil
-	}
-	if err := r.expect('{'); err != nil {
-		return err
-	}
-	if r.peek() == '}' {
-		r.i++
-		return nil
-	}
-	for {
-		name, err := r.rawString()
-		if err != nil {
+	more, err := r.open('{', '}')
+	for more && err == nil {
+		var name []byte
+		if name, err = r.rawString(); err != nil {
 			return err
 		}
-		if err := r.expect(':'); err != nil {
+		if err = r.expect(':'); err != nil {
 			return err
 		}
-		if err := member(name); err != nil {
+		if err = member(name); err != nil {
 			return err
 		}
-		switch r.peek() {
-		case ',':
-			r.i++
-		case '}':
-			r.i++
-			return nil
-		default:
-			return r.fail()
-		}
+		more, err = r.next('}')
 	}
+	return err
 }
 
 // array reads an array, calling elem with the reader at each element.
 func (r *reader) array(elem func() error) error {
-	if r.null() {
-		return nil
-	}
-	if err := r.expect('['); err != nil {
-		return err
-	}
-	if r.peek() == ']' {
-		r.i++
-		return nil
-	}
-	for {
-		if err := elem(); err != nil {
+	more, err := r.open('[', ']')
+	for more && err == nil {
+		if err = elem(); err != nil {
 			return err
 		}
-		switch r.peek() {
-		case ',':
-			r.i++
-		case ']':
-			r.i++
-			return nil
-		default:
-			return r.fail()
-		}
+		more, err = r.next(']')
 	}
+	return err
+}
+
+// open reads null, or a list's opening byte; more says that an element follows (not null,
+// nor the closing byte at once, which it reads).
+func (r *reader) open(opening, closing byte) (more bool, err error) {
+	if r.null() {
+		return false, nil
+	}
+	if err := r.expect(opening); err != nil {
+		return false, err
+	}
+	if r.peek() == closing {
+		r.i++
+		return false, nil
+	}
+	return true, nil
+}
+
+// next reads what follows a list's element: a comma, then more follow, or the closing byte.
+func (r *reader) next(closing byte) (more bool, err error) {
+	switch r.peek() {
+	case ',':
+		r.i++
+		return true, nil
+	case closing:
+		r.i++
+		return false, nil
+	}
+	return false, r.fail()
 }
 
 // rawString reads a string without escapes in place, or unescaped into a new slice.
@@ -727,17 +700,7 @@ func (r *reader) view(v *WireView) error {
 				return err
 			})
 		case "x":
-			return r.object(func(name []byte) error {
-				var f float64
-				if err := r.float(&f); err != nil {
-					return err
-				}
-				if v.Custom == nil {
-					v.Custom = map[string]float64{}
-				}
-				v.Custom[string(name)] = f
-				return nil
-			})
+			return r.custom(v)
 		case "k":
 			return r.uint(&v.Weight)
 		case "s":
@@ -746,60 +709,93 @@ func (r *reader) view(v *WireView) error {
 			v.Segments = Segments(s)
 			return err
 		case "g":
-			return r.array(func() error {
-				var s string
-				err := r.str(&s)
-				v.Pages = append(v.Pages, s)
-				return err
-			})
+			return r.stringList(&v.Pages)
 		case "a":
 			if r.null() {
 				return nil
 			}
-			if v.Attribution == nil {
-				v.Attribution = r.attrs.next()
-			}
-			return r.attribution(v.Attribution)
+			return r.attribution(r.attributionOf(v))
 		case "r":
-			if v.Attribution == nil {
-				v.Attribution = r.attrs.next()
-			}
+			a := r.attributionOf(v)
 			return r.array(func() error {
-				var f float64
-				if err := r.float(&f); err != nil {
+				reason, err := r.dictRef(len(a.NotRestored) == maxNotRestored)
+				if err != nil {
 					return err
 				}
-				if f < 0 || int(f) >= len(r.dict) || f != math.Trunc(f) || len(v.Attribution.NotRestored) == maxNotRestored {
-					return r.fail()
-				}
-				v.Attribution.NotRestored = append(v.Attribution.NotRestored, r.dict[int(f)])
+				a.NotRestored = append(a.NotRestored, reason)
 				return nil
 			})
 		case "n":
-			if v.Attribution == nil {
-				v.Attribution = r.attrs.next()
-			}
-			var refs []string
-			err := r.array(func() error {
-				var f float64
-				if err := r.float(&f); err != nil {
-					return err
-				}
-				if f < 0 || int(f) >= len(r.dict) || f != math.Trunc(f) || len(refs) == 2 {
-					return r.fail()
-				}
-				refs = append(refs, r.dict[int(f)])
-				return nil
-			})
-			if err == nil && len(refs) == 2 {
-				st := r.starts.next()
-				*st = StartAttribution{Target: refs[0], Type: refs[1]}
-				v.Attribution.Start = st
-			}
-			return err
+			return r.start(r.attributionOf(v))
 		}
 		return r.skip()
 	})
+}
+
+// stringList reads an array of strings onto *out.
+func (r *reader) stringList(out *[]string) error {
+	return r.array(func() error {
+		var s string
+		err := r.str(&s)
+		*out = append(*out, s)
+		return err
+	})
+}
+
+// custom reads a view's custom variables.
+func (r *reader) custom(v *WireView) error {
+	return r.object(func(name []byte) error {
+		var f float64
+		if err := r.float(&f); err != nil {
+			return err
+		}
+		if v.Custom == nil {
+			v.Custom = map[string]float64{}
+		}
+		v.Custom[string(name)] = f
+		return nil
+	})
+}
+
+// attributionOf returns v's attribution, giving it one if it has none.
+func (r *reader) attributionOf(v *WireView) *Attribution {
+	if v.Attribution == nil {
+		v.Attribution = r.attrs.next()
+	}
+	return v.Attribution
+}
+
+// dictRef reads an index into the batch's dictionary and returns its string; full says no
+// more strings may follow in the array being read.
+func (r *reader) dictRef(full bool) (string, error) {
+	var f float64
+	if err := r.float(&f); err != nil {
+		return "", err
+	}
+	if f < 0 || int(f) >= len(r.dict) || f != math.Trunc(f) || full {
+		return "", r.fail()
+	}
+	return r.dict[int(f)], nil
+}
+
+// start reads the interaction that started a soft navigation: the dictionary's indexes of its
+// target and type. An array of another length leaves a without it.
+func (r *reader) start(a *Attribution) error {
+	var refs []string
+	err := r.array(func() error {
+		ref, err := r.dictRef(len(refs) == 2)
+		if err != nil {
+			return err
+		}
+		refs = append(refs, ref)
+		return nil
+	})
+	if err == nil && len(refs) == 2 {
+		st := r.starts.next()
+		*st = StartAttribution{Target: refs[0], Type: refs[1]}
+		a.Start = st
+	}
+	return err
 }
 
 // attribution reads a view's attribution array.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/parallel"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -89,24 +90,7 @@ func (s *Store) RUMTables(ctx context.Context, account, website string, cells []
 	for _, c := range cells {
 		byDay[c.Day] = append(byDay[c.Day], c)
 	}
-	got, err := readSections(ctx, s, account, website, byDay, func(c model.RUMCell) string { return cellName(c) }, consistent)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[model.RUMCell]model.RUMTable, len(got.found))
-	for c, data := range got.found {
-		out[c] = model.RUMTable{Data: data}
-	}
-	if len(got.legacy) > 0 {
-		old, err := s.table.RUMTables(ctx, account, website, got.legacy, consistent)
-		if err != nil {
-			return nil, err
-		}
-		for c, t := range old {
-			out[c] = t
-		}
-	}
-	return out, nil
+	return readTables(ctx, s, account, website, byDay, cellName, consistent, s.table.RUMTables)
 }
 
 // RUMDistinct reads the distinct-page sketches of the given days; a day without one is absent.
@@ -115,21 +99,28 @@ func (s *Store) RUMDistinct(ctx context.Context, account, website string, days [
 	for _, d := range days {
 		byDay[d] = []string{d}
 	}
-	got, err := readSections(ctx, s, account, website, byDay, func(string) string { return sectionDistinct }, consistent)
+	return readTables(ctx, s, account, website, byDay, func(string) string { return sectionDistinct }, consistent, s.table.RUMDistinct)
+}
+
+// readTables reads the tables of the keys by day (see readSections), and those of days stored
+// before objects existed from the table, with legacy.
+func readTables[K comparable](ctx context.Context, s *Store, account, website string, byDay map[string][]K, name func(K) string, consistent bool,
+	legacy func(ctx context.Context, account, website string, keys []K, consistent bool) (map[K]model.RUMTable, error)) (map[K]model.RUMTable, error) {
+	got, err := readSections(ctx, s, account, website, byDay, name, consistent)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]model.RUMTable, len(got.found))
-	for d, data := range got.found {
-		out[d] = model.RUMTable{Data: data}
+	out := make(map[K]model.RUMTable, len(got.found))
+	for k, data := range got.found {
+		out[k] = model.RUMTable{Data: data}
 	}
 	if len(got.legacy) > 0 {
-		old, err := s.table.RUMDistinct(ctx, account, website, got.legacy, consistent)
+		old, err := legacy(ctx, account, website, got.legacy, consistent)
 		if err != nil {
 			return nil, err
 		}
-		for d, t := range old {
-			out[d] = t
+		for k, t := range old {
+			out[k] = t
 		}
 	}
 	return out, nil
@@ -156,61 +147,102 @@ func readSections[K comparable](ctx context.Context, s *Store, account, website 
 	if err != nil {
 		return out, err
 	}
-	type read struct {
-		day      string
-		key      string
-		off, len int64
-		want     []struct {
-			k        K
-			off, len int64
-		}
-	}
-	var reads []*read
+	var reads []*rangeRead[K]
 	for _, day := range days {
 		p, ok := ptrs[day]
 		if !ok {
 			out.legacy = append(out.legacy, byDay[day]...)
 			continue
 		}
-		secs, err := decodeDir(p.Dir)
+		dayReads, err := planReads(day, p, byDay[day], name)
 		if err != nil {
-			return out, fmt.Errorf("RUM day %s: %w", day, err)
+			return out, err
 		}
-		at := make(map[string]section, len(secs))
-		for _, sec := range secs {
-			at[sec.name] = sec
+		reads = append(reads, dayReads...)
+	}
+	stale, err := fetchReads(ctx, s, reads, out.found)
+	if err != nil || len(stale) == 0 {
+		return out, err
+	}
+	if !consistent {
+		// Superseded while being read: the fresh pointers name the new generation.
+		again := map[string][]K{}
+		for _, d := range stale {
+			again[d] = byDay[d]
 		}
-		type want struct {
-			k   K
-			sec section
+		more, err := readSections(ctx, s, account, website, again, name, true)
+		if err != nil {
+			return out, err
 		}
-		var wants []want
-		for _, k := range byDay[day] {
-			if sec, ok := at[name(k)]; ok {
-				wants = append(wants, want{k, sec})
-			}
+		for k, v := range more.found {
+			out.found[k] = v
 		}
-		slices.SortFunc(wants, func(a, b want) int { return int(a.sec.off - b.sec.off) })
-		var cur *read
-		for _, w := range wants {
-			if cur == nil || w.sec.off > cur.off+cur.len+rangeGap {
-				cur = &read{day: day, key: p.Object, off: w.sec.off}
-				reads = append(reads, cur)
-			}
-			cur.len = max(cur.len, w.sec.off+w.sec.len-cur.off)
-			cur.want = append(cur.want, struct {
-				k        K
-				off, len int64
-			}{w.k, w.sec.off, w.sec.len})
+		out.legacy = append(out.legacy, more.legacy...)
+		return out, nil
+	}
+	// A pointer read consistently names an object that is gone: it expired with its day.
+	s.log.WarnContext(ctx, "RUM day objects missing; their days read as empty", "website", website, "days", strings.Join(stale, ","))
+	return out, nil
+}
+
+// rangeRead is one ranged GET of a day's object, covering the sections of the keys it wants.
+type rangeRead[K comparable] struct {
+	day      string
+	key      string
+	off, len int64
+	want     []wantedSection[K]
+}
+
+// wantedSection is where a key's section lies in its day's object.
+type wantedSection[K comparable] struct {
+	k        K
+	off, len int64
+}
+
+// planReads plans the ranged reads of the sections of keys in the day's object that p points
+// at: sections nearer each other than rangeGap share a read.
+func planReads[K comparable](day string, p model.RUMDay, keys []K, name func(K) string) ([]*rangeRead[K], error) {
+	secs, err := decodeDir(p.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("RUM day %s: %w", day, err)
+	}
+	at := make(map[string]section, len(secs))
+	for _, sec := range secs {
+		at[sec.name] = sec
+	}
+	type want struct {
+		k   K
+		sec section
+	}
+	var wants []want
+	for _, k := range keys {
+		if sec, ok := at[name(k)]; ok {
+			wants = append(wants, want{k, sec})
 		}
 	}
+	slices.SortFunc(wants, func(a, b want) int { return int(a.sec.off - b.sec.off) })
+	var reads []*rangeRead[K]
+	var cur *rangeRead[K]
+	for _, w := range wants {
+		if cur == nil || w.sec.off > cur.off+cur.len+rangeGap {
+			cur = &rangeRead[K]{day: day, key: p.Object, off: w.sec.off}
+			reads = append(reads, cur)
+		}
+		cur.len = max(cur.len, w.sec.off+w.sec.len-cur.off)
+		cur.want = append(cur.want, wantedSection[K]{w.k, w.sec.off, w.sec.len})
+	}
+	return reads, nil
+}
+
+// fetchReads runs the reads, readConcurrency at a time, and puts each wanted section into
+// found. It returns the days whose object was gone.
+func fetchReads[K comparable](ctx context.Context, s *Store, reads []*rangeRead[K], found map[K][]byte) (stale []string, err error) {
 	var mu sync.Mutex
-	var stale []string
-	err = forEach(ctx, reads, readConcurrency, func(r *read) error {
+	err = forEach(ctx, reads, readConcurrency, func(r *rangeRead[K]) error {
 		if r.len == 0 {
 			mu.Lock()
 			for _, w := range r.want {
-				out.found[w.k] = []byte{}
+				found[w.k] = []byte{}
 			}
 			mu.Unlock()
 			return nil
@@ -228,63 +260,17 @@ func readSections[K comparable](ctx context.Context, s *Store, account, website 
 		mu.Lock()
 		defer mu.Unlock()
 		for _, w := range r.want {
-			out.found[w.k] = body[w.off-r.off : w.off-r.off+w.len]
+			found[w.k] = body[w.off-r.off : w.off-r.off+w.len]
 		}
 		return nil
 	})
-	if err != nil {
-		return out, err
-	}
-	if len(stale) > 0 {
-		if !consistent {
-			// Superseded while being read: the fresh pointers name the new generation.
-			again := map[string][]K{}
-			for _, d := range stale {
-				again[d] = byDay[d]
-			}
-			more, err := readSections(ctx, s, account, website, again, name, true)
-			if err != nil {
-				return out, err
-			}
-			for k, v := range more.found {
-				out.found[k] = v
-			}
-			out.legacy = append(out.legacy, more.legacy...)
-			return out, nil
-		}
-		// A pointer read consistently names an object that is gone: it expired with its day.
-		s.log.WarnContext(ctx, "RUM day objects missing; their days read as empty", "website", website, "days", strings.Join(stale, ","))
-	}
-	return out, nil
+	return stale, err
 }
 
 // forEach runs fn for each item, at most n at a time, and returns the first error.
 func forEach[T any](ctx context.Context, items []T, n int, fn func(T) error) error {
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var first error
-	sem := make(chan struct{}, n)
-	for _, it := range items {
-		if ctx.Err() != nil {
-			break
-		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if err := fn(it); err != nil {
-				mu.Lock()
-				if first == nil {
-					first = err
-				}
-				mu.Unlock()
-			}
-		}()
+	if errs := parallel.Each(ctx, items, n, fn); len(errs) > 0 {
+		return errs[0]
 	}
-	wg.Wait()
-	if first == nil {
-		first = ctx.Err()
-	}
-	return first
+	return nil
 }

@@ -7,12 +7,12 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/parallel"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/rollup"
 	"github.com/openvitals/openvitals/internal/rum"
@@ -462,6 +462,11 @@ func (a *Aggregator) putCells(ctx context.Context, sess *rumstore.Session, cells
 	})
 }
 
+// forEachLimited runs fn for each item, at most n at a time, and returns every error.
+func forEachLimited[T any](ctx context.Context, items []T, n int, fn func(T) error) error {
+	return errors.Join(parallel.Each(ctx, items, n, fn)...)
+}
+
 // putDaily writes one daily table as the batch left it, within maxDailyBytes (its smallest
 // rows overflow otherwise); a table whose day already held every message is left alone.
 func (a *Aggregator) putDaily(ctx context.Context, sess *rumstore.Session, c model.RUMCell, msgs []message, days daily) error {
@@ -570,33 +575,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// forEachLimited runs fn for each item, at most n at a time, and returns the first error.
-func forEachLimited[T any](ctx context.Context, items []T, n int, fn func(T) error) error {
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var errs []error
-	sem := make(chan struct{}, n)
-	for _, it := range items {
-		if ctx.Err() != nil {
-			break
-		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if err := fn(it); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
 }

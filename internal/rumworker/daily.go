@@ -209,33 +209,58 @@ func statOf(rows map[attrKey]*rollup.Stat, k attrKey) *rollup.Stat {
 // into their days' tables. It goes table by table, each over every view, so that a small
 // table's rows stay in the processor's cache while the views go into it.
 func (d daily) addMessage(msg int, views []rum.WireView) {
-	ms := make([]measured, len(views))
-	tables := make([]*dayTables, len(views)) // each view's day's, found once
+	f := messageFold{msg: msg, views: views, ms: make([]measured, len(views)), tables: make([]*dayTables, len(views))}
 	for i := range views {
-		ms[i] = measure(&views[i])
-		tables[i] = d[views[i].Day]
+		f.ms[i] = measure(&views[i])
+		f.tables[i] = d[views[i].Day]
 	}
-	// skip are the vitals a stored table already holds from this message (a retried fold).
-	skip := func(t *dayTables, day, dim string, shard int) uint8 {
-		var bits uint8
-		if len(t.seen) == 0 {
-			return 0
-		}
-		for vi, vital := range rum.Vitals {
-			if slices.Contains(t.seen[model.RUMCell{Day: day, Dim: dim, Metric: vital.Name, Shard: shard, Daily: true}], msg) {
-				bits |= 1 << vi
-			}
-		}
-		return bits
+	f.addSegments()
+	f.addAttributions(f.addPages())
+}
+
+// messageFold is one message's views on their way into their days' tables: each view's
+// vitals, measured once, and its day's tables (nil for a day not folded), found once.
+type messageFold struct {
+	msg    int
+	views  []rum.WireView
+	ms     []measured
+	tables []*dayTables
+}
+
+// attrOf is a view's attribution row of a kind: the view's index, the row's interned key and
+// its parts.
+type attrOf struct {
+	view  int
+	id    uint32
+	parts [rollup.MaxParts]float64
+}
+
+// skip returns the vitals the stored table of day, dim and shard of t already holds from this
+// message (a retried fold).
+func (f *messageFold) skip(t *dayTables, day, dim string, shard int) uint8 {
+	var bits uint8
+	if len(t.seen) == 0 {
+		return 0
 	}
-	// Each table's rows are found for every view first, then added to: the additions, a
-	// short loop of independent loads, then wait for several rows' cache lines at once
-	// instead of one after the other behind each map lookup.
+	for vi, vital := range rum.Vitals {
+		if slices.Contains(t.seen[model.RUMCell{Day: day, Dim: dim, Metric: vital.Name, Shard: shard, Daily: true}], f.msg) {
+			bits |= 1 << vi
+		}
+	}
+	return bits
+}
+
+// addSegments adds the views to the website-wide segment tables. Each table's rows are found
+// for every view first, then added to: the additions, a short loop of independent loads, then
+// wait for several rows' cache lines at once instead of one after the other behind each map
+// lookup.
+func (f *messageFold) addSegments() {
+	views := f.views
 	segRows := make([]*segRow, len(views))
 	segHave := make([]uint8, len(views))
 	for mi, mask := range rum.SiteMasks {
 		for j := range views {
-			v, m, t := &views[j], &ms[j], tables[j]
+			v, m, t := &views[j], &f.ms[j], f.tables[j]
 			segRows[j] = nil
 			if m.have == 0 || t == nil {
 				continue
@@ -245,31 +270,31 @@ func (d daily) addMessage(msg int, views []rum.WireView) {
 				shard = rum.FullShard(v.Segments)
 			}
 			segRows[j] = segRowOf(t.seg[mi][shard], v.Segments&mask)
-			segHave[j] = m.have &^ skip(t, v.Day, segDims[mi], shard)
+			segHave[j] = m.have &^ f.skip(t, v.Day, segDims[mi], shard)
 		}
 		for j, row := range segRows {
 			if row != nil {
-				row.add(&ms[j], segHave[j])
+				row.add(&f.ms[j], segHave[j])
 			}
 		}
 	}
-	// Attribution rows: each view's rows of each kind, interned once, then table by table.
-	type attrOf struct {
-		view  int
-		id    uint32
-		parts [rollup.MaxParts]float64
-	}
+}
+
+// addPages adds each view to its monitored pages' segment and attribution tables, view by
+// view, and returns the views' attribution rows of each kind, interned once, for
+// addAttributions.
+func (f *messageFold) addPages() [][]attrOf {
 	var rows []rum.AttrRow
 	perKind := make([][]attrOf, len(rum.AttrKinds))
-	for j := range views {
-		v, m, t := &views[j], &ms[j], tables[j]
+	for j := range f.views {
+		v, m, t := &f.views[j], &f.ms[j], f.tables[j]
 		if m.have == 0 || t == nil {
 			continue
 		}
 		for _, page := range v.Pages {
 			shard := rum.PageShard(page)
 			for mi, mask := range rum.PageMasks {
-				segRowOf(t.pageSeg[mi][shard], rollup.RowKey{Seg: uint64(v.Segments & mask), Key: page}).add(m, m.have&^skip(t, v.Day, pageSegDims[mi], shard))
+				segRowOf(t.pageSeg[mi][shard], rollup.RowKey{Seg: uint64(v.Segments & mask), Key: page}).add(m, m.have&^f.skip(t, v.Day, pageSegDims[mi], shard))
 			}
 		}
 		if v.Attribution == nil {
@@ -284,12 +309,12 @@ func (d daily) addMessage(msg int, views []rum.WireView) {
 			for _, r := range rows {
 				id := t.internRow(&r)
 				if perKind[ki] == nil {
-					perKind[ki] = make([]attrOf, 0, len(views))
+					perKind[ki] = make([]attrOf, 0, len(f.views))
 				}
 				perKind[ki] = append(perKind[ki], attrOf{view: j, id: id, parts: r.Parts})
 				for _, page := range v.Pages {
 					shard := rum.PageShard(page)
-					if skip(t, v.Day, pageAttrDims[ki], shard)&(1<<vi) != 0 {
+					if f.skip(t, v.Day, pageAttrDims[ki], shard)&(1<<vi) != 0 {
 						continue
 					}
 					s := statOf(t.pageAttr[shard][ki], attrKey{seg: uint64(v.Segments & rum.PageAttributionMask), key: t.internPage(page, id)})
@@ -299,6 +324,12 @@ func (d daily) addMessage(msg int, views []rum.WireView) {
 			}
 		}
 	}
+	return perKind
+}
+
+// addAttributions adds the views' attribution rows of each kind to the website-wide
+// attribution tables, table by table, finding the rows first as addSegments does.
+func (f *messageFold) addAttributions(perKind [][]attrOf) {
 	var stats []*rollup.Stat
 	for ki, kind := range rum.AttrKinds {
 		vi := kind.Vital
@@ -306,16 +337,16 @@ func (d daily) addMessage(msg int, views []rum.WireView) {
 		for mi, mask := range kind.Masks {
 			stats = stats[:0]
 			for _, a := range perKind[ki] {
-				v, t := &views[a.view], tables[a.view]
+				v, t := &f.views[a.view], f.tables[a.view]
 				var s *rollup.Stat
-				if skip(t, v.Day, attrDims[ki][mi], 0)&(1<<vi) == 0 {
+				if f.skip(t, v.Day, attrDims[ki][mi], 0)&(1<<vi) == 0 {
 					s = statOf(t.attr[ki][mi], attrKey{seg: uint64(v.Segments & mask), key: a.id})
 				}
 				stats = append(stats, s)
 			}
 			for i, a := range perKind[ki] {
 				if s := stats[i]; s != nil {
-					m := &ms[a.view]
+					m := &f.ms[a.view]
 					s.Add(m.prep[vi], m.rating[vi], m.weight)
 					s.AddSums(m.value[vi], a.parts[:parts], m.weight)
 				}

@@ -81,17 +81,49 @@ func (r *Rebatcher) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.S
 // regroup appends the views of the readable messages to their websites' logs, asks the
 // aggregator to fold each of them, and returns the IDs of the messages that failed.
 func (r *Rebatcher) regroup(ctx context.Context, ds []queue.Delivery[rum.WireBatch]) (failed []string) {
-	type group struct {
-		batch   rum.WireBatch
-		sources []string // SQS message IDs the views came from
+	groups := r.groupByWebsite(ds)
+	delay, err := r.flushDelay(ctx)
+	if err != nil {
+		return r.fail(ctx, groups, "read the aggregator queue's delay", err)
 	}
-	var groups []*group
-	open := map[string]*group{}
+	chunks, sendable, failed := r.chunksOf(ctx, groups)
+	if len(chunks) == 0 {
+		return failed
+	}
+	if err := r.logs.Append(ctx, chunks); err != nil {
+		return append(failed, r.fail(ctx, sendable, "append views to the log", err)...)
+	}
+	msgs := make([]queue.GroupMessage, len(sendable))
+	for i, g := range sendable {
+		body, _ := json.Marshal(rum.WireBatch{ID: chunks[i].Key, Account: g.batch.Account, Website: g.batch.Website})
+		msgs[i] = queue.GroupMessage{Group: g.batch.Website, DedupID: flushDedupID(g.batch.Website, chunks[i].Key, r.now(), delay), Body: body}
+	}
+	for i, err := range r.out.SendGroups(ctx, msgs) {
+		if err != nil {
+			failed = append(failed, r.fail(ctx, sendable[i:i+1], "ask the aggregator to fold the log", err)...)
+		}
+	}
+	r.log.InfoContext(ctx, "appended beacons to the logs", "messages", len(ds), "websites", len(chunks), "failed", len(failed))
+	return failed
+}
+
+// siteGroup is a website's views of a batch of deliveries, with the SQS message IDs they came
+// from.
+type siteGroup struct {
+	batch   rum.WireBatch
+	sources []string
+}
+
+// groupByWebsite groups the deliveries' views by website, in the order the websites come,
+// each view given its country and stripped of its IP address.
+func (r *Rebatcher) groupByWebsite(ds []queue.Delivery[rum.WireBatch]) []*siteGroup {
+	var groups []*siteGroup
+	open := map[string]*siteGroup{}
 	for _, d := range ds {
 		b := d.Body
 		g := open[b.Account+"#"+b.Website]
 		if g == nil {
-			g = &group{batch: rum.WireBatch{Account: b.Account, Website: b.Website}}
+			g = &siteGroup{batch: rum.WireBatch{Account: b.Account, Website: b.Website}}
 			open[b.Account+"#"+b.Website] = g
 			groups = append(groups, g)
 		}
@@ -106,20 +138,14 @@ func (r *Rebatcher) regroup(ctx context.Context, ds []queue.Delivery[rum.WireBat
 			g.sources = append(g.sources, d.ID)
 		}
 	}
-	delay, err := r.flushDelay(ctx)
-	fail := func(gs []*group, what string, err error) {
-		for _, g := range gs {
-			r.log.ErrorContext(ctx, what+"; its messages will come back", "website", g.batch.Website, "err", err)
-			failed = append(failed, g.sources...)
-		}
-	}
-	if err != nil {
-		fail(groups, "read the aggregator queue's delay", err)
-		return failed
-	}
+	return groups
+}
+
+// chunksOf encodes each group with views of a website that still exists as a log entry. It
+// returns the entries, the groups they are of, and the sources of the groups that failed.
+func (r *Rebatcher) chunksOf(ctx context.Context, groups []*siteGroup) (chunks []model.RUMChunk, sendable []*siteGroup, failed []string) {
 	now := r.now()
-	chunks := make([]model.RUMChunk, 0, len(groups))
-	var sendable []*group
+	chunks = make([]model.RUMChunk, 0, len(groups))
 	for _, g := range groups {
 		if len(g.batch.Views) == 0 {
 			continue
@@ -131,38 +157,31 @@ func (r *Rebatcher) regroup(ctx context.Context, ds []queue.Delivery[rum.WireBat
 			continue
 		}
 		if err != nil {
-			fail([]*group{g}, "read the website", err)
+			failed = append(failed, r.fail(ctx, []*siteGroup{g}, "read the website", err)...)
 			continue
 		}
 		data, err := EncodeChunk(g.batch)
 		if err != nil {
 			// Parsed beacons hold finite numbers and strings only; were one not to encode,
 			// its sources come back rather than vanish.
-			fail([]*group{g}, "encode views", err)
+			failed = append(failed, r.fail(ctx, []*siteGroup{g}, "encode views", err)...)
 			continue
 		}
 		chunks = append(chunks, model.RUMChunk{Account: g.batch.Account, Website: g.batch.Website,
 			Key: rumstoreKey(now, g.batch.Website, g.sources), Views: len(g.batch.Views), Data: data})
 		sendable = append(sendable, g)
 	}
-	if len(chunks) == 0 {
-		return failed
+	return chunks, sendable, failed
+}
+
+// fail logs that what failed for the groups and returns their sources, whose messages will
+// come back.
+func (r *Rebatcher) fail(ctx context.Context, gs []*siteGroup, what string, err error) []string {
+	var failed []string
+	for _, g := range gs {
+		r.log.ErrorContext(ctx, what+"; its messages will come back", "website", g.batch.Website, "err", err)
+		failed = append(failed, g.sources...)
 	}
-	if err := r.logs.Append(ctx, chunks); err != nil {
-		fail(sendable, "append views to the log", err)
-		return failed
-	}
-	msgs := make([]queue.GroupMessage, len(sendable))
-	for i, g := range sendable {
-		body, _ := json.Marshal(rum.WireBatch{ID: chunks[i].Key, Account: g.batch.Account, Website: g.batch.Website})
-		msgs[i] = queue.GroupMessage{Group: g.batch.Website, DedupID: flushDedupID(g.batch.Website, chunks[i].Key, r.now(), delay), Body: body}
-	}
-	for i, err := range r.out.SendGroups(ctx, msgs) {
-		if err != nil {
-			fail(sendable[i:i+1], "ask the aggregator to fold the log", err)
-		}
-	}
-	r.log.InfoContext(ctx, "appended beacons to the logs", "messages", len(ds), "websites", len(chunks), "failed", len(failed))
 	return failed
 }
 

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/parallel"
 )
 
 // pageRowItem is a page's item with the summary (the row's key and type differ).
@@ -78,23 +78,14 @@ func (s *Store) pageRowSegments(ctx context.Context, w model.Website, projection
 	}
 	bounds = append(bounds, pageRowPrefix+"\U0010FFFF")
 	segments := make([][]pageRowItem, len(bounds)-1)
-	errs := make([]error, len(segments))
-	sem := make(chan struct{}, rowSegmentReaders)
-	var wg sync.WaitGroup
-	for i := range segments {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			items, _, err := s.queryPageRows(ctx, w, bounds[i], bounds[i+1], 0, projection)
-			if n := len(items); n > 0 && items[n-1].SK == bounds[i+1] {
-				items = items[:n-1] // the next segment's first row
-			}
-			segments[i], errs[i] = items, err
-		}()
-	}
-	wg.Wait()
+	errs := parallel.Do(rowSegmentReaders, len(segments), func(i int) error {
+		items, _, err := s.queryPageRows(ctx, w, bounds[i], bounds[i+1], 0, projection)
+		if n := len(items); n > 0 && items[n-1].SK == bounds[i+1] {
+			items = items[:n-1] // the next segment's first row
+		}
+		segments[i] = items
+		return err
+	})
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}

@@ -67,35 +67,27 @@ func (s *Queue) NewPages(ctx context.Context, site model.Website, pages []model.
 // (no CrUX key and no Search Console, say), failed when its last attempt failed, retrying when
 // an earlier one did. A collection of a website deleted since counts as done.
 func Track(ctx context.Context, st *store.Store, jobs []Job) (queue.Progress, error) {
-	var p queue.Progress
-	for _, j := range jobs {
-		w, err := st.Website(ctx, j.Account, j.Website)
-		if model.IsNotFound(err) {
-			p.Done++
-			continue
-		}
-		if err != nil {
-			return p, err
-		}
-		run, err := st.UXRun(ctx, w, j.Day)
-		switch {
-		case model.IsNotFound(err):
-			p.Remaining++
-		case err != nil:
-			return p, err
-		case !run.Finished.IsZero() && Skipped(run):
-			p.Skipped++
-		case !run.Finished.IsZero():
-			p.Done++ // runs are per day, and a day is queued once
-		case run.Error != "" && run.Attempt >= queue.MaxReceives:
-			p.Failed++
-		case run.Error != "":
-			p.Retrying++
-		default:
-			p.Remaining++
-		}
-	}
-	return p, nil
+	return queue.TrackEach(jobs, func(j Job) (model.Website, error) { return st.Website(ctx, j.Account, j.Website) },
+		func(j Job, w model.Website, p *queue.Progress) error {
+			run, err := st.UXRun(ctx, w, j.Day)
+			switch {
+			case model.IsNotFound(err):
+				p.Remaining++
+			case err != nil:
+				return err
+			case !run.Finished.IsZero() && Skipped(run):
+				p.Skipped++
+			case !run.Finished.IsZero():
+				p.Done++ // runs are per day, and a day is queued once
+			case run.Error != "" && run.Attempt >= queue.MaxReceives:
+				p.Failed++
+			case run.Error != "":
+				p.Retrying++
+			default:
+				p.Remaining++
+			}
+			return nil
+		})
 }
 
 // Outcomes returns what the collections of jobs recorded, for those that have a record.

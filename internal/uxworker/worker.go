@@ -15,13 +15,13 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/openvitals/openvitals/internal/google"
 	"github.com/openvitals/openvitals/internal/metrics"
+	"github.com/openvitals/openvitals/internal/parallel"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/regression"
 	"github.com/openvitals/openvitals/internal/rum"
@@ -231,20 +231,10 @@ func (w *Worker) detect(ctx context.Context, site model.Website, weekly map[stri
 
 // refreshSummaries makes the summaries of a website's pages again, a few at a time.
 func (w *Worker) refreshSummaries(ctx context.Context, site model.Website, pages []model.Page) error {
-	errs := make([]error, len(pages))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, summaryRefreshers)
-	for i, p := range pages {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			_, errs[i] = w.summaries.Refresh(ctx, site, p)
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return errors.Join(parallel.Do(summaryRefreshers, len(pages), func(i int) error {
+		_, err := w.summaries.Refresh(ctx, site, pages[i])
+		return err
+	})...)
 }
 
 // summaryRefreshers bounds the summaries made at once.

@@ -1,0 +1,4 @@
+() => {
+  const el = document.scrollingElement || document.documentElement;
+  window.scrollTo({top: el.scrollHeight, behavior: 'instant'});
+}

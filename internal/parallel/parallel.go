@@ -1,0 +1,51 @@
+// Package parallel runs a function over many items, a bounded number of them at a time: the
+// reads and writes of the real-user tables and of the pages' summaries, each a request to S3
+// or DynamoDB, and the shards of a website's daily audits.
+package parallel
+
+import (
+	"context"
+	"sync"
+)
+
+// Do calls fn for each index below count, at most n at a time, and returns what each call
+// returned, by index.
+func Do(n, count int, fn func(i int) error) []error {
+	errs := make([]error, count)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, n)
+	for i := range count {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			errs[i] = fn(i)
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+// Each runs fn for each item, at most n at a time, until ctx ends: the items not started by
+// then are left. It returns the errors fn returned, in the order they came, then ctx's error
+// if it ended.
+func Each[T any](ctx context.Context, items []T, n int, fn func(T) error) []error {
+	var mu sync.Mutex
+	var errs []error
+	Do(n, len(items), func(i int) error {
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err := fn(items[i]); err != nil {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		}
+		return nil
+	})
+	if err := ctx.Err(); err != nil {
+		errs = append(errs, err)
+	}
+	return errs
+}
