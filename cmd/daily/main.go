@@ -21,6 +21,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/schedule"
@@ -45,7 +46,7 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	clients, err := service.NewClients(ctx)
+	clients, err := awsclient.New(ctx)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"os"
 
 	"github.com/openvitals/openvitals/internal/apikey"
+	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/quota"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
@@ -49,7 +50,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	clients, err := service.NewClients(ctx)
+	clients, err := awsclient.New(ctx)
 	if err != nil {
 		return err
 	}
@@ -99,7 +100,7 @@ func setLimits(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	clients, err := service.NewClients(ctx)
+	clients, err := awsclient.New(ctx)
 	if err != nil {
 		return err
 	}

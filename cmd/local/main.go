@@ -34,6 +34,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
+	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/demoshop"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/purge"
@@ -138,7 +139,7 @@ func run(ctx context.Context, log *slog.Logger) error {
 			cfg.DashboardURL = cfg.APIURL + "/app/"
 		}
 	}
-	clients, err := service.NewClients(ctx)
+	clients, err := awsclient.New(ctx)
 	if err != nil {
 		return err
 	}

@@ -46,6 +46,7 @@ import (
 	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/auditworker"
+	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/awsmeter"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/blobstore"
@@ -140,7 +141,7 @@ func measure(b *testing.B, sizes []capacity.Size, listed, sampled int) capacity.
 	}, meter.DynamoDB)
 	metered.SQS = sqs.NewFromConfig(clients.AWS, func(o *sqs.Options) { o.HTTPClient = slowClient }, meter.SQS)
 	cfg := service.Config{Table: plain.Table(), Bucket: "openvitals-capacity"}
-	awstest.Queues(b, clients, &cfg)
+	cfg.NameQueues(awstest.Queues(b, clients))
 	svc, err := service.New(cfg, metered, quiet)
 	if err != nil {
 		b.Fatal(err)
@@ -351,7 +352,7 @@ func auditWorker(b *testing.B, svc *service.Service, objects *blobstore.Bucket, 
 }
 
 // partitionBytes is what a website's partition holds, as DynamoDB bills items.
-func partitionBytes(b *testing.B, clients service.Clients, table string, site model.Website) int {
+func partitionBytes(b *testing.B, clients awsclient.Clients, table string, site model.Website) int {
 	p := dynamodb.NewQueryPaginator(clients.DynamoDB, &dynamodb.QueryInput{
 		TableName:                 aws.String(table),
 		KeyConditionExpression:    aws.String("PK = :pk"),

@@ -89,7 +89,7 @@ func BenchmarkDailyFanout(b *testing.B) {
 	clients.SQS = sqs.NewFromConfig(clients.AWS, func(o *sqs.Options) { o.HTTPClient = &http.Client{Transport: counted} })
 	st := awstest.Store(b, clients)
 	cfg := service.Config{Table: st.Table(), Bucket: "openvitals-bench"}
-	awstest.Queues(b, clients, &cfg)
+	cfg.NameQueues(awstest.Queues(b, clients))
 	svc, err := service.New(cfg, clients, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		b.Fatal(err)

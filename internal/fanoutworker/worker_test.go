@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/openvitals/openvitals/internal/audit"
+	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/fanout"
 	"github.com/openvitals/openvitals/internal/model"
@@ -39,7 +40,7 @@ var testFanoutSettings = queue.Settings{VisibilityTimeout: 5 * time.Second, MaxR
 type env struct {
 	t       *testing.T
 	ctx     context.Context
-	clients service.Clients
+	clients awsclient.Clients
 	cfg     service.Config
 	st      *store.Store
 	svc     *service.Service
@@ -53,7 +54,7 @@ func newEnv(t *testing.T) *env {
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
 	cfg := service.Config{Table: st.Table(), Bucket: "openvitals-test"}
-	awstest.Queues(t, clients, &cfg)
+	cfg.NameQueues(awstest.Queues(t, clients))
 	cfg.FanoutQueue = awstest.Queue(t, clients, testFanoutSettings).URL()
 	e := &env{t: t, ctx: context.Background(), clients: clients, cfg: cfg, st: st}
 	e.svc, e.w = e.service(clients)
@@ -63,7 +64,7 @@ func newEnv(t *testing.T) *env {
 
 // service builds the service and its fan-out worker over clients: the listing a few websites
 // a page, audits queued again at once after a takeover.
-func (e *env) service(clients service.Clients) (*service.Service, *Worker) {
+func (e *env) service(clients awsclient.Clients) (*service.Service, *Worker) {
 	e.t.Helper()
 	svc, err := service.New(e.cfg, clients, awstest.Log(e.t))
 	if err != nil {

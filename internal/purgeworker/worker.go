@@ -52,7 +52,7 @@ func New(_ context.Context, svc *service.Service) (*Worker, error) {
 // passes keep the default bounds (model.Bounds of the stack's defaults) until WithExports.
 func NewWorker(st *store.Store, objects *blobstore.Bucket, rum RUMObjects, purges *purge.Queue, settle time.Duration, log *slog.Logger) *Worker {
 	w := &Worker{store: st, objects: objects, rum: rum, purges: purges, settle: settle, now: time.Now, log: log,
-		bounds: model.Bounds(service.DefaultReportRetentionDays, service.DefaultRUMRetentionDays, service.DefaultExportRetentionDays)}
+		bounds: model.DefaultBounds()}
 	w.handle = queue.Each(log, func(ctx context.Context, d queue.Delivery[purge.Job]) error {
 		err := w.Purge(ctx, model.PurgeJob(d.Body))
 		if err != nil {

@@ -26,7 +26,7 @@ func TestDailyRunsTheJobsTheEventNames(t *testing.T) {
 	st := awstest.Store(t, clients)
 	t.Setenv("OPENVITALS_CREDENTIALS_KEY", "")
 	cfg := service.Config{Table: st.Table(), Bucket: "openvitals-test"}
-	awstest.Queues(t, clients, &cfg)
+	cfg.NameQueues(awstest.Queues(t, clients))
 	svc, err := service.New(cfg, clients, awstest.Log(t))
 	if err != nil {
 		t.Fatal(err)

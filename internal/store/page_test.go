@@ -8,9 +8,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
-	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -66,7 +66,7 @@ func TestPageByID(t *testing.T) {
 }
 
 // newWebsite is a store over the test's own table with one website of account acme.
-func newWebsite(t *testing.T) (service.Clients, *store.Store, model.Website) {
+func newWebsite(t *testing.T) (awsclient.Clients, *store.Store, model.Website) {
 	t.Helper()
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)

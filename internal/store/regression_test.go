@@ -12,9 +12,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
-	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -218,7 +218,7 @@ type storedItem struct {
 }
 
 // itemsOf scans the table for a website's partition: each item's sort key and TTL attribute.
-func itemsOf(t *testing.T, clients service.Clients, st *store.Store, w model.Website) []storedItem {
+func itemsOf(t *testing.T, clients awsclient.Clients, st *store.Store, w model.Website) []storedItem {
 	t.Helper()
 	var out []storedItem
 	p := dynamodb.NewScanPaginator(clients.DynamoDB, &dynamodb.ScanInput{TableName: aws.String(st.Table()), ConsistentRead: aws.Bool(true)})
