@@ -26,6 +26,7 @@ import (
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/schedule"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/service/schedulefn"
 	"github.com/openvitals/openvitals/internal/ux"
 )
 
@@ -54,7 +55,7 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w (is the local service running? start it with make run)", err)
 	}
-	sched := schedule.New(svc)
+	sched := schedulefn.New(svc)
 	start := time.Now().UTC()
 	res, err := sched.Handle(ctx, events.CloudWatchEvent{Source: "openvitals.daily", DetailType: "Scheduled Event", Time: start})
 	if err != nil {

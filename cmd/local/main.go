@@ -32,7 +32,6 @@ import (
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/demoshop"
@@ -42,6 +41,8 @@ import (
 	"github.com/openvitals/openvitals/internal/schedule"
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/service/apifn"
+	"github.com/openvitals/openvitals/internal/service/schedulefn"
 	"github.com/openvitals/openvitals/internal/standin"
 )
 
@@ -168,7 +169,7 @@ func run(ctx context.Context, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	sched := schedule.New(svc)
+	sched := schedulefn.New(svc)
 	// The SQS stand-in keeps its messages in memory, and make run starts a new one: what the
 	// run before queued and did not finish is queued again (a message still there from a
 	// stand-in that outlived it is then left unplayed, so nothing runs twice).
@@ -179,7 +180,7 @@ func run(ctx context.Context, log *slog.Logger) error {
 	go runSweeps(ctx, sched, log)
 
 	base := "http://" + ln.Addr().String()
-	handler := api.FromService(svc).Handler()
+	handler := apifn.New(svc).Handler()
 	var d *demo
 	if demoMode {
 		d = &demo{api: demoAPI{base: base, key: admin.Key}, admin: admin, account: admin.Account,

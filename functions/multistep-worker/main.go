@@ -4,24 +4,10 @@
 package main
 
 import (
-	"context"
-	"log"
-
-	"github.com/aws/aws-lambda-go/lambda"
-
-	"github.com/openvitals/openvitals/internal/multistepworker"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/service/multistepworkerfn"
 )
 
 func main() {
-	ctx := context.Background()
-	svc, err := service.FromEnv(ctx, "multistep-worker")
-	if err != nil {
-		log.Fatal(err)
-	}
-	worker, err := multistepworker.New(ctx, svc)
-	if err != nil {
-		log.Fatal(err)
-	}
-	lambda.Start(worker.HandleSQS)
+	service.StartWorker("multistep-worker", multistepworkerfn.New)
 }

@@ -54,13 +54,13 @@ import (
 	"github.com/openvitals/openvitals/internal/capacity"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/fanout"
-	"github.com/openvitals/openvitals/internal/fanoutworker"
 	"github.com/openvitals/openvitals/internal/lighthouse"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/regression"
-	"github.com/openvitals/openvitals/internal/schedule"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/service/fanoutworkerfn"
+	"github.com/openvitals/openvitals/internal/service/schedulefn"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -191,13 +191,16 @@ func measure(b *testing.B, sizes []capacity.Size, listed, sampled int) capacity.
 	}
 
 	// The day's start, then the listing's first page.
-	sched := schedule.New(svc)
+	sched := schedulefn.New(svc)
 	m.Scheduler = measured(1, func() {
 		if _, err := sched.Handle(ctx, events.CloudWatchEvent{Time: day, Detail: []byte(`{"jobs":["audits"]}`)}); err != nil {
 			b.Fatal(err)
 		}
 	})
-	w := fanoutworker.New(svc)
+	w, err := fanoutworkerfn.New(context.Background(), svc)
+	if err != nil {
+		b.Fatal(err)
+	}
 	first := fanout.Job{Day: model.Day(day), Job: fanout.JobAudits}
 	m.Listing = measured(1, func() {
 		if err := w.Handle(ctx, first); err != nil {

@@ -24,8 +24,8 @@ import (
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/fanout"
 	"github.com/openvitals/openvitals/internal/model"
-	"github.com/openvitals/openvitals/internal/schedule"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/service/schedulefn"
 )
 
 // calls counts the AWS requests of each kind (the X-Amz-Target of DynamoDB's and SQS's JSON
@@ -94,9 +94,9 @@ func BenchmarkDailyFanout(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	w := New(svc)
+	w := newWorker(svc)
 	w.pageSize = pageSize
-	sched := schedule.New(svc)
+	sched := schedulefn.New(svc)
 	ctx := context.Background()
 
 	pagesOf := map[string]int{} // website ID: pages

@@ -19,14 +19,17 @@ import (
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/export"
 	"github.com/openvitals/openvitals/internal/fanout"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/model/step"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/schedule"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/service/schedulefn"
 	"github.com/openvitals/openvitals/internal/store"
 	"github.com/openvitals/openvitals/internal/ux"
 )
@@ -58,7 +61,7 @@ func newEnv(t *testing.T) *env {
 	cfg.FanoutQueue = awstest.Queue(t, clients, testFanoutSettings).URL()
 	e := &env{t: t, ctx: context.Background(), clients: clients, cfg: cfg, st: st}
 	e.svc, e.w = e.service(clients)
-	e.sched = schedule.New(e.svc)
+	e.sched = schedulefn.New(e.svc)
 	return e
 }
 
@@ -70,10 +73,18 @@ func (e *env) service(clients awsclient.Clients) (*service.Service, *Worker) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	w := New(svc)
+	w := newWorker(svc)
 	w.pageSize = 2
 	w.audits.SetTakeoverDelay(0)
 	return svc, w
+}
+
+// newWorker builds the worker over svc as the function does (service/fanoutworkerfn, which
+// imports this package, so that its own tests cannot).
+func newWorker(svc *service.Service) *Worker {
+	q := svc.Queues
+	return New(svc.Store, Queues{Fanout: q.Fanout, Audit: q.Audit, Multistep: q.Multistep, UX: q.UX, Notify: q.Notify, Purge: q.Purge},
+		export.New(svc.Store, svc.Objects, rum.NewSegmentReader(svc.RUM, svc.Store), svc.Exports), svc.Log)
 }
 
 // website creates a website of account with n pages.

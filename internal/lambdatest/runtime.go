@@ -30,7 +30,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
 )
 
 // apiPrefix is the Runtime API's version path, which the aws-lambda-go client hard-codes.

@@ -1,7 +1,10 @@
 // Package service reads openvitals' configuration from the environment and builds the clients
 // every function shares: the table, the bucket, the queues, the credentials keyring and the
-// secrets. Lambda mains and the local programs all start here, so that the code that runs
-// locally is the code that runs in AWS; each pipeline and the API build their own parts from it.
+// secrets. It is the composition root: the Lambda mains (Start) and the local programs all
+// start here, so that the code that runs locally is the code that runs in AWS. Each deployed
+// part is built from a Service by a package of its own beneath this one (apifn, schedulefn and
+// one <worker>fn per worker package), so that a function links only its own part; no other
+// package under internal/ imports the service, and the parts take what they need explicitly.
 package service
 
 import (

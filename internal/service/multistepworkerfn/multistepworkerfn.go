@@ -1,26 +1,30 @@
-package multistepworker
+// Package multistepworkerfn builds the multistep worker from the service: the wiring the
+// multistep-worker function and the local service share, in a package of its own so that only
+// they link the browser.
+package multistepworkerfn
 
 import (
 	"context"
+
 	"github.com/openvitals/openvitals/internal/artifact"
+	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/event"
+	"github.com/openvitals/openvitals/internal/journey"
+	"github.com/openvitals/openvitals/internal/multistepworker"
 	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/regression"
-
-	"github.com/openvitals/openvitals/internal/browser"
-	"github.com/openvitals/openvitals/internal/journey"
 	"github.com/openvitals/openvitals/internal/service"
 )
 
-// New builds the multistep worker from the service's configuration (target scheme, SSRF guard)
-// and the Chromium binary (OPENVITALS_CHROMIUM_BIN or Debian's).
-func New(_ context.Context, svc *service.Service) (*Worker, error) {
+// New builds the worker from the service's configuration (target scheme, SSRF guard) and the
+// Chromium binary (OPENVITALS_CHROMIUM_BIN or Debian's).
+func New(_ context.Context, svc *service.Service) (*multistepworker.Worker, error) {
 	bin, err := browser.LookBin()
 	if err != nil {
 		return nil, err
 	}
 	events := event.NewRecorder(svc.Store, notify.NewQueue(svc.Queues.Notify), svc.Log)
-	return NewWorker(WorkerConfig{
+	return multistepworker.NewWorker(multistepworker.WorkerConfig{
 		Scheme:      svc.Config.TargetScheme,
 		Events:      events,
 		Regressions: regression.NewWatcher(svc.Store, artifact.New(svc.Objects), events, svc.Log),
