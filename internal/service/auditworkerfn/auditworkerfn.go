@@ -7,13 +7,9 @@ import (
 	"context"
 	"os"
 
-	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/auditworker"
 	"github.com/openvitals/openvitals/internal/browser"
-	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/lighthouse"
-	"github.com/openvitals/openvitals/internal/notify"
-	"github.com/openvitals/openvitals/internal/regression"
 	"github.com/openvitals/openvitals/internal/service"
 )
 
@@ -33,12 +29,12 @@ func New(_ context.Context, svc *service.Service) (*auditworker.Worker, error) {
 	}
 	rc := lighthouse.DefaultRunnerConfig(root)
 	rc.Log = svc.Log
-	events := event.NewRecorder(svc.Store, notify.NewQueue(svc.Queues.Notify), svc.Log)
+	events, regressions := svc.Outcomes()
 	return auditworker.NewWorker(auditworker.WorkerConfig{
 		Runs: svc.Config.AuditRuns, Scheme: svc.Config.TargetScheme,
 		Browser:     browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: svc.Config.AllowPrivateTargets}, Log: svc.Log},
 		Events:      events,
-		Regressions: regression.NewWatcher(svc.Store, artifact.New(svc.Objects), events, svc.Log),
+		Regressions: regressions,
 		Secrets:     svc.Credentials,
 	}, svc.Store, svc.Objects, lighthouse.NewRunner(rc), svc.Log), nil
 }

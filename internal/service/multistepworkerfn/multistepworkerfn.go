@@ -6,13 +6,9 @@ package multistepworkerfn
 import (
 	"context"
 
-	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/browser"
-	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/journey"
 	"github.com/openvitals/openvitals/internal/multistepworker"
-	"github.com/openvitals/openvitals/internal/notify"
-	"github.com/openvitals/openvitals/internal/regression"
 	"github.com/openvitals/openvitals/internal/service"
 )
 
@@ -23,11 +19,11 @@ func New(_ context.Context, svc *service.Service) (*multistepworker.Worker, erro
 	if err != nil {
 		return nil, err
 	}
-	events := event.NewRecorder(svc.Store, notify.NewQueue(svc.Queues.Notify), svc.Log)
+	events, regressions := svc.Outcomes()
 	return multistepworker.NewWorker(multistepworker.WorkerConfig{
 		Scheme:      svc.Config.TargetScheme,
 		Events:      events,
-		Regressions: regression.NewWatcher(svc.Store, artifact.New(svc.Objects), events, svc.Log),
+		Regressions: regressions,
 		Journey: journey.Options{Browser: browser.Options{
 			Bin: bin, Guard: browser.Guard{AllowPrivate: svc.Config.AllowPrivateTargets}, Log: svc.Log,
 		}},

@@ -6,11 +6,7 @@ package uxworkerfn
 import (
 	"context"
 
-	"github.com/openvitals/openvitals/internal/artifact"
-	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/google"
-	"github.com/openvitals/openvitals/internal/notify"
-	"github.com/openvitals/openvitals/internal/regression"
 	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/uxworker"
@@ -23,7 +19,7 @@ func New(ctx context.Context, svc *service.Service) (*uxworker.Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	events := event.NewRecorder(svc.Store, notify.NewQueue(svc.Queues.Notify), svc.Log)
+	events, regressions := svc.Outcomes()
 	return uxworker.New(ctx, uxworker.Deps{
 		Google: google.Config{
 			CrUXKey:               key,
@@ -34,7 +30,7 @@ func New(ctx context.Context, svc *service.Service) (*uxworker.Worker, error) {
 		Store:       svc.Store,
 		Credentials: svc.Credentials,
 		Events:      events,
-		Regressions: regression.NewWatcher(svc.Store, artifact.New(svc.Objects), events, svc.Log),
+		Regressions: regressions,
 		RUM:         rum.NewReader(svc.RUM),
 		Log:         svc.Log,
 	})
