@@ -9,9 +9,8 @@ import (
 
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/service"
-	"github.com/openvitals/openvitals/internal/service/auditworkerfn"
+	"github.com/openvitals/openvitals/internal/service/browserworkersfn"
 	"github.com/openvitals/openvitals/internal/service/fanoutworkerfn"
-	"github.com/openvitals/openvitals/internal/service/multistepworkerfn"
 	"github.com/openvitals/openvitals/internal/service/notifyworkerfn"
 	"github.com/openvitals/openvitals/internal/service/purgeworkerfn"
 	"github.com/openvitals/openvitals/internal/service/rumworkerfn"
@@ -31,11 +30,11 @@ type poller struct {
 // polling their queues until ctx ends; the returned function waits for them to stop and
 // releases the audit worker's Lighthouse runner.
 func startWorkers(ctx context.Context, svc *service.Service) (stop func(), err error) {
-	audits, err := auditworkerfn.New(ctx, svc)
+	audits, err := browserworkersfn.AuditWorker(ctx, svc)
 	if err != nil {
 		return nil, fmt.Errorf("audit worker: %w", err)
 	}
-	runs, err := multistepworkerfn.New(ctx, svc)
+	runs, err := browserworkersfn.MultistepWorker(ctx, svc)
 	if err != nil {
 		return nil, fmt.Errorf("multistep worker: %w", err)
 	}

@@ -6,9 +6,9 @@ package main
 
 import (
 	"github.com/openvitals/openvitals/internal/service"
-	"github.com/openvitals/openvitals/internal/service/auditworkerfn"
+	"github.com/openvitals/openvitals/internal/service/browserworkersfn"
 )
 
 func main() {
-	service.StartWorker("audit-worker", auditworkerfn.New)
+	service.StartWorker("audit-worker", browserworkersfn.AuditWorker)
 }

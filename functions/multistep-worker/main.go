@@ -5,9 +5,9 @@ package main
 
 import (
 	"github.com/openvitals/openvitals/internal/service"
-	"github.com/openvitals/openvitals/internal/service/multistepworkerfn"
+	"github.com/openvitals/openvitals/internal/service/browserworkersfn"
 )
 
 func main() {
-	service.StartWorker("multistep-worker", multistepworkerfn.New)
+	service.StartWorker("multistep-worker", browserworkersfn.MultistepWorker)
 }

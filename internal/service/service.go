@@ -2,9 +2,10 @@
 // every function shares: the table, the bucket, the queues, the credentials keyring and the
 // secrets. It is the composition root: the Lambda mains (Start) and the local programs all
 // start here, so that the code that runs locally is the code that runs in AWS. Each deployed
-// part is built from a Service by a package of its own beneath this one (apifn, schedulefn and
-// one <worker>fn per worker package), so that a function links only its own part; no other
-// package under internal/ imports the service, and the parts take what they need explicitly.
+// part is built from a Service by a package of its own beneath this one (apifn, schedulefn,
+// browserworkersfn for the two workers that drive Chromium, and one <worker>fn for each other
+// worker package), so that a function links only its own part; no other package under
+// internal/ imports the service, and the parts take what they need explicitly.
 package service
 
 import (
