@@ -5,10 +5,12 @@
 package main
 
 import (
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/service/browserworkersfn"
 )
 
 func main() {
-	service.StartWorker("audit-worker", browserworkersfn.AuditWorker)
+	lambda.Start(service.WorkerHandler("audit-worker", browserworkersfn.AuditWorker))
 }

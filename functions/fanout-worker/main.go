@@ -5,10 +5,12 @@
 package main
 
 import (
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/service/fanoutworkerfn"
 )
 
 func main() {
-	service.StartWorker("fanout-worker", fanoutworkerfn.New)
+	lambda.Start(service.WorkerHandler("fanout-worker", fanoutworkerfn.New))
 }

@@ -4,10 +4,12 @@
 package main
 
 import (
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/service/browserworkersfn"
 )
 
 func main() {
-	service.StartWorker("multistep-worker", browserworkersfn.MultistepWorker)
+	lambda.Start(service.WorkerHandler("multistep-worker", browserworkersfn.MultistepWorker))
 }

@@ -3,10 +3,12 @@
 package main
 
 import (
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/service/notifyworkerfn"
 )
 
 func main() {
-	service.StartWorker("notifier", notifyworkerfn.New)
+	lambda.Start(service.WorkerHandler("notifier", notifyworkerfn.New))
 }

@@ -3,10 +3,12 @@
 package main
 
 import (
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/service/apifn"
 )
 
 func main() {
-	apifn.Start(api.Pages)
+	lambda.Start(apifn.Handler(api.Pages))
 }

@@ -3,10 +3,12 @@
 package main
 
 import (
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/service/purgeworkerfn"
 )
 
 func main() {
-	service.StartWorker("purge-worker", purgeworkerfn.New)
+	lambda.Start(service.WorkerHandler("purge-worker", purgeworkerfn.New))
 }

@@ -3,10 +3,12 @@
 package main
 
 import (
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/service/rumworkerfn"
 )
 
 func main() {
-	service.StartWorker("rum-aggregator", rumworkerfn.Aggregator)
+	lambda.Start(service.WorkerHandler("rum-aggregator", rumworkerfn.Aggregator))
 }

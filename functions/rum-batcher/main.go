@@ -3,10 +3,12 @@
 package main
 
 import (
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/service/rumworkerfn"
 )
 
 func main() {
-	service.StartWorker("rum-batcher", rumworkerfn.Rebatcher)
+	lambda.Start(service.WorkerHandler("rum-batcher", rumworkerfn.Rebatcher))
 }

@@ -6,12 +6,14 @@ package main
 import (
 	"context"
 
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/service/schedulefn"
 )
 
 func main() {
-	service.Start("scheduler", func(_ context.Context, svc *service.Service) (any, error) {
+	lambda.Start(service.Handler("scheduler", func(_ context.Context, svc *service.Service) (any, error) {
 		return schedulefn.New(svc).Handle, nil
-	})
+	}))
 }

@@ -4,10 +4,12 @@
 package main
 
 import (
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/service/uxworkerfn"
 )
 
 func main() {
-	service.StartWorker("ux-worker", uxworkerfn.New)
+	lambda.Start(service.WorkerHandler("ux-worker", uxworkerfn.New))
 }

@@ -86,8 +86,8 @@ func sharedVars() []string {
 	return vars
 }
 
-// Functions are the functions of functions/, each main starting with Start (or StartWorker,
-// or apifn.Start) and its Name.
+// Functions are the functions of functions/, each main starting the Handler (WorkerHandler,
+// apifn.Handler) of its Name.
 var Functions = []Function{
 	{Name: "websites", Needs: []string{EnvCredentialsKeySecret, EnvRUMRetentionDays, EnvReportRetentionDays, EnvExportRetentionDays}},
 	{Name: "pages"},

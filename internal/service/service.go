@@ -1,6 +1,6 @@
 // Package service reads openvitals' configuration from the environment and builds the clients
 // every function shares: the table, the bucket, the queues, the credentials keyring and the
-// secrets. It is the composition root: the Lambda mains (Start) and the local programs all
+// secrets. It is the composition root: the Lambda mains (Handler) and the local programs all
 // start here, so that the code that runs locally is the code that runs in AWS. Each deployed
 // part is built from a Service by a package of its own beneath this one (apifn, schedulefn,
 // browserworkersfn for the two workers that drive Chromium, and one <worker>fn for each other

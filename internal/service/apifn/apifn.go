@@ -43,10 +43,10 @@ func New(svc *service.Service) *api.Server {
 	})
 }
 
-// Start runs one endpoint group's function behind API Gateway (HTTP API, payload format 2.0):
-// the group's function is functions/<group.Name>.
-func Start(group api.Group) {
-	service.Start(group.Name, func(_ context.Context, svc *service.Service) (any, error) {
+// Handler returns the Lambda handler of one endpoint group's function behind API Gateway
+// (HTTP API, payload format 2.0): the group's function is functions/<group.Name>.
+func Handler(group api.Group) any {
+	return service.Handler(group.Name, func(_ context.Context, svc *service.Service) (any, error) {
 		return httpadapter.NewV2(New(svc).Serve(group)).ProxyWithContext, nil
 	})
 }
