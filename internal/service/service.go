@@ -20,13 +20,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/blobstore"
-	"github.com/openvitals/openvitals/internal/event"
-	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/queue"
-	"github.com/openvitals/openvitals/internal/regression"
 	"github.com/openvitals/openvitals/internal/rumstore"
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/store"
@@ -150,14 +146,6 @@ var (
 	// messages, so a visibility timeout only covers a worker that stopped.
 	NotifyQueueSettings = queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: queue.MaxReceives}
 )
-
-// Outcomes returns where the workers that measure pages (audits, multistep runs, the
-// user-experience collection) report what changed: the recorder of events, which queues them
-// to the notifier, and the regression watcher over the reports, which records through it.
-func (s *Service) Outcomes() (*event.Recorder, *regression.Watcher) {
-	events := event.NewRecorder(s.Store, notify.NewQueue(s.Queues.Notify), s.Log)
-	return events, regression.NewWatcher(s.Store, artifact.New(s.Objects), events, s.Log)
-}
 
 // CrUXAPIKey returns the Chrome UX Report API key: OPENVITALS_CRUX_API_KEY, or in AWS the
 // secret OPENVITALS_CRUX_API_KEY_SECRET names; "" when there is none (CrUX is then skipped).

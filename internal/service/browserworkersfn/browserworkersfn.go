@@ -8,11 +8,15 @@ import (
 	"context"
 	"os"
 
+	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/auditworker"
 	"github.com/openvitals/openvitals/internal/browser"
+	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/journey"
 	"github.com/openvitals/openvitals/internal/lighthouse"
 	"github.com/openvitals/openvitals/internal/multistepworker"
+	"github.com/openvitals/openvitals/internal/notify"
+	"github.com/openvitals/openvitals/internal/regression"
 	"github.com/openvitals/openvitals/internal/service"
 )
 
@@ -31,7 +35,7 @@ func AuditWorker(_ context.Context, svc *service.Service) (*auditworker.Worker, 
 	}
 	rc := lighthouse.DefaultRunnerConfig(root)
 	rc.Log = svc.Log
-	events, regressions := svc.Outcomes()
+	events, regressions := outcomes(svc)
 	return auditworker.NewWorker(auditworker.WorkerConfig{
 		Runs: svc.Config.AuditRuns, Scheme: svc.Config.TargetScheme, Browser: opts,
 		Events: events, Regressions: regressions, Secrets: svc.Credentials,
@@ -45,7 +49,7 @@ func MultistepWorker(_ context.Context, svc *service.Service) (*multistepworker.
 	if err != nil {
 		return nil, err
 	}
-	events, regressions := svc.Outcomes()
+	events, regressions := outcomes(svc)
 	return multistepworker.NewWorker(multistepworker.WorkerConfig{
 		Scheme: svc.Config.TargetScheme, Events: events, Regressions: regressions,
 		Journey: journey.Options{Browser: opts},
@@ -61,4 +65,11 @@ func browserOptions(svc *service.Service) (browser.Options, error) {
 		return browser.Options{}, err
 	}
 	return browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: svc.Config.AllowPrivateTargets}, Log: svc.Log}, nil
+}
+
+// outcomes are where both workers report what changed: the recorder of events, which queues
+// them to the notifier, and the regression watcher over the reports, which records through it.
+func outcomes(svc *service.Service) (*event.Recorder, *regression.Watcher) {
+	events := event.NewRecorder(svc.Store, notify.NewQueue(svc.Queues.Notify), svc.Log)
+	return events, regression.NewWatcher(svc.Store, artifact.New(svc.Objects), events, svc.Log)
 }

@@ -6,7 +6,11 @@ package uxworkerfn
 import (
 	"context"
 
+	"github.com/openvitals/openvitals/internal/artifact"
+	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/google"
+	"github.com/openvitals/openvitals/internal/notify"
+	"github.com/openvitals/openvitals/internal/regression"
 	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/uxworker"
@@ -19,7 +23,7 @@ func New(ctx context.Context, svc *service.Service) (*uxworker.Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	events, regressions := svc.Outcomes()
+	events := event.NewRecorder(svc.Store, notify.NewQueue(svc.Queues.Notify), svc.Log)
 	return uxworker.New(ctx, uxworker.Deps{
 		Google: google.Config{
 			CrUXKey:               key,
@@ -30,7 +34,7 @@ func New(ctx context.Context, svc *service.Service) (*uxworker.Worker, error) {
 		Store:       svc.Store,
 		Credentials: svc.Credentials,
 		Events:      events,
-		Regressions: regressions,
+		Regressions: regression.NewWatcher(svc.Store, artifact.New(svc.Objects), events, svc.Log),
 		RUM:         rum.NewReader(svc.RUM),
 		Log:         svc.Log,
 	})
