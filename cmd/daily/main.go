@@ -21,10 +21,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/schedule"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/service/schedulefn"
 	"github.com/openvitals/openvitals/internal/ux"
 )
 
@@ -45,7 +47,7 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	clients, err := service.NewClients(ctx)
+	clients, err := awsclient.New(ctx)
 	if err != nil {
 		return err
 	}
@@ -53,7 +55,7 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w (is the local service running? start it with make run)", err)
 	}
-	sched := schedule.New(svc)
+	sched := schedulefn.New(svc)
 	start := time.Now().UTC()
 	res, err := sched.Handle(ctx, events.CloudWatchEvent{Source: "openvitals.daily", DetailType: "Scheduled Event", Time: start})
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"os"
 
 	"github.com/openvitals/openvitals/internal/apikey"
+	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/quota"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
@@ -133,7 +134,7 @@ func openStore(ctx context.Context) (*store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	clients, err := service.NewClients(ctx)
+	clients, err := awsclient.New(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -32,8 +32,8 @@ import (
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
+	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/demoshop"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/purge"
@@ -41,6 +41,8 @@ import (
 	"github.com/openvitals/openvitals/internal/schedule"
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/service/apifn"
+	"github.com/openvitals/openvitals/internal/service/schedulefn"
 	"github.com/openvitals/openvitals/internal/standin"
 )
 
@@ -117,7 +119,7 @@ func run(ctx context.Context, log *slog.Logger) error {
 	}
 	defer stopWorkers()
 	defer cancel() // runs before stopWorkers
-	if err := startClocks(ctx, svc, schedule.New(svc), log); err != nil {
+	if err := startClocks(ctx, svc, schedulefn.New(svc), log); err != nil {
 		return err
 	}
 	base := "http://" + ln.Addr().String()
@@ -207,7 +209,7 @@ func newService(ctx context.Context, apiAddr string, log *slog.Logger) (*service
 			cfg.DashboardURL = cfg.APIURL + "/app/"
 		}
 	}
-	clients, err := service.NewClients(ctx)
+	clients, err := awsclient.New(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +242,7 @@ func startClocks(ctx context.Context, svc *service.Service, sched *schedule.Sche
 // API serves, and a demo that cannot be made stops the service (cancel) with its error.
 func serve(ctx context.Context, cancel context.CancelFunc, ln net.Listener, svc *service.Service, admin adminKey, d *demo, dataDir string) error {
 	base := "http://" + ln.Addr().String()
-	handler := api.FromService(svc).Handler()
+	handler := apifn.New(svc).Handler()
 	if d != nil {
 		// The demo's visits' beacons are recorded as collect takes them, to be replayed.
 		handler = d.visits.record(handler)

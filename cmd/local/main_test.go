@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/service"
@@ -190,7 +191,7 @@ func TestRestartKeepsDataAndKey(t *testing.T) {
 
 // s3Client connects to the S3 stand-in the running service serves.
 func s3Client(t *testing.T) *s3.Client {
-	c, err := service.NewClients(context.Background())
+	c, err := awsclient.New(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,15 +7,14 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/openvitals/openvitals/internal/auditworker"
-	"github.com/openvitals/openvitals/internal/fanoutworker"
-	"github.com/openvitals/openvitals/internal/multistepworker"
-	"github.com/openvitals/openvitals/internal/notifyworker"
-	"github.com/openvitals/openvitals/internal/purgeworker"
 	"github.com/openvitals/openvitals/internal/queue"
-	"github.com/openvitals/openvitals/internal/rumworker"
 	"github.com/openvitals/openvitals/internal/service"
-	"github.com/openvitals/openvitals/internal/uxworker"
+	"github.com/openvitals/openvitals/internal/service/browserworkersfn"
+	"github.com/openvitals/openvitals/internal/service/fanoutworkerfn"
+	"github.com/openvitals/openvitals/internal/service/notifyworkerfn"
+	"github.com/openvitals/openvitals/internal/service/purgeworkerfn"
+	"github.com/openvitals/openvitals/internal/service/rumworkerfn"
+	"github.com/openvitals/openvitals/internal/service/uxworkerfn"
 )
 
 // poller is one worker polling its queue, as an SQS event source mapping does in AWS.
@@ -31,36 +30,39 @@ type poller struct {
 // polling their queues until ctx ends; the returned function waits for them to stop and
 // releases the audit worker's Lighthouse runner.
 func startWorkers(ctx context.Context, svc *service.Service) (stop func(), err error) {
-	audits, err := auditworker.New(ctx, svc)
+	audits, err := browserworkersfn.AuditWorker(ctx, svc)
 	if err != nil {
 		return nil, fmt.Errorf("audit worker: %w", err)
 	}
-	runs, err := multistepworker.New(ctx, svc)
+	runs, err := browserworkersfn.MultistepWorker(ctx, svc)
 	if err != nil {
 		return nil, fmt.Errorf("multistep worker: %w", err)
 	}
 	// Without OPENVITALS_CRUX_API_KEY only search analytics are collected.
-	ux, err := uxworker.New(ctx, svc)
+	ux, err := uxworkerfn.New(ctx, svc)
 	if err != nil {
 		return nil, fmt.Errorf("user-experience worker: %w", err)
 	}
-	purges, err := purgeworker.New(ctx, svc)
+	purges, err := purgeworkerfn.New(ctx, svc)
 	if err != nil {
 		return nil, err
 	}
-	rebatcher, err := rumworker.NewRebatcher(ctx, svc)
+	rebatcher, err := rumworkerfn.Rebatcher(ctx, svc)
 	if err != nil {
 		return nil, err
 	}
-	aggregator, err := rumworker.NewAggregator(ctx, svc)
+	aggregator, err := rumworkerfn.Aggregator(ctx, svc)
 	if err != nil {
 		return nil, err
 	}
-	notifier, err := notifyworker.New(ctx, svc)
+	notifier, err := notifyworkerfn.New(ctx, svc)
 	if err != nil {
 		return nil, err
 	}
-	fanouts := fanoutworker.New(svc)
+	fanouts, err := fanoutworkerfn.New(ctx, svc)
+	if err != nil {
+		return nil, err
+	}
 	// One browser job at a time: two Lighthouse runs at once, or a multistep run beside one,
 	// skew each other's timings.
 	var browser sync.Mutex

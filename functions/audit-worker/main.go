@@ -5,24 +5,12 @@
 package main
 
 import (
-	"context"
-	"log"
-
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/openvitals/openvitals/internal/auditworker"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/service/browserworkersfn"
 )
 
 func main() {
-	ctx := context.Background()
-	svc, err := service.FromEnv(ctx, "audit-worker")
-	if err != nil {
-		log.Fatal(err)
-	}
-	worker, err := auditworker.New(ctx, svc)
-	if err != nil {
-		log.Fatal(err)
-	}
-	lambda.Start(worker.HandleSQS)
+	lambda.Start(service.WorkerHandler("audit-worker", browserworkersfn.AuditWorker))
 }

@@ -5,19 +5,12 @@
 package main
 
 import (
-	"context"
-	"log"
-
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/openvitals/openvitals/internal/fanoutworker"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/service/fanoutworkerfn"
 )
 
 func main() {
-	svc, err := service.FromEnv(context.Background(), "fanout-worker")
-	if err != nil {
-		log.Fatal(err)
-	}
-	lambda.Start(fanoutworker.New(svc).HandleSQS)
+	lambda.Start(service.WorkerHandler("fanout-worker", fanoutworkerfn.New))
 }

@@ -4,24 +4,12 @@
 package main
 
 import (
-	"context"
-	"log"
-
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/openvitals/openvitals/internal/multistepworker"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/service/browserworkersfn"
 )
 
 func main() {
-	ctx := context.Background()
-	svc, err := service.FromEnv(ctx, "multistep-worker")
-	if err != nil {
-		log.Fatal(err)
-	}
-	worker, err := multistepworker.New(ctx, svc)
-	if err != nil {
-		log.Fatal(err)
-	}
-	lambda.Start(worker.HandleSQS)
+	lambda.Start(service.WorkerHandler("multistep-worker", browserworkersfn.MultistepWorker))
 }

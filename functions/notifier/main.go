@@ -3,24 +3,12 @@
 package main
 
 import (
-	"context"
-	"log"
-
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/openvitals/openvitals/internal/notifyworker"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/service/notifyworkerfn"
 )
 
 func main() {
-	ctx := context.Background()
-	svc, err := service.FromEnv(ctx, "notifier")
-	if err != nil {
-		log.Fatal(err)
-	}
-	worker, err := notifyworker.New(ctx, svc)
-	if err != nil {
-		log.Fatal(err)
-	}
-	lambda.Start(worker.HandleSQS)
+	lambda.Start(service.WorkerHandler("notifier", notifyworkerfn.New))
 }

@@ -3,24 +3,12 @@
 package main
 
 import (
-	"context"
-	"log"
-
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/openvitals/openvitals/internal/purgeworker"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/service/purgeworkerfn"
 )
 
 func main() {
-	ctx := context.Background()
-	svc, err := service.FromEnv(ctx, "purge-worker")
-	if err != nil {
-		log.Fatal(err)
-	}
-	worker, err := purgeworker.New(ctx, svc)
-	if err != nil {
-		log.Fatal(err)
-	}
-	lambda.Start(worker.HandleSQS)
+	lambda.Start(service.WorkerHandler("purge-worker", purgeworkerfn.New))
 }

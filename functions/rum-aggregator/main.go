@@ -3,24 +3,12 @@
 package main
 
 import (
-	"context"
-	"log"
-
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/openvitals/openvitals/internal/rumworker"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/service/rumworkerfn"
 )
 
 func main() {
-	ctx := context.Background()
-	svc, err := service.FromEnv(ctx, "rum-aggregator")
-	if err != nil {
-		log.Fatal(err)
-	}
-	worker, err := rumworker.NewAggregator(ctx, svc)
-	if err != nil {
-		log.Fatal(err)
-	}
-	lambda.Start(worker.HandleSQS)
+	lambda.Start(service.WorkerHandler("rum-aggregator", rumworkerfn.Aggregator))
 }

@@ -4,18 +4,12 @@
 package main
 
 import (
-	"context"
-	"log"
-
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/openvitals/openvitals/internal/api"
+	"github.com/openvitals/openvitals/internal/service/apifn"
 )
 
 func main() {
-	handler, err := api.LambdaHandler(context.Background(), api.RUM)
-	if err != nil {
-		log.Fatal(err)
-	}
-	lambda.Start(handler)
+	lambda.Start(apifn.Handler(api.RUM))
 }

@@ -5,18 +5,15 @@ package main
 
 import (
 	"context"
-	"log"
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/openvitals/openvitals/internal/schedule"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/service/schedulefn"
 )
 
 func main() {
-	svc, err := service.FromEnv(context.Background(), "scheduler")
-	if err != nil {
-		log.Fatal(err)
-	}
-	lambda.Start(schedule.New(svc).Handle)
+	lambda.Start(service.Handler("scheduler", func(_ context.Context, svc *service.Service) (any, error) {
+		return schedulefn.New(svc).Handle, nil
+	}))
 }

@@ -4,24 +4,12 @@
 package main
 
 import (
-	"context"
-	"log"
-
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/openvitals/openvitals/internal/service"
-	"github.com/openvitals/openvitals/internal/uxworker"
+	"github.com/openvitals/openvitals/internal/service/uxworkerfn"
 )
 
 func main() {
-	ctx := context.Background()
-	svc, err := service.FromEnv(ctx, "ux-worker")
-	if err != nil {
-		log.Fatal(err)
-	}
-	worker, err := uxworker.New(ctx, svc)
-	if err != nil {
-		log.Fatal(err)
-	}
-	lambda.Start(worker.HandleSQS)
+	lambda.Start(service.WorkerHandler("ux-worker", uxworkerfn.New))
 }

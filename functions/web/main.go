@@ -3,18 +3,12 @@
 package main
 
 import (
-	"context"
-	"log"
-
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/openvitals/openvitals/internal/api"
+	"github.com/openvitals/openvitals/internal/service/apifn"
 )
 
 func main() {
-	handler, err := api.LambdaHandler(context.Background(), api.Web)
-	if err != nil {
-		log.Fatal(err)
-	}
-	lambda.Start(handler)
+	lambda.Start(apifn.Handler(api.Web))
 }

@@ -144,12 +144,12 @@ func newFixture(t testing.TB) fixture {
 	// The websites endpoints never touch the bucket and send only purges, but the function
 	// opens every queue the service declares at start: each must exist.
 	cfg := service.Config{Table: st.Table(), Bucket: "openvitals-test", RUMBucket: "openvitals-test-rum", ExportBucket: "openvitals-test-exports"}
-	awstest.Queues(t, clients, &cfg)
-	return fixture{binary: lambdatest.Build(t, "websites"), config: lambdatest.Config{Service: cfg,
+	cfg.NameQueues(awstest.Queues(t, clients))
+	return fixture{binary: lambdatest.Build(t, "websites"), config: lambdatest.Config{
 		// A fixed key in place of the stack's secret: in Lambda the function needs one.
 		// The retention bounds the stack gives it, which the data settings are checked against.
-		Env: []string{service.EnvCredentialsKey + "=AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
-			service.EnvReportRetentionDays + "=90", service.EnvRUMRetentionDays + "=400", service.EnvExportRetentionDays + "=731"}}}
+		Env: append(cfg.ResourceEnv(), service.EnvCredentialsKey+"=AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
+			service.EnvReportRetentionDays+"=90", service.EnvRUMRetentionDays+"=400", service.EnvExportRetentionDays+"=731")}}
 }
 
 // invoke sends one event and decodes the function's answer as API Gateway would, checking it

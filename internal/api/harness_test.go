@@ -14,6 +14,7 @@ import (
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/audit"
+	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/contract"
@@ -54,7 +55,7 @@ type testEnv struct {
 	notify  *queue.Queue // channel tests
 	objects *blobstore.Bucket
 	exports *blobstore.Bucket // the export bucket POST /{websiteID}/exports writes into
-	clients service.Clients
+	clients awsclient.Clients
 }
 
 // newTestEnv serves the whole API over a table and purge queue of the test's own, on the

@@ -23,7 +23,6 @@ import (
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/quota"
 	"github.com/openvitals/openvitals/internal/rum"
-	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -141,7 +140,7 @@ func New(d Deps) *Server {
 		fieldHistory: d.FieldHistory,
 		rumURL:       d.RUMURL, exports: d.Exports, retention: d.Retention}
 	if s.retention == (model.RetentionBounds{}) {
-		s.retention = model.Bounds(service.DefaultReportRetentionDays, service.DefaultRUMRetentionDays, service.DefaultExportRetentionDays)
+		s.retention = model.DefaultBounds()
 	}
 	if s.segments == nil && d.Store != nil {
 		var tables rum.ReportStore = d.Store

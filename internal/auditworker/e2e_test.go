@@ -32,6 +32,7 @@ import (
 	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/auditworker"
+	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/browser"
@@ -95,7 +96,7 @@ func fixtureSite(t testing.TB) (string, int) {
 
 type e2e struct {
 	t       *testing.T
-	clients service.Clients
+	clients awsclient.Clients
 	handler http.Handler
 	store   *store.Store
 	objects *blobstore.Bucket

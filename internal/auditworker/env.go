@@ -1,42 +1,4 @@
 package auditworker
 
-import (
-	"context"
-	"os"
-
-	"github.com/openvitals/openvitals/internal/artifact"
-	"github.com/openvitals/openvitals/internal/browser"
-	"github.com/openvitals/openvitals/internal/event"
-	"github.com/openvitals/openvitals/internal/lighthouse"
-	"github.com/openvitals/openvitals/internal/notify"
-	"github.com/openvitals/openvitals/internal/regression"
-	"github.com/openvitals/openvitals/internal/service"
-)
-
-// New builds the audit worker from the service's configuration (runs per audit, target scheme,
-// SSRF guard), the Chromium binary (OPENVITALS_CHROMIUM_BIN or Debian's) and the warm Lighthouse
-// runner: OPENVITALS_NODE and OPENVITALS_LIGHTHOUSE_RUNNER, by default the browser layer under
-// the working directory (the repository, locally; the image sets both). Close stops the runner.
-func New(_ context.Context, svc *service.Service) (*Worker, error) {
-	bin, err := browser.LookBin()
-	if err != nil {
-		return nil, err
-	}
-	root, err := os.Getwd()
-	if err != nil {
-		return nil, err
-	}
-	rc := lighthouse.DefaultRunnerConfig(root)
-	rc.Log = svc.Log
-	events := event.NewRecorder(svc.Store, notify.NewQueue(svc.Queues.Notify), svc.Log)
-	return NewWorker(WorkerConfig{
-		Runs: svc.Config.AuditRuns, Scheme: svc.Config.TargetScheme,
-		Browser:     browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: svc.Config.AllowPrivateTargets}, Log: svc.Log},
-		Events:      events,
-		Regressions: regression.NewWatcher(svc.Store, artifact.New(svc.Objects), events, svc.Log),
-		Secrets:     svc.Credentials,
-	}, svc.Store, svc.Objects, lighthouse.NewRunner(rc), svc.Log), nil
-}
-
 // Close stops the Lighthouse runner.
 func (w *Worker) Close() error { return w.runner.Close() }

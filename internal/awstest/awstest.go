@@ -23,18 +23,18 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
+	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/rumstore"
-	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
 // Clients returns clients for the stand-ins. It fails the test, rather than skipping it, when
 // the stand-ins are not configured, and refuses any endpoint that is not on loopback, so a
 // test can neither pass vacuously nor touch a real AWS account.
-func Clients(t testing.TB) service.Clients {
+func Clients(t testing.TB) awsclient.Clients {
 	t.Helper()
 	for _, v := range []string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_SQS"} {
 		u, err := url.Parse(os.Getenv(v))
@@ -50,7 +50,7 @@ func Clients(t testing.TB) service.Clients {
 			os.Setenv(k, v)
 		}
 	}
-	c, err := service.NewClients(context.Background())
+	c, err := awsclient.New(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func Name(t testing.TB) string {
 }
 
 // Store returns a store over a new table of its own, deleted when the test ends.
-func Store(t testing.TB, clients service.Clients) *store.Store {
+func Store(t testing.TB, clients awsclient.Clients) *store.Store {
 	t.Helper()
 	st := store.New(clients.DynamoDB, Name(t))
 	if err := st.CreateTable(context.Background()); err != nil {
@@ -78,7 +78,7 @@ func Store(t testing.TB, clients service.Clients) *store.Store {
 }
 
 // Queue returns a new queue (with its dead-letter queue), deleted when the test ends.
-func Queue(t testing.TB, clients service.Clients, s queue.Settings) *queue.Queue {
+func Queue(t testing.TB, clients awsclient.Clients, s queue.Settings) *queue.Queue {
 	t.Helper()
 	name := Name(t)
 	q, err := queue.Create(context.Background(), clients.SQS, name, s)
@@ -97,7 +97,7 @@ func Queue(t testing.TB, clients service.Clients, s queue.Settings) *queue.Queue
 
 // FIFOQueue returns a new FIFO queue (with its FIFO dead-letter queue), deleted when the test
 // ends.
-func FIFOQueue(t testing.TB, clients service.Clients, s queue.Settings) *queue.Queue {
+func FIFOQueue(t testing.TB, clients awsclient.Clients, s queue.Settings) *queue.Queue {
 	t.Helper()
 	name := Name(t)
 	name = name[:min(len(name), 70)] + ".fifo"
@@ -115,19 +115,17 @@ func FIFOQueue(t testing.TB, clients service.Clients, s queue.Settings) *queue.Q
 	return q
 }
 
-// Queues creates every queue the service declares (service.QueueVars), each a queue of the
-// test's own with the service's settings (FIFO where the service's is), deleted when the test
-// ends, and names them in cfg by URL, as the stack names them.
-func Queues(t testing.TB, clients service.Clients, cfg *service.Config) {
-	t.Helper()
-	for _, v := range service.QueueVars() {
-		var q *queue.Queue
-		if v.FIFO() {
-			q = FIFOQueue(t, clients, v.Settings)
-		} else {
-			q = Queue(t, clients, v.Settings)
+// Queues returns a function that creates a queue of the test's own (with its dead-letter
+// queue, FIFO when fifo) with settings s, deleted when the test ends, and returns its URL: what
+// service.Config.NameQueues takes, to name each queue the service declares by URL, as the stack
+// names them.
+func Queues(t testing.TB, clients awsclient.Clients) func(s queue.Settings, fifo bool) string {
+	return func(s queue.Settings, fifo bool) string {
+		t.Helper()
+		if fifo {
+			return FIFOQueue(t, clients, s).URL()
 		}
-		v.Set(cfg, q.URL())
+		return Queue(t, clients, s).URL()
 	}
 }
 
@@ -260,7 +258,7 @@ func RUM(t testing.TB, st *store.Store) *rumstore.Store {
 // Leftovers returns what names a website anywhere: the keys ("PK|SK") of every item of a full
 // table scan and every object of a whole-bucket listing that contain its ID. After its purge
 // there must be none.
-func Leftovers(t testing.TB, clients service.Clients, st *store.Store, objects *blobstore.Bucket, website string) []string {
+func Leftovers(t testing.TB, clients awsclient.Clients, st *store.Store, objects *blobstore.Bucket, website string) []string {
 	t.Helper()
 	ctx := context.Background()
 	var left []string

@@ -13,7 +13,7 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
 
-	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -92,7 +92,7 @@ func (r *Reads) Count() ReadCount {
 
 // CountedStore returns a store over a new table of its own (deleted when the test ends) whose
 // every DynamoDB request is counted by the Reads returned.
-func CountedStore(t testing.TB, clients service.Clients) (*store.Store, *Reads) {
+func CountedStore(t testing.TB, clients awsclient.Clients) (*store.Store, *Reads) {
 	t.Helper()
 	plain := Store(t, clients)
 	r := &Reads{}

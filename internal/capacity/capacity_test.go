@@ -46,6 +46,7 @@ import (
 	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/auditworker"
+	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/awsmeter"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/blobstore"
@@ -53,13 +54,13 @@ import (
 	"github.com/openvitals/openvitals/internal/capacity"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/fanout"
-	"github.com/openvitals/openvitals/internal/fanoutworker"
 	"github.com/openvitals/openvitals/internal/lighthouse"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/regression"
-	"github.com/openvitals/openvitals/internal/schedule"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/service/fanoutworkerfn"
+	"github.com/openvitals/openvitals/internal/service/schedulefn"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -140,7 +141,7 @@ func measure(b *testing.B, sizes []capacity.Size, listed, sampled int) capacity.
 	}, meter.DynamoDB)
 	metered.SQS = sqs.NewFromConfig(clients.AWS, func(o *sqs.Options) { o.HTTPClient = slowClient }, meter.SQS)
 	cfg := service.Config{Table: plain.Table(), Bucket: "openvitals-capacity"}
-	awstest.Queues(b, clients, &cfg)
+	cfg.NameQueues(awstest.Queues(b, clients))
 	svc, err := service.New(cfg, metered, quiet)
 	if err != nil {
 		b.Fatal(err)
@@ -190,13 +191,16 @@ func measure(b *testing.B, sizes []capacity.Size, listed, sampled int) capacity.
 	}
 
 	// The day's start, then the listing's first page.
-	sched := schedule.New(svc)
+	sched := schedulefn.New(svc)
 	m.Scheduler = measured(1, func() {
 		if _, err := sched.Handle(ctx, events.CloudWatchEvent{Time: day, Detail: []byte(`{"jobs":["audits"]}`)}); err != nil {
 			b.Fatal(err)
 		}
 	})
-	w := fanoutworker.New(svc)
+	w, err := fanoutworkerfn.New(context.Background(), svc)
+	if err != nil {
+		b.Fatal(err)
+	}
 	first := fanout.Job{Day: model.Day(day), Job: fanout.JobAudits}
 	m.Listing = measured(1, func() {
 		if err := w.Handle(ctx, first); err != nil {
@@ -351,7 +355,7 @@ func auditWorker(b *testing.B, svc *service.Service, objects *blobstore.Bucket, 
 }
 
 // partitionBytes is what a website's partition holds, as DynamoDB bills items.
-func partitionBytes(b *testing.B, clients service.Clients, table string, site model.Website) int {
+func partitionBytes(b *testing.B, clients awsclient.Clients, table string, site model.Website) int {
 	p := dynamodb.NewQueryPaginator(clients.DynamoDB, &dynamodb.QueryInput{
 		TableName:                 aws.String(table),
 		KeyConditionExpression:    aws.String("PK = :pk"),

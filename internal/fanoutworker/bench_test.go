@@ -24,8 +24,8 @@ import (
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/fanout"
 	"github.com/openvitals/openvitals/internal/model"
-	"github.com/openvitals/openvitals/internal/schedule"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/service/schedulefn"
 )
 
 // calls counts the AWS requests of each kind (the X-Amz-Target of DynamoDB's and SQS's JSON
@@ -89,14 +89,14 @@ func BenchmarkDailyFanout(b *testing.B) {
 	clients.SQS = sqs.NewFromConfig(clients.AWS, func(o *sqs.Options) { o.HTTPClient = &http.Client{Transport: counted} })
 	st := awstest.Store(b, clients)
 	cfg := service.Config{Table: st.Table(), Bucket: "openvitals-bench"}
-	awstest.Queues(b, clients, &cfg)
+	cfg.NameQueues(awstest.Queues(b, clients))
 	svc, err := service.New(cfg, clients, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		b.Fatal(err)
 	}
-	w := New(svc)
+	w := newWorker(svc)
 	w.pageSize = pageSize
-	sched := schedule.New(svc)
+	sched := schedulefn.New(svc)
 	ctx := context.Background()
 
 	pagesOf := map[string]int{} // website ID: pages

@@ -23,8 +23,6 @@ import (
 	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/queue"
-	"github.com/openvitals/openvitals/internal/rum"
-	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
 	"github.com/openvitals/openvitals/internal/ux"
 )
@@ -46,21 +44,28 @@ type Worker struct {
 	pageSize int
 }
 
-// New builds the worker from the service.
-func New(svc *service.Service) *Worker {
+// Queues are the queues the fan-out's work goes to: its own, and those of the pipelines whose
+// daily share of a website it queues.
+type Queues struct {
+	Fanout, Audit, Multistep, UX, Notify, Purge *queue.Queue
+}
+
+// New returns a Worker over the table, queuing each message's work to q, and writing a
+// website's exports with exports.
+func New(st *store.Store, q Queues, exports *export.Exporter, log *slog.Logger) *Worker {
 	w := &Worker{
-		store:    svc.Store,
-		fanout:   fanout.NewQueue(svc.Queues.Fanout),
-		audits:   audit.NewQueue(svc.Store, svc.Queues.Audit, svc.Log),
-		runs:     multistep.NewQueue(svc.Store, svc.Queues.Multistep, svc.Log),
-		ux:       ux.NewQueue(svc.Queues.UX),
-		notify:   notify.NewQueue(svc.Queues.Notify),
-		exports:  export.New(svc.Store, svc.Objects, rum.NewSegmentReader(svc.RUM, svc.Store), svc.Exports),
-		purges:   purge.NewQueue(svc.Queues.Purge),
-		log:      svc.Log,
+		store:    st,
+		fanout:   fanout.NewQueue(q.Fanout),
+		audits:   audit.NewQueue(st, q.Audit, log),
+		runs:     multistep.NewQueue(st, q.Multistep, log),
+		ux:       ux.NewQueue(q.UX),
+		notify:   notify.NewQueue(q.Notify),
+		exports:  exports,
+		purges:   purge.NewQueue(q.Purge),
+		log:      log,
 		pageSize: fanout.ListingPageSize,
 	}
-	w.handle = queue.Each(svc.Log, func(ctx context.Context, d queue.Delivery[fanout.Job]) error {
+	w.handle = queue.Each(log, func(ctx context.Context, d queue.Delivery[fanout.Job]) error {
 		err := w.Handle(ctx, d.Body)
 		if err != nil {
 			w.log.WarnContext(ctx, "fan-out message failed; SQS will deliver it again", "day", d.Body.Day, "job", d.Body.Job,

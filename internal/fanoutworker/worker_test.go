@@ -17,15 +17,19 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/openvitals/openvitals/internal/audit"
+	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/export"
 	"github.com/openvitals/openvitals/internal/fanout"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/model/step"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/schedule"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/service/schedulefn"
 	"github.com/openvitals/openvitals/internal/store"
 	"github.com/openvitals/openvitals/internal/ux"
 )
@@ -39,7 +43,7 @@ var testFanoutSettings = queue.Settings{VisibilityTimeout: 5 * time.Second, MaxR
 type env struct {
 	t       *testing.T
 	ctx     context.Context
-	clients service.Clients
+	clients awsclient.Clients
 	cfg     service.Config
 	st      *store.Store
 	svc     *service.Service
@@ -53,26 +57,34 @@ func newEnv(t *testing.T) *env {
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
 	cfg := service.Config{Table: st.Table(), Bucket: "openvitals-test"}
-	awstest.Queues(t, clients, &cfg)
+	cfg.NameQueues(awstest.Queues(t, clients))
 	cfg.FanoutQueue = awstest.Queue(t, clients, testFanoutSettings).URL()
 	e := &env{t: t, ctx: context.Background(), clients: clients, cfg: cfg, st: st}
 	e.svc, e.w = e.service(clients)
-	e.sched = schedule.New(e.svc)
+	e.sched = schedulefn.New(e.svc)
 	return e
 }
 
 // service builds the service and its fan-out worker over clients: the listing a few websites
 // a page, audits queued again at once after a takeover.
-func (e *env) service(clients service.Clients) (*service.Service, *Worker) {
+func (e *env) service(clients awsclient.Clients) (*service.Service, *Worker) {
 	e.t.Helper()
 	svc, err := service.New(e.cfg, clients, awstest.Log(e.t))
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	w := New(svc)
+	w := newWorker(svc)
 	w.pageSize = 2
 	w.audits.SetTakeoverDelay(0)
 	return svc, w
+}
+
+// newWorker builds the worker over svc as the function does (service/fanoutworkerfn, which
+// imports this package, so that its own tests cannot).
+func newWorker(svc *service.Service) *Worker {
+	q := svc.Queues
+	return New(svc.Store, Queues{Fanout: q.Fanout, Audit: q.Audit, Multistep: q.Multistep, UX: q.UX, Notify: q.Notify, Purge: q.Purge},
+		export.New(svc.Store, svc.Objects, rum.NewSegmentReader(svc.RUM, svc.Store), svc.Exports), svc.Log)
 }
 
 // website creates a website of account with n pages.

@@ -78,7 +78,7 @@ func TestMissingVariableFailsTheStart(t *testing.T) {
 
 	// A malformed value is named too: a queue's name where the stack passes URLs.
 	cfg = e.config
-	cfg.Service.AuditQueue = "openvitals-audit"
+	cfg.Env = append(slices.Clone(cfg.Env), service.EnvAuditQueue+"=openvitals-audit")
 	lines = startFailure(t, "notifier", cfg)
 	if len(lines) != 1 || !strings.Contains(lines[0], service.EnvAuditQueue+`="openvitals-audit"`) {
 		t.Errorf("start failure %q, want one line naming %s", lines, service.EnvAuditQueue)

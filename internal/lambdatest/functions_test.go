@@ -22,6 +22,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/audit"
+	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/channel"
@@ -135,7 +136,7 @@ const adminKey = "ov_lambdatest_functions_admin_key"
 
 // newEnv creates a table with an admin key, a website with one page, every queue, and an S3
 // stand-in with the bucket, and the Config that points a function at them.
-func newEnv(t *testing.T) (*env, service.Clients, map[string]string) {
+func newEnv(t *testing.T) (*env, awsclient.Clients, map[string]string) {
 	t.Helper()
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
@@ -152,7 +153,7 @@ func newEnv(t *testing.T) (*env, service.Clients, map[string]string) {
 		t.Fatal(err)
 	}
 	cfg := service.Config{Table: st.Table()}
-	awstest.Queues(t, clients, &cfg)
+	cfg.NameQueues(awstest.Queues(t, clients))
 	urls := map[string]string{
 		"purge": cfg.PurgeQueue, "audit": cfg.AuditQueue, "multistep": cfg.MultistepQueue, "fanout": cfg.FanoutQueue, "ux": cfg.UXQueue,
 		"rum": cfg.RUMQueue, "beacon": cfg.BeaconQueue, "notify": cfg.NotifyQueue,
@@ -185,15 +186,14 @@ func newEnv(t *testing.T) (*env, service.Clients, map[string]string) {
 	return &env{
 		st: st, site: site, page: pages[0], rums: rumstore.New(st, rumObjects, 400*24*time.Hour, awstest.Log(t)),
 		config: lambdatest.Config{
-			Service: cfg,
-			Env: []string{
-				"AWS_ENDPOINT_URL_S3=" + s3srv.URL,
+			Env: append(cfg.ResourceEnv(),
+				"AWS_ENDPOINT_URL_S3="+s3srv.URL,
 				// What the browser image sets (the audit worker checks them at start).
 				"OPENVITALS_CHROMIUM_BIN=/usr/lib/chromium/chromium",
-				"OPENVITALS_NODE=" + filepath.Join(browser, "node_modules", ".bin", "node"),
-				"OPENVITALS_LIGHTHOUSE_RUNNER=" + filepath.Join(browser, "runner.mjs"),
+				"OPENVITALS_NODE="+filepath.Join(browser, "node_modules", ".bin", "node"),
+				"OPENVITALS_LIGHTHOUSE_RUNNER="+filepath.Join(browser, "runner.mjs"),
 				// A fixed key in place of the CDK-generated secret.
-				"OPENVITALS_CREDENTIALS_KEY=" + credentialsKey,
+				"OPENVITALS_CREDENTIALS_KEY="+credentialsKey,
 				// A purge ends in one pass (the purgeworker tests cover the later passes).
 				"OPENVITALS_PURGE_SETTLE_SECONDS=0",
 				// The CrUX key as the stack's secret starts: blank, so CrUX is left out.
@@ -203,7 +203,7 @@ func newEnv(t *testing.T) (*env, service.Clients, map[string]string) {
 				"OPENVITALS_RUM_RETENTION_DAYS=400",
 				"OPENVITALS_REPORT_RETENTION_DAYS=90",
 				"OPENVITALS_EXPORT_RETENTION_DAYS=731",
-			},
+			),
 		},
 	}, clients, urls
 }

@@ -30,8 +30,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/openvitals/openvitals/internal/service"
 )
 
 // apiPrefix is the Runtime API's version path, which the aws-lambda-go client hard-codes.
@@ -367,10 +365,10 @@ func RemoveBuilds() {
 
 // Config is the function's configuration: what CDK would set in its environment.
 type Config struct {
-	// Service names the table, the bucket and every queue, handed over as the variables
-	// service.ConfigFromEnv reads (service.Config.ResourceEnv); its other fields are not.
-	Service service.Config
-	Env     []string // more KEY=value entries; they win over the ones Start sets
+	// Env are the KEY=value entries of its environment beyond the runtime's and the stand-ins'
+	// (which Start sets): its table, buckets and queues (service.Config.ResourceEnv) and its
+	// other settings. They win over the ones Start sets.
+	Env []string
 }
 
 // Function is a started function process.
@@ -443,7 +441,6 @@ func functionEnv(rt *Runtime, cfg Config) ([]string, error) {
 		"AWS_EC2_METADATA_DISABLED=true",
 		"TZ=:UTC",
 	}
-	env = append(env, cfg.Service.ResourceEnv()...)
 	for _, name := range []string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_S3"} {
 		v := os.Getenv(name)
 		if v == "" && name == "AWS_ENDPOINT_URL_S3" {

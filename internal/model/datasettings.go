@@ -65,6 +65,19 @@ func Bounds(reportDays, rumDays, exportDays int) RetentionBounds {
 	}
 }
 
+// The stack's defaults of OPENVITALS_REPORT_RETENTION_DAYS, OPENVITALS_RUM_RETENTION_DAYS and
+// OPENVITALS_EXPORT_RETENTION_DAYS: how long a deployment keeps each kind unless told.
+const (
+	DefaultReportRetentionDays = 90
+	DefaultRUMRetentionDays    = 400
+	DefaultExportRetentionDays = 731
+)
+
+// DefaultBounds are the limits of a deployment that keeps the stack's defaults.
+func DefaultBounds() RetentionBounds {
+	return Bounds(DefaultReportRetentionDays, DefaultRUMRetentionDays, DefaultExportRetentionDays)
+}
+
 // Check returns one FieldError per field of r outside its bounds (0 is always allowed: the
 // default).
 func (r Retention) Check(b RetentionBounds) FieldErrors {

@@ -12,9 +12,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 
-	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/channel"
 	"github.com/openvitals/openvitals/internal/deliver"
 	"github.com/openvitals/openvitals/internal/event"
@@ -22,7 +20,6 @@ import (
 	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/regression"
-	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -39,13 +36,6 @@ type Worker struct {
 	backoff func(attempt int) time.Duration
 	log     *slog.Logger
 	handle  queue.BatchHandler
-}
-
-// New builds the notifier from the service.
-func New(_ context.Context, svc *service.Service) (*Worker, error) {
-	guard := browser.Guard{AllowPrivate: svc.Config.AllowPrivateTargets}
-	sender := deliver.NewSender(guard, sesv2.NewFromConfig(svc.AWS), svc.Config.EmailFrom, svc.Config.APIURL, svc.Config.DashboardURL)
-	return NewWorker(svc.Store, svc.Credentials, sender, notify.NewQueue(svc.Queues.Notify), svc.Log), nil
 }
 
 // NewWorker returns a Worker over the table, opening channels with keys, delivering with

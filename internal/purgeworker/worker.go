@@ -14,7 +14,6 @@ import (
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/queue"
-	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -34,17 +33,11 @@ type Worker struct {
 	// exports is the export bucket and bounds the deployment's retention bounds (WithExports).
 	exports *blobstore.Bucket
 	bounds  model.RetentionBounds
-	// settle is how long after a deletion its purge passes again (service.Config.PurgeSettle).
+	// settle is how long after a deletion its purge passes again (OPENVITALS_PURGE_SETTLE_SECONDS).
 	settle time.Duration
 	now    func() time.Time
 	log    *slog.Logger
 	handle queue.BatchHandler
-}
-
-// New builds the purge worker from the service.
-func New(_ context.Context, svc *service.Service) (*Worker, error) {
-	w := NewWorker(svc.Store, svc.Objects, svc.RUM, purge.NewQueue(svc.Queues.Purge), svc.Config.PurgeSettle, svc.Log)
-	return w.WithExports(svc.Exports, svc.Config.RetentionBounds()), nil
 }
 
 // NewWorker returns a Worker over the table, the bucket and the real-user objects, queuing a
@@ -52,7 +45,7 @@ func New(_ context.Context, svc *service.Service) (*Worker, error) {
 // passes keep the default bounds (model.Bounds of the stack's defaults) until WithExports.
 func NewWorker(st *store.Store, objects *blobstore.Bucket, rum RUMObjects, purges *purge.Queue, settle time.Duration, log *slog.Logger) *Worker {
 	w := &Worker{store: st, objects: objects, rum: rum, purges: purges, settle: settle, now: time.Now, log: log,
-		bounds: model.Bounds(service.DefaultReportRetentionDays, service.DefaultRUMRetentionDays, service.DefaultExportRetentionDays)}
+		bounds: model.DefaultBounds()}
 	w.handle = queue.Each(log, func(ctx context.Context, d queue.Delivery[purge.Job]) error {
 		err := w.Purge(ctx, model.PurgeJob(d.Body))
 		if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/artifact"
+	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/contract"
@@ -26,7 +27,6 @@ import (
 	"github.com/openvitals/openvitals/internal/purgeworker"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/rumstore"
-	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -37,7 +37,7 @@ const (
 
 type purgeEnv struct {
 	t       *testing.T
-	clients service.Clients
+	clients awsclient.Clients
 	store   *store.Store
 	objects *blobstore.Bucket
 	rum     *rumstore.Store

@@ -11,11 +11,12 @@ import (
 
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/awstest"
-	"github.com/openvitals/openvitals/internal/fanoutworker"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/schedule"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/service/fanoutworkerfn"
+	"github.com/openvitals/openvitals/internal/service/schedulefn"
 )
 
 // Each daily rule of the stack names its job in the event, and the scheduler starts that
@@ -26,13 +27,16 @@ func TestDailyRunsTheJobsTheEventNames(t *testing.T) {
 	st := awstest.Store(t, clients)
 	t.Setenv("OPENVITALS_CREDENTIALS_KEY", "")
 	cfg := service.Config{Table: st.Table(), Bucket: "openvitals-test"}
-	awstest.Queues(t, clients, &cfg)
+	cfg.NameQueues(awstest.Queues(t, clients))
 	svc, err := service.New(cfg, clients, awstest.Log(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sched := schedule.New(svc)
-	fanouts := fanoutworker.New(svc)
+	sched := schedulefn.New(svc)
+	fanouts, err := fanoutworkerfn.New(context.Background(), svc)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 	site := model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
 	if err := st.CreateWebsite(ctx, &site); err != nil {
@@ -107,7 +111,7 @@ func TestSweepEventEndsOverdueWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sched := schedule.New(svc)
+	sched := schedulefn.New(svc)
 	ctx := context.Background()
 	site := model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
 	if err := st.CreateWebsite(ctx, &site); err != nil {

@@ -25,7 +25,6 @@ import (
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/queue"
-	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
 	"github.com/openvitals/openvitals/internal/ux"
 )
@@ -61,23 +60,28 @@ type Scheduler struct {
 	purges *purge.Queue
 	// auditQueue and runQueue give the deadlines of overdue work (their Settings.Deadline).
 	auditQueue, runQueue *queue.Queue
-	// purgeSettle is how long a purge's marker stays on purpose (service.Config.PurgeSettle).
+	// purgeSettle is how long a purge's marker stays on purpose (OPENVITALS_PURGE_SETTLE_SECONDS).
 	purgeSettle time.Duration
 	log         *slog.Logger
 }
 
-// New builds the scheduler from the service.
-func New(svc *service.Service) *Scheduler {
+// Queues are the queues the scheduler starts work on, or sweeps the overdue work of.
+type Queues struct {
+	Fanout, Audit, Multistep, Purge *queue.Queue
+}
+
+// New returns a Scheduler over the table and q; a purge's marker stays purgeSettle on purpose.
+func New(st *store.Store, q Queues, purgeSettle time.Duration, log *slog.Logger) *Scheduler {
 	return &Scheduler{
-		store:       svc.Store,
-		fanout:      fanout.NewQueue(svc.Queues.Fanout),
-		audits:      audit.NewQueue(svc.Store, svc.Queues.Audit, svc.Log),
-		runs:        multistep.NewQueue(svc.Store, svc.Queues.Multistep, svc.Log),
-		purges:      purge.NewQueue(svc.Queues.Purge),
-		auditQueue:  svc.Queues.Audit,
-		runQueue:    svc.Queues.Multistep,
-		purgeSettle: svc.Config.PurgeSettle,
-		log:         svc.Log,
+		store:       st,
+		fanout:      fanout.NewQueue(q.Fanout),
+		audits:      audit.NewQueue(st, q.Audit, log),
+		runs:        multistep.NewQueue(st, q.Multistep, log),
+		purges:      purge.NewQueue(q.Purge),
+		auditQueue:  q.Audit,
+		runQueue:    q.Multistep,
+		purgeSettle: purgeSettle,
+		log:         log,
 	}
 }
 

@@ -92,15 +92,9 @@ const (
 	MaxRUMRetentionDays = 3650
 )
 
-// The defaults of OPENVITALS_REPORT_RETENTION_DAYS, OPENVITALS_RUM_RETENTION_DAYS and
-// OPENVITALS_EXPORT_RETENTION_DAYS (the stack's own defaults), and the most the first and last
-// may be.
-const (
-	DefaultReportRetentionDays = 90
-	DefaultRUMRetentionDays    = 400
-	DefaultExportRetentionDays = 731
-	MaxRetentionDays           = 3650
-)
+// MaxRetentionDays is the most OPENVITALS_REPORT_RETENTION_DAYS and
+// OPENVITALS_EXPORT_RETENTION_DAYS may be (their defaults are model's).
+const MaxRetentionDays = 3650
 
 // days reads a number of days from name, least to MaxRetentionDays.
 func days(name string, fallback, least int) (int, error) {
@@ -157,16 +151,16 @@ func ConfigFromEnv() (Config, error) {
 		return cfg, fmt.Errorf("%s=%q: want 0 to 86400", EnvPurgeSettle, settle)
 	}
 	cfg.PurgeSettle = time.Duration(secs) * time.Second
-	retention := env(EnvRUMRetentionDays, strconv.Itoa(DefaultRUMRetentionDays))
+	retention := env(EnvRUMRetentionDays, strconv.Itoa(model.DefaultRUMRetentionDays))
 	rumDays, err := strconv.Atoi(retention)
 	if err != nil || rumDays < MinRUMRetentionDays || rumDays > MaxRUMRetentionDays {
 		return cfg, fmt.Errorf("%s=%q: want %d to %d", EnvRUMRetentionDays, retention, MinRUMRetentionDays, MaxRUMRetentionDays)
 	}
 	cfg.RUMRetention = time.Duration(rumDays) * 24 * time.Hour
-	if cfg.ReportRetentionDays, err = days(EnvReportRetentionDays, DefaultReportRetentionDays, model.MinReportRetentionDays); err != nil {
+	if cfg.ReportRetentionDays, err = days(EnvReportRetentionDays, model.DefaultReportRetentionDays, model.MinReportRetentionDays); err != nil {
 		return cfg, err
 	}
-	if cfg.ExportRetentionDays, err = days(EnvExportRetentionDays, DefaultExportRetentionDays, model.MinRetentionDays); err != nil {
+	if cfg.ExportRetentionDays, err = days(EnvExportRetentionDays, model.DefaultExportRetentionDays, model.MinRetentionDays); err != nil {
 		return cfg, err
 	}
 	qpm := env(EnvCrUXQueriesPerMinute, strconv.Itoa(CrUXQuota))
@@ -226,6 +220,14 @@ func QueueVars() []QueueVar {
 			func(c *Config) *string { return &c.RUMQueue }, func(q *Queues) **queue.Queue { return &q.RUM }},
 		{EnvNotifyQueue, "openvitals-notify", NotifyQueueSettings,
 			func(c *Config) *string { return &c.NotifyQueue }, func(q *Queues) **queue.Queue { return &q.Notify }},
+	}
+}
+
+// NameQueues names every queue of c by the URL create returns for the queue's settings and
+// kind: tests give each test queues of its own (awstest.Queues).
+func (c *Config) NameQueues(create func(s queue.Settings, fifo bool) (url string)) {
+	for _, q := range QueueVars() {
+		q.Set(c, create(q.Settings, q.FIFO()))
 	}
 }
 

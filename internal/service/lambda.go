@@ -86,7 +86,8 @@ func sharedVars() []string {
 	return vars
 }
 
-// Functions are the functions of functions/, each main starting with FromEnv(ctx, its Name).
+// Functions are the functions of functions/, each main starting the Handler (WorkerHandler,
+// apifn.Handler) of its Name.
 var Functions = []Function{
 	{Name: "websites", Needs: []string{EnvCredentialsKeySecret, EnvRUMRetentionDays, EnvReportRetentionDays, EnvExportRetentionDays}},
 	{Name: "pages"},

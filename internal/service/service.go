@@ -1,7 +1,11 @@
 // Package service reads openvitals' configuration from the environment and builds the clients
 // every function shares: the table, the bucket, the queues, the credentials keyring and the
-// secrets. Lambda mains and the local programs all start here, so that the code that runs
-// locally is the code that runs in AWS; each pipeline and the API build their own parts from it.
+// secrets. It is the composition root: the Lambda mains (Handler) and the local programs all
+// start here, so that the code that runs locally is the code that runs in AWS. Each deployed
+// part is built from a Service by a package of its own beneath this one (apifn, schedulefn,
+// browserworkersfn for the two workers that drive Chromium, and one <worker>fn for each other
+// worker package), so that a function links only its own part; no other package under
+// internal/ imports the service, and the parts take what they need explicitly.
 package service
 
 import (
@@ -14,59 +18,15 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/rumstore"
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/store"
 )
-
-// Clients are the AWS clients, configured from the SDK's own environment variables
-// (AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL_S3, ...).
-type Clients struct {
-	DynamoDB *dynamodb.Client
-	SQS      *sqs.Client
-	S3       *s3.Client
-	// SecretsManager reads the secrets of AWS deployments (the CrUX API key, the credentials
-	// key); locally the same values come from environment variables.
-	SecretsManager *secretsmanager.Client
-	// AWS is the loaded configuration, for the clients one function alone uses (the
-	// notifier's SES), so that the others neither build nor link them.
-	AWS aws.Config
-}
-
-// NewClients loads the AWS configuration and builds the clients.
-func NewClients(ctx context.Context) (Clients, error) {
-	cfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		return Clients{}, fmt.Errorf("load AWS config: %w", err)
-	}
-	return Clients{
-		DynamoDB: dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
-			// DynamoDB Local sends CRC32 headers that do not match some error bodies, which
-			// only fills the log with warnings; AWS's own endpoint keeps the check.
-			o.DisableValidateResponseChecksum = os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") != ""
-		}),
-		SQS: sqs.NewFromConfig(cfg),
-		S3: s3.NewFromConfig(cfg, func(o *s3.Options) {
-			// S3 stand-ins (gofakes3, LocalStack) serve buckets by path, not by host name.
-			o.UsePathStyle = os.Getenv("AWS_ENDPOINT_URL_S3") != ""
-			// Checksums only where S3 requires them: stand-ins reject the newer trailers.
-			o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
-			// Nor validated unless asked: a ranged GET (a report reading a day's tables) has
-			// none to validate, and the SDK would log so at every one.
-			o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
-		}),
-		SecretsManager: secretsmanager.NewFromConfig(cfg),
-		AWS:            cfg,
-	}, nil
-}
 
 // Queues are the opened queues of every pipeline.
 type Queues struct {
@@ -76,7 +36,7 @@ type Queues struct {
 // Service is the configuration and the clients built from it: the table, the bucket, the
 // queues, the credentials keyring and the secrets.
 type Service struct {
-	// AWS is the loaded AWS configuration (see Clients.AWS).
+	// AWS is the loaded AWS configuration (see awsclient.Clients.AWS).
 	AWS     aws.Config
 	Config  Config
 	Log     *slog.Logger
@@ -95,7 +55,7 @@ type Service struct {
 // New builds the service over existing resources (Provision creates them locally). Given queue
 // URLs, as CDK gives the functions, it makes no network call, so a cold start pays only for
 // building clients.
-func New(cfg Config, clients Clients, log *slog.Logger) (*Service, error) {
+func New(cfg Config, clients awsclient.Clients, log *slog.Logger) (*Service, error) {
 	svc := &Service{
 		Config: cfg, Log: log,
 		Store:       store.New(clients.DynamoDB, cfg.Table),
@@ -131,7 +91,7 @@ func FromEnv(ctx context.Context, function string) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	clients, err := NewClients(ctx)
+	clients, err := awsclient.New(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +100,7 @@ func FromEnv(ctx context.Context, function string) (*Service, error) {
 
 // Provision creates the table, queues and buckets the configuration names, where they do not
 // exist yet. The local service and tests use it; in AWS the CDK stack owns these resources.
-func Provision(ctx context.Context, cfg Config, clients Clients) error {
+func Provision(ctx context.Context, cfg Config, clients awsclient.Clients) error {
 	if err := store.New(clients.DynamoDB, cfg.Table).CreateTable(ctx); err != nil {
 		return err
 	}

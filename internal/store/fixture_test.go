@@ -9,9 +9,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
-	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -19,7 +19,7 @@ import (
 // pages and a budget.
 
 // newWebsite is a store over the test's own table with one website of account acme.
-func newWebsite(t *testing.T) (service.Clients, *store.Store, model.Website) {
+func newWebsite(t *testing.T) (awsclient.Clients, *store.Store, model.Website) {
 	t.Helper()
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
@@ -61,7 +61,7 @@ type storedItem struct {
 }
 
 // itemsOf scans the table for a website's partition: each item's sort key and TTL attribute.
-func itemsOf(t *testing.T, clients service.Clients, st *store.Store, w model.Website) []storedItem {
+func itemsOf(t *testing.T, clients awsclient.Clients, st *store.Store, w model.Website) []storedItem {
 	t.Helper()
 	var out []storedItem
 	p := dynamodb.NewScanPaginator(clients.DynamoDB, &dynamodb.ScanInput{TableName: aws.String(st.Table()), ConsistentRead: aws.Bool(true)})

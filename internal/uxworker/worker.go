@@ -8,10 +8,8 @@ package uxworker
 import (
 	"context"
 	"errors"
-	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/model"
-	"github.com/openvitals/openvitals/internal/notify"
 	"log/slog"
 	"slices"
 	"strings"
@@ -26,7 +24,6 @@ import (
 	"github.com/openvitals/openvitals/internal/regression"
 	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/seal"
-	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
 	"github.com/openvitals/openvitals/internal/ux"
 )
@@ -54,25 +51,30 @@ type Worker struct {
 	rum         *rum.Reader
 }
 
-// New builds the ux worker from the service: the CrUX API key (Service.CrUXAPIKey, read once
-// here), its share of the CrUX quota and the configured endpoint overrides.
-func New(ctx context.Context, svc *service.Service) (*Worker, error) {
-	key, err := svc.CrUXAPIKey(ctx)
+// Deps are what the ux worker of a deployment is built over.
+type Deps struct {
+	// Google is how the APIs are reached: the CrUX API key, the share of its quota, the
+	// endpoints.
+	Google      google.Config
+	Store       *store.Store
+	Credentials Opener
+	// Events records the pages' assessments changing; Regressions evaluates the pages'
+	// user-experience and real-user series, with RUM's reports, and decides incidents' field
+	// verdicts.
+	Events      *event.Recorder
+	Regressions *regression.Watcher
+	RUM         *rum.Reader
+	Log         *slog.Logger
+}
+
+// New returns the worker NewWorker makes, recording and evaluating what its collections
+// change as d says.
+func New(ctx context.Context, d Deps) (*Worker, error) {
+	w, err := NewWorker(ctx, d.Google, d.Store, d.Credentials, d.Log)
 	if err != nil {
 		return nil, err
 	}
-	w, err := NewWorker(ctx, google.Config{
-		CrUXKey:               key,
-		QueriesPerMinute:      svc.Config.CrUXQueriesPerMinute,
-		CrUXEndpoint:          svc.Config.CrUXEndpoint,
-		SearchConsoleEndpoint: svc.Config.SearchConsoleEndpoint,
-	}, svc.Store, svc.Credentials, svc.Log)
-	if err != nil {
-		return nil, err
-	}
-	w.events = event.NewRecorder(svc.Store, notify.NewQueue(svc.Queues.Notify), svc.Log)
-	w.regressions = regression.NewWatcher(svc.Store, artifact.New(svc.Objects), w.events, svc.Log)
-	w.rum = rum.NewReader(svc.RUM)
+	w.events, w.regressions, w.rum = d.Events, d.Regressions, d.RUM
 	return w, nil
 }
 

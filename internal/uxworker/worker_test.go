@@ -14,6 +14,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
+	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/contract"
 	"github.com/openvitals/openvitals/internal/google"
@@ -35,7 +36,7 @@ const (
 type testEnv struct {
 	t       *testing.T
 	ctx     context.Context
-	clients service.Clients
+	clients awsclient.Clients
 	st      *store.Store
 	keys    *seal.Keyring
 	google  *fakeGoogle

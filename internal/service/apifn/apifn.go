@@ -1,11 +1,14 @@
-package api
+// Package apifn builds the API server from the service: the wiring the API's functions
+// (functions/<group>) and the local service share. Like each worker's, it is a package of its
+// own, so that only the programs that serve the API link it.
+package apifn
 
 import (
 	"context"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
+	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/export"
 	"github.com/openvitals/openvitals/internal/multistep"
@@ -16,10 +19,10 @@ import (
 	"github.com/openvitals/openvitals/internal/ux"
 )
 
-// FromService builds the server from the service's configuration and clients: the pipelines'
-// queues, the report bucket, the credentials keyring.
-func FromService(svc *service.Service) *Server {
-	return New(Deps{
+// New builds the server from the service's configuration and clients: the pipelines' queues,
+// the report bucket, the credentials keyring.
+func New(svc *service.Service) *api.Server {
+	return api.New(api.Deps{
 		Store:              svc.Store,
 		Purger:             purge.NewQueue(svc.Queues.Purge),
 		Auditor:            audit.NewQueue(svc.Store, svc.Queues.Audit, svc.Log),
@@ -40,13 +43,10 @@ func FromService(svc *service.Service) *Server {
 	})
 }
 
-// LambdaHandler is the Lambda handler of one endpoint group's function behind API Gateway
-// (HTTP API, payload format 2.0), built from the environment (the group's function is
-// functions/<group.Name>).
-func LambdaHandler(ctx context.Context, group Group) (func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error), error) {
-	svc, err := service.FromEnv(ctx, group.Name)
-	if err != nil {
-		return nil, err
-	}
-	return httpadapter.NewV2(FromService(svc).Serve(group)).ProxyWithContext, nil
+// Handler returns the Lambda handler of one endpoint group's function behind API Gateway
+// (HTTP API, payload format 2.0): the group's function is functions/<group.Name>.
+func Handler(group api.Group) any {
+	return service.Handler(group.Name, func(_ context.Context, svc *service.Service) (any, error) {
+		return httpadapter.NewV2(New(svc).Serve(group)).ProxyWithContext, nil
+	})
 }
