@@ -16,11 +16,11 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/openvitals/openvitals/internal/apikey"
-	"github.com/openvitals/openvitals/internal/awstest"
-	"github.com/openvitals/openvitals/internal/contract"
-	"github.com/openvitals/openvitals/internal/lambdatest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
+	"github.com/openvitals/openvitals/internal/testing/contract"
+	"github.com/openvitals/openvitals/internal/testing/lambdatest"
 )
 
 // TestMain removes the function binary that the tests and the benchmark share.

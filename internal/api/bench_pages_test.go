@@ -12,10 +12,10 @@ import (
 
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/quota"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // BenchmarkPagesAtScale measures the pages list, the website's opportunities and a page's

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 type experimentOut struct {

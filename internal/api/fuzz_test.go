@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // bodyRoutes are the routes of the route table that take a body (POST and PUT), by their

@@ -15,12 +15,12 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/openvitals/openvitals/internal/api"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/quota"
 	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/rum/geo"
 	"github.com/openvitals/openvitals/internal/rumworker"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // beacon posts a beacon as navigator.sendBeacon does (text/plain) from a client address.

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/rum"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // lifecycleBeacon is a beacon of the snippet with soft navigations: a page lifecycle's views.

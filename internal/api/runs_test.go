@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/multistep"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 type runRecord struct {

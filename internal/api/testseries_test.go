@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/audit"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/quota"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 type seriesTest struct {

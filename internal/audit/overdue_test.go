@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/audit"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // TestOverdueSeriesTestsEndOrQueueAgain: series tests whose audit messages are lost do not stay

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/audit"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // TestDailyWebsiteQueuesEachShardOnce: a website's daily audits are queued in shards of its

@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/artifact"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/regression"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // What an audit does once its result is stored (the page's summary, the budgets' statuses and

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/purgeworker"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // heldSite serves a small page, and holds the audit's load of it (Lighthouse's request for the

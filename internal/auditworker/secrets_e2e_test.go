@@ -19,12 +19,12 @@ import (
 
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/audit"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/deliver"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/redact"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 const viewerKey = "ov_test_viewer_key_for_secrets_0123456789"

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/artifact"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/export"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/rum"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // BenchmarkExportWebsiteDay exports a day of a website of 100 pages audited on both devices

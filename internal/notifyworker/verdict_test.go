@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/channel"
 	"github.com/openvitals/openvitals/internal/deliver"
@@ -17,6 +16,7 @@ import (
 	"github.com/openvitals/openvitals/internal/regression"
 	"github.com/openvitals/openvitals/internal/standin"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // TestVerdictInThread: an incident's detection reaches a webhook (subscribed to detections

@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/budget"
 	"github.com/openvitals/openvitals/internal/channel"
@@ -31,6 +30,7 @@ import (
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/standin"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // receiver is a local endpoint that records what it is sent and answers the statuses it is

@@ -28,7 +28,6 @@ import (
 
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/journey"
 	"github.com/openvitals/openvitals/internal/lighthouse"
@@ -42,6 +41,7 @@ import (
 	"github.com/openvitals/openvitals/internal/rumworker"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // thirdPartyHost is a host of the third-party-web dataset (Google Tag Manager) that the test's

@@ -22,12 +22,9 @@ import (
 
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/audit"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/channel"
-	"github.com/openvitals/openvitals/internal/contract"
 	"github.com/openvitals/openvitals/internal/fanout"
-	"github.com/openvitals/openvitals/internal/lambdatest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/model/step"
 	"github.com/openvitals/openvitals/internal/multistep"
@@ -38,6 +35,9 @@ import (
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
+	"github.com/openvitals/openvitals/internal/testing/contract"
+	"github.com/openvitals/openvitals/internal/testing/lambdatest"
 	"github.com/openvitals/openvitals/internal/ux"
 )
 
@@ -48,10 +48,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// repoRoot is the repository's top directory (tests run in internal/lambdatest).
+// repoRoot is the repository's top directory (tests run in internal/testing/lambdatest).
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs("../../..")
 	if err != nil {
 		t.Fatal(err)
 	}

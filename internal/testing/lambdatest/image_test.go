@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/audit"
-	"github.com/openvitals/openvitals/internal/lambdatest"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/lambdatest"
 )
 
 // The browser image test (scripts/image-test.sh, `make image-test`): the script builds the
