@@ -26,8 +26,8 @@ import (
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
-	"github.com/openvitals/openvitals/internal/testing/contract"
 )
 
 // Keys of the accounts every test environment has: acme with an admin and a viewer key, and
@@ -91,11 +91,8 @@ func newTestEnvAt(t testing.TB, now func() time.Time) *testEnv {
 		objects: objects, exports: exports, clients: clients}
 }
 
-type response struct {
-	status int
-	header http.Header
-	body   []byte
-}
+// response is an answer checked against the OpenAPI document.
+type response = apitest.Response
 
 // do sends a request and checks the response against the OpenAPI document. body is nil (no
 // body), a string or []byte (sent as is), or a value sent as JSON.
@@ -126,59 +123,7 @@ func (e *testEnv) do(method, path, key string, body any) response {
 
 func (e *testEnv) send(req *http.Request) response {
 	e.t.Helper()
-	rec := httptest.NewRecorder()
-	e.handler.ServeHTTP(rec, req)
-	res := response{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
-	contract.Check(e.t, req, res.status, res.header, res.body)
-	return res
-}
-
-// want fails the test unless the response has the given status.
-func (r response) want(t testing.TB, status int) response {
-	t.Helper()
-	if r.status != status {
-		t.Fatalf("status %d, want %d; body: %s", r.status, status, r.body)
-	}
-	return r
-}
-
-func (r response) decode(t testing.TB, v any) {
-	t.Helper()
-	if err := json.Unmarshal(r.body, v); err != nil {
-		t.Fatalf("decode %s: %v", r.body, err)
-	}
-}
-
-// problem decodes an error response and checks it names the given fields.
-func (r response) problem(t testing.TB, fields ...string) api.Problem {
-	t.Helper()
-	var p api.Problem
-	r.decode(t, &p)
-	if p.Status != r.status || p.Detail == "" || p.Message != p.Detail || p.Title == "" {
-		t.Errorf("problem %+v does not describe the %d response", p, r.status)
-	}
-	for _, f := range fields {
-		found := false
-		for _, fe := range p.Errors {
-			found = found || fe.Field == f
-		}
-		if !found {
-			t.Errorf("problem %s does not name field %q", r.body, f)
-		}
-	}
-	return p
-}
-
-// listOf decodes a {"result":{"list":[...]}} response.
-func listOf[T any](t testing.TB, r response) []T {
-	t.Helper()
-	var out struct {
-		Result struct {
-			List []T `json:"list"`
-		} `json:"result"`
-	}
-	r.decode(t, &out)
-	return out.Result.List
+	return apitest.Client{Handler: e.handler}.Do(e.t, req)
 }
 
 type website struct {
@@ -197,7 +142,7 @@ type page struct {
 func (e *testEnv) createWebsite(domain string) website {
 	e.t.Helper()
 	var w website
-	e.do("POST", "/account/websites", adminKey, map[string]string{"domain": domain}).want(e.t, 201).decode(e.t, &w)
+	e.do("POST", "/account/websites", adminKey, map[string]string{"domain": domain}).Want(e.t, 201).Decode(e.t, &w)
 	return w
 }
 
@@ -208,7 +153,7 @@ func (e *testEnv) createPages(siteID string, urls ...string) []page {
 		in[i] = map[string]string{"url": u}
 	}
 	var out []page
-	e.do("POST", "/"+siteID+"/settings/pages", adminKey, in).want(e.t, 200).decode(e.t, &out)
+	e.do("POST", "/"+siteID+"/settings/pages", adminKey, in).Want(e.t, 200).Decode(e.t, &out)
 	return out
 }
 

@@ -25,14 +25,14 @@ func TestMalformedBodies(t *testing.T) {
 	site := e.createWebsite("example.com")
 	p := e.createPages(site.ID, "/")[0]
 	var b budget
-	e.do("POST", "/"+site.ID+"/budgets", adminKey, `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`).want(t, 201).decode(t, &b)
+	e.do("POST", "/"+site.ID+"/budgets", adminKey, `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`).Want(t, 201).Decode(t, &b)
 	var ms multistepTest
-	e.do("POST", "/"+site.ID+"/multistep", adminKey, `{"alias":"a","device":"mobile","steps":[{"type":"navigate","target":"/"}]}`).want(t, 201).decode(t, &ms)
+	e.do("POST", "/"+site.ID+"/multistep", adminKey, `{"alias":"a","device":"mobile","steps":[{"type":"navigate","target":"/"}]}`).Want(t, 201).Decode(t, &ms)
 
 	snapshot := func() string {
 		var out strings.Builder
 		for _, path := range []string{"/websites", "/" + site.ID + "/settings/pages", "/" + site.ID + "/budgets", "/" + site.ID + "/multistep"} {
-			out.Write(e.do("GET", path, adminKey, nil).want(t, 200).body)
+			out.Write(e.do("GET", path, adminKey, nil).Want(t, 200).Body)
 		}
 		return out.String()
 	}
@@ -50,8 +50,8 @@ func TestMalformedBodies(t *testing.T) {
 	for _, target := range targets {
 		for _, body := range nastyBodies {
 			res := e.do(target.method, target.path, adminKey, body)
-			if res.status < 400 || res.status >= 500 {
-				t.Errorf("%s %s with %.40q: %d %s", target.method, target.path, body, res.status, res.body)
+			if res.Status < 400 || res.Status >= 500 {
+				t.Errorf("%s %s with %.40q: %d %s", target.method, target.path, body, res.Status, res.Body)
 			}
 		}
 	}
@@ -71,13 +71,13 @@ func FuzzCreatePages(f *testing.F) {
 	path := "/" + e.createWebsite("example.com").ID + "/settings/pages"
 	f.Fuzz(func(t *testing.T, body string) {
 		e.t = t
-		before := string(e.do("GET", path, adminKey, nil).want(t, 200).body)
+		before := string(e.do("GET", path, adminKey, nil).Want(t, 200).Body)
 		res := e.do("POST", path, adminKey, body)
-		if res.status >= 500 {
-			t.Fatalf("%q: %d %s", body, res.status, res.body)
+		if res.Status >= 500 {
+			t.Fatalf("%q: %d %s", body, res.Status, res.Body)
 		}
-		if res.status >= 400 {
-			if after := string(e.do("GET", path, adminKey, nil).body); after != before {
+		if res.Status >= 400 {
+			if after := string(e.do("GET", path, adminKey, nil).Body); after != before {
 				t.Fatalf("refused body %q changed the pages", body)
 			}
 		}

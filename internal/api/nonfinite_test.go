@@ -91,8 +91,8 @@ func TestNonFiniteQueryNumbers(t *testing.T) {
 				q := maps.Clone(required)
 				q.Set(name, value)
 				res := e.do(rt.Method, target+"?"+q.Encode(), key, nil)
-				if res.status >= 500 {
-					t.Errorf("%s %s?%s: %d %s", method, path, q.Encode(), res.status, res.body)
+				if res.Status >= 500 {
+					t.Errorf("%s %s?%s: %d %s", method, path, q.Encode(), res.Status, res.Body)
 				}
 				return res
 			}
@@ -104,21 +104,21 @@ func TestNonFiniteQueryNumbers(t *testing.T) {
 					t.Errorf("%s: no minimum, so no value in range to try", what)
 					continue
 				}
-				if res := send(p.Name, fmt.Sprint(*s.Min)); res.status != http.StatusOK {
-					t.Errorf("%s=%v (in range): %d %s, want 200", what, *s.Min, res.status, res.body)
+				if res := send(p.Name, fmt.Sprint(*s.Min)); res.Status != http.StatusOK {
+					t.Errorf("%s=%v (in range): %d %s, want 200", what, *s.Min, res.Status, res.Body)
 					continue
 				}
 				for _, v := range nonFiniteQueryValues {
 					res := send(p.Name, v)
-					if res.status != http.StatusBadRequest {
-						t.Errorf("%s=%s: %d %s, want 400", what, v, res.status, res.body)
+					if res.Status != http.StatusBadRequest {
+						t.Errorf("%s=%s: %d %s, want 400", what, v, res.Status, res.Body)
 						continue
 					}
-					if ct := res.header.Get("Content-Type"); ct != "application/problem+json" {
+					if ct := res.Header.Get("Content-Type"); ct != "application/problem+json" {
 						t.Errorf("%s=%s: Content-Type %q, want application/problem+json", what, v, ct)
 					}
-					if prob := res.problem(t, p.Name); len(prob.Errors) == 0 {
-						t.Errorf("%s=%s: a problem without errors[]: %s", what, v, res.body)
+					if prob := res.Problem(t, p.Name); len(prob.Errors) == 0 {
+						t.Errorf("%s=%s: a problem without errors[]: %s", what, v, res.Body)
 					}
 				}
 			}
@@ -292,15 +292,15 @@ func TestNonFiniteBodyNumbers(t *testing.T) {
 					if n == "NaN" || n == "Infinity" {
 						want, field = http.StatusBadRequest, ""
 					}
-					if res.status != want {
-						t.Errorf("%s = %s: %d %s, want %d", what, n, res.status, res.body, want)
+					if res.Status != want {
+						t.Errorf("%s = %s: %d %s, want %d", what, n, res.Status, res.Body, want)
 						continue
 					}
-					if res.status >= 400 {
+					if res.Status >= 400 {
 						if field != "" {
-							res.problem(t, field)
+							res.Problem(t, field)
 						} else {
-							res.problem(t)
+							res.Problem(t)
 						}
 					}
 				}

@@ -46,13 +46,13 @@ func TestReportLinks(t *testing.T) {
 	base := "/" + f.site.ID + "/pages/" + f.home.ID + "/report-link"
 	link := func(query, key string, status int) string {
 		t.Helper()
-		res := e.do("POST", base+query, key, nil).want(t, status)
+		res := e.do("POST", base+query, key, nil).Want(t, status)
 		if status != 201 {
-			res.problem(t)
+			res.Problem(t)
 			return ""
 		}
 		var out struct{ URL, Date, Device string }
-		res.decode(t, &out)
+		res.Decode(t, &out)
 		if !strings.HasPrefix(out.URL, "/"+f.site.ID+"/lighthouse-report?token=") || out.Device != "desktop" {
 			t.Fatalf("link %+v", out)
 		}
@@ -60,13 +60,13 @@ func TestReportLinks(t *testing.T) {
 	}
 	open := func(url string, status int) string {
 		t.Helper()
-		res := e.send(httptest.NewRequest("GET", url, nil)).want(t, status)
+		res := e.send(httptest.NewRequest("GET", url, nil)).Want(t, status)
 		if status == 200 {
-			if csp := res.header.Get("Content-Security-Policy"); !strings.HasPrefix(csp, "sandbox allow-scripts") || res.header.Get("Cache-Control") != "private, no-store" {
-				t.Errorf("report served with CSP %q, Cache-Control %q", csp, res.header.Get("Cache-Control"))
+			if csp := res.Header.Get("Content-Security-Policy"); !strings.HasPrefix(csp, "sandbox allow-scripts") || res.Header.Get("Cache-Control") != "private, no-store" {
+				t.Errorf("report served with CSP %q, Cache-Control %q", csp, res.Header.Get("Cache-Control"))
 			}
 		}
-		return string(res.body)
+		return string(res.Body)
 	}
 
 	latest := link("?device=desktop", viewerKey, 201)
@@ -129,25 +129,25 @@ func TestReportLinksEndWithTheirPage(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out struct{ URL string }
-		e.do("POST", "/"+f.site.ID+"/pages/"+p.ID+"/report-link?device=desktop", viewerKey, nil).want(t, 201).decode(t, &out)
+		e.do("POST", "/"+f.site.ID+"/pages/"+p.ID+"/report-link?device=desktop", viewerKey, nil).Want(t, 201).Decode(t, &out)
 		return out.URL
 	}
 	open := func(url string) int {
 		t.Helper()
-		return e.send(httptest.NewRequest("GET", url, nil)).status
+		return e.send(httptest.NewRequest("GET", url, nil)).Status
 	}
 	home, pricing := link(f.home), link(f.pricing)
 	if open(home) != 200 || open(pricing) != 200 {
 		t.Fatal("the links do not open")
 	}
-	e.do("DELETE", "/"+f.site.ID+"/settings/"+f.pricing.ID, adminKey, nil).want(t, 204)
+	e.do("DELETE", "/"+f.site.ID+"/settings/"+f.pricing.ID, adminKey, nil).Want(t, 204)
 	if got := open(pricing); got != 404 {
 		t.Errorf("the link of a deleted page: %d, want 404", got)
 	}
 	if got := open(home); got != 200 {
 		t.Errorf("the link of the page left: %d, want 200", got)
 	}
-	e.do("DELETE", "/"+f.site.ID, adminKey, nil).want(t, 204)
+	e.do("DELETE", "/"+f.site.ID, adminKey, nil).Want(t, 204)
 	if got := open(home); got != 404 {
 		t.Errorf("the link of a deleted website: %d, want 404", got)
 	}
