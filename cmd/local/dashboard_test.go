@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -26,8 +25,8 @@ import (
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
-	"github.com/openvitals/openvitals/internal/testing/contract"
 )
 
 const (
@@ -166,31 +165,10 @@ func (l *logLines) count(s string) int {
 	return n
 }
 
-// call makes one API request and decodes its answer into out (unless nil).
+// call makes one API request as the holder of key and decodes its answer into out (unless nil).
 func (d *dashboard) call(t testing.TB, method, path, key, body string, want int, out any) {
 	t.Helper()
-	req, _ := http.NewRequest(method, d.base+path, strings.NewReader(body))
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	contract.Check(t, req, res.StatusCode, res.Header, raw)
-	if res.StatusCode != want {
-		t.Fatalf("%s %s: %d, want %d: %s", method, path, res.StatusCode, want, raw)
-	}
-	if out != nil && len(raw) > 0 {
-		if err := json.Unmarshal(raw, out); err != nil {
-			t.Fatalf("%s %s: %v: %s", method, path, err, raw)
-		}
-	}
+	apitest.Client{Base: d.base, Key: key}.Call(t, method, path, body, want, out)
 }
 
 // pageRow is a row of the pages list.

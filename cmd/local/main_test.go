@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"io"
 	"net"
 	"net/http"
@@ -29,9 +30,7 @@ func TestLocalService(t *testing.T) {
 	st, ctx := d.st, context.Background()
 	call := func(method, path, key, body string, want int) []byte {
 		t.Helper()
-		var out json.RawMessage
-		d.call(t, method, path, key, body, want, &out)
-		return out
+		return apitest.Client{Base: d.base, Key: key}.Call(t, method, path, body, want, nil).Body
 	}
 
 	var w struct{ ID string }

@@ -2,7 +2,6 @@ package auditworker_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -18,8 +17,8 @@ import (
 	"github.com/openvitals/openvitals/internal/auditworker"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/regression"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
-	"github.com/openvitals/openvitals/internal/testing/contract"
 )
 
 // TestComparisonEndToEnd audits a page for real (audit worker, Chromium, Lighthouse, desktop)
@@ -130,21 +129,7 @@ func TestComparisonEndToEnd(t *testing.T) {
 	if err := apikey.Provision(ctx, e.store, apikey.Grant{Account: "acme", Role: model.RoleViewer, Key: "acme-viewer-key-0123456789"}, "test"); err != nil {
 		t.Fatal(err)
 	}
-	handler := api.New(api.Deps{Store: e.store, Reports: e.objects, Log: awstest.Log(t)}).Handler()
-	get := func(path string, out any) {
-		t.Helper()
-		req := httptest.NewRequest("GET", path, nil)
-		req.Header.Set("Authorization", "Bearer acme-viewer-key-0123456789")
-		rec := httptest.NewRecorder()
-		handler.ServeHTTP(rec, req)
-		contract.Check(t, req, rec.Code, rec.Header(), rec.Body.Bytes())
-		if rec.Code != 200 {
-			t.Fatalf("GET %s: %d %s", path, rec.Code, rec.Body)
-		}
-		if err := json.Unmarshal(rec.Body.Bytes(), out); err != nil {
-			t.Fatal(err)
-		}
-	}
+	viewer := apitest.Client{Handler: api.New(api.Deps{Store: e.store, Reports: e.objects, Log: awstest.Log(t)}).Handler(), Key: "acme-viewer-key-0123456789"}
 	var regs struct {
 		Result struct {
 			List []struct {
@@ -156,7 +141,7 @@ func TestComparisonEndToEnd(t *testing.T) {
 			}
 		}
 	}
-	get("/"+site.ID+"/regressions?metric=lcp", &regs)
+	viewer.Call(t, "GET", "/"+site.ID+"/regressions?metric=lcp", "", 200, &regs)
 	if len(regs.Result.List) != 1 {
 		t.Fatalf("regressions %+v, want one of lcp", regs.Result.List)
 	}
@@ -187,7 +172,7 @@ func TestComparisonEndToEnd(t *testing.T) {
 			}
 		}
 	}
-	get(reg.Comparison.Path, &cmp)
+	viewer.Call(t, "GET", reg.Comparison.Path, "", 200, &cmp)
 	if cmp.Loads == nil {
 		t.Fatal("the comparison has no loads: the audits kept no diagnostics")
 	}

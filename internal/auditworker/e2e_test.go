@@ -46,8 +46,8 @@ import (
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
-	"github.com/openvitals/openvitals/internal/testing/contract"
 )
 
 const adminKey = "acme-admin-key-0123456789"
@@ -96,7 +96,7 @@ func fixtureSite(t testing.TB) (string, int) {
 type e2e struct {
 	t       *testing.T
 	clients service.Clients
-	handler http.Handler
+	api     apitest.Client // the API, called as acme's admin
 	store   *store.Store
 	objects *blobstore.Bucket
 	queue   *queue.Queue
@@ -149,25 +149,8 @@ func newE2E(t *testing.T, allowPrivate bool) *e2e {
 	}, st, objects, runner, log)
 	srv := api.New(api.Deps{Store: st, Purger: purge.NewQueue(pq), Auditor: audit.NewQueue(st, q, log),
 		Reports: objects, Log: log, AllowLocalTargets: true, Credentials: keys, Notifications: notify.NewQueue(nq)})
-	return &e2e{t: t, clients: clients, handler: srv.Handler(), store: st, objects: objects, queue: q, purges: pq,
+	return &e2e{t: t, clients: clients, api: apitest.Client{Handler: srv.Handler(), Key: adminKey}, store: st, objects: objects, queue: q, purges: pq,
 		notify: nq, keys: keys, events: events, worker: worker, runner: runner, temp: temp}
-}
-
-func (e *e2e) call(method, path, body string, status int, out any) {
-	e.t.Helper()
-	req := httptest.NewRequest(method, path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+adminKey)
-	rec := httptest.NewRecorder()
-	e.handler.ServeHTTP(rec, req)
-	contract.Check(e.t, req, rec.Code, rec.Header(), rec.Body.Bytes())
-	if rec.Code != status {
-		e.t.Fatalf("%s %s: %d, want %d: %s", method, path, rec.Code, status, rec.Body)
-	}
-	if out != nil {
-		if err := json.Unmarshal(rec.Body.Bytes(), out); err != nil {
-			e.t.Fatal(err)
-		}
-	}
 }
 
 // work runs the audit worker on the queue, as the local service does, until jobs are done or
@@ -271,21 +254,21 @@ func TestAuditEndToEnd(t *testing.T) {
 	host, heroBytes := fixtureSite(t)
 
 	var site struct{ ID string }
-	e.call("POST", "/account/websites", `{"domain":"`+host+`","method":"simulated"}`, 201, &site)
+	e.api.Call(e.t, "POST", "/account/websites", `{"domain":"`+host+`","method":"simulated"}`, 201, &site)
 	var pages []struct{ ID, URL string }
-	e.call("POST", "/"+site.ID+"/settings/pages", `[{"url":"/","alias":"Home"},{"url":"/missing","alias":"Broken"}]`, 200, &pages)
+	e.api.Call(e.t, "POST", "/"+site.ID+"/settings/pages", `[{"url":"/","alias":"Home"},{"url":"/missing","alias":"Broken"}]`, 200, &pages)
 	home, missing := pages[0].ID, pages[1].ID
 	var kb, cls struct{ ID string }
-	e.call("POST", "/"+site.ID+"/budgets", `{"metric":"kb_total","operator":"lt","value":100,"device":"all"}`, 201, &kb)
-	e.call("POST", "/"+site.ID+"/budgets", `{"metric":"cls","operator":"lt","value":5,"device":"desktop"}`, 201, &cls)
+	e.api.Call(e.t, "POST", "/"+site.ID+"/budgets", `{"metric":"kb_total","operator":"lt","value":100,"device":"all"}`, 201, &kb)
+	e.api.Call(e.t, "POST", "/"+site.ID+"/budgets", `{"metric":"cls","operator":"lt","value":5,"device":"desktop"}`, 201, &cls)
 	hooks := newHookReceiver(t)
 	var hook struct{ ID, Secret string }
-	e.call("POST", "/"+site.ID+"/channels", `{"name":"CI","kind":"webhook","url":"`+hooks.URL+`/openvitals"}`, 201, &hook)
+	e.api.Call(e.t, "POST", "/"+site.ID+"/channels", `{"name":"CI","kind":"webhook","url":"`+hooks.URL+`/openvitals"}`, 201, &hook)
 
 	queued := time.Now().UTC()
 	var res struct{ Queued int }
-	e.call("POST", "/"+site.ID+"/audits", `{"pages":["`+home+`"]}`, 202, &res)
-	e.call("POST", "/"+site.ID+"/audits", `{"pages":["`+missing+`"],"devices":["desktop"]}`, 202, nil)
+	e.api.Call(e.t, "POST", "/"+site.ID+"/audits", `{"pages":["`+home+`"]}`, 202, &res)
+	e.api.Call(e.t, "POST", "/"+site.ID+"/audits", `{"pages":["`+missing+`"],"devices":["desktop"]}`, 202, nil)
 	if res.Queued != 2 {
 		t.Fatalf("queued %d audits of home, want 2 (desktop and mobile)", res.Queued)
 	}
@@ -307,7 +290,7 @@ func TestAuditEndToEnd(t *testing.T) {
 			List []struct{ ID, Type, Before, After string }
 		}
 	}
-	e.call("GET", "/"+site.ID+"/events", "", 200, &evs)
+	e.api.Call(e.t, "GET", "/"+site.ID+"/events", "", 200, &evs)
 	if len(evs.Result.List) != 1 || evs.Result.List[0].Type != "budget.status_changed" || evs.Result.List[0].Before != "ok" || evs.Result.List[0].After != "exceeded" {
 		t.Fatalf("events %+v, want one budget.status_changed ok → exceeded", evs.Result.List)
 	}
@@ -319,7 +302,7 @@ func TestAuditEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.notifyAll()
-	e.call("GET", "/"+site.ID+"/events", "", 200, &evs)
+	e.api.Call(e.t, "GET", "/"+site.ID+"/events", "", 200, &evs)
 	if len(evs.Result.List) != 1 || len(hooks.verified(t, hook.Secret)) != 1 {
 		t.Errorf("after a redelivered audit: %d events, %d webhook requests; want 1 and 1", len(evs.Result.List), len(hooks.verified(t, hook.Secret)))
 	}
@@ -355,7 +338,7 @@ func TestAuditEndToEnd(t *testing.T) {
 		var detail struct {
 			LatestMetrics map[string]*float64
 		}
-		e.call("GET", "/"+site.ID+"/pages/"+home+"?device="+device, "", 200, &detail)
+		e.api.Call(e.t, "GET", "/"+site.ID+"/pages/"+home+"?device="+device, "", 200, &detail)
 		m := detail.LatestMetrics
 		v := func(k string) float64 {
 			if m[k] == nil {
@@ -387,7 +370,7 @@ func TestAuditEndToEnd(t *testing.T) {
 		}
 
 		var timeline struct{ Result []numbers }
-		e.call("GET", "/"+site.ID+"/pages/"+home+"/timeline?device="+device, "", 200, &timeline)
+		e.api.Call(e.t, "GET", "/"+site.ID+"/pages/"+home+"/timeline?device="+device, "", 200, &timeline)
 		if len(timeline.Result) != 1 {
 			t.Fatalf("%s: timeline has %d days, want 1", device, len(timeline.Result))
 		}
@@ -404,7 +387,7 @@ func TestAuditEndToEnd(t *testing.T) {
 		e.checkDiagnostics(site.ID, home, device, host, heroBytes)
 
 		var network struct{ Result []numbers }
-		e.call("GET", "/"+site.ID+"/pages/"+home+"/network?device="+device, "", 200, &network)
+		e.api.Call(e.t, "GET", "/"+site.ID+"/pages/"+home+"/network?device="+device, "", 200, &network)
 		n := network.Result[0]
 		if *n["bytes_image"] < float64(heroBytes) || *n["bytes_js"] <= 0 || *n["bytes_css"] <= 0 || *n["bytes_doc"] <= 0 ||
 			*n["bytes_total"] < *n["bytes_image"]+*n["bytes_js"] {
@@ -420,13 +403,13 @@ func TestAuditEndToEnd(t *testing.T) {
 				List              map[string]struct{ ID, Category string }
 			}
 		}
-		e.call("GET", "/"+site.ID+"/pages/"+home+"/opportunities?device="+device, "", 200, &opps)
+		e.api.Call(e.t, "GET", "/"+site.ID+"/pages/"+home+"/opportunities?device="+device, "", 200, &opps)
 		if opps.Result.LighthouseVersion != "13.5.0" || len(opps.Result.List) == 0 {
 			t.Errorf("%s: page opportunities %+v", device, opps.Result)
 		}
 		for id := range opps.Result.List {
 			var detail map[string]any
-			e.call("GET", "/"+site.ID+"/pages/"+home+"/opportunities/"+id+"?device="+device, "", 200, &detail)
+			e.api.Call(e.t, "GET", "/"+site.ID+"/pages/"+home+"/opportunities/"+id+"?device="+device, "", 200, &detail)
 			if detail["id"] != id || detail["title"] == nil {
 				t.Errorf("%s: detail of %s is %v", device, id, detail)
 			}
@@ -439,7 +422,7 @@ func TestAuditEndToEnd(t *testing.T) {
 			List map[string]struct{ Pages []struct{ ID, Device string } }
 		}
 	}
-	e.call("GET", "/"+site.ID+"/opportunities", "", 200, &siteOpps)
+	e.api.Call(e.t, "GET", "/"+site.ID+"/opportunities", "", 200, &siteOpps)
 	if len(siteOpps.Result.List) == 0 {
 		t.Error("no website-level opportunities")
 	}
@@ -452,7 +435,7 @@ func TestAuditEndToEnd(t *testing.T) {
 			}
 		}
 	}
-	e.call("GET", "/"+site.ID+"/budgets", "", 200, &budgets)
+	e.api.Call(e.t, "GET", "/"+site.ID+"/budgets", "", 200, &budgets)
 	for _, b := range budgets.Result.List {
 		switch b.ID {
 		case kb.ID:
@@ -475,7 +458,7 @@ func TestAuditEndToEnd(t *testing.T) {
 			Attempts int
 		}
 	}
-	e.call("GET", "/"+site.ID+"/pages/"+missing+"?device=desktop", "", 200, &broken)
+	e.api.Call(e.t, "GET", "/"+site.ID+"/pages/"+missing+"?device=desktop", "", 200, &broken)
 	if broken.LatestMetrics != nil || broken.LastError.Attempts != 1 || !strings.Contains(broken.LastError.Message, "404") {
 		t.Errorf("broken page detail %+v", broken)
 	}
@@ -493,7 +476,7 @@ func (e *e2e) checkDiagnostics(site, page, device, host string, heroBytes int) {
 		Diagnostics       model.Diagnostics
 	}
 	base := "/" + site + "/pages/" + page + "/diagnostics"
-	e.call("GET", base+"?device="+device, "", 200, &out)
+	e.api.Call(e.t, "GET", base+"?device="+device, "", 200, &out)
 	d := out.Diagnostics
 	if d.LCP == nil || d.LCP.ImageURL != "http://"+host+"/hero.png" || d.LCP.Phases.LoadDuration == nil {
 		t.Errorf("%s: LCP %+v, want the hero image with its load phases", device, d.LCP)
@@ -531,7 +514,7 @@ func (e *e2e) checkDiagnostics(site, page, device, host string, heroBytes int) {
 		req := httptest.NewRequest("GET", f.URL, nil)
 		req.Header.Set("Authorization", "Bearer "+adminKey)
 		rec := httptest.NewRecorder()
-		e.handler.ServeHTTP(rec, req)
+		e.api.Handler.ServeHTTP(rec, req)
 		if b := rec.Body.Bytes(); rec.Code != 200 || len(b) < 100 || b[0] != 0xff || b[1] != 0xd8 {
 			t.Errorf("%s: frame %s: %d, %d bytes", device, f.URL, rec.Code, len(b))
 		}
@@ -548,7 +531,7 @@ func (e *e2e) checkDiagnostics(site, page, device, host string, heroBytes int) {
 			}
 		}
 	}
-	e.call("GET", out.HAR, "", 200, &har)
+	e.api.Call(e.t, "GET", out.HAR, "", 200, &har)
 	if har.Log.Version != "1.2" || har.Log.Creator.Name == "" || len(har.Log.Entries) == 0 {
 		t.Errorf("%s: HAR log %+v", device, har.Log)
 	}
@@ -577,15 +560,15 @@ func TestAuditRefusesPrivateTargets(t *testing.T) {
 		{"no-such-host.invalid", "no-such-host.invalid: the host does not resolve", ":53"},
 	} {
 		var site struct{ ID string }
-		e.call("POST", "/account/websites", `{"domain":"`+tc.domain+`","method":"simulated"}`, 201, &site)
+		e.api.Call(e.t, "POST", "/account/websites", `{"domain":"`+tc.domain+`","method":"simulated"}`, 201, &site)
 		var pages []struct{ ID string }
-		e.call("POST", "/"+site.ID+"/settings/pages", `[{"url":"/"}]`, 200, &pages)
+		e.api.Call(e.t, "POST", "/"+site.ID+"/settings/pages", `[{"url":"/"}]`, 200, &pages)
 		job := audit.Job{Account: "acme", Website: site.ID, Page: pages[0].ID, Device: "desktop", Queued: time.Now().UTC()}
 		if err := e.worker.Audit(context.Background(), job, 1); err == nil {
 			t.Fatalf("%s was audited", tc.domain)
 		}
 		var detail struct{ LastError struct{ Message string } }
-		e.call("GET", "/"+site.ID+"/pages/"+pages[0].ID+"?device=desktop", "", 200, &detail)
+		e.api.Call(e.t, "GET", "/"+site.ID+"/pages/"+pages[0].ID+"?device=desktop", "", 200, &detail)
 		if got := detail.LastError.Message; got != tc.want || tc.hidden != "" && strings.Contains(got, tc.hidden) {
 			t.Errorf("%s: lastError %q, want %q", tc.domain, got, tc.want)
 		}

@@ -58,10 +58,10 @@ func TestDeleteDuringAuditLeavesNothing(t *testing.T) {
 			purger := purgeworker.NewWorker(e.store, e.objects, awstest.RUM(t, e.store), purge.NewQueue(e.purges), settle, awstest.Log(t))
 
 			var site struct{ ID string }
-			e.call("POST", "/account/websites", `{"domain":"`+host+`","method":"simulated"}`, 201, &site)
+			e.api.Call(e.t, "POST", "/account/websites", `{"domain":"`+host+`","method":"simulated"}`, 201, &site)
 			var pages []struct{ ID string }
-			e.call("POST", "/"+site.ID+"/settings/pages", `[{"url":"/","alias":"Home"},{"url":"/other","alias":"Other"}]`, 200, &pages)
-			e.call("POST", "/"+site.ID+"/audits", `{"pages":["`+pages[0].ID+`"],"devices":["desktop"]}`, 202, nil)
+			e.api.Call(e.t, "POST", "/"+site.ID+"/settings/pages", `[{"url":"/","alias":"Home"},{"url":"/other","alias":"Other"}]`, 200, &pages)
+			e.api.Call(e.t, "POST", "/"+site.ID+"/audits", `{"pages":["`+pages[0].ID+`"],"devices":["desktop"]}`, 202, nil)
 
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -78,10 +78,10 @@ func TestDeleteDuringAuditLeavesNothing(t *testing.T) {
 			}
 			gone := site.ID
 			if tc.deletePage {
-				e.call("DELETE", "/"+site.ID+"/settings/"+pages[0].ID, "", 204, nil)
+				e.api.Call(e.t, "DELETE", "/"+site.ID+"/settings/"+pages[0].ID, "", 204, nil)
 				gone = pages[0].ID
 			} else {
-				e.call("DELETE", "/"+site.ID, "", 204, nil)
+				e.api.Call(e.t, "DELETE", "/"+site.ID, "", 204, nil)
 			}
 			// The first pass: the purge message is consumed (its next pass waits, delayed), and
 			// only the marker is left.
@@ -118,7 +118,7 @@ func TestDeleteDuringAuditLeavesNothing(t *testing.T) {
 				var list struct {
 					Result struct{ List []struct{ ID string } }
 				}
-				e.call("GET", "/"+site.ID+"/pages", "", 200, &list)
+				e.api.Call(e.t, "GET", "/"+site.ID+"/pages", "", 200, &list)
 				for _, p := range list.Result.List {
 					if p.ID != pages[1].ID {
 						t.Errorf("pages after the delete: %+v, want only %s", list.Result.List, pages[1].ID)

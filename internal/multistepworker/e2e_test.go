@@ -28,8 +28,8 @@ import (
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/standin"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
-	"github.com/openvitals/openvitals/internal/testing/contract"
 )
 
 const adminKey = "acme-admin-key-0123456789"
@@ -82,28 +82,12 @@ func TestRunsEndToEnd(t *testing.T) {
 		StepTimeout: 3 * time.Second,
 	}, Events: event.NewRecorder(st, notify.NewQueue(nq), log)}, st, objects, log)
 	sealer := seal.FixedKey(seal.GenerateKey())
-	handler := api.New(api.Deps{Store: st, Purger: nil, Runner: multistep.NewQueue(st, q, log), Reports: objects, Log: log, AllowLocalTargets: true,
-		Credentials: sealer, Notifications: notify.NewQueue(nq)}).Handler()
-	call := func(method, path, body string, status int, out any) {
-		t.Helper()
-		req := httptest.NewRequest(method, path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+adminKey)
-		rec := httptest.NewRecorder()
-		handler.ServeHTTP(rec, req)
-		contract.Check(t, req, rec.Code, rec.Header(), rec.Body.Bytes())
-		if rec.Code != status {
-			t.Fatalf("%s %s: %d, want %d: %s", method, path, rec.Code, status, rec.Body)
-		}
-		if out != nil {
-			if err := json.Unmarshal(rec.Body.Bytes(), out); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	admin := apitest.Client{Handler: api.New(api.Deps{Store: st, Purger: nil, Runner: multistep.NewQueue(st, q, log), Reports: objects, Log: log, AllowLocalTargets: true,
+		Credentials: sealer, Notifications: notify.NewQueue(nq)}).Handler(), Key: adminKey}
 	_ = pq
 
 	var site struct{ ID string }
-	call("POST", "/account/websites", `{"domain":"`+journeySite(t)+`"}`, 201, &site)
+	admin.Call(t, "POST", "/account/websites", `{"domain":"`+journeySite(t)+`"}`, 201, &site)
 	// A Slack channel at a local receiver and an email channel through the SES stand-in.
 	var slackMessages []string
 	var slackMu sync.Mutex
@@ -123,18 +107,18 @@ func TestRunsEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(ses.Stop)
-	call("POST", "/"+site.ID+"/channels", `{"name":"#perf","kind":"slack","url":"`+slack.URL+`/services/T/B/x"}`, 201, nil)
-	call("POST", "/"+site.ID+"/channels", `{"name":"Team","kind":"email","recipients":["perf@example.com"],"events":["multistep.state_changed"]}`, 201, nil)
+	admin.Call(t, "POST", "/"+site.ID+"/channels", `{"name":"#perf","kind":"slack","url":"`+slack.URL+`/services/T/B/x"}`, 201, nil)
+	admin.Call(t, "POST", "/"+site.ID+"/channels", `{"name":"Team","kind":"email","recipients":["perf@example.com"],"events":["multistep.state_changed"]}`, 201, nil)
 	var good, broken struct{ ID string }
-	call("POST", "/"+site.ID+"/multistep", `{"alias":"Go","device":"desktop","steps":[
+	admin.Call(t, "POST", "/"+site.ID+"/multistep", `{"alias":"Go","device":"desktop","steps":[
 		{"type":"navigate","target":"/"},
 		{"type":"click","target":"#go","waitForNavigation":"on","waitUntil":"load"},
 		{"type":"waitForSelector","target":"#done"}]}`, 201, &good)
-	call("POST", "/"+site.ID+"/multistep", `{"alias":"Broken","device":"mobile","steps":[
+	admin.Call(t, "POST", "/"+site.ID+"/multistep", `{"alias":"Broken","device":"mobile","steps":[
 		{"type":"navigate","target":"/"},
 		{"type":"click","target":"#missing"}]}`, 201, &broken)
 	var all struct{ Queued int }
-	call("POST", "/"+site.ID+"/multistep/run-all", "", 200, &all)
+	admin.Call(t, "POST", "/"+site.ID+"/multistep/run-all", "", 200, &all)
 	if all.Queued != 2 {
 		t.Fatalf("run-all queued %d", all.Queued)
 	}
@@ -169,24 +153,20 @@ func TestRunsEndToEnd(t *testing.T) {
 		Screenshot                   bool
 	}
 	var runs struct{ Result struct{ List []run } }
-	call("GET", "/"+site.ID+"/multistep/"+good.ID+"/runs", "", 200, &runs)
+	admin.Call(t, "GET", "/"+site.ID+"/multistep/"+good.ID+"/runs", "", 200, &runs)
 	r := runs.Result.List[0]
 	if r.Status != "completed" || r.INP == nil || *r.INP < 200 || *r.TBT <= 100 || *r.Duration <= 0 || r.BytesTotal == nil || *r.BytesTotal <= 0 {
 		t.Errorf("completed run %+v: INP >= 200 and TBT > 100 from the 200 ms click handler", jsonOf(r))
 	}
-	call("GET", "/"+site.ID+"/multistep/"+broken.ID+"/runs", "", 200, &runs)
+	admin.Call(t, "GET", "/"+site.ID+"/multistep/"+broken.ID+"/runs", "", 200, &runs)
 	r = runs.Result.List[0]
 	if r.Status != "failed" || r.FailedStep == nil || *r.FailedStep != 1 || !strings.Contains(r.Error, "#missing") || !r.Screenshot {
 		t.Errorf("failed run %+v", jsonOf(r))
 	}
 	// The screenshot is served to API keys (events link to it).
-	req := httptest.NewRequest("GET", "/"+site.ID+"/multistep/"+broken.ID+"/runs/"+r.ID+"/screenshot", nil)
-	req.Header.Set("Authorization", "Bearer "+adminKey)
-	shot := httptest.NewRecorder()
-	handler.ServeHTTP(shot, req)
-	contract.Check(t, req, shot.Code, shot.Header(), shot.Body.Bytes())
-	if shot.Code != 200 || shot.Header().Get("Content-Type") != "image/png" || !strings.HasPrefix(shot.Body.String(), "\x89PNG") {
-		t.Errorf("screenshot: %d %s, %d bytes", shot.Code, shot.Header().Get("Content-Type"), shot.Body.Len())
+	shot := admin.Do(t, admin.NewRequest(t, "GET", "/"+site.ID+"/multistep/"+broken.ID+"/runs/"+r.ID+"/screenshot", ""))
+	if shot.Status != 200 || shot.Header.Get("Content-Type") != "image/png" || !strings.HasPrefix(string(shot.Body), "\x89PNG") {
+		t.Errorf("screenshot: %d %s, %d bytes", shot.Status, shot.Header.Get("Content-Type"), len(shot.Body))
 	}
 	keys, err := objects.Keys(ctx, blobstore.TestPrefix("acme", site.ID, broken.ID))
 	if err != nil || len(keys) != 1 {
@@ -205,7 +185,7 @@ func TestRunsEndToEnd(t *testing.T) {
 			}
 		}
 	}
-	call("GET", "/"+site.ID+"/multistep", "", 200, &list)
+	admin.Call(t, "GET", "/"+site.ID+"/multistep", "", 200, &list)
 	for _, item := range list.Result.List {
 		want := map[string]string{good.ID: "up", broken.ID: "down"}[item.ID]
 		if item.State != want {

@@ -2,7 +2,6 @@ package multistepworker_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,8 +20,8 @@ import (
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/purgeworker"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
-	"github.com/openvitals/openvitals/internal/testing/contract"
 )
 
 // TestDeleteDuringRunLeavesNothing deletes a website while one of its multistep runs is
@@ -56,23 +55,7 @@ func TestDeleteDuringRunLeavesNothing(t *testing.T) {
 	// The settle time must outlast the run's end after release, not its whole run.
 	const settle = 20 * time.Second
 	purger := purgeworker.NewWorker(st, objects, awstest.RUM(t, st), purge.NewQueue(pq), settle, log)
-	handler := api.New(api.Deps{Store: st, Purger: purge.NewQueue(pq), Runner: multistep.NewQueue(st, q, log), Reports: objects, Log: log, AllowLocalTargets: true}).Handler()
-	call := func(method, path, body string, status int, out any) {
-		t.Helper()
-		req := httptest.NewRequest(method, path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+adminKey)
-		rec := httptest.NewRecorder()
-		handler.ServeHTTP(rec, req)
-		contract.Check(t, req, rec.Code, rec.Header(), rec.Body.Bytes())
-		if rec.Code != status {
-			t.Fatalf("%s %s: %d, want %d: %s", method, path, rec.Code, status, rec.Body)
-		}
-		if out != nil {
-			if err := json.Unmarshal(rec.Body.Bytes(), out); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	admin := apitest.Client{Handler: api.New(api.Deps{Store: st, Purger: purge.NewQueue(pq), Runner: multistep.NewQueue(st, q, log), Reports: objects, Log: log, AllowLocalTargets: true}).Handler(), Key: adminKey}
 
 	arrived, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
@@ -90,9 +73,9 @@ func TestDeleteDuringRunLeavesNothing(t *testing.T) {
 	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
 
 	var site, test struct{ ID string }
-	call("POST", "/account/websites", `{"domain":"`+srv.Listener.Addr().String()+`"}`, 201, &site)
-	call("POST", "/"+site.ID+"/multistep", `{"alias":"Held","device":"desktop","steps":[{"type":"navigate","target":"/held"}]}`, 201, &test)
-	call("POST", "/"+site.ID+"/multistep/"+test.ID+"/runs", "", 201, nil)
+	admin.Call(t, "POST", "/account/websites", `{"domain":"`+srv.Listener.Addr().String()+`"}`, 201, &site)
+	admin.Call(t, "POST", "/"+site.ID+"/multistep", `{"alias":"Held","device":"desktop","steps":[{"type":"navigate","target":"/held"}]}`, 201, &test)
+	admin.Call(t, "POST", "/"+site.ID+"/multistep/"+test.ID+"/runs", "", 201, nil)
 
 	pollCtx, cancel := context.WithCancel(ctx)
 	runs, purges := make(chan struct{}), make(chan struct{})
@@ -105,7 +88,7 @@ func TestDeleteDuringRunLeavesNothing(t *testing.T) {
 	case <-time.After(5 * time.Minute): // a bound for a stuck worker, not a speed check
 		t.Fatal("the run never loaded the page")
 	}
-	call("DELETE", "/"+site.ID, "", 204, nil)
+	admin.Call(t, "DELETE", "/"+site.ID, "", 204, nil)
 	// The first pass: the purge message is consumed (its next pass waits, delayed), and only the
 	// marker is left.
 	waitUntil(t, "the purge's first pass", func() bool {

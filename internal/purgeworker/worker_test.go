@@ -2,9 +2,7 @@ package purgeworker_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,8 +24,8 @@ import (
 	"github.com/openvitals/openvitals/internal/rumstore"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
-	"github.com/openvitals/openvitals/internal/testing/contract"
 )
 
 const (
@@ -68,21 +66,9 @@ func newSettlingPurgeEnv(t *testing.T, settle time.Duration) *purgeEnv {
 	return e
 }
 
-func (e *purgeEnv) call(method, path, key, body string, status int, out any) {
-	e.t.Helper()
-	req := httptest.NewRequest(method, path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+key)
-	rec := httptest.NewRecorder()
-	e.handler.ServeHTTP(rec, req)
-	contract.Check(e.t, req, rec.Code, rec.Header(), rec.Body.Bytes())
-	if rec.Code != status {
-		e.t.Fatalf("%s %s: %d, want %d: %s", method, path, rec.Code, status, rec.Body)
-	}
-	if out != nil {
-		if err := json.Unmarshal(rec.Body.Bytes(), out); err != nil {
-			e.t.Fatal(err)
-		}
-	}
+// as is the API as the holder of key calls it.
+func (e *purgeEnv) as(key string) apitest.Client {
+	return apitest.Client{Handler: e.handler, Key: key}
 }
 
 // site is a website with everything that can belong to one: pages with results and stored
@@ -101,12 +87,12 @@ type site struct {
 func (e *purgeEnv) populate(key, account, domain string) site {
 	e.t.Helper()
 	var w struct{ ID string }
-	e.call("POST", "/account/websites", key, `{"domain":"`+domain+`"}`, 201, &w)
+	e.as(key).Call(e.t, "POST", "/account/websites", `{"domain":"`+domain+`"}`, 201, &w)
 	var pages []struct{ ID string }
-	e.call("POST", "/"+w.ID+"/settings/pages", key, `[{"url":"/"},{"url":"/pricing"}]`, 200, &pages)
-	e.call("POST", "/"+w.ID+"/budgets", key, `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`, 201, nil)
+	e.as(key).Call(e.t, "POST", "/"+w.ID+"/settings/pages", `[{"url":"/"},{"url":"/pricing"}]`, 200, &pages)
+	e.as(key).Call(e.t, "POST", "/"+w.ID+"/budgets", `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`, 201, nil)
 	var test struct{ ID string }
-	e.call("POST", "/"+w.ID+"/multistep", key, `{"alias":"t","device":"mobile","steps":[{"type":"navigate","target":"/"}]}`, 201, &test)
+	e.as(key).Call(e.t, "POST", "/"+w.ID+"/multistep", `{"alias":"t","device":"mobile","steps":[{"type":"navigate","target":"/"}]}`, 201, &test)
 	s := site{account: account, id: w.ID, test: test.ID, pageObjects: map[string]string{}, experiments: map[string]string{}}
 	ctx := context.Background()
 	sw, err := e.store.Website(ctx, account, w.ID)
@@ -252,7 +238,7 @@ func TestPurgeLeavesNothing(t *testing.T) {
 	globexBefore := filter(e.scan(), "globex")
 
 	// A deleted page: its results and reports go; the other page's stay.
-	e.call("DELETE", "/"+acme.id+"/settings/"+acme.pages[0], acmeKey, "", 204, nil)
+	e.as(acmeKey).Call(e.t, "DELETE", "/"+acme.id+"/settings/"+acme.pages[0], "", 204, nil)
 	e.runWorker()
 	items := e.scan()
 	if n := len(filter(items, store.PageItemsPrefix(acme.pages[0]))); n != 0 {
@@ -279,7 +265,7 @@ func TestPurgeLeavesNothing(t *testing.T) {
 	}
 
 	// A deleted experiment: its objects go, and the page it measured stays.
-	e.call("DELETE", "/"+acme.id+"/experiments/"+acme.experiments[acme.pages[1]], acmeKey, "", 204, nil)
+	e.as(acmeKey).Call(e.t, "DELETE", "/"+acme.id+"/experiments/"+acme.experiments[acme.pages[1]], "", 204, nil)
 	e.runWorker()
 	items = e.scan()
 	if n := len(filter(filter(items, acme.id), "|EXPERIMENT#")); n != 0 {
@@ -293,7 +279,7 @@ func TestPurgeLeavesNothing(t *testing.T) {
 	}
 
 	// A deleted multistep test: its runs go.
-	e.call("DELETE", "/"+acme.id+"/multistep/"+acme.test, acmeKey, "", 204, nil)
+	e.as(acmeKey).Call(e.t, "DELETE", "/"+acme.id+"/multistep/"+acme.test, "", 204, nil)
 	e.runWorker()
 	if n := len(filter(e.scan(), store.TestItemsPrefix(acme.test))); n != 0 {
 		t.Errorf("%d items of the deleted test remain", n)
@@ -303,7 +289,7 @@ func TestPurgeLeavesNothing(t *testing.T) {
 	}
 
 	// A deleted website: nothing of it is left in the table or the bucket.
-	e.call("DELETE", "/"+acme.id, acmeKey, "", 204, nil)
+	e.as(acmeKey).Call(e.t, "DELETE", "/"+acme.id, "", 204, nil)
 	e.runWorker()
 	items = e.scan()
 	for _, k := range items {
@@ -349,7 +335,7 @@ func TestPurgePassesAgainUntilSettled(t *testing.T) {
 	const settle = 3 * time.Second
 	e := newSettlingPurgeEnv(t, settle)
 	acme := e.populate(acmeKey, "acme", "example.com")
-	e.call("DELETE", "/"+acme.id, acmeKey, "", 204, nil)
+	e.as(acmeKey).Call(e.t, "DELETE", "/"+acme.id, "", 204, nil)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

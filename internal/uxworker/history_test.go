@@ -1,9 +1,8 @@
 package uxworker_test
 
 import (
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -38,14 +37,8 @@ func TestHistoryFromDayOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := awstest.Queue(t, e.clients, service.UXQueueSettings)
-	h := api.New(api.Deps{Store: e.st, Credentials: e.keys, Log: awstest.Log(t), FieldHistory: ux.NewQueue(q)}).Handler()
-	req := httptest.NewRequest("POST", "/"+site.ID+"/settings/pages", strings.NewReader(`[{"url": "/pricing", "alias": "Pricing"}]`))
-	req.Header.Set("Authorization", "Bearer "+adminKey)
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	if rec.Code != http.StatusOK {
-		t.Fatalf("create page: %d %s", rec.Code, rec.Body)
-	}
+	h := apitest.Client{Handler: api.New(api.Deps{Store: e.st, Credentials: e.keys, Log: awstest.Log(t), FieldHistory: ux.NewQueue(q)}).Handler(), Key: adminKey}
+	h.Call(t, "POST", "/"+site.ID+"/settings/pages", `[{"url": "/pricing", "alias": "Pricing"}]`, http.StatusOK, nil)
 	pages, err := e.st.Pages(e.ctx, site)
 	if err != nil || len(pages) != 1 {
 		t.Fatalf("pages %v, %v", pages, err)
@@ -106,7 +99,7 @@ func TestHistoryFromDayOne(t *testing.T) {
 			}
 		}
 	}
-	e.get(h, "/"+site.ID+"/pages/"+page.ID+"/ux-history?device=mobile", &body)
+	h.Call(t, "GET", "/"+site.ID+"/pages/"+page.ID+"/ux-history?device=mobile", "", 200, &body)
 	if n := len(body.Result.Page.Periods); n != 40 {
 		t.Fatalf("API: %d page periods", n)
 	}

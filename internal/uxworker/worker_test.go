@@ -3,8 +3,6 @@ package uxworker_test
 import (
 	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -20,8 +18,8 @@ import (
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
-	"github.com/openvitals/openvitals/internal/testing/contract"
 	"github.com/openvitals/openvitals/internal/ux"
 	"github.com/openvitals/openvitals/internal/uxworker"
 )
@@ -284,7 +282,7 @@ func TestCollectThroughTheQueue(t *testing.T) {
 			}
 		}
 	}
-	e.get(srv, "/"+site.ID+"/pages", &list)
+	srv.Call(t, "GET", "/"+site.ID+"/pages", "", 200, &list)
 	for _, r := range list.Result.List {
 		if r.URL != "/" {
 			continue
@@ -297,7 +295,7 @@ func TestCollectThroughTheQueue(t *testing.T) {
 		}
 	}
 	var detail struct{ LatestUx map[string]any }
-	e.get(srv, "/"+site.ID+"/pages/"+home.ID+"?device=mobile", &detail)
+	srv.Call(t, "GET", "/"+site.ID+"/pages/"+home.ID+"?device=mobile", "", 200, &detail)
 	lcp, _ := detail.LatestUx["lcp"].(map[string]any)
 	if detail.LatestUx["passed"] != true || lcp["value"] != 2406.0 || lcp["green"] != 79.25 || lcp["yellow"] != 12.15 || lcp["red"] != 8.6 || detail.LatestUx["inp"] != nil {
 		t.Errorf("latestUx %v", detail.LatestUx)
@@ -305,7 +303,7 @@ func TestCollectThroughTheQueue(t *testing.T) {
 	var otherList struct {
 		Result struct{ List []map[string]any }
 	}
-	e.get(srv, "/"+other.ID+"/pages", &otherList)
+	srv.Call(t, "GET", "/"+other.ID+"/pages", "", 200, &otherList)
 	for _, r := range otherList.Result.List {
 		latest, _ := r["latest"].(map[string]any)
 		if _, ok := latest["impressions"]; ok {
@@ -316,7 +314,7 @@ func TestCollectThroughTheQueue(t *testing.T) {
 		}
 	}
 	var integration map[string]any
-	e.get(srv, "/"+site.ID+"/integrations/search-console", &integration)
+	srv.Call(t, "GET", "/"+site.ID+"/integrations/search-console", "", 200, &integration)
 	if integration["lastCollected"] == nil || integration["lastError"] != nil || strings.Contains(mustJSON(integration), "PRIVATE") {
 		t.Errorf("integration %v", integration)
 	}
@@ -459,27 +457,12 @@ func TestDeletedWebsite(t *testing.T) {
 	}
 }
 
-// api serves the store's data as the API functions do.
-func (e *testEnv) api() http.Handler {
+// api serves the store's data as the API functions do, called as acme's admin.
+func (e *testEnv) api() apitest.Client {
 	if err := apikey.Provision(e.ctx, e.st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey}, "test"); err != nil {
 		e.t.Fatal(err)
 	}
-	return api.New(api.Deps{Store: e.st, Credentials: e.keys, Log: awstest.Log(e.t)}).Handler()
-}
-
-func (e *testEnv) get(h http.Handler, path string, out any) {
-	e.t.Helper()
-	req := httptest.NewRequest("GET", path, nil)
-	req.Header.Set("Authorization", "Bearer "+adminKey)
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	contract.Check(e.t, req, rec.Code, rec.Header(), rec.Body.Bytes())
-	if rec.Code != 200 {
-		e.t.Fatalf("GET %s: %d %s", path, rec.Code, rec.Body)
-	}
-	if err := json.Unmarshal(rec.Body.Bytes(), out); err != nil {
-		e.t.Fatal(err)
-	}
+	return apitest.Client{Handler: api.New(api.Deps{Store: e.st, Credentials: e.keys, Log: awstest.Log(e.t)}).Handler(), Key: adminKey}
 }
 
 func toStrings(v any) []string {
