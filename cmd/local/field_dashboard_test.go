@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 	"strings"
 	"testing"
 	"time"
@@ -15,14 +16,8 @@ import (
 func TestDashboardFieldVerdict(t *testing.T) {
 	d := startService(t, 1, false)
 	ctx := context.Background()
-	site := model.Website{Account: "acme", Domain: "shop.example", DisplayName: "Shop"}
-	if err := d.st.CreateWebsite(ctx, &site); err != nil {
-		t.Fatal(err)
-	}
 	pages := []model.Page{{URL: "/", Alias: "Home"}, {URL: "/cart", Alias: "Cart"}}
-	if err := d.st.CreatePages(ctx, site, pages); err != nil {
-		t.Fatal(err)
-	}
+	site, _ := awstest.Website(t, d.st, model.Website{Account: "acme", Domain: "shop.example", DisplayName: "Shop"}, pages)
 	home, cart := pages[0], pages[1]
 	now := time.Now().UTC()
 	day := func(back int) string { return model.Day(now.AddDate(0, 0, -back)) }

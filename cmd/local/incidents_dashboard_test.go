@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -25,14 +26,8 @@ import (
 func TestDashboardIncidents(t *testing.T) {
 	d := startService(t, 1, false)
 	ctx := context.Background()
-	site := model.Website{Account: "acme", Domain: "shop.example", DisplayName: "Shop"}
-	if err := d.st.CreateWebsite(ctx, &site); err != nil {
-		t.Fatal(err)
-	}
 	pages := []model.Page{{URL: "/", Alias: "Home"}, {URL: "/cart", Alias: "Cart"}}
-	if err := d.st.CreatePages(ctx, site, pages); err != nil {
-		t.Fatal(err)
-	}
+	site, _ := awstest.Website(t, d.st, model.Website{Account: "acme", Domain: "shop.example", DisplayName: "Shop"}, pages)
 	home, cart := pages[0], pages[1]
 	now := time.Now().UTC()
 	day := func(back int) string { return model.Day(now.AddDate(0, 0, -back)) }

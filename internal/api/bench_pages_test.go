@@ -81,10 +81,7 @@ func benchSeedPages(b *testing.B, n, dated int) (*benchEnv, string, string) {
 	if err := st.SetAccountLimits(ctx, "bench", map[string]int{string(quota.PagesPerWebsite): n}); err != nil {
 		b.Fatal(err)
 	}
-	site := model.Website{Account: "bench", Domain: "example.com", DisplayName: "Example"}
-	if err := st.CreateWebsite(ctx, &site); err != nil {
-		b.Fatal(err)
-	}
+	site, _ := awstest.Website(b, st, model.Website{Account: "bench", Domain: "example.com", DisplayName: "Example"}, nil)
 	start := time.Now()
 	var pages []model.Page
 	for i := 0; i < n; i += model.MaxPagesPerCall {

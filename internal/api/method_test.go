@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 	"strings"
 	"testing"
 	"time"
@@ -37,10 +38,7 @@ func TestMeasurementMethod(t *testing.T) {
 	}
 
 	// A website stored before methods: no method, which reads as simulated.
-	old := model.Website{Account: "acme", Domain: "old.example.com", DisplayName: "old"}
-	if err := e.store.CreateWebsite(ctx, &old); err != nil {
-		t.Fatal(err)
-	}
+	old, _ := awstest.Website(t, e.store, model.Website{Account: "acme", Domain: "old.example.com", DisplayName: "old"}, nil)
 	if old, err = e.store.Website(ctx, "acme", old.ID); err != nil || old.Method != "" {
 		t.Fatalf("old website %+v, %v", old, err)
 	}

@@ -80,15 +80,7 @@ func newBenchEnv(b testing.TB) *benchEnv {
 	b.Cleanup(func() { _ = os.RemoveAll(temp) })
 
 	host, _ := fixtureSite(b)
-	ctx := context.Background()
-	site := model.Website{Account: "acme", Domain: host}
-	if err := st.CreateWebsite(ctx, &site); err != nil {
-		b.Fatal(err)
-	}
-	pages := []model.Page{{URL: "/", Alias: "Home"}}
-	if err := st.CreatePages(ctx, site, pages); err != nil {
-		b.Fatal(err)
-	}
+	site, pages := awstest.Website(b, st, model.Website{Account: "acme", Domain: host}, []model.Page{{URL: "/", Alias: "Home"}})
 	return &benchEnv{
 		root: root, store: st, objects: objects, runner: runner,
 		browser: browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: true}, TempRoot: temp},

@@ -55,14 +55,8 @@ func TestComparisonEndToEnd(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	u, _ := url.Parse(srv.URL)
-	site := model.Website{Account: "acme", Domain: u.Host}
-	if err := e.store.CreateWebsite(ctx, &site); err != nil {
-		t.Fatal(err)
-	}
 	pages := []model.Page{{URL: "/", Alias: "Shop"}}
-	if err := e.store.CreatePages(ctx, site, pages); err != nil {
-		t.Fatal(err)
-	}
+	site, _ := awstest.Website(t, e.store, model.Website{Account: "acme", Domain: u.Host}, pages)
 	page := pages[0]
 
 	// Two real audits (each today's: the second replaces the first, so the first's report and

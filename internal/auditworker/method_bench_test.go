@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 	"io/fs"
 	"net/http/httptest"
 	"os"
@@ -73,10 +74,7 @@ func BenchmarkAuditMethod(b *testing.B) {
 	longTaskHost := serveAgreementFixtures(b)
 	for _, m := range []string{model.MethodSimulated, model.MethodApplied} {
 		for _, host := range []string{shopHost, e.site.Domain, longTaskHost} {
-			site := model.Website{Account: "acme-" + m + "-" + host, Domain: host, Method: m}
-			if err := e.store.CreateWebsite(ctx, &site); err != nil {
-				b.Fatal(err)
-			}
+			site, _ := awstest.Website(b, e.store, model.Website{Account: "acme-" + m + "-" + host, Domain: host, Method: m}, nil)
 			var pages []model.Page
 			switch host {
 			case shopHost:

@@ -150,10 +150,7 @@ func measure(b *testing.B, sizes []capacity.Size, listed, sampled int) capacity.
 	// The websites: a page of the listing's worth without pages, the samples of each size's
 	// pages, and the audited website (the fixture page on loopback).
 	for i := range listed {
-		site := model.Website{Account: fmt.Sprintf("acct%03d", i%50), Domain: fmt.Sprintf("listed%d.example", i)}
-		if err := plain.CreateWebsite(ctx, &site); err != nil {
-			b.Fatal(err)
-		}
+		awstest.Website(b, plain, model.Website{Account: fmt.Sprintf("acct%03d", i%50), Domain: fmt.Sprintf("listed%d.example", i)}, nil)
 	}
 	samples := map[int][]model.Website{}
 	for _, size := range sizes {
@@ -162,19 +159,11 @@ func measure(b *testing.B, sizes []capacity.Size, listed, sampled int) capacity.
 			continue
 		}
 		for i := range sampled {
-			site := model.Website{Account: fmt.Sprintf("acct%03d", i), Domain: fmt.Sprintf("p%d-%d.example", n, i)}
-			if err := plain.CreateWebsite(ctx, &site); err != nil {
-				b.Fatal(err)
+			pages := make([]model.Page, n)
+			for j := range pages {
+				pages[j] = model.Page{URL: fmt.Sprintf("/products/%d", j)}
 			}
-			for from := 0; from < n; from += model.MaxPagesPerCall {
-				var add []model.Page
-				for j := from; j < min(from+model.MaxPagesPerCall, n); j++ {
-					add = append(add, model.Page{URL: fmt.Sprintf("/products/%d", j)})
-				}
-				if err := plain.CreatePages(ctx, site, add); err != nil {
-					b.Fatal(err)
-				}
-			}
+			site, _ := awstest.Website(b, plain, model.Website{Account: fmt.Sprintf("acct%03d", i), Domain: fmt.Sprintf("p%d-%d.example", n, i)}, pages)
 			samples[n] = append(samples[n], site)
 		}
 	}
@@ -291,14 +280,8 @@ func auditedWebsite(b *testing.B, st *store.Store) (model.Website, model.Page) {
 	srv := httptest.NewServer(mux)
 	b.Cleanup(srv.Close)
 
-	site := model.Website{Account: "audited", Domain: strings.TrimPrefix(srv.URL, "http://")}
-	if err := st.CreateWebsite(ctx, &site); err != nil {
-		b.Fatal(err)
-	}
 	pages := []model.Page{{URL: "/", Alias: "Garden shears"}}
-	if err := st.CreatePages(ctx, site, pages); err != nil {
-		b.Fatal(err)
-	}
+	site, _ := awstest.Website(b, st, model.Website{Account: "audited", Domain: strings.TrimPrefix(srv.URL, "http://")}, pages)
 	for _, bud := range []model.Budget{
 		{Metric: "lcp", Operator: "lt", Value: 2500, Device: "all"},
 		{Metric: "performance_score", Operator: "gt", Value: 50, Device: "mobile"},

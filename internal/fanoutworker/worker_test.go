@@ -78,24 +78,11 @@ func (e *env) service(clients service.Clients) (*service.Service, *Worker) {
 // website creates a website of account with n pages.
 func (e *env) website(account, domain string, n int) (model.Website, []model.Page) {
 	e.t.Helper()
-	w := model.Website{Account: account, Domain: domain, DisplayName: domain}
-	if err := e.st.CreateWebsite(e.ctx, &w); err != nil {
-		e.t.Fatal(err)
+	add := make([]model.Page, n)
+	for i := range add {
+		add[i] = model.Page{URL: fmt.Sprintf("/p%03d", i)}
 	}
-	for from := 0; from < n; from += 100 { // 100 pages a call at most
-		var add []model.Page
-		for i := from; i < min(from+100, n); i++ {
-			add = append(add, model.Page{URL: fmt.Sprintf("/p%03d", i)})
-		}
-		if err := e.st.CreatePages(e.ctx, w, add); err != nil {
-			e.t.Fatal(err)
-		}
-	}
-	pages, err := e.st.Pages(e.ctx, w)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return w, pages
+	return awstest.Website(e.t, e.st, model.Website{Account: account, Domain: domain, DisplayName: domain}, add)
 }
 
 // run invokes the scheduler as a daily rule naming no job does.

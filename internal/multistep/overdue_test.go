@@ -31,10 +31,7 @@ func TestOverdueRunsEndOrQueueAgain(t *testing.T) {
 	}
 	deadline := settings.Deadline()
 	runs := multistep.NewQueue(st, q, awstest.Log(t))
-	w := model.Website{Account: "acme", Domain: "example.com", DisplayName: "example.com"}
-	if err := st.CreateWebsite(ctx, &w); err != nil {
-		t.Fatal(err)
-	}
+	w, _ := awstest.Website(t, st, model.Website{Account: "acme", Domain: "example.com", DisplayName: "example.com"}, nil)
 	var tests []model.Test
 	for _, alias := range []string{"lost", "began", "gone"} {
 		tt := model.Test{Alias: alias, Device: "mobile", Steps: []step.Step{{Type: step.Navigate, Target: "/"}}}

@@ -114,10 +114,7 @@ func newFixture(t testing.TB) *fixture {
 	ctx := context.Background()
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
-	site := model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
-	if err := st.CreateWebsite(ctx, &site); err != nil {
-		t.Fatal(err)
-	}
+	site, _ := awstest.Website(t, st, model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}, nil)
 	b := model.Budget{Metric: "lcp", Operator: "lt", Value: 2500, Device: "all"}
 	if err := st.CreateBudget(ctx, site, &b); err != nil {
 		t.Fatal(err)

@@ -90,10 +90,7 @@ func TestBrowserBeaconReachesTheReport(t *testing.T) {
 		fmt.Fprintf(w, fixturePage, svc.URL, r.URL.Query().Get("site"))
 	}))
 	defer fixture.Close()
-	site := model.Website{Account: "acme", Domain: strings.TrimPrefix(fixture.URL, "http://"), DisplayName: "fixture"}
-	if err := st.CreateWebsite(context.Background(), &site); err != nil {
-		t.Fatal(err)
-	}
+	site, _ := awstest.Website(t, st, model.Website{Account: "acme", Domain: strings.TrimPrefix(fixture.URL, "http://"), DisplayName: "fixture"}, nil)
 
 	temp, err := os.MkdirTemp("", "ovr")
 	if err != nil {

@@ -166,10 +166,7 @@ func TestNewPathEqualsTablesAsItems(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t)
 	// The reference website: the fold's tables of every view at once, stored as items.
-	ref := model.Website{Account: "acme", Domain: "ref.example"}
-	if err := r.st.CreateWebsite(ctx, &ref); err != nil {
-		t.Fatal(err)
-	}
+	ref, _ := awstest.Website(t, r.st, model.Website{Account: "acme", Domain: "ref.example"}, nil)
 	rng := rand.New(rand.NewPCG(7, 7))
 	days := []string{"20261101", "20261102", "20261103"}
 	byDay := map[string][]rum.View{}

@@ -234,10 +234,7 @@ func benchAggregate(b *testing.B, perEntry int) {
 // benchWebsite is a website in a table of the benchmark's own.
 func benchWebsite(b testing.TB) (*store.Store, model.Website) {
 	st := awstest.Store(b, awstest.Clients(b))
-	site := model.Website{Account: "bench", Domain: "example.com"}
-	if err := st.CreateWebsite(context.Background(), &site); err != nil {
-		b.Fatal(err)
-	}
+	site, _ := awstest.Website(b, st, model.Website{Account: "bench", Domain: "example.com"}, nil)
 	return st, site
 }
 

@@ -34,13 +34,7 @@ func TestDailyRunsTheJobsTheEventNames(t *testing.T) {
 	sched := schedule.New(svc)
 	fanouts := fanoutworker.New(svc)
 	ctx := context.Background()
-	site := model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
-	if err := st.CreateWebsite(ctx, &site); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.CreatePages(ctx, site, []model.Page{{URL: "/", Alias: "Home"}}); err != nil {
-		t.Fatal(err)
-	}
+	site, _ := awstest.Website(t, st, model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}, []model.Page{{URL: "/", Alias: "Home"}})
 	for _, digest := range []bool{true, false} {
 		c := model.Channel{ID: model.NewChannelID(), Kind: "slack", Digest: digest}
 		if err := st.CreateChannel(ctx, site, &c); err != nil {
@@ -109,13 +103,7 @@ func TestSweepEventEndsOverdueWork(t *testing.T) {
 	}
 	sched := schedule.New(svc)
 	ctx := context.Background()
-	site := model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
-	if err := st.CreateWebsite(ctx, &site); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.CreatePages(ctx, site, []model.Page{{URL: "/", Alias: "Home"}}); err != nil {
-		t.Fatal(err)
-	}
+	site, _ := awstest.Website(t, st, model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}, []model.Page{{URL: "/", Alias: "Home"}})
 	pages, _ := st.Pages(ctx, site)
 	series, _, _, err := audit.NewQueue(st, audits, awstest.Log(t)).Series(ctx, site,
 		audit.SeriesRequest{Targets: []audit.Target{{Page: pages[0], Device: "desktop"}}})

@@ -21,10 +21,7 @@ import (
 // series' step is found, and the history is asked for again a week later, not before.
 func TestHistoryFromDayOne(t *testing.T) {
 	e := newTestEnv(t)
-	site := model.Website{Account: "acme", Domain: "example.com", DisplayName: "example.com"}
-	if err := e.st.CreateWebsite(e.ctx, &site); err != nil {
-		t.Fatal(err)
-	}
+	site, _ := awstest.Website(t, e.st, model.Website{Account: "acme", Domain: "example.com", DisplayName: "example.com"}, nil)
 	lastSat := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
 	g := e.google
 	// LCP p75 of 2000 ms until period 24, then 3000 ms: a rolling window turns over in 4 periods.

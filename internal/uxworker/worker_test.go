@@ -71,17 +71,11 @@ func (e *testEnv) collector(key string) *uxworker.Worker {
 
 func (e *testEnv) website(domain string, urls ...string) (model.Website, []model.Page) {
 	e.t.Helper()
-	w := model.Website{Account: "acme", Domain: domain, DisplayName: domain}
-	if err := e.st.CreateWebsite(e.ctx, &w); err != nil {
-		e.t.Fatal(err)
-	}
 	pages := make([]model.Page, len(urls))
 	for i, u := range urls {
 		pages[i] = model.Page{URL: u, Alias: u}
 	}
-	if err := e.st.CreatePages(e.ctx, w, pages); err != nil {
-		e.t.Fatal(err)
-	}
+	w, _ := awstest.Website(e.t, e.st, model.Website{Account: "acme", Domain: domain, DisplayName: domain}, pages)
 	return w, pages
 }
 

@@ -143,14 +143,8 @@ func newEnv(t *testing.T) (*env, service.Clients, map[string]string) {
 	if err := apikey.Provision(ctx, st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey}, "test"); err != nil {
 		t.Fatal(err)
 	}
-	site := model.Website{Account: "acme", Domain: "localhost", DisplayName: "Local"}
-	if err := st.CreateWebsite(ctx, &site); err != nil {
-		t.Fatal(err)
-	}
 	pages := []model.Page{{URL: "/", Alias: "Home"}}
-	if err := st.CreatePages(ctx, site, pages); err != nil {
-		t.Fatal(err)
-	}
+	site, _ := awstest.Website(t, st, model.Website{Account: "acme", Domain: "localhost", DisplayName: "Local"}, pages)
 	cfg := service.Config{Table: st.Table()}
 	awstest.Queues(t, clients, &cfg)
 	urls := map[string]string{

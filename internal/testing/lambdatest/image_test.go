@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -51,14 +52,8 @@ func TestBrowserImage(t *testing.T) {
 		fmt.Fprint(w, fixturePage)
 	}))
 	t.Cleanup(site.Close)
-	web := model.Website{Account: "acme", Domain: strings.TrimPrefix(site.URL, "http://"), DisplayName: "Fixture"}
-	if err := e.st.CreateWebsite(ctx, &web); err != nil {
-		t.Fatal(err)
-	}
 	pages := []model.Page{{URL: "/", Alias: "Home"}}
-	if err := e.st.CreatePages(ctx, web, pages); err != nil {
-		t.Fatal(err)
-	}
+	web, _ := awstest.Website(t, e.st, model.Website{Account: "acme", Domain: strings.TrimPrefix(site.URL, "http://"), DisplayName: "Fixture"}, pages)
 
 	// The function's environment as the stack sets it, less the paths of the host's
 	// browser layer: the image's own ENV gives those.
