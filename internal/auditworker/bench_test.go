@@ -19,6 +19,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/openvitals/openvitals/internal/testing/browsertest"
 	"log/slog"
 	"math"
 	"os"
@@ -62,29 +63,14 @@ func newBenchEnv(b testing.TB) *benchEnv {
 	clients := awstest.Clients(b)
 	st := awstest.Store(b, clients)
 	objects := awstest.Bucket(b)
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		b.Fatal(err)
-	}
-	bin, err := browser.LookBin()
-	if err != nil {
-		b.Fatal(err)
-	}
-	runner := lighthouse.NewRunner(lighthouse.DefaultRunnerConfig(root))
-	b.Cleanup(func() { _ = runner.Close() })
-	// A short path: Chromium's socket path inside it must fit a Unix socket's 107 bytes.
-	temp, err := os.MkdirTemp("", "ov-bench-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = os.RemoveAll(temp) })
+	opts := browsertest.Options(b, true)
 
 	host, _ := fixtureSite(b)
 	site, pages := awstest.Website(b, st, model.Website{Account: "acme", Domain: host}, []model.Page{{URL: "/", Alias: "Home"}})
 	return &benchEnv{
-		root: root, store: st, objects: objects, runner: runner,
-		browser: browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: true}, TempRoot: temp},
-		temp:    temp, site: site, page: pages[0], target: "http://" + host + "/",
+		root: browsertest.RepoRoot(b), store: st, objects: objects, runner: browsertest.Runner(b),
+		browser: opts,
+		temp:    opts.TempRoot, site: site, page: pages[0], target: "http://" + host + "/",
 	}
 }
 

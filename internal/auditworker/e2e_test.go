@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/openvitals/openvitals/internal/testing/browsertest"
 	"image"
 	"image/color"
 	"image/png"
@@ -122,35 +123,21 @@ func newE2E(t *testing.T, allowPrivate bool) *e2e {
 	if err := apikey.Provision(context.Background(), st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey}, "test"); err != nil {
 		t.Fatal(err)
 	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin, err := browser.LookBin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner := lighthouse.NewRunner(lighthouse.DefaultRunnerConfig(root))
-	t.Cleanup(func() { _ = runner.Close() })
-	// A short path: Chromium's socket path inside it must fit a Unix socket's 107 bytes.
-	temp, err := os.MkdirTemp("", "ov-e2e-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(temp) })
+	runner := browsertest.Runner(t)
+	opts := browsertest.Options(t, allowPrivate)
 	nq := awstest.Queue(t, clients, service.NotifyQueueSettings)
 	keys := seal.FixedKey(seal.GenerateKey())
 	events := event.NewRecorder(st, notify.NewQueue(nq), log)
 	worker := auditworker.NewWorker(auditworker.WorkerConfig{
 		Runs: 1, Scheme: "http",
-		Browser:     browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: allowPrivate}, TempRoot: temp},
+		Browser:     opts,
 		Events:      events,
 		Regressions: regression.NewWatcher(st, artifact.New(objects), events, log),
 	}, st, objects, runner, log)
 	srv := api.New(api.Deps{Store: st, Purger: purge.NewQueue(pq), Auditor: audit.NewQueue(st, q, log),
 		Reports: objects, Log: log, AllowLocalTargets: true, Credentials: keys, Notifications: notify.NewQueue(nq)})
 	return &e2e{t: t, clients: clients, api: apitest.Client{Handler: srv.Handler(), Key: adminKey}, store: st, objects: objects, queue: q, purges: pq,
-		notify: nq, keys: keys, events: events, worker: worker, runner: runner, temp: temp}
+		notify: nq, keys: keys, events: events, worker: worker, runner: runner, temp: opts.TempRoot}
 }
 
 // work runs the audit worker on the queue, as the local service does, until jobs are done or

@@ -24,6 +24,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/openvitals/openvitals/internal/testing/browsertest"
 	"image"
 	"image/png"
 	"log/slog"
@@ -31,7 +32,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -48,12 +48,10 @@ import (
 	"github.com/openvitals/openvitals/internal/auditworker"
 	"github.com/openvitals/openvitals/internal/awsmeter"
 	"github.com/openvitals/openvitals/internal/blobstore"
-	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/capacity"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/fanout"
 	"github.com/openvitals/openvitals/internal/fanoutworker"
-	"github.com/openvitals/openvitals/internal/lighthouse"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/regression"
@@ -308,29 +306,13 @@ func auditedWebsite(b *testing.B, st *store.Store) (model.Website, model.Page) {
 // metered store and bucket, one Lighthouse run an audit (what an audit stores does not depend
 // on its runs).
 func auditWorker(b *testing.B, svc *service.Service, objects *blobstore.Bucket, log *slog.Logger) *auditworker.Worker {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		b.Fatal(err)
-	}
-	bin, err := browser.LookBin()
-	if err != nil {
-		b.Fatal(err)
-	}
-	// A short path: Chromium's socket path inside it must fit a Unix socket's 107 bytes.
-	temp, err := os.MkdirTemp("", "ov-cap-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = os.RemoveAll(temp) })
-	runner := lighthouse.NewRunner(lighthouse.DefaultRunnerConfig(root))
-	b.Cleanup(func() { _ = runner.Close() })
 	events := event.NewRecorder(svc.Store, notify.NewQueue(svc.Queues.Notify), log)
 	return auditworker.NewWorker(auditworker.WorkerConfig{
 		Runs: 1, Scheme: "http",
-		Browser:     browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: true}, TempRoot: temp},
+		Browser:     browsertest.Options(b, true),
 		Events:      events,
 		Regressions: regression.NewWatcher(svc.Store, artifact.New(objects), events, log),
-	}, svc.Store, objects, runner, log)
+	}, svc.Store, objects, browsertest.Runner(b), log)
 }
 
 // partitionBytes is what a website's partition holds, as DynamoDB bills items.

@@ -3,6 +3,7 @@ package multistepworker_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/openvitals/openvitals/internal/testing/browsertest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -67,18 +68,10 @@ func TestRunsEndToEnd(t *testing.T) {
 	if err := apikey.Provision(ctx, st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey}, "test"); err != nil {
 		t.Fatal(err)
 	}
-	bin, err := browser.LookBin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	temp, err := os.MkdirTemp("", "ovm") // short: Chromium's socket path must fit 107 bytes
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(temp) })
 	nq := awstest.Queue(t, clients, service.NotifyQueueSettings)
+	browse := browsertest.Options(t, true)
 	worker := multistepworker.NewWorker(multistepworker.WorkerConfig{Scheme: "http", Journey: journey.Options{
-		Browser:     browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: true}, TempRoot: temp},
+		Browser:     browse,
 		StepTimeout: 3 * time.Second,
 	}, Events: event.NewRecorder(st, notify.NewQueue(nq), log)}, st, objects, log)
 	sealer := seal.FixedKey(seal.GenerateKey())
@@ -192,7 +185,7 @@ func TestRunsEndToEnd(t *testing.T) {
 			t.Errorf("test %s state %s, want %s", item.ID, item.State, want)
 		}
 	}
-	entries, _ := os.ReadDir(temp)
+	entries, _ := os.ReadDir(browse.TempRoot)
 	for _, e := range entries {
 		t.Errorf("left behind in the worker's temp dir: %s", e.Name())
 	}

@@ -2,9 +2,9 @@ package multistepworker_test
 
 import (
 	"context"
+	"github.com/openvitals/openvitals/internal/testing/browsertest"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -12,7 +12,6 @@ import (
 
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
-	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/journey"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/multistep"
@@ -39,17 +38,8 @@ func TestDeleteDuringRunLeavesNothing(t *testing.T) {
 	if err := apikey.Provision(ctx, st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey}, "test"); err != nil {
 		t.Fatal(err)
 	}
-	bin, err := browser.LookBin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	temp, err := os.MkdirTemp("", "ovm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(temp) })
 	worker := multistepworker.NewWorker(multistepworker.WorkerConfig{Scheme: "http", Journey: journey.Options{
-		Browser:     browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: true}, TempRoot: temp},
+		Browser:     browsertest.Options(t, true),
 		StepTimeout: 2 * time.Minute, // the page is held until the purge's first pass
 	}}, st, objects, log)
 	// The settle time must outlast the run's end after release, not its whole run.
