@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"github.com/openvitals/openvitals/internal/testing/awstest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // TestDashboardFieldVerdict: in real Chromium, a lab incident shows its field verdict with its

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/openvitals/openvitals/internal/testing/awstest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // TestDashboardIncidents: in real Chromium, an admin sees one change of a page on two metrics

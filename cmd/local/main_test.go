@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"io"
 	"net"
 	"net/http"
@@ -19,6 +18,7 @@ import (
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 

@@ -2,12 +2,12 @@ package api_test
 
 import (
 	"context"
-	"github.com/openvitals/openvitals/internal/testing/awstest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // TestMeasurementMethod: a new website is measured with applied throttling, one stored before

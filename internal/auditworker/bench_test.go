@@ -19,7 +19,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/openvitals/openvitals/internal/testing/browsertest"
 	"log/slog"
 	"math"
 	"os"
@@ -39,6 +38,7 @@ import (
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/store"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
+	"github.com/openvitals/openvitals/internal/testing/browsertest"
 )
 
 // benchEnv is one worker's world: a table of its own in DynamoDB Local, a gofakes3 bucket, a

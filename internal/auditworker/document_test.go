@@ -4,7 +4,6 @@ package auditworker
 
 import (
 	"context"
-	"github.com/openvitals/openvitals/internal/testing/browsertest"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/lighthouse"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/browsertest"
 )
 
 // TestDocumentTimingAgrees audits fixture documents the way the worker does (the document's

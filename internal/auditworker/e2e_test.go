@@ -8,7 +8,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"github.com/openvitals/openvitals/internal/testing/browsertest"
 	"image"
 	"image/color"
 	"image/png"
@@ -49,6 +48,7 @@ import (
 	"github.com/openvitals/openvitals/internal/store"
 	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
+	"github.com/openvitals/openvitals/internal/testing/browsertest"
 )
 
 const adminKey = "acme-admin-key-0123456789"

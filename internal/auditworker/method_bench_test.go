@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/openvitals/openvitals/internal/testing/awstest"
 	"io/fs"
 	"net/http/httptest"
 	"os"
@@ -26,6 +25,7 @@ import (
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/demoshop"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // Lambda's list price (us-east-1, arm64) and the audit worker's memory (infra/audit.go,

@@ -24,7 +24,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/openvitals/openvitals/internal/testing/browsertest"
 	"image"
 	"image/png"
 	"log/slog"
@@ -59,6 +58,7 @@ import (
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
+	"github.com/openvitals/openvitals/internal/testing/browsertest"
 )
 
 // awsLatency is how long AWS takes to answer a request from a Lambda function in its region,

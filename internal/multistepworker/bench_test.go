@@ -3,7 +3,6 @@ package multistepworker_test
 import (
 	"bytes"
 	"context"
-	"github.com/openvitals/openvitals/internal/testing/browsertest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/journey"
 	"github.com/openvitals/openvitals/internal/model/step"
+	"github.com/openvitals/openvitals/internal/testing/browsertest"
 )
 
 // BenchmarkJourneyRun plays the end-to-end test's journey (open a page, a click that blocks

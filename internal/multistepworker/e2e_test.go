@@ -3,7 +3,6 @@ package multistepworker_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/openvitals/openvitals/internal/testing/browsertest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -31,6 +30,7 @@ import (
 	"github.com/openvitals/openvitals/internal/standin"
 	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
+	"github.com/openvitals/openvitals/internal/testing/browsertest"
 )
 
 const adminKey = "acme-admin-key-0123456789"

@@ -2,7 +2,6 @@ package multistepworker_test
 
 import (
 	"context"
-	"github.com/openvitals/openvitals/internal/testing/browsertest"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
+	"github.com/openvitals/openvitals/internal/testing/browsertest"
 )
 
 // TestDeleteDuringRunLeavesNothing deletes a website while one of its multistep runs is

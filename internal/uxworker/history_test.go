@@ -1,7 +1,6 @@
 package uxworker_test
 
 import (
-	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"net/http"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/regression"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
 	"github.com/openvitals/openvitals/internal/ux"
 )

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/openvitals/openvitals/internal/testing/awstest"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 	"github.com/openvitals/openvitals/internal/testing/lambdatest"
 )
 
