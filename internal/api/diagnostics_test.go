@@ -31,16 +31,7 @@ func TestDiagnostics(t *testing.T) {
 	e := newTestEnv(t)
 	f := newLabFixture(t, e)
 	ctx := context.Background()
-	w, err := e.store.Website(ctx, "acme", f.site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	today := model.Day(f.today)
-	rs, err := e.store.LabResults(ctx, w, f.home.ID, "desktop", today, today)
-	if err != nil || len(rs) != 1 {
-		t.Fatalf("today's result: %v %v", rs, err)
-	}
-	key := rs[0].ReportKey
+	key := f.desktopToday(t, e, f.home).ReportKey
 	frame := []byte{0xff, 0xd8, 0xff, 0xe0, 'f', 'r', 'a', 'm', 'e'}
 	const image = "0123456789abcdef.jpg"
 	lcp := 812.5

@@ -22,12 +22,24 @@ import (
 // labFixture is a website with two pages, budgets, and stored lab results of several days.
 type labFixture struct {
 	site             website
+	stored           model.Website // site as the store has it
 	home, pricing    page
 	lcp, cls, perf   budget
 	today, firstSeen time.Time
 }
 
 func day(t time.Time, back int) string { return model.Day(t.AddDate(0, 0, -back)) }
+
+// desktopToday is today's desktop result of the fixture's page p, as the store has it.
+func (f labFixture) desktopToday(t *testing.T, e *testEnv, p page) model.LabResult {
+	t.Helper()
+	today := model.Day(f.today)
+	rs, err := e.store.LabResults(context.Background(), f.stored, p.ID, "desktop", today, today)
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("today's result of %s: %v %v", p.URL, rs, err)
+	}
+	return rs[0]
+}
 
 func newLabFixture(t *testing.T, e *testEnv) labFixture {
 	t.Helper()
@@ -44,6 +56,7 @@ func newLabFixture(t *testing.T, e *testEnv) labFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.stored = w
 	put := func(p page, device string, back int, m map[string]float64, opps ...string) {
 		t.Helper()
 		r := model.LabResult{Page: p.ID, Device: device, Day: day(f.today, back), Metrics: m, LighthouseVersion: "13.5.0", Runs: 3,

@@ -24,22 +24,14 @@ func TestReportLinks(t *testing.T) {
 	e := newTestEnv(t)
 	f := newLabFixture(t, e)
 	ctx := context.Background()
-	w, err := e.store.Website(ctx, "acme", f.site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Today's desktop audit of the home page kept its HTML report; yesterday's did not.
-	today := model.Day(f.today)
-	rs, err := e.store.LabResults(ctx, w, f.home.ID, "desktop", today, today)
-	if err != nil || len(rs) != 1 {
-		t.Fatalf("today's result: %v %v", rs, err)
-	}
+	home := f.desktopToday(t, e, f.home)
 	const html = "<!doctype html><title>Lighthouse Report</title><script>window.__LIGHTHOUSE_JSON__ = {};</script>"
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
 	_, _ = zw.Write([]byte(html))
 	_ = zw.Close()
-	if err := e.objects.Put(ctx, artifact.HTMLKey(rs[0].ReportKey), gz.Bytes(), "application/gzip"); err != nil {
+	if err := e.objects.Put(ctx, artifact.HTMLKey(home.ReportKey), gz.Bytes(), "application/gzip"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -95,7 +87,7 @@ func TestReportLinks(t *testing.T) {
 	// An expired link opens nothing, even before DynamoDB removes it.
 	expired := strings.Repeat("B", 32)
 	if err := e.store.PutReportLink(ctx, sha256Hex(expired), model.ReportLink{Account: "acme", Website: f.site.ID,
-		Key: artifact.HTMLKey(rs[0].ReportKey), Expires: time.Now().Add(-time.Second)}); err != nil {
+		Key: artifact.HTMLKey(home.ReportKey), Expires: time.Now().Add(-time.Second)}); err != nil {
 		t.Fatal(err)
 	}
 	var p struct{ Detail string }
@@ -110,22 +102,14 @@ func TestReportLinksEndWithTheirPage(t *testing.T) {
 	e := newTestEnv(t)
 	f := newLabFixture(t, e)
 	ctx := context.Background()
-	w, err := e.store.Website(ctx, "acme", f.site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	today := model.Day(f.today)
 	link := func(p page) string {
 		t.Helper()
-		rs, err := e.store.LabResults(ctx, w, p.ID, "desktop", today, today)
-		if err != nil || len(rs) != 1 {
-			t.Fatalf("today's result of %s: %v %v", p.URL, rs, err)
-		}
+		r := f.desktopToday(t, e, p)
 		var gz bytes.Buffer
 		zw := gzip.NewWriter(&gz)
 		_, _ = zw.Write([]byte("<!doctype html><title>" + p.URL + "</title>"))
 		_ = zw.Close()
-		if err := e.objects.Put(ctx, artifact.HTMLKey(rs[0].ReportKey), gz.Bytes(), "application/gzip"); err != nil {
+		if err := e.objects.Put(ctx, artifact.HTMLKey(r.ReportKey), gz.Bytes(), "application/gzip"); err != nil {
 			t.Fatal(err)
 		}
 		var out struct{ URL string }
