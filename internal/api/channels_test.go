@@ -66,10 +66,7 @@ func TestChannels(t *testing.T) {
 	}
 
 	// Nothing sealed is readable in the table.
-	w, err := e.store.Website(context.Background(), "acme", site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := e.storedWebsite(site.ID)
 	stored, err := e.store.Channel(context.Background(), w, hook.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -150,10 +147,7 @@ func TestEventsList(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
 	site := e.createWebsite("example.com")
-	w, err := e.store.Website(ctx, "acme", site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := e.storedWebsite(site.ID)
 	rec := event.NewRecorder(e.store, notify.NewQueue(e.notify), awstest.Log(t))
 	day := time.Now().UTC()
 	for i, status := range []string{"exceeded", "ok", "at-risk"} {
@@ -228,10 +222,7 @@ func TestEmailRecipientsSealed(t *testing.T) {
 	ctx := context.Background()
 	site := e.createWebsite("example.com")
 	base := "/" + site.ID + "/channels"
-	w, err := e.store.Website(ctx, "acme", site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := e.storedWebsite(site.ID)
 	stored := func(id string) string {
 		t.Helper()
 		out, err := e.clients.DynamoDB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(e.store.Table()), ConsistentRead: aws.Bool(true),

@@ -51,10 +51,7 @@ func TestCompareAPI(t *testing.T) {
 	site := e.createWebsite("example.com")
 	pages := e.createPages(site.ID, "/", "/shop")
 	ctx := context.Background()
-	w, err := e.store.Website(ctx, "acme", site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := e.storedWebsite(site.ID)
 	home := storedPage(t, e, w, pages[0].ID)
 	put := func(day string, lcp float64, lcpRuns []float64, extra map[string]float64) {
 		t.Helper()
@@ -152,10 +149,7 @@ func TestRegressionLinksComparison(t *testing.T) {
 	site := e.createWebsite("example.com")
 	pages := e.createPages(site.ID, "/")
 	ctx := context.Background()
-	w, err := e.store.Website(ctx, "acme", site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := e.storedWebsite(site.ID)
 	home := storedPage(t, e, w, pages[0].ID)
 	for day, lcp := range map[string]float64{"20261110": 1500, "20261111": 2100} {
 		if err := e.store.PutLabResult(ctx, w, home, model.LabResult{Device: "mobile", Day: day, Runs: 1, Metrics: map[string]float64{"lcp": lcp}}); err != nil {
@@ -204,10 +198,7 @@ func TestCompareLoadsAPI(t *testing.T) {
 	site := e.createWebsite("example.com")
 	pages := e.createPages(site.ID, "/")
 	ctx := context.Background()
-	w, err := e.store.Website(ctx, "acme", site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := e.storedWebsite(site.ID)
 	home := storedPage(t, e, w, pages[0].ID)
 	put := func(day string, d *model.Diagnostics) {
 		t.Helper()

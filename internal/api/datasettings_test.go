@@ -20,10 +20,7 @@ func TestExportOnDemand(t *testing.T) {
 	e := newTestEnv(t)
 	w := e.createWebsite("example.com")
 	pages := e.createPages(w.ID, "/", "/pricing")
-	site, err := e.store.Website(ctx, "acme", w.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	site := e.storedWebsite(w.ID)
 	yesterday := time.Now().UTC().AddDate(0, 0, -1)
 	day := yesterday.Format(model.DayLayout)
 	stored, err := e.store.Pages(ctx, site)
@@ -129,10 +126,7 @@ func TestExportDiagnosticsAndRealUsers(t *testing.T) {
 	base := "/" + w.ID
 	e.do("PUT", base+"/field-testing/settings", adminKey, map[string]any{"groups": []any{map[string]any{"name": "Products", "pattern": "/product/*"}}}).Want(t, 200)
 	pages := e.createPages(w.ID, "/", "/product/1")
-	site, err := e.store.Website(ctx, "acme", w.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	site := e.storedWebsite(w.ID)
 	now := time.Now().UTC()
 	day := now.Format(model.DayLayout)
 	stored, err := e.store.Pages(ctx, site)

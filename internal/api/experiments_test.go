@@ -60,10 +60,7 @@ func TestExperiments(t *testing.T) {
 
 	// Completed (as the worker records it): its metrics beside its control's.
 	ctx := context.Background()
-	w, err := e.store.Website(ctx, "acme", site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := e.storedWebsite(site.ID)
 	stored, err := e.store.Experiment(ctx, w, x.ID)
 	if err != nil {
 		t.Fatal(err)

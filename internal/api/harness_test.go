@@ -169,6 +169,16 @@ func newRequest(method, path, authorization string) *http.Request {
 
 func readCloser(s string) io.ReadCloser { return io.NopCloser(strings.NewReader(s)) }
 
+// storedWebsite reads a website of acme as the store has it.
+func (e *testEnv) storedWebsite(id string) model.Website {
+	e.t.Helper()
+	w, err := e.store.Website(context.Background(), "acme", id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return w
+}
+
 // storedPage reads a page of w as the store has it (with its creation time, which keys its row).
 func storedPage(t testing.TB, e *testEnv, w model.Website, id string) model.Page {
 	t.Helper()

@@ -53,10 +53,7 @@ func TestIncidentsAPI(t *testing.T) {
 	site := e.createWebsite("example.com")
 	pages := e.createPages(site.ID, "/", "/shop")
 	ctx := context.Background()
-	w, err := e.store.Website(ctx, "acme", site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := e.storedWebsite(site.ID)
 	home, shop := pages[0].ID, pages[1].ID
 	reg := func(kind, source, page, device, metric, firstBad, incident string, percent float64) model.Regression {
 		r := model.Regression{Kind: kind, Source: source, Page: page, Device: device, Metric: metric,
@@ -241,10 +238,7 @@ func TestIncidentFieldVerdict(t *testing.T) {
 	site := e.createWebsite("example.com")
 	pages := e.createPages(site.ID, "/", "/shop")
 	ctx := context.Background()
-	w, err := e.store.Website(ctx, "acme", site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := e.storedWebsite(site.ID)
 	var ids []string
 	for i, p := range pages {
 		r := model.Regression{ID: model.RegressionID(w, "lab"+p.ID, "20261110"), Kind: model.KindRegression, Source: "lab", Page: p.ID, Device: "mobile",

@@ -114,10 +114,7 @@ func TestSearchConsoleIntegration(t *testing.T) {
 	}
 
 	// Stored sealed: unreadable in the table, and it opens only as this website's credentials.
-	w, err := e.store.Website(ctx, "acme", site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := e.storedWebsite(site.ID)
 	stored, err := e.store.SearchConsole(ctx, w)
 	if err != nil {
 		t.Fatal(err)

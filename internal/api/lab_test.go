@@ -52,10 +52,7 @@ func newLabFixture(t *testing.T, e *testEnv) labFixture {
 	e.do("POST", path, adminKey, `{"metric":"cls","operator":"lt","value":0.1,"device":"mobile"}`).Want(t, 201).Decode(t, &f.cls)
 	e.do("POST", path, adminKey, `{"metric":"performance_score","operator":"gt","value":90,"device":"desktop"}`).Want(t, 201).Decode(t, &f.perf)
 
-	w, err := e.store.Website(ctx, "acme", f.site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := e.storedWebsite(f.site.ID)
 	f.stored = w
 	put := func(p page, device string, back int, m map[string]float64, opps ...string) {
 		t.Helper()
@@ -347,10 +344,7 @@ func TestPagesListFollowsResults(t *testing.T) {
 	site := e.createWebsite("example.com")
 	ps := e.createPages(site.ID, "/", "/pricing")
 	e.do("POST", "/"+site.ID+"/budgets", adminKey, `{"metric":"lcp","operator":"lt","value":2500,"device":"mobile"}`).Want(t, 201)
-	w, err := e.store.Website(ctx, "acme", site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := e.storedWebsite(site.ID)
 	type record struct {
 		ID, Device string
 		Timeline   []map[string]any
@@ -406,7 +400,7 @@ func TestPagesListFollowsResults(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, err = e.clients.DynamoDB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(e.store.Table()),
+	_, err := e.clients.DynamoDB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(e.store.Table()),
 		Key:              map[string]ddbtypes.AttributeValue{"PK": &ddbtypes.AttributeValueMemberS{Value: "A#acme"}, "SK": &ddbtypes.AttributeValueMemberS{Value: "W#" + w.ID}},
 		UpdateExpression: aws.String("REMOVE PageRows")})
 	if err != nil {

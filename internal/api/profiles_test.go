@@ -79,10 +79,7 @@ func TestProfiles(t *testing.T) {
 	answers = append(answers, e.do("GET", base, viewerKey, nil).Want(t, 200).Body, e.do("GET", base+"/"+p.ID, viewerKey, nil).Want(t, 200).Body)
 
 	// The secrets are sealed, and open to what they were sealed for.
-	w, err := e.store.Website(ctx, "acme", site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := e.storedWebsite(site.ID)
 	stored, err := e.store.Profile(ctx, w, p.ID)
 	if err != nil {
 		t.Fatal(err)

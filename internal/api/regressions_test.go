@@ -49,10 +49,7 @@ func TestRegressionsAPI(t *testing.T) {
 	site := e.createWebsite("example.com")
 	pages := e.createPages(site.ID, "/", "/shop")
 	ctx := context.Background()
-	w, err := e.store.Website(ctx, "acme", site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := e.storedWebsite(site.ID)
 	lcp := model.Regression{Kind: model.KindRegression, Source: "lab", Page: pages[0].ID, Device: "mobile", Metric: "lcp",
 		LastGood: "20261110", FirstBad: "20261111", Before: model.Level{Median: 1500, Spread: 40}, After: model.Level{Median: 2100, Spread: 60},
 		Delta: 600, Percent: 40, P: 0.0001, Status: model.RegressionOpen, Detected: time.Now(),

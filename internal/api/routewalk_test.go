@@ -34,10 +34,7 @@ func newRouteFixture(t testing.TB, e *testEnv) routeFixture {
 	var prof profileOut
 	e.do("POST", w+"/profiles", adminKey, `{"name":"p"}`).Want(t, 201).Decode(t, &prof)
 	ctx := context.Background()
-	stored, err := e.store.Website(ctx, "acme", site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	stored := e.storedWebsite(site.ID)
 	reg := model.Regression{Kind: model.KindRegression, Source: "lab", Page: pg.ID, Device: "mobile", Metric: "lcp",
 		LastGood: "20261110", FirstBad: "20261111", Before: model.Level{Median: 1500}, After: model.Level{Median: 2100},
 		Delta: 600, Percent: 40, P: 0.0001, Status: model.RegressionOpen, Detected: time.Now()}

@@ -82,10 +82,7 @@ func TestTestSeries(t *testing.T) {
 
 	// The test ends as the audit worker ends it: values, report.
 	ctx := context.Background()
-	st, err := e.store.Website(ctx, "acme", site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := e.storedWebsite(site.ID)
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
 	_, _ = zw.Write([]byte(`{"lighthouseVersion":"13.5.0","audits":{},"categories":{}}`))

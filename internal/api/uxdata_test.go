@@ -23,10 +23,7 @@ func TestFieldDataInPages(t *testing.T) {
 	var uxBudget, lcpBudget budget
 	e.do("POST", "/"+site.ID+"/budgets", adminKey, `{"metric":"ux_lcp","operator":"lt","value":2500,"device":"mobile"}`).Want(t, 201).Decode(t, &uxBudget)
 	e.do("POST", "/"+site.ID+"/budgets", adminKey, `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`).Want(t, 201).Decode(t, &lcpBudget)
-	w, err := e.store.Website(ctx, "acme", site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := e.storedWebsite(site.ID)
 
 	vital := func(p75, good, ni, poor float64) model.Vital {
 		return model.Vital{P75: p75, Good: good, NeedsImprovement: ni, Poor: poor}
