@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -28,6 +29,7 @@ import (
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/standin"
+	"github.com/openvitals/openvitals/internal/store"
 	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
 	"github.com/openvitals/openvitals/internal/testing/browsertest"
@@ -57,17 +59,32 @@ func journeySite(t testing.TB) string {
 	return srv.Listener.Addr().String()
 }
 
-func TestRunsEndToEnd(t *testing.T) {
-	ctx := context.Background()
+// runEnv is what the end-to-end tests of runs share on the stand-ins: a table holding acme's
+// admin key, the multistep queue, the purge queue, a bucket and a log.
+type runEnv struct {
+	clients      service.Clients
+	st           *store.Store
+	runs, purges *queue.Queue
+	objects      *blobstore.Bucket
+	log          *slog.Logger
+}
+
+func newRunEnv(t *testing.T) runEnv {
+	t.Helper()
 	clients := awstest.Clients(t)
-	st := awstest.Store(t, clients)
-	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: queue.MaxReceives})
-	pq := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 3})
-	objects := awstest.Bucket(t)
-	log := awstest.Log(t)
-	if err := apikey.Provision(ctx, st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey}, "test"); err != nil {
+	e := runEnv{clients: clients, st: awstest.Store(t, clients), objects: awstest.Bucket(t), log: awstest.Log(t),
+		runs:   awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: queue.MaxReceives}),
+		purges: awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 3})}
+	if err := apikey.Provision(context.Background(), e.st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey}, "test"); err != nil {
 		t.Fatal(err)
 	}
+	return e
+}
+
+func TestRunsEndToEnd(t *testing.T) {
+	ctx := context.Background()
+	e := newRunEnv(t)
+	clients, st, q, objects, log := e.clients, e.st, e.runs, e.objects, e.log
 	nq := awstest.Queue(t, clients, service.NotifyQueueSettings)
 	browse := browsertest.Options(t, true)
 	worker := multistepworker.NewWorker(multistepworker.WorkerConfig{Scheme: "http", Journey: journey.Options{
@@ -77,7 +94,6 @@ func TestRunsEndToEnd(t *testing.T) {
 	sealer := seal.FixedKey(seal.GenerateKey())
 	admin := apitest.Client{Handler: api.New(api.Deps{Store: st, Purger: nil, Runner: multistep.NewQueue(st, q, log), Reports: objects, Log: log, AllowLocalTargets: true,
 		Credentials: sealer, Notifications: notify.NewQueue(nq)}).Handler(), Key: adminKey}
-	_ = pq
 
 	var site struct{ ID string }
 	admin.Call(t, "POST", "/account/websites", `{"domain":"`+journeySite(t)+`"}`, 201, &site)

@@ -10,9 +10,7 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/api"
-	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/journey"
-	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/multistepworker"
 	"github.com/openvitals/openvitals/internal/purge"
@@ -29,15 +27,8 @@ import (
 // a full table scan and a listing of the whole bucket find nothing of the website.
 func TestDeleteDuringRunLeavesNothing(t *testing.T) {
 	ctx := context.Background()
-	clients := awstest.Clients(t)
-	st := awstest.Store(t, clients)
-	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: queue.MaxReceives})
-	pq := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 3})
-	objects := awstest.Bucket(t)
-	log := awstest.Log(t)
-	if err := apikey.Provision(ctx, st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey}, "test"); err != nil {
-		t.Fatal(err)
-	}
+	e := newRunEnv(t)
+	clients, st, q, pq, objects, log := e.clients, e.st, e.runs, e.purges, e.objects, e.log
 	worker := multistepworker.NewWorker(multistepworker.WorkerConfig{Scheme: "http", Journey: journey.Options{
 		Browser:     browsertest.Options(t, true),
 		StepTimeout: 2 * time.Minute, // the page is held until the purge's first pass
