@@ -171,6 +171,33 @@ func (d *dashboard) call(t testing.TB, method, path, key, body string, want int,
 	apitest.Client{Base: d.base, Key: key}.Call(t, method, path, body, want, out)
 }
 
+// createWebsite makes a website of acme through the API, as an admin does, and returns its ID.
+func (d *dashboard) createWebsite(t testing.TB, domain, displayName string) string {
+	t.Helper()
+	var w struct{ ID string }
+	d.call(t, "POST", "/account/websites", dashAdminKey, fmt.Sprintf(`{"domain":%q,"displayName":%q}`, domain, displayName), 201, &w)
+	return w.ID
+}
+
+// shop stores a website of acme, shop.example, with its home page and its cart.
+func (d *dashboard) shop(t testing.TB) (site model.Website, home, cart model.Page) {
+	t.Helper()
+	pages := []model.Page{{URL: "/", Alias: "Home"}, {URL: "/cart", Alias: "Cart"}}
+	site, _ = awstest.Website(t, d.st, model.Website{Account: "acme", Domain: "shop.example", DisplayName: "Shop"}, pages)
+	return site, pages[0], pages[1]
+}
+
+// beacon posts a beacon as the snippet does (text/plain, as navigator.sendBeacon sends it)
+// from a browser of userAgent; the service must accept it.
+func (d *dashboard) beacon(t testing.TB, body, userAgent string) {
+	t.Helper()
+	c := apitest.Client{Base: d.base}
+	req := c.NewRequest(t, "POST", "/collect", body)
+	req.Header.Set("Content-Type", "text/plain")
+	req.Header.Set("User-Agent", userAgent)
+	c.Do(t, req).Want(t, http.StatusAccepted)
+}
+
 // pageRow is a row of the pages list.
 type pageRow struct {
 	ID, Alias, URL, Device string

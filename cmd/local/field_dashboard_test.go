@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/model"
-	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // TestDashboardFieldVerdict: in real Chromium, a lab incident shows its field verdict with its
@@ -16,9 +15,7 @@ import (
 func TestDashboardFieldVerdict(t *testing.T) {
 	d := startService(t, 1, false)
 	ctx := context.Background()
-	pages := []model.Page{{URL: "/", Alias: "Home"}, {URL: "/cart", Alias: "Cart"}}
-	site, _ := awstest.Website(t, d.st, model.Website{Account: "acme", Domain: "shop.example", DisplayName: "Shop"}, pages)
-	home, cart := pages[0], pages[1]
+	site, home, cart := d.shop(t)
 	now := time.Now().UTC()
 	day := func(back int) string { return model.Day(now.AddDate(0, 0, -back)) }
 	lab := func(page model.Page, back int, before, after float64) model.Regression {

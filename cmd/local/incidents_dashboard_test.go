@@ -14,7 +14,6 @@ import (
 
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/store"
-	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // TestDashboardIncidents: in real Chromium, an admin sees one change of a page on two metrics
@@ -26,9 +25,7 @@ import (
 func TestDashboardIncidents(t *testing.T) {
 	d := startService(t, 1, false)
 	ctx := context.Background()
-	pages := []model.Page{{URL: "/", Alias: "Home"}, {URL: "/cart", Alias: "Cart"}}
-	site, _ := awstest.Website(t, d.st, model.Website{Account: "acme", Domain: "shop.example", DisplayName: "Shop"}, pages)
-	home, cart := pages[0], pages[1]
+	site, home, cart := d.shop(t)
 	now := time.Now().UTC()
 	day := func(back int) string { return model.Day(now.AddDate(0, 0, -back)) }
 	change := model.IncidentID(site, "page:"+home.ID, model.KindRegression, day(3))
