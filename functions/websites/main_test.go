@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +17,7 @@ import (
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
+	"github.com/openvitals/openvitals/internal/testing/benchtest"
 	"github.com/openvitals/openvitals/internal/testing/contract"
 	"github.com/openvitals/openvitals/internal/testing/lambdatest"
 )
@@ -295,21 +294,10 @@ func BenchmarkColdStart(b *testing.B) {
 			b.Fatalf("GET /websites: status %d, want 200; body %s", resp.StatusCode, body(b, resp))
 		}
 	}
-	b.ReportMetric(percentileMS(samples, 0.50), "ms/coldstart-p50")
-	b.ReportMetric(percentileMS(samples, 0.99), "ms/coldstart-p99")
+	b.ReportMetric(benchtest.PercentileMS(samples, 0.50), "ms/coldstart-p50")
+	b.ReportMetric(benchtest.PercentileMS(samples, 0.99), "ms/coldstart-p99")
 	// Reported after the loop: b.Loop resets the timer, which drops earlier metrics.
 	if fi, err := os.Stat(fx.binary); err == nil {
 		b.ReportMetric(float64(fi.Size())/(1<<20), "MiB-binary")
 	}
-}
-
-// percentileMS is the nearest-rank p-th percentile of samples, in milliseconds.
-func percentileMS(samples []time.Duration, p float64) float64 {
-	if len(samples) == 0 {
-		return 0
-	}
-	s := slices.Clone(samples)
-	slices.Sort(s)
-	i := int(math.Ceil(p*float64(len(s)))) - 1
-	return float64(s[max(i, 0)]) / float64(time.Millisecond)
 }
