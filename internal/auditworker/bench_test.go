@@ -183,16 +183,23 @@ type lhReport struct {
 	lhTotal time.Duration
 }
 
-func readReport(b *testing.B, path string) lhReport {
-	b.Helper()
+// decodeReport reads and decodes the Lighthouse report at path, and returns its JSON too.
+func decodeReport(tb testing.TB, path string) ([]byte, *lighthouse.Result) {
+	tb.Helper()
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	res, err := lighthouse.Decode(raw)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
+	return raw, res
+}
+
+func readReport(b *testing.B, path string) lhReport {
+	b.Helper()
+	raw, res := decodeReport(b, path)
 	rep := res.Report()
 	if rep.FormFactor != "desktop" {
 		b.Fatalf("%s: form factor %q, want desktop", path, rep.FormFactor)
@@ -343,20 +350,14 @@ func BenchmarkAuditVsCLI(b *testing.B) {
 func (e *benchEnv) diagnostics(ctx context.Context, b *testing.B, out string) time.Duration {
 	b.Helper()
 	// The worker decodes the report once, for its metrics: the diagnostics read that decoding.
-	raw, err := os.ReadFile(out)
-	if err != nil {
-		b.Fatal(err)
-	}
-	res, err := lighthouse.Decode(raw)
-	if err != nil {
-		b.Fatal(err)
-	}
+	_, res := decodeReport(b, out)
 	start := time.Now()
 	har, phases := out+".har", out+".phases.json"
 	if err := e.runner.Network(ctx, lighthouse.DevtoolsLogPath(out), har, phases); err != nil {
 		b.Fatal(err)
 	}
 	var in lighthouse.DiagnosisInput
+	var err error
 	if in.Phases, err = os.ReadFile(phases); err != nil {
 		b.Fatal(err)
 	}
