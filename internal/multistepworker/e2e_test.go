@@ -28,7 +28,6 @@ import (
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
-	"github.com/openvitals/openvitals/internal/standin"
 	"github.com/openvitals/openvitals/internal/store"
 	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
@@ -107,15 +106,7 @@ func TestRunsEndToEnd(t *testing.T) {
 		slackMu.Unlock()
 	}))
 	t.Cleanup(slack.Close)
-	root, err := standin.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ses, err := standin.StartSES(ctx, root, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ses.Stop)
+	ses := awstest.SES(t)
 	admin.Call(t, "POST", "/"+site.ID+"/channels", `{"name":"#perf","kind":"slack","url":"`+slack.URL+`/services/T/B/x"}`, 201, nil)
 	admin.Call(t, "POST", "/"+site.ID+"/channels", `{"name":"Team","kind":"email","recipients":["perf@example.com"],"events":["multistep.state_changed"]}`, 201, nil)
 	var good, broken struct{ ID string }

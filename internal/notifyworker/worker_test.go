@@ -28,7 +28,6 @@ import (
 	"github.com/openvitals/openvitals/internal/regression"
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
-	"github.com/openvitals/openvitals/internal/standin"
 	"github.com/openvitals/openvitals/internal/store"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
@@ -294,15 +293,7 @@ func TestNotificationsStopAndCoalesce(t *testing.T) {
 // recipients, with a subject, a plain-text and an HTML body.
 func TestEmailThroughSES(t *testing.T) {
 	ctx := context.Background()
-	root, err := standin.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ses, err := standin.StartSES(ctx, root, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ses.Stop)
+	ses := awstest.SES(t)
 	f := newFixture(t)
 	client := ses.Client()
 	f.w.sender = deliver.NewSender(browser.Guard{AllowPrivate: true}, client, "openvitals@example.com", "https://api.example.com", "https://dash.example.com/app/")

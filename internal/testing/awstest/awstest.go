@@ -28,6 +28,7 @@ import (
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/rumstore"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/standin"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -336,4 +337,19 @@ func Receive(t testing.TB, q *queue.Queue, want int) []string {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// SES starts an SES stand-in of the test's own (on a free port), stopped when the test ends.
+func SES(t testing.TB) *standin.SES {
+	t.Helper()
+	root, err := standin.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ses, err := standin.StartSES(context.Background(), root, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ses.Stop)
+	return ses
 }
