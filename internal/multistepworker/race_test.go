@@ -15,10 +15,10 @@ import (
 	"github.com/openvitals/openvitals/internal/multistepworker"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/purgeworker"
-	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
 	"github.com/openvitals/openvitals/internal/testing/browsertest"
+	"github.com/openvitals/openvitals/internal/testing/poll"
 )
 
 // TestDeleteDuringRunLeavesNothing deletes a website while one of its multistep runs is
@@ -72,41 +72,21 @@ func TestDeleteDuringRunLeavesNothing(t *testing.T) {
 	admin.Call(t, "DELETE", "/"+site.ID, "", 204, nil)
 	// The first pass: the purge message is consumed (its next pass waits, delayed), and only the
 	// marker is left.
-	waitUntil(t, "the purge's first pass", func() bool {
+	poll.Until(t, "the purge's first pass", 5*time.Minute, func() bool {
 		left := awstest.Leftovers(t, clients, st, objects, site.ID)
-		return depth(t, pq) == 0 && len(left) == 1 && strings.Contains(left[0], "PURGE|")
+		return awstest.Depth(t, pq) == 0 && len(left) == 1 && strings.Contains(left[0], "PURGE|")
 	})
 	releaseOnce.Do(func() { close(release) })
-	waitUntil(t, "the run's end", func() bool { return depth(t, q) == 0 })
+	poll.Until(t, "the run's end", 5*time.Minute, func() bool { return awstest.Depth(t, q) == 0 })
 	// The run stored its screenshot after the first pass: what the last pass is for.
 	if left := awstest.Leftovers(t, clients, st, objects, site.ID); len(left) != 2 || !strings.HasSuffix(left[1], "/failure.png") {
 		t.Errorf("after the run: %v, want the purge marker and the failure screenshot", left)
 	}
-	waitUntil(t, "the purge's last pass", func() bool {
+	poll.Until(t, "the purge's last pass", 5*time.Minute, func() bool {
 		p, err := st.PendingPurges(ctx)
-		return err == nil && len(p) == 0 && depth(t, pq) == 0
+		return err == nil && len(p) == 0 && awstest.Depth(t, pq) == 0
 	})
 	if left := awstest.Leftovers(t, clients, st, objects, site.ID); len(left) != 0 {
 		t.Errorf("left behind after the purge: %v", left)
-	}
-}
-
-func depth(t *testing.T, q *queue.Queue) int {
-	visible, inFlight, err := q.Depth(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return visible + inFlight
-}
-
-// waitUntil polls cond until it holds; the bound is for a stuck worker, not a speed check.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not after 5 minutes", what)
-		}
-		time.Sleep(200 * time.Millisecond)
 	}
 }

@@ -353,3 +353,13 @@ func SES(t testing.TB) *standin.SES {
 	t.Cleanup(ses.Stop)
 	return ses
 }
+
+// Depth is how many messages q holds, visible or in flight.
+func Depth(t testing.TB, q *queue.Queue) int {
+	t.Helper()
+	visible, inFlight, err := q.Depth(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return visible + inFlight
+}
