@@ -26,6 +26,7 @@ import (
 	"github.com/openvitals/openvitals/internal/store"
 	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
+	"github.com/openvitals/openvitals/internal/testing/poll"
 )
 
 const (
@@ -194,22 +195,13 @@ func (e *purgeEnv) runWorker() {
 	done := make(chan struct{})
 	go func() { e.queue.Poll(ctx, 10, e.worker.HandleSQS, awstest.Log(e.t)); close(done) }()
 	defer func() { cancel(); <-done }()
-	deadline := time.Now().Add(60 * time.Second) // a bound for a stuck worker, not a speed check
-	for time.Now().Before(deadline) {
+	poll.Until(e.t, "the pending purges' end", time.Minute, func() bool {
 		pending, err := e.store.PendingPurges(ctx)
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		visible, inFlight, err := e.queue.Depth(ctx)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		if len(pending) == 0 && visible == 0 && inFlight == 0 {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	e.t.Fatal("purges still pending after 60 s")
+		return len(pending) == 0 && awstest.Depth(e.t, e.queue) == 0
+	})
 }
 
 // rumObjects counts a website's real-user objects (its day objects and log entries).
