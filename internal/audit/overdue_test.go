@@ -23,11 +23,7 @@ func TestOverdueSeriesTestsEndOrQueueAgain(t *testing.T) {
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
 	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 3})
-	settings, err := q.Settings(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadline := settings.Deadline()
+	deadline := awstest.Deadline(t, q)
 	s := audit.NewQueue(st, q, awstest.Log(t))
 	w, pages := awstest.Website(t, st, model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}, []model.Page{{URL: "/", Alias: "Home"}, {URL: "/shop", Alias: "Shop"}})
 	series, tests, n, err := s.Series(ctx, w, audit.SeriesRequest{Targets: []audit.Target{

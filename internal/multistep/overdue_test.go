@@ -25,11 +25,7 @@ func TestOverdueRunsEndOrQueueAgain(t *testing.T) {
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
 	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 2})
-	settings, err := q.Settings(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadline := settings.Deadline()
+	deadline := awstest.Deadline(t, q)
 	runs := multistep.NewQueue(st, q, awstest.Log(t))
 	w, _ := awstest.Website(t, st, model.Website{Account: "acme", Domain: "example.com", DisplayName: "example.com"}, nil)
 	var tests []model.Test

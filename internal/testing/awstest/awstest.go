@@ -363,3 +363,14 @@ func Depth(t testing.TB, q *queue.Queue) int {
 	}
 	return visible + inFlight
 }
+
+// Deadline is how long q's settings give a message's work before it counts as lost (see
+// queue.Settings.Deadline), read from the queue as the sweeps read it.
+func Deadline(t testing.TB, q *queue.Queue) time.Duration {
+	t.Helper()
+	s, err := q.Settings(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Deadline()
+}
