@@ -217,6 +217,19 @@ var bodyNumberCases = map[string]bodyNumberCase{
 // "network.rttMs", "steps[].value", "m{}" (a map's values), "{}.absolute".
 func numberFields(ref *openapi3.SchemaRef) []string {
 	var out []string
+	eachSchema("", ref, func(where string, s *openapi3.Schema) {
+		if isNumber(s) {
+			out = append(out, where)
+		}
+	})
+	return out
+}
+
+// eachSchema calls visit with every schema inside ref and where it sits below where: a
+// property "a.b", an item "a[]", a map's values "a{}"; the alternatives of oneOf, anyOf and
+// allOf sit where their schema does. A schema inside itself is visited once on that path; the
+// same schema at two places of one document is visited at each.
+func eachSchema(where string, ref *openapi3.SchemaRef, visit func(where string, s *openapi3.Schema)) {
 	seen := map[*openapi3.Schema]bool{}
 	var walk func(where string, ref *openapi3.SchemaRef)
 	walk = func(where string, ref *openapi3.SchemaRef) {
@@ -225,10 +238,8 @@ func numberFields(ref *openapi3.SchemaRef) []string {
 		}
 		s := ref.Value
 		seen[s] = true
-		defer delete(seen, s) // the same schema may sit at two places of one body
-		if isNumber(s) {
-			out = append(out, where)
-		}
+		defer delete(seen, s)
+		visit(where, s)
 		for name, p := range s.Properties {
 			if where == "" {
 				walk(name, p)
@@ -244,8 +255,7 @@ func numberFields(ref *openapi3.SchemaRef) []string {
 			}
 		}
 	}
-	walk("", ref)
-	return out
+	walk(where, ref)
 }
 
 // TestNonFiniteBodyNumbers sends 1e309 and -1e309, numbers no float64 holds, in every number

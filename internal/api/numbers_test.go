@@ -17,27 +17,12 @@ func TestRequestNumbersHaveRanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen := map[*openapi3.Schema]bool{}
-	var walk func(where string, ref *openapi3.SchemaRef)
-	walk = func(where string, ref *openapi3.SchemaRef) {
-		if ref == nil || ref.Value == nil || seen[ref.Value] {
-			return
-		}
-		s := ref.Value
-		seen[s] = true
-		if s.Type != nil && (s.Type.Includes("number") || s.Type.Includes("integer")) && (s.Min == nil || s.Max == nil) {
-			t.Errorf("%s: a number without a range (minimum and maximum)", where)
-		}
-		for name, p := range s.Properties {
-			walk(where+"."+name, p)
-		}
-		walk(where+"[]", s.Items)
-		walk(where+"{}", s.AdditionalProperties.Schema)
-		for _, group := range []openapi3.SchemaRefs{s.OneOf, s.AnyOf, s.AllOf} {
-			for _, alt := range group {
-				walk(where, alt)
+	walk := func(where string, ref *openapi3.SchemaRef) {
+		eachSchema(where, ref, func(where string, s *openapi3.Schema) {
+			if isNumber(s) && (s.Min == nil || s.Max == nil) {
+				t.Errorf("%s: a number without a range (minimum and maximum)", where)
 			}
-		}
+		})
 	}
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
