@@ -2,11 +2,10 @@ package main
 
 import (
 	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/openvitals/openvitals/internal/testing/browsertest"
 )
 
 // TestDashboardSoftNavigations drives the real-user view and a page view in Chromium over the
@@ -175,7 +174,7 @@ func TestDashboardSoftNavigations(t *testing.T) {
 func TestDashboardJourneyRoutes(t *testing.T) {
 	d := startService(t, 1, false)
 	shots := screenshotDir(t)
-	spa := spaServer(t)
+	spa := browsertest.SPAServer(t)
 	siteID := d.createWebsite(t, strings.TrimPrefix(spa, "http://"), "SPA shop")
 	W := "/" + siteID
 	d.call(t, "PUT", W+"/field-testing/settings", dashAdminKey, `{"groups":[{"name":"Products","pattern":"/product/*"}]}`, 200, nil)
@@ -256,36 +255,4 @@ func TestDashboardJourneyRoutes(t *testing.T) {
 		t.Errorf("/about's link %v, want its page view", href)
 	}
 	tb.screenshot(shots, "multistep-routes")
-}
-
-// spaServer serves the single-page app of internal/rum/testdata/spa without the snippet.
-func spaServer(t *testing.T) string {
-	t.Helper()
-	read := func(path string) []byte {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (make deps installs layers/spa)", err)
-		}
-		return b
-	}
-	router := read("../../layers/spa/node_modules/navigo/lib/navigo.min.js")
-	app := read("../../internal/rum/testdata/spa/app.js")
-	var index strings.Builder
-	for line := range strings.Lines(string(read("../../internal/rum/testdata/spa/index.html"))) {
-		if !strings.Contains(line, "{{SNIPPET}}") {
-			index.WriteString(line)
-		}
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/navigo.js", "/app.js":
-			w.Header().Set("Content-Type", "text/javascript")
-			_, _ = w.Write(map[string][]byte{"/navigo.js": router, "/app.js": app}[r.URL.Path])
-		default:
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			_, _ = w.Write([]byte(index.String()))
-		}
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
 }

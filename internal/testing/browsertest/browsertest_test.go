@@ -1,6 +1,8 @@
 package browsertest_test
 
 import (
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,5 +35,34 @@ func TestOptionsTempRootIsShortAndRemoved(t *testing.T) {
 	})
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("%s left after the test: %v", dir, err)
+	}
+}
+
+// TestSPAServerServesTheAppWithoutTheSnippet: every route gets the app's document, without the
+// snippet's placeholder, and the scripts are served as JavaScript.
+func TestSPAServerServesTheAppWithoutTheSnippet(t *testing.T) {
+	base := browsertest.SPAServer(t)
+	get := func(path string) (string, string) {
+		t.Helper()
+		res, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		if err != nil || res.StatusCode != 200 {
+			t.Fatalf("GET %s: %d, %v", path, res.StatusCode, err)
+		}
+		return res.Header.Get("Content-Type"), string(b)
+	}
+	for _, path := range []string{"/", "/product/123"} {
+		if ct, doc := get(path); !strings.HasPrefix(ct, "text/html") || !strings.Contains(doc, "/app.js") || strings.Contains(doc, "{{SNIPPET}}") {
+			t.Errorf("%s: %s %.200q", path, ct, doc)
+		}
+	}
+	for _, path := range []string{"/app.js", "/navigo.js"} {
+		if ct, js := get(path); ct != "text/javascript" || len(js) == 0 {
+			t.Errorf("%s: %s, %d bytes", path, ct, len(js))
+		}
 	}
 }
