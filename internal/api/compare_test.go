@@ -48,10 +48,8 @@ type comparisonOut struct {
 // another account's page: 404; bad parameters: 400 naming them.
 func TestCompareAPI(t *testing.T) {
 	e := newTestEnv(t)
-	site := e.createWebsite("example.com")
-	pages := e.createPages(site.ID, "/", "/shop")
+	site, pages, w := e.createSite("example.com", "/", "/shop")
 	ctx := context.Background()
-	w := e.storedWebsite(site.ID)
 	home := storedPage(t, e, w, pages[0].ID)
 	put := func(day string, lcp float64, lcpRuns []float64, extra map[string]float64) {
 		t.Helper()
@@ -146,10 +144,8 @@ func TestCompareAPI(t *testing.T) {
 // first bad day, which answers; a regression of the user-experience data links to none.
 func TestRegressionLinksComparison(t *testing.T) {
 	e := newTestEnv(t)
-	site := e.createWebsite("example.com")
-	pages := e.createPages(site.ID, "/")
+	site, pages, w := e.createSite("example.com", "/")
 	ctx := context.Background()
-	w := e.storedWebsite(site.ID)
 	home := storedPage(t, e, w, pages[0].ID)
 	for day, lcp := range map[string]float64{"20261110": 1500, "20261111": 2100} {
 		if err := e.store.PutLabResult(ctx, w, home, model.LabResult{Device: "mobile", Day: day, Runs: 1, Metrics: map[string]float64{"lcp": lcp}}); err != nil {
@@ -195,10 +191,8 @@ func TestRegressionLinksComparison(t *testing.T) {
 // changed; a day without diagnostics compares its metrics only.
 func TestCompareLoadsAPI(t *testing.T) {
 	e := newTestEnv(t)
-	site := e.createWebsite("example.com")
-	pages := e.createPages(site.ID, "/")
+	site, pages, w := e.createSite("example.com", "/")
 	ctx := context.Background()
-	w := e.storedWebsite(site.ID)
 	home := storedPage(t, e, w, pages[0].ID)
 	put := func(day string, d *model.Diagnostics) {
 		t.Helper()

@@ -157,6 +157,15 @@ func (e *testEnv) createPages(siteID string, urls ...string) []page {
 	return out
 }
 
+// createSite makes a website of acme with pages at urls, and returns it as the API answered,
+// its pages, and the website as the store has it.
+func (e *testEnv) createSite(domain string, urls ...string) (website, []page, model.Website) {
+	e.t.Helper()
+	site := e.createWebsite(domain)
+	pages := e.createPages(site.ID, urls...)
+	return site, pages, e.storedWebsite(site.ID)
+}
+
 func bigJSONString(n int) string { return `"` + strings.Repeat("a", n) + `"` }
 
 func newRequest(method, path, authorization string) *http.Request {

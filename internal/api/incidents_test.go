@@ -50,10 +50,8 @@ type incidentOut struct {
 // input is refused and changes nothing; another account sees none of it.
 func TestIncidentsAPI(t *testing.T) {
 	e := newTestEnv(t)
-	site := e.createWebsite("example.com")
-	pages := e.createPages(site.ID, "/", "/shop")
+	site, pages, w := e.createSite("example.com", "/", "/shop")
 	ctx := context.Background()
-	w := e.storedWebsite(site.ID)
 	home, shop := pages[0].ID, pages[1].ID
 	reg := func(kind, source, page, device, metric, firstBad, incident string, percent float64) model.Regression {
 		r := model.Regression{Kind: kind, Source: source, Page: page, Device: device, Metric: metric,
@@ -235,10 +233,8 @@ func dayBefore(t *testing.T, day string) string {
 // numbers, and null before; another incident's verdict is not shown on it.
 func TestIncidentFieldVerdict(t *testing.T) {
 	e := newTestEnv(t)
-	site := e.createWebsite("example.com")
-	pages := e.createPages(site.ID, "/", "/shop")
+	site, pages, w := e.createSite("example.com", "/", "/shop")
 	ctx := context.Background()
-	w := e.storedWebsite(site.ID)
 	var ids []string
 	for i, p := range pages {
 		r := model.Regression{ID: model.RegressionID(w, "lab"+p.ID, "20261110"), Kind: model.KindRegression, Source: "lab", Page: p.ID, Device: "mobile",

@@ -46,10 +46,8 @@ type annotationOut struct {
 // nothing; another account sees none of it.
 func TestRegressionsAPI(t *testing.T) {
 	e := newTestEnv(t)
-	site := e.createWebsite("example.com")
-	pages := e.createPages(site.ID, "/", "/shop")
+	site, pages, w := e.createSite("example.com", "/", "/shop")
 	ctx := context.Background()
-	w := e.storedWebsite(site.ID)
 	lcp := model.Regression{Kind: model.KindRegression, Source: "lab", Page: pages[0].ID, Device: "mobile", Metric: "lcp",
 		LastGood: "20261110", FirstBad: "20261111", Before: model.Level{Median: 1500, Spread: 40}, After: model.Level{Median: 2100, Spread: 60},
 		Delta: 600, Percent: 40, P: 0.0001, Status: model.RegressionOpen, Detected: time.Now(),
