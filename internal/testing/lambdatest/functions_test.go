@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -35,8 +34,8 @@ import (
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
-	"github.com/openvitals/openvitals/internal/testing/contract"
 	"github.com/openvitals/openvitals/internal/testing/lambdatest"
 	"github.com/openvitals/openvitals/internal/ux"
 )
@@ -318,12 +317,8 @@ func TestEveryFunctionAnswersItsEvent(t *testing.T) {
 			if resp.StatusCode != status || !strings.Contains(resp.Body, contains) {
 				t.Fatalf("%s %s: status %d, body %s; want %d with %q", method, path, resp.StatusCode, resp.Body, status, contains)
 			}
-			h := http.Header{}
-			for k, v := range resp.Headers {
-				h.Set(k, v)
-			}
-			if strings.HasPrefix(h.Get("Content-Type"), "application/") {
-				contract.Check(t, httptest.NewRequest(method, path+"?"+query, nil), resp.StatusCode, h, []byte(resp.Body))
+			if strings.HasPrefix(apitest.GatewayHeader(resp).Get("Content-Type"), "application/") {
+				apitest.CheckGateway(t, method, path+"?"+query, resp)
 			}
 		}
 	}
