@@ -19,6 +19,7 @@ import (
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/pullrequest/pullrequesttest"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
@@ -37,9 +38,7 @@ func TestCI(t *testing.T) {
 	log := awstest.Log(t)
 	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: 30 * time.Second, MaxReceives: 3})
 	for _, g := range []apikey.Grant{{Account: "acme", Role: model.RoleAdmin, Key: adminKey}, {Account: "acme", Role: model.RoleViewer, Key: viewerKey}} {
-		if err := apikey.Provision(context.Background(), st, g, "test"); err != nil {
-			t.Fatal(err)
-		}
+		apitest.Provision(t, st, g)
 	}
 	srv := httptest.NewServer(api.New(api.Deps{Store: st, Auditor: audit.NewQueue(st, q, log), Log: log}).Handler())
 	t.Cleanup(srv.Close)

@@ -134,9 +134,7 @@ func newFixture(t testing.TB) fixture {
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
 	grant := apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: testKey}
-	if err := apikey.Provision(context.Background(), st, grant, "test"); err != nil {
-		t.Fatal(err)
-	}
+	apitest.Provision(t, st, grant)
 	// The websites endpoints never touch the bucket and send only purges, but the function
 	// opens every queue the service declares at start: each must exist.
 	cfg := service.Config{Table: st.Table(), Bucket: "openvitals-test", RUMBucket: "openvitals-test-rum", ExportBucket: "openvitals-test-exports"}

@@ -72,9 +72,7 @@ func newTestEnvAt(t testing.TB, now func() time.Time) *testEnv {
 		{Account: "acme", Role: model.RoleViewer, Key: viewerKey},
 		{Account: "globex", Role: model.RoleAdmin, Key: otherKey},
 	} {
-		if err := apikey.Provision(context.Background(), st, g, "test"); err != nil {
-			t.Fatal(err)
-		}
+		apitest.Provision(t, st, g)
 	}
 	aq := awstest.Queue(t, clients, service.AuditQueueSettings)
 	mq := awstest.Queue(t, clients, service.MultistepQueueSettings)

@@ -120,9 +120,7 @@ func TestComparisonEndToEnd(t *testing.T) {
 	}
 
 	// Through the API, as the dashboard reads them.
-	if err := apikey.Provision(ctx, e.store, apikey.Grant{Account: "acme", Role: model.RoleViewer, Key: "acme-viewer-key-0123456789"}, "test"); err != nil {
-		t.Fatal(err)
-	}
+	apitest.Provision(t, e.store, apikey.Grant{Account: "acme", Role: model.RoleViewer, Key: "acme-viewer-key-0123456789"})
 	viewer := apitest.Client{Handler: api.New(api.Deps{Store: e.store, Reports: e.objects, Log: awstest.Log(t)}).Handler(), Key: "acme-viewer-key-0123456789"}
 	var regs struct {
 		Result struct {

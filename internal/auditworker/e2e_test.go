@@ -120,9 +120,7 @@ func newE2E(t *testing.T, allowPrivate bool) *e2e {
 	pq := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: 30 * time.Second, MaxReceives: 3})
 	objects := awstest.Bucket(t)
 	log := awstest.Log(t)
-	if err := apikey.Provision(context.Background(), st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey}, "test"); err != nil {
-		t.Fatal(err)
-	}
+	apitest.Provision(t, st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey})
 	runner := browsertest.Runner(t)
 	opts := browsertest.Options(t, allowPrivate)
 	nq := awstest.Queue(t, clients, service.NotifyQueueSettings)

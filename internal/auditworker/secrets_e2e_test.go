@@ -24,6 +24,7 @@ import (
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/redact"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
@@ -42,9 +43,7 @@ func TestProfileSecretsNeverLeave(t *testing.T) {
 	site := newLoginSite(t)
 	worker, logs := profileWorker(e)
 	ctx := context.Background()
-	if err := apikey.Provision(ctx, e.store, apikey.Grant{Account: "acme", Role: model.RoleViewer, Key: viewerKey}, "test"); err != nil {
-		t.Fatal(err)
-	}
+	apitest.Provision(t, e.store, apikey.Grant{Account: "acme", Role: model.RoleViewer, Key: viewerKey})
 	const wrongPlan = "nope-5ecret-0c9e"
 	secrets := []string{secretHeader, secretCookie, secretBasic, secretPassword, secretPlan, wrongPlan, loginSession,
 		base64.StdEncoding.EncodeToString([]byte("ci:" + secretBasic))}

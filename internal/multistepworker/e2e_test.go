@@ -74,9 +74,7 @@ func newRunEnv(t *testing.T) runEnv {
 	e := runEnv{clients: clients, st: awstest.Store(t, clients), objects: awstest.Bucket(t), log: awstest.Log(t),
 		runs:   awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: queue.MaxReceives}),
 		purges: awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 3})}
-	if err := apikey.Provision(context.Background(), e.st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey}, "test"); err != nil {
-		t.Fatal(err)
-	}
+	apitest.Provision(t, e.st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey})
 	return e
 }
 

@@ -60,9 +60,7 @@ func newSettlingPurgeEnv(t *testing.T, settle time.Duration) *purgeEnv {
 	e.worker = purgeworker.NewWorker(e.store, e.objects, e.rum, purge.NewQueue(e.queue), settle, log)
 	e.handler = api.New(api.Deps{Store: e.store, Purger: purge.NewQueue(e.queue), Log: log}).Handler()
 	for _, g := range []apikey.Grant{{Account: "acme", Role: model.RoleAdmin, Key: acmeKey}, {Account: "globex", Role: model.RoleAdmin, Key: globexKey}} {
-		if err := apikey.Provision(context.Background(), e.store, g, "test"); err != nil {
-			t.Fatal(err)
-		}
+		apitest.Provision(t, e.store, g)
 	}
 	return e
 }

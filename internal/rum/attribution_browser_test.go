@@ -41,6 +41,7 @@ import (
 	"github.com/openvitals/openvitals/internal/rumworker"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
@@ -112,9 +113,7 @@ func newRUMService(t *testing.T) *rumService {
 	s := &rumService{t: t, store: awstest.Store(t, clients), queue: awstest.FIFOQueue(t, clients, service.RUMQueueSettings),
 		key: "acme-admin-key-rum-attribution-01"}
 	s.rums = awstest.RUM(t, s.store)
-	if err := apikey.Provision(context.Background(), s.store, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: s.key}, "test"); err != nil {
-		t.Fatal(err)
-	}
+	apitest.Provision(t, s.store, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: s.key})
 	handler := api.New(api.Deps{Store: s.store, Log: awstest.Log(t), Beacons: rum.NewCollector(s.queue), Field: rum.NewReader(s.rums), RUM: s.rums}).Handler()
 	s.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == "POST" && r.URL.Path == "/collect" {

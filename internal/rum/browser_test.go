@@ -28,6 +28,7 @@ import (
 	"github.com/openvitals/openvitals/internal/rum/geo"
 	"github.com/openvitals/openvitals/internal/rumworker"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
@@ -67,9 +68,7 @@ func TestBrowserBeaconReachesTheReport(t *testing.T) {
 	st := awstest.Store(t, clients)
 	q := awstest.FIFOQueue(t, clients, service.RUMQueueSettings)
 	const key = "acme-admin-key-rum-browser-0001"
-	if err := apikey.Provision(context.Background(), st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: key}, "test"); err != nil {
-		t.Fatal(err)
-	}
+	apitest.Provision(t, st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: key})
 	log := awstest.Log(t)
 	rums := awstest.RUM(t, st)
 	handler := api.New(api.Deps{Store: st, Log: log, Beacons: rum.NewCollector(q), Field: rum.NewReader(rums), RUM: rums}).Handler()

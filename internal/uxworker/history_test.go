@@ -30,9 +30,7 @@ func TestHistoryFromDayOne(t *testing.T) {
 	})}
 	g.history["https://example.com PHONE"] = []answer{historyRecord("https://example.com", "PHONE", 40, lastSat, func(int) float64 { return 1800 })}
 
-	if err := apikey.Provision(e.ctx, e.st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey}, "test"); err != nil {
-		t.Fatal(err)
-	}
+	apitest.Provision(t, e.st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey})
 	q := awstest.Queue(t, e.clients, service.UXQueueSettings)
 	h := apitest.Client{Handler: api.New(api.Deps{Store: e.st, Credentials: e.keys, Log: awstest.Log(t), FieldHistory: ux.NewQueue(q)}).Handler(), Key: adminKey}
 	h.Call(t, "POST", "/"+site.ID+"/settings/pages", `[{"url": "/pricing", "alias": "Pricing"}]`, http.StatusOK, nil)

@@ -453,9 +453,7 @@ func TestDeletedWebsite(t *testing.T) {
 
 // api serves the store's data as the API functions do, called as acme's admin.
 func (e *testEnv) api() apitest.Client {
-	if err := apikey.Provision(e.ctx, e.st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey}, "test"); err != nil {
-		e.t.Fatal(err)
-	}
+	apitest.Provision(e.t, e.st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey})
 	return apitest.Client{Handler: api.New(api.Deps{Store: e.st, Credentials: e.keys, Log: awstest.Log(e.t)}).Handler(), Key: adminKey}
 }
 

@@ -4,6 +4,7 @@
 package apitest
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -12,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/openvitals/openvitals/internal/api"
+	"github.com/openvitals/openvitals/internal/apikey"
+	"github.com/openvitals/openvitals/internal/store"
 	"github.com/openvitals/openvitals/internal/testing/contract"
 )
 
@@ -137,4 +140,15 @@ func List[T any](t testing.TB, r Response) []T {
 	}
 	r.Decode(t, &out)
 	return out.Result.List
+}
+
+// Provision stores the grants' keys in st, as the keys command does, so that the API answers
+// them.
+func Provision(t testing.TB, st *store.Store, grants ...apikey.Grant) {
+	t.Helper()
+	for _, g := range grants {
+		if err := apikey.Provision(context.Background(), st, g, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -1,7 +1,6 @@
 package apitest_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -19,9 +18,7 @@ func TestClientInProcessAndOverHTTP(t *testing.T) {
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
 	const key = "acme-admin-key-0123456789"
-	if err := apikey.Provision(context.Background(), st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: key}, "test"); err != nil {
-		t.Fatal(err)
-	}
+	apitest.Provision(t, st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: key})
 	h := api.New(api.Deps{Store: st, Log: awstest.Log(t)}).Handler()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

@@ -139,9 +139,7 @@ func newEnv(t *testing.T) (*env, service.Clients, map[string]string) {
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
 	ctx := context.Background()
-	if err := apikey.Provision(ctx, st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey}, "test"); err != nil {
-		t.Fatal(err)
-	}
+	apitest.Provision(t, st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey})
 	pages := []model.Page{{URL: "/", Alias: "Home"}}
 	site, _ := awstest.Website(t, st, model.Website{Account: "acme", Domain: "localhost", DisplayName: "Local"}, pages)
 	cfg := service.Config{Table: st.Table()}
