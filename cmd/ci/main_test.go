@@ -37,9 +37,7 @@ func TestCI(t *testing.T) {
 	st := awstest.Store(t, clients)
 	log := awstest.Log(t)
 	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: 30 * time.Second, MaxReceives: 3})
-	for _, g := range []apikey.Grant{{Account: "acme", Role: model.RoleAdmin, Key: adminKey}, {Account: "acme", Role: model.RoleViewer, Key: viewerKey}} {
-		apitest.Provision(t, st, g)
-	}
+	apitest.Provision(t, st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey}, apikey.Grant{Account: "acme", Role: model.RoleViewer, Key: viewerKey})
 	srv := httptest.NewServer(api.New(api.Deps{Store: st, Auditor: audit.NewQueue(st, q, log), Log: log}).Handler())
 	t.Cleanup(srv.Close)
 	call := func(method, path, body string, out any) {

@@ -67,13 +67,10 @@ func newTestEnvAt(t testing.TB, now func() time.Time) *testEnv {
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
 	q := awstest.Queue(t, clients, service.PurgeQueueSettings)
-	for _, g := range []apikey.Grant{
-		{Account: "acme", Role: model.RoleAdmin, Key: adminKey},
-		{Account: "acme", Role: model.RoleViewer, Key: viewerKey},
-		{Account: "globex", Role: model.RoleAdmin, Key: otherKey},
-	} {
-		apitest.Provision(t, st, g)
-	}
+	apitest.Provision(t, st,
+		apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey},
+		apikey.Grant{Account: "acme", Role: model.RoleViewer, Key: viewerKey},
+		apikey.Grant{Account: "globex", Role: model.RoleAdmin, Key: otherKey})
 	aq := awstest.Queue(t, clients, service.AuditQueueSettings)
 	mq := awstest.Queue(t, clients, service.MultistepQueueSettings)
 	objects, exports := awstest.Bucket(t), awstest.Bucket(t)

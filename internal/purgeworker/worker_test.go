@@ -59,9 +59,7 @@ func newSettlingPurgeEnv(t *testing.T, settle time.Duration) *purgeEnv {
 	e.rum = rumstore.New(e.store, e.rumObj, 400*24*time.Hour, log)
 	e.worker = purgeworker.NewWorker(e.store, e.objects, e.rum, purge.NewQueue(e.queue), settle, log)
 	e.handler = api.New(api.Deps{Store: e.store, Purger: purge.NewQueue(e.queue), Log: log}).Handler()
-	for _, g := range []apikey.Grant{{Account: "acme", Role: model.RoleAdmin, Key: acmeKey}, {Account: "globex", Role: model.RoleAdmin, Key: globexKey}} {
-		apitest.Provision(t, e.store, g)
-	}
+	apitest.Provision(t, e.store, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: acmeKey}, apikey.Grant{Account: "globex", Role: model.RoleAdmin, Key: globexKey})
 	return e
 }
 
