@@ -75,6 +75,16 @@ func (e *env) service(clients service.Clients) (*service.Service, *Worker) {
 	return svc, w
 }
 
+// websites creates n websites of acme, s0.example and on, with pages pages each.
+func (e *env) websites(n, pages int) []model.Website {
+	e.t.Helper()
+	sites := make([]model.Website, n)
+	for i := range sites {
+		sites[i], _ = e.website("acme", fmt.Sprintf("s%d.example", i), pages)
+	}
+	return sites
+}
+
 // website creates a website of account with n pages.
 func (e *env) website(account, domain string, n int) (model.Website, []model.Page) {
 	e.t.Helper()
@@ -375,11 +385,7 @@ func TestBusyPartsComeBack(t *testing.T) {
 // website's message is queued.
 func TestListingTakesOverAStoppedAttempt(t *testing.T) {
 	e := newEnv(t)
-	var sites []model.Website
-	for i := range 5 {
-		w, _ := e.website("acme", fmt.Sprintf("s%d.example", i), 1)
-		sites = append(sites, w)
-	}
+	sites := e.websites(5, 1)
 	day := model.Day(time.Now().UTC())
 	past := time.Now().Add(-time.Minute)
 	if _, held, err := e.st.ClaimFanout(e.ctx, store.ListingFanoutKey(day, fanout.JobUX, 0), past, past.Add(time.Second), 0); err != nil || !held {
@@ -406,11 +412,7 @@ func TestListingTakesOverAStoppedAttempt(t *testing.T) {
 // walks the listing again and queues the shares left undone, and nothing of the done one.
 func TestRerunCompletesWhatWasLeft(t *testing.T) {
 	e := newEnv(t)
-	var sites []model.Website
-	for i := range 3 {
-		w, _ := e.website("acme", fmt.Sprintf("s%d.example", i), 2)
-		sites = append(sites, w)
-	}
+	sites := e.websites(3, 2)
 	day := model.Day(time.Now().UTC())
 	now := time.Now().UTC()
 	// The earlier run: the listing's two pages done, the first website's share done.
