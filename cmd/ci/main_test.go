@@ -23,11 +23,6 @@ import (
 	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
-const (
-	adminKey  = "acme-admin-key-0123456789"
-	viewerKey = "acme-viewer-key-0123456789"
-)
-
 // TestCI runs the tool against the API on the stand-ins, with the tests ended as the audit
 // worker ends them (the worker itself is tested end to end in internal/auditworker): met
 // thresholds exit 0, a score below its minimum or a failed test exit 1 with the reason, each
@@ -37,13 +32,13 @@ func TestCI(t *testing.T) {
 	st := awstest.Store(t, clients)
 	log := awstest.Log(t)
 	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: 30 * time.Second, MaxReceives: 3})
-	apitest.Provision(t, st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey}, apikey.Grant{Account: "acme", Role: model.RoleViewer, Key: viewerKey})
+	apitest.Provision(t, st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: apitest.AdminKey}, apikey.Grant{Account: "acme", Role: model.RoleViewer, Key: apitest.ViewerKey})
 	srv := httptest.NewServer(api.New(api.Deps{Store: st, Auditor: audit.NewQueue(st, q, log), Log: log}).Handler())
 	t.Cleanup(srv.Close)
 	call := func(method, path, body string, out any) {
 		t.Helper()
 		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+adminKey)
+		req.Header.Set("Authorization", "Bearer "+apitest.AdminKey)
 		req.Header.Set("Content-Type", "application/json")
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -97,7 +92,7 @@ func TestCI(t *testing.T) {
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 
-	env := map[string]string{"OPENVITALS_API": srv.URL, "OPENVITALS_WEBSITE": site.ID, "OPENVITALS_KEY": viewerKey}
+	env := map[string]string{"OPENVITALS_API": srv.URL, "OPENVITALS_WEBSITE": site.ID, "OPENVITALS_KEY": apitest.ViewerKey}
 	ci := func(want int, args ...string) string {
 		t.Helper()
 		var out, errs bytes.Buffer

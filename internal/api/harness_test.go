@@ -30,14 +30,6 @@ import (
 	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
-// Keys of the accounts every test environment has: acme with an admin and a viewer key, and
-// globex, another tenant whose data acme must never see.
-const (
-	adminKey  = "acme-admin-key-0123456789"
-	viewerKey = "acme-viewer-key-0123456789"
-	otherKey  = "globex-admin-key-0123456789"
-)
-
 // credentialsKey seals the integration credentials the tests store.
 var credentialsKey = seal.FixedKey(seal.GenerateKey())
 
@@ -68,9 +60,9 @@ func newTestEnvAt(t testing.TB, now func() time.Time) *testEnv {
 	st := awstest.Store(t, clients)
 	q := awstest.Queue(t, clients, service.PurgeQueueSettings)
 	apitest.Provision(t, st,
-		apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey},
-		apikey.Grant{Account: "acme", Role: model.RoleViewer, Key: viewerKey},
-		apikey.Grant{Account: "globex", Role: model.RoleAdmin, Key: otherKey})
+		apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: apitest.AdminKey},
+		apikey.Grant{Account: "acme", Role: model.RoleViewer, Key: apitest.ViewerKey},
+		apikey.Grant{Account: "globex", Role: model.RoleAdmin, Key: apitest.OtherKey})
 	aq := awstest.Queue(t, clients, service.AuditQueueSettings)
 	mq := awstest.Queue(t, clients, service.MultistepQueueSettings)
 	objects, exports := awstest.Bucket(t), awstest.Bucket(t)
@@ -137,7 +129,7 @@ type page struct {
 func (e *testEnv) createWebsite(domain string) website {
 	e.t.Helper()
 	var w website
-	e.do("POST", "/account/websites", adminKey, map[string]string{"domain": domain}).Want(e.t, 201).Decode(e.t, &w)
+	e.do("POST", "/account/websites", apitest.AdminKey, map[string]string{"domain": domain}).Want(e.t, 201).Decode(e.t, &w)
 	return w
 }
 
@@ -148,7 +140,7 @@ func (e *testEnv) createPages(siteID string, urls ...string) []page {
 		in[i] = map[string]string{"url": u}
 	}
 	var out []page
-	e.do("POST", "/"+siteID+"/settings/pages", adminKey, in).Want(e.t, 200).Decode(e.t, &out)
+	e.do("POST", "/"+siteID+"/settings/pages", apitest.AdminKey, in).Want(e.t, 200).Decode(e.t, &out)
 	return out
 }
 

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 )
 
 // nonFiniteQueryValues are what a client may send for a number that is none: strconv.ParseFloat
@@ -41,7 +43,7 @@ func operationTarget(t *testing.T, routes map[string]walkRoute, f routeFixture, 
 		t.Errorf("%s %s is not a route of the route table", method, path)
 		return rt, "", "", false
 	}
-	key := adminKey
+	key := apitest.AdminKey
 	if rt.Access == "public" {
 		key = ""
 	}

@@ -51,8 +51,8 @@ func TestNumberRanges(t *testing.T) {
 	e := newTestEnv(t)
 	f := newRouteFixture(t, e)
 	w := "/" + f.values["websiteID"]
-	e.do("PUT", w+"/regression-thresholds", adminKey, `{"lcp":{"relative":0.2,"absolute":250}}`).Want(t, 200)
-	before := string(e.do("GET", w+"/regression-thresholds", viewerKey, nil).Want(t, 200).Body)
+	e.do("PUT", w+"/regression-thresholds", apitest.AdminKey, `{"lcp":{"relative":0.2,"absolute":250}}`).Want(t, 200)
+	before := string(e.do("GET", w+"/regression-thresholds", apitest.ViewerKey, nil).Want(t, 200).Body)
 
 	for _, tc := range []struct {
 		method, path, body, field string
@@ -73,22 +73,22 @@ func TestNumberRanges(t *testing.T) {
 		{"POST", w + "/multistep", `{"alias":"n","device":"mobile","steps":[{"type":"type","target":"#q","value":-4}]}`, "steps[0].value"},
 		{"POST", w + "/multistep", `{"alias":"n","device":"mobile","steps":[{"type":"navigate","target":"/"},{"type":"type","target":"#q","value":1e16}]}`, "steps[1].value"},
 	} {
-		e.do(tc.method, tc.path, adminKey, tc.body).Want(t, 422).Problem(t, tc.field)
+		e.do(tc.method, tc.path, apitest.AdminKey, tc.body).Want(t, 422).Problem(t, tc.field)
 	}
 	// An unknown metric is an unknown field.
-	e.do("PUT", w+"/regression-thresholds", adminKey, `{"fid":{"absolute":1}}`).Want(t, 400).Problem(t, "fid")
+	e.do("PUT", w+"/regression-thresholds", apitest.AdminKey, `{"fid":{"absolute":1}}`).Want(t, 400).Problem(t, "fid")
 
-	if after := string(e.do("GET", w+"/regression-thresholds", viewerKey, nil).Want(t, 200).Body); after != before {
+	if after := string(e.do("GET", w+"/regression-thresholds", apitest.ViewerKey, nil).Want(t, 200).Body); after != before {
 		t.Errorf("refused thresholds changed them: %s, then %s", before, after)
 	}
-	if n := len(apitest.List[multistepTest](t, e.do("GET", w+"/multistep", viewerKey, nil).Want(t, 200))); n != 1 {
+	if n := len(apitest.List[multistepTest](t, e.do("GET", w+"/multistep", apitest.ViewerKey, nil).Want(t, 200))); n != 1 {
 		t.Errorf("%d multistep tests after refused ones, want 1", n)
 	}
 
 	// In range: the smallest non-zero parts, the largest, and whole numbers written as such.
-	e.do("PUT", w+"/regression-thresholds", adminKey, `{"lcp":{"relative":0.000001,"absolute":-0.0},"kb_total":{"relative":10,"absolute":1e9}}`).Want(t, 200)
+	e.do("PUT", w+"/regression-thresholds", apitest.AdminKey, `{"lcp":{"relative":0.000001,"absolute":-0.0},"kb_total":{"relative":10,"absolute":1e9}}`).Want(t, 200)
 	var ms multistepTest
-	e.do("POST", w+"/multistep", adminKey, `{"alias":"n","device":"mobile","steps":[{"type":"navigate","target":"/"},{"type":"wait","value":1e3},{"type":"type","target":"#zip","value":90210.0}]}`).
+	e.do("POST", w+"/multistep", apitest.AdminKey, `{"alias":"n","device":"mobile","steps":[{"type":"navigate","target":"/"},{"type":"wait","value":1e3},{"type":"type","target":"#zip","value":90210.0}]}`).
 		Want(t, 201).Decode(t, &ms)
 	if ms.Steps[1].Value != "1000" || ms.Steps[2].Value != "90210" {
 		t.Errorf("steps %+v: a number value is kept as its digits", ms.Steps)

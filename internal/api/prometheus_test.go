@@ -17,13 +17,14 @@ import (
 
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 )
 
 // scrape reads GET /{w}/metrics with an Accept header and decodes it with the Prometheus
 // library's own parser for the format the response names.
 func scrape(t *testing.T, e *testEnv, siteID, accept string) (map[string]*dto.MetricFamily, string) {
 	t.Helper()
-	req := newRequest("GET", "/"+siteID+"/metrics", "Bearer "+viewerKey)
+	req := newRequest("GET", "/"+siteID+"/metrics", "Bearer "+apitest.ViewerKey)
 	if accept != "" {
 		req.Header.Set("Accept", accept)
 	}
@@ -160,5 +161,5 @@ func TestWebsiteMetrics(t *testing.T) {
 	}
 
 	e.send(newRequest("GET", "/"+f.site.ID+"/metrics", "")).Want(t, 401)
-	e.send(newRequest("GET", "/"+f.site.ID+"/metrics", "Bearer "+otherKey)).Want(t, 404)
+	e.send(newRequest("GET", "/"+f.site.ID+"/metrics", "Bearer "+apitest.OtherKey)).Want(t, 404)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 )
 
 // TestReportLinks: a key of the account gets a short-lived link to the HTML report of a day's
@@ -61,21 +62,21 @@ func TestReportLinks(t *testing.T) {
 		return string(res.Body)
 	}
 
-	latest := link("?device=desktop", viewerKey, 201)
+	latest := link("?device=desktop", apitest.ViewerKey, 201)
 	if got := open(latest, 200); got != html {
 		t.Errorf("the link opens %q, want the stored HTML report", got)
 	}
-	if got := open(link("?device=desktop&date="+f.today.Format("2006-01-02"), adminKey, 201), 200); got != html {
+	if got := open(link("?device=desktop&date="+f.today.Format("2006-01-02"), apitest.AdminKey, 201), 200); got != html {
 		t.Errorf("the day's link opens %q", got)
 	}
-	if got := open(link("?device=desktop&date="+model.Day(f.today.AddDate(0, 0, -1)), viewerKey, 201), 404); !strings.Contains(got, "no HTML report") {
+	if got := open(link("?device=desktop&date="+model.Day(f.today.AddDate(0, 0, -1)), apitest.ViewerKey, 201), 404); !strings.Contains(got, "no HTML report") {
 		t.Errorf("a day without an HTML report: %s", got)
 	}
 
-	link("?device=desktop&date=2026-13-45", viewerKey, 400)
-	link("?device=tablet", viewerKey, 400)
-	link("?device=desktop&date=2001-01-01", viewerKey, 404)
-	link("?device=desktop", otherKey, 404)
+	link("?device=desktop&date=2026-13-45", apitest.ViewerKey, 400)
+	link("?device=tablet", apitest.ViewerKey, 400)
+	link("?device=desktop&date=2001-01-01", apitest.ViewerKey, 404)
+	link("?device=desktop", apitest.OtherKey, 404)
 	link("?device=desktop", "", 401)
 
 	token := strings.TrimPrefix(latest, "/"+f.site.ID+"/lighthouse-report?token=")
@@ -113,7 +114,7 @@ func TestReportLinksEndWithTheirPage(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out struct{ URL string }
-		e.do("POST", "/"+f.site.ID+"/pages/"+p.ID+"/report-link?device=desktop", viewerKey, nil).Want(t, 201).Decode(t, &out)
+		e.do("POST", "/"+f.site.ID+"/pages/"+p.ID+"/report-link?device=desktop", apitest.ViewerKey, nil).Want(t, 201).Decode(t, &out)
 		return out.URL
 	}
 	open := func(url string) int {
@@ -124,14 +125,14 @@ func TestReportLinksEndWithTheirPage(t *testing.T) {
 	if open(home) != 200 || open(pricing) != 200 {
 		t.Fatal("the links do not open")
 	}
-	e.do("DELETE", "/"+f.site.ID+"/settings/"+f.pricing.ID, adminKey, nil).Want(t, 204)
+	e.do("DELETE", "/"+f.site.ID+"/settings/"+f.pricing.ID, apitest.AdminKey, nil).Want(t, 204)
 	if got := open(pricing); got != 404 {
 		t.Errorf("the link of a deleted page: %d, want 404", got)
 	}
 	if got := open(home); got != 200 {
 		t.Errorf("the link of the page left: %d, want 200", got)
 	}
-	e.do("DELETE", "/"+f.site.ID, adminKey, nil).Want(t, 204)
+	e.do("DELETE", "/"+f.site.ID, apitest.AdminKey, nil).Want(t, 204)
 	if got := open(home); got != 404 {
 		t.Errorf("the link of a deleted website: %d, want 404", got)
 	}

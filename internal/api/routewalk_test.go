@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 )
 
 // routeFixture is a website of acme with one of each thing a path names, so that a request
@@ -26,13 +27,13 @@ func newRouteFixture(t testing.TB, e *testEnv) routeFixture {
 	w := "/" + site.ID
 	pg := e.createPages(site.ID, "/")[0]
 	var b budget
-	e.do("POST", w+"/budgets", adminKey, `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`).Want(t, 201).Decode(t, &b)
+	e.do("POST", w+"/budgets", apitest.AdminKey, `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`).Want(t, 201).Decode(t, &b)
 	var test multistepTest
-	e.do("POST", w+"/multistep", adminKey, `{"alias":"t","device":"mobile","steps":[{"type":"navigate","target":"/"}]}`).Want(t, 201).Decode(t, &test)
+	e.do("POST", w+"/multistep", apitest.AdminKey, `{"alias":"t","device":"mobile","steps":[{"type":"navigate","target":"/"}]}`).Want(t, 201).Decode(t, &test)
 	var ch channelOut
-	e.do("POST", w+"/channels", adminKey, `{"name":"c","kind":"slack","url":"https://hooks.slack.com/services/x"}`).Want(t, 201).Decode(t, &ch)
+	e.do("POST", w+"/channels", apitest.AdminKey, `{"name":"c","kind":"slack","url":"https://hooks.slack.com/services/x"}`).Want(t, 201).Decode(t, &ch)
 	var prof profileOut
-	e.do("POST", w+"/profiles", adminKey, `{"name":"p"}`).Want(t, 201).Decode(t, &prof)
+	e.do("POST", w+"/profiles", apitest.AdminKey, `{"name":"p"}`).Want(t, 201).Decode(t, &prof)
 	ctx := context.Background()
 	stored := e.storedWebsite(site.ID)
 	reg := model.Regression{Kind: model.KindRegression, Source: "lab", Page: pg.ID, Device: "mobile", Metric: "lcp",
@@ -110,7 +111,7 @@ func tableRoutes(t testing.TB) []walkRoute {
 // an empty JSON object as the body of POST and PUT.
 func (e *testEnv) request(rt walkRoute, path string) response {
 	e.t.Helper()
-	key := adminKey
+	key := apitest.AdminKey
 	if rt.Access == "public" {
 		key = ""
 	}
@@ -143,7 +144,7 @@ func TestOverlongPathValues(t *testing.T) {
 		t.Fatalf("%d requests sent: the walk missed routes", sent)
 	}
 	// Nothing was deleted.
-	e.do("GET", "/"+f.values["websiteID"]+"/channels/"+f.values["channelID"], viewerKey, nil).Want(t, 200)
+	e.do("GET", "/"+f.values["websiteID"]+"/channels/"+f.values["channelID"], apitest.ViewerKey, nil).Want(t, 200)
 }
 
 // TestNosniff: every answer of every route, successes and problems alike, and the answers of
@@ -160,8 +161,8 @@ func TestNosniff(t *testing.T) {
 	for _, rt := range tableRoutes(t) {
 		check(rt.Method+" "+rt.Pattern, e.request(rt, f.path(t, rt.Pattern, nil)))
 	}
-	check("an unknown path", e.do("GET", "/nosuch/path/at/all", adminKey, nil).Want(t, 404))
-	check("an unknown method", e.do("PATCH", "/websites", adminKey, nil).Want(t, 405))
+	check("an unknown path", e.do("GET", "/nosuch/path/at/all", apitest.AdminKey, nil).Want(t, 404))
+	check("an unknown method", e.do("PATCH", "/websites", apitest.AdminKey, nil).Want(t, 405))
 	check("no key", e.do("GET", "/websites", "", nil).Want(t, 401))
 }
 
@@ -183,15 +184,15 @@ func TestNullBodies(t *testing.T) {
 	}
 	e := newTestEnv(t)
 	f := newRouteFixture(t, e)
-	e.do("PUT", "/"+f.values["websiteID"]+"/regression-thresholds", adminKey, `{"lcp":{"relative":0.2}}`).Want(t, 200)
-	before := e.do("GET", "/"+f.values["websiteID"]+"/regression-thresholds", viewerKey, nil).Want(t, 200).Body
+	e.do("PUT", "/"+f.values["websiteID"]+"/regression-thresholds", apitest.AdminKey, `{"lcp":{"relative":0.2}}`).Want(t, 200)
+	before := e.do("GET", "/"+f.values["websiteID"]+"/regression-thresholds", apitest.ViewerKey, nil).Want(t, 200).Body
 	n := 0
 	for _, rt := range tableRoutes(t) {
 		if !takesBody[rt.Method+" "+wildcard.ReplaceAllString(rt.Pattern, "{}")] {
 			continue
 		}
 		n++
-		key := adminKey
+		key := apitest.AdminKey
 		if rt.Access == "public" {
 			key = ""
 		}
@@ -205,7 +206,7 @@ func TestNullBodies(t *testing.T) {
 	if n < 15 {
 		t.Fatalf("%d routes take a body: the walk missed some", n)
 	}
-	if after := e.do("GET", "/"+f.values["websiteID"]+"/regression-thresholds", viewerKey, nil).Want(t, 200).Body; string(after) != string(before) {
+	if after := e.do("GET", "/"+f.values["websiteID"]+"/regression-thresholds", apitest.ViewerKey, nil).Want(t, 200).Body; string(after) != string(before) {
 		t.Errorf("refused bodies changed the thresholds: %s, then %s", before, after)
 	}
 	if visible, inFlight, err := e.audits.Depth(context.Background()); err != nil || visible+inFlight != 0 {

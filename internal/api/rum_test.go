@@ -20,6 +20,7 @@ import (
 	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/rum/geo"
 	"github.com/openvitals/openvitals/internal/rumworker"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
@@ -196,7 +197,7 @@ func TestCollectDropsLabAgentsAndKeepsSegments(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := map[string]any{"url": "/product/1?from=ad"}
-	e.do("POST", "/"+site.ID+"/settings/pages", adminKey, []any{page}).Want(t, 200)
+	e.do("POST", "/"+site.ID+"/settings/pages", apitest.AdminKey, []any{page}).Want(t, 200)
 	// The settings and pages apply once the website's cached entry expires (a minute).
 	mu.Lock()
 	clock = clock.Add(2 * time.Minute)
@@ -271,7 +272,7 @@ func TestFieldReports(t *testing.T) {
 		} `json:"result"`
 	}
 	w := "/" + site.ID + "/field-testing"
-	e.do("GET", w+"/pages", viewerKey, nil).Want(t, 200).Decode(t, &rep)
+	e.do("GET", w+"/pages", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &rep)
 	if rep.Result.Count != 2 || rep.Result.List["/"]["count"] != 4 || rep.Result.List["/"]["percent"] != 80 || rep.Result.List["/docs"]["count"] != 1 {
 		t.Errorf("pages: %+v", rep.Result)
 	}
@@ -281,7 +282,7 @@ func TestFieldReports(t *testing.T) {
 	// "+" arrives as a space; an encoded plus and a comma work too.
 	for _, q := range []string{"?timing=lcp+cls+inp+cart_items", "?timing=lcp%2Bcls%2Binp%2Bcart_items", "?timing=lcp,cls,inp,cart_items"} {
 		rep.Result.List = nil
-		e.do("GET", w+"/pages"+q, viewerKey, nil).Want(t, 200).Decode(t, &rep)
+		e.do("GET", w+"/pages"+q, apitest.ViewerKey, nil).Want(t, 200).Decode(t, &rep)
 		home := rep.Result.List["/"]
 		// p75 of 1000..4000 by rank floor(0.75*3) = 2: 3000, within 1 %; inp has two values.
 		if rep.Result.Count != 5 || math.Abs(home["lcp"]-3000) > 30 || math.Abs(home["cls"]-0.3) > 0.003 ||
@@ -296,17 +297,17 @@ func TestFieldReports(t *testing.T) {
 		}
 	}
 	rep.Result.List = nil
-	e.do("GET", w+"/countries", viewerKey, nil).Want(t, 200).Decode(t, &rep)
+	e.do("GET", w+"/countries", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &rep)
 	if rep.Result.Count != 5 || rep.Result.List["US"]["count"] != 3 || rep.Result.List["XX"]["count"] != 2 || rep.Result.List["US"]["percent"] != 60 {
 		t.Errorf("countries: %+v", rep.Result)
 	}
-	e.do("GET", w+"/countries?timing=ttfb", viewerKey, nil).Want(t, 200)
+	e.do("GET", w+"/countries?timing=ttfb", apitest.ViewerKey, nil).Want(t, 200)
 	for _, q := range []string{"?timing=bogus-name", "?timing=", "?timing=never_sent", "?date=2026", "?date=20261131-20261201", "?date=20261201-20261101"} {
-		e.do("GET", w+"/pages"+q, viewerKey, nil).Want(t, 400).Problem(t)
+		e.do("GET", w+"/pages"+q, apitest.ViewerKey, nil).Want(t, 400).Problem(t)
 	}
 	// A range before anything was collected is empty, not an error.
 	rep.Result.List = nil
-	e.do("GET", w+"/pages?date=20200101-20200131&timing=lcp", viewerKey, nil).Want(t, 200).Decode(t, &rep)
+	e.do("GET", w+"/pages?date=20200101-20200131&timing=lcp", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &rep)
 	if rep.Result.Count != 0 || len(rep.Result.List) != 0 {
 		t.Errorf("an old range: %+v", rep.Result)
 	}

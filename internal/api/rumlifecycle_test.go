@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/openvitals/openvitals/internal/rum"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
@@ -77,7 +78,7 @@ func TestCollectRetriedBeaconCountsOnce(t *testing.T) {
 			List  map[string]map[string]float64 `json:"list"`
 		} `json:"result"`
 	}
-	e.do("GET", "/"+site.ID+"/field-testing/pages?timing=lcp", viewerKey, nil).Want(t, 200).Decode(t, &rep)
+	e.do("GET", "/"+site.ID+"/field-testing/pages?timing=lcp", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &rep)
 	if rep.Result.Count != 3 || rep.Result.List["/"]["count"] != 1 || rep.Result.List["/products"]["count"] != 1 || rep.Result.List["/about"]["count"] != 1 {
 		t.Errorf("a beacon sent twice: %+v, want each of its 3 views once", rep.Result)
 	}

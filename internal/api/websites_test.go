@@ -10,50 +10,50 @@ import (
 func TestWebsites(t *testing.T) {
 	e := newTestEnv(t)
 
-	e.do("GET", "/websites", adminKey, nil).Want(t, 200)
-	if got := apitest.List[website](t, e.do("GET", "/websites", adminKey, nil)); len(got) != 0 {
+	e.do("GET", "/websites", apitest.AdminKey, nil).Want(t, 200)
+	if got := apitest.List[website](t, e.do("GET", "/websites", apitest.AdminKey, nil)); len(got) != 0 {
 		t.Fatalf("new account lists %v", got)
 	}
 
 	var a website
-	e.do("POST", "/account/websites", adminKey, map[string]string{"domain": "Example.COM"}).Want(t, 201).Decode(t, &a)
+	e.do("POST", "/account/websites", apitest.AdminKey, map[string]string{"domain": "Example.COM"}).Want(t, 201).Decode(t, &a)
 	if a.ID == "" || a.Domain != "example.com" || a.DisplayName != "example.com" {
 		t.Errorf("created %+v, want lower-cased domain and displayName defaulting to it", a)
 	}
 	var b website
-	e.do("POST", "/account/websites", adminKey, map[string]string{"domain": "www.example.org", "displayName": "Shop ☕"}).Want(t, 201).Decode(t, &b)
+	e.do("POST", "/account/websites", apitest.AdminKey, map[string]string{"domain": "www.example.org", "displayName": "Shop ☕"}).Want(t, 201).Decode(t, &b)
 	if b.Domain != "www.example.org" || b.DisplayName != "Shop ☕" {
 		t.Errorf("created %+v, want www. kept and the given name", b)
 	}
 
 	// Readers see the account's websites, oldest first.
-	got := apitest.List[website](t, e.do("GET", "/websites", viewerKey, nil).Want(t, 200))
+	got := apitest.List[website](t, e.do("GET", "/websites", apitest.ViewerKey, nil).Want(t, 200))
 	if len(got) != 2 || got[0] != a || got[1] != b {
 		t.Errorf("list %+v, want [%+v %+v]", got, a, b)
 	}
 
 	// A domain is unique within an account, but another account may monitor it too.
-	e.do("POST", "/account/websites", adminKey, map[string]string{"domain": "EXAMPLE.com"}).Want(t, 409).Problem(t, "domain")
-	e.do("POST", "/account/websites", otherKey, map[string]string{"domain": "example.com"}).Want(t, 201)
+	e.do("POST", "/account/websites", apitest.AdminKey, map[string]string{"domain": "EXAMPLE.com"}).Want(t, 409).Problem(t, "domain")
+	e.do("POST", "/account/websites", apitest.OtherKey, map[string]string{"domain": "example.com"}).Want(t, 201)
 
 	// Another account sees none of acme's websites and cannot delete them.
-	for _, w := range apitest.List[website](t, e.do("GET", "/websites", otherKey, nil)) {
+	for _, w := range apitest.List[website](t, e.do("GET", "/websites", apitest.OtherKey, nil)) {
 		if w.ID == a.ID || w.ID == b.ID {
 			t.Errorf("globex sees acme's website %+v", w)
 		}
 	}
-	e.do("DELETE", "/"+a.ID, otherKey, nil).Want(t, 404).Problem(t)
+	e.do("DELETE", "/"+a.ID, apitest.OtherKey, nil).Want(t, 404).Problem(t)
 
 	// Deleting is for admins; it answers at once and the website is gone from every read.
-	e.do("DELETE", "/"+a.ID, viewerKey, nil).Want(t, 403).Problem(t)
-	e.do("DELETE", "/"+a.ID, adminKey, nil).Want(t, 204)
-	e.do("DELETE", "/"+a.ID, adminKey, nil).Want(t, 404)
-	e.do("GET", "/"+a.ID+"/settings/pages", adminKey, nil).Want(t, 404)
-	if got := apitest.List[website](t, e.do("GET", "/websites", adminKey, nil)); len(got) != 1 || got[0] != b {
+	e.do("DELETE", "/"+a.ID, apitest.ViewerKey, nil).Want(t, 403).Problem(t)
+	e.do("DELETE", "/"+a.ID, apitest.AdminKey, nil).Want(t, 204)
+	e.do("DELETE", "/"+a.ID, apitest.AdminKey, nil).Want(t, 404)
+	e.do("GET", "/"+a.ID+"/settings/pages", apitest.AdminKey, nil).Want(t, 404)
+	if got := apitest.List[website](t, e.do("GET", "/websites", apitest.AdminKey, nil)); len(got) != 1 || got[0] != b {
 		t.Errorf("after delete, list %+v, want only %+v", got, b)
 	}
 	// Its domain is free again.
-	e.do("POST", "/account/websites", adminKey, map[string]string{"domain": "example.com"}).Want(t, 201)
+	e.do("POST", "/account/websites", apitest.AdminKey, map[string]string{"domain": "example.com"}).Want(t, 201)
 }
 
 func TestWebsiteAuth(t *testing.T) {
@@ -63,9 +63,9 @@ func TestWebsiteAuth(t *testing.T) {
 	}{
 		{"no header", ""},
 		{"empty bearer", "Bearer "},
-		{"basic scheme", "Basic " + adminKey},
+		{"basic scheme", "Basic " + apitest.AdminKey},
 		{"unknown key", "Bearer ov_nosuchkeyatall0000000000"},
-		{"key with suffix", "Bearer " + adminKey + "x"},
+		{"key with suffix", "Bearer " + apitest.AdminKey + "x"},
 		{"huge key", "Bearer " + strings.Repeat("k", 10000)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -78,9 +78,9 @@ func TestWebsiteAuth(t *testing.T) {
 		})
 	}
 	// The scheme is case-insensitive (RFC 9110).
-	e.send(newRequest("GET", "/websites", "bearer "+adminKey)).Want(t, 200)
-	e.do("POST", "/account/websites", viewerKey, map[string]string{"domain": "example.com"}).Want(t, 403).Problem(t)
-	if got := apitest.List[website](t, e.do("GET", "/websites", adminKey, nil)); len(got) != 0 {
+	e.send(newRequest("GET", "/websites", "bearer "+apitest.AdminKey)).Want(t, 200)
+	e.do("POST", "/account/websites", apitest.ViewerKey, map[string]string{"domain": "example.com"}).Want(t, 403).Problem(t)
+	if got := apitest.List[website](t, e.do("GET", "/websites", apitest.AdminKey, nil)); len(got) != 0 {
 		t.Errorf("a refused create left %v", got)
 	}
 }
@@ -121,7 +121,7 @@ func TestWebsiteValidation(t *testing.T) {
 		{"invalid utf-8", "{\"domain\":\"ex\xffample.com\"}", 422, "domain"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res := e.do("POST", "/account/websites", adminKey, tc.body).Want(t, tc.status)
+			res := e.do("POST", "/account/websites", apitest.AdminKey, tc.body).Want(t, tc.status)
 			if tc.field != "" {
 				res.Problem(t, tc.field)
 			} else {
@@ -131,33 +131,33 @@ func TestWebsiteValidation(t *testing.T) {
 	}
 	t.Run("too large", func(t *testing.T) {
 		body := `{"domain":"example.com","displayName":` + bigJSONString(2<<20) + `}`
-		e.do("POST", "/account/websites", adminKey, body).Want(t, 413).Problem(t)
+		e.do("POST", "/account/websites", apitest.AdminKey, body).Want(t, 413).Problem(t)
 	})
 	t.Run("wrong content type", func(t *testing.T) {
-		req := newRequest("POST", "/account/websites", "Bearer "+adminKey)
+		req := newRequest("POST", "/account/websites", "Bearer "+apitest.AdminKey)
 		req.Body = readCloser(`{"domain":"example.com"}`)
 		req.Header.Set("Content-Type", "text/plain")
 		e.send(req).Want(t, 415).Problem(t)
 	})
-	if got := apitest.List[website](t, e.do("GET", "/websites", adminKey, nil)); len(got) != 0 {
+	if got := apitest.List[website](t, e.do("GET", "/websites", apitest.AdminKey, nil)); len(got) != 0 {
 		t.Fatalf("refused requests created %v", got)
 	}
 
 	// Internationalized names are stored in their ASCII form, so they compare exactly.
 	var w website
-	e.do("POST", "/account/websites", adminKey, `{"domain":"Bücher.example"}`).Want(t, 201).Decode(t, &w)
+	e.do("POST", "/account/websites", apitest.AdminKey, `{"domain":"Bücher.example"}`).Want(t, 201).Decode(t, &w)
 	if w.Domain != "xn--bcher-kva.example" || w.DisplayName != "xn--bcher-kva.example" {
 		t.Errorf("IDN stored as %+v", w)
 	}
-	e.do("POST", "/account/websites", adminKey, `{"domain":"xn--bcher-kva.example"}`).Want(t, 409)
+	e.do("POST", "/account/websites", apitest.AdminKey, `{"domain":"xn--bcher-kva.example"}`).Want(t, 409)
 }
 
 func TestUnknownRoutes(t *testing.T) {
 	e := newTestEnv(t)
-	e.do("GET", "/no/such/endpoint/here", adminKey, nil).Want(t, 404).Problem(t)
-	e.do("GET", "//budgets", adminKey, nil).Want(t, 404).Problem(t)
-	e.do("GET", "/websites/../websites", adminKey, nil).Want(t, 404).Problem(t)
-	res := e.do("PATCH", "/websites", adminKey, nil).Want(t, 405)
+	e.do("GET", "/no/such/endpoint/here", apitest.AdminKey, nil).Want(t, 404).Problem(t)
+	e.do("GET", "//budgets", apitest.AdminKey, nil).Want(t, 404).Problem(t)
+	e.do("GET", "/websites/../websites", apitest.AdminKey, nil).Want(t, 404).Problem(t)
+	res := e.do("PATCH", "/websites", apitest.AdminKey, nil).Want(t, 405)
 	res.Problem(t)
 	if res.Header.Get("Allow") == "" {
 		t.Error("405 without an Allow header")

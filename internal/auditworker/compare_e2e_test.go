@@ -120,8 +120,8 @@ func TestComparisonEndToEnd(t *testing.T) {
 	}
 
 	// Through the API, as the dashboard reads them.
-	apitest.Provision(t, e.store, apikey.Grant{Account: "acme", Role: model.RoleViewer, Key: "acme-viewer-key-0123456789"})
-	viewer := apitest.Client{Handler: api.New(api.Deps{Store: e.store, Reports: e.objects, Log: awstest.Log(t)}).Handler(), Key: "acme-viewer-key-0123456789"}
+	apitest.Provision(t, e.store, apikey.Grant{Account: "acme", Role: model.RoleViewer, Key: apitest.ViewerKey})
+	viewer := apitest.Client{Handler: api.New(api.Deps{Store: e.store, Reports: e.objects, Log: awstest.Log(t)}).Handler(), Key: apitest.ViewerKey}
 	var regs struct {
 		Result struct {
 			List []struct {

@@ -51,8 +51,6 @@ import (
 	"github.com/openvitals/openvitals/internal/testing/browsertest"
 )
 
-const adminKey = "acme-admin-key-0123456789"
-
 // fixtureSite serves testdata/site on 127.0.0.1, with a generated hero image, and a script on
 // a second host (localhost) for third-party bytes. It returns the site's host:port and the
 // hero image's size.
@@ -120,7 +118,7 @@ func newE2E(t *testing.T, allowPrivate bool) *e2e {
 	pq := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: 30 * time.Second, MaxReceives: 3})
 	objects := awstest.Bucket(t)
 	log := awstest.Log(t)
-	apitest.Provision(t, st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey})
+	apitest.Provision(t, st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: apitest.AdminKey})
 	runner := browsertest.Runner(t)
 	opts := browsertest.Options(t, allowPrivate)
 	nq := awstest.Queue(t, clients, service.NotifyQueueSettings)
@@ -134,7 +132,7 @@ func newE2E(t *testing.T, allowPrivate bool) *e2e {
 	}, st, objects, runner, log)
 	srv := api.New(api.Deps{Store: st, Purger: purge.NewQueue(pq), Auditor: audit.NewQueue(st, q, log),
 		Reports: objects, Log: log, AllowLocalTargets: true, Credentials: keys, Notifications: notify.NewQueue(nq)})
-	return &e2e{t: t, clients: clients, api: apitest.Client{Handler: srv.Handler(), Key: adminKey}, store: st, objects: objects, queue: q, purges: pq,
+	return &e2e{t: t, clients: clients, api: apitest.Client{Handler: srv.Handler(), Key: apitest.AdminKey}, store: st, objects: objects, queue: q, purges: pq,
 		notify: nq, keys: keys, events: events, worker: worker, runner: runner, temp: opts.TempRoot}
 }
 
@@ -497,7 +495,7 @@ func (e *e2e) checkDiagnostics(site, page, device, host string, heroBytes int) {
 	}
 	for _, f := range append(d.Filmstrip, *d.FinalScreenshot) {
 		req := httptest.NewRequest("GET", f.URL, nil)
-		req.Header.Set("Authorization", "Bearer "+adminKey)
+		req.Header.Set("Authorization", "Bearer "+apitest.AdminKey)
 		rec := httptest.NewRecorder()
 		e.api.Handler.ServeHTTP(rec, req)
 		if b := rec.Body.Bytes(); rec.Code != 200 || len(b) < 100 || b[0] != 0xff || b[1] != 0xd8 {

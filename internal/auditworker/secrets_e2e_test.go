@@ -146,7 +146,7 @@ func TestProfileSecretsNeverLeave(t *testing.T) {
 	}
 	var har []byte
 	for _, path := range paths {
-		for key, out := range map[string]*bytes.Buffer{adminKey: &admin, viewerKey: &viewer} {
+		for key, out := range map[string]*bytes.Buffer{apitest.AdminKey: &admin, viewerKey: &viewer} {
 			req := httptest.NewRequest("GET", path, nil)
 			req.Header.Set("Authorization", "Bearer "+key)
 			req.Header.Set("Accept-Encoding", "identity")

@@ -34,8 +34,6 @@ import (
 	"github.com/openvitals/openvitals/internal/testing/browsertest"
 )
 
-const adminKey = "acme-admin-key-0123456789"
-
 // journeySite serves two pages: a start page whose button blocks the main thread ~200 ms and
 // then navigates, and the page it leads to.
 func journeySite(t testing.TB) string {
@@ -74,7 +72,7 @@ func newRunEnv(t *testing.T) runEnv {
 	e := runEnv{clients: clients, st: awstest.Store(t, clients), objects: awstest.Bucket(t), log: awstest.Log(t),
 		runs:   awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: queue.MaxReceives}),
 		purges: awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 3})}
-	apitest.Provision(t, e.st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey})
+	apitest.Provision(t, e.st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: apitest.AdminKey})
 	return e
 }
 
@@ -90,7 +88,7 @@ func TestRunsEndToEnd(t *testing.T) {
 	}, Events: event.NewRecorder(st, notify.NewQueue(nq), log)}, st, objects, log)
 	sealer := seal.FixedKey(seal.GenerateKey())
 	admin := apitest.Client{Handler: api.New(api.Deps{Store: st, Purger: nil, Runner: multistep.NewQueue(st, q, log), Reports: objects, Log: log, AllowLocalTargets: true,
-		Credentials: sealer, Notifications: notify.NewQueue(nq)}).Handler(), Key: adminKey}
+		Credentials: sealer, Notifications: notify.NewQueue(nq)}).Handler(), Key: apitest.AdminKey}
 
 	var site struct{ ID string }
 	admin.Call(t, "POST", "/account/websites", `{"domain":"`+journeySite(t)+`"}`, 201, &site)

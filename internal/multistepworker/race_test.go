@@ -36,7 +36,7 @@ func TestDeleteDuringRunLeavesNothing(t *testing.T) {
 	// The settle time must outlast the run's end after release, not its whole run.
 	const settle = 20 * time.Second
 	purger := purgeworker.NewWorker(st, objects, awstest.RUM(t, st), purge.NewQueue(pq), settle, log)
-	admin := apitest.Client{Handler: api.New(api.Deps{Store: st, Purger: purge.NewQueue(pq), Runner: multistep.NewQueue(st, q, log), Reports: objects, Log: log, AllowLocalTargets: true}).Handler(), Key: adminKey}
+	admin := apitest.Client{Handler: api.New(api.Deps{Store: st, Purger: purge.NewQueue(pq), Runner: multistep.NewQueue(st, q, log), Reports: objects, Log: log, AllowLocalTargets: true}).Handler(), Key: apitest.AdminKey}
 
 	arrived, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once

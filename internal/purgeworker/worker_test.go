@@ -29,11 +29,6 @@ import (
 	"github.com/openvitals/openvitals/internal/testing/poll"
 )
 
-const (
-	acmeKey   = "acme-admin-key-0123456789"
-	globexKey = "globex-admin-key-0123456789"
-)
-
 type purgeEnv struct {
 	t       *testing.T
 	clients service.Clients
@@ -59,7 +54,7 @@ func newSettlingPurgeEnv(t *testing.T, settle time.Duration) *purgeEnv {
 	e.rum = rumstore.New(e.store, e.rumObj, 400*24*time.Hour, log)
 	e.worker = purgeworker.NewWorker(e.store, e.objects, e.rum, purge.NewQueue(e.queue), settle, log)
 	e.handler = api.New(api.Deps{Store: e.store, Purger: purge.NewQueue(e.queue), Log: log}).Handler()
-	apitest.Provision(t, e.store, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: acmeKey}, apikey.Grant{Account: "globex", Role: model.RoleAdmin, Key: globexKey})
+	apitest.Provision(t, e.store, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: apitest.AdminKey}, apikey.Grant{Account: "globex", Role: model.RoleAdmin, Key: apitest.OtherKey})
 	return e
 }
 
@@ -221,12 +216,12 @@ func (e *purgeEnv) objectCount(prefix string) int {
 
 func TestPurgeLeavesNothing(t *testing.T) {
 	e := newPurgeEnv(t)
-	acme := e.populate(acmeKey, "acme", "example.com")
-	globex := e.populate(globexKey, "globex", "example.com")
+	acme := e.populate(apitest.AdminKey, "acme", "example.com")
+	globex := e.populate(apitest.OtherKey, "globex", "example.com")
 	globexBefore := filter(e.scan(), "globex")
 
 	// A deleted page: its results and reports go; the other page's stay.
-	e.as(acmeKey).Call(e.t, "DELETE", "/"+acme.id+"/settings/"+acme.pages[0], "", 204, nil)
+	e.as(apitest.AdminKey).Call(e.t, "DELETE", "/"+acme.id+"/settings/"+acme.pages[0], "", 204, nil)
 	e.runWorker()
 	items := e.scan()
 	if n := len(filter(items, store.PageItemsPrefix(acme.pages[0]))); n != 0 {
@@ -253,7 +248,7 @@ func TestPurgeLeavesNothing(t *testing.T) {
 	}
 
 	// A deleted experiment: its objects go, and the page it measured stays.
-	e.as(acmeKey).Call(e.t, "DELETE", "/"+acme.id+"/experiments/"+acme.experiments[acme.pages[1]], "", 204, nil)
+	e.as(apitest.AdminKey).Call(e.t, "DELETE", "/"+acme.id+"/experiments/"+acme.experiments[acme.pages[1]], "", 204, nil)
 	e.runWorker()
 	items = e.scan()
 	if n := len(filter(filter(items, acme.id), "|EXPERIMENT#")); n != 0 {
@@ -267,7 +262,7 @@ func TestPurgeLeavesNothing(t *testing.T) {
 	}
 
 	// A deleted multistep test: its runs go.
-	e.as(acmeKey).Call(e.t, "DELETE", "/"+acme.id+"/multistep/"+acme.test, "", 204, nil)
+	e.as(apitest.AdminKey).Call(e.t, "DELETE", "/"+acme.id+"/multistep/"+acme.test, "", 204, nil)
 	e.runWorker()
 	if n := len(filter(e.scan(), store.TestItemsPrefix(acme.test))); n != 0 {
 		t.Errorf("%d items of the deleted test remain", n)
@@ -277,7 +272,7 @@ func TestPurgeLeavesNothing(t *testing.T) {
 	}
 
 	// A deleted website: nothing of it is left in the table or the bucket.
-	e.as(acmeKey).Call(e.t, "DELETE", "/"+acme.id, "", 204, nil)
+	e.as(apitest.AdminKey).Call(e.t, "DELETE", "/"+acme.id, "", 204, nil)
 	e.runWorker()
 	items = e.scan()
 	for _, k := range items {
@@ -322,8 +317,8 @@ func TestPurgeLeavesNothing(t *testing.T) {
 func TestPurgePassesAgainUntilSettled(t *testing.T) {
 	const settle = 3 * time.Second
 	e := newSettlingPurgeEnv(t, settle)
-	acme := e.populate(acmeKey, "acme", "example.com")
-	e.as(acmeKey).Call(e.t, "DELETE", "/"+acme.id, "", 204, nil)
+	acme := e.populate(apitest.AdminKey, "acme", "example.com")
+	e.as(apitest.AdminKey).Call(e.t, "DELETE", "/"+acme.id, "", 204, nil)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -362,7 +357,7 @@ func TestPurgePassesAgainUntilSettled(t *testing.T) {
 // again from its marker and done.
 func TestSweepRequeuesLostPurges(t *testing.T) {
 	e := newPurgeEnv(t)
-	acme := e.populate(acmeKey, "acme", "example.com")
+	acme := e.populate(apitest.AdminKey, "acme", "example.com")
 	w, err := e.store.Website(context.Background(), "acme", acme.id)
 	if err != nil {
 		t.Fatal(err)

@@ -30,9 +30,9 @@ func TestHistoryFromDayOne(t *testing.T) {
 	})}
 	g.history["https://example.com PHONE"] = []answer{historyRecord("https://example.com", "PHONE", 40, lastSat, func(int) float64 { return 1800 })}
 
-	apitest.Provision(t, e.st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey})
+	apitest.Provision(t, e.st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: apitest.AdminKey})
 	q := awstest.Queue(t, e.clients, service.UXQueueSettings)
-	h := apitest.Client{Handler: api.New(api.Deps{Store: e.st, Credentials: e.keys, Log: awstest.Log(t), FieldHistory: ux.NewQueue(q)}).Handler(), Key: adminKey}
+	h := apitest.Client{Handler: api.New(api.Deps{Store: e.st, Credentials: e.keys, Log: awstest.Log(t), FieldHistory: ux.NewQueue(q)}).Handler(), Key: apitest.AdminKey}
 	h.Call(t, "POST", "/"+site.ID+"/settings/pages", `[{"url": "/pricing", "alias": "Pricing"}]`, http.StatusOK, nil)
 	pages, err := e.st.Pages(e.ctx, site)
 	if err != nil || len(pages) != 1 {

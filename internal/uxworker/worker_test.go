@@ -25,9 +25,8 @@ import (
 )
 
 const (
-	cruxKey  = "test-crux-key"
-	adminKey = "acme-admin-key-0123456789"
-	saEmail  = "openvitals@acme-seo.iam.gserviceaccount.com"
+	cruxKey = "test-crux-key"
+	saEmail = "openvitals@acme-seo.iam.gserviceaccount.com"
 )
 
 type testEnv struct {
@@ -453,8 +452,8 @@ func TestDeletedWebsite(t *testing.T) {
 
 // api serves the store's data as the API functions do, called as acme's admin.
 func (e *testEnv) api() apitest.Client {
-	apitest.Provision(e.t, e.st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey})
-	return apitest.Client{Handler: api.New(api.Deps{Store: e.st, Credentials: e.keys, Log: awstest.Log(e.t)}).Handler(), Key: adminKey}
+	apitest.Provision(e.t, e.st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: apitest.AdminKey})
+	return apitest.Client{Handler: api.New(api.Deps{Store: e.st, Credentials: e.keys, Log: awstest.Log(e.t)}).Handler(), Key: apitest.AdminKey}
 }
 
 func toStrings(v any) []string {

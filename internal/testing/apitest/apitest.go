@@ -18,6 +18,14 @@ import (
 	"github.com/openvitals/openvitals/internal/testing/contract"
 )
 
+// Keys of the accounts the tests call the API as: acme with an admin and a viewer key, and
+// globex, another tenant whose data acme must never see. Provision stores them.
+const (
+	AdminKey  = "acme-admin-key-0123456789"
+	ViewerKey = "acme-viewer-key-0123456789"
+	OtherKey  = "globex-admin-key-0123456789"
+)
+
 // Client sends requests to the API: to Handler in the test's process when it is set, else over
 // HTTP to the server at Base. Key, unless empty, is sent as the bearer key.
 type Client struct {

@@ -17,7 +17,7 @@ import (
 func TestClientInProcessAndOverHTTP(t *testing.T) {
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
-	const key = "acme-admin-key-0123456789"
+	const key = apitest.AdminKey
 	apitest.Provision(t, st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: key})
 	h := api.New(api.Deps{Store: st, Log: awstest.Log(t)}).Handler()
 	srv := httptest.NewServer(h)
