@@ -31,7 +31,7 @@ TARGETS := help deps deps-local deps-deploy run demo reset key daily keys test t
 # browser image for the workers).
 LAMBDA_FUNCTIONS := $(sort $(patsubst functions/%/main.go,%,$(wildcard functions/*/main.go)))
 # Every function runs on Graviton (arm64). lambda.norpc leaves out aws-lambda-go's net/rpc
-# entry point, which only the retired go1.x runtime used. internal/lambdatest builds the
+# entry point, which only the retired go1.x runtime used. internal/testing/lambdatest builds the
 # functions the tests start with the same flags, for the build machine's architecture.
 LAMBDA_GOENV   := GOOS=linux GOARCH=arm64 CGO_ENABLED=0
 LAMBDA_GOFLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The browser image test: builds layers/browser/Dockerfile as `cdk deploy` does, unpacks the
-# image's file system, and runs internal/lambdatest's TestBrowserImage, which starts the audit
+# image's file system, and runs internal/testing/lambdatest's TestBrowserImage, which starts the audit
 # worker's entry point inside it (chroot, as an unprivileged user, /tmp the only writable
 # place, as in Lambda) under the fake Lambda Runtime API and has it audit a page served on
 # the host with the image's Chromium, Node 22 and Lighthouse.
@@ -141,5 +141,5 @@ cleanup+=("layers/standins/standins.sh stop ${ports[*]}")
 AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_EC2_METADATA_DISABLED=true \
 	AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:${ports[0]} AWS_ENDPOINT_URL_SQS=http://127.0.0.1:${ports[1]} \
 	OPENVITALS_IMAGE_ROOTFS=$run OPENVITALS_IMAGE_ENV=$image_env \
-	go test -count=1 -v -timeout 15m -run '^TestBrowserImage$' ./internal/lambdatest/
+	go test -count=1 -v -timeout 15m -run '^TestBrowserImage$' ./internal/testing/lambdatest/
 say "passed ($mode)"

@@ -16,15 +16,11 @@ import (
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/audit"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/pullrequest/pullrequesttest"
 	"github.com/openvitals/openvitals/internal/queue"
-)
-
-const (
-	adminKey  = "acme-admin-key-0123456789"
-	viewerKey = "acme-viewer-key-0123456789"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // TestCI runs the tool against the API on the stand-ins, with the tests ended as the audit
@@ -36,17 +32,13 @@ func TestCI(t *testing.T) {
 	st := awstest.Store(t, clients)
 	log := awstest.Log(t)
 	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: 30 * time.Second, MaxReceives: 3})
-	for _, g := range []apikey.Grant{{Account: "acme", Role: model.RoleAdmin, Key: adminKey}, {Account: "acme", Role: model.RoleViewer, Key: viewerKey}} {
-		if err := apikey.Provision(context.Background(), st, g, "test"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	apitest.Provision(t, st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: apitest.AdminKey}, apikey.Grant{Account: "acme", Role: model.RoleViewer, Key: apitest.ViewerKey})
 	srv := httptest.NewServer(api.New(api.Deps{Store: st, Auditor: audit.NewQueue(st, q, log), Log: log}).Handler())
 	t.Cleanup(srv.Close)
 	call := func(method, path, body string, out any) {
 		t.Helper()
 		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+adminKey)
+		req.Header.Set("Authorization", "Bearer "+apitest.AdminKey)
 		req.Header.Set("Content-Type", "application/json")
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -100,7 +92,7 @@ func TestCI(t *testing.T) {
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 
-	env := map[string]string{"OPENVITALS_API": srv.URL, "OPENVITALS_WEBSITE": site.ID, "OPENVITALS_KEY": viewerKey}
+	env := map[string]string{"OPENVITALS_API": srv.URL, "OPENVITALS_WEBSITE": site.ID, "OPENVITALS_KEY": apitest.ViewerKey}
 	ci := func(want int, args ...string) string {
 		t.Helper()
 		var out, errs bytes.Buffer

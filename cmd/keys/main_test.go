@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/openvitals/openvitals/internal/apikey"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 func TestCreateAndRevoke(t *testing.T) {

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -22,12 +21,12 @@ import (
 	"github.com/go-rod/rod/lib/input"
 	"github.com/go-rod/rod/lib/proto"
 
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/browser"
-	"github.com/openvitals/openvitals/internal/contract"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 const (
@@ -166,31 +165,37 @@ func (l *logLines) count(s string) int {
 	return n
 }
 
-// call makes one API request and decodes its answer into out (unless nil).
+// call makes one API request as the holder of key and decodes its answer into out (unless nil).
 func (d *dashboard) call(t testing.TB, method, path, key, body string, want int, out any) {
 	t.Helper()
-	req, _ := http.NewRequest(method, d.base+path, strings.NewReader(body))
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	contract.Check(t, req, res.StatusCode, res.Header, raw)
-	if res.StatusCode != want {
-		t.Fatalf("%s %s: %d, want %d: %s", method, path, res.StatusCode, want, raw)
-	}
-	if out != nil && len(raw) > 0 {
-		if err := json.Unmarshal(raw, out); err != nil {
-			t.Fatalf("%s %s: %v: %s", method, path, err, raw)
-		}
-	}
+	apitest.Client{Base: d.base, Key: key}.Call(t, method, path, body, want, out)
+}
+
+// createWebsite makes a website of acme through the API, as an admin does, and returns its ID.
+func (d *dashboard) createWebsite(t testing.TB, domain, displayName string) string {
+	t.Helper()
+	var w struct{ ID string }
+	d.call(t, "POST", "/account/websites", dashAdminKey, fmt.Sprintf(`{"domain":%q,"displayName":%q}`, domain, displayName), 201, &w)
+	return w.ID
+}
+
+// shop stores a website of acme, shop.example, with its home page and its cart.
+func (d *dashboard) shop(t testing.TB) (site model.Website, home, cart model.Page) {
+	t.Helper()
+	pages := []model.Page{{URL: "/", Alias: "Home"}, {URL: "/cart", Alias: "Cart"}}
+	site, _ = awstest.Website(t, d.st, model.Website{Account: "acme", Domain: "shop.example", DisplayName: "Shop"}, pages)
+	return site, pages[0], pages[1]
+}
+
+// beacon posts a beacon as the snippet does (text/plain, as navigator.sendBeacon sends it)
+// from a browser of userAgent; the service must accept it.
+func (d *dashboard) beacon(t testing.TB, body, userAgent string) {
+	t.Helper()
+	c := apitest.Client{Base: d.base}
+	req := c.NewRequest(t, "POST", "/collect", body)
+	req.Header.Set("Content-Type", "text/plain")
+	req.Header.Set("User-Agent", userAgent)
+	c.Do(t, req).Want(t, http.StatusAccepted)
 }
 
 // pageRow is a row of the pages list.

@@ -15,15 +15,7 @@ import (
 func TestDashboardFieldVerdict(t *testing.T) {
 	d := startService(t, 1, false)
 	ctx := context.Background()
-	site := model.Website{Account: "acme", Domain: "shop.example", DisplayName: "Shop"}
-	if err := d.st.CreateWebsite(ctx, &site); err != nil {
-		t.Fatal(err)
-	}
-	pages := []model.Page{{URL: "/", Alias: "Home"}, {URL: "/cart", Alias: "Cart"}}
-	if err := d.st.CreatePages(ctx, site, pages); err != nil {
-		t.Fatal(err)
-	}
-	home, cart := pages[0], pages[1]
+	site, home, cart := d.shop(t)
 	now := time.Now().UTC()
 	day := func(back int) string { return model.Day(now.AddDate(0, 0, -back)) }
 	lab := func(page model.Page, back int, before, after float64) model.Regression {

@@ -16,10 +16,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/openvitals/openvitals/internal/awsclient"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // TestLocalService starts the whole local service as `make run` does, with keys from
@@ -30,9 +31,7 @@ func TestLocalService(t *testing.T) {
 	st, ctx := d.st, context.Background()
 	call := func(method, path, key, body string, want int) []byte {
 		t.Helper()
-		var out json.RawMessage
-		d.call(t, method, path, key, body, want, &out)
-		return out
+		return apitest.Client{Base: d.base, Key: key}.Call(t, method, path, body, want, nil).Body
 	}
 
 	var w struct{ ID string }

@@ -38,9 +38,8 @@ func TestDashboardOpportunities(t *testing.T) {
 	t.Cleanup(site.Close)
 	domain := strings.TrimPrefix(site.URL, "http://")
 
-	var w struct{ ID string }
-	d.call(t, "POST", "/account/websites", dashAdminKey, `{"domain":"`+domain+`","displayName":"Fixture shop"}`, 201, &w)
-	W := "/" + w.ID
+	siteID := d.createWebsite(t, domain, "Fixture shop")
+	W := "/" + siteID
 	var pages []struct{ ID, URL string }
 	d.call(t, "POST", W+"/settings/pages", dashAdminKey, `[{"url":"/shift.html","alias":"News"}]`, 200, &pages)
 	page := pages[0]
@@ -119,7 +118,7 @@ func TestDashboardOpportunities(t *testing.T) {
 	tb.goTo("")
 	tb.signIn(dashViewerKey)
 	tb.waitSignedIn()
-	tb.view("#/w/" + w.ID + "/page/" + page.ID + "?device=desktop")
+	tb.view("#/w/" + siteID + "/page/" + page.ID + "?device=desktop")
 
 	// The list in the API's order, each title with its savings where it has some.
 	shown := tb.eval(`() => [...document.querySelectorAll('ul.opps > li summary')].map(s => s.textContent)`).([]any)
@@ -192,7 +191,7 @@ func TestDashboardOpportunities(t *testing.T) {
 	tb.narrow(shots, "opportunities", "ul.opps")
 
 	// The website's list: ranked, first the API's first.
-	tb.view("#/w/" + w.ID + "?device=desktop")
+	tb.view("#/w/" + siteID + "?device=desktop")
 	var first string
 	for _, o := range site2.Result.List {
 		if o.Rank == 1 {

@@ -19,9 +19,8 @@ import (
 func TestDashboardProfiles(t *testing.T) {
 	d := startService(t, 1, false)
 	shots := screenshotDir(t)
-	var w struct{ ID string }
-	d.call(t, "POST", "/account/websites", dashAdminKey, `{"domain":"shop.example","displayName":"Shop"}`, 201, &w)
-	W := "/" + w.ID
+	siteID := d.createWebsite(t, "shop.example", "Shop")
+	W := "/" + siteID
 	var pages []struct{ ID, URL string }
 	d.call(t, "POST", W+"/settings/pages", dashAdminKey, `[{"url":"/account","alias":"Account"},{"url":"/","alias":"Home"}]`, 200, &pages)
 	const secret = "dash-5ecret-header-value"
@@ -32,7 +31,7 @@ func TestDashboardProfiles(t *testing.T) {
 	tb.signIn(dashAdminKey)
 	tb.waitSignedIn()
 
-	tb.view("#/w/" + w.ID + "/settings")
+	tb.view("#/w/" + siteID + "/settings")
 	tb.click("a", "^Test profiles$")
 	tb.waitFor("the profiles view", `() => location.hash.endsWith('/profiles') && document.querySelector('#main h1')?.textContent === 'Test profiles'`)
 	tb.waitIdle()
@@ -85,7 +84,7 @@ func TestDashboardProfiles(t *testing.T) {
 	tb.narrow(shots, "profiles", "")
 
 	// The page view names the profile of the newest result.
-	site, err := d.st.Website(context.Background(), "acme", w.ID)
+	site, err := d.st.Website(context.Background(), "acme", siteID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +98,7 @@ func TestDashboardProfiles(t *testing.T) {
 		ProfileID: list.Result.List[0].ID, ProfileName: "Signed in", Method: model.MethodSimulated, CPUMultiplier: 1, BenchmarkIndex: 2800}); err != nil {
 		t.Fatal(err)
 	}
-	tb.view("#/w/" + w.ID + "/page/" + page.ID + "?device=desktop")
+	tb.view("#/w/" + siteID + "/page/" + page.ID + "?device=desktop")
 	if sub := tb.text("#main p.sub"); !strings.Contains(sub, "measured with the test profile Signed in") {
 		t.Errorf("the page view says %q, want the profile named", sub)
 	}
@@ -112,7 +111,7 @@ func TestDashboardProfiles(t *testing.T) {
 		Method: model.MethodApplied, CPUMultiplier: 7.3, BenchmarkIndex: 2797}); err != nil {
 		t.Fatal(err)
 	}
-	tb.view("#/w/" + w.ID + "/page/" + page.ID + "?device=mobile")
+	tb.view("#/w/" + siteID + "/page/" + page.ID + "?device=mobile")
 	if m := tb.text("#measurement"); m != "Measured with applied throttling (CPU 7.3× calibrated from benchmark index 2,797)." {
 		t.Errorf("the page view says %q of how it was measured", m)
 	}
@@ -127,7 +126,7 @@ func TestDashboardProfiles(t *testing.T) {
 	if err := d.st.CreateExperiment(context.Background(), site, &x); err != nil {
 		t.Fatal(err)
 	}
-	tb.view("#/w/" + w.ID + "/settings")
+	tb.view("#/w/" + siteID + "/settings")
 	tb.click("a", "^experiments$")
 	tb.waitFor("the experiments view", `() => document.querySelector('#main h1')?.textContent === 'Experiments'`)
 	tb.waitIdle()
@@ -136,7 +135,7 @@ func TestDashboardProfiles(t *testing.T) {
 	}
 	tb.screenshot(shots, "experiments")
 	tb.narrow(shots, "experiments", "")
-	tb.view("#/w/" + w.ID + "/experiments/" + x.ID)
+	tb.view("#/w/" + siteID + "/experiments/" + x.ID)
 	if cmp := tb.text("#main table"); !strings.Contains(cmp, "Total Blocking Time") || !strings.Contains(cmp, "450") || !strings.Contains(cmp, "30") {
 		t.Errorf("the experiment's comparison %q does not show TBT 450 → 30", cmp)
 	}

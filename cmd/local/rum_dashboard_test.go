@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 )
@@ -22,9 +21,8 @@ var realUserAgents = []string{
 func TestDashboardRealUsers(t *testing.T) {
 	d := startService(t, 1, false)
 	shots := screenshotDir(t)
-	var w struct{ ID string }
-	d.call(t, "POST", "/account/websites", dashAdminKey, `{"domain":"shop.example","displayName":"Shop"}`, 201, &w)
-	W := "/" + w.ID
+	siteID := d.createWebsite(t, "shop.example", "Shop")
+	W := "/" + siteID
 	d.call(t, "PUT", W+"/field-testing/settings", dashAdminKey, `{"groups":[{"name":"Products","pattern":"/product/*"},{"name":"Home","pattern":"/"}]}`, 200, nil)
 	var pages []struct{ ID, URL string }
 	d.call(t, "POST", W+"/settings/pages", dashAdminKey, `[{"url":"/","alias":"Home"},{"url":"/index.html?from=ad","alias":"Landing"}]`, 200, &pages)
@@ -41,18 +39,8 @@ func TestDashboardRealUsers(t *testing.T) {
 			"inp":{"e":"button#buy","t":"pointer","p":[12,%d,20],"s":[{"u":"https://www.googletagmanager.com/gtm.js","f":"","d":%d}]},
 			"cls":{"e":"main>p.lead","t":640}}`, lcp/5, lcp/2, lcp-120-lcp/5-lcp/2, 150+i*3, 140+i*3)
 		body := fmt.Sprintf(`{"w":%q,"u":%q,"m":{"lcp":%d,"inp":%d,"cls":0.%03d,"ttfb":%d,"fcp":%d},"s":{"n":"navigate","e":"4g"},"a":%s}`,
-			w.ID, url, lcp, 182+i*3, 20+i*3, 200+i*5, 600+i*20, attribution)
-		req, _ := http.NewRequest("POST", d.base+"/collect", strings.NewReader(body))
-		req.Header.Set("Content-Type", "text/plain")
-		req.Header.Set("User-Agent", realUserAgents[i%len(realUserAgents)])
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		if res.StatusCode != 202 {
-			t.Fatalf("beacon %d: %d", i, res.StatusCode)
-		}
+			siteID, url, lcp, 182+i*3, 20+i*3, 200+i*5, 600+i*20, attribution)
+		d.beacon(t, body, realUserAgents[i%len(realUserAgents)])
 	}
 	type summary struct {
 		Result struct {
@@ -80,7 +68,7 @@ func TestDashboardRealUsers(t *testing.T) {
 
 	t.Run("real-user view", func(t *testing.T) {
 		tb.t = t
-		tb.view("#/w/" + w.ID + "/rum?vital=lcp&seg=device&days=7")
+		tb.view("#/w/" + siteID + "/rum?vital=lcp&seg=device&days=7")
 		var seg summary
 		d.call(t, "GET", W+"/field-testing/segments?metric=lcp&by=device", dashViewerKey, "", 200, &seg)
 		panel := tb.text("#rum-panel")
@@ -102,7 +90,7 @@ func TestDashboardRealUsers(t *testing.T) {
 		tb.screenshot(shots, "real-users-segments")
 
 		// INP: targets, the scripts of the interactions and their entities.
-		tb.view("#/w/" + w.ID + "/rum?vital=inp&days=7")
+		tb.view("#/w/" + siteID + "/rum?vital=inp&days=7")
 		if attr := tb.text("#rum-attributions"); !strings.Contains(attr, "button#buy") || !strings.Contains(attr, "Google Tag Manager") {
 			t.Errorf("INP attributions %q: want the button and Google Tag Manager", attr)
 		}
@@ -116,7 +104,7 @@ func TestDashboardRealUsers(t *testing.T) {
 			t.Error("a bad country replaced the view or was not marked")
 		}
 		// A filter the API refuses shows its problem where the report would be.
-		tb.view("#/w/" + w.ID + "/rum?vital=lcp&browser=netscape&days=7")
+		tb.view("#/w/" + siteID + "/rum?vital=lcp&browser=netscape&days=7")
 		if h1 := tb.text("#main h1"); h1 != "Real users" {
 			t.Errorf("a refused report replaced the view: %q", h1)
 		}
@@ -131,7 +119,7 @@ func TestDashboardRealUsers(t *testing.T) {
 
 	t.Run("page view", func(t *testing.T) {
 		tb.t = t
-		tb.view("#/w/" + w.ID + "/page/" + landing.ID + "?device=mobile&days=7")
+		tb.view("#/w/" + siteID + "/page/" + landing.ID + "?device=mobile&days=7")
 		var page summary
 		d.call(t, "GET", W+"/field-testing/distribution?metric=lcp&device=mobile,tablet&page="+landing.ID, dashViewerKey, "", 200, &page)
 		if page.Result.Views == 0 {

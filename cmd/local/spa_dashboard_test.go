@@ -2,11 +2,10 @@ package main
 
 import (
 	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/openvitals/openvitals/internal/testing/browsertest"
 )
 
 // TestDashboardSoftNavigations drives the real-user view and a page view in Chromium over the
@@ -18,9 +17,8 @@ import (
 func TestDashboardSoftNavigations(t *testing.T) {
 	d := startService(t, 1, false)
 	shots := screenshotDir(t)
-	var w struct{ ID string }
-	d.call(t, "POST", "/account/websites", dashAdminKey, `{"domain":"spa.example","displayName":"SPA shop"}`, 201, &w)
-	W := "/" + w.ID
+	siteID := d.createWebsite(t, "spa.example", "SPA shop")
+	W := "/" + siteID
 	d.call(t, "PUT", W+"/field-testing/settings", dashAdminKey, `{"groups":[{"name":"Products","pattern":"/product/*"}]}`, 200, nil)
 	var pages []struct{ ID, URL string }
 	d.call(t, "POST", W+"/settings/pages", dashAdminKey, `[{"url":"/cart","alias":"Cart"}]`, 200, &pages)
@@ -63,18 +61,8 @@ func TestDashboardSoftNavigations(t *testing.T) {
 			view(i*3+2, "/cart", "soft", 250+5*i, 90+i, ""),
 		}
 		soft += 2
-		body := fmt.Sprintf(`{"w":%q,"c":{},"v":[%s]}`, w.ID, strings.Join(views, ","))
-		req, _ := http.NewRequest("POST", d.base+"/collect", strings.NewReader(body))
-		req.Header.Set("Content-Type", "text/plain")
-		req.Header.Set("User-Agent", realUserAgents[0])
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		if res.StatusCode != 202 {
-			t.Fatalf("beacon %d: %d", i, res.StatusCode)
-		}
+		body := fmt.Sprintf(`{"w":%q,"c":{},"v":[%s]}`, siteID, strings.Join(views, ","))
+		d.beacon(t, body, realUserAgents[0])
 	}
 	type segments struct {
 		Result struct {
@@ -106,7 +94,7 @@ func TestDashboardSoftNavigations(t *testing.T) {
 
 	t.Run("real-user view", func(t *testing.T) {
 		tb.t = t
-		tb.view("#/w/" + w.ID + "/rum?vital=lcp&seg=navigation&days=7")
+		tb.view("#/w/" + siteID + "/rum?vital=lcp&seg=navigation&days=7")
 		box := tb.text("#rum-navigations")
 		for _, want := range []string{
 			fmt.Sprint(hard) + "\npage loads", fmt.Sprint(soft) + "\nsoft navigations", uiNumber(softP75, "ms"),
@@ -126,7 +114,7 @@ func TestDashboardSoftNavigations(t *testing.T) {
 		}
 		tb.screenshot(shots, "real-users-navigations")
 		// The product group, which only the router reaches: its routes' own LCP elements.
-		tb.view("#/w/" + w.ID + "/rum?vital=lcp&group=Products&days=7")
+		tb.view("#/w/" + siteID + "/rum?vital=lcp&group=Products&days=7")
 		if attr := tb.text("#rum-attributions"); !strings.Contains(attr, "#lcp-product") || strings.Contains(attr, "#lcp-cart") {
 			t.Errorf("the product routes' LCP elements %q", attr)
 		}
@@ -146,7 +134,7 @@ func TestDashboardSoftNavigations(t *testing.T) {
 			}
 		}
 		d.call(t, "GET", W+"/field-testing/attributions?metric=lcp&navigation=soft", dashViewerKey, "", 200, &starts)
-		tb.view("#/w/" + w.ID + "/rum?vital=lcp&navigation=soft&days=7")
+		tb.view("#/w/" + siteID + "/rum?vital=lcp&navigation=soft&days=7")
 		attr := tb.text("#rum-attributions")
 		if strings.Contains(attr, "#lcp-home") || !strings.Contains(attr, "#lcp-cart") {
 			t.Errorf("the soft views' LCP elements %q: want the routes' and not the home page's", attr)
@@ -161,7 +149,7 @@ func TestDashboardSoftNavigations(t *testing.T) {
 			}
 		}
 		tb.screenshot(shots, "real-users-soft-starts")
-		tb.view("#/w/" + w.ID + "/rum?vital=inp&navigation=soft&days=7")
+		tb.view("#/w/" + siteID + "/rum?vital=inp&navigation=soft&days=7")
 		if attr := tb.text("#rum-attributions"); !strings.Contains(attr, "#work-cart") || !strings.Contains(attr, "Not shown with these filters: script attributions filter by group+device only") {
 			t.Errorf("the soft views' INP attributions %q: want the targets, and the scripts said left out", attr)
 		}
@@ -169,7 +157,7 @@ func TestDashboardSoftNavigations(t *testing.T) {
 
 	t.Run("page view", func(t *testing.T) {
 		tb.t = t
-		tb.view("#/w/" + w.ID + "/page/" + pages[0].ID + "?device=mobile&days=7")
+		tb.view("#/w/" + siteID + "/page/" + pages[0].ID + "?device=mobile&days=7")
 		rum := tb.text("#page-rum")
 		if !strings.Contains(rum, fmt.Sprint(visits)+"\nsoft navigations") || !strings.Contains(rum, "0\npage loads") {
 			t.Errorf("the cart's real users %q: want its %d soft views and no page load", rum, visits)
@@ -186,10 +174,9 @@ func TestDashboardSoftNavigations(t *testing.T) {
 func TestDashboardJourneyRoutes(t *testing.T) {
 	d := startService(t, 1, false)
 	shots := screenshotDir(t)
-	spa := spaServer(t)
-	var w struct{ ID string }
-	d.call(t, "POST", "/account/websites", dashAdminKey, fmt.Sprintf(`{"domain":%q,"displayName":"SPA shop"}`, strings.TrimPrefix(spa, "http://")), 201, &w)
-	W := "/" + w.ID
+	spa := browsertest.SPAServer(t)
+	siteID := d.createWebsite(t, strings.TrimPrefix(spa, "http://"), "SPA shop")
+	W := "/" + siteID
 	d.call(t, "PUT", W+"/field-testing/settings", dashAdminKey, `{"groups":[{"name":"Products","pattern":"/product/*"}]}`, 200, nil)
 	var pages []struct{ ID, URL string }
 	d.call(t, "POST", W+"/settings/pages", dashAdminKey, `[{"url":"/about","alias":"About"}]`, 200, &pages)
@@ -245,7 +232,7 @@ func TestDashboardJourneyRoutes(t *testing.T) {
 	tb.goTo("")
 	tb.signIn(dashViewerKey)
 	tb.waitSignedIn()
-	tb.view("#/w/" + w.ID + "/multistep/" + test.ID)
+	tb.view("#/w/" + siteID + "/multistep/" + test.ID)
 	routes := tb.text("#run-routes")
 	for i, name := range []string{"products", "product", "about"} {
 		r := run.SoftNavigations[i]
@@ -268,36 +255,4 @@ func TestDashboardJourneyRoutes(t *testing.T) {
 		t.Errorf("/about's link %v, want its page view", href)
 	}
 	tb.screenshot(shots, "multistep-routes")
-}
-
-// spaServer serves the single-page app of internal/rum/testdata/spa without the snippet.
-func spaServer(t *testing.T) string {
-	t.Helper()
-	read := func(path string) []byte {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (make deps installs layers/spa)", err)
-		}
-		return b
-	}
-	router := read("../../layers/spa/node_modules/navigo/lib/navigo.min.js")
-	app := read("../../internal/rum/testdata/spa/app.js")
-	var index strings.Builder
-	for line := range strings.Lines(string(read("../../internal/rum/testdata/spa/index.html"))) {
-		if !strings.Contains(line, "{{SNIPPET}}") {
-			index.WriteString(line)
-		}
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/navigo.js", "/app.js":
-			w.Header().Set("Content-Type", "text/javascript")
-			_, _ = w.Write(map[string][]byte{"/navigo.js": router, "/app.js": app}[r.URL.Path])
-		default:
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			_, _ = w.Write([]byte(index.String()))
-		}
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
 }

@@ -2,13 +2,8 @@ package main_test
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
-	"math"
-	"net/http"
-	"net/http/httptest"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,11 +11,12 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/openvitals/openvitals/internal/apikey"
-	"github.com/openvitals/openvitals/internal/awstest"
-	"github.com/openvitals/openvitals/internal/contract"
-	"github.com/openvitals/openvitals/internal/lambdatest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
+	"github.com/openvitals/openvitals/internal/testing/benchtest"
+	"github.com/openvitals/openvitals/internal/testing/lambdatest"
 )
 
 // TestMain removes the function binary that the tests and the benchmark share.
@@ -138,9 +134,7 @@ func newFixture(t testing.TB) fixture {
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
 	grant := apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: testKey}
-	if err := apikey.Provision(context.Background(), st, grant, "test"); err != nil {
-		t.Fatal(err)
-	}
+	apitest.Provision(t, st, grant)
 	// The websites endpoints never touch the bucket and send only purges, but the function
 	// opens every queue the service declares at start: each must exist.
 	cfg := service.Config{Table: st.Table(), Bucket: "openvitals-test", RUMBucket: "openvitals-test-rum", ExportBucket: "openvitals-test-exports"}
@@ -171,35 +165,8 @@ func invoke(t testing.TB, fn *lambdatest.Function, ev []byte) events.APIGatewayV
 	if err := json.Unmarshal(ev, &req); err != nil {
 		t.Fatal(err)
 	}
-	h := http.Header{}
-	for k, v := range resp.Headers {
-		h.Set(k, v)
-	}
-	contract.Check(t, httptest.NewRequest(req.RequestContext.HTTP.Method, req.RawPath, nil), resp.StatusCode, h, []byte(body(t, resp)))
+	apitest.CheckGateway(t, req.RequestContext.HTTP.Method, req.RawPath, resp)
 	return resp
-}
-
-// header reads a response header by name, ignoring case as HTTP (and API Gateway) does.
-func header(resp events.APIGatewayV2HTTPResponse, name string) string {
-	for k, v := range resp.Headers {
-		if strings.EqualFold(k, name) {
-			return v
-		}
-	}
-	return ""
-}
-
-// body returns the response body, decoding it if the function base64-encoded it.
-func body(t testing.TB, resp events.APIGatewayV2HTTPResponse) string {
-	t.Helper()
-	if !resp.IsBase64Encoded {
-		return resp.Body
-	}
-	b, err := base64.StdEncoding.DecodeString(resp.Body)
-	if err != nil {
-		t.Fatalf("decode base64 body: %v", err)
-	}
-	return string(b)
 }
 
 // TestAPIGatewayEvent runs the built websites function under a fake Lambda Runtime API and sends
@@ -212,9 +179,9 @@ func TestAPIGatewayEvent(t *testing.T) {
 	// Create a website.
 	resp := invoke(t, fn, event(createWebsiteEvent, testKey))
 	if resp.StatusCode != 201 {
-		t.Fatalf("POST /account/websites: status %d, want 201; body %s", resp.StatusCode, body(t, resp))
+		t.Fatalf("POST /account/websites: status %d, want 201; body %s", resp.StatusCode, apitest.GatewayBody(t, resp))
 	}
-	if ct := header(resp, "content-type"); !strings.HasPrefix(ct, "application/json") {
+	if ct := apitest.GatewayHeader(resp).Get("content-type"); !strings.HasPrefix(ct, "application/json") {
 		t.Errorf("POST /account/websites: content-type %q, want application/json", ct)
 	}
 	var created struct {
@@ -222,8 +189,8 @@ func TestAPIGatewayEvent(t *testing.T) {
 		Domain      string `json:"domain"`
 		DisplayName string `json:"displayName"`
 	}
-	if err := json.Unmarshal([]byte(body(t, resp)), &created); err != nil {
-		t.Fatalf("POST /account/websites: body is not JSON: %v\n%s", err, body(t, resp))
+	if err := json.Unmarshal([]byte(apitest.GatewayBody(t, resp)), &created); err != nil {
+		t.Fatalf("POST /account/websites: body is not JSON: %v\n%s", err, apitest.GatewayBody(t, resp))
 	}
 	if created.ID == "" || created.Domain != "example.com" || created.DisplayName != "example.com" {
 		t.Errorf("POST /account/websites: got %+v, want an id, domain and displayName example.com", created)
@@ -232,9 +199,9 @@ func TestAPIGatewayEvent(t *testing.T) {
 	// The same process lists it on its next invocation.
 	resp = invoke(t, fn, event(listWebsitesEvent, testKey))
 	if resp.StatusCode != 200 {
-		t.Fatalf("GET /websites: status %d, want 200; body %s", resp.StatusCode, body(t, resp))
+		t.Fatalf("GET /websites: status %d, want 200; body %s", resp.StatusCode, apitest.GatewayBody(t, resp))
 	}
-	if ct := header(resp, "content-type"); !strings.HasPrefix(ct, "application/json") {
+	if ct := apitest.GatewayHeader(resp).Get("content-type"); !strings.HasPrefix(ct, "application/json") {
 		t.Errorf("GET /websites: content-type %q, want application/json", ct)
 	}
 	var listed struct {
@@ -246,8 +213,8 @@ func TestAPIGatewayEvent(t *testing.T) {
 			} `json:"list"`
 		} `json:"result"`
 	}
-	if err := json.Unmarshal([]byte(body(t, resp)), &listed); err != nil {
-		t.Fatalf("GET /websites: body is not JSON: %v\n%s", err, body(t, resp))
+	if err := json.Unmarshal([]byte(apitest.GatewayBody(t, resp)), &listed); err != nil {
+		t.Fatalf("GET /websites: body is not JSON: %v\n%s", err, apitest.GatewayBody(t, resp))
 	}
 	if l := listed.Result.List; len(l) != 1 || l[0].ID != created.ID || l[0].Domain != "example.com" {
 		t.Errorf("GET /websites: list %+v, want only website %s (example.com)", l, created.ID)
@@ -256,19 +223,19 @@ func TestAPIGatewayEvent(t *testing.T) {
 	// Without a key: 401 with a challenge and a problem document.
 	resp = invoke(t, fn, event(listWebsitesEvent, ""))
 	if resp.StatusCode != 401 {
-		t.Fatalf("GET /websites without authorization: status %d, want 401; body %s", resp.StatusCode, body(t, resp))
+		t.Fatalf("GET /websites without authorization: status %d, want 401; body %s", resp.StatusCode, apitest.GatewayBody(t, resp))
 	}
-	if h := header(resp, "www-authenticate"); !strings.HasPrefix(h, "Bearer") {
+	if h := apitest.GatewayHeader(resp).Get("www-authenticate"); !strings.HasPrefix(h, "Bearer") {
 		t.Errorf("GET /websites without authorization: www-authenticate %q, want a Bearer challenge", h)
 	}
-	if ct := header(resp, "content-type"); !strings.HasPrefix(ct, "application/problem+json") {
+	if ct := apitest.GatewayHeader(resp).Get("content-type"); !strings.HasPrefix(ct, "application/problem+json") {
 		t.Errorf("GET /websites without authorization: content-type %q, want application/problem+json", ct)
 	}
 	var problem struct {
 		Status int    `json:"status"`
 		Detail string `json:"detail"`
 	}
-	if err := json.Unmarshal([]byte(body(t, resp)), &problem); err != nil || problem.Status != 401 || problem.Detail == "" {
+	if err := json.Unmarshal([]byte(apitest.GatewayBody(t, resp)), &problem); err != nil || problem.Status != 401 || problem.Detail == "" {
 		t.Errorf("GET /websites without authorization: problem %+v (%v), want status 401 and a detail", problem, err)
 	}
 }
@@ -292,24 +259,13 @@ func BenchmarkColdStart(b *testing.B) {
 		fn.Stop()
 		rt.Close()
 		if resp.StatusCode != 200 {
-			b.Fatalf("GET /websites: status %d, want 200; body %s", resp.StatusCode, body(b, resp))
+			b.Fatalf("GET /websites: status %d, want 200; body %s", resp.StatusCode, apitest.GatewayBody(b, resp))
 		}
 	}
-	b.ReportMetric(percentileMS(samples, 0.50), "ms/coldstart-p50")
-	b.ReportMetric(percentileMS(samples, 0.99), "ms/coldstart-p99")
+	b.ReportMetric(benchtest.PercentileMS(samples, 0.50), "ms/coldstart-p50")
+	b.ReportMetric(benchtest.PercentileMS(samples, 0.99), "ms/coldstart-p99")
 	// Reported after the loop: b.Loop resets the timer, which drops earlier metrics.
 	if fi, err := os.Stat(fx.binary); err == nil {
 		b.ReportMetric(float64(fi.Size())/(1<<20), "MiB-binary")
 	}
-}
-
-// percentileMS is the nearest-rank p-th percentile of samples, in milliseconds.
-func percentileMS(samples []time.Duration, p float64) float64 {
-	if len(samples) == 0 {
-		return 0
-	}
-	s := slices.Clone(samples)
-	slices.Sort(s)
-	i := int(math.Ceil(p*float64(len(s)))) - 1
-	return float64(s[max(i, 0)]) / float64(time.Millisecond)
 }

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 )
 
 // endpoint is one operation of the interface with a request that would succeed for acme's admin.
@@ -17,9 +19,9 @@ func acmeEndpoints(e *testEnv) []endpoint {
 	site := e.createWebsite("example.com")
 	p := e.createPages(site.ID, "/")[0]
 	var b budget
-	e.do("POST", "/"+site.ID+"/budgets", adminKey, `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`).want(e.t, 201).decode(e.t, &b)
+	e.do("POST", "/"+site.ID+"/budgets", apitest.AdminKey, `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`).Want(e.t, 201).Decode(e.t, &b)
 	var ms multistepTest
-	e.do("POST", "/"+site.ID+"/multistep", adminKey, `{"alias":"a","device":"mobile","steps":[{"type":"navigate","target":"/"}]}`).want(e.t, 201).decode(e.t, &ms)
+	e.do("POST", "/"+site.ID+"/multistep", apitest.AdminKey, `{"alias":"a","device":"mobile","steps":[{"type":"navigate","target":"/"}]}`).Want(e.t, 201).Decode(e.t, &ms)
 	w := "/" + site.ID
 	return []endpoint{
 		{"GET", w + "/settings/pages", "", false},
@@ -63,24 +65,24 @@ func TestAccessControl(t *testing.T) {
 	for _, ep := range acmeEndpoints(e) {
 		t.Run(ep.method+" "+ep.path, func(t *testing.T) {
 			e.t = t
-			for _, auth := range []string{"", "Bearer ov_unknown_key_000000000", "Token " + adminKey} {
-				res := e.call(ep, auth).want(t, http.StatusUnauthorized)
-				if res.header.Get("WWW-Authenticate") == "" {
+			for _, auth := range []string{"", "Bearer ov_unknown_key_000000000", "Token " + apitest.AdminKey} {
+				res := e.call(ep, auth).Want(t, http.StatusUnauthorized)
+				if res.Header.Get("WWW-Authenticate") == "" {
 					t.Error("401 without WWW-Authenticate")
 				}
 			}
-			other := e.call(ep, "Bearer "+otherKey).want(t, http.StatusNotFound)
-			missing := e.call(endpoint{ep.method, replaceWebsite(ep.path, "nosuchsite00"), ep.body, ep.admin}, "Bearer "+adminKey).want(t, http.StatusNotFound)
+			other := e.call(ep, "Bearer "+apitest.OtherKey).Want(t, http.StatusNotFound)
+			missing := e.call(endpoint{ep.method, replaceWebsite(ep.path, "nosuchsite00"), ep.body, ep.admin}, "Bearer "+apitest.AdminKey).Want(t, http.StatusNotFound)
 			siteID := strings.Split(ep.path, "/")[1]
-			if strings.ReplaceAll(other.problem(t).Detail, siteID, "X") != strings.ReplaceAll(missing.problem(t).Detail, "nosuchsite00", "X") {
-				t.Errorf("another account's website answers %s, a missing one %s", other.body, missing.body)
+			if strings.ReplaceAll(other.Problem(t).Detail, siteID, "X") != strings.ReplaceAll(missing.Problem(t).Detail, "nosuchsite00", "X") {
+				t.Errorf("another account's website answers %s, a missing one %s", other.Body, missing.Body)
 			}
 			if ep.admin {
-				e.call(ep, "Bearer "+viewerKey).want(t, http.StatusForbidden).problem(t)
+				e.call(ep, "Bearer "+apitest.ViewerKey).Want(t, http.StatusForbidden).Problem(t)
 			}
-			ok := e.call(ep, "Bearer "+adminKey)
-			if ok.status >= 300 {
-				t.Fatalf("acme's admin got %d: %s", ok.status, ok.body)
+			ok := e.call(ep, "Bearer "+apitest.AdminKey)
+			if ok.Status >= 300 {
+				t.Fatalf("acme's admin got %d: %s", ok.Status, ok.Body)
 			}
 		})
 	}

@@ -12,10 +12,10 @@ import (
 
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/quota"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // BenchmarkPagesAtScale measures the pages list, the website's opportunities and a page's
@@ -81,10 +81,7 @@ func benchSeedPages(b *testing.B, n, dated int) (*benchEnv, string, string) {
 	if err := st.SetAccountLimits(ctx, "bench", map[string]int{string(quota.PagesPerWebsite): n}); err != nil {
 		b.Fatal(err)
 	}
-	site := model.Website{Account: "bench", Domain: "example.com", DisplayName: "Example"}
-	if err := st.CreateWebsite(ctx, &site); err != nil {
-		b.Fatal(err)
-	}
+	site, _ := awstest.Website(b, st, model.Website{Account: "bench", Domain: "example.com", DisplayName: "Example"}, nil)
 	start := time.Now()
 	var pages []model.Page
 	for i := 0; i < n; i += model.MaxPagesPerCall {

@@ -13,22 +13,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/quota"
 	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
+	"github.com/openvitals/openvitals/internal/testing/benchtest"
 )
 
 // benchEnv is the whole API over a table, purge queue and beacon queue of the benchmark's own,
@@ -135,20 +134,9 @@ func benchLoopPrepared(b *testing.B, prepare, call func(i int)) {
 		call(i)
 		samples = append(samples, time.Since(start))
 	}
-	b.ReportMetric(benchPercentileMS(samples, 0.50), "ms/p50")
-	b.ReportMetric(benchPercentileMS(samples, 0.99), "ms/p99")
-	b.ReportMetric(benchPercentileMS(samples, 1), "ms/max")
-}
-
-// benchPercentileMS is the nearest-rank p-th percentile of samples, in milliseconds.
-func benchPercentileMS(samples []time.Duration, p float64) float64 {
-	if len(samples) == 0 {
-		return 0
-	}
-	s := slices.Clone(samples)
-	slices.Sort(s)
-	i := int(math.Ceil(p*float64(len(s)))) - 1
-	return float64(s[max(i, 0)]) / float64(time.Millisecond)
+	b.ReportMetric(benchtest.PercentileMS(samples, 0.50), "ms/p50")
+	b.ReportMetric(benchtest.PercentileMS(samples, 0.99), "ms/p99")
+	b.ReportMetric(benchtest.PercentileMS(samples, 1), "ms/max")
 }
 
 // BenchmarkListWebsites lists an account of 20 websites: a key lookup and one Query.

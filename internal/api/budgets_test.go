@@ -1,6 +1,8 @@
 package api_test
 
 import (
+	"github.com/openvitals/openvitals/internal/testing/apitest"
+
 	"strings"
 	"testing"
 )
@@ -31,14 +33,14 @@ func TestBudgets(t *testing.T) {
 	path := "/" + site.ID + "/budgets"
 
 	var lcp, cls budget
-	e.do("POST", path, adminKey, `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`).want(t, 201).decode(t, &lcp)
+	e.do("POST", path, apitest.AdminKey, `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`).Want(t, 201).Decode(t, &lcp)
 	if lcp.ID == "" || lcp != (budget{ID: lcp.ID, Metric: "lcp", Operator: "lt", Value: 2500, Device: "all"}) {
 		t.Errorf("created %+v", lcp)
 	}
-	e.do("POST", path, adminKey, `{"metric":"cls","operator":"lt","value":0.1,"device":"mobile"}`).want(t, 201).decode(t, &cls)
+	e.do("POST", path, apitest.AdminKey, `{"metric":"cls","operator":"lt","value":0.1,"device":"mobile"}`).Want(t, 201).Decode(t, &cls)
 
 	// The list returns value as a numeric string, with status and pages.
-	got := listOf[budgetStatus](t, e.do("GET", path, viewerKey, nil).want(t, 200))
+	got := apitest.List[budgetStatus](t, e.do("GET", path, apitest.ViewerKey, nil).Want(t, 200))
 	if len(got) != 2 || got[0].ID != lcp.ID || got[0].Value != "2500" || got[1].Value != "0.1" {
 		t.Fatalf("list %+v", got)
 	}
@@ -50,26 +52,26 @@ func TestBudgets(t *testing.T) {
 
 	// Edit replaces the fields sent and returns the budget with value as a number.
 	var edited budget
-	e.do("PUT", path+"/"+lcp.ID, adminKey, `{"value":2000.5,"device":"desktop"}`).want(t, 200).decode(t, &edited)
+	e.do("PUT", path+"/"+lcp.ID, apitest.AdminKey, `{"value":2000.5,"device":"desktop"}`).Want(t, 200).Decode(t, &edited)
 	if edited != (budget{ID: lcp.ID, Metric: "lcp", Operator: "lt", Value: 2000.5, Device: "desktop"}) {
 		t.Errorf("edited %+v", edited)
 	}
-	e.do("PUT", path+"/"+lcp.ID, adminKey, `{"metric":"dom_elements","operator":"gt","value":1500,"device":"all"}`).want(t, 200)
-	got = listOf[budgetStatus](t, e.do("GET", path, adminKey, nil))
+	e.do("PUT", path+"/"+lcp.ID, apitest.AdminKey, `{"metric":"dom_elements","operator":"gt","value":1500,"device":"all"}`).Want(t, 200)
+	got = apitest.List[budgetStatus](t, e.do("GET", path, apitest.AdminKey, nil))
 	if got[0].Metric != "dom_elements" || got[0].Operator != "gt" || got[0].Value != "1500" || got[0].Device != "all" {
 		t.Errorf("after edit, list has %+v", got[0])
 	}
 
 	// Admin only, except reading.
-	e.do("POST", path, viewerKey, `{"metric":"lcp","operator":"lt","value":1,"device":"all"}`).want(t, 403)
-	e.do("PUT", path+"/"+lcp.ID, viewerKey, `{"value":1}`).want(t, 403)
-	e.do("DELETE", path+"/"+lcp.ID, viewerKey, nil).want(t, 403)
+	e.do("POST", path, apitest.ViewerKey, `{"metric":"lcp","operator":"lt","value":1,"device":"all"}`).Want(t, 403)
+	e.do("PUT", path+"/"+lcp.ID, apitest.ViewerKey, `{"value":1}`).Want(t, 403)
+	e.do("DELETE", path+"/"+lcp.ID, apitest.ViewerKey, nil).Want(t, 403)
 
-	e.do("PUT", path+"/nosuchbudget", adminKey, `{"value":1}`).want(t, 404).problem(t)
-	e.do("DELETE", path+"/"+cls.ID, adminKey, nil).want(t, 204)
-	e.do("DELETE", path+"/"+cls.ID, adminKey, nil).want(t, 404)
-	e.do("PUT", path+"/"+cls.ID, adminKey, `{"value":1}`).want(t, 404)
-	if got := listOf[budgetStatus](t, e.do("GET", path, adminKey, nil)); len(got) != 1 || got[0].ID != lcp.ID {
+	e.do("PUT", path+"/nosuchbudget", apitest.AdminKey, `{"value":1}`).Want(t, 404).Problem(t)
+	e.do("DELETE", path+"/"+cls.ID, apitest.AdminKey, nil).Want(t, 204)
+	e.do("DELETE", path+"/"+cls.ID, apitest.AdminKey, nil).Want(t, 404)
+	e.do("PUT", path+"/"+cls.ID, apitest.AdminKey, `{"value":1}`).Want(t, 404)
+	if got := apitest.List[budgetStatus](t, e.do("GET", path, apitest.AdminKey, nil)); len(got) != 1 || got[0].ID != lcp.ID {
 		t.Errorf("after delete, list %+v", got)
 	}
 }
@@ -79,7 +81,7 @@ func TestBudgetValidation(t *testing.T) {
 	site := e.createWebsite("example.com")
 	path := "/" + site.ID + "/budgets"
 	var b budget
-	e.do("POST", path, adminKey, `{"metric":"ux_inp","operator":"gt","value":-0,"device":"all"}`).want(t, 201).decode(t, &b)
+	e.do("POST", path, apitest.AdminKey, `{"metric":"ux_inp","operator":"gt","value":-0,"device":"all"}`).Want(t, 201).Decode(t, &b)
 	for _, tc := range []struct {
 		name, method, body string
 		status             int
@@ -121,20 +123,20 @@ func TestBudgetValidation(t *testing.T) {
 			if tc.method == "PUT" {
 				p += "/" + b.ID
 			}
-			e.do(tc.method, p, adminKey, tc.body).want(t, tc.status).problem(t, tc.fields...)
+			e.do(tc.method, p, apitest.AdminKey, tc.body).Want(t, tc.status).Problem(t, tc.fields...)
 		})
 	}
-	got := listOf[budgetStatus](t, e.do("GET", path, adminKey, nil))
+	got := apitest.List[budgetStatus](t, e.do("GET", path, apitest.AdminKey, nil))
 	if len(got) != 1 || got[0].Metric != "ux_inp" || got[0].Operator != "gt" || got[0].Value != "0" {
 		t.Errorf("refused requests changed the budgets: %+v", got)
 	}
 
 	// The messages say the range and why ux_fid is refused.
-	p := e.do("POST", path, adminKey, `{"metric":"cls","operator":"lt","value":11,"device":"all"}`).want(t, 422).problem(t, "value")
+	p := e.do("POST", path, apitest.AdminKey, `{"metric":"cls","operator":"lt","value":11,"device":"all"}`).Want(t, 422).Problem(t, "value")
 	if len(p.Errors) != 1 || p.Errors[0].Message != "must be from 0 to 10 (layout shift score) for cls" {
 		t.Errorf("cls 11: %+v", p.Errors)
 	}
-	p = e.do("POST", path, adminKey, `{"metric":"ux_fid","operator":"lt","value":100,"device":"all"}`).want(t, 422).problem(t, "metric")
+	p = e.do("POST", path, apitest.AdminKey, `{"metric":"ux_fid","operator":"lt","value":100,"device":"all"}`).Want(t, 422).Problem(t, "metric")
 	if len(p.Errors) != 1 || !strings.Contains(p.Errors[0].Message, "never have data: use ux_inp") {
 		t.Errorf("ux_fid: %+v", p.Errors)
 	}
@@ -145,6 +147,6 @@ func TestBudgetValidation(t *testing.T) {
 		`{"metric":"performance_score","operator":"gt","value":100,"device":"all"}`,
 		`{"metric":"cls","operator":"lt","value":0.000001,"device":"all"}`,
 	} {
-		e.do("POST", path, adminKey, body).want(t, 201)
+		e.do("POST", path, apitest.AdminKey, body).Want(t, 201)
 	}
 }

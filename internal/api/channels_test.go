@@ -13,12 +13,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/channel"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 type channelOut struct {
@@ -42,33 +43,30 @@ func TestChannels(t *testing.T) {
 	base := "/" + site.ID + "/channels"
 
 	var hook channelOut
-	e.do("POST", base, adminKey, map[string]any{"name": "CI hook", "kind": "webhook", "url": "https://hooks.example.com/in/s3cr3t-path",
-		"events": []string{"budget.status_changed", "budget.status_changed", "audit.failing"}}).want(t, 201).decode(t, &hook)
+	e.do("POST", base, apitest.AdminKey, map[string]any{"name": "CI hook", "kind": "webhook", "url": "https://hooks.example.com/in/s3cr3t-path",
+		"events": []string{"budget.status_changed", "budget.status_changed", "audit.failing"}}).Want(t, 201).Decode(t, &hook)
 	if !strings.HasPrefix(hook.Secret, "whsec_") || hook.URL != "https://hooks.example.com/***" || strings.Join(hook.Events, ",") != "budget.status_changed,audit.failing" || hook.Status != "active" {
 		t.Fatalf("created webhook %+v", hook)
 	}
 	var slack, email channelOut
-	e.do("POST", base, adminKey, map[string]any{"name": "Slack", "kind": "slack", "url": "https://hooks.slack.com/services/T0/B0/xyz"}).want(t, 201).decode(t, &slack)
-	e.do("POST", base, adminKey, map[string]any{"name": "Mail", "kind": "email", "recipients": []string{"perf@example.com", "ops@example.com"}, "digest": true}).want(t, 201).decode(t, &email)
+	e.do("POST", base, apitest.AdminKey, map[string]any{"name": "Slack", "kind": "slack", "url": "https://hooks.slack.com/services/T0/B0/xyz"}).Want(t, 201).Decode(t, &slack)
+	e.do("POST", base, apitest.AdminKey, map[string]any{"name": "Mail", "kind": "email", "recipients": []string{"perf@example.com", "ops@example.com"}, "digest": true}).Want(t, 201).Decode(t, &email)
 	if slack.Secret != "" || slack.URL != "https://hooks.slack.com/***" || email.Recipients != "p***@example.com, o***@example.com" || !email.Digest {
 		t.Errorf("slack %+v, email %+v", slack, email)
 	}
 
-	list := listOf[channelOut](t, e.do("GET", base, viewerKey, nil).want(t, 200))
+	list := apitest.List[channelOut](t, e.do("GET", base, apitest.ViewerKey, nil).Want(t, 200))
 	if len(list) != 3 || list[0].ID != hook.ID || list[0].Secret != "" {
 		t.Fatalf("list %+v", list)
 	}
 	var got channelOut
-	e.do("GET", base+"/"+hook.ID, viewerKey, nil).want(t, 200).decode(t, &got)
+	e.do("GET", base+"/"+hook.ID, apitest.ViewerKey, nil).Want(t, 200).Decode(t, &got)
 	if got.Secret != "" || got.URL != hook.URL {
 		t.Errorf("read back %+v", got)
 	}
 
 	// Nothing sealed is readable in the table.
-	w, err := e.store.Website(context.Background(), "acme", site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := e.storedWebsite(site.ID)
 	stored, err := e.store.Channel(context.Background(), w, hook.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -99,47 +97,47 @@ func TestChannels(t *testing.T) {
 		{"single-label host", map[string]any{"name": "x", "kind": "slack", "url": "https://hooks/x"}, []string{"url"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e.do("POST", base, adminKey, tc.body).want(t, 422).problem(t, tc.fields...)
+			e.do("POST", base, apitest.AdminKey, tc.body).Want(t, 422).Problem(t, tc.fields...)
 		})
 	}
-	e.do("POST", base, adminKey, `{"name":"x","kind":"slack","url":"https://a.example/","extra":1}`).want(t, 400)
-	e.do("PUT", base+"/"+slack.ID, adminKey, map[string]any{"url": "https://hooks.slack.com:70000/x"}).want(t, 422).problem(t, "url")
-	e.do("PUT", base+"/"+slack.ID, adminKey, map[string]any{"kind": "webhook"}).want(t, 422).problem(t, "kind")
-	e.do("PUT", base+"/"+slack.ID, adminKey, map[string]any{"rotateSecret": true}).want(t, 422).problem(t, "rotateSecret")
-	if n := len(listOf[channelOut](t, e.do("GET", base, adminKey, nil).want(t, 200))); n != 3 {
+	e.do("POST", base, apitest.AdminKey, `{"name":"x","kind":"slack","url":"https://a.example/","extra":1}`).Want(t, 400)
+	e.do("PUT", base+"/"+slack.ID, apitest.AdminKey, map[string]any{"url": "https://hooks.slack.com:70000/x"}).Want(t, 422).Problem(t, "url")
+	e.do("PUT", base+"/"+slack.ID, apitest.AdminKey, map[string]any{"kind": "webhook"}).Want(t, 422).Problem(t, "kind")
+	e.do("PUT", base+"/"+slack.ID, apitest.AdminKey, map[string]any{"rotateSecret": true}).Want(t, 422).Problem(t, "rotateSecret")
+	if n := len(apitest.List[channelOut](t, e.do("GET", base, apitest.AdminKey, nil).Want(t, 200))); n != 3 {
 		t.Errorf("%d channels after refused requests, want 3", n)
 	}
 
 	// Rotation: a new secret, shown once; the URL is kept.
 	var rotated channelOut
-	e.do("PUT", base+"/"+hook.ID, adminKey, map[string]any{"rotateSecret": true, "name": "CI"}).want(t, 200).decode(t, &rotated)
+	e.do("PUT", base+"/"+hook.ID, apitest.AdminKey, map[string]any{"rotateSecret": true, "name": "CI"}).Want(t, 200).Decode(t, &rotated)
 	if rotated.Secret == "" || rotated.Secret == hook.Secret || rotated.Name != "CI" || rotated.URL != hook.URL {
 		t.Errorf("rotated %+v", rotated)
 	}
 
 	// Roles and tenants.
-	e.do("POST", base, viewerKey, map[string]any{"name": "x", "kind": "slack", "url": "https://hooks.slack.com/x"}).want(t, 403)
-	e.do("DELETE", base+"/"+hook.ID, viewerKey, nil).want(t, 403)
-	e.do("GET", base, otherKey, nil).want(t, 404)
-	e.do("GET", base+"/"+hook.ID, otherKey, nil).want(t, 404)
-	e.do("POST", base+"/"+hook.ID+"/test", otherKey, nil).want(t, 404)
-	e.do("GET", base+"/"+hook.ID+"/deliveries", otherKey, nil).want(t, 404)
+	e.do("POST", base, apitest.ViewerKey, map[string]any{"name": "x", "kind": "slack", "url": "https://hooks.slack.com/x"}).Want(t, 403)
+	e.do("DELETE", base+"/"+hook.ID, apitest.ViewerKey, nil).Want(t, 403)
+	e.do("GET", base, apitest.OtherKey, nil).Want(t, 404)
+	e.do("GET", base+"/"+hook.ID, apitest.OtherKey, nil).Want(t, 404)
+	e.do("POST", base+"/"+hook.ID+"/test", apitest.OtherKey, nil).Want(t, 404)
+	e.do("GET", base+"/"+hook.ID+"/deliveries", apitest.OtherKey, nil).Want(t, 404)
 
 	// A test is queued for the notifier, naming the channel.
-	e.do("POST", base+"/"+hook.ID+"/test", adminKey, nil).want(t, 202)
+	e.do("POST", base+"/"+hook.ID+"/test", apitest.AdminKey, nil).Want(t, 202)
 	bodies := awstest.Receive(t, e.notify, 1)
 	var job notify.Job
 	if err := json.Unmarshal([]byte(bodies[0]), &job); err != nil || !job.Sample || job.Channel != hook.ID || job.Website != site.ID {
 		t.Errorf("queued test %s (%v)", bodies[0], err)
 	}
 
-	e.do("DELETE", base+"/"+hook.ID, adminKey, nil).want(t, 204)
-	e.do("GET", base+"/"+hook.ID, adminKey, nil).want(t, 404)
-	e.do("DELETE", base+"/"+hook.ID, adminKey, nil).want(t, 404)
+	e.do("DELETE", base+"/"+hook.ID, apitest.AdminKey, nil).Want(t, 204)
+	e.do("GET", base+"/"+hook.ID, apitest.AdminKey, nil).Want(t, 404)
+	e.do("DELETE", base+"/"+hook.ID, apitest.AdminKey, nil).Want(t, 404)
 
 	// Hosts and ports that are valid: a port, an IP address, an internationalized name.
 	for _, u := range []string{"https://hooks.example.com:8443/in", "https://203.0.113.5/in", "https://[2001:db8::1]:443/in", "https://bücher.example/in"} {
-		e.do("POST", base, adminKey, map[string]any{"name": "ok", "kind": "webhook", "url": u}).want(t, 201)
+		e.do("POST", base, apitest.AdminKey, map[string]any{"name": "ok", "kind": "webhook", "url": u}).Want(t, 201)
 	}
 }
 
@@ -149,10 +147,7 @@ func TestEventsList(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
 	site := e.createWebsite("example.com")
-	w, err := e.store.Website(ctx, "acme", site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := e.storedWebsite(site.ID)
 	rec := event.NewRecorder(e.store, notify.NewQueue(e.notify), awstest.Log(t))
 	day := time.Now().UTC()
 	for i, status := range []string{"exceeded", "ok", "at-risk"} {
@@ -165,11 +160,11 @@ func TestEventsList(t *testing.T) {
 		}
 	}
 	// Budget states need their budget: none exists, so nothing was recorded.
-	if evs := listOf[map[string]any](t, e.do("GET", "/"+site.ID+"/events", viewerKey, nil).want(t, 200)); len(evs) != 0 {
+	if evs := apitest.List[map[string]any](t, e.do("GET", "/"+site.ID+"/events", apitest.ViewerKey, nil).Want(t, 200)); len(evs) != 0 {
 		t.Fatalf("%d events for budgets that do not exist", len(evs))
 	}
 	var b struct{ ID string }
-	e.do("POST", "/"+site.ID+"/budgets", adminKey, map[string]any{"metric": "lcp", "operator": "lt", "value": 2500, "device": "all"}).want(t, 201).decode(t, &b)
+	e.do("POST", "/"+site.ID+"/budgets", apitest.AdminKey, map[string]any{"metric": "lcp", "operator": "lt", "value": 2500, "device": "all"}).Want(t, 201).Decode(t, &b)
 	for i, status := range []string{"exceeded", "ok", "at-risk"} {
 		err := rec.Observe(ctx, w, store.BudgetState(b.ID), func(st model.State) event.Decision {
 			return event.Decision{Value: status, Event: &model.Event{Type: event.BudgetStatusChanged, Budget: b.ID, Summary: status, Occurred: day.Add(time.Duration(i) * time.Second)}}
@@ -182,35 +177,35 @@ func TestEventsList(t *testing.T) {
 		ID, Type, Before, After, Summary string
 		Links                            struct{ Subject string }
 	}
-	evs := listOf[eventOut](t, e.do("GET", "/"+site.ID+"/events", viewerKey, nil).want(t, 200))
+	evs := apitest.List[eventOut](t, e.do("GET", "/"+site.ID+"/events", apitest.ViewerKey, nil).Want(t, 200))
 	if len(evs) != 3 || evs[0].After != "at-risk" || evs[0].Before != "ok" || evs[2].Before != "" || evs[2].After != "exceeded" {
 		t.Fatalf("events %+v", evs)
 	}
 	if !strings.HasSuffix(evs[0].Links.Subject, "/"+site.ID+"/budgets") {
 		t.Errorf("link %q", evs[0].Links.Subject)
 	}
-	first := listOf[eventOut](t, e.do("GET", "/"+site.ID+"/events?limit=2", viewerKey, nil).want(t, 200))
+	first := apitest.List[eventOut](t, e.do("GET", "/"+site.ID+"/events?limit=2", apitest.ViewerKey, nil).Want(t, 200))
 	var page struct {
 		Result struct{ Cursor string } `json:"result"`
 	}
-	e.do("GET", "/"+site.ID+"/events?limit=2", viewerKey, nil).want(t, 200).decode(t, &page)
-	rest := listOf[eventOut](t, e.do("GET", "/"+site.ID+"/events?limit=2&cursor="+page.Result.Cursor, viewerKey, nil).want(t, 200))
+	e.do("GET", "/"+site.ID+"/events?limit=2", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &page)
+	rest := apitest.List[eventOut](t, e.do("GET", "/"+site.ID+"/events?limit=2&cursor="+page.Result.Cursor, apitest.ViewerKey, nil).Want(t, 200))
 	if len(first) != 2 || len(rest) != 1 || rest[0].ID != evs[2].ID {
 		t.Errorf("windows %d + %d, want 2 + 1 ending with the oldest", len(first), len(rest))
 	}
 	today := day.Format("20060102")
-	if n := len(listOf[eventOut](t, e.do("GET", "/"+site.ID+"/events?type=budget.status_changed&date="+today+"-"+today, viewerKey, nil).want(t, 200))); n != 3 {
+	if n := len(apitest.List[eventOut](t, e.do("GET", "/"+site.ID+"/events?type=budget.status_changed&date="+today+"-"+today, apitest.ViewerKey, nil).Want(t, 200))); n != 3 {
 		t.Errorf("%d events of today's budget changes, want 3", n)
 	}
-	if n := len(listOf[eventOut](t, e.do("GET", "/"+site.ID+"/events?type=audit.failing", viewerKey, nil).want(t, 200))); n != 0 {
+	if n := len(apitest.List[eventOut](t, e.do("GET", "/"+site.ID+"/events?type=audit.failing", apitest.ViewerKey, nil).Want(t, 200))); n != 0 {
 		t.Errorf("%d audit.failing events, want 0", n)
 	}
-	if n := len(listOf[eventOut](t, e.do("GET", "/"+site.ID+"/events?date=20200101-20200102", viewerKey, nil).want(t, 200))); n != 0 {
+	if n := len(apitest.List[eventOut](t, e.do("GET", "/"+site.ID+"/events?date=20200101-20200102", apitest.ViewerKey, nil).Want(t, 200))); n != 0 {
 		t.Errorf("%d events in 2020, want 0", n)
 	}
-	e.do("GET", "/"+site.ID+"/events?type=nope", viewerKey, nil).want(t, 400).problem(t, "type")
-	e.do("GET", "/"+site.ID+"/events?date=2020", viewerKey, nil).want(t, 400).problem(t, "date")
-	e.do("GET", "/"+site.ID+"/events", otherKey, nil).want(t, 404)
+	e.do("GET", "/"+site.ID+"/events?type=nope", apitest.ViewerKey, nil).Want(t, 400).Problem(t, "type")
+	e.do("GET", "/"+site.ID+"/events?date=2020", apitest.ViewerKey, nil).Want(t, 400).Problem(t, "date")
+	e.do("GET", "/"+site.ID+"/events", apitest.OtherKey, nil).Want(t, 404)
 
 	// Each change was queued once for delivery.
 	if got := awstest.Receive(t, e.notify, 3); len(got) != 3 {
@@ -227,10 +222,7 @@ func TestEmailRecipientsSealed(t *testing.T) {
 	ctx := context.Background()
 	site := e.createWebsite("example.com")
 	base := "/" + site.ID + "/channels"
-	w, err := e.store.Website(ctx, "acme", site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := e.storedWebsite(site.ID)
 	stored := func(id string) string {
 		t.Helper()
 		out, err := e.clients.DynamoDB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(e.store.Table()), ConsistentRead: aws.Bool(true),
@@ -259,14 +251,14 @@ func TestEmailRecipientsSealed(t *testing.T) {
 	}
 
 	var mail channelOut
-	e.do("POST", base, adminKey, map[string]any{"name": "Mail", "kind": "email", "recipients": []string{"perf@example.com", "o@ops.example.org"}}).
-		want(t, 201).decode(t, &mail)
+	e.do("POST", base, apitest.AdminKey, map[string]any{"name": "Mail", "kind": "email", "recipients": []string{"perf@example.com", "o@ops.example.org"}}).
+		Want(t, 201).Decode(t, &mail)
 	if mail.Recipients != "p***@example.com, o***@ops.example.org" {
 		t.Errorf("created: recipients %q, want them masked", mail.Recipients)
 	}
-	for _, key := range []string{viewerKey, adminKey} {
+	for _, key := range []string{apitest.ViewerKey, apitest.AdminKey} {
 		var got channelOut
-		e.do("GET", base+"/"+mail.ID, key, nil).want(t, 200).decode(t, &got)
+		e.do("GET", base+"/"+mail.ID, key, nil).Want(t, 200).Decode(t, &got)
 		if got.Recipients != mail.Recipients {
 			t.Errorf("read: recipients %q, want %q", got.Recipients, mail.Recipients)
 		}
@@ -278,12 +270,12 @@ func TestEmailRecipientsSealed(t *testing.T) {
 		t.Errorf("opened recipients %q", got)
 	}
 	var changed channelOut
-	e.do("PUT", base+"/"+mail.ID, adminKey, map[string]any{"recipients": []string{"team@example.net"}}).want(t, 200).decode(t, &changed)
+	e.do("PUT", base+"/"+mail.ID, apitest.AdminKey, map[string]any{"recipients": []string{"team@example.net"}}).Want(t, 200).Decode(t, &changed)
 	if changed.Recipients != "t***@example.net" || strings.Contains(stored(mail.ID), "team@") || opened(mail.ID) != "team@example.net" {
 		t.Errorf("changed: recipients %q, opened %q", changed.Recipients, opened(mail.ID))
 	}
 	// What the API shows, sent back, would replace the addresses: refused.
-	e.do("PUT", base+"/"+mail.ID, adminKey, map[string]any{"recipients": []string{"t***@example.net"}}).want(t, 422).problem(t, "recipients")
+	e.do("PUT", base+"/"+mail.ID, apitest.AdminKey, map[string]any{"recipients": []string{"t***@example.net"}}).Want(t, 422).Problem(t, "recipients")
 	if opened(mail.ID) != "team@example.net" {
 		t.Error("a refused change changed the recipients")
 	}
@@ -298,12 +290,12 @@ func TestEmailRecipientsSealed(t *testing.T) {
 	if err := e.store.CreateChannel(ctx, w, &old); err != nil {
 		t.Fatal(err)
 	}
-	list := listOf[channelOut](t, e.do("GET", base, viewerKey, nil).want(t, 200))
+	list := apitest.List[channelOut](t, e.do("GET", base, apitest.ViewerKey, nil).Want(t, 200))
 	if len(list) != 2 || list[1].ID != old.ID || list[1].Recipients != "l***@example.com, c***@example.com" {
 		t.Fatalf("list %+v: the old channel should read back masked", list)
 	}
 	var got channelOut
-	e.do("GET", base+"/"+old.ID, viewerKey, nil).want(t, 200).decode(t, &got)
+	e.do("GET", base+"/"+old.ID, apitest.ViewerKey, nil).Want(t, 200).Decode(t, &got)
 	if got.Recipients != "l***@example.com, c***@example.com" || got.Name != "Old" {
 		t.Errorf("old channel read %+v", got)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 )
 
 type comparisonOut struct {
@@ -47,13 +48,8 @@ type comparisonOut struct {
 // another account's page: 404; bad parameters: 400 naming them.
 func TestCompareAPI(t *testing.T) {
 	e := newTestEnv(t)
-	site := e.createWebsite("example.com")
-	pages := e.createPages(site.ID, "/", "/shop")
+	site, pages, w := e.createSite("example.com", "/", "/shop")
 	ctx := context.Background()
-	w, err := e.store.Website(ctx, "acme", site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
 	home := storedPage(t, e, w, pages[0].ID)
 	put := func(day string, lcp float64, lcpRuns []float64, extra map[string]float64) {
 		t.Helper()
@@ -81,14 +77,14 @@ func TestCompareAPI(t *testing.T) {
 
 	base := "/" + site.ID + "/pages/" + pages[0].ID + "/compare?device=mobile"
 	var c comparisonOut
-	e.do("GET", base+"&base=2026-11-10&target=2026-11-11", viewerKey, nil).want(t, 200).decode(t, &c)
+	e.do("GET", base+"&base=2026-11-10&target=2026-11-11", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &c)
 	if c.Page.ID != pages[0].ID || c.Device != "mobile" || c.Base.Date != "2026-11-10" || c.Target.Date != "2026-11-11" || c.Base.Runs != 5 ||
 		c.Base.Method != model.MethodSimulated || c.Target.Method != model.MethodSimulated {
 		t.Errorf("comparison of %+v", c)
 	}
 	// Each side names its method: a day measured by applied throttling against one simulated.
 	var switched comparisonOut
-	e.do("GET", base+"&base=2026-11-11&target=2026-11-12", viewerKey, nil).want(t, 200).decode(t, &switched)
+	e.do("GET", base+"&base=2026-11-11&target=2026-11-12", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &switched)
 	if switched.Base.Method != model.MethodSimulated || switched.Target.Method != model.MethodApplied {
 		t.Errorf("methods %q and %q, want simulated and applied", switched.Base.Method, switched.Target.Method)
 	}
@@ -122,7 +118,7 @@ func TestCompareAPI(t *testing.T) {
 		}
 	}
 	c = comparisonOut{}
-	e.do("GET", base+"&base=2026-11-10&target="+own.ID, viewerKey, nil).want(t, 200).decode(t, &c)
+	e.do("GET", base+"&base=2026-11-10&target="+own.ID, apitest.ViewerKey, nil).Want(t, 200).Decode(t, &c)
 	if c.Target.Test != own.ID || c.Target.Date != "" || *c.Metrics[1].Change != 300 || c.Metrics[1].TargetSpread != nil {
 		t.Errorf("day against test: %+v", c)
 	}
@@ -133,28 +129,23 @@ func TestCompareAPI(t *testing.T) {
 		"&base=2026-11-10&target=tt_20261110_9", // no such test
 		"&base=2026-11-10&target=" + other.ID,   // a test of another page
 	} {
-		e.do("GET", base+q, viewerKey, nil).want(t, 404).problem(t)
+		e.do("GET", base+q, apitest.ViewerKey, nil).Want(t, 404).Problem(t)
 	}
-	e.do("GET", "/"+site.ID+"/pages/"+pages[0].ID+"/compare?device=desktop&base=2026-11-10&target=2026-11-11", viewerKey, nil).want(t, 404).problem(t)
-	e.do("GET", base+"&base=2026-11-10&target=2026-11-11", otherKey, nil).want(t, 404).problem(t)
+	e.do("GET", "/"+site.ID+"/pages/"+pages[0].ID+"/compare?device=desktop&base=2026-11-10&target=2026-11-11", apitest.ViewerKey, nil).Want(t, 404).Problem(t)
+	e.do("GET", base+"&base=2026-11-10&target=2026-11-11", apitest.OtherKey, nil).Want(t, 404).Problem(t)
 
 	// Bad input: 400 naming the parameters.
-	e.do("GET", base+"&base=2026-13-10&target=yesterday", viewerKey, nil).want(t, 400).problem(t, "base", "target")
-	e.do("GET", base+"&target=2026-11-11", viewerKey, nil).want(t, 400).problem(t, "base")
-	e.do("GET", "/"+site.ID+"/pages/"+pages[0].ID+"/compare?device=tablet&base=2026-11-10&target=2026-11-11", viewerKey, nil).want(t, 400).problem(t, "device")
+	e.do("GET", base+"&base=2026-13-10&target=yesterday", apitest.ViewerKey, nil).Want(t, 400).Problem(t, "base", "target")
+	e.do("GET", base+"&target=2026-11-11", apitest.ViewerKey, nil).Want(t, 400).Problem(t, "base")
+	e.do("GET", "/"+site.ID+"/pages/"+pages[0].ID+"/compare?device=tablet&base=2026-11-10&target=2026-11-11", apitest.ViewerKey, nil).Want(t, 400).Problem(t, "device")
 }
 
 // TestRegressionLinksComparison: a lab regression links to the comparison of its last good and
 // first bad day, which answers; a regression of the user-experience data links to none.
 func TestRegressionLinksComparison(t *testing.T) {
 	e := newTestEnv(t)
-	site := e.createWebsite("example.com")
-	pages := e.createPages(site.ID, "/")
+	site, pages, w := e.createSite("example.com", "/")
 	ctx := context.Background()
-	w, err := e.store.Website(ctx, "acme", site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
 	home := storedPage(t, e, w, pages[0].ID)
 	for day, lcp := range map[string]float64{"20261110": 1500, "20261111": 2100} {
 		if err := e.store.PutLabResult(ctx, w, home, model.LabResult{Device: "mobile", Day: day, Runs: 1, Metrics: map[string]float64{"lcp": lcp}}); err != nil {
@@ -178,17 +169,17 @@ func TestRegressionLinksComparison(t *testing.T) {
 		} `json:"comparison"`
 	}
 	var got linked
-	e.do("GET", "/"+site.ID+"/regressions/"+lab.ID, viewerKey, nil).want(t, 200).decode(t, &got)
+	e.do("GET", "/"+site.ID+"/regressions/"+lab.ID, apitest.ViewerKey, nil).Want(t, 200).Decode(t, &got)
 	c := got.Comparison
 	if c == nil || c.Page != home.ID || c.Device != "mobile" || c.Base != "2026-11-10" || c.Target != "2026-11-11" {
 		t.Fatalf("lab regression's comparison %+v", c)
 	}
 	var cmp comparisonOut
-	e.do("GET", c.Path, viewerKey, nil).want(t, 200).decode(t, &cmp)
+	e.do("GET", c.Path, apitest.ViewerKey, nil).Want(t, 200).Decode(t, &cmp)
 	if cmp.Base.Date != "2026-11-10" || cmp.Target.Date != "2026-11-11" || *cmp.Metrics[0].Change != 600 {
 		t.Errorf("the linked comparison %+v", cmp)
 	}
-	for _, r := range listOf[linked](t, e.do("GET", "/"+site.ID+"/regressions", viewerKey, nil).want(t, 200)) {
+	for _, r := range apitest.List[linked](t, e.do("GET", "/"+site.ID+"/regressions", apitest.ViewerKey, nil).Want(t, 200)) {
 		if (r.ID == lab.ID) != (r.Comparison != nil) {
 			t.Errorf("regression %s in the list: comparison %+v", r.ID, r.Comparison)
 		}
@@ -200,13 +191,8 @@ func TestRegressionLinksComparison(t *testing.T) {
 // changed; a day without diagnostics compares its metrics only.
 func TestCompareLoadsAPI(t *testing.T) {
 	e := newTestEnv(t)
-	site := e.createWebsite("example.com")
-	pages := e.createPages(site.ID, "/")
+	site, pages, w := e.createSite("example.com", "/")
 	ctx := context.Background()
-	w, err := e.store.Website(ctx, "acme", site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
 	home := storedPage(t, e, w, pages[0].ID)
 	put := func(day string, d *model.Diagnostics) {
 		t.Helper()
@@ -279,7 +265,7 @@ func TestCompareLoadsAPI(t *testing.T) {
 		}
 	}
 	path := "/" + site.ID + "/pages/" + home.ID + "/compare?device=mobile&base=2026-11-10&target=2026-11-11"
-	e.do("GET", path, viewerKey, nil).want(t, 200).decode(t, &c)
+	e.do("GET", path, apitest.ViewerKey, nil).Want(t, 200).Decode(t, &c)
 	l := c.Loads
 	if l == nil {
 		t.Fatal("no loads compared")
@@ -304,7 +290,7 @@ func TestCompareLoadsAPI(t *testing.T) {
 		t.Errorf("the target's frame at 1.5 s: %q", img)
 	}
 	c.Loads = nil
-	e.do("GET", strings.Replace(path, "2026-11-10", "2026-11-12", 1), viewerKey, nil).want(t, 200).decode(t, &c)
+	e.do("GET", strings.Replace(path, "2026-11-10", "2026-11-12", 1), apitest.ViewerKey, nil).Want(t, 200).Decode(t, &c)
 	if c.Loads != nil {
 		t.Errorf("a day without diagnostics compared loads: %+v", c.Loads)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/export"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 )
 
 // TestExportOnDemand: an admin writes a day's export; the Parquet file read back with the
@@ -20,10 +21,7 @@ func TestExportOnDemand(t *testing.T) {
 	e := newTestEnv(t)
 	w := e.createWebsite("example.com")
 	pages := e.createPages(w.ID, "/", "/pricing")
-	site, err := e.store.Website(ctx, "acme", w.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	site := e.storedWebsite(w.ID)
 	yesterday := time.Now().UTC().AddDate(0, 0, -1)
 	day := yesterday.Format(model.DayLayout)
 	stored, err := e.store.Pages(ctx, site)
@@ -39,10 +37,10 @@ func TestExportOnDemand(t *testing.T) {
 		}
 	}
 
-	e.do("POST", "/"+w.ID+"/exports", viewerKey, map[string]string{}).want(t, 403)
-	e.do("POST", "/"+w.ID+"/exports", otherKey, map[string]string{}).want(t, 404)
-	e.do("POST", "/"+w.ID+"/exports", adminKey, map[string]string{"day": "2026-02-30"}).want(t, 422)
-	e.do("POST", "/"+w.ID+"/exports", adminKey, map[string]string{"day": time.Now().UTC().AddDate(0, 0, 2).Format(time.DateOnly)}).want(t, 422)
+	e.do("POST", "/"+w.ID+"/exports", apitest.ViewerKey, map[string]string{}).Want(t, 403)
+	e.do("POST", "/"+w.ID+"/exports", apitest.OtherKey, map[string]string{}).Want(t, 404)
+	e.do("POST", "/"+w.ID+"/exports", apitest.AdminKey, map[string]string{"day": "2026-02-30"}).Want(t, 422)
+	e.do("POST", "/"+w.ID+"/exports", apitest.AdminKey, map[string]string{"day": time.Now().UTC().AddDate(0, 0, 2).Format(time.DateOnly)}).Want(t, 422)
 	if keys, err := e.exports.Keys(ctx, ""); err != nil || len(keys) != 0 {
 		t.Fatalf("refused exports wrote %v (%v)", keys, err)
 	}
@@ -52,7 +50,7 @@ func TestExportOnDemand(t *testing.T) {
 		Rows map[string]int
 		Keys []string
 	}
-	e.do("POST", "/"+w.ID+"/exports", adminKey, map[string]string{}).want(t, 200).decode(t, &res)
+	e.do("POST", "/"+w.ID+"/exports", apitest.AdminKey, map[string]string{}).Want(t, 200).Decode(t, &res)
 	if res.Day != yesterday.Format(time.DateOnly) || res.Rows[export.LabRuns] != 2 || len(res.Keys) != len(export.Datasets) {
 		t.Fatalf("export answered %+v", res)
 	}
@@ -68,7 +66,7 @@ func TestExportOnDemand(t *testing.T) {
 		var timeline struct {
 			Result []map[string]any `json:"result"`
 		}
-		e.do("GET", "/"+w.ID+"/pages/"+p.ID+"/timeline?device=mobile&date="+day+"-"+day, viewerKey, nil).want(t, 200).decode(t, &timeline)
+		e.do("GET", "/"+w.ID+"/pages/"+p.ID+"/timeline?device=mobile&date="+day+"-"+day, apitest.ViewerKey, nil).Want(t, 200).Decode(t, &timeline)
 		if len(timeline.Result) != 1 {
 			t.Fatalf("timeline of %s: %+v", p.URL, timeline)
 		}
@@ -101,18 +99,18 @@ func TestDataSettings(t *testing.T) {
 		Effective model.Retention
 		Limits    map[string]struct{ Min, Default, Max int }
 	}
-	e.do("GET", "/"+w.ID+"/data-settings", viewerKey, nil).want(t, 200).decode(t, &got)
+	e.do("GET", "/"+w.ID+"/data-settings", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &got)
 	if got.Exports || got.Effective != (model.Retention{Reports: 90, Series: 90, RUM: 400, Events: 90, Exports: 731}) || got.Limits["reports"].Min != 31 {
 		t.Fatalf("defaults %+v", got)
 	}
-	e.do("PUT", "/"+w.ID+"/data-settings", viewerKey, map[string]any{"exports": true}).want(t, 403)
-	e.do("PUT", "/"+w.ID+"/data-settings", adminKey, map[string]any{"exports": true, "retention": map[string]int{"reports": 30, "exports": 800}}).
-		want(t, 422).problem(t, "retention.reports", "retention.exports")
-	e.do("GET", "/"+w.ID+"/data-settings", viewerKey, nil).want(t, 200).decode(t, &got)
+	e.do("PUT", "/"+w.ID+"/data-settings", apitest.ViewerKey, map[string]any{"exports": true}).Want(t, 403)
+	e.do("PUT", "/"+w.ID+"/data-settings", apitest.AdminKey, map[string]any{"exports": true, "retention": map[string]int{"reports": 30, "exports": 800}}).
+		Want(t, 422).Problem(t, "retention.reports", "retention.exports")
+	e.do("GET", "/"+w.ID+"/data-settings", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &got)
 	if got.Exports || got.Retention != (model.Retention{}) {
 		t.Fatalf("a refused change changed %+v", got)
 	}
-	e.do("PUT", "/"+w.ID+"/data-settings", adminKey, map[string]any{"exports": true, "retention": map[string]int{"reports": 31, "events": 7}}).want(t, 200).decode(t, &got)
+	e.do("PUT", "/"+w.ID+"/data-settings", apitest.AdminKey, map[string]any{"exports": true, "retention": map[string]int{"reports": 31, "events": 7}}).Want(t, 200).Decode(t, &got)
 	if !got.Exports || got.Effective.Reports != 31 || got.Effective.Events != 7 || got.Effective.Exports != 731 {
 		t.Fatalf("after the change %+v", got)
 	}
@@ -127,12 +125,9 @@ func TestExportDiagnosticsAndRealUsers(t *testing.T) {
 	e := newTestEnv(t)
 	w := e.createWebsite("example.com")
 	base := "/" + w.ID
-	e.do("PUT", base+"/field-testing/settings", adminKey, map[string]any{"groups": []any{map[string]any{"name": "Products", "pattern": "/product/*"}}}).want(t, 200)
+	e.do("PUT", base+"/field-testing/settings", apitest.AdminKey, map[string]any{"groups": []any{map[string]any{"name": "Products", "pattern": "/product/*"}}}).Want(t, 200)
 	pages := e.createPages(w.ID, "/", "/product/1")
-	site, err := e.store.Website(ctx, "acme", w.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	site := e.storedWebsite(w.ID)
 	now := time.Now().UTC()
 	day := now.Format(model.DayLayout)
 	stored, err := e.store.Pages(ctx, site)
@@ -171,7 +166,7 @@ func TestExportDiagnosticsAndRealUsers(t *testing.T) {
 
 	send := func(url, ua, nav, metrics, addr string) {
 		body := fmt.Sprintf(`{"w":%q,"u":%q,"m":%s,"s":{"n":%q,"e":"4g"}}`, w.ID, url, metrics, nav)
-		e.beacon(body, "text/plain", addr, map[string]string{"User-Agent": ua}).want(t, 202)
+		e.beacon(body, "text/plain", addr, map[string]string{"User-Agent": ua}).Want(t, 202)
 	}
 	views := 0
 	for i := range 4 {
@@ -189,7 +184,7 @@ func TestExportDiagnosticsAndRealUsers(t *testing.T) {
 	e.fold(views)
 
 	var res struct{ Rows map[string]int }
-	e.do("POST", base+"/exports", adminKey, map[string]string{"day": now.Format(time.DateOnly)}).want(t, 200).decode(t, &res)
+	e.do("POST", base+"/exports", apitest.AdminKey, map[string]string{"day": now.Format(time.DateOnly)}).Want(t, 200).Decode(t, &res)
 	if res.Rows[export.Diagnostics] != 1 || res.Rows[export.RUMDaily] == 0 {
 		t.Fatalf("export answered %+v", res)
 	}
@@ -203,7 +198,7 @@ func TestExportDiagnosticsAndRealUsers(t *testing.T) {
 		t.Fatalf("diagnostics rows %+v (%v)", diags, err)
 	}
 	var api struct{ Diagnostics model.Diagnostics }
-	e.do("GET", base+"/pages/"+pages[1].ID+"/diagnostics?device=mobile", viewerKey, nil).want(t, 200).decode(t, &api)
+	e.do("GET", base+"/pages/"+pages[1].ID+"/diagnostics?device=mobile", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &api)
 	ad, row := api.Diagnostics, diags[0]
 	var longTotal, blockingBytes, imageBytes float64
 	for _, lt := range ad.LongTasks {
@@ -242,7 +237,7 @@ func TestExportDiagnosticsAndRealUsers(t *testing.T) {
 	}
 	segments := func(query string) map[string]listed {
 		var seg struct{ Result struct{ List []listed } }
-		e.do("GET", base+"/field-testing/segments?"+query+date, viewerKey, nil).want(t, 200).decode(t, &seg)
+		e.do("GET", base+"/field-testing/segments?"+query+date, apitest.ViewerKey, nil).Want(t, 200).Decode(t, &seg)
 		out := map[string]listed{}
 		for _, l := range seg.Result.List {
 			out[l.Key] = l

@@ -11,6 +11,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 )
 
 func gzipBytes(t *testing.T, b []byte) []byte {
@@ -31,16 +32,7 @@ func TestDiagnostics(t *testing.T) {
 	e := newTestEnv(t)
 	f := newLabFixture(t, e)
 	ctx := context.Background()
-	w, err := e.store.Website(ctx, "acme", f.site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	today := model.Day(f.today)
-	rs, err := e.store.LabResults(ctx, w, f.home.ID, "desktop", today, today)
-	if err != nil || len(rs) != 1 {
-		t.Fatalf("today's result: %v %v", rs, err)
-	}
-	key := rs[0].ReportKey
+	key := f.desktopToday(t, e, f.home).ReportKey
 	frame := []byte{0xff, 0xd8, 0xff, 0xe0, 'f', 'r', 'a', 'm', 'e'}
 	const image = "0123456789abcdef.jpg"
 	lcp := 812.5
@@ -76,7 +68,7 @@ func TestDiagnostics(t *testing.T) {
 		Diagnostics       model.Diagnostics
 	}
 	for _, q := range []string{"?device=desktop", "?device=desktop&date=" + f.today.Format("2006-01-02")} {
-		e.do("GET", base+q, viewerKey, nil).want(t, 200).decode(t, &got)
+		e.do("GET", base+q, apitest.ViewerKey, nil).Want(t, 200).Decode(t, &got)
 		if got.Date != f.today.Format("2006-01-02") || got.Device != "desktop" || got.Diagnostics.LCP == nil ||
 			got.Diagnostics.Requests[0].TransferSize != 12345 || len(got.Diagnostics.Filmstrip) != 2 ||
 			got.Diagnostics.LongTasks == nil || got.Diagnostics.ThirdParties == nil || got.Diagnostics.Scripts != nil {
@@ -87,19 +79,19 @@ func TestDiagnostics(t *testing.T) {
 		if !strings.HasPrefix(fr.URL, base+"/images/"+image+"?") {
 			t.Fatalf("frame URL %q", fr.URL)
 		}
-		res := e.do("GET", fr.URL, viewerKey, nil).want(t, 200)
-		if !bytes.Equal(res.body, frame) || res.header.Get("Content-Type") != "image/jpeg" {
-			t.Errorf("image: %q %s", res.body, res.header.Get("Content-Type"))
+		res := e.do("GET", fr.URL, apitest.ViewerKey, nil).Want(t, 200)
+		if !bytes.Equal(res.Body, frame) || res.Header.Get("Content-Type") != "image/jpeg" {
+			t.Errorf("image: %q %s", res.Body, res.Header.Get("Content-Type"))
 		}
-		e.do("GET", fr.URL, "", nil).want(t, 401)
-		e.do("GET", fr.URL, otherKey, nil).want(t, 404).problem(t)
+		e.do("GET", fr.URL, "", nil).Want(t, 401)
+		e.do("GET", fr.URL, apitest.OtherKey, nil).Want(t, 404).Problem(t)
 	}
-	res := e.do("GET", got.HAR, viewerKey, nil).want(t, 200)
-	if !bytes.Equal(res.body, har) || !strings.Contains(res.header.Get("Content-Disposition"), ".har") {
-		t.Errorf("HAR %s, %s", res.body, res.header.Get("Content-Disposition"))
+	res := e.do("GET", got.HAR, apitest.ViewerKey, nil).Want(t, 200)
+	if !bytes.Equal(res.Body, har) || !strings.Contains(res.Header.Get("Content-Disposition"), ".har") {
+		t.Errorf("HAR %s, %s", res.Body, res.Header.Get("Content-Disposition"))
 	}
 	req := httptest.NewRequest("GET", got.HAR, nil)
-	req.Header.Set("Authorization", "Bearer "+viewerKey)
+	req.Header.Set("Authorization", "Bearer "+apitest.ViewerKey)
 	req.Header.Set("Accept-Encoding", "gzip")
 	rec := httptest.NewRecorder() // not e.send: the contract checker reads bodies as sent, plain
 	e.handler.ServeHTTP(rec, req)
@@ -114,7 +106,7 @@ func TestDiagnostics(t *testing.T) {
 	if err := e.objects.Put(ctx, strings.TrimSuffix(key, ".json.gz")+".har.gz", gzipBytes(t, har), "application/gzip"); err != nil {
 		t.Fatal(err)
 	}
-	if p := e.do("GET", got.HAR, viewerKey, nil).want(t, 404).problem(t); !strings.Contains(p.Detail, "before credentials were redacted") {
+	if p := e.do("GET", got.HAR, apitest.ViewerKey, nil).Want(t, 404).Problem(t); !strings.Contains(p.Detail, "before credentials were redacted") {
 		t.Errorf("a HAR of before redaction: %q", p.Detail)
 	}
 
@@ -123,10 +115,10 @@ func TestDiagnostics(t *testing.T) {
 		base + "/images/" + image + "?device=desktop" + yesterday, base + "?device=desktop&date=2001-01-01",
 		base + "/images/fedcba9876543210.jpg?device=desktop", base + "/images/..%2Freport.json.gz?device=desktop",
 		base + "?device=mobile&date=2001-01-01", "/" + f.site.ID + "/pages/nosuchpage/diagnostics?device=desktop"} {
-		e.do("GET", path, viewerKey, nil).want(t, 404).problem(t)
+		e.do("GET", path, apitest.ViewerKey, nil).Want(t, 404).Problem(t)
 	}
-	e.do("GET", base+"?device=desktop", otherKey, nil).want(t, 404).problem(t)
-	e.do("GET", base+"?device=tablet", viewerKey, nil).want(t, 400).problem(t, "device")
-	e.do("GET", base+"?device=desktop&date=2026-13-45", viewerKey, nil).want(t, 400).problem(t, "date")
-	e.do("GET", base+"/har?device=desktop&date=x", viewerKey, nil).want(t, 400).problem(t, "date")
+	e.do("GET", base+"?device=desktop", apitest.OtherKey, nil).Want(t, 404).Problem(t)
+	e.do("GET", base+"?device=tablet", apitest.ViewerKey, nil).Want(t, 400).Problem(t, "device")
+	e.do("GET", base+"?device=desktop&date=2026-13-45", apitest.ViewerKey, nil).Want(t, 400).Problem(t, "date")
+	e.do("GET", base+"/har?device=desktop&date=x", apitest.ViewerKey, nil).Want(t, 400).Problem(t, "date")
 }

@@ -6,8 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 type experimentOut struct {
@@ -37,15 +38,15 @@ func TestExperiments(t *testing.T) {
 	base := "/" + site.ID + "/experiments"
 	body := map[string]any{"page": pages[0].ID, "device": "mobile", "changes": map[string]any{"block": []string{"*://cdn.example.net/*"}}}
 
-	e.do("POST", base, viewerKey, body).want(t, 403)
-	e.do("POST", base, otherKey, body).want(t, 404)
-	e.do("POST", base, adminKey, map[string]any{"page": "nope", "device": "tablet", "changes": map[string]any{
+	e.do("POST", base, apitest.ViewerKey, body).Want(t, 403)
+	e.do("POST", base, apitest.OtherKey, body).Want(t, 404)
+	e.do("POST", base, apitest.AdminKey, map[string]any{"page": "nope", "device": "tablet", "changes": map[string]any{
 		"block": []string{""}, "delay": []map[string]any{{"pattern": "*", "ms": 0}}, "replace": []map[string]string{{"find": "", "with": "x"}}}}).
-		want(t, 422).problem(t, "page", "device", "changes.block[0]", "changes.delay[0].ms", "changes.replace[0].find")
-	e.do("POST", base, adminKey, map[string]any{"page": pages[0].ID, "device": "mobile", "changes": map[string]any{}}).want(t, 422).problem(t, "changes")
+		Want(t, 422).Problem(t, "page", "device", "changes.block[0]", "changes.delay[0].ms", "changes.replace[0].find")
+	e.do("POST", base, apitest.AdminKey, map[string]any{"page": pages[0].ID, "device": "mobile", "changes": map[string]any{}}).Want(t, 422).Problem(t, "changes")
 
 	var x experimentOut
-	e.do("POST", base, adminKey, body).want(t, 202).decode(t, &x)
+	e.do("POST", base, apitest.AdminKey, body).Want(t, 202).Decode(t, &x)
 	if x.Status != "queued" || x.Page != pages[0].ID || len(x.Changes.Block) != 1 || x.Metrics != nil {
 		t.Fatalf("created %+v", x)
 	}
@@ -53,16 +54,13 @@ func TestExperiments(t *testing.T) {
 	if len(msgs) != 1 || !strings.Contains(msgs[0], `"experiment":"`+x.ID+`"`) {
 		t.Errorf("audit queue %v, want one message naming the experiment", msgs)
 	}
-	if list := listOf[experimentOut](t, e.do("GET", base, viewerKey, nil).want(t, 200)); len(list) != 1 || list[0].ID != x.ID {
+	if list := apitest.List[experimentOut](t, e.do("GET", base, apitest.ViewerKey, nil).Want(t, 200)); len(list) != 1 || list[0].ID != x.ID {
 		t.Errorf("list %+v", list)
 	}
 
 	// Completed (as the worker records it): its metrics beside its control's.
 	ctx := context.Background()
-	w, err := e.store.Website(ctx, "acme", site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := e.storedWebsite(site.ID)
 	stored, err := e.store.Experiment(ctx, w, x.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +73,7 @@ func TestExperiments(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got experimentOut
-	e.do("GET", base+"/"+x.ID, viewerKey, nil).want(t, 200).decode(t, &got)
+	e.do("GET", base+"/"+x.ID, apitest.ViewerKey, nil).Want(t, 200).Decode(t, &got)
 	found := false
 	for _, m := range got.Metrics {
 		if m.Name == "tbt" {
@@ -85,18 +83,18 @@ func TestExperiments(t *testing.T) {
 	if got.Status != "completed" || !found {
 		t.Errorf("completed experiment %+v", got)
 	}
-	e.do("GET", base+"/"+x.ID, otherKey, nil).want(t, 404)
-	e.do("GET", base+"/exp_nosuch", adminKey, nil).want(t, 404)
+	e.do("GET", base+"/"+x.ID, apitest.OtherKey, nil).Want(t, 404)
+	e.do("GET", base+"/exp_nosuch", apitest.AdminKey, nil).Want(t, 404)
 
 	// Deleted by an admin of the account only: then gone, and a purge of its objects queued.
-	e.do("DELETE", base+"/"+x.ID, viewerKey, nil).want(t, 403)
-	e.do("DELETE", base+"/"+x.ID, otherKey, nil).want(t, 404)
-	e.do("DELETE", base+"/exp_nosuch", adminKey, nil).want(t, 404)
-	e.do("GET", base+"/"+x.ID, viewerKey, nil).want(t, 200)
-	e.do("DELETE", base+"/"+x.ID, adminKey, nil).want(t, 204)
-	e.do("GET", base+"/"+x.ID, viewerKey, nil).want(t, 404)
-	e.do("DELETE", base+"/"+x.ID, adminKey, nil).want(t, 404)
-	if list := listOf[experimentOut](t, e.do("GET", base, viewerKey, nil).want(t, 200)); len(list) != 0 {
+	e.do("DELETE", base+"/"+x.ID, apitest.ViewerKey, nil).Want(t, 403)
+	e.do("DELETE", base+"/"+x.ID, apitest.OtherKey, nil).Want(t, 404)
+	e.do("DELETE", base+"/exp_nosuch", apitest.AdminKey, nil).Want(t, 404)
+	e.do("GET", base+"/"+x.ID, apitest.ViewerKey, nil).Want(t, 200)
+	e.do("DELETE", base+"/"+x.ID, apitest.AdminKey, nil).Want(t, 204)
+	e.do("GET", base+"/"+x.ID, apitest.ViewerKey, nil).Want(t, 404)
+	e.do("DELETE", base+"/"+x.ID, apitest.AdminKey, nil).Want(t, 404)
+	if list := apitest.List[experimentOut](t, e.do("GET", base, apitest.ViewerKey, nil).Want(t, 200)); len(list) != 0 {
 		t.Errorf("list after the deletion %+v", list)
 	}
 	if msgs := awstest.Receive(t, e.purges, 1); len(msgs) != 1 || !strings.Contains(msgs[0], `"experiment":"`+x.ID+`"`) {

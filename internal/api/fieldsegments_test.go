@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 )
 
 const (
@@ -26,17 +28,17 @@ func TestFieldSegmentReports(t *testing.T) {
 		}
 		SampleRate float64
 	}
-	e.do("PUT", w+"/settings", adminKey, map[string]any{"groups": []any{map[string]any{"name": "Products", "pattern": "/product/*"}}}).
-		want(t, 200).decode(t, &settings)
+	e.do("PUT", w+"/settings", apitest.AdminKey, map[string]any{"groups": []any{map[string]any{"name": "Products", "pattern": "/product/*"}}}).
+		Want(t, 200).Decode(t, &settings)
 	if len(settings.Groups) != 1 || settings.Groups[0].ID != 1 || settings.SampleRate != 1 {
 		t.Fatalf("settings %+v", settings)
 	}
 	var pages []struct{ ID, URL string }
-	e.do("POST", "/"+site.ID+"/settings/pages", adminKey, []any{map[string]any{"url": "/index.html?from=ad"}}).want(t, 200).decode(t, &pages)
+	e.do("POST", "/"+site.ID+"/settings/pages", apitest.AdminKey, []any{map[string]any{"url": "/index.html?from=ad"}}).Want(t, 200).Decode(t, &pages)
 
 	send := func(url, ua, metrics, attribution string) {
 		body := fmt.Sprintf(`{"w":%q,"u":%q,"m":%s,"s":{"n":"navigate","e":"4g"},"a":%s}`, site.ID, url, metrics, attribution)
-		e.beacon(body, "text/plain", "8.8.8.8:1", map[string]string{"User-Agent": ua}).want(t, 202)
+		e.beacon(body, "text/plain", "8.8.8.8:1", map[string]string{"User-Agent": ua}).Want(t, 202)
 	}
 	hero := `{"lcp":{"e":"img#hero","u":"https://example.com/hero.jpg?v=1","p":[100,400,1500,200]}}`
 	gtm := `{"lcp":{"e":"img#hero","u":"https://example.com/hero.jpg?v=1","p":[100,400,1500,200]},"inp":{"e":"button#buy","t":"pointer","p":[10,300,40],
@@ -58,7 +60,7 @@ func TestFieldSegmentReports(t *testing.T) {
 			Series []struct{ Key string }
 		}
 	}
-	e.do("GET", w+"/trend?metric=lcp&by=device", viewerKey, nil).want(t, 200).decode(t, &trend)
+	e.do("GET", w+"/trend?metric=lcp&by=device", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &trend)
 	last := trend.Result.Days[len(trend.Result.Days)-1]
 	if len(trend.Result.Days) != 30 || last.Views != 4 || trend.Result.Source != "real users" || len(trend.Result.Series) != 2 {
 		t.Errorf("trend %+v", trend.Result)
@@ -70,11 +72,11 @@ func TestFieldSegmentReports(t *testing.T) {
 			Histogram []struct{ Views int }
 		}
 	}
-	e.do("GET", w+"/distribution?metric=lcp&group=Products", viewerKey, nil).want(t, 200).decode(t, &dist)
+	e.do("GET", w+"/distribution?metric=lcp&group=Products", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &dist)
 	if r := dist.Result; r.Views != 2 || r.Ratings["good"].Views != 1 || r.Ratings["poor"].Views != 1 {
 		t.Errorf("distribution of the group %+v", r)
 	}
-	e.do("GET", w+"/distribution?metric=lcp&page="+pages[0].ID, viewerKey, nil).want(t, 200).decode(t, &dist)
+	e.do("GET", w+"/distribution?metric=lcp&page="+pages[0].ID, apitest.ViewerKey, nil).Want(t, 200).Decode(t, &dist)
 	if dist.Result.Views != 1 {
 		t.Errorf("the monitored page with a query string has %d views, want 1", dist.Result.Views)
 	}
@@ -87,7 +89,7 @@ func TestFieldSegmentReports(t *testing.T) {
 			}
 		}
 	}
-	e.do("GET", w+"/segments?metric=cls&by=group&device=mobile", viewerKey, nil).want(t, 200).decode(t, &seg)
+	e.do("GET", w+"/segments?metric=cls&by=group&device=mobile", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &seg)
 	if len(seg.Result.List) != 1 || seg.Result.List[0].Key != "Products" || seg.Result.List[0].Views != 2 {
 		t.Errorf("segments %+v", seg.Result)
 	}
@@ -102,7 +104,7 @@ func TestFieldSegmentReports(t *testing.T) {
 			}
 		}
 	}
-	e.do("GET", w+"/attributions?metric=lcp", viewerKey, nil).want(t, 200).decode(t, &attr)
+	e.do("GET", w+"/attributions?metric=lcp", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &attr)
 	if len(attr.Result.Elements) != 2 || attr.Result.Elements[0].Element != "h1" || attr.Result.SlowViews != 1 {
 		t.Errorf("attributions %+v", attr.Result)
 	}
@@ -121,7 +123,7 @@ func TestFieldSegmentReports(t *testing.T) {
 			}
 		}
 	}
-	e.do("GET", w+"/attributions?metric=inp&device=mobile", viewerKey, nil).want(t, 200).decode(t, &inp)
+	e.do("GET", w+"/attributions?metric=inp&device=mobile", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &inp)
 	if r := inp.Result; len(r.Targets) != 1 || r.Targets[0].Target != "button#buy" || len(r.Scripts) != 2 ||
 		r.Scripts[0].URL != "https://www.googletagmanager.com/gtm.js" || r.Scripts[0].Entity != "Google Tag Manager" || r.Scripts[0].Function != "onBuy" ||
 		r.Scripts[0].Parts["duration"] != 280 || len(r.Entities) != 2 || r.Entities[0].Entity != "Google Tag Manager" || r.Entities[1].Entity != "first party" {
@@ -134,9 +136,9 @@ func TestFieldSegmentReports(t *testing.T) {
 		"/attributions?metric=fcp", "/attributions?metric=lcp&limit=0", "/attributions?metric=lcp&os=ios",
 		"/attributions?metric=inp&os=ios",
 	} {
-		res := e.do("GET", w+q, viewerKey, nil).want(t, 400)
-		if p := res.problem(t); len(p.Errors) == 0 {
-			t.Errorf("%s: the problem names no parameter: %s", q, res.body)
+		res := e.do("GET", w+q, apitest.ViewerKey, nil).Want(t, 400)
+		if p := res.Problem(t); len(p.Errors) == 0 {
+			t.Errorf("%s: the problem names no parameter: %s", q, res.Body)
 		}
 	}
 	// A filter the targets keep and the scripts do not: the targets answer, the scripts and
@@ -148,30 +150,30 @@ func TestFieldSegmentReports(t *testing.T) {
 			LeftOut map[string]string `json:"leftOut"`
 		}
 	}
-	e.do("GET", w+"/attributions?metric=inp&browser=chrome", viewerKey, nil).want(t, 200).decode(t, &byBrowser)
+	e.do("GET", w+"/attributions?metric=inp&browser=chrome", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &byBrowser)
 	if r := byBrowser.Result; len(r.Scripts) != 0 || r.LeftOut["scripts"] == "" || r.LeftOut["entities"] == "" || len(r.LeftOut) != 2 {
 		t.Errorf("INP attributions by browser: %+v, want the scripts and entities left out and said so", r)
 	}
-	e.do("GET", w+"/trend?metric=lcp&page=nosuchpage0", viewerKey, nil).want(t, 404).problem(t)
+	e.do("GET", w+"/trend?metric=lcp&page=nosuchpage0", apitest.ViewerKey, nil).Want(t, 404).Problem(t)
 	var other website
-	e.do("POST", "/account/websites", otherKey, map[string]string{"domain": "globex.example"}).want(t, 201).decode(t, &other)
-	e.do("GET", w+"/trend?metric=lcp", otherKey, nil).want(t, 404).problem(t)
-	e.do("GET", "/"+other.ID+"/field-testing/trend?metric=lcp&page="+pages[0].ID, otherKey, nil).want(t, 404).problem(t)
-	e.do("GET", w+"/settings", otherKey, nil).want(t, 404).problem(t)
+	e.do("POST", "/account/websites", apitest.OtherKey, map[string]string{"domain": "globex.example"}).Want(t, 201).Decode(t, &other)
+	e.do("GET", w+"/trend?metric=lcp", apitest.OtherKey, nil).Want(t, 404).Problem(t)
+	e.do("GET", "/"+other.ID+"/field-testing/trend?metric=lcp&page="+pages[0].ID, apitest.OtherKey, nil).Want(t, 404).Problem(t)
+	e.do("GET", w+"/settings", apitest.OtherKey, nil).Want(t, 404).Problem(t)
 
 	// Settings: admins only; refused values change nothing.
-	e.do("PUT", w+"/settings", viewerKey, map[string]any{"sampleRate": 0.5}).want(t, http.StatusForbidden).problem(t)
+	e.do("PUT", w+"/settings", apitest.ViewerKey, map[string]any{"sampleRate": 0.5}).Want(t, http.StatusForbidden).Problem(t)
 	for _, bad := range []string{`{"sampleRate":0.3}`, `{"groups":[{"name":"","pattern":"/"}]}`, `{"groups":[{"name":"x","pattern":"x"}]}`} {
-		e.do("PUT", w+"/settings", adminKey, bad).want(t, 422).problem(t)
+		e.do("PUT", w+"/settings", apitest.AdminKey, bad).Want(t, 422).Problem(t)
 	}
-	e.do("PUT", w+"/settings", adminKey, `{"sampleRate":"half"}`).want(t, 400).problem(t)
-	e.do("GET", w+"/settings", viewerKey, nil).want(t, 200).decode(t, &settings)
+	e.do("PUT", w+"/settings", apitest.AdminKey, `{"sampleRate":"half"}`).Want(t, 400).Problem(t)
+	e.do("GET", w+"/settings", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &settings)
 	if len(settings.Groups) != 1 || settings.SampleRate != 1 {
 		t.Errorf("settings after refusals %+v", settings)
 	}
-	res := e.do("PUT", w+"/settings", adminKey, map[string]any{"sampleRate": 0.25, "excludeLabAgents": true,
-		"groups": []any{map[string]any{"id": 1, "name": "Products", "pattern": "/p/*"}}}).want(t, 200)
-	if !strings.Contains(string(res.body), `"sampleRate":0.25`) || !strings.Contains(string(res.body), `"id":1`) {
-		t.Errorf("settings %s", res.body)
+	res := e.do("PUT", w+"/settings", apitest.AdminKey, map[string]any{"sampleRate": 0.25, "excludeLabAgents": true,
+		"groups": []any{map[string]any{"id": 1, "name": "Products", "pattern": "/p/*"}}}).Want(t, 200)
+	if !strings.Contains(string(res.Body), `"sampleRate":0.25`) || !strings.Contains(string(res.Body), `"id":1`) {
+		t.Errorf("settings %s", res.Body)
 	}
 }

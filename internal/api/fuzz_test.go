@@ -16,7 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // bodyRoutes are the routes of the route table that take a body (POST and PUT), by their
@@ -64,7 +65,7 @@ func FuzzRequestBodies(f *testing.F) {
 		req := httptest.NewRequest(r.Method, path, strings.NewReader(string(body)))
 		req.Header.Set("Content-Type", "application/json")
 		if r.Access != "public" {
-			req.Header.Set("Authorization", "Bearer "+adminKey)
+			req.Header.Set("Authorization", "Bearer "+apitest.AdminKey)
 		}
 		rec := httptest.NewRecorder()
 		e.handler.ServeHTTP(rec, req)

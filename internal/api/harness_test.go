@@ -15,9 +15,7 @@ import (
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/awsclient"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/blobstore"
-	"github.com/openvitals/openvitals/internal/contract"
 	"github.com/openvitals/openvitals/internal/export"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/multistep"
@@ -29,14 +27,8 @@ import (
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
-)
-
-// Keys of the accounts every test environment has: acme with an admin and a viewer key, and
-// globex, another tenant whose data acme must never see.
-const (
-	adminKey  = "acme-admin-key-0123456789"
-	viewerKey = "acme-viewer-key-0123456789"
-	otherKey  = "globex-admin-key-0123456789"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // credentialsKey seals the integration credentials the tests store.
@@ -68,15 +60,10 @@ func newTestEnvAt(t testing.TB, now func() time.Time) *testEnv {
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
 	q := awstest.Queue(t, clients, service.PurgeQueueSettings)
-	for _, g := range []apikey.Grant{
-		{Account: "acme", Role: model.RoleAdmin, Key: adminKey},
-		{Account: "acme", Role: model.RoleViewer, Key: viewerKey},
-		{Account: "globex", Role: model.RoleAdmin, Key: otherKey},
-	} {
-		if err := apikey.Provision(context.Background(), st, g, "test"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	apitest.Provision(t, st,
+		apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: apitest.AdminKey},
+		apikey.Grant{Account: "acme", Role: model.RoleViewer, Key: apitest.ViewerKey},
+		apikey.Grant{Account: "globex", Role: model.RoleAdmin, Key: apitest.OtherKey})
 	aq := awstest.Queue(t, clients, service.AuditQueueSettings)
 	mq := awstest.Queue(t, clients, service.MultistepQueueSettings)
 	objects, exports := awstest.Bucket(t), awstest.Bucket(t)
@@ -92,11 +79,8 @@ func newTestEnvAt(t testing.TB, now func() time.Time) *testEnv {
 		objects: objects, exports: exports, clients: clients}
 }
 
-type response struct {
-	status int
-	header http.Header
-	body   []byte
-}
+// response is an answer checked against the OpenAPI document.
+type response = apitest.Response
 
 // do sends a request and checks the response against the OpenAPI document. body is nil (no
 // body), a string or []byte (sent as is), or a value sent as JSON.
@@ -127,59 +111,7 @@ func (e *testEnv) do(method, path, key string, body any) response {
 
 func (e *testEnv) send(req *http.Request) response {
 	e.t.Helper()
-	rec := httptest.NewRecorder()
-	e.handler.ServeHTTP(rec, req)
-	res := response{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
-	contract.Check(e.t, req, res.status, res.header, res.body)
-	return res
-}
-
-// want fails the test unless the response has the given status.
-func (r response) want(t testing.TB, status int) response {
-	t.Helper()
-	if r.status != status {
-		t.Fatalf("status %d, want %d; body: %s", r.status, status, r.body)
-	}
-	return r
-}
-
-func (r response) decode(t testing.TB, v any) {
-	t.Helper()
-	if err := json.Unmarshal(r.body, v); err != nil {
-		t.Fatalf("decode %s: %v", r.body, err)
-	}
-}
-
-// problem decodes an error response and checks it names the given fields.
-func (r response) problem(t testing.TB, fields ...string) api.Problem {
-	t.Helper()
-	var p api.Problem
-	r.decode(t, &p)
-	if p.Status != r.status || p.Detail == "" || p.Message != p.Detail || p.Title == "" {
-		t.Errorf("problem %+v does not describe the %d response", p, r.status)
-	}
-	for _, f := range fields {
-		found := false
-		for _, fe := range p.Errors {
-			found = found || fe.Field == f
-		}
-		if !found {
-			t.Errorf("problem %s does not name field %q", r.body, f)
-		}
-	}
-	return p
-}
-
-// listOf decodes a {"result":{"list":[...]}} response.
-func listOf[T any](t testing.TB, r response) []T {
-	t.Helper()
-	var out struct {
-		Result struct {
-			List []T `json:"list"`
-		} `json:"result"`
-	}
-	r.decode(t, &out)
-	return out.Result.List
+	return apitest.Client{Handler: e.handler}.Do(e.t, req)
 }
 
 type website struct {
@@ -198,7 +130,7 @@ type page struct {
 func (e *testEnv) createWebsite(domain string) website {
 	e.t.Helper()
 	var w website
-	e.do("POST", "/account/websites", adminKey, map[string]string{"domain": domain}).want(e.t, 201).decode(e.t, &w)
+	e.do("POST", "/account/websites", apitest.AdminKey, map[string]string{"domain": domain}).Want(e.t, 201).Decode(e.t, &w)
 	return w
 }
 
@@ -209,8 +141,17 @@ func (e *testEnv) createPages(siteID string, urls ...string) []page {
 		in[i] = map[string]string{"url": u}
 	}
 	var out []page
-	e.do("POST", "/"+siteID+"/settings/pages", adminKey, in).want(e.t, 200).decode(e.t, &out)
+	e.do("POST", "/"+siteID+"/settings/pages", apitest.AdminKey, in).Want(e.t, 200).Decode(e.t, &out)
 	return out
+}
+
+// createSite makes a website of acme with pages at urls, and returns it as the API answered,
+// its pages, and the website as the store has it.
+func (e *testEnv) createSite(domain string, urls ...string) (website, []page, model.Website) {
+	e.t.Helper()
+	site := e.createWebsite(domain)
+	pages := e.createPages(site.ID, urls...)
+	return site, pages, e.storedWebsite(site.ID)
 }
 
 func bigJSONString(n int) string { return `"` + strings.Repeat("a", n) + `"` }
@@ -224,6 +165,16 @@ func newRequest(method, path, authorization string) *http.Request {
 }
 
 func readCloser(s string) io.ReadCloser { return io.NopCloser(strings.NewReader(s)) }
+
+// storedWebsite reads a website of acme as the store has it.
+func (e *testEnv) storedWebsite(id string) model.Website {
+	e.t.Helper()
+	w, err := e.store.Website(context.Background(), "acme", id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return w
+}
 
 // storedPage reads a page of w as the store has it (with its creation time, which keys its row).
 func storedPage(t testing.TB, e *testEnv, w model.Website, id string) model.Page {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 )
 
 type incidentOut struct {
@@ -49,13 +50,8 @@ type incidentOut struct {
 // input is refused and changes nothing; another account sees none of it.
 func TestIncidentsAPI(t *testing.T) {
 	e := newTestEnv(t)
-	site := e.createWebsite("example.com")
-	pages := e.createPages(site.ID, "/", "/shop")
+	site, pages, w := e.createSite("example.com", "/", "/shop")
 	ctx := context.Background()
-	w, err := e.store.Website(ctx, "acme", site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
 	home, shop := pages[0].ID, pages[1].ID
 	reg := func(kind, source, page, device, metric, firstBad, incident string, percent float64) model.Regression {
 		r := model.Regression{Kind: kind, Source: source, Page: page, Device: device, Metric: metric,
@@ -85,7 +81,7 @@ func TestIncidentsAPI(t *testing.T) {
 		}
 	}
 	base := "/" + site.ID
-	all := listOf[incidentOut](t, e.do("GET", base+"/incidents", viewerKey, nil).want(t, 200))
+	all := apitest.List[incidentOut](t, e.do("GET", base+"/incidents", apitest.ViewerKey, nil).Want(t, 200))
 	if len(all) != 3 {
 		t.Fatalf("incidents %+v, want the change, the improvement and the fixed one", all)
 	}
@@ -113,12 +109,12 @@ func TestIncidentsAPI(t *testing.T) {
 		t.Fatalf("cause %+v, want its members' changes", got.Cause)
 	}
 	var one incidentOut
-	e.do("GET", base+"/incidents/"+change, viewerKey, nil).want(t, 200).decode(t, &one)
+	e.do("GET", base+"/incidents/"+change, apitest.ViewerKey, nil).Want(t, 200).Decode(t, &one)
 	if one.ID != change || len(one.Regressions) != len(members) {
 		t.Fatalf("read %+v", one)
 	}
 	var r regressionOut
-	e.do("GET", base+"/regressions/"+members[2].ID, viewerKey, nil).want(t, 200).decode(t, &r)
+	e.do("GET", base+"/regressions/"+members[2].ID, apitest.ViewerKey, nil).Want(t, 200).Decode(t, &r)
 	if r.Incident != change {
 		t.Fatalf("a regression stored before incidents names %q, want %q", r.Incident, change)
 	}
@@ -135,7 +131,7 @@ func TestIncidentsAPI(t *testing.T) {
 	} {
 		t.Run(tc.query, func(t *testing.T) {
 			var states []string
-			for _, in := range listOf[incidentOut](t, e.do("GET", base+"/incidents?"+tc.query, viewerKey, nil).want(t, 200)) {
+			for _, in := range apitest.List[incidentOut](t, e.do("GET", base+"/incidents?"+tc.query, apitest.ViewerKey, nil).Want(t, 200)) {
 				states = append(states, in.State)
 			}
 			if !slices.Equal(states, tc.want) {
@@ -144,7 +140,7 @@ func TestIncidentsAPI(t *testing.T) {
 		})
 	}
 	for _, q := range []string{"state=closed", "kind=x", "date=2026", "limit=0", "cursor=abc"} {
-		e.do("GET", base+"/incidents?"+q, viewerKey, nil).want(t, 400).problem(t)
+		e.do("GET", base+"/incidents?"+q, apitest.ViewerKey, nil).Want(t, 400).Problem(t)
 	}
 	// Cursor pagination visits each once, newest first.
 	var seen []string
@@ -160,7 +156,7 @@ func TestIncidentsAPI(t *testing.T) {
 		if cursor != "" {
 			q += "&cursor=" + cursor
 		}
-		e.do("GET", base+"/incidents"+q, viewerKey, nil).want(t, 200).decode(t, &page)
+		e.do("GET", base+"/incidents"+q, apitest.ViewerKey, nil).Want(t, 200).Decode(t, &page)
 		for _, in := range page.Result.List {
 			seen = append(seen, in.FirstBadDay)
 		}
@@ -181,26 +177,26 @@ func TestIncidentsAPI(t *testing.T) {
 		status int
 		fields []string
 	}{
-		{"viewer", viewerKey, map[string]any{"ids": ids}, 403, nil},
-		{"no ids", adminKey, map[string]any{"ids": []string{}}, 400, []string{"ids"}},
-		{"missing", adminKey, map[string]any{}, 400, []string{"ids"}},
-		{"unknown field", adminKey, map[string]any{"ids": ids, "all": true}, 400, nil},
-		{"unknown incident", adminKey, map[string]any{"ids": []string{change, "in_nope"}}, 404, nil},
-		{"another account", otherKey, map[string]any{"ids": ids}, 404, nil},
+		{"viewer", apitest.ViewerKey, map[string]any{"ids": ids}, 403, nil},
+		{"no ids", apitest.AdminKey, map[string]any{"ids": []string{}}, 400, []string{"ids"}},
+		{"missing", apitest.AdminKey, map[string]any{}, 400, []string{"ids"}},
+		{"unknown field", apitest.AdminKey, map[string]any{"ids": ids, "all": true}, 400, nil},
+		{"unknown incident", apitest.AdminKey, map[string]any{"ids": []string{change, "in_nope"}}, 404, nil},
+		{"another account", apitest.OtherKey, map[string]any{"ids": ids}, 404, nil},
 	} {
 		t.Run("acknowledge "+tc.name, func(t *testing.T) {
-			res := e.do("POST", base+"/incidents/acknowledge", tc.key, tc.body).want(t, tc.status)
+			res := e.do("POST", base+"/incidents/acknowledge", tc.key, tc.body).Want(t, tc.status)
 			if tc.status == 400 {
-				res.problem(t, tc.fields...)
+				res.Problem(t, tc.fields...)
 			}
 			var now incidentOut
-			e.do("GET", base+"/incidents/"+change, viewerKey, nil).want(t, 200).decode(t, &now)
+			e.do("GET", base+"/incidents/"+change, apitest.ViewerKey, nil).Want(t, 200).Decode(t, &now)
 			if now.State != "open" || now.Acknowledged != nil {
 				t.Fatalf("refused, yet %+v", now)
 			}
 		})
 	}
-	acked := listOf[incidentOut](t, e.do("POST", base+"/incidents/acknowledge", adminKey, map[string]any{"ids": ids}).want(t, 200))
+	acked := apitest.List[incidentOut](t, e.do("POST", base+"/incidents/acknowledge", apitest.AdminKey, map[string]any{"ids": ids}).Want(t, 200))
 	if len(acked) != 2 || acked[0].ID != change || acked[0].State != "acknowledged" || acked[0].Acknowledged == nil {
 		t.Fatalf("acknowledged %+v", acked)
 	}
@@ -209,20 +205,20 @@ func TestIncidentsAPI(t *testing.T) {
 			t.Fatalf("member %+v not acknowledged", r)
 		}
 	}
-	if len(listOf[incidentOut](t, e.do("GET", base+"/incidents?state=open", viewerKey, nil).want(t, 200))) != 0 {
+	if len(apitest.List[incidentOut](t, e.do("GET", base+"/incidents?state=open", apitest.ViewerKey, nil).Want(t, 200))) != 0 {
 		t.Fatal("an incident still open after its bulk acknowledgement")
 	}
 	// Acknowledging again changes nothing.
-	again := listOf[incidentOut](t, e.do("POST", base+"/incidents/acknowledge", adminKey, map[string]any{"ids": []string{change}}).want(t, 200))
+	again := apitest.List[incidentOut](t, e.do("POST", base+"/incidents/acknowledge", apitest.AdminKey, map[string]any{"ids": []string{change}}).Want(t, 200))
 	if len(again) != 1 || *again[0].Acknowledged != *acked[0].Acknowledged {
 		t.Fatalf("acknowledged twice: %+v", again)
 	}
 
 	// Another account sees nothing of it.
 	for _, path := range []string{"/incidents", "/incidents/" + change} {
-		e.do("GET", base+path, otherKey, nil).want(t, 404)
+		e.do("GET", base+path, apitest.OtherKey, nil).Want(t, 404)
 	}
-	e.do("GET", base+"/incidents/in_nope", viewerKey, nil).want(t, 404)
+	e.do("GET", base+"/incidents/in_nope", apitest.ViewerKey, nil).Want(t, 404)
 }
 
 func dayBefore(t *testing.T, day string) string {
@@ -237,13 +233,8 @@ func dayBefore(t *testing.T, day string) string {
 // numbers, and null before; another incident's verdict is not shown on it.
 func TestIncidentFieldVerdict(t *testing.T) {
 	e := newTestEnv(t)
-	site := e.createWebsite("example.com")
-	pages := e.createPages(site.ID, "/", "/shop")
+	site, pages, w := e.createSite("example.com", "/", "/shop")
 	ctx := context.Background()
-	w, err := e.store.Website(ctx, "acme", site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ids []string
 	for i, p := range pages {
 		r := model.Regression{ID: model.RegressionID(w, "lab"+p.ID, "20261110"), Kind: model.KindRegression, Source: "lab", Page: p.ID, Device: "mobile",
@@ -274,14 +265,14 @@ func TestIncidentFieldVerdict(t *testing.T) {
 		}
 	}
 	var one struct{ FieldVerdict *verdictOut }
-	e.do("GET", "/"+site.ID+"/incidents/"+ids[0], viewerKey, nil).want(t, 200).decode(t, &one)
+	e.do("GET", "/"+site.ID+"/incidents/"+ids[0], apitest.ViewerKey, nil).Want(t, 200).Decode(t, &one)
 	got := one.FieldVerdict
 	if got == nil || got.Verdict != model.VerdictNotSeen || got.Summary != v.Summary || got.DecidedAt != "2026-11-17T04:00:00Z" || len(got.Checks) != 1 ||
 		got.Checks[0].From != "2026-11-03" || got.Checks[0].After != 2120 || got.Checks[0].DaysAfter != 7 || !got.Checks[0].Enough || got.Checks[0].Moved {
 		t.Errorf("fieldVerdict %+v", got)
 	}
 	var other struct{ FieldVerdict *verdictOut }
-	e.do("GET", "/"+site.ID+"/incidents/"+ids[1], viewerKey, nil).want(t, 200).decode(t, &other)
+	e.do("GET", "/"+site.ID+"/incidents/"+ids[1], apitest.ViewerKey, nil).Want(t, 200).Decode(t, &other)
 	if other.FieldVerdict != nil {
 		t.Errorf("the other incident shows %+v", other.FieldVerdict)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 )
 
 // serviceAccountKey returns a service-account key file like the ones Google issues, with a
@@ -51,9 +52,9 @@ func TestSearchConsoleIntegration(t *testing.T) {
 	path := "/" + site.ID + "/integrations/search-console"
 	key := serviceAccountKey()
 
-	e.do("GET", path, viewerKey, nil).want(t, 404).problem(t)
-	e.do("PUT", path, viewerKey, map[string]any{"property": "sc-domain:example.com", "credentials": key}).want(t, 403).problem(t)
-	e.do("PUT", path, otherKey, map[string]any{"property": "sc-domain:example.com", "credentials": key}).want(t, 404).problem(t)
+	e.do("GET", path, apitest.ViewerKey, nil).Want(t, 404).Problem(t)
+	e.do("PUT", path, apitest.ViewerKey, map[string]any{"property": "sc-domain:example.com", "credentials": key}).Want(t, 403).Problem(t)
+	e.do("PUT", path, apitest.OtherKey, map[string]any{"property": "sc-domain:example.com", "credentials": key}).Want(t, 404).Problem(t)
 
 	// Refusals name the bad field and store nothing.
 	badKey := func(field, value string) map[string]string {
@@ -84,17 +85,17 @@ func TestSearchConsoleIntegration(t *testing.T) {
 		{"property not a string", map[string]any{"property": 7, "credentials": key}, 400, "property"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			e.do("PUT", path, adminKey, c.body).want(t, c.status).problem(t, c.field)
+			e.do("PUT", path, apitest.AdminKey, c.body).Want(t, c.status).Problem(t, c.field)
 		})
 	}
-	e.do("GET", path, adminKey, nil).want(t, 404)
+	e.do("GET", path, apitest.AdminKey, nil).Want(t, 404)
 
 	// A URL-prefix property gets its trailing slash; the key never comes back.
 	var sc searchConsole
-	res := e.do("PUT", path, adminKey, map[string]any{"property": "https://Example.com", "credentials": key}).want(t, 200)
-	res.decode(t, &sc)
+	res := e.do("PUT", path, apitest.AdminKey, map[string]any{"property": "https://Example.com", "credentials": key}).Want(t, 200)
+	res.Decode(t, &sc)
 	if sc.Property != "https://example.com/" || sc.ServiceAccount != key["client_email"] || sc.LastCollected != nil || string(sc.LastError) != "null" {
-		t.Errorf("PUT answered %s", res.body)
+		t.Errorf("PUT answered %s", res.Body)
 	}
 	noSecrets := func(body []byte) {
 		t.Helper()
@@ -104,20 +105,17 @@ func TestSearchConsoleIntegration(t *testing.T) {
 			}
 		}
 	}
-	noSecrets(res.body)
-	got := e.do("GET", path, viewerKey, nil).want(t, 200)
-	noSecrets(got.body)
+	noSecrets(res.Body)
+	got := e.do("GET", path, apitest.ViewerKey, nil).Want(t, 200)
+	noSecrets(got.Body)
 	var read searchConsole
-	got.decode(t, &read)
+	got.Decode(t, &read)
 	if read.Property != sc.Property || !read.Created.Equal(sc.Created) {
-		t.Errorf("GET %s, want what PUT answered %s", got.body, res.body)
+		t.Errorf("GET %s, want what PUT answered %s", got.Body, res.Body)
 	}
 
 	// Stored sealed: unreadable in the table, and it opens only as this website's credentials.
-	w, err := e.store.Website(ctx, "acme", site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := e.storedWebsite(site.ID)
 	stored, err := e.store.SearchConsole(ctx, w)
 	if err != nil {
 		t.Fatal(err)
@@ -138,15 +136,15 @@ func TestSearchConsoleIntegration(t *testing.T) {
 	// Replacing keeps the creation time; the key may come as the key file's text.
 	text, _ := json.Marshal(key)
 	var replaced searchConsole
-	e.do("PUT", path, adminKey, map[string]any{"property": "sc-domain:Example.com", "credentials": string(text)}).want(t, 200).decode(t, &replaced)
+	e.do("PUT", path, apitest.AdminKey, map[string]any{"property": "sc-domain:Example.com", "credentials": string(text)}).Want(t, 200).Decode(t, &replaced)
 	if replaced.Property != "sc-domain:example.com" || !replaced.Created.Equal(sc.Created) || replaced.Updated.Before(sc.Updated) {
 		t.Errorf("replaced %+v, created %v", replaced, sc.Created)
 	}
 
-	e.do("DELETE", path, viewerKey, nil).want(t, 403)
-	e.do("DELETE", path, adminKey, nil).want(t, 204)
-	e.do("GET", path, adminKey, nil).want(t, 404)
-	e.do("DELETE", path, adminKey, nil).want(t, 404)
+	e.do("DELETE", path, apitest.ViewerKey, nil).Want(t, 403)
+	e.do("DELETE", path, apitest.AdminKey, nil).Want(t, 204)
+	e.do("GET", path, apitest.AdminKey, nil).Want(t, 404)
+	e.do("DELETE", path, apitest.AdminKey, nil).Want(t, 404)
 }
 
 // TestSearchConsoleStatus shows what GET says after collections: when search analytics were
@@ -157,7 +155,7 @@ func TestSearchConsoleStatus(t *testing.T) {
 	site := e.createWebsite("example.com")
 	path := "/" + site.ID + "/integrations/search-console"
 	var sc searchConsole
-	e.do("PUT", path, adminKey, map[string]any{"property": "sc-domain:example.com", "credentials": serviceAccountKey()}).want(t, 200).decode(t, &sc)
+	e.do("PUT", path, apitest.AdminKey, map[string]any{"property": "sc-domain:example.com", "credentials": serviceAccountKey()}).Want(t, 200).Decode(t, &sc)
 	w, _ := e.store.Website(ctx, "acme", site.ID)
 	at := time.Date(2026, 11, 22, 3, 4, 5, 0, time.UTC)
 	if err := e.store.RecordSearchConsoleRun(ctx, w, sc.Updated, at, "User does not have sufficient permission for site 'sc-domain:example.com'."); err != nil {
@@ -170,7 +168,7 @@ func TestSearchConsoleStatus(t *testing.T) {
 			At      time.Time `json:"at"`
 		} `json:"lastError"`
 	}
-	e.do("GET", path, adminKey, nil).want(t, 200).decode(t, &failed)
+	e.do("GET", path, apitest.AdminKey, nil).Want(t, 200).Decode(t, &failed)
 	if failed.LastCollected != nil || failed.LastError == nil || !strings.Contains(failed.LastError.Message, "permission") || !failed.LastError.At.Equal(at) {
 		t.Errorf("after a failure: %+v", failed)
 	}
@@ -178,7 +176,7 @@ func TestSearchConsoleStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ok searchConsole
-	e.do("GET", path, adminKey, nil).want(t, 200).decode(t, &ok)
+	e.do("GET", path, apitest.AdminKey, nil).Want(t, 200).Decode(t, &ok)
 	if ok.LastCollected == nil || !ok.LastCollected.Equal(at.Add(time.Hour)) || string(ok.LastError) != "null" {
 		t.Errorf("after a success: lastCollected %v, lastError %s", ok.LastCollected, ok.LastError)
 	}
@@ -186,7 +184,7 @@ func TestSearchConsoleStatus(t *testing.T) {
 	if err := e.store.RecordSearchConsoleRun(ctx, w, sc.Updated.Add(-time.Minute), at.Add(2*time.Hour), "stale"); err != nil {
 		t.Fatal(err)
 	}
-	e.do("GET", path, adminKey, nil).want(t, 200).decode(t, &ok)
+	e.do("GET", path, apitest.AdminKey, nil).Want(t, 200).Decode(t, &ok)
 	if string(ok.LastError) != "null" {
 		t.Errorf("a run of older credentials was recorded: %s", ok.LastError)
 	}

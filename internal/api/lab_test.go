@@ -13,20 +13,33 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // labFixture is a website with two pages, budgets, and stored lab results of several days.
 type labFixture struct {
 	site             website
+	stored           model.Website // site as the store has it
 	home, pricing    page
 	lcp, cls, perf   budget
 	today, firstSeen time.Time
 }
 
 func day(t time.Time, back int) string { return model.Day(t.AddDate(0, 0, -back)) }
+
+// desktopToday is today's desktop result of the fixture's page p, as the store has it.
+func (f labFixture) desktopToday(t *testing.T, e *testEnv, p page) model.LabResult {
+	t.Helper()
+	today := model.Day(f.today)
+	rs, err := e.store.LabResults(context.Background(), f.stored, p.ID, "desktop", today, today)
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("today's result of %s: %v %v", p.URL, rs, err)
+	}
+	return rs[0]
+}
 
 func newLabFixture(t *testing.T, e *testEnv) labFixture {
 	t.Helper()
@@ -35,14 +48,12 @@ func newLabFixture(t *testing.T, e *testEnv) labFixture {
 	ps := e.createPages(f.site.ID, "/", "/pricing")
 	f.home, f.pricing = ps[0], ps[1]
 	path := "/" + f.site.ID + "/budgets"
-	e.do("POST", path, adminKey, `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`).want(t, 201).decode(t, &f.lcp)
-	e.do("POST", path, adminKey, `{"metric":"cls","operator":"lt","value":0.1,"device":"mobile"}`).want(t, 201).decode(t, &f.cls)
-	e.do("POST", path, adminKey, `{"metric":"performance_score","operator":"gt","value":90,"device":"desktop"}`).want(t, 201).decode(t, &f.perf)
+	e.do("POST", path, apitest.AdminKey, `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`).Want(t, 201).Decode(t, &f.lcp)
+	e.do("POST", path, apitest.AdminKey, `{"metric":"cls","operator":"lt","value":0.1,"device":"mobile"}`).Want(t, 201).Decode(t, &f.cls)
+	e.do("POST", path, apitest.AdminKey, `{"metric":"performance_score","operator":"gt","value":90,"device":"desktop"}`).Want(t, 201).Decode(t, &f.perf)
 
-	w, err := e.store.Website(ctx, "acme", f.site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := e.storedWebsite(f.site.ID)
+	f.stored = w
 	put := func(p page, device string, back int, m map[string]float64, opps ...string) {
 		t.Helper()
 		r := model.LabResult{Page: p.ID, Device: device, Day: day(f.today, back), Metrics: m, LighthouseVersion: "13.5.0", Runs: 3,
@@ -104,7 +115,7 @@ func TestPagesWithMetrics(t *testing.T) {
 		Timeline               []metricsJSON
 		Latest                 metricsJSON
 	}
-	got := listOf[record](t, e.do("GET", "/"+f.site.ID+"/pages", viewerKey, nil).want(t, 200))
+	got := apitest.List[record](t, e.do("GET", "/"+f.site.ID+"/pages", apitest.ViewerKey, nil).Want(t, 200))
 	if len(got) != 4 {
 		t.Fatalf("%d records, want one per page and device", len(got))
 	}
@@ -139,7 +150,7 @@ func TestBudgetStatus(t *testing.T) {
 	e := newTestEnv(t)
 	f := newLabFixture(t, e)
 	got := map[string]budgetStatus{}
-	for _, b := range listOf[budgetStatus](t, e.do("GET", "/"+f.site.ID+"/budgets", adminKey, nil).want(t, 200)) {
+	for _, b := range apitest.List[budgetStatus](t, e.do("GET", "/"+f.site.ID+"/budgets", apitest.AdminKey, nil).Want(t, 200)) {
 		got[b.ID] = b
 	}
 	lcp := got[f.lcp.ID]
@@ -171,7 +182,7 @@ func TestPageDetailTimelineNetwork(t *testing.T) {
 		LatestMetrics          map[string]any
 		LastError              *struct{ Message string }
 	}
-	e.do("GET", base+"?device=desktop", viewerKey, nil).want(t, 200).decode(t, &detail)
+	e.do("GET", base+"?device=desktop", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &detail)
 	if detail.ID != f.home.ID || detail.Device != "desktop" || detail.LatestMetrics["validation_errors"] != 7.0 || detail.LatestMetrics["lcp"] != 2400.0 || detail.LastError != nil {
 		t.Errorf("detail %+v", detail)
 	}
@@ -179,28 +190,28 @@ func TestPageDetailTimelineNetwork(t *testing.T) {
 	if err := e.store.PutLabError(context.Background(), w, storedPage(t, e, w, f.pricing.ID), "mobile", model.LabError{Message: "net::ERR_NAME_NOT_RESOLVED", At: time.Now(), Attempts: 3}); err != nil {
 		t.Fatal(err)
 	}
-	e.do("GET", "/"+f.site.ID+"/pages/"+f.pricing.ID+"?device=mobile", viewerKey, nil).want(t, 200).decode(t, &detail)
+	e.do("GET", "/"+f.site.ID+"/pages/"+f.pricing.ID+"?device=mobile", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &detail)
 	if detail.LatestMetrics != nil || detail.LastError == nil || detail.LastError.Message != "net::ERR_NAME_NOT_RESOLVED" {
 		t.Errorf("failing page detail %+v", detail)
 	}
-	e.do("GET", base, viewerKey, nil).want(t, 400).problem(t, "device")
-	e.do("GET", base+"?device=tablet", viewerKey, nil).want(t, 400).problem(t, "device")
-	e.do("GET", "/"+f.site.ID+"/pages/nosuchpage?device=mobile", viewerKey, nil).want(t, 404)
+	e.do("GET", base, apitest.ViewerKey, nil).Want(t, 400).Problem(t, "device")
+	e.do("GET", base+"?device=tablet", apitest.ViewerKey, nil).Want(t, 400).Problem(t, "device")
+	e.do("GET", "/"+f.site.ID+"/pages/nosuchpage?device=mobile", apitest.ViewerKey, nil).Want(t, 404)
 
 	var timeline struct{ Result []map[string]any }
-	e.do("GET", base+"/timeline?device=desktop", viewerKey, nil).want(t, 200).decode(t, &timeline)
+	e.do("GET", base+"/timeline?device=desktop", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &timeline)
 	if len(timeline.Result) != 5 || timeline.Result[0]["count"] != 3.0 || timeline.Result[0]["method"] != model.MethodSimulated || timeline.Result[4]["dom_elements"] != 412.0 || timeline.Result[4]["dns_time"] != 3.0 {
 		t.Errorf("timeline %v", timeline.Result)
 	}
 	rng := day(f.today, 3) + "-" + day(f.today, 1)
-	e.do("GET", base+"/timeline?device=desktop&date="+rng, viewerKey, nil).want(t, 200).decode(t, &timeline)
+	e.do("GET", base+"/timeline?device=desktop&date="+rng, apitest.ViewerKey, nil).Want(t, 200).Decode(t, &timeline)
 	if len(timeline.Result) != 3 || timeline.Result[0]["lcp"] != 3000.0 {
 		t.Errorf("timeline in %s: %v", rng, timeline.Result)
 	}
 	for _, bad := range []string{"20261301-20261302", "2026111-20261120", "20261120", day(f.today, 1) + "-" + day(f.today, 3), "20200101-20261120", "abc"} {
-		e.do("GET", base+"/timeline?device=desktop&date="+bad, viewerKey, nil).want(t, 400).problem(t, "date")
+		e.do("GET", base+"/timeline?device=desktop&date="+bad, apitest.ViewerKey, nil).Want(t, 400).Problem(t, "date")
 	}
-	e.do("GET", base+"/timeline", viewerKey, nil).want(t, 400).problem(t, "device")
+	e.do("GET", base+"/timeline", apitest.ViewerKey, nil).Want(t, 400).Problem(t, "device")
 
 	// Scores and every lab metric, over any range: a day 200 days back is in a year's timeline.
 	w2, _ := e.store.Website(context.Background(), "acme", f.site.ID)
@@ -209,7 +220,7 @@ func TestPageDetailTimelineNetwork(t *testing.T) {
 	if err := e.store.PutLabResult(context.Background(), w2, storedPage(t, e, w2, f.home.ID), old); err != nil {
 		t.Fatal(err)
 	}
-	e.do("GET", base+"/timeline?device=desktop&date="+day(f.today, 364)+"-"+day(f.today, 0), viewerKey, nil).want(t, 200).decode(t, &timeline)
+	e.do("GET", base+"/timeline?device=desktop&date="+day(f.today, 364)+"-"+day(f.today, 0), apitest.ViewerKey, nil).Want(t, 200).Decode(t, &timeline)
 	if n := len(timeline.Result); n != 6 {
 		t.Fatalf("a year's timeline has %d days, want 6", n)
 	}
@@ -222,7 +233,7 @@ func TestPageDetailTimelineNetwork(t *testing.T) {
 	}
 
 	var network struct{ Result []map[string]any }
-	e.do("GET", base+"/network?device=desktop", viewerKey, nil).want(t, 200).decode(t, &network)
+	e.do("GET", base+"/network?device=desktop", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &network)
 	if len(network.Result) != 5 || network.Result[0]["bytes_image"] != 500000.0 || network.Result[0]["bytes_thirdparty"] != 12000.0 {
 		t.Errorf("network %v", network.Result)
 	}
@@ -251,7 +262,7 @@ func TestOpportunities(t *testing.T) {
 			}
 		}
 	}
-	e.do("GET", "/"+f.site.ID+"/opportunities", viewerKey, nil).want(t, 200).decode(t, &site)
+	e.do("GET", "/"+f.site.ID+"/opportunities", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &site)
 	img, rb := site.Result.List["image-delivery-insight"], site.Result.List["render-blocking-insight"]
 	if len(site.Result.List) != 2 || len(img.Pages) != 2 || img.Category != "performance" || !img.StartDate.Equal(f.firstSeen) || img.Description == "" {
 		t.Errorf("website opportunities %+v (first seen %v)", site.Result.List, f.firstSeen)
@@ -273,7 +284,7 @@ func TestOpportunities(t *testing.T) {
 		}
 	}
 	base := "/" + f.site.ID + "/pages/" + f.home.ID + "/opportunities"
-	e.do("GET", base+"?device=desktop", viewerKey, nil).want(t, 200).decode(t, &pageOpps)
+	e.do("GET", base+"?device=desktop", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &pageOpps)
 	if v := pageOpps.Result.LighthouseVersion; v == nil || *v != "13.5.0" || len(pageOpps.Result.List) != 2 || pageOpps.Result.List["render-blocking-insight"].ID != "render-blocking-insight" {
 		t.Errorf("page opportunities %+v", pageOpps.Result)
 	}
@@ -283,19 +294,19 @@ func TestOpportunities(t *testing.T) {
 		t.Errorf("page savings: image delivery %+v, render blocking %+v", pimg, prb)
 	}
 	pageOpps.Result.List, pageOpps.Result.LighthouseVersion = nil, nil
-	e.do("GET", "/"+f.site.ID+"/pages/"+f.pricing.ID+"/opportunities?device=mobile", viewerKey, nil).want(t, 200).decode(t, &pageOpps)
+	e.do("GET", "/"+f.site.ID+"/pages/"+f.pricing.ID+"/opportunities?device=mobile", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &pageOpps)
 	if pageOpps.Result.LighthouseVersion != nil || len(pageOpps.Result.List) != 0 {
 		t.Errorf("page without results: %+v", pageOpps.Result)
 	}
 
 	var audit map[string]any
-	e.do("GET", base+"/image-delivery-insight?device=desktop", viewerKey, nil).want(t, 200).decode(t, &audit)
+	e.do("GET", base+"/image-delivery-insight?device=desktop", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &audit)
 	if audit["id"] != "image-delivery-insight" || audit["score"] != 0.5 {
 		t.Errorf("opportunity detail %v", audit)
 	}
-	e.do("GET", base+"/no-such-audit?device=desktop", viewerKey, nil).want(t, 404).problem(t)
-	e.do("GET", "/"+f.site.ID+"/pages/"+f.pricing.ID+"/opportunities/image-delivery-insight?device=mobile", viewerKey, nil).want(t, 404)
-	e.do("GET", base+"/image-delivery-insight?device=desktop", otherKey, nil).want(t, 404)
+	e.do("GET", base+"/no-such-audit?device=desktop", apitest.ViewerKey, nil).Want(t, 404).Problem(t)
+	e.do("GET", "/"+f.site.ID+"/pages/"+f.pricing.ID+"/opportunities/image-delivery-insight?device=mobile", apitest.ViewerKey, nil).Want(t, 404)
+	e.do("GET", base+"/image-delivery-insight?device=desktop", apitest.OtherKey, nil).Want(t, 404)
 }
 
 func TestAuditsOnDemand(t *testing.T) {
@@ -305,19 +316,19 @@ func TestAuditsOnDemand(t *testing.T) {
 	path := "/" + site.ID + "/audits"
 	queued := func(res response) int {
 		var out struct{ Queued int }
-		res.want(t, 202).decode(t, &out)
+		res.Want(t, 202).Decode(t, &out)
 		return out.Queued
 	}
-	if n := queued(e.do("POST", path, adminKey, nil)); n != 4 {
+	if n := queued(e.do("POST", path, apitest.AdminKey, nil)); n != 4 {
 		t.Errorf("no body queued %d, want 4 (2 pages, 2 devices)", n)
 	}
-	if n := queued(e.do("POST", path, adminKey, `{"pages":["`+ps[1].ID+`"],"devices":["mobile","mobile"]}`)); n != 1 {
+	if n := queued(e.do("POST", path, apitest.AdminKey, `{"pages":["`+ps[1].ID+`"],"devices":["mobile","mobile"]}`)); n != 1 {
 		t.Errorf("one page on mobile queued %d", n)
 	}
-	e.do("POST", path, adminKey, `{"pages":["nosuchpage"]}`).want(t, 422).problem(t, "pages[0]")
-	e.do("POST", path, adminKey, `{"devices":["tablet"]}`).want(t, 422).problem(t, "devices[0]")
-	e.do("POST", path, viewerKey, nil).want(t, 403)
-	e.do("POST", path, otherKey, nil).want(t, 404)
+	e.do("POST", path, apitest.AdminKey, `{"pages":["nosuchpage"]}`).Want(t, 422).Problem(t, "pages[0]")
+	e.do("POST", path, apitest.AdminKey, `{"devices":["tablet"]}`).Want(t, 422).Problem(t, "devices[0]")
+	e.do("POST", path, apitest.ViewerKey, nil).Want(t, 403)
+	e.do("POST", path, apitest.OtherKey, nil).Want(t, 404)
 
 	if got := awstest.Receive(t, e.audits, 5); len(got) != 5 {
 		t.Errorf("%d messages on the audit queue, want 5: %v", len(got), got)
@@ -332,11 +343,8 @@ func TestPagesListFollowsResults(t *testing.T) {
 	ctx := context.Background()
 	site := e.createWebsite("example.com")
 	ps := e.createPages(site.ID, "/", "/pricing")
-	e.do("POST", "/"+site.ID+"/budgets", adminKey, `{"metric":"lcp","operator":"lt","value":2500,"device":"mobile"}`).want(t, 201)
-	w, err := e.store.Website(ctx, "acme", site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e.do("POST", "/"+site.ID+"/budgets", apitest.AdminKey, `{"metric":"lcp","operator":"lt","value":2500,"device":"mobile"}`).Want(t, 201)
+	w := e.storedWebsite(site.ID)
 	type record struct {
 		ID, Device string
 		Timeline   []map[string]any
@@ -344,7 +352,7 @@ func TestPagesListFollowsResults(t *testing.T) {
 	}
 	lcp := func(pageID, device string) any {
 		t.Helper()
-		for _, r := range listOf[record](t, e.do("GET", "/"+site.ID+"/pages", viewerKey, nil).want(t, 200)) {
+		for _, r := range apitest.List[record](t, e.do("GET", "/"+site.ID+"/pages", apitest.ViewerKey, nil).Want(t, 200)) {
 			if r.ID == pageID && r.Device == device {
 				return r.Latest["lcp"]
 			}
@@ -357,7 +365,7 @@ func TestPagesListFollowsResults(t *testing.T) {
 		var out struct {
 			Result struct{ List []struct{ Status string } }
 		}
-		e.do("GET", "/"+site.ID+"/budgets", viewerKey, nil).want(t, 200).decode(t, &out)
+		e.do("GET", "/"+site.ID+"/budgets", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &out)
 		return out.Result.List[0].Status
 	}
 	if got := lcp(ps[0].ID, "mobile"); got != nil {
@@ -392,7 +400,7 @@ func TestPagesListFollowsResults(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, err = e.clients.DynamoDB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(e.store.Table()),
+	_, err := e.clients.DynamoDB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(e.store.Table()),
 		Key:              map[string]ddbtypes.AttributeValue{"PK": &ddbtypes.AttributeValueMemberS{Value: "A#acme"}, "SK": &ddbtypes.AttributeValueMemberS{Value: "W#" + w.ID}},
 		UpdateExpression: aws.String("REMOVE PageRows")})
 	if err != nil {
@@ -401,7 +409,7 @@ func TestPagesListFollowsResults(t *testing.T) {
 	if got := lcp(ps[0].ID, "mobile"); got != 3000.0 {
 		t.Errorf("a website stored before rows: lcp %v, want 3000", got)
 	}
-	if got := len(listOf[record](t, e.do("GET", "/"+site.ID+"/pages", viewerKey, nil).want(t, 200))); got != 4 {
+	if got := len(apitest.List[record](t, e.do("GET", "/"+site.ID+"/pages", apitest.ViewerKey, nil).Want(t, 200))); got != 4 {
 		t.Errorf("%d records, want 2 pages on 2 devices", got)
 	}
 }

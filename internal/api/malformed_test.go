@@ -3,6 +3,8 @@ package api_test
 import (
 	"strings"
 	"testing"
+
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 )
 
 // nastyBodies are request bodies no endpoint may answer with a 5xx or act on.
@@ -25,14 +27,14 @@ func TestMalformedBodies(t *testing.T) {
 	site := e.createWebsite("example.com")
 	p := e.createPages(site.ID, "/")[0]
 	var b budget
-	e.do("POST", "/"+site.ID+"/budgets", adminKey, `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`).want(t, 201).decode(t, &b)
+	e.do("POST", "/"+site.ID+"/budgets", apitest.AdminKey, `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`).Want(t, 201).Decode(t, &b)
 	var ms multistepTest
-	e.do("POST", "/"+site.ID+"/multistep", adminKey, `{"alias":"a","device":"mobile","steps":[{"type":"navigate","target":"/"}]}`).want(t, 201).decode(t, &ms)
+	e.do("POST", "/"+site.ID+"/multistep", apitest.AdminKey, `{"alias":"a","device":"mobile","steps":[{"type":"navigate","target":"/"}]}`).Want(t, 201).Decode(t, &ms)
 
 	snapshot := func() string {
 		var out strings.Builder
 		for _, path := range []string{"/websites", "/" + site.ID + "/settings/pages", "/" + site.ID + "/budgets", "/" + site.ID + "/multistep"} {
-			out.Write(e.do("GET", path, adminKey, nil).want(t, 200).body)
+			out.Write(e.do("GET", path, apitest.AdminKey, nil).Want(t, 200).Body)
 		}
 		return out.String()
 	}
@@ -49,9 +51,9 @@ func TestMalformedBodies(t *testing.T) {
 	}
 	for _, target := range targets {
 		for _, body := range nastyBodies {
-			res := e.do(target.method, target.path, adminKey, body)
-			if res.status < 400 || res.status >= 500 {
-				t.Errorf("%s %s with %.40q: %d %s", target.method, target.path, body, res.status, res.body)
+			res := e.do(target.method, target.path, apitest.AdminKey, body)
+			if res.Status < 400 || res.Status >= 500 {
+				t.Errorf("%s %s with %.40q: %d %s", target.method, target.path, body, res.Status, res.Body)
 			}
 		}
 	}
@@ -71,13 +73,13 @@ func FuzzCreatePages(f *testing.F) {
 	path := "/" + e.createWebsite("example.com").ID + "/settings/pages"
 	f.Fuzz(func(t *testing.T, body string) {
 		e.t = t
-		before := string(e.do("GET", path, adminKey, nil).want(t, 200).body)
-		res := e.do("POST", path, adminKey, body)
-		if res.status >= 500 {
-			t.Fatalf("%q: %d %s", body, res.status, res.body)
+		before := string(e.do("GET", path, apitest.AdminKey, nil).Want(t, 200).Body)
+		res := e.do("POST", path, apitest.AdminKey, body)
+		if res.Status >= 500 {
+			t.Fatalf("%q: %d %s", body, res.Status, res.Body)
 		}
-		if res.status >= 400 {
-			if after := string(e.do("GET", path, adminKey, nil).body); after != before {
+		if res.Status >= 400 {
+			if after := string(e.do("GET", path, apitest.AdminKey, nil).Body); after != before {
 				t.Fatalf("refused body %q changed the pages", body)
 			}
 		}

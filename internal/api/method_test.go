@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // TestMeasurementMethod: a new website is measured with applied throttling, one stored before
@@ -22,12 +24,12 @@ func TestMeasurementMethod(t *testing.T) {
 		Method string `json:"method"`
 	}
 	var fresh, simulated siteOut
-	e.do("POST", "/account/websites", adminKey, map[string]any{"domain": "new.example.com"}).want(t, 201).decode(t, &fresh)
-	e.do("POST", "/account/websites", adminKey, map[string]any{"domain": "sim.example.com", "method": "simulated"}).want(t, 201).decode(t, &simulated)
+	e.do("POST", "/account/websites", apitest.AdminKey, map[string]any{"domain": "new.example.com"}).Want(t, 201).Decode(t, &fresh)
+	e.do("POST", "/account/websites", apitest.AdminKey, map[string]any{"domain": "sim.example.com", "method": "simulated"}).Want(t, 201).Decode(t, &simulated)
 	if fresh.Method != model.MethodApplied || simulated.Method != model.MethodSimulated {
 		t.Errorf("new websites' methods %q and %q, want applied and simulated", fresh.Method, simulated.Method)
 	}
-	e.do("POST", "/account/websites", adminKey, map[string]any{"domain": "bad.example.com", "method": "devtools"}).want(t, 422)
+	e.do("POST", "/account/websites", apitest.AdminKey, map[string]any{"domain": "bad.example.com", "method": "devtools"}).Want(t, 422)
 	sites, err := e.store.Websites(ctx, "acme")
 	if err != nil {
 		t.Fatal(err)
@@ -37,17 +39,14 @@ func TestMeasurementMethod(t *testing.T) {
 	}
 
 	// A website stored before methods: no method, which reads as simulated.
-	old := model.Website{Account: "acme", Domain: "old.example.com", DisplayName: "old"}
-	if err := e.store.CreateWebsite(ctx, &old); err != nil {
-		t.Fatal(err)
-	}
+	old, _ := awstest.Website(t, e.store, model.Website{Account: "acme", Domain: "old.example.com", DisplayName: "old"}, nil)
 	if old, err = e.store.Website(ctx, "acme", old.ID); err != nil || old.Method != "" {
 		t.Fatalf("old website %+v, %v", old, err)
 	}
 	var list struct {
 		List []siteOut `json:"list"`
 	}
-	e.do("GET", "/websites", viewerKey, nil).want(t, 200).decode(t, &list)
+	e.do("GET", "/websites", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &list)
 	for _, s := range list.List {
 		if s.ID == old.ID && s.Method != model.MethodSimulated {
 			t.Errorf("the website stored before methods shows %q, want simulated", s.Method)
@@ -59,13 +58,13 @@ func TestMeasurementMethod(t *testing.T) {
 		ID     string `json:"id"`
 		Method string `json:"method"`
 	}
-	e.do("POST", base, adminKey, map[string]any{"name": "Plain", "pages": []map[string]string{{"page": pages[0].ID, "device": "desktop"}}}).want(t, 201).decode(t, &p)
+	e.do("POST", base, apitest.AdminKey, map[string]any{"name": "Plain", "pages": []map[string]string{{"page": pages[0].ID, "device": "desktop"}}}).Want(t, 201).Decode(t, &p)
 	if p.Method != model.MethodSimulated {
 		t.Errorf("a profile without a method on an older website shows %q, want its website's, simulated", p.Method)
 	}
-	e.do("POST", base, adminKey, map[string]any{"name": "Bad", "method": "devtools"}).want(t, 422)
-	e.do("PUT", base+"/"+p.ID, adminKey, map[string]any{"method": 4}).want(t, 400)
-	e.do("PUT", base+"/"+p.ID, adminKey, map[string]any{"method": "fast"}).want(t, 422)
+	e.do("POST", base, apitest.AdminKey, map[string]any{"name": "Bad", "method": "devtools"}).Want(t, 422)
+	e.do("PUT", base+"/"+p.ID, apitest.AdminKey, map[string]any{"method": 4}).Want(t, 400)
+	e.do("PUT", base+"/"+p.ID, apitest.AdminKey, map[string]any{"method": "fast"}).Want(t, 422)
 	profiles, err := e.store.Profiles(ctx, old)
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +78,7 @@ func TestMeasurementMethod(t *testing.T) {
 	var def struct {
 		Method string `json:"method"`
 	}
-	e.do("POST", base, adminKey, map[string]any{"name": "Applied", "default": true, "method": "applied"}).want(t, 201).decode(t, &def)
+	e.do("POST", base, apitest.AdminKey, map[string]any{"name": "Applied", "default": true, "method": "applied"}).Want(t, 201).Decode(t, &def)
 	if def.Method != model.MethodApplied {
 		t.Errorf("default profile's method %q", def.Method)
 	}
@@ -121,7 +120,7 @@ func TestMeasurementMethod(t *testing.T) {
 			Summary        string  `json:"summary"`
 		} `json:"measurement"`
 	}
-	e.do("GET", "/"+old.ID+"/pages/"+home.ID+"?device=mobile", viewerKey, nil).want(t, 200).decode(t, &detail)
+	e.do("GET", "/"+old.ID+"/pages/"+home.ID+"?device=mobile", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &detail)
 	m := detail.Measurement
 	if m.Method != model.MethodApplied || m.CPUMultiplier != 7.3 || m.BenchmarkIndex != 2797 ||
 		m.Summary != "Measured with applied throttling (CPU 7.3× calibrated from benchmark index 2,797)" {

@@ -1,6 +1,8 @@
 package api_test
 
 import (
+	"github.com/openvitals/openvitals/internal/testing/apitest"
+
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -31,14 +33,14 @@ func TestMultistep(t *testing.T) {
 
 	var plain multistepTest
 	before := time.Now().Add(-time.Second)
-	e.do("POST", path, adminKey, `{"alias":"Checkout","device":"mobile","steps":[{"type":"navigate","target":"/checkout"}]}`).want(t, 201).decode(t, &plain)
+	e.do("POST", path, apitest.AdminKey, `{"alias":"Checkout","device":"mobile","steps":[{"type":"navigate","target":"/checkout"}]}`).Want(t, 201).Decode(t, &plain)
 	if plain.ID == "" || plain.Alias != "Checkout" || plain.Device != "mobile" || len(plain.Steps) != 1 || plain.Steps[0].Target != "/checkout" ||
 		plain.Created.Before(before) || plain.Created.After(time.Now().Add(time.Second)) {
 		t.Errorf("created %+v", plain)
 	}
 
 	var journey multistepTest
-	e.do("POST", path, adminKey, `{"alias":"Search","device":"desktop","steps":[
+	e.do("POST", path, apitest.AdminKey, `{"alias":"Search","device":"desktop","steps":[
 		{"type":"navigate","target":"/"},
 		{"type":"type","target":"#q","value":"shoes"},
 		{"type":"click","target":"button[type=submit]","waitForNavigation":"on","waitUntil":"networkidle2"},
@@ -49,7 +51,7 @@ func TestMultistep(t *testing.T) {
 		{"type":"waitForSelector","target":".results"},
 		{"type":"click","target":"a.next","waitForNavigation":true},
 		{"type":"navigate","target":"https://example.com/cart","waitUntil":"domcontentloaded"}
-	]}`).want(t, 201).decode(t, &journey)
+	]}`).Want(t, 201).Decode(t, &journey)
 	wantSteps := []step{
 		{Type: "navigate", Target: "/", WaitUntil: "load"},
 		{Type: "type", Target: "#q", Value: "shoes"},
@@ -68,19 +70,19 @@ func TestMultistep(t *testing.T) {
 
 	// One test, as stored.
 	var one multistepTest
-	e.do("GET", path+"/"+journey.ID, viewerKey, nil).want(t, 200).decode(t, &one)
+	e.do("GET", path+"/"+journey.ID, apitest.ViewerKey, nil).Want(t, 200).Decode(t, &one)
 	if fmt.Sprint(one) != fmt.Sprint(journey) {
 		t.Errorf("get %+v, want %+v", one, journey)
 	}
 
 	// The list carries the 14-day statistics: none yet, so averages are null and the test is off.
-	res := e.do("GET", path, viewerKey, nil).want(t, 200)
+	res := e.do("GET", path, apitest.ViewerKey, nil).Want(t, 200)
 	var raw struct {
 		Result struct {
 			List []map[string]json.RawMessage `json:"list"`
 		} `json:"result"`
 	}
-	res.decode(t, &raw)
+	res.Decode(t, &raw)
 	if len(raw.Result.List) != 2 {
 		t.Fatalf("list has %d tests", len(raw.Result.List))
 	}
@@ -92,30 +94,30 @@ func TestMultistep(t *testing.T) {
 			}
 		}
 	}
-	if list := listOf[multistepTest](t, res); list[0].ID != plain.ID || len(list[1].Steps) != 10 {
+	if list := apitest.List[multistepTest](t, res); list[0].ID != plain.ID || len(list[1].Steps) != 10 {
 		t.Errorf("list order or steps wrong: %+v", list)
 	}
 
 	// Edit replaces what is sent and keeps the rest.
 	var edited multistepTest
-	e.do("PUT", path+"/"+journey.ID, adminKey, `{"alias":"Search v2","steps":[{"type":"navigate","target":"/search"}]}`).want(t, 200).decode(t, &edited)
+	e.do("PUT", path+"/"+journey.ID, apitest.AdminKey, `{"alias":"Search v2","steps":[{"type":"navigate","target":"/search"}]}`).Want(t, 200).Decode(t, &edited)
 	if edited.Alias != "Search v2" || edited.Device != "desktop" || len(edited.Steps) != 1 || !edited.Created.Equal(journey.Created) {
 		t.Errorf("edited %+v", edited)
 	}
-	e.do("PUT", path+"/"+journey.ID, adminKey, `{"device":"mobile"}`).want(t, 200).decode(t, &edited)
+	e.do("PUT", path+"/"+journey.ID, apitest.AdminKey, `{"device":"mobile"}`).Want(t, 200).Decode(t, &edited)
 	if edited.Device != "mobile" || len(edited.Steps) != 1 {
 		t.Errorf("edited %+v", edited)
 	}
 
-	e.do("POST", path, viewerKey, `{"alias":"x","device":"mobile"}`).want(t, 403)
-	e.do("PUT", path+"/"+journey.ID, viewerKey, `{"alias":"x"}`).want(t, 403)
-	e.do("DELETE", path+"/"+journey.ID, viewerKey, nil).want(t, 403)
+	e.do("POST", path, apitest.ViewerKey, `{"alias":"x","device":"mobile"}`).Want(t, 403)
+	e.do("PUT", path+"/"+journey.ID, apitest.ViewerKey, `{"alias":"x"}`).Want(t, 403)
+	e.do("DELETE", path+"/"+journey.ID, apitest.ViewerKey, nil).Want(t, 403)
 
-	e.do("DELETE", path+"/"+journey.ID, adminKey, nil).want(t, 204)
-	e.do("GET", path+"/"+journey.ID, adminKey, nil).want(t, 404).problem(t)
-	e.do("PUT", path+"/"+journey.ID, adminKey, `{"alias":"x"}`).want(t, 404)
-	e.do("DELETE", path+"/"+journey.ID, adminKey, nil).want(t, 404)
-	if list := listOf[multistepTest](t, e.do("GET", path, adminKey, nil)); len(list) != 1 || list[0].ID != plain.ID {
+	e.do("DELETE", path+"/"+journey.ID, apitest.AdminKey, nil).Want(t, 204)
+	e.do("GET", path+"/"+journey.ID, apitest.AdminKey, nil).Want(t, 404).Problem(t)
+	e.do("PUT", path+"/"+journey.ID, apitest.AdminKey, `{"alias":"x"}`).Want(t, 404)
+	e.do("DELETE", path+"/"+journey.ID, apitest.AdminKey, nil).Want(t, 404)
+	if list := apitest.List[multistepTest](t, e.do("GET", path, apitest.AdminKey, nil)); len(list) != 1 || list[0].ID != plain.ID {
 		t.Errorf("after delete, list %+v", list)
 	}
 }
@@ -125,7 +127,7 @@ func TestMultistepValidation(t *testing.T) {
 	site := e.createWebsite("example.com")
 	path := "/" + site.ID + "/multistep"
 	var existing multistepTest
-	e.do("POST", path, adminKey, `{"alias":"Keep","device":"desktop","steps":[{"type":"navigate","target":"/"}]}`).want(t, 201).decode(t, &existing)
+	e.do("POST", path, apitest.AdminKey, `{"alias":"Keep","device":"desktop","steps":[{"type":"navigate","target":"/"}]}`).Want(t, 201).Decode(t, &existing)
 
 	steps := func(s string) string { return `{"alias":"t","device":"desktop","steps":[` + s + `]}` }
 	tooMany := strings.TrimSuffix(strings.Repeat(`{"type":"scroll"},`, 51), ",")
@@ -163,19 +165,19 @@ func TestMultistepValidation(t *testing.T) {
 		{"unknown step field", steps(`{"type":"scroll","delay":5}`), 400, []string{"delay"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e.do("POST", path, adminKey, tc.body).want(t, tc.status).problem(t, tc.fields...)
+			e.do("POST", path, apitest.AdminKey, tc.body).Want(t, tc.status).Problem(t, tc.fields...)
 			// The same body as an edit changes nothing either.
 			if tc.status == 422 && tc.name != "missing alias and device" && tc.name != "no steps" {
-				e.do("PUT", path+"/"+existing.ID, adminKey, tc.body).want(t, tc.status)
+				e.do("PUT", path+"/"+existing.ID, apitest.AdminKey, tc.body).Want(t, tc.status)
 			}
 		})
 	}
-	e.do("PUT", path+"/"+existing.ID, adminKey, `{}`).want(t, 422).problem(t, "body")
-	p := e.do("PUT", path+"/"+existing.ID, adminKey, `{"steps":[]}`).want(t, 422).problem(t, "steps")
+	e.do("PUT", path+"/"+existing.ID, apitest.AdminKey, `{}`).Want(t, 422).Problem(t, "body")
+	p := e.do("PUT", path+"/"+existing.ID, apitest.AdminKey, `{"steps":[]}`).Want(t, 422).Problem(t, "steps")
 	if len(p.Errors) != 1 || p.Errors[0].Message != "at least one step" {
 		t.Errorf("empty steps: %+v", p.Errors)
 	}
-	list := listOf[multistepTest](t, e.do("GET", path, adminKey, nil))
+	list := apitest.List[multistepTest](t, e.do("GET", path, apitest.AdminKey, nil))
 	if len(list) != 1 || fmt.Sprint(list[0]) != fmt.Sprint(existing) {
 		t.Errorf("refused requests changed the tests: %+v", list)
 	}

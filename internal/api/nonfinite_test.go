@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 )
 
 // nonFiniteQueryValues are what a client may send for a number that is none: strconv.ParseFloat
@@ -41,7 +43,7 @@ func operationTarget(t *testing.T, routes map[string]walkRoute, f routeFixture, 
 		t.Errorf("%s %s is not a route of the route table", method, path)
 		return rt, "", "", false
 	}
-	key := adminKey
+	key := apitest.AdminKey
 	if rt.Access == "public" {
 		key = ""
 	}
@@ -91,8 +93,8 @@ func TestNonFiniteQueryNumbers(t *testing.T) {
 				q := maps.Clone(required)
 				q.Set(name, value)
 				res := e.do(rt.Method, target+"?"+q.Encode(), key, nil)
-				if res.status >= 500 {
-					t.Errorf("%s %s?%s: %d %s", method, path, q.Encode(), res.status, res.body)
+				if res.Status >= 500 {
+					t.Errorf("%s %s?%s: %d %s", method, path, q.Encode(), res.Status, res.Body)
 				}
 				return res
 			}
@@ -104,21 +106,21 @@ func TestNonFiniteQueryNumbers(t *testing.T) {
 					t.Errorf("%s: no minimum, so no value in range to try", what)
 					continue
 				}
-				if res := send(p.Name, fmt.Sprint(*s.Min)); res.status != http.StatusOK {
-					t.Errorf("%s=%v (in range): %d %s, want 200", what, *s.Min, res.status, res.body)
+				if res := send(p.Name, fmt.Sprint(*s.Min)); res.Status != http.StatusOK {
+					t.Errorf("%s=%v (in range): %d %s, want 200", what, *s.Min, res.Status, res.Body)
 					continue
 				}
 				for _, v := range nonFiniteQueryValues {
 					res := send(p.Name, v)
-					if res.status != http.StatusBadRequest {
-						t.Errorf("%s=%s: %d %s, want 400", what, v, res.status, res.body)
+					if res.Status != http.StatusBadRequest {
+						t.Errorf("%s=%s: %d %s, want 400", what, v, res.Status, res.Body)
 						continue
 					}
-					if ct := res.header.Get("Content-Type"); ct != "application/problem+json" {
+					if ct := res.Header.Get("Content-Type"); ct != "application/problem+json" {
 						t.Errorf("%s=%s: Content-Type %q, want application/problem+json", what, v, ct)
 					}
-					if prob := res.problem(t, p.Name); len(prob.Errors) == 0 {
-						t.Errorf("%s=%s: a problem without errors[]: %s", what, v, res.body)
+					if prob := res.Problem(t, p.Name); len(prob.Errors) == 0 {
+						t.Errorf("%s=%s: a problem without errors[]: %s", what, v, res.Body)
 					}
 				}
 			}
@@ -217,6 +219,19 @@ var bodyNumberCases = map[string]bodyNumberCase{
 // "network.rttMs", "steps[].value", "m{}" (a map's values), "{}.absolute".
 func numberFields(ref *openapi3.SchemaRef) []string {
 	var out []string
+	eachSchema("", ref, func(where string, s *openapi3.Schema) {
+		if isNumber(s) {
+			out = append(out, where)
+		}
+	})
+	return out
+}
+
+// eachSchema calls visit with every schema inside ref and where it sits below where: a
+// property "a.b", an item "a[]", a map's values "a{}"; the alternatives of oneOf, anyOf and
+// allOf sit where their schema does. A schema inside itself is visited once on that path; the
+// same schema at two places of one document is visited at each.
+func eachSchema(where string, ref *openapi3.SchemaRef, visit func(where string, s *openapi3.Schema)) {
 	seen := map[*openapi3.Schema]bool{}
 	var walk func(where string, ref *openapi3.SchemaRef)
 	walk = func(where string, ref *openapi3.SchemaRef) {
@@ -225,10 +240,8 @@ func numberFields(ref *openapi3.SchemaRef) []string {
 		}
 		s := ref.Value
 		seen[s] = true
-		defer delete(seen, s) // the same schema may sit at two places of one body
-		if isNumber(s) {
-			out = append(out, where)
-		}
+		defer delete(seen, s)
+		visit(where, s)
 		for name, p := range s.Properties {
 			if where == "" {
 				walk(name, p)
@@ -244,8 +257,7 @@ func numberFields(ref *openapi3.SchemaRef) []string {
 			}
 		}
 	}
-	walk("", ref)
-	return out
+	walk(where, ref)
 }
 
 // TestNonFiniteBodyNumbers sends 1e309 and -1e309, numbers no float64 holds, in every number
@@ -292,15 +304,15 @@ func TestNonFiniteBodyNumbers(t *testing.T) {
 					if n == "NaN" || n == "Infinity" {
 						want, field = http.StatusBadRequest, ""
 					}
-					if res.status != want {
-						t.Errorf("%s = %s: %d %s, want %d", what, n, res.status, res.body, want)
+					if res.Status != want {
+						t.Errorf("%s = %s: %d %s, want %d", what, n, res.Status, res.Body, want)
 						continue
 					}
-					if res.status >= 400 {
+					if res.Status >= 400 {
 						if field != "" {
-							res.problem(t, field)
+							res.Problem(t, field)
 						} else {
-							res.problem(t)
+							res.Problem(t)
 						}
 					}
 				}

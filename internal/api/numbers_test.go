@@ -6,6 +6,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/openvitals/openvitals/internal/regression"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 )
 
 // TestRequestNumbersHaveRanges: every number a request carries, in a body or a query, has a
@@ -16,27 +17,12 @@ func TestRequestNumbersHaveRanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen := map[*openapi3.Schema]bool{}
-	var walk func(where string, ref *openapi3.SchemaRef)
-	walk = func(where string, ref *openapi3.SchemaRef) {
-		if ref == nil || ref.Value == nil || seen[ref.Value] {
-			return
-		}
-		s := ref.Value
-		seen[s] = true
-		if s.Type != nil && (s.Type.Includes("number") || s.Type.Includes("integer")) && (s.Min == nil || s.Max == nil) {
-			t.Errorf("%s: a number without a range (minimum and maximum)", where)
-		}
-		for name, p := range s.Properties {
-			walk(where+"."+name, p)
-		}
-		walk(where+"[]", s.Items)
-		walk(where+"{}", s.AdditionalProperties.Schema)
-		for _, group := range []openapi3.SchemaRefs{s.OneOf, s.AnyOf, s.AllOf} {
-			for _, alt := range group {
-				walk(where, alt)
+	walk := func(where string, ref *openapi3.SchemaRef) {
+		eachSchema(where, ref, func(where string, s *openapi3.Schema) {
+			if isNumber(s) && (s.Min == nil || s.Max == nil) {
+				t.Errorf("%s: a number without a range (minimum and maximum)", where)
 			}
-		}
+		})
 	}
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
@@ -65,8 +51,8 @@ func TestNumberRanges(t *testing.T) {
 	e := newTestEnv(t)
 	f := newRouteFixture(t, e)
 	w := "/" + f.values["websiteID"]
-	e.do("PUT", w+"/regression-thresholds", adminKey, `{"lcp":{"relative":0.2,"absolute":250}}`).want(t, 200)
-	before := string(e.do("GET", w+"/regression-thresholds", viewerKey, nil).want(t, 200).body)
+	e.do("PUT", w+"/regression-thresholds", apitest.AdminKey, `{"lcp":{"relative":0.2,"absolute":250}}`).Want(t, 200)
+	before := string(e.do("GET", w+"/regression-thresholds", apitest.ViewerKey, nil).Want(t, 200).Body)
 
 	for _, tc := range []struct {
 		method, path, body, field string
@@ -87,23 +73,23 @@ func TestNumberRanges(t *testing.T) {
 		{"POST", w + "/multistep", `{"alias":"n","device":"mobile","steps":[{"type":"type","target":"#q","value":-4}]}`, "steps[0].value"},
 		{"POST", w + "/multistep", `{"alias":"n","device":"mobile","steps":[{"type":"navigate","target":"/"},{"type":"type","target":"#q","value":1e16}]}`, "steps[1].value"},
 	} {
-		e.do(tc.method, tc.path, adminKey, tc.body).want(t, 422).problem(t, tc.field)
+		e.do(tc.method, tc.path, apitest.AdminKey, tc.body).Want(t, 422).Problem(t, tc.field)
 	}
 	// An unknown metric is an unknown field.
-	e.do("PUT", w+"/regression-thresholds", adminKey, `{"fid":{"absolute":1}}`).want(t, 400).problem(t, "fid")
+	e.do("PUT", w+"/regression-thresholds", apitest.AdminKey, `{"fid":{"absolute":1}}`).Want(t, 400).Problem(t, "fid")
 
-	if after := string(e.do("GET", w+"/regression-thresholds", viewerKey, nil).want(t, 200).body); after != before {
+	if after := string(e.do("GET", w+"/regression-thresholds", apitest.ViewerKey, nil).Want(t, 200).Body); after != before {
 		t.Errorf("refused thresholds changed them: %s, then %s", before, after)
 	}
-	if n := len(listOf[multistepTest](t, e.do("GET", w+"/multistep", viewerKey, nil).want(t, 200))); n != 1 {
+	if n := len(apitest.List[multistepTest](t, e.do("GET", w+"/multistep", apitest.ViewerKey, nil).Want(t, 200))); n != 1 {
 		t.Errorf("%d multistep tests after refused ones, want 1", n)
 	}
 
 	// In range: the smallest non-zero parts, the largest, and whole numbers written as such.
-	e.do("PUT", w+"/regression-thresholds", adminKey, `{"lcp":{"relative":0.000001,"absolute":-0.0},"kb_total":{"relative":10,"absolute":1e9}}`).want(t, 200)
+	e.do("PUT", w+"/regression-thresholds", apitest.AdminKey, `{"lcp":{"relative":0.000001,"absolute":-0.0},"kb_total":{"relative":10,"absolute":1e9}}`).Want(t, 200)
 	var ms multistepTest
-	e.do("POST", w+"/multistep", adminKey, `{"alias":"n","device":"mobile","steps":[{"type":"navigate","target":"/"},{"type":"wait","value":1e3},{"type":"type","target":"#zip","value":90210.0}]}`).
-		want(t, 201).decode(t, &ms)
+	e.do("POST", w+"/multistep", apitest.AdminKey, `{"alias":"n","device":"mobile","steps":[{"type":"navigate","target":"/"},{"type":"wait","value":1e3},{"type":"type","target":"#zip","value":90210.0}]}`).
+		Want(t, 201).Decode(t, &ms)
 	if ms.Steps[1].Value != "1000" || ms.Steps[2].Value != "90210" {
 		t.Errorf("steps %+v: a number value is kept as its digits", ms.Steps)
 	}

@@ -1,6 +1,8 @@
 package api_test
 
 import (
+	"github.com/openvitals/openvitals/internal/testing/apitest"
+
 	"fmt"
 	"strings"
 	"testing"
@@ -12,11 +14,11 @@ func TestPages(t *testing.T) {
 	base := "/" + site.ID + "/settings/"
 
 	var created []page
-	e.do("POST", base+"pages", adminKey, []map[string]string{
+	e.do("POST", base+"pages", apitest.AdminKey, []map[string]string{
 		{"url": "/", "alias": "Home"},
 		{"url": "/pricing"},
 		{"url": "/search?q=shoes", "alias": "Search ✓"},
-	}).want(t, 200).decode(t, &created)
+	}).Want(t, 200).Decode(t, &created)
 	want := []page{{URL: "/", Alias: "Home"}, {URL: "/pricing", Alias: "/pricing"}, {URL: "/search?q=shoes", Alias: "Search ✓"}}
 	if len(created) != len(want) {
 		t.Fatalf("created %+v", created)
@@ -27,43 +29,43 @@ func TestPages(t *testing.T) {
 			t.Errorf("page %d: %+v, want %+v with an id (alias defaults to the url)", i, created[i], want[i])
 		}
 	}
-	got := listOf[page](t, e.do("GET", base+"pages", viewerKey, nil).want(t, 200))
+	got := apitest.List[page](t, e.do("GET", base+"pages", apitest.ViewerKey, nil).Want(t, 200))
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("list %+v, want %+v in the order given", got, want)
 	}
 
 	// The interface does not mark adding pages (admin): a viewer key may add them.
-	e.do("POST", base+"pages", viewerKey, []map[string]string{{"url": "/blog"}}).want(t, 200)
+	e.do("POST", base+"pages", apitest.ViewerKey, []map[string]string{{"url": "/blog"}}).Want(t, 200)
 
 	// A url already monitored refuses the whole call: nothing of it is written.
-	e.do("POST", base+"pages", adminKey, []map[string]string{{"url": "/new"}, {"url": "/pricing"}}).want(t, 409).problem(t, "[1].url")
-	e.do("POST", base+"pages", adminKey, []map[string]string{{"url": "/a"}, {"url": "/a"}}).want(t, 422).problem(t, "[1].url")
-	if got := listOf[page](t, e.do("GET", base+"pages", adminKey, nil)); len(got) != 4 {
+	e.do("POST", base+"pages", apitest.AdminKey, []map[string]string{{"url": "/new"}, {"url": "/pricing"}}).Want(t, 409).Problem(t, "[1].url")
+	e.do("POST", base+"pages", apitest.AdminKey, []map[string]string{{"url": "/a"}, {"url": "/a"}}).Want(t, 422).Problem(t, "[1].url")
+	if got := apitest.List[page](t, e.do("GET", base+"pages", apitest.AdminKey, nil)); len(got) != 4 {
 		t.Errorf("after refused calls, %d pages, want 4: %+v", len(got), got)
 	}
 
 	// Edit: alias alone, url alone; a url taken by another page is a conflict.
 	home := created[0]
-	e.do("PUT", base+home.ID, adminKey, map[string]string{"alias": "Start"}).want(t, 204)
-	e.do("PUT", base+home.ID, adminKey, map[string]string{"url": "/start"}).want(t, 204)
-	e.do("PUT", base+home.ID, adminKey, map[string]string{"url": "/pricing"}).want(t, 409).problem(t, "url")
-	e.do("PUT", base+home.ID, adminKey, map[string]string{}).want(t, 422).problem(t, "body")
-	e.do("PUT", base+home.ID, adminKey, map[string]string{"url": "start"}).want(t, 422).problem(t, "url")
-	e.do("PUT", base+home.ID, viewerKey, map[string]string{"alias": "x"}).want(t, 403)
-	e.do("PUT", base+"nosuchpage00", adminKey, map[string]string{"alias": "x"}).want(t, 404).problem(t)
-	got = listOf[page](t, e.do("GET", base+"pages", adminKey, nil))
+	e.do("PUT", base+home.ID, apitest.AdminKey, map[string]string{"alias": "Start"}).Want(t, 204)
+	e.do("PUT", base+home.ID, apitest.AdminKey, map[string]string{"url": "/start"}).Want(t, 204)
+	e.do("PUT", base+home.ID, apitest.AdminKey, map[string]string{"url": "/pricing"}).Want(t, 409).Problem(t, "url")
+	e.do("PUT", base+home.ID, apitest.AdminKey, map[string]string{}).Want(t, 422).Problem(t, "body")
+	e.do("PUT", base+home.ID, apitest.AdminKey, map[string]string{"url": "start"}).Want(t, 422).Problem(t, "url")
+	e.do("PUT", base+home.ID, apitest.ViewerKey, map[string]string{"alias": "x"}).Want(t, 403)
+	e.do("PUT", base+"nosuchpage00", apitest.AdminKey, map[string]string{"alias": "x"}).Want(t, 404).Problem(t)
+	got = apitest.List[page](t, e.do("GET", base+"pages", apitest.AdminKey, nil))
 	if got[0] != (page{ID: home.ID, URL: "/start", Alias: "Start"}) {
 		t.Errorf("edited page is %+v", got[0])
 	}
 	// The old url is free again.
-	e.do("POST", base+"pages", adminKey, []map[string]string{{"url": "/"}}).want(t, 200)
+	e.do("POST", base+"pages", apitest.AdminKey, []map[string]string{{"url": "/"}}).Want(t, 200)
 
 	// Delete: at once, for admins only, and gone from every read.
-	e.do("DELETE", base+home.ID, viewerKey, nil).want(t, 403)
-	e.do("DELETE", base+home.ID, adminKey, nil).want(t, 204)
-	e.do("DELETE", base+home.ID, adminKey, nil).want(t, 404)
-	e.do("PUT", base+home.ID, adminKey, map[string]string{"alias": "x"}).want(t, 404)
-	for _, p := range listOf[page](t, e.do("GET", base+"pages", adminKey, nil)) {
+	e.do("DELETE", base+home.ID, apitest.ViewerKey, nil).Want(t, 403)
+	e.do("DELETE", base+home.ID, apitest.AdminKey, nil).Want(t, 204)
+	e.do("DELETE", base+home.ID, apitest.AdminKey, nil).Want(t, 404)
+	e.do("PUT", base+home.ID, apitest.AdminKey, map[string]string{"alias": "x"}).Want(t, 404)
+	for _, p := range apitest.List[page](t, e.do("GET", base+"pages", apitest.AdminKey, nil)) {
 		if p.ID == home.ID {
 			t.Errorf("deleted page still listed: %+v", p)
 		}
@@ -84,19 +86,19 @@ func TestPagesLimits(t *testing.T) {
 		}
 		return out
 	}
-	e.do("POST", path, adminKey, pages(101, "")).want(t, 422).problem(t, "body")
-	e.do("POST", path, adminKey, []map[string]string{}).want(t, 422).problem(t, "body")
-	e.do("POST", path, adminKey, "null").want(t, 400).problem(t)
+	e.do("POST", path, apitest.AdminKey, pages(101, "")).Want(t, 422).Problem(t, "body")
+	e.do("POST", path, apitest.AdminKey, []map[string]string{}).Want(t, 422).Problem(t, "body")
+	e.do("POST", path, apitest.AdminKey, "null").Want(t, 400).Problem(t)
 	// 100 pages whose last is invalid: all or nothing.
-	e.do("POST", path, adminKey, pages(100, "no-slash")).want(t, 422).problem(t, "[99].url")
-	if got := listOf[page](t, e.do("GET", path, adminKey, nil)); len(got) != 0 {
+	e.do("POST", path, apitest.AdminKey, pages(100, "no-slash")).Want(t, 422).Problem(t, "[99].url")
+	if got := apitest.List[page](t, e.do("GET", path, apitest.AdminKey, nil)); len(got) != 0 {
 		t.Fatalf("a refused call wrote %d pages", len(got))
 	}
 	created := e.createPages(site.ID, urls(pages(100, ""))...)
 	if len(created) != 100 {
 		t.Fatalf("created %d pages, want 100", len(created))
 	}
-	if got := listOf[page](t, e.do("GET", path, adminKey, nil)); len(got) != 100 || got[99].URL != "/p/99" {
+	if got := apitest.List[page](t, e.do("GET", path, apitest.AdminKey, nil)); len(got) != 100 || got[99].URL != "/p/99" {
 		t.Fatalf("listed %d pages", len(got))
 	}
 	// 100 more whose last clashes with a stored page: none of them is written.
@@ -104,8 +106,8 @@ func TestPagesLimits(t *testing.T) {
 	for i := range more[:99] {
 		more[i]["url"] = fmt.Sprintf("/q/%d", i)
 	}
-	e.do("POST", path, adminKey, more).want(t, 409).problem(t, "[99].url")
-	if got := listOf[page](t, e.do("GET", path, adminKey, nil)); len(got) != 100 {
+	e.do("POST", path, apitest.AdminKey, more).Want(t, 409).Problem(t, "[99].url")
+	if got := apitest.List[page](t, e.do("GET", path, apitest.AdminKey, nil)); len(got) != 100 {
 		t.Fatalf("a refused call changed the page count to %d", len(got))
 	}
 }
@@ -144,15 +146,15 @@ func TestPageValidation(t *testing.T) {
 		{"nested garbage", `[[[[]]]]`, 400, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res := e.do("POST", path, adminKey, tc.body).want(t, tc.status)
+			res := e.do("POST", path, apitest.AdminKey, tc.body).Want(t, tc.status)
 			if tc.field != "" {
-				res.problem(t, tc.field)
+				res.Problem(t, tc.field)
 			} else {
-				res.problem(t)
+				res.Problem(t)
 			}
 		})
 	}
-	if got := listOf[page](t, e.do("GET", path, adminKey, nil)); len(got) != 0 {
+	if got := apitest.List[page](t, e.do("GET", path, apitest.AdminKey, nil)); len(got) != 0 {
 		t.Fatalf("refused requests wrote %+v", got)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 )
 
 // TestCursorPagination walks every paginated list with several limits: each item comes
@@ -21,10 +23,10 @@ func TestCursorPagination(t *testing.T) {
 	for i := range 11 {
 		body = append(body, fmt.Sprintf(`{"url":"/p%d"}`, i))
 	}
-	e.do("POST", w+"/settings/pages", adminKey, "["+strings.Join(body, ",")+"]").want(t, 200)
+	e.do("POST", w+"/settings/pages", apitest.AdminKey, "["+strings.Join(body, ",")+"]").Want(t, 200)
 	for i := range 5 {
-		e.do("POST", w+"/budgets", adminKey, fmt.Sprintf(`{"metric":"lcp","operator":"lt","value":%d,"device":"all"}`, 1000+i)).want(t, 201)
-		e.do("POST", w+"/multistep", adminKey, fmt.Sprintf(`{"alias":"t%d","device":"mobile","steps":[{"type":"navigate","target":"/"}]}`, i)).want(t, 201)
+		e.do("POST", w+"/budgets", apitest.AdminKey, fmt.Sprintf(`{"metric":"lcp","operator":"lt","value":%d,"device":"all"}`, 1000+i)).Want(t, 201)
+		e.do("POST", w+"/multistep", apitest.AdminKey, fmt.Sprintf(`{"alias":"t%d","device":"mobile","steps":[{"type":"navigate","target":"/"}]}`, i)).Want(t, 201)
 	}
 	type item struct {
 		ID     string `json:"id"`
@@ -38,7 +40,7 @@ func TestCursorPagination(t *testing.T) {
 	}
 	for _, path := range []string{"/websites", w + "/settings/pages", w + "/pages", w + "/budgets", w + "/multistep"} {
 		var whole listResponse
-		e.do("GET", path, viewerKey, nil).want(t, 200).decode(t, &whole)
+		e.do("GET", path, apitest.ViewerKey, nil).Want(t, 200).Decode(t, &whole)
 		if whole.Result.Cursor != nil || len(whole.Result.List) < 5 {
 			t.Fatalf("%s without limit: %d items, cursor %v", path, len(whole.Result.List), whole.Result.Cursor)
 		}
@@ -51,7 +53,7 @@ func TestCursorPagination(t *testing.T) {
 					q.Set("cursor", cursor)
 				}
 				var page listResponse
-				e.do("GET", path+"?"+q.Encode(), viewerKey, nil).want(t, 200).decode(t, &page)
+				e.do("GET", path+"?"+q.Encode(), apitest.ViewerKey, nil).Want(t, 200).Decode(t, &page)
 				walked = append(walked, page.Result.List...)
 				if page.Result.Cursor == nil {
 					break
@@ -66,7 +68,7 @@ func TestCursorPagination(t *testing.T) {
 			}
 		}
 		for _, q := range []string{"limit=0", "limit=1001", "limit=x", "limit=", "cursor=abc", "limit=2&cursor=%21%21", "limit=2&cursor="} {
-			e.do("GET", path+"?"+q, viewerKey, nil).want(t, 400).problem(t)
+			e.do("GET", path+"?"+q, apitest.ViewerKey, nil).Want(t, 400).Problem(t)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/profile"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 )
 
 type profileOut struct {
@@ -65,23 +66,20 @@ func TestProfiles(t *testing.T) {
 			{"type": "click", "target": "#go", "waitForNavigation": true}},
 		"network": map[string]any{"preset": "mobileSlow4G", "rttMs": 300},
 	}
-	viewerPost := e.do("POST", base, viewerKey, body).want(t, 403)
+	viewerPost := e.do("POST", base, apitest.ViewerKey, body).Want(t, 403)
 	var p profileOut
-	res := e.do("POST", base, adminKey, body).want(t, 201)
-	res.decode(t, &p)
+	res := e.do("POST", base, apitest.AdminKey, body).Want(t, 201)
+	res.Decode(t, &p)
 	if p.Name != "Signed in" || len(p.Pages) != 1 || p.Pages[0].Page != pages[1].ID || len(p.Headers) != 1 || p.Headers[0].Name != "X-Token" ||
 		p.BasicAuth == nil || p.BasicAuth.User != "ci" || len(p.Login) != 3 || p.Login[1].Value != "" || p.Network.Preset != "mobileSlow4G" ||
 		p.Network.RTTMs == nil || *p.Network.RTTMs != 300 || len(p.Origins) != 1 || p.Origins[0] != "https://api.example.com:8443" {
-		t.Fatalf("created %s", res.body)
+		t.Fatalf("created %s", res.Body)
 	}
-	answers := [][]byte{viewerPost.body, res.body}
-	answers = append(answers, e.do("GET", base, viewerKey, nil).want(t, 200).body, e.do("GET", base+"/"+p.ID, viewerKey, nil).want(t, 200).body)
+	answers := [][]byte{viewerPost.Body, res.Body}
+	answers = append(answers, e.do("GET", base, apitest.ViewerKey, nil).Want(t, 200).Body, e.do("GET", base+"/"+p.ID, apitest.ViewerKey, nil).Want(t, 200).Body)
 
 	// The secrets are sealed, and open to what they were sealed for.
-	w, err := e.store.Website(ctx, "acme", site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := e.storedWebsite(site.ID)
 	stored, err := e.store.Profile(ctx, w, p.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -98,14 +96,14 @@ func TestProfiles(t *testing.T) {
 	}
 
 	// A change of the name alone keeps the secrets; a change of the headers alone keeps the others.
-	answers = append(answers, e.do("PUT", base+"/"+p.ID, adminKey, map[string]any{"name": "Signed in 2"}).want(t, 200).body)
-	answers = append(answers, e.do("PUT", base+"/"+p.ID, adminKey, map[string]any{"headers": []map[string]string{{"name": "X-Other", "value": headerSecret + "2"}}}).want(t, 200).body)
+	answers = append(answers, e.do("PUT", base+"/"+p.ID, apitest.AdminKey, map[string]any{"name": "Signed in 2"}).Want(t, 200).Body)
+	answers = append(answers, e.do("PUT", base+"/"+p.ID, apitest.AdminKey, map[string]any{"headers": []map[string]string{{"name": "X-Other", "value": headerSecret + "2"}}}).Want(t, 200).Body)
 	stored, _ = e.store.Profile(ctx, w, p.ID)
 	secrets, err = profile.Open(ctx, credentialsKey, w, stored)
 	if err != nil || secrets.Headers["X-Other"] != headerSecret+"2" || secrets.Headers["X-Token"] != "" || secrets.Password != password || secrets.Typed[1] != typed || stored.Name != "Signed in 2" {
 		t.Errorf("after updates: %+v %+v %v", stored, secrets, err)
 	}
-	e.do("PUT", base+"/"+p.ID, viewerKey, map[string]any{"name": "x"}).want(t, 403)
+	e.do("PUT", base+"/"+p.ID, apitest.ViewerKey, map[string]any{"name": "x"}).Want(t, 403)
 
 	for _, b := range answers {
 		for _, secret := range []string{headerSecret, cookieSecret, password, typed} {
@@ -121,7 +119,7 @@ func TestProfiles(t *testing.T) {
 	}
 
 	// Bad input: 422 naming the fields, nothing changes.
-	bad := e.do("POST", base, adminKey, map[string]any{"name": "Bad",
+	bad := e.do("POST", base, apitest.AdminKey, map[string]any{"name": "Bad",
 		"pages":   []map[string]string{{"page": "nope", "device": "tablet"}},
 		"headers": []map[string]string{{"name": "Host", "value": "x"}, {"name": "X-A", "value": "a\r\nb"}},
 		"cookies": []map[string]string{{"name": "a b", "value": "x"}},
@@ -129,21 +127,21 @@ func TestProfiles(t *testing.T) {
 		"login": []map[string]any{{"type": "jump"}},
 		// Another site's origin (where the secrets would go), a path, credentials, a scheme.
 		"origins": []string{"https://example.org", "https://api.example.com/x", "https://u:p@api.example.com", "ftp://example.com", "https://example.com", "https://example.com"},
-	}).want(t, 422)
-	bad.problem(t, "pages[0].device", "pages[0].page", "headers[0].name", "headers[1].value", "cookies[0].name", "network.preset",
+	}).Want(t, 422)
+	bad.Problem(t, "pages[0].device", "pages[0].page", "headers[0].name", "headers[1].value", "cookies[0].name", "network.preset",
 		"network.cpuSlowdown", "viewport.width", "login[0].type", "origins[0]", "origins[1]", "origins[2]", "origins[3]", "origins[5]")
 	// A page and device another profile measures.
-	e.do("POST", base, adminKey, map[string]any{"name": "Twice", "pages": []map[string]string{{"page": pages[1].ID, "device": "desktop"}}}).
-		want(t, 422).problem(t, "pages[0]")
-	e.do("PUT", base+"/"+p.ID, adminKey, map[string]any{}).want(t, 422)
-	if list := listOf[profileOut](t, e.do("GET", base, adminKey, nil).want(t, 200)); len(list) != 1 {
+	e.do("POST", base, apitest.AdminKey, map[string]any{"name": "Twice", "pages": []map[string]string{{"page": pages[1].ID, "device": "desktop"}}}).
+		Want(t, 422).Problem(t, "pages[0]")
+	e.do("PUT", base+"/"+p.ID, apitest.AdminKey, map[string]any{}).Want(t, 422)
+	if list := apitest.List[profileOut](t, e.do("GET", base, apitest.AdminKey, nil).Want(t, 200)); len(list) != 1 {
 		t.Errorf("%d profiles after bad input, want 1", len(list))
 	}
 
 	// One default: a second default profile takes it over.
 	var d1, d2 profileOut
-	e.do("POST", base, adminKey, map[string]any{"name": "Slow", "default": true}).want(t, 201).decode(t, &d1)
-	e.do("POST", base, adminKey, map[string]any{"name": "Slower", "default": true, "network": map[string]any{"preset": "mobileRegular3G"}}).want(t, 201).decode(t, &d2)
+	e.do("POST", base, apitest.AdminKey, map[string]any{"name": "Slow", "default": true}).Want(t, 201).Decode(t, &d1)
+	e.do("POST", base, apitest.AdminKey, map[string]any{"name": "Slower", "default": true, "network": map[string]any{"preset": "mobileRegular3G"}}).Want(t, 201).Decode(t, &d2)
 	profiles, err := e.store.Profiles(ctx, w)
 	if err != nil {
 		t.Fatal(err)
@@ -175,13 +173,13 @@ func TestProfiles(t *testing.T) {
 	}
 
 	// Another account: 404 everywhere.
-	e.do("GET", base, otherKey, nil).want(t, 404)
-	e.do("GET", base+"/"+p.ID, otherKey, nil).want(t, 404)
-	e.do("PUT", base+"/"+p.ID, otherKey, map[string]any{"name": "x"}).want(t, 404)
-	e.do("DELETE", base+"/"+p.ID, otherKey, nil).want(t, 404)
+	e.do("GET", base, apitest.OtherKey, nil).Want(t, 404)
+	e.do("GET", base+"/"+p.ID, apitest.OtherKey, nil).Want(t, 404)
+	e.do("PUT", base+"/"+p.ID, apitest.OtherKey, map[string]any{"name": "x"}).Want(t, 404)
+	e.do("DELETE", base+"/"+p.ID, apitest.OtherKey, nil).Want(t, 404)
 
-	e.do("DELETE", base+"/"+p.ID, viewerKey, nil).want(t, 403)
-	e.do("DELETE", base+"/"+p.ID, adminKey, nil).want(t, 204)
-	e.do("GET", base+"/"+p.ID, adminKey, nil).want(t, 404)
-	e.do("DELETE", base+"/"+p.ID, adminKey, nil).want(t, 404)
+	e.do("DELETE", base+"/"+p.ID, apitest.ViewerKey, nil).Want(t, 403)
+	e.do("DELETE", base+"/"+p.ID, apitest.AdminKey, nil).Want(t, 204)
+	e.do("GET", base+"/"+p.ID, apitest.AdminKey, nil).Want(t, 404)
+	e.do("DELETE", base+"/"+p.ID, apitest.AdminKey, nil).Want(t, 404)
 }

@@ -17,19 +17,20 @@ import (
 
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 )
 
 // scrape reads GET /{w}/metrics with an Accept header and decodes it with the Prometheus
 // library's own parser for the format the response names.
 func scrape(t *testing.T, e *testEnv, siteID, accept string) (map[string]*dto.MetricFamily, string) {
 	t.Helper()
-	req := newRequest("GET", "/"+siteID+"/metrics", "Bearer "+viewerKey)
+	req := newRequest("GET", "/"+siteID+"/metrics", "Bearer "+apitest.ViewerKey)
 	if accept != "" {
 		req.Header.Set("Accept", accept)
 	}
-	res := e.send(req).want(t, 200)
-	h := http.Header{"Content-Type": {res.header.Get("Content-Type")}}
-	dec := expfmt.NewDecoder(bytes.NewReader(res.body), expfmt.ResponseFormat(h))
+	res := e.send(req).Want(t, 200)
+	h := http.Header{"Content-Type": {res.Header.Get("Content-Type")}}
+	dec := expfmt.NewDecoder(bytes.NewReader(res.Body), expfmt.ResponseFormat(h))
 	out := map[string]*dto.MetricFamily{}
 	for {
 		var mf dto.MetricFamily
@@ -38,11 +39,11 @@ func scrape(t *testing.T, e *testEnv, siteID, accept string) (map[string]*dto.Me
 			break
 		}
 		if err != nil {
-			t.Fatalf("parse %s (%s): %v\n%s", res.header.Get("Content-Type"), accept, err, res.body)
+			t.Fatalf("parse %s (%s): %v\n%s", res.Header.Get("Content-Type"), accept, err, res.Body)
 		}
 		out[mf.GetName()] = &mf
 	}
-	return out, res.header.Get("Content-Type")
+	return out, res.Header.Get("Content-Type")
 }
 
 // sample finds the value of a family's series with the given labels (among others).
@@ -75,16 +76,13 @@ func TestWebsiteMetrics(t *testing.T) {
 	e := newTestEnv(t)
 	f := newLabFixture(t, e)
 	ctx := context.Background()
-	w, err := e.store.Website(ctx, "acme", f.site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := f.stored
 	if err := e.store.PutUXResult(ctx, w, storedPage(t, e, w, f.home.ID), model.UXResult{Device: "mobile", Day: day(f.today, 0),
 		Vitals: map[string]model.Vital{"lcp": {P75: 2100, Good: 80, NeedsImprovement: 15, Poor: 5}}, Collected: f.today}); err != nil {
 		t.Fatal(err)
 	}
 	beacon := func(url string, lcp int) {
-		e.beacon(fmt.Sprintf(`{"w":%q,"u":%q,"m":{"lcp":%d,"cls":0.05}}`, f.site.ID, url, lcp), "text/plain", "8.8.8.8:1", nil).want(t, 202)
+		e.beacon(fmt.Sprintf(`{"w":%q,"u":%q,"m":{"lcp":%d,"cls":0.05}}`, f.site.ID, url, lcp), "text/plain", "8.8.8.8:1", nil).Want(t, 202)
 	}
 	for _, lcp := range []int{1000, 2000, 3000, 4000} {
 		beacon("https://example.com/", lcp)
@@ -162,6 +160,6 @@ func TestWebsiteMetrics(t *testing.T) {
 		}
 	}
 
-	e.send(newRequest("GET", "/"+f.site.ID+"/metrics", "")).want(t, 401)
-	e.send(newRequest("GET", "/"+f.site.ID+"/metrics", "Bearer "+otherKey)).want(t, 404)
+	e.send(newRequest("GET", "/"+f.site.ID+"/metrics", "")).Want(t, 401)
+	e.send(newRequest("GET", "/"+f.site.ID+"/metrics", "Bearer "+apitest.OtherKey)).Want(t, 404)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 )
 
 type regressionOut struct {
@@ -45,13 +46,8 @@ type annotationOut struct {
 // nothing; another account sees none of it.
 func TestRegressionsAPI(t *testing.T) {
 	e := newTestEnv(t)
-	site := e.createWebsite("example.com")
-	pages := e.createPages(site.ID, "/", "/shop")
+	site, pages, w := e.createSite("example.com", "/", "/shop")
 	ctx := context.Background()
-	w, err := e.store.Website(ctx, "acme", site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
 	lcp := model.Regression{Kind: model.KindRegression, Source: "lab", Page: pages[0].ID, Device: "mobile", Metric: "lcp",
 		LastGood: "20261110", FirstBad: "20261111", Before: model.Level{Median: 1500, Spread: 40}, After: model.Level{Median: 2100, Spread: 60},
 		Delta: 600, Percent: 40, P: 0.0001, Status: model.RegressionOpen, Detected: time.Now(),
@@ -78,10 +74,10 @@ func TestRegressionsAPI(t *testing.T) {
 	// cause; one of the other page, or a week before, is not.
 	base := "/" + site.ID
 	var deploy annotationOut
-	e.do("POST", base+"/annotations", adminKey, map[string]any{"at": "2026-11-10T18:30:00Z", "text": "Deploy v2.3 (new hero)", "url": "https://ci.example.com/run/42"}).
-		want(t, 201).decode(t, &deploy)
-	e.do("POST", base+"/annotations", adminKey, map[string]any{"at": "2026-11-11T09:00:00Z", "text": "Shop fix", "pages": []string{pages[1].ID}}).want(t, 201)
-	e.do("POST", base+"/annotations", adminKey, map[string]any{"at": "2026-11-03T09:00:00Z", "text": "Old deploy"}).want(t, 201)
+	e.do("POST", base+"/annotations", apitest.AdminKey, map[string]any{"at": "2026-11-10T18:30:00Z", "text": "Deploy v2.3 (new hero)", "url": "https://ci.example.com/run/42"}).
+		Want(t, 201).Decode(t, &deploy)
+	e.do("POST", base+"/annotations", apitest.AdminKey, map[string]any{"at": "2026-11-11T09:00:00Z", "text": "Shop fix", "pages": []string{pages[1].ID}}).Want(t, 201)
+	e.do("POST", base+"/annotations", apitest.AdminKey, map[string]any{"at": "2026-11-03T09:00:00Z", "text": "Old deploy"}).Want(t, 201)
 	for _, tc := range []struct {
 		name   string
 		body   any
@@ -96,19 +92,19 @@ func TestRegressionsAPI(t *testing.T) {
 		{"unknown field", map[string]any{"text": "x", "when": "now"}, 400, nil},
 	} {
 		t.Run("annotation "+tc.name, func(t *testing.T) {
-			e.do("POST", base+"/annotations", adminKey, tc.body).want(t, tc.status).problem(t, tc.fields...)
+			e.do("POST", base+"/annotations", apitest.AdminKey, tc.body).Want(t, tc.status).Problem(t, tc.fields...)
 		})
 	}
-	e.do("POST", base+"/annotations", viewerKey, map[string]any{"text": "x"}).want(t, 403)
-	anns := listOf[annotationOut](t, e.do("GET", base+"/annotations", viewerKey, nil).want(t, 200))
+	e.do("POST", base+"/annotations", apitest.ViewerKey, map[string]any{"text": "x"}).Want(t, 403)
+	anns := apitest.List[annotationOut](t, e.do("GET", base+"/annotations", apitest.ViewerKey, nil).Want(t, 200))
 	if len(anns) != 3 || anns[0].Text != "Shop fix" || anns[2].Text != "Old deploy" {
 		t.Fatalf("annotations %+v, want 3 newest first (nothing refused stored)", anns)
 	}
-	if anns := listOf[annotationOut](t, e.do("GET", base+"/annotations?date=20261110-20261110", viewerKey, nil).want(t, 200)); len(anns) != 1 || anns[0].ID != deploy.ID {
+	if anns := apitest.List[annotationOut](t, e.do("GET", base+"/annotations?date=20261110-20261110", apitest.ViewerKey, nil).Want(t, 200)); len(anns) != 1 || anns[0].ID != deploy.ID {
 		t.Fatalf("annotations of 2026-11-10: %+v", anns)
 	}
 
-	all := listOf[regressionOut](t, e.do("GET", base+"/regressions", viewerKey, nil).want(t, 200))
+	all := apitest.List[regressionOut](t, e.do("GET", base+"/regressions", apitest.ViewerKey, nil).Want(t, 200))
 	if len(all) != 3 || all[0].ID != lcp.ID || all[1].ID != cls.ID || all[2].ID != better.ID {
 		t.Fatalf("regressions %+v, want newest first by first bad day", all)
 	}
@@ -132,7 +128,7 @@ func TestRegressionsAPI(t *testing.T) {
 		{"source=rum", nil},
 	} {
 		t.Run(tc.query, func(t *testing.T) {
-			list := listOf[regressionOut](t, e.do("GET", base+"/regressions?"+tc.query, viewerKey, nil).want(t, 200))
+			list := apitest.List[regressionOut](t, e.do("GET", base+"/regressions?"+tc.query, apitest.ViewerKey, nil).Want(t, 200))
 			var ids []string
 			for _, r := range list {
 				ids = append(ids, r.ID)
@@ -143,7 +139,7 @@ func TestRegressionsAPI(t *testing.T) {
 		})
 	}
 	for _, q := range []string{"status=closed", "metric=fid", "kind=x", "device=tv", "source=crux", "date=2026", "limit=0"} {
-		e.do("GET", base+"/regressions?"+q, viewerKey, nil).want(t, 400).problem(t)
+		e.do("GET", base+"/regressions?"+q, apitest.ViewerKey, nil).Want(t, 400).Problem(t)
 	}
 	// Cursor pagination visits each once.
 	var seen []string
@@ -153,7 +149,7 @@ func TestRegressionsAPI(t *testing.T) {
 			Cursor string          `json:"cursor"`
 		} `json:"result"`
 	}
-	e.do("GET", base+"/regressions?limit=2", viewerKey, nil).want(t, 200).decode(t, &page)
+	e.do("GET", base+"/regressions?limit=2", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &page)
 	for _, r := range page.Result.List {
 		seen = append(seen, r.ID)
 	}
@@ -162,7 +158,7 @@ func TestRegressionsAPI(t *testing.T) {
 	}
 	cursor := page.Result.Cursor
 	page.Result.Cursor = ""
-	e.do("GET", base+"/regressions?limit=2&cursor="+cursor, viewerKey, nil).want(t, 200).decode(t, &page)
+	e.do("GET", base+"/regressions?limit=2&cursor="+cursor, apitest.ViewerKey, nil).Want(t, 200).Decode(t, &page)
 	for _, r := range page.Result.List {
 		seen = append(seen, r.ID)
 	}
@@ -171,19 +167,19 @@ func TestRegressionsAPI(t *testing.T) {
 	}
 
 	// Acknowledging: admin only, status acknowledged only; a recovered one stays recovered.
-	e.do("PUT", base+"/regressions/"+lcp.ID, viewerKey, map[string]any{"status": "acknowledged"}).want(t, 403)
-	e.do("PUT", base+"/regressions/"+lcp.ID, adminKey, map[string]any{"status": "recovered"}).want(t, 400).problem(t, "status")
-	e.do("PUT", base+"/regressions/rg_nope", adminKey, map[string]any{"status": "acknowledged"}).want(t, 404)
+	e.do("PUT", base+"/regressions/"+lcp.ID, apitest.ViewerKey, map[string]any{"status": "acknowledged"}).Want(t, 403)
+	e.do("PUT", base+"/regressions/"+lcp.ID, apitest.AdminKey, map[string]any{"status": "recovered"}).Want(t, 400).Problem(t, "status")
+	e.do("PUT", base+"/regressions/rg_nope", apitest.AdminKey, map[string]any{"status": "acknowledged"}).Want(t, 404)
 	var acked regressionOut
-	e.do("PUT", base+"/regressions/"+lcp.ID, adminKey, map[string]any{"status": "acknowledged"}).want(t, 200).decode(t, &acked)
+	e.do("PUT", base+"/regressions/"+lcp.ID, apitest.AdminKey, map[string]any{"status": "acknowledged"}).Want(t, 200).Decode(t, &acked)
 	if acked.Status != "acknowledged" || acked.Acknowledged == nil {
 		t.Fatalf("acknowledged %+v", acked)
 	}
-	e.do("PUT", base+"/regressions/"+cls.ID, adminKey, map[string]any{"status": "acknowledged"}).want(t, 200).decode(t, &acked)
+	e.do("PUT", base+"/regressions/"+cls.ID, apitest.AdminKey, map[string]any{"status": "acknowledged"}).Want(t, 200).Decode(t, &acked)
 	if acked.Status != "recovered" || acked.Acknowledged == nil {
 		t.Fatalf("a recovered regression acknowledged: %+v", acked)
 	}
-	e.do("GET", base+"/regressions/"+lcp.ID, viewerKey, nil).want(t, 200).decode(t, &got)
+	e.do("GET", base+"/regressions/"+lcp.ID, apitest.ViewerKey, nil).Want(t, 200).Decode(t, &got)
 	if got.Status != "acknowledged" {
 		t.Fatalf("read back %+v", got)
 	}
@@ -194,12 +190,12 @@ func TestRegressionsAPI(t *testing.T) {
 		Absolute float64 `json:"absolute"`
 		Custom   bool    `json:"custom"`
 	}
-	e.do("GET", base+"/regression-thresholds", viewerKey, nil).want(t, 200).decode(t, &th)
+	e.do("GET", base+"/regression-thresholds", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &th)
 	if th["lcp"].Relative != 0.1 || th["lcp"].Absolute != 100 || th["cls"].Absolute != 0.05 || th["performance_score"].Absolute != 5 || th["lcp"].Custom {
 		t.Fatalf("default thresholds %+v", th)
 	}
-	e.do("PUT", base+"/regression-thresholds", viewerKey, map[string]any{"lcp": map[string]float64{"relative": 0.2}}).want(t, 403)
-	e.do("PUT", base+"/regression-thresholds", adminKey, map[string]any{"lcp": map[string]float64{"relative": 0.2, "absolute": 250}}).want(t, 200).decode(t, &th)
+	e.do("PUT", base+"/regression-thresholds", apitest.ViewerKey, map[string]any{"lcp": map[string]float64{"relative": 0.2}}).Want(t, 403)
+	e.do("PUT", base+"/regression-thresholds", apitest.AdminKey, map[string]any{"lcp": map[string]float64{"relative": 0.2, "absolute": 250}}).Want(t, 200).Decode(t, &th)
 	if th["lcp"].Relative != 0.2 || th["lcp"].Absolute != 250 || !th["lcp"].Custom || th["fcp"].Custom {
 		t.Fatalf("thresholds after put %+v", th)
 	}
@@ -214,17 +210,17 @@ func TestRegressionsAPI(t *testing.T) {
 		{map[string]any{"lcp": map[string]any{"relative": 0.1, "x": 1}}, 400, "lcp.x"},
 		{map[string]any{"lcp": map[string]any{"relative": "0.1"}}, 400, "lcp.relative"},
 	} {
-		e.do("PUT", base+"/regression-thresholds", adminKey, bad.body).want(t, bad.status).problem(t, bad.field)
+		e.do("PUT", base+"/regression-thresholds", apitest.AdminKey, bad.body).Want(t, bad.status).Problem(t, bad.field)
 	}
-	e.do("GET", base+"/regression-thresholds", viewerKey, nil).want(t, 200).decode(t, &th)
+	e.do("GET", base+"/regression-thresholds", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &th)
 	if th["lcp"].Absolute != 250 {
 		t.Fatalf("a refused put changed the thresholds: %+v", th)
 	}
 
 	// Another account sees nothing of it.
 	for _, path := range []string{"/regressions", "/regressions/" + lcp.ID, "/annotations", "/regression-thresholds"} {
-		e.do("GET", base+path, otherKey, nil).want(t, 404)
+		e.do("GET", base+path, apitest.OtherKey, nil).Want(t, 404)
 	}
-	e.do("PUT", base+"/regressions/"+lcp.ID, otherKey, map[string]any{"status": "acknowledged"}).want(t, 404)
-	e.do("POST", base+"/annotations", otherKey, map[string]any{"text": "x"}).want(t, 404)
+	e.do("PUT", base+"/regressions/"+lcp.ID, apitest.OtherKey, map[string]any{"status": "acknowledged"}).Want(t, 404)
+	e.do("POST", base+"/annotations", apitest.OtherKey, map[string]any{"text": "x"}).Want(t, 404)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 )
 
 // TestReportLinks: a key of the account gets a short-lived link to the HTML report of a day's
@@ -24,35 +25,27 @@ func TestReportLinks(t *testing.T) {
 	e := newTestEnv(t)
 	f := newLabFixture(t, e)
 	ctx := context.Background()
-	w, err := e.store.Website(ctx, "acme", f.site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Today's desktop audit of the home page kept its HTML report; yesterday's did not.
-	today := model.Day(f.today)
-	rs, err := e.store.LabResults(ctx, w, f.home.ID, "desktop", today, today)
-	if err != nil || len(rs) != 1 {
-		t.Fatalf("today's result: %v %v", rs, err)
-	}
+	home := f.desktopToday(t, e, f.home)
 	const html = "<!doctype html><title>Lighthouse Report</title><script>window.__LIGHTHOUSE_JSON__ = {};</script>"
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
 	_, _ = zw.Write([]byte(html))
 	_ = zw.Close()
-	if err := e.objects.Put(ctx, artifact.HTMLKey(rs[0].ReportKey), gz.Bytes(), "application/gzip"); err != nil {
+	if err := e.objects.Put(ctx, artifact.HTMLKey(home.ReportKey), gz.Bytes(), "application/gzip"); err != nil {
 		t.Fatal(err)
 	}
 
 	base := "/" + f.site.ID + "/pages/" + f.home.ID + "/report-link"
 	link := func(query, key string, status int) string {
 		t.Helper()
-		res := e.do("POST", base+query, key, nil).want(t, status)
+		res := e.do("POST", base+query, key, nil).Want(t, status)
 		if status != 201 {
-			res.problem(t)
+			res.Problem(t)
 			return ""
 		}
 		var out struct{ URL, Date, Device string }
-		res.decode(t, &out)
+		res.Decode(t, &out)
 		if !strings.HasPrefix(out.URL, "/"+f.site.ID+"/lighthouse-report?token=") || out.Device != "desktop" {
 			t.Fatalf("link %+v", out)
 		}
@@ -60,30 +53,30 @@ func TestReportLinks(t *testing.T) {
 	}
 	open := func(url string, status int) string {
 		t.Helper()
-		res := e.send(httptest.NewRequest("GET", url, nil)).want(t, status)
+		res := e.send(httptest.NewRequest("GET", url, nil)).Want(t, status)
 		if status == 200 {
-			if csp := res.header.Get("Content-Security-Policy"); !strings.HasPrefix(csp, "sandbox allow-scripts") || res.header.Get("Cache-Control") != "private, no-store" {
-				t.Errorf("report served with CSP %q, Cache-Control %q", csp, res.header.Get("Cache-Control"))
+			if csp := res.Header.Get("Content-Security-Policy"); !strings.HasPrefix(csp, "sandbox allow-scripts") || res.Header.Get("Cache-Control") != "private, no-store" {
+				t.Errorf("report served with CSP %q, Cache-Control %q", csp, res.Header.Get("Cache-Control"))
 			}
 		}
-		return string(res.body)
+		return string(res.Body)
 	}
 
-	latest := link("?device=desktop", viewerKey, 201)
+	latest := link("?device=desktop", apitest.ViewerKey, 201)
 	if got := open(latest, 200); got != html {
 		t.Errorf("the link opens %q, want the stored HTML report", got)
 	}
-	if got := open(link("?device=desktop&date="+f.today.Format("2006-01-02"), adminKey, 201), 200); got != html {
+	if got := open(link("?device=desktop&date="+f.today.Format("2006-01-02"), apitest.AdminKey, 201), 200); got != html {
 		t.Errorf("the day's link opens %q", got)
 	}
-	if got := open(link("?device=desktop&date="+model.Day(f.today.AddDate(0, 0, -1)), viewerKey, 201), 404); !strings.Contains(got, "no HTML report") {
+	if got := open(link("?device=desktop&date="+model.Day(f.today.AddDate(0, 0, -1)), apitest.ViewerKey, 201), 404); !strings.Contains(got, "no HTML report") {
 		t.Errorf("a day without an HTML report: %s", got)
 	}
 
-	link("?device=desktop&date=2026-13-45", viewerKey, 400)
-	link("?device=tablet", viewerKey, 400)
-	link("?device=desktop&date=2001-01-01", viewerKey, 404)
-	link("?device=desktop", otherKey, 404)
+	link("?device=desktop&date=2026-13-45", apitest.ViewerKey, 400)
+	link("?device=tablet", apitest.ViewerKey, 400)
+	link("?device=desktop&date=2001-01-01", apitest.ViewerKey, 404)
+	link("?device=desktop", apitest.OtherKey, 404)
 	link("?device=desktop", "", 401)
 
 	token := strings.TrimPrefix(latest, "/"+f.site.ID+"/lighthouse-report?token=")
@@ -95,7 +88,7 @@ func TestReportLinks(t *testing.T) {
 	// An expired link opens nothing, even before DynamoDB removes it.
 	expired := strings.Repeat("B", 32)
 	if err := e.store.PutReportLink(ctx, sha256Hex(expired), model.ReportLink{Account: "acme", Website: f.site.ID,
-		Key: artifact.HTMLKey(rs[0].ReportKey), Expires: time.Now().Add(-time.Second)}); err != nil {
+		Key: artifact.HTMLKey(home.ReportKey), Expires: time.Now().Add(-time.Second)}); err != nil {
 		t.Fatal(err)
 	}
 	var p struct{ Detail string }
@@ -110,44 +103,36 @@ func TestReportLinksEndWithTheirPage(t *testing.T) {
 	e := newTestEnv(t)
 	f := newLabFixture(t, e)
 	ctx := context.Background()
-	w, err := e.store.Website(ctx, "acme", f.site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	today := model.Day(f.today)
 	link := func(p page) string {
 		t.Helper()
-		rs, err := e.store.LabResults(ctx, w, p.ID, "desktop", today, today)
-		if err != nil || len(rs) != 1 {
-			t.Fatalf("today's result of %s: %v %v", p.URL, rs, err)
-		}
+		r := f.desktopToday(t, e, p)
 		var gz bytes.Buffer
 		zw := gzip.NewWriter(&gz)
 		_, _ = zw.Write([]byte("<!doctype html><title>" + p.URL + "</title>"))
 		_ = zw.Close()
-		if err := e.objects.Put(ctx, artifact.HTMLKey(rs[0].ReportKey), gz.Bytes(), "application/gzip"); err != nil {
+		if err := e.objects.Put(ctx, artifact.HTMLKey(r.ReportKey), gz.Bytes(), "application/gzip"); err != nil {
 			t.Fatal(err)
 		}
 		var out struct{ URL string }
-		e.do("POST", "/"+f.site.ID+"/pages/"+p.ID+"/report-link?device=desktop", viewerKey, nil).want(t, 201).decode(t, &out)
+		e.do("POST", "/"+f.site.ID+"/pages/"+p.ID+"/report-link?device=desktop", apitest.ViewerKey, nil).Want(t, 201).Decode(t, &out)
 		return out.URL
 	}
 	open := func(url string) int {
 		t.Helper()
-		return e.send(httptest.NewRequest("GET", url, nil)).status
+		return e.send(httptest.NewRequest("GET", url, nil)).Status
 	}
 	home, pricing := link(f.home), link(f.pricing)
 	if open(home) != 200 || open(pricing) != 200 {
 		t.Fatal("the links do not open")
 	}
-	e.do("DELETE", "/"+f.site.ID+"/settings/"+f.pricing.ID, adminKey, nil).want(t, 204)
+	e.do("DELETE", "/"+f.site.ID+"/settings/"+f.pricing.ID, apitest.AdminKey, nil).Want(t, 204)
 	if got := open(pricing); got != 404 {
 		t.Errorf("the link of a deleted page: %d, want 404", got)
 	}
 	if got := open(home); got != 200 {
 		t.Errorf("the link of the page left: %d, want 200", got)
 	}
-	e.do("DELETE", "/"+f.site.ID, adminKey, nil).want(t, 204)
+	e.do("DELETE", "/"+f.site.ID, apitest.AdminKey, nil).Want(t, 204)
 	if got := open(home); got != 404 {
 		t.Errorf("the link of a deleted website: %d, want 404", got)
 	}

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/openvitals/openvitals/internal/api"
-	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // routeDoc is routes.json as the CDK app reads it.

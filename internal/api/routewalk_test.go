@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 )
 
 // routeFixture is a website of acme with one of each thing a path names, so that a request
@@ -26,18 +27,15 @@ func newRouteFixture(t testing.TB, e *testEnv) routeFixture {
 	w := "/" + site.ID
 	pg := e.createPages(site.ID, "/")[0]
 	var b budget
-	e.do("POST", w+"/budgets", adminKey, `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`).want(t, 201).decode(t, &b)
+	e.do("POST", w+"/budgets", apitest.AdminKey, `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`).Want(t, 201).Decode(t, &b)
 	var test multistepTest
-	e.do("POST", w+"/multistep", adminKey, `{"alias":"t","device":"mobile","steps":[{"type":"navigate","target":"/"}]}`).want(t, 201).decode(t, &test)
+	e.do("POST", w+"/multistep", apitest.AdminKey, `{"alias":"t","device":"mobile","steps":[{"type":"navigate","target":"/"}]}`).Want(t, 201).Decode(t, &test)
 	var ch channelOut
-	e.do("POST", w+"/channels", adminKey, `{"name":"c","kind":"slack","url":"https://hooks.slack.com/services/x"}`).want(t, 201).decode(t, &ch)
+	e.do("POST", w+"/channels", apitest.AdminKey, `{"name":"c","kind":"slack","url":"https://hooks.slack.com/services/x"}`).Want(t, 201).Decode(t, &ch)
 	var prof profileOut
-	e.do("POST", w+"/profiles", adminKey, `{"name":"p"}`).want(t, 201).decode(t, &prof)
+	e.do("POST", w+"/profiles", apitest.AdminKey, `{"name":"p"}`).Want(t, 201).Decode(t, &prof)
 	ctx := context.Background()
-	stored, err := e.store.Website(ctx, "acme", site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	stored := e.storedWebsite(site.ID)
 	reg := model.Regression{Kind: model.KindRegression, Source: "lab", Page: pg.ID, Device: "mobile", Metric: "lcp",
 		LastGood: "20261110", FirstBad: "20261111", Before: model.Level{Median: 1500}, After: model.Level{Median: 2100},
 		Delta: 600, Percent: 40, P: 0.0001, Status: model.RegressionOpen, Detected: time.Now()}
@@ -113,7 +111,7 @@ func tableRoutes(t testing.TB) []walkRoute {
 // an empty JSON object as the body of POST and PUT.
 func (e *testEnv) request(rt walkRoute, path string) response {
 	e.t.Helper()
-	key := adminKey
+	key := apitest.AdminKey
 	if rt.Access == "public" {
 		key = ""
 	}
@@ -137,8 +135,8 @@ func TestOverlongPathValues(t *testing.T) {
 			path := f.path(t, rt.Pattern, map[string]string{v: long})
 			res := e.request(rt, path)
 			sent++
-			if res.status != http.StatusNotFound && res.status != http.StatusBadRequest {
-				t.Errorf("%s %s with {%s} of %d bytes: %d %s, want 404 or 400", rt.Method, rt.Pattern, v, len(long), res.status, res.body)
+			if res.Status != http.StatusNotFound && res.Status != http.StatusBadRequest {
+				t.Errorf("%s %s with {%s} of %d bytes: %d %s, want 404 or 400", rt.Method, rt.Pattern, v, len(long), res.Status, res.Body)
 			}
 		}
 	}
@@ -146,7 +144,7 @@ func TestOverlongPathValues(t *testing.T) {
 		t.Fatalf("%d requests sent: the walk missed routes", sent)
 	}
 	// Nothing was deleted.
-	e.do("GET", "/"+f.values["websiteID"]+"/channels/"+f.values["channelID"], viewerKey, nil).want(t, 200)
+	e.do("GET", "/"+f.values["websiteID"]+"/channels/"+f.values["channelID"], apitest.ViewerKey, nil).Want(t, 200)
 }
 
 // TestNosniff: every answer of every route, successes and problems alike, and the answers of
@@ -156,16 +154,16 @@ func TestNosniff(t *testing.T) {
 	f := newRouteFixture(t, e)
 	check := func(what string, res response) {
 		t.Helper()
-		if got := res.header.Get("X-Content-Type-Options"); got != "nosniff" {
-			t.Errorf("%s: %d with X-Content-Type-Options %q, want nosniff", what, res.status, got)
+		if got := res.Header.Get("X-Content-Type-Options"); got != "nosniff" {
+			t.Errorf("%s: %d with X-Content-Type-Options %q, want nosniff", what, res.Status, got)
 		}
 	}
 	for _, rt := range tableRoutes(t) {
 		check(rt.Method+" "+rt.Pattern, e.request(rt, f.path(t, rt.Pattern, nil)))
 	}
-	check("an unknown path", e.do("GET", "/nosuch/path/at/all", adminKey, nil).want(t, 404))
-	check("an unknown method", e.do("PATCH", "/websites", adminKey, nil).want(t, 405))
-	check("no key", e.do("GET", "/websites", "", nil).want(t, 401))
+	check("an unknown path", e.do("GET", "/nosuch/path/at/all", apitest.AdminKey, nil).Want(t, 404))
+	check("an unknown method", e.do("PATCH", "/websites", apitest.AdminKey, nil).Want(t, 405))
+	check("no key", e.do("GET", "/websites", "", nil).Want(t, 401))
 }
 
 // TestNullBodies sends JSON null as the body of every route that takes one (the operations of
@@ -186,29 +184,29 @@ func TestNullBodies(t *testing.T) {
 	}
 	e := newTestEnv(t)
 	f := newRouteFixture(t, e)
-	e.do("PUT", "/"+f.values["websiteID"]+"/regression-thresholds", adminKey, `{"lcp":{"relative":0.2}}`).want(t, 200)
-	before := e.do("GET", "/"+f.values["websiteID"]+"/regression-thresholds", viewerKey, nil).want(t, 200).body
+	e.do("PUT", "/"+f.values["websiteID"]+"/regression-thresholds", apitest.AdminKey, `{"lcp":{"relative":0.2}}`).Want(t, 200)
+	before := e.do("GET", "/"+f.values["websiteID"]+"/regression-thresholds", apitest.ViewerKey, nil).Want(t, 200).Body
 	n := 0
 	for _, rt := range tableRoutes(t) {
 		if !takesBody[rt.Method+" "+wildcard.ReplaceAllString(rt.Pattern, "{}")] {
 			continue
 		}
 		n++
-		key := adminKey
+		key := apitest.AdminKey
 		if rt.Access == "public" {
 			key = ""
 		}
 		res := e.do(rt.Method, f.path(t, rt.Pattern, nil), key, `null`)
-		if res.status != http.StatusBadRequest {
-			t.Errorf("%s %s with a null body: %d %s, want 400", rt.Method, rt.Pattern, res.status, res.body)
+		if res.Status != http.StatusBadRequest {
+			t.Errorf("%s %s with a null body: %d %s, want 400", rt.Method, rt.Pattern, res.Status, res.Body)
 			continue
 		}
-		res.problem(t)
+		res.Problem(t)
 	}
 	if n < 15 {
 		t.Fatalf("%d routes take a body: the walk missed some", n)
 	}
-	if after := e.do("GET", "/"+f.values["websiteID"]+"/regression-thresholds", viewerKey, nil).want(t, 200).body; string(after) != string(before) {
+	if after := e.do("GET", "/"+f.values["websiteID"]+"/regression-thresholds", apitest.ViewerKey, nil).Want(t, 200).Body; string(after) != string(before) {
 		t.Errorf("refused bodies changed the thresholds: %s, then %s", before, after)
 	}
 	if visible, inFlight, err := e.audits.Depth(context.Background()); err != nil || visible+inFlight != 0 {

@@ -15,12 +15,13 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/openvitals/openvitals/internal/api"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/quota"
 	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/rum/geo"
 	"github.com/openvitals/openvitals/internal/rumworker"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // beacon posts a beacon as navigator.sendBeacon does (text/plain) from a client address.
@@ -66,24 +67,24 @@ func (e *testEnv) fold(views int) {
 func TestSnippet(t *testing.T) {
 	e := newTestEnv(t)
 	site := e.createWebsite("example.com")
-	res := e.do("GET", "/rum/"+site.ID+".js", "", nil).want(t, 200)
-	if ct := res.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/javascript") {
+	res := e.do("GET", "/rum/"+site.ID+".js", "", nil).Want(t, 200)
+	if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/javascript") {
 		t.Errorf("Content-Type %q", ct)
 	}
-	if cc := res.header.Get("Cache-Control"); !strings.Contains(cc, "public") || !strings.Contains(cc, "max-age") {
+	if cc := res.Header.Get("Cache-Control"); !strings.Contains(cc, "public") || !strings.Contains(cc, "max-age") {
 		t.Errorf("Cache-Control %q: the snippet is cacheable", cc)
 	}
-	body := string(res.body)
+	body := string(res.Body)
 	if !strings.Contains(body, "var webVitals=") || !strings.Contains(body, `})("`+site.ID+`", 1, "`+model.LabUserAgentMark+`");`) {
 		t.Errorf("the snippet is not web-vitals plus the reporter bound to %s", site.ID)
 	}
 	req := httptest.NewRequest("GET", "/rum/"+site.ID+".js", nil)
-	req.Header.Set("If-None-Match", res.header.Get("ETag"))
-	e.send(req).want(t, http.StatusNotModified)
+	req.Header.Set("If-None-Match", res.Header.Get("ETag"))
+	e.send(req).Want(t, http.StatusNotModified)
 	for _, path := range []string{"/rum/nosuchsite00.js", "/rum/" + site.ID, "/rum/" + site.ID + ".css", "/rum/%3Cscript%3E.js"} {
-		res := e.do("GET", path, "", nil).want(t, 404)
-		res.problem(t)
-		if strings.Contains(string(res.body), "script>") {
+		res := e.do("GET", path, "", nil).Want(t, 404)
+		res.Problem(t)
+		if strings.Contains(string(res.Body), "script>") {
 			t.Errorf("%s: the answer repeats the request", path)
 		}
 	}
@@ -115,12 +116,12 @@ func TestCollectRefusesBadBeaconsAndQueuesNothing(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e.t = t
-			res := e.beacon(c.body, c.contentType, "203.0.113.7:4000", nil).want(t, c.status)
-			res.problem(t)
-			if strings.Contains(string(res.body), marker) {
-				t.Errorf("the answer repeats the input: %s", res.body)
+			res := e.beacon(c.body, c.contentType, "203.0.113.7:4000", nil).Want(t, c.status)
+			res.Problem(t)
+			if strings.Contains(string(res.Body), marker) {
+				t.Errorf("the answer repeats the input: %s", res.Body)
 			}
-			if res.header.Get("Access-Control-Allow-Origin") != "*" {
+			if res.Header.Get("Access-Control-Allow-Origin") != "*" {
 				t.Error("an error without CORS headers: the browser would hide it")
 			}
 		})
@@ -134,9 +135,9 @@ func TestCollectRefusesBadBeaconsAndQueuesNothing(t *testing.T) {
 func TestCollectQueuesNormalizedViews(t *testing.T) {
 	e := newTestEnv(t)
 	site := e.createWebsite("example.com")
-	pre := e.do("OPTIONS", "/collect", "", nil).want(t, 204)
-	if pre.header.Get("Access-Control-Allow-Origin") != "*" || !strings.Contains(pre.header.Get("Access-Control-Allow-Methods"), "POST") {
-		t.Errorf("preflight headers %v", pre.header)
+	pre := e.do("OPTIONS", "/collect", "", nil).Want(t, 204)
+	if pre.Header.Get("Access-Control-Allow-Origin") != "*" || !strings.Contains(pre.Header.Get("Access-Control-Allow-Methods"), "POST") {
+		t.Errorf("preflight headers %v", pre.Header)
 	}
 	beacons := []struct{ url, metrics, addr string }{
 		{"https://www.example.com/Shop/?utm=x#top", `{"lcp":2200.4,"cls":0.1234,"inp":"NaN","ttfb":310}`, "8.8.8.8:1234"},
@@ -146,7 +147,7 @@ func TestCollectQueuesNormalizedViews(t *testing.T) {
 	for _, b := range beacons {
 		body := fmt.Sprintf(`{"w":%q,"u":%q,"m":%s,"c":{"cart_items":2}}`, site.ID, b.url, b.metrics)
 		// A forged country header is not trusted unless the deployment says so.
-		e.beacon(body, "text/plain;charset=UTF-8", b.addr, map[string]string{"CloudFront-Viewer-Country": "FR"}).want(t, 202)
+		e.beacon(body, "text/plain;charset=UTF-8", b.addr, map[string]string{"CloudFront-Viewer-Country": "FR"}).Want(t, 202)
 	}
 	msgs := awstest.Receive(t, e.rum, 3)
 	var views []rum.View
@@ -189,21 +190,21 @@ func TestCollectDropsLabAgentsAndKeepsSegments(t *testing.T) {
 	body := fmt.Sprintf(`{"w":%q,"u":"https://example.com/product/1?from=ad","m":{"lcp":1000},"s":{"n":"reload","e":"3g"},
 		"a":{"inp":{"e":"button#buy","t":"pointer","p":[1,2,3],"s":[{"u":"https://www.googletagmanager.com/gtm.js?id=x","f":"h","d":90}]}}}`, site.ID)
 	own := map[string]string{"User-Agent": android + " " + model.LabUserAgentMark}
-	e.beacon(body, "text/plain", "8.8.8.8:1", own).want(t, 204)
-	e.beacon(body, "text/plain", "8.8.8.8:1", map[string]string{"User-Agent": headless}).want(t, 202)
+	e.beacon(body, "text/plain", "8.8.8.8:1", own).Want(t, 204)
+	e.beacon(body, "text/plain", "8.8.8.8:1", map[string]string{"User-Agent": headless}).Want(t, 202)
 	if err := e.store.PutRUMSettings(context.Background(), "acme", site.ID, model.RUMSettings{ExcludeLabAgents: true,
 		Groups: []model.PageGroup{{ID: 4, Name: "Products", Pattern: "/product/*"}}}); err != nil {
 		t.Fatal(err)
 	}
 	page := map[string]any{"url": "/product/1?from=ad"}
-	e.do("POST", "/"+site.ID+"/settings/pages", adminKey, []any{page}).want(t, 200)
+	e.do("POST", "/"+site.ID+"/settings/pages", apitest.AdminKey, []any{page}).Want(t, 200)
 	// The settings and pages apply once the website's cached entry expires (a minute).
 	mu.Lock()
 	clock = clock.Add(2 * time.Minute)
 	mu.Unlock()
-	e.beacon(body, "text/plain", "8.8.8.8:1", map[string]string{"User-Agent": headless}).want(t, 204)
-	e.beacon(body, "text/plain", "8.8.8.8:1", own).want(t, 204)
-	e.beacon(body, "text/plain", "8.8.8.8:1", map[string]string{"User-Agent": android}).want(t, 202)
+	e.beacon(body, "text/plain", "8.8.8.8:1", map[string]string{"User-Agent": headless}).Want(t, 204)
+	e.beacon(body, "text/plain", "8.8.8.8:1", own).Want(t, 204)
+	e.beacon(body, "text/plain", "8.8.8.8:1", map[string]string{"User-Agent": android}).Want(t, 202)
 	var views []rum.View
 	for _, m := range awstest.Receive(t, e.rum, 2) {
 		var b rum.Batch
@@ -234,8 +235,8 @@ func TestCollectTrustsViewerCountryWhereConfigured(t *testing.T) {
 	srv := api.New(api.Deps{Store: e.store, Log: awstest.Log(t), Beacons: rum.NewCollector(e.rum), TrustViewerCountry: true})
 	e.handler = srv.Serve(api.RUM)
 	body := fmt.Sprintf(`{"w":%q,"u":"https://example.com/","m":{"lcp":1000}}`, site.ID)
-	e.beacon(body, "text/plain", "8.8.8.8:1", map[string]string{"CloudFront-Viewer-Country": "JP"}).want(t, 202)
-	e.beacon(body, "text/plain", "8.8.8.8:1", map[string]string{"CloudFront-Viewer-Country": "j<"}).want(t, 202)
+	e.beacon(body, "text/plain", "8.8.8.8:1", map[string]string{"CloudFront-Viewer-Country": "JP"}).Want(t, 202)
+	e.beacon(body, "text/plain", "8.8.8.8:1", map[string]string{"CloudFront-Viewer-Country": "j<"}).Want(t, 202)
 	var got []string
 	for _, m := range awstest.Receive(t, e.rum, 2) {
 		var b rum.Batch
@@ -254,7 +255,7 @@ func TestFieldReports(t *testing.T) {
 	site := e.createWebsite("example.com")
 	send := func(url, metrics, addr string) {
 		body := fmt.Sprintf(`{"w":%q,"u":%q,"m":%s,"c":{"cart_items":3}}`, site.ID, url, metrics)
-		e.beacon(body, "text/plain", addr, nil).want(t, 202)
+		e.beacon(body, "text/plain", addr, nil).Want(t, 202)
 	}
 	send("https://example.com/", `{"lcp":1000,"cls":0.1,"inp":40}`, "8.8.8.8:1")
 	send("https://example.com/", `{"lcp":2000,"cls":0.2,"inp":200}`, "8.8.8.8:1")
@@ -271,7 +272,7 @@ func TestFieldReports(t *testing.T) {
 		} `json:"result"`
 	}
 	w := "/" + site.ID + "/field-testing"
-	e.do("GET", w+"/pages", viewerKey, nil).want(t, 200).decode(t, &rep)
+	e.do("GET", w+"/pages", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &rep)
 	if rep.Result.Count != 2 || rep.Result.List["/"]["count"] != 4 || rep.Result.List["/"]["percent"] != 80 || rep.Result.List["/docs"]["count"] != 1 {
 		t.Errorf("pages: %+v", rep.Result)
 	}
@@ -281,7 +282,7 @@ func TestFieldReports(t *testing.T) {
 	// "+" arrives as a space; an encoded plus and a comma work too.
 	for _, q := range []string{"?timing=lcp+cls+inp+cart_items", "?timing=lcp%2Bcls%2Binp%2Bcart_items", "?timing=lcp,cls,inp,cart_items"} {
 		rep.Result.List = nil
-		e.do("GET", w+"/pages"+q, viewerKey, nil).want(t, 200).decode(t, &rep)
+		e.do("GET", w+"/pages"+q, apitest.ViewerKey, nil).Want(t, 200).Decode(t, &rep)
 		home := rep.Result.List["/"]
 		// p75 of 1000..4000 by rank floor(0.75*3) = 2: 3000, within 1 %; inp has two values.
 		if rep.Result.Count != 5 || math.Abs(home["lcp"]-3000) > 30 || math.Abs(home["cls"]-0.3) > 0.003 ||
@@ -296,17 +297,17 @@ func TestFieldReports(t *testing.T) {
 		}
 	}
 	rep.Result.List = nil
-	e.do("GET", w+"/countries", viewerKey, nil).want(t, 200).decode(t, &rep)
+	e.do("GET", w+"/countries", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &rep)
 	if rep.Result.Count != 5 || rep.Result.List["US"]["count"] != 3 || rep.Result.List["XX"]["count"] != 2 || rep.Result.List["US"]["percent"] != 60 {
 		t.Errorf("countries: %+v", rep.Result)
 	}
-	e.do("GET", w+"/countries?timing=ttfb", viewerKey, nil).want(t, 200)
+	e.do("GET", w+"/countries?timing=ttfb", apitest.ViewerKey, nil).Want(t, 200)
 	for _, q := range []string{"?timing=bogus-name", "?timing=", "?timing=never_sent", "?date=2026", "?date=20261131-20261201", "?date=20261201-20261101"} {
-		e.do("GET", w+"/pages"+q, viewerKey, nil).want(t, 400).problem(t)
+		e.do("GET", w+"/pages"+q, apitest.ViewerKey, nil).Want(t, 400).Problem(t)
 	}
 	// A range before anything was collected is empty, not an error.
 	rep.Result.List = nil
-	e.do("GET", w+"/pages?date=20200101-20200131&timing=lcp", viewerKey, nil).want(t, 200).decode(t, &rep)
+	e.do("GET", w+"/pages?date=20200101-20200131&timing=lcp", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &rep)
 	if rep.Result.Count != 0 || len(rep.Result.List) != 0 {
 		t.Errorf("an old range: %+v", rep.Result)
 	}

@@ -6,8 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/rum"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // lifecycleBeacon is a beacon of the snippet with soft navigations: a page lifecycle's views.
@@ -32,8 +33,8 @@ func TestCollectQueuesALifecyclesViews(t *testing.T) {
 		// Left out: off the domain, or nothing measured.
 		lifecycleView("6b08cab5b7a5b9b63670afb8", "https://evil.example.net/", "soft", 100),
 		`{"i":"6b08cab5b7a5b9b63670afb9","u":"https://example.com/empty","m":{},"s":{"n":"soft"}}`,
-	), "text/plain", "8.8.8.8:1", nil).want(t, 202)
-	e.beacon(fmt.Sprintf(`{"w":%q,"u":"https://example.com/old","m":{"lcp":1000},"s":{"n":"navigate"}}`, site.ID), "text/plain", "8.8.8.8:1", nil).want(t, 202)
+	), "text/plain", "8.8.8.8:1", nil).Want(t, 202)
+	e.beacon(fmt.Sprintf(`{"w":%q,"u":"https://example.com/old","m":{"lcp":1000},"s":{"n":"navigate"}}`, site.ID), "text/plain", "8.8.8.8:1", nil).Want(t, 202)
 	var views []rum.View
 	for _, m := range awstestReceive(t, e, 2) {
 		views = append(views, m.Views...)
@@ -68,8 +69,8 @@ func TestCollectRetriedBeaconCountsOnce(t *testing.T) {
 		lifecycleView("6b08cab1302953bc8761ffc6", "https://example.com/", "navigate", 900),
 		lifecycleView("6b08cab358a2e396d4064083", "https://example.com/products", "soft", 200),
 		lifecycleView("6b08cab5b7a5b9b63670afb8", "https://example.com/about", "soft", 150))
-	e.beacon(body, "text/plain", "8.8.8.8:1", nil).want(t, 202)
-	e.beacon(body, "text/plain", "8.8.8.8:1", nil).want(t, 202)
+	e.beacon(body, "text/plain", "8.8.8.8:1", nil).Want(t, 202)
+	e.beacon(body, "text/plain", "8.8.8.8:1", nil).Want(t, 202)
 	e.fold(6)
 	var rep struct {
 		Result struct {
@@ -77,7 +78,7 @@ func TestCollectRetriedBeaconCountsOnce(t *testing.T) {
 			List  map[string]map[string]float64 `json:"list"`
 		} `json:"result"`
 	}
-	e.do("GET", "/"+site.ID+"/field-testing/pages?timing=lcp", viewerKey, nil).want(t, 200).decode(t, &rep)
+	e.do("GET", "/"+site.ID+"/field-testing/pages?timing=lcp", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &rep)
 	if rep.Result.Count != 3 || rep.Result.List["/"]["count"] != 1 || rep.Result.List["/products"]["count"] != 1 || rep.Result.List["/about"]["count"] != 1 {
 		t.Errorf("a beacon sent twice: %+v, want each of its 3 views once", rep.Result)
 	}
@@ -91,19 +92,19 @@ func TestCollectBeaconLimits(t *testing.T) {
 	for i := range rum.MaxViewsPerBeacon + 1 {
 		views = append(views, lifecycleView(fmt.Sprintf("6b08cab1302953bc8761%04x", i), fmt.Sprintf("https://example.com/r/%d", i), "soft", 100))
 	}
-	e.beacon(lifecycleBeacon(site.ID, views...), "text/plain", "8.8.8.8:1", nil).want(t, 400).problem(t)
+	e.beacon(lifecycleBeacon(site.ID, views...), "text/plain", "8.8.8.8:1", nil).Want(t, 400).Problem(t)
 	full := lifecycleBeacon(site.ID, views[:rum.MaxViewsPerBeacon]...)
 	if len(full) > rum.MaxBeaconBytes {
 		t.Fatalf("32 small views take %d bytes", len(full))
 	}
-	e.beacon(full, "text/plain", "8.8.8.8:1", nil).want(t, 202)
+	e.beacon(full, "text/plain", "8.8.8.8:1", nil).Want(t, 202)
 	big := strings.Repeat("a", 1500)
 	views = views[:0]
 	for i := range 12 {
 		views = append(views, lifecycleView(fmt.Sprintf("6b08cab1302953bc8762%04x", i), "https://example.com/"+big, "soft", 100))
 	}
-	e.beacon(lifecycleBeacon(site.ID, views...), "text/plain", "8.8.8.8:1", nil).want(t, 413).problem(t)
-	e.beacon(lifecycleBeacon(site.ID), "text/plain", "8.8.8.8:1", nil).want(t, 400).problem(t)
+	e.beacon(lifecycleBeacon(site.ID, views...), "text/plain", "8.8.8.8:1", nil).Want(t, 413).Problem(t)
+	e.beacon(lifecycleBeacon(site.ID), "text/plain", "8.8.8.8:1", nil).Want(t, 400).Problem(t)
 	if got := awstestReceive(t, e, 1); len(got) != 1 || len(got[0].Views) != rum.MaxViewsPerBeacon {
 		t.Errorf("queued %d messages, want the 32 views of the one beacon taken", len(got))
 	}

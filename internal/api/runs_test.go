@@ -6,9 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/multistep"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 type runRecord struct {
@@ -28,13 +29,13 @@ func TestRunsAndStatistics(t *testing.T) {
 	site := e.createWebsite("example.com")
 	base := "/" + site.ID + "/multistep"
 	var a, b multistepTest
-	e.do("POST", base, adminKey, `{"alias":"A","device":"desktop","steps":[{"type":"navigate","target":"/"}]}`).want(t, 201).decode(t, &a)
-	e.do("POST", base, adminKey, `{"alias":"B","device":"mobile","steps":[{"type":"navigate","target":"/b"}]}`).want(t, 201).decode(t, &b)
+	e.do("POST", base, apitest.AdminKey, `{"alias":"A","device":"desktop","steps":[{"type":"navigate","target":"/"}]}`).Want(t, 201).Decode(t, &a)
+	e.do("POST", base, apitest.AdminKey, `{"alias":"B","device":"mobile","steps":[{"type":"navigate","target":"/b"}]}`).Want(t, 201).Decode(t, &b)
 
 	// Run one now: recorded as queued, with a message carrying it.
 	var started struct{ RunID string }
-	e.do("POST", base+"/"+a.ID+"/runs", viewerKey, nil).want(t, 201).decode(t, &started)
-	runs := listOf[runRecord](t, e.do("GET", base+"/"+a.ID+"/runs", viewerKey, nil).want(t, 200))
+	e.do("POST", base+"/"+a.ID+"/runs", apitest.ViewerKey, nil).Want(t, 201).Decode(t, &started)
+	runs := apitest.List[runRecord](t, e.do("GET", base+"/"+a.ID+"/runs", apitest.ViewerKey, nil).Want(t, 200))
 	if started.RunID == "" || len(runs) != 1 || runs[0].ID != started.RunID || runs[0].Status != "queued" || runs[0].Device != "desktop" || runs[0].Duration != nil {
 		t.Fatalf("after a run started: %+v (run %q)", runs, started.RunID)
 	}
@@ -44,7 +45,7 @@ func TestRunsAndStatistics(t *testing.T) {
 		Message string
 		Queued  int
 	}
-	e.do("POST", base+"/run-all", viewerKey, nil).want(t, 200).decode(t, &all)
+	e.do("POST", base+"/run-all", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &all)
 	if all.Queued != 2 || all.Message == "" {
 		t.Errorf("run-all answered %+v", all)
 	}
@@ -85,11 +86,11 @@ func TestRunsAndStatistics(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	runs = listOf[runRecord](t, e.do("GET", base+"/"+a.ID+"/runs", viewerKey, nil))
+	runs = apitest.List[runRecord](t, e.do("GET", base+"/"+a.ID+"/runs", apitest.ViewerKey, nil))
 	if len(runs) != 2 || !runs[0].Created.After(runs[1].Created) || runs[0].Status != "completed" || *runs[0].INP != 200 {
 		t.Errorf("runs of A, newest first: %+v", runs)
 	}
-	runs = listOf[runRecord](t, e.do("GET", base+"/"+b.ID+"/runs", viewerKey, nil))
+	runs = apitest.List[runRecord](t, e.do("GET", base+"/"+b.ID+"/runs", apitest.ViewerKey, nil))
 	if runs[0].Status != "failed" || runs[0].FailedStep == nil || *runs[0].FailedStep != 2 || runs[0].Error == "" {
 		t.Errorf("failed run of B: %+v", runs[0])
 	}
@@ -110,7 +111,7 @@ func TestRunsAndStatistics(t *testing.T) {
 			}
 		}
 	}
-	e.do("GET", base, viewerKey, nil).want(t, 200).decode(t, &list)
+	e.do("GET", base, apitest.ViewerKey, nil).Want(t, 200).Decode(t, &list)
 	for _, item := range list.Result.List {
 		switch item.ID {
 		case a.ID:
@@ -125,11 +126,11 @@ func TestRunsAndStatistics(t *testing.T) {
 		}
 	}
 
-	e.do("POST", base+"/nosuchtest/runs", viewerKey, nil).want(t, 404)
-	e.do("GET", base+"/nosuchtest/runs", viewerKey, nil).want(t, 404)
-	e.do("POST", base+"/run-all", otherKey, nil).want(t, 404)
-	e.do("POST", base+"/"+a.ID+"/runs", otherKey, nil).want(t, 404)
-	e.do("POST", base+"/run-all", "", nil).want(t, 401)
+	e.do("POST", base+"/nosuchtest/runs", apitest.ViewerKey, nil).Want(t, 404)
+	e.do("GET", base+"/nosuchtest/runs", apitest.ViewerKey, nil).Want(t, 404)
+	e.do("POST", base+"/run-all", apitest.OtherKey, nil).Want(t, 404)
+	e.do("POST", base+"/"+a.ID+"/runs", apitest.OtherKey, nil).Want(t, 404)
+	e.do("POST", base+"/run-all", "", nil).Want(t, 401)
 }
 
 // A run through a single-page app lists each route a step changed to with its vitals, and
@@ -139,11 +140,11 @@ func TestRunSoftNavigations(t *testing.T) {
 	e := newTestEnv(t)
 	site := e.createWebsite("shop.example")
 	pages := e.createPages(site.ID, "/product/123")
-	e.do("PUT", "/"+site.ID+"/field-testing/settings", adminKey, `{"groups":[{"name":"product pages","pattern":"/product/*"}]}`).want(t, 200)
+	e.do("PUT", "/"+site.ID+"/field-testing/settings", apitest.AdminKey, `{"groups":[{"name":"product pages","pattern":"/product/*"}]}`).Want(t, 200)
 	base := "/" + site.ID + "/multistep"
 	var test multistepTest
-	e.do("POST", base, adminKey, `{"alias":"A","device":"desktop","steps":[{"type":"navigate","target":"/"},{"type":"click","target":"#to-product"}]}`).want(t, 201).decode(t, &test)
-	e.do("POST", base+"/"+test.ID+"/runs", viewerKey, nil).want(t, 201)
+	e.do("POST", base, apitest.AdminKey, `{"alias":"A","device":"desktop","steps":[{"type":"navigate","target":"/"},{"type":"click","target":"#to-product"}]}`).Want(t, 201).Decode(t, &test)
+	e.do("POST", base+"/"+test.ID+"/runs", apitest.ViewerKey, nil).Want(t, 201)
 
 	ctx := context.Background()
 	w, _ := e.store.Website(ctx, "acme", site.ID)
@@ -176,9 +177,9 @@ func TestRunSoftNavigations(t *testing.T) {
 			Group string   `json:"group"`
 		} `json:"field"`
 	}
-	got := listOf[struct {
+	got := apitest.List[struct {
 		SoftNavigations []route `json:"softNavigations"`
-	}](t, e.do("GET", base+"/"+test.ID+"/runs", viewerKey, nil).want(t, 200))
+	}](t, e.do("GET", base+"/"+test.ID+"/runs", apitest.ViewerKey, nil).Want(t, 200))
 	if len(got) != 1 || len(got[0].SoftNavigations) != 2 {
 		t.Fatalf("runs: %+v, want one with two soft navigations", got)
 	}

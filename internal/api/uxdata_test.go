@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 )
 
 // TestFieldDataInPages shows how the user-experience dataset and search analytics appear in the
@@ -20,12 +21,9 @@ func TestFieldDataInPages(t *testing.T) {
 	pages := e.createPages(site.ID, "/", "/pricing")
 	home, pricing := pages[0], pages[1]
 	var uxBudget, lcpBudget budget
-	e.do("POST", "/"+site.ID+"/budgets", adminKey, `{"metric":"ux_lcp","operator":"lt","value":2500,"device":"mobile"}`).want(t, 201).decode(t, &uxBudget)
-	e.do("POST", "/"+site.ID+"/budgets", adminKey, `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`).want(t, 201).decode(t, &lcpBudget)
-	w, err := e.store.Website(ctx, "acme", site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e.do("POST", "/"+site.ID+"/budgets", apitest.AdminKey, `{"metric":"ux_lcp","operator":"lt","value":2500,"device":"mobile"}`).Want(t, 201).Decode(t, &uxBudget)
+	e.do("POST", "/"+site.ID+"/budgets", apitest.AdminKey, `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`).Want(t, 201).Decode(t, &lcpBudget)
+	w := e.storedWebsite(site.ID)
 
 	vital := func(p75, good, ni, poor float64) model.Vital {
 		return model.Vital{P75: p75, Good: good, NeedsImprovement: ni, Poor: poor}
@@ -72,7 +70,7 @@ func TestFieldDataInPages(t *testing.T) {
 	read := func(siteID string) map[string]record {
 		t.Helper()
 		out := map[string]record{}
-		for _, r := range listOf[record](t, e.do("GET", "/"+siteID+"/pages", viewerKey, nil).want(t, 200)) {
+		for _, r := range apitest.List[record](t, e.do("GET", "/"+siteID+"/pages", apitest.ViewerKey, nil).Want(t, 200)) {
 			out[r.URL+" "+r.Device] = r
 		}
 		return out
@@ -131,7 +129,7 @@ func TestFieldDataInPages(t *testing.T) {
 		LatestMetrics map[string]any
 		LatestUx      map[string]any
 	}
-	e.do("GET", "/"+site.ID+"/pages/"+home.ID+"?device=mobile", viewerKey, nil).want(t, 200).decode(t, &detail)
+	e.do("GET", "/"+site.ID+"/pages/"+home.ID+"?device=mobile", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &detail)
 	ux := detail.LatestUx
 	if ux["id"] != home.ID || ux["device"] != "mobile" || ux["passed"] != true {
 		t.Errorf("latestUx %v", ux)
@@ -157,13 +155,13 @@ func TestFieldDataInPages(t *testing.T) {
 	if detail.LatestMetrics["lcp"] != 4000.0 || detail.LatestMetrics["budgets_exceeded"] != 1.0 || detail.LatestMetrics["budgets_at_risk"] != 1.0 {
 		t.Errorf("latestMetrics %v: lcp over its budget, ux_lcp 2433 at risk of its own", detail.LatestMetrics)
 	}
-	e.do("GET", "/"+site.ID+"/pages/"+home.ID+"?device=desktop", viewerKey, nil).want(t, 200).decode(t, &detail)
+	e.do("GET", "/"+site.ID+"/pages/"+home.ID+"?device=desktop", apitest.ViewerKey, nil).Want(t, 200).Decode(t, &detail)
 	if detail.LatestUx != nil {
 		t.Errorf("home desktop latestUx %v, want null without a record", detail.LatestUx)
 	}
 
 	// Budgets judge ux_* fields on the latest values.
-	for _, b := range listOf[budgetStatus](t, e.do("GET", "/"+site.ID+"/budgets", viewerKey, nil).want(t, 200)) {
+	for _, b := range apitest.List[budgetStatus](t, e.do("GET", "/"+site.ID+"/budgets", apitest.ViewerKey, nil).Want(t, 200)) {
 		if b.ID == uxBudget.ID && (b.Status != "at-risk" || len(b.Pages) != 1 || b.Pages[0].ID != home.ID || b.Pages[0].Device != "mobile") {
 			t.Errorf("ux_lcp budget %+v, want home on mobile at risk (2433 against 2500)", b)
 		}

@@ -1,6 +1,8 @@
 package api_test
 
 import (
+	"github.com/openvitals/openvitals/internal/testing/apitest"
+
 	"strings"
 	"testing"
 )
@@ -8,50 +10,50 @@ import (
 func TestWebsites(t *testing.T) {
 	e := newTestEnv(t)
 
-	e.do("GET", "/websites", adminKey, nil).want(t, 200)
-	if got := listOf[website](t, e.do("GET", "/websites", adminKey, nil)); len(got) != 0 {
+	e.do("GET", "/websites", apitest.AdminKey, nil).Want(t, 200)
+	if got := apitest.List[website](t, e.do("GET", "/websites", apitest.AdminKey, nil)); len(got) != 0 {
 		t.Fatalf("new account lists %v", got)
 	}
 
 	var a website
-	e.do("POST", "/account/websites", adminKey, map[string]string{"domain": "Example.COM"}).want(t, 201).decode(t, &a)
+	e.do("POST", "/account/websites", apitest.AdminKey, map[string]string{"domain": "Example.COM"}).Want(t, 201).Decode(t, &a)
 	if a.ID == "" || a.Domain != "example.com" || a.DisplayName != "example.com" {
 		t.Errorf("created %+v, want lower-cased domain and displayName defaulting to it", a)
 	}
 	var b website
-	e.do("POST", "/account/websites", adminKey, map[string]string{"domain": "www.example.org", "displayName": "Shop ☕"}).want(t, 201).decode(t, &b)
+	e.do("POST", "/account/websites", apitest.AdminKey, map[string]string{"domain": "www.example.org", "displayName": "Shop ☕"}).Want(t, 201).Decode(t, &b)
 	if b.Domain != "www.example.org" || b.DisplayName != "Shop ☕" {
 		t.Errorf("created %+v, want www. kept and the given name", b)
 	}
 
 	// Readers see the account's websites, oldest first.
-	got := listOf[website](t, e.do("GET", "/websites", viewerKey, nil).want(t, 200))
+	got := apitest.List[website](t, e.do("GET", "/websites", apitest.ViewerKey, nil).Want(t, 200))
 	if len(got) != 2 || got[0] != a || got[1] != b {
 		t.Errorf("list %+v, want [%+v %+v]", got, a, b)
 	}
 
 	// A domain is unique within an account, but another account may monitor it too.
-	e.do("POST", "/account/websites", adminKey, map[string]string{"domain": "EXAMPLE.com"}).want(t, 409).problem(t, "domain")
-	e.do("POST", "/account/websites", otherKey, map[string]string{"domain": "example.com"}).want(t, 201)
+	e.do("POST", "/account/websites", apitest.AdminKey, map[string]string{"domain": "EXAMPLE.com"}).Want(t, 409).Problem(t, "domain")
+	e.do("POST", "/account/websites", apitest.OtherKey, map[string]string{"domain": "example.com"}).Want(t, 201)
 
 	// Another account sees none of acme's websites and cannot delete them.
-	for _, w := range listOf[website](t, e.do("GET", "/websites", otherKey, nil)) {
+	for _, w := range apitest.List[website](t, e.do("GET", "/websites", apitest.OtherKey, nil)) {
 		if w.ID == a.ID || w.ID == b.ID {
 			t.Errorf("globex sees acme's website %+v", w)
 		}
 	}
-	e.do("DELETE", "/"+a.ID, otherKey, nil).want(t, 404).problem(t)
+	e.do("DELETE", "/"+a.ID, apitest.OtherKey, nil).Want(t, 404).Problem(t)
 
 	// Deleting is for admins; it answers at once and the website is gone from every read.
-	e.do("DELETE", "/"+a.ID, viewerKey, nil).want(t, 403).problem(t)
-	e.do("DELETE", "/"+a.ID, adminKey, nil).want(t, 204)
-	e.do("DELETE", "/"+a.ID, adminKey, nil).want(t, 404)
-	e.do("GET", "/"+a.ID+"/settings/pages", adminKey, nil).want(t, 404)
-	if got := listOf[website](t, e.do("GET", "/websites", adminKey, nil)); len(got) != 1 || got[0] != b {
+	e.do("DELETE", "/"+a.ID, apitest.ViewerKey, nil).Want(t, 403).Problem(t)
+	e.do("DELETE", "/"+a.ID, apitest.AdminKey, nil).Want(t, 204)
+	e.do("DELETE", "/"+a.ID, apitest.AdminKey, nil).Want(t, 404)
+	e.do("GET", "/"+a.ID+"/settings/pages", apitest.AdminKey, nil).Want(t, 404)
+	if got := apitest.List[website](t, e.do("GET", "/websites", apitest.AdminKey, nil)); len(got) != 1 || got[0] != b {
 		t.Errorf("after delete, list %+v, want only %+v", got, b)
 	}
 	// Its domain is free again.
-	e.do("POST", "/account/websites", adminKey, map[string]string{"domain": "example.com"}).want(t, 201)
+	e.do("POST", "/account/websites", apitest.AdminKey, map[string]string{"domain": "example.com"}).Want(t, 201)
 }
 
 func TestWebsiteAuth(t *testing.T) {
@@ -61,24 +63,24 @@ func TestWebsiteAuth(t *testing.T) {
 	}{
 		{"no header", ""},
 		{"empty bearer", "Bearer "},
-		{"basic scheme", "Basic " + adminKey},
+		{"basic scheme", "Basic " + apitest.AdminKey},
 		{"unknown key", "Bearer ov_nosuchkeyatall0000000000"},
-		{"key with suffix", "Bearer " + adminKey + "x"},
+		{"key with suffix", "Bearer " + apitest.AdminKey + "x"},
 		{"huge key", "Bearer " + strings.Repeat("k", 10000)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := newRequest("GET", "/websites", tc.header)
-			res := e.send(req).want(t, 401)
-			if !strings.HasPrefix(res.header.Get("WWW-Authenticate"), "Bearer") {
-				t.Errorf("WWW-Authenticate = %q, want Bearer", res.header.Get("WWW-Authenticate"))
+			res := e.send(req).Want(t, 401)
+			if !strings.HasPrefix(res.Header.Get("WWW-Authenticate"), "Bearer") {
+				t.Errorf("WWW-Authenticate = %q, want Bearer", res.Header.Get("WWW-Authenticate"))
 			}
-			res.problem(t)
+			res.Problem(t)
 		})
 	}
 	// The scheme is case-insensitive (RFC 9110).
-	e.send(newRequest("GET", "/websites", "bearer "+adminKey)).want(t, 200)
-	e.do("POST", "/account/websites", viewerKey, map[string]string{"domain": "example.com"}).want(t, 403).problem(t)
-	if got := listOf[website](t, e.do("GET", "/websites", adminKey, nil)); len(got) != 0 {
+	e.send(newRequest("GET", "/websites", "bearer "+apitest.AdminKey)).Want(t, 200)
+	e.do("POST", "/account/websites", apitest.ViewerKey, map[string]string{"domain": "example.com"}).Want(t, 403).Problem(t)
+	if got := apitest.List[website](t, e.do("GET", "/websites", apitest.AdminKey, nil)); len(got) != 0 {
 		t.Errorf("a refused create left %v", got)
 	}
 }
@@ -119,57 +121,57 @@ func TestWebsiteValidation(t *testing.T) {
 		{"invalid utf-8", "{\"domain\":\"ex\xffample.com\"}", 422, "domain"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res := e.do("POST", "/account/websites", adminKey, tc.body).want(t, tc.status)
+			res := e.do("POST", "/account/websites", apitest.AdminKey, tc.body).Want(t, tc.status)
 			if tc.field != "" {
-				res.problem(t, tc.field)
+				res.Problem(t, tc.field)
 			} else {
-				res.problem(t)
+				res.Problem(t)
 			}
 		})
 	}
 	t.Run("too large", func(t *testing.T) {
 		body := `{"domain":"example.com","displayName":` + bigJSONString(2<<20) + `}`
-		e.do("POST", "/account/websites", adminKey, body).want(t, 413).problem(t)
+		e.do("POST", "/account/websites", apitest.AdminKey, body).Want(t, 413).Problem(t)
 	})
 	t.Run("wrong content type", func(t *testing.T) {
-		req := newRequest("POST", "/account/websites", "Bearer "+adminKey)
+		req := newRequest("POST", "/account/websites", "Bearer "+apitest.AdminKey)
 		req.Body = readCloser(`{"domain":"example.com"}`)
 		req.Header.Set("Content-Type", "text/plain")
-		e.send(req).want(t, 415).problem(t)
+		e.send(req).Want(t, 415).Problem(t)
 	})
-	if got := listOf[website](t, e.do("GET", "/websites", adminKey, nil)); len(got) != 0 {
+	if got := apitest.List[website](t, e.do("GET", "/websites", apitest.AdminKey, nil)); len(got) != 0 {
 		t.Fatalf("refused requests created %v", got)
 	}
 
 	// Internationalized names are stored in their ASCII form, so they compare exactly.
 	var w website
-	e.do("POST", "/account/websites", adminKey, `{"domain":"Bücher.example"}`).want(t, 201).decode(t, &w)
+	e.do("POST", "/account/websites", apitest.AdminKey, `{"domain":"Bücher.example"}`).Want(t, 201).Decode(t, &w)
 	if w.Domain != "xn--bcher-kva.example" || w.DisplayName != "xn--bcher-kva.example" {
 		t.Errorf("IDN stored as %+v", w)
 	}
-	e.do("POST", "/account/websites", adminKey, `{"domain":"xn--bcher-kva.example"}`).want(t, 409)
+	e.do("POST", "/account/websites", apitest.AdminKey, `{"domain":"xn--bcher-kva.example"}`).Want(t, 409)
 }
 
 func TestUnknownRoutes(t *testing.T) {
 	e := newTestEnv(t)
-	e.do("GET", "/no/such/endpoint/here", adminKey, nil).want(t, 404).problem(t)
-	e.do("GET", "//budgets", adminKey, nil).want(t, 404).problem(t)
-	e.do("GET", "/websites/../websites", adminKey, nil).want(t, 404).problem(t)
-	res := e.do("PATCH", "/websites", adminKey, nil).want(t, 405)
-	res.problem(t)
-	if res.header.Get("Allow") == "" {
+	e.do("GET", "/no/such/endpoint/here", apitest.AdminKey, nil).Want(t, 404).Problem(t)
+	e.do("GET", "//budgets", apitest.AdminKey, nil).Want(t, 404).Problem(t)
+	e.do("GET", "/websites/../websites", apitest.AdminKey, nil).Want(t, 404).Problem(t)
+	res := e.do("PATCH", "/websites", apitest.AdminKey, nil).Want(t, 405)
+	res.Problem(t)
+	if res.Header.Get("Allow") == "" {
 		t.Error("405 without an Allow header")
 	}
 }
 
 func TestOpenAPIDocument(t *testing.T) {
 	e := newTestEnv(t)
-	res := e.do("GET", "/openapi.json", "", nil).want(t, 200)
+	res := e.do("GET", "/openapi.json", "", nil).Want(t, 200)
 	var doc struct {
 		OpenAPI string                    `json:"openapi"`
 		Paths   map[string]map[string]any `json:"paths"`
 	}
-	res.decode(t, &doc)
+	res.Decode(t, &doc)
 	if !strings.HasPrefix(doc.OpenAPI, "3.1") {
 		t.Errorf("openapi %q, want 3.1", doc.OpenAPI)
 	}

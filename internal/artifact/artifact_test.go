@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/openvitals/openvitals/internal/artifact"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 func gunzip(t *testing.T, gz []byte) []byte {

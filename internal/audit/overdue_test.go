@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/audit"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // TestOverdueSeriesTestsEndOrQueueAgain: series tests whose audit messages are lost do not stay
@@ -23,23 +23,9 @@ func TestOverdueSeriesTestsEndOrQueueAgain(t *testing.T) {
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
 	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 3})
-	settings, err := q.Settings(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadline := settings.Deadline()
+	deadline := awstest.Deadline(t, q)
 	s := audit.NewQueue(st, q, awstest.Log(t))
-	w := model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
-	if err := st.CreateWebsite(ctx, &w); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.CreatePages(ctx, w, []model.Page{{URL: "/", Alias: "Home"}, {URL: "/shop", Alias: "Shop"}}); err != nil {
-		t.Fatal(err)
-	}
-	pages, err := st.Pages(ctx, w)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, pages := awstest.Website(t, st, model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}, []model.Page{{URL: "/", Alias: "Home"}, {URL: "/shop", Alias: "Shop"}})
 	series, tests, n, err := s.Series(ctx, w, audit.SeriesRequest{Targets: []audit.Target{
 		{Page: pages[0], Device: "desktop"}, // never delivered
 		{Page: pages[0], Device: "mobile"},  // began, then its worker stopped for good
@@ -132,13 +118,7 @@ func TestRequeueQueuesEveryUnfinishedTest(t *testing.T) {
 	s := audit.NewQueue(st, q, awstest.Log(t))
 	var sites []model.Website
 	for _, domain := range []string{"example.com", "gone.example"} {
-		w := model.Website{Account: "acme", Domain: domain, DisplayName: domain}
-		if err := st.CreateWebsite(ctx, &w); err != nil {
-			t.Fatal(err)
-		}
-		if err := st.CreatePages(ctx, w, []model.Page{{URL: "/", Alias: "Home"}}); err != nil {
-			t.Fatal(err)
-		}
+		w, _ := awstest.Website(t, st, model.Website{Account: "acme", Domain: domain, DisplayName: domain}, []model.Page{{URL: "/", Alias: "Home"}})
 		sites = append(sites, w)
 	}
 	var tests []model.SeriesTest

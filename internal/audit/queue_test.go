@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/audit"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // TestDailyWebsiteQueuesEachShardOnce: a website's daily audits are queued in shards of its
@@ -24,24 +24,12 @@ func TestDailyWebsiteQueuesEachShardOnce(t *testing.T) {
 	st := awstest.Store(t, clients)
 	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 3})
 	s := audit.NewQueue(st, q, awstest.Log(t))
-	w := model.Website{Account: "acme", Domain: "example.com", DisplayName: "example.com"}
-	if err := st.CreateWebsite(ctx, &w); err != nil {
-		t.Fatal(err)
+	add := make([]model.Page, 230)
+	for i := range add {
+		add[i] = model.Page{URL: fmt.Sprintf("/p%03d", i)}
 	}
+	w, pages := awstest.Website(t, st, model.Website{Account: "acme", Domain: "example.com", DisplayName: "example.com"}, add)
 	ref := model.SiteRef{Account: w.Account, Website: w.ID}
-	for from := 0; from < 230; from += 100 { // 100 a call at most
-		var add []model.Page
-		for i := from; i < min(from+100, 230); i++ {
-			add = append(add, model.Page{URL: fmt.Sprintf("/p%03d", i)})
-		}
-		if err := st.CreatePages(ctx, w, add); err != nil {
-			t.Fatal(err)
-		}
-	}
-	pages, err := st.Pages(ctx, w)
-	if err != nil {
-		t.Fatal(err)
-	}
 	run := func(day string) int {
 		t.Helper()
 		lease := time.Now().Add(time.Minute)
@@ -88,7 +76,8 @@ func TestDailyWebsiteQueuesEachShardOnce(t *testing.T) {
 	if err := st.CreatePages(ctx, w, []model.Page{{URL: "/new"}}); err != nil {
 		t.Fatal(err)
 	}
-	if pages, err = st.Pages(ctx, w); err != nil {
+	pages, err := st.Pages(ctx, w)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if n := run("20261122"); n != 0 {
@@ -115,17 +104,7 @@ func TestSuperseded(t *testing.T) {
 	ctx := context.Background()
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
-	w := model.Website{Account: "acme", Domain: "example.com", DisplayName: "example.com"}
-	if err := st.CreateWebsite(ctx, &w); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.CreatePages(ctx, w, []model.Page{{URL: "/a"}, {URL: "/b"}, {URL: "/c"}}); err != nil {
-		t.Fatal(err)
-	}
-	pages, err := st.Pages(ctx, w)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, pages := awstest.Website(t, st, model.Website{Account: "acme", Domain: "example.com", DisplayName: "example.com"}, []model.Page{{URL: "/a"}, {URL: "/b"}, {URL: "/c"}})
 	k := store.WebsiteFanoutKey(model.SiteRef{Account: w.Account, Website: w.ID}, "20261122", "audits", "0000")
 	job := func(p model.Page, attempt int) audit.Job {
 		return audit.Job{Account: w.Account, Website: w.ID, Page: p.ID, Device: "mobile", Day: "20261122", Shard: "0000", Attempt: attempt}

@@ -32,12 +32,13 @@ import (
 	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/auditworker"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/lighthouse"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
+	"github.com/openvitals/openvitals/internal/testing/browsertest"
 )
 
 // benchEnv is one worker's world: a table of its own in DynamoDB Local, a gofakes3 bucket, a
@@ -62,37 +63,14 @@ func newBenchEnv(b testing.TB) *benchEnv {
 	clients := awstest.Clients(b)
 	st := awstest.Store(b, clients)
 	objects := awstest.Bucket(b)
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		b.Fatal(err)
-	}
-	bin, err := browser.LookBin()
-	if err != nil {
-		b.Fatal(err)
-	}
-	runner := lighthouse.NewRunner(lighthouse.DefaultRunnerConfig(root))
-	b.Cleanup(func() { _ = runner.Close() })
-	// A short path: Chromium's socket path inside it must fit a Unix socket's 107 bytes.
-	temp, err := os.MkdirTemp("", "ov-bench-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = os.RemoveAll(temp) })
+	opts := browsertest.Options(b, true)
 
 	host, _ := fixtureSite(b)
-	ctx := context.Background()
-	site := model.Website{Account: "acme", Domain: host}
-	if err := st.CreateWebsite(ctx, &site); err != nil {
-		b.Fatal(err)
-	}
-	pages := []model.Page{{URL: "/", Alias: "Home"}}
-	if err := st.CreatePages(ctx, site, pages); err != nil {
-		b.Fatal(err)
-	}
+	site, pages := awstest.Website(b, st, model.Website{Account: "acme", Domain: host}, []model.Page{{URL: "/", Alias: "Home"}})
 	return &benchEnv{
-		root: root, store: st, objects: objects, runner: runner,
-		browser: browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: true}, TempRoot: temp},
-		temp:    temp, site: site, page: pages[0], target: "http://" + host + "/",
+		root: browsertest.RepoRoot(b), store: st, objects: objects, runner: browsertest.Runner(b),
+		browser: opts,
+		temp:    opts.TempRoot, site: site, page: pages[0], target: "http://" + host + "/",
 	}
 }
 
@@ -205,16 +183,23 @@ type lhReport struct {
 	lhTotal time.Duration
 }
 
-func readReport(b *testing.B, path string) lhReport {
-	b.Helper()
+// decodeReport reads and decodes the Lighthouse report at path, and returns its JSON too.
+func decodeReport(tb testing.TB, path string) ([]byte, *lighthouse.Result) {
+	tb.Helper()
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	res, err := lighthouse.Decode(raw)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
+	return raw, res
+}
+
+func readReport(b *testing.B, path string) lhReport {
+	b.Helper()
+	raw, res := decodeReport(b, path)
 	rep := res.Report()
 	if rep.FormFactor != "desktop" {
 		b.Fatalf("%s: form factor %q, want desktop", path, rep.FormFactor)
@@ -365,20 +350,14 @@ func BenchmarkAuditVsCLI(b *testing.B) {
 func (e *benchEnv) diagnostics(ctx context.Context, b *testing.B, out string) time.Duration {
 	b.Helper()
 	// The worker decodes the report once, for its metrics: the diagnostics read that decoding.
-	raw, err := os.ReadFile(out)
-	if err != nil {
-		b.Fatal(err)
-	}
-	res, err := lighthouse.Decode(raw)
-	if err != nil {
-		b.Fatal(err)
-	}
+	_, res := decodeReport(b, out)
 	start := time.Now()
 	har, phases := out+".har", out+".phases.json"
 	if err := e.runner.Network(ctx, lighthouse.DevtoolsLogPath(out), har, phases); err != nil {
 		b.Fatal(err)
 	}
 	var in lighthouse.DiagnosisInput
+	var err error
 	if in.Phases, err = os.ReadFile(phases); err != nil {
 		b.Fatal(err)
 	}

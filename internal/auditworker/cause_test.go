@@ -18,13 +18,13 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/artifact"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/lighthouse"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/regression"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // variantSite serves a small shop page at its URL and returns a function that injects one
@@ -133,19 +133,13 @@ func TestRegressionCause(t *testing.T) {
 		t.Helper()
 		out := filepath.Join(e.temp, "cause.json")
 		e.lighthouseRun(t, base+"/", lighthouse.DeviceDesktop, out)
-		raw, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := lighthouse.Decode(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
+		raw, res := decodeReport(t, out)
 		har, phases := out+".har", out+".phases.json"
 		if err := e.runner.Network(context.Background(), lighthouse.DevtoolsLogPath(out), har, phases); err != nil {
 			t.Fatal(err)
 		}
 		var in lighthouse.DiagnosisInput
+		var err error
 		if in.Phases, err = os.ReadFile(phases); err != nil {
 			t.Fatal(err)
 		}

@@ -2,7 +2,6 @@ package auditworker_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -16,10 +15,10 @@ import (
 	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/auditworker"
-	"github.com/openvitals/openvitals/internal/awstest"
-	"github.com/openvitals/openvitals/internal/contract"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/regression"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // TestComparisonEndToEnd audits a page for real (audit worker, Chromium, Lighthouse, desktop)
@@ -56,14 +55,8 @@ func TestComparisonEndToEnd(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	u, _ := url.Parse(srv.URL)
-	site := model.Website{Account: "acme", Domain: u.Host}
-	if err := e.store.CreateWebsite(ctx, &site); err != nil {
-		t.Fatal(err)
-	}
 	pages := []model.Page{{URL: "/", Alias: "Shop"}}
-	if err := e.store.CreatePages(ctx, site, pages); err != nil {
-		t.Fatal(err)
-	}
+	site, _ := awstest.Website(t, e.store, model.Website{Account: "acme", Domain: u.Host}, pages)
 	page := pages[0]
 
 	// Two real audits (each today's: the second replaces the first, so the first's report and
@@ -127,24 +120,8 @@ func TestComparisonEndToEnd(t *testing.T) {
 	}
 
 	// Through the API, as the dashboard reads them.
-	if err := apikey.Provision(ctx, e.store, apikey.Grant{Account: "acme", Role: model.RoleViewer, Key: "acme-viewer-key-0123456789"}, "test"); err != nil {
-		t.Fatal(err)
-	}
-	handler := api.New(api.Deps{Store: e.store, Reports: e.objects, Log: awstest.Log(t)}).Handler()
-	get := func(path string, out any) {
-		t.Helper()
-		req := httptest.NewRequest("GET", path, nil)
-		req.Header.Set("Authorization", "Bearer acme-viewer-key-0123456789")
-		rec := httptest.NewRecorder()
-		handler.ServeHTTP(rec, req)
-		contract.Check(t, req, rec.Code, rec.Header(), rec.Body.Bytes())
-		if rec.Code != 200 {
-			t.Fatalf("GET %s: %d %s", path, rec.Code, rec.Body)
-		}
-		if err := json.Unmarshal(rec.Body.Bytes(), out); err != nil {
-			t.Fatal(err)
-		}
-	}
+	apitest.Provision(t, e.store, apikey.Grant{Account: "acme", Role: model.RoleViewer, Key: apitest.ViewerKey})
+	viewer := apitest.Client{Handler: api.New(api.Deps{Store: e.store, Reports: e.objects, Log: awstest.Log(t)}).Handler(), Key: apitest.ViewerKey}
 	var regs struct {
 		Result struct {
 			List []struct {
@@ -156,7 +133,7 @@ func TestComparisonEndToEnd(t *testing.T) {
 			}
 		}
 	}
-	get("/"+site.ID+"/regressions?metric=lcp", &regs)
+	viewer.Call(t, "GET", "/"+site.ID+"/regressions?metric=lcp", "", 200, &regs)
 	if len(regs.Result.List) != 1 {
 		t.Fatalf("regressions %+v, want one of lcp", regs.Result.List)
 	}
@@ -187,7 +164,7 @@ func TestComparisonEndToEnd(t *testing.T) {
 			}
 		}
 	}
-	get(reg.Comparison.Path, &cmp)
+	viewer.Call(t, "GET", reg.Comparison.Path, "", 200, &cmp)
 	if cmp.Loads == nil {
 		t.Fatal("the comparison has no loads: the audits kept no diagnostics")
 	}

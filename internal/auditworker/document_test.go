@@ -7,14 +7,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/lighthouse"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/browsertest"
 )
 
 // TestDocumentTimingAgrees audits fixture documents the way the worker does (the document's
@@ -42,24 +41,8 @@ func TestDocumentTimingAgrees(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin, err := browser.LookBin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner := lighthouse.NewRunner(lighthouse.DefaultRunnerConfig(root))
-	t.Cleanup(func() { _ = runner.Close() })
-	temp, err := os.MkdirTemp("", "ov-doc-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(temp) })
 	log := slog.New(slog.DiscardHandler)
-	w := NewWorker(WorkerConfig{Runs: 1, Scheme: "http", Browser: browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: true}, TempRoot: temp}},
-		nil, nil, runner, log)
+	w := NewWorker(WorkerConfig{Runs: 1, Scheme: "http", Browser: browsertest.Options(t, true)}, nil, nil, browsertest.Runner(t), log)
 	ctx := context.Background()
 
 	for _, path := range []string{"/fast", "/slow"} {

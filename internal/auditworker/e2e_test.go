@@ -33,10 +33,8 @@ import (
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/auditworker"
 	"github.com/openvitals/openvitals/internal/awsclient"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/browser"
-	"github.com/openvitals/openvitals/internal/contract"
 	"github.com/openvitals/openvitals/internal/deliver"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/lighthouse"
@@ -49,9 +47,10 @@ import (
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
+	"github.com/openvitals/openvitals/internal/testing/browsertest"
 )
-
-const adminKey = "acme-admin-key-0123456789"
 
 // fixtureSite serves testdata/site on 127.0.0.1, with a generated hero image, and a script on
 // a second host (localhost) for third-party bytes. It returns the site's host:port and the
@@ -97,7 +96,7 @@ func fixtureSite(t testing.TB) (string, int) {
 type e2e struct {
 	t       *testing.T
 	clients awsclient.Clients
-	handler http.Handler
+	api     apitest.Client // the API, called as acme's admin
 	store   *store.Store
 	objects *blobstore.Bucket
 	queue   *queue.Queue
@@ -120,55 +119,22 @@ func newE2E(t *testing.T, allowPrivate bool) *e2e {
 	pq := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: 30 * time.Second, MaxReceives: 3})
 	objects := awstest.Bucket(t)
 	log := awstest.Log(t)
-	if err := apikey.Provision(context.Background(), st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey}, "test"); err != nil {
-		t.Fatal(err)
-	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin, err := browser.LookBin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner := lighthouse.NewRunner(lighthouse.DefaultRunnerConfig(root))
-	t.Cleanup(func() { _ = runner.Close() })
-	// A short path: Chromium's socket path inside it must fit a Unix socket's 107 bytes.
-	temp, err := os.MkdirTemp("", "ov-e2e-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(temp) })
+	apitest.Provision(t, st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: apitest.AdminKey})
+	runner := browsertest.Runner(t)
+	opts := browsertest.Options(t, allowPrivate)
 	nq := awstest.Queue(t, clients, service.NotifyQueueSettings)
 	keys := seal.FixedKey(seal.GenerateKey())
 	events := event.NewRecorder(st, notify.NewQueue(nq), log)
 	worker := auditworker.NewWorker(auditworker.WorkerConfig{
 		Runs: 1, Scheme: "http",
-		Browser:     browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: allowPrivate}, TempRoot: temp},
+		Browser:     opts,
 		Events:      events,
 		Regressions: regression.NewWatcher(st, artifact.New(objects), events, log),
 	}, st, objects, runner, log)
 	srv := api.New(api.Deps{Store: st, Purger: purge.NewQueue(pq), Auditor: audit.NewQueue(st, q, log),
 		Reports: objects, Log: log, AllowLocalTargets: true, Credentials: keys, Notifications: notify.NewQueue(nq)})
-	return &e2e{t: t, clients: clients, handler: srv.Handler(), store: st, objects: objects, queue: q, purges: pq,
-		notify: nq, keys: keys, events: events, worker: worker, runner: runner, temp: temp}
-}
-
-func (e *e2e) call(method, path, body string, status int, out any) {
-	e.t.Helper()
-	req := httptest.NewRequest(method, path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+adminKey)
-	rec := httptest.NewRecorder()
-	e.handler.ServeHTTP(rec, req)
-	contract.Check(e.t, req, rec.Code, rec.Header(), rec.Body.Bytes())
-	if rec.Code != status {
-		e.t.Fatalf("%s %s: %d, want %d: %s", method, path, rec.Code, status, rec.Body)
-	}
-	if out != nil {
-		if err := json.Unmarshal(rec.Body.Bytes(), out); err != nil {
-			e.t.Fatal(err)
-		}
-	}
+	return &e2e{t: t, clients: clients, api: apitest.Client{Handler: srv.Handler(), Key: apitest.AdminKey}, store: st, objects: objects, queue: q, purges: pq,
+		notify: nq, keys: keys, events: events, worker: worker, runner: runner, temp: opts.TempRoot}
 }
 
 // work runs the audit worker on the queue, as the local service does, until jobs are done or
@@ -272,21 +238,21 @@ func TestAuditEndToEnd(t *testing.T) {
 	host, heroBytes := fixtureSite(t)
 
 	var site struct{ ID string }
-	e.call("POST", "/account/websites", `{"domain":"`+host+`","method":"simulated"}`, 201, &site)
+	e.api.Call(e.t, "POST", "/account/websites", `{"domain":"`+host+`","method":"simulated"}`, 201, &site)
 	var pages []struct{ ID, URL string }
-	e.call("POST", "/"+site.ID+"/settings/pages", `[{"url":"/","alias":"Home"},{"url":"/missing","alias":"Broken"}]`, 200, &pages)
+	e.api.Call(e.t, "POST", "/"+site.ID+"/settings/pages", `[{"url":"/","alias":"Home"},{"url":"/missing","alias":"Broken"}]`, 200, &pages)
 	home, missing := pages[0].ID, pages[1].ID
 	var kb, cls struct{ ID string }
-	e.call("POST", "/"+site.ID+"/budgets", `{"metric":"kb_total","operator":"lt","value":100,"device":"all"}`, 201, &kb)
-	e.call("POST", "/"+site.ID+"/budgets", `{"metric":"cls","operator":"lt","value":5,"device":"desktop"}`, 201, &cls)
+	e.api.Call(e.t, "POST", "/"+site.ID+"/budgets", `{"metric":"kb_total","operator":"lt","value":100,"device":"all"}`, 201, &kb)
+	e.api.Call(e.t, "POST", "/"+site.ID+"/budgets", `{"metric":"cls","operator":"lt","value":5,"device":"desktop"}`, 201, &cls)
 	hooks := newHookReceiver(t)
 	var hook struct{ ID, Secret string }
-	e.call("POST", "/"+site.ID+"/channels", `{"name":"CI","kind":"webhook","url":"`+hooks.URL+`/openvitals"}`, 201, &hook)
+	e.api.Call(e.t, "POST", "/"+site.ID+"/channels", `{"name":"CI","kind":"webhook","url":"`+hooks.URL+`/openvitals"}`, 201, &hook)
 
 	queued := time.Now().UTC()
 	var res struct{ Queued int }
-	e.call("POST", "/"+site.ID+"/audits", `{"pages":["`+home+`"]}`, 202, &res)
-	e.call("POST", "/"+site.ID+"/audits", `{"pages":["`+missing+`"],"devices":["desktop"]}`, 202, nil)
+	e.api.Call(e.t, "POST", "/"+site.ID+"/audits", `{"pages":["`+home+`"]}`, 202, &res)
+	e.api.Call(e.t, "POST", "/"+site.ID+"/audits", `{"pages":["`+missing+`"],"devices":["desktop"]}`, 202, nil)
 	if res.Queued != 2 {
 		t.Fatalf("queued %d audits of home, want 2 (desktop and mobile)", res.Queued)
 	}
@@ -308,7 +274,7 @@ func TestAuditEndToEnd(t *testing.T) {
 			List []struct{ ID, Type, Before, After string }
 		}
 	}
-	e.call("GET", "/"+site.ID+"/events", "", 200, &evs)
+	e.api.Call(e.t, "GET", "/"+site.ID+"/events", "", 200, &evs)
 	if len(evs.Result.List) != 1 || evs.Result.List[0].Type != "budget.status_changed" || evs.Result.List[0].Before != "ok" || evs.Result.List[0].After != "exceeded" {
 		t.Fatalf("events %+v, want one budget.status_changed ok → exceeded", evs.Result.List)
 	}
@@ -320,7 +286,7 @@ func TestAuditEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.notifyAll()
-	e.call("GET", "/"+site.ID+"/events", "", 200, &evs)
+	e.api.Call(e.t, "GET", "/"+site.ID+"/events", "", 200, &evs)
 	if len(evs.Result.List) != 1 || len(hooks.verified(t, hook.Secret)) != 1 {
 		t.Errorf("after a redelivered audit: %d events, %d webhook requests; want 1 and 1", len(evs.Result.List), len(hooks.verified(t, hook.Secret)))
 	}
@@ -356,7 +322,7 @@ func TestAuditEndToEnd(t *testing.T) {
 		var detail struct {
 			LatestMetrics map[string]*float64
 		}
-		e.call("GET", "/"+site.ID+"/pages/"+home+"?device="+device, "", 200, &detail)
+		e.api.Call(e.t, "GET", "/"+site.ID+"/pages/"+home+"?device="+device, "", 200, &detail)
 		m := detail.LatestMetrics
 		v := func(k string) float64 {
 			if m[k] == nil {
@@ -388,7 +354,7 @@ func TestAuditEndToEnd(t *testing.T) {
 		}
 
 		var timeline struct{ Result []numbers }
-		e.call("GET", "/"+site.ID+"/pages/"+home+"/timeline?device="+device, "", 200, &timeline)
+		e.api.Call(e.t, "GET", "/"+site.ID+"/pages/"+home+"/timeline?device="+device, "", 200, &timeline)
 		if len(timeline.Result) != 1 {
 			t.Fatalf("%s: timeline has %d days, want 1", device, len(timeline.Result))
 		}
@@ -405,7 +371,7 @@ func TestAuditEndToEnd(t *testing.T) {
 		e.checkDiagnostics(site.ID, home, device, host, heroBytes)
 
 		var network struct{ Result []numbers }
-		e.call("GET", "/"+site.ID+"/pages/"+home+"/network?device="+device, "", 200, &network)
+		e.api.Call(e.t, "GET", "/"+site.ID+"/pages/"+home+"/network?device="+device, "", 200, &network)
 		n := network.Result[0]
 		if *n["bytes_image"] < float64(heroBytes) || *n["bytes_js"] <= 0 || *n["bytes_css"] <= 0 || *n["bytes_doc"] <= 0 ||
 			*n["bytes_total"] < *n["bytes_image"]+*n["bytes_js"] {
@@ -421,13 +387,13 @@ func TestAuditEndToEnd(t *testing.T) {
 				List              map[string]struct{ ID, Category string }
 			}
 		}
-		e.call("GET", "/"+site.ID+"/pages/"+home+"/opportunities?device="+device, "", 200, &opps)
+		e.api.Call(e.t, "GET", "/"+site.ID+"/pages/"+home+"/opportunities?device="+device, "", 200, &opps)
 		if opps.Result.LighthouseVersion != "13.5.0" || len(opps.Result.List) == 0 {
 			t.Errorf("%s: page opportunities %+v", device, opps.Result)
 		}
 		for id := range opps.Result.List {
 			var detail map[string]any
-			e.call("GET", "/"+site.ID+"/pages/"+home+"/opportunities/"+id+"?device="+device, "", 200, &detail)
+			e.api.Call(e.t, "GET", "/"+site.ID+"/pages/"+home+"/opportunities/"+id+"?device="+device, "", 200, &detail)
 			if detail["id"] != id || detail["title"] == nil {
 				t.Errorf("%s: detail of %s is %v", device, id, detail)
 			}
@@ -440,7 +406,7 @@ func TestAuditEndToEnd(t *testing.T) {
 			List map[string]struct{ Pages []struct{ ID, Device string } }
 		}
 	}
-	e.call("GET", "/"+site.ID+"/opportunities", "", 200, &siteOpps)
+	e.api.Call(e.t, "GET", "/"+site.ID+"/opportunities", "", 200, &siteOpps)
 	if len(siteOpps.Result.List) == 0 {
 		t.Error("no website-level opportunities")
 	}
@@ -453,7 +419,7 @@ func TestAuditEndToEnd(t *testing.T) {
 			}
 		}
 	}
-	e.call("GET", "/"+site.ID+"/budgets", "", 200, &budgets)
+	e.api.Call(e.t, "GET", "/"+site.ID+"/budgets", "", 200, &budgets)
 	for _, b := range budgets.Result.List {
 		switch b.ID {
 		case kb.ID:
@@ -476,7 +442,7 @@ func TestAuditEndToEnd(t *testing.T) {
 			Attempts int
 		}
 	}
-	e.call("GET", "/"+site.ID+"/pages/"+missing+"?device=desktop", "", 200, &broken)
+	e.api.Call(e.t, "GET", "/"+site.ID+"/pages/"+missing+"?device=desktop", "", 200, &broken)
 	if broken.LatestMetrics != nil || broken.LastError.Attempts != 1 || !strings.Contains(broken.LastError.Message, "404") {
 		t.Errorf("broken page detail %+v", broken)
 	}
@@ -494,7 +460,7 @@ func (e *e2e) checkDiagnostics(site, page, device, host string, heroBytes int) {
 		Diagnostics       model.Diagnostics
 	}
 	base := "/" + site + "/pages/" + page + "/diagnostics"
-	e.call("GET", base+"?device="+device, "", 200, &out)
+	e.api.Call(e.t, "GET", base+"?device="+device, "", 200, &out)
 	d := out.Diagnostics
 	if d.LCP == nil || d.LCP.ImageURL != "http://"+host+"/hero.png" || d.LCP.Phases.LoadDuration == nil {
 		t.Errorf("%s: LCP %+v, want the hero image with its load phases", device, d.LCP)
@@ -530,9 +496,9 @@ func (e *e2e) checkDiagnostics(site, page, device, host string, heroBytes int) {
 	}
 	for _, f := range append(d.Filmstrip, *d.FinalScreenshot) {
 		req := httptest.NewRequest("GET", f.URL, nil)
-		req.Header.Set("Authorization", "Bearer "+adminKey)
+		req.Header.Set("Authorization", "Bearer "+apitest.AdminKey)
 		rec := httptest.NewRecorder()
-		e.handler.ServeHTTP(rec, req)
+		e.api.Handler.ServeHTTP(rec, req)
 		if b := rec.Body.Bytes(); rec.Code != 200 || len(b) < 100 || b[0] != 0xff || b[1] != 0xd8 {
 			t.Errorf("%s: frame %s: %d, %d bytes", device, f.URL, rec.Code, len(b))
 		}
@@ -549,7 +515,7 @@ func (e *e2e) checkDiagnostics(site, page, device, host string, heroBytes int) {
 			}
 		}
 	}
-	e.call("GET", out.HAR, "", 200, &har)
+	e.api.Call(e.t, "GET", out.HAR, "", 200, &har)
 	if har.Log.Version != "1.2" || har.Log.Creator.Name == "" || len(har.Log.Entries) == 0 {
 		t.Errorf("%s: HAR log %+v", device, har.Log)
 	}
@@ -578,15 +544,15 @@ func TestAuditRefusesPrivateTargets(t *testing.T) {
 		{"no-such-host.invalid", "no-such-host.invalid: the host does not resolve", ":53"},
 	} {
 		var site struct{ ID string }
-		e.call("POST", "/account/websites", `{"domain":"`+tc.domain+`","method":"simulated"}`, 201, &site)
+		e.api.Call(e.t, "POST", "/account/websites", `{"domain":"`+tc.domain+`","method":"simulated"}`, 201, &site)
 		var pages []struct{ ID string }
-		e.call("POST", "/"+site.ID+"/settings/pages", `[{"url":"/"}]`, 200, &pages)
+		e.api.Call(e.t, "POST", "/"+site.ID+"/settings/pages", `[{"url":"/"}]`, 200, &pages)
 		job := audit.Job{Account: "acme", Website: site.ID, Page: pages[0].ID, Device: "desktop", Queued: time.Now().UTC()}
 		if err := e.worker.Audit(context.Background(), job, 1); err == nil {
 			t.Fatalf("%s was audited", tc.domain)
 		}
 		var detail struct{ LastError struct{ Message string } }
-		e.call("GET", "/"+site.ID+"/pages/"+pages[0].ID+"?device=desktop", "", 200, &detail)
+		e.api.Call(e.t, "GET", "/"+site.ID+"/pages/"+pages[0].ID+"?device=desktop", "", 200, &detail)
 		if got := detail.LastError.Message; got != tc.want || tc.hidden != "" && strings.Contains(got, tc.hidden) {
 			t.Errorf("%s: lastError %q, want %q", tc.domain, got, tc.want)
 		}

@@ -156,7 +156,7 @@ func TestExperiments(t *testing.T) {
 	})
 	t.Run("through the API and the queue's job", func(t *testing.T) {
 		var x struct{ ID string }
-		e.call("POST", "/"+site2.ID+"/experiments", `{"page":"`+pages[0].ID+`","device":"desktop","changes":{"block":["*://localhost:*/heavy.js"]}}`, 202, &x)
+		e.api.Call(e.t, "POST", "/"+site2.ID+"/experiments", `{"page":"`+pages[0].ID+`","device":"desktop","changes":{"block":["*://localhost:*/heavy.js"]}}`, 202, &x)
 		job := audit.Job{Account: "acme", Website: site2.ID, Page: pages[0].ID, Device: "desktop", Queued: time.Now().UTC(), Experiment: x.ID}
 		if err := worker.Audit(ctx, job, 1); err != nil {
 			t.Fatal(err)
@@ -171,7 +171,7 @@ func TestExperiments(t *testing.T) {
 				Requests []struct{ Kind, URL string }
 			}
 		}
-		e.call("GET", "/"+site2.ID+"/experiments/"+x.ID, "", 200, &got)
+		e.api.Call(e.t, "GET", "/"+site2.ID+"/experiments/"+x.ID, "", 200, &got)
 		var bytesBase, bytesTarget float64
 		for _, m := range got.Metrics {
 			if m.Name == "bytes_total" && m.Base != nil && m.Target != nil {
@@ -198,7 +198,7 @@ func TestExperiments(t *testing.T) {
 func createSite(t *testing.T, e *e2e, domain string) string {
 	t.Helper()
 	var ws struct{ ID string }
-	e.call("POST", "/account/websites", `{"domain":"`+domain+`","method":"simulated"}`, 201, &ws)
-	e.call("POST", "/"+ws.ID+"/settings/pages", `[{"url":"/"}]`, 200, nil)
+	e.api.Call(e.t, "POST", "/account/websites", `{"domain":"`+domain+`","method":"simulated"}`, 201, &ws)
+	e.api.Call(e.t, "POST", "/"+ws.ID+"/settings/pages", `[{"url":"/"}]`, 200, nil)
 	return ws.ID
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/demoshop"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // Lambda's list price (us-east-1, arm64) and the audit worker's memory (infra/audit.go,
@@ -73,10 +74,7 @@ func BenchmarkAuditMethod(b *testing.B) {
 	longTaskHost := serveAgreementFixtures(b)
 	for _, m := range []string{model.MethodSimulated, model.MethodApplied} {
 		for _, host := range []string{shopHost, e.site.Domain, longTaskHost} {
-			site := model.Website{Account: "acme-" + m + "-" + host, Domain: host, Method: m}
-			if err := e.store.CreateWebsite(ctx, &site); err != nil {
-				b.Fatal(err)
-			}
+			site, _ := awstest.Website(b, e.store, model.Website{Account: "acme-" + m + "-" + host, Domain: host, Method: m}, nil)
 			var pages []model.Page
 			switch host {
 			case shopHost:

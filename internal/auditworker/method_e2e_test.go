@@ -32,14 +32,14 @@ func TestAppliedThrottling(t *testing.T) {
 	e := newE2E(t, true)
 	host, _ := fixtureSite(t)
 	var site struct{ ID, Method string }
-	e.call("POST", "/account/websites", `{"domain":"`+host+`"}`, 201, &site)
+	e.api.Call(e.t, "POST", "/account/websites", `{"domain":"`+host+`"}`, 201, &site)
 	if site.Method != model.MethodApplied {
 		t.Fatalf("a new website's method is %q, want applied", site.Method)
 	}
 	var pages []struct{ ID string }
-	e.call("POST", "/"+site.ID+"/settings/pages", `[{"url":"/","alias":"Home"}]`, 200, &pages)
+	e.api.Call(e.t, "POST", "/"+site.ID+"/settings/pages", `[{"url":"/","alias":"Home"}]`, 200, &pages)
 	queued := time.Now().UTC()
-	e.call("POST", "/"+site.ID+"/audits", `{"pages":["`+pages[0].ID+`"],"devices":["mobile"]}`, 202, nil)
+	e.api.Call(e.t, "POST", "/"+site.ID+"/audits", `{"pages":["`+pages[0].ID+`"],"devices":["mobile"]}`, 202, nil)
 	if p := e.work([]audit.Job{{Account: "acme", Website: site.ID, Page: pages[0].ID, Device: "mobile", Queued: queued}}); p.Done != 1 {
 		t.Fatalf("progress %+v, want the audit done", p)
 	}
@@ -129,7 +129,7 @@ func TestAppliedThrottling(t *testing.T) {
 			Summary string
 		}
 	}
-	e.call("GET", "/"+site.ID+"/pages/"+pages[0].ID+"?device=mobile", "", 200, &detail)
+	e.api.Call(e.t, "GET", "/"+site.ID+"/pages/"+pages[0].ID+"?device=mobile", "", 200, &detail)
 	if detail.Measurement.Method != model.MethodApplied || !strings.HasPrefix(detail.Measurement.Summary, "Measured with applied throttling (CPU ") {
 		t.Errorf("the page detail's measurement %+v", detail.Measurement)
 	}
@@ -148,14 +148,14 @@ func TestAppliedAgreement(t *testing.T) {
 	e := newE2E(t, true)
 	host := serveAgreementFixtures(t)
 	var site struct{ ID string }
-	e.call("POST", "/account/websites", `{"domain":"`+host+`"}`, 201, &site)
+	e.api.Call(e.t, "POST", "/account/websites", `{"domain":"`+host+`"}`, 201, &site)
 	fixtures := []string{"hero.html", "shifts.html", "longtask.html", "thirdparty.html"}
 	var list []string
 	for _, f := range fixtures {
 		list = append(list, `{"url":"/`+f+`","alias":"`+f+`"}`)
 	}
 	var pages []struct{ ID, URL string }
-	e.call("POST", "/"+site.ID+"/settings/pages", "["+strings.Join(list, ",")+"]", 200, &pages)
+	e.api.Call(e.t, "POST", "/"+site.ID+"/settings/pages", "["+strings.Join(list, ",")+"]", 200, &pages)
 	var ids []string
 	var jobs []audit.Job
 	queued := time.Now().UTC()
@@ -165,7 +165,7 @@ func TestAppliedAgreement(t *testing.T) {
 			jobs = append(jobs, audit.Job{Account: "acme", Website: site.ID, Page: p.ID, Device: d, Queued: queued})
 		}
 	}
-	e.call("POST", "/"+site.ID+"/audits", `{"pages":[`+strings.Join(ids, ",")+`],"devices":["mobile","desktop"]}`, 202, nil)
+	e.api.Call(e.t, "POST", "/"+site.ID+"/audits", `{"pages":[`+strings.Join(ids, ",")+`],"devices":["mobile","desktop"]}`, 202, nil)
 	if p := e.work(jobs); p.Done != len(jobs) {
 		t.Fatalf("progress %+v, want %d audits done", p, len(jobs))
 	}
@@ -235,7 +235,7 @@ func checkAgreement(t *testing.T, e *e2e, website, page, device string, res mode
 		Method      string
 		Diagnostics model.Diagnostics
 	}
-	e.call("GET", "/"+website+"/pages/"+page+"/diagnostics?device="+device, "", 200, &got)
+	e.api.Call(e.t, "GET", "/"+website+"/pages/"+page+"/diagnostics?device="+device, "", 200, &got)
 	d, lcp := got.Diagnostics, res.Metrics["lcp"]
 	if got.Method != model.MethodApplied || d.Marks.LCP == nil || d.LCP == nil {
 		t.Fatalf("diagnostics of %q, LCP mark %v, element %+v", got.Method, d.Marks.LCP, d.LCP)

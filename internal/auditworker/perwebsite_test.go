@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/artifact"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/regression"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // What an audit does once its result is stored (the page's summary, the budgets' statuses and
@@ -63,19 +63,11 @@ func newSizedWebsite(tb testing.TB, n, days int, log *slog.Logger) *sizedWebsite
 	rec := event.NewRecorder(st, q, log)
 	w := NewWorker(WorkerConfig{Events: rec, Regressions: regression.NewWatcher(st, artifact.New(awstest.Bucket(tb)), rec, log)},
 		st, awstest.Bucket(tb), nil, log)
-	site := model.Website{Account: "acme", Domain: "example.com"}
-	if err := st.CreateWebsite(ctx, &site); err != nil {
-		tb.Fatal(err)
-	}
 	pages := make([]model.Page, n)
 	for i := range pages {
 		pages[i].URL = fmt.Sprintf("/p/%d", i)
 	}
-	for start := 0; start < n; start += model.MaxPagesPerCall {
-		if err := st.CreatePages(ctx, site, pages[start:min(n, start+model.MaxPagesPerCall)]); err != nil {
-			tb.Fatal(err)
-		}
-	}
+	site, _ := awstest.Website(tb, st, model.Website{Account: "acme", Domain: "example.com"}, pages)
 	for _, b := range []model.Budget{
 		{Metric: "lcp", Operator: "lt", Value: 2500, Device: "all"},
 		{Metric: "performance_score", Operator: "gt", Value: 50, Device: "mobile"},

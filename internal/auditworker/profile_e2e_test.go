@@ -241,9 +241,9 @@ func TestProfileLogin(t *testing.T) {
 	ctx := context.Background()
 
 	var ws struct{ ID string }
-	e.call("POST", "/account/websites", `{"domain":"`+site.host+`","method":"simulated"}`, 201, &ws)
+	e.api.Call(e.t, "POST", "/account/websites", `{"domain":"`+site.host+`","method":"simulated"}`, 201, &ws)
 	var pages []struct{ ID string }
-	e.call("POST", "/"+ws.ID+"/settings/pages", `[{"url":"/private","alias":"Private"}]`, 200, &pages)
+	e.api.Call(e.t, "POST", "/"+ws.ID+"/settings/pages", `[{"url":"/private","alias":"Private"}]`, 200, &pages)
 	private := pages[0].ID
 	// The website's host on another port is named, so it gets the headers and credentials too.
 	var body map[string]any
@@ -253,7 +253,7 @@ func TestProfileLogin(t *testing.T) {
 	body["origins"] = []string{site.other}
 	named, _ := json.Marshal(body)
 	var prof struct{ ID, Name string }
-	e.call("POST", "/"+ws.ID+"/profiles", string(named), 201, &prof)
+	e.api.Call(e.t, "POST", "/"+ws.ID+"/profiles", string(named), 201, &prof)
 
 	job := audit.Job{Account: "acme", Website: ws.ID, Page: private, Device: "desktop", Queued: time.Now().UTC()}
 	if err := worker.Audit(ctx, job, 1); err != nil {
@@ -273,7 +273,7 @@ func TestProfileLogin(t *testing.T) {
 		t.Errorf("the result names profile %q %q, want %s Signed in", res.ProfileID, res.ProfileName, prof.ID)
 	}
 	var shown struct{ Profile struct{ ID, Name string } }
-	e.call("GET", "/"+ws.ID+"/pages/"+private+"?device=desktop", "", 200, &shown)
+	e.api.Call(e.t, "GET", "/"+ws.ID+"/pages/"+private+"?device=desktop", "", 200, &shown)
 	if shown.Profile.ID != prof.ID || shown.Profile.Name != "Signed in" {
 		t.Errorf("the page detail shows profile %+v, want %s Signed in", shown.Profile, prof.ID)
 	}
@@ -337,8 +337,8 @@ func TestProfileLogin(t *testing.T) {
 
 	// A wrong password: the audit ends at once, naming the failed step (numbered from 1).
 	var pages2 []struct{ ID string }
-	e.call("POST", "/"+ws.ID+"/settings/pages", `[{"url":"/private?again","alias":"Private again"}]`, 200, &pages2)
-	e.call("POST", "/"+ws.ID+"/profiles", loginProfile("Wrong", pages2[0].ID, "wrong-password"), 201, nil)
+	e.api.Call(e.t, "POST", "/"+ws.ID+"/settings/pages", `[{"url":"/private?again","alias":"Private again"}]`, 200, &pages2)
+	e.api.Call(e.t, "POST", "/"+ws.ID+"/profiles", loginProfile("Wrong", pages2[0].ID, "wrong-password"), 201, nil)
 	job2 := audit.Job{Account: "acme", Website: ws.ID, Page: pages2[0].ID, Device: "desktop", Queued: time.Now().UTC()}
 	err = worker.Audit(ctx, job2, 1)
 	if err == nil {
@@ -350,7 +350,7 @@ func TestProfileLogin(t *testing.T) {
 			Final   bool
 		}
 	}
-	e.call("GET", "/"+ws.ID+"/pages/"+pages2[0].ID+"?device=desktop", "", 200, &detail)
+	e.api.Call(e.t, "GET", "/"+ws.ID+"/pages/"+pages2[0].ID+"?device=desktop", "", 200, &detail)
 	if !strings.HasPrefix(detail.LastError.Message, "login step 6 (waitForSelector #welcome) failed: ") {
 		t.Errorf("lastError %q, want it to name login step 6", detail.LastError.Message)
 	}
@@ -363,7 +363,7 @@ func TestProfileLogin(t *testing.T) {
 	for _, path := range []string{"/" + ws.ID + "/profiles", "/" + ws.ID + "/profiles/" + prof.ID, "/" + ws.ID + "/pages/" + private + "?device=desktop",
 		"/" + ws.ID + "/pages/" + pages2[0].ID + "?device=desktop", "/" + ws.ID + "/events", "/" + ws.ID + "/annotations"} {
 		var raw json.RawMessage
-		e.call("GET", path, "", 200, &raw)
+		e.api.Call(e.t, "GET", path, "", 200, &raw)
 		answers.Write(raw)
 	}
 	html := storedObject(t, e.objects, artifact.HTMLKey(res.ReportKey))
@@ -391,9 +391,9 @@ func TestProfileNetwork(t *testing.T) {
 	ctx := context.Background()
 
 	var ws struct{ ID string }
-	e.call("POST", "/account/websites", `{"domain":"`+site.host+`","method":"simulated"}`, 201, &ws)
+	e.api.Call(e.t, "POST", "/account/websites", `{"domain":"`+site.host+`","method":"simulated"}`, 201, &ws)
 	var pages []struct{ ID string }
-	e.call("POST", "/"+ws.ID+"/settings/pages", `[{"url":"/public"}]`, 200, &pages)
+	e.api.Call(e.t, "POST", "/"+ws.ID+"/settings/pages", `[{"url":"/public"}]`, 200, &pages)
 	w, err := e.store.Website(ctx, "acme", ws.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -413,7 +413,7 @@ func TestProfileNetwork(t *testing.T) {
 	}
 	plain := measure()
 	var prof struct{ ID string }
-	e.call("POST", "/"+ws.ID+"/profiles", `{"name":"Slow 3G","default":true,"network":{"preset":"mobileRegular3G","cpuSlowdown":6}}`, 201, &prof)
+	e.api.Call(e.t, "POST", "/"+ws.ID+"/profiles", `{"name":"Slow 3G","default":true,"network":{"preset":"mobileRegular3G","cpuSlowdown":6}}`, 201, &prof)
 	slow := measure()
 
 	t.Logf("desktop: FCP %.0f ms, LCP %.0f ms, SI %.0f ms; slow 3G: FCP %.0f ms, LCP %.0f ms, SI %.0f ms",

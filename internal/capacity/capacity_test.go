@@ -31,7 +31,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -48,13 +47,10 @@ import (
 	"github.com/openvitals/openvitals/internal/auditworker"
 	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/awsmeter"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/blobstore"
-	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/capacity"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/fanout"
-	"github.com/openvitals/openvitals/internal/lighthouse"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/regression"
@@ -62,6 +58,8 @@ import (
 	"github.com/openvitals/openvitals/internal/service/fanoutworkerfn"
 	"github.com/openvitals/openvitals/internal/service/schedulefn"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
+	"github.com/openvitals/openvitals/internal/testing/browsertest"
 )
 
 // awsLatency is how long AWS takes to answer a request from a Lambda function in its region,
@@ -151,10 +149,7 @@ func measure(b *testing.B, sizes []capacity.Size, listed, sampled int) capacity.
 	// The websites: a page of the listing's worth without pages, the samples of each size's
 	// pages, and the audited website (the fixture page on loopback).
 	for i := range listed {
-		site := model.Website{Account: fmt.Sprintf("acct%03d", i%50), Domain: fmt.Sprintf("listed%d.example", i)}
-		if err := plain.CreateWebsite(ctx, &site); err != nil {
-			b.Fatal(err)
-		}
+		awstest.Website(b, plain, model.Website{Account: fmt.Sprintf("acct%03d", i%50), Domain: fmt.Sprintf("listed%d.example", i)}, nil)
 	}
 	samples := map[int][]model.Website{}
 	for _, size := range sizes {
@@ -163,19 +158,11 @@ func measure(b *testing.B, sizes []capacity.Size, listed, sampled int) capacity.
 			continue
 		}
 		for i := range sampled {
-			site := model.Website{Account: fmt.Sprintf("acct%03d", i), Domain: fmt.Sprintf("p%d-%d.example", n, i)}
-			if err := plain.CreateWebsite(ctx, &site); err != nil {
-				b.Fatal(err)
+			pages := make([]model.Page, n)
+			for j := range pages {
+				pages[j] = model.Page{URL: fmt.Sprintf("/products/%d", j)}
 			}
-			for from := 0; from < n; from += model.MaxPagesPerCall {
-				var add []model.Page
-				for j := from; j < min(from+model.MaxPagesPerCall, n); j++ {
-					add = append(add, model.Page{URL: fmt.Sprintf("/products/%d", j)})
-				}
-				if err := plain.CreatePages(ctx, site, add); err != nil {
-					b.Fatal(err)
-				}
-			}
+			site, _ := awstest.Website(b, plain, model.Website{Account: fmt.Sprintf("acct%03d", i), Domain: fmt.Sprintf("p%d-%d.example", n, i)}, pages)
 			samples[n] = append(samples[n], site)
 		}
 	}
@@ -295,14 +282,8 @@ func auditedWebsite(b *testing.B, st *store.Store) (model.Website, model.Page) {
 	srv := httptest.NewServer(mux)
 	b.Cleanup(srv.Close)
 
-	site := model.Website{Account: "audited", Domain: strings.TrimPrefix(srv.URL, "http://")}
-	if err := st.CreateWebsite(ctx, &site); err != nil {
-		b.Fatal(err)
-	}
 	pages := []model.Page{{URL: "/", Alias: "Garden shears"}}
-	if err := st.CreatePages(ctx, site, pages); err != nil {
-		b.Fatal(err)
-	}
+	site, _ := awstest.Website(b, st, model.Website{Account: "audited", Domain: strings.TrimPrefix(srv.URL, "http://")}, pages)
 	for _, bud := range []model.Budget{
 		{Metric: "lcp", Operator: "lt", Value: 2500, Device: "all"},
 		{Metric: "performance_score", Operator: "gt", Value: 50, Device: "mobile"},
@@ -329,29 +310,13 @@ func auditedWebsite(b *testing.B, st *store.Store) (model.Website, model.Page) {
 // metered store and bucket, one Lighthouse run an audit (what an audit stores does not depend
 // on its runs).
 func auditWorker(b *testing.B, svc *service.Service, objects *blobstore.Bucket, log *slog.Logger) *auditworker.Worker {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		b.Fatal(err)
-	}
-	bin, err := browser.LookBin()
-	if err != nil {
-		b.Fatal(err)
-	}
-	// A short path: Chromium's socket path inside it must fit a Unix socket's 107 bytes.
-	temp, err := os.MkdirTemp("", "ov-cap-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = os.RemoveAll(temp) })
-	runner := lighthouse.NewRunner(lighthouse.DefaultRunnerConfig(root))
-	b.Cleanup(func() { _ = runner.Close() })
 	events := event.NewRecorder(svc.Store, notify.NewQueue(svc.Queues.Notify), log)
 	return auditworker.NewWorker(auditworker.WorkerConfig{
 		Runs: 1, Scheme: "http",
-		Browser:     browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: true}, TempRoot: temp},
+		Browser:     browsertest.Options(b, true),
 		Events:      events,
 		Regressions: regression.NewWatcher(svc.Store, artifact.New(objects), events, log),
-	}, svc.Store, objects, runner, log)
+	}, svc.Store, objects, browsertest.Runner(b), log)
 }
 
 // partitionBytes is what a website's partition holds, as DynamoDB bills items.

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/artifact"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/export"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/rum"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // BenchmarkExportWebsiteDay exports a day of a website of 100 pages audited on both devices
@@ -25,10 +25,6 @@ func BenchmarkExportWebsiteDay(b *testing.B) {
 	ctx := context.Background()
 	clients := awstest.Clients(b)
 	st, objects, reports := awstest.Store(b, clients), awstest.Bucket(b), awstest.Bucket(b)
-	site := model.Website{Account: "acme", Domain: "example.com"}
-	if err := st.CreateWebsite(ctx, &site); err != nil {
-		b.Fatal(err)
-	}
 	n := 100
 	if testing.Short() {
 		n = 10
@@ -37,11 +33,7 @@ func BenchmarkExportWebsiteDay(b *testing.B) {
 	for i := range pages {
 		pages[i] = model.Page{ID: model.NewID(), URL: fmt.Sprintf("/products/item-%04d", i)}
 	}
-	for start := 0; start < n; start += model.MaxPagesPerCall {
-		if err := st.CreatePages(ctx, site, pages[start:min(start+model.MaxPagesPerCall, n)]); err != nil {
-			b.Fatal(err)
-		}
-	}
+	site, _ := awstest.Website(b, st, model.Website{Account: "acme", Domain: "example.com"}, pages)
 	day := "20261120"
 	at := time.Date(2026, 11, 20, 3, 0, 0, 0, time.UTC)
 	for i, p := range pages {

@@ -21,11 +21,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/openvitals/openvitals/internal/awsmeter"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/fanout"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/service/schedulefn"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // calls counts the AWS requests of each kind (the X-Amz-Target of DynamoDB's and SQS's JSON
@@ -102,19 +102,11 @@ func BenchmarkDailyFanout(b *testing.B) {
 	pagesOf := map[string]int{} // website ID: pages
 	for n, count := range sizes {
 		for i := range count {
-			site := model.Website{Account: fmt.Sprintf("acct%03d", i%50), Domain: fmt.Sprintf("p%d-%d.example", n, i)}
-			if err := st.CreateWebsite(ctx, &site); err != nil {
-				b.Fatal(err)
+			add := make([]model.Page, n)
+			for j := range add {
+				add[j] = model.Page{URL: fmt.Sprintf("/%d", j)}
 			}
-			for from := 0; from < n; from += 100 {
-				var add []model.Page
-				for j := from; j < min(from+100, n); j++ {
-					add = append(add, model.Page{URL: fmt.Sprintf("/%d", j)})
-				}
-				if err := st.CreatePages(ctx, site, add); err != nil {
-					b.Fatal(err)
-				}
-			}
+			site, _ := awstest.Website(b, st, model.Website{Account: fmt.Sprintf("acct%03d", i%50), Domain: fmt.Sprintf("p%d-%d.example", n, i)}, add)
 			pagesOf[site.ID] = n
 		}
 	}

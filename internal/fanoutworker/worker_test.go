@@ -18,7 +18,6 @@ import (
 
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/awsclient"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/export"
 	"github.com/openvitals/openvitals/internal/fanout"
 	"github.com/openvitals/openvitals/internal/model"
@@ -31,6 +30,7 @@ import (
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/service/schedulefn"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 	"github.com/openvitals/openvitals/internal/ux"
 )
 
@@ -87,27 +87,24 @@ func newWorker(svc *service.Service) *Worker {
 		export.New(svc.Store, svc.Objects, rum.NewSegmentReader(svc.RUM, svc.Store), svc.Exports), svc.Log)
 }
 
+// websites creates n websites of acme, s0.example and on, with pages pages each.
+func (e *env) websites(n, pages int) []model.Website {
+	e.t.Helper()
+	sites := make([]model.Website, n)
+	for i := range sites {
+		sites[i], _ = e.website("acme", fmt.Sprintf("s%d.example", i), pages)
+	}
+	return sites
+}
+
 // website creates a website of account with n pages.
 func (e *env) website(account, domain string, n int) (model.Website, []model.Page) {
 	e.t.Helper()
-	w := model.Website{Account: account, Domain: domain, DisplayName: domain}
-	if err := e.st.CreateWebsite(e.ctx, &w); err != nil {
-		e.t.Fatal(err)
+	add := make([]model.Page, n)
+	for i := range add {
+		add[i] = model.Page{URL: fmt.Sprintf("/p%03d", i)}
 	}
-	for from := 0; from < n; from += 100 { // 100 pages a call at most
-		var add []model.Page
-		for i := from; i < min(from+100, n); i++ {
-			add = append(add, model.Page{URL: fmt.Sprintf("/p%03d", i)})
-		}
-		if err := e.st.CreatePages(e.ctx, w, add); err != nil {
-			e.t.Fatal(err)
-		}
-	}
-	pages, err := e.st.Pages(e.ctx, w)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return w, pages
+	return awstest.Website(e.t, e.st, model.Website{Account: account, Domain: domain, DisplayName: domain}, add)
 }
 
 // run invokes the scheduler as a daily rule naming no job does.
@@ -400,11 +397,7 @@ func TestBusyPartsComeBack(t *testing.T) {
 // website's message is queued.
 func TestListingTakesOverAStoppedAttempt(t *testing.T) {
 	e := newEnv(t)
-	var sites []model.Website
-	for i := range 5 {
-		w, _ := e.website("acme", fmt.Sprintf("s%d.example", i), 1)
-		sites = append(sites, w)
-	}
+	sites := e.websites(5, 1)
 	day := model.Day(time.Now().UTC())
 	past := time.Now().Add(-time.Minute)
 	if _, held, err := e.st.ClaimFanout(e.ctx, store.ListingFanoutKey(day, fanout.JobUX, 0), past, past.Add(time.Second), 0); err != nil || !held {
@@ -431,11 +424,7 @@ func TestListingTakesOverAStoppedAttempt(t *testing.T) {
 // walks the listing again and queues the shares left undone, and nothing of the done one.
 func TestRerunCompletesWhatWasLeft(t *testing.T) {
 	e := newEnv(t)
-	var sites []model.Website
-	for i := range 3 {
-		w, _ := e.website("acme", fmt.Sprintf("s%d.example", i), 2)
-		sites = append(sites, w)
-	}
+	sites := e.websites(3, 2)
 	day := model.Day(time.Now().UTC())
 	now := time.Now().UTC()
 	// The earlier run: the listing's two pages done, the first website's share done.

@@ -1,50 +1,11 @@
 package journey
 
 import (
-	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/openvitals/openvitals/internal/model/step"
+	"github.com/openvitals/openvitals/internal/testing/browsertest"
 )
-
-// spaFixture is the single-page app the real-user tests load (internal/rum/testdata/spa, routed
-// by navigo from layers/spa), without the real-user snippet: every path the router knows gets
-// the app's document.
-func spaFixture(t *testing.T) string {
-	t.Helper()
-	read := func(path string) []byte {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (make deps installs layers/spa)", err)
-		}
-		return b
-	}
-	router := read("../../layers/spa/node_modules/navigo/lib/navigo.min.js")
-	dir := filepath.Join("..", "rum", "testdata", "spa")
-	app := read(filepath.Join(dir, "app.js"))
-	var index strings.Builder
-	for line := range strings.Lines(string(read(filepath.Join(dir, "index.html")))) {
-		if !strings.Contains(line, "{{SNIPPET}}") {
-			index.WriteString(line)
-		}
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/navigo.js", "/app.js":
-			w.Header().Set("Content-Type", "text/javascript")
-			w.Write(map[string][]byte{"/navigo.js": router, "/app.js": app}[r.URL.Path])
-		default:
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			w.Write([]byte(index.String()))
-		}
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
 
 // A journey through a single-page app routed by a real router: it loads the landing route,
 // then each of three clicks on the app's links changes route without a document (a soft
@@ -52,7 +13,7 @@ func spaFixture(t *testing.T) string {
 // reports its route's own vitals from Chromium's soft-navigation entries: its URL, its LCP
 // element, the route's own interaction as its INP, and a layout shift on the about route only.
 func TestSoftNavigationVitals(t *testing.T) {
-	base := spaFixture(t)
+	base := browsertest.SPAServer(t)
 	click := func(sel string) step.Step { return step.Step{Type: "click", Target: sel} }
 	appear := func(sel string) step.Step { return step.Step{Type: "waitForSelector", Target: sel} }
 	pause := func(ms string) step.Step { return step.Step{Type: "wait", Value: ms} }

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // TestReader reads a website of two pages from DynamoDB Local: home has lab results on both
@@ -18,14 +18,8 @@ func TestReader(t *testing.T) {
 	st := awstest.Store(t, awstest.Clients(t))
 	now := time.Date(2026, 11, 22, 15, 0, 0, 0, time.UTC)
 	day := func(back int) string { return model.Day(now.AddDate(0, 0, -back)) }
-	site := model.Website{Account: "acme", Domain: "example.com", DisplayName: "example.com"}
-	if err := st.CreateWebsite(ctx, &site); err != nil {
-		t.Fatal(err)
-	}
 	pages := []model.Page{{URL: "/", Alias: "Home"}, {URL: "/pricing", Alias: "Pricing"}}
-	if err := st.CreatePages(ctx, site, pages); err != nil {
-		t.Fatal(err)
-	}
+	site, _ := awstest.Website(t, st, model.Website{Account: "acme", Domain: "example.com", DisplayName: "example.com"}, pages)
 	home := pages[0]
 	for _, r := range []model.LabResult{
 		{Page: home.ID, Device: "desktop", Day: day(metrics.WindowDays), Metrics: map[string]float64{"lcp": 9000}},

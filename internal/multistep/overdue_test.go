@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/model/step"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // TestOverdueRunsEndOrQueueAgain: multistep runs whose messages are lost do not stay queued or
@@ -25,16 +25,9 @@ func TestOverdueRunsEndOrQueueAgain(t *testing.T) {
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
 	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 2})
-	settings, err := q.Settings(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadline := settings.Deadline()
+	deadline := awstest.Deadline(t, q)
 	runs := multistep.NewQueue(st, q, awstest.Log(t))
-	w := model.Website{Account: "acme", Domain: "example.com", DisplayName: "example.com"}
-	if err := st.CreateWebsite(ctx, &w); err != nil {
-		t.Fatal(err)
-	}
+	w, _ := awstest.Website(t, st, model.Website{Account: "acme", Domain: "example.com", DisplayName: "example.com"}, nil)
 	var tests []model.Test
 	for _, alias := range []string{"lost", "began", "gone"} {
 		tt := model.Test{Alias: alias, Device: "mobile", Steps: []step.Step{{Type: step.Navigate, Target: "/"}}}

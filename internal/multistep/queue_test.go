@@ -5,11 +5,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/model/step"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // TestDailyRunsOncePerDay shows a website's share of the daily fan-out queues one run per test
@@ -23,10 +23,7 @@ func TestDailyRunsOncePerDay(t *testing.T) {
 	if err := st.EnsureAccount(ctx, "acme"); err != nil {
 		t.Fatal(err)
 	}
-	w := model.Website{Account: "acme", Domain: "example.com", DisplayName: "example.com"}
-	if err := st.CreateWebsite(ctx, &w); err != nil {
-		t.Fatal(err)
-	}
+	w, _ := awstest.Website(t, st, model.Website{Account: "acme", Domain: "example.com", DisplayName: "example.com"}, nil)
 	for _, alias := range []string{"a", "b", "c"} {
 		tt := model.Test{Alias: alias, Device: "mobile", Steps: []step.Step{{Type: step.Navigate, Target: "/"}}}
 		if err := st.CreateTest(ctx, w, &tt); err != nil {

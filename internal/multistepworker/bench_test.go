@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/journey"
 	"github.com/openvitals/openvitals/internal/model/step"
+	"github.com/openvitals/openvitals/internal/testing/browsertest"
 )
 
 // BenchmarkJourneyRun plays the end-to-end test's journey (open a page, a click that blocks
@@ -25,17 +25,8 @@ import (
 //	go test -run '^$' -bench JourneyRun -benchtime 1x ./internal/multistepworker/
 func BenchmarkJourneyRun(b *testing.B) {
 	host := journeySite(b)
-	bin, err := browser.LookBin()
-	if err != nil {
-		b.Fatal(err)
-	}
-	temp, err := os.MkdirTemp("", "ovb")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = os.RemoveAll(temp) })
 	opts := journey.Options{
-		Browser: browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: true}, TempRoot: temp},
+		Browser: browsertest.Options(b, true),
 		BaseURL: "http://" + host, Device: "desktop",
 	}
 	steps := []step.Step{
@@ -58,7 +49,7 @@ func BenchmarkJourneyRun(b *testing.B) {
 			go func() {
 				defer wg.Done()
 				for {
-					if rss := sessionRSS(temp); rss > runPeak {
+					if rss := sessionRSS(opts.Browser.TempRoot); rss > runPeak {
 						runPeak = rss
 					}
 					select {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,10 +15,9 @@ import (
 
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
-	"github.com/openvitals/openvitals/internal/awstest"
+	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/browser"
-	"github.com/openvitals/openvitals/internal/contract"
 	"github.com/openvitals/openvitals/internal/deliver"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/journey"
@@ -29,10 +29,11 @@ import (
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
-	"github.com/openvitals/openvitals/internal/standin"
+	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
+	"github.com/openvitals/openvitals/internal/testing/browsertest"
 )
-
-const adminKey = "acme-admin-key-0123456789"
 
 // journeySite serves two pages: a start page whose button blocks the main thread ~200 ms and
 // then navigates, and the page it leads to.
@@ -56,54 +57,42 @@ func journeySite(t testing.TB) string {
 	return srv.Listener.Addr().String()
 }
 
+// runEnv is what the end-to-end tests of runs share on the stand-ins: a table holding acme's
+// admin key, the multistep queue, the purge queue, a bucket and a log.
+type runEnv struct {
+	clients      awsclient.Clients
+	st           *store.Store
+	runs, purges *queue.Queue
+	objects      *blobstore.Bucket
+	log          *slog.Logger
+}
+
+func newRunEnv(t *testing.T) runEnv {
+	t.Helper()
+	clients := awstest.Clients(t)
+	e := runEnv{clients: clients, st: awstest.Store(t, clients), objects: awstest.Bucket(t), log: awstest.Log(t),
+		runs:   awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: queue.MaxReceives}),
+		purges: awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 3})}
+	apitest.Provision(t, e.st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: apitest.AdminKey})
+	return e
+}
+
 func TestRunsEndToEnd(t *testing.T) {
 	ctx := context.Background()
-	clients := awstest.Clients(t)
-	st := awstest.Store(t, clients)
-	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: queue.MaxReceives})
-	pq := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 3})
-	objects := awstest.Bucket(t)
-	log := awstest.Log(t)
-	if err := apikey.Provision(ctx, st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey}, "test"); err != nil {
-		t.Fatal(err)
-	}
-	bin, err := browser.LookBin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	temp, err := os.MkdirTemp("", "ovm") // short: Chromium's socket path must fit 107 bytes
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(temp) })
+	e := newRunEnv(t)
+	clients, st, q, objects, log := e.clients, e.st, e.runs, e.objects, e.log
 	nq := awstest.Queue(t, clients, service.NotifyQueueSettings)
+	browse := browsertest.Options(t, true)
 	worker := multistepworker.NewWorker(multistepworker.WorkerConfig{Scheme: "http", Journey: journey.Options{
-		Browser:     browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: true}, TempRoot: temp},
+		Browser:     browse,
 		StepTimeout: 3 * time.Second,
 	}, Events: event.NewRecorder(st, notify.NewQueue(nq), log)}, st, objects, log)
 	sealer := seal.FixedKey(seal.GenerateKey())
-	handler := api.New(api.Deps{Store: st, Purger: nil, Runner: multistep.NewQueue(st, q, log), Reports: objects, Log: log, AllowLocalTargets: true,
-		Credentials: sealer, Notifications: notify.NewQueue(nq)}).Handler()
-	call := func(method, path, body string, status int, out any) {
-		t.Helper()
-		req := httptest.NewRequest(method, path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+adminKey)
-		rec := httptest.NewRecorder()
-		handler.ServeHTTP(rec, req)
-		contract.Check(t, req, rec.Code, rec.Header(), rec.Body.Bytes())
-		if rec.Code != status {
-			t.Fatalf("%s %s: %d, want %d: %s", method, path, rec.Code, status, rec.Body)
-		}
-		if out != nil {
-			if err := json.Unmarshal(rec.Body.Bytes(), out); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	_ = pq
+	admin := apitest.Client{Handler: api.New(api.Deps{Store: st, Purger: nil, Runner: multistep.NewQueue(st, q, log), Reports: objects, Log: log, AllowLocalTargets: true,
+		Credentials: sealer, Notifications: notify.NewQueue(nq)}).Handler(), Key: apitest.AdminKey}
 
 	var site struct{ ID string }
-	call("POST", "/account/websites", `{"domain":"`+journeySite(t)+`"}`, 201, &site)
+	admin.Call(t, "POST", "/account/websites", `{"domain":"`+journeySite(t)+`"}`, 201, &site)
 	// A Slack channel at a local receiver and an email channel through the SES stand-in.
 	var slackMessages []string
 	var slackMu sync.Mutex
@@ -114,27 +103,19 @@ func TestRunsEndToEnd(t *testing.T) {
 		slackMu.Unlock()
 	}))
 	t.Cleanup(slack.Close)
-	root, err := standin.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ses, err := standin.StartSES(ctx, root, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ses.Stop)
-	call("POST", "/"+site.ID+"/channels", `{"name":"#perf","kind":"slack","url":"`+slack.URL+`/services/T/B/x"}`, 201, nil)
-	call("POST", "/"+site.ID+"/channels", `{"name":"Team","kind":"email","recipients":["perf@example.com"],"events":["multistep.state_changed"]}`, 201, nil)
+	ses := awstest.SES(t)
+	admin.Call(t, "POST", "/"+site.ID+"/channels", `{"name":"#perf","kind":"slack","url":"`+slack.URL+`/services/T/B/x"}`, 201, nil)
+	admin.Call(t, "POST", "/"+site.ID+"/channels", `{"name":"Team","kind":"email","recipients":["perf@example.com"],"events":["multistep.state_changed"]}`, 201, nil)
 	var good, broken struct{ ID string }
-	call("POST", "/"+site.ID+"/multistep", `{"alias":"Go","device":"desktop","steps":[
+	admin.Call(t, "POST", "/"+site.ID+"/multistep", `{"alias":"Go","device":"desktop","steps":[
 		{"type":"navigate","target":"/"},
 		{"type":"click","target":"#go","waitForNavigation":"on","waitUntil":"load"},
 		{"type":"waitForSelector","target":"#done"}]}`, 201, &good)
-	call("POST", "/"+site.ID+"/multistep", `{"alias":"Broken","device":"mobile","steps":[
+	admin.Call(t, "POST", "/"+site.ID+"/multistep", `{"alias":"Broken","device":"mobile","steps":[
 		{"type":"navigate","target":"/"},
 		{"type":"click","target":"#missing"}]}`, 201, &broken)
 	var all struct{ Queued int }
-	call("POST", "/"+site.ID+"/multistep/run-all", "", 200, &all)
+	admin.Call(t, "POST", "/"+site.ID+"/multistep/run-all", "", 200, &all)
 	if all.Queued != 2 {
 		t.Fatalf("run-all queued %d", all.Queued)
 	}
@@ -169,24 +150,20 @@ func TestRunsEndToEnd(t *testing.T) {
 		Screenshot                   bool
 	}
 	var runs struct{ Result struct{ List []run } }
-	call("GET", "/"+site.ID+"/multistep/"+good.ID+"/runs", "", 200, &runs)
+	admin.Call(t, "GET", "/"+site.ID+"/multistep/"+good.ID+"/runs", "", 200, &runs)
 	r := runs.Result.List[0]
 	if r.Status != "completed" || r.INP == nil || *r.INP < 200 || *r.TBT <= 100 || *r.Duration <= 0 || r.BytesTotal == nil || *r.BytesTotal <= 0 {
 		t.Errorf("completed run %+v: INP >= 200 and TBT > 100 from the 200 ms click handler", jsonOf(r))
 	}
-	call("GET", "/"+site.ID+"/multistep/"+broken.ID+"/runs", "", 200, &runs)
+	admin.Call(t, "GET", "/"+site.ID+"/multistep/"+broken.ID+"/runs", "", 200, &runs)
 	r = runs.Result.List[0]
 	if r.Status != "failed" || r.FailedStep == nil || *r.FailedStep != 1 || !strings.Contains(r.Error, "#missing") || !r.Screenshot {
 		t.Errorf("failed run %+v", jsonOf(r))
 	}
 	// The screenshot is served to API keys (events link to it).
-	req := httptest.NewRequest("GET", "/"+site.ID+"/multistep/"+broken.ID+"/runs/"+r.ID+"/screenshot", nil)
-	req.Header.Set("Authorization", "Bearer "+adminKey)
-	shot := httptest.NewRecorder()
-	handler.ServeHTTP(shot, req)
-	contract.Check(t, req, shot.Code, shot.Header(), shot.Body.Bytes())
-	if shot.Code != 200 || shot.Header().Get("Content-Type") != "image/png" || !strings.HasPrefix(shot.Body.String(), "\x89PNG") {
-		t.Errorf("screenshot: %d %s, %d bytes", shot.Code, shot.Header().Get("Content-Type"), shot.Body.Len())
+	shot := admin.Do(t, admin.NewRequest(t, "GET", "/"+site.ID+"/multistep/"+broken.ID+"/runs/"+r.ID+"/screenshot", ""))
+	if shot.Status != 200 || shot.Header.Get("Content-Type") != "image/png" || !strings.HasPrefix(string(shot.Body), "\x89PNG") {
+		t.Errorf("screenshot: %d %s, %d bytes", shot.Status, shot.Header.Get("Content-Type"), len(shot.Body))
 	}
 	keys, err := objects.Keys(ctx, blobstore.TestPrefix("acme", site.ID, broken.ID))
 	if err != nil || len(keys) != 1 {
@@ -205,14 +182,14 @@ func TestRunsEndToEnd(t *testing.T) {
 			}
 		}
 	}
-	call("GET", "/"+site.ID+"/multistep", "", 200, &list)
+	admin.Call(t, "GET", "/"+site.ID+"/multistep", "", 200, &list)
 	for _, item := range list.Result.List {
 		want := map[string]string{good.ID: "up", broken.ID: "down"}[item.ID]
 		if item.State != want {
 			t.Errorf("test %s state %s, want %s", item.ID, item.State, want)
 		}
 	}
-	entries, _ := os.ReadDir(temp)
+	entries, _ := os.ReadDir(browse.TempRoot)
 	for _, e := range entries {
 		t.Errorf("left behind in the worker's temp dir: %s", e.Name())
 	}

@@ -2,27 +2,23 @@ package multistepworker_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/openvitals/openvitals/internal/api"
-	"github.com/openvitals/openvitals/internal/apikey"
-	"github.com/openvitals/openvitals/internal/awstest"
-	"github.com/openvitals/openvitals/internal/browser"
-	"github.com/openvitals/openvitals/internal/contract"
 	"github.com/openvitals/openvitals/internal/journey"
-	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/multistepworker"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/purgeworker"
-	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
+	"github.com/openvitals/openvitals/internal/testing/browsertest"
+	"github.com/openvitals/openvitals/internal/testing/poll"
 )
 
 // TestDeleteDuringRunLeavesNothing deletes a website while one of its multistep runs is
@@ -31,48 +27,16 @@ import (
 // a full table scan and a listing of the whole bucket find nothing of the website.
 func TestDeleteDuringRunLeavesNothing(t *testing.T) {
 	ctx := context.Background()
-	clients := awstest.Clients(t)
-	st := awstest.Store(t, clients)
-	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: queue.MaxReceives})
-	pq := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 3})
-	objects := awstest.Bucket(t)
-	log := awstest.Log(t)
-	if err := apikey.Provision(ctx, st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey}, "test"); err != nil {
-		t.Fatal(err)
-	}
-	bin, err := browser.LookBin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	temp, err := os.MkdirTemp("", "ovm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(temp) })
+	e := newRunEnv(t)
+	clients, st, q, pq, objects, log := e.clients, e.st, e.runs, e.purges, e.objects, e.log
 	worker := multistepworker.NewWorker(multistepworker.WorkerConfig{Scheme: "http", Journey: journey.Options{
-		Browser:     browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: true}, TempRoot: temp},
+		Browser:     browsertest.Options(t, true),
 		StepTimeout: 2 * time.Minute, // the page is held until the purge's first pass
 	}}, st, objects, log)
 	// The settle time must outlast the run's end after release, not its whole run.
 	const settle = 20 * time.Second
 	purger := purgeworker.NewWorker(st, objects, awstest.RUM(t, st), purge.NewQueue(pq), settle, log)
-	handler := api.New(api.Deps{Store: st, Purger: purge.NewQueue(pq), Runner: multistep.NewQueue(st, q, log), Reports: objects, Log: log, AllowLocalTargets: true}).Handler()
-	call := func(method, path, body string, status int, out any) {
-		t.Helper()
-		req := httptest.NewRequest(method, path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+adminKey)
-		rec := httptest.NewRecorder()
-		handler.ServeHTTP(rec, req)
-		contract.Check(t, req, rec.Code, rec.Header(), rec.Body.Bytes())
-		if rec.Code != status {
-			t.Fatalf("%s %s: %d, want %d: %s", method, path, rec.Code, status, rec.Body)
-		}
-		if out != nil {
-			if err := json.Unmarshal(rec.Body.Bytes(), out); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	admin := apitest.Client{Handler: api.New(api.Deps{Store: st, Purger: purge.NewQueue(pq), Runner: multistep.NewQueue(st, q, log), Reports: objects, Log: log, AllowLocalTargets: true}).Handler(), Key: apitest.AdminKey}
 
 	arrived, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
@@ -90,9 +54,9 @@ func TestDeleteDuringRunLeavesNothing(t *testing.T) {
 	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
 
 	var site, test struct{ ID string }
-	call("POST", "/account/websites", `{"domain":"`+srv.Listener.Addr().String()+`"}`, 201, &site)
-	call("POST", "/"+site.ID+"/multistep", `{"alias":"Held","device":"desktop","steps":[{"type":"navigate","target":"/held"}]}`, 201, &test)
-	call("POST", "/"+site.ID+"/multistep/"+test.ID+"/runs", "", 201, nil)
+	admin.Call(t, "POST", "/account/websites", `{"domain":"`+srv.Listener.Addr().String()+`"}`, 201, &site)
+	admin.Call(t, "POST", "/"+site.ID+"/multistep", `{"alias":"Held","device":"desktop","steps":[{"type":"navigate","target":"/held"}]}`, 201, &test)
+	admin.Call(t, "POST", "/"+site.ID+"/multistep/"+test.ID+"/runs", "", 201, nil)
 
 	pollCtx, cancel := context.WithCancel(ctx)
 	runs, purges := make(chan struct{}), make(chan struct{})
@@ -105,44 +69,24 @@ func TestDeleteDuringRunLeavesNothing(t *testing.T) {
 	case <-time.After(5 * time.Minute): // a bound for a stuck worker, not a speed check
 		t.Fatal("the run never loaded the page")
 	}
-	call("DELETE", "/"+site.ID, "", 204, nil)
+	admin.Call(t, "DELETE", "/"+site.ID, "", 204, nil)
 	// The first pass: the purge message is consumed (its next pass waits, delayed), and only the
 	// marker is left.
-	waitUntil(t, "the purge's first pass", func() bool {
+	poll.Until(t, "the purge's first pass", 5*time.Minute, func() bool {
 		left := awstest.Leftovers(t, clients, st, objects, site.ID)
-		return depth(t, pq) == 0 && len(left) == 1 && strings.Contains(left[0], "PURGE|")
+		return awstest.Depth(t, pq) == 0 && len(left) == 1 && strings.Contains(left[0], "PURGE|")
 	})
 	releaseOnce.Do(func() { close(release) })
-	waitUntil(t, "the run's end", func() bool { return depth(t, q) == 0 })
+	poll.Until(t, "the run's end", 5*time.Minute, func() bool { return awstest.Depth(t, q) == 0 })
 	// The run stored its screenshot after the first pass: what the last pass is for.
 	if left := awstest.Leftovers(t, clients, st, objects, site.ID); len(left) != 2 || !strings.HasSuffix(left[1], "/failure.png") {
 		t.Errorf("after the run: %v, want the purge marker and the failure screenshot", left)
 	}
-	waitUntil(t, "the purge's last pass", func() bool {
+	poll.Until(t, "the purge's last pass", 5*time.Minute, func() bool {
 		p, err := st.PendingPurges(ctx)
-		return err == nil && len(p) == 0 && depth(t, pq) == 0
+		return err == nil && len(p) == 0 && awstest.Depth(t, pq) == 0
 	})
 	if left := awstest.Leftovers(t, clients, st, objects, site.ID); len(left) != 0 {
 		t.Errorf("left behind after the purge: %v", left)
-	}
-}
-
-func depth(t *testing.T, q *queue.Queue) int {
-	visible, inFlight, err := q.Depth(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return visible + inFlight
-}
-
-// waitUntil polls cond until it holds; the bound is for a stuck worker, not a speed check.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not after 5 minutes", what)
-		}
-		time.Sleep(200 * time.Millisecond)
 	}
 }

@@ -3,10 +3,8 @@ package notifyworker
 import (
 	"context"
 	"log/slog"
-	"math"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,6 +14,7 @@ import (
 	"github.com/openvitals/openvitals/internal/channel"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/benchtest"
 )
 
 // BenchmarkChangeToWebhook measures, as the local service runs it (the notifier polling the
@@ -46,8 +45,8 @@ func BenchmarkChangeToWebhook(b *testing.B) {
 			b.Fatal("no webhook request 30 s after the change")
 		}
 	}
-	b.ReportMetric(percentileMS(samples, 0.50), "ms/p50")
-	b.ReportMetric(percentileMS(samples, 0.99), "ms/p99")
+	b.ReportMetric(benchtest.PercentileMS(samples, 0.50), "ms/p50")
+	b.ReportMetric(benchtest.PercentileMS(samples, 0.99), "ms/p99")
 }
 
 // BenchmarkNotifierThroughput measures how many events a second one notifier (one poller of
@@ -107,14 +106,4 @@ func (f *fixture) poll(tb testing.TB) func() {
 	wg.Add(1)
 	go func() { defer wg.Done(); f.q.Poll(ctx, 10, f.w.HandleSQS, f.w.log) }()
 	return func() { cancel(); wg.Wait() }
-}
-
-func percentileMS(samples []time.Duration, p float64) float64 {
-	if len(samples) == 0 {
-		return 0
-	}
-	s := slices.Clone(samples)
-	slices.Sort(s)
-	i := int(math.Ceil(p*float64(len(s)))) - 1
-	return float64(s[max(i, 0)]) / float64(time.Millisecond)
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/channel"
 	"github.com/openvitals/openvitals/internal/deliver"
@@ -15,8 +14,8 @@ import (
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/notify"
 	"github.com/openvitals/openvitals/internal/regression"
-	"github.com/openvitals/openvitals/internal/standin"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // TestVerdictInThread: an incident's detection reaches a webhook (subscribed to detections
@@ -26,15 +25,7 @@ import (
 // and the verdict recorded again send nothing more.
 func TestVerdictInThread(t *testing.T) {
 	ctx := context.Background()
-	root, err := standin.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ses, err := standin.StartSES(ctx, root, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ses.Stop)
+	ses := awstest.SES(t)
 	f := newFixture(t)
 	f.w.sender = deliver.NewSender(browser.Guard{AllowPrivate: true}, ses.Client(), "openvitals@example.com", "https://api.example.com", "https://dash.example.com/app/")
 	pages := []model.Page{{URL: "/pricing", Alias: "Pricing"}}

@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/budget"
 	"github.com/openvitals/openvitals/internal/channel"
@@ -29,8 +28,8 @@ import (
 	"github.com/openvitals/openvitals/internal/regression"
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
-	"github.com/openvitals/openvitals/internal/standin"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // receiver is a local endpoint that records what it is sent and answers the statuses it is
@@ -114,10 +113,7 @@ func newFixture(t testing.TB) *fixture {
 	ctx := context.Background()
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
-	site := model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
-	if err := st.CreateWebsite(ctx, &site); err != nil {
-		t.Fatal(err)
-	}
+	site, _ := awstest.Website(t, st, model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}, nil)
 	b := model.Budget{Metric: "lcp", Operator: "lt", Value: 2500, Device: "all"}
 	if err := st.CreateBudget(ctx, site, &b); err != nil {
 		t.Fatal(err)
@@ -297,15 +293,7 @@ func TestNotificationsStopAndCoalesce(t *testing.T) {
 // recipients, with a subject, a plain-text and an HTML body.
 func TestEmailThroughSES(t *testing.T) {
 	ctx := context.Background()
-	root, err := standin.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ses, err := standin.StartSES(ctx, root, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ses.Stop)
+	ses := awstest.SES(t)
 	f := newFixture(t)
 	client := ses.Client()
 	f.w.sender = deliver.NewSender(browser.Guard{AllowPrivate: true}, client, "openvitals@example.com", "https://api.example.com", "https://dash.example.com/app/")

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/artifact"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/export"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // TestRetentionShortened: a website keeps everything at the defaults; once an admin shortens
@@ -31,8 +32,8 @@ func TestRetentionShortened(t *testing.T) {
 	day := func(ago int) string { return now.AddDate(0, 0, -ago).Format(model.DayLayout) }
 	old, recent := day(40), day(1)
 
-	s := e.populate(acmeKey, "acme", "example.com")
-	other := e.populate(globexKey, "globex", "example.org")
+	s := e.populate(apitest.AdminKey, "acme", "example.com")
+	other := e.populate(apitest.OtherKey, "globex", "example.org")
 	sw, err := e.store.Website(ctx, s.account, s.id)
 	if err != nil {
 		t.Fatal(err)
@@ -125,17 +126,17 @@ func TestRetentionShortened(t *testing.T) {
 	}
 
 	// A bad retention is refused and changes nothing.
-	e.call("PUT", "/"+s.id+"/data-settings", acmeKey, `{"retention":{"reports":5,"events":-1}}`, 422, nil)
-	e.call("PUT", "/"+s.id+"/data-settings", acmeKey, `{"retention":{"reports":"long"}}`, 400, nil)
+	e.as(apitest.AdminKey).Call(e.t, "PUT", "/"+s.id+"/data-settings", `{"retention":{"reports":5,"events":-1}}`, 422, nil)
+	e.as(apitest.AdminKey).Call(e.t, "PUT", "/"+s.id+"/data-settings", `{"retention":{"reports":"long"}}`, 400, nil)
 	var got struct {
 		Retention, Effective model.Retention
 	}
-	e.call("GET", "/"+s.id+"/data-settings", acmeKey, "", 200, &got)
+	e.as(apitest.AdminKey).Call(e.t, "GET", "/"+s.id+"/data-settings", "", 200, &got)
 	if got.Retention != (model.Retention{}) || got.Effective.Reports != 90 {
 		t.Fatalf("settings after bad requests: %+v", got)
 	}
 
-	e.call("PUT", "/"+s.id+"/data-settings", acmeKey, `{"retention":{"reports":31,"series":2,"rum":10,"events":10,"exports":10}}`, 200, &got)
+	e.as(apitest.AdminKey).Call(e.t, "PUT", "/"+s.id+"/data-settings", `{"retention":{"reports":31,"series":2,"rum":10,"events":10,"exports":10}}`, 200, &got)
 	if got.Effective != (model.Retention{Reports: 31, Series: 2, RUM: 10, Events: 10, Exports: 10}) {
 		t.Fatalf("effective retention %+v", got.Effective)
 	}
@@ -179,7 +180,7 @@ func TestRetentionShortened(t *testing.T) {
 	}
 
 	// Deleting the website removes its remaining exports with the rest.
-	e.call("DELETE", "/"+s.id, acmeKey, "", 204, nil)
+	e.as(apitest.AdminKey).Call(e.t, "DELETE", "/"+s.id, "", 204, nil)
 	if err := e.worker.Purge(ctx, model.PurgeJob{Account: s.account, Website: s.id, Requested: now}); err != nil {
 		t.Fatal(err)
 	}

@@ -2,9 +2,7 @@ package purgeworker_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,20 +17,16 @@ import (
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/awsclient"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/blobstore"
-	"github.com/openvitals/openvitals/internal/contract"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/purge"
 	"github.com/openvitals/openvitals/internal/purgeworker"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/rumstore"
 	"github.com/openvitals/openvitals/internal/store"
-)
-
-const (
-	acmeKey   = "acme-admin-key-0123456789"
-	globexKey = "globex-admin-key-0123456789"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
+	"github.com/openvitals/openvitals/internal/testing/poll"
 )
 
 type purgeEnv struct {
@@ -60,29 +54,13 @@ func newSettlingPurgeEnv(t *testing.T, settle time.Duration) *purgeEnv {
 	e.rum = rumstore.New(e.store, e.rumObj, 400*24*time.Hour, log)
 	e.worker = purgeworker.NewWorker(e.store, e.objects, e.rum, purge.NewQueue(e.queue), settle, log)
 	e.handler = api.New(api.Deps{Store: e.store, Purger: purge.NewQueue(e.queue), Log: log}).Handler()
-	for _, g := range []apikey.Grant{{Account: "acme", Role: model.RoleAdmin, Key: acmeKey}, {Account: "globex", Role: model.RoleAdmin, Key: globexKey}} {
-		if err := apikey.Provision(context.Background(), e.store, g, "test"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	apitest.Provision(t, e.store, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: apitest.AdminKey}, apikey.Grant{Account: "globex", Role: model.RoleAdmin, Key: apitest.OtherKey})
 	return e
 }
 
-func (e *purgeEnv) call(method, path, key, body string, status int, out any) {
-	e.t.Helper()
-	req := httptest.NewRequest(method, path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+key)
-	rec := httptest.NewRecorder()
-	e.handler.ServeHTTP(rec, req)
-	contract.Check(e.t, req, rec.Code, rec.Header(), rec.Body.Bytes())
-	if rec.Code != status {
-		e.t.Fatalf("%s %s: %d, want %d: %s", method, path, rec.Code, status, rec.Body)
-	}
-	if out != nil {
-		if err := json.Unmarshal(rec.Body.Bytes(), out); err != nil {
-			e.t.Fatal(err)
-		}
-	}
+// as is the API as the holder of key calls it.
+func (e *purgeEnv) as(key string) apitest.Client {
+	return apitest.Client{Handler: e.handler, Key: key}
 }
 
 // site is a website with everything that can belong to one: pages with results and stored
@@ -101,12 +79,12 @@ type site struct {
 func (e *purgeEnv) populate(key, account, domain string) site {
 	e.t.Helper()
 	var w struct{ ID string }
-	e.call("POST", "/account/websites", key, `{"domain":"`+domain+`"}`, 201, &w)
+	e.as(key).Call(e.t, "POST", "/account/websites", `{"domain":"`+domain+`"}`, 201, &w)
 	var pages []struct{ ID string }
-	e.call("POST", "/"+w.ID+"/settings/pages", key, `[{"url":"/"},{"url":"/pricing"}]`, 200, &pages)
-	e.call("POST", "/"+w.ID+"/budgets", key, `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`, 201, nil)
+	e.as(key).Call(e.t, "POST", "/"+w.ID+"/settings/pages", `[{"url":"/"},{"url":"/pricing"}]`, 200, &pages)
+	e.as(key).Call(e.t, "POST", "/"+w.ID+"/budgets", `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`, 201, nil)
 	var test struct{ ID string }
-	e.call("POST", "/"+w.ID+"/multistep", key, `{"alias":"t","device":"mobile","steps":[{"type":"navigate","target":"/"}]}`, 201, &test)
+	e.as(key).Call(e.t, "POST", "/"+w.ID+"/multistep", `{"alias":"t","device":"mobile","steps":[{"type":"navigate","target":"/"}]}`, 201, &test)
 	s := site{account: account, id: w.ID, test: test.ID, pageObjects: map[string]string{}, experiments: map[string]string{}}
 	ctx := context.Background()
 	sw, err := e.store.Website(ctx, account, w.ID)
@@ -208,22 +186,13 @@ func (e *purgeEnv) runWorker() {
 	done := make(chan struct{})
 	go func() { e.queue.Poll(ctx, 10, e.worker.HandleSQS, awstest.Log(e.t)); close(done) }()
 	defer func() { cancel(); <-done }()
-	deadline := time.Now().Add(60 * time.Second) // a bound for a stuck worker, not a speed check
-	for time.Now().Before(deadline) {
+	poll.Until(e.t, "the pending purges' end", time.Minute, func() bool {
 		pending, err := e.store.PendingPurges(ctx)
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		visible, inFlight, err := e.queue.Depth(ctx)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		if len(pending) == 0 && visible == 0 && inFlight == 0 {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	e.t.Fatal("purges still pending after 60 s")
+		return len(pending) == 0 && awstest.Depth(e.t, e.queue) == 0
+	})
 }
 
 // rumObjects counts a website's real-user objects (its day objects and log entries).
@@ -247,12 +216,12 @@ func (e *purgeEnv) objectCount(prefix string) int {
 
 func TestPurgeLeavesNothing(t *testing.T) {
 	e := newPurgeEnv(t)
-	acme := e.populate(acmeKey, "acme", "example.com")
-	globex := e.populate(globexKey, "globex", "example.com")
+	acme := e.populate(apitest.AdminKey, "acme", "example.com")
+	globex := e.populate(apitest.OtherKey, "globex", "example.com")
 	globexBefore := filter(e.scan(), "globex")
 
 	// A deleted page: its results and reports go; the other page's stay.
-	e.call("DELETE", "/"+acme.id+"/settings/"+acme.pages[0], acmeKey, "", 204, nil)
+	e.as(apitest.AdminKey).Call(e.t, "DELETE", "/"+acme.id+"/settings/"+acme.pages[0], "", 204, nil)
 	e.runWorker()
 	items := e.scan()
 	if n := len(filter(items, store.PageItemsPrefix(acme.pages[0]))); n != 0 {
@@ -279,7 +248,7 @@ func TestPurgeLeavesNothing(t *testing.T) {
 	}
 
 	// A deleted experiment: its objects go, and the page it measured stays.
-	e.call("DELETE", "/"+acme.id+"/experiments/"+acme.experiments[acme.pages[1]], acmeKey, "", 204, nil)
+	e.as(apitest.AdminKey).Call(e.t, "DELETE", "/"+acme.id+"/experiments/"+acme.experiments[acme.pages[1]], "", 204, nil)
 	e.runWorker()
 	items = e.scan()
 	if n := len(filter(filter(items, acme.id), "|EXPERIMENT#")); n != 0 {
@@ -293,7 +262,7 @@ func TestPurgeLeavesNothing(t *testing.T) {
 	}
 
 	// A deleted multistep test: its runs go.
-	e.call("DELETE", "/"+acme.id+"/multistep/"+acme.test, acmeKey, "", 204, nil)
+	e.as(apitest.AdminKey).Call(e.t, "DELETE", "/"+acme.id+"/multistep/"+acme.test, "", 204, nil)
 	e.runWorker()
 	if n := len(filter(e.scan(), store.TestItemsPrefix(acme.test))); n != 0 {
 		t.Errorf("%d items of the deleted test remain", n)
@@ -303,7 +272,7 @@ func TestPurgeLeavesNothing(t *testing.T) {
 	}
 
 	// A deleted website: nothing of it is left in the table or the bucket.
-	e.call("DELETE", "/"+acme.id, acmeKey, "", 204, nil)
+	e.as(apitest.AdminKey).Call(e.t, "DELETE", "/"+acme.id, "", 204, nil)
 	e.runWorker()
 	items = e.scan()
 	for _, k := range items {
@@ -348,8 +317,8 @@ func TestPurgeLeavesNothing(t *testing.T) {
 func TestPurgePassesAgainUntilSettled(t *testing.T) {
 	const settle = 3 * time.Second
 	e := newSettlingPurgeEnv(t, settle)
-	acme := e.populate(acmeKey, "acme", "example.com")
-	e.call("DELETE", "/"+acme.id, acmeKey, "", 204, nil)
+	acme := e.populate(apitest.AdminKey, "acme", "example.com")
+	e.as(apitest.AdminKey).Call(e.t, "DELETE", "/"+acme.id, "", 204, nil)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -388,7 +357,7 @@ func TestPurgePassesAgainUntilSettled(t *testing.T) {
 // again from its marker and done.
 func TestSweepRequeuesLostPurges(t *testing.T) {
 	e := newPurgeEnv(t)
-	acme := e.populate(acmeKey, "acme", "example.com")
+	acme := e.populate(apitest.AdminKey, "acme", "example.com")
 	w, err := e.store.Website(context.Background(), "acme", acme.id)
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/quota"
@@ -19,6 +18,7 @@ import (
 	"github.com/openvitals/openvitals/internal/rum/geo"
 	"github.com/openvitals/openvitals/internal/rumstore"
 	"github.com/openvitals/openvitals/internal/rumworker"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // verdictEnv is a page with a lab incident (a 40 % LCP step on desktop from day 15) and the

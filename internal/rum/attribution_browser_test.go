@@ -28,7 +28,6 @@ import (
 
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/journey"
 	"github.com/openvitals/openvitals/internal/lighthouse"
@@ -42,6 +41,8 @@ import (
 	"github.com/openvitals/openvitals/internal/rumworker"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // thirdPartyHost is a host of the third-party-web dataset (Google Tag Manager) that the test's
@@ -112,9 +113,7 @@ func newRUMService(t *testing.T) *rumService {
 	s := &rumService{t: t, store: awstest.Store(t, clients), queue: awstest.FIFOQueue(t, clients, service.RUMQueueSettings),
 		key: "acme-admin-key-rum-attribution-01"}
 	s.rums = awstest.RUM(t, s.store)
-	if err := apikey.Provision(context.Background(), s.store, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: s.key}, "test"); err != nil {
-		t.Fatal(err)
-	}
+	apitest.Provision(t, s.store, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: s.key})
 	handler := api.New(api.Deps{Store: s.store, Log: awstest.Log(t), Beacons: rum.NewCollector(s.queue), Field: rum.NewReader(s.rums), RUM: s.rums}).Handler()
 	s.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == "POST" && r.URL.Path == "/collect" {

@@ -20,7 +20,6 @@ import (
 
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/quota"
@@ -29,6 +28,8 @@ import (
 	"github.com/openvitals/openvitals/internal/rum/geo"
 	"github.com/openvitals/openvitals/internal/rumworker"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 const fixturePage = `<!doctype html>
@@ -67,9 +68,7 @@ func TestBrowserBeaconReachesTheReport(t *testing.T) {
 	st := awstest.Store(t, clients)
 	q := awstest.FIFOQueue(t, clients, service.RUMQueueSettings)
 	const key = "acme-admin-key-rum-browser-0001"
-	if err := apikey.Provision(context.Background(), st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: key}, "test"); err != nil {
-		t.Fatal(err)
-	}
+	apitest.Provision(t, st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: key})
 	log := awstest.Log(t)
 	rums := awstest.RUM(t, st)
 	handler := api.New(api.Deps{Store: st, Log: log, Beacons: rum.NewCollector(q), Field: rum.NewReader(rums), RUM: rums}).Handler()
@@ -90,10 +89,7 @@ func TestBrowserBeaconReachesTheReport(t *testing.T) {
 		fmt.Fprintf(w, fixturePage, svc.URL, r.URL.Query().Get("site"))
 	}))
 	defer fixture.Close()
-	site := model.Website{Account: "acme", Domain: strings.TrimPrefix(fixture.URL, "http://"), DisplayName: "fixture"}
-	if err := st.CreateWebsite(context.Background(), &site); err != nil {
-		t.Fatal(err)
-	}
+	site, _ := awstest.Website(t, st, model.Website{Account: "acme", Domain: strings.TrimPrefix(fixture.URL, "http://"), DisplayName: "fixture"}, nil)
 
 	temp, err := os.MkdirTemp("", "ovr")
 	if err != nil {

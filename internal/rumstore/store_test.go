@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/awsmeter"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/rumstore"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 const (

@@ -20,7 +20,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/quota"
 	"github.com/openvitals/openvitals/internal/rum"
@@ -28,6 +27,7 @@ import (
 	"github.com/openvitals/openvitals/internal/rumstore"
 	"github.com/openvitals/openvitals/internal/rumworker"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // faults fails the requests a test names, as a lost connection does, until it is told to stop.
@@ -166,10 +166,7 @@ func TestNewPathEqualsTablesAsItems(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t)
 	// The reference website: the fold's tables of every view at once, stored as items.
-	ref := model.Website{Account: "acme", Domain: "ref.example"}
-	if err := r.st.CreateWebsite(ctx, &ref); err != nil {
-		t.Fatal(err)
-	}
+	ref, _ := awstest.Website(t, r.st, model.Website{Account: "acme", Domain: "ref.example"}, nil)
 	rng := rand.New(rand.NewPCG(7, 7))
 	days := []string{"20261101", "20261102", "20261103"}
 	byDay := map[string][]rum.View{}

@@ -5,9 +5,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/export"
 	"github.com/openvitals/openvitals/internal/rum"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // BenchmarkRUMDailyExport stores a day of 100,000 page views (1,000 pages, 50 countries, the

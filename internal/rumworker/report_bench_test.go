@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/quota"
 	"github.com/openvitals/openvitals/internal/rum"
 	"github.com/openvitals/openvitals/internal/rumstore"
 	"github.com/openvitals/openvitals/internal/rumworker"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // BenchmarkReport10M stores 10 million page views (1,000 pages, 30 days, 50 countries, the
@@ -234,10 +234,7 @@ func benchAggregate(b *testing.B, perEntry int) {
 // benchWebsite is a website in a table of the benchmark's own.
 func benchWebsite(b testing.TB) (*store.Store, model.Website) {
 	st := awstest.Store(b, awstest.Clients(b))
-	site := model.Website{Account: "bench", Domain: "example.com"}
-	if err := st.CreateWebsite(context.Background(), &site); err != nil {
-		b.Fatal(err)
-	}
+	site, _ := awstest.Website(b, st, model.Website{Account: "bench", Domain: "example.com"}, nil)
 	return st, site
 }
 

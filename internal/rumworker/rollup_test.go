@@ -13,7 +13,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/quota"
@@ -24,6 +23,7 @@ import (
 	"github.com/openvitals/openvitals/internal/rumworker"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 type rig struct {
@@ -76,10 +76,7 @@ func newRig(t *testing.T) *rig {
 	rums := awstest.RUM(t, st)
 	q := awstest.FIFOQueue(t, clients, service.RUMQueueSettings)
 	beacons := awstest.Queue(t, clients, service.BeaconQueueSettings)
-	site := model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
-	if err := st.CreateWebsite(context.Background(), &site); err != nil {
-		t.Fatal(err)
-	}
+	site, _ := awstest.Website(t, st, model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}, nil)
 	flushes := &countingSender{Queue: q, sent: map[string]bool{}}
 	return &rig{t: t, st: st, rums: rums, col: rum.NewCollector(beacons), beacons: beacons, q: q, flushes: flushes,
 		rb:     rumworker.NewRebatcherWith(rums, st, flushes, geo.Country, awstest.Log(t)),
@@ -375,10 +372,7 @@ func TestPagesBeyondTheCapCountUnderOther(t *testing.T) {
 // count once.
 func TestRebatcherRegroupsSingleViews(t *testing.T) {
 	r := newRig(t)
-	other := model.Website{Account: "globex", Domain: "globex.example"}
-	if err := r.st.CreateWebsite(context.Background(), &other); err != nil {
-		t.Fatal(err)
-	}
+	other, _ := awstest.Website(t, r.st, model.Website{Account: "globex", Domain: "globex.example"}, nil)
 	for i := range 30 {
 		site := r.site
 		if i%3 == 0 {
@@ -449,10 +443,7 @@ func TestUnreadableMessagesGoToTheDeadLetterQueue(t *testing.T) {
 // nothing is written into its partition, which its purge emptied.
 func TestRebatcherDropsDeletedWebsites(t *testing.T) {
 	r := newRig(t)
-	gone := model.Website{Account: "acme", Domain: "gone.example"}
-	if err := r.st.CreateWebsite(context.Background(), &gone); err != nil {
-		t.Fatal(err)
-	}
+	gone, _ := awstest.Website(t, r.st, model.Website{Account: "acme", Domain: "gone.example"}, nil)
 	for _, site := range []model.Website{gone, r.site} {
 		if err := r.col.Add(context.Background(), site.Account, site.ID, view("20261115", "/", "DE", 1000)); err != nil {
 			t.Fatal(err)

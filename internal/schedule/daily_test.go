@@ -10,13 +10,13 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/openvitals/openvitals/internal/audit"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/schedule"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/service/fanoutworkerfn"
 	"github.com/openvitals/openvitals/internal/service/schedulefn"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // Each daily rule of the stack names its job in the event, and the scheduler starts that
@@ -38,13 +38,7 @@ func TestDailyRunsTheJobsTheEventNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	site := model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
-	if err := st.CreateWebsite(ctx, &site); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.CreatePages(ctx, site, []model.Page{{URL: "/", Alias: "Home"}}); err != nil {
-		t.Fatal(err)
-	}
+	site, _ := awstest.Website(t, st, model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}, []model.Page{{URL: "/", Alias: "Home"}})
 	for _, digest := range []bool{true, false} {
 		c := model.Channel{ID: model.NewChannelID(), Kind: "slack", Digest: digest}
 		if err := st.CreateChannel(ctx, site, &c); err != nil {
@@ -113,13 +107,7 @@ func TestSweepEventEndsOverdueWork(t *testing.T) {
 	}
 	sched := schedulefn.New(svc)
 	ctx := context.Background()
-	site := model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}
-	if err := st.CreateWebsite(ctx, &site); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.CreatePages(ctx, site, []model.Page{{URL: "/", Alias: "Home"}}); err != nil {
-		t.Fatal(err)
-	}
+	site, _ := awstest.Website(t, st, model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}, []model.Page{{URL: "/", Alias: "Home"}})
 	pages, _ := st.Pages(ctx, site)
 	series, _, _, err := audit.NewQueue(st, audits, awstest.Log(t)).Series(ctx, site,
 		audit.SeriesRequest{Targets: []audit.Target{{Page: pages[0], Device: "desktop"}}})

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 	"github.com/openvitals/openvitals/internal/ux"
 )
 
@@ -25,10 +25,7 @@ func TestDailyWebsiteAndTrack(t *testing.T) {
 	var first []ux.Job
 	day := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
 	for _, d := range []string{"a.example", "b.example", "c.example"} {
-		w := model.Website{Account: "acme", Domain: d, DisplayName: d}
-		if err := st.CreateWebsite(ctx, &w); err != nil {
-			t.Fatal(err)
-		}
+		w, _ := awstest.Website(t, st, model.Website{Account: "acme", Domain: d, DisplayName: d}, nil)
 		sites = append(sites, w)
 		ref := model.SiteRef{Account: w.Account, Website: w.ID}
 		if err := sched.DailyWebsite(ctx, ref, model.Day(day), day); err != nil {

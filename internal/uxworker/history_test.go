@@ -2,17 +2,16 @@ package uxworker_test
 
 import (
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/regression"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 	"github.com/openvitals/openvitals/internal/ux"
 )
 
@@ -22,10 +21,7 @@ import (
 // series' step is found, and the history is asked for again a week later, not before.
 func TestHistoryFromDayOne(t *testing.T) {
 	e := newTestEnv(t)
-	site := model.Website{Account: "acme", Domain: "example.com", DisplayName: "example.com"}
-	if err := e.st.CreateWebsite(e.ctx, &site); err != nil {
-		t.Fatal(err)
-	}
+	site, _ := awstest.Website(t, e.st, model.Website{Account: "acme", Domain: "example.com", DisplayName: "example.com"}, nil)
 	lastSat := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
 	g := e.google
 	// LCP p75 of 2000 ms until period 24, then 3000 ms: a rolling window turns over in 4 periods.
@@ -34,18 +30,10 @@ func TestHistoryFromDayOne(t *testing.T) {
 	})}
 	g.history["https://example.com PHONE"] = []answer{historyRecord("https://example.com", "PHONE", 40, lastSat, func(int) float64 { return 1800 })}
 
-	if err := apikey.Provision(e.ctx, e.st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey}, "test"); err != nil {
-		t.Fatal(err)
-	}
+	apitest.Provision(t, e.st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: apitest.AdminKey})
 	q := awstest.Queue(t, e.clients, service.UXQueueSettings)
-	h := api.New(api.Deps{Store: e.st, Credentials: e.keys, Log: awstest.Log(t), FieldHistory: ux.NewQueue(q)}).Handler()
-	req := httptest.NewRequest("POST", "/"+site.ID+"/settings/pages", strings.NewReader(`[{"url": "/pricing", "alias": "Pricing"}]`))
-	req.Header.Set("Authorization", "Bearer "+adminKey)
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	if rec.Code != http.StatusOK {
-		t.Fatalf("create page: %d %s", rec.Code, rec.Body)
-	}
+	h := apitest.Client{Handler: api.New(api.Deps{Store: e.st, Credentials: e.keys, Log: awstest.Log(t), FieldHistory: ux.NewQueue(q)}).Handler(), Key: apitest.AdminKey}
+	h.Call(t, "POST", "/"+site.ID+"/settings/pages", `[{"url": "/pricing", "alias": "Pricing"}]`, http.StatusOK, nil)
 	pages, err := e.st.Pages(e.ctx, site)
 	if err != nil || len(pages) != 1 {
 		t.Fatalf("pages %v, %v", pages, err)
@@ -106,7 +94,7 @@ func TestHistoryFromDayOne(t *testing.T) {
 			}
 		}
 	}
-	e.get(h, "/"+site.ID+"/pages/"+page.ID+"/ux-history?device=mobile", &body)
+	h.Call(t, "GET", "/"+site.ID+"/pages/"+page.ID+"/ux-history?device=mobile", "", 200, &body)
 	if n := len(body.Result.Page.Periods); n != 40 {
 		t.Fatalf("API: %d page periods", n)
 	}

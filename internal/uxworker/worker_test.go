@@ -3,8 +3,6 @@ package uxworker_test
 import (
 	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -15,22 +13,21 @@ import (
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/awsclient"
-	"github.com/openvitals/openvitals/internal/awstest"
-	"github.com/openvitals/openvitals/internal/contract"
 	"github.com/openvitals/openvitals/internal/google"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 	"github.com/openvitals/openvitals/internal/ux"
 	"github.com/openvitals/openvitals/internal/uxworker"
 )
 
 const (
-	cruxKey  = "test-crux-key"
-	adminKey = "acme-admin-key-0123456789"
-	saEmail  = "openvitals@acme-seo.iam.gserviceaccount.com"
+	cruxKey = "test-crux-key"
+	saEmail = "openvitals@acme-seo.iam.gserviceaccount.com"
 )
 
 type testEnv struct {
@@ -74,17 +71,11 @@ func (e *testEnv) collector(key string) *uxworker.Worker {
 
 func (e *testEnv) website(domain string, urls ...string) (model.Website, []model.Page) {
 	e.t.Helper()
-	w := model.Website{Account: "acme", Domain: domain, DisplayName: domain}
-	if err := e.st.CreateWebsite(e.ctx, &w); err != nil {
-		e.t.Fatal(err)
-	}
 	pages := make([]model.Page, len(urls))
 	for i, u := range urls {
 		pages[i] = model.Page{URL: u, Alias: u}
 	}
-	if err := e.st.CreatePages(e.ctx, w, pages); err != nil {
-		e.t.Fatal(err)
-	}
+	w, _ := awstest.Website(e.t, e.st, model.Website{Account: "acme", Domain: domain, DisplayName: domain}, pages)
 	return w, pages
 }
 
@@ -285,7 +276,7 @@ func TestCollectThroughTheQueue(t *testing.T) {
 			}
 		}
 	}
-	e.get(srv, "/"+site.ID+"/pages", &list)
+	srv.Call(t, "GET", "/"+site.ID+"/pages", "", 200, &list)
 	for _, r := range list.Result.List {
 		if r.URL != "/" {
 			continue
@@ -298,7 +289,7 @@ func TestCollectThroughTheQueue(t *testing.T) {
 		}
 	}
 	var detail struct{ LatestUx map[string]any }
-	e.get(srv, "/"+site.ID+"/pages/"+home.ID+"?device=mobile", &detail)
+	srv.Call(t, "GET", "/"+site.ID+"/pages/"+home.ID+"?device=mobile", "", 200, &detail)
 	lcp, _ := detail.LatestUx["lcp"].(map[string]any)
 	if detail.LatestUx["passed"] != true || lcp["value"] != 2406.0 || lcp["green"] != 79.25 || lcp["yellow"] != 12.15 || lcp["red"] != 8.6 || detail.LatestUx["inp"] != nil {
 		t.Errorf("latestUx %v", detail.LatestUx)
@@ -306,7 +297,7 @@ func TestCollectThroughTheQueue(t *testing.T) {
 	var otherList struct {
 		Result struct{ List []map[string]any }
 	}
-	e.get(srv, "/"+other.ID+"/pages", &otherList)
+	srv.Call(t, "GET", "/"+other.ID+"/pages", "", 200, &otherList)
 	for _, r := range otherList.Result.List {
 		latest, _ := r["latest"].(map[string]any)
 		if _, ok := latest["impressions"]; ok {
@@ -317,7 +308,7 @@ func TestCollectThroughTheQueue(t *testing.T) {
 		}
 	}
 	var integration map[string]any
-	e.get(srv, "/"+site.ID+"/integrations/search-console", &integration)
+	srv.Call(t, "GET", "/"+site.ID+"/integrations/search-console", "", 200, &integration)
 	if integration["lastCollected"] == nil || integration["lastError"] != nil || strings.Contains(mustJSON(integration), "PRIVATE") {
 		t.Errorf("integration %v", integration)
 	}
@@ -460,27 +451,10 @@ func TestDeletedWebsite(t *testing.T) {
 	}
 }
 
-// api serves the store's data as the API functions do.
-func (e *testEnv) api() http.Handler {
-	if err := apikey.Provision(e.ctx, e.st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey}, "test"); err != nil {
-		e.t.Fatal(err)
-	}
-	return api.New(api.Deps{Store: e.st, Credentials: e.keys, Log: awstest.Log(e.t)}).Handler()
-}
-
-func (e *testEnv) get(h http.Handler, path string, out any) {
-	e.t.Helper()
-	req := httptest.NewRequest("GET", path, nil)
-	req.Header.Set("Authorization", "Bearer "+adminKey)
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	contract.Check(e.t, req, rec.Code, rec.Header(), rec.Body.Bytes())
-	if rec.Code != 200 {
-		e.t.Fatalf("GET %s: %d %s", path, rec.Code, rec.Body)
-	}
-	if err := json.Unmarshal(rec.Body.Bytes(), out); err != nil {
-		e.t.Fatal(err)
-	}
+// api serves the store's data as the API functions do, called as acme's admin.
+func (e *testEnv) api() apitest.Client {
+	apitest.Provision(e.t, e.st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: apitest.AdminKey})
+	return apitest.Client{Handler: api.New(api.Deps{Store: e.st, Credentials: e.keys, Log: awstest.Log(e.t)}).Handler(), Key: apitest.AdminKey}
 }
 
 func toStrings(v any) []string {

@@ -13,8 +13,9 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/audit"
-	"github.com/openvitals/openvitals/internal/lambdatest"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
+	"github.com/openvitals/openvitals/internal/testing/lambdatest"
 )
 
 // The browser image test (scripts/image-test.sh, `make image-test`): the script builds the
@@ -51,14 +52,8 @@ func TestBrowserImage(t *testing.T) {
 		fmt.Fprint(w, fixturePage)
 	}))
 	t.Cleanup(site.Close)
-	web := model.Website{Account: "acme", Domain: strings.TrimPrefix(site.URL, "http://"), DisplayName: "Fixture"}
-	if err := e.st.CreateWebsite(ctx, &web); err != nil {
-		t.Fatal(err)
-	}
 	pages := []model.Page{{URL: "/", Alias: "Home"}}
-	if err := e.st.CreatePages(ctx, web, pages); err != nil {
-		t.Fatal(err)
-	}
+	web, _ := awstest.Website(t, e.st, model.Website{Account: "acme", Domain: strings.TrimPrefix(site.URL, "http://"), DisplayName: "Fixture"}, pages)
 
 	// The function's environment as the stack sets it, less the paths of the host's
 	// browser layer: the image's own ENV gives those.

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/lambdatest"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/testing/lambdatest"
 )
 
 // startFailure starts a built function under the fake Runtime API with cfg, sends it one

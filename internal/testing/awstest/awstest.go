@@ -28,6 +28,7 @@ import (
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/rumstore"
+	"github.com/openvitals/openvitals/internal/standin"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -334,4 +335,40 @@ func Receive(t testing.TB, q *queue.Queue, want int) []string {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// SES starts an SES stand-in of the test's own (on a free port), stopped when the test ends.
+func SES(t testing.TB) *standin.SES {
+	t.Helper()
+	root, err := standin.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ses, err := standin.StartSES(context.Background(), root, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ses.Stop)
+	return ses
+}
+
+// Depth is how many messages q holds, visible or in flight.
+func Depth(t testing.TB, q *queue.Queue) int {
+	t.Helper()
+	visible, inFlight, err := q.Depth(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return visible + inFlight
+}
+
+// Deadline is how long q's settings give a message's work before it counts as lost (see
+// queue.Settings.Deadline), read from the queue as the sweeps read it.
+func Deadline(t testing.TB, q *queue.Queue) time.Duration {
+	t.Helper()
+	s, err := q.Settings(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Deadline()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -23,12 +22,9 @@ import (
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/awsclient"
-	"github.com/openvitals/openvitals/internal/awstest"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/channel"
-	"github.com/openvitals/openvitals/internal/contract"
 	"github.com/openvitals/openvitals/internal/fanout"
-	"github.com/openvitals/openvitals/internal/lambdatest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/model/step"
 	"github.com/openvitals/openvitals/internal/multistep"
@@ -39,6 +35,9 @@ import (
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/apitest"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
+	"github.com/openvitals/openvitals/internal/testing/lambdatest"
 	"github.com/openvitals/openvitals/internal/ux"
 )
 
@@ -49,10 +48,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// repoRoot is the repository's top directory (tests run in internal/lambdatest).
+// repoRoot is the repository's top directory (tests run in internal/testing/lambdatest).
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs("../../..")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,17 +140,9 @@ func newEnv(t *testing.T) (*env, awsclient.Clients, map[string]string) {
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
 	ctx := context.Background()
-	if err := apikey.Provision(ctx, st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey}, "test"); err != nil {
-		t.Fatal(err)
-	}
-	site := model.Website{Account: "acme", Domain: "localhost", DisplayName: "Local"}
-	if err := st.CreateWebsite(ctx, &site); err != nil {
-		t.Fatal(err)
-	}
+	apitest.Provision(t, st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: adminKey})
 	pages := []model.Page{{URL: "/", Alias: "Home"}}
-	if err := st.CreatePages(ctx, site, pages); err != nil {
-		t.Fatal(err)
-	}
+	site, _ := awstest.Website(t, st, model.Website{Account: "acme", Domain: "localhost", DisplayName: "Local"}, pages)
 	cfg := service.Config{Table: st.Table()}
 	cfg.NameQueues(awstest.Queues(t, clients))
 	urls := map[string]string{
@@ -324,12 +315,8 @@ func TestEveryFunctionAnswersItsEvent(t *testing.T) {
 			if resp.StatusCode != status || !strings.Contains(resp.Body, contains) {
 				t.Fatalf("%s %s: status %d, body %s; want %d with %q", method, path, resp.StatusCode, resp.Body, status, contains)
 			}
-			h := http.Header{}
-			for k, v := range resp.Headers {
-				h.Set(k, v)
-			}
-			if strings.HasPrefix(h.Get("Content-Type"), "application/") {
-				contract.Check(t, httptest.NewRequest(method, path+"?"+query, nil), resp.StatusCode, h, []byte(resp.Body))
+			if strings.HasPrefix(apitest.GatewayHeader(resp).Get("Content-Type"), "application/") {
+				apitest.CheckGateway(t, method, path+"?"+query, resp)
 			}
 		}
 	}
