@@ -1,6 +1,6 @@
 // Package awsclient builds the AWS clients every program of openvitals shares, from the SDK's
 // own environment variables. It is a leaf: internal/service builds the deployment's resources
-// over it, and the tests' fixtures (internal/awstest, internal/lambdatest) reach the stand-ins
+// over it, and the tests' fixtures (internal/testing/awstest, internal/testing/lambdatest) reach the stand-ins
 // with it without depending on the service.
 package awsclient
 
