@@ -20,12 +20,11 @@ import (
 // failed with a reason. A test that ended is not touched, and the series ends.
 func TestOverdueSeriesTestsEndOrQueueAgain(t *testing.T) {
 	ctx := context.Background()
-	clients := awstest.Clients(t)
-	st := awstest.Store(t, clients)
-	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 3})
+	e := awstest.NewEnv(t)
+	q := e.Queue(awstest.QueueSettings)
 	deadline := awstest.Deadline(t, q)
-	s := audit.NewQueue(st, q, awstest.Log(t))
-	w, pages := awstest.Website(t, st, model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}, []model.Page{{URL: "/", Alias: "Home"}, {URL: "/shop", Alias: "Shop"}})
+	s := audit.NewQueue(e.Store, q, e.Log)
+	w, pages := e.Website(awstest.Acme("example.com"), model.Page{URL: "/", Alias: "Home"}, model.Page{URL: "/shop", Alias: "Shop"})
 	series, tests, n, err := s.Series(ctx, w, audit.SeriesRequest{Targets: []audit.Target{
 		{Page: pages[0], Device: "desktop"}, // never delivered
 		{Page: pages[0], Device: "mobile"},  // began, then its worker stopped for good
@@ -38,21 +37,21 @@ func TestOverdueSeriesTestsEndOrQueueAgain(t *testing.T) {
 	if got := awstest.Receive(t, q, 3); len(got) != 3 {
 		t.Fatalf("%d messages, want 3", len(got))
 	}
-	if _, err := st.StartSeriesTest(ctx, w, tests[1].ID, *tests[1].Queued); err != nil {
+	if _, err := e.Store.StartSeriesTest(ctx, w, tests[1].ID, *tests[1].Queued); err != nil {
 		t.Fatal(err)
 	}
 	done := tests[2]
 	done.Status, done.Metrics = model.RunCompleted, map[string]float64{"lcp": 900}
-	if _, err := st.FinishSeriesTest(ctx, w, done); err != nil {
+	if _, err := e.Store.FinishSeriesTest(ctx, w, done); err != nil {
 		t.Fatal(err)
 	}
 	status := func() ([]model.SeriesTest, model.TestSeries) {
 		t.Helper()
-		all, err := st.SeriesTests(ctx, w, series.ID)
+		all, err := e.Store.SeriesTests(ctx, w, series.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := st.TestSeries(ctx, w, series.ID)
+		got, err := e.Store.TestSeries(ctx, w, series.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +98,7 @@ func TestOverdueSeriesTestsEndOrQueueAgain(t *testing.T) {
 	if got.Status() != model.RunFailed || got.Finished != 3 || got.Failed != 2 {
 		t.Errorf("series %+v: %s, want failed with 2 of 3 failed", got, got.Status())
 	}
-	if pending, err := st.PendingSeriesTests(ctx); err != nil || len(pending) != 0 {
+	if pending, err := e.Store.PendingSeriesTests(ctx); err != nil || len(pending) != 0 {
 		t.Errorf("pending tests %+v (%v), want none", pending, err)
 	}
 	if swept, err := s.Overdue(ctx, sweep2.Add(24*time.Hour), deadline); err != nil || swept != (queue.Swept{}) {
@@ -112,18 +111,17 @@ func TestOverdueSeriesTestsEndOrQueueAgain(t *testing.T) {
 // requeue; ended tests and tests of deleted websites are left (their markers dropped).
 func TestRequeueQueuesEveryUnfinishedTest(t *testing.T) {
 	ctx := context.Background()
-	clients := awstest.Clients(t)
-	st := awstest.Store(t, clients)
-	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 3})
-	s := audit.NewQueue(st, q, awstest.Log(t))
+	e := awstest.NewEnv(t)
+	q := e.Queue(awstest.QueueSettings)
+	s := audit.NewQueue(e.Store, q, e.Log)
 	var sites []model.Website
 	for _, domain := range []string{"example.com", "gone.example"} {
-		w, _ := awstest.Website(t, st, model.Website{Account: "acme", Domain: domain, DisplayName: domain}, []model.Page{{URL: "/", Alias: "Home"}})
+		w, _ := e.Website(awstest.Acme(domain), model.Page{URL: "/", Alias: "Home"})
 		sites = append(sites, w)
 	}
 	var tests []model.SeriesTest
 	for _, w := range sites {
-		pages, _ := st.Pages(ctx, w)
+		pages, _ := e.Store.Pages(ctx, w)
 		_, ts, _, err := s.Series(ctx, w, audit.SeriesRequest{Targets: []audit.Target{{Page: pages[0], Device: "desktop"}, {Page: pages[0], Device: "mobile"}}})
 		if err != nil {
 			t.Fatal(err)
@@ -131,10 +129,10 @@ func TestRequeueQueuesEveryUnfinishedTest(t *testing.T) {
 		tests = append(tests, ts...)
 	}
 	awstest.Receive(t, q, 4)
-	if _, err := st.StartSeriesTest(ctx, sites[0], tests[1].ID, *tests[1].Queued); err != nil { // testing when the service stopped
+	if _, err := e.Store.StartSeriesTest(ctx, sites[0], tests[1].ID, *tests[1].Queued); err != nil { // testing when the service stopped
 		t.Fatal(err)
 	}
-	if _, err := st.DeleteWebsite(ctx, sites[1]); err != nil {
+	if _, err := e.Store.DeleteWebsite(ctx, sites[1]); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC()
@@ -154,7 +152,7 @@ func TestRequeueQueuesEveryUnfinishedTest(t *testing.T) {
 	if len(msgs) != 2 || !seen[tests[0].ID] || !seen[tests[1].ID] {
 		t.Errorf("messages %v, want the two tests of the live website", msgs)
 	}
-	all, _ := st.SeriesTests(ctx, sites[0], tests[0].Series)
+	all, _ := e.Store.SeriesTests(ctx, sites[0], tests[0].Series)
 	for _, tt := range all {
 		if tt.Requeued != 0 || tt.Queued == nil || !tt.Queued.Equal(now) || tt.IsFinished() {
 			t.Errorf("test after the restart: %+v", tt)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/model"
-	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/store"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
@@ -20,20 +19,19 @@ import (
 // with its done shard: it is audited from the next day). The next day queues everything again.
 func TestDailyWebsiteQueuesEachShardOnce(t *testing.T) {
 	ctx := context.Background()
-	clients := awstest.Clients(t)
-	st := awstest.Store(t, clients)
-	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 3})
-	s := audit.NewQueue(st, q, awstest.Log(t))
+	e := awstest.NewEnv(t)
+	q := e.Queue(awstest.QueueSettings)
+	s := audit.NewQueue(e.Store, q, e.Log)
 	add := make([]model.Page, 230)
 	for i := range add {
 		add[i] = model.Page{URL: fmt.Sprintf("/p%03d", i)}
 	}
-	w, pages := awstest.Website(t, st, model.Website{Account: "acme", Domain: "example.com", DisplayName: "example.com"}, add)
+	w, pages := e.Website(awstest.Acme("example.com"), add...)
 	ref := model.SiteRef{Account: w.Account, Website: w.ID}
 	run := func(day string) int {
 		t.Helper()
 		lease := time.Now().Add(time.Minute)
-		c, _, err := st.ClaimFanout(ctx, store.WebsiteFanoutKey(ref, day, "audits", ""), time.Now(), lease, audit.Shards(len(pages)))
+		c, _, err := e.Store.ClaimFanout(ctx, store.WebsiteFanoutKey(ref, day, "audits", ""), time.Now(), lease, audit.Shards(len(pages)))
 		if err != nil || c.Shards != 3 {
 			t.Fatalf("claim of the website's share: %+v (%v), want 3 shards", c, err)
 		}
@@ -73,10 +71,10 @@ func TestDailyWebsiteQueuesEachShardOnce(t *testing.T) {
 	}
 
 	// Again the same day, with a page added: nothing.
-	if err := st.CreatePages(ctx, w, []model.Page{{URL: "/new"}}); err != nil {
+	if err := e.Store.CreatePages(ctx, w, []model.Page{{URL: "/new"}}); err != nil {
 		t.Fatal(err)
 	}
-	pages, err := st.Pages(ctx, w)
+	pages, err := e.Store.Pages(ctx, w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,11 +82,11 @@ func TestDailyWebsiteQueuesEachShardOnce(t *testing.T) {
 		t.Errorf("second run the same day queued %d, want 0", n)
 	}
 	// What the day's shards queued is read back from their claims.
-	c, err := st.FanoutClaim(ctx, store.WebsiteFanoutKey(ref, "20261122", "audits", ""))
+	c, err := e.Store.FanoutClaim(ctx, store.WebsiteFanoutKey(ref, "20261122", "audits", ""))
 	if err != nil {
 		t.Fatal(err)
 	}
-	fanned, err := audit.Fanned(ctx, st, w, "20261122", c, time.Time{})
+	fanned, err := audit.Fanned(ctx, e.Store, w, "20261122", c, time.Time{})
 	if err != nil || len(fanned) != 460 {
 		t.Errorf("the claims name %d audits (%v), want 460", len(fanned), err)
 	}
@@ -102,38 +100,37 @@ func TestDailyWebsiteQueuesEachShardOnce(t *testing.T) {
 // or failed for good, since the shard was first claimed. Other audits are never dropped.
 func TestSuperseded(t *testing.T) {
 	ctx := context.Background()
-	clients := awstest.Clients(t)
-	st := awstest.Store(t, clients)
-	w, pages := awstest.Website(t, st, model.Website{Account: "acme", Domain: "example.com", DisplayName: "example.com"}, []model.Page{{URL: "/a"}, {URL: "/b"}, {URL: "/c"}})
+	e := awstest.NewEnv(t)
+	w, pages := e.Website(awstest.Acme("example.com"), model.Page{URL: "/a"}, model.Page{URL: "/b"}, model.Page{URL: "/c"})
 	k := store.WebsiteFanoutKey(model.SiteRef{Account: w.Account, Website: w.ID}, "20261122", "audits", "0000")
 	job := func(p model.Page, attempt int) audit.Job {
 		return audit.Job{Account: w.Account, Website: w.ID, Page: p.ID, Device: "mobile", Day: "20261122", Shard: "0000", Attempt: attempt}
 	}
 	dropped := func(j audit.Job) bool {
 		t.Helper()
-		why, err := audit.Superseded(ctx, st, w, j)
+		why, err := audit.Superseded(ctx, e.Store, w, j)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return why != ""
 	}
 	now := time.Now().UTC()
-	if _, held, err := st.ClaimFanout(ctx, k, now, now.Add(time.Second), 0); err != nil || !held {
+	if _, held, err := e.Store.ClaimFanout(ctx, k, now, now.Add(time.Second), 0); err != nil || !held {
 		t.Fatal(held, err)
 	}
 	if dropped(job(pages[0], 1)) {
 		t.Error("the first attempt's message, not taken over, was dropped")
 	}
 	// The first attempt's copy of page a runs before the takeover.
-	if err := st.PutLabResult(ctx, w, pages[0], model.LabResult{Device: "mobile", Day: "20261122", Audited: now.Add(time.Second)}); err != nil {
+	if err := e.Store.PutLabResult(ctx, w, pages[0], model.LabResult{Device: "mobile", Day: "20261122", Audited: now.Add(time.Second)}); err != nil {
 		t.Fatal(err)
 	}
 	// Page b failed for good, page c not at all.
-	if err := st.PutLabError(ctx, w, pages[1], "mobile", model.LabError{Message: "refused", At: now.Add(time.Second), Final: true}); err != nil {
+	if err := e.Store.PutLabError(ctx, w, pages[1], "mobile", model.LabError{Message: "refused", At: now.Add(time.Second), Final: true}); err != nil {
 		t.Fatal(err)
 	}
 	takeover := now.Add(2 * time.Second)
-	if _, held, err := st.ClaimFanout(ctx, k, takeover, takeover.Add(time.Minute), 0); err != nil || !held {
+	if _, held, err := e.Store.ClaimFanout(ctx, k, takeover, takeover.Add(time.Minute), 0); err != nil || !held {
 		t.Fatal(held, err)
 	}
 	for _, p := range pages {
