@@ -22,16 +22,15 @@ import (
 // with a reason, and the first outcome recorded stays. A run of a deleted test is forgotten.
 func TestOverdueRunsEndOrQueueAgain(t *testing.T) {
 	ctx := context.Background()
-	clients := awstest.Clients(t)
-	st := awstest.Store(t, clients)
-	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 2})
+	e := awstest.NewEnv(t)
+	q := e.Queue(queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 2})
 	deadline := awstest.Deadline(t, q)
-	runs := multistep.NewQueue(st, q, awstest.Log(t))
-	w, _ := awstest.Website(t, st, model.Website{Account: "acme", Domain: "example.com", DisplayName: "example.com"}, nil)
+	runs := multistep.NewQueue(e.Store, q, e.Log)
+	w, _ := e.Website(awstest.Acme("example.com"))
 	var tests []model.Test
 	for _, alias := range []string{"lost", "began", "gone"} {
 		tt := model.Test{Alias: alias, Device: "mobile", Steps: []step.Step{{Type: step.Navigate, Target: "/"}}}
-		if err := st.CreateTest(ctx, w, &tt); err != nil {
+		if err := e.Store.CreateTest(ctx, w, &tt); err != nil {
 			t.Fatal(err)
 		}
 		tests = append(tests, tt)
@@ -47,18 +46,18 @@ func TestOverdueRunsEndOrQueueAgain(t *testing.T) {
 	awstest.Receive(t, q, 3) // lost
 	began := rs[1]
 	began.Status, began.Started = model.RunTesting, &began.Created
-	if err := st.UpdateRun(ctx, w, began); err != nil {
+	if err := e.Store.UpdateRun(ctx, w, began); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.DeleteTest(ctx, w, tests[2].ID); err != nil {
+	if _, err := e.Store.DeleteTest(ctx, w, tests[2].ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.PurgeItems(ctx, model.PurgeJob{Account: w.Account, Website: w.ID, Test: tests[2].ID}); err != nil {
+	if _, err := e.Store.PurgeItems(ctx, model.PurgeJob{Account: w.Account, Website: w.ID, Test: tests[2].ID}); err != nil {
 		t.Fatal(err)
 	}
 	get := func(r model.Run) model.Run {
 		t.Helper()
-		got, err := st.GetRun(ctx, w, r.Test, r.Created, r.ID)
+		got, err := e.Store.GetRun(ctx, w, r.Test, r.Created, r.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +80,7 @@ func TestOverdueRunsEndOrQueueAgain(t *testing.T) {
 	// The first outcome stays: a worker finishing the failed run late changes nothing.
 	late := get(rs[1])
 	late.Status, late.Error = model.RunCompleted, ""
-	if err := st.UpdateRun(ctx, w, late); !errors.Is(err, store.ErrRunEnded) {
+	if err := e.Store.UpdateRun(ctx, w, late); !errors.Is(err, store.ErrRunEnded) {
 		t.Errorf("a late outcome: %v, want ErrRunEnded", err)
 	}
 	msgs := awstest.Receive(t, q, 1)
@@ -97,7 +96,7 @@ func TestOverdueRunsEndOrQueueAgain(t *testing.T) {
 	if got := get(rs[0]); got.Status != model.RunFailed || got.Error != "no result after 2m0s: the run's message was lost, or every attempt was stopped before it could record an error" {
 		t.Errorf("the run queued again and lost again: %+v", got)
 	}
-	if pending, err := st.PendingRuns(ctx); err != nil || len(pending) != 0 {
+	if pending, err := e.Store.PendingRuns(ctx); err != nil || len(pending) != 0 {
 		t.Errorf("pending runs %+v (%v), want none", pending, err)
 	}
 }

@@ -16,17 +16,16 @@ import (
 // per UTC day, and that the fan-out's claim names each run by a key it reads back.
 func TestDailyRunsOncePerDay(t *testing.T) {
 	ctx := context.Background()
-	clients := awstest.Clients(t)
-	st := awstest.Store(t, clients)
-	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 3})
-	runs := multistep.NewQueue(st, q, awstest.Log(t))
-	if err := st.EnsureAccount(ctx, "acme"); err != nil {
+	e := awstest.NewEnv(t)
+	q := e.Queue(awstest.QueueSettings)
+	runs := multistep.NewQueue(e.Store, q, e.Log)
+	if err := e.Store.EnsureAccount(ctx, "acme"); err != nil {
 		t.Fatal(err)
 	}
-	w, _ := awstest.Website(t, st, model.Website{Account: "acme", Domain: "example.com", DisplayName: "example.com"}, nil)
+	w, _ := e.Website(awstest.Acme("example.com"))
 	for _, alias := range []string{"a", "b", "c"} {
 		tt := model.Test{Alias: alias, Device: "mobile", Steps: []step.Step{{Type: step.Navigate, Target: "/"}}}
-		if err := st.CreateTest(ctx, w, &tt); err != nil {
+		if err := e.Store.CreateTest(ctx, w, &tt); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -56,24 +55,24 @@ func TestDailyRunsOncePerDay(t *testing.T) {
 	// Track follows the runs by what the worker records: one completed, one failed, one not
 	// played yet.
 	for i, status := range []string{model.RunCompleted, model.RunFailed} {
-		r, err := st.GetRun(ctx, w, first[i].Test, first[i].Created, first[i].Run)
+		r, err := e.Store.GetRun(ctx, w, first[i].Test, first[i].Created, first[i].Run)
 		if err != nil {
 			t.Fatal(err)
 		}
 		r.Status = status
-		if err := st.UpdateRun(ctx, w, r); err != nil {
+		if err := e.Store.UpdateRun(ctx, w, r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if p, err := multistep.Track(ctx, st, first); err != nil || p != (queue.Progress{Done: 1, Failed: 1, Remaining: 1}) {
+	if p, err := multistep.Track(ctx, e.Store, first); err != nil || p != (queue.Progress{Done: 1, Failed: 1, Remaining: 1}) {
 		t.Errorf("progress %+v (%v), want 1 done, 1 failed, 1 remaining", p, err)
 	}
 	if got := awstest.Receive(t, q, 6); len(got) != 6 {
 		t.Errorf("%d run messages, want 6", len(got))
 	}
-	tests, _ := st.Tests(ctx, w)
+	tests, _ := e.Store.Tests(ctx, w)
 	for _, tt := range tests {
-		rs, err := st.Runs(ctx, w, tt.ID, time.Time{}, 0)
+		rs, err := e.Store.Runs(ctx, w, tt.ID, time.Time{}, 0)
 		if err != nil || len(rs) != 2 || rs[0].Status != model.RunQueued {
 			t.Errorf("test %s runs %+v (%v), want 2 queued", tt.Alias, rs, err)
 		}

@@ -17,15 +17,14 @@ import (
 // follows the recorded runs.
 func TestDailyWebsiteAndTrack(t *testing.T) {
 	ctx := context.Background()
-	clients := awstest.Clients(t)
-	st := awstest.Store(t, clients)
-	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: queue.MaxReceives})
+	e := awstest.NewEnv(t)
+	q := e.Queue(queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: queue.MaxReceives})
 	sched := ux.NewQueue(q)
 	var sites []model.Website
 	var first []ux.Job
 	day := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
 	for _, d := range []string{"a.example", "b.example", "c.example"} {
-		w, _ := awstest.Website(t, st, model.Website{Account: "acme", Domain: d, DisplayName: d}, nil)
+		w, _ := e.Website(awstest.Acme(d))
 		sites = append(sites, w)
 		ref := model.SiteRef{Account: w.Account, Website: w.ID}
 		if err := sched.DailyWebsite(ctx, ref, model.Day(day), day); err != nil {
@@ -55,18 +54,18 @@ func TestDailyWebsiteAndTrack(t *testing.T) {
 		{Day: "20261122", Attempt: 3, Error: "CrUX answered 503 five times"},
 		{Day: "20261122", Attempt: 1, Error: "CrUX answered 503 five times"},
 	} {
-		if err := st.PutUXRun(ctx, sites[i], r); err != nil {
+		if err := e.Store.PutUXRun(ctx, sites[i], r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	p, err := ux.Track(ctx, st, first)
+	p, err := ux.Track(ctx, e.Store, first)
 	if want := (queue.Progress{Done: 1, Failed: 1, Retrying: 1}); err != nil || p != want {
 		t.Errorf("Track = %+v, %v; want %+v", p, err, want)
 	}
-	if _, err := st.DeleteWebsite(ctx, sites[1]); err != nil {
+	if _, err := e.Store.DeleteWebsite(ctx, sites[1]); err != nil {
 		t.Fatal(err)
 	}
-	if p, err := ux.Track(ctx, st, first); err != nil || p.Done != 2 || p.Failed != 0 {
+	if p, err := ux.Track(ctx, e.Store, first); err != nil || p.Done != 2 || p.Failed != 0 {
 		t.Errorf("after deleting the failed website Track = %+v, %v; want it counted done", p, err)
 	}
 }
