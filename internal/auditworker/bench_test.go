@@ -217,30 +217,44 @@ func readReport(b *testing.B, path string) lhReport {
 // validation, report to S3, result to DynamoDB) of the fixture page on desktop, one after
 // another on one warm worker, as a worker works through its queue.
 func BenchmarkAuditThroughput(b *testing.B) {
-	audits, runsPerAudit := 3, []int{1, 3}
+	e := newBenchEnv(b)
+	var took []float64
+	e.byRuns(b, 3, func(b *testing.B, runs, i int, d time.Duration, res model.LabResult) {
+		if i == 0 {
+			took = took[:0]
+		}
+		took = append(took, d.Seconds())
+		b.Logf("audit %d (runs=%d): %.1f s, performance %v, lcp %.0f ms, load %s", i+1, runs, d.Seconds(),
+			res.Metrics["performance_score"], res.Metrics["lcp"], machineState(e.temp))
+	}, func(b *testing.B) {
+		mean := meanOf(took)
+		b.ReportMetric(mean, "s/audit")
+		b.ReportMetric(medianOf(took), "s/audit-median")
+		b.ReportMetric(3600/mean, "audits/h/worker")
+		b.ReportMetric(0, "ns/op") // one loop of several audits: s/audit is the figure
+	})
+}
+
+// byRuns runs, for each number of runs an audit takes (1 and 3; 1 only under -short), a
+// sub-benchmark on one warm worker of that many runs, after warming the env up: each loop audits
+// the fixture page audits times (once under -short) and hands each audit, numbered from 0 (a
+// tally starts afresh at 0), to seen; report follows the loops.
+func (e *benchEnv) byRuns(b *testing.B, audits int, seen func(b *testing.B, runs, i int, d time.Duration, res model.LabResult), report func(b *testing.B)) {
+	runsPerAudit := []int{1, 3}
 	if testing.Short() {
 		audits, runsPerAudit = 1, []int{1}
 	}
-	e := newBenchEnv(b)
 	e.warmUp(b)
 	for _, runs := range runsPerAudit {
 		b.Run(fmt.Sprintf("runs=%d", runs), func(b *testing.B) {
 			w := e.worker(b, runs)
-			var took []float64
 			for b.Loop() {
-				took = took[:0]
 				for i := range audits {
 					d, res := e.audit(b, w)
-					took = append(took, d.Seconds())
-					b.Logf("audit %d (runs=%d): %.1f s, performance %v, lcp %.0f ms, load %s", i+1, runs, d.Seconds(),
-						res.Metrics["performance_score"], res.Metrics["lcp"], machineState(e.temp))
+					seen(b, runs, i, d, res)
 				}
 			}
-			mean := meanOf(took)
-			b.ReportMetric(mean, "s/audit")
-			b.ReportMetric(medianOf(took), "s/audit-median")
-			b.ReportMetric(3600/mean, "audits/h/worker")
-			b.ReportMetric(0, "ns/op") // one loop of several audits: s/audit is the figure
+			report(b)
 		})
 	}
 }
@@ -392,39 +406,29 @@ func gzipBytes(b []byte) []byte {
 // percent) of the stored performance score and LCP. The performance score is stored as
 // Lighthouse shows it, an integer, so its CV moves in steps.
 func BenchmarkAuditStability(b *testing.B) {
-	audits, runsPerAudit := 5, []int{1, 3}
-	if testing.Short() {
-		audits, runsPerAudit = 1, []int{1}
-	}
 	e := newBenchEnv(b)
-	e.warmUp(b)
-	for _, runs := range runsPerAudit {
-		b.Run(fmt.Sprintf("runs=%d", runs), func(b *testing.B) {
-			w := e.worker(b, runs)
-			var perf, lcp []float64
-			for b.Loop() {
-				perf, lcp = nil, nil
-				for i := range audits {
-					d, res := e.audit(b, w)
-					m := res.Metrics
-					for name, s := range map[string]*[]float64{"performance_score": &perf, "lcp": &lcp} {
-						v, ok := m[name]
-						if !ok {
-							b.Fatalf("audit %d: no %s stored", i+1, name)
-						}
-						*s = append(*s, v)
-					}
-					b.Logf("audit %d (runs=%d): performance %v, lcp %.1f ms, tbt %.0f ms, cls %.4f; %.1f s, load %s",
-						i+1, runs, m["performance_score"], m["lcp"], m["tbt"], m["cls"], d.Seconds(), machineState(e.temp))
-				}
+	var perf, lcp []float64
+	e.byRuns(b, 5, func(b *testing.B, runs, i int, d time.Duration, res model.LabResult) {
+		if i == 0 {
+			perf, lcp = nil, nil
+		}
+		m := res.Metrics
+		for name, s := range map[string]*[]float64{"performance_score": &perf, "lcp": &lcp} {
+			v, ok := m[name]
+			if !ok {
+				b.Fatalf("audit %d: no %s stored", i+1, name)
 			}
-			b.ReportMetric(cv(perf), "perf-cv-%")
-			b.ReportMetric(cv(lcp), "lcp-cv-%")
-			b.ReportMetric(meanOf(perf), "perf-mean")
-			b.ReportMetric(meanOf(lcp), "lcp-ms-mean")
-			b.ReportMetric(0, "ns/op")
-		})
-	}
+			*s = append(*s, v)
+		}
+		b.Logf("audit %d (runs=%d): performance %v, lcp %.1f ms, tbt %.0f ms, cls %.4f; %.1f s, load %s",
+			i+1, runs, m["performance_score"], m["lcp"], m["tbt"], m["cls"], d.Seconds(), machineState(e.temp))
+	}, func(b *testing.B) {
+		b.ReportMetric(cv(perf), "perf-cv-%")
+		b.ReportMetric(cv(lcp), "lcp-cv-%")
+		b.ReportMetric(meanOf(perf), "perf-mean")
+		b.ReportMetric(meanOf(lcp), "lcp-ms-mean")
+		b.ReportMetric(0, "ns/op")
+	})
 }
 
 // warnLog writes the worker's warnings and errors into the benchmark's output; its per-audit
