@@ -142,22 +142,7 @@ func TestBudgetsAsIfEveryPageJudged(t *testing.T) {
 		res := model.LabResult{Page: p.ID, Device: device, Day: model.Day(today), Audited: today, Runs: 1, Method: model.MethodApplied, Metrics: map[string]float64{
 			"lcp": pick(1500, 1500, 1500, 1500, 2300, 3000), "cls": pick(0.01, 0.01, 0.01, 0.01, 0.095, 0.2),
 			"performance_score": pick(95, 95, 95, 95, 92, 80), "tbt": pick(100, 100, 100, 100, 280, 500)}}
-		if err := st.PutLabResult(ctx, w, p, res); err != nil {
-			t.Fatal(err)
-		}
-		listings, err := reader.Refresh(ctx, w, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := event.Measured{Page: p, Device: device, Day: model.Day(today)}
-		for _, l := range listings {
-			if l.Device == device {
-				m.Values, m.Known = l.Latest(), true
-			}
-		}
-		if err := rec.Budgets(ctx, w, m, checker); err != nil {
-			t.Fatal(err)
-		}
+		record(t, st, rec, reader, w, p, res)
 
 		// Every page judged, as the budgets list does.
 		reports, err := checker.Website(ctx, w)
@@ -293,17 +278,23 @@ func (n manyOff) Reports(_ context.Context, _ model.Website, budgets []model.Bud
 // as the audit worker does.
 func audit(t *testing.T, st *store.Store, rec *event.Recorder, reader *metrics.Reader, w model.Website, p model.Page, device string, today time.Time, values map[string]float64) {
 	t.Helper()
+	record(t, st, rec, reader, w, p, model.LabResult{Page: p.ID, Device: device, Day: model.Day(today), Audited: today, Runs: 1, Metrics: values})
+}
+
+// record stores res, a result of p, and records the budgets' changes as the audit worker does.
+func record(t *testing.T, st *store.Store, rec *event.Recorder, reader *metrics.Reader, w model.Website, p model.Page, res model.LabResult) {
+	t.Helper()
 	ctx := context.Background()
-	if err := st.PutLabResult(ctx, w, p, model.LabResult{Page: p.ID, Device: device, Day: model.Day(today), Audited: today, Runs: 1, Metrics: values}); err != nil {
+	if err := st.PutLabResult(ctx, w, p, res); err != nil {
 		t.Fatal(err)
 	}
 	listings, err := reader.Refresh(ctx, w, p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := event.Measured{Page: p, Device: device, Day: model.Day(today)}
+	m := event.Measured{Page: p, Device: res.Device, Day: res.Day}
 	for _, l := range listings {
-		if l.Device == device {
+		if l.Device == res.Device {
 			m.Values, m.Known = l.Latest(), true
 		}
 	}
