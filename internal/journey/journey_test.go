@@ -272,24 +272,21 @@ func TestCoveredElement(t *testing.T) {
 	}
 }
 
-func TestDialogsAreAccepted(t *testing.T) {
-	f := newFixture(t)
-	res := run(t, options(t, f.URL),
-		navigate("/dialog.html"),
-		step.Step{Type: "click", Target: "#buy", WaitForNavigation: true},
-		step.Step{Type: "waitForSelector", Target: "#done"},
-	)
-	passed(t, res)
-}
-
-func TestLinkClick(t *testing.T) {
-	f := newFixture(t)
-	res := run(t, options(t, f.URL),
-		navigate("/link.html"),
-		step.Step{Type: "click", Target: "#next", WaitForNavigation: true, WaitUntil: "networkidle2"},
-		step.Step{Type: "waitForSelector", Target: "#done"},
-	)
-	passed(t, res)
+// TestClickThatNavigates: a click's navigation is followed to the next page whether the click
+// opens a dialog first (accepted) or follows a link (until the network is idle).
+func TestClickThatNavigates(t *testing.T) {
+	for _, c := range []struct {
+		name, page string
+		click      step.Step
+	}{
+		{"dialog", "/dialog.html", step.Step{Type: "click", Target: "#buy", WaitForNavigation: true}},
+		{"link", "/link.html", step.Step{Type: "click", Target: "#next", WaitForNavigation: true, WaitUntil: "networkidle2"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t)
+			passed(t, run(t, options(t, f.URL), navigate(c.page), c.click, step.Step{Type: "waitForSelector", Target: "#done"}))
+		})
+	}
 }
 
 func TestNetworkIdleWaitsForLateRequests(t *testing.T) {
@@ -341,10 +338,15 @@ func TestNavigateToRefusedHost(t *testing.T) {
 	opts := options(t, f.URL)
 	opts.Browser.Guard = browser.Guard{} // production policy: no loopback
 	res := run(t, opts, navigate(f.URL+"/done.html"))
-	if res.FailedStep != 0 {
-		t.Fatalf("failed step %d, want 0", res.FailedStep)
+	failedAt(t, res, 0, "step 1 (navigate "+f.URL+"/done.html): could not load "+f.URL+"/done.html: refused: 127.0.0.1 is a loopback address")
+}
+
+// failedAt checks that a run failed at its step i (from 0) with the error want.
+func failedAt(t *testing.T, res Result, i int, want string) {
+	t.Helper()
+	if res.FailedStep != i {
+		t.Fatalf("failed step %d, want %d", res.FailedStep, i)
 	}
-	want := "step 1 (navigate " + f.URL + "/done.html): could not load " + f.URL + "/done.html: refused: 127.0.0.1 is a loopback address"
 	if res.Error != want {
 		t.Errorf("error %q, want %q", res.Error, want)
 	}
@@ -358,13 +360,7 @@ func TestClickToRefusedHost(t *testing.T) {
 		navigate("/metadata.html"),
 		step.Step{Type: "click", Target: "#meta", WaitForNavigation: true},
 	)
-	if res.FailedStep != 1 {
-		t.Fatalf("failed step %d, want 1", res.FailedStep)
-	}
-	want := "step 2 (click #meta): could not load http://169.254.169.254/latest/meta-data/: refused: 169.254.169.254 is a link-local address"
-	if res.Error != want {
-		t.Errorf("error %q, want %q", res.Error, want)
-	}
+	failedAt(t, res, 1, "step 2 (click #meta): could not load http://169.254.169.254/latest/meta-data/: refused: 169.254.169.254 is a link-local address")
 }
 
 func TestHTTPErrorFailsTheNavigation(t *testing.T) {
