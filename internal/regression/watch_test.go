@@ -40,20 +40,11 @@ type watchEnv struct {
 var day0 = time.Date(2026, 10, 1, 4, 0, 0, 0, time.UTC)
 
 func newWatchEnv(t *testing.T) *watchEnv {
-	clients := awstest.Clients(t)
-	st := awstest.Store(t, clients)
-	ctx := context.Background()
-	site := model.Website{Account: "acme", Domain: "example.com"}
-	if err := st.CreateWebsite(ctx, &site); err != nil {
-		t.Fatal(err)
-	}
-	pages := []model.Page{{URL: "/"}, {URL: "/shop"}}
-	if err := st.CreatePages(ctx, site, pages); err != nil {
-		t.Fatal(err)
-	}
-	q := awstest.Queue(t, clients, service.NotifyQueueSettings)
-	e := &watchEnv{t: t, store: st, site: site, pages: pages, today: day0}
-	e.watcher = regression.NewWatcher(st, artifact.New(awstest.Bucket(t)), event.NewRecorder(st, notify.NewQueue(q), awstest.Log(t)), awstest.Log(t))
+	env := awstest.NewEnv(t)
+	site, pages := env.Website(model.Website{Account: "acme", Domain: "example.com"}, model.Page{URL: "/"}, model.Page{URL: "/shop"})
+	q := env.Queue(service.NotifyQueueSettings)
+	e := &watchEnv{t: t, store: env.Store, site: site, pages: pages, today: day0}
+	e.watcher = regression.NewWatcher(env.Store, artifact.New(env.Bucket()), event.NewRecorder(env.Store, notify.NewQueue(q), env.Log), env.Log)
 	e.watcher.SetClock(func() time.Time { return e.today })
 	return e
 }
@@ -76,6 +67,20 @@ func (e *watchEnv) labBy(rng *rand.Rand, page model.Page, day int, lcp float64, 
 		e.t.Fatal(err)
 	}
 	if err := e.watcher.Lab(context.Background(), e.site, page, "desktop"); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// ux stores a day's user-experience result of the second page (mobile) with vitals, then
+// evaluates its series as the ux worker does.
+func (e *watchEnv) ux(day int, vitals map[string]model.Vital) {
+	e.t.Helper()
+	e.today = day0.AddDate(0, 0, day)
+	r := model.UXResult{Device: "mobile", Day: model.Day(e.today), Collected: e.today, Vitals: vitals}
+	if err := e.store.PutUXResult(context.Background(), e.site, e.pages[1], r); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.watcher.UX(context.Background(), e.site, e.pages[1].ID, "mobile"); err != nil {
 		e.t.Fatal(err)
 	}
 }
@@ -288,22 +293,13 @@ func TestWatcherIncident(t *testing.T) {
 func TestWatcherUX(t *testing.T) {
 	e := newWatchEnv(t)
 	rng := rand.New(rand.NewPCG(3, 4))
-	ctx := context.Background()
 	var found []int
 	for d := range 28 {
-		e.today = day0.AddDate(0, 0, d)
 		p75 := 2000.0
 		if d >= 20 {
 			p75 = 2600
 		}
-		r := model.UXResult{Device: "mobile", Day: model.Day(e.today), Collected: e.today,
-			Vitals: map[string]model.Vital{"lcp": {P75: p75 + 10*rng.NormFloat64()}, "cls": {P75: 0.05}}}
-		if err := e.store.PutUXResult(ctx, e.site, e.pages[1], r); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.watcher.UX(ctx, e.site, e.pages[1].ID, "mobile"); err != nil {
-			t.Fatal(err)
-		}
+		e.ux(d, map[string]model.Vital{"lcp": {P75: p75 + 10*rng.NormFloat64()}, "cls": {P75: 0.05}})
 		if len(e.regressions(model.RegressionFilter{})) > 0 && len(found) == 0 {
 			found = append(found, d)
 		}
@@ -323,19 +319,10 @@ func TestWatcherUX(t *testing.T) {
 func TestWatcherUXRamp(t *testing.T) {
 	e := newWatchEnv(t)
 	rng := rand.New(rand.NewPCG(5, 28))
-	ctx := context.Background()
 	var found []int
 	for d := range 90 {
-		e.today = day0.AddDate(0, 0, d)
 		p75 := 2000 + 500*min(max(float64(d-40+1)/28, 0), 1)
-		r := model.UXResult{Device: "mobile", Day: model.Day(e.today), Collected: e.today,
-			Vitals: map[string]model.Vital{"lcp": {P75: float64(int(p75 + 3*rng.NormFloat64()))}}}
-		if err := e.store.PutUXResult(ctx, e.site, e.pages[1], r); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.watcher.UX(ctx, e.site, e.pages[1].ID, "mobile"); err != nil {
-			t.Fatal(err)
-		}
+		e.ux(d, map[string]model.Vital{"lcp": {P75: float64(int(p75 + 3*rng.NormFloat64()))}})
 		if n := len(e.regressions(model.RegressionFilter{})); n > len(found) {
 			found = append(found, d)
 		}
