@@ -275,19 +275,18 @@ func TestNewPathEqualsTablesAsItems(t *testing.T) {
 	want, have := rum.NewReader(r.st), rum.NewReader(r.rums)
 	wantSeg, haveSeg := rum.NewSegmentReader(r.st, r.st), rum.NewSegmentReader(r.rums, r.st)
 	day := func(s string) time.Time { d, _ := time.Parse("20060102", s); return d }
+	top := func(seg *rum.SegmentReader) func(context.Context, rum.SegmentQuery) (rum.Attributions, error) {
+		return func(ctx context.Context, q rum.SegmentQuery) (rum.Attributions, error) {
+			return seg.Attributions(ctx, q, 50)
+		}
+	}
 	for _, rng := range [][2]string{{days[0], days[2]}, {days[1], days[1]}, {days[2], days[2]}, {days[1], days[2]}} {
 		for _, dim := range []string{rum.DimPages, rum.DimCountries} {
-			q := rum.Query{Dim: dim, Metrics: rum.TimingNames, From: day(rng[0]), To: day(rng[1])}
-			q.Account, q.Website = ref.Account, ref.ID
-			a, err := want.Report(ctx, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			q.Account, q.Website = r.site.Account, r.site.ID
-			b, err := have.Report(ctx, q)
-			if err != nil {
-				t.Fatal(err)
-			}
+			qa := rum.Query{Dim: dim, Metrics: rum.TimingNames, From: day(rng[0]), To: day(rng[1])}
+			qb := qa
+			qa.Account, qa.Website = ref.Account, ref.ID
+			qb.Account, qb.Website = r.site.Account, r.site.ID
+			a, b := both(t, want.Report, have.Report, qa, qb)
 			if !reflect.DeepEqual(a, b) {
 				t.Errorf("%s %v: reports differ:\n items %+v\n new   %+v", dim, rng, a, b)
 			}
@@ -300,26 +299,12 @@ func TestNewPathEqualsTablesAsItems(t *testing.T) {
 			sq.From, sq.To = day(rng[0]), day(rng[1])
 			a, b := sq, sq
 			a.Account, a.Website, b.Account, b.Website = ref.Account, ref.ID, r.site.Account, r.site.ID
-			ta, err := wantSeg.Trend(ctx, a)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tb, err := haveSeg.Trend(ctx, b)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ta, tb := both(t, wantSeg.Trend, haveSeg.Trend, a, b)
 			if !reflect.DeepEqual(ta, tb) {
 				t.Errorf("trend %+v %v differs:\n items %+v\n new   %+v", sq, rng, ta, tb)
 			}
 			if sq.By == nil {
-				da, err := wantSeg.Distribution(ctx, a)
-				if err != nil {
-					t.Fatal(err)
-				}
-				db, err := haveSeg.Distribution(ctx, b)
-				if err != nil {
-					t.Fatal(err)
-				}
+				da, db := both(t, wantSeg.Distribution, haveSeg.Distribution, a, b)
 				if !reflect.DeepEqual(da, db) {
 					t.Errorf("distribution %+v %v differs", sq, rng)
 				}
@@ -330,18 +315,26 @@ func TestNewPathEqualsTablesAsItems(t *testing.T) {
 				sq := rum.SegmentQuery{Metric: metric, Page: page, From: day(rng[0]), To: day(rng[1])}
 				a, b := sq, sq
 				a.Account, a.Website, b.Account, b.Website = ref.Account, ref.ID, r.site.Account, r.site.ID
-				xa, err := wantSeg.Attributions(ctx, a, 50)
-				if err != nil {
-					t.Fatal(err)
-				}
-				xb, err := haveSeg.Attributions(ctx, b, 50)
-				if err != nil {
-					t.Fatal(err)
-				}
+				xa, xb := both(t, top(wantSeg), top(haveSeg), a, b)
 				sameAttributions(t, fmt.Sprintf("%s %q %v", metric, page, rng), xa, xb)
 			}
 		}
 	}
+}
+
+// both asks a of the reference website's reader (ask) and b of the compacted website's (again),
+// failing the test on an error.
+func both[Q, A any](t *testing.T, ask, again func(context.Context, Q) (A, error), a, b Q) (A, A) {
+	t.Helper()
+	x, err := ask(context.Background(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := again(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x, y
 }
 
 // sameAttributions compares two answers: the same rows in the same order with the same views
