@@ -33,6 +33,19 @@ func operationRoutes(t *testing.T) map[string]walkRoute {
 	return routes
 }
 
+// operationsFixture is what a walk over the document's operations sends its requests with:
+// the document, a test env with the route fixture's website and page, and the route table by
+// operation.
+func operationsFixture(t *testing.T) (*openapi3.T, *testEnv, routeFixture, map[string]walkRoute) {
+	t.Helper()
+	doc, err := loadYAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newTestEnv(t)
+	return doc, e, newRouteFixture(t, e), operationRoutes(t)
+}
+
 // operationTarget is where an operation of the document is sent: its route's path on the
 // fixture's website and page, with the key its access needs; false (said) when no route of the
 // table serves it.
@@ -56,13 +69,7 @@ func operationTarget(t *testing.T, routes map[string]walkRoute, f routeFixture, 
 // the parameter, never a 500. A value in the parameter's range is answered 200 first, so that
 // the 400 is the value's doing.
 func TestNonFiniteQueryNumbers(t *testing.T) {
-	doc, err := loadYAML()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newTestEnv(t)
-	f := newRouteFixture(t, e)
-	routes := operationRoutes(t)
+	doc, e, f, routes := operationsFixture(t)
 
 	covered := map[string]bool{} // "METHOD path ?name"
 	for _, path := range slices.Sorted(maps.Keys(doc.Paths.Map())) {
@@ -265,13 +272,7 @@ func eachSchema(where string, ref *openapi3.SchemaRef, visit func(where string, 
 // says (a 422 naming the field, the beacon's own rules for /collect), never a 500. NaN and
 // Infinity are not JSON: a 400.
 func TestNonFiniteBodyNumbers(t *testing.T) {
-	doc, err := loadYAML()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newTestEnv(t)
-	f := newRouteFixture(t, e)
-	routes := operationRoutes(t)
+	doc, e, f, routes := operationsFixture(t)
 	replacer := func(n string) *strings.Replacer {
 		return strings.NewReplacer("$N", n, "$W", f.values["websiteID"], "$P", f.values["pageID"])
 	}
