@@ -2,8 +2,10 @@ package main_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -26,23 +28,29 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// The events below are written the way an API Gateway HTTP API (payload format 2.0, $default
-// stage and route) delivers them, rather than built from the aws-lambda-go structs, so that the
-// test also covers the field names and encodings the adapter has to understand. {{KEY}} is
-// replaced with the test's API key.
-
-// createWebsiteEvent is POST /account/websites with the body {"domain":"example.com"}.
-// API Gateway hands some bodies over base64-encoded (isBase64Encoded), so this one is.
-const createWebsiteEvent = `{
+// gatewayEvent is a request as an API Gateway HTTP API (payload format 2.0, $default stage and
+// route) delivers it, written out as JSON rather than built from the aws-lambda-go structs, so
+// that the test also covers the field names and encodings the adapter has to understand. A
+// body is handed over base64-encoded (isBase64Encoded), as API Gateway does with some; key ""
+// leaves the authorization header out.
+func gatewayEvent(method, path, key, body string) []byte {
+	auth, bodyHeaders, bodyField := "", "", ""
+	if key != "" {
+		auth = "\n    \"authorization\": \"Bearer " + key + "\","
+	}
+	if body != "" {
+		bodyHeaders = "\n    \"content-type\": \"application/json\","
+		bodyField = "\n  \"body\": \"" + base64.StdEncoding.EncodeToString([]byte(body)) + "\","
+	}
+	return []byte(strings.NewReplacer("{{METHOD}}", method, "{{PATH}}", path, "{{AUTH}}", auth, "{{LENGTH}}", strconv.Itoa(len(body)),
+		"{{BODY_HEADERS}}", bodyHeaders, "{{BODY}}", bodyField, "{{BASE64}}", strconv.FormatBool(body != "")).Replace(`{
   "version": "2.0",
   "routeKey": "$default",
-  "rawPath": "/account/websites",
+  "rawPath": "{{PATH}}",
   "rawQueryString": "",
   "headers": {
-    "accept": "application/json",
-    "authorization": "Bearer {{KEY}}",
-    "content-length": "24",
-    "content-type": "application/json",
+    "accept": "application/json",{{AUTH}}
+    "content-length": "{{LENGTH}}",{{BODY_HEADERS}}
     "host": "abcdef1234.execute-api.us-east-1.amazonaws.com",
     "user-agent": "curl/8.5.0",
     "x-amzn-trace-id": "Root=1-6740f1a2-0c1d2e3f4a5b6c7d8e9f0a1b",
@@ -56,8 +64,8 @@ const createWebsiteEvent = `{
     "domainName": "abcdef1234.execute-api.us-east-1.amazonaws.com",
     "domainPrefix": "abcdef1234",
     "http": {
-      "method": "POST",
-      "path": "/account/websites",
+      "method": "{{METHOD}}",
+      "path": "{{PATH}}",
       "protocol": "HTTP/1.1",
       "sourceIp": "203.0.113.7",
       "userAgent": "curl/8.5.0"
@@ -67,60 +75,21 @@ const createWebsiteEvent = `{
     "stage": "$default",
     "time": "22/Nov/2026:03:19:27 +0000",
     "timeEpoch": 1795317567000
-  },
-  "body": "eyJkb21haW4iOiJleGFtcGxlLmNvbSJ9",
-  "isBase64Encoded": true
-}`
+  },{{BODY}}
+  "isBase64Encoded": {{BASE64}}
+}`))
+}
 
-// listWebsitesEvent is GET /websites. {{AUTH}} is the authorization header entry, so that the
-// same event serves the request without one.
-const listWebsitesEvent = `{
-  "version": "2.0",
-  "routeKey": "$default",
-  "rawPath": "/websites",
-  "rawQueryString": "",
-  "headers": {
-    "accept": "application/json",{{AUTH}}
-    "content-length": "0",
-    "host": "abcdef1234.execute-api.us-east-1.amazonaws.com",
-    "user-agent": "curl/8.5.0",
-    "x-amzn-trace-id": "Root=1-6740f1a3-1d2e3f4a5b6c7d8e9f0a1b2c",
-    "x-forwarded-for": "203.0.113.7",
-    "x-forwarded-port": "443",
-    "x-forwarded-proto": "https"
-  },
-  "requestContext": {
-    "accountId": "123456789012",
-    "apiId": "abcdef1234",
-    "domainName": "abcdef1234.execute-api.us-east-1.amazonaws.com",
-    "domainPrefix": "abcdef1234",
-    "http": {
-      "method": "GET",
-      "path": "/websites",
-      "protocol": "HTTP/1.1",
-      "sourceIp": "203.0.113.7",
-      "userAgent": "curl/8.5.0"
-    },
-    "requestId": "B2xkGhRrIAMEVYw=",
-    "routeKey": "$default",
-    "stage": "$default",
-    "time": "22/Nov/2026:03:19:28 +0000",
-    "timeEpoch": 1795317568000
-  },
-  "isBase64Encoded": false
-}`
+// createWebsite is POST /account/websites with the body {"domain":"example.com"}.
+func createWebsite(key string) []byte {
+	return gatewayEvent("POST", "/account/websites", key, `{"domain":"example.com"}`)
+}
+
+// listWebsites is GET /websites.
+func listWebsites(key string) []byte { return gatewayEvent("GET", "/websites", key, "") }
 
 // testKey is the admin key provisioned in each test's table.
 const testKey = "ov_lambdatest_websites_admin_key"
-
-// event fills in an event template; key "" leaves the authorization header out.
-func event(template, key string) []byte {
-	auth := ""
-	if key != "" {
-		auth = "\n    \"authorization\": \"Bearer " + key + "\","
-	}
-	return []byte(strings.NewReplacer("{{KEY}}", key, "{{AUTH}}", auth).Replace(template))
-}
 
 // fixture is what a run of the websites function needs: its binary, and a table (holding the
 // admin key testKey of account "acme") and every queue of its own on the stand-ins.
@@ -177,7 +146,7 @@ func TestAPIGatewayEvent(t *testing.T) {
 	fn := lambdatest.Start(t, fx.binary, lambdatest.New(t), fx.config)
 
 	// Create a website.
-	resp := invoke(t, fn, event(createWebsiteEvent, testKey))
+	resp := invoke(t, fn, createWebsite(testKey))
 	if resp.StatusCode != 201 {
 		t.Fatalf("POST /account/websites: status %d, want 201; body %s", resp.StatusCode, apitest.GatewayBody(t, resp))
 	}
@@ -197,7 +166,7 @@ func TestAPIGatewayEvent(t *testing.T) {
 	}
 
 	// The same process lists it on its next invocation.
-	resp = invoke(t, fn, event(listWebsitesEvent, testKey))
+	resp = invoke(t, fn, listWebsites(testKey))
 	if resp.StatusCode != 200 {
 		t.Fatalf("GET /websites: status %d, want 200; body %s", resp.StatusCode, apitest.GatewayBody(t, resp))
 	}
@@ -221,7 +190,7 @@ func TestAPIGatewayEvent(t *testing.T) {
 	}
 
 	// Without a key: 401 with a challenge and a problem document.
-	resp = invoke(t, fn, event(listWebsitesEvent, ""))
+	resp = invoke(t, fn, listWebsites(""))
 	if resp.StatusCode != 401 {
 		t.Fatalf("GET /websites without authorization: status %d, want 401; body %s", resp.StatusCode, apitest.GatewayBody(t, resp))
 	}
@@ -248,7 +217,7 @@ func TestAPIGatewayEvent(t *testing.T) {
 // Every iteration starts and kills a fresh process; run it with a fixed count, -benchtime 20x.
 func BenchmarkColdStart(b *testing.B) {
 	fx := newFixture(b)
-	ev := event(listWebsitesEvent, testKey)
+	ev := listWebsites(testKey)
 	var samples []time.Duration
 	for b.Loop() {
 		rt := lambdatest.New(b)
