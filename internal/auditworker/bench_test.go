@@ -434,14 +434,7 @@ func BenchmarkAuditStability(b *testing.B) {
 // warnLog writes the worker's warnings and errors into the benchmark's output; its per-audit
 // info lines are left out (the benchmarks log their own).
 func warnLog(tb testing.TB) *slog.Logger {
-	return slog.New(slog.NewTextHandler(tbWriter{tb}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-}
-
-type tbWriter struct{ tb testing.TB }
-
-func (w tbWriter) Write(p []byte) (int, error) {
-	w.tb.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
+	return awstest.LogAt(tb, slog.LevelWarn)
 }
 
 // machineState is the machine's 1-minute load average, followed by "+N" when N Chromium

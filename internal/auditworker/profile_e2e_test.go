@@ -22,6 +22,7 @@ import (
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // Secrets of the profile in the tests below: none may appear in a log, an answer of the API or
@@ -150,41 +151,17 @@ func (s *loginSite) otherOriginRequests() []http.Header {
 
 // profileWorker is a worker of e's that opens profiles' secrets, records events, and logs,
 // at debug level, into the returned buffer too.
-func profileWorker(e *e2e) (*auditworker.Worker, *lockedBuffer) {
+func profileWorker(e *e2e) (*auditworker.Worker, *awstest.Output) {
 	bin, err := browser.LookBin()
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	logs := &lockedBuffer{}
-	log := slog.New(slog.NewTextHandler(io.MultiWriter(logs, testLog{e.t}), &slog.HandlerOptions{Level: slog.LevelDebug}))
+	logs := &awstest.Output{}
+	log := awstest.LogAt(e.t, slog.LevelDebug, logs)
 	return auditworker.NewWorker(auditworker.WorkerConfig{
 		Runs: 1, Scheme: "http", Secrets: e.keys, Events: e.events,
 		Browser: browser.Options{Bin: bin, Guard: browser.Guard{AllowPrivate: true}, TempRoot: e.temp, Log: log},
 	}, e.store, e.objects, e.runner, log), logs
-}
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-type testLog struct{ t *testing.T }
-
-func (w testLog) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
 }
 
 // loginProfile is a profile's body: headers, a cookie, basic authentication and the login

@@ -4,7 +4,9 @@
 package awstest
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"net/http/httptest"
 	"net/url"
@@ -291,7 +293,34 @@ func Leftovers(t testing.TB, clients awsclient.Clients, st *store.Store, objects
 
 // Log is a logger that writes into the test's output.
 func Log(t testing.TB) *slog.Logger {
-	return slog.New(slog.NewTextHandler(testWriter{t}, nil))
+	return LogAt(t, slog.LevelInfo)
+}
+
+// LogAt is a logger that writes its records of level and above into the test's output and
+// into each of also.
+func LogAt(t testing.TB, level slog.Level, also ...io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(io.MultiWriter(append(also, testWriter{t})...), &slog.HandlerOptions{Level: level}))
+}
+
+// Output collects what is written to it from several goroutines at once: a logger's records, a
+// process's stdout and stderr (which exec copies from two goroutines).
+type Output struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+// Write adds p to what was written.
+func (o *Output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.Write(p)
+}
+
+// String is everything written so far.
+func (o *Output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.String()
 }
 
 type testWriter struct{ t testing.TB }

@@ -10,7 +10,6 @@
 package lambdatest
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -30,6 +29,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // apiPrefix is the Runtime API's version path, which the aws-lambda-go client hard-codes.
@@ -377,7 +378,7 @@ type Function struct {
 	cmd    *exec.Cmd
 	exited chan struct{} // closed once the process has been reaped
 	err    error         // cmd.Wait's result, set before exited closes
-	output lockedBuffer
+	output awstest.Output
 	stop   sync.Once
 }
 
@@ -504,22 +505,4 @@ func (f *Function) Stop() {
 		_ = f.cmd.Process.Kill()
 		<-f.exited
 	})
-}
-
-// lockedBuffer collects a process's output; exec copies stdout and stderr from two goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
