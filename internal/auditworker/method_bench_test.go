@@ -280,7 +280,7 @@ func timingTotal(b *testing.B, e *benchEnv, key string) time.Duration {
 			}
 		} `json:"timing"`
 	}
-	raw := storedObject(b, e.objects, key)
+	raw := storedReport(b, e.objects, key)
 	if err := json.Unmarshal(raw, &lhr); err != nil {
 		b.Fatal(err)
 	}

@@ -92,7 +92,7 @@ func TestAppliedThrottling(t *testing.T) {
 			} `json:"metrics"`
 		} `json:"audits"`
 	}
-	if err := json.Unmarshal(storedObject(t, e.objects, res.ReportKey), &lhr); err != nil {
+	if err := json.Unmarshal(storedReport(t, e.objects, res.ReportKey), &lhr); err != nil {
 		t.Fatal(err)
 	}
 	s := lhr.ConfigSettings

@@ -2,7 +2,6 @@ package auditworker_test
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -187,22 +186,31 @@ func loginProfileWith(name, page, password, plan string) string {
 	return string(b)
 }
 
-// storedReport reads a gzipped object.
-func storedObject(t testing.TB, objects *blobstore.Bucket, key string) []byte {
+// storedReport is the report stored at key, decompressed as artifact reads it for the API.
+func storedReport(t testing.TB, objects *blobstore.Bucket, key string) []byte {
 	t.Helper()
-	gz, err := objects.Get(context.Background(), key)
-	if err != nil {
-		t.Fatal(err)
+	return plain(t)(artifact.New(objects).Report(context.Background(), key))
+}
+
+// storedHTML is the HTML report of the report stored at key, decompressed.
+func storedHTML(t testing.TB, objects *blobstore.Bucket, key string) []byte {
+	t.Helper()
+	return plain(t)(artifact.New(objects).HTML(context.Background(), artifact.HTMLKey(key)))
+}
+
+// plain returns a stored document's read's decompressed bytes, failing the test on an error.
+func plain(t testing.TB) func(artifact.Document, error) []byte {
+	return func(doc artifact.Document, err error) []byte {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := doc.Plain()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // TestProfileLogin audits a private page with a profile of login steps, headers, a cookie and
@@ -259,7 +267,7 @@ func TestProfileLogin(t *testing.T) {
 	if res.Metrics["bytes_doc"] < 100_000 {
 		t.Errorf("document bytes %.0f: the login page was measured, not the private page", res.Metrics["bytes_doc"])
 	}
-	report := storedObject(t, e.objects, res.ReportKey)
+	report := storedReport(t, e.objects, res.ReportKey)
 	var lhr struct {
 		FinalDisplayedURL string `json:"finalDisplayedUrl"`
 		Audits            map[string]struct {
@@ -343,7 +351,7 @@ func TestProfileLogin(t *testing.T) {
 		e.api.Call(e.t, "GET", path, "", 200, &raw)
 		answers.Write(raw)
 	}
-	html := storedObject(t, e.objects, artifact.HTMLKey(res.ReportKey))
+	html := storedHTML(t, e.objects, res.ReportKey)
 	for _, secret := range []string{secretHeader, secretCookie, secretBasic, secretPassword, secretPlan} {
 		for where, text := range map[string]string{"the logs": logs.String(), "the API's answers": answers.String(),
 			"the JSON report": string(report), "the HTML report": string(html)} {
