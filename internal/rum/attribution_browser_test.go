@@ -43,6 +43,7 @@ import (
 	"github.com/openvitals/openvitals/internal/store"
 	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
+	"github.com/openvitals/openvitals/internal/testing/browsertest"
 )
 
 // thirdPartyHost is a host of the third-party-web dataset (Google Tag Manager) that the test's
@@ -453,23 +454,6 @@ func TestAttributionFromRealChromium(t *testing.T) {
 	}
 }
 
-func moduleRoot(t *testing.T) string {
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test")
-		}
-		dir = parent
-	}
-}
-
 // openvitals' own page loads of a page carrying the snippet (a Lighthouse audit, a multistep
 // run) are not counted; the same browser's unmarked load of the
 // page is, so the setup would count them were they not marked.
@@ -499,7 +483,7 @@ func TestLabPageLoadsAreNotCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := lighthouse.DefaultRunnerConfig(moduleRoot(t))
+	cfg := lighthouse.DefaultRunnerConfig(browsertest.RepoRoot(t))
 	cfg.Log = log
 	runner := lighthouse.NewRunner(cfg)
 	defer runner.Close()
