@@ -15,34 +15,12 @@ import (
 	"github.com/openvitals/openvitals/internal/regression"
 	"github.com/openvitals/openvitals/internal/store"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
+	"github.com/openvitals/openvitals/internal/testing/eventtest"
 )
 
 // What an audit does once its result is stored (the page's summary, the budgets' statuses and
 // their events, the page's regressions) must read the same whatever the number of the
 // website's pages: these tests count its DynamoDB reads with awstest.CountedStore.
-
-// eventLog keeps the events a Recorder queues.
-type eventLog struct {
-	mu     sync.Mutex
-	events []model.Event
-}
-
-func (q *eventLog) Enqueue(_ context.Context, _ model.Website, ev model.Event) error {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.events = append(q.events, ev)
-	return nil
-}
-
-func (q *eventLog) summaries() []string {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	out := make([]string, len(q.events))
-	for i, ev := range q.events {
-		out[i] = ev.Summary
-	}
-	return out
-}
 
 // sizedWebsite is a website of n pages with days of results each on both devices (their rows'
 // summaries, as the audit worker makes them) and an open lab regression each, and two
@@ -52,14 +30,14 @@ type sizedWebsite struct {
 	reads  *awstest.Reads
 	site   model.Website
 	pages  []model.Page
-	queued *eventLog
+	queued *eventtest.Queue
 }
 
 func newSizedWebsite(tb testing.TB, n, days int, log *slog.Logger) *sizedWebsite {
 	tb.Helper()
 	ctx := context.Background()
 	st, reads := awstest.CountedStore(tb, awstest.Clients(tb))
-	q := &eventLog{}
+	q := &eventtest.Queue{}
 	rec := event.NewRecorder(st, q, log)
 	w := NewWorker(WorkerConfig{Events: rec, Regressions: regression.NewWatcher(st, artifact.New(awstest.Bucket(tb)), rec, log)},
 		st, awstest.Bucket(tb), nil, log)

@@ -171,7 +171,7 @@ func TestBudgetsAsIfEveryPageJudged(t *testing.T) {
 				t.Fatalf("step %d: budget %s recorded %s with %v off it, the list says %s with %v", step, budget.Basis(rep.Budget), state.Value, tally.Counts, rep.Status, listed)
 			}
 		}
-		if got := q.summaries(); !slices.Equal(got, want) {
+		if got := q.Summaries(); !slices.Equal(got, want) {
 			t.Fatalf("step %d: events\n%q\nwant\n%q", step, got, want)
 		}
 	}
@@ -199,16 +199,6 @@ func TestBudgetsAsIfEveryPageJudged(t *testing.T) {
 			t.Errorf("budget %s: tally %v, entries %v", b.ID, tallies[0].Counts, counted)
 		}
 	}
-}
-
-func (q *queued) summaries() []string {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	var out []string
-	for _, ev := range q.events {
-		out = append(out, ev.Summary)
-	}
-	return out
 }
 
 func equalTally(a, b map[string]int) bool {
@@ -244,7 +234,7 @@ func TestBudgetJudgedAgainInParts(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{oldSummary(b, nil, budget.OK, budget.Exceeded, int(off))}
-	if got := q.summaries(); len(entries) != int(off) || !slices.Equal(got, want) {
+	if got := q.Summaries(); len(entries) != int(off) || !slices.Equal(got, want) {
 		t.Fatalf("%d entries, events %q; want %d and %q", len(entries), got, int(off), want)
 	}
 	if err := rec.Budgets(ctx, w, m, fixedReports{}); err != nil {
@@ -255,7 +245,7 @@ func TestBudgetJudgedAgainInParts(t *testing.T) {
 		t.Fatal(err)
 	}
 	want = append(want, oldSummary(b, nil, budget.Exceeded, budget.OK, 0))
-	if got := q.summaries(); len(entries) != 0 || !slices.Equal(got, want) {
+	if got := q.Summaries(); len(entries) != 0 || !slices.Equal(got, want) {
 		t.Fatalf("%d entries, events %q; want none and %q", len(entries), got, want)
 	}
 }
@@ -324,7 +314,7 @@ func TestBudgetAfterItsPageOrItselfChanged(t *testing.T) {
 	audit(t, st, rec, reader, w, pages[0], "mobile", today, map[string]float64{"lcp": 4000})
 	sim := []string{model.MethodSimulated} // results stored without a method are simulated ones
 	want := []string{oldSummary(b, sim, budget.OK, budget.Exceeded, 1)}
-	if got := q.summaries(); !slices.Equal(got, want) {
+	if got := q.Summaries(); !slices.Equal(got, want) {
 		t.Fatalf("events %q, want %q", got, want)
 	}
 
@@ -337,7 +327,7 @@ func TestBudgetAfterItsPageOrItselfChanged(t *testing.T) {
 	}
 	audit(t, st, rec, reader, w, pages[1], "mobile", today, map[string]float64{"lcp": 1000}) // as it was
 	want = append(want, oldSummary(b, sim, budget.Exceeded, budget.OK, 0))
-	if got := q.summaries(); !slices.Equal(got, want) {
+	if got := q.Summaries(); !slices.Equal(got, want) {
 		t.Fatalf("after the slow page's deletion: events %q, want %q", got, want)
 	}
 
@@ -347,7 +337,7 @@ func TestBudgetAfterItsPageOrItselfChanged(t *testing.T) {
 	}
 	audit(t, st, rec, reader, w, pages[1], "mobile", today, map[string]float64{"lcp": 1000})
 	want = append(want, oldSummary(b, sim, budget.OK, budget.AtRisk, 1))
-	if got := q.summaries(); !slices.Equal(got, want) {
+	if got := q.Summaries(); !slices.Equal(got, want) {
 		t.Fatalf("after the budget changed: events %q, want %q", got, want)
 	}
 }
@@ -370,16 +360,16 @@ func TestBudgetStateChangesOnlyWithItsStatus(t *testing.T) {
 	}
 	audit(t, st, rec, reader, w, pages[0], "mobile", today, map[string]float64{"lcp": 4000})
 	before, err := st.WatchedState(ctx, w, store.BudgetState(b.ID))
-	if err != nil || before.Value != budget.Exceeded || len(q.summaries()) != 1 {
-		t.Fatalf("state %+v (%v), events %q; want exceeded, one event", before, err, q.summaries())
+	if err != nil || before.Value != budget.Exceeded || len(q.Summaries()) != 1 {
+		t.Fatalf("state %+v (%v), events %q; want exceeded, one event", before, err, q.Summaries())
 	}
 	audit(t, st, rec, reader, w, pages[1], "desktop", today, map[string]float64{"lcp": 5000}) // a second page over it
 	audit(t, st, rec, reader, w, pages[1], "desktop", today, map[string]float64{"lcp": 1000}) // and back
 	today = today.AddDate(0, 0, 1)
 	audit(t, st, rec, reader, w, pages[1], "mobile", today, map[string]float64{"lcp": 1000}) // every page judged again
 	after, err := st.WatchedState(ctx, w, store.BudgetState(b.ID))
-	if err != nil || after.Version != before.Version || after.Value != budget.Exceeded || len(q.summaries()) != 1 {
-		t.Fatalf("state %+v (%v), events %q; want it as it was, %+v", after, err, q.summaries(), before)
+	if err != nil || after.Version != before.Version || after.Value != budget.Exceeded || len(q.Summaries()) != 1 {
+		t.Fatalf("state %+v (%v), events %q; want it as it was, %+v", after, err, q.Summaries(), before)
 	}
 	_, tallies, _, err := st.BudgetStates(ctx, w, []string{b.ID}, "", "")
 	if err != nil || tallies[0].Day != model.Day(today) || tallies[0].Counts[budget.Exceeded] != 1 || tallies[0].Version < 3 {

@@ -2,7 +2,6 @@ package event_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,32 +11,19 @@ import (
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/store"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
+	"github.com/openvitals/openvitals/internal/testing/eventtest"
 )
 
-// queued records the events a Recorder queues.
-type queued struct {
-	mu     sync.Mutex
-	events []model.Event
-}
-
-func (q *queued) Enqueue(_ context.Context, _ model.Website, ev model.Event) error {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.events = append(q.events, ev)
-	return nil
-}
-
-func (q *queued) types() []string {
-	q.mu.Lock()
-	defer q.mu.Unlock()
+// types are the queued events' types with their statuses before and after.
+func types(q *eventtest.Queue) []string {
 	var out []string
-	for _, ev := range q.events {
+	for _, ev := range q.Events() {
 		out = append(out, ev.Type+":"+ev.Before+">"+ev.After)
 	}
 	return out
 }
 
-func setup(t *testing.T) (*store.Store, model.Website, model.Page, *event.Recorder, *queued) {
+func setup(t *testing.T) (*store.Store, model.Website, model.Page, *event.Recorder, *eventtest.Queue) {
 	t.Helper()
 	ctx := context.Background()
 	st := awstest.Store(t, awstest.Clients(t))
@@ -49,7 +35,7 @@ func setup(t *testing.T) (*store.Store, model.Website, model.Page, *event.Record
 	if err := st.CreatePages(ctx, w, pages); err != nil {
 		t.Fatal(err)
 	}
-	q := &queued{}
+	q := &eventtest.Queue{}
 	return st, w, pages[0], event.NewRecorder(st, q, awstest.Log(t)), q
 }
 
@@ -96,7 +82,7 @@ func TestAuditFailingTwoDaysRunning(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := q.types(); !equal(got, s.want) {
+		if got := types(q); !equal(got, s.want) {
 			t.Fatalf("step %d: events %v, want %v", i, got, s.want)
 		}
 	}
@@ -121,7 +107,7 @@ func TestBudgetAndTestEvents(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got, want := q.types(), []string{"budget.status_changed:ok>exceeded"}; !equal(got, want) {
+	if got, want := types(q), []string{"budget.status_changed:ok>exceeded"}; !equal(got, want) {
 		t.Fatalf("budget events %v, want %v", got, want)
 	}
 
@@ -134,7 +120,7 @@ func TestBudgetAndTestEvents(t *testing.T) {
 		return model.Run{ID: model.NewID(), Test: test.ID, Created: now.Add(-ago), Status: status, Error: "step 2: element not found"}
 	}
 	completed, failed, failedAgain := run(model.RunCompleted, 3*time.Hour), run(model.RunFailed, 2*time.Hour), run(model.RunFailed, time.Hour)
-	q.events = nil
+	q.Reset()
 	if err := rec.Test(ctx, w, test, completed, []model.Run{completed}, now); err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +137,7 @@ func TestBudgetAndTestEvents(t *testing.T) {
 		"multistep.run_failed:completed>failed",
 		"multistep.state_changed:" + multistep.StateFlaky + ">" + multistep.StateDown,
 	}
-	if got := q.types(); !equal(got, want) {
+	if got := types(q); !equal(got, want) {
 		t.Fatalf("test events %v, want %v", got, want)
 	}
 }
