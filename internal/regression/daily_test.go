@@ -199,6 +199,26 @@ func TestDailyFewViews(t *testing.T) {
 // reports per page-year of the unchanged pages, and the median days from step to report.
 // Under -short, 4 pages.
 func BenchmarkUXShaped(b *testing.B) {
+	scoreShaped(b, 2026, 200, func(rng *rand.Rand, still bool, lcp Threshold) (int, []Report) {
+		at, size := 80+rng.IntN(71), 1.15+0.25*rng.Float64()
+		if still {
+			at = math.MaxInt
+		}
+		days := cruxSeries(rng, 200, 200, func(i int) float64 {
+			if i >= at {
+				return 2000 * size
+			}
+			return 2000
+		})
+		return at, Replay(SourceUX, days, lcp, true)
+	})
+}
+
+// scoreShaped scores the daily detector, with lcp's default least change, on 100 generated
+// pages (4 under -short) of days days each, every other one still (never stepping): page draws
+// a page's series from its own generator (seeded with its number and seed) and answers its
+// step's day (math.MaxInt when still) and the detector's reports.
+func scoreShaped(b *testing.B, seed uint64, days int, page func(rng *rand.Rand, still bool, lcp Threshold) (int, []Report)) {
 	pages := 100
 	if testing.Short() {
 		pages = 4
@@ -208,21 +228,10 @@ func BenchmarkUXShaped(b *testing.B) {
 	for range b.N {
 		score = stepScore{}
 		for p := range pages {
-			rng := rand.New(rand.NewPCG(uint64(p), 2026))
-			at, size := 80+rng.IntN(71), 1.15+0.25*rng.Float64()
-			if p%2 == 1 {
-				at = math.MaxInt
-			}
-			days := cruxSeries(rng, 200, 200, func(i int) float64 {
-				if i >= at {
-					return 2000 * size
-				}
-				return 2000
-			})
-			score.add(at, Replay(SourceUX, days, lcp, true))
+			score.add(page(rand.New(rand.NewPCG(uint64(p), seed)), p%2 == 1, lcp))
 		}
 	}
-	score.report(b, 200)
+	score.report(b, days)
 }
 
 // stepScore tallies a detector's reports on generated pages, half of which step at a known
@@ -294,41 +303,30 @@ func TestDailyScaleFree(t *testing.T) {
 // watcher does. Half the pages step up by 10 to 30 % on a day from 100 to 300. lcp's default
 // least change. Reported as BenchmarkUXShaped's figures. Under -short, 4 pages.
 func BenchmarkRUMShaped(b *testing.B) {
-	pages := 100
-	if testing.Short() {
-		pages = 4
-	}
-	lcp := Thresholds{}.For("lcp")
-	var score stepScore
-	for range b.N {
-		score = stepScore{}
-		for p := range pages {
-			rng := rand.New(rand.NewPCG(uint64(p), 75))
-			typical := 60 * math.Pow(100, rng.Float64())
-			at, size := 100+rng.IntN(201), 1.1+0.2*rng.Float64()
-			if p%2 == 1 {
-				at = math.MaxInt
-			}
-			weekend := func(i int) bool { return i%7 >= 5 }
-			all := rumSeries(rng, year, func(i int) int {
-				v := typical * (0.6 + 0.8*rng.Float64())
-				if weekend(i) {
-					v *= 0.7
-				}
-				return int(v)
-			}, func(i int) float64 {
-				m := 2000.0
-				if weekend(i) {
-					m *= 1.04
-				}
-				if i >= at {
-					m *= size
-				}
-				return m
-			})
-			days := slices.DeleteFunc(all, func(d Day) bool { return d.Count < MinRUMViews })
-			score.add(at, Replay(SourceRUM, days, lcp, true))
+	scoreShaped(b, 75, year, func(rng *rand.Rand, still bool, lcp Threshold) (int, []Report) {
+		typical := 60 * math.Pow(100, rng.Float64())
+		at, size := 100+rng.IntN(201), 1.1+0.2*rng.Float64()
+		if still {
+			at = math.MaxInt
 		}
-	}
-	score.report(b, year)
+		weekend := func(i int) bool { return i%7 >= 5 }
+		all := rumSeries(rng, year, func(i int) int {
+			v := typical * (0.6 + 0.8*rng.Float64())
+			if weekend(i) {
+				v *= 0.7
+			}
+			return int(v)
+		}, func(i int) float64 {
+			m := 2000.0
+			if weekend(i) {
+				m *= 1.04
+			}
+			if i >= at {
+				m *= size
+			}
+			return m
+		})
+		days := slices.DeleteFunc(all, func(d Day) bool { return d.Count < MinRUMViews })
+		return at, Replay(SourceRUM, days, lcp, true)
+	})
 }
