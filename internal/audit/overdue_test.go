@@ -20,10 +20,8 @@ import (
 // failed with a reason. A test that ended is not touched, and the series ends.
 func TestOverdueSeriesTestsEndOrQueueAgain(t *testing.T) {
 	ctx := context.Background()
-	e := awstest.NewEnv(t)
-	q := e.Queue(awstest.QueueSettings)
+	e, q, s := newQueue(t)
 	deadline := awstest.Deadline(t, q)
-	s := audit.NewQueue(e.Store, q, e.Log)
 	w, pages := e.Website(awstest.Acme("example.com"), model.Page{URL: "/", Alias: "Home"}, model.Page{URL: "/shop", Alias: "Shop"})
 	series, tests, n, err := s.Series(ctx, w, audit.SeriesRequest{Targets: []audit.Target{
 		{Page: pages[0], Device: "desktop"}, // never delivered
@@ -111,9 +109,7 @@ func TestOverdueSeriesTestsEndOrQueueAgain(t *testing.T) {
 // requeue; ended tests and tests of deleted websites are left (their markers dropped).
 func TestRequeueQueuesEveryUnfinishedTest(t *testing.T) {
 	ctx := context.Background()
-	e := awstest.NewEnv(t)
-	q := e.Queue(awstest.QueueSettings)
-	s := audit.NewQueue(e.Store, q, e.Log)
+	e, q, s := newQueue(t)
 	var sites []model.Website
 	for _, domain := range []string{"example.com", "gone.example"} {
 		w, _ := e.Website(awstest.Acme(domain), model.Page{URL: "/", Alias: "Home"})

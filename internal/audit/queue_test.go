@@ -9,9 +9,18 @@ import (
 
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/store"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
+
+// newQueue makes a test's env and the audits queued on a queue of its own.
+func newQueue(t *testing.T) (*awstest.Env, *queue.Queue, *audit.Queue) {
+	t.Helper()
+	e := awstest.NewEnv(t)
+	q := e.Queue(awstest.QueueSettings)
+	return e, q, audit.NewQueue(e.Store, q, e.Log)
+}
 
 // TestDailyWebsiteQueuesEachShardOnce: a website's daily audits are queued in shards of its
 // pages, every page on both devices once, each message naming its shard and attempt; running
@@ -19,9 +28,7 @@ import (
 // with its done shard: it is audited from the next day). The next day queues everything again.
 func TestDailyWebsiteQueuesEachShardOnce(t *testing.T) {
 	ctx := context.Background()
-	e := awstest.NewEnv(t)
-	q := e.Queue(awstest.QueueSettings)
-	s := audit.NewQueue(e.Store, q, e.Log)
+	e, q, s := newQueue(t)
 	add := make([]model.Page, 230)
 	for i := range add {
 		add[i] = model.Page{URL: fmt.Sprintf("/p%03d", i)}

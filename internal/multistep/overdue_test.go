@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/model"
-	"github.com/openvitals/openvitals/internal/model/step"
 	"github.com/openvitals/openvitals/internal/multistep"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/store"
@@ -22,19 +21,8 @@ import (
 // with a reason, and the first outcome recorded stays. A run of a deleted test is forgotten.
 func TestOverdueRunsEndOrQueueAgain(t *testing.T) {
 	ctx := context.Background()
-	e := awstest.NewEnv(t)
-	q := e.Queue(queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 2})
+	e, q, runs, w, tests := newRuns(t, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 2}, "lost", "began", "gone")
 	deadline := awstest.Deadline(t, q)
-	runs := multistep.NewQueue(e.Store, q, e.Log)
-	w, _ := e.Website(awstest.Acme("example.com"))
-	var tests []model.Test
-	for _, alias := range []string{"lost", "began", "gone"} {
-		tt := model.Test{Alias: alias, Device: "mobile", Steps: []step.Step{{Type: step.Navigate, Target: "/"}}}
-		if err := e.Store.CreateTest(ctx, w, &tt); err != nil {
-			t.Fatal(err)
-		}
-		tests = append(tests, tt)
-	}
 	var rs []model.Run
 	for _, tt := range tests {
 		r, err := runs.Run(ctx, w, tt)

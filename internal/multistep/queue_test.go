@@ -12,22 +12,30 @@ import (
 	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
+// newRuns makes a test's env, a queue of its own with settings s and the runs queued on it, and
+// a website with a test of one navigation for each of aliases, in order.
+func newRuns(t *testing.T, s queue.Settings, aliases ...string) (*awstest.Env, *queue.Queue, *multistep.Queue, model.Website, []model.Test) {
+	t.Helper()
+	e := awstest.NewEnv(t)
+	q := e.Queue(s)
+	w, _ := e.Website(awstest.Acme("example.com"))
+	tests := make([]model.Test, len(aliases))
+	for i, alias := range aliases {
+		tests[i] = model.Test{Alias: alias, Device: "mobile", Steps: []step.Step{{Type: step.Navigate, Target: "/"}}}
+		if err := e.Store.CreateTest(context.Background(), w, &tests[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e, q, multistep.NewQueue(e.Store, q, e.Log), w, tests
+}
+
 // TestDailyRunsOncePerDay shows a website's share of the daily fan-out queues one run per test
 // per UTC day, and that the fan-out's claim names each run by a key it reads back.
 func TestDailyRunsOncePerDay(t *testing.T) {
 	ctx := context.Background()
-	e := awstest.NewEnv(t)
-	q := e.Queue(awstest.QueueSettings)
-	runs := multistep.NewQueue(e.Store, q, e.Log)
+	e, q, runs, w, _ := newRuns(t, awstest.QueueSettings, "a", "b", "c")
 	if err := e.Store.EnsureAccount(ctx, "acme"); err != nil {
 		t.Fatal(err)
-	}
-	w, _ := e.Website(awstest.Acme("example.com"))
-	for _, alias := range []string{"a", "b", "c"} {
-		tt := model.Test{Alias: alias, Device: "mobile", Steps: []step.Step{{Type: step.Navigate, Target: "/"}}}
-		if err := e.Store.CreateTest(ctx, w, &tt); err != nil {
-			t.Fatal(err)
-		}
 	}
 	day := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
 	var first []multistep.Job
