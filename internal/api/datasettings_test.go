@@ -11,6 +11,7 @@ import (
 	"github.com/openvitals/openvitals/internal/export"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/testing/apitest"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // TestExportOnDemand: an admin writes a day's export; the Parquet file read back with the
@@ -159,7 +160,7 @@ func TestExportDiagnosticsAndRealUsers(t *testing.T) {
 			Document:   model.DocumentTiming{Wait: 320, Download: 15},
 		}
 		body, _ := json.Marshal(d)
-		if err := e.objects.Put(ctx, artifact.DiagnosticsKey(r.ReportKey), gzipBytes(t, body), "application/gzip"); err != nil {
+		if err := e.objects.Put(ctx, artifact.DiagnosticsKey(r.ReportKey), awstest.Gzipped(t, body), "application/gzip"); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"net/http/httptest"
@@ -12,18 +11,8 @@ import (
 	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/testing/apitest"
+	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
-
-func gzipBytes(t *testing.T, b []byte) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	_, _ = zw.Write(b)
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
 
 // TestDiagnostics: a day's diagnostics come with the URLs of their images, which serve them
 // with the key, and the run's HAR; a day without diagnostics, an unknown day, another
@@ -53,8 +42,8 @@ func TestDiagnostics(t *testing.T) {
 	body, _ := json.Marshal(d)
 	har := []byte(`{"log":{"version":"1.2","creator":{"name":"openvitals","version":"1"},"pages":[],"entries":[]}}`)
 	for k, v := range map[string][]byte{
-		artifact.DiagnosticsKey(key):  gzipBytes(t, body),
-		artifact.HARKey(key):          gzipBytes(t, har),
+		artifact.DiagnosticsKey(key):  awstest.Gzipped(t, body),
+		artifact.HARKey(key):          awstest.Gzipped(t, har),
 		artifact.ImageKey(key, image): frame,
 	} {
 		if err := e.objects.Put(ctx, k, v, "application/octet-stream"); err != nil {
@@ -95,7 +84,7 @@ func TestDiagnostics(t *testing.T) {
 	req.Header.Set("Accept-Encoding", "gzip")
 	rec := httptest.NewRecorder() // not e.send: the contract checker reads bodies as sent, plain
 	e.handler.ServeHTTP(rec, req)
-	if rec.Code != 200 || rec.Header().Get("Content-Encoding") != "gzip" || !bytes.Equal(rec.Body.Bytes(), gzipBytes(t, har)) {
+	if rec.Code != 200 || rec.Header().Get("Content-Encoding") != "gzip" || !bytes.Equal(rec.Body.Bytes(), awstest.Gzipped(t, har)) {
 		t.Errorf("HAR to a gzip client: %d %v", rec.Code, rec.Header())
 	}
 
@@ -103,7 +92,7 @@ func TestDiagnostics(t *testing.T) {
 	if _, err := e.objects.DeletePrefix(ctx, artifact.HARKey(key)); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.objects.Put(ctx, strings.TrimSuffix(key, ".json.gz")+".har.gz", gzipBytes(t, har), "application/gzip"); err != nil {
+	if err := e.objects.Put(ctx, strings.TrimSuffix(key, ".json.gz")+".har.gz", awstest.Gzipped(t, har), "application/gzip"); err != nil {
 		t.Fatal(err)
 	}
 	if p := e.do("GET", got.HAR, apitest.ViewerKey, nil).Want(t, 404).Problem(t); !strings.Contains(p.Detail, "before credentials were redacted") {

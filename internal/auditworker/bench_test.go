@@ -15,7 +15,6 @@ package auditworker_test
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -391,14 +390,6 @@ func (e *benchEnv) diagnostics(ctx context.Context, b *testing.B, out string) ti
 		b.Fatal(err)
 	}
 	return time.Since(start)
-}
-
-func gzipBytes(b []byte) []byte {
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	_, _ = zw.Write(b)
-	_ = zw.Close()
-	return buf.Bytes()
 }
 
 // BenchmarkAuditStability audits the fixture page 5 times with runs=1 and 5 times with runs=3

@@ -1,8 +1,6 @@
 package export_test
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -108,11 +106,5 @@ func benchDiagnostics(b *testing.B, i int) []byte {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	_, _ = zw.Write(body)
-	if err := zw.Close(); err != nil {
-		b.Fatal(err)
-	}
-	return gz.Bytes()
+	return awstest.Gzipped(b, body)
 }

@@ -1,8 +1,6 @@
 package export_test
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"reflect"
@@ -106,12 +104,8 @@ func seed(t *testing.T) seeded {
 		Document:     model.DocumentTiming{DNS: 20, Connect: 40, TLS: 25, Wait: 180, Download: 10},
 	}
 	body, _ := json.Marshal(d)
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	_, _ = zw.Write(body)
-	_ = zw.Close()
 	mobile := s.lab[1]
-	if err := s.reports.Put(ctx, artifact.DiagnosticsKey(mobile.ReportKey), gz.Bytes(), "application/gzip"); err != nil {
+	if err := s.reports.Put(ctx, artifact.DiagnosticsKey(mobile.ReportKey), awstest.Gzipped(t, body), "application/gzip"); err != nil {
 		t.Fatal(err)
 	}
 	return s

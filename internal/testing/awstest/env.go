@@ -1,6 +1,8 @@
 package awstest
 
 import (
+	"bytes"
+	"compress/gzip"
 	"log/slog"
 	"testing"
 	"time"
@@ -61,4 +63,16 @@ func (e *Env) Website(w model.Website, pages ...model.Page) (model.Website, []mo
 // Acme is the test website of the account acme at domain, named after its domain.
 func Acme(domain string) model.Website {
 	return model.Website{Account: "acme", Domain: domain, DisplayName: domain}
+}
+
+// Gzipped is b gzipped, as the buckets keep reports, diagnostics and HARs.
+func Gzipped(t testing.TB, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	_, _ = zw.Write(b)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
