@@ -1,11 +1,7 @@
 package auditworker_test
 
 import (
-	"bytes"
 	"context"
-	"image"
-	"image/color"
-	"image/png"
 	"math/rand"
 	"net"
 	"net/http"
@@ -18,6 +14,7 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/artifact"
+	"github.com/openvitals/openvitals/internal/demoshop"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/lighthouse"
 	"github.com/openvitals/openvitals/internal/model"
@@ -33,26 +30,13 @@ import (
 // The third party is a second server (localhost).
 func variantSite(t testing.TB) (string, func(variant string)) {
 	t.Helper()
-	// Two heroes of the same size: one of flat 20-pixel blocks (a few KB), one of pixel noise
-	// (about 700 KB), which compresses badly.
+	// Two heroes of the same size, of flat 20-pixel blocks and of pixel noise.
 	hero := func(block int) []byte {
-		img := image.NewRGBA(image.Rect(0, 0, 600, 400))
-		rnd := rand.New(rand.NewSource(int64(block)))
-		for y := 0; y < 400; y += block {
-			for x := 0; x < 600; x += block {
-				c := color.RGBA{uint8(rnd.Intn(256)), uint8(rnd.Intn(256)), uint8(rnd.Intn(256)), 255}
-				for dy := range block {
-					for dx := range block {
-						img.Set(x+dx, y+dy, c)
-					}
-				}
-			}
-		}
-		var b bytes.Buffer
-		if err := png.Encode(&b, img); err != nil {
+		b, err := demoshop.Hero(block)
+		if err != nil {
 			t.Fatal(err)
 		}
-		return b.Bytes()
+		return b
 	}
 	smallHero, largeHero := hero(20), hero(1)
 	// 150 KB of script that keeps the main thread busy for 300 ms: well above what a loaded

@@ -44,7 +44,7 @@ func New() (*Shop, error) {
 	// pixel noise (about 700 KB), which compresses badly.
 	var heroes [2][]byte
 	for i, block := range []int{20, 1} {
-		if heroes[i], err = hero(block); err != nil {
+		if heroes[i], err = Hero(block); err != nil {
 			return nil, err
 		}
 	}
@@ -105,8 +105,9 @@ func (s *Shop) Serve(addr string) (string, func(), error) {
 	return ln.Addr().String(), func() { _ = srv.Close() }, nil
 }
 
-// hero is a 600x400 PNG of square blocks of random colours, block pixels wide.
-func hero(block int) ([]byte, error) {
+// Hero is a 600x400 PNG of square blocks of random colours, block pixels wide: a few KB for
+// blocks of 20 pixels, about 700 KB (it compresses badly) for blocks of one.
+func Hero(block int) ([]byte, error) {
 	img := image.NewRGBA(image.Rect(0, 0, 600, 400))
 	rng := rand.New(rand.NewPCG(uint64(block), 7))
 	for y := 0; y < 400; y += block {
