@@ -18,6 +18,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/testing/lambdatest"
 )
 
 // root is the repository's top, seen from this package's directory (where go test runs).
@@ -31,24 +32,6 @@ func readFile(t *testing.T, rel string) string {
 		t.Fatal(err)
 	}
 	return string(b)
-}
-
-// functionNames are the deployed functions: the directories under functions/ with a main.go,
-// as the Makefile and the CDK stack find them.
-func functionNames(t *testing.T) []string {
-	t.Helper()
-	mains, err := filepath.Glob(filepath.Join(root, "functions", "*", "main.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, m := range mains {
-		names = append(names, filepath.Base(filepath.Dir(m)))
-	}
-	if len(names) == 0 {
-		t.Fatal("no functions/*/main.go found")
-	}
-	return names
 }
 
 // queueNames are the stack's work queues, read from their one declaration: the *queue.Queue
@@ -128,7 +111,7 @@ func TestArchitectureDiagram(t *testing.T) {
 			t.Errorf("the architecture diagram draws %s (node %s) without any edge", what, nodes[i].id)
 		}
 	}
-	for _, fn := range functionNames(t) {
+	for _, fn := range lambdatest.Functions(t) {
 		find("the function "+fn+" (functions/"+fn+")", func(label string) bool { return label == fn })
 	}
 	for _, q := range queueNames(t) {

@@ -41,7 +41,7 @@ var notSet = regexp.MustCompile(`(OPENVITALS_[A-Z_]+) is not set`)
 // service.Functions says it needs, which ties each main to its entry there (the deployment
 // rehearsal compares the same list with what the stack deploys).
 func TestStartNamesEveryMissingVariable(t *testing.T) {
-	for _, name := range lambdaFunctions(t) {
+	for _, name := range lambdatest.Functions(t) {
 		t.Run(name, func(t *testing.T) {
 			fn, err := service.FunctionNamed(name)
 			if err != nil {

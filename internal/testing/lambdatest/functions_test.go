@@ -58,24 +58,6 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// lambdaFunctions lists the deployed functions: the directories under functions/ with a
-// main.go, which `make build` builds and the stack deploys.
-func lambdaFunctions(t *testing.T) []string {
-	t.Helper()
-	mains, err := filepath.Glob(filepath.Join(repoRoot(t), "functions", "*", "main.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, m := range mains {
-		names = append(names, filepath.Base(filepath.Dir(m)))
-	}
-	if len(names) == 0 {
-		t.Fatal("no function under functions/")
-	}
-	return names
-}
-
 // TestMakefileBuildsWhatTheTestsStart keeps the Makefile's build and Build in step: the same
 // flags, the Makefile's functions are the directories under functions/, and each of them is a
 // Lambda function (it calls lambda.Start).
@@ -104,7 +86,7 @@ func TestMakefileBuildsWhatTheTestsStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	built := lambdaFunctions(t)
+	built := lambdatest.Functions(t)
 	for _, d := range dirs {
 		if !slices.Contains(built, d.Name()) {
 			t.Errorf("functions/%s has no main.go: functions/ holds exactly the deployed Lambda functions", d.Name())
@@ -554,7 +536,7 @@ func TestEveryFunctionAnswersItsEvent(t *testing.T) {
 		},
 	}
 
-	for _, name := range lambdaFunctions(t) {
+	for _, name := range lambdatest.Functions(t) {
 		c, ok := cases[name]
 		if !ok {
 			t.Errorf("function %s has no event case here", name)

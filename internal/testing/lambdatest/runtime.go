@@ -353,6 +353,28 @@ func moduleRoot() (string, error) {
 	return filepath.Dir(gomod), nil
 }
 
+// Functions lists the deployed functions: the directories under functions/ with a main.go, as
+// `make build` and the CDK stack find them.
+func Functions(t testing.TB) []string {
+	t.Helper()
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mains, err := filepath.Glob(filepath.Join(root, "functions", "*", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, m := range mains {
+		names = append(names, filepath.Base(filepath.Dir(m)))
+	}
+	if len(names) == 0 {
+		t.Fatal("no functions/*/main.go found")
+	}
+	return names
+}
+
 // RemoveBuilds deletes the binaries Build compiled. Call it from TestMain after m.Run: they are
 // shared by every test of the binary, so no single test's cleanup may remove them.
 func RemoveBuilds() {
