@@ -68,8 +68,7 @@ func TestBudgets(t *testing.T) {
 	e.do("DELETE", path+"/"+lcp.ID, apitest.ViewerKey, nil).Want(t, 403)
 
 	e.do("PUT", path+"/nosuchbudget", apitest.AdminKey, `{"value":1}`).Want(t, 404).Problem(t)
-	e.do("DELETE", path+"/"+cls.ID, apitest.AdminKey, nil).Want(t, 204)
-	e.do("DELETE", path+"/"+cls.ID, apitest.AdminKey, nil).Want(t, 404)
+	e.deleted(t, path+"/"+cls.ID)
 	e.do("PUT", path+"/"+cls.ID, apitest.AdminKey, `{"value":1}`).Want(t, 404)
 	if got := apitest.List[budgetStatus](t, e.do("GET", path, apitest.AdminKey, nil)); len(got) != 1 || got[0].ID != lcp.ID {
 		t.Errorf("after delete, list %+v", got)

@@ -185,3 +185,11 @@ func storedPage(t testing.TB, e *testEnv, w model.Website, id string) model.Page
 	}
 	return p
 }
+
+// deleted deletes the item at path with an admin key (204) and finds it gone: deleting it
+// again is 404.
+func (e *testEnv) deleted(t *testing.T, path string) {
+	t.Helper()
+	e.do("DELETE", path, apitest.AdminKey, nil).Want(t, 204)
+	e.do("DELETE", path, apitest.AdminKey, nil).Want(t, 404)
+}

@@ -62,8 +62,7 @@ func TestPages(t *testing.T) {
 
 	// Delete: at once, for admins only, and gone from every read.
 	e.do("DELETE", base+home.ID, apitest.ViewerKey, nil).Want(t, 403)
-	e.do("DELETE", base+home.ID, apitest.AdminKey, nil).Want(t, 204)
-	e.do("DELETE", base+home.ID, apitest.AdminKey, nil).Want(t, 404)
+	e.deleted(t, base+home.ID)
 	e.do("PUT", base+home.ID, apitest.AdminKey, map[string]string{"alias": "x"}).Want(t, 404)
 	for _, p := range apitest.List[page](t, e.do("GET", base+"pages", apitest.AdminKey, nil)) {
 		if p.ID == home.ID {
