@@ -3,6 +3,7 @@ package uxworker_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -39,7 +40,7 @@ type testEnv struct {
 	google  *fakeGoogle
 	sa      serviceAccount
 	clock   *fakeClock
-	logs    *logBuffer
+	logs    *awstest.Output // what the collector says, to count it
 	today   time.Time
 }
 
@@ -47,7 +48,7 @@ func newTestEnv(t *testing.T) *testEnv {
 	t.Helper()
 	clients := awstest.Clients(t)
 	e := &testEnv{t: t, ctx: context.Background(), clients: clients, st: awstest.Store(t, clients), keys: seal.FixedKey(seal.GenerateKey()),
-		sa: newServiceAccount(t, saEmail), clock: &fakeClock{now: time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)}, logs: &logBuffer{},
+		sa: newServiceAccount(t, saEmail), clock: &fakeClock{now: time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)}, logs: &awstest.Output{},
 		today: time.Now().UTC()}
 	e.google = newFakeGoogle(t, cruxKey, &e.sa.key.PublicKey, e.sa.email)
 	if err := e.st.EnsureAccount(e.ctx, "acme"); err != nil {
@@ -62,7 +63,7 @@ func (e *testEnv) collector(key string) *uxworker.Worker {
 	c, err := uxworker.NewWorker(e.ctx, google.Config{
 		CrUXKey: key, CrUXEndpoint: e.google.URL(), SearchConsoleEndpoint: e.google.URL(), TokenURL: e.google.TokenURL(),
 		Now: e.clock.Now, Sleep: e.clock.Sleep,
-	}, e.st, e.keys, e.logs.logger())
+	}, e.st, e.keys, slog.New(slog.NewTextHandler(e.logs, nil)))
 	if err != nil {
 		e.t.Fatal(err)
 	}
