@@ -34,7 +34,7 @@ func TestRetentionShortened(t *testing.T) {
 
 	s := e.populate(apitest.AdminKey, "acme", "example.com")
 	other := e.populate(apitest.OtherKey, "globex", "example.org")
-	sw, err := e.store.Website(ctx, s.account, s.id)
+	sw, err := e.Store.Website(ctx, s.account, s.id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,15 +57,15 @@ func TestRetentionShortened(t *testing.T) {
 	}
 	for i, d := range []string{old, recent} {
 		at, _ := time.Parse(model.DayLayout, d)
-		from, err := e.store.WatchedState(ctx, sw, store.PageState(s.pages[i], "audit#mobile"))
+		from, err := e.Store.WatchedState(ctx, sw, store.PageState(s.pages[i], "audit#mobile"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.store.ChangeState(ctx, sw, from, "failing", d, &model.Event{Type: "audit.failed", Page: s.pages[i], Occurred: at.Add(time.Hour)}); err != nil {
+		if _, err := e.Store.ChangeState(ctx, sw, from, "failing", d, &model.Event{Type: "audit.failed", Page: s.pages[i], Occurred: at.Add(time.Hour)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	exporter := export.New(e.store, e.objects, rum.NewSegmentReader(e.rum, e.store), exports)
+	exporter := export.New(e.Store, e.objects, rum.NewSegmentReader(e.rum, e.Store), exports)
 	for _, d := range []string{old, recent} {
 		if _, err := exporter.Website(ctx, sw, d); err != nil {
 			t.Fatal(err)
@@ -90,7 +90,7 @@ func TestRetentionShortened(t *testing.T) {
 	}
 	events := func() int {
 		t.Helper()
-		evs, _, err := e.store.Events(ctx, sw, model.EventFilter{}, "", 0)
+		evs, _, err := e.Store.Events(ctx, sw, model.EventFilter{}, "", 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,7 +16,6 @@ import (
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/artifact"
-	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/purge"
@@ -30,9 +29,8 @@ import (
 )
 
 type purgeEnv struct {
+	*awstest.Env
 	t       *testing.T
-	clients awsclient.Clients
-	store   *store.Store
 	objects *blobstore.Bucket
 	rum     *rumstore.Store
 	rumObj  *blobstore.Bucket // the real-user bucket rum keeps its objects in
@@ -46,15 +44,14 @@ type purgeEnv struct {
 func newPurgeEnv(t *testing.T) *purgeEnv { return newSettlingPurgeEnv(t, 0) }
 
 func newSettlingPurgeEnv(t *testing.T, settle time.Duration) *purgeEnv {
-	clients := awstest.Clients(t)
-	e := &purgeEnv{t: t, clients: clients, store: awstest.Store(t, clients), objects: awstest.Bucket(t),
-		queue: awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: 30 * time.Second, MaxReceives: 3})}
-	log := awstest.Log(t)
-	e.rumObj = awstest.Bucket(t)
-	e.rum = rumstore.New(e.store, e.rumObj, 400*24*time.Hour, log)
-	e.worker = purgeworker.NewWorker(e.store, e.objects, e.rum, purge.NewQueue(e.queue), settle, log)
-	e.handler = api.New(api.Deps{Store: e.store, Purger: purge.NewQueue(e.queue), Log: log}).Handler()
-	apitest.Provision(t, e.store, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: apitest.AdminKey}, apikey.Grant{Account: "globex", Role: model.RoleAdmin, Key: apitest.OtherKey})
+	env := awstest.NewEnv(t)
+	e := &purgeEnv{Env: env, t: t, objects: env.Bucket(), rumObj: env.Bucket(),
+		queue: env.Queue(queue.Settings{VisibilityTimeout: 30 * time.Second, MaxReceives: 3})}
+	log := env.Log
+	e.rum = rumstore.New(e.Store, e.rumObj, 400*24*time.Hour, log)
+	e.worker = purgeworker.NewWorker(e.Store, e.objects, e.rum, purge.NewQueue(e.queue), settle, log)
+	e.handler = api.New(api.Deps{Store: e.Store, Purger: purge.NewQueue(e.queue), Log: log}).Handler()
+	apitest.Provision(t, e.Store, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: apitest.AdminKey}, apikey.Grant{Account: "globex", Role: model.RoleAdmin, Key: apitest.OtherKey})
 	return e
 }
 
@@ -87,7 +84,7 @@ func (e *purgeEnv) populate(key, account, domain string) site {
 	e.as(key).Call(e.t, "POST", "/"+w.ID+"/multistep", `{"alias":"t","device":"mobile","steps":[{"type":"navigate","target":"/"}]}`, 201, &test)
 	s := site{account: account, id: w.ID, test: test.ID, pageObjects: map[string]string{}, experiments: map[string]string{}}
 	ctx := context.Background()
-	sw, err := e.store.Website(ctx, account, w.ID)
+	sw, err := e.Store.Website(ctx, account, w.ID)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -105,7 +102,7 @@ func (e *purgeEnv) populate(key, account, domain string) site {
 		// stored as the audit worker stores them (under the website's prefix).
 		x := model.Experiment{ID: "exp_" + model.NewID(), Page: p.ID, Device: "mobile", Status: model.RunCompleted,
 			Changes: model.ExperimentChanges{Block: []string{"*://ads.example/*"}}}
-		if err := e.store.CreateExperiment(ctx, sw, &x); err != nil {
+		if err := e.Store.CreateExperiment(ctx, sw, &x); err != nil {
 			e.t.Fatal(err)
 		}
 		s.experiments[p.ID] = x.ID
@@ -135,7 +132,7 @@ func (e *purgeEnv) populate(key, account, domain string) site {
 	// A test series of the first page, with its test's report.
 	series := model.TestSeries{ID: model.NewSeriesID(time.Now()), Created: time.Now(), Description: "Deploy"}
 	tt := model.SeriesTest{ID: model.SeriesTestID(series.ID, 0), Series: series.ID, Page: s.pages[0], Device: "mobile", Status: model.RunQueued}
-	if err := e.store.CreateTestSeries(ctx, sw, series, []model.SeriesTest{tt}); err != nil {
+	if err := e.Store.CreateTestSeries(ctx, sw, series, []model.SeriesTest{tt}); err != nil {
 		e.t.Fatal(err)
 	}
 	s.seriesObject = artifact.SeriesReportKey(account, w.ID, series.ID, tt.ID)
@@ -150,8 +147,8 @@ func (e *purgeEnv) populate(key, account, domain string) site {
 // putRaw writes an item the way later stages will: in the website's partition.
 func (e *purgeEnv) putRaw(account, website, sk string) {
 	e.t.Helper()
-	_, err := e.clients.DynamoDB.PutItem(context.Background(), &dynamodb.PutItemInput{
-		TableName: aws.String(e.store.Table()),
+	_, err := e.Clients.DynamoDB.PutItem(context.Background(), &dynamodb.PutItemInput{
+		TableName: aws.String(e.Store.Table()),
 		Item: map[string]ddbtypes.AttributeValue{
 			"PK": &ddbtypes.AttributeValueMemberS{Value: "A#" + account + "#W#" + website},
 			"SK": &ddbtypes.AttributeValueMemberS{Value: sk},
@@ -166,7 +163,7 @@ func (e *purgeEnv) putRaw(account, website, sk string) {
 func (e *purgeEnv) scan() []string {
 	e.t.Helper()
 	var keys []string
-	p := dynamodb.NewScanPaginator(e.clients.DynamoDB, &dynamodb.ScanInput{TableName: aws.String(e.store.Table())})
+	p := dynamodb.NewScanPaginator(e.Clients.DynamoDB, &dynamodb.ScanInput{TableName: aws.String(e.Store.Table())})
 	for p.HasMorePages() {
 		page, err := p.NextPage(context.Background())
 		if err != nil {
@@ -187,7 +184,7 @@ func (e *purgeEnv) runWorker() {
 	go func() { e.queue.Poll(ctx, 10, e.worker.HandleSQS, awstest.Log(e.t)); close(done) }()
 	defer func() { cancel(); <-done }()
 	poll.Until(e.t, "the pending purges' end", time.Minute, func() bool {
-		pending, err := e.store.PendingPurges(ctx)
+		pending, err := e.Store.PendingPurges(ctx)
 		if err != nil {
 			e.t.Fatal(err)
 		}
@@ -358,19 +355,19 @@ func TestPurgePassesAgainUntilSettled(t *testing.T) {
 func TestSweepRequeuesLostPurges(t *testing.T) {
 	e := newPurgeEnv(t)
 	acme := e.populate(apitest.AdminKey, "acme", "example.com")
-	w, err := e.store.Website(context.Background(), "acme", acme.id)
+	w, err := e.Store.Website(context.Background(), "acme", acme.id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Delete without queuing, as if SQS had been unreachable.
-	if _, err := e.store.DeleteWebsite(context.Background(), w); err != nil {
+	if _, err := e.Store.DeleteWebsite(context.Background(), w); err != nil {
 		t.Fatal(err)
 	}
 	pq := purge.NewQueue(e.queue)
-	if n, err := purge.Sweep(context.Background(), e.store, pq, time.Hour); err != nil || n != 0 {
+	if n, err := purge.Sweep(context.Background(), e.Store, pq, time.Hour); err != nil || n != 0 {
 		t.Fatalf("sweep within the grace period queued %d (%v), want 0", n, err)
 	}
-	if n, err := purge.Sweep(context.Background(), e.store, pq, 0); err != nil || n != 1 {
+	if n, err := purge.Sweep(context.Background(), e.Store, pq, 0); err != nil || n != 1 {
 		t.Fatalf("sweep queued %d (%v), want 1", n, err)
 	}
 	e.runWorker()
