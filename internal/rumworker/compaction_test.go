@@ -177,13 +177,15 @@ func TestNewPathEqualsTablesAsItems(t *testing.T) {
 		v.ID = rum.NewViewID(start.Add(time.Duration(i) * time.Second))
 		byDay[day] = append(byDay[day], v)
 	}
-	totals := rumworker.NewRunningTotals()
-	for _, day := range days {
+	// asItems stores a day's views of w as items, as before day objects: the day's tables and
+	// totals' running ones (which take the views in), one item a table.
+	asItems := func(w model.Website, totals *rumworker.RunningTotals, day string, views []rum.View) {
+		t.Helper()
 		daily := rumworker.NewDailyTables(day)
-		for _, v := range byDay[day] {
+		for _, v := range views {
 			totals.Add(v, rum.TimingNames)
 		}
-		daily.Add(byDay[day])
+		daily.Add(views)
 		tables, err := daily.Tables()
 		if err != nil {
 			t.Fatal(err)
@@ -192,10 +194,14 @@ func TestNewPathEqualsTablesAsItems(t *testing.T) {
 			tables[c] = data
 		}
 		for c, data := range tables {
-			if err := r.st.PutRUMTable(ctx, ref.Account, ref.ID, c, model.RUMTable{Data: data}); err != nil {
+			if err := r.st.PutRUMTable(ctx, w.Account, w.ID, c, model.RUMTable{Data: data}); err != nil {
 				t.Fatal(err)
 			}
 		}
+	}
+	totals := rumworker.NewRunningTotals()
+	for _, day := range days {
+		asItems(ref, totals, day, byDay[day])
 	}
 	if err := r.st.PutRUMIndex(ctx, ref.Account, ref.ID, model.RUMIndex{Month: "202611", Days: days}, time.Time{}); err != nil {
 		t.Fatal(err)
@@ -223,23 +229,7 @@ func TestNewPathEqualsTablesAsItems(t *testing.T) {
 				mine = append(mine, v)
 			}
 		}
-		daily := rumworker.NewDailyTables(day)
-		for _, v := range mine {
-			totals.Add(v, rum.TimingNames)
-		}
-		daily.Add(mine)
-		tables, err := daily.Tables()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for c, data := range totals.Tables(day) {
-			tables[c] = data
-		}
-		for c, data := range tables {
-			if err := r.st.PutRUMTable(ctx, r.site.Account, r.site.ID, c, model.RUMTable{Data: data}); err != nil {
-				t.Fatal(err)
-			}
-		}
+		asItems(r.site, totals, day, mine)
 	}
 	if err := r.st.PutRUMIndex(ctx, r.site.Account, r.site.ID, model.RUMIndex{Month: "202611", Days: days[:2]}, time.Time{}); err != nil {
 		t.Fatal(err)
