@@ -97,18 +97,23 @@ func TestDailyTrendIsOneChange(t *testing.T) {
 	}
 }
 
+// stepAt is a level of before until day at, of after from it on.
+func stepAt(at int, before, after float64) func(day int) float64 {
+	return func(day int) float64 {
+		if day >= at {
+			return after
+		}
+		return before
+	}
+}
+
 // TestDailyRampIsOneChange: a step in the page loads reaches the user-experience dataset's
 // 28-day p75 as a 28-day ramp; it is one change, its first bad day within 3 days of the step.
 func TestDailyRampIsOneChange(t *testing.T) {
 	lcp := Thresholds{}.For("lcp")
 	for seed := range uint64(10) {
 		rng := rand.New(rand.NewPCG(seed, 28))
-		days := cruxSeries(rng, 150, 300, func(i int) float64 {
-			if i >= 70 {
-				return 2400
-			}
-			return 2000
-		})
+		days := cruxSeries(rng, 150, 300, stepAt(70, 2000, 2400))
 		first, reported := changes(Replay(SourceUX, days, lcp, true))
 		if len(first) != 1 || first[0] < 67 || first[0] > 73 {
 			t.Fatalf("seed %d: changes first bad on %v (reported on %v), want one from day 70 (±3)", seed, first, reported)
@@ -123,12 +128,7 @@ func TestDailyModerateStep(t *testing.T) {
 	found := 0
 	for seed := range uint64(10) {
 		rng := rand.New(rand.NewPCG(seed, 1))
-		days := levelSeries(rng, 120, 50, func(i int) float64 {
-			if i >= 60 {
-				return 1075
-			}
-			return 1000
-		})
+		days := levelSeries(rng, 120, 50, stepAt(60, 1000, 1075))
 		first, reported := changes(Replay(SourceRUM, days, Threshold{Relative: 0.02}, true))
 		if slices.ContainsFunc(first, func(d int) bool { return d >= 55 && d <= 65 }) {
 			found++
@@ -204,12 +204,7 @@ func BenchmarkUXShaped(b *testing.B) {
 		if still {
 			at = math.MaxInt
 		}
-		days := cruxSeries(rng, 200, 200, func(i int) float64 {
-			if i >= at {
-				return 2000 * size
-			}
-			return 2000
-		})
+		days := cruxSeries(rng, 200, 200, stepAt(at, 2000, 2000*size))
 		return at, Replay(SourceUX, days, lcp, true)
 	})
 }
