@@ -223,12 +223,7 @@ func TestMissingSelectorFailsTheStep(t *testing.T) {
 		step.Step{Type: "click", Target: "#nope"},
 		step.Step{Type: "waitForSelector", Target: "#done"},
 	)
-	if res.FailedStep != 1 {
-		t.Fatalf("failed step %d, want 1", res.FailedStep)
-	}
-	if want := "step 2 (click #nope): no element matches the selector within 2 s"; res.Error != want {
-		t.Errorf("error %q, want %q", res.Error, want)
-	}
+	failedAt(t, res, 1, "step 2 (click #nope): no element matches the selector within 2 s")
 	if !bytes.HasPrefix(res.Screenshot, []byte("\x89PNG\r\n\x1a\n")) {
 		t.Errorf("screenshot is not a PNG (%d bytes)", len(res.Screenshot))
 	} else if _, err := png.Decode(bytes.NewReader(res.Screenshot)); err != nil {
@@ -267,9 +262,7 @@ func TestCoveredElement(t *testing.T) {
 	opts := options(t, f.URL)
 	opts.StepTimeout = 2 * time.Second
 	res := run(t, opts, navigate("/overlay.html"), step.Step{Type: "click", Target: "#buy"})
-	if want := "step 2 (click #buy): the element was not ready within 2 s: it is covered by <div#overlay>"; res.Error != want {
-		t.Errorf("error %q, want %q", res.Error, want)
-	}
+	failedWith(t, res, "step 2 (click #buy): the element was not ready within 2 s: it is covered by <div#overlay>")
 }
 
 // TestClickThatNavigates: a click's navigation is followed to the next page whether the click
@@ -347,6 +340,12 @@ func failedAt(t *testing.T, res Result, i int, want string) {
 	if res.FailedStep != i {
 		t.Fatalf("failed step %d, want %d", res.FailedStep, i)
 	}
+	failedWith(t, res, want)
+}
+
+// failedWith checks that a run's error is want.
+func failedWith(t *testing.T, res Result, want string) {
+	t.Helper()
 	if res.Error != want {
 		t.Errorf("error %q, want %q", res.Error, want)
 	}
@@ -366,9 +365,7 @@ func TestClickToRefusedHost(t *testing.T) {
 func TestHTTPErrorFailsTheNavigation(t *testing.T) {
 	f := newFixture(t)
 	res := run(t, options(t, f.URL), navigate("/missing"))
-	if want := "step 1 (navigate /missing): " + f.URL + "/missing answered HTTP 404"; res.Error != want {
-		t.Errorf("error %q, want %q", res.Error, want)
-	}
+	failedWith(t, res, "step 1 (navigate /missing): "+f.URL+"/missing answered HTTP 404")
 }
 
 func TestRunTimeout(t *testing.T) {
@@ -376,9 +373,7 @@ func TestRunTimeout(t *testing.T) {
 	opts := options(t, f.URL)
 	opts.RunTimeout = 8 * time.Second
 	res := run(t, opts, navigate("/done.html"), step.Step{Type: "wait", Value: "60000"})
-	if want := "step 2 (wait 60000 ms): the run took longer than its limit of 8 s"; res.Error != want {
-		t.Errorf("error %q, want %q", res.Error, want)
-	}
+	failedWith(t, res, "step 2 (wait 60000 ms): the run took longer than its limit of 8 s")
 	if len(res.Screenshot) == 0 {
 		t.Error("no screenshot of a run that timed out")
 	}
