@@ -7,9 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/channel"
-	"github.com/openvitals/openvitals/internal/deliver"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/notify"
@@ -25,9 +23,7 @@ import (
 // and the verdict recorded again send nothing more.
 func TestVerdictInThread(t *testing.T) {
 	ctx := context.Background()
-	ses := awstest.SES(t)
 	f := newFixture(t)
-	f.w.sender = deliver.NewSender(browser.Guard{AllowPrivate: true}, ses.Client(), "openvitals@example.com", "https://api.example.com", "https://dash.example.com/app/")
 	pages := []model.Page{{URL: "/pricing", Alias: "Pricing"}}
 	if err := f.st.CreatePages(ctx, f.site, pages); err != nil {
 		t.Fatal(err)
@@ -35,13 +31,7 @@ func TestVerdictInThread(t *testing.T) {
 	hook, slack := newReceiver(t), newReceiver(t)
 	f.addChannel(t, channel.Webhook, hook.srv.URL+"/hook", event.RegressionDetected)
 	f.addChannel(t, channel.Slack, slack.srv.URL+"/slack")
-	mail := model.Channel{ID: model.NewChannelID(), Name: "team", Kind: channel.Email}
-	if err := channel.Seal(ctx, f.keys, f.site, &mail, channel.Target{Recipients: []string{"perf@example.com"}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.st.CreateChannel(ctx, f.site, &mail); err != nil {
-		t.Fatal(err)
-	}
+	ses, _ := f.addEmail(t, "perf@example.com")
 	id := model.IncidentID(f.site, "page:"+pages[0].ID, model.KindRegression, "20261111")
 	reg := model.Regression{ID: model.RegressionID(f.site, "lcp", "20261111"), Kind: model.KindRegression, Source: "lab", Page: pages[0].ID,
 		Device: "mobile", Metric: "lcp", LastGood: "20261110", FirstBad: "20261111", Before: model.Level{Median: 2000},

@@ -28,6 +28,7 @@ import (
 	"github.com/openvitals/openvitals/internal/regression"
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
+	"github.com/openvitals/openvitals/internal/standin"
 	"github.com/openvitals/openvitals/internal/store"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
@@ -136,13 +137,31 @@ func (f *fixture) addChannel(t testing.TB, kind, url string, events ...string) (
 	if kind == channel.Webhook {
 		target.Secret = channel.NewSecret()
 	}
-	if err := channel.Seal(context.Background(), f.keys, f.site, &c, target); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.st.CreateChannel(context.Background(), f.site, &c); err != nil {
-		t.Fatal(err)
-	}
+	f.seal(t, &c, target)
 	return c, target.Secret
+}
+
+// addEmail starts an SES stand-in of the test's own, which the worker's email goes through, and
+// stores an email channel to recipients; it returns the stand-in (its mailbox holds what was
+// sent) and the channel.
+func (f *fixture) addEmail(t testing.TB, recipients ...string) (*standin.SES, model.Channel) {
+	t.Helper()
+	ses := awstest.SES(t)
+	f.w.sender = deliver.NewSender(browser.Guard{AllowPrivate: true}, ses.Client(), "openvitals@example.com", "https://api.example.com", "https://dash.example.com/app/")
+	c := model.Channel{ID: model.NewChannelID(), Name: "team", Kind: channel.Email}
+	f.seal(t, &c, channel.Target{Recipients: recipients})
+	return ses, c
+}
+
+// seal seals target into c and stores c, as the API does.
+func (f *fixture) seal(t testing.TB, c *model.Channel, target channel.Target) {
+	t.Helper()
+	if err := channel.Seal(context.Background(), f.keys, f.site, c, target); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.CreateChannel(context.Background(), f.site, c); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // budgetChanges records the budget's status changing to each status in turn.
@@ -293,17 +312,8 @@ func TestNotificationsStopAndCoalesce(t *testing.T) {
 // recipients, with a subject, a plain-text and an HTML body.
 func TestEmailThroughSES(t *testing.T) {
 	ctx := context.Background()
-	ses := awstest.SES(t)
 	f := newFixture(t)
-	client := ses.Client()
-	f.w.sender = deliver.NewSender(browser.Guard{AllowPrivate: true}, client, "openvitals@example.com", "https://api.example.com", "https://dash.example.com/app/")
-	c := model.Channel{ID: model.NewChannelID(), Name: "team", Kind: channel.Email}
-	if err := channel.Seal(ctx, f.keys, f.site, &c, channel.Target{Recipients: []string{"perf@example.com", "ops@example.com"}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.st.CreateChannel(ctx, f.site, &c); err != nil {
-		t.Fatal(err)
-	}
+	ses, c := f.addEmail(t, "perf@example.com", "ops@example.com")
 	f.budgetChanges(t, "exceeded")
 	f.run(t, 2*time.Second)
 
