@@ -22,11 +22,7 @@ import (
 )
 
 // TestMain removes the function binary that the tests and the benchmark share.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	lambdatest.RemoveBuilds()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { lambdatest.Main(m) }
 
 // gatewayEvent is a request as an API Gateway HTTP API (payload format 2.0, $default stage and
 // route) delivers it, written out as JSON rather than built from the aws-lambda-go structs, so

@@ -42,11 +42,7 @@ import (
 )
 
 // TestMain removes the function binaries the tests built.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	lambdatest.RemoveBuilds()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { lambdatest.Main(m) }
 
 // repoRoot is the repository's top directory (tests run in internal/testing/lambdatest).
 func repoRoot(t *testing.T) string {

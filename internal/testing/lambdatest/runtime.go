@@ -307,7 +307,7 @@ var BuildFlags = []string{"-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w"
 // way `make build` does for deployment (GOOS=linux, CGO_ENABLED=0, BuildFlags, named bootstrap)
 // but for the architecture of the machine that runs the tests (Lambda's is arm64), so that
 // what the tests start is what Lambda would run. It returns the binary's path. The binaries
-// live in a temporary directory that outlives single tests; RemoveBuilds deletes them.
+// live in a temporary directory that outlives single tests; Main deletes them.
 func Build(t testing.TB, name string) string {
 	t.Helper()
 	v, _ := builds.LoadOrStore(name, &build{})
@@ -375,9 +375,17 @@ func Functions(t testing.TB) []string {
 	return names
 }
 
-// RemoveBuilds deletes the binaries Build compiled. Call it from TestMain after m.Run: they are
-// shared by every test of the binary, so no single test's cleanup may remove them.
-func RemoveBuilds() {
+// Main runs a test binary's tests, then deletes the binaries Build compiled for them and exits:
+// a TestMain's one line. The binaries are shared by every test of the binary, so no single
+// test's cleanup may remove them.
+func Main(m *testing.M) {
+	code := m.Run()
+	removeBuilds()
+	os.Exit(code)
+}
+
+// removeBuilds deletes the binaries Build compiled.
+func removeBuilds() {
 	builds.Range(func(_, v any) bool {
 		if b := v.(*build); b.dir != "" {
 			_ = os.RemoveAll(b.dir)
