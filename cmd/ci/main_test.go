@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/api"
-	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/pullrequest/pullrequesttest"
@@ -32,7 +31,7 @@ func TestCI(t *testing.T) {
 	st := awstest.Store(t, clients)
 	log := awstest.Log(t)
 	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: 30 * time.Second, MaxReceives: 3})
-	apitest.Provision(t, st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: apitest.AdminKey}, apikey.Grant{Account: "acme", Role: model.RoleViewer, Key: apitest.ViewerKey})
+	apitest.Provision(t, st, apitest.Admin, apitest.Viewer)
 	srv := httptest.NewServer(api.New(api.Deps{Store: st, Auditor: audit.NewQueue(st, q, log), Log: log}).Handler())
 	t.Cleanup(srv.Close)
 	call := func(method, path, body string, out any) {

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/api"
-	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/blobstore"
@@ -60,10 +59,7 @@ func newTestEnvAt(t testing.TB, now func() time.Time) *testEnv {
 	clients := awstest.Clients(t)
 	st := awstest.Store(t, clients)
 	q := awstest.Queue(t, clients, service.PurgeQueueSettings)
-	apitest.Provision(t, st,
-		apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: apitest.AdminKey},
-		apikey.Grant{Account: "acme", Role: model.RoleViewer, Key: apitest.ViewerKey},
-		apikey.Grant{Account: "globex", Role: model.RoleAdmin, Key: apitest.OtherKey})
+	apitest.Provision(t, st, apitest.Admin, apitest.Viewer, apitest.Other)
 	aq := awstest.Queue(t, clients, service.AuditQueueSettings)
 	mq := awstest.Queue(t, clients, service.MultistepQueueSettings)
 	objects, exports := awstest.Bucket(t), awstest.Bucket(t)

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/api"
-	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/auditworker"
@@ -120,7 +119,7 @@ func TestComparisonEndToEnd(t *testing.T) {
 	}
 
 	// Through the API, as the dashboard reads them.
-	apitest.Provision(t, e.store, apikey.Grant{Account: "acme", Role: model.RoleViewer, Key: apitest.ViewerKey})
+	apitest.Provision(t, e.store, apitest.Viewer)
 	viewer := apitest.Client{Handler: api.New(api.Deps{Store: e.store, Reports: e.objects, Log: awstest.Log(t)}).Handler(), Key: apitest.ViewerKey}
 	var regs struct {
 		Result struct {

@@ -28,7 +28,6 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/openvitals/openvitals/internal/api"
-	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/auditworker"
@@ -119,7 +118,7 @@ func newE2E(t *testing.T, allowPrivate bool) *e2e {
 	pq := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: 30 * time.Second, MaxReceives: 3})
 	objects := awstest.Bucket(t)
 	log := awstest.Log(t)
-	apitest.Provision(t, st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: apitest.AdminKey})
+	apitest.Provision(t, st, apitest.Admin)
 	runner := browsertest.Runner(t)
 	opts := browsertest.Options(t, allowPrivate)
 	nq := awstest.Queue(t, clients, service.NotifyQueueSettings)

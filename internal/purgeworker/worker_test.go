@@ -14,7 +14,6 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/openvitals/openvitals/internal/api"
-	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/model"
@@ -51,7 +50,7 @@ func newSettlingPurgeEnv(t *testing.T, settle time.Duration) *purgeEnv {
 	e.rum = rumstore.New(e.Store, e.rumObj, 400*24*time.Hour, log)
 	e.worker = purgeworker.NewWorker(e.Store, e.objects, e.rum, purge.NewQueue(e.queue), settle, log)
 	e.handler = api.New(api.Deps{Store: e.Store, Purger: purge.NewQueue(e.queue), Log: log}).Handler()
-	apitest.Provision(t, e.Store, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: apitest.AdminKey}, apikey.Grant{Account: "globex", Role: model.RoleAdmin, Key: apitest.OtherKey})
+	apitest.Provision(t, e.Store, apitest.Admin, apitest.Other)
 	return e
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/openvitals/openvitals/internal/api"
-	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/google"
 	"github.com/openvitals/openvitals/internal/model"
@@ -454,7 +453,7 @@ func TestDeletedWebsite(t *testing.T) {
 
 // api serves the store's data as the API functions do, called as acme's admin.
 func (e *testEnv) api() apitest.Client {
-	apitest.Provision(e.t, e.st, apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: apitest.AdminKey})
+	apitest.Provision(e.t, e.st, apitest.Admin)
 	return apitest.Client{Handler: api.New(api.Deps{Store: e.st, Credentials: e.keys, Log: awstest.Log(e.t)}).Handler(), Key: apitest.AdminKey}
 }
 

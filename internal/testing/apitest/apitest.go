@@ -14,6 +14,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/apikey"
+	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/store"
 	"github.com/openvitals/openvitals/internal/testing/contract"
 )
@@ -24,6 +25,14 @@ const (
 	AdminKey  = "acme-admin-key-0123456789"
 	ViewerKey = "acme-viewer-key-0123456789"
 	OtherKey  = "globex-admin-key-0123456789"
+)
+
+// Admin, Viewer and Other are the grants of AdminKey, ViewerKey and OtherKey, which Provision
+// takes.
+var (
+	Admin  = apikey.Grant{Account: "acme", Role: model.RoleAdmin, Key: AdminKey}
+	Viewer = apikey.Grant{Account: "acme", Role: model.RoleViewer, Key: ViewerKey}
+	Other  = apikey.Grant{Account: "globex", Role: model.RoleAdmin, Key: OtherKey}
 )
 
 // Client sends requests to the API: to Handler in the test's process when it is set, else over
