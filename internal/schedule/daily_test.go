@@ -19,19 +19,27 @@ import (
 	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
+// newService is the service over a table and every queue of the test's own, each queue with
+// the settings the stack gives it, and no credentials key.
+func newService(t *testing.T) *service.Service {
+	t.Helper()
+	e := awstest.NewEnv(t)
+	t.Setenv("OPENVITALS_CREDENTIALS_KEY", "")
+	cfg := service.Config{Table: e.Store.Table(), Bucket: "openvitals-test"}
+	cfg.NameQueues(awstest.Queues(t, e.Clients))
+	svc, err := service.New(cfg, e.Clients, e.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
 // Each daily rule of the stack names its job in the event, and the scheduler starts that
 // job's fan-out alone; an event naming none (the local clock, make daily) starts them all, and
 // the fan-out queues a job's work once a day whichever rule started it.
 func TestDailyRunsTheJobsTheEventNames(t *testing.T) {
-	clients := awstest.Clients(t)
-	st := awstest.Store(t, clients)
-	t.Setenv("OPENVITALS_CREDENTIALS_KEY", "")
-	cfg := service.Config{Table: st.Table(), Bucket: "openvitals-test"}
-	cfg.NameQueues(awstest.Queues(t, clients))
-	svc, err := service.New(cfg, clients, awstest.Log(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := newService(t)
+	st := svc.Store
 	sched := schedulefn.New(svc)
 	fanouts, err := fanoutworkerfn.New(context.Background(), svc)
 	if err != nil {
@@ -90,21 +98,8 @@ func TestDailyRunsTheJobsTheEventNames(t *testing.T) {
 // come from the queues' own settings: the audit queue's 5-minute visibility and 3 deliveries
 // make a series test without an outcome overdue after 15 minutes.
 func TestSweepEventEndsOverdueWork(t *testing.T) {
-	clients := awstest.Clients(t)
-	st := awstest.Store(t, clients)
-	audits := awstest.Queue(t, clients, service.AuditQueueSettings)
-	t.Setenv("OPENVITALS_CREDENTIALS_KEY", "")
-	svc, err := service.New(service.Config{Table: st.Table(), Bucket: "openvitals-test",
-		PurgeQueue: awstest.Queue(t, clients, service.PurgeQueueSettings).URL(), AuditQueue: audits.URL(),
-		MultistepQueue: awstest.Queue(t, clients, service.MultistepQueueSettings).URL(),
-		FanoutQueue:    awstest.Queue(t, clients, service.FanoutQueueSettings).URL(),
-		UXQueue:        awstest.Queue(t, clients, service.UXQueueSettings).URL(),
-		RUMQueue:       awstest.FIFOQueue(t, clients, service.RUMQueueSettings).URL(),
-		NotifyQueue:    awstest.Queue(t, clients, service.NotifyQueueSettings).URL(),
-		BeaconQueue:    awstest.Queue(t, clients, service.BeaconQueueSettings).URL()}, clients, awstest.Log(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := newService(t)
+	st, audits := svc.Store, svc.Queues.Audit
 	sched := schedulefn.New(svc)
 	ctx := context.Background()
 	site, _ := awstest.Website(t, st, model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}, []model.Page{{URL: "/", Alias: "Home"}})
