@@ -111,17 +111,15 @@ type fixture struct {
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	ctx := context.Background()
-	clients := awstest.Clients(t)
-	st := awstest.Store(t, clients)
-	site, _ := awstest.Website(t, st, model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}, nil)
+	e := awstest.NewEnv(t)
+	st, log := e.Store, e.Log
+	site, _ := e.Website(model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"})
 	b := model.Budget{Metric: "lcp", Operator: "lt", Value: 2500, Device: "all"}
-	if err := st.CreateBudget(ctx, site, &b); err != nil {
+	if err := st.CreateBudget(context.Background(), site, &b); err != nil {
 		t.Fatal(err)
 	}
-	q := awstest.Queue(t, clients, service.NotifyQueueSettings)
+	q := e.Queue(service.NotifyQueueSettings)
 	keys := seal.FixedKey(seal.GenerateKey())
-	log := awstest.Log(t)
 	sender := deliver.NewSender(browser.Guard{AllowPrivate: true}, nil, "", "https://api.example.com", "https://dash.example.com/app/")
 	w := NewWorker(st, keys, sender, notify.NewQueue(q), log)
 	// Retries a second apart, so that a test sees several attempts.
