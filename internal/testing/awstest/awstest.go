@@ -1,6 +1,9 @@
 // Package awstest gives tests their own resources on the local AWS stand-ins that `make test`
 // starts: a fresh DynamoDB table, SQS queue or S3 bucket per test, removed afterwards. There are
-// no mocks: tests talk to DynamoDB Local, the SQS stand-in and gofakes3 over the wire.
+// no mocks: tests talk to DynamoDB Local, the SQS stand-in and gofakes3 over the wire. NewEnv
+// makes the clients, table and log most tests open with in one call. Beside them: logs into the
+// test's output (Log, LogAt) and Output, what a logger or a process writes from several
+// goroutines.
 package awstest
 
 import (
