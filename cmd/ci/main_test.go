@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -34,30 +32,12 @@ func TestCI(t *testing.T) {
 	apitest.Provision(t, st, apitest.Admin, apitest.Viewer)
 	srv := httptest.NewServer(api.New(api.Deps{Store: st, Auditor: audit.NewQueue(st, q, log), Log: log}).Handler())
 	t.Cleanup(srv.Close)
-	call := func(method, path, body string, out any) {
-		t.Helper()
-		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+apitest.AdminKey)
-		req.Header.Set("Content-Type", "application/json")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		if res.StatusCode >= 300 {
-			t.Fatalf("%s %s: %s", method, path, res.Status)
-		}
-		if out != nil {
-			if err := json.NewDecoder(res.Body).Decode(out); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	admin := apitest.Client{Base: srv.URL, Key: apitest.AdminKey}
 	var site struct{ ID string }
-	call("POST", "/account/websites", `{"domain":"example.com"}`, &site)
+	admin.Call(t, "POST", "/account/websites", `{"domain":"example.com"}`, 201, &site)
 	var pages []struct{ ID string }
-	call("POST", "/"+site.ID+"/settings/pages", `[{"url":"/","alias":"Home"},{"url":"/shop"}]`, &pages)
-	call("POST", "/"+site.ID+"/budgets", `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`, nil)
+	admin.Call(t, "POST", "/"+site.ID+"/settings/pages", `[{"url":"/","alias":"Home"},{"url":"/shop"}]`, 200, &pages)
+	admin.Call(t, "POST", "/"+site.ID+"/budgets", `{"metric":"lcp","operator":"lt","value":2500,"device":"all"}`, 201, nil)
 	w, err := st.Website(context.Background(), "acme", site.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -172,7 +152,7 @@ func TestCI(t *testing.T) {
 			List []struct{ ID string } `json:"list"`
 		} `json:"result"`
 	}
-	call("GET", "/"+site.ID+"/testseries?limit=2", "", &list)
+	admin.Call(t, "GET", "/"+site.ID+"/testseries?limit=2", "", 200, &list)
 	out = ci(1, "-pages", pages[0].ID+":mobile", "-min-performance", "80", "-base", list.Result.List[1].ID, "-comment", "off")
 	if !strings.Contains(out, "changes since "+list.Result.List[1].ID) || !strings.Contains(out, "4000 (+2500)") {
 		t.Errorf("-base %s:\n%s", list.Result.List[1].ID, out)
@@ -211,9 +191,9 @@ func TestCI(t *testing.T) {
 	env["CI_COMMIT_SHA"] = "0123abcd"
 	setOutcome(values(50, 5000))
 	ci(0, "-pages", pages[0].ID+":mobile")
-	call("GET", "/"+site.ID+"/testseries?limit=2", "", &list)
+	admin.Call(t, "GET", "/"+site.ID+"/testseries?limit=2", "", 200, &list)
 	var recorded struct{ Commit string }
-	call("GET", "/"+site.ID+"/testseries/"+list.Result.List[1].ID, "", &recorded)
+	admin.Call(t, "GET", "/"+site.ID+"/testseries/"+list.Result.List[1].ID, "", 200, &recorded)
 	if recorded.Commit != "abc1234def" {
 		t.Errorf("the series' commit %q, want abc1234def", recorded.Commit)
 	}
