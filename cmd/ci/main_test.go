@@ -25,10 +25,9 @@ import (
 // thresholds exit 0, a score below its minimum or a failed test exit 1 with the reason, each
 // value beside its change since the previous completed series.
 func TestCI(t *testing.T) {
-	clients := awstest.Clients(t)
-	st := awstest.Store(t, clients)
-	log := awstest.Log(t)
-	q := awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: 30 * time.Second, MaxReceives: 3})
+	e := awstest.NewEnv(t)
+	st, log := e.Store, e.Log
+	q := e.Queue(queue.Settings{VisibilityTimeout: 30 * time.Second, MaxReceives: 3})
 	apitest.Provision(t, st, apitest.Admin, apitest.Viewer)
 	srv := httptest.NewServer(api.New(api.Deps{Store: st, Auditor: audit.NewQueue(st, q, log), Log: log}).Handler())
 	t.Cleanup(srv.Close)
