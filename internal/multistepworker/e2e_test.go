@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/api"
-	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/deliver"
@@ -27,7 +25,6 @@ import (
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
-	"github.com/openvitals/openvitals/internal/store"
 	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
 	"github.com/openvitals/openvitals/internal/testing/browsertest"
@@ -58,27 +55,25 @@ func journeySite(t testing.TB) string {
 // runEnv is what the end-to-end tests of runs share on the stand-ins: a table holding acme's
 // admin key, the multistep queue, the purge queue, a bucket and a log.
 type runEnv struct {
-	clients      awsclient.Clients
-	st           *store.Store
+	*awstest.Env
 	runs, purges *queue.Queue
 	objects      *blobstore.Bucket
-	log          *slog.Logger
 }
 
 func newRunEnv(t *testing.T) runEnv {
 	t.Helper()
-	clients := awstest.Clients(t)
-	e := runEnv{clients: clients, st: awstest.Store(t, clients), objects: awstest.Bucket(t), log: awstest.Log(t),
-		runs:   awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: queue.MaxReceives}),
-		purges: awstest.Queue(t, clients, queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: 3})}
-	apitest.Provision(t, e.st, apitest.Admin)
+	env := awstest.NewEnv(t)
+	e := runEnv{Env: env, objects: env.Bucket(),
+		runs:   env.Queue(queue.Settings{VisibilityTimeout: time.Minute, MaxReceives: queue.MaxReceives}),
+		purges: env.Queue(awstest.QueueSettings)}
+	apitest.Provision(t, e.Store, apitest.Admin)
 	return e
 }
 
 func TestRunsEndToEnd(t *testing.T) {
 	ctx := context.Background()
 	e := newRunEnv(t)
-	clients, st, q, objects, log := e.clients, e.st, e.runs, e.objects, e.log
+	clients, st, q, objects, log := e.Clients, e.Store, e.runs, e.objects, e.Log
 	nq := awstest.Queue(t, clients, service.NotifyQueueSettings)
 	browse := browsertest.Options(t, true)
 	worker := multistepworker.NewWorker(multistepworker.WorkerConfig{Scheme: "http", Journey: journey.Options{

@@ -28,7 +28,7 @@ import (
 func TestDeleteDuringRunLeavesNothing(t *testing.T) {
 	ctx := context.Background()
 	e := newRunEnv(t)
-	clients, st, q, pq, objects, log := e.clients, e.st, e.runs, e.purges, e.objects, e.log
+	clients, st, q, pq, objects, log := e.Clients, e.Store, e.runs, e.purges, e.objects, e.Log
 	worker := multistepworker.NewWorker(multistepworker.WorkerConfig{Scheme: "http", Journey: journey.Options{
 		Browser:     browsertest.Options(t, true),
 		StepTimeout: 2 * time.Minute, // the page is held until the purge's first pass
