@@ -20,7 +20,7 @@ import (
 // series' step is found, and the history is asked for again a week later, not before.
 func TestHistoryFromDayOne(t *testing.T) {
 	e := newTestEnv(t)
-	site, _ := awstest.Website(t, e.st, model.Website{Account: "acme", Domain: "example.com", DisplayName: "example.com"}, nil)
+	site, _ := awstest.Website(t, e.Store, model.Website{Account: "acme", Domain: "example.com", DisplayName: "example.com"}, nil)
 	lastSat := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
 	g := e.google
 	// LCP p75 of 2000 ms until period 24, then 3000 ms: a rolling window turns over in 4 periods.
@@ -29,24 +29,24 @@ func TestHistoryFromDayOne(t *testing.T) {
 	})}
 	g.history["https://example.com PHONE"] = []answer{historyRecord("https://example.com", "PHONE", 40, lastSat, func(int) float64 { return 1800 })}
 
-	apitest.Provision(t, e.st, apitest.Admin)
-	q := awstest.Queue(t, e.clients, service.UXQueueSettings)
-	h := apitest.Client{Handler: api.New(api.Deps{Store: e.st, Credentials: e.keys, Log: awstest.Log(t), FieldHistory: ux.NewQueue(q)}).Handler(), Key: apitest.AdminKey}
+	apitest.Provision(t, e.Store, apitest.Admin)
+	q := awstest.Queue(t, e.Clients, service.UXQueueSettings)
+	h := apitest.Client{Handler: api.New(api.Deps{Store: e.Store, Credentials: e.keys, Log: awstest.Log(t), FieldHistory: ux.NewQueue(q)}).Handler(), Key: apitest.AdminKey}
 	h.Call(t, "POST", "/"+site.ID+"/settings/pages", `[{"url": "/pricing", "alias": "Pricing"}]`, http.StatusOK, nil)
-	pages, err := e.st.Pages(e.ctx, site)
+	pages, err := e.Store.Pages(e.ctx, site)
 	if err != nil || len(pages) != 1 {
 		t.Fatalf("pages %v, %v", pages, err)
 	}
 	page := pages[0]
 
 	c := e.collector(cruxKey)
-	watcher := regression.NewWatcher(e.st, nil, nil, awstest.Log(t))
+	watcher := regression.NewWatcher(e.Store, nil, nil, awstest.Log(t))
 	watcher.SetClock(e.clock.Now)
 	c.SetRegressions(watcher)
 	if n := awstest.DrainAll(t, q, 1, 1, c.HandleSQS); n != 1 {
 		t.Fatalf("handled %d messages, want the new page's one", n)
 	}
-	got, err := e.st.UXHistory(e.ctx, site, page.ID, "mobile")
+	got, err := e.Store.UXHistory(e.ctx, site, page.ID, "mobile")
 	if err != nil {
 		t.Fatalf("page history not stored on creation: %v", err)
 	}
@@ -59,15 +59,15 @@ func TestHistoryFromDayOne(t *testing.T) {
 	if v := got.Periods[39].Vitals["lcp"]; v.P75 != 3000 || v.Good != 79.25 || v.Poor != 8.6 {
 		t.Errorf("last period's LCP = %+v", v)
 	}
-	if d, err := e.st.UXHistory(e.ctx, site, page.ID, "desktop"); err != nil || !d.NoData {
+	if d, err := e.Store.UXHistory(e.ctx, site, page.ID, "desktop"); err != nil || !d.NoData {
 		t.Errorf("desktop history = %+v, %v; want recorded without data", d, err)
 	}
-	if o, err := e.st.UXHistory(e.ctx, site, "", "mobile"); err != nil || len(o.Periods) != 40 {
+	if o, err := e.Store.UXHistory(e.ctx, site, "", "mobile"); err != nil || len(o.Periods) != 40 {
 		t.Errorf("origin history = %d periods, %v", len(o.Periods), err)
 	}
 
 	// The weekly series' step: one regression, dated in the periods the window turned over.
-	regs, _, err := e.st.Regressions(e.ctx, site, model.RegressionFilter{Page: page.ID}, "", 0)
+	regs, _, err := e.Store.Regressions(e.ctx, site, model.RegressionFilter{Page: page.ID}, "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,13 +12,11 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/openvitals/openvitals/internal/api"
-	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/google"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
 	"github.com/openvitals/openvitals/internal/seal"
 	"github.com/openvitals/openvitals/internal/service"
-	"github.com/openvitals/openvitals/internal/store"
 	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
 	"github.com/openvitals/openvitals/internal/ux"
@@ -31,26 +29,24 @@ const (
 )
 
 type testEnv struct {
-	t       *testing.T
-	ctx     context.Context
-	clients awsclient.Clients
-	st      *store.Store
-	keys    *seal.Keyring
-	google  *fakeGoogle
-	sa      serviceAccount
-	clock   *fakeClock
-	logs    *awstest.Output // what the collector says, to count it
-	today   time.Time
+	t   *testing.T
+	ctx context.Context
+	*awstest.Env
+	keys   *seal.Keyring
+	google *fakeGoogle
+	sa     serviceAccount
+	clock  *fakeClock
+	logs   *awstest.Output // what the collector says, to count it
+	today  time.Time
 }
 
 func newTestEnv(t *testing.T) *testEnv {
 	t.Helper()
-	clients := awstest.Clients(t)
-	e := &testEnv{t: t, ctx: context.Background(), clients: clients, st: awstest.Store(t, clients), keys: seal.FixedKey(seal.GenerateKey()),
+	e := &testEnv{t: t, ctx: context.Background(), Env: awstest.NewEnv(t), keys: seal.FixedKey(seal.GenerateKey()),
 		sa: newServiceAccount(t, saEmail), clock: &fakeClock{now: time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)}, logs: &awstest.Output{},
 		today: time.Now().UTC()}
 	e.google = newFakeGoogle(t, cruxKey, &e.sa.key.PublicKey, e.sa.email)
-	if err := e.st.EnsureAccount(e.ctx, "acme"); err != nil {
+	if err := e.Store.EnsureAccount(e.ctx, "acme"); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -62,7 +58,7 @@ func (e *testEnv) collector(key string) *uxworker.Worker {
 	c, err := uxworker.NewWorker(e.ctx, google.Config{
 		CrUXKey: key, CrUXEndpoint: e.google.URL(), SearchConsoleEndpoint: e.google.URL(), TokenURL: e.google.TokenURL(),
 		Now: e.clock.Now, Sleep: e.clock.Sleep,
-	}, e.st, e.keys, slog.New(slog.NewTextHandler(e.logs, nil)))
+	}, e.Store, e.keys, slog.New(slog.NewTextHandler(e.logs, nil)))
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -75,7 +71,7 @@ func (e *testEnv) website(domain string, urls ...string) (model.Website, []model
 	for i, u := range urls {
 		pages[i] = model.Page{URL: u, Alias: u}
 	}
-	w, _ := awstest.Website(e.t, e.st, model.Website{Account: "acme", Domain: domain, DisplayName: domain}, pages)
+	w, _ := awstest.Website(e.t, e.Store, model.Website{Account: "acme", Domain: domain, DisplayName: domain}, pages)
 	return w, pages
 }
 
@@ -88,7 +84,7 @@ func (e *testEnv) integrate(w model.Website, property string, key []byte, keys *
 	}
 	now := time.Now().UTC()
 	sc := model.SearchConsole{Property: property, ServiceAccount: e.sa.email, Credentials: sealed, Created: now, Updated: now}
-	if err := e.st.PutSearchConsole(e.ctx, w, sc); err != nil {
+	if err := e.Store.PutSearchConsole(e.ctx, w, sc); err != nil {
 		e.t.Fatal(err)
 	}
 	return sc
@@ -101,7 +97,7 @@ func (e *testEnv) job(w model.Website) ux.Job {
 func (e *testEnv) ux(w model.Website, p model.Page, device string) (model.UXResult, bool) {
 	e.t.Helper()
 	day := model.Day(e.today)
-	rs, err := e.st.UXResults(e.ctx, w, p.ID, device, day, day)
+	rs, err := e.Store.UXResults(e.ctx, w, p.ID, device, day, day)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -145,7 +141,7 @@ func TestCollectThroughTheQueue(t *testing.T) {
 	)}
 
 	// The daily fan-out's part: one message per website.
-	q := awstest.Queue(t, e.clients, service.UXQueueSettings)
+	q := awstest.Queue(t, e.Clients, service.UXQueueSettings)
 	var jobs []ux.Job
 	for _, w := range []model.Website{site, other} {
 		if err := ux.NewQueue(q).DailyWebsite(e.ctx, model.SiteRef{Account: w.Account, Website: w.ID}, model.Day(e.today), e.today); err != nil {
@@ -159,7 +155,7 @@ func TestCollectThroughTheQueue(t *testing.T) {
 	go func() { defer close(polled); q.Poll(pollCtx, 1, c.HandleSQS, awstest.Log(t)) }()
 	deadline := time.Now().Add(time.Minute) // a bound for a stuck collector, not a speed check
 	for {
-		p, err := ux.Track(e.ctx, e.st, jobs)
+		p, err := ux.Track(e.ctx, e.Store, jobs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -201,7 +197,7 @@ func TestCollectThroughTheQueue(t *testing.T) {
 			t.Errorf("pricing %s has a record without data: %+v", d, r)
 		}
 	}
-	run, err := e.st.UXRun(e.ctx, site, model.Day(e.today))
+	run, err := e.Store.UXRun(e.ctx, site, model.Day(e.today))
 	if err != nil || run.UXRecords != 3 || run.UXNoData != 3 || run.SearchPages != 2 || run.Finished.IsZero() || run.Error != "" || run.Attempt != 1 {
 		t.Errorf("run %+v (%v), want 3 records, 3 without data, 2 pages with search analytics, finished", run, err)
 	}
@@ -228,7 +224,7 @@ func TestCollectThroughTheQueue(t *testing.T) {
 	// hosts and unmonitored pages left out, the 14 days before the day of collection.
 	results := map[string]model.SearchResult{}
 	for _, p := range pages {
-		rs, err := e.st.SearchResults(e.ctx, site, p.ID, model.Day(e.today), model.Day(e.today))
+		rs, err := e.Store.SearchResults(e.ctx, site, p.ID, model.Day(e.today), model.Day(e.today))
 		if err != nil || len(rs) != 1 {
 			t.Fatalf("search results of %s: %v, %v", p.URL, rs, err)
 		}
@@ -252,7 +248,7 @@ func TestCollectThroughTheQueue(t *testing.T) {
 		!slices.Equal(toStrings(b["dimensions"]), []string{"page"}) {
 		t.Errorf("Search Console query %v, want dimension page over the 14 days before today", b)
 	}
-	sc, err := e.st.SearchConsole(e.ctx, site)
+	sc, err := e.Store.SearchConsole(e.ctx, site)
 	if err != nil || sc.LastCollected.IsZero() || sc.LastError != "" {
 		t.Errorf("integration after a collection %+v (%v)", sc, err)
 	}
@@ -262,7 +258,7 @@ func TestCollectThroughTheQueue(t *testing.T) {
 	if again, err := e.collector(cruxKey).Collect(e.ctx, e.job(site), 1); err != nil || !again.Finished.Equal(run.Finished) || len(g.searchBodies) != calls || g.cruxCalls["https://example.com/ PHONE"] != 1 {
 		t.Errorf("a day collected again: %+v (%v), %d Search Console queries (want %d), CrUX calls %v", again, err, len(g.searchBodies), calls, g.cruxCalls)
 	}
-	if n, err := e.st.SearchResults(e.ctx, other, otherPages[0].ID, "00000000", "99999999"); err != nil || len(n) != 0 {
+	if n, err := e.Store.SearchResults(e.ctx, other, otherPages[0].ID, "00000000", "99999999"); err != nil || len(n) != 0 {
 		t.Errorf("the website without the integration has search analytics: %v, %v", n, err)
 	}
 
@@ -343,11 +339,11 @@ func TestTransientFailuresAreRetriedBySQS(t *testing.T) {
 	if want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}; !slices.Equal(backoffs, want) {
 		t.Errorf("backoffs %v, want %v", backoffs, want)
 	}
-	run, err := e.st.UXRun(e.ctx, site, model.Day(e.today))
+	run, err := e.Store.UXRun(e.ctx, site, model.Day(e.today))
 	if err != nil || !run.Finished.IsZero() || run.Attempt != 2 || !strings.Contains(run.Error, "503") {
 		t.Errorf("run %+v (%v), want unfinished, attempt 2, the 503 as error", run, err)
 	}
-	p, _ := ux.Track(e.ctx, e.st, []ux.Job{e.job(site)})
+	p, _ := ux.Track(e.ctx, e.Store, []ux.Job{e.job(site)})
 	if p.Retrying != 1 {
 		t.Errorf("progress %+v, want retrying", p)
 	}
@@ -392,7 +388,7 @@ func TestRefusalsAreRecordedNotRetried(t *testing.T) {
 		{rekeyed, "cannot be opened"},
 	} {
 		w, want := tc.w, tc.want
-		sc, err := e.st.SearchConsole(e.ctx, w)
+		sc, err := e.Store.SearchConsole(e.ctx, w)
 		if err != nil || !strings.Contains(sc.LastError, want) || sc.LastErrorAt.IsZero() || !sc.LastCollected.IsZero() {
 			t.Errorf("%s: integration %q at %v (%v), want %q", w.Domain, sc.LastError, sc.LastErrorAt, err, want)
 		}
@@ -432,7 +428,7 @@ func TestWithoutCrUXKey(t *testing.T) {
 	if run, err := c.Collect(e.ctx, e.job(bare), 1); err != nil || !ux.Skipped(run) {
 		t.Errorf("run %+v, %v; want it skipped", run, err)
 	}
-	p, err := ux.Track(e.ctx, e.st, []ux.Job{e.job(site), e.job(bare)})
+	p, err := ux.Track(e.ctx, e.Store, []ux.Job{e.job(site), e.job(bare)})
 	if want := (queue.Progress{Done: 1, Skipped: 1}); err != nil || p != want {
 		t.Errorf("Track = %+v, %v; want %+v", p, err, want)
 	}
@@ -443,7 +439,7 @@ func TestWithoutCrUXKey(t *testing.T) {
 func TestDeletedWebsite(t *testing.T) {
 	e := newTestEnv(t)
 	site, _ := e.website("example.com", "/")
-	if _, err := e.st.DeleteWebsite(e.ctx, site); err != nil {
+	if _, err := e.Store.DeleteWebsite(e.ctx, site); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.collector(cruxKey).Collect(e.ctx, e.job(site), 1); err != nil || len(e.google.cruxCalls) != 0 {
@@ -453,8 +449,8 @@ func TestDeletedWebsite(t *testing.T) {
 
 // api serves the store's data as the API functions do, called as acme's admin.
 func (e *testEnv) api() apitest.Client {
-	apitest.Provision(e.t, e.st, apitest.Admin)
-	return apitest.Client{Handler: api.New(api.Deps{Store: e.st, Credentials: e.keys, Log: awstest.Log(e.t)}).Handler(), Key: apitest.AdminKey}
+	apitest.Provision(e.t, e.Store, apitest.Admin)
+	return apitest.Client{Handler: api.New(api.Deps{Store: e.Store, Credentials: e.keys, Log: awstest.Log(e.t)}).Handler(), Key: apitest.AdminKey}
 }
 
 func toStrings(v any) []string {
