@@ -71,16 +71,16 @@ func (c *countingSender) count() int {
 }
 
 func newRig(t *testing.T) *rig {
-	clients := awstest.Clients(t)
-	st := awstest.Store(t, clients)
+	e := awstest.NewEnv(t)
+	st := e.Store
 	rums := awstest.RUM(t, st)
-	q := awstest.FIFOQueue(t, clients, service.RUMQueueSettings)
-	beacons := awstest.Queue(t, clients, service.BeaconQueueSettings)
-	site, _ := awstest.Website(t, st, model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"}, nil)
+	q := e.FIFOQueue(service.RUMQueueSettings)
+	beacons := e.Queue(service.BeaconQueueSettings)
+	site, _ := e.Website(model.Website{Account: "acme", Domain: "example.com", DisplayName: "Example"})
 	flushes := &countingSender{Queue: q, sent: map[string]bool{}}
 	return &rig{t: t, st: st, rums: rums, col: rum.NewCollector(beacons), beacons: beacons, q: q, flushes: flushes,
-		rb:     rumworker.NewRebatcherWith(rums, st, flushes, geo.Country, awstest.Log(t)),
-		agg:    rumworker.NewAggregatorWith(st, rums, quota.NewKeeper(st, time.Now), awstest.Log(t), geo.Country),
+		rb:     rumworker.NewRebatcherWith(rums, st, flushes, geo.Country, e.Log),
+		agg:    rumworker.NewAggregatorWith(st, rums, quota.NewKeeper(st, time.Now), e.Log, geo.Country),
 		reader: rum.NewReader(rums), site: site}
 }
 
