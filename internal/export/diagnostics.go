@@ -136,11 +136,11 @@ func DiagnosticsRowOf(website, url string, r model.LabResult, d *model.Diagnosti
 			row.FailedRequests++
 		}
 	}
+	var tasks model.TaskTotals
 	for _, t := range d.LongTasks {
-		row.LongTasks++
-		row.LongTasksTotal += t.Duration
-		row.LongestTask = max(row.LongestTask, t.Duration)
+		tasks.Add(t)
 	}
+	row.LongTasks, row.LongTasksTotal, row.LongestTask = int32(tasks.Count), tasks.Total, tasks.Longest
 	for _, s := range d.Shifts {
 		row.LayoutShifts++
 		row.LargestShift = max(row.LargestShift, s.Score)
