@@ -1,0 +1,140 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/openvitals/openvitals/internal/model"
+)
+
+// Waiting is what an overdue sweep decides on about a piece of pending work.
+type Waiting struct {
+	// Since is when it was last queued or began; Status its status, for the logs.
+	Since  time.Time
+	Status string
+	// NeverBegan tells that it is queued and no delivery began it; Requeued counts the sweeps
+	// that queued it again.
+	NeverBegan bool
+	Requeued   int
+}
+
+// OverdueSweep sweeps one kind of pending work W, each piece marked pending by a marker P and
+// queued as a message J: the audits of series tests, the multistep runs. A sweep drops the
+// markers of work that ended or went with its website, and for the rest ends it failed,
+// queues it again (recorded first: a message sent first would be older than the work's
+// queuing, and left undone) or leaves it.
+type OverdueSweep[P, W any, J Message] struct {
+	// Name names the work in the logs ("series test"); Message names its message in a
+	// failure's reason ("the audit's message").
+	Name, Message string
+	// List lists the markers; Marker names one in errors; Drop drops one.
+	List   func(context.Context) ([]P, error)
+	Marker func(P) string
+	Drop   func(context.Context, P) error
+	// Read reads a marker's website and work (model.ErrNotFound when either is gone).
+	Read     func(context.Context, P) (model.Website, W, error)
+	Finished func(W) bool
+	Waiting  func(W) Waiting
+	// Attrs name the work in the logs, after its website.
+	Attrs func(W) []any
+	// MarkFailed records work ended failed with reason at now, and tells whether it ended it (not
+	// when it had ended or gone meanwhile).
+	MarkFailed func(ctx context.Context, w model.Website, work W, now time.Time, reason string) (bool, error)
+	// MarkQueued records work queued again at now, and tells whether it did (not when it had
+	// ended or gone meanwhile); Job is its message then.
+	MarkQueued func(ctx context.Context, w model.Website, work W, now time.Time, counted bool) (bool, error)
+	Job        func(w model.Website, work W, now time.Time) J
+	Queue      Of[J]
+	Log        *slog.Logger
+}
+
+// sweepAction is what a sweep does with work without an outcome: leave it, queue it again
+// (counted as a sweep's requeue or not), or end it failed with a reason.
+type sweepAction struct {
+	requeue, counted bool
+	fail             string
+}
+
+// Overdue ends or queues again the work that has had no outcome for deadline (its queue's
+// Settings.Deadline) since it was last queued or began, when SQS will not deliver its message
+// any more. Work that never began, and that no sweep queued again before, is queued again: its
+// message may have been lost. Any other ends failed, saying how long it had no result. now is
+// the sweep's time.
+func (s OverdueSweep[P, W, J]) Overdue(ctx context.Context, now time.Time, deadline time.Duration) (Swept, error) {
+	return s.sweep(ctx, now, func(work W) sweepAction {
+		st := s.Waiting(work)
+		waited := now.Sub(st.Since)
+		switch {
+		case waited < deadline:
+			return sweepAction{}
+		case st.NeverBegan && st.Requeued == 0:
+			return sweepAction{requeue: true, counted: true}
+		default:
+			return sweepAction{fail: fmt.Sprintf("no result after %s: %s was lost, or every attempt was stopped before it could record an error",
+				waited.Truncate(time.Second), s.Message)}
+		}
+	})
+}
+
+// Requeue queues again all work that has no outcome, whatever its age, uncounted: the local
+// service does so when it starts, as the SQS stand-in lost the messages of the run before. A
+// message of an earlier queuing that is still delivered is dropped by its worker, so queuing
+// again never does work twice.
+func (s OverdueSweep[P, W, J]) Requeue(ctx context.Context, now time.Time) (Swept, error) {
+	return s.sweep(ctx, now, func(W) sweepAction { return sweepAction{requeue: true} })
+}
+
+func (s OverdueSweep[P, W, J]) sweep(ctx context.Context, now time.Time, decide func(W) sweepAction) (Swept, error) {
+	return SweepEach(ctx, s.List, s.Marker, func(p P, swept *Swept) error { return s.sweepOne(ctx, now, p, decide, swept) })
+}
+
+func (s OverdueSweep[P, W, J]) sweepOne(ctx context.Context, now time.Time, p P, decide func(W) sweepAction, swept *Swept) error {
+	w, work, err := s.Read(ctx, p)
+	if model.IsNotFound(err) || err == nil && s.Finished(work) {
+		swept.Dropped++
+		return s.Drop(ctx, p)
+	}
+	if err != nil {
+		return err
+	}
+	act := decide(work)
+	attrs := append([]any{"website", w.ID}, s.Attrs(work)...)
+	switch {
+	case act.fail != "":
+		ended, err := s.MarkFailed(ctx, w, work, now, act.fail)
+		if err != nil && !model.IsNotFound(err) {
+			return err
+		}
+		if ended && err == nil {
+			swept.Failed++
+			s.Log.WarnContext(ctx, s.Name+" ended without a result", append(attrs, "reason", act.fail)...)
+		}
+	case act.requeue:
+		ok, err := s.MarkQueued(ctx, w, work, now, act.counted)
+		if model.IsNotFound(err) || err == nil && !ok {
+			return nil // ended or gone meanwhile: its marker went with it
+		}
+		if err != nil {
+			return err
+		}
+		if err := s.Queue.Send(ctx, s.Job(w, work, now)); err != nil {
+			return err
+		}
+		swept.Requeued++
+		s.Log.InfoContext(ctx, s.Name+" queued again", append(attrs, "status", s.Waiting(work).Status)...)
+	}
+	return nil
+}
+
+// Latest is the latest of the times known (zero when none is).
+func Latest(times ...*time.Time) time.Time {
+	var last time.Time
+	for _, t := range times {
+		if t != nil && t.After(last) {
+			last = *t
+		}
+	}
+	return last
+}
