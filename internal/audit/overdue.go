@@ -29,16 +29,12 @@ func (s *Queue) Requeue(ctx context.Context, now time.Time) (queue.Swept, error)
 func (s *Queue) seriesSweep() queue.OverdueSweep[store.PendingSeriesTest, model.SeriesTest, Job] {
 	return queue.OverdueSweep[store.PendingSeriesTest, model.SeriesTest, Job]{
 		Name: "series test", Message: "the audit's message",
-		List:   s.store.PendingSeriesTests,
-		Marker: func(p store.PendingSeriesTest) string { return "test " + p.Test },
-		Drop:   s.store.DropPendingSeriesTest,
-		Read: func(ctx context.Context, p store.PendingSeriesTest) (model.Website, model.SeriesTest, error) {
-			w, err := s.store.Website(ctx, p.Account, p.Website)
-			if err != nil {
-				return w, model.SeriesTest{}, err
-			}
-			t, err := s.store.SeriesTest(ctx, w, p.Test)
-			return w, t, err
+		List:    s.store.PendingSeriesTests,
+		Marker:  func(p store.PendingSeriesTest) string { return "test " + p.Test },
+		Drop:    s.store.DropPendingSeriesTest,
+		Website: s.store.Website,
+		Get: func(ctx context.Context, w model.Website, p store.PendingSeriesTest) (model.SeriesTest, error) {
+			return s.store.SeriesTest(ctx, w, p.Test)
 		},
 		Finished: model.SeriesTest.IsFinished,
 		Waiting: func(t model.SeriesTest) queue.Waiting {

@@ -28,16 +28,12 @@ func (q *Queue) Requeue(ctx context.Context, now time.Time) (queue.Swept, error)
 func (q *Queue) runSweep() queue.OverdueSweep[store.PendingRun, model.Run, Job] {
 	return queue.OverdueSweep[store.PendingRun, model.Run, Job]{
 		Name: "multistep run", Message: "the run's message",
-		List:   q.store.PendingRuns,
-		Marker: func(p store.PendingRun) string { return "run " + p.Run },
-		Drop:   q.store.DropPendingRun,
-		Read: func(ctx context.Context, p store.PendingRun) (model.Website, model.Run, error) {
-			w, err := q.store.Website(ctx, p.Account, p.Website)
-			if err != nil {
-				return w, model.Run{}, err
-			}
-			r, err := q.store.GetRun(ctx, w, p.Test, p.Created, p.Run)
-			return w, r, err
+		List:    q.store.PendingRuns,
+		Marker:  func(p store.PendingRun) string { return "run " + p.Run },
+		Drop:    q.store.DropPendingRun,
+		Website: q.store.Website,
+		Get: func(ctx context.Context, w model.Website, p store.PendingRun) (model.Run, error) {
+			return q.store.GetRun(ctx, w, p.Test, p.Created, p.Run)
 		},
 		Finished: model.Run.IsFinished,
 		Waiting: func(r model.Run) queue.Waiting {

@@ -25,7 +25,7 @@ type Waiting struct {
 // markers of work that ended or went with its website, and for the rest ends it failed,
 // queues it again (recorded first: a message sent first would be older than the work's
 // queuing, and left undone) or leaves it.
-type OverdueSweep[P, W any, J Message] struct {
+type OverdueSweep[P pending, W any, J Message] struct {
 	// Name names the work in the logs ("series test"); Message names its message in a
 	// failure's reason ("the audit's message").
 	Name, Message string
@@ -33,8 +33,9 @@ type OverdueSweep[P, W any, J Message] struct {
 	List   func(context.Context) ([]P, error)
 	Marker func(P) string
 	Drop   func(context.Context, P) error
-	// Read reads a marker's website and work (model.ErrNotFound when either is gone).
-	Read     func(context.Context, P) (model.Website, W, error)
+	// Website reads a marker's website; Get its work (model.ErrNotFound when either is gone).
+	Website  func(ctx context.Context, account, id string) (model.Website, error)
+	Get      func(context.Context, model.Website, P) (W, error)
 	Finished func(W) bool
 	Waiting  func(W) Waiting
 	// Attrs name the work in the logs, after its website.
@@ -49,6 +50,9 @@ type OverdueSweep[P, W any, J Message] struct {
 	Queue      Of[J]
 	Log        *slog.Logger
 }
+
+// pending is a marker of pending work: it names the work's website.
+type pending interface{ Site() model.SiteRef }
 
 // sweepAction is what a sweep does with work without an outcome: leave it, queue it again
 // (counted as a sweep's requeue or not), or end it failed with a reason.
@@ -91,7 +95,12 @@ func (s OverdueSweep[P, W, J]) sweep(ctx context.Context, now time.Time, decide 
 }
 
 func (s OverdueSweep[P, W, J]) sweepOne(ctx context.Context, now time.Time, p P, decide func(W) sweepAction, swept *Swept) error {
-	w, work, err := s.Read(ctx, p)
+	site := p.Site()
+	w, err := s.Website(ctx, site.Account, site.Website)
+	var work W
+	if err == nil {
+		work, err = s.Get(ctx, w, p)
+	}
 	if model.IsNotFound(err) || err == nil && s.Finished(work) {
 		swept.Dropped++
 		return s.Drop(ctx, p)
