@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/openvitals/openvitals/internal/compare"
@@ -15,7 +14,7 @@ import (
 // types, are byte for byte what the API answered (testdata/comparison.json, one line a case):
 // names, order, nulls and empty lists.
 func TestComparisonJSON(t *testing.T) {
-	want, err := os.ReadFile(filepath.Join("testdata", "comparison.json"))
+	want, err := os.ReadFile("testdata/comparison.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,28 +9,11 @@ import (
 	"github.com/openvitals/openvitals/internal/store"
 )
 
-// Overdue ends or queues again the series tests that have had no outcome for deadline (the
-// audit queue's Settings.Deadline) since their audit was last queued or began, as
-// queue.OverdueSweep.Overdue does. The pending markers of tests that ended or went with their
-// website are dropped. now is the sweep's time.
-func (s *Queue) Overdue(ctx context.Context, now time.Time, deadline time.Duration) (queue.Swept, error) {
-	return s.seriesSweep().Overdue(ctx, now, deadline)
-}
-
-// Requeue queues again the audit of every series test that has no outcome, whatever its age:
-// the local service does so when it starts, as the SQS stand-in lost the messages of the run
-// before. A message of an earlier queuing that is still delivered is not audited (see
-// store.SeriesTest.Queued), so queuing again never audits a test twice.
-func (s *Queue) Requeue(ctx context.Context, now time.Time) (queue.Swept, error) {
-	return s.seriesSweep().Requeue(ctx, now)
-}
-
-// seriesSweep is how the series tests' audits are swept.
-func (s *Queue) seriesSweep() queue.OverdueSweep[store.PendingSeriesTest, model.SeriesTest, Job] {
-	return queue.OverdueSweep[store.PendingSeriesTest, model.SeriesTest, Job]{
+// seriesWork is what sweeping the series tests' audits reads and writes.
+func (s *Queue) seriesWork() queue.PendingWork[store.PendingSeriesTest, model.SeriesTest, Job] {
+	return queue.PendingWork[store.PendingSeriesTest, model.SeriesTest, Job]{
 		Name: "series test", Message: "the audit's message",
 		List:    s.store.PendingSeriesTests,
-		Marker:  func(p store.PendingSeriesTest) string { return "test " + p.Test },
 		Drop:    s.store.DropPendingSeriesTest,
 		Website: s.store.Website,
 		Get: func(ctx context.Context, w model.Website, p store.PendingSeriesTest) (model.SeriesTest, error) {

@@ -9,27 +9,11 @@ import (
 	"github.com/openvitals/openvitals/internal/store"
 )
 
-// Overdue ends or queues again the runs that have had no outcome for deadline (the multistep
-// queue's Settings.Deadline) since they were last queued or began, as
-// queue.OverdueSweep.Overdue does. The pending markers of runs that ended or went with their
-// test or website are dropped. now is the sweep's time.
-func (q *Queue) Overdue(ctx context.Context, now time.Time, deadline time.Duration) (queue.Swept, error) {
-	return q.runSweep().Overdue(ctx, now, deadline)
-}
-
-// Requeue queues again every run that has no outcome, whatever its age: the local service does
-// so when it starts, as the SQS stand-in lost the messages of the run before. A message of an
-// earlier queuing that is still delivered is not played (see store.Run.Queued).
-func (q *Queue) Requeue(ctx context.Context, now time.Time) (queue.Swept, error) {
-	return q.runSweep().Requeue(ctx, now)
-}
-
-// runSweep is how the runs are swept.
-func (q *Queue) runSweep() queue.OverdueSweep[store.PendingRun, model.Run, Job] {
-	return queue.OverdueSweep[store.PendingRun, model.Run, Job]{
+// runWork is what sweeping the runs reads and writes.
+func (q *Queue) runWork() queue.PendingWork[store.PendingRun, model.Run, Job] {
+	return queue.PendingWork[store.PendingRun, model.Run, Job]{
 		Name: "multistep run", Message: "the run's message",
 		List:    q.store.PendingRuns,
-		Marker:  func(p store.PendingRun) string { return "run " + p.Run },
 		Drop:    q.store.DropPendingRun,
 		Website: q.store.Website,
 		Get: func(ctx context.Context, w model.Website, p store.PendingRun) (model.Run, error) {

@@ -23,12 +23,18 @@ type PendingSeriesTest struct {
 	Test string
 }
 
+// String names the test, in a sweep's errors.
+func (p PendingSeriesTest) String() string { return "test " + p.Test }
+
 // PendingRun names a multistep run that has no outcome yet, by its key.
 type PendingRun struct {
 	model.SiteRef
 	Test, Run string
 	Created   time.Time
 }
+
+// String names the run, in a sweep's errors.
+func (p PendingRun) String() string { return "run " + p.Run }
 
 type pendingItem struct {
 	PK, SK, Type string
