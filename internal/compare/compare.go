@@ -1,7 +1,8 @@
 // Package compare sets two audits of one page on one device side by side: their metrics with
 // the differences and each audit's run-to-run spread, and, where their diagnostics are known,
 // what changed in the load (filmstrips on one time axis, requests added, removed, grown or
-// slowed, the LCP element and its phases, new layout shifts). An audit is a day's lab result,
+// slowed, the LCP element and its phases, new layout shifts, long tasks in all and per
+// script). Its types carry the JSON names the API answers with. An audit is a day's lab result,
 // a test series' test or any other load with its diagnostics: the comparison is over the two
 // audits, not over days.
 package compare

@@ -66,7 +66,8 @@ type Loads struct {
 	LCP       LCPChange
 	// Shifts are the target's layout shifts of elements that shifted less (or not at all)
 	// in the base load, largest first, with the elements' score in the base load.
-	Shifts    []ShiftChange
+	Shifts []ShiftChange
+	// LongTasks are both loads' long tasks, in all and by script.
 	LongTasks LongTasks
 }
 
