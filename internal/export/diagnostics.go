@@ -1,7 +1,6 @@
 package export
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"sort"
@@ -77,16 +76,14 @@ func (e *Exporter) DiagnosticsRows(ctx context.Context, website string, urls map
 			kept = append(kept, r)
 		}
 	}
-	read := make([]*model.Diagnostics, len(kept))
-	errs := parallel.Do(diagnosticsReads, len(kept), func(i int) error {
+	read, err := parallel.Map(diagnosticsReads, len(kept), func(i int) (*model.Diagnostics, error) {
 		d, err := e.reports.Diagnostics(ctx, kept[i].ReportKey)
 		if errors.Is(err, model.ErrNotFound) { // an audit that kept no diagnostics
-			return nil
+			return nil, nil
 		}
-		read[i] = d
-		return err
+		return d, err
 	})
-	if err := cmp.Or(errs...); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	var rows []DiagnosticsRow

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -75,13 +74,10 @@ func (s *Store) RUMTables(ctx context.Context, account, website string, cells []
 		keys = append(keys, key(pk, sk))
 	}
 	chunks := slices.Collect(slices.Chunk(keys, 100))
-	pages := make([][]map[string]ddbtypes.AttributeValue, len(chunks))
-	errs := parallel.Do(4, len(chunks), func(i int) error {
-		var err error
-		pages[i], err = s.batchGetPage(ctx, chunks[i], consistent)
-		return err
+	pages, err := parallel.Map(4, len(chunks), func(i int) ([]map[string]ddbtypes.AttributeValue, error) {
+		return s.batchGetPage(ctx, chunks[i], consistent)
 	})
-	if err := cmp.Or(errs...); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("read RUM tables: %w", err)
 	}
 	out := make(map[model.RUMCell]model.RUMTable, len(keys))
