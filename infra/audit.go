@@ -42,9 +42,7 @@ const (
 // page and device, the audit worker (Lighthouse in Chromium, a container function of the browser image)
 // audits it and records the result.
 type auditPipeline struct {
-	pipelineBase
-	// queue carries one message per page and device to audit.
-	queue *workQueue
+	oneQueuePipeline
 }
 
 // newAuditPipeline creates the audit queue, its dead-letter queue and their alarms under
@@ -55,7 +53,7 @@ func newAuditPipeline(scope constructs.Construct, id string, s *shared) *auditPi
 	// attempt alike (the host does not resolve, the document answers 400 or more, the guard
 	// refuses it) is final at once. Either way its last error is already on the page (the
 	// worker records it on every failure).
-	p := newPipelineBase(scope, id, s, queueSpec{"audit", queueProps{
+	p := newOneQueuePipeline(scope, id, s, queueSpec{"audit", queueProps{
 		visibility: awscdk.Duration_Minutes(jsii.Number(auditVisibilityTimeoutMinutes)),
 		// The day's audits are sized to drain within auditWindowHours: a queue never empty for
 		// a whole day is a backlog that carries over.
@@ -74,7 +72,7 @@ func newAuditPipeline(scope constructs.Construct, id string, s *shared) *auditPi
 	if warning := s.auditShortfall(); warning != "" {
 		awscdk.Annotations_Of(p.c).AddWarningV2(jsii.String("openvitals:auditShortfall"), jsii.String(warning))
 	}
-	return &auditPipeline{pipelineBase: p, queue: p.queues[0]}
+	return &auditPipeline{oneQueuePipeline: p}
 }
 
 // addFunctions creates the audit worker, fed by the audit queue.

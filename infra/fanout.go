@@ -26,9 +26,7 @@ const (
 // queues the next and one message per website) and queues each website's share of the job on
 // the audit, multistep and ux queues.
 type fanoutPipeline struct {
-	pipelineBase
-	// queue carries the listing's pages and the websites' messages.
-	queue *workQueue
+	oneQueuePipeline
 	// targets are the queues the worker fills.
 	targets scheduledQueues
 }
@@ -36,7 +34,7 @@ type fanoutPipeline struct {
 // newFanoutPipeline creates the fan-out queue, its dead-letter queue and their alarms under
 // scope/id; addFunctions adds the worker, which fills targets.
 func newFanoutPipeline(scope constructs.Construct, id string, s *shared, targets scheduledQueues) *fanoutPipeline {
-	p := newPipelineBase(scope, id, s, queueSpec{"fanout", queueProps{
+	p := newOneQueuePipeline(scope, id, s, queueSpec{"fanout", queueProps{
 		visibility: awscdk.Duration_Minutes(jsii.Number(fanoutVisibilityTimeoutMinutes)),
 		// A day's fan-out takes minutes; a message that waited half an hour is a fan-out that
 		// does not go on (a message that keeps failing ends in the dead-letter queue).
@@ -47,7 +45,7 @@ func newFanoutPipeline(scope constructs.Construct, id string, s *shared, targets
 		description:    "SQS queue feeding the fan-out worker: a page of the websites listing, or a website's share of a daily job",
 		dlqDescription: "Fan-out messages that failed every attempt: redrive them once fixed (their parts queued already are not queued again)",
 	}})
-	return &fanoutPipeline{pipelineBase: p, queue: p.queues[0], targets: targets}
+	return &fanoutPipeline{oneQueuePipeline: p, targets: targets}
 }
 
 // addFunctions creates the fan-out worker, fed by the fan-out queue.

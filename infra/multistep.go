@@ -22,9 +22,7 @@ const (
 // per run, the multistep worker (Chromium driven by go-rod, a container function of the
 // browser image) plays it and records the outcome.
 type multistepPipeline struct {
-	pipelineBase
-	// queue carries one message per multistep run.
-	queue *workQueue
+	oneQueuePipeline
 }
 
 // newMultistepPipeline creates the multistep queue, its dead-letter queue and their alarms
@@ -33,14 +31,14 @@ func newMultistepPipeline(scope constructs.Construct, id string, s *shared) *mul
 	// A message fails only when the worker could not record the run, or timed out (a journey
 	// that fails a step is a completed message: the run records the failure); one that keeps
 	// failing is parked rather than replayed for ever.
-	p := newPipelineBase(scope, id, s, queueSpec{"multistep", queueProps{
+	p := newOneQueuePipeline(scope, id, s, queueSpec{"multistep", queueProps{
 		visibility: awscdk.Duration_Minutes(jsii.Number(multistepVisibilityTimeoutMinutes)),
 		// A run takes at most three minutes.
 		depth:          depthAlarm{1, 60, 6, "multistep runs have waited for 6 hours: raise multistepMaxConcurrency, or look at the multistep worker's errors"},
 		description:    "SQS queue feeding the multistep worker",
 		dlqDescription: "Multistep runs whose message failed every attempt",
 	}})
-	return &multistepPipeline{pipelineBase: p, queue: p.queues[0]}
+	return &multistepPipeline{oneQueuePipeline: p}
 }
 
 // addFunctions creates the multistep worker, fed by the multistep queue.

@@ -27,8 +27,7 @@ const notifyBatchSize = 10
 // them and queue them (the API queues channel tests), the notifier sends them to the
 // websites' webhooks, Slack and email, retrying failed channels for 24 hours.
 type notifyPipeline struct {
-	pipelineBase
-	queue *workQueue
+	oneQueuePipeline
 	// notifier is the notifier, once addFunctions has created it.
 	notifier awslambda.Function
 }
@@ -36,7 +35,7 @@ type notifyPipeline struct {
 // newNotifyPipeline creates the notification queue, its dead-letter queue and their alarms
 // under scope/id; addFunctions adds the notifier.
 func newNotifyPipeline(scope constructs.Construct, id string, s *shared) *notifyPipeline {
-	p := newPipelineBase(scope, id, s, queueSpec{"notify", queueProps{
+	p := newOneQueuePipeline(scope, id, s, queueSpec{"notify", queueProps{
 		visibility: awscdk.Duration_Seconds(jsii.Number(notifyVisibilityTimeoutSeconds)),
 		// A notification takes seconds; retries wait in the queue on purpose (delayed), so
 		// only a long backlog of visible messages is a problem.
@@ -44,7 +43,7 @@ func newNotifyPipeline(scope constructs.Construct, id string, s *shared) *notify
 		description:    "SQS queue feeding the notifier",
 		dlqDescription: "Notifications whose channel failed for 24 hours, or that could not be read",
 	}})
-	return &notifyPipeline{pipelineBase: p, queue: p.queues[0]}
+	return &notifyPipeline{oneQueuePipeline: p}
 }
 
 // addFunctions creates the notifier, fed by the notification queue.

@@ -27,9 +27,7 @@ const purgeBatchSize = 10
 // purgePipeline removes what a deleted website, page or multistep test left: the API and the
 // scheduler queue purges, the purge worker deletes every item and object of each.
 type purgePipeline struct {
-	pipelineBase
-	// queue carries website, page and test deletions to the purge worker.
-	queue *workQueue
+	oneQueuePipeline
 	// worker is the purge worker, once addFunctions has created it.
 	worker awslambda.Function
 }
@@ -39,14 +37,14 @@ type purgePipeline struct {
 func newPurgePipeline(scope constructs.Construct, id string, s *shared) *purgePipeline {
 	// Purges are idempotent, so retrying is safe; a message that keeps failing is parked in
 	// the DLQ instead of looping for ever.
-	p := newPipelineBase(scope, id, s, queueSpec{"purge", queueProps{
+	p := newOneQueuePipeline(scope, id, s, queueSpec{"purge", queueProps{
 		visibility: awscdk.Duration_Minutes(jsii.Number(purgeVisibilityTimeoutMinutes)),
 		// A purge takes seconds.
 		depth:          depthAlarm{1, 5, 6, "purges have waited for 30 minutes: is the purge worker failing or throttled?"},
 		description:    "SQS queue feeding the purge worker",
 		dlqDescription: "Purges that failed every attempt (their markers stay in the table)",
 	}})
-	return &purgePipeline{pipelineBase: p, queue: p.queues[0]}
+	return &purgePipeline{oneQueuePipeline: p}
 }
 
 // addFunctions creates the purge worker, fed by the purge queue.

@@ -55,6 +55,19 @@ func newPipelineBase(scope constructs.Construct, id string, s *shared, specs ...
 	return p
 }
 
+// oneQueuePipeline is a pipeline of one work queue, which feeds its worker.
+type oneQueuePipeline struct {
+	pipelineBase
+	queue *workQueue
+}
+
+// newOneQueuePipeline creates the construct scope/id and in it the work queue of spec, as
+// newPipelineBase does.
+func newOneQueuePipeline(scope constructs.Construct, id string, s *shared, spec queueSpec) oneQueuePipeline {
+	p := newPipelineBase(scope, id, s, spec)
+	return oneQueuePipeline{pipelineBase: p, queue: p.queues[0]}
+}
+
 // workQueues returns the pipeline's work queues, in the order of its specs.
 func (p *pipelineBase) workQueues() []*workQueue { return p.queues }
 

@@ -34,22 +34,20 @@ const (
 // queues one message per website, the ux worker reads its Chrome UX Report records and
 // Search Console analytics and stores them.
 type uxPipeline struct {
-	pipelineBase
-	// queue carries one message per website and day.
-	queue *workQueue
+	oneQueuePipeline
 }
 
 // newUXPipeline creates the ux queue, its dead-letter queue and their alarms under scope/id;
 // addFunctions adds the worker.
 func newUXPipeline(scope constructs.Construct, id string, s *shared) *uxPipeline {
-	p := newPipelineBase(scope, id, s, queueSpec{"ux", queueProps{
+	p := newOneQueuePipeline(scope, id, s, queueSpec{"ux", queueProps{
 		visibility: awscdk.Duration_Minutes(jsii.Number(uxVisibilityTimeoutMinutes)),
 		// One message per website and day, two workers at a time.
 		depth:          depthAlarm{1, 60, 6, "user-experience data collections have waited for 6 hours: look at the ux worker's errors"},
 		description:    "SQS queue feeding the ux worker",
 		dlqDescription: "User-experience data collections that failed every attempt",
 	}})
-	return &uxPipeline{pipelineBase: p, queue: p.queues[0]}
+	return &uxPipeline{oneQueuePipeline: p}
 }
 
 // addFunctions creates the ux worker, fed by the ux queue.

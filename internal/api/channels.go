@@ -3,12 +3,9 @@ package api
 import (
 	"context"
 	"net/http"
-	"net/mail"
-	"slices"
 	"time"
 
 	"github.com/openvitals/openvitals/internal/channel"
-	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/model"
 )
 
@@ -16,9 +13,6 @@ import (
 type Notifications interface {
 	EnqueueSample(ctx context.Context, w model.Website, channel string) error
 }
-
-// maxRecipients bounds an email channel's recipients.
-const maxRecipients = 10
 
 // FailingAfter is how long a channel's deliveries must have failed for it to show as failing
 // (channels stored before their failures were counted); model.ChannelFailingAfter failures in
@@ -42,16 +36,6 @@ type channelJSON struct {
 	Secret       string     `json:"secret,omitempty"`
 }
 
-type channelInput struct {
-	Name         *string   `json:"name"`
-	Kind         *string   `json:"kind"`
-	Events       *[]string `json:"events"`
-	Digest       *bool     `json:"digest"`
-	URL          *string   `json:"url"`
-	Recipients   *[]string `json:"recipients"`
-	RotateSecret *bool     `json:"rotateSecret"`
-}
-
 func (s *Server) toChannelJSON(c model.Channel, secret string) channelJSON {
 	out := channelJSON{ID: c.ID, Name: c.Name, Kind: c.Kind, Events: c.Events, Digest: c.Digest, Status: "active",
 		CreatedAt: c.Created.UTC(), Secret: secret}
@@ -72,89 +56,6 @@ func (s *Server) toChannelJSON(c model.Channel, secret string) channelJSON {
 		}
 	}
 	return out
-}
-
-// applyChannel sets the fields present in in over c and returns the target to seal (nil when
-// it does not change); on create, name, kind and the target are required.
-func (s *Server) applyChannel(in channelInput, c *model.Channel, create bool) (*channel.Target, error) {
-	var errs model.FieldErrors
-	if in.Name != nil {
-		c.Name = *in.Name
-		if msg := model.CheckName(c.Name); msg != "" {
-			errs.Add("name", "%s", msg)
-		}
-	} else if create {
-		errs.Add("name", "is required")
-	}
-	switch {
-	case in.Kind != nil && !create && *in.Kind != c.Kind:
-		errs.Add("kind", "cannot change: delete the channel and create another")
-	case in.Kind != nil:
-		c.Kind = *in.Kind
-		if !slices.Contains(channel.Kinds, c.Kind) {
-			errs.Add("kind", "must be webhook, slack or email")
-		}
-	case create:
-		errs.Add("kind", "is required")
-	}
-	if in.Events != nil {
-		c.Events = nil
-		for i, t := range *in.Events {
-			if !event.Known(t) {
-				errs.Add("events", "[%d] must be one of the event types", i)
-			} else if !slices.Contains(c.Events, t) {
-				c.Events = append(c.Events, t)
-			}
-		}
-	}
-	if in.Digest != nil {
-		c.Digest = *in.Digest
-	}
-	var target *channel.Target
-	switch c.Kind {
-	case channel.Webhook, channel.Slack:
-		if in.Recipients != nil {
-			errs.Add("recipients", "only an email channel has recipients")
-		}
-		if in.URL != nil {
-			if msg := channel.CheckURL(*in.URL, s.local); msg != "" {
-				errs.Add("url", "%s", msg)
-			}
-			target = &channel.Target{URL: *in.URL}
-		} else if create {
-			errs.Add("url", "is required")
-		}
-	case channel.Email:
-		if in.URL != nil {
-			errs.Add("url", "an email channel has recipients, not a URL")
-		}
-		if in.Recipients != nil {
-			rs := *in.Recipients
-			if len(rs) == 0 || len(rs) > maxRecipients {
-				errs.Add("recipients", "must be 1 to %d addresses", maxRecipients)
-			}
-			for i, addr := range rs {
-				a, err := mail.ParseAddress(addr)
-				switch {
-				case err != nil || a.Address != addr || len(addr) > 254:
-					errs.Add("recipients", "[%d] must be an email address such as team@example.com", i)
-				case channel.MaskRecipients(addr) == addr:
-					// What the API shows, sent back: it would replace the address.
-					errs.Add("recipients", "[%d] is masked as the API shows it: send the address in full", i)
-				}
-			}
-			target = &channel.Target{Recipients: rs}
-		} else if create {
-			errs.Add("recipients", "is required")
-		}
-	}
-	if in.RotateSecret != nil && *in.RotateSecret && c.Kind != channel.Webhook {
-		errs.Add("rotateSecret", "only a webhook has a signing secret")
-	}
-	if !create && in == (channelInput{}) {
-		errs.Add("body", "send at least one of name, events, digest, url, recipients and rotateSecret")
-	}
-	return target, errs.Err()
 }
 
 // channel reads a channel; one stored when recipients were kept in the clear beside the
@@ -195,8 +96,8 @@ func (s *Server) maskAtRest(ctx context.Context, site model.Website, c *model.Ch
 // channelKind is how notification channels are shown, created, changed and deleted: their
 // target sealed, their URL or recipients masked, a webhook's signing secret shown once, when
 // it is made (on create and on rotateSecret).
-func (s *Server) channelKind() itemKind[model.Channel, channelInput] {
-	return itemKind[model.Channel, channelInput]{
+func (s *Server) channelKind() itemKind[model.Channel, channel.Request] {
+	return itemKind[model.Channel, channel.Request]{
 		pathID:  "channelID",
 		newItem: func() model.Channel { return model.Channel{ID: model.NewChannelID()} },
 		apply:   s.applyChannelWrite,
@@ -211,8 +112,8 @@ func (s *Server) channelKind() itemKind[model.Channel, channelInput] {
 
 // applyChannelWrite applies a create's or update's fields over ch and seals its target when it
 // changed, with a new signing secret for a new webhook or on rotateSecret, which it returns.
-func (s *Server) applyChannelWrite(ctx context.Context, site model.Website, in channelInput, _ model.Channel, ch *model.Channel, create bool) (string, error) {
-	target, err := s.applyChannel(in, ch, create)
+func (s *Server) applyChannelWrite(ctx context.Context, site model.Website, in channel.Request, _ model.Channel, ch *model.Channel, create bool) (string, error) {
+	target, err := in.Apply(ch, create, s.local)
 	if err != nil {
 		return "", err
 	}

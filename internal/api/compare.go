@@ -1,12 +1,10 @@
 package api
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -17,88 +15,24 @@ import (
 
 // comparisonJSON is two audits of a page on a device side by side.
 type comparisonJSON struct {
-	Page    model.Page          `json:"page"`
-	Device  string              `json:"device"`
-	Base    auditRefJSON        `json:"base"`
-	Target  auditRefJSON        `json:"target"`
-	Metrics []metricCompareJSON `json:"metrics"`
+	Page    model.Page       `json:"page"`
+	Device  string           `json:"device"`
+	Base    auditRefJSON     `json:"base"`
+	Target  auditRefJSON     `json:"target"`
+	Metrics []compare.Metric `json:"metrics"`
 	// Loads is what changed in the load; null unless both audits kept their diagnostics.
 	Loads *loadsJSON `json:"loads"`
 }
 
+// loadsJSON is what changed in the load: compare.Loads with the filmstrip's frames as URLs, the
+// requests flat and every shift's lists present.
 type loadsJSON struct {
 	Filmstrip         filmstripJSON       `json:"filmstrip"`
 	Requests          []requestChangeJSON `json:"requests"`
 	UnchangedRequests int                 `json:"unchangedRequests"`
-	LCP               lcpChangeJSON       `json:"lcp"`
+	LCP               compare.LCPChange   `json:"lcp"`
 	LayoutShifts      []shiftChangeJSON   `json:"layoutShifts"`
-	LongTasks         longTasksJSON       `json:"longTasks"`
-}
-
-// longTasksJSON compares the long tasks of two loads: in all and per script, those grown.
-type longTasksJSON struct {
-	Base    taskTotalsJSON    `json:"base"`
-	Target  taskTotalsJSON    `json:"target"`
-	Scripts []scriptTasksJSON `json:"scripts"`
-}
-
-type taskTotalsJSON struct {
-	Count   int     `json:"count"`
-	Total   float64 `json:"total"`
-	Longest float64 `json:"longest"`
-}
-
-type scriptTasksJSON struct {
-	URL    string         `json:"url"`
-	Base   taskTotalsJSON `json:"base"`
-	Target taskTotalsJSON `json:"target"`
-	Change float64        `json:"change"`
-}
-
-// The least growth of a script's long tasks listed (a long task's least duration), and the
-// most scripts listed.
-const (
-	minLongTaskGrowth = 50
-	maxLongTaskScript = 10
-)
-
-// compareLongTasks compares two loads' long tasks, in all and per script they are attributed to.
-func compareLongTasks(base, target []model.LongTask) longTasksJSON {
-	add := func(t *taskTotalsJSON, lt model.LongTask) {
-		t.Count++
-		t.Total += lt.Duration
-		t.Longest = max(t.Longest, lt.Duration)
-	}
-	out := longTasksJSON{Scripts: []scriptTasksJSON{}}
-	byURL := map[string]*scriptTasksJSON{}
-	script := func(url string) *scriptTasksJSON {
-		s := byURL[url]
-		if s == nil {
-			s = &scriptTasksJSON{URL: url}
-			byURL[url] = s
-		}
-		return s
-	}
-	for _, lt := range base {
-		add(&out.Base, lt)
-		add(&script(lt.URL).Base, lt)
-	}
-	for _, lt := range target {
-		add(&out.Target, lt)
-		add(&script(lt.URL).Target, lt)
-	}
-	for _, s := range byURL {
-		if s.Change = s.Target.Total - s.Base.Total; s.Change >= minLongTaskGrowth {
-			out.Scripts = append(out.Scripts, *s)
-		}
-	}
-	slices.SortFunc(out.Scripts, func(a, b scriptTasksJSON) int {
-		return cmp.Or(cmp.Compare(b.Change, a.Change), cmp.Compare(a.URL, b.URL))
-	})
-	if len(out.Scripts) > maxLongTaskScript {
-		out.Scripts = out.Scripts[:maxLongTaskScript]
-	}
-	return out
+	LongTasks         compare.LongTasks   `json:"longTasks"`
 }
 
 type filmstripJSON struct {
@@ -143,20 +77,6 @@ type requestChangeJSON struct {
 	TimeChange     float64            `json:"timeChange"`
 }
 
-type lcpChangeJSON struct {
-	Base           *model.LCP        `json:"base"`
-	Target         *model.LCP        `json:"target"`
-	ElementChanged bool              `json:"elementChanged"`
-	Phases         []phaseChangeJSON `json:"phases"`
-}
-
-type phaseChangeJSON struct {
-	Name   string   `json:"name"`
-	Base   *float64 `json:"base"`
-	Target *float64 `json:"target"`
-	Change float64  `json:"change"`
-}
-
 type shiftChangeJSON struct {
 	Time      float64            `json:"time"`
 	Score     float64            `json:"score"`
@@ -174,31 +94,14 @@ type auditRefJSON struct {
 	Method    string     `json:"method,omitempty"`
 }
 
-type metricCompareJSON struct {
-	Name          string   `json:"name"`
-	Unit          string   `json:"unit,omitempty"`
-	HigherIsWorse *bool    `json:"higherIsWorse,omitempty"`
-	Base          *float64 `json:"base"`
-	Target        *float64 `json:"target"`
-	Change        *float64 `json:"change"`
-	ChangePercent *float64 `json:"changePercent"`
-	BaseSpread    *float64 `json:"baseSpread"`
-	TargetSpread  *float64 `json:"targetSpread"`
-	BeyondSpread  bool     `json:"beyondSpread"`
-}
-
-// toMetricsCompareJSON shows compared metrics, each with its unit and direction when it is a
-// watched metric.
-func toMetricsCompareJSON(metrics []compare.Metric) []metricCompareJSON {
-	out := make([]metricCompareJSON, len(metrics))
+// withUnits gives compared metrics each its unit and direction when it is a watched metric.
+func withUnits(metrics []compare.Metric) []compare.Metric {
 	for i, m := range metrics {
-		out[i] = metricCompareJSON{Name: m.Name, Base: m.Base, Target: m.Target, Change: m.Delta, ChangePercent: m.Percent,
-			BaseSpread: m.BaseSpread, TargetSpread: m.TargetSpread, BeyondSpread: m.BeyondSpread}
 		if watched, ok := regression.Lookup(m.Name); ok {
-			out[i].Unit, out[i].HigherIsWorse = watched.Unit, &watched.HigherIsWorse
+			metrics[i].Unit, metrics[i].HigherIsWorse = watched.Unit, &watched.HigherIsWorse
 		}
 	}
-	return out
+	return metrics
 }
 
 // auditID names an audit of a page on a device: a day's lab result (Day, yyyymmdd) or a test
@@ -304,12 +207,9 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request, c caller) e
 	}
 	both := compare.Of(b.Audit, t.Audit, regression.SourceMetrics[regression.SourceLab])
 	out := comparisonJSON{Page: p, Device: device,
-		Base: toAuditRefJSON(b), Target: toAuditRefJSON(t), Metrics: toMetricsCompareJSON(both.Metrics)}
+		Base: toAuditRefJSON(b), Target: toAuditRefJSON(t), Metrics: withUnits(both.Metrics)}
 	if both.Loads != nil {
 		out.Loads = toLoadsJSON(*both.Loads, frameURLs(site, p.ID, device, b), frameURLs(site, p.ID, device, t))
-		// The comparison of loads leaves long tasks out: they come from both audits'
-		// diagnostics, read with them.
-		out.Loads.LongTasks = compareLongTasks(b.Diagnostics.LongTasks, t.Diagnostics.LongTasks)
 	}
 	return writeJSON(w, http.StatusOK, out)
 }
@@ -327,10 +227,9 @@ func frameURLs(site model.Website, page, device string, l storedAudit) func(mode
 
 func toLoadsJSON(l compare.Loads, baseURL, targetURL func(model.Frame) string) *loadsJSON {
 	out := &loadsJSON{Requests: []requestChangeJSON{}, UnchangedRequests: l.Unchanged, LayoutShifts: []shiftChangeJSON{},
-		LongTasks: longTasksJSON{Scripts: []scriptTasksJSON{}},
+		LCP: l.LCP, LongTasks: l.LongTasks,
 		Filmstrip: filmstripJSON{Step: l.Filmstrip.Step, End: l.Filmstrip.End, BaseMarks: l.Filmstrip.BaseMarks,
-			TargetMarks: l.Filmstrip.TargetMarks, Slots: []slotJSON{}},
-		LCP: lcpChangeJSON{Base: l.LCP.Base, Target: l.LCP.Target, ElementChanged: l.LCP.ElementChanged, Phases: []phaseChangeJSON{}}}
+			TargetMarks: l.Filmstrip.TargetMarks, Slots: []slotJSON{}}}
 	frame := func(f *model.Frame, url func(model.Frame) string) *frameJSON {
 		if f == nil {
 			return nil
@@ -352,9 +251,6 @@ func toLoadsJSON(l compare.Loads, baseURL, targetURL func(model.Frame) string) *
 		out.Requests = append(out.Requests, requestChangeJSON{Kind: c.Kind, URL: r.URL, ResourceType: r.Type, ThirdParty: r.ThirdParty,
 			Entity: r.Entity, RenderBlocking: r.RenderBlocking, Base: timing(c.Base), Target: timing(c.Target),
 			SizeChange: c.SizeDelta, TimeChange: c.TimeDelta})
-	}
-	for _, p := range l.LCP.Phases {
-		out.LCP.Phases = append(out.LCP.Phases, phaseChangeJSON{Name: p.Name, Base: p.Base, Target: p.Target, Change: p.Delta})
 	}
 	for _, s := range l.Shifts {
 		sj := shiftChangeJSON{Time: s.Time, Score: s.Score, BaseScore: s.BaseScore, Elements: s.Elements, Causes: s.Causes}

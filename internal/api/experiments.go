@@ -12,8 +12,8 @@ import (
 // one's comparison.
 type experimentJSON struct {
 	model.Experiment
-	Metrics []metricCompareJSON `json:"metrics,omitempty"`
-	Loads   *loadsJSON          `json:"loads,omitempty"`
+	Metrics []compare.Metric `json:"metrics,omitempty"`
+	Loads   *loadsJSON       `json:"loads,omitempty"`
 }
 
 func toExperimentJSON(e model.Experiment) experimentJSON {
@@ -22,7 +22,7 @@ func toExperimentJSON(e model.Experiment) experimentJSON {
 	if e.Control != nil && e.Measured != nil {
 		base := compare.Audit{Metrics: e.Control.Metrics, Samples: e.Control.Samples}
 		target := compare.Audit{Metrics: e.Measured.Metrics, Samples: e.Measured.Samples}
-		out.Metrics = toMetricsCompareJSON(compare.Metrics(base, target, regression.SourceMetrics[regression.SourceLab]))
+		out.Metrics = withUnits(compare.Metrics(base, target, regression.SourceMetrics[regression.SourceLab]))
 	}
 	return out
 }
@@ -85,7 +85,6 @@ func (s *Server) getExperiment(w http.ResponseWriter, r *http.Request, c caller)
 			// The frames' images are kept, but served for pages' days only: times here.
 			noImage := func(model.Frame) string { return "" }
 			out.Loads = toLoadsJSON(compare.CompareLoads(base, target, compare.DefaultThresholds), noImage, noImage)
-			out.Loads.LongTasks = compareLongTasks(base.LongTasks, target.LongTasks)
 		}
 	}
 	return writeJSON(w, http.StatusOK, out)

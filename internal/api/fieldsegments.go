@@ -330,25 +330,10 @@ func (s *Server) putRUMSettings(w http.ResponseWriter, r *http.Request, c caller
 	}
 	set, err := rum.ApplySettings(old, want)
 	if err != nil {
-		var fields []model.FieldError
-		for _, e := range unwrapAll(err) {
-			var se *rum.SettingsError
-			if errors.As(e, &se) {
-				fields = append(fields, model.FieldError{Field: se.Field, Message: se.Message})
-			}
-		}
-		return invalid(fields...)
+		return err
 	}
 	if err := s.store.PutRUMSettings(r.Context(), site.Account, site.ID, set); err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, settingsJSON(set))
-}
-
-// unwrapAll lists the errors errors.Join joined (or err alone).
-func unwrapAll(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
 }

@@ -54,13 +54,20 @@ type Queue struct {
 	store *store.Store
 	queue queue.Of[Job]
 	log   *slog.Logger
+	// OverdueSweep ends or queues again the series tests without an outcome (overdue.go): its
+	// Overdue those whose deadline passed, its Requeue all of them (the local service's start;
+	// a message of an earlier queuing still delivered is not audited, see
+	// store.SeriesTest.Queued).
+	*queue.OverdueSweep[store.PendingSeriesTest, model.SeriesTest, Job]
 	// takeoverDelay is how long the audits of a shard queued again wait (SetTakeoverDelay).
 	takeoverDelay time.Duration
 }
 
 // NewQueue returns a Queue sending to the audit queue q.
 func NewQueue(st *store.Store, q *queue.Queue, log *slog.Logger) *Queue {
-	return &Queue{store: st, queue: queue.Typed[Job](q), log: log, takeoverDelay: queue.MaxDelay}
+	s := &Queue{store: st, queue: queue.Typed[Job](q), log: log, takeoverDelay: queue.MaxDelay}
+	s.OverdueSweep = queue.NewOverdueSweep(s.seriesWork())
+	return s
 }
 
 // Website queues audits of a website's pages now, whatever the schedule: the given pages (all

@@ -320,22 +320,26 @@ func ReadLimited(r io.Reader, limit int64) ([]byte, error) {
 	return b, nil
 }
 
+// Transport returns an HTTP transport whose every connection goes through g; its callers set
+// its limits and timeouts. It never uses a proxy from the environment: the guard would then
+// judge the proxy's address, and the proxy would reach the target unchecked.
+func (g Guard) Transport() *http.Transport {
+	return &http.Transport{
+		Proxy:             nil,
+		DialContext:       g.DialContext,
+		ForceAttemptHTTP2: true,
+		IdleConnTimeout:   60 * time.Second,
+	}
+}
+
 // NewHTTPClient returns an HTTP client for the workers' own requests to targets (fetching a
 // document to validate, for example). Every connection, redirects included, goes through the
-// guard. It never uses a proxy from the environment: the guard would then judge the proxy's
-// address, and the proxy would reach the target unchecked.
+// guard (Transport).
 func NewHTTPClient(g Guard) *http.Client {
-	t := &http.Transport{
-		Proxy:                  nil,
-		DialContext:            g.DialContext,
-		ForceAttemptHTTP2:      true,
-		MaxIdleConns:           16,
-		IdleConnTimeout:        60 * time.Second,
-		TLSHandshakeTimeout:    10 * time.Second,
-		ResponseHeaderTimeout:  30 * time.Second,
-		ExpectContinueTimeout:  time.Second,
-		MaxResponseHeaderBytes: 1 << 20,
-	}
+	t := g.Transport()
+	t.MaxIdleConns = 16
+	t.TLSHandshakeTimeout, t.ResponseHeaderTimeout, t.ExpectContinueTimeout = 10*time.Second, 30*time.Second, time.Second
+	t.MaxResponseHeaderBytes = 1 << 20
 	return &http.Client{
 		Transport: t,
 		// A whole request, body included; callers wanting less pass a context deadline.

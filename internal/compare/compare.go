@@ -1,7 +1,8 @@
 // Package compare sets two audits of one page on one device side by side: their metrics with
 // the differences and each audit's run-to-run spread, and, where their diagnostics are known,
 // what changed in the load (filmstrips on one time axis, requests added, removed, grown or
-// slowed, the LCP element and its phases, new layout shifts). An audit is a day's lab result,
+// slowed, the LCP element and its phases, new layout shifts, long tasks in all and per
+// script). Its types carry the JSON names the API answers with. An audit is a day's lab result,
 // a test series' test or any other load with its diagnostics: the comparison is over the two
 // audits, not over days.
 package compare
@@ -24,17 +25,24 @@ type Audit struct {
 }
 
 // Metric is one metric of both audits. A value either audit did not measure is nil, and so
-// are the differences then.
+// are the differences then. Its JSON is the API's answer.
 type Metric struct {
-	Name           string
-	Base, Target   *float64
-	Delta, Percent *float64 // Target-Base; as a percentage of Base (nil when Base is 0)
+	Name string `json:"name"`
+	// Unit and HigherIsWorse describe a watched metric; the caller that knows them sets
+	// them (this package knows no metric).
+	Unit          string   `json:"unit,omitempty"`
+	HigherIsWorse *bool    `json:"higherIsWorse,omitempty"`
+	Base          *float64 `json:"base"`
+	Target        *float64 `json:"target"`
+	Delta         *float64 `json:"change"`        // Target-Base
+	Percent       *float64 `json:"changePercent"` // Delta as a percentage of Base (nil when Base is 0)
 	// BaseSpread and TargetSpread are the interquartile ranges of each audit's runs (nil
 	// without the runs' values, or with fewer than MinRunsForSpread).
-	BaseSpread, TargetSpread *float64
+	BaseSpread   *float64 `json:"baseSpread"`
+	TargetSpread *float64 `json:"targetSpread"`
 	// BeyondSpread tells that the difference is larger than both audits' spreads: a change
 	// rather than the runs' noise. False when a spread is unknown.
-	BeyondSpread bool
+	BeyondSpread bool `json:"beyondSpread"`
 }
 
 // MinRunsForSpread is the fewest runs whose values have a spread worth showing.

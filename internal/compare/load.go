@@ -67,21 +67,26 @@ type Loads struct {
 	// Shifts are the target's layout shifts of elements that shifted less (or not at all)
 	// in the base load, largest first, with the elements' score in the base load.
 	Shifts []ShiftChange
+	// LongTasks are both loads' long tasks, in all and by script.
+	LongTasks LongTasks
 }
 
 // LCPChange compares the largest contentful paints: the element (changed when its selector
-// or opening tag differs) and the phases that changed by more than the threshold.
+// or opening tag differs) and the phases that changed by more than the threshold. Its JSON is
+// the API's answer.
 type LCPChange struct {
-	Base, Target   *model.LCP
-	ElementChanged bool
-	Phases         []PhaseChange
+	Base           *model.LCP    `json:"base"`
+	Target         *model.LCP    `json:"target"`
+	ElementChanged bool          `json:"elementChanged"`
+	Phases         []PhaseChange `json:"phases"`
 }
 
 // PhaseChange is one LCP phase of both loads (nil where the load had none).
 type PhaseChange struct {
-	Name         string // ttfb, loadDelay, loadDuration, renderDelay
-	Base, Target *float64
-	Delta        float64
+	Name   string   `json:"name"` // ttfb, loadDelay, loadDuration, renderDelay
+	Base   *float64 `json:"base"`
+	Target *float64 `json:"target"`
+	Delta  float64  `json:"change"`
 }
 
 // ShiftChange is a layout shift of the target load with what its elements shifted before.
@@ -99,6 +104,7 @@ func CompareLoads(base, target *model.Diagnostics, t Thresholds) Loads {
 		Filmstrip: AlignFilmstrips(base, target),
 		LCP:       compareLCP(base.LCP, target.LCP, t),
 		Shifts:    newShifts(base.Shifts, target.Shifts, t),
+		LongTasks: compareLongTasks(base.LongTasks, target.LongTasks),
 	}
 	l.Requests, l.Unchanged = compareRequests(base.Requests, target.Requests, t)
 	return l
@@ -204,7 +210,7 @@ func RequestKey(raw string) string {
 
 // compareLCP compares the LCP element and phases.
 func compareLCP(base, target *model.LCP, t Thresholds) LCPChange {
-	c := LCPChange{Base: base, Target: target}
+	c := LCPChange{Base: base, Target: target, Phases: []PhaseChange{}}
 	if base == nil || target == nil {
 		c.ElementChanged = (base == nil) != (target == nil)
 		return c
@@ -255,5 +261,62 @@ func newShifts(base, target []model.LayoutShift, t Thresholds) []ShiftChange {
 		}
 	}
 	slices.SortStableFunc(out, func(a, b ShiftChange) int { return cmp.Compare(b.Score, a.Score) })
+	return out
+}
+
+// LongTasks compares the long tasks of two loads: in all and per script, those grown. Its JSON
+// is the API's answer.
+type LongTasks struct {
+	Base    model.TaskTotals `json:"base"`
+	Target  model.TaskTotals `json:"target"`
+	Scripts []ScriptTasks    `json:"scripts"`
+}
+
+// ScriptTasks are the long tasks attributed to one script in both loads.
+type ScriptTasks struct {
+	URL    string           `json:"url"`
+	Base   model.TaskTotals `json:"base"`
+	Target model.TaskTotals `json:"target"`
+	Change float64          `json:"change"` // of the total
+}
+
+// The least growth of a script's long tasks listed (a long task's least duration), and the
+// most scripts listed.
+const (
+	minLongTaskGrowth = 50
+	maxLongTaskScript = 10
+)
+
+// compareLongTasks compares two loads' long tasks, in all and per script they are attributed to.
+func compareLongTasks(base, target []model.LongTask) LongTasks {
+	out := LongTasks{Scripts: []ScriptTasks{}}
+	byURL := map[string]*ScriptTasks{}
+	script := func(url string) *ScriptTasks {
+		s := byURL[url]
+		if s == nil {
+			s = &ScriptTasks{URL: url}
+			byURL[url] = s
+		}
+		return s
+	}
+	for _, lt := range base {
+		out.Base.Add(lt)
+		script(lt.URL).Base.Add(lt)
+	}
+	for _, lt := range target {
+		out.Target.Add(lt)
+		script(lt.URL).Target.Add(lt)
+	}
+	for _, s := range byURL {
+		if s.Change = s.Target.Total - s.Base.Total; s.Change >= minLongTaskGrowth {
+			out.Scripts = append(out.Scripts, *s)
+		}
+	}
+	slices.SortFunc(out.Scripts, func(a, b ScriptTasks) int {
+		return cmp.Or(cmp.Compare(b.Change, a.Change), cmp.Compare(a.URL, b.URL))
+	})
+	if len(out.Scripts) > maxLongTaskScript {
+		out.Scripts = out.Scripts[:maxLongTaskScript]
+	}
 	return out
 }

@@ -71,15 +71,9 @@ type Sender struct {
 // the API's links under base and, when dashboard is not "", links to its views (see
 // event.Document.WithView): what emails and Slack messages link to.
 func NewSender(guard browser.Guard, ses *sesv2.Client, from, base, dashboard string) *Sender {
-	t := &http.Transport{
-		Proxy:                 nil,
-		DialContext:           guard.DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          32,
-		IdleConnTimeout:       60 * time.Second,
-		TLSHandshakeTimeout:   Timeout,
-		ResponseHeaderTimeout: Timeout,
-	}
+	t := guard.Transport()
+	t.MaxIdleConns = 32
+	t.TLSHandshakeTimeout, t.ResponseHeaderTimeout = Timeout, Timeout
 	return &Sender{
 		http: &http.Client{Transport: t, Timeout: Timeout,
 			// A redirect could lead anywhere the URL's check did not look: never followed.

@@ -1,14 +1,13 @@
 package export
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/parallel"
 	"github.com/openvitals/openvitals/internal/rum"
 )
 
@@ -71,35 +70,27 @@ const diagnosticsReads = 16
 // device order; an audit that kept none (no report, or from before diagnostics were kept) has
 // no row.
 func (e *Exporter) DiagnosticsRows(ctx context.Context, website string, urls map[string]string, labs []model.LabResult) ([]DiagnosticsRow, error) {
-	var (
-		mu       sync.Mutex
-		rows     []DiagnosticsRow
-		firstErr error
-		wg       sync.WaitGroup
-	)
-	slots := make(chan struct{}, diagnosticsReads)
+	var kept []model.LabResult
 	for _, r := range labs {
-		if r.ReportKey == "" {
-			continue
+		if r.ReportKey != "" {
+			kept = append(kept, r)
 		}
-		slots <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			d, err := e.reports.Diagnostics(ctx, r.ReportKey)
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case errors.Is(err, model.ErrNotFound): // an audit that kept no diagnostics
-			case err != nil:
-				firstErr = cmp.Or(firstErr, err)
-			case d != nil:
-				rows = append(rows, DiagnosticsRowOf(website, urls[r.Page], r, d))
-			}
-		})
 	}
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
+	read, err := parallel.Map(diagnosticsReads, len(kept), func(i int) (*model.Diagnostics, error) {
+		d, err := e.reports.Diagnostics(ctx, kept[i].ReportKey)
+		if errors.Is(err, model.ErrNotFound) { // an audit that kept no diagnostics
+			return nil, nil
+		}
+		return d, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var rows []DiagnosticsRow
+	for i, d := range read {
+		if d != nil {
+			rows = append(rows, DiagnosticsRowOf(website, urls[kept[i].Page], kept[i], d))
+		}
 	}
 	sort.Slice(rows, func(i, j int) bool {
 		return rows[i].URL+"\x00"+rows[i].Device < rows[j].URL+"\x00"+rows[j].Device
@@ -136,11 +127,11 @@ func DiagnosticsRowOf(website, url string, r model.LabResult, d *model.Diagnosti
 			row.FailedRequests++
 		}
 	}
+	var tasks model.TaskTotals
 	for _, t := range d.LongTasks {
-		row.LongTasks++
-		row.LongTasksTotal += t.Duration
-		row.LongestTask = max(row.LongestTask, t.Duration)
+		tasks.Add(t)
 	}
+	row.LongTasks, row.LongTasksTotal, row.LongestTask = int32(tasks.Count), tasks.Total, tasks.Longest
 	for _, s := range d.Shifts {
 		row.LayoutShifts++
 		row.LargestShift = max(row.LargestShift, s.Score)

@@ -155,6 +155,20 @@ type LongTask struct {
 	Duration float64 `json:"duration"`
 }
 
+// TaskTotals sum up long tasks: how many, their total and the longest duration (ms).
+type TaskTotals struct {
+	Count   int     `json:"count"`
+	Total   float64 `json:"total"`
+	Longest float64 `json:"longest"`
+}
+
+// Add counts lt in t.
+func (t *TaskTotals) Add(lt LongTask) {
+	t.Count++
+	t.Total += lt.Duration
+	t.Longest = max(t.Longest, lt.Duration)
+}
+
 // WorkCategory is main-thread time of one kind (scriptEvaluation, styleLayout, paintCompositeRender...).
 type WorkCategory struct {
 	Category string  `json:"category"`

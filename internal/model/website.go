@@ -31,6 +31,9 @@ type SiteRef struct {
 	Website string
 }
 
+// Site is the website r names; a type that embeds a SiteRef names its website by it.
+func (r SiteRef) Site() SiteRef { return r }
+
 // WebsiteRequest asks for a new website; nil means omitted.
 type WebsiteRequest struct {
 	Domain      *string `json:"domain"`

@@ -41,11 +41,17 @@ type Queue struct {
 	store *store.Store
 	queue queue.Of[Job]
 	log   *slog.Logger
+	// OverdueSweep ends or queues again the runs without an outcome (overdue.go): its Overdue
+	// those whose deadline passed, its Requeue all of them (the local service's start; a
+	// message of an earlier queuing still delivered is not played, see store.Run.Queued).
+	*queue.OverdueSweep[store.PendingRun, model.Run, Job]
 }
 
 // NewQueue returns a Queue sending to the multistep queue q.
 func NewQueue(st *store.Store, q *queue.Queue, log *slog.Logger) *Queue {
-	return &Queue{store: st, queue: queue.Typed[Job](q), log: log}
+	runs := &Queue{store: st, queue: queue.Typed[Job](q), log: log}
+	runs.OverdueSweep = queue.NewOverdueSweep(runs.runWork())
+	return runs
 }
 
 // Run records a queued run of a test and queues it.

@@ -5,6 +5,7 @@ package parallel
 
 import (
 	"context"
+	"errors"
 	"sync"
 )
 
@@ -25,6 +26,18 @@ func Do(n, count int, fn func(i int) error) []error {
 	}
 	wg.Wait()
 	return errs
+}
+
+// Map calls fn for each index below count, at most n at a time, and returns what each call
+// made, by index, and the errors the calls returned, joined.
+func Map[T any](n, count int, fn func(i int) (T, error)) ([]T, error) {
+	out := make([]T, count)
+	errs := Do(n, count, func(i int) error {
+		var err error
+		out[i], err = fn(i)
+		return err
+	})
+	return out, errors.Join(errs...)
 }
 
 // Each runs fn for each item, at most n at a time, until ctx ends: the items not started by

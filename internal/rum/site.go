@@ -145,23 +145,19 @@ const (
 	maxGroupIDsInLife = 1<<16 - 1
 )
 
-// SettingsError is a setting that cannot be kept: Field names it as the API does.
-type SettingsError struct{ Field, Message string }
-
-func (e *SettingsError) Error() string { return e.Field + ": " + e.Message }
-
 // ApplySettings checks new settings and gives their groups IDs: a group keeps the ID of the
 // group of the same name in old, a new name gets the next unused ID. GroupNames keeps every
-// name an ID ever had (the latest).
+// name an ID ever had (the latest). Settings that cannot be kept are a *model.InvalidError
+// naming each bad field as the API does.
 func ApplySettings(old, set model.RUMSettings) (model.RUMSettings, error) {
-	var errs []error
+	var errs model.FieldErrors
 	if len(set.Groups) > MaxGroups {
-		errs = append(errs, &SettingsError{"groups", fmt.Sprintf("at most %d groups", MaxGroups)})
+		errs.Add("groups", "at most %d groups", MaxGroups)
 	}
 	if set.SampleRate != 0 {
 		w := 1 / set.SampleRate
 		if set.SampleRate < 0 || set.SampleRate > 1 || w > maxSampleWeight || w-float64(int(w+0.5)) > 1e-9 || float64(int(w+0.5))-w > 1e-9 {
-			errs = append(errs, &SettingsError{"sampleRate", "a rate r in (0, 1] with 1/r a whole number up to 1000 (1, 0.5, 0.25, 0.2, 0.1, 0.01 ...)"})
+			errs.Add("sampleRate", "a rate r in (0, 1] with 1/r a whole number up to 1000 (1, 0.5, 0.25, 0.2, 0.1, 0.01 ...)")
 		}
 	}
 	seen := map[string]bool{}
@@ -170,17 +166,17 @@ func ApplySettings(old, set model.RUMSettings) (model.RUMSettings, error) {
 		name := strings.TrimSpace(g.Name)
 		switch {
 		case name == "" || len(name) > maxGroupName:
-			errs = append(errs, &SettingsError{field + ".name", fmt.Sprintf("a name of 1 to %d characters", maxGroupName)})
+			errs.Add(field+".name", "a name of 1 to %d characters", maxGroupName)
 		case seen[strings.ToLower(name)]:
-			errs = append(errs, &SettingsError{field + ".name", "names are unique"})
+			errs.Add(field+".name", "names are unique")
 		}
 		seen[strings.ToLower(name)] = true
 		if p := strings.TrimSpace(g.Pattern); !strings.HasPrefix(p, "/") || len(p) > maxGroupPattern || strings.ContainsAny(p, "?# \t") {
-			errs = append(errs, &SettingsError{field + ".pattern", "a path starting with / (no query, no spaces), * for any run of characters"})
+			errs.Add(field+".pattern", "a path starting with / (no query, no spaces), * for any run of characters")
 		}
 	}
-	if len(errs) > 0 {
-		return old, errors.Join(errs...)
+	if err := errs.Err(); err != nil {
+		return old, err
 	}
 	out := model.RUMSettings{SampleRate: set.SampleRate, ExcludeLabAgents: set.ExcludeLabAgents, GroupNames: map[int]string{}}
 	if out.SampleRate == 1 {
@@ -204,7 +200,8 @@ func ApplySettings(old, set model.RUMSettings) (model.RUMSettings, error) {
 		}
 		if id == 0 {
 			if next >= maxGroupIDsInLife {
-				return old, &SettingsError{"groups", "this website has used every group ID"}
+				errs.Add("groups", "this website has used every group ID")
+				return old, errs.Err()
 			}
 			next++
 			id = next

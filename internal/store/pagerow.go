@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -77,16 +76,14 @@ func (s *Store) pageRowSegments(ctx context.Context, w model.Website, projection
 		bounds = append(bounds, pageRowPrefix+m)
 	}
 	bounds = append(bounds, pageRowPrefix+"\U0010FFFF")
-	segments := make([][]pageRowItem, len(bounds)-1)
-	errs := parallel.Do(rowSegmentReaders, len(segments), func(i int) error {
+	segments, err := parallel.Map(rowSegmentReaders, len(bounds)-1, func(i int) ([]pageRowItem, error) {
 		items, _, err := s.queryPageRows(ctx, w, bounds[i], bounds[i+1], 0, projection)
 		if n := len(items); n > 0 && items[n-1].SK == bounds[i+1] {
 			items = items[:n-1] // the next segment's first row
 		}
-		segments[i] = items
-		return err
+		return items, err
 	})
-	if err := errors.Join(errs...); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	var items []pageRowItem

@@ -18,17 +18,23 @@ import (
 
 // PendingSeriesTest names a test series' test that has no outcome yet.
 type PendingSeriesTest struct {
-	Account, Website string
+	model.SiteRef
 	// Test is the test's ID, which names its series.
 	Test string
 }
 
+// String names the test, in a sweep's errors.
+func (p PendingSeriesTest) String() string { return "test " + p.Test }
+
 // PendingRun names a multistep run that has no outcome yet, by its key.
 type PendingRun struct {
-	Account, Website string
-	Test, Run        string
-	Created          time.Time
+	model.SiteRef
+	Test, Run string
+	Created   time.Time
 }
+
+// String names the run, in a sweep's errors.
+func (p PendingRun) String() string { return "run " + p.Run }
 
 type pendingItem struct {
 	PK, SK, Type string
@@ -74,7 +80,7 @@ func pending[T any](ctx context.Context, s *Store, of func(pendingItem) (T, bool
 // PendingSeriesTests lists the tests of every website's series that have no outcome yet.
 func (s *Store) PendingSeriesTests(ctx context.Context) ([]PendingSeriesTest, error) {
 	return pending(ctx, s, func(it pendingItem) (PendingSeriesTest, bool) {
-		return PendingSeriesTest{Account: it.Account, Website: it.Website, Test: it.Test}, it.Kind == pendingSeriesTest
+		return PendingSeriesTest{SiteRef: model.SiteRef{Account: it.Account, Website: it.Website}, Test: it.Test}, it.Kind == pendingSeriesTest
 	})
 }
 
@@ -84,7 +90,7 @@ func (s *Store) PendingRuns(ctx context.Context) ([]PendingRun, error) {
 		if it.Kind != pendingRun || it.Created == nil {
 			return PendingRun{}, false
 		}
-		return PendingRun{Account: it.Account, Website: it.Website, Test: it.Test, Run: it.Run, Created: *it.Created}, true
+		return PendingRun{SiteRef: model.SiteRef{Account: it.Account, Website: it.Website}, Test: it.Test, Run: it.Run, Created: *it.Created}, true
 	})
 }
 

@@ -3,14 +3,15 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/parallel"
 )
 
 type rumIndexItem struct {
@@ -72,40 +73,22 @@ func (s *Store) RUMTables(ctx context.Context, account, website string, cells []
 		bySK[sk] = c
 		keys = append(keys, key(pk, sk))
 	}
-	out := make(map[model.RUMCell]model.RUMTable, len(keys))
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	var firstErr error
-	sem := make(chan struct{}, 4)
-	for start := 0; start < len(keys); start += 100 {
-		chunk := keys[start:min(start+100, len(keys))]
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			items, err := s.batchGetPage(ctx, chunk, consistent)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				if firstErr == nil {
-					firstErr = err
-				}
-				return
-			}
-			for _, av := range items {
-				var it rumCellItem
-				if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-					firstErr = fmt.Errorf("decode RUM table: %w", err)
-					return
-				}
-				out[bySK[it.SK]] = it.table()
-			}
-		}()
+	chunks := slices.Collect(slices.Chunk(keys, 100))
+	pages, err := parallel.Map(4, len(chunks), func(i int) ([]map[string]ddbtypes.AttributeValue, error) {
+		return s.batchGetPage(ctx, chunks[i], consistent)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read RUM tables: %w", err)
 	}
-	wg.Wait()
-	if firstErr != nil {
-		return nil, fmt.Errorf("read RUM tables: %w", firstErr)
+	out := make(map[model.RUMCell]model.RUMTable, len(keys))
+	for _, items := range pages {
+		for _, av := range items {
+			var it rumCellItem
+			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+				return nil, fmt.Errorf("read RUM tables: decode RUM table: %w", err)
+			}
+			out[bySK[it.SK]] = it.table()
+		}
 	}
 	return out, nil
 }
