@@ -1,9 +1,11 @@
-package main
+package dashboardtest
 
 import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/openvitals/openvitals/internal/local/localtest"
 )
 
 // realUserAgents are the browsers of the real users the test sends beacons as.
@@ -23,9 +25,9 @@ func TestDashboardRealUsers(t *testing.T) {
 	shots := screenshotDir(t)
 	siteID := d.createWebsite(t, "shop.example", "Shop")
 	W := "/" + siteID
-	d.call(t, "PUT", W+"/field-testing/settings", dashAdminKey, `{"groups":[{"name":"Products","pattern":"/product/*"},{"name":"Home","pattern":"/"}]}`, 200, nil)
+	d.Call(t, "PUT", W+"/field-testing/settings", localtest.AdminKey, `{"groups":[{"name":"Products","pattern":"/product/*"},{"name":"Home","pattern":"/"}]}`, 200, nil)
 	var pages []struct{ ID, URL string }
-	d.call(t, "POST", W+"/settings/pages", dashAdminKey, `[{"url":"/","alias":"Home"},{"url":"/index.html?from=ad","alias":"Landing"}]`, 200, &pages)
+	d.Call(t, "POST", W+"/settings/pages", localtest.AdminKey, `[{"url":"/","alias":"Home"},{"url":"/index.html?from=ad","alias":"Landing"}]`, 200, &pages)
 	landing := pages[1]
 	if landing.URL != "/index.html?from=ad" {
 		landing = pages[0]
@@ -55,22 +57,22 @@ func TestDashboardRealUsers(t *testing.T) {
 		}
 	}
 	var dist summary
-	d.waitFor(t, "the views folded", func() bool {
-		d.call(t, "GET", W+"/field-testing/distribution?metric=lcp", dashViewerKey, "", 200, &dist)
+	d.WaitFor(t, "the views folded", func() bool {
+		d.Call(t, "GET", W+"/field-testing/distribution?metric=lcp", localtest.ViewerKey, "", 200, &dist)
 		return dist.Result.Views == views
 	})
 
 	b := launchBrowser(t)
 	tb := d.open(t, b)
 	tb.goTo("")
-	tb.signIn(dashViewerKey)
+	tb.signIn(localtest.ViewerKey)
 	tb.waitSignedIn()
 
 	t.Run("real-user view", func(t *testing.T) {
 		tb.t = t
 		tb.view("#/w/" + siteID + "/rum?vital=lcp&seg=device&days=7")
 		var seg summary
-		d.call(t, "GET", W+"/field-testing/segments?metric=lcp&by=device", dashViewerKey, "", 200, &seg)
+		d.Call(t, "GET", W+"/field-testing/segments?metric=lcp&by=device", localtest.ViewerKey, "", 200, &seg)
 		panel := tb.text("#rum-panel")
 		if !strings.Contains(panel, uiNumber(dist.Result.Value, "ms")) || !strings.Contains(panel, "page views") {
 			t.Errorf("the panel %q does not show the API's p75 %v", panel, dist.Result.Value)
@@ -121,7 +123,7 @@ func TestDashboardRealUsers(t *testing.T) {
 		tb.t = t
 		tb.view("#/w/" + siteID + "/page/" + landing.ID + "?device=mobile&days=7")
 		var page summary
-		d.call(t, "GET", W+"/field-testing/distribution?metric=lcp&device=mobile,tablet&page="+landing.ID, dashViewerKey, "", 200, &page)
+		d.Call(t, "GET", W+"/field-testing/distribution?metric=lcp&device=mobile,tablet&page="+landing.ID, localtest.ViewerKey, "", 200, &page)
 		if page.Result.Views == 0 {
 			t.Fatal("no real-user view of the landing page (its query must match)")
 		}

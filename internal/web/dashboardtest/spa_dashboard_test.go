@@ -1,10 +1,11 @@
-package main
+package dashboardtest
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/openvitals/openvitals/internal/local/localtest"
 	"github.com/openvitals/openvitals/internal/testing/browsertest"
 )
 
@@ -19,9 +20,9 @@ func TestDashboardSoftNavigations(t *testing.T) {
 	shots := screenshotDir(t)
 	siteID := d.createWebsite(t, "spa.example", "SPA shop")
 	W := "/" + siteID
-	d.call(t, "PUT", W+"/field-testing/settings", dashAdminKey, `{"groups":[{"name":"Products","pattern":"/product/*"}]}`, 200, nil)
+	d.Call(t, "PUT", W+"/field-testing/settings", localtest.AdminKey, `{"groups":[{"name":"Products","pattern":"/product/*"}]}`, 200, nil)
 	var pages []struct{ ID, URL string }
-	d.call(t, "POST", W+"/settings/pages", dashAdminKey, `[{"url":"/cart","alias":"Cart"}]`, 200, &pages)
+	d.Call(t, "POST", W+"/settings/pages", localtest.AdminKey, `[{"url":"/cart","alias":"Cart"}]`, 200, &pages)
 
 	// 24 visits: a hard load of the home page (every third a back navigation the cache did not
 	// restore, every fourth one it restored, one in six prerendered), then the router's routes
@@ -75,8 +76,8 @@ func TestDashboardSoftNavigations(t *testing.T) {
 		}
 	}
 	var seg segments
-	d.waitFor(t, "the views folded", func() bool {
-		d.call(t, "GET", W+"/field-testing/segments?metric=lcp&by=navigation", dashViewerKey, "", 200, &seg)
+	d.WaitFor(t, "the views folded", func() bool {
+		d.Call(t, "GET", W+"/field-testing/segments?metric=lcp&by=navigation", localtest.ViewerKey, "", 200, &seg)
 		return seg.Result.Views == hard+soft
 	})
 	var softP75 float64
@@ -89,7 +90,7 @@ func TestDashboardSoftNavigations(t *testing.T) {
 	b := launchBrowser(t)
 	tb := d.open(t, b)
 	tb.goTo("")
-	tb.signIn(dashViewerKey)
+	tb.signIn(localtest.ViewerKey)
 	tb.waitSignedIn()
 
 	t.Run("real-user view", func(t *testing.T) {
@@ -133,7 +134,7 @@ func TestDashboardSoftNavigations(t *testing.T) {
 				}
 			}
 		}
-		d.call(t, "GET", W+"/field-testing/attributions?metric=lcp&navigation=soft", dashViewerKey, "", 200, &starts)
+		d.Call(t, "GET", W+"/field-testing/attributions?metric=lcp&navigation=soft", localtest.ViewerKey, "", 200, &starts)
 		tb.view("#/w/" + siteID + "/rum?vital=lcp&navigation=soft&days=7")
 		attr := tb.text("#rum-attributions")
 		if strings.Contains(attr, "#lcp-home") || !strings.Contains(attr, "#lcp-cart") {
@@ -177,17 +178,17 @@ func TestDashboardJourneyRoutes(t *testing.T) {
 	spa := browsertest.SPAServer(t)
 	siteID := d.createWebsite(t, strings.TrimPrefix(spa, "http://"), "SPA shop")
 	W := "/" + siteID
-	d.call(t, "PUT", W+"/field-testing/settings", dashAdminKey, `{"groups":[{"name":"Products","pattern":"/product/*"}]}`, 200, nil)
+	d.Call(t, "PUT", W+"/field-testing/settings", localtest.AdminKey, `{"groups":[{"name":"Products","pattern":"/product/*"}]}`, 200, nil)
 	var pages []struct{ ID, URL string }
-	d.call(t, "POST", W+"/settings/pages", dashAdminKey, `[{"url":"/about","alias":"About"}]`, 200, &pages)
+	d.Call(t, "POST", W+"/settings/pages", localtest.AdminKey, `[{"url":"/about","alias":"About"}]`, 200, &pages)
 	steps := []string{`{"type":"navigate","target":"/"}`, `{"type":"waitForSelector","target":"#lcp-home"}`}
 	for _, route := range []string{"products", "product", "about"} {
 		steps = append(steps, fmt.Sprintf(`{"type":"click","target":"#to-%s"}`, route), fmt.Sprintf(`{"type":"waitForSelector","target":"#lcp-%s"}`, route),
 			`{"type":"wait","value":"300"}`, fmt.Sprintf(`{"type":"click","target":"#work-%s"}`, route), `{"type":"wait","value":"300"}`)
 	}
 	var test struct{ ID string }
-	d.call(t, "POST", W+"/multistep", dashAdminKey, `{"alias":"Through the shop","device":"desktop","steps":[`+strings.Join(steps, ",")+`]}`, 201, &test)
-	d.call(t, "POST", W+"/multistep/"+test.ID+"/runs", dashAdminKey, "", 201, nil)
+	d.Call(t, "POST", W+"/multistep", localtest.AdminKey, `{"alias":"Through the shop","device":"desktop","steps":[`+strings.Join(steps, ",")+`]}`, 201, &test)
+	d.Call(t, "POST", W+"/multistep/"+test.ID+"/runs", localtest.AdminKey, "", 201, nil)
 	type route struct {
 		Step       int
 		URL        string
@@ -209,8 +210,8 @@ func TestDashboardJourneyRoutes(t *testing.T) {
 			}
 		}
 	}
-	d.waitFor(t, "the run", func() bool {
-		d.call(t, "GET", W+"/multistep/"+test.ID+"/runs", dashViewerKey, "", 200, &runs)
+	d.WaitFor(t, "the run", func() bool {
+		d.Call(t, "GET", W+"/multistep/"+test.ID+"/runs", localtest.ViewerKey, "", 200, &runs)
 		return len(runs.Result.List) == 1 && (runs.Result.List[0].Status == "completed" || runs.Result.List[0].Status == "failed")
 	})
 	run := runs.Result.List[0]
@@ -230,7 +231,7 @@ func TestDashboardJourneyRoutes(t *testing.T) {
 	b := launchBrowser(t)
 	tb := d.open(t, b)
 	tb.goTo("")
-	tb.signIn(dashViewerKey)
+	tb.signIn(localtest.ViewerKey)
 	tb.waitSignedIn()
 	tb.view("#/w/" + siteID + "/multistep/" + test.ID)
 	routes := tb.text("#run-routes")

@@ -1,4 +1,4 @@
-package main
+package dashboardtest
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/local/localtest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/store"
 )
@@ -61,7 +62,7 @@ func TestDashboardIncidents(t *testing.T) {
 		Device: "desktop", Metric: "ttfb", LastGood: day(10), FirstBad: day(9), Before: model.Level{Median: 900}, After: model.Level{Median: 500},
 		Delta: -400, Percent: -44.4, P: 0.0001, Status: model.RegressionOpen, Detected: now}
 	for _, r := range append(regs, cartSlow, better) {
-		if _, err := d.st.PutRegression(ctx, site, r); err != nil {
+		if _, err := d.Store.PutRegression(ctx, site, r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -76,7 +77,7 @@ func TestDashboardIncidents(t *testing.T) {
 		}
 	}
 	var incidents struct{ Result struct{ List []incident } }
-	d.call(t, "GET", "/"+site.ID+"/incidents", dashAdminKey, "", 200, &incidents)
+	d.Call(t, "GET", "/"+site.ID+"/incidents", localtest.AdminKey, "", 200, &incidents)
 	if l := incidents.Result.List; len(l) != 3 || l[0].ID != change {
 		t.Fatalf("incidents %+v, want the home page's change, the cart's CLS and its improvement", l)
 	}
@@ -86,7 +87,7 @@ func TestDashboardIncidents(t *testing.T) {
 	W := "#/w/" + site.ID
 	tb := d.open(t, b)
 	tb.goTo("")
-	tb.signIn(dashAdminKey)
+	tb.signIn(localtest.AdminKey)
 	tb.waitSignedIn()
 
 	t.Run("incidents", func(t *testing.T) {
@@ -147,9 +148,9 @@ func TestDashboardIncidents(t *testing.T) {
 		tb.click("#ack-selected", "Acknowledge 2 selected")
 		tb.waitFor("the incidents acknowledged", `() => document.querySelectorAll('ul.incidents input.pick').length === 0 && document.querySelectorAll('ul.incidents > li').length === 3`)
 		var open struct{ Result struct{ List []incident } }
-		d.call(t, "GET", "/"+site.ID+"/incidents?state=open", dashAdminKey, "", 200, &open)
+		d.Call(t, "GET", "/"+site.ID+"/incidents?state=open", localtest.AdminKey, "", 200, &open)
 		var acked struct{ Result struct{ List []incident } }
-		d.call(t, "GET", "/"+site.ID+"/incidents?state=acknowledged", dashAdminKey, "", 200, &acked)
+		d.Call(t, "GET", "/"+site.ID+"/incidents?state=acknowledged", localtest.AdminKey, "", 200, &acked)
 		if len(open.Result.List) != 0 || len(acked.Result.List) != 2 {
 			t.Fatalf("after the bulk acknowledgement: %d open, %d acknowledged; want 0 and 2", len(open.Result.List), len(acked.Result.List))
 		}
@@ -164,13 +165,13 @@ func TestDashboardIncidents(t *testing.T) {
 		tb.t = t
 		// The incident's event, as the watcher records it.
 		key := store.PageState(home.ID, "incident#"+change)
-		from, err := d.st.WatchedState(ctx, site, key)
+		from, err := d.Store.WatchedState(ctx, site, key)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ev := &model.Event{Type: "regression.detected", Page: home.ID, Incident: change, Occurred: now, Before: "ok", After: "regressed",
 			Summary: "Regression of Home (/) from " + model.DayToISO(day(3)) + ": LCP 1,800 → 2,700 ms (+50 %, desktop)"}
-		if _, err := d.st.ChangeState(ctx, site, from, "open", "", ev); err != nil {
+		if _, err := d.Store.ChangeState(ctx, site, from, "open", "", ev); err != nil {
 			t.Fatal(err)
 		}
 		tb.view(W + "/events")
@@ -205,7 +206,7 @@ func TestDashboardIncidents(t *testing.T) {
 				}
 			}
 		}
-		d.call(t, "GET", "/"+site.ID+"/channels", dashAdminKey, "", 200, &channels)
+		d.Call(t, "GET", "/"+site.ID+"/channels", localtest.AdminKey, "", 200, &channels)
 		l := channels.Result.List
 		if len(l) != 1 || l[0].Name != "Ops hook" || len(l[0].Events) != 1 || l[0].Events[0] != "regression.detected" || l[0].Status != "active" {
 			t.Fatalf("channels %+v, want the one added with the form", l)
@@ -223,7 +224,7 @@ func TestDashboardIncidents(t *testing.T) {
 			var ds struct {
 				Result struct{ List []struct{ StatusCode int } }
 			}
-			d.call(t, "GET", "/"+site.ID+"/channels/"+id+"/deliveries", dashAdminKey, "", 200, &ds)
+			d.Call(t, "GET", "/"+site.ID+"/channels/"+id+"/deliveries", localtest.AdminKey, "", 200, &ds)
 			if len(ds.Result.List) == 1 && ds.Result.List[0].StatusCode == 200 {
 				break
 			}
@@ -245,7 +246,7 @@ func TestDashboardIncidents(t *testing.T) {
 		tb.eval(`s => document.querySelector(s + ' input[value="regression.detected"]').click()`, form)
 		tb.click(form+` button[type="submit"]`, "Save")
 		tb.waitFor("the channel renamed", `() => /Ops webhook/.test(document.querySelector('.card.channel summary').textContent)`)
-		d.call(t, "GET", "/"+site.ID+"/channels", dashAdminKey, "", 200, &channels)
+		d.Call(t, "GET", "/"+site.ID+"/channels", localtest.AdminKey, "", 200, &channels)
 		if l := channels.Result.List; len(l) != 1 || l[0].Name != "Ops webhook" || len(l[0].Events) != 0 {
 			t.Fatalf("channels %+v, want it renamed, taking every event", l)
 		}
@@ -253,7 +254,7 @@ func TestDashboardIncidents(t *testing.T) {
 		tb.eval(`() => { window.confirm = () => true; }`)
 		tb.click("#channel-"+id+" button", "Delete")
 		tb.waitFor("the channel gone", `() => document.querySelectorAll('.card.channel').length === 0`)
-		d.call(t, "GET", "/"+site.ID+"/channels", dashAdminKey, "", 200, &channels)
+		d.Call(t, "GET", "/"+site.ID+"/channels", localtest.AdminKey, "", 200, &channels)
 		if len(channels.Result.List) != 0 {
 			t.Fatalf("channels %+v after deleting it", channels.Result.List)
 		}
