@@ -119,10 +119,7 @@ func TestDashboardCompare(t *testing.T) {
 	}
 
 	b := launchBrowser(t)
-	tb := d.open(t, b)
-	tb.goTo("")
-	tb.signIn(localtest.ViewerKey)
-	tb.waitSignedIn()
+	tb := d.signedIn(t, b, localtest.ViewerKey)
 
 	// The deploy's incident (both devices' regressions) links to a comparison; the mobile
 	// one is the view of the same days on mobile.

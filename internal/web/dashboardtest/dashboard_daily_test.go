@@ -120,10 +120,7 @@ func (tb *tab) checkPagesCSV(d *dashboard, device string) {
 // browser; signed out, it is forgotten and a new tab asks for a key; a key not remembered
 // stays in its tab.
 func checkRememberedKey(t *testing.T, d *dashboard, b *rod.Browser, deepLink string) {
-	first := d.open(t, b)
-	first.goTo("")
-	first.signIn(localtest.ViewerKey)
-	first.waitSignedIn()
+	first := d.signedIn(t, b, localtest.ViewerKey)
 	other := d.open(t, b)
 	other.goTo(deepLink)
 	if err := other.page.Timeout(15 * time.Second).Wait(rod.Eval(`() => document.getElementById('key') !== null`)); err != nil {

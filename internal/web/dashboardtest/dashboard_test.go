@@ -263,6 +263,16 @@ func (d *dashboard) open(t testing.TB, b *rod.Browser) *tab {
 	return tb
 }
 
+// signedIn opens a tab on the dashboard and signs in with key, waiting for the first view.
+func (d *dashboard) signedIn(t testing.TB, b *rod.Browser, key string) *tab {
+	t.Helper()
+	tb := d.open(t, b)
+	tb.goTo("")
+	tb.signIn(key)
+	tb.waitSignedIn()
+	return tb
+}
+
 // checkNoErrors fails the test on any uncaught script error so far.
 func (tb *tab) checkNoErrors() {
 	tb.t.Helper()
@@ -909,10 +919,7 @@ func TestDashboard(t *testing.T) {
 	})
 
 	t.Run("admin", func(t *testing.T) {
-		tb := d.open(t, b)
-		tb.goTo("")
-		tb.signIn(localtest.AdminKey)
-		tb.waitSignedIn()
+		tb := d.signedIn(t, b, localtest.AdminKey)
 		if !tb.has(`form[aria-label="Add a website"]`) {
 			t.Fatal("an admin is not offered to add a website")
 		}

@@ -85,10 +85,7 @@ func TestDashboardIncidents(t *testing.T) {
 	b := launchBrowser(t)
 	shots := screenshotDir(t)
 	W := "#/w/" + site.ID
-	tb := d.open(t, b)
-	tb.goTo("")
-	tb.signIn(localtest.AdminKey)
-	tb.waitSignedIn()
+	tb := d.signedIn(t, b, localtest.AdminKey)
 
 	t.Run("incidents", func(t *testing.T) {
 		tb.t = t

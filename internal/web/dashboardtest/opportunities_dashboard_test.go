@@ -113,10 +113,7 @@ func TestDashboardOpportunities(t *testing.T) {
 	}
 
 	b := launchBrowser(t)
-	tb := d.open(t, b)
-	tb.goTo("")
-	tb.signIn(localtest.ViewerKey)
-	tb.waitSignedIn()
+	tb := d.signedIn(t, b, localtest.ViewerKey)
 	tb.view("#/w/" + siteID + "/page/" + page.ID + "?device=desktop")
 
 	// The list in the API's order, each title with its savings where it has some.

@@ -27,10 +27,7 @@ func TestDashboardProfiles(t *testing.T) {
 	const secret = "dash-5ecret-header-value"
 
 	b := launchBrowser(t)
-	tb := d.open(t, b)
-	tb.goTo("")
-	tb.signIn(localtest.AdminKey)
-	tb.waitSignedIn()
+	tb := d.signedIn(t, b, localtest.AdminKey)
 
 	tb.view("#/w/" + siteID + "/settings")
 	tb.click("a", "^Test profiles$")

@@ -63,10 +63,7 @@ func TestDashboardRealUsers(t *testing.T) {
 	})
 
 	b := launchBrowser(t)
-	tb := d.open(t, b)
-	tb.goTo("")
-	tb.signIn(localtest.ViewerKey)
-	tb.waitSignedIn()
+	tb := d.signedIn(t, b, localtest.ViewerKey)
 
 	t.Run("real-user view", func(t *testing.T) {
 		tb.t = t

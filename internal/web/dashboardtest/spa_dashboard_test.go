@@ -88,10 +88,7 @@ func TestDashboardSoftNavigations(t *testing.T) {
 	}
 
 	b := launchBrowser(t)
-	tb := d.open(t, b)
-	tb.goTo("")
-	tb.signIn(localtest.ViewerKey)
-	tb.waitSignedIn()
+	tb := d.signedIn(t, b, localtest.ViewerKey)
 
 	t.Run("real-user view", func(t *testing.T) {
 		tb.t = t
@@ -229,10 +226,7 @@ func TestDashboardJourneyRoutes(t *testing.T) {
 	}
 
 	b := launchBrowser(t)
-	tb := d.open(t, b)
-	tb.goTo("")
-	tb.signIn(localtest.ViewerKey)
-	tb.waitSignedIn()
+	tb := d.signedIn(t, b, localtest.ViewerKey)
 	tb.view("#/w/" + siteID + "/multistep/" + test.ID)
 	routes := tb.text("#run-routes")
 	for i, name := range []string{"products", "product", "about"} {
