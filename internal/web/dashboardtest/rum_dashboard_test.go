@@ -44,23 +44,7 @@ func TestDashboardRealUsers(t *testing.T) {
 			siteID, url, lcp, 182+i*3, 20+i*3, 200+i*5, 600+i*20, attribution)
 		d.beacon(t, body, realUserAgents[i%len(realUserAgents)])
 	}
-	type summary struct {
-		Result struct {
-			Views   int
-			Value   float64
-			Ratings map[string]struct{ Views int }
-			List    []struct {
-				Key   string
-				Views int
-				Value float64
-			}
-		}
-	}
-	var dist summary
-	d.WaitFor(t, "the views folded", func() bool {
-		d.Call(t, "GET", W+"/field-testing/distribution?metric=lcp", localtest.ViewerKey, "", 200, &dist)
-		return dist.Result.Views == views
-	})
+	dist := d.waitForViews(t, W+"/field-testing/distribution?metric=lcp", views)
 
 	b := launchBrowser(t)
 	tb := d.signedIn(t, b, localtest.ViewerKey)
@@ -68,7 +52,7 @@ func TestDashboardRealUsers(t *testing.T) {
 	t.Run("real-user view", func(t *testing.T) {
 		tb.t = t
 		tb.view("#/w/" + siteID + "/rum?vital=lcp&seg=device&days=7")
-		var seg summary
+		var seg fieldReport
 		d.Call(t, "GET", W+"/field-testing/segments?metric=lcp&by=device", localtest.ViewerKey, "", 200, &seg)
 		panel := tb.text("#rum-panel")
 		if !strings.Contains(panel, uiNumber(dist.Result.Value, "ms")) || !strings.Contains(panel, "page views") {
@@ -119,7 +103,7 @@ func TestDashboardRealUsers(t *testing.T) {
 	t.Run("page view", func(t *testing.T) {
 		tb.t = t
 		tb.view("#/w/" + siteID + "/page/" + landing.ID + "?device=mobile&days=7")
-		var page summary
+		var page fieldReport
 		d.Call(t, "GET", W+"/field-testing/distribution?metric=lcp&device=mobile,tablet&page="+landing.ID, localtest.ViewerKey, "", 200, &page)
 		if page.Result.Views == 0 {
 			t.Fatal("no real-user view of the landing page (its query must match)")
@@ -136,4 +120,32 @@ func TestDashboardRealUsers(t *testing.T) {
 		}
 		tb.screenshot(shots, "page-real-users")
 	})
+}
+
+// fieldReport is the answer of a report of real users' page views: their count, the p75 (or the
+// view's value), the views of each rating and the rows.
+type fieldReport struct {
+	Result struct {
+		Views   int
+		Value   float64
+		Ratings map[string]struct{ Views int }
+		List    []struct {
+			Key   string
+			Views int
+			Value float64
+		}
+	}
+}
+
+// waitForViews reads the report at path, as a viewer, until it counts views page views (the
+// aggregator folds the beacons a batch at a time), and returns it.
+func (d *dashboard) waitForViews(t testing.TB, path string, views int) fieldReport {
+	t.Helper()
+	var r fieldReport
+	d.WaitFor(t, "the views folded", func() bool {
+		r = fieldReport{}
+		d.Call(t, "GET", path, localtest.ViewerKey, "", 200, &r)
+		return r.Result.Views == views
+	})
+	return r
 }

@@ -65,21 +65,7 @@ func TestDashboardSoftNavigations(t *testing.T) {
 		body := fmt.Sprintf(`{"w":%q,"c":{},"v":[%s]}`, siteID, strings.Join(views, ","))
 		d.beacon(t, body, realUserAgents[0])
 	}
-	type segments struct {
-		Result struct {
-			Views int
-			List  []struct {
-				Key   string
-				Views int
-				Value float64
-			}
-		}
-	}
-	var seg segments
-	d.WaitFor(t, "the views folded", func() bool {
-		d.Call(t, "GET", W+"/field-testing/segments?metric=lcp&by=navigation", localtest.ViewerKey, "", 200, &seg)
-		return seg.Result.Views == hard+soft
-	})
+	seg := d.waitForViews(t, W+"/field-testing/segments?metric=lcp&by=navigation", hard+soft)
 	var softP75 float64
 	for _, r := range seg.Result.List {
 		if r.Key == "soft" {
