@@ -65,6 +65,18 @@ func (d *dashboard) createWebsite(t testing.TB, domain, displayName string) stri
 	return w.ID
 }
 
+// addedPage is a page as the API answers its addition.
+type addedPage struct{ ID, URL string }
+
+// addPages adds pages (the API's JSON list) to the website siteID, as an admin does, and
+// returns them with their IDs.
+func (d *dashboard) addPages(t testing.TB, siteID, pages string) []addedPage {
+	t.Helper()
+	var added []addedPage
+	d.Call(t, "POST", "/"+siteID+"/settings/pages", localtest.AdminKey, pages, 200, &added)
+	return added
+}
+
 // shop stores a website of acme, shop.example, with its home page and its cart.
 func (d *dashboard) shop(t testing.TB) (site model.Website, home, cart model.Page) {
 	t.Helper()

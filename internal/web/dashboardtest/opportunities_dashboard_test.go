@@ -39,8 +39,7 @@ func TestDashboardOpportunities(t *testing.T) {
 
 	siteID := d.createWebsite(t, domain, "Fixture shop")
 	W := "/" + siteID
-	var pages []struct{ ID, URL string }
-	d.Call(t, "POST", W+"/settings/pages", localtest.AdminKey, `[{"url":"/shift.html","alias":"News"}]`, 200, &pages)
+	pages := d.addPages(t, siteID, `[{"url":"/shift.html","alias":"News"}]`)
 	page := pages[0]
 	d.Call(t, "POST", W+"/audits", localtest.AdminKey, `{"devices":["desktop"]}`, 202, nil)
 

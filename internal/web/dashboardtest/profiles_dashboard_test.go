@@ -22,8 +22,7 @@ func TestDashboardProfiles(t *testing.T) {
 	shots := screenshotDir(t)
 	siteID := d.createWebsite(t, "shop.example", "Shop")
 	W := "/" + siteID
-	var pages []struct{ ID, URL string }
-	d.Call(t, "POST", W+"/settings/pages", localtest.AdminKey, `[{"url":"/account","alias":"Account"},{"url":"/","alias":"Home"}]`, 200, &pages)
+	pages := d.addPages(t, siteID, `[{"url":"/account","alias":"Account"},{"url":"/","alias":"Home"}]`)
 	const secret = "dash-5ecret-header-value"
 
 	b := launchBrowser(t)

@@ -26,8 +26,7 @@ func TestDashboardRealUsers(t *testing.T) {
 	siteID := d.createWebsite(t, "shop.example", "Shop")
 	W := "/" + siteID
 	d.Call(t, "PUT", W+"/field-testing/settings", localtest.AdminKey, `{"groups":[{"name":"Products","pattern":"/product/*"},{"name":"Home","pattern":"/"}]}`, 200, nil)
-	var pages []struct{ ID, URL string }
-	d.Call(t, "POST", W+"/settings/pages", localtest.AdminKey, `[{"url":"/","alias":"Home"},{"url":"/index.html?from=ad","alias":"Landing"}]`, 200, &pages)
+	pages := d.addPages(t, siteID, `[{"url":"/","alias":"Home"},{"url":"/index.html?from=ad","alias":"Landing"}]`)
 	landing := pages[1]
 	if landing.URL != "/index.html?from=ad" {
 		landing = pages[0]

@@ -21,8 +21,7 @@ func TestDashboardSoftNavigations(t *testing.T) {
 	siteID := d.createWebsite(t, "spa.example", "SPA shop")
 	W := "/" + siteID
 	d.Call(t, "PUT", W+"/field-testing/settings", localtest.AdminKey, `{"groups":[{"name":"Products","pattern":"/product/*"}]}`, 200, nil)
-	var pages []struct{ ID, URL string }
-	d.Call(t, "POST", W+"/settings/pages", localtest.AdminKey, `[{"url":"/cart","alias":"Cart"}]`, 200, &pages)
+	pages := d.addPages(t, siteID, `[{"url":"/cart","alias":"Cart"}]`)
 
 	// 24 visits: a hard load of the home page (every third a back navigation the cache did not
 	// restore, every fourth one it restored, one in six prerendered), then the router's routes
@@ -162,8 +161,7 @@ func TestDashboardJourneyRoutes(t *testing.T) {
 	siteID := d.createWebsite(t, strings.TrimPrefix(spa, "http://"), "SPA shop")
 	W := "/" + siteID
 	d.Call(t, "PUT", W+"/field-testing/settings", localtest.AdminKey, `{"groups":[{"name":"Products","pattern":"/product/*"}]}`, 200, nil)
-	var pages []struct{ ID, URL string }
-	d.Call(t, "POST", W+"/settings/pages", localtest.AdminKey, `[{"url":"/about","alias":"About"}]`, 200, &pages)
+	pages := d.addPages(t, siteID, `[{"url":"/about","alias":"About"}]`)
 	steps := []string{`{"type":"navigate","target":"/"}`, `{"type":"waitForSelector","target":"#lcp-home"}`}
 	for _, route := range []string{"products", "product", "about"} {
 		steps = append(steps, fmt.Sprintf(`{"type":"click","target":"#to-%s"}`, route), fmt.Sprintf(`{"type":"waitForSelector","target":"#lcp-%s"}`, route),
