@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/openvitals/openvitals/internal/local/localtest"
 	"github.com/openvitals/openvitals/internal/model"
@@ -16,13 +15,10 @@ import (
 func TestDashboardFieldVerdict(t *testing.T) {
 	d := startService(t, 1, false)
 	ctx := context.Background()
-	site, home, cart := d.shop(t)
-	now := time.Now().UTC()
-	day := func(back int) string { return model.Day(now.AddDate(0, 0, -back)) }
+	shop := d.shopDays(t)
+	site, home, cart, now, day := shop.site, shop.home, shop.cart, shop.now, shop.day
 	lab := func(page model.Page, back int, before, after float64) model.Regression {
-		r := model.Regression{ID: model.RegressionID(site, "lab"+page.ID, day(back)), Kind: model.KindRegression, Source: "lab", Page: page.ID,
-			Device: "mobile", Metric: "lcp", LastGood: day(back + 1), FirstBad: day(back), Before: model.Level{Median: before}, After: model.Level{Median: after},
-			Delta: after - before, Percent: 100 * (after - before) / before, P: 0.0001, Status: model.RegressionOpen, Detected: now}
+		r := shop.labRegression("lab"+page.ID, page, "mobile", "lcp", back, before, after)
 		r.Incident = model.IncidentID(site, r.Subject(), r.Kind, r.FirstBad)
 		for b := back + 10; b >= 0; b-- {
 			v := before

@@ -26,9 +26,8 @@ import (
 func TestDashboardIncidents(t *testing.T) {
 	d := startService(t, 1, false)
 	ctx := context.Background()
-	site, home, cart := d.shop(t)
-	now := time.Now().UTC()
-	day := func(back int) string { return model.Day(now.AddDate(0, 0, -back)) }
+	shop := d.shopDays(t)
+	site, home, cart, now, day := shop.site, shop.home, shop.cart, shop.now, shop.day
 	change := model.IncidentID(site, "page:"+home.ID, model.KindRegression, day(3))
 	// The change of the home page, as the watcher stores it: LCP and TBT on both devices.
 	levels := map[string][2]float64{"lcp": {1800, 2700}, "tbt": {120, 420}}
@@ -38,10 +37,8 @@ func TestDashboardIncidents(t *testing.T) {
 			if device == "mobile" {
 				lv = [2]float64{lv[0] * 1.6, lv[1] * 1.6}
 			}
-			r := model.Regression{ID: model.RegressionID(site, "lab"+device+metric, day(3)), Kind: model.KindRegression, Source: "lab",
-				Page: home.ID, Device: device, Metric: metric, LastGood: day(4), FirstBad: day(3),
-				Before: model.Level{Median: lv[0]}, After: model.Level{Median: lv[1]}, Delta: lv[1] - lv[0], Percent: 100 * (lv[1] - lv[0]) / lv[0],
-				P: 0.0001, Status: model.RegressionOpen, Detected: now, Incident: change}
+			r := shop.labRegression("lab"+device+metric, home, device, metric, 3, lv[0], lv[1])
+			r.Incident = change
 			for back := 17; back >= 0; back-- {
 				v := lv[0]
 				if back <= 3 {
@@ -299,4 +296,31 @@ func (h *hookReceiver) wait(t *testing.T, limit time.Duration) hookRequest {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// shopDays is the shop website (dashboard.shop) with the days counted back from now, for the
+// tests that store regressions as the watcher does.
+type shopDays struct {
+	site       model.Website
+	home, cart model.Page
+	now        time.Time
+}
+
+// shopDays stores the shop website and counts its days back from now.
+func (d *dashboard) shopDays(t testing.TB) shopDays {
+	t.Helper()
+	site, home, cart := d.shop(t)
+	return shopDays{site: site, home: home, cart: cart, now: time.Now().UTC()}
+}
+
+// day is the day back days before now.
+func (s shopDays) day(back int) string { return model.Day(s.now.AddDate(0, 0, -back)) }
+
+// labRegression is an open lab regression of page's metric on device, as the watcher stores it
+// for its series: from before to after (medians) back days ago, the day after its last good
+// one. Its days and incident are the caller's.
+func (s shopDays) labRegression(series string, page model.Page, device, metric string, back int, before, after float64) model.Regression {
+	return model.Regression{ID: model.RegressionID(s.site, series, s.day(back)), Kind: model.KindRegression, Source: "lab", Page: page.ID,
+		Device: device, Metric: metric, LastGood: s.day(back + 1), FirstBad: s.day(back), Before: model.Level{Median: before}, After: model.Level{Median: after},
+		Delta: after - before, Percent: 100 * (after - before) / before, P: 0.0001, Status: model.RegressionOpen, Detected: s.now}
 }
