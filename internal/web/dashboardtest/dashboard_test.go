@@ -57,24 +57,22 @@ func startService(t testing.TB, auditRuns int, demo bool) *dashboard {
 	return &dashboard{Service: localtest.Start(t, auditRuns, demo)}
 }
 
-// createWebsite makes a website of acme through the API, as an admin does, and returns its ID.
-func (d *dashboard) createWebsite(t testing.TB, domain, displayName string) string {
-	t.Helper()
-	var w struct{ ID string }
-	d.Call(t, "POST", "/account/websites", localtest.AdminKey, fmt.Sprintf(`{"domain":%q,"displayName":%q}`, domain, displayName), 201, &w)
-	return w.ID
-}
-
 // addedPage is a page as the API answers its addition.
 type addedPage struct{ ID, URL string }
 
-// addPages adds pages (the API's JSON list) to the website siteID, as an admin does, and
-// returns them with their IDs.
-func (d *dashboard) addPages(t testing.TB, siteID, pages string) []addedPage {
+// website makes a website of acme through the API, as an admin does: its page groups (the
+// field-testing settings' JSON, unless ""), then its pages (their JSON list). It returns the
+// website's ID and its pages with their IDs.
+func (d *dashboard) website(t testing.TB, domain, displayName, groups, pages string) (string, []addedPage) {
 	t.Helper()
+	var w struct{ ID string }
+	d.Call(t, "POST", "/account/websites", localtest.AdminKey, fmt.Sprintf(`{"domain":%q,"displayName":%q}`, domain, displayName), 201, &w)
+	if groups != "" {
+		d.Call(t, "PUT", "/"+w.ID+"/field-testing/settings", localtest.AdminKey, groups, 200, nil)
+	}
 	var added []addedPage
-	d.Call(t, "POST", "/"+siteID+"/settings/pages", localtest.AdminKey, pages, 200, &added)
-	return added
+	d.Call(t, "POST", "/"+w.ID+"/settings/pages", localtest.AdminKey, pages, 200, &added)
+	return w.ID, added
 }
 
 // shop stores a website of acme, shop.example, with its home page and its cart.

@@ -37,9 +37,8 @@ func TestDashboardOpportunities(t *testing.T) {
 	t.Cleanup(site.Close)
 	domain := strings.TrimPrefix(site.URL, "http://")
 
-	siteID := d.createWebsite(t, domain, "Fixture shop")
+	siteID, pages := d.website(t, domain, "Fixture shop", "", `[{"url":"/shift.html","alias":"News"}]`)
 	W := "/" + siteID
-	pages := d.addPages(t, siteID, `[{"url":"/shift.html","alias":"News"}]`)
 	page := pages[0]
 	d.Call(t, "POST", W+"/audits", localtest.AdminKey, `{"devices":["desktop"]}`, 202, nil)
 

@@ -20,9 +20,8 @@ import (
 func TestDashboardProfiles(t *testing.T) {
 	d := startService(t, 1, false)
 	shots := screenshotDir(t)
-	siteID := d.createWebsite(t, "shop.example", "Shop")
+	siteID, pages := d.website(t, "shop.example", "Shop", "", `[{"url":"/account","alias":"Account"},{"url":"/","alias":"Home"}]`)
 	W := "/" + siteID
-	pages := d.addPages(t, siteID, `[{"url":"/account","alias":"Account"},{"url":"/","alias":"Home"}]`)
 	const secret = "dash-5ecret-header-value"
 
 	b := launchBrowser(t)

@@ -23,10 +23,8 @@ var realUserAgents = []string{
 func TestDashboardRealUsers(t *testing.T) {
 	d := startService(t, 1, false)
 	shots := screenshotDir(t)
-	siteID := d.createWebsite(t, "shop.example", "Shop")
+	siteID, pages := d.website(t, "shop.example", "Shop", `{"groups":[{"name":"Products","pattern":"/product/*"},{"name":"Home","pattern":"/"}]}`, `[{"url":"/","alias":"Home"},{"url":"/index.html?from=ad","alias":"Landing"}]`)
 	W := "/" + siteID
-	d.Call(t, "PUT", W+"/field-testing/settings", localtest.AdminKey, `{"groups":[{"name":"Products","pattern":"/product/*"},{"name":"Home","pattern":"/"}]}`, 200, nil)
-	pages := d.addPages(t, siteID, `[{"url":"/","alias":"Home"},{"url":"/index.html?from=ad","alias":"Landing"}]`)
 	landing := pages[1]
 	if landing.URL != "/index.html?from=ad" {
 		landing = pages[0]

@@ -18,10 +18,8 @@ import (
 func TestDashboardSoftNavigations(t *testing.T) {
 	d := startService(t, 1, false)
 	shots := screenshotDir(t)
-	siteID := d.createWebsite(t, "spa.example", "SPA shop")
+	siteID, pages := d.website(t, "spa.example", "SPA shop", `{"groups":[{"name":"Products","pattern":"/product/*"}]}`, `[{"url":"/cart","alias":"Cart"}]`)
 	W := "/" + siteID
-	d.Call(t, "PUT", W+"/field-testing/settings", localtest.AdminKey, `{"groups":[{"name":"Products","pattern":"/product/*"}]}`, 200, nil)
-	pages := d.addPages(t, siteID, `[{"url":"/cart","alias":"Cart"}]`)
 
 	// 24 visits: a hard load of the home page (every third a back navigation the cache did not
 	// restore, every fourth one it restored, one in six prerendered), then the router's routes
@@ -158,10 +156,8 @@ func TestDashboardJourneyRoutes(t *testing.T) {
 	d := startService(t, 1, false)
 	shots := screenshotDir(t)
 	spa := browsertest.SPAServer(t)
-	siteID := d.createWebsite(t, strings.TrimPrefix(spa, "http://"), "SPA shop")
+	siteID, pages := d.website(t, strings.TrimPrefix(spa, "http://"), "SPA shop", `{"groups":[{"name":"Products","pattern":"/product/*"}]}`, `[{"url":"/about","alias":"About"}]`)
 	W := "/" + siteID
-	d.Call(t, "PUT", W+"/field-testing/settings", localtest.AdminKey, `{"groups":[{"name":"Products","pattern":"/product/*"}]}`, 200, nil)
-	pages := d.addPages(t, siteID, `[{"url":"/about","alias":"About"}]`)
 	steps := []string{`{"type":"navigate","target":"/"}`, `{"type":"waitForSelector","target":"#lcp-home"}`}
 	for _, route := range []string{"products", "product", "about"} {
 		steps = append(steps, fmt.Sprintf(`{"type":"click","target":"#to-%s"}`, route), fmt.Sprintf(`{"type":"waitForSelector","target":"#lcp-%s"}`, route),
