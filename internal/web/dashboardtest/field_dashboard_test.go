@@ -13,9 +13,8 @@ import (
 // numbers, another awaits one; the page view charts the Chrome UX Report's 40 weekly periods of
 // the page and of its origin beside the daily records. Screenshots of both.
 func TestDashboardFieldVerdict(t *testing.T) {
-	d := startService(t, 1, false)
+	d, shop := startShop(t)
 	ctx := context.Background()
-	shop := d.shopDays(t)
 	site, home, cart, now, day := shop.site, shop.home, shop.cart, shop.now, shop.day
 	lab := func(page model.Page, back int, before, after float64) model.Regression {
 		r := shop.labRegression("lab"+page.ID, page, "mobile", "lcp", back, before, after)

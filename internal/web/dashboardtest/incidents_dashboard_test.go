@@ -24,9 +24,8 @@ import (
 // it a test that a local receiver gets, changes and deletes it. Screenshots at 1280 and 390
 // pixels wide.
 func TestDashboardIncidents(t *testing.T) {
-	d := startService(t, 1, false)
+	d, shop := startShop(t)
 	ctx := context.Background()
-	shop := d.shopDays(t)
 	site, home, cart, now, day := shop.site, shop.home, shop.cart, shop.now, shop.day
 	change := model.IncidentID(site, "page:"+home.ID, model.KindRegression, day(3))
 	// The change of the home page, as the watcher stores it: LCP and TBT on both devices.
@@ -306,11 +305,13 @@ type shopDays struct {
 	now        time.Time
 }
 
-// shopDays stores the shop website and counts its days back from now.
-func (d *dashboard) shopDays(t testing.TB) shopDays {
+// startShop starts the local service (one Lighthouse run an audit) with the shop website
+// stored in it, its days counted back from now.
+func startShop(t testing.TB) (*dashboard, shopDays) {
 	t.Helper()
+	d := startService(t, 1, false)
 	site, home, cart := d.shop(t)
-	return shopDays{site: site, home: home, cart: cart, now: time.Now().UTC()}
+	return d, shopDays{site: site, home: home, cart: cart, now: time.Now().UTC()}
 }
 
 // day is the day back days before now.
