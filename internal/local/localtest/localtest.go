@@ -116,9 +116,6 @@ func (s *Service) Start(t testing.TB) {
 // Stop stops the service and waits for it; a service that stopped with an error fails the test.
 func (s *Service) Stop() { s.stop() }
 
-// Exited is closed when the service has stopped.
-func (s *Service) Exited() <-chan struct{} { return s.exited }
-
 // waitUntilServing waits until the API answers, for at most 30 s; the service stopping ends it.
 func (s *Service) waitUntilServing(t testing.TB) {
 	t.Helper()
