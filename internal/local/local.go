@@ -5,7 +5,7 @@
 // series tests and multistep runs the run before left unfinished, whose messages went with the
 // previous SQS stand-in. With OPENVITALS_DEMO=1 (make demo) it also serves a demo shop and fills
 // the service with a website monitoring it (see demo.go). cmd/local is its main; tests start it
-// through localtest.
+// through internal/testing/localtest.
 package local
 
 import (

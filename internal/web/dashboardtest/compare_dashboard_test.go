@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openvitals/openvitals/internal/local/localtest"
+	"github.com/openvitals/openvitals/internal/testing/localtest"
 )
 
 // TestDashboardCompare drives the comparison view in Chromium over the demo website: the

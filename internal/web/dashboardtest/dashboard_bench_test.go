@@ -25,9 +25,9 @@ import (
 	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/proto"
 
-	"github.com/openvitals/openvitals/internal/local/localtest"
 	"github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/localtest"
 )
 
 // BenchmarkDashboardFirstRender measures, in Chromium, the website view of a website with 100

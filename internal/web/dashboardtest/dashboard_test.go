@@ -21,10 +21,10 @@ import (
 
 	"github.com/openvitals/openvitals/internal/browser"
 	"github.com/openvitals/openvitals/internal/local"
-	"github.com/openvitals/openvitals/internal/local/localtest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
+	"github.com/openvitals/openvitals/internal/testing/localtest"
 )
 
 // dashboard is the local service, as make run starts it, with an admin and a viewer key of the

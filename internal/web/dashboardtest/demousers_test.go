@@ -9,8 +9,8 @@ import (
 
 	"github.com/openvitals/openvitals/internal/demoshop"
 	"github.com/openvitals/openvitals/internal/local"
-	"github.com/openvitals/openvitals/internal/local/localtest"
 	"github.com/openvitals/openvitals/internal/metrics"
+	"github.com/openvitals/openvitals/internal/testing/localtest"
 )
 
 // checkDemoUsers checks, through the API, the demo's real users: every page view of the four

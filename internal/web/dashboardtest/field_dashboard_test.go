@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openvitals/openvitals/internal/local/localtest"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/localtest"
 )
 
 // TestDashboardFieldVerdict: in real Chromium, a lab incident shows its field verdict with its

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/local/localtest"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/localtest"
 )
 
 // TestDashboardIncidents: in real Chromium, an admin sees one change of a page on two metrics

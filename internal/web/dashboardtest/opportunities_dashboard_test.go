@@ -13,8 +13,8 @@ import (
 
 	"github.com/go-rod/rod/lib/proto"
 
-	"github.com/openvitals/openvitals/internal/local/localtest"
 	"github.com/openvitals/openvitals/internal/testing/browsertest"
+	"github.com/openvitals/openvitals/internal/testing/localtest"
 	"github.com/openvitals/openvitals/internal/web"
 )
 

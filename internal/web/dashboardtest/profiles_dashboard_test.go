@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openvitals/openvitals/internal/local/localtest"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/localtest"
 )
 
 // TestDashboardProfiles drives the test profiles' view in Chromium over the local service: an

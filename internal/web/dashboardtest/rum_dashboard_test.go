@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openvitals/openvitals/internal/local/localtest"
+	"github.com/openvitals/openvitals/internal/testing/localtest"
 )
 
 // realUserAgents are the browsers of the real users the test sends beacons as.

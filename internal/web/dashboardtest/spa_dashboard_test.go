@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openvitals/openvitals/internal/local/localtest"
 	"github.com/openvitals/openvitals/internal/testing/browsertest"
+	"github.com/openvitals/openvitals/internal/testing/localtest"
 )
 
 // TestDashboardSoftNavigations drives the real-user view and a page view in Chromium over the
