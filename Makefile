@@ -178,8 +178,8 @@ endef
 run: deps-local
 	$(call serve_local,$(DATA_DIR))
 
-# The demo: make run over its own data with a website already in it (cmd/local/demo.go), seeded
-# at the first start and found at the next ones.
+# The demo: make run over its own data with a website already in it (internal/local/demo.go),
+# seeded at the first start and found at the next ones.
 demo: deps-local
 	$(call serve_local,$(DEMO_DATA_DIR),OPENVITALS_DEMO=1)
 
@@ -295,13 +295,13 @@ bench-regressions: deps-local
 bench-dashboard: deps-local
 	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
 	$(STANDINS) start $(TEST_PORTS); \
-	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench 'Dashboard' -benchtime 1x -timeout 40m ./cmd/local/
+	$(call LOCAL_AWS,$(TEST_PORTS)) go test -run '^$$' -bench 'Dashboard' -benchtime 1x -timeout 40m ./internal/web/dashboardtest/
 
 # The dashboard's screenshots (docs/screenshots, shown in docs/dashboard.md), made by its browser test.
 screenshots: deps-local
 	@set -e; trap '$(STANDINS) stop $(TEST_PORTS)' EXIT; \
 	$(STANDINS) start $(TEST_PORTS); \
-	$(call LOCAL_AWS,$(TEST_PORTS)) OPENVITALS_SCREENSHOTS=$(CURDIR)/docs/screenshots go test -count=1 -run '^TestDashboard(RealUsers|SoftNavigations|JourneyRoutes|Incidents|Profiles|Compare|Opportunities)?$$' -timeout 20m ./cmd/local/
+	$(call LOCAL_AWS,$(TEST_PORTS)) OPENVITALS_SCREENSHOTS=$(CURDIR)/docs/screenshots go test -count=1 -run '^TestDashboard(RealUsers|SoftNavigations|JourneyRoutes|Incidents|Profiles|Compare|Opportunities)?$$' -timeout 20m ./internal/web/dashboardtest/
 
 # Real-user monitoring: fold throughput on one core, the sketches' p75 error, collect throughput
 # and report latency over 10 million page views in DynamoDB Local (~5 min). See BENCHMARKS.md.

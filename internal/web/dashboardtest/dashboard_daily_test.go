@@ -1,4 +1,4 @@
-package main
+package dashboardtest
 
 import (
 	"encoding/csv"
@@ -13,6 +13,7 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 
 	"github.com/openvitals/openvitals/internal/metrics"
+	"github.com/openvitals/openvitals/internal/testing/localtest"
 )
 
 // checkChartScales: every chart of the view reads its values from zero (no axis starting
@@ -78,7 +79,7 @@ func (tb *tab) checkPagesCSV(d *dashboard, device string) {
 			}
 		}
 	}
-	d.call(tb.t, "GET", "/"+d.site.ID+"/pages", dashViewerKey, "", 200, &out)
+	d.Call(tb.t, "GET", "/"+d.site.ID+"/pages", localtest.ViewerKey, "", 200, &out)
 	rows := 0
 	for _, p := range out.Result.List {
 		if p.Device != device {
@@ -119,10 +120,7 @@ func (tb *tab) checkPagesCSV(d *dashboard, device string) {
 // browser; signed out, it is forgotten and a new tab asks for a key; a key not remembered
 // stays in its tab.
 func checkRememberedKey(t *testing.T, d *dashboard, b *rod.Browser, deepLink string) {
-	first := d.open(t, b)
-	first.goTo("")
-	first.signIn(dashViewerKey)
-	first.waitSignedIn()
+	first := d.signedIn(t, b, localtest.ViewerKey)
 	other := d.open(t, b)
 	other.goTo(deepLink)
 	if err := other.page.Timeout(15 * time.Second).Wait(rod.Eval(`() => document.getElementById('key') !== null`)); err != nil {
@@ -136,9 +134,9 @@ func checkRememberedKey(t *testing.T, d *dashboard, b *rod.Browser, deepLink str
 		t.Fatal("no remember checkbox with its trade-off")
 	}
 	first.eval(`() => document.getElementById('remember').click()`)
-	first.signIn(dashViewerKey)
+	first.signIn(localtest.ViewerKey)
 	first.waitSignedIn()
-	if k := first.eval(`() => [localStorage.getItem('openvitals.key'), sessionStorage.getItem('openvitals.key')]`).([]any); k[0] != dashViewerKey || k[1] != nil {
+	if k := first.eval(`() => [localStorage.getItem('openvitals.key'), sessionStorage.getItem('openvitals.key')]`).([]any); k[0] != localtest.ViewerKey || k[1] != nil {
 		t.Errorf("a remembered key is kept as %v: want local storage only", k)
 	}
 	second := d.open(t, b)
@@ -167,7 +165,7 @@ func checkNarrow(t *testing.T, d *dashboard, b *rod.Browser, shots string, views
 	tb.setSize(390, 844)
 	tb.fitsNarrow("sign-in")
 	tb.screenshot(shots, "sign-in-390")
-	tb.signIn(dashViewerKey)
+	tb.signIn(localtest.ViewerKey)
 	tb.waitSignedIn()
 	for _, v := range views {
 		tb.view(v[0])
@@ -327,7 +325,7 @@ func (tb *tab) checkOpenIncidents(d *dashboard) {
 			}
 		}
 	}
-	d.call(tb.t, "GET", "/"+d.site.ID+"/incidents?state=open&kind=regression", dashViewerKey, "", 200, &open)
+	d.Call(tb.t, "GET", "/"+d.site.ID+"/incidents?state=open&kind=regression", localtest.ViewerKey, "", 200, &open)
 	if len(open.Result.List) == 0 {
 		tb.t.Fatal("the demo has no open regression to show")
 	}

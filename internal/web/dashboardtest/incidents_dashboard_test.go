@@ -1,4 +1,4 @@
-package main
+package dashboardtest
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/store"
+	"github.com/openvitals/openvitals/internal/testing/localtest"
 )
 
 // TestDashboardIncidents: in real Chromium, an admin sees one change of a page on two metrics
@@ -23,11 +24,9 @@ import (
 // it a test that a local receiver gets, changes and deletes it. Screenshots at 1280 and 390
 // pixels wide.
 func TestDashboardIncidents(t *testing.T) {
-	d := startService(t, 1, false)
+	d, shop := startShop(t)
 	ctx := context.Background()
-	site, home, cart := d.shop(t)
-	now := time.Now().UTC()
-	day := func(back int) string { return model.Day(now.AddDate(0, 0, -back)) }
+	site, home, cart, now, day := shop.site, shop.home, shop.cart, shop.now, shop.day
 	change := model.IncidentID(site, "page:"+home.ID, model.KindRegression, day(3))
 	// The change of the home page, as the watcher stores it: LCP and TBT on both devices.
 	levels := map[string][2]float64{"lcp": {1800, 2700}, "tbt": {120, 420}}
@@ -37,10 +36,8 @@ func TestDashboardIncidents(t *testing.T) {
 			if device == "mobile" {
 				lv = [2]float64{lv[0] * 1.6, lv[1] * 1.6}
 			}
-			r := model.Regression{ID: model.RegressionID(site, "lab"+device+metric, day(3)), Kind: model.KindRegression, Source: "lab",
-				Page: home.ID, Device: device, Metric: metric, LastGood: day(4), FirstBad: day(3),
-				Before: model.Level{Median: lv[0]}, After: model.Level{Median: lv[1]}, Delta: lv[1] - lv[0], Percent: 100 * (lv[1] - lv[0]) / lv[0],
-				P: 0.0001, Status: model.RegressionOpen, Detected: now, Incident: change}
+			r := shop.labRegression("lab"+device+metric, home, device, metric, 3, lv[0], lv[1])
+			r.Incident = change
 			for back := 17; back >= 0; back-- {
 				v := lv[0]
 				if back <= 3 {
@@ -61,7 +58,7 @@ func TestDashboardIncidents(t *testing.T) {
 		Device: "desktop", Metric: "ttfb", LastGood: day(10), FirstBad: day(9), Before: model.Level{Median: 900}, After: model.Level{Median: 500},
 		Delta: -400, Percent: -44.4, P: 0.0001, Status: model.RegressionOpen, Detected: now}
 	for _, r := range append(regs, cartSlow, better) {
-		if _, err := d.st.PutRegression(ctx, site, r); err != nil {
+		if _, err := d.Store.PutRegression(ctx, site, r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -76,7 +73,7 @@ func TestDashboardIncidents(t *testing.T) {
 		}
 	}
 	var incidents struct{ Result struct{ List []incident } }
-	d.call(t, "GET", "/"+site.ID+"/incidents", dashAdminKey, "", 200, &incidents)
+	d.Call(t, "GET", "/"+site.ID+"/incidents", localtest.AdminKey, "", 200, &incidents)
 	if l := incidents.Result.List; len(l) != 3 || l[0].ID != change {
 		t.Fatalf("incidents %+v, want the home page's change, the cart's CLS and its improvement", l)
 	}
@@ -84,10 +81,7 @@ func TestDashboardIncidents(t *testing.T) {
 	b := launchBrowser(t)
 	shots := screenshotDir(t)
 	W := "#/w/" + site.ID
-	tb := d.open(t, b)
-	tb.goTo("")
-	tb.signIn(dashAdminKey)
-	tb.waitSignedIn()
+	tb := d.signedIn(t, b, localtest.AdminKey)
 
 	t.Run("incidents", func(t *testing.T) {
 		tb.t = t
@@ -147,9 +141,9 @@ func TestDashboardIncidents(t *testing.T) {
 		tb.click("#ack-selected", "Acknowledge 2 selected")
 		tb.waitFor("the incidents acknowledged", `() => document.querySelectorAll('ul.incidents input.pick').length === 0 && document.querySelectorAll('ul.incidents > li').length === 3`)
 		var open struct{ Result struct{ List []incident } }
-		d.call(t, "GET", "/"+site.ID+"/incidents?state=open", dashAdminKey, "", 200, &open)
+		d.Call(t, "GET", "/"+site.ID+"/incidents?state=open", localtest.AdminKey, "", 200, &open)
 		var acked struct{ Result struct{ List []incident } }
-		d.call(t, "GET", "/"+site.ID+"/incidents?state=acknowledged", dashAdminKey, "", 200, &acked)
+		d.Call(t, "GET", "/"+site.ID+"/incidents?state=acknowledged", localtest.AdminKey, "", 200, &acked)
 		if len(open.Result.List) != 0 || len(acked.Result.List) != 2 {
 			t.Fatalf("after the bulk acknowledgement: %d open, %d acknowledged; want 0 and 2", len(open.Result.List), len(acked.Result.List))
 		}
@@ -164,13 +158,13 @@ func TestDashboardIncidents(t *testing.T) {
 		tb.t = t
 		// The incident's event, as the watcher records it.
 		key := store.PageState(home.ID, "incident#"+change)
-		from, err := d.st.WatchedState(ctx, site, key)
+		from, err := d.Store.WatchedState(ctx, site, key)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ev := &model.Event{Type: "regression.detected", Page: home.ID, Incident: change, Occurred: now, Before: "ok", After: "regressed",
 			Summary: "Regression of Home (/) from " + model.DayToISO(day(3)) + ": LCP 1,800 → 2,700 ms (+50 %, desktop)"}
-		if _, err := d.st.ChangeState(ctx, site, from, "open", "", ev); err != nil {
+		if _, err := d.Store.ChangeState(ctx, site, from, "open", "", ev); err != nil {
 			t.Fatal(err)
 		}
 		tb.view(W + "/events")
@@ -205,7 +199,7 @@ func TestDashboardIncidents(t *testing.T) {
 				}
 			}
 		}
-		d.call(t, "GET", "/"+site.ID+"/channels", dashAdminKey, "", 200, &channels)
+		d.Call(t, "GET", "/"+site.ID+"/channels", localtest.AdminKey, "", 200, &channels)
 		l := channels.Result.List
 		if len(l) != 1 || l[0].Name != "Ops hook" || len(l[0].Events) != 1 || l[0].Events[0] != "regression.detected" || l[0].Status != "active" {
 			t.Fatalf("channels %+v, want the one added with the form", l)
@@ -223,7 +217,7 @@ func TestDashboardIncidents(t *testing.T) {
 			var ds struct {
 				Result struct{ List []struct{ StatusCode int } }
 			}
-			d.call(t, "GET", "/"+site.ID+"/channels/"+id+"/deliveries", dashAdminKey, "", 200, &ds)
+			d.Call(t, "GET", "/"+site.ID+"/channels/"+id+"/deliveries", localtest.AdminKey, "", 200, &ds)
 			if len(ds.Result.List) == 1 && ds.Result.List[0].StatusCode == 200 {
 				break
 			}
@@ -245,7 +239,7 @@ func TestDashboardIncidents(t *testing.T) {
 		tb.eval(`s => document.querySelector(s + ' input[value="regression.detected"]').click()`, form)
 		tb.click(form+` button[type="submit"]`, "Save")
 		tb.waitFor("the channel renamed", `() => /Ops webhook/.test(document.querySelector('.card.channel summary').textContent)`)
-		d.call(t, "GET", "/"+site.ID+"/channels", dashAdminKey, "", 200, &channels)
+		d.Call(t, "GET", "/"+site.ID+"/channels", localtest.AdminKey, "", 200, &channels)
 		if l := channels.Result.List; len(l) != 1 || l[0].Name != "Ops webhook" || len(l[0].Events) != 0 {
 			t.Fatalf("channels %+v, want it renamed, taking every event", l)
 		}
@@ -253,7 +247,7 @@ func TestDashboardIncidents(t *testing.T) {
 		tb.eval(`() => { window.confirm = () => true; }`)
 		tb.click("#channel-"+id+" button", "Delete")
 		tb.waitFor("the channel gone", `() => document.querySelectorAll('.card.channel').length === 0`)
-		d.call(t, "GET", "/"+site.ID+"/channels", dashAdminKey, "", 200, &channels)
+		d.Call(t, "GET", "/"+site.ID+"/channels", localtest.AdminKey, "", 200, &channels)
 		if len(channels.Result.List) != 0 {
 			t.Fatalf("channels %+v after deleting it", channels.Result.List)
 		}
@@ -301,4 +295,33 @@ func (h *hookReceiver) wait(t *testing.T, limit time.Duration) hookRequest {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// shopDays is the shop website (dashboard.shop) with the days counted back from now, for the
+// tests that store regressions as the watcher does.
+type shopDays struct {
+	site       model.Website
+	home, cart model.Page
+	now        time.Time
+}
+
+// startShop starts the local service (one Lighthouse run an audit) with the shop website
+// stored in it, its days counted back from now.
+func startShop(t testing.TB) (*dashboard, shopDays) {
+	t.Helper()
+	d := startService(t, 1, false)
+	site, home, cart := d.shop(t)
+	return d, shopDays{site: site, home: home, cart: cart, now: time.Now().UTC()}
+}
+
+// day is the day back days before now.
+func (s shopDays) day(back int) string { return model.Day(s.now.AddDate(0, 0, -back)) }
+
+// labRegression is an open lab regression of page's metric on device, as the watcher stores it
+// for its series: from before to after (medians) back days ago, the day after its last good
+// one. Its days and incident are the caller's.
+func (s shopDays) labRegression(series string, page model.Page, device, metric string, back int, before, after float64) model.Regression {
+	return model.Regression{ID: model.RegressionID(s.site, series, s.day(back)), Kind: model.KindRegression, Source: "lab", Page: page.ID,
+		Device: device, Metric: metric, LastGood: s.day(back + 1), FirstBad: s.day(back), Before: model.Level{Median: before}, After: model.Level{Median: after},
+		Delta: after - before, Percent: 100 * (after - before) / before, P: 0.0001, Status: model.RegressionOpen, Detected: s.now}
 }

@@ -1,4 +1,4 @@
-package main
+package dashboardtest
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/localtest"
 )
 
 // TestDashboardProfiles drives the test profiles' view in Chromium over the local service: an
@@ -19,17 +20,12 @@ import (
 func TestDashboardProfiles(t *testing.T) {
 	d := startService(t, 1, false)
 	shots := screenshotDir(t)
-	siteID := d.createWebsite(t, "shop.example", "Shop")
+	siteID, pages := d.website(t, "shop.example", "Shop", "", `[{"url":"/account","alias":"Account"},{"url":"/","alias":"Home"}]`)
 	W := "/" + siteID
-	var pages []struct{ ID, URL string }
-	d.call(t, "POST", W+"/settings/pages", dashAdminKey, `[{"url":"/account","alias":"Account"},{"url":"/","alias":"Home"}]`, 200, &pages)
 	const secret = "dash-5ecret-header-value"
 
 	b := launchBrowser(t)
-	tb := d.open(t, b)
-	tb.goTo("")
-	tb.signIn(dashAdminKey)
-	tb.waitSignedIn()
+	tb := d.signedIn(t, b, localtest.AdminKey)
 
 	tb.view("#/w/" + siteID + "/settings")
 	tb.click("a", "^Test profiles$")
@@ -75,7 +71,7 @@ func TestDashboardProfiles(t *testing.T) {
 			}
 		}
 	}
-	d.call(t, "GET", W+"/profiles", dashViewerKey, "", 200, &list)
+	d.Call(t, "GET", W+"/profiles", localtest.ViewerKey, "", 200, &list)
 	if len(list.Result.List) != 1 || len(list.Result.List[0].Headers) != 1 || len(list.Result.List[0].Login) != 3 || len(list.Result.List[0].Origins) != 1 ||
 		len(list.Result.List[0].Pages) != 1 || list.Result.List[0].Pages[0].Page != pages[0].ID || list.Result.List[0].Method != model.MethodSimulated {
 		t.Fatalf("profiles after the form: %+v", list.Result.List)
@@ -84,16 +80,16 @@ func TestDashboardProfiles(t *testing.T) {
 	tb.narrow(shots, "profiles", "")
 
 	// The page view names the profile of the newest result.
-	site, err := d.st.Website(context.Background(), "acme", siteID)
+	site, err := d.Store.Website(context.Background(), "acme", siteID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	page, err := d.st.Page(context.Background(), site, pages[0].ID)
+	page, err := d.Store.Page(context.Background(), site, pages[0].ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC()
-	if err := d.st.PutLabResult(context.Background(), site, page, model.LabResult{Page: page.ID, Device: "desktop", Day: model.Day(now), Audited: now, Runs: 1,
+	if err := d.Store.PutLabResult(context.Background(), site, page, model.LabResult{Page: page.ID, Device: "desktop", Day: model.Day(now), Audited: now, Runs: 1,
 		Metrics: map[string]float64{"lcp": 2100, "fcp": 1500, "cls": 0.02, "tbt": 120, "performance_score": 81}, LighthouseVersion: "13.5.0",
 		ProfileID: list.Result.List[0].ID, ProfileName: "Signed in", Method: model.MethodSimulated, CPUMultiplier: 1, BenchmarkIndex: 2800}); err != nil {
 		t.Fatal(err)
@@ -106,7 +102,7 @@ func TestDashboardProfiles(t *testing.T) {
 		t.Errorf("the page view says %q of how it was measured", m)
 	}
 	// On mobile, no profile: the new website's applied throttling, calibrated.
-	if err := d.st.PutLabResult(context.Background(), site, page, model.LabResult{Page: page.ID, Device: "mobile", Day: model.Day(now), Audited: now, Runs: 3,
+	if err := d.Store.PutLabResult(context.Background(), site, page, model.LabResult{Page: page.ID, Device: "mobile", Day: model.Day(now), Audited: now, Runs: 3,
 		Metrics: map[string]float64{"lcp": 4100, "fcp": 2500, "cls": 0.02, "tbt": 320, "performance_score": 61}, LighthouseVersion: "13.5.0",
 		Method: model.MethodApplied, CPUMultiplier: 7.3, BenchmarkIndex: 2797}); err != nil {
 		t.Fatal(err)
@@ -123,7 +119,7 @@ func TestDashboardProfiles(t *testing.T) {
 		Changes:  model.ExperimentChanges{Block: []string{"*://www.googletagmanager.com/*"}},
 		Control:  &model.ExperimentAudit{Metrics: map[string]float64{"tbt": 450, "lcp": 2600, "bytes_total": 310000}},
 		Measured: &model.ExperimentAudit{Metrics: map[string]float64{"tbt": 30, "lcp": 2100, "bytes_total": 120000}}, Finished: &now}
-	if err := d.st.CreateExperiment(context.Background(), site, &x); err != nil {
+	if err := d.Store.CreateExperiment(context.Background(), site, &x); err != nil {
 		t.Fatal(err)
 	}
 	tb.view("#/w/" + siteID + "/settings")
@@ -149,7 +145,7 @@ func TestDashboardProfiles(t *testing.T) {
 	if tb.has("#main table") {
 		t.Errorf("the experiments list still shows %q", tb.text("#main table"))
 	}
-	if _, err := d.st.Experiment(context.Background(), site, x.ID); !model.IsNotFound(err) {
+	if _, err := d.Store.Experiment(context.Background(), site, x.ID); !model.IsNotFound(err) {
 		t.Errorf("the experiment after its deletion: %v, want not found", err)
 	}
 }

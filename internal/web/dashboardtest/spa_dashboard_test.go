@@ -1,4 +1,4 @@
-package main
+package dashboardtest
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/openvitals/openvitals/internal/testing/browsertest"
+	"github.com/openvitals/openvitals/internal/testing/localtest"
 )
 
 // TestDashboardSoftNavigations drives the real-user view and a page view in Chromium over the
@@ -17,11 +18,8 @@ import (
 func TestDashboardSoftNavigations(t *testing.T) {
 	d := startService(t, 1, false)
 	shots := screenshotDir(t)
-	siteID := d.createWebsite(t, "spa.example", "SPA shop")
+	siteID, pages := d.website(t, "spa.example", "SPA shop", `{"groups":[{"name":"Products","pattern":"/product/*"}]}`, `[{"url":"/cart","alias":"Cart"}]`)
 	W := "/" + siteID
-	d.call(t, "PUT", W+"/field-testing/settings", dashAdminKey, `{"groups":[{"name":"Products","pattern":"/product/*"}]}`, 200, nil)
-	var pages []struct{ ID, URL string }
-	d.call(t, "POST", W+"/settings/pages", dashAdminKey, `[{"url":"/cart","alias":"Cart"}]`, 200, &pages)
 
 	// 24 visits: a hard load of the home page (every third a back navigation the cache did not
 	// restore, every fourth one it restored, one in six prerendered), then the router's routes
@@ -64,21 +62,7 @@ func TestDashboardSoftNavigations(t *testing.T) {
 		body := fmt.Sprintf(`{"w":%q,"c":{},"v":[%s]}`, siteID, strings.Join(views, ","))
 		d.beacon(t, body, realUserAgents[0])
 	}
-	type segments struct {
-		Result struct {
-			Views int
-			List  []struct {
-				Key   string
-				Views int
-				Value float64
-			}
-		}
-	}
-	var seg segments
-	d.waitFor(t, "the views folded", func() bool {
-		d.call(t, "GET", W+"/field-testing/segments?metric=lcp&by=navigation", dashViewerKey, "", 200, &seg)
-		return seg.Result.Views == hard+soft
-	})
+	seg := d.waitForViews(t, W+"/field-testing/segments?metric=lcp&by=navigation", hard+soft)
 	var softP75 float64
 	for _, r := range seg.Result.List {
 		if r.Key == "soft" {
@@ -87,10 +71,7 @@ func TestDashboardSoftNavigations(t *testing.T) {
 	}
 
 	b := launchBrowser(t)
-	tb := d.open(t, b)
-	tb.goTo("")
-	tb.signIn(dashViewerKey)
-	tb.waitSignedIn()
+	tb := d.signedIn(t, b, localtest.ViewerKey)
 
 	t.Run("real-user view", func(t *testing.T) {
 		tb.t = t
@@ -133,7 +114,7 @@ func TestDashboardSoftNavigations(t *testing.T) {
 				}
 			}
 		}
-		d.call(t, "GET", W+"/field-testing/attributions?metric=lcp&navigation=soft", dashViewerKey, "", 200, &starts)
+		d.Call(t, "GET", W+"/field-testing/attributions?metric=lcp&navigation=soft", localtest.ViewerKey, "", 200, &starts)
 		tb.view("#/w/" + siteID + "/rum?vital=lcp&navigation=soft&days=7")
 		attr := tb.text("#rum-attributions")
 		if strings.Contains(attr, "#lcp-home") || !strings.Contains(attr, "#lcp-cart") {
@@ -175,19 +156,16 @@ func TestDashboardJourneyRoutes(t *testing.T) {
 	d := startService(t, 1, false)
 	shots := screenshotDir(t)
 	spa := browsertest.SPAServer(t)
-	siteID := d.createWebsite(t, strings.TrimPrefix(spa, "http://"), "SPA shop")
+	siteID, pages := d.website(t, strings.TrimPrefix(spa, "http://"), "SPA shop", `{"groups":[{"name":"Products","pattern":"/product/*"}]}`, `[{"url":"/about","alias":"About"}]`)
 	W := "/" + siteID
-	d.call(t, "PUT", W+"/field-testing/settings", dashAdminKey, `{"groups":[{"name":"Products","pattern":"/product/*"}]}`, 200, nil)
-	var pages []struct{ ID, URL string }
-	d.call(t, "POST", W+"/settings/pages", dashAdminKey, `[{"url":"/about","alias":"About"}]`, 200, &pages)
 	steps := []string{`{"type":"navigate","target":"/"}`, `{"type":"waitForSelector","target":"#lcp-home"}`}
 	for _, route := range []string{"products", "product", "about"} {
 		steps = append(steps, fmt.Sprintf(`{"type":"click","target":"#to-%s"}`, route), fmt.Sprintf(`{"type":"waitForSelector","target":"#lcp-%s"}`, route),
 			`{"type":"wait","value":"300"}`, fmt.Sprintf(`{"type":"click","target":"#work-%s"}`, route), `{"type":"wait","value":"300"}`)
 	}
 	var test struct{ ID string }
-	d.call(t, "POST", W+"/multistep", dashAdminKey, `{"alias":"Through the shop","device":"desktop","steps":[`+strings.Join(steps, ",")+`]}`, 201, &test)
-	d.call(t, "POST", W+"/multistep/"+test.ID+"/runs", dashAdminKey, "", 201, nil)
+	d.Call(t, "POST", W+"/multistep", localtest.AdminKey, `{"alias":"Through the shop","device":"desktop","steps":[`+strings.Join(steps, ",")+`]}`, 201, &test)
+	d.Call(t, "POST", W+"/multistep/"+test.ID+"/runs", localtest.AdminKey, "", 201, nil)
 	type route struct {
 		Step       int
 		URL        string
@@ -209,8 +187,8 @@ func TestDashboardJourneyRoutes(t *testing.T) {
 			}
 		}
 	}
-	d.waitFor(t, "the run", func() bool {
-		d.call(t, "GET", W+"/multistep/"+test.ID+"/runs", dashViewerKey, "", 200, &runs)
+	d.WaitFor(t, "the run", func() bool {
+		d.Call(t, "GET", W+"/multistep/"+test.ID+"/runs", localtest.ViewerKey, "", 200, &runs)
 		return len(runs.Result.List) == 1 && (runs.Result.List[0].Status == "completed" || runs.Result.List[0].Status == "failed")
 	})
 	run := runs.Result.List[0]
@@ -228,10 +206,7 @@ func TestDashboardJourneyRoutes(t *testing.T) {
 	}
 
 	b := launchBrowser(t)
-	tb := d.open(t, b)
-	tb.goTo("")
-	tb.signIn(dashViewerKey)
-	tb.waitSignedIn()
+	tb := d.signedIn(t, b, localtest.ViewerKey)
 	tb.view("#/w/" + siteID + "/multistep/" + test.ID)
 	routes := tb.text("#run-routes")
 	for i, name := range []string{"products", "product", "about"} {

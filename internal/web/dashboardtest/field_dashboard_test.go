@@ -1,27 +1,23 @@
-package main
+package dashboardtest
 
 import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/localtest"
 )
 
 // TestDashboardFieldVerdict: in real Chromium, a lab incident shows its field verdict with its
 // numbers, another awaits one; the page view charts the Chrome UX Report's 40 weekly periods of
 // the page and of its origin beside the daily records. Screenshots of both.
 func TestDashboardFieldVerdict(t *testing.T) {
-	d := startService(t, 1, false)
+	d, shop := startShop(t)
 	ctx := context.Background()
-	site, home, cart := d.shop(t)
-	now := time.Now().UTC()
-	day := func(back int) string { return model.Day(now.AddDate(0, 0, -back)) }
+	site, home, cart, now, day := shop.site, shop.home, shop.cart, shop.now, shop.day
 	lab := func(page model.Page, back int, before, after float64) model.Regression {
-		r := model.Regression{ID: model.RegressionID(site, "lab"+page.ID, day(back)), Kind: model.KindRegression, Source: "lab", Page: page.ID,
-			Device: "mobile", Metric: "lcp", LastGood: day(back + 1), FirstBad: day(back), Before: model.Level{Median: before}, After: model.Level{Median: after},
-			Delta: after - before, Percent: 100 * (after - before) / before, P: 0.0001, Status: model.RegressionOpen, Detected: now}
+		r := shop.labRegression("lab"+page.ID, page, "mobile", "lcp", back, before, after)
 		r.Incident = model.IncidentID(site, r.Subject(), r.Kind, r.FirstBad)
 		for b := back + 10; b >= 0; b-- {
 			v := before
@@ -30,7 +26,7 @@ func TestDashboardFieldVerdict(t *testing.T) {
 			}
 			r.Days = append(r.Days, model.DayValue{Day: day(b), Value: v})
 		}
-		if _, err := d.st.PutRegression(ctx, site, r); err != nil {
+		if _, err := d.Store.PutRegression(ctx, site, r); err != nil {
 			t.Fatal(err)
 		}
 		return r
@@ -40,7 +36,7 @@ func TestDashboardFieldVerdict(t *testing.T) {
 	v := model.Verdict{Incident: confirmed.Incident, Page: home.ID, Device: "mobile", Verdict: model.VerdictConfirmed, Day: day(5), Decided: now.AddDate(0, 0, -5),
 		Checks:  []model.VerdictCheck{{Source: "rum", Metric: "lcp", From: day(16), To: day(6), Before: 2240, After: 3010, Noise: 224, DaysBefore: 7, DaysAfter: 4, Enough: true, Moved: true}},
 		Summary: "Confirmed in the field: real users' p75 LCP 2240 ms → 3010 ms, +34 %; noise 224 ms."}
-	if _, _, err := d.st.PutVerdict(ctx, site, confirmed.FirstBad, v); err != nil {
+	if _, _, err := d.Store.PutVerdict(ctx, site, confirmed.FirstBad, v); err != nil {
 		t.Fatal(err)
 	}
 	// 40 weekly periods of the home page (a step 12 weeks ago, ramping over four) and of the
@@ -61,7 +57,7 @@ func TestDashboardFieldVerdict(t *testing.T) {
 				"lcp": {P75: lcp, Good: 70, NeedsImprovement: 20, Poor: 10}, "inp": {P75: inp, Good: 80, NeedsImprovement: 15, Poor: 5},
 				"cls": {P75: cls, Good: 90, NeedsImprovement: 7, Poor: 3}}})
 		}
-		if err := d.st.PutUXHistory(ctx, site, h); err != nil {
+		if err := d.Store.PutUXHistory(ctx, site, h); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -69,7 +65,7 @@ func TestDashboardFieldVerdict(t *testing.T) {
 		r := model.UXResult{Device: "mobile", Day: day(back), Collected: now, Vitals: map[string]model.Vital{
 			"lcp": {P75: 2800 + float64(back)*5, Good: 62, NeedsImprovement: 25, Poor: 13}, "inp": {P75: 198, Good: 77, NeedsImprovement: 17, Poor: 6},
 			"cls": {P75: 0.05, Good: 90, NeedsImprovement: 7, Poor: 3}}}
-		if err := d.st.PutUXResult(ctx, site, home, r); err != nil {
+		if err := d.Store.PutUXResult(ctx, site, home, r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -77,10 +73,7 @@ func TestDashboardFieldVerdict(t *testing.T) {
 	b := launchBrowser(t)
 	shots := screenshotDir(t)
 	W := "#/w/" + site.ID
-	tb := d.open(t, b)
-	tb.goTo("")
-	tb.signIn(dashAdminKey)
-	tb.waitSignedIn()
+	tb := d.signedIn(t, b, localtest.AdminKey)
 
 	t.Run("incident verdict", func(t *testing.T) {
 		tb.t = t

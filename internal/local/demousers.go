@@ -1,4 +1,4 @@
-package main
+package local
 
 // The demo's real users. A real Chromium visits the shop's pages with its RUM snippet on a
 // desktop and an emulated phone (its CPU slowed four times), before the deploy and after it,
@@ -42,9 +42,9 @@ const (
 	demoPhoneSlowdown = 4
 )
 
-// demoDailyViews is how many page views the demo's real users make on a device on the day
+// DemoDailyViews is how many page views the demo's real users make on a device on the day
 // daysAgo: more on phones, fewer at weekends.
-func demoDailyViews(device string, daysAgo int, now time.Time) int {
+func DemoDailyViews(device string, daysAgo int, now time.Time) int {
 	n := 14
 	if device == "mobile" {
 		n = 22
@@ -316,16 +316,16 @@ func replayVisits(visits []demoVisit, lab demoLab, now time.Time) ([]demoView, e
 	}
 	rng := rand.New(rand.NewPCG(28, 24))
 	var out []demoView
-	for daysAgo := demoHistoryDays + uxWindowDays - 1; daysAgo >= 0; daysAgo-- {
+	for daysAgo := DemoHistoryDays + uxWindowDays - 1; daysAgo >= 0; daysAgo-- {
 		for _, device := range metrics.Devices {
 			day := math.Exp(0.06 * rng.NormFloat64())
-			for range demoDailyViews(device, daysAgo, now) {
+			for range DemoDailyViews(device, daysAgo, now) {
 				path := demoshop.Paths[0]
 				if rng.Float64() < 0.35 {
 					path = demoshop.Paths[1]
 				}
 				version := "2.4"
-				if daysAgo > demoDeployedDaysAgo || daysAgo == demoDeployedDaysAgo && rng.Float64() < 9.0/24 {
+				if daysAgo > DemoDeployedDaysAgo || daysAgo == DemoDeployedDaysAgo && rng.Float64() < 9.0/24 {
 					version = "2.3"
 				}
 				shape, ok := shapes[device+version+path]
@@ -419,7 +419,7 @@ func (d *demo) sendReplay(ctx context.Context, site model.Website, views []demoV
 	rng := rand.New(rand.NewPCG(5, 11))
 	byDay := map[int][]rum.View{}
 	for _, v := range views {
-		if v.daysAgo >= demoHistoryDays {
+		if v.daysAgo >= DemoHistoryDays {
 			continue
 		}
 		dayStart := now.AddDate(0, 0, -v.daysAgo).Truncate(24 * time.Hour)
@@ -466,7 +466,7 @@ func demoCountry(rng *rand.Rand) string {
 func (d *demo) addUX(ctx context.Context, site model.Website, pages []model.Page, views []demoView, now time.Time) error {
 	for _, p := range pages {
 		for _, device := range metrics.Devices {
-			for i := 0; i <= demoHistoryDays; i++ {
+			for i := 0; i <= DemoHistoryDays; i++ {
 				values := map[string][]float64{}
 				for _, v := range views {
 					if v.device == device && v.path == p.URL && v.daysAgo >= i && v.daysAgo < i+uxWindowDays {

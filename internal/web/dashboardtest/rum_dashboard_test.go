@@ -1,9 +1,11 @@
-package main
+package dashboardtest
 
 import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/openvitals/openvitals/internal/testing/localtest"
 )
 
 // realUserAgents are the browsers of the real users the test sends beacons as.
@@ -21,11 +23,8 @@ var realUserAgents = []string{
 func TestDashboardRealUsers(t *testing.T) {
 	d := startService(t, 1, false)
 	shots := screenshotDir(t)
-	siteID := d.createWebsite(t, "shop.example", "Shop")
+	siteID, pages := d.website(t, "shop.example", "Shop", `{"groups":[{"name":"Products","pattern":"/product/*"},{"name":"Home","pattern":"/"}]}`, `[{"url":"/","alias":"Home"},{"url":"/index.html?from=ad","alias":"Landing"}]`)
 	W := "/" + siteID
-	d.call(t, "PUT", W+"/field-testing/settings", dashAdminKey, `{"groups":[{"name":"Products","pattern":"/product/*"},{"name":"Home","pattern":"/"}]}`, 200, nil)
-	var pages []struct{ ID, URL string }
-	d.call(t, "POST", W+"/settings/pages", dashAdminKey, `[{"url":"/","alias":"Home"},{"url":"/index.html?from=ad","alias":"Landing"}]`, 200, &pages)
 	landing := pages[1]
 	if landing.URL != "/index.html?from=ad" {
 		landing = pages[0]
@@ -42,35 +41,16 @@ func TestDashboardRealUsers(t *testing.T) {
 			siteID, url, lcp, 182+i*3, 20+i*3, 200+i*5, 600+i*20, attribution)
 		d.beacon(t, body, realUserAgents[i%len(realUserAgents)])
 	}
-	type summary struct {
-		Result struct {
-			Views   int
-			Value   float64
-			Ratings map[string]struct{ Views int }
-			List    []struct {
-				Key   string
-				Views int
-				Value float64
-			}
-		}
-	}
-	var dist summary
-	d.waitFor(t, "the views folded", func() bool {
-		d.call(t, "GET", W+"/field-testing/distribution?metric=lcp", dashViewerKey, "", 200, &dist)
-		return dist.Result.Views == views
-	})
+	dist := d.waitForViews(t, W+"/field-testing/distribution?metric=lcp", views)
 
 	b := launchBrowser(t)
-	tb := d.open(t, b)
-	tb.goTo("")
-	tb.signIn(dashViewerKey)
-	tb.waitSignedIn()
+	tb := d.signedIn(t, b, localtest.ViewerKey)
 
 	t.Run("real-user view", func(t *testing.T) {
 		tb.t = t
 		tb.view("#/w/" + siteID + "/rum?vital=lcp&seg=device&days=7")
-		var seg summary
-		d.call(t, "GET", W+"/field-testing/segments?metric=lcp&by=device", dashViewerKey, "", 200, &seg)
+		var seg fieldReport
+		d.Call(t, "GET", W+"/field-testing/segments?metric=lcp&by=device", localtest.ViewerKey, "", 200, &seg)
 		panel := tb.text("#rum-panel")
 		if !strings.Contains(panel, uiNumber(dist.Result.Value, "ms")) || !strings.Contains(panel, "page views") {
 			t.Errorf("the panel %q does not show the API's p75 %v", panel, dist.Result.Value)
@@ -120,8 +100,8 @@ func TestDashboardRealUsers(t *testing.T) {
 	t.Run("page view", func(t *testing.T) {
 		tb.t = t
 		tb.view("#/w/" + siteID + "/page/" + landing.ID + "?device=mobile&days=7")
-		var page summary
-		d.call(t, "GET", W+"/field-testing/distribution?metric=lcp&device=mobile,tablet&page="+landing.ID, dashViewerKey, "", 200, &page)
+		var page fieldReport
+		d.Call(t, "GET", W+"/field-testing/distribution?metric=lcp&device=mobile,tablet&page="+landing.ID, localtest.ViewerKey, "", 200, &page)
 		if page.Result.Views == 0 {
 			t.Fatal("no real-user view of the landing page (its query must match)")
 		}
@@ -137,4 +117,32 @@ func TestDashboardRealUsers(t *testing.T) {
 		}
 		tb.screenshot(shots, "page-real-users")
 	})
+}
+
+// fieldReport is the answer of a report of real users' page views: their count, the p75 (or the
+// view's value), the views of each rating and the rows.
+type fieldReport struct {
+	Result struct {
+		Views   int
+		Value   float64
+		Ratings map[string]struct{ Views int }
+		List    []struct {
+			Key   string
+			Views int
+			Value float64
+		}
+	}
+}
+
+// waitForViews reads the report at path, as a viewer, until it counts views page views (the
+// aggregator folds the beacons a batch at a time), and returns it.
+func (d *dashboard) waitForViews(t testing.TB, path string, views int) fieldReport {
+	t.Helper()
+	var r fieldReport
+	d.WaitFor(t, "the views folded", func() bool {
+		r = fieldReport{}
+		d.Call(t, "GET", path, localtest.ViewerKey, "", 200, &r)
+		return r.Result.Views == views
+	})
+	return r
 }

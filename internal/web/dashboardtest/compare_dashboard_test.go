@@ -1,10 +1,12 @@
-package main
+package dashboardtest
 
 import (
 	"fmt"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/openvitals/openvitals/internal/testing/localtest"
 )
 
 // TestDashboardCompare drives the comparison view in Chromium over the demo website: the
@@ -27,7 +29,7 @@ func TestDashboardCompare(t *testing.T) {
 			}
 		}
 	}
-	d.call(t, "GET", W+"/regressions?kind=regression&source=lab", dashViewerKey, "", 200, &regs)
+	d.Call(t, "GET", W+"/regressions?kind=regression&source=lab", localtest.ViewerKey, "", 200, &regs)
 	var c *link
 	var regID string
 	for _, r := range regs.Result.List {
@@ -67,9 +69,9 @@ func TestDashboardCompare(t *testing.T) {
 			}
 		}
 	}
-	d.call(t, "GET", c.Path, dashViewerKey, "", 200, &cmp)
+	d.Call(t, "GET", c.Path, localtest.ViewerKey, "", 200, &cmp)
 	if cmp.Loads == nil || len(cmp.Loads.Requests) == 0 {
-		// The regression's ID starts with its first bad day: the deploy's is demoDeployedDaysAgo.
+		// The regression's ID starts with its first bad day: the deploy's is local.DemoDeployedDaysAgo.
 		t.Fatalf("the comparison of %s (%+v) has no request that changed, want the hero grown: loads %+v", regID, *c, cmp.Loads)
 	}
 	var lcpChange *float64
@@ -117,10 +119,7 @@ func TestDashboardCompare(t *testing.T) {
 	}
 
 	b := launchBrowser(t)
-	tb := d.open(t, b)
-	tb.goTo("")
-	tb.signIn(dashViewerKey)
-	tb.waitSignedIn()
+	tb := d.signedIn(t, b, localtest.ViewerKey)
 
 	// The deploy's incident (both devices' regressions) links to a comparison; the mobile
 	// one is the view of the same days on mobile.

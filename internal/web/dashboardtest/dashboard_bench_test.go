@@ -1,4 +1,4 @@
-package main
+package dashboardtest
 
 import (
 	"bytes"
@@ -27,6 +27,7 @@ import (
 
 	"github.com/openvitals/openvitals/internal/metrics"
 	"github.com/openvitals/openvitals/internal/model"
+	"github.com/openvitals/openvitals/internal/testing/localtest"
 )
 
 // BenchmarkDashboardFirstRender measures, in Chromium, the website view of a website with 100
@@ -42,7 +43,7 @@ func BenchmarkDashboardFirstRender(b *testing.B) {
 	d := startService(b, 1, false)
 	ctx := context.Background()
 	var w struct{ ID string }
-	d.call(b, "POST", "/account/websites", dashAdminKey, `{"domain":"big-shop.example","displayName":"Big shop"}`, 201, &w)
+	d.Call(b, "POST", "/account/websites", localtest.AdminKey, `{"domain":"big-shop.example","displayName":"Big shop"}`, 201, &w)
 	var pages strings.Builder
 	pages.WriteString("[")
 	for i := range n {
@@ -52,17 +53,17 @@ func BenchmarkDashboardFirstRender(b *testing.B) {
 		fmt.Fprintf(&pages, `{"url":"/products/item-%03d","alias":"Product %d"}`, i, i)
 	}
 	pages.WriteString("]")
-	d.call(b, "POST", "/"+w.ID+"/settings/pages", dashAdminKey, pages.String(), 200, nil)
-	site, err := d.st.Website(ctx, "acme", w.ID)
+	d.Call(b, "POST", "/"+w.ID+"/settings/pages", localtest.AdminKey, pages.String(), 200, nil)
+	site, err := d.Store.Website(ctx, "acme", w.ID)
 	if err != nil {
 		b.Fatal(err)
 	}
-	ps, err := d.st.Pages(ctx, site)
+	ps, err := d.Store.Pages(ctx, site)
 	if err != nil || len(ps) != n {
 		b.Fatalf("%d pages, %v", len(ps), err)
 	}
 	// Two weeks of results a page and device, in the ranges real pages show.
-	reader := metrics.NewReader(d.st, time.Now)
+	reader := metrics.NewReader(d.Store, time.Now)
 	for i, p := range ps {
 		for _, device := range metrics.Devices {
 			for day := range days {
@@ -71,7 +72,7 @@ func BenchmarkDashboardFirstRender(b *testing.B) {
 					Metrics: map[string]float64{"fcp": 900 * f, "lcp": 1800 * f, "cls": 0.05 * f, "tbt": 150 * f, "ttfb": 300 * f, "speed_index": 1500 * f,
 						"performance_score": math.Round(90 / f), "accessibility_score": 95, "best_practices_score": 96, "seo_score": 100,
 						"kb_total": 850 * f, "cpu_total": 700 * f}}
-				if err := d.st.PutLabResult(ctx, site, p, r); err != nil {
+				if err := d.Store.PutLabResult(ctx, site, p, r); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -84,7 +85,7 @@ func BenchmarkDashboardFirstRender(b *testing.B) {
 	br := launchBrowser(b)
 	tb := d.open(b, br)
 	tb.goTo("")
-	tb.eval(`k => sessionStorage.setItem('openvitals.key', k)`, dashViewerKey)
+	tb.eval(`k => sessionStorage.setItem('openvitals.key', k)`, localtest.ViewerKey)
 	if err := (proto.NetworkSetCacheDisabled{CacheDisabled: true}).Call(tb.page); err != nil {
 		b.Fatal(err)
 	}
@@ -130,19 +131,19 @@ func BenchmarkDashboardAudit(b *testing.B) {
 	if testing.Short() {
 		d = startService(b, runs, false)
 		var w struct{ ID string }
-		d.call(b, "POST", "/account/websites", dashAdminKey, `{"domain":"shop.example","displayName":"Shop"}`, 201, &w)
-		d.call(b, "POST", "/"+w.ID+"/settings/pages", dashAdminKey, `[{"url":"/","alias":"Home"},{"url":"/products","alias":"Products"}]`, 200, nil)
+		d.Call(b, "POST", "/account/websites", localtest.AdminKey, `{"domain":"shop.example","displayName":"Shop"}`, 201, &w)
+		d.Call(b, "POST", "/"+w.ID+"/settings/pages", localtest.AdminKey, `[{"url":"/","alias":"Home"},{"url":"/products","alias":"Products"}]`, 200, nil)
 		var err error
-		if d.site, err = d.st.Website(context.Background(), "acme", w.ID); err != nil {
+		if d.site, err = d.Store.Website(context.Background(), "acme", w.ID); err != nil {
 			b.Fatal(err)
 		}
-		if d.pages, err = d.st.Pages(context.Background(), d.site); err != nil {
+		if d.pages, err = d.Store.Pages(context.Background(), d.site); err != nil {
 			b.Fatal(err)
 		}
 	} else {
 		d = startDemo(b, runs)
 	}
-	target, _ := url.Parse(d.base)
+	target, _ := url.Parse(d.Base)
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	director := proxy.Director
 	proxy.Director = func(r *http.Request) {
@@ -165,7 +166,7 @@ func BenchmarkDashboardAudit(b *testing.B) {
 		res.Header.Set("Content-Length", strconv.Itoa(len(page)))
 		return nil
 	}
-	signIn := `sessionStorage.setItem('openvitals.key', ` + strconv.Quote(dashViewerKey) + `);
+	signIn := `sessionStorage.setItem('openvitals.key', ` + strconv.Quote(localtest.ViewerKey) + `);
 var v = new URLSearchParams(location.search).get('view');
 if (v) history.replaceState(null, '', location.pathname + location.search + '#' + v);`
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -201,18 +202,18 @@ if (v) history.replaceState(null, '', location.pathname + location.search + '#' 
 	}
 	body.WriteString("]")
 	var self struct{ ID string }
-	d.call(b, "POST", "/account/websites", dashAdminKey, `{"domain":"`+strings.TrimPrefix(front.URL, "http://")+`","displayName":"openvitals dashboard"}`, 201, &self)
-	d.call(b, "POST", "/"+self.ID+"/settings/pages", dashAdminKey, body.String(), 200, nil)
+	d.Call(b, "POST", "/account/websites", localtest.AdminKey, `{"domain":"`+strings.TrimPrefix(front.URL, "http://")+`","displayName":"openvitals dashboard"}`, 201, &self)
+	d.Call(b, "POST", "/"+self.ID+"/settings/pages", localtest.AdminKey, body.String(), 200, nil)
 
 	b.ResetTimer()
 	for range b.N {
 		body, _ := json.Marshal(map[string][]string{"devices": devices})
-		d.call(b, "POST", "/"+self.ID+"/audits", dashAdminKey, string(body), 202, nil)
-		own := &dashboard{base: d.base, site: model.Website{ID: self.ID}, st: d.st, exited: d.exited}
+		d.Call(b, "POST", "/"+self.ID+"/audits", localtest.AdminKey, string(body), 202, nil)
+		own := &dashboard{Service: d.Service, site: model.Website{ID: self.ID}}
 		own.waitForAudits(b, len(devices)*len(views))
 	}
 	b.StopTimer()
-	own := &dashboard{base: d.base, site: model.Website{ID: self.ID}}
+	own := &dashboard{Service: d.Service, site: model.Website{ID: self.ID}}
 	shots := screenshotDir(b)
 	worst := map[string]float64{}
 	for _, r := range own.pageRows(b) {
@@ -231,7 +232,7 @@ if (v) history.replaceState(null, '', location.pathname + location.search + '#' 
 		// What the largest contentful paint was, and what its time is made of: where to look
 		// when a view's score drops.
 		var diag struct{ Diagnostics model.Diagnostics }
-		d.call(b, "GET", "/"+self.ID+"/pages/"+r.ID+"/diagnostics?device="+r.Device, dashViewerKey, "", 200, &diag)
+		d.Call(b, "GET", "/"+self.ID+"/pages/"+r.ID+"/diagnostics?device="+r.Device, localtest.ViewerKey, "", 200, &diag)
 		if l := diag.Diagnostics.LCP; l != nil {
 			fmt.Printf("%-8s %-7s LCP %4.0f ms: %s (TTFB %.0f ms, render delay %.0f ms), %d requests\n",
 				r.Alias, r.Device, l.Time, l.Selector, l.Phases.TTFB, l.Phases.RenderDelay, len(diag.Diagnostics.Requests))
@@ -243,7 +244,7 @@ if (v) history.replaceState(null, '', location.pathname + location.search + '#' 
 		// What Lighthouse saw at the end of the load, from the report: the view with its data,
 		// not the sign-in form.
 		var final struct{ Details struct{ Data string } }
-		d.call(b, "GET", "/"+self.ID+"/pages/"+r.ID+"/opportunities/final-screenshot?device="+r.Device, dashViewerKey, "", 200, &final)
+		d.Call(b, "GET", "/"+self.ID+"/pages/"+r.ID+"/opportunities/final-screenshot?device="+r.Device, localtest.ViewerKey, "", 200, &final)
 		raw, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(final.Details.Data, "data:image/jpeg;base64,"))
 		if err != nil {
 			b.Fatal(err)

@@ -1,4 +1,4 @@
-package main
+package local
 
 // The demo (make demo, OPENVITALS_DEMO=1) is the local service with a website already in it:
 // Fernwood Tools, a small shop the service serves itself on OPENVITALS_DEMO_ADDR. Its pages are
@@ -7,8 +7,8 @@ package main
 // through the page-view path of collect: demousers.go) and the user-experience records they
 // make, budgets, two multistep tests, a test series from CI, the events all of it raises, and a
 // regression with its cause: version 2.4, deployed three days ago, made the hero image
-// heavier and renamed the checkout button, which the Checkout test now misses. TestDashboard
-// starts its service the same way.
+// heavier and renamed the checkout button, which the Checkout test now misses. The dashboard's
+// browser tests (internal/web/dashboardtest) start their service the same way.
 
 import (
 	"context"
@@ -36,10 +36,10 @@ import (
 )
 
 const (
-	// demoHistoryDays is how many days before today the demo's results and records go back.
-	demoHistoryDays = 28
-	// demoDeployedDaysAgo is when version 2.4 was deployed: the regression's first bad day.
-	demoDeployedDaysAgo = 3
+	// DemoHistoryDays is how many days before today the demo's results and records go back.
+	DemoHistoryDays = 28
+	// DemoDeployedDaysAgo is when version 2.4 was deployed: the regression's first bad day.
+	DemoDeployedDaysAgo = 3
 	// demoDoneFile, in the data directory, holds the ID of the demo website once it is
 	// complete, so that a later start neither seeds again nor keeps a half-seeded website.
 	demoDoneFile = "demo-website"
@@ -72,7 +72,7 @@ func (d *demo) ready(ctx context.Context, dataDir string) error {
 	if err != nil {
 		return err
 	}
-	done := found && demoDone(dataDir) == site.ID
+	done := found && DemoWebsite(dataDir) == site.ID
 	switch {
 	case done:
 		d.log.Info("demo website found: not seeding it again", "website", site.ID)
@@ -100,8 +100,9 @@ func (d *demo) ready(ctx context.Context, dataDir string) error {
 	return nil
 }
 
-// demoDone is the ID of the complete demo website recorded in dataDir, "" when there is none.
-func demoDone(dataDir string) string {
+// DemoWebsite is the ID of the complete demo website recorded in dataDir, "" when there is
+// none: a test that started the demo waits for it.
+func DemoWebsite(dataDir string) string {
 	if dataDir == "" {
 		return ""
 	}
@@ -294,7 +295,7 @@ func (d *demo) addPast(ctx context.Context, s *demoSeeding) error {
 		if p.ID != s.home.ID {
 			return s.today[p.ID+device]
 		}
-		if daysAgo > demoDeployedDaysAgo {
+		if daysAgo > DemoDeployedDaysAgo {
 			return s.before[device]
 		}
 		return s.after[device]
@@ -303,7 +304,7 @@ func (d *demo) addPast(ctx context.Context, s *demoSeeding) error {
 		return err
 	}
 	c, W := s.c, s.path
-	deployed := time.Now().UTC().AddDate(0, 0, -demoDeployedDaysAgo).Truncate(24 * time.Hour).Add(9 * time.Hour)
+	deployed := time.Now().UTC().AddDate(0, 0, -DemoDeployedDaysAgo).Truncate(24 * time.Hour).Add(9 * time.Hour)
 	c.do("POST", W+"/annotations", fmt.Sprintf(`{"text":"Deploy v2.4: new hero image, checkout button renamed","at":%q}`, deployed.Format(time.RFC3339)), http.StatusCreated, nil)
 	c.do("POST", W+"/audits", `{"pages":["`+s.home.ID+`"]}`, http.StatusAccepted, nil)
 	var series struct{ SeriesID string }
@@ -351,7 +352,7 @@ func (d *demo) waitForSeeded(ctx context.Context, s *demoSeeding) error {
 		}},
 		{"the real users' page views", func() bool {
 			var views struct{ Result struct{ Count int } }
-			from, to := s.now.AddDate(0, 0, 1-demoHistoryDays).Format("20060102"), time.Now().UTC().Format("20060102")
+			from, to := s.now.AddDate(0, 0, 1-DemoHistoryDays).Format("20060102"), time.Now().UTC().Format("20060102")
 			c.do("GET", W+"/field-testing/pages?timing=lcp&date="+from+"-"+to, "", http.StatusOK, &views)
 			return views.Result.Count >= s.replayed+len(s.visits)
 		}},
@@ -391,7 +392,7 @@ func (d *demo) keepReport(ctx context.Context, site model.Website, page model.Pa
 	return key, nil
 }
 
-// addHistory stores, for each page and device, a result for each of the demoHistoryDays days
+// addHistory stores, for each page and device, a result for each of the DemoHistoryDays days
 // before today, shaped on the result shape gives for that day: its values moved by a few
 // percent, day by day, as real runs move, and the three runs' values of each watched metric (as
 // an audit of three runs keeps them for the regression detector). Then the pages' summaries are made
@@ -403,7 +404,7 @@ func (d *demo) addHistory(ctx context.Context, site model.Website, pages []model
 	rng := rand.New(rand.NewPCG(7, 3))
 	for _, p := range pages {
 		for _, device := range metrics.Devices {
-			for i := 1; i <= demoHistoryDays; i++ {
+			for i := 1; i <= DemoHistoryDays; i++ {
 				base := shape(p, device, i)
 				r := base
 				day := now.AddDate(0, 0, -i)

@@ -1,4 +1,4 @@
-package main
+package dashboardtest
 
 import (
 	"net/http"
@@ -13,6 +13,8 @@ import (
 
 	"github.com/go-rod/rod/lib/proto"
 
+	"github.com/openvitals/openvitals/internal/testing/browsertest"
+	"github.com/openvitals/openvitals/internal/testing/localtest"
 	"github.com/openvitals/openvitals/internal/web"
 )
 
@@ -27,23 +29,18 @@ import (
 func TestDashboardOpportunities(t *testing.T) {
 	// The dashboard's modules as they are (development's way of serving them), so that the test
 	// can import the view's module and draw every details type through it.
-	static, err := filepath.Abs(filepath.Join("..", "..", "internal", "web", "static"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv(web.DirEnv, static)
+	root := browsertest.RepoRoot(t)
+	t.Setenv(web.DirEnv, filepath.Join(root, "internal", "web", "static"))
 	d := startService(t, 1, false)
 	shots := screenshotDir(t)
-	site := httptest.NewServer(http.FileServer(http.Dir(filepath.Join("..", "..", "internal", "lighthouse", "testdata", "site"))))
+	site := httptest.NewServer(http.FileServer(http.Dir(filepath.Join(root, "internal", "lighthouse", "testdata", "site"))))
 	t.Cleanup(site.Close)
 	domain := strings.TrimPrefix(site.URL, "http://")
 
-	siteID := d.createWebsite(t, domain, "Fixture shop")
+	siteID, pages := d.website(t, domain, "Fixture shop", "", `[{"url":"/shift.html","alias":"News"}]`)
 	W := "/" + siteID
-	var pages []struct{ ID, URL string }
-	d.call(t, "POST", W+"/settings/pages", dashAdminKey, `[{"url":"/shift.html","alias":"News"}]`, 200, &pages)
 	page := pages[0]
-	d.call(t, "POST", W+"/audits", dashAdminKey, `{"devices":["desktop"]}`, 202, nil)
+	d.Call(t, "POST", W+"/audits", localtest.AdminKey, `{"devices":["desktop"]}`, 202, nil)
 
 	type opportunity struct {
 		Title, Category, CategoryTitle  string
@@ -58,8 +55,8 @@ func TestDashboardOpportunities(t *testing.T) {
 		}
 	}
 	P := W + "/pages/" + page.ID
-	d.waitFor(t, "the audit of /shift.html", func() bool {
-		d.call(t, "GET", P+"/opportunities?device=desktop", dashViewerKey, "", 200, &list)
+	d.WaitFor(t, "the audit of /shift.html", func() bool {
+		d.Call(t, "GET", P+"/opportunities?device=desktop", localtest.ViewerKey, "", 200, &list)
 		return list.Result.LighthouseVersion != nil
 	})
 	opps := list.Result.List
@@ -84,7 +81,7 @@ func TestDashboardOpportunities(t *testing.T) {
 	var site2 struct {
 		Result struct{ List map[string]opportunity }
 	}
-	d.call(t, "GET", W+"/opportunities", dashViewerKey, "", 200, &site2)
+	d.Call(t, "GET", W+"/opportunities", localtest.ViewerKey, "", 200, &site2)
 	if o := site2.Result.List["cls-culprits-insight"]; o.Rank == 0 || o.Title == "" {
 		t.Errorf("the website's list has cls-culprits-insight as %+v", o)
 	}
@@ -104,20 +101,17 @@ func TestDashboardOpportunities(t *testing.T) {
 			}
 		}
 	}
-	d.call(t, "GET", P+"/opportunities/cls-culprits-insight?device=desktop", dashViewerKey, "", 200, &culprits)
+	d.Call(t, "GET", P+"/opportunities/cls-culprits-insight?device=desktop", localtest.ViewerKey, "", 200, &culprits)
 	if c := culprits.Details; c.Type != "list" || len(c.Items) == 0 || c.Items[0].Type != "table" || len(c.Items[0].Items) == 0 {
 		t.Errorf("cls-culprits-insight details %+v", c)
 	}
-	d.call(t, "GET", P+"/opportunities/network-dependency-tree-insight?device=desktop", dashViewerKey, "", 200, &tree)
+	d.Call(t, "GET", P+"/opportunities/network-dependency-tree-insight?device=desktop", localtest.ViewerKey, "", 200, &tree)
 	if n := tree.Details; n.Type != "list" || len(n.Items) == 0 || n.Items[0].Type != "list-section" || n.Items[0].Value.Type != "network-tree" || len(n.Items[0].Value.Chains) == 0 {
 		t.Errorf("network-dependency-tree-insight details %+v", n)
 	}
 
 	b := launchBrowser(t)
-	tb := d.open(t, b)
-	tb.goTo("")
-	tb.signIn(dashViewerKey)
-	tb.waitSignedIn()
+	tb := d.signedIn(t, b, localtest.ViewerKey)
 	tb.view("#/w/" + siteID + "/page/" + page.ID + "?device=desktop")
 
 	// The list in the API's order, each title with its savings where it has some.
