@@ -107,9 +107,33 @@ func CountedStore(t testing.TB, clients awsclient.Clients) (*store.Store, *Reads
 
 // count asks every request for its consumed capacity and adds what it read or wrote.
 func (r *Reads) count(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+	read, data := askCapacity(in.Parameters)
+	if !data {
+		return next.HandleInitialize(ctx, in) // table management
+	}
+	out, md, err := next.HandleInitialize(ctx, in)
+	if err != nil {
+		return out, md, err
+	}
+	items, units := consumed(out.Result)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if read != "" {
+		r.calls[read]++
+		r.items += items
+		r.units += units
+	} else {
+		r.writes++
+		r.writeUnits += units
+	}
+	return out, md, err
+}
+
+// askCapacity asks a data operation to return its consumed capacity; it names the operation
+// when it reads, and says whether params is a data operation at all.
+func askCapacity(params any) (read string, data bool) {
 	total := ddbtypes.ReturnConsumedCapacityTotal
-	read := ""
-	switch p := in.Parameters.(type) {
+	switch p := params.(type) {
 	case *dynamodb.GetItemInput:
 		p.ReturnConsumedCapacity, read = total, "GetItem"
 	case *dynamodb.QueryInput:
@@ -131,13 +155,14 @@ func (r *Reads) count(ctx context.Context, in middleware.InitializeInput, next m
 	case *dynamodb.BatchWriteItemInput:
 		p.ReturnConsumedCapacity = total
 	default:
-		return next.HandleInitialize(ctx, in) // table management
+		return "", false
 	}
-	out, md, err := next.HandleInitialize(ctx, in)
-	if err != nil {
-		return out, md, err
-	}
-	items, units := 0, 0.0
+	return read, true
+}
+
+// consumed is what an operation's result says it read (items, before any filter) and the
+// capacity units it consumed.
+func consumed(result any) (items int, units float64) {
 	add := func(cs ...ddbtypes.ConsumedCapacity) {
 		for _, c := range cs {
 			units += aws.ToFloat64(c.CapacityUnits)
@@ -148,7 +173,7 @@ func (r *Reads) count(ctx context.Context, in middleware.InitializeInput, next m
 			add(*c)
 		}
 	}
-	switch o := out.Result.(type) {
+	switch o := result.(type) {
 	case *dynamodb.GetItemOutput:
 		if o.Item != nil {
 			items = 1
@@ -156,7 +181,6 @@ func (r *Reads) count(ctx context.Context, in middleware.InitializeInput, next m
 		one(o.ConsumedCapacity)
 	case *dynamodb.QueryOutput:
 		items = int(o.ScannedCount) // before any filter: what DynamoDB read
-
 		one(o.ConsumedCapacity)
 	case *dynamodb.ScanOutput:
 		items = int(o.ScannedCount)
@@ -180,15 +204,5 @@ func (r *Reads) count(ctx context.Context, in middleware.InitializeInput, next m
 	case *dynamodb.BatchWriteItemOutput:
 		add(o.ConsumedCapacity...)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if read != "" {
-		r.calls[read]++
-		r.items += items
-		r.units += units
-	} else {
-		r.writes++
-		r.writeUnits += units
-	}
-	return out, md, err
+	return items, units
 }
