@@ -175,7 +175,7 @@ func secret(ctx context.Context, sm *secretsmanager.Client, valueEnv, secretEnv 
 // credentialsKey loads the key that seals integration credentials, on first use:
 // OPENVITALS_CREDENTIALS_KEY, or the secret OPENVITALS_CREDENTIALS_KEY_SECRET names, base64 of
 // 32 bytes. Outside Lambda, without either, it makes a key for this process (make run keeps
-// one in its data directory instead: cmd/local).
+// one in its data directory instead: internal/local).
 func credentialsKey(sm *secretsmanager.Client, log *slog.Logger) func(context.Context) ([]byte, error) {
 	return func(ctx context.Context) ([]byte, error) {
 		v, err := secret(ctx, sm, EnvCredentialsKey, EnvCredentialsKeySecret)
