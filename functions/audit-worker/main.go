@@ -5,6 +5,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/openvitals/openvitals/internal/service"
@@ -12,5 +14,8 @@ import (
 )
 
 func main() {
-	lambda.Start(service.WorkerHandler("audit-worker", browserworkersfn.AuditWorker))
+	lambda.Start(service.Handler("audit-worker", func(ctx context.Context, svc *service.Service) (any, error) {
+		w, err := browserworkersfn.AuditWorker(ctx, svc)
+		return w.HandleSQS, err
+	}))
 }

@@ -5,6 +5,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/openvitals/openvitals/internal/service"
@@ -12,5 +14,8 @@ import (
 )
 
 func main() {
-	lambda.Start(service.WorkerHandler("fanout-worker", fanoutworkerfn.New))
+	lambda.Start(service.Handler("fanout-worker", func(ctx context.Context, svc *service.Service) (any, error) {
+		w, err := fanoutworkerfn.New(ctx, svc)
+		return w.HandleSQS, err
+	}))
 }

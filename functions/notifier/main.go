@@ -3,6 +3,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/openvitals/openvitals/internal/service"
@@ -10,5 +12,8 @@ import (
 )
 
 func main() {
-	lambda.Start(service.WorkerHandler("notifier", notifyworkerfn.New))
+	lambda.Start(service.Handler("notifier", func(ctx context.Context, svc *service.Service) (any, error) {
+		w, err := notifyworkerfn.New(ctx, svc)
+		return w.HandleSQS, err
+	}))
 }

@@ -3,6 +3,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/openvitals/openvitals/internal/service"
@@ -10,5 +12,8 @@ import (
 )
 
 func main() {
-	lambda.Start(service.WorkerHandler("rum-aggregator", rumworkerfn.Aggregator))
+	lambda.Start(service.Handler("rum-aggregator", func(ctx context.Context, svc *service.Service) (any, error) {
+		w, err := rumworkerfn.Aggregator(ctx, svc)
+		return w.HandleSQS, err
+	}))
 }

@@ -4,6 +4,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/openvitals/openvitals/internal/service"
@@ -11,5 +13,8 @@ import (
 )
 
 func main() {
-	lambda.Start(service.WorkerHandler("ux-worker", uxworkerfn.New))
+	lambda.Start(service.Handler("ux-worker", func(ctx context.Context, svc *service.Service) (any, error) {
+		w, err := uxworkerfn.New(ctx, svc)
+		return w.HandleSQS, err
+	}))
 }

@@ -86,7 +86,7 @@ func sharedVars() []string {
 	return vars
 }
 
-// Functions are the functions of functions/, each main starting the Handler (WorkerHandler,
+// Functions are the functions of functions/, each main starting the Handler (service.Handler,
 // apifn.Handler) of its Name.
 var Functions = []Function{
 	{Name: "websites", Needs: []string{EnvCredentialsKeySecret, EnvRUMRetentionDays, EnvReportRetentionDays, EnvExportRetentionDays}},
