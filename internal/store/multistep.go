@@ -11,7 +11,7 @@ import (
 
 var testKind = websiteKind[model.Test]{sk: testSK, typ: "test", name: "multistep test", plural: "multistep tests",
 	id: func(t model.Test) string { return t.ID }, created: func(t model.Test) time.Time { return t.Created },
-	stored: func(t model.Test) model.Test {
+	normal: func(t model.Test) model.Test {
 		if t.Steps == nil {
 			t.Steps = []step.Step{}
 		}

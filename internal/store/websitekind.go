@@ -22,25 +22,33 @@ type websiteKind[T any] struct {
 	created           func(T) time.Time
 	// newest lists the newest first (else the oldest).
 	newest bool
-	// stored, when not nil, is what is stored of a value (a default filled in).
-	stored func(T) T
+	// normal, when not nil, fills in a value's defaults: on write, and on read for items
+	// stored without them.
+	normal func(T) T
+}
+
+func (k websiteKind[T]) normalized(v T) T {
+	if k.normal != nil {
+		return k.normal(v)
+	}
+	return v
 }
 
 func (k websiteKind[T]) what(id string) string { return k.name + " " + id }
 
 // put writes v: a new item (putNew) or over an existing one (putExisting).
 func (k websiteKind[T]) put(ctx context.Context, s *Store, w model.Website, v T, cond putCondition) error {
-	if k.stored != nil {
-		v = k.stored(v)
-	}
+	v = k.normalized(v)
 	return s.putItem(ctx, keyed{pk: websitePK(w.Account, w.ID), sk: k.sk(k.id(v)), typ: k.typ, value: v}, cond, k.what(k.id(v)))
 }
 
 // get reads one item by its ID.
 func (k websiteKind[T]) get(ctx context.Context, s *Store, w model.Website, id string) (T, error) {
 	var v T
-	err := s.getItem(ctx, websitePK(w.Account, w.ID), k.sk(id), k.what(id), &v)
-	return v, err
+	if err := s.getItem(ctx, websitePK(w.Account, w.ID), k.sk(id), k.what(id), &v); err != nil {
+		return v, err
+	}
+	return k.normalized(v), nil
 }
 
 // delete removes one item by its ID; a missing one is ErrNotFound.
@@ -50,7 +58,7 @@ func (k websiteKind[T]) delete(ctx context.Context, s *Store, w model.Website, i
 
 // list reads a website's items of the kind, by when each was made.
 func (k websiteKind[T]) list(ctx context.Context, s *Store, w model.Website) ([]T, error) {
-	out, err := withPrefix(ctx, s, websitePK(w.Account, w.ID), k.sk(""), k.plural, func(v T) T { return v })
+	out, err := withPrefix(ctx, s, websitePK(w.Account, w.ID), k.sk(""), k.plural, k.normalized)
 	byTime(out, k.created, k.newest)
 	return out, err
 }
