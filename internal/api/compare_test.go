@@ -1,8 +1,6 @@
 package api_test
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"strings"
@@ -10,6 +8,7 @@ import (
 	"time"
 
 	"github.com/openvitals/openvitals/internal/artifact"
+	"github.com/openvitals/openvitals/internal/compare"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/testing/apitest"
 )
@@ -30,17 +29,7 @@ type comparisonOut struct {
 		Test   string `json:"test"`
 		Method string `json:"method"`
 	} `json:"target"`
-	Metrics []struct {
-		Name          string   `json:"name"`
-		Unit          string   `json:"unit"`
-		Base          *float64 `json:"base"`
-		Target        *float64 `json:"target"`
-		Change        *float64 `json:"change"`
-		ChangePercent *float64 `json:"changePercent"`
-		BaseSpread    *float64 `json:"baseSpread"`
-		TargetSpread  *float64 `json:"targetSpread"`
-		BeyondSpread  bool     `json:"beyondSpread"`
-	} `json:"metrics"`
+	Metrics []compare.Metric `json:"metrics"`
 }
 
 // TestCompareAPI: two days of a page on a device side by side (metrics, changes, the runs'
@@ -92,14 +81,14 @@ func TestCompareAPI(t *testing.T) {
 		t.Fatalf("metrics %+v, want the watched first, then the others", c.Metrics)
 	}
 	lcp := c.Metrics[1]
-	if *lcp.Change != 600 || *lcp.ChangePercent != 40 || *lcp.BaseSpread != 30 || *lcp.TargetSpread != 40 || !lcp.BeyondSpread || lcp.Unit != "ms" {
+	if *lcp.Delta != 600 || *lcp.Percent != 40 || *lcp.BaseSpread != 30 || *lcp.TargetSpread != 40 || !lcp.BeyondSpread || lcp.Unit != "ms" {
 		t.Errorf("lcp %+v: want +600 ms (40 %%), spreads 30 and 40, beyond them", lcp)
 	}
-	if s := c.Metrics[0]; *s.Change != 0 || s.BeyondSpread || s.BaseSpread != nil {
+	if s := c.Metrics[0]; *s.Delta != 0 || s.BeyondSpread || s.BaseSpread != nil {
 		t.Errorf("score %+v: no change, no spread", s)
 	}
 	for _, m := range c.Metrics[2:] {
-		if (m.Base == nil) == (m.Target == nil) || m.Change != nil {
+		if (m.Base == nil) == (m.Target == nil) || m.Delta != nil {
 			t.Errorf("%s measured on one day only: %+v", m.Name, m)
 		}
 	}
@@ -119,7 +108,7 @@ func TestCompareAPI(t *testing.T) {
 	}
 	c = comparisonOut{}
 	e.do("GET", base+"&base=2026-11-10&target="+own.ID, apitest.ViewerKey, nil).Want(t, 200).Decode(t, &c)
-	if c.Target.Test != own.ID || c.Target.Date != "" || *c.Metrics[1].Change != 300 || c.Metrics[1].TargetSpread != nil {
+	if c.Target.Test != own.ID || c.Target.Date != "" || *c.Metrics[1].Delta != 300 || c.Metrics[1].TargetSpread != nil {
 		t.Errorf("day against test: %+v", c)
 	}
 
@@ -176,7 +165,7 @@ func TestRegressionLinksComparison(t *testing.T) {
 	}
 	var cmp comparisonOut
 	e.do("GET", c.Path, apitest.ViewerKey, nil).Want(t, 200).Decode(t, &cmp)
-	if cmp.Base.Date != "2026-11-10" || cmp.Target.Date != "2026-11-11" || *cmp.Metrics[0].Change != 600 {
+	if cmp.Base.Date != "2026-11-10" || cmp.Target.Date != "2026-11-11" || *cmp.Metrics[0].Delta != 600 {
 		t.Errorf("the linked comparison %+v", cmp)
 	}
 	for _, r := range apitest.List[linked](t, e.do("GET", "/"+site.ID+"/regressions", apitest.ViewerKey, nil).Want(t, 200)) {
@@ -205,13 +194,7 @@ func TestCompareLoadsAPI(t *testing.T) {
 			return
 		}
 		raw, _ := json.Marshal(d)
-		var gz bytes.Buffer
-		zw := gzip.NewWriter(&gz)
-		_, _ = zw.Write(raw)
-		_ = zw.Close()
-		if err := e.objects.Put(ctx, artifact.DiagnosticsKey(key), gz.Bytes(), "application/gzip"); err != nil {
-			t.Fatal(err)
-		}
+		e.putGzipped(artifact.DiagnosticsKey(key), raw)
 	}
 	lcp := func(v float64) *float64 { return &v }
 	put("20261110", &model.Diagnostics{

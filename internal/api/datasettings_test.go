@@ -11,7 +11,6 @@ import (
 	"github.com/openvitals/openvitals/internal/export"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/testing/apitest"
-	"github.com/openvitals/openvitals/internal/testing/awstest"
 )
 
 // TestExportOnDemand: an admin writes a day's export; the Parquet file read back with the
@@ -160,9 +159,7 @@ func TestExportDiagnosticsAndRealUsers(t *testing.T) {
 			Document:   model.DocumentTiming{Wait: 320, Download: 15},
 		}
 		body, _ := json.Marshal(d)
-		if err := e.objects.Put(ctx, artifact.DiagnosticsKey(r.ReportKey), awstest.Gzipped(t, body), "application/gzip"); err != nil {
-			t.Fatal(err)
-		}
+		e.putGzipped(artifact.DiagnosticsKey(r.ReportKey), body)
 	}
 
 	send := func(url, ua, nav, metrics, addr string) {

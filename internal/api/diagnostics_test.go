@@ -41,14 +41,10 @@ func TestDiagnostics(t *testing.T) {
 	}
 	body, _ := json.Marshal(d)
 	har := []byte(`{"log":{"version":"1.2","creator":{"name":"openvitals","version":"1"},"pages":[],"entries":[]}}`)
-	for k, v := range map[string][]byte{
-		artifact.DiagnosticsKey(key):  awstest.Gzipped(t, body),
-		artifact.HARKey(key):          awstest.Gzipped(t, har),
-		artifact.ImageKey(key, image): frame,
-	} {
-		if err := e.objects.Put(ctx, k, v, "application/octet-stream"); err != nil {
-			t.Fatal(err)
-		}
+	e.putGzipped(artifact.DiagnosticsKey(key), body)
+	e.putGzipped(artifact.HARKey(key), har)
+	if err := e.objects.Put(ctx, artifact.ImageKey(key, image), frame, "image/jpeg"); err != nil {
+		t.Fatal(err)
 	}
 
 	base := "/" + f.site.ID + "/pages/" + f.home.ID + "/diagnostics"
@@ -92,9 +88,7 @@ func TestDiagnostics(t *testing.T) {
 	if _, err := e.objects.DeletePrefix(ctx, artifact.HARKey(key)); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.objects.Put(ctx, strings.TrimSuffix(key, ".json.gz")+".har.gz", awstest.Gzipped(t, har), "application/gzip"); err != nil {
-		t.Fatal(err)
-	}
+	e.putGzipped(strings.TrimSuffix(key, ".json.gz")+".har.gz", har)
 	if p := e.do("GET", got.HAR, apitest.ViewerKey, nil).Want(t, 404).Problem(t); !strings.Contains(p.Detail, "before credentials were redacted") {
 		t.Errorf("a HAR of before redaction: %q", p.Detail)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openvitals/openvitals/internal/compare"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/testing/apitest"
 	"github.com/openvitals/openvitals/internal/testing/awstest"
@@ -19,12 +20,7 @@ type experimentOut struct {
 	Changes struct {
 		Block []string `json:"block"`
 	} `json:"changes"`
-	Metrics []struct {
-		Name   string   `json:"name"`
-		Base   *float64 `json:"base"`
-		Target *float64 `json:"target"`
-		Change *float64 `json:"change"`
-	} `json:"metrics"`
+	Metrics []compare.Metric `json:"metrics"`
 }
 
 // TestExperiments: an admin starts an experiment on a page (queued with its audit message),
@@ -77,7 +73,7 @@ func TestExperiments(t *testing.T) {
 	found := false
 	for _, m := range got.Metrics {
 		if m.Name == "tbt" {
-			found = m.Base != nil && *m.Base == 450 && m.Target != nil && *m.Target == 20 && m.Change != nil && *m.Change == -430
+			found = m.Base != nil && *m.Base == 450 && m.Target != nil && *m.Target == 20 && m.Delta != nil && *m.Delta == -430
 		}
 	}
 	if got.Status != "completed" || !found {

@@ -172,6 +172,15 @@ func (e *testEnv) storedWebsite(id string) model.Website {
 	return w
 }
 
+// putGzipped stores body gzipped under key in the report bucket, as the audit worker stores
+// its artifacts.
+func (e *testEnv) putGzipped(key string, body []byte) {
+	e.t.Helper()
+	if err := e.objects.Put(context.Background(), key, awstest.Gzipped(e.t, body), "application/gzip"); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
 // storedPage reads a page of w as the store has it (with its creation time, which keys its row).
 func storedPage(t testing.TB, e *testEnv, w model.Website, id string) model.Page {
 	t.Helper()

@@ -1,8 +1,6 @@
 package api_test
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -28,13 +26,7 @@ func TestReportLinks(t *testing.T) {
 	// Today's desktop audit of the home page kept its HTML report; yesterday's did not.
 	home := f.desktopToday(t, e, f.home)
 	const html = "<!doctype html><title>Lighthouse Report</title><script>window.__LIGHTHOUSE_JSON__ = {};</script>"
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	_, _ = zw.Write([]byte(html))
-	_ = zw.Close()
-	if err := e.objects.Put(ctx, artifact.HTMLKey(home.ReportKey), gz.Bytes(), "application/gzip"); err != nil {
-		t.Fatal(err)
-	}
+	e.putGzipped(artifact.HTMLKey(home.ReportKey), []byte(html))
 
 	base := "/" + f.site.ID + "/pages/" + f.home.ID + "/report-link"
 	link := func(query, key string, status int) string {
@@ -102,17 +94,10 @@ func TestReportLinks(t *testing.T) {
 func TestReportLinksEndWithTheirPage(t *testing.T) {
 	e := newTestEnv(t)
 	f := newLabFixture(t, e)
-	ctx := context.Background()
 	link := func(p page) string {
 		t.Helper()
 		r := f.desktopToday(t, e, p)
-		var gz bytes.Buffer
-		zw := gzip.NewWriter(&gz)
-		_, _ = zw.Write([]byte("<!doctype html><title>" + p.URL + "</title>"))
-		_ = zw.Close()
-		if err := e.objects.Put(ctx, artifact.HTMLKey(r.ReportKey), gz.Bytes(), "application/gzip"); err != nil {
-			t.Fatal(err)
-		}
+		e.putGzipped(artifact.HTMLKey(r.ReportKey), []byte("<!doctype html><title>"+p.URL+"</title>"))
 		var out struct{ URL string }
 		e.do("POST", "/"+f.site.ID+"/pages/"+p.ID+"/report-link?device=desktop", apitest.ViewerKey, nil).Want(t, 201).Decode(t, &out)
 		return out.URL

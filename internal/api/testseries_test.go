@@ -1,8 +1,6 @@
 package api_test
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"strings"
@@ -83,13 +81,7 @@ func TestTestSeries(t *testing.T) {
 	// The test ends as the audit worker ends it: values, report.
 	ctx := context.Background()
 	st := e.storedWebsite(site.ID)
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	_, _ = zw.Write([]byte(`{"lighthouseVersion":"13.5.0","audits":{},"categories":{}}`))
-	_ = zw.Close()
-	if err := e.objects.Put(ctx, "acme/"+site.ID+"/testseries/"+s.ID+"/"+test.ID+".json.gz", gz.Bytes(), "application/gzip"); err != nil {
-		t.Fatal(err)
-	}
+	e.putGzipped("acme/"+site.ID+"/testseries/"+s.ID+"/"+test.ID+".json.gz", []byte(`{"lighthouseVersion":"13.5.0","audits":{},"categories":{}}`))
 	if _, err := e.store.StartSeriesTest(ctx, st, test.ID, time.Time{}); err != nil {
 		t.Fatal(err)
 	}

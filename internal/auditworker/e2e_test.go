@@ -136,6 +136,26 @@ func newE2E(t *testing.T, allowPrivate bool) *e2e {
 		notify: nq, keys: keys, events: events, worker: worker, runner: runner, temp: opts.TempRoot}
 }
 
+// pageDetail is what the tests read of a page's detail on a device.
+type pageDetail struct {
+	LatestMetrics map[string]*float64
+	LastError     struct {
+		Message  string
+		Attempts int
+		Final    bool
+	}
+	Measurement struct{ Method, Summary string }
+	Profile     struct{ ID, Name string }
+}
+
+// pageDetail reads the detail of page of website on device through the API.
+func (e *e2e) pageDetail(website, page, device string) pageDetail {
+	e.t.Helper()
+	var d pageDetail
+	e.api.Call(e.t, "GET", "/"+website+"/pages/"+page+"?device="+device, "", 200, &d)
+	return d
+}
+
 // work runs the audit worker on the queue, as the local service does, until jobs are done or
 // failed.
 func (e *e2e) work(jobs []audit.Job) queue.Progress {
@@ -318,11 +338,7 @@ func TestAuditEndToEnd(t *testing.T) {
 				t.Errorf("%s: %d samples of %s for %d runs", device, len(got), metric, results[0].Runs)
 			}
 		}
-		var detail struct {
-			LatestMetrics map[string]*float64
-		}
-		e.api.Call(e.t, "GET", "/"+site.ID+"/pages/"+home+"?device="+device, "", 200, &detail)
-		m := detail.LatestMetrics
+		m := e.pageDetail(site.ID, home, device).LatestMetrics
 		v := func(k string) float64 {
 			if m[k] == nil {
 				t.Errorf("%s: %s is null", device, k)
@@ -434,14 +450,7 @@ func TestAuditEndToEnd(t *testing.T) {
 
 	// The page that cannot be audited shows why, after its one attempt: a document answering
 	// 404 fails every attempt alike, so its first failure was final.
-	var broken struct {
-		LatestMetrics map[string]any
-		LastError     struct {
-			Message  string
-			Attempts int
-		}
-	}
-	e.api.Call(e.t, "GET", "/"+site.ID+"/pages/"+missing+"?device=desktop", "", 200, &broken)
+	broken := e.pageDetail(site.ID, missing, "desktop")
 	if broken.LatestMetrics != nil || broken.LastError.Attempts != 1 || !strings.Contains(broken.LastError.Message, "404") {
 		t.Errorf("broken page detail %+v", broken)
 	}
@@ -550,9 +559,7 @@ func TestAuditRefusesPrivateTargets(t *testing.T) {
 		if err := e.worker.Audit(context.Background(), job, 1); err == nil {
 			t.Fatalf("%s was audited", tc.domain)
 		}
-		var detail struct{ LastError struct{ Message string } }
-		e.api.Call(e.t, "GET", "/"+site.ID+"/pages/"+pages[0].ID+"?device=desktop", "", 200, &detail)
-		if got := detail.LastError.Message; got != tc.want || tc.hidden != "" && strings.Contains(got, tc.hidden) {
+		if got := e.pageDetail(site.ID, pages[0].ID, "desktop").LastError.Message; got != tc.want || tc.hidden != "" && strings.Contains(got, tc.hidden) {
 			t.Errorf("%s: lastError %q, want %q", tc.domain, got, tc.want)
 		}
 	}

@@ -123,13 +123,7 @@ func TestAppliedThrottling(t *testing.T) {
 		t.Errorf("the report has no benchmark index of its own")
 	}
 
-	var detail struct {
-		Measurement struct {
-			Method  string
-			Summary string
-		}
-	}
-	e.api.Call(e.t, "GET", "/"+site.ID+"/pages/"+pages[0].ID+"?device=mobile", "", 200, &detail)
+	detail := e.pageDetail(site.ID, pages[0].ID, "mobile")
 	if detail.Measurement.Method != model.MethodApplied || !strings.HasPrefix(detail.Measurement.Summary, "Measured with applied throttling (CPU ") {
 		t.Errorf("the page detail's measurement %+v", detail.Measurement)
 	}

@@ -257,8 +257,7 @@ func TestProfileLogin(t *testing.T) {
 	if res.ProfileID != prof.ID || res.ProfileName != "Signed in" {
 		t.Errorf("the result names profile %q %q, want %s Signed in", res.ProfileID, res.ProfileName, prof.ID)
 	}
-	var shown struct{ Profile struct{ ID, Name string } }
-	e.api.Call(e.t, "GET", "/"+ws.ID+"/pages/"+private+"?device=desktop", "", 200, &shown)
+	shown := e.pageDetail(ws.ID, private, "desktop")
 	if shown.Profile.ID != prof.ID || shown.Profile.Name != "Signed in" {
 		t.Errorf("the page detail shows profile %+v, want %s Signed in", shown.Profile, prof.ID)
 	}
@@ -329,13 +328,7 @@ func TestProfileLogin(t *testing.T) {
 	if err == nil {
 		t.Fatal("the audit with a wrong password passed")
 	}
-	var detail struct {
-		LastError struct {
-			Message string
-			Final   bool
-		}
-	}
-	e.api.Call(e.t, "GET", "/"+ws.ID+"/pages/"+pages2[0].ID+"?device=desktop", "", 200, &detail)
+	detail := e.pageDetail(ws.ID, pages2[0].ID, "desktop")
 	if !strings.HasPrefix(detail.LastError.Message, "login step 6 (waitForSelector #welcome) failed: ") {
 		t.Errorf("lastError %q, want it to name login step 6", detail.LastError.Message)
 	}

@@ -100,9 +100,7 @@ func TestSeriesEndToEnd(t *testing.T) {
 		t.Errorf("report %s of %s, performance %v; the test says %v", report.LighthouseVersion, report.FinalDisplayedURL, report.Categories["performance"].Score, *test.Performance)
 	}
 	// The test's result is the page's result of the day.
-	var detail struct{ LatestMetrics map[string]*float64 }
-	e.api.Call(e.t, "GET", "/"+site.ID+"/pages/"+home+"?device=desktop", "", 200, &detail)
-	if p := detail.LatestMetrics["performance_score"]; p == nil || *p != *test.Performance {
+	if p := e.pageDetail(site.ID, home, "desktop").LatestMetrics["performance_score"]; p == nil || *p != *test.Performance {
 		t.Errorf("page's latest performance %v, the test's %v", p, *test.Performance)
 	}
 	// The test keeps its diagnostics beside its report, which the page's day answers.
@@ -129,13 +127,7 @@ func TestSeriesEndToEnd(t *testing.T) {
 		t.Fatalf("series of the unreachable page: %+v", failed)
 	}
 	t.Logf("the unreachable page's test: %s", bad.Error)
-	var broken struct {
-		LastError struct {
-			Message  string
-			Attempts int
-		}
-	}
-	e.api.Call(e.t, "GET", "/"+down.ID+"/pages/"+gone+"?device=desktop", "", 200, &broken)
+	broken := e.pageDetail(down.ID, gone, "desktop")
 	if broken.LastError.Message != bad.Error || broken.LastError.Attempts != queue.MaxReceives {
 		t.Errorf("page's last error %+v, the test's %q", broken.LastError, bad.Error)
 	}
@@ -213,13 +205,7 @@ func TestSeriesPermanentFailureEndsAtOnce(t *testing.T) {
 			got.Result.List[0].Status != "failed" || got.Result.List[0].Error != tg.want {
 			t.Errorf("%s: series %+v, want failed with %q", tg.domain, got, tg.want)
 		}
-		var detail struct {
-			LastError struct {
-				Message  string
-				Attempts int
-			}
-		}
-		e.api.Call(e.t, "GET", "/"+tg.site+"/pages/"+tg.page+"?device=mobile", "", 200, &detail)
+		detail := e.pageDetail(tg.site, tg.page, "mobile")
 		if detail.LastError.Message != tg.want || detail.LastError.Attempts != 1 {
 			t.Errorf("%s: page's last error %+v, want %q after 1 attempt", tg.domain, detail.LastError, tg.want)
 		}
