@@ -5,8 +5,6 @@
 package main
 
 import (
-	"context"
-
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/openvitals/openvitals/internal/service"
@@ -14,8 +12,5 @@ import (
 )
 
 func main() {
-	lambda.Start(service.Handler("audit-worker", func(ctx context.Context, svc *service.Service) (any, error) {
-		w, err := browserworkersfn.AuditWorker(ctx, svc)
-		return w.HandleSQS, err
-	}))
+	lambda.Start(service.Handler("audit-worker", browserworkersfn.AuditHandler))
 }

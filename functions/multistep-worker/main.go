@@ -4,8 +4,6 @@
 package main
 
 import (
-	"context"
-
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/openvitals/openvitals/internal/service"
@@ -13,8 +11,5 @@ import (
 )
 
 func main() {
-	lambda.Start(service.Handler("multistep-worker", func(ctx context.Context, svc *service.Service) (any, error) {
-		w, err := browserworkersfn.MultistepWorker(ctx, svc)
-		return w.HandleSQS, err
-	}))
+	lambda.Start(service.Handler("multistep-worker", browserworkersfn.MultistepHandler))
 }

@@ -3,8 +3,6 @@
 package main
 
 import (
-	"context"
-
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/openvitals/openvitals/internal/service"
@@ -12,8 +10,5 @@ import (
 )
 
 func main() {
-	lambda.Start(service.Handler("rum-aggregator", func(ctx context.Context, svc *service.Service) (any, error) {
-		w, err := rumworkerfn.Aggregator(ctx, svc)
-		return w.HandleSQS, err
-	}))
+	lambda.Start(service.Handler("rum-aggregator", rumworkerfn.AggregatorHandler))
 }

@@ -4,8 +4,6 @@
 package main
 
 import (
-	"context"
-
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/openvitals/openvitals/internal/service"
@@ -13,8 +11,5 @@ import (
 )
 
 func main() {
-	lambda.Start(service.Handler("ux-worker", func(ctx context.Context, svc *service.Service) (any, error) {
-		w, err := uxworkerfn.New(ctx, svc)
-		return w.HandleSQS, err
-	}))
+	lambda.Start(service.Handler("ux-worker", uxworkerfn.Handler))
 }

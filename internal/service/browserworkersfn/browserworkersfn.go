@@ -73,3 +73,15 @@ func outcomes(svc *service.Service) (*event.Recorder, *regression.Watcher) {
 	events := event.NewRecorder(svc.Store, notify.NewQueue(svc.Queues.Notify), svc.Log)
 	return events, regression.NewWatcher(svc.Store, artifact.New(svc.Objects), events, svc.Log)
 }
+
+// AuditHandler is the audit worker's Lambda handler, for service.Handler: the worker's method value.
+func AuditHandler(ctx context.Context, svc *service.Service) (any, error) {
+	w, err := AuditWorker(ctx, svc)
+	return w.HandleSQS, err
+}
+
+// MultistepHandler is the multistep worker's Lambda handler, for service.Handler: the worker's method value.
+func MultistepHandler(ctx context.Context, svc *service.Service) (any, error) {
+	w, err := MultistepWorker(ctx, svc)
+	return w.HandleSQS, err
+}

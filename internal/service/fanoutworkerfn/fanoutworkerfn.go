@@ -19,3 +19,9 @@ func New(_ context.Context, svc *service.Service) (*fanoutworker.Worker, error) 
 	exports := export.New(svc.Store, svc.Objects, rum.NewSegmentReader(svc.RUM, svc.Store), svc.Exports)
 	return fanoutworker.New(svc.Store, queues, exports, svc.Log), nil
 }
+
+// Handler is the fan-out worker's Lambda handler, for service.Handler: the worker's method value.
+func Handler(ctx context.Context, svc *service.Service) (any, error) {
+	w, err := New(ctx, svc)
+	return w.HandleSQS, err
+}

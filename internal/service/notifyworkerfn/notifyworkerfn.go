@@ -22,3 +22,9 @@ func New(_ context.Context, svc *service.Service) (*notifyworker.Worker, error) 
 	sender := deliver.NewSender(guard, sesv2.NewFromConfig(svc.AWS), svc.Config.EmailFrom, svc.Config.APIURL, svc.Config.DashboardURL)
 	return notifyworker.NewWorker(svc.Store, svc.Credentials, sender, notify.NewQueue(svc.Queues.Notify), svc.Log), nil
 }
+
+// Handler is the notifier's Lambda handler, for service.Handler: the worker's method value.
+func Handler(ctx context.Context, svc *service.Service) (any, error) {
+	w, err := New(ctx, svc)
+	return w.HandleSQS, err
+}

@@ -16,3 +16,9 @@ func New(_ context.Context, svc *service.Service) (*purgeworker.Worker, error) {
 	w := purgeworker.NewWorker(svc.Store, svc.Objects, svc.RUM, purge.NewQueue(svc.Queues.Purge), svc.Config.PurgeSettle, svc.Log)
 	return w.WithExports(svc.Exports, svc.Config.RetentionBounds()), nil
 }
+
+// Handler is the purge worker's Lambda handler, for service.Handler: the worker's method value.
+func Handler(ctx context.Context, svc *service.Service) (any, error) {
+	w, err := New(ctx, svc)
+	return w.HandleSQS, err
+}

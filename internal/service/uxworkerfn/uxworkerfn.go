@@ -39,3 +39,9 @@ func New(ctx context.Context, svc *service.Service) (*uxworker.Worker, error) {
 		Log:         svc.Log,
 	})
 }
+
+// Handler is the user-experience worker's Lambda handler, for service.Handler: the worker's method value.
+func Handler(ctx context.Context, svc *service.Service) (any, error) {
+	w, err := New(ctx, svc)
+	return w.HandleSQS, err
+}
