@@ -1,0 +1,184 @@
+package awstest
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/openvitals/openvitals/internal/awsclient"
+	"github.com/openvitals/openvitals/internal/store"
+)
+
+// Table is a store's table as DynamoDB holds it, read and written past the store: what a test
+// checks the stored format's effects with (no secret at rest, nothing left after a purge), or
+// leaves items with as an earlier version did. It reads consistently, and fails the test on
+// any error.
+type Table struct {
+	t    testing.TB
+	db   *dynamodb.Client
+	name string
+}
+
+// TableOf returns st's table, read and written through clients.
+func TableOf(t testing.TB, clients awsclient.Clients, st *store.Store) *Table {
+	return &Table{t: t, db: clients.DynamoDB, name: st.Table()}
+}
+
+// Table returns the env's store's table (see TableOf).
+func (e *Env) Table() *Table {
+	return TableOf(e.t, e.Clients, e.Store)
+}
+
+// WebsitePK is the partition key of a website's own items, spelled here rather than asked of
+// the store so that a test notices when the store's changes.
+func WebsitePK(account, website string) string { return "A#" + account + "#W#" + website }
+
+// Items returns the items of partition pk whose sort key begins with skPrefix (every one when
+// it is empty), decoded; an empty pk reads every partition (a scan).
+func (tb *Table) Items(pk, skPrefix string) []map[string]any {
+	tb.t.Helper()
+	raw := tb.RawItems(pk, skPrefix)
+	items := make([]map[string]any, len(raw))
+	for i, it := range raw {
+		if err := attributevalue.UnmarshalMap(it, &items[i]); err != nil {
+			tb.t.Fatal(err)
+		}
+	}
+	return items
+}
+
+// RawItems returns what Items does, as DynamoDB sends the items (what awsmeter.ItemBytes
+// sizes).
+func (tb *Table) RawItems(pk, skPrefix string) []map[string]ddbtypes.AttributeValue {
+	tb.t.Helper()
+	ctx := context.Background()
+	values := map[string]ddbtypes.AttributeValue{}
+	var onSK *string
+	if skPrefix != "" {
+		values[":sk"] = &ddbtypes.AttributeValueMemberS{Value: skPrefix}
+		onSK = aws.String("begins_with(SK, :sk)")
+	}
+	var items []map[string]ddbtypes.AttributeValue
+	if pk == "" {
+		if onSK == nil {
+			values = nil // DynamoDB refuses an empty map
+		}
+		p := dynamodb.NewScanPaginator(tb.db, &dynamodb.ScanInput{TableName: aws.String(tb.name), ConsistentRead: aws.Bool(true),
+			FilterExpression: onSK, ExpressionAttributeValues: values})
+		for p.HasMorePages() {
+			page, err := p.NextPage(ctx)
+			if err != nil {
+				tb.t.Fatal(err)
+			}
+			items = append(items, page.Items...)
+		}
+		return items
+	}
+	values[":pk"] = &ddbtypes.AttributeValueMemberS{Value: pk}
+	onKeys := "PK = :pk"
+	if onSK != nil {
+		onKeys += " AND " + *onSK
+	}
+	p := dynamodb.NewQueryPaginator(tb.db, &dynamodb.QueryInput{TableName: aws.String(tb.name), ConsistentRead: aws.Bool(true),
+		KeyConditionExpression: aws.String(onKeys), ExpressionAttributeValues: values})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			tb.t.Fatal(err)
+		}
+		items = append(items, page.Items...)
+	}
+	return items
+}
+
+// Keys returns the keys of every item of the table, each as "PK|SK".
+func (tb *Table) Keys() []string {
+	tb.t.Helper()
+	var keys []string
+	for _, it := range tb.RawItems("", "") {
+		pk, _ := it["PK"].(*ddbtypes.AttributeValueMemberS)
+		sk, _ := it["SK"].(*ddbtypes.AttributeValueMemberS)
+		keys = append(keys, pk.Value+"|"+sk.Value)
+	}
+	return keys
+}
+
+// Count is how many items the table holds, counted by DynamoDB (no item is sent).
+func (tb *Table) Count() int {
+	tb.t.Helper()
+	n := 0
+	p := dynamodb.NewScanPaginator(tb.db, &dynamodb.ScanInput{TableName: aws.String(tb.name), Select: ddbtypes.SelectCount, ConsistentRead: aws.Bool(true)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(context.Background())
+		if err != nil {
+			tb.t.Fatal(err)
+		}
+		n += int(page.Count)
+	}
+	return n
+}
+
+// Get returns the item of key pk, sk, decoded; nil when there is none.
+func (tb *Table) Get(pk, sk string) map[string]any {
+	tb.t.Helper()
+	out, err := tb.db.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(tb.name), ConsistentRead: aws.Bool(true), Key: key(pk, sk)})
+	if err != nil {
+		tb.t.Fatal(err)
+	}
+	if out.Item == nil {
+		return nil
+	}
+	var item map[string]any
+	if err := attributevalue.UnmarshalMap(out.Item, &item); err != nil {
+		tb.t.Fatal(err)
+	}
+	return item
+}
+
+// Put writes item (its PK and SK among its attributes), replacing any of its key.
+func (tb *Table) Put(item map[string]any) {
+	tb.t.Helper()
+	av, err := attributevalue.MarshalMap(item)
+	if err != nil {
+		tb.t.Fatal(err)
+	}
+	if _, err := tb.db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(tb.name), Item: av}); err != nil {
+		tb.t.Fatal(err)
+	}
+}
+
+// Delete deletes the item of key pk, sk (nothing when there is none).
+func (tb *Table) Delete(pk, sk string) {
+	tb.t.Helper()
+	if _, err := tb.db.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: aws.String(tb.name), Key: key(pk, sk)}); err != nil {
+		tb.t.Fatal(err)
+	}
+}
+
+// Remove removes attributes from the item of key pk, sk.
+func (tb *Table) Remove(pk, sk string, attributes ...string) {
+	tb.t.Helper()
+	names := map[string]string{}
+	expr := "REMOVE "
+	for i, a := range attributes {
+		n := "#a" + strconv.Itoa(i)
+		names[n] = a
+		if i > 0 {
+			expr += ", "
+		}
+		expr += n
+	}
+	if _, err := tb.db.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(tb.name), Key: key(pk, sk),
+		UpdateExpression: aws.String(expr), ExpressionAttributeNames: names}); err != nil {
+		tb.t.Fatal(err)
+	}
+}
+
+func key(pk, sk string) map[string]ddbtypes.AttributeValue {
+	return map[string]ddbtypes.AttributeValue{"PK": &ddbtypes.AttributeValueMemberS{Value: pk}, "SK": &ddbtypes.AttributeValueMemberS{Value: sk}}
+}
