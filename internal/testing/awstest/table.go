@@ -11,6 +11,7 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/openvitals/openvitals/internal/awsclient"
+	"github.com/openvitals/openvitals/internal/awsmeter"
 	"github.com/openvitals/openvitals/internal/store"
 )
 
@@ -42,7 +43,7 @@ func WebsitePK(account, website string) string { return "A#" + account + "#W#" +
 // it is empty), decoded; an empty pk reads every partition (a scan).
 func (tb *Table) Items(pk, skPrefix string) []map[string]any {
 	tb.t.Helper()
-	raw := tb.RawItems(pk, skPrefix)
+	raw := tb.rawItems(pk, skPrefix)
 	items := make([]map[string]any, len(raw))
 	for i, it := range raw {
 		if err := attributevalue.UnmarshalMap(it, &items[i]); err != nil {
@@ -52,9 +53,19 @@ func (tb *Table) Items(pk, skPrefix string) []map[string]any {
 	return items
 }
 
-// RawItems returns what Items does, as DynamoDB sends the items (what awsmeter.ItemBytes
-// sizes).
-func (tb *Table) RawItems(pk, skPrefix string) []map[string]ddbtypes.AttributeValue {
+// Sizes returns the sizes of the items Items returns, as DynamoDB bills them
+// (awsmeter.ItemBytes), by their keys ("PK|SK").
+func (tb *Table) Sizes(pk, skPrefix string) map[string]int {
+	tb.t.Helper()
+	sizes := map[string]int{}
+	for _, it := range tb.rawItems(pk, skPrefix) {
+		sizes[keyOf(it)] = awsmeter.ItemBytes(it)
+	}
+	return sizes
+}
+
+// rawItems returns what Items does, as DynamoDB sends the items.
+func (tb *Table) rawItems(pk, skPrefix string) []map[string]ddbtypes.AttributeValue {
 	tb.t.Helper()
 	ctx := context.Background()
 	values := map[string]ddbtypes.AttributeValue{}
@@ -100,12 +111,17 @@ func (tb *Table) RawItems(pk, skPrefix string) []map[string]ddbtypes.AttributeVa
 func (tb *Table) Keys() []string {
 	tb.t.Helper()
 	var keys []string
-	for _, it := range tb.RawItems("", "") {
-		pk, _ := it["PK"].(*ddbtypes.AttributeValueMemberS)
-		sk, _ := it["SK"].(*ddbtypes.AttributeValueMemberS)
-		keys = append(keys, pk.Value+"|"+sk.Value)
+	for _, it := range tb.rawItems("", "") {
+		keys = append(keys, keyOf(it))
 	}
 	return keys
+}
+
+// keyOf is item's key as "PK|SK".
+func keyOf(item map[string]ddbtypes.AttributeValue) string {
+	pk, _ := item["PK"].(*ddbtypes.AttributeValueMemberS)
+	sk, _ := item["SK"].(*ddbtypes.AttributeValueMemberS)
+	return pk.Value + "|" + sk.Value
 }
 
 // Count is how many items the table holds, counted by DynamoDB (no item is sent).
