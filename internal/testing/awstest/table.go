@@ -3,6 +3,7 @@ package awstest
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -36,7 +37,7 @@ func (e *Env) Table() *Table {
 }
 
 // WebsitePK is the partition key of a website's own items, spelled here rather than asked of
-// the store so that a test notices when the store's changes.
+// the store: a test states the stored format itself, and notices when it changes.
 func WebsitePK(account, website string) string { return "A#" + account + "#W#" + website }
 
 // Items returns the items of partition pk whose sort key begins with skPrefix (every one when
@@ -67,7 +68,6 @@ func (tb *Table) Sizes(pk, skPrefix string) map[string]int {
 // rawItems returns what Items does, as DynamoDB sends the items.
 func (tb *Table) rawItems(pk, skPrefix string) []map[string]ddbtypes.AttributeValue {
 	tb.t.Helper()
-	ctx := context.Background()
 	values := map[string]ddbtypes.AttributeValue{}
 	var onSK *string
 	if skPrefix != "" {
@@ -79,15 +79,9 @@ func (tb *Table) rawItems(pk, skPrefix string) []map[string]ddbtypes.AttributeVa
 		if onSK == nil {
 			values = nil // DynamoDB refuses an empty map
 		}
-		p := dynamodb.NewScanPaginator(tb.db, &dynamodb.ScanInput{TableName: aws.String(tb.name), ConsistentRead: aws.Bool(true),
-			FilterExpression: onSK, ExpressionAttributeValues: values})
-		for p.HasMorePages() {
-			page, err := p.NextPage(ctx)
-			if err != nil {
-				tb.t.Fatal(err)
-			}
-			items = append(items, page.Items...)
-		}
+		eachPage(tb.t, dynamodb.NewScanPaginator(tb.db, &dynamodb.ScanInput{TableName: aws.String(tb.name), ConsistentRead: aws.Bool(true),
+			FilterExpression: onSK, ExpressionAttributeValues: values}),
+			func(page *dynamodb.ScanOutput) { items = append(items, page.Items...) })
 		return items
 	}
 	values[":pk"] = &ddbtypes.AttributeValueMemberS{Value: pk}
@@ -95,16 +89,28 @@ func (tb *Table) rawItems(pk, skPrefix string) []map[string]ddbtypes.AttributeVa
 	if onSK != nil {
 		onKeys += " AND " + *onSK
 	}
-	p := dynamodb.NewQueryPaginator(tb.db, &dynamodb.QueryInput{TableName: aws.String(tb.name), ConsistentRead: aws.Bool(true),
-		KeyConditionExpression: aws.String(onKeys), ExpressionAttributeValues: values})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			tb.t.Fatal(err)
-		}
-		items = append(items, page.Items...)
-	}
+	eachPage(tb.t, dynamodb.NewQueryPaginator(tb.db, &dynamodb.QueryInput{TableName: aws.String(tb.name), ConsistentRead: aws.Bool(true),
+		KeyConditionExpression: aws.String(onKeys), ExpressionAttributeValues: values}),
+		func(page *dynamodb.QueryOutput) { items = append(items, page.Items...) })
 	return items
+}
+
+// pager is what the SDK's scan and query paginators have in common.
+type pager[Page any] interface {
+	HasMorePages() bool
+	NextPage(context.Context, ...func(*dynamodb.Options)) (Page, error)
+}
+
+// eachPage hands every page of p to use, and fails the test on an error.
+func eachPage[Page any](t testing.TB, p pager[Page], use func(Page)) {
+	t.Helper()
+	for p.HasMorePages() {
+		page, err := p.NextPage(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		use(page)
+	}
 }
 
 // Keys returns the keys of every item of the table, each as "PK|SK".
@@ -128,14 +134,8 @@ func keyOf(item map[string]ddbtypes.AttributeValue) string {
 func (tb *Table) Count() int {
 	tb.t.Helper()
 	n := 0
-	p := dynamodb.NewScanPaginator(tb.db, &dynamodb.ScanInput{TableName: aws.String(tb.name), Select: ddbtypes.SelectCount, ConsistentRead: aws.Bool(true)})
-	for p.HasMorePages() {
-		page, err := p.NextPage(context.Background())
-		if err != nil {
-			tb.t.Fatal(err)
-		}
-		n += int(page.Count)
-	}
+	eachPage(tb.t, dynamodb.NewScanPaginator(tb.db, &dynamodb.ScanInput{TableName: aws.String(tb.name), Select: ddbtypes.SelectCount, ConsistentRead: aws.Bool(true)}),
+		func(page *dynamodb.ScanOutput) { n += int(page.Count) })
 	return n
 }
 
@@ -179,22 +179,19 @@ func (tb *Table) Delete(pk, sk string) {
 // Remove removes attributes from the item of key pk, sk.
 func (tb *Table) Remove(pk, sk string, attributes ...string) {
 	tb.t.Helper()
-	names := map[string]string{}
-	expr := "REMOVE "
+	// By placeholders: an attribute's name may be one of DynamoDB's reserved words.
+	refs, names := make([]string, len(attributes)), map[string]string{}
 	for i, a := range attributes {
-		n := "#a" + strconv.Itoa(i)
-		names[n] = a
-		if i > 0 {
-			expr += ", "
-		}
-		expr += n
+		refs[i] = "#a" + strconv.Itoa(i)
+		names[refs[i]] = a
 	}
 	if _, err := tb.db.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(tb.name), Key: key(pk, sk),
-		UpdateExpression: aws.String(expr), ExpressionAttributeNames: names}); err != nil {
+		UpdateExpression: aws.String("REMOVE " + strings.Join(refs, ", ")), ExpressionAttributeNames: names}); err != nil {
 		tb.t.Fatal(err)
 	}
 }
 
+// key is the primary key pk, sk.
 func key(pk, sk string) map[string]ddbtypes.AttributeValue {
 	return map[string]ddbtypes.AttributeValue{"PK": &ddbtypes.AttributeValueMemberS{Value: pk}, "SK": &ddbtypes.AttributeValueMemberS{Value: sk}}
 }
