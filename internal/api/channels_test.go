@@ -8,11 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/openvitals/openvitals/internal/channel"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/model"
@@ -224,15 +219,9 @@ func TestEmailRecipientsSealed(t *testing.T) {
 	w := e.storedWebsite(site.ID)
 	stored := func(id string) string {
 		t.Helper()
-		out, err := e.clients.DynamoDB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(e.store.Table()), ConsistentRead: aws.Bool(true),
-			Key: map[string]ddbtypes.AttributeValue{
-				"PK": &ddbtypes.AttributeValueMemberS{Value: "A#acme#W#" + site.ID}, "SK": &ddbtypes.AttributeValueMemberS{Value: "CHANNEL#" + id}}})
-		if err != nil || out.Item == nil {
-			t.Fatalf("channel %s as stored: %v", id, err)
-		}
-		var item map[string]any
-		if err := attributevalue.UnmarshalMap(out.Item, &item); err != nil {
-			t.Fatal(err)
+		item := awstest.TableOf(t, e.clients, e.store).Get(awstest.WebsitePK("acme", site.ID), "CHANNEL#"+id)
+		if item == nil {
+			t.Fatalf("channel %s is not stored", id)
 		}
 		return fmt.Sprint(item)
 	}

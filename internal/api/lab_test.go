@@ -9,10 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/store"
 	"github.com/openvitals/openvitals/internal/testing/apitest"
@@ -392,20 +388,11 @@ func TestPagesListFollowsResults(t *testing.T) {
 	}
 
 	// Stored before rows existed: no row, the website unmarked; the list makes them.
-	pk := &ddbtypes.AttributeValueMemberS{Value: "A#acme#W#" + w.ID}
+	table := awstest.TableOf(t, e.clients, e.store)
 	for _, p := range []model.Page{home, storedPage(t, e, w, ps[1].ID)} {
-		_, err := e.clients.DynamoDB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(e.store.Table()), Key: map[string]ddbtypes.AttributeValue{
-			"PK": pk, "SK": &ddbtypes.AttributeValueMemberS{Value: "ROW#" + store.PageOrderKey(p)}}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		table.Delete(awstest.WebsitePK("acme", w.ID), "ROW#"+store.PageOrderKey(p))
 	}
-	_, err := e.clients.DynamoDB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(e.store.Table()),
-		Key:              map[string]ddbtypes.AttributeValue{"PK": &ddbtypes.AttributeValueMemberS{Value: "A#acme"}, "SK": &ddbtypes.AttributeValueMemberS{Value: "W#" + w.ID}},
-		UpdateExpression: aws.String("REMOVE PageRows")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	table.Remove("A#acme", "W#"+w.ID, "PageRows")
 	if got := lcp(ps[0].ID, "mobile"); got != 3000.0 {
 		t.Errorf("a website stored before rows: lcp %v, want 3000", got)
 	}

@@ -13,10 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/openvitals/openvitals/internal/apikey"
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/deliver"
@@ -190,20 +186,9 @@ func TestProfileSecretsNeverLeave(t *testing.T) {
 		t.Errorf("%d HARs stored, want the day's, the series test's and the experiment's two: %v", hars, keys)
 	}
 	// Every item of the table.
-	p := dynamodb.NewScanPaginator(e.clients.DynamoDB, &dynamodb.ScanInput{TableName: aws.String(e.store.Table())})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, it := range page.Items {
-			var m map[string]any
-			if err := attributevalue.UnmarshalMap(it, &m); err != nil {
-				t.Fatal(err)
-			}
-			b, _ := json.Marshal(m)
-			texts["the table's items"] += string(b) + "\n"
-		}
+	for _, it := range awstest.TableOf(t, e.clients, e.store).Items("", "") {
+		b, _ := json.Marshal(it)
+		texts["the table's items"] += string(b) + "\n"
 	}
 	// Every event, and what a webhook, Slack and email would carry of it.
 	evs, _, err := e.store.Events(ctx, w, model.EventFilter{}, "", 100)

@@ -36,16 +36,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/audit"
 	"github.com/openvitals/openvitals/internal/auditworker"
-	"github.com/openvitals/openvitals/internal/awsclient"
 	"github.com/openvitals/openvitals/internal/awsmeter"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/capacity"
@@ -132,12 +127,7 @@ func measure(b *testing.B, sizes []capacity.Size, listed, sampled int) capacity.
 	clients := awstest.Clients(b)
 	plain := awstest.Store(b, clients)
 	meter := awsmeter.New()
-	metered := clients
-	metered.DynamoDB = dynamodb.NewFromConfig(clients.AWS, func(o *dynamodb.Options) {
-		o.DisableValidateResponseChecksum = true
-		o.HTTPClient = slowClient
-	}, meter.DynamoDB)
-	metered.SQS = sqs.NewFromConfig(clients.AWS, func(o *sqs.Options) { o.HTTPClient = slowClient }, meter.SQS)
+	metered := awstest.Metered(awstest.Via(clients, slowClient.Transport), meter)
 	cfg := service.Config{Table: plain.Table(), Bucket: "openvitals-capacity"}
 	cfg.NameQueues(awstest.Queues(b, clients))
 	svc, err := service.New(cfg, metered, quiet)
@@ -225,7 +215,7 @@ func measure(b *testing.B, sizes []capacity.Size, listed, sampled int) capacity.
 
 	// The audits, and what they leave in the website's partition and in S3.
 	worker := auditWorker(b, svc, objects, quiet)
-	before := partitionBytes(b, clients, plain.Table(), audited)
+	before := partitionBytes(b, awstest.TableOf(b, clients, plain), audited)
 	m.Audit = measured(len(jobs), func() {
 		for _, j := range jobs {
 			if err := worker.Audit(ctx, j, 1); err != nil {
@@ -239,7 +229,7 @@ func measure(b *testing.B, sizes []capacity.Size, listed, sampled int) capacity.
 	if got, err := plain.LabResults(ctx, audited, page.ID, jobs[0].Device, jobs[0].Day, jobs[0].Day); err != nil || len(got) != 1 {
 		b.Fatalf("the audit stored %d results of its day (%v), want 1", len(got), err)
 	}
-	m.DynamoDBBytes = float64(partitionBytes(b, clients, plain.Table(), audited)-before) / float64(len(jobs))
+	m.DynamoDBBytes = float64(partitionBytes(b, awstest.TableOf(b, clients, plain), audited)-before) / float64(len(jobs))
 	m.S3Bytes = float64(m.Audit.Usage.S3BytesIn) / float64(len(jobs))
 
 	body, err := os.ReadFile("testdata/rum.json")
@@ -320,21 +310,10 @@ func auditWorker(b *testing.B, svc *service.Service, objects *blobstore.Bucket, 
 }
 
 // partitionBytes is what a website's partition holds, as DynamoDB bills items.
-func partitionBytes(b *testing.B, clients awsclient.Clients, table string, site model.Website) int {
-	p := dynamodb.NewQueryPaginator(clients.DynamoDB, &dynamodb.QueryInput{
-		TableName:                 aws.String(table),
-		KeyConditionExpression:    aws.String("PK = :pk"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":pk": &ddbtypes.AttributeValueMemberS{Value: "A#" + site.Account + "#W#" + site.ID}},
-	})
+func partitionBytes(b *testing.B, table *awstest.Table, site model.Website) int {
 	total := 0
-	for p.HasMorePages() {
-		out, err := p.NextPage(context.Background())
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, it := range out.Items {
-			total += awsmeter.ItemBytes(it)
-		}
+	for _, size := range table.Sizes(awstest.WebsitePK(site.Account, site.ID), "") {
+		total += size
 	}
 	if total == 0 {
 		b.Fatal("the website's partition is empty: its key is not the store's")

@@ -15,12 +15,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/openvitals/openvitals/internal/awsmeter"
 	"github.com/openvitals/openvitals/internal/fanout"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/service"
@@ -81,12 +76,7 @@ func BenchmarkDailyFanout(b *testing.B) {
 		sizes, pageSize = map[int]int{1: 1, 20: 1, 120: 1}, 2
 	}
 	counted := &calls{base: http.DefaultTransport, n: map[string]int{}}
-	clients := awstest.Clients(b)
-	clients.DynamoDB = dynamodb.NewFromConfig(clients.AWS, func(o *dynamodb.Options) {
-		o.HTTPClient = &http.Client{Transport: counted}
-		o.DisableValidateResponseChecksum = true
-	})
-	clients.SQS = sqs.NewFromConfig(clients.AWS, func(o *sqs.Options) { o.HTTPClient = &http.Client{Transport: counted} })
+	clients := awstest.Via(awstest.Clients(b), counted)
 	st := awstest.Store(b, clients)
 	cfg := service.Config{Table: st.Table(), Bucket: "openvitals-bench"}
 	cfg.NameQueues(awstest.Queues(b, clients))
@@ -170,23 +160,10 @@ func BenchmarkDailyFanout(b *testing.B) {
 		counted.take()
 		if !scanned { // the shard claims, as DynamoDB holds them (a scan: untimed)
 			scanned = true
-			p := dynamodb.NewScanPaginator(clients.DynamoDB, &dynamodb.ScanInput{
-				TableName:        aws.String(st.Table()),
-				FilterExpression: aws.String("begins_with(SK, :shard)"),
-				ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-					":shard": &ddbtypes.AttributeValueMemberS{Value: "FANOUT#" + model.Day(day) + "#audits#"},
-				},
-			})
-			for p.HasMorePages() {
-				out, err := p.NextPage(ctx)
-				if err != nil {
-					b.Fatal(err)
-				}
-				for _, it := range out.Items {
-					pk, _ := it["PK"].(*ddbtypes.AttributeValueMemberS)
-					pages := pagesOf[pk.Value[strings.LastIndex(pk.Value, "#")+1:]]
-					shardBytes[pages] = max(shardBytes[pages], awsmeter.ItemBytes(it))
-				}
+			for key, size := range awstest.TableOf(b, clients, st).Sizes("", "FANOUT#"+model.Day(day)+"#audits#") {
+				pk, _, _ := strings.Cut(key, "|")
+				pages := pagesOf[pk[strings.LastIndex(pk, "#")+1:]]
+				shardBytes[pages] = max(shardBytes[pages], size)
 			}
 			counted.take()
 		}

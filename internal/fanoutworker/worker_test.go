@@ -384,7 +384,7 @@ func TestBusyPartsComeBack(t *testing.T) {
 		t.Errorf("a share held by a live attempt: %v, want ErrBusy", err)
 	}
 	body, _ := json.Marshal(msg)
-	if resp, err := e.w.HandleSQS(e.ctx, events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m1", Body: string(body)}}}); err != nil || len(resp.BatchItemFailures) != 1 {
+	if resp, err := e.w.HandleSQS(e.ctx, awstest.SQSEvent(string(body))); err != nil || len(resp.BatchItemFailures) != 1 {
 		t.Errorf("the message of a busy share: %+v (%v), want it failed", resp, err)
 	}
 	if got := awstest.Receive(t, e.svc.Queues.Audit, 0); len(got) != 0 {
@@ -473,7 +473,7 @@ func TestUnreadableMessages(t *testing.T) {
 	e := newEnv(t)
 	for _, j := range []fanout.Job{{Job: fanout.JobAudits}, {Day: "20261125", Job: "coffee"}, {Day: "20261125", Job: fanout.JobUX, Website: "w"}} {
 		body, _ := json.Marshal(j)
-		ev := events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m1", Body: string(body)}}}
+		ev := awstest.SQSEvent(string(body))
 		resp, err := e.w.HandleSQS(e.ctx, ev)
 		if err != nil || len(resp.BatchItemFailures) != 1 {
 			t.Errorf("message %s: %+v (%v), want it failed", body, resp, err)

@@ -3,15 +3,9 @@ package purgeworker_test
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/openvitals/openvitals/internal/api"
 	"github.com/openvitals/openvitals/internal/artifact"
@@ -146,33 +140,7 @@ func (e *purgeEnv) populate(key, account, domain string) site {
 // putRaw writes an item the way later stages will: in the website's partition.
 func (e *purgeEnv) putRaw(account, website, sk string) {
 	e.t.Helper()
-	_, err := e.Clients.DynamoDB.PutItem(context.Background(), &dynamodb.PutItemInput{
-		TableName: aws.String(e.Store.Table()),
-		Item: map[string]ddbtypes.AttributeValue{
-			"PK": &ddbtypes.AttributeValueMemberS{Value: "A#" + account + "#W#" + website},
-			"SK": &ddbtypes.AttributeValueMemberS{Value: sk},
-		},
-	})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-}
-
-// scan returns the keys of every item in the table as "PK|SK".
-func (e *purgeEnv) scan() []string {
-	e.t.Helper()
-	var keys []string
-	p := dynamodb.NewScanPaginator(e.Clients.DynamoDB, &dynamodb.ScanInput{TableName: aws.String(e.Store.Table())})
-	for p.HasMorePages() {
-		page, err := p.NextPage(context.Background())
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		for _, it := range page.Items {
-			keys = append(keys, it["PK"].(*ddbtypes.AttributeValueMemberS).Value+"|"+it["SK"].(*ddbtypes.AttributeValueMemberS).Value)
-		}
-	}
-	return keys
+	e.Table().Put(map[string]any{"PK": awstest.WebsitePK(account, website), "SK": sk})
 }
 
 // runWorker consumes the purge queue, as the purge Lambda would, until no purge is pending.
@@ -214,12 +182,12 @@ func TestPurgeLeavesNothing(t *testing.T) {
 	e := newPurgeEnv(t)
 	acme := e.populate(apitest.AdminKey, "acme", "example.com")
 	globex := e.populate(apitest.OtherKey, "globex", "example.com")
-	globexBefore := filter(e.scan(), "globex")
+	globexBefore := filter(e.Table().Keys(), "globex")
 
 	// A deleted page: its results and reports go; the other page's stay.
 	e.as(apitest.AdminKey).Call(e.t, "DELETE", "/"+acme.id+"/settings/"+acme.pages[0], "", 204, nil)
 	e.runWorker()
-	items := e.scan()
+	items := e.Table().Keys()
 	if n := len(filter(items, store.PageItemsPrefix(acme.pages[0]))); n != 0 {
 		t.Errorf("%d items of the deleted page remain", n)
 	}
@@ -246,7 +214,7 @@ func TestPurgeLeavesNothing(t *testing.T) {
 	// A deleted experiment: its objects go, and the page it measured stays.
 	e.as(apitest.AdminKey).Call(e.t, "DELETE", "/"+acme.id+"/experiments/"+acme.experiments[acme.pages[1]], "", 204, nil)
 	e.runWorker()
-	items = e.scan()
+	items = e.Table().Keys()
 	if n := len(filter(filter(items, acme.id), "|EXPERIMENT#")); n != 0 {
 		t.Errorf("%d experiments after the last one's deletion", n)
 	}
@@ -260,7 +228,7 @@ func TestPurgeLeavesNothing(t *testing.T) {
 	// A deleted multistep test: its runs go.
 	e.as(apitest.AdminKey).Call(e.t, "DELETE", "/"+acme.id+"/multistep/"+acme.test, "", 204, nil)
 	e.runWorker()
-	if n := len(filter(e.scan(), store.TestItemsPrefix(acme.test))); n != 0 {
+	if n := len(filter(e.Table().Keys(), store.TestItemsPrefix(acme.test))); n != 0 {
 		t.Errorf("%d items of the deleted test remain", n)
 	}
 	if e.objectCount(acme.testObject) != 0 {
@@ -270,7 +238,7 @@ func TestPurgeLeavesNothing(t *testing.T) {
 	// A deleted website: nothing of it is left in the table or the bucket.
 	e.as(apitest.AdminKey).Call(e.t, "DELETE", "/"+acme.id, "", 204, nil)
 	e.runWorker()
-	items = e.scan()
+	items = e.Table().Keys()
 	for _, k := range items {
 		if strings.Contains(k, acme.id) || strings.Contains(k, "example.com") && strings.HasPrefix(k, "A#acme|") || strings.HasPrefix(k, "PURGE|") {
 			t.Errorf("left behind: %s", k)
@@ -302,7 +270,7 @@ func TestPurgeLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.runWorker()
-	if got := filter(e.scan(), "globex"); strings.Join(got, ",") != strings.Join(globexBefore, ",") {
+	if got := filter(e.Table().Keys(), "globex"); strings.Join(got, ",") != strings.Join(globexBefore, ",") {
 		t.Errorf("a repeated purge touched globex: %v", got)
 	}
 }
@@ -323,10 +291,10 @@ func TestPurgePassesAgainUntilSettled(t *testing.T) {
 
 	// The first pass removes what existed at the deletion and leaves the marker.
 	first := time.Now().Add(30 * time.Second) // a bound for a stuck worker, not a speed check
-	for len(filter(e.scan(), acme.id)) > 1 && time.Now().Before(first) {
+	for len(filter(e.Table().Keys(), acme.id)) > 1 && time.Now().Before(first) {
 		time.Sleep(50 * time.Millisecond)
 	}
-	if got := filter(e.scan(), acme.id); len(got) != 1 || !strings.HasPrefix(got[0], "PURGE|") {
+	if got := filter(e.Table().Keys(), acme.id); len(got) != 1 || !strings.HasPrefix(got[0], "PURGE|") {
 		t.Fatalf("after the first pass: %v, want the purge marker only", got)
 	}
 	// A worker that was busy with the website finishes now and stores its results.
@@ -338,10 +306,10 @@ func TestPurgePassesAgainUntilSettled(t *testing.T) {
 	e.putRaw("acme", acme.id, "OPP#late-opportunity")
 
 	deadline := time.Now().Add(60 * time.Second)
-	for len(filter(e.scan(), acme.id)) > 0 && time.Now().Before(deadline) {
+	for len(filter(e.Table().Keys(), acme.id)) > 0 && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
 	}
-	if got := filter(e.scan(), acme.id); len(got) != 0 {
+	if got := filter(e.Table().Keys(), acme.id); len(got) != 0 {
 		t.Errorf("left behind after the last pass: %v", got)
 	}
 	if n := e.objectCount(blobstore.WebsitePrefix("acme", acme.id)); n != 0 {
@@ -370,7 +338,7 @@ func TestSweepRequeuesLostPurges(t *testing.T) {
 		t.Fatalf("sweep queued %d (%v), want 1", n, err)
 	}
 	e.runWorker()
-	for _, k := range e.scan() {
+	for _, k := range e.Table().Keys() {
 		if strings.Contains(k, acme.id) {
 			t.Errorf("left behind: %s", k)
 		}
@@ -379,7 +347,7 @@ func TestSweepRequeuesLostPurges(t *testing.T) {
 
 func TestPoisonMessageIsReportedAsFailure(t *testing.T) {
 	e := newPurgeEnv(t)
-	resp, err := e.worker.HandleSQS(context.Background(), eventOf(`{"account":"acme"}`, `not json`, `{"account":"acme","website":"nosuchsite"}`))
+	resp, err := e.worker.HandleSQS(context.Background(), awstest.SQSEvent(`{"account":"acme"}`, `not json`, `{"account":"acme","website":"nosuchsite"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,12 +365,4 @@ func filter(keys []string, s string) []string {
 		}
 	}
 	return out
-}
-
-func eventOf(bodies ...string) events.SQSEvent {
-	var ev events.SQSEvent
-	for i, b := range bodies {
-		ev.Records = append(ev.Records, events.SQSMessage{MessageId: "m" + strconv.Itoa(i), Body: b})
-	}
-	return ev
 }

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
-
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/quota"
@@ -58,7 +56,7 @@ func (e *verdictEnv) views(d int, lcp float64) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	resp, err := e.agg.HandleSQS(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m" + day, Body: string(body)}}})
+	resp, err := e.agg.HandleSQS(context.Background(), awstest.SQSEvent(string(body)))
 	if err != nil || len(resp.BatchItemFailures) > 0 {
 		e.t.Fatalf("fold %s: %v %v", day, err, resp.BatchItemFailures)
 	}

@@ -9,11 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/openvitals/openvitals/internal/artifact"
 	"github.com/openvitals/openvitals/internal/event"
 	"github.com/openvitals/openvitals/internal/model"
@@ -83,6 +78,20 @@ func (e *watchEnv) ux(day int, vitals map[string]model.Vital) {
 	if err := e.watcher.UX(context.Background(), e.site, e.pages[1].ID, "mobile"); err != nil {
 		e.t.Fatal(err)
 	}
+}
+
+// uxDays stores and evaluates the page's user-experience values of days 0 to days-1, one day
+// after another, vitals giving each day's, and returns the days a regression was found on
+// (the website's grew in number).
+func (e *watchEnv) uxDays(days int, vitals func(day int) map[string]model.Vital) (found []int) {
+	e.t.Helper()
+	for d := range days {
+		e.ux(d, vitals(d))
+		if n := len(e.regressions(model.RegressionFilter{})); n > len(found) {
+			found = append(found, d)
+		}
+	}
+	return found
 }
 
 func (e *watchEnv) regressions(f model.RegressionFilter) []model.Regression {
@@ -293,17 +302,13 @@ func TestWatcherIncident(t *testing.T) {
 func TestWatcherUX(t *testing.T) {
 	e := newWatchEnv(t)
 	rng := rand.New(rand.NewPCG(3, 4))
-	var found []int
-	for d := range 28 {
+	found := e.uxDays(28, func(d int) map[string]model.Vital {
 		p75 := 2000.0
 		if d >= 20 {
 			p75 = 2600
 		}
-		e.ux(d, map[string]model.Vital{"lcp": {P75: p75 + 10*rng.NormFloat64()}, "cls": {P75: 0.05}})
-		if len(e.regressions(model.RegressionFilter{})) > 0 && len(found) == 0 {
-			found = append(found, d)
-		}
-	}
+		return map[string]model.Vital{"lcp": {P75: p75 + 10*rng.NormFloat64()}, "cls": {P75: 0.05}}
+	})
 	regs := e.regressions(model.RegressionFilter{Page: e.pages[1].ID})
 	if len(regs) != 1 || regs[0].Source != regression.SourceUX || regs[0].Metric != "lcp" || regs[0].FirstBad != model.Day(day0.AddDate(0, 0, 20)) {
 		t.Fatalf("regressions %+v, want the p75 step of day 20", regs)
@@ -319,14 +324,10 @@ func TestWatcherUX(t *testing.T) {
 func TestWatcherUXRamp(t *testing.T) {
 	e := newWatchEnv(t)
 	rng := rand.New(rand.NewPCG(5, 28))
-	var found []int
-	for d := range 90 {
+	found := e.uxDays(90, func(d int) map[string]model.Vital {
 		p75 := 2000 + 500*min(max(float64(d-40+1)/28, 0), 1)
-		e.ux(d, map[string]model.Vital{"lcp": {P75: float64(int(p75 + 3*rng.NormFloat64()))}})
-		if n := len(e.regressions(model.RegressionFilter{})); n > len(found) {
-			found = append(found, d)
-		}
-	}
+		return map[string]model.Vital{"lcp": {P75: float64(int(p75 + 3*rng.NormFloat64()))}}
+	})
 	regs := e.regressions(model.RegressionFilter{Page: e.pages[1].ID})
 	if len(regs) != 1 || regs[0].Source != regression.SourceUX || regs[0].Metric != "lcp" || regs[0].FirstBad != model.Day(day0.AddDate(0, 0, 40)) ||
 		regs[0].Kind != model.KindRegression {
@@ -417,7 +418,7 @@ func TestWatcherRUM(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp, err := agg.HandleSQS(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m" + day, Body: string(body)}}})
+		resp, err := agg.HandleSQS(context.Background(), awstest.SQSEvent(string(body)))
 		if err != nil || len(resp.BatchItemFailures) > 0 {
 			t.Fatalf("fold %s: %v %v", day, err, resp.BatchItemFailures)
 		}
@@ -453,18 +454,13 @@ func TestWatcherWebsiteStoredBefore(t *testing.T) {
 		t.Fatalf("regressions %+v, want the LCP step open", regs)
 	}
 	// As an earlier version left it: the website's list only.
-	clients := awstest.Clients(t)
-	pk := &ddbtypes.AttributeValueMemberS{Value: "A#" + e.site.Account + "#W#" + e.site.ID}
-	out, err := clients.DynamoDB.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(e.store.Table()),
-		KeyConditionExpression:    aws.String("PK = :pk AND begins_with(SK, :copies)"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":pk": pk, ":copies": &ddbtypes.AttributeValueMemberS{Value: "P#" + e.pages[0].ID + "#RG#"}}})
-	if err != nil || len(out.Items) != 1 {
-		t.Fatalf("the page's copies: %d, %v", len(out.Items), err)
+	table := awstest.TableOf(t, awstest.Clients(t), e.store)
+	pk := awstest.WebsitePK(e.site.Account, e.site.ID)
+	stored := table.Items(pk, "P#"+e.pages[0].ID+"#RG#")
+	if len(stored) != 1 {
+		t.Fatalf("the page's copies: %d", len(stored))
 	}
-	if _, err := clients.DynamoDB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(e.store.Table()),
-		Key: map[string]ddbtypes.AttributeValue{"PK": pk, "SK": out.Items[0]["SK"]}}); err != nil {
-		t.Fatal(err)
-	}
+	table.Delete(pk, stored[0]["SK"].(string))
 	e.site.RegressionsBySubject = false
 	e.watcher = regression.NewWatcher(e.store, artifact.New(awstest.Bucket(t)), nil, awstest.Log(t))
 	e.watcher.SetClock(func() time.Time { return e.today })

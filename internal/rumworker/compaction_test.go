@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/openvitals/openvitals/internal/model"
@@ -76,12 +75,7 @@ func (f *faults) count() int {
 func faultyRig(t *testing.T) (*rig, *faults) {
 	r := newRig(t)
 	f := &faults{base: http.DefaultTransport}
-	clients := awstest.Clients(t)
-	ddb := dynamodb.NewFromConfig(clients.AWS, func(o *dynamodb.Options) {
-		o.DisableValidateResponseChecksum = true
-		o.HTTPClient = &http.Client{Transport: f}
-	})
-	fst := store.New(ddb, r.st.Table())
+	fst := store.New(awstest.Via(awstest.Clients(t), f).DynamoDB, r.st.Table())
 	bucket := awstest.BucketAt(t, awstest.S3Server(t), func(o *s3.Options) { o.HTTPClient = &http.Client{Transport: f} })
 	r.rums = rumstore.New(fst, bucket, 400*24*time.Hour, awstest.Log(t))
 	r.rb = rumworker.NewRebatcherWith(r.rums, fst, r.flushes, geo.Country, awstest.Log(t))

@@ -14,7 +14,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
@@ -150,8 +149,8 @@ func simulateCost(b *testing.B, sc costScenario) capacity.RUMMonth {
 	st, site := benchWebsite(b)
 	m := awsmeter.New()
 	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	mst := store.New(dynamodb.NewFromConfig(clients.AWS, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true }, m.DynamoDB), st.Table())
-	msqs := sqs.NewFromConfig(clients.AWS, m.SQS)
+	mclients := awstest.Metered(clients, m)
+	mst, msqs := store.New(mclients.DynamoDB, st.Table()), mclients.SQS
 	s3url := awstest.S3Server(b)
 	plain := rumstore.New(st, awstest.BucketAt(b, s3url), 400*24*time.Hour, quiet)
 	metered := rumstore.New(mst, awstest.BucketAt(b, s3url, m.S3), 400*24*time.Hour, quiet)
@@ -193,8 +192,7 @@ func simulateCost(b *testing.B, sc costScenario) capacity.RUMMonth {
 		views += n
 		// collect: one message per invocation (a beacon: one view, or a visit's views), each a
 		// request of the function URL.
-		var ev events.SQSEvent
-		beacons := 0
+		var bodies []string
 		for i := 0; i < n; {
 			visit := []rum.View{rumworker.BenchView(rng, day, 1000, 50)}
 			if sc.spa {
@@ -208,9 +206,9 @@ func simulateCost(b *testing.B, sc costScenario) capacity.RUMMonth {
 			if err != nil {
 				b.Fatal(err)
 			}
-			ev.Records = append(ev.Records, events.SQSMessage{MessageId: fmt.Sprintf("m%d-%d", w, beacons), Body: string(body)})
-			beacons++
+			bodies = append(bodies, string(body))
 		}
+		ev, beacons := awstest.SQSEvent(bodies...), len(bodies)
 		m.Requests(0, beacons)
 		m.Billed("rum (collect)", collectMemoryMB, time.Duration(beacons*collectMillis)*time.Millisecond, beacons)
 		m.SQSRequests(false, beacons, "SendMessage (collect)")

@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
-
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/quota"
 	"github.com/openvitals/openvitals/internal/rollup"
@@ -161,10 +159,7 @@ func TestSegmentFiltersAndPageGroupsAreExact(t *testing.T) {
 	fifo := awstest.FIFOQueue(t, awstest.Clients(t), service.RUMQueueSettings)
 	rb := rumworker.NewRebatcherWith(rums, st, fifo, func(string) string { return "XX" }, awstest.Log(t))
 	agg := rumworker.NewAggregatorWith(st, rums, quota.NewKeeper(st, time.Now), awstest.Log(t), func(string) string { return "XX" })
-	ev := events.SQSEvent{}
-	for i, body := range bodies {
-		ev.Records = append(ev.Records, events.SQSMessage{MessageId: fmt.Sprint(i), Body: body})
-	}
+	ev := awstest.SQSEvent(bodies...)
 	// Twice: a redelivered batch counts once.
 	for range 2 {
 		if resp, err := rb.HandleSQS(ctx, ev); err != nil || len(resp.BatchItemFailures) > 0 {

@@ -1,9 +1,9 @@
 // Package awstest gives tests their own resources on the local AWS stand-ins that `make test`
 // starts: a fresh DynamoDB table, SQS queue or S3 bucket per test, removed afterwards. There are
 // no mocks: tests talk to DynamoDB Local, the SQS stand-in and gofakes3 over the wire. NewEnv
-// makes the clients, table and log most tests open with in one call. Beside them: logs into the
-// test's output (Log, LogAt) and Output, what a logger or a process writes from several
-// goroutines.
+// makes the clients, table and log most tests open with in one call; Table reads and writes
+// that table past the store, as DynamoDB holds it. Beside them: logs into the test's output
+// (Log, LogAt) and Output, what a logger or a process writes from several goroutines.
 package awstest
 
 import (
@@ -11,9 +11,11 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,13 +24,13 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/openvitals/openvitals/internal/awsclient"
+	"github.com/openvitals/openvitals/internal/awsmeter"
 	"github.com/openvitals/openvitals/internal/blobstore"
 	"github.com/openvitals/openvitals/internal/model"
 	"github.com/openvitals/openvitals/internal/queue"
@@ -61,6 +63,23 @@ func Clients(t testing.TB) awsclient.Clients {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// Via returns a copy of clients whose DynamoDB and SQS clients send their requests through
+// transport: one that counts them, slows them or fails them as a test asks.
+func Via(clients awsclient.Clients, transport http.RoundTripper) awsclient.Clients {
+	via := &http.Client{Transport: transport}
+	clients.DynamoDB = dynamodb.New(clients.DynamoDB.Options(), func(o *dynamodb.Options) { o.HTTPClient = via })
+	clients.SQS = sqs.New(clients.SQS.Options(), func(o *sqs.Options) { o.HTTPClient = via })
+	return clients
+}
+
+// Metered returns a copy of clients whose DynamoDB and SQS requests meter counts, as AWS
+// would bill them.
+func Metered(clients awsclient.Clients, meter *awsmeter.Meter) awsclient.Clients {
+	clients.DynamoDB = dynamodb.New(clients.DynamoDB.Options(), meter.DynamoDB)
+	clients.SQS = sqs.New(clients.SQS.Options(), meter.SQS)
+	return clients
 }
 
 // Name returns a name unique to this test run, usable for tables, queues and buckets.
@@ -133,6 +152,16 @@ func Queues(t testing.TB, clients awsclient.Clients) func(s queue.Settings, fifo
 		}
 		return Queue(t, clients, s).URL()
 	}
+}
+
+// SQSEvent is what the event source mapping hands a function for messages of bodies, their IDs
+// m0, m1, ... in order.
+func SQSEvent(bodies ...string) events.SQSEvent {
+	var ev events.SQSEvent
+	for i, b := range bodies {
+		ev.Records = append(ev.Records, events.SQSMessage{MessageId: "m" + strconv.Itoa(i), Body: b})
+	}
+	return ev
 }
 
 // Drain hands a queue's batches to handle, as the event source mapping would, until done says
@@ -268,18 +297,9 @@ func Leftovers(t testing.TB, clients awsclient.Clients, st *store.Store, objects
 	t.Helper()
 	ctx := context.Background()
 	var left []string
-	p := dynamodb.NewScanPaginator(clients.DynamoDB, &dynamodb.ScanInput{TableName: aws.String(st.Table())})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, it := range page.Items {
-			pk, _ := it["PK"].(*ddbtypes.AttributeValueMemberS)
-			sk, _ := it["SK"].(*ddbtypes.AttributeValueMemberS)
-			if k := pk.Value + "|" + sk.Value; strings.Contains(k, website) {
-				left = append(left, "item "+k)
-			}
+	for _, k := range TableOf(t, clients, st).Keys() {
+		if strings.Contains(k, website) {
+			left = append(left, "item "+k)
 		}
 	}
 	keys, err := objects.Keys(ctx, "")
