@@ -577,3 +577,31 @@ func addFields(out map[string]any, v reflect.Value) {
 		}
 	}
 }
+
+// TestStepsReadAsList: a multistep test stored without its steps (as early items were) reads
+// back with an empty list of steps, from Test and from Tests, as the API has always shown it.
+func TestStepsReadAsList(t *testing.T) {
+	ctx := context.Background()
+	clients, st, w := newWebsite(t)
+	test := model.Test{Alias: "checkout", Device: "desktop"}
+	if err := st.CreateTest(ctx, w, &test); err != nil {
+		t.Fatal(err)
+	}
+	table, pk, sk := awstest.TableOf(t, clients, st), awstest.WebsitePK(w.Account, w.ID), "TEST#"+test.ID
+	if _, stored := table.Get(pk, sk)["Steps"]; !stored {
+		t.Fatalf("the test was stored without Steps: %v", table.Get(pk, sk))
+	}
+	table.Remove(pk, sk, "Steps")
+
+	got, err := st.Test(ctx, w, test.ID)
+	if err != nil || got.Steps == nil {
+		t.Fatalf("Test = %+v, %v; want an empty list of steps", got, err)
+	}
+	all, err := st.Tests(ctx, w)
+	if err != nil || len(all) != 1 || all[0].Steps == nil {
+		t.Fatalf("Tests = %+v, %v; want one test with an empty list of steps", all, err)
+	}
+	if _, err := st.Test(ctx, w, "missing"); !model.IsNotFound(err) {
+		t.Fatalf("a missing test: %v, want not found", err)
+	}
+}

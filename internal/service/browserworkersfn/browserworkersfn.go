@@ -42,6 +42,12 @@ func AuditWorker(_ context.Context, svc *service.Service) (*auditworker.Worker, 
 	}, svc.Store, svc.Objects, lighthouse.NewRunner(rc), svc.Log), nil
 }
 
+// AuditHandler is the audit worker's Lambda handler, for service.Handler: the worker's method value.
+func AuditHandler(ctx context.Context, svc *service.Service) (any, error) {
+	w, err := AuditWorker(ctx, svc)
+	return w.HandleSQS, err
+}
+
 // MultistepWorker builds the multistep worker from the service's configuration (target scheme)
 // and the browser (browserOptions).
 func MultistepWorker(_ context.Context, svc *service.Service) (*multistepworker.Worker, error) {
@@ -54,6 +60,12 @@ func MultistepWorker(_ context.Context, svc *service.Service) (*multistepworker.
 		Scheme: svc.Config.TargetScheme, Events: events, Regressions: regressions,
 		Journey: journey.Options{Browser: opts},
 	}, svc.Store, svc.Objects, svc.Log), nil
+}
+
+// MultistepHandler is the multistep worker's Lambda handler, for service.Handler: the worker's method value.
+func MultistepHandler(ctx context.Context, svc *service.Service) (any, error) {
+	w, err := MultistepWorker(ctx, svc)
+	return w.HandleSQS, err
 }
 
 // browserOptions are the browser both workers start: the Chromium binary LookBin finds
@@ -72,16 +84,4 @@ func browserOptions(svc *service.Service) (browser.Options, error) {
 func outcomes(svc *service.Service) (*event.Recorder, *regression.Watcher) {
 	events := event.NewRecorder(svc.Store, notify.NewQueue(svc.Queues.Notify), svc.Log)
 	return events, regression.NewWatcher(svc.Store, artifact.New(svc.Objects), events, svc.Log)
-}
-
-// AuditHandler is the audit worker's Lambda handler, for service.Handler: the worker's method value.
-func AuditHandler(ctx context.Context, svc *service.Service) (any, error) {
-	w, err := AuditWorker(ctx, svc)
-	return w.HandleSQS, err
-}
-
-// MultistepHandler is the multistep worker's Lambda handler, for service.Handler: the worker's method value.
-func MultistepHandler(ctx context.Context, svc *service.Service) (any, error) {
-	w, err := MultistepWorker(ctx, svc)
-	return w.HandleSQS, err
 }

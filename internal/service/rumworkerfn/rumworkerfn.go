@@ -19,15 +19,15 @@ func Rebatcher(_ context.Context, svc *service.Service) (*rumworker.Rebatcher, e
 	return rumworker.NewRebatcherWith(svc.RUM, svc.Store, svc.Queues.RUM, geo.Country, svc.Log), nil
 }
 
-// Aggregator builds the aggregator over the websites' logs and day objects.
-func Aggregator(_ context.Context, svc *service.Service) (*rumworker.Aggregator, error) {
-	return rumworker.NewAggregatorWith(svc.Store, svc.RUM, quota.NewKeeper(svc.Store, time.Now), svc.Log, geo.Country), nil
-}
-
 // RebatcherHandler is the rebatcher's Lambda handler, for service.Handler: the worker's method value.
 func RebatcherHandler(ctx context.Context, svc *service.Service) (any, error) {
 	w, err := Rebatcher(ctx, svc)
 	return w.HandleSQS, err
+}
+
+// Aggregator builds the aggregator over the websites' logs and day objects.
+func Aggregator(_ context.Context, svc *service.Service) (*rumworker.Aggregator, error) {
+	return rumworker.NewAggregatorWith(svc.Store, svc.RUM, quota.NewKeeper(svc.Store, time.Now), svc.Log, geo.Country), nil
 }
 
 // AggregatorHandler is the aggregator's Lambda handler, for service.Handler: the worker's method value.
