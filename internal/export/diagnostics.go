@@ -76,20 +76,26 @@ func (e *Exporter) DiagnosticsRows(ctx context.Context, website string, urls map
 			kept = append(kept, r)
 		}
 	}
-	read, err := parallel.Map(diagnosticsReads, len(kept), func(i int) (*model.Diagnostics, error) {
+	// Each read makes its row at once: a website's diagnostics together would not fit in
+	// memory, their rows do.
+	read, err := parallel.Map(diagnosticsReads, len(kept), func(i int) (*DiagnosticsRow, error) {
 		d, err := e.reports.Diagnostics(ctx, kept[i].ReportKey)
-		if errors.Is(err, model.ErrNotFound) { // an audit that kept no diagnostics
+		if errors.Is(err, model.ErrNotFound) || err == nil && d == nil { // an audit that kept no diagnostics
 			return nil, nil
 		}
-		return d, err
+		if err != nil {
+			return nil, err
+		}
+		row := DiagnosticsRowOf(website, urls[kept[i].Page], kept[i], d)
+		return &row, nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	var rows []DiagnosticsRow
-	for i, d := range read {
-		if d != nil {
-			rows = append(rows, DiagnosticsRowOf(website, urls[kept[i].Page], kept[i], d))
+	for _, row := range read {
+		if row != nil {
+			rows = append(rows, *row)
 		}
 	}
 	sort.Slice(rows, func(i, j int) bool {
