@@ -73,20 +73,27 @@ func (s *Store) RUMTables(ctx context.Context, account, website string, cells []
 		bySK[sk] = c
 		keys = append(keys, key(pk, sk))
 	}
+	// Each batch decodes its items at once, as it comes: no batch's raw items outlive it.
 	chunks := slices.Collect(slices.Chunk(keys, 100))
-	pages, err := parallel.Map(4, len(chunks), func(i int) ([]map[string]ddbtypes.AttributeValue, error) {
-		return s.batchGetPage(ctx, chunks[i], consistent)
+	pages, err := parallel.Map(4, len(chunks), func(i int) ([]rumCellItem, error) {
+		items, err := s.batchGetPage(ctx, chunks[i], consistent)
+		if err != nil {
+			return nil, err
+		}
+		decoded := make([]rumCellItem, len(items))
+		for j, av := range items {
+			if err := attributevalue.UnmarshalMap(av, &decoded[j]); err != nil {
+				return nil, fmt.Errorf("decode RUM table: %w", err)
+			}
+		}
+		return decoded, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read RUM tables: %w", err)
 	}
 	out := make(map[model.RUMCell]model.RUMTable, len(keys))
 	for _, items := range pages {
-		for _, av := range items {
-			var it rumCellItem
-			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-				return nil, fmt.Errorf("read RUM tables: decode RUM table: %w", err)
-			}
+		for _, it := range items {
 			out[bySK[it.SK]] = it.table()
 		}
 	}
