@@ -115,12 +115,12 @@ func NewWorker(cfg WorkerConfig, st *store.Store, objects *blobstore.Bucket, run
 // receives, moves it to the dead-letter queue; a permanent one (the guard refuses the target,
 // its host does not resolve, the document answers 400 or more) is final at once, and its
 // message is deleted.
-// Close stops the Lighthouse runner.
-func (w *Worker) Close() error { return w.runner.Close() }
-
 func (w *Worker) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	return w.handle(ctx, ev)
 }
+
+// Close stops the Lighthouse runner.
+func (w *Worker) Close() error { return w.runner.Close() }
 
 // Audit audits one page on one device and stores the result; a failure is recorded as the
 // page's last error and returned. A failure that is permanent, or that of the last attempt, is
