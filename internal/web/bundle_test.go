@@ -8,6 +8,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	esbuild "github.com/evanw/esbuild/pkg/api"
@@ -45,7 +46,11 @@ func TestBundle(t *testing.T) {
 // reads a disk otherwise.
 func bundle(fsys fs.FS, entry string) ([]byte, []string, error) {
 	const ns = "dashboard"
-	var inputs []string
+	// esbuild loads files on several goroutines at once.
+	var (
+		mu     sync.Mutex
+		inputs []string
+	)
 	files := esbuild.Plugin{Name: "dashboard-files", Setup: func(b esbuild.PluginBuild) {
 		b.OnResolve(esbuild.OnResolveOptions{Filter: ".*"}, func(a esbuild.OnResolveArgs) (esbuild.OnResolveResult, error) {
 			// Every import is a relative path of a file beside its importer.
@@ -63,7 +68,9 @@ func bundle(fsys fs.FS, entry string) ([]byte, []string, error) {
 			if err != nil {
 				return esbuild.OnLoadResult{}, err
 			}
+			mu.Lock()
 			inputs = append(inputs, a.Path)
+			mu.Unlock()
 			code := string(body)
 			return esbuild.OnLoadResult{Contents: &code, Loader: esbuild.LoaderJS}, nil
 		})
