@@ -3,11 +3,10 @@ package api_test
 import (
 	"bytes"
 	"os"
-
-	"github.com/openvitals/openvitals/internal/testing/apitest"
-
 	"strings"
 	"testing"
+
+	"github.com/openvitals/openvitals/internal/testing/apitest"
 )
 
 func TestWebsites(t *testing.T) {
