@@ -209,6 +209,9 @@ func simulateCost(b *testing.B, sc costScenario) capacity.RUMMonth {
 			bodies = append(bodies, string(body))
 		}
 		ev, beacons := awstest.SQSEvent(bodies...), len(bodies)
+		for i := range ev.Records { // SQS's message IDs are unique, across windows too
+			ev.Records[i].MessageId = fmt.Sprintf("m%d-%d", w, i)
+		}
 		m.Requests(0, beacons)
 		m.Billed("rum (collect)", collectMemoryMB, time.Duration(beacons*collectMillis)*time.Millisecond, beacons)
 		m.SQSRequests(false, beacons, "SendMessage (collect)")
