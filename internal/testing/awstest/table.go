@@ -176,7 +176,8 @@ func (tb *Table) Delete(pk, sk string) {
 	}
 }
 
-// Remove removes attributes from the item of key pk, sk.
+// Remove removes attributes from the item of key pk, sk, which must exist (an update of a
+// missing key would make an item of its own).
 func (tb *Table) Remove(pk, sk string, attributes ...string) {
 	tb.t.Helper()
 	// By placeholders: an attribute's name may be one of DynamoDB's reserved words.
@@ -186,7 +187,8 @@ func (tb *Table) Remove(pk, sk string, attributes ...string) {
 		names[refs[i]] = a
 	}
 	if _, err := tb.db.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(tb.name), Key: key(pk, sk),
-		UpdateExpression: aws.String("REMOVE " + strings.Join(refs, ", ")), ExpressionAttributeNames: names}); err != nil {
+		UpdateExpression: aws.String("REMOVE " + strings.Join(refs, ", ")), ConditionExpression: aws.String("attribute_exists(PK)"),
+		ExpressionAttributeNames: names}); err != nil {
 		tb.t.Fatal(err)
 	}
 }
